@@ -1,0 +1,3 @@
+from xtts_cli.cli.app import main
+
+main()

@@ -1,0 +1,11 @@
+"""`xtts profile-step`."""
+
+from __future__ import annotations
+
+from xtts_cli.cli.not_implemented import not_implemented
+from xtts_cli.cli.options import ConfigOption
+
+
+def profile_step(config: ConfigOption = None) -> None:
+    """(not implemented yet)"""
+    not_implemented("profile-step")

@@ -1,0 +1,134 @@
+"""`xtts validate`: check the config, and repair it with --fix without losing a comment."""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from xtts_cli.cli.options import ConfigOption, JsonOption
+from xtts_cli.cli.output import SEVERITY_STYLE, console, print_json
+
+FixOption = Annotated[
+    bool,
+    typer.Option("--fix", help="Apply every fixable finding to the file (atomic write, <name>.bak backup)."),
+]
+DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Print the diff --fix would apply; write nothing.")]
+StrictOption = Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")]
+
+
+def validate(
+    config: ConfigOption = None,
+    fix: FixOption = False,
+    dry_run: DryRunOption = False,
+    json_output: JsonOption = False,
+    strict: StrictOption = False,
+) -> None:
+    """Check the config against the schema and the rules that keep a GPU busy; --fix repairs it.
+
+    Exit 0 when no errors remain (warnings allowed unless --strict), 1 when errors remain,
+    2 when the config cannot be read.
+    """
+    from xtts_cli.config.editing import apply_changes, write_atomically
+    from xtts_cli.config.errors import ConfigError
+    from xtts_cli.config.loading import canonicalize, parse_yaml, resolve_config
+    from xtts_cli.devices.gpu_info import probe_machine
+    from xtts_cli.diagnosis.config_rules import check_config, string_number_findings
+    from xtts_cli.diagnosis.findings import Finding
+
+    try:
+        loaded = resolve_config(config)
+    except ConfigError as exc:
+        # The schema failed; still point out numbers written as strings when the YAML parsed.
+        extra: list[Finding] = []
+        if config is not None and config.is_file():
+            try:
+                extra = string_number_findings(canonicalize(parse_yaml(config.read_text("utf-8"), str(config)))[0])
+            except ConfigError:
+                extra = []
+        if json_output:
+            errors = [Finding(id="schema", severity="error", message=line) for line in exc.lines]
+            print_json({"valid": False, "findings": [f.model_dump() for f in errors + extra], "fixed": []})
+            raise typer.Exit(code=2)
+        out = console(stderr=True)
+        for line in exc.lines:
+            out.print(f"[{SEVERITY_STYLE['error']}]error[/]: {line}")
+        for finding in extra:
+            out.print(f"[{SEVERITY_STYLE[finding.severity]}]{finding.severity}[/]: {finding.message}")
+        if exc.hint:
+            out.print(f"hint: {exc.hint}")
+        raise typer.Exit(code=2)
+
+    machine = probe_machine()
+    findings = check_config(loaded, machine)
+    fixed: list[Finding] = []
+    diff = ""
+    if fix or dry_run:
+        fixable = [f for f in findings if f.fix is not None]
+        if fixable and loaded.path is None:
+            raise ConfigError(
+                "there is no config file to fix: no --config was given and configs/config.yaml does not exist",
+                hint="write the defaults to a file first, or pass --config PATH",
+            )
+        if fixable:
+            assert loaded.text is not None and loaded.path is not None
+            new_text = apply_changes(loaded.text, [f.fix for f in fixable if f.fix], loaded.sources)
+            diff = "".join(
+                difflib.unified_diff(
+                    loaded.text.splitlines(keepends=True),
+                    new_text.splitlines(keepends=True),
+                    fromfile=f"{loaded.path}",
+                    tofile=f"{loaded.path} (fixed)",
+                )
+            )
+            if fix and new_text != loaded.text:
+                backup = write_atomically(loaded.path, new_text)
+                fixed = fixable
+                if not json_output:
+                    console(stderr=True).print(f"wrote {loaded.path} (backup: {backup})")
+                loaded = resolve_config(loaded.path)
+                findings = check_config(loaded, machine)
+
+    errors = sum(f.severity == "error" for f in findings)
+    warnings = sum(f.severity == "warning" for f in findings)
+    code = 1 if errors or (strict and warnings) else 0
+    if json_output:
+        payload: dict[str, Any] = {
+            "valid": errors == 0,
+            "config": str(loaded.path) if loaded.path else None,
+            "findings": [f.model_dump() for f in findings],
+            "fixed": [f.model_dump() for f in fixed],
+        }
+        if dry_run or fix:
+            payload["diff"] = diff
+        print_json(payload)
+        raise typer.Exit(code=code)
+    _render(findings, fixed, diff, loaded.path, dry_run=dry_run and not fix)
+    raise typer.Exit(code=code)
+
+
+def _render(findings: list, fixed: list, diff: str, path: Path | None, dry_run: bool) -> None:
+    out = console()
+    if diff:
+        sys.stdout.write(diff if diff.endswith("\n") else diff + "\n")
+    elif dry_run:
+        out.print("nothing to fix")
+    for finding in findings:
+        style = SEVERITY_STYLE[finding.severity]
+        out.print(f"[{style}]{finding.severity:<7}[/] [bold]{finding.id}[/]: {finding.message}")
+        if finding.fix is not None:
+            out.print(f"         fix: {finding.fix.describe()}  (xtts validate --fix)")
+    counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
+    fixable = sum(f.fix is not None for f in findings)
+    source = str(path) if path else "built-in defaults"
+    summary = f"{source}: {counts['error']} errors, {counts['warning']} warnings, {counts['info']} info"
+    if fixed:
+        summary += f"; fixed {len(fixed)}"
+    if fixable:
+        summary += f"; {fixable} fixable with --fix"
+    if not findings:
+        summary = f"{source}: valid, no findings"
+    out.print(summary)

@@ -1,0 +1,217 @@
+"""Edit a user's YAML config in place, changing only the lines a fix touches.
+
+Why not a round-trip YAML library: re-emitting the document re-indents it and reflows lists, so a
+"fix" would show up as a diff of lines the user never asked us to touch. Instead we let PyYAML's
+composer tell us where each key and value sits (line, column, character offset) and splice new
+text into exactly those spots; comments, key order, quoting and blank lines elsewhere are kept
+byte for byte. Every edit is checked by parsing the result again before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional
+
+import yaml
+
+from xtts_cli.config.errors import XttsError
+from xtts_cli.diagnosis.findings import ConfigChange
+
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_./-]*$")
+_YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
+
+
+class EditError(XttsError):
+    """A fix that cannot be applied safely to this file's layout."""
+
+
+def yaml_scalar(value: Any) -> str:
+    """A scalar as YAML text that PyYAML (YAML 1.1) reads back as the same value and type."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise EditError(f"cannot write {value!r} into a config")
+        text = repr(value)
+        if "e" in text:
+            # YAML 1.1 floats need a dot in the mantissa and a signed exponent: 1.0e-05, not 1e-05.
+            mantissa, exponent = text.split("e")
+            if "." not in mantissa:
+                mantissa += ".0"
+            if exponent[0] not in "+-":
+                exponent = "+" + exponent
+            text = f"{mantissa}e{exponent}"
+        return text
+    text = str(value)
+    if _PLAIN.match(text) and text.lower() not in _YAML_WORDS:
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _compose(text: str) -> Optional[yaml.Node]:
+    return yaml.compose(text, Loader=yaml.SafeLoader)
+
+
+def _find(mapping: yaml.MappingNode, key: str) -> Optional[tuple[yaml.Node, yaml.Node]]:
+    for key_node, value_node in mapping.value:
+        if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
+            return key_node, value_node
+    return None
+
+
+def _newline(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    for match in re.finditer(r"\n", text):
+        starts.append(match.end())
+    return starts
+
+
+def _insert_line(text: str, line: int, content: str) -> str:
+    starts = _line_starts(text)
+    newline = _newline(text)
+    if line >= len(starts) or (line == len(starts) - 1 and starts[line] == len(text)):
+        if text and not text.endswith("\n"):
+            text += newline
+        return text + content + newline
+    offset = starts[line]
+    return text[:offset] + content + newline + text[offset:]
+
+
+def _block_mapping(node: yaml.Node, where: str) -> yaml.MappingNode:
+    if not isinstance(node, yaml.MappingNode):
+        raise EditError(f"{where} is not a mapping; fix it by hand")
+    if node.flow_style:
+        raise EditError(f"{where} is written in flow style ({{...}}); xtts edits block-style YAML only, fix it by hand")
+    return node
+
+
+def _set(text: str, dotted: str, value: Any) -> str:
+    section, key = dotted.split(".", 1)
+    scalar = yaml_scalar(value)
+    root = _compose(text)
+    if root is None or (isinstance(root, yaml.ScalarNode) and root.value == ""):
+        body = text if not text or text.endswith("\n") else text + _newline(text)
+        return body + f"{section}:{_newline(text)}  {key}: {scalar}{_newline(text)}"
+    root = _block_mapping(root, "the config's top level")
+    found = _find(root, section)
+    if found is None:
+        return _insert_line(text, len(_line_starts(text)), f"{section}:{_newline(text)}  {key}: {scalar}")
+    section_key, section_value = found
+    if isinstance(section_value, yaml.ScalarNode) and section_value.value in ("", "~", "null"):
+        # `data:` with nothing under it: the section starts on the next line.
+        if section_value.value:
+            text = text[: section_value.start_mark.index] + text[section_value.end_mark.index:]
+        indent = " " * (section_key.start_mark.column + 2)
+        return _insert_line(text, section_key.start_mark.line + 1, f"{indent}{key}: {scalar}")
+    mapping = _block_mapping(section_value, section)
+    pair = _find(mapping, key)
+    if pair is not None:
+        value_node = pair[1]
+        if not isinstance(value_node, yaml.ScalarNode):
+            raise EditError(f"{dotted} holds a list or mapping; set it to {scalar} by hand")
+        start, end = value_node.start_mark.index, value_node.end_mark.index
+        if start == end:  # `key:` with no value
+            return text[:start] + " " + scalar + text[end:] if text[start - 1 : start] == ":" else text[:start] + scalar + text[end:]
+        return text[:start] + scalar + text[end:]
+    last_value = mapping.value[-1][1]
+    indent = " " * mapping.value[0][0].start_mark.column
+    end = last_value.end_mark
+    # A block value ends at the start of the next line; a scalar ends on its own line.
+    line = end.line if end.column == 0 and not isinstance(last_value, yaml.ScalarNode) else end.line + 1
+    return _insert_line(text, line, f"{indent}{key}: {scalar}")
+
+
+def _remove(text: str, dotted: str) -> str:
+    section, key = dotted.split(".", 1)
+    root = _compose(text)
+    if not isinstance(root, yaml.MappingNode):
+        return text
+    found = _find(_block_mapping(root, "the config's top level"), section)
+    if found is None or not isinstance(found[1], yaml.MappingNode):
+        return text
+    pair = _find(_block_mapping(found[1], section), key)
+    if pair is None:
+        return text
+    key_node, value_node = pair
+    first = key_node.start_mark.line
+    last = value_node.end_mark.line
+    if not isinstance(value_node, yaml.ScalarNode) and value_node.end_mark.column == 0:
+        last -= 1
+    starts = _line_starts(text)
+    begin = starts[first]
+    finish = starts[last + 1] if last + 1 < len(starts) else len(text)
+    return text[:begin] + text[finish:]
+
+
+def _lookup(data: Any, dotted: str) -> tuple[bool, Any]:
+    section, key = dotted.split(".", 1)
+    body = data.get(section) if isinstance(data, dict) else None
+    if not isinstance(body, dict) or key not in body:
+        return False, None
+    return True, body[key]
+
+
+def apply_changes(text: str, changes: Iterable[ConfigChange], sources: Mapping[str, str]) -> str:
+    """Apply changes to the YAML text; each canonical key is edited where the user wrote it.
+
+    The first change for a key wins, so two rules can never undo each other (which would make a
+    second `--fix` change the file again).
+    """
+    seen: set[str] = set()
+    expected: list[tuple[str, ConfigChange]] = []
+    for change in changes:
+        if change.key in seen:
+            continue
+        seen.add(change.key)
+        where = sources.get(change.key, change.key)
+        if change.action == "remove":
+            text = _remove(text, where)
+        else:
+            text = _set(text, where, change.value)
+        expected.append((where, change))
+    try:
+        result = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise EditError(f"applying the fixes would break the YAML ({exc}); nothing was written") from None
+    for where, change in expected:
+        present, value = _lookup(result, where)
+        ok = not present if change.action == "remove" else present and value == change.value and type(value) is type(change.value)
+        if not ok:
+            raise EditError(f"could not apply '{change.describe()}' to this file's layout; nothing was written, edit it by hand")
+    return text
+
+
+def write_atomically(path: Path, text: str, backup: bool = True) -> Optional[Path]:
+    """Write `text` to `path` via a temp file and rename; keep the old file as `<name>.bak`."""
+    path = Path(path)
+    backup_path = path.with_name(path.name + ".bak") if backup else None
+    if backup_path is not None and path.exists():
+        shutil.copy2(path, backup_path)
+    descriptor, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if path.exists():
+            shutil.copymode(path, temp_name)
+        os.replace(temp_name, path)
+    except BaseException:
+        if os.path.exists(temp_name):
+            os.unlink(temp_name)
+        raise
+    return backup_path

@@ -1,0 +1,175 @@
+"""Read a YAML config, map the user's vocabulary onto the model, apply CLI overrides.
+
+Engines only ever see the resolved `XttsConfig`; `LoadedConfig` also keeps what `validate` needs
+to explain and repair the file (its text, the raw values, and where each value was written).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from xtts_cli.config.errors import ConfigError, validation_error_lines
+from xtts_cli.config.schema import XttsConfig
+
+DEFAULT_CONFIG_PATH = Path("configs") / "config.yaml"
+
+# Keys the user's documents put in one place that belong in another: written path -> canonical path.
+ALIASES: dict[str, str] = {
+    "data.enable_xla": "training.enable_xla_compilation",
+    "data.mixed_precision": "training.mixed_precision",
+    "training.enable_xla": "training.enable_xla_compilation",
+}
+
+
+def sections() -> dict[str, type[BaseModel]]:
+    return {
+        name: info.annotation  # type: ignore[misc]
+        for name, info in XttsConfig.model_fields.items()
+    }
+
+
+@dataclass
+class LoadedConfig:
+    config: XttsConfig
+    path: Optional[Path] = None
+    text: Optional[str] = None
+    # Canonical values as written in the file (after alias mapping), before pydantic coerced them.
+    raw: dict[str, Any] = field(default_factory=dict)
+    # Canonical dotted key -> dotted key as written in the file (differs for aliases).
+    sources: dict[str, str] = field(default_factory=dict)
+    # Dotted keys that came from command-line flags.
+    overridden: set[str] = field(default_factory=set)
+
+    def written(self, dotted: str) -> bool:
+        return dotted in self.sources
+
+    def raw_value(self, dotted: str) -> Any:
+        section, key = dotted.split(".", 1)
+        return self.raw.get(section, {}).get(key)
+
+
+def parse_yaml(text: str, where: str) -> dict[str, Any]:
+    """Safe-load YAML (no object construction from tags); errors carry the line and column."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        position = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise ConfigError(f"{where}: {position}: {problem}", hint="fix the YAML syntax at that spot") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{where}: not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{where}: the top level must be a mapping of sections (data, model, training, devices, profiling), "
+            f"got {type(data).__name__}"
+        )
+    return data
+
+
+def canonicalize(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    """Move aliased keys to their canonical place; two places that disagree are reported as errors."""
+    canonical: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    conflicts: list[str] = []
+    for section, body in data.items():
+        if body is None:  # `data:` with nothing under it
+            body = {}
+        if not isinstance(body, dict):
+            canonical[section] = copy.deepcopy(body)
+            continue
+        target = canonical.setdefault(section, {})
+        if not isinstance(target, dict):
+            continue
+        for key, value in body.items():
+            written = f"{section}.{key}"
+            if written in ALIASES:
+                continue
+            target[key] = copy.deepcopy(value)
+            sources[written] = written
+    for written, dotted in ALIASES.items():
+        w_section, w_key = written.split(".", 1)
+        body = data.get(w_section)
+        if not isinstance(body, dict) or w_key not in body:
+            continue
+        value = body[w_key]
+        section, key = dotted.split(".", 1)
+        target = canonical.setdefault(section, {})
+        if not isinstance(target, dict):
+            continue
+        if key in target and target[key] != value:
+            conflicts.append(
+                f"{written}: {value!r} disagrees with {sources.get(dotted, dotted)}: {target[key]!r}; "
+                f"keep only {dotted}"
+            )
+            continue
+        target[key] = copy.deepcopy(value)
+        sources.setdefault(dotted, written)
+    return canonical, sources, conflicts
+
+
+def _set_dotted(tree: dict[str, Any], dotted: str, value: Any) -> None:
+    section, key = dotted.split(".", 1)
+    body = tree.setdefault(section, {})
+    if not isinstance(body, dict):
+        raise ConfigError(f"{section}: expected a mapping of keys, got {type(body).__name__}")
+    body[key] = value
+
+
+def build_config(canonical: Mapping[str, Any], where: str = "config", earlier: tuple[str, ...] = ()) -> XttsConfig:
+    """Validate; `earlier` errors (alias conflicts) are reported together with the schema's own."""
+    hint = f"edit {where} (every key is described in docs/config.md)"
+    try:
+        config = XttsConfig.model_validate(canonical)
+    except ValidationError as exc:
+        raise ConfigError(*earlier, *validation_error_lines(exc, sections()), hint=hint) from None
+    if earlier:
+        raise ConfigError(*earlier, hint=hint)
+    return config
+
+
+def resolve_config(
+    path: Optional[Path | str] = None,
+    overrides: Optional[Mapping[str, Any]] = None,
+) -> LoadedConfig:
+    """Load `path` (or `configs/config.yaml` when it exists, else defaults) and apply overrides.
+
+    `overrides` maps dotted keys (`data.batch_size`) to values from command-line flags; `None`
+    values mean "flag not given" and are skipped.
+    """
+    text: Optional[str] = None
+    chosen: Optional[Path] = None
+    if path is not None:
+        chosen = Path(path)
+        if not chosen.is_file():
+            raise ConfigError(
+                f"config file {str(chosen)!r} not found",
+                hint="pass --config PATH to an existing YAML file, or leave it out to use configs/config.yaml or the defaults",
+            )
+    elif DEFAULT_CONFIG_PATH.is_file():
+        chosen = DEFAULT_CONFIG_PATH
+    if chosen is not None:
+        try:
+            # Bytes, not read_text: keep CRLF line ends as they are, so fixes edit the file verbatim.
+            text = chosen.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{chosen}: cannot read: {exc}") from None
+    data = parse_yaml(text, str(chosen)) if text is not None else {}
+    canonical, sources, conflicts = canonicalize(data)
+    raw = copy.deepcopy(canonical)
+    overridden: set[str] = set()
+    for dotted, value in (overrides or {}).items():
+        if value is None:
+            continue
+        _set_dotted(canonical, dotted, value)
+        overridden.add(dotted)
+    config = build_config(canonical, str(chosen) if chosen else "the command-line flags", tuple(conflicts))
+    return LoadedConfig(config=config, path=chosen, text=text, raw=raw, sources=sources, overridden=overridden)

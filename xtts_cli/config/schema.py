@@ -1,0 +1,296 @@
+"""The one config model every command reads.
+
+Each field is typed, ranged, documented and has a default; `docs/config.md` is generated from
+these descriptions (`python -m xtts_cli.config.reference`), and a test fails when it is stale.
+Keys from the user's old configs are accepted with their meaning; keys the user wrote under `data`
+that belong to `training` are aliases resolved in `loading.py` before this model sees them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Auto = Literal["auto"]
+
+TEXT_CLEANERS = ("basic_cleaners", "english_cleaners", "multilingual_cleaners", "no_cleaners")
+
+
+class _Section(BaseModel):
+    # Unknown keys are errors (with a did-you-mean, see errors.py); assignment is validated so a CLI
+    # override cannot smuggle in a bad value.
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class DataConfig(_Section):
+    """Where the speech is and how it becomes batches."""
+
+    dataset_path: Optional[str] = Field(
+        None,
+        description="Dataset root (LJSpeech layout or a CSV/TSV manifest). Relative paths are "
+        "taken from the current directory. Empty: the sample bundled with xtts.",
+    )
+    metadata_train_file: str = Field(
+        "metadata.csv", description="Training metadata file, relative to `dataset_path`."
+    )
+    metadata_eval_file: Optional[str] = Field(
+        None,
+        description="Validation metadata file, relative to `dataset_path`. Empty: a deterministic "
+        "split of the training metadata by id hash (`eval_fraction`).",
+    )
+    eval_fraction: float = Field(
+        0.05, ge=0.0, lt=1.0, description="Share of items held out for validation when no eval file is given."
+    )
+    max_bad_file_fraction: float = Field(
+        0.1,
+        ge=0.0,
+        le=1.0,
+        description="The dataset scan reports and skips bad files; above this share of bad items it fails.",
+    )
+    allow_absolute_paths: bool = Field(
+        False, description="Let metadata name audio outside the dataset root (absolute paths or `..`)."
+    )
+    sample_rate: int = Field(
+        22050, ge=8000, le=96000, description="Sample rate (Hz) training runs at; files at other rates are resampled."
+    )
+    n_mels: int = Field(80, ge=8, le=512, description="Mel bins.")
+    n_fft: int = Field(1024, ge=64, le=16384, description="FFT size in samples.")
+    hop_length: int = Field(256, ge=16, le=8192, description="Hop between mel frames in samples.")
+    win_length: int = Field(1024, ge=16, le=16384, description="Analysis window length in samples (<= n_fft).")
+    fmin: float = Field(0.0, ge=0.0, description="Lowest mel filter frequency (Hz).")
+    fmax: Optional[float] = Field(
+        8000.0, gt=0.0, description="Highest mel filter frequency (Hz). Empty: sample_rate / 2."
+    )
+    mel_filterbank: Literal["slaney", "htk"] = Field(
+        "slaney", description="Mel scale and filter normalisation, as in librosa (`slaney` is librosa's default)."
+    )
+    text_cleaners: list[Literal[TEXT_CLEANERS]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: ["multilingual_cleaners"],
+        description="Text cleaners applied in order: `basic_cleaners` (lowercase, collapse whitespace), "
+        "`english_cleaners` (also expand common abbreviations), `multilingual_cleaners` (Unicode NFKC, "
+        "lowercase, whitespace; safe for any script), `no_cleaners`.",
+    )
+    max_text_length: int = Field(
+        200, ge=1, le=10000, description="Longest text in characters; longer items are filtered out and counted, never truncated."
+    )
+    min_audio_duration: float = Field(0.5, ge=0.0, description="Shortest clip kept (seconds).")
+    max_audio_duration: float = Field(10.0, gt=0.0, description="Longest clip kept (seconds).")
+    max_mel_frames: int = Field(
+        870,
+        ge=8,
+        description="Longest mel sequence in frames; must cover `max_audio_duration` at this hop and rate.",
+    )
+    trim_silence: bool = Field(False, description="Trim leading and trailing silence from each clip.")
+    normalize_loudness: bool = Field(False, description="Scale each clip to a common RMS loudness.")
+    batch_size: int = Field(16, ge=1, le=65536, description="Samples per batch (per replica with `devices.strategy: mirrored`).")
+    num_workers: Union[int, Auto] = Field(
+        "auto",
+        description="Parallel calls in the input pipeline's map stages. `auto`: TensorFlow's AUTOTUNE, "
+        "which tracks the machine's cores.",
+    )
+    prefetch_buffer_size: Union[int, Auto] = Field(
+        "auto", description="Batches prepared ahead of the training step. `auto`: AUTOTUNE. 0 turns prefetch off."
+    )
+    pipeline_buffer_size: int = Field(
+        0,
+        ge=0,
+        description="Decoded examples buffered between the feature stage and batching, so a slow file "
+        "does not stall the batcher. 0: none.",
+    )
+    shuffle_buffer_multiplier: int = Field(
+        10, ge=0, description="Shuffle buffer size as a multiple of `batch_size`. 0: no shuffling."
+    )
+    use_tf_native_loading: bool = Field(
+        True,
+        description="Decode audio and compute mel features with TensorFlow ops inside the graph. "
+        "`false` is the old `tf.numpy_function` path, kept only as a measured baseline.",
+    )
+    preprocessing_mode: Literal["runtime", "cache", "precompute"] = Field(
+        "cache",
+        description="`runtime`: features every epoch; `cache`: computed once and kept in memory; "
+        "`precompute`: written to disk under `feature_cache_dir`, keyed by the feature settings and "
+        "each file's size and mtime.",
+    )
+    feature_cache_dir: Optional[str] = Field(
+        None, description="Where `precompute` writes features. Empty: `<dataset_path>/.xtts_features`."
+    )
+    pad_to_fixed_length: bool = Field(
+        False,
+        description="Pad every batch to `max_text_length` x `max_mel_frames`: one static shape, most padding.",
+    )
+    bucket_by_length: bool = Field(
+        True,
+        description="Group clips of similar length and pad to bucket boundaries: few static shapes, little padding.",
+    )
+    num_buckets: int = Field(8, ge=1, le=64, description="Length buckets when `bucket_by_length` is on.")
+    prefetch_to_gpu: bool = Field(
+        True, description="End the pipeline with a prefetch onto the model's device, so the hand-off overlaps the step."
+    )
+    enhanced_gpu_prefetch: bool = Field(
+        True,
+        description="With `prefetch_to_gpu`, keep `prefetch_buffer_size` batches on the device instead of one.",
+    )
+    optimize_cpu_gpu_overlap: bool = Field(
+        True,
+        description="Let tf.data parallelise map and batch, autotune buffers and give up element order "
+        "for speed (`deterministic: false`).",
+    )
+    pin_memory: Optional[bool] = Field(
+        None,
+        description="PyTorch DataLoader setting with no effect in TensorFlow; accepted so old configs load, "
+        "and `validate --fix` removes it.",
+    )
+    seed: int = Field(1234, description="Seed for shuffling and the train/validation split.")
+
+    @field_validator("num_workers", "prefetch_buffer_size", mode="before")
+    @classmethod
+    def _whole_number_or_auto(cls, value: object, info) -> object:
+        lowest = 0 if info.field_name == "prefetch_buffer_size" else 1
+        if isinstance(value, str) and value.strip().lower() == "auto":
+            return "auto"
+        number = value
+        if isinstance(value, str):
+            try:
+                number = int(value.strip())
+            except ValueError:
+                number = None
+        if isinstance(number, bool) or not isinstance(number, int) or number < lowest:
+            raise ValueError(f"must be a whole number >= {lowest} or 'auto'")
+        return number
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "DataConfig":
+        if self.win_length > self.n_fft:
+            raise ValueError(f"win_length ({self.win_length}) must be <= n_fft ({self.n_fft})")
+        nyquist = self.sample_rate / 2
+        if self.fmax is not None and self.fmax > nyquist:
+            raise ValueError(f"fmax ({self.fmax:g}) must be <= sample_rate / 2 ({nyquist:g}); lower fmax or leave it empty")
+        if self.fmax is not None and self.fmin >= self.fmax:
+            raise ValueError(f"fmin ({self.fmin:g}) must be below fmax ({self.fmax:g})")
+        if self.min_audio_duration >= self.max_audio_duration:
+            raise ValueError(
+                f"min_audio_duration ({self.min_audio_duration:g}) must be below "
+                f"max_audio_duration ({self.max_audio_duration:g})"
+            )
+        return self
+
+    @property
+    def mel_frames_per_second(self) -> float:
+        return self.sample_rate / self.hop_length
+
+    def mel_frames_for(self, seconds: float) -> int:
+        """Frames a clip of `seconds` yields with centred STFT framing (1 + samples // hop)."""
+        return 1 + int(round(seconds * self.sample_rate)) // self.hop_length
+
+
+class ModelConfig(_Section):
+    """The XTTS-style model: text encoder, speaker encoder, causal mel decoder."""
+
+    model_size: Literal["tiny", "small", "normal", "big"] = Field(
+        "tiny", description="Size preset. `tiny` trains on a 2-core CPU; the others want a GPU."
+    )
+    d_model: Optional[int] = Field(None, ge=8, description="Hidden width. Empty: from the preset.")
+    num_heads: Optional[int] = Field(None, ge=1, description="Attention heads. Empty: from the preset.")
+    num_text_layers: Optional[int] = Field(None, ge=1, description="Text encoder layers. Empty: from the preset.")
+    num_decoder_layers: Optional[int] = Field(None, ge=1, description="Decoder layers. Empty: from the preset.")
+    speaker_embedding_dim: Optional[int] = Field(
+        None, ge=8, description="Speaker conditioning width. Empty: from the preset."
+    )
+    dropout: float = Field(0.1, ge=0.0, lt=1.0, description="Dropout rate.")
+
+
+class TrainingConfig(_Section):
+    """The training loop."""
+
+    epochs: int = Field(1000, ge=1, description="Epochs to train (training stops at whichever of epochs and max_steps comes first).")
+    max_steps: Optional[int] = Field(None, ge=1, description="Optimizer steps to train. Empty: no step limit.")
+    learning_rate: float = Field(5e-4, gt=0.0, le=1.0, description="Peak learning rate.")
+    optimizer: Literal["adamw", "adam", "sgd"] = Field("adamw", description="Optimizer.")
+    weight_decay: float = Field(0.01, ge=0.0, description="Decoupled weight decay (AdamW).")
+    lr_schedule: Literal["constant", "cosine", "noam"] = Field(
+        "cosine", description="Learning-rate schedule after warm-up."
+    )
+    warmup_steps: int = Field(200, ge=0, description="Linear warm-up steps.")
+    gradient_clip_norm: float = Field(1.0, ge=0.0, description="Clip gradients to this global norm. 0: no clipping.")
+    gradient_accumulation_steps: int = Field(
+        1, ge=1, description="Batches whose gradients are summed before one optimizer step."
+    )
+    enable_graph_mode: bool = Field(True, description="Compile the training step with `tf.function`.")
+    enable_xla_compilation: bool = Field(True, description="Compile the training step with XLA (`jit_compile`).")
+    enable_eager_debug: bool = Field(False, description="Run the step eagerly for debugging. Slow.")
+    mixed_precision: bool = Field(
+        False, description="Compute in 16-bit floats with float32 master weights (needs a GPU of compute capability >= 7.0)."
+    )
+    mixed_precision_dtype: Literal["float16", "bfloat16"] = Field(
+        "float16", description="16-bit type for mixed precision; `bfloat16` needs compute capability >= 8.0."
+    )
+    save_step: int = Field(1000, ge=1, description="Save a checkpoint every this many steps.")
+    val_step: int = Field(500, ge=1, description="Compute validation loss every this many steps.")
+    log_step: int = Field(50, ge=1, description="Write a metrics line every this many steps.")
+    keep_checkpoints: int = Field(5, ge=1, description="Checkpoints kept in the run directory.")
+    checkpoint_dir: Optional[str] = Field(
+        None, description="Where checkpoints go. Empty: `<run_dir>/checkpoints`."
+    )
+    run_dir: Optional[str] = Field(None, description="Run directory. Empty: a new folder under `runs/`.")
+    seed: int = Field(1234, description="Seed for weights and dropout.")
+
+
+class DevicesConfig(_Section):
+    """Which devices do what. Indices are the ones `nvidia-smi` shows."""
+
+    strategy: Literal["auto", "single", "mirrored"] = Field(
+        "auto",
+        description="`single`: one device; `mirrored`: MirroredStrategy over all chosen GPUs; `auto`: "
+        "mirrored when more than one GPU is visible and no data/model split is asked for.",
+    )
+    data_gpu: Optional[int] = Field(
+        None, ge=0, description="GPU that runs input-side feature work. Set together with `model_gpu`."
+    )
+    model_gpu: Optional[int] = Field(None, ge=0, description="GPU that runs the model.")
+    enable_memory_isolation: bool = Field(
+        False,
+        description="Give the data and model GPUs fixed memory limits (logical devices) instead of memory growth.",
+    )
+    data_gpu_memory: Optional[int] = Field(
+        None, ge=1, description="Memory limit (MiB) on the data GPU under memory isolation."
+    )
+    model_gpu_memory: Optional[int] = Field(
+        None, ge=1, description="Memory limit (MiB) on the model GPU under memory isolation."
+    )
+    logical_cpu_devices: int = Field(
+        0,
+        ge=0,
+        le=16,
+        description="CPU twin for machines without GPUs: split the CPU into this many logical devices and "
+        "use them where GPUs would be (`data_gpu`/`model_gpu` then index these). 0: off.",
+    )
+
+    @model_validator(mode="after")
+    def _split_is_a_pair(self) -> "DevicesConfig":
+        if (self.data_gpu is None) != (self.model_gpu is None):
+            given = "data_gpu" if self.data_gpu is not None else "model_gpu"
+            missing = "model_gpu" if given == "data_gpu" else "data_gpu"
+            raise ValueError(f"{given} is set but {missing} is not; set both (e.g. --data-gpu 0 --model-gpu 1) or neither")
+        return self
+
+
+class ProfilingConfig(_Section):
+    """Defaults for `profile-pipeline`, `profile-step`, `diagnose` and `benchmark`."""
+
+    warmup_batches: int = Field(5, ge=0, description="Batches or steps run before timing starts.")
+    num_batches: int = Field(50, ge=2, description="Batches timed by `profile-pipeline` and `diagnose`.")
+    num_steps: int = Field(100, ge=2, description="Training steps timed by `profile-step`.")
+    gpu_sample_hz: float = Field(
+        10.0, ge=4.0, le=100.0, description="NVML sampling rate per GPU (NVML's own window is 1/6 s to 1 s)."
+    )
+
+
+class XttsConfig(_Section):
+    """The whole config: one file, five sections."""
+
+    data: DataConfig = Field(default_factory=DataConfig)
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    training: TrainingConfig = Field(default_factory=TrainingConfig)
+    devices: DevicesConfig = Field(default_factory=DevicesConfig)
+    profiling: ProfilingConfig = Field(default_factory=ProfilingConfig)

@@ -1,0 +1,328 @@
+"""Config rules: what in a config keeps the GPU idle or cannot work, and the change that fixes it.
+
+Shared by `xtts validate` and `xtts diagnose`. Each rule reads the resolved config (and, for
+machine-aware rules, a `MachineInfo`), and returns findings; none prints or touches files.
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
+
+from xtts_cli.config.loading import LoadedConfig, sections
+from xtts_cli.devices.gpu_info import MachineInfo
+from xtts_cli.diagnosis.findings import ConfigChange, Finding, sort_findings
+
+# Keys that mean something in PyTorch's DataLoader and nothing in TensorFlow.
+NO_EFFECT_KEYS = {"data.pin_memory": "a PyTorch DataLoader setting; TensorFlow has no pinned-memory switch"}
+
+# tf.data's guide: a prefetch of at least one or two batches lets input overlap the step.
+MIN_PREFETCH = 2
+
+Rule = Callable[[LoadedConfig, MachineInfo], Iterable[Finding]]
+
+
+def _set(key: str, value: Any) -> ConfigChange:
+    return ConfigChange(key=key, action="set", value=value)
+
+
+def _graph_mode(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    training = loaded.config.training
+    if not training.enable_graph_mode:
+        yield Finding(
+            id="graph-mode-off",
+            severity="warning",
+            message="training.enable_graph_mode is false: the step runs eagerly, op by op, and the GPU "
+            "idles between ops (the user's 15 % utilisation); set it to true",
+            fix=_set("training.enable_graph_mode", True),
+        )
+    if training.enable_eager_debug:
+        yield Finding(
+            id="eager-debug-on",
+            severity="warning",
+            message="training.enable_eager_debug is true: every step runs eagerly for debugging and is "
+            "several times slower; set it to false for real training",
+            fix=_set("training.enable_eager_debug", False),
+        )
+
+
+def _xla(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    if not loaded.config.training.enable_xla_compilation:
+        yield Finding(
+            id="xla-off",
+            severity="warning",
+            message="training.enable_xla_compilation is false: XLA fuses the step's ops into fewer "
+            "kernels; set it to true",
+            fix=_set("training.enable_xla_compilation", True),
+        )
+
+
+def _tf_native(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    if not loaded.config.data.use_tf_native_loading:
+        yield Finding(
+            id="tf-native-loading-off",
+            severity="warning",
+            message="data.use_tf_native_loading is false: audio is decoded in tf.numpy_function under "
+            "Python's GIL, the cause of the 2-40 % GPU oscillation; set it to true",
+            fix=_set("data.use_tf_native_loading", True),
+        )
+
+
+def _prefetch(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    size = loaded.config.data.prefetch_buffer_size
+    if isinstance(size, int) and size < MIN_PREFETCH:
+        state = "off" if size == 0 else f"only {size} batch"
+        yield Finding(
+            id="prefetch-too-small",
+            severity="warning",
+            message=f"data.prefetch_buffer_size is {size} (prefetch {state}): the step waits while the "
+            "next batch is made; set it to auto (AUTOTUNE)",
+            fix=_set("data.prefetch_buffer_size", "auto"),
+        )
+
+
+def _parallelism(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    workers = loaded.config.data.num_workers
+    if isinstance(workers, int) and workers < machine.cpu_count:
+        yield Finding(
+            id="parallelism-below-cores",
+            severity="warning",
+            message=f"data.num_workers is {workers} but this machine has {machine.cpu_count} usable cores: "
+            "the input pipeline leaves cores idle; set it to auto (AUTOTUNE follows the cores)",
+            fix=_set("data.num_workers", "auto"),
+        )
+
+
+def _static_shapes(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    data = loaded.config.data
+    if not data.pad_to_fixed_length and not data.bucket_by_length:
+        yield Finding(
+            id="variable-shapes",
+            severity="warning",
+            message="data.bucket_by_length and data.pad_to_fixed_length are both false: every new batch "
+            "shape retraces (and with XLA recompiles) the step; set data.bucket_by_length to true",
+            fix=_set("data.bucket_by_length", True),
+        )
+
+
+def _mel_frames(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    data = loaded.config.data
+    needed = data.mel_frames_for(data.max_audio_duration)
+    if data.max_mel_frames < needed:
+        yield Finding(
+            id="max-mel-frames-too-small",
+            severity="warning",
+            message=f"data.max_mel_frames is {data.max_mel_frames} but a {data.max_audio_duration:g} s clip "
+            f"(data.max_audio_duration) at {data.sample_rate} Hz and hop {data.hop_length} has {needed} "
+            f"frames: such clips would be dropped; set it to {needed}",
+            fix=_set("data.max_mel_frames", needed),
+        )
+
+
+def _mixed_precision(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    training = loaded.config.training
+    if not training.mixed_precision:
+        return
+    capable = [gpu for gpu in machine.gpus if gpu.supports_mixed_float16]
+    if not capable and loaded.config.devices.logical_cpu_devices == 0:
+        why = f" ({machine.gpu_unavailable_reason})" if machine.gpu_unavailable_reason else ""
+        yield Finding(
+            id="mixed-precision-without-gpu",
+            severity="warning",
+            message="training.mixed_precision is true but no GPU of compute capability >= 7.0 is visible"
+            f"{why}: 16-bit math is slower on CPUs and older GPUs; set it to false here",
+            fix=_set("training.mixed_precision", False),
+        )
+        return
+    if training.mixed_precision_dtype == "bfloat16" and capable and not any(g.supports_bfloat16 for g in capable):
+        yield Finding(
+            id="bfloat16-unsupported",
+            severity="warning",
+            message="training.mixed_precision_dtype is bfloat16 but no visible GPU has compute capability "
+            ">= 8.0; use float16",
+            fix=_set("training.mixed_precision_dtype", "float16"),
+        )
+    batch = loaded.config.data.batch_size
+    if batch % 8:
+        better = max(8, int(round(batch / 8)) * 8)
+        yield Finding(
+            id="batch-not-multiple-of-8",
+            severity="warning",
+            message=f"data.batch_size is {batch}: under mixed precision tensor cores want multiples of 8; "
+            f"set it to {better}",
+            fix=_set("data.batch_size", better),
+        )
+
+
+def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    devices = loaded.config.devices
+    if devices.data_gpu is None or devices.model_gpu is None:
+        if devices.enable_memory_isolation:
+            yield Finding(
+                id="memory-isolation-without-split",
+                severity="warning",
+                message="devices.enable_memory_isolation is true but devices.data_gpu/model_gpu are not set: "
+                "there is nothing to isolate; set it to false or set both devices",
+                fix=_set("devices.enable_memory_isolation", False),
+            )
+        return
+    if devices.data_gpu == devices.model_gpu and devices.enable_memory_isolation:
+        yield Finding(
+            id="same-device-memory-isolation",
+            severity="warning",
+            message=f"devices.data_gpu and devices.model_gpu are both {devices.data_gpu} with memory isolation "
+            "on: two memory limits on one card only split it; set enable_memory_isolation to false",
+            fix=_set("devices.enable_memory_isolation", False),
+        )
+    if devices.logical_cpu_devices:
+        count, kind = devices.logical_cpu_devices, "logical CPU devices (devices.logical_cpu_devices)"
+    elif machine.gpus or machine.gpu_facts_known:
+        count, kind = len(machine.gpus), "GPUs"
+    else:
+        count, kind = 0, f"GPUs ({machine.gpu_unavailable_reason})"
+    for name in ("data_gpu", "model_gpu"):
+        index = getattr(devices, name)
+        if index >= count:
+            available = f"indices 0-{count - 1}" if count else "none"
+            yield Finding(
+                id="device-not-found",
+                severity="error",
+                message=f"devices.{name} is {index} but this machine has {count} {kind}: available {available}; "
+                "pick an existing index, or remove data_gpu/model_gpu to use one device",
+            )
+    if not devices.enable_memory_isolation:
+        return
+    by_index = {gpu.index: gpu for gpu in machine.gpus}
+    for name in ("data_gpu", "model_gpu"):
+        limit = getattr(devices, f"{name}_memory")
+        gpu = by_index.get(getattr(devices, name))
+        if limit is None or gpu is None:
+            continue
+        if limit > gpu.memory_total_mib:
+            # Leave room for the CUDA context and cuDNN workspaces.
+            safe = int(gpu.memory_total_mib * 0.9)
+            yield Finding(
+                id="memory-limit-above-card",
+                severity="error",
+                message=f"devices.{name}_memory is {limit} MiB but GPU {gpu.index} ({gpu.name}) has "
+                f"{gpu.memory_total_mib} MiB; set it to at most {safe}",
+                fix=_set(f"devices.{name}_memory", safe),
+            )
+
+
+def _no_effect_keys(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    for key, why in NO_EFFECT_KEYS.items():
+        if loaded.written(key):
+            yield Finding(
+                id="no-effect-key",
+                severity="info",
+                message=f"{key} has no effect in TensorFlow ({why}); remove it",
+                fix=ConfigChange(key=key, action="remove"),
+            )
+
+
+def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    data = loaded.config.data
+    if data.dataset_path is None:
+        return
+    root = Path(data.dataset_path).expanduser()
+    if not root.is_dir():
+        yield Finding(
+            id="dataset-missing",
+            severity="error",
+            message=f"data.dataset_path {data.dataset_path!r} is not a directory (relative paths start at "
+            f"{Path.cwd()}); point it at your dataset, or leave it empty for the bundled sample",
+        )
+        return
+    for key in ("metadata_train_file", "metadata_eval_file"):
+        name = getattr(data, key)
+        if name is not None and not (root / name).is_file():
+            yield Finding(
+                id="metadata-missing",
+                severity="error",
+                message=f"data.{key} {name!r} not found in {str(root)!r}; name the metadata file that is there",
+            )
+
+
+def _numeric_annotation(annotation: Any) -> Optional[type]:
+    """float or int when a field takes a number (possibly Optional, or a number-or-'auto')."""
+    options = typing.get_args(annotation) or (annotation,)
+    if float in options:
+        return float
+    if int in options:
+        return int
+    return None
+
+
+def _parse_number(text: str, kind: type) -> Optional[float | int]:
+    try:
+        number = float(text.strip())
+    except ValueError:
+        return None
+    if not math.isfinite(number):
+        return None
+    if kind is int:
+        return int(number) if number.is_integer() else None
+    return number
+
+
+def string_number_findings(raw: dict[str, Any]) -> list[Finding]:
+    """Numbers written as strings (`learning_rate: 1e-4` is a string to YAML 1.1 loaders).
+
+    Works on the raw file values, so it also runs when the config has schema errors.
+    """
+    findings = []
+    for section, model in sections().items():
+        body = raw.get(section)
+        if not isinstance(body, dict):
+            continue
+        for key, value in body.items():
+            info = model.model_fields.get(key)
+            if info is None or not isinstance(value, str) or value.strip().lower() == "auto":
+                continue
+            kind = _numeric_annotation(info.annotation)
+            if kind is None:
+                continue
+            number = _parse_number(value, kind)
+            if number is None:
+                continue
+            findings.append(
+                Finding(
+                    id="number-as-string",
+                    severity="warning",
+                    message=f"{section}.{key} is the string {value!r}, not a number (YAML reads 1e-4 as text; "
+                    f"write {number!r}); xtts reads it as {number!r}",
+                    fix=_set(f"{section}.{key}", number),
+                )
+            )
+    return findings
+
+
+def _string_numbers(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    return string_number_findings(loaded.raw)
+
+
+RULES: tuple[Rule, ...] = (
+    _dataset,
+    _devices,
+    _graph_mode,
+    _xla,
+    _tf_native,
+    _prefetch,
+    _parallelism,
+    _static_shapes,
+    _mel_frames,
+    _mixed_precision,
+    _no_effect_keys,
+    _string_numbers,
+)
+
+
+def check_config(loaded: LoadedConfig, machine: MachineInfo) -> list[Finding]:
+    """Every rule's findings, errors first."""
+    findings: list[Finding] = []
+    for rule in RULES:
+        findings.extend(rule(loaded, machine))
+    return sort_findings(findings)
