@@ -81,6 +81,12 @@ class DataConfig(_Section):
         ge=8,
         description="Longest mel sequence in frames; must cover `max_audio_duration` at this hop and rate.",
     )
+    reference_frames: int = Field(
+        96,
+        ge=8,
+        description="Length in mel frames of the speaker reference the model is conditioned on "
+        "(a crop of a clip by the same speaker).",
+    )
     trim_silence: bool = Field(False, description="Trim leading and trailing silence from each clip.")
     normalize_loudness: bool = Field(False, description="Scale each clip to a common RMS loudness.")
     batch_size: int = Field(16, ge=1, le=65536, description="Samples per batch (per replica with `devices.strategy: mirrored`).")
