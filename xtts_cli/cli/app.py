@@ -51,7 +51,7 @@ app.command("benchmark")(benchmark.benchmark)
 
 def main() -> None:
     """Entry point: known errors become one line plus a hint; unknown ones still raise."""
-    from xtts_cli.config.errors import XttsError
+    from xtts_cli.errors import XttsError
 
     try:
         app(standalone_mode=True)

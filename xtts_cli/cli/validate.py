@@ -110,6 +110,10 @@ def validate(
     raise typer.Exit(code=code)
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def _render(findings: list, fixed: list, diff: str, path: Path | None, dry_run: bool) -> None:
     out = console()
     if diff:
@@ -124,7 +128,7 @@ def _render(findings: list, fixed: list, diff: str, path: Path | None, dry_run: 
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
     fixable = sum(f.fix is not None for f in findings)
     source = str(path) if path else "built-in defaults"
-    summary = f"{source}: {counts['error']} errors, {counts['warning']} warnings, {counts['info']} info"
+    summary = f"{source}: {_count(counts['error'], 'error')}, {_count(counts['warning'], 'warning')}, {counts['info']} info"
     if fixed:
         summary += f"; fixed {len(fixed)}"
     if fixable:

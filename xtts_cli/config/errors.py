@@ -7,22 +7,9 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ValidationError
 
+from xtts_cli.errors import ConfigError, XttsError
 
-class XttsError(Exception):
-    """An error the user can fix; the command prints its lines and exits with `exit_code`."""
-
-    exit_code = 1
-
-    def __init__(self, *lines: str, hint: str | None = None):
-        self.lines = [line for line in lines if line]
-        self.hint = hint
-        super().__init__("; ".join(self.lines))
-
-
-class ConfigError(XttsError):
-    """The config cannot be read or does not validate: exit 2."""
-
-    exit_code = 2
+__all__ = ["ConfigError", "XttsError", "did_you_mean", "validation_error_lines"]
 
 
 def did_you_mean(name: str, section: str, sections: dict[str, type[BaseModel]]) -> str | None:
@@ -59,11 +46,20 @@ def _dotted(loc: Iterable[Any]) -> str:
 
 
 def validation_error_lines(
-    error: ValidationError, sections: dict[str, type[BaseModel]], prefix: str = ""
+    error: ValidationError, sections: dict[str, type[BaseModel]], written: Iterable[str] = ()
 ) -> list[str]:
-    """One line per pydantic error, written for a person editing a YAML file."""
+    """One line per pydantic error, written for a person editing a YAML file, in file order.
+
+    `written` lists the dotted keys in the order they appear in the file.
+    """
+    position = {key: index for index, key in enumerate(written)}
+    items = sorted(
+        error.errors(include_url=False),
+        key=lambda item: position.get(_dotted(item.get("loc", ())[:2]), len(position)),
+    )
+    prefix = ""
     lines: list[str] = []
-    for item in error.errors(include_url=False):
+    for item in items:
         loc = list(item.get("loc", ()))
         where = prefix + _dotted(loc) if loc else prefix.rstrip(".") or "config"
         kind = item.get("type", "")

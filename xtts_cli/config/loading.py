@@ -130,7 +130,8 @@ def build_config(canonical: Mapping[str, Any], where: str = "config", earlier: t
     try:
         config = XttsConfig.model_validate(canonical)
     except ValidationError as exc:
-        raise ConfigError(*earlier, *validation_error_lines(exc, sections()), hint=hint) from None
+        order = [f"{section}.{key}" for section, body in canonical.items() if isinstance(body, dict) for key in body]
+        raise ConfigError(*earlier, *validation_error_lines(exc, sections(), order), hint=hint) from None
     if earlier:
         raise ConfigError(*earlier, hint=hint)
     return config

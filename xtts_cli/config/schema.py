@@ -146,6 +146,7 @@ class DataConfig(_Section):
         None,
         description="PyTorch DataLoader setting with no effect in TensorFlow; accepted so old configs load, "
         "and `validate --fix` removes it.",
+        json_schema_extra={"no_effect": "a PyTorch DataLoader setting; TensorFlow has no pinned-memory switch"},
     )
     seed: int = Field(1234, description="Seed for shuffling and the train/validation split.")
 

@@ -11,12 +11,10 @@ import typing
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
+from xtts_cli.config.editing import yaml_scalar
 from xtts_cli.config.loading import LoadedConfig, sections
 from xtts_cli.devices.gpu_info import MachineInfo
 from xtts_cli.diagnosis.findings import ConfigChange, Finding, sort_findings
-
-# Keys that mean something in PyTorch's DataLoader and nothing in TensorFlow.
-NO_EFFECT_KEYS = {"data.pin_memory": "a PyTorch DataLoader setting; TensorFlow has no pinned-memory switch"}
 
 # tf.data's guide: a prefetch of at least one or two batches lets input overlap the step.
 MIN_PREFETCH = 2
@@ -213,7 +211,7 @@ def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
 
 
 def _no_effect_keys(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
-    for key, why in NO_EFFECT_KEYS.items():
+    for key, why in no_effect_keys().items():
         if loaded.written(key):
             yield Finding(
                 id="no-effect-key",
@@ -221,6 +219,17 @@ def _no_effect_keys(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Find
                 message=f"{key} has no effect in TensorFlow ({why}); remove it",
                 fix=ConfigChange(key=key, action="remove"),
             )
+
+
+def no_effect_keys() -> dict[str, str]:
+    """Keys accepted so old configs load but meaning nothing in TensorFlow: dotted key -> why."""
+    found = {}
+    for section, model in sections().items():
+        for key, info in model.model_fields.items():
+            extra = info.json_schema_extra
+            if isinstance(extra, dict) and "no_effect" in extra:
+                found[f"{section}.{key}"] = str(extra["no_effect"])
+    return found
 
 
 def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
@@ -268,6 +277,12 @@ def _parse_number(text: str, kind: type) -> Optional[float | int]:
     return number
 
 
+def _why_text(value: str) -> str:
+    if "e" in value.lower() and "." not in value:
+        return " (YAML 1.1 loaders such as PyYAML read exponents without a dot, like 1e-4, as text)"
+    return ""
+
+
 def string_number_findings(raw: dict[str, Any]) -> list[Finding]:
     """Numbers written as strings (`learning_rate: 1e-4` is a string to YAML 1.1 loaders).
 
@@ -292,8 +307,8 @@ def string_number_findings(raw: dict[str, Any]) -> list[Finding]:
                 Finding(
                     id="number-as-string",
                     severity="warning",
-                    message=f"{section}.{key} is the string {value!r}, not a number (YAML reads 1e-4 as text; "
-                    f"write {number!r}); xtts reads it as {number!r}",
+                    message=f"{section}.{key} is the string {value!r}, not a number{_why_text(value)}; "
+                    f"xtts reads it as {number!r}, write {yaml_scalar(number)} so every tool does",
                     fix=_set(f"{section}.{key}", number),
                 )
             )

@@ -1,0 +1,185 @@
+"""The config model: the user's vocabulary loads, bad input gives one readable line per error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from xtts_cli.config import ConfigError, resolve_config
+
+USER_VOCABULARY = """
+data:
+  use_tf_native_loading: true
+  prefetch_to_gpu: true
+  enhanced_gpu_prefetch: true
+  optimize_cpu_gpu_overlap: true
+  num_workers: 16
+  prefetch_buffer_size: 16
+  batch_size: 16
+  preprocessing_mode: "precompute"
+  pad_to_fixed_length: true
+  max_text_length: 200
+  max_mel_frames: 870
+  enable_xla: true
+  mixed_precision: true
+  pipeline_buffer_size: 100
+  pin_memory: true
+  shuffle_buffer_multiplier: 20
+  dataset_path: ./data
+  metadata_train_file: metadata_train.csv
+  metadata_eval_file: metadata_eval.csv
+  sample_rate: 22050
+  n_mels: 80
+  n_fft: 1024
+  hop_length: 256
+  win_length: 1024
+  fmin: 0
+  fmax: 8000
+  text_cleaners: ["english_cleaners"]
+model:
+  model_size: small
+training:
+  enable_graph_mode: true
+  enable_xla_compilation: true
+  enable_eager_debug: false
+  gradient_accumulation_steps: 2
+  mixed_precision: true
+  epochs: 200
+  learning_rate: 1e-4
+  optimizer: adamw
+  gradient_clip_norm: 1.0
+  save_step: 5000
+  val_step: 1000
+  log_step: 100
+  checkpoint_dir: ./checkpoints
+devices:
+  data_gpu: 0
+  model_gpu: 1
+  enable_memory_isolation: true
+  data_gpu_memory: 8192
+  model_gpu_memory: 16384
+"""
+
+
+def test_every_key_from_the_users_documents_loads_with_its_meaning(write_config) -> None:
+    loaded = resolve_config(write_config(USER_VOCABULARY))
+    config = loaded.config
+    assert config.data.preprocessing_mode == "precompute"
+    assert config.data.num_workers == 16 and config.data.prefetch_buffer_size == 16
+    assert config.data.pad_to_fixed_length is True
+    assert config.data.pin_memory is True
+    # data.enable_xla and data.mixed_precision are aliases of the training fields.
+    assert config.training.enable_xla_compilation is True
+    assert config.training.mixed_precision is True
+    assert loaded.sources["training.mixed_precision"] == "training.mixed_precision"
+    assert config.training.learning_rate == pytest.approx(1e-4)
+    assert config.training.gradient_accumulation_steps == 2
+    assert (config.devices.data_gpu, config.devices.model_gpu) == (0, 1)
+    assert config.model.model_size == "small"
+
+
+def test_alias_alone_sets_the_canonical_field_and_remembers_where_it_was_written(write_config) -> None:
+    loaded = resolve_config(write_config("data:\n  enable_xla: false\n"))
+    assert loaded.config.training.enable_xla_compilation is False
+    assert loaded.sources["training.enable_xla_compilation"] == "data.enable_xla"
+
+
+def test_alias_disagreeing_with_canonical_is_an_error(write_config) -> None:
+    path = write_config("data:\n  mixed_precision: true\ntraining:\n  mixed_precision: false\n")
+    with pytest.raises(ConfigError) as info:
+        resolve_config(path)
+    assert info.value.exit_code == 2
+    assert info.value.lines == [
+        "data.mixed_precision: True disagrees with training.mixed_precision: False; keep only training.mixed_precision"
+    ]
+
+
+def test_typo_negative_and_wrong_type_each_get_one_line(write_config) -> None:
+    path = write_config("data:\n  batch_sise: 16\n  batch_size: -4\ntraining:\n  learning_rate: fast\n")
+    with pytest.raises(ConfigError) as info:
+        resolve_config(path)
+    assert info.value.lines == [
+        "data.batch_sise: unknown key; did you mean data.batch_size?",
+        "data.batch_size: -4 is invalid: should be greater than or equal to 1",
+        "training.learning_rate: 'fast' is invalid: should be a valid number, unable to parse string as a number",
+    ]
+
+
+def test_key_in_the_wrong_section_suggests_its_home(write_config) -> None:
+    with pytest.raises(ConfigError) as info:
+        resolve_config(write_config("data:\n  learning_rate: 0.001\n"))
+    assert info.value.lines == ["data.learning_rate: unknown key; did you mean training.learning_rate?"]
+
+
+def test_unknown_section(write_config) -> None:
+    with pytest.raises(ConfigError) as info:
+        resolve_config(write_config("trainig:\n  epochs: 3\n"))
+    assert info.value.lines == ["trainig: unknown section; did you mean training?"]
+
+
+def test_yaml_syntax_error_names_line_and_column(write_config) -> None:
+    path = write_config("data:\n  batch_size: 16\n  num_workers: [1, 2\n")
+    with pytest.raises(ConfigError) as info:
+        resolve_config(path)
+    (line,) = info.value.lines
+    assert line.startswith(f"{path}: line 4, column 1:")
+
+
+def test_yaml_tags_are_not_constructed(write_config) -> None:
+    path = write_config("data: !!python/object/apply:os.system ['echo pwned']\n")
+    with pytest.raises(ConfigError) as info:
+        resolve_config(path)
+    assert "line 1" in info.value.lines[0]
+
+
+def test_numbers_written_as_strings_load_as_numbers(write_config) -> None:
+    config = resolve_config(write_config('training:\n  learning_rate: 1e-4\ndata:\n  batch_size: "32"\n')).config
+    assert config.training.learning_rate == pytest.approx(1e-4)
+    assert config.data.batch_size == 32
+
+
+def test_num_workers_accepts_auto_or_a_positive_number(write_config) -> None:
+    assert resolve_config(write_config("data:\n  num_workers: AUTO\n")).config.data.num_workers == "auto"
+    with pytest.raises(ConfigError) as info:
+        resolve_config(write_config("data:\n  num_workers: 0\n"))
+    assert info.value.lines == ["data.num_workers: 0 is invalid: must be a whole number >= 1 or 'auto'"]
+
+
+def test_cross_field_checks(write_config) -> None:
+    with pytest.raises(ConfigError) as info:
+        resolve_config(write_config("data:\n  win_length: 2048\n  n_fft: 1024\n"))
+    assert info.value.lines == ["data: win_length (2048) must be <= n_fft (1024)"]
+    with pytest.raises(ConfigError) as info:
+        resolve_config(write_config("devices:\n  model_gpu: 1\n"))
+    assert "model_gpu is set but data_gpu is not" in info.value.lines[0]
+
+
+def test_missing_config_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        resolve_config(tmp_path / "nope.yaml")
+    assert "not found" in info.value.lines[0]
+
+
+def test_default_config_path_is_used_when_present(tmp_path: Path) -> None:
+    assert resolve_config().path is None
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "config.yaml").write_text("data:\n  batch_size: 24\n")
+    loaded = resolve_config()
+    assert loaded.path == Path("configs") / "config.yaml"
+    assert loaded.config.data.batch_size == 24
+
+
+def test_overrides_win_and_are_validated(write_config) -> None:
+    path = write_config("data:\n  batch_size: 8\n")
+    loaded = resolve_config(path, {"data.batch_size": 32, "data.num_workers": None})
+    assert loaded.config.data.batch_size == 32
+    assert loaded.overridden == {"data.batch_size"}
+    with pytest.raises(ConfigError) as info:
+        resolve_config(path, {"devices.data_gpu": 0})
+    assert "data_gpu is set but model_gpu is not" in info.value.lines[0]
+
+
+def test_empty_sections_and_empty_file_mean_defaults(write_config) -> None:
+    assert resolve_config(write_config("")).config.data.batch_size == 16
+    assert resolve_config(write_config("data:\ntraining:\n")).config.training.enable_graph_mode is True

@@ -1,0 +1,82 @@
+"""Each config rule fires on the config that deserves it, with the fix that repairs it, and stays
+quiet on the defaults. Machine facts are passed in: no NVIDIA driver can exist on a test machine."""
+
+from __future__ import annotations
+
+import pytest
+
+from xtts_cli.config import resolve_config
+from xtts_cli.devices.gpu_info import GpuInfo, MachineInfo
+from xtts_cli.diagnosis.config_rules import check_config
+
+CPU_ONLY = MachineInfo(cpu_count=8, gpus=(), gpu_unavailable_reason="NVML could not start")
+TWO_4090 = MachineInfo(
+    cpu_count=32,
+    gpus=(GpuInfo(0, "NVIDIA GeForce RTX 4090", 24564, (8, 9)), GpuInfo(1, "NVIDIA GeForce RTX 4090", 24564, (8, 9))),
+)
+OLD_GPU = MachineInfo(cpu_count=8, gpus=(GpuInfo(0, "Tesla P100", 16280, (6, 0)),))
+
+
+def findings(write_config, text: str, machine: MachineInfo = CPU_ONLY) -> dict:
+    return {f.id: f for f in check_config(resolve_config(write_config(text)), machine)}
+
+
+def test_defaults_raise_nothing_on_any_machine(write_config) -> None:
+    for machine in (CPU_ONLY, TWO_4090, OLD_GPU):
+        assert findings(write_config, "", machine) == {}
+
+
+def test_parallelism_fix_is_machine_aware(write_config) -> None:
+    found = findings(write_config, "data:\n  num_workers: 4\n")
+    assert "8 usable cores" in found["parallelism-below-cores"].message
+    assert found["parallelism-below-cores"].fix.value == "auto"
+    assert findings(write_config, "data:\n  num_workers: 8\n") == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "rule", "key", "value"),
+    [
+        ("training:\n  enable_graph_mode: false\n", "graph-mode-off", "training.enable_graph_mode", True),
+        ("training:\n  enable_eager_debug: true\n", "eager-debug-on", "training.enable_eager_debug", False),
+        ("training:\n  enable_xla_compilation: false\n", "xla-off", "training.enable_xla_compilation", True),
+        ("data:\n  use_tf_native_loading: false\n", "tf-native-loading-off", "data.use_tf_native_loading", True),
+        ("data:\n  prefetch_buffer_size: 1\n", "prefetch-too-small", "data.prefetch_buffer_size", "auto"),
+        ("data:\n  bucket_by_length: false\n", "variable-shapes", "data.bucket_by_length", True),
+        ("data:\n  max_mel_frames: 400\n", "max-mel-frames-too-small", "data.max_mel_frames", 862),
+        ("training:\n  mixed_precision: true\n", "mixed-precision-without-gpu", "training.mixed_precision", False),
+        ("data:\n  pin_memory: false\n", "no-effect-key", "data.pin_memory", None),
+        ('data:\n  batch_size: "16"\n', "number-as-string", "data.batch_size", 16),
+    ],
+)
+def test_rule_fires_with_its_fix(write_config, text, rule, key, value) -> None:
+    found = findings(write_config, text)
+    assert set(found) == {rule}
+    assert found[rule].fix is not None and found[rule].fix.key == key
+    assert found[rule].fix.value == value
+
+
+def test_mixed_precision_on_capable_gpus(write_config) -> None:
+    assert findings(write_config, "training:\n  mixed_precision: true\ndata:\n  batch_size: 32\n", TWO_4090) == {}
+    found = findings(write_config, "training:\n  mixed_precision: true\ndata:\n  batch_size: 12\n", TWO_4090)
+    assert set(found) == {"batch-not-multiple-of-8"} and found["batch-not-multiple-of-8"].fix.value == 16
+    assert "mixed-precision-without-gpu" in findings(write_config, "training:\n  mixed_precision: true\n", OLD_GPU)
+
+
+def test_memory_limits_and_isolation(write_config) -> None:
+    text = (
+        "devices:\n  data_gpu: 0\n  model_gpu: 1\n  enable_memory_isolation: true\n"
+        "  data_gpu_memory: 8192\n  model_gpu_memory: 30000\n"
+    )
+    found = findings(write_config, text, TWO_4090)
+    assert set(found) == {"memory-limit-above-card"}
+    assert found["memory-limit-above-card"].severity == "error"
+    assert found["memory-limit-above-card"].fix.value == int(24564 * 0.9)
+    same = findings(write_config, "devices:\n  data_gpu: 1\n  model_gpu: 1\n  enable_memory_isolation: true\n", TWO_4090)
+    assert set(same) == {"same-device-memory-isolation"}
+
+
+def test_device_indices_are_checked_against_the_machine(write_config) -> None:
+    found = findings(write_config, "devices:\n  data_gpu: 1\n  model_gpu: 2\n", TWO_4090)
+    assert list(found) == ["device-not-found"] and "available indices 0-1" in found["device-not-found"].message
+    # The CPU twin: logical CPU devices stand in for GPUs.
+    assert findings(write_config, "devices:\n  data_gpu: 0\n  model_gpu: 1\n  logical_cpu_devices: 2\n") == {}

@@ -1,0 +1,25 @@
+"""docs/config.md and configs/config.yaml are generated from the config model; stale copies fail.
+Regenerate with: python -m xtts_cli.config.reference"""
+
+from __future__ import annotations
+
+from xtts_cli.config import resolve_config
+from xtts_cli.config.reference import DOC_PATH, YAML_PATH, render_markdown, render_yaml
+
+
+def test_config_reference_is_current() -> None:
+    assert DOC_PATH.read_text(encoding="utf-8") == render_markdown(), "run: python -m xtts_cli.config.reference"
+
+
+def test_documented_config_yaml_is_current_and_loads_to_the_defaults() -> None:
+    assert YAML_PATH.read_text(encoding="utf-8") == render_yaml(), "run: python -m xtts_cli.config.reference"
+    from xtts_cli.config.schema import XttsConfig
+
+    assert resolve_config(YAML_PATH).config == XttsConfig()
+
+
+def test_presets_load_and_open_with_their_command() -> None:
+    for preset in sorted(YAML_PATH.parent.glob("*.yaml")):
+        text = preset.read_text(encoding="utf-8")
+        assert text.startswith("# xtts "), f"{preset.name} must open with the command that runs it"
+        resolve_config(preset)

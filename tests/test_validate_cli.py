@@ -1,0 +1,182 @@
+"""`xtts validate`: exit codes, findings, --json, and a --fix that keeps the user's file intact."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from xtts_cli.cli.app import app
+
+COMMENTED = """# My training config -- keep these notes!
+data:
+  use_tf_native_loading: false   # the old librosa loader
+  num_workers: 1                 # was 16 on the big box
+  prefetch_buffer_size: 0
+  pin_memory: true               # from the PyTorch days
+
+  # shapes
+  pad_to_fixed_length: false
+  bucket_by_length: false
+  enable_xla: false              # alias of training.enable_xla_compilation
+
+training:
+  # debugging leftovers
+  enable_graph_mode: false
+  learning_rate: 1e-4            # PyYAML reads this as a string
+  epochs: 10
+"""
+
+
+def _ids(payload: dict) -> set[str]:
+    return {f["id"] for f in payload["findings"]}
+
+
+def test_defaults_are_valid(runner) -> None:
+    result = runner.invoke(app, ["validate"])
+    assert result.exit_code == 0, result.output
+    assert "built-in defaults: valid, no findings" in result.stdout
+
+
+def test_typo_negative_batch_and_string_number_give_three_lines_and_exit_2(runner, write_config) -> None:
+    path = write_config("data:\n  batch_sise: 16\n  batch_size: -4\ntraining:\n  learning_rate: 1e-4\n")
+    result = runner.invoke(app, ["validate", "--config", str(path)])
+    assert result.exit_code == 2
+    lines = [line for line in result.stderr.splitlines() if line.startswith(("error", "warning"))]
+    assert lines == [
+        "error: data.batch_sise: unknown key; did you mean data.batch_size?",
+        "error: data.batch_size: -4 is invalid: should be greater than or equal to 1",
+        "warning: training.learning_rate is the string '1e-4', not a number (YAML 1.1 loaders such as "
+        "PyYAML read exponents without a dot, like 1e-4, as text); xtts reads it as 0.0001, write 0.0001 so every tool does",
+    ]
+    assert "Traceback" not in result.output
+
+
+def test_schema_errors_as_json_keep_the_shape(runner, write_config) -> None:
+    path = write_config("data:\n  batch_size: -4\n")
+    result = runner.invoke(app, ["validate", "--config", str(path), "--json"])
+    assert result.exit_code == 2
+    payload = json.loads(result.stdout)
+    assert payload["valid"] is False
+    assert payload["findings"][0]["severity"] == "error"
+    assert payload["findings"][0]["message"].startswith("data.batch_size: -4")
+
+
+def test_yaml_syntax_error_exit_2_with_position(runner, write_config) -> None:
+    path = write_config("data:\n  batch_size: [16\n")
+    result = runner.invoke(app, ["validate", "-c", str(path)])
+    assert result.exit_code == 2
+    assert "line 3, column 1" in result.stderr
+
+
+def test_findings_as_json(runner, write_config) -> None:
+    result = runner.invoke(app, ["validate", "-c", str(write_config(COMMENTED)), "--json"])
+    assert result.exit_code == 0  # warnings only
+    payload = json.loads(result.stdout)
+    assert payload["valid"] is True
+    assert _ids(payload) == {
+        "tf-native-loading-off",
+        "parallelism-below-cores",
+        "prefetch-too-small",
+        "no-effect-key",
+        "variable-shapes",
+        "xla-off",
+        "graph-mode-off",
+        "number-as-string",
+    }
+    for finding in payload["findings"]:
+        assert set(finding) == {"id", "severity", "message", "fix"}
+    xla = next(f for f in payload["findings"] if f["id"] == "xla-off")
+    assert xla["fix"] == {"key": "training.enable_xla_compilation", "action": "set", "value": True}
+    assert payload["fixed"] == []
+
+
+def test_strict_fails_on_warnings(runner, write_config) -> None:
+    result = runner.invoke(app, ["validate", "-c", str(write_config(COMMENTED)), "--strict"])
+    assert result.exit_code == 1
+
+
+def test_fix_keeps_comments_and_untouched_lines_and_is_idempotent(runner, write_config) -> None:
+    path = write_config(COMMENTED)
+    result = runner.invoke(app, ["validate", "-c", str(path), "--fix"])
+    assert result.exit_code == 0, result.output
+    fixed = path.read_text()
+    backup = path.with_name("config.yaml.bak")
+    assert backup.read_text() == COMMENTED
+    # Every comment survives, in order.
+    comments = [line.split("#", 1)[1] for line in COMMENTED.splitlines() if "#" in line]
+    assert [line.split("#", 1)[1] for line in fixed.splitlines() if "#" in line] == [
+        c for c in comments if "PyTorch" not in c
+    ]
+    # Lines no fix touched are byte for byte the same.
+    for line in ("  # shapes", "  pad_to_fixed_length: false", "  epochs: 10", ""):
+        assert line in fixed.splitlines()
+    data = yaml.safe_load(fixed)
+    assert data["data"]["use_tf_native_loading"] is True
+    assert data["data"]["num_workers"] == "auto"
+    assert data["data"]["prefetch_buffer_size"] == "auto"
+    assert "pin_memory" not in data["data"]
+    assert data["data"]["bucket_by_length"] is True
+    assert data["data"]["enable_xla"] is True  # fixed where the user wrote it
+    assert "enable_xla_compilation" not in data["training"]
+    assert data["training"]["enable_graph_mode"] is True
+    assert data["training"]["learning_rate"] == pytest.approx(1e-4) and isinstance(data["training"]["learning_rate"], float)
+    # The diff went to stdout.
+    assert "-  num_workers: 1" in result.stdout and "+  num_workers: auto" in result.stdout
+
+    again = runner.invoke(app, ["validate", "-c", str(path), "--fix", "--json"])
+    assert again.exit_code == 0
+    payload = json.loads(again.stdout)
+    assert payload["fixed"] == [] and payload["diff"] == "" and payload["findings"] == []
+    assert path.read_text() == fixed
+    assert backup.read_text() == COMMENTED  # a no-op --fix does not overwrite the backup
+
+
+def test_dry_run_writes_nothing(runner, write_config) -> None:
+    path = write_config(COMMENTED)
+    result = runner.invoke(app, ["validate", "-c", str(path), "--dry-run"])
+    assert result.exit_code == 0
+    assert "+  use_tf_native_loading: true" in result.stdout
+    assert path.read_text() == COMMENTED
+    assert not path.with_name("config.yaml.bak").exists()
+
+
+def test_fix_inserts_missing_keys_into_the_right_section(runner, write_config) -> None:
+    path = write_config("data:\n  batch_size: 12   # small card\ntraining:\n  mixed_precision: true\n")
+    runner.invoke(app, ["validate", "-c", str(path), "--fix"])
+    text = path.read_text()
+    # No GPU here: mixed precision is switched off, and the batch is left alone.
+    assert text == "data:\n  batch_size: 12   # small card\ntraining:\n  mixed_precision: false\n"
+
+
+def test_errors_exit_1_and_are_not_auto_fixed(runner, write_config, tmp_path: Path) -> None:
+    path = write_config(f"data:\n  dataset_path: {tmp_path / 'missing'}\n")
+    result = runner.invoke(app, ["validate", "-c", str(path), "--fix", "--json"])
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    (finding,) = payload["findings"]
+    assert finding["id"] == "dataset-missing" and finding["fix"] is None
+    assert "missing" in finding["message"]
+
+
+def test_metadata_missing(runner, write_config, tmp_path: Path) -> None:
+    (tmp_path / "ds").mkdir()
+    path = write_config(f"data:\n  dataset_path: {tmp_path / 'ds'}\n")
+    payload = json.loads(runner.invoke(app, ["validate", "-c", str(path), "--json"]).stdout)
+    assert _ids(payload) == {"metadata-missing"}
+
+
+def test_fix_on_built_in_defaults_is_a_no_op(runner) -> None:
+    result = runner.invoke(app, ["validate", "--fix"])
+    assert result.exit_code == 0  # defaults have nothing to fix
+
+
+def test_device_index_on_a_machine_without_it(runner, write_config) -> None:
+    path = write_config("devices:\n  data_gpu: 0\n  model_gpu: 1\n")
+    result = runner.invoke(app, ["validate", "-c", str(path), "--json"])
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    messages = [f["message"] for f in payload["findings"] if f["id"] == "device-not-found"]
+    assert len(messages) == 2 and "available none" in messages[0]
