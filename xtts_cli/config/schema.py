@@ -39,6 +39,11 @@ class DataConfig(_Section):
         description="Validation metadata file, relative to `dataset_path`. Empty: a deterministic "
         "split of the training metadata by id hash (`eval_fraction`).",
     )
+    eval_dataset_path: Optional[str] = Field(
+        None,
+        description="A separate validation dataset root (same layout as `dataset_path`, every item used "
+        "for validation). Empty: validation items come from `dataset_path`.",
+    )
     eval_fraction: float = Field(
         0.05, ge=0.0, lt=1.0, description="Share of items held out for validation when no eval file is given."
     )
@@ -235,6 +240,13 @@ class TrainingConfig(_Section):
     save_step: int = Field(1000, ge=1, description="Save a checkpoint every this many steps.")
     val_step: int = Field(500, ge=1, description="Compute validation loss every this many steps.")
     log_step: int = Field(50, ge=1, description="Write a metrics line every this many steps.")
+    max_val_batches: int = Field(20, ge=1, description="Batches averaged for one validation loss.")
+    sample_step: int = Field(1000, ge=1, description="Render the test sentences to WAV every this many steps.")
+    test_sentences: list[str] = Field(
+        default_factory=lambda: ["The quick brown fox jumps over the lazy dog."],
+        description="Sentences rendered to `<run_dir>/samples/` every `sample_step` (characters the "
+        "vocabulary lacks are reported, the sentence skipped).",
+    )
     keep_checkpoints: int = Field(5, ge=1, description="Checkpoints kept in the run directory.")
     checkpoint_dir: Optional[str] = Field(
         None, description="Where checkpoints go. Empty: `<run_dir>/checkpoints`."

@@ -1,0 +1,52 @@
+"""Finish the current step, save, and exit cleanly on SIGINT/SIGTERM.
+
+Handlers are installed only while training runs and the previous ones are restored after, so a
+library user's own handlers survive. A second SIGINT stops at once (KeyboardInterrupt), for when
+the step itself hangs.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from types import FrameType
+from typing import Optional
+
+# Documented exit codes of `xtts train` after a clean interrupt: the shell convention 128 + signal.
+EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+class GracefulInterrupt:
+    def __init__(self) -> None:
+        self.received: Optional[int] = None
+        self._previous: dict[int, object] = {}
+
+    @property
+    def requested(self) -> bool:
+        return self.received is not None
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES.get(self.received, 1) if self.received is not None else 0
+
+    @property
+    def signal_name(self) -> str:
+        return signal.Signals(self.received).name if self.received is not None else ""
+
+    def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
+        if self.received == signal.SIGINT and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.received = signum
+
+    def __enter__(self) -> "GracefulInterrupt":
+        # Signal handlers can only be installed from the main thread; elsewhere (e.g. a notebook
+        # worker thread) training still runs, without graceful interrupt.
+        if threading.current_thread() is threading.main_thread():
+            for signum in EXIT_CODES:
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+        self._previous.clear()
