@@ -1,0 +1,133 @@
+"""In-graph audio decoding: every fixture format through a real tf.data map, checked against
+soundfile / librosa (test-only dependencies) and sox's own account of each file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import librosa
+import numpy as np
+import pytest
+import soundfile
+import tensorflow as tf
+
+from xtts_cli.config.schema import DataConfig, XttsConfig
+from xtts_cli.data.audio import TARGET_RMS, decode_audio, normalize_loudness, trim_bounds
+from xtts_cli.data.pipeline import decoded_audio_dataset, feature_stage
+from xtts_cli.data.scan import scan_dataset
+
+DATA = Path(__file__).parent / "data"
+FACTS = json.loads((DATA / "fixtures.json").read_text())
+CONFIG = XttsConfig(data=dict(dataset_path=str(DATA / "dataset"), max_bad_file_fraction=0.6))
+
+
+@pytest.fixture(scope="module")
+def decoded():
+    """{item id: (item, decoded audio)} for every good fixture, decoded by one parallel tf.data map."""
+    items = scan_dataset(CONFIG.data).items
+    clips = [element["audio"].numpy() for element in decoded_audio_dataset(CONFIG, items)]
+    return {item.id: (item, clip) for item, clip in zip(items, clips)}
+
+
+def reference(path: str) -> tuple[np.ndarray, int]:
+    audio, rate = soundfile.read(path, dtype="float32", always_2d=True)
+    return audio.mean(axis=1), rate
+
+
+def best_correlation(a: np.ndarray, b: np.ndarray, max_lag: int) -> tuple[float, int]:
+    def corr(lag):
+        x, y = (a[lag:], b) if lag >= 0 else (a, b[-lag:])
+        n = min(len(x), len(y))
+        return float(np.dot(x[:n], y[:n]) / (np.linalg.norm(x[:n]) * np.linalg.norm(y[:n])))
+
+    return max((corr(lag), lag) for lag in range(-max_lag, max_lag + 1))
+
+
+def test_every_format_decodes_to_the_right_length_at_the_training_rate(decoded):
+    assert {item.audio.codec for item, _ in decoded.values()} == {
+        "wav_pcm16", "wav_pcm16_tfio", "wav_pcm8", "wav_pcm24", "wav_pcm32", "wav_float32",
+        "flac16", "flac24", "vorbis", "mp3",
+    }
+    rate = CONFIG.data.sample_rate
+    for key, (item, audio) in decoded.items():
+        assert audio.dtype == np.float32 and audio.ndim == 1, key
+        # Exactly the length the scan planned with (so bucketing is exact) ...
+        assert len(audio) == item.audio.num_samples * rate // item.audio.sample_rate, key
+        facts = FACTS.get(item.relative_path)
+        if facts and item.audio.format != "mp3":
+            # ... which is sox's own sample count, converted to the training rate.
+            assert len(audio) == facts["samples"] * rate // facts["sample_rate"], key
+        assert np.isfinite(audio).all() and 0.01 < np.abs(audio).max() <= 1.0, key
+
+
+@pytest.mark.parametrize(
+    "key", ["pcm16", "pcm24", "pcm32", "pcm8", "float32", "stereo", "flac16", "flac24", "extensible16"]
+)
+def test_lossless_formats_decode_to_the_same_samples_as_libsndfile(decoded, key):
+    item, audio = decoded[key]
+    expected, rate = reference(item.audio_path)
+    assert rate == 22050
+    # Same integers, same scaling (8-bit unsigned offset, 24-bit sign, channel mean): float32 exact.
+    np.testing.assert_allclose(audio, expected, atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("key", ["vorbis", "mp3cbr", "mp3vbr"])
+def test_lossy_formats_match_libsndfile(decoded, key):
+    item, audio = decoded[key]
+    expected, _ = reference(item.audio_path)
+    correlation, lag = best_correlation(audio, expected, 1200)
+    # Different decoders (minimp3 vs mpg123, two Vorbis builds) agree to float rounding, no offset.
+    assert lag == 0 and correlation > 0.9999, (correlation, lag)
+
+
+@pytest.mark.parametrize("key", ["rate16k", "rate44k"])
+def test_other_rates_are_resampled_from_the_rate_in_the_header(decoded, key):
+    item, audio = decoded[key]
+    expected, rate = reference(item.audio_path)
+    assert rate == item.audio.sample_rate != 22050
+    target = librosa.resample(expected, orig_sr=rate, target_sr=22050, res_type="soxr_hq")
+    correlation, lag = best_correlation(audio, target, 100)
+    # tfio's resampler delays the signal by its filter latency (44 samples from 16 kHz, 32 from
+    # 44.1 kHz, i.e. about 2 ms, well under one 11.6 ms mel hop); otherwise it matches soxr.
+    assert correlation > 0.998 and 0 <= lag <= 64, (correlation, lag)
+
+
+def test_decoding_ops_are_the_documented_ones():
+    items = scan_dataset(CONFIG.data).items
+    codecs = sorted({item.audio.codec for item in items})
+    stage = feature_stage(CONFIG.data, "audio", codecs)
+    spec = {"path": tf.TensorSpec([], tf.string), "codec": tf.TensorSpec([], tf.int32),
+            "rate": tf.TensorSpec([], tf.int64), "channels": tf.TensorSpec([], tf.int32),
+            "offset": tf.TensorSpec([], tf.int64), "num_samples": tf.TensorSpec([], tf.int64)}
+    graph = tf.function(stage).get_concrete_function(spec).graph.as_graph_def()
+    ops = {node.op for node in graph.node} | {n.op for f in graph.library.function for n in f.node_def}
+    assert {"DecodeWav", "DecodeRaw", "IO>AudioDecodeWAV", "IO>AudioDecodeFlac", "IO>AudioDecodeVorbis",
+            "IO>AudioDecodeMP3", "IO>AudioResample"} <= ops
+    assert not ops & {"PyFunc", "EagerPyFunc", "NumpyFunction"}
+
+
+def test_silence_trim_matches_librosa(decoded):
+    item, audio = decoded["pcm16"]
+    data = DataConfig()
+    padded = np.concatenate([np.zeros(5000, np.float32), audio, np.zeros(7000, np.float32)])
+    noise = np.random.default_rng(0).normal(0, 1e-4, padded.shape).astype(np.float32)
+    padded = padded + noise
+    start, end = (int(v) for v in trim_bounds(tf.constant(padded), data))
+    _, (ref_start, ref_end) = librosa.effects.trim(padded, top_db=45, frame_length=data.n_fft, hop_length=data.hop_length)
+    assert (start, end) == (ref_start, ref_end)
+    assert start >= 4000 and end <= len(padded) - 6000
+
+
+def test_trim_and_loudness_inside_decode():
+    data = DataConfig(trim_silence=True, normalize_loudness=True)
+    path = str(DATA / "dataset" / "wavs" / "pcm16.wav")
+    item = next(i for i in scan_dataset(CONFIG.data).items if i.id == "pcm16")
+    audio = decode_audio(tf.io.read_file(path), 0, 22050, 1, item.audio.data_offset, item.audio.num_samples, data,
+                         ["wav_pcm16"]).numpy()
+    assert len(audio) < item.audio.num_samples  # the 50 ms pads the fixture script left are gone
+    rms = float(np.sqrt(np.mean(audio.astype(np.float64) ** 2)))
+    peak = float(np.abs(audio).max())
+    assert rms == pytest.approx(TARGET_RMS, rel=1e-3) or peak == pytest.approx(0.999, rel=1e-4)
+    silent = normalize_loudness(tf.zeros([100])).numpy()
+    assert not silent.any()

@@ -1,0 +1,290 @@
+"""The tf.data pipeline end to end: real files, real TensorFlow, tiny batches."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from xtts_cli.config.errors import XttsError
+from xtts_cli.config.schema import XttsConfig
+from xtts_cli.data import feature_cache
+from xtts_cli.data.features import LOG_MEL_FLOOR
+from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
+from xtts_cli.data.scan import scan_dataset
+from xtts_cli.data.text import Tokenizer
+
+DATASET = Path(__file__).parent / "data" / "dataset"
+PERSIAN = "سلام، من می\u200cخواهم فارسی صحبت کنم."
+PYTHON_OPS = {"PyFunc", "PyFuncStateless", "EagerPyFunc", "NumpyFunction"}
+
+
+def config(dataset=DATASET, **data) -> XttsConfig:
+    # Two buckets unless a test is about bucketing: each bucket is its own source, and building
+    # sources (not running them) is what costs test time.
+    settings = dict(dataset_path=str(dataset) if dataset else None, max_bad_file_fraction=0.6, batch_size=2,
+                    num_buckets=2, reference_frames=24, preprocessing_mode="runtime")
+    settings.update(data)
+    return XttsConfig(data=settings)
+
+
+@pytest.fixture(scope="module")
+def fixture_scan():
+    return scan_dataset(config().data)
+
+
+@pytest.fixture(scope="module")
+def sample_scan():
+    return scan_dataset(config(dataset=None).data)
+
+
+def graph_ops(ds) -> set[str]:
+    graph = tf.compat.v1.GraphDef()
+    graph.ParseFromString(ds._as_serialized_graph().numpy())
+    ops = {node.op for node in graph.node}
+    for function in graph.library.function:
+        ops |= {node.op for node in function.node_def}
+    return ops
+
+
+def epoch(ds) -> list[dict]:
+    return [{k: v.numpy() for k, v in batch.items()} for batch in ds]
+
+
+def test_batch_layout_padding_and_reference(fixture_scan):
+    cfg = config()
+    tokenizer = tokenizer_for(fixture_scan, cfg.data)
+    ds, info = build_pipeline(cfg, fixture_scan.items, tokenizer, training=False)
+    batches = epoch(ds)
+    assert sum(len(b["mel_lengths"]) for b in batches) == len(fixture_scan.items) == info.num_items
+    assert info.batches_per_epoch == len(batches)
+    dtypes = {"text_ids": np.int32, "text_lengths": np.int32, "mel": np.float32, "mel_lengths": np.int32,
+              "ref_mel": np.float32, "ref_lengths": np.int32}
+    expected_frames = {1 + item.audio.num_samples * 22050 // item.audio.sample_rate // 256 for item in fixture_scan.items}
+    for batch in batches:
+        assert {k: v.dtype for k, v in batch.items()} == dtypes
+        size = len(batch["mel_lengths"])
+        assert batch["mel"].shape[0] == batch["text_ids"].shape[0] == size and batch["mel"].shape[2] == 80
+        assert batch["ref_mel"].shape == (size, 24, 80)
+        for row in range(size):
+            frames, chars = batch["mel_lengths"][row], batch["text_lengths"][row]
+            assert frames in expected_frames
+            assert np.all(batch["mel"][row, frames:] == np.float32(LOG_MEL_FLOOR))
+            assert np.all(batch["text_ids"][row, chars:] == 0) and np.all(batch["text_ids"][row, :chars] > 0)
+            # Not training: the reference is the clip's first R frames.
+            assert batch["ref_lengths"][row] == min(frames, 24)
+            np.testing.assert_array_equal(batch["ref_mel"][row], batch["mel"][row, :24])
+
+
+def test_persian_and_pipe_texts_round_trip_through_a_batch(fixture_scan):
+    cfg = config()
+    tokenizer = tokenizer_for(fixture_scan, cfg.data)
+    ds, _ = build_pipeline(cfg, fixture_scan.items, tokenizer, training=False)
+    texts = {tokenizer.decode(row[:length]) for batch in epoch(ds)
+             for row, length in zip(batch["text_ids"], batch["text_lengths"])}
+    assert PERSIAN in texts
+    assert "press a | b to start." in texts
+
+
+def test_runtime_pipeline_has_no_python_ops(fixture_scan):
+    cfg = config()
+    tokenizer = tokenizer_for(fixture_scan, cfg.data)
+    for output in ("mel", "audio"):
+        ds, _ = build_pipeline(cfg, fixture_scan.items, tokenizer, training=True, output=output)
+        ops = graph_ops(ds)
+        assert "DecodeWav" in ops and "IO>AudioDecodeMP3" in ops
+        assert not ops & PYTHON_OPS, ops & PYTHON_OPS
+    # The check sees Python when it is there: the baseline path is one numpy_function per clip.
+    baseline, info = build_pipeline(config(use_tf_native_loading=False), fixture_scan.items, tokenizer, training=True)
+    assert not info.tf_native and graph_ops(baseline) & PYTHON_OPS
+
+
+def test_distinct_batch_shapes_stay_within_the_reported_bound(sample_scan):
+    cfg = config(dataset=None, batch_size=4, num_buckets=4)
+    tokenizer = tokenizer_for(sample_scan, cfg.data)
+    for training, output in [(True, "mel"), (False, "mel"), (True, "audio")]:
+        ds, info = build_pipeline(cfg, sample_scan.train, tokenizer, training=training, output=output)
+        assert info.batching == "bucketed" and len(info.bucket_boundaries) == 4
+        # Training: one shape per bucket (drop_remainder); validation adds each bucket's last partial batch.
+        assert info.max_distinct_batch_shapes <= (4 if training else 8)
+        for _ in range(2):  # the bound holds epoch after epoch, whatever the shuffle
+            batches = epoch(ds)
+            shapes = {tuple((k, v.shape) for k, v in sorted(b.items())) for b in batches}
+            assert len(batches) == info.batches_per_epoch
+            assert len(shapes) <= info.max_distinct_batch_shapes
+        key = "mel" if output == "mel" else "audio"
+        for batch in batches:
+            padded = batch[key].shape[1]
+            bucket = info.mel_pad_lengths.index(padded if output == "mel" else (padded + 1) // 256)
+            assert batch["text_ids"].shape[1] == info.text_pad_lengths[bucket]
+            if training:
+                assert len(batch["text_lengths"]) == 4  # drop_remainder: the batch size is static
+    assert info.padding_efficiency > 0.8
+
+
+def test_fixed_length_padding_gives_one_shape(sample_scan):
+    cfg = config(dataset=None, batch_size=4, pad_to_fixed_length=True, max_mel_frames=420, max_text_length=100)
+    tokenizer = tokenizer_for(sample_scan, cfg.data)
+    ds, info = build_pipeline(cfg, sample_scan.train, tokenizer, training=True)
+    shapes = {(b["text_ids"].shape, b["mel"].shape) for b in epoch(ds)}
+    assert shapes == {((4, 100), (4, 420, 80))}
+    assert info.batching == "fixed" and info.max_distinct_batch_shapes == 1
+    bucketed = build_pipeline(config(dataset=None, batch_size=4, num_buckets=4), sample_scan.train, tokenizer,
+                              training=True)[1]
+    assert bucketed.padding_efficiency > 1.5 * info.padding_efficiency
+
+
+def test_training_reference_is_a_random_crop_of_the_clip(sample_scan):
+    cfg = config(dataset=None, batch_size=4, reference_frames=32)
+    tokenizer = tokenizer_for(sample_scan, cfg.data)
+    ds, _ = build_pipeline(cfg, sample_scan.train, tokenizer, training=True)
+    starts = []
+    for batch in epoch(ds)[:4]:
+        for mel, ref, frames in zip(batch["mel"], batch["ref_mel"], batch["mel_lengths"]):
+            windows = [s for s in range(frames - 31) if np.array_equal(mel[s : s + 32], ref)]
+            assert windows, "the reference must be a contiguous crop of its clip"
+            starts.append(windows[0])
+    assert len(set(starts)) > 4  # not always the first frames
+
+
+def test_numpy_baseline_computes_the_same_features(fixture_scan):
+    items = [item for item in fixture_scan.items if item.audio.sample_rate == 22050 and item.audio.format != "mp3"]
+    tokenizer = tokenizer_for(fixture_scan, config().data)
+    batches = {}
+    for native in (True, False):
+        cfg = config(use_tf_native_loading=native, optimize_cpu_gpu_overlap=False, trim_silence=True)
+        ds, _ = build_pipeline(cfg, items, tokenizer, training=False)
+        batches[native] = epoch(ds)
+    assert len(batches[True]) == len(batches[False])
+    for ours, theirs in zip(batches[True], batches[False]):
+        np.testing.assert_array_equal(ours["mel_lengths"], theirs["mel_lengths"])
+        # numpy FFTs in float64, TF in float32: the log of the quietest bins differs by ~1e-3.
+        np.testing.assert_allclose(ours["mel"], theirs["mel"], atol=2e-3)
+
+
+def test_cache_mode_serves_the_same_features_every_epoch(fixture_scan):
+    # Batch size 1: no remainder is dropped, so both epochs hold every clip (in a new order).
+    cfg = config(preprocessing_mode="cache", batch_size=1)
+    tokenizer = tokenizer_for(fixture_scan, cfg.data)
+    ds, info = build_pipeline(cfg, fixture_scan.items, tokenizer, training=True)
+    assert "CacheDatasetV2" in graph_ops(ds) and not graph_ops(ds) & PYTHON_OPS
+
+    def clips(batches):
+        return sorted(round(float(b["mel"][i, :n].sum()), 2) for b in batches for i, n in enumerate(b["mel_lengths"]))
+
+    first, second = epoch(ds), epoch(ds)
+    assert len(first) == len(second) == info.batches_per_epoch == len(fixture_scan.items)
+    assert clips(first) == clips(second)
+    assert [b["mel_lengths"][0] for b in first] != [b["mel_lengths"][0] for b in second]  # reshuffled
+
+
+def copy_dataset(tmp_path: Path, ids: list[str]) -> Path:
+    root = tmp_path / "dataset"
+    (root / "wavs").mkdir(parents=True)
+    lines = []
+    for line in (DATASET / "metadata.csv").read_text(encoding="utf-8").splitlines():
+        key = line.split("|")[0]
+        if key in ids:
+            source = next((DATASET / "wavs").glob(f"{key}.*"))
+            shutil.copy2(source, root / "wavs" / source.name)
+            lines.append(line)
+    (root / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
+def test_precompute_rebuilds_on_changed_settings_files_and_interruptions(tmp_path, monkeypatch):
+    root = copy_dataset(tmp_path, ["pcm16", "flac16", "vorbis", "mp3vbr", "rate16k"])
+
+    def build(cache=tmp_path / "features", mode="precompute", **data):
+        cfg = config(dataset=root, preprocessing_mode=mode, feature_cache_dir=str(cache), eval_fraction=0.0,
+                     optimize_cpu_gpu_overlap=False, **data)
+        report = scan_dataset(cfg.data)
+        return build_pipeline(cfg, report.items, tokenizer_for(report, cfg.data), training=False)
+
+    ds, info = build()
+    assert (info.feature_cache.built, info.feature_cache.reused) == (5, 0)
+    directory = Path(info.feature_cache.directory)
+    assert (directory / feature_cache.MARKER).is_file() and directory.parent == tmp_path / "features"
+    ops = graph_ops(ds)
+    assert {"ReadFile", "ParseTensor"} <= ops and not ops & PYTHON_OPS
+    assert not ops & {"DecodeWav", "IO>AudioDecodeMP3"}  # read back, not recomputed
+    for stored, fresh in zip(epoch(ds), epoch(build(mode="runtime")[0])):
+        np.testing.assert_allclose(stored["mel"], fresh["mel"], atol=1e-6)
+
+    # Unchanged: everything reused.
+    assert (build()[1].feature_cache.built, build()[1].feature_cache.reused) == (0, 5)
+    # A feature setting changes: a new fingerprint directory, everything rebuilt.
+    changed = build(n_mels=64)[1].feature_cache
+    assert changed.built == 5 and Path(changed.directory) != directory
+    # A file is touched (same bytes, new mtime): that file alone is rebuilt, once.
+    wav = root / "wavs" / "pcm16.wav"
+    stat = wav.stat()
+    os.utime(wav, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    touched = build()[1].feature_cache
+    assert (touched.built, touched.reused) == (1, 4)
+    assert build()[1].feature_cache.built == 0
+
+    # An interrupted precompute (a crash after two files, before the marker) is never taken as complete.
+    writes = []
+    real_write = feature_cache._write_atomically
+
+    def crash_after_two(path, payload):
+        if len(writes) == 2:
+            raise KeyboardInterrupt("simulated interruption")
+        writes.append(path)
+        real_write(path, payload)
+
+    monkeypatch.setattr(feature_cache, "_write_atomically", crash_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        build(cache=tmp_path / "features2")
+    monkeypatch.setattr(feature_cache, "_write_atomically", real_write)
+    interrupted = Path(writes[0]).parent
+    assert len(list(interrupted.glob("*.tensor"))) == 2 and not (interrupted / feature_cache.MARKER).exists()
+    resumed = build(cache=tmp_path / "features2")[1].feature_cache
+    assert resumed.built == 5 and (interrupted / feature_cache.MARKER).is_file()
+
+
+def test_prefetch_to_device_only_for_a_gpu_target(sample_scan):
+    items = sample_scan.items[:8]
+    tokenizer = tokenizer_for(sample_scan, config().data)
+    _, on_cpu = build_pipeline(config(dataset=None), items, tokenizer, training=True, device="/CPU:0")
+    assert on_cpu.prefetch_device is None
+    _, off = build_pipeline(config(dataset=None, prefetch_to_gpu=False), items, tokenizer, training=True, device="/GPU:0")
+    assert off.prefetch_device is None
+    if tf.config.list_logical_devices("GPU"):
+        ds, on_gpu = build_pipeline(config(dataset=None), items, tokenizer, training=True, device="/GPU:0")
+        assert on_gpu.prefetch_device == "/GPU:0"
+        assert "GPU" in next(iter(ds))["mel"].device
+
+
+def test_options_follow_the_overlap_setting(sample_scan):
+    items = sample_scan.items[:8]
+    tokenizer = tokenizer_for(sample_scan, config().data)
+    fast, info = build_pipeline(config(dataset=None), items, tokenizer, training=True)
+    options = fast.options()
+    assert options.deterministic is False and info.deterministic is False
+    assert options.experimental_optimization.map_parallelization and options.experimental_optimization.parallel_batch
+    ordered, info = build_pipeline(config(dataset=None, optimize_cpu_gpu_overlap=False, num_workers=2, prefetch_buffer_size=3),
+                                   items, tokenizer, training=True)
+    assert ordered.options().deterministic is True and info.num_parallel_calls == 2
+
+
+def test_unknown_characters_name_the_item(fixture_scan):
+    persian = [item for item in fixture_scan.items if item.id == "persian"]
+    english_only = Tokenizer.build(["hello world."], ["multilingual_cleaners"])
+    with pytest.raises(XttsError, match=r"metadata.csv:14 \(persian\): text has characters not in the tokenizer vocabulary"):
+        build_pipeline(config(), persian, english_only, training=True)
+
+
+def test_same_seed_same_batches_when_deterministic(sample_scan):
+    cfg = config(dataset=None, optimize_cpu_gpu_overlap=False, num_workers=2)
+    tokenizer = tokenizer_for(sample_scan, cfg.data)
+    runs = [epoch(build_pipeline(cfg, sample_scan.items[:12], tokenizer, training=True)[0]) for _ in range(2)]
+    assert len(runs[0]) == len(runs[1]) > 0
+    for first, second in zip(*runs):
+        for key in first:
+            np.testing.assert_array_equal(first[key], second[key])

@@ -1,0 +1,178 @@
+"""Dataset scan on the committed fixtures (tests/data, made by scripts/make_test_fixtures.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from xtts_cli.config.errors import XttsError
+from xtts_cli.config.schema import DataConfig
+from xtts_cli.data.scan import DatasetScanError, scan_dataset, split_hash
+
+DATA = Path(__file__).parent / "data"
+DATASET = DATA / "dataset"
+FACTS = json.loads((DATA / "fixtures.json").read_text())
+# sha256("1234:pcm16")[:8] / 2**64: the split must not change across Python versions or machines.
+PINNED_PCM16_HASH = 0.38685700322256
+
+EXPECTED_BAD = {
+    "wavs/empty.wav": "empty",
+    "wavs/garbage.wav": "not_audio",
+    "wavs/truncated.wav": "truncated",
+    "wavs/header_only.wav": "header_only",
+    "wavs/truncated_ogg.ogg": "truncated",
+    "wavs/truncated_mp3.mp3": "truncated",
+    "wavs/too_short.wav": "too_short",
+    "wavs/too_long.flac": "too_long",
+    "wavs/missing_file.wav": "missing",
+    "../outside/escape.wav": "path_escapes_root",
+    "wavs/pcm16.wav": "text_too_long",
+    None: "malformed_line",
+}
+
+
+def fixture_config(**overrides) -> DataConfig:
+    # The fixture set is mostly bad items on purpose: allow them so the scan reports instead of failing.
+    return DataConfig(dataset_path=str(DATASET), max_bad_file_fraction=0.6, **overrides)
+
+
+@pytest.fixture(scope="module")
+def report():
+    return scan_dataset(fixture_config())
+
+
+def test_bundled_sample_scans_clean():
+    report = scan_dataset(DataConfig())
+    assert len(report.items) == 40
+    assert report.bad == []
+    assert report.total_items == 40
+    assert report.formats == {"wav": 40}
+    assert report.sample_rates == {22050: 40}
+    assert len(report.speakers) == 4 and sum(report.speakers.values()) == 40
+    assert report.total_hours == pytest.approx(93.9 / 3600, abs=0.1 / 3600)
+
+
+def test_every_bad_item_is_reported_with_its_reason_and_excluded(report):
+    found = {bad.path: bad.reason for bad in report.bad}
+    assert found == EXPECTED_BAD
+    for bad in report.bad:
+        assert bad.detail and bad.source.startswith("metadata.csv:")
+    kept = {item.relative_path for item in report.items}
+    assert not kept & {path for path in EXPECTED_BAD if path and path != "wavs/pcm16.wav"}
+    assert report.bad_fraction == pytest.approx(len(EXPECTED_BAD) / report.total_items)
+    assert report.bad_reasons["truncated"] == 3
+
+
+def test_bad_fraction_above_the_limit_fails_naming_fraction_limit_and_key():
+    with pytest.raises(DatasetScanError) as caught:
+        scan_dataset(DataConfig(dataset_path=str(DATASET), max_bad_file_fraction=0.25))
+    message = str(caught.value)
+    assert "12 of 29" in message and "41.4%" in message
+    assert "data.max_bad_file_fraction (25.0%)" in message
+    assert isinstance(caught.value, XttsError) and caught.value.hint
+    assert len(caught.value.report.bad) == 12
+
+
+def test_header_facts_match_what_sox_reports(report):
+    items = {item.relative_path: item for item in report.items}
+    assert set(FACTS) <= set(items) | {"wavs/pcm16.wav"}
+    for path, facts in FACTS.items():
+        audio = items[path].audio
+        assert (audio.sample_rate, audio.channels) == (facts["sample_rate"], facts["channels"]), path
+        if audio.format == "mp3":
+            # What tensorflow-io's minimp3 returns: the encoded audio exactly when a LAME tag gives
+            # the encoder delay and padding (VBR here), else every frame, delay and padding included.
+            encoded = facts["source_samples"]
+            if path.endswith("vbr.mp3"):
+                assert audio.num_samples == encoded, path
+            else:
+                assert encoded < audio.num_samples <= encoded + 3 * 576, path
+        else:
+            assert audio.num_samples == facts["samples"], path
+            assert audio.bit_depth == (facts["bits"] or None), path
+
+
+def test_formats_rates_channels_histograms(report):
+    assert report.formats == {"wav": 12, "flac": 2, "mp3": 2, "ogg": 1}
+    assert report.sample_rates == {22050: 15, 16000: 1, 44100: 1}
+    assert report.channels == {1: 16, 2: 1}
+    assert report.bit_depths == {"8": 1, "16": 9, "24": 2, "32": 2, "lossy": 3}
+    assert report.total_hours == pytest.approx(sum(i.audio.duration for i in report.items) / 3600)
+
+
+def test_pipe_inside_text_survives_and_normalized_text_is_preferred(report):
+    items = {item.id: item for item in report.items}
+    assert items["pipe_text"].training_text == "Press A | B to start."
+    assert items["rate16k"].text == "16 kHz." and items["rate16k"].training_text == "Sixteen kilohertz."
+    assert items["pcm8"].normalized_text is None and items["pcm8"].training_text == "Eight bits."
+
+
+def test_persian_text_is_read_as_utf8(report):
+    persian = next(item for item in report.items if item.id == "persian")
+    assert persian.training_text == "سلام، من می\u200cخواهم فارسی صحبت کنم."
+
+
+def test_first_column_path_and_speakers_file(report):
+    items = {item.relative_path: item for item in report.items}
+    assert items["wavs/nested/clip.wav"].id == "wavs/nested/clip"
+    assert items["wavs/pcm24.wav"].speaker == "gb"
+    assert items["wavs/persian.wav"].speaker == "fa"
+    assert items["wavs/nested/clip.wav"].speaker == "speaker"  # not in speakers.csv: the one default speaker
+
+
+def test_allow_absolute_paths_admits_the_escaping_path():
+    report = scan_dataset(fixture_config(allow_absolute_paths=True))
+    escape = next(item for item in report.items if item.relative_path == "../outside/escape.wav")
+    assert escape.audio.sample_rate == 8000
+    assert "path_escapes_root" not in report.bad_reasons
+
+
+def test_tsv_and_csv_manifests_with_speaker_column():
+    tsv = scan_dataset(fixture_config(metadata_train_file="manifest.tsv", eval_fraction=0.0))
+    assert tsv.layout == "manifest" and tsv.bad == []
+    speakers = {item.relative_path: item.speaker for item in tsv.items}
+    # An empty speaker cell falls back to speakers.csv beside the metadata (mp3vbr -> us).
+    assert speakers == {"wavs/pcm16.wav": "alice", "wavs/flac16.flac": "bob", "wavs/persian.wav": "sara",
+                        "wavs/mp3vbr.mp3": "us"}
+    csv = scan_dataset(fixture_config(metadata_train_file="manifest.csv", eval_fraction=0.0))
+    assert [item.text for item in csv.items] == ["Hello, world.", "Two channels, one voice."]
+
+
+def test_hash_split_is_deterministic_and_follows_the_seed(report):
+    again = scan_dataset(fixture_config())
+    assert [i.id for i in again.eval] == [i.id for i in report.eval]
+    assert report.split == "hash" and report.eval
+    half = scan_dataset(fixture_config(eval_fraction=0.5))
+    assert {i.id for i in half.eval} == {i.id for i in half.items if split_hash(i.id, 1234) < 0.5}
+    assert split_hash("pcm16", 1234) == split_hash("pcm16", 1234) != split_hash("pcm16", 99)
+    assert split_hash("pcm16", 1234) == PINNED_PCM16_HASH
+    other_seed = scan_dataset(fixture_config(eval_fraction=0.5, seed=7))
+    assert {i.id for i in other_seed.eval} != {i.id for i in half.eval}
+
+
+def test_explicit_eval_file():
+    report = scan_dataset(fixture_config(metadata_eval_file="metadata_eval.csv"))
+    assert report.split == "file"
+    assert [item.id for item in report.eval] == ["flac16", "vorbis"]
+    assert len(report.train) == 17
+
+
+def test_missing_dataset_and_metadata_are_clear_errors(tmp_path):
+    with pytest.raises(XttsError, match="data.dataset_path"):
+        scan_dataset(DataConfig(dataset_path=str(tmp_path / "nope")))
+    with pytest.raises(XttsError, match="data.metadata_train_file"):
+        scan_dataset(DataConfig(dataset_path=str(tmp_path)))
+
+
+def test_text_length_limit_counts_cleaned_characters(tmp_path):
+    root = tmp_path / "ds"
+    (root / "wavs").mkdir(parents=True)
+    shutil.copy(DATASET / "wavs" / "pcm16.wav", root / "wavs" / "a.wav")
+    (root / "metadata.csv").write_text("a|" + "x  " * 10 + "|\n", encoding="utf-8")
+    # 30 characters as written, 19 after whitespace collapsing: kept at max_text_length 19.
+    assert len(scan_dataset(DataConfig(dataset_path=str(root), max_text_length=19)).items) == 1
+    with pytest.raises(DatasetScanError, match="text_too_long"):
+        scan_dataset(DataConfig(dataset_path=str(root), max_text_length=18))

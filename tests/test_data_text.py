@@ -1,0 +1,63 @@
+"""Text cleaners and the character tokenizer."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from xtts_cli.config.errors import XttsError
+from xtts_cli.data.text import PAD_ID, Tokenizer, UnknownCharactersError, clean_text
+
+PERSIAN = "سلام، من می\u200cخواهم فارسی صحبت کنم."
+
+
+def test_cleaners():
+    assert clean_text("  Hello\t\tWORLD \n", ["basic_cleaners"]) == "hello world"
+    assert clean_text("Mr. Smith met Dr. Jones.", ["english_cleaners"]) == "mister smith met doctor jones."
+    assert clean_text("Ｆｕｌｌ\u00a0width ﬁ", ["multilingual_cleaners"]) == "full width fi"
+    assert clean_text("  As Is  ", ["no_cleaners"]) == "  As Is  "
+    with pytest.raises(XttsError, match="unknown cleaner 'shout'"):
+        clean_text("x", ["shout"])
+
+
+def test_multilingual_cleaners_keep_every_persian_character():
+    cleaned = clean_text(PERSIAN, ["multilingual_cleaners"])
+    assert cleaned == PERSIAN
+    assert "\u200c" in cleaned  # the zero-width non-joiner is part of Persian spelling
+    # Arabic presentation forms fold to the letters they draw (NFKC), so one letter is one id.
+    assert clean_text("\ufef7", ["multilingual_cleaners"]) == "\u0644\u0623"
+
+
+def test_persian_round_trip_and_padding_id():
+    tokenizer = Tokenizer.build([PERSIAN, "Hello | world."], ["multilingual_cleaners"])
+    ids = tokenizer.encode(PERSIAN)
+    assert len(ids) == len(PERSIAN) and PAD_ID not in ids
+    assert tokenizer.decode(ids + [PAD_ID, PAD_ID]) == PERSIAN
+    assert tokenizer.decode(tokenizer.encode("Hello | world.")) == "hello | world."
+    assert tokenizer.vocab_size == len(set(PERSIAN) | set("hello | world.")) + 1
+
+
+def test_unknown_characters_are_named():
+    tokenizer = Tokenizer.build(["abc"], ["basic_cleaners"])
+    with pytest.raises(UnknownCharactersError) as caught:
+        tokenizer.encode("abz ж")
+    assert caught.value.characters == [" ", "z", "ж"]
+    message = str(caught.value)
+    assert "'ж' (U+0436)" in message and "'z' (U+007A)" in message
+
+
+def test_save_and_load(tmp_path):
+    tokenizer = Tokenizer.build([PERSIAN, "abc"], ["multilingual_cleaners"])
+    path = tmp_path / "vocab" / "tokenizer.json"
+    tokenizer.save(path)
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert saved["pad_id"] == 0 and "\u200c" in saved["characters"]
+    assert "س" in path.read_text(encoding="utf-8")  # stored as UTF-8, readable
+    loaded = Tokenizer.load(path)
+    assert loaded == tokenizer
+    assert loaded.encode(PERSIAN) == tokenizer.encode(PERSIAN)
+    assert list(tmp_path.joinpath("vocab").iterdir()) == [path]  # no temp file left behind
+    path.write_text("{}", encoding="utf-8")
+    with pytest.raises(XttsError, match="not an xtts tokenizer vocabulary"):
+        Tokenizer.load(path)

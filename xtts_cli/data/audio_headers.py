@@ -1,0 +1,338 @@
+"""Read what an audio file holds from its header, without decoding it.
+
+The dataset scan runs this over every file before training, so it must be fast on a large corpus:
+it reads the container header (and, for Ogg, the last page; for MP3, the 4-byte frame headers),
+never the audio. Standard library only: the scan is not part of the training graph.
+
+The decoded length it reports is the length the in-graph decoders (`audio.py`) produce, so the
+scan's frame estimates are exact and length bucketing is decided before any audio is decoded.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from typing import BinaryIO, Optional
+
+SUPPORTED_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
+
+# WAVE format tags (mmreg.h). WAVE_FORMAT_EXTENSIBLE carries the real tag in its sub-format GUID.
+_WAVE_PCM = 0x0001
+_WAVE_FLOAT = 0x0003
+_WAVE_EXTENSIBLE = 0xFFFE
+
+
+class AudioHeaderError(Exception):
+    """A file that cannot be used; `reason` is one of the scan's bad-item reason codes."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class AudioHeader:
+    format: str  # container: wav, flac, ogg, mp3
+    codec: str  # decode route, one of audio.CODECS
+    sample_rate: int
+    channels: int
+    bit_depth: Optional[int]  # None for lossy formats
+    num_samples: int  # per channel, as the in-graph decoder returns them
+    data_offset: int = 0  # WAV: byte offset of the sample data (the raw-PCM decode route needs it)
+
+    @property
+    def duration(self) -> float:
+        return self.num_samples / self.sample_rate
+
+
+def read_audio_header(path: str) -> AudioHeader:
+    """Header facts of `path`, or AudioHeaderError(reason, detail) saying why it is unusable."""
+    try:
+        size = os.path.getsize(path)
+    except FileNotFoundError:
+        raise AudioHeaderError("missing", "file not found") from None
+    if size == 0:
+        raise AudioHeaderError("empty", "file is empty (0 bytes)")
+    with open(path, "rb") as handle:
+        head = handle.read(12)
+        if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
+            return _read_wav(handle, size)
+        if head[:4] == b"fLaC":
+            return _read_flac(handle, size, 0)
+        if head[:4] == b"OggS":
+            return _read_ogg(handle, size)
+        if head[:3] == b"ID3":
+            start = _id3v2_end(head)
+            handle.seek(start)
+            if handle.read(4) == b"fLaC":
+                return _read_flac(handle, size, start)
+            return _read_mp3(handle, size, start)
+        if len(head) >= 2 and head[0] == 0xFF and (head[1] & 0xE0) == 0xE0:
+            return _read_mp3(handle, size, 0)
+    if head[:4] == b"RIFF":
+        raise AudioHeaderError("not_audio", "RIFF file that is not WAVE")
+    raise AudioHeaderError("not_audio", "not a WAV, FLAC, Ogg Vorbis or MP3 file (unrecognised header bytes)")
+
+
+def _read_wav(handle: BinaryIO, size: int) -> AudioHeader:
+    fmt: Optional[tuple[int, int, int, int, int, bool]] = None
+    pos = 12
+    odd_chunk = False
+    # A bounded walk: a corrupt chunk size cannot make us loop forever.
+    for _ in range(64):
+        handle.seek(pos)
+        chunk = handle.read(8)
+        if len(chunk) < 8:
+            if fmt is None:
+                raise AudioHeaderError("truncated", "WAV ends before its 'fmt ' chunk")
+            raise AudioHeaderError("header_only", "WAV has a header but no 'data' chunk")
+        chunk_id, chunk_size = chunk[:4], struct.unpack("<I", chunk[4:])[0]
+        if chunk_id == b"fmt ":
+            body = handle.read(min(chunk_size, 40))
+            if len(body) < 16:
+                raise AudioHeaderError("truncated", "WAV 'fmt ' chunk is cut short")
+            tag, channels, rate, _, block_align, bits = struct.unpack("<HHIIHH", body[:16])
+            extensible = tag == _WAVE_EXTENSIBLE
+            if extensible and len(body) >= 26:
+                tag = struct.unpack("<H", body[24:26])[0]
+            fmt = (tag, channels, rate, block_align, bits, extensible)
+        elif chunk_id == b"data":
+            if fmt is None:
+                raise AudioHeaderError("not_audio", "WAV 'data' chunk comes before any 'fmt ' chunk")
+            return _wav_header(fmt, data_offset=pos + 8, declared=chunk_size, available=size - pos - 8,
+                               core_tf_readable=not (fmt[5] or odd_chunk))
+        odd_chunk = odd_chunk or bool(chunk_size & 1)
+        pos += 8 + chunk_size + (chunk_size & 1)  # chunks are word-aligned
+    raise AudioHeaderError("not_audio", "no 'data' chunk in the first 64 WAV chunks")
+
+
+def _wav_header(fmt: tuple[int, int, int, int, int, bool], *, data_offset: int, declared: int, available: int,
+                core_tf_readable: bool) -> AudioHeader:
+    tag, channels, rate, block_align, bits, _ = fmt
+    if channels < 1 or rate < 1 or block_align != channels * ((bits + 7) // 8):
+        raise AudioHeaderError("not_audio", f"WAV header is inconsistent (channels {channels}, rate {rate}, {bits}-bit)")
+    codec = {
+        (_WAVE_PCM, 8): "wav_pcm8",
+        (_WAVE_PCM, 16): "wav_pcm16",
+        (_WAVE_PCM, 24): "wav_pcm24",
+        (_WAVE_PCM, 32): "wav_pcm32",
+        (_WAVE_FLOAT, 32): "wav_float32",
+    }.get((tag, bits))
+    if codec == "wav_pcm16" and not core_tf_readable:
+        # tf.audio.decode_wav rejects EXTENSIBLE headers and misreads chunks after an odd-sized
+        # (word-padded) one; tensorflow-io reads both.
+        codec = "wav_pcm16_tfio"
+    if codec is None:
+        kind = {_WAVE_PCM: "PCM", _WAVE_FLOAT: "float"}.get(tag, f"format tag 0x{tag:04x}")
+        raise AudioHeaderError(
+            "unsupported_format", f"WAV {kind} {bits}-bit is not supported; convert to 16-bit PCM (sox in.wav -b 16 out.wav)"
+        )
+    if declared == 0 or available <= 0:
+        raise AudioHeaderError("header_only", "WAV header with no audio data")
+    if declared > available:
+        # 0xFFFFFFFF is what some streaming writers leave when they never patch the size in.
+        raise AudioHeaderError(
+            "truncated", f"WAV header declares {declared} bytes of audio but the file holds {available}"
+        )
+    num_samples = declared // block_align
+    if num_samples == 0:
+        raise AudioHeaderError("header_only", "WAV header with no audio data")
+    return AudioHeader("wav", codec, rate, channels, bits, num_samples, data_offset)
+
+
+def _read_flac(handle: BinaryIO, size: int, start: int) -> AudioHeader:
+    handle.seek(start + 4)
+    block = handle.read(4 + 34)
+    if len(block) < 38 or (block[0] & 0x7F) != 0:
+        raise AudioHeaderError("truncated", "FLAC file ends inside its STREAMINFO block")
+    info = block[4:]
+    min_block, max_block = struct.unpack(">HH", info[:4])
+    min_frame = int.from_bytes(info[4:7], "big")
+    packed = int.from_bytes(info[10:18], "big")
+    rate = packed >> 44
+    channels = ((packed >> 41) & 0x7) + 1
+    bits = ((packed >> 36) & 0x1F) + 1
+    total = packed & ((1 << 36) - 1)
+    if rate == 0:
+        raise AudioHeaderError("not_audio", "FLAC STREAMINFO has sample rate 0")
+    if total == 0:
+        raise AudioHeaderError("unsupported_format", "FLAC stream length is unknown (STREAMINFO total samples is 0); re-encode the file")
+    if bits not in (16, 24):
+        raise AudioHeaderError("unsupported_format", f"FLAC {bits}-bit is not supported; re-encode as 16- or 24-bit")
+    # Walk the metadata blocks to where the audio frames start.
+    pos = start + 4
+    last = False
+    while not last:
+        handle.seek(pos)
+        head = handle.read(4)
+        if len(head) < 4:
+            raise AudioHeaderError("truncated", "FLAC file ends inside its metadata")
+        last = bool(head[0] & 0x80)
+        pos += 4 + int.from_bytes(head[1:4], "big")
+    audio_bytes = size - pos
+    if audio_bytes <= 0:
+        raise AudioHeaderError("header_only", "FLAC header with no audio frames")
+    # With a fixed block size every frame but the last is at least `min_frame` bytes: a file holding
+    # fewer bytes than that lost its tail. The only length check FLAC allows without decoding.
+    if min_block == max_block and min_frame > 0:
+        frames = -(-total // max_block)
+        if audio_bytes < (frames - 1) * min_frame:
+            raise AudioHeaderError(
+                "truncated", f"FLAC holds {audio_bytes} bytes of frames, fewer than its {frames} frames need"
+            )
+    return AudioHeader("flac", f"flac{bits}", rate, channels, bits, total)
+
+
+def _read_ogg(handle: BinaryIO, size: int) -> AudioHeader:
+    handle.seek(0)
+    first = handle.read(28 + 255)
+    segments = first[26]
+    packet = first[27 + segments : 27 + segments + 30] if len(first) > 27 else b""
+    if packet[:8] == b"OpusHead":
+        raise AudioHeaderError("unsupported_format", "Ogg Opus is not supported; use Ogg Vorbis, FLAC or WAV")
+    if packet[:7] != b"\x01vorbis" or len(packet) < 16:
+        raise AudioHeaderError("not_audio", "Ogg file without a Vorbis identification header")
+    channels = packet[11]
+    rate = struct.unpack("<I", packet[12:16])[0]
+    if channels < 1 or rate < 1:
+        raise AudioHeaderError("not_audio", "Vorbis identification header is inconsistent")
+    # The last page's granule position is the stream's length in samples; its EOS flag says the
+    # encoder finished. Read only the file's tail (an Ogg page is at most 65,307 bytes).
+    tail_start = max(0, size - 65536 - 282)
+    handle.seek(tail_start)
+    tail = handle.read()
+    at = tail.rfind(b"OggS")
+    while at >= 0:
+        page = tail[at:]
+        if len(page) >= 27 and page[4] == 0:
+            granule = struct.unpack("<q", page[6:14])[0]
+            count = page[26]
+            body = sum(page[27 : 27 + count]) if len(page) >= 27 + count else None
+            if body is None or 27 + count + body > len(page):
+                raise AudioHeaderError("truncated", "Ogg file ends inside its last page")
+            if not page[5] & 0x04:
+                raise AudioHeaderError("truncated", "Ogg stream has no end-of-stream page (file cut short)")
+            if granule <= 0:
+                raise AudioHeaderError("header_only", "Ogg Vorbis file with headers but no audio")
+            return AudioHeader("ogg", "vorbis", rate, channels, None, granule)
+        at = tail.rfind(b"OggS", 0, at)
+    raise AudioHeaderError("truncated", "no complete Ogg page at the end of the file")
+
+
+def _id3v2_end(head: bytes) -> int:
+    # ID3v2 size is "syncsafe": 4 bytes of 7 bits each, after a 10-byte header.
+    size = (head[6] << 21) | (head[7] << 14) | (head[8] << 7) | head[9]
+    footer = 10 if head[5] & 0x10 else 0
+    return 10 + size + footer
+
+
+# MPEG audio frame header tables (ISO 11172-3 / 13818-3).
+_MP3_BITRATES = {  # (version_is_mpeg1, layer) -> kbit/s by index
+    (True, 1): (0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448),
+    (True, 2): (0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384),
+    (True, 3): (0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320),
+    (False, 1): (0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256),
+    (False, 2): (0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160),
+    (False, 3): (0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160),
+}
+_MP3_RATES = {3: (44100, 48000, 32000), 2: (22050, 24000, 16000), 0: (11025, 12000, 8000)}
+
+
+def _mp3_frame(header: bytes) -> Optional[tuple[int, int, int, int]]:
+    """(frame bytes, samples per frame, sample rate, channels) of a frame header, or None."""
+    if len(header) < 4 or header[0] != 0xFF or (header[1] & 0xE0) != 0xE0:
+        return None
+    version = (header[1] >> 3) & 0x3  # 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5
+    layer = 4 - ((header[1] >> 1) & 0x3)
+    bitrate_index = header[2] >> 4
+    rate_index = (header[2] >> 2) & 0x3
+    if version == 1 or layer == 4 or bitrate_index in (0, 15) or rate_index == 3:
+        return None
+    mpeg1 = version == 3
+    bitrate = _MP3_BITRATES[(mpeg1, layer)][bitrate_index] * 1000
+    rate = _MP3_RATES[version][rate_index]
+    padding = (header[2] >> 1) & 0x1
+    channels = 1 if (header[3] >> 6) == 3 else 2
+    if layer == 1:
+        return (12 * bitrate // rate + padding) * 4, 384, rate, channels
+    if layer == 2 or mpeg1:
+        return 144 * bitrate // rate + padding, 1152, rate, channels
+    return 72 * bitrate // rate + padding, 576, rate, channels
+
+
+def _mp3_vbr_tag(frame: bytes, mpeg1: bool, channels: int) -> tuple[int, int, int, int]:
+    """minimp3's `mp3dec_check_vbrtag`: (status, frames, delay, padding) of a Xing/Info first frame.
+
+    status 0: no tag (the frame is audio); -1: a tag without a frame count (skipped, not audio);
+    1: a tag whose frame count, encoder delay and padding fix the decoded length (gapless).
+    """
+    side_info = (17 if channels == 1 else 32) if mpeg1 else (9 if channels == 1 else 17)
+    crc = 2 if not (frame[1] & 0x01) else 0
+    at = 4 + crc + side_info
+    tag = frame[at:]
+    if tag[:4] not in (b"Xing", b"Info") or len(tag) < 12:
+        return 0, 0, 0, 0
+    flags = tag[7]
+    if not flags & 0x1:
+        return -1, 0, 0, 0
+    frames = int.from_bytes(tag[8:12], "big")
+    at += 12 + (4 if flags & 0x2 else 0) + (100 if flags & 0x4 else 0) + (4 if flags & 0x8 else 0)
+    delay = padding = 0
+    if at < len(frame) and frame[at]:
+        at += 21  # LAME / Lavc extension: encoder delay and padding, 12 bits each
+        if at + 14 >= len(frame):
+            return 0, 0, 0, 0
+        delay = ((frame[at] << 4) | (frame[at + 1] >> 4)) + 528 + 1
+        padding = (((frame[at + 1] & 0xF) << 8) | frame[at + 2]) - (528 + 1)
+    return 1, frames, delay, padding
+
+
+def _read_mp3(handle: BinaryIO, size: int, start: int) -> AudioHeader:
+    handle.seek(start)
+    first_header = handle.read(4)
+    first = _mp3_frame(first_header)
+    if first is None:
+        raise AudioHeaderError("not_audio", "no MPEG audio frame where the MP3 data should start")
+    first_length, samples_per_frame, rate, channels = first
+    # Walk the frame headers (4 bytes each) to count frames: VBR files without a Xing tag have no
+    # other reliable length.
+    pos, frames = start, 0
+    while pos + 4 <= size:
+        handle.seek(pos)
+        header = handle.read(4)
+        frame = _mp3_frame(header)
+        if frame is None:
+            if header[:3] == b"TAG" or header[:4] in (b"APET", b"LYRI"):
+                break  # trailing ID3v1 / APE / Lyrics tag
+            if frames < 2:
+                raise AudioHeaderError("not_audio", "MPEG frame sync lost after the first frame")
+            break
+        length, _, frame_rate, _ = frame
+        if frame_rate != rate:
+            raise AudioHeaderError("not_audio", "MPEG frames change sample rate mid-stream")
+        if pos + length > size:
+            raise AudioHeaderError("truncated", f"MP3 ends inside frame {frames + 1}")
+        pos += length
+        frames += 1
+    # The decoded length is what tensorflow-io's decoder (minimp3) returns: every frame, unless the
+    # first frame is a Xing/Info tag; then the tag is skipped and, with a LAME extension, the
+    # encoder delay and padding are cut (gapless). Same rules as minimp3_ex.h.
+    layer = 4 - ((first_header[1] >> 1) & 0x3)
+    mpeg1 = ((first_header[1] >> 3) & 0x3) == 3
+    num_samples = frames * samples_per_frame
+    if layer == 3:
+        handle.seek(start)
+        status, tag_frames, delay, padding = _mp3_vbr_tag(handle.read(first_length), mpeg1, channels)
+        if status < 0:
+            num_samples = (frames - 1) * samples_per_frame
+        elif status > 0:
+            num_samples = tag_frames * samples_per_frame
+            num_samples = num_samples - delay if num_samples >= delay else num_samples
+            if padding > 0 and num_samples >= padding:
+                num_samples -= padding
+    if num_samples <= 0:
+        raise AudioHeaderError("header_only", "MP3 with no audio frames")
+    return AudioHeader("mp3", "mp3", rate, channels, None, num_samples)
+

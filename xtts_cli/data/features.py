@@ -1,0 +1,131 @@
+"""Log-mel features, one TensorFlow function for the tf.data pipeline and for a compiled device step.
+
+Settings follow librosa so features match the tools users check them with:
+- centred framing: the signal is reflect-padded by n_fft // 2 on both sides, so a clip of `n` samples
+  gives 1 + n // hop_length frames (`DataConfig.mel_frames_for`);
+- a periodic Hann window of win_length samples, zero-padded to n_fft at the centre;
+- magnitude spectrogram (power = 1), the HiFi-GAN / XTTS convention: log-magnitude mels keep a
+  smaller dynamic range than power mels, which a vocoder trained on them expects. The librosa
+  equivalent is `librosa.feature.melspectrogram(..., power=1.0, pad_mode="reflect")`;
+- the mel filterbank of `librosa.filters.mel`: `slaney` = Slaney's mel scale with area
+  normalisation (htk=False, norm="slaney", librosa's default); `htk` = the HTK mel scale with
+  unit-peak triangles (htk=True, norm=None, as HTK and torchaudio's default build it);
+- natural log of max(mel, 1e-5).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from xtts_cli.config.schema import DataConfig
+
+MEL_FLOOR = 1e-5
+LOG_MEL_FLOOR = math.log(MEL_FLOOR)  # also the padding value of mel batches
+
+
+def _hz_to_mel(hz: np.ndarray, htk: bool) -> np.ndarray:
+    hz = np.asanyarray(hz, dtype=np.float64)
+    if htk:
+        return 2595.0 * np.log10(1.0 + hz / 700.0)
+    # Slaney (Auditory Toolbox): linear below 1 kHz, logarithmic above.
+    f_sp = 200.0 / 3
+    min_log_hz = 1000.0
+    min_log_mel = min_log_hz / f_sp
+    logstep = np.log(6.4) / 27.0
+    mels = hz / f_sp
+    return np.where(hz >= min_log_hz, min_log_mel + np.log(np.maximum(hz, 1e-10) / min_log_hz) / logstep, mels)
+
+
+def _mel_to_hz(mels: np.ndarray, htk: bool) -> np.ndarray:
+    mels = np.asanyarray(mels, dtype=np.float64)
+    if htk:
+        return 700.0 * (10.0 ** (mels / 2595.0) - 1.0)
+    f_sp = 200.0 / 3
+    min_log_hz = 1000.0
+    min_log_mel = min_log_hz / f_sp
+    logstep = np.log(6.4) / 27.0
+    return np.where(mels >= min_log_mel, min_log_hz * np.exp(logstep * (mels - min_log_mel)), f_sp * mels)
+
+
+def mel_filterbank(data: DataConfig) -> np.ndarray:
+    """Filterbank [n_fft // 2 + 1, n_mels], float32, as `librosa.filters.mel(...).T` builds it."""
+    htk = data.mel_filterbank == "htk"
+    fmax = data.fmax if data.fmax is not None else data.sample_rate / 2.0
+    fft_freqs = np.fft.rfftfreq(data.n_fft, d=1.0 / data.sample_rate)
+    mel_points = np.linspace(_hz_to_mel(data.fmin, htk), _hz_to_mel(fmax, htk), data.n_mels + 2)
+    mel_freqs = _mel_to_hz(mel_points, htk)
+    spacing = np.diff(mel_freqs)
+    ramps = mel_freqs[:, None] - fft_freqs[None, :]
+    lower = -ramps[:-2] / spacing[:-1, None]
+    upper = ramps[2:] / spacing[1:, None]
+    weights = np.maximum(0.0, np.minimum(lower, upper))
+    if not htk:
+        weights *= (2.0 / (mel_freqs[2 : data.n_mels + 2] - mel_freqs[: data.n_mels]))[:, None]
+    return weights.T.astype(np.float32)
+
+
+def analysis_window(data: DataConfig) -> np.ndarray:
+    """Periodic Hann of win_length, centred in n_fft zeros (librosa's `get_window` + `pad_center`)."""
+    n = np.arange(data.win_length)
+    window = 0.5 - 0.5 * np.cos(2.0 * np.pi * n / data.win_length)
+    left = (data.n_fft - data.win_length) // 2
+    return np.pad(window, (left, data.n_fft - data.win_length - left)).astype(np.float32)
+
+
+def mel_frames(num_samples, hop_length: int):
+    """Frames of a clip of `num_samples` (int or tensor) with centred framing."""
+    return 1 + num_samples // hop_length
+
+
+def log_mel(audio, data: DataConfig):
+    """Log-mel of `audio` [..., samples] float32 -> [..., 1 + samples // hop, n_mels] float32.
+
+    Plain TensorFlow ops only: usable in a tf.data map, in `tf.function(jit_compile=True)` and on
+    any device. With a static audio shape (the XLA case) the padding amounts are Python numbers.
+    """
+    import tensorflow as tf
+
+    audio = tf.convert_to_tensor(audio, tf.float32)
+    rank = audio.shape.rank
+    pad = data.n_fft // 2
+    static = audio.shape[-1]
+    num_samples = static if static is not None else tf.shape(audio)[-1]
+    frames = mel_frames(num_samples, data.hop_length)
+    # Reflect padding needs more samples than it mirrors; a clip shorter than n_fft / 2 (only
+    # possible with min_audio_duration near 0) is first extended with zeros.
+    keep = [[0, 0]] * (rank - 1)
+    if static is None:
+        audio = tf.pad(audio, keep + [[0, tf.maximum(pad + 1 - num_samples, 0)]])
+    elif static <= pad:
+        audio = tf.pad(audio, keep + [[0, pad + 1 - static]])
+    audio = tf.pad(audio, keep + [[pad, pad]], mode="REFLECT")
+    window = tf.constant(analysis_window(data))
+    spectrum = tf.signal.stft(
+        audio,
+        frame_length=data.n_fft,
+        frame_step=data.hop_length,
+        fft_length=data.n_fft,
+        window_fn=lambda length, dtype: window,
+        pad_end=False,
+    )
+    magnitude = tf.abs(spectrum)[..., :frames, :]
+    mel = tf.tensordot(magnitude, tf.constant(mel_filterbank(data)), axes=1)
+    return tf.math.log(tf.maximum(mel, MEL_FLOOR))
+
+
+def log_mel_batch(audio, audio_lengths, data: DataConfig):
+    """Log-mel of a padded audio batch [B, S] -> (mel [B, 1 + S // hop, n_mels], mel_lengths [B]).
+
+    For a trainer that receives `output="audio"` batches and computes features on its own device.
+    Frames past each clip's length are set to the padding value, as in mel batches. The last
+    ~n_fft / (2 * hop) real frames of a clip see the batch's zero padding where a per-clip
+    computation reflects the clip's own end, so they differ slightly from `log_mel` of the clip.
+    """
+    import tensorflow as tf
+
+    mel = log_mel(audio, data)
+    lengths = tf.cast(mel_frames(tf.cast(audio_lengths, tf.int32), data.hop_length), tf.int32)
+    valid = tf.sequence_mask(lengths, tf.shape(mel)[1])
+    return tf.where(valid[:, :, None], mel, tf.cast(LOG_MEL_FLOOR, mel.dtype)), lengths

@@ -1,0 +1,454 @@
+"""The tf.data input pipeline: scanned items -> padded, bucketed batches, with no Python in the loop.
+
+Stages (each a graph op, so tf.data runs them on its own C++ threads):
+
+    items (paths, header facts, token ids), split into one source per length bucket: the scan's
+    lengths are exact, so each clip's bucket is known before it is decoded (see bucketing.py)
+      -> [shuffle]                       runtime / precompute: shuffle file names, cheap
+      -> read + decode + resample + mel  parallel map (or read precomputed tensors)
+      -> [cache]                         cache mode: features kept in memory after epoch 1
+      -> [shuffle]                       cache mode: shuffle after the cache, fresh each epoch
+      -> [prefetch pipeline_buffer_size]
+      -> batch, pad to the bucket's planned lengths, reference crop (per batch)
+    sources interleaved (random order when training)
+      -> prefetch [-> prefetch_to_device]
+
+Batch (output="mel"):
+    text_ids    int32   [B, T]     0-padded (Tokenizer.PAD_ID)
+    text_lengths int32  [B]
+    mel         float32 [B, F, n_mels]  padded with log(1e-5)
+    mel_lengths int32   [B]
+    ref_mel     float32 [B, R, n_mels]  R = data.reference_frames: a crop of the clip (random
+                                        start when training, the first R frames otherwise)
+    ref_lengths int32   [B]
+Batch (output="audio"): text_ids, text_lengths, audio float32 [B, S] (0-padded), audio_lengths;
+S is padded so that 1 + S // hop equals the bucket's mel length, for `features.log_mel_batch`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional, Sequence, Union
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from xtts_cli.config.errors import XttsError
+from xtts_cli.config.schema import DataConfig, XttsConfig
+from xtts_cli.data.audio import CODECS, decode_audio
+from xtts_cli.data.bucketing import BucketPlan, plan_buckets
+from xtts_cli.data.feature_cache import PrecomputeResult, precompute_features
+from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel
+from xtts_cli.data.scan import DatasetItem, ScanReport
+from xtts_cli.data.text import Tokenizer, UnknownCharactersError
+
+Output = Literal["mel", "audio"]
+
+
+class PipelineInfo(BaseModel):
+    """What the pipeline will do, for reports and for the trainer's retrace budget."""
+
+    output: Output
+    training: bool
+    preprocessing_mode: str
+    tf_native: bool = Field(description="False: the tf.numpy_function baseline.")
+    num_items: int
+    batch_size: int
+    drop_remainder: bool
+    batching: Literal["bucketed", "fixed", "dynamic"]
+    bucket_boundaries: list[int] = Field(default_factory=list, description="Exclusive upper mel-frame bound of each bucket.")
+    mel_pad_lengths: list[int] = Field(default_factory=list, description="Mel frames each bucket pads to.")
+    text_pad_lengths: list[int] = Field(default_factory=list, description="Text length each bucket pads to.")
+    max_distinct_batch_shapes: Optional[int] = Field(
+        description="Upper bound on distinct batch shapes in an epoch (compiled-step traces); empty: unbounded."
+    )
+    padding_efficiency: float = Field(
+        description="Real mel frames / padded mel frames, from the scanned lengths (before any silence trimming)."
+    )
+    batches_per_epoch: int
+    codecs: list[str]
+    num_parallel_calls: Union[int, Literal["auto"]]
+    prefetch_buffer_size: Union[int, Literal["auto"]]
+    shuffle_buffer_size: int = Field(description="Per source (bucket): at most the clips it holds.")
+    deterministic: bool
+    prefetch_device: Optional[str] = Field(None, description="Device the last stage prefetches onto; empty: host.")
+    feature_cache: Optional[PrecomputeResult] = None
+
+
+def tokenizer_for(report: ScanReport, data: DataConfig) -> Tokenizer:
+    """A tokenizer over every kept item's text, training and validation alike.
+
+    The vocabulary is only a character inventory, so including validation texts leaks nothing,
+    and it keeps a character that happens to occur only in validation from failing the eval set.
+    """
+    return Tokenizer.build((item.training_text for item in report.items), data.text_cleaners)
+
+
+def _auto(value):
+    import tensorflow as tf
+
+    return tf.data.AUTOTUNE if value == "auto" else value
+
+
+def _frames(item: DatasetItem, data: DataConfig) -> int:
+    samples = item.audio.num_samples * data.sample_rate // item.audio.sample_rate
+    return 1 + samples // data.hop_length
+
+
+def _encode_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> list[list[int]]:
+    encoded = []
+    for item in items:
+        try:
+            encoded.append(tokenizer.encode(item.training_text))
+        except UnknownCharactersError as error:
+            raise XttsError(f"{item.source} ({item.id}): {error.lines[0]}", hint=error.hint) from None
+    return encoded
+
+
+def _ragged(rows: Sequence[Sequence[int]]):
+    import tensorflow as tf
+
+    lengths = np.asarray([len(r) for r in rows], dtype=np.int64)
+    flat = np.fromiter((v for r in rows for v in r), dtype=np.int32, count=int(lengths.sum()))
+    return tf.RaggedTensor.from_row_lengths(flat, lengths)
+
+
+def _source_spec():
+    import tensorflow as tf
+
+    return {"path": tf.string, "codec": tf.int32, "rate": tf.int64, "channels": tf.int32, "offset": tf.int64,
+            "num_samples": tf.int64}
+
+
+def _source(items: Sequence[DatasetItem], codecs: list[str], *, global_codec_index: bool) -> dict:
+    index = CODECS if global_codec_index else codecs
+    return {
+        "path": np.asarray([item.audio_path for item in items], dtype=object),
+        "codec": np.asarray([index.index(item.audio.codec) for item in items], dtype=np.int32),
+        "rate": np.asarray([item.audio.sample_rate for item in items], dtype=np.int64),
+        "channels": np.asarray([item.audio.channels for item in items], dtype=np.int32),
+        "offset": np.asarray([item.audio.data_offset for item in items], dtype=np.int64),
+        "num_samples": np.asarray([item.audio.num_samples for item in items], dtype=np.int64),
+    }
+
+
+def feature_stage(data: DataConfig, output: Output, codecs: list[str]):
+    """element {path, codec, rate, channels, offset, num_samples} -> float32 mel [F, n_mels] or audio [S].
+
+    TF-native (graph ops) unless `data.use_tf_native_loading` is false, which selects the
+    tf.numpy_function baseline.
+    """
+    import tensorflow as tf
+
+    if not data.use_tf_native_loading:
+        from xtts_cli.data.numpy_baseline import make_loader
+
+        loader = make_loader(data, output)
+        shape = [None, data.n_mels] if output == "mel" else [None]
+
+        def baseline(element):
+            args = [element[k] for k in ("path", "codec", "rate", "channels", "offset", "num_samples")]
+            features = tf.numpy_function(loader, args, tf.float32, stateful=False)
+            return tf.ensure_shape(features, shape)
+
+        return baseline
+
+    # Traced once and called from every bucket's map: with one source per bucket, tracing the
+    # decode branches per source multiplied pipeline start-up time by the number of buckets.
+    @tf.function(input_signature=[{name: tf.TensorSpec([], dtype) for name, dtype in _source_spec().items()}],
+                 autograph=False)
+    def native(element):
+        contents = tf.io.read_file(element["path"])
+        audio = decode_audio(contents, element["codec"], element["rate"], element["channels"], element["offset"],
+                             element["num_samples"], data, codecs)
+        return log_mel(audio, data) if output == "mel" else audio
+
+    return lambda element: native({name: element[name] for name in _source_spec()})
+
+
+def _items_dataset(items: Sequence[DatasetItem], data: DataConfig, output: Output, codecs: list[str]):
+    """Features of `items`, in order (used by precompute and by `decoded_audio_dataset`)."""
+    import tensorflow as tf
+
+    source = _source(items, codecs, global_codec_index=not data.use_tf_native_loading)
+    stage = feature_stage(data, output, codecs)
+    return tf.data.Dataset.from_tensor_slices(source).map(
+        stage, num_parallel_calls=_auto(data.num_workers), deterministic=True
+    )
+
+
+def _check_device(device: Optional[str], data: DataConfig) -> Optional[str]:
+    if not device or not data.prefetch_to_gpu:
+        return None
+    # On a CPU target the batches are already in host memory: a device prefetch would only copy.
+    return device if "GPU" in device.upper() else None
+
+
+def build_pipeline(
+    config: XttsConfig,
+    items: Sequence[DatasetItem],
+    tokenizer: Tokenizer,
+    *,
+    training: bool,
+    output: Output = "mel",
+    device: Optional[str] = None,
+):
+    """(tf.data.Dataset of batch dicts, PipelineInfo). See the module docstring for the batch layout.
+
+    `device`: the model's device (e.g. "/GPU:1"); with `data.prefetch_to_gpu` the pipeline ends
+    with a prefetch onto it. CPU targets get no device prefetch.
+    """
+    import tensorflow as tf
+
+    data = config.data
+    items = list(items)
+    if not items:
+        raise XttsError(
+            f"no {'training' if training else 'validation'} items to build a pipeline from",
+            hint="check the dataset scan report (xtts validate) and data.eval_fraction",
+        )
+    if output not in ("mel", "audio"):
+        raise ValueError(f"output must be 'mel' or 'audio', got {output!r}")
+    codecs = [c for c in CODECS if any(item.audio.codec == c for item in items)]
+    if not data.use_tf_native_loading:
+        from xtts_cli.data.numpy_baseline import require_decoders
+
+        require_decoders(set(codecs))
+    text_ids = _encode_texts(items, tokenizer)
+    frames = [_frames(item, data) for item in items]
+    batch_size = data.batch_size
+    drop_remainder = training
+    deterministic = not data.optimize_cpu_gpu_overlap
+
+    precomputed: Optional[PrecomputeResult] = None
+    if data.preprocessing_mode == "precompute":
+        precomputed = precompute_features(data, items, output, lambda todo: _items_dataset(todo, data, output, codecs))
+
+    plan: Optional[BucketPlan] = None
+    if data.pad_to_fixed_length:
+        batching, groups = "fixed", [np.arange(len(items))]
+    elif data.bucket_by_length:
+        batching = "bucketed"
+        plan = plan_buckets(frames, [len(t) for t in text_ids], data.num_buckets,
+                            min_size=batch_size if drop_remainder else 1)
+        bucket_of = plan.bucket_of(frames)
+        groups = [np.flatnonzero(bucket_of == k) for k in range(plan.num_buckets)]
+    else:
+        batching, groups = "dynamic", [np.arange(len(items))]
+
+    # Built once for all sources: the decode stage is a tf.function traced a single time.
+    stage = None if precomputed else feature_stage(data, output, codecs)
+    sources = []
+    for k, group in enumerate(groups):
+        elements = _group_elements(
+            data, output, stage, codecs, [items[i] for i in group], [text_ids[i] for i in group],
+            [precomputed.paths[i] for i in group] if precomputed else None,
+            training=training, deterministic=deterministic, seed=data.seed + k,
+        )
+        sources.append(_pad_batches(elements, data, output, plan, k, training=training, seed=data.seed + k))
+    counts = [len(g) // batch_size if drop_remainder else -(-len(g) // batch_size) for g in groups]
+    if len(sources) == 1:
+        ds = sources[0]
+    else:
+        # One source per bucket, visited in random order (training) or one after the other
+        # (validation), each exactly as often as it has batches.
+        order = np.repeat(np.arange(len(sources), dtype=np.int64), counts)
+        choices = tf.data.Dataset.from_tensor_slices(order)
+        if training:
+            choices = choices.shuffle(max(len(order), 1), seed=data.seed, reshuffle_each_iteration=True)
+        # A clip skipped by ignore_errors leaves its bucket a batch short: move on, don't stop.
+        ds = tf.data.Dataset.choose_from_datasets(sources, choices, stop_on_empty_dataset=False)
+
+    options = tf.data.Options()
+    options.deterministic = deterministic
+    options.experimental_optimization.map_parallelization = data.optimize_cpu_gpu_overlap
+    options.experimental_optimization.parallel_batch = data.optimize_cpu_gpu_overlap
+    # AUTOTUNE values need the autotuner; with fixed numbers it only resizes buffers, which is
+    # part of what optimize_cpu_gpu_overlap asks for.
+    options.autotune.enabled = data.optimize_cpu_gpu_overlap or "auto" in (data.num_workers, data.prefetch_buffer_size)
+    ds = ds.with_options(options)
+    if data.prefetch_buffer_size != 0:
+        ds = ds.prefetch(_auto(data.prefetch_buffer_size))
+    prefetch_device = _check_device(device, data)
+    if prefetch_device:
+        if data.enhanced_gpu_prefetch and data.prefetch_buffer_size != 0:
+            buffer = None if data.prefetch_buffer_size == "auto" else data.prefetch_buffer_size
+        else:
+            buffer = 1
+        ds = ds.apply(tf.data.experimental.prefetch_to_device(prefetch_device, buffer_size=buffer))
+
+    # Distinct shapes: per source, full batches and (without drop_remainder) one final partial one.
+    shapes = sum(int(len(g) >= batch_size) + int(not drop_remainder and len(g) % batch_size > 0) for g in groups)
+    info = PipelineInfo(
+        output=output,
+        training=training,
+        preprocessing_mode=data.preprocessing_mode,
+        tf_native=data.use_tf_native_loading,
+        num_items=len(items),
+        batch_size=batch_size,
+        drop_remainder=drop_remainder,
+        batching=batching,
+        bucket_boundaries=plan.boundaries if plan else [],
+        mel_pad_lengths=plan.length_pads if plan else [],
+        text_pad_lengths=plan.text_pads if plan else [],
+        max_distinct_batch_shapes=None if batching == "dynamic" else shapes,
+        padding_efficiency=_padding_efficiency(frames, plan, data, batching),
+        batches_per_epoch=sum(counts),
+        codecs=codecs,
+        num_parallel_calls=data.num_workers,
+        prefetch_buffer_size=data.prefetch_buffer_size,
+        shuffle_buffer_size=min(data.shuffle_buffer_multiplier * batch_size, len(items)) if training else 0,
+        deterministic=deterministic,
+        prefetch_device=prefetch_device,
+        feature_cache=precomputed,
+    )
+    return ds, info
+
+
+def _group_elements(data: DataConfig, output: Output, stage, codecs: list[str], items, text_ids, feature_paths,
+                    *, training: bool, deterministic: bool, seed: int):
+    """Per-clip elements of one source (bucket): token ids, features and their lengths."""
+    import tensorflow as tf
+
+    if feature_paths is not None:
+        source = {"feature_path": np.asarray(feature_paths, dtype=object)}
+        shape = [None, data.n_mels] if output == "mel" else [None]
+
+        def features(element):
+            # Graph-only read back: no Python between the file and the batch.
+            return tf.ensure_shape(tf.io.parse_tensor(tf.io.read_file(element["feature_path"]), tf.float32), shape)
+    else:
+        source = _source(items, codecs, global_codec_index=not data.use_tf_native_loading)
+        features = stage
+    source["text_ids"] = _ragged(text_ids)
+
+    def with_features(element):
+        values = features(element)
+        return {
+            "text_ids": element["text_ids"],
+            "text_lengths": tf.shape(element["text_ids"], out_type=tf.int32)[0],
+            output: values,
+            f"{output}_lengths": tf.shape(values, out_type=tf.int32)[0],
+        }
+
+    parallel = _auto(data.num_workers)
+    shuffle = min(data.shuffle_buffer_multiplier * data.batch_size, len(items)) if training else 0
+    ds = tf.data.Dataset.from_tensor_slices(source)
+    if shuffle and data.preprocessing_mode != "cache":
+        ds = ds.shuffle(shuffle, seed=seed, reshuffle_each_iteration=True)  # file names: cheap to shuffle
+    ds = ds.map(with_features, num_parallel_calls=parallel, deterministic=deterministic)
+    # The scan vouched for every header; a file that still fails to decode (corrupt frames inside
+    # a valid container) is skipped with a logged warning instead of ending the epoch.
+    ds = ds.ignore_errors(log_warning=True)
+    if data.preprocessing_mode == "cache":
+        ds = ds.cache()
+        if shuffle:
+            ds = ds.shuffle(shuffle, seed=seed, reshuffle_each_iteration=True)  # after the cache: new order each epoch
+    if data.pipeline_buffer_size:
+        ds = ds.prefetch(data.pipeline_buffer_size)
+    return ds
+
+
+def _pad_batches(ds, data: DataConfig, output: Output, plan: Optional[BucketPlan], bucket: int, *,
+                 training: bool, seed: int):
+    """Batches of one source: padded to its bucket's planned lengths (or to fixed / batch-max
+    lengths), with the reference crop added per batch."""
+    import tensorflow as tf
+
+    values = {name: tf.constant(v, ds.element_spec[name].dtype) for name, v in _padding_values(output).items()
+              if name in ds.element_spec}
+    hop = data.hop_length
+    drop_remainder = training
+    if data.pad_to_fixed_length:
+        shapes = {"text_ids": [data.max_text_length], "text_lengths": []}
+        # For audio, S = P * hop - 1 samples give 1 + S // hop == P frames.
+        shapes.update({output: [data.max_mel_frames, data.n_mels] if output == "mel" else [data.max_mel_frames * hop - 1],
+                       f"{output}_lengths": []})
+        batched = ds.padded_batch(data.batch_size, padded_shapes=shapes, padding_values=values,
+                                  drop_remainder=drop_remainder)
+    else:
+        batched = ds.padded_batch(data.batch_size, padding_values=values, drop_remainder=drop_remainder)
+    if plan is not None:
+        text_pad = plan.text_pads[bucket]
+        length_pad = plan.length_pads[bucket] if output == "mel" else plan.length_pads[bucket] * hop - 1
+
+        def to_plan(batch):
+            # From the batch maximum up to the bucket's lengths. max() keeps a clip longer than
+            # planned (impossible while the scan's lengths are exact) from failing the epoch.
+            out = dict(batch)
+            text = batch["text_ids"]
+            out["text_ids"] = tf.pad(text, [[0, 0], [0, tf.maximum(text_pad - tf.shape(text)[1], 0)]])
+            tensor = batch[output]
+            grow = [[0, 0], [0, tf.maximum(length_pad - tf.shape(tensor)[1], 0)]] + [[0, 0]] * (tensor.shape.rank - 2)
+            out[output] = tf.pad(tensor, grow, constant_values=values[output])
+            return out
+
+        batched = batched.map(to_plan)
+    if output == "audio":
+        return batched
+    if not training:
+        return batched.map(lambda batch: _with_reference(batch, None, data))
+    # One seeded draw per batch (not per clip): the crops are reproducible for a seed whatever
+    # the map's parallelism, and the per-clip map stage this replaced cost more than the decode.
+    randoms = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
+    return tf.data.Dataset.zip((batched, randoms)).map(lambda batch, draw: _with_reference(batch, draw, data))
+
+
+def _with_reference(batch: dict, draw, data: DataConfig) -> dict:
+    """Add ref_mel [B, R, n_mels] / ref_lengths [B]: R frames of each clip, from a random start
+    when `draw` (an int64 seed) is given, else from its first frame; padded like mel."""
+    import tensorflow as tf
+
+    crop = data.reference_frames
+    mel, lengths = batch["mel"], batch["mel_lengths"]
+    if draw is None:
+        starts = tf.zeros_like(lengths)
+    else:
+        span = tf.cast(tf.maximum(lengths - crop + 1, 1), tf.float32)
+        uniform = tf.random.stateless_uniform(tf.shape(lengths), seed=tf.stack([draw, tf.constant(0, tf.int64)]))
+        starts = tf.minimum(tf.cast(uniform * span, tf.int32), tf.cast(span, tf.int32) - 1)
+    # Frames past the padded length (a batch padded shorter than R) read as the floor value.
+    padded = tf.pad(mel, [[0, 0], [0, tf.maximum(crop - tf.shape(mel)[1], 0)], [0, 0]], constant_values=LOG_MEL_FLOOR)
+    positions = starts[:, None] + tf.range(crop)[None, :]
+    ref_lengths = tf.minimum(lengths, crop)
+    ref = tf.gather(padded, positions, batch_dims=1)
+    valid = tf.range(crop)[None, :] < ref_lengths[:, None]
+    ref = tf.where(valid[:, :, None], ref, tf.constant(LOG_MEL_FLOOR, ref.dtype))
+    out = dict(batch)
+    out["ref_mel"] = tf.ensure_shape(ref, [None, crop, data.n_mels])
+    out["ref_lengths"] = ref_lengths
+    return out
+
+
+def _padding_values(output: Output) -> dict:
+    values = {"text_ids": 0, "text_lengths": 0}
+    if output == "mel":
+        values.update(mel=LOG_MEL_FLOOR, mel_lengths=0, ref_mel=LOG_MEL_FLOOR, ref_lengths=0)
+    else:
+        values.update(audio=0.0, audio_lengths=0)
+    return values
+
+
+def _padding_efficiency(frames: list[int], plan: Optional[BucketPlan], data: DataConfig, batching: str) -> float:
+    if plan is not None:
+        return plan.padding_efficiency(frames)
+    if batching == "fixed":
+        return sum(frames) / (len(frames) * data.max_mel_frames)
+    # Dynamic padding to the batch maximum depends on the shuffle; this is its lower bound.
+    return sum(frames) / (len(frames) * max(frames))
+
+
+def decoded_audio_dataset(config: XttsConfig, items: Sequence[DatasetItem]):
+    """Each item's decoded, resampled mono audio, held in memory: {"audio": float32 [S]} per clip.
+
+    For the "compute bound" benchmark: mapping `features.log_mel` over it times the feature
+    computation alone, with file reading and decoding already paid for.
+    """
+    import tensorflow as tf
+
+    data = config.data
+    codecs = [c for c in CODECS if any(item.audio.codec == c for item in items)]
+    native = data.model_copy(update={"use_tf_native_loading": True})
+    clips = list(_items_dataset(items, native, "audio", codecs).as_numpy_iterator())
+    lengths = np.asarray([len(c) for c in clips], dtype=np.int64)
+    audio = tf.RaggedTensor.from_row_lengths(np.concatenate(clips).astype(np.float32), lengths)
+    return tf.data.Dataset.from_tensor_slices({"audio": audio})
