@@ -1,0 +1,512 @@
+"""The software and GPUs training will run on: facts from TensorFlow and NVML, and what is wrong.
+
+`check_environment()` asks TensorFlow (its build, the GPUs it can use, whether XLA compiles, whether
+tensorflow-io's kernels load) and NVML (the GPUs and driver `nvidia-smi` shows), then compares the
+two. Each probe runs the real thing (a tensorflow-io op on an in-memory WAV, an XLA-compiled
+function) because the failures users hit only show when a kernel is loaded or a program compiled:
+`import tensorflow_io` succeeds on a mismatched TensorFlow and the undefined symbol appears at the
+first op.
+
+The TensorFlow and NVML facts can be passed in (`tf_gpus`, `nvml`, `build`, `environ`) so the
+comparison logic runs against machines we do not have; by default the real queries run.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import struct
+import time
+import warnings
+from collections import Counter
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+from xtts_cli.devices.gpu_info import GpuInfo, query_nvml
+from xtts_cli.diagnosis.findings import ConfigChange, Finding, sort_findings
+
+NvmlFacts = tuple[tuple[GpuInfo, ...], Optional[str], Optional[str]]  # what query_nvml() returns
+
+GPU_EXTRA_FIX = "pip install 'xtts-cli[gpu]'"
+# pyproject pins this pair: tensorflow-io 0.37.1 is built against TensorFlow 2.16.x, and its kernels
+# fail with an undefined symbol on other TensorFlow versions.
+TFIO_FIX = "install tensorflow-io==0.37.1 with tensorflow 2.16.x (pip install 'tensorflow>=2.16,<2.17' tensorflow-io==0.37.1)"
+PCI_ORDER_FIX = "export CUDA_DEVICE_ORDER=PCI_BUS_ID"
+
+# Tensor cores (and so a float16 mixed-precision speed-up) start at compute capability 7.0, bfloat16
+# math at 8.0: https://www.tensorflow.org/guide/mixed_precision#supported_hardware. The thresholds
+# live on GpuInfo (xtts_cli/devices/gpu_info.py) and are reused here.
+
+# Oldest Linux driver a CUDA major version runs on (minor-version compatibility), from the CUDA
+# Toolkit release notes, table "CUDA Toolkit and Minimum Required Driver Version for CUDA Minor
+# Version Compatibility": https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html
+MIN_DRIVER_FOR_CUDA_MAJOR = {11: (450, 80, 2), 12: (525, 60, 13)}
+
+
+class TensorFlowBuild(BaseModel):
+    """`tf.__version__` and `tf.sysconfig.get_build_info()`."""
+
+    version: str
+    is_cuda_build: bool
+    cuda_version: Optional[str] = None
+    cudnn_version: Optional[str] = None
+    # The GPU architectures the build carries code for, e.g. ["sm_50", ..., "compute_90"].
+    cuda_compute_capabilities: list[str] = Field(default_factory=list)
+
+
+class Probe(BaseModel):
+    """A small real run of something training needs; `detail` says what ran or the error."""
+
+    ok: bool
+    detail: str
+    seconds: float
+
+
+class TfGpu(BaseModel):
+    """A GPU as TensorFlow sees it (`tf.config.experimental.get_device_details`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    name: str
+    compute_capability: Optional[tuple[int, int]] = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def supports_mixed_float16(self) -> bool:
+        return GpuInfo(self.index, self.name, 0, self.compute_capability).supports_mixed_float16
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def supports_bfloat16(self) -> bool:
+        return GpuInfo(self.index, self.name, 0, self.compute_capability).supports_bfloat16
+
+
+class EnvironmentReport(BaseModel):
+    python_version: str
+    tensorflow: TensorFlowBuild
+    tensorflow_io_version: Optional[str]
+    tensorflow_io_kernels: Probe
+    xla_cpu: Probe
+    # Only when TensorFlow really sees a GPU: XLA on GPU needs ptxas/libdevice, which CPU XLA does not.
+    xla_gpu: Optional[Probe] = None
+    tf_gpus: list[TfGpu]
+    nvml_gpus: list[GpuInfo]
+    nvml_unavailable_reason: Optional[str]
+    driver_version: Optional[str]
+    cuda_device_order: Optional[str]
+    cuda_visible_devices: Optional[str]
+    findings: list[Finding] = Field(default_factory=list)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def mixed_float16_supported(self) -> bool:
+        """Every GPU TensorFlow trains on has tensor cores (MirroredStrategy uses them all)."""
+        return bool(self.tf_gpus) and all(gpu.supports_mixed_float16 for gpu in self.tf_gpus)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def bfloat16_supported(self) -> bool:
+        return bool(self.tf_gpus) and all(gpu.supports_bfloat16 for gpu in self.tf_gpus)
+
+
+def run_probe(body: Callable[[], str]) -> Probe:
+    """Run `body`; its return value is the detail. Any exception is the probe's answer, not a crash:
+    a broken install shows up as ImportError, NotFoundError, NotImplementedError (tensorflow-io wraps
+    its load failure in one), InvalidArgumentError (XLA), and others."""
+    started = time.perf_counter()
+    try:
+        detail = body()
+        ok = True
+    except Exception as exc:  # noqa: BLE001 - the failure is what we report
+        detail = f"{type(exc).__name__}: {_first_lines(str(exc))}"
+        ok = False
+    return Probe(ok=ok, detail=detail, seconds=time.perf_counter() - started)
+
+
+def _first_lines(text: str, limit: int = 3) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return " | ".join(lines[:limit]) or "(no message)"
+
+
+def tensorflow_build() -> TensorFlowBuild:
+    import tensorflow as tf
+
+    info = dict(tf.sysconfig.get_build_info())
+    return TensorFlowBuild(
+        version=tf.__version__,
+        is_cuda_build=bool(info.get("is_cuda_build", False)),
+        cuda_version=_text_or_none(info.get("cuda_version")),
+        cudnn_version=_text_or_none(info.get("cudnn_version")),
+        cuda_compute_capabilities=[str(c) for c in info.get("cuda_compute_capabilities", []) or []],
+    )
+
+
+def _text_or_none(value: Any) -> Optional[str]:
+    return None if value in (None, "") else str(value)
+
+
+def tensorflow_gpus() -> list[TfGpu]:
+    """The GPUs TensorFlow can use, in its own order (CUDA's, which CUDA_DEVICE_ORDER sets)."""
+    import tensorflow as tf
+
+    gpus = []
+    for index, device in enumerate(tf.config.list_physical_devices("GPU")):
+        details = tf.config.experimental.get_device_details(device)
+        capability = details.get("compute_capability")
+        gpus.append(
+            TfGpu(
+                index=index,
+                name=str(details.get("device_name", device.name)),
+                compute_capability=tuple(capability) if capability else None,  # type: ignore[arg-type]
+            )
+        )
+    return gpus
+
+
+def _wav_bytes(samples: Any, sample_rate: int) -> bytes:
+    """A 16-bit mono PCM WAV file (RIFF header + data), the format of the bundled sample."""
+    data = samples.astype("<i2").tobytes()
+    header = struct.pack(
+        "<4sI4s4sIHHIIHH4sI",
+        b"RIFF", 36 + len(data), b"WAVE",
+        b"fmt ", 16, 1, 1, sample_rate, sample_rate * 2, 2, 16,
+        b"data", len(data),
+    )  # fmt: skip
+    return header + data
+
+
+def _tfio_roundtrip() -> str:
+    import numpy as np
+    import tensorflow as tf
+    import tensorflow_io as tfio
+
+    rate = 16000
+    samples = np.round(8000 * np.sin(2 * np.pi * 440 * np.arange(160) / rate)).astype(np.int16)
+    # The op library loads lazily, at the first op: this is where a mismatched pair fails.
+    decoded = tfio.audio.decode_wav(tf.constant(_wav_bytes(samples, rate)), dtype=tf.int16)
+    resampled = tfio.audio.resample(tf.cast(decoded, tf.float32), rate_in=rate, rate_out=rate // 2)
+    if not np.array_equal(decoded.numpy()[:, 0], samples):
+        raise ValueError("tfio.audio.decode_wav returned other samples than the WAV holds")
+    if tuple(resampled.shape) != (80, 1):
+        raise ValueError(f"tfio.audio.resample returned shape {tuple(resampled.shape)}, expected (80, 1)")
+    return "tfio.audio.decode_wav and tfio.audio.resample ran on a 160-sample in-memory WAV"
+
+
+def probe_tensorflow_io() -> tuple[Optional[str], Probe]:
+    """(tensorflow-io version or None, whether its kernels run)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        tfio_version: Optional[str] = version("tensorflow-io")
+    except PackageNotFoundError:
+        tfio_version = None
+    # `import tensorflow_io` only warns when its plugin library fails to load; keep that text, it
+    # names the real cause when the op then fails.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        probe = run_probe(_tfio_roundtrip)
+    notes = [str(w.message) for w in caught if "tensorflow_io" in str(w.message) or "libtensorflow_io" in str(w.message)]
+    if not probe.ok and notes:
+        probe = probe.model_copy(update={"detail": f"{probe.detail} | import warned: {_first_lines(notes[0], 2)}"})
+    return tfio_version, probe
+
+
+def probe_xla(device: str = "/CPU:0", compute: Optional[Callable[[Any], Any]] = None) -> Probe:
+    """Compile and run a tiny function with `jit_compile=True` on `device`; `compute` replaces the
+    function (tests pass one XLA cannot compile, to see the real error)."""
+    import tensorflow as tf
+
+    def square_sum(x: Any) -> Any:
+        return tf.reduce_sum(x * x + 1.0)
+
+    body = compute or square_sum
+
+    def run() -> str:
+        with tf.device(device):
+            result = tf.function(body, jit_compile=True, autograph=False)(tf.ones([4]))
+        if compute is None and float(result) != 8.0:
+            raise ValueError(f"XLA computed {float(result)} for sum(1*1+1) over 4 ones, expected 8.0")
+        return f"a jit_compile=True function compiled and ran on {device}"
+
+    return run_probe(run)
+
+
+def check_environment(
+    *,
+    tf_gpus: Optional[Sequence[TfGpu]] = None,
+    nvml: Optional[NvmlFacts] = None,
+    build: Optional[TensorFlowBuild] = None,
+    environ: Optional[Mapping[str, str]] = None,
+) -> EnvironmentReport:
+    """Facts about Python, TensorFlow, tensorflow-io, XLA and the GPUs, with findings.
+
+    `tf_gpus`, `nvml` (as `query_nvml()` returns it), `build` and `environ` default to the real
+    queries of this machine and process; pass them to describe another machine.
+
+    The probes run ops, which starts TensorFlow's runtime: device configuration
+    (`xtts_cli.devices.placement.configure_devices`) must come before this call in one process.
+    """
+    env = os.environ if environ is None else environ
+    real_tf_gpus = tf_gpus is None
+    gpus = tensorflow_gpus() if real_tf_gpus else list(tf_gpus)  # type: ignore[arg-type]
+    nvml_gpus, driver, reason = query_nvml() if nvml is None else nvml
+    tfio_version, tfio_probe = probe_tensorflow_io()
+    report = EnvironmentReport(
+        python_version=platform.python_version(),
+        tensorflow=build or tensorflow_build(),
+        tensorflow_io_version=tfio_version,
+        tensorflow_io_kernels=tfio_probe,
+        xla_cpu=probe_xla("/CPU:0"),
+        xla_gpu=probe_xla("/GPU:0") if real_tf_gpus and gpus else None,
+        tf_gpus=gpus,
+        nvml_gpus=list(nvml_gpus),
+        nvml_unavailable_reason=reason,
+        driver_version=driver,
+        cuda_device_order=env.get("CUDA_DEVICE_ORDER"),
+        cuda_visible_devices=env.get("CUDA_VISIBLE_DEVICES"),
+    )
+    report.findings = environment_findings(report)
+    return report
+
+
+def environment_findings(report: EnvironmentReport) -> list[Finding]:
+    """What in these facts keeps training off the GPU or fails it, errors first."""
+    findings: list[Finding] = []
+    findings += _probe_findings(report)
+    if report.nvml_unavailable_reason:
+        findings.append(
+            Finding(
+                id="gpu-metrics-unavailable",
+                severity="info",
+                message=f"GPU metrics unavailable: {report.nvml_unavailable_reason}",
+            )
+        )
+    if not report.tf_gpus:
+        findings += _no_tf_gpu_findings(report)
+    elif report.nvml_gpus:
+        findings += _order_findings(report)
+    findings += _tensor_core_findings(report)
+    return sort_findings(findings)
+
+
+def _probe_findings(report: EnvironmentReport) -> list[Finding]:
+    findings = []
+    tfio = report.tensorflow_io_kernels
+    if not tfio.ok:
+        installed = f"tensorflow-io {report.tensorflow_io_version or '(not installed)'} with TensorFlow {report.tensorflow.version}"
+        why = " (an undefined symbol: built for another TensorFlow)" if "undefined symbol" in tfio.detail else ""
+        findings.append(
+            Finding(
+                id="tensorflow-io-kernels",
+                severity="error",
+                message=f"tensorflow-io's kernels do not run ({installed}){why}: FLAC/OGG/MP3, 8/24-bit WAV and "
+                f"resampling fail to load [{tfio.detail}]; {TFIO_FIX}",
+            )
+        )
+    if not report.xla_cpu.ok:
+        findings.append(
+            Finding(
+                id="xla-unavailable",
+                severity="error",
+                message=f"XLA cannot compile on the CPU [{report.xla_cpu.detail}]: a step with "
+                "training.enable_xla_compilation true fails; set it to false",
+                fix=ConfigChange(key="training.enable_xla_compilation", value=False),
+            )
+        )
+    if report.xla_gpu is not None and not report.xla_gpu.ok:
+        findings.append(
+            Finding(
+                id="xla-gpu-unavailable",
+                severity="error",
+                message=f"XLA cannot compile on the GPU [{report.xla_gpu.detail}] (usually ptxas or libdevice "
+                f"missing); {GPU_EXTRA_FIX} brings them, or set training.enable_xla_compilation to false",
+                fix=ConfigChange(key="training.enable_xla_compilation", value=False),
+            )
+        )
+    return findings
+
+
+def _visible_devices_hide_all(value: Optional[str]) -> bool:
+    # CUDA stops at the first invalid entry of CUDA_VISIBLE_DEVICES, so "" and "-1" hide every GPU:
+    # https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars
+    return value is not None and (value.strip() == "" or value.split(",")[0].strip().startswith("-"))
+
+
+def _driver_tuple(driver: str) -> Optional[tuple[int, ...]]:
+    try:
+        return tuple(int(part) for part in driver.split("."))
+    except ValueError:
+        return None
+
+
+def _names(gpus: Sequence[Any]) -> str:
+    return ", ".join(f"{gpu.index}: {gpu.name}" for gpu in gpus)
+
+
+def _no_tf_gpu_findings(report: EnvironmentReport) -> list[Finding]:
+    build, nvml_gpus = report.tensorflow, report.nvml_gpus
+    if not nvml_gpus:
+        nvml_part = "NVML unavailable" if report.nvml_unavailable_reason else "NVML lists none"
+        return [
+            Finding(
+                id="no-gpu",
+                severity="info",
+                message=f"no GPU found (TensorFlow sees none; {nvml_part}): training runs on the CPU",
+            )
+        ]
+    seen = f"NVML sees {len(nvml_gpus)} GPU(s) ({_names(nvml_gpus)}) but TensorFlow sees none"
+    if _visible_devices_hide_all(report.cuda_visible_devices):
+        return [
+            Finding(
+                id="gpus-hidden",
+                severity="info",
+                message=f"{seen}: CUDA_VISIBLE_DEVICES={report.cuda_visible_devices!r} hides them, so training "
+                "runs on the CPU; unset CUDA_VISIBLE_DEVICES to train on the GPUs",
+            )
+        ]
+    if not build.is_cuda_build:
+        return [
+            Finding(
+                id="tensorflow-cpu-only",
+                severity="error",
+                message=f"{seen}: TensorFlow {build.version} is a CPU-only build, so training runs on the CPU; "
+                f"{GPU_EXTRA_FIX}",
+            )
+        ]
+    major = _cuda_major(build.cuda_version)
+    minimum = MIN_DRIVER_FOR_CUDA_MAJOR.get(major) if major is not None else None
+    driver = _driver_tuple(report.driver_version) if report.driver_version else None
+    if minimum and driver and driver < minimum:
+        wanted = ".".join(str(part) for part in minimum)
+        return [
+            Finding(
+                id="driver-too-old",
+                severity="error",
+                message=f"{seen}: TensorFlow {build.version} is built for CUDA {build.cuda_version}, which needs an "
+                f"NVIDIA driver >= {wanted}, and this driver is {report.driver_version}; update the driver",
+            )
+        ]
+    return [
+        Finding(
+            id="cuda-libraries-missing",
+            severity="error",
+            message=f"{seen}: TensorFlow {build.version} is a CUDA {build.cuda_version or '?'} / cuDNN "
+            f"{build.cudnn_version or '?'} build whose CUDA libraries are missing or do not load (driver "
+            f"{report.driver_version or 'unknown'}), so training runs on the CPU; {GPU_EXTRA_FIX}",
+        )
+    ]
+
+
+def _cuda_major(version: Optional[str]) -> Optional[int]:
+    try:
+        return int(str(version).split(".")[0])
+    except ValueError:
+        return None
+
+
+def _normalized_name(name: str) -> str:
+    name = name.strip().lower()
+    # Older drivers leave the vendor off some names ("Tesla V100" vs "NVIDIA Tesla V100").
+    return name[len("nvidia "):] if name.startswith("nvidia ") else name
+
+
+def _expected_nvml_order(report: EnvironmentReport) -> Optional[list[GpuInfo]]:
+    """The NVML GPUs TensorFlow should list, in the order it should list them, when CUDA numbers
+    GPUs by PCI bus like NVML does; None when CUDA_VISIBLE_DEVICES names GPUs by UUID or MIG id,
+    which we do not map."""
+    visible = report.cuda_visible_devices
+    if visible is None:
+        return list(report.nvml_gpus)
+    chosen = []
+    for entry in visible.split(","):
+        entry = entry.strip()
+        if not entry.lstrip("-").isdigit():
+            return None
+        index = int(entry)
+        if index < 0 or index >= len(report.nvml_gpus):
+            break  # CUDA ignores this entry and every one after it
+        chosen.append(report.nvml_gpus[index])
+    return chosen
+
+
+def _order_findings(report: EnvironmentReport) -> list[Finding]:
+    expected = _expected_nvml_order(report)
+    if expected is None:
+        return []
+    tf_names = [_normalized_name(gpu.name) for gpu in report.tf_gpus]
+    nvml_names = [_normalized_name(gpu.name) for gpu in expected]
+    if tf_names == nvml_names:
+        return []
+    pci_order = (report.cuda_device_order or "").strip().upper() == "PCI_BUS_ID"
+    if len(tf_names) == len(nvml_names) and not pci_order:
+        # CUDA's default order is FASTEST_FIRST; nvidia-smi/NVML (and CUDA_VISIBLE_DEVICES read with
+        # PCI_BUS_ID) go by PCI bus: https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars
+        order = report.cuda_device_order or "unset (CUDA's default FASTEST_FIRST)"
+        visible = f" and CUDA_VISIBLE_DEVICES={report.cuda_visible_devices!r} picks by CUDA's order" if (
+            report.cuda_visible_devices is not None
+        ) else ""
+        return [
+            Finding(
+                id="gpu-order-mismatch",
+                severity="warning",
+                message=f"GPU order differs: TensorFlow lists [{_names(report.tf_gpus)}], nvidia-smi/NVML lists "
+                f"[{_names(expected)}]; CUDA_DEVICE_ORDER is {order}{visible}, so a GPU index "
+                f"(devices.data_gpu/model_gpu, nvidia-smi) names another card in TensorFlow; {PCI_ORDER_FIX}",
+            )
+        ]
+    unmatched = Counter(nvml_names) - Counter(tf_names)
+    missing = []
+    for gpu in expected:
+        if unmatched[_normalized_name(gpu.name)] > 0:
+            unmatched[_normalized_name(gpu.name)] -= 1
+            missing.append(f"{gpu.index}: {gpu.name}")
+    lowest = _lowest_capability(report.tensorflow.cuda_compute_capabilities)
+    too_old = [
+        gpu for gpu in expected
+        if lowest and gpu.compute_capability is not None and gpu.compute_capability < lowest
+    ]  # fmt: skip
+    why = ""
+    if too_old:
+        why = (
+            f": {_names(too_old)} below compute capability {lowest[0]}.{lowest[1]}, the oldest that "  # type: ignore[index]
+            f"TensorFlow {report.tensorflow.version} is built for"
+        )
+    return [
+        Finding(
+            id="gpus-not-visible-to-tensorflow",
+            severity="warning",
+            message=f"TensorFlow lists [{_names(report.tf_gpus)}] but NVML lists [{_names(expected)}]"
+            f"{'; TensorFlow lacks ' + ', '.join(missing) if missing else ''}{why}; training uses only the GPUs "
+            f"TensorFlow lists: check CUDA_VISIBLE_DEVICES ({report.cuda_visible_devices!r}) and {PCI_ORDER_FIX}",
+        )
+    ]
+
+
+def _lowest_capability(architectures: Sequence[str]) -> Optional[tuple[int, int]]:
+    """(5, 0) from ["sm_50", "sm_60", "compute_90"]: the oldest GPU the build has code for."""
+    found = []
+    for arch in architectures:
+        digits = arch.rsplit("_", 1)[-1]
+        if digits.isdigit() and len(digits) >= 2:
+            found.append((int(digits[:-1]), int(digits[-1])))
+    return min(found) if found else None
+
+
+def _tensor_core_findings(report: EnvironmentReport) -> list[Finding]:
+    old = [gpu for gpu in report.tf_gpus if gpu.compute_capability is not None and not gpu.supports_mixed_float16]
+    if not old:
+        return []
+    described = ", ".join(
+        f"{gpu.index}: {gpu.name} (compute capability {gpu.compute_capability[0]}.{gpu.compute_capability[1]})"  # type: ignore[index]
+        for gpu in old
+    )
+    return [
+        Finding(
+            id="no-tensor-cores",
+            severity="info",
+            message=f"GPU {described} has no tensor cores (compute capability < 7.0): mixed precision gives no "
+            "speed-up there; keep training.mixed_precision false",
+        )
+    ]
