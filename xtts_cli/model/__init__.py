@@ -1,0 +1,10 @@
+"""The XTTS-style model, its size presets and a Griffin-Lim vocoder.
+
+- `presets`: `ModelDims`, the `tiny`/`small`/`normal`/`big` presets, `resolve_dims(model_cfg)` and
+  `estimate_param_count` (no TensorFlow import);
+- `xtts`: `XttsModel` (Keras 3) and `build_model(model_cfg, data_cfg, vocab_size)`;
+- `vocoder`: `griffin_lim(log_mel, mel_basis, ...)`.
+
+Nothing is imported here: `xtts_cli.model.presets` stays free of TensorFlow, and the command layer
+imports `xtts` and `vocoder` inside the functions that need them.
+"""

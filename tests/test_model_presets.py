@@ -1,0 +1,59 @@
+"""Size presets: overrides, validation, and parameter counts that match the built model."""
+
+from __future__ import annotations
+
+import pytest
+
+from xtts_cli.config.schema import DataConfig, ModelConfig
+from xtts_cli.errors import ConfigError
+from xtts_cli.model.presets import PRESETS, ModelDims, estimate_param_count, resolve_dims
+
+VOCAB_SIZE = 64
+
+
+def test_resolve_dims_applies_overrides_to_the_preset():
+    dims = resolve_dims(ModelConfig(model_size="small", d_model=192, num_heads=3, num_decoder_layers=1, dropout=0.2))
+    assert isinstance(dims, ModelDims)
+    assert (dims.d_model, dims.num_heads, dims.num_decoder_layers, dims.dropout) == (192, 3, 1, 0.2)
+    assert dims.ffn_dim == 4 * 192
+    assert dims.num_text_layers == PRESETS["small"].num_text_layers
+
+
+def test_resolve_dims_without_overrides_is_the_preset():
+    assert resolve_dims(ModelConfig(model_size="normal")) == PRESETS["normal"]
+
+
+def test_d_model_not_divisible_by_heads_names_both_values():
+    with pytest.raises(ConfigError) as raised:
+        resolve_dims(ModelConfig(model_size="tiny", d_model=100, num_heads=3))
+    message = str(raised.value)
+    assert "d_model (100)" in message and "num_heads (3)" in message
+
+
+def test_dims_are_frozen():
+    with pytest.raises(Exception):
+        PRESETS["tiny"].d_model = 7  # type: ignore[misc]
+
+
+def test_preset_sizes_are_ordered_and_tiny_fits_a_cpu():
+    counts = [estimate_param_count(PRESETS[name], n_mels=80, vocab_size=VOCAB_SIZE) for name in ("tiny", "small", "normal", "big")]
+    assert counts == sorted(counts) and len(set(counts)) == 4
+    assert 500_000 <= counts[0] <= 1_500_000
+    assert counts[-1] >= 100_000_000
+
+
+@pytest.mark.parametrize(
+    "model_cfg",
+    [
+        ModelConfig(model_size="tiny"),
+    ],
+    ids=["tiny"],
+)
+def test_estimated_param_count_matches_the_built_model(model_cfg):
+    # The larger presets are only counted analytically (building `big` takes ~15 s); this keeps
+    # the formula honest.
+    from xtts_cli.model.xtts import build_model
+
+    data_cfg = DataConfig(n_mels=40)
+    model = build_model(model_cfg, data_cfg, VOCAB_SIZE)
+    assert model.count_params() == estimate_param_count(resolve_dims(model_cfg), n_mels=40, vocab_size=VOCAB_SIZE)

@@ -1,0 +1,108 @@
+"""Griffin-Lim vocoder: log-mel frames back to a waveform, in TensorFlow.
+
+No trained vocoder is needed to listen to what the model has learnt: the mel is mapped back to a
+linear magnitude with the filterbank's pseudo-inverse, then the phase is estimated with the fast
+Griffin-Lim algorithm (Griffin & Lim 1984; momentum variant of Perraudin et al. 2013, the one
+`librosa.griffinlim` implements, with the same default momentum 0.99).
+
+Framing matches librosa's `center=True` and the feature pipeline (`xtts_cli.data.features`): the
+signal is reflect-padded by n_fft // 2 on both sides (`pad_mode="reflect"`; zero-padded when it
+is too short to reflect), the periodic Hann window of `win_length` is zero-padded to `n_fft` in
+the centre, and the inverse STFT divides by the window's summed square
+envelope, as `librosa.istft` does, so the edges are exact too. A mel of F frames gives
+(F - 1) * hop_length samples.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import tensorflow as tf
+
+__all__ = ["griffin_lim", "stft_magnitude"]
+
+# Fast Griffin-Lim's momentum (Perraudin et al. 2013; librosa.griffinlim's default).
+DEFAULT_MOMENTUM = 0.99
+
+
+def _analysis_window(n_fft: int, win_length: int) -> tf.Tensor:
+    """Periodic Hann of `win_length`, zero-padded to `n_fft` in the centre (librosa's `pad_center`)."""
+    window = tf.signal.hann_window(win_length, periodic=True, dtype=tf.float32)
+    left = (n_fft - win_length) // 2
+    return tf.pad(window, [[left, n_fft - win_length - left]])
+
+
+def _stft(signal: tf.Tensor, window: tf.Tensor, n_fft: int, hop_length: int) -> tf.Tensor:
+    # The signal length is static (it follows from the frame count), so this is not a data branch.
+    mode = "REFLECT" if signal.shape[0] > n_fft // 2 else "CONSTANT"
+    padded = tf.pad(signal, [[n_fft // 2, n_fft // 2]], mode=mode)
+    frames = tf.signal.frame(padded, n_fft, hop_length)
+    return tf.signal.rfft(frames * window, fft_length=[n_fft])
+
+
+def _istft(spectrum: tf.Tensor, window: tf.Tensor, envelope: tf.Tensor, n_fft: int, hop_length: int) -> tf.Tensor:
+    frames = tf.signal.irfft(spectrum, fft_length=[n_fft]) * window
+    signal = tf.signal.overlap_and_add(frames, hop_length) / envelope
+    return signal[n_fft // 2 : -(n_fft // 2)] if n_fft // 2 else signal
+
+
+def stft_magnitude(signal, *, n_fft: int, hop_length: int, win_length: int) -> tf.Tensor:
+    """|STFT| [frames, n_fft // 2 + 1] with the same centred framing as `griffin_lim`."""
+    signal = tf.convert_to_tensor(signal, tf.float32)
+    return tf.abs(_stft(signal, _analysis_window(n_fft, win_length), n_fft, hop_length))
+
+
+def griffin_lim(
+    log_mel,
+    mel_basis: np.ndarray,
+    *,
+    n_fft: int,
+    hop_length: int,
+    win_length: int,
+    n_iter: int = 32,
+    momentum: float = DEFAULT_MOMENTUM,
+    seed: int = 0,
+) -> tf.Tensor:
+    """Waveform float32 [(frames - 1) * hop_length] from a natural-log mel [frames, n_mels].
+
+    `mel_basis` [n_fft // 2 + 1, n_mels] maps linear magnitude to mel (mel = |STFT| @ mel_basis).
+    The initial phase is uniform random from `seed`, so the output is reproducible.
+    """
+    mel_basis = np.asarray(mel_basis, dtype=np.float64)
+    n_freq = n_fft // 2 + 1
+    if mel_basis.ndim != 2 or mel_basis.shape[0] != n_freq:
+        raise ValueError(
+            f"mel_basis has shape {mel_basis.shape}; expected [n_fft // 2 + 1, n_mels] = [{n_freq}, n_mels] "
+            "(transpose librosa.filters.mel's output)"
+        )
+    if win_length > n_fft:
+        raise ValueError(f"win_length ({win_length}) must be <= n_fft ({n_fft})")
+    log_mel = tf.convert_to_tensor(log_mel, tf.float32)
+    if log_mel.shape.rank != 2 or log_mel.shape[1] != mel_basis.shape[1]:
+        raise ValueError(f"log_mel has shape {log_mel.shape}; expected [frames, {mel_basis.shape[1]}]")
+    frame_count = log_mel.shape[0]
+    if frame_count is None or frame_count < 2:
+        raise ValueError(f"log_mel has {frame_count} frames; Griffin-Lim needs at least 2")
+
+    # Least-squares inverse of the filterbank; negative magnitudes it produces between filters are
+    # not magnitudes, so they are clipped to 0.
+    mel_to_linear = tf.constant(np.linalg.pinv(mel_basis).astype(np.float32))
+    magnitude = tf.maximum(tf.matmul(tf.exp(log_mel), mel_to_linear), 0.0)
+    magnitude = tf.cast(magnitude, tf.complex64)
+
+    window = _analysis_window(n_fft, win_length)
+    envelope = tf.signal.overlap_and_add(tf.tile(tf.square(window)[None], [frame_count, 1]), hop_length)
+    # Where no window reaches (only possible with hop > win_length) keep the signal as is.
+    envelope = tf.where(envelope > 1e-10, envelope, 1.0)
+
+    random_phase = np.random.default_rng(seed).uniform(0.0, 2.0 * math.pi, size=(frame_count, n_freq))
+    angles = tf.constant(np.exp(1j * random_phase).astype(np.complex64))
+    previous = tf.zeros_like(angles)
+    step_back = tf.constant(momentum / (1.0 + momentum), tf.complex64)
+    for _ in range(n_iter):
+        rebuilt = _stft(_istft(magnitude * angles, window, envelope, n_fft, hop_length), window, n_fft, hop_length)
+        angles = rebuilt - step_back * previous
+        angles = angles / tf.cast(tf.abs(angles) + 1e-16, tf.complex64)
+        previous = rebuilt
+    return _istft(magnitude * angles, window, envelope, n_fft, hop_length)
