@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-COMMANDS = ["train", "validate", "diagnose", "profile-pipeline", "profile-step", "benchmark"]
+COMMANDS = ["train", "validate", "diagnose", "profile-pipeline", "profile-step", "benchmark", "synthesize"]
 
 PROBE = """
 import json, sys

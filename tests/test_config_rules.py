@@ -38,7 +38,7 @@ def test_parallelism_fix_is_machine_aware(write_config) -> None:
     [
         ("training:\n  enable_graph_mode: false\n", "graph-mode-off", "training.enable_graph_mode", True),
         ("training:\n  enable_eager_debug: true\n", "eager-debug-on", "training.enable_eager_debug", False),
-        ("training:\n  enable_xla_compilation: false\n", "xla-off", "training.enable_xla_compilation", True),
+        ("training:\n  enable_xla_compilation: false\n", "xla-off", "training.enable_xla_compilation", "auto"),
         ("data:\n  use_tf_native_loading: false\n", "tf-native-loading-off", "data.use_tf_native_loading", True),
         ("data:\n  prefetch_buffer_size: 1\n", "prefetch-too-small", "data.prefetch_buffer_size", "auto"),
         ("data:\n  bucket_by_length: false\n", "variable-shapes", "data.bucket_by_length", True),

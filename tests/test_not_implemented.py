@@ -6,7 +6,7 @@ import pytest
 
 from xtts_cli.cli.app import app
 
-PENDING = ["train", "diagnose", "profile-pipeline", "profile-step", "benchmark"]
+PENDING = ["diagnose", "profile-step", "benchmark"]
 
 
 @pytest.mark.parametrize("command", PENDING)

@@ -89,7 +89,7 @@ def test_findings_as_json(runner, write_config) -> None:
     for finding in payload["findings"]:
         assert set(finding) == {"id", "severity", "message", "fix"}
     xla = next(f for f in payload["findings"] if f["id"] == "xla-off")
-    assert xla["fix"] == {"key": "training.enable_xla_compilation", "action": "set", "value": True}
+    assert xla["fix"] == {"key": "training.enable_xla_compilation", "action": "set", "value": "auto"}
     assert payload["fixed"] == []
 
 
@@ -119,7 +119,7 @@ def test_fix_keeps_comments_and_untouched_lines_and_is_idempotent(runner, write_
     assert data["data"]["prefetch_buffer_size"] == "auto"
     assert "pin_memory" not in data["data"]
     assert data["data"]["bucket_by_length"] is True
-    assert data["data"]["enable_xla"] is True  # fixed where the user wrote it
+    assert data["data"]["enable_xla"] == "auto"  # fixed where the user wrote it
     assert "enable_xla_compilation" not in data["training"]
     assert data["training"]["enable_graph_mode"] is True
     assert data["training"]["learning_rate"] == pytest.approx(1e-4) and isinstance(data["training"]["learning_rate"], float)

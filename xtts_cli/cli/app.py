@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 import typer
 
 from xtts_cli import __version__
-from xtts_cli.cli import benchmark, diagnose, profile_pipeline, profile_step, train, validate
+from xtts_cli.cli import benchmark, diagnose, profile_pipeline, profile_step, synthesize, train, validate
 
 app = typer.Typer(
     name="xtts",
@@ -47,6 +47,7 @@ app.command("diagnose")(diagnose.diagnose)
 app.command("profile-pipeline")(profile_pipeline.profile_pipeline)
 app.command("profile-step")(profile_step.profile_step)
 app.command("benchmark")(benchmark.benchmark)
+app.command("synthesize")(synthesize.synthesize)
 
 
 def main() -> None:

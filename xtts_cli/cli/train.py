@@ -1,11 +1,89 @@
-"""`xtts train`."""
+"""`xtts train`: train the model on the config's dataset, resuming from the run directory."""
 
 from __future__ import annotations
 
-from xtts_cli.cli.not_implemented import not_implemented
-from xtts_cli.cli.options import ConfigOption
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from xtts_cli.cli.options import BatchSizeOption, ConfigOption, JsonOption, NumWorkersOption
+
+OPTIMIZATION_HELP = (
+    "A named bundle of settings applied under your own flags: basic (graph mode), enhanced "
+    "(+ XLA, TF-native loading, bucketing, in-memory feature cache), maximum (+ precomputed "
+    "features; mixed precision when a GPU of compute capability >= 7.0 is visible)."
+)
 
 
-def train(config: ConfigOption = None) -> None:
-    """(not implemented yet)"""
-    not_implemented("train")
+def train(
+    config: ConfigOption = None,
+    train_data: Annotated[Optional[str], typer.Option("--train-data", help="Dataset root (data.dataset_path).", show_default=False)] = None,
+    val_data: Annotated[Optional[str], typer.Option("--val-data", help="Validation dataset root (data.eval_dataset_path).", show_default=False)] = None,
+    batch_size: BatchSizeOption = None,
+    num_workers: NumWorkersOption = None,
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Stop after this many steps (training.max_steps).", show_default=False)] = None,
+    epochs: Annotated[Optional[int], typer.Option("--epochs", min=1, help="training.epochs.", show_default=False)] = None,
+    model_size: Annotated[Optional[str], typer.Option("--model-size", help="tiny, small, normal or big (model.model_size).", show_default=False)] = None,
+    data_gpu: Annotated[Optional[int], typer.Option("--data-gpu", min=0, help="GPU index (as nvidia-smi shows) for feature work.", show_default=False)] = None,
+    model_gpu: Annotated[Optional[int], typer.Option("--model-gpu", min=0, help="GPU index (as nvidia-smi shows) for the model.", show_default=False)] = None,
+    enable_memory_isolation: Annotated[Optional[bool], typer.Option("--enable-memory-isolation", help="Fixed memory limits on the data and model GPUs.", show_default=False)] = None,
+    data_gpu_memory: Annotated[Optional[int], typer.Option("--data-gpu-memory", min=1, help="MiB limit on the data GPU.", show_default=False)] = None,
+    model_gpu_memory: Annotated[Optional[int], typer.Option("--model-gpu-memory", min=1, help="MiB limit on the model GPU.", show_default=False)] = None,
+    enable_static_shapes: Annotated[Optional[bool], typer.Option("--enable-static-shapes", help="Pad every batch to max_text_length x max_mel_frames (data.pad_to_fixed_length).", show_default=False)] = None,
+    prefetch_buffer_size: Annotated[Optional[str], typer.Option("--prefetch-buffer-size", help="Batches prefetched (a number or 'auto').", show_default=False)] = None,
+    optimization_level: Annotated[Optional[str], typer.Option("--optimization-level", help=OPTIMIZATION_HELP, show_default=False)] = None,
+    run_dir: Annotated[Optional[Path], typer.Option("--run-dir", help="Run directory. Default: training.run_dir, else runs/<config name>.", show_default=False)] = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Start a new run even if the run directory holds one (the old one is moved aside).")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Resume even though the model config changed.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Train the model: graph mode, XLA, static shapes, an all-TensorFlow input pipeline.
+
+    Resumes automatically from the run directory. SIGINT/SIGTERM finish the current step, save a
+    checkpoint and exit 130/143; the same command resumes. A NaN/Inf loss exits 3.
+    """
+    from xtts_cli.cli.progress import TrainingProgress
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.config.optimization_levels import apply_optimization_level
+    from xtts_cli.devices.gpu_info import probe_machine
+    from xtts_cli.training.run_dir import default_run_dir
+    from xtts_cli.training.trainer import Trainer
+
+    overrides: dict[str, Any] = {
+        "data.dataset_path": train_data,
+        "data.eval_dataset_path": val_data,
+        "data.batch_size": batch_size,
+        "data.num_workers": num_workers,
+        "data.prefetch_buffer_size": prefetch_buffer_size,
+        "data.pad_to_fixed_length": enable_static_shapes,
+        "training.max_steps": max_steps,
+        "training.epochs": epochs,
+        "model.model_size": model_size,
+        "devices.data_gpu": data_gpu,
+        "devices.model_gpu": model_gpu,
+        "devices.enable_memory_isolation": enable_memory_isolation,
+        "devices.data_gpu_memory": data_gpu_memory,
+        "devices.model_gpu_memory": model_gpu_memory,
+    }
+    if optimization_level is not None:
+        overrides = apply_optimization_level(optimization_level, overrides, probe_machine())
+    loaded = resolve_config(config, overrides)
+    chosen_run_dir = run_dir or (Path(loaded.config.training.run_dir) if loaded.config.training.run_dir else default_run_dir(loaded.path))
+    with TrainingProgress(enabled=not json_output) as progress:
+        result = Trainer(loaded.config, run_dir=chosen_run_dir, fresh=fresh, force=force, progress=progress.update).run()
+    if json_output:
+        from dataclasses import asdict
+
+        from xtts_cli.cli.output import print_json
+
+        print_json(asdict(result))
+    else:
+        progress.summary(result)
+    if result.exit_code:
+        sys.stderr.write(
+            f"interrupted by {result.interrupted}: saved step {result.final_step} in {result.run_dir}; "
+            f"run the same command to resume\n"
+        )
+        raise typer.Exit(code=result.exit_code)

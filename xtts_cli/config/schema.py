@@ -229,7 +229,12 @@ class TrainingConfig(_Section):
         1, ge=1, description="Batches whose gradients are summed before one optimizer step."
     )
     enable_graph_mode: bool = Field(True, description="Compile the training step with `tf.function`.")
-    enable_xla_compilation: bool = Field(True, description="Compile the training step with XLA (`jit_compile`).")
+    enable_xla_compilation: Union[bool, Auto] = Field(
+        "auto",
+        description="Compile the training step with XLA (`jit_compile`). `auto`: on when the model runs on a "
+        "GPU, off on a CPU, where compiling each bucket shape costs more than XLA saves in a short run "
+        "(benchmarks/training_step.py).",
+    )
     enable_eager_debug: bool = Field(False, description="Run the step eagerly for debugging. Slow.")
     mixed_precision: bool = Field(
         False, description="Compute in 16-bit floats with float32 master weights (needs a GPU of compute capability >= 7.0)."

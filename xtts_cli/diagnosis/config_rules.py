@@ -47,13 +47,23 @@ def _graph_mode(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]
 
 
 def _xla(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
-    if not loaded.config.training.enable_xla_compilation:
+    if loaded.config.training.enable_xla_compilation is not False:
+        return
+    if machine.gpus:
         yield Finding(
             id="xla-off",
             severity="warning",
-            message="training.enable_xla_compilation is false: XLA fuses the step's ops into fewer "
-            "kernels; set it to true",
-            fix=_set("training.enable_xla_compilation", True),
+            message="training.enable_xla_compilation is false: on a GPU, XLA fuses the step's ops into fewer "
+            "kernels and launches; set it to auto (on for GPUs)",
+            fix=_set("training.enable_xla_compilation", "auto"),
+        )
+    else:
+        yield Finding(
+            id="xla-off",
+            severity="info",
+            message="training.enable_xla_compilation is false: right for this CPU-only machine, but a GPU "
+            "run wants XLA; set it to auto to get both",
+            fix=_set("training.enable_xla_compilation", "auto"),
         )
 
 

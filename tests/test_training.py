@@ -1,0 +1,133 @@
+"""The trainer on the real tiny model and the bundled speech, in-process (one device layout)."""
+
+from __future__ import annotations
+
+import json
+import wave
+from pathlib import Path
+
+import pytest
+import yaml
+
+from xtts_cli.config import resolve_config
+from xtts_cli.errors import XttsError
+from xtts_cli.training.metrics import read_metrics
+from xtts_cli.training.trainer import NonFiniteLossError, Trainer
+from training_support import tiny_config
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> tuple[Path, Path, object]:
+    """One short run shared by the tests that inspect or continue it."""
+    root = tmp_path_factory.mktemp("trained")
+    config_path = tiny_config(root)
+    config = resolve_config(config_path, {"training.max_steps": 40, "training.save_step": 20}).config
+    result = Trainer(config, run_dir=root / "run").run()
+    return root, config_path, result
+
+
+def test_loss_falls_and_traces_stay_within_the_bucket_bound(trained) -> None:
+    _, _, result = trained
+    assert result.final_step == 40
+    assert result.last_loss < 0.7 * result.first_loss
+    assert 1 <= result.traces <= result.shape_bound + 1
+
+
+def test_run_directory_holds_everything_to_resume_and_compare(trained) -> None:
+    root, config_path, _ = trained
+    run = root / "run"
+    resolved = yaml.safe_load((run / "config.yaml").read_text())
+    assert resolved == resolve_config(config_path, {"training.max_steps": 40, "training.save_step": 20}).config.model_dump(mode="json")
+    info = json.loads((run / "run.json").read_text())
+    assert info["model_identity"]["model.d_model"] == 32 and info["tensorflow_version"].startswith("2.16")
+    assert (run / "vocab.json").is_file() and (run / "speaker_reference.npy").is_file()
+    assert sorted(p.name for p in (run / "checkpoints").glob("ckpt-*.index")) == ["ckpt-20.index", "ckpt-40.index"]
+    records = [r for r in read_metrics(run / "metrics.jsonl") if "loss" in r]
+    assert [r["step"] for r in records] == list(range(2, 41, 2))
+    for key in ("loss", "lr", "step_ms", "data_wait_ms", "samples_per_sec", "traces"):
+        assert key in records[-1]
+    assert list((run / "tensorboard").glob("events.out.tfevents.*"))
+
+
+def test_resume_continues_the_step_count(trained, tmp_path: Path) -> None:
+    root, config_path, _ = trained
+    config = resolve_config(config_path, {"training.max_steps": 44}).config
+    result = Trainer(config, run_dir=root / "run").run()
+    assert result.resumed and result.start_step == 40 and result.final_step == 44
+
+
+def test_stale_partial_checkpoint_is_ignored_on_resume(trained) -> None:
+    root, config_path, _ = trained
+    checkpoints = root / "run" / "checkpoints"
+    # What a crash in the middle of a save leaves: temp shards the pointer never named.
+    stale = checkpoints / "ckpt-999_temp"
+    stale.mkdir()
+    (stale / "part-00000-of-00001.data-00000-of-00001").write_bytes(b"\0" * 100)
+    (checkpoints / "ckpt-999.index.tmp").write_bytes(b"garbage")
+    before = json.loads(json.dumps((checkpoints / "checkpoint").read_text()))
+    config = resolve_config(config_path, {"training.max_steps": 46}).config
+    result = Trainer(config, run_dir=root / "run").run()
+    assert result.start_step == 44 and result.final_step == 46
+    assert not stale.exists() and not (checkpoints / "ckpt-999.index.tmp").exists()
+    assert "ckpt-44" in before
+
+
+def test_changed_model_config_is_refused_then_fresh_starts_over(trained) -> None:
+    root, config_path, _ = trained
+    changed = resolve_config(config_path, {"model.d_model": 48, "training.max_steps": 50}).config
+    with pytest.raises(XttsError) as info:
+        Trainer(changed, run_dir=root / "run").run()
+    assert "model.d_model (32 -> 48)" in info.value.lines[0]
+    assert "--fresh" in info.value.hint
+    result = Trainer(changed.model_copy(update={"training": changed.training.model_copy(update={"max_steps": 2})}),
+                     run_dir=root / "run", fresh=True).run()
+    assert result.start_step == 0 and result.final_step == 2
+    assert list(root.glob("run.old-*")), "the old run is kept, never deleted"
+
+
+def test_nan_loss_stops_with_step_and_metric_named(tmp_path: Path, monkeypatch) -> None:
+    import tensorflow as tf
+
+    from xtts_cli.model.xtts import XttsModel
+
+    original = XttsModel.compute_loss
+    calls = tf.Variable(0, dtype=tf.int32, trainable=False)
+
+    def poisoned(self, batch, outputs):
+        losses = dict(original(self, batch, outputs))
+        count = calls.assign_add(1)
+        losses["loss"] = tf.where(count >= 3, tf.constant(float("nan")), losses["loss"])
+        return losses
+
+    monkeypatch.setattr(XttsModel, "compute_loss", poisoned)
+    config = resolve_config(tiny_config(tmp_path), {"training.max_steps": 10, "training.save_step": 2}).config
+    with pytest.raises(NonFiniteLossError) as info:
+        Trainer(config, run_dir=tmp_path / "run").run()
+    assert info.value.exit_code == 3
+    assert info.value.lines[0].startswith("training.loss is nan at step 3")
+    # Step 2 was saved; the NaN step never was.
+    assert sorted(p.name for p in (tmp_path / "run" / "checkpoints").glob("ckpt-*.index")) == ["ckpt-2.index"]
+
+
+def test_synthesize_writes_speech_length_audio(trained, runner) -> None:
+    from xtts_cli.cli.app import app
+
+    root, _, _ = trained
+    out = root / "hello.wav"
+    result = runner.invoke(app, ["synthesize", "the cat sat.", "--checkpoint", str(root / "run"), "--out", str(out), "--max-frames", "120"])
+    assert result.exit_code == 0, result.output
+    with wave.open(str(out)) as handle:
+        assert handle.getframerate() == 22050 and handle.getnchannels() == 1
+        seconds = handle.getnframes() / handle.getframerate()
+    assert 0.0 < seconds <= 120 * 256 / 22050 + 0.01
+
+
+def test_synthesize_rejects_empty_text_and_unknown_characters(trained, runner) -> None:
+    from xtts_cli.cli.app import app
+
+    root, _, _ = trained
+    empty = runner.invoke(app, ["synthesize", "  ", "--checkpoint", str(root / "run"), "--out", str(root / "x.wav")])
+    assert isinstance(empty.exception, XttsError) and "empty" in empty.exception.lines[0]
+    unknown = runner.invoke(app, ["synthesize", "snow ☃", "--checkpoint", str(root / "run"), "--out", str(root / "x.wav")])
+    assert isinstance(unknown.exception, XttsError) and "☃" in unknown.exception.lines[0]
+    assert not (root / "x.wav").exists()

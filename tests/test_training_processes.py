@@ -1,0 +1,100 @@
+"""Training behaviour that needs its own process: signals, and the two-device layouts on the CPU
+twin (TensorFlow fixes its device layout once per process)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from training_support import run_python, run_xtts, subprocess_env, tiny_config
+
+
+def test_sigterm_finishes_the_step_saves_and_the_rerun_resumes(tmp_path: Path) -> None:
+    config = tiny_config(tmp_path)
+    run_dir = tmp_path / "run"
+    args = ["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", "100000"]
+    proc = subprocess.Popen([sys.executable, "-m", "xtts_cli", *args], cwd=tmp_path, env=subprocess_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    metrics = run_dir / "metrics.jsonl"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        if metrics.is_file() and len(metrics.read_text().splitlines()) >= 2:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.stderr.read()
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr
+    line = next(l for l in stderr.splitlines() if l.startswith("interrupted by SIGTERM"))
+    saved = int(line.split("saved step ")[1].split()[0])
+    assert saved >= 4
+    assert (run_dir / "checkpoints" / f"ckpt-{saved}.index").is_file()
+
+    again = run_xtts(["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", str(saved + 2), "--json"], tmp_path)
+    assert again.returncode == 0, again.stderr
+    result = json.loads(again.stdout)
+    assert result["resumed"] and result["start_step"] == saved and result["final_step"] == saved + 2
+
+
+def test_model_gpu_that_does_not_exist_fails_before_any_work(tmp_path: Path) -> None:
+    proc = run_xtts(["train", "-c", str(tiny_config(tmp_path)), "--data-gpu", "0", "--model-gpu", "1",
+                     "--run-dir", str(tmp_path / "run")], tmp_path)
+    assert proc.returncode == 1
+    assert "error: devices.data_gpu is 0 but this machine has 0 GPUs visible to TensorFlow (available: none)" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "run").exists()
+
+
+PLACEMENT_PROBE = """
+import json, sys
+from xtts_cli.config import resolve_config
+from xtts_cli.training.trainer import Trainer
+config = resolve_config(sys.argv[1] if len(sys.argv) > 1 else {config!r}, {{"training.max_steps": 4}}).config
+trainer = Trainer(config, run_dir={run_dir!r})
+result = trainer.run()
+report = {{"final_step": result.final_step, "last_loss": result.last_loss, "plan": result.device_plan,
+          "replicas": trainer.strategy.num_replicas_in_sync}}
+variable = trainer.model.trainable_variables[0]
+inner = getattr(variable, "value", variable)  # Keras 3 wraps the tf.Variable (or MirroredVariable)
+report["variable_devices"] = sorted(v.device for v in getattr(inner, "values", [inner]))
+if trainer.featurize is not None:
+    batch = trainer.featurize(next(iter(trainer.train_ds)))
+    report["feature_device"] = batch["mel"].device
+    report["loss_device"] = trainer.train_step(batch)["loss"].device
+print(json.dumps(report))
+"""
+
+
+def _probe(tmp_path: Path, devices: str) -> dict:
+    config = tiny_config(tmp_path, extra=devices)
+    code = PLACEMENT_PROBE.format(config=str(config), run_dir=str(tmp_path / "run"))
+    proc = run_python(code, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_data_model_split_places_features_and_model_where_asked(tmp_path: Path) -> None:
+    report = _probe(tmp_path, "devices:\n  logical_cpu_devices: 2\n  data_gpu: 0\n  model_gpu: 1\n")
+    assert report["plan"] == "data on /device:CPU:0, model on /device:CPU:1"
+    assert report["feature_device"].endswith("device:CPU:0")
+    assert all(d.endswith("device:CPU:1") for d in report["variable_devices"])
+    assert report["loss_device"].endswith("device:CPU:1")
+    assert report["final_step"] == 4 and report["last_loss"] == report["last_loss"]  # finite, not NaN
+
+
+def test_split_with_data_index_above_model_index(tmp_path: Path) -> None:
+    report = _probe(tmp_path, "devices:\n  logical_cpu_devices: 2\n  data_gpu: 1\n  model_gpu: 0\n")
+    assert report["feature_device"].endswith("device:CPU:1")
+    assert all(d.endswith("device:CPU:0") for d in report["variable_devices"])
+
+
+def test_mirrored_trains_one_replica_per_device(tmp_path: Path) -> None:
+    report = _probe(tmp_path, "devices:\n  logical_cpu_devices: 2\n  strategy: mirrored\n")
+    assert report["replicas"] == 2
+    assert report["plan"] == "mirrored over /device:CPU:0, /device:CPU:1"
+    assert [d.rsplit("/", 1)[-1] for d in report["variable_devices"]] == ["device:CPU:0", "device:CPU:1"]
+    assert report["final_step"] == 4 and report["last_loss"] == report["last_loss"]

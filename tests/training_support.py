@@ -1,0 +1,55 @@
+"""Shared bits of the training tests: a tiny config and a subprocess runner."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+TINY = """
+data:
+  batch_size: 4
+  num_buckets: 2
+  eval_fraction: 0.1
+  preprocessing_mode: cache
+model:
+  model_size: tiny
+  d_model: 32
+  num_heads: 2
+  num_text_layers: 1
+  num_decoder_layers: 1
+  speaker_embedding_dim: 16
+training:
+  learning_rate: 0.003
+  warmup_steps: 5
+  log_step: 2
+  val_step: 1000
+  save_step: 1000
+  sample_step: 1000
+  max_val_batches: 2
+{extra}
+"""
+
+
+def tiny_config(tmp_path: Path, extra: str = "", name: str = "tiny.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(TINY.format(extra=extra), encoding="utf-8")
+    return path
+
+
+def subprocess_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    env.pop("XTTS_DEBUG", None)
+    return env
+
+
+def run_xtts(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "xtts_cli", *args], cwd=cwd, env=subprocess_env(), capture_output=True, text=True, timeout=timeout
+    )
+
+
+def run_python(code: str, cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=subprocess_env(), capture_output=True, text=True, timeout=timeout)

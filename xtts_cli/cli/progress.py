@@ -1,0 +1,101 @@
+"""Training progress on stderr: a live rich display on a terminal, one plain line per log step
+otherwise (`train | step: 1200 | steps/sec: 8.1 | loss: 0.412 | ...`)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional
+
+from xtts_cli.cli.output import console
+
+
+class TrainingProgress:
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.err = console(stderr=True)
+        self.live = enabled and self.err.is_terminal
+        self._progress = None
+        self._task = None
+        self.total: Optional[int] = None
+        self.gpu_line = ""
+
+    def __enter__(self) -> "TrainingProgress":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def _start_bar(self, start: int, total: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self._progress = Progress(
+            TextColumn("train"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[info]}"),
+            console=self.err,
+            transient=False,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task("train", total=total, completed=start, info="")
+
+    def update(self, event: dict[str, Any]) -> None:
+        if not self.enabled:
+            return
+        kind = event["event"]
+        if kind == "scan":
+            scan = event["scan"]
+            for bad in scan.bad:
+                self.err.print(f"[yellow]skipped[/] {bad.path or bad.source}: {bad.reason} ({bad.detail})")
+            self.err.print(
+                f"dataset {scan.dataset_path}: {len(scan.train)} train + {len(scan.eval)} validation items, "
+                f"{scan.total_hours * 60:.1f} min, {len(scan.bad)} skipped"
+            )
+        elif kind == "start":
+            result = event["result"]
+            verb = "resuming at step" if result.resumed else "starting at step"
+            self.err.print(f"run {result.run_dir}: {verb} {result.start_step}; {result.device_plan}")
+            for note in result.notes:
+                self.err.print(f"[yellow]note[/]: {note}")
+            self.total = event["total_steps"]
+            if self.live:
+                self._start_bar(result.start_step, self.total)
+        elif kind == "log":
+            line = (
+                f"train | step: {event['step']} | steps/sec: {1000.0 / max(event['step_ms'], 1e-9):.2f} | "
+                f"loss: {event['loss']:.4f} | samples/sec: {event['samples_per_sec']:.1f} | "
+                f"data wait: {100.0 * event['data_wait_ms'] / max(event['step_ms'], 1e-9):.1f} % | "
+                f"lr: {event['lr']:.2e} | traces: {event['traces']}"
+            )
+            if self._progress is not None:
+                info = f"loss {event['loss']:.4f} | {event['samples_per_sec']:.1f} samples/s | data wait {100.0 * event['data_wait_ms'] / max(event['step_ms'], 1e-9):.1f} %"
+                self._progress.update(self._task, completed=event["step"], info=info)
+            else:
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
+        elif kind == "note":
+            self.err.print(f"[yellow]note[/]: {event['message']}")
+        elif kind == "val":
+            message = f"val   | step: {event['step']} | val_loss: {event['val_loss']:.4f}"
+            if self._progress is not None:
+                self._progress.console.print(message)
+            else:
+                sys.stderr.write(message + "\n")
+
+    def summary(self, result: Any) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+        out = console()
+        loss = f"{result.first_loss:.4f} -> {result.last_loss:.4f}" if result.first_loss is not None else "n/a"
+        out.print(f"run: {result.run_dir}")
+        out.print(f"steps: {result.start_step} -> {result.final_step}   loss: {loss}")
+        if result.last_val_loss is not None:
+            out.print(f"validation loss: {result.last_val_loss:.4f}")
+        out.print(
+            f"speed: {result.steps_per_sec:.2f} steps/s, {result.samples_per_sec:.1f} samples/s, "
+            f"data wait {result.data_wait_percent:.1f} % of step time"
+        )
+        out.print(f"step traces: {result.traces} (bound: {result.shape_bound} batch shapes)")

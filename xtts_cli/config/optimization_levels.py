@@ -1,0 +1,48 @@
+"""`--optimization-level`: named bundles of settings, so a user need not know every key.
+
+Each level is a set of config changes applied under the user's own command-line flags (a flag the
+user gave always wins). Levels build on each other:
+
+| level | adds |
+|---|---|
+| `basic` | graph mode on, eager debugging off |
+| `enhanced` | + XLA where it pays (`auto`: on GPUs), TF-native loading, length bucketing, in-memory feature cache, auto parallelism and prefetch |
+| `maximum` | + features precomputed to disk; mixed precision when a GPU of compute capability >= 7.0 is visible |
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xtts_cli.devices.gpu_info import MachineInfo
+from xtts_cli.errors import ConfigError
+
+BASIC = {"training.enable_graph_mode": True, "training.enable_eager_debug": False}
+ENHANCED = {
+    **BASIC,
+    "training.enable_xla_compilation": "auto",
+    "data.use_tf_native_loading": True,
+    "data.bucket_by_length": True,
+    "data.preprocessing_mode": "cache",
+    "data.num_workers": "auto",
+    "data.prefetch_buffer_size": "auto",
+}
+MAXIMUM = {**ENHANCED, "data.preprocessing_mode": "precompute"}
+LEVELS = {"basic": BASIC, "enhanced": ENHANCED, "maximum": MAXIMUM}
+
+
+def level_settings(name: str, machine: MachineInfo) -> dict[str, Any]:
+    key = name.strip().lower()
+    if key not in LEVELS:
+        raise ConfigError(f"--optimization-level {name!r} is unknown; use one of: {', '.join(LEVELS)}")
+    settings = dict(LEVELS[key])
+    if key == "maximum" and any(gpu.supports_mixed_float16 for gpu in machine.gpus):
+        settings["training.mixed_precision"] = True
+    return settings
+
+
+def apply_optimization_level(name: str, overrides: dict[str, Any], machine: MachineInfo) -> dict[str, Any]:
+    """The level's settings with the user's explicit flags (non-None overrides) on top."""
+    merged = level_settings(name, machine)
+    merged.update({k: v for k, v in overrides.items() if v is not None})
+    return merged

@@ -1,0 +1,457 @@
+"""The training loop: a custom loop (not `model.fit`) so every phase can be placed and timed.
+
+- The step is compiled with `tf.function` (graph mode) and, when configured, XLA; it is traced
+  once per distinct batch shape (bounded by the pipeline's buckets) and the count is reported.
+- Data wait (blocked in `next(iterator)`) and compute (until the step's loss is on the host) are
+  timed separately for every step and written to metrics.jsonl.
+- With a data/model split, the pipeline yields decoded audio and the mel features are computed on
+  the data device one batch ahead of the step, so the feature work of batch k+1 overlaps the
+  model's step k on the other device (GPU ops are asynchronous), and the batch is handed over by
+  the step itself reading it on the model device.
+- Checkpoints: restore the latest on start, save every `save_step`, at completion, and on
+  SIGINT/SIGTERM after finishing the current step. A NaN/Inf loss stops with the step and metric
+  named, without saving the bad state.
+
+Engines do not print: progress goes to the `progress` callback as dicts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from xtts_cli.config.schema import XttsConfig
+from xtts_cli.errors import XttsError
+from xtts_cli.training.run_dir import RunDir, prepare_run_dir, remove_stale_temporaries
+from xtts_cli.training.signals import GracefulInterrupt
+
+Progress = Callable[[dict[str, Any]], None]
+
+
+class NonFiniteLossError(XttsError):
+    """A NaN or Inf loss: training stopped before the bad weights were saved."""
+
+    exit_code = 3
+
+
+@dataclass
+class TrainResult:
+    run_dir: Path
+    start_step: int
+    final_step: int
+    resumed: bool
+    interrupted: Optional[str] = None
+    exit_code: int = 0
+    traces: int = 0
+    shape_bound: int = 0
+    first_loss: Optional[float] = None
+    last_loss: Optional[float] = None
+    last_val_loss: Optional[float] = None
+    steps_per_sec: float = 0.0
+    samples_per_sec: float = 0.0
+    data_wait_percent: float = 0.0
+    device_plan: str = ""
+    bad_files: list[dict[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _finite(value: float) -> bool:
+    return math.isfinite(value)
+
+
+class Trainer:
+    def __init__(
+        self,
+        config: XttsConfig,
+        *,
+        run_dir: Path,
+        fresh: bool = False,
+        force: bool = False,
+        progress: Optional[Progress] = None,
+    ) -> None:
+        self.config = config
+        self.run_dir_path = Path(run_dir)
+        self.fresh = fresh
+        self.force = force
+        self.progress = progress or (lambda event: None)
+
+    # The pieces below are methods so the profilers can reuse them on the real model and pipeline.
+    def setup(self) -> None:
+        import keras
+        import tensorflow as tf
+
+        from xtts_cli.data.pipeline import build_pipeline
+        from xtts_cli.data.scan import scan_dataset
+        from xtts_cli.data.pipeline import tokenizer_for
+        from xtts_cli.data.text import Tokenizer
+        from xtts_cli.devices.placement import configure_devices
+        from xtts_cli.model.xtts import build_model
+
+        config = self.config
+        self.plan = configure_devices(config.devices)
+        tf.random.set_seed(config.training.seed)
+        keras.utils.set_random_seed(config.training.seed)
+
+        self.scan = scan_dataset(config.data)
+        self.progress({"event": "scan", "scan": self.scan})
+        train_items, eval_items = list(self.scan.train), list(self.scan.eval)
+        if config.data.eval_dataset_path:
+            eval_data = config.data.model_copy(update={"dataset_path": config.data.eval_dataset_path, "eval_fraction": 0.0})
+            eval_scan = scan_dataset(eval_data)
+            eval_items = eval_scan.items
+        if not train_items:
+            raise XttsError("no usable training items after the dataset scan", hint="see the bad files listed above")
+
+        self.run, self.resumed = prepare_run_dir(self.run_dir_path, config, fresh=self.fresh, force=self.force)
+        remove_stale_temporaries(self.run)
+        if self.resumed and self.run.vocab.is_file():
+            self.tokenizer = Tokenizer.load(self.run.vocab)
+        else:
+            self.tokenizer = tokenizer_for(self.scan, config.data)
+            if config.data.eval_dataset_path:
+                self.tokenizer = Tokenizer.build(
+                    [item.training_text for item in train_items + eval_items], config.data.text_cleaners
+                )
+            self.tokenizer.save(self.run.vocab)
+
+        from xtts_cli.training.synthesis import REFERENCE_FILE, reference_from_audio, save_reference
+
+        if not (self.run.path / REFERENCE_FILE).is_file():
+            # The voice test sentences are rendered in: the first validation clip's opening frames.
+            first = (eval_items or train_items)[0]
+            save_reference(self.run.path, reference_from_audio(Path(first.audio_path), config.data))
+
+        self.mixed = bool(config.training.mixed_precision)
+        self._previous_policy = keras.mixed_precision.dtype_policy().name
+        if self.mixed:
+            keras.mixed_precision.set_dtype_policy(
+                "mixed_bfloat16" if config.training.mixed_precision_dtype == "bfloat16" else "mixed_float16"
+            )
+
+        output = "audio" if self.plan.kind == "split" else "mel"
+        replicas = self.plan.num_replicas if self.plan.kind == "mirrored" else 1
+        global_config = config
+        if replicas > 1:
+            # data.batch_size is per replica; the pipeline makes the global batch the strategy splits.
+            global_config = config.model_copy(
+                update={"data": config.data.model_copy(update={"batch_size": config.data.batch_size * replicas})}
+            )
+        # prefetch_to_device: audio to the data GPU in split mode, batches to the model GPU otherwise.
+        target = None
+        if self.plan.device_type == "GPU" and self.plan.kind != "mirrored":
+            target = self.plan.data_device if self.plan.kind == "split" else self.plan.model_device
+        self.train_ds, self.pipeline_info = build_pipeline(
+            global_config, train_items, self.tokenizer, training=True, output=output, device=target
+        )
+        if self.pipeline_info.batches_per_epoch == 0:
+            raise XttsError(
+                f"{len(train_items)} training items give no full batch of {self.batch_size} "
+                f"({self.pipeline_info.batching} batching, {len(self.pipeline_info.bucket_boundaries) or 1} buckets)",
+                hint="lower data.batch_size or data.num_buckets, or add data",
+            )
+        self.eval_ds = None
+        if eval_items:
+            self.eval_ds, _ = build_pipeline(global_config, eval_items, self.tokenizer, training=False, output=output)
+        self.batch_size = global_config.data.batch_size
+        self.steps_per_epoch = max(1, self.pipeline_info.batches_per_epoch)
+
+        if self.plan.kind == "mirrored":
+            self.strategy = tf.distribute.MirroredStrategy(list(self.plan.replica_devices))
+        else:
+            self.strategy = tf.distribute.OneDeviceStrategy(self.plan.model_device)
+        total = config.training.max_steps or config.training.epochs * self.steps_per_epoch
+        self.total_steps = total
+        with self.strategy.scope():
+            from xtts_cli.training.optimization import build_optimizer
+
+            self.model = build_model(config.model, config.data, self.tokenizer.vocab_size)
+            self.optimizer = build_optimizer(config.training, total, self.mixed)
+            self.optimizer.build(self.model.trainable_variables)
+            self.step_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
+            self.epoch_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
+        self.checkpoint = tf.train.Checkpoint(
+            model=self.model, optimizer=self.optimizer, step=self.step_var, epoch=self.epoch_var
+        )
+        self.manager = tf.train.CheckpointManager(
+            self.checkpoint, str(self.run.checkpoints), max_to_keep=config.training.keep_checkpoints
+        )
+        if self.manager.latest_checkpoint:
+            try:
+                self.checkpoint.restore(self.manager.latest_checkpoint).expect_partial()
+            except (tf.errors.OpError, ValueError, AssertionError) as exc:
+                raise XttsError(
+                    f"cannot restore {self.manager.latest_checkpoint}: {str(exc).splitlines()[0]}",
+                    hint="the checkpoint does not fit this model; use --fresh to start a new run",
+                ) from None
+        self._compile_steps()
+
+    def _compile_steps(self) -> None:
+        import tensorflow as tf
+
+        config = self.config
+        model, optimizer, strategy = self.model, self.optimizer, self.strategy
+        replicas = float(strategy.num_replicas_in_sync)
+
+        def replica_step(batch):
+            with tf.GradientTape() as tape:
+                outputs = model(batch, training=True)
+                losses = model.compute_loss(batch, outputs)
+                # MirroredStrategy sums replica gradients; dividing keeps the update a global mean.
+                scaled = optimizer.scale_loss(losses["loss"] / replicas)
+            variables = model.trainable_variables
+            gradients = tape.gradient(scaled, variables)
+            optimizer.apply(gradients, variables)
+            return losses
+
+        # Outside MirroredStrategy the whole step, reduction included, is pinned to the model
+        # device: in split mode the batch computed on the data device is read from there.
+        place = (lambda: tf.device(self.plan.model_device)) if self.plan.kind != "mirrored" else contextlib.nullcontext
+
+        def train_step(batch):
+            with place():
+                per_replica = strategy.run(replica_step, args=(batch,))
+                return {k: strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None) for k, v in per_replica.items()}
+
+        def replica_eval(batch):
+            return model.compute_loss(batch, model(batch, training=False))
+
+        def eval_step(batch):
+            with place():
+                per_replica = strategy.run(replica_eval, args=(batch,))
+                return {k: strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None) for k, v in per_replica.items()}
+
+        graph = config.training.enable_graph_mode and not config.training.enable_eager_debug
+        self.featurize = None
+        if self.plan.kind == "split":
+            from xtts_cli.training.featurize import make_featurizer
+
+            self.featurize = make_featurizer(config.data, self.plan.data_device, graph=graph)
+        setting = config.training.enable_xla_compilation
+        xla = graph and (setting is True or (setting == "auto" and self.plan.device_type == "GPU"))
+        if graph:
+            # One trace for every bucket: the signature leaves the time axes open (the batch axis
+            # is static, drop_remainder). Tracing the model costs seconds per trace on a CPU, and
+            # XLA still compiles each concrete bucket shape once, caching it.
+            # MirroredStrategy's cross-replica reduce is not XLA-compilable as one cluster; XLA
+            # then compiles the per-replica model work only.
+            jit = xla if self.plan.kind != "mirrored" else None
+            self._train_fn = tf.function(train_step, jit_compile=jit, input_signature=[self._step_spec(self.train_ds)])
+            eval_spec = self._step_spec(self.eval_ds) if self.eval_ds is not None else None
+            self._eval_fn = tf.function(eval_step, jit_compile=jit, input_signature=[eval_spec] if eval_spec else None)
+        else:
+            self._train_fn, self._eval_fn = train_step, eval_step
+        self.graph_mode, self.xla = graph, xla
+
+        # The function call itself is placed on the model device too, so its outputs live there.
+        def on_model_device(function):
+            def call(batch):
+                with place():
+                    return function(batch)
+
+            return call
+
+        self.train_step = on_model_device(self._train_fn)
+        self.eval_step = on_model_device(self._eval_fn)
+
+    def _step_spec(self, dataset):
+        """The step's input signature: the batch as the step receives it."""
+        import tensorflow as tf
+
+        spec = dataset.element_spec
+        if self.featurize is not None:
+            if not hasattr(self.featurize, "get_concrete_function"):
+                return None  # eager debugging: nothing is traced
+            outputs = self.featurize.get_concrete_function(spec).structured_outputs
+            spec = tf.nest.map_structure(lambda t: tf.TensorSpec(t.shape, t.dtype), outputs)
+        if self.plan.kind == "mirrored":
+            spec = self.strategy.experimental_distribute_dataset(dataset).element_spec
+        return spec
+
+    def traces(self) -> int:
+        counter = getattr(self._train_fn, "experimental_get_tracing_count", None)
+        return int(counter()) if counter else 0
+
+    def _batches(self, dataset):
+        """Yield (batch ready for the step, seconds blocked waiting for it)."""
+        if self.plan.kind == "mirrored":
+            dataset = self.strategy.experimental_distribute_dataset(dataset)
+        iterator = iter(dataset)
+        if self.featurize is None:
+            while True:
+                start = time.perf_counter()
+                try:
+                    batch = next(iterator)
+                except StopIteration:
+                    return
+                yield batch, time.perf_counter() - start
+        # Split mode: features for batch k+1 are launched on the data device before step k runs.
+        start = time.perf_counter()
+        try:
+            ahead = self.featurize(next(iterator))
+        except StopIteration:
+            return
+        wait = time.perf_counter() - start
+        while True:
+            current, current_wait = ahead, wait
+            start = time.perf_counter()
+            try:
+                ahead = self.featurize(next(iterator))
+            except StopIteration:
+                yield current, current_wait
+                return
+            wait = time.perf_counter() - start
+            yield current, current_wait
+
+    def validate(self) -> Optional[float]:
+        if self.eval_ds is None:
+            return None
+        totals: list[float] = []
+        for index, (batch, _) in enumerate(self._batches(self.eval_ds)):
+            if index >= self.config.training.max_val_batches:
+                break
+            totals.append(float(self.eval_step(batch)["loss"]))
+        return sum(totals) / len(totals) if totals else None
+
+    def save(self) -> str:
+        return self.manager.save(checkpoint_number=int(self.step_var.numpy()))
+
+    def run(self) -> TrainResult:
+        import keras
+        import tensorflow as tf
+
+        from xtts_cli.training.metrics import MetricsWriter
+
+        self.setup()
+        config, training = self.config, self.config.training
+        start_step = int(self.step_var.numpy())
+        result = TrainResult(
+            run_dir=self.run.path,
+            start_step=start_step,
+            final_step=start_step,
+            resumed=self.resumed,
+            shape_bound=self.pipeline_info.max_distinct_batch_shapes or 0,
+            device_plan=self.plan.describe(),
+            bad_files=[{"path": b.path or b.source, "reason": f"{b.reason}: {b.detail}"} for b in self.scan.bad],
+            notes=list(self.plan.notes),
+        )
+        if not self.graph_mode:
+            result.notes.append("eager mode (enable_eager_debug or graph mode off): every step runs op by op and is slow")
+        self.progress({"event": "start", "result": result, "total_steps": self.total_steps, "batch_size": self.batch_size})
+        max_steps = training.max_steps or training.epochs * self.steps_per_epoch
+        writer = tf.summary.create_file_writer(str(self.run.tensorboard))
+        window = {"steps": 0, "wait": 0.0, "time": 0.0, "samples": 0}
+        total = {"wait": 0.0, "time": 0.0, "steps": 0, "samples": 0}
+        step = start_step
+        try:
+            with GracefulInterrupt() as interrupt, MetricsWriter(self.run.metrics) as metrics, writer.as_default():
+                while step < max_steps and int(self.epoch_var.numpy()) < training.epochs and not interrupt.requested:
+                    for batch, wait in self._batches(self.train_ds):
+                        began = time.perf_counter()
+                        losses = self.train_step(batch)
+                        values = {k: float(v) for k, v in losses.items()}  # host sync: the step is done
+                        compute = time.perf_counter() - began
+                        step = int(self.step_var.assign_add(1).numpy())
+                        bad = [k for k, v in values.items() if not _finite(v)]
+                        if bad:
+                            last = self.manager.latest_checkpoint
+                            raise NonFiniteLossError(
+                                f"training.{bad[0]} is {values[bad[0]]} at step {step} "
+                                f"({', '.join(f'{k}={v:.4g}' for k, v in values.items())}); nothing was saved after it",
+                                hint=f"lower training.learning_rate or check the data; the last good checkpoint is "
+                                f"{last or 'none'} (xtts train resumes from it)",
+                            )
+                        result.first_loss = values["loss"] if result.first_loss is None else result.first_loss
+                        result.last_loss = values["loss"]
+                        samples = self.batch_size
+                        for bucket in (window, total):
+                            bucket["steps"] += 1
+                            bucket["wait"] += wait
+                            bucket["time"] += wait + compute
+                            bucket["samples"] += samples
+                        if step % training.log_step == 0 or step == max_steps:
+                            record = self._log(step, values, window, metrics)
+                            self.progress({"event": "log", **record})
+                            window = {"steps": 0, "wait": 0.0, "time": 0.0, "samples": 0}
+                        if step % training.val_step == 0:
+                            val = self.validate()
+                            result.last_val_loss = val
+                            if val is not None:
+                                tf.summary.scalar("val/loss", val, step=step)
+                                metrics.write({"step": step, "val_loss": val})
+                                self.progress({"event": "val", "step": step, "val_loss": val})
+                            self._write_mel_image(batch, step)
+                        if step % training.save_step == 0:
+                            self.save()
+                        if step % training.sample_step == 0:
+                            self._render_samples(step)
+                        if step >= max_steps or interrupt.requested:
+                            break
+                    else:
+                        self.epoch_var.assign_add(1)  # the epoch ran to its end
+                        continue
+                    break  # max_steps reached or interrupted mid-epoch
+                if interrupt.requested:
+                    result.interrupted = interrupt.signal_name
+                    result.exit_code = interrupt.exit_code
+                self.save()
+        finally:
+            writer.close()
+            if self.mixed:
+                keras.mixed_precision.set_dtype_policy(self._previous_policy)
+        result.final_step = step
+        result.traces = self.traces()
+        if total["time"] > 0:
+            result.steps_per_sec = total["steps"] / total["time"]
+            result.samples_per_sec = total["samples"] / total["time"]
+            result.data_wait_percent = 100.0 * total["wait"] / total["time"]
+        self.progress({"event": "end", "result": result})
+        return result
+
+    def _log(self, step: int, values: dict[str, float], window: dict[str, Any], metrics) -> dict[str, Any]:
+        import tensorflow as tf
+
+        steps = max(1, window["steps"])
+        learning_rate = float(self.optimizer.learning_rate)
+        record = {
+            "step": step,
+            "epoch": int(self.epoch_var.numpy()),
+            **values,
+            "lr": learning_rate,
+            "step_ms": 1000.0 * window["time"] / steps,
+            "data_wait_ms": 1000.0 * window["wait"] / steps,
+            "samples_per_sec": window["samples"] / window["time"] if window["time"] > 0 else 0.0,
+            "traces": self.traces(),
+        }
+        metrics.write(record)
+        for key in ("loss", "mel_loss", "stop_loss"):
+            if key in values:
+                tf.summary.scalar(f"train/{key}", values[key], step=step)
+        tf.summary.scalar("train/lr", learning_rate, step=step)
+        tf.summary.scalar("timing/step_ms", record["step_ms"], step=step)
+        tf.summary.scalar("timing/data_wait_ms", record["data_wait_ms"], step=step)
+        tf.summary.scalar("timing/samples_per_sec", record["samples_per_sec"], step=step)
+        return record
+
+    def _write_mel_image(self, batch, step: int) -> None:
+        import tensorflow as tf
+
+        if self.plan.kind == "mirrored":
+            return  # a distributed batch has no single tensor to draw
+        outputs = self.model(batch, training=False)
+        predicted = tf.cast(outputs.get("mel_post", outputs["mel_pred"])[:1], tf.float32)
+        target = tf.cast(batch["mel"][:1], tf.float32)
+        image = tf.concat([target, predicted], axis=2)  # [1, frames, 2*n_mels]
+        image = tf.transpose(image, [0, 2, 1])[:, ::-1, :, tf.newaxis]
+        low, high = tf.reduce_min(image), tf.reduce_max(image)
+        tf.summary.image("mel/target_vs_predicted", (image - low) / tf.maximum(high - low, 1e-6), step=step)
+
+    def _render_samples(self, step: int) -> None:
+        from xtts_cli.training.synthesis import render_sentences
+
+        if self.eval_ds is None and self.train_ds is None:
+            return
+        render_sentences(self, step)
