@@ -1,0 +1,115 @@
+"""The training step, measured side by side in one run on the same batches of the bundled sample:
+
+- graph mode (`tf.function`) vs eager, tiny model   (bar: graph >= 3x eager)
+- XLA on vs off in graph mode, with XLA's compile time shown separately
+- the input-bound share of the default `xtts train` on this machine (bar: < 5 %)
+
+Run: python benchmarks/training_step.py [--steps 20] [--batch-size 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def _batches(config):
+    from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
+    from xtts_cli.data.scan import scan_dataset
+
+    scan = scan_dataset(config.data)
+    tokenizer = tokenizer_for(scan, config.data)
+    dataset, _ = build_pipeline(config, scan.train, tokenizer, training=True)
+    return list(dataset), tokenizer
+
+
+def _time_steps(step, batches, steps: int) -> tuple[float, float]:
+    """(first call seconds: trace/compile + run, median seconds of the following calls)."""
+    start = time.perf_counter()
+    float(step(batches[0])["loss"])
+    first = time.perf_counter() - start
+    # Warm every bucket shape (XLA compiles each once) before timing.
+    for batch in batches[1:]:
+        float(step(batch)["loss"])
+    times = []
+    for index in range(steps):
+        batch = batches[index % len(batches)]
+        start = time.perf_counter()
+        float(step(batch)["loss"])
+        times.append(time.perf_counter() - start)
+    return first, statistics.median(times)
+
+
+def _make_step(model, optimizer, *, graph: bool, xla: bool, signature=None):
+    import tensorflow as tf
+
+    def step(batch):
+        with tf.GradientTape() as tape:
+            losses = model.compute_loss(batch, model(batch, training=True))
+        gradients = tape.gradient(losses["loss"], model.trainable_variables)
+        optimizer.apply(gradients, model.trainable_variables)
+        return losses
+
+    if not graph:
+        return step
+    return tf.function(step, jit_compile=xla, input_signature=signature)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--batch-size", type=int, default=16)
+    args = parser.parse_args()
+
+    import keras
+    import tensorflow as tf
+
+    from xtts_cli.config import resolve_config
+    from xtts_cli.model.xtts import build_model
+
+    config = resolve_config(None, {"data.batch_size": args.batch_size}).config
+    batches, tokenizer = _batches(config)
+    signature = [tf.nest.map_structure(lambda t: tf.TensorSpec([t.shape[0]] + [None] * (t.shape.rank - 1), t.dtype), batches[0])]
+    results = {}
+    for name, graph, xla in (("eager", False, False), ("graph", True, False), ("graph + XLA", True, True)):
+        keras.utils.set_random_seed(0)
+        model = build_model(config.model, config.data, tokenizer.vocab_size)
+        optimizer = keras.optimizers.AdamW(1e-4)
+        step = _make_step(model, optimizer, graph=graph, xla=xla, signature=signature if graph else None)
+        results[name] = _time_steps(step, batches, args.steps if graph else max(3, args.steps // 4))
+
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, TF {tf.__version__}")
+    print(f"tiny model, batch {args.batch_size}, {len(batches)} bucket batches of the bundled sample")
+    print(f"{'step':14} {'first call s':>13} {'median step s':>14} {'vs eager':>9}")
+    eager = results["eager"][1]
+    for name, (first, median) in results.items():
+        print(f"{name:14} {first:13.2f} {median:14.3f} {eager / median:8.1f}x")
+    print(f"graph / eager speed-up: {eager / results['graph'][1]:.1f}x (bar >= 3x)")
+    print(f"XLA / graph speed-up after compiling: {results['graph'][1] / results['graph + XLA'][1]:.2f}x")
+
+    # The default `xtts train` on this machine: its own data-wait accounting.
+    import tempfile
+
+    from xtts_cli.training.trainer import Trainer
+
+    from xtts_cli.training.metrics import read_metrics
+
+    with tempfile.TemporaryDirectory() as run_dir:
+        overrides = {"training.max_steps": 60, "training.log_step": 10, "training.sample_step": 1000}
+        result = Trainer(resolve_config(None, overrides).config, run_dir=run_dir).run()
+        # Warm-up excluded: the first window holds the trace and the first (feature-caching) epoch.
+        records = [r for r in read_metrics(Path(run_dir) / "metrics.jsonl") if "step_ms" in r][1:]
+    share = 100.0 * sum(r["data_wait_ms"] for r in records) / sum(r["step_ms"] for r in records)
+    print(
+        f"default xtts train, steps 11-60: {1000.0 / statistics.mean(r['step_ms'] for r in records):.2f} steps/s, "
+        f"data wait {share:.1f} % of step time (bar < 5 %); whole run incl. warm-up: {result.data_wait_percent:.1f} %"
+    )
+
+if __name__ == "__main__":
+    main()
