@@ -248,9 +248,9 @@ class TrainingConfig(_Section):
     max_val_batches: int = Field(20, ge=1, description="Batches averaged for one validation loss.")
     sample_step: int = Field(1000, ge=1, description="Render the test sentences to WAV every this many steps.")
     test_sentences: list[str] = Field(
-        default_factory=lambda: ["The quick brown fox jumps over the lazy dog."],
+        default_factory=list,
         description="Sentences rendered to `<run_dir>/samples/` every `sample_step` (characters the "
-        "vocabulary lacks are reported, the sentence skipped).",
+        "vocabulary lacks are reported, the sentence skipped). Empty: the first validation clip's text.",
     )
     keep_checkpoints: int = Field(5, ge=1, description="Checkpoints kept in the run directory.")
     checkpoint_dir: Optional[str] = Field(

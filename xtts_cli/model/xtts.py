@@ -449,6 +449,7 @@ class XttsModel(keras.Model):
         *,
         prenet_dropout: bool = True,
         seed=0,
+        min_frames: int = 1,
     ) -> dict[str, tf.Tensor]:
         """Decoder output without the postnet: `mel_pred` [B, max_frames, n_mels], `stop_logits`
         [B, max_frames], `lengths` [B] int32, `steps` (decoder steps run, int32 scalar).
@@ -457,7 +458,9 @@ class XttsModel(keras.Model):
         decoder layer (fixed-size buffers, so it compiles with XLA), ending when every item's stop
         probability has exceeded `stop_threshold`. An item's length is the index of the first such
         frame + 1; frames past it are `MEL_PAD_VALUE`. `prenet_dropout` keeps the prenet's dropout
-        on, as Tacotron 2 does at inference, seeded by `seed` and the step.
+        on, as Tacotron 2 does at inference, seeded by `seed` and the step. A stop before
+        `min_frames` is ignored (ESPnet's `minlenratio`): an under-trained stop head otherwise
+        ends a sentence after a few frames.
         """
         if max_frames < 1:
             raise ValueError(f"max_frames ({max_frames}) must be >= 1")
@@ -493,7 +496,8 @@ class XttsModel(keras.Model):
             mel_buffer = tf.where(at_step, step_frames[:, None, :], mel_buffer)
             stop_buffer = tf.where(at_step, step_stop_logits[:, None, :], stop_buffer)
 
-            over_threshold = tf.sigmoid(step_stop_logits) > stop_threshold
+            frame_index = step * r + tf.range(r)
+            over_threshold = (tf.sigmoid(step_stop_logits) > stop_threshold) & (frame_index >= min_frames - 1)[None, :]
             stops_now = tf.reduce_any(over_threshold, axis=1)
             first_stop = tf.argmax(tf.cast(over_threshold, tf.int32), axis=1, output_type=tf.int32)
             lengths = tf.where(stops_now & ~finished, step * r + first_stop + 1, lengths)
@@ -534,6 +538,7 @@ class XttsModel(keras.Model):
         *,
         prenet_dropout: bool = True,
         seed: int = 0,
+        min_frames: int = 1,
     ) -> tuple[tf.Tensor, tf.Tensor]:
         """Synthesise log-mel frames: (mel [B, max_frames, n_mels] float32, lengths [B] int32).
 
@@ -548,8 +553,8 @@ class XttsModel(keras.Model):
         settings = dict(max_frames=max_frames, stop_threshold=stop_threshold, prenet_dropout=prenet_dropout)
         if tf.executing_eagerly():
             inputs = tuple(tf.convert_to_tensor(value) for value in inputs)
-            return self._generate_graph(*inputs, tf.constant(seed, tf.int32), **settings)
-        return self._generate(*inputs, seed, **settings)
+            return self._generate_graph(*inputs, tf.constant(seed, tf.int32), tf.constant(min_frames, tf.int32), **settings)
+        return self._generate(*inputs, seed, min_frames, **settings)
 
     @property
     def _generate_graph(self):
@@ -560,7 +565,7 @@ class XttsModel(keras.Model):
             object.__setattr__(self, "_generate_function", graph)
         return graph
 
-    def _generate(self, text_ids, text_lengths, ref_mel, ref_lengths, seed, *, max_frames, stop_threshold, prenet_dropout):
+    def _generate(self, text_ids, text_lengths, ref_mel, ref_lengths, seed, min_frames, *, max_frames, stop_threshold, prenet_dropout):
         decoded = self.decode_autoregressive(
             text_ids,
             text_lengths,
@@ -570,6 +575,7 @@ class XttsModel(keras.Model):
             stop_threshold,
             prenet_dropout=prenet_dropout,
             seed=seed,
+            min_frames=min_frames,
         )
         lengths = decoded["lengths"]
         mel = tf.cast(self.refine(decoded["mel_pred"], lengths, training=False), tf.float32)

@@ -26,6 +26,9 @@ GRIFFIN_LIM_ITERATIONS = 32
 # Upper bound on generated frames per input character: slow read speech is ~15 chars/s at
 # 86 frames/s, i.e. ~6 frames per character; 12 leaves room before the stop token ends it.
 FRAMES_PER_CHARACTER = 12
+# Lower bound: half the ~6 frames per character of ordinary speech, so an early stop token cannot
+# cut a sentence to a blip (the stop head is the last thing a young model learns).
+MIN_FRAMES_PER_CHARACTER = 3
 
 
 def wav_bytes(waveform: np.ndarray, sample_rate: int) -> bytes:
@@ -93,6 +96,7 @@ def generate_waveform(model, tokenizer, text: str, reference: np.ndarray, data: 
         tf.constant([ref_length], tf.int32),
         frames,
         prenet_dropout=True,
+        min_frames=min(frames, MIN_FRAMES_PER_CHARACTER * len(ids)),
     )
     length = max(2, int(lengths[0]))
     audio = griffin_lim(
@@ -123,7 +127,8 @@ def render_sentences(trainer: "Trainer", step: int) -> list[Path]:
     data = trainer.config.data
     written = []
     trainer.run.samples.mkdir(parents=True, exist_ok=True)
-    for index, sentence in enumerate(trainer.config.training.test_sentences):
+    sentences = trainer.config.training.test_sentences or [trainer.reference_text]
+    for index, sentence in enumerate(sentences):
         try:
             audio = generate_waveform(trainer.model, trainer.tokenizer, sentence, reference, data)
         except UnknownCharactersError as exc:

@@ -124,6 +124,7 @@ class Trainer:
             # The voice test sentences are rendered in: the first validation clip's opening frames.
             first = (eval_items or train_items)[0]
             save_reference(self.run.path, reference_from_audio(Path(first.audio_path), config.data))
+        self.reference_text = (eval_items or train_items)[0].training_text
 
         self.mixed = bool(config.training.mixed_precision)
         self._previous_policy = keras.mixed_precision.dtype_policy().name
