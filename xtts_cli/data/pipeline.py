@@ -335,6 +335,11 @@ def _group_elements(data: DataConfig, output: Output, stage, codecs: list[str], 
     ds = tf.data.Dataset.from_tensor_slices(source)
     if shuffle and data.preprocessing_mode != "cache":
         ds = ds.shuffle(shuffle, seed=seed, reshuffle_each_iteration=True)  # file names: cheap to shuffle
+    if training and data.preprocessing_mode != "cache":
+        # Training drops each bucket's partial last batch; decoding those clips first would be
+        # wasted work (a third of the decodes on small buckets). The shuffle above varies which
+        # clips sit out each epoch. Not in cache mode: the cache must see every clip once.
+        ds = ds.take(len(items) // data.batch_size * data.batch_size)
     ds = ds.map(with_features, num_parallel_calls=parallel, deterministic=deterministic)
     # The scan vouched for every header; a file that still fails to decode (corrupt frames inside
     # a valid container) is skipped with a logged warning instead of ending the epoch.
