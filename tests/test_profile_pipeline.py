@@ -1,0 +1,196 @@
+"""`xtts profile-pipeline` on the real pipeline: real TensorFlow, the bundled sample and the fixture
+dataset, tiny batches. Speed is never asserted (benchmarks/data_pipeline.py measures it); the
+figures are checked for sense and for the relations that hold whatever the machine's speed."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from xtts_cli.cli.app import app, main
+from xtts_cli.profiling import pipeline_profiler
+
+DATASET = Path(__file__).parent / "data" / "dataset"
+# Small and quick: a batch of 8 gives the bundled sample (39 training clips) 4 batches per epoch.
+FAST = ["--batch-size", "8", "--num-batches", "8", "--warmup", "2"]
+
+
+def run_json(runner, *args: str) -> dict:
+    result = runner.invoke(app, ["profile-pipeline", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def check_figures(payload: dict, num_batches: int) -> None:
+    assert payload["samples_per_sec"] > 0
+    assert payload["audio_seconds_per_sec"] > 0 and payload["mel_frames_per_sec"] > 0
+    latency = payload["latency_ms"]
+    assert 0 < latency["p50"] <= latency["p95"] <= latency["p99"] <= latency["max"]
+    assert latency["count"] == num_batches == len(payload["latency_series_ms"])
+    assert payload["cv"] >= 0
+    assert set(payload["oscillation"]) >= {"detected", "period_batches", "period_seconds"}
+    assert 0 < payload["padding_efficiency"] <= 1
+    assert 1 <= payload["distinct_shapes"] <= payload["max_distinct_shapes"]
+
+
+def test_sample_json_has_every_figure_and_the_stages(runner) -> None:
+    payload = run_json(runner, *FAST)
+    check_figures(payload, 8)
+    assert payload["bad_files"] == []
+    assert payload["batch_size"] == 8 and payload["preprocessing_mode"] == "cache"
+    assert [stage["name"] for stage in payload["stages"]] == ["read", "decode", "features", "batch"]
+    previous = 0.0
+    for stage in payload["stages"]:
+        assert stage["samples_per_sec"] > 0 and stage["samples"] == 8 * 8
+        # Incremental costs add up to the last stage's cost per sample.
+        previous += stage["incremental_ms_per_sample"]
+        assert stage["ms_per_sample"] == pytest.approx(previous)
+    assert "baseline" in payload and payload["baseline"] is None
+    assert "sweep" not in payload
+
+
+def test_fewer_batches_than_asked_repeats_the_dataset_and_says_so(runner) -> None:
+    # Batch 16: the sample gives 2 training batches per epoch, far fewer than 2 + 8.
+    payload = run_json(runner, "--batch-size", "16", "--num-batches", "8", "--warmup", "2", "--no-stages")
+    check_figures(payload, 8)
+    assert payload["repeated"] is True and payload["batches_per_epoch"] < 10
+    assert any("repeated" in note for note in payload["notes"])
+    assert payload["stages"] == []
+
+
+def test_fixture_dataset_lists_bad_files_and_profiles_every_codec(runner, write_config) -> None:
+    config = write_config("data:\n  max_bad_file_fraction: 0.6\n  preprocessing_mode: runtime\n")
+    payload = run_json(runner, "-c", str(config), "--data-path", str(DATASET), "--batch-size", "2",
+                       "--num-batches", "6", "--warmup", "1", "--no-stages")
+    check_figures(payload, 6)
+    reasons = {bad["reason"] for bad in payload["bad_files"]}
+    assert {"empty", "not_audio", "truncated", "header_only", "missing", "too_short", "too_long"} <= reasons
+    for bad in payload["bad_files"]:
+        assert set(bad) >= {"path", "reason"}
+    assert any(bad["path"] == "wavs/garbage.wav" and bad["reason"] == "not_audio" for bad in payload["bad_files"])
+    assert payload["dataset_path"] == str(DATASET.resolve())
+
+
+def test_bad_files_come_first_in_the_terminal_report(runner, write_config) -> None:
+    config = write_config("data:\n  max_bad_file_fraction: 0.6\n  preprocessing_mode: runtime\n")
+    result = runner.invoke(app, ["profile-pipeline", "-c", str(config), "--data-path", str(DATASET),
+                                 "--batch-size", "2", "--num-batches", "4", "--warmup", "1", "--no-stages"])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "bad files skipped" in out and "wavs/garbage.wav" in out
+    assert out.index("bad files skipped") < out.index("samples/s") < out.index("latency per batch")
+    # Progress goes to stderr, never into the report.
+    assert "timing" in result.stderr and "timing" not in out
+
+
+def test_compare_baseline_measures_the_numpy_function_path_in_the_same_run(runner) -> None:
+    payload = run_json(runner, *FAST, "--compare-baseline", "--no-stages")
+    baseline = payload["baseline"]
+    assert baseline["samples_per_sec"] > 0 and baseline["native_samples_per_sec"] > 0
+    assert baseline["speedup"] == pytest.approx(baseline["native_samples_per_sec"] / baseline["samples_per_sec"])
+
+
+def test_benchmark_sweep_ranks_cells_and_names_the_best_as_a_config_change(runner, monkeypatch) -> None:
+    # The real grid takes about two minutes; two cells run the same code.
+    monkeypatch.setattr(pipeline_profiler, "SWEEP_PARALLELISM", (1,))
+    monkeypatch.setattr(pipeline_profiler, "SWEEP_PREFETCH", (2,))
+    monkeypatch.setattr(pipeline_profiler, "SWEEP_BATCH_SIZES", (8, 16))
+    monkeypatch.setattr(pipeline_profiler, "SWEEP_MODES", ("runtime",))
+    monkeypatch.setattr(pipeline_profiler, "SWEEP_SAMPLES", 16)
+    monkeypatch.setattr(pipeline_profiler, "SWEEP_MIN_SECONDS", 0.02)
+    payload = run_json(runner, *FAST, "--no-stages", "--benchmark")
+    cells = payload["sweep"]
+    # The two grid cells plus the current settings (auto workers and prefetch, batch 8, cache).
+    assert len(cells) == 3 and sum(cell["current"] for cell in cells) == 1
+    rates = [cell["samples_per_sec"] for cell in cells]
+    assert rates == sorted(rates, reverse=True) and rates[-1] > 0
+    best = payload["best"]
+    current = {"data.num_workers": "auto", "data.prefetch_buffer_size": "auto", "data.batch_size": 8,
+               "data.preprocessing_mode": "cache"}
+    assert set(best["change"]) <= set(current)
+    recommended = {**current, **best["change"]}
+    # The recommendation is one of the measured cells (a cache cell keeps the current num_workers).
+    measured = [{f"data.{key}": cell[key] for key in ("num_workers", "prefetch_buffer_size", "batch_size",
+                                                       "preprocessing_mode")} for cell in cells]
+    for settings in measured:
+        if settings["data.preprocessing_mode"] == "cache":
+            settings["data.num_workers"] = current["data.num_workers"]
+    assert recommended in measured
+    assert best["samples_per_sec"] > 0 and best["current_samples_per_sec"] > 0
+    assert best["worth_changing"] is (bool(best["change"]) and best["speedup"] >= pipeline_profiler.SWEEP_TIE)
+
+
+def _cell(workers, prefetch, batch, mode, rate):
+    return pipeline_profiler.SweepCell(num_workers=workers, prefetch_buffer_size=prefetch, batch_size=batch,
+                                       preprocessing_mode=mode, samples=1, seconds=1.0, samples_per_sec=rate)
+
+
+def test_sweep_recommendation_skips_prefetch_off_keeps_cache_workers_and_breaks_ties_by_fewest_changes() -> None:
+    from xtts_cli.config.schema import XttsConfig
+
+    config = XttsConfig(data={"batch_size": 16, "num_workers": "auto", "prefetch_buffer_size": "auto",
+                              "preprocessing_mode": "cache"})
+    unchanged = {"num_workers": "auto", "prefetch_buffer_size": "auto", "batch_size": 16, "preprocessing_mode": "cache"}
+    prefetch_off = _cell(1, 0, 32, "cache", 5000.0)
+    # Within 15 % of the fastest candidate: the current settings win the tie.
+    cells = [prefetch_off, _cell(2, 2, 32, "runtime", 900.0), _cell("auto", "auto", 16, "cache", 850.0)]
+    assert pipeline_profiler._recommend(cells, config) == unchanged
+    # Clearly faster: recommended, all four keys.
+    cells = [prefetch_off, _cell(2, 2, 32, "runtime", 900.0), _cell("auto", "auto", 16, "cache", 500.0)]
+    assert pipeline_profiler._recommend(cells, config) == {"num_workers": 2, "prefetch_buffer_size": 2,
+                                                           "batch_size": 32, "preprocessing_mode": "runtime"}
+    # A cache cell's num_workers was not exercised: the current value stays.
+    cells = [_cell(1, 2, 32, "cache", 2000.0), _cell("auto", "auto", 16, "cache", 500.0)]
+    assert pipeline_profiler._recommend(cells, config) == {**unchanged, "prefetch_buffer_size": 2, "batch_size": 32}
+
+
+def test_missing_data_path_is_one_error_line_and_exit_1(monkeypatch, capsys, tmp_path) -> None:
+    missing = tmp_path / "no-such-dataset"
+    monkeypatch.setattr(sys, "argv", ["xtts", "profile-pipeline", "--data-path", str(missing)])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    assert exit_info.value.code == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    errors = [line for line in captured.err.splitlines() if line.startswith("error: ")]
+    assert errors == [f"error: data.dataset_path: {str(missing)!r} is not a directory"]
+    assert "Traceback" not in captured.err
+
+
+def test_planted_stall_every_nth_batch_is_found_with_its_period() -> None:
+    import tensorflow as tf
+
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.data.pipeline import build_pipeline
+
+    period, stall_s = 5, 0.06
+    config = XttsConfig(data={"batch_size": 8, "preprocessing_mode": "cache"})
+    scan, tokenizer = pipeline_profiler.prepare(config)
+    dataset, info = build_pipeline(config, scan.train, tokenizer, training=True)
+
+    def stall(index):
+        if int(index) % period == 0:
+            time.sleep(stall_s)
+        return index
+
+    def with_stall(index, batch):
+        done = tf.py_function(stall, [index], tf.int64)
+        with tf.control_dependencies([done]):
+            return {name: tf.identity(value) for name, value in batch.items()}
+
+    # The stall sits after the pipeline's own prefetch, where nothing can hide it: every 5th
+    # next() waits 60 ms while a cached batch takes about 1 ms.
+    planted = dataset.repeat().enumerate().map(with_stall)
+    # Warm-up past the first epoch, which fills the cache and is slow for its own reasons.
+    measured = pipeline_profiler.measure_batches(planted, num_batches=30, warmup=info.batches_per_epoch + 1,
+                                                 sample_rate=22050, hop_length=256)
+    assert measured.oscillation.detected, measured.oscillation.reason
+    assert measured.oscillation.period_batches == pytest.approx(period, abs=0.5)
+    assert measured.oscillation.period_seconds == pytest.approx(
+        measured.oscillation.period_batches * measured.latency_ms.mean / 1000.0
+    )
+    assert measured.latency_ms.max >= stall_s * 1000.0

@@ -1,0 +1,592 @@
+"""Where the input pipeline's time goes, measured on the real pipeline over the real files.
+
+`profile_pipeline` builds the training pipeline exactly as `xtts train` does (`build_pipeline`,
+training=True, the scan's training items) and times `next(iterator)` with nothing else in the loop.
+With no training step to hide behind, every wait is the time the pipeline needs to make that batch:
+the figures are the most the pipeline can deliver, which is what a GPU step has to be slower than
+for the GPU never to idle (compare with `xtts profile-step`).
+
+What it reports, all measured in one run on the same items:
+- per-batch latency (ms blocked in next()) after `warmup` batches, its p50/p95/p99/max, CV and any
+  cycle in it (`detect_oscillation`; period in batches and in seconds = period x mean latency);
+- throughput per sample, per second of audio and per real mel frame (from `mel_lengths`);
+- padding efficiency and distinct batch shapes on the batches drawn, next to the plan's figures;
+- a stage breakdown: read, + decode, + log-mel, full pipeline, run cumulatively on the same items
+  at the configured parallelism, so the difference between two rows is the cost the later stage adds;
+- optionally the `tf.numpy_function` baseline (`use_tf_native_loading: false`) on the same items.
+
+`sweep` ranks a small grid of pipeline settings by samples/s (see SWEEP_* below).
+No printing here: progress goes through the `progress` callback, results are pydantic objects.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Callable, Literal, Optional, Sequence
+
+from pydantic import BaseModel, Field
+
+from xtts_cli.config.errors import XttsError
+from xtts_cli.config.schema import XttsConfig
+from xtts_cli.data.pipeline import PipelineInfo
+from xtts_cli.data.scan import DatasetItem, ScanReport
+from xtts_cli.profiling.latency_stats import LatencyStats, summarize
+from xtts_cli.profiling.oscillation import detect_oscillation
+
+Progress = Optional[Callable[[str], None]]
+StageName = Literal["read", "decode", "features", "batch"]
+
+STAGE_DESCRIPTIONS: dict[str, str] = {
+    "read": "read_file",
+    "decode": "+ decode_audio",
+    "features": "+ log_mel",
+    "batch": "+ shuffle, pad, batch, crop (full pipeline)",
+}
+
+# The sweep grid. Parallelism and prefetch are the two knobs tf.data documents for input-bound
+# training (https://www.tensorflow.org/guide/data_performance); batch size changes how far per-batch
+# costs are spread; cache vs runtime is the feature computation paid once or every epoch.
+# 3 x 3 x 3 x 2 = 54 cells. `precompute` is left out: it writes to disk and, once written, reads
+# back at about the speed of `cache` (benchmarks/data_pipeline.py measures both).
+SWEEP_PARALLELISM: tuple[int | str, ...] = (1, 2, "auto")
+SWEEP_PREFETCH: tuple[int | str, ...] = (0, 2, "auto")
+SWEEP_BATCH_SIZES: tuple[int, ...] = (8, 16, 32)
+SWEEP_MODES: tuple[str, ...] = ("runtime", "cache")
+# Each cell times at least this many samples (a multiple of every batch size above, so every cell
+# draws whole batches) and for at least SWEEP_MIN_SECONDS (128 cached samples take ~15 ms, too short
+# to time on a noisy machine), after one untimed batch; cache cells first draw a whole epoch.
+SWEEP_SAMPLES = 128
+SWEEP_MIN_SECONDS = 0.3
+# Re-measured best / current below this is a tie on our machines: no change is recommended.
+SWEEP_TIE = 1.15
+# Cells run on at most this many items (evenly spaced through the scan order), so the cache
+# warm-up of 27 cells stays short on a large corpus; the bundled sample (40 clips) is used whole.
+SWEEP_MAX_ITEMS = 256
+
+
+class BadFile(BaseModel):
+    path: Optional[str] = Field(None, description="Audio path; empty when the metadata line names none.")
+    reason: str
+    detail: str
+    source: str = Field(description="metadata file:line.")
+
+
+class OscillationSummary(BaseModel):
+    detected: bool
+    period_batches: Optional[float] = None
+    period_seconds: Optional[float] = Field(None, description="period_batches x mean latency.")
+    strength: float = 0.0
+    reason: str = ""
+
+
+class BatchMeasurement(BaseModel):
+    """What `measure_batches` saw on the timed batches (warm-up batches left out)."""
+
+    batches: int
+    samples: int
+    seconds: float = Field(description="Wall time of the timed loop.")
+    latency_series_ms: list[float] = Field(description="Time blocked in next(), per timed batch, in order.")
+    latency_ms: LatencyStats
+    cv: float
+    samples_per_sec: float
+    audio_seconds_per_sec: float = Field(description="Seconds of real audio (unpadded) delivered per second.")
+    mel_frames_per_sec: float = Field(description="Real mel frames (sum of mel_lengths) delivered per second.")
+    padding_efficiency: float = Field(description="Real mel frames / padded mel frames over the timed batches.")
+    distinct_shapes: int = Field(description="Distinct batch shapes (all tensors, batch dimension included).")
+    oscillation: OscillationSummary
+
+
+class StageTiming(BaseModel):
+    name: StageName
+    description: str
+    samples: int
+    seconds: float
+    samples_per_sec: float
+    ms_per_sample: float = Field(description="Wall time per sample at the configured parallelism (1000 / samples_per_sec).")
+    incremental_ms_per_sample: float = Field(
+        description="ms_per_sample minus the previous stage's: what this stage adds. Noise can make it slightly negative."
+    )
+
+
+class BaselineComparison(BaseModel):
+    samples_per_sec: float = Field(description="The tf.numpy_function pipeline (use_tf_native_loading: false), runtime mode.")
+    native_samples_per_sec: float = Field(description="The TF-native pipeline, runtime mode, same items and batches.")
+    speedup: float = Field(description="native_samples_per_sec / samples_per_sec.")
+    latency_ms: LatencyStats
+
+
+class SweepCell(BaseModel):
+    num_workers: int | str
+    prefetch_buffer_size: int | str
+    batch_size: int
+    preprocessing_mode: str
+    samples: int
+    seconds: float
+    samples_per_sec: float
+    current: bool = Field(False, description="These are the settings of the config profiled.")
+
+
+class SweepBest(BaseModel):
+    change: dict[str, Any] = Field(description="Dotted config keys -> values; empty when the current settings won.")
+    samples_per_sec: float
+    current_samples_per_sec: float
+    speedup: float = Field(description="Best / current, re-measured side by side after the grid.")
+    worth_changing: bool = Field(description=f"speedup >= {SWEEP_TIE}; below that the two are a tie.")
+
+
+class SweepReport(BaseModel):
+    cells: list[SweepCell] = Field(description="Ranked by samples/s, fastest first.")
+    best: SweepBest
+    items: int
+    samples_per_cell: int
+    seconds: float
+    notes: list[str] = Field(default_factory=list)
+
+
+class PipelineProfile(BaseModel):
+    dataset_path: str
+    items: int = Field(description="Training items the pipeline was built from.")
+    batch_size: int
+    preprocessing_mode: str
+    tf_native: bool
+    warmup_batches: int
+    num_batches: int = Field(description="Batches timed.")
+    batches_per_epoch: int
+    repeated: bool = Field(description="The dataset had fewer batches than warm-up + timed ones and was repeated.")
+    samples_per_sec: float
+    audio_seconds_per_sec: float
+    mel_frames_per_sec: float
+    latency_ms: LatencyStats
+    latency_series_ms: list[float]
+    cv: float
+    oscillation: OscillationSummary
+    padding_efficiency: float = Field(description="Measured on the timed batches.")
+    planned_padding_efficiency: float = Field(description="The pipeline plan's figure, from the scanned lengths.")
+    distinct_shapes: int
+    max_distinct_shapes: Optional[int] = Field(description="The pipeline's bound per epoch; empty: unbounded.")
+    stages: list[StageTiming]
+    baseline: Optional[BaselineComparison] = None
+    bad_files: list[BadFile]
+    pipeline: PipelineInfo
+    notes: list[str] = Field(default_factory=list)
+
+
+def bad_files(scan: ScanReport) -> list[BadFile]:
+    return [BadFile(path=bad.path, reason=bad.reason, detail=bad.detail, source=bad.source) for bad in scan.bad]
+
+
+def measure_batches(dataset, *, num_batches: int, warmup: int, sample_rate: int, hop_length: int) -> BatchMeasurement:
+    """Time `next()` on `dataset` (mel batches) for `warmup` + `num_batches` batches.
+
+    `dataset` must yield at least that many batches (repeat it first). Public so that any dataset
+    with the mel batch layout can be measured the same way, e.g. one with a planted stall.
+    """
+    iterator = iter(dataset)
+    for _ in range(warmup):
+        next(iterator)
+    latencies: list[float] = []
+    samples = real = padded = 0
+    shapes: set[tuple] = set()
+    start = time.perf_counter()
+    for _ in range(num_batches):
+        before = time.perf_counter()
+        batch = next(iterator)
+        latencies.append((time.perf_counter() - before) * 1000.0)
+        # Outside the timed call: the batch is already on the host, these are cheap reads.
+        lengths = batch["mel_lengths"].numpy()
+        samples += int(lengths.shape[0])
+        real += int(lengths.sum())
+        padded += int(batch["mel"].shape[0]) * int(batch["mel"].shape[1])
+        shapes.add(tuple((name, tuple(tensor.shape)) for name, tensor in sorted(batch.items())))
+    seconds = time.perf_counter() - start
+    stats = summarize(latencies)
+    found = detect_oscillation(latencies)
+    oscillation = OscillationSummary(
+        detected=found.detected,
+        period_batches=found.period,
+        period_seconds=found.period * stats.mean / 1000.0 if found.period is not None else None,
+        strength=found.strength,
+        reason=found.reason,
+    )
+    # mel_lengths = 1 + samples // hop: a clip of L frames holds between (L - 1) and L hops of
+    # audio, so (L - 0.5) hops is within half a hop (~6 ms at 22.05 kHz / 256) of its length.
+    audio_seconds = (real - 0.5 * samples) * hop_length / sample_rate
+    return BatchMeasurement(
+        batches=num_batches,
+        samples=samples,
+        seconds=seconds,
+        latency_series_ms=latencies,
+        latency_ms=stats,
+        cv=stats.cv,
+        samples_per_sec=samples / seconds if seconds > 0 else 0.0,
+        audio_seconds_per_sec=audio_seconds / seconds if seconds > 0 else 0.0,
+        mel_frames_per_sec=real / seconds if seconds > 0 else 0.0,
+        padding_efficiency=real / padded if padded else 0.0,
+        distinct_shapes=len(shapes),
+        oscillation=oscillation,
+    )
+
+
+def _with_data(config: XttsConfig, **changes: Any) -> XttsConfig:
+    return config.model_copy(update={"data": config.data.model_copy(update=changes)})
+
+
+def _build(config: XttsConfig, items: Sequence[DatasetItem], tokenizer) -> tuple[Any, PipelineInfo]:
+    from xtts_cli.data.pipeline import build_pipeline
+
+    dataset, info = build_pipeline(config, items, tokenizer, training=True)
+    if info.batches_per_epoch == 0:
+        raise XttsError(
+            f"{len(items)} training items give no full batch of {config.data.batch_size} "
+            f"({info.batching} batching, {len(info.bucket_boundaries) or 1} buckets)",
+            hint="lower --batch-size or data.num_buckets, or add data",
+        )
+    return dataset, info
+
+
+def _measure_pipeline(config: XttsConfig, items, tokenizer, *, num_batches: int, warmup: int):
+    dataset, info = _build(config, items, tokenizer)
+    repeated = info.batches_per_epoch < warmup + num_batches
+    if repeated:
+        dataset = dataset.repeat()
+    measured = measure_batches(
+        dataset, num_batches=num_batches, warmup=warmup,
+        sample_rate=config.data.sample_rate, hop_length=config.data.hop_length,
+    )
+    return measured, info, repeated
+
+
+def _time_elements(dataset, *, chunk: int, warm_chunks: int, chunks: int, size_of) -> tuple[float, int]:
+    """Seconds to pull `chunks` x `chunk` elements of a per-clip stage, after `warm_chunks` untimed
+    chunks on the same iterator (so tf.data's autotuner has ramped up, as in the batch measurement).
+
+    Each element is reduced to a scalar and `chunk` of them are batched inside TensorFlow, so the
+    Python next() is paid once per chunk: once per clip it would cost more than reading the clip.
+    """
+    import tensorflow as tf
+
+    sizes = dataset.map(lambda x: tf.cast(size_of(x), tf.int64)).batch(chunk)
+    iterator = iter(sizes)
+    for _ in range(warm_chunks):
+        next(iterator)
+    count = 0
+    start = time.perf_counter()
+    for _ in range(chunks):
+        count += int(next(iterator).shape[0])
+    return time.perf_counter() - start, count
+
+
+def _stage_timings(config: XttsConfig, items: Sequence[DatasetItem], *, full: BatchMeasurement,
+                   warmup: int) -> list[StageTiming]:
+    import tensorflow as tf
+
+    # Private helpers of the pipeline module on purpose: the stages must be fed exactly the element
+    # layout (and run with exactly the parallelism) the pipeline's own feature stage gets.
+    from xtts_cli.data.audio import CODECS
+    from xtts_cli.data.pipeline import _auto, _source, feature_stage
+
+    data = config.data
+    codecs = [c for c in CODECS if any(item.audio.codec == c for item in items)]
+    source = tf.data.Dataset.from_tensor_slices(
+        _source(items, codecs, global_codec_index=not data.use_tf_native_loading)
+    ).repeat()
+    parallel = _auto(data.num_workers)
+    deterministic = not data.optimize_cpu_gpu_overlap
+
+    def staged(fn):
+        return source.map(fn, num_parallel_calls=parallel, deterministic=deterministic)
+
+    # The same number of samples as the full pipeline's timed batches, after as many warm-up ones.
+    shape = dict(chunk=data.batch_size, warm_chunks=max(warmup, 1), chunks=full.batches)
+    runs: list[tuple[str, float, int]] = []
+    read = staged(lambda element: tf.io.read_file(element["path"]))
+    runs.append(("read", *_time_elements(read, size_of=tf.strings.length, **shape)))
+    decode = staged(feature_stage(data, "audio", codecs))
+    runs.append(("decode", *_time_elements(decode, size_of=tf.size, **shape)))
+    features = staged(feature_stage(data, "mel", codecs))
+    runs.append(("features", *_time_elements(features, size_of=tf.size, **shape)))
+    runs.append(("batch", full.seconds, full.samples))
+
+    timings: list[StageTiming] = []
+    previous = 0.0
+    for name, seconds, count in runs:
+        rate = count / seconds if seconds > 0 else 0.0
+        ms = 1000.0 / rate if rate > 0 else math.inf
+        timings.append(StageTiming(
+            name=name, description=STAGE_DESCRIPTIONS[name], samples=count, seconds=seconds,
+            samples_per_sec=rate, ms_per_sample=ms, incremental_ms_per_sample=ms - previous,
+        ))
+        previous = ms
+    return timings
+
+
+def prepare(config: XttsConfig) -> tuple[ScanReport, Any]:
+    """Scan the dataset and build the tokenizer, as `xtts train` does."""
+    from xtts_cli.data.pipeline import tokenizer_for
+    from xtts_cli.data.scan import scan_dataset
+
+    scan = scan_dataset(config.data)
+    return scan, tokenizer_for(scan, config.data)
+
+
+def profile_pipeline(
+    config: XttsConfig,
+    *,
+    num_batches: int,
+    warmup: Optional[int] = None,
+    stages: bool = True,
+    compare_baseline: bool = False,
+    scan: Optional[ScanReport] = None,
+    progress: Progress = None,
+) -> PipelineProfile:
+    """Profile the training input pipeline of `config`. `warmup` defaults to profiling.warmup_batches."""
+    say = progress or (lambda message: None)
+    if num_batches < 2:
+        raise XttsError(f"num_batches ({num_batches}) must be at least 2", hint="pass --num-batches 2 or more")
+    warmup = config.profiling.warmup_batches if warmup is None else warmup
+    if scan is None:
+        say("scanning the dataset")
+        scan, tokenizer = prepare(config)
+    else:
+        from xtts_cli.data.pipeline import tokenizer_for
+
+        tokenizer = tokenizer_for(scan, config.data)
+    items = list(scan.train)
+    data = config.data
+    notes: list[str] = []
+
+    say(f"timing {num_batches} batches of {data.batch_size} after {warmup} warm-up batches ({data.preprocessing_mode} mode)")
+    main, info, repeated = _measure_pipeline(config, items, tokenizer, num_batches=num_batches, warmup=warmup)
+    drawn = warmup + num_batches
+    if repeated:
+        notes.append(
+            f"the dataset gives {info.batches_per_epoch} batches per epoch, fewer than the {drawn} drawn: "
+            f"it was repeated ({drawn / info.batches_per_epoch:.1f} epochs)"
+        )
+    if data.preprocessing_mode == "cache":
+        if info.batches_per_epoch > warmup:
+            notes.append(
+                f"cache mode: the first epoch ({info.batches_per_epoch} batches) computes features and "
+                f"fills the cache; {min(max(info.batches_per_epoch - warmup, 0), num_batches)} of the timed "
+                "batches fall in it, the rest come from memory"
+            )
+        else:
+            notes.append("cache mode: the warm-up filled the cache; every timed batch came from memory")
+    period = main.oscillation.period_batches
+    if repeated and period is not None and abs(period - info.batches_per_epoch) < 0.5:
+        notes.append(
+            f"the latency cycle ({period:.1f} batches) is the epoch length: each epoch restarts the per-bucket "
+            "iterators and refills their buffers; a larger dataset (or fewer buckets) spreads that cost"
+        )
+    notes.append(
+        "no training step runs between batches, so each next() waits for the pipeline: these are its "
+        "maximum rates. The GPU idles whenever the step consumes faster (compare xtts profile-step)."
+    )
+
+    # The stages and the baseline compare feature computation, so they run in runtime mode:
+    # a cached pipeline would only measure memory reads.
+    runtime = _with_data(config, preprocessing_mode="runtime")
+    native_runtime: Optional[BatchMeasurement] = main if data.preprocessing_mode == "runtime" and data.use_tf_native_loading else None
+
+    def native_runtime_measurement() -> BatchMeasurement:
+        nonlocal native_runtime
+        if native_runtime is None:
+            say("timing the TF-native pipeline in runtime mode")
+            native_runtime = _measure_pipeline(
+                _with_data(runtime, use_tf_native_loading=True), items, tokenizer, num_batches=num_batches, warmup=warmup
+            )[0]
+        return native_runtime
+
+    stage_timings: list[StageTiming] = []
+    if stages:
+        full = main if data.preprocessing_mode == "runtime" else None
+        if full is None:
+            say("timing the full pipeline in runtime mode for the stage breakdown")
+            full = _measure_pipeline(runtime, items, tokenizer, num_batches=num_batches, warmup=warmup)[0]
+            if data.use_tf_native_loading:
+                native_runtime = full
+        say("timing the stages: read, decode, features")
+        stage_timings = _stage_timings(runtime, items, full=full, warmup=warmup)
+        if data.preprocessing_mode != "runtime":
+            notes.append(
+                f"stages are measured in runtime mode (features every epoch) so each row includes the "
+                f"ones before it; the main figures are for {data.preprocessing_mode} mode"
+            )
+
+    baseline: Optional[BaselineComparison] = None
+    if compare_baseline:
+        native = native_runtime_measurement()
+        say("timing the tf.numpy_function baseline (use_tf_native_loading: false, runtime mode)")
+        measured = _measure_pipeline(
+            _with_data(runtime, use_tf_native_loading=False), items, tokenizer, num_batches=num_batches, warmup=warmup
+        )[0]
+        baseline = BaselineComparison(
+            samples_per_sec=measured.samples_per_sec,
+            native_samples_per_sec=native.samples_per_sec,
+            speedup=native.samples_per_sec / measured.samples_per_sec if measured.samples_per_sec > 0 else 0.0,
+            latency_ms=measured.latency_ms,
+        )
+
+    return PipelineProfile(
+        dataset_path=scan.dataset_path,
+        items=len(items),
+        batch_size=data.batch_size,
+        preprocessing_mode=data.preprocessing_mode,
+        tf_native=data.use_tf_native_loading,
+        warmup_batches=warmup,
+        num_batches=num_batches,
+        batches_per_epoch=info.batches_per_epoch,
+        repeated=repeated,
+        samples_per_sec=main.samples_per_sec,
+        audio_seconds_per_sec=main.audio_seconds_per_sec,
+        mel_frames_per_sec=main.mel_frames_per_sec,
+        latency_ms=main.latency_ms,
+        latency_series_ms=main.latency_series_ms,
+        cv=main.cv,
+        oscillation=main.oscillation,
+        padding_efficiency=main.padding_efficiency,
+        planned_padding_efficiency=info.padding_efficiency,
+        distinct_shapes=main.distinct_shapes,
+        max_distinct_shapes=info.max_distinct_batch_shapes,
+        stages=stage_timings,
+        baseline=baseline,
+        bad_files=bad_files(scan),
+        pipeline=info,
+        notes=notes,
+    )
+
+
+def _evenly_spaced(items: list[DatasetItem], limit: int) -> list[DatasetItem]:
+    if len(items) <= limit:
+        return items
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
+
+
+def _time_cell(config: XttsConfig, pipeline, samples: int) -> tuple[int, float]:
+    """(samples, seconds) drawn from a fresh iterator over `pipeline` = (dataset, info)."""
+    dataset, info = pipeline
+    iterator = iter(dataset.repeat())
+    # Cache mode: one whole epoch first, so the timed batches read the filled cache (an
+    # interrupted first epoch would leave tf.data's in-memory cache empty). Runtime: one batch,
+    # which pays the iterator start-up.
+    for _ in range(info.batches_per_epoch if config.data.preprocessing_mode == "cache" else 1):
+        next(iterator)
+    batches = math.ceil(samples / config.data.batch_size)
+    count = drawn = 0
+    start = time.perf_counter()
+    while drawn < batches or time.perf_counter() - start < SWEEP_MIN_SECONDS:
+        count += int(next(iterator)["mel_lengths"].shape[0])
+        drawn += 1
+    return count, time.perf_counter() - start
+
+
+_SWEPT = ("num_workers", "prefetch_buffer_size", "batch_size", "preprocessing_mode")
+
+
+def _recommend(cells: list[SweepCell], config: XttsConfig) -> dict[str, Any]:
+    """The settings to recommend (one value per swept key), from the ranked cells.
+
+    - Cells with prefetch off are measured but never recommended: the profile has no training step
+      for prefetch to overlap with, so turning it off looks free here and costs in training.
+    - A cache cell's timed batches all come from memory, so its num_workers (first epoch only) was
+      not exercised: the current value is kept.
+    - Cells within SWEEP_TIE of the fastest are ties: the one with the fewest changes wins.
+    """
+    candidates = [cell for cell in cells if cell.prefetch_buffer_size != 0] or cells
+
+    def proposal(cell: SweepCell) -> dict[str, Any]:
+        chosen = {key: getattr(cell, key) for key in _SWEPT}
+        if cell.preprocessing_mode == "cache":
+            chosen["num_workers"] = config.data.num_workers
+        return chosen
+
+    def changes(cell: SweepCell) -> int:
+        return sum(value != getattr(config.data, key) for key, value in proposal(cell).items())
+
+    fastest = max(cell.samples_per_sec for cell in candidates)
+    ties = [cell for cell in candidates if cell.samples_per_sec * SWEEP_TIE >= fastest]
+    return proposal(min(ties, key=lambda cell: (changes(cell), -cell.samples_per_sec)))
+
+
+def _cell_settings(data) -> tuple:
+    return (data.num_workers, data.prefetch_buffer_size, data.batch_size, data.preprocessing_mode)
+
+
+def sweep(
+    config: XttsConfig,
+    *,
+    scan: Optional[ScanReport] = None,
+    samples: Optional[int] = None,
+    max_items: Optional[int] = None,
+    progress: Progress = None,
+) -> SweepReport:
+    """Time every cell of the grid (SWEEP_* constants) plus the current settings; rank by samples/s."""
+    say = progress or (lambda message: None)
+    started = time.perf_counter()
+    samples = SWEEP_SAMPLES if samples is None else samples
+    max_items = SWEEP_MAX_ITEMS if max_items is None else max_items
+    if scan is None:
+        scan, tokenizer = prepare(config)
+    else:
+        from xtts_cli.data.pipeline import tokenizer_for
+
+        tokenizer = tokenizer_for(scan, config.data)
+    items = _evenly_spaced(list(scan.train), max_items)
+    sizes = [size for size in SWEEP_BATCH_SIZES if size <= len(items)]
+    if not sizes:
+        sizes = [len(items)]
+    grid = [(w, p, b, m) for m in SWEEP_MODES for b in sizes for w in SWEEP_PARALLELISM for p in SWEEP_PREFETCH]
+    current = _cell_settings(config.data)
+    if current not in grid and current[2] <= len(items):
+        grid.append(current)
+    cells: list[SweepCell] = []
+    for index, (workers, prefetch, batch, mode) in enumerate(grid, 1):
+        say(f"sweep {index}/{len(grid)}: num_workers {workers}, prefetch {prefetch}, batch {batch}, {mode}")
+        cell_config = _with_data(config, num_workers=workers, prefetch_buffer_size=prefetch, batch_size=batch,
+                                 preprocessing_mode=mode)
+        count, seconds = _time_cell(cell_config, _build(cell_config, items, tokenizer), samples)
+        cells.append(SweepCell(
+            num_workers=workers, prefetch_buffer_size=prefetch, batch_size=batch, preprocessing_mode=mode,
+            samples=count, seconds=seconds, samples_per_sec=count / seconds if seconds > 0 else 0.0,
+            current=(workers, prefetch, batch, mode) == current,
+        ))
+    cells.sort(key=lambda cell: -cell.samples_per_sec)
+    settings = _recommend(cells, config)
+    change = {f"data.{key}": value for key, value in settings.items() if value != getattr(config.data, key)}
+    notes = [
+        f"{len(cells)} cells on {len(items)} training items, each timed over at least {samples} samples and "
+        f"{SWEEP_MIN_SECONDS} s after one untimed batch; cache cells first drew one whole epoch to fill the "
+        "cache, so they show the cached (second and later) epochs",
+        f"a short run per cell on a noisy machine: cells within ~{SWEEP_TIE - 1:.0%} of each other are ties, "
+        "and the recommendation takes the one that changes fewest settings",
+        "prefetch_buffer_size 0 is never recommended: with no training step to overlap it only saves a "
+        "buffer here, while in training it makes the step wait for every batch",
+        "for a cache cell num_workers is left as it is: it only acts in the first epoch, which those cells do not time",
+    ]
+    if "data.batch_size" in change:
+        notes.append("batch size also changes the optimisation (learning rate, steps per epoch), not only the pipeline")
+
+    # Re-measure the winner and the current settings side by side: a single short cell can win by luck.
+    current_config = config if current[2] <= len(items) else _with_data(config, batch_size=settings["batch_size"])
+    best_config = _with_data(config, **settings)
+    say("re-measuring the best cell and the current settings side by side")
+    contenders = {name: (cell_config, _build(cell_config, items, tokenizer))
+                  for name, cell_config in (("best", best_config), ("current", current_config))}
+    rates: dict[str, list[float]] = {"best": [], "current": []}
+    for _ in range(2):
+        for name, (cell_config, pipeline) in contenders.items():
+            count, seconds = _time_cell(cell_config, pipeline, samples)
+            rates[name].append(count / seconds if seconds > 0 else 0.0)
+    best_rate = sum(rates["best"]) / 2
+    current_rate = sum(rates["current"]) / 2
+    best = SweepBest(
+        change=change, samples_per_sec=best_rate, current_samples_per_sec=current_rate,
+        speedup=best_rate / current_rate if current_rate > 0 else 0.0,
+        worth_changing=bool(change) and current_rate > 0 and best_rate / current_rate >= SWEEP_TIE,
+    )
+    return SweepReport(
+        cells=cells, best=best, items=len(items), samples_per_cell=samples,
+        seconds=time.perf_counter() - started, notes=notes,
+    )
