@@ -6,7 +6,7 @@ import pytest
 
 from xtts_cli.cli.app import app
 
-PENDING = ["diagnose", "profile-step", "benchmark"]
+PENDING = ["benchmark"]
 
 
 @pytest.mark.parametrize("command", PENDING)

@@ -1,11 +1,111 @@
-"""`xtts diagnose`."""
+"""`xtts diagnose`: every check that explains an idle GPU, ranked by what fixing it would gain."""
 
 from __future__ import annotations
 
-from xtts_cli.cli.not_implemented import not_implemented
-from xtts_cli.cli.options import ConfigOption
+from typing import Annotated, Any, Optional
+
+import typer
+
+from xtts_cli.cli.options import BatchSizeOption, ConfigOption, DataPathOption, JsonOption
+from xtts_cli.cli.output import SEVERITY_STYLE, console, print_json
+
+NumBatchesOption = Annotated[
+    Optional[int],
+    typer.Option("--num-batches", min=2, help="Batches (and model steps) to time. Default: profiling.num_batches (50).",
+                 show_default=False),
+]
+QuickOption = Annotated[
+    bool, typer.Option("--quick", help="Skip the timed parts (pipeline, model and storage timings): seconds, not minutes.")
+]
 
 
-def diagnose(config: ConfigOption = None) -> None:
-    """(not implemented yet)"""
-    not_implemented("diagnose")
+def diagnose(
+    config: ConfigOption = None,
+    data_path: DataPathOption = None,
+    batch_size: BatchSizeOption = None,
+    num_batches: NumBatchesOption = None,
+    quick: QuickOption = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Check the environment, config, dataset, storage, pipeline and model; rank what keeps the GPU idle.
+
+    Times the input pipeline alone and the model alone (resident batches) and reports
+    "the pipeline delivers X samples/s, the model consumes Y -> input-bound Z %".
+    Exit 0 when no finding is an error, 1 otherwise.
+    """
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.diagnosis.checkup import checkup
+
+    loaded = resolve_config(
+        config,
+        {"data.dataset_path": data_path, "data.batch_size": batch_size, "profiling.num_batches": num_batches},
+    )
+    err = console(stderr=True)
+    report = checkup(
+        loaded,
+        num_batches=loaded.config.profiling.num_batches,
+        quick=quick,
+        progress=lambda message: err.print(f"[dim]{message}[/]"),
+    )
+    code = 1 if report.errors else 0
+    if json_output:
+        payload: dict[str, Any] = report.model_dump(mode="json")
+        payload["findings"] = [
+            {"id": f.id, "severity": f.severity, "message": f.message,
+             "fix": f.fix.model_dump(mode="json") if f.fix else None, "fix_text": f.fix.describe() if f.fix else None,
+             "source": f.source, "expected_gain_percent": f.expected_gain_percent}
+            for f in report.findings
+        ]
+        print_json(payload)
+        raise typer.Exit(code=code)
+    _render(report)
+    raise typer.Exit(code=code)
+
+
+def _render(report) -> None:
+    out = console()
+    env = report.environment
+    tf = env.get("tensorflow", {})
+    gpus = env.get("tf_gpus") or []
+    out.print(f"[bold]environment[/]: Python {env.get('python_version')}, TensorFlow {tf.get('version')}, "
+              f"tensorflow-io {env.get('tensorflow_io_version') or 'missing'}, "
+              f"{len(gpus)} GPU(s) visible to TensorFlow; {env.get('device_plan')}")
+    data = report.dataset
+    if data is not None:
+        formats = ", ".join(f"{k} {v}" for k, v in sorted(data.formats.items()))
+        rates = ", ".join(f"{k} Hz {v}" for k, v in sorted(data.sample_rates.items()))
+        out.print(f"[bold]dataset[/]: {data.dataset_path}: {data.train_items} train, {data.eval_items} eval, "
+                  f"{data.bad_items} bad; {data.total_hours * 60:.1f} min; {formats}; {rates}")
+        if data.duration_histogram:
+            from xtts_cli.profiling.sparkline import sparkline
+
+            counts = [b.count for b in data.duration_histogram]
+            out.print(f"  durations {data.min_duration:.1f}-{data.max_duration:.1f} s (mean {data.mean_duration:.1f}): "
+                      f"{sparkline(counts, width=len(counts), lo=0)}")
+        for bad in data.bad_files[:10]:
+            out.print(f"  [yellow]bad[/] {bad['path'] or bad['source']}: {bad['reason']} ({bad['detail']})")
+        if len(data.bad_files) > 10:
+            out.print(f"  ... and {len(data.bad_files) - 10} more (--json lists all)")
+    if report.padding_efficiency is not None:
+        bound = report.shape_bound if report.shape_bound is not None else "unbounded"
+        ops = ", ".join(report.python_ops_in_pipeline) or "none"
+        out.print(f"[bold]pipeline graph[/]: padding efficiency {report.padding_efficiency:.1%}, batch shapes {bound}, "
+                  f"Python ops {ops}")
+    if report.input_bound_percent is not None:
+        out.print(f"[bold]rates[/]: the pipeline delivers {report.pipeline_samples_per_sec:,.1f} samples/s, the model "
+                  f"consumes {report.model_samples_per_sec:,.1f} → input-bound [bold]{report.input_bound_percent:.0f} %[/] "
+                  f"({report.verdict.replace('_', ' ')}); step traces {report.traces}, {report.retraces} after warm-up")
+    if report.storage and report.storage.get("first_pass"):
+        first = report.storage["first_pass"]
+        out.print(f"[bold]storage[/]: {first['mb_per_s']:.1f} MB/s over {first['files']} files, "
+                  f"p95 {first['latency_ms']['p95']:.2f} ms per file")
+    for finding in report.findings:
+        style = SEVERITY_STYLE[finding.severity]
+        gain = f" (input-bound {finding.expected_gain_percent:.0f} %)" if finding.expected_gain_percent is not None else ""
+        out.print(f"[{style}]{finding.severity:<7}[/] [bold]{finding.id}[/]{gain}: {finding.message}")
+        if finding.fix is not None:
+            out.print(f"         fix: {finding.fix.describe()}")
+    errors = report.errors
+    out.print(f"{len(report.findings)} finding(s), {errors} error(s)" if report.findings else "no findings")
+    for note in report.notes:
+        out.print(f"[dim]note: {note}[/]")

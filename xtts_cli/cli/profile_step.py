@@ -1,11 +1,116 @@
-"""`xtts profile-step`."""
+"""`xtts profile-step`: time real training steps, data wait vs compute, and say what to change."""
 
 from __future__ import annotations
 
-from xtts_cli.cli.not_implemented import not_implemented
-from xtts_cli.cli.options import ConfigOption
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from xtts_cli.cli.options import BatchSizeOption, ConfigOption, JsonOption
+from xtts_cli.cli.output import SEVERITY_STYLE, console, print_json
+
+NumStepsOption = Annotated[
+    Optional[int],
+    typer.Option("--num-steps", min=2, help="Steps to time. Default: profiling.num_steps (100).", show_default=False),
+]
+WarmupOption = Annotated[
+    Optional[int],
+    typer.Option("--warmup", min=0, help="Untimed steps first. Default: profiling.warmup_batches, and in cache "
+                 "mode at least one epoch (it fills the cache).", show_default=False),
+]
+SyntheticOption = Annotated[
+    bool,
+    typer.Option("--synthetic", help="Feed one real batch per bucket, already on the model device, over and over: "
+                 "what the model alone consumes, with no input pipeline."),
+]
+TraceOption = Annotated[
+    Optional[Path],
+    typer.Option("--trace", help="Also record a TensorFlow profiler trace of a few extra steps into DIR "
+                 "(tensorboard --logdir DIR).", show_default=False),
+]
+TensorboardOption = Annotated[
+    Optional[Path],
+    typer.Option("--tensorboard", help="Write the per-step series as TensorBoard scalars into DIR.", show_default=False),
+]
 
 
-def profile_step(config: ConfigOption = None) -> None:
-    """(not implemented yet)"""
-    not_implemented("profile-step")
+def profile_step(
+    config: ConfigOption = None,
+    num_steps: NumStepsOption = None,
+    warmup: WarmupOption = None,
+    synthetic: SyntheticOption = False,
+    trace: TraceOption = None,
+    tensorboard: TensorboardOption = None,
+    batch_size: BatchSizeOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Time training steps of the real model on the real pipeline: data wait vs compute per step.
+
+    Prints the input-bound share with the TF Profiler's verdict (< 5 % not input-bound, 5-20 %
+    moderately, >= 20 % highly), retraces after warm-up, samples/s, GPU utilisation when NVML is
+    available, and the config changes that address what was measured.
+    """
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.profiling.step_profiler import profile_step as run_profile
+
+    loaded = resolve_config(config, {"data.batch_size": batch_size, "profiling.num_steps": num_steps})
+    cfg = loaded.config
+    err = console(stderr=True)
+    profile = run_profile(
+        cfg,
+        num_steps=cfg.profiling.num_steps,
+        warmup=warmup,
+        synthetic=synthetic,
+        trace_dir=trace,
+        tensorboard_dir=tensorboard,
+        progress=lambda message: err.print(f"[dim]{message}[/]"),
+    )
+    if json_output:
+        payload: dict[str, Any] = profile.model_dump(mode="json")
+        print_json(payload)
+        return
+    _render(profile)
+
+
+def _render(profile) -> None:
+    from xtts_cli.profiling.sparkline import sparkline, timeline
+
+    out = console()
+    mode = "synthetic (resident batches, no pipeline)" if profile.synthetic else f"{profile.preprocessing_mode} pipeline"
+    out.print(
+        f"[bold]{profile.dataset_path}[/]: batch {profile.batch_size}, {mode}, "
+        f"{'graph' if profile.graph_mode else 'eager'} mode{', XLA' if profile.xla else ''}, {profile.device_plan}; "
+        f"{profile.num_steps} steps timed after {profile.warmup_steps} warm-up"
+    )
+    out.print(f"data wait ms  p50 {profile.data_wait_ms.p50:8.2f}   p95 {profile.data_wait_ms.p95:8.2f}")
+    out.print(f"compute ms    p50 {profile.compute_ms.p50:8.2f}   p95 {profile.compute_ms.p95:8.2f}")
+    width = min(len(profile.compute_series_ms), 100) or 1
+    if profile.data_wait_series_ms:
+        waits, computes = profile.data_wait_series_ms, profile.compute_series_ms
+        out.print(f"data wait  {sparkline(waits, width=width)}  {min(waits):.1f}-{max(waits):.1f} ms")
+        out.print(f"compute    {sparkline(computes, width=width)}  {min(computes):.1f}-{max(computes):.1f} ms")
+    style = {"not_input_bound": "green", "moderately_input_bound": "yellow", "highly_input_bound": "bold red"}[profile.verdict]
+    out.print(f"input-bound: [{style}]{profile.input_bound_percent:.1f} % ({profile.verdict.replace('_', ' ')})[/]")
+    out.print(f"throughput: {profile.samples_per_sec:,.1f} samples/s, {profile.steps_per_sec:,.2f} steps/s")
+    bound = profile.shape_bound if profile.shape_bound is not None else "unbounded"
+    out.print(f"traces: {profile.traces} in all, {profile.retraces} after warm-up (shape bound {bound}); "
+              f"padding efficiency {profile.padding_efficiency:.1%}")
+    if profile.gpu:
+        for gpu in profile.gpu:
+            mean = f"{gpu.utilization_mean:.0f} %" if gpu.utilization_mean is not None else "n/a"
+            out.print(f"GPU {gpu.index} ({gpu.name}): mean utilisation {mean}, {gpu.samples} samples at {gpu.rate_hz:.1f} Hz")
+        if profile.gpu_utilization_series:
+            out.print(timeline("GPU", profile.gpu_utilization_series, width=60, lo=0, hi=100, unit="%"))
+    else:
+        out.print(f"[dim]GPU: {profile.gpu_unavailable_reason or 'no GPU sampled'}[/]")
+    if profile.overhead_percent is not None:
+        out.print(f"[dim]timer overhead: {profile.overhead_us_per_step:.1f} us/step ({profile.overhead_percent:.2f} % of a step)[/]")
+    for finding in profile.recommendations:
+        out.print(f"[{SEVERITY_STYLE[finding.severity]}]{finding.severity:<7}[/] [bold]{finding.id}[/]: {finding.message}")
+        if finding.fix is not None:
+            out.print(f"         fix: {finding.fix.describe()}")
+    if not profile.recommendations:
+        out.print("no changes recommended")
+    for note in profile.notes:
+        out.print(f"[dim]note: {note}[/]")

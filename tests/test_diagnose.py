@@ -1,0 +1,89 @@
+"""`xtts diagnose`: the checks, the ranking and the exit code, on the bundled speech and the tiny
+model, in-process. No timing is asserted; the timed run is checked for sense only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from xtts_cli.cli.app import app
+from xtts_cli.diagnosis.checkup import RankedFinding, input_bound_share, rank
+from training_support import tiny_config
+
+
+def run_json(runner, *args: str, code: int = 0) -> dict:
+    result = runner.invoke(app, ["diagnose", *args, "--json"])
+    assert result.exit_code == code, result.output
+    return json.loads(result.stdout)
+
+
+def by_fix(payload: dict) -> dict:
+    return {f["fix"]["key"]: f for f in payload["findings"] if f["fix"]}
+
+
+def test_default_config_quick_has_no_error(runner) -> None:
+    payload = run_json(runner, "--quick")
+    assert payload["quick"] is True
+    assert not [f for f in payload["findings"] if f["severity"] == "error"]
+    for key in ("input_bound_percent", "pipeline_samples_per_sec", "model_samples_per_sec"):
+        assert key in payload and payload[key] is None  # not timed with --quick
+    for finding in payload["findings"]:
+        assert set(finding) >= {"id", "severity", "message", "fix"}
+    data = payload["dataset"]
+    assert data["train_items"] + data["eval_items"] == 40 and data["bad_items"] == 0
+    assert sum(b["count"] for b in data["duration_histogram"]) == 40
+    assert data["formats"] == {"wav": 40}
+    assert payload["python_ops_in_pipeline"] == []
+    assert payload["environment"]["tensorflow"]["version"].startswith("2.16")
+
+
+def test_graph_mode_off_and_unbucketed_shapes_are_flagged(runner, tmp_path: Path) -> None:
+    eager = tiny_config(tmp_path, name="eager.yaml")
+    eager.write_text(eager.read_text().replace("training:\n", "training:\n  enable_graph_mode: false\n"))
+    payload = run_json(runner, "--config", str(eager), "--quick")
+    fix = by_fix(payload)["training.enable_graph_mode"]
+    assert fix["fix"]["value"] is True and fix["severity"] == "warning"
+    assert payload["graph_mode"] is False
+
+    loose = tiny_config(tmp_path, name="loose.yaml")
+    loose.write_text(loose.read_text().replace("data:\n", "data:\n  bucket_by_length: false\n"))
+    payload = run_json(runner, "--config", str(loose), "--quick")
+    retracing = [f for f in payload["findings"] if f["id"] == "retracing"]
+    assert retracing and retracing[0]["fix"] == {"key": "data.bucket_by_length", "action": "set", "value": True}
+    assert payload["shape_bound"] is None
+
+
+def test_missing_dataset_is_an_error_and_exits_1(runner, tmp_path: Path) -> None:
+    payload = run_json(runner, "--quick", "--data-path", str(tmp_path / "nowhere"), code=1)
+    assert payload["findings"][0]["severity"] == "error"
+
+
+def test_timed_run_compares_pipeline_and_model_rates(runner, tmp_path: Path) -> None:
+    # The numpy_function baseline: its Python ops show in the dataset graph.
+    config = tiny_config(tmp_path)
+    config.write_text(config.read_text().replace("data:\n", "data:\n  use_tf_native_loading: false\n"))
+    payload = run_json(runner, "--config", str(config), "--num-batches", "8")
+    x, y = payload["pipeline_samples_per_sec"], payload["model_samples_per_sec"]
+    assert x > 0 and y > 0
+    assert abs(payload["input_bound_percent"] - max(0.0, 1 - x / y) * 100) < 1e-6
+    assert payload["retraces"] == 0 and payload["traces"] >= 1
+    # The model rate comes from profile_step(synthetic=True): resident batches, no pipeline.
+    assert any(note.startswith("synthetic:") for note in payload["notes"])
+    assert payload["notes"][0].startswith("the pipeline delivers")
+    assert payload["python_ops_in_pipeline"] and set(payload["python_ops_in_pipeline"]) <= {"PyFunc", "EagerPyFunc", "PyFuncStateless"}
+    assert "python-ops-in-pipeline" in {f["id"] for f in payload["findings"]}
+    assert payload["storage"]["files_sampled"] > 0
+    assert payload["findings"] == sorted(
+        payload["findings"],
+        key=lambda f: (f["severity"] != "error", -(f["expected_gain_percent"] if f["expected_gain_percent"] is not None else -1)),
+    )
+
+
+def test_ranking_puts_errors_first_then_the_largest_input_gain() -> None:
+    def f(id: str, severity: str, gain=None) -> RankedFinding:
+        return RankedFinding(id=id, severity=severity, message=id, source="test", expected_gain_percent=gain)
+
+    ranked = rank([f("info", "info"), f("small", "warning", 10.0), f("err", "error"), f("big", "info", 60.0), f("warn", "warning")])
+    assert [x.id for x in ranked] == ["err", "big", "small", "warn", "info"]
+    assert input_bound_share(50.0, 100.0) == 50.0
+    assert input_bound_share(200.0, 100.0) == 0.0

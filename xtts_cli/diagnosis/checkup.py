@@ -1,0 +1,332 @@
+"""`xtts diagnose`'s engine: every check that explains an idle GPU, in one report, ranked.
+
+What it runs, in order (device configuration first: TensorFlow allows it once per process and the
+environment probes start the runtime):
+- environment: `check_environment()` (TensorFlow build, tensorflow-io kernels, XLA, GPUs, NVML);
+- config rules: `check_config()` against this machine (`probe_machine()`);
+- dataset: the scan (counts, formats, rates, duration histogram, bad files);
+- the pipeline's graph: Python ops (`tf.numpy_function` -> PyFunc/EagerPyFunc) found in the
+  serialized tf.data graph, the planned padding efficiency and the bound on batch shapes;
+- timed (skipped with `quick`): the pipeline's rate (`profile_pipeline`, nothing else running),
+  the model's rate (`profile_step(synthetic=True)`: resident batches, no pipeline), traces and
+  retraces of the real step, and storage reads (`check_storage`) against the rate training reads.
+
+pipeline X samples/s vs model Y samples/s gives the input-bound share training must have:
+Z = max(0, 1 - X / Y) x 100 (the step waits for data for that share of its time when the pipeline
+cannot keep up, even with perfect overlap). Findings are ranked by expected gain: errors first,
+then findings whose fix addresses the input bound (by Z), then the rest by severity.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from pydantic import BaseModel, Field
+
+from xtts_cli.config.loading import LoadedConfig
+from xtts_cli.config.schema import XttsConfig
+from xtts_cli.diagnosis.findings import SEVERITY_RANK, ConfigChange, Finding
+from xtts_cli.profiling.step_timer import MODERATELY_INPUT_BOUND_PERCENT, input_bound_verdict
+
+Progress = Optional[Callable[[str], None]]
+
+# PERFORMANCE.md: bucketing must keep padding efficiency (real / padded mel frames) >= 85 %.
+MIN_PADDING_EFFICIENCY = 0.85
+PYTHON_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
+HISTOGRAM_BINS = 10
+# Config keys whose change makes the pipeline faster: their findings gain the measured input bound.
+INPUT_KEYS = frozenset({
+    "data.use_tf_native_loading", "data.prefetch_buffer_size", "data.num_workers", "data.preprocessing_mode",
+    "data.feature_cache_dir", "data.pipeline_buffer_size", "data.optimize_cpu_gpu_overlap",
+})  # fmt: skip
+INPUT_FINDING_PREFIXES = ("input-bound", "storage-", "python-ops")
+
+
+class RankedFinding(Finding):
+    source: str = Field(description="environment, config, dataset, pipeline, model, storage or rates.")
+    expected_gain_percent: Optional[float] = Field(
+        None, description="The input-bound share this change addresses (measured); empty: not measured or not input."
+    )
+
+
+class DurationBin(BaseModel):
+    low: float
+    high: float
+    count: int
+
+
+class DatasetSummary(BaseModel):
+    dataset_path: str
+    layout: str
+    train_items: int
+    eval_items: int
+    bad_items: int
+    total_hours: float
+    min_duration: float
+    mean_duration: float
+    max_duration: float
+    formats: dict[str, int]
+    sample_rates: dict[int, int]
+    channels: dict[int, int]
+    speakers: int
+    duration_histogram: list[DurationBin]
+    bad_files: list[dict[str, Optional[str]]]
+
+
+class Checkup(BaseModel):
+    config: Optional[str]
+    quick: bool
+    environment: dict[str, Any]
+    dataset: Optional[DatasetSummary] = None
+    python_ops_in_pipeline: list[str] = Field(default_factory=list)
+    padding_efficiency: Optional[float] = None
+    shape_bound: Optional[int] = None
+    pipeline_samples_per_sec: Optional[float] = None
+    model_samples_per_sec: Optional[float] = None
+    input_bound_percent: Optional[float] = None
+    verdict: Optional[str] = None
+    traces: Optional[int] = None
+    retraces: Optional[int] = None
+    graph_mode: Optional[bool] = None
+    storage: Optional[dict[str, Any]] = None
+    findings: list[RankedFinding]
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def errors(self) -> int:
+        return sum(f.severity == "error" for f in self.findings)
+
+
+def duration_histogram(durations: list[float], bins: int = HISTOGRAM_BINS) -> list[DurationBin]:
+    if not durations:
+        return []
+    low, high = min(durations), max(durations)
+    if high <= low:
+        return [DurationBin(low=low, high=high, count=len(durations))]
+    width = (high - low) / bins
+    counts = [0] * bins
+    for value in durations:
+        counts[min(int((value - low) / width), bins - 1)] += 1
+    return [DurationBin(low=low + i * width, high=low + (i + 1) * width, count=c) for i, c in enumerate(counts)]
+
+
+def summarize_dataset(scan) -> DatasetSummary:
+    return DatasetSummary(
+        dataset_path=scan.dataset_path, layout=scan.layout, train_items=len(scan.train), eval_items=len(scan.eval),
+        bad_items=len(scan.bad), total_hours=scan.total_hours, min_duration=scan.min_duration,
+        mean_duration=scan.mean_duration, max_duration=scan.max_duration, formats=scan.formats,
+        sample_rates=scan.sample_rates, channels=scan.channels, speakers=len(scan.speakers),
+        duration_histogram=duration_histogram([item.audio.duration for item in scan.items]),
+        bad_files=[{"path": b.path, "reason": b.reason, "detail": b.detail, "source": b.source} for b in scan.bad],
+    )
+
+
+def python_ops(dataset) -> list[str]:
+    """Python-callback op types (tf.numpy_function / tf.py_function) in a tf.data graph."""
+    import tensorflow as tf
+
+    graph = tf.compat.v1.GraphDef()
+    graph.ParseFromString(dataset._as_serialized_graph().numpy())
+    found = {node.op for node in graph.node if node.op in PYTHON_OPS}
+    for function in graph.library.function:
+        found.update(node.op for node in function.node_def if node.op in PYTHON_OPS)
+    return sorted(found)
+
+
+def input_bound_share(pipeline_rate: float, model_rate: float) -> float:
+    """Z = max(0, 1 - X / Y) x 100: the share of step time spent waiting when the pipeline delivers
+    X samples/s and the model consumes Y samples/s."""
+    if model_rate <= 0:
+        return 0.0
+    return max(0.0, 1.0 - pipeline_rate / model_rate) * 100.0
+
+
+def _ranked(finding: Finding, source: str, gain: Optional[float] = None) -> RankedFinding:
+    return RankedFinding(**finding.model_dump(), source=source, expected_gain_percent=gain)
+
+
+def rank(findings: list[RankedFinding]) -> list[RankedFinding]:
+    """Errors first; then by expected gain (largest first); then by severity; stable otherwise."""
+
+    def key(f: RankedFinding) -> tuple:
+        gain = f.expected_gain_percent if f.expected_gain_percent is not None else -1.0
+        return (f.severity != "error", -gain, SEVERITY_RANK[f.severity])
+
+    return sorted(findings, key=key)
+
+
+def _dedupe(findings: list[RankedFinding]) -> list[RankedFinding]:
+    """One finding per (id) and per fix: the measured ones come first and win."""
+    seen_ids: set[str] = set()
+    seen_fixes: set[tuple] = set()
+    kept = []
+    for f in findings:
+        fix = (f.fix.key, f.fix.action, repr(f.fix.value)) if f.fix is not None else None
+        if f.id in seen_ids or (fix is not None and fix in seen_fixes):
+            continue
+        seen_ids.add(f.id)
+        if fix is not None:
+            seen_fixes.add(fix)
+        kept.append(f)
+    return kept
+
+
+def _with_data(config: XttsConfig, **changes: Any) -> XttsConfig:
+    return config.model_copy(update={"data": config.data.model_copy(update=changes)})
+
+
+def checkup(
+    loaded: LoadedConfig,
+    *,
+    num_batches: int,
+    quick: bool = False,
+    progress: Progress = None,
+) -> Checkup:
+    """Run every check on `loaded` (see the module docstring); `quick` skips the timed ones."""
+    from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
+    from xtts_cli.data.scan import DatasetScanError, dataset_root, scan_dataset
+    from xtts_cli.devices.gpu_info import probe_machine
+    from xtts_cli.devices.placement import configure_devices
+    from xtts_cli.diagnosis.config_rules import check_config
+    from xtts_cli.diagnosis.environment import check_environment
+    from xtts_cli.errors import XttsError
+    from xtts_cli.profiling.step_profiler import recommendations
+
+    say = progress or (lambda message: None)
+    config = loaded.config
+    measured: list[RankedFinding] = []
+    static: list[RankedFinding] = []
+    notes: list[str] = []
+
+    plan = configure_devices(config.devices)
+    say("checking the environment (TensorFlow, tensorflow-io, XLA, GPUs)")
+    environment = check_environment()
+    static += [_ranked(f, "environment") for f in environment.findings]
+    machine = probe_machine()
+    static += [_ranked(f, "config") for f in check_config(loaded, machine)]
+    report = Checkup(
+        config=str(loaded.path) if loaded.path else None,
+        quick=quick,
+        environment={**environment.model_dump(mode="json", exclude={"findings"}), "device_plan": plan.describe()},
+        findings=[],
+    )
+
+    say("scanning the dataset")
+    try:
+        scan = scan_dataset(config.data)
+    except DatasetScanError as exc:
+        if exc.report is not None:
+            report.dataset = summarize_dataset(exc.report)
+        static.append(_ranked(Finding(id="dataset-unusable", severity="error", message="; ".join(exc.lines)
+                                      + (f" ({exc.hint})" if exc.hint else "")), "dataset"))
+        report.findings = rank(_dedupe(static))
+        return report
+    except XttsError as exc:  # no dataset directory or metadata file (the config rules name it too)
+        static.append(_ranked(Finding(id="dataset-unusable", severity="error", message="; ".join(exc.lines)
+                                      + (f" ({exc.hint})" if exc.hint else "")), "dataset"))
+        report.findings = rank(_dedupe(static))
+        return report
+    report.dataset = summarize_dataset(scan)
+    if scan.bad:
+        reasons = ", ".join(f"{n} {r}" for r, n in sorted(scan.bad_reasons.items(), key=lambda kv: -kv[1]))
+        static.append(_ranked(Finding(
+            id="dataset-bad-files", severity="warning",
+            message=f"{len(scan.bad)} of {scan.total_items} dataset items are skipped ({reasons}); fix or remove "
+            "them (listed under dataset.bad_files)"), "dataset"))
+    if len(scan.sample_rates) > 1 or any(rate != config.data.sample_rate for rate in scan.sample_rates):
+        rates = ", ".join(f"{rate} Hz ({n})" for rate, n in sorted(scan.sample_rates.items()))
+        static.append(_ranked(Finding(
+            id="dataset-resampling", severity="info",
+            message=f"audio sample rates {rates} differ from data.sample_rate ({config.data.sample_rate} Hz): every "
+            "clip is resampled in the pipeline; cache or precompute features so it happens once",
+            fix=ConfigChange(key="data.preprocessing_mode", value="cache") if config.data.preprocessing_mode == "runtime" else None,
+        ), "dataset"))
+
+    # The graph of the pipeline as training builds it; runtime mode so nothing is cached or written.
+    tokenizer = tokenizer_for(scan, config.data)
+    graph_config = _with_data(config, preprocessing_mode="runtime")
+    dataset, info = build_pipeline(graph_config, list(scan.train), tokenizer, training=True)
+    report.python_ops_in_pipeline = python_ops(dataset)
+    report.padding_efficiency = info.padding_efficiency
+    report.shape_bound = info.max_distinct_batch_shapes
+    if report.python_ops_in_pipeline:
+        # Seen in the graph itself: it outranks the config rule with the same fix.
+        measured.append(_ranked(Finding(
+            id="python-ops-in-pipeline", severity="warning",
+            message=f"the input pipeline's graph holds Python callbacks ({', '.join(report.python_ops_in_pipeline)}): "
+            "they run under the GIL, one at a time, whatever data.num_workers says; load with TensorFlow ops",
+            fix=ConfigChange(key="data.use_tf_native_loading", value=True)), "pipeline"))
+    if info.padding_efficiency < MIN_PADDING_EFFICIENCY:
+        if not config.data.bucket_by_length:
+            fix = ConfigChange(key="data.bucket_by_length", value=True)
+        elif config.data.num_buckets < 32:
+            fix = ConfigChange(key="data.num_buckets", value=min(config.data.num_buckets * 2, 64))
+        else:
+            fix = None
+        static.append(_ranked(Finding(
+            id="padding-waste", severity="warning",
+            message=f"padding efficiency is {info.padding_efficiency:.0%} (real / padded mel frames, planned from the "
+            f"scan): {1 - info.padding_efficiency:.0%} of the step's mel work is on padding (bar: "
+            f">= {MIN_PADDING_EFFICIENCY:.0%})", fix=fix), "pipeline"))
+
+    graph_mode = config.training.enable_graph_mode and not config.training.enable_eager_debug
+    retraces = 0
+    if not quick:
+        from xtts_cli.diagnosis.storage import check_storage
+        from xtts_cli.profiling.pipeline_profiler import profile_pipeline
+        from xtts_cli.profiling.step_profiler import profile_step
+
+        warmup = config.profiling.warmup_batches
+        if config.data.preprocessing_mode == "cache":
+            # Time the cached epochs, as training sees them after the first.
+            warmup = max(warmup, info.batches_per_epoch)
+        say(f"timing the input pipeline alone: {num_batches} batches after {warmup} warm-up")
+        pipeline = profile_pipeline(config, num_batches=num_batches, warmup=warmup, stages=False, scan=scan)
+        say(f"timing the model alone (synthetic): {num_batches} steps on resident batches")
+        model = profile_step(config, num_steps=num_batches, synthetic=True, cpu_count=machine.cpu_count)
+        x, y = pipeline.samples_per_sec, model.samples_per_sec
+        z = input_bound_share(x, y)
+        report.pipeline_samples_per_sec, report.model_samples_per_sec = x, y
+        report.input_bound_percent = z
+        report.verdict = input_bound_verdict(z)
+        report.traces, report.retraces, report.graph_mode = model.traces, model.retraces, model.graph_mode
+        graph_mode, retraces = model.graph_mode, model.retraces
+        notes += pipeline.notes + model.notes
+        rates = f"the pipeline delivers {x:,.1f} samples/s, the model consumes {y:,.1f} → input-bound {z:.0f} %"
+        notes.insert(0, rates)
+        if z >= MODERATELY_INPUT_BOUND_PERCENT:
+            specific = recommendations(config, verdict=report.verdict, input_bound_percent=z, retraces=0,
+                                       graph_mode=True, shape_bound=1, cpu_count=machine.cpu_count)
+            severity = "warning" if report.verdict == "highly_input_bound" else "info"
+            first = specific[0] if specific else None
+            measured.append(_ranked(Finding(
+                id="input-bound", severity=severity,
+                message=f"{rates} ({report.verdict.replace('_', ' ')})",
+                fix=first.fix if first else None), "rates", z))
+            measured += [_ranked(f, "rates", z) for f in specific[1:]]
+
+        say("reading a sample of the audio files (storage)")
+        storage = check_storage([dataset_root(config.data)], budget_seconds=3.0, samples_per_second=x)
+        report.storage = storage.model_dump(mode="json", exclude={"findings"})
+        static += [_ranked(f, "storage") for f in storage.findings]
+    else:
+        notes.append("--quick: the pipeline, model and storage timings were skipped")
+        report.graph_mode = graph_mode
+
+    measured += [
+        _ranked(f, "model")
+        for f in recommendations(config, verdict="not_input_bound", input_bound_percent=0.0, retraces=retraces,
+                                 graph_mode=graph_mode, shape_bound=info.max_distinct_batch_shapes,
+                                 cpu_count=machine.cpu_count)
+    ]
+    z = report.input_bound_percent
+    if z is not None and z >= MODERATELY_INPUT_BOUND_PERCENT:
+        for f in measured + static:
+            if f.expected_gain_percent is not None:
+                continue
+            touches_input = (f.fix is not None and f.fix.key in INPUT_KEYS) or f.id.startswith(INPUT_FINDING_PREFIXES)
+            if touches_input and f.severity != "error":
+                f.expected_gain_percent = z
+    report.findings = rank(_dedupe(measured + static))
+    report.notes = notes
+    return report

@@ -1,0 +1,378 @@
+"""Time real training steps: how long each step waits for its batch and how long it computes.
+
+`profile_step` builds exactly what `xtts train` builds (`Trainer.setup()`: device plan, scan,
+tokenizer, pipeline, model, optimizer, compiled step) in a temporary run directory, runs
+`warmup` untimed steps (tracing, filling the prefetch buffer and, in cache mode, the cache), then
+times `num_steps` steps with `StepTimer`: data wait (blocked in the trainer's batch iterator) vs
+compute (until the step's loss is on the host).
+
+`synthetic=True` takes one real batch per distinct batch shape (one per bucket) from the pipeline,
+copies them onto the model device once, and feeds them to the step in turn: no input pipeline
+runs, so the figure is what the model alone consumes (samples/s). Compared with the pipeline's
+rate (`profile_pipeline`) it says how input-bound training must be.
+
+No printing here; results are pydantic objects.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from pydantic import BaseModel, Field
+
+from xtts_cli.config.schema import XttsConfig
+from xtts_cli.diagnosis.findings import ConfigChange, Finding
+from xtts_cli.errors import XttsError
+from xtts_cli.profiling.latency_stats import LatencyStats
+from xtts_cli.profiling.nvml_sampler import MAX_HZ, MIN_HZ, GpuSummary
+from xtts_cli.profiling.step_timer import InputBoundVerdict
+
+Progress = Optional[Callable[[str], None]]
+
+# Steps wrapped in tf.profiler.experimental.start/stop with --trace: a trace of a few steps is
+# what TensorBoard's trace viewer and input-pipeline analyser need; long traces get huge.
+TRACE_STEPS = 5
+# With dynamic batching (no bucket bound), synthetic mode keeps at most this many distinct shapes.
+SYNTHETIC_MAX_SHAPES = 16
+
+
+class Percentiles(BaseModel):
+    p50: float
+    p95: float
+
+
+class StepProfile(BaseModel):
+    dataset_path: str
+    synthetic: bool = Field(description="One resident batch per bucket fed repeatedly: the model alone, no pipeline.")
+    device_plan: str
+    graph_mode: bool
+    xla: bool
+    batch_size: int
+    preprocessing_mode: str
+    num_steps: int = Field(description="Steps timed (after warm-up).")
+    warmup_steps: int
+    data_wait_ms: Percentiles
+    compute_ms: Percentiles
+    step_ms: Percentiles
+    data_wait: LatencyStats
+    compute: LatencyStats
+    input_bound_percent: float
+    verdict: InputBoundVerdict
+    traces: int = Field(description="Traces of the training step in all (0 in eager mode).")
+    traces_before_timing: int
+    retraces: int = Field(description="Traces during the timed steps (after warm-up); healthy: 0.")
+    shape_bound: Optional[int] = Field(description="The pipeline's bound on distinct batch shapes; empty: unbounded.")
+    distinct_shapes: int = Field(description="Distinct mel batch shapes seen in the timed steps.")
+    padding_efficiency: float = Field(description="The pipeline plan's real / padded mel frames.")
+    steps_per_sec: float
+    samples_per_sec: float
+    overhead_us_per_step: Optional[float] = None
+    overhead_percent: Optional[float] = None
+    gpu: Optional[list[GpuSummary]] = Field(description="NVML summary per GPU; empty when unavailable.")
+    gpu_unavailable_reason: Optional[str] = None
+    gpu_utilization_series: Optional[list[Optional[float]]] = None
+    data_wait_series_ms: list[float]
+    compute_series_ms: list[float]
+    trace_dir: Optional[str] = None
+    tensorboard_dir: Optional[str] = None
+    recommendations: list[Finding]
+    notes: list[str] = Field(default_factory=list)
+
+
+def _percentiles(stats: LatencyStats) -> Percentiles:
+    return Percentiles(p50=stats.p50, p95=stats.p95)
+
+
+def _mel_shape(batch: Any) -> tuple:
+    mel = batch["mel"] if isinstance(batch, dict) and "mel" in batch else None
+    return tuple(mel.shape) if mel is not None and hasattr(mel, "shape") else ()
+
+
+def _set(key: str, value: Any) -> ConfigChange:
+    return ConfigChange(key=key, value=value)
+
+
+def recommendations(
+    config: XttsConfig,
+    *,
+    verdict: InputBoundVerdict,
+    input_bound_percent: float,
+    retraces: int,
+    graph_mode: bool,
+    shape_bound: Optional[int],
+    cpu_count: int,
+) -> list[Finding]:
+    """What to change, from the measured verdict and the config that produced it."""
+    data, training = config.data, config.training
+    found: list[Finding] = []
+    if verdict != "not_input_bound":
+        severity = "warning" if verdict == "highly_input_bound" else "info"
+        share = f"{input_bound_percent:.0f} % of each step waits for data ({verdict.replace('_', ' ')})"
+        if not data.use_tf_native_loading:
+            found.append(Finding(id="input-bound-numpy-function", severity=severity,
+                                 message=f"{share}: audio is decoded and featurized in tf.numpy_function under "
+                                 "Python's GIL; use the TF-native loader", fix=_set("data.use_tf_native_loading", True)))
+        if isinstance(data.prefetch_buffer_size, int) and data.prefetch_buffer_size < 2:
+            found.append(Finding(id="input-bound-prefetch", severity=severity,
+                                 message=f"{share}: data.prefetch_buffer_size is {data.prefetch_buffer_size}, so the "
+                                 "next batch is only made when the step asks for it; let tf.data prefetch",
+                                 fix=_set("data.prefetch_buffer_size", "auto")))
+        if isinstance(data.num_workers, int) and data.num_workers < cpu_count:
+            found.append(Finding(id="input-bound-num-workers", severity=severity,
+                                 message=f"{share}: data.num_workers is {data.num_workers} on {cpu_count} cores; "
+                                 "parallelise the map stages", fix=_set("data.num_workers", "auto")))
+        if data.preprocessing_mode == "runtime":
+            found.append(Finding(id="input-bound-runtime-features", severity=severity,
+                                 message=f"{share}: mel features are recomputed every epoch (runtime mode); cache "
+                                 "them in memory (or precompute them to disk for a dataset larger than RAM)",
+                                 fix=_set("data.preprocessing_mode", "cache")))
+        if len(found) == 0:
+            found.append(Finding(id="input-bound", severity=severity,
+                                 message=f"{share}: the pipeline settings already follow the rules; time its stages "
+                                 "with `xtts profile-pipeline --benchmark` (or precompute features to disk)",
+                                 fix=_set("data.preprocessing_mode", "precompute")
+                                 if data.preprocessing_mode != "precompute" else None))
+    if retraces > 0 or shape_bound is None:
+        if not data.bucket_by_length and not data.pad_to_fixed_length:
+            why = (f"the step was traced {retraces} more time(s) after warm-up" if retraces > 0 else
+                   "every batch has its own shape (no length buckets, no fixed padding)")
+            found.append(Finding(id="retracing", severity="warning",
+                                 message=f"{why}: each new shape retraces the step (and recompiles it under XLA); "
+                                 "bucket clips by length for a few fixed shapes",
+                                 fix=_set("data.bucket_by_length", True)))
+        elif retraces > 0:
+            found.append(Finding(id="retracing", severity="warning",
+                                 message=f"the step was traced {retraces} more time(s) after warm-up although the "
+                                 f"pipeline bounds shapes to {shape_bound}; pad to fixed length to rule out shape changes",
+                                 fix=_set("data.pad_to_fixed_length", True)))
+    if not graph_mode:
+        if training.enable_eager_debug:
+            found.append(Finding(id="eager-step", severity="warning",
+                                 message="the step ran eagerly (training.enable_eager_debug is true): op by op, "
+                                 "several times slower than graph mode", fix=_set("training.enable_eager_debug", False)))
+        else:
+            found.append(Finding(id="eager-step", severity="warning",
+                                 message="the step ran eagerly (training.enable_graph_mode is false): op by op, "
+                                 "several times slower than graph mode", fix=_set("training.enable_graph_mode", True)))
+    return found
+
+
+def _resident_batches(trainer, limit: int) -> list[Any]:
+    """One real batch per distinct mel shape, copied onto the model device once."""
+    import tensorflow as tf
+
+    by_shape: dict[tuple, Any] = {}
+    for batch, _ in trainer._batches(trainer.train_ds):
+        by_shape.setdefault(_mel_shape(batch), batch)
+        if len(by_shape) >= limit:
+            break
+    if not by_shape:
+        raise XttsError("the training pipeline gave no batch", hint="lower data.batch_size or add data")
+    with tf.device(trainer.plan.model_device):
+        return [tf.nest.map_structure(tf.identity, batch) for batch in by_shape.values()]
+
+
+def _real_batches(trainer):
+    """Endless (batch, wait seconds) over epochs, as the trainer draws them (a new iterator per epoch)."""
+    while True:
+        produced = False
+        for item in trainer._batches(trainer.train_ds):
+            produced = True
+            yield item
+        if not produced:
+            return
+
+
+def profile_step(
+    config: XttsConfig,
+    *,
+    num_steps: int,
+    warmup: Optional[int] = None,
+    synthetic: bool = False,
+    trace_dir: Optional[Path | str] = None,
+    tensorboard_dir: Optional[Path | str] = None,
+    progress: Progress = None,
+    cpu_count: Optional[int] = None,
+) -> StepProfile:
+    """Profile `num_steps` training steps of the real model on the real pipeline of `config`.
+
+    `warmup` (default profiling.warmup_batches; in cache mode at least one epoch, so the timed
+    steps read the filled cache as every later epoch of training does) steps run untimed first.
+    """
+    import keras
+
+    from xtts_cli.devices.gpu_info import usable_cpu_count
+    from xtts_cli.profiling.nvml_sampler import GpuSampler
+    from xtts_cli.profiling.step_timer import StepTimer, fetch_outputs
+    from xtts_cli.training.trainer import Trainer
+
+    say = progress or (lambda message: None)
+    if num_steps < 2:
+        raise XttsError(f"num_steps ({num_steps}) must be at least 2", hint="pass --num-steps 2 or more")
+    if warmup is not None and warmup < 0:
+        raise XttsError(f"warmup ({warmup}) must be 0 or more", hint="pass --warmup 0 or more")
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="xtts-profile-step-") as scratch:
+        say("building the model and the pipeline (Trainer.setup)")
+        trainer = Trainer(config, run_dir=Path(scratch) / "run", fresh=True)
+        trainer.setup()
+        try:
+            info = trainer.pipeline_info
+            if warmup is None:
+                warmup = config.profiling.warmup_batches
+                if not synthetic and config.data.preprocessing_mode == "cache" and warmup < trainer.steps_per_epoch:
+                    warmup = trainer.steps_per_epoch
+                    notes.append(f"cache mode: warm-up is one whole epoch ({warmup} steps), which fills the "
+                                 "cache; the timed steps read it as every later epoch does")
+            if synthetic:
+                limit = info.max_distinct_batch_shapes or SYNTHETIC_MAX_SHAPES
+                resident = _resident_batches(trainer, limit)
+                notes.append(f"synthetic: {len(resident)} real batch(es), one per batch shape, resident on "
+                             f"{trainer.plan.model_device} and fed in turn; no input pipeline runs")
+                cycle = itertools.cycle(resident)
+                source = ((next(cycle), 0.0) for _ in itertools.count())
+            else:
+                source = _real_batches(trainer)
+
+            timer = StepTimer(warmup_steps=warmup)
+            shapes: set[tuple] = set()
+            last_loss = None
+            traces_before = 0
+
+            def one_step(timed: bool) -> bool:
+                nonlocal last_loss
+                began = time.perf_counter()
+                try:
+                    batch, wait = next(source)
+                except StopIteration:
+                    return False
+                if synthetic:
+                    wait = time.perf_counter() - began  # picking the next resident batch
+                start = time.perf_counter()
+                losses = trainer.train_step(batch)
+                fetch_outputs(losses)
+                compute = time.perf_counter() - start
+                timer.record(wait, compute)
+                last_loss = losses["loss"]
+                if timed:
+                    shapes.add(_mel_shape(batch))
+                return True
+
+            say(f"warm-up: {warmup} step(s)")
+            for _ in range(warmup):
+                if not one_step(False):
+                    raise XttsError("the training pipeline ended during warm-up", hint="add data or lower --warmup")
+            traces_before = trainer.traces()
+            hz = min(max(config.profiling.gpu_sample_hz, MIN_HZ), MAX_HZ)
+            say(f"timing {num_steps} step(s)")
+            with GpuSampler(None, hz=hz) as sampler:
+                done = 0
+                for _ in range(num_steps):
+                    if not one_step(True):
+                        break
+                    done += 1
+            traces_after = trainer.traces()
+            if last_loss is not None:
+                timer.measure_overhead(cycles=500, output=last_loss)
+            report = timer.report()
+
+            trace_path = None
+            if trace_dir is not None:
+                import tensorflow as tf
+
+                trace_path = str(Path(trace_dir))
+                say(f"tracing {TRACE_STEPS} more step(s) into {trace_path}")
+                Path(trace_path).mkdir(parents=True, exist_ok=True)
+                tf.profiler.experimental.start(trace_path)
+                try:
+                    for step in range(TRACE_STEPS):
+                        with tf.profiler.experimental.Trace("train", step_num=step, _r=1):
+                            if not one_step(False):
+                                break
+                finally:
+                    tf.profiler.experimental.stop()
+                notes.append(f"{TRACE_STEPS} steps after the timed ones were traced (not in the figures); "
+                             f"open with: tensorboard --logdir {trace_path}")
+        finally:
+            if trainer.mixed:
+                keras.mixed_precision.set_dtype_policy(trainer._previous_policy)
+
+    summary = sampler.summary()
+    gpu = summary.gpus or None
+    series = None
+    if gpu:
+        series = [s.utilization_gpu for s in sampler.samples(gpu[0].index)]
+    # Rates from the timed steps themselves (data wait + compute), the same time base as the
+    # input-bound share; the loop's own bookkeeping between steps is left out of both.
+    total_ms = sum(report.data_wait_ms) + sum(report.compute_ms)
+    steps_per_sec = report.steps / (total_ms / 1000.0) if total_ms > 0 else 0.0
+    retraces = traces_after - traces_before
+    if not trainer.graph_mode:
+        notes.append("eager mode: the step is not traced, so traces and retraces read 0")
+    if done < num_steps:
+        notes.append(f"the pipeline ended after {done} timed steps")
+    found = recommendations(
+        config, verdict=report.verdict, input_bound_percent=report.input_bound_percent, retraces=retraces,
+        graph_mode=trainer.graph_mode, shape_bound=info.max_distinct_batch_shapes,
+        cpu_count=cpu_count if cpu_count is not None else usable_cpu_count(),
+    )
+    if synthetic and found:
+        # The data wait in synthetic mode is only picking a resident batch: no input advice.
+        found = [f for f in found if not f.id.startswith("input-bound")]
+    if report.overhead_changes_verdict:
+        notes.append("the timer's own overhead is large enough to change the verdict: steps are too short to judge")
+
+    tb_path = None
+    if tensorboard_dir is not None:
+        from xtts_cli.profiling.tensorboard_export import write_scalars
+
+        scalars: dict[str, Any] = {
+            "profile_step/data_wait_ms": report.data_wait_ms,
+            "profile_step/compute_ms": report.compute_ms,
+            "profile_step/step_ms": [w + c for w, c in zip(report.data_wait_ms, report.compute_ms)],
+        }
+        if series:
+            scalars["profile_step/gpu_utilization"] = series
+        tb_path = write_scalars(tensorboard_dir, scalars).logdir
+
+    return StepProfile(
+        dataset_path=trainer.scan.dataset_path,
+        synthetic=synthetic,
+        device_plan=trainer.plan.describe(),
+        graph_mode=trainer.graph_mode,
+        xla=trainer.xla,
+        batch_size=trainer.batch_size,
+        preprocessing_mode=config.data.preprocessing_mode,
+        num_steps=report.steps,
+        warmup_steps=report.warmup_steps,
+        data_wait_ms=_percentiles(report.data_wait),
+        compute_ms=_percentiles(report.compute),
+        step_ms=_percentiles(report.step),
+        data_wait=report.data_wait,
+        compute=report.compute,
+        input_bound_percent=report.input_bound_percent,
+        verdict=report.verdict,
+        traces=traces_after,
+        traces_before_timing=traces_before,
+        retraces=retraces,
+        shape_bound=info.max_distinct_batch_shapes,
+        distinct_shapes=len(shapes),
+        padding_efficiency=info.padding_efficiency,
+        steps_per_sec=steps_per_sec,
+        samples_per_sec=steps_per_sec * trainer.batch_size,
+        overhead_us_per_step=report.overhead_us_per_step,
+        overhead_percent=report.overhead_percent,
+        gpu=gpu,
+        gpu_unavailable_reason=summary.unavailable_reason or summary.stopped_by,
+        gpu_utilization_series=series,
+        data_wait_series_ms=report.data_wait_ms,
+        compute_series_ms=report.compute_ms,
+        trace_dir=trace_path,
+        tensorboard_dir=tb_path,
+        recommendations=found,
+        notes=notes,
+    )
