@@ -69,8 +69,12 @@ class TrainingProgress:
                 f"data wait: {100.0 * event['data_wait_ms'] / max(event['step_ms'], 1e-9):.1f} % | "
                 f"lr: {event['lr']:.2e} | traces: {event['traces']}"
             )
+            if event.get("gpu_util") is not None:
+                line += f" | gpu: {event['gpu_util']:.0f} %"
             if self._progress is not None:
                 info = f"loss {event['loss']:.4f} | {event['samples_per_sec']:.1f} samples/s | data wait {100.0 * event['data_wait_ms'] / max(event['step_ms'], 1e-9):.1f} %"
+                if event.get("gpu_util") is not None:
+                    info += f" | gpu {event['gpu_util']:.0f} %"
                 self._progress.update(self._task, completed=event["step"], info=info)
             else:
                 sys.stderr.write(line + "\n")

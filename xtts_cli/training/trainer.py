@@ -344,6 +344,7 @@ class Trainer:
         self.progress({"event": "start", "result": result, "total_steps": self.total_steps, "batch_size": self.batch_size})
         max_steps = training.max_steps or training.epochs * self.steps_per_epoch
         writer = tf.summary.create_file_writer(str(self.run.tensorboard))
+        self.sampler = self._start_gpu_sampler()
         window = {"steps": 0, "wait": 0.0, "time": 0.0, "samples": 0}
         total = {"wait": 0.0, "time": 0.0, "steps": 0, "samples": 0}
         step = start_step
@@ -401,6 +402,8 @@ class Trainer:
                 self.save()
         finally:
             writer.close()
+            if self.sampler is not None:
+                self.sampler.stop()
             if self.mixed:
                 keras.mixed_precision.set_dtype_policy(self._previous_policy)
         result.final_step = step
@@ -411,6 +414,30 @@ class Trainer:
             result.data_wait_percent = 100.0 * total["wait"] / total["time"]
         self.progress({"event": "end", "result": result})
         return result
+
+    def _start_gpu_sampler(self):
+        """NVML sampling of the GPUs in use, for the progress line; None on CPU or without NVML."""
+        if self.plan.device_type != "GPU":
+            return None
+        from xtts_cli.profiling.nvml_sampler import GpuSampler
+
+        devices = {self.plan.model_device, *self.plan.replica_devices, *(filter(None, [self.plan.data_device]))}
+        indices = sorted(int(name.rsplit(":", 1)[1]) for name in devices)
+        sampler = GpuSampler(indices, hz=self.config.profiling.gpu_sample_hz)
+        sampler.start()
+        return None if sampler.unavailable_reason else sampler
+
+    def _gpu_utilization(self, seconds: float) -> Optional[float]:
+        """Mean NVML utilisation of the GPUs in use over the last `seconds`."""
+        if self.sampler is None:
+            return None
+        values = []
+        for index in self.sampler.indices or []:
+            samples = self.sampler.samples(index)
+            if samples:
+                recent = [s.utilization_gpu for s in samples if s.t >= samples[-1].t - seconds and s.utilization_gpu is not None]
+                values.extend(recent)
+        return sum(values) / len(values) if values else None
 
     def _log(self, step: int, values: dict[str, float], window: dict[str, Any], metrics) -> dict[str, Any]:
         import tensorflow as tf
@@ -426,6 +453,7 @@ class Trainer:
             "data_wait_ms": 1000.0 * window["wait"] / steps,
             "samples_per_sec": window["samples"] / window["time"] if window["time"] > 0 else 0.0,
             "traces": self.traces(),
+            "gpu_util": self._gpu_utilization(window["time"]),
         }
         metrics.write(record)
         for key in ("loss", "mel_loss", "stop_loss"):
@@ -435,6 +463,8 @@ class Trainer:
         tf.summary.scalar("timing/step_ms", record["step_ms"], step=step)
         tf.summary.scalar("timing/data_wait_ms", record["data_wait_ms"], step=step)
         tf.summary.scalar("timing/samples_per_sec", record["samples_per_sec"], step=step)
+        if record["gpu_util"] is not None:
+            tf.summary.scalar("gpu/utilization_percent", record["gpu_util"], step=step)
         return record
 
     def _write_mel_image(self, batch, step: int) -> None:
