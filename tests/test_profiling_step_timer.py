@@ -26,15 +26,16 @@ def batch_for(i):
 
 
 def slow_pipeline():
-    # Each element costs 60 ms of host time in Python, like the users' tf.numpy_function loaders:
-    # prefetching cannot hide a producer 3x slower than the step that consumes it. (The buffer is
-    # kept small: whatever it fills while the first step traces is served fast afterwards.)
+    # Each element costs 150 ms of host time in Python, like the users' tf.numpy_function loaders,
+    # with no prefetch of our own: a producer several times slower than the step (20 ms idle, up
+    # to ~80 ms measured on a loaded 2-core machine) cannot be hidden, even by a prefetch that
+    # tf.data's autotuner may inject.
     def load(i):
-        time.sleep(0.060)
+        time.sleep(0.150)
         return i
 
     ids = tf.data.Dataset.range(1000).map(lambda i: tf.py_function(load, [i], tf.int64))
-    return ids.map(lambda i: batch_for(tf.cast(i, tf.int32))).prefetch(1)
+    return ids.map(lambda i: batch_for(tf.cast(i, tf.int32)))
 
 
 def fast_pipeline():
