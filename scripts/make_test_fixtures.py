@@ -105,7 +105,7 @@ def riff(chunks: list[tuple[bytes, bytes]]) -> bytes:
 def extensible_pcm16(samples: bytes) -> bytes:
     """16-bit mono WAV with a WAVE_FORMAT_EXTENSIBLE header after an odd-sized JUNK chunk.
 
-    Both trip tf.audio.decode_wav; the scan must route this file to tensorflow-io.
+    Both trip tf.audio.decode_wav; the raw data-chunk read must not care.
     """
     pcm_guid = bytes.fromhex("0100000000001000800000aa00389b71")
     fmt = struct.pack("<HHIIHH", 0xFFFE, 1, RATE, RATE * 2, 2, 16) + struct.pack("<HHI", 22, 16, 4) + pcm_guid

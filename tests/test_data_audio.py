@@ -46,7 +46,7 @@ def best_correlation(a: np.ndarray, b: np.ndarray, max_lag: int) -> tuple[float,
 
 def test_every_format_decodes_to_the_right_length_at_the_training_rate(decoded):
     assert {item.audio.codec for item, _ in decoded.values()} == {
-        "wav_pcm16", "wav_pcm16_tfio", "wav_pcm8", "wav_pcm24", "wav_pcm32", "wav_float32",
+        "wav_pcm16", "wav_pcm8", "wav_pcm24", "wav_pcm32", "wav_float32",
         "flac16", "flac24", "vorbis", "mp3",
     }
     rate = CONFIG.data.sample_rate
@@ -102,7 +102,7 @@ def test_decoding_ops_are_the_documented_ones():
             "offset": tf.TensorSpec([], tf.int64), "num_samples": tf.TensorSpec([], tf.int64)}
     graph = tf.function(stage).get_concrete_function(spec).graph.as_graph_def()
     ops = {node.op for node in graph.node} | {n.op for f in graph.library.function for n in f.node_def}
-    assert {"DecodeWav", "DecodeRaw", "IO>AudioDecodeWAV", "IO>AudioDecodeFlac", "IO>AudioDecodeVorbis",
+    assert {"DecodeRaw", "IO>AudioDecodeWAV", "IO>AudioDecodeFlac", "IO>AudioDecodeVorbis",
             "IO>AudioDecodeMP3", "IO>AudioResample"} <= ops
     assert not ops & {"PyFunc", "EagerPyFunc", "NumpyFunction"}
 

