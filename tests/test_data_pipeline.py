@@ -151,6 +151,31 @@ def test_training_reference_is_a_random_crop_of_the_clip(sample_scan):
     assert len(set(starts)) > 4  # not always the first frames
 
 
+def test_a_clip_longer_than_scanned_is_cut_to_its_bucket_and_short_clips_pad_the_reference(fixture_scan):
+    # A file that grew after the scan must not fail its batch: it is cut to the length its bucket
+    # was planned for. FLAC decodes to the file's own length whatever the header facts say, so a
+    # halved sample count stands in for the change.
+    items = [item for item in fixture_scan.items if item.id in ("pcm16", "pcm8", "float32", "stereo", "flac24", "flac16")]
+    grown = next(i for i, item in enumerate(items) if item.id == "flac16")
+    real_frames = 1 + items[grown].audio.num_samples // 256
+    items[grown] = items[grown].model_copy(update={"audio": items[grown].audio.model_copy(
+        update={"num_samples": items[grown].audio.num_samples // 2})})
+    cfg = config(batch_size=2, num_buckets=1, reference_frames=400)
+    tokenizer = tokenizer_for(fixture_scan, cfg.data)
+    ds, info = build_pipeline(cfg, items, tokenizer, training=True)
+    assert real_frames > max(info.mel_pad_lengths)
+    batches = epoch(ds)
+    assert len(batches) == info.batches_per_epoch == 3
+    for batch in batches:
+        assert batch["mel"].shape[1] == info.mel_pad_lengths[0]
+        # R = 400 frames is longer than these clips: the reference is the clip, then floor frames.
+        assert batch["ref_mel"].shape[1:] == (400, 80)
+        for mel, ref, frames in zip(batch["mel"], batch["ref_mel"], batch["mel_lengths"]):
+            assert frames <= info.mel_pad_lengths[0] < 400
+            np.testing.assert_array_equal(ref[:frames], mel[:frames])
+            assert (ref[frames:] == np.float32(LOG_MEL_FLOOR)).all()
+
+
 def test_numpy_baseline_computes_the_same_features(fixture_scan):
     items = [item for item in fixture_scan.items if item.audio.sample_rate == 22050 and item.audio.format != "mp3"]
     tokenizer = tokenizer_for(fixture_scan, config().data)
