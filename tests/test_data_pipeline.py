@@ -13,7 +13,7 @@ import tensorflow as tf
 from xtts_cli.config.errors import XttsError
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data import feature_cache
-from xtts_cli.data.features import LOG_MEL_FLOOR
+from xtts_cli.data.features import LOG_MEL_FLOOR, with_reference
 from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
 from xtts_cli.data.scan import scan_dataset
 from xtts_cli.data.text import Tokenizer
@@ -62,22 +62,22 @@ def test_batch_layout_padding_and_reference(fixture_scan):
     batches = epoch(ds)
     assert sum(len(b["mel_lengths"]) for b in batches) == len(fixture_scan.items) == info.num_items
     assert info.batches_per_epoch == len(batches)
-    dtypes = {"text_ids": np.int32, "text_lengths": np.int32, "mel": np.float32, "mel_lengths": np.int32,
-              "ref_mel": np.float32, "ref_lengths": np.int32}
+    dtypes = {"text_ids": np.int32, "text_lengths": np.int32, "mel": np.float32, "mel_lengths": np.int32}
     expected_frames = {1 + item.audio.num_samples * 22050 // item.audio.sample_rate // 256 for item in fixture_scan.items}
     for batch in batches:
         assert {k: v.dtype for k, v in batch.items()} == dtypes
         size = len(batch["mel_lengths"])
         assert batch["mel"].shape[0] == batch["text_ids"].shape[0] == size and batch["mel"].shape[2] == 80
-        assert batch["ref_mel"].shape == (size, 24, 80)
+        # The step's reference crop, without a seed (evaluation): each clip's first R frames.
+        reference = {k: np.asarray(v) for k, v in with_reference(batch, cfg.data).items()}
+        assert reference["ref_mel"].shape == (size, 24, 80)
         for row in range(size):
             frames, chars = batch["mel_lengths"][row], batch["text_lengths"][row]
             assert frames in expected_frames
             assert np.all(batch["mel"][row, frames:] == np.float32(LOG_MEL_FLOOR))
             assert np.all(batch["text_ids"][row, chars:] == 0) and np.all(batch["text_ids"][row, :chars] > 0)
-            # Not training: the reference is the clip's first R frames.
-            assert batch["ref_lengths"][row] == min(frames, 24)
-            np.testing.assert_array_equal(batch["ref_mel"][row], batch["mel"][row, :24])
+            assert reference["ref_lengths"][row] == min(frames, 24)
+            np.testing.assert_array_equal(reference["ref_mel"][row], batch["mel"][row, :24])
 
 
 def test_persian_and_pipe_texts_round_trip_through_a_batch(fixture_scan):
@@ -139,12 +139,14 @@ def test_fixed_length_padding_gives_one_shape(sample_scan):
 
 
 def test_training_reference_is_a_random_crop_of_the_clip(sample_scan):
+    # The training step crops it (features.with_reference) from the pipeline's batches.
     cfg = config(dataset=None, batch_size=4, reference_frames=32)
     tokenizer = tokenizer_for(sample_scan, cfg.data)
     ds, _ = build_pipeline(cfg, sample_scan.train, tokenizer, training=True)
     starts = []
-    for batch in epoch(ds)[:4]:
-        for mel, ref, frames in zip(batch["mel"], batch["ref_mel"], batch["mel_lengths"]):
+    for step, batch in enumerate(epoch(ds)[:4]):
+        refs = with_reference(batch, cfg.data, seed=tf.constant([0, step], tf.int64))["ref_mel"].numpy()
+        for mel, ref, frames in zip(batch["mel"], refs, batch["mel_lengths"]):
             windows = [s for s in range(frames - 31) if np.array_equal(mel[s : s + 32], ref)]
             assert windows, "the reference must be a contiguous crop of its clip"
             starts.append(windows[0])
@@ -166,11 +168,12 @@ def test_a_clip_longer_than_scanned_is_cut_to_its_bucket_and_short_clips_pad_the
     assert real_frames > max(info.mel_pad_lengths)
     batches = epoch(ds)
     assert len(batches) == info.batches_per_epoch == 3
-    for batch in batches:
+    for step, batch in enumerate(batches):
         assert batch["mel"].shape[1] == info.mel_pad_lengths[0]
         # R = 400 frames is longer than these clips: the reference is the clip, then floor frames.
-        assert batch["ref_mel"].shape[1:] == (400, 80)
-        for mel, ref, frames in zip(batch["mel"], batch["ref_mel"], batch["mel_lengths"]):
+        refs = with_reference(batch, cfg.data, seed=tf.constant([0, step], tf.int64))["ref_mel"].numpy()
+        assert refs.shape[1:] == (400, 80)
+        for mel, ref, frames in zip(batch["mel"], refs, batch["mel_lengths"]):
             assert frames <= info.mel_pad_lengths[0] < 400
             np.testing.assert_array_equal(ref[:frames], mel[:frames])
             assert (ref[frames:] == np.float32(LOG_MEL_FLOOR)).all()

@@ -9,7 +9,7 @@ Stages (each a graph op, so tf.data runs them on its own C++ threads):
       -> [cache]                         cache mode: features kept in memory after epoch 1
       -> [shuffle]                       cache mode: shuffle after the cache, fresh each epoch
       -> [prefetch pipeline_buffer_size]
-      -> padded_batch straight to the bucket's planned lengths, reference crop (per batch)
+      -> padded_batch straight to the bucket's planned lengths
     sources interleaved (random order when training)
       [-> tf.data service]               training with data.service_address: everything above runs on
                                          the service's workers (see service.py)
@@ -20,9 +20,8 @@ Batch (output="mel"):
     text_lengths int32  [B]
     mel         float32 [B, F, n_mels]  padded with log(1e-5)
     mel_lengths int32   [B]
-    ref_mel     float32 [B, R, n_mels]  R = data.reference_frames: a crop of the clip (random
-                                        start when training, the first R frames otherwise)
-    ref_lengths int32   [B]
+The speaker reference (ref_mel / ref_lengths) is cropped from mel inside the training step
+(`features.with_reference`), on the model's device.
 Batch (output="audio"): text_ids, text_lengths, audio float32 [B, S] (0-padded), audio_lengths;
 S is padded so that 1 + S // hop equals the bucket's mel length, for `features.log_mel_batch`.
 """
@@ -275,7 +274,7 @@ def build_pipeline(
                 training=training, deterministic=deterministic, seed=seed + k,
                 max_length=shapes[output][0] if shapes else None,
             )
-            sources.append(_pad_batches(elements, data, output, shapes, training=training, seed=seed + k))
+            sources.append(_pad_batches(elements, data, output, shapes, training=training))
         if len(sources) == 1:
             return sources[0]
         # One source per bucket, visited in random order (training) or one after the other
@@ -444,60 +443,21 @@ def _padded_shapes(data: DataConfig, output: Output, plan: Optional[BucketPlan],
     return {"text_ids": [text], "text_lengths": [], output: values, f"{output}_lengths": []}
 
 
-def _pad_batches(ds, data: DataConfig, output: Output, shapes: Optional[dict], *, training: bool, seed: int):
-    """Batches of one source, padded to `shapes` (or to each batch's longest clip), with the
-    reference crop added per batch."""
+def _pad_batches(ds, data: DataConfig, output: Output, shapes: Optional[dict], *, training: bool):
+    """Batches of one source, padded to `shapes` (or to each batch's longest clip)."""
     import tensorflow as tf
 
     values = {name: tf.constant(v, ds.element_spec[name].dtype) for name, v in _padding_values(output).items()
               if name in ds.element_spec}
     # Straight to the planned shapes: padding to the batch maximum and then to the plan in a map
     # copied every batch twice (measured 1.1-1.2x slower on cached features).
-    batched = ds.padded_batch(data.batch_size, padded_shapes=shapes, padding_values=values, drop_remainder=training)
-    if output == "audio":
-        return batched
-    if not training:
-        return batched.map(lambda batch: _with_reference(batch, None, data))
-    # One seeded draw per batch (not per clip): the crops are reproducible for a seed whatever
-    # the map's parallelism, and the per-clip map stage this replaced cost more than the decode.
-    randoms = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
-    return tf.data.Dataset.zip((batched, randoms)).map(lambda batch, draw: _with_reference(batch, draw, data))
-
-
-def _with_reference(batch: dict, draw, data: DataConfig) -> dict:
-    """Add ref_mel [B, R, n_mels] / ref_lengths [B]: R frames of each clip, from a random start
-    when `draw` (an int64 seed) is given, else from its first frame; padded like mel.
-
-    A clip shorter than R starts at 0, and the frames past its end are the batch's own padding
-    (the floor value), so no mask is needed. This map runs once per batch on the consumer's path:
-    its op count is what a cached epoch pays.
-    """
-    import tensorflow as tf
-
-    crop = data.reference_frames
-    mel, lengths = batch["mel"], batch["mel_lengths"]
-    if mel.shape[1] is None or mel.shape[1] < crop:
-        # Frames past the padded length (a batch padded shorter than R) read as the floor value.
-        mel = tf.pad(mel, [[0, 0], [0, tf.maximum(crop - tf.shape(mel)[1], 0)], [0, 0]], constant_values=LOG_MEL_FLOOR)
-    if draw is None:
-        ref = mel[:, :crop]
-    else:
-        span = tf.cast(tf.maximum(lengths - crop + 1, 1), tf.float32)
-        uniform = tf.random.stateless_uniform(tf.shape(lengths), seed=tf.stack([draw, tf.constant(0, tf.int64)]))
-        # uniform < 1, so the start stays below span.
-        starts = tf.cast(uniform * span, tf.int32)
-        ref = tf.gather(mel, starts[:, None] + tf.range(crop)[None, :], batch_dims=1)
-    ref_lengths = tf.minimum(lengths, crop)
-    out = dict(batch)
-    out["ref_mel"] = tf.ensure_shape(ref, [None, crop, data.n_mels])
-    out["ref_lengths"] = ref_lengths
-    return out
+    return ds.padded_batch(data.batch_size, padded_shapes=shapes, padding_values=values, drop_remainder=training)
 
 
 def _padding_values(output: Output) -> dict:
     values = {"text_ids": 0, "text_lengths": 0}
     if output == "mel":
-        values.update(mel=LOG_MEL_FLOOR, mel_lengths=0, ref_mel=LOG_MEL_FLOOR, ref_lengths=0)
+        values.update(mel=LOG_MEL_FLOOR, mel_lengths=0)
     else:
         values.update(audio=0.0, audio_lengths=0)
     return values

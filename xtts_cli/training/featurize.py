@@ -1,8 +1,9 @@
 """Mel features on the data device, for the data/model split.
 
-The pipeline hands over padded audio (`output="audio"`); this computes the log-mel, the frame
-lengths and the speaker-reference crop with the pipeline's own feature function, placed on the
-data device, so the model sees the same kind of batch whichever side computed the features.
+The pipeline hands over padded audio (`output="audio"`); this computes the log-mel and the frame
+lengths with the pipeline's own feature function, placed on the data device, so the model's step
+sees the same kind of batch whichever side computed the features (the step crops the speaker
+reference itself).
 """
 
 from __future__ import annotations
@@ -13,21 +14,13 @@ from xtts_cli.config.schema import DataConfig
 def make_featurizer(data: DataConfig, device: str, *, graph: bool = True):
     import tensorflow as tf
 
-    from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel_batch
-
-    reference = data.reference_frames
+    from xtts_cli.data.features import log_mel_batch
 
     def featurize(batch):
         with tf.device(device):
             mel, lengths = log_mel_batch(batch["audio"], batch["audio_lengths"], data)
-            # The reference is the clip's first frames (the pipeline crops at random when training;
-            # on the data device a fixed crop keeps the function free of per-step randomness).
-            ref = mel[:, :reference, :]
-            pad = tf.maximum(0, reference - tf.shape(ref)[1])
-            ref = tf.pad(ref, [[0, 0], [0, pad], [0, 0]], constant_values=LOG_MEL_FLOOR)
-            ref = tf.ensure_shape(ref, [None, reference, data.n_mels])
             out = {k: v for k, v in batch.items() if k not in ("audio", "audio_lengths")}
-            out.update(mel=mel, mel_lengths=lengths, ref_mel=ref, ref_lengths=tf.minimum(lengths, reference))
+            out.update(mel=mel, mel_lengths=lengths)
             return out
 
     compiled = tf.function(featurize) if graph else featurize

@@ -345,13 +345,22 @@ class Trainer:
     def _compile_steps(self) -> None:
         import tensorflow as tf
 
+        from xtts_cli.data.features import with_reference
+
         config = self.config
         model, optimizer, strategy = self.model, self.optimizer, self.strategy
         replicas = float(strategy.num_replicas_in_sync)
         stop_flag = self._stop_flag
         distributed = self.plan.kind in ("mirrored", "multi_worker")
 
+        data_seed = tf.constant(config.data.seed, tf.int64)
+
         def replica_step(batch):
+            # The speaker reference: a random crop of each clip, drawn from the step number and the
+            # replica (a checkpointed variable, so a resumed run draws what it would have drawn).
+            replica = tf.cast(tf.distribute.get_replica_context().replica_id_in_sync_group, tf.int64)
+            draw = tf.cast(optimizer.iterations, tf.int64) * int(strategy.num_replicas_in_sync) + replica
+            batch = with_reference(batch, config.data, seed=tf.stack([data_seed, draw]))
             with tf.GradientTape() as tape:
                 outputs = model(batch, training=True)
                 losses = model.compute_loss(batch, outputs)
@@ -376,6 +385,7 @@ class Trainer:
                 return {k: strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None) for k, v in per_replica.items()}
 
         def replica_eval(batch):
+            batch = with_reference(batch, config.data)  # the first frames: the same every evaluation
             return model.compute_loss(batch, model(batch, training=False))
 
         def eval_step(batch):
@@ -719,8 +729,11 @@ class Trainer:
     def _write_mel_image(self, batch, step: int) -> None:
         import tensorflow as tf
 
+        from xtts_cli.data.features import with_reference
+
         if self.plan.kind in ("mirrored", "multi_worker"):
             return  # a distributed batch has no single tensor to draw
+        batch = with_reference(batch, self.config.data)
         outputs = self.model(batch, training=False)
         predicted = tf.cast(outputs.get("mel_post", outputs["mel_pred"])[:1], tf.float32)
         target = tf.cast(batch["mel"][:1], tf.float32)
