@@ -27,6 +27,7 @@ def main() -> None:
     from xtts_cli.config import resolve_config
     from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
     from xtts_cli.data.scan import scan_dataset
+    from xtts_cli.data.features import with_reference
     from xtts_cli.model.xtts import build_model
     from xtts_cli.profiling.step_timer import StepTimer
 
@@ -41,6 +42,7 @@ def main() -> None:
 
     @tf.function(input_signature=signature)
     def step(batch):
+        batch = with_reference(batch, config.data, seed=tf.stack([tf.constant(0, tf.int64), tf.cast(optimizer.iterations, tf.int64)]))
         with tf.GradientTape() as tape:
             losses = model.compute_loss(batch, model(batch, training=True))
         optimizer.apply(tape.gradient(losses["loss"], model.trainable_variables), model.trainable_variables)

@@ -2,9 +2,12 @@
 
 - graph mode (`tf.function`) vs eager, tiny model   (bar: graph >= 3x eager)
 - XLA on vs off in graph mode, with XLA's compile time shown separately
+- bucketing vs padding every batch to max_mel_frames: real (unpadded) mel frames per second
+  through the graph-mode training step, the same clips and model (bar: >= 1.5x)
 - the input-bound share of the default `xtts train` on this machine (bar: < 5 %)
 
-Run: python benchmarks/training_step.py [--steps 20] [--batch-size 16]
+Run: python benchmarks/training_step.py [--steps 20] [--batch-size 16] [--data-path DIR]
+     [--only graph|padding|train]
 """
 
 from __future__ import annotations
@@ -46,10 +49,51 @@ def _time_steps(step, batches, steps: int) -> tuple[float, float]:
     return first, statistics.median(times)
 
 
-def _make_step(model, optimizer, *, graph: bool, xla: bool, signature=None):
+def _padding_comparison(config, tokenizer_vocab: int, passes: int) -> None:
+    """Real mel frames/s of the training step on bucketed vs fixed-length batches of the same clips."""
+    import keras
     import tensorflow as tf
 
+    from xtts_cli.model.xtts import build_model
+
+    rates, shapes = {}, {}
+    for name, changes in (("bucketed", {}), ("fixed", {"pad_to_fixed_length": True, "bucket_by_length": False})):
+        variant = config.model_copy(update={"data": config.data.model_copy(update=changes)})
+        batches, _ = _batches(variant)
+        keras.utils.set_random_seed(0)
+        model = build_model(variant.model, variant.data, tokenizer_vocab)
+        signature = [tf.nest.map_structure(
+            lambda t: tf.TensorSpec([t.shape[0]] + [None] * (t.shape.rank - 1), t.dtype), batches[0])]
+        step = _make_step(model, keras.optimizers.AdamW(1e-4), variant.data, graph=True, xla=False, signature=signature)
+        for batch in batches:  # warm every shape
+            float(step(batch)["loss"])
+        seconds = frames = 0.0
+        for _ in range(passes):
+            for batch in batches:
+                start = time.perf_counter()
+                float(step(batch)["loss"])
+                seconds += time.perf_counter() - start
+                frames += float(tf.reduce_sum(batch["mel_lengths"]))
+        rates[name] = frames / seconds
+        real = sum(float(tf.reduce_sum(b["mel_lengths"])) for b in batches)
+        shapes[name] = (len(batches), real / sum(b["mel"].shape[0] * b["mel"].shape[1] for b in batches))
+    print(f"\npadding: the same clips, model and graph-mode step, {passes} pass(es) over one epoch's batches")
+    for name, label in (("bucketed", f"bucketed ({config.data.num_buckets} buckets)"),
+                        ("fixed", f"fixed: every batch padded to {config.data.max_mel_frames} frames")):
+        count, efficiency = shapes[name]
+        print(f"  {label:44} {count:3d} batches, efficiency {efficiency:6.1%}, real mel frames/s {rates[name]:10,.0f}")
+    print(f"  bucketed / fixed, real mel frames/s through the step: {rates['bucketed'] / rates['fixed']:.2f}x (bar >= 1.5x)")
+
+
+def _make_step(model, optimizer, data, *, graph: bool, xla: bool, signature=None):
+    """The trainer's step on one device: reference crop (seeded by the step), loss, update."""
+    import tensorflow as tf
+
+    from xtts_cli.data.features import with_reference
+
     def step(batch):
+        seed = tf.stack([tf.constant(0, tf.int64), tf.cast(optimizer.iterations, tf.int64)])
+        batch = with_reference(batch, data, seed=seed)
         with tf.GradientTape() as tape:
             losses = model.compute_loss(batch, model(batch, training=True))
         gradients = tape.gradient(losses["loss"], model.trainable_variables)
@@ -65,27 +109,48 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--data-path", help="Dataset root (default: the bundled sample).")
+    parser.add_argument("--only", choices=("graph", "padding", "train"), help="Run one section.")
+    parser.add_argument("--passes", type=int, default=2, help="Passes over the epoch in the padding comparison.")
     args = parser.parse_args()
 
-    import keras
     import tensorflow as tf
 
     from xtts_cli.config import resolve_config
+
+    overrides = {"data.batch_size": args.batch_size}
+    if args.data_path:
+        overrides["data.dataset_path"] = args.data_path
+    config = resolve_config(None, overrides).config
+    batches, tokenizer = _batches(config)
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, TF {tf.__version__}")
+    print(f"data: {config.data.dataset_path or 'the bundled sample'}; tiny model, batch {args.batch_size}")
+    if args.only in (None, "padding"):
+        _padding_comparison(config, tokenizer.vocab_size, args.passes)
+    if args.only == "padding":
+        return
+    if args.only in (None, "graph"):
+        _graph_comparison(config, batches, tokenizer, args.steps)
+    if args.only in (None, "train"):
+        _train_share(overrides)
+
+
+def _graph_comparison(config, batches, tokenizer, steps: int) -> None:
+    import keras
+    import tensorflow as tf
+
     from xtts_cli.model.xtts import build_model
 
-    config = resolve_config(None, {"data.batch_size": args.batch_size}).config
-    batches, tokenizer = _batches(config)
     signature = [tf.nest.map_structure(lambda t: tf.TensorSpec([t.shape[0]] + [None] * (t.shape.rank - 1), t.dtype), batches[0])]
     results = {}
     for name, graph, xla in (("eager", False, False), ("graph", True, False), ("graph + XLA", True, True)):
         keras.utils.set_random_seed(0)
         model = build_model(config.model, config.data, tokenizer.vocab_size)
         optimizer = keras.optimizers.AdamW(1e-4)
-        step = _make_step(model, optimizer, graph=graph, xla=xla, signature=signature if graph else None)
-        results[name] = _time_steps(step, batches, args.steps if graph else max(3, args.steps // 4))
+        step = _make_step(model, optimizer, config.data, graph=graph, xla=xla, signature=signature if graph else None)
+        results[name] = _time_steps(step, batches, steps if graph else max(3, steps // 4))
 
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, TF {tf.__version__}")
-    print(f"tiny model, batch {args.batch_size}, {len(batches)} bucket batches of the bundled sample")
+    print(f"\n{len(batches)} bucket batches")
     print(f"{'step':14} {'first call s':>13} {'median step s':>14} {'vs eager':>9}")
     eager = results["eager"][1]
     for name, (first, median) in results.items():
@@ -93,15 +158,18 @@ def main() -> None:
     print(f"graph / eager speed-up: {eager / results['graph'][1]:.1f}x (bar >= 3x)")
     print(f"XLA / graph speed-up after compiling: {results['graph'][1] / results['graph + XLA'][1]:.2f}x")
 
-    # The default `xtts train` on this machine: its own data-wait accounting.
+
+def _train_share(overrides: dict) -> None:
+    """The default `xtts train` on this machine: its own data-wait accounting."""
     import tempfile
 
+    from xtts_cli.config import resolve_config
+    from xtts_cli.training.metrics import read_metrics
     from xtts_cli.training.trainer import Trainer
 
-    from xtts_cli.training.metrics import read_metrics
-
     with tempfile.TemporaryDirectory() as run_dir:
-        overrides = {"training.max_steps": 60, "training.log_step": 10, "training.sample_step": 1000}
+        overrides = {**overrides, "training.max_steps": 60, "training.log_step": 10, "training.sample_step": 1000}
+        overrides.pop("data.batch_size")
         result = Trainer(resolve_config(None, overrides).config, run_dir=run_dir).run()
         # Warm-up excluded: the first window holds the trace and the first (feature-caching) epoch.
         records = [r for r in read_metrics(Path(run_dir) / "metrics.jsonl") if "step_ms" in r][1:]
