@@ -151,7 +151,7 @@ def with_reference(batch: dict, data: DataConfig, seed=None) -> dict:
     With `seed` (a stateless seed, shape [2]) each crop starts at random inside its clip; without
     it, at the first frame. A clip shorter than R starts at 0, and the frames past its end read
     as the floor value, like mel padding. Runs inside the compiled training step, on the model's
-    device: as a per-batch map in tf.data it cost a cached epoch about a quarter of its speed.
+    device: as a per-batch map in tf.data it cost a cached epoch about 40 % of its speed.
     """
     import tensorflow as tf
 
