@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.data.audio import TARGET_RMS, decode_audio, normalize_loudness, trim_bounds
-from xtts_cli.data.pipeline import decoded_audio_dataset, feature_stage
+from xtts_cli.data.pipeline import audio_formats, decoded_audio_dataset, feature_stage
 from xtts_cli.data.scan import scan_dataset
 
 DATA = Path(__file__).parent / "data"
@@ -94,17 +94,32 @@ def test_other_rates_are_resampled_from_the_rate_in_the_header(decoded, key):
 
 
 def test_decoding_ops_are_the_documented_ones():
-    items = scan_dataset(CONFIG.data).items
-    codecs = sorted({item.audio.codec for item in items})
-    stage = feature_stage(CONFIG.data, "audio", codecs)
+    ops = stage_ops(scan_dataset(CONFIG.data).items)
+    assert {"DecodeRaw", "IO>AudioDecodeWAV", "IO>AudioDecodeFlac", "IO>AudioDecodeVorbis",
+            "IO>AudioDecodeMP3", "IO>AudioResample", "Mean"} <= ops
+    assert not ops & {"PyFunc", "EagerPyFunc", "NumpyFunction"}
+
+
+def stage_ops(items) -> set[str]:
+    stage = feature_stage(CONFIG.data, "audio", audio_formats(items))
     spec = {"path": tf.TensorSpec([], tf.string), "codec": tf.TensorSpec([], tf.int32),
             "rate": tf.TensorSpec([], tf.int64), "channels": tf.TensorSpec([], tf.int32),
             "offset": tf.TensorSpec([], tf.int64), "num_samples": tf.TensorSpec([], tf.int64)}
     graph = tf.function(stage).get_concrete_function(spec).graph.as_graph_def()
-    ops = {node.op for node in graph.node} | {n.op for f in graph.library.function for n in f.node_def}
-    assert {"DecodeRaw", "IO>AudioDecodeWAV", "IO>AudioDecodeFlac", "IO>AudioDecodeVorbis",
-            "IO>AudioDecodeMP3", "IO>AudioResample"} <= ops
-    assert not ops & {"PyFunc", "EagerPyFunc", "NumpyFunction"}
+    return {node.op for node in graph.node} | {n.op for f in graph.library.function for n in f.node_def}
+
+
+def test_clips_sharing_mono_and_the_training_rate_skip_downmix_and_resample(decoded):
+    items = [item for item in scan_dataset(CONFIG.data).items
+             if item.audio.channels == 1 and item.audio.sample_rate == CONFIG.data.sample_rate]
+    assert len({item.audio.codec for item in items}) >= 3
+    formats = audio_formats(items)
+    assert (formats.channels, formats.rate) == (1, CONFIG.data.sample_rate)
+    ops = stage_ops(items)
+    assert "DecodeRaw" in ops and not ops & {"IO>AudioResample", "Mean", "If", "StatelessIf"}
+    # The same samples as the general graph (downmix of one channel, resample check) gives.
+    for item, element in zip(items, decoded_audio_dataset(CONFIG, items)):
+        np.testing.assert_array_equal(element["audio"].numpy(), decoded[item.id][1])
 
 
 def test_silence_trim_matches_librosa(decoded):

@@ -80,6 +80,25 @@ class PipelineInfo(BaseModel):
     service_job: Optional[str] = Field(None, description="The tf.data service job name (pipeline fingerprint + session).")
 
 
+class AudioFormats(BaseModel):
+    """What a set of clips needs decoded: the codecs present and, when every clip shares them, the
+    channel count and sample rate (None where they vary), so the graph can leave out what no clip needs."""
+
+    codecs: list[str]
+    channels: Optional[int] = None
+    rate: Optional[int] = None
+
+
+def audio_formats(items: Sequence[DatasetItem]) -> AudioFormats:
+    channels = {item.audio.channels for item in items}
+    rates = {item.audio.sample_rate for item in items}
+    return AudioFormats(
+        codecs=[c for c in CODECS if any(item.audio.codec == c for item in items)],
+        channels=channels.pop() if len(channels) == 1 else None,
+        rate=rates.pop() if len(rates) == 1 else None,
+    )
+
+
 def tokenizer_for(report: ScanReport, data: DataConfig) -> Tokenizer:
     """A tokenizer over every kept item's text, training and validation alike.
 
@@ -137,14 +156,15 @@ def _source(items: Sequence[DatasetItem], codecs: list[str], *, global_codec_ind
     }
 
 
-def feature_stage(data: DataConfig, output: Output, codecs: list[str]):
+def feature_stage(data: DataConfig, output: Output, formats: AudioFormats):
     """element {path, codec, rate, channels, offset, num_samples} -> float32 mel [F, n_mels] or audio [S].
 
     TF-native (graph ops) unless `data.use_tf_native_loading` is false, which selects the
-    tf.numpy_function baseline.
+    tf.numpy_function baseline. `formats`: those of the clips the stage will be fed.
     """
     import tensorflow as tf
 
+    codecs = formats.codecs
     if not data.use_tf_native_loading:
         from xtts_cli.data.numpy_baseline import make_loader
 
@@ -164,19 +184,21 @@ def feature_stage(data: DataConfig, output: Output, codecs: list[str]):
                  autograph=False)
     def native(element):
         contents = tf.io.read_file(element["path"])
-        audio = decode_audio(contents, element["codec"], element["rate"], element["channels"], element["offset"],
-                             element["num_samples"], data, codecs)
+        audio = decode_audio(contents, element["codec"], formats.rate or element["rate"],
+                             formats.channels or element["channels"], element["offset"], element["num_samples"],
+                             data, codecs)
         return log_mel(audio, data) if output == "mel" else audio
 
     return lambda element: native({name: element[name] for name in _source_spec()})
 
 
-def _items_dataset(items: Sequence[DatasetItem], data: DataConfig, output: Output, codecs: list[str]):
+def _items_dataset(items: Sequence[DatasetItem], data: DataConfig, output: Output):
     """Features of `items`, in order (used by precompute and by `decoded_audio_dataset`)."""
     import tensorflow as tf
 
-    source = _source(items, codecs, global_codec_index=not data.use_tf_native_loading)
-    stage = feature_stage(data, output, codecs)
+    formats = audio_formats(items)
+    source = _source(items, formats.codecs, global_codec_index=not data.use_tf_native_loading)
+    stage = feature_stage(data, output, formats)
     return tf.data.Dataset.from_tensor_slices(source).map(
         stage, num_parallel_calls=_auto(data.num_workers), deterministic=True
     )
@@ -231,7 +253,8 @@ def build_pipeline(
         from xtts_cli.data.service import check_reachable
 
         check_reachable(service)  # now, not after a precompute pass that may take an hour
-    codecs = [c for c in CODECS if any(item.audio.codec == c for item in items)]
+    formats = audio_formats(items)
+    codecs = formats.codecs
     if not data.use_tf_native_loading:
         from xtts_cli.data.numpy_baseline import require_decoders
 
@@ -244,7 +267,7 @@ def build_pipeline(
 
     precomputed: Optional[PrecomputeResult] = None
     if data.preprocessing_mode == "precompute":
-        precomputed = precompute_features(data, items, output, lambda todo: _items_dataset(todo, data, output, codecs))
+        precomputed = precompute_features(data, items, output, lambda todo: _items_dataset(todo, data, output))
 
     plan: Optional[BucketPlan] = None
     if data.pad_to_fixed_length:
@@ -259,7 +282,7 @@ def build_pipeline(
         batching, groups = "dynamic", [np.arange(len(items))]
 
     # Built once for all sources: the decode stage is a tf.function traced a single time.
-    stage = None if precomputed else feature_stage(data, output, codecs)
+    stage = None if precomputed else feature_stage(data, output, formats)
     counts = [len(g) // batch_size if drop_remainder else -(-len(g) // batch_size) for g in groups]
 
     shapes_of = [_padded_shapes(data, output, plan, k) for k in range(len(groups))]
@@ -481,9 +504,8 @@ def decoded_audio_dataset(config: XttsConfig, items: Sequence[DatasetItem]):
     import tensorflow as tf
 
     data = config.data
-    codecs = [c for c in CODECS if any(item.audio.codec == c for item in items)]
     native = data.model_copy(update={"use_tf_native_loading": True})
-    clips = list(_items_dataset(items, native, "audio", codecs).as_numpy_iterator())
+    clips = list(_items_dataset(items, native, "audio").as_numpy_iterator())
     lengths = np.asarray([len(c) for c in clips], dtype=np.int64)
     audio = tf.RaggedTensor.from_row_lengths(np.concatenate(clips).astype(np.float32), lengths)
     return tf.data.Dataset.from_tensor_slices({"audio": audio})

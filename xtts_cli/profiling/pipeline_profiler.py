@@ -283,13 +283,12 @@ def _stage_timings(config: XttsConfig, items: Sequence[DatasetItem], *, full: Ba
 
     # Private helpers of the pipeline module on purpose: the stages must be fed exactly the element
     # layout (and run with exactly the parallelism) the pipeline's own feature stage gets.
-    from xtts_cli.data.audio import CODECS
-    from xtts_cli.data.pipeline import _auto, _source, feature_stage
+    from xtts_cli.data.pipeline import _auto, _source, audio_formats, feature_stage
 
     data = config.data
-    codecs = [c for c in CODECS if any(item.audio.codec == c for item in items)]
+    formats = audio_formats(items)
     source = tf.data.Dataset.from_tensor_slices(
-        _source(items, codecs, global_codec_index=not data.use_tf_native_loading)
+        _source(items, formats.codecs, global_codec_index=not data.use_tf_native_loading)
     ).repeat()
     parallel = _auto(data.num_workers)
     deterministic = not data.optimize_cpu_gpu_overlap
@@ -302,9 +301,9 @@ def _stage_timings(config: XttsConfig, items: Sequence[DatasetItem], *, full: Ba
     runs: list[tuple[str, float, int]] = []
     read = staged(lambda element: tf.io.read_file(element["path"]))
     runs.append(("read", *_time_elements(read, size_of=tf.strings.length, **shape)))
-    decode = staged(feature_stage(data, "audio", codecs))
+    decode = staged(feature_stage(data, "audio", formats))
     runs.append(("decode", *_time_elements(decode, size_of=tf.size, **shape)))
-    features = staged(feature_stage(data, "mel", codecs))
+    features = staged(feature_stage(data, "mel", formats))
     runs.append(("features", *_time_elements(features, size_of=tf.size, **shape)))
     runs.append(("batch", full.seconds, full.samples))
 
