@@ -14,7 +14,8 @@ fills, precomputed files); then `--rounds` rounds each draw about one pass over 
 case in turn, so drift on a noisy machine hits all cases alike. Each draw uses a fresh iterator,
 untimed until its first element, and is closed before the next case runs: an iterator left open
 keeps filling its prefetch buffers in the background, stealing the other cases' cores and then
-serving its next draw from memory. Figures are medians over rounds; compare only the ratios.
+serving its next draw from memory. Rates are medians over rounds; a ratio is the median of its
+per-round ratios (the compute bound runs right before the runtime pipeline); compare only ratios.
 Bars (docs/PERFORMANCE.md): TF-native runtime >= 2.5x the numpy_function baseline and >= 90 % of
 the compute bound; cached or precomputed epoch >= 30x runtime; bucketing >= 85 % padding
 efficiency and >= 1.5x the real mel frames/s of padding to max_mel_frames; the frames/s half
@@ -107,9 +108,9 @@ def main() -> None:
     import tensorflow as tf
 
     from xtts_cli.config.schema import XttsConfig
-    from xtts_cli.data.audio import CODECS
     from xtts_cli.data.features import log_mel
-    from xtts_cli.data.pipeline import _auto, _source, build_pipeline, decoded_audio_dataset, feature_stage, tokenizer_for
+    from xtts_cli.data.pipeline import (_auto, _source, audio_formats, build_pipeline, decoded_audio_dataset, feature_stage,
+                                        tokenizer_for)
     from xtts_cli.data.scan import scan_dataset
 
     try:
@@ -125,7 +126,7 @@ def main() -> None:
     scan = scan_dataset(data)
     items = list(scan.items) * repeat
     tokenizer = tokenizer_for(scan, data)
-    codecs = [c for c in CODECS if any(item.audio.codec == c for item in items)]
+    formats = audio_formats(items)
     parallel = _auto(data.num_workers)
     cache_dir = tempfile.TemporaryDirectory(prefix="xtts-bench-features-")
 
@@ -133,7 +134,7 @@ def main() -> None:
         return base.model_copy(update={"data": data.model_copy(update=changes)})
 
     def per_clip(stage, native: bool = True):
-        source = tf.data.Dataset.from_tensor_slices(_source(items, codecs, global_codec_index=not native))
+        source = tf.data.Dataset.from_tensor_slices(_source(items, formats.codecs, global_codec_index=not native))
         return source.repeat().map(stage, num_parallel_calls=parallel, deterministic=False)
 
     def clips_librosa():
@@ -157,11 +158,11 @@ def main() -> None:
 
     cases = [
         Case("librosa load + mel in tf.numpy_function (before)", "clip", clips_librosa),
-        Case("numpy_function baseline (ours)", "clip", lambda: per_clip(feature_stage(with_data(use_tf_native_loading=False).data, "mel", codecs), native=False)),
-        Case("TF-native map (read, decode, mel)", "clip", lambda: per_clip(feature_stage(data, "mel", codecs))),
-        Case("compute bound: mel of audio decoded in memory", "clip", compute_bound),
+        Case("numpy_function baseline (ours)", "clip", lambda: per_clip(feature_stage(with_data(use_tf_native_loading=False).data, "mel", formats), native=False)),
+        Case("TF-native map (read, decode, mel)", "clip", lambda: per_clip(feature_stage(data, "mel", formats))),
         Case("librosa numpy_function + padded_batch (before)", "batch", batches_librosa),
         Case("numpy_function baseline pipeline (ours)", "batch", pipeline(use_tf_native_loading=False)),
+        Case("compute bound: mel of audio decoded in memory", "clip", compute_bound),
         Case("TF-native pipeline, runtime", "batch", pipeline()),
         Case("TF-native pipeline, cache (epoch 2+)", "batch", pipeline(preprocessing_mode="cache")),
         Case("TF-native pipeline, precompute (epoch 2+)", "batch",
@@ -180,8 +181,8 @@ def main() -> None:
     print(f"data: {scan.dataset_path} x{repeat} = {len(items)} clips, {seconds / 60:.1f} min of audio "
           f"(mean {seconds / len(items):.2f} s); batch {data.batch_size}, {data.sample_rate} Hz, {data.n_mels} mels, "
           f"n_fft {data.n_fft}, hop {data.hop_length}, num_workers {data.num_workers}")
-    print(f"method: one untimed round, then {args.rounds} interleaved rounds of ~{len(items)} samples per case; medians",
-          flush=True)
+    print(f"method: one untimed round, then {args.rounds} interleaved rounds of ~{len(items)} samples per case; "
+          "rates: medians; ratios: medians of per-round ratios", flush=True)
 
     def draw(case: Case, samples: int) -> tuple[int, int, int, float]:
         iterator = iter(case.dataset)
@@ -229,6 +230,13 @@ def main() -> None:
         case = next((c for c in cases if c.name == name), None)
         return statistics.median(case.rates) if case else None
 
+    def ratio(name: str, reference: str) -> tuple[float, float, float]:
+        """Median, min and max over rounds of the two cases' speed ratio within each round: a
+        round's two draws run a few seconds apart, so the machine's drift mostly cancels."""
+        a, b = (next(c for c in cases if c.name == n).rates for n in (name, reference))
+        ratios = [x / y for x, y in zip(a, b)]
+        return statistics.median(ratios), min(ratios), max(ratios)
+
     def frames(name: str) -> float:
         return statistics.median(next(c for c in cases if c.name == name).frame_rates)
 
@@ -246,23 +254,24 @@ def main() -> None:
             spread = f"{min(case.rates):,.0f}-{max(case.rates):,.0f}"
             print(f"  {case.name:56} {median:9,.0f} {spread:>17} {median / rate(reference):9.2f}x")
 
-    native = rate("TF-native pipeline, runtime")
-    print("\nratios (same run, same clips)")
-    rows = [
-        ("TF-native pipeline / numpy_function pipeline (ours)", native / rate("numpy_function baseline pipeline (ours)"), ">= 2.5x"),
-    ]
+    native = "TF-native pipeline, runtime"
+    native_map = "TF-native map (read, decode, mel)"
+    bound = "compute bound: mel of audio decoded in memory"
+    print("\nratios (same run, same clips; median of the per-round ratios, min-max)")
+    rows = [("TF-native pipeline / numpy_function pipeline (ours)", native, "numpy_function baseline pipeline (ours)", ">= 2.5x")]
     if have_librosa:
-        rows.append(("TF-native pipeline / librosa pipeline (before)", native / rate("librosa numpy_function + padded_batch (before)"), ""))
-        rows.append(("TF-native map / librosa map (per clip)", rate("TF-native map (read, decode, mel)") / rate("librosa load + mel in tf.numpy_function (before)"), ""))
+        rows.append(("TF-native pipeline / librosa pipeline (before)", native, "librosa numpy_function + padded_batch (before)", ""))
+        rows.append(("TF-native map / librosa map (per clip)", native_map, "librosa load + mel in tf.numpy_function (before)", ""))
     rows += [
-        ("TF-native map / numpy_function map (ours, per clip)", rate("TF-native map (read, decode, mel)") / rate("numpy_function baseline (ours)"), ""),
-        ("TF-native pipeline / compute bound", native / rate("compute bound: mel of audio decoded in memory"), ">= 0.90x"),
-        ("TF-native map / compute bound (per clip)", rate("TF-native map (read, decode, mel)") / rate("compute bound: mel of audio decoded in memory"), ""),
-        ("cached epoch / runtime epoch (speed)", rate("TF-native pipeline, cache (epoch 2+)") / native, ">= 30x"),
-        ("precomputed epoch / runtime epoch (speed)", rate("TF-native pipeline, precompute (epoch 2+)") / native, ">= 30x"),
+        ("TF-native map / numpy_function map (ours, per clip)", native_map, "numpy_function baseline (ours)", ""),
+        ("TF-native pipeline / compute bound", native, bound, ">= 0.90x"),
+        ("TF-native map / compute bound (per clip)", native_map, bound, ""),
+        ("cached epoch / runtime epoch (speed)", "TF-native pipeline, cache (epoch 2+)", native, ">= 30x"),
+        ("precomputed epoch / runtime epoch (speed)", "TF-native pipeline, precompute (epoch 2+)", native, ">= 30x"),
     ]
-    for name, value, bar in rows:
-        print(f"  {name:58} {value:8.2f}x  {('bar ' + bar) if bar else ''}")
+    for label, name, reference, bar in rows:
+        median, low, high = ratio(name, reference)
+        print(f"  {label:58} {median:8.2f}x  ({low:.2f}-{high:.2f})  {('bar ' + bar) if bar else ''}")
 
     bucketed, fixed = "TF-native pipeline, cache (epoch 2+)", "TF-native pipeline, cache, fixed padding"
     print(f"\npadding (cache mode, batch {data.batch_size}, max_mel_frames {data.max_mel_frames})")
