@@ -7,7 +7,7 @@
 - the input-bound share of the default `xtts train` on this machine (bar: < 5 %)
 
 Run: python benchmarks/training_step.py [--steps 20] [--batch-size 16] [--data-path DIR]
-     [--only graph|padding|train]
+     [--only graph|padding|train] [--passes N]
 """
 
 from __future__ import annotations
@@ -22,13 +22,15 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
-def _batches(config):
+def _batches(config, *, training: bool = True):
+    """One epoch's batches of the training split. training=False keeps every clip (partial batches
+    too, in a fixed order), so two batching settings can be compared on the same clips."""
     from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
     from xtts_cli.data.scan import scan_dataset
 
     scan = scan_dataset(config.data)
     tokenizer = tokenizer_for(scan, config.data)
-    dataset, _ = build_pipeline(config, scan.train, tokenizer, training=True)
+    dataset, _ = build_pipeline(config, scan.train, tokenizer, training=training)
     return list(dataset), tokenizer
 
 
@@ -56,32 +58,38 @@ def _padding_comparison(config, tokenizer_vocab: int, passes: int) -> None:
 
     from xtts_cli.model.xtts import build_model
 
-    rates, shapes = {}, {}
+    prepared, shapes = {}, {}
     for name, changes in (("bucketed", {}), ("fixed", {"pad_to_fixed_length": True, "bucket_by_length": False})):
         variant = config.model_copy(update={"data": config.data.model_copy(update=changes)})
-        batches, _ = _batches(variant)
+        # Every clip of the split in both settings: bucketing's partial last batch per bucket is
+        # kept (a smaller, less efficient step), where training would drop it.
+        batches, _ = _batches(variant, training=False)
         keras.utils.set_random_seed(0)
         model = build_model(variant.model, variant.data, tokenizer_vocab)
-        signature = [tf.nest.map_structure(
-            lambda t: tf.TensorSpec([t.shape[0]] + [None] * (t.shape.rank - 1), t.dtype), batches[0])]
+        signature = [tf.nest.map_structure(lambda t: tf.TensorSpec([None] * t.shape.rank, t.dtype), batches[0])]
         step = _make_step(model, keras.optimizers.AdamW(1e-4), variant.data, graph=True, xla=False, signature=signature)
         for batch in batches:  # warm every shape
             float(step(batch)["loss"])
-        seconds = frames = 0.0
-        for _ in range(passes):
+        prepared[name] = (step, batches)
+        real = sum(float(tf.reduce_sum(b["mel_lengths"])) for b in batches)
+        shapes[name] = (len(batches), sum(b["mel"].shape[0] for b in batches),
+                        real / sum(b["mel"].shape[0] * b["mel"].shape[1] for b in batches))
+    # Passes alternate between the two, so the machine's drift hits both alike.
+    seconds, frames = dict.fromkeys(prepared, 0.0), dict.fromkeys(prepared, 0.0)
+    for _ in range(passes):
+        for name, (step, batches) in prepared.items():
             for batch in batches:
                 start = time.perf_counter()
                 float(step(batch)["loss"])
-                seconds += time.perf_counter() - start
-                frames += float(tf.reduce_sum(batch["mel_lengths"]))
-        rates[name] = frames / seconds
-        real = sum(float(tf.reduce_sum(b["mel_lengths"])) for b in batches)
-        shapes[name] = (len(batches), real / sum(b["mel"].shape[0] * b["mel"].shape[1] for b in batches))
-    print(f"\npadding: the same clips, model and graph-mode step, {passes} pass(es) over one epoch's batches")
+                seconds[name] += time.perf_counter() - start
+                frames[name] += float(tf.reduce_sum(batch["mel_lengths"]))
+    rates = {name: frames[name] / seconds[name] for name in prepared}
+    print(f"\npadding: the same clips, model and graph-mode step, {passes} alternating pass(es) over one epoch's batches")
     for name, label in (("bucketed", f"bucketed ({config.data.num_buckets} buckets)"),
                         ("fixed", f"fixed: every batch padded to {config.data.max_mel_frames} frames")):
-        count, efficiency = shapes[name]
-        print(f"  {label:44} {count:3d} batches, efficiency {efficiency:6.1%}, real mel frames/s {rates[name]:10,.0f}")
+        count, clips, efficiency = shapes[name]
+        print(f"  {label:44} {clips} clips in {count:3d} batches, efficiency {efficiency:6.1%}, "
+              f"real mel frames/s {rates[name]:10,.0f}")
     print(f"  bucketed / fixed, real mel frames/s through the step: {rates['bucketed'] / rates['fixed']:.2f}x (bar >= 1.5x)")
 
 
