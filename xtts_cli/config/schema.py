@@ -103,8 +103,8 @@ class DataConfig(_Section):
     reference_frames: int = Field(
         96,
         ge=8,
-        description="Length in mel frames of the speaker reference the model is conditioned on "
-        "(a crop of a clip by the same speaker).",
+        description="Length in mel frames of the speaker reference the model is conditioned on: a crop "
+        "of each clip's own mel, from a random start every training step (the first frames in evaluation).",
     )
     trim_silence: bool = Field(False, description="Trim leading and trailing silence from each clip.")
     normalize_loudness: bool = Field(False, description="Scale each clip to a common RMS loudness.")

@@ -41,7 +41,7 @@ STAGE_DESCRIPTIONS: dict[str, str] = {
     "read": "read_file",
     "decode": "+ decode_audio",
     "features": "+ log_mel",
-    "batch": "+ shuffle, pad, batch, crop (full pipeline)",
+    "batch": "+ shuffle, bucket, pad, batch (full pipeline)",
 }
 
 # The sweep grid. Parallelism and prefetch are the two knobs tf.data documents for input-bound
