@@ -73,6 +73,24 @@ def profile_step(
     _render(profile)
 
 
+def gpu_lines(gpus) -> list[str]:
+    """The report's lines (rich markup) for the NVML summaries of the GPUs sampled."""
+    from xtts_cli.profiling.nvml_sampler import RESOLVABLE_REFRESHES
+
+    lines = []
+    for gpu in gpus:
+        mean = f"{gpu.utilization_mean:.0f} %" if gpu.utilization_mean is not None else "n/a"
+        sm = f", SM activity {gpu.sm_active_mean_percent:.0f} %" if gpu.sm_active_mean_percent is not None else ""
+        lines.append(f"GPU {gpu.index} ({gpu.name}): mean utilisation {mean}{sm}, {gpu.samples} samples at {gpu.rate_hz:.1f} Hz")
+        if gpu.oscillation.detected and gpu.oscillation_period_s:
+            lines.append(f"[yellow]  utilisation cycles every {gpu.oscillation_period_s:.2f} s[/]")
+        if gpu.nvml_refresh_s:
+            lines.append(f"[dim]  NVML refreshed the reading every {gpu.nvml_refresh_s:.2f} s: a cycle shorter than "
+                         f"{RESOLVABLE_REFRESHES * gpu.nvml_refresh_s:.2f} s may not show in it, or show at a multiple "
+                         "of its period (the step times above show it)[/]")
+    return lines
+
+
 def _render(profile) -> None:
     from xtts_cli.profiling.sparkline import sparkline, timeline
 
@@ -97,9 +115,8 @@ def _render(profile) -> None:
     out.print(f"traces: {profile.traces} in all, {profile.retraces} after warm-up (shape bound {bound}); "
               f"padding efficiency {profile.padding_efficiency:.1%}")
     if profile.gpu:
-        for gpu in profile.gpu:
-            mean = f"{gpu.utilization_mean:.0f} %" if gpu.utilization_mean is not None else "n/a"
-            out.print(f"GPU {gpu.index} ({gpu.name}): mean utilisation {mean}, {gpu.samples} samples at {gpu.rate_hz:.1f} Hz")
+        for line in gpu_lines(profile.gpu):
+            out.print(line)
         if profile.gpu_utilization_series:
             out.print(timeline("GPU", profile.gpu_utilization_series, width=60, lo=0, hi=100, unit="%"))
     else:

@@ -6,9 +6,17 @@ What the figures mean (NVML API reference, https://docs.nvidia.com/deploy/nvml-a
   depending on the product. It says nothing about how many SMs were busy: a single tiny kernel
   running all the time reads 100 %. So we sample at >= 4 Hz (PERFORMANCE.md) to see the cycle, and
   trust host step timings for step-level stalls.
+  Seen on an H100 80GB HBM3 (driver 580.159.04): the reading changes every 0.2 s, so 10 Hz sampling
+  reads each value twice and 20 Hz four times; a 0.6 s busy / 0.6 s idle load read 98-99 % and 0 %
+  and was detected with a period of 1.20 s, but a 0.25 s / 0.25 s load, sampled at 20 Hz, read as
+  a pattern repeating every 1.0 s (its 0.5 s period does not fit the 0.2 s grid). `nvml_refresh_s`
+  reports the interval observed; a cycle shorter than `RESOLVABLE_REFRESHES` of them may not show,
+  or show at a multiple of its period (scripts/record_nvml_series.py recorded these series).
 - SM activity (GPM metric NVML_GPM_METRIC_SM_UTIL, "percentage of SMs that were busy") is the
   figure that does count SMs. GPM (nvmlGpm* functions) exists on Hopper and newer GPUs only; where
-  the GPU, driver or bindings lack it the field is None, silently.
+  the GPU, driver or bindings lack it the field is None, silently. On the H100 above, back-to-back
+  8192^2 bf16 matmuls read 98 % utilisation and 91 % SM activity; a loop of tiny kernels read 27 %
+  utilisation but 2 % SM activity.
 - power: nvmlDeviceGetPowerUsage, milliwatts; SM clock: nvmlDeviceGetClockInfo(NVML_CLOCK_SM), MHz;
   memory: nvmlDeviceGetMemoryInfo, bytes (reported here in MiB).
 
@@ -19,11 +27,13 @@ Without NVML (no driver, no GPU, bindings missing) the sampler records nothing a
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
 from typing import Any, Optional
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from xtts_cli.devices.gpu_info import GpuInfo, query_nvml
@@ -72,6 +82,8 @@ class GpuSummary(BaseModel):
     power_mean_w: Optional[float] = None
     sm_clock_mean_mhz: Optional[float] = None
     sm_active_mean_percent: Optional[float] = None
+    # How often the utilisation reading changed (see `refresh_interval`); None: too few changes.
+    nvml_refresh_s: Optional[float] = None
 
 
 class GpuSamplerSummary(BaseModel):
@@ -92,6 +104,29 @@ class _GpuTrack:
         self.handle = handle
         self.columns: dict[str, deque] = {name: deque(maxlen=max_samples) for name in _FIELDS}
         self.gpm: Optional[list[Any]] = None  # [previous sample, next sample]
+
+
+MIN_REFRESH_CHANGES = 5
+REFRESH_MIN_SHARE = 0.1
+RESOLVABLE_REFRESHES = 3  # the shortest cycle, in NVML refreshes, that its samples can be trusted to show
+
+
+def refresh_interval(times: list[float], values: list[Optional[float]]) -> Optional[float]:
+    """Seconds between changes of the utilisation reading, an estimate of how often NVML refreshes
+    it on this GPU: the shortest gap between successive changes (in whole sampling intervals) that
+    makes up at least `REFRESH_MIN_SHARE` of the gaps. Windows that read alike (a saturated or idle
+    GPU) lengthen gaps, hence the shortest common one; a gap seen only rarely is sampling jitter.
+    None with fewer than `MIN_REFRESH_CHANGES` changes (a steady load hides the refresh)."""
+    pairs = [(t, v) for t, v in zip(times, values) if v is not None and math.isfinite(v)]
+    changes = [pairs[i][0] for i in range(1, len(pairs)) if pairs[i][1] != pairs[i - 1][1]]
+    if len(changes) < MIN_REFRESH_CHANGES:
+        return None
+    step = float(np.median(np.diff([t for t, _ in pairs])))
+    gaps = [int(g) for g in np.rint(np.diff(changes) / step) if g >= 1]
+    for gap in sorted(set(gaps)):
+        if gaps.count(gap) >= REFRESH_MIN_SHARE * len(gaps):
+            return gap * step
+    return None
 
 
 def _mean(values: Any) -> Optional[float]:
@@ -234,6 +269,7 @@ class GpuSampler:
             power_mean_w=_mean(columns["power_w"]),
             sm_clock_mean_mhz=_mean(columns["sm_clock_mhz"]),
             sm_active_mean_percent=_mean(columns["sm_active_percent"]),
+            nvml_refresh_s=refresh_interval(times, columns["utilization_gpu"]),
         )
 
     def _loop(self) -> None:
