@@ -171,6 +171,8 @@ def test_samples_a_utilisation_square_wave_and_finds_the_cycle(fake_nvml):
         assert gpu.oscillation_period_s == pytest.approx(gpu.oscillation.period / gpu.rate_hz)
         assert gpu.memory_total_mib == 24 * 1024
         assert gpu.sm_clock_mean_mhz == 2520
+        # The stand-in changes its reading every HALF_PERIOD reads: that is the refresh the summary sees.
+        assert gpu.nvml_refresh_s == pytest.approx(HALF_PERIOD / gpu.rate_hz, rel=0.3)
 
     gpu0, gpu1 = summary.gpus
     assert gpu0.memory_used_peak_mib == 1024 and gpu1.memory_used_peak_mib == 2048

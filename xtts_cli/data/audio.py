@@ -110,7 +110,7 @@ def decode_audio(contents, codec_index, file_rate, channels, data_offset, num_sa
     `file_rate`, `channels`, `data_offset` and `num_samples` are the header facts the scan read.
     `file_rate` and `channels` may be Python ints, when every clip the graph will see shares them:
     a mono clip then skips the downmix and a clip at `data.sample_rate` the resample check (both
-    decided when the graph is built; measured 10-15 % of a 16-bit WAV's decode).
+    decided when the graph is built; measured about 10 % of a 16-bit WAV's read + decode).
     """
     import tensorflow as tf
 
