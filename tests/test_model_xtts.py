@@ -70,10 +70,31 @@ def test_output_shapes_and_dtypes(model):
     assert outputs["mel_pred"].shape == (3, 14, N_MELS)
     assert outputs["mel_post"].shape == (3, 14, N_MELS)
     assert outputs["stop_logits"].shape == (3, 14)
+    # Every decoder layer's heads (2 x 2), one row per decoder step (14 frames / r 2), one column per token.
+    assert outputs["cross_attention"].shape == (3, 4, 7, 9) and outputs["cross_attention"].dtype == tf.float32
     losses = model.compute_loss(batch, outputs)
-    assert set(losses) == {"loss", "mel_loss", "postnet_mel_loss", "stop_loss"}
+    assert set(losses) == {"loss", "mel_loss", "postnet_mel_loss", "stop_loss", "attention_loss", "alignment_score"}
     for name, value in losses.items():
         assert value.dtype == tf.float32 and value.shape == () and np.isfinite(value.numpy()), name
+    assert 0.0 < float(losses["alignment_score"]) <= 1.0
+
+
+def test_cross_attention_reads_only_the_text_and_its_weight_enters_the_loss(model):
+    batch = make_batch()
+    outputs = model(batch, training=False)
+    attention = outputs["cross_attention"].numpy()
+    text_lengths = batch["text_lengths"].numpy()
+    for item, length in enumerate(text_lengths):
+        np.testing.assert_allclose(attention[item, :, :, :length].sum(axis=-1), 1.0, rtol=1e-5)
+        assert np.all(attention[item, :, :, length:] == 0.0)
+    plain = model.compute_loss(batch, outputs, attention_weight=0.0)
+    guided = model.compute_loss(batch, outputs, attention_weight=10.0, attention_sigma=0.2)
+    assert float(plain["loss"]) == pytest.approx(
+        float(plain["mel_loss"] + plain["postnet_mel_loss"] + plain["stop_loss"]), rel=1e-6
+    )
+    expected = float(plain["loss"]) + 10.0 * float(guided["attention_loss"])
+    assert float(guided["loss"]) == pytest.approx(expected, rel=1e-5)
+    assert float(guided["attention_loss"]) > 0.0
 
 
 def test_padded_positions_do_not_change_the_loss(model):
@@ -226,9 +247,11 @@ def test_generate_stops_at_the_first_frame_when_stop_is_forced(model):
     batch = make_batch(5)
     with forced_stop_bias(model, 30.0):
         decoded = model.decode_autoregressive(*generation_inputs(batch), max_frames=MAX_FRAMES)
-        mel, lengths = model.generate(*generation_inputs(batch), max_frames=MAX_FRAMES)
+        generated = model.generate(*generation_inputs(batch), max_frames=MAX_FRAMES)
+    mel, lengths = generated["mel"], generated["lengths"]
     assert int(decoded["steps"]) == 1
     assert lengths.numpy().tolist() == [1, 1, 1]
+    assert generated["stopped"].numpy().tolist() == [True, True, True]
     assert mel.shape == (3, MAX_FRAMES, N_MELS)
     np.testing.assert_allclose(mel[:, 1:].numpy(), MEL_PAD_VALUE)
 
@@ -238,7 +261,9 @@ def test_generate_never_exceeds_max_frames(model):
     max_frames = MAX_FRAMES
     with forced_stop_bias(model, -30.0):
         decoded = model.decode_autoregressive(*generation_inputs(batch), max_frames=max_frames)
-        mel, lengths = model.generate(*generation_inputs(batch), max_frames=max_frames)
+        generated = model.generate(*generation_inputs(batch), max_frames=max_frames)
+    mel, lengths = generated["mel"], generated["lengths"]
+    assert generated["stopped"].numpy().tolist() == [False, False, False]
     assert int(decoded["steps"]) == math.ceil(max_frames / model.dims.reduction_factor)
     assert mel.shape == (3, max_frames, N_MELS)
     assert lengths.numpy().tolist() == [max_frames] * 3
@@ -257,14 +282,49 @@ def test_cached_decoding_matches_teacher_forcing_on_its_own_output(model):
     np.testing.assert_allclose(outputs["stop_logits"].numpy(), decoded["stop_logits"].numpy(), atol=1e-4)
 
 
+def test_cached_decoding_path_matches_call_on_the_same_ground_truth_frames(model):
+    # The while-loop with its key/value caches, fed the true previous frames, computes what the
+    # parallel teacher-forced `call` computes: the mel, the stop logits and the attention.
+    batch = make_batch(9)
+    frames = batch["mel"].shape[1]
+    with forced_stop_bias(model, -30.0):
+        decoded = model.decode_autoregressive(
+            *generation_inputs(batch), max_frames=frames, prenet_dropout=False, teacher_mel=batch["mel"]
+        )
+        outputs = model(batch, training=False)
+    np.testing.assert_allclose(decoded["mel_pred"].numpy(), outputs["mel_pred"].numpy(), atol=1e-4)
+    np.testing.assert_allclose(decoded["stop_logits"].numpy(), outputs["stop_logits"].numpy(), atol=1e-4)
+    averaged = tf.reduce_mean(outputs["cross_attention"], axis=1).numpy()
+    np.testing.assert_allclose(decoded["alignment"].numpy(), averaged, atol=1e-5)
+
+
+def test_attention_window_keeps_generation_reading_forward(model):
+    batch = make_batch(10)
+    with forced_stop_bias(model, -30.0):
+        free = model.decode_autoregressive(*generation_inputs(batch), max_frames=24, prenet_dropout=False)
+        held = model.decode_autoregressive(
+            *generation_inputs(batch), max_frames=24, prenet_dropout=False, attention_window=(0, 2)
+        )
+    window = held["alignment"].numpy()
+    for item, length in enumerate(batch["text_lengths"].numpy()):
+        position = 0
+        for row in window[item]:
+            support = np.flatnonzero(row > 0)
+            assert support.min() >= position and support.max() <= min(position + 2, length - 1)
+            position = max(position, int(row.argmax()))
+    # Not vacuous: left alone, the untrained model's attention spreads over the whole text.
+    assert (free["alignment"].numpy()[0] > 0).sum(axis=-1).max() == batch["text_lengths"].numpy()[0]
+
+
 def test_generate_compiles_with_xla_and_is_reproducible(model):
     batch = make_batch(8)
     compiled = tf.function(
         lambda *inputs: model.generate(*inputs, max_frames=MAX_FRAMES, seed=3), jit_compile=True
     )
-    first_mel, first_lengths = compiled(*generation_inputs(batch))
-    second_mel, second_lengths = compiled(*generation_inputs(batch))
-    eager_mel, eager_lengths = model.generate(*generation_inputs(batch), max_frames=MAX_FRAMES, seed=3)
+    first_mel, first_lengths = (compiled(*generation_inputs(batch))[key] for key in ("mel", "lengths"))
+    second_mel = compiled(*generation_inputs(batch))["mel"]
+    eager = model.generate(*generation_inputs(batch), max_frames=MAX_FRAMES, seed=3)
+    eager_mel, eager_lengths = eager["mel"], eager["lengths"]
     assert first_mel.shape == (3, MAX_FRAMES, N_MELS)
     np.testing.assert_array_equal(first_mel.numpy(), second_mel.numpy())
     np.testing.assert_array_equal(first_lengths.numpy(), eager_lengths.numpy())

@@ -85,8 +85,8 @@ def test_nan_loss_stops_with_step_and_metric_named(tmp_path: Path, monkeypatch) 
     original = XttsModel.compute_loss
     calls = tf.Variable(0, dtype=tf.int32, trainable=False)
 
-    def poisoned(self, batch, outputs):
-        losses = dict(original(self, batch, outputs))
+    def poisoned(self, batch, outputs, **settings):
+        losses = dict(original(self, batch, outputs, **settings))
         count = calls.assign_add(1)
         losses["loss"] = tf.where(count >= 3, tf.constant(float("nan")), losses["loss"])
         return losses

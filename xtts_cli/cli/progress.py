@@ -82,7 +82,10 @@ class TrainingProgress:
         elif kind == "note":
             self.err.print(f"[yellow]note[/]: {event['message']}")
         elif kind == "val":
-            message = f"val   | step: {event['step']} | val_loss: {event['val_loss']:.4f}"
+            message = (
+                f"val   | step: {event['step']} | val_loss: {event['val_loss']:.4f} | "
+                f"alignment_score: {event['alignment_score']:.3f}"
+            )
             if self._progress is not None:
                 self._progress.console.print(message)
             else:
@@ -97,7 +100,7 @@ class TrainingProgress:
         out.print(f"run: {result.run_dir}")
         out.print(f"steps: {result.start_step} -> {result.final_step}   loss: {loss}")
         if result.last_val_loss is not None:
-            out.print(f"validation loss: {result.last_val_loss:.4f}")
+            out.print(f"validation loss: {result.last_val_loss:.4f}   alignment score: {result.last_alignment_score:.3f}")
         out.print(
             f"speed: {result.steps_per_sec:.2f} steps/s, {result.samples_per_sec:.1f} samples/s, "
             f"data wait {result.data_wait_percent:.1f} % of step time"

@@ -8,6 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from xtts_cli.cli.options import JsonOption
+
 
 def synthesize(
     text: Annotated[str, typer.Argument(help="The sentence to speak.")],
@@ -15,13 +17,20 @@ def synthesize(
     out: Annotated[Path, typer.Option("--out", help="WAV file to write.")],
     speaker_wav: Annotated[Optional[Path], typer.Option("--speaker-wav", help="Reference audio of the voice to use. Default: the run's reference clip.", show_default=False)] = None,
     max_frames: Annotated[Optional[int], typer.Option("--max-frames", min=2, help="Upper bound on generated mel frames.", show_default=False)] = None,
+    json_output: JsonOption = False,
 ) -> None:
-    """Generate speech with a trained model (autoregressive mel + Griffin-Lim), on the CPU or a GPU."""
+    """Generate speech with a trained model (autoregressive mel + Griffin-Lim), on the CPU or a GPU.
+
+    Reports how long the clip is, what ended it (the stop token, or the length limit when the
+    stop token never fired) and the alignment score of the generation: the focus rate of its
+    cross-attention, near 1 when each step reads one place in the text, near 0 when the model
+    has not learnt to align.
+    """
     import numpy as np
 
     from xtts_cli.errors import XttsError
     from xtts_cli.training.synthesis import (
-        REFERENCE_FILE, generate_waveform, load_run, load_speaking_rate, reference_from_audio, wav_bytes,
+        REFERENCE_FILE, load_run, load_speaking_rate, reference_from_audio, synthesize_speech, wav_bytes,
     )
 
     if not text.strip():
@@ -34,23 +43,39 @@ def synthesize(
     else:
         raise XttsError(f"{run.path} has no {REFERENCE_FILE}", hint="pass --speaker-wav FILE")
     rate = load_speaking_rate(run.path)
-    audio = generate_waveform(model, tokenizer, text, reference, config.data, max_frames, rate=rate)
+    speech = synthesize_speech(model, tokenizer, text, reference, config.data, max_frames, rate=rate,
+                               settings=config.synthesis)
     out.parent.mkdir(parents=True, exist_ok=True)
     temp = out.with_name(f".{out.name}.tmp")
-    temp.write_bytes(wav_bytes(audio, config.data.sample_rate))
+    temp.write_bytes(wav_bytes(speech.waveform, config.data.sample_rate))
     temp.replace(out)
-    seconds = len(audio) / config.data.sample_rate
+    seconds = len(speech.waveform) / config.data.sample_rate
+    frames_per_second = config.data.sample_rate / config.data.hop_length
+    low, high = (value / frames_per_second for value in speech.frame_window)
+    report = {
+        "out": str(out),
+        "seconds": round(seconds, 3),
+        "frames": speech.frames,
+        "step": step,
+        "run": str(run.path),
+        "ended_by": speech.ended_by,
+        "window_seconds": [round(low, 3), round(high, 3)],
+        "alignment_score": round(speech.alignment_score, 4),
+    }
+    if json_output:
+        from xtts_cli.cli.output import print_json
+
+        print_json(report)
+        return
     sys.stdout.write(f"{out}: {seconds:.2f} s of audio from step {step} of {run.path}\n")
-    if rate is not None and max_frames is None:
-        low, high = rate.frame_window(len(tokenizer.encode(text)), config.data.max_mel_frames)
-        hop = config.data.hop_length
-        frames = round(len(audio) / hop)
-        window = f"{low * hop / config.data.sample_rate:.2f}-{high * hop / config.data.sample_rate:.2f} s"
-        if frames <= low + 1:
-            how = (f"the floor of the window the training data's speaking rate allows ({window}): the stop token "
-                   "fired earlier, as it does until the model has learned to align with the text")
-        elif frames >= high - 1:
-            how = f"the ceiling of the window the training data's speaking rate allows ({window}): the stop token never fired"
-        else:
-            how = f"chosen by the stop token within the window the training data's speaking rate allows ({window})"
-        sys.stdout.write(f"length: {how}\n")
+    window = f"{low:.2f}-{high:.2f} s"
+    if speech.ended_by == "length limit":
+        how = f"the length limit ({window} allowed): the stop token never fired"
+    elif speech.ended_by == "stop token at the floor":
+        how = (f"the stop token, at the floor of the window the training data's speaking rate allows ({window}): it "
+               "fired earlier, as it does until the model has learnt to align with the text")
+    else:
+        how = f"the stop token, within the window the training data's speaking rate allows ({window})"
+    sys.stdout.write(f"ended by: {how}\n")
+    sys.stdout.write(f"alignment score: {speech.alignment_score:.3f} (focus rate of the cross-attention; "
+                     "near 1 when each step reads one place in the text)\n")

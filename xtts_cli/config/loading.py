@@ -69,7 +69,7 @@ def parse_yaml(text: str, where: str) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(
-            f"{where}: the top level must be a mapping of sections (data, model, training, devices, profiling), "
+            f"{where}: the top level must be a mapping of sections (data, model, training, devices, profiling, synthesis), "
             f"got {type(data).__name__}"
         )
     return data

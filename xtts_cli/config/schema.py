@@ -258,6 +258,37 @@ class ModelConfig(_Section):
         None, ge=8, description="Speaker conditioning width. Empty: from the preset."
     )
     dropout: float = Field(0.1, ge=0.0, lt=1.0, description="Dropout rate.")
+    reduction_factor: Optional[int] = Field(
+        None,
+        ge=1,
+        le=8,
+        description="Mel frames the decoder predicts per step (Tacotron's r). A larger r makes the decoder's "
+        "sequence r times shorter, so each step is cheaper, alignment forms sooner and the free-running "
+        "decoder has fewer chances to drift. Empty: from the preset (tiny and small 2, normal and big 1).",
+    )
+    text_prenet_layers: Optional[int] = Field(
+        None,
+        ge=0,
+        le=8,
+        description="Convolutions (kernel 5) over the character embeddings before the text encoder's attention "
+        "layers (Tacotron 2's encoder, Transformer-TTS's encoder pre-net): each letter is read with its "
+        "neighbours. 0: none. Empty: from the preset.",
+    )
+    decoder_input_noise: float = Field(
+        0.0,
+        ge=0.0,
+        le=10.0,
+        description="Standard deviation of Gaussian noise (in log-mel units) added in training to the previous "
+        "frames the decoder reads, so it learns to continue from frames as imperfect as its own. 0: none.",
+    )
+    prenet_dropout: Optional[float] = Field(
+        None,
+        ge=0.0,
+        lt=1.0,
+        description="Dropout in the decoder's prenet, in training and in synthesis (Tacotron 2): the bottleneck "
+        "that keeps an autoregressive decoder from copying its previous frame instead of reading the text. "
+        "Empty: 0.5.",
+    )
 
 
 class TrainingConfig(_Section):
@@ -299,6 +330,28 @@ class TrainingConfig(_Section):
         default_factory=list,
         description="Sentences rendered to `<run_dir>/samples/` every `sample_step` (characters the "
         "vocabulary lacks are reported, the sentence skipped). Empty: the first validation clip's text.",
+    )
+    guided_attention_weight: float = Field(
+        10.0,
+        ge=0.0,
+        description="Weight of the guided-attention loss (Tachibana et al. 2018) on the decoder's cross-attention, "
+        "every layer and head: attention far from the diagonal of text position against speech position is "
+        "penalised, so alignment forms in minutes instead of never. ESPnet's Transformer-TTS uses 10. "
+        "0 turns it off.",
+    )
+    self_conditioning: bool = Field(
+        False,
+        description="Train every step twice over the decoder: once reading the true previous frames (teacher "
+        "forcing), once reading the model's own prediction from that first pass, the loss being the mean of "
+        "the two (scheduled sampling for a parallel decoder): free-running generation then continues from "
+        "frames like the ones it will have. Costs a second decoder pass per step.",
+    )
+    guided_attention_sigma: float = Field(
+        0.4,
+        gt=0.0,
+        le=1.0,
+        description="Width of the guided-attention diagonal, as a share of the sentence (ESPnet: 0.4; "
+        "Tachibana et al.: 0.2). Narrower pulls harder towards a straight line.",
     )
     keep_checkpoints: int = Field(5, ge=1, description="Checkpoints kept in the run directory.")
     checkpoint_dir: Optional[str] = Field(
@@ -368,11 +421,39 @@ class ProfilingConfig(_Section):
     )
 
 
+class SynthesisConfig(_Section):
+    """How `xtts synthesize` and the samples rendered during training generate speech."""
+
+    attention_constraint: bool = Field(
+        True,
+        description="Keep every decoding step's cross-attention within a window around the furthest text "
+        "position the alignment has reached, which only moves forward (ESPnet's Tacotron 2 attention "
+        "constraint, applied to every layer and head): speech reads the text once and in order, so a "
+        "free-running decoder can neither skip words nor repeat them.",
+    )
+    attention_window_back: int = Field(
+        1, ge=0, le=64, description="Text tokens behind the alignment's position the decoder may still attend to."
+    )
+    attention_window_ahead: int = Field(
+        3, ge=1, le=64, description="Text tokens ahead of the alignment's position the decoder may attend to."
+    )
+    stop_threshold: float = Field(
+        0.5, gt=0.0, lt=1.0, description="Stop probability at which a sentence ends."
+    )
+    seed: int = Field(0, description="Seed of the prenet dropout kept on in synthesis (Tacotron 2 keeps it on).")
+
+    @property
+    def attention_window(self) -> Optional[tuple[int, int]]:
+        """(back, ahead) for `XttsModel.generate`, or None without the constraint."""
+        return (self.attention_window_back, self.attention_window_ahead) if self.attention_constraint else None
+
+
 class XttsConfig(_Section):
-    """The whole config: one file, five sections."""
+    """The whole config: one file, six sections."""
 
     data: DataConfig = Field(default_factory=DataConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
     training: TrainingConfig = Field(default_factory=TrainingConfig)
     devices: DevicesConfig = Field(default_factory=DevicesConfig)
     profiling: ProfilingConfig = Field(default_factory=ProfilingConfig)
+    synthesis: SynthesisConfig = Field(default_factory=SynthesisConfig)

@@ -1,7 +1,8 @@
 """Model size presets and the config overrides applied on top of them.
 
 `model.model_size` picks a preset; `model.d_model`, `num_heads`, `num_text_layers`,
-`num_decoder_layers`, `speaker_embedding_dim` and `dropout` override single fields of it.
+`num_decoder_layers`, `speaker_embedding_dim`, `reduction_factor`, `prenet_dropout` and `dropout`
+override single fields of it.
 
 Parameter counts, measured by building each preset with `build_model` (80 mel bins, a
 vocabulary of 256 symbols) and reading `model.count_params()`; `estimate_param_count` gives the
@@ -59,6 +60,10 @@ class ModelDims:
     postnet_kernel_size: int
     reduction_factor: int
     dropout: float = 0.1
+    # Convolutions over the character embeddings before the text encoder (model/xtts.py TextPrenet);
+    # 0: none.
+    text_prenet_layers: int = 0
+    text_prenet_kernel_size: int = 5
     # Tacotron 2 (Shen et al. 2018, sec. 2.2) uses 0.5 in the prenet, higher than elsewhere: the
     # prenet is the information bottleneck that keeps the autoregressive decoder from copying
     # its previous frame.
@@ -80,6 +85,10 @@ class ModelDims:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ConfigError(f"model {name} ({value!r}) must be a positive whole number")
+        if self.text_prenet_layers < 0:
+            raise ConfigError(f"model text_prenet_layers ({self.text_prenet_layers}) must be >= 0 (0 turns it off)")
+        if self.text_prenet_kernel_size < 1:
+            raise ConfigError(f"model text_prenet_kernel_size ({self.text_prenet_kernel_size}) must be >= 1")
         if self.postnet_layers < 0:
             raise ConfigError(f"model postnet_layers ({self.postnet_layers}) must be >= 0 (0 turns the postnet off)")
         if self.postnet_layers == 1:
@@ -179,7 +188,10 @@ def resolve_dims(model_cfg: "ModelConfig") -> ModelDims:
             f"model.model_size ({model_cfg.model_size!r}) is not a preset; use one of {', '.join(PRESETS)}"
         ) from None
     changes: dict[str, object] = {"dropout": model_cfg.dropout}
-    for name in ("d_model", "num_heads", "num_text_layers", "num_decoder_layers", "speaker_embedding_dim"):
+    for name in (
+        "d_model", "num_heads", "num_text_layers", "num_decoder_layers", "speaker_embedding_dim", "reduction_factor",
+        "prenet_dropout", "text_prenet_layers",
+    ):
         value = getattr(model_cfg, name)
         if value is not None:
             changes[name] = value
@@ -206,6 +218,9 @@ def estimate_param_count(dims: ModelDims, *, n_mels: int, vocab_size: int) -> in
     decoder_layer = 3 * layer_norm + 2 * attention + feed_forward
 
     text_encoder = vocab_size * d + dims.num_text_layers * encoder_layer + layer_norm
+    if dims.text_prenet_layers:
+        convolution = dims.text_prenet_kernel_size * d * d + d
+        text_encoder += dims.text_prenet_layers * (convolution + layer_norm) + dense(d, d)
     speaker_encoder = (
         dense(n_mels, d)
         + dims.num_speaker_layers * encoder_layer

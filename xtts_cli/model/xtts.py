@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import keras
 import tensorflow as tf
@@ -102,25 +102,27 @@ class MultiHeadAttention(keras.layers.Layer):
         """Keys and values [B, K, heads, head_dim] of `memory` [B, K, d_model]."""
         return self._split_heads(self.key_projection(memory)), self._split_heads(self.value_projection(memory))
 
-    def attend(self, query_input: tf.Tensor, keys: tf.Tensor, values: tf.Tensor, key_mask=None) -> tf.Tensor:
+    def attend(self, query_input: tf.Tensor, keys: tf.Tensor, values: tf.Tensor, key_mask=None, return_weights: bool = False):
         """Attention of `query_input` [B, Q, d] over projected keys/values [B, K, heads, head_dim].
 
         `key_mask` is boolean and broadcasts to [B, Q, K]: True where a key may be attended to.
+        With `return_weights`, returns (output, weights [B, heads, Q, K] float32).
         """
         queries = self._split_heads(self.query_projection(query_input))
         queries = queries * tf.cast(self.head_dim**-0.5, queries.dtype)
         scores = tf.cast(tf.einsum("bqhd,bkhd->bhqk", queries, keys), tf.float32)
         if key_mask is not None:
             scores = tf.where(tf.expand_dims(key_mask, 1), scores, _MASKED_SCORE)
-        weights = tf.cast(tf.nn.softmax(scores, axis=-1), values.dtype)
-        context = tf.einsum("bhqk,bkhd->bqhd", weights, values)
+        probabilities = tf.nn.softmax(scores, axis=-1)
+        context = tf.einsum("bhqk,bkhd->bqhd", tf.cast(probabilities, values.dtype), values)
         shape = tf.shape(context)
         context = tf.reshape(context, [shape[0], shape[1], self.num_heads * self.head_dim])
-        return self.output_projection(context)
+        output = self.output_projection(context)
+        return (output, probabilities) if return_weights else output
 
-    def call(self, query_input, memory, key_mask=None):
+    def call(self, query_input, memory, key_mask=None, return_weights=False):
         keys, values = self.project_keys_values(memory)
-        return self.attend(query_input, keys, values, key_mask)
+        return self.attend(query_input, keys, values, key_mask, return_weights=return_weights)
 
 
 class FeedForward(keras.layers.Layer):
@@ -167,22 +169,25 @@ class TransformerDecoderLayer(keras.layers.Layer):
         self.residual_dropout = keras.layers.Dropout(dims.dropout)
 
     def call(self, x, memory, memory_mask, training=False):
+        """(output [B, S, d], cross-attention weights [B, heads, S, T] float32)."""
         steps = _frame_count(x, 1)
         causal_mask = tf.cast(tf.linalg.band_part(tf.ones([steps, steps]), -1, 0), tf.bool)[None]
         normed = self.self_attention_norm(x)
         attended = self.self_attention(normed, normed, key_mask=causal_mask)
         x = x + self.residual_dropout(attended, training=training)
-        attended = self.cross_attention(self.cross_attention_norm(x), memory, key_mask=memory_mask[:, None, :])
+        attended, weights = self.cross_attention(
+            self.cross_attention_norm(x), memory, key_mask=memory_mask[:, None, :], return_weights=True
+        )
         x = x + self.residual_dropout(attended, training=training)
         x = x + self.residual_dropout(self.feed_forward(self.feed_forward_norm(x)), training=training)
-        return x
+        return x, weights
 
     def step(self, x, key_cache, value_cache, position, memory_keys, memory_values, memory_mask):
         """One decoding step at `position` (int32 scalar) with the keys/values of earlier steps cached.
 
-        `x` [B, 1, d]; caches [B, max_steps, heads, head_dim] hold steps < position; returns the
-        output and the caches with this step written at `position`. Same arithmetic as `call`
-        (inference: no dropout).
+        `x` [B, 1, d]; caches [B, max_steps, heads, head_dim] hold steps < position; `memory_mask`
+        [B, T] bool. Returns the output, the caches with this step written at `position`, and the
+        cross-attention weights [B, heads, 1, T]. Same arithmetic as `call` (inference: no dropout).
         """
         max_steps = key_cache.shape[1]
         normed = self.self_attention_norm(x)
@@ -193,9 +198,39 @@ class TransformerDecoderLayer(keras.layers.Layer):
         visible = (tf.range(max_steps) <= position)[None, None, :]
         x = x + self.self_attention.attend(normed, key_cache, value_cache, visible)
         normed = self.cross_attention_norm(x)
-        x = x + self.cross_attention.attend(normed, memory_keys, memory_values, memory_mask[:, None, :])
+        attended, weights = self.cross_attention.attend(
+            normed, memory_keys, memory_values, memory_mask[:, None, :], return_weights=True
+        )
+        x = x + attended
         x = x + self.feed_forward(self.feed_forward_norm(x))
-        return x, key_cache, value_cache
+        return x, key_cache, value_cache, weights
+
+
+class LayerStack(keras.layers.Layer):
+    """Layers used in order, each held as an attribute (`layer_0`, `layer_1`, ...).
+
+    Not a Python list: Keras 3 wraps a list attribute in a container TensorFlow's checkpointing
+    does not follow, so a `tf.train.Checkpoint(model=...)` of a model that kept its layers in a
+    list saved 15 of its 139 weights (the rest only through the optimizer's variable list), and a
+    model restored alone was mostly untrained. Attributes are followed by both.
+    """
+
+    def __init__(self, layers, **kwargs):
+        super().__init__(**kwargs)
+        self.count = len(layers)
+        for index, layer in enumerate(layers):
+            setattr(self, f"layer_{index}", layer)
+        # No weights of its own and never called: its layers are built by whoever calls them.
+        self.built = True
+
+    def __iter__(self):
+        return (getattr(self, f"layer_{index}") for index in range(self.count))
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: int):
+        return list(self)[index]
 
 
 class SpeakerEncoder(keras.layers.Layer):
@@ -204,9 +239,10 @@ class SpeakerEncoder(keras.layers.Layer):
     def __init__(self, dims: ModelDims, **kwargs):
         super().__init__(**kwargs)
         self.input_projection = keras.layers.Dense(dims.d_model, name="input_projection")
-        self.encoder_layers = [
-            TransformerEncoderLayer(dims, name=f"layer_{index}") for index in range(dims.num_speaker_layers)
-        ]
+        self.encoder_layers = LayerStack(
+            [TransformerEncoderLayer(dims, name=f"layer_{index}") for index in range(dims.num_speaker_layers)],
+            name="encoder_layers",
+        )
         self.final_norm = keras.layers.LayerNormalization(epsilon=1e-5, name="final_norm")
         # Attention pooling with one learned query: the encoder chooses which frames speak for the
         # speaker, where a mean would weigh silence and speech alike.
@@ -233,7 +269,9 @@ class Prenet(keras.layers.Layer):
     def __init__(self, units: int, dropout: float, **kwargs):
         super().__init__(**kwargs)
         self.rate = dropout
-        self.hidden_layers = [keras.layers.Dense(units, activation="relu", name=f"dense_{i}") for i in range(2)]
+        self.hidden_layers = LayerStack(
+            [keras.layers.Dense(units, activation="relu", name=f"dense_{i}") for i in range(2)], name="hidden_layers"
+        )
         self.dropout = keras.layers.Dropout(dropout)
 
     def call(self, frames, training=False):
@@ -255,6 +293,43 @@ class Prenet(keras.layers.Layer):
         return x
 
 
+class TextPrenet(keras.layers.Layer):
+    """Convolutions over the character embeddings before the text encoder's attention layers.
+
+    Tacotron 2's encoder (Shen et al. 2018, sec. 2.2) and Transformer-TTS's encoder pre-net
+    (Li et al. 2019, sec. 3.2; ESPnet's `eprenet_conv_layers: 3`): each character is seen with its
+    neighbours (kernel 5 spans two on each side), the context that turns letters into sounds
+    ("th", "ee", a silent "e"), which self-attention alone learns far more slowly. Each layer is
+    a convolution, layer normalisation (not batch normalisation: padded positions would enter the
+    batch statistics), ReLU and dropout; padded positions are zeroed before every convolution, so
+    the output does not depend on padding. A final linear projection, as ESPnet has, lets the
+    residual stream start from a free linear map of the features.
+    """
+
+    def __init__(self, dims: ModelDims, **kwargs):
+        super().__init__(**kwargs)
+        self.convolutions = LayerStack(
+            [
+                keras.layers.Conv1D(dims.d_model, dims.text_prenet_kernel_size, padding="same", name=f"conv_{i}")
+                for i in range(dims.text_prenet_layers)
+            ],
+            name="convolutions",
+        )
+        self.norms = LayerStack(
+            [keras.layers.LayerNormalization(epsilon=1e-5, name=f"norm_{i}") for i in range(dims.text_prenet_layers)],
+            name="norms",
+        )
+        self.dropout = keras.layers.Dropout(dims.dropout)
+        self.projection = keras.layers.Dense(dims.d_model, name="projection")
+
+    def call(self, x, token_mask, training=False):
+        """`x` [B, T, d], `token_mask` [B, T, 1] bool -> [B, T, d]."""
+        for convolution, norm in zip(self.convolutions, self.norms):
+            x = tf.where(token_mask, x, tf.zeros_like(x))
+            x = self.dropout(tf.nn.relu(norm(convolution(x))), training=training)
+        return self.projection(x)
+
+
 class Postnet(keras.layers.Layer):
     """Tacotron 2 postnet: 1-D convolutions with tanh predict a residual for the whole mel.
 
@@ -267,10 +342,13 @@ class Postnet(keras.layers.Layer):
     def __init__(self, dims: ModelDims, n_mels: int, **kwargs):
         super().__init__(**kwargs)
         kernel = dims.postnet_kernel_size
-        self.convolutions = [
-            keras.layers.Conv1D(dims.postnet_channels, kernel, padding="same", activation="tanh", name=f"conv_{i}")
-            for i in range(dims.postnet_layers - 1)
-        ]
+        self.convolutions = LayerStack(
+            [
+                keras.layers.Conv1D(dims.postnet_channels, kernel, padding="same", activation="tanh", name=f"conv_{i}")
+                for i in range(dims.postnet_layers - 1)
+            ],
+            name="convolutions",
+        )
         self.output_convolution = keras.layers.Conv1D(
             n_mels, kernel, padding="same", dtype="float32", name="output_conv"
         )
@@ -299,6 +377,7 @@ class XttsModel(keras.Model):
         n_mels: int,
         vocab_size: int,
         stop_positive_weight: float = 5.0,
+        input_noise: float = 0.0,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -310,11 +389,16 @@ class XttsModel(keras.Model):
         # One positive (the last frame) per clip against hundreds of negatives: weigh it up so the
         # stop probability crosses 0.5 at the end of speech instead of never.
         self.stop_positive_weight = stop_positive_weight
+        # Gaussian noise (log-mel units) on the previous frames the decoder reads in training.
+        self.input_noise = input_noise
         d_model, r = dims.d_model, dims.reduction_factor
 
         self.token_embedding = keras.layers.Embedding(vocab_size, d_model, name="token_embedding")
+        self.text_prenet = TextPrenet(dims, name="text_prenet") if dims.text_prenet_layers else None
         self.text_dropout = keras.layers.Dropout(dims.dropout)
-        self.text_layers = [TransformerEncoderLayer(dims, name=f"text_layer_{i}") for i in range(dims.num_text_layers)]
+        self.text_layers = LayerStack(
+            [TransformerEncoderLayer(dims, name=f"text_layer_{i}") for i in range(dims.num_text_layers)], name="text_layers"
+        )
         self.text_norm = keras.layers.LayerNormalization(epsilon=1e-5, name="text_norm")
 
         self.speaker_encoder = SpeakerEncoder(dims, name="speaker_encoder")
@@ -324,9 +408,10 @@ class XttsModel(keras.Model):
         self.prenet_projection = keras.layers.Dense(d_model, name="prenet_projection")
         self.speaker_projection = keras.layers.Dense(d_model, name="speaker_projection")
         self.decoder_dropout = keras.layers.Dropout(dims.dropout)
-        self.decoder_layers = [
-            TransformerDecoderLayer(dims, name=f"decoder_layer_{i}") for i in range(dims.num_decoder_layers)
-        ]
+        self.decoder_layers = LayerStack(
+            [TransformerDecoderLayer(dims, name=f"decoder_layer_{i}") for i in range(dims.num_decoder_layers)],
+            name="decoder_layers",
+        )
         self.decoder_norm = keras.layers.LayerNormalization(epsilon=1e-5, name="decoder_norm")
         # float32 heads: the outputs and the losses built on them stay float32 under mixed precision.
         self.mel_projection = keras.layers.Dense(r * n_mels, dtype="float32", name="mel_projection")
@@ -339,6 +424,7 @@ class XttsModel(keras.Model):
             "n_mels": self.n_mels,
             "vocab_size": self.vocab_size,
             "stop_positive_weight": self.stop_positive_weight,
+            "input_noise": self.input_noise,
             "name": self.name,
         }
 
@@ -353,6 +439,8 @@ class XttsModel(keras.Model):
         text_mask = tf.sequence_mask(text_lengths, _frame_count(text_ids, 1))
         x = self.token_embedding(text_ids)
         x = x * tf.cast(math.sqrt(self.dims.d_model), x.dtype)
+        if self.text_prenet is not None:
+            x = self.text_prenet(x, text_mask[:, :, None], training=training)
         positions = tf.range(_frame_count(text_ids, 1), dtype=tf.float32)
         x = x + tf.cast(sinusoidal_encoding(positions, self.dims.d_model), x.dtype)[None]
         x = self.text_dropout(x, training=training)
@@ -375,12 +463,24 @@ class XttsModel(keras.Model):
         residual = self.postnet(mel_pred - MEL_PAD_VALUE, frame_mask, training=training)
         return mel_pred + residual
 
-    def call(self, batch, training=False):
+    def decoder_steps(self, mel_lengths):
+        """Decoder steps [B] int32 that cover `mel_lengths` frames: ceil(frames / r)."""
+        r = self.dims.reduction_factor
+        return (tf.cast(mel_lengths, tf.int32) + r - 1) // r
+
+    def call(self, batch, training=False, decoder_input_mel=None):
+        """Teacher-forced outputs: `mel_pred` [B, F, n_mels], `stop_logits` [B, F], `mel_post` (with a
+        postnet) and `cross_attention` [B, layers x heads, ceil(F / r), T] float32, every decoder
+        layer's heads in order (layer 0's first).
+
+        `decoder_input_mel` [B, F, n_mels], when given, is what the decoder reads as its previous
+        frames instead of `batch["mel"]` (its own earlier prediction, in self-conditioned training).
+        """
         r, n_mels = self.dims.reduction_factor, self.n_mels
         memory, text_mask = self.encode_text(batch["text_ids"], batch["text_lengths"], training)
         speaker_vector = self.speaker_encoder(batch["ref_mel"], batch["ref_lengths"], training=training)
 
-        mel = batch["mel"]
+        mel = batch["mel"] if decoder_input_mel is None else tf.cast(decoder_input_mel, batch["mel"].dtype)
         frames = _frame_count(mel, 1)
         steps = -(-frames // r)
         padded = tf.pad(mel, [[0, 0], [0, steps * r - frames], [0, 0]], constant_values=MEL_PAD_VALUE)
@@ -388,6 +488,8 @@ class XttsModel(keras.Model):
         # Teacher forcing: step s reads the last frame of step s - 1; step 0 reads the go frame.
         go_frames = tf.tile(tf.cast(self.go_frame, mel.dtype)[None, None, :], [tf.shape(mel)[0], 1, 1])
         previous_frames = tf.concat([go_frames, grouped[:, :-1, -n_mels:]], axis=1)
+        if training and self.input_noise > 0:
+            previous_frames += tf.random.normal(tf.shape(previous_frames), stddev=self.input_noise, dtype=mel.dtype)
 
         x = self._decoder_inputs(
             self.prenet(previous_frames, training=training),
@@ -395,22 +497,33 @@ class XttsModel(keras.Model):
             tf.range(steps, dtype=tf.float32),
             training,
         )
+        attention = []
         for layer in self.decoder_layers:
-            x = layer(x, memory, text_mask, training=training)
+            x, weights = layer(x, memory, text_mask, training=training)
+            attention.append(weights)
         x = self.decoder_norm(x)
         mel_pred = tf.reshape(self.mel_projection(x), [-1, steps * r, n_mels])[:, :frames]
         stop_logits = tf.reshape(self.stop_projection(x), [-1, steps * r])[:, :frames]
-        outputs = {"mel_pred": mel_pred, "stop_logits": stop_logits}
+        outputs = {
+            "mel_pred": mel_pred,
+            "stop_logits": stop_logits,
+            "cross_attention": tf.concat(attention, axis=1),
+        }
         if self.postnet is not None:
             outputs["mel_post"] = self.refine(mel_pred, batch["mel_lengths"], training)
         return outputs
 
-    def compute_loss(self, batch, outputs):
-        """Masked losses, float32: L1 on the mel before and after the postnet, weighted BCE on stop.
+    def compute_loss(self, batch, outputs, *, attention_weight=0.0, attention_sigma: float = 0.4):
+        """Masked losses, float32: L1 on the mel before and after the postnet, weighted BCE on stop,
+        and the guided-attention loss on the cross-attention (`model/alignment.py`).
 
         The stop target is 1 on the last valid frame (Tacotron 2); frames past `mel_lengths` count
-        nowhere. Returns `loss` (the sum to minimise), `mel_loss`, `postnet_mel_loss`, `stop_loss`.
+        nowhere. Returns `loss` (the sum to minimise: the mel and stop terms plus
+        `attention_weight` x `attention_loss`), `mel_loss`, `postnet_mel_loss`, `stop_loss`,
+        `attention_loss` and `alignment_score` (the focus rate, a measure, not minimised).
         """
+        from xtts_cli.model.alignment import alignment_score, guided_attention_loss
+
         target = tf.cast(batch["mel"], tf.float32)
         lengths = tf.cast(batch["mel_lengths"], tf.int32)
         frames = _frame_count(target, 1)
@@ -431,11 +544,16 @@ class XttsModel(keras.Model):
             pos_weight=self.stop_positive_weight,
         )
         stop_loss = tf.reduce_sum(tf.where(frame_mask, stop_bce, 0.0)) / valid_frames
+        attention, text_lengths = outputs["cross_attention"], batch["text_lengths"]
+        steps = self.decoder_steps(lengths)
+        attention_loss = guided_attention_loss(attention, text_lengths, steps, attention_sigma)
         return {
-            "loss": mel_loss + postnet_mel_loss + stop_loss,
+            "loss": mel_loss + postnet_mel_loss + stop_loss + tf.cast(attention_weight, tf.float32) * attention_loss,
             "mel_loss": mel_loss,
             "postnet_mel_loss": postnet_mel_loss,
             "stop_loss": stop_loss,
+            "attention_loss": attention_loss,
+            "alignment_score": alignment_score(attention, text_lengths, steps),
         }
 
     def decode_autoregressive(
@@ -450,9 +568,14 @@ class XttsModel(keras.Model):
         prenet_dropout: bool = True,
         seed=0,
         min_frames: int = 1,
+        attention_window: Optional[tuple[int, int]] = None,
+        teacher_mel=None,
+        frame_limit=None,
     ) -> dict[str, tf.Tensor]:
         """Decoder output without the postnet: `mel_pred` [B, max_frames, n_mels], `stop_logits`
-        [B, max_frames], `lengths` [B] int32, `steps` (decoder steps run, int32 scalar).
+        [B, max_frames], `lengths` [B] int32, `stopped` [B] bool (the stop token ended the item),
+        `alignment` [B, ceil(max_frames / r), T] (cross-attention averaged over every layer and
+        head; zero past an item's end) and `steps` (decoder steps run, int32 scalar).
 
         A `tf.while_loop` over at most ceil(max_frames / r) steps with a key/value cache per
         decoder layer (fixed-size buffers, so it compiles with XLA), ending when every item's stop
@@ -461,71 +584,119 @@ class XttsModel(keras.Model):
         on, as Tacotron 2 does at inference, seeded by `seed` and the step. A stop before
         `min_frames` is ignored (ESPnet's `minlenratio`): an under-trained stop head otherwise
         ends a sentence after a few frames.
+
+        `attention_window` (back, ahead) constrains the cross-attention of every layer to the
+        tokens from `back` before to `ahead` after the furthest token the alignment has reached,
+        which only moves forward (ESPnet's Tacotron 2 attention constraint, applied to a
+        transformer): speech reads text once and in order, and a free-running decoder that
+        loses its place can then neither skip ahead nor read a word twice.
+
+        `frame_limit` (an int or int32 scalar tensor <= max_frames) ends generation earlier than
+        the buffer's `max_frames`: the buffer's size is part of the traced graph, the limit is not,
+        so one graph serves sentences of every length.
+
+        `teacher_mel` [B, F >= max_frames, n_mels] feeds the decoder the true previous frames
+        instead of its own (teacher forcing through the cached path, which must then give what
+        `call` gives).
         """
         if max_frames < 1:
             raise ValueError(f"max_frames ({max_frames}) must be >= 1")
         r, n_mels, dims = self.dims.reduction_factor, self.n_mels, self.dims
         max_steps = -(-max_frames // r)
+        limit = tf.constant(max_frames, tf.int32)
+        if frame_limit is not None:
+            limit = tf.minimum(tf.cast(frame_limit, tf.int32), limit)
         memory, text_mask = self.encode_text(text_ids, text_lengths, training=False)
         speaker_vector = self.speaker_encoder(ref_mel, ref_lengths, training=False)
         memory_keys_values = [layer.cross_attention.project_keys_values(memory) for layer in self.decoder_layers]
         batch_size = tf.shape(text_ids)[0]
+        tokens = tf.shape(text_ids)[1]
         compute_dtype = memory.dtype
         empty_cache = tf.zeros([batch_size, max_steps, dims.num_heads, dims.head_dim], compute_dtype)
         seed_tensor = tf.cast(seed, tf.int32)
+        token_index = tf.range(tokens)[None, :]
+        last_token = tf.cast(text_lengths, tf.int32) - 1
+        if teacher_mel is not None:
+            teacher = tf.cast(teacher_mel, tf.float32)[:, : max_steps * r]
+            teacher = tf.pad(teacher, [[0, 0], [0, max_steps * r - tf.shape(teacher)[1]], [0, 0]],
+                             constant_values=MEL_PAD_VALUE)
+            teacher_inputs = tf.reshape(teacher, [batch_size, max_steps, r, n_mels])[:, :, -1]  # [B, steps, n_mels]
 
-        def decode_step(step, previous_frame, finished, lengths, mel_buffer, stop_buffer, caches):
+        def decode_step(step, previous_frame, finished, lengths, position, mel_buffer, stop_buffer, alignment_buffer,
+                        caches):
             frames_in = previous_frame[:, None, :]
             if prenet_dropout:
                 prenet_output = self.prenet.call_with_seeded_dropout(frames_in, tf.stack([seed_tensor, step]))
             else:
                 prenet_output = self.prenet(frames_in, training=False)
             x = self._decoder_inputs(prenet_output, speaker_vector, tf.cast(step, tf.float32)[None])
-            new_caches = []
+            memory_mask = text_mask
+            if attention_window is not None:
+                back, ahead = attention_window
+                near = (token_index >= position[:, None] - back) & (token_index <= position[:, None] + ahead)
+                memory_mask = text_mask & near
+            new_caches, step_weights = [], []
             for layer, (key_cache, value_cache), (memory_keys, memory_values) in zip(
                 self.decoder_layers, caches, memory_keys_values
             ):
-                x, key_cache, value_cache = layer.step(
-                    x, key_cache, value_cache, step, memory_keys, memory_values, text_mask
+                x, key_cache, value_cache, weights = layer.step(
+                    x, key_cache, value_cache, step, memory_keys, memory_values, memory_mask
                 )
                 new_caches.append((key_cache, value_cache))
+                step_weights.append(weights[:, :, 0, :])
+            attended = tf.reduce_mean(tf.concat(step_weights, axis=1), axis=1)  # [B, T]
+            attended = tf.where(finished[:, None], 0.0, attended)
+            peak = tf.argmax(attended, axis=1, output_type=tf.int32)
+            position = tf.where(finished, position, tf.minimum(tf.maximum(position, peak), last_token))
             x = self.decoder_norm(x)
             step_frames = tf.reshape(self.mel_projection(x), [batch_size, r * n_mels])
             step_stop_logits = tf.reshape(self.stop_projection(x), [batch_size, r])
             at_step = tf.equal(tf.range(max_steps), step)[None, :, None]
             mel_buffer = tf.where(at_step, step_frames[:, None, :], mel_buffer)
             stop_buffer = tf.where(at_step, step_stop_logits[:, None, :], stop_buffer)
+            alignment_buffer = tf.where(at_step, attended[:, None, :], alignment_buffer)
 
             frame_index = step * r + tf.range(r)
-            over_threshold = (tf.sigmoid(step_stop_logits) > stop_threshold) & (frame_index >= min_frames - 1)[None, :]
+            allowed = (frame_index >= min_frames - 1) & (frame_index < limit)
+            over_threshold = (tf.sigmoid(step_stop_logits) > stop_threshold) & allowed[None, :]
             stops_now = tf.reduce_any(over_threshold, axis=1)
             first_stop = tf.argmax(tf.cast(over_threshold, tf.int32), axis=1, output_type=tf.int32)
             lengths = tf.where(stops_now & ~finished, step * r + first_stop + 1, lengths)
             finished = finished | stops_now
-            previous_frame = step_frames[:, -n_mels:]
-            return step + 1, previous_frame, finished, lengths, mel_buffer, stop_buffer, new_caches
+            if teacher_mel is not None:
+                previous_frame = teacher_inputs[:, step]
+            else:
+                previous_frame = step_frames[:, -n_mels:]
+            return (step + 1, previous_frame, finished, lengths, position, mel_buffer, stop_buffer, alignment_buffer,
+                    new_caches)
 
         def not_done(step, previous_frame, finished, *unused):
-            return tf.logical_and(step < max_steps, tf.logical_not(tf.reduce_all(finished)))
+            return (step < max_steps) & (step * r < limit) & tf.logical_not(tf.reduce_all(finished))
 
         initial = (
             tf.constant(0, tf.int32),
             tf.tile(tf.cast(self.go_frame, tf.float32)[None, :], [batch_size, 1]),
             tf.zeros([batch_size], tf.bool),
-            tf.fill([batch_size], tf.constant(max_frames, tf.int32)),
+            tf.fill([batch_size], limit),
+            tf.zeros([batch_size], tf.int32),
             tf.zeros([batch_size, max_steps, r * n_mels], tf.float32),
             tf.zeros([batch_size, max_steps, r], tf.float32),
+            tf.zeros([batch_size, max_steps, tokens], tf.float32),
             [(empty_cache, empty_cache) for _ in self.decoder_layers],
         )
-        steps, _, _, lengths, mel_buffer, stop_buffer, _ = tf.while_loop(
+        steps, _, finished, lengths, _, mel_buffer, stop_buffer, alignment_buffer, _ = tf.while_loop(
             not_done, decode_step, initial, maximum_iterations=max_steps
         )
-        lengths = tf.minimum(lengths, max_frames)
+        stopped = finished & (lengths <= limit)
+        lengths = tf.minimum(lengths, limit)
         frame_mask = tf.sequence_mask(lengths, max_frames)
         mel_pred = tf.reshape(mel_buffer, [batch_size, max_steps * r, n_mels])[:, :max_frames]
         mel_pred = tf.where(frame_mask[:, :, None], mel_pred, MEL_PAD_VALUE)
         stop_logits = tf.reshape(stop_buffer, [batch_size, max_steps * r])[:, :max_frames]
-        return {"mel_pred": mel_pred, "stop_logits": stop_logits, "lengths": lengths, "steps": steps}
+        step_mask = tf.sequence_mask(self.decoder_steps(lengths), max_steps)
+        alignment = tf.where(step_mask[:, :, None], alignment_buffer, 0.0)
+        return {"mel_pred": mel_pred, "stop_logits": stop_logits, "lengths": lengths, "stopped": stopped,
+                "alignment": alignment, "steps": steps}
 
     def generate(
         self,
@@ -539,22 +710,31 @@ class XttsModel(keras.Model):
         prenet_dropout: bool = True,
         seed: int = 0,
         min_frames: int = 1,
-    ) -> tuple[tf.Tensor, tf.Tensor]:
-        """Synthesise log-mel frames: (mel [B, max_frames, n_mels] float32, lengths [B] int32).
+        attention_window: Optional[tuple[int, int]] = None,
+        frame_limit: Optional[int] = None,
+    ) -> dict[str, tf.Tensor]:
+        """Synthesise log-mel frames: `mel` [B, max_frames, n_mels] float32, `lengths` [B] int32,
+        `stopped` [B] bool (the stop token ended it, rather than `max_frames`), `alignment`
+        [B, ceil(max_frames / r), T] and `alignment_score` [B] (its focus rate over each item's
+        steps and tokens).
 
         The buffer is always `max_frames` long so the shape is static; frames at and past an item's
         length are `MEL_PAD_VALUE`. Postnet-refined when the model has a postnet. Called eagerly, it
-        runs as a graph (traced once per max_frames / threshold / dropout setting, any input
-        length): eager op-by-op decoding is ~35x slower (13 s against 0.4 s for 400 frames with
-        the tiny preset on our CPU). Inside a `tf.function` (with `jit_compile=True` too) it is
+        runs as a graph (traced once per max_frames / threshold / dropout / window setting, any
+        input length): eager op-by-op decoding is ~35x slower (13 s against 0.4 s for 400 frames
+        with the tiny preset on our CPU). Inside a `tf.function` (with `jit_compile=True` too) it is
         traced into the caller's graph.
         """
         inputs = (text_ids, text_lengths, ref_mel, ref_lengths)
-        settings = dict(max_frames=max_frames, stop_threshold=stop_threshold, prenet_dropout=prenet_dropout)
+        window = None if attention_window is None else (int(attention_window[0]), int(attention_window[1]))
+        settings = dict(max_frames=max_frames, stop_threshold=stop_threshold, prenet_dropout=prenet_dropout,
+                        attention_window=window)
+        limit = max_frames if frame_limit is None else frame_limit
         if tf.executing_eagerly():
             inputs = tuple(tf.convert_to_tensor(value) for value in inputs)
-            return self._generate_graph(*inputs, tf.constant(seed, tf.int32), tf.constant(min_frames, tf.int32), **settings)
-        return self._generate(*inputs, seed, min_frames, **settings)
+            numbers = (tf.constant(seed, tf.int32), tf.constant(min_frames, tf.int32), tf.constant(limit, tf.int32))
+            return self._generate_graph(*inputs, *numbers, **settings)
+        return self._generate(*inputs, seed, min_frames, limit, **settings)
 
     @property
     def _generate_graph(self):
@@ -565,7 +745,10 @@ class XttsModel(keras.Model):
             object.__setattr__(self, "_generate_function", graph)
         return graph
 
-    def _generate(self, text_ids, text_lengths, ref_mel, ref_lengths, seed, min_frames, *, max_frames, stop_threshold, prenet_dropout):
+    def _generate(self, text_ids, text_lengths, ref_mel, ref_lengths, seed, min_frames, frame_limit, *, max_frames,
+                  stop_threshold, prenet_dropout, attention_window):
+        from xtts_cli.model.alignment import focus_rate
+
         decoded = self.decode_autoregressive(
             text_ids,
             text_lengths,
@@ -576,11 +759,16 @@ class XttsModel(keras.Model):
             prenet_dropout=prenet_dropout,
             seed=seed,
             min_frames=min_frames,
+            attention_window=attention_window,
+            frame_limit=frame_limit,
         )
         lengths = decoded["lengths"]
         mel = tf.cast(self.refine(decoded["mel_pred"], lengths, training=False), tf.float32)
         mel = tf.where(tf.sequence_mask(lengths, max_frames)[:, :, None], mel, MEL_PAD_VALUE)
-        return mel, lengths
+        alignment = decoded["alignment"]
+        score = focus_rate(alignment[:, None], text_lengths, self.decoder_steps(lengths))[:, 0]
+        return {"mel": mel, "lengths": lengths, "stopped": decoded["stopped"], "alignment": alignment,
+                "alignment_score": score}
 
 
 def dummy_batch(*, n_mels: int, batch_size: int = 1, text_length: int = 8, mel_frames: int = 8, ref_frames: int = 8):
@@ -598,6 +786,7 @@ def dummy_batch(*, n_mels: int, batch_size: int = 1, text_length: int = 8, mel_f
 def build_model(model_cfg: "ModelConfig", data_cfg: "DataConfig", vocab_size: int) -> XttsModel:
     """The model for a config, with its weights built (so `count_params()` works)."""
     dims = resolve_dims(model_cfg)
-    model = XttsModel(dims=dims, n_mels=data_cfg.n_mels, vocab_size=vocab_size, name="xtts")
+    model = XttsModel(dims=dims, n_mels=data_cfg.n_mels, vocab_size=vocab_size, input_noise=model_cfg.decoder_input_noise,
+                      name="xtts")
     model(dummy_batch(n_mels=data_cfg.n_mels), training=False)
     return model

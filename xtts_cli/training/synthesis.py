@@ -9,13 +9,14 @@ from __future__ import annotations
 import io
 import math
 import wave
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 from pydantic import BaseModel
 
-from xtts_cli.config.schema import DataConfig, XttsConfig
+from xtts_cli.config.schema import DataConfig, SynthesisConfig, XttsConfig
 from xtts_cli.errors import XttsError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,6 +40,8 @@ MIN_FRAMES_PER_CHARACTER = 3
 # of steps), its stop probability does not depend on the text at all and fires within the first
 # few frames; without a ceiling a model that never stops would babble to max_mel_frames.
 RATE_FLOOR_SHARE = 1.0
+# Generation buffers are a multiple of this many frames (see synthesize_speech).
+FRAME_BLOCK = 128
 RATE_CEILING_FACTOR = 1.25
 
 
@@ -132,11 +135,33 @@ def pad_reference(reference: np.ndarray, data: DataConfig) -> tuple[np.ndarray, 
     return padded, length
 
 
-def generate_waveform(
+@dataclass
+class Speech:
+    """One synthesised sentence and how it came out."""
+
+    waveform: np.ndarray  # float32 samples at data.sample_rate
+    mel: np.ndarray  # [frames, n_mels] log-mel the waveform was made from
+    alignment: np.ndarray  # [decoder steps, text tokens]: cross-attention, every layer and head averaged
+    alignment_score: float  # focus rate of `alignment` in [0, 1] (model/alignment.py)
+    stopped: bool  # the stop token ended it (else the length limit did)
+    frame_window: tuple[int, int]  # (min_frames, max_frames) it was allowed
+
+    @property
+    def frames(self) -> int:
+        return int(self.mel.shape[0])
+
+    @property
+    def ended_by(self) -> str:
+        if not self.stopped:
+            return "length limit"
+        return "stop token at the floor" if self.frames <= self.frame_window[0] else "stop token"
+
+
+def synthesize_speech(
     model, tokenizer, text: str, reference: np.ndarray, data: DataConfig, max_frames: Optional[int] = None,
-    rate: Optional[SpeakingRate] = None,
-) -> np.ndarray:
-    """Waveform float32 for `text` in the voice of `reference` (log-mel frames).
+    rate: Optional[SpeakingRate] = None, *, settings: Optional[SynthesisConfig] = None,
+) -> Speech:
+    """`text` in the voice of `reference` (log-mel frames): generated mel, Griffin-Lim waveform.
 
     The length is the stop token's choice inside the window `rate` (the training data's speaking
     rate) allows; `max_frames` caps it further.
@@ -146,6 +171,7 @@ def generate_waveform(
     from xtts_cli.data.features import mel_filterbank
     from xtts_cli.model.vocoder import griffin_lim
 
+    settings = settings or SynthesisConfig()
     if not text.strip():
         raise XttsError("the text to synthesise is empty", hint="pass a sentence, e.g. xtts synthesize \"Hello there.\"")
     ids = tokenizer.encode(text)  # UnknownCharactersError names the characters
@@ -160,25 +186,40 @@ def generate_waveform(
         frames = max_frames
     min_frames = min(frames, min_frames)
     ref, ref_length = pad_reference(reference, data)
-    mel, lengths = model.generate(
+    generated = model.generate(
         tf.constant([ids], tf.int32),
         tf.constant([len(ids)], tf.int32),
         tf.constant(ref[None]),
         tf.constant([ref_length], tf.int32),
-        frames,
+        # The buffer in whole blocks, the sentence's own limit inside it: one traced graph serves
+        # many sentence lengths instead of one trace (seconds) per length.
+        FRAME_BLOCK * -(-frames // FRAME_BLOCK),
+        settings.stop_threshold,
+        frame_limit=frames,
         prenet_dropout=True,
         min_frames=min_frames,
+        attention_window=settings.attention_window,
+        seed=settings.seed,
     )
-    length = max(2, int(lengths[0]))
+    length = max(2, int(generated["lengths"][0]))
+    mel = generated["mel"][0, :length]
     audio = griffin_lim(
-        mel[0, :length],
+        mel,
         mel_filterbank(data),
         n_fft=data.n_fft,
         hop_length=data.hop_length,
         win_length=data.win_length,
         n_iter=GRIFFIN_LIM_ITERATIONS,
     )
-    return np.asarray(audio, dtype=np.float32)
+    steps = int(model.decoder_steps(tf.constant([length]))[0])
+    return Speech(
+        waveform=np.asarray(audio, dtype=np.float32),
+        mel=mel.numpy(),
+        alignment=generated["alignment"][0, :steps, : len(ids)].numpy(),
+        alignment_score=float(generated["alignment_score"][0]),
+        stopped=bool(generated["stopped"][0]),
+        frame_window=(min_frames, frames),
+    )
 
 
 def save_reference(run_dir: Path, reference: np.ndarray) -> None:
@@ -201,8 +242,8 @@ def render_sentences(trainer: "Trainer", step: int) -> list[Path]:
     sentences = trainer.config.training.test_sentences or [trainer.reference_text]
     for index, sentence in enumerate(sentences):
         try:
-            audio = generate_waveform(trainer.model, trainer.tokenizer, sentence, reference, data,
-                                      rate=load_speaking_rate(trainer.run.path))
+            audio = synthesize_speech(trainer.model, trainer.tokenizer, sentence, reference, data,
+                                      rate=load_speaking_rate(trainer.run.path), settings=trainer.config.synthesis).waveform
         except UnknownCharactersError as exc:
             trainer.progress({"event": "note", "message": f"test sentence {index} skipped: {exc.lines[0]}"})
             continue
@@ -213,8 +254,85 @@ def render_sentences(trainer: "Trainer", step: int) -> list[Path]:
     return written
 
 
+def restore_model(model, checkpoint: str) -> int:
+    """Load the weights of `checkpoint` (a path prefix) into `model`; returns the step it was saved at.
+
+    Checkpoints written since every layer became reachable from the model reach all its weights
+    through the model's node of the checkpoint's object graph, and restoring the model alone
+    checks that each of its weights was found. Older ones reached the layers kept in Python lists
+    only through the optimizer's variable list (`optimizer/_trainable_variables/<i>`, in the
+    model's variable order): those are read from there, after checking that every shape fits; a
+    checkpoint that fits neither way is refused.
+    """
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(checkpoint)
+    graph = _object_graph(reader)
+    model_node = _child(graph, 0, "model")
+    if model_node is not None and _child(graph, model_node, "decoder_layers") is not None:
+        step = tf.Variable(0, dtype=tf.int64)
+        status = tf.train.Checkpoint(model=model, step=step).restore(checkpoint)
+        try:
+            status.assert_existing_objects_matched()
+        except AssertionError as exc:
+            raise XttsError(
+                f"{checkpoint} does not hold every weight of this run's model ({str(exc).splitlines()[0][:160]})",
+                hint="the run's config.yaml no longer describes the model that was trained; retrain with --fresh",
+            ) from None
+        status.expect_partial()  # the optimizer's state is not needed to speak
+        return int(step.numpy())
+    shapes = reader.get_variable_to_shape_map()
+    variables = model.trainable_variables
+    keys = _legacy_variable_keys(graph)
+    unfit = [
+        variable.path for variable, key in zip(variables, keys)
+        if key is None or list(shapes[key]) != list(variable.shape)
+    ]
+    if unfit or len(keys) != len(variables):
+        raise XttsError(
+            f"{checkpoint} was written by an older xtts and its weights do not fit this version's model "
+            f"({len(unfit)} of {len(variables)} weights differ, {len(keys)} stored)",
+            hint="it cannot be used for synthesis; train again with --fresh",
+        )
+    for variable, key in zip(variables, keys):
+        variable.assign(reader.get_tensor(key))
+    step_key = "step/.ATTRIBUTES/VARIABLE_VALUE"
+    return int(reader.get_tensor(step_key)) if step_key in shapes else 0
+
+
+def _object_graph(reader):
+    from tensorflow.core.protobuf import trackable_object_graph_pb2
+
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+    return graph
+
+
+def _child(graph, node: Optional[int], name: str) -> Optional[int]:
+    if node is None:
+        return None
+    return next((ref.node_id for ref in graph.nodes[node].children if ref.local_name == name), None)
+
+
+def _legacy_variable_keys(graph) -> list[Optional[str]]:
+    """Checkpoint keys of the optimizer's variable list, in order (an older run's checkpoint).
+
+    A variable is stored once, under one of the paths that reach it (the shortest); the
+    checkpoint's object graph says which key holds each entry of the list.
+    """
+    listed = _child(graph, _child(graph, 0, "optimizer"), "_trainable_variables")
+    if listed is None:
+        return []
+    keys: list[Optional[str]] = []
+    for index in range(len(graph.nodes[listed].children)):
+        node = _child(graph, listed, str(index))
+        attributes = [a.checkpoint_key for a in graph.nodes[node].attributes if a.name == "VARIABLE_VALUE"]
+        keys.append(attributes[0] if attributes else None)
+    return keys
+
+
 def load_run(run_dir: Path):
-    """(config, tokenizer, model with the latest checkpoint restored, step) from a run directory."""
+    """(config, tokenizer, model with the latest checkpoint restored, step, run) from a run directory."""
     import tensorflow as tf
     import yaml
 
@@ -235,6 +353,5 @@ def load_run(run_dir: Path):
     latest = tf.train.latest_checkpoint(str(run.checkpoints))
     if latest is None:
         raise XttsError(f"{run.checkpoints} holds no checkpoint yet", hint="train first: xtts train --run-dir " + str(run_dir))
-    step = tf.Variable(0, dtype=tf.int64)
-    tf.train.Checkpoint(model=model, step=step).restore(latest).expect_partial()
-    return config, tokenizer, model, int(step.numpy()), run
+    step = restore_model(model, latest)
+    return config, tokenizer, model, step, run

@@ -82,6 +82,7 @@ class TrainResult:
     first_loss: Optional[float] = None
     last_loss: Optional[float] = None
     last_val_loss: Optional[float] = None
+    last_alignment_score: Optional[float] = None
     steps_per_sec: float = 0.0
     samples_per_sec: float = 0.0
     data_wait_percent: float = 0.0
@@ -354,6 +355,11 @@ class Trainer:
         distributed = self.plan.kind in ("mirrored", "multi_worker")
 
         data_seed = tf.constant(config.data.seed, tf.int64)
+        self_conditioning = config.training.self_conditioning
+        attention = {
+            "attention_weight": config.training.guided_attention_weight,
+            "attention_sigma": config.training.guided_attention_sigma,
+        }
 
         def replica_step(batch):
             # The speaker reference: a random crop of each clip, drawn from the step number and the
@@ -363,7 +369,12 @@ class Trainer:
             batch = with_reference(batch, config.data, seed=tf.stack([data_seed, draw]))
             with tf.GradientTape() as tape:
                 outputs = model(batch, training=True)
-                losses = model.compute_loss(batch, outputs)
+                losses = model.compute_loss(batch, outputs, **attention)
+                if self_conditioning:
+                    own = tf.stop_gradient(outputs["mel_pred"])
+                    second = model.compute_loss(batch, model(batch, training=True, decoder_input_mel=own), **attention)
+                    losses = dict(losses, loss=0.5 * (losses["loss"] + second["loss"]),
+                                  self_conditioned_mel_loss=second["mel_loss"])
                 # MirroredStrategy sums replica gradients; dividing keeps the update a global mean.
                 scaled = optimizer.scale_loss(losses["loss"] / replicas)
             variables = model.trainable_variables
@@ -386,7 +397,7 @@ class Trainer:
 
         def replica_eval(batch):
             batch = with_reference(batch, config.data)  # the first frames: the same every evaluation
-            return model.compute_loss(batch, model(batch, training=False))
+            return model.compute_loss(batch, model(batch, training=False), **attention)
 
         def eval_step(batch):
             with place():
@@ -498,15 +509,25 @@ class Trainer:
             wait = time.perf_counter() - start
             yield current, current_wait
 
-    def validate(self) -> Optional[float]:
+    def validate(self) -> Optional[dict[str, float]]:
+        """Means over at most `max_val_batches` validation batches: `val_loss` and `alignment_score`
+        (teacher-forced focus rate of the cross-attention, every decoder layer and head), or None
+        without validation data. The first batch is kept in `self.last_val_batch` for pictures."""
         if self.eval_ds is None:
             return None
-        totals: list[float] = []
+        totals: dict[str, list[float]] = {"val_loss": [], "alignment_score": []}
+        self.last_val_batch = None
         for index, (batch, _) in enumerate(self._batches(self.eval_ds)):
             if index >= self.config.training.max_val_batches:
                 break
-            totals.append(float(self.eval_step(batch)["loss"]))
-        return sum(totals) / len(totals) if totals else None
+            if index == 0:
+                self.last_val_batch = batch
+            losses = self.eval_step(batch)
+            totals["val_loss"].append(float(losses["loss"]))
+            totals["alignment_score"].append(float(losses["alignment_score"]))
+        if not totals["val_loss"]:
+            return None
+        return {key: sum(values) / len(values) for key, values in totals.items()}
 
     def save(self) -> str:
         import tensorflow as tf
@@ -627,11 +648,14 @@ class Trainer:
                             window = {"steps": 0, "wait": 0.0, "time": 0.0, "samples": 0}
                         if step % training.val_step == 0:
                             val = self.validate()
-                            result.last_val_loss = val
                             if val is not None:
-                                tf.summary.scalar("val/loss", val, step=step)
-                                metrics.write({"step": step, "val_loss": val})
-                                self.progress({"event": "val", "step": step, "val_loss": val})
+                                result.last_val_loss = val["val_loss"]
+                                result.last_alignment_score = val["alignment_score"]
+                                tf.summary.scalar("val/loss", val["val_loss"], step=step)
+                                tf.summary.scalar("val/alignment_score", val["alignment_score"], step=step)
+                                metrics.write({"step": step, **val})
+                                self.progress({"event": "val", "step": step, **val})
+                                self._write_alignment_image(self.last_val_batch, step)
                             self._write_mel_image(batch, step)
                         if step % training.save_step == 0:
                             self.save()
@@ -715,7 +739,7 @@ class Trainer:
             "gpu_util": self._gpu_utilization(window["time"]),
         }
         metrics.write(record)
-        for key in ("loss", "mel_loss", "stop_loss"):
+        for key in ("loss", "mel_loss", "stop_loss", "attention_loss", "alignment_score"):
             if key in values:
                 tf.summary.scalar(f"train/{key}", values[key], step=step)
         tf.summary.scalar("train/lr", learning_rate, step=step)
@@ -741,6 +765,24 @@ class Trainer:
         image = tf.transpose(image, [0, 2, 1])[:, ::-1, :, tf.newaxis]
         low, high = tf.reduce_min(image), tf.reduce_max(image)
         tf.summary.image("mel/target_vs_predicted", (image - low) / tf.maximum(high - low, 1e-6), step=step)
+
+    def _write_alignment_image(self, batch, step: int) -> None:
+        """TensorBoard `alignment/validation`: the first validation clip's cross-attention (every
+        decoder layer and head averaged), text tokens down, decoder steps across; a model that
+        reads the text shows one bright line from the top left to the bottom right."""
+        import tensorflow as tf
+
+        from xtts_cli.data.features import with_reference
+
+        if batch is None or self.plan.kind in ("mirrored", "multi_worker"):
+            return  # a distributed batch has no single tensor to draw
+        batch = with_reference(batch, self.config.data)
+        attention = self.model(batch, training=False)["cross_attention"][:1]  # [1, heads, steps, tokens]
+        steps = int(self.model.decoder_steps(batch["mel_lengths"][:1])[0])
+        tokens = int(batch["text_lengths"][0])
+        matrix = tf.reduce_mean(tf.cast(attention, tf.float32), axis=1)[0, :steps, :tokens]  # [steps, tokens]
+        image = tf.transpose(matrix)[None, :, :, None]
+        tf.summary.image("alignment/validation", image / tf.maximum(tf.reduce_max(image), 1e-6), step=step)
 
     def _render_samples(self, step: int) -> None:
         from xtts_cli.training.synthesis import render_sentences
