@@ -73,3 +73,15 @@ def test_focus_rate_ignores_steps_and_tokens_past_each_items_length():
     attention[0, 0, :, 5:] = 1.0  # padded tokens: would be the peak of every row if counted
     rate = focus_rate(attention, tf.constant([5]), tf.constant([10])).numpy()
     np.testing.assert_allclose(rate, [[1.0]], rtol=1e-6)
+
+
+def test_diagonal_prior_peaks_on_each_items_own_diagonal_and_is_zero_in_padding():
+    from xtts_cli.model.alignment import diagonal_log_prior
+
+    prior = diagonal_log_prior(tf.constant([10, 4]), tf.constant([20, 8]), 20, 10, width=2.0).numpy()
+    # Item 0: 20 steps over 10 tokens; step s is centred on token (s + 0.5) / 2 - 0.5.
+    assert prior[0].argmax(axis=1).tolist() == [min(9, round((s + 0.5) / 2 - 0.5 + 1e-6)) for s in range(20)]
+    assert prior[0].max() <= 0.0 and prior[0, 0, 9] < -5.0
+    # Item 1: its own 8 steps over 4 tokens, nothing past them.
+    assert prior[1, :8, :4].argmax(axis=1).tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert np.all(prior[1, 8:] == 0.0) and np.all(prior[1, :, 4:] == 0.0)

@@ -339,6 +339,14 @@ class TrainingConfig(_Section):
         "penalised, so alignment forms in minutes instead of never. ESPnet's Transformer-TTS uses 10. "
         "0 turns it off.",
     )
+    attention_prior_steps: int = Field(
+        0,
+        ge=0,
+        description="Steps over which a diagonal prior is added to the cross-attention scores (NeMo's attention "
+        "prior): full strength for the first half, fading linearly to nothing by the end, so the decoder learns "
+        "to turn text into sound from the first step while its attention learns the alignment it keeps after. "
+        "0: no prior.",
+    )
     self_conditioning: bool = Field(
         False,
         description="Train every step twice over the decoder: once reading the true previous frames (teacher "
@@ -436,6 +444,12 @@ class SynthesisConfig(_Section):
     )
     attention_window_ahead: int = Field(
         3, ge=1, le=64, description="Text tokens ahead of the alignment's position the decoder may attend to."
+    )
+    attention_prior: bool = Field(
+        False,
+        description="Add the diagonal attention prior of training (`training.attention_prior_steps`) to the "
+        "cross-attention in synthesis too, centred where a sentence read at the training data's median pace "
+        "would be (`speaking_rate.json`).",
     )
     stop_threshold: float = Field(
         0.5, gt=0.0, lt=1.0, description="Stop probability at which a sentence ends."

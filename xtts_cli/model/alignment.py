@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-__all__ = ["alignment_score", "focus_rate", "guided_attention_loss", "guided_attention_penalty"]
+__all__ = ["alignment_score", "diagonal_log_prior", "focus_rate", "guided_attention_loss", "guided_attention_penalty"]
 
 
 def _masks(text_lengths, step_lengths, steps, tokens):
@@ -71,3 +71,22 @@ def focus_rate(attention, text_lengths, step_lengths) -> tf.Tensor:
 def alignment_score(attention, text_lengths, step_lengths) -> tf.Tensor:
     """The batch's focus rate averaged over items and heads: a float32 scalar in [0, 1]."""
     return tf.reduce_mean(focus_rate(attention, text_lengths, step_lengths))
+
+
+def diagonal_log_prior(text_lengths, step_lengths, steps, tokens, width: float) -> tf.Tensor:
+    """[B, S, T] float32: -(t - s T_b / S_b)^2 / (2 width^2), a Gaussian log-prior around each item's
+    diagonal (`width` in text tokens); 0 at padded cells (the attention mask handles those).
+
+    Added to the cross-attention scores early in training (NeMo's attention prior, Badlani et al.
+    2021, "One TTS Alignment To Rule Them All"), it hands the decoder a diagonal alignment from the
+    first step, so the mapping from text to sound is learnt while the attention learns to find
+    its own way; the trainer fades it out (`training.attention_prior_steps`).
+    """
+    text = tf.cast(tf.maximum(text_lengths, 1), tf.float32)[:, None, None]
+    frames = tf.cast(tf.maximum(step_lengths, 1), tf.float32)[:, None, None]
+    s = tf.range(steps, dtype=tf.float32)[None, :, None]
+    t = tf.range(tokens, dtype=tf.float32)[None, None, :]
+    centre = (s + 0.5) * text / frames - 0.5
+    log_prior = -tf.square(t - centre) / (2.0 * width * width)
+    step_mask, token_mask = _masks(text_lengths, step_lengths, steps, tokens)
+    return tf.where(step_mask[:, :, None] & token_mask[:, None, :], log_prior, 0.0)

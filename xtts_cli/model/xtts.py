@@ -60,6 +60,8 @@ __all__ = ["MEL_PAD_VALUE", "XttsModel", "build_model", "sinusoidal_encoding"]
 MEL_PAD_VALUE = math.log(1e-5)
 # Added to masked attention scores in float32; exp(-1e9) is exactly 0.
 _MASKED_SCORE = -1e9
+# Width (standard deviation, in text tokens) of the diagonal attention prior used in training.
+ATTENTION_PRIOR_WIDTH = 3.0
 
 
 def sinusoidal_encoding(positions: tf.Tensor, dim: int) -> tf.Tensor:
@@ -102,15 +104,20 @@ class MultiHeadAttention(keras.layers.Layer):
         """Keys and values [B, K, heads, head_dim] of `memory` [B, K, d_model]."""
         return self._split_heads(self.key_projection(memory)), self._split_heads(self.value_projection(memory))
 
-    def attend(self, query_input: tf.Tensor, keys: tf.Tensor, values: tf.Tensor, key_mask=None, return_weights: bool = False):
+    def attend(self, query_input: tf.Tensor, keys: tf.Tensor, values: tf.Tensor, key_mask=None, return_weights: bool = False,
+               score_bias=None):
         """Attention of `query_input` [B, Q, d] over projected keys/values [B, K, heads, head_dim].
 
         `key_mask` is boolean and broadcasts to [B, Q, K]: True where a key may be attended to.
-        With `return_weights`, returns (output, weights [B, heads, Q, K] float32).
+        `score_bias` (float32, broadcasting to [B, heads, Q, K]) is added to the scores before the
+        softmax (an attention prior). With `return_weights`, returns (output, weights [B, heads, Q,
+        K] float32).
         """
         queries = self._split_heads(self.query_projection(query_input))
         queries = queries * tf.cast(self.head_dim**-0.5, queries.dtype)
         scores = tf.cast(tf.einsum("bqhd,bkhd->bhqk", queries, keys), tf.float32)
+        if score_bias is not None:
+            scores = scores + score_bias
         if key_mask is not None:
             scores = tf.where(tf.expand_dims(key_mask, 1), scores, _MASKED_SCORE)
         probabilities = tf.nn.softmax(scores, axis=-1)
@@ -120,9 +127,9 @@ class MultiHeadAttention(keras.layers.Layer):
         output = self.output_projection(context)
         return (output, probabilities) if return_weights else output
 
-    def call(self, query_input, memory, key_mask=None, return_weights=False):
+    def call(self, query_input, memory, key_mask=None, return_weights=False, score_bias=None):
         keys, values = self.project_keys_values(memory)
-        return self.attend(query_input, keys, values, key_mask, return_weights=return_weights)
+        return self.attend(query_input, keys, values, key_mask, return_weights=return_weights, score_bias=score_bias)
 
 
 class FeedForward(keras.layers.Layer):
@@ -168,21 +175,23 @@ class TransformerDecoderLayer(keras.layers.Layer):
         self.feed_forward = FeedForward(dims.d_model, dims.ffn_dim, name="feed_forward")
         self.residual_dropout = keras.layers.Dropout(dims.dropout)
 
-    def call(self, x, memory, memory_mask, training=False):
-        """(output [B, S, d], cross-attention weights [B, heads, S, T] float32)."""
+    def call(self, x, memory, memory_mask, training=False, attention_prior=None):
+        """(output [B, S, d], cross-attention weights [B, heads, S, T] float32); `attention_prior`
+        [B, 1, S, T] float32 is added to the cross-attention scores."""
         steps = _frame_count(x, 1)
         causal_mask = tf.cast(tf.linalg.band_part(tf.ones([steps, steps]), -1, 0), tf.bool)[None]
         normed = self.self_attention_norm(x)
         attended = self.self_attention(normed, normed, key_mask=causal_mask)
         x = x + self.residual_dropout(attended, training=training)
         attended, weights = self.cross_attention(
-            self.cross_attention_norm(x), memory, key_mask=memory_mask[:, None, :], return_weights=True
+            self.cross_attention_norm(x), memory, key_mask=memory_mask[:, None, :], return_weights=True,
+            score_bias=attention_prior,
         )
         x = x + self.residual_dropout(attended, training=training)
         x = x + self.residual_dropout(self.feed_forward(self.feed_forward_norm(x)), training=training)
         return x, weights
 
-    def step(self, x, key_cache, value_cache, position, memory_keys, memory_values, memory_mask):
+    def step(self, x, key_cache, value_cache, position, memory_keys, memory_values, memory_mask, attention_prior=None):
         """One decoding step at `position` (int32 scalar) with the keys/values of earlier steps cached.
 
         `x` [B, 1, d]; caches [B, max_steps, heads, head_dim] hold steps < position; `memory_mask`
@@ -199,7 +208,7 @@ class TransformerDecoderLayer(keras.layers.Layer):
         x = x + self.self_attention.attend(normed, key_cache, value_cache, visible)
         normed = self.cross_attention_norm(x)
         attended, weights = self.cross_attention.attend(
-            normed, memory_keys, memory_values, memory_mask[:, None, :], return_weights=True
+            normed, memory_keys, memory_values, memory_mask[:, None, :], return_weights=True, score_bias=attention_prior
         )
         x = x + attended
         x = x + self.feed_forward(self.feed_forward_norm(x))
@@ -468,13 +477,16 @@ class XttsModel(keras.Model):
         r = self.dims.reduction_factor
         return (tf.cast(mel_lengths, tf.int32) + r - 1) // r
 
-    def call(self, batch, training=False, decoder_input_mel=None):
+    def call(self, batch, training=False, decoder_input_mel=None, attention_prior_strength=None):
         """Teacher-forced outputs: `mel_pred` [B, F, n_mels], `stop_logits` [B, F], `mel_post` (with a
         postnet) and `cross_attention` [B, layers x heads, ceil(F / r), T] float32, every decoder
         layer's heads in order (layer 0's first).
 
         `decoder_input_mel` [B, F, n_mels], when given, is what the decoder reads as its previous
         frames instead of `batch["mel"]` (its own earlier prediction, in self-conditioned training).
+        `attention_prior_strength` (a float32 scalar, 0 for none) scales the diagonal attention
+        prior (`model/alignment.py`) added to every cross-attention's scores, from each item's own
+        text and mel lengths.
         """
         r, n_mels = self.dims.reduction_factor, self.n_mels
         memory, text_mask = self.encode_text(batch["text_ids"], batch["text_lengths"], training)
@@ -497,9 +509,18 @@ class XttsModel(keras.Model):
             tf.range(steps, dtype=tf.float32),
             training,
         )
+        prior = None
+        if attention_prior_strength is not None:
+            from xtts_cli.model.alignment import diagonal_log_prior
+
+            log_prior = diagonal_log_prior(
+                batch["text_lengths"], self.decoder_steps(batch["mel_lengths"]), steps,
+                _frame_count(batch["text_ids"], 1), ATTENTION_PRIOR_WIDTH,
+            )
+            prior = tf.cast(attention_prior_strength, tf.float32) * log_prior[:, None]
         attention = []
         for layer in self.decoder_layers:
-            x, weights = layer(x, memory, text_mask, training=training)
+            x, weights = layer(x, memory, text_mask, training=training, attention_prior=prior)
             attention.append(weights)
         x = self.decoder_norm(x)
         mel_pred = tf.reshape(self.mel_projection(x), [-1, steps * r, n_mels])[:, :frames]
@@ -571,6 +592,7 @@ class XttsModel(keras.Model):
         attention_window: Optional[tuple[int, int]] = None,
         teacher_mel=None,
         frame_limit=None,
+        steps_per_token=None,
     ) -> dict[str, tf.Tensor]:
         """Decoder output without the postnet: `mel_pred` [B, max_frames, n_mels], `stop_logits`
         [B, max_frames], `lengths` [B] int32, `stopped` [B] bool (the stop token ended the item),
@@ -590,6 +612,9 @@ class XttsModel(keras.Model):
         which only moves forward (ESPnet's Tacotron 2 attention constraint, applied to a
         transformer): speech reads text once and in order, and a free-running decoder that
         loses its place can then neither skip ahead nor read a word twice.
+
+        `steps_per_token` (a float32 scalar), when given, adds the diagonal attention prior the
+        model may have trained with, centred where a sentence read at that pace would be.
 
         `frame_limit` (an int or int32 scalar tensor <= max_frames) ends generation earlier than
         the buffer's `max_frames`: the buffer's size is part of the traced graph, the limit is not,
@@ -630,6 +655,12 @@ class XttsModel(keras.Model):
             else:
                 prenet_output = self.prenet(frames_in, training=False)
             x = self._decoder_inputs(prenet_output, speaker_vector, tf.cast(step, tf.float32)[None])
+            step_prior = None
+            if steps_per_token is not None:
+                # The training prior's diagonal for a sentence read at the given pace.
+                centre = (tf.cast(step, tf.float32) + 0.5) / steps_per_token - 0.5
+                offsets = tf.cast(token_index, tf.float32) - centre
+                step_prior = (-tf.square(offsets) / (2.0 * ATTENTION_PRIOR_WIDTH**2))[:, None, None, :]
             memory_mask = text_mask
             if attention_window is not None:
                 back, ahead = attention_window
@@ -640,7 +671,7 @@ class XttsModel(keras.Model):
                 self.decoder_layers, caches, memory_keys_values
             ):
                 x, key_cache, value_cache, weights = layer.step(
-                    x, key_cache, value_cache, step, memory_keys, memory_values, memory_mask
+                    x, key_cache, value_cache, step, memory_keys, memory_values, memory_mask, step_prior
                 )
                 new_caches.append((key_cache, value_cache))
                 step_weights.append(weights[:, :, 0, :])
@@ -712,6 +743,7 @@ class XttsModel(keras.Model):
         min_frames: int = 1,
         attention_window: Optional[tuple[int, int]] = None,
         frame_limit: Optional[int] = None,
+        steps_per_token: Optional[float] = None,
     ) -> dict[str, tf.Tensor]:
         """Synthesise log-mel frames: `mel` [B, max_frames, n_mels] float32, `lengths` [B] int32,
         `stopped` [B] bool (the stop token ended it, rather than `max_frames`), `alignment`
@@ -728,13 +760,15 @@ class XttsModel(keras.Model):
         inputs = (text_ids, text_lengths, ref_mel, ref_lengths)
         window = None if attention_window is None else (int(attention_window[0]), int(attention_window[1]))
         settings = dict(max_frames=max_frames, stop_threshold=stop_threshold, prenet_dropout=prenet_dropout,
-                        attention_window=window)
+                        attention_window=window, prior=steps_per_token is not None)
         limit = max_frames if frame_limit is None else frame_limit
+        pace = 1.0 if steps_per_token is None else steps_per_token
         if tf.executing_eagerly():
             inputs = tuple(tf.convert_to_tensor(value) for value in inputs)
-            numbers = (tf.constant(seed, tf.int32), tf.constant(min_frames, tf.int32), tf.constant(limit, tf.int32))
+            numbers = (tf.constant(seed, tf.int32), tf.constant(min_frames, tf.int32), tf.constant(limit, tf.int32),
+                       tf.constant(pace, tf.float32))
             return self._generate_graph(*inputs, *numbers, **settings)
-        return self._generate(*inputs, seed, min_frames, limit, **settings)
+        return self._generate(*inputs, seed, min_frames, limit, pace, **settings)
 
     @property
     def _generate_graph(self):
@@ -745,8 +779,8 @@ class XttsModel(keras.Model):
             object.__setattr__(self, "_generate_function", graph)
         return graph
 
-    def _generate(self, text_ids, text_lengths, ref_mel, ref_lengths, seed, min_frames, frame_limit, *, max_frames,
-                  stop_threshold, prenet_dropout, attention_window):
+    def _generate(self, text_ids, text_lengths, ref_mel, ref_lengths, seed, min_frames, frame_limit, steps_per_token, *,
+                  max_frames, stop_threshold, prenet_dropout, attention_window, prior):
         from xtts_cli.model.alignment import focus_rate
 
         decoded = self.decode_autoregressive(
@@ -761,6 +795,7 @@ class XttsModel(keras.Model):
             min_frames=min_frames,
             attention_window=attention_window,
             frame_limit=frame_limit,
+            steps_per_token=steps_per_token if prior else None,
         )
         lengths = decoded["lengths"]
         mel = tf.cast(self.refine(decoded["mel_pred"], lengths, training=False), tf.float32)

@@ -200,6 +200,7 @@ def synthesize_speech(
         min_frames=min_frames,
         attention_window=settings.attention_window,
         seed=settings.seed,
+        steps_per_token=rate.median / model.dims.reduction_factor if settings.attention_prior and rate else None,
     )
     length = max(2, int(generated["lengths"][0]))
     mel = generated["mel"][0, :length]

@@ -356,6 +356,7 @@ class Trainer:
 
         data_seed = tf.constant(config.data.seed, tf.int64)
         self_conditioning = config.training.self_conditioning
+        prior_steps = config.training.attention_prior_steps
         attention = {
             "attention_weight": config.training.guided_attention_weight,
             "attention_sigma": config.training.guided_attention_sigma,
@@ -367,12 +368,17 @@ class Trainer:
             replica = tf.cast(tf.distribute.get_replica_context().replica_id_in_sync_group, tf.int64)
             draw = tf.cast(optimizer.iterations, tf.int64) * int(strategy.num_replicas_in_sync) + replica
             batch = with_reference(batch, config.data, seed=tf.stack([data_seed, draw]))
+            prior = None
+            if prior_steps:
+                progress = tf.cast(optimizer.iterations, tf.float32) / float(prior_steps)
+                prior = tf.clip_by_value(2.0 - 2.0 * progress, 0.0, 1.0)  # 1 for the first half, then to 0
             with tf.GradientTape() as tape:
-                outputs = model(batch, training=True)
+                outputs = model(batch, training=True, attention_prior_strength=prior)
                 losses = model.compute_loss(batch, outputs, **attention)
                 if self_conditioning:
                     own = tf.stop_gradient(outputs["mel_pred"])
-                    second = model.compute_loss(batch, model(batch, training=True, decoder_input_mel=own), **attention)
+                    again = model(batch, training=True, decoder_input_mel=own, attention_prior_strength=prior)
+                    second = model.compute_loss(batch, again, **attention)
                     losses = dict(losses, loss=0.5 * (losses["loss"] + second["loss"]),
                                   self_conditioned_mel_loss=second["mel_loss"])
                 # MirroredStrategy sums replica gradients; dividing keeps the update a global mean.
