@@ -329,3 +329,40 @@ def test_generate_compiles_with_xla_and_is_reproducible(model):
     np.testing.assert_array_equal(first_mel.numpy(), second_mel.numpy())
     np.testing.assert_array_equal(first_lengths.numpy(), eager_lengths.numpy())
     np.testing.assert_allclose(first_mel.numpy(), eager_mel.numpy(), atol=1e-4)
+
+
+def test_attention_prior_pulls_every_head_onto_the_diagonal(model):
+    from xtts_cli.model.alignment import diagonal_log_prior
+
+    batch = make_batch()
+    steps = int(model.decoder_steps(batch["mel_lengths"]).numpy().max())
+    target = diagonal_log_prior(batch["text_lengths"], model.decoder_steps(batch["mel_lengths"]), steps, 9, 3.0).numpy()
+
+    def diagonal_mass(attention):
+        # Mean over valid steps of the weight within one token of each item's diagonal centre.
+        masses = []
+        for item, (tokens, item_steps) in enumerate(zip(batch["text_lengths"].numpy(), model.decoder_steps(batch["mel_lengths"]).numpy())):
+            near = target[item, :item_steps, :tokens] > -0.5 / 9.0 - 1e-6  # |t - centre| <= 1
+            masses.append((attention[item, :, :item_steps, :tokens] * near).sum(-1).mean())
+        return float(np.mean(masses))
+
+    plain = model(batch, training=False)["cross_attention"].numpy()
+    pulled = model(batch, training=False, attention_prior_strength=tf.constant(10.0))["cross_attention"].numpy()
+    off = model(batch, training=False, attention_prior_strength=tf.constant(0.0))["cross_attention"].numpy()
+    np.testing.assert_allclose(off, plain, atol=1e-6)
+    assert diagonal_mass(pulled) > diagonal_mass(plain) + 0.1
+    # Still a distribution over each item's own tokens.
+    for item, length in enumerate(batch["text_lengths"].numpy()):
+        np.testing.assert_allclose(pulled[item, :, :, :length].sum(-1), 1.0, rtol=1e-5)
+        assert np.all(pulled[item, :, :, length:] == 0.0)
+
+
+def test_self_conditioning_input_replaces_the_teacher_frames(model):
+    batch = make_batch()
+    teacher = model(batch, training=False)
+    same = model(batch, training=False, decoder_input_mel=batch["mel"])
+    np.testing.assert_allclose(same["mel_pred"].numpy(), teacher["mel_pred"].numpy(), atol=1e-5)
+    own = model(batch, training=False, decoder_input_mel=teacher["mel_pred"])
+    assert not np.allclose(own["mel_pred"].numpy(), teacher["mel_pred"].numpy(), atol=1e-3)
+    # Step 0 reads the go frame either way: the first step's frames do not change.
+    np.testing.assert_allclose(own["mel_pred"].numpy()[:, :2], teacher["mel_pred"].numpy()[:, :2], atol=1e-5)

@@ -154,3 +154,17 @@ def test_an_older_run_whose_weights_do_not_fit_is_refused_with_the_reason(tmp_pa
         load_run(run)
     assert "written by an older xtts" in info.value.lines[0] and "do not fit" in info.value.lines[0]
     assert "--fresh" in info.value.hint
+
+
+def test_self_conditioned_training_under_a_fading_attention_prior_logs_both_passes(tmp_path) -> None:
+    config = resolve_config(
+        tiny_config(tmp_path, "  self_conditioning: true\n  attention_prior_steps: 4\n"),
+        {"training.max_steps": 4, "training.log_step": 1, "training.save_step": 4, "training.sample_step": 1000},
+    ).config
+    Trainer(config, run_dir=tmp_path / "run").run()
+    records = [r for r in read_metrics(tmp_path / "run" / "metrics.jsonl") if "loss" in r]
+    assert [r["step"] for r in records] == [1, 2, 3, 4]
+    for record in records:
+        # The second pass reads the model's own frames: its loss is logged beside the teacher-forced one.
+        assert np.isfinite(record["self_conditioned_mel_loss"]) and record["self_conditioned_mel_loss"] > 0.0
+        assert np.isfinite(record["loss"]) and 0.0 < record["alignment_score"] <= 1.0
