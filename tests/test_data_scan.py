@@ -120,7 +120,8 @@ def test_first_column_path_and_speakers_file(report):
     assert items["wavs/nested/clip.wav"].id == "wavs/nested/clip"
     assert items["wavs/pcm24.wav"].speaker == "gb"
     assert items["wavs/persian.wav"].speaker == "fa"
-    assert items["wavs/nested/clip.wav"].speaker == "speaker"  # not in speakers.csv: the one default speaker
+    # Not in speakers.csv: the speaker is named after its dataset's folder (tests/data/dataset).
+    assert items["wavs/nested/clip.wav"].speaker == "dataset"
 
 
 def test_allow_absolute_paths_admits_the_escaping_path():
@@ -132,7 +133,7 @@ def test_allow_absolute_paths_admits_the_escaping_path():
 
 def test_tsv_and_csv_manifests_with_speaker_column():
     tsv = scan_dataset(fixture_config(metadata_train_file="manifest.tsv", eval_fraction=0.0))
-    assert tsv.layout == "manifest" and tsv.bad == []
+    assert tsv.format == "manifest" and tsv.bad == []
     speakers = {item.relative_path: item.speaker for item in tsv.items}
     # An empty speaker cell falls back to speakers.csv beside the metadata (mp3vbr -> us).
     assert speakers == {"wavs/pcm16.wav": "alice", "wavs/flac16.flac": "bob", "wavs/persian.wav": "sara",

@@ -41,6 +41,9 @@ def test_sample_json_has_every_figure_and_the_stages(runner) -> None:
     payload = run_json(runner, *FAST)
     check_figures(payload, 8)
     assert payload["bad_files"] == []
+    # The bundled sample: LJSpeech layout, 40 clips in 4 voices, 1.6 minutes.
+    assert payload["dataset"]["format"] == "ljspeech" and payload["dataset"]["items"] == 40
+    assert payload["dataset"]["speakers"] == 4 and 0.02 < payload["dataset"]["hours"] < 0.03
     assert payload["batch_size"] == 8 and payload["preprocessing_mode"] == "cache"
     assert [stage["name"] for stage in payload["stages"]] == ["read", "decode", "features", "batch"]
     previous = 0.0

@@ -161,11 +161,35 @@ def test_errors_exit_1_and_are_not_auto_fixed(runner, write_config, tmp_path: Pa
     assert "missing" in finding["message"]
 
 
-def test_metadata_missing(runner, write_config, tmp_path: Path) -> None:
+def test_a_folder_in_no_known_layout_and_a_missing_metadata_file(runner, write_config, tmp_path: Path) -> None:
     (tmp_path / "ds").mkdir()
     path = write_config(f"data:\n  dataset_path: {tmp_path / 'ds'}\n")
     payload = json.loads(runner.invoke(app, ["validate", "-c", str(path), "--json"]).stdout)
+    assert _ids(payload) == {"dataset-layout-unknown"}
+    assert "vctk" in payload["findings"][0]["message"] and payload["dataset"] is None
+    named = write_config(f"data:\n  dataset_path: {tmp_path / 'ds'}\n  dataset_format: ljspeech\n", name="named.yaml")
+    payload = json.loads(runner.invoke(app, ["validate", "-c", str(named), "--json"]).stdout)
     assert _ids(payload) == {"metadata-missing"}
+
+
+def test_validate_reports_the_data_per_dataset_with_its_bad_files(runner, write_config) -> None:
+    corpora = Path(__file__).parent / "data" / "corpora"
+    path = write_config(
+        "data:\n  max_bad_file_fraction: 0.5\n  datasets:\n"
+        f"    - path: {corpora / 'vctk'}\n    - path: {corpora / 'libritts'}\n      weight: 2\n"
+    )
+    result = runner.invoke(app, ["validate", "-c", str(path), "--json"])
+    payload = json.loads(result.stdout)
+    assert result.exit_code == 0 and "dataset-bad-files" in _ids(payload)
+    vctk, libritts = payload["dataset"]["datasets"]
+    assert (vctk["format"], vctk["items"], vctk["bad_items"]) == ("vctk", 6, 2)
+    assert (libritts["format"], libritts["items"], libritts["weight"]) == ("libritts", 4, 2.0)
+    assert set(libritts["speaker_minutes"]) == {"19", "26"}
+    reasons = {(bad["path"], bad["reason"]) for bad in payload["dataset"]["bad_files"]}
+    assert ("wav48_silence_trimmed/p225/p225_003_mic1.flac", "missing_transcript") in reasons
+    text = runner.invoke(app, ["validate", "-c", str(path)]).stdout
+    assert "dataset vctk (vctk, weight 1" in text and "3 speakers: p2" in text
+    assert "missing_transcript" in text
 
 
 def test_fix_on_built_in_defaults_is_a_no_op(runner) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from xtts_cli.cli.options import BatchSizeOption, ConfigOption, DataPathOption, JsonOption
-from xtts_cli.cli.output import SEVERITY_STYLE, console, print_json
+from xtts_cli.cli.output import SEVERITY_STYLE, console, print_dataset, print_json
 
 NumBatchesOption = Annotated[
     Optional[int],
@@ -70,22 +70,8 @@ def _render(report) -> None:
     out.print(f"[bold]environment[/]: Python {env.get('python_version')}, TensorFlow {tf.get('version')}, "
               f"tensorflow-io {env.get('tensorflow_io_version') or 'missing'}, "
               f"{len(gpus)} GPU(s) visible to TensorFlow; {env.get('device_plan')}")
-    data = report.dataset
-    if data is not None:
-        formats = ", ".join(f"{k} {v}" for k, v in sorted(data.formats.items()))
-        rates = ", ".join(f"{k} Hz {v}" for k, v in sorted(data.sample_rates.items()))
-        out.print(f"[bold]dataset[/]: {data.dataset_path}: {data.train_items} train, {data.eval_items} eval, "
-                  f"{data.bad_items} bad; {data.total_hours * 60:.1f} min; {formats}; {rates}")
-        if data.duration_histogram:
-            from xtts_cli.profiling.sparkline import sparkline
-
-            counts = [b.count for b in data.duration_histogram]
-            out.print(f"  durations {data.min_duration:.1f}-{data.max_duration:.1f} s (mean {data.mean_duration:.1f}): "
-                      f"{sparkline(counts, width=len(counts), lo=0)}")
-        for bad in data.bad_files[:10]:
-            out.print(f"  [yellow]bad[/] {bad['path'] or bad['source']}: {bad['reason']} ({bad['detail']})")
-        if len(data.bad_files) > 10:
-            out.print(f"  ... and {len(data.bad_files) - 10} more (--json lists all)")
+    if report.dataset is not None:
+        print_dataset(out, report.dataset)
     if report.padding_efficiency is not None:
         bound = report.shape_bound if report.shape_bound is not None else "unbounded"
         ops = ", ".join(report.python_ops_in_pipeline) or "none"

@@ -26,3 +26,39 @@ def error_lines(lines: Iterable[str], hint: str | None = None) -> None:
 
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+TOP_SPEAKERS = 5
+
+
+def span(minutes: float) -> str:
+    """A length of audio in the unit that reads best: 1.3 h, 12.5 min, 40 s."""
+    if minutes >= 60:
+        return f"{minutes / 60:.1f} h"
+    return f"{minutes:.1f} min" if minutes >= 1 else f"{minutes * 60:.0f} s"
+
+
+def print_dataset(out, data, bad_shown: int = 10) -> None:
+    """The data report (a diagnosis DatasetSummary): per dataset its format, clips, hours, the largest
+    speakers by minutes; then the durations and the bad files with their reasons."""
+    formats = ", ".join(f"{k} {v}" for k, v in sorted(data.formats.items()))
+    rates = ", ".join(f"{k} Hz {v}" for k, v in sorted(data.sample_rates.items()))
+    for dataset in data.datasets:
+        weight = f", weight {dataset.weight:g}: each clip x{dataset.repeats} an epoch" if len(data.datasets) > 1 else ""
+        out.print(f"[bold]dataset[/] {dataset.name} ({dataset.format}{weight}): {dataset.path}: "
+                  f"{dataset.train_items} train + {dataset.eval_items} validation clips, {dataset.bad_items} bad; "
+                  f"{span(dataset.hours * 60)}")
+        speakers = list(dataset.speaker_minutes.items())
+        largest = ", ".join(f"{name[:24]} {span(minutes)}" for name, minutes in speakers[:TOP_SPEAKERS])
+        more = f", +{len(speakers) - TOP_SPEAKERS} more" if len(speakers) > TOP_SPEAKERS else ""
+        out.print(f"  {len(speakers)} speaker{'' if len(speakers) == 1 else 's'}: {largest}{more}")
+    out.print(f"  audio: {formats}; {rates}")
+    if data.duration_histogram:
+        from xtts_cli.profiling.sparkline import sparkline
+
+        counts = [b.count for b in data.duration_histogram]
+        out.print(f"  durations {data.min_duration:.1f}-{data.max_duration:.1f} s (mean {data.mean_duration:.1f}): "
+                  f"{sparkline(counts, width=len(counts), lo=0)}")
+    for bad in data.bad_files[:bad_shown]:
+        out.print(f"  [yellow]bad[/] {bad['path'] or bad['source']}: {bad['reason']} ({bad['detail']})")
+    if len(data.bad_files) > bad_shown:
+        out.print(f"  ... and {len(data.bad_files) - bad_shown} more (--json lists all)")

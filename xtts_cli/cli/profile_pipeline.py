@@ -91,6 +91,8 @@ def profile_pipeline(
     if json_output:
         payload: dict[str, Any] = profile.model_dump(mode="json", exclude={"pipeline"})
         payload["pipeline"] = profile.pipeline.model_dump(mode="json", exclude={"feature_cache"})
+        payload["dataset"] = {"format": scan.format, "items": len(scan.items), "speakers": len(scan.speakers),
+                              "hours": round(scan.total_hours, 4)}
         if report is not None:
             payload["sweep"] = [cell.model_dump(mode="json") for cell in report.cells]
             payload["best"] = report.best.model_dump(mode="json")

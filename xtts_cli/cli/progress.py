@@ -8,6 +8,8 @@ from typing import Any, Optional
 
 from xtts_cli.cli.output import console
 
+SKIPPED_SHOWN = 10  # skipped files listed at start-up; `xtts validate` lists every one
+
 
 class TrainingProgress:
     def __init__(self, enabled: bool = True) -> None:
@@ -47,12 +49,18 @@ class TrainingProgress:
         kind = event["event"]
         if kind == "scan":
             scan = event["scan"]
-            for bad in scan.bad:
+            for bad in scan.bad[:SKIPPED_SHOWN]:
                 self.err.print(f"[yellow]skipped[/] {bad.path or bad.source}: {bad.reason} ({bad.detail})")
-            self.err.print(
-                f"dataset {scan.dataset_path}: {len(scan.train)} train + {len(scan.eval)} validation items, "
-                f"{scan.total_hours * 60:.1f} min, {len(scan.bad)} skipped"
-            )
+            if len(scan.bad) > SKIPPED_SHOWN:
+                self.err.print(f"[yellow]skipped[/] ... and {len(scan.bad) - SKIPPED_SHOWN} more (`xtts validate` lists all)")
+            for dataset in scan.datasets:
+                speakers = len(dataset.speaker_minutes)
+                repeats = f", each clip x{dataset.repeats} an epoch (weight {dataset.weight:g})" if dataset.repeats > 1 else ""
+                self.err.print(
+                    f"dataset {dataset.path} ({dataset.format}): {dataset.train_items} train + {dataset.eval_items} "
+                    f"validation items, {dataset.hours * 60:.1f} min, {speakers} speaker{'' if speakers == 1 else 's'}, "
+                    f"{dataset.bad_items} skipped{repeats}"
+                )
         elif kind == "start":
             result = event["result"]
             verb = "resuming at step" if result.resumed else "starting at step"

@@ -16,6 +16,7 @@ def synthesize(
     checkpoint: Annotated[Path, typer.Option("--checkpoint", help="Run directory of an `xtts train` run (its latest checkpoint is used).")],
     out: Annotated[Path, typer.Option("--out", help="WAV file to write.")],
     speaker_wav: Annotated[Optional[Path], typer.Option("--speaker-wav", help="Reference audio of the voice to use. Default: the run's reference clip.", show_default=False)] = None,
+    speaker: Annotated[Optional[str], typer.Option("--speaker", help="A speaker of the run's training data (see speakers.json in the run): its own clips give the voice.", show_default=False)] = None,
     max_frames: Annotated[Optional[int], typer.Option("--max-frames", min=2, help="Upper bound on generated mel frames.", show_default=False)] = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -30,13 +31,18 @@ def synthesize(
 
     from xtts_cli.errors import XttsError
     from xtts_cli.training.synthesis import (
-        REFERENCE_FILE, load_run, load_speaking_rate, reference_from_audio, synthesize_speech, wav_bytes,
+        REFERENCE_FILE, load_run, load_speaking_rate, reference_from_audio, speaker_reference, synthesize_speech,
+        wav_bytes,
     )
 
     if not text.strip():
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. xtts synthesize "Hello there." ...')
+    if speaker is not None and speaker_wav is not None:
+        raise XttsError("--speaker and --speaker-wav both name a voice", hint="pass one of them")
     config, tokenizer, model, step, run = load_run(checkpoint)
-    if speaker_wav is not None:
+    if speaker is not None:
+        reference = speaker_reference(run.path, speaker, config.data)
+    elif speaker_wav is not None:
         reference = reference_from_audio(speaker_wav, config.data)
     elif (run.path / REFERENCE_FILE).is_file():
         reference = np.load(run.path / REFERENCE_FILE)
@@ -61,6 +67,7 @@ def synthesize(
         "ended_by": speech.ended_by,
         "window_seconds": [round(low, 3), round(high, 3)],
         "alignment_score": round(speech.alignment_score, 4),
+        "speaker": speaker,
     }
     if json_output:
         from xtts_cli.cli.output import print_json

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from xtts_cli.cli.options import ConfigOption, JsonOption
-from xtts_cli.cli.output import SEVERITY_STYLE, console, print_json
+from xtts_cli.cli.output import SEVERITY_STYLE, console, print_dataset, print_json
 
 FixOption = Annotated[
     bool,
@@ -27,7 +27,10 @@ def validate(
     json_output: JsonOption = False,
     strict: StrictOption = False,
 ) -> None:
-    """Check the config against the schema and the rules that keep a GPU busy; --fix repairs it.
+    """Check the config against the schema and the rules that keep a GPU busy, and scan its data; --fix repairs it.
+
+The data report (headers only): per dataset its format, clips, hours, largest speakers and every
+bad file with its reason.
 
     Exit 0 when no errors remain (warnings allowed unless --strict), 1 when errors remain,
     2 when the config cannot be read.
@@ -36,7 +39,8 @@ def validate(
     from xtts_cli.config.errors import ConfigError
     from xtts_cli.config.loading import canonicalize, parse_yaml, resolve_config
     from xtts_cli.devices.gpu_info import probe_machine
-    from xtts_cli.diagnosis.config_rules import check_config, string_number_findings
+    from xtts_cli.diagnosis.checkup import scan_findings
+    from xtts_cli.diagnosis.config_rules import DATASET_PATH_FINDINGS, check_config, string_number_findings
     from xtts_cli.diagnosis.findings import Finding
 
     try:
@@ -92,6 +96,10 @@ def validate(
                 loaded = resolve_config(loaded.path)
                 findings = check_config(loaded, machine)
 
+    dataset = None
+    if not any(f.id in DATASET_PATH_FINDINGS for f in findings):
+        _, dataset, found = scan_findings(loaded.config)
+        findings = findings + found
     errors = sum(f.severity == "error" for f in findings)
     warnings = sum(f.severity == "warning" for f in findings)
     code = 1 if errors or (strict and warnings) else 0
@@ -101,11 +109,14 @@ def validate(
             "config": str(loaded.path) if loaded.path else None,
             "findings": [f.model_dump() for f in findings],
             "fixed": [f.model_dump() for f in fixed],
+            "dataset": dataset.model_dump(mode="json") if dataset is not None else None,
         }
         if dry_run or fix:
             payload["diff"] = diff
         print_json(payload)
         raise typer.Exit(code=code)
+    if dataset is not None:
+        print_dataset(console(), dataset)
     _render(findings, fixed, diff, loaded.path, dry_run=dry_run and not fix)
     raise typer.Exit(code=code)
 

@@ -15,6 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 Auto = Literal["auto"]
 
 TEXT_CLEANERS = ("basic_cleaners", "english_cleaners", "multilingual_cleaners", "no_cleaners")
+# Corpus layouts the scan reads (xtts_cli/data/layouts.py); `auto` detects one from the folder.
+DATASET_FORMATS = ("ljspeech", "coqui", "manifest", "vctk", "libritts", "common_voice", "nemo")
+DatasetFormat = Literal["auto", "ljspeech", "coqui", "manifest", "vctk", "libritts", "common_voice", "nemo"]
 
 
 def service_host_port(address: str) -> tuple[str, int]:
@@ -37,16 +40,46 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+class DatasetSource(_Section):
+    """One of several datasets trained on together (`data.datasets`)."""
+
+    path: str = Field(description="Dataset root, as `data.dataset_path`.")
+    format: DatasetFormat = Field("auto", description="Its layout, as `data.dataset_format`.")
+    weight: float = Field(
+        1.0,
+        gt=0.0,
+        le=1000.0,
+        description="Share of training draws from this dataset, relative to the others' weights. Every clip "
+        "is seen at least once an epoch; a dataset's clips repeat (rounded to whole repeats) until its share "
+        "of the epoch matches its weight.",
+    )
+
+
 class DataConfig(_Section):
     """Where the speech is and how it becomes batches."""
 
     dataset_path: Optional[str] = Field(
         None,
-        description="Dataset root (LJSpeech layout or a CSV/TSV manifest). Relative paths are "
-        "taken from the current directory. Empty: the sample bundled with xtts.",
+        description="Dataset root (any layout of `dataset_format`). Relative paths are taken from the current "
+        "directory. Empty (and no `datasets`): the sample bundled with xtts.",
+    )
+    dataset_format: DatasetFormat = Field(
+        "auto",
+        description="Layout of `dataset_path`: `ljspeech` (metadata.csv, 2 or 3 columns), `coqui` (metadata.csv "
+        "with the header audio_file|text|speaker_name), `manifest` (CSV/TSV with path and text columns), `vctk` "
+        "(0.92 FLAC or the older wav48), `libritts` (a split folder or the corpus root: its train-* splits), "
+        "`common_voice` (validated.tsv, else train.tsv, with clips/), `nemo` (JSON-lines manifest). `auto`: "
+        "detected from the folder.",
+    )
+    datasets: list[DatasetSource] = Field(
+        default_factory=list,
+        description="Several datasets trained on together, each `{path, format, weight}`; instead of "
+        "`dataset_path`. Validation takes `eval_fraction` of each.",
     )
     metadata_train_file: str = Field(
-        "metadata.csv", description="Training metadata file, relative to `dataset_path`."
+        "metadata.csv",
+        description="Training metadata file, relative to `dataset_path` (ljspeech, coqui, manifest; for nemo and "
+        "common_voice, when it names an existing manifest or .tsv).",
     )
     metadata_eval_file: Optional[str] = Field(
         None,
@@ -221,6 +254,9 @@ class DataConfig(_Section):
 
     @model_validator(mode="after")
     def _consistent(self) -> "DataConfig":
+        if self.datasets and self.dataset_path:
+            raise ValueError("dataset_path and datasets are both set; list every dataset under datasets, "
+                             "or give one as dataset_path")
         if self.win_length > self.n_fft:
             raise ValueError(f"win_length ({self.win_length}) must be <= n_fft ({self.n_fft})")
         nyquist = self.sample_rate / 2

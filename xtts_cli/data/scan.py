@@ -1,34 +1,35 @@
-"""Dataset scan: every metadata line checked against its audio file's header before training starts.
+"""Dataset scan: every item checked against its audio file's header before training starts.
 
-Fast on a large corpus (headers only, see `audio_headers.py`), and strict: each bad item is listed
-with its path and reason and left out, and the scan fails only when the bad share passes
-`data.max_bad_file_fraction`, so nothing surprising happens mid-epoch.
+The items come from the dataset's layout (`layouts.py`: LJSpeech, coqui, VCTK, LibriTTS, Common
+Voice, NeMo, a generic manifest), one or several datasets. Fast on a large corpus (headers only,
+see `audio_headers.py`), and strict: each bad item is listed with its path and reason and left
+out, and the scan fails only when the bad share passes `data.max_bad_file_fraction`, so nothing
+surprising happens mid-epoch. The validation split keeps every speaker in training.
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Iterator, Literal, Optional
+from typing import Literal, NamedTuple, Optional
 
 from pydantic import BaseModel, Field
 
 from xtts_cli.config.errors import XttsError
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS, AudioHeaderError, read_audio_header
+from xtts_cli.data.layouts import Entry, read_layout, read_lines
 from xtts_cli.data.text import clean_text
 
 BUNDLED_SAMPLE = Path(__file__).resolve().parent / "sample"
-DEFAULT_SPEAKER = "speaker"
 
 BadReason = Literal[
     "malformed_line",
     "path_escapes_root",
     "missing",
+    "missing_transcript",
     "empty",
     "not_audio",
     "unsupported_format",
@@ -59,8 +60,9 @@ class DatasetItem(BaseModel):
     relative_path: str = Field(description="Path as written in (or derived from) the metadata.")
     text: str = Field(description="Transcript as written.")
     normalized_text: Optional[str] = Field(None, description="LJSpeech third column, when present and non-empty.")
-    speaker: str
-    source: str = Field(description="metadata file:line the item came from.")
+    speaker: str = Field(description="From the layout (folder, column, speakers.csv); else the dataset's name.")
+    dataset: str = Field("", description="Name of the dataset it belongs to (DatasetReport.name).")
+    source: str = Field(description="Where the item came from: metadata file:line, or its transcript file.")
     size_bytes: int
     mtime_ns: int
     audio: AudioInfo
@@ -72,15 +74,35 @@ class DatasetItem(BaseModel):
 
 
 class BadItem(BaseModel):
-    source: str = Field(description="metadata file:line.")
+    source: str = Field(description="metadata file:line, or the transcript / audio file.")
     path: Optional[str] = Field(None, description="Audio path, when the line names one.")
     reason: BadReason
     detail: str
 
 
+class DatasetReport(BaseModel):
+    """One dataset of the scan: what was found in it."""
+
+    name: str = Field(description="Its folder's name (made unique): the `dataset` of its items.")
+    path: str
+    format: str = Field(description="Layout read: ljspeech, coqui, manifest, vctk, libritts, common_voice, nemo.")
+    weight: float = Field(1.0, description="Sampling weight (data.datasets).")
+    repeats: int = Field(1, description="Times each of its training clips appears in an epoch, from the weights.")
+    metadata_files: list[str]
+    split: Literal["hash", "file"]
+    items: int = Field(description="Good items (train + validation).")
+    train_items: int
+    eval_items: int
+    bad_items: int
+    hours: float
+    speaker_minutes: dict[str, float] = Field(description="Minutes of good audio per speaker, largest first.")
+    bad_reasons: dict[str, int]
+
+
 class ScanReport(BaseModel):
-    dataset_path: str
-    layout: Literal["ljspeech", "manifest"]
+    dataset_path: str = Field(description="The dataset root (the first one, with several).")
+    format: str = Field(description="Layout of the dataset; several datasets: their formats joined by `+`.")
+    datasets: list[DatasetReport]
     metadata_files: list[str]
     split: Literal["hash", "file"] = Field(description="`hash`: eval_fraction of ids by hash; `file`: the eval metadata file.")
     train: list[DatasetItem]
@@ -105,6 +127,11 @@ class ScanReport(BaseModel):
     def items(self) -> list[DatasetItem]:
         return self.train + self.eval
 
+    def epoch_items(self) -> list[DatasetItem]:
+        """The training items of one epoch: each dataset's clips repeated as its weight asks."""
+        repeats = {dataset.name: dataset.repeats for dataset in self.datasets}
+        return [item for item in self.train for _ in range(repeats.get(item.dataset, 1))]
+
 
 class DatasetScanError(XttsError):
     """The scan found too many bad items (or none good); `report` holds the full list."""
@@ -114,51 +141,36 @@ class DatasetScanError(XttsError):
         self.report = report
 
 
+class Source(NamedTuple):
+    root: Path
+    format: str
+    weight: float
+    key: str  # the config key that names it, for errors
+
+
+def dataset_sources(data: DataConfig) -> list[Source]:
+    """The datasets a config names: `data.datasets`, else `data.dataset_path`, else the bundled sample."""
+    if data.datasets:
+        return [Source(Path(d.path).expanduser().resolve(), d.format, d.weight, f"data.datasets[{i}].path")
+                for i, d in enumerate(data.datasets)]
+    return [Source(dataset_root(data), data.dataset_format, 1.0, "data.dataset_path")]
+
+
 def dataset_root(data: DataConfig) -> Path:
+    """The (first) dataset's root: where the feature cache lives unless data.feature_cache_dir says."""
+    if data.datasets:
+        return Path(data.datasets[0].path).expanduser().resolve()
     return Path(data.dataset_path).expanduser().resolve() if data.dataset_path else BUNDLED_SAMPLE
 
 
 def scan_dataset(data: DataConfig) -> ScanReport:
-    """Check every metadata line of the dataset and split the good ones into train / eval."""
-    root = dataset_root(data)
-    if not root.is_dir():
-        raise XttsError(
-            f"data.dataset_path: {str(root)!r} is not a directory",
-            hint="point data.dataset_path at the dataset root (the folder holding metadata.csv), or leave it empty for the bundled sample",
-        )
-    train_file = root / data.metadata_train_file
-    files = [train_file]
-    if data.metadata_eval_file:
-        files.append(root / data.metadata_eval_file)
-    for key, path in zip(("metadata_train_file", "metadata_eval_file"), files):
-        if not path.is_file():
-            raise XttsError(
-                f"data.{key}: {str(path)!r} not found",
-                hint=f"set data.{key} to the metadata file, relative to data.dataset_path ({root})",
-            )
-
-    speakers_by_id = _read_speakers(train_file.parent / "speakers.csv")
-    layouts: set[str] = set()
-    parsed: list[list[DatasetItem]] = []
-    bad: list[BadItem] = []
-    total = 0
-    for path in files:
-        layout, entries = _read_metadata(path, root)
-        layouts.add(layout)
-        good: list[DatasetItem] = []
-        for entry in entries:
-            total += 1
-            result = _check_entry(entry, root, data, speakers_by_id)
-            (good if isinstance(result, DatasetItem) else bad).append(result)
-        parsed.append(good)
-
-    if len(files) == 2:
-        train, evaluation, split = parsed[0], parsed[1], "file"
-    else:
-        train, evaluation = _hash_split(parsed[0], data.eval_fraction, data.seed)
-        split = "hash"
-
-    report = _report(root, files, layouts, split, train, evaluation, bad, total)
+    """Check every item of every dataset against its audio header and split the good ones into train / eval."""
+    sources = dataset_sources(data)
+    names = _unique_names([source.root.name or "dataset" for source in sources])
+    parts = [_scan_one(source, name, data) for source, name in zip(sources, names)]
+    _set_repeats([part[0] for part in parts], sources)
+    report = _report(parts)
+    bad, total = report.bad, report.total_items
     if report.bad_fraction > data.max_bad_file_fraction:
         reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(report.bad_reasons.items(), key=lambda kv: -kv[1]))
         raise DatasetScanError(
@@ -168,99 +180,82 @@ def scan_dataset(data: DataConfig) -> ScanReport:
             "or raise data.max_bad_file_fraction to train on the good ones",
             report=report,
         )
-    if not train:
+    if not report.train:
         raise DatasetScanError(
-            f"no usable training items in {str(train_file)!r} ({total} lines, {len(bad)} bad)",
-            hint="check data.dataset_path, data.metadata_train_file and the duration / text limits in `data`",
+            f"no usable training items in {', '.join(repr(path) for path in report.metadata_files)} "
+            f"({total} items, {len(bad)} bad)",
+            hint="check the dataset path, its format and the duration / text limits in `data`",
             report=report,
         )
     return report
 
 
-class _Entry(BaseModel):
-    source: str
-    id: Optional[str] = None
-    path: Optional[str] = None  # relative (or absolute) path as written
-    text: str = ""
-    normalized_text: Optional[str] = None
-    speaker: Optional[str] = None
-    malformed: Optional[str] = None
+def _unique_names(names: list[str]) -> list[str]:
+    seen: Counter = Counter()
+    unique = []
+    for name in names:
+        seen[name] += 1
+        unique.append(name if seen[name] == 1 else f"{name}-{seen[name]}")
+    return unique
 
 
-def _read_lines(path: Path) -> list[str]:
-    # utf-8-sig: a BOM written by spreadsheet exports must not end up in the first id.
-    # Split on newlines only: str.splitlines would also break on U+2028, U+0085 and other
-    # separators that may legitimately sit inside a transcript.
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        return [line.rstrip("\r") for line in handle.read().split("\n")]
+def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetReport, list, list, list]:
+    root = source.root
+    if not root.is_dir():
+        raise XttsError(
+            f"{source.key}: {str(root)!r} is not a directory",
+            hint="point data.dataset_path (or --train-data) at the dataset root, or leave it empty for the bundled sample",
+        )
+    layout = read_layout(root, data, source.format)
+    speakers_by_id = _read_speakers(layout.files[0].parent / "speakers.csv") if layout.format in ("ljspeech", "manifest") else {}
+    checked: list[list[DatasetItem]] = []
+    bad: list[BadItem] = []
+    for entries in [layout.train] + ([layout.eval] if layout.eval is not None else []):
+        good = []
+        for entry in entries:
+            result = _check_entry(entry, root, data, speakers_by_id, name)
+            (good if isinstance(result, DatasetItem) else bad).append(result)
+        checked.append(good)
+    total = len(layout.train) + len(layout.eval or [])
+    if layout.eval is not None:
+        train, evaluation, split = checked[0], checked[1], "file"
+    else:
+        train, evaluation = _hash_split(checked[0], data.eval_fraction, data.seed)
+        split = "hash"
+    minutes: Counter = Counter()
+    for item in train + evaluation:
+        minutes[item.speaker] += item.audio.duration / 60
+    summary = DatasetReport(
+        name=name, path=str(root), format=layout.format, weight=source.weight,
+        metadata_files=[str(path) for path in layout.files], split=split, items=len(train) + len(evaluation),
+        train_items=len(train), eval_items=len(evaluation), bad_items=len(bad),
+        hours=sum(item.audio.duration for item in train + evaluation) / 3600,
+        speaker_minutes=dict(minutes.most_common()), bad_reasons=dict(Counter(b.reason for b in bad)),
+    )
+    return summary, train, evaluation, bad, total
 
 
-def _read_metadata(path: Path, root: Path) -> tuple[str, list[_Entry]]:
-    try:
-        lines = _read_lines(path)
-    except UnicodeDecodeError as error:
-        raise XttsError(f"{str(path)!r} is not UTF-8 text ({error.reason} at byte {error.start})",
-                        hint="re-save the metadata file as UTF-8") from None
-    header = lines[0] if lines else ""
-    delimiter = "\t" if "\t" in header else ","
-    columns = [c.strip().lower() for c in header.split(delimiter)]
-    if "path" in columns and "text" in columns:
-        return "manifest", list(_manifest_entries(path, lines, delimiter))
-    return "ljspeech", list(_ljspeech_entries(path, lines))
-
-
-def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[_Entry]:
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        source = f"{path.name}:{number}"
-        first, last = line.find("|"), line.rfind("|")
-        if first <= 0:
-            yield _Entry(source=source, malformed="expected `id|text` or `id|text|normalized_text`")
-            continue
-        key = line[:first].strip()
-        if first == last:
-            text, normalized = line[first + 1 :], None
-        else:
-            # First and last `|` only: a `|` inside the transcript stays part of it.
-            text, normalized = line[first + 1 : last], line[last + 1 :]
-        text = text.strip()
-        normalized = normalized.strip() if normalized else None
-        if os.path.splitext(key)[1].lower() in SUPPORTED_EXTENSIONS:
-            yield _Entry(source=source, id=os.path.splitext(key)[0], path=key, text=text, normalized_text=normalized)
-        else:
-            yield _Entry(source=source, id=key, text=text, normalized_text=normalized)
-
-
-def _manifest_entries(path: Path, lines: list[str], delimiter: str) -> Iterator[_Entry]:
-    reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter)
-    columns = [c.strip().lower() for c in next(reader)]
-    where = {name: columns.index(name) for name in ("path", "text", "speaker") if name in columns}
-    for number, row in enumerate(reader, start=2):
-        if not any(cell.strip() for cell in row):
-            continue
-        source = f"{path.name}:{number}"
-        if len(row) != len(columns):
-            yield _Entry(source=source, malformed=f"expected {len(columns)} columns ({', '.join(columns)}), got {len(row)}")
-            continue
-        audio = row[where["path"]].strip()
-        speaker = row[where["speaker"]].strip() if "speaker" in where else None
-        yield _Entry(source=source, id=os.path.splitext(audio)[0], path=audio, text=row[where["text"]].strip(),
-                     speaker=speaker or None)
+def _set_repeats(datasets: list[DatasetReport], sources: list[Source]) -> None:
+    """Whole repeats per dataset so each one's share of an epoch follows its weight (the least-favoured: 1)."""
+    per_clip = [source.weight / dataset.train_items if dataset.train_items else 0.0
+                for dataset, source in zip(datasets, sources)]
+    lowest = min((value for value in per_clip if value > 0), default=0.0)
+    for dataset, value in zip(datasets, per_clip):
+        dataset.repeats = max(1, round(value / lowest)) if lowest else 1
 
 
 def _read_speakers(path: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
     speakers = {}
-    for line in _read_lines(path):
+    for line in read_lines(path):
         key, sep, speaker = line.partition("|")
         if sep and key.strip() and speaker.strip():
             speakers[key.strip()] = speaker.strip()
     return speakers
 
 
-def _resolve(entry: _Entry, root: Path, allow_absolute: bool) -> tuple[Optional[str], str, Optional[BadItem]]:
+def _resolve(entry: Entry, root: Path, allow_absolute: bool) -> tuple[Optional[str], str, Optional[BadItem]]:
     """(absolute path or None, path as written, problem)."""
     if entry.path is None:
         candidates = [f"wavs/{entry.id}{ext}" for ext in SUPPORTED_EXTENSIONS]
@@ -279,10 +274,13 @@ def _resolve(entry: _Entry, root: Path, allow_absolute: bool) -> tuple[Optional[
     return os.path.normpath(root / written), written, None
 
 
-def _check_entry(entry: _Entry, root: Path, data: DataConfig, speakers: dict[str, str]) -> DatasetItem | BadItem:
+def _check_entry(entry: Entry, root: Path, data: DataConfig, speakers: dict[str, str],
+                 dataset: str) -> DatasetItem | BadItem:
     if entry.malformed:
-        return BadItem(source=entry.source, reason="malformed_line", detail=entry.malformed)
-    audio_path, written, problem = _resolve(entry, root, data.allow_absolute_paths)
+        return BadItem(source=entry.source, path=entry.path, reason="malformed_line", detail=entry.malformed)
+    if entry.missing_transcript:
+        return BadItem(source=entry.source, path=entry.path, reason="missing_transcript", detail=entry.missing_transcript)
+    audio_path, written, problem = _resolve(entry, root, data.allow_absolute_paths or entry.absolute_ok)
     if problem:
         return problem
 
@@ -314,7 +312,7 @@ def _check_entry(entry: _Entry, root: Path, data: DataConfig, speakers: dict[str
         return bad("too_many_frames", f"{frames} mel frames, above data.max_mel_frames ({data.max_mel_frames})")
     # speakers.csv is keyed by LJSpeech ids (file stems); a manifest's id is its path without extension.
     key = entry.id or ""
-    speaker = entry.speaker or speakers.get(key) or speakers.get(os.path.basename(key)) or DEFAULT_SPEAKER
+    speaker = entry.speaker or speakers.get(key) or speakers.get(os.path.basename(key)) or dataset
     return DatasetItem(
         id=entry.id or written,
         audio_path=audio_path,
@@ -322,6 +320,7 @@ def _check_entry(entry: _Entry, root: Path, data: DataConfig, speakers: dict[str
         text=entry.text,
         normalized_text=entry.normalized_text or None,
         speaker=speaker,
+        dataset=dataset,
         source=entry.source,
         size_bytes=stat.st_size,
         mtime_ns=stat.st_mtime_ns,
@@ -342,26 +341,43 @@ def split_hash(item_id: str, seed: int) -> float:
 def _hash_split(items: list[DatasetItem], eval_fraction: float, seed: int) -> tuple[list[DatasetItem], list[DatasetItem]]:
     if eval_fraction <= 0 or len(items) < 2:
         return list(items), []
-    keyed = [(split_hash(item.id, seed), item) for item in items]
-    evaluation = [item for h, item in keyed if h < eval_fraction]
+    hashes = {id(item): split_hash(item.id, seed) for item in items}
+    evaluation = [item for item in items if hashes[id(item)] < eval_fraction]
     if not evaluation:
         # A small dataset can miss the fraction entirely; validation asked for must not be empty,
         # so hold out the single item with the lowest hash (still a pure function of the ids).
-        evaluation = [min(keyed, key=lambda pair: pair[0])[1]]
+        evaluation = [min(items, key=lambda item: hashes[id(item)])]
+    # Every speaker keeps clips in training: a speaker the split took whole gets its highest-hash
+    # clip back (the model cannot learn a voice it meets only in validation), unless that would
+    # leave validation empty.
     held = {id(item) for item in evaluation}
-    return [item for item in items if id(item) not in held], evaluation
+    trained = {item.speaker for item in items if id(item) not in held}
+    returned: dict[str, DatasetItem] = {}
+    for item in evaluation:
+        best = returned.get(item.speaker)
+        if item.speaker not in trained and (best is None or hashes[id(item)] > hashes[id(best)]):
+            returned[item.speaker] = item
+    for item in returned.values():
+        if len(held) > 1:
+            held.discard(id(item))
+    return [item for item in items if id(item) not in held], [item for item in items if id(item) in held]
 
 
-def _report(root: Path, files: list[Path], layouts: set[str], split: str, train: list[DatasetItem],
-            evaluation: list[DatasetItem], bad: list[BadItem], total: int) -> ScanReport:
+def _report(parts: list[tuple[DatasetReport, list, list, list, int]]) -> ScanReport:
+    datasets = [part[0] for part in parts]
+    train = [item for part in parts for item in part[1]]
+    evaluation = [item for part in parts for item in part[2]]
+    bad = [item for part in parts for item in part[3]]
+    total = sum(part[4] for part in parts)
     good = train + evaluation
     durations = [item.audio.num_samples / item.audio.sample_rate for item in good]
     hours = lambda items: sum(i.audio.num_samples / i.audio.sample_rate for i in items) / 3600  # noqa: E731
     return ScanReport(
-        dataset_path=str(root),
-        layout="manifest" if "manifest" in layouts else "ljspeech",
-        metadata_files=[str(f) for f in files],
-        split=split,
+        dataset_path=datasets[0].path,
+        format="+".join(dict.fromkeys(dataset.format for dataset in datasets)),
+        datasets=datasets,
+        metadata_files=[path for dataset in datasets for path in dataset.metadata_files],
+        split="file" if all(dataset.split == "file" for dataset in datasets) else "hash",
         train=train,
         eval=evaluation,
         bad=bad,

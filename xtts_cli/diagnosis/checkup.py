@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field
 
 from xtts_cli.config.loading import LoadedConfig
 from xtts_cli.config.schema import XttsConfig
+from xtts_cli.data.scan import DatasetReport
 from xtts_cli.diagnosis.findings import SEVERITY_RANK, ConfigChange, Finding
 from xtts_cli.profiling.step_timer import MODERATELY_INPUT_BOUND_PERCENT, input_bound_verdict
 
@@ -70,7 +71,8 @@ class DurationBin(BaseModel):
 
 class DatasetSummary(BaseModel):
     dataset_path: str
-    layout: str
+    format: str
+    datasets: list[DatasetReport] = Field(description="Per dataset: format, clips, hours, minutes per speaker, bad files.")
     train_items: int
     eval_items: int
     bad_items: int
@@ -132,13 +134,45 @@ def duration_histogram(durations: list[float], bins: int = HISTOGRAM_BINS) -> li
 
 def summarize_dataset(scan) -> DatasetSummary:
     return DatasetSummary(
-        dataset_path=scan.dataset_path, layout=scan.layout, train_items=len(scan.train), eval_items=len(scan.eval),
+        dataset_path=scan.dataset_path, format=scan.format, datasets=scan.datasets, train_items=len(scan.train), eval_items=len(scan.eval),
         bad_items=len(scan.bad), total_hours=scan.total_hours, min_duration=scan.min_duration,
         mean_duration=scan.mean_duration, max_duration=scan.max_duration, formats=scan.formats,
         sample_rates=scan.sample_rates, channels=scan.channels, speakers=len(scan.speakers),
         duration_histogram=duration_histogram([item.audio.duration for item in scan.items]),
         bad_files=[{"path": b.path, "reason": b.reason, "detail": b.detail, "source": b.source} for b in scan.bad],
     )
+
+
+def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], list[Finding]]:
+    """(scan or None when unusable, its summary, findings): the data report of `validate` and `diagnose`."""
+    from xtts_cli.data.scan import DatasetScanError, scan_dataset
+    from xtts_cli.errors import XttsError
+
+    try:
+        scan = scan_dataset(config.data)
+    except DatasetScanError as exc:
+        summary = summarize_dataset(exc.report) if exc.report is not None else None
+        return None, summary, [Finding(id="dataset-unusable", severity="error", message="; ".join(exc.lines)
+                                       + (f" ({exc.hint})" if exc.hint else ""))]
+    except XttsError as exc:  # no dataset directory, an unknown layout, a missing metadata file
+        return None, None, [Finding(id="dataset-unusable", severity="error", message="; ".join(exc.lines)
+                                    + (f" ({exc.hint})" if exc.hint else ""))]
+    found = []
+    if scan.bad:
+        reasons = ", ".join(f"{n} {r}" for r, n in sorted(scan.bad_reasons.items(), key=lambda kv: -kv[1]))
+        found.append(Finding(
+            id="dataset-bad-files", severity="warning",
+            message=f"{len(scan.bad)} of {scan.total_items} dataset items are skipped ({reasons}); fix or remove "
+            "them (listed under dataset.bad_files)"))
+    if len(scan.sample_rates) > 1 or any(rate != config.data.sample_rate for rate in scan.sample_rates):
+        rates = ", ".join(f"{rate} Hz ({n})" for rate, n in sorted(scan.sample_rates.items()))
+        found.append(Finding(
+            id="dataset-resampling", severity="info",
+            message=f"audio sample rates {rates} differ from data.sample_rate ({config.data.sample_rate} Hz): every "
+            "clip is resampled in the pipeline; cache or precompute features so it happens once",
+            fix=ConfigChange(key="data.preprocessing_mode", value="cache") if config.data.preprocessing_mode == "runtime" else None,
+        ))
+    return scan, summarize_dataset(scan), found
 
 
 def python_ops(dataset) -> list[str]:
@@ -290,7 +324,7 @@ def checkup(
 ) -> Checkup:
     """Run every check on `loaded` (see the module docstring); `quick` skips the timed ones."""
     from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
-    from xtts_cli.data.scan import DatasetScanError, dataset_root, scan_dataset
+    from xtts_cli.data.scan import dataset_root
     from xtts_cli.devices.gpu_info import probe_machine
     from xtts_cli.devices.placement import configure_devices
     from xtts_cli.diagnosis.config_rules import check_config
@@ -318,35 +352,11 @@ def checkup(
     )
 
     say("scanning the dataset")
-    try:
-        scan = scan_dataset(config.data)
-    except DatasetScanError as exc:
-        if exc.report is not None:
-            report.dataset = summarize_dataset(exc.report)
-        static.append(_ranked(Finding(id="dataset-unusable", severity="error", message="; ".join(exc.lines)
-                                      + (f" ({exc.hint})" if exc.hint else "")), "dataset"))
+    scan, report.dataset, found = scan_findings(config)
+    static += [_ranked(finding, "dataset") for finding in found]
+    if scan is None:
         report.findings = rank(_dedupe(static))
         return report
-    except XttsError as exc:  # no dataset directory or metadata file (the config rules name it too)
-        static.append(_ranked(Finding(id="dataset-unusable", severity="error", message="; ".join(exc.lines)
-                                      + (f" ({exc.hint})" if exc.hint else "")), "dataset"))
-        report.findings = rank(_dedupe(static))
-        return report
-    report.dataset = summarize_dataset(scan)
-    if scan.bad:
-        reasons = ", ".join(f"{n} {r}" for r, n in sorted(scan.bad_reasons.items(), key=lambda kv: -kv[1]))
-        static.append(_ranked(Finding(
-            id="dataset-bad-files", severity="warning",
-            message=f"{len(scan.bad)} of {scan.total_items} dataset items are skipped ({reasons}); fix or remove "
-            "them (listed under dataset.bad_files)"), "dataset"))
-    if len(scan.sample_rates) > 1 or any(rate != config.data.sample_rate for rate in scan.sample_rates):
-        rates = ", ".join(f"{rate} Hz ({n})" for rate, n in sorted(scan.sample_rates.items()))
-        static.append(_ranked(Finding(
-            id="dataset-resampling", severity="info",
-            message=f"audio sample rates {rates} differ from data.sample_rate ({config.data.sample_rate} Hz): every "
-            "clip is resampled in the pipeline; cache or precompute features so it happens once",
-            fix=ConfigChange(key="data.preprocessing_mode", value="cache") if config.data.preprocessing_mode == "runtime" else None,
-        ), "dataset"))
 
     # The graph of the pipeline as training builds it; runtime mode so nothing is cached or written,
     # and local: with data.service_address the same graph runs on the workers, and only a local

@@ -268,27 +268,48 @@ def no_effect_keys() -> dict[str, str]:
     return found
 
 
+DATASET_PATH_FINDINGS = ("dataset-missing", "dataset-layout-unknown", "metadata-missing")
+
+
 def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    """Each dataset folder exists and holds a layout we read (the cheap part; the scan does the rest)."""
+    from xtts_cli.data.layouts import detect_format
+    from xtts_cli.errors import XttsError
+
     data = loaded.config.data
-    if data.dataset_path is None:
+    if data.datasets:
+        sources = [(f"data.datasets[{i}].path", d.path, d.format) for i, d in enumerate(data.datasets)]
+    elif data.dataset_path is not None:
+        sources = [("data.dataset_path", data.dataset_path, data.dataset_format)]
+    else:
         return
-    root = Path(data.dataset_path).expanduser()
-    if not root.is_dir():
-        yield Finding(
-            id="dataset-missing",
-            severity="error",
-            message=f"data.dataset_path {data.dataset_path!r} is not a directory (relative paths start at "
-            f"{Path.cwd()}); point it at your dataset, or leave it empty for the bundled sample",
-        )
-        return
-    for key in ("metadata_train_file", "metadata_eval_file"):
-        name = getattr(data, key)
-        if name is not None and not (root / name).is_file():
+    for key, path, fmt in sources:
+        root = Path(path).expanduser()
+        if not root.is_dir():
             yield Finding(
-                id="metadata-missing",
+                id="dataset-missing",
                 severity="error",
-                message=f"data.{key} {name!r} not found in {str(root)!r}; name the metadata file that is there",
+                message=f"{key} {path!r} is not a directory (relative paths start at {Path.cwd()}); point it at "
+                "your dataset, or leave it empty for the bundled sample",
             )
+            continue
+        if fmt == "auto":
+            try:
+                fmt = detect_format(root, data)
+            except XttsError as error:
+                yield Finding(id="dataset-layout-unknown", severity="error",
+                              message=f"{error.lines[0]}; {error.hint}" if error.hint else error.lines[0])
+                continue
+        metadata = ("metadata_train_file", "metadata_eval_file") if fmt in ("ljspeech", "coqui", "manifest") else (
+            ("metadata_eval_file",) if fmt == "nemo" else ())
+        for name_key in metadata:
+            name = getattr(data, name_key)
+            if name is not None and not (root / name).is_file():
+                yield Finding(
+                    id="metadata-missing",
+                    severity="error",
+                    message=f"data.{name_key} {name!r} not found in {str(root)!r}; name the metadata file that is there",
+                )
 
 
 def _numeric_annotation(annotation: Any) -> Optional[type]:

@@ -23,6 +23,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from xtts_cli.training.trainer import Trainer
 
 REFERENCE_FILE = "speaker_reference.npy"
+# Each training speaker's longest clips, for `xtts synthesize --speaker NAME` and the validation renders.
+SPEAKERS_FILE = "speakers.json"
+CLIPS_PER_SPEAKER = 3
+RENDERED_SPEAKERS = 3  # test sentences are rendered in the largest speakers' voices (multi-speaker data)
 SPEAKING_RATE_FILE = "speaking_rate.json"
 # Griffin-Lim iterations: 32 is where the spectral convergence of speech levels off (Perraudin
 # et al., "A fast Griffin-Lim algorithm", 2013); more costs time for little gain.
@@ -227,31 +231,102 @@ def save_reference(run_dir: Path, reference: np.ndarray) -> None:
     np.save(run_dir / REFERENCE_FILE, reference.astype(np.float32))
 
 
+def save_speakers(run_dir: Path, items) -> None:
+    """speakers.json: every training speaker, largest first, with its minutes, dataset and longest clips."""
+    import json
+
+    by_speaker: dict[str, list] = {}
+    for item in items:
+        by_speaker.setdefault(item.speaker, []).append(item)
+    minutes = {name: sum(item.audio.duration for item in group) / 60 for name, group in by_speaker.items()}
+    payload = {
+        name: {
+            "dataset": by_speaker[name][0].dataset,
+            "minutes": round(minutes[name], 3),
+            "clips": [item.audio_path for item in sorted(by_speaker[name], key=lambda i: -i.audio.duration)[:CLIPS_PER_SPEAKER]],
+        }
+        for name in sorted(by_speaker, key=lambda name: (-minutes[name], name))
+    }
+    temp = run_dir / f".{SPEAKERS_FILE}.tmp"
+    temp.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    temp.replace(run_dir / SPEAKERS_FILE)
+
+
+def load_speakers(run_dir: Path) -> dict[str, dict]:
+    import json
+
+    path = run_dir / SPEAKERS_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def speaker_reference(run_dir: Path, name: str, data: DataConfig) -> np.ndarray:
+    """The reference of speaker `name` of the run: the opening frames of its longest readable clip."""
+    import difflib
+
+    speakers = load_speakers(run_dir)
+    if not speakers:
+        raise XttsError(f"{run_dir} lists no speakers (no {SPEAKERS_FILE}: a run from before speakers were kept)",
+                        hint="pass --speaker-wav FILE with a clip of the voice")
+    if name not in speakers:
+        close = difflib.get_close_matches(name, list(speakers), n=3)
+        known = ", ".join(list(speakers)[:8]) + (f" and {len(speakers) - 8} more" if len(speakers) > 8 else "")
+        raise XttsError(f"speaker {name!r} is not in {run_dir} ({len(speakers)} speakers: {known})",
+                        hint=f"did you mean {' or '.join(repr(c) for c in close)}?" if close
+                        else f"see {run_dir / SPEAKERS_FILE} for every name")
+    clips = speakers[name]["clips"]
+    for clip in clips:
+        if Path(clip).is_file():
+            return reference_from_audio(Path(clip), data)
+    raise XttsError(f"none of speaker {name!r}'s clips can be read any more ({clips[0]} ...)",
+                    hint="mount the dataset where it was trained from, or pass --speaker-wav FILE")
+
+
+def rendering_voices(run_dir: Path, data: DataConfig) -> list[tuple[str, np.ndarray]]:
+    """(label, reference) of each voice test sentences are rendered in: with several speakers the
+    largest few, each from its own clips; else (or when their clips moved) the run's reference clip."""
+    voices = []
+    speakers = load_speakers(run_dir)
+    if len(speakers) > 1:
+        for name in list(speakers)[:RENDERED_SPEAKERS]:
+            try:
+                voices.append((name, speaker_reference(run_dir, name, data)))
+            except XttsError:
+                continue  # its clips moved since: render in the voices that remain
+    if not voices and (run_dir / REFERENCE_FILE).is_file():
+        voices.append(("", np.load(run_dir / REFERENCE_FILE)))
+    return voices
+
+
 def render_sentences(trainer: "Trainer", step: int) -> list[Path]:
-    """Render the config's test sentences with the model as it is at `step`."""
+    """Render the config's test sentences with the model as it is at `step`, in each rendering voice."""
+    import re
+
     import tensorflow as tf
 
     from xtts_cli.data.text import UnknownCharactersError
 
-    path = trainer.run.path / REFERENCE_FILE
-    if not path.is_file():
-        return []
-    reference = np.load(path)
     data = trainer.config.data
+    voices = trainer.voices
+    if not voices:
+        return []
     written = []
     trainer.run.samples.mkdir(parents=True, exist_ok=True)
     sentences = trainer.config.training.test_sentences or [trainer.reference_text]
+    rate = load_speaking_rate(trainer.run.path)
     for index, sentence in enumerate(sentences):
-        try:
-            audio = synthesize_speech(trainer.model, trainer.tokenizer, sentence, reference, data,
-                                      rate=load_speaking_rate(trainer.run.path), settings=trainer.config.synthesis).waveform
-        except UnknownCharactersError as exc:
-            trainer.progress({"event": "note", "message": f"test sentence {index} skipped: {exc.lines[0]}"})
-            continue
-        target = trainer.run.samples / f"step{step:07d}-{index}.wav"
-        target.write_bytes(wav_bytes(audio, data.sample_rate))
-        tf.summary.audio(f"samples/sentence_{index}", audio[None, :, None], data.sample_rate, step=step)
-        written.append(target)
+        for speaker, reference in voices:
+            try:
+                audio = synthesize_speech(trainer.model, trainer.tokenizer, sentence, reference, data, rate=rate,
+                                          settings=trainer.config.synthesis).waveform
+            except UnknownCharactersError as exc:
+                trainer.progress({"event": "note", "message": f"test sentence {index} skipped: {exc.lines[0]}"})
+                break
+            label = f"-{re.sub(r'[^A-Za-z0-9_.-]+', '_', speaker)[:40]}" if speaker else ""
+            target = trainer.run.samples / f"step{step:07d}-{index}{label}.wav"
+            target.write_bytes(wav_bytes(audio, data.sample_rate))
+            tf.summary.audio(f"samples/sentence_{index}{label.replace('-', '/', 1)}", audio[None, :, None],
+                             data.sample_rate, step=step)
+            written.append(target)
     return written
 
 

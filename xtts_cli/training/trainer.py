@@ -165,9 +165,11 @@ class Trainer:
 
         self.scan = scan_dataset(config.data)
         self.progress({"event": "scan", "scan": self.scan})
-        train_items, eval_items = list(self.scan.train), list(self.scan.eval)
+        # Each dataset's clips repeated as its sampling weight asks (data.datasets).
+        train_items, eval_items = self.scan.epoch_items(), list(self.scan.eval)
         if config.data.eval_dataset_path:
-            eval_data = config.data.model_copy(update={"dataset_path": config.data.eval_dataset_path, "eval_fraction": 0.0})
+            eval_data = config.data.model_copy(update={"dataset_path": config.data.eval_dataset_path, "datasets": [],
+                                                       "dataset_format": "auto", "eval_fraction": 0.0})
             eval_scan = scan_dataset(eval_data)
             eval_items = eval_scan.items
         if not train_items:
@@ -191,12 +193,12 @@ class Trainer:
                 self.tokenizer.save(self.run.vocab)
 
         from xtts_cli.training.synthesis import (
-            REFERENCE_FILE, SPEAKING_RATE_FILE, measure_speaking_rate, reference_from_audio, save_reference,
-            save_speaking_rate,
+            REFERENCE_FILE, SPEAKERS_FILE, SPEAKING_RATE_FILE, measure_speaking_rate, reference_from_audio,
+            rendering_voices, save_reference, save_speakers, save_speaking_rate,
         )
 
         if self.is_chief and not (self.run.path / SPEAKING_RATE_FILE).is_file():
-            rate = measure_speaking_rate(train_items, self.tokenizer, config.data)
+            rate = measure_speaking_rate(self.scan.train, self.tokenizer, config.data)
             if rate is not None:
                 save_speaking_rate(self.run.path, rate)
 
@@ -204,7 +206,10 @@ class Trainer:
             # The voice test sentences are rendered in: the first validation clip's opening frames.
             first = (eval_items or train_items)[0]
             save_reference(self.run.path, reference_from_audio(Path(first.audio_path), config.data))
+        if self.is_chief and not (self.run.path / SPEAKERS_FILE).is_file():
+            save_speakers(self.run.path, self.scan.train)
         self.reference_text = (eval_items or train_items)[0].training_text
+        self.voices = rendering_voices(self.run.path, config.data) if self.is_chief else []
 
         self.mixed = bool(config.training.mixed_precision)
         self._previous_policy = keras.mixed_precision.dtype_policy().name

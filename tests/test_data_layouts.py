@@ -1,0 +1,149 @@
+"""Corpus layouts on the committed tiny corpora (tests/data/corpora, made by scripts/make_corpus_fixtures.py):
+detection, speakers, the sample rates and codecs the real corpora ship, bad items, several datasets."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xtts_cli.config.errors import XttsError
+from xtts_cli.config.schema import DataConfig, XttsConfig
+from xtts_cli.data.scan import scan_dataset
+
+CORPORA = Path(__file__).parent / "data" / "corpora"
+
+# folder: (format, {speaker: clips}, {rate: clips}, {container: clips}, {(where, reason)} of the bad items)
+EXPECTED = {
+    "vctk": ("vctk", {"p225": 2, "p226": 2, "p227": 2}, {48000: 6}, {"flac": 6},
+             {("wav48_silence_trimmed/p225/p225_003_mic1.flac", "missing_transcript"),
+              ("wav48_silence_trimmed/p226/p226_009_mic1.flac", "missing")}),
+    "vctk_wav48": ("vctk", {"p225": 2, "p226": 2}, {48000: 4}, {"wav": 4}, set()),
+    "libritts": ("libritts", {"19": 2, "26": 2}, {24000: 4}, {"wav": 4},
+                 {("train-clean-100/26/101/26_101_000000_000009.wav", "missing_transcript")}),
+    "common_voice": ("common_voice", {"5e1f0c7a9b" * 4: 3, "a04d2e6b3c" * 4: 3}, {48000: 6}, {"mp3": 6},
+                     {("clips/common_voice_en_9999.mp3", "missing")}),
+    "coqui": ("coqui", {"alice": 2, "bob": 2}, {22050: 4}, {"wav": 4}, set()),
+    "nemo": ("nemo", {"3": 2, "7": 2}, {16000: 4}, {"wav": 4}, set()),
+    "ljspeech2": ("ljspeech", {"ljspeech2": 4}, {22050: 4}, {"wav": 4}, set()),
+}
+
+
+def data(path, **settings) -> DataConfig:
+    return DataConfig(dataset_path=str(path), max_bad_file_fraction=0.5, **settings)
+
+
+@pytest.mark.parametrize("folder", sorted(EXPECTED))
+def test_each_layout_is_detected_with_its_speakers_rates_and_bad_items(folder):
+    fmt, speakers, rates, containers, bad = EXPECTED[folder]
+    report = scan_dataset(data(CORPORA / folder))
+    assert report.format == fmt and report.datasets[0].format == fmt
+    assert report.speakers == speakers
+    assert report.sample_rates == rates and report.formats == containers
+    assert {(item.path, item.reason) for item in report.bad} == bad
+    assert all(item.text and item.dataset == folder for item in report.items)
+    # Named explicitly, the same layout reads the same items.
+    again = scan_dataset(data(CORPORA / folder, dataset_format=fmt))
+    assert sorted(item.id for item in again.items) == sorted(item.id for item in report.items)
+
+
+def test_transcripts_come_from_each_layouts_own_files():
+    texts = {item.id: item.training_text for item in scan_dataset(data(CORPORA / "vctk")).items}
+    assert texts["p225_001"] == "A red boat."  # txt/p225/p225_001.txt, its newline dropped
+    libri = {item.id: item for item in scan_dataset(data(CORPORA / "libritts")).items}
+    assert libri["19_100_000000_000000"].training_text == "A red boat."
+    assert libri["19_100_000000_000000"].audio_path.endswith("train-clean-100/19/100/19_100_000000_000000.wav")
+    # VCTK 0.92 ships both microphones; the scan reads mic1 only.
+    vctk = scan_dataset(data(CORPORA / "vctk")).items
+    assert all(item.audio_path.endswith("_mic1.flac") for item in vctk)
+
+
+def test_libritts_root_trains_on_its_train_splits_and_a_split_folder_on_itself():
+    root = scan_dataset(data(CORPORA / "libritts"))
+    assert "84" not in root.speakers  # dev-clean's speaker
+    assert root.datasets[0].metadata_files == [str(CORPORA / "libritts" / "train-clean-100")]
+    split = scan_dataset(data(CORPORA / "libritts" / "dev-clean"))
+    assert split.format == "libritts" and split.speakers == {"84": 2}
+
+
+def test_an_unknown_folder_is_refused_in_one_line_naming_the_layouts(tmp_path):
+    (tmp_path / "audio").mkdir()
+    (tmp_path / "notes.txt").write_text("not a dataset")
+    with pytest.raises(XttsError) as info:
+        scan_dataset(data(tmp_path))
+    assert len(info.value.lines) == 1
+    line = info.value.lines[0]
+    assert str(tmp_path) in line
+    for name in ("ljspeech", "coqui", "vctk", "libritts", "common_voice", "nemo", "manifest"):
+        assert name in line
+    # A layout named that is not there says which one and what it expected.
+    with pytest.raises(XttsError, match="not a VCTK folder"):
+        scan_dataset(data(CORPORA / "coqui", dataset_format="vctk"))
+
+
+def test_nemo_manifests_may_name_absolute_paths_as_nemo_writes_them(tmp_path):
+    records = [json.loads(line) for line in (CORPORA / "nemo" / "train_manifest.json").read_text().splitlines()]
+    for record in records:
+        record["audio_filepath"] = str(CORPORA / "nemo" / record["audio_filepath"])
+    (tmp_path / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records) + "{broken\n")
+    report = scan_dataset(data(tmp_path))
+    assert report.format == "nemo" and len(report.items) == 4
+    assert [bad.reason for bad in report.bad] == ["malformed_line"]
+
+
+def test_common_voice_falls_back_to_train_tsv(tmp_path):
+    shutil.copytree(CORPORA / "common_voice", tmp_path / "cv")
+    (tmp_path / "cv" / "validated.tsv").unlink()
+    with open(tmp_path / "cv" / "train.tsv", "a", encoding="utf-8") as table:
+        # Common Voice writes sentences unquoted: quotation marks are part of the text.
+        table.write(f"{'c' * 40}\tcommon_voice_en_1002.mp3\t\"Stop,\" she said.\t2\t0\t\t\t\t\ten\t\n")
+    report = scan_dataset(data(tmp_path / "cv"))
+    assert report.format == "common_voice" and len(report.items) == 5
+    assert report.metadata_files == [str(tmp_path / "cv" / "train.tsv")]
+    assert {item.speaker: item.text for item in report.items}["c" * 40] == '"Stop," she said.'
+
+
+def test_the_validation_split_keeps_every_speaker_in_training():
+    # Asked for 90 % validation, the split still leaves each speaker clips to learn the voice from.
+    report = scan_dataset(data(CORPORA / "vctk", eval_fraction=0.9))
+    assert {item.speaker for item in report.train} == {"p225", "p226", "p227"}
+    assert report.eval  # and validation is not emptied by it
+
+
+def test_several_datasets_train_together_by_weight():
+    settings = DataConfig(datasets=[{"path": str(CORPORA / "vctk"), "weight": 1.0},
+                                    {"path": str(CORPORA / "coqui"), "format": "coqui", "weight": 2.0}],
+                          max_bad_file_fraction=0.5)
+    report = scan_dataset(settings)
+    assert report.format == "vctk+coqui" and [d.name for d in report.datasets] == ["vctk", "coqui"]
+    vctk, coqui = report.datasets
+    # vctk: 5 training clips at weight 1; coqui: 3 at weight 2 -> each coqui clip 3x (9 / 14 of the epoch).
+    assert (vctk.train_items, coqui.train_items) == (5, 3)
+    assert (vctk.repeats, coqui.repeats) == (1, 3)
+    epoch = report.epoch_items()
+    assert sum(item.dataset == "coqui" for item in epoch) == 9 and sum(item.dataset == "vctk" for item in epoch) == 5
+    assert set(report.speakers) == {"p225", "p226", "p227", "alice", "bob"}
+    with pytest.raises(ValueError, match="both set"):
+        DataConfig(dataset_path=str(CORPORA / "vctk"), datasets=[{"path": str(CORPORA / "coqui")}])
+
+
+def test_flac_at_48k_mp3_and_24k_wav_decode_into_batches_at_the_training_rate():
+    import tensorflow as tf  # noqa: F401  (the pipeline is TensorFlow)
+
+    from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
+
+    config = XttsConfig(data={"datasets": [{"path": str(CORPORA / name)} for name in ("vctk", "common_voice", "libritts")],
+                              "max_bad_file_fraction": 0.5, "batch_size": 4, "num_buckets": 1,
+                              "reference_frames": 24, "preprocessing_mode": "runtime"})
+    report = scan_dataset(config.data)
+    tokenizer = tokenizer_for(report, config.data)
+    ds, info = build_pipeline(config, report.items, tokenizer, training=False)
+    lengths = sorted(int(n) for batch in ds for n in batch["mel_lengths"].numpy())
+    expected = sorted(1 + item.audio.num_samples * 22050 // item.audio.sample_rate // 256 for item in report.items)
+    assert len(lengths) == info.num_items == len(report.items) - len(report.items) % 4
+    assert set(lengths) <= set(expected)
+    batch = next(iter(ds))
+    assert np.isfinite(batch["mel"].numpy()).all() and batch["mel"].numpy().max() > -5  # speech, not silence

@@ -1,0 +1,377 @@
+"""Corpus layouts: where each kind of TTS dataset keeps its transcripts, audio and speakers.
+
+`detect_format` names the layout of a folder (`data.dataset_format: auto`); `read_layout` lists its
+items as entries (audio path, transcript, speaker, where the item came from) for the scan to check
+against the audio headers. Nothing here opens an audio file.
+
+| format | what is in the folder |
+|---|---|
+| `ljspeech` | `metadata.csv`: `id|text` or `id|text|normalized_text`, audio in `wavs/<id>.wav` |
+| `coqui` | `metadata.csv` with the header `audio_file|text|speaker_name` |
+| `manifest` | a CSV / TSV with a header holding `path` and `text` (and `speaker`) |
+| `vctk` | `txt/<spk>/<spk>_<n>.txt` + `wav48_silence_trimmed/<spk>/<spk>_<n>_mic1.flac` (0.92) or `wav48/<spk>/<spk>_<n>.wav` |
+| `libritts` | `<spk>/<chapter>/<utt>.wav` + `<utt>.normalized.txt`: a split folder, or the corpus root (its `train-*` splits) |
+| `common_voice` | `validated.tsv` (else `train.tsv`) + `clips/*.mp3`; the speaker is `client_id` |
+| `nemo` | a JSON-lines manifest (`*.json` / `*.jsonl`): `audio_filepath`, `text`, optional `duration`, `speaker` |
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+from typing import Iterator, NamedTuple, Optional
+
+from pydantic import BaseModel
+
+from xtts_cli.config.errors import XttsError
+from xtts_cli.config.schema import DATASET_FORMATS, DataConfig
+from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS
+
+VCTK_AUDIO = ("wav48_silence_trimmed", "wav48")
+VCTK_MICS = ("_mic1.flac", "_mic2.flac")
+COMMON_VOICE_FILES = ("validated.tsv", "train.tsv")
+NEMO_SUFFIXES = (".json", ".jsonl")
+LAYOUTS_LOOKED_FOR = (
+    "ljspeech / coqui / manifest (data.metadata_train_file, default metadata.csv), "
+    "vctk (txt/ + wav48_silence_trimmed/ or wav48/), libritts (<speaker>/<chapter>/<utterance>.wav + "
+    ".normalized.txt), common_voice (validated.tsv or train.tsv + clips/), nemo (a .json / .jsonl manifest "
+    "with audio_filepath and text)"
+)
+
+
+class Entry(BaseModel):
+    """One item as its metadata describes it, before its audio is checked."""
+
+    source: str  # where it came from: `metadata.csv:12`, `txt/p225/p225_001.txt`
+    id: Optional[str] = None
+    path: Optional[str] = None  # relative to the dataset root (or absolute) as written
+    text: str = ""
+    normalized_text: Optional[str] = None
+    speaker: Optional[str] = None
+    absolute_ok: bool = False  # the layout writes absolute paths by design (NeMo manifests)
+    malformed: Optional[str] = None
+    missing_transcript: Optional[str] = None
+
+
+class Layout(NamedTuple):
+    format: str
+    files: list[Path]  # the metadata files read, or the folders walked
+    train: list[Entry]
+    eval: Optional[list[Entry]]  # None: the scan splits `train` by id hash
+
+
+def read_layout(root: Path, data: DataConfig, dataset_format: str = "auto") -> Layout:
+    """The entries of the dataset at `root` in `dataset_format` (`auto`: detected)."""
+    fmt = detect_format(root, data) if dataset_format == "auto" else dataset_format
+    if fmt in ("ljspeech", "coqui", "manifest"):
+        return _metadata_layout(root, data, fmt)
+    if fmt == "nemo":
+        train = _nemo_manifest(root, data)
+        files = [train] + _eval_file(root, data)
+        return Layout(fmt, files, list(_nemo_entries(train, root)),
+                      list(_nemo_entries(files[1], root)) if len(files) == 2 else None)
+    if fmt == "common_voice":
+        table = _common_voice_table(root, data)
+        return Layout(fmt, [table], list(_common_voice_entries(table, root)), None)
+    if fmt == "vctk":
+        folder = next((root / name for name in VCTK_AUDIO if (root / name).is_dir()), None)
+        if folder is None or not (root / "txt").is_dir():
+            raise XttsError(f"{str(root)!r} is not a VCTK folder: no txt/ with wav48_silence_trimmed/ or wav48/",
+                            hint="point the dataset path at the VCTK root, or set data.dataset_format: auto")
+        return Layout(fmt, [root / "txt", folder], list(_vctk_entries(root, folder)), None)
+    if fmt == "libritts":
+        splits = libritts_splits(root)
+        if not splits:
+            raise XttsError(f"{str(root)!r} is not a LibriTTS folder: no <speaker>/<chapter>/<utterance>.wav",
+                            hint="point the dataset path at a LibriTTS split (train-clean-100) or the corpus root")
+        return Layout(fmt, splits, [entry for split in splits for entry in _libritts_entries(root, split)], None)
+    raise XttsError(f"data.dataset_format: unknown format {fmt!r}", hint=f"use one of: auto, {', '.join(DATASET_FORMATS)}")
+
+
+def detect_format(root: Path, data: DataConfig) -> str:
+    metadata = root / data.metadata_train_file
+    if metadata.is_file():
+        return _metadata_format(metadata)
+    if (root / "txt").is_dir() and any((root / name).is_dir() for name in VCTK_AUDIO):
+        return "vctk"
+    if (root / "clips").is_dir() and any((root / name).is_file() for name in COMMON_VOICE_FILES):
+        return "common_voice"
+    if _nemo_candidates(root):
+        return "nemo"
+    if libritts_splits(root):
+        return "libritts"
+    raise XttsError(
+        f"no known dataset layout in {str(root)!r}: looked for {LAYOUTS_LOOKED_FOR}",
+        hint="point the dataset path at the corpus root, set data.metadata_train_file to your metadata file, "
+        "or set data.dataset_format",
+    )
+
+
+# --- metadata files: ljspeech, coqui, manifest ---------------------------------------------------
+
+
+def read_lines(path: Path) -> list[str]:
+    # utf-8-sig: a BOM written by spreadsheet exports must not end up in the first id.
+    # Split on newlines only: str.splitlines would also break on U+2028, U+0085 and other
+    # separators that may legitimately sit inside a transcript.
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            return [line.rstrip("\r") for line in handle.read().split("\n")]
+    except UnicodeDecodeError as error:
+        raise XttsError(f"{str(path)!r} is not UTF-8 text ({error.reason} at byte {error.start})",
+                        hint="re-save the metadata file as UTF-8") from None
+
+
+def _header(line: str) -> tuple[str, list[str]]:
+    delimiter = "|" if "|" in line else "\t" if "\t" in line else ","
+    return delimiter, [column.strip().lower() for column in line.split(delimiter)]
+
+
+def _metadata_format(path: Path) -> str:
+    with open(path, encoding="utf-8-sig", errors="replace") as handle:
+        first = handle.readline().strip()
+    _, columns = _header(first)
+    if "audio_file" in columns and "text" in columns:
+        return "coqui"
+    if "path" in columns and "text" in columns:
+        return "manifest"
+    if first.startswith("{") and '"audio_filepath"' in first:
+        return "nemo"
+    return "ljspeech"
+
+
+def _eval_file(root: Path, data: DataConfig) -> list[Path]:
+    return [root / data.metadata_eval_file] if data.metadata_eval_file else []
+
+
+def _metadata_layout(root: Path, data: DataConfig, fmt: str) -> Layout:
+    files = [root / data.metadata_train_file] + _eval_file(root, data)
+    for key, path in zip(("metadata_train_file", "metadata_eval_file"), files):
+        if not path.is_file():
+            raise XttsError(
+                f"data.{key}: {str(path)!r} not found",
+                hint=f"set data.{key} to the metadata file, relative to the dataset path ({root})",
+            )
+    read = [list(_metadata_entries(path, fmt)) for path in files]
+    return Layout(fmt, files, read[0], read[1] if len(read) == 2 else None)
+
+
+def _metadata_entries(path: Path, fmt: str) -> Iterator[Entry]:
+    lines = read_lines(path)
+    if fmt == "ljspeech":
+        yield from _ljspeech_entries(path, lines)
+        return
+    delimiter, _ = _header(lines[0] if lines else "")
+    if fmt == "coqui":  # coqui splits its lines on `|`: quotation marks are part of the text
+        yield from _table_entries(path, lines, delimiter, "audio_file", "text", "speaker_name", quoting=csv.QUOTE_NONE)
+    else:
+        yield from _table_entries(path, lines, delimiter, "path", "text", "speaker")
+
+
+def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        source = f"{path.name}:{number}"
+        first, last = line.find("|"), line.rfind("|")
+        if first <= 0:
+            yield Entry(source=source, malformed="expected `id|text` or `id|text|normalized_text`")
+            continue
+        key = line[:first].strip()
+        if first == last:
+            text, normalized = line[first + 1 :], None
+        else:
+            # First and last `|` only: a `|` inside the transcript stays part of it.
+            text, normalized = line[first + 1 : last], line[last + 1 :]
+        text = text.strip()
+        normalized = normalized.strip() if normalized else None
+        if os.path.splitext(key)[1].lower() in SUPPORTED_EXTENSIONS:
+            yield Entry(source=source, id=os.path.splitext(key)[0], path=key, text=text, normalized_text=normalized)
+        else:
+            yield Entry(source=source, id=key, text=text, normalized_text=normalized)
+
+
+def _table_entries(path: Path, lines: list[str], delimiter: str, path_column: str, text_column: str,
+                   speaker_column: str, folder: str = "", quoting: int = csv.QUOTE_MINIMAL) -> Iterator[Entry]:
+    """Rows of a delimited table with a header; columns found by name, extra columns ignored."""
+    reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter, quoting=quoting)
+    columns = [column.strip().lower() for column in next(reader, [])]
+    missing = [name for name in (path_column, text_column) if name not in columns]
+    if missing:
+        raise XttsError(f"{str(path)!r}: no {' or '.join(missing)} column in the header ({', '.join(columns)})",
+                        hint=f"the first line names the columns, among them {path_column} and {text_column}")
+    where = {name: columns.index(name) for name in (path_column, text_column, speaker_column) if name in columns}
+    for number, row in enumerate(reader, start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        source = f"{path.name}:{number}"
+        if len(row) <= max(where.values()):
+            yield Entry(source=source, malformed=f"expected {len(columns)} columns ({', '.join(columns)}), got {len(row)}")
+            continue
+        audio = row[where[path_column]].strip()
+        speaker = row[where[speaker_column]].strip() if speaker_column in where else None
+        written = f"{folder}/{audio}" if folder and audio else audio
+        yield Entry(source=source, id=os.path.splitext(written)[0], path=written,
+                    text=row[where[text_column]].strip(), speaker=speaker or None)
+
+
+# --- NeMo ----------------------------------------------------------------------------------------
+
+
+def _nemo_candidates(root: Path) -> list[Path]:
+    found = []
+    for path in sorted(root.iterdir()) if root.is_dir() else []:
+        if path.suffix.lower() in NEMO_SUFFIXES and path.is_file():
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                first = handle.readline().strip()
+            if first.startswith("{") and '"audio_filepath"' in first:
+                found.append(path)
+    return found
+
+
+def _nemo_manifest(root: Path, data: DataConfig) -> Path:
+    named = root / data.metadata_train_file
+    if named.is_file():
+        return named
+    candidates = _nemo_candidates(root)
+    if len(candidates) > 1:
+        training = [path for path in candidates if "train" in path.name.lower()]
+        if len(training) == 1:
+            return training[0]
+        raise XttsError(f"several NeMo manifests in {str(root)!r}: {', '.join(path.name for path in candidates)}",
+                        hint="set data.metadata_train_file (and data.metadata_eval_file) to the one to train on")
+    if not candidates:
+        raise XttsError(f"no NeMo manifest (.json / .jsonl with audio_filepath) in {str(root)!r}",
+                        hint="set data.metadata_train_file to the manifest, relative to the dataset path")
+    return candidates[0]
+
+
+def _nemo_entries(path: Path, root: Path) -> Iterator[Entry]:
+    for number, line in enumerate(read_lines(path), start=1):
+        if not line.strip():
+            continue
+        source = f"{path.name}:{number}"
+        try:
+            record = json.loads(line)
+        except ValueError as error:
+            yield Entry(source=source, malformed=f"not a JSON object ({error})")
+            continue
+        if not isinstance(record, dict) or "audio_filepath" not in record or "text" not in record:
+            yield Entry(source=source, malformed="expected a JSON object with audio_filepath and text")
+            continue
+        audio = str(record["audio_filepath"])
+        if not os.path.isabs(audio):
+            # NeMo reads a relative audio_filepath from the manifest's folder.
+            audio = os.path.relpath(os.path.normpath(path.parent / audio), root)
+        speaker = record.get("speaker")
+        yield Entry(source=source, id=os.path.splitext(audio)[0], path=audio, text=str(record["text"]).strip(),
+                    speaker=str(speaker) if speaker not in (None, "") else None, absolute_ok=True)
+
+
+# --- Common Voice --------------------------------------------------------------------------------
+
+
+def _common_voice_table(root: Path, data: DataConfig) -> Path:
+    named = root / data.metadata_train_file
+    if named.is_file() and named.suffix.lower() == ".tsv":
+        return named
+    for name in COMMON_VOICE_FILES:
+        if (root / name).is_file():
+            return root / name
+    raise XttsError(f"no validated.tsv or train.tsv in {str(root)!r}",
+                    hint="point the dataset path at the Common Voice language folder (the one holding clips/)")
+
+
+def _common_voice_entries(path: Path, root: Path) -> Iterator[Entry]:
+    # Common Voice writes its TSVs unquoted: a sentence's quotation marks are part of it.
+    yield from _table_entries(path, read_lines(path), "\t", "path", "sentence", "client_id", folder="clips",
+                              quoting=csv.QUOTE_NONE)
+
+
+# --- VCTK ----------------------------------------------------------------------------------------
+
+
+def _files(folder: Path, suffix: str) -> Iterator[os.DirEntry]:
+    """The files ending in `suffix` one level below `folder` (`folder/<speaker>/<file>`), sorted."""
+    with os.scandir(folder) as speakers:
+        speaker_dirs = sorted((entry for entry in speakers if entry.is_dir()), key=lambda entry: entry.name)
+    for speaker in speaker_dirs:
+        with os.scandir(speaker.path) as files:
+            yield from sorted((f for f in files if f.name.endswith(suffix) and f.is_file()), key=lambda f: f.name)
+
+
+def _read_transcript(path: str) -> tuple[str, Optional[str]]:
+    """(text, problem)."""
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            return " ".join(handle.read().split()), None
+    except UnicodeDecodeError:
+        return "", "transcript is not UTF-8"
+
+
+def _vctk_entries(root: Path, audio_folder: Path) -> Iterator[Entry]:
+    transcripts = {entry.name[:-4]: entry.path for entry in _files(root / "txt", ".txt")}
+    audio: dict[str, str] = {}
+    suffixes = VCTK_MICS if audio_folder.name == "wav48_silence_trimmed" else (".wav",)
+    for suffix in reversed(suffixes):  # mic1 wins over mic2 where both are there
+        for entry in _files(audio_folder, suffix):
+            audio[entry.name[: -len(suffix)]] = entry.path
+    for stem in sorted(set(transcripts) | set(audio)):
+        speaker = stem.split("_")[0]
+        expected = audio.get(stem) or str(audio_folder / speaker / f"{stem}{suffixes[0]}")
+        relative = os.path.relpath(expected, root)
+        if stem not in transcripts:
+            yield Entry(source=relative, id=stem, path=relative, speaker=speaker,
+                        missing_transcript=f"no txt/{speaker}/{stem}.txt for this audio file")
+            continue
+        text, problem = _read_transcript(transcripts[stem])
+        yield Entry(source=os.path.relpath(transcripts[stem], root), id=stem, path=relative, text=text,
+                    speaker=speaker, malformed=problem)
+
+
+# --- LibriTTS ------------------------------------------------------------------------------------
+
+
+def _is_libritts_split(folder: Path) -> bool:
+    try:
+        speakers = [entry for entry in os.scandir(folder) if entry.name.isdigit() and entry.is_dir()]
+    except OSError:
+        return False
+    for speaker in sorted(speakers, key=lambda entry: entry.name)[:3]:
+        for chapter in os.scandir(speaker.path):
+            if chapter.name.isdigit() and chapter.is_dir() and any(name.endswith(".wav") for name in os.listdir(chapter.path)):
+                return True
+    return False
+
+
+def libritts_splits(root: Path) -> list[Path]:
+    """`root` itself when it is a split folder; else its split folders, the `train-*` ones when any."""
+    if not root.is_dir():
+        return []
+    if _is_libritts_split(root):
+        return [root]
+    splits = sorted(path for path in root.iterdir() if path.is_dir() and _is_libritts_split(path))
+    training = [path for path in splits if path.name.startswith("train")]
+    return training or splits
+
+
+def _libritts_entries(root: Path, split: Path) -> Iterator[Entry]:
+    for speaker in sorted(path for path in split.iterdir() if path.name.isdigit() and path.is_dir()):
+        for chapter in sorted(path for path in speaker.iterdir() if path.is_dir()):
+            names = set(os.listdir(chapter))
+            stems = {name[:-4] for name in names if name.endswith(".wav")}
+            stems |= {name[: -len(".normalized.txt")] for name in names if name.endswith(".normalized.txt")}
+            for stem in sorted(stems):
+                relative = os.path.relpath(chapter / f"{stem}.wav", root)
+                transcript = next((chapter / f"{stem}{ending}" for ending in (".normalized.txt", ".original.txt")
+                                   if f"{stem}{ending}" in names), None)
+                if transcript is None:
+                    yield Entry(source=relative, id=stem, path=relative, speaker=speaker.name,
+                                missing_transcript=f"no {stem}.normalized.txt next to this audio file")
+                    continue
+                text, problem = _read_transcript(str(transcript))
+                yield Entry(source=os.path.relpath(transcript, root), id=stem, path=relative, text=text,
+                            speaker=speaker.name, malformed=problem)
