@@ -204,3 +204,17 @@ def test_device_index_on_a_machine_without_it(runner, write_config) -> None:
     payload = json.loads(result.stdout)
     messages = [f["message"] for f in payload["findings"] if f["id"] == "device-not-found"]
     assert len(messages) == 2 and "available none" in messages[0]
+
+
+def test_data_path_on_the_command_line_stands_in_for_the_configs_datasets(runner, write_config) -> None:
+    corpora = Path(__file__).parent / "data" / "corpora"
+    path = write_config(f"data:\n  datasets:\n    - path: {corpora / 'vctk'}\n")
+    result = runner.invoke(app, ["validate", "-c", str(path), "--data-path", str(corpora / "coqui"), "--json"])
+    payload = json.loads(result.stdout)
+    assert result.exit_code == 0, result.stdout
+    assert [d["format"] for d in payload["dataset"]["datasets"]] == ["coqui"]
+    # Too many bad files: an error that names the command listing them.
+    bad = json.loads(runner.invoke(app, ["validate", "--data-path", str(corpora / "vctk"), "--json"]).stdout)
+    (finding,) = [f for f in bad["findings"] if f["id"] == "dataset-unusable"]
+    assert "2 of 8 dataset items are bad" in finding["message"]
+    assert {b["reason"] for b in bad["dataset"]["bad_files"]} == {"missing", "missing_transcript"}

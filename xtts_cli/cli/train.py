@@ -63,8 +63,6 @@ def train(
 
     overrides: dict[str, Any] = {
         "data.dataset_path": train_data,
-        # --train-data names the one dataset: it stands in for a config's data.datasets list.
-        "data.datasets": [] if train_data is not None else None,
         "data.eval_dataset_path": val_data,
         "data.batch_size": batch_size,
         "data.num_workers": num_workers,

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from xtts_cli.cli.options import ConfigOption, JsonOption
+from xtts_cli.cli.options import ConfigOption, DataPathOption, JsonOption
 from xtts_cli.cli.output import SEVERITY_STYLE, console, print_dataset, print_json
 
 FixOption = Annotated[
@@ -26,6 +26,7 @@ def validate(
     dry_run: DryRunOption = False,
     json_output: JsonOption = False,
     strict: StrictOption = False,
+    data_path: DataPathOption = None,
 ) -> None:
     """Check the config against the schema and the rules that keep a GPU busy, and scan its data; --fix repairs it.
 
@@ -44,7 +45,7 @@ bad file with its reason.
     from xtts_cli.diagnosis.findings import Finding
 
     try:
-        loaded = resolve_config(config)
+        loaded = resolve_config(config, {"data.dataset_path": data_path})
     except ConfigError as exc:
         # The schema failed; still point out numbers written as strings when the YAML parsed.
         extra: list[Finding] = []
@@ -93,7 +94,7 @@ bad file with its reason.
                 fixed = fixable
                 if not json_output:
                     console(stderr=True).print(f"wrote {loaded.path} (backup: {backup})")
-                loaded = resolve_config(loaded.path)
+                loaded = resolve_config(loaded.path, {"data.dataset_path": data_path})
                 findings = check_config(loaded, machine)
 
     dataset = None

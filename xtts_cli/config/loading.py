@@ -144,7 +144,8 @@ def resolve_config(
     """Load `path` (or `configs/config.yaml` when it exists, else defaults) and apply overrides.
 
     `overrides` maps dotted keys (`data.batch_size`) to values from command-line flags; `None`
-    values mean "flag not given" and are skipped.
+    values mean "flag not given" and are skipped. A dataset path given on the command line
+    (`--train-data`, `--data-path`) stands in for the config's `data.datasets` list.
     """
     text: Optional[str] = None
     chosen: Optional[Path] = None
@@ -167,7 +168,10 @@ def resolve_config(
     canonical, sources, conflicts = canonicalize(data)
     raw = copy.deepcopy(canonical)
     overridden: set[str] = set()
-    for dotted, value in (overrides or {}).items():
+    overrides = dict(overrides or {})
+    if overrides.get("data.dataset_path") is not None and "datasets" in canonical.get("data", {}):
+        overrides.setdefault("data.datasets", [])
+    for dotted, value in overrides.items():
         if value is None:
             continue
         _set_dotted(canonical, dotted, value)

@@ -176,8 +176,8 @@ def scan_dataset(data: DataConfig) -> ScanReport:
         raise DatasetScanError(
             f"{len(bad)} of {total} dataset items are bad ({report.bad_fraction:.1%}), above "
             f"data.max_bad_file_fraction ({data.max_bad_file_fraction:.1%}): {reasons}",
-            hint="fix or remove the listed files (`xtts validate` lists each with its reason), "
-            "or raise data.max_bad_file_fraction to train on the good ones",
+            hint=f"`{_validate_command(data)}` lists each bad file with its reason: fix or remove them, or raise "
+            "data.max_bad_file_fraction to train on the good ones",
             report=report,
         )
     if not report.train:
@@ -188,6 +188,14 @@ def scan_dataset(data: DataConfig) -> ScanReport:
             report=report,
         )
     return report
+
+
+def _validate_command(data: DataConfig) -> str:
+    import shlex
+
+    if data.datasets or not data.dataset_path:
+        return "xtts validate --config CONFIG"
+    return f"xtts validate --data-path {shlex.quote(str(dataset_root(data)))}"
 
 
 def _unique_names(names: list[str]) -> list[str]:
