@@ -177,3 +177,59 @@ def test_text_length_limit_counts_cleaned_characters(tmp_path):
     assert len(scan_dataset(DataConfig(dataset_path=str(root), max_text_length=19)).items) == 1
     with pytest.raises(DatasetScanError, match="text_too_long"):
         scan_dataset(DataConfig(dataset_path=str(root), max_text_length=18))
+
+
+def test_a_second_scan_reads_only_the_headers_of_files_that_changed(tmp_path, monkeypatch):
+    from xtts_cli.data import scan_cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "ds"
+    shutil.copytree(DATASET, root)
+    read = []
+    real = scan_cache.read_audio_header
+    monkeypatch.setattr(scan_cache, "read_audio_header", lambda path: read.append(path) or real(path))
+    settings = DataConfig(dataset_path=str(root), max_bad_file_fraction=0.6)
+    first = scan_dataset(settings)
+    # Every file but those refused before their header: the malformed line, the escaping path, the
+    # missing file and the transcript that is too long.
+    assert len(read) == first.total_items - 4
+    read.clear()
+    again = scan_dataset(settings)
+    assert read == []  # good and bad files alike come from the cache
+    assert again.model_dump() == first.model_dump()
+    # A file rewritten in place (new size and mtime) is read again, and what it now holds is used.
+    (root / "wavs" / "garbage.wav").write_bytes((DATASET / "wavs" / "pcm16.wav").read_bytes())
+    third = scan_dataset(settings)
+    assert read == [str(root / "wavs" / "garbage.wav")]
+    assert "wavs/garbage.wav" not in {bad.path for bad in third.bad}
+    # Switched off, every header is read.
+    read.clear()
+    scan_dataset(DataConfig(dataset_path=str(root), max_bad_file_fraction=0.6, scan_cache=False))
+    assert len(read) == first.total_items - 4
+
+
+def test_a_stored_scan_is_used_only_while_its_files_and_settings_are_unchanged(tmp_path, monkeypatch):
+    from xtts_cli.data import scan as scan_module
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "ds"
+    shutil.copytree(DATASET, root)
+    (root / "speakers.csv").unlink()
+    walks = []
+    real = scan_module._scan_files
+    monkeypatch.setattr(scan_module, "_scan_files", lambda *args: walks.append(1) or real(*args))
+    settings = DataConfig(dataset_path=str(root), max_bad_file_fraction=0.6)
+    first = scan_dataset(settings)
+    assert scan_dataset(settings).model_dump() == first.model_dump() and len(walks) == 1
+    # Each of these makes the next scan read the dataset again, and see the change.
+    (root / "speakers.csv").write_text("pcm16|ann\n", encoding="utf-8")
+    assert {i.id: i.speaker for i in scan_dataset(settings).items}["pcm16"] == "ann" and len(walks) == 2
+    with open(root / "metadata.csv", "a", encoding="utf-8") as metadata:
+        metadata.write("pcm16|Another line for the same file.\n")
+    assert scan_dataset(settings).total_items == first.total_items + 1 and len(walks) == 3
+    shutil.copy(DATASET / "wavs" / "pcm16.wav", root / "wavs" / "missing_file.wav")
+    assert "missing" not in scan_dataset(settings).bad_reasons and len(walks) == 4
+    scan_dataset(DataConfig(dataset_path=str(root), max_bad_file_fraction=0.6, max_text_length=300))
+    assert len(walks) == 5
+    scan_dataset(DataConfig(dataset_path=str(root), max_bad_file_fraction=0.6, max_text_length=300))
+    assert len(walks) == 5

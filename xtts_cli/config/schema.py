@@ -100,6 +100,11 @@ class DataConfig(_Section):
         le=1.0,
         description="The dataset scan reports and skips bad files; above this share of bad items it fails.",
     )
+    scan_cache: bool = Field(
+        True,
+        description="Remember each audio file's header, keyed by its size and modification time, in "
+        "~/.cache/xtts/scan ($XDG_CACHE_HOME), so a second start reads only the files that changed.",
+    )
     allow_absolute_paths: bool = Field(
         False, description="Let metadata name audio outside the dataset root (absolute paths or `..`)."
     )

@@ -21,10 +21,10 @@ import csv
 import io
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, NamedTuple, Optional
 
-from pydantic import BaseModel
 
 from xtts_cli.config.errors import XttsError
 from xtts_cli.config.schema import DATASET_FORMATS, DataConfig
@@ -42,8 +42,10 @@ LAYOUTS_LOOKED_FOR = (
 )
 
 
-class Entry(BaseModel):
-    """One item as its metadata describes it, before its audio is checked."""
+@dataclass(slots=True)
+class Entry:
+    """One item as its metadata describes it, before its audio is checked (a plain dataclass: a
+    large corpus makes one per clip, and nothing here needs validating)."""
 
     source: str  # where it came from: `metadata.csv:12`, `txt/p225/p225_001.txt`
     id: Optional[str] = None

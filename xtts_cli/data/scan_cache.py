@@ -1,0 +1,163 @@
+"""Audio headers remembered between starts, keyed by each file's size and modification time.
+
+A scan of 131,000 clips opens every file to read its header; the second start of the same dataset
+need not: `HeaderCache` answers from `~/.cache/xtts/scan/<dataset>.json` ($XDG_CACHE_HOME honoured)
+for every file whose size and mtime are unchanged, and reads the others. Bad files are remembered
+too (with their reason), so a corrupt clip is not re-parsed either. The cache is only ever an
+optimisation: unreadable or from another version it is ignored, and a dataset on a read-only disk
+works the same (the cache lives in the user's cache folder, not beside the data).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Optional
+
+from xtts_cli.data.audio_headers import AudioHeader, AudioHeaderError, read_audio_header
+
+CACHE_VERSION = 1
+
+
+def cache_folder() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "xtts" / "scan"
+
+
+def cache_path(root: Path) -> Path:
+    digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
+    return cache_folder() / f"{root.name or 'dataset'}-{digest}.json"
+
+
+class HeaderCache:
+    """Headers of one dataset's files; `header(path)` reads only what changed since the last scan."""
+
+    def __init__(self, path: Optional[Path]) -> None:
+        self.path = path
+        self.known: dict[str, list] = {}
+        self.seen: dict[str, list] = {}
+        self.reads = 0
+        self._lock = threading.Lock()
+        if path is not None and path.is_file():
+            try:
+                stored = json.loads(path.read_text(encoding="utf-8"))
+                if stored.get("version") == CACHE_VERSION:
+                    self.known = stored["files"]
+            except (OSError, ValueError, KeyError, TypeError):
+                self.known = {}
+
+    def header(self, audio_path: str) -> tuple[AudioHeader, os.stat_result]:
+        """(header, stat) of `audio_path`; AudioHeaderError as `read_audio_header` raises it."""
+        try:
+            stat = os.stat(audio_path)
+        except FileNotFoundError:
+            raise AudioHeaderError("missing", "file not found") from None
+        except OSError as error:
+            raise AudioHeaderError("missing", f"cannot read the file: {error.strerror}") from None
+        entry = self.known.get(audio_path)
+        if entry is None or entry[0] != stat.st_size or entry[1] != stat.st_mtime_ns:
+            entry = self._read(audio_path, stat)
+        self.seen[audio_path] = entry
+        if entry[2] == "bad":
+            raise AudioHeaderError(entry[3], entry[4])
+        return AudioHeader(*entry[2:]), stat
+
+    def _read(self, audio_path: str, stat: os.stat_result) -> list:
+        with self._lock:
+            self.reads += 1
+        try:
+            header = read_audio_header(audio_path)
+        except AudioHeaderError as error:
+            if error.reason == "missing":
+                raise  # gone between the stat and the read: nothing to remember
+            return [stat.st_size, stat.st_mtime_ns, "bad", error.reason, error.detail]
+        return [stat.st_size, stat.st_mtime_ns, header.format, header.codec, header.sample_rate, header.channels,
+                header.bit_depth, header.num_samples, header.data_offset]
+
+    def save(self) -> None:
+        """Keep what this scan saw (files no longer listed are dropped); atomic, and silent on failure."""
+        if self.path is None or (self.reads == 0 and self.seen.keys() == self.known.keys()):
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=self.path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump({"version": CACHE_VERSION, "files": self.seen}, handle, separators=(",", ":"))
+            os.replace(temp, self.path)
+        except OSError:
+            return
+
+
+# Layouts whose items are all named by metadata files: their stat says whether the item list changed.
+# VCTK and LibriTTS keep one transcript per clip in nested folders, whose own mtimes do not change
+# when a transcript is edited, so they get the header cache only.
+MEMO_FORMATS = ("ljspeech", "coqui", "manifest", "common_voice", "nemo")
+
+
+def _stat_key(path: str) -> Optional[list[int]]:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return [stat.st_size, stat.st_mtime_ns]
+
+
+class ScanMemo:
+    """A whole scan of one dataset, used again while its metadata files, every audio file it named
+    (good or bad) and the settings the checks read are all unchanged: a second start on 131,000
+    clips stats the files instead of re-reading metadata and headers."""
+
+    def __init__(self, root: Path, settings: dict) -> None:
+        blob = json.dumps(settings, sort_keys=True, default=str).encode("utf-8")
+        self.key = hashlib.sha256(blob).hexdigest()[:16]
+        self.path = cache_path(root).with_suffix(".scan.json")
+
+    def load(self) -> Optional[tuple[dict, list[bytes]]]:
+        """(header, [train, eval, bad] as JSON arrays) while the metadata and the bad files are as they
+        were, else None. The good items' own files are checked by `unchanged` once they are parsed
+        (pydantic reads the arrays straight from JSON, several times faster than json + validation)."""
+        try:
+            lines = self.path.read_bytes().split(b"\n")
+            stored = json.loads(lines[0])
+        except (OSError, ValueError):
+            return None
+        if (not isinstance(stored, dict) or stored.get("version") != CACHE_VERSION or stored.get("key") != self.key
+                or len(lines) != 4):
+            return None
+        try:
+            for path, key in stored["files"] + stored["bad_files"]:
+                if _stat_key(path) != key:
+                    return None
+        except (KeyError, TypeError, ValueError):
+            return None
+        return stored, lines[1:]
+
+    @staticmethod
+    def unchanged(items: list) -> bool:
+        """Every item's audio file still has the size and mtime it was scanned with."""
+        return all(_stat_key(item.audio_path) == [item.size_bytes, item.mtime_ns] for item in items)
+
+    def save(self, fmt: str, metadata_files: list[str], watched: list[str], train: list, evaluation: list, bad: list,
+             total: int, split: str, bad_paths: list[Optional[str]], dump) -> None:
+        """Atomic; silent on failure (the memo is only ever a shortcut). `watched`: the metadata files
+        and anything else the result was read from (speakers.csv, present or not); `dump`: for good and
+        bad items, a function writing a list of them as a JSON array (bytes)."""
+        header = {
+            "version": CACHE_VERSION, "key": self.key, "format": fmt, "split": split, "total": total,
+            "metadata_files": metadata_files, "files": [[path, _stat_key(path)] for path in watched],
+            "bad_files": [[path, _stat_key(path)] for path in bad_paths if path],
+        }
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=self.path.parent)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(json.dumps(header, separators=(",", ":")).encode("utf-8"))
+                for items, dumper in ((train, dump[0]), (evaluation, dump[0]), (bad, dump[1])):
+                    handle.write(b"\n" + dumper(items))
+            os.replace(temp, self.path)
+        except OSError:
+            return
