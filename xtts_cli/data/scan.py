@@ -128,6 +128,13 @@ class ScanReport(BaseModel):
     def items(self) -> list[DatasetItem]:
         return self.train + self.eval
 
+    def feature_bytes(self, n_mels: int, sample_rate: int, hop_length: int) -> int:
+        """Bytes the float32 log-mel features of every clip take (what cache mode holds in memory),
+        from the headers alone: frames = 1 + samples at the training rate // hop."""
+        frames = sum(1 + item.audio.num_samples * sample_rate // item.audio.sample_rate // hop_length
+                     for item in self.items)
+        return frames * n_mels * 4
+
     def epoch_items(self) -> list[DatasetItem]:
         """The training items of one epoch: each dataset's clips repeated as its weight asks."""
         repeats = {dataset.name: dataset.repeats for dataset in self.datasets}
