@@ -11,7 +11,7 @@ import math
 import wave
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Callable, Optional
 
 import numpy as np
 from pydantic import BaseModel
@@ -19,8 +19,6 @@ from pydantic import BaseModel
 from xtts_cli.config.schema import DataConfig, SynthesisConfig, XttsConfig
 from xtts_cli.errors import XttsError
 
-if TYPE_CHECKING:  # pragma: no cover
-    from xtts_cli.training.trainer import Trainer
 
 REFERENCE_FILE = "speaker_reference.npy"
 # Each training speaker's longest clips, for `xtts synthesize --speaker NAME` and the validation renders.
@@ -297,32 +295,32 @@ def rendering_voices(run_dir: Path, data: DataConfig) -> list[tuple[str, np.ndar
     return voices
 
 
-def render_sentences(trainer: "Trainer", step: int) -> list[Path]:
-    """Render the config's test sentences with the model as it is at `step`, in each rendering voice."""
+def render_sentences(model, tokenizer, config: XttsConfig, voices: list[tuple[str, np.ndarray]], sentences: list[str],
+                     run_dir: Path, samples: Path, step: int, note: Callable[[str], None]) -> list[Path]:
+    """Render `sentences` with the model as it is at `step`, in each of `voices` (`rendering_voices`),
+    into `samples` and TensorBoard; a sentence the vocabulary cannot spell is skipped with a `note`."""
     import re
 
     import tensorflow as tf
 
     from xtts_cli.data.text import UnknownCharactersError
 
-    data = trainer.config.data
-    voices = trainer.voices
+    data = config.data
     if not voices:
         return []
     written = []
-    trainer.run.samples.mkdir(parents=True, exist_ok=True)
-    sentences = trainer.config.training.test_sentences or [trainer.reference_text]
-    rate = load_speaking_rate(trainer.run.path)
+    samples.mkdir(parents=True, exist_ok=True)
+    rate = load_speaking_rate(run_dir)
     for index, sentence in enumerate(sentences):
         for speaker, reference in voices:
             try:
-                audio = synthesize_speech(trainer.model, trainer.tokenizer, sentence, reference, data, rate=rate,
-                                          settings=trainer.config.synthesis).waveform
+                audio = synthesize_speech(model, tokenizer, sentence, reference, data, rate=rate,
+                                          settings=config.synthesis).waveform
             except UnknownCharactersError as exc:
-                trainer.progress({"event": "note", "message": f"test sentence {index} skipped: {exc.lines[0]}"})
+                note(f"test sentence {index} skipped: {exc.lines[0]}")
                 break
             label = f"-{re.sub(r'[^A-Za-z0-9_.-]+', '_', speaker)[:40]}" if speaker else ""
-            target = trainer.run.samples / f"step{step:07d}-{index}{label}.wav"
+            target = samples / f"step{step:07d}-{index}{label}.wav"
             target.write_bytes(wav_bytes(audio, data.sample_rate))
             tf.summary.audio(f"samples/sentence_{index}{label.replace('-', '/', 1)}", audio[None, :, None],
                              data.sample_rate, step=step)

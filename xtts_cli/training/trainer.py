@@ -800,4 +800,8 @@ class Trainer:
 
         if self.eval_ds is None and self.train_ds is None:
             return
-        render_sentences(self, step)
+        render_sentences(
+            self.model, self.tokenizer, self.config, self.voices,
+            self.config.training.test_sentences or [self.reference_text], self.run.path, self.run.samples, step,
+            note=lambda message: self.progress({"event": "note", "message": message}),
+        )
