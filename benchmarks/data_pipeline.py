@@ -109,8 +109,9 @@ def main() -> None:
 
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.data.features import log_mel
-    from xtts_cli.data.pipeline import (_auto, _source, audio_formats, build_pipeline, decoded_audio_dataset, feature_stage,
-                                        tokenizer_for)
+    from xtts_cli.data.audio import CODECS
+    from xtts_cli.data.pipeline import (audio_formats, build_pipeline, decoded_audio_dataset, feature_stage, parallel_calls,
+                                        source_columns, tokenizer_for)
     from xtts_cli.data.scan import scan_dataset
 
     try:
@@ -127,14 +128,14 @@ def main() -> None:
     items = list(scan.items) * repeat
     tokenizer = tokenizer_for(scan, data)
     formats = audio_formats(items)
-    parallel = _auto(data.num_workers)
+    parallel = parallel_calls(data.num_workers)
     cache_dir = tempfile.TemporaryDirectory(prefix="xtts-bench-features-")
 
     def with_data(**changes) -> XttsConfig:
         return base.model_copy(update={"data": data.model_copy(update=changes)})
 
     def per_clip(stage, native: bool = True):
-        source = tf.data.Dataset.from_tensor_slices(_source(items, formats.codecs, global_codec_index=not native))
+        source = tf.data.Dataset.from_tensor_slices(source_columns(items, formats.codecs if native else CODECS))
         return source.repeat().map(stage, num_parallel_calls=parallel, deterministic=False)
 
     def clips_librosa():

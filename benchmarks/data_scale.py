@@ -1,42 +1,43 @@
 #!/usr/bin/env python3
-"""Start-up at real size: the dataset scan on LJSpeech-size and LibriTTS-size sets, first and second start.
+"""Real size: the input pipeline and start-up on LJSpeech-size and LibriTTS-size sets.
 
 Builds, under --out, datasets of 13,100 and 131,000 clips whose audio files are hard links to the
 clips of --source (an LJSpeech-layout folder; default: the bundled sample), each in the LJSpeech
 layout, and with --layouts also in the LibriTTS and VCTK layouts (one transcript file per clip).
-Then, per set, times `scan_dataset` in a fresh Python process with an empty scan cache (first
-start) and again with the cache the first left (second start): the time `xtts train` spends before
-it builds the pipeline.
+Then prints, per size, each figure from its own fresh Python process:
+
+- scan time, first start (empty scan cache) and second start (the cache the first left);
+- time to the first training step with default settings (the tiny model): first start (which
+  pays the precompute pass when `auto` chooses precompute) and second start;
+- per preprocessing mode (runtime, cache, precompute, and the default `auto`): first-epoch
+  samples/s, CV and p95 of the batch latency, the steady rate (cache: epoch 2), peak RSS, and the
+  pipeline build time (for precompute: the pass that writes the store).
+Then the issue's bars, side by side.
 
 Usage:
     python benchmarks/data_scale.py [--source DIR] [--out DIR] [--sizes 13100,131000] [--layouts]
-
-Only the scan half of issue 14's table so far: the pipeline rates per mode, peak RSS and the time to
-the first training step are not measured here yet.
+                                    [--batches 200] [--warmup 20] [--scan-only]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "xtts_cli" / "data" / "sample"
 
-TIMED = """
-import json, sys, time
-from xtts_cli.config.schema import DataConfig
-from xtts_cli.data.scan import scan_dataset
-start = time.perf_counter()
-report = scan_dataset(DataConfig(dataset_path=sys.argv[1]))
-print(json.dumps({"seconds": time.perf_counter() - start, "items": len(report.items)}))
-"""
+STARTED = time.perf_counter()
+MODES = ("runtime", "cache", "precompute", "auto")
 
 
 def build(source: Path, out: Path, size: int, layouts: bool) -> dict[str, Path]:
@@ -74,13 +75,148 @@ def build(source: Path, out: Path, size: int, layouts: bool) -> dict[str, Path]:
     return sets
 
 
-def timed_scan(path: Path, cache: Path) -> dict:
-    import json
+def worker(job: dict) -> dict:
+    """One measurement, in this (fresh) process."""
+    import numpy as np
 
+    from xtts_cli.config.errors import XttsError
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.data.scan import scan_dataset
+
+    data = {"dataset_path": job["path"], "feature_cache_dir": job.get("features")}
+    if job["kind"] == "scan":
+        start = time.perf_counter()
+        report = scan_dataset(XttsConfig(data=data).data)
+        return {"seconds": time.perf_counter() - start, "items": len(report.items)}
+
+    if job["kind"] == "first_step":
+        from xtts_cli.training.trainer import Trainer
+
+        config = XttsConfig(data=data, model={"model_size": "tiny"}, training={"max_steps": 1})
+        trainer = Trainer(config, run_dir=Path(job["run"]), fresh=True)
+        trainer.setup()
+        batch, _ = next(trainer.batches(trainer.train_ds))
+        float(trainer.train_step(batch)["loss"])
+        store = trainer.pipeline_info.feature_cache
+        return {"seconds": time.perf_counter() - STARTED, "mode": trainer.pipeline_info.preprocessing_mode,
+                "built": store.built if store else 0}
+
+    from xtts_cli.data.pipeline import build_pipeline, plan_pipeline, tokenizer_for
+
+    config = XttsConfig(data={**data, "preprocessing_mode": job["mode"]})
+    scan = scan_dataset(config.data)
+    tokenizer = tokenizer_for(scan, config.data)
+    try:
+        plan = plan_pipeline(config.data, scan.train, tokenizer, training=True)
+    except XttsError as error:
+        return {"refused": str(error).splitlines()[0]}
+    start = time.perf_counter()
+    dataset, info = build_pipeline(config, scan.train, tokenizer, training=True, plan=plan)
+    built = time.perf_counter() - start
+
+    def draw(iterator, count: int, min_seconds: float = 0.0) -> list[float]:
+        latencies = []
+        began = time.perf_counter()
+        while len(latencies) < count or time.perf_counter() - began < min_seconds:
+            tick = time.perf_counter()
+            next(iterator)
+            latencies.append(time.perf_counter() - tick)
+        return latencies
+
+    def stats(latencies: list[float]) -> dict:
+        values = np.asarray(latencies)
+        return {"rate": len(values) * config.data.batch_size / values.sum(), "cv": float(values.std() / values.mean()),
+                "p95_ms": float(np.percentile(values, 95) * 1000)}
+
+    iterator = iter(dataset)
+    draw(iterator, job["warmup"])
+    first = stats(draw(iterator, job["batches"]))
+    steady = first
+    if info.preprocessing_mode != "runtime":
+        if info.preprocessing_mode == "cache":  # finish epoch 1, which fills the cache
+            for _ in iterator:
+                pass
+        steady = stats(draw(iter(dataset.repeat()), job["batches"], min_seconds=2.0))
+    return {"mode": info.preprocessing_mode, "items": info.num_items, "build_s": built, "first": first,
+            "steady": steady, "feature_bytes": info.feature_bytes_estimate,
+            "budget": info.cache_memory_limit_bytes,
+            "rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9}
+
+
+def run(job: dict, cache: Path) -> dict:
     env = dict(os.environ, XDG_CACHE_HOME=str(cache), TF_CPP_MIN_LOG_LEVEL="3")
-    result = subprocess.run([sys.executable, "-c", TIMED, str(path)], env=env, capture_output=True, text=True,
-                            cwd=ROOT, check=True)
+    result = subprocess.run([sys.executable, __file__, "--worker", json.dumps(job)], env=env, capture_output=True,
+                            text=True, cwd=ROOT)
+    if result.returncode != 0:
+        raise SystemExit(f"{job['kind']} {job.get('mode', '')} on {job['path']} failed:\n{result.stderr[-3000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def gb(count) -> str:
+    return "-" if count is None else f"{count / 1e9:.1f} GB"
+
+
+def measure_size(path: Path, size: int, args, work: Path) -> dict:
+    """Every figure for one set, each from a fresh process."""
+    cache, features = work / f"scan-{size}", work / f"features-{size}"
+    shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(features, ignore_errors=True)
+    figures = {"scan": [run({"kind": "scan", "path": str(path)}, cache) for _ in range(2)]}
+    if args.scan_only:
+        return figures
+    base = {"path": str(path), "features": str(features)}
+    figures["first_step"] = [run({**base, "kind": "first_step", "run": str(work / f"run-{size}-{n}")}, cache)
+                             for n in range(2)]
+    for mode in MODES:
+        figures[mode] = run({**base, "kind": "pipeline", "mode": mode, "batches": args.batches,
+                             "warmup": args.warmup}, cache)
+    return figures
+
+
+def report(size: int, figures: dict) -> None:
+    first, second = figures["scan"]
+    print(f"\n== {size:,} clips ({first['items']:,} scanned) ==")
+    print(f"scan: first start {first['seconds']:.2f} s, second start {second['seconds']:.2f} s")
+    if "first_step" not in figures:
+        return
+    cold, warm = figures["first_step"]
+    print(f"time to the first training step (defaults, tiny model, {cold['mode']} mode): first start "
+          f"{cold['seconds']:.1f} s ({cold['built']:,} clips precomputed), second start {warm['seconds']:.1f} s")
+    auto = figures["auto"]
+    print(f"features {gb(auto['feature_bytes'])}, cache budget {gb(auto['budget'])}: auto chose {auto['mode']}")
+    print(f"{'mode':22} {'first epoch /s':>14} {'CV':>5} {'p95 ms':>7} {'steady /s':>10} {'peak RSS':>9} {'build s':>8}")
+    for mode in MODES:
+        row = figures[mode]
+        name = f"auto ({row.get('mode', 'refused')})" if mode == "auto" else mode
+        if "refused" in row:
+            print(f"{name:22} refused: {row['refused']}")
+            continue
+        print(f"{name:22} {row['first']['rate']:14.0f} {row['first']['cv']:5.2f} {row['first']['p95_ms']:7.1f} "
+              f"{row['steady']['rate']:10.0f} {row['rss_gb']:8.2f}G {row['build_s']:8.1f}")
+
+
+def bars(results: dict[int, dict]) -> None:
+    print("\n== bars ==")
+    for size, figures in results.items():
+        if "auto" not in figures:
+            continue
+        auto, runtime = figures["auto"], figures["runtime"]
+        ratio = auto["first"]["rate"] / runtime["first"]["rate"]
+        print(f"{size:>7,}: default first epoch {ratio:.2f}x runtime (bar >= 0.9), CV {auto['first']['cv']:.2f} "
+              f"(bar <= 0.5)")
+    sizes = sorted(size for size in results if "runtime" in results[size])
+    if len(sizes) >= 2:
+        small, large = sizes[0], sizes[-1]
+        ratio = results[large]["runtime"]["first"]["rate"] / results[small]["runtime"]["first"]["rate"]
+        print(f"runtime rate at {large:,} / at {small:,}: {ratio:.2f} (bar >= 0.9)")
+        auto = results[large]["auto"]
+        print(f"{large:,} with defaults: {auto['mode']} (bar: not cache), peak RSS {auto['rss_gb']:.2f} GB (bar < 4)")
+    if sizes:
+        small = sizes[0]
+        pre, runtime = results[small]["precompute"], results[small]["runtime"]
+        print(f"{small:,}: precompute epochs {pre['steady']['rate'] / runtime['first']['rate']:.1f}x runtime (bar >= 30)")
+    largest = max(results)
+    print(f"{largest:,}: second-start scan {results[largest]['scan'][1]['seconds']:.2f} s (bar < 5)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,17 +224,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--source", type=Path, default=SAMPLE)
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "xtts-scale")
     parser.add_argument("--sizes", default="13100,131000")
-    parser.add_argument("--layouts", action="store_true", help="also the LibriTTS and VCTK layouts")
+    parser.add_argument("--layouts", action="store_true", help="also the LibriTTS and VCTK layouts (scan only)")
+    parser.add_argument("--batches", type=int, default=200, help="batches timed per mode")
+    parser.add_argument("--warmup", type=int, default=20, help="batches drawn before timing")
+    parser.add_argument("--scan-only", action="store_true", help="only the scan times")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(json.loads(args.worker))))
+        return 0
 
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; source {args.source}")
-    print(f"{'set':24} {'clips':>8} {'first start (s)':>16} {'second start (s)':>17}")
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; source {args.source}; "
+          f"batch 16, {args.batches} batches timed after {args.warmup}")
+    results: dict[int, dict] = {}
+    work = args.out / "work"
     for size in (int(value) for value in args.sizes.split(",")):
-        for layout, path in build(args.source, args.out, size, args.layouts).items():
-            with tempfile.TemporaryDirectory() as cache:
-                first = timed_scan(path, Path(cache))
-                second = timed_scan(path, Path(cache))
-            print(f"{layout + '-' + str(size):24} {first['items']:8d} {first['seconds']:16.2f} {second['seconds']:17.2f}")
+        sets = build(args.source, args.out, size, args.layouts)
+        results[size] = measure_size(sets["ljspeech"], size, args, work)
+        report(size, results[size])
+        for layout in sorted(set(sets) - {"ljspeech"}):
+            shutil.rmtree(work / f"scan-{layout}-{size}", ignore_errors=True)
+            scans = [run({"kind": "scan", "path": str(sets[layout])}, work / f"scan-{layout}-{size}") for _ in range(2)]
+            print(f"scan, {layout} layout: first start {scans[0]['seconds']:.2f} s, second start {scans[1]['seconds']:.2f} s")
+    bars(results)
     return 0
 
 

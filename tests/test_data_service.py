@@ -220,8 +220,12 @@ def test_python_loader_cannot_be_served(write_config) -> None:
     assert found["data-service-python-loading"].fix.key == "data.use_tf_native_loading"
     assert found["data-service-python-loading"].fix.value is True
     assert "graph ops only" in found["data-service-python-loading"].message
-    # The default preprocessing mode, cache, gains nothing on the workers: a warning with its fix.
-    assert found["data-service-cache"].fix.value == "runtime"
+    # The default preprocessing mode, auto, computes features on the workers (runtime); an explicit
+    # cache gains nothing there: a warning with its fix.
+    assert "data-service-cache" not in found
+    cached = resolve_config(write_config("data:\n  service_address: grpc://dispatcher:5050\n  preprocessing_mode: cache\n",
+                                         name="cached.yaml"))
+    assert {f.id: f for f in check_config(cached, CPU_ONLY)}["data-service-cache"].fix.value == "runtime"
     served = resolve_config(write_config("data:\n  service_address: grpc://dispatcher:5050\n  preprocessing_mode: runtime\n"))
     assert check_config(served, CPU_ONLY) == []
 

@@ -109,20 +109,20 @@ def test_benchmark_sweep_ranks_cells_and_names_the_best_as_a_config_change(runne
     monkeypatch.setattr(pipeline_profiler, "SWEEP_MIN_SECONDS", 0.02)
     payload = run_json(runner, *FAST, "--no-stages", "--benchmark")
     cells = payload["sweep"]
-    # The two grid cells plus the current settings (auto workers and prefetch, batch 8, cache).
+    # The two grid cells plus the current settings (auto workers and prefetch, batch 8, auto mode).
     assert len(cells) == 3 and sum(cell["current"] for cell in cells) == 1
     rates = [cell["samples_per_sec"] for cell in cells]
     assert rates == sorted(rates, reverse=True) and rates[-1] > 0
     best = payload["best"]
     current = {"data.num_workers": "auto", "data.prefetch_buffer_size": "auto", "data.batch_size": 8,
-               "data.preprocessing_mode": "cache"}
+               "data.preprocessing_mode": "auto"}
     assert set(best["change"]) <= set(current)
     recommended = {**current, **best["change"]}
     # The recommendation is one of the measured cells (a cache cell keeps the current num_workers).
     measured = [{f"data.{key}": cell[key] for key in ("num_workers", "prefetch_buffer_size", "batch_size",
                                                        "preprocessing_mode")} for cell in cells]
     for settings in measured:
-        if settings["data.preprocessing_mode"] == "cache":
+        if settings["data.preprocessing_mode"] in ("cache", "auto"):
             settings["data.num_workers"] = current["data.num_workers"]
     assert recommended in measured
     assert best["samples_per_sec"] > 0 and best["current_samples_per_sec"] > 0
@@ -143,14 +143,20 @@ def test_sweep_recommendation_skips_prefetch_off_keeps_cache_workers_and_breaks_
     prefetch_off = _cell(1, 0, 32, "cache", 5000.0)
     # Within 15 % of the fastest candidate: the current settings win the tie.
     cells = [prefetch_off, _cell(2, 2, 32, "runtime", 900.0), _cell("auto", "auto", 16, "cache", 850.0)]
-    assert pipeline_profiler._recommend(cells, config) == unchanged
+    assert pipeline_profiler._recommend(cells, config, "cache") == unchanged
     # Clearly faster: recommended, all four keys.
     cells = [prefetch_off, _cell(2, 2, 32, "runtime", 900.0), _cell("auto", "auto", 16, "cache", 500.0)]
-    assert pipeline_profiler._recommend(cells, config) == {"num_workers": 2, "prefetch_buffer_size": 2,
+    assert pipeline_profiler._recommend(cells, config, "cache") == {"num_workers": 2, "prefetch_buffer_size": 2,
                                                            "batch_size": 32, "preprocessing_mode": "runtime"}
     # A cache cell's num_workers was not exercised: the current value stays.
     cells = [_cell(1, 2, 32, "cache", 2000.0), _cell("auto", "auto", 16, "cache", 500.0)]
-    assert pipeline_profiler._recommend(cells, config) == {**unchanged, "prefetch_buffer_size": 2, "batch_size": 32}
+    assert pipeline_profiler._recommend(cells, config, "cache") == {**unchanged, "prefetch_buffer_size": 2, "batch_size": 32}
+    # preprocessing_mode auto: a cell of the mode auto resolves to keeps auto; when the whole dataset's
+    # features would not fit in memory, cache cells (fast on the sweep's sample) are not recommended.
+    auto = XttsConfig(data={"batch_size": 16, "num_workers": "auto", "prefetch_buffer_size": "auto"})
+    cells = [_cell(1, 2, 32, "cache", 2000.0), _cell("auto", "auto", 16, "runtime", 500.0)]
+    assert pipeline_profiler._recommend(cells, auto, "cache")["preprocessing_mode"] == "auto"
+    assert pipeline_profiler._recommend(cells, auto, "precompute") == {**unchanged, "preprocessing_mode": "runtime"}
 
 
 def test_missing_data_path_is_one_error_line_and_exit_1(monkeypatch, capsys, tmp_path) -> None:

@@ -66,7 +66,7 @@ def test_planted_bottleneck_is_input_bound_and_the_healthy_config_is_not(runner,
     fixes = {f["fix"]["key"]: f["fix"]["value"] for f in planted["recommendations"] if f["fix"]}
     assert fixes["data.use_tf_native_loading"] is True
     assert fixes["data.prefetch_buffer_size"] == "auto"
-    assert fixes["data.preprocessing_mode"] == "cache"
+    assert fixes["data.preprocessing_mode"] == "auto"  # cache when the features fit, else precompute
     # Cache mode: the warm-up defaults to one whole epoch, which fills the cache.
     assert healthy["warmup_steps"] >= 5 and any("cache mode" in note for note in healthy["notes"])
     assert planted["warmup_steps"] == 3

@@ -39,7 +39,7 @@ def short_run(tmp_path_factory):
 def validation_batch(trainer):
     from xtts_cli.data.features import with_reference
 
-    batch, _ = next(trainer._batches(trainer.eval_ds))
+    batch, _ = next(trainer.batches(trainer.eval_ds))
     return with_reference(batch, trainer.config.data)
 
 

@@ -6,7 +6,7 @@ user gave always wins). Levels build on each other:
 | level | adds |
 |---|---|
 | `basic` | graph mode on, eager debugging off |
-| `enhanced` | + XLA where it pays (`auto`: on GPUs), TF-native loading, length bucketing, in-memory feature cache, auto parallelism and prefetch |
+| `enhanced` | + XLA where it pays (`auto`: on GPUs), TF-native loading, length bucketing, features cached in memory when they fit (`auto`), auto parallelism and prefetch |
 | `maximum` | + features precomputed to disk; mixed precision when a GPU of compute capability >= 7.0 is visible |
 """
 
@@ -23,7 +23,7 @@ ENHANCED = {
     "training.enable_xla_compilation": "auto",
     "data.use_tf_native_loading": True,
     "data.bucket_by_length": True,
-    "data.preprocessing_mode": "cache",
+    "data.preprocessing_mode": "auto",
     "data.num_workers": "auto",
     "data.prefetch_buffer_size": "auto",
 }

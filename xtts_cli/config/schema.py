@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ByteSize, ConfigDict, Field, field_validator, model_validator
 
 Auto = Literal["auto"]
 
@@ -175,11 +175,18 @@ class DataConfig(_Section):
         description="Decode audio and compute mel features with TensorFlow ops inside the graph. "
         "`false` is the old `tf.numpy_function` path, kept only as a measured baseline.",
     )
-    preprocessing_mode: Literal["runtime", "cache", "precompute"] = Field(
-        "cache",
+    preprocessing_mode: Literal["auto", "runtime", "cache", "precompute"] = Field(
+        "auto",
         description="`runtime`: features every epoch; `cache`: computed once and kept in memory; "
-        "`precompute`: written to disk under `feature_cache_dir`, keyed by the feature settings and "
-        "each file's size and mtime.",
+        "`precompute`: written to disk under `feature_cache_dir`, keyed by the feature settings and each "
+        "file's size and mtime; `auto`: `cache` when the features, estimated from the scan "
+        "before anything is decoded, fit `cache_memory_limit`, else `precompute`.",
+    )
+    cache_memory_limit: Union[Auto, ByteSize] = Field(
+        "auto",
+        description="Memory the in-memory feature cache may take, in bytes or with a unit (`8GB`, `512MiB`). "
+        "`auto`: half the memory the machine has available when the run starts. `auto` mode caches only "
+        "below it; an explicit `cache` over it is an error.",
     )
     feature_cache_dir: Optional[str] = Field(
         None, description="Where `precompute` writes features. Empty: `<dataset_path>/.xtts_features`."

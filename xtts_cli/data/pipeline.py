@@ -36,13 +36,15 @@ from pydantic import BaseModel, Field
 from xtts_cli.config.errors import XttsError
 from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.data.audio import CODECS, decode_audio
-from xtts_cli.data.bucketing import BucketPlan, plan_buckets
+from xtts_cli.data.bucketing import BucketPlan
 from xtts_cli.data.feature_cache import PrecomputeResult, precompute_features
 from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel
+from xtts_cli.data.plan import AudioFormats, Output, PipelinePlan, audio_formats, plan_pipeline, source_columns
 from xtts_cli.data.scan import DatasetItem, ScanReport
-from xtts_cli.data.text import Tokenizer, UnknownCharactersError
+from xtts_cli.data.text import Tokenizer
 
-Output = Literal["mel", "audio"]
+__all__ = ["AudioFormats", "PipelineInfo", "PipelinePlan", "audio_formats", "build_pipeline", "decoded_audio_dataset",
+           "feature_stage", "parallel_calls", "plan_pipeline", "source_columns", "tokenizer_for"]
 
 
 class PipelineInfo(BaseModel):
@@ -50,7 +52,10 @@ class PipelineInfo(BaseModel):
 
     output: Output
     training: bool
-    preprocessing_mode: str
+    preprocessing_mode: str = Field(description="Resolved: runtime, cache or precompute (never auto).")
+    preprocessing_reason: str = Field("", description="Why: set in the config, or what `auto` weighed.")
+    feature_bytes_estimate: int = Field(0, description="Float32 features of the pipeline's clips, from the headers.")
+    cache_memory_limit_bytes: Optional[int] = Field(None, description="The cache budget; empty: the machine did not say.")
     tf_native: bool = Field(description="False: the tf.numpy_function baseline.")
     num_items: int
     batch_size: int
@@ -80,25 +85,6 @@ class PipelineInfo(BaseModel):
     service_job: Optional[str] = Field(None, description="The tf.data service job name (pipeline fingerprint + session).")
 
 
-class AudioFormats(BaseModel):
-    """What a set of clips needs decoded: the codecs present and, when every clip shares them, the
-    channel count and sample rate (None where they vary), so the graph can leave out what no clip needs."""
-
-    codecs: list[str]
-    channels: Optional[int] = None
-    rate: Optional[int] = None
-
-
-def audio_formats(items: Sequence[DatasetItem]) -> AudioFormats:
-    channels = {item.audio.channels for item in items}
-    rates = {item.audio.sample_rate for item in items}
-    return AudioFormats(
-        codecs=[c for c in CODECS if any(item.audio.codec == c for item in items)],
-        channels=channels.pop() if len(channels) == 1 else None,
-        rate=rates.pop() if len(rates) == 1 else None,
-    )
-
-
 def tokenizer_for(report: ScanReport, data: DataConfig) -> Tokenizer:
     """A tokenizer over every kept item's text, training and validation alike.
 
@@ -108,25 +94,11 @@ def tokenizer_for(report: ScanReport, data: DataConfig) -> Tokenizer:
     return Tokenizer.build((item.training_text for item in report.items), data.text_cleaners)
 
 
-def _auto(value):
+def parallel_calls(value):
+    """A `data.num_workers` / `prefetch_buffer_size` value for tf.data: `auto` is AUTOTUNE."""
     import tensorflow as tf
 
     return tf.data.AUTOTUNE if value == "auto" else value
-
-
-def _frames(item: DatasetItem, data: DataConfig) -> int:
-    samples = item.audio.num_samples * data.sample_rate // item.audio.sample_rate
-    return 1 + samples // data.hop_length
-
-
-def _encode_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> list[list[int]]:
-    encoded = []
-    for item in items:
-        try:
-            encoded.append(tokenizer.encode(item.training_text))
-        except UnknownCharactersError as error:
-            raise XttsError(f"{item.source} ({item.id}): {error.lines[0]}", hint=error.hint) from None
-    return encoded
 
 
 def _ragged(rows: Sequence[Sequence[int]]):
@@ -142,18 +114,6 @@ def _source_spec():
 
     return {"path": tf.string, "codec": tf.int32, "rate": tf.int64, "channels": tf.int32, "offset": tf.int64,
             "num_samples": tf.int64}
-
-
-def _source(items: Sequence[DatasetItem], codecs: list[str], *, global_codec_index: bool) -> dict:
-    index = CODECS if global_codec_index else codecs
-    return {
-        "path": np.asarray([item.audio_path for item in items], dtype=object),
-        "codec": np.asarray([index.index(item.audio.codec) for item in items], dtype=np.int32),
-        "rate": np.asarray([item.audio.sample_rate for item in items], dtype=np.int64),
-        "channels": np.asarray([item.audio.channels for item in items], dtype=np.int32),
-        "offset": np.asarray([item.audio.data_offset for item in items], dtype=np.int64),
-        "num_samples": np.asarray([item.audio.num_samples for item in items], dtype=np.int64),
-    }
 
 
 def feature_stage(data: DataConfig, output: Output, formats: AudioFormats):
@@ -197,10 +157,10 @@ def _items_dataset(items: Sequence[DatasetItem], data: DataConfig, output: Outpu
     import tensorflow as tf
 
     formats = audio_formats(items)
-    source = _source(items, formats.codecs, global_codec_index=not data.use_tf_native_loading)
+    source = source_columns(items, formats.codecs if data.use_tf_native_loading else CODECS)
     stage = feature_stage(data, output, formats)
     return tf.data.Dataset.from_tensor_slices(source).map(
-        stage, num_parallel_calls=_auto(data.num_workers), deterministic=True
+        stage, num_parallel_calls=parallel_calls(data.num_workers), deterministic=True
     )
 
 
@@ -220,6 +180,7 @@ def build_pipeline(
     output: Output = "mel",
     device: Optional[str] = None,
     service_session: Optional[str] = None,
+    plan: Optional[PipelinePlan] = None,
 ):
     """(tf.data.Dataset of batch dicts, PipelineInfo). See the module docstring for the batch layout.
 
@@ -228,18 +189,16 @@ def build_pipeline(
     With `data.service_address`, a training pipeline's batches are made by the tf.data service;
     consumers that pass the same `service_session` (and build the same pipeline) share one job and
     split its batches, otherwise the pipeline gets a job of its own (`service.job_name`).
+    `plan`: the plan of these items (`plan_pipeline`), when the caller already made it; it holds
+    the batching and where features are kept (`preprocessing_mode` resolved).
     """
     import tensorflow as tf
 
     data = config.data
-    items = list(items)
-    if not items:
-        raise XttsError(
-            f"no {'training' if training else 'validation'} items to build a pipeline from",
-            hint="check the dataset scan report (xtts validate) and data.eval_fraction",
-        )
-    if output not in ("mel", "audio"):
-        raise ValueError(f"output must be 'mel' or 'audio', got {output!r}")
+    if plan is None:
+        plan = plan_pipeline(data, items, tokenizer, training=training, output=output)
+    items = list(plan.items)
+    mode = plan.mode
     # Validation stays local: it is small, must see every clip in a fixed order (dynamic sharding
     # drops each worker's partial batches), and the trainer stops reading it after max_val_batches,
     # which would leave a service job making batches nobody reads.
@@ -253,46 +212,38 @@ def build_pipeline(
         from xtts_cli.data.service import check_reachable
 
         check_reachable(service)  # now, not after a precompute pass that may take an hour
-    formats = audio_formats(items)
+    formats = plan.formats
     codecs = formats.codecs
     if not data.use_tf_native_loading:
         from xtts_cli.data.numpy_baseline import require_decoders
 
         require_decoders(set(codecs))
-    text_ids = _encode_texts(items, tokenizer)
-    frames = [_frames(item, data) for item in items]
+    text_ids = plan.text_ids
+    frames = plan.frames
     batch_size = data.batch_size
     drop_remainder = training
     deterministic = not data.optimize_cpu_gpu_overlap
 
     precomputed: Optional[PrecomputeResult] = None
-    if data.preprocessing_mode == "precompute":
+    if mode == "precompute":
         precomputed = precompute_features(data, items, output, lambda todo: _items_dataset(todo, data, output))
 
-    plan: Optional[BucketPlan] = None
-    if data.pad_to_fixed_length:
-        batching, groups = "fixed", [np.arange(len(items))]
-    elif data.bucket_by_length:
-        batching = "bucketed"
-        plan = plan_buckets(frames, [len(t) for t in text_ids], data.num_buckets,
-                            min_size=batch_size if drop_remainder else 1)
-        bucket_of = plan.bucket_of(frames)
-        groups = [np.flatnonzero(bucket_of == k) for k in range(plan.num_buckets)]
-    else:
-        batching, groups = "dynamic", [np.arange(len(items))]
+    buckets: Optional[BucketPlan] = plan.buckets
+    batching = plan.batching
+    groups = [plan.group(k) for k in range(plan.num_groups)]
 
     # Built once for all sources: the decode stage is a tf.function traced a single time.
     stage = None if precomputed else feature_stage(data, output, formats)
     counts = [len(g) // batch_size if drop_remainder else -(-len(g) // batch_size) for g in groups]
 
-    shapes_of = [_padded_shapes(data, output, plan, k) for k in range(len(groups))]
+    shapes_of = [_padded_shapes(data, output, buckets, k) for k in range(len(groups))]
 
     def assemble(seed):
         """The batches of one epoch; `seed` (an int, or a tensor on service workers) seeds the shuffles."""
         sources = []
         for k, (group, shapes) in enumerate(zip(groups, shapes_of)):
             elements = _group_elements(
-                data, output, stage, codecs, [items[i] for i in group], [text_ids[i] for i in group],
+                data, mode, output, stage, codecs, [items[i] for i in group], [text_ids[i] for i in group],
                 [precomputed.paths[i] for i in group] if precomputed else None,
                 training=training, deterministic=deterministic, seed=seed + k,
                 max_length=shapes[output][0] if shapes else None,
@@ -344,7 +295,7 @@ def build_pipeline(
             unsharded.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
             ds = ds.with_options(unsharded)
     if data.prefetch_buffer_size != 0:
-        ds = ds.prefetch(_auto(data.prefetch_buffer_size))
+        ds = ds.prefetch(parallel_calls(data.prefetch_buffer_size))
     prefetch_device = _check_device(device, data)
     if prefetch_device:
         if data.enhanced_gpu_prefetch and data.prefetch_buffer_size != 0:
@@ -353,27 +304,28 @@ def build_pipeline(
             buffer = 1
         ds = ds.apply(tf.data.experimental.prefetch_to_device(prefetch_device, buffer_size=buffer))
 
-    # Distinct shapes: per source, full batches and (without drop_remainder) one final partial one.
-    shapes = sum(int(len(g) >= batch_size) + int(not drop_remainder and len(g) % batch_size > 0) for g in groups)
     info = PipelineInfo(
         output=output,
         training=training,
-        preprocessing_mode=data.preprocessing_mode,
+        preprocessing_mode=mode,
+        preprocessing_reason=plan.decision.reason,
+        feature_bytes_estimate=plan.decision.feature_bytes,
+        cache_memory_limit_bytes=plan.decision.budget_bytes,
         tf_native=data.use_tf_native_loading,
         num_items=len(items),
         batch_size=batch_size,
         drop_remainder=drop_remainder,
         batching=batching,
-        bucket_boundaries=plan.boundaries if plan else [],
-        mel_pad_lengths=plan.length_pads if plan else [],
-        text_pad_lengths=plan.text_pads if plan else [],
-        max_distinct_batch_shapes=None if batching == "dynamic" else shapes,
-        padding_efficiency=_padding_efficiency(frames, plan, data, batching),
-        batches_per_epoch=sum(counts),
+        bucket_boundaries=buckets.boundaries if buckets else [],
+        mel_pad_lengths=buckets.length_pads if buckets else [],
+        text_pad_lengths=buckets.text_pads if buckets else [],
+        max_distinct_batch_shapes=plan.max_distinct_batch_shapes,
+        padding_efficiency=plan.padding_efficiency,
+        batches_per_epoch=plan.batches_per_epoch,
         codecs=codecs,
         num_parallel_calls=data.num_workers,
         prefetch_buffer_size=data.prefetch_buffer_size,
-        shuffle_buffer_size=min(data.shuffle_buffer_multiplier * batch_size, len(items)) if training else 0,
+        shuffle_buffer_size=plan.shuffle_buffer_size,
         deterministic=deterministic,
         prefetch_device=prefetch_device,
         feature_cache=precomputed,
@@ -399,7 +351,7 @@ def _worker_seed(_):
     return tf.cast(tf.math.floormod(tf.timestamp() * 1e6, 2.0**31 - 1), tf.int64)
 
 
-def _group_elements(data: DataConfig, output: Output, stage, codecs: list[str], items, text_ids, feature_paths,
+def _group_elements(data: DataConfig, mode: str, output: Output, stage, codecs: list[str], items, text_ids, feature_paths,
                     *, training: bool, deterministic: bool, seed: int, max_length: Optional[int]):
     """Per-clip elements of one source (bucket): token ids, features and their lengths.
 
@@ -415,7 +367,7 @@ def _group_elements(data: DataConfig, output: Output, stage, codecs: list[str], 
         def features(element):
             return _read_features(element, data, output)
     else:
-        source = _source(items, codecs, global_codec_index=not data.use_tf_native_loading)
+        source = source_columns(items, codecs if data.use_tf_native_loading else CODECS)
         features = stage
     source["text_ids"] = _ragged(text_ids)
 
@@ -430,12 +382,12 @@ def _group_elements(data: DataConfig, output: Output, stage, codecs: list[str], 
             f"{output}_lengths": tf.shape(values, out_type=tf.int32)[0],
         }
 
-    parallel = _auto(data.num_workers)
+    parallel = parallel_calls(data.num_workers)
     shuffle = min(data.shuffle_buffer_multiplier * data.batch_size, len(items)) if training else 0
     ds = tf.data.Dataset.from_tensor_slices(source)
-    if shuffle and data.preprocessing_mode != "cache":
+    if shuffle and mode != "cache":
         ds = ds.shuffle(shuffle, seed=seed, reshuffle_each_iteration=True)  # file names: cheap to shuffle
-    if training and data.preprocessing_mode != "cache":
+    if training and mode != "cache":
         # Training drops each bucket's partial last batch; decoding those clips first would be
         # wasted work (a third of the decodes on small buckets). The shuffle above varies which
         # clips sit out each epoch. Not in cache mode: the cache must see every clip once.
@@ -444,7 +396,7 @@ def _group_elements(data: DataConfig, output: Output, stage, codecs: list[str], 
     # The scan vouched for every header; a file that still fails to decode (corrupt frames inside
     # a valid container) is skipped with a logged warning instead of ending the epoch.
     ds = ds.ignore_errors(log_warning=True)
-    if data.preprocessing_mode == "cache":
+    if mode == "cache":
         ds = ds.cache()
         if shuffle:
             ds = ds.shuffle(shuffle, seed=seed, reshuffle_each_iteration=True)  # after the cache: new order each epoch
@@ -484,15 +436,6 @@ def _padding_values(output: Output) -> dict:
     else:
         values.update(audio=0.0, audio_lengths=0)
     return values
-
-
-def _padding_efficiency(frames: list[int], plan: Optional[BucketPlan], data: DataConfig, batching: str) -> float:
-    if plan is not None:
-        return plan.padding_efficiency(frames)
-    if batching == "fixed":
-        return sum(frames) / (len(frames) * data.max_mel_frames)
-    # Dynamic padding to the batch maximum depends on the shuffle; this is its lower bound.
-    return sum(frames) / (len(frames) * max(frames))
 
 
 def decoded_audio_dataset(config: XttsConfig, items: Sequence[DatasetItem]):

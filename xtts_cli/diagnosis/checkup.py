@@ -35,6 +35,7 @@ from xtts_cli.config.loading import LoadedConfig
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.scan import DatasetReport
 from xtts_cli.diagnosis.findings import SEVERITY_RANK, ConfigChange, Finding
+from xtts_cli.errors import XttsError
 from xtts_cli.profiling.step_timer import MODERATELY_INPUT_BOUND_PERCENT, input_bound_verdict
 
 Progress = Optional[Callable[[str], None]]
@@ -86,6 +87,9 @@ class DatasetSummary(BaseModel):
     speakers: int
     duration_histogram: list[DurationBin]
     bad_files: list[dict[str, Optional[str]]]
+    feature_bytes_estimate: int = Field(0, description="Float32 mel features of every clip, from the headers.")
+    cache_memory_limit_bytes: Optional[int] = Field(None, description="data.cache_memory_limit resolved; empty: unknown.")
+    preprocessing_mode: Optional[str] = Field(None, description="data.preprocessing_mode resolved for this dataset.")
 
 
 class Checkup(BaseModel):
@@ -132,8 +136,21 @@ def duration_histogram(durations: list[float], bins: int = HISTOGRAM_BINS) -> li
     return [DurationBin(low=low + i * width, high=low + (i + 1) * width, count=c) for i, c in enumerate(counts)]
 
 
-def summarize_dataset(scan) -> DatasetSummary:
-    return DatasetSummary(
+def summarize_dataset(scan, data=None) -> DatasetSummary:
+    """The scan's report; with `data` (the config's DataConfig) also the feature memory and the mode it gives."""
+    memory = {}
+    if data is not None:
+        from xtts_cli.data.plan import cache_budget_bytes, decide_mode
+
+        need = scan.feature_bytes(data.n_mels, data.sample_rate, data.hop_length)
+        budget = cache_budget_bytes(data)
+        mode = None
+        try:
+            mode = decide_mode(data, need, budget_bytes=budget).mode
+        except XttsError:
+            pass  # an explicit cache over budget: scan_findings reports it
+        memory = dict(feature_bytes_estimate=need, cache_memory_limit_bytes=budget, preprocessing_mode=mode)
+    return DatasetSummary(**memory,
         dataset_path=scan.dataset_path, format=scan.format, datasets=scan.datasets, train_items=len(scan.train), eval_items=len(scan.eval),
         bad_items=len(scan.bad), total_hours=scan.total_hours, min_duration=scan.min_duration,
         mean_duration=scan.mean_duration, max_duration=scan.max_duration, formats=scan.formats,
@@ -141,6 +158,18 @@ def summarize_dataset(scan) -> DatasetSummary:
         duration_histogram=duration_histogram([item.audio.duration for item in scan.items]),
         bad_files=[{"path": b.path, "reason": b.reason, "detail": b.detail, "source": b.source} for b in scan.bad],
     )
+
+
+def memory_findings(summary: DatasetSummary, data) -> list[Finding]:
+    """An explicit `cache` whose features would not fit the cache budget: an error, with the numbers."""
+    from xtts_cli.data.plan import decide_mode
+
+    try:
+        decide_mode(data, summary.feature_bytes_estimate, budget_bytes=summary.cache_memory_limit_bytes)
+    except XttsError as exc:
+        return [Finding(id="data-cache-over-budget", severity="error", message=f"{exc.lines[0]} ({exc.hint})",
+                        fix=ConfigChange(key="data.preprocessing_mode", value="auto"))]
+    return []
 
 
 def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], list[Finding]]:
@@ -170,9 +199,10 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
             id="dataset-resampling", severity="info",
             message=f"audio sample rates {rates} differ from data.sample_rate ({config.data.sample_rate} Hz): every "
             "clip is resampled in the pipeline; cache or precompute features so it happens once",
-            fix=ConfigChange(key="data.preprocessing_mode", value="cache") if config.data.preprocessing_mode == "runtime" else None,
+            fix=ConfigChange(key="data.preprocessing_mode", value="auto") if config.data.preprocessing_mode == "runtime" else None,
         ))
-    return scan, summarize_dataset(scan), found
+    summary = summarize_dataset(scan, config.data)
+    return scan, summary, found + memory_findings(summary, config.data)
 
 
 def python_ops(dataset) -> list[str]:
@@ -398,7 +428,7 @@ def checkup(
         from xtts_cli.profiling.step_profiler import profile_step
 
         warmup = config.profiling.warmup_batches
-        if config.data.preprocessing_mode == "cache":
+        if report.dataset is not None and report.dataset.preprocessing_mode == "cache":
             # Time the cached epochs, as training sees them after the first.
             warmup = max(warmup, info.batches_per_epoch)
         say(f"timing the input pipeline alone: {num_batches} batches after {warmup} warm-up")

@@ -233,16 +233,11 @@ def _with_data(config: XttsConfig, **changes: Any) -> XttsConfig:
 
 
 def _build(config: XttsConfig, items: Sequence[DatasetItem], tokenizer) -> tuple[Any, PipelineInfo]:
-    from xtts_cli.data.pipeline import build_pipeline
+    from xtts_cli.data.pipeline import build_pipeline, plan_pipeline
 
-    dataset, info = build_pipeline(config, items, tokenizer, training=True)
-    if info.batches_per_epoch == 0:
-        raise XttsError(
-            f"{len(items)} training items give no full batch of {config.data.batch_size} "
-            f"({info.batching} batching, {len(info.bucket_boundaries) or 1} buckets)",
-            hint="lower --batch-size or data.num_buckets, or add data",
-        )
-    return dataset, info
+    plan = plan_pipeline(config.data, items, tokenizer, training=True)
+    plan.require_batches(hint="lower --batch-size or data.num_buckets, or add data")
+    return build_pipeline(config, items, tokenizer, training=True, plan=plan)
 
 
 def _measure_pipeline(config: XttsConfig, items, tokenizer, *, num_batches: int, warmup: int):
@@ -281,16 +276,16 @@ def _stage_timings(config: XttsConfig, items: Sequence[DatasetItem], *, full: Ba
                    warmup: int) -> list[StageTiming]:
     import tensorflow as tf
 
-    # Private helpers of the pipeline module on purpose: the stages must be fed exactly the element
-    # layout (and run with exactly the parallelism) the pipeline's own feature stage gets.
-    from xtts_cli.data.pipeline import _auto, _source, audio_formats, feature_stage
+    from xtts_cli.data.audio import CODECS
+    from xtts_cli.data.pipeline import audio_formats, feature_stage, parallel_calls, source_columns
 
+    # The stages are fed exactly the element layout (and run with exactly the parallelism) the
+    # pipeline's own feature stage gets.
     data = config.data
     formats = audio_formats(items)
-    source = tf.data.Dataset.from_tensor_slices(
-        _source(items, formats.codecs, global_codec_index=not data.use_tf_native_loading)
-    ).repeat()
-    parallel = _auto(data.num_workers)
+    codecs = formats.codecs if data.use_tf_native_loading else CODECS
+    source = tf.data.Dataset.from_tensor_slices(source_columns(items, codecs)).repeat()
+    parallel = parallel_calls(data.num_workers)
     deterministic = not data.optimize_cpu_gpu_overlap
 
     def staged(fn):
@@ -355,15 +350,18 @@ def profile_pipeline(
     data = config.data
     notes: list[str] = []
 
-    say(f"timing {num_batches} batches of {data.batch_size} after {warmup} warm-up batches ({data.preprocessing_mode} mode)")
+    say(f"timing {num_batches} batches of {data.batch_size} after {warmup} warm-up batches")
     main, info, repeated = _measure_pipeline(config, items, tokenizer, num_batches=num_batches, warmup=warmup)
+    mode = info.preprocessing_mode  # resolved: never auto
+    if data.preprocessing_mode == "auto":
+        notes.append(f"preprocessing_mode auto resolved to {mode}: {info.preprocessing_reason.removeprefix('auto: ')}")
     drawn = warmup + num_batches
     if repeated:
         notes.append(
             f"the dataset gives {info.batches_per_epoch} batches per epoch, fewer than the {drawn} drawn: "
             f"it was repeated ({drawn / info.batches_per_epoch:.1f} epochs)"
         )
-    if data.preprocessing_mode == "cache":
+    if mode == "cache":
         if info.batches_per_epoch > warmup:
             notes.append(
                 f"cache mode: the first epoch ({info.batches_per_epoch} batches) computes features and "
@@ -375,8 +373,8 @@ def profile_pipeline(
     period = main.oscillation.period_batches
     if repeated and period is not None and abs(period - info.batches_per_epoch) < 0.5:
         notes.append(
-            f"the latency cycle ({period:.1f} batches) is the epoch length: each epoch restarts the per-bucket "
-            "iterators and refills their buffers; a larger dataset (or fewer buckets) spreads that cost"
+            f"the latency cycle ({period:.1f} batches) is the epoch length: each epoch restarts the pipeline's "
+            "iterators and refills its buffers; a larger dataset spreads that cost"
         )
     notes.append(
         "no training step runs between batches, so each next() waits for the pipeline: these are its "
@@ -388,7 +386,7 @@ def profile_pipeline(
     # They also run locally: the numpy_function baseline cannot run on tf.data service workers (graph
     # ops only), and stages compared across machines would compare the machines.
     runtime = _with_data(config, preprocessing_mode="runtime", service_address=None)
-    local_runtime = data.preprocessing_mode == "runtime" and not data.service_address
+    local_runtime = mode == "runtime" and not data.service_address
     native_runtime: Optional[BatchMeasurement] = main if local_runtime and data.use_tf_native_loading else None
     if data.service_address and (stages or compare_baseline):
         notes.append("the stage breakdown and the baseline run on this machine's own pipeline, not the tf.data service")
@@ -412,10 +410,10 @@ def profile_pipeline(
                 native_runtime = full
         say("timing the stages: read, decode, features")
         stage_timings = _stage_timings(runtime, items, full=full, warmup=warmup)
-        if data.preprocessing_mode != "runtime":
+        if mode != "runtime":
             notes.append(
                 f"stages are measured in runtime mode (features every epoch) so each row includes the "
-                f"ones before it; the main figures are for {data.preprocessing_mode} mode"
+                f"ones before it; the main figures are for {mode} mode"
             )
 
     baseline: Optional[BaselineComparison] = None
@@ -436,7 +434,7 @@ def profile_pipeline(
         dataset_path=scan.dataset_path,
         items=len(items),
         batch_size=data.batch_size,
-        preprocessing_mode=data.preprocessing_mode,
+        preprocessing_mode=mode,
         tf_native=data.use_tf_native_loading,
         warmup_batches=warmup,
         num_batches=num_batches,
@@ -475,7 +473,7 @@ def _time_cell(config: XttsConfig, pipeline, samples: int) -> tuple[int, float]:
     # Cache mode: one whole epoch first, so the timed batches read the filled cache (an
     # interrupted first epoch would leave tf.data's in-memory cache empty). Runtime: one batch,
     # which pays the iterator start-up.
-    for _ in range(info.batches_per_epoch if config.data.preprocessing_mode == "cache" else 1):
+    for _ in range(info.batches_per_epoch if info.preprocessing_mode == "cache" else 1):
         next(iterator)
     batches = math.ceil(samples / config.data.batch_size)
     count = drawn = 0
@@ -489,7 +487,7 @@ def _time_cell(config: XttsConfig, pipeline, samples: int) -> tuple[int, float]:
 _SWEPT = ("num_workers", "prefetch_buffer_size", "batch_size", "preprocessing_mode")
 
 
-def _recommend(cells: list[SweepCell], config: XttsConfig) -> dict[str, Any]:
+def _recommend(cells: list[SweepCell], config: XttsConfig, resolved: str) -> dict[str, Any]:
     """The settings to recommend (one value per swept key), from the ranked cells.
 
     - Cells with prefetch off are measured but never recommended: the profile has no training step
@@ -497,13 +495,20 @@ def _recommend(cells: list[SweepCell], config: XttsConfig) -> dict[str, Any]:
     - A cache cell's timed batches all come from memory, so its num_workers (first epoch only) was
       not exercised: the current value is kept.
     - Cells within SWEEP_TIE of the fastest are ties: the one with the fewest changes wins.
+    - `resolved`: what the config's preprocessing_mode means for the whole dataset. With `auto`, a cell
+      of that mode keeps `auto`; cache cells are not recommended when the whole dataset's features
+      do not fit the cache budget (the sweep's sample fits; the dataset would not).
     """
     candidates = [cell for cell in cells if cell.prefetch_buffer_size != 0] or cells
+    if resolved != "cache" and config.data.preprocessing_mode != "cache":
+        candidates = [cell for cell in candidates if cell.preprocessing_mode != "cache"] or candidates
 
     def proposal(cell: SweepCell) -> dict[str, Any]:
         chosen = {key: getattr(cell, key) for key in _SWEPT}
         if cell.preprocessing_mode == "cache":
             chosen["num_workers"] = config.data.num_workers
+        if config.data.preprocessing_mode == "auto" and cell.preprocessing_mode in ("auto", resolved):
+            chosen["preprocessing_mode"] = "auto"
         return chosen
 
     def changes(cell: SweepCell) -> int:
@@ -557,7 +562,11 @@ def sweep(
             current=(workers, prefetch, batch, mode) == current,
         ))
     cells.sort(key=lambda cell: -cell.samples_per_sec)
-    settings = _recommend(cells, config)
+    from xtts_cli.data.plan import decide_mode
+
+    data = config.data
+    resolved = decide_mode(data, scan.feature_bytes(data.n_mels, data.sample_rate, data.hop_length)).mode
+    settings = _recommend(cells, config, resolved)
     change = {f"data.{key}": value for key, value in settings.items() if value != getattr(config.data, key)}
     notes = [
         f"{len(cells)} cells on {len(items)} training items, each timed over at least {samples} samples and "

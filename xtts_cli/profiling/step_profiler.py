@@ -127,9 +127,9 @@ def recommendations(
                                  "parallelise the map stages", fix=_set("data.num_workers", "auto")))
         if data.preprocessing_mode == "runtime":
             found.append(Finding(id="input-bound-runtime-features", severity=severity,
-                                 message=f"{share}: mel features are recomputed every epoch (runtime mode); cache "
-                                 "them in memory (or precompute them to disk for a dataset larger than RAM)",
-                                 fix=_set("data.preprocessing_mode", "cache")))
+                                 message=f"{share}: mel features are recomputed every epoch (runtime mode); let "
+                                 "auto cache them in memory when they fit, else precompute them to disk",
+                                 fix=_set("data.preprocessing_mode", "auto")))
         if len(found) == 0:
             found.append(Finding(id="input-bound", severity=severity,
                                  message=f"{share}: the pipeline settings already follow the rules; time its stages "
@@ -166,7 +166,7 @@ def _resident_batches(trainer, limit: int) -> list[Any]:
     import tensorflow as tf
 
     by_shape: dict[tuple, Any] = {}
-    for batch, _ in trainer._batches(trainer.train_ds):
+    for batch, _ in trainer.batches(trainer.train_ds):
         by_shape.setdefault(_mel_shape(batch), batch)
         if len(by_shape) >= limit:
             break
@@ -180,7 +180,7 @@ def _real_batches(trainer):
     """Endless (batch, wait seconds) over epochs, as the trainer draws them (a new iterator per epoch)."""
     while True:
         produced = False
-        for item in trainer._batches(trainer.train_ds):
+        for item in trainer.batches(trainer.train_ds):
             produced = True
             yield item
         if not produced:
@@ -224,7 +224,7 @@ def profile_step(
             info = trainer.pipeline_info
             if warmup is None:
                 warmup = config.profiling.warmup_batches
-                if not synthetic and config.data.preprocessing_mode == "cache" and warmup < trainer.steps_per_epoch:
+                if not synthetic and info.preprocessing_mode == "cache" and warmup < trainer.steps_per_epoch:
                     warmup = trainer.steps_per_epoch
                     notes.append(f"cache mode: warm-up is one whole epoch ({warmup} steps), which fills the "
                                  "cache; the timed steps read it as every later epoch does")
@@ -346,7 +346,7 @@ def profile_step(
         graph_mode=trainer.graph_mode,
         xla=trainer.xla,
         batch_size=trainer.batch_size,
-        preprocessing_mode=config.data.preprocessing_mode,
+        preprocessing_mode=trainer.pipeline_info.preprocessing_mode,
         num_steps=report.steps,
         warmup_steps=report.warmup_steps,
         data_wait_ms=_percentiles(report.data_wait),

@@ -148,7 +148,7 @@ class Trainer:
         import keras
         import tensorflow as tf
 
-        from xtts_cli.data.pipeline import build_pipeline
+        from xtts_cli.data.pipeline import build_pipeline, plan_pipeline
         from xtts_cli.data.scan import scan_dataset
         from xtts_cli.data.pipeline import tokenizer_for
         from xtts_cli.data.text import Tokenizer
@@ -242,16 +242,12 @@ class Trainer:
                     f"{len(train_items)} training items cannot be shared by {cluster.num_workers} workers",
                     hint="add data or use fewer workers",
                 )
+        share = f" (this worker's share of {len(train_items)})" if cluster is not None else ""
+        train_plan = plan_pipeline(global_config.data, shard_items, self.tokenizer, training=True, output=output)
+        train_plan.require_batches(share=share)  # before a precompute pass that may take an hour
         self.train_ds, self.pipeline_info = build_pipeline(
-            global_config, shard_items, self.tokenizer, training=True, output=output, device=target
+            global_config, shard_items, self.tokenizer, training=True, output=output, device=target, plan=train_plan
         )
-        if self.pipeline_info.batches_per_epoch == 0:
-            share = f" (this worker's share of {len(train_items)})" if cluster is not None else ""
-            raise XttsError(
-                f"{len(shard_items)} training items{share} give no full batch of {global_config.data.batch_size} "
-                f"({self.pipeline_info.batching} batching, {len(self.pipeline_info.bucket_boundaries) or 1} buckets)",
-                hint="lower data.batch_size or data.num_buckets, or add data",
-            )
         self.eval_ds = None
         if eval_items:
             # Every worker evaluates the whole validation set, in the same order: the same number of
@@ -489,7 +485,7 @@ class Trainer:
         counter = getattr(self._train_fn, "experimental_get_tracing_count", None)
         return int(counter()) if counter else 0
 
-    def _batches(self, dataset):
+    def batches(self, dataset):
         """Yield (batch ready for the step, seconds blocked waiting for it)."""
         if self.plan.kind in ("mirrored", "multi_worker"):
             dataset = self._distribute(dataset)
@@ -528,7 +524,7 @@ class Trainer:
             return None
         totals: dict[str, list[float]] = {"val_loss": [], "alignment_score": []}
         self.last_val_batch = None
-        for index, (batch, _) in enumerate(self._batches(self.eval_ds)):
+        for index, (batch, _) in enumerate(self.batches(self.eval_ds)):
             if index >= self.config.training.max_val_batches:
                 break
             if index == 0:
@@ -614,7 +610,7 @@ class Trainer:
         step = start_step
         # Multi-worker: one iterator over the endlessly repeating share for the whole run, cut into
         # epochs of steps_per_epoch steps (see setup).
-        endless = self._batches(self.train_ds) if multi else None
+        endless = self.batches(self.train_ds) if multi else None
         agreed_stop = False  # multi-worker: some worker was signalled, as the last step's reduction said
         try:
             with GracefulInterrupt() as interrupt, metrics_file as metrics, writer.as_default():
@@ -624,7 +620,7 @@ class Trainer:
                     return agreed_stop if multi else interrupt.requested
 
                 while step < max_steps and int(self.epoch_var.numpy()) < training.epochs and not stopping():
-                    epoch = itertools.islice(endless, self.steps_per_epoch) if multi else self._batches(self.train_ds)
+                    epoch = itertools.islice(endless, self.steps_per_epoch) if multi else self.batches(self.train_ds)
                     for batch, wait in epoch:
                         if multi:
                             self._stop_flag.assign(1.0 if interrupt.requested else 0.0)

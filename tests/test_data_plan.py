@@ -1,0 +1,112 @@
+"""The pipeline's plan without TensorFlow, and where features are kept (preprocessing_mode auto)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from xtts_cli.cli.app import app
+from xtts_cli.config.errors import XttsError
+from xtts_cli.config.schema import DataConfig
+from xtts_cli.data.plan import decide_mode, plan_pipeline
+from xtts_cli.data.scan import scan_dataset
+from xtts_cli.data.text import Tokenizer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_plan_is_made_without_tensorflow() -> None:
+    script = (
+        "import sys\n"
+        "from xtts_cli.config.schema import DataConfig\n"
+        "from xtts_cli.data.plan import plan_pipeline\n"
+        "from xtts_cli.data.scan import scan_dataset\n"
+        "from xtts_cli.data.text import Tokenizer\n"
+        "data = DataConfig(batch_size=4, num_buckets=3, cache_memory_limit='1GB', scan_cache=False)\n"
+        "scan = scan_dataset(data)\n"
+        "tokenizer = Tokenizer.build((i.training_text for i in scan.items), data.text_cleaners)\n"
+        "plan = plan_pipeline(data, scan.train, tokenizer, training=True)\n"
+        "assert 'tensorflow' not in sys.modules, 'the plan imported TensorFlow'\n"
+        "print(plan.mode, plan.batches_per_epoch, plan.num_groups)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                         env=dict(os.environ, XDG_CACHE_HOME=os.environ.get("XDG_CACHE_HOME", "/tmp")))
+    assert out.returncode == 0, out.stderr
+    mode, batches, groups = out.stdout.split()
+    assert mode == "cache" and int(batches) > 0 and int(groups) == 3
+
+
+@pytest.fixture(scope="module")
+def sample():
+    data = DataConfig(batch_size=4, num_buckets=3)
+    scan = scan_dataset(data)
+    return data, scan, Tokenizer.build((item.training_text for item in scan.items), data.text_cleaners)
+
+
+def test_the_plan_counts_batches_shapes_and_the_empty_epoch(sample) -> None:
+    data, scan, tokenizer = sample
+    items = scan.train
+    training = plan_pipeline(data, items, tokenizer, training=True, budget_bytes=10**12)
+    sizes = training.group_sizes
+    assert sum(sizes) == len(items) and training.num_groups == 3 and min(sizes) >= 4
+    assert training.batches_per_epoch == sum(n // 4 for n in sizes)
+    assert training.max_distinct_batch_shapes == 3 and training.drop_remainder
+    for k in range(3):
+        text_pad, frames = training.pad_shape(k)
+        members = training.group(k)
+        assert max(training.frames[i] for i in members) <= frames < training.buckets.boundaries[k]
+        assert max(len(training.text_ids[i]) for i in members) == text_pad
+    validation = plan_pipeline(data, items, tokenizer, training=False, budget_bytes=10**12)
+    assert validation.batches_per_epoch == sum(-(-n // 4) for n in validation.group_sizes)
+    assert validation.shuffle_buffer_size == 0 and not validation.drop_remainder
+    assert training.decision.feature_bytes == sum(training.frames) * data.n_mels * 4
+
+    few = plan_pipeline(DataConfig(batch_size=16, num_buckets=1), items[:5], tokenizer, training=True)
+    with pytest.raises(XttsError) as error:
+        few.require_batches()
+    assert "5 training items give no full batch of 16" in str(error.value)
+    with pytest.raises(XttsError, match="no training items"):
+        plan_pipeline(data, [], tokenizer, training=True)
+
+
+def test_auto_caches_what_fits_and_precomputes_what_does_not() -> None:
+    auto = DataConfig()
+    assert auto.preprocessing_mode == "auto" and auto.cache_memory_limit == "auto"
+    below = decide_mode(auto, 2 * 10**9, budget_bytes=8 * 10**9)
+    assert below.mode == "cache" and "2.0 GB fit the 8.0 GB" in below.reason
+    above = decide_mode(auto, 20 * 10**9, budget_bytes=8 * 10**9)
+    assert above.mode == "precompute" and "20.0 GB exceed the 8.0 GB" in above.reason
+    # An explicit limit, with a unit.
+    limited = DataConfig(cache_memory_limit="512MiB")
+    assert int(limited.cache_memory_limit) == 512 * 2**20
+    assert decide_mode(limited, 600 * 2**20).mode == "precompute"
+    assert decide_mode(limited, 400 * 2**20).mode == "cache"
+    # The service's workers compute features themselves.
+    assert decide_mode(DataConfig(service_address="localhost:5050"), 1).mode == "runtime"
+    # Explicit modes are kept; an explicit cache over the budget is an error with the numbers.
+    assert decide_mode(DataConfig(preprocessing_mode="runtime"), 10**12, budget_bytes=1).mode == "runtime"
+    with pytest.raises(XttsError) as error:
+        decide_mode(DataConfig(preprocessing_mode="cache", cache_memory_limit="1GB"), 3 * 10**9)
+    message = str(error.value)
+    assert "need 3.0 GB" in message and "1.0 GB budget" in message and "precompute" in error.value.hint
+    # The auto budget is half the memory available now.
+    assert decide_mode(auto, 1).budget_bytes > 0
+
+
+def test_validate_refuses_an_explicit_cache_over_budget(runner, write_config) -> None:
+    over = write_config("data:\n  preprocessing_mode: cache\n  cache_memory_limit: 1MB\n")
+    result = runner.invoke(app, ["validate", "-c", str(over), "--json"])
+    payload = json.loads(result.stdout)
+    assert result.exit_code == 1
+    (finding,) = [f for f in payload["findings"] if f["id"] == "data-cache-over-budget"]
+    assert finding["severity"] == "error" and "over the 1 MB budget" in finding["message"]
+    assert (finding["fix"]["key"], finding["fix"]["value"]) == ("data.preprocessing_mode", "auto")
+    fits = json.loads(runner.invoke(app, ["validate", "-c", str(write_config("data:\n  cache_memory_limit: 1MB\n",
+                                                                             name="auto.yaml")), "--json"]).stdout)
+    assert fits["dataset"]["preprocessing_mode"] == "precompute"
+    assert fits["dataset"]["feature_bytes_estimate"] > 10**6 == fits["dataset"]["cache_memory_limit_bytes"]

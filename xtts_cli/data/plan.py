@@ -1,0 +1,284 @@
+"""The input pipeline's plan: everything about an epoch that is known before any audio is decoded.
+
+Plain Python over the scanned items (no TensorFlow), so it can be tested, reported and reasoned
+about on its own: the codecs to decode, each clip's token ids and mel length (exact, from the
+headers), its length bucket and the shape its batch is padded to, the batches an epoch gives, the
+features' size in memory and, from that, where features are kept (`preprocessing_mode`).
+`pipeline.build_pipeline` turns a plan into a tf.data graph; the profilers read the same plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Optional, Sequence
+
+import numpy as np
+from pydantic import BaseModel
+
+from xtts_cli.config.errors import XttsError
+from xtts_cli.config.schema import DataConfig
+from xtts_cli.data.audio import CODECS
+from xtts_cli.data.bucketing import BucketPlan, plan_buckets
+from xtts_cli.data.scan import DatasetItem
+from xtts_cli.data.text import Tokenizer, UnknownCharactersError
+
+Output = Literal["mel", "audio"]
+Mode = Literal["runtime", "cache", "precompute"]
+
+# `data.cache_memory_limit: auto`: this share of the memory the machine has available when the run
+# starts. The rest is left to TensorFlow, the model, the optimizer and the decode buffers.
+AUTO_CACHE_SHARE = 0.5
+FLOAT_BYTES = 4
+
+
+class AudioFormats(BaseModel):
+    """What a set of clips needs decoded: the codecs present and, when every clip shares them, the
+    channel count and sample rate (None where they vary), so the graph can leave out what no clip needs."""
+
+    codecs: list[str]
+    channels: Optional[int] = None
+    rate: Optional[int] = None
+
+
+def audio_formats(items: Sequence[DatasetItem]) -> AudioFormats:
+    channels = {item.audio.channels for item in items}
+    rates = {item.audio.sample_rate for item in items}
+    present = {item.audio.codec for item in items}
+    return AudioFormats(
+        codecs=[c for c in CODECS if c in present],
+        channels=channels.pop() if len(channels) == 1 else None,
+        rate=rates.pop() if len(rates) == 1 else None,
+    )
+
+
+def mel_frames(item: DatasetItem, data: DataConfig) -> int:
+    """Mel frames of a clip at the training rate, from its header: 1 + samples // hop."""
+    return 1 + item.audio.num_samples * data.sample_rate // item.audio.sample_rate // data.hop_length
+
+
+def source_columns(items: Sequence[DatasetItem], codecs: Sequence[str]) -> dict[str, np.ndarray]:
+    """Per clip, what the feature stage reads: {path, codec (index into `codecs`), rate, channels,
+    offset, num_samples}, one array each."""
+    index = {codec: k for k, codec in enumerate(codecs)}
+    return {
+        "path": np.asarray([item.audio_path for item in items], dtype=object),
+        "codec": np.fromiter((index[item.audio.codec] for item in items), dtype=np.int32, count=len(items)),
+        "rate": np.fromiter((item.audio.sample_rate for item in items), dtype=np.int64, count=len(items)),
+        "channels": np.fromiter((item.audio.channels for item in items), dtype=np.int32, count=len(items)),
+        "offset": np.fromiter((item.audio.data_offset for item in items), dtype=np.int64, count=len(items)),
+        "num_samples": np.fromiter((item.audio.num_samples for item in items), dtype=np.int64, count=len(items)),
+    }
+
+
+def available_memory_bytes() -> Optional[int]:
+    """Memory the machine can give a new process now (Linux MemAvailable), else None."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import os
+
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def cache_budget_bytes(data: DataConfig) -> Optional[int]:
+    """`data.cache_memory_limit` in bytes; `auto`: AUTO_CACHE_SHARE of the available memory (None
+    when the machine does not say)."""
+    if data.cache_memory_limit != "auto":
+        return int(data.cache_memory_limit)
+    available = available_memory_bytes()
+    return None if available is None else int(available * AUTO_CACHE_SHARE)
+
+
+def gigabytes(count: int) -> str:
+    return f"{count / 1e9:.1f} GB" if count >= 1e8 else f"{count / 1e6:.0f} MB"
+
+
+@dataclass(frozen=True)
+class ModeDecision:
+    """Where features are kept, and why."""
+
+    mode: Mode
+    reason: str
+    feature_bytes: int
+    budget_bytes: Optional[int]
+
+
+def decide_mode(data: DataConfig, feature_bytes: int, *, budget_bytes: Optional[int] = None) -> ModeDecision:
+    """Resolve `data.preprocessing_mode` for features of `feature_bytes` bytes.
+
+    `auto`: `cache` when they fit the memory budget (`cache_budget_bytes`), else `precompute`; a
+    tf.data service pipeline is `runtime` (its workers rebuild a cache per job). An explicit `cache`
+    over the budget is an error naming the numbers and the fix: caching it would run out of memory.
+    """
+    budget = cache_budget_bytes(data) if budget_bytes is None else budget_bytes
+    need, limit = gigabytes(feature_bytes), "unknown" if budget is None else gigabytes(budget)
+    setting = ("data.cache_memory_limit: auto, half the memory available now" if data.cache_memory_limit == "auto"
+               else "data.cache_memory_limit")
+    fits = budget is None or feature_bytes <= budget
+    if data.preprocessing_mode != "auto":
+        if data.preprocessing_mode == "cache" and not fits:
+            raise XttsError(
+                f"data.preprocessing_mode is cache but the features need {need} of memory, over the "
+                f"{limit} budget ({setting})",
+                hint="set data.preprocessing_mode: precompute (features on disk) or auto, or raise data.cache_memory_limit",
+            )
+        return ModeDecision(data.preprocessing_mode, "set in the config", feature_bytes, budget)
+    if data.service_address:
+        return ModeDecision("runtime", "auto: the tf.data service's workers compute features", feature_bytes, budget)
+    if fits:
+        return ModeDecision("cache", f"auto: features {need} fit the {limit} memory budget", feature_bytes, budget)
+    return ModeDecision("precompute", f"auto: features {need} exceed the {limit} memory budget", feature_bytes, budget)
+
+
+@dataclass(frozen=True)
+class PipelinePlan:
+    """One pipeline's epoch, planned from the scan. Index i of every per-clip list is `items[i]`."""
+
+    data: DataConfig
+    output: Output
+    training: bool
+    items: tuple[DatasetItem, ...]
+    decision: ModeDecision
+    formats: AudioFormats
+    text_ids: list[list[int]]
+    frames: list[int]
+    batching: Literal["bucketed", "fixed", "dynamic"]
+    buckets: Optional[BucketPlan]
+    bucket_of: np.ndarray = field(repr=False)
+
+    @property
+    def mode(self) -> Mode:
+        return self.decision.mode
+
+    @property
+    def batch_size(self) -> int:
+        return self.data.batch_size
+
+    @property
+    def drop_remainder(self) -> bool:
+        """Training drops each bucket's partial batch: every step sees a full, static batch."""
+        return self.training
+
+    @property
+    def num_groups(self) -> int:
+        return self.buckets.num_buckets if self.buckets else 1
+
+    def group(self, k: int) -> np.ndarray:
+        """Indices of the clips in bucket `k`, in item order."""
+        return np.flatnonzero(self.bucket_of == k)
+
+    @property
+    def group_sizes(self) -> list[int]:
+        return np.bincount(self.bucket_of, minlength=self.num_groups).tolist()
+
+    @property
+    def batch_counts(self) -> list[int]:
+        size = self.batch_size
+        return [n // size if self.drop_remainder else -(-n // size) for n in self.group_sizes]
+
+    @property
+    def batches_per_epoch(self) -> int:
+        return sum(self.batch_counts)
+
+    @property
+    def max_distinct_batch_shapes(self) -> Optional[int]:
+        """Per bucket, full batches and (without drop_remainder) one final partial one; None: dynamic padding."""
+        if self.batching == "dynamic":
+            return None
+        size = self.batch_size
+        return sum(int(n >= size) + int(not self.drop_remainder and n % size > 0) for n in self.group_sizes)
+
+    def pad_shape(self, k: int) -> Optional[tuple[int, int]]:
+        """(text length, mel frames) every batch of bucket `k` is padded to; None: each batch's longest."""
+        if self.buckets is not None:
+            return self.buckets.text_pads[k], self.buckets.length_pads[k]
+        if self.batching == "fixed":
+            return self.data.max_text_length, self.data.max_mel_frames
+        return None
+
+    @property
+    def padding_efficiency(self) -> float:
+        """Real mel frames / padded mel frames, from the scanned lengths (before any silence trimming).
+        Dynamic padding to the batch maximum depends on the shuffle: its lower bound."""
+        frames = np.asarray(self.frames)
+        if self.buckets is not None:
+            return self.buckets.padding_efficiency(frames)
+        pad = self.data.max_mel_frames if self.batching == "fixed" else int(frames.max())
+        return float(frames.sum() / (len(frames) * pad))
+
+    @property
+    def shuffle_buffer_size(self) -> int:
+        return min(self.data.shuffle_buffer_multiplier * self.batch_size, len(self.items)) if self.training else 0
+
+    def columns(self, *, global_codec_index: bool = False) -> dict[str, np.ndarray]:
+        """`source_columns` of the plan's items (codec indices into CODECS with `global_codec_index`)."""
+        return source_columns(self.items, CODECS if global_codec_index else self.formats.codecs)
+
+    def require_batches(self, *, share: str = "", hint: str = "lower data.batch_size or data.num_buckets, or add data") -> None:
+        """The empty-epoch error: training items that give no full batch."""
+        if self.batches_per_epoch == 0:
+            raise XttsError(
+                f"{len(self.items)} training items{share} give no full batch of {self.batch_size} "
+                f"({self.batching} batching, {self.num_groups} buckets)",
+                hint=hint,
+            )
+
+
+def encode_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> list[list[int]]:
+    encoded = []
+    for item in items:
+        try:
+            encoded.append(tokenizer.encode(item.training_text))
+        except UnknownCharactersError as error:
+            raise XttsError(f"{item.source} ({item.id}): {error.lines[0]}", hint=error.hint) from None
+    return encoded
+
+
+def feature_bytes(frames: Sequence[int], data: DataConfig, output: Output) -> int:
+    """Bytes the pipeline's float32 features take in memory: mel frames x n_mels, or the samples."""
+    total = int(np.sum(frames, dtype=np.int64))
+    per_frame = data.n_mels if output == "mel" else data.hop_length
+    return total * per_frame * FLOAT_BYTES
+
+
+def plan_pipeline(data: DataConfig, items: Sequence[DatasetItem], tokenizer: Tokenizer, *, training: bool,
+                  output: Output = "mel", budget_bytes: Optional[int] = None) -> PipelinePlan:
+    """Plan a training (shuffled, full batches only) or validation (every clip, in order) pipeline.
+
+    `budget_bytes`: the cache memory budget to decide `preprocessing_mode: auto` against; default
+    `cache_budget_bytes(data)`.
+    """
+    items = tuple(items)
+    if not items:
+        raise XttsError(
+            f"no {'training' if training else 'validation'} items to build a pipeline from",
+            hint="check the dataset scan report (xtts validate) and data.eval_fraction",
+        )
+    if output not in ("mel", "audio"):
+        raise ValueError(f"output must be 'mel' or 'audio', got {output!r}")
+    text_ids = encode_texts(items, tokenizer)
+    frames = [mel_frames(item, data) for item in items]
+    buckets: Optional[BucketPlan] = None
+    bucket_of = np.zeros(len(items), dtype=np.int64)
+    if data.pad_to_fixed_length:
+        batching = "fixed"
+    elif data.bucket_by_length:
+        batching = "bucketed"
+        buckets = plan_buckets(frames, [len(t) for t in text_ids], data.num_buckets,
+                               min_size=data.batch_size if training else 1)
+        bucket_of = buckets.bucket_of(frames).astype(np.int64)
+    else:
+        batching = "dynamic"
+    return PipelinePlan(
+        data=data, output=output, training=training, items=items,
+        decision=decide_mode(data, feature_bytes(frames, data, output), budget_bytes=budget_bytes),
+        formats=audio_formats(items), text_ids=text_ids, frames=frames, batching=batching, buckets=buckets,
+        bucket_of=bucket_of,
+    )
