@@ -217,10 +217,6 @@ class PipelinePlan:
     def shuffle_buffer_size(self) -> int:
         return min(self.data.shuffle_buffer_multiplier * self.batch_size, len(self.items)) if self.training else 0
 
-    def columns(self, *, global_codec_index: bool = False) -> dict[str, np.ndarray]:
-        """`source_columns` of the plan's items (codec indices into CODECS with `global_codec_index`)."""
-        return source_columns(self.items, CODECS if global_codec_index else self.formats.codecs)
-
     def require_batches(self, *, share: str = "", hint: str = "lower data.batch_size or data.num_buckets, or add data") -> None:
         """The empty-epoch error: training items that give no full batch."""
         if self.batches_per_epoch == 0:
