@@ -32,8 +32,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -67,8 +68,12 @@ def versions() -> str:
     import tensorflow as tf
     import tensorflow_io as tfio
 
-    parts = [f"python {platform.python_version()}", f"tensorflow {tf.__version__}", f"tensorflow-io {tfio.__version__}",
-             f"numpy {numpy.__version__}"]
+    parts = [
+        f"python {platform.python_version()}",
+        f"tensorflow {tf.__version__}",
+        f"tensorflow-io {tfio.__version__}",
+        f"numpy {numpy.__version__}",
+    ]
     try:
         import librosa
 
@@ -87,9 +92,20 @@ def librosa_loader(data):
     def load(path):
         audio, _ = librosa.load(path.decode("utf-8"), sr=data.sample_rate, mono=True)
         mel = librosa.feature.melspectrogram(
-            y=audio, sr=data.sample_rate, n_fft=data.n_fft, hop_length=data.hop_length, win_length=data.win_length,
-            window="hann", center=True, pad_mode="reflect", power=1.0, n_mels=data.n_mels, fmin=data.fmin,
-            fmax=data.fmax, htk=data.mel_filterbank == "htk", norm="slaney" if data.mel_filterbank == "slaney" else None,
+            y=audio,
+            sr=data.sample_rate,
+            n_fft=data.n_fft,
+            hop_length=data.hop_length,
+            win_length=data.win_length,
+            window="hann",
+            center=True,
+            pad_mode="reflect",
+            power=1.0,
+            n_mels=data.n_mels,
+            fmin=data.fmin,
+            fmax=data.fmax,
+            htk=data.mel_filterbank == "htk",
+            norm="slaney" if data.mel_filterbank == "slaney" else None,
         )
         return np.log(np.maximum(mel, 1e-5)).T.astype(np.float32)
 
@@ -99,19 +115,27 @@ def librosa_loader(data):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-path", help="Dataset root (default: the bundled sample).")
-    parser.add_argument("--repeat", type=int, help="Use the clips this many times (default: 6 for the bundled sample, else 1).")
+    parser.add_argument(
+        "--repeat", type=int, help="Use the clips this many times (default: 6 for the bundled sample, else 1)."
+    )
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
 
-    import numpy as np
     import tensorflow as tf
 
     from xtts_cli.config.schema import XttsConfig
-    from xtts_cli.data.features import log_mel
     from xtts_cli.data.audio import CODECS
-    from xtts_cli.data.pipeline import (audio_formats, build_pipeline, decoded_audio_dataset, feature_stage, parallel_calls,
-                                        source_columns, tokenizer_for)
+    from xtts_cli.data.features import log_mel
+    from xtts_cli.data.pipeline import (
+        audio_formats,
+        build_pipeline,
+        decoded_audio_dataset,
+        feature_stage,
+        parallel_calls,
+        source_columns,
+        tokenizer_for,
+    )
     from xtts_cli.data.scan import scan_dataset
 
     try:
@@ -122,7 +146,9 @@ def main() -> None:
         have_librosa = False
 
     repeat = args.repeat or (6 if args.data_path is None else 1)
-    base = XttsConfig(data={"dataset_path": args.data_path, "batch_size": args.batch_size, "preprocessing_mode": "runtime"})
+    base = XttsConfig(
+        data={"dataset_path": args.data_path, "batch_size": args.batch_size, "preprocessing_mode": "runtime"}
+    )
     data = base.data
     scan = scan_dataset(data)
     items = list(scan.items) * repeat
@@ -141,8 +167,11 @@ def main() -> None:
     def clips_librosa():
         load = librosa_loader(data)
         paths = tf.data.Dataset.from_tensor_slices([item.audio_path for item in items]).repeat()
-        return paths.map(lambda p: tf.ensure_shape(tf.numpy_function(load, [p], tf.float32, stateful=False), [None, data.n_mels]),
-                         num_parallel_calls=parallel, deterministic=False)
+        return paths.map(
+            lambda p: tf.ensure_shape(tf.numpy_function(load, [p], tf.float32, stateful=False), [None, data.n_mels]),
+            num_parallel_calls=parallel,
+            deterministic=False,
+        )
 
     def batches_librosa():
         # The users' shape: per-clip loader, padded to the batch's longest clip, prefetch.
@@ -151,25 +180,36 @@ def main() -> None:
 
     def compute_bound():
         audio = decoded_audio_dataset(base, items)
-        return audio.repeat().map(lambda element: log_mel(element["audio"], data), num_parallel_calls=parallel,
-                                  deterministic=False)
+        return audio.repeat().map(
+            lambda element: log_mel(element["audio"], data), num_parallel_calls=parallel, deterministic=False
+        )
 
     def pipeline(**changes):
         return lambda: build_pipeline(with_data(**changes), items, tokenizer, training=True)[0].repeat()
 
     cases = [
         Case("librosa load + mel in tf.numpy_function (before)", "clip", clips_librosa),
-        Case("numpy_function baseline (ours)", "clip", lambda: per_clip(feature_stage(with_data(use_tf_native_loading=False).data, "mel", formats), native=False)),
+        Case(
+            "numpy_function baseline (ours)",
+            "clip",
+            lambda: per_clip(feature_stage(with_data(use_tf_native_loading=False).data, "mel", formats), native=False),
+        ),
         Case("TF-native map (read, decode, mel)", "clip", lambda: per_clip(feature_stage(data, "mel", formats))),
         Case("librosa numpy_function + padded_batch (before)", "batch", batches_librosa),
         Case("numpy_function baseline pipeline (ours)", "batch", pipeline(use_tf_native_loading=False)),
         Case("compute bound: mel of audio decoded in memory", "clip", compute_bound),
         Case("TF-native pipeline, runtime", "batch", pipeline()),
         Case("TF-native pipeline, cache (epoch 2+)", "batch", pipeline(preprocessing_mode="cache")),
-        Case("TF-native pipeline, precompute (epoch 2+)", "batch",
-             pipeline(preprocessing_mode="precompute", feature_cache_dir=cache_dir.name)),
-        Case("TF-native pipeline, cache, fixed padding", "batch",
-             pipeline(preprocessing_mode="cache", pad_to_fixed_length=True, bucket_by_length=False)),
+        Case(
+            "TF-native pipeline, precompute (epoch 2+)",
+            "batch",
+            pipeline(preprocessing_mode="precompute", feature_cache_dir=cache_dir.name),
+        ),
+        Case(
+            "TF-native pipeline, cache, fixed padding",
+            "batch",
+            pipeline(preprocessing_mode="cache", pad_to_fixed_length=True, bucket_by_length=False),
+        ),
     ]
     if not have_librosa:
         cases = [case for case in cases if not case.name.startswith("librosa")]
@@ -179,11 +219,16 @@ def main() -> None:
     if not have_librosa:
         print("librosa is not installed: the librosa rows are skipped (pip install -e '.[test]' adds it)")
     seconds = sum(item.audio.duration for item in items)
-    print(f"data: {scan.dataset_path} x{repeat} = {len(items)} clips, {seconds / 60:.1f} min of audio "
-          f"(mean {seconds / len(items):.2f} s); batch {data.batch_size}, {data.sample_rate} Hz, {data.n_mels} mels, "
-          f"n_fft {data.n_fft}, hop {data.hop_length}, num_workers {data.num_workers}")
-    print(f"method: one untimed round, then {args.rounds} interleaved rounds of ~{len(items)} samples per case; "
-          "rates: medians; ratios: medians of per-round ratios", flush=True)
+    print(
+        f"data: {scan.dataset_path} x{repeat} = {len(items)} clips, {seconds / 60:.1f} min of audio "
+        f"(mean {seconds / len(items):.2f} s); batch {data.batch_size}, {data.sample_rate} Hz, {data.n_mels} mels, "
+        f"n_fft {data.n_fft}, hop {data.hop_length}, num_workers {data.num_workers}"
+    )
+    print(
+        f"method: one untimed round, then {args.rounds} interleaved rounds of ~{len(items)} samples per case; "
+        "rates: medians; ratios: medians of per-round ratios",
+        flush=True,
+    )
 
     def draw(case: Case, samples: int) -> tuple[int, int, int, float]:
         iterator = iter(case.dataset)
@@ -247,7 +292,7 @@ def main() -> None:
 
     for group, title, reference in (
         ("clip", "per-clip features, clips/s", "numpy_function baseline (ours)"),
-        ("batch", f"training batches (bucketed unless said), samples/s", "numpy_function baseline pipeline (ours)"),
+        ("batch", "training batches (bucketed unless said), samples/s", "numpy_function baseline pipeline (ours)"),
     ):
         print(f"\n{title:58} {'median':>9} {'min-max':>17} {'vs ours np':>10}")
         for case in (c for c in cases if c.group == group):
@@ -259,10 +304,31 @@ def main() -> None:
     native_map = "TF-native map (read, decode, mel)"
     bound = "compute bound: mel of audio decoded in memory"
     print("\nratios (same run, same clips; median of the per-round ratios, min-max)")
-    rows = [("TF-native pipeline / numpy_function pipeline (ours)", native, "numpy_function baseline pipeline (ours)", ">= 2.5x")]
+    rows = [
+        (
+            "TF-native pipeline / numpy_function pipeline (ours)",
+            native,
+            "numpy_function baseline pipeline (ours)",
+            ">= 2.5x",
+        )
+    ]
     if have_librosa:
-        rows.append(("TF-native pipeline / librosa pipeline (before)", native, "librosa numpy_function + padded_batch (before)", ""))
-        rows.append(("TF-native map / librosa map (per clip)", native_map, "librosa load + mel in tf.numpy_function (before)", ""))
+        rows.append(
+            (
+                "TF-native pipeline / librosa pipeline (before)",
+                native,
+                "librosa numpy_function + padded_batch (before)",
+                "",
+            )
+        )
+        rows.append(
+            (
+                "TF-native map / librosa map (per clip)",
+                native_map,
+                "librosa load + mel in tf.numpy_function (before)",
+                "",
+            )
+        )
     rows += [
         ("TF-native map / numpy_function map (ours, per clip)", native_map, "numpy_function baseline (ours)", ""),
         ("TF-native pipeline / compute bound", native, bound, ">= 0.90x"),
@@ -276,13 +342,20 @@ def main() -> None:
 
     bucketed, fixed = "TF-native pipeline, cache (epoch 2+)", "TF-native pipeline, cache, fixed padding"
     print(f"\npadding (cache mode, batch {data.batch_size}, max_mel_frames {data.max_mel_frames})")
-    for name, label in ((bucketed, f"bucketed ({data.num_buckets} buckets)"), (fixed, "fixed: every batch padded to max_mel_frames")):
+    for name, label in (
+        (bucketed, f"bucketed ({data.num_buckets} buckets)"),
+        (fixed, "fixed: every batch padded to max_mel_frames"),
+    ):
         print(f"  {label:58} efficiency {efficiency(name):6.1%}   real mel frames/s {frames(name):12,.0f}")
-    print(f"  {'bucketed / fixed, real mel frames/s, input pipeline alone':58} {frames(bucketed) / frames(fixed):8.2f}x  "
-          "(the bar is through the step: benchmarks/training_step.py --only padding)")
+    print(
+        f"  {'bucketed / fixed, real mel frames/s, input pipeline alone':58} {frames(bucketed) / frames(fixed):8.2f}x  "
+        "(the bar is through the step: benchmarks/training_step.py --only padding)"
+    )
     setup = next(c for c in cases if "precompute" in c.name).setup_seconds
-    print(f"\nprecompute: building the pipeline (features computed and written to a temp dir) and one pass took "
-          f"{setup:.1f} s; cache: the warm-up pass filled it, the timed passes read memory")
+    print(
+        f"\nprecompute: building the pipeline (features computed and written to a temp dir) and one pass took "
+        f"{setup:.1f} s; cache: the warm-up pass filled it, the timed passes read memory"
+    )
     cache_dir.cleanup()
     sys.stdout.flush()
 

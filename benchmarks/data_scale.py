@@ -79,9 +79,9 @@ def worker(job: dict) -> dict:
     """One measurement, in this (fresh) process."""
     import numpy as np
 
-    from xtts_cli.config.errors import XttsError
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.data.scan import scan_dataset
+    from xtts_cli.errors import XttsError
 
     data = {"dataset_path": job["path"], "feature_cache_dir": job.get("features")}
     if job["kind"] == "scan":
@@ -98,8 +98,11 @@ def worker(job: dict) -> dict:
         batch, _ = next(trainer.batches(trainer.train_ds))
         float(trainer.train_step(batch)["loss"])
         store = trainer.pipeline_info.feature_cache
-        return {"seconds": time.perf_counter() - STARTED, "mode": trainer.pipeline_info.preprocessing_mode,
-                "built": store.built if store else 0}
+        return {
+            "seconds": time.perf_counter() - STARTED,
+            "mode": trainer.pipeline_info.preprocessing_mode,
+            "built": store.built if store else 0,
+        }
 
     from xtts_cli.data.pipeline import build_pipeline, plan_pipeline, tokenizer_for
 
@@ -125,8 +128,11 @@ def worker(job: dict) -> dict:
 
     def stats(latencies: list[float]) -> dict:
         values = np.asarray(latencies)
-        return {"rate": len(values) * config.data.batch_size / values.sum(), "cv": float(values.std() / values.mean()),
-                "p95_ms": float(np.percentile(values, 95) * 1000)}
+        return {
+            "rate": len(values) * config.data.batch_size / values.sum(),
+            "cv": float(values.std() / values.mean()),
+            "p95_ms": float(np.percentile(values, 95) * 1000),
+        }
 
     iterator = iter(dataset)
     draw(iterator, job["warmup"])
@@ -137,16 +143,23 @@ def worker(job: dict) -> dict:
             for _ in iterator:
                 pass
         steady = stats(draw(iter(dataset.repeat()), job["batches"], min_seconds=2.0))
-    return {"mode": info.preprocessing_mode, "items": info.num_items, "build_s": built, "first": first,
-            "steady": steady, "feature_bytes": info.feature_bytes_estimate,
-            "budget": info.cache_memory_limit_bytes,
-            "rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9}
+    return {
+        "mode": info.preprocessing_mode,
+        "items": info.num_items,
+        "build_s": built,
+        "first": first,
+        "steady": steady,
+        "feature_bytes": info.feature_bytes_estimate,
+        "budget": info.cache_memory_limit_bytes,
+        "rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9,
+    }
 
 
 def run(job: dict, cache: Path) -> dict:
     env = dict(os.environ, XDG_CACHE_HOME=str(cache), TF_CPP_MIN_LOG_LEVEL="3")
-    result = subprocess.run([sys.executable, __file__, "--worker", json.dumps(job)], env=env, capture_output=True,
-                            text=True, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, __file__, "--worker", json.dumps(job)], env=env, capture_output=True, text=True, cwd=ROOT
+    )
     if result.returncode != 0:
         raise SystemExit(f"{job['kind']} {job.get('mode', '')} on {job['path']} failed:\n{result.stderr[-3000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -165,11 +178,13 @@ def measure_size(path: Path, size: int, args, work: Path) -> dict:
     if args.scan_only:
         return figures
     base = {"path": str(path), "features": str(features)}
-    figures["first_step"] = [run({**base, "kind": "first_step", "run": str(work / f"run-{size}-{n}")}, cache)
-                             for n in range(2)]
+    figures["first_step"] = [
+        run({**base, "kind": "first_step", "run": str(work / f"run-{size}-{n}")}, cache) for n in range(2)
+    ]
     for mode in MODES:
-        figures[mode] = run({**base, "kind": "pipeline", "mode": mode, "batches": args.batches,
-                             "warmup": args.warmup}, cache)
+        figures[mode] = run(
+            {**base, "kind": "pipeline", "mode": mode, "batches": args.batches, "warmup": args.warmup}, cache
+        )
     return figures
 
 
@@ -180,19 +195,25 @@ def report(size: int, figures: dict) -> None:
     if "first_step" not in figures:
         return
     cold, warm = figures["first_step"]
-    print(f"time to the first training step (defaults, tiny model, {cold['mode']} mode): first start "
-          f"{cold['seconds']:.1f} s ({cold['built']:,} clips precomputed), second start {warm['seconds']:.1f} s")
+    print(
+        f"time to the first training step (defaults, tiny model, {cold['mode']} mode): first start "
+        f"{cold['seconds']:.1f} s ({cold['built']:,} clips precomputed), second start {warm['seconds']:.1f} s"
+    )
     auto = figures["auto"]
     print(f"features {gb(auto['feature_bytes'])}, cache budget {gb(auto['budget'])}: auto chose {auto['mode']}")
-    print(f"{'mode':22} {'first epoch /s':>14} {'CV':>5} {'p95 ms':>7} {'steady /s':>10} {'peak RSS':>9} {'build s':>8}")
+    print(
+        f"{'mode':22} {'first epoch /s':>14} {'CV':>5} {'p95 ms':>7} {'steady /s':>10} {'peak RSS':>9} {'build s':>8}"
+    )
     for mode in MODES:
         row = figures[mode]
         name = f"auto ({row.get('mode', 'refused')})" if mode == "auto" else mode
         if "refused" in row:
             print(f"{name:22} refused: {row['refused']}")
             continue
-        print(f"{name:22} {row['first']['rate']:14.0f} {row['first']['cv']:5.2f} {row['first']['p95_ms']:7.1f} "
-              f"{row['steady']['rate']:10.0f} {row['rss_gb']:8.2f}G {row['build_s']:8.1f}")
+        print(
+            f"{name:22} {row['first']['rate']:14.0f} {row['first']['cv']:5.2f} {row['first']['p95_ms']:7.1f} "
+            f"{row['steady']['rate']:10.0f} {row['rss_gb']:8.2f}G {row['build_s']:8.1f}"
+        )
 
 
 def bars(results: dict[int, dict]) -> None:
@@ -202,8 +223,10 @@ def bars(results: dict[int, dict]) -> None:
             continue
         auto, runtime = figures["auto"], figures["runtime"]
         ratio = auto["first"]["rate"] / runtime["first"]["rate"]
-        print(f"{size:>7,}: default first epoch {ratio:.2f}x runtime (bar >= 0.9), CV {auto['first']['cv']:.2f} "
-              f"(bar <= 0.5)")
+        print(
+            f"{size:>7,}: default first epoch {ratio:.2f}x runtime (bar >= 0.9), CV {auto['first']['cv']:.2f} "
+            f"(bar <= 0.5)"
+        )
     sizes = sorted(size for size in results if "runtime" in results[size])
     if len(sizes) >= 2:
         small, large = sizes[0], sizes[-1]
@@ -214,7 +237,9 @@ def bars(results: dict[int, dict]) -> None:
     if sizes:
         small = sizes[0]
         pre, runtime = results[small]["precompute"], results[small]["runtime"]
-        print(f"{small:,}: precompute epochs {pre['steady']['rate'] / runtime['first']['rate']:.1f}x runtime (bar >= 30)")
+        print(
+            f"{small:,}: precompute epochs {pre['steady']['rate'] / runtime['first']['rate']:.1f}x runtime (bar >= 30)"
+        )
     largest = max(results)
     print(f"{largest:,}: second-start scan {results[largest]['scan'][1]['seconds']:.2f} s (bar < 5)")
 
@@ -234,8 +259,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(worker(json.loads(args.worker))))
         return 0
 
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; source {args.source}; "
-          f"batch 16, {args.batches} batches timed after {args.warmup}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; source {args.source}; "
+        f"batch 16, {args.batches} batches timed after {args.warmup}"
+    )
     results: dict[int, dict] = {}
     work = args.out / "work"
     for size in (int(value) for value in args.sizes.split(",")):
@@ -245,7 +272,9 @@ def main(argv: list[str] | None = None) -> int:
         for layout in sorted(set(sets) - {"ljspeech"}):
             shutil.rmtree(work / f"scan-{layout}-{size}", ignore_errors=True)
             scans = [run({"kind": "scan", "path": str(sets[layout])}, work / f"scan-{layout}-{size}") for _ in range(2)]
-            print(f"scan, {layout} layout: first start {scans[0]['seconds']:.2f} s, second start {scans[1]['seconds']:.2f} s")
+            print(
+                f"scan, {layout} layout: first start {scans[0]['seconds']:.2f} s, second start {scans[1]['seconds']:.2f} s"
+            )
     bars(results)
     return 0
 

@@ -70,7 +70,9 @@ def draw(case: Case) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-path", help="Dataset root (default: the bundled sample).")
-    parser.add_argument("--repeat", type=int, help="Use the clips this many times (default: 30 for the bundled sample, else 1).")
+    parser.add_argument(
+        "--repeat", type=int, help="Use the clips this many times (default: 30 for the bundled sample, else 1)."
+    )
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
@@ -81,7 +83,9 @@ def main() -> None:
     from xtts_cli.data.service import bound_port, start_dispatcher, start_worker
 
     repeat = args.repeat or (30 if args.data_path is None else 1)
-    base = XttsConfig(data={"dataset_path": args.data_path, "batch_size": args.batch_size, "preprocessing_mode": "runtime"})
+    base = XttsConfig(
+        data={"dataset_path": args.data_path, "batch_size": args.batch_size, "preprocessing_mode": "runtime"}
+    )
     scan = scan_dataset(base.data)
     items = list(scan.train) * repeat
     tokenizer = tokenizer_for(scan, base.data)
@@ -103,10 +107,15 @@ def main() -> None:
     print(f"machine: {cpu_model()}, {os.cpu_count()} cores ({len(os.sched_getaffinity(0))} usable)")
     print(f"versions: {versions()}")
     seconds = sum(item.audio.duration for item in items)
-    print(f"data: {scan.dataset_path} x{repeat} = {len(items)} training clips, {seconds / 60:.1f} min of audio; batch "
-          f"{base.data.batch_size}, runtime features, num_workers {base.data.num_workers}; servers in this process on loopback")
-    print(f"method: one untimed round, then {args.rounds} rounds of one epoch per case (fresh iterator, as the "
-          "trainer reads it); medians", flush=True)
+    print(
+        f"data: {scan.dataset_path} x{repeat} = {len(items)} training clips, {seconds / 60:.1f} min of audio; batch "
+        f"{base.data.batch_size}, runtime features, num_workers {base.data.num_workers}; servers in this process on loopback"
+    )
+    print(
+        f"method: one untimed round, then {args.rounds} rounds of one epoch per case (fresh iterator, as the "
+        "trainer reads it); medians",
+        flush=True,
+    )
 
     for case in cases:
         data = {"service_address": case.address, "service_sharding": case.sharding} if case.address else {}
@@ -122,22 +131,30 @@ def main() -> None:
 
     local = cases[0]
     steady0, epoch0 = statistics.median(local.steady), statistics.median(local.epoch)
-    print(f"\n{'training pipeline, samples/s (medians)':42} {'steady':>8} {'vs local':>9} {'epoch':>8} {'vs local':>9} "
-          f"{'1st batch':>10} {'end tail':>9} {'samples':>8}")
+    print(
+        f"\n{'training pipeline, samples/s (medians)':42} {'steady':>8} {'vs local':>9} {'epoch':>8} {'vs local':>9} "
+        f"{'1st batch':>10} {'end tail':>9} {'samples':>8}"
+    )
     for case in cases:
         steady, epoch = statistics.median(case.steady), statistics.median(case.epoch)
-        print(f"  {case.name:40} {steady:8,.0f} {steady / steady0:8.2f}x {epoch:8,.0f} {epoch / epoch0:8.2f}x "
-              f"{statistics.median(case.first):9.2f}s {statistics.median(case.tail):8.2f}s "
-              f"{statistics.median(case.samples):8,.0f}")
+        print(
+            f"  {case.name:40} {steady:8,.0f} {steady / steady0:8.2f}x {epoch:8,.0f} {epoch / epoch0:8.2f}x "
+            f"{statistics.median(case.first):9.2f}s {statistics.median(case.tail):8.2f}s "
+            f"{statistics.median(case.samples):8,.0f}"
+        )
     two, one = cases[2], cases[1]
     print("\nratios (same run, same clips)")
-    print(f"  {'2 workers / 1 worker, steady (dynamic sharding)':58} "
-          f"{statistics.median(two.steady) / statistics.median(one.steady):6.2f}x")
+    print(
+        f"  {'2 workers / 1 worker, steady (dynamic sharding)':58} "
+        f"{statistics.median(two.steady) / statistics.median(one.steady):6.2f}x"
+    )
     print(f"  {'1 worker / local pipeline, steady':58} {statistics.median(one.steady) / steady0:6.2f}x")
     print(f"  {'1 worker / local pipeline, whole epoch':58} {statistics.median(one.epoch) / epoch0:6.2f}x")
-    print("\nsteady: first batch to last; epoch: iter() to the end, so it includes the epoch start (a new job "
-          "iteration) and the end tail (the client learning that every worker is done); 'samples' is per epoch "
-          "(sharding off: every worker makes the whole epoch). The workers here share the consumer's cores.")
+    print(
+        "\nsteady: first batch to last; epoch: iter() to the end, so it includes the epoch start (a new job "
+        "iteration) and the end tail (the client learning that every worker is done); 'samples' is per epoch "
+        "(sharding off: every worker makes the whole epoch). The workers here share the consumer's cores."
+    )
 
     # Iterators and datasets first: a client left over after its dispatcher stopped logs a warning at exit.
     for case in cases:

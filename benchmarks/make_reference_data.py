@@ -64,8 +64,10 @@ def main(argv: list[str] | None = None) -> int:
             durations.append(seconds)
     (args.out / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     total = sum(durations)
-    print(f"{args.out}: {len(durations)} clips, {total / 60:.1f} min, mean {total / len(durations):.2f} s, "
-          f"min {min(durations):.2f} s, max {max(durations):.2f} s")
+    print(
+        f"{args.out}: {len(durations)} clips, {total / 60:.1f} min, mean {total / len(durations):.2f} s, "
+        f"min {min(durations):.2f} s, max {max(durations):.2f} s"
+    )
     return 0
 
 

@@ -25,9 +25,9 @@ def main() -> None:
     import tensorflow as tf
 
     from xtts_cli.config import resolve_config
+    from xtts_cli.data.features import with_reference
     from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
     from xtts_cli.data.scan import scan_dataset
-    from xtts_cli.data.features import with_reference
     from xtts_cli.model.xtts import build_model
     from xtts_cli.profiling.step_timer import StepTimer
 
@@ -38,11 +38,17 @@ def main() -> None:
     dataset = dataset.repeat()
     model = build_model(config.model, config.data, tokenizer.vocab_size)
     optimizer = keras.optimizers.AdamW(1e-4)
-    signature = [tf.nest.map_structure(lambda s: tf.TensorSpec([s.shape[0]] + [None] * (s.shape.rank - 1), s.dtype), dataset.element_spec)]
+    signature = [
+        tf.nest.map_structure(
+            lambda s: tf.TensorSpec([s.shape[0]] + [None] * (s.shape.rank - 1), s.dtype), dataset.element_spec
+        )
+    ]
 
     @tf.function(input_signature=signature)
     def step(batch):
-        batch = with_reference(batch, config.data, seed=tf.stack([tf.constant(0, tf.int64), tf.cast(optimizer.iterations, tf.int64)]))
+        batch = with_reference(
+            batch, config.data, seed=tf.stack([tf.constant(0, tf.int64), tf.cast(optimizer.iterations, tf.int64)])
+        )
         with tf.GradientTape() as tape:
             losses = model.compute_loss(batch, model(batch, training=True))
         optimizer.apply(tape.gradient(losses["loss"], model.trainable_variables), model.trainable_variables)
@@ -68,7 +74,9 @@ def main() -> None:
     print(f"tiny model, batch 8, {args.blocks} alternating blocks of {args.steps_per_block} steps")
     print(f"bare step:     {1000 * b:8.2f} ms (median of blocks)")
     print(f"profiled step: {1000 * p:8.2f} ms")
-    print(f"profiled / bare: {p / b:.3f} (bar <= 1.03); timer's own bookkeeping: {timer.measure_overhead():.1f} us per step")
+    print(
+        f"profiled / bare: {p / b:.3f} (bar <= 1.03); timer's own bookkeeping: {timer.measure_overhead():.1f} us per step"
+    )
 
 
 if __name__ == "__main__":

@@ -38,19 +38,104 @@ DEFAULT_VOICE = "en-us+klatt"
 
 DETERMINERS = ["the", "a", "my", "your", "his", "her", "our", "their", "this", "that", "every", "one"]
 ADJECTIVES = [
-    "red", "green", "blue", "small", "big", "old", "new", "little", "happy", "quiet", "warm", "cold",
-    "dark", "bright", "tall", "young", "lazy", "clever", "brown", "white", "black", "heavy", "soft", "round",
+    "red",
+    "green",
+    "blue",
+    "small",
+    "big",
+    "old",
+    "new",
+    "little",
+    "happy",
+    "quiet",
+    "warm",
+    "cold",
+    "dark",
+    "bright",
+    "tall",
+    "young",
+    "lazy",
+    "clever",
+    "brown",
+    "white",
+    "black",
+    "heavy",
+    "soft",
+    "round",
 ]
 NOUNS = [
-    "cat", "dog", "bird", "fish", "horse", "child", "man", "woman", "teacher", "doctor", "farmer", "baker",
-    "king", "queen", "boy", "girl", "friend", "neighbor", "house", "garden", "table", "chair", "window",
-    "door", "river", "tree", "road", "city", "village", "boat", "car", "train", "book", "letter", "box",
-    "cup", "apple", "bread", "ball", "hat", "coat", "key", "lamp", "bed", "field", "hill", "forest",
-    "market", "school", "kitchen",
+    "cat",
+    "dog",
+    "bird",
+    "fish",
+    "horse",
+    "child",
+    "man",
+    "woman",
+    "teacher",
+    "doctor",
+    "farmer",
+    "baker",
+    "king",
+    "queen",
+    "boy",
+    "girl",
+    "friend",
+    "neighbor",
+    "house",
+    "garden",
+    "table",
+    "chair",
+    "window",
+    "door",
+    "river",
+    "tree",
+    "road",
+    "city",
+    "village",
+    "boat",
+    "car",
+    "train",
+    "book",
+    "letter",
+    "box",
+    "cup",
+    "apple",
+    "bread",
+    "ball",
+    "hat",
+    "coat",
+    "key",
+    "lamp",
+    "bed",
+    "field",
+    "hill",
+    "forest",
+    "market",
+    "school",
+    "kitchen",
 ]
 VERBS = [
-    "found", "saw", "bought", "painted", "carried", "opened", "closed", "cleaned", "moved", "washed",
-    "dropped", "lifted", "watched", "liked", "kept", "took", "gave", "sold", "made", "fixed",
+    "found",
+    "saw",
+    "bought",
+    "painted",
+    "carried",
+    "opened",
+    "closed",
+    "cleaned",
+    "moved",
+    "washed",
+    "dropped",
+    "lifted",
+    "watched",
+    "liked",
+    "kept",
+    "took",
+    "gave",
+    "sold",
+    "made",
+    "fixed",
 ]
 INTRANSITIVE = ["sat", "slept", "stood", "waited", "walked", "ran", "sang", "laughed", "rested", "stayed"]
 PREPOSITIONS = ["near", "under", "behind", "beside", "inside", "above", "by", "across", "along", "over"]
@@ -74,7 +159,9 @@ def _clause(rng: random.Random) -> list[str]:
     if kind == 1:
         return subject + [rng.choice(VERBS)] + _noun_phrase(rng, 0.3) + [rng.choice(PREPOSITIONS)] + _noun_phrase(rng)
     if kind == 2:
-        return subject + [rng.choice(INTRANSITIVE), rng.choice(PREPOSITIONS)] + _noun_phrase(rng) + [rng.choice(ADVERBS)]
+        return (
+            subject + [rng.choice(INTRANSITIVE), rng.choice(PREPOSITIONS)] + _noun_phrase(rng) + [rng.choice(ADVERBS)]
+        )
     return subject + [rng.choice(INTRANSITIVE), rng.choice(ADVERBS)]
 
 
@@ -93,23 +180,25 @@ def sentence_grammar() -> str:
     def choice(words: list[str]) -> str:
         return "(" + " | ".join(words) + ")"
 
-    return "\n".join([
-        "#JSGF V1.0;",
-        "grammar sentences;",
-        "public <sentence> = <clause> [<conjunction> <clause>];",
-        "<clause> = <noun_phrase> <verb> <noun_phrase> [<preposition> <noun_phrase>]"
-        " | <noun_phrase> <intransitive> [<preposition> <noun_phrase>] <adverb>;",
-        "<noun_phrase> = <determiner> [<adjective>] <noun>;",
-        f"<determiner> = {choice(DETERMINERS)};",
-        f"<adjective> = {choice(ADJECTIVES)};",
-        f"<noun> = {choice(NOUNS)};",
-        f"<verb> = {choice(VERBS)};",
-        f"<intransitive> = {choice(INTRANSITIVE)};",
-        f"<preposition> = {choice(PREPOSITIONS)};",
-        f"<adverb> = {choice(ADVERBS)};",
-        f"<conjunction> = {choice(CONJUNCTIONS)};",
-        "",
-    ])
+    return "\n".join(
+        [
+            "#JSGF V1.0;",
+            "grammar sentences;",
+            "public <sentence> = <clause> [<conjunction> <clause>];",
+            "<clause> = <noun_phrase> <verb> <noun_phrase> [<preposition> <noun_phrase>]"
+            " | <noun_phrase> <intransitive> [<preposition> <noun_phrase>] <adverb>;",
+            "<noun_phrase> = <determiner> [<adjective>] <noun>;",
+            f"<determiner> = {choice(DETERMINERS)};",
+            f"<adjective> = {choice(ADJECTIVES)};",
+            f"<noun> = {choice(NOUNS)};",
+            f"<verb> = {choice(VERBS)};",
+            f"<intransitive> = {choice(INTRANSITIVE)};",
+            f"<preposition> = {choice(PREPOSITIONS)};",
+            f"<adverb> = {choice(ADVERBS)};",
+            f"<conjunction> = {choice(CONJUNCTIONS)};",
+            "",
+        ]
+    )
 
 
 def vocabulary() -> list[str]:
@@ -121,16 +210,42 @@ def speak(text: str, voice: str, speed: int, target: Path, scratch: Path) -> flo
     raw = scratch / "raw.wav"
     subprocess.run(["espeak-ng", "-v", voice, "-s", str(speed), "-w", str(raw), text], check=True)
     subprocess.run(
-        ["sox", "-D", str(raw), "-r", str(SAMPLE_RATE), "-b", "16", "-e", "signed-integer", "-c", "1", str(target),
-         "silence", "1", "0.02", "0.1%", "reverse", "silence", "1", "0.02", "0.1%", "reverse", "pad", "0.1", "0.1"],
+        [
+            "sox",
+            "-D",
+            str(raw),
+            "-r",
+            str(SAMPLE_RATE),
+            "-b",
+            "16",
+            "-e",
+            "signed-integer",
+            "-c",
+            "1",
+            str(target),
+            "silence",
+            "1",
+            "0.02",
+            "0.1%",
+            "reverse",
+            "silence",
+            "1",
+            "0.02",
+            "0.1%",
+            "reverse",
+            "pad",
+            "0.1",
+            "0.1",
+        ],
         check=True,
     )
     with wave.open(str(target)) as handle:
         return handle.getnframes() / handle.getframerate()
 
 
-def make_dataset(out: Path, *, minutes: float = 20.0, heldout: int = 24, voice: str = DEFAULT_VOICE, speed: int = 165,
-                 seed: int = 7) -> dict:
+def make_dataset(
+    out: Path, *, minutes: float = 20.0, heldout: int = 24, voice: str = DEFAULT_VOICE, speed: int = 165, seed: int = 7
+) -> dict:
     """Write the dataset into `out` (see the module docstring); returns its summary."""
     for tool in ("espeak-ng", "sox"):
         if subprocess.run(["which", tool], capture_output=True).returncode:
@@ -169,8 +284,15 @@ def make_dataset(out: Path, *, minutes: float = 20.0, heldout: int = 24, voice: 
     (out / "heldout.txt").write_text("\n".join(heldout_sentences) + "\n", encoding="utf-8")
     (out / "vocabulary.txt").write_text("\n".join(vocabulary()) + "\n", encoding="utf-8")
     (out / "sentences.jsgf").write_text(sentence_grammar(), encoding="ascii")
-    summary = {"clips": len(lines), "minutes": total / 60.0, "heldout": len(heldout_sentences), "voice": voice,
-               "speed": speed, "seed": seed, "words": len(vocabulary())}
+    summary = {
+        "clips": len(lines),
+        "minutes": total / 60.0,
+        "heldout": len(heldout_sentences),
+        "voice": voice,
+        "speed": speed,
+        "seed": seed,
+        "words": len(vocabulary()),
+    }
     (out / "README.md").write_text(
         "espeak-ng speech for the xtts speech-quality benchmark (benchmarks/speech_data.py): "
         f"{summary['clips']} clips, {summary['minutes']:.1f} min, voice {voice} at {speed} words/min, seed {seed}; "
@@ -190,10 +312,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speed", type=int, default=165, help="espeak-ng words per minute")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
-    summary = make_dataset(args.out, minutes=args.minutes, heldout=args.heldout, voice=args.voice, speed=args.speed,
-                           seed=args.seed)
-    print(f"{args.out}: {summary['clips']} clips, {summary['minutes']:.1f} min, {summary['heldout']} held-out sentences, "
-          f"{summary['words']} words")
+    summary = make_dataset(
+        args.out, minutes=args.minutes, heldout=args.heldout, voice=args.voice, speed=args.speed, seed=args.seed
+    )
+    print(
+        f"{args.out}: {summary['clips']} clips, {summary['minutes']:.1f} min, {summary['heldout']} held-out sentences, "
+        f"{summary['words']} words"
+    )
     return 0
 
 

@@ -55,8 +55,11 @@ def xtts(args: list[str], **kwargs) -> subprocess.CompletedProcess:
 def train(config: Path, data: Path, run_dir: Path, log: Path) -> float:
     began = time.perf_counter()
     with log.open("w") as handle:
-        done = xtts(["train", "--config", str(config), "--train-data", str(data), "--run-dir", str(run_dir), "--fresh"],
-                    stdout=handle, stderr=subprocess.STDOUT)
+        done = xtts(
+            ["train", "--config", str(config), "--train-data", str(data), "--run-dir", str(run_dir), "--fresh"],
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+        )
     if done.returncode:
         raise SystemExit(f"xtts train failed ({done.returncode}); see {log}")
     return time.perf_counter() - began
@@ -65,8 +68,10 @@ def train(config: Path, data: Path, run_dir: Path, log: Path) -> float:
 def synthesize(sentences: list[str], run_dir: Path, out: Path) -> list[dict]:
     reports = []
     for index, text in enumerate(sentences):
-        done = xtts(["synthesize", text, "--checkpoint", str(run_dir), "--out", str(out / f"ours-{index:03d}.wav"), "--json"],
-                    capture_output=True)
+        done = xtts(
+            ["synthesize", text, "--checkpoint", str(run_dir), "--out", str(out / f"ours-{index:03d}.wav"), "--json"],
+            capture_output=True,
+        )
         if done.returncode:
             raise SystemExit(f"xtts synthesize failed on {text!r}:\n{done.stderr}")
         reports.append(json.loads(done.stdout))
@@ -84,8 +89,14 @@ def griffin_lim_floor(espeak_wavs: list[Path], out: Path, data) -> list[Path]:
         audio, rate = read_wav(path)
         assert rate == data.sample_rate, (path, rate)
         mel = log_mel(audio, data).numpy()
-        rebuilt = griffin_lim(mel, mel_filterbank(data), n_fft=data.n_fft, hop_length=data.hop_length,
-                              win_length=data.win_length, n_iter=GRIFFIN_LIM_ITERATIONS)
+        rebuilt = griffin_lim(
+            mel,
+            mel_filterbank(data),
+            n_fft=data.n_fft,
+            hop_length=data.hop_length,
+            win_length=data.win_length,
+            n_iter=GRIFFIN_LIM_ITERATIONS,
+        )
         target = out / f"griffinlim-{index:03d}.wav"
         target.write_bytes(wav_bytes(np.asarray(rebuilt), data.sample_rate))
         paths.append(target)
@@ -108,8 +119,15 @@ def picture(target: Path, text: str, espeak_wav: Path, run_dir: Path, data) -> N
     from xtts_cli.training.synthesis import REFERENCE_FILE, load_run, load_speaking_rate, synthesize_speech
 
     config, tokenizer, model, step, run = load_run(run_dir)
-    speech = synthesize_speech(model, tokenizer, text, np.load(run.path / REFERENCE_FILE), config.data,
-                               rate=load_speaking_rate(run.path), settings=config.synthesis)
+    speech = synthesize_speech(
+        model,
+        tokenizer,
+        text,
+        np.load(run.path / REFERENCE_FILE),
+        config.data,
+        rate=load_speaking_rate(run.path),
+        settings=config.synthesis,
+    )
     espeak = mel_of(espeak_wav, data)
     frames = max(len(espeak), speech.frames)
     figure, axes = plt.subplots(3, 1, figsize=(10, 9), gridspec_kw={"height_ratios": [1, 1, 1.2]})
@@ -176,26 +194,37 @@ def main(argv: list[str] | None = None) -> int:
 
     espeak_seconds = [len(read_wav(path)[0]) / data.sample_rate for path in espeak_wavs]
     ratios = [report["seconds"] / seconds for report, seconds in zip(reports, espeak_seconds)]
-    stopped = sum(report["ended_by"].startswith("stop token") and report["ended_by"] != "stop token at the floor"
-                  for report in reports)
+    stopped = sum(
+        report["ended_by"].startswith("stop token") and report["ended_by"] != "stop token at the floor"
+        for report in reports
+    )
     espeak_mels = [mel_of(path, data) for path in espeak_wavs]
     mcd_ours = [mel_cepstral_distortion(mel_of(path, data), reference) for path, reference in zip(ours, espeak_mels)]
     mcd_floor = [mel_cepstral_distortion(mel_of(path, data), reference) for path, reference in zip(floor, espeak_mels)]
-    validations = [record for record in read_metrics(args.run_dir / "metrics.jsonl") if "alignment_score" in record
-                   and "val_loss" in record]
+    validations = [
+        record
+        for record in read_metrics(args.run_dir / "metrics.jsonl")
+        if "alignment_score" in record and "val_loss" in record
+    ]
     picture(args.out / "speech_quality.png", sentences[0], espeak_wavs[0], args.run_dir, data)
 
     print(f"\nspeech quality: {len(sentences)} held-out sentences, run {args.run_dir}, dataset {args.data}")
     print(f"{'':28} {'WER (sentence grammar)':>23} {'WER (word loop)':>16} {'MCD (dB)':>9}")
-    print(f"{'xtts (ours)':28} {scores['xtts (ours)']['grammar']:23.3f} {scores['xtts (ours)']['loop']:16.3f} "
-          f"{statistics.median(mcd_ours):9.2f}")
+    print(
+        f"{'xtts (ours)':28} {scores['xtts (ours)']['grammar']:23.3f} {scores['xtts (ours)']['loop']:16.3f} "
+        f"{statistics.median(mcd_ours):9.2f}"
+    )
     print(f"{'espeak-ng':28} {scores['espeak-ng']['grammar']:23.3f} {scores['espeak-ng']['loop']:16.3f} {'0':>9}")
     name = "espeak mel -> Griffin-Lim"
     print(f"{name:28} {scores[name]['grammar']:23.3f} {scores[name]['loop']:16.3f} {statistics.median(mcd_floor):9.2f}")
-    print(f"duration ratio ours / espeak: median {statistics.median(ratios):.2f} "
-          f"(range {min(ratios):.2f}-{max(ratios):.2f})")
-    print(f"ended by the stop token: {stopped} of {len(reports)} "
-          f"({', '.join(sorted({report['ended_by'] for report in reports}))})")
+    print(
+        f"duration ratio ours / espeak: median {statistics.median(ratios):.2f} "
+        f"(range {min(ratios):.2f}-{max(ratios):.2f})"
+    )
+    print(
+        f"ended by the stop token: {stopped} of {len(reports)} "
+        f"({', '.join(sorted({report['ended_by'] for report in reports}))})"
+    )
     print(f"alignment score of our generations: median {statistics.median(r['alignment_score'] for r in reports):.3f}")
     if validations:
         trail = ", ".join(f"{record['step']}: {record['alignment_score']:.2f}" for record in validations)

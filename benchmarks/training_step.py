@@ -72,8 +72,11 @@ def _padding_comparison(config, tokenizer_vocab: int, passes: int) -> None:
             float(step(batch)["loss"])
         prepared[name] = (step, batches)
         real = sum(float(tf.reduce_sum(b["mel_lengths"])) for b in batches)
-        shapes[name] = (len(batches), sum(b["mel"].shape[0] for b in batches),
-                        real / sum(b["mel"].shape[0] * b["mel"].shape[1] for b in batches))
+        shapes[name] = (
+            len(batches),
+            sum(b["mel"].shape[0] for b in batches),
+            real / sum(b["mel"].shape[0] * b["mel"].shape[1] for b in batches),
+        )
     # Passes alternate between the two, so the machine's drift hits both alike.
     seconds, frames = dict.fromkeys(prepared, 0.0), dict.fromkeys(prepared, 0.0)
     for _ in range(passes):
@@ -84,13 +87,21 @@ def _padding_comparison(config, tokenizer_vocab: int, passes: int) -> None:
                 seconds[name] += time.perf_counter() - start
                 frames[name] += float(tf.reduce_sum(batch["mel_lengths"]))
     rates = {name: frames[name] / seconds[name] for name in prepared}
-    print(f"\npadding: the same clips, model and graph-mode step, {passes} alternating pass(es) over one epoch's batches")
-    for name, label in (("bucketed", f"bucketed ({config.data.num_buckets} buckets)"),
-                        ("fixed", f"fixed: every batch padded to {config.data.max_mel_frames} frames")):
+    print(
+        f"\npadding: the same clips, model and graph-mode step, {passes} alternating pass(es) over one epoch's batches"
+    )
+    for name, label in (
+        ("bucketed", f"bucketed ({config.data.num_buckets} buckets)"),
+        ("fixed", f"fixed: every batch padded to {config.data.max_mel_frames} frames"),
+    ):
         count, clips, efficiency = shapes[name]
-        print(f"  {label:44} {clips} clips in {count:3d} batches, efficiency {efficiency:6.1%}, "
-              f"real mel frames/s {rates[name]:10,.0f}")
-    print(f"  bucketed / fixed, real mel frames/s through the step: {rates['bucketed'] / rates['fixed']:.2f}x (bar >= 1.5x)")
+        print(
+            f"  {label:44} {clips} clips in {count:3d} batches, efficiency {efficiency:6.1%}, "
+            f"real mel frames/s {rates[name]:10,.0f}"
+        )
+    print(
+        f"  bucketed / fixed, real mel frames/s through the step: {rates['bucketed'] / rates['fixed']:.2f}x (bar >= 1.5x)"
+    )
 
 
 def _make_step(model, optimizer, data, *, graph: bool, xla: bool, signature=None):
@@ -149,7 +160,9 @@ def _graph_comparison(config, batches, tokenizer, steps: int) -> None:
 
     from xtts_cli.model.xtts import build_model
 
-    signature = [tf.nest.map_structure(lambda t: tf.TensorSpec([t.shape[0]] + [None] * (t.shape.rank - 1), t.dtype), batches[0])]
+    signature = [
+        tf.nest.map_structure(lambda t: tf.TensorSpec([t.shape[0]] + [None] * (t.shape.rank - 1), t.dtype), batches[0])
+    ]
     results = {}
     for name, graph, xla in (("eager", False, False), ("graph", True, False), ("graph + XLA", True, True)):
         keras.utils.set_random_seed(0)
@@ -186,6 +199,7 @@ def _train_share(overrides: dict) -> None:
         f"default xtts train, steps 11-60: {1000.0 / statistics.mean(r['step_ms'] for r in records):.2f} steps/s, "
         f"data wait {share:.1f} % of step time (bar < 5 %); whole run incl. warm-up: {result.data_wait_percent:.1f} %"
     )
+
 
 if __name__ == "__main__":
     main()

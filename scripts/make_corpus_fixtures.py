@@ -56,9 +56,30 @@ class Voice:
         raw = self.tmp / f"{self.count}.wav"
         run(["espeak-ng", "-v", voice, "-s", "190", "-w", str(raw), text])
         dst.parent.mkdir(parents=True, exist_ok=True)
-        run(["sox", "-D", str(raw), "-c", "1", *options, str(dst),
-             "silence", "1", "0.02", "0.1%", "reverse", "silence", "1", "0.02", "0.1%", "reverse",
-             "pad", "0.05", "0.05"])
+        run(
+            [
+                "sox",
+                "-D",
+                str(raw),
+                "-c",
+                "1",
+                *options,
+                str(dst),
+                "silence",
+                "1",
+                "0.02",
+                "0.1%",
+                "reverse",
+                "silence",
+                "1",
+                "0.02",
+                "0.1%",
+                "reverse",
+                "pad",
+                "0.05",
+                "0.05",
+            ]
+        )
 
 
 def write(path: Path, text: str) -> None:
@@ -77,8 +98,12 @@ def vctk(out: Path, voice: Voice) -> None:
             if speaker == "p225":  # both microphones, as in the corpus; the scan takes mic1
                 shutil.copy(audio / f"{stem}_mic1.flac", audio / f"{stem}_mic2.flac")
     # An audio file with no transcript (VCTK 0.92's p315 has none), a transcript with no audio.
-    voice.say("No words for me.", VOICES[0], out / "wav48_silence_trimmed" / "p225" / "p225_003_mic1.flac",
-              ["-r", "48000", "-b", "16"])
+    voice.say(
+        "No words for me.",
+        VOICES[0],
+        out / "wav48_silence_trimmed" / "p225" / "p225_003_mic1.flac",
+        ["-r", "48000", "-b", "16"],
+    )
     write(out / "txt" / "p226" / "p226_009.txt", "Where did it go?\n")
 
 
@@ -102,8 +127,12 @@ def libritts(out: Path, voice: Voice) -> None:
                 write(folder / f"{stem}.original.txt", text)
                 write(folder / f"{stem}.normalized.txt", text)
                 voice.say(text, VOICES[s % len(VOICES)], folder / f"{stem}.wav", ["-r", "24000", "-b", "16"])
-    voice.say("Nothing was written.", VOICES[1], out / "train-clean-100" / "26" / "101" / "26_101_000000_000009.wav",
-              ["-r", "24000", "-b", "16"])
+    voice.say(
+        "Nothing was written.",
+        VOICES[1],
+        out / "train-clean-100" / "26" / "101" / "26_101_000000_000009.wav",
+        ["-r", "24000", "-b", "16"],
+    )
 
 
 def common_voice(out: Path, voice: Voice) -> None:
@@ -140,8 +169,9 @@ def nemo(out: Path, voice: Voice) -> None:
             text = TEXTS[(s + n + 3) % len(TEXTS)].lower().rstrip(".")
             voice.say(text, VOICES[s], out / name, ["-r", "16000", "-b", "16"])
             frames = int(subprocess.run(["soxi", "-s", str(out / name)], capture_output=True, check=True).stdout)
-            records.append({"audio_filepath": name, "text": text, "duration": round(frames / 16000, 3),
-                            "speaker": speaker})
+            records.append(
+                {"audio_filepath": name, "text": text, "duration": round(frames / 16000, 3), "speaker": speaker}
+            )
     write(out / "train_manifest.json", "".join(json.dumps(record) + "\n" for record in records))
 
 
@@ -154,8 +184,15 @@ def ljspeech2(out: Path, voice: Voice) -> None:
     write(out / "metadata.csv", "\n".join(lines) + "\n")
 
 
-MAKERS = {"vctk": vctk, "vctk_wav48": vctk_wav48, "libritts": libritts, "common_voice": common_voice,
-          "coqui": coqui, "nemo": nemo, "ljspeech2": ljspeech2}
+MAKERS = {
+    "vctk": vctk,
+    "vctk_wav48": vctk_wav48,
+    "libritts": libritts,
+    "common_voice": common_voice,
+    "coqui": coqui,
+    "nemo": nemo,
+    "ljspeech2": ljspeech2,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,19 +52,16 @@ SENTENCES: list[tuple[str, str | None]] = [
     ("Turn left at the next corner.", None),
     ("My brother fixed the old bicycle.", None),
     ("It rained all day on Sunday.", None),
-    ("The library opens at 9 in the morning.",
-     "The library opens at nine in the morning."),
+    ("The library opens at 9 in the morning.", "The library opens at nine in the morning."),
     ("Could you pass me the salt?", None),
-    ("The children played in the park until their parents called them in"
-     " for supper.", None),
+    ("The children played in the park until their parents called them in for supper.", None),
     ("He forgot his umbrella at the station and walked home through the rain.", None),
     ("Fresh apples are sold at the market.", None),
     ("The train leaves from platform 2.", "The train leaves from platform two."),
     ("Our neighbor walks her dog every evening.", None),
     ("The soup needs a little more pepper.", None),
     ("I left my keys on the kitchen table.", None),
-    ("The river was calm and quiet, and the boats rested by the wooden pier.",
-     None),
+    ("The river was calm and quiet, and the boats rested by the wooden pier.", None),
     ("There are 12 eggs in the box.", "There are twelve eggs in the box."),
     ("Where did you put the scissors?", None),
     ("The garden looks lovely in spring.", None),
@@ -76,8 +73,7 @@ SENTENCES: list[tuple[str, str | None]] = [
     ("Please write your name at the top.", None),
     ("The lamp on the desk is broken.", None),
     ("They painted the fence white.", None),
-    ("The meeting starts at 4 this afternoon.",
-     "The meeting starts at four this afternoon."),
+    ("The meeting starts at 4 this afternoon.", "The meeting starts at four this afternoon."),
     ("Birds were singing outside the window.", None),
     ("Good morning, how are you today?", None),
     ("The milk is in the fridge.", None),
@@ -132,19 +128,42 @@ def synth(text: str, voice: str, speed: int, dst: Path, tmpdir: Path) -> None:
     run(["espeak-ng", "-v", voice, "-s", str(speed), "-w", str(raw), text])
     # -D: no dither (keeps output deterministic). Trim leading silence, then
     # trailing silence (via reverse), then pad PAD_SEC of silence at each end.
-    run([
-        "sox", "-D", str(raw),
-        "-r", str(SAMPLE_RATE), "-b", "16", "-e", "signed-integer", "-c", "1", str(dst),
-        "silence", "1", "0.02", "0.1%",
-        "reverse", "silence", "1", "0.02", "0.1%", "reverse",
-        "pad", str(PAD_SEC), str(PAD_SEC),
-    ])
+    run(
+        [
+            "sox",
+            "-D",
+            str(raw),
+            "-r",
+            str(SAMPLE_RATE),
+            "-b",
+            "16",
+            "-e",
+            "signed-integer",
+            "-c",
+            "1",
+            str(dst),
+            "silence",
+            "1",
+            "0.02",
+            "0.1%",
+            "reverse",
+            "silence",
+            "1",
+            "0.02",
+            "0.1%",
+            "reverse",
+            "pad",
+            str(PAD_SEC),
+            str(PAD_SEC),
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                    help=f"output folder (default: {DEFAULT_OUT.relative_to(REPO_ROOT)})")
+    ap.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT.relative_to(REPO_ROOT)})"
+    )
     args = ap.parse_args(argv)
 
     check_tools()
@@ -217,8 +236,10 @@ under the project's license.
 
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     assert size <= MAX_DIR_BYTES, f"{out}: {size} bytes > {MAX_DIR_BYTES}"
-    print(f"wrote {n} clips to {out}: {total:.1f} s total, "
-          f"{min(durations):.2f}-{max(durations):.2f} s, {size / 1e6:.2f} MB")
+    print(
+        f"wrote {n} clips to {out}: {total:.1f} s total, "
+        f"{min(durations):.2f}-{max(durations):.2f} s, {size / 1e6:.2f} MB"
+    )
     return 0
 
 

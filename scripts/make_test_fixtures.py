@@ -78,9 +78,33 @@ def speak(text: str, voice: str, tmp: Path, name: str, speed: int = 185) -> Path
     run(["espeak-ng", "-v", voice, "-s", str(speed), "-w", str(raw), text])
     trimmed = tmp / f"{name}.wav"
     # Trim espeak's leading / trailing silence so clips stay ~1 s and the fixtures small.
-    run(["sox", "-D", str(raw), "-r", str(RATE), "-c", "1", "-b", "16", str(trimmed),
-         "silence", "1", "0.02", "0.1%", "reverse", "silence", "1", "0.02", "0.1%", "reverse",
-         "pad", "0.05", "0.05"])
+    run(
+        [
+            "sox",
+            "-D",
+            str(raw),
+            "-r",
+            str(RATE),
+            "-c",
+            "1",
+            "-b",
+            "16",
+            str(trimmed),
+            "silence",
+            "1",
+            "0.02",
+            "0.1%",
+            "reverse",
+            "silence",
+            "1",
+            "0.02",
+            "0.1%",
+            "reverse",
+            "pad",
+            "0.05",
+            "0.05",
+        ]
+    )
     return trimmed
 
 
@@ -96,9 +120,7 @@ def pcm16_samples(path: Path) -> bytes:
 
 
 def riff(chunks: list[tuple[bytes, bytes]]) -> bytes:
-    body = b"WAVE" + b"".join(
-        cid + struct.pack("<I", len(c)) + c + (b"\0" if len(c) % 2 else b"") for cid, c in chunks
-    )
+    body = b"WAVE" + b"".join(cid + struct.pack("<I", len(c)) + c + (b"\0" if len(c) % 2 else b"") for cid, c in chunks)
     return b"RIFF" + struct.pack("<I", len(body)) + body
 
 
@@ -128,7 +150,6 @@ def main(argv: list[str] | None = None) -> int:
     lines: list[str] = []
     speakers: list[str] = []
     source_samples: dict[str, int] = {}
-    expected: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for key, voice, text, options, ext in GOOD:
@@ -185,7 +206,9 @@ def main(argv: list[str] | None = None) -> int:
         whole = cut.read_bytes()
         (wavs / "truncated.wav").write_bytes(whole[: len(whole) * 6 // 10])
         lines.append("truncated|This file was cut short.|This file was cut short.")
-        (wavs / "header_only.wav").write_bytes(riff([(b"fmt ", struct.pack("<HHIIHH", 1, 1, RATE, RATE * 2, 2, 16)), (b"data", b"")]))
+        (wavs / "header_only.wav").write_bytes(
+            riff([(b"fmt ", struct.pack("<HHIIHH", 1, 1, RATE, RATE * 2, 2, 16)), (b"data", b"")])
+        )
         lines.append("header_only|Only a header.|Only a header.")
         ogg_whole = (wavs / "vorbis.ogg").read_bytes()
         (wavs / "truncated_ogg.ogg").write_bytes(ogg_whole[: len(ogg_whole) // 2])

@@ -9,7 +9,7 @@ series were recorded on a GPU machine whose image had PyTorch only). Phases: idl
 large bf16 matmuls; a loop of tiny kernels (high utilisation, few busy SMs); a 0.6 s busy / 0.6 s
 idle cycle at 10 Hz; a 0.25 s / 0.25 s cycle at 20 Hz. Each phase's summary (utilisation, SM
 activity, oscillation, NVML refresh) is printed; the series go to --out for the tests
-(tests/test_profiling_nvml_sampler.py), which check the refresh and oscillation rules on them.
+(tests/test_devices_nvml_sampler.py), which check the refresh and oscillation rules on them.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from xtts_cli.devices.gpu_info import probe_machine  # noqa: E402
-from xtts_cli.profiling.nvml_sampler import GpuSampler  # noqa: E402
+from xtts_cli.devices.nvml_sampler import GpuSampler  # noqa: E402
 
 
 def kernels() -> tuple[str, Callable[[], None], Callable[[], None]]:
@@ -105,8 +105,16 @@ def main() -> None:
         with GpuSampler([gpu.index], hz=hz) as sampler:
             run()
         summary = sampler.summary().gpus[0]
-        print(json.dumps({"phase": name, **summary.model_dump(exclude={"oscillation"}),
-                          "oscillation": summary.oscillation.reason}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "phase": name,
+                    **summary.model_dump(exclude={"oscillation"}),
+                    "oscillation": summary.oscillation.reason,
+                }
+            ),
+            flush=True,
+        )
         record["series"][name] = {"hz": hz, "utilization_gpu": [s.utilization_gpu for s in sampler.samples(gpu.index)]}
     Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
     print(f"wrote {os.path.abspath(args.out)}")

@@ -13,8 +13,8 @@ import time
 
 import pytest
 import yaml
-
 from training_support import run_xtts, tiny_config
+
 from xtts_cli.config.loading import resolve_config
 from xtts_cli.devices.gpu_info import GpuInfo, MachineInfo
 from xtts_cli.profiling.benchmark import MIN_GAIN, benchmark, default_batch_sizes, score
@@ -32,8 +32,16 @@ def _stand_in(speeds, oom_from: int | None = None, calls: list | None = None):
         batch = config["data"]["batch_size"]
         if oom_from is not None and batch >= oom_from:
             return TrialOutcome(status="oom", reason=f"OOM when allocating tensor for batch {batch}", seconds=1.0)
-        return TrialOutcome(status="ok", samples_per_sec=speeds(config), step_ms_p50=10.0, step_ms_p95=12.0,
-                            step_cv=0.0, input_bound_percent=1.0, retraces=0, seconds=1.0)
+        return TrialOutcome(
+            status="ok",
+            samples_per_sec=speeds(config),
+            step_ms_p50=10.0,
+            step_ms_p95=12.0,
+            step_cv=0.0,
+            input_bound_percent=1.0,
+            retraces=0,
+            seconds=1.0,
+        )
 
     return runner
 
@@ -68,8 +76,9 @@ def test_each_stage_keeps_the_winner_and_ignores_gains_within_noise(tmp_path) ->
         rate *= 1.0 + MIN_GAIN / 3 if data.get("preprocessing_mode") == "runtime" else 1.0  # noise-sized
         return rate
 
-    report = _run(_loaded(tmp_path), _stand_in(speeds), batch_sizes=[4, 8],
-                  stages=["batch_size", "num_workers", "preprocessing"])
+    report = _run(
+        _loaded(tmp_path), _stand_in(speeds), batch_sizes=[4, 8], stages=["batch_size", "num_workers", "preprocessing"]
+    )
     best = report.trials[report.best]
     assert best.settings["data.batch_size"] == 8 and best.settings["data.num_workers"] == 2
     assert best.settings["data.preprocessing_mode"] == "cache"
@@ -97,8 +106,16 @@ def test_unsteady_steps_lose_to_steady_ones() -> None:
 def test_trials_that_would_not_fit_the_budget_are_skipped(tmp_path) -> None:
     def slow(config, num_steps, warmup, timeout):
         time.sleep(0.3)
-        return TrialOutcome(status="ok", samples_per_sec=1.0, step_ms_p50=1.0, step_ms_p95=1.0, step_cv=0.0,
-                            input_bound_percent=0.0, retraces=0, seconds=0.3)
+        return TrialOutcome(
+            status="ok",
+            samples_per_sec=1.0,
+            step_ms_p50=1.0,
+            step_ms_p95=1.0,
+            step_cv=0.0,
+            input_bound_percent=0.0,
+            retraces=0,
+            seconds=0.3,
+        )
 
     report = _run(_loaded(tmp_path), slow, budget_seconds=0.5, stages=["num_workers", "prefetch"])
     ran = [t for t in report.trials if t.status == "ok"]
@@ -113,8 +130,12 @@ def test_mixed_precision_is_swept_only_on_a_gpu_with_fast_16_bit_math(tmp_path) 
     assert "mixed_precision" in cpu.not_swept and len(cpu.trials) == 1
     h100 = MachineInfo(cpu_count=16, gpus=(GpuInfo(0, "NVIDIA H100", 81559, (9, 0)),))
     calls: list = []
-    gpu = _run(loaded, _stand_in(lambda c: 2.0 if c["training"].get("mixed_precision") else 1.0, calls=calls),
-               machine=h100, stages=["mixed_precision", "xla"])
+    gpu = _run(
+        loaded,
+        _stand_in(lambda c: 2.0 if c["training"].get("mixed_precision") else 1.0, calls=calls),
+        machine=h100,
+        stages=["mixed_precision", "xla"],
+    )
     assert [c.key for c in gpu.changes] == ["training.mixed_precision"]
     assert gpu.trials[gpu.baseline].settings["training.enable_xla_compilation"] is True  # auto means on for a GPU
 
@@ -169,8 +190,24 @@ def test_benchmark_runs_real_trials_and_writes_the_best_config(tmp_path) -> None
     config = tiny_config(tmp_path, extra="# tuned on the laptop\n")
     config.write_text("# my settings, keep this comment\n" + config.read_text(encoding="utf-8"), encoding="utf-8")
     out = tmp_path / "best.yaml"
-    result = run_xtts(["benchmark", "-c", str(config), "--sweep", "batch_size", "--batch-sizes", "2,4",
-                       "--steps", "3", "--write-config", str(out), "--json"], cwd=tmp_path, timeout=400)
+    result = run_xtts(
+        [
+            "benchmark",
+            "-c",
+            str(config),
+            "--sweep",
+            "batch_size",
+            "--batch-sizes",
+            "2,4",
+            "--steps",
+            "3",
+            "--write-config",
+            str(out),
+            "--json",
+        ],
+        cwd=tmp_path,
+        timeout=400,
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     ran = [t for t in report["trials"] if t["status"] == "ok" and t["stage"] != "recheck"]

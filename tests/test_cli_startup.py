@@ -27,9 +27,7 @@ sys.stderr.write(json.dumps({"code": code, "heavy": heavy}) + "\\n")
 
 
 def _run(args: list[str]) -> tuple[str, dict]:
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(args)], capture_output=True, text=True, timeout=60
-    )
+    proc = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args)], capture_output=True, text=True, timeout=60)
     report = json.loads(proc.stderr.strip().splitlines()[-1])
     return proc.stdout, report
 

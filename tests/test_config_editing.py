@@ -7,8 +7,8 @@ import os
 import pytest
 import yaml
 
-from xtts_cli.config.editing import EditError, apply_changes, write_atomically, yaml_scalar
-from xtts_cli.diagnosis.findings import ConfigChange
+from xtts_cli.config.editing import EditError, apply_changes, write_atomically
+from xtts_cli.findings import ConfigChange, yaml_scalar
 
 
 def set_(key, value):
@@ -33,10 +33,15 @@ def test_insert_into_section_after_its_last_key_with_its_indent() -> None:
 
 
 def test_insert_new_section_and_into_empty_section() -> None:
-    assert apply_changes("data:\n  a: 1\n", [set_("training.epochs", 3)], {}) == "data:\n  a: 1\ntraining:\n  epochs: 3\n"
+    assert (
+        apply_changes("data:\n  a: 1\n", [set_("training.epochs", 3)], {}) == "data:\n  a: 1\ntraining:\n  epochs: 3\n"
+    )
     assert apply_changes("training:\n", [set_("training.epochs", 3)], {}) == "training:\n  epochs: 3\n"
     assert apply_changes("", [set_("training.epochs", 3)], {}) == "training:\n  epochs: 3\n"
-    assert apply_changes("# only a comment\n", [set_("training.epochs", 3)], {}) == "# only a comment\ntraining:\n  epochs: 3\n"
+    assert (
+        apply_changes("# only a comment\n", [set_("training.epochs", 3)], {})
+        == "# only a comment\ntraining:\n  epochs: 3\n"
+    )
 
 
 def test_remove_deletes_only_that_line() -> None:
@@ -46,7 +51,9 @@ def test_remove_deletes_only_that_line() -> None:
 
 def test_alias_is_edited_where_written() -> None:
     text = "data:\n  enable_xla: false\n"
-    out = apply_changes(text, [set_("training.enable_xla_compilation", True)], {"training.enable_xla_compilation": "data.enable_xla"})
+    out = apply_changes(
+        text, [set_("training.enable_xla_compilation", True)], {"training.enable_xla_compilation": "data.enable_xla"}
+    )
     assert out == "data:\n  enable_xla: true\n"
 
 
@@ -57,7 +64,9 @@ def test_crlf_files_stay_crlf() -> None:
 
 
 def test_first_change_for_a_key_wins() -> None:
-    out = apply_changes("data:\n  num_workers: '1'\n", [set_("data.num_workers", "auto"), set_("data.num_workers", 1)], {})
+    out = apply_changes(
+        "data:\n  num_workers: '1'\n", [set_("data.num_workers", "auto"), set_("data.num_workers", 1)], {}
+    )
     assert out == "data:\n  num_workers: auto\n"
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from xtts_cli.config import ConfigError, resolve_config
+from xtts_cli.config import resolve_config
+from xtts_cli.errors import ConfigError
 
 USER_VOCABULARY = """
 data:

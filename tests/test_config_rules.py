@@ -71,7 +71,9 @@ def test_memory_limits_and_isolation(write_config) -> None:
     assert set(found) == {"memory-limit-above-card"}
     assert found["memory-limit-above-card"].severity == "error"
     assert found["memory-limit-above-card"].fix.value == int(24564 * 0.9)
-    same = findings(write_config, "devices:\n  data_gpu: 1\n  model_gpu: 1\n  enable_memory_isolation: true\n", TWO_4090)
+    same = findings(
+        write_config, "devices:\n  data_gpu: 1\n  model_gpu: 1\n  enable_memory_isolation: true\n", TWO_4090
+    )
     assert set(same) == {"same-device-memory-isolation"}
 
 

@@ -46,8 +46,15 @@ def best_correlation(a: np.ndarray, b: np.ndarray, max_lag: int) -> tuple[float,
 
 def test_every_format_decodes_to_the_right_length_at_the_training_rate(decoded):
     assert {item.audio.codec for item, _ in decoded.values()} == {
-        "wav_pcm16", "wav_pcm8", "wav_pcm24", "wav_pcm32", "wav_float32",
-        "flac16", "flac24", "vorbis", "mp3",
+        "wav_pcm16",
+        "wav_pcm8",
+        "wav_pcm24",
+        "wav_pcm32",
+        "wav_float32",
+        "flac16",
+        "flac24",
+        "vorbis",
+        "mp3",
     }
     rate = CONFIG.data.sample_rate
     for key, (item, audio) in decoded.items():
@@ -95,23 +102,38 @@ def test_other_rates_are_resampled_from_the_rate_in_the_header(decoded, key):
 
 def test_decoding_ops_are_the_documented_ones():
     ops = stage_ops(scan_dataset(CONFIG.data).items)
-    assert {"DecodeRaw", "IO>AudioDecodeWAV", "IO>AudioDecodeFlac", "IO>AudioDecodeVorbis",
-            "IO>AudioDecodeMP3", "IO>AudioResample", "Mean"} <= ops
+    assert {
+        "DecodeRaw",
+        "IO>AudioDecodeWAV",
+        "IO>AudioDecodeFlac",
+        "IO>AudioDecodeVorbis",
+        "IO>AudioDecodeMP3",
+        "IO>AudioResample",
+        "Mean",
+    } <= ops
     assert not ops & {"PyFunc", "EagerPyFunc", "NumpyFunction"}
 
 
 def stage_ops(items) -> set[str]:
     stage = feature_stage(CONFIG.data, "audio", audio_formats(items))
-    spec = {"path": tf.TensorSpec([], tf.string), "codec": tf.TensorSpec([], tf.int32),
-            "rate": tf.TensorSpec([], tf.int64), "channels": tf.TensorSpec([], tf.int32),
-            "offset": tf.TensorSpec([], tf.int64), "num_samples": tf.TensorSpec([], tf.int64)}
+    spec = {
+        "path": tf.TensorSpec([], tf.string),
+        "codec": tf.TensorSpec([], tf.int32),
+        "rate": tf.TensorSpec([], tf.int64),
+        "channels": tf.TensorSpec([], tf.int32),
+        "offset": tf.TensorSpec([], tf.int64),
+        "num_samples": tf.TensorSpec([], tf.int64),
+    }
     graph = tf.function(stage).get_concrete_function(spec).graph.as_graph_def()
     return {node.op for node in graph.node} | {n.op for f in graph.library.function for n in f.node_def}
 
 
 def test_clips_sharing_mono_and_the_training_rate_skip_downmix_and_resample(decoded):
-    items = [item for item in scan_dataset(CONFIG.data).items
-             if item.audio.channels == 1 and item.audio.sample_rate == CONFIG.data.sample_rate]
+    items = [
+        item
+        for item in scan_dataset(CONFIG.data).items
+        if item.audio.channels == 1 and item.audio.sample_rate == CONFIG.data.sample_rate
+    ]
     assert len({item.audio.codec for item in items}) >= 3
     formats = audio_formats(items)
     assert (formats.channels, formats.rate) == (1, CONFIG.data.sample_rate)
@@ -129,7 +151,9 @@ def test_silence_trim_matches_librosa(decoded):
     noise = np.random.default_rng(0).normal(0, 1e-4, padded.shape).astype(np.float32)
     padded = padded + noise
     start, end = (int(v) for v in trim_bounds(tf.constant(padded), data))
-    _, (ref_start, ref_end) = librosa.effects.trim(padded, top_db=45, frame_length=data.n_fft, hop_length=data.hop_length)
+    _, (ref_start, ref_end) = librosa.effects.trim(
+        padded, top_db=45, frame_length=data.n_fft, hop_length=data.hop_length
+    )
     assert (start, end) == (ref_start, ref_end)
     assert start >= 4000 and end <= len(padded) - 6000
 
@@ -138,8 +162,9 @@ def test_trim_and_loudness_inside_decode():
     data = DataConfig(trim_silence=True, normalize_loudness=True)
     path = str(DATA / "dataset" / "wavs" / "pcm16.wav")
     item = next(i for i in scan_dataset(CONFIG.data).items if i.id == "pcm16")
-    audio = decode_audio(tf.io.read_file(path), 0, 22050, 1, item.audio.data_offset, item.audio.num_samples, data,
-                         ["wav_pcm16"]).numpy()
+    audio = decode_audio(
+        tf.io.read_file(path), 0, 22050, 1, item.audio.data_offset, item.audio.num_samples, data, ["wav_pcm16"]
+    ).numpy()
     assert len(audio) < item.audio.num_samples  # the 50 ms pads the fixture script left are gone
     rms = float(np.sqrt(np.mean(audio.astype(np.float64) ** 2)))
     peak = float(np.abs(audio).max())

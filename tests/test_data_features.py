@@ -26,9 +26,20 @@ LOG_TOLERANCE = 1e-3
 def librosa_log_mel(audio: np.ndarray, data: DataConfig) -> np.ndarray:
     htk = data.mel_filterbank == "htk"
     mel = librosa.feature.melspectrogram(
-        y=audio, sr=data.sample_rate, n_fft=data.n_fft, hop_length=data.hop_length, win_length=data.win_length,
-        window="hann", center=True, pad_mode="reflect", power=1.0, n_mels=data.n_mels, fmin=data.fmin,
-        fmax=data.fmax, htk=htk, norm=None if htk else "slaney",
+        y=audio,
+        sr=data.sample_rate,
+        n_fft=data.n_fft,
+        hop_length=data.hop_length,
+        win_length=data.win_length,
+        window="hann",
+        center=True,
+        pad_mode="reflect",
+        power=1.0,
+        n_mels=data.n_mels,
+        fmin=data.fmin,
+        fmax=data.fmax,
+        htk=htk,
+        norm=None if htk else "slaney",
     )
     return np.log(np.maximum(mel, 1e-5)).T
 
@@ -42,10 +53,25 @@ def clip() -> np.ndarray:
 
 @pytest.mark.parametrize("kind", ["slaney", "htk"])
 def test_filterbank_matches_librosa(kind):
-    data = DataConfig(mel_filterbank=kind, fmin=30.0, fmax=7600.0, n_mels=64, n_fft=512, win_length=400, hop_length=160,
-                      sample_rate=16000)
-    expected = librosa.filters.mel(sr=16000, n_fft=512, n_mels=64, fmin=30.0, fmax=7600.0, htk=kind == "htk",
-                                   norm="slaney" if kind == "slaney" else None).T
+    data = DataConfig(
+        mel_filterbank=kind,
+        fmin=30.0,
+        fmax=7600.0,
+        n_mels=64,
+        n_fft=512,
+        win_length=400,
+        hop_length=160,
+        sample_rate=16000,
+    )
+    expected = librosa.filters.mel(
+        sr=16000,
+        n_fft=512,
+        n_mels=64,
+        fmin=30.0,
+        fmax=7600.0,
+        htk=kind == "htk",
+        norm="slaney" if kind == "slaney" else None,
+    ).T
     ours = mel_filterbank(data)
     assert ours.shape == (257, 64) and ours.dtype == np.float32
     np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-8)
@@ -93,6 +119,6 @@ def test_log_mel_batch_masks_padding(clip):
     audio[1, :9000] = clip[:9000]
     mel, lengths = log_mel_batch(tf.constant(audio), tf.constant([20000, 9000]), data)
     assert lengths.numpy().tolist() == [1 + 20000 // 256, 1 + 9000 // 256]
-    assert np.all(mel.numpy()[1, lengths[1]:] == np.float32(LOG_MEL_FLOOR))
+    assert np.all(mel.numpy()[1, lengths[1] :] == np.float32(LOG_MEL_FLOOR))
     # Away from the clip's end the batch computation equals the per-clip one.
     np.testing.assert_allclose(mel.numpy()[1, :30], log_mel(clip[:9000], data).numpy()[:30], atol=1e-5)

@@ -10,22 +10,39 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from xtts_cli.config.errors import XttsError
 from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.data.scan import scan_dataset
+from xtts_cli.errors import XttsError
 
 CORPORA = Path(__file__).parent / "data" / "corpora"
 
 # folder: (format, {speaker: clips}, {rate: clips}, {container: clips}, {(where, reason)} of the bad items)
 EXPECTED = {
-    "vctk": ("vctk", {"p225": 2, "p226": 2, "p227": 2}, {48000: 6}, {"flac": 6},
-             {("wav48_silence_trimmed/p225/p225_003_mic1.flac", "missing_transcript"),
-              ("wav48_silence_trimmed/p226/p226_009_mic1.flac", "missing")}),
+    "vctk": (
+        "vctk",
+        {"p225": 2, "p226": 2, "p227": 2},
+        {48000: 6},
+        {"flac": 6},
+        {
+            ("wav48_silence_trimmed/p225/p225_003_mic1.flac", "missing_transcript"),
+            ("wav48_silence_trimmed/p226/p226_009_mic1.flac", "missing"),
+        },
+    ),
     "vctk_wav48": ("vctk", {"p225": 2, "p226": 2}, {48000: 4}, {"wav": 4}, set()),
-    "libritts": ("libritts", {"19": 2, "26": 2}, {24000: 4}, {"wav": 4},
-                 {("train-clean-100/26/101/26_101_000000_000009.wav", "missing_transcript")}),
-    "common_voice": ("common_voice", {"5e1f0c7a9b" * 4: 3, "a04d2e6b3c" * 4: 3}, {48000: 6}, {"mp3": 6},
-                     {("clips/common_voice_en_9999.mp3", "missing")}),
+    "libritts": (
+        "libritts",
+        {"19": 2, "26": 2},
+        {24000: 4},
+        {"wav": 4},
+        {("train-clean-100/26/101/26_101_000000_000009.wav", "missing_transcript")},
+    ),
+    "common_voice": (
+        "common_voice",
+        {"5e1f0c7a9b" * 4: 3, "a04d2e6b3c" * 4: 3},
+        {48000: 6},
+        {"mp3": 6},
+        {("clips/common_voice_en_9999.mp3", "missing")},
+    ),
     "coqui": ("coqui", {"alice": 2, "bob": 2}, {22050: 4}, {"wav": 4}, set()),
     "nemo": ("nemo", {"3": 2, "7": 2}, {16000: 4}, {"wav": 4}, set()),
     "ljspeech2": ("ljspeech", {"ljspeech2": 4}, {22050: 4}, {"wav": 4}, set()),
@@ -99,7 +116,7 @@ def test_common_voice_falls_back_to_train_tsv(tmp_path):
     (tmp_path / "cv" / "validated.tsv").unlink()
     with open(tmp_path / "cv" / "train.tsv", "a", encoding="utf-8") as table:
         # Common Voice writes sentences unquoted: quotation marks are part of the text.
-        table.write(f"{'c' * 40}\tcommon_voice_en_1002.mp3\t\"Stop,\" she said.\t2\t0\t\t\t\t\ten\t\n")
+        table.write(f'{"c" * 40}\tcommon_voice_en_1002.mp3\t"Stop," she said.\t2\t0\t\t\t\t\ten\t\n')
     report = scan_dataset(data(tmp_path / "cv"))
     assert report.format == "common_voice" and len(report.items) == 5
     assert report.metadata_files == [str(tmp_path / "cv" / "train.tsv")]
@@ -114,9 +131,13 @@ def test_the_validation_split_keeps_every_speaker_in_training():
 
 
 def test_several_datasets_train_together_by_weight():
-    settings = DataConfig(datasets=[{"path": str(CORPORA / "vctk"), "weight": 1.0},
-                                    {"path": str(CORPORA / "coqui"), "format": "coqui", "weight": 2.0}],
-                          max_bad_file_fraction=0.5)
+    settings = DataConfig(
+        datasets=[
+            {"path": str(CORPORA / "vctk"), "weight": 1.0},
+            {"path": str(CORPORA / "coqui"), "format": "coqui", "weight": 2.0},
+        ],
+        max_bad_file_fraction=0.5,
+    )
     report = scan_dataset(settings)
     assert report.format == "vctk+coqui" and [d.name for d in report.datasets] == ["vctk", "coqui"]
     vctk, coqui = report.datasets
@@ -135,9 +156,16 @@ def test_flac_at_48k_mp3_and_24k_wav_decode_into_batches_at_the_training_rate():
 
     from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
 
-    config = XttsConfig(data={"datasets": [{"path": str(CORPORA / name)} for name in ("vctk", "common_voice", "libritts")],
-                              "max_bad_file_fraction": 0.5, "batch_size": 4, "num_buckets": 1,
-                              "reference_frames": 24, "preprocessing_mode": "runtime"})
+    config = XttsConfig(
+        data={
+            "datasets": [{"path": str(CORPORA / name)} for name in ("vctk", "common_voice", "libritts")],
+            "max_bad_file_fraction": 0.5,
+            "batch_size": 4,
+            "num_buckets": 1,
+            "reference_frames": 24,
+            "preprocessing_mode": "runtime",
+        }
+    )
     report = scan_dataset(config.data)
     tokenizer = tokenizer_for(report, config.data)
     ds, info = build_pipeline(config, report.items, tokenizer, training=False)

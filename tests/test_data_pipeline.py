@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from xtts_cli.config.errors import XttsError
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data import feature_cache
 from xtts_cli.data.features import LOG_MEL_FLOOR, with_reference
 from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
 from xtts_cli.data.scan import scan_dataset
 from xtts_cli.data.text import Tokenizer
+from xtts_cli.errors import XttsError
 
 DATASET = Path(__file__).parent / "data" / "dataset"
 PERSIAN = "سلام، من می\u200cخواهم فارسی صحبت کنم."
@@ -26,8 +26,14 @@ PYTHON_OPS = {"PyFunc", "PyFuncStateless", "EagerPyFunc", "NumpyFunction"}
 def config(dataset=DATASET, **data) -> XttsConfig:
     # Two buckets unless a test is about bucketing: each bucket is its own source, and building
     # sources (not running them) is what costs test time.
-    settings = dict(dataset_path=str(dataset) if dataset else None, max_bad_file_fraction=0.6, batch_size=2,
-                    num_buckets=2, reference_frames=24, preprocessing_mode="runtime")
+    settings = dict(
+        dataset_path=str(dataset) if dataset else None,
+        max_bad_file_fraction=0.6,
+        batch_size=2,
+        num_buckets=2,
+        reference_frames=24,
+        preprocessing_mode="runtime",
+    )
     settings.update(data)
     return XttsConfig(data=settings)
 
@@ -63,7 +69,9 @@ def test_batch_layout_padding_and_reference(fixture_scan):
     assert sum(len(b["mel_lengths"]) for b in batches) == len(fixture_scan.items) == info.num_items
     assert info.batches_per_epoch == len(batches)
     dtypes = {"text_ids": np.int32, "text_lengths": np.int32, "mel": np.float32, "mel_lengths": np.int32}
-    expected_frames = {1 + item.audio.num_samples * 22050 // item.audio.sample_rate // 256 for item in fixture_scan.items}
+    expected_frames = {
+        1 + item.audio.num_samples * 22050 // item.audio.sample_rate // 256 for item in fixture_scan.items
+    }
     for batch in batches:
         assert {k: v.dtype for k, v in batch.items()} == dtypes
         size = len(batch["mel_lengths"])
@@ -84,8 +92,11 @@ def test_persian_and_pipe_texts_round_trip_through_a_batch(fixture_scan):
     cfg = config()
     tokenizer = tokenizer_for(fixture_scan, cfg.data)
     ds, _ = build_pipeline(cfg, fixture_scan.items, tokenizer, training=False)
-    texts = {tokenizer.decode(row[:length]) for batch in epoch(ds)
-             for row, length in zip(batch["text_ids"], batch["text_lengths"])}
+    texts = {
+        tokenizer.decode(row[:length])
+        for batch in epoch(ds)
+        for row, length in zip(batch["text_ids"], batch["text_lengths"])
+    }
     assert PERSIAN in texts
     assert "press a | b to start." in texts
 
@@ -133,8 +144,9 @@ def test_fixed_length_padding_gives_one_shape(sample_scan):
     shapes = {(b["text_ids"].shape, b["mel"].shape) for b in epoch(ds)}
     assert shapes == {((4, 100), (4, 420, 80))}
     assert info.batching == "fixed" and info.max_distinct_batch_shapes == 1
-    bucketed = build_pipeline(config(dataset=None, batch_size=4, num_buckets=4), sample_scan.train, tokenizer,
-                              training=True)[1]
+    bucketed = build_pipeline(
+        config(dataset=None, batch_size=4, num_buckets=4), sample_scan.train, tokenizer, training=True
+    )[1]
     assert bucketed.padding_efficiency > 1.5 * info.padding_efficiency
 
 
@@ -157,11 +169,14 @@ def test_a_clip_longer_than_scanned_is_cut_to_its_bucket_and_short_clips_pad_the
     # A file that grew after the scan must not fail its batch: it is cut to the length its bucket
     # was planned for. FLAC decodes to the file's own length whatever the header facts say, so a
     # halved sample count stands in for the change.
-    items = [item for item in fixture_scan.items if item.id in ("pcm16", "pcm8", "float32", "stereo", "flac24", "flac16")]
+    items = [
+        item for item in fixture_scan.items if item.id in ("pcm16", "pcm8", "float32", "stereo", "flac24", "flac16")
+    ]
     grown = next(i for i, item in enumerate(items) if item.id == "flac16")
     real_frames = 1 + items[grown].audio.num_samples // 256
-    items[grown] = items[grown].model_copy(update={"audio": items[grown].audio.model_copy(
-        update={"num_samples": items[grown].audio.num_samples // 2})})
+    items[grown] = items[grown].model_copy(
+        update={"audio": items[grown].audio.model_copy(update={"num_samples": items[grown].audio.num_samples // 2})}
+    )
     cfg = config(batch_size=2, num_buckets=1, reference_frames=400)
     tokenizer = tokenizer_for(fixture_scan, cfg.data)
     ds, info = build_pipeline(cfg, items, tokenizer, training=True)
@@ -228,8 +243,14 @@ def test_precompute_rebuilds_on_changed_settings_files_and_interruptions(tmp_pat
     root = copy_dataset(tmp_path, ["pcm16", "flac16", "vorbis", "mp3vbr", "rate16k"])
 
     def build(cache=tmp_path / "features", mode="precompute", **data):
-        cfg = config(dataset=root, preprocessing_mode=mode, feature_cache_dir=str(cache), eval_fraction=0.0,
-                     optimize_cpu_gpu_overlap=False, **data)
+        cfg = config(
+            dataset=root,
+            preprocessing_mode=mode,
+            feature_cache_dir=str(cache),
+            eval_fraction=0.0,
+            optimize_cpu_gpu_overlap=False,
+            **data,
+        )
         report = scan_dataset(cfg.data)
         return build_pipeline(cfg, report.items, tokenizer_for(report, cfg.data), training=False)
 
@@ -281,7 +302,9 @@ def test_prefetch_to_device_only_for_a_gpu_target(sample_scan):
     tokenizer = tokenizer_for(sample_scan, config().data)
     _, on_cpu = build_pipeline(config(dataset=None), items, tokenizer, training=True, device="/CPU:0")
     assert on_cpu.prefetch_device is None
-    _, off = build_pipeline(config(dataset=None, prefetch_to_gpu=False), items, tokenizer, training=True, device="/GPU:0")
+    _, off = build_pipeline(
+        config(dataset=None, prefetch_to_gpu=False), items, tokenizer, training=True, device="/GPU:0"
+    )
     assert off.prefetch_device is None
     if tf.config.list_logical_devices("GPU"):
         ds, on_gpu = build_pipeline(config(dataset=None), items, tokenizer, training=True, device="/GPU:0")
@@ -296,15 +319,21 @@ def test_options_follow_the_overlap_setting(sample_scan):
     options = fast.options()
     assert options.deterministic is False and info.deterministic is False
     assert options.experimental_optimization.map_parallelization and options.experimental_optimization.parallel_batch
-    ordered, info = build_pipeline(config(dataset=None, optimize_cpu_gpu_overlap=False, num_workers=2, prefetch_buffer_size=3),
-                                   items, tokenizer, training=True)
+    ordered, info = build_pipeline(
+        config(dataset=None, optimize_cpu_gpu_overlap=False, num_workers=2, prefetch_buffer_size=3),
+        items,
+        tokenizer,
+        training=True,
+    )
     assert ordered.options().deterministic is True and info.num_parallel_calls == 2
 
 
 def test_unknown_characters_name_the_item(fixture_scan):
     persian = [item for item in fixture_scan.items if item.id == "persian"]
     english_only = Tokenizer.build(["hello world."], ["multilingual_cleaners"])
-    with pytest.raises(XttsError, match=r"metadata.csv:14 \(persian\): text has characters not in the tokenizer vocabulary"):
+    with pytest.raises(
+        XttsError, match=r"metadata.csv:14 \(persian\): text has characters not in the tokenizer vocabulary"
+    ):
         build_pipeline(config(), persian, english_only, training=True)
 
 

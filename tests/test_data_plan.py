@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from xtts_cli.cli.app import app
-from xtts_cli.config.errors import XttsError
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.plan import decide_mode, plan_pipeline
 from xtts_cli.data.scan import scan_dataset
 from xtts_cli.data.text import Tokenizer
+from xtts_cli.errors import XttsError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,8 +34,14 @@ def test_the_plan_is_made_without_tensorflow() -> None:
         "assert 'tensorflow' not in sys.modules, 'the plan imported TensorFlow'\n"
         "print(plan.mode, plan.batches_per_epoch, plan.num_groups)\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120,
-                         env=dict(os.environ, XDG_CACHE_HOME=os.environ.get("XDG_CACHE_HOME", "/tmp")))
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env=dict(os.environ, XDG_CACHE_HOME=os.environ.get("XDG_CACHE_HOME", "/tmp")),
+    )
     assert out.returncode == 0, out.stderr
     mode, batches, groups = out.stdout.split()
     assert mode == "cache" and int(batches) > 0 and int(groups) == 3
@@ -106,7 +112,10 @@ def test_validate_refuses_an_explicit_cache_over_budget(runner, write_config) ->
     (finding,) = [f for f in payload["findings"] if f["id"] == "data-cache-over-budget"]
     assert finding["severity"] == "error" and "over the 1 MB budget" in finding["message"]
     assert (finding["fix"]["key"], finding["fix"]["value"]) == ("data.preprocessing_mode", "auto")
-    fits = json.loads(runner.invoke(app, ["validate", "-c", str(write_config("data:\n  cache_memory_limit: 1MB\n",
-                                                                             name="auto.yaml")), "--json"]).stdout)
+    fits = json.loads(
+        runner.invoke(
+            app, ["validate", "-c", str(write_config("data:\n  cache_memory_limit: 1MB\n", name="auto.yaml")), "--json"]
+        ).stdout
+    )
     assert fits["dataset"]["preprocessing_mode"] == "precompute"
     assert fits["dataset"]["feature_bytes_estimate"] > 10**6 == fits["dataset"]["cache_memory_limit_bytes"]

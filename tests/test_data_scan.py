@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from xtts_cli.config.errors import XttsError
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.scan import DatasetScanError, scan_dataset, split_hash
+from xtts_cli.errors import XttsError
 
 DATA = Path(__file__).parent / "data"
 DATASET = DATA / "dataset"
@@ -136,8 +136,12 @@ def test_tsv_and_csv_manifests_with_speaker_column():
     assert tsv.format == "manifest" and tsv.bad == []
     speakers = {item.relative_path: item.speaker for item in tsv.items}
     # An empty speaker cell falls back to speakers.csv beside the metadata (mp3vbr -> us).
-    assert speakers == {"wavs/pcm16.wav": "alice", "wavs/flac16.flac": "bob", "wavs/persian.wav": "sara",
-                        "wavs/mp3vbr.mp3": "us"}
+    assert speakers == {
+        "wavs/pcm16.wav": "alice",
+        "wavs/flac16.flac": "bob",
+        "wavs/persian.wav": "sara",
+        "wavs/mp3vbr.mp3": "us",
+    }
     csv = scan_dataset(fixture_config(metadata_train_file="manifest.csv", eval_fraction=0.0))
     assert [item.text for item in csv.items] == ["Hello, world.", "Two channels, one voice."]
 

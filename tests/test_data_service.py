@@ -13,19 +13,17 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
-
 from test_cli_startup import _run as run_cli_probe
 from training_support import subprocess_env, tiny_config
+
 from xtts_cli.config import resolve_config
-from xtts_cli.config.errors import ConfigError
 from xtts_cli.devices.gpu_info import MachineInfo
 from xtts_cli.diagnosis.checkup import CpuSampler, data_service_finding
 from xtts_cli.diagnosis.config_rules import check_config
-from xtts_cli.errors import XttsError
+from xtts_cli.errors import ConfigError, XttsError
 
 CPU_ONLY = MachineInfo(cpu_count=2, gpus=(), gpu_unavailable_reason="NVML could not start")
 
@@ -53,7 +51,9 @@ def sample(tmp_path_factory):
     from xtts_cli.data.scan import scan_dataset
 
     config = resolve_config(tiny_config(tmp_path_factory.mktemp("config"))).config
-    config = config.model_copy(update={"data": config.data.model_copy(update={"batch_size": 1, "preprocessing_mode": "runtime"})})
+    config = config.model_copy(
+        update={"data": config.data.model_copy(update={"batch_size": 1, "preprocessing_mode": "runtime"})}
+    )
     scan = scan_dataset(config.data)
     return config, list(scan.train), tokenizer_for(scan, config.data)
 
@@ -131,8 +131,12 @@ def test_consumers_sharing_a_session_split_one_epoch(service, sample, local_epoc
             except StopIteration:
                 live.remove(k)
                 continue
-            got[k][(tuple(batch["text_ids"][0, : int(batch["text_lengths"][0])].numpy().tolist()),
-                    int(batch["mel_lengths"][0]))] += 1
+            got[k][
+                (
+                    tuple(batch["text_ids"][0, : int(batch["text_lengths"][0])].numpy().tolist()),
+                    int(batch["mel_lengths"][0]),
+                )
+            ] += 1
     assert got[0] + got[1] == local_epoch[0]
     assert sum(got[0].values()) > 0 and sum(got[1].values()) > 0
 
@@ -142,8 +146,9 @@ def test_validation_pipeline_stays_local(sample) -> None:
 
     config, items, tokenizer = sample
     # Nothing listens at this address: a training pipeline would fail, validation never asks.
-    _, info = build_pipeline(_with_data(config, service_address=f"localhost:{_free_port()}"), items[:4], tokenizer,
-                             training=False)
+    _, info = build_pipeline(
+        _with_data(config, service_address=f"localhost:{_free_port()}"), items[:4], tokenizer, training=False
+    )
     assert info.service_address is None and info.service_job is None
 
 
@@ -154,8 +159,9 @@ def test_job_name_follows_the_pipeline_fingerprint(sample) -> None:
     paths = [item.audio_path for item in items]
 
     def fingerprint(data):
-        return pipeline_fingerprint(data, output="mel", training=True, audio_paths=paths,
-                                    vocabulary=tokenizer.characters)
+        return pipeline_fingerprint(
+            data, output="mel", training=True, audio_paths=paths, vocabulary=tokenizer.characters
+        )
 
     same = fingerprint(config.data)
     assert fingerprint(config.data.model_copy(update={"service_address": "elsewhere:1"})) == same
@@ -214,7 +220,9 @@ def test_malformed_address_is_a_config_error(write_config) -> None:
 
 
 def test_python_loader_cannot_be_served(write_config) -> None:
-    loaded = resolve_config(write_config("data:\n  service_address: grpc://dispatcher:5050\n  use_tf_native_loading: false\n"))
+    loaded = resolve_config(
+        write_config("data:\n  service_address: grpc://dispatcher:5050\n  use_tf_native_loading: false\n")
+    )
     found = {f.id: f for f in check_config(loaded, CPU_ONLY)}
     assert found["data-service-python-loading"].severity == "error"
     assert found["data-service-python-loading"].fix.key == "data.use_tf_native_loading"
@@ -223,10 +231,15 @@ def test_python_loader_cannot_be_served(write_config) -> None:
     # The default preprocessing mode, auto, computes features on the workers (runtime); an explicit
     # cache gains nothing there: a warning with its fix.
     assert "data-service-cache" not in found
-    cached = resolve_config(write_config("data:\n  service_address: grpc://dispatcher:5050\n  preprocessing_mode: cache\n",
-                                         name="cached.yaml"))
+    cached = resolve_config(
+        write_config(
+            "data:\n  service_address: grpc://dispatcher:5050\n  preprocessing_mode: cache\n", name="cached.yaml"
+        )
+    )
     assert {f.id: f for f in check_config(cached, CPU_ONLY)}["data-service-cache"].fix.value == "runtime"
-    served = resolve_config(write_config("data:\n  service_address: grpc://dispatcher:5050\n  preprocessing_mode: runtime\n"))
+    served = resolve_config(
+        write_config("data:\n  service_address: grpc://dispatcher:5050\n  preprocessing_mode: runtime\n")
+    )
     assert check_config(served, CPU_ONLY) == []
 
 
@@ -254,8 +267,13 @@ def test_cli_dispatcher_and_worker_serve_the_pipeline_and_stop_on_signals(sample
     from xtts_cli.data.service import bound_port, start_dispatcher
 
     def start(*args: str) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "xtts_cli", "data-service", *args], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=subprocess_env())
+        return subprocess.Popen(
+            [sys.executable, "-m", "xtts_cli", "data-service", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=subprocess_env(),
+        )
 
     config, items, tokenizer = sample
     alone = start_dispatcher(0)
@@ -266,7 +284,7 @@ def test_cli_dispatcher_and_worker_serve_the_pipeline_and_stop_on_signals(sample
     try:
         line = dispatcher.stdout.readline()
         assert line.startswith(f"tf.data service dispatcher listening on port {port}: "), dispatcher.stderr.read()
-        assert f"data.service_address: grpc://" in line
+        assert "data.service_address: grpc://" in line
         assert worker.stdout.readline().startswith("tf.data service worker listening on port "), worker.stderr.read()
 
         dataset, _ = build_pipeline(_with_data(config, service_address=alone_address), items, tokenizer, training=True)
@@ -280,8 +298,10 @@ def test_cli_dispatcher_and_worker_serve_the_pipeline_and_stop_on_signals(sample
         from xtts_cli.data.service import distribute_batches
 
         resampled = tf.data.Dataset.from_tensors(tf.zeros([8, 1])).map(
-            lambda audio: core_ops.io_audio_resample(audio, rate_in=tf.constant(16000, tf.int64),
-                                                     rate_out=tf.constant(22050, tf.int64)))
+            lambda audio: core_ops.io_audio_resample(
+                audio, rate_in=tf.constant(16000, tf.int64), rate_out=tf.constant(22050, tf.int64)
+            )
+        )
         iterator = iter(distribute_batches(resampled, f"localhost:{port}", sharding="dynamic", job="xtts-ops-check"))
         del iterator, dataset
         gc.collect()
@@ -313,8 +333,9 @@ def test_worker_cli_refuses_a_dispatcher_that_is_not_there(runner) -> None:
     ]
 
 
-@pytest.mark.parametrize("args", [["data-service", "--help"], ["data-service", "dispatcher", "--help"],
-                                  ["data-service", "worker", "--help"]])
+@pytest.mark.parametrize(
+    "args", [["data-service", "--help"], ["data-service", "dispatcher", "--help"], ["data-service", "worker", "--help"]]
+)
 def test_help_imports_no_tensorflow(args) -> None:
     out, report = run_cli_probe(args)
     assert report == {"code": 0, "heavy": []}

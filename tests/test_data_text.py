@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from xtts_cli.config.errors import XttsError
 from xtts_cli.data.text import PAD_ID, Tokenizer, UnknownCharactersError, clean_text
+from xtts_cli.errors import XttsError
 
 PERSIAN = "سلام، من می\u200cخواهم فارسی صحبت کنم."
 

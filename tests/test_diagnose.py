@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from training_support import tiny_config
+
 from xtts_cli.cli.app import app
 from xtts_cli.diagnosis.checkup import RankedFinding, input_bound_share, rank
-from training_support import tiny_config
 
 
 def run_json(runner, *args: str, code: int = 0) -> dict:
@@ -70,12 +71,19 @@ def test_timed_run_compares_pipeline_and_model_rates(runner, tmp_path: Path) -> 
     # The model rate comes from profile_step(synthetic=True): resident batches, no pipeline.
     assert any(note.startswith("synthetic:") for note in payload["notes"])
     assert payload["notes"][0].startswith("the pipeline delivers")
-    assert payload["python_ops_in_pipeline"] and set(payload["python_ops_in_pipeline"]) <= {"PyFunc", "EagerPyFunc", "PyFuncStateless"}
+    assert payload["python_ops_in_pipeline"] and set(payload["python_ops_in_pipeline"]) <= {
+        "PyFunc",
+        "EagerPyFunc",
+        "PyFuncStateless",
+    }
     assert "python-ops-in-pipeline" in {f["id"] for f in payload["findings"]}
     assert payload["storage"]["files_sampled"] > 0
     assert payload["findings"] == sorted(
         payload["findings"],
-        key=lambda f: (f["severity"] != "error", -(f["expected_gain_percent"] if f["expected_gain_percent"] is not None else -1)),
+        key=lambda f: (
+            f["severity"] != "error",
+            -(f["expected_gain_percent"] if f["expected_gain_percent"] is not None else -1),
+        ),
     )
 
 
@@ -83,7 +91,15 @@ def test_ranking_puts_errors_first_then_the_largest_input_gain() -> None:
     def f(id: str, severity: str, gain=None) -> RankedFinding:
         return RankedFinding(id=id, severity=severity, message=id, source="test", expected_gain_percent=gain)
 
-    ranked = rank([f("info", "info"), f("small", "warning", 10.0), f("err", "error"), f("big", "info", 60.0), f("warn", "warning")])
+    ranked = rank(
+        [
+            f("info", "info"),
+            f("small", "warning", 10.0),
+            f("err", "error"),
+            f("big", "info", 60.0),
+            f("warn", "warning"),
+        ]
+    )
     assert [x.id for x in ranked] == ["err", "big", "small", "warn", "info"]
     assert input_bound_share(50.0, 100.0) == 50.0
     assert input_bound_share(200.0, 100.0) == 0.0

@@ -121,7 +121,10 @@ def test_gpus_hidden_by_cuda_visible_devices_is_not_an_error(visible: str) -> No
 
 def test_order_mismatch_without_pci_bus_order_warns() -> None:
     # CUDA's default FASTEST_FIRST puts the A100 first; NVML lists by PCI bus (T4 first).
-    tf_gpus = [TfGpu(index=0, name=A100.name, compute_capability=(8, 0)), TfGpu(index=1, name=T4.name, compute_capability=(7, 5))]
+    tf_gpus = [
+        TfGpu(index=0, name=A100.name, compute_capability=(8, 0)),
+        TfGpu(index=1, name=T4.name, compute_capability=(7, 5)),
+    ]
     report = check_environment(tf_gpus=tf_gpus, nvml=((T4, A100), DRIVER, None), build=CUDA_BUILD, environ={})
     assert ids(report) == {"gpu-order-mismatch": "warning"}
     text = message(report, "gpu-order-mismatch")
@@ -131,7 +134,10 @@ def test_order_mismatch_without_pci_bus_order_warns() -> None:
 
 
 def test_same_order_or_pci_bus_order_is_quiet() -> None:
-    tf_gpus = [TfGpu(index=0, name=T4.name, compute_capability=(7, 5)), TfGpu(index=1, name=A100.name, compute_capability=(8, 0))]
+    tf_gpus = [
+        TfGpu(index=0, name=T4.name, compute_capability=(7, 5)),
+        TfGpu(index=1, name=A100.name, compute_capability=(8, 0)),
+    ]
     nvml = ((T4, A100), DRIVER, None)
     for environ in ({}, {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}):
         assert check_environment(tf_gpus=tf_gpus, nvml=nvml, build=CUDA_BUILD, environ=environ).findings == []
@@ -192,8 +198,10 @@ def test_tensorflow_io_kernel_failure_names_the_fix(tmp_path: Path, real_report:
     finding = findings["tensorflow-io-kernels"]
     assert finding.severity == "error"
     assert "undefined symbol" in finding.message
-    assert finding.message.endswith("install tensorflow-io==0.37.1 with tensorflow 2.16.x "
-                                    "(pip install 'tensorflow>=2.16,<2.17' tensorflow-io==0.37.1)")
+    assert finding.message.endswith(
+        "install tensorflow-io==0.37.1 with tensorflow 2.16.x "
+        "(pip install 'tensorflow>=2.16,<2.17' tensorflow-io==0.37.1)"
+    )
 
 
 def test_xla_failure_is_reported_with_the_config_fix(real_report: EnvironmentReport) -> None:

@@ -12,7 +12,10 @@ import pytest
 from xtts_cli.errors import XttsError
 from xtts_cli.evaluation.mel_distance import dtw_path, mel_cepstral_distortion
 from xtts_cli.evaluation.recognizer import (
-    Recognizer, grammar_words, word_error_rate, word_loop_grammar,
+    Recognizer,
+    grammar_words,
+    word_error_rate,
+    word_loop_grammar,
 )
 
 SPEECH = Path(__file__).resolve().parent / "data" / "speech"

@@ -30,7 +30,9 @@ def test_guided_attention_loss_is_near_zero_on_the_diagonal_and_large_when_unifo
     lengths, step_lengths = tf.constant([tokens]), tf.constant([steps])
     uniform = np.full((steps, tokens), 1.0 / tokens, np.float32)
     anti = diagonal(steps, tokens)[:, ::-1]
-    on_diagonal = float(guided_attention_loss(batch_of(diagonal(steps, tokens), steps=steps, tokens=tokens), lengths, step_lengths, 0.2))
+    on_diagonal = float(
+        guided_attention_loss(batch_of(diagonal(steps, tokens), steps=steps, tokens=tokens), lengths, step_lengths, 0.2)
+    )
     spread = float(guided_attention_loss(batch_of(uniform, steps=steps, tokens=tokens), lengths, step_lengths, 0.2))
     backwards = float(guided_attention_loss(batch_of(anti, steps=steps, tokens=tokens), lengths, step_lengths, 0.2))
     # Per cell, as ESPnet normalises it: the mean over (step, token) cells, so a hard alignment

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from xtts_cli.config.schema import DataConfig, ModelConfig
@@ -31,12 +33,15 @@ def test_d_model_not_divisible_by_heads_names_both_values():
 
 
 def test_dims_are_frozen():
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         PRESETS["tiny"].d_model = 7  # type: ignore[misc]
 
 
 def test_preset_sizes_are_ordered_and_tiny_fits_a_cpu():
-    counts = [estimate_param_count(PRESETS[name], n_mels=80, vocab_size=VOCAB_SIZE) for name in ("tiny", "small", "normal", "big")]
+    counts = [
+        estimate_param_count(PRESETS[name], n_mels=80, vocab_size=VOCAB_SIZE)
+        for name in ("tiny", "small", "normal", "big")
+    ]
     assert counts == sorted(counts) and len(set(counts)) == 4
     assert 500_000 <= counts[0] <= 1_500_000
     assert counts[-1] >= 100_000_000

@@ -17,7 +17,7 @@ def speech_like(seconds: float = 1.0) -> np.ndarray:
     """A glottal-pulse-like harmonic series whose pitch glides 110 -> 220 Hz, with a syllable-rate
     (4 Hz) envelope: the kind of signal the vocoder has to carry, not a single stationary tone."""
     t = np.arange(int(seconds * SAMPLE_RATE)) / SAMPLE_RATE
-    pitch = 110.0 * 2.0 ** t
+    pitch = 110.0 * 2.0**t
     phase = 2.0 * np.pi * np.cumsum(pitch) / SAMPLE_RATE
     harmonics = sum(np.sin(k * phase) / k for k in range(1, 30) if k * 220 < SAMPLE_RATE / 2)
     envelope = 0.6 + 0.4 * np.sin(2.0 * np.pi * 4.0 * t)

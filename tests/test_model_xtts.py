@@ -18,7 +18,9 @@ from xtts_cli.model.xtts import MEL_PAD_VALUE, XttsModel, build_model  # noqa: E
 N_MELS = 16
 VOCAB_SIZE = 24
 # The tiny preset (reduction factor 2, postnet on), narrowed so each test takes a second or two.
-SMALL_MODEL = ModelConfig(model_size="tiny", d_model=32, num_heads=2, num_text_layers=1, num_decoder_layers=2, speaker_embedding_dim=16)
+SMALL_MODEL = ModelConfig(
+    model_size="tiny", d_model=32, num_heads=2, num_text_layers=1, num_decoder_layers=2, speaker_embedding_dim=16
+)
 
 
 def make_batch(seed: int = 0, *, batch_size: int = 3, text_length: int = 9, frames: int = 14, ref_frames: int = 10):
@@ -136,7 +138,9 @@ def test_future_frames_do_not_change_earlier_predictions(model, reduction_factor
     for name in ("mel_pred", "stop_logits"):
         np.testing.assert_allclose(after[name][:, :cut].numpy(), before[name][:, :cut].numpy(), atol=1e-5, err_msg=name)
         # Not vacuous: the change does reach the later predictions.
-        assert not np.allclose(after[name][:, cut + reduction_factor :].numpy(), before[name][:, cut + reduction_factor :].numpy())
+        assert not np.allclose(
+            after[name][:, cut + reduction_factor :].numpy(), before[name][:, cut + reduction_factor :].numpy()
+        )
 
 
 @pytest.fixture(scope="module")
@@ -318,9 +322,7 @@ def test_attention_window_keeps_generation_reading_forward(model):
 
 def test_generate_compiles_with_xla_and_is_reproducible(model):
     batch = make_batch(8)
-    compiled = tf.function(
-        lambda *inputs: model.generate(*inputs, max_frames=MAX_FRAMES, seed=3), jit_compile=True
-    )
+    compiled = tf.function(lambda *inputs: model.generate(*inputs, max_frames=MAX_FRAMES, seed=3), jit_compile=True)
     first_mel, first_lengths = (compiled(*generation_inputs(batch))[key] for key in ("mel", "lengths"))
     second_mel = compiled(*generation_inputs(batch))["mel"]
     eager = model.generate(*generation_inputs(batch), max_frames=MAX_FRAMES, seed=3)
@@ -341,7 +343,9 @@ def test_attention_prior_pulls_every_head_onto_the_diagonal(model):
     def diagonal_mass(attention):
         # Mean over valid steps of the weight within one token of each item's diagonal centre.
         masses = []
-        for item, (tokens, item_steps) in enumerate(zip(batch["text_lengths"].numpy(), model.decoder_steps(batch["mel_lengths"]).numpy())):
+        for item, (tokens, item_steps) in enumerate(
+            zip(batch["text_lengths"].numpy(), model.decoder_steps(batch["mel_lengths"]).numpy())
+        ):
             near = target[item, :item_steps, :tokens] > -0.5 / 9.0 - 1e-6  # |t - centre| <= 1
             masses.append((attention[item, :, :item_steps, :tokens] * near).sum(-1).mean())
         return float(np.mean(masses))

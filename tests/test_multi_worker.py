@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from training_support import subprocess_env, tiny_config
+
 from xtts_cli.cli.app import app
 from xtts_cli.devices.placement import cluster_from_environment, cluster_from_flags, parse_tf_config
 from xtts_cli.errors import XttsError
@@ -42,18 +42,34 @@ def test_tf_config_gives_the_cluster_and_this_task() -> None:
 @pytest.mark.parametrize(
     "value, message",
     [
-        ("{cluster: 1}", "TF_CONFIG is not JSON (Expecting property name enclosed in double quotes at character 1): {cluster: 1}"),
-        (json.dumps({"cluster": {"worker": ["a:1"]}}), 'TF_CONFIG needs a "cluster" object and a "task" object: {"cluster": {"worker": ["a:1"]}}'),
-        (json.dumps({**TWO, "task": {"type": "worker", "index": 2}}),
-         "TF_CONFIG's task.index is 2 but cluster.worker has 2 task(s) (indices 0-1)"),
-        (json.dumps({**TWO, "task": {"type": "ps", "index": 0}}),
-         "TF_CONFIG's task.type is 'ps'; it must be one of the cluster's jobs (worker)"),
-        (json.dumps({"cluster": {"worker": ["a:1"], "ps": ["b:1"]}, "task": {"type": "worker", "index": 0}}),
-         "TF_CONFIG's cluster has job 'ps'; multi_worker training runs only \"chief\" and \"worker\" tasks"),
-        (json.dumps({"cluster": {"worker": ["a:1", "b"]}, "task": {"type": "worker", "index": 0}}),
-         "TF_CONFIG's cluster.worker has 'b', which is not HOST:PORT (e.g. 10.0.0.5:12345)"),
-        (json.dumps({"cluster": {"worker": ["a:1", "a:1"]}, "task": {"type": "worker", "index": 0}}),
-         "TF_CONFIG's cluster lists a:1 more than once; every worker needs its own port"),
+        (
+            "{cluster: 1}",
+            "TF_CONFIG is not JSON (Expecting property name enclosed in double quotes at character 1): {cluster: 1}",
+        ),
+        (
+            json.dumps({"cluster": {"worker": ["a:1"]}}),
+            'TF_CONFIG needs a "cluster" object and a "task" object: {"cluster": {"worker": ["a:1"]}}',
+        ),
+        (
+            json.dumps({**TWO, "task": {"type": "worker", "index": 2}}),
+            "TF_CONFIG's task.index is 2 but cluster.worker has 2 task(s) (indices 0-1)",
+        ),
+        (
+            json.dumps({**TWO, "task": {"type": "ps", "index": 0}}),
+            "TF_CONFIG's task.type is 'ps'; it must be one of the cluster's jobs (worker)",
+        ),
+        (
+            json.dumps({"cluster": {"worker": ["a:1"], "ps": ["b:1"]}, "task": {"type": "worker", "index": 0}}),
+            'TF_CONFIG\'s cluster has job \'ps\'; multi_worker training runs only "chief" and "worker" tasks',
+        ),
+        (
+            json.dumps({"cluster": {"worker": ["a:1", "b"]}, "task": {"type": "worker", "index": 0}}),
+            "TF_CONFIG's cluster.worker has 'b', which is not HOST:PORT (e.g. 10.0.0.5:12345)",
+        ),
+        (
+            json.dumps({"cluster": {"worker": ["a:1", "a:1"]}, "task": {"type": "worker", "index": 0}}),
+            "TF_CONFIG's cluster lists a:1 more than once; every worker needs its own port",
+        ),
     ],
 )
 def test_malformed_tf_config_is_one_clear_error(value: str, message: str) -> None:
@@ -68,19 +84,23 @@ def test_worker_flags_are_checked_and_must_agree_with_tf_config() -> None:
     assert json.loads(cluster.to_tf_config()) == TWO
     assert cluster_from_flags("localhost:2001,localhost:2002", 1, json.dumps(TWO)) == cluster
     assert _error(cluster_from_flags, "localhost:2001,localhost:2002", 2, None) == (
-        "--task-index is 2 but --worker-hosts lists 2 worker(s) (indices 0-1)")
+        "--task-index is 2 but --worker-hosts lists 2 worker(s) (indices 0-1)"
+    )
     assert _error(cluster_from_flags, "localhost:2001", None, None) == "--worker-hosts is given without --task-index"
     assert _error(cluster_from_flags, "localhost:2001,localhost", 0, None) == (
-        "--worker-hosts 'localhost:2001,localhost' has 'localhost', which is not HOST:PORT (e.g. 10.0.0.5:12345)")
+        "--worker-hosts 'localhost:2001,localhost' has 'localhost', which is not HOST:PORT (e.g. 10.0.0.5:12345)"
+    )
     assert _error(cluster_from_flags, "localhost:2001,localhost:2002", 0, json.dumps(TWO)) == (
         "--worker-hosts/--task-index say task 0 of localhost:2001,localhost:2002 but TF_CONFIG says task 1 of "
-        "localhost:2001,localhost:2002")
+        "localhost:2001,localhost:2002"
+    )
 
 
 def test_multi_worker_without_a_cluster_fails_before_tensorflow(runner, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delenv("TF_CONFIG", raising=False)
     assert _error(cluster_from_environment, {}) == (
-        "devices.strategy is multi_worker but no cluster is given (TF_CONFIG is not set)")
+        "devices.strategy is multi_worker but no cluster is given (TF_CONFIG is not set)"
+    )
     config = tiny_config(tmp_path, extra="devices:\n  strategy: multi_worker\n")
     result = runner.invoke(app, ["train", "-c", str(config), "--run-dir", str(tmp_path / "run")])
     assert result.exit_code == 1 and isinstance(result.exception, XttsError)
@@ -90,18 +110,22 @@ def test_multi_worker_without_a_cluster_fails_before_tensorflow(runner, tmp_path
     assert str(result.exception) == "--task-index is 1 but --worker-hosts lists 1 worker(s) (indices 0-0)"
     assert not (tmp_path / "run").exists()
     # In a fresh process: the refusal comes before TensorFlow is imported (no seconds lost to it).
-    code = ("import sys; from typer.testing import CliRunner; from xtts_cli.cli.app import app; "
-            f"r = CliRunner().invoke(app, ['train', '-c', {str(config)!r}]); "
-            "print(r.exit_code, type(r.exception).__name__, 'tensorflow' in sys.modules)")
+    code = (
+        "import sys; from typer.testing import CliRunner; from xtts_cli.cli.app import app; "
+        f"r = CliRunner().invoke(app, ['train', '-c', {str(config)!r}]); "
+        "print(r.exit_code, type(r.exception).__name__, 'tensorflow' in sys.modules)"
+    )
     env = subprocess_env()
     env.pop("TF_CONFIG", None)
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
     assert proc.stdout.split() == ["1", "XttsError", "False"], proc.stderr
 
 
 def test_multi_worker_refuses_a_device_split_or_logical_cpus_in_the_config() -> None:
     from xtts_cli.config import resolve_config
-    from xtts_cli.config.errors import ConfigError
+    from xtts_cli.errors import ConfigError
 
     for overrides in ({"devices.logical_cpu_devices": 2}, {"devices.data_gpu": 0, "devices.model_gpu": 1}):
         with pytest.raises(ConfigError) as caught:
@@ -128,9 +152,28 @@ def _start_workers(config: Path, run_dir: Path, max_steps: int, tmp: Path) -> li
     env.pop("TF_CONFIG", None)
     return [
         subprocess.Popen(
-            [sys.executable, "-m", "xtts_cli", "train", "-c", str(config), "--run-dir", str(run_dir),
-             "--max-steps", str(max_steps), "--worker-hosts", hosts, "--task-index", str(index), "--json"],
-            cwd=run_dir.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-m",
+                "xtts_cli",
+                "train",
+                "-c",
+                str(config),
+                "--run-dir",
+                str(run_dir),
+                "--max-steps",
+                str(max_steps),
+                "--worker-hosts",
+                hosts,
+                "--task-index",
+                str(index),
+                "--json",
+            ],
+            cwd=run_dir.parent,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for index in range(2)
     ]
@@ -164,7 +207,7 @@ def test_two_workers_train_together_resume_and_stop_together(tmp_path: Path) -> 
     tmp.mkdir()
 
     outcomes = _finish(_start_workers(config, run_dir, 4, tmp))
-    for code, result, stderr in outcomes:
+    for code, _result, stderr in outcomes:
         assert code == 0, stderr[-3000:]
     (_, chief, _), (_, worker, _) = outcomes
     assert "task 0 of 2 (chief" in chief["device_plan"] and "task 1 of 2 (worker" in worker["device_plan"]
@@ -197,5 +240,7 @@ def test_two_workers_train_together_resume_and_stop_together(tmp_path: Path) -> 
     final = chief["final_step"]
     assert worker["final_step"] == final > 6
     assert _checkpoint_steps(run_dir) == {4, final}
-    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir() if not p.name.startswith("ckpt-")) == ["checkpoint"]
+    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir() if not p.name.startswith("ckpt-")) == [
+        "checkpoint"
+    ]
     assert list(tmp.iterdir()) == []

@@ -69,8 +69,20 @@ def test_fewer_batches_than_asked_repeats_the_dataset_and_says_so(runner) -> Non
 
 def test_fixture_dataset_lists_bad_files_and_profiles_every_codec(runner, write_config) -> None:
     config = write_config("data:\n  max_bad_file_fraction: 0.6\n  preprocessing_mode: runtime\n")
-    payload = run_json(runner, "-c", str(config), "--data-path", str(DATASET), "--batch-size", "2",
-                       "--num-batches", "6", "--warmup", "1", "--no-stages")
+    payload = run_json(
+        runner,
+        "-c",
+        str(config),
+        "--data-path",
+        str(DATASET),
+        "--batch-size",
+        "2",
+        "--num-batches",
+        "6",
+        "--warmup",
+        "1",
+        "--no-stages",
+    )
     check_figures(payload, 6)
     reasons = {bad["reason"] for bad in payload["bad_files"]}
     assert {"empty", "not_audio", "truncated", "header_only", "missing", "too_short", "too_long"} <= reasons
@@ -82,8 +94,23 @@ def test_fixture_dataset_lists_bad_files_and_profiles_every_codec(runner, write_
 
 def test_bad_files_come_first_in_the_terminal_report(runner, write_config) -> None:
     config = write_config("data:\n  max_bad_file_fraction: 0.6\n  preprocessing_mode: runtime\n")
-    result = runner.invoke(app, ["profile-pipeline", "-c", str(config), "--data-path", str(DATASET),
-                                 "--batch-size", "2", "--num-batches", "4", "--warmup", "1", "--no-stages"])
+    result = runner.invoke(
+        app,
+        [
+            "profile-pipeline",
+            "-c",
+            str(config),
+            "--data-path",
+            str(DATASET),
+            "--batch-size",
+            "2",
+            "--num-batches",
+            "4",
+            "--warmup",
+            "1",
+            "--no-stages",
+        ],
+    )
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "bad files skipped" in out and "wavs/garbage.wav" in out
@@ -114,13 +141,22 @@ def test_benchmark_sweep_ranks_cells_and_names_the_best_as_a_config_change(runne
     rates = [cell["samples_per_sec"] for cell in cells]
     assert rates == sorted(rates, reverse=True) and rates[-1] > 0
     best = payload["best"]
-    current = {"data.num_workers": "auto", "data.prefetch_buffer_size": "auto", "data.batch_size": 8,
-               "data.preprocessing_mode": "auto"}
+    current = {
+        "data.num_workers": "auto",
+        "data.prefetch_buffer_size": "auto",
+        "data.batch_size": 8,
+        "data.preprocessing_mode": "auto",
+    }
     assert set(best["change"]) <= set(current)
     recommended = {**current, **best["change"]}
     # The recommendation is one of the measured cells (a cache cell keeps the current num_workers).
-    measured = [{f"data.{key}": cell[key] for key in ("num_workers", "prefetch_buffer_size", "batch_size",
-                                                       "preprocessing_mode")} for cell in cells]
+    measured = [
+        {
+            f"data.{key}": cell[key]
+            for key in ("num_workers", "prefetch_buffer_size", "batch_size", "preprocessing_mode")
+        }
+        for cell in cells
+    ]
     for settings in measured:
         if settings["data.preprocessing_mode"] in ("cache", "auto"):
             settings["data.num_workers"] = current["data.num_workers"]
@@ -130,15 +166,23 @@ def test_benchmark_sweep_ranks_cells_and_names_the_best_as_a_config_change(runne
 
 
 def _cell(workers, prefetch, batch, mode, rate):
-    return pipeline_profiler.SweepCell(num_workers=workers, prefetch_buffer_size=prefetch, batch_size=batch,
-                                       preprocessing_mode=mode, samples=1, seconds=1.0, samples_per_sec=rate)
+    return pipeline_profiler.SweepCell(
+        num_workers=workers,
+        prefetch_buffer_size=prefetch,
+        batch_size=batch,
+        preprocessing_mode=mode,
+        samples=1,
+        seconds=1.0,
+        samples_per_sec=rate,
+    )
 
 
 def test_sweep_recommendation_skips_prefetch_off_keeps_cache_workers_and_breaks_ties_by_fewest_changes() -> None:
     from xtts_cli.config.schema import XttsConfig
 
-    config = XttsConfig(data={"batch_size": 16, "num_workers": "auto", "prefetch_buffer_size": "auto",
-                              "preprocessing_mode": "cache"})
+    config = XttsConfig(
+        data={"batch_size": 16, "num_workers": "auto", "prefetch_buffer_size": "auto", "preprocessing_mode": "cache"}
+    )
     unchanged = {"num_workers": "auto", "prefetch_buffer_size": "auto", "batch_size": 16, "preprocessing_mode": "cache"}
     prefetch_off = _cell(1, 0, 32, "cache", 5000.0)
     # Within 15 % of the fastest candidate: the current settings win the tie.
@@ -146,11 +190,19 @@ def test_sweep_recommendation_skips_prefetch_off_keeps_cache_workers_and_breaks_
     assert pipeline_profiler._recommend(cells, config, "cache") == unchanged
     # Clearly faster: recommended, all four keys.
     cells = [prefetch_off, _cell(2, 2, 32, "runtime", 900.0), _cell("auto", "auto", 16, "cache", 500.0)]
-    assert pipeline_profiler._recommend(cells, config, "cache") == {"num_workers": 2, "prefetch_buffer_size": 2,
-                                                           "batch_size": 32, "preprocessing_mode": "runtime"}
+    assert pipeline_profiler._recommend(cells, config, "cache") == {
+        "num_workers": 2,
+        "prefetch_buffer_size": 2,
+        "batch_size": 32,
+        "preprocessing_mode": "runtime",
+    }
     # A cache cell's num_workers was not exercised: the current value stays.
     cells = [_cell(1, 2, 32, "cache", 2000.0), _cell("auto", "auto", 16, "cache", 500.0)]
-    assert pipeline_profiler._recommend(cells, config, "cache") == {**unchanged, "prefetch_buffer_size": 2, "batch_size": 32}
+    assert pipeline_profiler._recommend(cells, config, "cache") == {
+        **unchanged,
+        "prefetch_buffer_size": 2,
+        "batch_size": 32,
+    }
     # preprocessing_mode auto: a cell of the mode auto resolves to keeps auto; when the whole dataset's
     # features would not fit in memory, cache cells (fast on the sweep's sample) are not recommended.
     auto = XttsConfig(data={"batch_size": 16, "num_workers": "auto", "prefetch_buffer_size": "auto"})
@@ -197,8 +249,9 @@ def test_planted_stall_every_nth_batch_is_found_with_its_period() -> None:
     # next() waits 60 ms while a cached batch takes about 1 ms.
     planted = dataset.repeat().enumerate().map(with_stall)
     # Warm-up past the first epoch, which fills the cache and is slow for its own reasons.
-    measured = pipeline_profiler.measure_batches(planted, num_batches=30, warmup=info.batches_per_epoch + 1,
-                                                 sample_rate=22050, hop_length=256)
+    measured = pipeline_profiler.measure_batches(
+        planted, num_batches=30, warmup=info.batches_per_epoch + 1, sample_rate=22050, hop_length=256
+    )
     assert measured.oscillation.detected, measured.oscillation.reason
     assert measured.oscillation.period_batches == pytest.approx(period, abs=0.5)
     assert measured.oscillation.period_seconds == pytest.approx(

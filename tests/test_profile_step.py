@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from xtts_cli.cli.app import app
 from training_support import tiny_config
+
+from xtts_cli.cli.app import app
 
 PLANTED = """
   use_tf_native_loading: false
@@ -45,15 +46,20 @@ def check_fields(payload: dict, steps: int) -> None:
 def test_planted_bottleneck_is_input_bound_and_the_healthy_config_is_not(runner, tmp_path: Path) -> None:
     healthy_config = tiny_config(tmp_path, name="healthy.yaml")
     # The planted bottleneck: tf.numpy_function loading, one worker, no prefetch, features every epoch.
-    planted_config = tiny_config(tmp_path, name="planted.yaml").read_text().replace(
-        "  preprocessing_mode: cache", PLANTED + "  preprocessing_mode: runtime")
+    planted_config = (
+        tiny_config(tmp_path, name="planted.yaml")
+        .read_text()
+        .replace("  preprocessing_mode: cache", PLANTED + "  preprocessing_mode: runtime")
+    )
     planted_path = tmp_path / "planted.yaml"
     planted_path.write_text(planted_config)
 
     board = tmp_path / "board"
     healthy = run_json(runner, "--config", str(healthy_config), "--num-steps", "24", "--tensorboard", str(board))
     trace = tmp_path / "trace"
-    planted = run_json(runner, "--config", str(planted_path), "--num-steps", "24", "--warmup", "3", "--trace", str(trace))
+    planted = run_json(
+        runner, "--config", str(planted_path), "--num-steps", "24", "--warmup", "3", "--trace", str(trace)
+    )
     check_fields(healthy, 24)
     check_fields(planted, 24)
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from xtts_cli.profiling.nvml_sampler import RESOLVABLE_REFRESHES, refresh_interval
-from xtts_cli.profiling.oscillation import detect_oscillation
+from xtts_cli.devices.nvml_sampler import RESOLVABLE_REFRESHES, refresh_interval
+from xtts_cli.stats.oscillation import detect_oscillation
 
 RECORDED = json.loads((Path(__file__).parent / "data" / "nvml_h100_utilization.json").read_text())
 
@@ -27,8 +27,9 @@ def test_the_recording_is_from_a_gpu_under_the_named_loads():
     assert sum(v == 0 for v in idle) >= 0.8 * len(idle)
 
 
-@pytest.mark.parametrize("name", ["steady tiny kernels 5 s", "cycle 0.6 s busy / 0.6 s idle x10",
-                                  "cycle 0.25/0.25 x20 at 20 Hz"])
+@pytest.mark.parametrize(
+    "name", ["steady tiny kernels 5 s", "cycle 0.6 s busy / 0.6 s idle x10", "cycle 0.25/0.25 x20 at 20 Hz"]
+)
 def test_the_refresh_is_the_gpus_whatever_the_sampling_rate(name):
     # NVML changed the H100's reading every 0.2 s: 2 samples at 10 Hz, 4 at 20 Hz. In the 0.6 s
     # cycle most gaps are 0.6 s (saturated windows read alike); the shortest common one is the refresh.
@@ -72,18 +73,27 @@ def test_the_refresh_needs_enough_changes_and_ignores_rare_jitter():
 
 def test_the_step_report_names_the_cycle_the_sm_activity_and_the_refresh():
     from xtts_cli.cli.profile_step import gpu_lines
-    from xtts_cli.profiling.nvml_sampler import GpuSummary
+    from xtts_cli.devices.nvml_sampler import GpuSummary
 
     times, values, hz = phase("cycle 0.6 s busy / 0.6 s idle x10")
     found = detect_oscillation(values)
-    summary = GpuSummary(index=0, name=RECORDED["gpu"], samples=len(values), duration_s=times[-1], rate_hz=hz,
-                         utilization_mean=sum(values) / len(values), oscillation=found,
-                         oscillation_period_s=found.period / hz, sm_active_mean_percent=47.2,
-                         nvml_refresh_s=refresh_interval(times, values))
+    summary = GpuSummary(
+        index=0,
+        name=RECORDED["gpu"],
+        samples=len(values),
+        duration_s=times[-1],
+        rate_hz=hz,
+        utilization_mean=sum(values) / len(values),
+        oscillation=found,
+        oscillation_period_s=found.period / hz,
+        sm_active_mean_percent=47.2,
+        nvml_refresh_s=refresh_interval(times, values),
+    )
     text = "\n".join(gpu_lines([summary]))
     assert "mean utilisation 50 %, SM activity 47 %, 121 samples at 10.0 Hz" in text
     assert "utilisation cycles every 1.20 s" in text
     assert "every 0.20 s: a cycle shorter than 0.60 s may not show" in text
-    steady = summary.model_copy(update={"oscillation": detect_oscillation([50.0] * 40), "nvml_refresh_s": None,
-                                        "sm_active_mean_percent": None})
+    steady = summary.model_copy(
+        update={"oscillation": detect_oscillation([50.0] * 40), "nvml_refresh_s": None, "sm_active_mean_percent": None}
+    )
     assert gpu_lines([steady]) == [f"GPU 0 ({RECORDED['gpu']}): mean utilisation 50 %, 121 samples at 10.0 Hz"]

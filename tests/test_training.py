@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from training_support import tiny_config
 
 from xtts_cli.config import resolve_config
 from xtts_cli.errors import XttsError
 from xtts_cli.training.metrics import read_metrics
 from xtts_cli.training.trainer import NonFiniteLossError, Trainer
-from training_support import tiny_config
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,9 @@ def test_run_directory_holds_everything_to_resume_and_compare(trained) -> None:
     root, config_path, _ = trained
     run = root / "run"
     resolved = yaml.safe_load((run / "config.yaml").read_text())
-    assert resolved == resolve_config(config_path, {"training.max_steps": 40, "training.save_step": 20}).config.model_dump(mode="json")
+    assert resolved == resolve_config(
+        config_path, {"training.max_steps": 40, "training.save_step": 20}
+    ).config.model_dump(mode="json")
     info = json.loads((run / "run.json").read_text())
     assert info["model_identity"]["model.d_model"] == 32 and info["tensorflow_version"].startswith("2.16")
     assert (run / "vocab.json").is_file() and (run / "speaker_reference.npy").is_file()
@@ -71,8 +73,11 @@ def test_changed_model_config_is_refused_then_fresh_starts_over(trained) -> None
         Trainer(changed, run_dir=root / "run").run()
     assert "model.d_model (32 -> 48)" in info.value.lines[0]
     assert "--fresh" in info.value.hint
-    result = Trainer(changed.model_copy(update={"training": changed.training.model_copy(update={"max_steps": 2})}),
-                     run_dir=root / "run", fresh=True).run()
+    result = Trainer(
+        changed.model_copy(update={"training": changed.training.model_copy(update={"max_steps": 2})}),
+        run_dir=root / "run",
+        fresh=True,
+    ).run()
     assert result.start_step == 0 and result.final_step == 2
     assert list(root.glob("run.old-*")), "the old run is kept, never deleted"
 
@@ -106,7 +111,9 @@ def test_synthesize_writes_speech_length_audio(trained, runner) -> None:
 
     root, _, _ = trained
     out = root / "hello.wav"
-    result = runner.invoke(app, ["synthesize", "the cat sat.", "--checkpoint", str(root / "run"), "--out", str(out), "--max-frames", "120"])
+    result = runner.invoke(
+        app, ["synthesize", "the cat sat.", "--checkpoint", str(root / "run"), "--out", str(out), "--max-frames", "120"]
+    )
     assert result.exit_code == 0, result.output
     with wave.open(str(out)) as handle:
         assert handle.getframerate() == 22050 and handle.getnchannels() == 1
@@ -141,6 +148,8 @@ def test_synthesize_rejects_empty_text_and_unknown_characters(trained, runner) -
     root, _, _ = trained
     empty = runner.invoke(app, ["synthesize", "  ", "--checkpoint", str(root / "run"), "--out", str(root / "x.wav")])
     assert isinstance(empty.exception, XttsError) and "empty" in empty.exception.lines[0]
-    unknown = runner.invoke(app, ["synthesize", "snow ☃", "--checkpoint", str(root / "run"), "--out", str(root / "x.wav")])
+    unknown = runner.invoke(
+        app, ["synthesize", "snow ☃", "--checkpoint", str(root / "run"), "--out", str(root / "x.wav")]
+    )
     assert isinstance(unknown.exception, XttsError) and "☃" in unknown.exception.lines[0]
     assert not (root / "x.wav").exists()

@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from training_support import tiny_config
 
 from xtts_cli.config import resolve_config
 from xtts_cli.errors import XttsError
 from xtts_cli.training.metrics import read_metrics
 from xtts_cli.training.trainer import Trainer
-from training_support import tiny_config
 
 tf = pytest.importorskip("tensorflow")
 
@@ -47,7 +47,7 @@ def test_checkpoint_reaches_every_weight_through_the_model(short_run) -> None:
     from xtts_cli.model.xtts import build_model
 
     # The model alone, as a user's own script or an export would restore it: every weight found.
-    latest = tf.train.latest_checkpoint(str(short_run.run.checkpoints))
+    latest = tf.train.latest_checkpoint(str(short_run.run_dir.checkpoints))
     fresh = build_model(short_run.config.model, short_run.config.data, short_run.tokenizer.vocab_size)
     tf.train.Checkpoint(model=fresh).restore(latest).assert_existing_objects_matched().expect_partial()
     for restored, trained in zip(fresh.weights, short_run.model.weights):
@@ -57,7 +57,7 @@ def test_checkpoint_reaches_every_weight_through_the_model(short_run) -> None:
 def test_load_run_gives_the_trained_models_outputs(short_run) -> None:
     from xtts_cli.training.synthesis import load_run
 
-    _, _, model, step, _ = load_run(short_run.run.path)
+    _, _, model, step, _ = load_run(short_run.run_dir.path)
     assert step == 4
     batch = validation_batch(short_run)
     expected = short_run.model(batch, training=False)
@@ -71,11 +71,16 @@ def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run
     from xtts_cli.training.synthesis import REFERENCE_FILE, load_speaking_rate, synthesize_speech
 
     out = tmp_path / "trained.wav"
-    result = runner.invoke(app, ["synthesize", TEXT, "--checkpoint", str(short_run.run.path), "--out", str(out)])
+    result = runner.invoke(app, ["synthesize", TEXT, "--checkpoint", str(short_run.run_dir.path), "--out", str(out)])
     assert result.exit_code == 0, result.output
     in_memory = synthesize_speech(
-        short_run.model, short_run.tokenizer, TEXT, np.load(short_run.run.path / REFERENCE_FILE), short_run.config.data,
-        rate=load_speaking_rate(short_run.run.path), settings=short_run.config.synthesis,
+        short_run.model,
+        short_run.tokenizer,
+        TEXT,
+        np.load(short_run.run_dir.path / REFERENCE_FILE),
+        short_run.config.data,
+        rate=load_speaking_rate(short_run.run_dir.path),
+        settings=short_run.config.synthesis,
     )
     with wave.open(str(out)) as handle:
         written = np.frombuffer(handle.readframes(handle.getnframes()), "<i2")
@@ -87,7 +92,7 @@ def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run
     # The same run directory with the step-0 weights: what synthesis produced when it restored
     # only part of the model.
     untrained = tmp_path / "untrained"
-    shutil.copytree(short_run.run.path, untrained, ignore=shutil.ignore_patterns("checkpoints", "tensorboard"))
+    shutil.copytree(short_run.run_dir.path, untrained, ignore=shutil.ignore_patterns("checkpoints", "tensorboard"))
     config = resolve_config(untrained / "config.yaml", {}).config
     fresh = Trainer(config, run_dir=untrained)
     fresh.setup()
@@ -101,14 +106,14 @@ def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run
 
 
 def test_alignment_score_is_written_at_every_validation_with_an_alignment_image(short_run) -> None:
-    records = [r for r in read_metrics(short_run.run.metrics) if "val_loss" in r]
+    records = [r for r in read_metrics(short_run.run_dir.metrics) if "val_loss" in r]
     assert [r["step"] for r in records] == [2, 4]
     for record in records:
         assert 0.0 < record["alignment_score"] <= 1.0
-    train_records = [r for r in read_metrics(short_run.run.metrics) if "loss" in r]
+    train_records = [r for r in read_metrics(short_run.run_dir.metrics) if "loss" in r]
     assert all(0.0 < r["alignment_score"] <= 1.0 and r["attention_loss"] >= 0.0 for r in train_records)
     images = []
-    for events in short_run.run.tensorboard.glob("events.out.tfevents.*"):
+    for events in short_run.run_dir.tensorboard.glob("events.out.tfevents.*"):
         for event in tf.compat.v1.train.summary_iterator(str(events)):
             for value in event.summary.value:
                 if value.tag == "alignment/validation":

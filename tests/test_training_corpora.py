@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from training_support import TINY
 from typer.testing import CliRunner
 
-from training_support import TINY
 from xtts_cli.cli.app import app
 
 CORPORA = Path(__file__).parent / "data" / "corpora"
@@ -19,15 +19,21 @@ CV_CLIENTS = {"5e1f0c7a9b" * 4, "a04d2e6b3c" * 4}
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("corpora")
-    text = TINY.format(extra="").replace(
-        "data:\n",
-        "data:\n  max_bad_file_fraction: 0.5\n  datasets:\n"
-        f"    - path: {CORPORA / 'vctk'}\n    - path: {CORPORA / 'common_voice'}\n      weight: 2\n",
-    ).replace("sample_step: 1000", "sample_step: 2").replace("preprocessing_mode: cache", "preprocessing_mode: runtime")
+    text = (
+        TINY.format(extra="")
+        .replace(
+            "data:\n",
+            "data:\n  max_bad_file_fraction: 0.5\n  datasets:\n"
+            f"    - path: {CORPORA / 'vctk'}\n    - path: {CORPORA / 'common_voice'}\n      weight: 2\n",
+        )
+        .replace("sample_step: 1000", "sample_step: 2")
+        .replace("preprocessing_mode: cache", "preprocessing_mode: runtime")
+    )
     (root / "tiny.yaml").write_text(text, encoding="utf-8")
     # In-process, as a user's command runs: the start-up lines go to stderr.
-    result = CliRunner().invoke(app, ["train", "--config", str(root / "tiny.yaml"), "--run-dir", str(root / "run"),
-                                      "--max-steps", "2"])
+    result = CliRunner().invoke(
+        app, ["train", "--config", str(root / "tiny.yaml"), "--run-dir", str(root / "run"), "--max-steps", "2"]
+    )
     assert result.exit_code == 0, result.output[-3000:]
     (root / "train.log").write_text(result.stderr, encoding="utf-8")
     return root
@@ -55,12 +61,27 @@ def test_synthesize_speaks_in_a_named_speakers_voice(run: Path) -> None:
     from xtts_cli.errors import XttsError
 
     out = run / "p226.wav"
-    result = CliRunner().invoke(app, ["synthesize", "the cat sat.", "--checkpoint", str(run / "run"), "--out", str(out),
-                                      "--speaker", "p226", "--max-frames", "40", "--json"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "synthesize",
+            "the cat sat.",
+            "--checkpoint",
+            str(run / "run"),
+            "--out",
+            str(out),
+            "--speaker",
+            "p226",
+            "--max-frames",
+            "40",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output[-2000:]
     assert json.loads(result.stdout)["speaker"] == "p226" and out.stat().st_size > 44
-    unknown = CliRunner().invoke(app, ["synthesize", "the cat sat.", "--checkpoint", str(run / "run"), "--out",
-                                       str(out), "--speaker", "p2266"])
+    unknown = CliRunner().invoke(
+        app, ["synthesize", "the cat sat.", "--checkpoint", str(run / "run"), "--out", str(out), "--speaker", "p2266"]
+    )
     error = unknown.exception
     assert isinstance(error, XttsError)
     assert error.lines[0].startswith("speaker 'p2266' is not in") and "did you mean 'p226'" in error.hint

@@ -17,8 +17,14 @@ def test_sigterm_finishes_the_step_saves_and_the_rerun_resumes(tmp_path: Path) -
     config = tiny_config(tmp_path)
     run_dir = tmp_path / "run"
     args = ["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", "100000"]
-    proc = subprocess.Popen([sys.executable, "-m", "xtts_cli", *args], cwd=tmp_path, env=subprocess_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "xtts_cli", *args],
+        cwd=tmp_path,
+        env=subprocess_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     metrics = run_dir / "metrics.jsonl"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:
@@ -29,22 +35,39 @@ def test_sigterm_finishes_the_step_saves_and_the_rerun_resumes(tmp_path: Path) -
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 143, stderr
-    line = next(l for l in stderr.splitlines() if l.startswith("interrupted by SIGTERM"))
+    line = next(text for text in stderr.splitlines() if text.startswith("interrupted by SIGTERM"))
     saved = int(line.split("saved step ")[1].split()[0])
     assert saved >= 4
     assert (run_dir / "checkpoints" / f"ckpt-{saved}.index").is_file()
 
-    again = run_xtts(["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", str(saved + 2), "--json"], tmp_path)
+    again = run_xtts(
+        ["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", str(saved + 2), "--json"], tmp_path
+    )
     assert again.returncode == 0, again.stderr
     result = json.loads(again.stdout)
     assert result["resumed"] and result["start_step"] == saved and result["final_step"] == saved + 2
 
 
 def test_model_gpu_that_does_not_exist_fails_before_any_work(tmp_path: Path) -> None:
-    proc = run_xtts(["train", "-c", str(tiny_config(tmp_path)), "--data-gpu", "0", "--model-gpu", "1",
-                     "--run-dir", str(tmp_path / "run")], tmp_path)
+    proc = run_xtts(
+        [
+            "train",
+            "-c",
+            str(tiny_config(tmp_path)),
+            "--data-gpu",
+            "0",
+            "--model-gpu",
+            "1",
+            "--run-dir",
+            str(tmp_path / "run"),
+        ],
+        tmp_path,
+    )
     assert proc.returncode == 1
-    assert "error: devices.data_gpu is 0 but this machine has 0 GPUs visible to TensorFlow (available: none)" in proc.stderr
+    assert (
+        "error: devices.data_gpu is 0 but this machine has 0 GPUs visible to TensorFlow (available: none)"
+        in proc.stderr
+    )
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "run").exists()
 

@@ -122,7 +122,9 @@ def test_fix_keeps_comments_and_untouched_lines_and_is_idempotent(runner, write_
     assert data["data"]["enable_xla"] == "auto"  # fixed where the user wrote it
     assert "enable_xla_compilation" not in data["training"]
     assert data["training"]["enable_graph_mode"] is True
-    assert data["training"]["learning_rate"] == pytest.approx(1e-4) and isinstance(data["training"]["learning_rate"], float)
+    assert data["training"]["learning_rate"] == pytest.approx(1e-4) and isinstance(
+        data["training"]["learning_rate"], float
+    )
     # The diff went to stdout.
     assert "-  num_workers: 1" in result.stdout and "+  num_workers: auto" in result.stdout
 

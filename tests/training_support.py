@@ -47,9 +47,16 @@ def subprocess_env() -> dict[str, str]:
 
 def run_xtts(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "xtts_cli", *args], cwd=cwd, env=subprocess_env(), capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "xtts_cli", *args],
+        cwd=cwd,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
 def run_python(code: str, cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=subprocess_env(), capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=subprocess_env(), capture_output=True, text=True, timeout=timeout
+    )

@@ -13,25 +13,39 @@ from xtts_cli.cli.output import console, print_json
 
 BatchSizesOption = Annotated[
     Optional[str],
-    typer.Option("--batch-sizes", help="Batch sizes to try, comma-separated (e.g. 8,16,32). Default: half, once, "
-                 "twice and four times data.batch_size, keeping at least 2 batches per epoch.", show_default=False),
+    typer.Option(
+        "--batch-sizes",
+        help="Batch sizes to try, comma-separated (e.g. 8,16,32). Default: half, once, "
+        "twice and four times data.batch_size, keeping at least 2 batches per epoch.",
+        show_default=False,
+    ),
 ]
 BudgetOption = Annotated[
     float,
-    typer.Option("--budget-seconds", min=1, help="Wall-clock budget for all trials; trials that would not fit are "
-                 "listed as skipped."),
+    typer.Option(
+        "--budget-seconds",
+        min=1,
+        help="Wall-clock budget for all trials; trials that would not fit are listed as skipped.",
+    ),
 ]
 StepsOption = Annotated[int, typer.Option("--steps", min=2, help="Timed training steps per trial (after warm-up).")]
 SweepOption = Annotated[
     Optional[str],
-    typer.Option("--sweep", help="Stages to sweep, comma-separated, from: batch_size, num_workers, prefetch, "
-                 "preprocessing, xla, mixed_precision. Default: all.", show_default=False),
+    typer.Option(
+        "--sweep",
+        help="Stages to sweep, comma-separated, from: batch_size, num_workers, prefetch, "
+        "preprocessing, xla, mixed_precision. Default: all.",
+        show_default=False,
+    ),
 ]
 WriteConfigOption = Annotated[
     Optional[Path],
-    typer.Option("--write-config", help="Write the config with the best settings to this file: the --config file "
-                 "with only the changed lines edited (comments kept); an existing file is kept as FILE.bak.",
-                 show_default=False),
+    typer.Option(
+        "--write-config",
+        help="Write the config with the best settings to this file: the --config file "
+        "with only the changed lines edited (comments kept); an existing file is kept as FILE.bak.",
+        show_default=False,
+    ),
 ]
 
 
@@ -43,7 +57,9 @@ def _int_list(text: Optional[str], flag: str) -> Optional[list[int]]:
     try:
         values = [int(part) for part in text.replace(" ", ",").split(",") if part]
     except ValueError:
-        raise XttsError(f"{flag} {text!r}: not a comma-separated list of whole numbers", hint=f"e.g. {flag} 8,16,32") from None
+        raise XttsError(
+            f"{flag} {text!r}: not a comma-separated list of whole numbers", hint=f"e.g. {flag} 8,16,32"
+        ) from None
     if not values or any(value < 1 for value in values):
         raise XttsError(f"{flag} {text!r}: every batch size must be 1 or more", hint=f"e.g. {flag} 8,16,32")
     return values
@@ -77,17 +93,24 @@ def benchmark(
     if write_config is not None and not write_config.parent.is_dir():
         from xtts_cli.errors import XttsError
 
-        raise XttsError(f"--write-config {str(write_config)!r}: folder {str(write_config.parent)!r} does not exist",
-                        hint="create the folder or pass a path in an existing one")
+        raise XttsError(
+            f"--write-config {str(write_config)!r}: folder {str(write_config.parent)!r} does not exist",
+            hint="create the folder or pass a path in an existing one",
+        )
     scan = scan_dataset(cfg.data)
     machine = probe_machine()
     canonical = {section: dict(body) for section, body in loaded.raw.items()}
     with _TrialProgress(enabled=True) as shown:
         report = run_benchmark(
-            cfg, canonical, machine,
+            cfg,
+            canonical,
+            machine,
             train_clips=len(scan.train),
             config_path=str(loaded.path) if loaded.path else None,
-            batch_sizes=sizes, stages=stages, budget_seconds=budget_seconds, num_steps=steps,
+            batch_sizes=sizes,
+            stages=stages,
+            budget_seconds=budget_seconds,
+            num_steps=steps,
             progress=shown.update,
         )
     written = None
@@ -102,8 +125,10 @@ def benchmark(
     if report.best is None:
         from xtts_cli.errors import XttsError
 
-        raise XttsError("no trial ran to the end, so there is no best setting",
-                        hint="see the reasons in the table; raise --budget-seconds or try smaller --batch-sizes")
+        raise XttsError(
+            "no trial ran to the end, so there is no best setting",
+            hint="see the reasons in the table; raise --budget-seconds or try smaller --batch-sizes",
+        )
 
 
 def _write_best(loaded, changes, target: Path) -> Path:
@@ -136,15 +161,23 @@ class _TrialProgress:
     def __init__(self, enabled: bool) -> None:
         self.err = console(stderr=True)
         self.enabled = enabled
-        self._progress = None
-        self._task = None
+        # rich's Progress and its task id, made when the bar starts (rich is imported then).
+        self._progress: Any = None
+        self._task: Any = None
 
-    def __enter__(self) -> "_TrialProgress":
+    def __enter__(self) -> _TrialProgress:
         if self.enabled and self.err.is_terminal:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            self._progress = Progress(TextColumn("benchmark"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                      TextColumn("{task.fields[info]}"), console=self.err, transient=True)
+            self._progress = Progress(
+                TextColumn("benchmark"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("{task.fields[info]}"),
+                console=self.err,
+                transient=True,
+            )
             self._progress.start()
             self._task = self._progress.add_task("benchmark", total=1, info="")
         return self
@@ -178,13 +211,23 @@ def _render(report, written: Optional[Path]) -> None:
 
     out = console()
     gpus = ", ".join(report.gpus) if report.gpus else f"no GPU ({report.gpu_unavailable_reason})"
-    out.print(f"[bold]benchmark[/]: {report.cpu_count} CPU core(s), {gpus}; {report.num_steps} timed steps per trial, "
-              f"{len(report.trials)} trial(s) in {report.elapsed_seconds:.0f} s of a {report.budget_seconds:.0f} s budget")
+    out.print(
+        f"[bold]benchmark[/]: {report.cpu_count} CPU core(s), {gpus}; {report.num_steps} timed steps per trial, "
+        f"{len(report.trials)} trial(s) in {report.elapsed_seconds:.0f} s of a {report.budget_seconds:.0f} s budget"
+    )
     table = Table(show_edge=False, pad_edge=False)
-    for column, justify in (("rank", "right"), ("trial", "right"), ("changed", "left"), ("samples/s", "right"),
-                            ("p50 ms", "right"), ("CV", "right"), ("wait", "right"), ("score", "right"),
-                            ("status", "left")):
-        table.add_column(column, justify=justify)
+    for column, justify in (
+        ("rank", "right"),
+        ("trial", "right"),
+        ("changed", "left"),
+        ("samples/s", "right"),
+        ("p50 ms", "right"),
+        ("CV", "right"),
+        ("wait", "right"),
+        ("score", "right"),
+        ("status", "left"),
+    ):
+        table.add_column(column, justify="right" if justify == "right" else "left")
     rank_of = {index: rank + 1 for rank, index in enumerate(report.ranking)}
     order = report.ranking + [t.index for t in report.trials if t.index not in rank_of]
     for index in order:
@@ -195,10 +238,15 @@ def _render(report, written: Optional[Path]) -> None:
         if index == report.best:
             status += " [bold green](best)[/]"
         table.add_row(
-            str(rank_of.get(index, "")), str(index + 1), changed,
-            f"{trial.samples_per_sec:,.1f}" if ok else "", f"{trial.step_ms_p50:.1f}" if ok else "",
-            f"{trial.step_cv:.2f}" if ok else "", f"{trial.input_bound_percent:.0f}%" if ok else "",
-            f"{trial.score:,.1f}" if ok else "", status,
+            str(rank_of.get(index, "")),
+            str(index + 1),
+            changed,
+            f"{trial.samples_per_sec:,.1f}" if ok else "",
+            f"{trial.step_ms_p50:.1f}" if ok else "",
+            f"{trial.step_cv:.2f}" if ok else "",
+            f"{trial.input_bound_percent:.0f}%" if ok else "",
+            f"{trial.score:,.1f}" if ok else "",
+            status,
         )
     out.print(table)
     if report.largest_batch_size is not None:

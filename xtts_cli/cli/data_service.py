@@ -44,8 +44,12 @@ def dispatcher(
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0: any free port).")] = 5050,
     work_dir: Annotated[
         Optional[Path],
-        typer.Option("--work-dir", help="Journal the dispatcher's state here (fault-tolerant mode): a restart with "
-                     "the same directory resumes its jobs. Default: state in memory only.", show_default=False),
+        typer.Option(
+            "--work-dir",
+            help="Journal the dispatcher's state here (fault-tolerant mode): a restart with "
+            "the same directory resumes its jobs. Default: state in memory only.",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """Run the dispatcher: it hands the trainer's pipeline to the workers and tracks their jobs.
@@ -60,8 +64,11 @@ def dispatcher(
     bound = bound_port(server)
     host = socket.getfqdn()
     journal = f"; state journaled in {work_dir}" if work_dir else ""
-    _serve(server, f"tf.data service dispatcher listening on port {bound}: workers run `xtts data-service worker "
-                   f"--dispatcher {host}:{bound}`, trainers set data.service_address: grpc://{host}:{bound}{journal}")
+    _serve(
+        server,
+        f"tf.data service dispatcher listening on port {bound}: workers run `xtts data-service worker "
+        f"--dispatcher {host}:{bound}`, trainers set data.service_address: grpc://{host}:{bound}{journal}",
+    )
 
 
 @app.command("worker")
@@ -72,9 +79,12 @@ def worker(
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0: any free port).")] = 0,
     worker_address: Annotated[
         Optional[str],
-        typer.Option("--worker-address", help="Host name or IP trainers reach this worker at. Default: localhost "
-                     "when the dispatcher is on this machine, else this machine's fully qualified name.",
-                     show_default=False),
+        typer.Option(
+            "--worker-address",
+            help="Host name or IP trainers reach this worker at. Default: localhost "
+            "when the dispatcher is on this machine, else this machine's fully qualified name.",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """Run a worker: it registers with the dispatcher and makes batches for the trainers that read from it.
@@ -87,5 +97,8 @@ def worker(
     target = grpc_target(dispatcher_address, name="--dispatcher")
     host = worker_address or default_worker_host(dispatcher_address)
     server = start_worker(dispatcher_address, port=port, worker_host=host)
-    _serve(server, f"tf.data service worker listening on port {bound_port(server)} (trainers reach it at "
-                   f"{host}:{bound_port(server)}), registered with {target}")
+    _serve(
+        server,
+        f"tf.data service worker listening on port {bound_port(server)} (trainers reach it at "
+        f"{host}:{bound_port(server)}), registered with {target}",
+    )

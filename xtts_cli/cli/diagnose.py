@@ -11,11 +11,16 @@ from xtts_cli.cli.output import SEVERITY_STYLE, console, print_dataset, print_js
 
 NumBatchesOption = Annotated[
     Optional[int],
-    typer.Option("--num-batches", min=2, help="Batches (and model steps) to time. Default: profiling.num_batches (50).",
-                 show_default=False),
+    typer.Option(
+        "--num-batches",
+        min=2,
+        help="Batches (and model steps) to time. Default: profiling.num_batches (50).",
+        show_default=False,
+    ),
 ]
 QuickOption = Annotated[
-    bool, typer.Option("--quick", help="Skip the timed parts (pipeline, model and storage timings): seconds, not minutes.")
+    bool,
+    typer.Option("--quick", help="Skip the timed parts (pipeline, model and storage timings): seconds, not minutes."),
 ]
 
 
@@ -51,9 +56,15 @@ def diagnose(
     if json_output:
         payload: dict[str, Any] = report.model_dump(mode="json")
         payload["findings"] = [
-            {"id": f.id, "severity": f.severity, "message": f.message,
-             "fix": f.fix.model_dump(mode="json") if f.fix else None, "fix_text": f.fix.describe() if f.fix else None,
-             "source": f.source, "expected_gain_percent": f.expected_gain_percent}
+            {
+                "id": f.id,
+                "severity": f.severity,
+                "message": f.message,
+                "fix": f.fix.model_dump(mode="json") if f.fix else None,
+                "fix_text": f.fix.describe() if f.fix else None,
+                "source": f.source,
+                "expected_gain_percent": f.expected_gain_percent,
+            }
             for f in report.findings
         ]
         print_json(payload)
@@ -67,30 +78,42 @@ def _render(report) -> None:
     env = report.environment
     tf = env.get("tensorflow", {})
     gpus = env.get("tf_gpus") or []
-    out.print(f"[bold]environment[/]: Python {env.get('python_version')}, TensorFlow {tf.get('version')}, "
-              f"tensorflow-io {env.get('tensorflow_io_version') or 'missing'}, "
-              f"{len(gpus)} GPU(s) visible to TensorFlow; {env.get('device_plan')}")
+    out.print(
+        f"[bold]environment[/]: Python {env.get('python_version')}, TensorFlow {tf.get('version')}, "
+        f"tensorflow-io {env.get('tensorflow_io_version') or 'missing'}, "
+        f"{len(gpus)} GPU(s) visible to TensorFlow; {env.get('device_plan')}"
+    )
     if report.dataset is not None:
         print_dataset(out, report.dataset)
     if report.padding_efficiency is not None:
         bound = report.shape_bound if report.shape_bound is not None else "unbounded"
         ops = ", ".join(report.python_ops_in_pipeline) or "none"
-        out.print(f"[bold]pipeline graph[/]: padding efficiency {report.padding_efficiency:.1%}, batch shapes {bound}, "
-                  f"Python ops {ops}")
+        out.print(
+            f"[bold]pipeline graph[/]: padding efficiency {report.padding_efficiency:.1%}, batch shapes {bound}, "
+            f"Python ops {ops}"
+        )
     if report.input_bound_percent is not None:
-        out.print(f"[bold]rates[/]: the pipeline delivers {report.pipeline_samples_per_sec:,.1f} samples/s, the model "
-                  f"consumes {report.model_samples_per_sec:,.1f} → input-bound [bold]{report.input_bound_percent:.0f} %[/] "
-                  f"({report.verdict.replace('_', ' ')}); step traces {report.traces}, {report.retraces} after warm-up")
+        out.print(
+            f"[bold]rates[/]: the pipeline delivers {report.pipeline_samples_per_sec:,.1f} samples/s, the model "
+            f"consumes {report.model_samples_per_sec:,.1f} → input-bound [bold]{report.input_bound_percent:.0f} %[/] "
+            f"({report.verdict.replace('_', ' ')}); step traces {report.traces}, {report.retraces} after warm-up"
+        )
     if report.pipeline_cpu_cores_busy is not None:
-        out.print(f"[bold]cpu[/]: {report.pipeline_cpu_cores_busy:.1f} of {report.cpu_count} cores busy while the pipeline "
-                  "was timed")
+        out.print(
+            f"[bold]cpu[/]: {report.pipeline_cpu_cores_busy:.1f} of {report.cpu_count} cores busy while the pipeline "
+            "was timed"
+        )
     if report.storage and report.storage.get("first_pass"):
         first = report.storage["first_pass"]
-        out.print(f"[bold]storage[/]: {first['mb_per_s']:.1f} MB/s over {first['files']} files, "
-                  f"p95 {first['latency_ms']['p95']:.2f} ms per file")
+        out.print(
+            f"[bold]storage[/]: {first['mb_per_s']:.1f} MB/s over {first['files']} files, "
+            f"p95 {first['latency_ms']['p95']:.2f} ms per file"
+        )
     for finding in report.findings:
         style = SEVERITY_STYLE[finding.severity]
-        gain = f" (input-bound {finding.expected_gain_percent:.0f} %)" if finding.expected_gain_percent is not None else ""
+        gain = (
+            f" (input-bound {finding.expected_gain_percent:.0f} %)" if finding.expected_gain_percent is not None else ""
+        )
         out.print(f"[{style}]{finding.severity:<7}[/] [bold]{finding.id}[/]{gain}: {finding.message}")
         if finding.fix is not None:
             out.print(f"         fix: {finding.fix.describe()}")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 
 def console(stderr: bool = False):
@@ -44,9 +45,11 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
     rates = ", ".join(f"{k} Hz {v}" for k, v in sorted(data.sample_rates.items()))
     for dataset in data.datasets:
         weight = f", weight {dataset.weight:g}: each clip x{dataset.repeats} an epoch" if len(data.datasets) > 1 else ""
-        out.print(f"[bold]dataset[/] {dataset.name} ({dataset.format}{weight}): {dataset.path}: "
-                  f"{dataset.train_items} train + {dataset.eval_items} validation clips, {dataset.bad_items} bad; "
-                  f"{span(dataset.hours * 60)}")
+        out.print(
+            f"[bold]dataset[/] {dataset.name} ({dataset.format}{weight}): {dataset.path}: "
+            f"{dataset.train_items} train + {dataset.eval_items} validation clips, {dataset.bad_items} bad; "
+            f"{span(dataset.hours * 60)}"
+        )
         speakers = list(dataset.speaker_minutes.items())
         largest = ", ".join(f"{name[:24]} {span(minutes)}" for name, minutes in speakers[:TOP_SPEAKERS])
         more = f", +{len(speakers) - TOP_SPEAKERS} more" if len(speakers) > TOP_SPEAKERS else ""
@@ -56,8 +59,10 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
         from xtts_cli.profiling.sparkline import sparkline
 
         counts = [b.count for b in data.duration_histogram]
-        out.print(f"  durations {data.min_duration:.1f}-{data.max_duration:.1f} s (mean {data.mean_duration:.1f}): "
-                  f"{sparkline(counts, width=len(counts), lo=0)}")
+        out.print(
+            f"  durations {data.min_duration:.1f}-{data.max_duration:.1f} s (mean {data.mean_duration:.1f}): "
+            f"{sparkline(counts, width=len(counts), lo=0)}"
+        )
     for bad in data.bad_files[:bad_shown]:
         out.print(f"  [yellow]bad[/] {bad['path'] or bad['source']}: {bad['reason']} ({bad['detail']})")
     if len(data.bad_files) > bad_shown:

@@ -16,18 +16,25 @@ NumBatchesOption = Annotated[
 ]
 WarmupOption = Annotated[
     Optional[int],
-    typer.Option("--warmup", help="Batches drawn before timing starts. Default: profiling.warmup_batches.",
-                 show_default=False),
+    typer.Option(
+        "--warmup", help="Batches drawn before timing starts. Default: profiling.warmup_batches.", show_default=False
+    ),
 ]
 BenchmarkOption = Annotated[
     bool,
-    typer.Option("--benchmark", help="Also sweep parallelism x prefetch x batch size x cache/runtime "
-                 "(54 short runs, about 2 minutes on 2 cores) and name the fastest as a config change."),
+    typer.Option(
+        "--benchmark",
+        help="Also sweep parallelism x prefetch x batch size x cache/runtime "
+        "(54 short runs, about 2 minutes on 2 cores) and name the fastest as a config change.",
+    ),
 ]
 CompareBaselineOption = Annotated[
     bool,
-    typer.Option("--compare-baseline", help="Also time the tf.numpy_function pipeline "
-                 "(use_tf_native_loading: false) on the same items, in the same run."),
+    typer.Option(
+        "--compare-baseline",
+        help="Also time the tf.numpy_function pipeline "
+        "(use_tf_native_loading: false) on the same items, in the same run.",
+    ),
 ]
 StagesOption = Annotated[
     bool, typer.Option("--stages/--no-stages", help="Time read, decode, features and the full pipeline separately.")
@@ -83,18 +90,27 @@ def profile_pipeline(
         # Bad files first, before the minutes of timing, on stdout with the rest of the report.
         _render_bad_files(console(), scan.bad)
     profile = run_profile(
-        cfg, num_batches=cfg.profiling.num_batches, stages=stages, compare_baseline=compare_baseline,
-        scan=scan, progress=progress,
+        cfg,
+        num_batches=cfg.profiling.num_batches,
+        stages=stages,
+        compare_baseline=compare_baseline,
+        scan=scan,
+        progress=progress,
     )
     report = sweep(cfg, scan=scan, progress=progress) if benchmark else None
 
     if json_output:
         payload: dict[str, Any] = profile.model_dump(mode="json", exclude={"pipeline"})
         payload["pipeline"] = profile.pipeline.model_dump(mode="json", exclude={"feature_cache"})
-        payload["dataset"] = {"format": scan.format, "items": len(scan.items), "speakers": len(scan.speakers),
-                              "hours": round(scan.total_hours, 4)}
-        payload["feature_bytes_estimate"] = scan.feature_bytes(cfg.data.n_mels, cfg.data.sample_rate,
-                                                               cfg.data.hop_length)
+        payload["dataset"] = {
+            "format": scan.format,
+            "items": len(scan.items),
+            "speakers": len(scan.speakers),
+            "hours": round(scan.total_hours, 4),
+        }
+        payload["feature_bytes_estimate"] = scan.feature_bytes(
+            cfg.data.n_mels, cfg.data.sample_rate, cfg.data.hop_length
+        )
         if report is not None:
             payload["sweep"] = [cell.model_dump(mode="json") for cell in report.cells]
             payload["best"] = report.best.model_dump(mode="json")
@@ -107,8 +123,9 @@ def profile_pipeline(
 def _render_bad_files(out, bad: list) -> None:
     from rich.table import Table
 
-    table = Table(title=f"{len(bad)} bad file{'s' if len(bad) != 1 else ''} skipped by the dataset scan",
-                  title_justify="left")
+    table = Table(
+        title=f"{len(bad)} bad file{'s' if len(bad) != 1 else ''} skipped by the dataset scan", title_justify="left"
+    )
     table.add_column("path")
     table.add_column("reason")
     table.add_column("detail")
@@ -149,13 +166,17 @@ def _render(profile, report) -> None:
         ("latency p50 / p95 / p99 (ms)", f"{lat.p50:.2f} / {lat.p95:.2f} / {lat.p99:.2f}"),
         ("latency mean / max (ms)", f"{lat.mean:.2f} / {lat.max:.2f}"),
         ("coefficient of variation", f"{profile.cv:.2f}"),
-        ("padding efficiency (measured / planned)",
-         f"{profile.padding_efficiency:.1%} / {profile.planned_padding_efficiency:.1%}"),
+        (
+            "padding efficiency (measured / planned)",
+            f"{profile.padding_efficiency:.1%} / {profile.planned_padding_efficiency:.1%}",
+        ),
         ("distinct batch shapes (bound)", f"{profile.distinct_shapes} ({bound})"),
     ]
     osc = profile.oscillation
     if osc.detected:
-        rows.append(("oscillation", f"[yellow]every {osc.period_batches:.1f} batches ({_duration(osc.period_seconds)})[/]"))
+        rows.append(
+            ("oscillation", f"[yellow]every {osc.period_batches:.1f} batches ({_duration(osc.period_seconds)})[/]")
+        )
     else:
         rows.append(("oscillation", "none"))
     for name, value in rows:
@@ -171,13 +192,25 @@ def _render(profile, report) -> None:
 
     if profile.stages:
         stages = Table(title="Stages (runtime mode, cumulative, same items)", title_justify="left")
-        for column, justify in (("stage", "left"), ("runs", "left"), ("samples/s", "right"),
-                                ("ms/sample", "right"), ("+ms/sample", "right"), ("share", "right")):
-            stages.add_column(column, justify=justify)
+        for column, justify in (
+            ("stage", "left"),
+            ("runs", "left"),
+            ("samples/s", "right"),
+            ("ms/sample", "right"),
+            ("+ms/sample", "right"),
+            ("share", "right"),
+        ):
+            stages.add_column(column, justify="right" if justify == "right" else "left")
         total = profile.stages[-1].ms_per_sample
         for stage in profile.stages:
-            stages.add_row(stage.name, stage.description, _rate(stage.samples_per_sec), f"{stage.ms_per_sample:.2f}",
-                           f"{stage.incremental_ms_per_sample:+.2f}", f"{stage.incremental_ms_per_sample / total:.0%}")
+            stages.add_row(
+                stage.name,
+                stage.description,
+                _rate(stage.samples_per_sec),
+                f"{stage.ms_per_sample:.2f}",
+                f"{stage.incremental_ms_per_sample:+.2f}",
+                f"{stage.incremental_ms_per_sample / total:.0%}",
+            )
         out.print(stages)
 
     if profile.baseline is not None:
@@ -185,8 +218,11 @@ def _render(profile, report) -> None:
         table = Table(title="TF-native vs tf.numpy_function (runtime mode, same items)", title_justify="left")
         for column in ("pipeline", "samples/s", "p50 ms"):
             table.add_column(column, justify="left" if column == "pipeline" else "right")
-        table.add_row("tf.numpy_function (use_tf_native_loading: false)", _rate(base.samples_per_sec),
-                      f"{base.latency_ms.p50:.2f}")
+        table.add_row(
+            "tf.numpy_function (use_tf_native_loading: false)",
+            _rate(base.samples_per_sec),
+            f"{base.latency_ms.p50:.2f}",
+        )
         table.add_row("TF-native", _rate(base.native_samples_per_sec), "")
         out.print(table)
         out.print(f"speedup: [bold]{base.speedup:.2f}x[/]")
@@ -207,17 +243,27 @@ def _render_sweep(out, report) -> None:
     shown = [(rank, cell) for rank, cell in enumerate(report.cells, 1) if rank <= 10 or cell.current]
     for rank, cell in shown:
         marker = " (current)" if cell.current else ""
-        table.add_row(str(rank), str(cell.num_workers), str(cell.prefetch_buffer_size), str(cell.batch_size),
-                      cell.preprocessing_mode + marker, _rate(cell.samples_per_sec))
+        table.add_row(
+            str(rank),
+            str(cell.num_workers),
+            str(cell.prefetch_buffer_size),
+            str(cell.batch_size),
+            cell.preprocessing_mode + marker,
+            _rate(cell.samples_per_sec),
+        )
     out.print(table)
     best = report.best
     if best.change and not best.worth_changing:
-        out.print(f"best: keep the current settings — the fastest cell ({', '.join(f'{k}: {v}' for k, v in best.change.items())}) "
-                  f"re-measured at {best.speedup:.2f}x of them, a tie")
+        out.print(
+            f"best: keep the current settings — the fastest cell ({', '.join(f'{k}: {v}' for k, v in best.change.items())}) "
+            f"re-measured at {best.speedup:.2f}x of them, a tie"
+        )
     elif best.change:
         changes = ", ".join(f"{key}: {value}" for key, value in best.change.items())
-        out.print(f"best: [bold]{changes}[/] — {_rate(best.samples_per_sec)} samples/s vs "
-                  f"{_rate(best.current_samples_per_sec)} now ({best.speedup:.2f}x, re-measured side by side)")
+        out.print(
+            f"best: [bold]{changes}[/] — {_rate(best.samples_per_sec)} samples/s vs "
+            f"{_rate(best.current_samples_per_sec)} now ({best.speedup:.2f}x, re-measured side by side)"
+        )
     else:
         out.print(f"best: the current settings ({_rate(best.samples_per_sec)} samples/s)")
     for note in report.notes:

@@ -16,22 +16,35 @@ NumStepsOption = Annotated[
 ]
 WarmupOption = Annotated[
     Optional[int],
-    typer.Option("--warmup", min=0, help="Untimed steps first. Default: profiling.warmup_batches, and in cache "
-                 "mode at least one epoch (it fills the cache).", show_default=False),
+    typer.Option(
+        "--warmup",
+        min=0,
+        help="Untimed steps first. Default: profiling.warmup_batches, and in cache "
+        "mode at least one epoch (it fills the cache).",
+        show_default=False,
+    ),
 ]
 SyntheticOption = Annotated[
     bool,
-    typer.Option("--synthetic", help="Feed one real batch per bucket, already on the model device, over and over: "
-                 "what the model alone consumes, with no input pipeline."),
+    typer.Option(
+        "--synthetic",
+        help="Feed one real batch per bucket, already on the model device, over and over: "
+        "what the model alone consumes, with no input pipeline.",
+    ),
 ]
 TraceOption = Annotated[
     Optional[Path],
-    typer.Option("--trace", help="Also record a TensorFlow profiler trace of a few extra steps into DIR "
-                 "(tensorboard --logdir DIR).", show_default=False),
+    typer.Option(
+        "--trace",
+        help="Also record a TensorFlow profiler trace of a few extra steps into DIR (tensorboard --logdir DIR).",
+        show_default=False,
+    ),
 ]
 TensorboardOption = Annotated[
     Optional[Path],
-    typer.Option("--tensorboard", help="Write the per-step series as TensorBoard scalars into DIR.", show_default=False),
+    typer.Option(
+        "--tensorboard", help="Write the per-step series as TensorBoard scalars into DIR.", show_default=False
+    ),
 ]
 
 
@@ -75,19 +88,23 @@ def profile_step(
 
 def gpu_lines(gpus) -> list[str]:
     """The report's lines (rich markup) for the NVML summaries of the GPUs sampled."""
-    from xtts_cli.profiling.nvml_sampler import RESOLVABLE_REFRESHES
+    from xtts_cli.devices.nvml_sampler import RESOLVABLE_REFRESHES
 
     lines = []
     for gpu in gpus:
         mean = f"{gpu.utilization_mean:.0f} %" if gpu.utilization_mean is not None else "n/a"
         sm = f", SM activity {gpu.sm_active_mean_percent:.0f} %" if gpu.sm_active_mean_percent is not None else ""
-        lines.append(f"GPU {gpu.index} ({gpu.name}): mean utilisation {mean}{sm}, {gpu.samples} samples at {gpu.rate_hz:.1f} Hz")
+        lines.append(
+            f"GPU {gpu.index} ({gpu.name}): mean utilisation {mean}{sm}, {gpu.samples} samples at {gpu.rate_hz:.1f} Hz"
+        )
         if gpu.oscillation.detected and gpu.oscillation_period_s:
             lines.append(f"[yellow]  utilisation cycles every {gpu.oscillation_period_s:.2f} s[/]")
         if gpu.nvml_refresh_s:
-            lines.append(f"[dim]  NVML refreshed the reading every {gpu.nvml_refresh_s:.2f} s: a cycle shorter than "
-                         f"{RESOLVABLE_REFRESHES * gpu.nvml_refresh_s:.2f} s may not show in it, or show at a multiple "
-                         "of its period (the step times above show it)[/]")
+            lines.append(
+                f"[dim]  NVML refreshed the reading every {gpu.nvml_refresh_s:.2f} s: a cycle shorter than "
+                f"{RESOLVABLE_REFRESHES * gpu.nvml_refresh_s:.2f} s may not show in it, or show at a multiple "
+                "of its period (the step times above show it)[/]"
+            )
     return lines
 
 
@@ -95,7 +112,9 @@ def _render(profile) -> None:
     from xtts_cli.profiling.sparkline import sparkline, timeline
 
     out = console()
-    mode = "synthetic (resident batches, no pipeline)" if profile.synthetic else f"{profile.preprocessing_mode} pipeline"
+    mode = (
+        "synthetic (resident batches, no pipeline)" if profile.synthetic else f"{profile.preprocessing_mode} pipeline"
+    )
     out.print(
         f"[bold]{profile.dataset_path}[/]: batch {profile.batch_size}, {mode}, "
         f"{'graph' if profile.graph_mode else 'eager'} mode{', XLA' if profile.xla else ''}, {profile.device_plan}; "
@@ -108,12 +127,16 @@ def _render(profile) -> None:
         waits, computes = profile.data_wait_series_ms, profile.compute_series_ms
         out.print(f"data wait  {sparkline(waits, width=width)}  {min(waits):.1f}-{max(waits):.1f} ms")
         out.print(f"compute    {sparkline(computes, width=width)}  {min(computes):.1f}-{max(computes):.1f} ms")
-    style = {"not_input_bound": "green", "moderately_input_bound": "yellow", "highly_input_bound": "bold red"}[profile.verdict]
+    style = {"not_input_bound": "green", "moderately_input_bound": "yellow", "highly_input_bound": "bold red"}[
+        profile.verdict
+    ]
     out.print(f"input-bound: [{style}]{profile.input_bound_percent:.1f} % ({profile.verdict.replace('_', ' ')})[/]")
     out.print(f"throughput: {profile.samples_per_sec:,.1f} samples/s, {profile.steps_per_sec:,.2f} steps/s")
     bound = profile.shape_bound if profile.shape_bound is not None else "unbounded"
-    out.print(f"traces: {profile.traces} in all, {profile.retraces} after warm-up (shape bound {bound}); "
-              f"padding efficiency {profile.padding_efficiency:.1%}")
+    out.print(
+        f"traces: {profile.traces} in all, {profile.retraces} after warm-up (shape bound {bound}); "
+        f"padding efficiency {profile.padding_efficiency:.1%}"
+    )
     if profile.gpu:
         for line in gpu_lines(profile.gpu):
             out.print(line)
@@ -122,9 +145,13 @@ def _render(profile) -> None:
     else:
         out.print(f"[dim]GPU: {profile.gpu_unavailable_reason or 'no GPU sampled'}[/]")
     if profile.overhead_percent is not None:
-        out.print(f"[dim]timer overhead: {profile.overhead_us_per_step:.1f} us/step ({profile.overhead_percent:.2f} % of a step)[/]")
+        out.print(
+            f"[dim]timer overhead: {profile.overhead_us_per_step:.1f} us/step ({profile.overhead_percent:.2f} % of a step)[/]"
+        )
     for finding in profile.recommendations:
-        out.print(f"[{SEVERITY_STYLE[finding.severity]}]{finding.severity:<7}[/] [bold]{finding.id}[/]: {finding.message}")
+        out.print(
+            f"[{SEVERITY_STYLE[finding.severity]}]{finding.severity:<7}[/] [bold]{finding.id}[/]: {finding.message}"
+        )
         if finding.fix is not None:
             out.print(f"         fix: {finding.fix.describe()}")
     if not profile.recommendations:

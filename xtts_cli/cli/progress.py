@@ -16,12 +16,13 @@ class TrainingProgress:
         self.enabled = enabled
         self.err = console(stderr=True)
         self.live = enabled and self.err.is_terminal
-        self._progress = None
-        self._task = None
+        # rich's Progress and its task id, made when the bar starts (rich is imported then).
+        self._progress: Any = None
+        self._task: Any = None
         self.total: Optional[int] = None
         self.gpu_line = ""
 
-    def __enter__(self) -> "TrainingProgress":
+    def __enter__(self) -> TrainingProgress:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -52,10 +53,16 @@ class TrainingProgress:
             for bad in scan.bad[:SKIPPED_SHOWN]:
                 self.err.print(f"[yellow]skipped[/] {bad.path or bad.source}: {bad.reason} ({bad.detail})")
             if len(scan.bad) > SKIPPED_SHOWN:
-                self.err.print(f"[yellow]skipped[/] ... and {len(scan.bad) - SKIPPED_SHOWN} more (`xtts validate` lists all)")
+                self.err.print(
+                    f"[yellow]skipped[/] ... and {len(scan.bad) - SKIPPED_SHOWN} more (`xtts validate` lists all)"
+                )
             for dataset in scan.datasets:
                 speakers = len(dataset.speaker_minutes)
-                repeats = f", each clip x{dataset.repeats} an epoch (weight {dataset.weight:g})" if dataset.repeats > 1 else ""
+                repeats = (
+                    f", each clip x{dataset.repeats} an epoch (weight {dataset.weight:g})"
+                    if dataset.repeats > 1
+                    else ""
+                )
                 self.err.print(
                     f"dataset {dataset.path} ({dataset.format}): {dataset.train_items} train + {dataset.eval_items} "
                     f"validation items, {dataset.hours * 60:.1f} min, {speakers} speaker{'' if speakers == 1 else 's'}, "
@@ -108,7 +115,9 @@ class TrainingProgress:
         out.print(f"run: {result.run_dir}")
         out.print(f"steps: {result.start_step} -> {result.final_step}   loss: {loss}")
         if result.last_val_loss is not None:
-            out.print(f"validation loss: {result.last_val_loss:.4f}   alignment score: {result.last_alignment_score:.3f}")
+            out.print(
+                f"validation loss: {result.last_val_loss:.4f}   alignment score: {result.last_alignment_score:.3f}"
+            )
         out.print(
             f"speed: {result.steps_per_sec:.2f} steps/s, {result.samples_per_sec:.1f} samples/s, "
             f"data wait {result.data_wait_percent:.1f} % of step time"

@@ -13,11 +13,30 @@ from xtts_cli.cli.options import JsonOption
 
 def synthesize(
     text: Annotated[str, typer.Argument(help="The sentence to speak.")],
-    checkpoint: Annotated[Path, typer.Option("--checkpoint", help="Run directory of an `xtts train` run (its latest checkpoint is used).")],
+    checkpoint: Annotated[
+        Path, typer.Option("--checkpoint", help="Run directory of an `xtts train` run (its latest checkpoint is used).")
+    ],
     out: Annotated[Path, typer.Option("--out", help="WAV file to write.")],
-    speaker_wav: Annotated[Optional[Path], typer.Option("--speaker-wav", help="Reference audio of the voice to use. Default: the run's reference clip.", show_default=False)] = None,
-    speaker: Annotated[Optional[str], typer.Option("--speaker", help="A speaker of the run's training data (see speakers.json in the run): its own clips give the voice.", show_default=False)] = None,
-    max_frames: Annotated[Optional[int], typer.Option("--max-frames", min=2, help="Upper bound on generated mel frames.", show_default=False)] = None,
+    speaker_wav: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--speaker-wav",
+            help="Reference audio of the voice to use. Default: the run's reference clip.",
+            show_default=False,
+        ),
+    ] = None,
+    speaker: Annotated[
+        Optional[str],
+        typer.Option(
+            "--speaker",
+            help="A speaker of the run's training data (see speakers.json in the run): its own clips give the voice.",
+            show_default=False,
+        ),
+    ] = None,
+    max_frames: Annotated[
+        Optional[int],
+        typer.Option("--max-frames", min=2, help="Upper bound on generated mel frames.", show_default=False),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Generate speech with a trained model (autoregressive mel + Griffin-Lim), on the CPU or a GPU.
@@ -31,12 +50,19 @@ def synthesize(
 
     from xtts_cli.errors import XttsError
     from xtts_cli.training.synthesis import (
-        REFERENCE_FILE, load_run, load_speaking_rate, reference_from_audio, speaker_reference, synthesize_speech,
+        REFERENCE_FILE,
+        load_run,
+        load_speaking_rate,
+        reference_from_audio,
+        speaker_reference,
+        synthesize_speech,
         wav_bytes,
     )
 
     if not text.strip():
-        raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. xtts synthesize "Hello there." ...')
+        raise XttsError(
+            "the text to synthesise is empty", hint='pass a sentence, e.g. xtts synthesize "Hello there." ...'
+        )
     if speaker is not None and speaker_wav is not None:
         raise XttsError("--speaker and --speaker-wav both name a voice", hint="pass one of them")
     config, tokenizer, model, step, run = load_run(checkpoint)
@@ -49,8 +75,9 @@ def synthesize(
     else:
         raise XttsError(f"{run.path} has no {REFERENCE_FILE}", hint="pass --speaker-wav FILE")
     rate = load_speaking_rate(run.path)
-    speech = synthesize_speech(model, tokenizer, text, reference, config.data, max_frames, rate=rate,
-                               settings=config.synthesis)
+    speech = synthesize_speech(
+        model, tokenizer, text, reference, config.data, max_frames, rate=rate, settings=config.synthesis
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     temp = out.with_name(f".{out.name}.tmp")
     temp.write_bytes(wav_bytes(speech.waveform, config.data.sample_rate))
@@ -79,10 +106,14 @@ def synthesize(
     if speech.ended_by == "length limit":
         how = f"the length limit ({window} allowed): the stop token never fired"
     elif speech.ended_by == "stop token at the floor":
-        how = (f"the stop token, at the floor of the window the training data's speaking rate allows ({window}): it "
-               "fired earlier, as it does until the model has learnt to align with the text")
+        how = (
+            f"the stop token, at the floor of the window the training data's speaking rate allows ({window}): it "
+            "fired earlier, as it does until the model has learnt to align with the text"
+        )
     else:
         how = f"the stop token, within the window the training data's speaking rate allows ({window})"
     sys.stdout.write(f"ended by: {how}\n")
-    sys.stdout.write(f"alignment score: {speech.alignment_score:.3f} (focus rate of the cross-attention; "
-                     "near 1 when each step reads one place in the text)\n")
+    sys.stdout.write(
+        f"alignment score: {speech.alignment_score:.3f} (focus rate of the cross-attention; "
+        "near 1 when each step reads one place in the text)\n"
+    )

@@ -20,32 +20,92 @@ OPTIMIZATION_HELP = (
 
 def train(
     config: ConfigOption = None,
-    train_data: Annotated[Optional[str], typer.Option("--train-data", help="Dataset root (data.dataset_path).", show_default=False)] = None,
-    val_data: Annotated[Optional[str], typer.Option("--val-data", help="Validation dataset root (data.eval_dataset_path).", show_default=False)] = None,
+    train_data: Annotated[
+        Optional[str], typer.Option("--train-data", help="Dataset root (data.dataset_path).", show_default=False)
+    ] = None,
+    val_data: Annotated[
+        Optional[str],
+        typer.Option("--val-data", help="Validation dataset root (data.eval_dataset_path).", show_default=False),
+    ] = None,
     batch_size: BatchSizeOption = None,
     num_workers: NumWorkersOption = None,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Stop after this many steps (training.max_steps).", show_default=False)] = None,
-    epochs: Annotated[Optional[int], typer.Option("--epochs", min=1, help="training.epochs.", show_default=False)] = None,
-    model_size: Annotated[Optional[str], typer.Option("--model-size", help="tiny, small, normal or big (model.model_size).", show_default=False)] = None,
-    data_gpu: Annotated[Optional[int], typer.Option("--data-gpu", min=0, help="GPU index (as nvidia-smi shows) for feature work.", show_default=False)] = None,
-    model_gpu: Annotated[Optional[int], typer.Option("--model-gpu", min=0, help="GPU index (as nvidia-smi shows) for the model.", show_default=False)] = None,
-    enable_memory_isolation: Annotated[Optional[bool], typer.Option("--enable-memory-isolation", help="Fixed memory limits on the data and model GPUs.", show_default=False)] = None,
-    data_gpu_memory: Annotated[Optional[int], typer.Option("--data-gpu-memory", min=1, help="MiB limit on the data GPU.", show_default=False)] = None,
-    model_gpu_memory: Annotated[Optional[int], typer.Option("--model-gpu-memory", min=1, help="MiB limit on the model GPU.", show_default=False)] = None,
-    enable_static_shapes: Annotated[Optional[bool], typer.Option("--enable-static-shapes", help="Pad every batch to max_text_length x max_mel_frames (data.pad_to_fixed_length).", show_default=False)] = None,
-    prefetch_buffer_size: Annotated[Optional[str], typer.Option("--prefetch-buffer-size", help="Batches prefetched (a number or 'auto').", show_default=False)] = None,
-    optimization_level: Annotated[Optional[str], typer.Option("--optimization-level", help=OPTIMIZATION_HELP, show_default=False)] = None,
-    run_dir: Annotated[Optional[Path], typer.Option("--run-dir", help="Run directory. Default: training.run_dir, else runs/<config name>.", show_default=False)] = None,
-    fresh: Annotated[bool, typer.Option("--fresh", help="Start a new run even if the run directory holds one (the old one is moved aside).")] = False,
+    max_steps: Annotated[
+        Optional[int],
+        typer.Option("--max-steps", min=1, help="Stop after this many steps (training.max_steps).", show_default=False),
+    ] = None,
+    epochs: Annotated[
+        Optional[int], typer.Option("--epochs", min=1, help="training.epochs.", show_default=False)
+    ] = None,
+    model_size: Annotated[
+        Optional[str],
+        typer.Option("--model-size", help="tiny, small, normal or big (model.model_size).", show_default=False),
+    ] = None,
+    data_gpu: Annotated[
+        Optional[int],
+        typer.Option("--data-gpu", min=0, help="GPU index (as nvidia-smi shows) for feature work.", show_default=False),
+    ] = None,
+    model_gpu: Annotated[
+        Optional[int],
+        typer.Option("--model-gpu", min=0, help="GPU index (as nvidia-smi shows) for the model.", show_default=False),
+    ] = None,
+    enable_memory_isolation: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--enable-memory-isolation", help="Fixed memory limits on the data and model GPUs.", show_default=False
+        ),
+    ] = None,
+    data_gpu_memory: Annotated[
+        Optional[int], typer.Option("--data-gpu-memory", min=1, help="MiB limit on the data GPU.", show_default=False)
+    ] = None,
+    model_gpu_memory: Annotated[
+        Optional[int], typer.Option("--model-gpu-memory", min=1, help="MiB limit on the model GPU.", show_default=False)
+    ] = None,
+    enable_static_shapes: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--enable-static-shapes",
+            help="Pad every batch to max_text_length x max_mel_frames (data.pad_to_fixed_length).",
+            show_default=False,
+        ),
+    ] = None,
+    prefetch_buffer_size: Annotated[
+        Optional[str],
+        typer.Option("--prefetch-buffer-size", help="Batches prefetched (a number or 'auto').", show_default=False),
+    ] = None,
+    optimization_level: Annotated[
+        Optional[str], typer.Option("--optimization-level", help=OPTIMIZATION_HELP, show_default=False)
+    ] = None,
+    run_dir: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--run-dir", help="Run directory. Default: training.run_dir, else runs/<config name>.", show_default=False
+        ),
+    ] = None,
+    fresh: Annotated[
+        bool,
+        typer.Option(
+            "--fresh", help="Start a new run even if the run directory holds one (the old one is moved aside)."
+        ),
+    ] = False,
     force: Annotated[bool, typer.Option("--force", help="Resume even though the model config changed.")] = False,
-    worker_hosts: Annotated[Optional[str], typer.Option(
-        "--worker-hosts",
-        help="Train on several machines (devices.strategy: multi_worker): HOST:PORT of every worker, the same "
-        "list on each; worker 0 is the chief. Writes TF_CONFIG for this process (docs/scaling.md).",
-        show_default=False)] = None,
-    task_index: Annotated[Optional[int], typer.Option(
-        "--task-index", min=0, help="This machine's position in --worker-hosts (0 on the chief).",
-        show_default=False)] = None,
+    worker_hosts: Annotated[
+        Optional[str],
+        typer.Option(
+            "--worker-hosts",
+            help="Train on several machines (devices.strategy: multi_worker): HOST:PORT of every worker, the same "
+            "list on each; worker 0 is the chief. Writes TF_CONFIG for this process (docs/scaling.md).",
+            show_default=False,
+        ),
+    ] = None,
+    task_index: Annotated[
+        Optional[int],
+        typer.Option(
+            "--task-index",
+            min=0,
+            help="This machine's position in --worker-hosts (0 on the chief).",
+            show_default=False,
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Train the model: graph mode, XLA, static shapes, an all-TensorFlow input pipeline.
@@ -87,15 +147,20 @@ def train(
             os.environ["TF_CONFIG"] = cluster.to_tf_config()
         overrides["devices.strategy"] = "multi_worker"
     if optimization_level is not None:
-        overrides = apply_optimization_level(optimization_level, overrides, probe_machine())
+        mixed_precision_gpu = any(gpu.supports_mixed_float16 for gpu in probe_machine().gpus)
+        overrides = apply_optimization_level(optimization_level, overrides, mixed_precision_gpu)
     loaded = resolve_config(config, overrides)
     if loaded.config.devices.strategy == "multi_worker" and worker_hosts is None:
         from xtts_cli.devices.placement import cluster_from_environment
 
         cluster_from_environment(os.environ)  # a missing or malformed TF_CONFIG fails before TensorFlow loads
-    chosen_run_dir = run_dir or (Path(loaded.config.training.run_dir) if loaded.config.training.run_dir else default_run_dir(loaded.path))
+    chosen_run_dir = run_dir or (
+        Path(loaded.config.training.run_dir) if loaded.config.training.run_dir else default_run_dir(loaded.path)
+    )
     with TrainingProgress(enabled=not json_output) as progress:
-        result = Trainer(loaded.config, run_dir=chosen_run_dir, fresh=fresh, force=force, progress=progress.update).run()
+        result = Trainer(
+            loaded.config, run_dir=chosen_run_dir, fresh=fresh, force=force, progress=progress.update
+        ).run()
     if json_output:
         from dataclasses import asdict
 

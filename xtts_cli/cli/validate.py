@@ -30,19 +30,19 @@ def validate(
 ) -> None:
     """Check the config against the schema and the rules that keep a GPU busy, and scan its data; --fix repairs it.
 
-The data report (headers only): per dataset its format, clips, hours, largest speakers and every
-bad file with its reason.
+    The data report (headers only): per dataset its format, clips, hours, largest speakers and every
+    bad file with its reason.
 
-    Exit 0 when no errors remain (warnings allowed unless --strict), 1 when errors remain,
-    2 when the config cannot be read.
+        Exit 0 when no errors remain (warnings allowed unless --strict), 1 when errors remain,
+        2 when the config cannot be read.
     """
     from xtts_cli.config.editing import apply_changes, write_atomically
-    from xtts_cli.config.errors import ConfigError
     from xtts_cli.config.loading import canonicalize, parse_yaml, resolve_config
     from xtts_cli.devices.gpu_info import probe_machine
     from xtts_cli.diagnosis.checkup import scan_findings
     from xtts_cli.diagnosis.config_rules import DATASET_PATH_FINDINGS, check_config, string_number_findings
-    from xtts_cli.diagnosis.findings import Finding
+    from xtts_cli.errors import ConfigError
+    from xtts_cli.findings import Finding
 
     try:
         loaded = resolve_config(config, {"data.dataset_path": data_path})
@@ -57,7 +57,7 @@ bad file with its reason.
         if json_output:
             errors = [Finding(id="schema", severity="error", message=line) for line in exc.lines]
             print_json({"valid": False, "findings": [f.model_dump() for f in errors + extra], "fixed": []})
-            raise typer.Exit(code=2)
+            raise typer.Exit(code=2) from None
         out = console(stderr=True)
         for line in exc.lines:
             out.print(f"[{SEVERITY_STYLE['error']}]error[/]: {line}")
@@ -65,7 +65,7 @@ bad file with its reason.
             out.print(f"[{SEVERITY_STYLE[finding.severity]}]{finding.severity}[/]: {finding.message}")
         if exc.hint:
             out.print(f"hint: {exc.hint}")
-        raise typer.Exit(code=2)
+        raise typer.Exit(code=2) from None
 
     machine = probe_machine()
     findings = check_config(loaded, machine)
@@ -101,12 +101,12 @@ bad file with its reason.
     if not any(f.id in DATASET_PATH_FINDINGS for f in findings):
         _, dataset, found = scan_findings(loaded.config)
         findings = findings + found
-    errors = sum(f.severity == "error" for f in findings)
+    error_count = sum(f.severity == "error" for f in findings)
     warnings = sum(f.severity == "warning" for f in findings)
-    code = 1 if errors or (strict and warnings) else 0
+    code = 1 if error_count or (strict and warnings) else 0
     if json_output:
         payload: dict[str, Any] = {
-            "valid": errors == 0,
+            "valid": error_count == 0,
             "config": str(loaded.path) if loaded.path else None,
             "findings": [f.model_dump() for f in findings],
             "fixed": [f.model_dump() for f in fixed],
@@ -140,7 +140,9 @@ def _render(findings: list, fixed: list, diff: str, path: Path | None, dry_run: 
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
     fixable = sum(f.fix is not None for f in findings)
     source = str(path) if path else "built-in defaults"
-    summary = f"{source}: {_count(counts['error'], 'error')}, {_count(counts['warning'], 'warning')}, {counts['info']} info"
+    summary = (
+        f"{source}: {_count(counts['error'], 'error')}, {_count(counts['warning'], 'warning')}, {counts['info']} info"
+    )
     if fixed:
         summary += f"; fixed {len(fixed)}"
     if fixable:

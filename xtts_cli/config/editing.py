@@ -9,53 +9,22 @@ byte for byte. Every edit is checked by parsing the result again before anything
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Optional
 
 import yaml
 
-from xtts_cli.config.errors import XttsError
-from xtts_cli.diagnosis.findings import ConfigChange
-
-_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_./-]*$")
-_YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
+from xtts_cli.errors import XttsError
+from xtts_cli.findings import ConfigChange, yaml_scalar
 
 
 class EditError(XttsError):
     """A fix that cannot be applied safely to this file's layout."""
-
-
-def yaml_scalar(value: Any) -> str:
-    """A scalar as YAML text that PyYAML (YAML 1.1) reads back as the same value and type."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise EditError(f"cannot write {value!r} into a config")
-        text = repr(value)
-        if "e" in text:
-            # YAML 1.1 floats need a dot in the mantissa and a signed exponent: 1.0e-05, not 1e-05.
-            mantissa, exponent = text.split("e")
-            if "." not in mantissa:
-                mantissa += ".0"
-            if exponent[0] not in "+-":
-                exponent = "+" + exponent
-            text = f"{mantissa}e{exponent}"
-        return text
-    text = str(value)
-    if _PLAIN.match(text) and text.lower() not in _YAML_WORDS:
-        return text
-    return json.dumps(text, ensure_ascii=False)
 
 
 def _compose(text: str) -> Optional[yaml.Node]:
@@ -114,7 +83,7 @@ def _set(text: str, dotted: str, value: Any) -> str:
     if isinstance(section_value, yaml.ScalarNode) and section_value.value in ("", "~", "null"):
         # `data:` with nothing under it: the section starts on the next line.
         if section_value.value:
-            text = text[: section_value.start_mark.index] + text[section_value.end_mark.index:]
+            text = text[: section_value.start_mark.index] + text[section_value.end_mark.index :]
         indent = " " * (section_key.start_mark.column + 2)
         return _insert_line(text, section_key.start_mark.line + 1, f"{indent}{key}: {scalar}")
     mapping = _block_mapping(section_value, section)
@@ -125,7 +94,11 @@ def _set(text: str, dotted: str, value: Any) -> str:
             raise EditError(f"{dotted} holds a list or mapping; set it to {scalar} by hand")
         start, end = value_node.start_mark.index, value_node.end_mark.index
         if start == end:  # `key:` with no value
-            return text[:start] + " " + scalar + text[end:] if text[start - 1 : start] == ":" else text[:start] + scalar + text[end:]
+            return (
+                text[:start] + " " + scalar + text[end:]
+                if text[start - 1 : start] == ":"
+                else text[:start] + scalar + text[end:]
+            )
         return text[:start] + scalar + text[end:]
     last_value = mapping.value[-1][1]
     indent = " " * mapping.value[0][0].start_mark.column
@@ -189,9 +162,15 @@ def apply_changes(text: str, changes: Iterable[ConfigChange], sources: Mapping[s
         raise EditError(f"applying the fixes would break the YAML ({exc}); nothing was written") from None
     for where, change in expected:
         present, value = _lookup(result, where)
-        ok = not present if change.action == "remove" else present and value == change.value and type(value) is type(change.value)
+        ok = (
+            not present
+            if change.action == "remove"
+            else present and value == change.value and type(value) is type(change.value)
+        )
         if not ok:
-            raise EditError(f"could not apply '{change.describe()}' to this file's layout; nothing was written, edit it by hand")
+            raise EditError(
+                f"could not apply '{change.describe()}' to this file's layout; nothing was written, edit it by hand"
+            )
     return text
 
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import difflib
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from xtts_cli.errors import ConfigError, XttsError
-
-__all__ = ["ConfigError", "XttsError", "did_you_mean", "validation_error_lines"]
+__all__ = ["did_you_mean", "validation_error_lines"]
 
 
 def did_you_mean(name: str, section: str, sections: dict[str, type[BaseModel]]) -> str | None:
@@ -80,7 +79,7 @@ def validation_error_lines(
         message = str(item.get("msg", "invalid"))
         for lead in ("Value error, ", "Input should be "):
             if message.startswith(lead):
-                message = message[len(lead):] if lead == "Value error, " else "should be " + message[len(lead):]
+                message = message[len(lead) :] if lead == "Value error, " else "should be " + message[len(lead) :]
         if kind in ("model_type", "dict_type") and loc:
             lines.append(f"{where}: expected a mapping of keys, got {_show(item.get('input'))}")
             continue

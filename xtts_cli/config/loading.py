@@ -7,15 +7,17 @@ to explain and repair the file (its text, the raw values, and where each value w
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from xtts_cli.config.errors import ConfigError, validation_error_lines
+from xtts_cli.config.errors import validation_error_lines
 from xtts_cli.config.schema import XttsConfig
+from xtts_cli.errors import ConfigError
 
 DEFAULT_CONFIG_PATH = Path("configs") / "config.yaml"
 

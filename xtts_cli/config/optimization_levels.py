@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from xtts_cli.devices.gpu_info import MachineInfo
 from xtts_cli.errors import ConfigError
 
-BASIC = {"training.enable_graph_mode": True, "training.enable_eager_debug": False}
-ENHANCED = {
+BASIC: dict[str, Any] = {"training.enable_graph_mode": True, "training.enable_eager_debug": False}
+ENHANCED: dict[str, Any] = {
     **BASIC,
     "training.enable_xla_compilation": "auto",
     "data.use_tf_native_loading": True,
@@ -27,22 +26,23 @@ ENHANCED = {
     "data.num_workers": "auto",
     "data.prefetch_buffer_size": "auto",
 }
-MAXIMUM = {**ENHANCED, "data.preprocessing_mode": "precompute"}
+MAXIMUM: dict[str, Any] = {**ENHANCED, "data.preprocessing_mode": "precompute"}
 LEVELS = {"basic": BASIC, "enhanced": ENHANCED, "maximum": MAXIMUM}
 
 
-def level_settings(name: str, machine: MachineInfo) -> dict[str, Any]:
+def level_settings(name: str, mixed_precision_gpu: bool) -> dict[str, Any]:
+    """The level's settings; `mixed_precision_gpu`: a GPU of compute capability >= 7.0 is visible."""
     key = name.strip().lower()
     if key not in LEVELS:
         raise ConfigError(f"--optimization-level {name!r} is unknown; use one of: {', '.join(LEVELS)}")
-    settings = dict(LEVELS[key])
-    if key == "maximum" and any(gpu.supports_mixed_float16 for gpu in machine.gpus):
+    settings: dict[str, Any] = dict(LEVELS[key])
+    if key == "maximum" and mixed_precision_gpu:
         settings["training.mixed_precision"] = True
     return settings
 
 
-def apply_optimization_level(name: str, overrides: dict[str, Any], machine: MachineInfo) -> dict[str, Any]:
+def apply_optimization_level(name: str, overrides: dict[str, Any], mixed_precision_gpu: bool) -> dict[str, Any]:
     """The level's settings with the user's explicit flags (non-None overrides) on top."""
-    merged = level_settings(name, machine)
+    merged = level_settings(name, mixed_precision_gpu)
     merged.update({k: v for k, v in overrides.items() if v is not None})
     return merged

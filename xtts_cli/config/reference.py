@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic.fields import FieldInfo
 
-from xtts_cli.config.editing import yaml_scalar
 from xtts_cli.config.loading import ALIASES, sections
+from xtts_cli.findings import yaml_scalar
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DOC_PATH = REPO_ROOT / "docs" / "config.md"
@@ -72,7 +72,15 @@ def render_markdown() -> str:
     for written, canonical in ALIASES.items():
         lines.append(f"- `{written}` → `{canonical}`")
     for name, model in sections().items():
-        lines += ["", f"## `{name}`", "", (model.__doc__ or "").strip(), "", "| key | type | default | range | meaning |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"## `{name}`",
+            "",
+            (model.__doc__ or "").strip(),
+            "",
+            "| key | type | default | range | meaning |",
+            "|---|---|---|---|---|",
+        ]
         for key, info in model.model_fields.items():
             lines.append(
                 f"| `{name}.{key}` | {_type_name(info.annotation)} | `{_show_default(_default(info))}` | "

@@ -26,7 +26,7 @@ def service_host_port(address: str) -> tuple[str, int]:
     Raises ValueError saying what is expected when it is not one (`data.service_address` and the
     `xtts data-service worker --dispatcher` option both use it).
     """
-    rest = address[len("grpc://"):] if address.startswith("grpc://") else address
+    rest = address[len("grpc://") :] if address.startswith("grpc://") else address
     host, sep, port = rest.rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if not sep or not host or "/" in rest or " " in rest or not port.isdigit() or not 0 < int(port) < 65536:
@@ -129,7 +129,10 @@ class DataConfig(_Section):
         "lowercase, whitespace; safe for any script), `no_cleaners`.",
     )
     max_text_length: int = Field(
-        200, ge=1, le=10000, description="Longest text in characters; longer items are filtered out and counted, never truncated."
+        200,
+        ge=1,
+        le=10000,
+        description="Longest text in characters; longer items are filtered out and counted, never truncated.",
     )
     min_audio_duration: float = Field(0.5, ge=0.0, description="Shortest clip kept (seconds).")
     max_audio_duration: float = Field(10.0, gt=0.0, description="Longest clip kept (seconds).")
@@ -244,8 +247,10 @@ class DataConfig(_Section):
             try:
                 service_host_port(str(value))
             except ValueError as exc:
-                raise ValueError(f"{exc}, the address `xtts data-service dispatcher --port PORT` listens on; "
-                                 "leave it empty for the local pipeline") from None
+                raise ValueError(
+                    f"{exc}, the address `xtts data-service dispatcher --port PORT` listens on; "
+                    "leave it empty for the local pipeline"
+                ) from None
         return value
 
     @field_validator("num_workers", "prefetch_buffer_size", mode="before")
@@ -265,15 +270,18 @@ class DataConfig(_Section):
         return number
 
     @model_validator(mode="after")
-    def _consistent(self) -> "DataConfig":
+    def _consistent(self) -> DataConfig:
         if self.datasets and self.dataset_path:
-            raise ValueError("dataset_path and datasets are both set; list every dataset under datasets, "
-                             "or give one as dataset_path")
+            raise ValueError(
+                "dataset_path and datasets are both set; list every dataset under datasets, or give one as dataset_path"
+            )
         if self.win_length > self.n_fft:
             raise ValueError(f"win_length ({self.win_length}) must be <= n_fft ({self.n_fft})")
         nyquist = self.sample_rate / 2
         if self.fmax is not None and self.fmax > nyquist:
-            raise ValueError(f"fmax ({self.fmax:g}) must be <= sample_rate / 2 ({nyquist:g}); lower fmax or leave it empty")
+            raise ValueError(
+                f"fmax ({self.fmax:g}) must be <= sample_rate / 2 ({nyquist:g}); lower fmax or leave it empty"
+            )
         if self.fmax is not None and self.fmin >= self.fmax:
             raise ValueError(f"fmin ({self.fmin:g}) must be below fmax ({self.fmax:g})")
         if self.min_audio_duration >= self.max_audio_duration:
@@ -342,7 +350,9 @@ class ModelConfig(_Section):
 class TrainingConfig(_Section):
     """The training loop."""
 
-    epochs: int = Field(1000, ge=1, description="Epochs to train (training stops at whichever of epochs and max_steps comes first).")
+    epochs: int = Field(
+        1000, ge=1, description="Epochs to train (training stops at whichever of epochs and max_steps comes first)."
+    )
     max_steps: Optional[int] = Field(None, ge=1, description="Optimizer steps to train. Empty: no step limit.")
     learning_rate: float = Field(5e-4, gt=0.0, le=1.0, description="Peak learning rate.")
     optimizer: Literal["adamw", "adam", "sgd"] = Field("adamw", description="Optimizer.")
@@ -364,7 +374,8 @@ class TrainingConfig(_Section):
     )
     enable_eager_debug: bool = Field(False, description="Run the step eagerly for debugging. Slow.")
     mixed_precision: bool = Field(
-        False, description="Compute in 16-bit floats with float32 master weights (needs a GPU of compute capability >= 7.0)."
+        False,
+        description="Compute in 16-bit floats with float32 master weights (needs a GPU of compute capability >= 7.0).",
     )
     mixed_precision_dtype: Literal["float16", "bfloat16"] = Field(
         "float16", description="16-bit type for mixed precision; `bfloat16` needs compute capability >= 8.0."
@@ -410,9 +421,7 @@ class TrainingConfig(_Section):
         "Tachibana et al.: 0.2). Narrower pulls harder towards a straight line.",
     )
     keep_checkpoints: int = Field(5, ge=1, description="Checkpoints kept in the run directory.")
-    checkpoint_dir: Optional[str] = Field(
-        None, description="Where checkpoints go. Empty: `<run_dir>/checkpoints`."
-    )
+    checkpoint_dir: Optional[str] = Field(None, description="Where checkpoints go. Empty: `<run_dir>/checkpoints`.")
     run_dir: Optional[str] = Field(None, description="Run directory. Empty: a new folder under `runs/`.")
     seed: int = Field(1234, description="Seed for weights and dropout.")
 
@@ -450,11 +459,13 @@ class DevicesConfig(_Section):
     )
 
     @model_validator(mode="after")
-    def _split_is_a_pair(self) -> "DevicesConfig":
+    def _split_is_a_pair(self) -> DevicesConfig:
         if (self.data_gpu is None) != (self.model_gpu is None):
             given = "data_gpu" if self.data_gpu is not None else "model_gpu"
             missing = "model_gpu" if given == "data_gpu" else "data_gpu"
-            raise ValueError(f"{given} is set but {missing} is not; set both (e.g. --data-gpu 0 --model-gpu 1) or neither")
+            raise ValueError(
+                f"{given} is set but {missing} is not; set both (e.g. --data-gpu 0 --model-gpu 1) or neither"
+            )
         if self.strategy == "multi_worker" and (self.data_gpu is not None or self.logical_cpu_devices):
             # MultiWorkerMirroredStrategy runs one replica per visible GPU of each worker (or one on
             # its CPU); it has no data/model split and ignores logical CPU devices.
@@ -499,9 +510,7 @@ class SynthesisConfig(_Section):
         "cross-attention in synthesis too, centred where a sentence read at the training data's median pace "
         "would be (`speaking_rate.json`).",
     )
-    stop_threshold: float = Field(
-        0.5, gt=0.0, lt=1.0, description="Stop probability at which a sentence ends."
-    )
+    stop_threshold: float = Field(0.5, gt=0.0, lt=1.0, description="Stop probability at which a sentence ends.")
     seed: int = Field(0, description="Seed of the prenet dropout kept on in synthesis (Tacotron 2 keeps it on).")
 
     @property

@@ -117,7 +117,11 @@ def decode_audio(contents, codec_index, file_rate, channels, data_offset, num_sa
     if not isinstance(channels, int):
         channels = tf.cast(channels, tf.int32)
     branches = [
-        (lambda codec=codec: tf.ensure_shape(_decode_route(codec, contents, data_offset, channels, num_samples), [None, None]))
+        (
+            lambda codec=codec: tf.ensure_shape(
+                _decode_route(codec, contents, data_offset, channels, num_samples), [None, None]
+            )
+        )
         for codec in codecs
     ]
     wave = branches[0]() if len(branches) == 1 else tf.switch_case(tf.cast(codec_index, tf.int32), branches)
@@ -137,6 +141,7 @@ def decode_audio(contents, codec_index, file_rate, channels, data_offset, num_sa
 def resample(audio, file_rate, sample_rate: int):
     """`audio` [samples] from `file_rate` (tensor or int) to `sample_rate`; untouched when they match."""
     import tensorflow as tf
+
     # The kernel behind tfio.audio.resample, called directly: the public wrapper adds a rank
     # dispatch (tf.case) and a vectorized_map that falls back to a while_loop, which even untaken
     # inside this tf.cond cut a 22.05 kHz pipeline's decode throughput by more than half

@@ -105,10 +105,14 @@ def _read_wav(handle: BinaryIO, size: int) -> AudioHeader:
     raise AudioHeaderError("not_audio", "no 'data' chunk in the first 64 WAV chunks")
 
 
-def _wav_header(fmt: tuple[int, int, int, int, int, bool], *, data_offset: int, declared: int, available: int) -> AudioHeader:
+def _wav_header(
+    fmt: tuple[int, int, int, int, int, bool], *, data_offset: int, declared: int, available: int
+) -> AudioHeader:
     tag, channels, rate, block_align, bits, _ = fmt
     if channels < 1 or rate < 1 or block_align != channels * ((bits + 7) // 8):
-        raise AudioHeaderError("not_audio", f"WAV header is inconsistent (channels {channels}, rate {rate}, {bits}-bit)")
+        raise AudioHeaderError(
+            "not_audio", f"WAV header is inconsistent (channels {channels}, rate {rate}, {bits}-bit)"
+        )
     codec = {
         (_WAVE_PCM, 8): "wav_pcm8",
         (_WAVE_PCM, 16): "wav_pcm16",
@@ -119,7 +123,8 @@ def _wav_header(fmt: tuple[int, int, int, int, int, bool], *, data_offset: int, 
     if codec is None:
         kind = {_WAVE_PCM: "PCM", _WAVE_FLOAT: "float"}.get(tag, f"format tag 0x{tag:04x}")
         raise AudioHeaderError(
-            "unsupported_format", f"WAV {kind} {bits}-bit is not supported; convert to 16-bit PCM (sox in.wav -b 16 out.wav)"
+            "unsupported_format",
+            f"WAV {kind} {bits}-bit is not supported; convert to 16-bit PCM (sox in.wav -b 16 out.wav)",
         )
     if declared == 0 or available <= 0:
         raise AudioHeaderError("header_only", "WAV header with no audio data")
@@ -150,7 +155,9 @@ def _read_flac(handle: BinaryIO, size: int, start: int) -> AudioHeader:
     if rate == 0:
         raise AudioHeaderError("not_audio", "FLAC STREAMINFO has sample rate 0")
     if total == 0:
-        raise AudioHeaderError("unsupported_format", "FLAC stream length is unknown (STREAMINFO total samples is 0); re-encode the file")
+        raise AudioHeaderError(
+            "unsupported_format", "FLAC stream length is unknown (STREAMINFO total samples is 0); re-encode the file"
+        )
     if bits not in (16, 24):
         raise AudioHeaderError("unsupported_format", f"FLAC {bits}-bit is not supported; re-encode as 16- or 24-bit")
     # Walk the metadata blocks to where the audio frames start.
@@ -327,4 +334,3 @@ def _read_mp3(handle: BinaryIO, size: int, start: int) -> AudioHeader:
     if num_samples <= 0:
         raise AudioHeaderError("header_only", "MP3 with no audio frames")
     return AudioHeader("mp3", "mp3", rate, channels, None, num_samples)
-

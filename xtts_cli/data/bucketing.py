@@ -14,8 +14,8 @@ group_by_window 6,300 clips/s, per-bucket sources 9,300, plain padded_batch (no 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -31,30 +31,36 @@ class BucketPlan:
     def num_buckets(self) -> int:
         return len(self.boundaries)
 
-    def bucket_of(self, lengths: Sequence[int]) -> np.ndarray:
+    def bucket_of(self, lengths: Sequence[int] | np.ndarray) -> np.ndarray:
         return np.searchsorted(self.boundaries, np.asarray(lengths), side="right")
 
-    def padding_efficiency(self, lengths: Sequence[int]) -> float:
+    def padding_efficiency(self, lengths: Sequence[int] | np.ndarray) -> float:
         """Real frames / padded frames when each item is padded to its bucket's length."""
-        lengths = np.asarray(lengths)
-        return float(lengths.sum() / np.asarray(self.length_pads)[self.bucket_of(lengths)].sum())
+        frames = np.asarray(lengths)
+        return float(frames.sum() / np.asarray(self.length_pads)[self.bucket_of(frames)].sum())
 
 
-def plan_buckets(lengths: Sequence[int], text_lengths: Sequence[int], num_buckets: int, *, min_size: int = 1) -> BucketPlan:
+def plan_buckets(
+    lengths: Sequence[int], text_lengths: Sequence[int], num_buckets: int, *, min_size: int = 1
+) -> BucketPlan:
     """Boundaries at the `num_buckets` quantiles of `lengths`, merged so each bucket holds at least
     `min_size` items (with drop_remainder a smaller bucket would never yield a batch)."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    text_lengths = np.asarray(text_lengths, dtype=np.int64)
-    if lengths.size == 0:
+    frames = np.asarray(lengths, dtype=np.int64)
+    texts = np.asarray(text_lengths, dtype=np.int64)
+    if frames.size == 0:
         raise ValueError("no items to plan buckets for")
-    cuts = np.quantile(lengths, np.arange(1, num_buckets) / num_buckets, method="higher") if num_buckets > 1 else []
+    cuts = (
+        np.quantile(frames, np.arange(1, num_buckets) / num_buckets, method="higher").tolist()
+        if num_buckets > 1
+        else []
+    )
     # A boundary b holds lengths < b; cutting just above each quantile keeps the quantile item in
     # the lower bucket instead of opening a bucket for it.
-    boundaries = sorted({int(c) + 1 for c in cuts} | {int(lengths.max()) + 1})
-    boundaries = _merge_small(boundaries, lengths, min(min_size, lengths.size))
-    bucket_of = np.searchsorted(boundaries, lengths, side="right")
+    boundaries = sorted({int(c) + 1 for c in cuts} | {int(frames.max()) + 1})
+    boundaries = _merge_small(boundaries, frames, min(min_size, frames.size))
+    bucket_of = np.searchsorted(boundaries, frames, side="right")
     sizes = [int((bucket_of == k).sum()) for k in range(len(boundaries))]
-    text_pads = [int(text_lengths[bucket_of == k].max()) for k in range(len(boundaries))]
+    text_pads = [int(texts[bucket_of == k].max()) for k in range(len(boundaries))]
     return BucketPlan(boundaries, [b - 1 for b in boundaries], text_pads, sizes)
 
 

@@ -18,14 +18,15 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
-from xtts_cli.config.errors import XttsError
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.scan import DatasetItem, dataset_root
+from xtts_cli.errors import XttsError
 
 MARKER = "complete.json"
 # Bump when the feature computation changes in a way the settings below do not capture.
@@ -47,8 +48,19 @@ def cache_root(data: DataConfig) -> Path:
 
 def feature_settings(data: DataConfig, output: str) -> dict:
     """Every setting the stored features depend on."""
-    names = ("sample_rate", "n_fft", "hop_length", "win_length", "n_mels", "fmin", "fmax", "mel_filterbank",
-             "trim_silence", "normalize_loudness", "use_tf_native_loading")
+    names = (
+        "sample_rate",
+        "n_fft",
+        "hop_length",
+        "win_length",
+        "n_mels",
+        "fmin",
+        "fmax",
+        "mel_filterbank",
+        "trim_silence",
+        "normalize_loudness",
+        "use_tf_native_loading",
+    )
     settings = {name: getattr(data, name) for name in names}
     settings.update(output=output, version=FEATURE_VERSION)
     return settings
@@ -62,7 +74,7 @@ def feature_fingerprint(data: DataConfig, output: str) -> str:
 def item_key(audio_path: str) -> str:
     """Key of a file as it is now: its path, size and modification time."""
     stat = os.stat(audio_path)
-    blob = f"{os.path.abspath(audio_path)}\0{stat.st_size}\0{stat.st_mtime_ns}".encode("utf-8")
+    blob = f"{os.path.abspath(audio_path)}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()
     return hashlib.sha256(blob).hexdigest()[:32]
 
 
@@ -92,7 +104,7 @@ def precompute_features(
     data: DataConfig,
     items: Sequence[DatasetItem],
     output: str,
-    features_for: Callable[[Sequence[DatasetItem]], "object"],
+    features_for: Callable[[Sequence[DatasetItem]], Any],
 ) -> PrecomputeResult:
     """Make sure every item's features are on disk and vouched for by the marker.
 
@@ -127,8 +139,11 @@ def precompute_features(
                 hint="the file passed the header scan but does not decode; remove or re-encode it",
             ) from None
         os.sync()  # features durable before the marker that vouches for them
-        marker = {"fingerprint": fingerprint, "settings": feature_settings(data, output),
-                  "keys": sorted(complete | set(todo))}
+        marker = {
+            "fingerprint": fingerprint,
+            "settings": feature_settings(data, output),
+            "keys": sorted(complete | set(todo)),
+        }
         _write_atomically(directory / MARKER, json.dumps(marker, indent=1).encode("utf-8"))
     return PrecomputeResult(
         directory=str(directory),

@@ -25,7 +25,7 @@ MEL_FLOOR = 1e-5
 LOG_MEL_FLOOR = math.log(MEL_FLOOR)  # also the padding value of mel batches
 
 
-def _hz_to_mel(hz: np.ndarray, htk: bool) -> np.ndarray:
+def _hz_to_mel(hz: np.ndarray | float, htk: bool) -> np.ndarray:
     hz = np.asanyarray(hz, dtype=np.float64)
     if htk:
         return 2595.0 * np.log10(1.0 + hz / 700.0)
@@ -158,8 +158,11 @@ def with_reference(batch: dict, data: DataConfig, seed=None) -> dict:
     crop = data.reference_frames
     mel, lengths = batch["mel"], tf.cast(batch["mel_lengths"], tf.int32)
     # The batch's padding holds the floor value; a batch padded shorter than R gets more of it.
-    padded = tf.pad(mel, [[0, 0], [0, tf.maximum(crop - tf.shape(mel)[1], 0)], [0, 0]],
-                    constant_values=tf.cast(LOG_MEL_FLOOR, mel.dtype))
+    padded = tf.pad(
+        mel,
+        [[0, 0], [0, tf.maximum(crop - tf.shape(mel)[1], 0)], [0, 0]],
+        constant_values=tf.cast(LOG_MEL_FLOOR, mel.dtype),
+    )
     if seed is None:
         ref = padded[:, :crop]
     else:

@@ -21,14 +21,14 @@ import csv
 import io
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, NamedTuple, Optional
+from typing import Literal, NamedTuple, Optional
 
-
-from xtts_cli.config.errors import XttsError
 from xtts_cli.config.schema import DATASET_FORMATS, DataConfig
 from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS
+from xtts_cli.errors import XttsError
 
 VCTK_AUDIO = ("wav48_silence_trimmed", "wav48")
 VCTK_MICS = ("_mic1.flac", "_mic2.flac")
@@ -73,24 +73,34 @@ def read_layout(root: Path, data: DataConfig, dataset_format: str = "auto") -> L
     if fmt == "nemo":
         train = _nemo_manifest(root, data)
         files = [train] + _eval_file(root, data)
-        return Layout(fmt, files, list(_nemo_entries(train, root)),
-                      list(_nemo_entries(files[1], root)) if len(files) == 2 else None)
+        return Layout(
+            fmt,
+            files,
+            list(_nemo_entries(train, root)),
+            list(_nemo_entries(files[1], root)) if len(files) == 2 else None,
+        )
     if fmt == "common_voice":
         table = _common_voice_table(root, data)
         return Layout(fmt, [table], list(_common_voice_entries(table, root)), None)
     if fmt == "vctk":
         folder = next((root / name for name in VCTK_AUDIO if (root / name).is_dir()), None)
         if folder is None or not (root / "txt").is_dir():
-            raise XttsError(f"{str(root)!r} is not a VCTK folder: no txt/ with wav48_silence_trimmed/ or wav48/",
-                            hint="point the dataset path at the VCTK root, or set data.dataset_format: auto")
+            raise XttsError(
+                f"{str(root)!r} is not a VCTK folder: no txt/ with wav48_silence_trimmed/ or wav48/",
+                hint="point the dataset path at the VCTK root, or set data.dataset_format: auto",
+            )
         return Layout(fmt, [root / "txt", folder], list(_vctk_entries(root, folder)), None)
     if fmt == "libritts":
         splits = libritts_splits(root)
         if not splits:
-            raise XttsError(f"{str(root)!r} is not a LibriTTS folder: no <speaker>/<chapter>/<utterance>.wav",
-                            hint="point the dataset path at a LibriTTS split (train-clean-100) or the corpus root")
+            raise XttsError(
+                f"{str(root)!r} is not a LibriTTS folder: no <speaker>/<chapter>/<utterance>.wav",
+                hint="point the dataset path at a LibriTTS split (train-clean-100) or the corpus root",
+            )
         return Layout(fmt, splits, [entry for split in splits for entry in _libritts_entries(root, split)], None)
-    raise XttsError(f"data.dataset_format: unknown format {fmt!r}", hint=f"use one of: auto, {', '.join(DATASET_FORMATS)}")
+    raise XttsError(
+        f"data.dataset_format: unknown format {fmt!r}", hint=f"use one of: auto, {', '.join(DATASET_FORMATS)}"
+    )
 
 
 def detect_format(root: Path, data: DataConfig) -> str:
@@ -123,8 +133,10 @@ def read_lines(path: Path) -> list[str]:
         with open(path, encoding="utf-8-sig", newline="") as handle:
             return [line.rstrip("\r") for line in handle.read().split("\n")]
     except UnicodeDecodeError as error:
-        raise XttsError(f"{str(path)!r} is not UTF-8 text ({error.reason} at byte {error.start})",
-                        hint="re-save the metadata file as UTF-8") from None
+        raise XttsError(
+            f"{str(path)!r} is not UTF-8 text ({error.reason} at byte {error.start})",
+            hint="re-save the metadata file as UTF-8",
+        ) from None
 
 
 def _header(line: str) -> tuple[str, list[str]]:
@@ -196,28 +208,45 @@ def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
             yield Entry(source=source, id=key, text=text, normalized_text=normalized)
 
 
-def _table_entries(path: Path, lines: list[str], delimiter: str, path_column: str, text_column: str,
-                   speaker_column: str, folder: str = "", quoting: int = csv.QUOTE_MINIMAL) -> Iterator[Entry]:
+def _table_entries(
+    path: Path,
+    lines: list[str],
+    delimiter: str,
+    path_column: str,
+    text_column: str,
+    speaker_column: str,
+    folder: str = "",
+    quoting: Literal[0, 1, 2, 3] = csv.QUOTE_MINIMAL,
+) -> Iterator[Entry]:
     """Rows of a delimited table with a header; columns found by name, extra columns ignored."""
     reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter, quoting=quoting)
     columns = [column.strip().lower() for column in next(reader, [])]
     missing = [name for name in (path_column, text_column) if name not in columns]
     if missing:
-        raise XttsError(f"{str(path)!r}: no {' or '.join(missing)} column in the header ({', '.join(columns)})",
-                        hint=f"the first line names the columns, among them {path_column} and {text_column}")
+        raise XttsError(
+            f"{str(path)!r}: no {' or '.join(missing)} column in the header ({', '.join(columns)})",
+            hint=f"the first line names the columns, among them {path_column} and {text_column}",
+        )
     where = {name: columns.index(name) for name in (path_column, text_column, speaker_column) if name in columns}
     for number, row in enumerate(reader, start=2):
         if not any(cell.strip() for cell in row):
             continue
         source = f"{path.name}:{number}"
         if len(row) <= max(where.values()):
-            yield Entry(source=source, malformed=f"expected {len(columns)} columns ({', '.join(columns)}), got {len(row)}")
+            yield Entry(
+                source=source, malformed=f"expected {len(columns)} columns ({', '.join(columns)}), got {len(row)}"
+            )
             continue
         audio = row[where[path_column]].strip()
         speaker = row[where[speaker_column]].strip() if speaker_column in where else None
         written = f"{folder}/{audio}" if folder and audio else audio
-        yield Entry(source=source, id=os.path.splitext(written)[0], path=written,
-                    text=row[where[text_column]].strip(), speaker=speaker or None)
+        yield Entry(
+            source=source,
+            id=os.path.splitext(written)[0],
+            path=written,
+            text=row[where[text_column]].strip(),
+            speaker=speaker or None,
+        )
 
 
 # --- NeMo ----------------------------------------------------------------------------------------
@@ -243,11 +272,15 @@ def _nemo_manifest(root: Path, data: DataConfig) -> Path:
         training = [path for path in candidates if "train" in path.name.lower()]
         if len(training) == 1:
             return training[0]
-        raise XttsError(f"several NeMo manifests in {str(root)!r}: {', '.join(path.name for path in candidates)}",
-                        hint="set data.metadata_train_file (and data.metadata_eval_file) to the one to train on")
+        raise XttsError(
+            f"several NeMo manifests in {str(root)!r}: {', '.join(path.name for path in candidates)}",
+            hint="set data.metadata_train_file (and data.metadata_eval_file) to the one to train on",
+        )
     if not candidates:
-        raise XttsError(f"no NeMo manifest (.json / .jsonl with audio_filepath) in {str(root)!r}",
-                        hint="set data.metadata_train_file to the manifest, relative to the dataset path")
+        raise XttsError(
+            f"no NeMo manifest (.json / .jsonl with audio_filepath) in {str(root)!r}",
+            hint="set data.metadata_train_file to the manifest, relative to the dataset path",
+        )
     return candidates[0]
 
 
@@ -269,8 +302,14 @@ def _nemo_entries(path: Path, root: Path) -> Iterator[Entry]:
             # NeMo reads a relative audio_filepath from the manifest's folder.
             audio = os.path.relpath(os.path.normpath(path.parent / audio), root)
         speaker = record.get("speaker")
-        yield Entry(source=source, id=os.path.splitext(audio)[0], path=audio, text=str(record["text"]).strip(),
-                    speaker=str(speaker) if speaker not in (None, "") else None, absolute_ok=True)
+        yield Entry(
+            source=source,
+            id=os.path.splitext(audio)[0],
+            path=audio,
+            text=str(record["text"]).strip(),
+            speaker=str(speaker) if speaker not in (None, "") else None,
+            absolute_ok=True,
+        )
 
 
 # --- Common Voice --------------------------------------------------------------------------------
@@ -283,14 +322,17 @@ def _common_voice_table(root: Path, data: DataConfig) -> Path:
     for name in COMMON_VOICE_FILES:
         if (root / name).is_file():
             return root / name
-    raise XttsError(f"no validated.tsv or train.tsv in {str(root)!r}",
-                    hint="point the dataset path at the Common Voice language folder (the one holding clips/)")
+    raise XttsError(
+        f"no validated.tsv or train.tsv in {str(root)!r}",
+        hint="point the dataset path at the Common Voice language folder (the one holding clips/)",
+    )
 
 
 def _common_voice_entries(path: Path, root: Path) -> Iterator[Entry]:
     # Common Voice writes its TSVs unquoted: a sentence's quotation marks are part of it.
-    yield from _table_entries(path, read_lines(path), "\t", "path", "sentence", "client_id", folder="clips",
-                              quoting=csv.QUOTE_NONE)
+    yield from _table_entries(
+        path, read_lines(path), "\t", "path", "sentence", "client_id", folder="clips", quoting=csv.QUOTE_NONE
+    )
 
 
 # --- VCTK ----------------------------------------------------------------------------------------
@@ -326,12 +368,23 @@ def _vctk_entries(root: Path, audio_folder: Path) -> Iterator[Entry]:
         expected = audio.get(stem) or str(audio_folder / speaker / f"{stem}{suffixes[0]}")
         relative = os.path.relpath(expected, root)
         if stem not in transcripts:
-            yield Entry(source=relative, id=stem, path=relative, speaker=speaker,
-                        missing_transcript=f"no txt/{speaker}/{stem}.txt for this audio file")
+            yield Entry(
+                source=relative,
+                id=stem,
+                path=relative,
+                speaker=speaker,
+                missing_transcript=f"no txt/{speaker}/{stem}.txt for this audio file",
+            )
             continue
         text, problem = _read_transcript(transcripts[stem])
-        yield Entry(source=os.path.relpath(transcripts[stem], root), id=stem, path=relative, text=text,
-                    speaker=speaker, malformed=problem)
+        yield Entry(
+            source=os.path.relpath(transcripts[stem], root),
+            id=stem,
+            path=relative,
+            text=text,
+            speaker=speaker,
+            malformed=problem,
+        )
 
 
 # --- LibriTTS ------------------------------------------------------------------------------------
@@ -344,7 +397,11 @@ def _is_libritts_split(folder: Path) -> bool:
         return False
     for speaker in sorted(speakers, key=lambda entry: entry.name)[:3]:
         for chapter in os.scandir(speaker.path):
-            if chapter.name.isdigit() and chapter.is_dir() and any(name.endswith(".wav") for name in os.listdir(chapter.path)):
+            if (
+                chapter.name.isdigit()
+                and chapter.is_dir()
+                and any(name.endswith(".wav") for name in os.listdir(chapter.path))
+            ):
                 return True
     return False
 
@@ -368,12 +425,29 @@ def _libritts_entries(root: Path, split: Path) -> Iterator[Entry]:
             stems |= {name[: -len(".normalized.txt")] for name in names if name.endswith(".normalized.txt")}
             for stem in sorted(stems):
                 relative = os.path.relpath(chapter / f"{stem}.wav", root)
-                transcript = next((chapter / f"{stem}{ending}" for ending in (".normalized.txt", ".original.txt")
-                                   if f"{stem}{ending}" in names), None)
+                transcript = next(
+                    (
+                        chapter / f"{stem}{ending}"
+                        for ending in (".normalized.txt", ".original.txt")
+                        if f"{stem}{ending}" in names
+                    ),
+                    None,
+                )
                 if transcript is None:
-                    yield Entry(source=relative, id=stem, path=relative, speaker=speaker.name,
-                                missing_transcript=f"no {stem}.normalized.txt next to this audio file")
+                    yield Entry(
+                        source=relative,
+                        id=stem,
+                        path=relative,
+                        speaker=speaker.name,
+                        missing_transcript=f"no {stem}.normalized.txt next to this audio file",
+                    )
                     continue
                 text, problem = _read_transcript(str(transcript))
-                yield Entry(source=os.path.relpath(transcript, root), id=stem, path=relative, text=text,
-                            speaker=speaker.name, malformed=problem)
+                yield Entry(
+                    source=os.path.relpath(transcript, root),
+                    id=stem,
+                    path=relative,
+                    text=text,
+                    speaker=speaker.name,
+                    malformed=problem,
+                )

@@ -28,12 +28,12 @@ S is padded so that 1 + S // hop equals the bucket's mel length, for `features.l
 
 from __future__ import annotations
 
-from typing import Literal, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import Literal, Optional, Union
 
 import numpy as np
 from pydantic import BaseModel, Field
 
-from xtts_cli.config.errors import XttsError
 from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.data.audio import CODECS, decode_audio
 from xtts_cli.data.bucketing import BucketPlan
@@ -42,9 +42,21 @@ from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel
 from xtts_cli.data.plan import AudioFormats, Output, PipelinePlan, audio_formats, plan_pipeline, source_columns
 from xtts_cli.data.scan import DatasetItem, ScanReport
 from xtts_cli.data.text import Tokenizer
+from xtts_cli.errors import XttsError
 
-__all__ = ["AudioFormats", "PipelineInfo", "PipelinePlan", "audio_formats", "build_pipeline", "decoded_audio_dataset",
-           "feature_stage", "parallel_calls", "plan_pipeline", "source_columns", "tokenizer_for"]
+__all__ = [
+    "AudioFormats",
+    "PipelineInfo",
+    "PipelinePlan",
+    "audio_formats",
+    "build_pipeline",
+    "decoded_audio_dataset",
+    "feature_stage",
+    "parallel_calls",
+    "plan_pipeline",
+    "source_columns",
+    "tokenizer_for",
+]
 
 
 class PipelineInfo(BaseModel):
@@ -55,13 +67,17 @@ class PipelineInfo(BaseModel):
     preprocessing_mode: str = Field(description="Resolved: runtime, cache or precompute (never auto).")
     preprocessing_reason: str = Field("", description="Why: set in the config, or what `auto` weighed.")
     feature_bytes_estimate: int = Field(0, description="Float32 features of the pipeline's clips, from the headers.")
-    cache_memory_limit_bytes: Optional[int] = Field(None, description="The cache budget; empty: the machine did not say.")
+    cache_memory_limit_bytes: Optional[int] = Field(
+        None, description="The cache budget; empty: the machine did not say."
+    )
     tf_native: bool = Field(description="False: the tf.numpy_function baseline.")
     num_items: int
     batch_size: int
     drop_remainder: bool
     batching: Literal["bucketed", "fixed", "dynamic"]
-    bucket_boundaries: list[int] = Field(default_factory=list, description="Exclusive upper mel-frame bound of each bucket.")
+    bucket_boundaries: list[int] = Field(
+        default_factory=list, description="Exclusive upper mel-frame bound of each bucket."
+    )
     mel_pad_lengths: list[int] = Field(default_factory=list, description="Mel frames each bucket pads to.")
     text_pad_lengths: list[int] = Field(default_factory=list, description="Text length each bucket pads to.")
     max_distinct_batch_shapes: Optional[int] = Field(
@@ -82,7 +98,9 @@ class PipelineInfo(BaseModel):
     service_sharding: Optional[str] = Field(
         None, description="dynamic or off; with off an epoch holds batches_per_epoch batches per worker."
     )
-    service_job: Optional[str] = Field(None, description="The tf.data service job name (pipeline fingerprint + session).")
+    service_job: Optional[str] = Field(
+        None, description="The tf.data service job name (pipeline fingerprint + session)."
+    )
 
 
 def tokenizer_for(report: ScanReport, data: DataConfig) -> Tokenizer:
@@ -112,8 +130,14 @@ def _ragged(rows: Sequence[Sequence[int]]):
 def _source_spec():
     import tensorflow as tf
 
-    return {"path": tf.string, "codec": tf.int32, "rate": tf.int64, "channels": tf.int32, "offset": tf.int64,
-            "num_samples": tf.int64}
+    return {
+        "path": tf.string,
+        "codec": tf.int32,
+        "rate": tf.int64,
+        "channels": tf.int32,
+        "offset": tf.int64,
+        "num_samples": tf.int64,
+    }
 
 
 def feature_stage(data: DataConfig, output: Output, formats: AudioFormats):
@@ -140,13 +164,21 @@ def feature_stage(data: DataConfig, output: Output, formats: AudioFormats):
 
     # Traced once and called from every bucket's map: with one source per bucket, tracing the
     # decode branches per source multiplied pipeline start-up time by the number of buckets.
-    @tf.function(input_signature=[{name: tf.TensorSpec([], dtype) for name, dtype in _source_spec().items()}],
-                 autograph=False)
+    @tf.function(
+        input_signature=[{name: tf.TensorSpec([], dtype) for name, dtype in _source_spec().items()}], autograph=False
+    )
     def native(element):
         contents = tf.io.read_file(element["path"])
-        audio = decode_audio(contents, element["codec"], formats.rate or element["rate"],
-                             formats.channels or element["channels"], element["offset"], element["num_samples"],
-                             data, codecs)
+        audio = decode_audio(
+            contents,
+            element["codec"],
+            formats.rate or element["rate"],
+            formats.channels or element["channels"],
+            element["offset"],
+            element["num_samples"],
+            data,
+            codecs,
+        )
         return log_mel(audio, data) if output == "mel" else audio
 
     return lambda element: native({name: element[name] for name in _source_spec()})
@@ -219,7 +251,6 @@ def build_pipeline(
 
         require_decoders(set(codecs))
     text_ids = plan.text_ids
-    frames = plan.frames
     batch_size = data.batch_size
     drop_remainder = training
     deterministic = not data.optimize_cpu_gpu_overlap
@@ -243,9 +274,17 @@ def build_pipeline(
         sources = []
         for k, (group, shapes) in enumerate(zip(groups, shapes_of)):
             elements = _group_elements(
-                data, mode, output, stage, codecs, [items[i] for i in group], [text_ids[i] for i in group],
+                data,
+                mode,
+                output,
+                stage,
+                codecs,
+                [items[i] for i in group],
+                [text_ids[i] for i in group],
                 [precomputed.paths[i] for i in group] if precomputed else None,
-                training=training, deterministic=deterministic, seed=seed + k,
+                training=training,
+                deterministic=deterministic,
+                seed=seed + k,
                 max_length=shapes[output][0] if shapes else None,
             )
             sources.append(_pad_batches(elements, data, output, shapes, training=training))
@@ -282,9 +321,13 @@ def build_pipeline(
         from xtts_cli.data import service as data_service
 
         job = data_service.job_name(
-            data_service.pipeline_fingerprint(data, output=output, training=training,
-                                              audio_paths=[item.audio_path for item in items],
-                                              vocabulary=tokenizer.characters),
+            data_service.pipeline_fingerprint(
+                data,
+                output=output,
+                training=training,
+                audio_paths=[item.audio_path for item in items],
+                vocabulary=tokenizer.characters,
+            ),
             service_session,
         )
         ds = data_service.distribute_batches(ds, service, sharding=data.service_sharding, job=job)
@@ -351,8 +394,21 @@ def _worker_seed(_):
     return tf.cast(tf.math.floormod(tf.timestamp() * 1e6, 2.0**31 - 1), tf.int64)
 
 
-def _group_elements(data: DataConfig, mode: str, output: Output, stage, codecs: list[str], items, text_ids, feature_paths,
-                    *, training: bool, deterministic: bool, seed: int, max_length: Optional[int]):
+def _group_elements(
+    data: DataConfig,
+    mode: str,
+    output: Output,
+    stage,
+    codecs: list[str],
+    items,
+    text_ids,
+    feature_paths,
+    *,
+    training: bool,
+    deterministic: bool,
+    seed: int,
+    max_length: Optional[int],
+):
     """Per-clip elements of one source (bucket): token ids, features and their lengths.
 
     `max_length`: the mel frames (or audio samples) the source's batches are padded to. The scan's
@@ -422,15 +478,18 @@ def _pad_batches(ds, data: DataConfig, output: Output, shapes: Optional[dict], *
     """Batches of one source, padded to `shapes` (or to each batch's longest clip)."""
     import tensorflow as tf
 
-    values = {name: tf.constant(v, ds.element_spec[name].dtype) for name, v in _padding_values(output).items()
-              if name in ds.element_spec}
+    values = {
+        name: tf.constant(v, ds.element_spec[name].dtype)
+        for name, v in _padding_values(output).items()
+        if name in ds.element_spec
+    }
     # Straight to the planned shapes: padding to the batch maximum and then to the plan in a map
     # copied every batch twice (measured 1.1-1.2x slower on cached features).
     return ds.padded_batch(data.batch_size, padded_shapes=shapes, padding_values=values, drop_remainder=training)
 
 
-def _padding_values(output: Output) -> dict:
-    values = {"text_ids": 0, "text_lengths": 0}
+def _padding_values(output: Output) -> dict[str, float]:
+    values: dict[str, float] = {"text_ids": 0, "text_lengths": 0}
     if output == "mel":
         values.update(mel=LOG_MEL_FLOOR, mel_lengths=0)
     else:

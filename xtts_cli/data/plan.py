@@ -9,18 +9,19 @@ features' size in memory and, from that, where features are kept (`preprocessing
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Optional, Sequence
+from typing import Literal, Optional
 
 import numpy as np
 from pydantic import BaseModel
 
-from xtts_cli.config.errors import XttsError
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.audio import CODECS
 from xtts_cli.data.bucketing import BucketPlan, plan_buckets
 from xtts_cli.data.scan import DatasetItem
 from xtts_cli.data.text import Tokenizer, UnknownCharactersError
+from xtts_cli.errors import XttsError
 
 Output = Literal["mel", "audio"]
 Mode = Literal["runtime", "cache", "precompute"]
@@ -119,8 +120,11 @@ def decide_mode(data: DataConfig, feature_bytes: int, *, budget_bytes: Optional[
     """
     budget = cache_budget_bytes(data) if budget_bytes is None else budget_bytes
     need, limit = gigabytes(feature_bytes), "unknown" if budget is None else gigabytes(budget)
-    setting = ("data.cache_memory_limit: auto, half the memory available now" if data.cache_memory_limit == "auto"
-               else "data.cache_memory_limit")
+    setting = (
+        "data.cache_memory_limit: auto, half the memory available now"
+        if data.cache_memory_limit == "auto"
+        else "data.cache_memory_limit"
+    )
     fits = budget is None or feature_bytes <= budget
     if data.preprocessing_mode != "auto":
         if data.preprocessing_mode == "cache" and not fits:
@@ -217,7 +221,9 @@ class PipelinePlan:
     def shuffle_buffer_size(self) -> int:
         return min(self.data.shuffle_buffer_multiplier * self.batch_size, len(self.items)) if self.training else 0
 
-    def require_batches(self, *, share: str = "", hint: str = "lower data.batch_size or data.num_buckets, or add data") -> None:
+    def require_batches(
+        self, *, share: str = "", hint: str = "lower data.batch_size or data.num_buckets, or add data"
+    ) -> None:
         """The empty-epoch error: training items that give no full batch."""
         if self.batches_per_epoch == 0:
             raise XttsError(
@@ -244,8 +250,15 @@ def feature_bytes(frames: Sequence[int], data: DataConfig, output: Output) -> in
     return total * per_frame * FLOAT_BYTES
 
 
-def plan_pipeline(data: DataConfig, items: Sequence[DatasetItem], tokenizer: Tokenizer, *, training: bool,
-                  output: Output = "mel", budget_bytes: Optional[int] = None) -> PipelinePlan:
+def plan_pipeline(
+    data: DataConfig,
+    items: Sequence[DatasetItem],
+    tokenizer: Tokenizer,
+    *,
+    training: bool,
+    output: Output = "mel",
+    budget_bytes: Optional[int] = None,
+) -> PipelinePlan:
     """Plan a training (shuffled, full batches only) or validation (every clip, in order) pipeline.
 
     `budget_bytes`: the cache memory budget to decide `preprocessing_mode: auto` against; default
@@ -263,18 +276,27 @@ def plan_pipeline(data: DataConfig, items: Sequence[DatasetItem], tokenizer: Tok
     frames = [mel_frames(item, data) for item in items]
     buckets: Optional[BucketPlan] = None
     bucket_of = np.zeros(len(items), dtype=np.int64)
+    batching: Literal["bucketed", "fixed", "dynamic"]
     if data.pad_to_fixed_length:
         batching = "fixed"
     elif data.bucket_by_length:
         batching = "bucketed"
-        buckets = plan_buckets(frames, [len(t) for t in text_ids], data.num_buckets,
-                               min_size=data.batch_size if training else 1)
+        buckets = plan_buckets(
+            frames, [len(t) for t in text_ids], data.num_buckets, min_size=data.batch_size if training else 1
+        )
         bucket_of = buckets.bucket_of(frames).astype(np.int64)
     else:
         batching = "dynamic"
     return PipelinePlan(
-        data=data, output=output, training=training, items=items,
+        data=data,
+        output=output,
+        training=training,
+        items=items,
         decision=decide_mode(data, feature_bytes(frames, data, output), budget_bytes=budget_bytes),
-        formats=audio_formats(items), text_ids=text_ids, frames=frames, batching=batching, buckets=buckets,
+        formats=audio_formats(items),
+        text_ids=text_ids,
+        frames=frames,
+        batching=batching,
+        buckets=buckets,
         bucket_of=bucket_of,
     )

@@ -17,12 +17,12 @@ from typing import Literal, NamedTuple, Optional
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from xtts_cli.config.errors import XttsError
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS, AudioHeaderError
 from xtts_cli.data.layouts import Entry, read_layout, read_lines
 from xtts_cli.data.scan_cache import MEMO_FORMATS, HeaderCache, ScanMemo, cache_path
 from xtts_cli.data.text import clean_text
+from xtts_cli.errors import XttsError
 
 BUNDLED_SAMPLE = Path(__file__).resolve().parent / "sample"
 
@@ -105,7 +105,9 @@ class ScanReport(BaseModel):
     format: str = Field(description="Layout of the dataset; several datasets: their formats joined by `+`.")
     datasets: list[DatasetReport]
     metadata_files: list[str]
-    split: Literal["hash", "file"] = Field(description="`hash`: eval_fraction of ids by hash; `file`: the eval metadata file.")
+    split: Literal["hash", "file"] = Field(
+        description="`hash`: eval_fraction of ids by hash; `file`: the eval metadata file."
+    )
     train: list[DatasetItem]
     eval: list[DatasetItem]
     bad: list[BadItem]
@@ -131,8 +133,9 @@ class ScanReport(BaseModel):
     def feature_bytes(self, n_mels: int, sample_rate: int, hop_length: int) -> int:
         """Bytes the float32 log-mel features of every clip take (what cache mode holds in memory),
         from the headers alone: frames = 1 + samples at the training rate // hop."""
-        frames = sum(1 + item.audio.num_samples * sample_rate // item.audio.sample_rate // hop_length
-                     for item in self.items)
+        frames = sum(
+            1 + item.audio.num_samples * sample_rate // item.audio.sample_rate // hop_length for item in self.items
+        )
         return frames * n_mels * 4
 
     def epoch_items(self) -> list[DatasetItem]:
@@ -163,8 +166,10 @@ class Source(NamedTuple):
 def dataset_sources(data: DataConfig) -> list[Source]:
     """The datasets a config names: `data.datasets`, else `data.dataset_path`, else the bundled sample."""
     if data.datasets:
-        return [Source(Path(d.path).expanduser().resolve(), d.format, d.weight, f"data.datasets[{i}].path")
-                for i, d in enumerate(data.datasets)]
+        return [
+            Source(Path(d.path).expanduser().resolve(), d.format, d.weight, f"data.datasets[{i}].path")
+            for i, d in enumerate(data.datasets)
+        ]
     return [Source(dataset_root(data), data.dataset_format, 1.0, "data.dataset_path")]
 
 
@@ -233,7 +238,7 @@ def _unique_names(names: list[str]) -> list[str]:
     return unique
 
 
-def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetReport, list, list, list]:
+def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetReport, list, list, list, int]:
     root = source.root
     if not root.is_dir():
         raise XttsError(
@@ -248,17 +253,35 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         fmt, files, train, evaluation, bad, total, split = _scan_files(root, name, data, source.format)
         if memo is not None and fmt in MEMO_FORMATS:
             metadata = [str(f) for f in files]
-            memo.save(fmt, metadata, metadata + [str(files[0].parent / "speakers.csv")], train, evaluation, bad, total,
-                      split, [_bad_path(item, root) for item in bad], (_ITEMS.dump_json, _BAD_ITEMS.dump_json))
+            memo.save(
+                fmt,
+                metadata,
+                metadata + [str(files[0].parent / "speakers.csv")],
+                train,
+                evaluation,
+                bad,
+                total,
+                split,
+                [_bad_path(item, root) for item in bad],
+                (_ITEMS.dump_json, _BAD_ITEMS.dump_json),
+            )
     minutes: Counter = Counter()
     for item in train + evaluation:
         minutes[item.speaker] += item.audio.duration / 60
     summary = DatasetReport(
-        name=name, path=str(root), format=fmt, weight=source.weight,
-        metadata_files=[str(path) for path in files], split=split, items=len(train) + len(evaluation),
-        train_items=len(train), eval_items=len(evaluation), bad_items=len(bad),
+        name=name,
+        path=str(root),
+        format=fmt,
+        weight=source.weight,
+        metadata_files=[str(path) for path in files],
+        split=split,
+        items=len(train) + len(evaluation),
+        train_items=len(train),
+        eval_items=len(evaluation),
+        bad_items=len(bad),
         hours=sum(item.audio.duration for item in train + evaluation) / 3600,
-        speaker_minutes=dict(minutes.most_common()), bad_reasons=dict(Counter(b.reason for b in bad)),
+        speaker_minutes=dict(minutes.most_common()),
+        bad_reasons=dict(Counter(b.reason for b in bad)),
     )
     return summary, train, evaluation, bad, total
 
@@ -278,19 +301,41 @@ def _from_memo(memo: ScanMemo):
         return None
     if not memo.unchanged(train) or not memo.unchanged(evaluation):
         return None
-    return (header["format"], [Path(f) for f in header["metadata_files"]], train, evaluation, bad, header["total"],
-            header["split"])
+    return (
+        header["format"],
+        [Path(f) for f in header["metadata_files"]],
+        train,
+        evaluation,
+        bad,
+        header["total"],
+        header["split"],
+    )
 
 
 def _memo_settings(source: Source, name: str, data: DataConfig) -> dict:
     """Everything a dataset's scan result depends on besides its files."""
     from xtts_cli import __version__
 
-    checks = ("metadata_train_file", "metadata_eval_file", "eval_fraction", "seed", "allow_absolute_paths", "sample_rate",
-              "hop_length", "text_cleaners", "max_text_length", "min_audio_duration", "max_audio_duration",
-              "max_mel_frames")
-    return {"version": __version__, "format": source.format, "name": name,
-            **{key: getattr(data, key) for key in checks}}
+    checks = (
+        "metadata_train_file",
+        "metadata_eval_file",
+        "eval_fraction",
+        "seed",
+        "allow_absolute_paths",
+        "sample_rate",
+        "hop_length",
+        "text_cleaners",
+        "max_text_length",
+        "min_audio_duration",
+        "max_audio_duration",
+        "max_mel_frames",
+    )
+    return {
+        "version": __version__,
+        "format": source.format,
+        "name": name,
+        **{key: getattr(data, key) for key in checks},
+    }
 
 
 def _bad_path(item: BadItem, root: Path) -> Optional[str]:
@@ -302,16 +347,21 @@ def _bad_path(item: BadItem, root: Path) -> Optional[str]:
 def _scan_files(root: Path, name: str, data: DataConfig, dataset_format: str):
     """(format, files, train, eval, bad, total, split) from the layout and every audio header."""
     layout = read_layout(root, data, dataset_format)
-    speakers_by_id = _read_speakers(layout.files[0].parent / "speakers.csv") if layout.format in ("ljspeech", "manifest") else {}
+    speakers_by_id = (
+        _read_speakers(layout.files[0].parent / "speakers.csv") if layout.format in ("ljspeech", "manifest") else {}
+    )
     headers = HeaderCache(cache_path(root) if data.scan_cache else None)
     folders = _Folders()
     checked: list[list[DatasetItem]] = []
     bad: list[BadItem] = []
     for entries in [layout.train] + ([layout.eval] if layout.eval is not None else []):
-        good = []
+        good: list[DatasetItem] = []
         for entry in entries:
             result = _check_entry(entry, str(root), data, speakers_by_id, name, headers, folders)
-            (good if isinstance(result, DatasetItem) else bad).append(result)
+            if isinstance(result, DatasetItem):
+                good.append(result)
+            else:
+                bad.append(result)
         checked.append(good)
     headers.save()
     total = len(layout.train) + len(layout.eval or [])
@@ -323,8 +373,10 @@ def _scan_files(root: Path, name: str, data: DataConfig, dataset_format: str):
 
 def _set_repeats(datasets: list[DatasetReport], sources: list[Source]) -> None:
     """Whole repeats per dataset so each one's share of an epoch follows its weight (the least-favoured: 1)."""
-    per_clip = [source.weight / dataset.train_items if dataset.train_items else 0.0
-                for dataset, source in zip(datasets, sources)]
+    per_clip = [
+        source.weight / dataset.train_items if dataset.train_items else 0.0
+        for dataset, source in zip(datasets, sources)
+    ]
     lowest = min((value for value in per_clip if value > 0), default=0.0)
     for dataset, value in zip(datasets, per_clip):
         dataset.repeats = max(1, round(value / lowest)) if lowest else 1
@@ -357,7 +409,9 @@ class _Folders:
         return name in self.names[folder]
 
 
-def _resolve(entry: Entry, root: str, allow_absolute: bool, folders: _Folders) -> tuple[Optional[str], str, Optional[BadItem]]:
+def _resolve(
+    entry: Entry, root: str, allow_absolute: bool, folders: _Folders
+) -> tuple[Optional[str], str, Optional[BadItem]]:
     """(absolute path or None, path as written, problem). String operations only: this runs per item."""
     if entry.path is None:
         candidates = [f"wavs/{entry.id}{ext}" for ext in SUPPORTED_EXTENSIONS]
@@ -372,24 +426,41 @@ def _resolve(entry: Entry, root: str, allow_absolute: bool, folders: _Folders) -
             full = os.path.normpath(full)
     escapes = os.path.isabs(written) or (".." in written and os.path.relpath(full, root).startswith(".."))
     if escapes and not allow_absolute:
-        return None, written, BadItem(
-            source=entry.source, path=written, reason="path_escapes_root",
-            detail="audio path points outside the dataset root; set data.allow_absolute_paths: true to allow it",
+        return (
+            None,
+            written,
+            BadItem(
+                source=entry.source,
+                path=written,
+                reason="path_escapes_root",
+                detail="audio path points outside the dataset root; set data.allow_absolute_paths: true to allow it",
+            ),
         )
     return full, written, None
 
 
-def _check_entry(entry: Entry, root: str, data: DataConfig, speakers: dict[str, str],
-                 dataset: str, headers: HeaderCache, folders: _Folders) -> DatasetItem | BadItem:
+def _check_entry(
+    entry: Entry,
+    root: str,
+    data: DataConfig,
+    speakers: dict[str, str],
+    dataset: str,
+    headers: HeaderCache,
+    folders: _Folders,
+) -> DatasetItem | BadItem:
     if entry.malformed:
         return BadItem(source=entry.source, path=entry.path, reason="malformed_line", detail=entry.malformed)
     if entry.missing_transcript:
-        return BadItem(source=entry.source, path=entry.path, reason="missing_transcript", detail=entry.missing_transcript)
+        return BadItem(
+            source=entry.source, path=entry.path, reason="missing_transcript", detail=entry.missing_transcript
+        )
     audio_path, written, problem = _resolve(entry, root, data.allow_absolute_paths or entry.absolute_ok, folders)
-    if problem:
+    if problem is not None:
         return problem
+    assert audio_path is not None  # _resolve gives a path whenever it gives no problem
 
     def bad(reason: str, detail: str) -> BadItem:
+        # `reason` is one of BadReason: the codes written here and AudioHeaderError's, which uses them.
         return BadItem(source=entry.source, path=written, reason=reason, detail=detail)
 
     item_text = entry.normalized_text or entry.text
@@ -397,7 +468,10 @@ def _check_entry(entry: Entry, root: str, data: DataConfig, speakers: dict[str, 
     if not cleaned.strip():
         return bad("empty_text", "transcript is empty after cleaning")
     if len(cleaned) > data.max_text_length:
-        return bad("text_too_long", f"{len(cleaned)} characters after cleaning, above data.max_text_length ({data.max_text_length})")
+        return bad(
+            "text_too_long",
+            f"{len(cleaned)} characters after cleaning, above data.max_text_length ({data.max_text_length})",
+        )
     try:
         header, stat = headers.header(audio_path)
     except AudioHeaderError as error:
@@ -427,8 +501,13 @@ def _check_entry(entry: Entry, root: str, data: DataConfig, speakers: dict[str, 
         size_bytes=stat.st_size,
         mtime_ns=stat.st_mtime_ns,
         audio=AudioInfo(
-            format=header.format, codec=header.codec, sample_rate=header.sample_rate, channels=header.channels,
-            bit_depth=header.bit_depth, num_samples=header.num_samples, duration=header.duration,
+            format=header.format,
+            codec=header.codec,
+            sample_rate=header.sample_rate,
+            channels=header.channels,
+            bit_depth=header.bit_depth,
+            num_samples=header.num_samples,
+            duration=header.duration,
             data_offset=header.data_offset,
         ),
     )
@@ -436,11 +515,13 @@ def _check_entry(entry: Entry, root: str, data: DataConfig, speakers: dict[str, 
 
 def split_hash(item_id: str, seed: int) -> float:
     """A stable number in [0, 1) for an id: the same split on every machine and Python run."""
-    digest = hashlib.sha256(f"{seed}:{item_id}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{seed}:{item_id}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def _hash_split(items: list[DatasetItem], eval_fraction: float, seed: int) -> tuple[list[DatasetItem], list[DatasetItem]]:
+def _hash_split(
+    items: list[DatasetItem], eval_fraction: float, seed: int
+) -> tuple[list[DatasetItem], list[DatasetItem]]:
     if eval_fraction <= 0 or len(items) < 2:
         return list(items), []
     hashes = {id(item): split_hash(item.id, seed) for item in items}

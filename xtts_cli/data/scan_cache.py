@@ -75,8 +75,17 @@ class HeaderCache:
             if error.reason == "missing":
                 raise  # gone between the stat and the read: nothing to remember
             return [stat.st_size, stat.st_mtime_ns, "bad", error.reason, error.detail]
-        return [stat.st_size, stat.st_mtime_ns, header.format, header.codec, header.sample_rate, header.channels,
-                header.bit_depth, header.num_samples, header.data_offset]
+        return [
+            stat.st_size,
+            stat.st_mtime_ns,
+            header.format,
+            header.codec,
+            header.sample_rate,
+            header.channels,
+            header.bit_depth,
+            header.num_samples,
+            header.data_offset,
+        ]
 
     def save(self) -> None:
         """Keep what this scan saw (files no longer listed are dropped); atomic, and silent on failure."""
@@ -125,8 +134,12 @@ class ScanMemo:
             stored = json.loads(lines[0])
         except (OSError, ValueError):
             return None
-        if (not isinstance(stored, dict) or stored.get("version") != CACHE_VERSION or stored.get("key") != self.key
-                or len(lines) != 4):
+        if (
+            not isinstance(stored, dict)
+            or stored.get("version") != CACHE_VERSION
+            or stored.get("key") != self.key
+            or len(lines) != 4
+        ):
             return None
         try:
             for path, key in stored["files"] + stored["bad_files"]:
@@ -141,14 +154,30 @@ class ScanMemo:
         """Every item's audio file still has the size and mtime it was scanned with."""
         return all(_stat_key(item.audio_path) == [item.size_bytes, item.mtime_ns] for item in items)
 
-    def save(self, fmt: str, metadata_files: list[str], watched: list[str], train: list, evaluation: list, bad: list,
-             total: int, split: str, bad_paths: list[Optional[str]], dump) -> None:
+    def save(
+        self,
+        fmt: str,
+        metadata_files: list[str],
+        watched: list[str],
+        train: list,
+        evaluation: list,
+        bad: list,
+        total: int,
+        split: str,
+        bad_paths: list[Optional[str]],
+        dump,
+    ) -> None:
         """Atomic; silent on failure (the memo is only ever a shortcut). `watched`: the metadata files
         and anything else the result was read from (speakers.csv, present or not); `dump`: for good and
         bad items, a function writing a list of them as a JSON array (bytes)."""
         header = {
-            "version": CACHE_VERSION, "key": self.key, "format": fmt, "split": split, "total": total,
-            "metadata_files": metadata_files, "files": [[path, _stat_key(path)] for path in watched],
+            "version": CACHE_VERSION,
+            "key": self.key,
+            "format": fmt,
+            "split": split,
+            "total": total,
+            "metadata_files": metadata_files,
+            "files": [[path, _stat_key(path)] for path in watched],
             "bad_files": [[path, _stat_key(path)] for path in bad_paths if path],
         }
         try:

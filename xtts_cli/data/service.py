@@ -24,7 +24,8 @@ import hashlib
 import json
 import socket
 import uuid
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, Optional
 
 from xtts_cli.config.schema import DataConfig, service_host_port
 from xtts_cli.errors import XttsError
@@ -48,15 +49,19 @@ def grpc_target(address: str, *, name: str = "data.service_address") -> str:
     try:
         host, port = service_host_port(address)
     except ValueError as exc:
-        fix = ("; leave data.service_address empty for the local pipeline" if name == "data.service_address"
-               else f"; give the address `xtts data-service dispatcher --port {DEFAULT_DISPATCHER_PORT}` printed")
+        fix = (
+            "; leave data.service_address empty for the local pipeline"
+            if name == "data.service_address"
+            else f"; give the address `xtts data-service dispatcher --port {DEFAULT_DISPATCHER_PORT}` printed"
+        )
         raise XttsError(f"{name} {address!r} is not a tf.data service address: {exc}{fix}") from None
     shown = f"[{host}]" if ":" in host else host
     return f"grpc://{shown}:{port}"
 
 
-def dispatcher_version(address: str, *, name: str = "data.service_address",
-                       timeout: float = CONNECT_TIMEOUT_SECONDS) -> int:
+def dispatcher_version(
+    address: str, *, name: str = "data.service_address", timeout: float = CONNECT_TIMEOUT_SECONDS
+) -> int:
     """The tf.data service protocol version of the dispatcher at `address`, or a one-line XttsError.
 
     TensorFlow's client retries an unreachable dispatcher for minutes without a word, so one real
@@ -69,9 +74,10 @@ def dispatcher_version(address: str, *, name: str = "data.service_address",
     host, port = service_host_port(address)
     where = f"{name} {address!r}"
     fix = f"start one there with `xtts data-service dispatcher --port {port}`" + (
-        ", or leave data.service_address empty for the local pipeline" if name == "data.service_address" else "")
+        ", or leave data.service_address empty for the local pipeline" if name == "data.service_address" else ""
+    )
     # The proxy setting of this shell must not reroute a call meant for a machine on the LAN.
-    with grpc.insecure_channel(target[len("grpc://"):], options=[("grpc.enable_http_proxy", 0)]) as channel:
+    with grpc.insecure_channel(target[len("grpc://") :], options=[("grpc.enable_http_proxy", 0)]) as channel:
         call = channel.unary_unary(GET_VERSION)  # GetVersionRequest is empty: b"" is its encoding
         try:
             reply = call(b"", timeout=timeout)
@@ -79,9 +85,14 @@ def dispatcher_version(address: str, *, name: str = "data.service_address",
             code = exc.code()
             if code == grpc.StatusCode.UNAVAILABLE:
                 unknown = "resolv" in (exc.details() or "").lower()  # gRPC words a failed lookup this way
-                raise XttsError(f"{where}: " + (f"the host name {host!r} does not resolve; use the dispatcher "
-                                                f"machine's name or IP" if unknown else
-                                                f"nothing answers at {host}:{port}; {fix}")) from None
+                raise XttsError(
+                    f"{where}: "
+                    + (
+                        f"the host name {host!r} does not resolve; use the dispatcher machine's name or IP"
+                        if unknown
+                        else f"nothing answers at {host}:{port}; {fix}"
+                    )
+                ) from None
             if code == grpc.StatusCode.DEADLINE_EXCEEDED:
                 raise XttsError(f"{where}: no answer from {host}:{port} within {timeout:g} s; {fix}") from None
             raise XttsError(
@@ -114,23 +125,32 @@ def sharding_policy(sharding: str):
     """`data.service_sharding` as TensorFlow's ShardingPolicy (see the field's description)."""
     import tensorflow as tf
 
-    policies = {"dynamic": tf.data.experimental.service.ShardingPolicy.DYNAMIC,
-                "off": tf.data.experimental.service.ShardingPolicy.OFF}
+    policies = {
+        "dynamic": tf.data.experimental.service.ShardingPolicy.DYNAMIC,
+        "off": tf.data.experimental.service.ShardingPolicy.OFF,
+    }
     if sharding not in policies:
         raise XttsError(f"data.service_sharding {sharding!r} is not one of {', '.join(SHARDING)}; use dynamic")
     return policies[sharding]
 
 
-def pipeline_fingerprint(data: DataConfig, *, output: str, training: bool, audio_paths: Sequence[str],
-                         vocabulary: Sequence[str]) -> str:
+def pipeline_fingerprint(
+    data: DataConfig, *, output: str, training: bool, audio_paths: Sequence[str], vocabulary: Sequence[str]
+) -> str:
     """Hash of everything the served batches depend on: the feature settings (the feature cache's
     fingerprint), every other data setting, the clips and the vocabulary that encodes their text."""
     from xtts_cli.data.feature_cache import feature_fingerprint
 
     settings = data.model_dump(mode="json", exclude={"service_address"})
     blob = json.dumps(
-        {"features": feature_fingerprint(data, output), "data": settings, "output": output, "training": training,
-         "clips": hashlib.sha256("\0".join(audio_paths).encode("utf-8")).hexdigest(), "vocabulary": list(vocabulary)},
+        {
+            "features": feature_fingerprint(data, output),
+            "data": settings,
+            "output": output,
+            "training": training,
+            "clips": hashlib.sha256("\0".join(audio_paths).encode("utf-8")).hexdigest(),
+            "vocabulary": list(vocabulary),
+        },
         sort_keys=True,
     ).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()[:16]
@@ -150,9 +170,13 @@ def distribute_batches(dataset, address: str, *, sharding: str, job: str):
     import tensorflow as tf
 
     target = check_reachable(address)  # `distribute` registers the dataset now, and would wait silently
-    return dataset.apply(tf.data.experimental.service.distribute(
-        processing_mode=sharding_policy(sharding), service=target, job_name=job,
-    ))
+    return dataset.apply(
+        tf.data.experimental.service.distribute(
+            processing_mode=sharding_policy(sharding),
+            service=target,
+            job_name=job,
+        )
+    )
 
 
 def load_pipeline_kernels() -> None:
@@ -183,14 +207,18 @@ def _check_port_free(port: int, what: str) -> None:
             reason = "binding ports below 1024 needs privileges"
         else:
             reason = (exc.strerror or str(exc)).split(" (while", 1)[0].lower()
-        raise XttsError(f"cannot start the tf.data service {what} on --port {port}: {reason}; pick a free one with "
-                        "--port, or --port 0 for any") from None
+        raise XttsError(
+            f"cannot start the tf.data service {what} on --port {port}: {reason}; pick a free one with "
+            "--port, or --port 0 for any"
+        ) from None
 
 
 def _server_error(what: str, port: int, exc: Exception) -> XttsError:
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return XttsError(f"cannot start the tf.data service {what} on port {port}: {detail}; "
-                     "if another program holds the port, pick a free one with --port")
+    return XttsError(
+        f"cannot start the tf.data service {what} on port {port}: {detail}; "
+        "if another program holds the port, pick a free one with --port"
+    )
 
 
 def start_dispatcher(port: int = DEFAULT_DISPATCHER_PORT, work_dir: Optional[str] = None):
@@ -235,7 +263,7 @@ def start_worker(dispatcher: str, *, port: int = 0, worker_host: Optional[str] =
     host = worker_host or default_worker_host(dispatcher)
     shown = f"[{host}]" if ":" in host else host
     config = service.WorkerConfig(
-        dispatcher_address=target[len("grpc://"):],
+        dispatcher_address=target[len("grpc://") :],
         # TensorFlow substitutes the bound port for %port%, so port 0 advertises the right address.
         worker_address=f"{shown}:%port%",
         port=port,

@@ -12,9 +12,9 @@ import os
 import re
 import tempfile
 import unicodedata
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
-from xtts_cli.config.errors import XttsError
+from xtts_cli.errors import XttsError
 
 PAD_ID = 0
 
@@ -118,7 +118,7 @@ class Tokenizer:
         self._ids = {c: i + 1 for i, c in enumerate(self.characters)}
 
     @classmethod
-    def build(cls, texts: Iterable[str], cleaners: Sequence[str]) -> "Tokenizer":
+    def build(cls, texts: Iterable[str], cleaners: Sequence[str]) -> Tokenizer:
         """The vocabulary of every character in `texts` after cleaning."""
         characters: set[str] = set()
         for text in texts:
@@ -147,8 +147,13 @@ class Tokenizer:
         return "".join(self.characters[i - 1] for i in ids if int(i) != PAD_ID)
 
     def to_json(self) -> dict:
-        return {"format": "xtts-char-tokenizer", "version": 1, "pad_id": PAD_ID, "cleaners": self.cleaners,
-                "characters": self.characters}
+        return {
+            "format": "xtts-char-tokenizer",
+            "version": 1,
+            "pad_id": PAD_ID,
+            "cleaners": self.cleaners,
+            "characters": self.characters,
+        }
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the vocabulary as UTF-8 JSON, atomically (temp file + rename)."""
@@ -167,7 +172,7 @@ class Tokenizer:
             raise
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "Tokenizer":
+    def load(cls, path: str | os.PathLike) -> Tokenizer:
         try:
             with open(path, encoding="utf-8") as handle:
                 saved = json.load(handle)

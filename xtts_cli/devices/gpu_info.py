@@ -77,7 +77,7 @@ def query_nvml() -> tuple[tuple[GpuInfo, ...], Optional[str], Optional[str]]:
                     index=index,
                     name=_decode(pynvml.nvmlDeviceGetName(handle)),
                     memory_total_mib=int(memory.total // (1024 * 1024)),
-                    compute_capability=capability,  # type: ignore[arg-type]
+                    compute_capability=capability,
                 )
             )
         return tuple(gpus), driver, None

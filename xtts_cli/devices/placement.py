@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Mapping, Optional
+from typing import Any, Literal, Optional
 
 from xtts_cli.config.schema import DevicesConfig
 from xtts_cli.devices.gpu_info import GpuInfo, query_nvml
@@ -88,25 +89,33 @@ def _check_address(address: object, where: str, fix: str) -> str:
 def _check_unique(tasks: tuple[str, ...], where: str, fix: str) -> None:
     repeated = sorted({t for t in tasks if tasks.count(t) > 1})
     if repeated:
-        raise XttsError(f"{where} lists {', '.join(repeated)} more than once; every worker needs its own port", hint=fix)
+        raise XttsError(
+            f"{where} lists {', '.join(repeated)} more than once; every worker needs its own port", hint=fix
+        )
 
 
 def parse_tf_config(value: str) -> Cluster:
     """The cluster TF_CONFIG describes; XttsError naming the problem when it is malformed."""
-    fix = f"set TF_CONFIG like {TF_CONFIG_EXAMPLE} (the same cluster on every worker, each with its own task), " \
-          f"or pass {FLAGS_EXAMPLE}"
+    fix = (
+        f"set TF_CONFIG like {TF_CONFIG_EXAMPLE} (the same cluster on every worker, each with its own task), "
+        f"or pass {FLAGS_EXAMPLE}"
+    )
     shown = value if len(value) <= 120 else value[:117] + "..."
     try:
         parsed = json.loads(value)
     except json.JSONDecodeError as exc:
         raise XttsError(f"TF_CONFIG is not JSON ({exc.msg} at character {exc.pos}): {shown}", hint=fix) from None
-    if not isinstance(parsed, dict) or not isinstance(parsed.get("cluster"), dict) or not isinstance(parsed.get("task"), dict):
-        raise XttsError(f"TF_CONFIG needs a \"cluster\" object and a \"task\" object: {shown}", hint=fix)
+    if (
+        not isinstance(parsed, dict)
+        or not isinstance(parsed.get("cluster"), dict)
+        or not isinstance(parsed.get("task"), dict)
+    ):
+        raise XttsError(f'TF_CONFIG needs a "cluster" object and a "task" object: {shown}', hint=fix)
     cluster, task = parsed["cluster"], parsed["task"]
     others = sorted(set(cluster) - set(_JOBS))
     if others:
         raise XttsError(
-            f"TF_CONFIG's cluster has job {others[0]!r}; multi_worker training runs only \"chief\" and \"worker\" tasks",
+            f'TF_CONFIG\'s cluster has job {others[0]!r}; multi_worker training runs only "chief" and "worker" tasks',
             hint=f"remove {others[0]!r} from the cluster; {fix}",
         )
     jobs: dict[str, tuple[str, ...]] = {}
@@ -115,16 +124,20 @@ def parse_tf_config(value: str) -> Cluster:
             continue
         addresses = cluster[job]
         if not isinstance(addresses, list) or not addresses:
-            raise XttsError(f"TF_CONFIG's cluster.{job} is {addresses!r}; it must be a non-empty list of HOST:PORT", hint=fix)
+            raise XttsError(
+                f"TF_CONFIG's cluster.{job} is {addresses!r}; it must be a non-empty list of HOST:PORT", hint=fix
+            )
         jobs[job] = tuple(_check_address(a, f"TF_CONFIG's cluster.{job}", fix) for a in addresses)
     if "worker" not in jobs and "chief" not in jobs:
-        raise XttsError(f"TF_CONFIG's cluster has no \"worker\" list: {shown}", hint=fix)
+        raise XttsError(f'TF_CONFIG\'s cluster has no "worker" list: {shown}', hint=fix)
     if len(jobs.get("chief", ())) > 1:
         raise XttsError(f"TF_CONFIG's cluster.chief lists {len(jobs['chief'])} tasks; there is one chief", hint=fix)
     task_type, index = task.get("type"), task.get("index")
     if task_type not in jobs:
-        raise XttsError(f"TF_CONFIG's task.type is {task_type!r}; it must be one of the cluster's jobs ({', '.join(jobs)})",
-                        hint=fix)
+        raise XttsError(
+            f"TF_CONFIG's task.type is {task_type!r}; it must be one of the cluster's jobs ({', '.join(jobs)})",
+            hint=fix,
+        )
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(jobs[task_type]):
         raise XttsError(
             f"TF_CONFIG's task.index is {index!r} but cluster.{task_type} has {len(jobs[task_type])} "
@@ -142,7 +155,9 @@ def cluster_from_flags(worker_hosts: Optional[str], task_index: Optional[int], t
     the same cluster and task, or the flags and the environment would disagree about who is who."""
     fix = f"pass both, the same host list on every worker: {FLAGS_EXAMPLE} (0 on the first host, 1 on the next, ...)"
     if worker_hosts is None or task_index is None:
-        given, missing = ("--worker-hosts", "--task-index") if task_index is None else ("--task-index", "--worker-hosts")
+        given, missing = (
+            ("--worker-hosts", "--task-index") if task_index is None else ("--task-index", "--worker-hosts")
+        )
         raise XttsError(f"{given} is given without {missing}", hint=fix)
     tasks = tuple(_check_address(h, f"--worker-hosts {worker_hosts!r}", fix) for h in worker_hosts.split(","))
     _check_unique(tasks, f"--worker-hosts {worker_hosts!r}", fix)
@@ -202,8 +217,10 @@ class DevicePlan:
             return f"mirrored over {', '.join(self.replica_devices)}"
         if self.kind == "multi_worker" and self.cluster is not None:
             in_sync = self.strategy.num_replicas_in_sync if self.strategy is not None else "?"
-            return (f"multi-worker {self.cluster.describe()}: {in_sync} replicas in sync, here on "
-                    f"{', '.join(self.replica_devices)}")
+            return (
+                f"multi-worker {self.cluster.describe()}: {in_sync} replicas in sync, here on "
+                f"{', '.join(self.replica_devices)}"
+            )
         return f"one device: {self.model_device}"
 
 
@@ -249,7 +266,9 @@ def configure_devices(devices: DevicesConfig, *, join_cluster: bool = False) -> 
         local = devices.model_copy(update={"strategy": "auto"}) if devices.strategy == "multi_worker" else devices
         plan = _plan_cpu_twin(tf, local) if devices.logical_cpu_devices else _plan_gpus(tf, local)
         if devices.strategy == "multi_worker":
-            plan = replace(plan, notes=plan.notes + ("devices.strategy multi_worker: this command plans this machine alone",))
+            plan = replace(
+                plan, notes=plan.notes + ("devices.strategy multi_worker: this command plans this machine alone",)
+            )
     _configured = (devices.model_copy(), plan)
     return plan
 
@@ -271,8 +290,14 @@ def _plan_multi_worker(tf, devices: DevicesConfig, cluster: Cluster) -> DevicePl
     nvml_gpus = tuple(query_nvml()[0]) if gpus else ()
     replicas = tuple(strategy.extended.worker_devices)
     return DevicePlan(
-        kind="multi_worker", data_device=None, model_device=replicas[0], replica_devices=replicas,
-        device_type="GPU" if gpus else "CPU", gpus=nvml_gpus, notes=tuple(notes), cluster=cluster,
+        kind="multi_worker",
+        data_device=None,
+        model_device=replicas[0],
+        replica_devices=replicas,
+        device_type="GPU" if gpus else "CPU",
+        gpus=nvml_gpus,
+        notes=tuple(notes),
+        cluster=cluster,
         strategy=strategy,
     )
 
@@ -328,8 +353,13 @@ def _plan_gpus(tf, devices: DevicesConfig) -> DevicePlan:
         notes.append(f"GPU memory settings not applied: {exc}")
     names = tuple(f"/device:GPU:{i}" for i in range(len(physical)))
     if not names:
-        return DevicePlan(kind="single", data_device=None, model_device="/device:CPU:0", device_type="CPU",
-                          notes=("no GPU visible to TensorFlow: training on the CPU",))
+        return DevicePlan(
+            kind="single",
+            data_device=None,
+            model_device="/device:CPU:0",
+            device_type="CPU",
+            notes=("no GPU visible to TensorFlow: training on the CPU",),
+        )
     return _plan_from_names(devices, names, "GPU", "GPUs visible to TensorFlow", tuple(nvml_gpus), tuple(notes))
 
 
@@ -360,11 +390,27 @@ def _plan_from_names(
             gpus=gpus,
             notes=notes,
         )
-    mirrored = devices.strategy == "mirrored" or (devices.strategy == "auto" and len(names) > 1 and device_type == "GPU")
+    mirrored = devices.strategy == "mirrored" or (
+        devices.strategy == "auto" and len(names) > 1 and device_type == "GPU"
+    )
     if mirrored:
         if len(names) < 2 and devices.strategy == "mirrored":
             notes = notes + (f"strategy mirrored over a single device ({names[0]})",)
-        return DevicePlan(kind="mirrored", data_device=None, model_device=names[0], replica_devices=names,
-                          device_type=device_type, gpus=gpus, notes=notes)
-    return DevicePlan(kind="single", data_device=None, model_device=names[0], replica_devices=(names[0],),
-                      device_type=device_type, gpus=gpus, notes=notes)
+        return DevicePlan(
+            kind="mirrored",
+            data_device=None,
+            model_device=names[0],
+            replica_devices=names,
+            device_type=device_type,
+            gpus=gpus,
+            notes=notes,
+        )
+    return DevicePlan(
+        kind="single",
+        data_device=None,
+        model_device=names[0],
+        replica_devices=(names[0],),
+        device_type=device_type,
+        gpus=gpus,
+        notes=notes,
+    )

@@ -27,15 +27,16 @@ import math
 import os
 import threading
 import time
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
 from xtts_cli.config.loading import LoadedConfig
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.scan import DatasetReport
-from xtts_cli.diagnosis.findings import SEVERITY_RANK, ConfigChange, Finding
 from xtts_cli.errors import XttsError
+from xtts_cli.findings import SEVERITY_RANK, ConfigChange, Finding
 from xtts_cli.profiling.step_timer import MODERATELY_INPUT_BOUND_PERCENT, input_bound_verdict
 
 Progress = Optional[Callable[[str], None]]
@@ -73,7 +74,9 @@ class DurationBin(BaseModel):
 class DatasetSummary(BaseModel):
     dataset_path: str
     format: str
-    datasets: list[DatasetReport] = Field(description="Per dataset: format, clips, hours, minutes per speaker, bad files.")
+    datasets: list[DatasetReport] = Field(
+        description="Per dataset: format, clips, hours, minutes per speaker, bad files."
+    )
     train_items: int
     eval_items: int
     bad_items: int
@@ -88,7 +91,9 @@ class DatasetSummary(BaseModel):
     duration_histogram: list[DurationBin]
     bad_files: list[dict[str, Optional[str]]]
     feature_bytes_estimate: int = Field(0, description="Float32 mel features of every clip, from the headers.")
-    cache_memory_limit_bytes: Optional[int] = Field(None, description="data.cache_memory_limit resolved; empty: unknown.")
+    cache_memory_limit_bytes: Optional[int] = Field(
+        None, description="data.cache_memory_limit resolved; empty: unknown."
+    )
     preprocessing_mode: Optional[str] = Field(None, description="data.preprocessing_mode resolved for this dataset.")
 
 
@@ -150,11 +155,22 @@ def summarize_dataset(scan, data=None) -> DatasetSummary:
         except XttsError:
             pass  # an explicit cache over budget: scan_findings reports it
         memory = dict(feature_bytes_estimate=need, cache_memory_limit_bytes=budget, preprocessing_mode=mode)
-    return DatasetSummary(**memory,
-        dataset_path=scan.dataset_path, format=scan.format, datasets=scan.datasets, train_items=len(scan.train), eval_items=len(scan.eval),
-        bad_items=len(scan.bad), total_hours=scan.total_hours, min_duration=scan.min_duration,
-        mean_duration=scan.mean_duration, max_duration=scan.max_duration, formats=scan.formats,
-        sample_rates=scan.sample_rates, channels=scan.channels, speakers=len(scan.speakers),
+    return DatasetSummary(
+        **memory,
+        dataset_path=scan.dataset_path,
+        format=scan.format,
+        datasets=scan.datasets,
+        train_items=len(scan.train),
+        eval_items=len(scan.eval),
+        bad_items=len(scan.bad),
+        total_hours=scan.total_hours,
+        min_duration=scan.min_duration,
+        mean_duration=scan.mean_duration,
+        max_duration=scan.max_duration,
+        formats=scan.formats,
+        sample_rates=scan.sample_rates,
+        channels=scan.channels,
+        speakers=len(scan.speakers),
         duration_histogram=duration_histogram([item.audio.duration for item in scan.items]),
         bad_files=[{"path": b.path, "reason": b.reason, "detail": b.detail, "source": b.source} for b in scan.bad],
     )
@@ -167,8 +183,14 @@ def memory_findings(summary: DatasetSummary, data) -> list[Finding]:
     try:
         decide_mode(data, summary.feature_bytes_estimate, budget_bytes=summary.cache_memory_limit_bytes)
     except XttsError as exc:
-        return [Finding(id="data-cache-over-budget", severity="error", message=f"{exc.lines[0]} ({exc.hint})",
-                        fix=ConfigChange(key="data.preprocessing_mode", value="auto"))]
+        return [
+            Finding(
+                id="data-cache-over-budget",
+                severity="error",
+                message=f"{exc.lines[0]} ({exc.hint})",
+                fix=ConfigChange(key="data.preprocessing_mode", value="auto"),
+            )
+        ]
     return []
 
 
@@ -181,26 +203,53 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
         scan = scan_dataset(config.data)
     except DatasetScanError as exc:
         summary = summarize_dataset(exc.report) if exc.report is not None else None
-        return None, summary, [Finding(id="dataset-unusable", severity="error", message="; ".join(exc.lines)
-                                       + (f" ({exc.hint})" if exc.hint else ""))]
+        return (
+            None,
+            summary,
+            [
+                Finding(
+                    id="dataset-unusable",
+                    severity="error",
+                    message="; ".join(exc.lines) + (f" ({exc.hint})" if exc.hint else ""),
+                )
+            ],
+        )
     except XttsError as exc:  # no dataset directory, an unknown layout, a missing metadata file
-        return None, None, [Finding(id="dataset-unusable", severity="error", message="; ".join(exc.lines)
-                                    + (f" ({exc.hint})" if exc.hint else ""))]
+        return (
+            None,
+            None,
+            [
+                Finding(
+                    id="dataset-unusable",
+                    severity="error",
+                    message="; ".join(exc.lines) + (f" ({exc.hint})" if exc.hint else ""),
+                )
+            ],
+        )
     found = []
     if scan.bad:
         reasons = ", ".join(f"{n} {r}" for r, n in sorted(scan.bad_reasons.items(), key=lambda kv: -kv[1]))
-        found.append(Finding(
-            id="dataset-bad-files", severity="warning",
-            message=f"{len(scan.bad)} of {scan.total_items} dataset items are skipped ({reasons}); fix or remove "
-            "them (listed under dataset.bad_files)"))
+        found.append(
+            Finding(
+                id="dataset-bad-files",
+                severity="warning",
+                message=f"{len(scan.bad)} of {scan.total_items} dataset items are skipped ({reasons}); fix or remove "
+                "them (listed under dataset.bad_files)",
+            )
+        )
     if len(scan.sample_rates) > 1 or any(rate != config.data.sample_rate for rate in scan.sample_rates):
         rates = ", ".join(f"{rate} Hz ({n})" for rate, n in sorted(scan.sample_rates.items()))
-        found.append(Finding(
-            id="dataset-resampling", severity="info",
-            message=f"audio sample rates {rates} differ from data.sample_rate ({config.data.sample_rate} Hz): every "
-            "clip is resampled in the pipeline; cache or precompute features so it happens once",
-            fix=ConfigChange(key="data.preprocessing_mode", value="auto") if config.data.preprocessing_mode == "runtime" else None,
-        ))
+        found.append(
+            Finding(
+                id="dataset-resampling",
+                severity="info",
+                message=f"audio sample rates {rates} differ from data.sample_rate ({config.data.sample_rate} Hz): every "
+                "clip is resampled in the pipeline; cache or precompute features so it happens once",
+                fix=ConfigChange(key="data.preprocessing_mode", value="auto")
+                if config.data.preprocessing_mode == "runtime"
+                else None,
+            )
+        )
     summary = summarize_dataset(scan, config.data)
     return scan, summary, found + memory_findings(summary, config.data)
 
@@ -278,7 +327,7 @@ class CpuSampler:
         while not self._stop.wait(self.interval):
             self.samples.append(self._sample())
 
-    def __enter__(self) -> "CpuSampler":
+    def __enter__(self) -> CpuSampler:
         self.samples.append(self._sample())
         self._thread.start()
         return self
@@ -323,8 +372,9 @@ def data_service_commands(port: int = 5050) -> list[str]:
     ]
 
 
-def data_service_finding(config: XttsConfig, *, pipeline_rate: float, model_rate: float, cores_busy: float,
-                         cpu_count: int) -> Optional[Finding]:
+def data_service_finding(
+    config: XttsConfig, *, pipeline_rate: float, model_rate: float, cores_busy: float, cpu_count: int
+) -> Optional[Finding]:
     """The tf.data service recommendation, when the pipeline is input-bound on saturated CPUs."""
     data = config.data
     if data.service_address or not data.use_tf_native_loading or cpu_count < 1:
@@ -359,7 +409,6 @@ def checkup(
     from xtts_cli.devices.placement import configure_devices
     from xtts_cli.diagnosis.config_rules import check_config
     from xtts_cli.diagnosis.environment import check_environment
-    from xtts_cli.errors import XttsError
     from xtts_cli.profiling.step_profiler import recommendations
 
     say = progress or (lambda message: None)
@@ -399,11 +448,18 @@ def checkup(
     report.shape_bound = info.max_distinct_batch_shapes
     if report.python_ops_in_pipeline:
         # Seen in the graph itself: it outranks the config rule with the same fix.
-        measured.append(_ranked(Finding(
-            id="python-ops-in-pipeline", severity="warning",
-            message=f"the input pipeline's graph holds Python callbacks ({', '.join(report.python_ops_in_pipeline)}): "
-            "they run under the GIL, one at a time, whatever data.num_workers says; load with TensorFlow ops",
-            fix=ConfigChange(key="data.use_tf_native_loading", value=True)), "pipeline"))
+        measured.append(
+            _ranked(
+                Finding(
+                    id="python-ops-in-pipeline",
+                    severity="warning",
+                    message=f"the input pipeline's graph holds Python callbacks ({', '.join(report.python_ops_in_pipeline)}): "
+                    "they run under the GIL, one at a time, whatever data.num_workers says; load with TensorFlow ops",
+                    fix=ConfigChange(key="data.use_tf_native_loading", value=True),
+                ),
+                "pipeline",
+            )
+        )
     if info.padding_efficiency < MIN_PADDING_EFFICIENCY:
         if not config.data.bucket_by_length:
             fix = ConfigChange(key="data.bucket_by_length", value=True)
@@ -411,11 +467,19 @@ def checkup(
             fix = ConfigChange(key="data.num_buckets", value=min(config.data.num_buckets * 2, 64))
         else:
             fix = None
-        static.append(_ranked(Finding(
-            id="padding-waste", severity="warning",
-            message=f"padding efficiency is {info.padding_efficiency:.0%} (real / padded mel frames, planned from the "
-            f"scan): {1 - info.padding_efficiency:.0%} of the step's mel work is on padding (bar: "
-            f">= {MIN_PADDING_EFFICIENCY:.0%})", fix=fix), "pipeline"))
+        static.append(
+            _ranked(
+                Finding(
+                    id="padding-waste",
+                    severity="warning",
+                    message=f"padding efficiency is {info.padding_efficiency:.0%} (real / padded mel frames, planned from the "
+                    f"scan): {1 - info.padding_efficiency:.0%} of the step's mel work is on padding (bar: "
+                    f">= {MIN_PADDING_EFFICIENCY:.0%})",
+                    fix=fix,
+                ),
+                "pipeline",
+            )
+        )
 
     graph_mode = config.training.enable_graph_mode and not config.training.enable_eager_debug
     retraces = 0
@@ -435,7 +499,9 @@ def checkup(
         with CpuSampler() as cpu:
             pipeline = profile_pipeline(config, num_batches=num_batches, warmup=warmup, stages=False, scan=scan)
         # The timed batches are the end of that call: CPU use over them, not over building and warm-up.
-        timed = pipeline.num_batches * pipeline.batch_size / pipeline.samples_per_sec if pipeline.samples_per_sec else 0.0
+        timed = (
+            pipeline.num_batches * pipeline.batch_size / pipeline.samples_per_sec if pipeline.samples_per_sec else 0.0
+        )
         report.pipeline_cpu_cores_busy, report.cpu_count = cpu.cores_busy(timed), machine.cpu_count
         say(f"timing the model alone (synthetic): {num_batches} steps on resident batches")
         model = profile_step(config, num_steps=num_batches, synthetic=True, cpu_count=machine.cpu_count)
@@ -450,17 +516,37 @@ def checkup(
         rates = f"the pipeline delivers {x:,.1f} samples/s, the model consumes {y:,.1f} → input-bound {z:.0f} %"
         notes.insert(0, rates)
         if z >= MODERATELY_INPUT_BOUND_PERCENT:
-            specific = recommendations(config, verdict=report.verdict, input_bound_percent=z, retraces=0,
-                                       graph_mode=True, shape_bound=1, cpu_count=machine.cpu_count)
+            specific = recommendations(
+                config,
+                verdict=report.verdict,
+                input_bound_percent=z,
+                retraces=0,
+                graph_mode=True,
+                shape_bound=1,
+                cpu_count=machine.cpu_count,
+            )
             severity = "warning" if report.verdict == "highly_input_bound" else "info"
             first = specific[0] if specific else None
-            measured.append(_ranked(Finding(
-                id="input-bound", severity=severity,
-                message=f"{rates} ({report.verdict.replace('_', ' ')})",
-                fix=first.fix if first else None), "rates", z))
+            measured.append(
+                _ranked(
+                    Finding(
+                        id="input-bound",
+                        severity=severity,
+                        message=f"{rates} ({report.verdict.replace('_', ' ')})",
+                        fix=first.fix if first else None,
+                    ),
+                    "rates",
+                    z,
+                )
+            )
             measured += [_ranked(f, "rates", z) for f in specific[1:]]
-        service = data_service_finding(config, pipeline_rate=x, model_rate=y,
-                                       cores_busy=report.pipeline_cpu_cores_busy, cpu_count=machine.cpu_count)
+        service = data_service_finding(
+            config,
+            pipeline_rate=x,
+            model_rate=y,
+            cores_busy=report.pipeline_cpu_cores_busy,
+            cpu_count=machine.cpu_count,
+        )
         if service is not None:
             measured.append(_ranked(service, "rates", z))
             report.data_service_commands = data_service_commands()
@@ -473,24 +559,32 @@ def checkup(
         if quick:
             notes.append("--quick: the pipeline, model and storage timings were skipped")
         else:
-            notes.append(f"the pipeline, model and storage timings were skipped: the training batches come from the "
-                         f"tf.data service at {config.data.service_address}, which cannot serve this config (see the errors)")
+            notes.append(
+                f"the pipeline, model and storage timings were skipped: the training batches come from the "
+                f"tf.data service at {config.data.service_address}, which cannot serve this config (see the errors)"
+            )
         report.graph_mode = graph_mode
 
     measured += [
         _ranked(f, "model")
-        for f in recommendations(config, verdict="not_input_bound", input_bound_percent=0.0, retraces=retraces,
-                                 graph_mode=graph_mode, shape_bound=info.max_distinct_batch_shapes,
-                                 cpu_count=machine.cpu_count)
+        for f in recommendations(
+            config,
+            verdict="not_input_bound",
+            input_bound_percent=0.0,
+            retraces=retraces,
+            graph_mode=graph_mode,
+            shape_bound=info.max_distinct_batch_shapes,
+            cpu_count=machine.cpu_count,
+        )
     ]
-    z = report.input_bound_percent
-    if z is not None and z >= MODERATELY_INPUT_BOUND_PERCENT:
+    bound = report.input_bound_percent
+    if bound is not None and bound >= MODERATELY_INPUT_BOUND_PERCENT:
         for f in measured + static:
             if f.expected_gain_percent is not None:
                 continue
             touches_input = (f.fix is not None and f.fix.key in INPUT_KEYS) or f.id.startswith(INPUT_FINDING_PREFIXES)
             if touches_input and f.severity != "error":
-                f.expected_gain_percent = z
+                f.expected_gain_percent = bound
     report.findings = rank(_dedupe(measured + static))
     report.notes = notes
     return report

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import math
 import typing
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Optional
 
-from xtts_cli.config.editing import yaml_scalar
 from xtts_cli.config.loading import LoadedConfig, sections
 from xtts_cli.devices.gpu_info import MachineInfo
-from xtts_cli.diagnosis.findings import ConfigChange, Finding, sort_findings
+from xtts_cli.findings import ConfigChange, Finding, sort_findings, yaml_scalar
 
 # tf.data's guide: a prefetch of at least one or two batches lets input overlap the step.
 MIN_PREFETCH = 2
@@ -277,6 +277,7 @@ def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     from xtts_cli.errors import XttsError
 
     data = loaded.config.data
+    sources: list[tuple[str, str, str]]
     if data.datasets:
         sources = [(f"data.datasets[{i}].path", d.path, d.format) for i, d in enumerate(data.datasets)]
     elif data.dataset_path is not None:
@@ -297,11 +298,17 @@ def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
             try:
                 fmt = detect_format(root, data)
             except XttsError as error:
-                yield Finding(id="dataset-layout-unknown", severity="error",
-                              message=f"{error.lines[0]}; {error.hint}" if error.hint else error.lines[0])
+                yield Finding(
+                    id="dataset-layout-unknown",
+                    severity="error",
+                    message=f"{error.lines[0]}; {error.hint}" if error.hint else error.lines[0],
+                )
                 continue
-        metadata = ("metadata_train_file", "metadata_eval_file") if fmt in ("ljspeech", "coqui", "manifest") else (
-            ("metadata_eval_file",) if fmt == "nemo" else ())
+        metadata = (
+            ("metadata_train_file", "metadata_eval_file")
+            if fmt in ("ljspeech", "coqui", "manifest")
+            else (("metadata_eval_file",) if fmt == "nemo" else ())
+        )
         for name_key in metadata:
             name = getattr(data, name_key)
             if name is not None and not (root / name).is_file():

@@ -19,19 +19,22 @@ import struct
 import time
 import warnings
 from collections import Counter
-from typing import Any, Callable, Mapping, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from xtts_cli.devices.gpu_info import GpuInfo, query_nvml
-from xtts_cli.diagnosis.findings import ConfigChange, Finding, sort_findings
+from xtts_cli.findings import ConfigChange, Finding, sort_findings
 
 NvmlFacts = tuple[tuple[GpuInfo, ...], Optional[str], Optional[str]]  # what query_nvml() returns
 
 GPU_EXTRA_FIX = "pip install 'xtts-cli[gpu]'"
 # pyproject pins this pair: tensorflow-io 0.37.1 is built against TensorFlow 2.16.x, and its kernels
 # fail with an undefined symbol on other TensorFlow versions.
-TFIO_FIX = "install tensorflow-io==0.37.1 with tensorflow 2.16.x (pip install 'tensorflow>=2.16,<2.17' tensorflow-io==0.37.1)"
+TFIO_FIX = (
+    "install tensorflow-io==0.37.1 with tensorflow 2.16.x (pip install 'tensorflow>=2.16,<2.17' tensorflow-io==0.37.1)"
+)
 PCI_ORDER_FIX = "export CUDA_DEVICE_ORDER=PCI_BUS_ID"
 
 # Tensor cores (and so a float16 mixed-precision speed-up) start at compute capability 7.0, bfloat16
@@ -159,7 +162,7 @@ def tensorflow_gpus() -> list[TfGpu]:
             TfGpu(
                 index=index,
                 name=str(details.get("device_name", device.name)),
-                compute_capability=tuple(capability) if capability else None,  # type: ignore[arg-type]
+                compute_capability=tuple(capability) if capability else None,
             )
         )
     return gpus
@@ -207,7 +210,9 @@ def probe_tensorflow_io() -> tuple[Optional[str], Probe]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         probe = run_probe(_tfio_roundtrip)
-    notes = [str(w.message) for w in caught if "tensorflow_io" in str(w.message) or "libtensorflow_io" in str(w.message)]
+    notes = [
+        str(w.message) for w in caught if "tensorflow_io" in str(w.message) or "libtensorflow_io" in str(w.message)
+    ]
     if not probe.ok and notes:
         probe = probe.model_copy(update={"detail": f"{probe.detail} | import warned: {_first_lines(notes[0], 2)}"})
     return tfio_version, probe
@@ -409,7 +414,7 @@ def _cuda_major(version: Optional[str]) -> Optional[int]:
 def _normalized_name(name: str) -> str:
     name = name.strip().lower()
     # Older drivers leave the vendor off some names ("Tesla V100" vs "NVIDIA Tesla V100").
-    return name[len("nvidia "):] if name.startswith("nvidia ") else name
+    return name[len("nvidia ") :] if name.startswith("nvidia ") else name
 
 
 def _expected_nvml_order(report: EnvironmentReport) -> Optional[list[GpuInfo]]:
@@ -444,9 +449,11 @@ def _order_findings(report: EnvironmentReport) -> list[Finding]:
         # CUDA's default order is FASTEST_FIRST; nvidia-smi/NVML (and CUDA_VISIBLE_DEVICES read with
         # PCI_BUS_ID) go by PCI bus: https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars
         order = report.cuda_device_order or "unset (CUDA's default FASTEST_FIRST)"
-        visible = f" and CUDA_VISIBLE_DEVICES={report.cuda_visible_devices!r} picks by CUDA's order" if (
-            report.cuda_visible_devices is not None
-        ) else ""
+        visible = (
+            f" and CUDA_VISIBLE_DEVICES={report.cuda_visible_devices!r} picks by CUDA's order"
+            if (report.cuda_visible_devices is not None)
+            else ""
+        )
         return [
             Finding(
                 id="gpu-order-mismatch",

@@ -23,13 +23,14 @@ import random
 import re
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Optional, Sequence
+from typing import Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from xtts_cli.diagnosis.findings import ConfigChange, Finding, sort_findings
-from xtts_cli.profiling.latency_stats import LatencyStats, summarize
+from xtts_cli.findings import ConfigChange, Finding, sort_findings
+from xtts_cli.stats.latency import LatencyStats, summarize
 
 # What the dataset scan decodes (xtts_cli/data/audio_headers.py): WAV, FLAC, Ogg Vorbis, MP3.
 AUDIO_SUFFIXES = frozenset({".wav", ".flac", ".ogg", ".mp3"})
@@ -205,7 +206,9 @@ def _read_file(path: Path) -> tuple[int, float, float]:
 
 def _read_pass(files: Sequence[Path], deadline: float, unreadable: list[str]) -> tuple[ReadPass, list[Path]]:
     """Read `files` in order until `deadline` (at least one file); the pass and the files read."""
-    latencies, first_bytes, read = [], [], []
+    latencies: list[float] = []
+    first_bytes: list[float] = []
+    read: list[Path] = []
     total_bytes = 0
     cached_bytes = known_bytes = 0.0
     busy = 0.0

@@ -50,7 +50,9 @@ def dtw_path(cost: np.ndarray) -> list[tuple[int, int]]:
     return path[::-1]
 
 
-def mel_cepstral_distortion(log_mel_a: np.ndarray, log_mel_b: np.ndarray, coefficients: int = MCD_COEFFICIENTS) -> float:
+def mel_cepstral_distortion(
+    log_mel_a: np.ndarray, log_mel_b: np.ndarray, coefficients: int = MCD_COEFFICIENTS
+) -> float:
     """MCD in dB between two log-mel spectrograms [frames, n_mels] of the same sentence."""
     a, b = mel_cepstrum(log_mel_a, coefficients), mel_cepstrum(log_mel_b, coefficients)
     if len(a) == 0 or len(b) == 0:

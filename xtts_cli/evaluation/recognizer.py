@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 import re
 import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -113,7 +113,7 @@ class Recognizer:
         self.vocabulary = words
 
     @classmethod
-    def word_loop(cls, vocabulary: Iterable[str]) -> "Recognizer":
+    def word_loop(cls, vocabulary: Iterable[str]) -> Recognizer:
         return cls(word_loop_grammar(vocabulary), **WORD_LOOP_BEAMS)
 
     def transcribe(self, waveform: np.ndarray, sample_rate: int) -> str:

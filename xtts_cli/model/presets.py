@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from xtts_cli.errors import ConfigError
 
@@ -175,7 +175,7 @@ PRESETS: dict[str, ModelDims] = {
 }
 
 
-def resolve_dims(model_cfg: "ModelConfig") -> ModelDims:
+def resolve_dims(model_cfg: ModelConfig) -> ModelDims:
     """The preset named by `model_cfg.model_size` with the config's overrides applied.
 
     A changed `d_model` also scales the feed-forward width (4 x d_model, as in the Transformer,
@@ -187,10 +187,16 @@ def resolve_dims(model_cfg: "ModelConfig") -> ModelDims:
         raise ConfigError(
             f"model.model_size ({model_cfg.model_size!r}) is not a preset; use one of {', '.join(PRESETS)}"
         ) from None
-    changes: dict[str, object] = {"dropout": model_cfg.dropout}
+    changes: dict[str, Any] = {"dropout": model_cfg.dropout}
     for name in (
-        "d_model", "num_heads", "num_text_layers", "num_decoder_layers", "speaker_embedding_dim", "reduction_factor",
-        "prenet_dropout", "text_prenet_layers",
+        "d_model",
+        "num_heads",
+        "num_text_layers",
+        "num_decoder_layers",
+        "speaker_embedding_dim",
+        "reduction_factor",
+        "prenet_dropout",
+        "text_prenet_layers",
     ):
         value = getattr(model_cfg, name)
         if value is not None:

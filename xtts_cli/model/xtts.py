@@ -104,8 +104,15 @@ class MultiHeadAttention(keras.layers.Layer):
         """Keys and values [B, K, heads, head_dim] of `memory` [B, K, d_model]."""
         return self._split_heads(self.key_projection(memory)), self._split_heads(self.value_projection(memory))
 
-    def attend(self, query_input: tf.Tensor, keys: tf.Tensor, values: tf.Tensor, key_mask=None, return_weights: bool = False,
-               score_bias=None):
+    def attend(
+        self,
+        query_input: tf.Tensor,
+        keys: tf.Tensor,
+        values: tf.Tensor,
+        key_mask=None,
+        return_weights: bool = False,
+        score_bias=None,
+    ):
         """Attention of `query_input` [B, Q, d] over projected keys/values [B, K, heads, head_dim].
 
         `key_mask` is boolean and broadcasts to [B, Q, K]: True where a key may be attended to.
@@ -184,7 +191,10 @@ class TransformerDecoderLayer(keras.layers.Layer):
         attended = self.self_attention(normed, normed, key_mask=causal_mask)
         x = x + self.residual_dropout(attended, training=training)
         attended, weights = self.cross_attention(
-            self.cross_attention_norm(x), memory, key_mask=memory_mask[:, None, :], return_weights=True,
+            self.cross_attention_norm(x),
+            memory,
+            key_mask=memory_mask[:, None, :],
+            return_weights=True,
             score_bias=attention_prior,
         )
         x = x + self.residual_dropout(attended, training=training)
@@ -406,7 +416,8 @@ class XttsModel(keras.Model):
         self.text_prenet = TextPrenet(dims, name="text_prenet") if dims.text_prenet_layers else None
         self.text_dropout = keras.layers.Dropout(dims.dropout)
         self.text_layers = LayerStack(
-            [TransformerEncoderLayer(dims, name=f"text_layer_{i}") for i in range(dims.num_text_layers)], name="text_layers"
+            [TransformerEncoderLayer(dims, name=f"text_layer_{i}") for i in range(dims.num_text_layers)],
+            name="text_layers",
         )
         self.text_norm = keras.layers.LayerNormalization(epsilon=1e-5, name="text_norm")
 
@@ -514,8 +525,11 @@ class XttsModel(keras.Model):
             from xtts_cli.model.alignment import diagonal_log_prior
 
             log_prior = diagonal_log_prior(
-                batch["text_lengths"], self.decoder_steps(batch["mel_lengths"]), steps,
-                _frame_count(batch["text_ids"], 1), ATTENTION_PRIOR_WIDTH,
+                batch["text_lengths"],
+                self.decoder_steps(batch["mel_lengths"]),
+                steps,
+                _frame_count(batch["text_ids"], 1),
+                ATTENTION_PRIOR_WIDTH,
             )
             prior = tf.cast(attention_prior_strength, tf.float32) * log_prior[:, None]
         attention = []
@@ -643,12 +657,14 @@ class XttsModel(keras.Model):
         last_token = tf.cast(text_lengths, tf.int32) - 1
         if teacher_mel is not None:
             teacher = tf.cast(teacher_mel, tf.float32)[:, : max_steps * r]
-            teacher = tf.pad(teacher, [[0, 0], [0, max_steps * r - tf.shape(teacher)[1]], [0, 0]],
-                             constant_values=MEL_PAD_VALUE)
+            teacher = tf.pad(
+                teacher, [[0, 0], [0, max_steps * r - tf.shape(teacher)[1]], [0, 0]], constant_values=MEL_PAD_VALUE
+            )
             teacher_inputs = tf.reshape(teacher, [batch_size, max_steps, r, n_mels])[:, :, -1]  # [B, steps, n_mels]
 
-        def decode_step(step, previous_frame, finished, lengths, position, mel_buffer, stop_buffer, alignment_buffer,
-                        caches):
+        def decode_step(
+            step, previous_frame, finished, lengths, position, mel_buffer, stop_buffer, alignment_buffer, caches
+        ):
             frames_in = previous_frame[:, None, :]
             if prenet_dropout:
                 prenet_output = self.prenet.call_with_seeded_dropout(frames_in, tf.stack([seed_tensor, step]))
@@ -698,8 +714,17 @@ class XttsModel(keras.Model):
                 previous_frame = teacher_inputs[:, step]
             else:
                 previous_frame = step_frames[:, -n_mels:]
-            return (step + 1, previous_frame, finished, lengths, position, mel_buffer, stop_buffer, alignment_buffer,
-                    new_caches)
+            return (
+                step + 1,
+                previous_frame,
+                finished,
+                lengths,
+                position,
+                mel_buffer,
+                stop_buffer,
+                alignment_buffer,
+                new_caches,
+            )
 
         def not_done(step, previous_frame, finished, *unused):
             return (step < max_steps) & (step * r < limit) & tf.logical_not(tf.reduce_all(finished))
@@ -726,8 +751,14 @@ class XttsModel(keras.Model):
         stop_logits = tf.reshape(stop_buffer, [batch_size, max_steps * r])[:, :max_frames]
         step_mask = tf.sequence_mask(self.decoder_steps(lengths), max_steps)
         alignment = tf.where(step_mask[:, :, None], alignment_buffer, 0.0)
-        return {"mel_pred": mel_pred, "stop_logits": stop_logits, "lengths": lengths, "stopped": stopped,
-                "alignment": alignment, "steps": steps}
+        return {
+            "mel_pred": mel_pred,
+            "stop_logits": stop_logits,
+            "lengths": lengths,
+            "stopped": stopped,
+            "alignment": alignment,
+            "steps": steps,
+        }
 
     def generate(
         self,
@@ -759,14 +790,23 @@ class XttsModel(keras.Model):
         """
         inputs = (text_ids, text_lengths, ref_mel, ref_lengths)
         window = None if attention_window is None else (int(attention_window[0]), int(attention_window[1]))
-        settings = dict(max_frames=max_frames, stop_threshold=stop_threshold, prenet_dropout=prenet_dropout,
-                        attention_window=window, prior=steps_per_token is not None)
+        settings = dict(
+            max_frames=max_frames,
+            stop_threshold=stop_threshold,
+            prenet_dropout=prenet_dropout,
+            attention_window=window,
+            prior=steps_per_token is not None,
+        )
         limit = max_frames if frame_limit is None else frame_limit
         pace = 1.0 if steps_per_token is None else steps_per_token
         if tf.executing_eagerly():
             inputs = tuple(tf.convert_to_tensor(value) for value in inputs)
-            numbers = (tf.constant(seed, tf.int32), tf.constant(min_frames, tf.int32), tf.constant(limit, tf.int32),
-                       tf.constant(pace, tf.float32))
+            numbers = (
+                tf.constant(seed, tf.int32),
+                tf.constant(min_frames, tf.int32),
+                tf.constant(limit, tf.int32),
+                tf.constant(pace, tf.float32),
+            )
             return self._generate_graph(*inputs, *numbers, **settings)
         return self._generate(*inputs, seed, min_frames, limit, pace, **settings)
 
@@ -779,8 +819,23 @@ class XttsModel(keras.Model):
             object.__setattr__(self, "_generate_function", graph)
         return graph
 
-    def _generate(self, text_ids, text_lengths, ref_mel, ref_lengths, seed, min_frames, frame_limit, steps_per_token, *,
-                  max_frames, stop_threshold, prenet_dropout, attention_window, prior):
+    def _generate(
+        self,
+        text_ids,
+        text_lengths,
+        ref_mel,
+        ref_lengths,
+        seed,
+        min_frames,
+        frame_limit,
+        steps_per_token,
+        *,
+        max_frames,
+        stop_threshold,
+        prenet_dropout,
+        attention_window,
+        prior,
+    ):
         from xtts_cli.model.alignment import focus_rate
 
         decoded = self.decode_autoregressive(
@@ -802,8 +857,13 @@ class XttsModel(keras.Model):
         mel = tf.where(tf.sequence_mask(lengths, max_frames)[:, :, None], mel, MEL_PAD_VALUE)
         alignment = decoded["alignment"]
         score = focus_rate(alignment[:, None], text_lengths, self.decoder_steps(lengths))[:, 0]
-        return {"mel": mel, "lengths": lengths, "stopped": decoded["stopped"], "alignment": alignment,
-                "alignment_score": score}
+        return {
+            "mel": mel,
+            "lengths": lengths,
+            "stopped": decoded["stopped"],
+            "alignment": alignment,
+            "alignment_score": score,
+        }
 
 
 def dummy_batch(*, n_mels: int, batch_size: int = 1, text_length: int = 8, mel_frames: int = 8, ref_frames: int = 8):
@@ -818,10 +878,11 @@ def dummy_batch(*, n_mels: int, batch_size: int = 1, text_length: int = 8, mel_f
     }
 
 
-def build_model(model_cfg: "ModelConfig", data_cfg: "DataConfig", vocab_size: int) -> XttsModel:
+def build_model(model_cfg: ModelConfig, data_cfg: DataConfig, vocab_size: int) -> XttsModel:
     """The model for a config, with its weights built (so `count_params()` works)."""
     dims = resolve_dims(model_cfg)
-    model = XttsModel(dims=dims, n_mels=data_cfg.n_mels, vocab_size=vocab_size, input_noise=model_cfg.decoder_input_noise,
-                      name="xtts")
+    model = XttsModel(
+        dims=dims, n_mels=data_cfg.n_mels, vocab_size=vocab_size, input_noise=model_cfg.decoder_input_noise, name="xtts"
+    )
     model(dummy_batch(n_mels=data_cfg.n_mels), training=False)
     return model

@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import copy
 import time
-from typing import Any, Callable, Iterable, Literal, Optional
+from collections.abc import Callable, Iterable
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
 
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.devices.gpu_info import MachineInfo
-from xtts_cli.diagnosis.findings import ConfigChange
 from xtts_cli.errors import XttsError
+from xtts_cli.findings import ConfigChange
 from xtts_cli.profiling.benchmark_trial import TrialOutcome, run_trial
 
 # A candidate must beat the incumbent's score by this much to replace it (trial-to-trial noise on a
@@ -63,7 +64,8 @@ class TrialRecord(TrialOutcome):
     stage: str
     settings: dict[str, Any] = Field(description="The swept keys (dotted) and their values in this trial.")
     changed: dict[str, Any] = Field(description="The swept keys whose value differs from the user's config.")
-    status: Literal["ok", "oom", "failed", "timeout", "skipped", "running"]
+    # A record also stands for a trial not run (skipped) or still running: a wider status than the outcome's.
+    status: Literal["ok", "oom", "failed", "timeout", "skipped", "running"]  # type: ignore[assignment]
     score: Optional[float] = Field(None, description="samples/s / (1 + step-time CV); higher is better.")
 
 
@@ -80,8 +82,12 @@ class BenchmarkReport(BaseModel):
     baseline: Optional[int] = Field(description="Index of the trial of the config as written.")
     best: Optional[int]
     speedup: Optional[float] = Field(description="Best samples/s / baseline samples/s.")
-    largest_batch_size: Optional[int] = Field(description="The largest batch size that ran without running out of memory.")
-    drift: Optional[float] = Field(description="The best setting run again at the end: its samples/s change (0.05 = 5 % faster).")
+    largest_batch_size: Optional[int] = Field(
+        description="The largest batch size that ran without running out of memory."
+    )
+    drift: Optional[float] = Field(
+        description="The best setting run again at the end: its samples/s change (0.05 = 5 % faster)."
+    )
     changes: list[ConfigChange] = Field(description="What to set in the config for the best trial.")
     not_swept: dict[str, str] = Field(description="Stages left out, with the reason.")
     notes: list[str] = Field(default_factory=list)
@@ -152,8 +158,10 @@ def plan_candidates(
     if "preprocessing" in stages:
         candidates["preprocessing"] = _unique(["runtime", "cache", current["data.preprocessing_mode"]])
         if config.data.preprocessing_mode != "precompute":
-            not_swept["preprocessing=precompute"] = ("precompute writes features to disk; it is the choice for a dataset "
-                                                     "larger than memory, and runs as fast as cache once written")
+            not_swept["preprocessing=precompute"] = (
+                "precompute writes features to disk; it is the choice for a dataset "
+                "larger than memory, and runs as fast as cache once written"
+            )
     if "xla" in stages:
         candidates["xla"] = [False, True]
     if "mixed_precision" in stages:
@@ -192,7 +200,9 @@ def benchmark(
     if unknown:
         raise XttsError(f"--sweep {','.join(unknown)}: unknown stage", hint=f"choose from {', '.join(STAGES)}")
     stages = list(stages) if stages else list(STAGES)
-    candidates, not_swept = plan_candidates(config, machine, batch_sizes=batch_sizes, train_clips=train_clips, stages=stages)
+    candidates, not_swept = plan_candidates(
+        config, machine, batch_sizes=batch_sizes, train_clips=train_clips, stages=stages
+    )
     say = progress or (lambda event, record, planned: None)
     baseline_settings = _effective(config, machine)
     planned = 2 + sum(len(values) - 1 for values in candidates.values())  # baseline, candidates, recheck
@@ -209,8 +219,11 @@ def benchmark(
         if key in by_settings and not again:
             return by_settings[key]
         record = TrialRecord(
-            index=len(trials), stage=stage, settings=dict(settings),
-            changed={k: v for k, v in settings.items() if v != baseline_settings[k]}, status="running",
+            index=len(trials),
+            stage=stage,
+            settings=dict(settings),
+            changed={k: v for k, v in settings.items() if v != baseline_settings[k]},
+            status="running",
         )
         elapsed = time.perf_counter() - began
         remaining = budget_seconds - elapsed
@@ -233,8 +246,10 @@ def benchmark(
     incumbent = run("baseline", baseline_settings)
     baseline_index = incumbent.index if incumbent.status == "ok" else None
     if incumbent.status not in ("ok", "skipped"):
-        notes.append(f"the config as written did not run ({incumbent.status}: {incumbent.reason}); "
-                     "the search starts from it all the same")
+        notes.append(
+            f"the config as written did not run ({incumbent.status}: {incumbent.reason}); "
+            "the search starts from it all the same"
+        )
     largest_batch: Optional[int] = config.data.batch_size if incumbent.status == "ok" else None
 
     def better(challenger: TrialRecord, holder: TrialRecord) -> bool:
@@ -251,9 +266,14 @@ def benchmark(
         for value in values:
             settings = {**incumbent.settings, key: value}
             if stage == "batch_size" and out_of_memory_at is not None and value > out_of_memory_at:
-                record = TrialRecord(index=len(trials), stage=stage, settings=settings,
-                                     changed={k: v for k, v in settings.items() if v != baseline_settings[k]},
-                                     status="skipped", reason=f"larger than batch size {out_of_memory_at}, which ran out of memory")
+                record = TrialRecord(
+                    index=len(trials),
+                    stage=stage,
+                    settings=settings,
+                    changed={k: v for k, v in settings.items() if v != baseline_settings[k]},
+                    status="skipped",
+                    reason=f"larger than batch size {out_of_memory_at}, which ran out of memory",
+                )
                 trials.append(record)
                 say("end", record, planned)
                 continue
@@ -275,9 +295,11 @@ def benchmark(
         if recheck.samples_per_sec and incumbent.samples_per_sec:
             drift = recheck.samples_per_sec / incumbent.samples_per_sec - 1.0
             if abs(drift) > DRIFT_WARNING:
-                notes.append(f"the best setting ran {drift:+.0%} {'faster' if drift > 0 else 'slower'} when run again "
-                             "at the end: the machine's speed changed during the benchmark (other load?), so "
-                             f"differences smaller than {abs(drift):.0%} between trials are not reliable")
+                notes.append(
+                    f"the best setting ran {drift:+.0%} {'faster' if drift > 0 else 'slower'} when run again "
+                    "at the end: the machine's speed changed during the benchmark (other load?), so "
+                    f"differences smaller than {abs(drift):.0%} between trials are not reliable"
+                )
 
     ran = [t for t in trials if t.score is not None and t.stage != "recheck"]
     ranking = [t.index for t in sorted(ran, key=lambda t: t.score or 0.0, reverse=True)]
@@ -288,11 +310,15 @@ def benchmark(
         speedup = (best.samples_per_sec or 0.0) / baseline.samples_per_sec
     changes = _changes(baseline_settings, best.settings) if best is not None else []
     if best is not None and best.index != (ranking[0] if ranking else None):
-        notes.append("the top-ranked trial was not chosen: its score beat the incumbent by less than "
-                     f"{MIN_GAIN:.0%}, within run-to-run noise")
+        notes.append(
+            "the top-ranked trial was not chosen: its score beat the incumbent by less than "
+            f"{MIN_GAIN:.0%}, within run-to-run noise"
+        )
     if any(key == "data.batch_size" for key in (c.key for c in changes)):
-        notes.append("a different batch size changes optimisation too: scale training.learning_rate with it "
-                     "if the loss curve suffers")
+        notes.append(
+            "a different batch size changes optimisation too: scale training.learning_rate with it "
+            "if the loss curve suffers"
+        )
     return BenchmarkReport(
         config_path=config_path,
         cpu_count=machine.cpu_count,

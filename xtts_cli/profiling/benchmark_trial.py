@@ -79,15 +79,17 @@ def _child(spec_path: Path, result_path: Path) -> int:
     except MemoryError:
         write(TrialOutcome(status="oom", reason="host memory exhausted (MemoryError)"))
         return 1
-    write(TrialOutcome(
-        status="ok",
-        samples_per_sec=profile.samples_per_sec,
-        step_ms_p50=profile.step_ms.p50,
-        step_ms_p95=profile.step_ms.p95,
-        step_cv=_step_cv(profile.data_wait_series_ms, profile.compute_series_ms),
-        input_bound_percent=profile.input_bound_percent,
-        retraces=profile.retraces,
-    ))
+    write(
+        TrialOutcome(
+            status="ok",
+            samples_per_sec=profile.samples_per_sec,
+            step_ms_p50=profile.step_ms.p50,
+            step_ms_p95=profile.step_ms.p95,
+            step_cv=_step_cv(profile.data_wait_series_ms, profile.compute_series_ms),
+            input_bound_percent=profile.input_bound_percent,
+            retraces=profile.retraces,
+        )
+    )
     return 0
 
 
@@ -117,7 +119,11 @@ def run_trial(config: dict[str, Any], *, num_steps: int, warmup: Optional[int], 
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         child = subprocess.Popen(
             [sys.executable, "-m", "xtts_cli.profiling.benchmark_trial", str(spec_path), str(result_path)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True, text=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+            text=True,
             errors="replace",
         )
         try:
@@ -125,8 +131,11 @@ def run_trial(config: dict[str, Any], *, num_steps: int, warmup: Optional[int], 
         except subprocess.TimeoutExpired:
             _kill_group(child)
             child.communicate()
-            return TrialOutcome(status="timeout", reason=f"still running after {timeout:.0f} s; stopped",
-                                seconds=time.perf_counter() - began)
+            return TrialOutcome(
+                status="timeout",
+                reason=f"still running after {timeout:.0f} s; stopped",
+                seconds=time.perf_counter() - began,
+            )
         except BaseException:
             _kill_group(child)
             child.communicate()
@@ -140,8 +149,9 @@ def run_trial(config: dict[str, Any], *, num_steps: int, warmup: Optional[int], 
         signum = -child.returncode
         name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
         if signum == signal.SIGKILL:
-            return TrialOutcome(status="oom", seconds=seconds,
-                                reason=f"killed by {name}, most likely the kernel's out-of-memory killer")
+            return TrialOutcome(
+                status="oom", seconds=seconds, reason=f"killed by {name}, most likely the kernel's out-of-memory killer"
+            )
         return TrialOutcome(status="failed", reason=f"killed by {name}", seconds=seconds)
     status, reason = _reason_from_stderr(stderr)
     return TrialOutcome(status=status, reason=reason, seconds=seconds)

@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable, Literal, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from xtts_cli.config.errors import XttsError
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.pipeline import PipelineInfo
 from xtts_cli.data.scan import DatasetItem, ScanReport
-from xtts_cli.profiling.latency_stats import LatencyStats, summarize
-from xtts_cli.profiling.oscillation import detect_oscillation
+from xtts_cli.errors import XttsError
+from xtts_cli.stats.latency import LatencyStats, summarize
+from xtts_cli.stats.oscillation import detect_oscillation
 
 Progress = Optional[Callable[[str], None]]
 StageName = Literal["read", "decode", "features", "batch"]
@@ -103,14 +104,18 @@ class StageTiming(BaseModel):
     samples: int
     seconds: float
     samples_per_sec: float
-    ms_per_sample: float = Field(description="Wall time per sample at the configured parallelism (1000 / samples_per_sec).")
+    ms_per_sample: float = Field(
+        description="Wall time per sample at the configured parallelism (1000 / samples_per_sec)."
+    )
     incremental_ms_per_sample: float = Field(
         description="ms_per_sample minus the previous stage's: what this stage adds. Noise can make it slightly negative."
     )
 
 
 class BaselineComparison(BaseModel):
-    samples_per_sec: float = Field(description="The tf.numpy_function pipeline (use_tf_native_loading: false), runtime mode.")
+    samples_per_sec: float = Field(
+        description="The tf.numpy_function pipeline (use_tf_native_loading: false), runtime mode."
+    )
     native_samples_per_sec: float = Field(description="The TF-native pipeline, runtime mode, same items and batches.")
     speedup: float = Field(description="native_samples_per_sec / samples_per_sec.")
     latency_ms: LatencyStats
@@ -246,8 +251,11 @@ def _measure_pipeline(config: XttsConfig, items, tokenizer, *, num_batches: int,
     if repeated:
         dataset = dataset.repeat()
     measured = measure_batches(
-        dataset, num_batches=num_batches, warmup=warmup,
-        sample_rate=config.data.sample_rate, hop_length=config.data.hop_length,
+        dataset,
+        num_batches=num_batches,
+        warmup=warmup,
+        sample_rate=config.data.sample_rate,
+        hop_length=config.data.hop_length,
     )
     return measured, info, repeated
 
@@ -272,8 +280,9 @@ def _time_elements(dataset, *, chunk: int, warm_chunks: int, chunks: int, size_o
     return time.perf_counter() - start, count
 
 
-def _stage_timings(config: XttsConfig, items: Sequence[DatasetItem], *, full: BatchMeasurement,
-                   warmup: int) -> list[StageTiming]:
+def _stage_timings(
+    config: XttsConfig, items: Sequence[DatasetItem], *, full: BatchMeasurement, warmup: int
+) -> list[StageTiming]:
     import tensorflow as tf
 
     from xtts_cli.data.audio import CODECS
@@ -307,10 +316,17 @@ def _stage_timings(config: XttsConfig, items: Sequence[DatasetItem], *, full: Ba
     for name, seconds, count in runs:
         rate = count / seconds if seconds > 0 else 0.0
         ms = 1000.0 / rate if rate > 0 else math.inf
-        timings.append(StageTiming(
-            name=name, description=STAGE_DESCRIPTIONS[name], samples=count, seconds=seconds,
-            samples_per_sec=rate, ms_per_sample=ms, incremental_ms_per_sample=ms - previous,
-        ))
+        timings.append(
+            StageTiming(
+                name=name,
+                description=STAGE_DESCRIPTIONS[name],
+                samples=count,
+                seconds=seconds,
+                samples_per_sec=rate,
+                ms_per_sample=ms,
+                incremental_ms_per_sample=ms - previous,
+            )
+        )
         previous = ms
     return timings
 
@@ -396,7 +412,11 @@ def profile_pipeline(
         if native_runtime is None:
             say("timing the TF-native pipeline in runtime mode")
             native_runtime = _measure_pipeline(
-                _with_data(runtime, use_tf_native_loading=True), items, tokenizer, num_batches=num_batches, warmup=warmup
+                _with_data(runtime, use_tf_native_loading=True),
+                items,
+                tokenizer,
+                num_batches=num_batches,
+                warmup=warmup,
             )[0]
         return native_runtime
 
@@ -553,14 +573,22 @@ def sweep(
     cells: list[SweepCell] = []
     for index, (workers, prefetch, batch, mode) in enumerate(grid, 1):
         say(f"sweep {index}/{len(grid)}: num_workers {workers}, prefetch {prefetch}, batch {batch}, {mode}")
-        cell_config = _with_data(config, num_workers=workers, prefetch_buffer_size=prefetch, batch_size=batch,
-                                 preprocessing_mode=mode)
+        cell_config = _with_data(
+            config, num_workers=workers, prefetch_buffer_size=prefetch, batch_size=batch, preprocessing_mode=mode
+        )
         count, seconds = _time_cell(cell_config, _build(cell_config, items, tokenizer), samples)
-        cells.append(SweepCell(
-            num_workers=workers, prefetch_buffer_size=prefetch, batch_size=batch, preprocessing_mode=mode,
-            samples=count, seconds=seconds, samples_per_sec=count / seconds if seconds > 0 else 0.0,
-            current=(workers, prefetch, batch, mode) == current,
-        ))
+        cells.append(
+            SweepCell(
+                num_workers=workers,
+                prefetch_buffer_size=prefetch,
+                batch_size=batch,
+                preprocessing_mode=mode,
+                samples=count,
+                seconds=seconds,
+                samples_per_sec=count / seconds if seconds > 0 else 0.0,
+                current=(workers, prefetch, batch, mode) == current,
+            )
+        )
     cells.sort(key=lambda cell: -cell.samples_per_sec)
     from xtts_cli.data.plan import decide_mode
 
@@ -585,8 +613,10 @@ def sweep(
     current_config = config if current[2] <= len(items) else _with_data(config, batch_size=settings["batch_size"])
     best_config = _with_data(config, **settings)
     say("re-measuring the best cell and the current settings side by side")
-    contenders = {name: (cell_config, _build(cell_config, items, tokenizer))
-                  for name, cell_config in (("best", best_config), ("current", current_config))}
+    contenders = {
+        name: (cell_config, _build(cell_config, items, tokenizer))
+        for name, cell_config in (("best", best_config), ("current", current_config))
+    }
     rates: dict[str, list[float]] = {"best": [], "current": []}
     for _ in range(2):
         for name, (cell_config, pipeline) in contenders.items():
@@ -595,11 +625,17 @@ def sweep(
     best_rate = sum(rates["best"]) / 2
     current_rate = sum(rates["current"]) / 2
     best = SweepBest(
-        change=change, samples_per_sec=best_rate, current_samples_per_sec=current_rate,
+        change=change,
+        samples_per_sec=best_rate,
+        current_samples_per_sec=current_rate,
         speedup=best_rate / current_rate if current_rate > 0 else 0.0,
         worth_changing=bool(change) and current_rate > 0 and best_rate / current_rate >= SWEEP_TIE,
     )
     return SweepReport(
-        cells=cells, best=best, items=len(items), samples_per_cell=samples,
-        seconds=time.perf_counter() - started, notes=notes,
+        cells=cells,
+        best=best,
+        items=len(items),
+        samples_per_cell=samples,
+        seconds=time.perf_counter() - started,
+        notes=notes,
     )

@@ -7,7 +7,8 @@ sketch GPU utilisation by hand in their notes (`GPU:    ██    ░░    █�
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Optional
 
 import numpy as np
 

@@ -19,17 +19,18 @@ from __future__ import annotations
 import itertools
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
 from xtts_cli.config.schema import XttsConfig
-from xtts_cli.diagnosis.findings import ConfigChange, Finding
+from xtts_cli.devices.nvml_sampler import MAX_HZ, MIN_HZ, GpuSummary
 from xtts_cli.errors import XttsError
-from xtts_cli.profiling.latency_stats import LatencyStats
-from xtts_cli.profiling.nvml_sampler import MAX_HZ, MIN_HZ, GpuSummary
+from xtts_cli.findings import ConfigChange, Finding
 from xtts_cli.profiling.step_timer import InputBoundVerdict
+from xtts_cli.stats.latency import LatencyStats
 
 Progress = Optional[Callable[[str], None]]
 
@@ -113,51 +114,104 @@ def recommendations(
         severity = "warning" if verdict == "highly_input_bound" else "info"
         share = f"{input_bound_percent:.0f} % of each step waits for data ({verdict.replace('_', ' ')})"
         if not data.use_tf_native_loading:
-            found.append(Finding(id="input-bound-numpy-function", severity=severity,
-                                 message=f"{share}: audio is decoded and featurized in tf.numpy_function under "
-                                 "Python's GIL; use the TF-native loader", fix=_set("data.use_tf_native_loading", True)))
+            found.append(
+                Finding(
+                    id="input-bound-numpy-function",
+                    severity=severity,
+                    message=f"{share}: audio is decoded and featurized in tf.numpy_function under "
+                    "Python's GIL; use the TF-native loader",
+                    fix=_set("data.use_tf_native_loading", True),
+                )
+            )
         if isinstance(data.prefetch_buffer_size, int) and data.prefetch_buffer_size < 2:
-            found.append(Finding(id="input-bound-prefetch", severity=severity,
-                                 message=f"{share}: data.prefetch_buffer_size is {data.prefetch_buffer_size}, so the "
-                                 "next batch is only made when the step asks for it; let tf.data prefetch",
-                                 fix=_set("data.prefetch_buffer_size", "auto")))
+            found.append(
+                Finding(
+                    id="input-bound-prefetch",
+                    severity=severity,
+                    message=f"{share}: data.prefetch_buffer_size is {data.prefetch_buffer_size}, so the "
+                    "next batch is only made when the step asks for it; let tf.data prefetch",
+                    fix=_set("data.prefetch_buffer_size", "auto"),
+                )
+            )
         if isinstance(data.num_workers, int) and data.num_workers < cpu_count:
-            found.append(Finding(id="input-bound-num-workers", severity=severity,
-                                 message=f"{share}: data.num_workers is {data.num_workers} on {cpu_count} cores; "
-                                 "parallelise the map stages", fix=_set("data.num_workers", "auto")))
+            found.append(
+                Finding(
+                    id="input-bound-num-workers",
+                    severity=severity,
+                    message=f"{share}: data.num_workers is {data.num_workers} on {cpu_count} cores; "
+                    "parallelise the map stages",
+                    fix=_set("data.num_workers", "auto"),
+                )
+            )
         if data.preprocessing_mode == "runtime":
-            found.append(Finding(id="input-bound-runtime-features", severity=severity,
-                                 message=f"{share}: mel features are recomputed every epoch (runtime mode); let "
-                                 "auto cache them in memory when they fit, else precompute them to disk",
-                                 fix=_set("data.preprocessing_mode", "auto")))
+            found.append(
+                Finding(
+                    id="input-bound-runtime-features",
+                    severity=severity,
+                    message=f"{share}: mel features are recomputed every epoch (runtime mode); let "
+                    "auto cache them in memory when they fit, else precompute them to disk",
+                    fix=_set("data.preprocessing_mode", "auto"),
+                )
+            )
         if len(found) == 0:
-            found.append(Finding(id="input-bound", severity=severity,
-                                 message=f"{share}: the pipeline settings already follow the rules; time its stages "
-                                 "with `xtts profile-pipeline --benchmark` (or precompute features to disk)",
-                                 fix=_set("data.preprocessing_mode", "precompute")
-                                 if data.preprocessing_mode != "precompute" else None))
+            found.append(
+                Finding(
+                    id="input-bound",
+                    severity=severity,
+                    message=f"{share}: the pipeline settings already follow the rules; time its stages "
+                    "with `xtts profile-pipeline --benchmark` (or precompute features to disk)",
+                    fix=_set("data.preprocessing_mode", "precompute")
+                    if data.preprocessing_mode != "precompute"
+                    else None,
+                )
+            )
     if retraces > 0 or shape_bound is None:
         if not data.bucket_by_length and not data.pad_to_fixed_length:
-            why = (f"the step was traced {retraces} more time(s) after warm-up" if retraces > 0 else
-                   "every batch has its own shape (no length buckets, no fixed padding)")
-            found.append(Finding(id="retracing", severity="warning",
-                                 message=f"{why}: each new shape retraces the step (and recompiles it under XLA); "
-                                 "bucket clips by length for a few fixed shapes",
-                                 fix=_set("data.bucket_by_length", True)))
+            why = (
+                f"the step was traced {retraces} more time(s) after warm-up"
+                if retraces > 0
+                else "every batch has its own shape (no length buckets, no fixed padding)"
+            )
+            found.append(
+                Finding(
+                    id="retracing",
+                    severity="warning",
+                    message=f"{why}: each new shape retraces the step (and recompiles it under XLA); "
+                    "bucket clips by length for a few fixed shapes",
+                    fix=_set("data.bucket_by_length", True),
+                )
+            )
         elif retraces > 0:
-            found.append(Finding(id="retracing", severity="warning",
-                                 message=f"the step was traced {retraces} more time(s) after warm-up although the "
-                                 f"pipeline bounds shapes to {shape_bound}; pad to fixed length to rule out shape changes",
-                                 fix=_set("data.pad_to_fixed_length", True)))
+            found.append(
+                Finding(
+                    id="retracing",
+                    severity="warning",
+                    message=f"the step was traced {retraces} more time(s) after warm-up although the "
+                    f"pipeline bounds shapes to {shape_bound}; pad to fixed length to rule out shape changes",
+                    fix=_set("data.pad_to_fixed_length", True),
+                )
+            )
     if not graph_mode:
         if training.enable_eager_debug:
-            found.append(Finding(id="eager-step", severity="warning",
-                                 message="the step ran eagerly (training.enable_eager_debug is true): op by op, "
-                                 "several times slower than graph mode", fix=_set("training.enable_eager_debug", False)))
+            found.append(
+                Finding(
+                    id="eager-step",
+                    severity="warning",
+                    message="the step ran eagerly (training.enable_eager_debug is true): op by op, "
+                    "several times slower than graph mode",
+                    fix=_set("training.enable_eager_debug", False),
+                )
+            )
         else:
-            found.append(Finding(id="eager-step", severity="warning",
-                                 message="the step ran eagerly (training.enable_graph_mode is false): op by op, "
-                                 "several times slower than graph mode", fix=_set("training.enable_graph_mode", True)))
+            found.append(
+                Finding(
+                    id="eager-step",
+                    severity="warning",
+                    message="the step ran eagerly (training.enable_graph_mode is false): op by op, "
+                    "several times slower than graph mode",
+                    fix=_set("training.enable_graph_mode", True),
+                )
+            )
     return found
 
 
@@ -206,7 +260,7 @@ def profile_step(
     import keras
 
     from xtts_cli.devices.gpu_info import usable_cpu_count
-    from xtts_cli.profiling.nvml_sampler import GpuSampler
+    from xtts_cli.devices.nvml_sampler import GpuSampler
     from xtts_cli.profiling.step_timer import StepTimer, fetch_outputs
     from xtts_cli.training.trainer import Trainer
 
@@ -226,13 +280,17 @@ def profile_step(
                 warmup = config.profiling.warmup_batches
                 if not synthetic and info.preprocessing_mode == "cache" and warmup < trainer.steps_per_epoch:
                     warmup = trainer.steps_per_epoch
-                    notes.append(f"cache mode: warm-up is one whole epoch ({warmup} steps), which fills the "
-                                 "cache; the timed steps read it as every later epoch does")
+                    notes.append(
+                        f"cache mode: warm-up is one whole epoch ({warmup} steps), which fills the "
+                        "cache; the timed steps read it as every later epoch does"
+                    )
             if synthetic:
                 limit = info.max_distinct_batch_shapes or SYNTHETIC_MAX_SHAPES
                 resident = _resident_batches(trainer, limit)
-                notes.append(f"synthetic: {len(resident)} real batch(es), one per batch shape, resident on "
-                             f"{trainer.plan.model_device} and fed in turn; no input pipeline runs")
+                notes.append(
+                    f"synthetic: {len(resident)} real batch(es), one per batch shape, resident on "
+                    f"{trainer.plan.model_device} and fed in turn; no input pipeline runs"
+                )
                 cycle = itertools.cycle(resident)
                 source = ((next(cycle), 0.0) for _ in itertools.count())
             else:
@@ -295,8 +353,10 @@ def profile_step(
                                 break
                 finally:
                     tf.profiler.experimental.stop()
-                notes.append(f"{TRACE_STEPS} steps after the timed ones were traced (not in the figures); "
-                             f"open with: tensorboard --logdir {trace_path}")
+                notes.append(
+                    f"{TRACE_STEPS} steps after the timed ones were traced (not in the figures); "
+                    f"open with: tensorboard --logdir {trace_path}"
+                )
         finally:
             if trainer.mixed:
                 keras.mixed_precision.set_dtype_policy(trainer._previous_policy)
@@ -316,8 +376,12 @@ def profile_step(
     if done < num_steps:
         notes.append(f"the pipeline ended after {done} timed steps")
     found = recommendations(
-        config, verdict=report.verdict, input_bound_percent=report.input_bound_percent, retraces=retraces,
-        graph_mode=trainer.graph_mode, shape_bound=info.max_distinct_batch_shapes,
+        config,
+        verdict=report.verdict,
+        input_bound_percent=report.input_bound_percent,
+        retraces=retraces,
+        graph_mode=trainer.graph_mode,
+        shape_bound=info.max_distinct_batch_shapes,
         cpu_count=cpu_count if cpu_count is not None else usable_cpu_count(),
     )
     if synthetic and found:

@@ -22,12 +22,13 @@ https://www.tensorflow.org/guide/data_performance_analysis). PERFORMANCE.md quot
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterator, Literal, Mapping, Optional
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict
 
-from xtts_cli.profiling.latency_stats import LatencyStats, summarize
-from xtts_cli.profiling.oscillation import Oscillation, detect_oscillation
+from xtts_cli.stats.latency import LatencyStats, summarize
+from xtts_cli.stats.oscillation import Oscillation, detect_oscillation
 
 MODERATELY_INPUT_BOUND_PERCENT = 5.0
 HIGHLY_INPUT_BOUND_PERCENT = 20.0

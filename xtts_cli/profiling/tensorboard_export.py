@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Optional, Sequence, Union
+from typing import Optional, Union
 
 from pydantic import BaseModel, ConfigDict
 

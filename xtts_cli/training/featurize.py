@@ -32,5 +32,5 @@ def make_featurizer(data: DataConfig, device: str, *, graph: bool = True):
             return compiled(batch)
 
     if graph:
-        on_data_device.get_concrete_function = compiled.get_concrete_function  # type: ignore[attr-defined]
+        on_data_device.get_concrete_function = compiled.get_concrete_function  # type: ignore[attr-defined,union-attr]
     return on_data_device

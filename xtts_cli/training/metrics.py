@@ -22,7 +22,7 @@ class MetricsWriter:
     def close(self) -> None:
         self._handle.close()
 
-    def __enter__(self) -> "MetricsWriter":
+    def __enter__(self) -> MetricsWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -52,7 +52,9 @@ def build_optimizer(training: TrainingConfig, total_steps: int, mixed_precision:
     common = {
         "learning_rate": schedule,
         "global_clipnorm": training.gradient_clip_norm or None,
-        "gradient_accumulation_steps": training.gradient_accumulation_steps if training.gradient_accumulation_steps > 1 else None,
+        "gradient_accumulation_steps": training.gradient_accumulation_steps
+        if training.gradient_accumulation_steps > 1
+        else None,
     }
     if training.optimizer == "adamw":
         optimizer = keras.optimizers.AdamW(weight_decay=training.weight_decay, **common)

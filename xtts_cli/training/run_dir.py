@@ -33,7 +33,17 @@ from xtts_cli.config.schema import XttsConfig
 from xtts_cli.errors import XttsError
 
 # Settings a checkpoint depends on: a change makes old weights or features meaningless.
-FEATURE_KEYS = ("sample_rate", "n_mels", "n_fft", "hop_length", "win_length", "fmin", "fmax", "mel_filterbank", "text_cleaners")
+FEATURE_KEYS = (
+    "sample_rate",
+    "n_mels",
+    "n_fft",
+    "hop_length",
+    "win_length",
+    "fmin",
+    "fmax",
+    "mel_filterbank",
+    "text_cleaners",
+)
 
 
 def _flatten(prefix: str, values: dict[str, Any]) -> dict[str, Any]:
@@ -160,7 +170,9 @@ def prepare_run_dir(
     except ImportError:  # pragma: no cover - tensorflow is a dependency
         pass
     header = f"# Resolved config of this run (hash {record['config_hash']}); resume: xtts train --run-dir {run.path}\n"
-    write_atomically(run.config_file, header + yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), backup=False)
+    write_atomically(
+        run.config_file, header + yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), backup=False
+    )
     write_atomically(run.run_file, json.dumps(record, indent=2, default=str) + "\n", backup=False)
     return run, resume
 
@@ -171,7 +183,7 @@ def remove_stale_temporaries(run: RunDir) -> list[Path]:
     TensorFlow writes shards to `*_temp*` paths and moves the `checkpoint` pointer only after the
     data is complete, so anything temporary is never referenced; removing it keeps disk use flat.
     """
-    removed = []
+    removed: list[Path] = []
     if not run.checkpoints.is_dir():
         return removed
     for item in run.checkpoints.iterdir():

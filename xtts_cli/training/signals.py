@@ -13,7 +13,7 @@ from types import FrameType
 from typing import Optional
 
 # Documented exit codes of `xtts train` after a clean interrupt: the shell convention 128 + signal.
-EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+EXIT_CODES: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
 class GracefulInterrupt:
@@ -38,7 +38,7 @@ class GracefulInterrupt:
             raise KeyboardInterrupt
         self.received = signum
 
-    def __enter__(self) -> "GracefulInterrupt":
+    def __enter__(self) -> GracefulInterrupt:
         # Signal handlers can only be installed from the main thread; elsewhere (e.g. a notebook
         # worker thread) training still runs, without graceful interrupt.
         if threading.current_thread() is threading.main_thread():

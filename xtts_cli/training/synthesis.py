@@ -9,16 +9,16 @@ from __future__ import annotations
 import io
 import math
 import wave
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 from pydantic import BaseModel
 
 from xtts_cli.config.schema import DataConfig, SynthesisConfig, XttsConfig
 from xtts_cli.errors import XttsError
-
 
 REFERENCE_FILE = "speaker_reference.npy"
 # Each training speaker's longest clips, for `xtts synthesize --speaker NAME` and the validation renders.
@@ -119,10 +119,18 @@ def reference_from_audio(path: Path, data: DataConfig) -> np.ndarray:
     try:
         header = read_audio_header(str(path))
     except AudioHeaderError as exc:
-        raise XttsError(f"--speaker-wav {str(path)!r}: {exc.detail}", hint="pass a WAV, FLAC, OGG or MP3 file of speech") from None
+        raise XttsError(
+            f"--speaker-wav {str(path)!r}: {exc.detail}", hint="pass a WAV, FLAC, OGG or MP3 file of speech"
+        ) from None
     audio = decode_audio(
-        tf.io.read_file(str(path)), 0, header.sample_rate, header.channels, header.data_offset,
-        header.num_samples, data, codecs=(header.codec,),
+        tf.io.read_file(str(path)),
+        0,
+        header.sample_rate,
+        header.channels,
+        header.data_offset,
+        header.num_samples,
+        data,
+        codecs=(header.codec,),
     )
     mel = log_mel(audio, data).numpy()
     return mel[: data.reference_frames]
@@ -160,8 +168,15 @@ class Speech:
 
 
 def synthesize_speech(
-    model, tokenizer, text: str, reference: np.ndarray, data: DataConfig, max_frames: Optional[int] = None,
-    rate: Optional[SpeakingRate] = None, *, settings: Optional[SynthesisConfig] = None,
+    model,
+    tokenizer,
+    text: str,
+    reference: np.ndarray,
+    data: DataConfig,
+    max_frames: Optional[int] = None,
+    rate: Optional[SpeakingRate] = None,
+    *,
+    settings: Optional[SynthesisConfig] = None,
 ) -> Speech:
     """`text` in the voice of `reference` (log-mel frames): generated mel, Griffin-Lim waveform.
 
@@ -175,10 +190,12 @@ def synthesize_speech(
 
     settings = settings or SynthesisConfig()
     if not text.strip():
-        raise XttsError("the text to synthesise is empty", hint="pass a sentence, e.g. xtts synthesize \"Hello there.\"")
+        raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. xtts synthesize "Hello there."')
     ids = tokenizer.encode(text)  # UnknownCharactersError names the characters
     if not ids:
-        raise XttsError(f"the text {text!r} has nothing left after cleaning", hint="pass words the model was trained on")
+        raise XttsError(
+            f"the text {text!r} has nothing left after cleaning", hint="pass words the model was trained on"
+        )
     if rate is not None:
         min_frames, frames = rate.frame_window(len(ids), data.max_mel_frames)
     else:
@@ -241,7 +258,10 @@ def save_speakers(run_dir: Path, items) -> None:
         name: {
             "dataset": by_speaker[name][0].dataset,
             "minutes": round(minutes[name], 3),
-            "clips": [item.audio_path for item in sorted(by_speaker[name], key=lambda i: -i.audio.duration)[:CLIPS_PER_SPEAKER]],
+            "clips": [
+                item.audio_path
+                for item in sorted(by_speaker[name], key=lambda i: -i.audio.duration)[:CLIPS_PER_SPEAKER]
+            ],
         }
         for name in sorted(by_speaker, key=lambda name: (-minutes[name], name))
     }
@@ -263,20 +283,27 @@ def speaker_reference(run_dir: Path, name: str, data: DataConfig) -> np.ndarray:
 
     speakers = load_speakers(run_dir)
     if not speakers:
-        raise XttsError(f"{run_dir} lists no speakers (no {SPEAKERS_FILE}: a run from before speakers were kept)",
-                        hint="pass --speaker-wav FILE with a clip of the voice")
+        raise XttsError(
+            f"{run_dir} lists no speakers (no {SPEAKERS_FILE}: a run from before speakers were kept)",
+            hint="pass --speaker-wav FILE with a clip of the voice",
+        )
     if name not in speakers:
         close = difflib.get_close_matches(name, list(speakers), n=3)
         known = ", ".join(list(speakers)[:8]) + (f" and {len(speakers) - 8} more" if len(speakers) > 8 else "")
-        raise XttsError(f"speaker {name!r} is not in {run_dir} ({len(speakers)} speakers: {known})",
-                        hint=f"did you mean {' or '.join(repr(c) for c in close)}?" if close
-                        else f"see {run_dir / SPEAKERS_FILE} for every name")
+        raise XttsError(
+            f"speaker {name!r} is not in {run_dir} ({len(speakers)} speakers: {known})",
+            hint=f"did you mean {' or '.join(repr(c) for c in close)}?"
+            if close
+            else f"see {run_dir / SPEAKERS_FILE} for every name",
+        )
     clips = speakers[name]["clips"]
     for clip in clips:
         if Path(clip).is_file():
             return reference_from_audio(Path(clip), data)
-    raise XttsError(f"none of speaker {name!r}'s clips can be read any more ({clips[0]} ...)",
-                    hint="mount the dataset where it was trained from, or pass --speaker-wav FILE")
+    raise XttsError(
+        f"none of speaker {name!r}'s clips can be read any more ({clips[0]} ...)",
+        hint="mount the dataset where it was trained from, or pass --speaker-wav FILE",
+    )
 
 
 def rendering_voices(run_dir: Path, data: DataConfig) -> list[tuple[str, np.ndarray]]:
@@ -295,8 +322,17 @@ def rendering_voices(run_dir: Path, data: DataConfig) -> list[tuple[str, np.ndar
     return voices
 
 
-def render_sentences(model, tokenizer, config: XttsConfig, voices: list[tuple[str, np.ndarray]], sentences: list[str],
-                     run_dir: Path, samples: Path, step: int, note: Callable[[str], None]) -> list[Path]:
+def render_sentences(
+    model,
+    tokenizer,
+    config: XttsConfig,
+    voices: list[tuple[str, np.ndarray]],
+    sentences: list[str],
+    run_dir: Path,
+    samples: Path,
+    step: int,
+    note: Callable[[str], None],
+) -> list[Path]:
     """Render `sentences` with the model as it is at `step`, in each of `voices` (`rendering_voices`),
     into `samples` and TensorBoard; a sentence the vocabulary cannot spell is skipped with a `note`."""
     import re
@@ -314,16 +350,21 @@ def render_sentences(model, tokenizer, config: XttsConfig, voices: list[tuple[st
     for index, sentence in enumerate(sentences):
         for speaker, reference in voices:
             try:
-                audio = synthesize_speech(model, tokenizer, sentence, reference, data, rate=rate,
-                                          settings=config.synthesis).waveform
+                audio = synthesize_speech(
+                    model, tokenizer, sentence, reference, data, rate=rate, settings=config.synthesis
+                ).waveform
             except UnknownCharactersError as exc:
                 note(f"test sentence {index} skipped: {exc.lines[0]}")
                 break
             label = f"-{re.sub(r'[^A-Za-z0-9_.-]+', '_', speaker)[:40]}" if speaker else ""
             target = samples / f"step{step:07d}-{index}{label}.wav"
             target.write_bytes(wav_bytes(audio, data.sample_rate))
-            tf.summary.audio(f"samples/sentence_{index}{label.replace('-', '/', 1)}", audio[None, :, None],
-                             data.sample_rate, step=step)
+            tf.summary.audio(
+                f"samples/sentence_{index}{label.replace('-', '/', 1)}",
+                audio[None, :, None],
+                data.sample_rate,
+                step=step,
+            )
             written.append(target)
     return written
 
@@ -359,7 +400,8 @@ def restore_model(model, checkpoint: str) -> int:
     variables = model.trainable_variables
     keys = _legacy_variable_keys(graph)
     unfit = [
-        variable.path for variable, key in zip(variables, keys)
+        variable.path
+        for variable, key in zip(variables, keys)
         if key is None or list(shapes[key]) != list(variable.shape)
     ]
     if unfit or len(keys) != len(variables):
@@ -426,6 +468,8 @@ def load_run(run_dir: Path):
     model = build_model(config.model, config.data, tokenizer.vocab_size)
     latest = tf.train.latest_checkpoint(str(run.checkpoints))
     if latest is None:
-        raise XttsError(f"{run.checkpoints} holds no checkpoint yet", hint="train first: xtts train --run-dir " + str(run_dir))
+        raise XttsError(
+            f"{run.checkpoints} holds no checkpoint yet", hint="train first: xtts train --run-dir " + str(run_dir)
+        )
     step = restore_model(model, latest)
     return config, tokenizer, model, step, run

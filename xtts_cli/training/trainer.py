@@ -31,13 +31,14 @@ import shutil
 import signal
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Literal, Optional
 
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.errors import XttsError
-from xtts_cli.training.run_dir import RunDir, prepare_run_dir, remove_stale_temporaries
+from xtts_cli.training.run_dir import prepare_run_dir, remove_stale_temporaries
 from xtts_cli.training.signals import EXIT_CODES, GracefulInterrupt
 
 Progress = Callable[[dict[str, Any]], None]
@@ -148,9 +149,8 @@ class Trainer:
         import keras
         import tensorflow as tf
 
-        from xtts_cli.data.pipeline import build_pipeline, plan_pipeline
+        from xtts_cli.data.pipeline import build_pipeline, plan_pipeline, tokenizer_for
         from xtts_cli.data.scan import scan_dataset
-        from xtts_cli.data.pipeline import tokenizer_for
         from xtts_cli.data.text import Tokenizer
         from xtts_cli.devices.placement import configure_devices
         from xtts_cli.model.xtts import build_model
@@ -168,20 +168,27 @@ class Trainer:
         # Each dataset's clips repeated as its sampling weight asks (data.datasets).
         train_items, eval_items = self.scan.epoch_items(), list(self.scan.eval)
         if config.data.eval_dataset_path:
-            eval_data = config.data.model_copy(update={"dataset_path": config.data.eval_dataset_path, "datasets": [],
-                                                       "dataset_format": "auto", "eval_fraction": 0.0})
+            eval_data = config.data.model_copy(
+                update={
+                    "dataset_path": config.data.eval_dataset_path,
+                    "datasets": [],
+                    "dataset_format": "auto",
+                    "eval_fraction": 0.0,
+                }
+            )
             eval_scan = scan_dataset(eval_data)
             eval_items = eval_scan.items
         if not train_items:
             raise XttsError("no usable training items after the dataset scan", hint="see the bad files listed above")
 
         # Non-chief workers read the run directory (the chief's checkpoints and vocab) and write nothing.
-        self.run, self.resumed = prepare_run_dir(self.run_dir_path, config, fresh=self.fresh, force=self.force,
-                                                 read_only=not self.is_chief)
+        self.run_dir, self.resumed = prepare_run_dir(
+            self.run_dir_path, config, fresh=self.fresh, force=self.force, read_only=not self.is_chief
+        )
         if self.is_chief:
-            remove_stale_temporaries(self.run)
-        if self.resumed and self.run.vocab.is_file():
-            self.tokenizer = Tokenizer.load(self.run.vocab)
+            remove_stale_temporaries(self.run_dir)
+        if self.resumed and self.run_dir.vocab.is_file():
+            self.tokenizer = Tokenizer.load(self.run_dir.vocab)
         else:
             # Built from the scan, so every worker of a cluster builds the same one.
             self.tokenizer = tokenizer_for(self.scan, config.data)
@@ -190,26 +197,33 @@ class Trainer:
                     [item.training_text for item in train_items + eval_items], config.data.text_cleaners
                 )
             if self.is_chief:
-                self.tokenizer.save(self.run.vocab)
+                self.tokenizer.save(self.run_dir.vocab)
 
         from xtts_cli.training.synthesis import (
-            REFERENCE_FILE, SPEAKERS_FILE, SPEAKING_RATE_FILE, measure_speaking_rate, reference_from_audio,
-            rendering_voices, save_reference, save_speakers, save_speaking_rate,
+            REFERENCE_FILE,
+            SPEAKERS_FILE,
+            SPEAKING_RATE_FILE,
+            measure_speaking_rate,
+            reference_from_audio,
+            rendering_voices,
+            save_reference,
+            save_speakers,
+            save_speaking_rate,
         )
 
-        if self.is_chief and not (self.run.path / SPEAKING_RATE_FILE).is_file():
+        if self.is_chief and not (self.run_dir.path / SPEAKING_RATE_FILE).is_file():
             rate = measure_speaking_rate(self.scan.train, self.tokenizer, config.data)
             if rate is not None:
-                save_speaking_rate(self.run.path, rate)
+                save_speaking_rate(self.run_dir.path, rate)
 
-        if self.is_chief and not (self.run.path / REFERENCE_FILE).is_file():
+        if self.is_chief and not (self.run_dir.path / REFERENCE_FILE).is_file():
             # The voice test sentences are rendered in: the first validation clip's opening frames.
             first = (eval_items or train_items)[0]
-            save_reference(self.run.path, reference_from_audio(Path(first.audio_path), config.data))
-        if self.is_chief and not (self.run.path / SPEAKERS_FILE).is_file():
-            save_speakers(self.run.path, self.scan.train)
+            save_reference(self.run_dir.path, reference_from_audio(Path(first.audio_path), config.data))
+        if self.is_chief and not (self.run_dir.path / SPEAKERS_FILE).is_file():
+            save_speakers(self.run_dir.path, self.scan.train)
         self.reference_text = (eval_items or train_items)[0].training_text
-        self.voices = rendering_voices(self.run.path, config.data) if self.is_chief else []
+        self.voices = rendering_voices(self.run_dir.path, config.data) if self.is_chief else []
 
         self.mixed = bool(config.training.mixed_precision)
         self._previous_policy = keras.mixed_precision.dtype_policy().name
@@ -218,7 +232,7 @@ class Trainer:
                 "mixed_bfloat16" if config.training.mixed_precision_dtype == "bfloat16" else "mixed_float16"
             )
 
-        output = "audio" if self.plan.kind == "split" else "mel"
+        output: Literal["audio", "mel"] = "audio" if self.plan.kind == "split" else "mel"
         replicas = self.plan.num_replicas if self.plan.kind == "mirrored" else 1
         global_config = config
         if replicas > 1:
@@ -236,7 +250,7 @@ class Trainer:
             # (the same on every worker: the scan is deterministic) before anything is decoded, so
             # no worker decodes a clip another one trains on. Its pipeline yields per-replica
             # batches and `_distribute` hands one to each local replica (no tf.data auto-sharding).
-            shard_items = train_items[cluster.worker_index::cluster.num_workers]
+            shard_items = train_items[cluster.worker_index :: cluster.num_workers]
             if not shard_items:
                 raise XttsError(
                     f"{len(train_items)} training items cannot be shared by {cluster.num_workers} workers",
@@ -289,7 +303,7 @@ class Trainer:
         self.manager = None
         if self.is_chief:
             self.manager = tf.train.CheckpointManager(
-                self.checkpoint, str(self.run.checkpoints), max_to_keep=config.training.keep_checkpoints
+                self.checkpoint, str(self.run_dir.checkpoints), max_to_keep=config.training.keep_checkpoints
             )
         latest = self.latest_checkpoint() if self.resumed or self.is_chief else None
         if latest:
@@ -300,8 +314,9 @@ class Trainer:
                     f"cannot restore {latest}: {str(exc).splitlines()[0]}",
                     hint="the checkpoint does not fit this model; use --fresh to start a new run",
                 ) from None
-        self._stop_flag = None
-        self._gather_steps = None
+        # Multi-worker only: the stop flag every worker reduces, and the step gather (a tf.function).
+        self._stop_flag: Any = None
+        self._gather_steps: Any = None
         if cluster is not None:
             # Local to this worker (made outside the strategy's scope): 1.0 once it got SIGINT/SIGTERM.
             self._stop_flag = tf.Variable(0.0, trainable=False, name="stop_requested")
@@ -314,7 +329,7 @@ class Trainer:
 
         if self.manager is not None:
             return self.manager.latest_checkpoint
-        return tf.train.latest_checkpoint(str(self.run.checkpoints))
+        return tf.train.latest_checkpoint(str(self.run_dir.checkpoints))
 
     def _check_workers_agree(self, moment: str) -> None:
         """Every worker holds the same step, or training stops here with the steps named.
@@ -339,7 +354,7 @@ class Trainer:
             cluster = self.plan.cluster
             raise WorkersDisagreeError(
                 f"the workers are at different steps {moment}: {steps} (one per replica, in TF_CONFIG task "
-                f"order); non-chief workers resume from the chief's checkpoints in {self.run.checkpoints}",
+                f"order); non-chief workers resume from the chief's checkpoints in {self.run_dir.checkpoints}",
                 hint="give every worker the same --run-dir on a filesystem they all share (docs/scaling.md)"
                 + ("" if cluster is None else f"; this is {cluster.describe()}"),
             )
@@ -380,8 +395,11 @@ class Trainer:
                     own = tf.stop_gradient(outputs["mel_pred"])
                     again = model(batch, training=True, decoder_input_mel=own, attention_prior_strength=prior)
                     second = model.compute_loss(batch, again, **attention)
-                    losses = dict(losses, loss=0.5 * (losses["loss"] + second["loss"]),
-                                  self_conditioned_mel_loss=second["mel_loss"])
+                    losses = dict(
+                        losses,
+                        loss=0.5 * (losses["loss"] + second["loss"]),
+                        self_conditioned_mel_loss=second["mel_loss"],
+                    )
                 # MirroredStrategy sums replica gradients; dividing keeps the update a global mean.
                 scaled = optimizer.scale_loss(losses["loss"] / replicas)
             variables = model.trainable_variables
@@ -416,6 +434,7 @@ class Trainer:
         if self.plan.kind == "split":
             from xtts_cli.training.featurize import make_featurizer
 
+            assert self.plan.data_device is not None  # a split plan names its data device
             self.featurize = make_featurizer(config.data, self.plan.data_device, graph=graph)
         setting = config.training.enable_xla_compilation
         xla = graph and (setting is True or (setting == "auto" and self.plan.device_type == "GPU"))
@@ -546,12 +565,13 @@ class Trainer:
         # may run collectives, and a worker that skipped it would leave the others waiting), into
         # a scratch directory deleted right after, so the run keeps the chief's set only. The
         # scratch is local (the system temp dir), so a crash mid-save leaves nothing in the run.
+        assert self.plan.cluster is not None  # only workers of a cluster are not the chief
         scratch = tempfile.mkdtemp(prefix=f"xtts-worker{self.plan.cluster.worker_index}-checkpoint-")
         try:
             tf.train.CheckpointManager(self.checkpoint, scratch, max_to_keep=1).save(checkpoint_number=number)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        return str(self.run.checkpoints / f"ckpt-{number}")
+        return str(self.run_dir.checkpoints / f"ckpt-{number}")
 
     def run(self) -> TrainResult:
         """Set up and train; see the module docstring."""
@@ -581,10 +601,10 @@ class Trainer:
         from xtts_cli.training.metrics import MetricsWriter
 
         self.setup()
-        config, training = self.config, self.config.training
+        training = self.config.training
         start_step = int(self.step_var.numpy())
         result = TrainResult(
-            run_dir=self.run.path,
+            run_dir=self.run_dir.path,
             start_step=start_step,
             final_step=start_step,
             resumed=self.resumed,
@@ -594,13 +614,18 @@ class Trainer:
             notes=list(self.plan.notes),
         )
         if not self.graph_mode:
-            result.notes.append("eager mode (enable_eager_debug or graph mode off): every step runs op by op and is slow")
-        self.progress({"event": "start", "result": result, "total_steps": self.total_steps, "batch_size": self.batch_size})
+            result.notes.append(
+                "eager mode (enable_eager_debug or graph mode off): every step runs op by op and is slow"
+            )
+        self.progress(
+            {"event": "start", "result": result, "total_steps": self.total_steps, "batch_size": self.batch_size}
+        )
         max_steps = training.max_steps or training.epochs * self.steps_per_epoch
         multi = self.plan.kind == "multi_worker"
+        metrics_file: contextlib.AbstractContextManager[Any]
         if self.is_chief:
-            writer = tf.summary.create_file_writer(str(self.run.tensorboard))
-            metrics_file = MetricsWriter(self.run.metrics)
+            writer = tf.summary.create_file_writer(str(self.run_dir.tensorboard))
+            metrics_file = MetricsWriter(self.run_dir.metrics)
         else:
             writer = tf.summary.create_noop_writer()
             metrics_file = contextlib.nullcontext(_DiscardedMetrics())
@@ -610,7 +635,7 @@ class Trainer:
         step = start_step
         # Multi-worker: one iterator over the endlessly repeating share for the whole run, cut into
         # epochs of steps_per_epoch steps (see setup).
-        endless = self.batches(self.train_ds) if multi else None
+        endless: Any = self.batches(self.train_ds) if multi else None
         agreed_stop = False  # multi-worker: some worker was signalled, as the last step's reduction said
         try:
             with GracefulInterrupt() as interrupt, metrics_file as metrics, writer.as_default():
@@ -709,7 +734,7 @@ class Trainer:
         """NVML sampling of the GPUs in use, for the progress line; None on CPU or without NVML."""
         if self.plan.device_type != "GPU":
             return None
-        from xtts_cli.profiling.nvml_sampler import GpuSampler
+        from xtts_cli.devices.nvml_sampler import GpuSampler
 
         devices = {self.plan.model_device, *self.plan.replica_devices, *(filter(None, [self.plan.data_device]))}
         indices = sorted(int(name.rsplit(":", 1)[1]) for name in devices)
@@ -725,7 +750,11 @@ class Trainer:
         for index in self.sampler.indices or []:
             samples = self.sampler.samples(index)
             if samples:
-                recent = [s.utilization_gpu for s in samples if s.t >= samples[-1].t - seconds and s.utilization_gpu is not None]
+                recent = [
+                    s.utilization_gpu
+                    for s in samples
+                    if s.t >= samples[-1].t - seconds and s.utilization_gpu is not None
+                ]
                 values.extend(recent)
         return sum(values) / len(values) if values else None
 
@@ -797,7 +826,13 @@ class Trainer:
         if self.eval_ds is None and self.train_ds is None:
             return
         render_sentences(
-            self.model, self.tokenizer, self.config, self.voices,
-            self.config.training.test_sentences or [self.reference_text], self.run.path, self.run.samples, step,
+            self.model,
+            self.tokenizer,
+            self.config,
+            self.voices,
+            self.config.training.test_sentences or [self.reference_text],
+            self.run_dir.path,
+            self.run_dir.samples,
+            step,
             note=lambda message: self.progress({"event": "note", "message": message}),
         )

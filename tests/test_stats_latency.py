@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from xtts_cli.profiling.latency_stats import LatencyStats, summarize
+from xtts_cli.stats.latency import LatencyStats, summarize
 
 
 def test_matches_numpy_on_a_long_series():

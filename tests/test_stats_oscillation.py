@@ -2,8 +2,8 @@ import time
 
 import numpy as np
 
-from xtts_cli.profiling import oscillation
-from xtts_cli.profiling.oscillation import detect_oscillation
+from xtts_cli.stats import oscillation
+from xtts_cli.stats.oscillation import detect_oscillation
 
 
 def square_wave(n, period, low=2.0, high=40.0):

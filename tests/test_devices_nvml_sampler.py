@@ -12,7 +12,7 @@ import types
 
 import pytest
 
-from xtts_cli.profiling.nvml_sampler import UNAVAILABLE, GpuSampler
+from xtts_cli.devices.nvml_sampler import UNAVAILABLE, GpuSampler
 
 HALF_PERIOD = 4  # samples high, then samples low: a period of 8 samples
 

@@ -37,12 +37,13 @@ The rule (every constant below is a module constant a test can read):
 from __future__ import annotations
 
 import math
-from typing import Iterable, Optional
+from collections.abc import Iterable
+from typing import Optional
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from xtts_cli.profiling.latency_stats import finite_values
+from xtts_cli.stats.latency import finite_values
 
 MIN_SAMPLES = 8
 CV_FLOOR = 0.1
@@ -89,7 +90,10 @@ def detect_oscillation(series: Iterable[Optional[float]]) -> Oscillation:
     threshold = max(ACF_THRESHOLD, NOISE_SIGMAS / math.sqrt(n))
     if cv < CV_FLOOR:
         return Oscillation(
-            detected=False, samples=n, cv=cv, threshold=threshold,
+            detected=False,
+            samples=n,
+            cv=cv,
+            threshold=threshold,
             reason=f"steady: coefficient of variation {cv:.3f} < {CV_FLOOR}",
         )
 
@@ -98,9 +102,7 @@ def detect_oscillation(series: Iterable[Optional[float]]) -> Oscillation:
     x = values - (slope * t + intercept)
     # What remains after removing a line may be rounding noise only (a pure ramp).
     if float(np.sum(x * x)) <= 1e-12 * float(np.sum(values * values)):
-        return Oscillation(
-            detected=False, samples=n, cv=cv, threshold=threshold, reason="a straight trend, no cycle"
-        )
+        return Oscillation(detected=False, samples=n, cv=cv, threshold=threshold, reason="a straight trend, no cycle")
 
     r = autocorrelation(x)
     max_lag = n // 2
@@ -119,14 +121,23 @@ def detect_oscillation(series: Iterable[Optional[float]]) -> Oscillation:
 
     if not candidates:
         return Oscillation(
-            detected=False, samples=n, cv=cv, threshold=threshold, strength=max(strongest_peak, 0.0),
+            detected=False,
+            samples=n,
+            cv=cv,
+            threshold=threshold,
+            strength=max(strongest_peak, 0.0),
             reason=f"no repeating autocorrelation peak >= {threshold:.2f} at lags 2..{max_lag}",
         )
 
     best = max(value for _, value in candidates)
     lag, strength = next((k, v) for k, v in candidates if v >= HARMONIC_RATIO * best)
     return Oscillation(
-        detected=True, period=_refine(r, lag), strength=strength, samples=n, cv=cv, threshold=threshold,
+        detected=True,
+        period=_refine(r, lag),
+        strength=strength,
+        samples=n,
+        cv=cv,
+        threshold=threshold,
         reason=f"autocorrelation {strength:.2f} at lag {lag}",
     )
 

@@ -37,15 +37,23 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from xtts_cli.devices.gpu_info import GpuInfo, query_nvml
-from xtts_cli.profiling.latency_stats import finite_values
-from xtts_cli.profiling.oscillation import Oscillation, detect_oscillation
+from xtts_cli.stats.latency import finite_values
+from xtts_cli.stats.oscillation import Oscillation, detect_oscillation
 
 MIN_HZ = 4.0  # PERFORMANCE.md: GPU sampling runs at >= 4 Hz
 MAX_HZ = 50.0  # the utilisation window is >= 1/6 s; sampling much faster only repeats values
 DEFAULT_MAX_SAMPLES = 36_000  # per GPU: an hour at 10 Hz; older samples are dropped, memory stays flat
 UNAVAILABLE = "GPU metrics unavailable: "
 
-_FIELDS = ("t", "utilization_gpu", "memory_used_mib", "memory_total_mib", "power_w", "sm_clock_mhz", "sm_active_percent")
+_FIELDS = (
+    "t",
+    "utilization_gpu",
+    "memory_used_mib",
+    "memory_total_mib",
+    "power_w",
+    "sm_clock_mhz",
+    "sm_active_percent",
+)
 
 
 class GpuSample(BaseModel):
@@ -166,7 +174,7 @@ class GpuSampler:
         self._thread: Optional[threading.Thread] = None
         self._t0 = 0.0
 
-    def __enter__(self) -> "GpuSampler":
+    def __enter__(self) -> GpuSampler:
         self.start()
         return self
 
