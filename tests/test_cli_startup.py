@@ -35,6 +35,7 @@ def _run(args: list[str]) -> tuple[str, dict]:
 def test_root_help_lists_every_command_without_tensorflow() -> None:
     out, report = _run(["--help"])
     assert report == {"code": 0, "heavy": []}
+    assert "<bool>" not in out  # flags are shown as flags, not as options taking a value
     for command in COMMANDS:
         assert command in out
 
@@ -43,6 +44,7 @@ def test_root_help_lists_every_command_without_tensorflow() -> None:
 def test_command_help_imports_no_tensorflow(command: str) -> None:
     out, report = _run([command, "--help"])
     assert report == {"code": 0, "heavy": []}
+    assert "<bool>" not in out
     # synthesize reads the config stored in the run directory it is given.
     assert ("--checkpoint" if command == "synthesize" else "--config") in out
 

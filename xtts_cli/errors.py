@@ -1,16 +1,35 @@
-"""Errors a user can fix. Kept free of heavy imports: `main()` needs it before any command runs."""
+"""Errors a user can fix, and TensorFlow's failures translated into them.
+
+Kept free of heavy imports: `main()` needs it before any command runs. TensorFlow's errors are
+recognised by their class and message, without importing TensorFlow.
+
+Exit codes: 1 an error a user can fix (XttsError), 2 a config that does not validate
+(ConfigError), 3 out of memory (OutOfMemoryError), 4 a device or kernel TensorFlow cannot use
+(DeviceError); 130 and 143 after a clean interrupt (training/signals.py).
+"""
 
 from __future__ import annotations
 
+import re
+from typing import Optional
+
+# A translated message keeps TensorFlow's first line, cut to this many characters.
+MESSAGE_CHARS = 240
+
 
 class XttsError(Exception):
-    """An error the user can fix; the command prints its lines and exits with `exit_code`."""
+    """An error the user can fix; the command prints its lines and exits with `exit_code`.
+
+    `translated`: made from another error whose traceback the one-line message hides (the debug
+    hint then says how to see it).
+    """
 
     exit_code = 1
 
-    def __init__(self, *lines: str, hint: str | None = None):
+    def __init__(self, *lines: str, hint: Optional[str] = None, translated: bool = False):
         self.lines = [line for line in lines if line]
         self.hint = hint
+        self.translated = translated
         super().__init__("; ".join(self.lines))
 
 
@@ -18,3 +37,83 @@ class ConfigError(XttsError):
     """The config cannot be read or does not validate: exit 2."""
 
     exit_code = 2
+
+
+class OutOfMemoryError(XttsError):
+    """A device ran out of memory: exit 3."""
+
+    exit_code = 3
+
+
+class DeviceError(XttsError):
+    """A device that does not exist, or an operation with no kernel on the device it was placed on: exit 4."""
+
+    exit_code = 4
+
+
+OUT_OF_MEMORY_HINT = (
+    "lower data.batch_size (or --batch-size), data.max_mel_frames or model.model_size; "
+    "`xtts benchmark` finds the largest batch that fits this machine"
+)
+# Phrases that state a cause; a line holding one is the message, wherever it sits.
+_CAUSES = ("OOM when allocating", "out of memory", "No registered", "no supported kernel", "Could not satisfy")
+
+
+# Lines of a TensorFlow error message that frame the cause rather than state it.
+_FRAMING = ("Graph execution error:", "Detected at node", "Hint:", "[[{{node")
+
+
+def _first_line(message: str) -> str:
+    """The line of a TensorFlow message that states the cause: not the framing, not the Python
+    stack it quotes (indented), without the "{{function_node ...}}" prefix and "[Op:...]" suffix."""
+    lines = [line.strip() for line in message.splitlines()]
+    stated = [line for line in lines if any(phrase in line for phrase in _CAUSES)]
+    unframed = [
+        line
+        for raw, line in zip(message.splitlines(), lines)
+        if line and not raw[0].isspace() and not line.startswith(_FRAMING)
+    ]
+    cause = (stated or unframed or [line for line in lines if line] or [""])[0]
+    cause = re.sub(r"\x1b\[[0-9;]*m", "", cause)  # Keras wraps the cause in terminal bold
+    cause = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", cause)
+    cause = re.sub(r"\s*\[Op:[^\]]*\](\s*name:.*)?$", "", cause).strip().strip("'\"").strip()
+    return cause if len(cause) <= MESSAGE_CHARS else cause[: MESSAGE_CHARS - 3] + "..."
+
+
+def from_tensorflow(error: BaseException) -> Optional[XttsError]:
+    """TensorFlow's out-of-memory, missing-kernel and device errors as one line that names the
+    setting to change; None for any other error (it keeps its traceback)."""
+    kind = type(error)
+    if not kind.__module__.startswith(("tensorflow", "keras")):
+        return None
+    message = str(getattr(error, "message", "") or error)
+    line = _first_line(message)
+    lowered = message.lower()
+    if (
+        kind.__name__ == "ResourceExhaustedError"
+        or "oom when allocating" in lowered
+        or "out of memory" in lowered
+        or "cuda_error_out_of_memory" in lowered
+    ):
+        return OutOfMemoryError(f"out of memory: {line}", hint=OUT_OF_MEMORY_HINT, translated=True)
+    if "detected unsupported operations when trying to compile" in lowered or (
+        "xla" in lowered and kind.__name__ in ("UnimplementedError", "InvalidArgumentError")
+    ):
+        return DeviceError(
+            f"XLA cannot compile the step: {line}",
+            hint="set training.enable_xla_compilation: false (or auto)",
+            translated=True,
+        )
+    if "no registered" in lowered and "opkernel" in lowered or "no supported kernel" in lowered:
+        return DeviceError(
+            f"TensorFlow has no kernel for an operation on its device: {line}",
+            hint="unset devices.data_gpu (the CPU runs every input kernel) or training.enable_xla_compilation; `xtts diagnose` checks the setup",
+            translated=True,
+        )
+    if "could not satisfy explicit device specification" in lowered or "unknown device" in lowered:
+        return DeviceError(
+            f"a device TensorFlow cannot use: {line}",
+            hint="check devices.model_gpu and devices.data_gpu; `xtts diagnose` lists this machine's GPUs",
+            translated=True,
+        )
+    return None

@@ -25,6 +25,28 @@ app = typer.Typer(
 )
 
 
+# TensorFlow's C++ log level when the user has not set TF_CPP_MIN_LOG_LEVEL: 3 keeps its start-up
+# chatter (plugin registration, CPU feature notes) and the per-epoch "End of sequence" lines out of
+# a run's output; its real failures still arrive as Python exceptions. `--verbose` or
+# XTTS_DEBUG=1: everything (0).
+QUIET_TF_LOG_LEVEL = "3"
+
+
+def quiet_tensorflow_logs(environ: dict[str, str] | None = None) -> None:
+    """Quiet TensorFlow's C++ and Python logging unless asked for; call before TensorFlow loads."""
+    import logging
+    import warnings
+
+    env = os.environ if environ is None else environ
+    if env.get("XTTS_DEBUG") == "1":
+        return
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET_TF_LOG_LEVEL)
+    # tf.function retracing notes and deprecation warnings go through Python's logging, Keras's
+    # notes through Python's warnings.
+    logging.getLogger("tensorflow").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", module=r"(keras|tensorflow)(\.|$)")
+
+
 def _version(value: bool) -> None:
     if value:
         sys.stdout.write(f"xtts {__version__}\n")
@@ -37,8 +59,18 @@ def _root(
         Optional[bool],
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
     ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", help="Show TensorFlow's own logging (quiet by default; XTTS_DEBUG=1 shows it too)."),
+    ] = False,
 ) -> None:
     """Train an XTTS-style TTS model in TensorFlow with the GPU kept busy."""
+    if verbose:
+        import logging
+
+        # TensorFlow is not loaded yet: the commands import it inside their functions.
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
+        logging.getLogger("tensorflow").setLevel(logging.NOTSET)
 
 
 app.command("train")(train.train)
@@ -52,19 +84,33 @@ app.add_typer(data_service.app, name="data-service")
 
 
 def main() -> None:
-    """Entry point: known errors become one line plus a hint; unknown ones still raise."""
-    from xtts_cli.errors import XttsError
+    """Entry point: errors a user can fix, and TensorFlow's out-of-memory, kernel and device errors,
+    become one line plus a hint (and, with --json, a JSON object on stdout); others still raise."""
+    from xtts_cli.errors import XttsError, from_tensorflow
 
+    quiet_tensorflow_logs()
     try:
         app(standalone_mode=True)
-    except XttsError as exc:
-        from xtts_cli.cli.output import error_lines
-
-        error_lines(exc.lines, exc.hint)
+    except Exception as exc:
+        error = exc if isinstance(exc, XttsError) else from_tensorflow(exc)
+        if error is None:
+            raise
+        report_error(error, json_output="--json" in sys.argv[1:])
         if os.environ.get("XTTS_DEBUG") == "1":
             raise
+        sys.exit(error.exit_code)
+
+
+def report_error(error, json_output: bool) -> None:
+    """The error's lines and hint on stderr; with `json_output`, also {"error", "hint", "exit_code"}
+    on stdout. The debug hint only where a traceback was hidden (a translated error)."""
+    from xtts_cli.cli.output import error_lines, print_json
+
+    error_lines(error.lines, error.hint)
+    if error.translated and os.environ.get("XTTS_DEBUG") != "1":
         sys.stderr.write("(set XTTS_DEBUG=1 for the full traceback)\n")
-        sys.exit(exc.exit_code)
+    if json_output:
+        print_json({"error": "; ".join(error.lines), "hint": error.hint, "exit_code": error.exit_code})
 
 
 if __name__ == "__main__":
