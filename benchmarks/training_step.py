@@ -185,13 +185,14 @@ def _train_share(overrides: dict) -> None:
     import tempfile
 
     from xtts_cli.config import resolve_config
+    from xtts_cli.training.controller import Controller
     from xtts_cli.training.metrics import read_metrics
     from xtts_cli.training.trainer import Trainer
 
     with tempfile.TemporaryDirectory() as run_dir:
         overrides = {**overrides, "training.max_steps": 60, "training.log_step": 10, "training.sample_step": 1000}
         overrides.pop("data.batch_size")
-        result = Trainer(resolve_config(None, overrides).config, run_dir=run_dir).run()
+        result = Controller(Trainer(resolve_config(None, overrides).config, run_dir=run_dir)).run()
         # Warm-up excluded: the first window holds the trace and the first (feature-caching) epoch.
         records = [r for r in read_metrics(Path(run_dir) / "metrics.jsonl") if "step_ms" in r][1:]
     share = 100.0 * sum(r["data_wait_ms"] for r in records) / sum(r["step_ms"] for r in records)

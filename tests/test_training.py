@@ -12,8 +12,10 @@ from training_support import tiny_config
 
 from xtts_cli.config import resolve_config
 from xtts_cli.errors import XttsError
+from xtts_cli.training.controller import Controller, Hook, NonFiniteLossError
+from xtts_cli.training.events import StepLogged
 from xtts_cli.training.metrics import read_metrics
-from xtts_cli.training.trainer import NonFiniteLossError, Trainer
+from xtts_cli.training.trainer import Trainer
 
 
 @pytest.fixture(scope="module")
@@ -22,19 +24,53 @@ def trained(tmp_path_factory) -> tuple[Path, Path, object]:
     root = tmp_path_factory.mktemp("trained")
     config_path = tiny_config(root)
     config = resolve_config(config_path, {"training.max_steps": 40, "training.save_step": 20}).config
-    result = Trainer(config, run_dir=root / "run").run()
-    return root, config_path, result
+    seen = Recorder()
+    trainer = Trainer(config, run_dir=root / "run", progress=seen.events.append)
+    result = Controller(trainer, extra_hooks=[seen]).run()
+    return root, config_path, result, seen
+
+
+class Recorder(Hook):
+    """A caller's own hook: what the controller hands it, and every progress event."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+        self.events: list[object] = []
+
+    def on_start(self, result) -> None:
+        self.calls.append(("start", result.start_step))
+
+    def on_step(self, end) -> None:
+        self.calls.append(("step", end.step, end.last, sorted(end.losses)))
+
+    def on_end(self, result) -> None:
+        self.calls.append(("end", result.final_step))
+
+
+def test_the_controller_hands_every_step_to_the_hooks_and_emits_typed_events(trained) -> None:
+    _, _, result, seen = trained
+    assert seen.calls[0] == ("start", 0) and seen.calls[-1] == ("end", 40)
+    steps = seen.calls[1:-1]
+    assert [call[1] for call in steps] == list(range(1, 41))
+    assert [call[2] for call in steps] == [False] * 39 + [True]  # the last step is flagged
+    assert {"loss", "mel_loss", "stop_loss", "alignment_score"} <= set(steps[0][3])
+    kinds = [type(event).__name__ for event in seen.events]
+    assert kinds[:2] == ["ScanFinished", "RunStarted"] and kinds[-1] == "RunEnded"
+    logged = [event for event in seen.events if isinstance(event, StepLogged)]
+    assert [event.step for event in logged] == list(range(2, 41, 2))  # every log_step
+    assert logged[-1].record()["loss"] == logged[-1].loss and logged[-1].traces == result.traces
+    assert seen.events[-1].result is result
 
 
 def test_loss_falls_and_traces_stay_within_the_bucket_bound(trained) -> None:
-    _, _, result = trained
+    _, _, result, _ = trained
     assert result.final_step == 40
     assert result.last_loss < 0.7 * result.first_loss
     assert 1 <= result.traces <= result.shape_bound + 1
 
 
 def test_run_directory_holds_everything_to_resume_and_compare(trained) -> None:
-    root, config_path, _ = trained
+    root, config_path, _, _ = trained
     run = root / "run"
     resolved = yaml.safe_load((run / "config.yaml").read_text())
     assert resolved == resolve_config(
@@ -52,7 +88,7 @@ def test_run_directory_holds_everything_to_resume_and_compare(trained) -> None:
 
 
 def test_resume_continues_the_step_count_past_a_stale_partial_checkpoint(trained) -> None:
-    root, config_path, _ = trained
+    root, config_path, _, _ = trained
     checkpoints = root / "run" / "checkpoints"
     # What a crash in the middle of a save leaves: temp shards the pointer never named.
     stale = checkpoints / "ckpt-999_temp"
@@ -61,22 +97,24 @@ def test_resume_continues_the_step_count_past_a_stale_partial_checkpoint(trained
     (checkpoints / "ckpt-999.index.tmp").write_bytes(b"garbage")
     assert "ckpt-40" in (checkpoints / "checkpoint").read_text()
     config = resolve_config(config_path, {"training.max_steps": 44}).config
-    result = Trainer(config, run_dir=root / "run").run()
+    result = Controller(Trainer(config, run_dir=root / "run")).run()
     assert result.resumed and result.start_step == 40 and result.final_step == 44
     assert not stale.exists() and not (checkpoints / "ckpt-999.index.tmp").exists()
 
 
 def test_changed_model_config_is_refused_then_fresh_starts_over(trained) -> None:
-    root, config_path, _ = trained
+    root, config_path, _, _ = trained
     changed = resolve_config(config_path, {"model.d_model": 48, "training.max_steps": 50}).config
     with pytest.raises(XttsError) as info:
-        Trainer(changed, run_dir=root / "run").run()
+        Controller(Trainer(changed, run_dir=root / "run")).run()
     assert "model.d_model (32 -> 48)" in info.value.lines[0]
     assert "--fresh" in info.value.hint
-    result = Trainer(
-        changed.model_copy(update={"training": changed.training.model_copy(update={"max_steps": 2})}),
-        run_dir=root / "run",
-        fresh=True,
+    result = Controller(
+        Trainer(
+            changed.model_copy(update={"training": changed.training.model_copy(update={"max_steps": 2})}),
+            run_dir=root / "run",
+            fresh=True,
+        )
     ).run()
     assert result.start_step == 0 and result.final_step == 2
     assert list(root.glob("run.old-*")), "the old run is kept, never deleted"
@@ -99,7 +137,7 @@ def test_nan_loss_stops_with_step_and_metric_named(tmp_path: Path, monkeypatch) 
     monkeypatch.setattr(XttsModel, "compute_loss", poisoned)
     config = resolve_config(tiny_config(tmp_path), {"training.max_steps": 10, "training.save_step": 2}).config
     with pytest.raises(NonFiniteLossError) as info:
-        Trainer(config, run_dir=tmp_path / "run").run()
+        Controller(Trainer(config, run_dir=tmp_path / "run")).run()
     assert info.value.exit_code == 3
     assert info.value.lines[0].startswith("training.loss is nan at step 3")
     # Step 2 was saved; the NaN step never was.
@@ -109,7 +147,7 @@ def test_nan_loss_stops_with_step_and_metric_named(tmp_path: Path, monkeypatch) 
 def test_synthesize_writes_speech_length_audio(trained, runner) -> None:
     from xtts_cli.cli.app import app
 
-    root, _, _ = trained
+    root, _, _, _ = trained
     out = root / "hello.wav"
     result = runner.invoke(
         app, ["synthesize", "the cat sat.", "--checkpoint", str(root / "run"), "--out", str(out), "--max-frames", "120"]
@@ -126,7 +164,7 @@ def test_synthesized_length_follows_the_training_data_speaking_rate(trained, run
     from xtts_cli.data.text import Tokenizer
     from xtts_cli.training.synthesis import load_speaking_rate
 
-    root, _, _ = trained
+    root, _, _, _ = trained
     rate = load_speaking_rate(root / "run")
     # espeak-ng reads the sample at ~13 characters/s: ~6-7 mel frames per character at 86 frames/s.
     assert rate is not None and rate.clips >= 30 and 4.0 < rate.p10 <= rate.median <= rate.p90 < 10.0
@@ -145,7 +183,7 @@ def test_synthesized_length_follows_the_training_data_speaking_rate(trained, run
 def test_synthesize_rejects_empty_text_and_unknown_characters(trained, runner) -> None:
     from xtts_cli.cli.app import app
 
-    root, _, _ = trained
+    root, _, _, _ = trained
     empty = runner.invoke(app, ["synthesize", "  ", "--checkpoint", str(root / "run"), "--out", str(root / "x.wav")])
     assert isinstance(empty.exception, XttsError) and "empty" in empty.exception.lines[0]
     unknown = runner.invoke(

@@ -14,6 +14,7 @@ from training_support import tiny_config
 
 from xtts_cli.config import resolve_config
 from xtts_cli.errors import XttsError
+from xtts_cli.training.controller import Controller
 from xtts_cli.training.metrics import read_metrics
 from xtts_cli.training.trainer import Trainer
 
@@ -32,7 +33,7 @@ def short_run(tmp_path_factory):
         {"training.max_steps": 4, "training.val_step": 2, "training.save_step": 4, "training.sample_step": 1000},
     ).config
     trainer = Trainer(config, run_dir=root / "run")
-    trainer.run()
+    Controller(trainer).run()
     return trainer
 
 
@@ -166,7 +167,7 @@ def test_self_conditioned_training_under_a_fading_attention_prior_logs_both_pass
         tiny_config(tmp_path, "  self_conditioning: true\n  attention_prior_steps: 4\n"),
         {"training.max_steps": 4, "training.log_step": 1, "training.save_step": 4, "training.sample_step": 1000},
     ).config
-    Trainer(config, run_dir=tmp_path / "run").run()
+    Controller(Trainer(config, run_dir=tmp_path / "run")).run()
     records = [r for r in read_metrics(tmp_path / "run" / "metrics.jsonl") if "loss" in r]
     assert [r["step"] for r in records] == [1, 2, 3, 4]
     for record in records:

@@ -75,10 +75,11 @@ def test_model_gpu_that_does_not_exist_fails_before_any_work(tmp_path: Path) -> 
 PLACEMENT_PROBE = """
 import json, sys
 from xtts_cli.config import resolve_config
+from xtts_cli.training.controller import Controller
 from xtts_cli.training.trainer import Trainer
 config = resolve_config(sys.argv[1] if len(sys.argv) > 1 else {config!r}, {{"training.max_steps": 4}}).config
 trainer = Trainer(config, run_dir={run_dir!r})
-result = trainer.run()
+result = Controller(trainer).run()
 report = {{"final_step": result.final_step, "last_loss": result.last_loss, "plan": result.device_plan,
           "replicas": trainer.strategy.num_replicas_in_sync}}
 variable = trainer.model.trainable_variables[0]

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from xtts_cli.cli.options import BatchSizeOption, ConfigOption, DataPathOption, JsonOption
-from xtts_cli.cli.output import SEVERITY_STYLE, console, print_dataset, print_json
+from xtts_cli.cli.output import console, print_dataset, print_finding, print_json
 
 NumBatchesOption = Annotated[
     Optional[int],
@@ -110,16 +110,7 @@ def _render(report) -> None:
             f"p95 {first['latency_ms']['p95']:.2f} ms per file"
         )
     for finding in report.findings:
-        style = SEVERITY_STYLE[finding.severity]
-        gain = (
-            f" (input-bound {finding.expected_gain_percent:.0f} %)" if finding.expected_gain_percent is not None else ""
-        )
-        out.print(f"[{style}]{finding.severity:<7}[/] [bold]{finding.id}[/]{gain}: {finding.message}")
-        if finding.fix is not None:
-            out.print(f"         fix: {finding.fix.describe()}")
-        if finding.id == "data-service":
-            for line in report.data_service_commands:
-                out.print(f"         {line}")
+        print_finding(out, finding, more=report.data_service_commands if finding.id == "data-service" else ())
     errors = report.errors
     out.print(f"{len(report.findings)} finding(s), {errors} error(s)" if report.findings else "no findings")
     for note in report.notes:

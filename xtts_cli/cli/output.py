@@ -28,6 +28,20 @@ def error_lines(lines: Iterable[str], hint: str | None = None) -> None:
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
+
+def print_finding(out, finding, *, fix_note: str = "", more: Iterable[str] = ()) -> None:
+    """One finding as every command shows it: severity, id, the input-bound share it costs when
+    measured, the message; then the fix (with `fix_note` after it) and any `more` lines."""
+    style = SEVERITY_STYLE[finding.severity]
+    gain = getattr(finding, "expected_gain_percent", None)
+    cost = f" (input-bound {gain:.0f} %)" if gain is not None else ""
+    out.print(f"[{style}]{finding.severity:<7}[/] [bold]{finding.id}[/]{cost}: {finding.message}")
+    if finding.fix is not None:
+        out.print(f"         fix: {finding.fix.describe()}{fix_note}")
+    for line in more:
+        out.print(f"         {line}")
+
+
 TOP_SPEAKERS = 5
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from xtts_cli.cli.options import BatchSizeOption, ConfigOption, JsonOption
-from xtts_cli.cli.output import SEVERITY_STYLE, console, print_json
+from xtts_cli.cli.output import console, print_finding, print_json
 
 NumStepsOption = Annotated[
     Optional[int],
@@ -149,11 +149,7 @@ def _render(profile) -> None:
             f"[dim]timer overhead: {profile.overhead_us_per_step:.1f} us/step ({profile.overhead_percent:.2f} % of a step)[/]"
         )
     for finding in profile.recommendations:
-        out.print(
-            f"[{SEVERITY_STYLE[finding.severity]}]{finding.severity:<7}[/] [bold]{finding.id}[/]: {finding.message}"
-        )
-        if finding.fix is not None:
-            out.print(f"         fix: {finding.fix.describe()}")
+        print_finding(out, finding)
     if not profile.recommendations:
         out.print("no changes recommended")
     for note in profile.notes:

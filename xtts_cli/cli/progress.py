@@ -4,9 +4,12 @@ otherwise (`train | step: 1200 | steps/sec: 8.1 | loss: 0.412 | ...`)."""
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from xtts_cli.cli.output import console
+
+if TYPE_CHECKING:
+    from xtts_cli.training.events import Event, ScanFinished, StepLogged
 
 SKIPPED_SHOWN = 10  # skipped files listed at start-up; `xtts validate` lists every one
 
@@ -44,67 +47,70 @@ class TrainingProgress:
         self._progress.start()
         self._task = self._progress.add_task("train", total=total, completed=start, info="")
 
-    def update(self, event: dict[str, Any]) -> None:
+    def update(self, event: Event) -> None:
+        """Render one training event (training/events.py)."""
+        from xtts_cli.training.events import Noted, RunStarted, ScanFinished, StepLogged, Validated
+
         if not self.enabled:
             return
-        kind = event["event"]
-        if kind == "scan":
-            scan = event["scan"]
-            for bad in scan.bad[:SKIPPED_SHOWN]:
-                self.err.print(f"[yellow]skipped[/] {bad.path or bad.source}: {bad.reason} ({bad.detail})")
-            if len(scan.bad) > SKIPPED_SHOWN:
-                self.err.print(
-                    f"[yellow]skipped[/] ... and {len(scan.bad) - SKIPPED_SHOWN} more (`xtts validate` lists all)"
-                )
-            for dataset in scan.datasets:
-                speakers = len(dataset.speaker_minutes)
-                repeats = (
-                    f", each clip x{dataset.repeats} an epoch (weight {dataset.weight:g})"
-                    if dataset.repeats > 1
-                    else ""
-                )
-                self.err.print(
-                    f"dataset {dataset.path} ({dataset.format}): {dataset.train_items} train + {dataset.eval_items} "
-                    f"validation items, {dataset.hours * 60:.1f} min, {speakers} speaker{'' if speakers == 1 else 's'}, "
-                    f"{dataset.bad_items} skipped{repeats}"
-                )
-        elif kind == "start":
-            result = event["result"]
+        if isinstance(event, ScanFinished):
+            self._scan(event)
+        elif isinstance(event, RunStarted):
+            result = event.result
             verb = "resuming at step" if result.resumed else "starting at step"
             self.err.print(f"run {result.run_dir}: {verb} {result.start_step}; {result.device_plan}")
             for note in result.notes:
                 self.err.print(f"[yellow]note[/]: {note}")
-            self.total = event["total_steps"]
+            self.total = event.total_steps
             if self.live:
                 self._start_bar(result.start_step, self.total)
-        elif kind == "log":
-            line = (
-                f"train | step: {event['step']} | steps/sec: {1000.0 / max(event['step_ms'], 1e-9):.2f} | "
-                f"loss: {event['loss']:.4f} | samples/sec: {event['samples_per_sec']:.1f} | "
-                f"data wait: {100.0 * event['data_wait_ms'] / max(event['step_ms'], 1e-9):.1f} % | "
-                f"lr: {event['lr']:.2e} | traces: {event['traces']}"
-            )
-            if event.get("gpu_util") is not None:
-                line += f" | gpu: {event['gpu_util']:.0f} %"
-            if self._progress is not None:
-                info = f"loss {event['loss']:.4f} | {event['samples_per_sec']:.1f} samples/s | data wait {100.0 * event['data_wait_ms'] / max(event['step_ms'], 1e-9):.1f} %"
-                if event.get("gpu_util") is not None:
-                    info += f" | gpu {event['gpu_util']:.0f} %"
-                self._progress.update(self._task, completed=event["step"], info=info)
-            else:
-                sys.stderr.write(line + "\n")
-                sys.stderr.flush()
-        elif kind == "note":
-            self.err.print(f"[yellow]note[/]: {event['message']}")
-        elif kind == "val":
+        elif isinstance(event, StepLogged):
+            self._logged(event)
+        elif isinstance(event, Noted):
+            self.err.print(f"[yellow]note[/]: {event.message}")
+        elif isinstance(event, Validated):
             message = (
-                f"val   | step: {event['step']} | val_loss: {event['val_loss']:.4f} | "
-                f"alignment_score: {event['alignment_score']:.3f}"
+                f"val   | step: {event.step} | val_loss: {event.val_loss:.4f} | "
+                f"alignment_score: {event.alignment_score:.3f}"
             )
             if self._progress is not None:
                 self._progress.console.print(message)
             else:
                 sys.stderr.write(message + "\n")
+
+    def _scan(self, event: ScanFinished) -> None:
+        scan = event.scan
+        for bad in scan.bad[:SKIPPED_SHOWN]:
+            self.err.print(f"[yellow]skipped[/] {bad.path or bad.source}: {bad.reason} ({bad.detail})")
+        if len(scan.bad) > SKIPPED_SHOWN:
+            self.err.print(
+                f"[yellow]skipped[/] ... and {len(scan.bad) - SKIPPED_SHOWN} more (`xtts validate` lists all)"
+            )
+        for dataset in scan.datasets:
+            speakers = len(dataset.speaker_minutes)
+            repeats = (
+                f", each clip x{dataset.repeats} an epoch (weight {dataset.weight:g})" if dataset.repeats > 1 else ""
+            )
+            self.err.print(
+                f"dataset {dataset.path} ({dataset.format}): {dataset.train_items} train + {dataset.eval_items} "
+                f"validation items, {dataset.hours * 60:.1f} min, {speakers} speaker{'' if speakers == 1 else 's'}, "
+                f"{dataset.bad_items} skipped{repeats}"
+            )
+
+    def _logged(self, event: StepLogged) -> None:
+        gpu = f" | gpu: {event.gpu_util:.0f} %" if event.gpu_util is not None else ""
+        if self._progress is not None:
+            info = f"loss {event.loss:.4f} | {event.samples_per_sec:.1f} samples/s | data wait {event.data_wait_percent:.1f} %"
+            info += gpu.replace(": ", " ")
+            self._progress.update(self._task, completed=event.step, info=info)
+            return
+        line = (
+            f"train | step: {event.step} | steps/sec: {1000.0 / max(event.step_ms, 1e-9):.2f} | "
+            f"loss: {event.loss:.4f} | samples/sec: {event.samples_per_sec:.1f} | "
+            f"data wait: {event.data_wait_percent:.1f} % | lr: {event.lr:.2e} | traces: {event.traces}{gpu}"
+        )
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
     def summary(self, result: Any) -> None:
         if self._progress is not None:

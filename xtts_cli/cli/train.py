@@ -118,6 +118,7 @@ def train(
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.config.optimization_levels import apply_optimization_level
     from xtts_cli.devices.gpu_info import probe_machine
+    from xtts_cli.training.controller import Controller
     from xtts_cli.training.run_dir import default_run_dir
     from xtts_cli.training.trainer import Trainer
 
@@ -158,9 +159,8 @@ def train(
         Path(loaded.config.training.run_dir) if loaded.config.training.run_dir else default_run_dir(loaded.path)
     )
     with TrainingProgress(enabled=not json_output) as progress:
-        result = Trainer(
-            loaded.config, run_dir=chosen_run_dir, fresh=fresh, force=force, progress=progress.update
-        ).run()
+        trainer = Trainer(loaded.config, run_dir=chosen_run_dir, fresh=fresh, force=force, progress=progress.update)
+        result = Controller(trainer).run()
     if json_output:
         from dataclasses import asdict
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from xtts_cli.cli.options import ConfigOption, DataPathOption, JsonOption
-from xtts_cli.cli.output import SEVERITY_STYLE, console, print_dataset, print_json
+from xtts_cli.cli.output import SEVERITY_STYLE, console, print_dataset, print_finding, print_json
 
 FixOption = Annotated[
     bool,
@@ -133,10 +133,7 @@ def _render(findings: list, fixed: list, diff: str, path: Path | None, dry_run: 
     elif dry_run:
         out.print("nothing to fix")
     for finding in findings:
-        style = SEVERITY_STYLE[finding.severity]
-        out.print(f"[{style}]{finding.severity:<7}[/] [bold]{finding.id}[/]: {finding.message}")
-        if finding.fix is not None:
-            out.print(f"         fix: {finding.fix.describe()}  (xtts validate --fix)")
+        print_finding(out, finding, fix_note="  (xtts validate --fix)")
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
     fixable = sum(f.fix is not None for f in findings)
     source = str(path) if path else "built-in defaults"

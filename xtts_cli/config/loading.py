@@ -180,3 +180,17 @@ def resolve_config(
         overridden.add(dotted)
     config = build_config(canonical, str(chosen) if chosen else "the command-line flags", tuple(conflicts))
     return LoadedConfig(config=config, path=chosen, text=text, raw=raw, sources=sources, overridden=overridden)
+
+
+def config_variant(config: XttsConfig, changes: Mapping[str, Any], where: str = "a derived config") -> XttsConfig:
+    """`config` with `changes` (dotted keys: `data.batch_size`) applied and the whole validated again,
+    so a variant made in code obeys every rule a file does (unlike `model_copy(update=...)`)."""
+    tree = config.model_dump(mode="python")
+    for dotted, value in changes.items():
+        _set_dotted(tree, dotted, value)
+    return build_config(tree, where)
+
+
+def data_variant(config: XttsConfig, **changes: Any) -> XttsConfig:
+    """`config` with data settings changed (`data_variant(config, batch_size=32)`), validated again."""
+    return config_variant(config, {f"data.{key}": value for key, value in changes.items()})

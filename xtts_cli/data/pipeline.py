@@ -34,6 +34,7 @@ from typing import Literal, Optional, Union
 import numpy as np
 from pydantic import BaseModel, Field
 
+from xtts_cli.config.loading import data_variant
 from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.data.audio import CODECS, decode_audio
 from xtts_cli.data.bucketing import BucketPlan
@@ -505,8 +506,7 @@ def decoded_audio_dataset(config: XttsConfig, items: Sequence[DatasetItem]):
     """
     import tensorflow as tf
 
-    data = config.data
-    native = data.model_copy(update={"use_tf_native_loading": True})
+    native = data_variant(config, use_tf_native_loading=True).data
     clips = list(_items_dataset(items, native, "audio").as_numpy_iterator())
     lengths = np.asarray([len(c) for c in clips], dtype=np.int64)
     audio = tf.RaggedTensor.from_row_lengths(np.concatenate(clips).astype(np.float32), lengths)

@@ -263,7 +263,11 @@ def configure_devices(devices: DevicesConfig, *, join_cluster: bool = False) -> 
     else:
         import tensorflow as tf
 
-        local = devices.model_copy(update={"strategy": "auto"}) if devices.strategy == "multi_worker" else devices
+        local = (
+            DevicesConfig.model_validate({**devices.model_dump(), "strategy": "auto"})
+            if devices.strategy == "multi_worker"
+            else devices
+        )
         plan = _plan_cpu_twin(tf, local) if devices.logical_cpu_devices else _plan_gpus(tf, local)
         if devices.strategy == "multi_worker":
             plan = replace(

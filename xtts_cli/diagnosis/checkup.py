@@ -32,12 +32,13 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
-from xtts_cli.config.loading import LoadedConfig
+from xtts_cli.config.loading import LoadedConfig, data_variant
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.scan import DatasetReport
 from xtts_cli.errors import XttsError
 from xtts_cli.findings import SEVERITY_RANK, ConfigChange, Finding
 from xtts_cli.profiling.step_timer import MODERATELY_INPUT_BOUND_PERCENT, input_bound_verdict
+from xtts_cli.training.settings import graph_mode
 
 Progress = Optional[Callable[[str], None]]
 
@@ -304,10 +305,6 @@ def _dedupe(findings: list[RankedFinding]) -> list[RankedFinding]:
     return kept
 
 
-def _with_data(config: XttsConfig, **changes: Any) -> XttsConfig:
-    return config.model_copy(update={"data": config.data.model_copy(update=changes)})
-
-
 class CpuSampler:
     """This process's CPU time (os.times: user + system, all threads), sampled on a background thread,
     so the cores kept busy can be read for the last stretch of a measurement (its timed part)."""
@@ -441,7 +438,7 @@ def checkup(
     # and local: with data.service_address the same graph runs on the workers, and only a local
     # dataset's serialized graph holds the pipeline's own ops.
     tokenizer = tokenizer_for(scan, config.data)
-    graph_config = _with_data(config, preprocessing_mode="runtime", service_address=None)
+    graph_config = data_variant(config, preprocessing_mode="runtime", service_address=None)
     dataset, info = build_pipeline(graph_config, list(scan.train), tokenizer, training=True)
     report.python_ops_in_pipeline = python_ops(dataset)
     report.padding_efficiency = info.padding_efficiency
@@ -481,7 +478,7 @@ def checkup(
             )
         )
 
-    graph_mode = config.training.enable_graph_mode and not config.training.enable_eager_debug
+    compiled = graph_mode(config.training)
     retraces = 0
     unserved = _service_problem(config)
     if unserved is not None:
@@ -511,7 +508,7 @@ def checkup(
         report.input_bound_percent = z
         report.verdict = input_bound_verdict(z)
         report.traces, report.retraces, report.graph_mode = model.traces, model.retraces, model.graph_mode
-        graph_mode, retraces = model.graph_mode, model.retraces
+        compiled, retraces = model.graph_mode, model.retraces
         notes += pipeline.notes + model.notes
         rates = f"the pipeline delivers {x:,.1f} samples/s, the model consumes {y:,.1f} → input-bound {z:.0f} %"
         notes.insert(0, rates)
@@ -563,7 +560,7 @@ def checkup(
                 f"the pipeline, model and storage timings were skipped: the training batches come from the "
                 f"tf.data service at {config.data.service_address}, which cannot serve this config (see the errors)"
             )
-        report.graph_mode = graph_mode
+        report.graph_mode = compiled
 
     measured += [
         _ranked(f, "model")
@@ -572,7 +569,7 @@ def checkup(
             verdict="not_input_bound",
             input_bound_percent=0.0,
             retraces=retraces,
-            graph_mode=graph_mode,
+            graph_mode=compiled,
             shape_bound=info.max_distinct_batch_shapes,
             cpu_count=machine.cpu_count,
         )

@@ -40,6 +40,7 @@ from xtts_cli.devices.gpu_info import MachineInfo
 from xtts_cli.errors import XttsError
 from xtts_cli.findings import ConfigChange
 from xtts_cli.profiling.benchmark_trial import TrialOutcome, run_trial
+from xtts_cli.training.settings import xla_enabled
 
 # A candidate must beat the incumbent's score by this much to replace it (trial-to-trial noise on a
 # busy 2-core machine is a few per cent).
@@ -113,13 +114,14 @@ def default_batch_sizes(current: int, train_clips: int) -> list[int]:
 
 def _effective(config: XttsConfig, machine: MachineInfo) -> dict[str, Any]:
     data, training = config.data, config.training
-    xla = training.enable_xla_compilation
+    # The trial's trainer places the model on a GPU whenever one is visible.
+    xla = xla_enabled(training, "GPU" if machine.gpus else "CPU")
     return {
         "data.batch_size": data.batch_size,
         "data.num_workers": data.num_workers,
         "data.prefetch_buffer_size": data.prefetch_buffer_size,
         "data.preprocessing_mode": data.preprocessing_mode,
-        "training.enable_xla_compilation": bool(machine.gpus) if xla == "auto" else xla,
+        "training.enable_xla_compilation": xla,
         "training.mixed_precision": training.mixed_precision,
     }
 

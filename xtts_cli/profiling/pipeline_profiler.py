@@ -28,6 +28,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
 
+from xtts_cli.config.loading import data_variant
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.pipeline import PipelineInfo
 from xtts_cli.data.scan import DatasetItem, ScanReport
@@ -233,10 +234,6 @@ def measure_batches(dataset, *, num_batches: int, warmup: int, sample_rate: int,
     )
 
 
-def _with_data(config: XttsConfig, **changes: Any) -> XttsConfig:
-    return config.model_copy(update={"data": config.data.model_copy(update=changes)})
-
-
 def _build(config: XttsConfig, items: Sequence[DatasetItem], tokenizer) -> tuple[Any, PipelineInfo]:
     from xtts_cli.data.pipeline import build_pipeline, plan_pipeline
 
@@ -401,7 +398,7 @@ def profile_pipeline(
     # a cached pipeline would only measure memory reads.
     # They also run locally: the numpy_function baseline cannot run on tf.data service workers (graph
     # ops only), and stages compared across machines would compare the machines.
-    runtime = _with_data(config, preprocessing_mode="runtime", service_address=None)
+    runtime = data_variant(config, preprocessing_mode="runtime", service_address=None)
     local_runtime = mode == "runtime" and not data.service_address
     native_runtime: Optional[BatchMeasurement] = main if local_runtime and data.use_tf_native_loading else None
     if data.service_address and (stages or compare_baseline):
@@ -412,7 +409,7 @@ def profile_pipeline(
         if native_runtime is None:
             say("timing the TF-native pipeline in runtime mode")
             native_runtime = _measure_pipeline(
-                _with_data(runtime, use_tf_native_loading=True),
+                data_variant(runtime, use_tf_native_loading=True),
                 items,
                 tokenizer,
                 num_batches=num_batches,
@@ -441,7 +438,7 @@ def profile_pipeline(
         native = native_runtime_measurement()
         say("timing the tf.numpy_function baseline (use_tf_native_loading: false, runtime mode)")
         measured = _measure_pipeline(
-            _with_data(runtime, use_tf_native_loading=False), items, tokenizer, num_batches=num_batches, warmup=warmup
+            data_variant(runtime, use_tf_native_loading=False), items, tokenizer, num_batches=num_batches, warmup=warmup
         )[0]
         baseline = BaselineComparison(
             samples_per_sec=measured.samples_per_sec,
@@ -573,7 +570,7 @@ def sweep(
     cells: list[SweepCell] = []
     for index, (workers, prefetch, batch, mode) in enumerate(grid, 1):
         say(f"sweep {index}/{len(grid)}: num_workers {workers}, prefetch {prefetch}, batch {batch}, {mode}")
-        cell_config = _with_data(
+        cell_config = data_variant(
             config, num_workers=workers, prefetch_buffer_size=prefetch, batch_size=batch, preprocessing_mode=mode
         )
         count, seconds = _time_cell(cell_config, _build(cell_config, items, tokenizer), samples)
@@ -610,8 +607,8 @@ def sweep(
         notes.append("batch size also changes the optimisation (learning rate, steps per epoch), not only the pipeline")
 
     # Re-measure the winner and the current settings side by side: a single short cell can win by luck.
-    current_config = config if current[2] <= len(items) else _with_data(config, batch_size=settings["batch_size"])
-    best_config = _with_data(config, **settings)
+    current_config = config if current[2] <= len(items) else data_variant(config, batch_size=settings["batch_size"])
+    best_config = data_variant(config, **settings)
     say("re-measuring the best cell and the current settings side by side")
     contenders = {
         name: (cell_config, _build(cell_config, items, tokenizer))

@@ -257,7 +257,6 @@ def profile_step(
     `warmup` (default profiling.warmup_batches; in cache mode at least one epoch, so the timed
     steps read the filled cache as every later epoch of training does) steps run untimed first.
     """
-    import keras
 
     from xtts_cli.devices.gpu_info import usable_cpu_count
     from xtts_cli.devices.nvml_sampler import GpuSampler
@@ -358,8 +357,7 @@ def profile_step(
                     f"open with: tensorboard --logdir {trace_path}"
                 )
         finally:
-            if trainer.mixed:
-                keras.mixed_precision.set_dtype_policy(trainer._previous_policy)
+            trainer.close()
 
     summary = sampler.summary()
     gpu = summary.gpus or None

@@ -19,36 +19,28 @@
   after the same step (a flag reduced inside the step), NaN judged on the reduced loss, and the
   step checked to agree after restoring. Only the chief writes the run directory.
 
-Engines do not print: progress goes to the `progress` callback as dicts.
+The loop itself, with its hooks (metrics, validation, checkpoints, samples), is the `Controller`
+in training/controller.py; this module builds what it runs. Engines do not print: progress goes
+to the `progress` callable as typed events (training/events.py).
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
-import math
 import shutil
-import signal
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Optional
 
+from xtts_cli.config.loading import config_variant
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.errors import XttsError
+from xtts_cli.training.events import Noted, Progress, ScanFinished, TrainResult, ignore
 from xtts_cli.training.run_dir import prepare_run_dir, remove_stale_temporaries
-from xtts_cli.training.signals import EXIT_CODES, GracefulInterrupt
+from xtts_cli.training.settings import resolve_settings
 
-Progress = Callable[[dict[str, Any]], None]
-
-
-class NonFiniteLossError(XttsError):
-    """A NaN or Inf loss: training stopped before the bad weights were saved."""
-
-    exit_code = 3
-
+__all__ = ["STOP_KEY", "TrainResult", "Trainer", "WorkersDisagreeError"]
 
 # Multi-worker: the step's extra output saying whether any worker asked to stop (mean of 0/1 flags).
 STOP_KEY = "stop_requested"
@@ -56,76 +48,6 @@ STOP_KEY = "stop_requested"
 
 class WorkersDisagreeError(XttsError):
     """Multi-worker: the workers are not at the same step (see `Trainer._check_workers_agree`)."""
-
-
-# Raised by every worker of a cluster at the same point, from values they share (the reduced loss,
-# the gathered steps): no need to tell the others.
-_RAISED_ON_EVERY_WORKER = (NonFiniteLossError, WorkersDisagreeError)
-
-
-class _DiscardedMetrics:
-    """What a non-chief worker writes its metrics to: the chief's metrics.jsonl is the run's."""
-
-    def write(self, record: dict[str, Any]) -> None:
-        pass
-
-
-@dataclass
-class TrainResult:
-    run_dir: Path
-    start_step: int
-    final_step: int
-    resumed: bool
-    interrupted: Optional[str] = None
-    exit_code: int = 0
-    traces: int = 0
-    shape_bound: int = 0
-    first_loss: Optional[float] = None
-    last_loss: Optional[float] = None
-    last_val_loss: Optional[float] = None
-    last_alignment_score: Optional[float] = None
-    steps_per_sec: float = 0.0
-    samples_per_sec: float = 0.0
-    data_wait_percent: float = 0.0
-    device_plan: str = ""
-    bad_files: list[dict[str, str]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-
-def _finite(value: float) -> bool:
-    return math.isfinite(value)
-
-
-def _is_lost_peer(exc: BaseException) -> bool:
-    """A collective aborted because a peer died or hung up (TensorFlow's coordination service
-    notices a dead worker by its missing heartbeats and aborts the collectives of the others)."""
-    import tensorflow as tf
-
-    return isinstance(exc, (tf.errors.UnavailableError, tf.errors.AbortedError, tf.errors.DeadlineExceededError))
-
-
-def _tell_the_other_workers(exc: BaseException, cluster) -> None:
-    """Abort the other workers' collectives with this worker's error, so they stop at once with
-    its reason rather than about ten seconds later with "heartbeat timeout". Best effort: the
-    coordination service has no public API for it (TF's own PreemptionCheckpointHandler calls this
-    same `report_error_to_cluster`), and the heartbeat remains the fallback."""
-    try:
-        import tensorflow as tf
-        from tensorflow.python.eager import context
-
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        context.context().report_error_to_cluster(tf.errors.ABORTED, f"{cluster.describe()} stopped: {reason}")
-    except Exception:  # noqa: BLE001 - reporting must never hide the error being raised
-        pass
-
-
-def _lost_peer_reason(exc: BaseException) -> str:
-    """The line of TensorFlow's message that says what happened (its first line is generic)."""
-    lines = [line.strip() for line in str(getattr(exc, "message", exc)).splitlines() if line.strip()]
-    for line in lines:
-        if "aborted by" in line or "heartbeat" in line or "failed to connect" in line:
-            return line
-    return lines[0] if lines else type(exc).__name__
 
 
 class Trainer:
@@ -142,7 +64,7 @@ class Trainer:
         self.run_dir_path = Path(run_dir)
         self.fresh = fresh
         self.force = force
-        self.progress = progress or (lambda event: None)
+        self.progress: Progress = progress or ignore
 
     # The pieces below are methods so the profilers can reuse them on the real model and pipeline.
     def setup(self) -> None:
@@ -158,24 +80,27 @@ class Trainer:
         config = self.config
         # First TF work of the process: a multi-worker strategy must exist before any other op.
         self.plan = configure_devices(config.devices, join_cluster=True)
+        self.settings = settings = resolve_settings(config, self.plan)
         cluster = self.plan.cluster if self.plan.kind == "multi_worker" else None
         self.is_chief = cluster is None or cluster.is_chief
         tf.random.set_seed(config.training.seed)
         keras.utils.set_random_seed(config.training.seed)
 
         self.scan = scan_dataset(config.data)
-        self.progress({"event": "scan", "scan": self.scan})
+        self.progress(ScanFinished(self.scan))
         # Each dataset's clips repeated as its sampling weight asks (data.datasets).
         train_items, eval_items = self.scan.epoch_items(), list(self.scan.eval)
         if config.data.eval_dataset_path:
-            eval_data = config.data.model_copy(
-                update={
-                    "dataset_path": config.data.eval_dataset_path,
-                    "datasets": [],
-                    "dataset_format": "auto",
-                    "eval_fraction": 0.0,
-                }
-            )
+            eval_data = config_variant(
+                config,
+                {
+                    "data.dataset_path": config.data.eval_dataset_path,
+                    "data.datasets": [],
+                    "data.dataset_format": "auto",
+                    "data.eval_fraction": 0.0,
+                },
+                where="data.eval_dataset_path",
+            ).data
             eval_scan = scan_dataset(eval_data)
             eval_items = eval_scan.items
         if not train_items:
@@ -225,25 +150,17 @@ class Trainer:
         self.reference_text = (eval_items or train_items)[0].training_text
         self.voices = rendering_voices(self.run_dir.path, config.data) if self.is_chief else []
 
-        self.mixed = bool(config.training.mixed_precision)
+        self.mixed = settings.mixed_precision
         self._previous_policy = keras.mixed_precision.dtype_policy().name
         if self.mixed:
-            keras.mixed_precision.set_dtype_policy(
-                "mixed_bfloat16" if config.training.mixed_precision_dtype == "bfloat16" else "mixed_float16"
-            )
+            keras.mixed_precision.set_dtype_policy(settings.dtype_policy)
 
-        output: Literal["audio", "mel"] = "audio" if self.plan.kind == "split" else "mel"
-        replicas = self.plan.num_replicas if self.plan.kind == "mirrored" else 1
+        output = settings.pipeline_output
         global_config = config
-        if replicas > 1:
+        if settings.replicas > 1:
             # data.batch_size is per replica; the pipeline makes the global batch the strategy splits.
-            global_config = config.model_copy(
-                update={"data": config.data.model_copy(update={"batch_size": config.data.batch_size * replicas})}
-            )
-        # prefetch_to_device: audio to the data GPU in split mode, batches to the model GPU otherwise.
-        target = None
-        if self.plan.device_type == "GPU" and self.plan.kind not in ("mirrored", "multi_worker"):
-            target = self.plan.data_device if self.plan.kind == "split" else self.plan.model_device
+            global_config = config_variant(config, {"data.batch_size": settings.global_batch_size})
+        target = settings.prefetch_device
         shard_items = train_items
         if cluster is not None:
             # Each worker makes batches from its own share of the clips, chosen from the item list
@@ -285,7 +202,7 @@ class Trainer:
             self.strategy = tf.distribute.MirroredStrategy(list(self.plan.replica_devices))
         else:
             self.strategy = tf.distribute.OneDeviceStrategy(self.plan.model_device)
-        total = config.training.max_steps or config.training.epochs * self.steps_per_epoch
+        total = settings.total_steps(self.steps_per_epoch)
         self.total_steps = total
         with self.strategy.scope():
             from xtts_cli.training.optimization import build_optimizer
@@ -315,12 +232,12 @@ class Trainer:
                     hint="the checkpoint does not fit this model; use --fresh to start a new run",
                 ) from None
         # Multi-worker only: the stop flag every worker reduces, and the step gather (a tf.function).
-        self._stop_flag: Any = None
+        self.stop_flag: Any = None
         self._gather_steps: Any = None
         if cluster is not None:
             # Local to this worker (made outside the strategy's scope): 1.0 once it got SIGINT/SIGTERM.
-            self._stop_flag = tf.Variable(0.0, trainable=False, name="stop_requested")
-            self._check_workers_agree("after restoring")
+            self.stop_flag = tf.Variable(0.0, trainable=False, name="stop_requested")
+            self.check_workers_agree("after restoring")
         self._compile_steps()
 
     def latest_checkpoint(self) -> Optional[str]:
@@ -331,7 +248,7 @@ class Trainer:
             return self.manager.latest_checkpoint
         return tf.train.latest_checkpoint(str(self.run_dir.checkpoints))
 
-    def _check_workers_agree(self, moment: str) -> None:
+    def check_workers_agree(self, moment: str) -> None:
         """Every worker holds the same step, or training stops here with the steps named.
 
         A worker that cannot read the chief's checkpoints starts over at 0 while the chief resumes,
@@ -367,7 +284,7 @@ class Trainer:
         config = self.config
         model, optimizer, strategy = self.model, self.optimizer, self.strategy
         replicas = float(strategy.num_replicas_in_sync)
-        stop_flag = self._stop_flag
+        stop_flag = self.stop_flag
         distributed = self.plan.kind in ("mirrored", "multi_worker")
 
         data_seed = tf.constant(config.data.seed, tf.int64)
@@ -429,15 +346,13 @@ class Trainer:
                 per_replica = strategy.run(replica_eval, args=(batch,))
                 return {k: strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None) for k, v in per_replica.items()}
 
-        graph = config.training.enable_graph_mode and not config.training.enable_eager_debug
+        graph, xla = self.settings.graph_mode, self.settings.xla
         self.featurize = None
         if self.plan.kind == "split":
             from xtts_cli.training.featurize import make_featurizer
 
             assert self.plan.data_device is not None  # a split plan names its data device
             self.featurize = make_featurizer(config.data, self.plan.data_device, graph=graph)
-        setting = config.training.enable_xla_compilation
-        xla = graph and (setting is True or (setting == "auto" and self.plan.device_type == "GPU"))
         if graph:
             # One trace for every bucket: the signature leaves the time axes open (the batch axis
             # is static, drop_remainder). Tracing the model costs seconds per trace on a CPU, and
@@ -573,35 +488,8 @@ class Trainer:
             shutil.rmtree(scratch, ignore_errors=True)
         return str(self.run_dir.checkpoints / f"ckpt-{number}")
 
-    def run(self) -> TrainResult:
-        """Set up and train; see the module docstring."""
-        try:
-            return self._train()
-        except BaseException as exc:
-            plan = getattr(self, "plan", None)
-            if plan is None or plan.kind != "multi_worker":
-                raise
-            if _is_lost_peer(exc):
-                latest = self.latest_checkpoint() if hasattr(self, "manager") else None
-                step = int(self.step_var.numpy()) if hasattr(self, "step_var") else 0
-                raise XttsError(
-                    f"training stopped after step {step}: another worker stopped or cannot be reached "
-                    f"({_lost_peer_reason(exc)})",
-                    hint="see that worker's output for the cause, then start every worker again with the same "
-                    f"command to resume from {latest or 'the start (no checkpoint yet)'}",
-                ) from None
-            if not isinstance(exc, _RAISED_ON_EVERY_WORKER):
-                _tell_the_other_workers(exc, plan.cluster)
-            raise
-
-    def _train(self) -> TrainResult:
-        import keras
-        import tensorflow as tf
-
-        from xtts_cli.training.metrics import MetricsWriter
-
-        self.setup()
-        training = self.config.training
+    def new_result(self) -> TrainResult:
+        """The result of the run about to start (after `setup`)."""
         start_step = int(self.step_var.numpy())
         result = TrainResult(
             run_dir=self.run_dir.path,
@@ -617,120 +505,18 @@ class Trainer:
             result.notes.append(
                 "eager mode (enable_eager_debug or graph mode off): every step runs op by op and is slow"
             )
-        self.progress(
-            {"event": "start", "result": result, "total_steps": self.total_steps, "batch_size": self.batch_size}
-        )
-        max_steps = training.max_steps or training.epochs * self.steps_per_epoch
-        multi = self.plan.kind == "multi_worker"
-        metrics_file: contextlib.AbstractContextManager[Any]
-        if self.is_chief:
-            writer = tf.summary.create_file_writer(str(self.run_dir.tensorboard))
-            metrics_file = MetricsWriter(self.run_dir.metrics)
-        else:
-            writer = tf.summary.create_noop_writer()
-            metrics_file = contextlib.nullcontext(_DiscardedMetrics())
-        self.sampler = self._start_gpu_sampler()
-        window = {"steps": 0, "wait": 0.0, "time": 0.0, "samples": 0}
-        total = {"wait": 0.0, "time": 0.0, "steps": 0, "samples": 0}
-        step = start_step
-        # Multi-worker: one iterator over the endlessly repeating share for the whole run, cut into
-        # epochs of steps_per_epoch steps (see setup).
-        endless: Any = self.batches(self.train_ds) if multi else None
-        agreed_stop = False  # multi-worker: some worker was signalled, as the last step's reduction said
-        try:
-            with GracefulInterrupt() as interrupt, metrics_file as metrics, writer.as_default():
-
-                def stopping() -> bool:
-                    # A worker of a cluster must not act on its own signal alone (see the module docstring).
-                    return agreed_stop if multi else interrupt.requested
-
-                while step < max_steps and int(self.epoch_var.numpy()) < training.epochs and not stopping():
-                    epoch = itertools.islice(endless, self.steps_per_epoch) if multi else self.batches(self.train_ds)
-                    for batch, wait in epoch:
-                        if multi:
-                            self._stop_flag.assign(1.0 if interrupt.requested else 0.0)
-                        began = time.perf_counter()
-                        losses = self.train_step(batch)
-                        values = {k: float(v) for k, v in losses.items()}  # host sync: the step is done
-                        compute = time.perf_counter() - began
-                        if multi:
-                            agreed_stop = values.pop(STOP_KEY) > 0
-                        step = int(self.step_var.assign_add(1).numpy())
-                        bad = [k for k, v in values.items() if not _finite(v)]
-                        if bad:
-                            # The loss is reduced over every replica, so every worker stops here alike.
-                            last = self.latest_checkpoint()
-                            raise NonFiniteLossError(
-                                f"training.{bad[0]} is {values[bad[0]]} at step {step} "
-                                f"({', '.join(f'{k}={v:.4g}' for k, v in values.items())}); nothing was saved after it",
-                                hint=f"lower training.learning_rate or check the data; the last good checkpoint is "
-                                f"{last or 'none'} (xtts train resumes from it)",
-                            )
-                        result.first_loss = values["loss"] if result.first_loss is None else result.first_loss
-                        result.last_loss = values["loss"]
-                        samples = self.batch_size
-                        for bucket in (window, total):
-                            bucket["steps"] += 1
-                            bucket["wait"] += wait
-                            bucket["time"] += wait + compute
-                            bucket["samples"] += samples
-                        if step % training.log_step == 0 or step == max_steps:
-                            record = self._log(step, values, window, metrics)
-                            self.progress({"event": "log", **record})
-                            window = {"steps": 0, "wait": 0.0, "time": 0.0, "samples": 0}
-                        if step % training.val_step == 0:
-                            val = self.validate()
-                            if val is not None:
-                                result.last_val_loss = val["val_loss"]
-                                result.last_alignment_score = val["alignment_score"]
-                                tf.summary.scalar("val/loss", val["val_loss"], step=step)
-                                tf.summary.scalar("val/alignment_score", val["alignment_score"], step=step)
-                                metrics.write({"step": step, **val})
-                                self.progress({"event": "val", "step": step, **val})
-                                self._write_alignment_image(self.last_val_batch, step)
-                            self._write_mel_image(batch, step)
-                        if step % training.save_step == 0:
-                            self.save()
-                        if step % training.sample_step == 0 and self.is_chief:
-                            self._render_samples(step)
-                        if step >= max_steps or stopping():
-                            break
-                    else:
-                        self.epoch_var.assign_add(1)  # the epoch ran to its end
-                        continue
-                    break  # max_steps reached or interrupted mid-epoch
-                if interrupt.requested:
-                    result.interrupted = interrupt.signal_name
-                    result.exit_code = interrupt.exit_code
-                elif agreed_stop:
-                    # Another worker was signalled: this one saved the same step and exits like it.
-                    result.interrupted = "a signal to another worker"
-                    result.exit_code = EXIT_CODES[signal.SIGTERM]
-                self.save()
-                if multi:
-                    # Release the input pipeline before the barrier. Tearing an iterator down can
-                    # take a while (TF 2.16's tf.data autotuning thread sometimes sleeps out its
-                    # period before it notices: 0 to 40 s seen on a loaded 2-core machine); after
-                    # the barrier it would keep one worker's process alive after the others',
-                    # and the coordination service reports that as a missing heartbeat.
-                    endless.close()
-                    self._check_workers_agree("at the end")
-        finally:
-            writer.close()
-            if self.sampler is not None:
-                self.sampler.stop()
-            if self.mixed:
-                keras.mixed_precision.set_dtype_policy(self._previous_policy)
-        result.final_step = step
-        result.traces = self.traces()
-        if total["time"] > 0:
-            result.steps_per_sec = total["steps"] / total["time"]
-            result.samples_per_sec = total["samples"] / total["time"]
-            result.data_wait_percent = 100.0 * total["wait"] / total["time"]
-        self.progress({"event": "end", "result": result})
         return result
 
-    def _start_gpu_sampler(self):
+    def close(self) -> None:
+        """Undo what `setup` changed in the process: the global Keras dtype policy (mixed precision
+        is set in `setup` and restored here, nowhere else)."""
+        import keras
+
+        previous = self.__dict__.pop("_previous_policy", None)
+        if previous is not None:
+            keras.mixed_precision.set_dtype_policy(previous)
+
+    def start_gpu_sampler(self):
         """NVML sampling of the GPUs in use, for the progress line; None on CPU or without NVML."""
         if self.plan.device_type != "GPU":
             return None
@@ -742,51 +528,7 @@ class Trainer:
         sampler.start()
         return None if sampler.unavailable_reason else sampler
 
-    def _gpu_utilization(self, seconds: float) -> Optional[float]:
-        """Mean NVML utilisation of the GPUs in use over the last `seconds`."""
-        if self.sampler is None:
-            return None
-        values = []
-        for index in self.sampler.indices or []:
-            samples = self.sampler.samples(index)
-            if samples:
-                recent = [
-                    s.utilization_gpu
-                    for s in samples
-                    if s.t >= samples[-1].t - seconds and s.utilization_gpu is not None
-                ]
-                values.extend(recent)
-        return sum(values) / len(values) if values else None
-
-    def _log(self, step: int, values: dict[str, float], window: dict[str, Any], metrics) -> dict[str, Any]:
-        import tensorflow as tf
-
-        steps = max(1, window["steps"])
-        learning_rate = float(self.optimizer.learning_rate)
-        record = {
-            "step": step,
-            "epoch": int(self.epoch_var.numpy()),
-            **values,
-            "lr": learning_rate,
-            "step_ms": 1000.0 * window["time"] / steps,
-            "data_wait_ms": 1000.0 * window["wait"] / steps,
-            "samples_per_sec": window["samples"] / window["time"] if window["time"] > 0 else 0.0,
-            "traces": self.traces(),
-            "gpu_util": self._gpu_utilization(window["time"]),
-        }
-        metrics.write(record)
-        for key in ("loss", "mel_loss", "stop_loss", "attention_loss", "alignment_score"):
-            if key in values:
-                tf.summary.scalar(f"train/{key}", values[key], step=step)
-        tf.summary.scalar("train/lr", learning_rate, step=step)
-        tf.summary.scalar("timing/step_ms", record["step_ms"], step=step)
-        tf.summary.scalar("timing/data_wait_ms", record["data_wait_ms"], step=step)
-        tf.summary.scalar("timing/samples_per_sec", record["samples_per_sec"], step=step)
-        if record["gpu_util"] is not None:
-            tf.summary.scalar("gpu/utilization_percent", record["gpu_util"], step=step)
-        return record
-
-    def _write_mel_image(self, batch, step: int) -> None:
+    def write_mel_image(self, batch, step: int) -> None:
         import tensorflow as tf
 
         from xtts_cli.data.features import with_reference
@@ -802,7 +544,7 @@ class Trainer:
         low, high = tf.reduce_min(image), tf.reduce_max(image)
         tf.summary.image("mel/target_vs_predicted", (image - low) / tf.maximum(high - low, 1e-6), step=step)
 
-    def _write_alignment_image(self, batch, step: int) -> None:
+    def write_alignment_image(self, batch, step: int) -> None:
         """TensorBoard `alignment/validation`: the first validation clip's cross-attention (every
         decoder layer and head averaged), text tokens down, decoder steps across; a model that
         reads the text shows one bright line from the top left to the bottom right."""
@@ -820,7 +562,7 @@ class Trainer:
         image = tf.transpose(matrix)[None, :, :, None]
         tf.summary.image("alignment/validation", image / tf.maximum(tf.reduce_max(image), 1e-6), step=step)
 
-    def _render_samples(self, step: int) -> None:
+    def render_samples(self, step: int) -> None:
         from xtts_cli.training.synthesis import render_sentences
 
         if self.eval_ds is None and self.train_ds is None:
@@ -834,5 +576,5 @@ class Trainer:
             self.run_dir.path,
             self.run_dir.samples,
             step,
-            note=lambda message: self.progress({"event": "note", "message": message}),
+            note=lambda message: self.progress(Noted(message)),
         )

@@ -1,0 +1,67 @@
+"""Settings worked out once from the config and the device plan, and config variants that are
+validated like a file. Plain Python: the plans are built as the device planner returns them."""
+
+from __future__ import annotations
+
+import pytest
+
+from xtts_cli.config.loading import config_variant, data_variant
+from xtts_cli.config.schema import XttsConfig
+from xtts_cli.devices.placement import DevicePlan
+from xtts_cli.errors import ConfigError
+from xtts_cli.training.settings import graph_mode, resolve_settings, xla_enabled
+
+ONE_GPU = DevicePlan(kind="single", data_device=None, model_device="/GPU:0", device_type="GPU")
+SPLIT_GPUS = DevicePlan(kind="split", data_device="/GPU:0", model_device="/GPU:1", device_type="GPU")
+TWO_REPLICAS = DevicePlan(
+    kind="mirrored", data_device=None, model_device="/GPU:0", replica_devices=("/GPU:0", "/GPU:1"), device_type="GPU"
+)
+CPU = DevicePlan(kind="single", data_device=None, model_device="/CPU:0", device_type="CPU")
+
+
+def _config(**training) -> XttsConfig:
+    return XttsConfig.model_validate({"training": training})
+
+
+def test_graph_mode_and_xla_auto_follow_the_model_device() -> None:
+    assert graph_mode(_config().training)
+    assert not graph_mode(_config(enable_eager_debug=True).training)
+    assert not graph_mode(_config(enable_graph_mode=False).training)
+    auto = _config(enable_xla_compilation="auto").training
+    assert xla_enabled(auto, "GPU") and not xla_enabled(auto, "CPU")
+    assert xla_enabled(_config(enable_xla_compilation=True).training, "CPU")
+    assert not xla_enabled(_config(enable_xla_compilation=True, enable_eager_debug=True).training, "GPU")
+    assert not xla_enabled(_config(enable_xla_compilation=False).training, "GPU")
+
+
+def test_resolved_settings_per_device_plan() -> None:
+    config = XttsConfig.model_validate(
+        {"data": {"batch_size": 12}, "training": {"enable_xla_compilation": "auto", "max_steps": 50}}
+    )
+    one = resolve_settings(config, ONE_GPU)
+    assert (one.xla, one.replicas, one.global_batch_size, one.prefetch_device) == (True, 1, 12, "/GPU:0")
+    assert one.pipeline_output == "mel" and one.dtype_policy == "float32" and not one.mixed_precision
+    split = resolve_settings(config, SPLIT_GPUS)
+    assert split.pipeline_output == "audio" and split.prefetch_device == "/GPU:0"
+    mirrored = resolve_settings(config, TWO_REPLICAS)
+    assert (mirrored.replicas, mirrored.per_replica_batch_size, mirrored.global_batch_size) == (2, 12, 24)
+    assert mirrored.prefetch_device is None  # the strategy distributes the batches
+    cpu = resolve_settings(config, CPU)
+    assert not cpu.xla and cpu.prefetch_device is None
+    assert cpu.total_steps(steps_per_epoch=7) == 50
+    by_epochs = XttsConfig.model_validate({"training": {"epochs": 3}})
+    assert resolve_settings(by_epochs, CPU).total_steps(steps_per_epoch=7) == 21
+    bf16 = XttsConfig.model_validate({"training": {"mixed_precision": True, "mixed_precision_dtype": "bfloat16"}})
+    assert resolve_settings(bf16, ONE_GPU).dtype_policy == "mixed_bfloat16"
+
+
+def test_config_variants_are_validated_like_a_file() -> None:
+    config = XttsConfig.model_validate({"data": {"batch_size": 8}})
+    variant = config_variant(config, {"data.batch_size": 32, "training.max_steps": 5})
+    assert (variant.data.batch_size, variant.training.max_steps) == (32, 5)
+    assert config.data.batch_size == 8  # the original is untouched
+    assert data_variant(config, preprocessing_mode="runtime").data.preprocessing_mode == "runtime"
+    with pytest.raises(ConfigError, match=r"data\.batch_size: 0 is invalid"):
+        data_variant(config, batch_size=0)
+    with pytest.raises(ConfigError, match="unknown key"):
+        config_variant(config, {"data.batch_sise": 4})

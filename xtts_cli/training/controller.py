@@ -1,0 +1,383 @@
+"""The training loop as a controller with hooks (the shape of TensorFlow Model Garden's Orbit).
+
+The `Trainer` holds what training is built from (data, model, optimizer, checkpoint, device plan,
+the compiled steps, a public way to draw batches). The `Controller` owns the loop: it draws a
+batch, runs the step, counts steps and epochs, stops on `max_steps`, a signal or a non-finite loss,
+and hands every finished step to its hooks, in order:
+
+- `MetricsHook`: step and data-wait timings; every `log_step` a `StepLogged` event, written to
+  metrics.jsonl, TensorBoard and the progress callable (with the GPU utilisation when sampled);
+- `ValidationHook`: every `val_step` the validation loss and alignment score (`Validated`), the
+  alignment and mel images;
+- `CheckpointHook`: every `save_step`, and once more at the end;
+- `SamplesHook`: every `sample_step`, test sentences rendered to the run's samples folder.
+
+Multi-worker runs keep their rules (trainer.py's docstring): every decision is taken from values
+all workers share, at the same steps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from xtts_cli.errors import XttsError
+from xtts_cli.training.events import Progress, RunEnded, RunStarted, StepLogged, TrainResult, Validated
+from xtts_cli.training.signals import EXIT_CODES, GracefulInterrupt
+from xtts_cli.training.trainer import STOP_KEY, Trainer, WorkersDisagreeError
+
+__all__ = ["CheckpointHook", "Controller", "Hook", "MetricsHook", "SamplesHook", "StepEnd", "ValidationHook"]
+
+
+class NonFiniteLossError(XttsError):
+    """A NaN or Inf loss: training stopped before the bad weights were saved."""
+
+    exit_code = 3
+
+
+# Raised by every worker of a cluster at the same point, from values they share (the reduced loss,
+# the gathered steps): no need to tell the others.
+_RAISED_ON_EVERY_WORKER = (NonFiniteLossError, WorkersDisagreeError)
+
+
+def _is_lost_peer(exc: BaseException) -> bool:
+    """A collective aborted because a peer died or hung up (TensorFlow's coordination service
+    notices a dead worker by its missing heartbeats and aborts the collectives of the others)."""
+    import tensorflow as tf
+
+    return isinstance(exc, (tf.errors.UnavailableError, tf.errors.AbortedError, tf.errors.DeadlineExceededError))
+
+
+def _tell_the_other_workers(exc: BaseException, cluster) -> None:
+    """Abort the other workers' collectives with this worker's error, so they stop at once with
+    its reason rather than about ten seconds later with "heartbeat timeout". Best effort: the
+    coordination service has no public API for it (TF's own PreemptionCheckpointHandler calls this
+    same `report_error_to_cluster`), and the heartbeat remains the fallback."""
+    try:
+        import tensorflow as tf
+        from tensorflow.python.eager import context
+
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        context.context().report_error_to_cluster(tf.errors.ABORTED, f"{cluster.describe()} stopped: {reason}")
+    except Exception:  # noqa: BLE001 - reporting must never hide the error being raised
+        pass
+
+
+def _lost_peer_reason(exc: BaseException) -> str:
+    """The line of TensorFlow's message that says what happened (its first line is generic)."""
+    lines = [line.strip() for line in str(getattr(exc, "message", exc)).splitlines() if line.strip()]
+    for line in lines:
+        if "aborted by" in line or "heartbeat" in line or "failed to connect" in line:
+            return line
+    return lines[0] if lines else type(exc).__name__
+
+
+@dataclass(frozen=True)
+class StepEnd:
+    """A finished training step, as the hooks see it."""
+
+    step: int
+    losses: dict[str, float]
+    batch: Any
+    wait: float  # seconds blocked waiting for the batch
+    compute: float  # seconds from the call to the loss on the host
+    samples: int
+    last: bool  # the run's last step (max_steps)
+
+
+class Hook:
+    """Called by the controller; a hook overrides what it needs."""
+
+    def on_start(self, result: TrainResult) -> None:
+        """Before the first step."""
+
+    def on_step(self, end: StepEnd) -> None:
+        """After every step, in the order the hooks were given."""
+
+    def on_end(self, result: TrainResult) -> None:
+        """After the last step (also after an interrupt), before the result is returned."""
+
+
+class _DiscardedMetrics:
+    """What a non-chief worker writes its metrics to: the chief's metrics.jsonl is the run's."""
+
+    def write(self, record: dict[str, Any]) -> None:
+        pass
+
+
+class MetricsHook(Hook):
+    def __init__(self, trainer: Trainer, metrics: Any, progress: Progress) -> None:
+        self.trainer, self.metrics, self.progress = trainer, metrics, progress
+        self.every = trainer.config.training.log_step
+        self.window = self._empty()
+        self.total = self._empty()
+        self.sampler: Any = None
+
+    @staticmethod
+    def _empty() -> dict[str, float]:
+        return {"steps": 0, "wait": 0.0, "time": 0.0, "samples": 0}
+
+    def on_start(self, result: TrainResult) -> None:
+        self.sampler = self.trainer.start_gpu_sampler()
+
+    def on_step(self, end: StepEnd) -> None:
+        for bucket in (self.window, self.total):
+            bucket["steps"] += 1
+            bucket["wait"] += end.wait
+            bucket["time"] += end.wait + end.compute
+            bucket["samples"] += end.samples
+        if end.step % self.every == 0 or end.last:
+            self.log(end)
+            self.window = self._empty()
+
+    def log(self, end: StepEnd) -> None:
+        import tensorflow as tf
+
+        window, trainer = self.window, self.trainer
+        steps = max(1, int(window["steps"]))
+        logged = StepLogged(
+            step=end.step,
+            epoch=int(trainer.epoch_var.numpy()),
+            losses=dict(end.losses),
+            lr=float(trainer.optimizer.learning_rate),
+            step_ms=1000.0 * window["time"] / steps,
+            data_wait_ms=1000.0 * window["wait"] / steps,
+            samples_per_sec=window["samples"] / window["time"] if window["time"] > 0 else 0.0,
+            traces=trainer.traces(),
+            gpu_util=self.gpu_utilization(window["time"]),
+        )
+        self.metrics.write(logged.record())
+        for key in ("loss", "mel_loss", "stop_loss", "attention_loss", "alignment_score"):
+            if key in end.losses:
+                tf.summary.scalar(f"train/{key}", end.losses[key], step=end.step)
+        tf.summary.scalar("train/lr", logged.lr, step=end.step)
+        tf.summary.scalar("timing/step_ms", logged.step_ms, step=end.step)
+        tf.summary.scalar("timing/data_wait_ms", logged.data_wait_ms, step=end.step)
+        tf.summary.scalar("timing/samples_per_sec", logged.samples_per_sec, step=end.step)
+        if logged.gpu_util is not None:
+            tf.summary.scalar("gpu/utilization_percent", logged.gpu_util, step=end.step)
+        self.progress(logged)
+
+    def gpu_utilization(self, seconds: float) -> Optional[float]:
+        """Mean NVML utilisation of the GPUs in use over the last `seconds`."""
+        if self.sampler is None:
+            return None
+        values: list[float] = []
+        for index in self.sampler.indices or []:
+            samples = self.sampler.samples(index)
+            if samples:
+                values.extend(
+                    s.utilization_gpu
+                    for s in samples
+                    if s.t >= samples[-1].t - seconds and s.utilization_gpu is not None
+                )
+        return sum(values) / len(values) if values else None
+
+    def on_end(self, result: TrainResult) -> None:
+        total = self.total
+        if total["time"] > 0:
+            result.steps_per_sec = total["steps"] / total["time"]
+            result.samples_per_sec = total["samples"] / total["time"]
+            result.data_wait_percent = 100.0 * total["wait"] / total["time"]
+
+    def close(self) -> None:
+        if self.sampler is not None:
+            self.sampler.stop()
+
+
+class ValidationHook(Hook):
+    def __init__(self, trainer: Trainer, metrics: Any, progress: Progress, result: TrainResult) -> None:
+        self.trainer, self.metrics, self.progress, self.result = trainer, metrics, progress, result
+        self.every = trainer.config.training.val_step
+
+    def on_step(self, end: StepEnd) -> None:
+        import tensorflow as tf
+
+        if end.step % self.every:
+            return
+        values = self.trainer.validate()
+        if values is not None:
+            validated = Validated(end.step, values["val_loss"], values["alignment_score"])
+            self.result.last_val_loss = validated.val_loss
+            self.result.last_alignment_score = validated.alignment_score
+            tf.summary.scalar("val/loss", validated.val_loss, step=end.step)
+            tf.summary.scalar("val/alignment_score", validated.alignment_score, step=end.step)
+            self.metrics.write(validated.record())
+            self.progress(validated)
+            self.trainer.write_alignment_image(self.trainer.last_val_batch, end.step)
+        self.trainer.write_mel_image(end.batch, end.step)
+
+
+class CheckpointHook(Hook):
+    def __init__(self, trainer: Trainer) -> None:
+        self.trainer = trainer
+        self.every = trainer.config.training.save_step
+
+    def on_step(self, end: StepEnd) -> None:
+        if end.step % self.every == 0:
+            self.trainer.save()
+
+    def on_end(self, result: TrainResult) -> None:
+        self.trainer.save()
+
+
+class SamplesHook(Hook):
+    def __init__(self, trainer: Trainer) -> None:
+        self.trainer = trainer
+        self.every = trainer.config.training.sample_step
+
+    def on_step(self, end: StepEnd) -> None:
+        if end.step % self.every == 0 and self.trainer.is_chief:
+            self.trainer.render_samples(end.step)
+
+
+class Controller:
+    """Sets up a `Trainer`, runs its loop and hands each step to the hooks: the standard ones, then
+    `extra_hooks` (a caller's own, e.g. a test's or a script's)."""
+
+    def __init__(self, trainer: Trainer, extra_hooks: Sequence[Hook] = ()) -> None:
+        self.trainer = trainer
+        self.progress: Progress = trainer.progress
+        self.extra_hooks = list(extra_hooks)
+
+    def run(self) -> TrainResult:
+        """Set up and train (trainer.py's docstring); a multi-worker run that loses a peer says so."""
+        trainer = self.trainer
+        try:
+            return self._run()
+        except BaseException as exc:
+            plan = getattr(trainer, "plan", None)
+            if plan is None or plan.kind != "multi_worker":
+                raise
+            if _is_lost_peer(exc):
+                latest = trainer.latest_checkpoint() if hasattr(trainer, "manager") else None
+                step = int(trainer.step_var.numpy()) if hasattr(trainer, "step_var") else 0
+                raise XttsError(
+                    f"training stopped after step {step}: another worker stopped or cannot be reached "
+                    f"({_lost_peer_reason(exc)})",
+                    hint="see that worker's output for the cause, then start every worker again with the same "
+                    f"command to resume from {latest or 'the start (no checkpoint yet)'}",
+                ) from None
+            if not isinstance(exc, _RAISED_ON_EVERY_WORKER):
+                _tell_the_other_workers(exc, plan.cluster)
+            raise
+
+    def _run(self) -> TrainResult:
+        import tensorflow as tf
+
+        from xtts_cli.training.metrics import MetricsWriter
+
+        trainer = self.trainer
+        trainer.setup()
+        try:
+            result = trainer.new_result()
+            self.progress(RunStarted(result=result, total_steps=trainer.total_steps, batch_size=trainer.batch_size))
+            metrics_file: contextlib.AbstractContextManager[Any]
+            if trainer.is_chief:
+                writer = tf.summary.create_file_writer(str(trainer.run_dir.tensorboard))
+                metrics_file = MetricsWriter(trainer.run_dir.metrics)
+            else:
+                writer = tf.summary.create_noop_writer()
+                metrics_file = contextlib.nullcontext(_DiscardedMetrics())
+            try:
+                with metrics_file as metrics, writer.as_default():
+                    measuring = MetricsHook(trainer, metrics, self.progress)
+                    hooks: list[Hook] = [
+                        measuring,
+                        ValidationHook(trainer, metrics, self.progress, result),
+                        CheckpointHook(trainer),
+                        SamplesHook(trainer),
+                        *self.extra_hooks,
+                    ]
+                    try:
+                        self._loop(hooks, result)
+                    finally:
+                        measuring.close()
+            finally:
+                writer.close()
+        finally:
+            trainer.close()
+        result.traces = trainer.traces()
+        self.progress(RunEnded(result))
+        return result
+
+    def _loop(self, hooks: list[Hook], result: TrainResult) -> None:
+        trainer = self.trainer
+        training = trainer.config.training
+        max_steps = trainer.total_steps
+        multi = trainer.plan.kind == "multi_worker"
+        step = result.start_step
+        for hook in hooks:
+            hook.on_start(result)
+        # Multi-worker: one iterator over the endlessly repeating share for the whole run, cut into
+        # epochs of steps_per_epoch steps (see Trainer.setup).
+        endless: Any = trainer.batches(trainer.train_ds) if multi else None
+        agreed_stop = False  # multi-worker: some worker was signalled, as the last step's reduction said
+        with GracefulInterrupt() as interrupt:
+
+            def stopping() -> bool:
+                # A worker of a cluster must not act on its own signal alone (trainer.py's docstring).
+                return agreed_stop if multi else interrupt.requested
+
+            while step < max_steps and int(trainer.epoch_var.numpy()) < training.epochs and not stopping():
+                epoch = (
+                    itertools.islice(endless, trainer.steps_per_epoch) if multi else trainer.batches(trainer.train_ds)
+                )
+                for batch, wait in epoch:
+                    if multi:
+                        trainer.stop_flag.assign(1.0 if interrupt.requested else 0.0)
+                    began = time.perf_counter()
+                    losses = trainer.train_step(batch)
+                    values = {k: float(v) for k, v in losses.items()}  # host sync: the step is done
+                    compute = time.perf_counter() - began
+                    if multi:
+                        agreed_stop = values.pop(STOP_KEY) > 0
+                    step = int(trainer.step_var.assign_add(1).numpy())
+                    self._check_finite(step, values)
+                    result.first_loss = values["loss"] if result.first_loss is None else result.first_loss
+                    result.last_loss = values["loss"]
+                    end = StepEnd(step, values, batch, wait, compute, trainer.batch_size, last=step == max_steps)
+                    for hook in hooks:
+                        hook.on_step(end)
+                    if step >= max_steps or stopping():
+                        break
+                else:
+                    trainer.epoch_var.assign_add(1)  # the epoch ran to its end
+                    continue
+                break  # max_steps reached or interrupted mid-epoch
+            if interrupt.requested:
+                result.interrupted = interrupt.signal_name
+                result.exit_code = interrupt.exit_code
+            elif agreed_stop:
+                # Another worker was signalled: this one saved the same step and exits like it.
+                result.interrupted = "a signal to another worker"
+                result.exit_code = EXIT_CODES[signal.SIGTERM]
+            result.final_step = step
+            for hook in hooks:
+                hook.on_end(result)
+            if multi:
+                # Release the input pipeline before the barrier. Tearing an iterator down can take a
+                # while (TF 2.16's tf.data autotuning thread sometimes sleeps out its period before
+                # it notices: 0 to 40 s seen on a loaded 2-core machine); after the barrier it would
+                # keep one worker's process alive after the others', and the coordination service
+                # reports that as a missing heartbeat.
+                endless.close()
+                trainer.check_workers_agree("at the end")
+
+    def _check_finite(self, step: int, values: dict[str, float]) -> None:
+        bad = [k for k, v in values.items() if not math.isfinite(v)]
+        if bad:
+            # The loss is reduced over every replica, so every worker stops here alike.
+            last = self.trainer.latest_checkpoint()
+            raise NonFiniteLossError(
+                f"training.{bad[0]} is {values[bad[0]]} at step {step} "
+                f"({', '.join(f'{k}={v:.4g}' for k, v in values.items())}); nothing was saved after it",
+                hint=f"lower training.learning_rate or check the data; the last good checkpoint is "
+                f"{last or 'none'} (xtts train resumes from it)",
+            )

@@ -1,0 +1,129 @@
+"""What a training run tells the outside, as typed events: the progress protocol.
+
+The controller (training/controller.py) and its hooks emit them to one `Progress` callable; the
+command renders them (cli/progress.py). Engines never print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+if TYPE_CHECKING:
+    from xtts_cli.data.scan import ScanReport
+
+__all__ = [
+    "Event",
+    "Noted",
+    "Progress",
+    "RunEnded",
+    "RunStarted",
+    "ScanFinished",
+    "StepLogged",
+    "TrainResult",
+    "Validated",
+    "ignore",
+]
+
+
+@dataclass
+class TrainResult:
+    """What a run did; filled in as it goes and returned (`xtts train --json` prints it)."""
+
+    run_dir: Path
+    start_step: int
+    final_step: int
+    resumed: bool
+    interrupted: Optional[str] = None
+    exit_code: int = 0
+    traces: int = 0
+    shape_bound: int = 0
+    first_loss: Optional[float] = None
+    last_loss: Optional[float] = None
+    last_val_loss: Optional[float] = None
+    last_alignment_score: Optional[float] = None
+    steps_per_sec: float = 0.0
+    samples_per_sec: float = 0.0
+    data_wait_percent: float = 0.0
+    device_plan: str = ""
+    bad_files: list[dict[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ScanFinished:
+    scan: ScanReport
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    result: TrainResult
+    total_steps: int
+    batch_size: int
+
+
+@dataclass(frozen=True)
+class StepLogged:
+    """The means of the steps since the last log line (every `training.log_step` steps)."""
+
+    step: int
+    epoch: int
+    losses: dict[str, float]
+    lr: float
+    step_ms: float
+    data_wait_ms: float
+    samples_per_sec: float
+    traces: int
+    gpu_util: Optional[float]
+
+    @property
+    def loss(self) -> float:
+        return self.losses["loss"]
+
+    @property
+    def data_wait_percent(self) -> float:
+        return 100.0 * self.data_wait_ms / max(self.step_ms, 1e-9)
+
+    def record(self) -> dict[str, Any]:
+        """The metrics.jsonl line."""
+        return {
+            "step": self.step,
+            "epoch": self.epoch,
+            **self.losses,
+            "lr": self.lr,
+            "step_ms": self.step_ms,
+            "data_wait_ms": self.data_wait_ms,
+            "samples_per_sec": self.samples_per_sec,
+            "traces": self.traces,
+            "gpu_util": self.gpu_util,
+        }
+
+
+@dataclass(frozen=True)
+class Validated:
+    step: int
+    val_loss: float
+    alignment_score: float
+
+    def record(self) -> dict[str, Any]:
+        return {"step": self.step, "val_loss": self.val_loss, "alignment_score": self.alignment_score}
+
+
+@dataclass(frozen=True)
+class Noted:
+    message: str
+
+
+@dataclass(frozen=True)
+class RunEnded:
+    result: TrainResult
+
+
+Event = Union[ScanFinished, RunStarted, StepLogged, Validated, Noted, RunEnded]
+Progress = Callable[[Event], None]
+
+
+def ignore(event: Event) -> None:
+    """The progress callable of a caller that wants none."""

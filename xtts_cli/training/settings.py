@@ -1,0 +1,84 @@
+"""What a run's config means on this machine, worked out once.
+
+Several settings are derived: `auto` values, the global batch of a mirrored run, what the input
+pipeline delivers and where it prefetches to. `resolve_settings` computes them from the config and
+the device plan, into one frozen object the trainer, the profilers, the check-up and the benchmark
+read, so that `auto` means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Optional
+
+if TYPE_CHECKING:
+    from xtts_cli.config.schema import TrainingConfig, XttsConfig
+    from xtts_cli.devices.placement import DevicePlan
+
+__all__ = ["RunSettings", "graph_mode", "resolve_settings", "xla_enabled"]
+
+
+def graph_mode(training: TrainingConfig) -> bool:
+    """The step runs as a compiled graph: graph mode on and eager debugging off."""
+    return training.enable_graph_mode and not training.enable_eager_debug
+
+
+def xla_enabled(training: TrainingConfig, model_device_type: str) -> bool:
+    """XLA compiles the step: graph mode, and `true`, or `auto` with the model on a GPU (on a CPU
+    plain graph mode is the faster path, model/xtts.py)."""
+    setting = training.enable_xla_compilation
+    return graph_mode(training) and (setting is True or (setting == "auto" and model_device_type == "GPU"))
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The derived settings of one run; every field is fixed once resolved."""
+
+    graph_mode: bool
+    xla: bool
+    # The Keras dtype policy of the model's layers: "float32", "mixed_float16" or "mixed_bfloat16".
+    dtype_policy: str
+    # Replicas a batch is split over (a mirrored run); 1 otherwise.
+    replicas: int
+    per_replica_batch_size: int
+    # What the input pipeline makes: a batch of all replicas.
+    global_batch_size: int
+    # What the pipeline delivers: audio, featurized on the data device (a data/model split), or mels.
+    pipeline_output: Literal["audio", "mel"]
+    # The device batches are prefetched to: the data GPU in a split, the model GPU on one GPU; None
+    # where a strategy distributes the batches, or on a CPU.
+    prefetch_device: Optional[str]
+    max_steps: Optional[int]
+    epochs: int
+
+    @property
+    def mixed_precision(self) -> bool:
+        return self.dtype_policy != "float32"
+
+    def total_steps(self, steps_per_epoch: int) -> int:
+        """training.max_steps when set, else epochs x steps per epoch."""
+        return self.max_steps or self.epochs * steps_per_epoch
+
+
+def resolve_settings(config: XttsConfig, plan: DevicePlan) -> RunSettings:
+    training = config.training
+    replicas = plan.num_replicas if plan.kind == "mirrored" else 1
+    prefetch = None
+    if plan.device_type == "GPU" and plan.kind not in ("mirrored", "multi_worker"):
+        prefetch = plan.data_device if plan.kind == "split" else plan.model_device
+    if not training.mixed_precision:
+        policy = "float32"
+    else:
+        policy = "mixed_bfloat16" if training.mixed_precision_dtype == "bfloat16" else "mixed_float16"
+    return RunSettings(
+        graph_mode=graph_mode(training),
+        xla=xla_enabled(training, plan.device_type),
+        dtype_policy=policy,
+        replicas=replicas,
+        per_replica_batch_size=config.data.batch_size,
+        global_batch_size=config.data.batch_size * replicas,
+        pipeline_output="audio" if plan.kind == "split" else "mel",
+        prefetch_device=prefetch,
+        max_steps=training.max_steps,
+        epochs=training.epochs,
+    )
