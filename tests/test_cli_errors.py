@@ -1,38 +1,25 @@
 """What a user sees when something goes wrong, and what a run prints: TensorFlow's out-of-memory
 error becomes one line, its hint and exit code 3; `--json` prints a JSON object on errors too; the
-debug hint only where a traceback was hidden; TensorFlow's own logging stays out of a run's output.
-Each through a real `xtts` process."""
+debug hint only where a traceback was hidden. Each through a real `xtts` process (a run's quiet
+TensorFlow logging: tests/test_training_processes.py)."""
 
 from __future__ import annotations
 
 import json
-import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import tensorflow as tf
-from training_support import tiny_config
+from training_support import tiny_config, user_env
 
 from xtts_cli.errors import DeviceError, OutOfMemoryError, XttsError, from_tensorflow
-
-# TensorFlow's C++ log lines ("2026-11-23 09:08:15.204444: E external/...") and absl's ("I0000 00:00:...").
-TF_LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] |[IWEF]\d{4} \d\d:\d\d:\d\d)")
 
 
 def _xtts(args: list[str], cwd: Path, env: dict[str, str], timeout: int = 300) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "xtts_cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
-
-
-def _user_env() -> dict[str, str]:
-    """The environment of a user who set nothing: no TF_CPP_MIN_LOG_LEVEL, no XTTS_DEBUG."""
-    env = dict(os.environ)
-    env.pop("TF_CPP_MIN_LOG_LEVEL", None)
-    env.pop("XTTS_DEBUG", None)
-    return env
 
 
 def test_tensorflow_out_of_memory_is_translated_to_one_line() -> None:
@@ -71,7 +58,7 @@ def test_out_of_memory_in_training_is_one_line_with_its_exit_code(tmp_path: Path
     config.write_text(
         config.read_text().replace("  speaker_embedding_dim: 16\n", "  speaker_embedding_dim: 17592186044416\n")
     )
-    result = _xtts(["train", "-c", str(config), "--run-dir", str(tmp_path / "run"), "--json"], tmp_path, _user_env())
+    result = _xtts(["train", "-c", str(config), "--run-dir", str(tmp_path / "run"), "--json"], tmp_path, user_env())
     assert result.returncode == OutOfMemoryError.exit_code == 3, result.stderr[-3000:]
     lines = result.stderr.splitlines()
     assert lines[0].startswith("error: out of memory: OOM when allocating tensor with shape[32,17592186044416]")
@@ -87,7 +74,7 @@ def test_json_error_object_and_no_debug_hint_for_an_error_a_user_can_fix(tmp_pat
     result = _xtts(
         ["synthesize", "hello", "--checkpoint", str(tmp_path / "no-such-run"), "--out", "x.wav", "--json"],
         tmp_path,
-        _user_env(),
+        user_env(),
     )
     assert result.returncode == XttsError.exit_code, result.stderr
     payload = json.loads(result.stdout)
@@ -95,20 +82,3 @@ def test_json_error_object_and_no_debug_hint_for_an_error_a_user_can_fix(tmp_pat
     assert payload["exit_code"] == 1 and "no-such-run" in payload["error"]
     assert "XTTS_DEBUG" not in result.stderr  # nothing was hidden: the message is the whole story
     assert result.stderr.startswith("error: ")
-
-
-def test_a_run_prints_no_tensorflow_log_lines(tmp_path: Path) -> None:
-    # The control: TensorFlow on its own, with the user's environment, does print such lines here.
-    bare = subprocess.run(
-        [sys.executable, "-c", "import tensorflow as tf; tf.constant(1) + 1"],
-        env=_user_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert any(TF_LOG_LINE.match(line) for line in bare.stderr.splitlines()), bare.stderr[-2000:]
-    config = tiny_config(tmp_path, extra="  max_steps: 12")  # 36 clips in batches of 4: past an epoch's end
-    result = _xtts(["train", "-c", str(config), "--run-dir", str(tmp_path / "run")], tmp_path, _user_env())
-    assert result.returncode == 0, result.stderr[-3000:]
-    leaked = [line for line in result.stderr.splitlines() if TF_LOG_LINE.match(line) or "End of sequence" in line]
-    assert leaked == [], leaked[:5]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,18 @@ def subprocess_env() -> dict[str, str]:
     return env
 
 
+# TensorFlow's C++ log lines ("2026-11-23 09:08:15.204444: E external/...") and absl's ("I0000 00:00:...").
+TF_LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] |[IWEF]\d{4} \d\d:\d\d:\d\d)")
+
+
+def user_env() -> dict[str, str]:
+    """The environment of a user who set nothing: no TF_CPP_MIN_LOG_LEVEL, no XTTS_DEBUG."""
+    env = dict(os.environ)
+    env.pop("TF_CPP_MIN_LOG_LEVEL", None)
+    env.pop("XTTS_DEBUG", None)
+    return env
+
+
 def run_xtts(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "xtts_cli", *args],
@@ -56,7 +69,14 @@ def run_xtts(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.Compl
     )
 
 
-def run_python(code: str, cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
+def run_python(
+    code: str, cwd: Path, timeout: int = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=cwd, env=subprocess_env(), capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        env=subprocess_env() if env is None else env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
