@@ -17,7 +17,14 @@ from training_support import run_xtts, tiny_config
 
 from xtts_cli.config.loading import resolve_config
 from xtts_cli.devices.gpu_info import GpuInfo, MachineInfo
-from xtts_cli.profiling.benchmark import MIN_GAIN, benchmark, default_batch_sizes, score
+from xtts_cli.profiling.benchmark import (
+    MIN_GAIN,
+    TrialFinished,
+    TrialStarted,
+    benchmark,
+    default_batch_sizes,
+    score,
+)
 from xtts_cli.profiling.benchmark_trial import TrialOutcome, _reason_from_stderr, run_trial
 
 CPU_MACHINE = MachineInfo(cpu_count=2, gpu_unavailable_reason="no NVIDIA driver")
@@ -117,11 +124,17 @@ def test_trials_that_would_not_fit_the_budget_are_skipped(tmp_path) -> None:
             seconds=0.3,
         )
 
-    report = _run(_loaded(tmp_path), slow, budget_seconds=0.5, stages=["num_workers", "prefetch"])
+    events: list = []
+    report = _run(
+        _loaded(tmp_path), slow, budget_seconds=0.5, stages=["num_workers", "prefetch"], progress=events.append
+    )
     ran = [t for t in report.trials if t.status == "ok"]
     skipped = [t for t in report.trials if t.status == "skipped"]
     assert ran and skipped
     assert all("budget spent" in t.reason for t in skipped)
+    # The sweep's progress: typed events, a start for each trial that runs and an end for every trial.
+    assert [e.record.index for e in events if isinstance(e, TrialStarted)] == [t.index for t in ran]
+    assert [e.record.index for e in events if isinstance(e, TrialFinished)] == [t.index for t in report.trials]
 
 
 def test_mixed_precision_is_swept_only_on_a_gpu_with_fast_16_bit_math(tmp_path) -> None:

@@ -186,11 +186,15 @@ class _TrialProgress:
         if self._progress is not None:
             self._progress.stop()
 
-    def update(self, event: str, record, planned: int) -> None:
-        if not self.enabled or record is None:
+    def update(self, event) -> None:
+        """Render one sweep event (profiling/benchmark.py: TrialStarted, TrialFinished)."""
+        from xtts_cli.profiling.benchmark import TrialStarted
+
+        if not self.enabled:
             return
+        record, planned = event.record, event.planned
         changed = ", ".join(f"{k.split('.', 1)[1]}={_fmt(v)}" for k, v in record.changed.items()) or "config as written"
-        if event == "start":
+        if isinstance(event, TrialStarted):
             if self._progress is not None:
                 self._progress.update(self._task, total=planned, info=f"trial {record.index + 1}: {changed}")
             return

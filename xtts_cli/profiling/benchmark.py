@@ -31,7 +31,8 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, Literal, Optional
+from dataclasses import dataclass
+from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, Field
 
@@ -95,7 +96,26 @@ class BenchmarkReport(BaseModel):
 
 
 TrialRunner = Callable[[dict[str, Any], int, Optional[int], float], TrialOutcome]
-Progress = Optional[Callable[[str, Optional[TrialRecord], int], None]]
+
+
+@dataclass(frozen=True)
+class TrialStarted:
+    """A trial is about to run; `planned` trials in all, as far as the sweep knows now."""
+
+    record: TrialRecord
+    planned: int
+
+
+@dataclass(frozen=True)
+class TrialFinished:
+    """A trial ran, failed or was skipped (its record says which)."""
+
+    record: TrialRecord
+    planned: int
+
+
+# The sweep's progress protocol: one callable of typed events, as training's (training/events.py).
+Progress = Callable[[Union[TrialStarted, TrialFinished]], None]
 
 
 def _subprocess_runner(config: dict[str, Any], num_steps: int, warmup: Optional[int], timeout: float) -> TrialOutcome:
@@ -190,7 +210,7 @@ def benchmark(
     budget_seconds: float = 900.0,
     num_steps: int = 20,
     warmup: Optional[int] = None,
-    progress: Progress = None,
+    progress: Optional[Progress] = None,
     runner: TrialRunner = _subprocess_runner,
 ) -> BenchmarkReport:
     """Sweep the stages of `config` (whose file content, canonicalized, is `canonical`) within the budget.
@@ -205,7 +225,7 @@ def benchmark(
     candidates, not_swept = plan_candidates(
         config, machine, batch_sizes=batch_sizes, train_clips=train_clips, stages=stages
     )
-    say = progress or (lambda event, record, planned: None)
+    say: Progress = progress or (lambda event: None)
     baseline_settings = _effective(config, machine)
     planned = 2 + sum(len(values) - 1 for values in candidates.values())  # baseline, candidates, recheck
     if "batch_size" in candidates and config.data.batch_size not in candidates["batch_size"]:
@@ -234,7 +254,7 @@ def benchmark(
         if remaining <= 0 or (typical and remaining < BUDGET_SHARE_TO_START * typical):
             record.status, record.reason = "skipped", f"budget spent ({elapsed:.0f} of {budget_seconds:.0f} s)"
         else:
-            say("start", record, planned)
+            say(TrialStarted(record, planned))
             trial_config = _with_settings(canonical, settings)
             outcome = runner(trial_config, num_steps, warmup, remaining)
             record = record.model_copy(update=outcome.model_dump())
@@ -242,7 +262,7 @@ def benchmark(
                 record.score = score(outcome.samples_per_sec or 0.0, outcome.step_cv or 0.0)
         trials.append(record)
         by_settings.setdefault(key, record)
-        say("end", record, planned)
+        say(TrialFinished(record, planned))
         return record
 
     incumbent = run("baseline", baseline_settings)
@@ -277,7 +297,7 @@ def benchmark(
                     reason=f"larger than batch size {out_of_memory_at}, which ran out of memory",
                 )
                 trials.append(record)
-                say("end", record, planned)
+                say(TrialFinished(record, planned))
                 continue
             record = run(stage, settings)
             if stage == "batch_size":
