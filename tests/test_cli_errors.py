@@ -1,5 +1,5 @@
 """What a user sees when something goes wrong, and what a run prints: TensorFlow's out-of-memory
-error becomes one line, its hint and exit code 3; `--json` prints a JSON object on errors too; the
+error becomes one line, its hint and exit code 5; `--json` prints a JSON object on errors too; the
 debug hint only where a traceback was hidden. Each through a real `xtts` process (a run's quiet
 TensorFlow logging: tests/test_training_processes.py)."""
 
@@ -35,7 +35,7 @@ def test_tensorflow_out_of_memory_is_translated_to_one_line() -> None:
     except tf.errors.ResourceExhaustedError as error:
         assert str(error).splitlines()[0] == "Graph execution error:"  # TensorFlow's framing comes first
         translated = from_tensorflow(error)
-    assert isinstance(translated, OutOfMemoryError) and translated.exit_code == 3
+    assert isinstance(translated, OutOfMemoryError) and translated.exit_code == 5
     assert translated.lines == [
         "out of memory: OOM when allocating tensor with shape[281474976710656] and type float on "
         "/job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu"
@@ -45,6 +45,8 @@ def test_tensorflow_out_of_memory_is_translated_to_one_line() -> None:
 
     assert from_tensorflow(ValueError("not TensorFlow's")) is None
     assert from_tensorflow(tf.errors.CancelledError(None, None, "cancelled")) is None
+    # A shape error inside an XLA-compiled step is not an XLA refusal: it keeps its traceback.
+    assert from_tensorflow(tf.errors.InvalidArgumentError(None, None, "Incompatible shapes in cluster_xla_0")) is None
     assert isinstance(
         from_tensorflow(tf.errors.InvalidArgumentError(None, None, "Could not satisfy explicit device specification")),
         DeviceError,
@@ -59,14 +61,14 @@ def test_out_of_memory_in_training_is_one_line_with_its_exit_code(tmp_path: Path
         config.read_text().replace("  speaker_embedding_dim: 16\n", "  speaker_embedding_dim: 17592186044416\n")
     )
     result = _xtts(["train", "-c", str(config), "--run-dir", str(tmp_path / "run"), "--json"], tmp_path, user_env())
-    assert result.returncode == OutOfMemoryError.exit_code == 3, result.stderr[-3000:]
+    assert result.returncode == OutOfMemoryError.exit_code == 5, result.stderr[-3000:]
     lines = result.stderr.splitlines()
     assert lines[0].startswith("error: out of memory: OOM when allocating tensor with shape[32,17592186044416]")
     assert lines[1].startswith("hint: lower data.batch_size")
     assert lines[2] == "(set XTTS_DEBUG=1 for the full traceback)"  # a traceback was hidden: say how to see it
     assert len(lines) == 3, lines  # and nothing else: no traceback, no TensorFlow or Keras chatter
     payload = json.loads(result.stdout[result.stdout.rindex('{\n  "error"') :])
-    assert payload["exit_code"] == 3 and payload["error"] == lines[0][len("error: ") :]
+    assert payload["exit_code"] == 5 and payload["error"] == lines[0][len("error: ") :]
     assert payload["hint"] == lines[1][len("hint: ") :]
 
 

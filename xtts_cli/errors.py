@@ -4,8 +4,9 @@ Kept free of heavy imports: `main()` needs it before any command runs. TensorFlo
 recognised by their class and message, without importing TensorFlow.
 
 Exit codes: 1 an error a user can fix (XttsError), 2 a config that does not validate
-(ConfigError), 3 out of memory (OutOfMemoryError), 4 a device or kernel TensorFlow cannot use
-(DeviceError); 130 and 143 after a clean interrupt (training/signals.py).
+(ConfigError), 3 a NaN or Inf loss (training/controller.py), 4 a device or kernel TensorFlow cannot
+use (DeviceError), 5 out of memory (OutOfMemoryError); 130 and 143 after a clean interrupt
+(training/signals.py).
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ class ConfigError(XttsError):
 
 
 class OutOfMemoryError(XttsError):
-    """A device ran out of memory: exit 3."""
+    """A device ran out of memory: exit 5."""
 
-    exit_code = 3
+    exit_code = 5
 
 
 class DeviceError(XttsError):
@@ -96,8 +97,9 @@ def from_tensorflow(error: BaseException) -> Optional[XttsError]:
         or "cuda_error_out_of_memory" in lowered
     ):
         return OutOfMemoryError(f"out of memory: {line}", hint=OUT_OF_MEMORY_HINT, translated=True)
+    # Only XLA's own refusal: other errors raised inside a compiled step keep their traceback.
     if "detected unsupported operations when trying to compile" in lowered or (
-        "xla" in lowered and kind.__name__ in ("UnimplementedError", "InvalidArgumentError")
+        kind.__name__ == "UnimplementedError" and "xla" in lowered
     ):
         return DeviceError(
             f"XLA cannot compile the step: {line}",
