@@ -6,7 +6,7 @@ One run, side by side, on sentences the model never trained on:
   restricted by a JSGF grammar to the dataset's sentence pattern (primary) and, harsher, to a
   free loop over its words, for (a) our synthesis through `xtts synthesize`, (b) espeak-ng's own
   audio of the same sentences, (c) espeak's mel through our Griffin-Lim (the vocoder's floor);
-- the median duration ratio of ours to espeak's, and how many clips the stop token ended;
+- the median duration ratio of ours to espeak's, and how many clips the model ended (stop token or predicted durations), not the length limit;
 - mel-cepstral distortion (DTW-aligned) of ours and of (c) against espeak;
 - `alignment_score` at every validation of the training run, and the training time.
 It writes `speech_quality.png`: one sentence's mel from espeak and from us, one above the other,
@@ -194,10 +194,9 @@ def main(argv: list[str] | None = None) -> int:
 
     espeak_seconds = [len(read_wav(path)[0]) / data.sample_rate for path in espeak_wavs]
     ratios = [report["seconds"] / seconds for report, seconds in zip(reports, espeak_seconds)]
-    stopped = sum(
-        report["ended_by"].startswith("stop token") and report["ended_by"] != "stop token at the floor"
-        for report in reports
-    )
+    # The model ended it: its stop token (above the floor of the allowed window) or, with the
+    # duration decoder, its predicted durations; not the length limit.
+    stopped = sum(report["ended_by"] in ("stop token", "durations") for report in reports)
     espeak_mels = [mel_of(path, data) for path in espeak_wavs]
     mcd_ours = [mel_cepstral_distortion(mel_of(path, data), reference) for path, reference in zip(ours, espeak_mels)]
     mcd_floor = [mel_cepstral_distortion(mel_of(path, data), reference) for path, reference in zip(floor, espeak_mels)]
@@ -222,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         f"(range {min(ratios):.2f}-{max(ratios):.2f})"
     )
     print(
-        f"ended by the stop token: {stopped} of {len(reports)} "
+        f"ended by the model (stop token or predicted durations): {stopped} of {len(reports)} "
         f"({', '.join(sorted({report['ended_by'] for report in reports}))})"
     )
     print(f"alignment score of our generations: median {statistics.median(r['alignment_score'] for r in reports):.3f}")

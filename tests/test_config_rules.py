@@ -82,3 +82,13 @@ def test_device_indices_are_checked_against_the_machine(write_config) -> None:
     assert list(found) == ["device-not-found"] and "available indices 0-1" in found["device-not-found"].message
     # The CPU twin: logical CPU devices stand in for GPUs.
     assert findings(write_config, "devices:\n  data_gpu: 0\n  model_gpu: 1\n  logical_cpu_devices: 2\n") == {}
+
+
+def test_autoregressive_settings_with_the_duration_decoder_are_named(write_config) -> None:
+    text = "model:\n  decoder: duration\n  prenet_dropout: 0.3\ntraining:\n  self_conditioning: true\n"
+    found = check_config(resolve_config(write_config(text)), CPU_ONLY)
+    assert sorted(f.fix.key for f in found if f.id == "autoregressive-key") == [
+        "model.prenet_dropout",
+        "training.self_conditioning",
+    ]
+    assert findings(write_config, "model:\n  reduction_factor: 4\ntraining:\n  self_conditioning: true\n") == {}

@@ -51,8 +51,9 @@ def test_preset_sizes_are_ordered_and_tiny_fits_a_cpu():
     "model_cfg",
     [
         ModelConfig(model_size="tiny"),
+        ModelConfig(model_size="tiny", decoder="duration"),
     ],
-    ids=["tiny"],
+    ids=["tiny", "tiny-duration"],
 )
 def test_estimated_param_count_matches_the_built_model(model_cfg):
     # The larger presets are only counted analytically (building `big` takes ~15 s); this keeps
@@ -61,4 +62,7 @@ def test_estimated_param_count_matches_the_built_model(model_cfg):
 
     data_cfg = DataConfig(n_mels=40)
     model = build_model(model_cfg, data_cfg, VOCAB_SIZE)
-    assert model.count_params() == estimate_param_count(resolve_dims(model_cfg), n_mels=40, vocab_size=VOCAB_SIZE)
+    estimate = estimate_param_count(
+        resolve_dims(model_cfg), n_mels=40, vocab_size=VOCAB_SIZE, decoder=model_cfg.decoder
+    )
+    assert model.count_params() == estimate

@@ -24,13 +24,20 @@ LEGACY_RUN = Path(__file__).parent / "data" / "legacy_run"
 TEXT = "the cat sat."
 
 
-@pytest.fixture(scope="module")
-def short_run(tmp_path_factory):
-    """Four steps with a validation every two: the trainer (its model in memory) and its run."""
+@pytest.fixture(scope="module", params=["autoregressive", "duration"])
+def short_run(request, tmp_path_factory):
+    """Four steps with a validation every two, with each decoder: the trainer (its model in
+    memory) and its run."""
     root = tmp_path_factory.mktemp("short")
     config = resolve_config(
         tiny_config(root),
-        {"training.max_steps": 4, "training.val_step": 2, "training.save_step": 4, "training.sample_step": 1000},
+        {
+            "model.decoder": request.param,
+            "training.max_steps": 4,
+            "training.val_step": 2,
+            "training.save_step": 4,
+            "training.sample_step": 1000,
+        },
     ).config
     trainer = Trainer(config, run_dir=root / "run")
     Controller(trainer).run()

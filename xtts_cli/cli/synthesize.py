@@ -39,12 +39,13 @@ def synthesize(
     ] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Generate speech with a trained model (autoregressive mel + Griffin-Lim), on the CPU or a GPU.
+    """Generate speech with a trained model (mel frames + Griffin-Lim), on the CPU or a GPU.
 
-    Reports how long the clip is, what ended it (the stop token, or the length limit when the
-    stop token never fired) and the alignment score of the generation: the focus rate of its
-    cross-attention, near 1 when each step reads one place in the text, near 0 when the model
-    has not learnt to align.
+    Reports how long the clip is, what ended it (the stop token or, with `model.decoder:
+    duration`, the predicted durations; the length limit when neither did) and the alignment
+    score of the generation: the focus rate of its cross-attention, near 1 when each step reads
+    one place in the text, near 0 when the model has not learnt to align (1 by construction with
+    the duration decoder, whose alignment is its durations).
     """
     import numpy as np
 
@@ -103,8 +104,12 @@ def synthesize(
         return
     sys.stdout.write(f"{out}: {seconds:.2f} s of audio from step {step} of {run.path}\n")
     window = f"{low:.2f}-{high:.2f} s"
-    if speech.ended_by == "length limit":
+    if speech.ended_by == "length limit" and speech.decoder == "duration":
+        how = f"the length limit ({window} allowed): the predicted durations ran longer"
+    elif speech.ended_by == "length limit":
         how = f"the length limit ({window} allowed): the stop token never fired"
+    elif speech.ended_by == "durations":
+        how = "the predicted durations (the duration decoder has no stop token)"
     elif speech.ended_by == "stop token at the floor":
         how = (
             f"the stop token, at the floor of the window the training data's speaking rate allows ({window}): it "

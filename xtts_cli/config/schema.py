@@ -306,6 +306,16 @@ class ModelConfig(_Section):
     model_size: Literal["tiny", "small", "normal", "big"] = Field(
         "tiny", description="Size preset. `tiny` trains on a 2-core CPU; the others want a GPU."
     )
+    decoder: Literal["autoregressive", "duration"] = Field(
+        "autoregressive",
+        description="How mel frames come from the text. `autoregressive`: frame after frame, each from the previous "
+        "ones, reading the text through cross-attention and ending at a stop token (XTTS, Tacotron). `duration`: a "
+        "learnt aligner and duration predictor say how long each character lasts and every frame is predicted at "
+        "once (FastPitch, RAD-TTS); it learns to speak in far fewer steps (configs/speak-cpu.yaml). "
+        "`prenet_dropout`, `decoder_input_noise`, the guided attention, the attention prior, self-conditioning "
+        "and the stop token belong to the autoregressive decoder (`xtts validate` names them when set with "
+        "`duration`).",
+    )
     d_model: Optional[int] = Field(None, ge=8, description="Hidden width. Empty: from the preset.")
     num_heads: Optional[int] = Field(None, ge=1, description="Attention heads. Empty: from the preset.")
     num_text_layers: Optional[int] = Field(None, ge=1, description="Text encoder layers. Empty: from the preset.")
@@ -318,7 +328,8 @@ class ModelConfig(_Section):
         None,
         ge=1,
         le=8,
-        description="Mel frames the decoder predicts per step (Tacotron's r). A larger r makes the decoder's "
+        description="Mel frames the decoder predicts per step, or per position with the duration decoder "
+        "(Tacotron's r). A larger r makes the decoder's "
         "sequence r times shorter, so each step is cheaper, alignment forms sooner and the free-running "
         "decoder has fewer chances to drift. Empty: from the preset (tiny and small 2, normal and big 1).",
     )

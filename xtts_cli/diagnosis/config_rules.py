@@ -257,6 +257,35 @@ def _no_effect_keys(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Find
             )
 
 
+# Settings only the autoregressive decoder reads (`model.decoder`): with the duration decoder they
+# do nothing.
+AUTOREGRESSIVE_KEYS = (
+    "model.prenet_dropout",
+    "model.decoder_input_noise",
+    "training.guided_attention_weight",
+    "training.guided_attention_sigma",
+    "training.attention_prior_steps",
+    "training.self_conditioning",
+    "synthesis.stop_threshold",
+    "synthesis.attention_constraint",
+    "synthesis.attention_prior",
+)
+
+
+def _decoder_keys(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    if loaded.config.model.decoder != "duration":
+        return
+    for key in AUTOREGRESSIVE_KEYS:
+        if loaded.written(key):
+            yield Finding(
+                id="autoregressive-key",
+                severity="info",
+                message=f"{key} is a setting of the autoregressive decoder and does nothing with "
+                "model.decoder: duration; remove it",
+                fix=ConfigChange(key=key, action="remove"),
+            )
+
+
 def no_effect_keys() -> dict[str, str]:
     """Keys accepted so old configs load but meaning nothing in TensorFlow: dotted key -> why."""
     found = {}
@@ -396,6 +425,7 @@ RULES: tuple[Rule, ...] = (
     _mel_frames,
     _mixed_precision,
     _no_effect_keys,
+    _decoder_keys,
     _string_numbers,
 )
 

@@ -206,11 +206,12 @@ def resolve_dims(model_cfg: ModelConfig) -> ModelDims:
     return dataclasses.replace(preset, **changes)
 
 
-def estimate_param_count(dims: ModelDims, *, n_mels: int, vocab_size: int) -> int:
-    """Trainable parameters of `XttsModel(dims, n_mels, vocab_size)`, counted without building it.
+def estimate_param_count(dims: ModelDims, *, n_mels: int, vocab_size: int, decoder: str = "autoregressive") -> int:
+    """Trainable parameters of the model `build_model` makes (`decoder`: `model.decoder`), counted
+    without building it.
 
-    Mirrors the layer list in `xtts.py`; `tests/test_model_presets.py` checks it against built
-    models so the two cannot drift apart.
+    Mirrors the layer lists in `xtts.py` and `duration.py`; `tests/test_model_presets.py` checks it
+    against built models so the two cannot drift apart.
     """
     d, ffn, r = dims.d_model, dims.ffn_dim, dims.reduction_factor
 
@@ -235,21 +236,46 @@ def estimate_param_count(dims: ModelDims, *, n_mels: int, vocab_size: int) -> in
         + attention
         + dense(d, dims.speaker_embedding_dim)
     )
-    decoder = (
-        n_mels  # go frame
-        + dense(n_mels, dims.prenet_dim)
-        + dense(dims.prenet_dim, dims.prenet_dim)
-        + dense(dims.prenet_dim, d)
-        + dense(dims.speaker_embedding_dim, d)
-        + dims.num_decoder_layers * decoder_layer
-        + layer_norm
-        + dense(d, r * n_mels)
-        + dense(d, r)
-    )
+
+    def conv1d(kernel: int, fan_in: int, fan_out: int) -> int:
+        return kernel * fan_in * fan_out + fan_out
+
+    if decoder == "duration":
+        aligner_channels = 80  # duration.ALIGNER_CHANNELS
+        aligner = (
+            conv1d(3, d, 2 * d)
+            + conv1d(1, 2 * d, aligner_channels)
+            + conv1d(3, n_mels, 2 * n_mels)
+            + conv1d(1, 2 * n_mels, n_mels)
+            + conv1d(1, n_mels, aligner_channels)
+        )
+        duration_predictor = 2 * (conv1d(3, d, d) + layer_norm) + dense(d, 1)
+        frame_layer = 2 * layer_norm + attention + conv1d(3, d, ffn) + dense(ffn, d)
+        decoder_params = (
+            aligner
+            + duration_predictor
+            + dense(2, d)  # token position features
+            + dense(dims.speaker_embedding_dim, d)
+            + dims.num_decoder_layers * frame_layer
+            + layer_norm
+            + dense(d, r * n_mels)
+        )
+    else:
+        decoder_params = (
+            n_mels  # go frame
+            + dense(n_mels, dims.prenet_dim)
+            + dense(dims.prenet_dim, dims.prenet_dim)
+            + dense(dims.prenet_dim, d)
+            + dense(dims.speaker_embedding_dim, d)
+            + dims.num_decoder_layers * decoder_layer
+            + layer_norm
+            + dense(d, r * n_mels)
+            + dense(d, r)
+        )
     postnet = 0
     if dims.postnet_layers:
         channels, kernel = dims.postnet_channels, dims.postnet_kernel_size
         postnet += kernel * n_mels * channels + channels
         postnet += (dims.postnet_layers - 2) * (kernel * channels * channels + channels)
         postnet += kernel * channels * n_mels + n_mels
-    return text_encoder + speaker_encoder + decoder + postnet
+    return text_encoder + speaker_encoder + decoder_params + postnet

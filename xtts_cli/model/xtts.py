@@ -389,6 +389,11 @@ class XttsModel(keras.Model):
     takes the batch and the outputs of `call` rather than Keras's (x, y, y_pred).
     """
 
+    decoder_kind = "autoregressive"
+    # Set by whoever compiles the training step with XLA (the trainer): losses then use only ops
+    # XLA compiles, where a faster kernel exists that it does not (the duration decoder's CTC).
+    xla_compatible_losses = False
+
     def __init__(
         self,
         *,
@@ -410,7 +415,7 @@ class XttsModel(keras.Model):
         self.stop_positive_weight = stop_positive_weight
         # Gaussian noise (log-mel units) on the previous frames the decoder reads in training.
         self.input_noise = input_noise
-        d_model, r = dims.d_model, dims.reduction_factor
+        d_model = dims.d_model
 
         self.token_embedding = keras.layers.Embedding(vocab_size, d_model, name="token_embedding")
         self.text_prenet = TextPrenet(dims, name="text_prenet") if dims.text_prenet_layers else None
@@ -422,7 +427,13 @@ class XttsModel(keras.Model):
         self.text_norm = keras.layers.LayerNormalization(epsilon=1e-5, name="text_norm")
 
         self.speaker_encoder = SpeakerEncoder(dims, name="speaker_encoder")
+        self._build_decoder()
+        self.postnet = Postnet(dims, n_mels, name="postnet") if dims.postnet_layers else None
 
+    def _build_decoder(self) -> None:
+        """The autoregressive decoder's layers (a subclass with another decoder builds its own)."""
+        dims, n_mels = self.dims, self.n_mels
+        d_model, r = dims.d_model, dims.reduction_factor
         self.go_frame = self.add_weight(shape=(n_mels,), initializer="zeros", name="go_frame")
         self.prenet = Prenet(dims.prenet_dim, dims.prenet_dropout, name="prenet")
         self.prenet_projection = keras.layers.Dense(d_model, name="prenet_projection")
@@ -436,7 +447,6 @@ class XttsModel(keras.Model):
         # float32 heads: the outputs and the losses built on them stay float32 under mixed precision.
         self.mel_projection = keras.layers.Dense(r * n_mels, dtype="float32", name="mel_projection")
         self.stop_projection = keras.layers.Dense(r, dtype="float32", name="stop_projection")
-        self.postnet = Postnet(dims, n_mels, name="postnet") if dims.postnet_layers else None
 
     def get_config(self):
         return {
@@ -559,19 +569,11 @@ class XttsModel(keras.Model):
         """
         from xtts_cli.model.alignment import alignment_score, guided_attention_loss
 
-        target = tf.cast(batch["mel"], tf.float32)
         lengths = tf.cast(batch["mel_lengths"], tf.int32)
-        frames = _frame_count(target, 1)
+        frames = _frame_count(batch["mel"], 1)
         frame_mask = tf.sequence_mask(lengths, frames)
         valid_frames = tf.maximum(tf.reduce_sum(tf.cast(frame_mask, tf.float32)), 1.0)
-
-        def masked_l1(prediction):
-            error = tf.abs(tf.cast(prediction, tf.float32) - target)
-            error = tf.where(frame_mask[:, :, None], error, 0.0)
-            return tf.reduce_sum(error) / (valid_frames * self.n_mels)
-
-        mel_loss = masked_l1(outputs["mel_pred"])
-        postnet_mel_loss = masked_l1(outputs["mel_post"]) if "mel_post" in outputs else tf.zeros([])
+        mel_loss, postnet_mel_loss = self.mel_losses(batch, outputs)
         stop_target = tf.cast(tf.equal(tf.range(frames)[None, :], (lengths - 1)[:, None]), tf.float32)
         stop_bce = tf.nn.weighted_cross_entropy_with_logits(
             labels=stop_target,
@@ -590,6 +592,21 @@ class XttsModel(keras.Model):
             "attention_loss": attention_loss,
             "alignment_score": alignment_score(attention, text_lengths, steps),
         }
+
+    def mel_losses(self, batch, outputs) -> tuple[tf.Tensor, tf.Tensor]:
+        """(L1 of `mel_pred`, L1 of `mel_post` or 0) against `batch["mel"]` over the valid frames and
+        bins, float32."""
+        target = tf.cast(batch["mel"], tf.float32)
+        frame_mask = tf.sequence_mask(batch["mel_lengths"], _frame_count(target, 1))
+        valid_frames = tf.maximum(tf.reduce_sum(tf.cast(frame_mask, tf.float32)), 1.0)
+
+        def masked_l1(prediction):
+            error = tf.abs(tf.cast(prediction, tf.float32) - target)
+            error = tf.where(frame_mask[:, :, None], error, 0.0)
+            return tf.reduce_sum(error) / (valid_frames * self.n_mels)
+
+        postnet_mel_loss = masked_l1(outputs["mel_post"]) if "mel_post" in outputs else tf.zeros([])
+        return masked_l1(outputs["mel_pred"]), postnet_mel_loss
 
     def decode_autoregressive(
         self,
@@ -881,7 +898,12 @@ def dummy_batch(*, n_mels: int, batch_size: int = 1, text_length: int = 8, mel_f
 def build_model(model_cfg: ModelConfig, data_cfg: DataConfig, vocab_size: int) -> XttsModel:
     """The model for a config, with its weights built (so `count_params()` works)."""
     dims = resolve_dims(model_cfg)
-    model = XttsModel(
+    model_class = XttsModel
+    if model_cfg.decoder == "duration":
+        from xtts_cli.model.duration import DurationModel
+
+        model_class = DurationModel
+    model = model_class(
         dims=dims, n_mels=data_cfg.n_mels, vocab_size=vocab_size, input_noise=model_cfg.decoder_input_noise, name="xtts"
     )
     model(dummy_batch(n_mels=data_cfg.n_mels), training=False)

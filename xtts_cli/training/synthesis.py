@@ -153,8 +153,9 @@ class Speech:
     mel: np.ndarray  # [frames, n_mels] log-mel the waveform was made from
     alignment: np.ndarray  # [decoder steps, text tokens]: cross-attention, every layer and head averaged
     alignment_score: float  # focus rate of `alignment` in [0, 1] (model/alignment.py)
-    stopped: bool  # the stop token ended it (else the length limit did)
+    stopped: bool  # the model ended it (stop token or predicted durations), else the length limit did
     frame_window: tuple[int, int]  # (min_frames, max_frames) it was allowed
+    decoder: str = "autoregressive"  # model.decoder of the model that spoke it
 
     @property
     def frames(self) -> int:
@@ -164,6 +165,8 @@ class Speech:
     def ended_by(self) -> str:
         if not self.stopped:
             return "length limit"
+        if self.decoder == "duration":
+            return "durations"
         return "stop token at the floor" if self.frames <= self.frame_window[0] else "stop token"
 
 
@@ -239,6 +242,7 @@ def synthesize_speech(
         alignment_score=float(generated["alignment_score"][0]),
         stopped=bool(generated["stopped"][0]),
         frame_window=(min_frames, frames),
+        decoder=model.decoder_kind,
     )
 
 

@@ -288,7 +288,8 @@ class Trainer:
         distributed = self.plan.kind in ("mirrored", "multi_worker")
 
         data_seed = tf.constant(config.data.seed, tf.int64)
-        self_conditioning = config.training.self_conditioning
+        # The duration decoder reads no previous frames: a second pass would repeat the first.
+        self_conditioning = config.training.self_conditioning and model.decoder_kind == "autoregressive"
         prior_steps = config.training.attention_prior_steps
         attention = {
             "attention_weight": config.training.guided_attention_weight,
@@ -347,6 +348,7 @@ class Trainer:
                 return {k: strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None) for k, v in per_replica.items()}
 
         graph, xla = self.settings.graph_mode, self.settings.xla
+        model.xla_compatible_losses = bool(graph and xla and not distributed)
         self.featurize = None
         if self.plan.kind == "split":
             from xtts_cli.training.featurize import make_featurizer
