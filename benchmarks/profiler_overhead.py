@@ -28,7 +28,7 @@ def main() -> None:
     from xtts_cli.data.features import with_reference
     from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
     from xtts_cli.data.scan import scan_dataset
-    from xtts_cli.model.xtts import build_model
+    from xtts_cli.model.build import build_model
     from xtts_cli.profiling.step_timer import StepTimer
 
     config = resolve_config(None, {"data.batch_size": 8}).config

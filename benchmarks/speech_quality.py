@@ -6,7 +6,8 @@ One run, side by side, on sentences the model never trained on:
   restricted by a JSGF grammar to the dataset's sentence pattern (primary) and, harsher, to a
   free loop over its words, for (a) our synthesis through `xtts synthesize`, (b) espeak-ng's own
   audio of the same sentences, (c) espeak's mel through our Griffin-Lim (the vocoder's floor);
-- the median duration ratio of ours to espeak's, and how many clips the model ended (stop token or predicted durations), not the length limit;
+- the median duration ratio of ours to espeak's, and how many clips the model ended (its stop
+  token or predicted durations), not the length limit;
 - mel-cepstral distortion (DTW-aligned) of ours and of (c) against espeak;
 - `alignment_score` at every validation of the training run, and the training time.
 It writes `speech_quality.png`: one sentence's mel from espeak and from us, one above the other,
@@ -35,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+# TensorFlow's C++ log lines, in this process (the vocoder floor) and in the xtts subprocesses.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 

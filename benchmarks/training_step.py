@@ -56,7 +56,7 @@ def _padding_comparison(config, tokenizer_vocab: int, passes: int) -> None:
     import keras
     import tensorflow as tf
 
-    from xtts_cli.model.xtts import build_model
+    from xtts_cli.model.build import build_model
 
     prepared, shapes = {}, {}
     for name, changes in (("bucketed", {}), ("fixed", {"pad_to_fixed_length": True, "bucket_by_length": False})):
@@ -158,7 +158,7 @@ def _graph_comparison(config, batches, tokenizer, steps: int) -> None:
     import keras
     import tensorflow as tf
 
-    from xtts_cli.model.xtts import build_model
+    from xtts_cli.model.build import build_model
 
     signature = [
         tf.nest.map_structure(lambda t: tf.TensorSpec([t.shape[0]] + [None] * (t.shape.rank - 1), t.dtype), batches[0])

@@ -88,7 +88,8 @@ def test_expand_by_durations_repeats_each_token_for_its_frames():
 
 @pytest.fixture(scope="module")
 def model_and_batch():
-    from xtts_cli.model.xtts import build_model, dummy_batch
+    from xtts_cli.model.build import build_model
+    from xtts_cli.model.xtts import dummy_batch
 
     model = build_model(
         ModelConfig(decoder="duration", d_model=32, num_heads=2, num_text_layers=1, num_decoder_layers=1),

@@ -58,7 +58,7 @@ def test_preset_sizes_are_ordered_and_tiny_fits_a_cpu():
 def test_estimated_param_count_matches_the_built_model(model_cfg):
     # The larger presets are only counted analytically (building `big` takes ~15 s); this keeps
     # the formula honest.
-    from xtts_cli.model.xtts import build_model
+    from xtts_cli.model.build import build_model
 
     data_cfg = DataConfig(n_mels=40)
     model = build_model(model_cfg, data_cfg, VOCAB_SIZE)

@@ -12,8 +12,9 @@ tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
 
 from xtts_cli.config.schema import DataConfig, ModelConfig  # noqa: E402
+from xtts_cli.model.build import build_model  # noqa: E402
 from xtts_cli.model.presets import resolve_dims  # noqa: E402
-from xtts_cli.model.xtts import MEL_PAD_VALUE, XttsModel, build_model  # noqa: E402
+from xtts_cli.model.xtts import MEL_PAD_VALUE, XttsModel  # noqa: E402
 
 N_MELS = 16
 VOCAB_SIZE = 24

@@ -2,9 +2,11 @@
 
 - `presets`: `ModelDims`, the `tiny`/`small`/`normal`/`big` presets, `resolve_dims(model_cfg)` and
   `estimate_param_count` (no TensorFlow import);
-- `xtts`: `XttsModel` (Keras 3) and `build_model(model_cfg, data_cfg, vocab_size)`;
+- `xtts`: `XttsModel` (Keras 3), the autoregressive model;
+- `duration`: `DurationModel`, which extends it with a learnt aligner and a duration predictor;
+- `build`: `build_model(model_cfg, data_cfg, vocab_size)`, whichever of the two `model.decoder` names;
 - `vocoder`: `griffin_lim(log_mel, mel_basis, ...)`.
 
 Nothing is imported here: `xtts_cli.model.presets` stays free of TensorFlow, and the command layer
-imports `xtts` and `vocoder` inside the functions that need them.
+imports `build` and `vocoder` inside the functions that need them.
 """

@@ -44,17 +44,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import keras
 import tensorflow as tf
 
-from xtts_cli.model.presets import ModelDims, resolve_dims
+from xtts_cli.model.presets import ModelDims
 
-if TYPE_CHECKING:
-    from xtts_cli.config.schema import DataConfig, ModelConfig
-
-__all__ = ["MEL_PAD_VALUE", "XttsModel", "build_model", "sinusoidal_encoding"]
+__all__ = ["MEL_PAD_VALUE", "XttsModel", "dummy_batch", "sinusoidal_encoding"]
 
 # Padding value of log-mel frames: log of the 1e-5 magnitude floor the feature pipeline clips at.
 MEL_PAD_VALUE = math.log(1e-5)
@@ -893,18 +890,3 @@ def dummy_batch(*, n_mels: int, batch_size: int = 1, text_length: int = 8, mel_f
         "ref_mel": tf.fill([batch_size, ref_frames, n_mels], MEL_PAD_VALUE),
         "ref_lengths": tf.fill([batch_size], ref_frames),
     }
-
-
-def build_model(model_cfg: ModelConfig, data_cfg: DataConfig, vocab_size: int) -> XttsModel:
-    """The model for a config, with its weights built (so `count_params()` works)."""
-    dims = resolve_dims(model_cfg)
-    model_class = XttsModel
-    if model_cfg.decoder == "duration":
-        from xtts_cli.model.duration import DurationModel
-
-        model_class = DurationModel
-    model = model_class(
-        dims=dims, n_mels=data_cfg.n_mels, vocab_size=vocab_size, input_noise=model_cfg.decoder_input_noise, name="xtts"
-    )
-    model(dummy_batch(n_mels=data_cfg.n_mels), training=False)
-    return model

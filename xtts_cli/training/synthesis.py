@@ -458,7 +458,7 @@ def load_run(run_dir: Path):
 
     from xtts_cli.config.loading import build_config
     from xtts_cli.data.text import Tokenizer
-    from xtts_cli.model.xtts import build_model
+    from xtts_cli.model.build import build_model
     from xtts_cli.training.run_dir import RunDir
 
     run = RunDir(Path(run_dir))

@@ -75,7 +75,7 @@ class Trainer:
         from xtts_cli.data.scan import scan_dataset
         from xtts_cli.data.text import Tokenizer
         from xtts_cli.devices.placement import configure_devices
-        from xtts_cli.model.xtts import build_model
+        from xtts_cli.model.build import build_model
 
         config = self.config
         # First TF work of the process: a multi-worker strategy must exist before any other op.

@@ -1,0 +1,33 @@
+"""`build_model`: the model a config asks for, autoregressive (`xtts.XttsModel`) or duration-based
+(`duration.DurationModel`), with its weights built.
+
+Its own module so that `xtts` (the base model) and `duration` (which extends it) do not import
+each other.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xtts_cli.model.duration import DurationModel
+from xtts_cli.model.presets import resolve_dims
+from xtts_cli.model.xtts import XttsModel, dummy_batch
+
+if TYPE_CHECKING:
+    from xtts_cli.config.schema import DataConfig, ModelConfig
+
+__all__ = ["build_model"]
+
+
+def build_model(model_cfg: ModelConfig, data_cfg: DataConfig, vocab_size: int) -> XttsModel:
+    """The model for a config, with its weights built (so `count_params()` works)."""
+    model_class = DurationModel if model_cfg.decoder == "duration" else XttsModel
+    model = model_class(
+        dims=resolve_dims(model_cfg),
+        n_mels=data_cfg.n_mels,
+        vocab_size=vocab_size,
+        input_noise=model_cfg.decoder_input_noise,
+        name="xtts",
+    )
+    model(dummy_batch(n_mels=data_cfg.n_mels), training=False)
+    return model
