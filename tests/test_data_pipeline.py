@@ -137,6 +137,45 @@ def test_distinct_batch_shapes_stay_within_the_reported_bound(sample_scan):
     assert info.padding_efficiency > 0.8
 
 
+def test_a_training_epoch_starts_every_bucket_in_its_first_batches(sample_scan, tmp_path):
+    # A bucket starts (opens its store runs, fills its shuffle buffer) when first picked: every bucket
+    # is picked once first, so no batch mid-epoch waits for a start. Then at random, as often as planned.
+    cfg = config(dataset=None, batch_size=4, num_buckets=4, feature_cache_dir=str(tmp_path))
+    tokenizer = tokenizer_for(sample_scan, cfg.data)
+    for mode in ("runtime", "precompute"):
+        ds, info = build_pipeline(
+            cfg.model_copy(update={"data": cfg.data.model_copy(update={"preprocessing_mode": mode})}),
+            sample_scan.train,
+            tokenizer,
+            training=True,
+        )
+        orders = []
+        for _ in range(2):
+            orders.append([info.mel_pad_lengths.index(b["mel"].shape[1]) for b in epoch(ds)])
+            assert sorted(orders[-1][:4]) == [0, 1, 2, 3], mode
+            assert len(orders[-1]) == info.batches_per_epoch
+        assert orders[0] != orders[1]  # the rest reshuffled each epoch
+
+
+def test_a_large_pipeline_freezes_what_start_up_made(sample_scan, monkeypatch):
+    import gc
+
+    from xtts_cli.data import pipeline
+
+    cfg = config(dataset=None, batch_size=4)
+    tokenizer = tokenizer_for(sample_scan, cfg.data)
+    before = gc.get_freeze_count()
+    monkeypatch.setattr(pipeline, "_FREEZE_FROM_CLIPS", len(sample_scan.train) + 1)
+    build_pipeline(cfg, sample_scan.train, tokenizer, training=True)
+    assert gc.get_freeze_count() == before  # a small one leaves the collector alone
+    monkeypatch.setattr(pipeline, "_FREEZE_FROM_CLIPS", len(sample_scan.train))
+    try:
+        build_pipeline(cfg, sample_scan.train, tokenizer, training=True)
+        assert gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()
+
+
 def test_fixed_length_padding_gives_one_shape(sample_scan):
     cfg = config(dataset=None, batch_size=4, pad_to_fixed_length=True, max_mel_frames=420, max_text_length=100)
     tokenizer = tokenizer_for(sample_scan, cfg.data)
@@ -239,8 +278,20 @@ def copy_dataset(tmp_path: Path, ids: list[str]) -> Path:
     return root
 
 
-def test_precompute_rebuilds_on_changed_settings_files_and_interruptions(tmp_path, monkeypatch):
+def clip_multiset(batches) -> list[tuple]:
+    """Each clip of an epoch as (token ids, mel frames, rounded mel sum): order-free, for comparing modes."""
+    clips = []
+    for batch in batches:
+        for i, (t, n) in enumerate(zip(batch["text_lengths"], batch["mel_lengths"])):
+            clips.append((tuple(batch["text_ids"][i, :t].tolist()), int(n), round(float(batch["mel"][i, :n].sum()), 1)))
+    return sorted(clips)
+
+
+def test_precompute_shards_rebuild_on_changed_settings_files_and_interruptions(tmp_path, monkeypatch):
     root = copy_dataset(tmp_path, ["pcm16", "flac16", "vorbis", "mp3vbr", "rate16k"])
+    # One clip per shard here (five clips would otherwise share one), so that a shard's rebuild
+    # is visible; how clips are grouped into shards at size is tested in test_data_plan.py.
+    monkeypatch.setattr(feature_cache, "MIN_PERIOD", 1)
 
     def build(cache=tmp_path / "features", mode="precompute", **data):
         cfg = config(
@@ -255,46 +306,80 @@ def test_precompute_rebuilds_on_changed_settings_files_and_interruptions(tmp_pat
         return build_pipeline(cfg, report.items, tokenizer_for(report, cfg.data), training=False)
 
     ds, info = build()
-    assert (info.feature_cache.built, info.feature_cache.reused) == (5, 0)
-    directory = Path(info.feature_cache.directory)
-    assert (directory / feature_cache.MARKER).is_file() and directory.parent == tmp_path / "features"
+    store = info.feature_cache
+    assert (store.built, store.reused, store.shards, store.shards_built) == (5, 0, 5, 5)
+    directory = Path(store.directory)
+    assert directory.parent == tmp_path / "features"
+    assert len(list(directory.glob("shard-*.tfrecord"))) == 5 and not list(directory.glob(".tmp-*"))
     ops = graph_ops(ds)
-    assert {"ReadFile", "ParseTensor"} <= ops and not ops & PYTHON_OPS
-    assert not ops & {"DecodeWav", "IO>AudioDecodeMP3"}  # read back, not recomputed
-    for stored, fresh in zip(epoch(ds), epoch(build(mode="runtime")[0])):
-        np.testing.assert_allclose(stored["mel"], fresh["mel"], atol=1e-6)
+    assert {"TFRecordDataset", "DecodePaddedRaw"} <= ops and not ops & PYTHON_OPS
+    assert not ops & {"DecodeWav", "IO>AudioDecodeMP3", "ReadFile"}  # read back, not recomputed
+    stored, fresh = clip_multiset(epoch(ds)), clip_multiset(epoch(build(mode="runtime")[0]))
+    assert len(stored) == 5 and stored == fresh
 
     # Unchanged: everything reused.
     assert (build()[1].feature_cache.built, build()[1].feature_cache.reused) == (0, 5)
     # A feature setting changes: a new fingerprint directory, everything rebuilt.
     changed = build(n_mels=64)[1].feature_cache
     assert changed.built == 5 and Path(changed.directory) != directory
-    # A file is touched (same bytes, new mtime): that file alone is rebuilt, once.
+    # A file is touched (same bytes, new mtime): its shard alone is rebuilt, once.
     wav = root / "wavs" / "pcm16.wav"
     stat = wav.stat()
     os.utime(wav, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
     touched = build()[1].feature_cache
-    assert (touched.built, touched.reused) == (1, 4)
+    assert (touched.built, touched.reused, touched.shards_built) == (1, 4, 1)
     assert build()[1].feature_cache.built == 0
+    # Shards cut short (a full disk, a copy that stopped) do not match their own index: rebuilt.
+    for shard in directory.glob("shard-*.tfrecord"):
+        shard.write_bytes(shard.read_bytes()[:-100])
+    assert (build()[1].feature_cache.built, build()[1].feature_cache.built) == (5, 0)
 
-    # An interrupted precompute (a crash after two files, before the marker) is never taken as complete.
-    writes = []
-    real_write = feature_cache._write_atomically
+    # An interrupted precompute (a crash while writing the third shard) is never taken as complete:
+    # the two finished shards are kept, the third leaves no file under its name, and the next run
+    # builds the three that are missing.
+    written = []
+    real_write = feature_cache._write_shard
 
-    def crash_after_two(path, payload):
-        if len(writes) == 2:
-            raise KeyboardInterrupt("simulated interruption")
-        writes.append(path)
-        real_write(path, payload)
+    def crash_in_third(path, records):
+        if len(written) == 2:
 
-    monkeypatch.setattr(feature_cache, "_write_atomically", crash_after_two)
+            def cut(records):
+                yield next(records)
+                raise KeyboardInterrupt("simulated interruption")
+
+            real_write(path, cut(records))
+        written.append(path)
+        real_write(path, records)
+
+    monkeypatch.setattr(feature_cache, "_write_shard", crash_in_third)
     with pytest.raises(KeyboardInterrupt):
         build(cache=tmp_path / "features2")
-    monkeypatch.setattr(feature_cache, "_write_atomically", real_write)
-    interrupted = Path(writes[0]).parent
-    assert len(list(interrupted.glob("*.tensor"))) == 2 and not (interrupted / feature_cache.MARKER).exists()
+    monkeypatch.setattr(feature_cache, "_write_shard", real_write)
+    interrupted = written[0].parent
+    assert sorted(interrupted.glob("shard-*")) == sorted(written) and not list(interrupted.glob(".tmp-*"))
     resumed = build(cache=tmp_path / "features2")[1].feature_cache
-    assert resumed.built == 5 and (interrupted / feature_cache.MARKER).is_file()
+    assert (resumed.built, resumed.reused, resumed.shards_built) == (3, 2, 3)
+
+
+def test_cache_precompute_and_runtime_give_the_same_clips_every_epoch(fixture_scan, tmp_path):
+    # Batch size 1: training drops no partial batch, so each epoch holds every clip once.
+    tokenizer = tokenizer_for(fixture_scan, config().data)
+    epochs, shapes = {}, {}
+    for mode in ("runtime", "cache", "precompute"):
+        cfg = config(preprocessing_mode=mode, batch_size=1, feature_cache_dir=str(tmp_path / "features"))
+        ds, info = build_pipeline(cfg, fixture_scan.items, tokenizer, training=True)
+        assert info.preprocessing_mode == mode
+        batches = [epoch(ds) for _ in range(2)]
+        epochs[mode] = [clip_multiset(b) for b in batches]
+        shapes[mode] = sorted((b["text_ids"].shape, b["mel"].shape) for b in batches[0])
+        for b in batches[0]:  # padded with the log-mel floor past each clip's length
+            frames = np.arange(b["mel"].shape[1])[None, :] >= b["mel_lengths"][:, None]
+            assert np.all(b["mel"][frames] == np.float32(LOG_MEL_FLOOR)), mode
+    reference = epochs["runtime"][0]
+    assert len(reference) == len(fixture_scan.items)
+    for mode, (first, second) in epochs.items():
+        assert first == second == reference, mode
+        assert shapes[mode] == shapes["runtime"], mode  # the planned bucket shapes
 
 
 def test_prefetch_to_device_only_for_a_gpu_target(sample_scan):

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from xtts_cli.cli.app import app
@@ -119,3 +120,62 @@ def test_validate_refuses_an_explicit_cache_over_budget(runner, write_config) ->
     )
     assert fits["dataset"]["preprocessing_mode"] == "precompute"
     assert fits["dataset"]["feature_bytes_estimate"] > 10**6 == fits["dataset"]["cache_memory_limit_bytes"]
+
+
+def synthetic_items(count: int, seed: int = 0, name: str = "c") -> list:
+    from xtts_cli.data.scan import AudioInfo, DatasetItem
+
+    rng = np.random.default_rng(seed)
+    items = []
+    for i in range(count):
+        seconds = float(rng.uniform(1.0, 10.0))
+        audio = AudioInfo(
+            format="wav",
+            codec="pcm16",
+            sample_rate=22050,
+            channels=1,
+            num_samples=int(seconds * 22050),
+            duration=seconds,
+        )
+        items.append(
+            DatasetItem(
+                id=f"{name}{i}",
+                audio_path=f"/corpus/wavs/{name}{i}.wav",
+                relative_path=f"wavs/{name}{i}.wav",
+                text="a",
+                speaker="s",
+                source=f"metadata.csv:{i + 1}",
+                size_bytes=1000 + i,
+                mtime_ns=1,
+                audio=audio,
+            )
+        )
+    return items
+
+
+def test_the_precompute_store_is_a_few_length_ordered_shards_that_change_locally(tmp_path) -> None:
+    from xtts_cli.data import feature_cache
+
+    items = synthetic_items(13_100)
+    planned = feature_cache.plan_shards(items, tmp_path)
+    period = feature_cache.shard_period(len(items))
+    sizes = [len(shard.users) for shard, _ in planned]
+    assert sum(sizes) == len(items) and max(sizes) <= feature_cache.MAX_RUN * period
+    assert len(items) / period / 3 < len(planned) < len(items) / period * 3  # about `period` clips per shard
+    durations = [item.audio.num_samples for _, members in planned for item in members]
+    assert durations == sorted(durations)  # shards hold clips of similar length
+    names = {shard.path for shard, _ in planned}
+
+    # A touched file renames its own shard only.
+    touched = list(items)
+    touched[77] = touched[77].model_copy(update={"mtime_ns": 2})
+    assert len({shard.path for shard, _ in feature_cache.plan_shards(touched, tmp_path)} - names) == 1
+    # A new clip moves at most the boundaries beside it: one or two shards renamed, the rest kept.
+    grown = {
+        shard.path for shard, _ in feature_cache.plan_shards(items + synthetic_items(1, seed=9, name="new"), tmp_path)
+    }
+    assert 1 <= len(grown - names) <= 2 and len(names - grown) <= 2
+    # A clip a dataset weight repeats is stored once and used by each of its items.
+    repeated = feature_cache.plan_shards(items[:40] + items[:40], tmp_path)
+    assert sum(len(shard.users) for shard, _ in repeated) == 40
+    assert all(len(users) == 2 for shard, _ in repeated for users in shard.users)

@@ -181,8 +181,9 @@ class DataConfig(_Section):
     preprocessing_mode: Literal["auto", "runtime", "cache", "precompute"] = Field(
         "auto",
         description="`runtime`: features every epoch; `cache`: computed once and kept in memory; "
-        "`precompute`: written to disk under `feature_cache_dir`, keyed by the feature settings and each "
-        "file's size and mtime; `auto`: `cache` when the features, estimated from the scan "
+        "`precompute`: written to disk under `feature_cache_dir` in a few large shards of clips of similar "
+        "length, keyed by the feature settings and each file's size and mtime (a changed file rebuilds its "
+        "shard); `auto`: `cache` when the features, estimated from the scan "
         "before anything is decoded, fit `cache_memory_limit`, else `precompute`.",
     )
     cache_memory_limit: Union[Auto, ByteSize] = Field(

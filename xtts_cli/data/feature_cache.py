@@ -1,15 +1,34 @@
-"""`preprocessing_mode: precompute`: features written to disk once, read back by graph ops only.
+"""`preprocessing_mode: precompute`: features written to disk once, in a few large shards, read back
+by graph ops only.
 
-Layout: `<cache root>/<settings fingerprint>/<item key>.tensor` (a `tf.io.serialize_tensor` proto)
-plus `complete.json`, the completion marker listing the item keys it vouches for.
+Layout: `<cache root>/<settings fingerprint>/shard-<content>.tfrecord`, one TFRecord file per shard:
+one record per clip holding its features as raw little-endian float32 (the audio's samples, or a
+log-mel `[frames, n_mels]` less `STORED_MEL_OFFSET`, the floor batches are padded with, so that the
+zeros `decode_raw` pads a record with become the floor when it is added back: within 2e-6 of the
+computed value), then one last record, the shard's index: each clip's length (frames or samples,
+int64), the clip count (int64), the values per frame (int32) and the magic `XTTSFT01`. The reader
+takes the clip records only; the index lets a start check a shard without reading it.
 
+- Which clips share a shard: the clips, each once, sorted by duration (then path), cut into runs
+  after every clip whose path hashes to 0 modulo `period` (content-defined boundaries, about
+  `period` clips per shard, never more than MAX_RUN x `period`). A shard therefore holds clips of
+  similar length, so a length bucket reads few shards; and adding, removing or editing a file moves
+  only the boundaries next to it, not every shard after it. `period` is a power of two from the
+  number of clips (`shard_period`), so it changes only when the dataset doubles or halves.
+- A shard's name is a hash of its clips' keys (absolute path, size, modification time) in record
+  order: an edited or touched file gives its shard a new name, and that shard alone is rebuilt
+  (per-file invalidation, at shard granularity). The clips are in the order of the sort above, so
+  the name says which clip is where; the index says how long each one is (silence trimming makes
+  that known only once it is computed).
+- A shard is written to a temporary name, flushed to disk (`fsync`) and renamed: a file under a
+  shard's name is complete, which is the store's completion marker (a file whose size does not
+  match its own index, or that has none, is rebuilt). An interrupted build leaves the
+  shards it finished and, at most, a temporary file (removed on an exception; after a kill it is
+  never read, as nothing reads `.tmp-` names); the next run builds the missing shards only.
 - A changed feature setting changes the fingerprint: a new directory, everything rebuilt.
-- An item key hashes the audio file's path, size and mtime: an edited or touched file gets a new
-  key and is rebuilt.
-- Each feature file is written to a temp name and renamed; the marker is written (the same way)
-  only after every feature file is on disk (`os.sync`). An interrupted run leaves no marker, or an
-  older one that does not list the new keys, so its work is never taken as complete: the missing
-  items are rebuilt.
+
+Shards no longer named by any run (after a file changed) stay on disk until the directory is
+removed; each is at most a few hundred MB.
 """
 
 from __future__ import annotations
@@ -19,25 +38,58 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
-from pydantic import BaseModel
+import numpy as np
+from pydantic import BaseModel, Field
 
 from xtts_cli.config.schema import DataConfig
+from xtts_cli.data.features import LOG_MEL_FLOOR
 from xtts_cli.data.scan import DatasetItem, dataset_root
 from xtts_cli.errors import XttsError
 
-MARKER = "complete.json"
-# Bump when the feature computation changes in a way the settings below do not capture.
-FEATURE_VERSION = 1
+SHARD_SUFFIX = ".tfrecord"
+MAGIC = b"XTTSFT01"
+_FOOTER = 8 + 4 + len(MAGIC)  # clip count (int64), values per frame (int32), magic
+_FRAMING = 8 + 4 + 4  # a TFRecord record: length (uint64), its CRC, the data, the data's CRC
+# Clips per shard, about: from MIN_PERIOD (small datasets still get several shards, so a length
+# bucket reads only its own) to MAX_PERIOD (1,024 mel clips of 5 s are ~150 MB: read as one stream,
+# and a touched file rebuilds little).
+TARGET_SHARDS = 64
+MIN_PERIOD = 16
+MAX_PERIOD = 1024
+# A run of clips with no boundary hash is cut at this many periods, so no shard grows unbounded.
+MAX_RUN = 4
+# Stored log-mels are the computed ones less this (see above).
+STORED_MEL_OFFSET = LOG_MEL_FLOOR
+# Bump when the feature computation or the store's layout changes in a way the settings below do not capture.
+FEATURE_VERSION = 3
 
 
 class PrecomputeResult(BaseModel):
     directory: str
-    paths: list[str]  # one per item, in item order
-    built: int
-    reused: int
+    shards: int = Field(description="Shard files the pipeline's clips are in.")
+    built: int = Field(description="Clips whose features were computed in this run.")
+    reused: int = Field(description="Clips read from shards already on disk.")
+    shards_built: int = 0
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One shard file and, per clip in order, every index into the pipeline's items that uses it (a
+    clip a dataset weight repeats appears once in the store and several times in an epoch).
+    `lengths`: each clip's frames (mel) or samples (audio), from the shard's index once it is built."""
+
+    path: str
+    users: list[list[int]]
+    lengths: tuple[int, ...] = ()
+    per_frame: int = 0
+
+    @property
+    def first_users(self) -> list[int]:
+        return [users[0] for users in self.users]
 
 
 def cache_root(data: DataConfig) -> Path:
@@ -71,18 +123,102 @@ def feature_fingerprint(data: DataConfig, output: str) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-def item_key(audio_path: str) -> str:
-    """Key of a file as it is now: its path, size and modification time."""
-    stat = os.stat(audio_path)
-    blob = f"{os.path.abspath(audio_path)}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()
+def item_key(item: DatasetItem) -> str:
+    """Key of a clip's file as the scan saw it (the scan re-reads a file whose size or modification
+    time changed): its absolute path, size and modification time."""
+    blob = f"{os.path.abspath(item.audio_path)}\0{item.size_bytes}\0{item.mtime_ns}".encode()
     return hashlib.sha256(blob).hexdigest()[:32]
 
 
-def _write_atomically(path: Path, payload: bytes) -> None:
-    fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+def shard_period(clips: int) -> int:
+    """Clips per shard, about: the power of two nearest clips / TARGET_SHARDS, within [MIN_PERIOD, MAX_PERIOD]."""
+    wanted = max(1.0, clips / TARGET_SHARDS)
+    power = 1 << round(np.log2(wanted))
+    return int(min(MAX_PERIOD, max(MIN_PERIOD, power)))
+
+
+def _boundary_hash(audio_path: str) -> int:
+    digest = hashlib.blake2b(os.path.abspath(audio_path).encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+def plan_shards(items: Sequence[DatasetItem], directory: Path) -> list[tuple[Shard, list[DatasetItem]]]:
+    """The shards that hold `items`' features, each with its clips in record order (one item per
+    record). Plain Python: where every clip's features are, before anything is computed."""
+    users: dict[str, list[int]] = {}
+    first: dict[str, DatasetItem] = {}
+    for index, item in enumerate(items):
+        key = item_key(item)
+        users.setdefault(key, []).append(index)
+        first.setdefault(key, item)
+    ordered = sorted(
+        first,
+        key=lambda key: (first[key].audio.num_samples / first[key].audio.sample_rate, first[key].audio_path, key),
+    )
+    period = shard_period(len(ordered))
+    runs: list[list[str]] = [[]]
+    for key in ordered:
+        run = runs[-1]
+        run.append(key)
+        if _boundary_hash(first[key].audio_path) % period == 0 or len(run) >= MAX_RUN * period:
+            runs.append([])
+    shards = []
+    for keys in (run for run in runs if run):
+        content = hashlib.sha256("\0".join(keys).encode("ascii")).hexdigest()[:24]
+        shard = Shard(str(directory / f"shard-{content}{SHARD_SUFFIX}"), [users[key] for key in keys])
+        shards.append((shard, [first[key] for key in keys]))
+    return shards
+
+
+def read_index(path: str, clips: int) -> Optional[tuple[tuple[int, ...], int]]:
+    """(each clip's length, values per frame) from a shard's index record; None when the file is
+    missing, cut short, not of `clips` clips, or of another size than its index says: it is then
+    rebuilt."""
+    tail_bytes = 8 * clips + _FOOTER + 4  # the index record's data, then its CRC
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            if size < tail_bytes:
+                return None
+            handle.seek(size - tail_bytes)
+            tail = handle.read(tail_bytes)
+    except OSError:
+        return None
+    count = int(np.frombuffer(tail, "<i8", count=1, offset=8 * clips)[0])
+    per_frame = int(np.frombuffer(tail, "<i4", count=1, offset=8 * clips + 8)[0])
+    if tail[-4 - len(MAGIC) : -4] != MAGIC or count != clips or per_frame <= 0:
+        return None
+    lengths = np.frombuffer(tail, "<i8", count=clips)
+    expected = int(lengths.sum()) * 4 * per_frame + _FRAMING * (clips + 1) + tail_bytes - 4
+    if size != expected:
+        return None
+    return tuple(int(n) for n in lengths), per_frame
+
+
+def _write_shard(path: Path, clips) -> None:
+    """Write `clips` (float32 arrays, each [frames, per_frame] or [samples]) and the index record to
+    `path` through a temporary file, flushed to disk before the rename."""
+    import tensorflow as tf
+
+    fd, temp = tempfile.mkstemp(prefix=".tmp-", suffix=SHARD_SUFFIX, dir=path.parent)
+    os.close(fd)
+    try:
+        lengths, per_frame = [], 1
+        with tf.io.TFRecordWriter(temp) as writer:
+            for clip in clips:
+                values = np.ascontiguousarray(clip, dtype="<f4")
+                lengths.append(values.shape[0])
+                per_frame = int(values.shape[1]) if values.ndim == 2 else 1
+                writer.write(values.tobytes())
+            writer.write(
+                np.asarray(lengths, dtype="<i8").tobytes()
+                + np.asarray([len(lengths)], dtype="<i8").tobytes()
+                + np.asarray([per_frame], dtype="<i4").tobytes()
+                + MAGIC
+            )
+        with open(temp, "rb+") as handle:
+            os.fsync(handle.fileno())
         os.replace(temp, path)
     except BaseException:
         if os.path.exists(temp):
@@ -90,64 +226,67 @@ def _write_atomically(path: Path, payload: bytes) -> None:
         raise
 
 
-def _read_marker(directory: Path, fingerprint: str) -> set[str]:
-    try:
-        marker = json.loads((directory / MARKER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return set()
-    if not isinstance(marker, dict) or marker.get("fingerprint") != fingerprint:
-        return set()
-    return {key for key in marker.get("keys", []) if (directory / f"{key}.tensor").is_file()}
-
-
 def precompute_features(
     data: DataConfig,
     items: Sequence[DatasetItem],
     output: str,
     features_for: Callable[[Sequence[DatasetItem]], Any],
-) -> PrecomputeResult:
-    """Make sure every item's features are on disk and vouched for by the marker.
+) -> tuple[PrecomputeResult, list[Shard]]:
+    """Make sure every item's features are in a complete shard on disk; return the shards, indexed.
 
     `features_for(items)` returns a tf.data.Dataset of feature tensors in the order of `items`
-    (the same feature stage the runtime pipeline uses).
+    (the same feature stage the runtime pipeline uses). The missing shards are computed in one
+    pass (one parallel map over all their clips) and written one after the other.
     """
     import tensorflow as tf
 
-    fingerprint = feature_fingerprint(data, output)
-    directory = cache_root(data) / fingerprint
-    directory.mkdir(parents=True, exist_ok=True)
-    keys = [item_key(item.audio_path) for item in items]
-    complete = _read_marker(directory, fingerprint)
-    todo: dict[str, DatasetItem] = {}
-    for key, item in zip(keys, items):
-        if key not in complete:
-            todo.setdefault(key, item)
+    directory = cache_root(data) / feature_fingerprint(data, output)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise XttsError(
+            f"precompute: cannot create the feature store {str(directory)!r}: {error.strerror}",
+            hint="set data.feature_cache_dir to a writable folder",
+        ) from None
+    planned = plan_shards(items, directory)
+    missing = [(shard, members) for shard, members in planned if read_index(shard.path, len(members)) is None]
+    todo = [item for _, members in missing for item in members]
     if todo:
-        pending = list(todo.items())
-        serialized = features_for([item for _, item in pending]).map(
-            tf.io.serialize_tensor, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
-        )
-        written = 0
+        stream = features_for(todo).as_numpy_iterator()
+        done = 0
+
+        offset = np.float32(STORED_MEL_OFFSET if output == "mel" else 0.0)
+
+        def clips(count: int):
+            nonlocal done
+            for _ in range(count):
+                yield next(stream) - offset
+                done += 1
+
         try:
-            for (key, _), payload in zip(pending, serialized.as_numpy_iterator()):
-                _write_atomically(directory / f"{key}.tensor", payload)
-                written += 1
+            for shard, members in missing:
+                _write_shard(Path(shard.path), clips(len(members)))
         except tf.errors.OpError as error:
-            failed = pending[written][1]
+            failed = todo[done]
             raise XttsError(
-                f"precompute: cannot compute features of {failed.audio_path!r} ({failed.source}): {error.message.splitlines()[0]}",
+                f"precompute: cannot compute features of {failed.audio_path!r} ({failed.source}): "
+                f"{error.message.splitlines()[0]}",
                 hint="the file passed the header scan but does not decode; remove or re-encode it",
             ) from None
-        os.sync()  # features durable before the marker that vouches for them
-        marker = {
-            "fingerprint": fingerprint,
-            "settings": feature_settings(data, output),
-            "keys": sorted(complete | set(todo)),
-        }
-        _write_atomically(directory / MARKER, json.dumps(marker, indent=1).encode("utf-8"))
-    return PrecomputeResult(
+    shards = []
+    for shard, members in planned:
+        index = read_index(shard.path, len(members))
+        if index is None:
+            raise XttsError(
+                f"precompute: the feature store's shard {shard.path!r} is unreadable right after it was written",
+                hint="check the disk under data.feature_cache_dir (full, or shared with another writer)",
+            )
+        shards.append(Shard(shard.path, shard.users, *index))
+    result = PrecomputeResult(
         directory=str(directory),
-        paths=[str(directory / f"{key}.tensor") for key in keys],
+        shards=len(shards),
         built=len(todo),
-        reused=len(set(keys) - set(todo)),
+        reused=sum(len(shard.users) for shard in shards) - len(todo),
+        shards_built=len(missing),
     )
+    return result, shards
