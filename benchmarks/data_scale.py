@@ -41,14 +41,15 @@ MODES = ("runtime", "cache", "precompute", "auto")
 
 
 def build(source: Path, out: Path, size: int, layouts: bool) -> dict[str, Path]:
-    """Hard-linked sets of `size` clips; reused when already there."""
+    """Hard-linked sets of `size` clips; reused when already made from the same source."""
     rows = [line.split("|") for line in (source / "metadata.csv").read_text(encoding="utf-8").splitlines() if line]
     clips = [(source / "wavs" / f"{row[0]}.wav", row[-1]) for row in rows]
     sets = {"ljspeech": out / f"ljspeech-{size}"}
     if layouts:
         sets.update(libritts=out / f"libritts-{size}", vctk=out / f"vctk-{size}")
-    if all((path / ".complete").is_file() for path in sets.values()):
-        return sets
+    made_from = str(source.resolve())
+    if all((path / ".complete").is_file() and (path / ".complete").read_text() == made_from for path in sets.values()):
+        return sets  # made from this source before
     for path in sets.values():
         shutil.rmtree(path, ignore_errors=True)
     (sets["ljspeech"] / "wavs").mkdir(parents=True)
@@ -71,7 +72,7 @@ def build(source: Path, out: Path, size: int, layouts: bool) -> dict[str, Path]:
             os.link(audio, sets["vctk"] / "wav48" / vspeaker / f"{vspeaker}_{index:05d}.wav")
     (sets["ljspeech"] / "metadata.csv").write_text("\n".join(metadata) + "\n", encoding="utf-8")
     for path in sets.values():
-        (path / ".complete").write_text("")
+        (path / ".complete").write_text(made_from)
     return sets
 
 

@@ -269,6 +269,8 @@ def build_pipeline(
     batching = plan.batching
     groups = [plan.group(k) for k in range(plan.num_groups)]
 
+    # Token ids of every item, for the store's batch-level lookup: built once for all buckets.
+    texts = _ragged(text_ids) if shards is not None else None
     # Built once for all sources: the decode stage is a tf.function traced a single time.
     stage = None if precomputed else feature_stage(data, output, formats)
     counts = [len(g) // batch_size if drop_remainder else -(-len(g) // batch_size) for g in groups]
@@ -280,7 +282,7 @@ def build_pipeline(
         sources = []
         for k, (group, shapes) in enumerate(zip(groups, shapes_of)):
             if shards is not None:
-                sources.append(_stored_batches(plan, shards, k, shapes, training=training, seed=seed + k))
+                sources.append(_stored_batches(plan, shards, k, shapes, texts, training=training, seed=seed + k))
                 continue
             elements = _group_elements(
                 data,
@@ -423,6 +425,7 @@ def _stored_batches(
     shards: Sequence[Shard],
     bucket: int,
     shapes: Optional[dict],
+    texts,
     *,
     training: bool,
     seed,
@@ -435,23 +438,27 @@ def _stored_batches(
     each epoch, a few at once with their records interleaved, shuffles the records (strings: cheap
     to move), batches them, and only then decodes: one `decode_raw` per batch pads every record to
     the bucket's length at once. Which item a record is comes from its place in the shard
-    (`Shard.users`); token ids are gathered a batch at a time.
+    (`Shard.users`); token ids are gathered a batch at a time from `texts` (every item's, ragged).
     """
     import tensorflow as tf
 
     data, output = plan.data, plan.output
     runs: list[tuple[str, int, list[list[int]]]] = []  # (shard file, first record, users of each record)
     for shard in shards:
-        inside = [plan.bucket_of[users[0]] == bucket for users in shard.users] + [False]
-        start = None
-        for position, flag in enumerate(inside):
-            if flag and start is None:
-                start = position
-            elif not flag and start is not None:
-                runs.append((shard.path, start, shard.users[start:position]))
-                start = None
+        inside = np.concatenate([plan.bucket_of[shard.first_users] == bucket, [False]])
+        edges = np.flatnonzero(np.diff(np.concatenate([[False], inside]).astype(np.int8)))
+        for start, stop in zip(edges[::2], edges[1::2]):
+            runs.append((shard.path, int(start), shard.users[start:stop]))
     repeated = any(len(users) > 1 for _, _, run in runs for users in run)
-    users = tf.ragged.constant([run for _, _, run in runs], dtype=tf.int64)  # [run, record, user]
+    # [run, record, user], built from flat arrays (tf.ragged.constant of 124,500 nested lists took seconds).
+    per_record = [users for _, _, run in runs for users in run]
+    users = tf.RaggedTensor.from_row_lengths(
+        tf.RaggedTensor.from_row_lengths(
+            np.fromiter((u for record in per_record for u in record), dtype=np.int64),
+            np.fromiter((len(record) for record in per_record), dtype=np.int64, count=len(per_record)),
+        ),
+        np.asarray([len(run) for _, _, run in runs], dtype=np.int64),
+    )
     entries = tf.data.Dataset.from_tensor_slices(
         {
             "file": np.asarray([path for path, _, _ in runs], dtype=object),
@@ -482,7 +489,6 @@ def _stored_batches(
             min(plan.shuffle_buffer_size, len(plan.group(bucket))), seed=seed, reshuffle_each_iteration=True
         )
     ds = ds.batch(data.batch_size, drop_remainder=training)
-    texts = tf.ragged.constant(plan.text_ids, dtype=tf.int32, row_splits_dtype=tf.int64)
     step = 4 * (data.n_mels if output == "mel" else 1)
     text_pad = shapes["text_ids"][0] if shapes else None
     pad = shapes[output][0] if shapes else None
