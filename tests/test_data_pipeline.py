@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from pathlib import Path
@@ -334,6 +335,17 @@ def test_precompute_shards_rebuild_on_changed_settings_files_and_interruptions(t
         shard.write_bytes(shard.read_bytes()[:-100])
     assert (build()[1].feature_cache.built, build()[1].feature_cache.built) == (5, 0)
 
+    # A full disk while writing (made to happen: no disk fills up here): one line naming the folder and the fix.
+    def disk_full(path, records):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(feature_cache, "_write_shard", disk_full)
+    with pytest.raises(XttsError, match="cannot write the feature store .*No space left") as error:
+        build(cache=tmp_path / "full")
+    assert "data.feature_cache_dir" in error.value.hint
+    monkeypatch.undo()
+    monkeypatch.setattr(feature_cache, "MIN_PERIOD", 1)
+
     # An interrupted precompute (a crash while writing the third shard) is never taken as complete:
     # the two finished shards are kept, the third leaves no file under its name, and the next run
     # builds the three that are missing.
@@ -362,12 +374,14 @@ def test_precompute_shards_rebuild_on_changed_settings_files_and_interruptions(t
 
 
 def test_cache_precompute_and_runtime_give_the_same_clips_every_epoch(fixture_scan, tmp_path):
-    # Batch size 1: training drops no partial batch, so each epoch holds every clip once.
+    # Batch size 1: training drops no partial batch, so each epoch holds every clip once. Two clips
+    # appear twice (a dataset weight repeats them): the store keeps them once and serves both.
     tokenizer = tokenizer_for(fixture_scan, config().data)
+    items = list(fixture_scan.items) + list(fixture_scan.items[:2])
     epochs, shapes = {}, {}
     for mode in ("runtime", "cache", "precompute"):
         cfg = config(preprocessing_mode=mode, batch_size=1, feature_cache_dir=str(tmp_path / "features"))
-        ds, info = build_pipeline(cfg, fixture_scan.items, tokenizer, training=True)
+        ds, info = build_pipeline(cfg, items, tokenizer, training=True)
         assert info.preprocessing_mode == mode
         batches = [epoch(ds) for _ in range(2)]
         epochs[mode] = [clip_multiset(b) for b in batches]
@@ -376,7 +390,7 @@ def test_cache_precompute_and_runtime_give_the_same_clips_every_epoch(fixture_sc
             frames = np.arange(b["mel"].shape[1])[None, :] >= b["mel_lengths"][:, None]
             assert np.all(b["mel"][frames] == np.float32(LOG_MEL_FLOOR)), mode
     reference = epochs["runtime"][0]
-    assert len(reference) == len(fixture_scan.items)
+    assert len(reference) == len(items)
     for mode, (first, second) in epochs.items():
         assert first == second == reference, mode
         assert shapes[mode] == shapes["runtime"], mode  # the planned bucket shapes

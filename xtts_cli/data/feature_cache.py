@@ -273,6 +273,11 @@ def precompute_features(
                 f"{error.message.splitlines()[0]}",
                 hint="the file passed the header scan but does not decode; remove or re-encode it",
             ) from None
+        except OSError as error:  # a full disk, a folder made read-only: the finished shards are kept
+            raise XttsError(
+                f"precompute: cannot write the feature store under {str(directory)!r}: {error.strerror}",
+                hint="free space there or set data.feature_cache_dir to another folder; shards already written are reused",
+            ) from None
     shards = []
     for shard, members in planned:
         index = read_index(shard.path, len(members))

@@ -482,7 +482,7 @@ def _stored_batches(
             lambda record, indices: tf.data.Dataset.from_tensor_slices(indices).map(lambda index: (record, index))
         )
 
-    cycle = min(len(runs), _RUNS_READ_AT_ONCE)
+    cycle = max(1, min(len(runs), _RUNS_READ_AT_ONCE))  # a bucket with no clips reads nothing
     ds = entries.interleave(read, cycle_length=cycle)
     if plan.shuffle_buffer_size:
         ds = ds.shuffle(
