@@ -237,3 +237,43 @@ def test_a_stored_scan_is_used_only_while_its_files_and_settings_are_unchanged(t
     assert len(walks) == 5
     scan_dataset(DataConfig(dataset_path=str(root), max_bad_file_fraction=0.6, max_text_length=300))
     assert len(walks) == 5
+
+
+@pytest.mark.parametrize("corpus", ["libritts", "vctk"])
+def test_a_layout_with_a_transcript_per_clip_is_remembered_until_one_changes(corpus, tmp_path, monkeypatch):
+    from xtts_cli.data import scan as scan_module
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / corpus
+    shutil.copytree(Path(__file__).parent / "data" / "corpora" / corpus, root)
+    walks = []
+    real = scan_module._scan_files
+    monkeypatch.setattr(scan_module, "_scan_files", lambda *args: walks.append(1) or real(*args))
+    settings = DataConfig(dataset_path=str(root), max_bad_file_fraction=0.5)
+    first = scan_dataset(settings)
+    # The feature store made in the root (its default place) changes the root's mtime, not the scan.
+    (root / ".xtts_features").mkdir()
+    assert scan_dataset(settings).model_dump() == first.model_dump() and len(walks) == 1
+    # A transcript edited in place is read again, and its new text used.
+    transcript = sorted(root.glob("train-clean-100/*/*/*.normalized.txt" if corpus == "libritts" else "txt/*/*.txt"))[0]
+    transcript.write_text("An edited transcript.", encoding="utf-8")
+    edited = {item.id: item.text for item in scan_dataset(settings).items}
+    assert len(walks) == 2 and edited[transcript.name.split(".")[0]] == "An edited transcript."
+    # A clip added next to the others (its transcript with it) is found.
+    wav = sorted(root.glob("train-clean-100/*/*/*.wav" if corpus == "libritts" else "*/*/*_mic1.flac"))[0]
+    stem = wav.name.split(".")[0] if corpus == "libritts" else wav.name[: -len("_mic1.flac")]
+    shutil.copy(wav, wav.with_name(wav.name.replace(stem, stem + "9")))
+    shutil.copy(transcript, transcript.with_name(transcript.name.replace(stem, stem + "9")))
+    added = scan_dataset(settings)
+    assert len(walks) == 3 and added.total_items == first.total_items + 1
+    # A new speaker folder is found too (for LibriTTS: a new name in a split's own listing).
+    speakers = [wav.parent.parent] if corpus == "libritts" else [wav.parent, root / "txt" / wav.parent.name]
+    for folder in speakers:
+        for path in folder.rglob("*.*"):
+            renamed = folder.with_name("999") / path.relative_to(folder)
+            if corpus == "vctk":
+                renamed = folder.with_name("p999") / path.name.replace(folder.name, "p999")
+            renamed.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, renamed)
+    assert scan_dataset(settings).total_items > added.total_items and len(walks) == 4
+    assert scan_dataset(settings).total_items > added.total_items and len(walks) == 4

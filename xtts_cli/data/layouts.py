@@ -63,11 +63,23 @@ class Layout(NamedTuple):
     files: list[Path]  # the metadata files read, or the folders walked
     train: list[Entry]
     eval: Optional[list[Entry]]  # None: the scan splits `train` by id hash
+    # What the entries were read from, for the scan's memo to watch: (path, "stat") for a metadata
+    # file, a transcript, or a folder whose files were listed (its mtime changes when one is added
+    # or removed); (path, "folders") for a folder whose sub-folders were (its own mtime also
+    # changes when xtts makes its feature store there, so the names are compared instead).
+    watched: tuple[tuple[str, str], ...] = ()
 
 
 def read_layout(root: Path, data: DataConfig, dataset_format: str = "auto") -> Layout:
     """The entries of the dataset at `root` in `dataset_format` (`auto`: detected)."""
     fmt = detect_format(root, data) if dataset_format == "auto" else dataset_format
+    layout = _read_layout(root, data, fmt)
+    if layout.watched:
+        return layout
+    return layout._replace(watched=tuple((str(path), "stat") for path in layout.files))  # its metadata files
+
+
+def _read_layout(root: Path, data: DataConfig, fmt: str) -> Layout:
     if fmt in ("ljspeech", "coqui", "manifest"):
         return _metadata_layout(root, data, fmt)
     if fmt == "nemo":
@@ -89,7 +101,9 @@ def read_layout(root: Path, data: DataConfig, dataset_format: str = "auto") -> L
                 f"{str(root)!r} is not a VCTK folder: no txt/ with wav48_silence_trimmed/ or wav48/",
                 hint="point the dataset path at the VCTK root, or set data.dataset_format: auto",
             )
-        return Layout(fmt, [root / "txt", folder], list(_vctk_entries(root, folder)), None)
+        watched: list[tuple[str, str]] = [(str(root), "folders")]
+        entries = list(_vctk_entries(root, folder, watched))
+        return Layout(fmt, [root / "txt", folder], entries, None, tuple(watched))
     if fmt == "libritts":
         splits = libritts_splits(root)
         if not splits:
@@ -97,7 +111,9 @@ def read_layout(root: Path, data: DataConfig, dataset_format: str = "auto") -> L
                 f"{str(root)!r} is not a LibriTTS folder: no <speaker>/<chapter>/<utterance>.wav",
                 hint="point the dataset path at a LibriTTS split (train-clean-100) or the corpus root",
             )
-        return Layout(fmt, splits, [entry for split in splits for entry in _libritts_entries(root, split)], None)
+        watched = [] if splits == [root] else [(str(root), "folders")]
+        entries = [entry for split in splits for entry in _libritts_entries(root, split, watched)]
+        return Layout(fmt, splits, entries, None, tuple(watched))
     raise XttsError(
         f"data.dataset_format: unknown format {fmt!r}", hint=f"use one of: auto, {', '.join(DATASET_FORMATS)}"
     )
@@ -338,11 +354,13 @@ def _common_voice_entries(path: Path, root: Path) -> Iterator[Entry]:
 # --- VCTK ----------------------------------------------------------------------------------------
 
 
-def _files(folder: Path, suffix: str) -> Iterator[os.DirEntry]:
+def _files(folder: Path, suffix: str, watched: list[tuple[str, str]]) -> Iterator[os.DirEntry]:
     """The files ending in `suffix` one level below `folder` (`folder/<speaker>/<file>`), sorted."""
+    watched.append((str(folder), "stat"))
     with os.scandir(folder) as speakers:
         speaker_dirs = sorted((entry for entry in speakers if entry.is_dir()), key=lambda entry: entry.name)
     for speaker in speaker_dirs:
+        watched.append((speaker.path, "stat"))
         with os.scandir(speaker.path) as files:
             yield from sorted((f for f in files if f.name.endswith(suffix) and f.is_file()), key=lambda f: f.name)
 
@@ -356,12 +374,12 @@ def _read_transcript(path: str) -> tuple[str, Optional[str]]:
         return "", "transcript is not UTF-8"
 
 
-def _vctk_entries(root: Path, audio_folder: Path) -> Iterator[Entry]:
-    transcripts = {entry.name[:-4]: entry.path for entry in _files(root / "txt", ".txt")}
+def _vctk_entries(root: Path, audio_folder: Path, watched: list[tuple[str, str]]) -> Iterator[Entry]:
+    transcripts = {entry.name[:-4]: entry.path for entry in _files(root / "txt", ".txt", watched)}
     audio: dict[str, str] = {}
     suffixes = VCTK_MICS if audio_folder.name == "wav48_silence_trimmed" else (".wav",)
     for suffix in reversed(suffixes):  # mic1 wins over mic2 where both are there
-        for entry in _files(audio_folder, suffix):
+        for entry in _files(audio_folder, suffix, watched):
             audio[entry.name[: -len(suffix)]] = entry.path
     for stem in sorted(set(transcripts) | set(audio)):
         speaker = stem.split("_")[0]
@@ -377,6 +395,7 @@ def _vctk_entries(root: Path, audio_folder: Path) -> Iterator[Entry]:
             )
             continue
         text, problem = _read_transcript(transcripts[stem])
+        watched.append((transcripts[stem], "stat"))
         yield Entry(
             source=os.path.relpath(transcripts[stem], root),
             id=stem,
@@ -417,9 +436,12 @@ def libritts_splits(root: Path) -> list[Path]:
     return training or splits
 
 
-def _libritts_entries(root: Path, split: Path) -> Iterator[Entry]:
+def _libritts_entries(root: Path, split: Path, watched: list[tuple[str, str]]) -> Iterator[Entry]:
+    watched.append((str(split), "folders"))
     for speaker in sorted(path for path in split.iterdir() if path.name.isdigit() and path.is_dir()):
+        watched.append((str(speaker), "stat"))
         for chapter in sorted(path for path in speaker.iterdir() if path.is_dir()):
+            watched.append((str(chapter), "stat"))
             names = set(os.listdir(chapter))
             stems = {name[:-4] for name in names if name.endswith(".wav")}
             stems |= {name[: -len(".normalized.txt")] for name in names if name.endswith(".normalized.txt")}
@@ -443,6 +465,7 @@ def _libritts_entries(root: Path, split: Path) -> Iterator[Entry]:
                     )
                     continue
                 text, problem = _read_transcript(str(transcript))
+                watched.append((str(transcript), "stat"))
                 yield Entry(
                     source=os.path.relpath(transcript, root),
                     id=stem,

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS, AudioHeaderError
 from xtts_cli.data.layouts import Entry, read_layout, read_lines
-from xtts_cli.data.scan_cache import MEMO_FORMATS, HeaderCache, ScanMemo, cache_path
+from xtts_cli.data.scan_cache import HeaderCache, ScanMemo, cache_path
 from xtts_cli.data.text import clean_text
 from xtts_cli.errors import XttsError
 
@@ -250,13 +250,12 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
     if stored is not None:
         fmt, files, train, evaluation, bad, total, split = stored
     else:
-        fmt, files, train, evaluation, bad, total, split = _scan_files(root, name, data, source.format)
-        if memo is not None and fmt in MEMO_FORMATS:
-            metadata = [str(f) for f in files]
+        fmt, files, train, evaluation, bad, total, split, watched = _scan_files(root, name, data, source.format)
+        if memo is not None:
             memo.save(
                 fmt,
-                metadata,
-                metadata + [str(files[0].parent / "speakers.csv")],
+                [str(f) for f in files],
+                watched,
                 train,
                 evaluation,
                 bad,
@@ -345,11 +344,15 @@ def _bad_path(item: BadItem, root: Path) -> Optional[str]:
 
 
 def _scan_files(root: Path, name: str, data: DataConfig, dataset_format: str):
-    """(format, files, train, eval, bad, total, split) from the layout and every audio header."""
+    """(format, files, train, eval, bad, total, split, watched) from the layout and every audio
+    header; `watched`: what the result was read from, as (path, kind) for the scan's memo."""
     layout = read_layout(root, data, dataset_format)
-    speakers_by_id = (
-        _read_speakers(layout.files[0].parent / "speakers.csv") if layout.format in ("ljspeech", "manifest") else {}
-    )
+    watched = list(layout.watched)
+    speakers_by_id = {}
+    if layout.format in ("ljspeech", "manifest"):
+        speakers = layout.files[0].parent / "speakers.csv"
+        speakers_by_id = _read_speakers(speakers)
+        watched.append((str(speakers), "stat"))  # present or not
     headers = HeaderCache(cache_path(root) if data.scan_cache else None)
     folders = _Folders()
     checked: list[list[DatasetItem]] = []
@@ -366,9 +369,9 @@ def _scan_files(root: Path, name: str, data: DataConfig, dataset_format: str):
     headers.save()
     total = len(layout.train) + len(layout.eval or [])
     if layout.eval is not None:
-        return layout.format, layout.files, checked[0], checked[1], bad, total, "file"
+        return layout.format, layout.files, checked[0], checked[1], bad, total, "file", watched
     train, evaluation = _hash_split(checked[0], data.eval_fraction, data.seed)
-    return layout.format, layout.files, train, evaluation, bad, total, "hash"
+    return layout.format, layout.files, train, evaluation, bad, total, "hash", watched
 
 
 def _set_repeats(datasets: list[DatasetReport], sources: list[Source]) -> None:

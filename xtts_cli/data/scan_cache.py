@@ -21,6 +21,7 @@ from typing import Optional
 from xtts_cli.data.audio_headers import AudioHeader, AudioHeaderError, read_audio_header
 
 CACHE_VERSION = 1
+MEMO_VERSION = 2  # 2: a layout's transcripts and folders watched, each with its kind
 
 
 def cache_folder() -> Path:
@@ -101,12 +102,6 @@ class HeaderCache:
             return
 
 
-# Layouts whose items are all named by metadata files: their stat says whether the item list changed.
-# VCTK and LibriTTS keep one transcript per clip in nested folders, whose own mtimes do not change
-# when a transcript is edited, so they get the header cache only.
-MEMO_FORMATS = ("ljspeech", "coqui", "manifest", "common_voice", "nemo")
-
-
 def _stat_key(path: str) -> Optional[list[int]]:
     try:
         stat = os.stat(path)
@@ -115,10 +110,24 @@ def _stat_key(path: str) -> Optional[list[int]]:
     return [stat.st_size, stat.st_mtime_ns]
 
 
+def watch_key(path: str, kind: str) -> Optional[list]:
+    """What says whether `path` changed: its size and mtime (`stat`), or the sorted names of its
+    sub-folders, hidden ones aside (`folders`: a dataset root, whose mtime changes when the feature
+    store is made in it)."""
+    if kind == "stat":
+        return _stat_key(path)
+    try:
+        with os.scandir(path) as entries:
+            return sorted(entry.name for entry in entries if entry.is_dir() and not entry.name.startswith("."))
+    except OSError:
+        return None
+
+
 class ScanMemo:
-    """A whole scan of one dataset, used again while its metadata files, every audio file it named
-    (good or bad) and the settings the checks read are all unchanged: a second start on 131,000
-    clips stats the files instead of re-reading metadata and headers."""
+    """A whole scan of one dataset, used again while what it was read from (metadata files; for
+    VCTK and LibriTTS every transcript and the folders walked), every audio file it named (good or
+    bad) and the settings the checks read are all unchanged: a second start on 131,000 clips stats
+    the files instead of re-reading metadata, transcripts and headers."""
 
     def __init__(self, root: Path, settings: dict) -> None:
         blob = json.dumps(settings, sort_keys=True, default=str).encode("utf-8")
@@ -136,13 +145,16 @@ class ScanMemo:
             return None
         if (
             not isinstance(stored, dict)
-            or stored.get("version") != CACHE_VERSION
+            or stored.get("version") != MEMO_VERSION
             or stored.get("key") != self.key
             or len(lines) != 4
         ):
             return None
         try:
-            for path, key in stored["files"] + stored["bad_files"]:
+            for path, kind, key in stored["files"]:
+                if watch_key(path, kind) != key:
+                    return None
+            for path, key in stored["bad_files"]:
                 if _stat_key(path) != key:
                     return None
         except (KeyError, TypeError, ValueError):
@@ -158,7 +170,7 @@ class ScanMemo:
         self,
         fmt: str,
         metadata_files: list[str],
-        watched: list[str],
+        watched: list[tuple[str, str]],
         train: list,
         evaluation: list,
         bad: list,
@@ -168,16 +180,17 @@ class ScanMemo:
         dump,
     ) -> None:
         """Atomic; silent on failure (the memo is only ever a shortcut). `watched`: the metadata files
-        and anything else the result was read from (speakers.csv, present or not); `dump`: for good and
+        and anything else the result was read from, as (path, kind) for `watch_key` (speakers.csv,
+        present or not; a layout's transcripts and folders); `dump`: for good and
         bad items, a function writing a list of them as a JSON array (bytes)."""
         header = {
-            "version": CACHE_VERSION,
+            "version": MEMO_VERSION,
             "key": self.key,
             "format": fmt,
             "split": split,
             "total": total,
             "metadata_files": metadata_files,
-            "files": [[path, _stat_key(path)] for path in watched],
+            "files": [[path, kind, watch_key(path, kind)] for path, kind in watched],
             "bad_files": [[path, _stat_key(path)] for path in bad_paths if path],
         }
         try:
