@@ -8,12 +8,14 @@ Stages (each a graph op, so tf.data runs them on its own C++ threads):
       -> read + decode + resample + mel  parallel map
          or, precompute: the store's shards that hold the bucket's clips (few: a shard holds clips
          of similar length), in a fresh order, four read at once and interleaved, the bucket's own
-         records kept, raw float32 -> features (see feature_cache.py), then a shuffle buffer
+         records kept, a shuffle buffer of records, batched as records (see feature_cache.py)
       -> [cache]                         cache mode: features kept in memory after epoch 1
       -> [shuffle]                       cache mode: shuffle after the cache, fresh each epoch
       -> [prefetch pipeline_buffer_size]
       -> padded_batch straight to the bucket's planned lengths
     sources interleaved (random order when training)
+      [-> records -> features]           precompute: one parallel map, raw float32 decoded and
+                                         padded to the bucket's lengths a batch at a time
       [-> tf.data service]               training with data.service_address: everything above runs on
                                          the service's workers (see service.py)
       -> prefetch [-> prefetch_to_device]
