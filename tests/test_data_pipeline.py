@@ -298,6 +298,8 @@ def test_precompute_shards_rebuild_on_changed_settings_files_and_interruptions(t
     # is visible; how clips are grouped into shards at size is tested in test_data_plan.py.
     monkeypatch.setattr(feature_cache, "MIN_PERIOD", 1)
 
+    notes: list[str] = []
+
     def build(cache=tmp_path / "features", mode="precompute", **data):
         cfg = config(
             dataset=root,
@@ -308,11 +310,16 @@ def test_precompute_shards_rebuild_on_changed_settings_files_and_interruptions(t
             **data,
         )
         report = scan_dataset(cfg.data)
-        return build_pipeline(cfg, report.items, tokenizer_for(report, cfg.data), training=False)
+        return build_pipeline(cfg, report.items, tokenizer_for(report, cfg.data), training=False, note=notes.append)
 
     ds, info = build()
     store = info.feature_cache
     assert (store.built, store.reused, store.shards, store.shards_built) == (5, 0, 5, 5)
+    # The user hears of the pass (it may take minutes at size) before it starts and when it is done.
+    assert (
+        notes[0].startswith("precompute: computing the features of 5 validation clips into ") and "5 shards to write" in notes[0]
+    )
+    assert notes[1].startswith("precompute: 5 validation clips stored in ") and len(notes) == 2
     directory = Path(store.directory)
     assert directory.parent == tmp_path / "features"
     assert len(list(directory.glob("shard-*.tfrecord"))) == 5 and not list(directory.glob(".tmp-*"))
@@ -322,8 +329,9 @@ def test_precompute_shards_rebuild_on_changed_settings_files_and_interruptions(t
     stored, fresh = clip_multiset(epoch(ds)), clip_multiset(epoch(build(mode="runtime")[0]))
     assert len(stored) == 5 and stored == fresh
 
-    # Unchanged: everything reused.
+    # Unchanged: everything reused, and nothing to tell.
     assert (build()[1].feature_cache.built, build()[1].feature_cache.reused) == (0, 5)
+    assert len(notes) == 2
     # A feature setting changes: a new fingerprint directory, everything rebuilt.
     changed = build(n_mels=64)[1].feature_cache
     assert changed.built == 5 and Path(changed.directory) != directory

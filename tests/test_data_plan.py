@@ -179,3 +179,32 @@ def test_the_precompute_store_is_a_few_length_ordered_shards_that_change_locally
     repeated = feature_cache.plan_shards(items[:40] + items[:40], tmp_path)
     assert sum(len(shard.users) for shard, _ in repeated) == 40
     assert all(len(users) == 2 for shard, _ in repeated for users in shard.users)
+
+
+def test_the_store_removes_what_no_run_has_used_for_a_month(tmp_path) -> None:
+    from xtts_cli.data.feature_cache import STALE_AFTER_DAYS, sweep_store
+
+    store = tmp_path / "store"
+    store.mkdir()
+    now = 1_800_000_000.0
+    day = 24 * 3600
+    files = {
+        "shard-used.tfrecord": 90 * day,  # old, but this run uses it: kept, marked as used now
+        "shard-stale.tfrecord": (STALE_AFTER_DAYS + 1) * day,  # no run for over a month: removed
+        "shard-recent.tfrecord": 2 * day,  # another run's (another dataset, the validation set): kept
+        ".tmp-killed.tfrecord": 2 * day,  # a build killed mid-shard: removed
+        ".tmp-writing.tfrecord": 60,  # another run writing now: kept
+        "notes.txt": 90 * day,  # not the store's: kept
+    }
+    for name, age in files.items():
+        path = store / name
+        path.write_bytes(b"x")
+        os.utime(path, (now - age, now - age))
+    used = str(store / "shard-used.tfrecord")
+    assert sweep_store(store, {used}, now=now) == 2
+    assert sorted(p.name for p in store.iterdir()) == sorted(
+        {"shard-used.tfrecord", "shard-recent.tfrecord", ".tmp-writing.tfrecord", "notes.txt"}
+    )
+    assert os.stat(used).st_mtime == now
+    # A store this run cannot write to loses nothing and raises nothing.
+    assert sweep_store(store / "missing", {used}, now=now) == 0

@@ -27,8 +27,10 @@ takes the clip records only; the index lets a start check a shard without readin
   never read, as nothing reads `.tmp-` names); the next run builds the missing shards only.
 - A changed feature setting changes the fingerprint: a new directory, everything rebuilt.
 
-Shards no longer named by any run (after a file changed) stay on disk until the directory is
-removed; each is at most a few hundred MB.
+Every run that uses the store marks its shards as used (their mtime), then removes the shards of
+its directory no run has used for `STALE_AFTER_DAYS` (a changed file's old shard is named by no run
+again) and temporary files older than a day (a build killed mid-shard). A shard another dataset or
+the validation set uses is marked whenever they run, so only shards unused for that long go.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +67,9 @@ MAX_PERIOD = 1024
 MAX_RUN = 4
 # Stored log-mels are the computed ones less this (see above).
 STORED_MEL_OFFSET = LOG_MEL_FLOOR
+# Shards no run has used for this long are removed (see above); temporary files after a day.
+STALE_AFTER_DAYS = 30
+_TEMP_AFTER_S = 24 * 3600
 # Bump when the feature computation or the store's layout changes in a way the settings below do not capture.
 FEATURE_VERSION = 3
 
@@ -74,6 +80,7 @@ class PrecomputeResult(BaseModel):
     built: int = Field(description="Clips whose features were computed in this run.")
     reused: int = Field(description="Clips read from shards already on disk.")
     shards_built: int = 0
+    stale_removed: int = Field(0, description="Shards (and temporary files) no run had used for a long time, removed.")
 
 
 @dataclass(frozen=True)
@@ -231,12 +238,16 @@ def precompute_features(
     items: Sequence[DatasetItem],
     output: str,
     features_for: Callable[[Sequence[DatasetItem]], Any],
+    note: Optional[Callable[[str], None]] = None,
+    what: str = "clip",
 ) -> tuple[PrecomputeResult, list[Shard]]:
     """Make sure every item's features are in a complete shard on disk; return the shards, indexed.
 
     `features_for(items)` returns a tf.data.Dataset of feature tensors in the order of `items`
     (the same feature stage the runtime pipeline uses). The missing shards are computed in one
-    pass (one parallel map over all their clips) and written one after the other.
+    pass (one parallel map over all their clips) and written one after the other. `note` hears,
+    when there is a pass, a line before it (it may take minutes) and one after; `what` names the
+    clips in them ("validation clip").
     """
     import tensorflow as tf
 
@@ -251,6 +262,13 @@ def precompute_features(
     planned = plan_shards(items, directory)
     missing = [(shard, members) for shard, members in planned if read_index(shard.path, len(members)) is None]
     todo = [item for _, members in missing for item in members]
+    began = time.perf_counter()
+    if todo and note is not None:
+        stored = len(planned) - len(missing)
+        note(
+            f"precompute: computing the features of {_count(len(todo), what)} into {directory} "
+            f"({_count(len(missing), 'shard')} to write, {stored} stored already); later starts read them"
+        )
     if todo:
         stream = features_for(todo).as_numpy_iterator()
         done = 0
@@ -293,5 +311,45 @@ def precompute_features(
         built=len(todo),
         reused=sum(len(shard.users) for shard in shards) - len(todo),
         shards_built=len(missing),
+        stale_removed=sweep_store(directory, {shard.path for shard in shards}),
     )
+    if todo and note is not None:
+        note(f"precompute: {_count(len(todo), what)} stored in {time.perf_counter() - began:.1f} s")
     return result, shards
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def sweep_store(directory: Path, used: set[str], now: Optional[float] = None) -> int:
+    """Mark the `used` shards as used now, then remove the directory's other shards unused for
+    `STALE_AFTER_DAYS` and its temporary files older than a day; how many files went. Never fails:
+    a read-only store, or another run sweeping at the same time, leaves files where they are."""
+    now = time.time() if now is None else now
+    for path in used:
+        try:
+            os.utime(path, (now, now))
+        except OSError:
+            pass
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        if entry.path in used:
+            continue
+        if entry.name.startswith("shard-") and entry.name.endswith(SHARD_SUFFIX):
+            limit = STALE_AFTER_DAYS * 24 * 3600
+        elif entry.name.startswith(".tmp-"):
+            limit = _TEMP_AFTER_S
+        else:
+            continue
+        try:
+            if now - entry.stat().st_mtime > limit:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            continue
+    return removed

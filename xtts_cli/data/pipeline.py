@@ -34,7 +34,7 @@ S is padded so that 1 + S // hop equals the bucket's mel length, for `features.l
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, Optional, Union
 
 import numpy as np
@@ -220,8 +220,11 @@ def build_pipeline(
     device: Optional[str] = None,
     service_session: Optional[str] = None,
     plan: Optional[PipelinePlan] = None,
+    note: Optional[Callable[[str], None]] = None,
 ):
     """(tf.data.Dataset of batch dicts, PipelineInfo). See the module docstring for the batch layout.
+
+    `note`: told, in a line, of work the user waits for (a precompute pass).
 
     `device`: the model's device (e.g. "/GPU:1"); with `data.prefetch_to_gpu` the pipeline ends
     with a prefetch onto it. CPU targets get no device prefetch.
@@ -265,7 +268,14 @@ def build_pipeline(
     precomputed: Optional[PrecomputeResult] = None
     shards: Optional[list[Shard]] = None
     if mode == "precompute":
-        precomputed, shards = precompute_features(data, items, output, lambda todo: _items_dataset(todo, data, output))
+        precomputed, shards = precompute_features(
+            data,
+            items,
+            output,
+            lambda todo: _items_dataset(todo, data, output),
+            note=note,
+            what="clip" if training else "validation clip",
+        )
 
     buckets: Optional[BucketPlan] = plan.buckets
     batching = plan.batching

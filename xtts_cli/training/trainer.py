@@ -176,15 +176,28 @@ class Trainer:
         share = f" (this worker's share of {len(train_items)})" if cluster is not None else ""
         train_plan = plan_pipeline(global_config.data, shard_items, self.tokenizer, training=True, output=output)
         train_plan.require_batches(share=share)  # before a precompute pass that may take an hour
+
+        def note(message: str) -> None:
+            self.progress(Noted(message))
+
         self.train_ds, self.pipeline_info = build_pipeline(
-            global_config, shard_items, self.tokenizer, training=True, output=output, device=target, plan=train_plan
+            global_config,
+            shard_items,
+            self.tokenizer,
+            training=True,
+            output=output,
+            device=target,
+            plan=train_plan,
+            note=note,
         )
         self.eval_ds = None
         if eval_items:
             # Every worker evaluates the whole validation set, in the same order: the same number of
             # eval steps everywhere (a share per worker could differ by a batch and leave one worker
             # waiting in a collective), and validation is small and capped by max_val_batches.
-            self.eval_ds, _ = build_pipeline(global_config, eval_items, self.tokenizer, training=False, output=output)
+            self.eval_ds, _ = build_pipeline(
+                global_config, eval_items, self.tokenizer, training=False, output=output, note=note
+            )
         self.batch_size = global_config.data.batch_size
         self.steps_per_epoch = max(1, self.pipeline_info.batches_per_epoch)
 
