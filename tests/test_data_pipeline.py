@@ -317,7 +317,8 @@ def test_precompute_shards_rebuild_on_changed_settings_files_and_interruptions(t
     assert (store.built, store.reused, store.shards, store.shards_built) == (5, 0, 5, 5)
     # The user hears of the pass (it may take minutes at size) before it starts and when it is done.
     assert (
-        notes[0].startswith("precompute: computing the features of 5 validation clips into ") and "5 shards to write" in notes[0]
+        notes[0].startswith("precompute: computing the features of 5 validation clips into ")
+        and "5 shards to write" in notes[0]
     )
     assert notes[1].startswith("precompute: 5 validation clips stored in ") and len(notes) == 2
     directory = Path(store.directory)

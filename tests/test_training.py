@@ -191,3 +191,17 @@ def test_synthesize_rejects_empty_text_and_unknown_characters(trained, runner) -
     )
     assert isinstance(unknown.exception, XttsError) and "☃" in unknown.exception.lines[0]
     assert not (root / "x.wav").exists()
+
+
+def test_a_time_budget_ends_the_run_like_max_steps(tmp_path: Path) -> None:
+    from xtts_cli.training.events import Noted
+
+    # A budget start-up alone uses up: the run trains one step, then ends as at max_steps.
+    overrides = {"training.max_steps": 1000, "training.max_minutes": 0.001}
+    config = resolve_config(tiny_config(tmp_path), overrides).config
+    events: list[object] = []
+    result = Controller(Trainer(config, run_dir=tmp_path / "run", progress=events.append)).run()
+    assert result.out_of_time and result.final_step == 1 and result.exit_code == 0 and not result.interrupted
+    notes = [event.message for event in events if isinstance(event, Noted)]
+    assert any(note.startswith("training.max_minutes (0.001) reached after step 1 of 1000") for note in notes)
+    assert (tmp_path / "run" / "checkpoints" / "ckpt-1.index").is_file()  # saved, and resumable

@@ -33,6 +33,14 @@ def train(
         Optional[int],
         typer.Option("--max-steps", min=1, help="Stop after this many steps (training.max_steps).", show_default=False),
     ] = None,
+    max_minutes: Annotated[
+        Optional[float],
+        typer.Option(
+            "--max-minutes",
+            help="End the run after the step that passes this many minutes (training.max_minutes).",
+            show_default=False,
+        ),
+    ] = None,
     epochs: Annotated[
         Optional[int], typer.Option("--epochs", min=1, help="training.epochs.", show_default=False)
     ] = None,
@@ -130,6 +138,7 @@ def train(
         "data.prefetch_buffer_size": prefetch_buffer_size,
         "data.pad_to_fixed_length": enable_static_shapes,
         "training.max_steps": max_steps,
+        "training.max_minutes": max_minutes,
         "training.epochs": epochs,
         "model.model_size": model_size,
         "devices.data_gpu": data_gpu,

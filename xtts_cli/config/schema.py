@@ -366,6 +366,13 @@ class TrainingConfig(_Section):
         1000, ge=1, description="Epochs to train (training stops at whichever of epochs and max_steps comes first)."
     )
     max_steps: Optional[int] = Field(None, ge=1, description="Optimizer steps to train. Empty: no step limit.")
+    max_minutes: Optional[float] = Field(
+        None,
+        gt=0,
+        description="Wall-clock budget of one `xtts train` command, start-up included: after the step that "
+        "passes it, training ends as at max_steps (last validation and checkpoint), so a slower machine or "
+        "longer clips train fewer steps instead of running long. Empty: none. Not with a multi_worker strategy.",
+    )
     learning_rate: float = Field(5e-4, gt=0.0, le=1.0, description="Peak learning rate.")
     optimizer: Literal["adamw", "adam", "sgd"] = Field("adamw", description="Optimizer.")
     weight_decay: float = Field(0.01, ge=0.0, description="Decoupled weight decay (AdamW).")

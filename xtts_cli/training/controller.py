@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from xtts_cli.errors import XttsError
-from xtts_cli.training.events import Progress, RunEnded, RunStarted, StepLogged, TrainResult, Validated
+from xtts_cli.training.events import Noted, Progress, RunEnded, RunStarted, StepLogged, TrainResult, Validated
 from xtts_cli.training.signals import EXIT_CODES, GracefulInterrupt
 from xtts_cli.training.trainer import STOP_KEY, Trainer, WorkersDisagreeError
 
@@ -245,6 +245,7 @@ class Controller:
         self.trainer = trainer
         self.progress: Progress = trainer.progress
         self.extra_hooks = list(extra_hooks)
+        self.started = time.monotonic()
 
     def run(self) -> TrainResult:
         """Set up and train (trainer.py's docstring); a multi-worker run that loses a peer says so."""
@@ -274,6 +275,7 @@ class Controller:
         from xtts_cli.training.metrics import MetricsWriter
 
         trainer = self.trainer
+        self.started = time.monotonic()  # training.max_minutes counts start-up too
         trainer.setup()
         try:
             result = trainer.new_result()
@@ -319,13 +321,25 @@ class Controller:
         # epochs of steps_per_epoch steps (see Trainer.setup).
         endless: Any = trainer.batches(trainer.train_ds) if multi else None
         agreed_stop = False  # multi-worker: some worker was signalled, as the last step's reduction said
+        if training.max_minutes is not None and multi:
+            raise XttsError(
+                f"training.max_minutes is {training.max_minutes:g} with a multi_worker strategy: the workers' "
+                "clocks would not agree on the step to stop at",
+                hint="set training.max_steps instead",
+            )
+        deadline = None if training.max_minutes is None else self.started + 60.0 * training.max_minutes
         with GracefulInterrupt() as interrupt:
 
             def stopping() -> bool:
                 # A worker of a cluster must not act on its own signal alone (trainer.py's docstring).
                 return agreed_stop if multi else interrupt.requested
 
-            while step < max_steps and int(trainer.epoch_var.numpy()) < training.epochs and not stopping():
+            while (
+                step < max_steps
+                and int(trainer.epoch_var.numpy()) < training.epochs
+                and not stopping()
+                and not result.out_of_time
+            ):
                 epoch = (
                     itertools.islice(endless, trainer.steps_per_epoch) if multi else trainer.batches(trainer.train_ds)
                 )
@@ -345,12 +359,13 @@ class Controller:
                     end = StepEnd(step, values, batch, wait, compute, trainer.batch_size, last=step == max_steps)
                     for hook in hooks:
                         hook.on_step(end)
-                    if step >= max_steps or stopping():
+                    result.out_of_time = deadline is not None and time.monotonic() >= deadline
+                    if step >= max_steps or stopping() or result.out_of_time:
                         break
                 else:
                     trainer.epoch_var.assign_add(1)  # the epoch ran to its end
                     continue
-                break  # max_steps reached or interrupted mid-epoch
+                break  # max_steps or max_minutes reached, or interrupted mid-epoch
             if interrupt.requested:
                 result.interrupted = interrupt.signal_name
                 result.exit_code = interrupt.exit_code
@@ -359,6 +374,13 @@ class Controller:
                 result.interrupted = "a signal to another worker"
                 result.exit_code = EXIT_CODES[signal.SIGTERM]
             result.final_step = step
+            if result.out_of_time and step < max_steps:
+                self.progress(
+                    Noted(
+                        f"training.max_minutes ({training.max_minutes:g}) reached after step {step} of "
+                        f"{max_steps}: ending the run there (last validation and checkpoint)"
+                    )
+                )
             for hook in hooks:
                 hook.on_end(result)
             if multi:

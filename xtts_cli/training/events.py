@@ -38,6 +38,7 @@ class TrainResult:
     resumed: bool
     interrupted: Optional[str] = None
     exit_code: int = 0
+    out_of_time: bool = False  # training.max_minutes ended the run
     traces: int = 0
     shape_bound: int = 0
     first_loss: Optional[float] = None
