@@ -205,3 +205,8 @@ def test_a_time_budget_ends_the_run_like_max_steps(tmp_path: Path) -> None:
     notes = [event.message for event in events if isinstance(event, Noted)]
     assert any(note.startswith("training.max_minutes (0.001) reached after step 1 of 1000") for note in notes)
     assert (tmp_path / "run" / "checkpoints" / "ckpt-1.index").is_file()  # saved, and resumable
+    # Workers' clocks would not agree on the step: refused before any set-up.
+    workers = resolve_config(tiny_config(tmp_path), {**overrides, "devices.strategy": "multi_worker"}).config
+    with pytest.raises(XttsError, match="training.max_minutes is 0.001 with devices.strategy multi_worker"):
+        Controller(Trainer(workers, run_dir=tmp_path / "workers")).run()
+    assert not (tmp_path / "workers").exists()

@@ -276,6 +276,13 @@ class Controller:
 
         trainer = self.trainer
         self.started = time.monotonic()  # training.max_minutes counts start-up too
+        config = trainer.config
+        if config.training.max_minutes is not None and config.devices.strategy == "multi_worker":
+            raise XttsError(  # before set-up: a precompute pass can take an hour
+                f"training.max_minutes is {config.training.max_minutes:g} with devices.strategy multi_worker: "
+                "the workers' clocks would not agree on the step to stop at",
+                hint="set training.max_steps instead",
+            )
         trainer.setup()
         try:
             result = trainer.new_result()
@@ -321,12 +328,6 @@ class Controller:
         # epochs of steps_per_epoch steps (see Trainer.setup).
         endless: Any = trainer.batches(trainer.train_ds) if multi else None
         agreed_stop = False  # multi-worker: some worker was signalled, as the last step's reduction said
-        if training.max_minutes is not None and multi:
-            raise XttsError(
-                f"training.max_minutes is {training.max_minutes:g} with a multi_worker strategy: the workers' "
-                "clocks would not agree on the step to stop at",
-                hint="set training.max_steps instead",
-            )
         deadline = None if training.max_minutes is None else self.started + 60.0 * training.max_minutes
         with GracefulInterrupt() as interrupt:
 
