@@ -507,7 +507,7 @@ def _decode_stored(plan: PipelinePlan, shapes_of: list[Optional[dict]], texts):
     `decode_raw` pads every record to the bucket's length at once; token ids are gathered from
     `texts` (every item's, ragged). It runs after the buckets are merged, in a parallel map: as a
     map per bucket, tf.data parallelised each one, and the buckets' maps finished batches in
-    bursts (batch latency CV 1.8 against 0.4, measured)."""
+    bursts (batch latency CV 1.8 against 0.5 at 13,100 clips, measured)."""
     import tensorflow as tf
 
     data, output = plan.data, plan.output
