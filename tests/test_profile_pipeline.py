@@ -258,3 +258,15 @@ def test_planted_stall_every_nth_batch_is_found_with_its_period() -> None:
         measured.oscillation.period_batches * measured.latency_ms.mean / 1000.0
     )
     assert measured.latency_ms.max >= stall_s * 1000.0
+
+
+def test_a_precompute_pass_is_announced_on_stderr_not_in_the_report(runner, write_config, tmp_path) -> None:
+    store = tmp_path / "features"
+    config = write_config(f"data:\n  preprocessing_mode: precompute\n  feature_cache_dir: {store}\n")
+    args = ["profile-pipeline", "-c", str(config), *FAST, "--no-stages", "--json"]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert "precompute: computing the features of 39 clips" in first.stderr and "stored in" in first.stderr
+    assert json.loads(first.stdout)["preprocessing_mode"] == "precompute"
+    again = runner.invoke(app, args)  # read from the store: nothing to announce
+    assert again.exit_code == 0 and "precompute:" not in again.stderr

@@ -234,16 +234,19 @@ def measure_batches(dataset, *, num_batches: int, warmup: int, sample_rate: int,
     )
 
 
-def _build(config: XttsConfig, items: Sequence[DatasetItem], tokenizer) -> tuple[Any, PipelineInfo]:
+def _build(
+    config: XttsConfig, items: Sequence[DatasetItem], tokenizer, say: Progress = None
+) -> tuple[Any, PipelineInfo]:
+    """The training pipeline as `xtts train` builds it; `say` hears of a precompute pass."""
     from xtts_cli.data.pipeline import build_pipeline, plan_pipeline
 
     plan = plan_pipeline(config.data, items, tokenizer, training=True)
     plan.require_batches(hint="lower --batch-size or data.num_buckets, or add data")
-    return build_pipeline(config, items, tokenizer, training=True, plan=plan)
+    return build_pipeline(config, items, tokenizer, training=True, plan=plan, note=say)
 
 
-def _measure_pipeline(config: XttsConfig, items, tokenizer, *, num_batches: int, warmup: int):
-    dataset, info = _build(config, items, tokenizer)
+def _measure_pipeline(config: XttsConfig, items, tokenizer, *, num_batches: int, warmup: int, say: Progress = None):
+    dataset, info = _build(config, items, tokenizer, say)
     repeated = info.batches_per_epoch < warmup + num_batches
     if repeated:
         dataset = dataset.repeat()
@@ -364,7 +367,9 @@ def profile_pipeline(
     notes: list[str] = []
 
     say(f"timing {num_batches} batches of {data.batch_size} after {warmup} warm-up batches")
-    main, info, repeated = _measure_pipeline(config, items, tokenizer, num_batches=num_batches, warmup=warmup)
+    main, info, repeated = _measure_pipeline(
+        config, items, tokenizer, num_batches=num_batches, warmup=warmup, say=progress
+    )
     mode = info.preprocessing_mode  # resolved: never auto
     if data.preprocessing_mode == "auto":
         notes.append(f"preprocessing_mode auto resolved to {mode}: {info.preprocessing_reason.removeprefix('auto: ')}")
