@@ -370,7 +370,7 @@ class TrainingConfig(_Section):
         None,
         gt=0,
         description="Wall-clock budget of one `xtts train` command, start-up included: after the step that "
-        "passes it, training ends as at max_steps (last validation and checkpoint), so a slower machine or "
+        "passes it, training ends as at max_steps (a checkpoint of that step is saved), so a slower machine or "
         "longer clips train fewer steps instead of running long. Empty: none. Not with a multi_worker strategy.",
     )
     learning_rate: float = Field(5e-4, gt=0.0, le=1.0, description="Peak learning rate.")

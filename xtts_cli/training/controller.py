@@ -379,7 +379,7 @@ class Controller:
                 self.progress(
                     Noted(
                         f"training.max_minutes ({training.max_minutes:g}) reached after step {step} of "
-                        f"{max_steps}: ending the run there (last validation and checkpoint)"
+                        f"{max_steps}: ending the run there (a checkpoint of this step is saved)"
                     )
                 )
             for hook in hooks:
