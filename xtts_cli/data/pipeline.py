@@ -14,8 +14,9 @@ Stages (each a graph op, so tf.data runs them on its own C++ threads):
       -> [prefetch pipeline_buffer_size]
       -> padded_batch straight to the bucket's planned lengths
     sources interleaved (random order when training)
-      [-> records -> features]           precompute: one parallel map, raw float32 decoded and
-                                         padded to the bucket's lengths a batch at a time
+      [-> records -> features]           precompute: one map (one batch at a time, on its own
+                                         thread), raw float32 decoded and padded to the bucket's
+                                         lengths a batch at a time
       [-> tf.data service]               training with data.service_address: everything above runs on
                                          the service's workers (see service.py)
       -> prefetch [-> prefetch_to_device]
@@ -46,6 +47,7 @@ from xtts_cli.data.audio import CODECS, decode_audio
 from xtts_cli.data.bucketing import BucketPlan
 from xtts_cli.data.feature_cache import STORED_MEL_OFFSET, PrecomputeResult, Shard, precompute_features
 from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel
+from xtts_cli.data.host_memory import keep_freed_memory
 from xtts_cli.data.plan import AudioFormats, Output, PipelinePlan, audio_formats, plan_pipeline, source_columns
 from xtts_cli.data.scan import DatasetItem, ScanReport
 from xtts_cli.data.text import Tokenizer
@@ -236,6 +238,7 @@ def build_pipeline(
     """
     import tensorflow as tf
 
+    keep_freed_memory()  # glibc keeps the pipeline's freed buffers for reuse (see host_memory.py)
     data = config.data
     if plan is None:
         plan = plan_pipeline(data, items, tokenizer, training=training, output=output)
@@ -336,7 +339,12 @@ def build_pipeline(
         if shards is None:
             return ds
         to_batch = _decode_stored(plan, shapes_of, texts)
-        return ds.map(to_batch, num_parallel_calls=parallel_calls(data.num_workers), deterministic=deterministic)
+        # One batch at a time, on a thread of its own (a parallel map of width 1: tf.data's
+        # map_parallelization leaves it so). Decoding batches in parallel made their completions
+        # interleave at random: batch-latency CV 0.52-0.62 (3 runs) against 0.39-0.40 (2 runs) with
+        # one call at a time, at 12,400-13,700 against 10,400-10,800 clips/s (131,000 clips, 800
+        # batches timed per run); a training step draws far fewer.
+        return ds.map(to_batch, num_parallel_calls=1)
 
     if service and data.service_sharding == "off":
         # Every worker makes the whole epoch. Seeded from data.seed they would all shuffle alike and
@@ -505,9 +513,9 @@ def _stored_batches(plan: PipelinePlan, shards: Sequence[Shard], bucket: int, *,
 def _decode_stored(plan: PipelinePlan, shapes_of: list[Optional[dict]], texts):
     """The function turning a batch of store records (and the items they are) into the batch: one
     `decode_raw` pads every record to the bucket's length at once; token ids are gathered from
-    `texts` (every item's, ragged). It runs after the buckets are merged, in a parallel map: as a
-    map per bucket, tf.data parallelised each one, and the buckets' maps finished batches in
-    bursts (batch latency CV 1.8 against 0.5 at 13,100 clips, measured)."""
+    `texts` (every item's, ragged). It runs after the buckets are merged, in one map: as a map per
+    bucket, tf.data parallelised each one, and the buckets' maps finished batches in bursts (batch
+    latency CV 1.8 against 0.5 at 13,100 clips, measured)."""
     import tensorflow as tf
 
     data, output = plan.data, plan.output
