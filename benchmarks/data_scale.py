@@ -11,12 +11,14 @@ Then prints, per size, each figure from its own fresh Python process:
   pays the precompute pass when `auto` chooses precompute) and second start;
 - per preprocessing mode (runtime, cache, precompute, and the default `auto`): first-epoch
   samples/s, CV and p95 of the batch latency, the steady rate (cache: epoch 2), peak RSS, and the
-  pipeline build time (for precompute: the pass that writes the store).
+  pipeline build time (for precompute: the pass that writes the store);
+- how fast one thread copies the store's files into a buffer (page cache, nothing else done): the
+  ceiling of any reader of the store on this machine.
 Then the issue's bars, side by side.
 
 Usage:
     python benchmarks/data_scale.py [--source DIR] [--out DIR] [--sizes 13100,131000] [--layouts]
-                                    [--batches 200] [--warmup 20] [--scan-only]
+                                    [--batches 600] [--warmup 20] [--scan-only]
 """
 
 from __future__ import annotations
@@ -186,7 +188,29 @@ def measure_size(path: Path, size: int, args, work: Path) -> dict:
         figures[mode] = run(
             {**base, "kind": "pipeline", "mode": mode, "batches": args.batches, "warmup": args.warmup}, cache
         )
+    figures["store_read"] = store_read(features)
     return figures
+
+
+def store_read(features: Path) -> dict:
+    """How fast one thread copies the store's shard files into a buffer (from the page cache: the
+    second of two passes): the ceiling of any reader that reads them, before it batches anything."""
+    files = sorted(features.glob("*/shard-*.tfrecord"))
+    sizes = [path.stat().st_size for path in files]
+    clips = 0
+    for path, size in zip(files, sizes):
+        with open(path, "rb") as handle:  # the index record ends: count (int64), per-frame (int32), magic, CRC
+            handle.seek(size - 4 - 8 - 4 - 8)
+            clips += int.from_bytes(handle.read(8), "little")
+    view = memoryview(bytearray(max(sizes, default=0)))
+    seconds = 0.0
+    for _ in range(2):
+        start = time.perf_counter()
+        for path, size in zip(files, sizes):
+            with open(path, "rb", buffering=0) as handle:
+                handle.readinto(view[:size])
+        seconds = time.perf_counter() - start
+    return {"bytes": sum(sizes), "clips": clips, "seconds": seconds}
 
 
 def report(size: int, figures: dict) -> None:
@@ -215,6 +239,12 @@ def report(size: int, figures: dict) -> None:
             f"{name:22} {row['first']['rate']:14.0f} {row['first']['cv']:5.2f} {row['first']['p95_ms']:7.1f} "
             f"{row['steady']['rate']:10.0f} {row['rss_gb']:8.2f}G {row['build_s']:8.1f}"
         )
+    read = figures["store_read"]
+    if read["clips"]:
+        print(
+            f"store files copied by one thread (page cache -> buffer): {read['bytes'] / read['seconds'] / 1e9:.2f} GB/s, "
+            f"{read['clips'] / read['seconds']:,.0f} clips/s ({read['clips']:,} clips, {gb(read['bytes'])})"
+        )
 
 
 def bars(results: dict[int, dict]) -> None:
@@ -238,8 +268,11 @@ def bars(results: dict[int, dict]) -> None:
     if sizes:
         small = sizes[0]
         pre, runtime = results[small]["precompute"], results[small]["runtime"]
+        read = results[small]["store_read"]
+        ceiling = read["clips"] / read["seconds"] / runtime["first"]["rate"] if read["clips"] else float("nan")
         print(
-            f"{small:,}: precompute epochs {pre['steady']['rate'] / runtime['first']['rate']:.1f}x runtime (bar >= 30)"
+            f"{small:,}: precompute epochs {pre['steady']['rate'] / runtime['first']['rate']:.1f}x runtime (bar >= 30; "
+            f"copying the store's files alone, one thread: {ceiling:.1f}x)"
         )
     largest = max(results)
     scans = {"ljspeech": results[largest]["scan"], **results[largest].get("layout_scans", {})}
@@ -253,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "xtts-scale")
     parser.add_argument("--sizes", default="13100,131000")
     parser.add_argument("--layouts", action="store_true", help="also the LibriTTS and VCTK layouts (scan only)")
-    parser.add_argument("--batches", type=int, default=200, help="batches timed per mode")
+    parser.add_argument("--batches", type=int, default=600, help="batches timed per mode")
     parser.add_argument("--warmup", type=int, default=20, help="batches drawn before timing")
     parser.add_argument("--scan-only", action="store_true", help="only the scan times")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
