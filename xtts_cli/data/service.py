@@ -230,9 +230,6 @@ def start_dispatcher(port: int = DEFAULT_DISPATCHER_PORT, work_dir: Optional[str
     _check_port_free(port, "dispatcher")
     import tensorflow as tf
 
-    from xtts_cli.data.host_memory import keep_freed_memory
-
-    keep_freed_memory()  # the worker runs the trainers' pipelines (see host_memory.py)
     load_pipeline_kernels()
     service = tf.data.experimental.service
     config = service.DispatcherConfig(port=port, work_dir=work_dir, fault_tolerant_mode=work_dir is not None)
