@@ -14,7 +14,7 @@ import tensorflow as tf
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data import feature_cache
 from xtts_cli.data.features import LOG_MEL_FLOOR, with_reference
-from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
+from xtts_cli.data.pipeline import build_pipeline, plan_pipeline, tokenizer_for
 from xtts_cli.data.scan import scan_dataset
 from xtts_cli.data.text import Tokenizer
 from xtts_cli.errors import XttsError
@@ -160,6 +160,31 @@ def test_a_training_epoch_starts_every_bucket_in_its_first_batches(sample_scan, 
             assert sorted(orders[-1][:4]) == [0, 1, 2, 3], mode
             assert len(orders[-1]) == info.batches_per_epoch
         assert orders[0] != orders[1]  # the rest reshuffled each epoch
+
+
+def test_an_epoch_draws_from_the_whole_bucket_not_a_window_of_corpus_order(sample_scan):
+    # A shuffle buffer of 2 places would keep each clip within a few places of its corpus position
+    # (a corpus listed speaker by speaker would be visited speaker by speaker). The clips' order is
+    # a fresh permutation of the whole bucket every epoch; a cached epoch replays the first one's.
+    items = sample_scan.train
+    for mode in ("runtime", "cache"):
+        cfg = config(
+            dataset=None,
+            batch_size=2,
+            num_buckets=1,
+            shuffle_buffer_multiplier=1,
+            preprocessing_mode=mode,
+            optimize_cpu_gpu_overlap=False,
+        )
+        tokenizer = tokenizer_for(sample_scan, cfg.data)
+        ds, _ = build_pipeline(cfg, items, tokenizer, training=True)
+        text_ids = plan_pipeline(cfg.data, items, tokenizer, training=True).text_ids
+        place = {tuple(ids): k for k, ids in enumerate(text_ids)}
+        assert len(place) == len(items)  # every text differs: a clip is known by its token ids
+        for _ in range(2):
+            batches = epoch(ds)
+            order = [place[tuple(b["text_ids"][i, :n])] for b in batches for i, n in enumerate(b["text_lengths"])]
+            assert any(p > k + 4 for k, p in enumerate(order)), (mode, order)
 
 
 def test_a_large_pipeline_freezes_what_start_up_made(sample_scan, monkeypatch):

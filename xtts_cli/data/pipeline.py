@@ -596,25 +596,37 @@ def _group_elements(
     """
     import tensorflow as tf
 
-    source = source_columns(items, codecs if data.use_tf_native_loading else CODECS)
-    source["text_ids"] = _ragged(text_ids)
+    # The source is the clips' places in the bucket; each element's columns are gathered in the
+    # decode map, so a shuffle moves only the places (int64s), however many clips the bucket holds.
+    columns = {
+        name: tf.constant(values)
+        for name, values in source_columns(items, codecs if data.use_tf_native_loading else CODECS).items()
+    }
+    texts = _ragged(text_ids)
+    flat_ids, splits = texts.flat_values, texts.row_splits
 
-    def with_features(element):
+    def with_features(index):
+        element = {name: tf.gather(column, index) for name, column in columns.items()}
+        ids = flat_ids[splits[index] : splits[index + 1]]
         values = stage(element)
         if max_length is not None:
             values = values[:max_length]
         return {
-            "text_ids": element["text_ids"],
-            "text_lengths": tf.shape(element["text_ids"], out_type=tf.int32)[0],
+            "text_ids": ids,
+            "text_lengths": tf.shape(ids, out_type=tf.int32)[0],
             output: values,
             f"{output}_lengths": tf.shape(values, out_type=tf.int32)[0],
         }
 
     parallel = parallel_calls(data.num_workers)
     shuffle = min(data.shuffle_buffer_multiplier * data.batch_size, len(items)) if training else 0
-    ds = tf.data.Dataset.from_tensor_slices(source)
-    if shuffle and mode != "cache":
-        ds = ds.shuffle(shuffle, seed=seed, reshuffle_each_iteration=True)  # file names: cheap to shuffle
+    ds = tf.data.Dataset.range(len(items))
+    if shuffle:
+        # The whole bucket, in a fresh order every epoch (a cached epoch replays the first epoch's
+        # order, shuffled again after the cache). A buffer of `shuffle` places would draw each batch
+        # from a window of the corpus order: in a corpus listed speaker by speaker (VCTK, LibriTTS),
+        # an epoch would visit the speakers one after another.
+        ds = ds.shuffle(max(len(items), 1), seed=seed, reshuffle_each_iteration=True)
     if training and mode != "cache":
         # Training drops each bucket's partial last batch; decoding those clips first would be
         # wasted work (a third of the decodes on small buckets). The shuffle above varies which
