@@ -171,7 +171,11 @@ class DataConfig(_Section):
         "does not stall the batcher. 0: none.",
     )
     shuffle_buffer_multiplier: int = Field(
-        10, ge=0, description="Shuffle buffer size as a multiple of `batch_size`. 0: no shuffling."
+        10,
+        ge=0,
+        description="Shuffle buffer of decoded clips (cache mode, after the cache) and of store records "
+        "(precompute), as a multiple of `batch_size`; the order of each bucket's clips is shuffled in full "
+        "every epoch (runtime, and cache's first epoch) whatever the value. 0: no shuffling.",
     )
     use_tf_native_loading: bool = Field(
         True,

@@ -4,7 +4,7 @@ Stages (each a graph op, so tf.data runs them on its own C++ threads):
 
     items (paths, header facts, token ids), split into one source per length bucket: the scan's
     lengths are exact, so each clip's bucket is known before it is decoded (see bucketing.py)
-      -> [shuffle]                       runtime: shuffle file names, cheap
+      -> [shuffle]                       the bucket's clips in full (their places: cheap)
       -> read + decode + resample + mel  parallel map
          or, precompute: the store's shards that hold the bucket's clips (few: a shard holds clips
          of similar length), in a fresh order, four read at once and interleaved, the bucket's own
