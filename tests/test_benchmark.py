@@ -16,6 +16,7 @@ import yaml
 from training_support import run_xtts, tiny_config
 
 from xtts_cli.config.loading import resolve_config
+from xtts_cli.data.plan import decide_mode
 from xtts_cli.devices.gpu_info import GpuInfo, MachineInfo
 from xtts_cli.profiling.benchmark import (
     MIN_GAIN,
@@ -23,6 +24,7 @@ from xtts_cli.profiling.benchmark import (
     TrialStarted,
     benchmark,
     default_batch_sizes,
+    plan_candidates,
     score,
 )
 from xtts_cli.profiling.benchmark_trial import TrialOutcome, _reason_from_stderr, run_trial
@@ -151,6 +153,55 @@ def test_mixed_precision_is_swept_only_on_a_gpu_with_fast_16_bit_math(tmp_path) 
     )
     assert [c.key for c in gpu.changes] == ["training.mixed_precision"]
     assert gpu.trials[gpu.baseline].settings["training.enable_xla_compilation"] is True  # auto means on for a GPU
+
+
+def test_cache_is_swept_only_when_the_features_fit_the_memory_budget(tmp_path) -> None:
+    def modes(preprocessing_mode, feature_bytes=None):
+        loaded = _loaded(tmp_path)
+        cfg = loaded.config.model_copy(
+            update={"data": loaded.config.data.model_copy(update={"preprocessing_mode": preprocessing_mode})}
+        )
+        features = None
+        if feature_bytes is not None:
+            auto = cfg.data.model_copy(update={"preprocessing_mode": "auto"})
+            features = decide_mode(auto, feature_bytes, budget_bytes=10**9)
+        return plan_candidates(
+            cfg, CPU_MACHINE, batch_sizes=None, train_clips=36, stages=["preprocessing"], features=features
+        )
+
+    candidates, not_swept = modes("auto", 3 * 10**9)  # auto is precompute here
+    assert candidates["preprocessing"] == ["runtime", "auto"]
+    assert not_swept["preprocessing=cache"] == (
+        "the features need 3.0 GB of memory, over the 1.0 GB budget (data.cache_memory_limit)"
+    )
+    assert "preprocessing=precompute" not in not_swept  # the config's own auto is precompute
+    candidates, not_swept = modes("auto", 10**8)  # auto is cache: not a second cache trial
+    assert candidates["preprocessing"] == ["runtime", "auto"] and "preprocessing=cache" not in not_swept
+    assert "auto chooses it" in not_swept["preprocessing=precompute"]
+    assert modes("precompute", 10**8)[0]["preprocessing"] == ["runtime", "cache", "precompute"]
+    assert modes("cache")[0]["preprocessing"] == ["runtime", "cache"]  # nothing known of the features
+
+
+def test_the_store_a_config_reads_is_written_before_the_trials(tmp_path) -> None:
+    # Else the first trial that reads the store pays the pass over every clip within its time.
+    from xtts_cli.cli.benchmark import _prepare_features
+    from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
+    from xtts_cli.data.scan import scan_dataset
+
+    loaded = _loaded(tmp_path)
+    data = loaded.config.data.model_copy(
+        update={"preprocessing_mode": "auto", "cache_memory_limit": 10**6, "feature_cache_dir": str(tmp_path / "store")}
+    )
+    cfg = loaded.config.model_copy(update={"data": data})
+    scan = scan_dataset(cfg.data)
+    assert _prepare_features(cfg, scan).mode == "precompute"
+    notes: list[str] = []
+    build_pipeline(cfg, scan.epoch_items(), tokenizer_for(scan, cfg.data), training=True, note=notes.append)
+    assert notes == []  # the trial's pipeline finds every shard complete: nothing to compute
+    runtime = cfg.model_copy(update={"data": data.model_copy(update={"preprocessing_mode": "runtime"})})
+    store = tmp_path / "other"
+    runtime = runtime.model_copy(update={"data": runtime.data.model_copy(update={"feature_cache_dir": str(store)})})
+    assert _prepare_features(runtime, scan).mode == "precompute" and not store.exists()  # runtime reads no store
 
 
 def test_default_batch_sizes_keep_two_batches_per_epoch() -> None:

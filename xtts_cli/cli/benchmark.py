@@ -100,6 +100,7 @@ def benchmark(
     scan = scan_dataset(cfg.data)
     machine = probe_machine()
     canonical = {section: dict(body) for section, body in loaded.raw.items()}
+    features = _prepare_features(cfg, scan)
     with _TrialProgress(enabled=True) as shown:
         report = run_benchmark(
             cfg,
@@ -112,6 +113,7 @@ def benchmark(
             budget_seconds=budget_seconds,
             num_steps=steps,
             progress=shown.update,
+            features=features,
         )
     written = None
     if write_config is not None and report.best is not None:
@@ -129,6 +131,24 @@ def benchmark(
             "no trial ran to the end, so there is no best setting",
             hint="see the reasons in the table; raise --budget-seconds or try smaller --batch-sizes",
         )
+
+
+def _prepare_features(cfg, scan):
+    """What `preprocessing_mode: auto` resolves to for this dataset; and when the config's own mode
+    keeps features on disk, the store written now, once, so that no trial pays the pass (it
+    would count against that trial's time, and its rate would not be the store's)."""
+    from xtts_cli.data.pipeline import build_pipeline, plan_pipeline, tokenizer_for
+
+    items = scan.epoch_items()
+    tokenizer = tokenizer_for(scan, cfg.data)
+    auto = cfg.data.model_copy(update={"preprocessing_mode": "auto", "service_address": None})
+    features = plan_pipeline(auto, items, tokenizer, training=True).decision
+    own = cfg.data.preprocessing_mode
+    if cfg.data.service_address is None and (own == "precompute" or (own == "auto" and features.mode == "precompute")):
+        err = console(stderr=True)
+        plan = plan_pipeline(cfg.data, items, tokenizer, training=True)
+        build_pipeline(cfg, items, tokenizer, training=True, plan=plan, note=lambda line: err.print(f"note: {line}"))
+    return features
 
 
 def _write_best(loaded, changes, target: Path) -> Path:

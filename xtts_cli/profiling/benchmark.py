@@ -37,6 +37,7 @@ from typing import Any, Literal, Optional, Union
 from pydantic import BaseModel, Field
 
 from xtts_cli.config.schema import XttsConfig
+from xtts_cli.data.plan import ModeDecision, gigabytes
 from xtts_cli.devices.gpu_info import MachineInfo
 from xtts_cli.errors import XttsError
 from xtts_cli.findings import ConfigChange
@@ -155,9 +156,20 @@ def _unique(values: Iterable[Any]) -> list[Any]:
 
 
 def plan_candidates(
-    config: XttsConfig, machine: MachineInfo, *, batch_sizes: Optional[list[int]], train_clips: int, stages: list[str]
+    config: XttsConfig,
+    machine: MachineInfo,
+    *,
+    batch_sizes: Optional[list[int]],
+    train_clips: int,
+    stages: list[str],
+    features: Optional[ModeDecision] = None,
 ) -> tuple[dict[str, list[Any]], dict[str, str]]:
-    """Candidate values per stage (the config's own value included), and the stages left out with why."""
+    """Candidate values per stage (the config's own value included), and the stages left out with why.
+
+    `features`: what `preprocessing_mode: auto` resolves to for this dataset (`plan.decide_mode`);
+    `cache` is not a candidate when the features exceed the memory budget, and not a second one
+    when the config's own `auto` already is `cache`.
+    """
     current = _effective(config, machine)
     candidates: dict[str, list[Any]] = {}
     not_swept: dict[str, str] = {}
@@ -178,11 +190,22 @@ def plan_candidates(
     if "prefetch" in stages:
         candidates["prefetch"] = _unique(["auto", 2, current["data.prefetch_buffer_size"]])
     if "preprocessing" in stages:
-        candidates["preprocessing"] = _unique(["runtime", "cache", current["data.preprocessing_mode"]])
-        if config.data.preprocessing_mode != "precompute":
+        own = current["data.preprocessing_mode"]
+        modes = ["runtime"]
+        fits = features is None or features.mode == "cache"
+        if features is not None and not fits:
+            budget = "unknown" if features.budget_bytes is None else gigabytes(features.budget_bytes)
+            not_swept["preprocessing=cache"] = (
+                f"the features need {gigabytes(features.feature_bytes)} of memory, over the {budget} "
+                "budget (data.cache_memory_limit)"
+            )
+        elif not (own == "auto" and features is not None):  # else auto is cache: the same pipeline
+            modes.append("cache")
+        candidates["preprocessing"] = _unique([*modes, own])
+        if own != "precompute" and fits:
             not_swept["preprocessing=precompute"] = (
-                "precompute writes features to disk; it is the choice for a dataset "
-                "larger than memory, and runs as fast as cache once written"
+                "precompute writes every clip's features to disk before the first step; it is for "
+                "features over the memory budget (auto chooses it then), and memory serves them faster"
             )
     if "xla" in stages:
         candidates["xla"] = [False, True]
@@ -212,18 +235,20 @@ def benchmark(
     warmup: Optional[int] = None,
     progress: Optional[Progress] = None,
     runner: TrialRunner = _subprocess_runner,
+    features: Optional[ModeDecision] = None,
 ) -> BenchmarkReport:
     """Sweep the stages of `config` (whose file content, canonicalized, is `canonical`) within the budget.
 
     `runner` runs one trial; the default runs it in a fresh process. It is a parameter so the
-    search order and budget rules can be exercised with a stand-in machine.
+    search order and budget rules can be exercised with a stand-in machine. `features`: what
+    `preprocessing_mode: auto` resolves to for this dataset (see `plan_candidates`).
     """
     unknown = [stage for stage in (stages or []) if stage not in STAGES]
     if unknown:
         raise XttsError(f"--sweep {','.join(unknown)}: unknown stage", hint=f"choose from {', '.join(STAGES)}")
     stages = list(stages) if stages else list(STAGES)
     candidates, not_swept = plan_candidates(
-        config, machine, batch_sizes=batch_sizes, train_clips=train_clips, stages=stages
+        config, machine, batch_sizes=batch_sizes, train_clips=train_clips, stages=stages, features=features
     )
     say: Progress = progress or (lambda event: None)
     baseline_settings = _effective(config, machine)
