@@ -184,10 +184,10 @@ def measure_size(path: Path, size: int, args, work: Path) -> dict:
     figures["first_step"] = [
         run({**base, "kind": "first_step", "run": str(work / f"run-{size}-{n}")}, cache) for n in range(2)
     ]
-    # The first start may have written a store of many GB; the kernel writes it back for a while
-    # after, with CPU and disk that the modes timed next would share. Flush it first.
-    os.sync()
     for mode in MODES:
+        # The first start, or the mode before, may have written a store of many GB; the kernel
+        # writes it back for a while after, with CPU and disk that this mode would share.
+        os.sync()
         figures[mode] = run(
             {**base, "kind": "pipeline", "mode": mode, "batches": args.batches, "warmup": args.warmup}, cache
         )
