@@ -181,13 +181,14 @@ def measure_size(path: Path, size: int, args, work: Path) -> dict:
     if args.scan_only:
         return figures
     base = {"path": str(path), "features": str(features)}
-    figures["first_step"] = [
-        run({**base, "kind": "first_step", "run": str(work / f"run-{size}-{n}")}, cache) for n in range(2)
-    ]
-    for mode in MODES:
-        # The first start, or the mode before, may have written a store of many GB; the kernel
-        # writes it back for a while after, with CPU and disk that this mode would share.
+    figures["first_step"] = []
+    for n in range(2):
+        # The first start may have written a store of many GB; the kernel writes it back for a
+        # while after, with CPU and disk that the second start (and each mode below) would share.
         os.sync()
+        figures["first_step"].append(run({**base, "kind": "first_step", "run": str(work / f"run-{size}-{n}")}, cache))
+    for mode in MODES:
+        os.sync()  # after the mode before, which may have written the store
         figures[mode] = run(
             {**base, "kind": "pipeline", "mode": mode, "batches": args.batches, "warmup": args.warmup}, cache
         )
