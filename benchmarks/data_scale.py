@@ -13,7 +13,8 @@ Then prints, per size, each figure from its own fresh Python process:
   samples/s, CV and p95 of the batch latency, the steady rate (cache: epoch 2), peak RSS, and the
   pipeline build time (for precompute: the pass that writes the store);
 - how fast one thread copies the store's files into a buffer (page cache, nothing else done): the
-  ceiling of any reader of the store on this machine.
+  ceiling of any reader of the store on this machine; and how fast the plainest tf.data chain
+  reads them (records, shuffle, batch, decode: tf.data's record machinery alone).
 Then the issue's bars, side by side.
 
 Usage:
@@ -85,6 +86,9 @@ def worker(job: dict) -> dict:
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.data.scan import scan_dataset
     from xtts_cli.errors import XttsError
+
+    if job["kind"] == "store_chain":
+        return store_chain(Path(job["features"]))
 
     data = {"dataset_path": job["path"], "feature_cache_dir": job.get("features")}
     if job["kind"] == "scan":
@@ -193,6 +197,7 @@ def measure_size(path: Path, size: int, args, work: Path) -> dict:
             {**base, "kind": "pipeline", "mode": mode, "batches": args.batches, "warmup": args.warmup}, cache
         )
     figures["store_read"] = store_read(features)
+    figures["store_chain"] = run({"kind": "store_chain", "features": str(features)}, cache)
     return figures
 
 
@@ -215,6 +220,31 @@ def store_read(features: Path) -> dict:
                 handle.readinto(view[:size])
         seconds = time.perf_counter() - start
     return {"bytes": sum(sizes), "clips": clips, "seconds": seconds}
+
+
+def store_chain(features: Path) -> dict:
+    """The plainest tf.data chain over the store's shards, with none of the pipeline's buckets,
+    token ids or merge: records of four files interleaved, a shuffle of 160, batches of 16, one
+    `decode_raw` each (600 frames of 80 mels, about 7 s). How fast tf.data's record machinery alone reads the store (best of 3 epochs)."""
+    from xtts_cli.data.host_memory import keep_freed_memory
+
+    keep_freed_memory()  # as every process that builds a pipeline does
+    import tensorflow as tf
+
+    files = sorted(str(path) for path in features.glob("*/shard-*.tfrecord"))
+    if not files:
+        return {"clips_per_s": 0.0}
+    ds = tf.data.Dataset.from_tensor_slices(files).interleave(
+        lambda path: tf.data.TFRecordDataset(path, buffer_size=1 << 20), cycle_length=4
+    )
+    ds = ds.shuffle(160).batch(16).map(lambda records: tf.io.decode_raw(records, tf.float32, fixed_length=600 * 80 * 4))
+    best = 0.0
+    for _ in range(3):
+        start, clips = time.perf_counter(), 0
+        for batch in ds:
+            clips += int(batch.shape[0])
+        best = max(best, clips / (time.perf_counter() - start))
+    return {"clips_per_s": best}
 
 
 def report(size: int, figures: dict) -> None:
@@ -249,6 +279,10 @@ def report(size: int, figures: dict) -> None:
             f"store files copied by one thread (page cache -> buffer): {read['bytes'] / read['seconds'] / 1e9:.2f} GB/s, "
             f"{read['clips'] / read['seconds']:,.0f} clips/s ({read['clips']:,} clips, {gb(read['bytes'])})"
         )
+        print(
+            "the plainest tf.data chain over the store (records, shuffle, batch, decode_raw): "
+            f"{figures['store_chain']['clips_per_s']:,.0f} clips/s"
+        )
 
 
 def bars(results: dict[int, dict]) -> None:
@@ -276,7 +310,8 @@ def bars(results: dict[int, dict]) -> None:
         ceiling = read["clips"] / read["seconds"] / runtime["first"]["rate"] if read["clips"] else float("nan")
         print(
             f"{small:,}: precompute epochs {pre['steady']['rate'] / runtime['first']['rate']:.1f}x runtime (bar >= 30; "
-            f"copying the store's files alone, one thread: {ceiling:.1f}x)"
+            f"copying the store's files alone, one thread: {ceiling:.1f}x; the plainest tf.data chain over them: "
+            f"{results[small]['store_chain']['clips_per_s'] / runtime['first']['rate']:.1f}x)"
         )
     largest = max(results)
     scans = {"ljspeech": results[largest]["scan"], **results[largest].get("layout_scans", {})}
