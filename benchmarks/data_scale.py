@@ -225,7 +225,8 @@ def store_read(features: Path) -> dict:
 def store_chain(features: Path) -> dict:
     """The plainest tf.data chain over the store's shards, with none of the pipeline's buckets,
     token ids or merge: records of four files interleaved, a shuffle of 160, batches of 16, one
-    `decode_raw` each (600 frames of 80 mels, about 7 s). How fast tf.data's record machinery alone reads the store (best of 3 epochs)."""
+    `decode_raw` each (600 frames of 80 mels, about 7 s). How fast tf.data's record machinery alone
+    reads the store (best of 3 epochs)."""
     from xtts_cli.data.host_memory import keep_freed_memory
 
     keep_freed_memory()  # as every process that builds a pipeline does
