@@ -13,8 +13,10 @@ Then prints, per size, each figure from its own fresh Python process:
   samples/s, CV and p95 of the batch latency, the steady rate (cache: epoch 2), peak RSS, and the
   pipeline build time (for precompute: the pass that writes the store);
 - how fast one thread copies the store's files into a buffer (page cache, nothing else done): the
-  ceiling of any reader of the store on this machine; and how fast the plainest tf.data chain
-  reads them (records, shuffle, batch, decode: tf.data's record machinery alone).
+  ceiling of any reader of the store on this machine; how fast the plainest tf.data chain reads
+  them (records, shuffle, batch, decode: tf.data's record machinery alone); and how fast tf.data
+  reads their bytes at all, in blocks of 16 clips' worth with nothing parsed or decoded (the
+  ceiling of any tf.data reader of the store, whatever its format).
 Then the issue's bars, side by side.
 
 Usage:
@@ -88,7 +90,7 @@ def worker(job: dict) -> dict:
     from xtts_cli.errors import XttsError
 
     if job["kind"] == "store_chain":
-        return store_chain(Path(job["features"]))
+        return store_chain(Path(job["features"]), job["bytes_per_clip"])
 
     data = {"dataset_path": job["path"], "feature_cache_dir": job.get("features")}
     if job["kind"] == "scan":
@@ -197,7 +199,9 @@ def measure_size(path: Path, size: int, args, work: Path) -> dict:
             {**base, "kind": "pipeline", "mode": mode, "batches": args.batches, "warmup": args.warmup}, cache
         )
     figures["store_read"] = store_read(features)
-    figures["store_chain"] = run({"kind": "store_chain", "features": str(features)}, cache)
+    read = figures["store_read"]
+    per_clip = read["bytes"] // read["clips"] if read["clips"] else 0
+    figures["store_chain"] = run({"kind": "store_chain", "features": str(features), "bytes_per_clip": per_clip}, cache)
     return figures
 
 
@@ -222,11 +226,15 @@ def store_read(features: Path) -> dict:
     return {"bytes": sum(sizes), "clips": clips, "seconds": seconds}
 
 
-def store_chain(features: Path) -> dict:
-    """The plainest tf.data chain over the store's shards, with none of the pipeline's buckets,
-    token ids or merge: records of four files interleaved, a shuffle of 160, batches of 16, one
-    `decode_raw` each (600 frames of 80 mels, about 7 s). How fast tf.data's record machinery alone
-    reads the store (best of 3 epochs)."""
+def store_chain(features: Path, bytes_per_clip: int) -> dict:
+    """Two tf.data readers of the store's shards, best of 3 epochs each.
+
+    `clips_per_s`: the plainest chain, with none of the pipeline's buckets, token ids or merge:
+    records of four files interleaved, a shuffle of 160, batches of 16, one `decode_raw` each (600
+    frames of 80 mels, about 7 s): tf.data's record machinery alone.
+    `blocks_clips_per_s`: the files' bytes alone, as fixed-length blocks of 16 clips' worth (four
+    files interleaved; no record framing, shuffle, batching or decode): what tf.data reads the same
+    bytes at, so a ceiling for any store format read through it."""
     from xtts_cli.data.host_memory import keep_freed_memory
 
     keep_freed_memory()  # as every process that builds a pipeline does
@@ -234,7 +242,7 @@ def store_chain(features: Path) -> dict:
 
     files = sorted(str(path) for path in features.glob("*/shard-*.tfrecord"))
     if not files:
-        return {"clips_per_s": 0.0}
+        return {"clips_per_s": 0.0, "blocks_clips_per_s": 0.0}
     ds = tf.data.Dataset.from_tensor_slices(files).interleave(
         lambda path: tf.data.TFRecordDataset(path, buffer_size=1 << 20), cycle_length=4
     )
@@ -245,7 +253,19 @@ def store_chain(features: Path) -> dict:
         for batch in ds:
             clips += int(batch.shape[0])
         best = max(best, clips / (time.perf_counter() - start))
-    return {"clips_per_s": best}
+    block = 16 * bytes_per_clip
+    tails = [os.path.getsize(path) % block for path in files]  # the last part block of each file, skipped
+    blocks = tf.data.Dataset.from_tensor_slices((files, tf.constant(tails, tf.int64))).interleave(
+        lambda path, tail: tf.data.FixedLengthRecordDataset(path, block, footer_bytes=tail, buffer_size=block),
+        cycle_length=4,
+    )
+    fastest = 0.0
+    for _ in range(3):
+        start, count = time.perf_counter(), 0
+        for _block in blocks:
+            count += 1
+        fastest = max(fastest, 16 * count / (time.perf_counter() - start))
+    return {"clips_per_s": best, "blocks_clips_per_s": fastest}
 
 
 def report(size: int, figures: dict) -> None:
@@ -282,7 +302,8 @@ def report(size: int, figures: dict) -> None:
         )
         print(
             "the plainest tf.data chain over the store (records, shuffle, batch, decode_raw): "
-            f"{figures['store_chain']['clips_per_s']:,.0f} clips/s"
+            f"{figures['store_chain']['clips_per_s']:,.0f} clips/s; tf.data reading the same files as "
+            f"blocks of 16 clips' bytes, nothing parsed: {figures['store_chain']['blocks_clips_per_s']:,.0f} clips/s"
         )
 
 
@@ -309,10 +330,12 @@ def bars(results: dict[int, dict]) -> None:
         pre, runtime = results[small]["precompute"], results[small]["runtime"]
         read = results[small]["store_read"]
         ceiling = read["clips"] / read["seconds"] / runtime["first"]["rate"] if read["clips"] else float("nan")
+        chain = results[small]["store_chain"]
         print(
             f"{small:,}: precompute epochs {pre['steady']['rate'] / runtime['first']['rate']:.1f}x runtime (bar >= 30; "
             f"copying the store's files alone, one thread: {ceiling:.1f}x; the plainest tf.data chain over them: "
-            f"{results[small]['store_chain']['clips_per_s'] / runtime['first']['rate']:.1f}x)"
+            f"{chain['clips_per_s'] / runtime['first']['rate']:.1f}x; tf.data reading their bytes alone: "
+            f"{chain['blocks_clips_per_s'] / runtime['first']['rate']:.1f}x)"
         )
     largest = max(results)
     scans = {"ljspeech": results[largest]["scan"], **results[largest].get("layout_scans", {})}
