@@ -196,8 +196,15 @@ def test_the_store_a_config_reads_is_written_before_the_trials(tmp_path) -> None
     scan = scan_dataset(cfg.data)
     assert _prepare_features(cfg, scan).mode == "precompute"
     notes: list[str] = []
-    build_pipeline(cfg, scan.epoch_items(), tokenizer_for(scan, cfg.data), training=True, note=notes.append)
+    tokenizer = tokenizer_for(scan, cfg.data)
+    build_pipeline(cfg, scan.epoch_items(), tokenizer, training=True, note=notes.append)
     assert notes == []  # the trial's pipeline finds every shard complete: nothing to compute
+    # With precompute named, the validation clips are stored too (auto keeps these few in memory),
+    # and every trial's Trainer.setup builds their pipeline: that store is written before as well.
+    named = cfg.model_copy(update={"data": cfg.data.model_copy(update={"preprocessing_mode": "precompute"})})
+    assert scan.eval and _prepare_features(named, scan).mode == "precompute"
+    build_pipeline(named, list(scan.eval), tokenizer, training=False, note=notes.append)
+    assert notes == []
     runtime = cfg.model_copy(update={"data": data.model_copy(update={"preprocessing_mode": "runtime"})})
     store = tmp_path / "other"
     runtime = runtime.model_copy(update={"data": runtime.data.model_copy(update={"feature_cache_dir": str(store)})})

@@ -135,8 +135,9 @@ def benchmark(
 
 def _prepare_features(cfg, scan):
     """What `preprocessing_mode: auto` resolves to for this dataset; and when the config's own mode
-    keeps features on disk, the store written now, once, so that no trial pays the pass (it
-    would count against that trial's time, and its rate would not be the store's)."""
+    keeps features on disk, the stores written now, once, so that no trial pays the pass (it
+    would count against that trial's time, and its rate would not be the store's): the training
+    clips' and the validation clips', which every trial's `Trainer.setup` builds as well."""
     from xtts_cli.data.pipeline import build_pipeline, plan_pipeline, tokenizer_for
 
     items = scan.epoch_items()
@@ -148,6 +149,9 @@ def _prepare_features(cfg, scan):
         err = console(stderr=True)
         plan = plan_pipeline(cfg.data, items, tokenizer, training=True)
         build_pipeline(cfg, items, tokenizer, training=True, plan=plan, note=lambda line: err.print(f"note: {line}"))
+        held_out = list(scan.eval)
+        if held_out and plan_pipeline(cfg.data, held_out, tokenizer, training=False).mode == "precompute":
+            build_pipeline(cfg, held_out, tokenizer, training=False, note=lambda line: err.print(f"note: {line}"))
     return features
 
 
