@@ -411,6 +411,26 @@ def test_precompute_shards_rebuild_on_changed_settings_files_and_interruptions(t
     assert (resumed.built, resumed.reused, resumed.shards_built) == (3, 2, 3)
 
 
+def test_a_clip_that_passes_the_scan_but_does_not_decode_is_named_by_the_precompute_pass(tmp_path):
+    # A FLAC whose header is intact and whose frames are not: the scan reads headers only, so the
+    # pass over the clips is where it fails, and the error names that clip, not its neighbours.
+    root = copy_dataset(tmp_path, ["pcm16", "flac16", "vorbis", "mp3vbr", "rate16k"])
+    flac = root / "wavs" / "flac16.flac"
+    body = flac.read_bytes()
+    flac.write_bytes(body[:200] + bytes((i * 37 + 11) % 256 for i in range(len(body) - 200)))
+    cfg = config(
+        dataset=root, preprocessing_mode="precompute", feature_cache_dir=str(tmp_path / "store"), eval_fraction=0.0
+    )
+    report = scan_dataset(cfg.data)
+    assert len(report.items) == 5  # it passed the scan
+    with pytest.raises(XttsError) as error:
+        build_pipeline(cfg, report.items, tokenizer_for(report, cfg.data), training=False)
+    line = str(error.value).splitlines()[0]
+    assert line.startswith(f"precompute: cannot compute features of {str(flac)!r} (metadata.csv:")
+    assert "{{function_node" not in line and "[Op:" not in line  # TensorFlow's framing left out
+    assert "does not decode; remove or re-encode it" in error.value.hint
+
+
 def test_cache_precompute_and_runtime_give_the_same_clips_every_epoch(fixture_scan, tmp_path):
     # Batch size 1: training drops no partial batch, so each epoch holds every clip once. Two clips
     # appear twice (a dataset weight repeats them): the store keeps them once and serves both.

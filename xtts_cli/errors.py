@@ -64,7 +64,7 @@ _CAUSES = ("OOM when allocating", "out of memory", "No registered", "no supporte
 _FRAMING = ("Graph execution error:", "Detected at node", "Hint:", "[[{{node")
 
 
-def _first_line(message: str) -> str:
+def tensorflow_cause(message: str) -> str:
     """The line of a TensorFlow message that states the cause: not the framing, not the Python
     stack it quotes (indented), without the "{{function_node ...}}" prefix and "[Op:...]" suffix."""
     lines = [line.strip() for line in message.splitlines()]
@@ -88,7 +88,7 @@ def from_tensorflow(error: BaseException) -> Optional[XttsError]:
     if not kind.__module__.startswith(("tensorflow", "keras")):
         return None
     message = str(getattr(error, "message", "") or error)
-    line = _first_line(message)
+    line = tensorflow_cause(message)
     lowered = message.lower()
     if (
         kind.__name__ == "ResourceExhaustedError"

@@ -51,7 +51,7 @@ from pydantic import BaseModel, Field
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.features import LOG_MEL_FLOOR
 from xtts_cli.data.scan import DatasetItem, dataset_root
-from xtts_cli.errors import XttsError
+from xtts_cli.errors import XttsError, tensorflow_cause
 
 SHARD_SUFFIX = ".tfrecord"
 MAGIC = b"XTTSFT01"
@@ -288,7 +288,7 @@ def precompute_features(
             failed = todo[done]
             raise XttsError(
                 f"precompute: cannot compute features of {failed.audio_path!r} ({failed.source}): "
-                f"{error.message.splitlines()[0]}",
+                f"{tensorflow_cause(error.message)}",
                 hint="the file passed the header scan but does not decode; remove or re-encode it",
             ) from None
         except OSError as error:  # a full disk, a folder made read-only: the finished shards are kept
