@@ -6,15 +6,17 @@ import tensorflow as tf
 
 from xtts_cli.profiling.step_timer import StepTimer, fetch_outputs, input_bound_verdict
 
-SIZE = 384
+SIZE = 512
 WEIGHTS = tf.random.stateless_normal([SIZE, SIZE], seed=[1, 2])
 
 
 @tf.function
 def train_like_step(batch):
-    # A real compiled TF step of ~20 ms on our 2-core machines: chained matmuls, a scalar out.
-    # next() on a full prefetch buffer measured 0.3-0.6 ms here while the step's threads hold both
-    # cores, so a 20 ms step keeps the fast pipeline near 2 %, well inside the < 5 % band.
+    # A real compiled TF step of ~15 ms on a quiet 2-core machine (~50 ms with the other test worker
+    # and more load beside it): chained matmuls, a scalar out. next() on a full prefetch buffer takes
+    # 0.2-0.4 ms, but on a loaded machine a step now and then waits a few ms for a core, and that
+    # lands in the data wait. With three busy processes beside it the fast pipeline measured
+    # 0.8-1.8 % here, against 1.7-3.4 % for a 384-wide step (CI once saw > 5 % with that one).
     x = batch
     for _ in range(16):
         x = tf.tanh(tf.matmul(x, WEIGHTS) / SIZE**0.5)
