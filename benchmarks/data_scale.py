@@ -231,10 +231,11 @@ def store_chain(features: Path, bytes_per_clip: int) -> dict:
 
     `clips_per_s`: the plainest chain, with none of the pipeline's buckets, token ids or merge:
     records of four files interleaved, a shuffle of 160, batches of 16, one `decode_raw` each (600
-    frames of 80 mels, about 7 s): tf.data's record machinery alone.
+    frames of 80 mels, about 7 s) and its scale to float32: tf.data's record machinery alone.
     `blocks_clips_per_s`: the files' bytes alone, as fixed-length blocks of 16 clips' worth (four
     files interleaved; no record framing, shuffle, batching or decode): what tf.data reads the same
     bytes at, so a ceiling for any store format read through it."""
+    from xtts_cli.data.feature_cache import MEL_STEPS_PER_UNIT
     from xtts_cli.data.host_memory import keep_freed_memory
 
     keep_freed_memory()  # as every process that builds a pipeline does
@@ -246,7 +247,13 @@ def store_chain(features: Path, bytes_per_clip: int) -> dict:
     ds = tf.data.Dataset.from_tensor_slices(files).interleave(
         lambda path: tf.data.TFRecordDataset(path, buffer_size=1 << 20), cycle_length=4
     )
-    ds = ds.shuffle(160).batch(16).map(lambda records: tf.io.decode_raw(records, tf.float32, fixed_length=600 * 80 * 4))
+    steps = 600 * 80  # the store's log-mels: uint16 steps, scaled back to float32 log-mels
+    scale = 1.0 / MEL_STEPS_PER_UNIT
+    ds = (
+        ds.shuffle(160)
+        .batch(16)
+        .map(lambda records: tf.cast(tf.io.decode_raw(records, tf.uint16, fixed_length=2 * steps), tf.float32) * scale)
+    )
     best = 0.0
     for _ in range(3):
         start, clips = time.perf_counter(), 0

@@ -181,6 +181,28 @@ def test_the_precompute_store_is_a_few_length_ordered_shards_that_change_locally
     assert all(len(users) == 2 for shard, _ in repeated for users in shard.users)
 
 
+def test_stored_log_mels_are_16_bit_steps_above_the_floor() -> None:
+    from xtts_cli.data.feature_cache import MEL_STEPS_PER_UNIT, stored_value_bytes, stored_values
+    from xtts_cli.data.features import LOG_MEL_FLOOR
+
+    floor = np.float32(LOG_MEL_FLOOR)
+    rng = np.random.default_rng(3)
+    mel = (floor + rng.uniform(0.0, 20.0, size=(50, 80))).astype(np.float32)
+    mel[0] = floor  # silent frames: the padding value itself
+    mel[1, :3] = floor + np.float32([64.0, 70.0, 1e9])  # beyond any mel of audio in [-1, 1]
+    stored = stored_values(mel, "mel")
+    assert stored.dtype == np.dtype("<u2") and stored.shape == mel.shape and stored_value_bytes("mel") == 2
+    assert (stored[0] == 0).all()  # so decode_raw's zero padding reads back as the floor
+    assert (stored[1, :3] == np.iinfo(np.uint16).max).all()
+    back = stored.astype(np.float32) / MEL_STEPS_PER_UNIT + floor
+    error = np.abs(back - mel)[2:]
+    assert error.max() <= 0.5 / MEL_STEPS_PER_UNIT + 1e-5 and error.mean() > 0.1 / MEL_STEPS_PER_UNIT
+    # Audio samples are kept as they are.
+    audio = rng.uniform(-1.0, 1.0, size=1000).astype(np.float32)
+    assert stored_values(audio, "audio").tobytes() == audio.astype("<f4").tobytes()
+    assert stored_value_bytes("audio") == 4
+
+
 def test_the_store_removes_what_no_run_has_used_for_a_month(tmp_path) -> None:
     from xtts_cli.data.feature_cache import STALE_AFTER_DAYS, sweep_store
 

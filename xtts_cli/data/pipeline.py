@@ -45,7 +45,13 @@ from xtts_cli.config.loading import data_variant
 from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.data.audio import CODECS, decode_audio
 from xtts_cli.data.bucketing import BucketPlan
-from xtts_cli.data.feature_cache import STORED_MEL_OFFSET, PrecomputeResult, Shard, precompute_features
+from xtts_cli.data.feature_cache import (
+    MEL_STEPS_PER_UNIT,
+    PrecomputeResult,
+    Shard,
+    precompute_features,
+    stored_value_bytes,
+)
 from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel
 from xtts_cli.data.host_memory import keep_freed_memory
 from xtts_cli.data.plan import AudioFormats, Output, PipelinePlan, audio_formats, plan_pipeline, source_columns
@@ -519,7 +525,7 @@ def _decode_stored(plan: PipelinePlan, shapes_of: list[Optional[dict]], texts):
     import tensorflow as tf
 
     data, output = plan.data, plan.output
-    step = 4 * (data.n_mels if output == "mel" else 1)
+    step = stored_value_bytes(output) * (data.n_mels if output == "mel" else 1)
     bucket_of = tf.constant(plan.bucket_of, tf.int64)
 
     def per_bucket(values: list[int], dtype):
@@ -539,12 +545,15 @@ def _decode_stored(plan: PipelinePlan, shapes_of: list[Optional[dict]], texts):
         bucket = tf.gather(bucket_of, indices[0])
         width = tf.reduce_max(lengths) if pad is None else pad(bucket)
         lengths = tf.minimum(lengths, width)  # a file changed since the scan is cut to its bucket's length
-        # Zero-padded to the batch's width in the decode itself; mels are stored less the padding
-        # value (`STORED_MEL_OFFSET`), so adding it back pads with the log-mel floor for the cost of
-        # one add (a mask and a select cost 40 % of the rate, measured).
-        values = tf.io.decode_raw(records, tf.float32, little_endian=True, fixed_length=width * step)
+        # Zero-padded to the batch's width in the decode itself; mels are stored as steps above the
+        # padding value (the log-mel floor), so scaling them back pads with the floor for the cost
+        # of the scale (a mask and a select cost 40 % of the rate, measured).
         if output == "mel":
-            values = tf.reshape(values + STORED_MEL_OFFSET, [-1, width, data.n_mels])
+            steps = tf.io.decode_raw(records, tf.uint16, little_endian=True, fixed_length=width * step)
+            values = tf.cast(steps, tf.float32) * (1.0 / MEL_STEPS_PER_UNIT) + LOG_MEL_FLOOR
+            values = tf.reshape(values, [-1, width, data.n_mels])
+        else:
+            values = tf.io.decode_raw(records, tf.float32, little_endian=True, fixed_length=width * step)
         ids = tf.gather(texts, indices)
         shape = None
         if text_pad is not None:
