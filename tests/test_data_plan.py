@@ -230,3 +230,30 @@ def test_the_store_removes_what_no_run_has_used_for_a_month(tmp_path) -> None:
     assert os.stat(used).st_mtime == now
     # A store this run cannot write to loses nothing and raises nothing.
     assert sweep_store(store / "missing", {used}, now=now) == 0
+
+
+def test_the_stores_of_other_settings_go_the_same_way(tmp_path) -> None:
+    from xtts_cli.data.feature_cache import STALE_AFTER_DAYS, sweep_other_settings
+
+    now = 1_800_000_000.0
+    old = now - (STALE_AFTER_DAYS + 1) * 24 * 3600
+    current, retired, mixed = (tmp_path / name for name in ("0123456789abcdef", "fedcba9876543210", "00112233445566aa"))
+    mine = tmp_path / "my-notes"  # not a store's folder: never looked at
+    for folder in (current, retired, mixed, mine):
+        folder.mkdir()
+    files = {
+        current / "shard-a.tfrecord": old,  # the current store: sweep_store's business, not this
+        retired / "shard-b.tfrecord": old,  # an earlier version's store, unused for a month
+        retired / "shard-c.tfrecord": old,
+        mixed / "shard-d.tfrecord": old,
+        mixed / "shard-e.tfrecord": now - 3600,  # another config's store, used an hour ago
+        mine / "shard-f.tfrecord": old,
+    }
+    for path, mtime in files.items():
+        path.write_bytes(b"x")
+        os.utime(path, (mtime, mtime))
+    assert sweep_other_settings(current, now=now) == 3
+    assert not retired.exists()  # emptied, so removed
+    assert sorted(p.name for p in mixed.iterdir()) == ["shard-e.tfrecord"]
+    assert (current / "shard-a.tfrecord").exists() and (mine / "shard-f.tfrecord").exists()
+    assert sweep_other_settings(tmp_path / "missing" / "0123456789abcdef", now=now) == 0

@@ -37,8 +37,10 @@ stored as the largest step. Audio samples are stored as float32.
 
 Every run that uses the store marks its shards as used (their mtime), then removes the shards of
 its directory no run has used for `STALE_AFTER_DAYS` (a changed file's old shard is named by no run
-again) and temporary files older than a day (a build killed mid-shard). A shard another dataset or
-the validation set uses is marked whenever they run, so only shards unused for that long go.
+again) and temporary files older than a day (a build killed mid-shard); the stores of other settings
+beside it (a changed setting, an earlier store version) by the same rule, and such a store once
+empty. A shard another dataset or the validation set uses is marked whenever they run, so only
+shards unused for that long go.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -78,6 +81,8 @@ MEL_STEPS_PER_UNIT = 1024
 # Shards no run has used for this long are removed (see above); temporary files after a day.
 STALE_AFTER_DAYS = 30
 _TEMP_AFTER_S = 24 * 3600
+# A settings fingerprint: the name of a store's folder (`feature_fingerprint`).
+_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 # Bump when the feature computation or the store's layout changes in a way the settings below do not capture.
 FEATURE_VERSION = 4
 
@@ -339,7 +344,7 @@ def precompute_features(
         built=len(todo),
         reused=sum(len(shard.users) for shard in shards) - len(todo),
         shards_built=len(missing),
-        stale_removed=sweep_store(directory, {shard.path for shard in shards}),
+        stale_removed=sweep_store(directory, {shard.path for shard in shards}) + sweep_other_settings(directory),
     )
     if todo and note is not None:
         note(f"precompute: {_count(len(todo), what)} stored in {time.perf_counter() - began:.1f} s")
@@ -380,4 +385,25 @@ def sweep_store(directory: Path, used: set[str], now: Optional[float] = None) ->
                 removed += 1
         except OSError:
             continue
+    return removed
+
+
+def sweep_other_settings(directory: Path, now: Optional[float] = None) -> int:
+    """Sweep the stores of other feature settings beside `directory` (a changed setting, or a store
+    an earlier FEATURE_VERSION wrote, which no run reads again) by the same rule as `sweep_store`:
+    their shards go once no run has used them for `STALE_AFTER_DAYS`, and a store left empty goes
+    with them. Only folders named like a settings fingerprint are looked at; never fails."""
+    removed = 0
+    try:
+        siblings = [entry for entry in os.scandir(directory.parent) if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return 0
+    for entry in siblings:
+        if entry.path == str(directory) or not _FINGERPRINT.fullmatch(entry.name):
+            continue
+        removed += sweep_store(Path(entry.path), set(), now)
+        try:
+            os.rmdir(entry.path)  # only when empty: anything else in it stays
+        except OSError:
+            pass
     return removed
