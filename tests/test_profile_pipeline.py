@@ -67,6 +67,22 @@ def test_fewer_batches_than_asked_repeats_the_dataset_and_says_so(runner) -> Non
     assert payload["stages"] == []
 
 
+def test_the_warm_up_covers_the_start_of_every_length_bucket(runner, write_config) -> None:
+    # Batch 4 and 4 buckets: every bucket of the sample's 39 training clips gives batches, and a
+    # training epoch starts each in its first 4 batches (opening its files or filling its buffers).
+    config = str(write_config("data:\n  num_buckets: 4\n"))
+    short = run_json(runner, "-c", config, "--batch-size", "4", "--num-batches", "4", "--warmup", "1", "--no-stages")
+    started = sum(1 for count in short["pipeline"]["bucket_batches"] if count > 0)
+    assert started == 4 and sum(short["pipeline"]["bucket_batches"]) == short["batches_per_epoch"]
+    assert short["warmup_batches"] == started
+    assert any(note.startswith("warm-up extended from 1 to 4 batches") for note in short["notes"])
+    check_figures(short, 4)
+    # A warm-up longer than the starts is kept as asked, with nothing to say about it.
+    long = run_json(runner, "-c", config, "--batch-size", "4", "--num-batches", "4", "--warmup", "6", "--no-stages")
+    assert long["warmup_batches"] == 6
+    assert not any(note.startswith("warm-up extended") for note in long["notes"])
+
+
 def test_fixture_dataset_lists_bad_files_and_profiles_every_codec(runner, write_config) -> None:
     config = write_config("data:\n  max_bad_file_fraction: 0.6\n  preprocessing_mode: runtime\n")
     payload = run_json(

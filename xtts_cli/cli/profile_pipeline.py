@@ -17,7 +17,10 @@ NumBatchesOption = Annotated[
 WarmupOption = Annotated[
     Optional[int],
     typer.Option(
-        "--warmup", help="Batches drawn before timing starts. Default: profiling.warmup_batches.", show_default=False
+        "--warmup",
+        help="Batches drawn before timing starts, at least one per length bucket (an epoch starts every bucket "
+        "in its first batches). Default: profiling.warmup_batches.",
+        show_default=False,
     ),
 ]
 BenchmarkOption = Annotated[

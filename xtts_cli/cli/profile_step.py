@@ -19,8 +19,8 @@ WarmupOption = Annotated[
     typer.Option(
         "--warmup",
         min=0,
-        help="Untimed steps first. Default: profiling.warmup_batches, and in cache "
-        "mode at least one epoch (it fills the cache).",
+        help="Untimed steps first, at least one per length bucket (an epoch starts every bucket in its "
+        "first batches). Default: profiling.warmup_batches, and in cache mode at least one epoch (it fills the cache).",
         show_default=False,
     ),
 ]

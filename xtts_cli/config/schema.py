@@ -503,7 +503,12 @@ class DevicesConfig(_Section):
 class ProfilingConfig(_Section):
     """Defaults for `profile-pipeline`, `profile-step`, `diagnose` and `benchmark`."""
 
-    warmup_batches: int = Field(5, ge=0, description="Batches or steps run before timing starts.")
+    warmup_batches: int = Field(
+        5,
+        ge=0,
+        description="Batches or steps run before timing starts; the profilers run at least one per length bucket "
+        "(a training epoch starts every bucket in its first batches).",
+    )
     num_batches: int = Field(50, ge=2, description="Batches timed by `profile-pipeline` and `diagnose`.")
     num_steps: int = Field(100, ge=2, description="Training steps timed by `profile-step`.")
     gpu_sample_hz: float = Field(

@@ -102,6 +102,10 @@ class PipelineInfo(BaseModel):
         description="Real mel frames / padded mel frames, from the scanned lengths (before any silence trimming)."
     )
     batches_per_epoch: int
+    bucket_batches: list[int] = Field(
+        description="Batches each source (length bucket) gives per epoch; a training epoch draws one from each "
+        "that has any first, so every bucket starts in the epoch's first batches."
+    )
     codecs: list[str]
     num_parallel_calls: Union[int, Literal["auto"]]
     prefetch_buffer_size: Union[int, Literal["auto"]]
@@ -116,6 +120,13 @@ class PipelineInfo(BaseModel):
     service_job: Optional[str] = Field(
         None, description="The tf.data service job name (pipeline fingerprint + session)."
     )
+
+    @property
+    def buckets_started(self) -> int:
+        """Batches a training epoch opens with: one from each length bucket that has any, where the
+        bucket starts (opens its files or fills its shuffle buffer); 0 for one source or validation."""
+        started = sum(1 for count in self.bucket_batches if count > 0)
+        return started if self.training and started > 1 else 0
 
 
 def tokenizer_for(report: ScanReport, data: DataConfig) -> Tokenizer:
@@ -420,6 +431,7 @@ def build_pipeline(
         max_distinct_batch_shapes=plan.max_distinct_batch_shapes,
         padding_efficiency=plan.padding_efficiency,
         batches_per_epoch=plan.batches_per_epoch,
+        bucket_batches=counts,
         codecs=codecs,
         num_parallel_calls=data.num_workers,
         prefetch_buffer_size=data.prefetch_buffer_size,

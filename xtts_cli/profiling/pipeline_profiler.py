@@ -246,7 +246,11 @@ def _build(
 
 
 def _measure_pipeline(config: XttsConfig, items, tokenizer, *, num_batches: int, warmup: int, say: Progress = None):
+    """(measurement, pipeline info, repeated, warm-up drawn). The warm-up covers at least the
+    epoch's bucket starts (`PipelineInfo.buckets_started`): a cost an epoch pays once, that timed in a few dozen
+    batches would weigh as it never does in an epoch of thousands."""
     dataset, info = _build(config, items, tokenizer, say)
+    warmup = max(warmup, info.buckets_started)
     repeated = info.batches_per_epoch < warmup + num_batches
     if repeated:
         dataset = dataset.repeat()
@@ -257,7 +261,7 @@ def _measure_pipeline(config: XttsConfig, items, tokenizer, *, num_batches: int,
         sample_rate=config.data.sample_rate,
         hop_length=config.data.hop_length,
     )
-    return measured, info, repeated
+    return measured, info, repeated, warmup
 
 
 def _time_elements(dataset, *, chunk: int, warm_chunks: int, chunks: int, size_of) -> tuple[float, int]:
@@ -367,12 +371,19 @@ def profile_pipeline(
     notes: list[str] = []
 
     say(f"timing {num_batches} batches of {data.batch_size} after {warmup} warm-up batches")
-    main, info, repeated = _measure_pipeline(
+    main, info, repeated, drawn_warmup = _measure_pipeline(
         config, items, tokenizer, num_batches=num_batches, warmup=warmup, say=progress
     )
     mode = info.preprocessing_mode  # resolved: never auto
     if data.preprocessing_mode == "auto":
         notes.append(f"preprocessing_mode auto resolved to {mode}: {info.preprocessing_reason.removeprefix('auto: ')}")
+    if drawn_warmup > warmup:
+        notes.append(
+            f"warm-up extended from {warmup} to {drawn_warmup} batches: an epoch starts each of its {drawn_warmup} "
+            "length buckets in its first batches (opening its files or filling its shuffle buffer), a cost paid "
+            f"once per epoch ({info.batches_per_epoch:,} batches) that would weigh heavily on {num_batches} timed ones"
+        )
+    warmup = drawn_warmup
     drawn = warmup + num_batches
     if repeated:
         notes.append(

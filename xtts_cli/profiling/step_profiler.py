@@ -255,7 +255,8 @@ def profile_step(
     """Profile `num_steps` training steps of the real model on the real pipeline of `config`.
 
     `warmup` (default profiling.warmup_batches; in cache mode at least one epoch, so the timed
-    steps read the filled cache as every later epoch of training does) steps run untimed first.
+    steps read the filled cache as every later epoch of training does; always at least one step per
+    length bucket, `PipelineInfo.buckets_started`) steps run untimed first.
     """
 
     from xtts_cli.devices.gpu_info import usable_cpu_count
@@ -283,6 +284,13 @@ def profile_step(
                         f"cache mode: warm-up is one whole epoch ({warmup} steps), which fills the "
                         "cache; the timed steps read it as every later epoch does"
                     )
+            if not synthetic and warmup < info.buckets_started:
+                notes.append(
+                    f"warm-up extended from {warmup} to {info.buckets_started} steps: an epoch starts each of its "
+                    f"{info.buckets_started} length buckets in its first batches (opening its files or filling its "
+                    "shuffle buffer) and the step meets each bucket's batch shape there first"
+                )
+                warmup = info.buckets_started
             if synthetic:
                 limit = info.max_distinct_batch_shapes or SYNTHETIC_MAX_SHAPES
                 resident = _resident_batches(trainer, limit)
