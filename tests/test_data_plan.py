@@ -13,7 +13,7 @@ import pytest
 
 from xtts_cli.cli.app import app
 from xtts_cli.config.schema import DataConfig
-from xtts_cli.data.plan import decide_mode, plan_pipeline
+from xtts_cli.data.plan import buckets_started, decide_mode, plan_pipeline
 from xtts_cli.data.scan import scan_dataset
 from xtts_cli.data.text import Tokenizer
 from xtts_cli.errors import XttsError
@@ -72,6 +72,9 @@ def test_the_plan_counts_batches_shapes_and_the_empty_epoch(sample) -> None:
     assert validation.batches_per_epoch == sum(-(-n // 4) for n in validation.group_sizes)
     assert validation.shuffle_buffer_size == 0 and not validation.drop_remainder
     assert training.decision.feature_bytes == sum(training.frames) * data.n_mels * 4
+    # A training epoch opens with one batch from each bucket that has any; validation reads in order.
+    assert training.buckets_started == 3 and validation.buckets_started == 0
+    assert buckets_started([2, 0, 5], training=True) == 2 and buckets_started([7], training=True) == 0
 
     few = plan_pipeline(DataConfig(batch_size=16, num_buckets=1), items[:5], tokenizer, training=True)
     with pytest.raises(XttsError) as error:

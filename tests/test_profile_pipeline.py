@@ -71,7 +71,26 @@ def test_the_warm_up_covers_the_start_of_every_length_bucket(runner, write_confi
     # Batch 4 and 4 buckets: every bucket of the sample's 39 training clips gives batches, and a
     # training epoch starts each in its first 4 batches (opening its files or filling its buffers).
     config = str(write_config("data:\n  num_buckets: 4\n"))
-    short = run_json(runner, "-c", config, "--batch-size", "4", "--num-batches", "4", "--warmup", "1", "--no-stages")
+    result = runner.invoke(
+        app,
+        [
+            "profile-pipeline",
+            "-c",
+            config,
+            "--batch-size",
+            "4",
+            "--num-batches",
+            "4",
+            "--warmup",
+            "1",
+            "--no-stages",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    short = json.loads(result.stdout)
+    # The progress line gives the warm-up that will be drawn, known from the plan before the build.
+    assert "timing 4 batches of 4 after 4 warm-up batches" in result.stderr
     started = sum(1 for count in short["pipeline"]["bucket_batches"] if count > 0)
     assert started == 4 and sum(short["pipeline"]["bucket_batches"]) == short["batches_per_epoch"]
     assert short["warmup_batches"] == started

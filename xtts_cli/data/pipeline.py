@@ -54,7 +54,15 @@ from xtts_cli.data.feature_cache import (
 )
 from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel
 from xtts_cli.data.host_memory import keep_freed_memory
-from xtts_cli.data.plan import AudioFormats, Output, PipelinePlan, audio_formats, plan_pipeline, source_columns
+from xtts_cli.data.plan import (
+    AudioFormats,
+    Output,
+    PipelinePlan,
+    audio_formats,
+    buckets_started,
+    plan_pipeline,
+    source_columns,
+)
 from xtts_cli.data.scan import DatasetItem, ScanReport
 from xtts_cli.data.text import Tokenizer
 from xtts_cli.errors import XttsError
@@ -123,10 +131,8 @@ class PipelineInfo(BaseModel):
 
     @property
     def buckets_started(self) -> int:
-        """Batches a training epoch opens with: one from each length bucket that has any, where the
-        bucket starts (opens its files or fills its shuffle buffer); 0 for one source or validation."""
-        started = sum(1 for count in self.bucket_batches if count > 0)
-        return started if self.training and started > 1 else 0
+        """See `plan.buckets_started`."""
+        return buckets_started(self.bucket_batches, training=self.training)
 
 
 def tokenizer_for(report: ScanReport, data: DataConfig) -> Tokenizer:

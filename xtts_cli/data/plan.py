@@ -192,6 +192,11 @@ class PipelinePlan:
         return sum(self.batch_counts)
 
     @property
+    def buckets_started(self) -> int:
+        """See `buckets_started`."""
+        return buckets_started(self.batch_counts, training=self.training)
+
+    @property
     def max_distinct_batch_shapes(self) -> Optional[int]:
         """Per bucket, full batches and (without drop_remainder) one final partial one; None: dynamic padding."""
         if self.batching == "dynamic":
@@ -231,6 +236,13 @@ class PipelinePlan:
                 f"({self.batching} batching, {self.num_groups} buckets)",
                 hint=hint,
             )
+
+
+def buckets_started(batch_counts: Sequence[int], *, training: bool) -> int:
+    """Batches a training epoch opens with: one from each length bucket that has any, where the
+    bucket starts (opens its files or fills its shuffle buffer); 0 for one source or validation."""
+    started = sum(1 for count in batch_counts if count > 0)
+    return started if training and started > 1 else 0
 
 
 def encode_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> list[list[int]]:

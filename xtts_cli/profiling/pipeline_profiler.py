@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 from xtts_cli.config.loading import data_variant
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.pipeline import PipelineInfo
+from xtts_cli.data.plan import PipelinePlan
 from xtts_cli.data.scan import DatasetItem, ScanReport
 from xtts_cli.errors import XttsError
 from xtts_cli.stats.latency import LatencyStats, summarize
@@ -234,22 +235,43 @@ def measure_batches(dataset, *, num_batches: int, warmup: int, sample_rate: int,
     )
 
 
-def _build(
-    config: XttsConfig, items: Sequence[DatasetItem], tokenizer, say: Progress = None
-) -> tuple[Any, PipelineInfo]:
-    """The training pipeline as `xtts train` builds it; `say` hears of a precompute pass."""
-    from xtts_cli.data.pipeline import build_pipeline, plan_pipeline
+def _plan(config: XttsConfig, items: Sequence[DatasetItem], tokenizer) -> PipelinePlan:
+    """The training pipeline's plan as `xtts train` makes it, with its empty-epoch error."""
+    from xtts_cli.data.pipeline import plan_pipeline
 
     plan = plan_pipeline(config.data, items, tokenizer, training=True)
     plan.require_batches(hint="lower --batch-size or data.num_buckets, or add data")
+    return plan
+
+
+def _build(
+    config: XttsConfig,
+    items: Sequence[DatasetItem],
+    tokenizer,
+    say: Progress = None,
+    plan: Optional[PipelinePlan] = None,
+) -> tuple[Any, PipelineInfo]:
+    """The training pipeline as `xtts train` builds it; `say` hears of a precompute pass."""
+    from xtts_cli.data.pipeline import build_pipeline
+
+    plan = plan or _plan(config, items, tokenizer)
     return build_pipeline(config, items, tokenizer, training=True, plan=plan, note=say)
 
 
-def _measure_pipeline(config: XttsConfig, items, tokenizer, *, num_batches: int, warmup: int, say: Progress = None):
+def _measure_pipeline(
+    config: XttsConfig,
+    items,
+    tokenizer,
+    *,
+    num_batches: int,
+    warmup: int,
+    say: Progress = None,
+    plan: Optional[PipelinePlan] = None,
+):
     """(measurement, pipeline info, repeated, warm-up drawn). The warm-up covers at least the
-    epoch's bucket starts (`PipelineInfo.buckets_started`): a cost an epoch pays once, that timed in a few dozen
+    epoch's bucket starts (`PipelinePlan.buckets_started`): a cost an epoch pays once, that timed in a few dozen
     batches would weigh as it never does in an epoch of thousands."""
-    dataset, info = _build(config, items, tokenizer, say)
+    dataset, info = _build(config, items, tokenizer, say, plan)
     warmup = max(warmup, info.buckets_started)
     repeated = info.batches_per_epoch < warmup + num_batches
     if repeated:
@@ -370,9 +392,11 @@ def profile_pipeline(
     data = config.data
     notes: list[str] = []
 
-    say(f"timing {num_batches} batches of {data.batch_size} after {warmup} warm-up batches")
+    plan = _plan(config, items, tokenizer)
+    drawn_warmup = max(warmup, plan.buckets_started)
+    say(f"timing {num_batches} batches of {data.batch_size} after {drawn_warmup} warm-up batches")
     main, info, repeated, drawn_warmup = _measure_pipeline(
-        config, items, tokenizer, num_batches=num_batches, warmup=warmup, say=progress
+        config, items, tokenizer, num_batches=num_batches, warmup=drawn_warmup, say=progress, plan=plan
     )
     mode = info.preprocessing_mode  # resolved: never auto
     if data.preprocessing_mode == "auto":
