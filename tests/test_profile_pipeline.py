@@ -5,6 +5,7 @@ figures are checked for sense and for the relations that hold whatever the machi
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -295,13 +296,23 @@ def test_planted_stall_every_nth_batch_is_found_with_its_period() -> None:
     assert measured.latency_ms.max >= stall_s * 1000.0
 
 
-def test_a_precompute_pass_is_announced_on_stderr_not_in_the_report(runner, write_config, tmp_path) -> None:
+def test_a_precompute_pass_is_announced_on_stderr_not_in_the_report(
+    runner, write_config, tmp_path, monkeypatch
+) -> None:
+    from xtts_cli.data import feature_cache
+
     store = tmp_path / "features"
     config = write_config(f"data:\n  preprocessing_mode: precompute\n  feature_cache_dir: {store}\n")
     args = ["profile-pipeline", "-c", str(config), *FAST, "--no-stages", "--json"]
+    # A long pass says how far it is between shards; here after every shard but the last.
+    monkeypatch.setattr(feature_cache, "PROGRESS_EVERY_S", 0.0)
     first = runner.invoke(app, args)
     assert first.exit_code == 0, first.output
     assert "precompute: computing the features of 39 clips" in first.stderr and "stored in" in first.stderr
+    progress = re.findall(r"precompute: (\d+) of 39 clips \((\d+) %\), [\d,]+ clips/s, about \d+ s left", first.stderr)
+    shards = len(list(store.glob("*/shard-*.tfrecord")))
+    assert shards >= 2 and len(progress) == shards - 1, first.stderr
+    assert all(0 < int(done) < 39 and int(percent) == round(100 * int(done) / 39) for done, percent in progress)
     assert json.loads(first.stdout)["preprocessing_mode"] == "precompute"
     again = runner.invoke(app, args)  # read from the store: nothing to announce
     assert again.exit_code == 0 and "precompute:" not in again.stderr

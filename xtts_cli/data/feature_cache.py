@@ -78,6 +78,8 @@ MAX_PERIOD = 1024
 MAX_RUN = 4
 # Stored log-mels: uint16 steps of 1/MEL_STEPS_PER_UNIT above LOG_MEL_FLOOR (see above).
 MEL_STEPS_PER_UNIT = 1024
+# A pass longer than this says how far it is, at most this often (after a shard is written).
+PROGRESS_EVERY_S = 15.0
 # Shards no run has used for this long are removed (see above); temporary files after a day.
 STALE_AFTER_DAYS = 30
 _TEMP_AFTER_S = 24 * 3600
@@ -271,8 +273,9 @@ def precompute_features(
     `features_for(items)` returns a tf.data.Dataset of feature tensors in the order of `items`
     (the same feature stage the runtime pipeline uses). The missing shards are computed in one
     pass (one parallel map over all their clips) and written one after the other. `note` hears,
-    when there is a pass, a line before it (it may take minutes) and one after; `what` names the
-    clips in them ("validation clip").
+    when there is a pass, a line before it (it may take minutes), one every PROGRESS_EVERY_S or so
+    while it runs (clips done, rate, time left) and one after; `what` names the clips in them
+    ("validation clip").
     """
     import tensorflow as tf
 
@@ -314,9 +317,14 @@ def precompute_features(
                 yield stored_values(next(stream), output)
                 done += 1
 
+        told = began
         try:
             for shard, members in missing:
                 _write_shard(Path(shard.path), clips(len(members)))
+                now = time.perf_counter()
+                if note is not None and done < len(todo) and now - told >= PROGRESS_EVERY_S:
+                    told = now
+                    note(_progress(done, len(todo), now - began, what))
         except tf.errors.OpError as error:
             failed = todo[done]
             raise XttsError(
@@ -349,6 +357,21 @@ def precompute_features(
     if todo and note is not None:
         note(f"precompute: {_count(len(todo), what)} stored in {time.perf_counter() - began:.1f} s")
     return result, shards
+
+
+def _progress(done: int, total: int, seconds: float, what: str) -> str:
+    """A pass's progress line: clips done, the rate so far, the time left at that rate."""
+    rate = done / seconds if seconds > 0 else 0.0
+    left = f", about {_duration((total - done) / rate)} left" if rate > 0 else ""
+    return f"precompute: {done:,} of {_count(total, what)} ({100 * done / total:.0f} %), {rate:,.0f} {what}s/s{left}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _count(n: int, noun: str) -> str:
