@@ -324,7 +324,7 @@ def precompute_features(
                 now = time.perf_counter()
                 if note is not None and done < len(todo) and now - told >= PROGRESS_EVERY_S:
                     told = now
-                    note(_progress(done, len(todo), now - began, what))
+                    note(_progress(todo, done, now - began, what))
         except tf.errors.OpError as error:
             failed = todo[done]
             raise XttsError(
@@ -359,11 +359,16 @@ def precompute_features(
     return result, shards
 
 
-def _progress(done: int, total: int, seconds: float, what: str) -> str:
-    """A pass's progress line: clips done, the rate so far, the time left at that rate."""
-    rate = done / seconds if seconds > 0 else 0.0
-    left = f", about {_duration((total - done) / rate)} left" if rate > 0 else ""
-    return f"precompute: {done:,} of {_count(total, what)} ({100 * done / total:.0f} %), {rate:,.0f} {what}s/s{left}"
+def _progress(todo: Sequence[DatasetItem], done: int, seconds: float, what: str) -> str:
+    """A pass's progress line: clips done, the rate so far, and the time left at the rate so far in
+    audio seconds (the pass goes from the shortest clips to the longest, so clips/s falls)."""
+    audio = np.fromiter((item.audio.num_samples / item.audio.sample_rate for item in todo), float, count=len(todo))
+    heard = float(audio[:done].sum())
+    left = f", about {_duration(seconds * (float(audio.sum()) - heard) / heard)} left" if heard > 0 else ""
+    return (
+        f"precompute: {done:,} of {_count(len(todo), what)} ({100 * done / len(todo):.0f} %), "
+        f"{done / seconds if seconds > 0 else 0.0:,.0f} {what}s/s{left}"
+    )
 
 
 def _duration(seconds: float) -> str:
