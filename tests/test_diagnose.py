@@ -78,6 +78,9 @@ def test_timed_run_compares_pipeline_and_model_rates(runner, tmp_path: Path) -> 
     }
     assert "python-ops-in-pipeline" in {f["id"] for f in payload["findings"]}
     assert payload["storage"]["files_sampled"] > 0
+    # Cache mode reads the audio once per run: measured, but no storage warning about training's pace.
+    assert payload["storage"]["read_every_epoch"] is False and payload["storage"]["needed_mb_per_s"] is None
+    assert any(note.startswith("storage: cache mode reads the audio files once per run") for note in payload["notes"])
     assert payload["findings"] == sorted(
         payload["findings"],
         key=lambda f: (

@@ -135,6 +135,16 @@ def test_throughput_below_what_training_needs(tmp_path: Path) -> None:
     assert derived.needed_mb_per_s == pytest.approx(500 * derived.mean_file_bytes / 1e6)
 
 
+def test_files_read_once_per_run_raise_no_pace_warning(tmp_path: Path) -> None:
+    # Cache and precompute read the audio once: the same slow figures set no pace for training.
+    write_wavs(tmp_path / "wavs", 6)
+    once = check_storage([tmp_path / "wavs"], p95_latency_warn_ms=0.0, needed_mb_per_s=1e9, read_every_epoch=False)
+    assert once.first_pass is not None and once.first_pass.files > 0 and once.needed_mb_per_s is None
+    assert not {"storage-latency-high", "storage-throughput-low"} & set(ids(once))
+    every = check_storage([tmp_path / "wavs"], p95_latency_warn_ms=0.0, needed_mb_per_s=1e9)
+    assert {"storage-latency-high", "storage-throughput-low"} <= set(ids(every))
+
+
 def test_budget_stops_the_reads_but_reads_at_least_one(tmp_path: Path) -> None:
     write_wavs(tmp_path / "wavs", 30, seconds=0.05)
     report = check_storage([tmp_path / "wavs"], budget_seconds=0.0)

@@ -492,7 +492,8 @@ def checkup(
         if report.dataset is not None and report.dataset.preprocessing_mode == "cache":
             # Time the cached epochs, as training sees them after the first.
             warmup = max(warmup, info.batches_per_epoch)
-        say(f"timing the input pipeline alone: {num_batches} batches after {warmup} warm-up")
+        # profile_pipeline extends the warm-up to the epoch's bucket starts, and says so in a note.
+        say(f"timing the input pipeline alone: {num_batches} batches after {max(warmup, info.buckets_started)} warm-up")
         with CpuSampler() as cpu:
             pipeline = profile_pipeline(config, num_batches=num_batches, warmup=warmup, stages=False, scan=scan)
         # The timed batches are the end of that call: CPU use over them, not over building and warm-up.
@@ -549,7 +550,24 @@ def checkup(
             report.data_service_commands = data_service_commands()
 
         say("reading a sample of the audio files (storage)")
-        storage = check_storage([dataset_root(config.data)], budget_seconds=3.0, samples_per_second=x)
+        # Training reads the audio at the rate it runs, the slower of the pipeline and the model;
+        # and every epoch only in runtime mode (cache: the first epoch; precompute: the store's pass).
+        mode = report.dataset.preprocessing_mode if report.dataset is not None else config.data.preprocessing_mode
+        storage = check_storage(
+            [dataset_root(config.data)],
+            budget_seconds=3.0,
+            samples_per_second=min(x, y),
+            read_every_epoch=mode == "runtime",
+        )
+        if mode != "runtime":
+            once = (
+                "once per run, in the first epoch, which fills the cache"
+                if mode == "cache"
+                else "once, in the pass that stores their features; later runs read the store"
+            )
+            notes.append(
+                f"storage: {mode} mode reads the audio files {once}: how fast they read does not set the pace of training"
+            )
         report.storage = storage.model_dump(mode="json", exclude={"findings"})
         static += [_ranked(f, "storage") for f in storage.findings]
     else:

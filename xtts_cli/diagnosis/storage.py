@@ -108,6 +108,12 @@ class StorageReport(BaseModel):
     unreadable: list[str] = Field(default_factory=list)
     filesystems: list[FilesystemInfo] = Field(default_factory=list)
     needed_mb_per_s: Optional[float] = None
+    read_every_epoch: bool = Field(
+        True,
+        description="Training reads these files every epoch (runtime mode); false: once per run or store "
+        "(cache, precompute), so how fast they read does not set its pace and no latency or throughput "
+        "warning is given.",
+    )
     p95_latency_warn_ms: float = P95_LATENCY_WARN_MS
     cache_note: str = ""
     findings: list[Finding] = Field(default_factory=list)
@@ -347,12 +353,15 @@ def check_storage(
     samples_per_second: Optional[float] = None,
     second_pass: bool = True,
     p95_latency_warn_ms: float = P95_LATENCY_WARN_MS,
+    read_every_epoch: bool = True,
 ) -> StorageReport:
     """Read a deterministic sample of the audio under `paths` and time it.
 
-    `needed_mb_per_s` is what training consumes; or pass `samples_per_second` (clips/s the step
+    `needed_mb_per_s` is what training consumes; or pass `samples_per_second` (clips/s training
     takes) and it is that times the sampled files' mean size. The first pass gets two thirds of
     `budget_seconds`, the warm second pass the rest; each reads at least one file.
+    `read_every_epoch`: false when training reads the files once (cache, precompute): the figures
+    are measured all the same, but they do not set training's pace, so they raise no warning.
     """
     paths = [Path(p).expanduser() for p in paths]
     findings: list[Finding] = []
@@ -384,7 +393,10 @@ def check_storage(
         budget_seconds=budget_seconds,
         filesystems=[filesystem_info(p) for p in existing],
         p95_latency_warn_ms=p95_latency_warn_ms,
+        read_every_epoch=read_every_epoch,
     )
+    if not read_every_epoch:
+        needed_mb_per_s = samples_per_second = None
     if needed_mb_per_s is None and samples_per_second is not None:
         needed_mb_per_s = samples_per_second * mean_bytes / MB
     report.needed_mb_per_s = needed_mb_per_s
@@ -466,7 +478,7 @@ def storage_findings(report: StorageReport) -> list[Finding]:
         else ""
     )
     change = ConfigChange(key="data.preprocessing_mode", value="precompute")
-    if first.latency_ms.p95 > report.p95_latency_warn_ms:
+    if report.read_every_epoch and first.latency_ms.p95 > report.p95_latency_warn_ms:
         findings.append(
             Finding(
                 id="storage-latency-high",
