@@ -55,19 +55,19 @@ def span(minutes: float) -> str:
 def print_dataset(out, data, bad_shown: int = 10) -> None:
     """The data report (a diagnosis DatasetSummary): per dataset its format, clips, hours, the largest
     speakers by minutes; then the durations and the bad files with their reasons."""
-    formats = ", ".join(f"{k} {v}" for k, v in sorted(data.formats.items()))
-    rates = ", ".join(f"{k} Hz {v}" for k, v in sorted(data.sample_rates.items()))
+    formats = ", ".join(f"{k} {v:,}" for k, v in sorted(data.formats.items()))
+    rates = ", ".join(f"{k} Hz {v:,}" for k, v in sorted(data.sample_rates.items()))
     for dataset in data.datasets:
         weight = f", weight {dataset.weight:g}: each clip x{dataset.repeats} an epoch" if len(data.datasets) > 1 else ""
         out.print(
             f"[bold]dataset[/] {dataset.name} ({dataset.format}{weight}): {dataset.path}: "
-            f"{dataset.train_items} train + {dataset.eval_items} validation clips, {dataset.bad_items} bad; "
+            f"{dataset.train_items:,} train + {dataset.eval_items:,} validation clips, {dataset.bad_items:,} bad; "
             f"{span(dataset.hours * 60)}"
         )
         speakers = list(dataset.speaker_minutes.items())
         largest = ", ".join(f"{name[:24]} {span(minutes)}" for name, minutes in speakers[:TOP_SPEAKERS])
-        more = f", +{len(speakers) - TOP_SPEAKERS} more" if len(speakers) > TOP_SPEAKERS else ""
-        out.print(f"  {len(speakers)} speaker{'' if len(speakers) == 1 else 's'}: {largest}{more}")
+        more = f", +{len(speakers) - TOP_SPEAKERS:,} more" if len(speakers) > TOP_SPEAKERS else ""
+        out.print(f"  {len(speakers):,} speaker{'' if len(speakers) == 1 else 's'}: {largest}{more}")
     out.print(f"  audio: {formats}; {rates}")
     if data.duration_histogram:
         from xtts_cli.profiling.sparkline import sparkline
@@ -80,4 +80,4 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
     for bad in data.bad_files[:bad_shown]:
         out.print(f"  [yellow]bad[/] {bad['path'] or bad['source']}: {bad['reason']} ({bad['detail']})")
     if len(data.bad_files) > bad_shown:
-        out.print(f"  ... and {len(data.bad_files) - bad_shown} more (--json lists all)")
+        out.print(f"  ... and {len(data.bad_files) - bad_shown:,} more (--json lists all)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, Optional
 
-from xtts_cli.cli.output import console
+from xtts_cli.cli.output import console, span
 
 if TYPE_CHECKING:
     from xtts_cli.training.events import Event, ScanFinished, StepLogged
@@ -92,9 +92,9 @@ class TrainingProgress:
                 f", each clip x{dataset.repeats} an epoch (weight {dataset.weight:g})" if dataset.repeats > 1 else ""
             )
             self.err.print(
-                f"dataset {dataset.path} ({dataset.format}): {dataset.train_items} train + {dataset.eval_items} "
-                f"validation items, {dataset.hours * 60:.1f} min, {speakers} speaker{'' if speakers == 1 else 's'}, "
-                f"{dataset.bad_items} skipped{repeats}"
+                f"dataset {dataset.path} ({dataset.format}): {dataset.train_items:,} train + {dataset.eval_items:,} "
+                f"validation items, {span(dataset.hours * 60)}, {speakers:,} speaker{'' if speakers == 1 else 's'}, "
+                f"{dataset.bad_items:,} skipped{repeats}"
             )
 
     def _logged(self, event: StepLogged) -> None:
