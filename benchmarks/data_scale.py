@@ -47,10 +47,31 @@ STARTED = time.perf_counter()
 MODES = ("runtime", "cache", "precompute", "auto")
 
 
+def source_clips(source: Path) -> list[tuple[Path, str]]:
+    """(audio file, transcript) of each clip of --source, an LJSpeech-layout folder; exits with one
+    line naming what is missing."""
+    metadata = source / "metadata.csv"
+    if not metadata.is_file():
+        raise SystemExit(
+            f"--source {source}: no metadata.csv; pass an LJSpeech-layout folder (metadata.csv with id|text "
+            "lines, audio in wavs/<id>.wav), e.g. the one `python benchmarks/speech_data.py` makes"
+        )
+    rows = [line.split("|") for line in metadata.read_text(encoding="utf-8").splitlines() if line.strip()]
+    clips = [(source / "wavs" / f"{row[0]}.wav", row[-1]) for row in rows if len(row) >= 2]
+    missing = [path for path, _ in clips if not path.is_file()]
+    if not clips or missing:
+        what = (
+            f"{len(missing)} of its {len(clips)} clips have no audio file, e.g. {missing[0]}"
+            if missing
+            else "no id|text line"
+        )
+        raise SystemExit(f"--source {source}: {what}; pass an LJSpeech-layout folder whose clips are all there")
+    return clips
+
+
 def build(source: Path, out: Path, size: int, layouts: bool) -> dict[str, Path]:
     """Hard-linked sets of `size` clips; reused when already made from the same source."""
-    rows = [line.split("|") for line in (source / "metadata.csv").read_text(encoding="utf-8").splitlines() if line]
-    clips = [(source / "wavs" / f"{row[0]}.wav", row[-1]) for row in rows]
+    clips = source_clips(source)
     sets = {"ljspeech": out / f"ljspeech-{size}"}
     if layouts:
         sets.update(libritts=out / f"libritts-{size}", vctk=out / f"vctk-{size}")
@@ -380,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
         return 0
+    source_clips(args.source)  # a source that cannot be used ends the run here, in one line
 
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; source {args.source}; "
