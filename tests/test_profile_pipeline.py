@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from xtts_cli.cli.app import app, main
+from xtts_cli.errors import XttsError
 from xtts_cli.profiling import pipeline_profiler
 
 DATASET = Path(__file__).parent / "data" / "dataset"
@@ -294,6 +295,39 @@ def test_planted_stall_every_nth_batch_is_found_with_its_period() -> None:
         measured.oscillation.period_batches * measured.latency_ms.mean / 1000.0
     )
     assert measured.latency_ms.max >= stall_s * 1000.0
+
+
+def test_a_precompute_pass_that_would_not_fit_on_disk_is_refused_before_it_starts(
+    runner, write_config, tmp_path, monkeypatch
+) -> None:
+    import shutil
+
+    from xtts_cli.data import feature_cache
+
+    store = tmp_path / "features"
+    config = write_config(f"data:\n  preprocessing_mode: precompute\n  feature_cache_dir: {store}\n")
+    args = ["profile-pipeline", "-c", str(config), *FAST, "--no-stages", "--json"]
+    # A disk with 1 kB free cannot be made here: the file system is asked, and says so.
+    real = shutil.disk_usage
+    monkeypatch.setattr(feature_cache.shutil, "disk_usage", lambda path: real(path)._replace(free=1000))
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 1 and isinstance(refused.exception, XttsError)
+    message = str(refused.exception)
+    assert re.fullmatch(
+        r"precompute: the feature store needs up to \d+ MB under '.*' but its disk has 0 MB free", message
+    )
+    assert "data.feature_cache_dir" in refused.exception.hint and not list(store.glob("*/shard-*"))
+    monkeypatch.undo()
+    # With room, the same pass runs; the estimate bounds what it wrote, within the framing.
+    assert runner.invoke(app, args).exit_code == 0
+    shards = list(store.glob("*/shard-*.tfrecord"))
+    written = sum(path.stat().st_size for path in shards)
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.data.scan import scan_dataset
+
+    data = resolve_config(config).config.data
+    estimate = feature_cache.store_bytes(scan_dataset(data).train, data, "mel", shards=len(shards))
+    assert written <= estimate <= 1.2 * written
 
 
 def test_a_precompute_pass_is_announced_on_stderr_not_in_the_report(

@@ -49,6 +49,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -61,6 +62,7 @@ from pydantic import BaseModel, Field
 
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.features import LOG_MEL_FLOOR
+from xtts_cli.data.plan import feature_bytes, gigabytes, mel_frames
 from xtts_cli.data.scan import DatasetItem, dataset_root
 from xtts_cli.errors import XttsError, tensorflow_cause
 
@@ -293,6 +295,8 @@ def precompute_features(
         (shard, members) for shard, members in planned if read_index(shard.path, len(members), value_bytes) is None
     ]
     todo = [item for _, members in missing for item in members]
+    if todo:
+        require_room(directory, store_bytes(todo, data, output, shards=len(missing)))
     began = time.perf_counter()
     if todo and note is not None:
         stored = len(planned) - len(missing)
@@ -357,6 +361,33 @@ def precompute_features(
     if todo and note is not None:
         note(f"precompute: {_count(len(todo), what)} stored in {time.perf_counter() - began:.1f} s")
     return result, shards
+
+
+def store_bytes(items: Sequence[DatasetItem], data: DataConfig, output: str, shards: int = 1) -> int:
+    """Bytes `shards` shards holding `items` take on disk, at most: the clips' values at the lengths
+    the scan's headers give (silence trimming only shortens them), each record's framing, and each
+    shard's index record."""
+    frames = [mel_frames(item, data) for item in items]
+    values = feature_bytes(frames, data, "mel" if output == "mel" else "audio") // 4 * stored_value_bytes(output)
+    return values + (_FRAMING + 8) * len(items) + (_FRAMING + _FOOTER) * shards
+
+
+def require_room(directory: Path, need: int, free: Optional[int] = None) -> None:
+    """Refuse a precompute pass whose shards would not fit on the store's disk, before a clip is
+    computed (a pass over a large corpus takes minutes to hours). `free`: bytes free there (default:
+    what the file system says; nothing is checked when it says nothing)."""
+    if free is None:
+        try:
+            free = shutil.disk_usage(directory).free
+        except OSError:
+            return
+    if need > free:
+        raise XttsError(
+            f"precompute: the feature store needs up to {gigabytes(need)} under {str(directory)!r} but its disk "
+            f"has {gigabytes(free)} free",
+            hint="free space there, or set data.feature_cache_dir to a folder on a disk with room; "
+            "shards already written are reused",
+        )
 
 
 def _progress(todo: Sequence[DatasetItem], done: int, seconds: float, what: str) -> str:
