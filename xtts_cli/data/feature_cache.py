@@ -372,15 +372,14 @@ def store_bytes(items: Sequence[DatasetItem], data: DataConfig, output: str, sha
     return values + (_FRAMING + 8) * len(items) + (_FRAMING + _FOOTER) * shards
 
 
-def require_room(directory: Path, need: int, free: Optional[int] = None) -> None:
+def require_room(directory: Path, need: int) -> None:
     """Refuse a precompute pass whose shards would not fit on the store's disk, before a clip is
-    computed (a pass over a large corpus takes minutes to hours). `free`: bytes free there (default:
-    what the file system says; nothing is checked when it says nothing)."""
-    if free is None:
-        try:
-            free = shutil.disk_usage(directory).free
-        except OSError:
-            return
+    computed (a pass over a large corpus takes minutes to hours); nothing is checked when the file
+    system does not say how much room it has."""
+    try:
+        free = shutil.disk_usage(directory).free
+    except OSError:
+        return
     if need > free:
         raise XttsError(
             f"precompute: the feature store needs up to {gigabytes(need)} under {str(directory)!r} but its disk "
