@@ -56,8 +56,12 @@ def source_clips(source: Path) -> list[tuple[Path, str]]:
             f"--source {source}: no metadata.csv; pass an LJSpeech-layout folder (metadata.csv with id|text "
             "lines, audio in wavs/<id>.wav), e.g. the one `python benchmarks/speech_data.py` makes"
         )
-    rows = [line.split("|") for line in metadata.read_text(encoding="utf-8").splitlines() if line.strip()]
-    clips = [(source / "wavs" / f"{row[0]}.wav", row[-1]) for row in rows if len(row) >= 2]
+    lines = metadata.read_text(encoding="utf-8").splitlines()
+    rows = [(number, line.split("|")) for number, line in enumerate(lines, 1) if line.strip()]
+    for number, row in rows:
+        if len(row) < 2:
+            raise SystemExit(f"--source {source}: metadata.csv line {number} has no '|' (id|text expected): {row[0]!r}")
+    clips = [(source / "wavs" / f"{row[0]}.wav", row[-1]) for _, row in rows]
     missing = [path for path, _ in clips if not path.is_file()]
     if not clips or missing:
         what = (

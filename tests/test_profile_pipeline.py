@@ -297,6 +297,13 @@ def test_planted_stall_every_nth_batch_is_found_with_its_period() -> None:
     assert measured.latency_ms.max >= stall_s * 1000.0
 
 
+def precompute_run(write_config, tmp_path: Path) -> tuple[Path, Path, list[str]]:
+    """(store folder, config, profile-pipeline arguments) of a precompute run on the bundled sample."""
+    store = tmp_path / "features"
+    config = write_config(f"data:\n  preprocessing_mode: precompute\n  feature_cache_dir: {store}\n")
+    return store, config, ["profile-pipeline", "-c", str(config), *FAST, "--no-stages", "--json"]
+
+
 def test_a_precompute_pass_that_would_not_fit_on_disk_is_refused_before_it_starts(
     runner, write_config, tmp_path, monkeypatch
 ) -> None:
@@ -304,9 +311,7 @@ def test_a_precompute_pass_that_would_not_fit_on_disk_is_refused_before_it_start
 
     from xtts_cli.data import feature_cache
 
-    store = tmp_path / "features"
-    config = write_config(f"data:\n  preprocessing_mode: precompute\n  feature_cache_dir: {store}\n")
-    args = ["profile-pipeline", "-c", str(config), *FAST, "--no-stages", "--json"]
+    store, config, args = precompute_run(write_config, tmp_path)
     # A disk with 1 kB free cannot be made here: the file system is asked, and says so.
     real = shutil.disk_usage
     monkeypatch.setattr(feature_cache.shutil, "disk_usage", lambda path: real(path)._replace(free=1000))
@@ -335,9 +340,7 @@ def test_a_precompute_pass_is_announced_on_stderr_not_in_the_report(
 ) -> None:
     from xtts_cli.data import feature_cache
 
-    store = tmp_path / "features"
-    config = write_config(f"data:\n  preprocessing_mode: precompute\n  feature_cache_dir: {store}\n")
-    args = ["profile-pipeline", "-c", str(config), *FAST, "--no-stages", "--json"]
+    store, config, args = precompute_run(write_config, tmp_path)
     # A long pass says how far it is between shards; here after every shard but the last.
     monkeypatch.setattr(feature_cache, "PROGRESS_EVERY_S", 0.0)
     first = runner.invoke(app, args)
