@@ -413,9 +413,10 @@ def test_precompute_shards_rebuild_on_changed_settings_files_and_interruptions(t
     # builds the three that are missing.
     written = []
     real_write = feature_cache._write_shard
+    crash_at = [2]
 
     def crash_in_third(path, records):
-        if len(written) == 2:
+        if len(written) == crash_at[0]:
 
             def cut(records):
                 yield next(records)
@@ -426,11 +427,26 @@ def test_precompute_shards_rebuild_on_changed_settings_files_and_interruptions(t
         real_write(path, records)
 
     monkeypatch.setattr(feature_cache, "_write_shard", crash_in_third)
+    notes.clear()
     with pytest.raises(KeyboardInterrupt):
         build(cache=tmp_path / "features2")
     monkeypatch.setattr(feature_cache, "_write_shard", real_write)
     interrupted = written[0].parent
+    # Ctrl-C says what the pass kept before it goes on as an interruption.
+    assert notes[-1] == (
+        f"precompute: interrupted with 2 of 5 shards written (2 of 5 validation clips); they are kept in {interrupted} "
+        "and the next start computes the rest"
+    )
     assert sorted(interrupted.glob("shard-*")) == sorted(written) and not list(interrupted.glob(".tmp-*"))
+    # Interrupted again in the first shard it writes: nothing new kept, and it says so.
+    written.clear()
+    crash_at[0] = 0
+    monkeypatch.setattr(feature_cache, "_write_shard", crash_in_third)
+    with pytest.raises(KeyboardInterrupt):
+        build(cache=tmp_path / "features2")
+    monkeypatch.setattr(feature_cache, "_write_shard", real_write)
+    assert notes[-1] == "precompute: interrupted before the first of 3 shards was written"
+    assert len(list(interrupted.glob("shard-*"))) == 2 and not list(interrupted.glob(".tmp-*"))
     resumed = build(cache=tmp_path / "features2")[1].feature_cache
     assert (resumed.built, resumed.reused, resumed.shards_built) == (3, 2, 3)
 

@@ -276,8 +276,8 @@ def precompute_features(
     (the same feature stage the runtime pipeline uses). The missing shards are computed in one
     pass (one parallel map over all their clips) and written one after the other. `note` hears,
     when there is a pass, a line before it (it may take minutes), one every PROGRESS_EVERY_S or so
-    while it runs (clips done, rate, time left) and one after; `what` names the clips in them
-    ("validation clip").
+    while it runs (clips done, rate, time left) and one after, or, on Ctrl-C, what the pass kept;
+    `what` names the clips in them ("validation clip").
     """
     import tensorflow as tf
 
@@ -322,9 +322,11 @@ def precompute_features(
                 done += 1
 
         told = began
+        finished = 0
         try:
             for shard, members in missing:
                 _write_shard(Path(shard.path), clips(len(members)))
+                finished += 1
                 now = time.perf_counter()
                 if note is not None and done < len(todo) and now - told >= PROGRESS_EVERY_S:
                     told = now
@@ -336,6 +338,17 @@ def precompute_features(
                 f"{tensorflow_cause(error.message)}",
                 hint="the file passed the header scan but does not decode; remove or re-encode it",
             ) from None
+        except KeyboardInterrupt:  # Ctrl-C: the finished shards are kept, and the user is told so
+            kept = sum(len(members) for _, members in missing[:finished])
+            if note is not None and finished:
+                note(
+                    f"precompute: interrupted with {finished:,} of {_count(len(missing), 'shard')} written "
+                    f"({kept:,} of {_count(len(todo), what)}); they are kept in {directory} and the next start "
+                    "computes the rest"
+                )
+            elif note is not None:
+                note(f"precompute: interrupted before the first of {_count(len(missing), 'shard')} was written")
+            raise
         except OSError as error:  # a full disk, a folder made read-only: the finished shards are kept
             raise XttsError(
                 f"precompute: cannot write the feature store under {str(directory)!r}: {error.strerror}",
