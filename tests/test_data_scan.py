@@ -62,7 +62,10 @@ def test_every_bad_item_is_reported_with_its_reason_and_excluded(report):
         assert bad.detail and bad.source.startswith("metadata.csv:")
     kept = {item.relative_path for item in report.items}
     assert not kept & {path for path in EXPECTED_BAD if path and path != "wavs/pcm16.wav"}
-    assert report.bad_fraction == pytest.approx(len(EXPECTED_BAD) / report.total_items)
+    # Clips outside the length limits are listed with the bad ones, but are not bad files.
+    outside = {"too_short", "too_long", "text_too_long"}
+    assert report.outside_limits == sum(reason in outside for reason in EXPECTED_BAD.values()) == 3
+    assert report.bad_fraction == pytest.approx((len(EXPECTED_BAD) - 3) / report.total_items)
     assert report.bad_reasons["truncated"] == 3
 
 
@@ -70,7 +73,7 @@ def test_bad_fraction_above_the_limit_fails_naming_fraction_limit_and_key():
     with pytest.raises(DatasetScanError) as caught:
         scan_dataset(DataConfig(dataset_path=str(DATASET), max_bad_file_fraction=0.25))
     message = str(caught.value)
-    assert "12 of 29" in message and "41.4%" in message
+    assert "9 of 29" in message and "31.0%" in message and "too_long" not in message
     assert "data.max_bad_file_fraction (25.0%)" in message
     assert isinstance(caught.value, XttsError) and caught.value.hint
     assert len(caught.value.report.bad) == 12

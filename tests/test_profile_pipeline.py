@@ -150,8 +150,8 @@ def test_bad_files_come_first_in_the_terminal_report(runner, write_config) -> No
     )
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert "bad files skipped" in out and "wavs/garbage.wav" in out
-    assert out.index("bad files skipped") < out.index("samples/s") < out.index("latency per batch")
+    assert "items skipped by the dataset scan" in out and "wavs/garbage.wav" in out
+    assert out.index("items skipped") < out.index("samples/s") < out.index("latency per batch")
     # Progress goes to stderr, never into the report.
     assert "timing" in result.stderr and "timing" not in out
 

@@ -194,6 +194,27 @@ def test_validate_reports_the_data_per_dataset_with_its_bad_files(runner, write_
     assert "missing_transcript" in text
 
 
+def test_clips_outside_the_length_limits_are_left_out_and_named_not_counted_as_bad(runner, write_config) -> None:
+    # A corpus with a long tail (LibriTTS) against the length limits: most of the sample's
+    # clips are longer than 2 s. That is the config's choice, not a broken file: the scan goes on
+    # with the rest (it used to refuse the corpus above data.max_bad_file_fraction, 10 %), and
+    # says how many were left out and which setting keeps them.
+    path = write_config("data:\n  max_audio_duration: 2.0\n  max_mel_frames: 174\n")
+    payload = json.loads(runner.invoke(app, ["validate", "-c", str(path), "--json"]).stdout)
+    (finding,) = [f for f in payload["findings"] if f["id"] == "dataset-outside-limits"]
+    left_out = len(payload["dataset"]["bad_files"])
+    assert 4 < left_out < 40 and payload["dataset"]["train_items"] + payload["dataset"]["eval_items"] == 40 - left_out
+    assert finding["severity"] == "warning" and f"{left_out} of 40 clips" in finding["message"]
+    assert "raise data.max_audio_duration" in finding["message"] and "dataset-bad-files" not in _ids(payload)
+    text = runner.invoke(app, ["validate", "-c", str(path)]).stdout
+    assert f"0 bad, {left_out} outside the length limits" in text and "left out wavs/" in text
+    # One clip over a limit is a note, not a warning: within what the config lets bad files be.
+    one = write_config("data:\n  max_text_length: 77\n", name="one.yaml")
+    (finding,) = json.loads(runner.invoke(app, ["validate", "-c", str(one), "--json"]).stdout)["findings"]
+    assert (finding["id"], finding["severity"]) == ("dataset-outside-limits", "info")
+    assert "1 text_too_long" in finding["message"] and "raise data.max_text_length" in finding["message"]
+
+
 def test_fix_on_built_in_defaults_is_a_no_op(runner) -> None:
     result = runner.invoke(app, ["validate", "--fix"])
     assert result.exit_code == 0  # defaults have nothing to fix

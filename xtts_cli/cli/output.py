@@ -57,12 +57,16 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
     speakers by minutes; then the durations and the bad files with their reasons."""
     formats = ", ".join(f"{k} {v:,}" for k, v in sorted(data.formats.items()))
     rates = ", ".join(f"{k} Hz {v:,}" for k, v in sorted(data.sample_rates.items()))
+    from xtts_cli.data.scan import OUTSIDE_LIMITS
+
     for dataset in data.datasets:
         weight = f", weight {dataset.weight:g}: each clip x{dataset.repeats} an epoch" if len(data.datasets) > 1 else ""
+        outside = sum(n for reason, n in dataset.bad_reasons.items() if reason in OUTSIDE_LIMITS)
+        limits = f", {outside:,} outside the length limits" if outside else ""
         out.print(
             f"[bold]dataset[/] {dataset.name} ({dataset.format}{weight}): {dataset.path}: "
-            f"{dataset.train_items:,} train + {dataset.eval_items:,} validation clips, {dataset.bad_items:,} bad; "
-            f"{span(dataset.hours * 60)}"
+            f"{dataset.train_items:,} train + {dataset.eval_items:,} validation clips, "
+            f"{dataset.bad_items - outside:,} bad{limits}; {span(dataset.hours * 60)}"
         )
         speakers = list(dataset.speaker_minutes.items())
         largest = ", ".join(f"{name[:24]} {span(minutes)}" for name, minutes in speakers[:TOP_SPEAKERS])
@@ -78,6 +82,7 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
             f"{sparkline(counts, width=len(counts), lo=0)}"
         )
     for bad in data.bad_files[:bad_shown]:
-        out.print(f"  [yellow]bad[/] {bad['path'] or bad['source']}: {bad['reason']} ({bad['detail']})")
+        label = "left out" if bad["reason"] in OUTSIDE_LIMITS else "bad"
+        out.print(f"  [yellow]{label}[/] {bad['path'] or bad['source']}: {bad['reason']} ({bad['detail']})")
     if len(data.bad_files) > bad_shown:
         out.print(f"  ... and {len(data.bad_files) - bad_shown:,} more (--json lists all)")

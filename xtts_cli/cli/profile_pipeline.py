@@ -127,7 +127,9 @@ def _render_bad_files(out, bad: list) -> None:
     from rich.table import Table
 
     table = Table(
-        title=f"{len(bad)} bad file{'s' if len(bad) != 1 else ''} skipped by the dataset scan", title_justify="left"
+        title=f"{len(bad)} item{'s' if len(bad) != 1 else ''} skipped by the dataset scan (bad, or outside the length "
+        "limits)",
+        title_justify="left",
     )
     table.add_column("path")
     table.add_column("reason")

@@ -98,7 +98,8 @@ class DataConfig(_Section):
         0.1,
         ge=0.0,
         le=1.0,
-        description="The dataset scan reports and skips bad files; above this share of bad items it fails.",
+        description="The dataset scan reports and skips bad files; above this share of bad items it fails. Clips "
+        "outside the length limits below are left out and reported, but not counted as bad.",
     )
     scan_cache: bool = Field(
         True,

@@ -42,6 +42,11 @@ BadReason = Literal[
     "empty_text",
     "text_too_long",
 ]
+# Reasons a clip with sound audio and a transcript is left out: the length limits in `data`, a choice
+# of the config, not a broken file. They are listed with the bad items, but a corpus with a long
+# tail (LibriTTS: audiobook sentences, many past the default 10 s) trains within them, not refused:
+# they do not count in `bad_fraction`, which `data.max_bad_file_fraction` bounds.
+OUTSIDE_LIMITS = frozenset({"too_short", "too_long", "too_many_frames", "text_too_long"})
 
 
 class AudioInfo(BaseModel):
@@ -112,7 +117,10 @@ class ScanReport(BaseModel):
     eval: list[DatasetItem]
     bad: list[BadItem]
     total_items: int = Field(description="Metadata lines considered (good + bad).")
-    bad_fraction: float
+    bad_fraction: float = Field(
+        description="Share of the items that are bad files or lines; those outside the length limits do not count."
+    )
+    outside_limits: int = Field(0, description="Bad items left out by the length limits in `data` (OUTSIDE_LIMITS).")
     total_hours: float
     train_hours: float
     eval_hours: float
@@ -203,18 +211,21 @@ def _scan(data: DataConfig) -> ScanReport:
     report = _report(parts)
     bad, total = report.bad, report.total_items
     if report.bad_fraction > data.max_bad_file_fraction:
-        reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(report.bad_reasons.items(), key=lambda kv: -kv[1]))
+        broken = {reason: n for reason, n in report.bad_reasons.items() if reason not in OUTSIDE_LIMITS}
+        reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(broken.items(), key=lambda kv: -kv[1]))
         raise DatasetScanError(
-            f"{len(bad)} of {total} dataset items are bad ({report.bad_fraction:.1%}), above "
+            f"{len(bad) - report.outside_limits} of {total} dataset items are bad ({report.bad_fraction:.1%}), above "
             f"data.max_bad_file_fraction ({data.max_bad_file_fraction:.1%}): {reasons}",
             hint=f"`{_validate_command(data)}` lists each bad file with its reason: fix or remove them, or raise "
             "data.max_bad_file_fraction to train on the good ones",
             report=report,
         )
     if not report.train:
+        reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(report.bad_reasons.items(), key=lambda kv: -kv[1]))
         raise DatasetScanError(
             f"no usable training items in {', '.join(repr(path) for path in report.metadata_files)} "
-            f"({total} items, {len(bad)} bad)",
+            f"({total} items, {len(bad) - report.outside_limits} bad, {report.outside_limits} outside the length "
+            f"limits{': ' + reasons if reasons else ''})",
             hint="check the dataset path, its format and the duration / text limits in `data`",
             report=report,
         )
@@ -557,6 +568,7 @@ def _report(parts: list[tuple[DatasetReport, list, list, list, int]]) -> ScanRep
     total = sum(part[4] for part in parts)
     good = train + evaluation
     durations = [item.audio.num_samples / item.audio.sample_rate for item in good]
+    outside = sum(1 for item in bad if item.reason in OUTSIDE_LIMITS)
     hours = lambda items: sum(i.audio.num_samples / i.audio.sample_rate for i in items) / 3600  # noqa: E731
     return ScanReport(
         dataset_path=datasets[0].path,
@@ -568,7 +580,8 @@ def _report(parts: list[tuple[DatasetReport, list, list, list, int]]) -> ScanRep
         eval=evaluation,
         bad=bad,
         total_items=total,
-        bad_fraction=len(bad) / total if total else 0.0,
+        bad_fraction=(len(bad) - outside) / total if total else 0.0,
+        outside_limits=outside,
         total_hours=hours(good),
         train_hours=hours(train),
         eval_hours=hours(evaluation),

@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field
 
 from xtts_cli.config.loading import LoadedConfig, data_variant
 from xtts_cli.config.schema import XttsConfig
-from xtts_cli.data.scan import DatasetReport
+from xtts_cli.data.scan import OUTSIDE_LIMITS, DatasetReport
 from xtts_cli.errors import XttsError
 from xtts_cli.findings import SEVERITY_RANK, ConfigChange, Finding
 from xtts_cli.profiling.step_timer import MODERATELY_INPUT_BOUND_PERCENT, input_bound_verdict
@@ -177,6 +177,30 @@ def summarize_dataset(scan, data=None) -> DatasetSummary:
     )
 
 
+# What keeps the clips each length limit leaves out.
+LIMIT_FIXES = {
+    "too_long": "raise data.max_audio_duration (and data.max_mel_frames to cover it)",
+    "too_many_frames": "raise data.max_mel_frames",
+    "text_too_long": "raise data.max_text_length",
+    "too_short": "lower data.min_audio_duration",
+}
+
+
+def outside_limits_finding(scan, data) -> Finding:
+    """The clips the length limits leave out: how many, why, what keeps them. A warning when they
+    are a larger share of the corpus than `data.max_bad_file_fraction` would let bad files be."""
+    reasons = sorted(((r, n) for r, n in scan.bad_reasons.items() if r in OUTSIDE_LIMITS), key=lambda kv: -kv[1])
+    share = scan.outside_limits / scan.total_items
+    return Finding(
+        id="dataset-outside-limits",
+        severity="warning" if share > data.max_bad_file_fraction else "info",
+        message=f"{scan.outside_limits:,} of {scan.total_items:,} clips ({share:.1%}) are outside the length limits "
+        f"and left out ({', '.join(f'{n:,} {r}' for r, n in reasons)}); to train on them, "
+        f"{'; '.join(LIMIT_FIXES[r] for r, _ in reasons)}: longer clips and texts cost memory and padding "
+        "(listed under dataset.bad_files)",
+    )
+
+
 def memory_findings(summary: DatasetSummary, data) -> list[Finding]:
     """An explicit `cache` whose features would not fit the cache budget: an error, with the numbers."""
     from xtts_cli.data.plan import decide_mode
@@ -228,16 +252,19 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
             ],
         )
     found = []
-    if scan.bad:
-        reasons = ", ".join(f"{n} {r}" for r, n in sorted(scan.bad_reasons.items(), key=lambda kv: -kv[1]))
+    broken = {r: n for r, n in scan.bad_reasons.items() if r not in OUTSIDE_LIMITS}
+    if broken:
+        reasons = ", ".join(f"{n} {r}" for r, n in sorted(broken.items(), key=lambda kv: -kv[1]))
         found.append(
             Finding(
                 id="dataset-bad-files",
                 severity="warning",
-                message=f"{len(scan.bad)} of {scan.total_items} dataset items are skipped ({reasons}); fix or remove "
-                "them (listed under dataset.bad_files)",
+                message=f"{sum(broken.values())} of {scan.total_items} dataset items are skipped ({reasons}); fix or "
+                "remove them (listed under dataset.bad_files)",
             )
         )
+    if scan.outside_limits:
+        found.append(outside_limits_finding(scan, config.data))
     if len(scan.sample_rates) > 1 or any(rate != config.data.sample_rate for rate in scan.sample_rates):
         rates = ", ".join(f"{rate} Hz ({n})" for rate, n in sorted(scan.sample_rates.items()))
         found.append(
