@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -243,8 +244,8 @@ def test_a_clip_longer_than_scanned_is_cut_to_its_bucket_and_short_clips_pad_the
     ]
     grown = next(i for i, item in enumerate(items) if item.id == "flac16")
     real_frames = 1 + items[grown].audio.num_samples // 256
-    items[grown] = items[grown].model_copy(
-        update={"audio": items[grown].audio.model_copy(update={"num_samples": items[grown].audio.num_samples // 2})}
+    items[grown] = replace(
+        items[grown], audio=replace(items[grown].audio, num_samples=items[grown].audio.num_samples // 2)
     )
     cfg = config(batch_size=2, num_buckets=1, reference_frames=400)
     tokenizer = tokenizer_for(fixture_scan, cfg.data)

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -171,7 +172,7 @@ def test_the_precompute_store_is_a_few_length_ordered_shards_that_change_locally
 
     # A touched file renames its own shard only.
     touched = list(items)
-    touched[77] = touched[77].model_copy(update={"mtime_ns": 2})
+    touched[77] = replace(touched[77], mtime_ns=2)
     assert len({shard.path for shard, _ in feature_cache.plan_shards(touched, tmp_path)} - names) == 1
     # A new clip moves at most the boundaries beside it: one or two shards renamed, the rest kept.
     grown = {
