@@ -10,6 +10,7 @@ scan's frame estimates are exact and length bucketing is decided before any audi
 
 from __future__ import annotations
 
+import functools
 import os
 import struct
 from dataclasses import dataclass
@@ -239,8 +240,10 @@ _MP3_BITRATES = {  # (version_is_mpeg1, layer) -> kbit/s by index
 _MP3_RATES = {3: (44100, 48000, 32000), 2: (22050, 24000, 16000), 0: (11025, 12000, 8000)}
 
 
+@functools.lru_cache(maxsize=4096)
 def _mp3_frame(header: bytes) -> Optional[tuple[int, int, int, int]]:
-    """(frame bytes, samples per frame, sample rate, channels) of a frame header, or None."""
+    """(frame bytes, samples per frame, sample rate, channels) of a frame header, or None. Kept:
+    a corpus repeats a few headers (its bit rates, rates, channel modes, with or without padding)."""
     if len(header) < 4 or header[0] != 0xFF or (header[1] & 0xE0) != 0xE0:
         return None
     version = (header[1] >> 3) & 0x3  # 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5
@@ -289,18 +292,20 @@ def _mp3_vbr_tag(frame: bytes, mpeg1: bool, channels: int) -> tuple[int, int, in
 
 
 def _read_mp3(handle: BinaryIO, size: int, start: int) -> AudioHeader:
+    # The whole file at once (a clip is tens of kB), its frame headers walked in memory: a seek and
+    # a read per frame took 0.17 ms per 5 s clip at 48 kHz (Common Voice's), 20x a WAV header.
     handle.seek(start)
-    first_header = handle.read(4)
+    data = memoryview(handle.read(size - start))
+    first_header = bytes(data[:4])
     first = _mp3_frame(first_header)
     if first is None:
         raise AudioHeaderError("not_audio", "no MPEG audio frame where the MP3 data should start")
     first_length, samples_per_frame, rate, channels = first
     # Walk the frame headers (4 bytes each) to count frames: VBR files without a Xing tag have no
     # other reliable length.
-    pos, frames = start, 0
-    while pos + 4 <= size:
-        handle.seek(pos)
-        header = handle.read(4)
+    pos, frames, end = 0, 0, size - start
+    while pos + 4 <= end:
+        header = bytes(data[pos : pos + 4])
         frame = _mp3_frame(header)
         if frame is None:
             if header[:3] == b"TAG" or header[:4] in (b"APET", b"LYRI"):
@@ -311,7 +316,7 @@ def _read_mp3(handle: BinaryIO, size: int, start: int) -> AudioHeader:
         length, _, frame_rate, _ = frame
         if frame_rate != rate:
             raise AudioHeaderError("not_audio", "MPEG frames change sample rate mid-stream")
-        if pos + length > size:
+        if pos + length > end:
             raise AudioHeaderError("truncated", f"MP3 ends inside frame {frames + 1}")
         pos += length
         frames += 1
@@ -322,8 +327,7 @@ def _read_mp3(handle: BinaryIO, size: int, start: int) -> AudioHeader:
     mpeg1 = ((first_header[1] >> 3) & 0x3) == 3
     num_samples = frames * samples_per_frame
     if layer == 3:
-        handle.seek(start)
-        status, tag_frames, delay, padding = _mp3_vbr_tag(handle.read(first_length), mpeg1, channels)
+        status, tag_frames, delay, padding = _mp3_vbr_tag(bytes(data[:first_length]), mpeg1, channels)
         if status < 0:
             num_samples = (frames - 1) * samples_per_frame
         elif status > 0:
