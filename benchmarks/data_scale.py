@@ -219,6 +219,9 @@ def measure_size(path: Path, size: int, args, work: Path) -> dict:
         # The first start may have written a store of many GB; the kernel writes it back for a
         # while after, with CPU and disk that the second start (and each mode below) would share.
         os.sync()
+        # A fresh run directory each time: `fresh=True` would move an earlier one aside, and they would pile up.
+        for old in work.glob(f"run-{size}-{n}*"):
+            shutil.rmtree(old)
         figures["first_step"].append(run({**base, "kind": "first_step", "run": str(work / f"run-{size}-{n}")}, cache))
     for mode in MODES:
         os.sync()  # after the mode before, which may have written the store
