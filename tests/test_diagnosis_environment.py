@@ -204,6 +204,20 @@ def test_tensorflow_io_kernel_failure_names_the_fix(tmp_path: Path, real_report:
     )
 
 
+@pytest.mark.parametrize("level", ["3", "0"])
+def test_the_xla_probe_keeps_xlas_first_compile_logs_off_a_quiet_stderr(level: str) -> None:
+    # XLA's first compilation in a process logs through absl past TF_CPP_MIN_LOG_LEVEL; a fresh
+    # process is the only place it happens. Quiet (as the CLI runs): nothing; asked for: the logs.
+    import os
+    import sys
+
+    code = "from xtts_cli.diagnosis.environment import probe_xla; print(probe_xla().ok)"
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": level}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "True", done.stderr
+    assert ("Compiled cluster using XLA" in done.stderr) == (level == "0"), done.stderr
+
+
 def test_xla_failure_is_reported_with_the_config_fix(real_report: EnvironmentReport) -> None:
     import tensorflow as tf
 
