@@ -203,6 +203,7 @@ def test_clips_outside_the_length_limits_are_left_out_and_named_not_counted_as_b
     payload = json.loads(runner.invoke(app, ["validate", "-c", str(path), "--json"]).stdout)
     (finding,) = [f for f in payload["findings"] if f["id"] == "dataset-outside-limits"]
     left_out = len(payload["dataset"]["bad_files"])
+    assert payload["dataset"]["outside_limits"] == payload["dataset"]["bad_items"] == left_out
     assert 4 < left_out < 40 and payload["dataset"]["train_items"] + payload["dataset"]["eval_items"] == 40 - left_out
     assert finding["severity"] == "warning" and f"{left_out} of 40 clips" in finding["message"]
     assert "raise data.max_audio_duration" in finding["message"] and "dataset-bad-files" not in _ids(payload)

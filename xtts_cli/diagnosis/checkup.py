@@ -80,7 +80,8 @@ class DatasetSummary(BaseModel):
     )
     train_items: int
     eval_items: int
-    bad_items: int
+    bad_items: int = Field(description="Items skipped: bad files and lines, and those outside the length limits.")
+    outside_limits: int = Field(0, description="Of bad_items, those left out by the length limits in `data`.")
     total_hours: float
     min_duration: float
     mean_duration: float
@@ -164,6 +165,7 @@ def summarize_dataset(scan, data=None) -> DatasetSummary:
         train_items=len(scan.train),
         eval_items=len(scan.eval),
         bad_items=len(scan.bad),
+        outside_limits=scan.outside_limits,
         total_hours=scan.total_hours,
         min_duration=scan.min_duration,
         mean_duration=scan.mean_duration,
