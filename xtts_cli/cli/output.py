@@ -55,10 +55,10 @@ def span(minutes: float) -> str:
 def print_dataset(out, data, bad_shown: int = 10) -> None:
     """The data report (a diagnosis DatasetSummary): per dataset its format, clips, hours, the largest
     speakers by minutes; then the durations and the bad files with their reasons."""
-    formats = ", ".join(f"{k} {v:,}" for k, v in sorted(data.formats.items()))
-    rates = ", ".join(f"{k} Hz {v:,}" for k, v in sorted(data.sample_rates.items()))
     from xtts_cli.data.scan import OUTSIDE_LIMITS
 
+    formats = ", ".join(f"{k} {v:,}" for k, v in sorted(data.formats.items()))
+    rates = ", ".join(f"{k} Hz {v:,}" for k, v in sorted(data.sample_rates.items()))
     for dataset in data.datasets:
         weight = f", weight {dataset.weight:g}: each clip x{dataset.repeats} an epoch" if len(data.datasets) > 1 else ""
         outside = sum(n for reason, n in dataset.bad_reasons.items() if reason in OUTSIDE_LIMITS)
