@@ -186,6 +186,22 @@ def test_text_length_limit_counts_cleaned_characters(tmp_path):
         scan_dataset(DataConfig(dataset_path=str(root), max_text_length=18))
 
 
+def test_a_broken_file_is_bad_whatever_its_length_and_a_sound_one_outside_the_limits_is_left_out(tmp_path):
+    root = tmp_path / "ds"
+    (root / "wavs").mkdir(parents=True)
+    for name in ("good", "long"):
+        shutil.copy(DATASET / "wavs" / "pcm16.wav", root / "wavs" / f"{name}.wav")
+    shutil.copy(DATASET / "wavs" / "garbage.wav", root / "wavs" / "broken.wav")
+    long_text = "word " * 30
+    (root / "metadata.csv").write_text(f"good|short|\nlong|{long_text}|\nbroken|{long_text}|\n", encoding="utf-8")
+    report = scan_dataset(DataConfig(dataset_path=str(root), max_text_length=100, max_bad_file_fraction=0.5))
+    assert {bad.path: bad.reason for bad in report.bad} == {
+        "wavs/long.wav": "text_too_long",
+        "wavs/broken.wav": "not_audio",
+    }
+    assert report.outside_limits == 1 and report.bad_fraction == pytest.approx(1 / 3)
+
+
 def test_a_second_scan_reads_only_the_headers_of_files_that_changed(tmp_path, monkeypatch):
     from xtts_cli.data import scan_cache
 
@@ -197,9 +213,10 @@ def test_a_second_scan_reads_only_the_headers_of_files_that_changed(tmp_path, mo
     monkeypatch.setattr(scan_cache, "read_audio_header", lambda path: read.append(path) or real(path))
     settings = DataConfig(dataset_path=str(root), max_bad_file_fraction=0.6)
     first = scan_dataset(settings)
-    # Every file but those refused before their header: the malformed line, the escaping path, the
-    # missing file and the transcript that is too long.
-    assert len(read) == first.total_items - 4
+    # Every file but those refused before their header: the malformed line, the escaping path and the
+    # missing file (a transcript too long is checked after its header: a broken file is bad, not
+    # left out by a length limit).
+    assert len(read) == first.total_items - 3
     read.clear()
     again = scan_dataset(settings)
     assert read == []  # good and bad files alike come from the cache
@@ -212,7 +229,7 @@ def test_a_second_scan_reads_only_the_headers_of_files_that_changed(tmp_path, mo
     # Switched off, every header is read.
     read.clear()
     scan_dataset(DataConfig(dataset_path=str(root), max_bad_file_fraction=0.6, scan_cache=False))
-    assert len(read) == first.total_items - 4
+    assert len(read) == first.total_items - 3
 
 
 def test_a_stored_scan_is_used_only_while_its_files_and_settings_are_unchanged(tmp_path, monkeypatch):

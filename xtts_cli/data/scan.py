@@ -487,15 +487,15 @@ def _check_entry(
     cleaned = clean_text(item_text, data.text_cleaners)
     if not cleaned.strip():
         return bad("empty_text", "transcript is empty after cleaning")
+    try:
+        header, stat = headers.header(audio_path)
+    except AudioHeaderError as error:  # before the length limits: a broken file is bad, whatever its length
+        return bad(error.reason, error.detail)
     if len(cleaned) > data.max_text_length:
         return bad(
             "text_too_long",
             f"{len(cleaned)} characters after cleaning, above data.max_text_length ({data.max_text_length})",
         )
-    try:
-        header, stat = headers.header(audio_path)
-    except AudioHeaderError as error:
-        return bad(error.reason, error.detail)
     # Length at the training rate, as the resampler returns it: floor(n * out / in).
     samples = header.num_samples * data.sample_rate // header.sample_rate
     seconds = samples / data.sample_rate
