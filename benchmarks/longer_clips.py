@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clips", type=int, default=293)
     parser.add_argument("--seed", type=int, default=11)
     args = parser.parse_args(argv)
+    if shutil.which("sox") is None:
+        raise SystemExit("sox is not on PATH: install it (Debian: apt-get install -y sox)")
     metadata = args.source / "metadata.csv"
     if not metadata.is_file():
         raise SystemExit(f"no {metadata}: make the source with `python benchmarks/speech_data.py` first")
