@@ -259,6 +259,29 @@ def test_a_stored_scan_is_used_only_while_its_files_and_settings_are_unchanged(t
     assert len(walks) == 5
 
 
+def test_a_stored_scan_read_line_by_line_is_the_scan_and_one_cut_short_is_not_used(tmp_path, monkeypatch):
+    from xtts_cli.data import scan as scan_module
+    from xtts_cli.data import scan_cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(scan_cache, "MEMO_CHUNK", 2)  # several lines for each of train, eval and bad
+    walks = []
+    real = scan_module._scan_files
+    monkeypatch.setattr(scan_module, "_scan_files", lambda *args: walks.append(1) or real(*args))
+    root = tmp_path / "ds"
+    shutil.copytree(DATASET, root)
+    settings = DataConfig(dataset_path=str(root), max_bad_file_fraction=0.6)
+    first = scan_dataset(settings)
+    (memo,) = (tmp_path / "cache").rglob("*.scan.json")
+    lines = memo.read_bytes().split(b"\n")
+    assert len(first.train) > 2 and len(first.bad) > 2 and len(lines) > 5
+    assert scan_dataset(settings).model_dump() == first.model_dump() and len(walks) == 1
+    memo.write_bytes(b"\n".join(lines[:-2]) + b"\n" + lines[-2][:-5])  # its last line cut short
+    assert scan_dataset(settings).model_dump() == first.model_dump() and len(walks) == 2
+    assert memo.read_bytes().split(b"\n") == lines  # stored whole again
+    assert scan_dataset(settings).model_dump() == first.model_dump() and len(walks) == 2
+
+
 @pytest.mark.parametrize("corpus", ["libritts", "vctk"])
 def test_a_layout_with_a_transcript_per_clip_is_remembered_until_one_changes(corpus, tmp_path, monkeypatch):
     from xtts_cli.data import scan as scan_module

@@ -304,17 +304,10 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
 
 def _from_memo(memo: ScanMemo):
     """(format, files, train, eval, bad, total, split) of the stored scan while nothing it read changed."""
-    from pydantic import ValidationError
-
-    loaded = memo.load()
+    loaded = memo.load((_ITEMS.validate_json, _ITEMS.validate_json, _BAD_ITEMS.validate_json))
     if loaded is None:
         return None
-    header, (train_json, eval_json, bad_json) = loaded
-    try:
-        train, evaluation = _ITEMS.validate_json(train_json), _ITEMS.validate_json(eval_json)
-        bad = _BAD_ITEMS.validate_json(bad_json)
-    except ValidationError:
-        return None
+    header, (train, evaluation, bad) = loaded
     if not memo.unchanged(train) or not memo.unchanged(evaluation):
         return None
     return (
