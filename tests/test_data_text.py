@@ -21,6 +21,20 @@ def test_cleaners():
         clean_text("x", ["shout"])
 
 
+def test_whitespace_is_every_unicode_space_and_abbreviations_expand_in_their_order():
+    import re
+    import sys
+
+    spaces = "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
+    assert len(spaces) == 29 and "\u200c" not in spaces and "\u3000" in spaces
+    text = f"{spaces}a{spaces}b\u200cc {spaces}"
+    assert clean_text(text, ["basic_cleaners"]) == re.sub(r"\s+", " ", text.lower()).strip() == "a b\u200cc"
+    # One after the other, as the recipes do: "mr." becomes "mister", after which "st." no longer
+    # follows a word boundary (one pattern over all of them would give "mistersaint.").
+    assert clean_text("Mr.St. and Drs. Co.", ["english_cleaners"]) == "misterst. and doctors company"
+    assert clean_text("Mrs. Smith, jr.", ["english_cleaners"]) == "misess smith, junior"
+
+
 def test_multilingual_cleaners_keep_every_persian_character():
     cleaned = clean_text(PERSIAN, ["multilingual_cleaners"])
     assert cleaned == PERSIAN

