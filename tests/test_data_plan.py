@@ -85,6 +85,23 @@ def test_the_plan_counts_batches_shapes_and_the_empty_epoch(sample) -> None:
         plan_pipeline(data, [], tokenizer, training=True)
 
 
+def test_token_ids_are_one_array_read_by_clip(sample) -> None:
+    data, scan, tokenizer = sample
+    ids = plan_pipeline(data, scan.train, tokenizer, training=True).text_ids
+    assert len(ids) == len(scan.train) and ids.flat.dtype == np.int32
+    assert [ids[i].tolist() for i in range(len(ids))] == [tokenizer.encode(i.training_text) for i in scan.train]
+    picked = [5, 0, 5, len(ids) - 1]
+    taken = ids.take(picked)
+    assert [taken[k].tolist() for k in range(len(taken))] == [ids[i].tolist() for i in picked]
+    assert ids.take([]).flat.size == 0 and len(ids.take([])) == 0
+    # A clip whose text the tokenizer cannot spell is named by its metadata line.
+    narrow = Tokenizer(sorted(set(tokenizer.characters) - {"a"}), data.text_cleaners)
+    with pytest.raises(XttsError) as error:
+        plan_pipeline(data, scan.train, narrow, training=True)
+    first = next(i for i in scan.train if "a" in tokenizer.clean(i.training_text))
+    assert str(error.value).startswith(f"{first.source} ({first.id}): text has characters not in the tokenizer")
+
+
 def test_auto_caches_what_fits_and_precomputes_what_does_not() -> None:
     auto = DataConfig()
     assert auto.preprocessing_mode == "auto" and auto.cache_memory_limit == "auto"

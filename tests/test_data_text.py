@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from xtts_cli.data.text import PAD_ID, Tokenizer, UnknownCharactersError, clean_text
@@ -59,6 +60,23 @@ def test_unknown_characters_are_named():
     assert caught.value.characters == [" ", "z", "ж"]
     message = str(caught.value)
     assert "'ж' (U+0436)" in message and "'z' (U+007A)" in message
+
+
+def test_many_texts_encode_as_each_does_alone():
+    texts = [PERSIAN, "", "Hello  WORLD", "\U0001f600 non-BMP", "\u00e9t\u00e9", "a"]
+    tokenizer = Tokenizer.build(texts, ["multilingual_cleaners"])
+    for chunk in (1, 2, 4, 100):  # texts looked up in chunks of `chunk`, crossing their ends
+        flat, lengths = tokenizer.encode_many(texts, chunk=chunk)
+        assert flat.dtype == np.int32 and lengths.tolist() == [len(tokenizer.encode(t)) for t in texts]
+        assert flat.tolist() == [i for text in texts for i in tokenizer.encode(text)]
+    flat, lengths = tokenizer.encode_many([])
+    assert flat.size == 0 and lengths.size == 0
+    with pytest.raises(UnknownCharactersError) as caught:
+        tokenizer.encode_many(["hello", "a", "abz \u0436", "q"], chunk=2)
+    assert caught.value.index == 2 and caught.value.characters == ["z", "\u0436"]
+    with pytest.raises(UnknownCharactersError):
+        Tokenizer([], ["no_cleaners"]).encode_many(["", "x"])
+    assert Tokenizer([], ["no_cleaners"]).encode_many(["", ""])[1].tolist() == [0, 0]
 
 
 def test_save_and_load(tmp_path):

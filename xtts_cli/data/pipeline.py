@@ -58,6 +58,7 @@ from xtts_cli.data.plan import (
     AudioFormats,
     Output,
     PipelinePlan,
+    TokenIds,
     audio_formats,
     buckets_started,
     plan_pipeline,
@@ -151,12 +152,10 @@ def parallel_calls(value):
     return tf.data.AUTOTUNE if value == "auto" else value
 
 
-def _ragged(rows: Sequence[Sequence[int]]):
+def _ragged(ids: TokenIds):
     import tensorflow as tf
 
-    lengths = np.asarray([len(r) for r in rows], dtype=np.int64)
-    flat = np.fromiter((v for r in rows for v in r), dtype=np.int32, count=int(lengths.sum()))
-    return tf.RaggedTensor.from_row_lengths(flat, lengths)
+    return tf.RaggedTensor.from_row_splits(ids.flat, ids.splits, validate=False)
 
 
 def _source_spec():
@@ -329,7 +328,7 @@ def build_pipeline(
                 stage,
                 codecs,
                 [items[i] for i in group],
-                [text_ids[i] for i in group],
+                text_ids.take(group),
                 training=training,
                 deterministic=deterministic,
                 seed=seed + k,

@@ -151,7 +151,7 @@ class PipelinePlan:
     items: tuple[DatasetItem, ...]
     decision: ModeDecision
     formats: AudioFormats
-    text_ids: list[list[int]]
+    text_ids: TokenIds
     frames: list[int]
     batching: Literal["bucketed", "fixed", "dynamic"]
     buckets: Optional[BucketPlan]
@@ -245,14 +245,47 @@ def buckets_started(batch_counts: Sequence[int], *, training: bool) -> int:
     return started if training and started > 1 else 0
 
 
-def encode_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> list[list[int]]:
-    encoded = []
-    for item in items:
-        try:
-            encoded.append(tokenizer.encode(item.training_text))
-        except UnknownCharactersError as error:
-            raise XttsError(f"{item.source} ({item.id}): {error.lines[0]}", hint=error.hint) from None
-    return encoded
+@dataclass(frozen=True)
+class TokenIds(Sequence):
+    """Every clip's token ids end to end: clip i's are `flat[splits[i]:splits[i + 1]]` (int32)."""
+
+    flat: np.ndarray
+    splits: np.ndarray = field(repr=False)
+
+    @classmethod
+    def from_lengths(cls, flat: np.ndarray, lengths: np.ndarray) -> TokenIds:
+        splits = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=splits[1:])
+        return cls(flat, splits)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.splits)
+
+    def __len__(self) -> int:
+        return len(self.splits) - 1
+
+    def __getitem__(self, index):
+        if not isinstance(index, (int, np.integer)):
+            raise TypeError(f"TokenIds are read one clip at a time, or with `take`; got {type(index).__name__}")
+        return self.flat[self.splits[index] : self.splits[index + 1]]
+
+    def take(self, indices: Sequence[int]) -> TokenIds:
+        """The ids of the clips at `indices`, in that order."""
+        rows = np.asarray(indices, dtype=np.int64)
+        lengths = self.lengths[rows]
+        taken = TokenIds.from_lengths(np.zeros(0, dtype=np.int32), lengths)
+        # Each id's place in `flat`: its clip's start there, plus how far it is into the clip.
+        places = np.repeat(self.splits[rows] - taken.splits[:-1], lengths) + np.arange(taken.splits[-1])
+        return TokenIds(self.flat[places], taken.splits)
+
+
+def encode_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> TokenIds:
+    try:
+        return TokenIds.from_lengths(*tokenizer.encode_many([item.training_text for item in items]))
+    except UnknownCharactersError as error:
+        item = items[error.index or 0]
+        raise XttsError(f"{item.source} ({item.id}): {error.lines[0]}", hint=error.hint) from None
 
 
 def feature_bytes(frames: Sequence[int], data: DataConfig, output: Output) -> int:
@@ -294,7 +327,7 @@ def plan_pipeline(
     elif data.bucket_by_length:
         batching = "bucketed"
         buckets = plan_buckets(
-            frames, [len(t) for t in text_ids], data.num_buckets, min_size=data.batch_size if training else 1
+            frames, text_ids.lengths.tolist(), data.num_buckets, min_size=data.batch_size if training else 1
         )
         bucket_of = buckets.bucket_of(frames).astype(np.int64)
     else:
