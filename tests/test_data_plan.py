@@ -94,6 +94,9 @@ def test_token_ids_are_one_array_read_by_clip(sample) -> None:
     taken = ids.take(picked)
     assert [taken[k].tolist() for k in range(len(taken))] == [ids[i].tolist() for i in picked]
     assert ids.take([]).flat.size == 0 and len(ids.take([])) == 0
+    assert ids[-1].tolist() == ids[len(ids) - 1].tolist() and list(ids)[-1].tolist() == ids[-1].tolist()
+    with pytest.raises(IndexError):
+        ids[len(ids)]
     # A clip whose text the tokenizer cannot spell is named by its metadata line.
     narrow = Tokenizer(sorted(set(tokenizer.characters) - {"a"}), data.text_cleaners)
     with pytest.raises(XttsError) as error:

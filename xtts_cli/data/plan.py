@@ -245,7 +245,7 @@ def buckets_started(batch_counts: Sequence[int], *, training: bool) -> int:
     return started if training and started > 1 else 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TokenIds(Sequence):
     """Every clip's token ids end to end: clip i's are `flat[splits[i]:splits[i + 1]]` (int32)."""
 
@@ -254,9 +254,7 @@ class TokenIds(Sequence):
 
     @classmethod
     def from_lengths(cls, flat: np.ndarray, lengths: np.ndarray) -> TokenIds:
-        splits = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=splits[1:])
-        return cls(flat, splits)
+        return cls(flat, _splits(lengths))
 
     @property
     def lengths(self) -> np.ndarray:
@@ -268,16 +266,25 @@ class TokenIds(Sequence):
     def __getitem__(self, index):
         if not isinstance(index, (int, np.integer)):
             raise TypeError(f"TokenIds are read one clip at a time, or with `take`; got {type(index).__name__}")
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"clip {index} of {len(self)}")
+        index %= len(self)
         return self.flat[self.splits[index] : self.splits[index + 1]]
 
     def take(self, indices: Sequence[int]) -> TokenIds:
         """The ids of the clips at `indices`, in that order."""
         rows = np.asarray(indices, dtype=np.int64)
         lengths = self.lengths[rows]
-        taken = TokenIds.from_lengths(np.zeros(0, dtype=np.int32), lengths)
+        splits = _splits(lengths)
         # Each id's place in `flat`: its clip's start there, plus how far it is into the clip.
-        places = np.repeat(self.splits[rows] - taken.splits[:-1], lengths) + np.arange(taken.splits[-1])
-        return TokenIds(self.flat[places], taken.splits)
+        places = np.repeat(self.splits[rows] - splits[:-1], lengths) + np.arange(splits[-1])
+        return TokenIds(self.flat[places], splits)
+
+
+def _splits(lengths: np.ndarray) -> np.ndarray:
+    splits = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=splits[1:])
+    return splits
 
 
 def encode_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> TokenIds:
