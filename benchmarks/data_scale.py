@@ -6,7 +6,10 @@ clips of --source (an LJSpeech-layout folder; default: the bundled sample), each
 layout, and with --layouts also in the LibriTTS and VCTK layouts (one transcript file per clip).
 Then prints, per size, each figure from its own fresh Python process:
 
-- scan time, first start (empty scan cache) and second start (the cache the first left);
+- scan time and peak RSS, first start (empty scan cache) and second start (the cache the first left);
+- a second start of a runtime-mode training pipeline to its first batch, stage by stage (scan,
+  vocabulary, plan, TensorFlow's import, pipeline, first batch), and its peak RSS (--scan-only
+  stops here);
 - time to the first training step with default settings (the tiny model): first start (which
   pays the precompute pass when `auto` chooses precompute) and second start;
 - per preprocessing mode (runtime, cache, precompute, and the default `auto`): first-epoch
@@ -123,7 +126,10 @@ def worker(job: dict) -> dict:
     if job["kind"] == "scan":
         start = time.perf_counter()
         report = scan_dataset(XttsConfig(data=data).data)
-        return {"seconds": time.perf_counter() - start, "items": len(report.items)}
+        return {"seconds": time.perf_counter() - start, "items": len(report.items), "rss_gb": peak_rss_gb()}
+
+    if job["kind"] == "start":
+        return start_stages(XttsConfig(data={**data, "preprocessing_mode": "runtime"}))
 
     if job["kind"] == "first_step":
         from xtts_cli.training.trainer import Trainer
@@ -187,8 +193,43 @@ def worker(job: dict) -> dict:
         "steady": steady,
         "feature_bytes": info.feature_bytes_estimate,
         "budget": info.cache_memory_limit_bytes,
-        "rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9,
+        "rss_gb": peak_rss_gb(),
     }
+
+
+def peak_rss_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
+
+
+def start_stages(config) -> dict:
+    """Seconds of each stage of a training pipeline's start, to its first batch (runtime mode, so
+    that no store is written: the start of every mode but the store's pass), and the peak RSS."""
+    from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
+    from xtts_cli.data.plan import plan_pipeline
+    from xtts_cli.data.scan import scan_dataset
+
+    stages: dict[str, float] = {}
+    tick = time.perf_counter()
+
+    def done(stage: str) -> None:
+        nonlocal tick
+        now = time.perf_counter()
+        stages[stage], tick = now - tick, now
+
+    report = scan_dataset(config.data)
+    done("scan")
+    tokenizer = tokenizer_for(report, config.data)
+    done("vocabulary")
+    plan = plan_pipeline(config.data, report.train, tokenizer, training=True)
+    done("plan")
+    import tensorflow  # noqa: F401
+
+    done("TensorFlow import")
+    dataset, _ = build_pipeline(config, report.train, tokenizer, training=True, plan=plan)
+    done("pipeline")
+    next(iter(dataset))
+    done("first batch")
+    return {"stages": stages, "rss_gb": peak_rss_gb()}
 
 
 def run(job: dict, cache: Path) -> dict:
@@ -211,6 +252,7 @@ def measure_size(path: Path, size: int, args, work: Path) -> dict:
     shutil.rmtree(cache, ignore_errors=True)
     shutil.rmtree(features, ignore_errors=True)
     figures = {"scan": [run({"kind": "scan", "path": str(path)}, cache) for _ in range(2)]}
+    figures["start"] = run({"kind": "start", "path": str(path)}, cache)  # a second start: the scan is remembered
     if args.scan_only:
         return figures
     base = {"path": str(path), "features": str(features)}
@@ -317,7 +359,16 @@ def store_chain(features: Path, bytes_per_clip: int) -> dict:
 def report(size: int, figures: dict) -> None:
     first, second = figures["scan"]
     print(f"\n== {size:,} clips ({first['items']:,} scanned) ==")
-    print(f"scan: first start {first['seconds']:.2f} s, second start {second['seconds']:.2f} s")
+    print(
+        f"scan: first start {first['seconds']:.2f} s (peak RSS {first['rss_gb']:.2f} GB), second start "
+        f"{second['seconds']:.2f} s ({second['rss_gb']:.2f} GB)"
+    )
+    start = figures["start"]
+    stages = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in start["stages"].items())
+    print(
+        f"a second start to the first batch (runtime mode), {sum(start['stages'].values()):.1f} s: {stages}; "
+        f"peak RSS {start['rss_gb']:.2f} GB"
+    )
     if "first_step" not in figures:
         return
     cold, warm = figures["first_step"]
@@ -402,7 +453,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--layouts", action="store_true", help="also the LibriTTS and VCTK layouts (scan only)")
     parser.add_argument("--batches", type=int, default=600, help="batches timed per mode")
     parser.add_argument("--warmup", type=int, default=20, help="batches drawn before timing")
-    parser.add_argument("--scan-only", action="store_true", help="only the scan times")
+    parser.add_argument(
+        "--scan-only", action="store_true", help="only the start-up figures: the scans and a runtime pipeline's start"
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
