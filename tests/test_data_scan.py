@@ -232,6 +232,38 @@ def test_a_second_scan_reads_only_the_headers_of_files_that_changed(tmp_path, mo
     assert len(read) == first.total_items - 3
 
 
+@pytest.mark.parametrize("cold", [True, False])
+def test_files_are_read_ahead_only_when_a_sample_of_them_reads_cold(cold, tmp_path, monkeypatch):
+    import threading
+
+    from xtts_cli.data import scan_cache
+
+    root = tmp_path / "ds"
+    shutil.copytree(DATASET, root)
+    settings = DataConfig(dataset_path=str(root), max_bad_file_fraction=0.6, scan_cache=False)
+    alone = scan_dataset(settings)
+    started = []
+    real = scan_cache.HeadersReadAhead.__enter__
+
+    def enter(self):
+        real(self)
+        started.append((self.started, list(self.paths)))
+        return self
+
+    monkeypatch.setattr(scan_cache.HeadersReadAhead, "__enter__", enter)
+    monkeypatch.setattr(scan_cache.HeadersReadAhead, "SAMPLED", 2)
+    # Every read counts as cold, or none does (a cached read takes microseconds).
+    monkeypatch.setattr(scan_cache.HeadersReadAhead, "COLD_READ_SECONDS", -1.0 if cold else 3600.0)
+    again = scan_dataset(settings)
+    ((ran, paths),) = started
+    assert ran is cold
+    # The paths the scan checks, the missing file among them (its read ahead is skipped, its check
+    # reports it), and not the lines that name no file.
+    assert str(root / "wavs" / "missing_file.wav") in paths and len(paths) == alone.total_items - 2
+    assert not [t for t in threading.enumerate() if t.name.startswith("xtts-read-ahead")]
+    assert again.model_dump() == alone.model_dump()
+
+
 def test_a_stored_scan_is_used_only_while_its_files_and_settings_are_unchanged(tmp_path, monkeypatch):
     from xtts_cli.data import scan as scan_module
 

@@ -367,15 +367,21 @@ def _scan_files(root: Path, name: str, data: DataConfig, dataset_format: str):
     folders = _Folders()
     checked: list[list[DatasetItem]] = []
     bad: list[BadItem] = []
-    for entries in [layout.train] + ([layout.eval] if layout.eval is not None else []):
-        good: list[DatasetItem] = []
-        for entry in entries:
-            result = _check_entry(entry, str(root), data, speakers_by_id, name, headers, folders)
-            if isinstance(result, DatasetItem):
-                good.append(result)
-            else:
-                bad.append(result)
-        checked.append(good)
+    lists = [layout.train] + ([layout.eval] if layout.eval is not None else [])
+    # Every audio path first (string operations and a listing per folder), so that the files can be
+    # read ahead of the checks, which read their headers in this order.
+    places = [[_place(entry, str(root), data, folders) for entry in entries] for entries in lists]
+    paths = [place[0] for found in places for place in found if place is not None and place[0] is not None]
+    with headers.reading_ahead(paths):
+        for entries, found in zip(lists, places):
+            good: list[DatasetItem] = []
+            for entry, place in zip(entries, found):
+                result = _check_entry(entry, place, data, speakers_by_id, name, headers)
+                if isinstance(result, DatasetItem):
+                    good.append(result)
+                else:
+                    bad.append(result)
+            checked.append(good)
     headers.save()
     total = len(layout.train) + len(layout.eval or [])
     if layout.eval is not None:
@@ -452,22 +458,33 @@ def _resolve(
     return full, written, None
 
 
+def _place(
+    entry: Entry, root: str, data: DataConfig, folders: _Folders
+) -> Optional[tuple[Optional[str], str, Optional[BadItem]]]:
+    """`_resolve`'s answer for an entry whose line names a clip; None for a malformed line or a
+    missing transcript (`_check_entry` reports those)."""
+    if entry.malformed or entry.missing_transcript:
+        return None
+    return _resolve(entry, root, data.allow_absolute_paths or entry.absolute_ok, folders)
+
+
 def _check_entry(
     entry: Entry,
-    root: str,
+    place: Optional[tuple[Optional[str], str, Optional[BadItem]]],
     data: DataConfig,
     speakers: dict[str, str],
     dataset: str,
     headers: HeaderCache,
-    folders: _Folders,
 ) -> DatasetItem | BadItem:
+    """`place`: the entry's `_place`."""
     if entry.malformed:
         return BadItem(source=entry.source, path=entry.path, reason="malformed_line", detail=entry.malformed)
     if entry.missing_transcript:
         return BadItem(
             source=entry.source, path=entry.path, reason="missing_transcript", detail=entry.missing_transcript
         )
-    audio_path, written, problem = _resolve(entry, root, data.allow_absolute_paths or entry.absolute_ok, folders)
+    assert place is not None  # `_place` gives one for every entry that is neither
+    audio_path, written, problem = place
     if problem is not None:
         return problem
     assert audio_path is not None  # _resolve gives a path whenever it gives no problem
