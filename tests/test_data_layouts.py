@@ -73,6 +73,14 @@ def test_transcripts_come_from_each_layouts_own_files():
     libri = {item.id: item for item in scan_dataset(data(CORPORA / "libritts")).items}
     assert libri["19_100_000000_000000"].training_text == "A red boat."
     assert libri["19_100_000000_000000"].audio_path.endswith("train-clean-100/19/100/19_100_000000_000000.wav")
+    # Where each came from, relative to the dataset root, as the reports list them.
+    assert libri["19_100_000000_000000"].relative_path == "train-clean-100/19/100/19_100_000000_000000.wav"
+    assert libri["19_100_000000_000000"].source == "train-clean-100/19/100/19_100_000000_000000.normalized.txt"
+    first = {item.id: item for item in scan_dataset(data(CORPORA / "vctk")).items}["p225_001"]
+    assert (first.source, first.relative_path) == (
+        "txt/p225/p225_001.txt",
+        "wav48_silence_trimmed/p225/p225_001_mic1.flac",
+    )
     # VCTK 0.92 ships both microphones; the scan reads mic1 only.
     vctk = scan_dataset(data(CORPORA / "vctk")).items
     assert all(item.audio_path.endswith("_mic1.flac") for item in vctk)

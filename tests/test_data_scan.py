@@ -236,24 +236,24 @@ def test_a_second_scan_reads_only_the_headers_of_files_that_changed(tmp_path, mo
 def test_files_are_read_ahead_only_when_a_sample_of_them_reads_cold(cold, tmp_path, monkeypatch):
     import threading
 
-    from xtts_cli.data import scan_cache
+    from xtts_cli.data import read_ahead
 
     root = tmp_path / "ds"
     shutil.copytree(DATASET, root)
     settings = DataConfig(dataset_path=str(root), max_bad_file_fraction=0.6, scan_cache=False)
     alone = scan_dataset(settings)
     started = []
-    real = scan_cache.HeadersReadAhead.__enter__
+    real = read_ahead.ReadAhead.__enter__
 
     def enter(self):
         real(self)
         started.append((self.started, list(self.paths)))
         return self
 
-    monkeypatch.setattr(scan_cache.HeadersReadAhead, "__enter__", enter)
-    monkeypatch.setattr(scan_cache.HeadersReadAhead, "SAMPLED", 2)
+    monkeypatch.setattr(read_ahead.ReadAhead, "__enter__", enter)
+    monkeypatch.setattr(read_ahead.ReadAhead, "SAMPLED", 2)
     # Every read counts as cold, or none does (a cached read takes microseconds).
-    monkeypatch.setattr(scan_cache.HeadersReadAhead, "COLD_READ_SECONDS", -1.0 if cold else 3600.0)
+    monkeypatch.setattr(read_ahead.ReadAhead, "COLD_READ_SECONDS", -1.0 if cold else 3600.0)
     again = scan_dataset(settings)
     ((ran, paths),) = started
     assert ran is cold

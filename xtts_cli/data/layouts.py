@@ -28,6 +28,7 @@ from typing import Literal, NamedTuple, Optional
 
 from xtts_cli.config.schema import DATASET_FORMATS, DataConfig
 from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS
+from xtts_cli.data.read_ahead import ReadAhead
 from xtts_cli.errors import XttsError
 
 VCTK_AUDIO = ("wav48_silence_trimmed", "wav48")
@@ -381,29 +382,38 @@ def _vctk_entries(root: Path, audio_folder: Path, watched: list[tuple[str, str]]
     for suffix in reversed(suffixes):  # mic1 wins over mic2 where both are there
         for entry in _files(audio_folder, suffix, watched):
             audio[entry.name[: -len(suffix)]] = entry.path
-    for stem in sorted(set(transcripts) | set(audio)):
-        speaker = stem.split("_")[0]
-        expected = audio.get(stem) or str(audio_folder / speaker / f"{stem}{suffixes[0]}")
-        relative = os.path.relpath(expected, root)
-        if stem not in transcripts:
+    stems = sorted(set(transcripts) | set(audio))
+    base = str(root)
+    with ReadAhead([transcripts[stem] for stem in stems if stem in transcripts]):
+        for stem in stems:
+            speaker = stem.split("_")[0]
+            expected = audio.get(stem) or str(audio_folder / speaker / f"{stem}{suffixes[0]}")
+            relative = _below(expected, base)
+            if stem not in transcripts:
+                yield Entry(
+                    source=relative,
+                    id=stem,
+                    path=relative,
+                    speaker=speaker,
+                    missing_transcript=f"no txt/{speaker}/{stem}.txt for this audio file",
+                )
+                continue
+            text, problem = _read_transcript(transcripts[stem])
+            watched.append((transcripts[stem], "stat"))
             yield Entry(
-                source=relative,
+                source=_below(transcripts[stem], base),
                 id=stem,
                 path=relative,
+                text=text,
                 speaker=speaker,
-                missing_transcript=f"no txt/{speaker}/{stem}.txt for this audio file",
+                malformed=problem,
             )
-            continue
-        text, problem = _read_transcript(transcripts[stem])
-        watched.append((transcripts[stem], "stat"))
-        yield Entry(
-            source=os.path.relpath(transcripts[stem], root),
-            id=stem,
-            path=relative,
-            text=text,
-            speaker=speaker,
-            malformed=problem,
-        )
+
+
+def _below(path: str, root: str) -> str:
+    """`os.path.relpath(path, root)` for a path found by listing `root`'s folders (string operations:
+    relpath normalises both paths, 18 us a call, twice a clip)."""
+    return path[len(root) + 1 :] if path.startswith(root + os.sep) else os.path.relpath(path, root)
 
 
 # --- LibriTTS ------------------------------------------------------------------------------------
@@ -438,39 +448,45 @@ def libritts_splits(root: Path) -> list[Path]:
 
 def _libritts_entries(root: Path, split: Path, watched: list[tuple[str, str]]) -> Iterator[Entry]:
     watched.append((str(split), "folders"))
+    base = str(root)
+    clips = []  # (speaker, chapter, stem, transcript or None), in the order they are listed
     for speaker in sorted(path for path in split.iterdir() if path.name.isdigit() and path.is_dir()):
         watched.append((str(speaker), "stat"))
         for chapter in sorted(path for path in speaker.iterdir() if path.is_dir()):
             watched.append((str(chapter), "stat"))
-            names = set(os.listdir(chapter))
+            folder = str(chapter)
+            names = set(os.listdir(folder))
             stems = {name[:-4] for name in names if name.endswith(".wav")}
             stems |= {name[: -len(".normalized.txt")] for name in names if name.endswith(".normalized.txt")}
             for stem in sorted(stems):
-                relative = os.path.relpath(chapter / f"{stem}.wav", root)
                 transcript = next(
                     (
-                        chapter / f"{stem}{ending}"
+                        f"{folder}/{stem}{ending}"
                         for ending in (".normalized.txt", ".original.txt")
                         if f"{stem}{ending}" in names
                     ),
                     None,
                 )
-                if transcript is None:
-                    yield Entry(
-                        source=relative,
-                        id=stem,
-                        path=relative,
-                        speaker=speaker.name,
-                        missing_transcript=f"no {stem}.normalized.txt next to this audio file",
-                    )
-                    continue
-                text, problem = _read_transcript(str(transcript))
-                watched.append((str(transcript), "stat"))
+                clips.append((speaker.name, folder, stem, transcript))
+    with ReadAhead([transcript for *_, transcript in clips if transcript is not None]):
+        for speaker_name, folder, stem, transcript in clips:
+            relative = _below(f"{folder}/{stem}.wav", base)
+            if transcript is None:
                 yield Entry(
-                    source=os.path.relpath(transcript, root),
+                    source=relative,
                     id=stem,
                     path=relative,
-                    text=text,
-                    speaker=speaker.name,
-                    malformed=problem,
+                    speaker=speaker_name,
+                    missing_transcript=f"no {stem}.normalized.txt next to this audio file",
                 )
+                continue
+            text, problem = _read_transcript(transcript)
+            watched.append((transcript, "stat"))
+            yield Entry(
+                source=_below(transcript, base),
+                id=stem,
+                path=relative,
+                text=text,
+                speaker=speaker_name,
+                malformed=problem,
+            )

@@ -15,11 +15,11 @@ import json
 import os
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import Optional
 
 from xtts_cli.data.audio_headers import AudioHeader, AudioHeaderError, read_audio_header
+from xtts_cli.data.read_ahead import ReadAhead
 
 CACHE_VERSION = 1
 MEMO_VERSION = 3  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines
@@ -69,10 +69,10 @@ class HeaderCache:
             raise AudioHeaderError(entry[3], entry[4])
         return AudioHeader(*entry[2:]), stat
 
-    def reading_ahead(self, paths: list[str]) -> HeadersReadAhead:
+    def reading_ahead(self, paths: list[str]) -> ReadAhead:
         """While in this context, threads read the start of each file in `paths` the cache does not
-        know, in order, ahead of the scan's own reads (see `HeadersReadAhead`)."""
-        return HeadersReadAhead([path for path in paths if path not in self.known])
+        know, in order, ahead of the scan's own reads (see `ReadAhead`)."""
+        return ReadAhead([path for path in paths if path not in self.known])
 
     def _read(self, audio_path: str, stat: os.stat_result) -> list:
         with self._lock:
@@ -107,72 +107,6 @@ class HeaderCache:
             os.replace(temp, self.path)
         except OSError:
             return
-
-
-class HeadersReadAhead:
-    """Threads that read the first bytes of each file, ahead of the scan that parses them in order.
-
-    The parse is Python and holds the GIL, so it runs on one thread; what it waits for on a cold
-    disk is each file's first read. `READ_AHEAD_THREADS` threads, each taking every Nth file, keep
-    that many reads in flight and leave the pages in the page cache: a first start on 13,100
-    distinct files just dropped from the page cache scanned in 0.98-1.02 s instead of 1.70-1.83 s.
-    When the files are already cached the threads only cost (0.45-0.49 s instead of 0.34-0.36 s,
-    competing for the GIL), so a few files spread over the list are timed first, and the threads
-    start only when those reads took longer than a cached read does (`COLD_READ_SECONDS`)."""
-
-    READ_AHEAD_THREADS = 8
-    HEAD_BYTES = 8192  # a header, and what the parse's buffered first read asks for
-    SAMPLED = 32
-    COLD_READ_SECONDS = 50e-6  # a cached read: 2-3 us here; a read from this disk: 100-400 us
-
-    def __init__(self, paths: list[str]) -> None:
-        self.paths = paths
-        self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
-
-    def __enter__(self) -> HeadersReadAhead:
-        if len(self.paths) > self.SAMPLED and self._cold():
-            for k in range(self.READ_AHEAD_THREADS):
-                thread = threading.Thread(target=self._read_every, args=(k,), name=f"xtts-read-ahead-{k}", daemon=True)
-                thread.start()
-                self._threads.append(thread)
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self._stop.set()
-        for thread in self._threads:
-            thread.join()
-
-    @property
-    def started(self) -> bool:
-        return bool(self._threads)
-
-    def _cold(self) -> bool:
-        step = len(self.paths) // self.SAMPLED
-        start = time.perf_counter()
-        for path in self.paths[step // 2 :: step][: self.SAMPLED]:
-            _read_head(path, self.HEAD_BYTES)
-        return (time.perf_counter() - start) / self.SAMPLED > self.COLD_READ_SECONDS
-
-    def _read_every(self, first: int) -> None:
-        for path in self.paths[first :: self.READ_AHEAD_THREADS]:
-            if self._stop.is_set():
-                return
-            _read_head(path, self.HEAD_BYTES)
-
-
-def _read_head(path: str, size: int) -> None:
-    """The first `size` bytes of `path`, read and dropped (they stay in the page cache)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return  # the scan's own read reports it
-    try:
-        os.pread(fd, size, 0)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _stat_key(path: str) -> Optional[list[int]]:
