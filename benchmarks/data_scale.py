@@ -184,6 +184,9 @@ def worker(job: dict) -> dict:
         if info.preprocessing_mode == "cache":  # finish epoch 1, which fills the cache
             for _ in iterator:
                 pass
+        # Released first, as a trainer's next epoch would: left alive, it kept its threads and buffers
+        # beside the epochs timed next.
+        del iterator
         steady = stats(draw(iter(dataset.repeat()), job["batches"], min_seconds=2.0))
     return {
         "mode": info.preprocessing_mode,
