@@ -15,7 +15,7 @@ import tensorflow as tf
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data import feature_cache
 from xtts_cli.data.features import LOG_MEL_FLOOR, with_reference
-from xtts_cli.data.pipeline import build_pipeline, plan_pipeline, tokenizer_for
+from xtts_cli.data.pipeline import READS_IN_FLIGHT, build_pipeline, pipeline_threads, plan_pipeline, tokenizer_for
 from xtts_cli.data.scan import scan_dataset
 from xtts_cli.data.text import Tokenizer
 from xtts_cli.errors import XttsError
@@ -525,6 +525,13 @@ def test_options_follow_the_overlap_setting(sample_scan):
         training=True,
     )
     assert ordered.options().deterministic is True and info.num_parallel_calls == 2
+    # Runtime mode reads files every epoch: a pool of its own, with threads beyond the decoding ones
+    # for files being read. Cache mode keeps TensorFlow's shared pool.
+    cores = len(os.sched_getaffinity(0))
+    assert fast.options().threading.private_threadpool_size == cores + READS_IN_FLIGHT  # runtime mode
+    cached, info = build_pipeline(config(dataset=None, preprocessing_mode="cache"), items, tokenizer, training=True)
+    assert cached.options().threading.private_threadpool_size is None and info.preprocessing_mode == "cache"
+    assert pipeline_threads(config(dataset=None, num_workers=cores + 3).data) == cores + 3 + READS_IN_FLIGHT
 
 
 def test_unknown_characters_name_the_item(fixture_scan):
