@@ -9,7 +9,9 @@ dropped before (`/proc/sys/vm/drop_caches`, so it needs root) and with the files
 
 - a first start's scan (no scan cache), with the read-ahead and with it switched off;
 - runtime mode, `--batches` batches after 5, with its own thread pool and in TensorFlow's shared
-  pool (the page cache dropped after the pipeline is built, so that only the clips are cold).
+  pool (the page cache dropped after the pipeline is built, so that only the clips are cold);
+- the precompute pass that writes the store (into a fresh folder beside the set), its clips read
+  in the feature map's own thread pool and in the shared one.
 
 Before the cached cases every file is read whole, so that they do not find only what the cold
 cases left in the page cache.
@@ -91,6 +93,15 @@ def worker(job: dict) -> dict:
 
     report = scan_dataset(config.data)
     tokenizer = pipeline.tokenizer_for(report, config.data)
+    if job["kind"] == "pass":
+        store = Path(job["path"]).parent / "store"
+        shutil.rmtree(store, ignore_errors=True)
+        config = XttsConfig(data={**data, "preprocessing_mode": "precompute", "feature_cache_dir": str(store)})
+        if job["cold"]:
+            drop_page_cache()
+        start = time.perf_counter()
+        pipeline.build_pipeline(config, report.train, tokenizer, training=True)
+        return {"seconds": time.perf_counter() - start}
     dataset, _ = pipeline.build_pipeline(config, report.train, tokenizer, training=True)
     if job["cold"]:
         drop_page_cache()
@@ -144,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = [
         ("scan", "first-start scan, s", "read-ahead", "none"),
         ("epoch", f"runtime mode, clips/s ({args.batches} batches)", "own pool", "shared pool"),
+        ("pass", "precompute pass (the store's build), s", "own pool", "shared pool"),
     ]
     for kind, what, on, off in cases:
         print(f"\n{what:44} {'cold: ' + on:>22} {'cold: ' + off:>22} {'cached: ' + on:>22} {'cached: ' + off:>22}")
@@ -154,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
                     read_all(path)  # the cached cases find every file cached, not those the cold ones left
                 job = {"kind": kind, "path": str(path), "cold": cold, "variant": variant, "batches": args.batches}
                 cells[index].append(run(job, cache))
-        key, digits = ("seconds", 2) if kind == "scan" else ("rate", 0)
+        key, digits = ("rate", 0) if kind == "epoch" else ("seconds", 2)
         row = [span([figure[key] for figure in cell], digits) for cell in cells]
         print(f"{'':44} {row[0]:>22} {row[1]:>22} {row[2]:>22} {row[3]:>22}")
         if kind == "epoch":

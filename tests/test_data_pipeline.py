@@ -532,6 +532,11 @@ def test_options_follow_the_overlap_setting(sample_scan):
     cached, info = build_pipeline(config(dataset=None, preprocessing_mode="cache"), items, tokenizer, training=True)
     assert cached.options().threading.private_threadpool_size is None and info.preprocessing_mode == "cache"
     assert pipeline_threads(config(dataset=None, num_workers=cores + 3).data) == cores + 3 + READS_IN_FLIGHT
+    # The precompute pass reads every file too.
+    from xtts_cli.data.pipeline import _items_dataset
+
+    passed = _items_dataset(items, config(dataset=None).data, "mel")
+    assert passed.options().threading.private_threadpool_size == cores + READS_IN_FLIGHT
 
 
 def test_unknown_characters_name_the_item(fixture_scan):

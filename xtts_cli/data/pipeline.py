@@ -164,10 +164,12 @@ def pipeline_threads(data: DataConfig) -> int:
     training step's host work also uses) a clip read from a cold disk held a decoding thread for the
     read: 13,100 distinct WAV files dropped from the page cache read 1,028-1,057 clips/s, against
     1,294-1,315 with a pool of 8 on this 2-core machine; from the page cache 1,313-1,332 against
-    1,431-1,452. Cache and precompute modes keep the shared pool: with the pool of 8 the cached first
-    epoch at 13,100 clips read 1,170 clips/s against 1,250 and its steady epochs 38,488 against
-    42,800, and the store's steady epochs 11,028 against 12,177 (one full run of
-    benchmarks/data_scale.py each way)."""
+    1,431-1,452. The precompute pass reads every file too and has the same pool (13,100 files: 14.2-15.2
+    s against 17.0-17.1 s cold, 12.5-12.8 s against 13.6 s cached; benchmarks/cold_disk.py). Cache
+    mode and the store's epochs keep the shared pool: with the pool of 8 the cached first epoch at
+    13,100 clips read 1,170 clips/s against 1,250 and its steady epochs 38,488 against 42,800, and
+    the store's steady epochs 11,028 against 12,177 (one full run of benchmarks/data_scale.py each
+    way)."""
     try:
         cores = len(os.sched_getaffinity(0))  # the cores this process may use (a container's share)
     except (AttributeError, OSError):
@@ -246,8 +248,12 @@ def _items_dataset(items: Sequence[DatasetItem], data: DataConfig, output: Outpu
     formats = audio_formats(items)
     source = source_columns(items, formats.codecs if data.use_tf_native_loading else CODECS)
     stage = feature_stage(data, output, formats)
-    return tf.data.Dataset.from_tensor_slices(source).map(
-        stage, num_parallel_calls=parallel_calls(data.num_workers), deterministic=True
+    options = tf.data.Options()
+    options.threading.private_threadpool_size = pipeline_threads(data)  # it reads every file (see there)
+    return (
+        tf.data.Dataset.from_tensor_slices(source)
+        .map(stage, num_parallel_calls=parallel_calls(data.num_workers), deterministic=True)
+        .with_options(options)
     )
 
 
