@@ -28,7 +28,6 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from data_scale import ROOT, source_clips  # noqa: E402
+from data_scale import run, source_clips  # noqa: E402
 
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
 
@@ -117,16 +116,6 @@ def worker(job: dict) -> dict:
     return {"rate": len(values) * config.data.batch_size / values.sum(), "cv": float(values.std() / values.mean())}
 
 
-def run(job: dict, cache: Path) -> dict:
-    env = dict(os.environ, XDG_CACHE_HOME=str(cache), TF_CPP_MIN_LOG_LEVEL="3")
-    result = subprocess.run(
-        [sys.executable, __file__, "--worker", json.dumps(job)], env=env, capture_output=True, text=True, cwd=ROOT
-    )
-    if result.returncode != 0:
-        raise SystemExit(f"{job} failed:\n{result.stderr[-3000:]}")
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
 def span(values: list[float], digits: int) -> str:
     low, high = min(values), max(values)
     return f"{low:,.{digits}f}" if low == high else f"{low:,.{digits}f}-{high:,.{digits}f}"
@@ -165,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not cold and variant:
                     read_all(path)  # the cached cases find every file cached, not those the cold ones left
                 job = {"kind": kind, "path": str(path), "cold": cold, "variant": variant, "batches": args.batches}
-                cells[index].append(run(job, cache))
+                cells[index].append(run(job, cache, __file__))
         key, digits = ("rate", 0) if kind == "epoch" else ("seconds", 2)
         row = [span([figure[key] for figure in cell], digits) for cell in cells]
         print(f"{'':44} {row[0]:>22} {row[1]:>22} {row[2]:>22} {row[3]:>22}")

@@ -235,10 +235,11 @@ def start_stages(config) -> dict:
     return {"stages": stages, "rss_gb": peak_rss_gb()}
 
 
-def run(job: dict, cache: Path) -> dict:
+def run(job: dict, cache: Path, script: str = __file__) -> dict:
+    """`job` done by `script --worker` in a fresh process, with `cache` as its XDG cache folder."""
     env = dict(os.environ, XDG_CACHE_HOME=str(cache), TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run(
-        [sys.executable, __file__, "--worker", json.dumps(job)], env=env, capture_output=True, text=True, cwd=ROOT
+        [sys.executable, script, "--worker", json.dumps(job)], env=env, capture_output=True, text=True, cwd=ROOT
     )
     if result.returncode != 0:
         raise SystemExit(f"{job['kind']} {job.get('mode', '')} on {job['path']} failed:\n{result.stderr[-3000:]}")
