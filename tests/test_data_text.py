@@ -34,6 +34,7 @@ def test_whitespace_is_every_unicode_space_and_abbreviations_expand_in_their_ord
     # follows a word boundary (one pattern over all of them would give "mistersaint.").
     assert clean_text("Mr.St. and Drs. Co.", ["english_cleaners"]) == "misterst. and doctors company"
     assert clean_text("Mrs. Smith, jr.", ["english_cleaners"]) == "misess smith, junior"
+    assert clean_text("\u017ft. Paul", ["english_cleaners"]) == "saint paul"  # a long s, matched ignoring case
 
 
 def test_multilingual_cleaners_keep_every_persian_character():
