@@ -511,7 +511,7 @@ def test_prefetch_to_device_only_for_a_gpu_target(sample_scan):
         assert "GPU" in next(iter(ds))["mel"].device
 
 
-def test_options_follow_the_overlap_setting(sample_scan):
+def test_options_follow_the_overlap_setting(sample_scan, tmp_path):
     items = sample_scan.items[:8]
     tokenizer = tokenizer_for(sample_scan, config().data)
     fast, info = build_pipeline(config(dataset=None), items, tokenizer, training=True)
@@ -525,12 +525,20 @@ def test_options_follow_the_overlap_setting(sample_scan):
         training=True,
     )
     assert ordered.options().deterministic is True and info.num_parallel_calls == 2
-    # Runtime mode reads files every epoch: a pool of its own, with threads beyond the decoding ones
-    # for files being read. Cache mode keeps TensorFlow's shared pool.
+    # Runtime mode and cache mode read and decode files: a pool of their own, with threads beyond the
+    # decoding ones for files being read. The store's epochs keep TensorFlow's shared pool.
     cores = len(os.sched_getaffinity(0))
     assert fast.options().threading.private_threadpool_size == cores + READS_IN_FLIGHT  # runtime mode
     cached, info = build_pipeline(config(dataset=None, preprocessing_mode="cache"), items, tokenizer, training=True)
-    assert cached.options().threading.private_threadpool_size is None and info.preprocessing_mode == "cache"
+    assert cached.options().threading.private_threadpool_size == cores + READS_IN_FLIGHT
+    assert info.preprocessing_mode == "cache"
+    stored, info = build_pipeline(
+        config(dataset=None, preprocessing_mode="precompute", feature_cache_dir=str(tmp_path)),
+        items,
+        tokenizer,
+        training=True,
+    )
+    assert stored.options().threading.private_threadpool_size is None and info.preprocessing_mode == "precompute"
     assert pipeline_threads(config(dataset=None, num_workers=cores + 3).data) == cores + 3 + READS_IN_FLIGHT
     # The precompute pass reads every file too.
     from xtts_cli.data.pipeline import _items_dataset

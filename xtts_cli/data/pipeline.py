@@ -159,17 +159,18 @@ READS_IN_FLIGHT = 6
 
 
 def pipeline_threads(data: DataConfig) -> int:
-    """A runtime-mode pipeline's own thread pool: a thread per core (or per `data.num_workers`) for
-    the decode and `READS_IN_FLIGHT` more. In TensorFlow's shared pool (a thread per core, which the
-    training step's host work also uses) a clip read from a cold disk held a decoding thread for the
-    read: 13,100 distinct WAV files dropped from the page cache read 1,028-1,057 clips/s, against
-    1,294-1,315 with a pool of 8 on this 2-core machine; from the page cache 1,313-1,332 against
-    1,431-1,452. The precompute pass reads every file too and has the same pool (13,100 files: 14.2-15.2
-    s against 17.0-17.1 s cold, 12.5-12.8 s against 13.6 s cached; benchmarks/cold_disk.py). Cache
-    mode and the store's epochs keep the shared pool: with the pool of 8 the cached first epoch at
-    13,100 clips read 1,170 clips/s against 1,250 and its steady epochs 38,488 against 42,800, and
-    the store's steady epochs 11,028 against 12,177 (one full run of benchmarks/data_scale.py each
-    way)."""
+    """The thread pool of a pipeline that decodes clips (runtime mode, cache mode, the precompute
+    pass): a thread per core (or per `data.num_workers`) for the decode and `READS_IN_FLIGHT` more.
+    In TensorFlow's shared pool (a thread per core, which the training step's host work also uses) a
+    clip read from a cold disk held a decoding thread for the read: 13,100 distinct WAV files dropped
+    from the page cache read 1,028-1,057 clips/s in runtime mode, against 1,294-1,315 with a pool of
+    8 on this 2-core machine; from the page cache 1,313-1,332 against 1,431-1,452. The precompute pass
+    over 13,100 files: 14.2-15.2 s against 17.0-17.1 s cold, 12.5-12.8 s against 13.6 s cached
+    (benchmarks/cold_disk.py). Cache mode's first epoch at 13,100 clips (page cache warm, five
+    alternating pairs of fresh processes): 1,191-1,339 clips/s against 1,053-1,186, its steady epochs
+    from memory 36,166-40,195 against 41,211-43,592, far above what a training step draws. The store's
+    epochs keep the shared pool (they decode no clip): with the pool of 8 they read 11,028 clips/s
+    against 12,177 (one full run of benchmarks/data_scale.py each way)."""
     try:
         cores = len(os.sched_getaffinity(0))  # the cores this process may use (a container's share)
     except (AttributeError, OSError):
@@ -414,7 +415,7 @@ def build_pipeline(
     # AUTOTUNE values need the autotuner; with fixed numbers it only resizes buffers, which is
     # part of what optimize_cpu_gpu_overlap asks for.
     options.autotune.enabled = data.optimize_cpu_gpu_overlap or "auto" in (data.num_workers, data.prefetch_buffer_size)
-    if mode == "runtime":  # files read every epoch (see `pipeline_threads`)
+    if mode != "precompute":  # clips read and decoded (see `pipeline_threads`)
         options.threading.private_threadpool_size = pipeline_threads(data)
     ds = ds.with_options(options)  # before the service: the options travel with the graph to the workers
     job = None
