@@ -166,11 +166,12 @@ def pipeline_threads(data: DataConfig) -> int:
     from the page cache read 1,028-1,057 clips/s in runtime mode, against 1,294-1,315 with a pool of
     8 on this 2-core machine; from the page cache 1,313-1,332 against 1,431-1,452. The precompute pass
     over 13,100 files: 14.2-15.2 s against 17.0-17.1 s cold, 12.5-12.8 s against 13.6 s cached
-    (benchmarks/cold_disk.py). Cache mode's first epoch at 13,100 clips (page cache warm, five
-    alternating pairs of fresh processes): 1,191-1,339 clips/s against 1,053-1,186, its steady epochs
-    from memory 36,166-40,195 against 41,211-43,592, far above what a training step draws. The store's
-    epochs keep the shared pool (they decode no clip): with the pool of 8 they read 11,028 clips/s
-    against 12,177 (one full run of benchmarks/data_scale.py each way)."""
+    (benchmarks/cold_disk.py). Cache mode's first epoch at 13,100 clips (page cache warm; three pairs
+    of fresh processes, each right after a runtime-mode one, the order alternated): 1,078-1,259
+    clips/s against 1,015-1,205, +5 % on average; its steady epochs, from memory, 36,708-36,994
+    against 41,242-42,224, far above what a training step draws. The store's epochs keep the shared
+    pool (they decode no clip): with the pool of 8 they read 11,028 clips/s against 12,177 (one full
+    run of benchmarks/data_scale.py each way)."""
     try:
         cores = len(os.sched_getaffinity(0))  # the cores this process may use (a container's share)
     except (AttributeError, OSError):
