@@ -188,6 +188,21 @@ def test_an_epoch_draws_from_the_whole_bucket_not_a_window_of_corpus_order(sampl
             assert any(p > k + 4 for k, p in enumerate(order)), (mode, order)
 
 
+def test_a_bucket_is_a_fresh_permutation_each_epoch_reproducible_from_its_seed():
+    from xtts_cli.data.pipeline import _permuted_places
+
+    def epochs(seed, count=50):
+        ds = _permuted_places(count, seed)
+        return [[int(p) for p in ds.as_numpy_iterator()] for _ in range(3)]
+
+    first = epochs(7)
+    assert all(sorted(order) == list(range(50)) for order in first)  # every place once
+    assert len({tuple(order) for order in first}) == 3  # a new order each epoch
+    assert epochs(7) == first  # the same seed, the same epochs
+    assert epochs(8)[0] != first[0]
+    assert list(_permuted_places(0, 7).as_numpy_iterator()) == []
+
+
 def test_a_large_pipeline_freezes_what_start_up_made(sample_scan, monkeypatch):
     import gc
 

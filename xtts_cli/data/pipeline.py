@@ -365,6 +365,7 @@ def build_pipeline(
                 deterministic=deterministic,
                 seed=seed + k,
                 max_length=shapes[output][0] if shapes else None,
+                split_by_service=bool(service) and data.service_sharding == "dynamic",
             )
             sources.append(_pad_batches(elements, data, output, shapes, training=training))
         if len(sources) == 1:
@@ -647,6 +648,7 @@ def _group_elements(
     deterministic: bool,
     seed: int,
     max_length: Optional[int],
+    split_by_service: bool = False,
 ):
     """Per-clip elements of one source (bucket): token ids, features and their lengths.
 
@@ -686,7 +688,12 @@ def _group_elements(
         # order, shuffled again after the cache). A buffer of `shuffle` places would draw each batch
         # from a window of the corpus order: in a corpus listed speaker by speaker (VCTK, LibriTTS),
         # an epoch would visit the speakers one after another.
-        ds = ds.shuffle(max(len(items), 1), seed=seed, reshuffle_each_iteration=True)
+        if split_by_service:
+            # The service's dynamic sharding splits the places among its workers; it can split a
+            # range, not a permutation drawn in a flat_map (each place came back twice, measured).
+            ds = ds.shuffle(max(len(items), 1), seed=seed, reshuffle_each_iteration=True)
+        else:
+            ds = _permuted_places(len(items), seed)
     if training and mode != "cache":
         # Training drops each bucket's partial last batch; decoding those clips first would be
         # wasted work (a third of the decodes on small buckets). The shuffle above varies which
@@ -703,6 +710,22 @@ def _group_elements(
     if data.pipeline_buffer_size:
         ds = ds.prefetch(data.pipeline_buffer_size)
     return ds
+
+
+def _permuted_places(count: int, seed):
+    """0..count-1 in a fresh random order every epoch (each new iterator), reproducible from `seed`
+    (an int, or a tensor on service workers). One permutation tensor of `count` int64s: a shuffle
+    buffer of the whole bucket held a tensor per place and filled before its first element, which
+    for one bucket of 1,244,386 places took 1.1-1.3 s and 0.25 GB, against 50-70 ms and 0.07 GB."""
+    import tensorflow as tf
+
+    def permutation(draw):
+        places = tf.range(count, dtype=tf.int64)
+        return tf.data.Dataset.from_tensor_slices(
+            tf.random.experimental.stateless_shuffle(places, seed=tf.stack([draw, tf.constant(0, tf.int64)]))
+        )
+
+    return tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).take(1).flat_map(permutation)
 
 
 def _padded_shapes(data: DataConfig, output: Output, plan: Optional[BucketPlan], bucket: int) -> Optional[dict]:
