@@ -313,7 +313,7 @@ def store_chain(features: Path, bytes_per_clip: int) -> dict:
     `blocks_clips_per_s`: the files' bytes alone, as fixed-length blocks of 16 clips' worth (four
     files interleaved; no record framing, shuffle, batching or decode): what tf.data reads the same
     bytes at, so a ceiling for any store format read through it."""
-    from xtts_cli.data.feature_cache import MEL_STEPS_PER_UNIT
+    from xtts_cli.data.features import MEL_STEPS_PER_UNIT
     from xtts_cli.data.host_memory import keep_freed_memory
 
     keep_freed_memory()  # as every process that builds a pipeline does

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data import feature_cache
-from xtts_cli.data.features import LOG_MEL_FLOOR, with_reference
+from xtts_cli.data.features import LOG_MEL_FLOOR, MEL_STEPS_PER_UNIT, with_reference
 from xtts_cli.data.pipeline import READS_IN_FLIGHT, build_pipeline, pipeline_threads, plan_pipeline, tokenizer_for
 from xtts_cli.data.scan import scan_dataset
 from xtts_cli.data.text import Tokenizer
@@ -333,8 +333,8 @@ def epoch_clips(batches) -> list[tuple]:
     return clips
 
 
-# The store keeps log-mels in steps of 1 / MEL_STEPS_PER_UNIT: each value within half a step.
-STORE_TOLERANCE = 0.5 / feature_cache.MEL_STEPS_PER_UNIT + 1e-5
+# The cache and the store keep log-mels in steps of 1 / MEL_STEPS_PER_UNIT: each value within half a step.
+STORE_TOLERANCE = 0.5 / MEL_STEPS_PER_UNIT + 1e-5
 
 
 def assert_same_clips(got: list[tuple], expected: list[tuple], what: str) -> None:
@@ -509,6 +509,12 @@ def test_cache_precompute_and_runtime_give_the_same_clips_every_epoch(fixture_sc
         assert_same_clips(first, reference, f"{mode}, epoch 1")
         assert_same_clips(second, reference, f"{mode}, epoch 2")
         assert shapes[mode] == shapes["runtime"], mode  # the planned bucket shapes
+
+    # The cache keeps log-mels in the store's 16-bit steps: the two serve the very same values.
+    def exact(clips):
+        return sorted((ids, frames, mel.tobytes()) for ids, frames, mel in clips)
+
+    assert exact(epochs["cache"][1]) == exact(epochs["precompute"][0]) != exact(reference)
 
 
 def test_prefetch_to_device_only_for_a_gpu_target(sample_scan):

@@ -72,7 +72,7 @@ def test_the_plan_counts_batches_shapes_and_the_empty_epoch(sample) -> None:
     validation = plan_pipeline(data, items, tokenizer, training=False, budget_bytes=10**12)
     assert validation.batches_per_epoch == sum(-(-n // 4) for n in validation.group_sizes)
     assert validation.shuffle_buffer_size == 0 and not validation.drop_remainder
-    assert training.decision.feature_bytes == sum(training.frames) * data.n_mels * 4
+    assert training.decision.feature_bytes == sum(training.frames) * data.n_mels * 2  # 16-bit steps
     # A training epoch opens with one batch from each bucket that has any; validation reads in order.
     assert training.buckets_started == 3 and validation.buckets_started == 0
     assert buckets_started([2, 0, 5], training=True) == 2 and buckets_started([7], training=True) == 0
@@ -125,7 +125,7 @@ def test_auto_caches_what_fits_and_precomputes_what_does_not() -> None:
         decide_mode(DataConfig(preprocessing_mode="cache", cache_memory_limit="1GB"), 3 * 10**9)
     message = str(error.value)
     assert "need 3.0 GB" in message and "1.0 GB budget" in message and "precompute" in error.value.hint
-    # The auto budget is half the memory available now.
+    # The auto budget is a quarter of the memory available now.
     assert decide_mode(auto, 1).budget_bytes > 0
 
 
@@ -206,8 +206,8 @@ def test_the_precompute_store_is_a_few_length_ordered_shards_that_change_locally
 
 
 def test_stored_log_mels_are_16_bit_steps_above_the_floor() -> None:
-    from xtts_cli.data.feature_cache import MEL_STEPS_PER_UNIT, stored_value_bytes, stored_values
-    from xtts_cli.data.features import LOG_MEL_FLOOR
+    from xtts_cli.data.feature_cache import stored_values
+    from xtts_cli.data.features import LOG_MEL_FLOOR, MEL_STEPS_PER_UNIT, stored_value_bytes
 
     floor = np.float32(LOG_MEL_FLOOR)
     rng = np.random.default_rng(3)

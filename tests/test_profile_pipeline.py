@@ -47,7 +47,7 @@ def test_sample_json_has_every_figure_and_the_stages(runner) -> None:
     assert payload["dataset"]["format"] == "ljspeech" and payload["dataset"]["items"] == 40
     assert payload["dataset"]["speakers"] == 4 and 0.02 < payload["dataset"]["hours"] < 0.03
     # 93.9 s of audio at 22,050 Hz, hop 256: about 8,100 frames of 80 float32 mels (plus one frame a clip).
-    assert 80 * 4 * (93.9 * 22050 / 256) < payload["feature_bytes_estimate"] < 80 * 4 * (94 * 22050 / 256 + 40)
+    assert 80 * 2 * (93.9 * 22050 / 256) < payload["feature_bytes_estimate"] < 80 * 2 * (94 * 22050 / 256 + 40)
     assert payload["batch_size"] == 8 and payload["preprocessing_mode"] == "cache"
     assert [stage["name"] for stage in payload["stages"]] == ["read", "decode", "features", "batch"]
     previous = 0.0

@@ -194,7 +194,7 @@ class DataConfig(_Section):
     cache_memory_limit: Union[Auto, ByteSize] = Field(
         "auto",
         description="Memory the in-memory feature cache may take, in bytes or with a unit (`8GB`, `512MiB`). "
-        "`auto`: half the memory the machine has available when the run starts. `auto` mode caches only "
+        "`auto`: a quarter of the memory the machine has available when the run starts. `auto` mode caches only "
         "below it; an explicit `cache` over it is an error.",
     )
     feature_cache_dir: Optional[str] = Field(

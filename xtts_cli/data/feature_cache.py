@@ -8,14 +8,10 @@ frame (int32) and the magic `XTTSFT01`. The reader takes the clip records only; 
 start check a shard without reading it.
 
 A log-mel `[frames, n_mels]` is stored in 16-bit fixed point above the floor batches are padded
-with: `round((log_mel - LOG_MEL_FLOOR) * MEL_STEPS_PER_UNIT)` as uint16, so the zeros `decode_raw`
-pads a record with become the floor when it is scaled back, and a value is within half a step
-(0.00049, natural-log units; an amplitude within 0.05 %) of the computed one, below the float32
-round-off of the feature computation itself in the quietest bins (about 1e-3 against a float64
-one). Half the bytes of float32: the store, its share of the page cache and what an epoch reads
-are halved, and an epoch at 13,100 clips read 1.4-1.5x as fast (measured). A value more than 64 units
-above the floor (a mel energy e^52 times the floor's, which audio in [-1, 1] does not reach) is
-stored as the largest step. Audio samples are stored as float32.
+with (`features.MEL_STEPS_PER_UNIT`, as the in-memory cache keeps it), so the zeros `decode_raw` pads
+a record with become the floor when it is scaled back. Half the bytes of float32: the store, its
+share of the page cache and what an epoch reads are halved, and an epoch at 13,100 clips read
+1.4-1.5x as fast (measured). Audio samples are stored as float32.
 
 - Which clips share a shard: the clips, each once, sorted by duration (then path), cut into runs
   after every clip whose path hashes to 0 modulo `period` (content-defined boundaries, about
@@ -61,7 +57,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from xtts_cli.config.schema import DataConfig
-from xtts_cli.data.features import LOG_MEL_FLOOR
+from xtts_cli.data.features import LOG_MEL_FLOOR, MEL_STEPS_PER_UNIT, stored_value_bytes
 from xtts_cli.data.plan import feature_bytes, gigabytes, mel_frames
 from xtts_cli.data.scan import DatasetItem, dataset_root
 from xtts_cli.errors import XttsError, tensorflow_cause
@@ -78,8 +74,6 @@ MIN_PERIOD = 16
 MAX_PERIOD = 1024
 # A run of clips with no boundary hash is cut at this many periods, so no shard grows unbounded.
 MAX_RUN = 4
-# Stored log-mels: uint16 steps of 1/MEL_STEPS_PER_UNIT above LOG_MEL_FLOOR (see above).
-MEL_STEPS_PER_UNIT = 1024
 # A pass longer than this says how far it is, at most this often (after a shard is written).
 PROGRESS_EVERY_S = 15.0
 # Shards no run has used for this long are removed (see above); temporary files after a day.
@@ -89,11 +83,6 @@ _TEMP_AFTER_S = 24 * 3600
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 # Bump when the feature computation or the store's layout changes in a way the settings below do not capture.
 FEATURE_VERSION = 4
-
-
-def stored_value_bytes(output: str) -> int:
-    """Bytes of one stored value: a log-mel's 16-bit step count, or an audio sample's float32."""
-    return 2 if output == "mel" else 4
 
 
 def stored_values(features: np.ndarray, output: str) -> np.ndarray:
@@ -381,7 +370,7 @@ def store_bytes(items: Sequence[DatasetItem], data: DataConfig, output: str, sha
     the scan's headers give (silence trimming only shortens them), each record's framing, and each
     shard's index record."""
     frames = [mel_frames(item, data) for item in items]
-    values = feature_bytes(frames, data, "mel" if output == "mel" else "audio") // 4 * stored_value_bytes(output)
+    values = feature_bytes(frames, data, "mel" if output == "mel" else "audio")
     return values + (_FRAMING + 8) * len(items) + (_FRAMING + _FOOTER) * shards
 
 

@@ -24,6 +24,37 @@ from xtts_cli.config.schema import DataConfig
 MEL_FLOOR = 1e-5
 LOG_MEL_FLOOR = math.log(MEL_FLOOR)  # also the padding value of mel batches
 
+# Log-mels as the pipeline keeps them, in memory (cache mode) and on disk (the precompute store):
+# uint16 steps of 1/MEL_STEPS_PER_UNIT above LOG_MEL_FLOOR, `round((log_mel - LOG_MEL_FLOOR) *
+# MEL_STEPS_PER_UNIT)`. Zero steps are the floor, so zero padding scales back to the floor batches
+# are padded with. A value is within half a step (0.00049, natural-log units; an amplitude within
+# 0.05 %) of the computed one, below the float32 round-off of the computation itself in the
+# quietest bins (about 1e-3 against a float64 one). A value more than 64 units above the floor (a
+# mel energy e^52 times the floor's, which audio in [-1, 1] does not reach) is kept as the largest
+# step. Audio samples are kept as float32.
+MEL_STEPS_PER_UNIT = 1024
+
+
+def stored_value_bytes(output: str) -> int:
+    """Bytes of one kept value (in the cache or the store): a log-mel's 16-bit step count, or an
+    audio sample's float32."""
+    return 2 if output == "mel" else 4
+
+
+def mel_steps(values):
+    """float32 log-mels -> their uint16 steps (see MEL_STEPS_PER_UNIT); graph ops."""
+    import tensorflow as tf
+
+    steps = tf.round((values - LOG_MEL_FLOOR) * float(MEL_STEPS_PER_UNIT))
+    return tf.cast(tf.clip_by_value(steps, 0.0, float(np.iinfo(np.uint16).max)), tf.uint16)
+
+
+def mel_from_steps(steps):
+    """uint16 steps -> float32 log-mels; zero steps (padding) give the floor."""
+    import tensorflow as tf
+
+    return tf.cast(steps, tf.float32) * (1.0 / MEL_STEPS_PER_UNIT) + LOG_MEL_FLOOR
+
 
 def _hz_to_mel(hz: np.ndarray | float, htk: bool) -> np.ndarray:
     hz = np.asanyarray(hz, dtype=np.float64)

@@ -20,6 +20,7 @@ from pydantic.dataclasses import dataclass
 
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS, AudioHeaderError
+from xtts_cli.data.features import stored_value_bytes
 from xtts_cli.data.layouts import Entry, read_layout, read_lines
 from xtts_cli.data.scan_cache import HeaderCache, ScanMemo, cache_path
 from xtts_cli.data.text import clean_text
@@ -145,12 +146,12 @@ class ScanReport(BaseModel):
         return self.train + self.eval
 
     def feature_bytes(self, n_mels: int, sample_rate: int, hop_length: int) -> int:
-        """Bytes the float32 log-mel features of every clip take (what cache mode holds in memory),
-        from the headers alone: frames = 1 + samples at the training rate // hop."""
+        """Bytes the log-mel features of every clip take (what cache mode holds in memory, as 16-bit
+        steps), from the headers alone: frames = 1 + samples at the training rate // hop."""
         frames = sum(
             1 + item.audio.num_samples * sample_rate // item.audio.sample_rate // hop_length for item in self.items
         )
-        return frames * n_mels * 4
+        return frames * n_mels * stored_value_bytes("mel")
 
     def epoch_items(self) -> list[DatasetItem]:
         """The training items of one epoch: each dataset's clips repeated as its weight asks."""
