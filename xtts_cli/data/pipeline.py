@@ -86,7 +86,9 @@ class PipelineInfo(BaseModel):
     training: bool
     preprocessing_mode: str = Field(description="Resolved: runtime, cache or precompute (never auto).")
     preprocessing_reason: str = Field("", description="Why: set in the config, or what `auto` weighed.")
-    feature_bytes_estimate: int = Field(0, description="Float32 features of the pipeline's clips, from the headers.")
+    feature_bytes_estimate: int = Field(
+        0, description="Bytes of the pipeline's features as kept (16-bit log-mels, float32 audio), from the headers."
+    )
     cache_memory_limit_bytes: Optional[int] = Field(
         None, description="The cache budget; empty: the machine did not say."
     )

@@ -92,7 +92,9 @@ class DatasetSummary(BaseModel):
     speakers: int
     duration_histogram: list[DurationBin]
     bad_files: list[dict[str, Optional[str]]]
-    feature_bytes_estimate: int = Field(0, description="Float32 mel features of every clip, from the headers.")
+    feature_bytes_estimate: int = Field(
+        0, description="Log-mel features of every clip as the cache keeps them (16-bit), from the headers."
+    )
     cache_memory_limit_bytes: Optional[int] = Field(
         None, description="data.cache_memory_limit resolved; empty: unknown."
     )
