@@ -146,6 +146,24 @@ def test_validate_refuses_an_explicit_cache_over_budget(runner, write_config) ->
     assert fits["dataset"]["feature_bytes_estimate"] > 10**6 == fits["dataset"]["cache_memory_limit_bytes"]
 
 
+def test_a_data_model_split_is_weighed_as_the_audio_it_caches(runner, write_config) -> None:
+    # Under a data-GPU / model-GPU split the pipeline hands over (and cache mode keeps) float32 audio:
+    # hop_length x 4 bytes a frame against n_mels x 2 for 16-bit log-mels, 6.4x with the defaults.
+    def report(text: str, name: str) -> dict:
+        return json.loads(runner.invoke(app, ["validate", "-c", str(write_config(text, name=name)), "--json"]).stdout)
+
+    mel = report("data:\n  preprocessing_mode: runtime\n", "mel.yaml")["dataset"]["feature_bytes_estimate"]
+    budget = f"data:\n  preprocessing_mode: cache\n  cache_memory_limit: {2 * mel}\n"
+    split = "devices:\n  logical_cpu_devices: 2\n  data_gpu: 0\n  model_gpu: 1\n"
+    alone, beside = report(budget, "alone.yaml"), report(budget + split, "split.yaml")
+    assert (
+        beside["dataset"]["feature_bytes_estimate"] * 5 == mel * 32 == alone["dataset"]["feature_bytes_estimate"] * 32
+    )
+    assert not [f for f in alone["findings"] if f["id"] == "data-cache-over-budget"]
+    (finding,) = [f for f in beside["findings"] if f["id"] == "data-cache-over-budget"]
+    assert finding["severity"] == "error"
+
+
 def synthetic_items(count: int, seed: int = 0, name: str = "c") -> list:
     from xtts_cli.data.scan import AudioInfo, DatasetItem
 

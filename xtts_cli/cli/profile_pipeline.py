@@ -111,9 +111,7 @@ def profile_pipeline(
             "speakers": len(scan.speakers),
             "hours": round(scan.total_hours, 4),
         }
-        payload["feature_bytes_estimate"] = scan.feature_bytes(
-            cfg.data.n_mels, cfg.data.sample_rate, cfg.data.hop_length
-        )
+        payload["feature_bytes_estimate"] = scan.feature_bytes(cfg.data)
         if report is not None:
             payload["sweep"] = [cell.model_dump(mode="json") for cell in report.cells]
             payload["best"] = report.best.model_dump(mode="json")

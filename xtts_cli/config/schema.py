@@ -482,6 +482,12 @@ class DevicesConfig(_Section):
         "use them where GPUs would be (`data_gpu`/`model_gpu` then index these). 0: off.",
     )
 
+    @property
+    def splits_data_and_model(self) -> bool:
+        """A data-GPU / model-GPU split is asked for: the pipeline then hands over audio, and the data
+        device computes the log-mels."""
+        return self.data_gpu is not None and self.model_gpu is not None
+
     @model_validator(mode="after")
     def _split_is_a_pair(self) -> DevicesConfig:
         if (self.data_gpu is None) != (self.model_gpu is None):

@@ -41,6 +41,14 @@ def stored_value_bytes(output: str) -> int:
     return 2 if output == "mel" else 4
 
 
+def kept_bytes(frames: int, data: DataConfig, output: str) -> int:
+    """Bytes `frames` frames of features take as the pipeline keeps them (cache mode in memory, the
+    store on disk before its framing): n_mels 16-bit log-mel steps a frame, or hop_length float32
+    samples (the audio a data-GPU / model-GPU split hands over)."""
+    per_frame = data.n_mels if output == "mel" else data.hop_length
+    return frames * per_frame * stored_value_bytes(output)
+
+
 def mel_steps(values):
     """float32 log-mels -> their uint16 steps (see MEL_STEPS_PER_UNIT); graph ops."""
     import tensorflow as tf

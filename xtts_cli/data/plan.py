@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.audio import CODECS
 from xtts_cli.data.bucketing import BucketPlan, plan_buckets
-from xtts_cli.data.features import stored_value_bytes
+from xtts_cli.data.features import kept_bytes
 from xtts_cli.data.scan import DatasetItem
 from xtts_cli.data.text import Tokenizer, UnknownCharactersError
 from xtts_cli.errors import XttsError
@@ -301,9 +301,7 @@ def encode_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> TokenIds
 def feature_bytes(frames: Sequence[int], data: DataConfig, output: Output) -> int:
     """Bytes the pipeline's features take in memory (cache mode) or on disk (the store, before its
     framing): mel frames x n_mels 16-bit steps, or float32 samples."""
-    total = int(np.sum(frames, dtype=np.int64))
-    per_frame = data.n_mels if output == "mel" else data.hop_length
-    return total * per_frame * stored_value_bytes(output)
+    return kept_bytes(int(np.sum(frames, dtype=np.int64)), data, output)
 
 
 def plan_pipeline(

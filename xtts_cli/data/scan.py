@@ -20,7 +20,7 @@ from pydantic.dataclasses import dataclass
 
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS, AudioHeaderError
-from xtts_cli.data.features import stored_value_bytes
+from xtts_cli.data.features import kept_bytes
 from xtts_cli.data.layouts import Entry, read_layout, read_lines
 from xtts_cli.data.scan_cache import HeaderCache, ScanMemo, cache_path
 from xtts_cli.data.text import clean_text
@@ -145,13 +145,15 @@ class ScanReport(BaseModel):
     def items(self) -> list[DatasetItem]:
         return self.train + self.eval
 
-    def feature_bytes(self, n_mels: int, sample_rate: int, hop_length: int) -> int:
-        """Bytes the log-mel features of every clip take (what cache mode holds in memory, as 16-bit
-        steps), from the headers alone: frames = 1 + samples at the training rate // hop."""
+    def feature_bytes(self, data: DataConfig, output: Literal["mel", "audio"] = "mel") -> int:
+        """Bytes the features of every clip take as cache mode holds them (`features.kept_bytes`:
+        16-bit log-mels, or float32 audio for a data/model split), from the headers alone: frames = 1
+        + samples at the training rate // hop."""
         frames = sum(
-            1 + item.audio.num_samples * sample_rate // item.audio.sample_rate // hop_length for item in self.items
+            1 + item.audio.num_samples * data.sample_rate // item.audio.sample_rate // data.hop_length
+            for item in self.items
         )
-        return frames * n_mels * stored_value_bytes("mel")
+        return kept_bytes(frames, data, output)
 
     def epoch_items(self) -> list[DatasetItem]:
         """The training items of one epoch: each dataset's clips repeated as its weight asks."""

@@ -322,7 +322,7 @@ def _plan_cpu_twin(tf, devices: DevicesConfig) -> DevicePlan:
 def _plan_gpus(tf, devices: DevicesConfig) -> DevicePlan:
     physical = tf.config.list_physical_devices("GPU")
     nvml_gpus, _, _ = query_nvml()
-    split = devices.data_gpu is not None and devices.model_gpu is not None
+    split = devices.splits_data_and_model
     if split:
         for what in ("data_gpu", "model_gpu"):
             index = getattr(devices, what)
@@ -375,7 +375,7 @@ def _plan_from_names(
     gpus: tuple[GpuInfo, ...],
     notes: tuple[str, ...] = (),
 ) -> DevicePlan:
-    if devices.data_gpu is not None and devices.model_gpu is not None:
+    if devices.data_gpu is not None and devices.model_gpu is not None:  # spelled out: mypy narrows both
         for what in ("data_gpu", "model_gpu"):
             index = getattr(devices, what)
             if index >= len(names):

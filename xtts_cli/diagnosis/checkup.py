@@ -93,7 +93,9 @@ class DatasetSummary(BaseModel):
     duration_histogram: list[DurationBin]
     bad_files: list[dict[str, Optional[str]]]
     feature_bytes_estimate: int = Field(
-        0, description="Log-mel features of every clip as the cache keeps them (16-bit), from the headers."
+        0,
+        description="Features of every clip as cache mode keeps them in memory, from the headers: 16-bit "
+        "log-mels, or float32 audio when devices.data_gpu/model_gpu split the run.",
     )
     cache_memory_limit_bytes: Optional[int] = Field(
         None, description="data.cache_memory_limit resolved; empty: unknown."
@@ -145,13 +147,14 @@ def duration_histogram(durations: list[float], bins: int = HISTOGRAM_BINS) -> li
     return [DurationBin(low=low + i * width, high=low + (i + 1) * width, count=c) for i, c in enumerate(counts)]
 
 
-def summarize_dataset(scan, data=None) -> DatasetSummary:
-    """The scan's report; with `data` (the config's DataConfig) also the feature memory and the mode it gives."""
+def summarize_dataset(scan, data=None, output: str = "mel") -> DatasetSummary:
+    """The scan's report; with `data` (the config's DataConfig) also the feature memory and the mode it
+    gives, for the pipeline `output` the run uses ("audio" under a data/model split)."""
     memory = {}
     if data is not None:
         from xtts_cli.data.plan import cache_budget_bytes, decide_mode
 
-        need = scan.feature_bytes(data.n_mels, data.sample_rate, data.hop_length)
+        need = scan.feature_bytes(data, output)
         budget = cache_budget_bytes(data)
         mode = None
         try:
@@ -282,7 +285,7 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
                 else None,
             )
         )
-    summary = summarize_dataset(scan, config.data)
+    summary = summarize_dataset(scan, config.data, "audio" if config.devices.splits_data_and_model else "mel")
     return scan, summary, found + memory_findings(summary, config.data)
 
 

@@ -630,7 +630,7 @@ def sweep(
     from xtts_cli.data.plan import decide_mode
 
     data = config.data
-    resolved = decide_mode(data, scan.feature_bytes(data.n_mels, data.sample_rate, data.hop_length)).mode
+    resolved = decide_mode(data, scan.feature_bytes(data)).mode
     settings = _recommend(cells, config, resolved)
     change = {f"data.{key}": value for key, value in settings.items() if value != getattr(config.data, key)}
     notes = [
