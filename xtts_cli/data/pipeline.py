@@ -165,8 +165,8 @@ def pipeline_threads(data: DataConfig) -> int:
     over 13,100 files: 14.2-15.2 s against 17.0-17.1 s cold, 12.5-12.8 s against 13.6 s cached
     (benchmarks/cold_disk.py). Cache mode's first epoch at 13,100 clips (page cache warm; three pairs
     of fresh processes, each right after a runtime-mode one, the order alternated): 1,078-1,259
-    clips/s against 1,015-1,205, +5 % on average; its steady epochs, from memory, 36,708-36,994
-    against 41,242-42,224, far above what a training step draws. The store's epochs keep the shared
+    clips/s against 1,015-1,205, +5 % on average; its steady epochs, from memory (float32 values
+    then), 36,708-36,994 against 41,242-42,224, far above what a training step draws. The store's epochs keep the shared
     pool (they decode no clip): with the pool of 8 they read 11,028 clips/s against 12,177 (one full
     run of benchmarks/data_scale.py each way)."""
     try:
