@@ -517,6 +517,52 @@ def test_cache_precompute_and_runtime_give_the_same_clips_every_epoch(fixture_sc
     assert exact(epochs["cache"][1]) == exact(epochs["precompute"][0]) != exact(reference)
 
 
+def test_cache_and_store_keep_samples_as_16_bit_steps(fixture_scan, tmp_path):
+    # The audio a data-GPU / model-GPU split hands over: kept as int16 steps of 1/32768, a 16-bit
+    # file's own. A 16-bit clip at the training rate is kept exactly; any other (24-bit, float,
+    # resampled, lossy) within half a step. Cache and store serve the very same samples.
+    tokenizer = tokenizer_for(fixture_scan, config().data)
+    exact_formats = sum(
+        1
+        for item in fixture_scan.items
+        if item.audio.bit_depth in (8, 16) and item.audio.sample_rate == 22050 and item.audio.channels == 1
+    )
+    served = {}
+    for mode in ("runtime", "cache", "precompute"):
+        cfg = config(preprocessing_mode=mode, batch_size=1, feature_cache_dir=str(tmp_path / "features"))
+        ds, info = build_pipeline(cfg, fixture_scan.items, tokenizer, training=True, output="audio")
+        assert info.preprocessing_mode == mode
+        batches = epoch(ds) if mode != "cache" else [epoch(ds), epoch(ds)][1]  # the second epoch: from memory
+        clips = []
+        for b in batches:
+            assert b["audio"].dtype == np.float32
+            samples = np.arange(b["audio"].shape[1])[None, :] >= b["audio_lengths"][:, None]
+            assert np.all(b["audio"][samples] == 0.0), mode  # padded with silence
+            n = int(b["audio_lengths"][0])
+            clips.append((tuple(b["text_ids"][0, : b["text_lengths"][0]].tolist()), n, b["audio"][0, :n]))
+        served[mode] = clips
+    assert len(served["runtime"]) == len(fixture_scan.items)
+
+    def exact(clips):
+        return sorted((ids, n, audio.tobytes()) for ids, n, audio in clips)
+
+    assert exact(served["cache"]) == exact(served["precompute"])
+    left, same = list(served["runtime"]), 0
+    for ids, n, audio in served["cache"]:
+        match = next(
+            (
+                k
+                for k, (their_ids, their_n, theirs) in enumerate(left)
+                if (their_ids, their_n) == (ids, n) and np.abs(theirs - audio).max() <= 0.5 / 32768 + 1e-9
+            ),
+            None,
+        )
+        assert match is not None, f"no runtime clip within half a step of the cached one of {n} samples"
+        same += left.pop(match)[2].tobytes() == audio.tobytes()
+        assert np.all(np.abs(audio) <= 1.0) and np.all(np.round(audio * 32768) == audio * 32768)
+    assert exact_formats <= same < len(served["runtime"])
+
+
 def test_prefetch_to_device_only_for_a_gpu_target(sample_scan):
     items = sample_scan.items[:8]
     tokenizer = tokenizer_for(sample_scan, config().data)

@@ -147,8 +147,8 @@ def test_validate_refuses_an_explicit_cache_over_budget(runner, write_config) ->
 
 
 def test_a_data_model_split_is_weighed_as_the_audio_it_caches(runner, write_config) -> None:
-    # Under a data-GPU / model-GPU split the pipeline hands over (and cache mode keeps) float32 audio:
-    # hop_length x 4 bytes a frame against n_mels x 2 for 16-bit log-mels, 6.4x with the defaults.
+    # Under a data-GPU / model-GPU split the pipeline hands over (and cache mode keeps) audio: hop_length
+    # 16-bit samples a frame against n_mels 16-bit log-mel steps, 3.2x with the defaults.
     def report(text: str, name: str) -> dict:
         return json.loads(runner.invoke(app, ["validate", "-c", str(write_config(text, name=name)), "--json"]).stdout)
 
@@ -157,7 +157,7 @@ def test_a_data_model_split_is_weighed_as_the_audio_it_caches(runner, write_conf
     split = "devices:\n  logical_cpu_devices: 2\n  data_gpu: 0\n  model_gpu: 1\n"
     alone, beside = report(budget, "alone.yaml"), report(budget + split, "split.yaml")
     assert (
-        beside["dataset"]["feature_bytes_estimate"] * 5 == mel * 32 == alone["dataset"]["feature_bytes_estimate"] * 32
+        beside["dataset"]["feature_bytes_estimate"] * 5 == mel * 16 == alone["dataset"]["feature_bytes_estimate"] * 16
     )
     assert not [f for f in alone["findings"] if f["id"] == "data-cache-over-budget"]
     (finding,) = [f for f in beside["findings"] if f["id"] == "data-cache-over-budget"]
@@ -223,26 +223,34 @@ def test_the_precompute_store_is_a_few_length_ordered_shards_that_change_locally
     assert all(len(users) == 2 for shard, _ in repeated for users in shard.users)
 
 
-def test_stored_log_mels_are_16_bit_steps_above_the_floor() -> None:
-    from xtts_cli.data.feature_cache import stored_values
-    from xtts_cli.data.features import LOG_MEL_FLOOR, MEL_STEPS_PER_UNIT, stored_value_bytes
+def test_stored_values_are_16_bit_steps() -> None:
+    from xtts_cli.data.features import KEPT_VALUE_BYTES, LOG_MEL_FLOOR, MEL_STEPS_PER_UNIT, stored_steps
 
+    assert KEPT_VALUE_BYTES == 2
     floor = np.float32(LOG_MEL_FLOOR)
     rng = np.random.default_rng(3)
     mel = (floor + rng.uniform(0.0, 20.0, size=(50, 80))).astype(np.float32)
     mel[0] = floor  # silent frames: the padding value itself
     mel[1, :3] = floor + np.float32([64.0, 70.0, 1e9])  # beyond any mel of audio in [-1, 1]
-    stored = stored_values(mel, "mel")
-    assert stored.dtype == np.dtype("<u2") and stored.shape == mel.shape and stored_value_bytes("mel") == 2
+    stored = stored_steps(mel, "mel")
+    assert stored.dtype == np.dtype("<u2") and stored.shape == mel.shape
     assert (stored[0] == 0).all()  # so decode_raw's zero padding reads back as the floor
     assert (stored[1, :3] == np.iinfo(np.uint16).max).all()
     back = stored.astype(np.float32) / MEL_STEPS_PER_UNIT + floor
     error = np.abs(back - mel)[2:]
     assert error.max() <= 0.5 / MEL_STEPS_PER_UNIT + 1e-5 and error.mean() > 0.1 / MEL_STEPS_PER_UNIT
-    # Audio samples are kept as they are.
+
+    # Audio samples as int16 steps of 1/32768: a 16-bit file's own samples (k / 32768) exactly, any
+    # other within half a step, full scale and beyond at the end steps, silence as zero.
+    pcm16 = np.arange(-32768, 32768, 7, dtype=np.int16)
+    assert (stored_steps(pcm16.astype(np.float32) / 32768, "audio") == pcm16).all()
     audio = rng.uniform(-1.0, 1.0, size=1000).astype(np.float32)
-    assert stored_values(audio, "audio").tobytes() == audio.astype("<f4").tobytes()
-    assert stored_value_bytes("audio") == 4
+    audio[:4] = [0.0, 1.0, -1.0, 1.5]
+    stored = stored_steps(audio, "audio")
+    assert stored.dtype == np.dtype("<i2") and stored.shape == audio.shape
+    assert stored[:4].tolist() == [0, 32767, -32768, 32767]
+    error = np.abs(stored.astype(np.float32) / 32768 - audio)[4:]
+    assert error.max() <= 0.5 / 32768 + 1e-9 and error.mean() > 0.1 / 32768
 
 
 def test_the_store_removes_what_no_run_has_used_for_a_month(tmp_path) -> None:

@@ -11,7 +11,8 @@ A log-mel `[frames, n_mels]` is stored in 16-bit fixed point above the floor bat
 with (`features.MEL_STEPS_PER_UNIT`, as the in-memory cache keeps it), so the zeros `decode_raw` pads
 a record with become the floor when it is scaled back. Half the bytes of float32: the store, its
 share of the page cache and what an epoch reads are halved, and an epoch at 13,100 clips read
-1.4-1.5x as fast (measured). Audio samples are stored as float32.
+1.4-1.5x as fast (measured). Audio samples (a data-GPU / model-GPU split's) are stored as int16
+steps (`features.AUDIO_STEPS_PER_UNIT`), a 16-bit file's own: zero padding is silence.
 
 - Which clips share a shard: the clips, each once, sorted by duration (then path), cut into runs
   after every clip whose path hashes to 0 modulo `period` (content-defined boundaries, about
@@ -57,7 +58,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from xtts_cli.config.schema import DataConfig
-from xtts_cli.data.features import LOG_MEL_FLOOR, MEL_STEPS_PER_UNIT, stored_value_bytes
+from xtts_cli.data.features import AUDIO_STEPS_PER_UNIT, KEPT_VALUE_BYTES, stored_steps
 from xtts_cli.data.plan import feature_bytes, gigabytes, mel_frames
 from xtts_cli.data.scan import DatasetItem, dataset_root
 from xtts_cli.errors import XttsError, tensorflow_cause
@@ -83,14 +84,6 @@ _TEMP_AFTER_S = 24 * 3600
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 # Bump when the feature computation or the store's layout changes in a way the settings below do not capture.
 FEATURE_VERSION = 4
-
-
-def stored_values(features: np.ndarray, output: str) -> np.ndarray:
-    """A clip's computed features as the store keeps them (see above), little-endian."""
-    if output != "mel":
-        return np.ascontiguousarray(features, dtype="<f4")
-    steps = np.rint((features - np.float32(LOG_MEL_FLOOR)) * np.float32(MEL_STEPS_PER_UNIT))
-    return np.clip(steps, 0, np.iinfo(np.uint16).max).astype("<u2")
 
 
 class PrecomputeResult(BaseModel):
@@ -141,6 +134,10 @@ def feature_settings(data: DataConfig, output: str) -> dict:
     )
     settings = {name: getattr(data, name) for name in names}
     settings.update(output=output, version=FEATURE_VERSION)
+    if output == "audio":
+        # Samples were stored as float32 before: such a store is of other settings, rebuilt once in
+        # a folder of its own (the old one is swept once unused for 30 days). Log-mel stores keep theirs.
+        settings.update(audio_steps_per_unit=AUDIO_STEPS_PER_UNIT)
     return settings
 
 
@@ -279,7 +276,7 @@ def precompute_features(
             hint="set data.feature_cache_dir to a writable folder",
         ) from None
     planned = plan_shards(items, directory)
-    value_bytes = stored_value_bytes(output)
+    value_bytes = KEPT_VALUE_BYTES
     missing = [
         (shard, members) for shard, members in planned if read_index(shard.path, len(members), value_bytes) is None
     ]
@@ -307,7 +304,7 @@ def precompute_features(
         def clips(count: int):
             nonlocal done
             for _ in range(count):
-                yield stored_values(next(stream), output)
+                yield stored_steps(next(stream), output)
                 done += 1
 
         told = began

@@ -31,37 +31,68 @@ LOG_MEL_FLOOR = math.log(MEL_FLOOR)  # also the padding value of mel batches
 # 0.05 %) of the computed one, below the float32 round-off of the computation itself in the
 # quietest bins (about 1e-3 against a float64 one). A value more than 64 units above the floor (a
 # mel energy e^52 times the floor's, which audio in [-1, 1] does not reach) is kept as the largest
-# step. Audio samples are kept as float32.
+# step.
 MEL_STEPS_PER_UNIT = 1024
 
+# Audio samples as the pipeline keeps them (what it hands over in a data-GPU / model-GPU split):
+# int16 steps of 1/AUDIO_STEPS_PER_UNIT, `round(sample * AUDIO_STEPS_PER_UNIT)`. Those are a 16-bit
+# PCM file's own steps (its samples decode as k / 32768), so a 16-bit clip at the run's sample rate
+# is kept exactly; a resampled, 24-bit, float or compressed one within half a step (-96 dB of full
+# scale, the rounding every 16-bit recording has). A sample at full scale or beyond is kept as the
+# end step. Zero steps are silence, the padding value of audio batches.
+AUDIO_STEPS_PER_UNIT = 32768
 
-def stored_value_bytes(output: str) -> int:
-    """Bytes of one kept value (in the cache or the store): a log-mel's 16-bit step count, or an
-    audio sample's float32."""
-    return 2 if output == "mel" else 4
+# Bytes of one kept value, in the cache or the store: a 16-bit step, of a log-mel or a sample.
+KEPT_VALUE_BYTES = 2
+KEPT_DTYPES = {"mel": np.dtype("<u2"), "audio": np.dtype("<i2")}
 
 
 def kept_bytes(frames: int, data: DataConfig, output: str) -> int:
     """Bytes `frames` frames of features take as the pipeline keeps them (cache mode in memory, the
-    store on disk before its framing): n_mels 16-bit log-mel steps a frame, or hop_length float32
+    store on disk before its framing): n_mels 16-bit log-mel steps a frame, or hop_length 16-bit
     samples (the audio a data-GPU / model-GPU split hands over)."""
     per_frame = data.n_mels if output == "mel" else data.hop_length
-    return frames * per_frame * stored_value_bytes(output)
+    return frames * per_frame * KEPT_VALUE_BYTES
 
 
-def mel_steps(values):
-    """float32 log-mels -> their uint16 steps (see MEL_STEPS_PER_UNIT); graph ops."""
+def _step_range(output: str) -> tuple[float, float]:
+    info = np.iinfo(KEPT_DTYPES[output])
+    return float(info.min), float(info.max)
+
+
+def kept_steps(values, output: str):
+    """float32 features -> the 16-bit steps the pipeline keeps (graph ops): uint16 log-mel steps
+    (see MEL_STEPS_PER_UNIT) or int16 samples (AUDIO_STEPS_PER_UNIT). `stored_steps` is the same
+    on numpy arrays, bit for bit."""
     import tensorflow as tf
 
-    steps = tf.round((values - LOG_MEL_FLOOR) * float(MEL_STEPS_PER_UNIT))
-    return tf.cast(tf.clip_by_value(steps, 0.0, float(np.iinfo(np.uint16).max)), tf.uint16)
+    if output == "mel":
+        steps = tf.round((values - LOG_MEL_FLOOR) * float(MEL_STEPS_PER_UNIT))
+    else:
+        steps = tf.round(values * float(AUDIO_STEPS_PER_UNIT))
+    low, high = _step_range(output)
+    return tf.cast(tf.clip_by_value(steps, low, high), tf.uint16 if output == "mel" else tf.int16)
 
 
-def mel_from_steps(steps):
-    """uint16 steps -> float32 log-mels; zero steps (padding) give the floor."""
+def stored_steps(values: np.ndarray, output: str) -> np.ndarray:
+    """`kept_steps` on a numpy array, little-endian (the store's byte order)."""
+    if output == "mel":
+        steps = np.rint((values - np.float32(LOG_MEL_FLOOR)) * np.float32(MEL_STEPS_PER_UNIT))
+    else:
+        steps = np.rint(values * np.float32(AUDIO_STEPS_PER_UNIT))
+    low, high = _step_range(output)
+    return np.clip(steps, low, high).astype(KEPT_DTYPES[output])
+
+
+def values_from_steps(steps, output: str):
+    """Kept 16-bit steps -> float32 features (graph ops); zero steps (padding) give the log-mel
+    floor, or silence."""
     import tensorflow as tf
 
-    return tf.cast(steps, tf.float32) * (1.0 / MEL_STEPS_PER_UNIT) + LOG_MEL_FLOOR
+    values = tf.cast(steps, tf.float32)
+    if output == "mel":
+        return values * (1.0 / MEL_STEPS_PER_UNIT) + LOG_MEL_FLOOR
+    return values * (1.0 / AUDIO_STEPS_PER_UNIT)
 
 
 def _hz_to_mel(hz: np.ndarray | float, htk: bool) -> np.ndarray:

@@ -5,7 +5,7 @@ Stages (each a graph op, so tf.data runs them on its own C++ threads):
     items (paths, header facts, token ids), split into one source per length bucket: the scan's
     lengths are exact, so each clip's bucket is known before it is decoded (see bucketing.py)
       -> [shuffle]                       the bucket's clips in full (their places: cheap)
-      -> read + decode + resample + mel  parallel map (cache mode: log-mels as 16-bit steps)
+      -> read + decode + resample + mel  parallel map (cache mode: kept as 16-bit steps)
          or, precompute: the store's shards that hold the bucket's clips (few: a shard holds clips
          of similar length), in a fresh order, four read at once and interleaved, the bucket's own
          records kept, a shuffle buffer of records, batched as records (see feature_cache.py)
@@ -15,9 +15,9 @@ Stages (each a graph op, so tf.data runs them on its own C++ threads):
       -> padded_batch straight to the bucket's planned lengths
     sources interleaved (random order when training)
       [-> records -> features]           precompute: one map (one batch at a time, on its own
-                                         thread), the records' 16-bit log-mels (or float32 audio)
+                                         thread), the records' 16-bit log-mels (or samples)
                                          decoded and padded to the bucket's lengths a batch at a time
-      [-> steps -> log-mels]             cache mode: one map, one batch at a time, to float32
+      [-> steps -> values]               cache mode: one map, one batch at a time, to float32
       [-> tf.data service]               training with data.service_address: everything above runs on
                                          the service's workers (see service.py)
       -> prefetch [-> prefetch_to_device]
@@ -35,6 +35,7 @@ S is padded so that 1 + S // hop equals the bucket's mel length, for `features.l
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 from collections.abc import Callable, Sequence
@@ -48,7 +49,7 @@ from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.data.audio import CODECS, decode_audio
 from xtts_cli.data.bucketing import BucketPlan
 from xtts_cli.data.feature_cache import PrecomputeResult, Shard, precompute_features
-from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel, mel_from_steps, mel_steps, stored_value_bytes
+from xtts_cli.data.features import KEPT_VALUE_BYTES, LOG_MEL_FLOOR, kept_steps, log_mel, values_from_steps
 from xtts_cli.data.host_memory import keep_freed_memory
 from xtts_cli.data.plan import (
     AudioFormats,
@@ -87,7 +88,7 @@ class PipelineInfo(BaseModel):
     preprocessing_mode: str = Field(description="Resolved: runtime, cache or precompute (never auto).")
     preprocessing_reason: str = Field("", description="Why: set in the config, or what `auto` weighed.")
     feature_bytes_estimate: int = Field(
-        0, description="Bytes of the pipeline's features as kept (16-bit log-mels, float32 audio), from the headers."
+        0, description="Bytes of the pipeline's features as kept (16-bit log-mels or samples), from the headers."
     )
     cache_memory_limit_bytes: Optional[int] = Field(
         None, description="The cache budget; empty: the machine did not say."
@@ -388,11 +389,11 @@ def build_pipeline(
         return decoded(tf.data.Dataset.choose_from_datasets(sources, choices, stop_on_empty_dataset=False))
 
     def decoded(ds):
-        if mode == "cache" and output == "mel":
-            # The cache keeps log-mels as 16-bit steps (see `_group_elements`), scaled back a batch at
-            # a time after the buckets are merged, on a thread of its own like the store's: in
-            # parallel, its first-epoch CV read 0.43-0.44 against 0.36-0.39 (two and three runs).
-            return ds.map(_mels_from_steps, num_parallel_calls=1)
+        if mode == "cache":
+            # The cache keeps 16-bit steps (see `_group_elements`), scaled back a batch at a time
+            # after the buckets are merged, on a thread of its own like the store's: in parallel, its
+            # first-epoch CV read 0.43-0.44 against 0.36-0.39 (two and three runs, log-mels).
+            return ds.map(functools.partial(_values_from_steps, output=output), num_parallel_calls=1)
         if shards is None:
             return ds
         to_batch = _decode_stored(plan, shapes_of, texts)
@@ -579,7 +580,7 @@ def _decode_stored(plan: PipelinePlan, shapes_of: list[Optional[dict]], texts):
     import tensorflow as tf
 
     data, output = plan.data, plan.output
-    step = stored_value_bytes(output) * (data.n_mels if output == "mel" else 1)
+    step = KEPT_VALUE_BYTES * (data.n_mels if output == "mel" else 1)
     bucket_of = tf.constant(plan.bucket_of, tf.int64)
 
     def per_bucket(values: list[int], dtype):
@@ -601,12 +602,13 @@ def _decode_stored(plan: PipelinePlan, shapes_of: list[Optional[dict]], texts):
         lengths = tf.minimum(lengths, width)  # a file changed since the scan is cut to its bucket's length
         # Zero-padded to the batch's width in the decode itself; mels are stored as steps above the
         # padding value (the log-mel floor), so scaling them back pads with the floor for the cost
-        # of the scale (a mask and a select cost 40 % of the rate, measured).
+        # of the scale (a mask and a select cost 40 % of the rate, measured); a zero sample is silence.
+        steps = tf.io.decode_raw(
+            records, tf.uint16 if output == "mel" else tf.int16, little_endian=True, fixed_length=width * step
+        )
+        values = values_from_steps(steps, output)
         if output == "mel":
-            steps = tf.io.decode_raw(records, tf.uint16, little_endian=True, fixed_length=width * step)
-            values = tf.reshape(mel_from_steps(steps), [-1, width, data.n_mels])
-        else:
-            values = tf.io.decode_raw(records, tf.float32, little_endian=True, fixed_length=width * step)
+            values = tf.reshape(values, [-1, width, data.n_mels])
         ids = tf.gather(texts, indices)
         shape = None
         if text_pad is not None:
@@ -629,8 +631,8 @@ _RUNS_READ_AT_ONCE = 4
 _READ_BUFFER = 1 << 20
 
 
-def _mels_from_steps(batch: dict) -> dict:
-    return {**batch, "mel": mel_from_steps(batch["mel"])}
+def _values_from_steps(batch: dict, output: Output) -> dict:
+    return {**batch, output: values_from_steps(batch[output], output)}
 
 
 def _worker_seed(_):
@@ -671,10 +673,10 @@ def _group_elements(
     }
     texts = _ragged(text_ids)
     flat_ids, splits = texts.flat_values, texts.row_splits
-    # The cache keeps log-mels as 16-bit steps, as the store does (`features.MEL_STEPS_PER_UNIT`):
-    # half the memory, and the first epoch, which writes it all to pages new to the process, runs
-    # faster (see docs/data_at_scale.md). `build_pipeline` scales the batches back.
-    held_as_steps = mode == "cache" and output == "mel"
+    # The cache keeps 16-bit steps, as the store does (`features.kept_steps`): half the memory of
+    # float32, and the first epoch, which writes it all to pages new to the process, runs faster
+    # (see docs/data_at_scale.md). `build_pipeline` scales the batches back.
+    held_as_steps = mode == "cache"
 
     def with_features(index):
         element = {name: tf.gather(column, index) for name, column in columns.items()}
@@ -683,7 +685,7 @@ def _group_elements(
         if max_length is not None:
             values = values[:max_length]
         if held_as_steps:
-            values = mel_steps(values)
+            values = kept_steps(values, output)
         return {
             "text_ids": ids,
             "text_lengths": tf.shape(ids, out_type=tf.int32)[0],
@@ -757,8 +759,8 @@ def _pad_batches(ds, data: DataConfig, output: Output, shapes: Optional[dict], *
     import tensorflow as tf
 
     values = {
-        # Log-mels held as steps (cache mode) pad with step 0, the floor once scaled back.
-        name: tf.constant(0 if ds.element_spec[name].dtype == tf.uint16 else v, ds.element_spec[name].dtype)
+        # Values held as steps (cache mode) pad with step 0: the floor once scaled back, or silence.
+        name: tf.constant(0 if ds.element_spec[name].dtype in (tf.uint16, tf.int16) else v, ds.element_spec[name].dtype)
         for name, v in _padding_values(output).items()
         if name in ds.element_spec
     }

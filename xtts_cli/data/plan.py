@@ -300,7 +300,7 @@ def encode_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> TokenIds
 
 def feature_bytes(frames: Sequence[int], data: DataConfig, output: Output) -> int:
     """Bytes the pipeline's features take in memory (cache mode) or on disk (the store, before its
-    framing): mel frames x n_mels 16-bit steps, or float32 samples."""
+    framing): mel frames x n_mels 16-bit steps, or 16-bit samples."""
     return kept_bytes(int(np.sum(frames, dtype=np.int64)), data, output)
 
 

@@ -147,7 +147,7 @@ class ScanReport(BaseModel):
 
     def feature_bytes(self, data: DataConfig, output: Literal["mel", "audio"] = "mel") -> int:
         """Bytes the features of every clip take as cache mode holds them (`features.kept_bytes`:
-        16-bit log-mels, or float32 audio for a data/model split), from the headers alone: frames = 1
+        16-bit log-mels, or 16-bit samples for a data/model split), from the headers alone: frames = 1
         + samples at the training rate // hop."""
         frames = sum(
             1 + item.audio.num_samples * data.sample_rate // item.audio.sample_rate // data.hop_length

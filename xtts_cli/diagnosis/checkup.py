@@ -95,7 +95,7 @@ class DatasetSummary(BaseModel):
     feature_bytes_estimate: int = Field(
         0,
         description="Features of every clip as cache mode keeps them in memory, from the headers: 16-bit "
-        "log-mels, or float32 audio when devices.data_gpu/model_gpu split the run.",
+        "log-mels, or 16-bit audio samples when devices.data_gpu/model_gpu split the run.",
     )
     cache_memory_limit_bytes: Optional[int] = Field(
         None, description="data.cache_memory_limit resolved; empty: unknown."
