@@ -47,7 +47,7 @@ def test_planted_bottleneck_is_input_bound_and_the_healthy_config_is_not(runner,
     # Batches of 16, not the tiny config's 4: the tiny model's step barely grows with the batch while
     # the planted loading grows with every clip. At 4 the planted config read 7-9 % input-bound and
     # the healthy one 3-4 % (a fixed cost per batch), too close to judge on a busy 2-core machine; at
-    # 16, 17-19 % against 2 % alone and 26-28 % against 2-3 % beside a second run.
+    # 16, 17-19 % against 2 % alone and 21-29 % against 1.8-4.3 % beside a second run.
     healthy_config = tmp_path / "healthy.yaml"
     # An epoch is then 2 batches, fewer than the default warm-up: a warm-up of 1 shows cache mode's
     # growing to the whole epoch.
