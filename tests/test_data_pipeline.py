@@ -163,6 +163,27 @@ def test_a_training_epoch_starts_every_bucket_in_its_first_batches(sample_scan, 
         assert orders[0] != orders[1]  # the rest reshuffled each epoch
 
 
+def test_the_repeated_dataset_training_reads_is_one_reshuffled_epoch_after_another(sample_scan, tmp_path):
+    # Training draws every epoch from one iterator over the dataset repeated, cut every
+    # batches_per_epoch batches: each such run is one epoch (every bucket as often as planned, no
+    # clip twice) in an order of its own.
+    base = config(dataset=None, batch_size=4, num_buckets=4, feature_cache_dir=str(tmp_path))
+    tokenizer = tokenizer_for(sample_scan, base.data)
+    for mode in ("runtime", "cache", "precompute"):
+        cfg = base.model_copy(update={"data": base.data.model_copy(update={"preprocessing_mode": mode})})
+        ds, info = build_pipeline(cfg, sample_scan.train, tokenizer, training=True)
+        stream = iter(ds.repeat())
+        orders = []
+        for _ in range(3):
+            batches = [{k: v.numpy() for k, v in next(stream).items()} for _ in range(info.batches_per_epoch)]
+            buckets = [info.mel_pad_lengths.index(b["mel"].shape[1]) for b in batches]
+            assert [buckets.count(k) for k in range(len(info.bucket_batches))] == info.bucket_batches, mode
+            clips = [(text, frames, round(float(mel.sum()), 1)) for text, frames, mel in epoch_clips(batches)]
+            assert len(set(clips)) == len(clips), mode
+            orders.append(clips)
+        assert orders[0] != orders[1] and orders[1] != orders[2], mode
+
+
 def test_an_epoch_draws_from_the_whole_bucket_not_a_window_of_corpus_order(sample_scan):
     # A shuffle buffer of 2 places would keep each clip within a few places of its corpus position
     # (a corpus listed speaker by speaker would be visited speaker by speaker). The clips' order is

@@ -193,6 +193,21 @@ def test_synthesize_rejects_empty_text_and_unknown_characters(trained, runner) -
     assert not (root / "x.wav").exists()
 
 
+def test_epochs_are_cut_from_one_stream_of_batches_that_runs_on(tmp_path: Path) -> None:
+    import itertools
+
+    # training.epochs bounds the run: epochs x steps_per_epoch steps, every epoch drawn from one
+    # iterator over the repeated dataset (an iterator torn down per epoch stalled at each epoch's end).
+    config = resolve_config(tiny_config(tmp_path), {"training.epochs": 2}).config
+    assert config.training.max_steps is None
+    trainer = Trainer(config, run_dir=tmp_path / "run")
+    result = Controller(trainer).run()
+    per_epoch = trainer.steps_per_epoch
+    assert result.final_step == 2 * per_epoch and int(trainer.epoch_var.numpy()) == 2
+    stream = trainer.batches(trainer.train_ds)
+    assert sum(1 for _ in itertools.islice(stream, 2 * per_epoch + 1)) == 2 * per_epoch + 1
+
+
 def test_a_time_budget_ends_the_run_like_max_steps(tmp_path: Path) -> None:
     from xtts_cli.training.events import Noted
 

@@ -220,7 +220,8 @@ def _resident_batches(trainer, limit: int) -> list[Any]:
     import tensorflow as tf
 
     by_shape: dict[tuple, Any] = {}
-    for batch, _ in trainer.batches(trainer.train_ds):
+    epoch = itertools.islice(trainer.batches(trainer.train_ds), trainer.steps_per_epoch)  # it repeats
+    for batch, _ in epoch:
         by_shape.setdefault(_mel_shape(batch), batch)
         if len(by_shape) >= limit:
             break
@@ -228,17 +229,6 @@ def _resident_batches(trainer, limit: int) -> list[Any]:
         raise XttsError("the training pipeline gave no batch", hint="lower data.batch_size or add data")
     with tf.device(trainer.plan.model_device):
         return [tf.nest.map_structure(tf.identity, batch) for batch in by_shape.values()]
-
-
-def _real_batches(trainer):
-    """Endless (batch, wait seconds) over epochs, as the trainer draws them (a new iterator per epoch)."""
-    while True:
-        produced = False
-        for item in trainer.batches(trainer.train_ds):
-            produced = True
-            yield item
-        if not produced:
-            return
 
 
 def profile_step(
@@ -301,7 +291,7 @@ def profile_step(
                 cycle = itertools.cycle(resident)
                 source = ((next(cycle), 0.0) for _ in itertools.count())
             else:
-                source = _real_batches(trainer)
+                source = trainer.batches(trainer.train_ds)  # endless, as training draws it
 
             timer = StepTimer(warmup_steps=warmup)
             shapes: set[tuple] = set()

@@ -324,9 +324,9 @@ class Controller:
         step = result.start_step
         for hook in hooks:
             hook.on_start(result)
-        # Multi-worker: one iterator over the endlessly repeating share for the whole run, cut into
-        # epochs of steps_per_epoch steps (see Trainer.setup).
-        endless: Any = trainer.batches(trainer.train_ds) if multi else None
+        # One iterator over the endlessly repeating dataset for the whole run, cut into epochs of
+        # steps_per_epoch steps (see Trainer.setup).
+        endless = trainer.batches(trainer.train_ds)
         agreed_stop = False  # multi-worker: some worker was signalled, as the last step's reduction said
         deadline = None if training.max_minutes is None else self.started + 60.0 * training.max_minutes
         with GracefulInterrupt() as interrupt:
@@ -341,10 +341,9 @@ class Controller:
                 and not stopping()
                 and not result.out_of_time
             ):
-                epoch = (
-                    itertools.islice(endless, trainer.steps_per_epoch) if multi else trainer.batches(trainer.train_ds)
-                )
-                for batch, wait in epoch:
+                taken = 0
+                for batch, wait in itertools.islice(endless, trainer.steps_per_epoch):
+                    taken += 1
                     if multi:
                         trainer.stop_flag.assign(1.0 if interrupt.requested else 0.0)
                     began = time.perf_counter()
@@ -362,11 +361,15 @@ class Controller:
                         hook.on_step(end)
                     result.out_of_time = deadline is not None and time.monotonic() >= deadline
                     if step >= max_steps or stopping() or result.out_of_time:
-                        break
-                else:
-                    trainer.epoch_var.assign_add(1)  # the epoch ran to its end
-                    continue
-                break  # max_steps or max_minutes reached, or interrupted mid-epoch
+                        break  # max_steps or max_minutes reached, or interrupted
+                if taken == trainer.steps_per_epoch:
+                    trainer.epoch_var.assign_add(1)  # the epoch ran to its end (its last step may end the run)
+                elif not (step >= max_steps or stopping() or result.out_of_time):
+                    raise XttsError(
+                        f"the training pipeline ran out of batches after step {step}: a pass over the data "
+                        f"gave none (every clip it read failed to decode; see the warnings above)",
+                        hint="replace or remove the audio files the warnings name, then run the same command to resume",
+                    )
             if interrupt.requested:
                 result.interrupted = interrupt.signal_name
                 result.exit_code = interrupt.exit_code
@@ -384,13 +387,13 @@ class Controller:
                 )
             for hook in hooks:
                 hook.on_end(result)
+            # Release the input pipeline (multi-worker: before the barrier). Tearing an iterator down
+            # can take a while (TF 2.16's tf.data autotuning thread sometimes sleeps out its period
+            # before it notices: 0 to 40 s seen on a loaded 2-core machine); after the barrier it
+            # would keep one worker's process alive after the others', and the coordination service
+            # reports that as a missing heartbeat.
+            endless.close()
             if multi:
-                # Release the input pipeline before the barrier. Tearing an iterator down can take a
-                # while (TF 2.16's tf.data autotuning thread sometimes sleeps out its period before
-                # it notices: 0 to 40 s seen on a loaded 2-core machine); after the barrier it would
-                # keep one worker's process alive after the others', and the coordination service
-                # reports that as a missing heartbeat.
-                endless.close()
                 trainer.check_workers_agree("at the end")
 
     def _check_finite(self, step: int, values: dict[str, float]) -> None:
