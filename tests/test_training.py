@@ -208,15 +208,43 @@ def test_epochs_are_cut_from_one_stream_of_batches_that_runs_on(tmp_path: Path) 
     assert sum(1 for _ in itertools.islice(stream, 2 * per_epoch + 1)) == 2 * per_epoch + 1
 
 
+def test_cosine_decays_over_the_steps_or_the_time_budget_whichever_is_further_along() -> None:
+    import tensorflow as tf
+
+    from xtts_cli.training.optimization import build_schedule
+
+    training = resolve_config(
+        None, {"training.learning_rate": 0.002, "training.warmup_steps": 100, "training.lr_schedule": "cosine"}
+    ).config.training
+    used = tf.Variable(0.0)
+    schedule = build_schedule(training, 1100, used)
+    by_steps = build_schedule(training, 1100)
+
+    def rate(step: int, spent: float) -> float:
+        used.assign(spent)
+        return float(schedule(step))
+
+    assert rate(49, 0.9) == pytest.approx(0.001)  # warm-up goes by steps alone
+    for step in (100, 350, 600, 1100):
+        assert rate(step, 0.0) == pytest.approx(float(by_steps(step)))  # no time spent: the steps lead
+    assert rate(600, 0.2) == pytest.approx(float(by_steps(600)))  # half the steps, a fifth of the time
+    assert rate(350, 0.5) == pytest.approx(float(by_steps(600)))  # half the time: half-way down
+    assert rate(350, 1.0) == pytest.approx(0.0002) == float(by_steps(1100))  # spent: the floor
+    assert rate(350, 1.7) == pytest.approx(0.0002)
+
+
 def test_a_time_budget_ends_the_run_like_max_steps(tmp_path: Path) -> None:
     from xtts_cli.training.events import Noted
 
-    # A budget start-up alone uses up: the run trains one step, then ends as at max_steps.
-    overrides = {"training.max_steps": 1000, "training.max_minutes": 0.001}
+    # A budget start-up alone uses up: the run trains one step, then ends as at max_steps, and at
+    # the schedule's lowest rate (10 % of the peak), not at step 1 of 1,000's nearly full rate.
+    overrides = {"training.max_steps": 1000, "training.max_minutes": 0.001, "training.warmup_steps": 0}
     config = resolve_config(tiny_config(tmp_path), overrides).config
     events: list[object] = []
-    result = Controller(Trainer(config, run_dir=tmp_path / "run", progress=events.append)).run()
+    trainer = Trainer(config, run_dir=tmp_path / "run", progress=events.append)
+    result = Controller(trainer).run()
     assert result.out_of_time and result.final_step == 1 and result.exit_code == 0 and not result.interrupted
+    assert float(trainer.optimizer.learning_rate) == pytest.approx(0.1 * config.training.learning_rate)
     notes = [event.message for event in events if isinstance(event, Noted)]
     assert any(note.startswith("training.max_minutes (0.001) reached after step 1 of 1000") for note in notes)
     assert (tmp_path / "run" / "checkpoints" / "ckpt-1.index").is_file()  # saved, and resumable

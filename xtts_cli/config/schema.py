@@ -376,13 +376,16 @@ class TrainingConfig(_Section):
         gt=0,
         description="Wall-clock budget of one `xtts train` command, start-up included: after the step that "
         "passes it, training ends as at max_steps (a checkpoint of that step is saved), so a slower machine or "
-        "longer clips train fewer steps instead of running long. Empty: none. Not with a multi_worker strategy.",
+        "longer clips train fewer steps instead of running long; a cosine schedule decays over the budget too "
+        "when it runs out before max_steps. Empty: none. Not with a multi_worker strategy.",
     )
     learning_rate: float = Field(5e-4, gt=0.0, le=1.0, description="Peak learning rate.")
     optimizer: Literal["adamw", "adam", "sgd"] = Field("adamw", description="Optimizer.")
     weight_decay: float = Field(0.01, ge=0.0, description="Decoupled weight decay (AdamW).")
     lr_schedule: Literal["constant", "cosine", "noam"] = Field(
-        "cosine", description="Learning-rate schedule after warm-up."
+        "cosine",
+        description="Learning-rate schedule after warm-up. cosine: down to 10 % of the peak over max_steps, or "
+        "over max_minutes when the time runs out first (whichever is further along).",
     )
     warmup_steps: int = Field(200, ge=0, description="Linear warm-up steps.")
     gradient_clip_norm: float = Field(1.0, ge=0.0, description="Clip gradients to this global norm. 0: no clipping.")

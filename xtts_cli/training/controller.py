@@ -329,6 +329,7 @@ class Controller:
         endless = trainer.batches(trainer.train_ds)
         agreed_stop = False  # multi-worker: some worker was signalled, as the last step's reduction said
         deadline = None if training.max_minutes is None else self.started + 60.0 * training.max_minutes
+        loop_started = time.monotonic()
         with GracefulInterrupt() as interrupt:
 
             def stopping() -> bool:
@@ -346,6 +347,10 @@ class Controller:
                     taken += 1
                     if multi:
                         trainer.stop_flag.assign(1.0 if interrupt.requested else 0.0)
+                    if deadline is not None and trainer.budget_used is not None:
+                        # The share of the budget left after start-up that the loop has spent.
+                        spent = (time.monotonic() - loop_started) / max(deadline - loop_started, 1e-9)
+                        trainer.budget_used.assign(min(1.0, spent))
                     began = time.perf_counter()
                     losses = trainer.train_step(batch)
                     values = {k: float(v) for k, v in losses.items()}  # host sync: the step is done

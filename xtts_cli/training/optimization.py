@@ -13,7 +13,12 @@ import math
 from xtts_cli.config.schema import TrainingConfig
 
 
-def build_schedule(training: TrainingConfig, total_steps: int):
+def build_schedule(training: TrainingConfig, total_steps: int, budget_used=None):
+    """The learning rate at each optimizer step. `budget_used`: a float32 variable the training
+    loop sets to the share of `training.max_minutes` it has spent (0 to 1), or None. Cosine decays
+    over whichever the run spends faster, its steps or its minutes, so a run the budget ends early
+    still ends at the lowest rate instead of in mid-decay (Li et al. 2020, "Budgeted Training"):
+    on a machine fast enough for max_steps the steps lead and nothing changes."""
     import keras
     import tensorflow as tf
 
@@ -23,8 +28,9 @@ def build_schedule(training: TrainingConfig, total_steps: int):
     kind = training.lr_schedule
 
     class WarmupSchedule(keras.optimizers.schedules.LearningRateSchedule):
-        """Linear warm-up to the peak, then constant, cosine decay to 10 % of the peak, or noam
-        (inverse square root, as in "Attention Is All You Need", scaled to peak at the end of warm-up)."""
+        """Linear warm-up to the peak, then constant, cosine decay to 10 % of the peak (over the
+        steps or the time budget, whichever is further along), or noam (inverse square root, as in
+        "Attention Is All You Need", scaled to peak at the end of warm-up)."""
 
         def __call__(self, step):
             step = tf.cast(step, tf.float32)
@@ -34,6 +40,8 @@ def build_schedule(training: TrainingConfig, total_steps: int):
                 later = tf.constant(peak)
             elif kind == "cosine":
                 progress = tf.clip_by_value(after / decay_steps, 0.0, 1.0)
+                if budget_used is not None:
+                    progress = tf.maximum(progress, tf.clip_by_value(budget_used, 0.0, 1.0))
                 later = peak * (0.1 + 0.9 * 0.5 * (1.0 + tf.cos(math.pi * progress)))
             else:
                 later = peak * tf.sqrt(tf.maximum(warmup, 1.0)) / tf.sqrt(tf.maximum(step + 1.0, 1.0))
@@ -45,10 +53,10 @@ def build_schedule(training: TrainingConfig, total_steps: int):
     return WarmupSchedule()
 
 
-def build_optimizer(training: TrainingConfig, total_steps: int, mixed_precision: bool):
+def build_optimizer(training: TrainingConfig, total_steps: int, mixed_precision: bool, budget_used=None):
     import keras
 
-    schedule = build_schedule(training, total_steps)
+    schedule = build_schedule(training, total_steps, budget_used)
     common = {
         "learning_rate": schedule,
         "global_clipnorm": training.gradient_clip_norm or None,

@@ -226,7 +226,14 @@ class Trainer:
             from xtts_cli.training.optimization import build_optimizer
 
             self.model = build_model(config.model, config.data, self.tokenizer.vocab_size)
-            self.optimizer = build_optimizer(config.training, total, self.mixed)
+            # The share of training.max_minutes spent, set by the training loop before each step
+            # (the learning rate decays over it too); not checkpointed: each command has its own.
+            self.budget_used = (
+                None
+                if config.training.max_minutes is None
+                else tf.Variable(0.0, dtype=tf.float32, trainable=False, name="budget_used")
+            )
+            self.optimizer = build_optimizer(config.training, total, self.mixed, self.budget_used)
             self.optimizer.build(self.model.trainable_variables)
             self.step_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
             self.epoch_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
