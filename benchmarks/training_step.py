@@ -200,6 +200,10 @@ def _train_share(overrides: dict) -> None:
         f"default xtts train, steps 11-60: {1000.0 / statistics.mean(r['step_ms'] for r in records):.2f} steps/s, "
         f"data wait {share:.1f} % of step time (bar < 5 %); whole run incl. warm-up: {result.data_wait_percent:.1f} %"
     )
+    print(
+        f"its wall clock: {result.final_step} steps in {result.loop_seconds:.1f} s from the first to the last "
+        f"({result.final_step / result.loop_seconds:.2f} steps/s), {result.step_time_percent:.0f} % of it in steps"
+    )
 
 
 if __name__ == "__main__":

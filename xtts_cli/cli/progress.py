@@ -128,4 +128,9 @@ class TrainingProgress:
             f"speed: {result.steps_per_sec:.2f} steps/s, {result.samples_per_sec:.1f} samples/s, "
             f"data wait {result.data_wait_percent:.1f} % of step time"
         )
+        if result.loop_seconds > 0:
+            out.print(
+                f"wall clock: {result.loop_seconds:,.1f} s from the first step to the last, "
+                f"{result.step_time_percent:.0f} % of it in steps (the rest: validation, checkpoints, samples)"
+            )
         out.print(f"step traces: {result.traces} (bound: {result.shape_bound} batch shapes)")

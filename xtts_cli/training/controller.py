@@ -118,6 +118,7 @@ class MetricsHook(Hook):
         self.window = self._empty()
         self.total = self._empty()
         self.sampler: Any = None
+        self.loop_started = time.perf_counter()
 
     @staticmethod
     def _empty() -> dict[str, float]:
@@ -125,6 +126,7 @@ class MetricsHook(Hook):
 
     def on_start(self, result: TrainResult) -> None:
         self.sampler = self.trainer.start_gpu_sampler()
+        self.loop_started = time.perf_counter()
 
     def on_step(self, end: StepEnd) -> None:
         for bucket in (self.window, self.total):
@@ -185,6 +187,11 @@ class MetricsHook(Hook):
             result.steps_per_sec = total["steps"] / total["time"]
             result.samples_per_sec = total["samples"] / total["time"]
             result.data_wait_percent = 100.0 * total["wait"] / total["time"]
+        # What the step accounting cannot see: time between steps (validation, checkpoints, samples,
+        # or a stall of the loop itself, such as an input pipeline torn down at every epoch's end).
+        result.loop_seconds = time.perf_counter() - self.loop_started
+        if result.loop_seconds > 0:
+            result.step_time_percent = min(100.0, 100.0 * total["time"] / result.loop_seconds)
 
     def close(self) -> None:
         if self.sampler is not None:

@@ -48,6 +48,8 @@ class TrainResult:
     steps_per_sec: float = 0.0
     samples_per_sec: float = 0.0
     data_wait_percent: float = 0.0
+    loop_seconds: float = 0.0  # wall clock from the first step to the last, validation and saving included
+    step_time_percent: float = 0.0  # the share of loop_seconds in steps (their data wait included)
     device_plan: str = ""
     bad_files: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
