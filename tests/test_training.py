@@ -209,6 +209,31 @@ def test_epochs_are_cut_from_one_stream_of_batches_that_runs_on(tmp_path: Path) 
     assert sum(1 for _ in itertools.islice(stream, 2 * per_epoch + 1)) == 2 * per_epoch + 1
 
 
+def test_a_pass_over_the_data_that_gives_no_batch_stops_the_run_with_the_fix(tmp_path: Path) -> None:
+    import shutil
+
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+
+    # Every clip scanned fine, then went (a dataset on a mount that dropped) before the pipeline read
+    # it: each read fails and the clip is skipped, and the repeated dataset gives no batch. The run
+    # must say so, not wait for batches forever.
+    data = tmp_path / "data"
+    shutil.copytree(BUNDLED_SAMPLE, data)
+    config = resolve_config(
+        tiny_config(tmp_path),
+        {"data.dataset_path": str(data), "data.preprocessing_mode": "runtime", "training.max_steps": 6},
+    ).config
+
+    class Spoil(Hook):
+        def on_start(self, result) -> None:  # after the scan and the pipeline, before the first batch
+            for wav in (data / "wavs").glob("*.wav"):
+                wav.unlink()
+
+    with pytest.raises(XttsError, match="ran out of batches after step 0") as raised:
+        Controller(Trainer(config, run_dir=tmp_path / "run"), extra_hooks=[Spoil()]).run()
+    assert "replace or remove the audio files" in (raised.value.hint or "")
+
+
 def test_cosine_decays_over_the_steps_or_the_time_budget_whichever_is_further_along() -> None:
     import tensorflow as tf
 
