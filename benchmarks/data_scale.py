@@ -15,18 +15,22 @@ Then prints, per size, each figure from its own fresh Python process:
 - per preprocessing mode (runtime, cache, precompute, and the default `auto`): first-epoch
   samples/s, CV and p95 of the batch latency, the steady rate (cache: epoch 2), peak RSS, and the
   pipeline build time (for precompute: the pass that writes the store);
+- the default's first epoch against runtime mode again in --pairs pairs of jobs run back to back,
+  the order alternated (the machine's speed drifts between jobs minutes apart);
 - how fast one thread copies the store's files into a buffer (page cache, nothing else done): the
   ceiling of any reader of the store on this machine; how fast tf.data's record reader alone reads
   their records, one file after the other and counted inside tf.data (the ceiling of any reader
   built on it); how fast the plainest tf.data chain reads them (records, shuffle, batch, decode:
   tf.data's record machinery alone); and how fast tf.data
   reads their bytes at all, in blocks of 16 clips' worth with nothing parsed or decoded (the
-  ceiling of any tf.data reader of the store, whatever its format).
+  ceiling of any tf.data reader of the store, whatever its format); and how fast a reader with no
+  copy before the batch reads the store's clips, rewritten padded, one file per length bucket, and
+  mapped into memory (one gather and the scale a batch).
 Then the issue's bars, side by side.
 
 Usage:
     python benchmarks/data_scale.py [--source DIR] [--out DIR] [--sizes 13100,131000] [--layouts]
-                                    [--batches 600] [--warmup 20] [--scan-only]
+                                    [--batches 600] [--warmup 20] [--pairs 3] [--scan-only]
 """
 
 from __future__ import annotations
@@ -121,6 +125,8 @@ def worker(job: dict) -> dict:
 
     if job["kind"] == "store_chain":
         return store_chain(Path(job["features"]), job["bytes_per_clip"])
+    if job["kind"] == "store_mapped":
+        return store_mapped(Path(job["features"]))
 
     data = {"dataset_path": job["path"], "feature_cache_dir": job.get("features")}
     if job["kind"] == "scan":
@@ -274,10 +280,23 @@ def measure_size(path: Path, size: int, args, work: Path) -> dict:
         figures[mode] = run(
             {**base, "kind": "pipeline", "mode": mode, "batches": args.batches, "warmup": args.warmup}, cache
         )
+    # The machine's speed drifts by tens of percent from one minute to the next (a runtime job read
+    # 1,285 and 876 clips/s ten minutes apart, same data), and the rows above run minutes apart. So the
+    # default's first epoch is also timed against runtime mode in pairs of jobs run back to back, the
+    # order alternated: each pair's ratio, with no other job between its two.
+    figures["pairs"] = []
+    for n in range(args.pairs):
+        order = ("runtime", "auto") if n % 2 == 0 else ("auto", "runtime")
+        pair = {}
+        for mode in order:
+            job = {**base, "kind": "pipeline", "mode": mode, "batches": args.batches, "warmup": args.warmup}
+            pair[mode] = run(job, cache)["first"]
+        figures["pairs"].append({"order": list(order), **pair})
     figures["store_read"] = store_read(features)
     read = figures["store_read"]
     per_clip = read["bytes"] // read["clips"] if read["clips"] else 0
     figures["store_chain"] = run({"kind": "store_chain", "features": str(features), "bytes_per_clip": per_clip}, cache)
+    figures["store_mapped"] = run({"kind": "store_mapped", "features": str(features)}, cache)
     return figures
 
 
@@ -360,6 +379,79 @@ def store_chain(features: Path, bytes_per_clip: int) -> dict:
     return {"records_per_s": most, "clips_per_s": best, "blocks_clips_per_s": fastest}
 
 
+def stored_clips(path: Path) -> list[bytes]:
+    """The clip records of one shard file (TFRecord framing read here; the last record, the shard's
+    index, left out)."""
+    data = path.read_bytes()
+    records, offset = [], 0
+    while offset < len(data):
+        length = int.from_bytes(data[offset : offset + 8], "little")
+        records.append(data[offset + 12 : offset + 12 + length])
+        offset += 12 + length + 4
+    return records[:-1]
+
+
+def store_mapped(features: Path, n_mels: int = 80, buckets: int = 8, epochs: int = 4) -> dict:
+    """A reader of the store's clips mapped into memory, with no copy before the batch: the clips
+    rewritten as one file per length bucket (eight of equal count), each clip padded to its bucket's
+    length (16-bit steps, no framing), each file mapped as a tensor (`ImmutableConst`, a read-only
+    mmap). A batch is one `tf.gather` of 16 rows and the scale to float32; the buckets' batches are
+    merged in random order, as the pipeline merges them (no token ids or lengths). `first_per_s`:
+    its first epoch (every mapped page faulted in); `clips_per_s`: the best of the epochs after."""
+    import numpy as np
+
+    from xtts_cli.data.features import MEL_STEPS_PER_UNIT
+    from xtts_cli.data.host_memory import keep_freed_memory
+
+    keep_freed_memory()
+    clips = [clip for path in sorted(features.glob("*/shard-*.tfrecord")) for clip in stored_clips(path)]
+    if not clips:
+        return {"first_per_s": 0.0, "clips_per_s": 0.0, "bytes": 0}
+    import tensorflow as tf
+
+    frames = np.asarray([len(clip) // (2 * n_mels) for clip in clips])
+    order = np.argsort(frames, kind="stable")
+    scratch = Path(tempfile.mkdtemp(prefix="xtts-mapped-", dir=features.parent))
+    try:
+        tensors, written = [], 0
+        for k, members in enumerate(np.array_split(order, buckets)):
+            width = int(frames[members].max())
+            rows = np.zeros((len(members), width, n_mels), np.uint16)
+            for row, index in enumerate(members):
+                rows[row, : frames[index]] = np.frombuffer(clips[index], "<u2").reshape(-1, n_mels)
+            path = scratch / f"bucket-{k}.bin"
+            rows.tofile(path)
+            written += rows.nbytes
+            tensors.append(tf.raw_ops.ImmutableConst(dtype=tf.uint16, shape=rows.shape, memory_region_name=str(path)))
+        del clips, rows
+        scale = 1.0 / MEL_STEPS_PER_UNIT
+
+        def bucket_batches(tensor):
+            count = int(tensor.shape[0]) // 16
+
+            def places(_):
+                return tf.reshape(tf.random.shuffle(tf.range(tensor.shape[0]))[: count * 16], [count, 16])
+
+            ds = tf.data.Dataset.range(1).flat_map(lambda epoch: tf.data.Dataset.from_tensor_slices(places(epoch)))
+            return ds.map(lambda rows: tf.cast(tf.gather(tensor, rows), tf.float32) * scale), count
+
+        sources, counts = zip(*(bucket_batches(tensor) for tensor in tensors))
+        choices = tf.data.Dataset.from_tensor_slices(np.repeat(np.arange(buckets, dtype=np.int64), counts))
+        ds = tf.data.Dataset.choose_from_datasets(
+            list(sources), choices.shuffle(sum(counts), reshuffle_each_iteration=True)
+        ).prefetch(2)
+        rates = []
+        for _ in range(epochs):
+            start, drawn = time.perf_counter(), 0
+            for batch in ds:
+                drawn += int(batch.shape[0])
+            rates.append(drawn / (time.perf_counter() - start))
+        del ds, sources, tensors
+        return {"first_per_s": rates[0], "clips_per_s": max(rates[1:]), "bytes": written}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def report(size: int, figures: dict) -> None:
     first, second = figures["scan"]
     print(f"\n== {size:,} clips ({first['items']:,} scanned) ==")
@@ -395,6 +487,12 @@ def report(size: int, figures: dict) -> None:
             f"{name:22} {row['first']['rate']:14.0f} {row['first']['cv']:5.2f} {row['first']['p95_ms']:7.1f} "
             f"{row['steady']['rate']:10.0f} {row['rss_gb']:8.2f}G {row['build_s']:8.1f}"
         )
+    for n, pair in enumerate(figures.get("pairs", []), 1):
+        first, then = pair["order"]
+        print(
+            f"pair {n} ({first}, then {then}): runtime {pair['runtime']['rate']:,.0f} clips/s, "
+            f"default {pair['auto']['rate']:,.0f} (CV {pair['auto']['cv']:.2f}, p95 {pair['auto']['p95_ms']:.1f} ms)"
+        )
     read = figures["store_read"]
     if read["clips"]:
         print(
@@ -410,6 +508,11 @@ def report(size: int, figures: dict) -> None:
             f"{figures['store_chain']['clips_per_s']:,.0f} clips/s; tf.data reading the same files as "
             f"blocks of 16 clips' bytes, nothing parsed: {figures['store_chain']['blocks_clips_per_s']:,.0f} clips/s"
         )
+        mapped = figures["store_mapped"]
+        print(
+            f"the store's clips mapped into memory, padded per bucket ({gb(mapped['bytes'])}), one gather and "
+            f"the scale a batch: first epoch {mapped['first_per_s']:,.0f} clips/s, then {mapped['clips_per_s']:,.0f}"
+        )
 
 
 def bars(results: dict[int, dict]) -> None:
@@ -423,6 +526,15 @@ def bars(results: dict[int, dict]) -> None:
             f"{size:>7,}: default first epoch {ratio:.2f}x runtime (bar >= 0.9), CV {auto['first']['cv']:.2f} "
             f"(bar <= 0.5)"
         )
+        pairs = figures.get("pairs", [])
+        if pairs:
+            ratios = sorted(pair["auto"]["rate"] / pair["runtime"]["rate"] for pair in pairs)
+            each = ", ".join(
+                f"{pair['auto']['rate'] / pair['runtime']['rate']:.2f}x (CV {pair['auto']['cv']:.2f})" for pair in pairs
+            )
+            print(
+                f"{size:>7,}: the same in {len(pairs)} back-to-back pairs: {each}; median {ratios[len(ratios) // 2]:.2f}x"
+            )
     sizes = sorted(size for size in results if "runtime" in results[size])
     if len(sizes) >= 2:
         small, large = sizes[0], sizes[-1]
@@ -441,7 +553,8 @@ def bars(results: dict[int, dict]) -> None:
             f"copying the store's files alone, one thread: {ceiling:.1f}x; tf.data's record reader alone: "
             f"{chain['records_per_s'] / runtime['first']['rate']:.1f}x; the plainest tf.data chain over them: "
             f"{chain['clips_per_s'] / runtime['first']['rate']:.1f}x; tf.data reading their bytes alone: "
-            f"{chain['blocks_clips_per_s'] / runtime['first']['rate']:.1f}x)"
+            f"{chain['blocks_clips_per_s'] / runtime['first']['rate']:.1f}x; mapped into memory, one gather a batch: "
+            f"{results[small]['store_mapped']['clips_per_s'] / runtime['first']['rate']:.1f}x)"
         )
     largest = max(results)
     scans = {"ljspeech": results[largest]["scan"], **results[largest].get("layout_scans", {})}
@@ -457,6 +570,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--layouts", action="store_true", help="also the LibriTTS and VCTK layouts (scan only)")
     parser.add_argument("--batches", type=int, default=600, help="batches timed per mode")
     parser.add_argument("--warmup", type=int, default=20, help="batches drawn before timing")
+    parser.add_argument(
+        "--pairs", type=int, default=3, help="back-to-back runtime / default pairs per size, the order alternated"
+    )
     parser.add_argument(
         "--scan-only", action="store_true", help="only the start-up figures: the scans and a runtime pipeline's start"
     )
