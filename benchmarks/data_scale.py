@@ -281,7 +281,7 @@ def measure_size(path: Path, size: int, args, work: Path) -> dict:
             {**base, "kind": "pipeline", "mode": mode, "batches": args.batches, "warmup": args.warmup}, cache
         )
     # The machine's speed drifts by tens of percent from one minute to the next (a runtime job read
-    # 1,285 and 876 clips/s ten minutes apart, same data), and the rows above run minutes apart. So the
+    # 1,285 and 876 clips/s a few minutes apart, same data), and the rows above run minutes apart. So the
     # default's first epoch is also timed against runtime mode in pairs of jobs run back to back, the
     # order alternated: each pair's ratio, with no other job between its two.
     figures["pairs"] = []
