@@ -16,6 +16,7 @@ PLANTED = """
   use_tf_native_loading: false
   num_workers: 1
   prefetch_buffer_size: 0
+  optimize_cpu_gpu_overlap: false
 """
 
 
@@ -47,7 +48,12 @@ def test_planted_bottleneck_is_input_bound_and_the_healthy_config_is_not(runner,
     # Batches of 16, not the tiny config's 4: the tiny model's step barely grows with the batch while
     # the planted loading grows with every clip. At 4 the planted config read 7-9 % input-bound and
     # the healthy one 3-4 % (a fixed cost per batch), too close to judge on a busy 2-core machine; at
-    # 16, 17-19 % against 2 % alone and 21-29 % against 1.8-4.3 % beside a second run.
+    # 16, 17-19 % against 2 % alone and 21-29 % against 1.8-4.3 % beside a second run. That was while
+    # the steps drew each 2-batch epoch from a new iterator, which restarted the pipeline every epoch.
+    # Drawn from one iterator for the whole run, the planted pipeline ran ahead across epochs through
+    # tf.data's parallel batching and autotuned buffers, and read 0.6-1.3 % (not input-bound, three
+    # runs); with that overlap turned off as well (`optimize_cpu_gpu_overlap: false` in PLANTED),
+    # 27-30 % against about 1 % (two runs alone).
     healthy_config = tmp_path / "healthy.yaml"
     # An epoch is then 2 batches, fewer than the default warm-up: a warm-up of 1 shows cache mode's
     # growing to the whole epoch.
@@ -55,7 +61,8 @@ def test_planted_bottleneck_is_input_bound_and_the_healthy_config_is_not(runner,
     healthy_config.write_text(
         tiny_config(tmp_path, extra=shorter_warmup).read_text().replace("batch_size: 4", "batch_size: 16")
     )
-    # The planted bottleneck: tf.numpy_function loading, one worker, no prefetch, features every epoch.
+    # The planted bottleneck: tf.numpy_function loading, one worker, no prefetch and none of tf.data's
+    # overlap (no parallel batching or autotuned buffers, which decode batches ahead), features every epoch.
     planted_config = healthy_config.read_text().replace(
         "  preprocessing_mode: cache", PLANTED + "  preprocessing_mode: runtime"
     )
