@@ -12,20 +12,20 @@ Then prints, per size, each figure from its own fresh Python process:
   stops here);
 - time to the first training step with default settings (the tiny model): first start (which
   pays the precompute pass when `auto` chooses precompute) and second start;
-- per preprocessing mode (runtime, cache, precompute, and the default `auto`): first-epoch
-  samples/s, CV and p95 of the batch latency, the steady rate (cache: epoch 2), peak RSS, and the
-  pipeline build time (for precompute: the pass that writes the store);
+- per preprocessing mode (runtime, cache, precompute, precompute read from the shards every epoch
+  (`streamed`: a memory limit that holds no store), and the default `auto`): first-epoch samples/s,
+  CV and p95 of the batch latency, the steady rate (cache: epoch 2), peak RSS, and the pipeline
+  build time (for precompute: the pass that writes the store, and reading it into memory when it
+  fits the budget);
 - the default's first epoch against runtime mode again in --pairs pairs of jobs run back to back,
   the order alternated (the machine's speed drifts between jobs minutes apart);
 - how fast one thread copies the store's files into a buffer (page cache, nothing else done): the
   ceiling of any reader of the store on this machine; how fast tf.data's record reader alone reads
   their records, one file after the other and counted inside tf.data (the ceiling of any reader
   built on it); how fast the plainest tf.data chain reads them (records, shuffle, batch, decode:
-  tf.data's record machinery alone); and how fast tf.data
-  reads their bytes at all, in blocks of 16 clips' worth with nothing parsed or decoded (the
-  ceiling of any tf.data reader of the store, whatever its format); and how fast a reader with no
-  copy before the batch reads the store's clips, rewritten padded, one file per length bucket, and
-  mapped into memory (one gather and the scale a batch).
+  tf.data's record machinery alone); and how fast tf.data reads their bytes at all, in blocks of 16
+  clips' worth with nothing parsed or decoded (the ceiling of any tf.data reader of the store,
+  whatever its format): what the store read from its shards is measured against.
 Then the issue's bars, side by side.
 
 Usage:
@@ -51,7 +51,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "xtts_cli" / "data" / "sample"
 
 STARTED = time.perf_counter()
-MODES = ("runtime", "cache", "precompute", "auto")
+MODES = ("runtime", "cache", "precompute", "streamed", "auto")
+# Each row's preprocessing mode and its data settings beyond the set's. `streamed`: precompute with a
+# memory budget too small to hold the store, so its epochs read the shards (what `auto` does with a
+# store over the budget, as at 131,000 clips).
+ROWS = {mode: (mode, {}) for mode in MODES} | {"streamed": ("precompute", {"cache_memory_limit": 1})}
 
 
 def source_clips(source: Path) -> list[tuple[Path, str]]:
@@ -125,8 +129,6 @@ def worker(job: dict) -> dict:
 
     if job["kind"] == "store_chain":
         return store_chain(Path(job["features"]), job["bytes_per_clip"])
-    if job["kind"] == "store_mapped":
-        return store_mapped(Path(job["features"]))
 
     data = {"dataset_path": job["path"], "feature_cache_dir": job.get("features")}
     if job["kind"] == "scan":
@@ -154,7 +156,7 @@ def worker(job: dict) -> dict:
 
     from xtts_cli.data.pipeline import build_pipeline, plan_pipeline, tokenizer_for
 
-    config = XttsConfig(data={**data, "preprocessing_mode": job["mode"]})
+    config = XttsConfig(data={**data, **job.get("data", {}), "preprocessing_mode": job["mode"]})
     scan = scan_dataset(config.data)
     tokenizer = tokenizer_for(scan, config.data)
     try:
@@ -202,6 +204,7 @@ def worker(job: dict) -> dict:
         "steady": steady,
         "feature_bytes": info.feature_bytes_estimate,
         "budget": info.cache_memory_limit_bytes,
+        "in_memory_bytes": info.store_in_memory_bytes if info.store_in_memory else None,
         "rss_gb": peak_rss_gb(),
     }
 
@@ -275,11 +278,13 @@ def measure_size(path: Path, size: int, args, work: Path) -> dict:
         for old in work.glob(f"run-{size}-{n}*"):
             shutil.rmtree(old)
         figures["first_step"].append(run({**base, "kind": "first_step", "run": str(work / f"run-{size}-{n}")}, cache))
-    for mode in MODES:
+    for row, (mode, settings) in ROWS.items():
+        if row == "streamed" and not figures["precompute"].get("in_memory_bytes"):
+            figures[row] = {**figures["precompute"], "same_as": "precompute"}  # the store was read from its shards
+            continue
         os.sync()  # after the mode before, which may have written the store
-        figures[mode] = run(
-            {**base, "kind": "pipeline", "mode": mode, "batches": args.batches, "warmup": args.warmup}, cache
-        )
+        job = {**base, "kind": "pipeline", "mode": mode, "data": settings}
+        figures[row] = run({**job, "batches": args.batches, "warmup": args.warmup}, cache)
     # The machine's speed drifts by tens of percent from one minute to the next (a runtime job read
     # 1,285 and 876 clips/s a few minutes apart, same data), and the rows above run minutes apart. So the
     # default's first epoch is also timed against runtime mode in pairs of jobs run back to back, the
@@ -296,7 +301,6 @@ def measure_size(path: Path, size: int, args, work: Path) -> dict:
     read = figures["store_read"]
     per_clip = read["bytes"] // read["clips"] if read["clips"] else 0
     figures["store_chain"] = run({"kind": "store_chain", "features": str(features), "bytes_per_clip": per_clip}, cache)
-    figures["store_mapped"] = run({"kind": "store_mapped", "features": str(features)}, cache)
     return figures
 
 
@@ -391,72 +395,6 @@ def stored_clips(path: Path) -> list[bytes]:
     return records[:-1]
 
 
-def store_mapped(features: Path, n_mels: int = 80, buckets: int = 8, epochs: int = 4) -> dict:
-    """A reader of the store's clips mapped into memory, with no copy before the batch: the clips
-    rewritten as one file per length bucket (eight of equal count), each clip padded to its bucket's
-    length (16-bit steps, no framing), each file mapped as a tensor (`ImmutableConst`, a read-only
-    mmap). A batch is one `tf.gather` of 16 rows and the scale to float32; the buckets' batches are
-    merged in random order, as the pipeline merges them (no token ids or lengths). `first_per_s`:
-    its first epoch (every mapped page faulted in); `clips_per_s`: the best of the epochs after;
-    `rss_file`: the file pages resident in the process after them (the mapped store, and the
-    libraries' code)."""
-    import numpy as np
-
-    from xtts_cli.data.features import MEL_STEPS_PER_UNIT
-    from xtts_cli.data.host_memory import keep_freed_memory
-
-    keep_freed_memory()
-    clips = [clip for path in sorted(features.glob("*/shard-*.tfrecord")) for clip in stored_clips(path)]
-    if not clips:
-        return {"first_per_s": 0.0, "clips_per_s": 0.0, "bytes": 0}
-    import tensorflow as tf
-
-    frames = np.asarray([len(clip) // (2 * n_mels) for clip in clips])
-    order = np.argsort(frames, kind="stable")
-    scratch = Path(tempfile.mkdtemp(prefix="xtts-mapped-", dir=features.parent))
-    try:
-        tensors, written = [], 0
-        for k, members in enumerate(np.array_split(order, buckets)):
-            width = int(frames[members].max())
-            rows = np.zeros((len(members), width, n_mels), np.uint16)
-            for row, index in enumerate(members):
-                rows[row, : frames[index]] = np.frombuffer(clips[index], "<u2").reshape(-1, n_mels)
-            path = scratch / f"bucket-{k}.bin"
-            rows.tofile(path)
-            written += rows.nbytes
-            tensors.append(tf.raw_ops.ImmutableConst(dtype=tf.uint16, shape=rows.shape, memory_region_name=str(path)))
-        del clips, rows
-        scale = 1.0 / MEL_STEPS_PER_UNIT
-
-        def bucket_batches(tensor):
-            count = int(tensor.shape[0]) // 16
-
-            def places(_):
-                return tf.reshape(tf.random.shuffle(tf.range(tensor.shape[0]))[: count * 16], [count, 16])
-
-            ds = tf.data.Dataset.range(1).flat_map(lambda epoch: tf.data.Dataset.from_tensor_slices(places(epoch)))
-            return ds.map(lambda rows: tf.cast(tf.gather(tensor, rows), tf.float32) * scale), count
-
-        sources, counts = zip(*(bucket_batches(tensor) for tensor in tensors))
-        choices = tf.data.Dataset.from_tensor_slices(np.repeat(np.arange(buckets, dtype=np.int64), counts))
-        ds = tf.data.Dataset.choose_from_datasets(
-            list(sources), choices.shuffle(sum(counts), reshuffle_each_iteration=True)
-        ).prefetch(2)
-        rates = []
-        for _ in range(epochs):
-            start, drawn = time.perf_counter(), 0
-            for batch in ds:
-                drawn += int(batch.shape[0])
-            rates.append(drawn / (time.perf_counter() - start))
-        # The mapped pages the epochs touched are part of the process's resident memory (RssFile).
-        status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
-        resident = int(status.get("RssFile", "0 kB").split()[0]) * 1024
-        del ds, sources, tensors
-        return {"first_per_s": rates[0], "clips_per_s": max(rates[1:]), "bytes": written, "rss_file": resident}
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
 def report(size: int, figures: dict) -> None:
     first, second = figures["scan"]
     print(f"\n== {size:,} clips ({first['items']:,} scanned) ==")
@@ -484,7 +422,13 @@ def report(size: int, figures: dict) -> None:
     )
     for mode in MODES:
         row = figures[mode]
+        if "same_as" in row:
+            continue
         name = f"auto ({row.get('mode', 'refused')})" if mode == "auto" else mode
+        if mode == "precompute" and row.get("in_memory_bytes"):
+            name = "precompute (held)"
+        elif mode == "streamed":
+            name = "precompute (streamed)"
         if "refused" in row:
             print(f"{name:22} refused: {row['refused']}")
             continue
@@ -512,12 +456,6 @@ def report(size: int, figures: dict) -> None:
             "the plainest tf.data chain over the store (records, shuffle, batch, decode_raw): "
             f"{figures['store_chain']['clips_per_s']:,.0f} clips/s; tf.data reading the same files as "
             f"blocks of 16 clips' bytes, nothing parsed: {figures['store_chain']['blocks_clips_per_s']:,.0f} clips/s"
-        )
-        mapped = figures["store_mapped"]
-        print(
-            f"the store's clips mapped into memory, padded per bucket ({gb(mapped['bytes'])}), one gather and "
-            f"the scale a batch: first epoch {mapped['first_per_s']:,.0f} clips/s, then {mapped['clips_per_s']:,.0f}; "
-            f"file pages resident in the process after its epochs {gb(mapped.get('rss_file'))}"
         )
 
 
@@ -551,16 +489,20 @@ def bars(results: dict[int, dict]) -> None:
     if sizes:
         small = sizes[0]
         pre, runtime = results[small]["precompute"], results[small]["runtime"]
+        streamed = results[small]["streamed"]
+        held = f"held in memory, {gb(pre['in_memory_bytes'])}" if pre.get("in_memory_bytes") else "read from the shards"
         read = results[small]["store_read"]
         ceiling = read["clips"] / read["seconds"] / runtime["first"]["rate"] if read["clips"] else float("nan")
         chain = results[small]["store_chain"]
         print(
-            f"{small:,}: precompute epochs {pre['steady']['rate'] / runtime['first']['rate']:.1f}x runtime (bar >= 30; "
+            f"{small:,}: precompute epochs {pre['steady']['rate'] / runtime['first']['rate']:.1f}x runtime ({held}; "
+            f"first epoch {pre['first']['rate'] / runtime['first']['rate']:.1f}x) (bar >= 30); read from the shards "
+            f"every epoch: {streamed['steady']['rate'] / runtime['first']['rate']:.1f}x (first epoch "
+            f"{streamed['first']['rate'] / runtime['first']['rate']:.1f}x) ("
             f"copying the store's files alone, one thread: {ceiling:.1f}x; tf.data's record reader alone: "
             f"{chain['records_per_s'] / runtime['first']['rate']:.1f}x; the plainest tf.data chain over them: "
             f"{chain['clips_per_s'] / runtime['first']['rate']:.1f}x; tf.data reading their bytes alone: "
-            f"{chain['blocks_clips_per_s'] / runtime['first']['rate']:.1f}x; mapped into memory, one gather a batch: "
-            f"{results[small]['store_mapped']['clips_per_s'] / runtime['first']['rate']:.1f}x)"
+            f"{chain['blocks_clips_per_s'] / runtime['first']['rate']:.1f}x)"
         )
     largest = max(results)
     scans = {"ljspeech": results[largest]["scan"], **results[largest].get("layout_scans", {})}

@@ -40,6 +40,20 @@ def config(dataset=DATASET, **data) -> XttsConfig:
     return XttsConfig(data=settings)
 
 
+# Each way features are kept, as the data settings that choose it. The store is held in memory when
+# it fits data.cache_memory_limit (here: always, but for a limit of 1 byte), else read from its shards.
+KEPT = {
+    "runtime": {"preprocessing_mode": "runtime"},
+    "cache": {"preprocessing_mode": "cache"},
+    "precompute": {"preprocessing_mode": "precompute"},
+    "streamed": {"preprocessing_mode": "precompute", "cache_memory_limit": 1},
+}
+
+
+def kept(cfg: XttsConfig, way: str) -> XttsConfig:
+    return cfg.model_copy(update={"data": cfg.data.model_copy(update=KEPT[way])})
+
+
 @pytest.fixture(scope="module")
 def fixture_scan():
     return scan_dataset(config().data)
@@ -148,13 +162,9 @@ def test_a_training_epoch_starts_every_bucket_in_its_first_batches(sample_scan, 
         dataset=None, batch_size=4, num_buckets=4, feature_cache_dir=str(tmp_path), optimize_cpu_gpu_overlap=False
     )
     tokenizer = tokenizer_for(sample_scan, cfg.data)
-    for mode in ("runtime", "precompute"):
-        ds, info = build_pipeline(
-            cfg.model_copy(update={"data": cfg.data.model_copy(update={"preprocessing_mode": mode})}),
-            sample_scan.train,
-            tokenizer,
-            training=True,
-        )
+    for mode in ("runtime", "precompute", "streamed"):
+        ds, info = build_pipeline(kept(cfg, mode), sample_scan.train, tokenizer, training=True)
+        assert info.store_in_memory == (mode == "precompute")
         orders = []
         for _ in range(2):
             orders.append([info.mel_pad_lengths.index(b["mel"].shape[1]) for b in epoch(ds)])
@@ -169,9 +179,8 @@ def test_the_repeated_dataset_training_reads_is_one_reshuffled_epoch_after_anoth
     # clip twice) in an order of its own.
     base = config(dataset=None, batch_size=4, num_buckets=4, feature_cache_dir=str(tmp_path))
     tokenizer = tokenizer_for(sample_scan, base.data)
-    for mode in ("runtime", "cache", "precompute"):
-        cfg = base.model_copy(update={"data": base.data.model_copy(update={"preprocessing_mode": mode})})
-        ds, info = build_pipeline(cfg, sample_scan.train, tokenizer, training=True)
+    for mode in KEPT:
+        ds, info = build_pipeline(kept(base, mode), sample_scan.train, tokenizer, training=True)
         stream = iter(ds.repeat())
         orders = []
         for _ in range(3):
@@ -271,7 +280,7 @@ def test_training_reference_is_a_random_crop_of_the_clip(sample_scan):
     assert len(set(starts)) > 4  # not always the first frames
 
 
-def test_a_clip_longer_than_scanned_is_cut_to_its_bucket_and_short_clips_pad_the_reference(fixture_scan):
+def test_a_clip_longer_than_scanned_is_cut_to_its_bucket_and_short_clips_pad_the_reference(fixture_scan, tmp_path):
     # A file that grew after the scan must not fail its batch: it is cut to the length its bucket
     # was planned for. FLAC decodes to the file's own length whatever the header facts say, so a
     # halved sample count stands in for the change.
@@ -283,11 +292,15 @@ def test_a_clip_longer_than_scanned_is_cut_to_its_bucket_and_short_clips_pad_the
     items[grown] = replace(
         items[grown], audio=replace(items[grown].audio, num_samples=items[grown].audio.num_samples // 2)
     )
-    cfg = config(batch_size=2, num_buckets=1, reference_frames=400)
+    cfg = config(batch_size=2, num_buckets=1, reference_frames=400, feature_cache_dir=str(tmp_path))
     tokenizer = tokenizer_for(fixture_scan, cfg.data)
-    ds, info = build_pipeline(cfg, items, tokenizer, training=True)
-    assert real_frames > max(info.mel_pad_lengths)
-    batches = epoch(ds)
+    for mode in ("runtime", "precompute", "streamed"):  # the store keeps the whole clip; reading it cuts
+        ds, info = build_pipeline(kept(cfg, mode), items, tokenizer, training=True)
+        assert real_frames > max(info.mel_pad_lengths)
+        check_cut_batches(epoch(ds), info, cfg)
+
+
+def check_cut_batches(batches, info, cfg):
     assert len(batches) == info.batches_per_epoch == 3
     for step, batch in enumerate(batches):
         assert batch["mel"].shape[1] == info.mel_pad_lengths[0]
@@ -514,10 +527,11 @@ def test_cache_precompute_and_runtime_give_the_same_clips_every_epoch(fixture_sc
     tokenizer = tokenizer_for(fixture_scan, config().data)
     items = list(fixture_scan.items) + list(fixture_scan.items[:2])
     epochs, shapes = {}, {}
-    for mode in ("runtime", "cache", "precompute"):
-        cfg = config(preprocessing_mode=mode, batch_size=1, feature_cache_dir=str(tmp_path / "features"))
+    for mode in KEPT:
+        cfg = kept(config(batch_size=1, feature_cache_dir=str(tmp_path / "features")), mode)
         ds, info = build_pipeline(cfg, items, tokenizer, training=True)
-        assert info.preprocessing_mode == mode
+        assert info.preprocessing_mode == KEPT[mode]["preprocessing_mode"]
+        assert info.store_in_memory == (mode == "precompute")
         batches = [epoch(ds) for _ in range(2)]
         epochs[mode] = [epoch_clips(b) for b in batches]
         shapes[mode] = sorted((b["text_ids"].shape, b["mel"].shape) for b in batches[0])
@@ -536,6 +550,31 @@ def test_cache_precompute_and_runtime_give_the_same_clips_every_epoch(fixture_sc
         return sorted((ids, frames, mel.tobytes()) for ids, frames, mel in clips)
 
     assert exact(epochs["cache"][1]) == exact(epochs["precompute"][0]) != exact(reference)
+    assert exact(epochs["precompute"][1]) == exact(epochs["streamed"][0])  # held or read, the same values
+
+
+def test_a_store_held_in_memory_serves_what_its_shards_do_padded_either_way(fixture_scan, tmp_path):
+    # Validation (every clip, in a fixed order) with padding to each batch's longest clip and to the
+    # planned buckets: held or read from the shards, the same clips with the very same values, each
+    # batch as wide as planned (or as its longest clip), every epoch alike.
+    tokenizer = tokenizer_for(fixture_scan, config().data)
+    for padding in ({"bucket_by_length": False}, {"num_buckets": 2}):
+        served = {}
+        for mode in ("precompute", "streamed"):
+            cfg = kept(config(batch_size=3, feature_cache_dir=str(tmp_path), **padding), mode)
+            ds, info = build_pipeline(cfg, fixture_scan.items, tokenizer, training=False)
+            assert info.store_in_memory == (mode == "precompute")
+            batches = epoch(ds)
+            for b in batches:
+                width = b["mel"].shape[1]
+                if info.batching == "dynamic":
+                    assert width == b["mel_lengths"].max(), padding
+                else:
+                    assert width in info.mel_pad_lengths, padding
+            assert [b["mel"].tobytes() for b in epoch(ds)] == [b["mel"].tobytes() for b in batches]
+            served[mode] = sorted((ids, n, mel.tobytes()) for ids, n, mel in epoch_clips(batches))
+        assert len(served["precompute"]) == len(fixture_scan.items)
+        assert served["precompute"] == served["streamed"], padding
 
 
 def test_cache_and_store_keep_samples_as_16_bit_steps(fixture_scan, tmp_path):
@@ -549,10 +588,10 @@ def test_cache_and_store_keep_samples_as_16_bit_steps(fixture_scan, tmp_path):
         if item.audio.bit_depth in (8, 16) and item.audio.sample_rate == 22050 and item.audio.channels == 1
     )
     served = {}
-    for mode in ("runtime", "cache", "precompute"):
-        cfg = config(preprocessing_mode=mode, batch_size=1, feature_cache_dir=str(tmp_path / "features"))
+    for mode in KEPT:
+        cfg = kept(config(batch_size=1, feature_cache_dir=str(tmp_path / "features")), mode)
         ds, info = build_pipeline(cfg, fixture_scan.items, tokenizer, training=True, output="audio")
-        assert info.preprocessing_mode == mode
+        assert info.store_in_memory == (mode == "precompute")
         batches = epoch(ds) if mode != "cache" else [epoch(ds), epoch(ds)][1]  # the second epoch: from memory
         clips = []
         for b in batches:
@@ -567,7 +606,7 @@ def test_cache_and_store_keep_samples_as_16_bit_steps(fixture_scan, tmp_path):
     def exact(clips):
         return sorted((ids, n, audio.tobytes()) for ids, n, audio in clips)
 
-    assert exact(served["cache"]) == exact(served["precompute"])
+    assert exact(served["cache"]) == exact(served["precompute"]) == exact(served["streamed"])
     left, same = list(served["runtime"]), 0
     for ids, n, audio in served["cache"]:
         match = next(

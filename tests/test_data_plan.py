@@ -129,6 +129,30 @@ def test_auto_caches_what_fits_and_precomputes_what_does_not() -> None:
     assert decide_mode(auto, 1).budget_bytes > 0
 
 
+def test_a_precompute_store_that_fits_the_budget_is_held_in_memory(sample) -> None:
+    # Held: every item's 16-bit features padded to its bucket's width, against the same budget the
+    # cache is weighed against; over it, or with no budget known, or for the tf.data service, the
+    # store is read from its shards every epoch.
+    data, scan, tokenizer = sample
+    precompute = data.model_copy(update={"preprocessing_mode": "precompute"})
+    plan = plan_pipeline(precompute, scan.train, tokenizer, training=True, budget_bytes=10**12)
+    held = sum(len(plan.group(k)) * plan.pad_shape(k)[1] for k in range(plan.num_groups)) * data.n_mels * 2
+    assert plan.held_store_bytes == held > plan.decision.feature_bytes  # padding counted
+    assert plan.store_in_memory
+    assert plan_pipeline(precompute, scan.train, tokenizer, training=True, budget_bytes=held).store_in_memory
+    assert not plan_pipeline(precompute, scan.train, tokenizer, training=True, budget_bytes=held - 1).store_in_memory
+    unknown = replace(plan, decision=replace(plan.decision, budget_bytes=None))
+    assert not unknown.store_in_memory
+    served = precompute.model_copy(update={"service_address": "localhost:5050"})
+    assert not plan_pipeline(served, scan.train, tokenizer, training=True, budget_bytes=10**12).store_in_memory
+    # Only the store is held: cache and runtime pipelines keep their own ways.
+    assert not plan_pipeline(data, scan.train, tokenizer, training=True, budget_bytes=10**12).store_in_memory
+    # Padded to each batch's longest clip: held padded to the bucket's longest.
+    dynamic = precompute.model_copy(update={"bucket_by_length": False})
+    flat = plan_pipeline(dynamic, scan.train, tokenizer, training=True, budget_bytes=10**12)
+    assert flat.held_store_bytes == len(scan.train) * max(flat.frames) * data.n_mels * 2
+
+
 def test_validate_refuses_an_explicit_cache_over_budget(runner, write_config) -> None:
     over = write_config("data:\n  preprocessing_mode: cache\n  cache_memory_limit: 1MB\n")
     result = runner.invoke(app, ["validate", "-c", str(over), "--json"])

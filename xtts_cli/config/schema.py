@@ -188,14 +188,16 @@ class DataConfig(_Section):
         description="`runtime`: features every epoch; `cache`: computed once and kept in memory; "
         "`precompute`: written to disk under `feature_cache_dir` in a few large shards of clips of similar "
         "length, keyed by the feature settings and each file's size and mtime (a changed file rebuilds its "
-        "shard); `auto`: `cache` when the features, estimated from the scan "
+        "shard), and read into memory at the start when they fit `cache_memory_limit` padded to their length "
+        "buckets, else read from the shards every epoch; `auto`: `cache` when the features, estimated from the scan "
         "before anything is decoded, fit `cache_memory_limit`, else `precompute`.",
     )
     cache_memory_limit: Union[Auto, ByteSize] = Field(
         "auto",
-        description="Memory the in-memory feature cache may take, in bytes or with a unit (`8GB`, `512MiB`). "
-        "`auto`: a quarter of the memory the machine has available when the run starts. `auto` mode caches only "
-        "below it; an explicit `cache` over it is an error.",
+        description="Memory the in-memory feature cache, or the precompute store read into memory, may take, in "
+        "bytes or with a unit (`8GB`, `512MiB`). `auto`: a quarter of the memory the machine has available when "
+        "the run starts. `auto` mode caches only below it; an explicit `cache` over it is an error; a precompute "
+        "store over it is read from its shards every epoch (`0`: always).",
     )
     feature_cache_dir: Optional[str] = Field(
         None, description="Where `precompute` writes features. Empty: `<dataset_path>/.xtts_features`."

@@ -121,6 +121,12 @@ class PipelineInfo(BaseModel):
     deterministic: bool
     prefetch_device: Optional[str] = Field(None, description="Device the last stage prefetches onto; empty: host.")
     feature_cache: Optional[PrecomputeResult] = None
+    store_in_memory: bool = Field(
+        False,
+        description="Precompute: the store was read into memory (it fits data.cache_memory_limit) and batches are "
+        "gathered from there; false: read from its shards every epoch.",
+    )
+    store_in_memory_bytes: int = Field(0, description="Bytes the store takes in memory, padded per bucket.")
     service_address: Optional[str] = Field(None, description="tf.data service the batches come from; empty: made here.")
     service_sharding: Optional[str] = Field(
         None, description="dynamic or off; with off an epoch holds batches_per_epoch batches per worker."
@@ -343,11 +349,15 @@ def build_pipeline(
     counts = [len(g) // batch_size if drop_remainder else -(-len(g) // batch_size) for g in groups]
 
     shapes_of = [_padded_shapes(data, output, buckets, k) for k in range(len(groups))]
+    held = _HeldStore(plan, shards, shapes_of, texts) if shards is not None and plan.store_in_memory else None
 
     def assemble(seed):
         """The batches of one epoch; `seed` (an int, or a tensor on service workers) seeds the shuffles."""
         sources = []
         for k, (group, shapes) in enumerate(zip(groups, shapes_of)):
+            if held is not None:
+                sources.append(held.batches(k, training=training, seed=seed + k))
+                continue
             if shards is not None:
                 sources.append(_stored_batches(plan, shards, k, training=training, seed=seed + k))
                 continue
@@ -396,6 +406,9 @@ def build_pipeline(
             return ds.map(functools.partial(_values_from_steps, output=output), num_parallel_calls=1)
         if shards is None:
             return ds
+        # One batch at a time, as below: the held store's gather and scale.
+        if held is not None:
+            return ds.map(held.to_batch, num_parallel_calls=1)
         to_batch = _decode_stored(plan, shapes_of, texts)
         # One batch at a time, on a thread of its own (a parallel map of width 1: tf.data's
         # map_parallelization leaves it so). Decoding batches in parallel made their completions
@@ -482,6 +495,8 @@ def build_pipeline(
         deterministic=deterministic,
         prefetch_device=prefetch_device,
         feature_cache=precomputed,
+        store_in_memory=held is not None,
+        store_in_memory_bytes=held.nbytes if held is not None else 0,
         service_address=service,
         service_sharding=data.service_sharding if service else None,
         service_job=job,
@@ -507,6 +522,19 @@ def _freeze_startup_objects() -> None:
 _FREEZE_FROM_CLIPS = 2000
 
 
+def _bucket_runs(plan: PipelinePlan, shards: Sequence[Shard], bucket: int) -> list[tuple[Shard, int, list[list[int]]]]:
+    """Bucket `bucket`'s runs of store records: (shard, first record, the users of each record).
+    A shard holds clips in order of length, so a bucket's clips in it are one run (a shard at a
+    bucket's edge holds two buckets' runs)."""
+    runs = []
+    for shard in shards:
+        inside = np.concatenate([plan.bucket_of[shard.first_users] == bucket, [False]])
+        edges = np.flatnonzero(np.diff(np.concatenate([[False], inside]).astype(np.int8)))
+        for start, stop in zip(edges[::2], edges[1::2]):
+            runs.append((shard, int(start), shard.users[start:stop]))
+    return runs
+
+
 def _stored_batches(plan: PipelinePlan, shards: Sequence[Shard], bucket: int, *, training: bool, seed):
     """Batches of bucket `bucket`'s store records and the items they are (`_decode_stored` makes
     them features once the buckets are merged): graph ops only, none per clip beyond reading it.
@@ -520,12 +548,7 @@ def _stored_batches(plan: PipelinePlan, shards: Sequence[Shard], bucket: int, *,
     import tensorflow as tf
 
     data = plan.data
-    runs: list[tuple[str, int, list[list[int]]]] = []  # (shard file, first record, users of each record)
-    for shard in shards:
-        inside = np.concatenate([plan.bucket_of[shard.first_users] == bucket, [False]])
-        edges = np.flatnonzero(np.diff(np.concatenate([[False], inside]).astype(np.int8)))
-        for start, stop in zip(edges[::2], edges[1::2]):
-            runs.append((shard.path, int(start), shard.users[start:stop]))
+    runs = _bucket_runs(plan, shards, bucket)
     repeated = any(len(users) > 1 for _, _, run in runs for users in run)
     # [run, record, user], built from flat arrays (tf.ragged.constant of 124,500 nested lists took seconds).
     per_record = [users for _, _, run in runs for users in run]
@@ -538,7 +561,7 @@ def _stored_batches(plan: PipelinePlan, shards: Sequence[Shard], bucket: int, *,
     )
     entries = tf.data.Dataset.from_tensor_slices(
         {
-            "file": np.asarray([path for path, _, _ in runs], dtype=object),
+            "file": np.asarray([shard.path for shard, _, _ in runs], dtype=object),
             "start": np.asarray([start for _, start, _ in runs], dtype=np.int64),
             "count": np.asarray([len(run) for _, _, run in runs], dtype=np.int64),
             "run": np.arange(len(runs), dtype=np.int64),
@@ -582,18 +605,7 @@ def _decode_stored(plan: PipelinePlan, shapes_of: list[Optional[dict]], texts):
     data, output = plan.data, plan.output
     step = KEPT_VALUE_BYTES * (data.n_mels if output == "mel" else 1)
     bucket_of = tf.constant(plan.bucket_of, tf.int64)
-
-    def per_bucket(values: list[int], dtype):
-        """A bucket's pad, looked up from its first item; a Python int (a static shape) when all agree."""
-        if len(set(values)) == 1:
-            return lambda bucket: values[0]
-        table = tf.constant(values, dtype)
-        return lambda bucket: tf.gather(table, bucket)
-
-    pad = text_pad = None
-    if all(shapes is not None for shapes in shapes_of):
-        pad = per_bucket([shapes[output][0] for shapes in shapes_of], tf.int32)  # type: ignore[index]
-        text_pad = per_bucket([shapes["text_ids"][0] for shapes in shapes_of], tf.int64)  # type: ignore[index]
+    pad, text_pad = _text_pads(shapes_of, output)
 
     def to_batch(records, indices):
         lengths = tf.cast(tf.strings.length(records) // step, tf.int32)
@@ -609,20 +621,135 @@ def _decode_stored(plan: PipelinePlan, shapes_of: list[Optional[dict]], texts):
         values = values_from_steps(steps, output)
         if output == "mel":
             values = tf.reshape(values, [-1, width, data.n_mels])
-        ids = tf.gather(texts, indices)
-        shape = None
-        if text_pad is not None:
-            target = text_pad(bucket)
-            shape = [None, target] if isinstance(target, int) else tf.stack([ids.nrows(), target])
-        text_ids = ids.to_tensor(0, shape=shape)
-        return {
-            "text_ids": text_ids,
-            "text_lengths": tf.cast(ids.row_lengths(), tf.int32),
-            output: values,
-            f"{output}_lengths": lengths,
-        }
+        return {**_batch_texts(texts, indices, text_pad, bucket), output: values, f"{output}_lengths": lengths}
 
     return to_batch
+
+
+def _per_bucket(values: list[int], dtype):
+    """A bucket's pad, looked up from its number; a Python int (a static shape) when all agree."""
+    import tensorflow as tf
+
+    if len(set(values)) == 1:
+        return lambda bucket: values[0]
+    table = tf.constant(values, dtype)
+    return lambda bucket: tf.gather(table, bucket)
+
+
+def _text_pads(shapes_of: list[Optional[dict]], output: Output):
+    """(feature pad, text pad) lookups of each bucket; (None, None) when batches pad to their longest."""
+    import tensorflow as tf
+
+    if not all(shapes is not None for shapes in shapes_of):
+        return None, None
+    return (
+        _per_bucket([shapes[output][0] for shapes in shapes_of], tf.int32),  # type: ignore[index]
+        _per_bucket([shapes["text_ids"][0] for shapes in shapes_of], tf.int64),  # type: ignore[index]
+    )
+
+
+def _batch_texts(texts, indices, text_pad, bucket) -> dict:
+    """A batch's token ids (padded to its bucket's text length, or its longest) and their lengths,
+    gathered from `texts` (every item's, ragged)."""
+    import tensorflow as tf
+
+    ids = tf.gather(texts, indices)
+    shape = None
+    if text_pad is not None:
+        target = text_pad(bucket)
+        shape = [None, target] if isinstance(target, int) else tf.stack([ids.nrows(), target])
+    return {"text_ids": ids.to_tensor(0, shape=shape), "text_lengths": tf.cast(ids.row_lengths(), tf.int32)}
+
+
+class _HeldStore:
+    """The precompute store read into memory, when it fits the memory budget
+    (`PipelinePlan.store_in_memory`): per bucket one tensor of its clips, each padded to the
+    bucket's width, made at build time from the bucket's records (tf.data's record reader, as
+    streamed epochs read them, so their checksums are checked) and kept by a tf.data memory cache.
+    A bucket's batches are drawn as item indices (a fresh permutation of the whole bucket each
+    training epoch) and, once the buckets are merged, made by one gather of their rows and the scale
+    to float32. The tensors travel as elements, from the cache: captured in a function or held by
+    a `from_tensors` they were copied into the graph tf.data rewrites when an iterator is made (a
+    second copy of the store, measured). Measured against reading the shards, see
+    docs/data_at_scale.md."""
+
+    def __init__(self, plan: PipelinePlan, shards: Sequence[Shard], shapes_of: list[Optional[dict]], texts):
+        import tensorflow as tf
+
+        self.plan, self.texts = plan, texts
+        output = plan.output
+        values = plan.data.n_mels if output == "mel" else 1
+        row_of = np.zeros(len(plan.items), dtype=np.int64)
+        lengths = np.zeros(len(plan.items), dtype=np.int32)
+        self.wholes, self.nbytes = [], 0
+        for k, shapes in enumerate(shapes_of):
+            runs = _bucket_runs(plan, shards, k)
+            stored = [length for shard, start, run in runs for length in shard.lengths[start : start + len(run)]]
+            width = shapes[output][0] if shapes else max(stored, default=0)
+            for row, (users, length) in enumerate(zip((u for _, _, run in runs for u in run), stored)):
+                row_of[users] = row
+                lengths[users] = min(length, width)
+            dtype = tf.uint16 if output == "mel" else tf.int16
+            shape = [-1, width, values] if output == "mel" else [-1, width]
+
+            def decode(records, width=width, dtype=dtype, shape=shape):
+                steps = tf.io.decode_raw(
+                    records, dtype, little_endian=True, fixed_length=width * values * KEPT_VALUE_BYTES
+                )
+                return tf.reshape(steps, shape)
+
+            if runs:
+                # The bucket's records in run order (row r is its r-th record), batched whole.
+                entries = tf.data.Dataset.from_tensor_slices(
+                    (
+                        np.asarray([shard.path for shard, _, _ in runs], dtype=object),
+                        np.asarray([start for _, start, _ in runs], dtype=np.int64),
+                        np.asarray([len(run) for _, _, run in runs], dtype=np.int64),
+                    )
+                )
+                records = entries.flat_map(
+                    lambda path, start, count: (
+                        tf.data.TFRecordDataset(path, buffer_size=_READ_BUFFER).skip(start).take(count)
+                    )
+                )
+                whole = records.batch(len(stored)).map(decode).cache()
+                for _ in whole:  # fills the cache now, at build time
+                    pass
+            else:
+                whole = tf.data.Dataset.from_tensors(tf.zeros([0, *shape[1:]], dtype))
+            self.wholes.append(whole)
+            self.nbytes += len(stored) * width * values * KEPT_VALUE_BYTES
+        self.row_of = tf.constant(row_of)
+        self.lengths = tf.constant(lengths)
+        self.bucket_of = tf.constant(plan.bucket_of, tf.int64)
+        self.pad, self.text_pad = _text_pads(shapes_of, output)
+
+    def batches(self, k: int, *, training: bool, seed):
+        """(bucket k's held clips, item indices of a batch), a batch's worth each."""
+        import tensorflow as tf
+
+        group = self.plan.group(k)
+        places = _permuted_places(len(group), seed) if training else tf.data.Dataset.range(len(group))
+        members = tf.constant(group, tf.int64)
+        indices = places.batch(self.plan.batch_size, drop_remainder=training).map(
+            lambda batch: tf.gather(members, batch)
+        )
+        return tf.data.Dataset.zip((self.wholes[k].repeat(), indices))
+
+    def to_batch(self, clips, indices):
+        import tensorflow as tf
+
+        output = self.plan.output
+        bucket = tf.gather(self.bucket_of, indices[0])
+        steps = tf.gather(clips, tf.gather(self.row_of, indices))
+        lengths = tf.gather(self.lengths, indices)
+        if self.pad is None:  # padded to the batch's longest clip
+            steps = steps[:, : tf.reduce_max(lengths)]
+        return {
+            **_batch_texts(self.texts, indices, self.text_pad, bucket),
+            output: values_from_steps(steps, output),
+            f"{output}_lengths": lengths,
+        }
 
 
 # Runs of records a bucket reads at once (interleaved, in one thread: reading threads per bucket

@@ -225,6 +225,36 @@ class PipelinePlan:
         pad = self.data.max_mel_frames if self.batching == "fixed" else int(frames.max())
         return float(frames.sum() / (len(frames) * pad))
 
+    def held_width(self, k: int) -> int:
+        """Mel frames each clip of bucket `k` is padded to when the store is held in memory: its
+        planned pad, or (dynamic padding) the bucket's longest scanned clip."""
+        shape = self.pad_shape(k)
+        if shape is not None:
+            return shape[1]
+        group = self.group(k)
+        return int(np.asarray(self.frames)[group].max()) if len(group) else 0
+
+    @property
+    def held_store_bytes(self) -> int:
+        """Bytes the precompute store takes held in memory: every item's 16-bit features padded to
+        its bucket's width (a clip a dataset weight repeats is counted each time: an upper bound)."""
+        frames = sum(len(self.group(k)) * self.held_width(k) for k in range(self.num_groups))
+        return kept_bytes(frames, self.data, self.output)
+
+    @property
+    def store_in_memory(self) -> bool:
+        """A precompute pipeline reads its store into memory when the store, held padded, fits the
+        memory budget (`data.cache_memory_limit`): its epochs then gather batches from memory
+        instead of parsing records. Not for the tf.data service, whose workers would be sent it,
+        nor when the machine does not say how much memory it has."""
+        budget = self.decision.budget_bytes
+        return (
+            self.mode == "precompute"
+            and not self.data.service_address
+            and budget is not None
+            and self.held_store_bytes <= budget
+        )
+
     @property
     def shuffle_buffer_size(self) -> int:
         return min(self.data.shuffle_buffer_multiplier * self.batch_size, len(self.items)) if self.training else 0

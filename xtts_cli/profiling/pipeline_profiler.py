@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 from xtts_cli.config.loading import data_variant
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.pipeline import PipelineInfo
-from xtts_cli.data.plan import PipelinePlan
+from xtts_cli.data.plan import PipelinePlan, gigabytes
 from xtts_cli.data.scan import DatasetItem, ScanReport
 from xtts_cli.errors import XttsError
 from xtts_cli.stats.latency import LatencyStats, summarize
@@ -401,6 +401,12 @@ def profile_pipeline(
     mode = info.preprocessing_mode  # resolved: never auto
     if data.preprocessing_mode == "auto":
         notes.append(f"preprocessing_mode auto resolved to {mode}: {info.preprocessing_reason.removeprefix('auto: ')}")
+    if info.store_in_memory:
+        notes.append(
+            f"the precompute store is held in memory ({gigabytes(info.store_in_memory_bytes)} padded per bucket, within "
+            f"the {gigabytes(info.cache_memory_limit_bytes or 0)} of data.cache_memory_limit): batches are gathered "
+            "from there; a lower limit reads them from the store's shards every epoch"
+        )
     if drawn_warmup > warmup:
         notes.append(
             f"warm-up extended from {warmup} to {drawn_warmup} batches: an epoch starts each of its {drawn_warmup} "
