@@ -357,3 +357,16 @@ def test_a_precompute_pass_is_announced_on_stderr_not_in_the_report(
     assert json.loads(first.stdout)["preprocessing_mode"] == "precompute"
     again = runner.invoke(app, args)  # read from the store: nothing to announce
     assert again.exit_code == 0 and "precompute:" not in again.stderr
+    # The store fits the budget (a quarter of this machine's memory): read into memory, and said so.
+    held = json.loads(again.stdout)
+    assert held["pipeline"]["store_in_memory"] and held["pipeline"]["store_in_memory_bytes"] > 0
+    assert any(note.startswith("the precompute store is held in memory") for note in held["notes"]), held["notes"]
+    # A limit of 0 keeps it on disk: every epoch reads the shards.
+    on_disk = write_config(
+        f"data:\n  preprocessing_mode: precompute\n  feature_cache_dir: {store}\n  cache_memory_limit: 0\n", "disk.yaml"
+    )
+    streamed = runner.invoke(app, ["profile-pipeline", "-c", str(on_disk), *args[3:]])
+    assert streamed.exit_code == 0, streamed.output
+    read = json.loads(streamed.stdout)
+    assert not read["pipeline"]["store_in_memory"] and read["pipeline"]["store_in_memory_bytes"] == 0
+    assert not any("held in memory" in note for note in read["notes"])
