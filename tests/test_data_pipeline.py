@@ -577,6 +577,41 @@ def test_a_store_held_in_memory_serves_what_its_shards_do_padded_either_way(fixt
         assert served["precompute"] == served["streamed"], padding
 
 
+def test_a_shard_damaged_on_disk_is_rebuilt_when_the_store_is_held_and_named_when_it_is_read(sample_scan, tmp_path):
+    # A byte flipped inside a stored clip keeps the shard's size and index, so the start takes the
+    # shard as complete; its record's checksum does not match. Read into memory at the start, the
+    # store finds the shard, removes it and computes its clips again: the same batches as before.
+    # Read from the shards, an epoch meets it mid-way: one line that says what and how to fix it.
+    from xtts_cli.errors import from_tensorflow
+
+    cfg = config(dataset=None, batch_size=4, feature_cache_dir=str(tmp_path))
+    tokenizer = tokenizer_for(sample_scan, cfg.data)
+    items = sample_scan.train
+    ds, _ = build_pipeline(kept(cfg, "precompute"), items, tokenizer, training=False)
+    before = [b["mel"].tobytes() for b in epoch(ds)]
+    shard = sorted(tmp_path.glob("*/shard-*.tfrecord"))[0]
+    data = bytearray(shard.read_bytes())
+    data[100] ^= 0xFF  # inside the first clip's values (its record's data starts at byte 12)
+    shard.write_bytes(bytes(data))
+
+    ds, _ = build_pipeline(kept(cfg, "streamed"), items, tokenizer, training=False)
+    with pytest.raises(tf.errors.DataLossError) as raised:
+        epoch(ds)
+    error = from_tensorflow(raised.value)
+    assert error is not None and str(error).startswith("a record of the precompute feature store fails its checksum")
+    assert "data.feature_cache_dir" in error.hint and "{{function_node" not in str(error)
+
+    notes: list[str] = []
+    ds, info = build_pipeline(kept(cfg, "precompute"), items, tokenizer, training=False, note=notes.append)
+    assert info.store_in_memory
+    assert notes[0] == (
+        f"precompute: 1 of the store's shards failed their checksums ({shard.name}); removed, to be computed again"
+    )
+    assert notes[1].startswith("precompute: computing the features of ") and len(notes) == 3
+    assert shard.read_bytes() != bytes(data)  # written again, whole
+    assert [b["mel"].tobytes() for b in epoch(ds)] == before
+
+
 def test_cache_and_store_keep_samples_as_16_bit_steps(fixture_scan, tmp_path):
     # The audio a data-GPU / model-GPU split hands over: kept as int16 steps of 1/32768, a 16-bit
     # file's own. A 16-bit clip at the training rate is kept exactly; any other (24-bit, float,

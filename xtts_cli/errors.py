@@ -112,6 +112,14 @@ def from_tensorflow(error: BaseException) -> Optional[XttsError]:
             hint="unset devices.data_gpu (the CPU runs every input kernel) or training.enable_xla_compilation; `xtts diagnose` checks the setup",
             translated=True,
         )
+    if kind.__name__ == "DataLossError" and "corrupted record" in lowered:
+        # The precompute store read from its shards: TensorFlow does not say which file.
+        return XttsError(
+            f"a record of the precompute feature store fails its checksum ({line})",
+            hint="remove the store's folder under data.feature_cache_dir (default: the dataset's .xtts_features) "
+            "and start again: the next start computes the features again",
+            translated=True,
+        )
     if "could not satisfy explicit device specification" in lowered or "unknown device" in lowered:
         return DeviceError(
             f"a device TensorFlow cannot use: {line}",

@@ -362,6 +362,32 @@ def precompute_features(
     return result, shards
 
 
+class CorruptShards(XttsError):
+    """Shards of the store whose records fail their checksums (`corrupt_shards`): the pipeline
+    removes and rebuilds them when it reads the store into memory."""
+
+    def __init__(self, paths: Sequence[str]):
+        self.paths = list(paths)
+        super().__init__(
+            f"precompute: the feature store's shard {self.paths[0]!r} fails its checksum"
+            + (f" (and {len(self.paths) - 1} more)" if len(self.paths) > 1 else ""),
+            hint="remove it and start again: the next start computes its clips again",
+        )
+
+
+def corrupt_shards(paths: Sequence[str]) -> list[str]:
+    """The shard files among `paths` with a record that fails its checksum (read whole, each)."""
+    import tensorflow as tf
+
+    corrupt = []
+    for path in paths:
+        try:
+            tf.data.TFRecordDataset(path).reduce(tf.constant(0, tf.int64), lambda count, _: count + 1)
+        except tf.errors.DataLossError:
+            corrupt.append(path)
+    return corrupt
+
+
 def store_bytes(items: Sequence[DatasetItem], data: DataConfig, output: str, shards: int = 1) -> int:
     """Bytes `shards` shards holding `items` take on disk, at most: the clips' values at the lengths
     the scan's headers give (silence trimming only shortens them), each record's framing, and each

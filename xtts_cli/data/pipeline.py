@@ -48,7 +48,7 @@ from xtts_cli.config.loading import data_variant
 from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.data.audio import CODECS, decode_audio
 from xtts_cli.data.bucketing import BucketPlan
-from xtts_cli.data.feature_cache import PrecomputeResult, Shard, precompute_features
+from xtts_cli.data.feature_cache import CorruptShards, PrecomputeResult, Shard, corrupt_shards, precompute_features
 from xtts_cli.data.features import KEPT_VALUE_BYTES, LOG_MEL_FLOOR, kept_steps, log_mel, values_from_steps
 from xtts_cli.data.host_memory import keep_freed_memory
 from xtts_cli.data.plan import (
@@ -328,8 +328,9 @@ def build_pipeline(
 
     precomputed: Optional[PrecomputeResult] = None
     shards: Optional[list[Shard]] = None
-    if mode == "precompute":
-        precomputed, shards = precompute_features(
+
+    def precompute(note):
+        return precompute_features(
             data,
             items,
             output,
@@ -337,6 +338,9 @@ def build_pipeline(
             note=note,
             what="clip" if training else "validation clip",
         )
+
+    if mode == "precompute":
+        precomputed, shards = precompute(note)
 
     buckets: Optional[BucketPlan] = plan.buckets
     batching = plan.batching
@@ -349,7 +353,21 @@ def build_pipeline(
     counts = [len(g) // batch_size if drop_remainder else -(-len(g) // batch_size) for g in groups]
 
     shapes_of = [_padded_shapes(data, output, buckets, k) for k in range(len(groups))]
-    held = _HeldStore(plan, shards, shapes_of, texts) if shards is not None and plan.store_in_memory else None
+    held = None
+    if shards is not None and plan.store_in_memory:
+        try:
+            held = _HeldStore(plan, shards, shapes_of, texts)
+        except CorruptShards as error:
+            # A shard damaged on disk since it was written: removed, computed again, read again.
+            for path in error.paths:
+                os.unlink(path)
+            if note is not None:
+                note(
+                    f"precompute: {len(error.paths)} of the store's shards failed their checksums "
+                    f"({', '.join(os.path.basename(path) for path in error.paths)}); removed, to be computed again"
+                )
+            precomputed, shards = precompute(note)
+            held = _HeldStore(plan, shards, shapes_of, texts)
 
     def assemble(seed):
         """The batches of one epoch; `seed` (an int, or a tensor on service workers) seeds the shuffles."""
@@ -700,6 +718,7 @@ class _HeldStore:
 
             if runs:
                 # The bucket's records in run order (row r is its r-th record), batched whole.
+                paths = sorted({shard.path for shard, _, _ in runs})
                 entries = tf.data.Dataset.from_tensor_slices(
                     (
                         np.asarray([shard.path for shard, _, _ in runs], dtype=object),
@@ -713,8 +732,11 @@ class _HeldStore:
                     )
                 )
                 whole = records.batch(len(stored)).map(decode).cache()
-                for _ in whole:  # fills the cache now, at build time
-                    pass
+                try:
+                    for _ in whole:  # fills the cache now, at build time
+                        pass
+                except tf.errors.DataLossError:
+                    raise CorruptShards(corrupt_shards(paths) or paths) from None
             else:
                 whole = tf.data.Dataset.from_tensors(tf.zeros([0, *shape[1:]], dtype))
             self.wholes.append(whole)
