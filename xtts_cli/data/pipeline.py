@@ -708,11 +708,11 @@ class _HeldStore:
                 row_of[users] = row
                 lengths[users] = min(length, width)
             dtype = tf.uint16 if output == "mel" else tf.int16
-            shape = [-1, width, values] if output == "mel" else [-1, width]
+            shape = [width, values] if output == "mel" else [width]
 
-            def decode(records, width=width, dtype=dtype, shape=shape):
+            def decode(record, width=width, dtype=dtype, shape=shape):
                 steps = tf.io.decode_raw(
-                    records, dtype, little_endian=True, fixed_length=width * values * KEPT_VALUE_BYTES
+                    record, dtype, little_endian=True, fixed_length=width * values * KEPT_VALUE_BYTES
                 )
                 return tf.reshape(steps, shape)
 
@@ -731,14 +731,16 @@ class _HeldStore:
                         tf.data.TFRecordDataset(path, buffer_size=_READ_BUFFER).skip(start).take(count)
                     )
                 )
-                whole = records.batch(len(stored)).map(decode).cache()
+                # Each record decoded (padded) as it is read, then batched: its bytes are freed at
+                # once, and the bucket is held once more only while its rows are batched.
+                whole = records.map(decode).batch(len(stored)).cache()
                 try:
                     for _ in whole:  # fills the cache now, at build time
                         pass
                 except tf.errors.DataLossError:
                     raise CorruptShards(corrupt_shards(paths) or paths) from None
             else:
-                whole = tf.data.Dataset.from_tensors(tf.zeros([0, *shape[1:]], dtype))
+                whole = tf.data.Dataset.from_tensors(tf.zeros([0, *shape], dtype))
             self.wholes.append(whole)
             self.nbytes += len(stored) * width * values * KEPT_VALUE_BYTES
         self.row_of = tf.constant(row_of)
