@@ -25,13 +25,25 @@ word-padded), and cannot read 32-bit integer PCM at all (an error as int32, NaN 
 `tfio.audio.AudioIOTensor` is not used: it is an eager resource, not a graph op.
 
 The file's own rate comes from its header (read by the scan, never assumed) and travels with the
-item; tfio's resample kernel (`tfio.audio.resample`) converts it. Its output length is floor(n * out / in), which the scan
-uses for its frame estimates.
+item. A clip at another rate than `data.sample_rate` is resampled by a polyphase filter run as
+matrix products (`polyphase_resampler`): a Kaiser-windowed sinc, flat to 90 % of the lower Nyquist
+frequency and 80 dB down from it on, centred (no delay). tensorflow-io's kernel
+(`tfio.audio.resample`, speex), which it replaced, took 43 ms of one core for a 4.1 s clip from 24
+kHz and 83 ms from 48 kHz on the 2-core VM, 25-50x the whole 22.05 kHz read, decode and log-mel, and
+lagged 32-44 samples; the polyphase filter takes 1.0-1.7 ms and matches soxr to a correlation of
+0.99998 or better at lag 0 (benchmarks/sample_rates.py). The kernel remains for a rate pair whose
+filter matrix would be too large (rates with a tiny common divisor, such as 22,050 and 22,051 Hz).
+The output length is floor(n * out / in) either way, which the scan uses for its frame estimates.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Sequence
+from typing import NamedTuple, Optional
+
+import numpy as np
 
 from xtts_cli.config.schema import DataConfig
 
@@ -54,6 +66,13 @@ TRIM_TOP_DB = 45.0
 # near; scaled down further when that would clip a peak.
 TARGET_RMS = 10 ** (-20 / 20)
 PEAK_LIMIT = 0.999
+
+# Resampling filter: stopband attenuation, and the transition band as a share of the lower of the
+# two Nyquist frequencies, ending at it (so nothing above it folds back by more than -80 dB).
+RESAMPLE_ATTENUATION_DB = 80.0
+RESAMPLE_TRANSITION = 0.1
+# Weights in one rate pair's filter matrix (float32) past which tensorflow-io's kernel is used.
+MAX_RESAMPLE_WEIGHTS = 1 << 22
 
 
 def _decode_route(codec: str, contents, data_offset, channels, num_samples):
@@ -103,7 +122,17 @@ def _decode_raw_pcm(codec: str, contents, data_offset, channels, num_samples):
     return tf.reshape(samples, [-1, channels])
 
 
-def decode_audio(contents, codec_index, file_rate, channels, data_offset, num_samples, data: DataConfig, codecs=CODECS):
+def decode_audio(
+    contents,
+    codec_index,
+    file_rate,
+    channels,
+    data_offset,
+    num_samples,
+    data: DataConfig,
+    codecs=CODECS,
+    rates: Sequence[int] = (),
+):
     """File bytes -> mono float32 [samples] at data.sample_rate, trimmed / normalised as configured.
 
     `codec_index` indexes `codecs` (pass only the codecs a dataset uses: fewer graph branches);
@@ -111,6 +140,7 @@ def decode_audio(contents, codec_index, file_rate, channels, data_offset, num_sa
     `file_rate` and `channels` may be Python ints, when every clip the graph will see shares them:
     a mono clip then skips the downmix and a clip at `data.sample_rate` the resample check (both
     decided when the graph is built; measured about 10 % of a 16-bit WAV's read + decode).
+    `rates`: the rates the clips fed to this graph have, when `file_rate` is a tensor (see `resample`).
     """
     import tensorflow as tf
 
@@ -130,7 +160,7 @@ def decode_audio(contents, codec_index, file_rate, channels, data_offset, num_sa
     else:
         # Stereo (or more) to mono: the channel mean, as librosa.to_mono does.
         audio = tf.reduce_mean(wave, axis=1)
-    audio = resample(audio, file_rate, data.sample_rate)
+    audio = resample(audio, file_rate, data.sample_rate, rates)
     if data.trim_silence:
         audio = trim_silence(audio, data)
     if data.normalize_loudness:
@@ -138,28 +168,115 @@ def decode_audio(contents, codec_index, file_rate, channels, data_offset, num_sa
     return audio
 
 
-def resample(audio, file_rate, sample_rate: int):
-    """`audio` [samples] from `file_rate` (tensor or int) to `sample_rate`; untouched when they match."""
+class PolyphaseResampler(NamedTuple):
+    """A rate pair's filter as one matrix: `up` output samples from each hop of `down` input samples,
+    each computed from the frame of `weights.shape[0]` inputs that starts `pad` before the hop."""
+
+    up: int
+    down: int
+    pad: int
+    weights: np.ndarray  # float32 [down + 2 * pad + 1, up]
+
+
+@functools.lru_cache(maxsize=64)
+def polyphase_resampler(rate_in: int, rate_out: int) -> Optional[PolyphaseResampler]:
+    """The filter from `rate_in` to `rate_out` (Hz), or None when its matrix would be too large.
+
+    Output sample n sits at input position n * rate_in / rate_out and is the sum of the inputs
+    within `pad` of it, weighted by a Kaiser-windowed sinc (Kaiser's design formulas for
+    RESAMPLE_ATTENUATION_DB and RESAMPLE_TRANSITION) whose cutoff lies mid-transition; its sum over
+    the inputs is 1, so a constant stays constant. Across one period (rate_out / g outputs from
+    rate_in / g inputs, g their greatest common divisor) the weights repeat, so every period is
+    its frame times this matrix. A period of few inputs (44.1 to 22.05 kHz: 2) is widened
+    to about the filter's length, which keeps the product a matrix product rather than a column.
+    """
+    common = math.gcd(rate_in, rate_out)
+    up, down = rate_out // common, rate_in // common
+    nyquist = 0.5 * min(rate_in, rate_out)
+    transition = RESAMPLE_TRANSITION * nyquist
+    cutoff = nyquist - transition / 2
+    half = (RESAMPLE_ATTENUATION_DB - 7.95) / (2 * 14.36 * transition) * rate_in  # in input samples
+    beta = 0.1102 * (RESAMPLE_ATTENUATION_DB - 8.7)
+    pad = math.ceil(half)
+    widen = max(1, math.ceil(2 * pad / down))
+    up, down = up * widen, down * widen
+    frame = down + 2 * pad + 1
+    if frame * up > MAX_RESAMPLE_WEIGHTS:
+        return None
+    # distance[j, p]: from output p of a period to input j of its frame, in input samples.
+    distance = np.arange(up)[None, :] * (down / up) - (np.arange(frame)[:, None] - pad)
+    inside = np.abs(distance) <= half
+    window = np.i0(beta * np.sqrt(np.clip(1.0 - (distance / half) ** 2, 0.0, 1.0))) / np.i0(beta)
+    scale = 2 * cutoff / rate_in
+    weights = np.where(inside, scale * np.sinc(scale * distance) * window, 0.0)
+    return PolyphaseResampler(up, down, pad, weights.astype(np.float32))
+
+
+def resample(audio, file_rate, sample_rate: int, rates: Sequence[int] = ()):
+    """`audio` [samples] from `file_rate` to `sample_rate`; untouched when they match.
+
+    `file_rate` is a Python int when every clip shares it, else a tensor: then each of `rates`
+    (the clips' rates, from the scan) gets a branch of its own filter, and a rate not among them
+    goes to tensorflow-io's kernel.
+    """
     import tensorflow as tf
 
-    # The kernel behind tfio.audio.resample, called directly: the public wrapper adds a rank
-    # dispatch (tf.case) and a vectorized_map that falls back to a while_loop, which even untaken
-    # inside this tf.cond cut a 22.05 kHz pipeline's decode throughput by more than half
-    # (measured 547 vs 1412 clips/s). Same op, same output; tensorflow-io is pinned to 0.37.1.
+    if isinstance(file_rate, (int, np.integer)):
+        return _resample_static(audio, int(file_rate), sample_rate)
+    file_rate = tf.cast(file_rate, tf.int64)
+    known = sorted({int(rate) for rate in rates})
+    if not known:
+        return tf.cond(
+            tf.equal(file_rate, sample_rate), lambda: audio, lambda: _resample_kernel(audio, file_rate, sample_rate)
+        )
+    branches = [lambda rate=rate: _resample_static(audio, rate, sample_rate) for rate in known]
+    matches = tf.cast(tf.equal(tf.constant(known, tf.int64), file_rate), tf.int32)
+    # The matching branch's index; len(known), out of range, when none matches: the default.
+    index = tf.reduce_sum(matches * tf.range(len(known), dtype=tf.int32)) + len(known) * (1 - tf.reduce_sum(matches))
+    return tf.switch_case(index, branches, default=lambda: _resample_kernel(audio, file_rate, sample_rate))
+
+
+def _resample_static(audio, rate: int, sample_rate: int):
+    import tensorflow as tf
+
+    if rate == sample_rate:
+        return audio
+    resampler = polyphase_resampler(rate, sample_rate)
+    if resampler is None:
+        return _resample_kernel(audio, tf.constant(rate, tf.int64), sample_rate)
+    up, down, pad, weights = resampler
+    frame = weights.shape[0]
+    spans = -(-frame // down)  # hops of input one period's frame spans
+    count = tf.shape(audio, out_type=tf.int64)[0]
+    out = count * up // down
+    periods = (out + up - 1) // up
+    # The clip as rows of one hop, `pad` zeros before it and zeros after it to fill the rows the
+    # last period's frame reads (its tail past them, which no output reaches, cut).
+    rows = periods + spans - 1
+    padded = tf.pad(audio, [[pad, tf.maximum(rows * down - pad - count, 0)]])[: rows * down]
+    hops = tf.reshape(padded, [-1, down])
+    # A period's frame is its own row and the next ones: the product is a sum of one matrix
+    # product per row offset, with no framed copy of the clip (tf.signal.frame took longer than
+    # the product itself: 0.9 against 0.6 ms for a 4 s clip from 24 kHz).
+    total = None
+    for k in range(spans):
+        width = min(down, frame - k * down)
+        block = hops[k : k + periods] if width == down else hops[k : k + periods, :width]
+        part = tf.matmul(block, tf.constant(weights[k * down : k * down + width]))
+        total = part if total is None else total + part
+    return tf.reshape(total, [-1])[:out]
+
+
+def _resample_kernel(audio, file_rate, sample_rate: int):
+    """tensorflow-io's resampler (speex), called as its kernel: the public wrapper adds a rank
+    dispatch (tf.case) and a vectorized_map that falls back to a while_loop, which even untaken
+    inside a tf.cond cut a 22.05 kHz pipeline's decode throughput by more than half (measured 547
+    vs 1412 clips/s). tensorflow-io is pinned to 0.37.1."""
+    import tensorflow as tf
     from tensorflow_io.python.ops import core_ops
 
-    static = isinstance(file_rate, int)
-    if static and file_rate == sample_rate:
-        return audio
-    file_rate = tf.cast(file_rate, tf.int64)
-
-    def convert():
-        out = core_ops.io_audio_resample(audio[:, None], rate_in=file_rate, rate_out=tf.constant(sample_rate, tf.int64))
-        return tf.ensure_shape(out[:, 0], [None])
-
-    if static:
-        return convert()
-    return tf.cond(tf.equal(file_rate, sample_rate), lambda: audio, convert)
+    out = core_ops.io_audio_resample(audio[:, None], rate_in=file_rate, rate_out=tf.constant(sample_rate, tf.int64))
+    return tf.ensure_shape(out[:, 0], [None])
 
 
 def trim_bounds(audio, data: DataConfig):

@@ -83,7 +83,8 @@ _TEMP_AFTER_S = 24 * 3600
 # A settings fingerprint: the name of a store's folder (`feature_fingerprint`).
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 # Bump when the feature computation or the store's layout changes in a way the settings below do not capture.
-FEATURE_VERSION = 4
+# 5: clips at another rate are resampled by the polyphase filter (audio.polyphase_resampler), not speex.
+FEATURE_VERSION = 5
 
 
 class PrecomputeResult(BaseModel):

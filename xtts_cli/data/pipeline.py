@@ -241,6 +241,7 @@ def feature_stage(data: DataConfig, output: Output, formats: AudioFormats):
             element["num_samples"],
             data,
             codecs,
+            formats.rates,
         )
         return log_mel(audio, data) if output == "mel" else audio
 

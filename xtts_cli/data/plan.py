@@ -42,6 +42,7 @@ class AudioFormats(BaseModel):
     codecs: list[str]
     channels: Optional[int] = None
     rate: Optional[int] = None
+    rates: list[int] = []  # every sample rate present, ascending
 
 
 def audio_formats(items: Sequence[DatasetItem]) -> AudioFormats:
@@ -51,7 +52,8 @@ def audio_formats(items: Sequence[DatasetItem]) -> AudioFormats:
     return AudioFormats(
         codecs=[c for c in CODECS if c in present],
         channels=channels.pop() if len(channels) == 1 else None,
-        rate=rates.pop() if len(rates) == 1 else None,
+        rate=next(iter(rates)) if len(rates) == 1 else None,
+        rates=sorted(rates),
     )
 
 
