@@ -186,8 +186,8 @@ def polyphase_resampler(rate_in: int, rate_out: int) -> Optional[PolyphaseResamp
     within `pad` of it, weighted by a Kaiser-windowed sinc (Kaiser's design formulas for
     RESAMPLE_ATTENUATION_DB and RESAMPLE_TRANSITION) whose cutoff lies mid-transition; its sum over
     the inputs is 1, so a constant stays constant. Across one period (rate_out / g outputs from
-    rate_in / g inputs, g their greatest common divisor) the weights repeat, so every period is
-    its frame times this matrix. A period of few inputs (44.1 to 22.05 kHz: 2) is widened
+    rate_in / g inputs, g their greatest common divisor) the weights repeat, so each period's
+    outputs are its frame of inputs times this matrix. A period of few inputs (44.1 to 22.05 kHz: 2) is widened
     to about the filter's length, which keeps the product a matrix product rather than a column.
     """
     common = math.gcd(rate_in, rate_out)
