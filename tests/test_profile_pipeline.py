@@ -156,6 +156,19 @@ def test_bad_files_come_first_in_the_terminal_report(runner, write_config) -> No
     assert "timing" in result.stderr and "timing" not in out
 
 
+def test_several_datasets_at_several_rates_are_named_in_the_terminal_report(runner, write_config) -> None:
+    corpora = DATASET.parent / "corpora"
+    vctk, coqui = corpora / "vctk", corpora / "coqui"  # 48 kHz FLAC and 22.05 kHz WAV: one graph, a branch per rate
+    config = write_config(
+        f"data:\n  max_bad_file_fraction: 0.5\n  preprocessing_mode: runtime\n  datasets:\n"
+        f"    - path: {vctk}\n    - path: {coqui}\n"
+    )
+    args = ["profile-pipeline", "-c", str(config), "--batch-size", "2", "--num-batches", "4", "--warmup", "1"]
+    result = runner.invoke(app, [*args, "--no-stages"])
+    assert result.exit_code == 0, result.output
+    assert f"2 datasets ({vctk}, {coqui}): " in " ".join(result.stdout.split())
+
+
 def test_compare_baseline_measures_the_numpy_function_path_in_the_same_run(runner) -> None:
     payload = run_json(runner, *FAST, "--compare-baseline", "--no-stages")
     baseline = payload["baseline"]

@@ -118,7 +118,7 @@ def profile_pipeline(
             payload["sweep_notes"] = report.notes
         print_json(payload)
         return
-    _render(profile, report)
+    _render(profile, report, where=_datasets_label(scan))
 
 
 def _render_bad_files(out, bad: list) -> None:
@@ -145,14 +145,21 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.2f} s" if seconds >= 1 else f"{seconds * 1000:.1f} ms"
 
 
-def _render(profile, report) -> None:
+def _datasets_label(scan) -> str:
+    """The dataset's root, or with several, how many and their roots."""
+    if len(scan.datasets) < 2:
+        return scan.dataset_path
+    return f"{len(scan.datasets)} datasets ({', '.join(d.path for d in scan.datasets)})"
+
+
+def _render(profile, report, where: str) -> None:
     from rich.table import Table
 
     from xtts_cli.profiling.sparkline import sparkline
 
     out = console()
     out.print(
-        f"[bold]{profile.dataset_path}[/]: {profile.items} training items, batch {profile.batch_size}, "
+        f"[bold]{where}[/]: {profile.items} training items, batch {profile.batch_size}, "
         f"{profile.preprocessing_mode} mode, {'TF-native' if profile.tf_native else 'tf.numpy_function'} loading; "
         f"{profile.num_batches} batches timed after {profile.warmup_batches} warm-up"
     )
