@@ -230,6 +230,23 @@ def test_device_index_on_a_machine_without_it(runner, write_config) -> None:
     assert len(messages) == 2 and "available none" in messages[0]
 
 
+def test_runtime_mode_over_compressed_audio_at_other_rates_is_pointed_to_auto(runner, write_config) -> None:
+    corpora = Path(__file__).parent / "data" / "corpora"
+    datasets = f"  datasets:\n    - path: {corpora / 'vctk'}\n    - path: {corpora / 'common_voice'}\n"
+    findings = {}
+    for mode in ("runtime", "auto"):
+        path = write_config(f"data:\n  max_bad_file_fraction: 0.5\n  preprocessing_mode: {mode}\n{datasets}")
+        result = runner.invoke(app, ["validate", "-c", str(path), "--json"])
+        findings[mode] = {f["id"]: f for f in json.loads(result.stdout)["findings"]}
+    # 48 kHz FLAC and MP3: runtime mode would resample and decode them every epoch.
+    resampling, compressed = findings["runtime"]["dataset-resampling"], findings["runtime"]["dataset-compressed-audio"]
+    assert "48000 Hz (12)" in resampling["message"] and "flac (6), mp3 (6)" in compressed["message"]
+    for finding in (resampling, compressed):
+        assert finding["fix"] == {"key": "data.preprocessing_mode", "action": "set", "value": "auto"}
+    # A cache or a store does it once: nothing to say.
+    assert not {"dataset-resampling", "dataset-compressed-audio"} & set(findings["auto"])
+
+
 def test_data_path_on_the_command_line_stands_in_for_the_configs_datasets(runner, write_config) -> None:
     corpora = Path(__file__).parent / "data" / "corpora"
     path = write_config(f"data:\n  datasets:\n    - path: {corpora / 'vctk'}\n")

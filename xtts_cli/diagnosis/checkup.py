@@ -226,6 +226,42 @@ def memory_findings(summary: DatasetSummary, data) -> list[Finding]:
     return []
 
 
+# Formats whose decoders (tensorflow-io's) cost a multiple of a WAV's read.
+COMPRESSED_FORMATS = ("flac", "mp3", "ogg")
+
+
+def runtime_decoding_findings(scan, data) -> list[Finding]:
+    """What runtime mode redoes every epoch that a cache or store would do once: resampling, and the
+    decoding of compressed audio (48 kHz FLAC and MP3 read 98 and 160 clips/s on a 2-core machine, 48
+    kHz WAV 675: benchmarks/sample_rates.py)."""
+    found = []
+    fix = ConfigChange(key="data.preprocessing_mode", value="auto")
+    if len(scan.sample_rates) > 1 or any(rate != data.sample_rate for rate in scan.sample_rates):
+        rates = ", ".join(f"{rate} Hz ({n:,})" for rate, n in sorted(scan.sample_rates.items()))
+        found.append(
+            Finding(
+                id="dataset-resampling",
+                severity="info",
+                message=f"audio sample rates {rates} differ from data.sample_rate ({data.sample_rate} Hz): runtime mode "
+                "resamples every clip every epoch; cache or precompute features so it happens once",
+                fix=fix,
+            )
+        )
+    compressed = {name: n for name, n in scan.formats.items() if name in COMPRESSED_FORMATS}
+    if compressed:
+        kinds = ", ".join(f"{name} ({n:,})" for name, n in sorted(compressed.items()))
+        found.append(
+            Finding(
+                id="dataset-compressed-audio",
+                severity="info",
+                message=f"compressed audio, {kinds}: runtime mode decodes every clip every epoch, at 4-7x the cost "
+                "of a WAV's; cache or precompute features so it happens once",
+                fix=fix,
+            )
+        )
+    return found
+
+
 def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], list[Finding]]:
     """(scan or None when unusable, its summary, findings): the data report of `validate` and `diagnose`."""
     from xtts_cli.data.scan import DatasetScanError, scan_dataset
@@ -272,19 +308,8 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
         )
     if scan.outside_limits:
         found.append(outside_limits_finding(scan, config.data))
-    if len(scan.sample_rates) > 1 or any(rate != config.data.sample_rate for rate in scan.sample_rates):
-        rates = ", ".join(f"{rate} Hz ({n})" for rate, n in sorted(scan.sample_rates.items()))
-        found.append(
-            Finding(
-                id="dataset-resampling",
-                severity="info",
-                message=f"audio sample rates {rates} differ from data.sample_rate ({config.data.sample_rate} Hz): every "
-                "clip is resampled in the pipeline; cache or precompute features so it happens once",
-                fix=ConfigChange(key="data.preprocessing_mode", value="auto")
-                if config.data.preprocessing_mode == "runtime"
-                else None,
-            )
-        )
+    if config.data.preprocessing_mode == "runtime":
+        found += runtime_decoding_findings(scan, config.data)
     summary = summarize_dataset(scan, config.data, "audio" if config.devices.splits_data_and_model else "mel")
     return scan, summary, found + memory_findings(summary, config.data)
 
