@@ -183,8 +183,10 @@ def polyphase_resampler(rate_in: int, rate_out: int) -> Optional[PolyphaseResamp
     """The filter from `rate_in` to `rate_out` (Hz), or None when its matrix would be too large.
 
     Output sample n sits at input position n * rate_in / rate_out and is the sum of the inputs
-    within `pad` of it, weighted by a Kaiser-windowed sinc (Kaiser's design formulas for
-    RESAMPLE_ATTENUATION_DB and RESAMPLE_TRANSITION) whose cutoff lies mid-transition; its sum over
+    within `pad` of it, weighted by a Kaiser-windowed sinc whose cutoff lies mid-transition (the
+    window's beta and length from RESAMPLE_ATTENUATION_DB and RESAMPLE_TRANSITION by Kaiser's
+    formulas: J. F. Kaiser, "Nonrecursive digital filter design using the I0-sinh window
+    function", Proc. IEEE ISCAS 1974, as in scipy.signal.kaiser_beta and kaiserord); its sum over
     the inputs is 1, so a constant stays constant. Across one period (rate_out / g outputs from
     rate_in / g inputs, g their greatest common divisor) the weights repeat, so each period's
     outputs are its frame of inputs times this matrix. A period of few inputs (44.1 to 22.05 kHz: 2) is widened
