@@ -18,8 +18,14 @@ Then prints, per size, each figure from its own fresh Python process:
   repeated dataset as the trainer draws them, after as many batches as the first epoch's warm-up)
   and that iterator's first batch, peak RSS, and the pipeline build time (for precompute: the pass
   that writes the store, and reading it into memory when it fits the budget);
-- the default's first epoch against runtime mode again in --pairs pairs of jobs run back to back,
-  the order alternated (the machine's speed drifts between jobs minutes apart);
+- the default's first epoch, and the precompute store's later epochs, against runtime mode again,
+  --interleaved times each, interleaved: the two pipelines in two processes, each stopped
+  (SIGSTOP) while the other's batches are timed, taking turns in windows until runtime mode has had
+  --batches timed, --window batches a window (the faster side as many times more as it is faster,
+  by the rows, so that the two windows take about as long). Both sample the same minutes of the
+  machine, whose speed drifts by tens of percent between jobs run minutes apart (and in spells of
+  seconds), so their ratio has the machine's drift taken out; the same done with runtime mode on
+  both sides is printed as the method's check (it should read 1.00x);
 - how fast one thread copies the store's files into a buffer (page cache, nothing else done): the
   ceiling of any reader of the store on this machine; how fast tf.data's record reader alone reads
   their records, one file after the other and counted inside tf.data (the ceiling of any reader
@@ -31,7 +37,8 @@ Then the issue's bars, side by side.
 
 Usage:
     python benchmarks/data_scale.py [--source DIR] [--out DIR] [--sizes 13100,131000] [--layouts]
-                                    [--batches 600] [--warmup 20] [--pairs 5] [--scan-only]
+                                    [--batches 600] [--warmup 20] [--interleaved 3] [--window 40]
+                                    [--scan-only]
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ import os
 import platform
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -167,6 +175,15 @@ def worker(job: dict) -> dict:
     built = time.perf_counter() - start
 
     iterator = iter(dataset)
+    if job["kind"] == "serve":
+        if job.get("steady"):  # the later epochs: the first drawn whole, then one iterator as the trainer's
+            for _ in iterator:
+                pass
+            del iterator
+            iterator = iter(dataset.repeat())
+        draw(iterator, job["warmup"])
+        serve(iterator, info.preprocessing_mode, config.data.batch_size)
+        return {}
     draw(iterator, job["warmup"])
     first = stats(draw(iterator, job["batches"]), config.data.batch_size)
     steady, restart_ms = first, None
@@ -199,6 +216,66 @@ def worker(job: dict) -> dict:
         "in_memory_bytes": info.store_in_memory_bytes if info.store_in_memory else None,
         "rss_gb": peak_rss_gb(),
     }
+
+
+def serve(iterator, mode: str, batch_size: int) -> None:
+    """Says it is ready, then for each count read from stdin, draws that many batches and prints the
+    seconds each took (one JSON line): one side of `interleave`."""
+    print(json.dumps({"ready": mode, "batch_size": batch_size}), flush=True)
+    for line in sys.stdin:
+        print(json.dumps(draw(iterator, int(line))), flush=True)
+
+
+def interleave(jobs: list[dict], cache: Path, windows: list[int], turns: int) -> list[dict]:
+    """The pipelines of `jobs`, each in its own process and warmed up, timed in turns: one draws a
+    window of batches (job i: `windows[i]`) while the others are stopped (SIGSTOP: no thread of
+    theirs runs, so none prefetches in another's window), `turns` windows each. The order alternates
+    from one round to the next. Returns each job's latencies and its rate (samples/s) per window."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache), TF_CPP_MIN_LOG_LEVEL="3")
+    sides = []
+    try:
+        for job in jobs:  # started one after the other: a build is not timed, but not contended either
+            errors = tempfile.TemporaryFile(mode="w+")
+            process = subprocess.Popen(
+                [sys.executable, __file__, "--worker", json.dumps(job)],
+                env=env,
+                cwd=ROOT,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                text=True,
+            )
+            sides.append({"process": process, "errors": errors, "latencies": [], "windows": []})
+            ready = json.loads(answer(sides[-1], job))
+            if "refused" in ready:
+                raise SystemExit(f"serve {job['mode']} on {job['path']}: {ready['refused']}")
+            sides[-1] |= {"mode": ready["ready"], "batch_size": ready["batch_size"]}
+            os.kill(process.pid, signal.SIGSTOP)
+        for turn in range(turns):
+            for side in sides if turn % 2 == 0 else sides[::-1]:
+                os.kill(side["process"].pid, signal.SIGCONT)
+                side["process"].stdin.write(f"{windows[sides.index(side)]}\n")
+                side["process"].stdin.flush()
+                latencies = json.loads(answer(side, jobs[sides.index(side)]))
+                os.kill(side["process"].pid, signal.SIGSTOP)
+                side["latencies"] += latencies
+                side["windows"].append(len(latencies) * side["batch_size"] / sum(latencies))
+    finally:
+        for side in sides:
+            os.kill(side["process"].pid, signal.SIGCONT)
+            side["process"].stdin.close()
+            side["process"].wait()
+            side["errors"].close()
+    return [{key: side[key] for key in ("mode", "batch_size", "latencies", "windows")} for side in sides]
+
+
+def answer(side: dict, job: dict) -> str:
+    """The next line `side`'s process prints, or the end of the run with its error."""
+    line = side["process"].stdout.readline()
+    if not line:
+        side["errors"].seek(0)
+        raise SystemExit(f"serve {job['mode']} on {job['path']} failed:\n{side['errors'].read()[-3000:]}")
+    return line
 
 
 def draw(iterator, count: int, min_seconds: float = 0.0) -> list[float]:
@@ -300,22 +377,53 @@ def measure_size(path: Path, size: int, args, work: Path) -> dict:
         job = {**base, "kind": "pipeline", "mode": mode, "data": settings}
         figures[row] = run({**job, "batches": args.batches, "warmup": args.warmup}, cache)
     # The machine's speed drifts by tens of percent from one minute to the next (a runtime job read
-    # 1,285 and 876 clips/s a few minutes apart, same data), and the rows above run minutes apart. So the
-    # default's first epoch is also timed against runtime mode in pairs of jobs run back to back, the
-    # order alternated: each pair's ratio, with no other job between its two.
-    figures["pairs"] = []
-    for n in range(args.pairs):
-        order = ("runtime", "auto") if n % 2 == 0 else ("auto", "runtime")
-        pair = {}
-        for mode in order:
-            job = {**base, "kind": "pipeline", "mode": mode, "batches": args.batches, "warmup": args.warmup}
-            pair[mode] = run(job, cache)["first"]
-        figures["pairs"].append({"order": list(order), **pair})
+    # 1,285 and 876 clips/s a few minutes apart, same data) and in spells of seconds, and the rows above
+    # run minutes apart. So the default's first epoch is also timed against runtime mode interleaved,
+    # the two sampling the same minutes; which one starts first alternates.
+    # Each side's window takes about as long as the other's: a side faster than runtime mode (by the
+    # rows above) draws as many times more batches a window. With windows of as many batches, a store
+    # 11x faster ran 15 windows of 40 ms, and the batches it had ready at each resume split its
+    # latencies (CV 0.46-0.56 against 0.40 on its row, at 131,000 clips).
+    job = {**base, "kind": "serve", "warmup": args.warmup}
+    turns = -(-args.batches // args.window)
+
+    def windows(modes, rate):
+        faster = max(rate / figures["runtime"]["first"]["rate"], 1.0)
+        return [args.window if mode == "runtime" else round(args.window * faster) for mode in modes]
+
+    figures["interleaved"] = []
+    for n in range(args.interleaved):
+        modes = ("runtime", "auto") if n % 2 == 0 else ("auto", "runtime")
+        rate = figures["auto"]["first"]["rate"]
+        sides = interleave([{**job, "mode": mode} for mode in modes], cache, windows(modes, rate), turns)
+        figures["interleaved"].append({mode: interleaved(side) for mode, side in zip(modes, sides)})
+    # The method's check: runtime mode on both sides. Whatever makes this ratio differ from 1 is the
+    # method's own, and is in the ratios above too.
+    sides = interleave([{**job, "mode": "runtime"}] * 2, cache, windows(["runtime"] * 2, 0), turns)
+    figures["interleaved_check"] = [interleaved(side) for side in sides]
+    # The precompute store's later epochs against runtime mode, the same way.
+    store = {**job, "mode": "precompute", "steady": True}
+    figures["interleaved_store"] = []
+    for n in range(args.interleaved):
+        jobs = [{**job, "mode": "runtime"}, store][:: 1 if n % 2 == 0 else -1]
+        rate = figures["precompute"]["steady"]["rate"]
+        sides = interleave(jobs, cache, windows([side["mode"] for side in jobs], rate), turns)
+        figures["interleaved_store"].append({side["mode"]: interleaved(got) for side, got in zip(jobs, sides)})
     figures["store_read"] = store_read(features)
     read = figures["store_read"]
     per_clip = read["bytes"] // read["clips"] if read["clips"] else 0
     figures["store_chain"] = run({"kind": "store_chain", "features": str(features), "bytes_per_clip": per_clip}, cache)
     return figures
+
+
+def interleaved(side: dict) -> dict:
+    """One side of an interleaved run: its rate, CV and p95 over all its windows, and each window's rate."""
+    return {
+        **stats(side["latencies"], side["batch_size"]),
+        "mode": side["mode"],
+        "windows": side["windows"],
+        "window": len(side["latencies"]) // max(len(side["windows"]), 1),
+    }
 
 
 def store_read(features: Path) -> dict:
@@ -452,11 +560,32 @@ def report(size: int, figures: dict) -> None:
             f"{name:22} {row['first']['rate']:14.0f} {row['first']['cv']:5.2f} {row['first']['p95_ms']:7.1f} "
             f"{row['steady']['rate']:10.0f} {restart:>10} {row['rss_gb']:8.2f}G {row['build_s']:8.1f}"
         )
-    for n, pair in enumerate(figures.get("pairs", []), 1):
-        first, then = pair["order"]
+    for n, turns in enumerate(figures.get("interleaved", []), 1):
+        first, then = turns
+        windows = [a / r for a, r in zip(turns["auto"]["windows"], turns["runtime"]["windows"])]
         print(
-            f"pair {n} ({first}, then {then}): runtime {pair['runtime']['rate']:,.0f} clips/s, "
-            f"default {pair['auto']['rate']:,.0f} (CV {pair['auto']['cv']:.2f}, p95 {pair['auto']['p95_ms']:.1f} ms)"
+            f"interleaved {n} ({first} first, {len(turns['auto']['windows'])} windows each, of "
+            f"{turns['runtime']['window']} and {turns['auto']['window']} batches): runtime "
+            f"{turns['runtime']['rate']:,.0f} clips/s, default ({turns['auto']['mode']}) {turns['auto']['rate']:,.0f} "
+            f"(CV {turns['auto']['cv']:.2f}, p95 {turns['auto']['p95_ms']:.1f} ms): "
+            f"{turns['auto']['rate'] / turns['runtime']['rate']:.2f}x, window by window {min(windows):.2f}x-"
+            f"{max(windows):.2f}x; runtime's windows {min(turns['runtime']['windows']):,.0f}-"
+            f"{max(turns['runtime']['windows']):,.0f} clips/s"
+        )
+    for n, turns in enumerate(figures.get("interleaved_store", []), 1):
+        first = next(iter(turns))
+        store = turns["precompute"]
+        print(
+            f"interleaved store {n} ({first} first, {len(store['windows'])} windows each, of "
+            f"{turns['runtime']['window']} and {store['window']} batches): runtime "
+            f"{turns['runtime']['rate']:,.0f} clips/s, precompute's later epochs {store['rate']:,.0f} "
+            f"(CV {store['cv']:.2f}): {store['rate'] / turns['runtime']['rate']:.1f}x"
+        )
+    if "interleaved_check" in figures:
+        one, other = figures["interleaved_check"]
+        print(
+            f"interleaved check, runtime against runtime: {one['rate']:,.0f} and {other['rate']:,.0f} clips/s, "
+            f"{other['rate'] / one['rate']:.2f}x (1.00x: the method favours neither side)"
         )
     read = figures["store_read"]
     if read["clips"]:
@@ -486,14 +615,14 @@ def bars(results: dict[int, dict]) -> None:
             f"{size:>7,}: default first epoch {ratio:.2f}x runtime (bar >= 0.9), CV {auto['first']['cv']:.2f} "
             f"(bar <= 0.5)"
         )
-        pairs = figures.get("pairs", [])
-        if pairs:
-            ratios = sorted(pair["auto"]["rate"] / pair["runtime"]["rate"] for pair in pairs)
-            each = ", ".join(
-                f"{pair['auto']['rate'] / pair['runtime']['rate']:.2f}x (CV {pair['auto']['cv']:.2f})" for pair in pairs
-            )
+        runs = figures.get("interleaved", [])
+        if runs:
+            ratios = [turns["auto"]["rate"] / turns["runtime"]["rate"] for turns in runs]
+            each = ", ".join(f"{ratio:.2f}x (CV {turns['auto']['cv']:.2f})" for ratio, turns in zip(ratios, runs))
+            one, other = figures["interleaved_check"]
             print(
-                f"{size:>7,}: the same in {len(pairs)} back-to-back pairs: {each}; median {ratios[len(ratios) // 2]:.2f}x"
+                f"{size:>7,}: the same interleaved, {len(runs)} runs: {each}; the lowest {min(ratios):.2f}x "
+                f"(bar >= 0.9; the method's check, runtime against runtime: {other['rate'] / one['rate']:.2f}x)"
             )
     sizes = sorted(size for size in results if "runtime" in results[size])
     if len(sizes) >= 2:
@@ -521,14 +650,21 @@ def bars(results: dict[int, dict]) -> None:
             f"{chain['blocks_clips_per_s'] / runtime['first']['rate']:.1f}x)"
         )
         # The runtime row may have run in one of this machine's slow spells (see the README): against
-        # the fastest runtime job of the size, the row and every pair's, the ratio is the strictest.
-        fastest = max(
-            [runtime["first"]["rate"]] + [pair["runtime"]["rate"] for pair in results[small].get("pairs", [])]
-        )
+        # the fastest runtime job of the size, the row and every interleaved run's, the ratio is the strictest.
+        jobs = [runtime["first"]] + [turns["runtime"] for turns in results[small].get("interleaved", [])]
+        jobs += results[small].get("interleaved_check", [])
+        fastest = max(job["rate"] for job in jobs)
         print(
-            f"{small:,}: precompute epochs against the fastest of its {1 + len(results[small].get('pairs', []))} "
-            f"runtime jobs ({fastest:,.0f} clips/s): {pre['steady']['rate'] / fastest:.1f}x (bar >= 30)"
+            f"{small:,}: precompute epochs against the fastest of its {len(jobs)} runtime jobs "
+            f"({fastest:,.0f} clips/s): {pre['steady']['rate'] / fastest:.1f}x (bar >= 30)"
         )
+        runs = results[small].get("interleaved_store", [])
+        if runs:
+            ratios = [turns["precompute"]["rate"] / turns["runtime"]["rate"] for turns in runs]
+            print(
+                f"{small:,}: precompute epochs against runtime mode interleaved, {len(runs)} runs: "
+                f"{', '.join(f'{ratio:.1f}x' for ratio in ratios)}; the lowest {min(ratios):.1f}x (bar >= 30)"
+            )
     largest = max(results)
     scans = {"ljspeech": results[largest]["scan"], **results[largest].get("layout_scans", {})}
     seconds = ", ".join(f"{layout} {pair[1]['seconds']:.2f} s" for layout, pair in scans.items())
@@ -544,15 +680,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batches", type=int, default=600, help="batches timed per mode")
     parser.add_argument("--warmup", type=int, default=20, help="batches drawn before timing")
     parser.add_argument(
-        "--pairs", type=int, default=5, help="back-to-back runtime / default pairs per size, the order alternated"
+        "--interleaved", type=int, default=3, help="interleaved runs of the default against runtime mode per size"
     )
+    parser.add_argument("--window", type=int, default=40, help="batches an interleaved side runs before the other")
     parser.add_argument(
         "--scan-only", action="store_true", help="only the start-up figures: the scans and a runtime pipeline's start"
     )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        print(json.dumps(worker(json.loads(args.worker))))
+        figures = worker(json.loads(args.worker))
+        if figures:  # a served pipeline has printed its own lines
+            print(json.dumps(figures))
         return 0
     source_clips(args.source)  # a source that cannot be used ends the run here, in one line
 
