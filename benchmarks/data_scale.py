@@ -182,7 +182,10 @@ def worker(job: dict) -> dict:
             del iterator
             iterator = iter(dataset.repeat())
         draw(iterator, job["warmup"])
-        serve(iterator, info.preprocessing_mode, config.data.batch_size)
+        serve(
+            iterator,
+            {"ready": info.preprocessing_mode, "batch_size": config.data.batch_size, "epoch": info.batches_per_epoch},
+        )
         return {}
     draw(iterator, job["warmup"])
     first = stats(draw(iterator, job["batches"]), config.data.batch_size)
@@ -218,10 +221,11 @@ def worker(job: dict) -> dict:
     }
 
 
-def serve(iterator, mode: str, batch_size: int) -> None:
-    """Says it is ready, then for each count read from stdin, draws that many batches and prints the
-    seconds each took (one JSON line): one side of `interleave`."""
-    print(json.dumps({"ready": mode, "batch_size": batch_size}), flush=True)
+def serve(iterator, ready: dict) -> None:
+    """Says it is ready (`ready`: its mode, batch size and batches an epoch), then for each count read
+    from stdin, draws that many batches and prints the seconds each took (one JSON line): one side
+    of `interleave`."""
+    print(json.dumps(ready), flush=True)
     for line in sys.stdin:
         print(json.dumps(draw(iterator, int(line))), flush=True)
 
@@ -230,7 +234,10 @@ def interleave(jobs: list[dict], cache: Path, windows: list[int], turns: int) ->
     """The pipelines of `jobs`, each in its own process and warmed up, timed in turns: one draws a
     window of batches (job i: `windows[i]`) while the others are stopped (SIGSTOP: no thread of
     theirs runs, so none prefetches in another's window), `turns` windows each. The order alternates
-    from one round to the next. Returns each job's latencies and its rate (samples/s) per window."""
+    from one round to the next. A side timing a first epoch draws no more than the epoch holds: its
+    window is made smaller where it would not. Returns each job's latencies and its rate (samples/s)
+    per window."""
+    windows = list(windows)
     env = dict(os.environ, XDG_CACHE_HOME=str(cache), TF_CPP_MIN_LOG_LEVEL="3")
     sides = []
     try:
@@ -251,6 +258,11 @@ def interleave(jobs: list[dict], cache: Path, windows: list[int], turns: int) ->
                 raise SystemExit(f"serve {job['mode']} on {job['path']}: {ready['refused']}")
             sides[-1] |= {"mode": ready["ready"], "batch_size": ready["batch_size"]}
             os.kill(process.pid, signal.SIGSTOP)
+            if not job.get("steady"):
+                i = len(sides) - 1
+                windows[i] = min(windows[i], (ready["epoch"] - job["warmup"]) // turns)
+                if windows[i] < 1:
+                    raise SystemExit(f"{job['path']}: an epoch of {ready['epoch']} batches is too few to interleave")
         for turn in range(turns):
             for side in sides if turn % 2 == 0 else sides[::-1]:
                 os.kill(side["process"].pid, signal.SIGCONT)
