@@ -25,7 +25,8 @@ Then prints, per size, each figure from its own fresh Python process:
   by the rows, so that the two windows take about as long). Both sample the same minutes of the
   machine, whose speed drifts by tens of percent between jobs run minutes apart (and in spells of
   seconds), so their ratio has the machine's drift taken out; the same done with runtime mode on
-  both sides is printed as the method's check (it should read 1.00x);
+  both sides is printed as the method's check (it should read 1.00x); and, after the last size,
+  runtime mode on the smallest and the largest set side by side, the same way;
 - how fast one thread copies the store's files into a buffer (page cache, nothing else done): the
   ceiling of any reader of the store on this machine; how fast tf.data's record reader alone reads
   their records, one file after the other and counted inside tf.data (the ceiling of any reader
@@ -238,14 +239,13 @@ def interleave(jobs: list[dict], cache: Path, windows: list[int], turns: int) ->
     window is made smaller where it would not. Returns each job's latencies and its rate (samples/s)
     per window."""
     windows = list(windows)
-    env = dict(os.environ, XDG_CACHE_HOME=str(cache), TF_CPP_MIN_LOG_LEVEL="3")
     sides = []
     try:
         for job in jobs:  # started one after the other: a build is not timed, but not contended either
             errors = tempfile.TemporaryFile(mode="w+")
             process = subprocess.Popen(
                 [sys.executable, __file__, "--worker", json.dumps(job)],
-                env=env,
+                env=dict(os.environ, XDG_CACHE_HOME=str(job.get("cache", cache)), TF_CPP_MIN_LOG_LEVEL="3"),
                 cwd=ROOT,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -616,7 +616,8 @@ def report(size: int, figures: dict) -> None:
         )
 
 
-def bars(results: dict[int, dict]) -> None:
+def bars(results: dict[int, dict], across: list[dict]) -> None:
+    """The issue's bars; `across`: runtime mode on the smallest and largest set side by side."""
     print("\n== bars ==")
     for size, figures in results.items():
         if "auto" not in figures:
@@ -641,6 +642,12 @@ def bars(results: dict[int, dict]) -> None:
         small, large = sizes[0], sizes[-1]
         ratio = results[large]["runtime"]["first"]["rate"] / results[small]["runtime"]["first"]["rate"]
         print(f"runtime rate at {large:,} / at {small:,}: {ratio:.2f} (bar >= 0.9)")
+        if across:
+            ratios = [turns[large]["rate"] / turns[small]["rate"] for turns in across]
+            print(
+                f"the same side by side, {len(across)} runs: {', '.join(f'{ratio:.2f}' for ratio in ratios)}; "
+                f"the lowest {min(ratios):.2f} (bar >= 0.9)"
+            )
         auto = results[large]["auto"]
         print(f"{large:,} with defaults: {auto['mode']} (bar: not cache), peak RSS {auto['rss_gb']:.2f} GB (bar < 4)")
     if sizes:
@@ -716,8 +723,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     results: dict[int, dict] = {}
     work = args.out / "work"
+    paths = {}
     for size in (int(value) for value in args.sizes.split(",")):
         sets = build(args.source, args.out, size, args.layouts)
+        paths[size] = sets["ljspeech"]
         results[size] = measure_size(sets["ljspeech"], size, args, work)
         report(size, results[size])
         for layout in sorted(set(sets) - {"ljspeech"}):
@@ -727,8 +736,39 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"scan, {layout} layout: first start {scans[0]['seconds']:.2f} s, second start {scans[1]['seconds']:.2f} s"
             )
-    bars(results)
+    across: list[dict] = []
+    if len(results) >= 2 and not args.scan_only:
+        across = runtime_at_sizes(paths, args, work)
+        small, large = min(paths), max(paths)
+        for n, turns in enumerate(across, 1):
+            print(
+                f"runtime mode side by side, {small:,} and {large:,} clips, run {n}: "
+                f"{turns[small]['rate']:,.0f} and {turns[large]['rate']:,.0f} clips/s"
+            )
+    bars(results, across)
     return 0
+
+
+def runtime_at_sizes(paths: dict[int, Path], args, work: Path) -> list[dict]:
+    """Runtime mode on the smallest and the largest set, side by side (`interleave`), --interleaved
+    times, which starts first alternated: the rows of the two sizes ran many minutes apart."""
+    small, large = min(paths), max(paths)
+    runs = []
+    for n in range(args.interleaved):
+        sizes = (small, large) if n % 2 == 0 else (large, small)
+        jobs = [
+            {
+                "kind": "serve",
+                "mode": "runtime",
+                "path": str(paths[size]),
+                "warmup": args.warmup,
+                "cache": str(work / f"scan-{size}"),
+            }
+            for size in sizes
+        ]
+        sides = interleave(jobs, work, [args.window] * 2, -(-args.batches // args.window))
+        runs.append({size: interleaved(side) for size, side in zip(sizes, sides)})
+    return runs
 
 
 if __name__ == "__main__":
