@@ -631,10 +631,10 @@ def bars(results: dict[int, dict], across: list[dict]) -> None:
         runs = figures.get("interleaved", [])
         if runs:
             ratios = [turns["auto"]["rate"] / turns["runtime"]["rate"] for turns in runs]
-            each = ", ".join(f"{ratio:.2f}x (CV {turns['auto']['cv']:.2f})" for ratio, turns in zip(ratios, runs))
+            each = ", ".join(f"{ratio:.3f}x (CV {turns['auto']['cv']:.2f})" for ratio, turns in zip(ratios, runs))
             one, other = figures["interleaved_check"]
             print(
-                f"{size:>7,}: the same interleaved, {len(runs)} runs: {each}; the lowest {min(ratios):.2f}x "
+                f"{size:>7,}: the same interleaved, {len(runs)} runs: {each}; the lowest {min(ratios):.3f}x "
                 f"(bar >= 0.9; the method's check, runtime against runtime: {other['rate'] / one['rate']:.2f}x)"
             )
     sizes = sorted(size for size in results if "runtime" in results[size])
