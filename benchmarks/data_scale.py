@@ -690,21 +690,38 @@ def bars(results: dict[int, dict], across: list[dict]) -> None:
     print(f"{largest:,}: second-start scan {seconds} (bar < 5)")
 
 
+def counting(least: int):
+    """An argparse type: a whole number of at least `least`, or a one-line error naming the value."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = least - 1
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of at least {least}")
+        return value
+
+    return parse
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", type=Path, default=SAMPLE)
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "xtts-scale")
     parser.add_argument("--sizes", default="13100,131000")
     parser.add_argument("--layouts", action="store_true", help="also the LibriTTS and VCTK layouts (scan only)")
-    parser.add_argument("--batches", type=int, default=600, help="batches timed per mode")
-    parser.add_argument("--warmup", type=int, default=20, help="batches drawn before timing")
+    parser.add_argument("--batches", type=counting(1), default=600, help="batches timed per mode")
+    parser.add_argument("--warmup", type=counting(0), default=20, help="batches drawn before timing")
     parser.add_argument(
         "--interleaved",
-        type=int,
+        type=counting(0),
         default=3,
         help="interleaved runs per size of the default, and of the store, against runtime mode",
     )
-    parser.add_argument("--window", type=int, default=40, help="batches an interleaved side runs before the other")
+    parser.add_argument(
+        "--window", type=counting(1), default=40, help="batches an interleaved side runs before the other"
+    )
     parser.add_argument(
         "--scan-only", action="store_true", help="only the start-up figures: the scans and a runtime pipeline's start"
     )
