@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data import feature_cache
-from xtts_cli.data.features import LOG_MEL_FLOOR, MEL_STEPS_PER_UNIT, with_reference
+from xtts_cli.data.features import LOG_MEL_FLOOR, MEL_STEPS_PER_UNIT, as_values, with_reference
 from xtts_cli.data.pipeline import READS_IN_FLIGHT, build_pipeline, pipeline_threads, plan_pipeline, tokenizer_for
 from xtts_cli.data.scan import scan_dataset
 from xtts_cli.data.text import Tokenizer
@@ -74,7 +74,8 @@ def graph_ops(ds) -> set[str]:
 
 
 def epoch(ds) -> list[dict]:
-    return [{k: v.numpy() for k, v in batch.items()} for batch in ds]
+    """One epoch's batches, their features as the step reads them (16-bit steps scaled)."""
+    return [{k: v.numpy() for k, v in as_values(batch).items()} for batch in ds]
 
 
 def test_batch_layout_padding_and_reference(fixture_scan):
@@ -532,6 +533,8 @@ def test_cache_precompute_and_runtime_give_the_same_clips_every_epoch(fixture_sc
         ds, info = build_pipeline(cfg, items, tokenizer, training=True)
         assert info.preprocessing_mode == KEPT[mode]["preprocessing_mode"]
         assert info.store_in_memory == (mode == "precompute")
+        # What a mode keeps is what it hands over: 16-bit steps, which the step scales.
+        assert ds.element_spec["mel"].dtype == (tf.float32 if mode == "runtime" else tf.uint16), mode
         batches = [epoch(ds) for _ in range(2)]
         epochs[mode] = [epoch_clips(b) for b in batches]
         shapes[mode] = sorted((b["text_ids"].shape, b["mel"].shape) for b in batches[0])

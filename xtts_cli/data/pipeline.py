@@ -17,7 +17,6 @@ Stages (each a graph op, so tf.data runs them on its own C++ threads):
       [-> records -> features]           precompute: one map (one batch at a time, on its own
                                          thread), the records' 16-bit log-mels (or samples)
                                          decoded and padded to the bucket's lengths a batch at a time
-      [-> steps -> values]               cache mode: one map, one batch at a time, to float32
       [-> tf.data service]               training with data.service_address: everything above runs on
                                          the service's workers (see service.py)
       -> prefetch [-> prefetch_to_device]
@@ -25,17 +24,19 @@ Stages (each a graph op, so tf.data runs them on its own C++ threads):
 Batch (output="mel"):
     text_ids    int32   [B, T]     0-padded (Tokenizer.PAD_ID)
     text_lengths int32  [B]
-    mel         float32 [B, F, n_mels]  padded with log(1e-5)
+    mel         float32 [B, F, n_mels]  padded with log(1e-5) (runtime mode), or
+                uint16  [B, F, n_mels]  16-bit steps, 0-padded (cache and precompute modes: what
+                                        they keep, `features.kept_steps`)
     mel_lengths int32   [B]
-The speaker reference (ref_mel / ref_lengths) is cropped from mel inside the training step
-(`features.with_reference`), on the model's device.
-Batch (output="audio"): text_ids, text_lengths, audio float32 [B, S] (0-padded), audio_lengths;
-S is padded so that 1 + S // hop equals the bucket's mel length, for `features.log_mel_batch`.
+The step scales 16-bit steps to float32 and crops the speaker reference (ref_mel / ref_lengths)
+from mel (`features.with_reference`, which calls `features.as_values`), on the model's device.
+Batch (output="audio"): text_ids, text_lengths, audio float32 [B, S] (0-padded; int16 samples in
+cache and precompute modes), audio_lengths; S is padded so that 1 + S // hop equals the bucket's
+mel length, for `features.log_mel_batch`.
 """
 
 from __future__ import annotations
 
-import functools
 import gc
 import os
 from collections.abc import Callable, Sequence
@@ -49,7 +50,7 @@ from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.data.audio import CODECS, decode_audio
 from xtts_cli.data.bucketing import BucketPlan
 from xtts_cli.data.feature_cache import CorruptShards, PrecomputeResult, Shard, corrupt_shards, precompute_features
-from xtts_cli.data.features import KEPT_VALUE_BYTES, LOG_MEL_FLOOR, kept_steps, log_mel, values_from_steps
+from xtts_cli.data.features import KEPT_VALUE_BYTES, LOG_MEL_FLOOR, kept_steps, log_mel
 from xtts_cli.data.host_memory import keep_freed_memory
 from xtts_cli.data.plan import (
     AudioFormats,
@@ -418,14 +419,11 @@ def build_pipeline(
         return decoded(tf.data.Dataset.choose_from_datasets(sources, choices, stop_on_empty_dataset=False))
 
     def decoded(ds):
-        if mode == "cache":
-            # The cache keeps 16-bit steps (see `_group_elements`), scaled back a batch at a time
-            # after the buckets are merged, on a thread of its own like the store's: in parallel, its
-            # first-epoch CV read 0.43-0.44 against 0.36-0.39 (two and three runs, log-mels).
-            return ds.map(functools.partial(_values_from_steps, output=output), num_parallel_calls=1)
+        # The cache's batches hold its 16-bit steps as they are (see `_group_elements`): the step
+        # scales them (`features.as_values`).
         if shards is None:
             return ds
-        # One batch at a time, as below: the held store's gather and scale.
+        # One batch at a time, as below: the held store's gather.
         if held is not None:
             return ds.map(held.to_batch, num_parallel_calls=1)
         to_batch = _decode_stored(plan, shapes_of, texts)
@@ -632,15 +630,15 @@ def _decode_stored(plan: PipelinePlan, shapes_of: list[Optional[dict]], texts):
         width = tf.reduce_max(lengths) if pad is None else pad(bucket)
         lengths = tf.minimum(lengths, width)  # a file changed since the scan is cut to its bucket's length
         # Zero-padded to the batch's width in the decode itself; mels are stored as steps above the
-        # padding value (the log-mel floor), so scaling them back pads with the floor for the cost
-        # of the scale (a mask and a select cost 40 % of the rate, measured); a zero sample is silence.
+        # padding value (the log-mel floor), so the step's scale (`features.as_values`) pads with
+        # the floor at no cost of its own (a mask and a select cost 40 % of the rate, measured); a
+        # zero sample is silence.
         steps = tf.io.decode_raw(
             records, tf.uint16 if output == "mel" else tf.int16, little_endian=True, fixed_length=width * step
         )
-        values = values_from_steps(steps, output)
         if output == "mel":
-            values = tf.reshape(values, [-1, width, data.n_mels])
-        return {**_batch_texts(texts, indices, text_pad, bucket), output: values, f"{output}_lengths": lengths}
+            steps = tf.reshape(steps, [-1, width, data.n_mels])
+        return {**_batch_texts(texts, indices, text_pad, bucket), output: steps, f"{output}_lengths": lengths}
 
     return to_batch
 
@@ -686,8 +684,8 @@ class _HeldStore:
     bucket's width, made at build time from the bucket's records (tf.data's record reader, as
     streamed epochs read them, so their checksums are checked) and kept by a tf.data memory cache.
     A bucket's batches are drawn as item indices (a fresh permutation of the whole bucket each
-    training epoch) and, once the buckets are merged, made by one gather of their rows and the scale
-    to float32. The tensors travel as elements, from the cache: captured in a function or held by
+    training epoch) and, once the buckets are merged, made by one gather of their rows (16-bit
+    steps, which the step scales: `features.as_values`). The tensors travel as elements, from the cache: captured in a function or held by
     a `from_tensors` they were copied into the graph tf.data rewrites when an iterator is made (a
     second copy of the store, measured). Measured against reading the shards, see
     docs/data_at_scale.md."""
@@ -772,7 +770,7 @@ class _HeldStore:
             steps = steps[:, : tf.reduce_max(lengths)]
         return {
             **_batch_texts(self.texts, indices, self.text_pad, bucket),
-            output: values_from_steps(steps, output),
+            output: steps,
             f"{output}_lengths": lengths,
         }
 
@@ -781,10 +779,6 @@ class _HeldStore:
 # were no faster and burstier, measured), and the read buffer of each.
 _RUNS_READ_AT_ONCE = 4
 _READ_BUFFER = 1 << 20
-
-
-def _values_from_steps(batch: dict, output: Output) -> dict:
-    return {**batch, output: values_from_steps(batch[output], output)}
 
 
 def _worker_seed(_):
@@ -827,7 +821,8 @@ def _group_elements(
     flat_ids, splits = texts.flat_values, texts.row_splits
     # The cache keeps 16-bit steps, as the store does (`features.kept_steps`): half the memory of
     # float32, and the first epoch, which writes it all to pages new to the process, runs faster
-    # (see docs/data_at_scale.md). `build_pipeline` scales the batches back.
+    # (see docs/data_at_scale.md). The batches hand them over; the step scales them
+    # (`features.as_values`).
     held_as_steps = mode == "cache"
 
     def with_features(index):

@@ -14,11 +14,12 @@ from xtts_cli.config.schema import DataConfig
 def make_featurizer(data: DataConfig, device: str, *, graph: bool = True):
     import tensorflow as tf
 
-    from xtts_cli.data.features import log_mel_batch
+    from xtts_cli.data.features import as_values, log_mel_batch
 
     def featurize(batch):
         with tf.device(device):
-            mel, lengths = log_mel_batch(batch["audio"], batch["audio_lengths"], data)
+            # Cache and precompute modes hand the audio over as 16-bit samples: scaled here.
+            mel, lengths = log_mel_batch(as_values(batch)["audio"], batch["audio_lengths"], data)
             out = {k: v for k, v in batch.items() if k not in ("audio", "audio_lengths")}
             out.update(mel=mel, mel_lengths=lengths)
             return out
