@@ -105,6 +105,22 @@ def test_batch_layout_padding_and_reference(fixture_scan):
             np.testing.assert_array_equal(reference["ref_mel"][row], batch["mel"][row, :24])
 
 
+def test_the_step_reads_a_cached_batch_as_the_values_its_steps_stand_for(fixture_scan):
+    cfg = config(preprocessing_mode="cache")
+    ds, _ = build_pipeline(cfg, fixture_scan.items, tokenizer_for(fixture_scan, cfg.data), training=False)
+    batch = next(iter(ds))
+    assert batch["mel"].dtype == tf.uint16
+    read = with_reference(batch, cfg.data)
+    assert read["mel"].dtype == read["ref_mel"].dtype == tf.float32
+    # A step is 1/1024 of a natural-log unit above the floor; padding (step 0) reads as the floor.
+    expected = batch["mel"].numpy().astype(np.float32) / MEL_STEPS_PER_UNIT + np.float32(LOG_MEL_FLOOR)
+    np.testing.assert_allclose(read["mel"].numpy(), expected, atol=1e-5)
+    for row, frames in enumerate(batch["mel_lengths"].numpy()):
+        assert np.all(read["mel"][row, frames:].numpy() == np.float32(LOG_MEL_FLOOR))
+    passed = as_values(read)
+    assert all(passed[k] is read[k] for k in read)  # float32 values pass as they are
+
+
 def test_persian_and_pipe_texts_round_trip_through_a_batch(fixture_scan):
     cfg = config()
     tokenizer = tokenizer_for(fixture_scan, cfg.data)

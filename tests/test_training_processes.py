@@ -93,7 +93,9 @@ variable = trainer.model.trainable_variables[0]
 inner = getattr(variable, "value", variable)  # Keras 3 wraps the tf.Variable (or MirroredVariable)
 report["variable_devices"] = sorted(v.device for v in getattr(inner, "values", [inner]))
 if trainer.featurize is not None:
-    batch = trainer.featurize(next(iter(trainer.train_ds)))
+    handed = next(iter(trainer.train_ds))
+    batch = trainer.featurize(handed)
+    report["dtypes"] = [handed["audio"].dtype.name, batch["mel"].dtype.name]
     report["feature_device"] = batch["mel"].device
     report["loss_device"] = trainer.train_step(batch)["loss"].device
 print(json.dumps(report))
@@ -111,6 +113,8 @@ def _probe(tmp_path: Path, devices: str) -> dict:
 def test_data_model_split_places_features_and_model_where_asked(tmp_path: Path) -> None:
     report = _probe(tmp_path, "devices:\n  logical_cpu_devices: 2\n  data_gpu: 0\n  model_gpu: 1\n")
     assert report["plan"] == "data on /device:CPU:0, model on /device:CPU:1"
+    # The cache hands its 16-bit samples over; the featurizer scales them on the data device.
+    assert report["dtypes"] == ["int16", "float32"]
     assert report["feature_device"].endswith("device:CPU:0")
     assert all(d.endswith("device:CPU:1") for d in report["variable_devices"])
     assert report["loss_device"].endswith("device:CPU:1")
