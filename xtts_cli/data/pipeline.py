@@ -685,10 +685,10 @@ class _HeldStore:
     streamed epochs read them, so their checksums are checked) and kept by a tf.data memory cache.
     A bucket's batches are drawn as item indices (a fresh permutation of the whole bucket each
     training epoch) and, once the buckets are merged, made by one gather of their rows (16-bit
-    steps, which the step scales: `features.as_values`). The tensors travel as elements, from the cache: captured in a function or held by
-    a `from_tensors` they were copied into the graph tf.data rewrites when an iterator is made (a
-    second copy of the store, measured). Measured against reading the shards, see
-    docs/data_at_scale.md."""
+    steps, which the step scales: `features.as_values`). The tensors travel as elements, from the
+    cache: captured in a function or held by a `from_tensors` they were copied into the graph
+    tf.data rewrites when an iterator is made (a second copy of the store, measured). Measured
+    against reading the shards, see docs/data_at_scale.md."""
 
     def __init__(self, plan: PipelinePlan, shards: Sequence[Shard], shapes_of: list[Optional[dict]], texts):
         import tensorflow as tf
