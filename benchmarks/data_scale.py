@@ -394,13 +394,6 @@ def measure_size(path: Path, size: int, args, work: Path) -> dict:
         os.sync()  # after the mode before, which may have written the store
         job = {**base, "kind": "pipeline", "mode": mode, "data": settings}
         figures[row] = run({**job, "batches": args.batches, "warmup": args.warmup}, cache)
-    # What CV the machine gives a pipeline of identical batches at the default's pace, and at runtime
-    # mode's: the floor under the default's CV. Batches of the same work read CV 0.34-0.45 here at
-    # 0.8 ms a batch (the store's pace at 131,000 clips) and 0.07-0.14 at 11 ms (runtime mode's).
-    paces = [figures[row]["first"]["mean_ms"] for row in ("auto", "runtime")]
-    figures["cv_floor"] = run({"kind": "cv_floor", "ms": paces, "batches": args.batches, "warmup": args.warmup}, cache)[
-        "floors"
-    ]
     # The machine's speed drifts by tens of percent from one minute to the next (a runtime job read
     # 1,285 and 876 clips/s a few minutes apart, same data) and in spells of seconds, and the rows above
     # run minutes apart. So the default's first epoch is also timed against runtime mode interleaved,
@@ -434,6 +427,14 @@ def measure_size(path: Path, size: int, args, work: Path) -> dict:
         rate = figures["precompute"]["steady"]["rate"]
         sides = interleave(jobs, cache, windows([side["mode"] for side in jobs], rate), turns)
         figures["interleaved_store"].append({side["mode"]: interleaved(got) for side, got in zip(jobs, sides)})
+    # What CV the machine gives a pipeline of identical batches at the default's pace, and at runtime
+    # mode's: the floor under the default's CV. After the side-by-side runs, so that those start as
+    # they did before it was added. Batches of the same work read CV 0.34-0.45 here at
+    # 0.8 ms a batch (the store's pace at 131,000 clips) and 0.06-0.15 at 11 ms (runtime mode's).
+    paces = [figures[row]["first"]["mean_ms"] for row in ("auto", "runtime")]
+    figures["cv_floor"] = run({"kind": "cv_floor", "ms": paces, "batches": args.batches, "warmup": args.warmup}, cache)[
+        "floors"
+    ]
     figures["store_read"] = store_read(features)
     read = figures["store_read"]
     per_clip = read["bytes"] // read["clips"] if read["clips"] else 0
