@@ -250,6 +250,25 @@ def test_a_bucket_is_a_fresh_permutation_each_epoch_reproducible_from_its_seed()
     assert list(_permuted_places(0, 7).as_numpy_iterator()) == []
 
 
+def test_an_epochs_bucket_order_is_drawn_whole_as_it_starts_each_part_permuted_in_place():
+    # The buckets' first batches, then the rest: each part permuted on its own, one after the other,
+    # drawn as one tensor (no shuffle buffer filled when the first part runs out).
+    from xtts_cli.data.pipeline import _permuted
+
+    starts, rest = np.array([0, 1, 2, 3]), np.array([0, 0, 1, 2, 2, 2, 3, 3])
+
+    def epochs(seed):
+        ds = _permuted([starts, rest], seed)
+        return [[int(k) for k in ds.as_numpy_iterator()] for _ in range(3)]
+
+    orders = epochs(11)
+    for order in orders:
+        assert sorted(order[:4]) == [0, 1, 2, 3]
+        assert sorted(order[4:]) == sorted(rest.tolist())
+    assert len({tuple(order) for order in orders}) > 1  # a new order each epoch
+    assert epochs(11) == orders  # the same seed, the same epochs
+
+
 def test_a_large_pipeline_freezes_what_start_up_made(sample_scan, monkeypatch):
     import gc
 
