@@ -888,7 +888,7 @@ def _permuted(parts: list, seed):
     def permutation(draw):
         shuffled = [
             tf.random.experimental.stateless_shuffle(
-                tf.range(part, dtype=tf.int64) if isinstance(part, int) else tf.constant(part, dtype=tf.int64),
+                tf.range(part, dtype=tf.int64) if np.ndim(part) == 0 else tf.constant(part, dtype=tf.int64),
                 seed=tf.stack([draw, tf.constant(n, tf.int64)]),
             )
             for n, part in enumerate(parts)
