@@ -47,7 +47,10 @@ def main() -> None:
     @tf.function(input_signature=signature)
     def step(batch):
         batch = with_reference(
-            batch, config.data, seed=tf.stack([tf.constant(0, tf.int64), tf.cast(optimizer.iterations, tf.int64)])
+            batch,
+            config.data,
+            seed=tf.stack([tf.constant(0, tf.int64), tf.cast(optimizer.iterations, tf.int64)]),
+            prefix=tokenizer.prefix_length,
         )
         with tf.GradientTape() as tape:
             losses = model.compute_loss(batch, model(batch, training=True))

@@ -109,10 +109,12 @@ def _make_step(model, optimizer, data, *, graph: bool, xla: bool, signature=None
     import tensorflow as tf
 
     from xtts_cli.data.features import with_reference
+    from xtts_cli.data.text import CONDITIONING_IDS
 
     def step(batch):
         seed = tf.stack([tf.constant(0, tf.int64), tf.cast(optimizer.iterations, tf.int64)])
-        batch = with_reference(batch, data, seed=seed)
+        # The pipeline's texts open with their language's and speaker's index (`tokenizer_for`).
+        batch = with_reference(batch, data, seed=seed, prefix=CONDITIONING_IDS)
         with tf.GradientTape() as tape:
             losses = model.compute_loss(batch, model(batch, training=True))
         gradients = tape.gradient(losses["loss"], model.trainable_variables)

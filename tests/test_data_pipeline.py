@@ -93,14 +93,20 @@ def test_batch_layout_padding_and_reference(fixture_scan):
         assert {k: v.dtype for k, v in batch.items()} == dtypes
         size = len(batch["mel_lengths"])
         assert batch["mel"].shape[0] == batch["text_ids"].shape[0] == size and batch["mel"].shape[2] == 80
-        # The step's reference crop, without a seed (evaluation): each clip's first R frames.
-        reference = {k: np.asarray(v) for k, v in with_reference(batch, cfg.data).items()}
+        # The step's reference crop, without a seed (evaluation): each clip's first R frames. Its
+        # text opens with the language's and the speaker's index, which the step takes off.
+        reference = {k: np.asarray(v) for k, v in with_reference(batch, cfg.data, prefix=2).items()}
         assert reference["ref_mel"].shape == (size, 24, 80)
+        np.testing.assert_array_equal(reference["text_ids"], batch["text_ids"][:, 2:])
+        np.testing.assert_array_equal(reference["text_lengths"], batch["text_lengths"] - 2)
+        np.testing.assert_array_equal(reference["language_ids"], 0)
+        speakers = [tokenizer.speaker_index(item.speaker) for item in fixture_scan.items]
+        assert set(reference["speaker_ids"].tolist()) <= set(speakers) and min(speakers) >= 0
         for row in range(size):
             frames, chars = batch["mel_lengths"][row], batch["text_lengths"][row]
             assert frames in expected_frames
             assert np.all(batch["mel"][row, frames:] == np.float32(LOG_MEL_FLOOR))
-            assert np.all(batch["text_ids"][row, chars:] == 0) and np.all(batch["text_ids"][row, :chars] > 0)
+            assert np.all(batch["text_ids"][row, chars:] == 0) and np.all(batch["text_ids"][row, 2:chars] > 0)
             assert reference["ref_lengths"][row] == min(frames, 24)
             np.testing.assert_array_equal(reference["ref_mel"][row], batch["mel"][row, :24])
 
@@ -126,7 +132,7 @@ def test_persian_and_pipe_texts_round_trip_through_a_batch(fixture_scan):
     tokenizer = tokenizer_for(fixture_scan, cfg.data)
     ds, _ = build_pipeline(cfg, fixture_scan.items, tokenizer, training=False)
     texts = {
-        tokenizer.decode(row[:length])
+        tokenizer.decode(row[2:length])  # after the language's and the speaker's index
         for batch in epoch(ds)
         for row, length in zip(batch["text_ids"], batch["text_lengths"])
     }
@@ -293,7 +299,7 @@ def test_fixed_length_padding_gives_one_shape(sample_scan):
     tokenizer = tokenizer_for(sample_scan, cfg.data)
     ds, info = build_pipeline(cfg, sample_scan.train, tokenizer, training=True)
     shapes = {(b["text_ids"].shape, b["mel"].shape) for b in epoch(ds)}
-    assert shapes == {((4, 100), (4, 420, 80))}
+    assert shapes == {((4, 102), (4, 420, 80))}  # the text, and its language's and speaker's index
     assert info.batching == "fixed" and info.max_distinct_batch_shapes == 1
     bucketed = build_pipeline(
         config(dataset=None, batch_size=4, num_buckets=4), sample_scan.train, tokenizer, training=True

@@ -48,7 +48,7 @@ def validation_batch(trainer):
     from xtts_cli.data.features import with_reference
 
     batch, _ = next(trainer.batches(trainer.eval_ds))
-    return with_reference(batch, trainer.config.data)
+    return with_reference(batch, trainer.config.data, prefix=trainer.tokenizer.prefix_length)
 
 
 def test_checkpoint_reaches_every_weight_through_the_model(short_run) -> None:
@@ -56,7 +56,14 @@ def test_checkpoint_reaches_every_weight_through_the_model(short_run) -> None:
 
     # The model alone, as a user's own script or an export would restore it: every weight found.
     latest = tf.train.latest_checkpoint(str(short_run.run_dir.checkpoints))
-    fresh = build_model(short_run.config.model, short_run.config.data, short_run.tokenizer.vocab_size)
+    tokenizer = short_run.tokenizer
+    fresh = build_model(
+        short_run.config.model,
+        short_run.config.data,
+        tokenizer.vocab_size,
+        languages=len(tokenizer.languages),
+        speakers=len(tokenizer.speakers),
+    )
     tf.train.Checkpoint(model=fresh).restore(latest).assert_existing_objects_matched().expect_partial()
     for restored, trained in zip(fresh.weights, short_run.model.weights):
         np.testing.assert_array_equal(restored.numpy(), trained.numpy(), err_msg=restored.path)

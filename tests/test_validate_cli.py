@@ -190,7 +190,7 @@ def test_validate_reports_the_data_per_dataset_with_its_bad_files(runner, write_
     reasons = {(bad["path"], bad["reason"]) for bad in payload["dataset"]["bad_files"]}
     assert ("wav48_silence_trimmed/p225/p225_003_mic1.flac", "missing_transcript") in reasons
     text = runner.invoke(app, ["validate", "-c", str(path)]).stdout
-    assert "dataset vctk (vctk, weight 1" in text and "3 speakers: p2" in text
+    assert "dataset vctk (vctk, language en, weight 1" in text and "3 speakers: p2" in text
     assert "missing_transcript" in text
 
 

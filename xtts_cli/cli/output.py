@@ -64,7 +64,7 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
         outside = sum(n for reason, n in dataset.bad_reasons.items() if reason in OUTSIDE_LIMITS)
         limits = f", {outside:,} outside the length limits" if outside else ""
         out.print(
-            f"[bold]dataset[/] {dataset.name} ({dataset.format}{weight}): {dataset.path}: "
+            f"[bold]dataset[/] {dataset.name} ({dataset.format}, language {dataset.language}{weight}): {dataset.path}: "
             f"{dataset.train_items:,} train + {dataset.eval_items:,} validation clips, "
             f"{dataset.bad_items - outside:,} bad{limits}; {span(dataset.hours * 60)}"
         )

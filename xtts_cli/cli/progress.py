@@ -92,7 +92,7 @@ class TrainingProgress:
                 f", each clip x{dataset.repeats} an epoch (weight {dataset.weight:g})" if dataset.repeats > 1 else ""
             )
             self.err.print(
-                f"dataset {dataset.path} ({dataset.format}): {dataset.train_items:,} train + {dataset.eval_items:,} "
+                f"dataset {dataset.path} ({dataset.format}, language {dataset.language}): {dataset.train_items:,} train + {dataset.eval_items:,} "
                 f"validation items, {span(dataset.hours * 60)}, {speakers:,} speaker{'' if speakers == 1 else 's'}, "
                 f"{dataset.bad_items:,} skipped{repeats}"
             )

@@ -29,7 +29,17 @@ def synthesize(
         Optional[str],
         typer.Option(
             "--speaker",
-            help="A speaker of the run's training data (see speakers.json in the run): its own clips give the voice.",
+            help="A speaker of the run's training data (see speakers.json in the run): its conditioning "
+            "averaged over its clips, kept in the checkpoint.",
+            show_default=False,
+        ),
+    ] = None,
+    language: Annotated[
+        Optional[str],
+        typer.Option(
+            "--language",
+            help="Language of the text, one the run trained on (an espeak-ng code: en, fa, ...). "
+            "Default: the run's first.",
             show_default=False,
         ),
     ] = None,
@@ -47,18 +57,9 @@ def synthesize(
     one place in the text, near 0 when the model has not learnt to align (1 by construction with
     the duration decoder, whose alignment is its durations).
     """
-    import numpy as np
 
     from xtts_cli.errors import XttsError
-    from xtts_cli.training.synthesis import (
-        REFERENCE_FILE,
-        load_run,
-        load_speaking_rate,
-        reference_from_audio,
-        speaker_reference,
-        synthesize_speech,
-        wav_bytes,
-    )
+    from xtts_cli.training.synthesis import load_run, load_speaking_rate, resolve_voice, synthesize_speech, wav_bytes
 
     if not text.strip():
         raise XttsError(
@@ -67,17 +68,19 @@ def synthesize(
     if speaker is not None and speaker_wav is not None:
         raise XttsError("--speaker and --speaker-wav both name a voice", hint="pass one of them")
     config, tokenizer, model, step, run = load_run(checkpoint)
-    if speaker is not None:
-        reference = speaker_reference(run.path, speaker, config.data)
-    elif speaker_wav is not None:
-        reference = reference_from_audio(speaker_wav, config.data)
-    elif (run.path / REFERENCE_FILE).is_file():
-        reference = np.load(run.path / REFERENCE_FILE)
-    else:
-        raise XttsError(f"{run.path} has no {REFERENCE_FILE}", hint="pass --speaker-wav FILE")
+    tokenizer.language_index(language)  # before any audio is read: an error naming the run's languages
+    voice = resolve_voice(run.path, config.data, tokenizer, model, speaker=speaker, speaker_wav=speaker_wav)
     rate = load_speaking_rate(run.path)
     speech = synthesize_speech(
-        model, tokenizer, text, reference, config.data, max_frames, rate=rate, settings=config.synthesis
+        model,
+        tokenizer,
+        text,
+        voice,
+        config.data,
+        max_frames,
+        rate=rate,
+        settings=config.synthesis,
+        language=language,
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     temp = out.with_name(f".{out.name}.tmp")
@@ -96,6 +99,8 @@ def synthesize(
         "window_seconds": [round(low, 3), round(high, 3)],
         "alignment_score": round(speech.alignment_score, 4),
         "speaker": speaker,
+        "language": language or (tokenizer.languages[0] if tokenizer.languages else None),
+        "voice": "centroid" if voice.speaker is not None else ("clip" if speaker or speaker_wav else "reference"),
     }
     if json_output:
         from xtts_cli.cli.output import print_json

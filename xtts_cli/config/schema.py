@@ -8,6 +8,7 @@ that belong to `training` are aliases resolved in `loading.py` before this model
 
 from __future__ import annotations
 
+import re
 from typing import Literal, Optional, Union
 
 from pydantic import BaseModel, ByteSize, ConfigDict, Field, field_validator, model_validator
@@ -34,6 +35,19 @@ def service_host_port(address: str) -> tuple[str, int]:
     return host, int(port)
 
 
+_LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{1,8})*$")
+
+
+def _language_code(value: object) -> object:
+    """A language code as espeak-ng spells them (`en`, `en-us`, `fa`, `cmn`), lower-cased."""
+    if value is None or not isinstance(value, str):
+        return value
+    code = value.strip().lower()
+    if not _LANGUAGE_CODE.match(code):
+        raise ValueError(f"{value!r} is not a language code; write an espeak-ng code such as en, en-us, fa or de")
+    return code
+
+
 class _Section(BaseModel):
     # Unknown keys are errors (with a did-you-mean, see errors.py); assignment is validated so a CLI
     # override cannot smuggle in a bad value.
@@ -53,6 +67,11 @@ class DatasetSource(_Section):
         "is seen at least once an epoch; a dataset's clips repeat (rounded to whole repeats) until its share "
         "of the epoch matches its weight.",
     )
+    language: Optional[str] = Field(
+        None, description="Language of its transcripts, an espeak-ng code (`en`, `fa`, `de`). Empty: `data.language`."
+    )
+
+    _language = field_validator("language", mode="before")(lambda value: _language_code(value))
 
 
 class DataConfig(_Section):
@@ -128,6 +147,28 @@ class DataConfig(_Section):
         description="Text cleaners applied in order: `basic_cleaners` (lowercase, collapse whitespace), "
         "`english_cleaners` (also expand common abbreviations), `multilingual_cleaners` (Unicode NFKC, "
         "lowercase, whitespace; safe for any script), `no_cleaners`.",
+    )
+    text_frontend: Literal["characters", "phonemes"] = Field(
+        "characters",
+        description="What the model reads. `characters`: the transcript's letters after the cleaners, for any "
+        "script with no language knowledge. `phonemes`: espeak-ng's phonemes of each dataset's `language` "
+        "(punctuation and word boundaries kept), computed once with the dataset scan and cached with it; one "
+        "spelling per sound, which letters lack (English spelling, Persian's unwritten short vowels).",
+    )
+    language: str = Field(
+        "en",
+        description="Language of the transcripts, an espeak-ng code (`en`, `fa`, `de`; `xtts validate` lists "
+        "them): the phonemes' language, its text normalisation (Persian: letter forms, ZWNJ, digits read out), "
+        "and the language id the model is conditioned on. Each `datasets` entry may set its own.",
+    )
+    reference_from_other_clips: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Share of training clips whose speaker reference is cropped from another clip of the same "
+        "speaker in the batch instead of from the clip itself (when the batch has one), so the speaker encoder "
+        "learns the voice, not the clip: a crop of the target lets the model copy what it is about to say. 0: "
+        "always the clip itself.",
     )
     max_text_length: int = Field(
         200,
@@ -245,6 +286,15 @@ class DataConfig(_Section):
         "(ShardingPolicy.OFF): every worker makes the whole epoch in its own random order (not reproducible "
         "from `seed`), so one epoch holds each clip once per worker.",
     )
+
+    _language = field_validator("language", mode="before")(lambda value: _language_code(value))
+
+    @property
+    def languages(self) -> list[str]:
+        """The languages of the datasets, in the order they are listed (`data.language` first without `datasets`)."""
+        if not self.datasets:
+            return [self.language]
+        return list(dict.fromkeys(d.language or self.language for d in self.datasets))
 
     @field_validator("service_address", mode="before")
     @classmethod

@@ -231,19 +231,33 @@ def log_mel_batch(audio, audio_lengths, data: DataConfig):
     return tf.where(valid[:, :, None], mel, tf.cast(LOG_MEL_FLOOR, mel.dtype)), lengths
 
 
-def with_reference(batch: dict, data: DataConfig, seed=None) -> dict:
+def with_reference(batch: dict, data: DataConfig, seed=None, *, prefix: int = 0) -> dict:
     """`batch` as the model reads it: its features as float32 values (`as_values`), plus ref_mel
     [B, R, n_mels] / ref_lengths [B], R = data.reference_frames: the speaker reference the model
-    is conditioned on, a crop of each clip's own mel.
+    is conditioned on, a crop of a clip's mel.
+
+    `prefix`: conditioning ids before each text (`Tokenizer.prefix_length`): they are taken off
+    `text_ids` into `language_ids` and `speaker_ids` [B] int32.
 
     With `seed` (a stateless seed, shape [2]) each crop starts at random inside its clip; without
-    it, at the first frame. A clip shorter than R starts at 0, and the frames past its end read
-    as the floor value, like mel padding. Runs inside the compiled training step, on the model's
-    device: as a per-batch map in tf.data it cost a cached epoch about 40 % of its speed.
+    it, at the first frame. With a seed and speaker ids, `data.reference_from_other_clips` of the
+    clips take their crop from another clip of the same speaker in the batch, drawn at random
+    (their own when the batch holds no other): the model must then find the voice in the
+    reference, not copy the words it is about to say. A clip shorter than R starts at 0, and the
+    frames past its end read as the floor value, like mel padding. Runs inside the compiled
+    training step, on the model's device: as a per-batch map in tf.data it cost a cached epoch
+    about 40 % of its speed.
     """
     import tensorflow as tf
 
     batch = as_values(batch)
+    out = dict(batch)
+    if prefix:
+        text_ids = batch["text_ids"]
+        out["language_ids"] = tf.cast(text_ids[:, 0], tf.int32)
+        out["speaker_ids"] = tf.cast(text_ids[:, 1], tf.int32)
+        out["text_ids"] = text_ids[:, prefix:]
+        out["text_lengths"] = batch["text_lengths"] - tf.cast(prefix, batch["text_lengths"].dtype)
     crop = data.reference_frames
     mel, lengths = batch["mel"], tf.cast(batch["mel_lengths"], tf.int32)
     # The batch's padding holds the floor value; a batch padded shorter than R gets more of it.
@@ -254,12 +268,32 @@ def with_reference(batch: dict, data: DataConfig, seed=None) -> dict:
     )
     if seed is None:
         ref = padded[:, :crop]
+        ref_lengths = tf.minimum(lengths, crop)
     else:
+        source = tf.range(tf.shape(lengths)[0])
+        if prefix and data.reference_from_other_clips > 0:
+            source = _other_clip_of_speaker(out["speaker_ids"], data.reference_from_other_clips, seed)
+            padded = tf.gather(padded, source)
+            lengths = tf.gather(lengths, source)
         span = tf.cast(tf.maximum(lengths - crop + 1, 1), tf.float32)
         uniform = tf.random.stateless_uniform(tf.shape(lengths), seed=seed)
         starts = tf.cast(uniform * span, tf.int32)  # uniform < 1: the start stays below span
         ref = tf.gather(padded, starts[:, None] + tf.range(crop)[None, :], batch_dims=1)
-    out = dict(batch)
+        ref_lengths = tf.minimum(lengths, crop)
     out["ref_mel"] = tf.ensure_shape(ref, [None, crop, data.n_mels])
-    out["ref_lengths"] = tf.minimum(lengths, crop)
+    out["ref_lengths"] = ref_lengths
     return out
+
+
+def _other_clip_of_speaker(speaker_ids, share: float, seed):
+    """[B] int32: for each clip, with probability `share`, a random other clip of the batch with the
+    same (known, >= 0) speaker id, else the clip itself."""
+    import tensorflow as tf
+
+    size = tf.shape(speaker_ids)[0]
+    same = tf.equal(speaker_ids[:, None], speaker_ids[None, :]) & (speaker_ids >= 0)[:, None]
+    same &= ~tf.eye(size, dtype=tf.bool)
+    scores = tf.random.stateless_uniform([size, size], seed=seed + tf.constant([0, 1], seed.dtype))
+    other = tf.argmax(tf.where(same, scores, -1.0), axis=1, output_type=tf.int32)
+    chosen = tf.random.stateless_uniform([size], seed=seed + tf.constant([0, 2], seed.dtype)) < share
+    return tf.where(chosen & tf.reduce_any(same, axis=1), other, tf.range(size))

@@ -22,14 +22,16 @@ Stages (each a graph op, so tf.data runs them on its own C++ threads):
       -> prefetch [-> prefetch_to_device]
 
 Batch (output="mel"):
-    text_ids    int32   [B, T]     0-padded (Tokenizer.PAD_ID)
+    text_ids    int32   [B, T]     the language's and the speaker's index (text.CONDITIONING_IDS), then
+                                   the text's symbols; 0-padded (Tokenizer.PAD_ID)
     text_lengths int32  [B]
     mel         float32 [B, F, n_mels]  padded with log(1e-5) (runtime mode), or
                 uint16  [B, F, n_mels]  16-bit steps, 0-padded (cache and precompute modes: what
                                         they keep, `features.kept_steps`)
     mel_lengths int32   [B]
-The step scales 16-bit steps to float32 and crops the speaker reference (ref_mel / ref_lengths)
-from mel (`features.with_reference`, which calls `features.as_values`), on the model's device.
+The step scales 16-bit steps to float32, takes the conditioning ids off the text and crops the
+speaker reference (ref_mel / ref_lengths) from mel (`features.with_reference`, which calls
+`features.as_values`), on the model's device.
 Batch (output="audio"): text_ids, text_lengths, audio float32 [B, S] (0-padded; int16 samples in
 cache and precompute modes), audio_lengths; S is padded so that 1 + S // hop equals the bucket's
 mel length, for `features.log_mel_batch`.
@@ -63,7 +65,7 @@ from xtts_cli.data.plan import (
     source_columns,
 )
 from xtts_cli.data.scan import DatasetItem, ScanReport
-from xtts_cli.data.text import Tokenizer
+from xtts_cli.data.text import CONDITIONING_IDS, Tokenizer
 from xtts_cli.errors import XttsError
 
 __all__ = [
@@ -142,13 +144,28 @@ class PipelineInfo(BaseModel):
         return buckets_started(self.bucket_batches, training=self.training)
 
 
-def tokenizer_for(report: ScanReport, data: DataConfig) -> Tokenizer:
-    """A tokenizer over every kept item's text, training and validation alike.
+def tokenizer_for(report: ScanReport, data: DataConfig, items: Optional[Sequence[DatasetItem]] = None) -> Tokenizer:
+    """A tokenizer over every kept item's text (`items`, default the scan's), training and
+    validation alike, with the config's languages and the scan's speakers (largest first).
 
-    The vocabulary is only a character inventory, so including validation texts leaks nothing,
-    and it keeps a character that happens to occur only in validation from failing the eval set.
+    The vocabulary is only a symbol inventory, so including validation texts leaks nothing, and it
+    keeps a symbol that happens to occur only in validation from failing the eval set.
     """
-    return Tokenizer.build((item.training_text for item in report.items), data.text_cleaners)
+    from xtts_cli.data.plan import prepared_texts
+
+    items = report.items if items is None else list(items)
+    prepared = prepared_texts(items, Tokenizer([], data.text_cleaners, frontend=data.text_frontend))
+    minutes: dict[str, float] = {}
+    for item in report.train or items:
+        minutes[item.speaker] = minutes.get(item.speaker, 0.0) + item.audio.duration
+    return Tokenizer.build(
+        prepared if prepared is not None else (item.training_text for item in items),
+        data.text_cleaners,
+        frontend=data.text_frontend,
+        languages=data.languages,
+        speakers=sorted(minutes, key=lambda name: (-minutes[name], name)),
+        prepared=prepared is not None,
+    )
 
 
 def parallel_calls(value):
@@ -461,7 +478,8 @@ def build_pipeline(
                 output=output,
                 training=training,
                 audio_paths=[item.audio_path for item in items],
-                vocabulary=tokenizer.characters,
+                # Symbols, then each language and speaker: the batches' conditioning ids index them.
+                vocabulary=[*tokenizer.characters, *tokenizer.languages, *tokenizer.speakers],
             ),
             service_session,
         )
@@ -903,7 +921,7 @@ def _padded_shapes(data: DataConfig, output: Output, plan: Optional[BucketPlan],
     if plan is not None:
         text, frames = plan.text_pads[bucket], plan.length_pads[bucket]
     elif data.pad_to_fixed_length:
-        text, frames = data.max_text_length, data.max_mel_frames
+        text, frames = data.max_text_length + CONDITIONING_IDS, data.max_mel_frames
     else:
         return None
     # For audio, S = P * hop - 1 samples give 1 + S // hop == P frames.

@@ -21,7 +21,7 @@ from xtts_cli.data.audio import CODECS
 from xtts_cli.data.bucketing import BucketPlan, plan_buckets
 from xtts_cli.data.features import kept_bytes
 from xtts_cli.data.scan import DatasetItem
-from xtts_cli.data.text import Tokenizer, UnknownCharactersError
+from xtts_cli.data.text import CONDITIONING_IDS, Tokenizer, UnknownCharactersError, language_normalizer, prepare_texts
 from xtts_cli.errors import XttsError
 
 Output = Literal["mel", "audio"]
@@ -214,7 +214,7 @@ class PipelinePlan:
         if self.buckets is not None:
             return self.buckets.text_pads[k], self.buckets.length_pads[k]
         if self.batching == "fixed":
-            return self.data.max_text_length, self.data.max_mel_frames
+            return self.data.max_text_length + CONDITIONING_IDS, self.data.max_mel_frames
         return None
 
     @property
@@ -322,9 +322,55 @@ def _splits(lengths: np.ndarray) -> np.ndarray:
     return splits
 
 
+def prepared_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> Optional[list[str]]:
+    """Each item's text as the tokenizer's front end gives it (`Tokenizer.prepare`): the scan's
+    phonemes, or the cleaned text normalised for its language; None when that is the cleaned text
+    alone (characters in languages without a normaliser), which `encode_many` cleans as it reads."""
+    if tokenizer.frontend == "phonemes":
+        return [
+            item.phonemes if item.phonemes is not None else tokenizer.prepare(item.training_text, item.language)
+            for item in items
+        ]
+    languages = {item.language for item in items}
+    if not any(language_normalizer(language) for language in languages):
+        return None
+    by_language = {
+        language: iter(
+            prepare_texts(
+                [i.training_text for i in items if i.language == language], tokenizer.cleaners, "characters", language
+            )
+        )
+        for language in languages
+    }
+    return [next(by_language[item.language]) for item in items]
+
+
+def conditioning_ids(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> Optional[np.ndarray]:
+    """[N, CONDITIONING_IDS] int32: each item's language and speaker index, or None for a vocabulary
+    without languages. A language the vocabulary lacks is an error naming the item."""
+    if not tokenizer.prefix_length:
+        return None
+    languages = {language: index for index, language in enumerate(tokenizer.languages)}
+    rows = np.empty((len(items), 2), dtype=np.int32)
+    for row, item in enumerate(items):
+        if item.language not in languages:
+            raise XttsError(
+                f"{item.source} ({item.id}): language {item.language!r} is not one this run was started with "
+                f"({', '.join(tokenizer.languages)})",
+                hint="train it in a new run (--fresh), or set the dataset's language to one of those",
+            )
+        rows[row] = (languages[item.language], tokenizer.speaker_index(item.speaker))
+    return rows
+
+
 def encode_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> TokenIds:
+    """Every item's ids: its conditioning ids, then its text's."""
+    prepared = prepared_texts(items, tokenizer)
+    texts = prepared if prepared is not None else [item.training_text for item in items]
     try:
-        return TokenIds.from_lengths(*tokenizer.encode_many([item.training_text for item in items]))
+        return TokenIds.from_lengths(
+            *tokenizer.encode_many(texts, prepared=prepared is not None, prefixes=conditioning_ids(items, tokenizer))
+        )
     except UnknownCharactersError as error:
         item = items[error.index or 0]
         raise XttsError(f"{item.source} ({item.id}): {error.lines[0]}", hint=error.hint) from None

@@ -23,7 +23,7 @@ from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS, AudioHeaderError
 from xtts_cli.data.features import kept_bytes
 from xtts_cli.data.layouts import Entry, read_layout, read_lines
 from xtts_cli.data.scan_cache import HeaderCache, ScanMemo, cache_path
-from xtts_cli.data.text import clean_text
+from xtts_cli.data.text import clean_text, language_normalizer
 from xtts_cli.errors import XttsError
 
 BUNDLED_SAMPLE = Path(__file__).resolve().parent / "sample"
@@ -75,6 +75,10 @@ class DatasetItem:
     normalized_text: Optional[str] = Field(None, description="LJSpeech third column, when present and non-empty.")
     speaker: str = Field(description="From the layout (folder, column, speakers.csv); else the dataset's name.")
     dataset: str = Field("", description="Name of the dataset it belongs to (DatasetReport.name).")
+    language: str = Field("en", description="Its dataset's language (`data.language` or the entry's `language`).")
+    phonemes: Optional[str] = Field(
+        None, description="With `data.text_frontend: phonemes`: espeak-ng's phonemes of the text, made by the scan."
+    )
     source: str = Field(description="Where the item came from: metadata file:line, or its transcript file.")
     size_bytes: int
     mtime_ns: int
@@ -99,6 +103,7 @@ class DatasetReport(BaseModel):
     name: str = Field(description="Its folder's name (made unique): the `dataset` of its items.")
     path: str
     format: str = Field(description="Layout read: ljspeech, coqui, manifest, vctk, libritts, common_voice, nemo.")
+    language: str = Field("en", description="Language of its transcripts (espeak-ng code).")
     weight: float = Field(1.0, description="Sampling weight (data.datasets).")
     repeats: int = Field(1, description="Times each of its training clips appears in an epoch, from the weights.")
     metadata_files: list[str]
@@ -178,16 +183,23 @@ class Source(NamedTuple):
     format: str
     weight: float
     key: str  # the config key that names it, for errors
+    language: str = "en"
 
 
 def dataset_sources(data: DataConfig) -> list[Source]:
     """The datasets a config names: `data.datasets`, else `data.dataset_path`, else the bundled sample."""
     if data.datasets:
         return [
-            Source(Path(d.path).expanduser().resolve(), d.format, d.weight, f"data.datasets[{i}].path")
+            Source(
+                Path(d.path).expanduser().resolve(),
+                d.format,
+                d.weight,
+                f"data.datasets[{i}].path",
+                d.language or data.language,
+            )
             for i, d in enumerate(data.datasets)
         ]
-    return [Source(dataset_root(data), data.dataset_format, 1.0, "data.dataset_path")]
+    return [Source(dataset_root(data), data.dataset_format, 1.0, "data.dataset_path", data.language)]
 
 
 def dataset_root(data: DataConfig) -> Path:
@@ -270,7 +282,7 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
     if stored is not None:
         fmt, files, train, evaluation, bad, total, split = stored
     else:
-        fmt, files, train, evaluation, bad, total, split, watched = _scan_files(root, name, data, source.format)
+        fmt, files, train, evaluation, bad, total, split, watched = _scan_files(root, name, data, source)
         if memo is not None:
             memo.save(
                 fmt,
@@ -291,6 +303,7 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         name=name,
         path=str(root),
         format=fmt,
+        language=source.language,
         weight=source.weight,
         metadata_files=[str(path) for path in files],
         split=split,
@@ -341,11 +354,13 @@ def _memo_settings(source: Source, name: str, data: DataConfig) -> dict:
         "min_audio_duration",
         "max_audio_duration",
         "max_mel_frames",
+        "text_frontend",
     )
     return {
         "version": __version__,
         "format": source.format,
         "name": name,
+        "language": source.language,
         **{key: getattr(data, key) for key in checks},
     }
 
@@ -356,10 +371,10 @@ def _bad_path(item: BadItem, root: Path) -> Optional[str]:
     return item.path if os.path.isabs(item.path) else os.path.normpath(os.path.join(root, item.path))
 
 
-def _scan_files(root: Path, name: str, data: DataConfig, dataset_format: str):
+def _scan_files(root: Path, name: str, data: DataConfig, source: Source):
     """(format, files, train, eval, bad, total, split, watched) from the layout and every audio
     header; `watched`: what the result was read from, as (path, kind) for the scan's memo."""
-    layout = read_layout(root, data, dataset_format)
+    layout = read_layout(root, data, source.format)
     watched = list(layout.watched)
     speakers_by_id = {}
     if layout.format in ("ljspeech", "manifest"):
@@ -379,18 +394,45 @@ def _scan_files(root: Path, name: str, data: DataConfig, dataset_format: str):
         for entries, found in zip(lists, places):
             good: list[DatasetItem] = []
             for entry, place in zip(entries, found):
-                result = _check_entry(entry, place, data, speakers_by_id, name, headers)
+                result = _check_entry(entry, place, data, speakers_by_id, name, headers, source.language)
                 if isinstance(result, DatasetItem):
                     good.append(result)
                 else:
                     bad.append(result)
             checked.append(good)
     headers.save()
+    if data.text_frontend == "phonemes":
+        checked = [_with_phonemes(good, data, source.language, bad) for good in checked]
     total = len(layout.train) + len(layout.eval or [])
     if layout.eval is not None:
         return layout.format, layout.files, checked[0], checked[1], bad, total, "file", watched
     train, evaluation = _hash_split(checked[0], data.eval_fraction, data.seed)
     return layout.format, layout.files, train, evaluation, bad, total, "hash", watched
+
+
+def _with_phonemes(items: list[DatasetItem], data: DataConfig, language: str, bad: list[BadItem]) -> list[DatasetItem]:
+    """`items` with their phonemes (one espeak-ng call for all of them); those whose phonemes are
+    empty or longer than data.max_text_length go to `bad`."""
+    from xtts_cli.data.phonemes import phonemize
+    from xtts_cli.data.text import language_normalizer
+
+    normalize = language_normalizer(language) or (lambda text: text)
+    phonemes = phonemize([normalize(clean_text(item.training_text, data.text_cleaners)) for item in items], language)
+    kept = []
+    for item, spoken in zip(items, phonemes):
+        if not spoken.strip():
+            bad.append(_bad_item(item, "empty_text", "espeak-ng made no phonemes of the transcript"))
+        elif len(spoken) > data.max_text_length:
+            detail = f"{len(spoken)} phoneme symbols, above data.max_text_length ({data.max_text_length})"
+            bad.append(_bad_item(item, "text_too_long", detail))
+        else:
+            item.phonemes = spoken
+            kept.append(item)
+    return kept
+
+
+def _bad_item(item: DatasetItem, reason: str, detail: str) -> BadItem:
+    return BadItem(source=item.source, path=item.relative_path, reason=reason, detail=detail)
 
 
 def _set_repeats(datasets: list[DatasetReport], sources: list[Source]) -> None:
@@ -478,6 +520,7 @@ def _check_entry(
     speakers: dict[str, str],
     dataset: str,
     headers: HeaderCache,
+    language: str = "en",
 ) -> DatasetItem | BadItem:
     """`place`: the entry's `_place`."""
     if entry.malformed:
@@ -498,6 +541,9 @@ def _check_entry(
 
     item_text = entry.normalized_text or entry.text
     cleaned = clean_text(item_text, data.text_cleaners)
+    normalize = language_normalizer(language)
+    if normalize is not None:
+        cleaned = normalize(cleaned)
     if not cleaned.strip():
         return bad("empty_text", "transcript is empty after cleaning")
     try:
@@ -530,6 +576,8 @@ def _check_entry(
         normalized_text=entry.normalized_text or None,
         speaker=speaker,
         dataset=dataset,
+        language=language,
+        phonemes=None,
         source=entry.source,
         size_bytes=stat.st_size,
         mtime_ns=stat.st_mtime_ns,

@@ -1,8 +1,16 @@
-"""Text cleaning and the character tokenizer.
+"""Text cleaning and the tokenizer: text in a language -> the ids the model reads.
 
-Characters, not phonemes: a character vocabulary works for any script without a language-specific
-front end, which is what lets a Persian (or any non-Latin) dataset train. Nothing is ever dropped:
-a character the vocabulary lacks is an error naming it, never a silent deletion.
+One front end for training, `validate` and `synthesize` (`Tokenizer.prepare`): the cleaners, the
+language's own normalisation (Persian: `persian.py`), then either the characters as they are
+(`data.text_frontend: characters`, any script, no language knowledge) or espeak-ng's phonemes
+(`phonemes`, `phonemes.py`), which spell each sound one way where writing does not (Persian leaves
+its short vowels out). Nothing is ever dropped: a symbol the vocabulary lacks is an error naming
+it, never a silent deletion.
+
+A run's ids open with two conditioning ids, its language's and its speaker's index
+(`CONDITIONING_IDS`), the way XTTS puts a `[lang]` token before the text: they travel through
+every pipeline mode with the text and the model takes them off (`XttsModel.split_conditioning`).
+Vocabularies saved before languages existed (format version 1) have none.
 """
 
 from __future__ import annotations
@@ -98,6 +106,42 @@ def clean_text(text: str, cleaners: Sequence[str]) -> str:
     return text
 
 
+FRONTENDS = ("characters", "phonemes")
+# Ids before the text in a run's sequences: the language's index, then the speaker's (-1: a speaker
+# the run's vocabulary does not list).
+CONDITIONING_IDS = 2
+UNKNOWN_SPEAKER = -1
+
+
+def language_normalizer(language: Optional[str]):
+    """The text normalisation of `language` (an espeak-ng code), or None: Persian's for `fa`."""
+    if language is not None and language.lower() == "fa":
+        from xtts_cli.data.persian import normalize_persian
+
+        return normalize_persian
+    return None
+
+
+def prepare_texts(
+    texts: Sequence[str], cleaners: Sequence[str], frontend: str = "characters", language: Optional[str] = None
+) -> list[str]:
+    """What the tokenizer reads of each text: cleaned, normalised for `language`, and with the
+    `phonemes` front end turned into espeak-ng's phonemes (one call for all of them)."""
+    normalize = language_normalizer(language)
+    prepared = [clean_text(text, cleaners) for text in texts]
+    if normalize is not None:
+        prepared = [normalize(text) for text in prepared]
+    if frontend == "phonemes":
+        from xtts_cli.data.phonemes import phonemize
+
+        prepared = phonemize(prepared, language or "en")
+    elif frontend != "characters":
+        raise XttsError(
+            f"data.text_frontend: unknown front end {frontend!r}", hint=f"use one of {', '.join(FRONTENDS)}"
+        )
+    return prepared
+
+
 class UnknownCharactersError(XttsError):
     """Text holds characters the vocabulary was not built with."""
 
@@ -113,54 +157,130 @@ class UnknownCharactersError(XttsError):
 
 
 class Tokenizer:
-    """Characters to ids. Id 0 is padding; characters take ids 1..N in sorted code-point order."""
+    """Text to ids. Id 0 is padding; symbols (characters, or phoneme symbols) take ids 1..N in
+    sorted code-point order. With `languages` (a run's vocabulary), every sequence opens with the
+    language's and the speaker's index (module docstring)."""
 
-    def __init__(self, characters: Iterable[str], cleaners: Sequence[str]):
+    def __init__(
+        self,
+        characters: Iterable[str],
+        cleaners: Sequence[str],
+        *,
+        frontend: str = "characters",
+        languages: Sequence[str] = (),
+        speakers: Sequence[str] = (),
+    ):
         self.characters = sorted(set(characters))
         for character in self.characters:
             if len(character) != 1:
                 raise ValueError(f"vocabulary entries are single characters, got {character!r}")
+        if frontend not in FRONTENDS:
+            raise ValueError(f"frontend must be one of {FRONTENDS}, got {frontend!r}")
         self.cleaners = list(cleaners)
+        self.frontend = frontend
+        self.languages = list(languages)
+        self.speakers = list(speakers)
         self._ids = {c: i + 1 for i, c in enumerate(self.characters)}
+        self._speaker_index = {name: i for i, name in enumerate(self.speakers)}
 
     @classmethod
-    def build(cls, texts: Iterable[str], cleaners: Sequence[str]) -> Tokenizer:
-        """The vocabulary of every character in `texts` after cleaning."""
+    def build(
+        cls,
+        texts: Iterable[str],
+        cleaners: Sequence[str],
+        *,
+        frontend: str = "characters",
+        languages: Sequence[str] = (),
+        speakers: Sequence[str] = (),
+        prepared: bool = False,
+    ) -> Tokenizer:
+        """The vocabulary of every symbol in `texts` after the front end (`prepared`: they are
+        its output already)."""
         characters: set[str] = set()
         for text in texts:
-            characters.update(clean_text(text, cleaners))
-        return cls(characters, cleaners)
+            characters.update(text if prepared else clean_text(text, cleaners))
+        return cls(characters, cleaners, frontend=frontend, languages=languages, speakers=speakers)
 
     @property
     def vocab_size(self) -> int:
-        """Embedding rows a model needs: the characters plus padding."""
+        """Embedding rows a model needs: the symbols plus padding."""
         return len(self.characters) + 1
+
+    @property
+    def prefix_length(self) -> int:
+        """Conditioning ids before the text: `CONDITIONING_IDS` for a run's vocabulary, else 0."""
+        return CONDITIONING_IDS if self.languages else 0
 
     def clean(self, text: str) -> str:
         return clean_text(text, self.cleaners)
 
-    def encode(self, text: str) -> list[int]:
-        """Ids of `text` after this tokenizer's cleaners; raises UnknownCharactersError naming what it lacks."""
-        cleaned = self.clean(text)
-        try:
-            return [self._ids[c] for c in cleaned]
-        except KeyError:
-            unknown = sorted({c for c in cleaned if c not in self._ids})
-            raise UnknownCharactersError(unknown, cleaned) from None
+    def language_index(self, language: Optional[str], *, where: str = "--language") -> int:
+        """The index of `language` among the vocabulary's (its first when None)."""
+        if not self.languages or language is None:
+            return 0
+        code = language.strip().lower()
+        if code not in self.languages:
+            raise XttsError(
+                f"{where}: this model was not trained on {language!r}; it speaks {', '.join(self.languages)}",
+                hint=f"pass one of them, e.g. {where} {self.languages[0]}",
+            )
+        return self.languages.index(code)
 
-    def encode_many(self, texts: Sequence[str], *, chunk: int = 65536) -> tuple[np.ndarray, np.ndarray]:
+    def speaker_index(self, speaker: Optional[str]) -> int:
+        return self._speaker_index.get(speaker, UNKNOWN_SPEAKER) if speaker is not None else UNKNOWN_SPEAKER
+
+    def prepare(self, text: str, language: Optional[str] = None) -> str:
+        """`text` as the front end gives it to the vocabulary (`prepare_texts`); `language` defaults
+        to the vocabulary's first."""
+        if language is None and self.languages:
+            language = self.languages[0]
+        return prepare_texts([text], self.cleaners, self.frontend, language)[0]
+
+    def symbol_ids(self, prepared: str) -> list[int]:
+        """Ids of an already prepared text; raises UnknownCharactersError naming what it lacks."""
+        try:
+            return [self._ids[c] for c in prepared]
+        except KeyError:
+            unknown = sorted({c for c in prepared if c not in self._ids})
+            raise UnknownCharactersError(unknown, prepared) from None
+
+    def prefix(self, language: Optional[str] = None, speaker: Optional[str] = None) -> list[int]:
+        """The conditioning ids of a sequence (none for a vocabulary without languages)."""
+        if not self.languages:
+            return []
+        return [self.language_index(language), self.speaker_index(speaker)]
+
+    def encode(self, text: str, language: Optional[str] = None, speaker: Optional[str] = None) -> list[int]:
+        """Conditioning ids, then the ids of `text` after the front end; raises
+        UnknownCharactersError naming what the vocabulary lacks."""
+        return self.prefix(language, speaker) + self.symbol_ids(self.prepare(text, language))
+
+    def encode_many(
+        self,
+        texts: Sequence[str],
+        *,
+        chunk: int = 65536,
+        prepared: bool = False,
+        prefixes: Optional[np.ndarray] = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """`encode` for many texts at once: every text's ids end to end (int32) and each text's
-        length (int64). The cleaned texts are looked up as arrays of code points, `chunk` texts at
-        a time. A list of ids per text costs 8 bytes an id and a list object, and a dict lookup a
-        character: for 1,244,386 texts of 77 characters, 7.9 s and 0.83 GB held, against 3.7 s and
-        0.58 GB. Raises UnknownCharactersError for the first text with a character the vocabulary
-        lacks, with its `index`."""
+        length (int64). `prepared`: the texts are the front end's output already (else they are
+        cleaned here; the phoneme front end takes prepared texts only). `prefixes` [N, k]: ids put
+        before each text (its conditioning ids).
+
+        The texts are looked up as arrays of code points, `chunk` texts at a time. A list of ids
+        per text costs 8 bytes an id and a list object, and a dict lookup a character: for
+        1,244,386 texts of 77 characters, 7.9 s and 0.83 GB held, against 3.7 s and 0.58 GB.
+        Raises UnknownCharactersError for the first text with a character the vocabulary lacks,
+        with its `index`."""
         import numpy as np
 
+        if not prepared and self.frontend != "characters":
+            raise ValueError("encode_many reads phonemes only as prepared texts (prepared=True)")
         known = np.fromiter(map(ord, self.characters), dtype=np.uint32, count=len(self.characters))
         flat, lengths = [], []
         for start in range(0, len(texts), chunk):
-            cleaned = [self.clean(text) for text in texts[start : start + chunk]]
+            cleaned = [text if prepared else self.clean(text) for text in texts[start : start + chunk]]
             sizes = np.fromiter(map(len, cleaned), dtype=np.int64, count=len(cleaned))
             codes = np.frombuffer("".join(cleaned).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
             place = np.minimum(np.searchsorted(known, codes), max(len(known) - 1, 0))
@@ -170,22 +290,28 @@ class Tokenizer:
                 text = cleaned[index]
                 characters = sorted({c for c in text if c not in self._ids})
                 raise UnknownCharactersError(characters, text, index=start + index)
-            flat.append((place + 1).astype(np.int32))
+            ids = (place + 1).astype(np.int32)
+            if prefixes is not None:
+                ids, sizes = _with_prefixes(ids, sizes, np.asarray(prefixes[start : start + chunk], dtype=np.int32))
+            flat.append(ids)
             lengths.append(sizes)
         if not flat:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
         return np.concatenate(flat), np.concatenate(lengths)
 
     def decode(self, ids: Iterable[int]) -> str:
-        """The cleaned text of `ids`; padding is skipped."""
+        """The prepared text of symbol ids (no conditioning ids); padding is skipped."""
         return "".join(self.characters[i - 1] for i in ids if int(i) != PAD_ID)
 
     def to_json(self) -> dict:
         return {
-            "format": "xtts-char-tokenizer",
-            "version": 1,
+            "format": "xtts-tokenizer",
+            "version": 2,
             "pad_id": PAD_ID,
             "cleaners": self.cleaners,
+            "frontend": self.frontend,
+            "languages": self.languages,
+            "speakers": self.speakers,
             "characters": self.characters,
         }
 
@@ -212,12 +338,37 @@ class Tokenizer:
                 saved = json.load(handle)
         except (OSError, json.JSONDecodeError) as error:
             raise XttsError(f"cannot read tokenizer vocabulary {os.fspath(path)!r}: {error}") from None
-        if not isinstance(saved, dict) or saved.get("format") != "xtts-char-tokenizer":
+        if not isinstance(saved, dict) or saved.get("format") not in ("xtts-tokenizer", "xtts-char-tokenizer"):
             raise XttsError(f"{os.fspath(path)!r} is not an xtts tokenizer vocabulary")
-        return cls(saved["characters"], saved["cleaners"])
+        return cls(
+            saved["characters"],
+            saved["cleaners"],
+            frontend=saved.get("frontend", "characters"),
+            languages=saved.get("languages", ()),
+            speakers=saved.get("speakers", ()),
+        )
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Tokenizer) and (self.characters, self.cleaners) == (other.characters, other.cleaners)
+        return isinstance(other, Tokenizer) and self.to_json() == other.to_json()
 
     def __repr__(self) -> str:
-        return f"Tokenizer({len(self.characters)} characters, cleaners={self.cleaners})"
+        languages = f", languages={self.languages}" if self.languages else ""
+        return (
+            f"Tokenizer({len(self.characters)} {'phoneme symbols' if self.frontend == 'phonemes' else 'characters'}, "
+            f"cleaners={self.cleaners}{languages})"
+        )
+
+
+def _with_prefixes(ids: np.ndarray, sizes: np.ndarray, prefixes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`ids` (texts end to end, `sizes` each) with each text's row of `prefixes` put before it."""
+    import numpy as np
+
+    count, width = prefixes.shape
+    out = np.empty(len(ids) + count * width, dtype=np.int32)
+    starts = np.zeros(count, dtype=np.int64)
+    np.cumsum(sizes[:-1] + width, out=starts[1:])
+    for column in range(width):
+        out[starts + column] = prefixes[:, column]
+    text_places = np.repeat(starts + width - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) + np.arange(len(ids))
+    out[text_places] = ids
+    return out, sizes + width

@@ -286,6 +286,22 @@ def _decoder_keys(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Findin
             )
 
 
+def _languages(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    """With the phoneme front end, every dataset's language is one espeak-ng speaks."""
+    data = loaded.config.data
+    if data.text_frontend != "phonemes":
+        return
+    from xtts_cli.data.phonemes import espeak_language
+    from xtts_cli.errors import XttsError
+
+    where = {d.language or data.language: f"data.datasets[{i}].language" for i, d in enumerate(data.datasets)}
+    for language in data.languages:
+        try:
+            espeak_language(language, where=where.get(language, "data.language"))
+        except XttsError as error:
+            yield Finding(id="language-unknown", severity="error", message=f"{error.lines[0]} ({error.hint})")
+
+
 def no_effect_keys() -> dict[str, str]:
     """Keys accepted so old configs load but meaning nothing in TensorFlow: dotted key -> why."""
     found = {}
@@ -414,6 +430,7 @@ def _string_numbers(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Find
 
 RULES: tuple[Rule, ...] = (
     _dataset,
+    _languages,
     _devices,
     _graph_mode,
     _xla,

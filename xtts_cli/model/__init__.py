@@ -4,7 +4,8 @@
   `estimate_param_count` (no TensorFlow import);
 - `xtts`: `XttsModel` (Keras 3), the autoregressive model;
 - `duration`: `DurationModel`, which extends it with a learnt aligner and a duration predictor;
-- `build`: `build_model(model_cfg, data_cfg, vocab_size)`, whichever of the two `model.decoder` names;
+- `build`: `build_model(model_cfg, data_cfg, vocab_size, languages=, speakers=)`, whichever of the two
+  `model.decoder` names, with a language embedding and speaker centroids for a run that lists them;
 - `vocoder`: `griffin_lim(log_mel, mel_basis, ...)`.
 
 Nothing is imported here: `xtts_cli.model.presets` stays free of TensorFlow, and the command layer

@@ -19,14 +19,19 @@ if TYPE_CHECKING:
 __all__ = ["build_model"]
 
 
-def build_model(model_cfg: ModelConfig, data_cfg: DataConfig, vocab_size: int) -> XttsModel:
-    """The model for a config, with its weights built (so `count_params()` works)."""
+def build_model(
+    model_cfg: ModelConfig, data_cfg: DataConfig, vocab_size: int, *, languages: int = 0, speakers: int = 0
+) -> XttsModel:
+    """The model for a config, with its weights built (so `count_params()` works). `languages` and
+    `speakers`: how many the run's vocabulary lists (`Tokenizer`; 0 for one saved before it did)."""
     model_class = DurationModel if model_cfg.decoder == "duration" else XttsModel
     model = model_class(
         dims=resolve_dims(model_cfg),
         n_mels=data_cfg.n_mels,
         vocab_size=vocab_size,
         input_noise=model_cfg.decoder_input_noise,
+        num_languages=languages,
+        num_speakers=speakers,
         name="xtts",
     )
     model(dummy_batch(n_mels=data_cfg.n_mels), training=False)

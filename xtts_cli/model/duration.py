@@ -306,6 +306,10 @@ class DurationModel(XttsModel):
         )
         self.token_position_projection = keras.layers.Dense(dims.d_model, name="token_position_projection")
         self.speaker_projection = keras.layers.Dense(dims.d_model, name="speaker_projection")
+        # Runs whose vocabulary lists speakers (all since it does) only: older checkpoints lack it.
+        self.memory_speaker_projection = (
+            keras.layers.Dense(dims.d_model, name="memory_speaker_projection") if self.num_speakers else None
+        )
         self.decoder_dropout = keras.layers.Dropout(dims.dropout)
         self.decoder_layers = LayerStack(
             [FrameDecoderLayer(dims, name=f"decoder_layer_{i}") for i in range(dims.num_decoder_layers)],
@@ -313,6 +317,13 @@ class DurationModel(XttsModel):
         )
         self.decoder_norm = keras.layers.LayerNormalization(epsilon=1e-5, name="decoder_norm")
         self.mel_projection = keras.layers.Dense(dims.reduction_factor * n_mels, dtype="float32", name="mel_projection")
+
+    def _with_speaker(self, memory, speaker_vector):
+        """The text encoding with the speaker's vector added at every token (FastSpeech 2's
+        multi-speaker recipe), so the durations, and the frames decoded from them, follow the voice."""
+        if self.memory_speaker_projection is None:
+            return memory
+        return memory + self.memory_speaker_projection(speaker_vector)[:, None, :]
 
     def decoder_steps(self, mel_lengths):
         """Rows of the alignment (`cross_attention`, the generation's `alignment`): one per frame."""
@@ -350,8 +361,9 @@ class DurationModel(XttsModel):
         text_ids, text_lengths = batch["text_ids"], batch["text_lengths"]
         mel, mel_lengths = batch["mel"], batch["mel_lengths"]
         frames, tokens = _frame_count(mel, 1), _frame_count(text_ids, 1)
-        memory, text_mask = self.encode_text(text_ids, text_lengths, training)
-        speaker_vector = self.speaker_encoder(batch["ref_mel"], batch["ref_lengths"], training=training)
+        memory, text_mask = self.encode_text(text_ids, text_lengths, training, language_ids=batch.get("language_ids"))
+        speaker_vector = self.speaker_vector(batch, training=training)
+        memory = self._with_speaker(memory, speaker_vector)
 
         log_prior = beta_binomial_log_prior(text_lengths, mel_lengths, frames, tokens)
         log_probs = self.aligner(self.token_embedding(text_ids), mel, text_mask, log_prior)
@@ -366,6 +378,7 @@ class DurationModel(XttsModel):
             "alignment_log_probs": log_probs,
             "durations": durations,
             "log_durations": log_durations,
+            "speaker_vector": speaker_vector,
         }
         if self.postnet is not None:
             outputs["mel_post"] = self.refine(mel_pred, mel_lengths, training)
@@ -417,8 +430,8 @@ class DurationModel(XttsModel):
         self,
         text_ids,
         text_lengths,
-        ref_mel,
-        ref_lengths,
+        speaker_vector,
+        language_ids,
         seed,
         min_frames,
         frame_limit,
@@ -433,8 +446,8 @@ class DurationModel(XttsModel):
         """The predicted durations' frames, cut at `frame_limit`; the stop threshold, prenet
         dropout, attention window and prior settings are the autoregressive decoder's."""
         del seed, min_frames, steps_per_token, stop_threshold, prenet_dropout, attention_window, prior
-        memory, text_mask = self.encode_text(text_ids, text_lengths, training=False)
-        speaker_vector = self.speaker_encoder(ref_mel, ref_lengths, training=False)
+        memory, text_mask = self.encode_text(text_ids, text_lengths, training=False, language_ids=language_ids)
+        memory = self._with_speaker(memory, speaker_vector)
         durations = self.predict_durations(memory, text_mask)
         total = tf.reduce_sum(durations, axis=1)
         limit = tf.minimum(tf.cast(frame_limit, tf.int32), max_frames)

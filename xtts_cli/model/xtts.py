@@ -57,6 +57,8 @@ __all__ = ["MEL_PAD_VALUE", "XttsModel", "dummy_batch", "sinusoidal_encoding"]
 MEL_PAD_VALUE = math.log(1e-5)
 # Added to masked attention scores in float32; exp(-1e9) is exactly 0.
 _MASKED_SCORE = -1e9
+# Clips a speaker centroid is the exact mean of before it becomes a moving average of as many.
+CENTROID_CLIPS = 200
 # Width (standard deviation, in text tokens) of the diagonal attention prior used in training.
 ATTENTION_PRIOR_WIDTH = 3.0
 
@@ -399,6 +401,8 @@ class XttsModel(keras.Model):
         vocab_size: int,
         stop_positive_weight: float = 5.0,
         input_noise: float = 0.0,
+        num_languages: int = 0,
+        num_speakers: int = 0,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -412,9 +416,35 @@ class XttsModel(keras.Model):
         self.stop_positive_weight = stop_positive_weight
         # Gaussian noise (log-mel units) on the previous frames the decoder reads in training.
         self.input_noise = input_noise
+        self.num_languages = num_languages
+        self.num_speakers = num_speakers
         d_model = dims.d_model
 
         self.token_embedding = keras.layers.Embedding(vocab_size, d_model, name="token_embedding")
+        # XTTS reads a [lang] token before the text; here the language's vector is added to every
+        # text position, so the duration decoder's aligner has no token to give frames to.
+        self.language_embedding = (
+            keras.layers.Embedding(num_languages, d_model, name="language_embedding") if num_languages > 1 else None
+        )
+        # Each training speaker's conditioning, averaged over its clips as training sees them
+        # (`update_speaker_centroids`): the voice `xtts synthesize --speaker NAME` speaks in, kept in
+        # the checkpoint so a run needs no dataset to speak. "mean": replicas average their updates.
+        self.speaker_centroids = self.speaker_clip_counts = None
+        if num_speakers:
+            self.speaker_centroids = self.add_weight(
+                shape=(num_speakers, dims.speaker_embedding_dim),
+                initializer="zeros",
+                trainable=False,
+                aggregation="mean",
+                name="speaker_centroids",
+            )
+            self.speaker_clip_counts = self.add_weight(
+                shape=(num_speakers,),
+                initializer="zeros",
+                trainable=False,
+                aggregation="mean",
+                name="speaker_clip_counts",
+            )
         self.text_prenet = TextPrenet(dims, name="text_prenet") if dims.text_prenet_layers else None
         self.text_dropout = keras.layers.Dropout(dims.dropout)
         self.text_layers = LayerStack(
@@ -452,6 +482,8 @@ class XttsModel(keras.Model):
             "vocab_size": self.vocab_size,
             "stop_positive_weight": self.stop_positive_weight,
             "input_noise": self.input_noise,
+            "num_languages": self.num_languages,
+            "num_speakers": self.num_speakers,
             "name": self.name,
         }
 
@@ -461,11 +493,16 @@ class XttsModel(keras.Model):
         config["dims"] = ModelDims(**config["dims"])
         return cls(**config)
 
-    def encode_text(self, text_ids, text_lengths, training=False):
-        """Text encoding [B, T, d] and its validity mask [B, T] (bool)."""
+    def encode_text(self, text_ids, text_lengths, training=False, language_ids=None):
+        """Text encoding [B, T, d] and its validity mask [B, T] (bool); `language_ids` [B] (int32,
+        default 0) choose the language vector of a multilingual model."""
         text_mask = tf.sequence_mask(text_lengths, _frame_count(text_ids, 1))
         x = self.token_embedding(text_ids)
         x = x * tf.cast(math.sqrt(self.dims.d_model), x.dtype)
+        if self.language_embedding is not None:
+            if language_ids is None:
+                language_ids = tf.zeros([tf.shape(text_ids)[0]], tf.int32)
+            x = x + self.language_embedding(language_ids)[:, None, :]
         if self.text_prenet is not None:
             x = self.text_prenet(x, text_mask[:, :, None], training=training)
         positions = tf.range(_frame_count(text_ids, 1), dtype=tf.float32)
@@ -490,6 +527,36 @@ class XttsModel(keras.Model):
         residual = self.postnet(mel_pred - MEL_PAD_VALUE, frame_mask, training=training)
         return mel_pred + residual
 
+    def speaker_vector(self, batch, training=False):
+        """The speaker conditioning [B, speaker_embedding_dim] of the batch's reference (`ref_mel`,
+        `ref_lengths`), or the batch's `speaker_vector` when it carries one (a voice chosen by name)."""
+        if "speaker_vector" in batch:
+            return tf.cast(batch["speaker_vector"], self.compute_dtype)
+        return self.speaker_encoder(batch["ref_mel"], batch["ref_lengths"], training=training)
+
+    def update_speaker_centroids(self, speaker_ids, speaker_vectors):
+        """Move each known speaker's centroid (`speaker_ids` >= 0) towards the mean of its vectors in
+        the batch: an exact running mean over its first CENTROID_CLIPS clips, then an exponential one
+        over about as many, so it follows the encoder as it trains. No gradient."""
+        if self.speaker_centroids is None:
+            return
+        vectors = tf.stop_gradient(tf.cast(speaker_vectors, tf.float32))
+        one_hot = tf.one_hot(speaker_ids, self.num_speakers, dtype=tf.float32)  # -1: a row of zeros
+        counts = tf.reduce_sum(one_hot, axis=0)  # [S]
+        sums = tf.matmul(one_hot, vectors, transpose_a=True)  # [S, D]
+        seen = self.speaker_clip_counts + counts
+        rate = counts / tf.maximum(tf.minimum(seen, float(CENTROID_CLIPS)), 1.0)
+        means = sums / tf.maximum(counts, 1.0)[:, None]
+        centroids = self.speaker_centroids + rate[:, None] * (means - self.speaker_centroids)
+        self.speaker_centroids.assign(centroids)
+        self.speaker_clip_counts.assign(seen)
+
+    def speaker_centroid(self, index: int) -> tf.Tensor:
+        """[1, speaker_embedding_dim]: speaker `index`'s averaged conditioning."""
+        if self.speaker_centroids is None or not 0 <= index < self.num_speakers:
+            raise ValueError(f"this model keeps no centroid for speaker index {index}")
+        return tf.convert_to_tensor(self.speaker_centroids)[index][None]
+
     def decoder_steps(self, mel_lengths):
         """Decoder steps [B] int32 that cover `mel_lengths` frames: ceil(frames / r)."""
         r = self.dims.reduction_factor
@@ -507,8 +574,10 @@ class XttsModel(keras.Model):
         text and mel lengths.
         """
         r, n_mels = self.dims.reduction_factor, self.n_mels
-        memory, text_mask = self.encode_text(batch["text_ids"], batch["text_lengths"], training)
-        speaker_vector = self.speaker_encoder(batch["ref_mel"], batch["ref_lengths"], training=training)
+        memory, text_mask = self.encode_text(
+            batch["text_ids"], batch["text_lengths"], training, language_ids=batch.get("language_ids")
+        )
+        speaker_vector = self.speaker_vector(batch, training=training)
 
         mel = batch["mel"] if decoder_input_mel is None else tf.cast(decoder_input_mel, batch["mel"].dtype)
         frames = _frame_count(mel, 1)
@@ -550,6 +619,7 @@ class XttsModel(keras.Model):
             "mel_pred": mel_pred,
             "stop_logits": stop_logits,
             "cross_attention": tf.concat(attention, axis=1),
+            "speaker_vector": speaker_vector,
         }
         if self.postnet is not None:
             outputs["mel_post"] = self.refine(mel_pred, batch["mel_lengths"], training)
@@ -621,6 +691,8 @@ class XttsModel(keras.Model):
         teacher_mel=None,
         frame_limit=None,
         steps_per_token=None,
+        speaker_vector=None,
+        language_ids=None,
     ) -> dict[str, tf.Tensor]:
         """Decoder output without the postnet: `mel_pred` [B, max_frames, n_mels], `stop_logits`
         [B, max_frames], `lengths` [B] int32, `stopped` [B] bool (the stop token ended the item),
@@ -651,6 +723,9 @@ class XttsModel(keras.Model):
         `teacher_mel` [B, F >= max_frames, n_mels] feeds the decoder the true previous frames
         instead of its own (teacher forcing through the cached path, which must then give what
         `call` gives).
+
+        `speaker_vector` [B, speaker_embedding_dim], when given, is the voice instead of the
+        reference (`ref_mel` and `ref_lengths` may then be None); `language_ids` [B] the language.
         """
         if max_frames < 1:
             raise ValueError(f"max_frames ({max_frames}) must be >= 1")
@@ -659,8 +734,9 @@ class XttsModel(keras.Model):
         limit = tf.constant(max_frames, tf.int32)
         if frame_limit is not None:
             limit = tf.minimum(tf.cast(frame_limit, tf.int32), limit)
-        memory, text_mask = self.encode_text(text_ids, text_lengths, training=False)
-        speaker_vector = self.speaker_encoder(ref_mel, ref_lengths, training=False)
+        memory, text_mask = self.encode_text(text_ids, text_lengths, training=False, language_ids=language_ids)
+        if speaker_vector is None:
+            speaker_vector = self.speaker_encoder(ref_mel, ref_lengths, training=False)
         memory_keys_values = [layer.cross_attention.project_keys_values(memory) for layer in self.decoder_layers]
         batch_size = tf.shape(text_ids)[0]
         tokens = tf.shape(text_ids)[1]
@@ -789,6 +865,8 @@ class XttsModel(keras.Model):
         attention_window: Optional[tuple[int, int]] = None,
         frame_limit: Optional[int] = None,
         steps_per_token: Optional[float] = None,
+        speaker_vector=None,
+        language_ids=None,
     ) -> dict[str, tf.Tensor]:
         """Synthesise log-mel frames: `mel` [B, max_frames, n_mels] float32, `lengths` [B] int32,
         `stopped` [B] bool (the stop token ended it, rather than `max_frames`), `alignment`
@@ -801,8 +879,18 @@ class XttsModel(keras.Model):
         input length): eager op-by-op decoding is ~35x slower (13 s against 0.4 s for 400 frames
         with the tiny preset on our CPU). Inside a `tf.function` (with `jit_compile=True` too) it is
         traced into the caller's graph.
+
+        The voice is the reference's (`ref_mel` [B, R, n_mels], `ref_lengths` [B]) or, when given,
+        `speaker_vector` [B, speaker_embedding_dim] (a speaker's centroid); `language_ids` [B] int32
+        (default 0) the language of a multilingual model.
         """
-        inputs = (text_ids, text_lengths, ref_mel, ref_lengths)
+        if speaker_vector is None:
+            speaker_vector = self.speaker_encoder(
+                tf.convert_to_tensor(ref_mel), tf.convert_to_tensor(ref_lengths), training=False
+            )
+        if language_ids is None:
+            language_ids = tf.zeros([tf.shape(text_ids)[0]], tf.int32)
+        inputs = (text_ids, text_lengths, speaker_vector, language_ids)
         window = None if attention_window is None else (int(attention_window[0]), int(attention_window[1]))
         settings = dict(
             max_frames=max_frames,
@@ -837,8 +925,8 @@ class XttsModel(keras.Model):
         self,
         text_ids,
         text_lengths,
-        ref_mel,
-        ref_lengths,
+        speaker_vector,
+        language_ids,
         seed,
         min_frames,
         frame_limit,
@@ -855,8 +943,8 @@ class XttsModel(keras.Model):
         decoded = self.decode_autoregressive(
             text_ids,
             text_lengths,
-            ref_mel,
-            ref_lengths,
+            None,
+            None,
             max_frames,
             stop_threshold,
             prenet_dropout=prenet_dropout,
@@ -865,6 +953,8 @@ class XttsModel(keras.Model):
             attention_window=attention_window,
             frame_limit=frame_limit,
             steps_per_token=steps_per_token if prior else None,
+            speaker_vector=speaker_vector,
+            language_ids=language_ids,
         )
         lengths = decoded["lengths"]
         mel = tf.cast(self.refine(decoded["mel_pred"], lengths, training=False), tf.float32)

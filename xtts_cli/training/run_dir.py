@@ -2,7 +2,7 @@
 
     <run_dir>/config.yaml        the resolved config, as the run used it
     <run_dir>/run.json           hashes of what must not change on resume, versions, history
-    <run_dir>/vocab.json         the tokenizer's vocabulary
+    <run_dir>/vocab.json         the tokenizer: front end, cleaners, symbols, languages, speakers
     <run_dir>/speaking_rate.json mel frames per token in the training data (bounds synthesis length)
     <run_dir>/speaker_reference.npy  the reference clip's mel that test sentences are spoken with
     <run_dir>/checkpoints/       tf.train.CheckpointManager (keep N, pointer moved after the data)
@@ -43,6 +43,7 @@ FEATURE_KEYS = (
     "fmax",
     "mel_filterbank",
     "text_cleaners",
+    "text_frontend",
 )
 
 
@@ -115,7 +116,8 @@ class RunDir:
 def _refuse_changed_model(run: RunDir, previous: Optional[dict[str, Any]], identity: dict[str, Any]) -> None:
     if previous is None:
         return
-    before = previous.get("model_identity", {})
+    # A run recorded before a setting existed used its default (`text_frontend`: characters).
+    before = {**model_identity(XttsConfig()), **previous.get("model_identity", {})}
     changed = sorted(k for k in set(before) | set(identity) if before.get(k) != identity.get(k))
     if changed:
         details = ", ".join(f"{k} ({before.get(k)!r} -> {identity.get(k)!r})" for k in changed)

@@ -63,14 +63,16 @@ class SpeakingRate(BaseModel):
 
 
 def measure_speaking_rate(items, tokenizer, data: DataConfig) -> Optional[SpeakingRate]:
-    """Frames per token over `items` (scan results: duration from the header, text from the metadata)."""
+    """Frames per token over `items` (scan results: duration from the header, text as the
+    tokenizer's front end gives it: characters or phonemes)."""
+    from xtts_cli.data.plan import prepared_texts
+
     frames_per_second = data.sample_rate / data.hop_length
+    prepared = prepared_texts(items, tokenizer)
+    texts = prepared if prepared is not None else [tokenizer.clean(item.training_text) for item in items]
     rates = []
-    for item in items:
-        try:
-            tokens = len(tokenizer.encode(item.training_text))
-        except XttsError:  # characters the (resumed) vocabulary lacks: the pipeline drops these too
-            continue
+    for item, text in zip(items, texts):
+        tokens = len(text)
         if tokens:
             rates.append(item.audio.duration * frames_per_second / tokens)
     if not rates:
@@ -108,8 +110,10 @@ def wav_bytes(waveform: np.ndarray, sample_rate: int) -> bytes:
     return buffer.getvalue()
 
 
-def reference_from_audio(path: Path, data: DataConfig) -> np.ndarray:
-    """The speaker reference [reference_frames, n_mels] from an audio file, decoded in TF."""
+def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> np.ndarray:
+    """The speaker reference [reference_frames, n_mels] from an audio file, decoded in TF; with
+    `windows` > 1, up to that many consecutive references [N, reference_frames, n_mels] along the
+    clip (a clip shorter than one gives one, padded)."""
     import tensorflow as tf
 
     from xtts_cli.data.audio import decode_audio
@@ -133,7 +137,10 @@ def reference_from_audio(path: Path, data: DataConfig) -> np.ndarray:
         codecs=(header.codec,),
     )
     mel = log_mel(audio, data).numpy()
-    return mel[: data.reference_frames]
+    if windows <= 1:
+        return mel[: data.reference_frames]
+    count = max(1, min(windows, len(mel) // data.reference_frames))
+    return np.stack([pad_reference(mel[i * data.reference_frames :], data)[0] for i in range(count)])
 
 
 def pad_reference(reference: np.ndarray, data: DataConfig) -> tuple[np.ndarray, int]:
@@ -143,6 +150,39 @@ def pad_reference(reference: np.ndarray, data: DataConfig) -> tuple[np.ndarray, 
     padded = np.full((data.reference_frames, data.n_mels), LOG_MEL_FLOOR, dtype=np.float32)
     padded[:length] = reference[:length]
     return padded, length
+
+
+@dataclass(frozen=True)
+class Voice:
+    """Whom a sentence is spoken as: reference mels (`reference` [R, n_mels], or [N, R, n_mels]
+    whose speaker vectors are averaged), or a training speaker's centroid (`speaker`, its index in
+    the run's vocabulary: `XttsModel.speaker_centroid`)."""
+
+    label: str = ""
+    reference: Optional[np.ndarray] = None
+    speaker: Optional[int] = None
+
+
+# A cloned voice (`--speaker-wav`): the speaker vectors of up to this many consecutive reference
+# windows of the clip, averaged (XTTS conditions on several chunks of its reference audio too).
+CLONE_WINDOWS = 8
+
+
+def speaker_vector(model, voice: Voice, data: DataConfig):
+    """[1, speaker_embedding_dim]: the conditioning of `voice`."""
+    import tensorflow as tf
+
+    if voice.speaker is not None:
+        return model.speaker_centroid(voice.speaker)
+    assert voice.reference is not None  # a Voice names a speaker or holds references
+    references = voice.reference if voice.reference.ndim == 3 else voice.reference[None]
+    padded = [pad_reference(reference, data) for reference in references]
+    vectors = model.speaker_encoder(
+        tf.constant(np.stack([mel for mel, _ in padded])),
+        tf.constant([length for _, length in padded], tf.int32),
+        training=False,
+    )
+    return tf.reduce_mean(vectors, axis=0, keepdims=True)
 
 
 @dataclass
@@ -174,14 +214,16 @@ def synthesize_speech(
     model,
     tokenizer,
     text: str,
-    reference: np.ndarray,
+    voice: Voice | np.ndarray,
     data: DataConfig,
     max_frames: Optional[int] = None,
     rate: Optional[SpeakingRate] = None,
     *,
     settings: Optional[SynthesisConfig] = None,
+    language: Optional[str] = None,
 ) -> Speech:
-    """`text` in the voice of `reference` (log-mel frames): generated mel, Griffin-Lim waveform.
+    """`text` in `language` (default the run's first) in the voice of `voice` (a `Voice`, or
+    reference log-mel frames): generated mel, Griffin-Lim waveform.
 
     The length is the stop token's choice inside the window `rate` (the training data's speaking
     rate) allows; `max_frames` caps it further.
@@ -194,7 +236,8 @@ def synthesize_speech(
     settings = settings or SynthesisConfig()
     if not text.strip():
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. xtts synthesize "Hello there."')
-    ids = tokenizer.encode(text)  # UnknownCharactersError names the characters
+    language_index = tokenizer.language_index(language)  # an error naming the run's languages
+    ids = tokenizer.symbol_ids(tokenizer.prepare(text, language))  # UnknownCharactersError names the symbols
     if not ids:
         raise XttsError(
             f"the text {text!r} has nothing left after cleaning", hint="pass words the model was trained on"
@@ -207,12 +250,13 @@ def synthesize_speech(
     if max_frames:
         frames = max_frames
     min_frames = min(frames, min_frames)
-    ref, ref_length = pad_reference(reference, data)
+    if not isinstance(voice, Voice):
+        voice = Voice(reference=voice)
     generated = model.generate(
         tf.constant([ids], tf.int32),
         tf.constant([len(ids)], tf.int32),
-        tf.constant(ref[None]),
-        tf.constant([ref_length], tf.int32),
+        None,
+        None,
         # The buffer in whole blocks, the sentence's own limit inside it: one traced graph serves
         # many sentence lengths instead of one trace (seconds) per length.
         FRAME_BLOCK * -(-frames // FRAME_BLOCK),
@@ -223,6 +267,8 @@ def synthesize_speech(
         attention_window=settings.attention_window,
         seed=settings.seed,
         steps_per_token=rate.median / model.dims.reduction_factor if settings.attention_prior and rate else None,
+        speaker_vector=speaker_vector(model, voice, data),
+        language_ids=tf.constant([language_index], tf.int32),
     )
     length = max(2, int(generated["lengths"][0]))
     mel = generated["mel"][0, :length]
@@ -281,48 +327,84 @@ def load_speakers(run_dir: Path) -> dict[str, dict]:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
-def speaker_reference(run_dir: Path, name: str, data: DataConfig) -> np.ndarray:
-    """The reference of speaker `name` of the run: the opening frames of its longest readable clip."""
+def speaker_voice(run_dir: Path, name: str, data: DataConfig, tokenizer=None, model=None) -> Voice:
+    """Speaker `name` of the run: its centroid in the checkpoint (`model`) when the run keeps one
+    for it, so no clip of it is needed; else the opening frames of its longest readable clip."""
     import difflib
 
     speakers = load_speakers(run_dir)
-    if not speakers:
+    listed = list(tokenizer.speakers) if tokenizer is not None and tokenizer.speakers else list(speakers)
+    if not listed:
         raise XttsError(
             f"{run_dir} lists no speakers (no {SPEAKERS_FILE}: a run from before speakers were kept)",
             hint="pass --speaker-wav FILE with a clip of the voice",
         )
-    if name not in speakers:
-        close = difflib.get_close_matches(name, list(speakers), n=3)
-        known = ", ".join(list(speakers)[:8]) + (f" and {len(speakers) - 8} more" if len(speakers) > 8 else "")
+    if name not in listed:
+        close = difflib.get_close_matches(name, listed, n=3)
+        known = ", ".join(listed[:8]) + (f" and {len(listed) - 8} more" if len(listed) > 8 else "")
         raise XttsError(
-            f"speaker {name!r} is not in {run_dir} ({len(speakers)} speakers: {known})",
+            f"speaker {name!r} is not in {run_dir} ({len(listed)} speakers: {known})",
             hint=f"did you mean {' or '.join(repr(c) for c in close)}?"
             if close
             else f"see {run_dir / SPEAKERS_FILE} for every name",
         )
-    clips = speakers[name]["clips"]
+    if model is not None and tokenizer is not None and getattr(model, "speaker_clip_counts", None) is not None:
+        index = tokenizer.speaker_index(name)
+        if index >= 0 and float(model.speaker_clip_counts[index]) > 0:
+            return Voice(label=name, speaker=index)
+    clips = speakers.get(name, {}).get("clips", [])
     for clip in clips:
         if Path(clip).is_file():
-            return reference_from_audio(Path(clip), data)
+            return Voice(label=name, reference=reference_from_audio(Path(clip), data))
     raise XttsError(
-        f"none of speaker {name!r}'s clips can be read any more ({clips[0]} ...)",
+        f"speaker {name!r} has no centroid in this run's checkpoint and none of its clips can be read "
+        f"({clips[0] if clips else 'none listed'} ...)",
         hint="mount the dataset where it was trained from, or pass --speaker-wav FILE",
     )
 
 
-def rendering_voices(run_dir: Path, data: DataConfig) -> list[tuple[str, np.ndarray]]:
-    """(label, reference) of each voice test sentences are rendered in: with several speakers the
-    largest few, each from its own clips; else (or when their clips moved) the run's reference clip."""
+def resolve_voice(
+    run_dir: Path,
+    data: DataConfig,
+    tokenizer,
+    model,
+    *,
+    speaker: Optional[str] = None,
+    speaker_wav: Optional[Path] = None,
+) -> Voice:
+    """The voice `xtts synthesize` speaks in: a training speaker by name (`speaker_voice`), the
+    voice of an unseen clip (`CLONE_WINDOWS` references along it, averaged), or the run's
+    reference clip."""
+    if speaker is not None and speaker_wav is not None:
+        raise XttsError("--speaker and --speaker-wav both name a voice", hint="pass one of them")
+    if speaker is not None:
+        return speaker_voice(run_dir, speaker, data, tokenizer, model)
+    if speaker_wav is not None:
+        return Voice(label=str(speaker_wav), reference=reference_from_audio(speaker_wav, data, windows=CLONE_WINDOWS))
+    if (run_dir / REFERENCE_FILE).is_file():
+        return Voice(reference=np.load(run_dir / REFERENCE_FILE))
+    raise XttsError(f"{run_dir} has no {REFERENCE_FILE}", hint="pass --speaker-wav FILE or --speaker NAME")
+
+
+def rendering_voices(run_dir: Path, data: DataConfig, tokenizer=None) -> list[Voice]:
+    """The voices test sentences are rendered in: with several speakers the largest few (by their
+    centroids, which `render_sentences` reads from the model as it is then, or their clips); else
+    (or when their clips moved) the run's reference clip."""
     voices = []
-    speakers = load_speakers(run_dir)
+    speakers = (
+        list(tokenizer.speakers) if tokenizer is not None and tokenizer.speakers else list(load_speakers(run_dir))
+    )
     if len(speakers) > 1:
-        for name in list(speakers)[:RENDERED_SPEAKERS]:
+        for name in speakers[:RENDERED_SPEAKERS]:
+            if tokenizer is not None and tokenizer.speaker_index(name) >= 0:
+                voices.append(Voice(label=name, speaker=tokenizer.speaker_index(name)))
+                continue
             try:
-                voices.append((name, speaker_reference(run_dir, name, data)))
+                voices.append(speaker_voice(run_dir, name, data))
             except XttsError:
                 continue  # its clips moved since: render in the voices that remain
     if not voices and (run_dir / REFERENCE_FILE).is_file():
-        voices.append(("", np.load(run_dir / REFERENCE_FILE)))
+        voices.append(Voice(reference=np.load(run_dir / REFERENCE_FILE)))
     return voices
 
 
@@ -330,12 +412,13 @@ def render_sentences(
     model,
     tokenizer,
     config: XttsConfig,
-    voices: list[tuple[str, np.ndarray]],
+    voices: list[Voice],
     sentences: list[str],
     run_dir: Path,
     samples: Path,
     step: int,
     note: Callable[[str], None],
+    language: Optional[str] = None,
 ) -> list[Path]:
     """Render `sentences` with the model as it is at `step`, in each of `voices` (`rendering_voices`),
     into `samples` and TensorBoard; a sentence the vocabulary cannot spell is skipped with a `note`."""
@@ -352,10 +435,13 @@ def render_sentences(
     samples.mkdir(parents=True, exist_ok=True)
     rate = load_speaking_rate(run_dir)
     for index, sentence in enumerate(sentences):
-        for speaker, reference in voices:
+        for voice in voices:
+            speaker = voice.label
+            if voice.speaker is not None and float(model.speaker_clip_counts[voice.speaker]) == 0:
+                continue  # no clip of it trained yet (a resumed run's first steps): no voice to speak in
             try:
                 audio = synthesize_speech(
-                    model, tokenizer, sentence, reference, data, rate=rate, settings=config.synthesis
+                    model, tokenizer, sentence, voice, data, rate=rate, settings=config.synthesis, language=language
                 ).waveform
             except UnknownCharactersError as exc:
                 note(f"test sentence {index} skipped: {exc.lines[0]}")
@@ -469,7 +555,13 @@ def load_run(run_dir: Path):
         )
     config: XttsConfig = build_config(yaml.safe_load(run.config_file.read_text(encoding="utf-8")), str(run.config_file))
     tokenizer = Tokenizer.load(run.vocab)
-    model = build_model(config.model, config.data, tokenizer.vocab_size)
+    model = build_model(
+        config.model,
+        config.data,
+        tokenizer.vocab_size,
+        languages=len(tokenizer.languages),
+        speakers=len(tokenizer.speakers),
+    )
     latest = tf.train.latest_checkpoint(str(run.checkpoints))
     if latest is None:
         raise XttsError(

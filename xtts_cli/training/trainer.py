@@ -116,11 +116,9 @@ class Trainer:
             self.tokenizer = Tokenizer.load(self.run_dir.vocab)
         else:
             # Built from the scan, so every worker of a cluster builds the same one.
-            self.tokenizer = tokenizer_for(self.scan, config.data)
-            if config.data.eval_dataset_path:
-                self.tokenizer = Tokenizer.build(
-                    [item.training_text for item in train_items + eval_items], config.data.text_cleaners
-                )
+            self.tokenizer = tokenizer_for(
+                self.scan, config.data, items=train_items + eval_items if config.data.eval_dataset_path else None
+            )
             if self.is_chief:
                 self.tokenizer.save(self.run_dir.vocab)
 
@@ -141,14 +139,14 @@ class Trainer:
             if rate is not None:
                 save_speaking_rate(self.run_dir.path, rate)
 
+        first = (eval_items or train_items)[0]
         if self.is_chief and not (self.run_dir.path / REFERENCE_FILE).is_file():
             # The voice test sentences are rendered in: the first validation clip's opening frames.
-            first = (eval_items or train_items)[0]
             save_reference(self.run_dir.path, reference_from_audio(Path(first.audio_path), config.data))
         if self.is_chief and not (self.run_dir.path / SPEAKERS_FILE).is_file():
             save_speakers(self.run_dir.path, self.scan.train)
-        self.reference_text = (eval_items or train_items)[0].training_text
-        self.voices = rendering_voices(self.run_dir.path, config.data) if self.is_chief else []
+        self.reference_text, self.reference_language = first.training_text, first.language
+        self.voices = rendering_voices(self.run_dir.path, config.data, self.tokenizer) if self.is_chief else []
 
         self.mixed = settings.mixed_precision
         self._previous_policy = keras.mixed_precision.dtype_policy().name
@@ -225,7 +223,13 @@ class Trainer:
         with self.strategy.scope():
             from xtts_cli.training.optimization import build_optimizer
 
-            self.model = build_model(config.model, config.data, self.tokenizer.vocab_size)
+            self.model = build_model(
+                config.model,
+                config.data,
+                self.tokenizer.vocab_size,
+                languages=len(self.tokenizer.languages),
+                speakers=len(self.tokenizer.speakers),
+            )
             # The share of training.max_minutes spent, set by the training loop before each step
             # (the learning rate decays over it too); not checkpointed: each command has its own.
             self.budget_used = (
@@ -313,6 +317,7 @@ class Trainer:
         distributed = self.plan.kind in ("mirrored", "multi_worker")
 
         data_seed = tf.constant(config.data.seed, tf.int64)
+        prefix = self.tokenizer.prefix_length
         # The duration decoder reads no previous frames: a second pass would repeat the first.
         self_conditioning = config.training.self_conditioning and model.decoder_kind == "autoregressive"
         prior_steps = config.training.attention_prior_steps
@@ -326,7 +331,7 @@ class Trainer:
             # replica (a checkpointed variable, so a resumed run draws what it would have drawn).
             replica = tf.cast(tf.distribute.get_replica_context().replica_id_in_sync_group, tf.int64)
             draw = tf.cast(optimizer.iterations, tf.int64) * int(strategy.num_replicas_in_sync) + replica
-            batch = with_reference(batch, config.data, seed=tf.stack([data_seed, draw]))
+            batch = with_reference(batch, config.data, seed=tf.stack([data_seed, draw]), prefix=prefix)
             prior = None
             if prior_steps:
                 progress = tf.cast(optimizer.iterations, tf.float32) / float(prior_steps)
@@ -348,6 +353,8 @@ class Trainer:
             variables = model.trainable_variables
             gradients = tape.gradient(scaled, variables)
             optimizer.apply(gradients, variables)
+            if prefix:
+                model.update_speaker_centroids(batch["speaker_ids"], outputs["speaker_vector"])
             if stop_flag is not None:
                 # Reduced with the losses: every worker learns in the same step that one of them
                 # was asked to stop, so all stop after it instead of one waiting for the others.
@@ -364,7 +371,7 @@ class Trainer:
                 return {k: strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None) for k, v in per_replica.items()}
 
         def replica_eval(batch):
-            batch = with_reference(batch, config.data)  # the first frames: the same every evaluation
+            batch = with_reference(batch, config.data, prefix=prefix)  # the first frames: the same every evaluation
             return model.compute_loss(batch, model(batch, training=False), **attention)
 
         def eval_step(batch):
@@ -562,7 +569,7 @@ class Trainer:
 
         if self.plan.kind in ("mirrored", "multi_worker"):
             return  # a distributed batch has no single tensor to draw
-        batch = with_reference(batch, self.config.data)
+        batch = with_reference(batch, self.config.data, prefix=self.tokenizer.prefix_length)
         outputs = self.model(batch, training=False)
         predicted = tf.cast(outputs.get("mel_post", outputs["mel_pred"])[:1], tf.float32)
         target = tf.cast(batch["mel"][:1], tf.float32)
@@ -581,7 +588,7 @@ class Trainer:
 
         if batch is None or self.plan.kind in ("mirrored", "multi_worker"):
             return  # a distributed batch has no single tensor to draw
-        batch = with_reference(batch, self.config.data)
+        batch = with_reference(batch, self.config.data, prefix=self.tokenizer.prefix_length)
         attention = self.model(batch, training=False)["cross_attention"][:1]  # [1, heads, steps, tokens]
         steps = int(self.model.decoder_steps(batch["mel_lengths"][:1])[0])
         tokens = int(batch["text_lengths"][0])
@@ -604,4 +611,5 @@ class Trainer:
             self.run_dir.samples,
             step,
             note=lambda message: self.progress(Noted(message)),
+            language=None if self.config.training.test_sentences else self.reference_language,
         )

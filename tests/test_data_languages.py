@@ -1,0 +1,160 @@
+"""The text front end's languages: espeak-ng phonemes, Persian normalisation, the scan's phoneme cache."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xtts_cli.config.schema import DataConfig
+from xtts_cli.data import phonemes
+from xtts_cli.data.persian import normalize_persian, number_to_words
+from xtts_cli.data.scan import scan_dataset
+from xtts_cli.data.text import Tokenizer, prepare_texts
+from xtts_cli.errors import XttsError
+
+PERSIAN_DATA = Path(__file__).parent / "data" / "persian"
+
+# Sentences of the user's own notes (../shared/seeds/gpu-issues-complete-guide.md), as typed there:
+# digits, a Latin acronym, and verbs whose prefix lost its zero-width non-joiner.
+USER_SENTENCE = "مصرف GPU به شکل نوسانی (spike/cycle) بین ۲٪ تا ۴۰٪ قرار دارد"
+USER_HEADING = "مشکل ۱: استفاده پایین GPU (~15%)"
+
+
+def test_phonemes_keep_punctuation_and_word_boundaries():
+    english, persian = phonemes.phonemize(["Hello, world! Green trees grow."], "en")[0], None
+    assert english.count(",") == 1 and english.count("!") == 1 and english.endswith(".")
+    assert len(english.split()) == 5  # one space between words, none lost
+    assert "ˈ" in english  # stress marks
+    persian = phonemes.phonemize(["سلام، دنیا! کتاب‌ها را می‌خوانم؟"], "fa")[0]
+    assert "،" in persian and "!" in persian and persian.endswith("؟")  # Persian punctuation kept too
+    assert len(persian.split()) == 5
+    assert not any("\u0600" <= c <= "\u06ff" and c.isalpha() for c in persian)  # every letter became a phoneme
+
+
+def test_language_codes_resolve_to_espeak_voices_or_fail_in_one_line_naming_them():
+    assert phonemes.espeak_language("en") == "en-us"
+    assert phonemes.espeak_language("EN-GB") == "en-gb"
+    assert phonemes.espeak_language("fa") == "fa"
+    assert phonemes.espeak_language("fr") == "fr-fr"
+    with pytest.raises(XttsError) as caught:
+        phonemes.espeak_language("tlh", where="data.datasets[1].language")
+    assert len(caught.value.lines) == 1
+    message = caught.value.lines[0]
+    assert message.startswith("data.datasets[1].language: espeak-ng has no language 'tlh'")
+    assert "en-us" in message and "fa" in message and "text_frontend: characters" in caught.value.hint
+
+
+def test_persian_number_words():
+    expected = {
+        0: "صفر",
+        7: "هفت",
+        13: "سیزده",
+        21: "بیست و یک",
+        105: "صد و پنج",
+        999: "نهصد و نود و نه",
+        1000: "هزار",
+        1404: "هزار و چهارصد و چهار",
+        2025: "دو هزار و بیست و پنج",
+        1_250_000: "یک میلیون و دویست و پنجاه هزار",
+        3_000_000_000: "سه میلیارد",
+        -40: "منفی چهل",
+    }
+    assert {value: number_to_words(value) for value in expected} == expected
+
+
+def test_persian_normalisation_of_real_sentences():
+    assert normalize_persian(USER_SENTENCE) == "مصرف GPU به شکل نوسانی (spike/cycle) بین دو درصد تا چهل درصد قرار دارد"
+    assert normalize_persian(USER_HEADING) == "مشکل یک: استفاده پایین GPU (~پانزده درصد)"
+    # Arabic keyboard letters, Arabic-Indic digits with the Persian separators, a tatweel and a
+    # right-to-left mark: one form each, numbers read out.
+    arabic = "علي كتاب\u0640ها را در سال ١٤٠٤ به قيمت ۱٬۲۵۰ تومان و ۳٫۵ کیلو خريد\u200f."
+    assert normalize_persian(arabic) == (
+        "علی کتابها را در سال هزار و چهارصد و چهار به قیمت هزار و دویست و پنجاه تومان و سه ممیز پنج کیلو خرید."
+    )
+    # The zero-width non-joiner stays inside a word, goes at its edges and where it repeats, and the
+    # verb prefix typed with a space gets it.
+    assert normalize_persian("می خواهم \u200cکتاب\u200c\u200cها را بخوانم\u200c. نمی دانم") == (
+        "می\u200cخواهم کتاب\u200cها را بخوانم. نمی\u200cدانم"
+    )
+    assert normalize_persian("مدرسۀ ما، ۳کیلو") == "مدرسه\u0654 ما، سه کیلو"
+    # Already normal text is left as it is.
+    clean = "دیروز مهمان فنجان\u200cهای سنگین را دید."
+    assert normalize_persian(clean) == clean
+
+
+def test_persian_text_is_normalised_before_it_is_phonemised_or_read_as_characters():
+    characters = prepare_texts([USER_SENTENCE], ["multilingual_cleaners"], "characters", "fa")[0]
+    assert "۲" not in characters and "دو درصد" in characters
+    spoken = prepare_texts([USER_SENTENCE], ["multilingual_cleaners"], "phonemes", "fa")[0]
+    assert spoken == phonemes.phonemize([normalize_persian(USER_SENTENCE.lower())], "fa")[0]
+    # English is not touched by the Persian normaliser.
+    assert prepare_texts(["Room 101."], ["basic_cleaners"], "characters", "en") == ["room 101."]
+
+
+def test_phoneme_tokenizer_round_trip_with_language_and_speaker_ids(tmp_path):
+    texts = {"en": "The cat sat, and then it slept.", "fa": "سلام، من می\u200cخواهم فارسی صحبت کنم."}
+    prepared = [prepare_texts([text], ["english_cleaners"], "phonemes", lang)[0] for lang, text in texts.items()]
+    tokenizer = Tokenizer.build(
+        prepared,
+        ["english_cleaners"],
+        frontend="phonemes",
+        languages=["en", "fa"],
+        speakers=["anna", "bahram"],
+        prepared=True,
+    )
+    for language, text in texts.items():
+        ids = tokenizer.encode(text, language, "bahram")
+        assert ids[:2] == [tokenizer.languages.index(language), 1]
+        assert tokenizer.decode(ids[2:]) == tokenizer.prepare(text, language)
+    assert tokenizer.encode(texts["en"], speaker="nobody")[1] == -1  # a speaker the run does not list
+    with pytest.raises(XttsError, match="not trained on 'de'; it speaks en, fa"):
+        tokenizer.encode("Hallo", "de")
+    tokenizer.save(tmp_path / "vocab.json")
+    assert Tokenizer.load(tmp_path / "vocab.json") == tokenizer
+    flat, lengths = tokenizer.encode_many(prepared, prepared=True, prefixes=np.array([[0, 0], [1, -1]]))
+    assert flat.tolist() == tokenizer.encode(texts["en"], "en", "anna") + tokenizer.encode(texts["fa"], "fa")
+    assert lengths.tolist() == [len(prepared[0]) + 2, len(prepared[1]) + 2]
+
+
+def test_the_scan_phonemises_once_and_keeps_the_phonemes_with_its_memo(tmp_path, monkeypatch):
+    root = tmp_path / "persian"
+    shutil.copytree(PERSIAN_DATA, root)
+    data = DataConfig(dataset_path=str(root), text_frontend="phonemes", language="fa", eval_fraction=0.0)
+    first = scan_dataset(data)
+    assert len(first.items) == 8 and all(item.language == "fa" for item in first.items)
+    by_id = {item.id: item.phonemes for item in first.items}
+    # The clip with digits was read out in words before espeak-ng saw it.
+    assert by_id["FA-08"] == phonemes.phonemize([normalize_persian("سال ۱۴۰۴ بود.")], "fa")[0]
+
+    def refuse(texts, language):
+        raise AssertionError("phonemised again")
+
+    monkeypatch.setattr(phonemes, "phonemize", refuse)
+    again = scan_dataset(data)  # the memo holds the phonemes: espeak-ng is not called
+    assert {item.id: item.phonemes for item in again.items} == by_id
+    with pytest.raises(AssertionError, match="phonemised again"):  # another language is another scan
+        scan_dataset(data.model_copy(update={"language": "fa-latn"}))
+
+
+def test_phonemes_past_the_text_limit_are_reported_not_truncated(tmp_path):
+    root = tmp_path / "persian"
+    shutil.copytree(PERSIAN_DATA, root)
+    data = DataConfig(
+        dataset_path=str(root), text_frontend="phonemes", language="fa", max_text_length=30, scan_cache=False
+    )
+    scan = scan_dataset(data)
+    long = [bad for bad in scan.bad if bad.reason == "text_too_long"]
+    assert long and all("phoneme symbols, above data.max_text_length (30)" in bad.detail for bad in long)
+    assert all(len(item.phonemes or "") <= 30 for item in scan.items)
+
+
+def test_validate_names_a_language_espeak_lacks(runner, write_config):
+    from xtts_cli.cli.app import app
+
+    path = write_config(f"data:\n  dataset_path: {PERSIAN_DATA}\n  text_frontend: phonemes\n  language: xx\n")
+    result = runner.invoke(app, ["validate", "--config", str(path), "--json"])
+    assert result.exit_code != 0
+    assert "data.language: espeak-ng has no language 'xx'; it has af, am" in result.output

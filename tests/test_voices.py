@@ -1,0 +1,182 @@
+"""Voices and languages in training and synthesis: speaker references, centroids, a bilingual run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import yaml
+from training_support import tiny_config
+
+from xtts_cli.config.loading import resolve_config
+from xtts_cli.config.schema import DataConfig
+from xtts_cli.data.features import with_reference
+
+PERSIAN_DATA = Path(__file__).parent / "data" / "persian"
+SAMPLE = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample"
+
+
+def reference_batch(speakers: list[int], frames: int = 40) -> dict:
+    """A batch whose clip i is filled with the value i, its text opening with language 0 and `speakers[i]`."""
+    size = len(speakers)
+    return {
+        "text_ids": tf.constant([[0, speaker, 5, 6] for speaker in speakers], tf.int32),
+        "text_lengths": tf.fill([size], 4),
+        "mel": tf.constant(np.arange(size, dtype=np.float32)[:, None, None] * np.ones((1, frames, 8), np.float32)),
+        "mel_lengths": tf.fill([size], frames),
+    }
+
+
+def sources(references: dict) -> list[int]:
+    """Which clip each reference was cropped from (the value it is filled with)."""
+    values = references["ref_mel"].numpy()
+    assert np.all(values == values[:, :1, :1])  # one clip per reference, never a mix
+    return [int(v) for v in values[:, 0, 0]]
+
+
+def test_references_come_from_another_clip_of_the_same_speaker():
+    data = DataConfig(n_mels=8, reference_frames=16, reference_from_other_clips=1.0)
+    speakers = [0, 0, 1, 2, 2, 2, -1, 3]
+    seen: dict[int, set[int]] = {row: set() for row in range(len(speakers))}
+    for draw in range(40):
+        out = with_reference(reference_batch(speakers), data, seed=tf.constant([1, draw], tf.int64), prefix=2)
+        for row, source in enumerate(sources(out)):
+            seen[row].add(source)
+        assert out["text_ids"].numpy().tolist() == [[5, 6]] * len(speakers)
+        assert out["speaker_ids"].numpy().tolist() == speakers and out["text_lengths"].numpy().tolist() == [2] * 8
+    assert seen[0] == {1} and seen[1] == {0}  # the one other clip of speaker 0
+    assert seen[3] == {4, 5} and seen[4] == {3, 5} and seen[5] == {3, 4}  # any other of speaker 2, never itself
+    assert seen[2] == {2} and seen[7] == {7}  # alone in the batch: its own clip
+    assert seen[6] == {6}  # a speaker the vocabulary does not list is never matched
+
+
+def test_the_share_of_references_from_other_clips_is_the_configured_one():
+    speakers = [0, 0, 0, 0, 1, 1, 1, 1] * 4
+    own = DataConfig(n_mels=8, reference_frames=16, reference_from_other_clips=0.0)
+    out = with_reference(reference_batch(speakers), own, seed=tf.constant([1, 0], tf.int64), prefix=2)
+    assert sources(out) == list(range(len(speakers)))
+    half = DataConfig(n_mels=8, reference_frames=16, reference_from_other_clips=0.5)
+    shares = []
+    for draw in range(20):
+        out = with_reference(reference_batch(speakers), half, seed=tf.constant([2, draw], tf.int64), prefix=2)
+        shares.append(np.mean([source != row for row, source in enumerate(sources(out))]))
+    assert 0.4 < np.mean(shares) < 0.6
+    # Evaluation (no seed): every reference is its own clip's first frames.
+    assert sources(with_reference(reference_batch(speakers), half, prefix=2)) == list(range(len(speakers)))
+
+
+@pytest.fixture(scope="module")
+def bilingual_run(tmp_path_factory):
+    """Five voices in two languages: the bundled English sample (four espeak-ng voices) and a Persian clip set."""
+    from xtts_cli.training.controller import Controller
+    from xtts_cli.training.trainer import Trainer
+
+    root = tmp_path_factory.mktemp("bilingual")
+    path = tiny_config(root, "  max_steps: 6\n")
+    settings = yaml.safe_load(path.read_text(encoding="utf-8"))
+    settings["data"].update(
+        text_frontend="phonemes",
+        reference_from_other_clips=0.5,
+        datasets=[
+            {"path": str(SAMPLE), "language": "en"},
+            {"path": str(PERSIAN_DATA), "language": "fa", "weight": 2},
+        ],
+    )
+    settings["model"]["decoder"] = "duration"
+    path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    config = resolve_config(path, {}).config
+    trainer = Trainer(config, run_dir=root / "run")
+    Controller(trainer).run()
+    return trainer
+
+
+def test_one_model_learns_two_languages_and_every_speaker_keeps_a_centroid(bilingual_run):
+    vocab = json.loads((bilingual_run.run_dir.path / "vocab.json").read_text(encoding="utf-8"))
+    assert vocab["frontend"] == "phonemes" and vocab["languages"] == ["en", "fa"]
+    assert sorted(vocab["speakers"]) == ["en-gb", "en-gb+m3", "en-us", "en-us+f3", "persian"]
+    model = bilingual_run.model
+    assert model.language_embedding is not None and model.num_speakers == 5
+    counts = model.speaker_clip_counts.numpy()
+    centroids = model.speaker_centroids.numpy()
+    assert np.all(counts > 0)  # six steps of four clips reach every voice (Persian is drawn twice as often)
+    assert np.all(np.linalg.norm(centroids, axis=1) > 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "speaker"),
+    [
+        ("The kettle is on the stove.", "en", "en-us+f3"),
+        ("پسر توپ را می\u200cسازد.", "fa", "persian"),
+        ("دختر در شهر خندید.", "fa", "en-gb"),  # an English voice reading Persian
+        ("Please close the window.", "en", "persian"),  # and the Persian voice reading English
+    ],
+)
+def test_synthesize_speaks_each_language_in_each_voice_from_the_run_alone(
+    bilingual_run, tmp_path, runner, text, language, speaker
+):
+    import shutil
+
+    from xtts_cli.cli.app import app
+
+    # A copy of the run directory with no dataset beside it: the voice and the language come from it alone.
+    run = tmp_path / "moved-run"
+    shutil.copytree(bilingual_run.run_dir.path, run, ignore=shutil.ignore_patterns("tensorboard", "samples"))
+    (run / "speakers.json").write_text(
+        (run / "speakers.json").read_text().replace(str(SAMPLE), "/nowhere").replace(str(PERSIAN_DATA), "/nowhere")
+    )
+    out = tmp_path / "out.wav"
+    args = [
+        "synthesize",
+        text,
+        "--checkpoint",
+        str(run),
+        "--out",
+        str(out),
+        "--language",
+        language,
+        "--speaker",
+        speaker,
+    ]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["language"] == language and report["voice"] == "centroid" and report["seconds"] > 0
+
+
+def test_a_cloned_voice_and_a_language_the_run_lacks(bilingual_run, tmp_path, runner):
+    from xtts_cli.cli.app import app
+    from xtts_cli.errors import XttsError
+
+    out = tmp_path / "cloned.wav"
+    clip = PERSIAN_DATA / "wavs" / "FA-02.wav"
+    run = str(bilingual_run.run_dir.path)
+    result = runner.invoke(
+        app, ["synthesize", "The bus was late.", "--checkpoint", run, "--out", str(out), "--speaker-wav", str(clip)]
+    )
+    assert result.exit_code == 0, result.output
+    assert out.stat().st_size > 1000
+    result = runner.invoke(app, ["synthesize", "Hallo.", "--checkpoint", run, "--out", str(out), "--language", "de"])
+    assert isinstance(result.exception, XttsError)
+    assert result.exception.lines == ["--language: this model was not trained on 'de'; it speaks en, fa"]
+
+
+def test_a_run_from_before_front_ends_resumes_and_a_changed_front_end_is_refused(tmp_path):
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.errors import XttsError
+    from xtts_cli.training.run_dir import prepare_run_dir
+
+    run, resumed = prepare_run_dir(tmp_path / "run", XttsConfig())
+    assert not resumed
+    run.checkpoints.mkdir(parents=True)
+    (run.checkpoints / "checkpoint").write_text('model_checkpoint_path: "ckpt-1"\n')
+    # What a run written before `data.text_frontend` existed recorded: no such key.
+    record = json.loads(run.run_file.read_text())
+    del record["model_identity"]["data.text_frontend"]
+    run.run_file.write_text(json.dumps(record))
+    assert prepare_run_dir(tmp_path / "run", XttsConfig())[1]  # it read characters: resumes
+    phonemes = XttsConfig(data={"text_frontend": "phonemes"})
+    with pytest.raises(XttsError, match=r"changed: data.text_frontend \('characters' -> 'phonemes'\)"):
+        prepare_run_dir(tmp_path / "run", phonemes)

@@ -1,0 +1,113 @@
+"""espeak-ng phonemes: text in a language -> IPA symbols, punctuation and word boundaries kept.
+
+The binding is `phonemizer-fork` (the espeak backend of `phonemizer`, Bernard & Titeux 2021,
+kept up for current Pythons) over the espeak-ng library and voice data that `espeakng-loader`
+ships in its wheel: the pair kokoro's front end uses. Both install from PyPI with no system
+package, so `pip install xtts-cli` is all a user needs for any of espeak-ng's 140 languages.
+phonemizer keeps punctuation (espeak-ng itself drops it) and marks word boundaries, which
+pauses and phrasing depend on. Both are GPL-3.0 (as espeak-ng is); they are imported, never copied.
+
+Imported only when a run asks for phonemes: `xtts --help` does not load the library.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+
+from xtts_cli.errors import XttsError
+
+__all__ = ["PUNCTUATION", "espeak_language", "espeak_languages", "phonemize"]
+
+# What phonemizer keeps in place around the phonemes: its own default set plus the Persian and
+# Arabic comma, semicolon and question mark, which it would otherwise drop with the rest.
+PUNCTUATION = ';:,.!?¡¿—…"«»“”()،؛؟'
+
+# The language codes users write (XTTS's, ISO 639-1) for the espeak-ng voices that speak them
+# when espeak-ng has no voice of that exact name.
+_ALIASES = {
+    "en": "en-us",
+    "fr": "fr-fr",
+    "zh": "cmn",
+    "zh-cn": "cmn",
+    "pt-pt": "pt",
+}
+_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _library() -> None:
+    """Point phonemizer at the espeak-ng library and data inside espeakng-loader's wheel."""
+    try:
+        import espeakng_loader
+        from phonemizer.backend.espeak.wrapper import EspeakWrapper
+    except ImportError as error:  # a broken install: both are dependencies of xtts-cli
+        raise XttsError(
+            f"the phoneme front end needs espeakng-loader and phonemizer-fork ({error})",
+            hint="reinstall xtts-cli (pip install -e .), or set data.text_frontend: characters",
+        ) from None
+    EspeakWrapper.set_library(espeakng_loader.get_library_path())
+    EspeakWrapper.set_data_path(espeakng_loader.get_data_path())
+
+
+@lru_cache(maxsize=1)
+def espeak_languages() -> dict[str, str]:
+    """espeak-ng's languages: code -> name (`en-us`: `English_(America)`)."""
+    _library()
+    from phonemizer.backend import EspeakBackend
+
+    return dict(sorted(EspeakBackend.supported_languages().items()))
+
+
+def espeak_language(language: str, *, where: str = "data.language") -> str:
+    """The espeak-ng voice that speaks `language`: itself, or the voice a common code stands for
+    (`en` -> `en-us`). Raises a one-line XttsError naming the languages espeak-ng has."""
+    known = espeak_languages()
+    code = language.strip().lower()
+    if code in known:
+        return code
+    if code in _ALIASES:
+        return _ALIASES[code]
+    regional = [name for name in known if name.startswith(code + "-")]
+    if regional:
+        return regional[0]
+    raise XttsError(
+        f"{where}: espeak-ng has no language {language!r}; it has {', '.join(known)}",
+        hint="use one of those codes, or set data.text_frontend: characters to train on the letters",
+    )
+
+
+@lru_cache(maxsize=16)
+def _backend(voice: str):
+    import logging
+
+    from phonemizer.backend import EspeakBackend
+
+    quiet = logging.getLogger("xtts.phonemizer")
+    quiet.setLevel(logging.ERROR)
+    return EspeakBackend(
+        voice,
+        punctuation_marks=PUNCTUATION,
+        preserve_punctuation=True,
+        with_stress=True,
+        # A word espeak-ng reads in another language (an English "GPU" in Persian) keeps its
+        # phonemes and loses the "(en)" flags, which are not sounds.
+        language_switch="remove-flags",
+        logger=quiet,
+    )
+
+
+def phonemize(texts: Sequence[str], language: str) -> list[str]:
+    """Each text as espeak-ng's IPA for `language` (an espeak-ng code or an alias of one), with
+    stress marks, its punctuation kept where it stood and one space between words."""
+    from phonemizer.separator import Separator
+
+    voice = espeak_language(language)
+    if not texts:
+        return []
+    separator = Separator(phone="", syllable="", word=" ")
+    # One espeak-ng library state per process: phonemizer's wrapper is not thread-safe.
+    with _LOCK:
+        phonemes = _backend(voice).phonemize(list(texts), separator=separator, strip=True, njobs=1)
+    return [" ".join(text.split()) for text in phonemes]
