@@ -57,8 +57,8 @@ def test_tensorflow_out_of_memory_is_translated_to_one_line() -> None:
 
 
 def test_out_of_memory_in_training_is_one_line_with_its_exit_code(tmp_path: Path) -> None:
-    # A speaker projection of 32 x 2**44 weights (2 PiB) cannot be allocated when the first
-    # training step builds the model.
+    # The centroids of the sample's four speakers, 4 x 2**44 float32 weights (256 TiB), cannot be
+    # allocated when the model is built.
     config = tiny_config(tmp_path)
     config.write_text(
         config.read_text().replace("  speaker_embedding_dim: 16\n", "  speaker_embedding_dim: 17592186044416\n")
@@ -66,7 +66,7 @@ def test_out_of_memory_in_training_is_one_line_with_its_exit_code(tmp_path: Path
     result = _xtts(["train", "-c", str(config), "--run-dir", str(tmp_path / "run"), "--json"], tmp_path, user_env())
     assert result.returncode == OutOfMemoryError.exit_code == 5, result.stderr[-3000:]
     lines = result.stderr.splitlines()
-    assert lines[0].startswith("error: out of memory: OOM when allocating tensor with shape[32,17592186044416]")
+    assert lines[0].startswith("error: out of memory: OOM when allocating tensor with shape[4,17592186044416]")
     assert lines[1].startswith("hint: lower data.batch_size")
     assert lines[2] == "(set XTTS_DEBUG=1 for the full traceback)"  # a traceback was hidden: say how to see it
     assert len(lines) == 3, lines  # and nothing else: no traceback, no TensorFlow or Keras chatter

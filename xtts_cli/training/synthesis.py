@@ -537,8 +537,9 @@ def _legacy_variable_keys(graph) -> list[Optional[str]]:
     return keys
 
 
-def load_run(run_dir: Path):
-    """(config, tokenizer, model with the latest checkpoint restored, step, run) from a run directory."""
+def load_run(run_dir: Path, step: Optional[int] = None):
+    """(config, tokenizer, model with the latest checkpoint restored, step, run) from a run
+    directory; `step`: that step's checkpoint instead of the latest (one the run still keeps)."""
     import tensorflow as tf
     import yaml
 
@@ -563,9 +564,17 @@ def load_run(run_dir: Path):
         speakers=len(tokenizer.speakers),
     )
     latest = tf.train.latest_checkpoint(str(run.checkpoints))
+    if step is not None and latest is not None:
+        latest = str(run.checkpoints / f"ckpt-{step}")
+        if not Path(latest + ".index").is_file():
+            kept = sorted(int(path.name[5:-6]) for path in run.checkpoints.glob("ckpt-*.index"))
+            raise XttsError(
+                f"{run.checkpoints} keeps no checkpoint of step {step}",
+                hint=f"it keeps steps {', '.join(map(str, kept))} (training.save_step, training.keep_checkpoints)",
+            )
     if latest is None:
         raise XttsError(
             f"{run.checkpoints} holds no checkpoint yet", hint="train first: xtts train --run-dir " + str(run_dir)
         )
-    step = restore_model(model, latest)
-    return config, tokenizer, model, step, run
+    restored = restore_model(model, latest)
+    return config, tokenizer, model, restored, run
