@@ -23,3 +23,11 @@ def test_presets_load_and_open_with_their_command() -> None:
         text = preset.read_text(encoding="utf-8")
         assert text.startswith("# xtts "), f"{preset.name} must open with the command that runs it"
         resolve_config(preset)
+
+
+def test_command_reference_is_current() -> None:
+    from xtts_cli.cli import reference
+
+    assert reference.DOC_PATH.read_text(encoding="utf-8") == reference.render_markdown(), (
+        "run: python -m xtts_cli.cli.reference"
+    )

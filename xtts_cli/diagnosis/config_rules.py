@@ -33,7 +33,7 @@ def _graph_mode(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]
             id="graph-mode-off",
             severity="warning",
             message="training.enable_graph_mode is false: the step runs eagerly, op by op, and the GPU "
-            "idles between ops (the user's 15 % utilisation); set it to true",
+            "idles between ops (GPU utilisation stuck near 15 %); set it to true",
             fix=_set("training.enable_graph_mode", True),
         )
     if training.enable_eager_debug:
