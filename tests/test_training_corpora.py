@@ -42,7 +42,9 @@ def run(tmp_path_factory) -> Path:
 def test_both_datasets_train_together_and_the_start_up_says_how(run: Path) -> None:
     log = (run / "train.log").read_text()
     assert "(vctk, language en): 5 train + 1 validation items" in log
-    assert "(common_voice, language en): 5 train + 1 validation items" in log and "each clip x2 an epoch (weight 2)" in log
+    assert (
+        "(common_voice, language en): 5 train + 1 validation items" in log and "each clip x2 an epoch (weight 2)" in log
+    )
     assert "missing_transcript" in log  # the skipped files are named before training starts
     metrics = [json.loads(line) for line in (run / "run" / "metrics.jsonl").read_text().splitlines()]
     assert max(record["step"] for record in metrics) == 2

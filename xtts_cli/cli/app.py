@@ -13,14 +13,26 @@ from typing import Annotated, Optional
 import typer
 
 from xtts_cli import __version__
-from xtts_cli.cli import benchmark, data_service, diagnose, profile_pipeline, profile_step, synthesize, train, validate
+from xtts_cli.cli import (
+    benchmark,
+    data_service,
+    diagnose,
+    init,
+    profile_pipeline,
+    profile_step,
+    synthesize,
+    train,
+    validate,
+)
+from xtts_cli.cli.options import VerboseOption
 
 app = typer.Typer(
     name="xtts",
     help="Train an XTTS-style TTS model in TensorFlow with the GPU kept busy: one command, one validated config.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    rich_markup_mode="markdown",
+    add_completion=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -59,20 +71,16 @@ def _root(
         Optional[bool],
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
     ] = None,
-    verbose: Annotated[
-        bool,
-        typer.Option("--verbose", help="Show TensorFlow's own logging (quiet by default; XTTS_DEBUG=1 shows it too)."),
-    ] = False,
+    verbose: VerboseOption = False,
 ) -> None:
-    """Train an XTTS-style TTS model in TensorFlow with the GPU kept busy."""
-    if verbose:
-        import logging
+    """Train an XTTS-style TTS model in TensorFlow with the GPU kept busy.
 
-        # TensorFlow is not loaded yet: the commands import it inside their functions.
-        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
-        logging.getLogger("tensorflow").setLevel(logging.NOTSET)
+    Start with `xtts init --preset speak-cpu` or `xtts train -c tiny-cpu`; every command takes
+    `--help`. The guides and the full reference are in `docs/` (`mkdocs serve`).
+    """
 
 
+app.command("init")(init.init)
 app.command("train")(train.train)
 app.command("validate")(validate.validate)
 app.command("diagnose")(diagnose.diagnose)

@@ -8,13 +8,22 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from xtts_cli.cli.options import ConfigOption, JsonOption
+from xtts_cli.cli.options import (
+    ConfigOption,
+    DataOption,
+    DataPathAlias,
+    JsonOption,
+    TrainDataAlias,
+    VerboseOption,
+    given_once,
+)
 from xtts_cli.cli.output import console, print_json
 
 BatchSizesOption = Annotated[
     Optional[str],
     typer.Option(
         "--batch-sizes",
+        metavar="LIST",
         help="Batch sizes to try, comma-separated (e.g. 8,16,32). Default: half, once, "
         "twice and four times data.batch_size, keeping at least 2 batches per epoch.",
         show_default=False,
@@ -25,14 +34,18 @@ BudgetOption = Annotated[
     typer.Option(
         "--budget-seconds",
         min=1,
+        metavar="SECONDS",
         help="Wall-clock budget for all trials; trials that would not fit are listed as skipped.",
     ),
 ]
-StepsOption = Annotated[int, typer.Option("--steps", min=2, help="Timed training steps per trial (after warm-up).")]
+StepsOption = Annotated[
+    int, typer.Option("--steps", min=2, metavar="N", help="Timed training steps per trial (after warm-up).")
+]
 SweepOption = Annotated[
     Optional[str],
     typer.Option(
         "--sweep",
+        metavar="STAGES",
         help="Stages to sweep, comma-separated, from: batch_size, num_workers, prefetch, "
         "preprocessing, xla, mixed_precision. Default: all.",
         show_default=False,
@@ -41,7 +54,9 @@ SweepOption = Annotated[
 WriteConfigOption = Annotated[
     Optional[Path],
     typer.Option(
-        "--write-config",
+        "--out",
+        "-o",
+        metavar="FILE",
         help="Write the config with the best settings to this file: the --config file "
         "with only the changed lines edited (comments kept); an existing file is kept as FILE.bak.",
         show_default=False,
@@ -67,12 +82,17 @@ def _int_list(text: Optional[str], flag: str) -> Optional[list[int]]:
 
 def benchmark(
     config: ConfigOption = None,
+    data: DataOption = None,
     batch_sizes: BatchSizesOption = None,
     budget_seconds: BudgetOption = 900.0,
     steps: StepsOption = 20,
     sweep: SweepOption = None,
-    write_config: WriteConfigOption = None,
+    out: WriteConfigOption = None,
     json_output: JsonOption = False,
+    train_data: TrainDataAlias = None,
+    data_path: DataPathAlias = None,
+    write_config: Annotated[Optional[Path], typer.Option("--write-config", hidden=True)] = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Find the fastest settings for this machine: batch size, parallelism, prefetch, cache, XLA, mixed precision.
 
@@ -80,26 +100,39 @@ def benchmark(
     process, so an out-of-memory trial cannot poison the next; the climb in batch size stops at
     the first size that runs out of memory. Settings are tuned one at a time from the best so
     far and ranked by samples/s with a penalty for unsteady steps (samples/s / (1 + CV)).
+
+    Examples:
+
+        xtts benchmark -c my.yaml -o best.yaml
+
+        xtts benchmark -c rtx4090 --data /data/my-voice --batch-sizes 16,32,64
+
+        xtts benchmark --sweep num_workers,prefetch --json
     """
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.data.scan import scan_dataset
     from xtts_cli.devices.gpu_info import probe_machine
     from xtts_cli.profiling.benchmark import benchmark as run_benchmark
 
+    data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
+    write_config = given_once("the output config", out=out, write_config=write_config)
     sizes = _int_list(batch_sizes, "--batch-sizes")
     stages = [part.strip() for part in sweep.split(",") if part.strip()] if sweep else None
-    loaded = resolve_config(config)
+    loaded = resolve_config(config, {"data.dataset_path": data_path})
     cfg = loaded.config
     if write_config is not None and not write_config.parent.is_dir():
         from xtts_cli.errors import XttsError
 
         raise XttsError(
-            f"--write-config {str(write_config)!r}: folder {str(write_config.parent)!r} does not exist",
+            f"--out {str(write_config)!r}: folder {str(write_config.parent)!r} does not exist",
             hint="create the folder or pass a path in an existing one",
         )
     scan = scan_dataset(cfg.data)
     machine = probe_machine()
     canonical = {section: dict(body) for section, body in loaded.raw.items()}
+    if data_path is not None:  # the trials read the config's text: the dataset given here goes with it
+        canonical.setdefault("data", {}).pop("datasets", None)
+        canonical["data"]["dataset_path"] = data_path
     features = _prepare_features(cfg, scan)
     with _TrialProgress(enabled=True) as shown:
         report = run_benchmark(

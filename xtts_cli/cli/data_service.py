@@ -41,11 +41,14 @@ def _serve(server, line: str) -> None:
 
 @app.command("dispatcher")
 def dispatcher(
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0: any free port).")] = 5050,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, metavar="PORT", help="Port to listen on (0: any free port).")
+    ] = 5050,
     work_dir: Annotated[
         Optional[Path],
         typer.Option(
             "--work-dir",
+            metavar="DIR",
             help="Journal the dispatcher's state here (fault-tolerant mode): a restart with "
             "the same directory resumes its jobs. Default: state in memory only.",
             show_default=False,
@@ -55,6 +58,12 @@ def dispatcher(
     """Run the dispatcher: it hands the trainer's pipeline to the workers and tracks their jobs.
 
     Trainers set data.service_address to grpc://THIS_HOST:PORT. Runs until Ctrl-C or SIGTERM (exit 0).
+
+    Examples:
+
+        xtts data-service dispatcher --port 5050
+
+        xtts data-service dispatcher --port 5050 --work-dir /shared/dispatcher
     """
     import socket
 
@@ -74,13 +83,22 @@ def dispatcher(
 @app.command("worker")
 def worker(
     dispatcher_address: Annotated[
-        str, typer.Option("--dispatcher", help="The dispatcher, HOST:PORT or grpc://HOST:PORT.", show_default=False)
+        str,
+        typer.Option(
+            "--dispatcher",
+            metavar="HOST:PORT",
+            help="The dispatcher, HOST:PORT or grpc://HOST:PORT.",
+            show_default=False,
+        ),
     ],
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0: any free port).")] = 0,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, metavar="PORT", help="Port to listen on (0: any free port).")
+    ] = 0,
     worker_address: Annotated[
         Optional[str],
         typer.Option(
             "--worker-address",
+            metavar="HOST:PORT",
             help="Host name or IP trainers reach this worker at. Default: localhost "
             "when the dispatcher is on this machine, else this machine's fully qualified name.",
             show_default=False,
@@ -91,6 +109,12 @@ def worker(
 
     Workers need the audio (and any feature cache) at the paths the trainer's config gives.
     Runs until Ctrl-C or SIGTERM (exit 0).
+
+    Examples:
+
+        xtts data-service worker --dispatcher 10.0.0.5:5050 --port 5051
+
+        xtts data-service worker --dispatcher 10.0.0.5:5050 --port 5051 --worker-address 10.0.0.7:5051
     """
     from xtts_cli.data.service import bound_port, default_worker_host, grpc_target, start_worker
 

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
-from xtts_cli.cli.options import BatchSizeOption, ConfigOption, DataPathOption, JsonOption
+from xtts_cli.cli.options import (
+    BatchesOption,
+    BatchSizeOption,
+    ConfigOption,
+    DataOption,
+    DataPathAlias,
+    JsonOption,
+    NumBatchesAlias,
+    TrainDataAlias,
+    VerboseOption,
+    given_once,
+)
 from xtts_cli.cli.output import console, print_dataset, print_finding, print_json
 
-NumBatchesOption = Annotated[
-    Optional[int],
-    typer.Option(
-        "--num-batches",
-        min=2,
-        help="Batches (and model steps) to time. Default: profiling.num_batches (50).",
-        show_default=False,
-    ),
-]
 QuickOption = Annotated[
     bool,
     typer.Option("--quick", help="Skip the timed parts (pipeline, model and storage timings): seconds, not minutes."),
@@ -26,9 +28,13 @@ QuickOption = Annotated[
 
 def diagnose(
     config: ConfigOption = None,
-    data_path: DataPathOption = None,
+    data: DataOption = None,
     batch_size: BatchSizeOption = None,
-    num_batches: NumBatchesOption = None,
+    batches: BatchesOption = None,
+    train_data: TrainDataAlias = None,
+    data_path: DataPathAlias = None,
+    num_batches: NumBatchesAlias = None,
+    verbose: VerboseOption = False,
     quick: QuickOption = False,
     json_output: JsonOption = False,
 ) -> None:
@@ -37,7 +43,17 @@ def diagnose(
     Times the input pipeline alone and the model alone (resident batches) and reports
     "the pipeline delivers X samples/s, the model consumes Y -> input-bound Z %".
     Exit 0 when no finding is an error, 1 otherwise.
+
+    Examples:
+
+        xtts diagnose -c my.yaml
+
+        xtts diagnose -c rtx4090 --data /data/my-voice --batches 50
+
+        xtts diagnose --quick --json
     """
+    data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
+    num_batches = given_once("the number of batches", batches=batches, num_batches=num_batches)
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.diagnosis.checkup import checkup
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -12,19 +12,81 @@ ConfigOption = Annotated[
     typer.Option(
         "--config",
         "-c",
-        help="YAML config file. Default: configs/config.yaml when it exists, else built-in defaults.",
+        metavar="FILE",
+        help="YAML config file, or a preset's name (tiny-cpu, speak-cpu, voices-cpu, rtx4090, dual-gpu; "
+        "`xtts init` writes one out). Default: configs/config.yaml when it exists, else built-in defaults.",
         show_default=False,
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
 BatchSizeOption = Annotated[
-    Optional[int], typer.Option("--batch-size", min=1, help="Override data.batch_size.", show_default=False)
+    Optional[int],
+    typer.Option("--batch-size", min=1, metavar="N", help="Override data.batch_size.", show_default=False),
 ]
 NumWorkersOption = Annotated[
     Optional[str],
-    typer.Option("--num-workers", help="Override data.num_workers (a number or 'auto').", show_default=False),
+    typer.Option(
+        "--num-workers", metavar="N", help="Override data.num_workers (a number or 'auto').", show_default=False
+    ),
 ]
-DataPathOption = Annotated[
+DataOption = Annotated[
     Optional[str],
-    typer.Option("--data-path", help="Override data.dataset_path.", show_default=False),
+    typer.Option(
+        "--data",
+        "-d",
+        metavar="DIR",
+        help="Dataset root: a corpus folder in any layout `docs/data.md` lists (data.dataset_path).",
+        show_default=False,
+    ),
 ]
+# Older names of the same flags, accepted and not shown: `train_main.py --train-data`, the
+# profilers' `--data-path`, `--num-steps`, `--num-batches`, synthesize's `--checkpoint`.
+BatchesOption = Annotated[
+    Optional[int],
+    typer.Option(
+        "--batches",
+        "-n",
+        min=2,
+        metavar="N",
+        help="Batches to time. Default: profiling.num_batches (50).",
+        show_default=False,
+    ),
+]
+TrainDataAlias = Annotated[Optional[str], typer.Option("--train-data", hidden=True)]
+NumBatchesAlias = Annotated[Optional[int], typer.Option("--num-batches", min=2, hidden=True)]
+NumStepsAlias = Annotated[Optional[int], typer.Option("--num-steps", min=2, hidden=True)]
+MaxStepsAlias = Annotated[Optional[int], typer.Option("--max-steps", min=1, hidden=True)]
+DataPathAlias = Annotated[Optional[str], typer.Option("--data-path", hidden=True)]
+VerboseOption = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        help="Show TensorFlow's own logging (quiet by default; XTTS_DEBUG=1 shows it too).",
+        callback=lambda value: show_tensorflow_logs() if value else None,
+        is_eager=True,
+    ),
+]
+
+
+def show_tensorflow_logs() -> None:
+    """`--verbose`: TensorFlow's C++ and Python logging as TensorFlow sets it (called before it loads)."""
+    import logging
+    import os
+
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
+    logging.getLogger("tensorflow").setLevel(logging.NOTSET)
+
+
+def given_once(what: str, **values: Any) -> Any:
+    """The value of a flag given under any of its names (`data=..., train_data=...`), or None; two
+    different values are one error naming both."""
+    from xtts_cli.errors import XttsError
+
+    given = {name: value for name, value in values.items() if value is not None}
+    if len({str(value) for value in given.values()}) > 1:
+        flags = " and ".join(f"--{name.replace('_', '-')} {value}" for name, value in given.items())
+        raise XttsError(
+            f"{what} is given twice: {flags}", hint=f"give it once, as --{next(iter(values)).replace('_', '-')}"
+        )
+    return next(iter(given.values()), None)

@@ -7,17 +7,25 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from xtts_cli.cli.options import BatchSizeOption, ConfigOption, DataPathOption, JsonOption
+from xtts_cli.cli.options import (
+    BatchesOption,
+    BatchSizeOption,
+    ConfigOption,
+    DataOption,
+    DataPathAlias,
+    JsonOption,
+    NumBatchesAlias,
+    TrainDataAlias,
+    VerboseOption,
+    given_once,
+)
 from xtts_cli.cli.output import console, print_json
 
-NumBatchesOption = Annotated[
-    Optional[int],
-    typer.Option("--num-batches", help="Batches to time. Default: profiling.num_batches.", show_default=False),
-]
 WarmupOption = Annotated[
     Optional[int],
     typer.Option(
         "--warmup",
+        metavar="N",
         help="Batches drawn before timing starts, at least one per length bucket (an epoch starts every bucket "
         "in its first batches). Default: profiling.warmup_batches.",
         show_default=False,
@@ -46,20 +54,34 @@ StagesOption = Annotated[
 
 def profile_pipeline(
     config: ConfigOption = None,
-    data_path: DataPathOption = None,
+    data: DataOption = None,
     batch_size: BatchSizeOption = None,
-    num_batches: NumBatchesOption = None,
+    batches: BatchesOption = None,
     warmup: WarmupOption = None,
     benchmark: BenchmarkOption = False,
     compare_baseline: CompareBaselineOption = False,
     stages: StagesOption = True,
     json_output: JsonOption = False,
+    train_data: TrainDataAlias = None,
+    data_path: DataPathAlias = None,
+    num_batches: NumBatchesAlias = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Time the training input pipeline on your data: throughput, latency, cycles, padding, stages.
 
     Bad files the dataset scan skips are listed first. When the dataset has fewer batches than
     asked for, it is repeated (and the report says so).
+
+    Examples:
+
+        xtts profile-pipeline -c my.yaml --batches 50
+
+        xtts profile-pipeline --data /data/my-voice --compare-baseline
+
+        xtts profile-pipeline -c my.yaml --benchmark --json
     """
+    data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
+    num_batches = given_once("the number of batches", batches=batches, num_batches=num_batches)
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.data.scan import DatasetScanError, scan_dataset
 

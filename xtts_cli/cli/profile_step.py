@@ -7,18 +7,36 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from xtts_cli.cli.options import BatchSizeOption, ConfigOption, JsonOption
+from xtts_cli.cli.options import (
+    BatchSizeOption,
+    ConfigOption,
+    DataOption,
+    DataPathAlias,
+    JsonOption,
+    NumStepsAlias,
+    TrainDataAlias,
+    VerboseOption,
+    given_once,
+)
 from xtts_cli.cli.output import console, print_finding, print_json
 
-NumStepsOption = Annotated[
+StepsOption = Annotated[
     Optional[int],
-    typer.Option("--num-steps", min=2, help="Steps to time. Default: profiling.num_steps (100).", show_default=False),
+    typer.Option(
+        "--steps",
+        "-n",
+        min=2,
+        metavar="N",
+        help="Steps to time. Default: profiling.num_steps (100).",
+        show_default=False,
+    ),
 ]
 WarmupOption = Annotated[
     Optional[int],
     typer.Option(
         "--warmup",
         min=0,
+        metavar="N",
         help="Untimed steps first, at least one per length bucket (an epoch starts every bucket in its "
         "first batches). Default: profiling.warmup_batches, and in cache mode at least one epoch (it fills the cache).",
         show_default=False,
@@ -36,6 +54,7 @@ TraceOption = Annotated[
     Optional[Path],
     typer.Option(
         "--trace",
+        metavar="DIR",
         help="Also record a TensorFlow profiler trace of a few extra steps into DIR (tensorboard --logdir DIR).",
         show_default=False,
     ),
@@ -43,31 +62,51 @@ TraceOption = Annotated[
 TensorboardOption = Annotated[
     Optional[Path],
     typer.Option(
-        "--tensorboard", help="Write the per-step series as TensorBoard scalars into DIR.", show_default=False
+        "--tensorboard",
+        metavar="DIR",
+        help="Write the per-step series as TensorBoard scalars into DIR.",
+        show_default=False,
     ),
 ]
 
 
 def profile_step(
     config: ConfigOption = None,
-    num_steps: NumStepsOption = None,
+    data: DataOption = None,
+    steps: StepsOption = None,
     warmup: WarmupOption = None,
     synthetic: SyntheticOption = False,
     trace: TraceOption = None,
     tensorboard: TensorboardOption = None,
     batch_size: BatchSizeOption = None,
     json_output: JsonOption = False,
+    train_data: TrainDataAlias = None,
+    data_path: DataPathAlias = None,
+    num_steps: NumStepsAlias = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Time training steps of the real model on the real pipeline: data wait vs compute per step.
 
     Prints the input-bound share with the TF Profiler's verdict (< 5 % not input-bound, 5-20 %
     moderately, >= 20 % highly), retraces after warm-up, samples/s, GPU utilisation when NVML is
     available, and the config changes that address what was measured.
+
+    Examples:
+
+        xtts profile-step -c my.yaml --steps 100
+
+        xtts profile-step -c my.yaml --synthetic
+
+        xtts profile-step -c rtx4090 --data /data/my-voice --trace /tmp/trace
     """
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.profiling.step_profiler import profile_step as run_profile
 
-    loaded = resolve_config(config, {"data.batch_size": batch_size, "profiling.num_steps": num_steps})
+    data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
+    num_steps = given_once("the number of steps", steps=steps, num_steps=num_steps)
+    loaded = resolve_config(
+        config, {"data.dataset_path": data_path, "data.batch_size": batch_size, "profiling.num_steps": num_steps}
+    )
     cfg = loaded.config
     err = console(stderr=True)
     profile = run_profile(

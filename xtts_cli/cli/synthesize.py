@@ -8,19 +8,27 @@ from typing import Annotated, Optional
 
 import typer
 
-from xtts_cli.cli.options import JsonOption
+from xtts_cli.cli.options import JsonOption, VerboseOption, given_once
 
 
 def synthesize(
-    text: Annotated[str, typer.Argument(help="The sentence to speak.")],
-    checkpoint: Annotated[
-        Path, typer.Option("--checkpoint", help="Run directory of an `xtts train` run (its latest checkpoint is used).")
-    ],
-    out: Annotated[Path, typer.Option("--out", help="WAV file to write.")],
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="The sentence to speak.")],
+    run_dir: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--run-dir",
+            "-r",
+            metavar="DIR",
+            help="Run directory of an `xtts train` run (its latest checkpoint is used).",
+            show_default=False,
+        ),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="FILE", help="WAV file to write.")] = Path("speech.wav"),
     speaker_wav: Annotated[
         Optional[Path],
         typer.Option(
             "--speaker-wav",
+            metavar="FILE",
             help="Reference audio of the voice to use. Default: the run's reference clip.",
             show_default=False,
         ),
@@ -29,6 +37,7 @@ def synthesize(
         Optional[str],
         typer.Option(
             "--speaker",
+            metavar="NAME",
             help="A speaker of the run's training data (see speakers.json in the run): its conditioning "
             "averaged over its clips, kept in the checkpoint.",
             show_default=False,
@@ -38,6 +47,7 @@ def synthesize(
         Optional[str],
         typer.Option(
             "--language",
+            metavar="CODE",
             help="Language of the text, one the run trained on (an espeak-ng code: en, fa, ...). "
             "Default: the run's first.",
             show_default=False,
@@ -45,9 +55,13 @@ def synthesize(
     ] = None,
     max_frames: Annotated[
         Optional[int],
-        typer.Option("--max-frames", min=2, help="Upper bound on generated mel frames.", show_default=False),
+        typer.Option(
+            "--max-frames", min=2, metavar="N", help="Upper bound on generated mel frames.", show_default=False
+        ),
     ] = None,
     json_output: JsonOption = False,
+    verbose: VerboseOption = False,
+    checkpoint: Annotated[Optional[Path], typer.Option("--checkpoint", hidden=True)] = None,
 ) -> None:
     """Generate speech with a trained model (mel frames + Griffin-Lim), on the CPU or a GPU.
 
@@ -56,6 +70,14 @@ def synthesize(
     score of the generation: the focus rate of its cross-attention, near 1 when each step reads
     one place in the text, near 0 when the model has not learnt to align (1 by construction with
     the duration decoder, whose alignment is its durations).
+
+    Examples:
+
+        xtts synthesize "The cat sat on the mat." -r runs/tiny-cpu -o hello.wav
+
+        xtts synthesize "سلام" -r runs/voices --language fa --speaker NAME
+
+        xtts synthesize "A voice it never heard." -r runs/voices --speaker-wav clip.wav
     """
 
     from xtts_cli.errors import XttsError
@@ -67,7 +89,13 @@ def synthesize(
         )
     if speaker is not None and speaker_wav is not None:
         raise XttsError("--speaker and --speaker-wav both name a voice", hint="pass one of them")
-    config, tokenizer, model, step, run = load_run(checkpoint)
+    run_dir = given_once("the run directory", run_dir=run_dir, checkpoint=checkpoint)
+    if run_dir is None:
+        raise XttsError(
+            "no run to speak with: pass --run-dir DIR (-r), the folder `xtts train` wrote",
+            hint='e.g. xtts synthesize "Hello." -r runs/tiny-cpu',
+        )
+    config, tokenizer, model, step, run = load_run(run_dir)
     tokenizer.language_index(language)  # before any audio is read: an error naming the run's languages
     voice = resolve_voice(run.path, config.data, tokenizer, model, speaker=speaker, speaker_wav=speaker_wav)
     rate = load_speaking_rate(run.path)

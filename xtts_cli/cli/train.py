@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import os
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
-from xtts_cli.cli.options import BatchSizeOption, ConfigOption, JsonOption, NumWorkersOption
+from xtts_cli.cli.options import (
+    ConfigOption,
+    DataPathAlias,
+    JsonOption,
+    MaxStepsAlias,
+    TrainDataAlias,
+    VerboseOption,
+    given_once,
+)
 
 OPTIMIZATION_HELP = (
     "A named bundle of settings applied under your own flags: basic (graph mode), enhanced "
@@ -18,55 +27,70 @@ OPTIMIZATION_HELP = (
 )
 
 
+class ModelSize(str, Enum):
+    tiny = "tiny"
+    small = "small"
+    normal = "normal"
+    big = "big"
+
+
+class OptimizationLevel(str, Enum):
+    basic = "basic"
+    enhanced = "enhanced"
+    maximum = "maximum"
+
+
+DATA, LENGTH, MODEL, DEVICES, RUN = "Data", "How long", "Model", "Devices (GPUs, machines)", "Run directory"
+
+
 def train(
     config: ConfigOption = None,
-    train_data: Annotated[
-        Optional[str], typer.Option("--train-data", help="Dataset root (data.dataset_path).", show_default=False)
+    data: Annotated[
+        Optional[str],
+        typer.Option(
+            "--data",
+            "-d",
+            metavar="DIR",
+            help="Dataset root: a corpus folder in any layout `docs/data.md` lists (data.dataset_path).",
+            show_default=False,
+            rich_help_panel=DATA,
+        ),
     ] = None,
     val_data: Annotated[
         Optional[str],
-        typer.Option("--val-data", help="Validation dataset root (data.eval_dataset_path).", show_default=False),
-    ] = None,
-    batch_size: BatchSizeOption = None,
-    num_workers: NumWorkersOption = None,
-    max_steps: Annotated[
-        Optional[int],
-        typer.Option("--max-steps", min=1, help="Stop after this many steps (training.max_steps).", show_default=False),
-    ] = None,
-    max_minutes: Annotated[
-        Optional[float],
         typer.Option(
-            "--max-minutes",
-            help="End the run after the step that passes this many minutes (training.max_minutes).",
+            "--val-data",
+            metavar="DIR",
+            help="Validation dataset root (data.eval_dataset_path).",
             show_default=False,
+            rich_help_panel=DATA,
         ),
     ] = None,
-    epochs: Annotated[
-        Optional[int], typer.Option("--epochs", min=1, help="training.epochs.", show_default=False)
-    ] = None,
-    model_size: Annotated[
-        Optional[str],
-        typer.Option("--model-size", help="tiny, small, normal or big (model.model_size).", show_default=False),
-    ] = None,
-    data_gpu: Annotated[
+    batch_size: Annotated[
         Optional[int],
-        typer.Option("--data-gpu", min=0, help="GPU index (as nvidia-smi shows) for feature work.", show_default=False),
-    ] = None,
-    model_gpu: Annotated[
-        Optional[int],
-        typer.Option("--model-gpu", min=0, help="GPU index (as nvidia-smi shows) for the model.", show_default=False),
-    ] = None,
-    enable_memory_isolation: Annotated[
-        Optional[bool],
         typer.Option(
-            "--enable-memory-isolation", help="Fixed memory limits on the data and model GPUs.", show_default=False
+            "--batch-size", min=1, metavar="N", help="data.batch_size.", show_default=False, rich_help_panel=DATA
         ),
     ] = None,
-    data_gpu_memory: Annotated[
-        Optional[int], typer.Option("--data-gpu-memory", min=1, help="MiB limit on the data GPU.", show_default=False)
+    num_workers: Annotated[
+        Optional[str],
+        typer.Option(
+            "--num-workers",
+            metavar="N",
+            help="data.num_workers: a number or auto.",
+            show_default=False,
+            rich_help_panel=DATA,
+        ),
     ] = None,
-    model_gpu_memory: Annotated[
-        Optional[int], typer.Option("--model-gpu-memory", min=1, help="MiB limit on the model GPU.", show_default=False)
+    prefetch_buffer_size: Annotated[
+        Optional[str],
+        typer.Option(
+            "--prefetch-buffer-size",
+            metavar="N",
+            help="data.prefetch_buffer_size: batches prefetched, a number or auto.",
+            show_default=False,
+            rich_help_panel=DATA,
+        ),
     ] = None,
     enable_static_shapes: Annotated[
         Optional[bool],
@@ -74,35 +98,115 @@ def train(
             "--enable-static-shapes",
             help="Pad every batch to max_text_length x max_mel_frames (data.pad_to_fixed_length).",
             show_default=False,
+            rich_help_panel=DATA,
         ),
     ] = None,
-    prefetch_buffer_size: Annotated[
-        Optional[str],
-        typer.Option("--prefetch-buffer-size", help="Batches prefetched (a number or 'auto').", show_default=False),
+    steps: Annotated[
+        Optional[int],
+        typer.Option(
+            "--steps",
+            "-n",
+            min=1,
+            metavar="N",
+            help="Stop after this many steps (training.max_steps).",
+            show_default=False,
+            rich_help_panel=LENGTH,
+        ),
+    ] = None,
+    max_minutes: Annotated[
+        Optional[float],
+        typer.Option(
+            "--max-minutes",
+            metavar="MIN",
+            help="End after the step that passes this many minutes (training.max_minutes).",
+            show_default=False,
+            rich_help_panel=LENGTH,
+        ),
+    ] = None,
+    epochs: Annotated[
+        Optional[int],
+        typer.Option(
+            "--epochs", min=1, metavar="N", help="training.epochs.", show_default=False, rich_help_panel=LENGTH
+        ),
+    ] = None,
+    model_size: Annotated[
+        Optional[ModelSize],
+        typer.Option(
+            "--model-size",
+            metavar="SIZE",
+            help="tiny, small, normal or big (model.model_size).",
+            show_default=False,
+            rich_help_panel=MODEL,
+        ),
     ] = None,
     optimization_level: Annotated[
-        Optional[str], typer.Option("--optimization-level", help=OPTIMIZATION_HELP, show_default=False)
-    ] = None,
-    run_dir: Annotated[
-        Optional[Path],
+        Optional[OptimizationLevel],
         typer.Option(
-            "--run-dir", help="Run directory. Default: training.run_dir, else runs/<config name>.", show_default=False
+            "--optimization-level", metavar="LEVEL", help=OPTIMIZATION_HELP, show_default=False, rich_help_panel=MODEL
         ),
     ] = None,
-    fresh: Annotated[
-        bool,
+    data_gpu: Annotated[
+        Optional[int],
         typer.Option(
-            "--fresh", help="Start a new run even if the run directory holds one (the old one is moved aside)."
+            "--data-gpu",
+            min=0,
+            metavar="GPU",
+            help="GPU index (as nvidia-smi shows) for feature work.",
+            show_default=False,
+            rich_help_panel=DEVICES,
         ),
-    ] = False,
-    force: Annotated[bool, typer.Option("--force", help="Resume even though the model config changed.")] = False,
+    ] = None,
+    model_gpu: Annotated[
+        Optional[int],
+        typer.Option(
+            "--model-gpu",
+            min=0,
+            metavar="GPU",
+            help="GPU index (as nvidia-smi shows) for the model.",
+            show_default=False,
+            rich_help_panel=DEVICES,
+        ),
+    ] = None,
+    enable_memory_isolation: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--enable-memory-isolation",
+            help="Fixed memory limits on the data and model GPUs.",
+            show_default=False,
+            rich_help_panel=DEVICES,
+        ),
+    ] = None,
+    data_gpu_memory: Annotated[
+        Optional[int],
+        typer.Option(
+            "--data-gpu-memory",
+            min=1,
+            metavar="MIB",
+            help="MiB limit on the data GPU.",
+            show_default=False,
+            rich_help_panel=DEVICES,
+        ),
+    ] = None,
+    model_gpu_memory: Annotated[
+        Optional[int],
+        typer.Option(
+            "--model-gpu-memory",
+            min=1,
+            metavar="MIB",
+            help="MiB limit on the model GPU.",
+            show_default=False,
+            rich_help_panel=DEVICES,
+        ),
+    ] = None,
     worker_hosts: Annotated[
         Optional[str],
         typer.Option(
             "--worker-hosts",
+            metavar="HOSTS",
             help="Train on several machines (devices.strategy: multi_worker): HOST:PORT of every worker, the same "
             "list on each; worker 0 is the chief. Writes TF_CONFIG for this process (docs/scaling.md).",
             show_default=False,
+            rich_help_panel=DEVICES,
         ),
     ] = None,
     task_index: Annotated[
@@ -110,17 +214,53 @@ def train(
         typer.Option(
             "--task-index",
             min=0,
+            metavar="I",
             help="This machine's position in --worker-hosts (0 on the chief).",
             show_default=False,
+            rich_help_panel=DEVICES,
         ),
     ] = None,
+    run_dir: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--run-dir",
+            "-r",
+            metavar="DIR",
+            help="Run directory. Default: training.run_dir, else runs/ and the config's name.",
+            show_default=False,
+            rich_help_panel=RUN,
+        ),
+    ] = None,
+    fresh: Annotated[
+        bool,
+        typer.Option(
+            "--fresh",
+            help="Start a new run even if the run directory holds one (the old one is moved aside).",
+            rich_help_panel=RUN,
+        ),
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Resume even though the model config changed.", rich_help_panel=RUN)
+    ] = False,
     json_output: JsonOption = False,
+    verbose: VerboseOption = False,
+    train_data: TrainDataAlias = None,
+    data_path: DataPathAlias = None,
+    max_steps: MaxStepsAlias = None,
 ) -> None:
     """Train the model: graph mode, XLA, static shapes, an all-TensorFlow input pipeline.
 
     Resumes automatically from the run directory. SIGINT/SIGTERM finish the current step, save a
     checkpoint and exit 130/143; the same command resumes. A NaN/Inf loss exits 3. On several
     machines, run it on each with --worker-hosts and its own --task-index (or TF_CONFIG set).
+
+    Examples:
+
+        xtts train -c tiny-cpu
+
+        xtts train -c speak-cpu --data /data/my-voice
+
+        xtts train -c dual-gpu --data /data/my-voice --data-gpu 0 --model-gpu 1
     """
     from xtts_cli.cli.progress import TrainingProgress
     from xtts_cli.config.loading import resolve_config
@@ -130,6 +270,8 @@ def train(
     from xtts_cli.training.run_dir import default_run_dir
     from xtts_cli.training.trainer import Trainer
 
+    train_data = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
+    max_steps = given_once("the number of steps", steps=steps, max_steps=max_steps)
     overrides: dict[str, Any] = {
         "data.dataset_path": train_data,
         "data.eval_dataset_path": val_data,
@@ -140,7 +282,7 @@ def train(
         "training.max_steps": max_steps,
         "training.max_minutes": max_minutes,
         "training.epochs": epochs,
-        "model.model_size": model_size,
+        "model.model_size": model_size.value if model_size else None,
         "devices.data_gpu": data_gpu,
         "devices.model_gpu": model_gpu,
         "devices.enable_memory_isolation": enable_memory_isolation,
@@ -158,7 +300,7 @@ def train(
         overrides["devices.strategy"] = "multi_worker"
     if optimization_level is not None:
         mixed_precision_gpu = any(gpu.supports_mixed_float16 for gpu in probe_machine().gpus)
-        overrides = apply_optimization_level(optimization_level, overrides, mixed_precision_gpu)
+        overrides = apply_optimization_level(optimization_level.value, overrides, mixed_precision_gpu)
     loaded = resolve_config(config, overrides)
     if loaded.config.devices.strategy == "multi_worker" and worker_hosts is None:
         from xtts_cli.devices.placement import cluster_from_environment

@@ -9,12 +9,22 @@ from typing import Annotated, Any
 
 import typer
 
-from xtts_cli.cli.options import ConfigOption, DataPathOption, JsonOption
+from xtts_cli.cli.options import (
+    ConfigOption,
+    DataOption,
+    DataPathAlias,
+    JsonOption,
+    TrainDataAlias,
+    VerboseOption,
+    given_once,
+)
 from xtts_cli.cli.output import SEVERITY_STYLE, console, print_dataset, print_finding, print_json
 
 FixOption = Annotated[
     bool,
-    typer.Option("--fix", help="Apply every fixable finding to the file (atomic write, <name>.bak backup)."),
+    typer.Option(
+        "--fix", help="Apply every fixable finding to the file (atomic write, the old file kept as FILE.bak)."
+    ),
 ]
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Print the diff --fix would apply; write nothing.")]
 StrictOption = Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")]
@@ -26,16 +36,29 @@ def validate(
     dry_run: DryRunOption = False,
     json_output: JsonOption = False,
     strict: StrictOption = False,
-    data_path: DataPathOption = None,
+    data: DataOption = None,
+    train_data: TrainDataAlias = None,
+    data_path: DataPathAlias = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Check the config against the schema and the rules that keep a GPU busy, and scan its data; --fix repairs it.
 
     The data report (headers only): per dataset its format, clips, hours, largest speakers and every
     bad file with its reason.
 
-        Exit 0 when no errors remain (warnings allowed unless --strict), 1 when errors remain,
-        2 when the config cannot be read.
+    Exit 0 when no errors remain (warnings allowed unless --strict), 1 when errors remain, 2 when
+    the config cannot be read.
+
+    Examples:
+
+        xtts validate -c my.yaml
+
+        xtts validate -c my.yaml --fix
+
+        xtts validate -c speak-cpu --data /data/my-voice --json
     """
+    data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
+
     from xtts_cli.config.editing import apply_changes, write_atomically
     from xtts_cli.config.loading import canonicalize, parse_yaml, resolve_config
     from xtts_cli.devices.gpu_info import probe_machine
@@ -78,6 +101,15 @@ def validate(
                 "there is no config file to fix: no --config was given and configs/config.yaml does not exist",
                 hint="write the defaults to a file first, or pass --config PATH",
             )
+        if fixable and fix and loaded.path is not None:
+            from xtts_cli.config.preset_files import PRESETS_DIR
+
+            if loaded.path.resolve().parent == PRESETS_DIR:
+                raise ConfigError(
+                    f"{config} is a preset shipped with xtts, not a file of yours to fix",
+                    hint=f"write it out first: xtts init --preset {loaded.path.stem} -o my.yaml, "
+                    "then xtts validate -c my.yaml --fix",
+                )
         if fixable:
             assert loaded.text is not None and loaded.path is not None
             new_text = apply_changes(loaded.text, [f.fix for f in fixable if f.fix], loaded.sources)

@@ -143,7 +143,8 @@ def resolve_config(
     path: Optional[Path | str] = None,
     overrides: Optional[Mapping[str, Any]] = None,
 ) -> LoadedConfig:
-    """Load `path` (or `configs/config.yaml` when it exists, else defaults) and apply overrides.
+    """Load `path` (a file, or a preset's name: `speak-cpu`; without it `configs/config.yaml` when it
+    exists, else defaults) and apply overrides. A file of that name wins over a preset.
 
     `overrides` maps dotted keys (`data.batch_size`) to values from command-line flags; `None`
     values mean "flag not given" and are skipped. A dataset path given on the command line
@@ -154,10 +155,15 @@ def resolve_config(
     if path is not None:
         chosen = Path(path)
         if not chosen.is_file():
-            raise ConfigError(
-                f"config file {str(chosen)!r} not found",
-                hint="pass --config PATH to an existing YAML file, or leave it out to use configs/config.yaml or the defaults",
-            )
+            from xtts_cli.config.preset_files import preset_names, preset_path
+
+            preset = preset_path(str(path))
+            if preset is None:
+                raise ConfigError(
+                    f"config file {str(chosen)!r} not found, and no preset has that name",
+                    hint=f"pass --config PATH to an existing YAML file or a preset's name ({', '.join(preset_names())})",
+                )
+            chosen = preset
     elif DEFAULT_CONFIG_PATH.is_file():
         chosen = DEFAULT_CONFIG_PATH
     if chosen is not None:

@@ -17,7 +17,7 @@ from xtts_cli.findings import yaml_scalar
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DOC_PATH = REPO_ROOT / "docs" / "config.md"
-YAML_PATH = REPO_ROOT / "configs" / "config.yaml"
+YAML_PATH = REPO_ROOT / "xtts_cli" / "presets" / "config.yaml"  # configs/config.yaml in a checkout
 
 
 def _default(info: FieldInfo) -> Any:
@@ -104,7 +104,7 @@ def _wrap(text: str, indent: str, width: int = 100) -> list[str]:
 
 def render_yaml() -> str:
     lines = [
-        "# xtts train --config configs/config.yaml",
+        "# xtts train --config config",
         "#",
         "# Every key with its default and meaning, generated from the config model",
         "# (python -m xtts_cli.config.reference). Copy this file and change what you need;",

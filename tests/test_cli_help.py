@@ -1,0 +1,49 @@
+"""Every command's --help reads whole at 80 and at 120 columns: no word or option name cut off with
+an ellipsis, no code span broken across lines, and examples at the end."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from xtts_cli.cli.app import app
+
+COMMANDS = [
+    [],
+    ["init"],
+    ["train"],
+    ["validate"],
+    ["diagnose"],
+    ["profile-pipeline"],
+    ["profile-step"],
+    ["benchmark"],
+    ["synthesize"],
+    ["data-service"],
+    ["data-service", "dispatcher"],
+    ["data-service", "worker"],
+]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "xtts")
+def test_help_reads_whole(runner, command, width):
+    result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": str(width), "TERM": "dumb"})
+    assert result.exit_code == 0, result.output
+    text = result.output
+    lines = text.splitlines()
+    assert all(len(line) <= width for line in lines), "a line wider than the terminal"
+    assert "…" not in text, "a word or an option name cut off:\n" + "\n".join(line for line in lines if "…" in line)
+    broken = [line for line in lines if line.count("`") % 2]
+    assert not broken, "a code span broken across lines:\n" + "\n".join(broken)
+    # `<...>` in a help text is taken for markup and dropped: a placeholder would vanish.
+    assert "runs/." not in text and ".bak backup" not in text
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c and c != ["data-service"]], ids=" ".join)
+def test_each_command_ends_its_description_with_examples(runner, command):
+    result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "120", "TERM": "dumb"})
+    description = result.output.split("╭")[0]
+    assert "Examples:" in description
+    examples = [line.strip() for line in description.split("Examples:")[1].splitlines() if line.strip()]
+    assert 2 <= len(examples) <= 3 and all(re.match(r"xtts ", line) for line in examples), examples

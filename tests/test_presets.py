@@ -1,0 +1,88 @@
+"""The presets ship inside the package: found by name, written out by `xtts init`, and each one's
+opening command line parses and validates as a new user would copy it."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+
+from xtts_cli.cli.app import app
+from xtts_cli.config.loading import resolve_config
+from xtts_cli.config.preset_files import PRESETS_DIR, preset_names
+from xtts_cli.errors import XttsError
+
+SAMPLE = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample"
+# Findings that depend on the machine, not on the preset: a GPU preset checked on a CPU.
+MACHINE_FINDINGS = {"device-not-found", "mixed-precision-without-gpu"}
+
+
+def opening_command(name: str) -> list[str]:
+    first = (PRESETS_DIR / f"{name}.yaml").read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("# xtts "), f"{name} must open with the command that runs it"
+    words = shlex.split(first[2:])
+    # The placeholders a user replaces with their own dataset.
+    return [str(SAMPLE) if word in ("DATASET_DIR", "./data") else word for word in words[1:]]
+
+
+def test_every_preset_is_found_by_name():
+    assert {"tiny-cpu", "speak-cpu", "voices-cpu", "rtx4090", "dual-gpu", "config"} <= set(preset_names())
+    for name in preset_names():
+        assert resolve_config(name).path == PRESETS_DIR / f"{name}.yaml"
+        assert resolve_config(f"{name}.yaml").path == PRESETS_DIR / f"{name}.yaml"
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_a_presets_opening_line_parses_and_validates(runner, name):
+    args = opening_command(name)
+    parsed = runner.invoke(app, [*args, "--help"])  # the parser reads every flag before --help answers
+    assert parsed.exit_code == 0, parsed.output
+    config = args[args.index("--config") + 1]
+    result = runner.invoke(app, ["validate", "--config", config, "--data", str(SAMPLE), "--json"])
+    import json
+
+    report = json.loads(result.stdout)
+    errors = [f["id"] for f in report["findings"] if f["severity"] == "error"]
+    assert set(errors) <= MACHINE_FINDINGS, report["findings"]
+
+
+def test_a_missing_config_names_the_presets(runner):
+    with pytest.raises(XttsError) as caught:
+        resolve_config("speek-cpu")
+    assert "no preset has that name" in caught.value.lines[0] and "speak-cpu" in caught.value.hint
+
+
+def test_init_writes_a_preset_with_its_comments_and_keeps_what_it_replaces(runner, tmp_path):
+    result = runner.invoke(app, ["init", "--preset", "speak-cpu"])
+    assert result.exit_code == 0, result.output
+    written = Path("speak-cpu.yaml")
+    assert written.read_text(encoding="utf-8") == (PRESETS_DIR / "speak-cpu.yaml").read_text(encoding="utf-8")
+    again = runner.invoke(app, ["init", "--preset", "speak-cpu"])
+    assert isinstance(again.exception, XttsError) and "exists already" in again.exception.lines[0]
+    written.write_text("# mine\n", encoding="utf-8")
+    forced = runner.invoke(app, ["init", "-p", "speak-cpu", "--force"])
+    assert forced.exit_code == 0 and Path("speak-cpu.yaml.bak").read_text() == "# mine\n"
+    other = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(tmp_path / "mine.yaml")])
+    assert other.exit_code == 0 and resolve_config(tmp_path / "mine.yaml").config.data.batch_size == 8
+    unknown = runner.invoke(app, ["init", "-p", "gpu-max"])
+    assert isinstance(unknown.exception, XttsError) and "the presets are" in unknown.exception.lines[0]
+
+
+def test_fix_refuses_to_edit_a_preset_inside_the_package(runner):
+    before = (PRESETS_DIR / "rtx4090.yaml").read_text(encoding="utf-8")
+    result = runner.invoke(app, ["validate", "--config", "rtx4090", "--fix"])
+    assert isinstance(result.exception, XttsError) and "xtts init --preset rtx4090" in result.exception.hint
+    assert (PRESETS_DIR / "rtx4090.yaml").read_text(encoding="utf-8") == before
+
+
+def test_old_flag_names_still_work_and_two_names_at_once_are_refused(runner):
+    import json
+
+    for flag in ("--data", "--train-data", "--data-path", "-d"):
+        result = runner.invoke(app, ["validate", "-c", "tiny-cpu", flag, str(SAMPLE), "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["dataset"]["dataset_path"] == str(SAMPLE)
+    both = runner.invoke(app, ["validate", "--data", str(SAMPLE), "--data-path", "/elsewhere"])
+    assert isinstance(both.exception, XttsError)
+    assert both.exception.lines == [f"the dataset is given twice: --data {SAMPLE} and --data-path /elsewhere"]

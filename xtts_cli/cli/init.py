@@ -1,0 +1,52 @@
+"""`xtts init`: write a preset out as a config file of your own, its comments kept."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+
+def init(
+    preset: Annotated[
+        str,
+        typer.Option(
+            "--preset",
+            "-p",
+            metavar="NAME",
+            help="The preset to start from: tiny-cpu, speak-cpu, voices-cpu, rtx4090, dual-gpu, or config (every key).",
+        ),
+    ] = "config",
+    out: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--out", "-o", metavar="FILE", help="File to write. Default: PRESET.yaml here.", show_default=False
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace FILE when it exists (kept as FILE.bak).")] = False,
+) -> None:
+    """Write a preset out as your own config file, with its comments, to edit and pass to --config.
+
+    Examples:
+
+        xtts init --preset speak-cpu
+
+        xtts init -p rtx4090 -o my-gpu.yaml && xtts train -c my-gpu.yaml --data /data/my-voice
+    """
+    from xtts_cli.config.editing import write_atomically
+    from xtts_cli.config.preset_files import require_preset
+    from xtts_cli.errors import XttsError
+
+    source = require_preset(preset)
+    target = out if out is not None else Path(source.name)
+    if target.exists() and not force:
+        raise XttsError(
+            f"{target} exists already", hint=f"pass --out OTHER.yaml, or --force to replace it (kept as {target}.bak)"
+        )
+    write_atomically(target, source.read_text(encoding="utf-8"), backup=target.exists())
+    sys.stdout.write(f"wrote {target} (preset {source.stem})\n")
+    first = source.read_text(encoding="utf-8").splitlines()[0].lstrip("# ").strip()
+    if first.startswith("xtts "):
+        sys.stderr.write(f"next: {first.replace('--config ' + source.stem, '--config ' + str(target))}\n")

@@ -1,0 +1,37 @@
+"""The config presets shipped inside the package (`xtts_cli/presets/*.yaml`; `configs/` in a
+checkout links there): found by name, so `--config speak-cpu` works wherever xtts is installed,
+and written out with their comments by `xtts init`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from xtts_cli.errors import XttsError
+
+PRESETS_DIR = Path(__file__).resolve().parents[1] / "presets"
+
+
+def preset_names() -> list[str]:
+    """Every preset's name (its file's stem), sorted."""
+    return sorted(path.stem for path in PRESETS_DIR.glob("*.yaml"))
+
+
+def preset_path(name: str) -> Optional[Path]:
+    """The file of preset `name` (`speak-cpu` or `speak-cpu.yaml`), or None when there is none."""
+    stem = name[: -len(".yaml")] if name.endswith(".yaml") else name
+    if not stem or "/" in stem or "\\" in stem or stem.startswith("."):
+        return None
+    path = PRESETS_DIR / f"{stem}.yaml"
+    return path if path.is_file() else None
+
+
+def require_preset(name: str) -> Path:
+    path = preset_path(name)
+    if path is None:
+        raise XttsError(
+            f"there is no preset {name!r}; the presets are {', '.join(preset_names())}",
+            hint="pass one of those names, or --config PATH to a YAML file of your own",
+        )
+    return path
