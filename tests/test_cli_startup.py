@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-COMMANDS = ["train", "validate", "diagnose", "profile-pipeline", "profile-step", "benchmark", "synthesize"]
+COMMANDS = ["init", "train", "validate", "diagnose", "profile-pipeline", "profile-step", "benchmark", "synthesize"]
 
 PROBE = """
 import json, sys
@@ -46,7 +46,7 @@ def test_command_help_imports_no_tensorflow(command: str) -> None:
     assert report == {"code": 0, "heavy": []}
     assert "<bool>" not in out
     # synthesize reads the config stored in the run directory it is given.
-    assert ("--checkpoint" if command == "synthesize" else "--config") in out
+    assert ("--run-dir" if command == "synthesize" else "--config") in out
 
 
 def test_version(runner) -> None:
