@@ -4,6 +4,7 @@ model, in-process. No timing is asserted; the timed run is checked for sense onl
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from training_support import tiny_config
@@ -106,3 +107,16 @@ def test_ranking_puts_errors_first_then_the_largest_input_gain() -> None:
     assert [x.id for x in ranked] == ["err", "big", "small", "warn", "info"]
     assert input_bound_share(50.0, 100.0) == 50.0
     assert input_bound_share(200.0, 100.0) == 0.0
+
+
+def test_the_verdict_comes_first_and_bucket_advice_fits_the_data(runner):
+    from xtts_cli.cli.app import app
+
+    result = runner.invoke(app, ["diagnose", "--quick"])
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("verdict: ") and "finding" in lines[0]
+    padding = next(line for line in lines if "padding-waste" in line)
+    # The bundled sample's 39 clips at batch 16: two batches, no room for finer length buckets.
+    assert "39 clips at batch 16 make 2 batches, too few for finer buckets" in padding
+    assert "fix: set data.num_buckets" not in result.stdout
+    assert re.search(r"padding efficiency is \d+ % ", padding)

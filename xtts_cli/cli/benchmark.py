@@ -127,7 +127,11 @@ def benchmark(
             f"--out {str(write_config)!r}: folder {str(write_config.parent)!r} does not exist",
             hint="create the folder or pass a path in an existing one",
         )
-    scan = scan_dataset(cfg.data)
+    from xtts_cli.cli.output import Phases
+
+    with Phases(enabled=not json_output) as phase:
+        phase("scanning the dataset")
+        scan = scan_dataset(cfg.data)
     machine = probe_machine()
     canonical = {section: dict(body) for section, body in loaded.raw.items()}
     if data_path is not None:  # the trials read the config's text: the dataset given here goes with it

@@ -18,7 +18,7 @@ from xtts_cli.cli.options import (
     VerboseOption,
     given_once,
 )
-from xtts_cli.cli.output import console, print_dataset, print_finding, print_json
+from xtts_cli.cli.output import Phases, console, print_dataset, print_finding, print_json
 
 QuickOption = Annotated[
     bool,
@@ -61,13 +61,8 @@ def diagnose(
         config,
         {"data.dataset_path": data_path, "data.batch_size": batch_size, "profiling.num_batches": num_batches},
     )
-    err = console(stderr=True)
-    report = checkup(
-        loaded,
-        num_batches=loaded.config.profiling.num_batches,
-        quick=quick,
-        progress=lambda message: err.print(f"[dim]{message}[/]"),
-    )
+    with Phases() as phase:  # on stderr, --json or not: the report alone goes to stdout
+        report = checkup(loaded, num_batches=loaded.config.profiling.num_batches, quick=quick, progress=phase)
     code = 1 if report.errors else 0
     if json_output:
         payload: dict[str, Any] = report.model_dump(mode="json")
@@ -89,8 +84,24 @@ def diagnose(
     raise typer.Exit(code=code)
 
 
+def _verdict(report) -> str:
+    """The one line that answers "why is my GPU idle": the input-bound share, then the findings."""
+    errors = report.errors
+    findings = f"{len(report.findings)} finding{'' if len(report.findings) == 1 else 's'}" + (
+        f", {errors} error{'' if errors == 1 else 's'}" if errors else ""
+    )
+    if report.input_bound_percent is None:
+        return f"[bold]verdict[/]: {findings} (timings skipped)" if report.findings else "[bold]verdict[/]: no findings"
+    return (
+        f"[bold]verdict[/]: input-bound [bold]{report.input_bound_percent:.0f} %[/] "
+        f"({report.verdict.replace('_', ' ')}): the pipeline delivers {report.pipeline_samples_per_sec:,.0f} "
+        f"samples/s, the model consumes {report.model_samples_per_sec:,.0f}; {findings}"
+    )
+
+
 def _render(report) -> None:
     out = console()
+    out.print(_verdict(report))
     env = report.environment
     tf = env.get("tensorflow", {})
     gpus = env.get("tf_gpus") or []
@@ -105,14 +116,14 @@ def _render(report) -> None:
         bound = report.shape_bound if report.shape_bound is not None else "unbounded"
         ops = ", ".join(report.python_ops_in_pipeline) or "none"
         out.print(
-            f"[bold]pipeline graph[/]: padding efficiency {report.padding_efficiency:.1%}, batch shapes {bound}, "
+            f"[bold]pipeline graph[/]: padding efficiency {100 * report.padding_efficiency:.0f} %, batch shapes {bound}, "
             f"Python ops {ops}"
         )
     if report.input_bound_percent is not None:
         out.print(
-            f"[bold]rates[/]: the pipeline delivers {report.pipeline_samples_per_sec:,.1f} samples/s, the model "
-            f"consumes {report.model_samples_per_sec:,.1f} → input-bound [bold]{report.input_bound_percent:.0f} %[/] "
-            f"({report.verdict.replace('_', ' ')}); step traces {report.traces}, {report.retraces} after warm-up"
+            f"[bold]rates[/]: the pipeline delivers {report.pipeline_samples_per_sec:,.0f} samples/s, the model "
+            f"consumes {report.model_samples_per_sec:,.0f} → input-bound {report.input_bound_percent:.0f} %; "
+            f"step traces {report.traces}, {report.retraces} after warm-up"
         )
     if report.pipeline_cpu_cores_busy is not None:
         out.print(

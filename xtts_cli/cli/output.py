@@ -15,6 +15,39 @@ def console(stderr: bool = False):
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
+class Phases:
+    """Work a command's user waits for, on stderr: a spinner with the phase's name on a terminal,
+    one line per phase otherwise, nothing when `enabled` is false (`--json`)."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.err = console(stderr=True) if enabled else None
+        self._status: Any = None
+
+    def __call__(self, name: str) -> None:
+        """Begin phase `name` (ending the one before)."""
+        self.end()
+        if self.err is None:
+            return
+        if self.err.is_terminal:
+            self._status = self.err.status(f"{name} ...")
+            self._status.start()
+        else:
+            sys.stderr.write(f"{name} ...\n")
+            sys.stderr.flush()
+
+    def end(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def __enter__(self) -> Phases:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.end()
+
+
 def print_json(payload: Any) -> None:
     sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n")
 

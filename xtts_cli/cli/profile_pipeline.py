@@ -19,7 +19,7 @@ from xtts_cli.cli.options import (
     VerboseOption,
     given_once,
 )
-from xtts_cli.cli.output import console, print_json
+from xtts_cli.cli.output import Phases, console, print_json
 
 WarmupOption = Annotated[
     Optional[int],
@@ -97,16 +97,17 @@ def profile_pipeline(
     cfg = loaded.config
     err = console(stderr=True)
 
-    def progress(message: str) -> None:
-        err.print(f"[dim]{message}[/]")
-
+    progress = Phases()
     try:
+        progress("scanning the dataset")
         scan = scan_dataset(cfg.data)
     except DatasetScanError as exc:
+        progress.end()
         # Too many bad files: still list them, so the user sees what to fix.
         if exc.report is not None:
             _render_bad_files(err, exc.report.bad)
         raise
+    progress.end()
 
     from xtts_cli.profiling.pipeline_profiler import profile_pipeline as run_profile
     from xtts_cli.profiling.pipeline_profiler import sweep
@@ -123,6 +124,7 @@ def profile_pipeline(
         progress=progress,
     )
     report = sweep(cfg, scan=scan, progress=progress) if benchmark else None
+    progress.end()
 
     if json_output:
         payload: dict[str, Any] = profile.model_dump(mode="json", exclude={"pipeline"})

@@ -18,7 +18,7 @@ from xtts_cli.cli.options import (
     VerboseOption,
     given_once,
 )
-from xtts_cli.cli.output import console, print_finding, print_json
+from xtts_cli.cli.output import Phases, console, print_finding, print_json
 
 StepsOption = Annotated[
     Optional[int],
@@ -108,16 +108,16 @@ def profile_step(
         config, {"data.dataset_path": data_path, "data.batch_size": batch_size, "profiling.num_steps": num_steps}
     )
     cfg = loaded.config
-    err = console(stderr=True)
-    profile = run_profile(
-        cfg,
-        num_steps=cfg.profiling.num_steps,
-        warmup=warmup,
-        synthetic=synthetic,
-        trace_dir=trace,
-        tensorboard_dir=tensorboard,
-        progress=lambda message: err.print(f"[dim]{message}[/]"),
-    )
+    with Phases() as phase:  # on stderr, --json or not: the report alone goes to stdout
+        profile = run_profile(
+            cfg,
+            num_steps=cfg.profiling.num_steps,
+            warmup=warmup,
+            synthetic=synthetic,
+            trace_dir=trace,
+            tensorboard_dir=tensorboard,
+            progress=phase,
+        )
     if json_output:
         payload: dict[str, Any] = profile.model_dump(mode="json")
         print_json(payload)

@@ -1,5 +1,7 @@
 """Training progress on stderr: a live rich display on a terminal, one plain line per log step
-otherwise (`train | step: 1200 | steps/sec: 8.1 | loss: 0.412 | ...`)."""
+otherwise (`train | step: 1200 | steps/sec: 8.1 | loss: 0.412 | ...`). Work the user waits for
+before the steps (the scan, building the pipeline and the model, tracing the step) shows as a
+spinner on a terminal and as one line each otherwise; nothing is silent for long."""
 
 from __future__ import annotations
 
@@ -24,13 +26,35 @@ class TrainingProgress:
         self._task: Any = None
         self.total: Optional[int] = None
         self.gpu_line = ""
+        self._status: Any = None  # rich's spinner of the phase under way, on a terminal
+        self._phase: Optional[str] = None
+        self._bar_from: Optional[tuple[int, int]] = None  # (start, total) once the run starts
 
     def __enter__(self) -> TrainingProgress:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._end_phase()
         if self._progress is not None:
             self._progress.stop()
+
+    def _begin_phase(self, name: str) -> None:
+        self._end_phase()
+        self._phase = name
+        if self._progress is not None:  # the bar is live: the phase goes in its info column
+            self._progress.update(self._task, info=f"{name} ...")
+        elif self.live:
+            self._status = self.err.status(f"{name} ...")
+            self._status.start()
+        else:
+            sys.stderr.write(f"{name} ...\n")
+            sys.stderr.flush()
+
+    def _end_phase(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+        self._phase = None
 
     def _start_bar(self, start: int, total: int) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -49,11 +73,32 @@ class TrainingProgress:
 
     def update(self, event: Event) -> None:
         """Render one training event (training/events.py)."""
-        from xtts_cli.training.events import Noted, RunStarted, ScanFinished, StepLogged, Validated
+        from xtts_cli.training.events import (
+            Noted,
+            PhaseEnded,
+            PhaseStarted,
+            RunEnded,
+            RunStarted,
+            ScanFinished,
+            StepLogged,
+            Validated,
+        )
 
         if not self.enabled:
             return
-        if isinstance(event, ScanFinished):
+        if isinstance(event, PhaseStarted):
+            self._begin_phase(event.name)
+            return
+        if not isinstance(event, Noted):  # a note is printed above the spinner, which goes on
+            self._end_phase()
+        if isinstance(event, PhaseEnded):
+            if self.live:
+                self.err.print(f"[dim]{event.name}: {event.seconds:.1f} s[/]")
+            if self._bar_from is not None and self._progress is None:
+                self._start_bar(*self._bar_from)
+        elif isinstance(event, RunEnded):
+            return
+        elif isinstance(event, ScanFinished):
             self._scan(event)
         elif isinstance(event, RunStarted):
             result = event.result
@@ -62,8 +107,8 @@ class TrainingProgress:
             for note in result.notes:
                 self.err.print(f"[yellow]note[/]: {note}")
             self.total = event.total_steps
-            if self.live:
-                self._start_bar(result.start_step, self.total)
+            if self.live:  # after the first step's trace, which shows as a spinner until then
+                self._bar_from = (result.start_step, self.total)
         elif isinstance(event, StepLogged):
             self._logged(event)
         elif isinstance(event, Noted):
@@ -98,6 +143,8 @@ class TrainingProgress:
             )
 
     def _logged(self, event: StepLogged) -> None:
+        if self._bar_from is not None and self._progress is None:
+            self._start_bar(*self._bar_from)
         gpu = f" | gpu: {event.gpu_util:.0f} %" if event.gpu_util is not None else ""
         if self._progress is not None:
             info = f"loss {event.loss:.4f} | {event.samples_per_sec:.1f} samples/s | data wait {event.data_wait_percent:.1f} %"
@@ -134,3 +181,9 @@ class TrainingProgress:
                 f"{result.step_time_percent:.0f} % of it in steps (the rest: validation, checkpoints, samples)"
             )
         out.print(f"step traces: {result.traces} (bound: {result.shape_bound} batch shapes)")
+        if result.final_step > 0:
+            import shlex
+
+            run = shlex.quote(str(result.run_dir))
+            out.print(f'listen:      xtts synthesize "A sentence to speak." -r {run} -o speech.wav')
+            out.print(f"tensorboard: tensorboard --logdir {shlex.quote(str(result.run_dir / 'tensorboard'))}")

@@ -95,21 +95,26 @@ def synthesize(
             "no run to speak with: pass --run-dir DIR (-r), the folder `xtts train` wrote",
             hint='e.g. xtts synthesize "Hello." -r runs/tiny-cpu',
         )
-    config, tokenizer, model, step, run = load_run(run_dir)
-    tokenizer.language_index(language)  # before any audio is read: an error naming the run's languages
-    voice = resolve_voice(run.path, config.data, tokenizer, model, speaker=speaker, speaker_wav=speaker_wav)
-    rate = load_speaking_rate(run.path)
-    speech = synthesize_speech(
-        model,
-        tokenizer,
-        text,
-        voice,
-        config.data,
-        max_frames,
-        rate=rate,
-        settings=config.synthesis,
-        language=language,
-    )
+    from xtts_cli.cli.output import Phases
+
+    with Phases(enabled=not json_output) as phase:
+        phase(f"loading {run_dir} (TensorFlow, the model and its latest checkpoint)")
+        config, tokenizer, model, step, run = load_run(run_dir)
+        tokenizer.language_index(language)  # before any audio is read: an error naming the run's languages
+        voice = resolve_voice(run.path, config.data, tokenizer, model, speaker=speaker, speaker_wav=speaker_wav)
+        rate = load_speaking_rate(run.path)
+        phase("speaking (the first sentence of a process also builds the generation graph)")
+        speech = synthesize_speech(
+            model,
+            tokenizer,
+            text,
+            voice,
+            config.data,
+            max_frames,
+            rate=rate,
+            settings=config.synthesis,
+            language=language,
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     temp = out.with_name(f".{out.name}.tmp")
     temp.write_bytes(wav_bytes(speech.waveform, config.data.sample_rate))

@@ -131,7 +131,11 @@ def validate(
 
     dataset = None
     if not any(f.id in DATASET_PATH_FINDINGS for f in findings):
-        _, dataset, found = scan_findings(loaded.config)
+        from xtts_cli.cli.output import Phases
+
+        with Phases(enabled=not json_output) as phase:
+            phase("scanning the dataset (every audio file's header)")
+            _, dataset, found = scan_findings(loaded.config)
         findings = findings + found
     error_count = sum(f.severity == "error" for f in findings)
     warnings = sum(f.severity == "warning" for f in findings)

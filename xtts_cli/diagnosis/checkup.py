@@ -44,6 +44,8 @@ Progress = Optional[Callable[[str], None]]
 
 # PERFORMANCE.md: bucketing must keep padding efficiency (real / padded mel frames) >= 85 %.
 MIN_PADDING_EFFICIENCY = 0.85
+# Batches a length bucket should hold at least for `diagnose` to advise finer buckets.
+BATCHES_PER_BUCKET = 4
 PYTHON_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
 HISTOGRAM_BINS = 10
 # Config keys whose change makes the pipeline faster: their findings gain the measured input bound.
@@ -517,20 +519,31 @@ def checkup(
             )
         )
     if info.padding_efficiency < MIN_PADDING_EFFICIENCY:
+        # Finer buckets only while each still holds a few batches: a bucket's partial last batch
+        # is dropped in training, and a bucket of one batch repeats the same clips together.
+        most = max(1, info.num_items // (config.data.batch_size * BATCHES_PER_BUCKET))
+        finer = min(config.data.num_buckets * 2, 64, most)
+        small = ""
         if not config.data.bucket_by_length:
             fix = ConfigChange(key="data.bucket_by_length", value=True)
-        elif config.data.num_buckets < 32:
-            fix = ConfigChange(key="data.num_buckets", value=min(config.data.num_buckets * 2, 64))
+        elif finer > config.data.num_buckets:
+            fix = ConfigChange(key="data.num_buckets", value=finer)
         else:
             fix = None
+            batches = info.num_items // config.data.batch_size
+            small = (
+                f"; {info.num_items:,} clips at batch {config.data.batch_size} make {batches:,} batch"
+                f"{'' if batches == 1 else 'es'}, too few for finer buckets (each should hold {BATCHES_PER_BUCKET} "
+                "batches or more): more data would help, more buckets would not"
+            )
         static.append(
             _ranked(
                 Finding(
                     id="padding-waste",
                     severity="warning",
-                    message=f"padding efficiency is {info.padding_efficiency:.0%} (real / padded mel frames, planned from the "
-                    f"scan): {1 - info.padding_efficiency:.0%} of the step's mel work is on padding (bar: "
-                    f">= {MIN_PADDING_EFFICIENCY:.0%})",
+                    message=f"padding efficiency is {100 * info.padding_efficiency:.0f} % (real / padded mel frames, "
+                    f"planned from the scan): {100 * (1 - info.padding_efficiency):.0f} % of the step's mel work is on "
+                    f"padding (bar: >= {100 * MIN_PADDING_EFFICIENCY:.0f} %){small}",
                     fix=fix,
                 ),
                 "pipeline",

@@ -28,7 +28,17 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from xtts_cli.errors import XttsError
-from xtts_cli.training.events import Noted, Progress, RunEnded, RunStarted, StepLogged, TrainResult, Validated
+from xtts_cli.training.events import (
+    Noted,
+    PhaseEnded,
+    PhaseStarted,
+    Progress,
+    RunEnded,
+    RunStarted,
+    StepLogged,
+    TrainResult,
+    Validated,
+)
 from xtts_cli.training.signals import EXIT_CODES, GracefulInterrupt
 from xtts_cli.training.trainer import STOP_KEY, Trainer, WorkersDisagreeError
 
@@ -208,6 +218,7 @@ class ValidationHook(Hook):
 
         if end.step % self.every:
             return
+        self.progress(PhaseStarted("validating"))
         values = self.trainer.validate()
         if values is not None:
             validated = Validated(end.step, values["val_loss"], values["alignment_score"])
@@ -358,10 +369,15 @@ class Controller:
                         # The share of the budget left after start-up that the loop has spent.
                         spent = (time.monotonic() - loop_started) / max(deadline - loop_started, 1e-9)
                         trainer.budget_used.assign(min(1.0, spent))
+                    first = step == result.start_step
+                    if first:
+                        self.progress(PhaseStarted("tracing the training step (its first call builds the graph)"))
                     began = time.perf_counter()
                     losses = trainer.train_step(batch)
                     values = {k: float(v) for k, v in losses.items()}  # host sync: the step is done
                     compute = time.perf_counter() - began
+                    if first:
+                        self.progress(PhaseEnded("tracing the training step", compute))
                     if multi:
                         agreed_stop = values.pop(STOP_KEY) > 0
                     step = int(trainer.step_var.assign_add(1).numpy())

@@ -124,7 +124,21 @@ class RunEnded:
     result: TrainResult
 
 
-Event = Union[ScanFinished, RunStarted, StepLogged, Validated, Noted, RunEnded]
+@dataclass(frozen=True)
+class PhaseStarted:
+    """Work the user waits for that may take more than a couple of seconds (a scan, building the
+    pipeline and the model, tracing the step): shown until `PhaseEnded` or the next phase."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class PhaseEnded:
+    name: str
+    seconds: float
+
+
+Event = Union[ScanFinished, RunStarted, StepLogged, Validated, Noted, RunEnded, PhaseStarted, PhaseEnded]
 Progress = Callable[[Event], None]
 
 

@@ -36,7 +36,7 @@ from typing import Any, Optional
 from xtts_cli.config.loading import config_variant
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.errors import XttsError
-from xtts_cli.training.events import Noted, Progress, ScanFinished, TrainResult, ignore
+from xtts_cli.training.events import Noted, PhaseStarted, Progress, ScanFinished, TrainResult, ignore
 from xtts_cli.training.run_dir import prepare_run_dir, remove_stale_temporaries
 from xtts_cli.training.settings import resolve_settings
 
@@ -86,8 +86,10 @@ class Trainer:
         tf.random.set_seed(config.training.seed)
         keras.utils.set_random_seed(config.training.seed)
 
+        self.progress(PhaseStarted("scanning the dataset"))
         self.scan = scan_dataset(config.data)
         self.progress(ScanFinished(self.scan))
+        self.progress(PhaseStarted("building the input pipeline and the model"))
         # Each dataset's clips repeated as its sampling weight asks (data.datasets).
         train_items, eval_items = self.scan.epoch_items(), list(self.scan.eval)
         if config.data.eval_dataset_path:
