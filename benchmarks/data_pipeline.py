@@ -361,4 +361,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from results_page import publish
+
+    sys.exit(publish(main, "performance.md"))

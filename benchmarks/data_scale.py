@@ -867,4 +867,6 @@ def runtime_at_sizes(paths: dict[int, Path], args, work: Path) -> list[dict]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from results_page import publish
+
+    sys.exit(publish(main, "data_at_scale.md"))

@@ -240,4 +240,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from results_page import publish
+
+    sys.exit(publish(main, "speech_quality.md"))

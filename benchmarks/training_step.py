@@ -16,6 +16,7 @@ import argparse
 import os
 import platform
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -209,4 +210,6 @@ def _train_share(overrides: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from results_page import publish
+
+    sys.exit(publish(main, "performance.md"))

@@ -1,0 +1,83 @@
+"""Each benchmark writes its own latest result into the documentation site, so nobody copies figures
+by hand: `publish(main, page)` runs a script's `main`, echoes what it prints, and puts the printed
+report, the command and the CPU in a section of `docs/<page>` of its own (between markers, the rest
+of the page left as it is). `--no-doc` on the command line prints only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def cpu_name() -> str:
+    """The CPU as lscpu names it (every figure is named with its CPU)."""
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+            if line.startswith("Model name:"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+class _Tee(io.TextIOBase):
+    def __init__(self, *streams) -> None:
+        self.streams = streams
+
+    def write(self, text: str) -> int:
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        for stream in self.streams:
+            stream.flush()
+
+
+def write_section(page: Path, name: str, body: str) -> None:
+    """Replace the section `name` of `page` (or add it at the end), between its markers."""
+    begin, end = f"<!-- latest run: {name} -->", f"<!-- end of latest run: {name} -->"
+    text = page.read_text(encoding="utf-8") if page.is_file() else f"# {page.stem}\n"
+    block = f"{begin}\n{body.rstrip()}\n{end}"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + block + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    page.write_text(text, encoding="utf-8")
+
+
+def publish(main: Callable[..., int | None], page: str) -> int:
+    """Run the script's `main`; unless `--no-doc` is among its arguments, write what it printed to
+    `docs/<page>` as this script's latest run."""
+    import inspect
+
+    args = list(sys.argv[1:])
+    record = "--no-doc" not in args
+    if not record:
+        args.remove("--no-doc")
+    sys.argv[1:] = args  # a main that parses sys.argv itself sees the arguments it knows
+    captured = io.StringIO()
+    with contextlib.redirect_stdout(_Tee(sys.stdout, captured)):
+        code = (main(args) if inspect.signature(main).parameters else main()) or 0
+    if record and code == 0:
+        script = Path(sys.argv[0]).name
+        command = " ".join(["python", f"benchmarks/{script}", *args])
+        body = (
+            f"### Latest run: `{script}`\n\n"
+            f"`{command}`, {time.strftime('%Y-%m-%d')}, {cpu_name()} ({os.cpu_count()} cores), written by the "
+            "script itself:\n\n```\n" + captured.getvalue().strip("\n") + "\n```\n"
+        )
+        write_section(DOCS / page, script, body)
+        sys.stderr.write(f"wrote the run into docs/{page}\n")
+    return code
