@@ -55,6 +55,15 @@ def test_the_controller_hands_every_step_to_the_hooks_and_emits_typed_events(tra
     assert [call[2] for call in steps] == [False] * 39 + [True]  # the last step is flagged
     assert {"loss", "mel_loss", "stop_loss", "alignment_score"} <= set(steps[0][3])
     kinds = [type(event).__name__ for event in seen.events]
+    # What the user waits for before the first step is announced as phases, each named.
+    phases = [event.name for event in seen.events if type(event).__name__ == "PhaseStarted"]
+    assert phases[:3] == [
+        "scanning the dataset",
+        "building the input pipeline and the model",
+        "tracing the training step (its first call builds the graph)",
+    ]
+    assert kinds.index("PhaseEnded") > kinds.index("RunStarted")  # the trace ends with the first step
+    kinds = [kind for kind in kinds if not kind.startswith("Phase")]
     assert kinds[:2] == ["ScanFinished", "RunStarted"] and kinds[-1] == "RunEnded"
     logged = [event for event in seen.events if isinstance(event, StepLogged)]
     assert [event.step for event in logged] == list(range(2, 41, 2))  # every log_step

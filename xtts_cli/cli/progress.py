@@ -54,6 +54,8 @@ class TrainingProgress:
         if self._status is not None:
             self._status.stop()
             self._status = None
+        if self._phase is not None and self._progress is not None:
+            self._progress.update(self._task, info="")
         self._phase = None
 
     def _start_bar(self, start: int, total: int) -> None:

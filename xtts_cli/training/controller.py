@@ -246,13 +246,17 @@ class CheckpointHook(Hook):
 
 
 class SamplesHook(Hook):
-    def __init__(self, trainer: Trainer) -> None:
+    def __init__(self, trainer: Trainer, progress: Progress) -> None:
         self.trainer = trainer
+        self.progress = progress
         self.every = trainer.config.training.sample_step
 
     def on_step(self, end: StepEnd) -> None:
         if end.step % self.every == 0 and self.trainer.is_chief:
+            began = time.perf_counter()
+            self.progress(PhaseStarted("rendering the test sentences"))
             self.trainer.render_samples(end.step)
+            self.progress(PhaseEnded("rendering the test sentences", time.perf_counter() - began))
 
 
 class Controller:
@@ -319,7 +323,7 @@ class Controller:
                         measuring,
                         ValidationHook(trainer, metrics, self.progress, result),
                         CheckpointHook(trainer),
-                        SamplesHook(trainer),
+                        SamplesHook(trainer, self.progress),
                         *self.extra_hooks,
                     ]
                     try:
