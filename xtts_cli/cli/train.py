@@ -309,6 +309,13 @@ def train(
     chosen_run_dir = run_dir or (
         Path(loaded.config.training.run_dir) if loaded.config.training.run_dir else default_run_dir(loaded.path)
     )
+    if loaded.config.devices.strategy != "multi_worker" and chosen_run_dir.is_dir():
+        from xtts_cli.training import run_lock
+
+        # Before TensorFlow loads (seconds): a run another process is writing is refused at once.
+        # The trainer takes the lock again for the run (and workers of a cluster share it).
+        run_lock.acquire(chosen_run_dir)
+        run_lock.release(chosen_run_dir)
     with TrainingProgress(enabled=not json_output) as progress:
         trainer = Trainer(loaded.config, run_dir=chosen_run_dir, fresh=fresh, force=force, progress=progress.update)
         result = Controller(trainer).run()

@@ -174,23 +174,50 @@ def apply_changes(text: str, changes: Iterable[ConfigChange], sources: Mapping[s
     return text
 
 
-def write_atomically(path: Path, text: str, backup: bool = True) -> Optional[Path]:
-    """Write `text` to `path` via a temp file and rename; keep the old file as `<name>.bak`."""
-    path = Path(path)
-    backup_path = path.with_name(path.name + ".bak") if backup else None
+def write_atomically(path: Path, text: str | bytes, backup: bool = True) -> Optional[Path]:
+    """Write `text` (or bytes) to `path` via a temp file, fsync and rename, then fsync the folder:
+    a reader sees the old file or the new one, never half of one, even after a power cut. Keep the
+    old file as `<name>.bak`. A symlink stays a symlink (its target is written); a new file gets the
+    mode the umask gives, an existing one keeps its own."""
+    link = Path(path)
+    path = link.resolve() if link.is_symlink() else link
+    backup_path = link.with_name(link.name + ".bak") if backup else None
     if backup_path is not None and path.exists():
         shutil.copy2(path, backup_path)
     descriptor, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
             handle.flush()
             os.fsync(handle.fileno())
         if path.exists():
             shutil.copymode(path, temp_name)
+        else:
+            os.chmod(temp_name, 0o666 & ~_umask())  # mkstemp makes 0600
         os.replace(temp_name, path)
+        _fsync_folder(path.parent)
     except BaseException:
         if os.path.exists(temp_name):
             os.unlink(temp_name)
         raise
     return backup_path
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_folder(folder: Path) -> None:
+    """The rename itself durable: fsync the folder that holds the entry (POSIX; a no-op elsewhere)."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)

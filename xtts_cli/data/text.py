@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import unicodedata
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from xtts_cli.errors import XttsError
@@ -316,20 +316,12 @@ class Tokenizer:
         }
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the vocabulary as UTF-8 JSON, atomically (temp file + rename)."""
-        path = os.fspath(path)
-        directory = os.path.dirname(os.path.abspath(path))
-        os.makedirs(directory, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=".tokenizer-", suffix=".json", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(self.to_json(), handle, ensure_ascii=False, indent=1)
-                handle.write("\n")
-            os.replace(temp, path)
-        except BaseException:
-            if os.path.exists(temp):
-                os.unlink(temp)
-            raise
+        """Write the vocabulary as UTF-8 JSON, atomically (temp file, fsync, rename)."""
+        from xtts_cli.config.editing import write_atomically
+
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        text = json.dumps(self.to_json(), ensure_ascii=False, indent=1) + "\n"
+        write_atomically(Path(path), text, backup=False)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Tokenizer:

@@ -305,8 +305,8 @@ class Controller:
                 "the workers' clocks would not agree on the step to stop at",
                 hint="set training.max_steps instead",
             )
-        trainer.setup()
         try:
+            trainer.setup()  # inside: a set-up that fails still gives back what it took (the run's lock)
             result = trainer.new_result()
             self.progress(RunStarted(result=result, total_steps=trainer.total_steps, batch_size=trainer.batch_size))
             metrics_file: contextlib.AbstractContextManager[Any]

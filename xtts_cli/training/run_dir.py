@@ -20,6 +20,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,11 @@ from xtts_cli import __version__
 from xtts_cli.config.editing import write_atomically
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.errors import XttsError
+from xtts_cli.training import run_lock
+from xtts_cli.training.run_lock import LOCK_FILE
+
+# Written into every run directory xtts makes: what may be resumed into, and moved aside by --fresh.
+MARKER_FILE = ".xtts-run"
 
 # Settings a checkpoint depends on: a change makes old weights or features meaningless.
 FEATURE_KEYS = (
@@ -128,13 +134,64 @@ def _refuse_changed_model(run: RunDir, previous: Optional[dict[str, Any]], ident
         )
 
 
+def _entries(path: Path) -> list[str]:
+    """What a folder holds, the lock file aside (a run that died leaves it, empty of meaning)."""
+    try:
+        return sorted(name for name in os.listdir(path) if name != LOCK_FILE)
+    except FileNotFoundError:
+        return []
+
+
+def is_run_dir(path: Path) -> bool:
+    """xtts wrote this folder: it has the marker, or (a run from before the marker) its run.json."""
+    return (path / MARKER_FILE).is_file() or (path / "run.json").is_file()
+
+
+def _refuse_foreign(run: RunDir) -> None:
+    """A run directory is an empty folder or one xtts made: anything else is the user's files."""
+    entries = _entries(run.path)
+    if run.path.exists() and not run.path.is_dir():
+        raise XttsError(f"--run-dir {run.path} is a file, not a folder", hint="pass --run-dir DIR for the run")
+    if entries and not is_run_dir(run.path):
+        shown = ", ".join(entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
+        raise XttsError(
+            f"--run-dir {run.path} holds files xtts did not write ({shown}); a run writes only into an empty "
+            "folder or one of its own",
+            hint="pass --run-dir to a new folder, e.g. runs/my-run",
+        )
+
+
+def _move_aside(path: Path) -> Path:
+    """Rename the run at `path` to `<name>.old-<time>` (a free name, never a merge); returns it."""
+    here = Path.cwd().resolve()
+    resolved = path.resolve()
+    if here == resolved or resolved in here.parents:
+        raise XttsError(
+            f"--fresh would move {path} aside, and it holds the current directory",
+            hint="run from outside the run directory, or pass --run-dir to a new folder",
+        )
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    for attempt in range(1, 1000):
+        archived = path.with_name(f"{path.name}.old-{stamp}" + (f"-{attempt}" if attempt > 1 else ""))
+        try:
+            os.mkdir(archived)  # claims the name; another --fresh in the same second takes the next
+        except FileExistsError:
+            continue
+        os.rmdir(archived)
+        os.replace(path, archived)
+        return archived
+    raise XttsError(f"no free name to move {path} aside to", hint="remove the old runs beside it")
+
+
 def prepare_run_dir(
     path: Path, config: XttsConfig, *, fresh: bool = False, force: bool = False, read_only: bool = False
 ) -> tuple[RunDir, bool]:
     """Create or reopen a run directory; returns it and whether training resumes.
 
     Resuming with a changed model or feature setting is refused (naming the fields) unless
-    `fresh` (the old run is moved aside, never deleted) or `force`.
+    `fresh` (the old run is moved aside, never deleted) or `force`. A folder holding files xtts
+    did not write is refused, and so is a run another process is writing: this process holds the
+    run's lock (`run_lock`) from here until `release_run_dir`, or its end.
 
     `read_only`: a non-chief worker of a multi-worker run. The chief writes the run directory;
     this makes the same resume decision (and the same refusal) from what is there, writing
@@ -147,11 +204,19 @@ def prepare_run_dir(
         if resume and not force:
             _refuse_changed_model(run, run.read_run(), identity)
         return run, resume
-    if fresh and run.path.exists() and any(run.path.iterdir()):
-        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        archived = run.path.with_name(f"{run.path.name}.old-{stamp}")
-        os.replace(run.path, archived)
+    _refuse_foreign(run)
+    if fresh and _entries(run.path):
+        run_lock.acquire(run.path)  # no one else is writing the run about to be moved
+        try:
+            _move_aside(run.path)
+        finally:
+            run_lock.release(run.path)
     run.path.mkdir(parents=True, exist_ok=True)
+    run_lock.acquire(run.path)
+    if not (run.path / MARKER_FILE).is_file():
+        write_atomically(
+            run.path / MARKER_FILE, "an xtts run directory: `xtts train` writes here, and only here\n", backup=False
+        )
     previous = run.read_run()
     resume = run.has_checkpoint()
     if resume and not force:
@@ -179,17 +244,28 @@ def prepare_run_dir(
     return run, resume
 
 
-def remove_stale_temporaries(run: RunDir) -> list[Path]:
-    """Checkpoint writes that never finished (a crash mid-save) leave temp files; drop them.
+def release_run_dir(run: RunDir) -> None:
+    """Give back the run's lock (`prepare_run_dir` took it)."""
+    run_lock.release(run.path)
 
-    TensorFlow writes shards to `*_temp*` paths and moves the `checkpoint` pointer only after the
-    data is complete, so anything temporary is never referenced; removing it keeps disk use flat.
-    """
+
+# What xtts's own interrupted writes leave (the pointer moves only after a checkpoint is complete):
+# TensorFlow's files in progress: `ckpt-N_temp/` shards, `ckpt-N.index.tempstate<n>` (and `.tmp`) before
+# their rename, `checkpoint.tmp<hex>` for the pointer.
+_TEMPORARY = re.compile(
+    r"^(ckpt-\d+_temp.*|ckpt-\d+\.(index|data-\d+-of-\d+)\.(tmp|tempstate).*|checkpoint\.tmp.*|\..+\.tmp)$"
+)
+
+
+def remove_stale_temporaries(run: RunDir) -> list[Path]:
+    """Checkpoint writes that never finished (a crash mid-save) leave temp files; drop them, and
+    nothing else: only names xtts and TensorFlow give their temporaries, and only while this
+    process holds the run's lock (no other run is mid-save here)."""
     removed: list[Path] = []
-    if not run.checkpoints.is_dir():
+    if not run.checkpoints.is_dir() or not run_lock.holds(run.path):
         return removed
     for item in run.checkpoints.iterdir():
-        if "_temp" in item.name or item.name.endswith(".tmp"):
+        if _TEMPORARY.match(item.name):
             if item.is_dir():
                 shutil.rmtree(item, ignore_errors=True)
             else:

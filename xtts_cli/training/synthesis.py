@@ -82,7 +82,9 @@ def measure_speaking_rate(items, tokenizer, data: DataConfig) -> Optional[Speaki
 
 
 def save_speaking_rate(run_dir: Path, rate: SpeakingRate) -> None:
-    (run_dir / SPEAKING_RATE_FILE).write_text(rate.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    from xtts_cli.config.editing import write_atomically
+
+    write_atomically(run_dir / SPEAKING_RATE_FILE, rate.model_dump_json(indent=2) + "\n", backup=False)
 
 
 def load_speaking_rate(run_dir: Path) -> Optional[SpeakingRate]:
@@ -293,7 +295,12 @@ def synthesize_speech(
 
 
 def save_reference(run_dir: Path, reference: np.ndarray) -> None:
-    np.save(run_dir / REFERENCE_FILE, reference.astype(np.float32))
+    """speaker_reference.npy, written whole or not at all (a kill mid-write broke every later start)."""
+    from xtts_cli.config.editing import write_atomically
+
+    buffer = io.BytesIO()
+    np.save(buffer, reference.astype(np.float32))
+    write_atomically(run_dir / REFERENCE_FILE, buffer.getvalue(), backup=False)
 
 
 def save_speakers(run_dir: Path, items) -> None:
@@ -315,9 +322,9 @@ def save_speakers(run_dir: Path, items) -> None:
         }
         for name in sorted(by_speaker, key=lambda name: (-minutes[name], name))
     }
-    temp = run_dir / f".{SPEAKERS_FILE}.tmp"
-    temp.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    temp.replace(run_dir / SPEAKERS_FILE)
+    from xtts_cli.config.editing import write_atomically
+
+    write_atomically(run_dir / SPEAKERS_FILE, json.dumps(payload, indent=1, ensure_ascii=False) + "\n", backup=False)
 
 
 def load_speakers(run_dir: Path) -> dict[str, dict]:

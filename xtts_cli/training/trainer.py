@@ -112,6 +112,7 @@ class Trainer:
         self.run_dir, self.resumed = prepare_run_dir(
             self.run_dir_path, config, fresh=self.fresh, force=self.force, read_only=not self.is_chief
         )
+        self._holds_run_dir = self.is_chief  # its lock, given back by `close`
         if self.is_chief:
             remove_stale_temporaries(self.run_dir)
         if self.resumed and self.run_dir.vocab.is_file():
@@ -545,12 +546,16 @@ class Trainer:
 
     def close(self) -> None:
         """Undo what `setup` changed in the process: the global Keras dtype policy (mixed precision
-        is set in `setup` and restored here, nowhere else)."""
+        is set in `setup` and restored here, nowhere else), and the run directory's lock."""
         import keras
+
+        from xtts_cli.training.run_dir import release_run_dir
 
         previous = self.__dict__.pop("_previous_policy", None)
         if previous is not None:
             keras.mixed_precision.set_dtype_policy(previous)
+        if self.__dict__.pop("_holds_run_dir", False):
+            release_run_dir(self.run_dir)
 
     def start_gpu_sampler(self):
         """NVML sampling of the GPUs in use, for the progress line; None on CPU or without NVML."""

@@ -1,0 +1,120 @@
+"""Nothing lost, one writer: the run directory against a user's own files, a second live run,
+`--fresh` in the wrong place, and temporaries that are not ours. Each through the real thing: a
+real second process holding the lock, real files beside the run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from training_support import run_xtts, subprocess_env, tiny_config
+
+from xtts_cli.config.schema import XttsConfig
+from xtts_cli.errors import XttsError
+from xtts_cli.training.run_dir import MARKER_FILE, RunDir, prepare_run_dir, release_run_dir, remove_stale_temporaries
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from xtts_cli.training import run_lock
+run_lock.acquire(Path(sys.argv[1]))
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_second_writer_is_refused_at_once_naming_the_holder(tmp_path):
+    run = tmp_path / "run"
+    prepare_run_dir(run, XttsConfig())
+    release_run_dir(RunDir(run))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(run)], stdout=subprocess.PIPE, env=subprocess_env(), text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        began = time.monotonic()
+        done = run_xtts(["train", "-c", str(tiny_config(tmp_path)), "-r", str(run), "--steps", "2"], tmp_path)
+        assert time.monotonic() - began < 5  # before TensorFlow loads
+        assert done.returncode == 1
+        errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+        assert errors[0].startswith(f"error: run directory {run} is in use by process {holder.pid} on ")
+    finally:
+        holder.kill()
+        holder.wait()
+    # The kernel released the lock with the process: the run is free again.
+    prepare_run_dir(run, XttsConfig())
+    release_run_dir(RunDir(run))
+
+
+def test_a_folder_of_the_users_files_is_not_a_run_directory(tmp_path):
+    mine = tmp_path / "project"
+    mine.mkdir()
+    config = mine / "config.yaml"
+    config.write_text("# my commented config\ndata:\n  batch_size: 4\n", encoding="utf-8")
+    with pytest.raises(XttsError) as caught:
+        prepare_run_dir(mine, XttsConfig())
+    assert caught.value.lines == [
+        f"--run-dir {mine} holds files xtts did not write (config.yaml); a run writes only into an empty "
+        "folder or one of its own"
+    ]
+    assert config.read_text(encoding="utf-8").startswith("# my commented config")  # untouched
+    assert not (mine / MARKER_FILE).exists()
+    # `--fresh` does not move it either.
+    with pytest.raises(XttsError, match="holds files xtts did not write"):
+        prepare_run_dir(mine, XttsConfig(), fresh=True)
+    assert config.is_file()
+
+
+def test_fresh_never_moves_the_current_directory_and_never_merges_two_old_runs(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    prepare_run_dir(run, XttsConfig())
+    release_run_dir(RunDir(run))
+    monkeypatch.chdir(run)
+    with pytest.raises(XttsError, match="holds the current directory"):
+        prepare_run_dir(run, XttsConfig(), fresh=True)
+    monkeypatch.chdir(tmp_path)
+    names = set()
+    for _ in range(3):  # within one second: three different old-run names
+        (run / "metrics.jsonl").write_text("{}\n")
+        prepare_run_dir(run, XttsConfig(), fresh=True)
+        release_run_dir(RunDir(run))
+        names = {path.name for path in tmp_path.glob("run.old-*")}
+    assert len(names) == 3
+    assert all((tmp_path / name / "metrics.jsonl").is_file() for name in names)
+
+
+def test_cleanup_removes_only_what_a_crashed_save_left(tmp_path):
+    run = tmp_path / "run"
+    prepared, _ = prepare_run_dir(run, XttsConfig())
+    prepared.checkpoints.mkdir()
+    ours = [prepared.checkpoints / "ckpt-12_temp", prepared.checkpoints / ".checkpoint.tmp"]
+    ours[0].mkdir()
+    ours[1].write_text("x")
+    theirs = [prepared.checkpoints / "notes_temp.txt", prepared.checkpoints / "results.tmp"]
+    for path in theirs:
+        path.write_text("mine")
+    removed = remove_stale_temporaries(prepared)
+    assert sorted(removed) == sorted(ours) and not any(path.exists() for path in ours)
+    assert all(path.read_text() == "mine" for path in theirs)
+    release_run_dir(prepared)
+
+
+def test_files_written_atomically_keep_symlinks_and_follow_the_umask(tmp_path, runner):
+    from xtts_cli.cli.app import app
+    from xtts_cli.config.editing import write_atomically
+
+    os.umask(0o022)
+    target = tmp_path / "real.yaml"
+    target.write_text("training:\n  enable_graph_mode: false\n", encoding="utf-8")
+    link = tmp_path / "link.yaml"
+    link.symlink_to(target)
+    result = runner.invoke(app, ["validate", "-c", str(link), "--fix"])
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and "enable_graph_mode: true" in target.read_text(encoding="utf-8")
+    fresh = tmp_path / "new.json"
+    write_atomically(fresh, "{}\n", backup=False)
+    assert (fresh.stat().st_mode & 0o777) == 0o644
+    assert not list(tmp_path.glob(".*.tmp"))

@@ -1,0 +1,77 @@
+"""One writer per run directory: an exclusive `flock` on `<run>/.xtts-lock`, held while the run
+trains and released by the kernel when the process ends, however it ends (a crash or SIGKILL
+leaves no stale lock to clean up). A second writer fails at once, naming the holder's PID and host.
+
+flock locks belong to an open file: two opens in one process would lock each other out, so a
+process keeps one open lock per directory and counts who holds it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from xtts_cli.errors import XttsError
+
+LOCK_FILE = ".xtts-lock"
+_HELD: dict[str, list[Any]] = {}  # resolved path -> [file object, holders]
+
+
+class RunDirLocked(XttsError):
+    """Another process writes this run directory."""
+
+
+def _holder(path: Path) -> str:
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+        return f"process {info['pid']} on {info['host']} (since {info['since']})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another process"
+
+
+def acquire(directory: Path, what: str = "run directory") -> Path:
+    """Lock `directory` for this process (again, if it holds it already); a `RunDirLocked` naming
+    the holder when another process does."""
+    import fcntl
+
+    key = str(Path(directory).resolve())
+    if key in _HELD:
+        _HELD[key][1] += 1
+        return Path(key) / LOCK_FILE
+    path = Path(key) / LOCK_FILE
+    handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held open for the life of the lock
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise RunDirLocked(
+            f"{what} {directory} is in use by {_holder(path)}",
+            hint="wait for that run to end, or pass --run-dir DIR for a separate run",
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    stamp = _dt.datetime.now().isoformat(timespec="seconds")
+    handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": stamp}) + "\n")
+    handle.flush()
+    _HELD[key] = [handle, 1]
+    return path
+
+
+def release(directory: Path) -> None:
+    """Give back one hold of `directory`'s lock; the last one unlocks it."""
+    key = str(Path(directory).resolve())
+    held = _HELD.get(key)
+    if held is None:
+        return
+    held[1] -= 1
+    if held[1] <= 0:
+        held[0].close()  # closing the file releases the flock
+        del _HELD[key]
+
+
+def holds(directory: Path) -> bool:
+    return str(Path(directory).resolve()) in _HELD
