@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 import struct
 from dataclasses import dataclass
 from typing import BinaryIO, Optional
@@ -49,13 +50,52 @@ class AudioHeader:
 
 
 def read_audio_header(path: str) -> AudioHeader:
-    """Header facts of `path`, or AudioHeaderError(reason, detail) saying why it is unusable."""
+    """Header facts of `path`, or AudioHeaderError(reason, detail) saying why it is unusable: a
+    file that cannot be read, a FIFO or device (never opened: a FIFO would block the scan), and a
+    header cut short or malformed in any way are each their own reason, never a traceback."""
     try:
-        size = os.path.getsize(path)
+        info = os.stat(path)
     except FileNotFoundError:
         raise AudioHeaderError("missing", "file not found") from None
+    except OSError as error:
+        raise AudioHeaderError("unreadable", f"cannot read the file: {error.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise AudioHeaderError("not_audio", "not a regular file (a FIFO, a device or a folder): skipped unread")
+    size = info.st_size
     if size == 0:
         raise AudioHeaderError("empty", "file is empty (0 bytes)")
+    try:
+        header = _read_header(path, size)
+        if header.codec == "wav_float32":
+            _check_finite(path, header)
+        return header
+    except AudioHeaderError:
+        raise
+    except PermissionError:
+        raise AudioHeaderError("unreadable", "cannot read the file: permission denied") from None
+    except OSError as error:
+        raise AudioHeaderError("unreadable", f"cannot read the file: {error.strerror or error}") from None
+    except (IndexError, ValueError, struct.error, EOFError, OverflowError) as error:
+        # The parsers read fixed layouts: a file cut inside one runs off its end somewhere.
+        raise AudioHeaderError("truncated", f"header cut short or malformed ({type(error).__name__})") from None
+
+
+def _check_finite(path: str, header: AudioHeader) -> None:
+    """Float samples can be NaN or infinite, which would train as such (a finite loss hides them):
+    the one format that can carry them is read whole here, a million samples at a time."""
+    import numpy as np
+
+    count = header.num_samples * header.channels
+    samples = np.memmap(path, dtype="<f4", mode="r", offset=header.data_offset, shape=(count,))
+    bad = 0
+    for start in range(0, count, 1 << 20):
+        bad += int(np.count_nonzero(~np.isfinite(samples[start : start + (1 << 20)])))
+    del samples
+    if bad:
+        raise AudioHeaderError("bad_samples", f"{bad:,} of its {count:,} float samples are NaN or infinite")
+
+
+def _read_header(path: str, size: int) -> AudioHeader:
     with open(path, "rb") as handle:
         head = handle.read(12)
         if head[:4] == b"RIFF" and head[8:12] == b"WAVE":

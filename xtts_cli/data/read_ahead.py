@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 
@@ -63,11 +64,13 @@ class ReadAhead:
 def _read_head(path: str, size: int) -> None:
     """The first `size` bytes of `path`, read and dropped (they stay in the page cache)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        # Non-blocking: a FIFO in the dataset would block an open for reading until a writer came.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return  # the scan's own read reports it
     try:
-        os.pread(fd, size, 0)
+        if stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device: the scan reports it, unread
+            os.pread(fd, size, 0)
     except OSError:
         pass
     finally:

@@ -43,6 +43,8 @@ BadReason = Literal[
     "too_many_frames",
     "empty_text",
     "text_too_long",
+    "unreadable",
+    "bad_samples",
 ]
 # Reasons a clip with sound audio and a transcript is left out: the length limits in `data`, a choice
 # of the config, not a broken file. They are listed with the bad items, but a corpus with a long

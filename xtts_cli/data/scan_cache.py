@@ -60,7 +60,7 @@ class HeaderCache:
         except FileNotFoundError:
             raise AudioHeaderError("missing", "file not found") from None
         except OSError as error:
-            raise AudioHeaderError("missing", f"cannot read the file: {error.strerror}") from None
+            raise AudioHeaderError("unreadable", f"cannot read the file: {error.strerror}") from None
         entry = self.known.get(audio_path)
         if entry is None or entry[0] != stat.st_size or entry[1] != stat.st_mtime_ns:
             entry = self._read(audio_path, stat)

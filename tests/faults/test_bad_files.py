@@ -1,0 +1,109 @@
+"""Every bad file is a line of the scan's report, never a traceback or a hang: headers cut short in
+any format, a file the user cannot read, a FIFO among the clips, float samples that are NaN."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import wave
+from pathlib import Path
+
+import numpy as np
+import pytest
+from training_support import subprocess_env
+
+from xtts_cli.cli.app import app
+
+SAMPLE = Path(__file__).resolve().parents[2] / "xtts_cli" / "data" / "sample"
+
+
+def dataset(root: Path, extra: dict[str, bytes | None]) -> Path:
+    """Three good clips of the bundled sample, and `extra` files (None: made by the test) listed too."""
+    (root / "wavs").mkdir(parents=True)
+    lines = []
+    for line in (SAMPLE / "metadata.csv").read_text(encoding="utf-8").splitlines()[:3]:
+        clip = line.split("|")[0]
+        shutil.copy(SAMPLE / "wavs" / f"{clip}.wav", root / "wavs" / f"{clip}.wav")
+        lines.append(line)
+    for name, content in extra.items():
+        if content is not None:
+            (root / "wavs" / f"{name}.wav").write_bytes(content)
+        lines.append(f"{name}|A sentence of this clip.|A sentence of this clip.")
+    (root / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
+def float_wav(samples: np.ndarray, rate: int = 22050) -> bytes:
+    data = samples.astype("<f4").tobytes()
+    fmt = (3).to_bytes(2, "little") + (1).to_bytes(2, "little") + rate.to_bytes(4, "little")
+    fmt += (rate * 4).to_bytes(4, "little") + (4).to_bytes(2, "little") + (32).to_bytes(2, "little")
+    body = b"WAVE" + b"fmt " + len(fmt).to_bytes(4, "little") + fmt + b"data" + len(data).to_bytes(4, "little") + data
+    return b"RIFF" + len(body).to_bytes(4, "little") + body
+
+
+def bad_files(runner, root: Path) -> dict[str, tuple[str, str]]:
+    result = runner.invoke(app, ["validate", "--data", str(root), "--json"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    report = json.loads(result.stdout)
+    return {Path(b["path"]).stem: (b["reason"], b["detail"]) for b in report["dataset"]["bad_files"]}
+
+
+def test_headers_cut_short_in_every_format_are_one_line_each(runner, tmp_path):
+    with wave.open(str(tmp_path / "good.wav"), "wb") as handle:
+        handle.setnchannels(1)
+        handle.setsampwidth(2)
+        handle.setframerate(22050)
+        handle.writeframes(b"\0\0" * 22050)
+    whole = (tmp_path / "good.wav").read_bytes()
+    extra = {
+        "ogg20": b"OggS" + b"\0" * 16,  # a 20-byte Ogg: the header reader ran off its end
+        "id3short": b"ID3\x03\x00",  # an ID3 tag cut inside its own header
+        "flac9": b"fLaC\0\0\0\x22\0",
+        "mp3sync": b"\xff\xfb\x90",
+    }
+    extra.update({f"wav{n}": whole[:n] for n in (13, 30, 40, 44)})
+    found = bad_files(runner, dataset(tmp_path / "data", extra))
+    assert set(found) == set(extra), found
+    assert all(reason in {"truncated", "not_audio", "header_only"} for reason, _ in found.values()), found
+
+
+def test_a_fifo_among_the_clips_is_skipped_unread(tmp_path):
+    root = dataset(tmp_path / "data", {"pipe": None})
+    os.mkfifo(root / "wavs" / "pipe.wav")
+    # In a process of its own: a scan that opened the FIFO would block there until the timeout.
+    done = subprocess.run(
+        [sys.executable, "-m", "xtts_cli", "validate", "--data", str(root), "--json"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=120,
+    )
+    report = json.loads(done.stdout)
+    [bad] = report["dataset"]["bad_files"]
+    assert bad["reason"] == "not_audio" and "not a regular file" in bad["detail"]
+
+
+def test_nan_or_infinite_float_samples_are_reported_not_trained(runner, tmp_path):
+    clean = np.sin(np.linspace(0, 2000, 22050)).astype(np.float32) * 0.1
+    poisoned = clean.copy()
+    poisoned[[10, 500, 9000]] = [np.nan, np.inf, -np.inf]
+    found = bad_files(runner, dataset(tmp_path / "data", {"clean": float_wav(clean), "nan": float_wav(poisoned)}))
+    assert found == {"nan": ("bad_samples", "3 of its 22,050 float samples are NaN or infinite")}
+
+
+def test_a_file_the_user_cannot_read_is_one_line(tmp_path):
+    root = dataset(tmp_path / "data", {"locked": b"RIFF" + b"\0" * 40})
+    os.chmod(root / "wavs" / "locked.wav", 0)
+    command = [sys.executable, "-m", "xtts_cli", "validate", "--data", str(root), "--json"]
+    if os.geteuid() == 0:
+        # Root reads every file whatever its mode, through two capabilities: the scan runs without them.
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without util-linux's setpriv to drop the capabilities")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    done = subprocess.run(command, capture_output=True, text=True, env=subprocess_env(), timeout=120)
+    assert "Traceback" not in done.stderr, done.stderr
+    [bad] = json.loads(done.stdout)["dataset"]["bad_files"]
+    assert (bad["reason"], bad["detail"]) == ("unreadable", "cannot read the file: permission denied")
