@@ -109,14 +109,21 @@ def test_an_unknown_folder_is_refused_in_one_line_naming_the_layouts(tmp_path):
         scan_dataset(data(CORPORA / "coqui", dataset_format="vctk"))
 
 
-def test_nemo_manifests_may_name_absolute_paths_as_nemo_writes_them(tmp_path):
-    records = [json.loads(line) for line in (CORPORA / "nemo" / "train_manifest.json").read_text().splitlines()]
-    for record in records:
-        record["audio_filepath"] = str(CORPORA / "nemo" / record["audio_filepath"])
-    (tmp_path / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records) + "{broken\n")
-    report = scan_dataset(data(tmp_path))
+def test_nemo_manifests_may_name_absolute_paths_inside_the_dataset_as_nemo_writes_them(tmp_path):
+    shutil.copytree(CORPORA / "nemo", tmp_path / "nemo")
+    records = [json.loads(line) for line in (tmp_path / "nemo" / "train_manifest.json").read_text().splitlines()]
+    (tmp_path / "nemo" / "train_manifest.json").unlink()
+    inside = [dict(r, audio_filepath=str(tmp_path / "nemo" / r["audio_filepath"])) for r in records]
+    outside = [dict(r, audio_filepath=str(CORPORA / "nemo" / r["audio_filepath"])) for r in records]
+    lines = "".join(json.dumps(r) + "\n" for r in inside + outside[:1]) + "{broken\n"
+    (tmp_path / "nemo" / "manifest.jsonl").write_text(lines)
+    report = scan_dataset(data(tmp_path / "nemo"))
     assert report.format == "nemo" and len(report.items) == 4
-    assert [bad.reason for bad in report.bad] == ["malformed_line"]
+    assert sorted(bad.reason for bad in report.bad) == ["malformed_line", "path_escapes_root"]
+    assert report.datasets[0].outside_root == 0
+    # Allowed, the clip outside is read, and the report says how many came from beyond the root.
+    allowed = scan_dataset(data(tmp_path / "nemo", allow_absolute_paths=True, scan_cache=False))
+    assert len(allowed.items) == 5 and allowed.datasets[0].outside_root == 1
 
 
 def test_common_voice_falls_back_to_train_tsv(tmp_path):

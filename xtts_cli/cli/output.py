@@ -105,6 +105,11 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
         largest = ", ".join(f"{name[:24]} {span(minutes)}" for name, minutes in speakers[:TOP_SPEAKERS])
         more = f", +{len(speakers) - TOP_SPEAKERS:,} more" if len(speakers) > TOP_SPEAKERS else ""
         out.print(f"  {len(speakers):,} speaker{'' if len(speakers) == 1 else 's'}: {largest}{more}")
+        if dataset.outside_root:
+            out.print(
+                f"  [yellow]note[/]: {dataset.outside_root:,} clips are read from outside the dataset root "
+                "(data.allow_absolute_paths: true)"
+            )
     out.print(f"  audio: {formats}; {rates}")
     if data.duration_histogram:
         from xtts_cli.profiling.sparkline import sparkline

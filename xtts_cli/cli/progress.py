@@ -143,6 +143,11 @@ class TrainingProgress:
                 f"validation items, {span(dataset.hours * 60)}, {speakers:,} speaker{'' if speakers == 1 else 's'}, "
                 f"{dataset.bad_items:,} skipped{repeats}"
             )
+            if dataset.outside_root:
+                self.err.print(
+                    f"[yellow]note[/]: {dataset.outside_root:,} clips of {dataset.path} are read from outside it "
+                    "(data.allow_absolute_paths: true)"
+                )
 
     def _logged(self, event: StepLogged) -> None:
         if self._bar_from is not None and self._progress is None:

@@ -117,6 +117,9 @@ class DatasetReport(BaseModel):
     hours: float
     speaker_minutes: dict[str, float] = Field(description="Minutes of good audio per speaker, largest first.")
     bad_reasons: dict[str, int]
+    outside_root: int = Field(
+        0, description="Clips read from outside the dataset root (only with data.allow_absolute_paths)."
+    )
 
 
 class ScanReport(BaseModel):
@@ -301,6 +304,13 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
     minutes: Counter = Counter()
     for item in train + evaluation:
         minutes[item.speaker] += item.audio.duration / 60
+    outside = 0
+    if data.allow_absolute_paths:  # then said once, in the report: clips read from beyond the root
+        folders = _Folders()
+        outside = sum(
+            not _inside(folders.real_path(item.audio_path), folders.real_folder(str(root)))
+            for item in train + evaluation
+        )
     summary = DatasetReport(
         name=name,
         path=str(root),
@@ -316,6 +326,7 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         hours=sum(item.audio.duration for item in train + evaluation) / 3600,
         speaker_minutes=dict(minutes.most_common()),
         bad_reasons=dict(Counter(b.reason for b in bad)),
+        outside_root=outside,
     )
     return summary, train, evaluation, bad, total
 
@@ -460,25 +471,57 @@ def _read_speakers(path: Path) -> dict[str, str]:
 
 
 class _Folders:
-    """Names in each folder, listed once: an LJSpeech id's extension is found without a stat per file."""
+    """Each folder listed once: an LJSpeech id's extension is found without a stat per file, and
+    where a clip really lies (symlinks followed) is known from the listing and one `realpath` per
+    folder, not a chain of lstats per clip."""
 
     def __init__(self) -> None:
         self.names: dict[str, set[str]] = {}
+        self.links: dict[str, set[str]] = {}
+        self.real: dict[str, str] = {}
+
+    def _list(self, folder: str) -> None:
+        names, links = set(), set()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    names.add(entry.name)
+                    if entry.is_symlink():
+                        links.add(entry.name)
+        except OSError:
+            pass
+        self.names[folder], self.links[folder] = names, links
 
     def holds(self, path: str) -> bool:
         folder, _, name = path.rpartition("/")
         if folder not in self.names:
-            try:
-                self.names[folder] = set(os.listdir(folder))
-            except OSError:
-                self.names[folder] = set()
+            self._list(folder)
         return name in self.names[folder]
+
+    def real_path(self, path: str) -> str:
+        """`path` with every symlink on the way resolved."""
+        folder, _, name = path.rpartition("/")
+        if folder not in self.names:
+            self._list(folder)
+        if name in self.links[folder]:
+            return os.path.realpath(path)
+        return os.path.join(self.real_folder(folder or "/"), name)
+
+    def real_folder(self, folder: str) -> str:
+        if folder not in self.real:
+            self.real[folder] = os.path.realpath(folder)
+        return self.real[folder]
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _resolve(
     entry: Entry, root: str, allow_absolute: bool, folders: _Folders
 ) -> tuple[Optional[str], str, Optional[BadItem]]:
-    """(absolute path or None, path as written, problem). String operations only: this runs per item."""
+    """(absolute path or None, path as written, problem). A path that lands outside the dataset
+    root, written so (absolute, `..`) or through a symlink, is refused unless `allow_absolute`."""
     if entry.path is None:
         candidates = [f"wavs/{entry.id}{ext}" for ext in SUPPORTED_EXTENSIONS]
         written = next((c for c in candidates if folders.holds(f"{root}/{c}")), candidates[0])
@@ -490,8 +533,11 @@ def _resolve(
         full = f"{root}/{written}"
         if "//" in full or "/." in full:
             full = os.path.normpath(full)
-    escapes = os.path.isabs(written) or (".." in written and os.path.relpath(full, root).startswith(".."))
-    if escapes and not allow_absolute:
+    if allow_absolute:
+        return full, written, None
+    real = folders.real_path(full)
+    if not _inside(real, folders.real_folder(root)):
+        where = "" if real == full else f" (it resolves to {real})"
         return (
             None,
             written,
@@ -499,7 +545,8 @@ def _resolve(
                 source=entry.source,
                 path=written,
                 reason="path_escapes_root",
-                detail="audio path points outside the dataset root; set data.allow_absolute_paths: true to allow it",
+                detail=f"audio path points outside the dataset root{where}; set data.allow_absolute_paths: true "
+                "to allow it",
             ),
         )
     return full, written, None
@@ -512,7 +559,7 @@ def _place(
     missing transcript (`_check_entry` reports those)."""
     if entry.malformed or entry.missing_transcript:
         return None
-    return _resolve(entry, root, data.allow_absolute_paths or entry.absolute_ok, folders)
+    return _resolve(entry, root, data.allow_absolute_paths, folders)
 
 
 def _check_entry(
