@@ -118,3 +118,43 @@ def test_files_written_atomically_keep_symlinks_and_follow_the_umask(tmp_path, r
     write_atomically(fresh, "{}\n", backup=False)
     assert (fresh.stat().st_mode & 0o777) == 0o644
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_an_unreadable_latest_checkpoint_falls_back_to_the_one_before(tmp_path):
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.training.controller import Controller
+    from xtts_cli.training.events import Noted
+    from xtts_cli.training.trainer import Trainer
+
+    settings = {"training.max_steps": 4, "training.save_step": 2, "training.log_step": 2}
+    config = resolve_config(tiny_config(tmp_path), settings).config
+    Controller(Trainer(config, run_dir=tmp_path / "run")).run()
+    checkpoints = tmp_path / "run" / "checkpoints"
+    # The latest checkpoint's data cut short, as a full disk or an interrupted copy leaves it.
+    data = next(checkpoints.glob("ckpt-4.data-*"))
+    data.write_bytes(data.read_bytes()[:100])
+    notes: list[str] = []
+    resumed = Trainer(
+        resolve_config(tiny_config(tmp_path), {**settings, "training.max_steps": 6}).config,
+        run_dir=tmp_path / "run",
+        progress=lambda event: notes.append(event.message) if isinstance(event, Noted) else None,
+    )
+    result = Controller(resumed).run()
+    assert result.start_step == 2 and result.final_step == 6
+    assert any(note.startswith(f"checkpoint {checkpoints / 'ckpt-4'} cannot be read") for note in notes), notes
+
+
+def test_checkpoint_dir_puts_the_checkpoints_there_and_synthesis_finds_them(tmp_path, runner):
+    from xtts_cli.cli.app import app
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.training.controller import Controller
+    from xtts_cli.training.trainer import Trainer
+
+    settings = {"training.max_steps": 2, "training.checkpoint_dir": "weights"}
+    Controller(Trainer(resolve_config(tiny_config(tmp_path), settings).config, run_dir=tmp_path / "run")).run()
+    assert (tmp_path / "run" / "weights" / "checkpoint").is_file()
+    assert not (tmp_path / "run" / "checkpoints").exists()
+    out = tmp_path / "a.wav"
+    result = runner.invoke(app, ["synthesize", "Hello there.", "-r", str(tmp_path / "run"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "from step 2 of" in result.stdout

@@ -126,7 +126,9 @@ class DataConfig(_Section):
         "~/.cache/xtts/scan ($XDG_CACHE_HOME), so a second start reads only the files that changed.",
     )
     allow_absolute_paths: bool = Field(
-        False, description="Let metadata name audio outside the dataset root (absolute paths or `..`)."
+        False,
+        description="Let metadata name audio outside the dataset root (absolute paths, `..`, or symlinks that "
+        "lead out); the scan then counts the clips read from outside.",
     )
     sample_rate: int = Field(
         22050, ge=8000, le=96000, description="Sample rate (Hz) training runs at; files at other rates are resampled."
@@ -500,7 +502,11 @@ class TrainingConfig(_Section):
         "Tachibana et al.: 0.2). Narrower pulls harder towards a straight line.",
     )
     keep_checkpoints: int = Field(5, ge=1, description="Checkpoints kept in the run directory.")
-    checkpoint_dir: Optional[str] = Field(None, description="Where checkpoints go. Empty: `<run_dir>/checkpoints`.")
+    checkpoint_dir: Optional[str] = Field(
+        None,
+        description="Where checkpoints go: a folder relative to the run directory, or an absolute path (a faster "
+        "or larger disk). Empty: `<run_dir>/checkpoints`.",
+    )
     run_dir: Optional[str] = Field(None, description="Run directory. Empty: a new folder under `runs/`.")
     seed: int = Field(1234, description="Seed for weights and dropout.")
 

@@ -78,9 +78,16 @@ def default_run_dir(config_path: Optional[Path]) -> Path:
 @dataclass
 class RunDir:
     path: Path
+    checkpoint_dir: Optional[str] = None  # training.checkpoint_dir: relative to the run directory
+
+    @classmethod
+    def of(cls, path: Path, config: XttsConfig) -> RunDir:
+        return cls(Path(path), config.training.checkpoint_dir)
 
     @property
     def checkpoints(self) -> Path:
+        if self.checkpoint_dir:
+            return self.path / Path(self.checkpoint_dir).expanduser()  # an absolute one replaces the run's
         return self.path / "checkpoints"
 
     @property
@@ -197,7 +204,7 @@ def prepare_run_dir(
     this makes the same resume decision (and the same refusal) from what is there, writing
     nothing. With `fresh` it never resumes: the chief moves the old run aside.
     """
-    run = RunDir(Path(path))
+    run = RunDir.of(Path(path), config)
     identity = model_identity(config)
     if read_only:
         resume = not fresh and run.has_checkpoint()

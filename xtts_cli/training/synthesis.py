@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import math
+import shlex
 import wave
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -112,6 +113,11 @@ def wav_bytes(waveform: np.ndarray, sample_rate: int) -> bytes:
     return buffer.getvalue()
 
 
+# Compressed (and float) references are decoded whole by their decoders: longer than this, the
+# user is asked for a cut instead of the memory it would take.
+MAX_WHOLE_REFERENCE_SECONDS = 600
+
+
 def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> np.ndarray:
     """The speaker reference [reference_frames, n_mels] from an audio file, decoded in TF; with
     `windows` > 1, up to that many consecutive references [N, reference_frames, n_mels] along the
@@ -128,17 +134,35 @@ def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> n
         raise XttsError(
             f"--speaker-wav {str(path)!r}: {exc.detail}", hint="pass a WAV, FLAC, OGG or MP3 file of speech"
         ) from None
+    # Decoded only as far as the references reach (a 2-hour file took 10.7 GB decoded whole): the
+    # frames they cover at the training rate, in the file's own samples, with a window to spare.
+    frames = data.reference_frames * max(windows, 1)
+    needed = math.ceil((frames * data.hop_length + data.n_fft) * header.sample_rate / data.sample_rate) + 64
+    num_samples = min(header.num_samples, needed)
+    if header.codec.startswith("wav_pcm") and header.bit_depth:  # raw PCM: only those bytes are read
+        with open(path, "rb") as handle:
+            contents = tf.constant(
+                handle.read(header.data_offset + num_samples * header.channels * header.bit_depth // 8)
+            )
+    elif header.duration > MAX_WHOLE_REFERENCE_SECONDS:
+        raise XttsError(
+            f"--speaker-wav {str(path)!r} is {header.duration / 60:.0f} minutes of {header.format}, which is decoded "
+            f"whole; a voice needs about {frames * data.hop_length / data.sample_rate:.0f} seconds",
+            hint=f"cut the first minute out: sox {shlex.quote(str(path))} reference.wav trim 0 60",
+        )
+    else:
+        contents = tf.io.read_file(str(path))
     audio = decode_audio(
-        tf.io.read_file(str(path)),
+        contents,
         0,
         header.sample_rate,
         header.channels,
         header.data_offset,
-        header.num_samples,
+        num_samples,
         data,
         codecs=(header.codec,),
     )
-    mel = log_mel(audio, data).numpy()
+    mel = log_mel(audio[: needed * data.sample_rate // header.sample_rate], data).numpy()
     if windows <= 1:
         return mel[: data.reference_frames]
     count = max(1, min(windows, len(mel) // data.reference_frames))
@@ -562,6 +586,7 @@ def load_run(run_dir: Path, step: Optional[int] = None):
             hint="pass the --run-dir of an `xtts train` run, e.g. runs/tiny-cpu",
         )
     config: XttsConfig = build_config(yaml.safe_load(run.config_file.read_text(encoding="utf-8")), str(run.config_file))
+    run = RunDir.of(run.path, config)  # its checkpoints where training.checkpoint_dir put them
     tokenizer = Tokenizer.load(run.vocab)
     model = build_model(
         config.model,
@@ -574,14 +599,28 @@ def load_run(run_dir: Path, step: Optional[int] = None):
     if step is not None and latest is not None:
         latest = str(run.checkpoints / f"ckpt-{step}")
         if not Path(latest + ".index").is_file():
-            kept = sorted(int(path.name[5:-6]) for path in run.checkpoints.glob("ckpt-*.index"))
+            steps = sorted(int(index.name[5:-6]) for index in run.checkpoints.glob("ckpt-*.index"))
             raise XttsError(
                 f"{run.checkpoints} keeps no checkpoint of step {step}",
-                hint=f"it keeps steps {', '.join(map(str, kept))} (training.save_step, training.keep_checkpoints)",
+                hint=f"it keeps steps {', '.join(map(str, steps))} (training.save_step, training.keep_checkpoints)",
             )
     if latest is None:
         raise XttsError(
             f"{run.checkpoints} holds no checkpoint yet", hint="train first: xtts train --run-dir " + str(run_dir)
         )
-    restored = restore_model(model, latest)
-    return config, tokenizer, model, restored, run
+    kept: list[str] = [latest]
+    state = tf.train.get_checkpoint_state(str(run.checkpoints))
+    if step is None and state is not None:  # the latest unreadable: the newest one before it that reads
+        kept += [str(path) for path in reversed(state.all_model_checkpoint_paths) if path != latest]
+    for index, path in enumerate(kept):
+        try:
+            restored = restore_model(model, path)
+        except (tf.errors.OpError, IndexError, OSError) as exc:
+            if index + 1 == len(kept):
+                raise XttsError(
+                    f"cannot read {path}, nor any checkpoint before it: {str(exc).splitlines()[0]}",
+                    hint="train again: xtts train --fresh",
+                ) from None
+            continue
+        return config, tokenizer, model, restored, run
+    raise AssertionError("unreachable: the loop returns or raises")

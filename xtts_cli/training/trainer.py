@@ -256,13 +256,7 @@ class Trainer:
             )
         latest = self.latest_checkpoint() if self.resumed or self.is_chief else None
         if latest:
-            try:
-                self.checkpoint.restore(latest).expect_partial()
-            except (tf.errors.OpError, ValueError, AssertionError) as exc:
-                raise XttsError(
-                    f"cannot restore {latest}: {str(exc).splitlines()[0]}",
-                    hint="the checkpoint does not fit this model; use --fresh to start a new run",
-                ) from None
+            self._restore(latest)
         # Multi-worker only: the stop flag every worker reduces, and the step gather (a tf.function).
         self.stop_flag: Any = None
         self._gather_steps: Any = None
@@ -271,6 +265,38 @@ class Trainer:
             self.stop_flag = tf.Variable(0.0, trainable=False, name="stop_requested")
             self.check_workers_agree("after restoring")
         self._compile_steps()
+
+    def _restore(self, latest: str) -> None:
+        """Restore `latest`, or, when its files cannot be read (cut short, corrupt: a disk that
+        filled mid-save, a copy that stopped), the newest earlier checkpoint the run keeps, with a
+        note. A checkpoint that reads but does not fit the model is refused: that is the config."""
+        import tensorflow as tf
+
+        kept = [latest]
+        if self.manager is not None:
+            kept += [path for path in reversed(self.manager.checkpoints) if path != latest]
+        for index, path in enumerate(kept):
+            try:
+                self.checkpoint.restore(path).expect_partial()
+            except (ValueError, AssertionError) as exc:
+                raise XttsError(
+                    f"cannot restore {path}: {str(exc).splitlines()[0]}",
+                    hint="the checkpoint does not fit this model; use --fresh to start a new run",
+                ) from None
+            except (tf.errors.OpError, IndexError, OSError) as exc:  # a file cut short: "Read less bytes"
+                if index + 1 < len(kept):
+                    self.progress(
+                        Noted(
+                            f"checkpoint {path} cannot be read ({str(exc).splitlines()[0][:120]}); resuming from "
+                            f"{kept[index + 1]}, the one before it"
+                        )
+                    )
+                    continue
+                raise XttsError(
+                    f"cannot read {path}, nor any checkpoint before it: {str(exc).splitlines()[0]}",
+                    hint="use --fresh to start a new run (the old one is moved aside)",
+                ) from None
+            return
 
     def latest_checkpoint(self) -> Optional[str]:
         """The run's newest complete checkpoint (the chief's directory, on any worker)."""
