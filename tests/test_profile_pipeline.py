@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from xtts_cli.cli.app import app, main
-from xtts_cli.errors import XttsError
+from xtts_cli.errors import DiskFullError
 from xtts_cli.profiling import pipeline_profiler
 
 DATASET = Path(__file__).parent / "data" / "dataset"
@@ -329,7 +329,7 @@ def test_a_precompute_pass_that_would_not_fit_on_disk_is_refused_before_it_start
     real = shutil.disk_usage
     monkeypatch.setattr(feature_cache.shutil, "disk_usage", lambda path: real(path)._replace(free=1000))
     refused = runner.invoke(app, args)
-    assert refused.exit_code == 1 and isinstance(refused.exception, XttsError)
+    assert isinstance(refused.exception, DiskFullError) and refused.exception.exit_code == 6
     message = str(refused.exception)
     assert re.fullmatch(
         r"precompute: the feature store needs up to \d+ MB under '.*' but its disk has 0 MB free", message

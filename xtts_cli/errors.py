@@ -5,8 +5,8 @@ recognised by their class and message, without importing TensorFlow.
 
 Exit codes: 1 an error a user can fix (XttsError), 2 a config that does not validate
 (ConfigError), 3 a NaN or Inf loss (training/controller.py), 4 a device or kernel TensorFlow cannot
-use (DeviceError), 5 out of memory (OutOfMemoryError); 130 and 143 after a clean interrupt
-(training/signals.py).
+use (DeviceError), 5 out of memory (OutOfMemoryError), 6 a full disk (DiskFullError); 130 and 143
+after a clean interrupt (training/signals.py).
 """
 
 from __future__ import annotations
@@ -46,6 +46,32 @@ class OutOfMemoryError(XttsError):
     exit_code = 5
 
 
+class DiskFullError(XttsError):
+    """No space left on a disk, or a quota reached (ENOSPC, EDQUOT): exit 6. Not memory."""
+
+    exit_code = 6
+
+
+DISK_FULL_HINT = "free space on that disk (or raise its quota), or point the run or the store at another one"
+_DISK_FULL = ("no space left on device", "disk quota exceeded")
+
+
+def disk_full(error: BaseException, where: str = "") -> Optional[DiskFullError]:
+    """A DiskFullError for an OSError with ENOSPC or EDQUOT, or a TensorFlow error that says so."""
+    import errno
+
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", -1)):
+        path = where or error.filename or "a file"
+        return DiskFullError(f"the disk is full: writing {path} failed ({error.strerror})", hint=DISK_FULL_HINT)
+    message = str(getattr(error, "message", "") or error)
+    if any(phrase in message.lower() for phrase in _DISK_FULL):
+        cause = tensorflow_cause(message)
+        return DiskFullError(
+            f"the disk is full{': writing ' + where if where else ''} ({cause})", hint=DISK_FULL_HINT, translated=True
+        )
+    return None
+
+
 class DeviceError(XttsError):
     """A device that does not exist, or an operation with no kernel on the device it was placed on: exit 4."""
 
@@ -57,7 +83,15 @@ OUT_OF_MEMORY_HINT = (
     "`xtts benchmark` finds the largest batch that fits this machine"
 )
 # Phrases that state a cause; a line holding one is the message, wherever it sits.
-_CAUSES = ("OOM when allocating", "out of memory", "No registered", "no supported kernel", "Could not satisfy")
+_CAUSES = (
+    "OOM when allocating",
+    "out of memory",
+    "No registered",
+    "no supported kernel",
+    "Could not satisfy",
+    "No space left on device",
+    "Disk quota exceeded",
+)
 
 
 # Lines of a TensorFlow error message that frame the cause rather than state it.
@@ -84,6 +118,9 @@ def tensorflow_cause(message: str) -> str:
 def from_tensorflow(error: BaseException) -> Optional[XttsError]:
     """TensorFlow's out-of-memory, missing-kernel and device errors as one line that names the
     setting to change; None for any other error (it keeps its traceback)."""
+    full = disk_full(error)  # before out of memory: TensorFlow reports a full disk as exhausted resources
+    if full is not None:
+        return full
     kind = type(error)
     if not kind.__module__.startswith(("tensorflow", "keras")):
         return None

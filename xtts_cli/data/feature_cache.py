@@ -61,7 +61,7 @@ from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.features import AUDIO_STEPS_PER_UNIT, KEPT_VALUE_BYTES, stored_steps
 from xtts_cli.data.plan import feature_bytes, gigabytes, mel_frames
 from xtts_cli.data.scan import DatasetItem, dataset_root
-from xtts_cli.errors import XttsError, tensorflow_cause
+from xtts_cli.errors import DiskFullError, XttsError, disk_full, tensorflow_cause
 
 SHARD_SUFFIX = ".tfrecord"
 MAGIC = b"XTTSFT01"
@@ -318,8 +318,20 @@ def precompute_features(
                 if note is not None and done < len(todo) and now - told >= PROGRESS_EVERY_S:
                     told = now
                     note(_progress(todo, done, now - began, what))
-        except tf.errors.OpError as error:
-            failed = todo[done]
+        except (tf.errors.OpError, OSError) as error:
+            full = disk_full(error, f"the feature store under {str(directory)!r}")
+            if full is not None:  # not the clip's fault: say where, and what is kept
+                full.lines.append(
+                    f"{finished:,} of {_count(len(missing), 'shard')} were written and are kept; the next start "
+                    "computes the rest"
+                )
+                raise full from None
+            if isinstance(error, OSError):  # a folder made read-only: the finished shards are kept
+                raise XttsError(
+                    f"precompute: cannot write the feature store under {str(directory)!r}: {error.strerror}",
+                    hint="set data.feature_cache_dir to a folder you can write; shards already written are reused",
+                ) from None
+            failed = todo[min(done, len(todo) - 1)]
             raise XttsError(
                 f"precompute: cannot compute features of {failed.audio_path!r} ({failed.source}): "
                 f"{tensorflow_cause(error.message)}",
@@ -336,11 +348,6 @@ def precompute_features(
             elif note is not None:
                 note(f"precompute: interrupted before the first of {_count(len(missing), 'shard')} was written")
             raise
-        except OSError as error:  # a full disk, a folder made read-only: the finished shards are kept
-            raise XttsError(
-                f"precompute: cannot write the feature store under {str(directory)!r}: {error.strerror}",
-                hint="free space there or set data.feature_cache_dir to another folder; shards already written are reused",
-            ) from None
     shards = []
     for shard, members in planned:
         index = read_index(shard.path, len(members), value_bytes)
@@ -407,7 +414,7 @@ def require_room(directory: Path, need: int) -> None:
     except OSError:
         return
     if need > free:
-        raise XttsError(
+        raise DiskFullError(
             f"precompute: the feature store needs up to {gigabytes(need)} under {str(directory)!r} but its disk "
             f"has {gigabytes(free)} free",
             hint="free space there, or set data.feature_cache_dir to a folder on a disk with room; "

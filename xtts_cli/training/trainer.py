@@ -298,6 +298,18 @@ class Trainer:
                 ) from None
             return
 
+    def _complete_checkpoint_files(self) -> set[str]:
+        """File names of the checkpoints the pointer lists (complete, by TensorFlow's order of writes)."""
+        import tensorflow as tf
+
+        state = tf.train.get_checkpoint_state(str(self.run_dir.checkpoints))
+        prefixes = [Path(path).name for path in (state.all_model_checkpoint_paths if state else [])]
+        return {
+            path.name
+            for path in self.run_dir.checkpoints.iterdir()
+            if any(path.name.startswith(p + ".") for p in prefixes)
+        }
+
     def latest_checkpoint(self) -> Optional[str]:
         """The run's newest complete checkpoint (the chief's directory, on any worker)."""
         import tensorflow as tf
@@ -538,7 +550,27 @@ class Trainer:
 
         number = int(self.step_var.numpy())
         if self.manager is not None:
-            return self.manager.save(checkpoint_number=number)
+            try:
+                return self.manager.save(checkpoint_number=number)
+            except BaseException as error:
+                # A save cut short (a full disk): the pointer still names the last complete
+                # checkpoint; the partial files of this one go, and the error says what happened.
+                remove_stale_temporaries(self.run_dir)
+                for partial in self.run_dir.checkpoints.glob(f"ckpt-{number}.*"):
+                    if partial.name not in self._complete_checkpoint_files():
+                        partial.unlink(missing_ok=True)
+                from xtts_cli.errors import disk_full
+
+                full = disk_full(error, f"checkpoint {number} into {self.run_dir.checkpoints}")
+                if full is not None:
+                    latest = self.manager.latest_checkpoint
+                    full.lines.append(
+                        f"the run keeps {latest}; run the same command to resume from it once there is room"
+                        if latest
+                        else "no checkpoint was complete yet: once there is room, the same command starts the run over"
+                    )
+                    raise full from None
+                raise
         # A non-chief worker, as TensorFlow's multi-worker guide does it: every worker saves (a save
         # may run collectives, and a worker that skipped it would leave the others waiting), into
         # a scratch directory deleted right after, so the run keeps the chief's set only. The

@@ -1,0 +1,86 @@
+"""A full disk is a full disk: training whose run directory lies on a real filesystem that fills up
+(a 1 MiB tmpfs mounted in a private mount namespace, so nothing outside the test sees it) ends with
+its own error, naming where, keeps the last good checkpoint and leaves no partial file behind."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+
+import pytest
+from training_support import subprocess_env, tiny_config
+
+
+def private_tmpfs(command: list[str], mount: str, size: str, cwd: str, inodes: int = 0) -> subprocess.CompletedProcess:
+    """Run `command` with a tmpfs of `size` (and at most `inodes` files) at `mount`, in a mount
+    namespace of its own; then list it."""
+    options = f"size={size}" + (f",nr_inodes={inodes}" if inodes else "")
+    script = (
+        f"mount -t tmpfs -o {options} tmpfs {shlex.quote(mount)} && cd {shlex.quote(cwd)} && "
+        f"{shlex.join(command)}; code=$?; echo '--- files'; find {shlex.quote(mount)} -type f | sort; exit $code"
+    )
+    return subprocess.run(
+        ["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, env=subprocess_env(), timeout=300
+    )
+
+
+needs_mounts = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("unshare") is None, reason="mounting a tmpfs needs root and unshare"
+)
+
+
+@needs_mounts
+def test_a_checkpoint_that_fills_the_disk_is_a_full_disk_not_out_of_memory(tmp_path):
+    mount = tmp_path / "small"
+    mount.mkdir()
+    config = tiny_config(tmp_path, "  save_step: 2\n")
+    done = private_tmpfs(
+        [sys.executable, "-m", "xtts_cli", "train", "-c", str(config), "-r", str(mount / "run"), "--steps", "4"],
+        str(mount),
+        "1m",
+        str(tmp_path),
+    )
+    assert done.returncode == 6, done.stderr[-3000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith(("error: ", "hint: "))]
+    assert errors[0].startswith(f"error: the disk is full: writing checkpoint 2 into {mount / 'run' / 'checkpoints'}")
+    assert "out of memory" not in done.stderr and "batch_size" not in done.stderr
+    assert any("no checkpoint was complete yet" in line for line in errors)
+    assert errors[-1].startswith("hint: free space on that disk")
+    files = done.stdout.split("--- files")[1].split()
+    assert not [name for name in files if "ckpt-2" in name or "_temp" in name or name.endswith(".tmp")], files
+    assert any(name.endswith("run/config.yaml") for name in files)  # the run itself is kept
+
+
+@needs_mounts
+def test_a_feature_store_that_fills_the_disk_keeps_its_finished_shards(tmp_path):
+    mount = tmp_path / "small"
+    mount.mkdir()
+    extra = "  save_step: 2\n"
+    config = tiny_config(tmp_path, extra)
+    text = config.read_text().replace("  preprocessing_mode: cache\n", "  preprocessing_mode: precompute\n")
+    config.write_text(text.replace("data:\n", f"data:\n  feature_cache_dir: {mount / 'store'}\n", 1))
+    command = [
+        sys.executable,
+        "-m",
+        "xtts_cli",
+        "train",
+        "-c",
+        str(config),
+        "-r",
+        str(tmp_path / "run"),
+        "--steps",
+        "2",
+    ]
+    # Room enough by the store's own estimate, checked before the pass; but files run out after the
+    # first shard (a disk out of inodes reports ENOSPC too): the pass itself meets the full disk.
+    done = private_tmpfs(command, str(mount), "8m", str(tmp_path), inodes=5)
+    assert done.returncode == 6, done.stderr[-3000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert errors[0].startswith(f"error: the disk is full: writing the feature store under '{mount / 'store'}")
+    assert "remove or re-encode" not in done.stderr and "Traceback" not in done.stderr
+    assert errors[1].endswith("were written and are kept; the next start computes the rest")
+    files = done.stdout.split("--- files")[1].split()
+    assert not [name for name in files if ".tmp" in name], files
