@@ -19,7 +19,7 @@ from xtts_cli.training.run_dir import MARKER_FILE, RunDir, prepare_run_dir, rele
 HOLD = """
 import sys, time
 from pathlib import Path
-from xtts_cli.training import run_lock
+from xtts_cli import locks as run_lock
 run_lock.acquire(Path(sys.argv[1]))
 print("held", flush=True)
 time.sleep(120)
@@ -158,3 +158,28 @@ def test_checkpoint_dir_puts_the_checkpoints_there_and_synthesis_finds_them(tmp_
     result = runner.invoke(app, ["synthesize", "Hello there.", "-r", str(tmp_path / "run"), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert "from step 2 of" in result.stdout
+
+
+def test_a_feature_store_being_built_has_one_builder(tmp_path):
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.data.feature_cache import cache_root, feature_fingerprint
+
+    config_path = tiny_config(tmp_path)
+    text = config_path.read_text().replace("  preprocessing_mode: cache\n", "  preprocessing_mode: precompute\n")
+    config_path.write_text(text.replace("data:\n", f"data:\n  feature_cache_dir: {tmp_path / 'store'}\n", 1))
+    data = resolve_config(config_path).config.data
+    store = cache_root(data) / feature_fingerprint(data, "mel")
+    store.mkdir(parents=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(store)], stdout=subprocess.PIPE, env=subprocess_env(), text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        done = run_xtts(["train", "-c", str(config_path), "-r", str(tmp_path / "run"), "--steps", "2"], tmp_path)
+        assert done.returncode == 1, done.stderr[-2000:]
+        errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+        assert errors[0].startswith(f"error: feature store {store} is in use by process {holder.pid} on ")
+        assert not list(store.glob("shard-*"))  # it wrote nothing beside the first builder
+    finally:
+        holder.kill()
+        holder.wait()

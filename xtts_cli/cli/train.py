@@ -310,7 +310,7 @@ def train(
         Path(loaded.config.training.run_dir) if loaded.config.training.run_dir else default_run_dir(loaded.path)
     )
     if loaded.config.devices.strategy != "multi_worker" and chosen_run_dir.is_dir():
-        from xtts_cli.training import run_lock
+        from xtts_cli import locks as run_lock
 
         # Before TensorFlow loads (seconds): a run another process is writing is refused at once.
         # The trainer takes the lock again for the run (and workers of a cluster share it).

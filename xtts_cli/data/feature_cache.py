@@ -57,6 +57,7 @@ from typing import Any, Optional
 import numpy as np
 from pydantic import BaseModel, Field
 
+from xtts_cli import locks
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.features import AUDIO_STEPS_PER_UNIT, KEPT_VALUE_BYTES, stored_steps
 from xtts_cli.data.plan import feature_bytes, gigabytes, mel_frames
@@ -282,92 +283,109 @@ def precompute_features(
         (shard, members) for shard, members in planned if read_index(shard.path, len(members), value_bytes) is None
     ]
     todo = [item for _, members in missing for item in members]
-    if todo:
-        require_room(directory, store_bytes(todo, data, output, shards=len(missing)))
-    began = time.perf_counter()
-    if todo and note is not None:
-        stored = len(planned) - len(missing)
-        note(
-            f"precompute: computing the features of {_count(len(todo), what)} into {directory} "
-            f"({_count(len(missing), 'shard')} to write, {stored} stored already); later starts read them"
+    locked = bool(todo)
+    if locked:
+        # One builder per store: a second process fails at once, naming the first, instead of both
+        # writing the same shards.
+        locks.acquire(
+            directory,
+            what="feature store",
+            hint="another xtts is computing it: wait for that run, or set data.feature_cache_dir to another folder",
         )
-    if todo:
-        # Room for 64 computed clips ahead of the writer: while it waits on a write or a shard's
-        # fsync, the parallel map keeps computing instead of stopping at its own few-element buffer.
-        # No autotuning: with it, releasing this iterator after the pass waited 10 s in 3 of 4
-        # passes (TF 2.16's autotuning thread sleeping out its period); without it the map runs on
-        # every core all the same. 12,474 clips: the pass 11.8-12.5 s (+ 0 or 10 s) -> 10.7-10.8 s.
-        options = tf.data.Options()
-        options.autotune.enabled = False
-        stream = features_for(todo).prefetch(64).with_options(options).as_numpy_iterator()
-        done = 0
-
-        def clips(count: int):
-            nonlocal done
-            for _ in range(count):
-                yield stored_steps(next(stream), output)
-                done += 1
-
-        told = began
-        finished = 0
-        try:
-            for shard, members in missing:
-                _write_shard(Path(shard.path), clips(len(members)))
-                finished += 1
-                now = time.perf_counter()
-                if note is not None and done < len(todo) and now - told >= PROGRESS_EVERY_S:
-                    told = now
-                    note(_progress(todo, done, now - began, what))
-        except (tf.errors.OpError, OSError) as error:
-            full = disk_full(error, f"the feature store under {str(directory)!r}")
-            if full is not None:  # not the clip's fault: say where, and what is kept
-                full.lines.append(
-                    f"{finished:,} of {_count(len(missing), 'shard')} were written and are kept; the next start "
-                    "computes the rest"
-                )
-                raise full from None
-            if isinstance(error, OSError):  # a folder made read-only: the finished shards are kept
-                raise XttsError(
-                    f"precompute: cannot write the feature store under {str(directory)!r}: {error.strerror}",
-                    hint="set data.feature_cache_dir to a folder you can write; shards already written are reused",
-                ) from None
-            failed = todo[min(done, len(todo) - 1)]
-            raise XttsError(
-                f"precompute: cannot compute features of {failed.audio_path!r} ({failed.source}): "
-                f"{tensorflow_cause(error.message)}",
-                hint="the file passed the header scan but does not decode; remove or re-encode it",
-            ) from None
-        except KeyboardInterrupt:  # Ctrl-C: the finished shards are kept, and the user is told so
-            kept = sum(len(members) for _, members in missing[:finished])
-            if note is not None and finished:
-                note(
-                    f"precompute: interrupted with {finished:,} of {_count(len(missing), 'shard')} written "
-                    f"({kept:,} of {_count(len(todo), what)}); they are kept in {directory} and the next start "
-                    "computes the rest"
-                )
-            elif note is not None:
-                note(f"precompute: interrupted before the first of {_count(len(missing), 'shard')} was written")
-            raise
-    shards = []
-    for shard, members in planned:
-        index = read_index(shard.path, len(members), value_bytes)
-        if index is None:
-            raise XttsError(
-                f"precompute: the feature store's shard {shard.path!r} is unreadable right after it was written",
-                hint="check the disk under data.feature_cache_dir (full, or shared with another writer)",
+        missing = [  # what a builder before this one finished is not computed again
+            (shard, members) for shard, members in missing if read_index(shard.path, len(members), value_bytes) is None
+        ]
+        todo = [item for _, members in missing for item in members]
+    try:
+        if todo:
+            require_room(directory, store_bytes(todo, data, output, shards=len(missing)))
+        began = time.perf_counter()
+        if todo and note is not None:
+            stored = len(planned) - len(missing)
+            note(
+                f"precompute: computing the features of {_count(len(todo), what)} into {directory} "
+                f"({_count(len(missing), 'shard')} to write, {stored} stored already); later starts read them"
             )
-        shards.append(Shard(shard.path, shard.users, *index))
-    result = PrecomputeResult(
-        directory=str(directory),
-        shards=len(shards),
-        built=len(todo),
-        reused=sum(len(shard.users) for shard in shards) - len(todo),
-        shards_built=len(missing),
-        stale_removed=sweep_store(directory, {shard.path for shard in shards}) + sweep_other_settings(directory),
-    )
-    if todo and note is not None:
-        note(f"precompute: {_count(len(todo), what)} stored in {time.perf_counter() - began:.1f} s")
-    return result, shards
+        if todo:
+            # Room for 64 computed clips ahead of the writer: while it waits on a write or a shard's
+            # fsync, the parallel map keeps computing instead of stopping at its own few-element buffer.
+            # No autotuning: with it, releasing this iterator after the pass waited 10 s in 3 of 4
+            # passes (TF 2.16's autotuning thread sleeping out its period); without it the map runs on
+            # every core all the same. 12,474 clips: the pass 11.8-12.5 s (+ 0 or 10 s) -> 10.7-10.8 s.
+            options = tf.data.Options()
+            options.autotune.enabled = False
+            stream = features_for(todo).prefetch(64).with_options(options).as_numpy_iterator()
+            done = 0
+
+            def clips(count: int):
+                nonlocal done
+                for _ in range(count):
+                    yield stored_steps(next(stream), output)
+                    done += 1
+
+            told = began
+            finished = 0
+            try:
+                for shard, members in missing:
+                    _write_shard(Path(shard.path), clips(len(members)))
+                    finished += 1
+                    now = time.perf_counter()
+                    if note is not None and done < len(todo) and now - told >= PROGRESS_EVERY_S:
+                        told = now
+                        note(_progress(todo, done, now - began, what))
+            except (tf.errors.OpError, OSError) as error:
+                full = disk_full(error, f"the feature store under {str(directory)!r}")
+                if full is not None:  # not the clip's fault: say where, and what is kept
+                    full.lines.append(
+                        f"{finished:,} of {_count(len(missing), 'shard')} were written and are kept; the next start "
+                        "computes the rest"
+                    )
+                    raise full from None
+                if isinstance(error, OSError):  # a folder made read-only: the finished shards are kept
+                    raise XttsError(
+                        f"precompute: cannot write the feature store under {str(directory)!r}: {error.strerror}",
+                        hint="set data.feature_cache_dir to a folder you can write; shards already written are reused",
+                    ) from None
+                failed = todo[min(done, len(todo) - 1)]
+                raise XttsError(
+                    f"precompute: cannot compute features of {failed.audio_path!r} ({failed.source}): "
+                    f"{tensorflow_cause(error.message)}",
+                    hint="the file passed the header scan but does not decode; remove or re-encode it",
+                ) from None
+            except KeyboardInterrupt:  # Ctrl-C: the finished shards are kept, and the user is told so
+                kept = sum(len(members) for _, members in missing[:finished])
+                if note is not None and finished:
+                    note(
+                        f"precompute: interrupted with {finished:,} of {_count(len(missing), 'shard')} written "
+                        f"({kept:,} of {_count(len(todo), what)}); they are kept in {directory} and the next start "
+                        "computes the rest"
+                    )
+                elif note is not None:
+                    note(f"precompute: interrupted before the first of {_count(len(missing), 'shard')} was written")
+                raise
+        shards = []
+        for shard, members in planned:
+            index = read_index(shard.path, len(members), value_bytes)
+            if index is None:
+                raise XttsError(
+                    f"precompute: the feature store's shard {shard.path!r} is unreadable right after it was written",
+                    hint="check the disk under data.feature_cache_dir (full, or shared with another writer)",
+                )
+            shards.append(Shard(shard.path, shard.users, *index))
+        result = PrecomputeResult(
+            directory=str(directory),
+            shards=len(shards),
+            built=len(todo),
+            reused=sum(len(shard.users) for shard in shards) - len(todo),
+            shards_built=len(missing),
+            stale_removed=sweep_store(directory, {shard.path for shard in shards}) + sweep_other_settings(directory),
+        )
+        if todo and note is not None:
+            note(f"precompute: {_count(len(todo), what)} stored in {time.perf_counter() - began:.1f} s")
+        return result, shards
+    finally:
+        if locked:
+            locks.release(directory)
 
 
 class CorruptShards(XttsError):

@@ -29,11 +29,11 @@ from typing import Any, Optional
 import yaml
 
 from xtts_cli import __version__
+from xtts_cli import locks as run_lock
 from xtts_cli.config.editing import write_atomically
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.errors import XttsError
-from xtts_cli.training import run_lock
-from xtts_cli.training.run_lock import LOCK_FILE
+from xtts_cli.locks import LOCK_FILE
 
 # Written into every run directory xtts makes: what may be resumed into, and moved aside by --fresh.
 MARKER_FILE = ".xtts-run"

@@ -1,6 +1,7 @@
-"""One writer per run directory: an exclusive `flock` on `<run>/.xtts-lock`, held while the run
-trains and released by the kernel when the process ends, however it ends (a crash or SIGKILL
-leaves no stale lock to clean up). A second writer fails at once, naming the holder's PID and host.
+"""One writer per folder (a run directory, a feature store being built): an exclusive `flock` on
+`<folder>/.xtts-lock`, held while the writer works and released by the kernel when the process
+ends, however it ends (a crash or SIGKILL leaves no stale lock to clean up). A second writer fails
+at once, naming the holder's PID and host.
 
 flock locks belong to an open file: two opens in one process would lock each other out, so a
 process keeps one open lock per directory and counts who holds it.
@@ -33,7 +34,7 @@ def _holder(path: Path) -> str:
         return "another process"
 
 
-def acquire(directory: Path, what: str = "run directory") -> Path:
+def acquire(directory: Path, what: str = "run directory", hint: str = "") -> Path:
     """Lock `directory` for this process (again, if it holds it already); a `RunDirLocked` naming
     the holder when another process does."""
     import fcntl
@@ -50,7 +51,7 @@ def acquire(directory: Path, what: str = "run directory") -> Path:
         handle.close()
         raise RunDirLocked(
             f"{what} {directory} is in use by {_holder(path)}",
-            hint="wait for that run to end, or pass --run-dir DIR for a separate run",
+            hint=hint or "wait for that run to end, or pass --run-dir DIR for a separate run",
         ) from None
     handle.seek(0)
     handle.truncate()
