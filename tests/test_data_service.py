@@ -279,13 +279,20 @@ def test_cli_dispatcher_and_worker_serve_the_pipeline_and_stop_on_signals(sample
     alone = start_dispatcher(0)
     alone_address = f"localhost:{bound_port(alone)}"
     port = _free_port()
-    processes = [start("dispatcher", "--port", str(port)), start("worker", "--dispatcher", alone_address)]
+    processes = [
+        start("dispatcher", "--port", str(port), "--bind", "0.0.0.0"),
+        start("worker", "--dispatcher", alone_address, "--bind", "0.0.0.0"),
+    ]
     dispatcher, worker = processes
     try:
         line = dispatcher.stdout.readline()
-        assert line.startswith(f"tf.data service dispatcher listening on port {port}: "), dispatcher.stderr.read()
+        assert line.startswith(
+            f"tf.data service dispatcher listening on every interface at port {port}, no authentication: "
+        ), dispatcher.stderr.read()
         assert "data.service_address: grpc://" in line
-        assert worker.stdout.readline().startswith("tf.data service worker listening on port "), worker.stderr.read()
+        assert worker.stdout.readline().startswith("tf.data service worker listening on every interface at port "), (
+            worker.stderr.read()
+        )
 
         dataset, _ = build_pipeline(_with_data(config, service_address=alone_address), items, tokenizer, training=True)
         assert _examples(dataset)[0] == local_epoch[0]
@@ -324,12 +331,12 @@ def test_worker_cli_refuses_a_dispatcher_that_is_not_there(runner) -> None:
     from xtts_cli.cli.app import app
 
     port = _free_port()
-    result = runner.invoke(app, ["data-service", "worker", "--dispatcher", f"localhost:{port}"])
+    result = runner.invoke(app, ["data-service", "worker", "--dispatcher", f"localhost:{port}", "--bind", "0.0.0.0"])
     assert result.exit_code == 1
     assert isinstance(result.exception, XttsError)
     assert result.exception.lines == [
         f"--dispatcher 'localhost:{port}': nothing answers at localhost:{port}; start one there with "
-        f"`xtts data-service dispatcher --port {port}`"
+        f"`xtts data-service dispatcher --port {port} --bind 0.0.0.0`"
     ]
 
 
@@ -388,3 +395,18 @@ def test_cpu_sampler_reads_the_cores_a_stretch_kept_busy() -> None:
     assert sampler.cores_busy(0.5) == pytest.approx(2.0)  # raised to MIN_CPU_WINDOW_SECONDS
     assert sampler.cores_busy(3.0) == pytest.approx(4.0 / 3.0)  # 1 idle s dilutes it (interpolated start)
     assert sampler.cores_busy(100.0) == pytest.approx(1.0)  # clipped to the whole run
+
+
+def test_a_server_open_to_the_network_starts_only_when_asked_for(runner) -> None:
+    """TensorFlow's tf.data servers bind every interface, with no authentication and no option for
+    one address: without --bind they do not start, and nothing listens."""
+    from xtts_cli.cli.app import app
+
+    for command in (["dispatcher", "--port", "0"], ["worker", "--dispatcher", "localhost:1"]):
+        result = runner.invoke(app, ["data-service", *command])
+        assert isinstance(result.exception, XttsError)
+        assert "would listen on every network interface" in result.exception.lines[0]
+        assert "--bind 0.0.0.0" in result.exception.hint and "SSH tunnel" in result.exception.hint
+        narrowed = runner.invoke(app, ["data-service", *command, "--bind", "127.0.0.1"])
+        assert isinstance(narrowed.exception, XttsError)
+        assert "cannot be held to 127.0.0.1" in narrowed.exception.lines[0]

@@ -22,6 +22,42 @@ app = typer.Typer(
 )
 
 
+BindOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--bind",
+        metavar="ADDRESS",
+        help="The interface to listen on. TensorFlow's tf.data servers listen on every interface and have no "
+        "authentication: anyone who reaches the port can run TensorFlow graphs as you. Pass --bind 0.0.0.0 to "
+        "accept that on a trusted network (docs/scaling.md); without it the server does not start.",
+        show_default=False,
+    ),
+]
+# What TensorFlow 2.16's tf.data servers bind: every interface ("0.0.0.0:PORT"), no other choice.
+EVERY_INTERFACE = ("0.0.0.0", "::", "[::]", "*", "all")
+
+
+def _check_bind(bind: Optional[str], what: str) -> None:
+    """Refuse to start a server open to the network unless the user named that, knowing it."""
+    import getpass
+
+    from xtts_cli.errors import XttsError
+
+    if bind is None:
+        raise XttsError(
+            f"the tf.data service {what} would listen on every network interface (TensorFlow offers no other) with "
+            f"no authentication: anyone who reaches its port could run TensorFlow graphs as {getpass.getuser()}",
+            hint="on a trusted network or behind a firewall that admits only your machines, pass --bind 0.0.0.0; "
+            "docs/scaling.md shows the SSH tunnel for anything else",
+        )
+    if bind.strip().lower() not in EVERY_INTERFACE:
+        raise XttsError(
+            f"--bind {bind}: TensorFlow's tf.data service listens on every interface and cannot be held to {bind}",
+            hint="pass --bind 0.0.0.0 on a trusted network, or keep the port closed and use an SSH tunnel "
+            "(docs/scaling.md)",
+        )
+
+
 def _serve(server, line: str) -> None:
     """Print where `server` listens, then run until SIGINT or SIGTERM, stop it and return (exit 0)."""
     stop = threading.Event()
@@ -54,6 +90,7 @@ def dispatcher(
             show_default=False,
         ),
     ] = None,
+    bind: BindOption = None,
 ) -> None:
     """Run the dispatcher: it hands the trainer's pipeline to the workers and tracks their jobs.
 
@@ -61,12 +98,13 @@ def dispatcher(
 
     Examples:
 
-        xtts data-service dispatcher --port 5050
+        xtts data-service dispatcher --port 5050 --bind 0.0.0.0
 
-        xtts data-service dispatcher --port 5050 --work-dir /shared/dispatcher
+        xtts data-service dispatcher --port 5050 --bind 0.0.0.0 --work-dir /shared/dispatcher
     """
     import socket
 
+    _check_bind(bind, "dispatcher")
     from xtts_cli.data.service import bound_port, start_dispatcher
 
     server = start_dispatcher(port, str(work_dir.expanduser().resolve()) if work_dir else None)
@@ -75,8 +113,9 @@ def dispatcher(
     journal = f"; state journaled in {work_dir}" if work_dir else ""
     _serve(
         server,
-        f"tf.data service dispatcher listening on port {bound}: workers run `xtts data-service worker "
-        f"--dispatcher {host}:{bound}`, trainers set data.service_address: grpc://{host}:{bound}{journal}",
+        f"tf.data service dispatcher listening on every interface at port {bound}, no authentication: workers run "
+        f"`xtts data-service worker --dispatcher {host}:{bound} --bind 0.0.0.0`, trainers set "
+        f"data.service_address: grpc://{host}:{bound}{journal}",
     )
 
 
@@ -104,6 +143,7 @@ def worker(
             show_default=False,
         ),
     ] = None,
+    bind: BindOption = None,
 ) -> None:
     """Run a worker: it registers with the dispatcher and makes batches for the trainers that read from it.
 
@@ -112,17 +152,19 @@ def worker(
 
     Examples:
 
-        xtts data-service worker --dispatcher 10.0.0.5:5050 --port 5051
+        xtts data-service worker --dispatcher 10.0.0.5:5050 --port 5051 --bind 0.0.0.0
 
-        xtts data-service worker --dispatcher 10.0.0.5:5050 --port 5051 --worker-address 10.0.0.7:5051
+        xtts data-service worker --dispatcher 10.0.0.5:5050 --port 5051 --bind 0.0.0.0 --worker-address 10.0.0.7:5051
     """
     from xtts_cli.data.service import bound_port, default_worker_host, grpc_target, start_worker
 
+    _check_bind(bind, "worker")
     target = grpc_target(dispatcher_address, name="--dispatcher")
     host = worker_address or default_worker_host(dispatcher_address)
     server = start_worker(dispatcher_address, port=port, worker_host=host)
     _serve(
         server,
-        f"tf.data service worker listening on port {bound_port(server)} (trainers reach it at "
+        f"tf.data service worker listening on every interface at port {bound_port(server)}, no authentication "
+        f"(trainers reach it at "
         f"{host}:{bound_port(server)}), registered with {target}",
     )

@@ -276,8 +276,9 @@ class DataConfig(_Section):
     service_address: Optional[str] = Field(
         None,
         description="tf.data service dispatcher (`grpc://HOST:PORT` or `HOST:PORT`) whose workers make the "
-        "training batches on their own CPUs: start it with `xtts data-service dispatcher --port PORT` and each "
-        "worker with `xtts data-service worker --dispatcher HOST:PORT` (docs/scaling.md). Workers read the audio "
+        "training batches on their own CPUs: start it with `xtts data-service dispatcher --port PORT --bind 0.0.0.0` "
+        "and each worker with `xtts data-service worker --dispatcher HOST:PORT --bind 0.0.0.0` on a trusted network "
+        "(docs/scaling.md: the servers have no authentication). Workers read the audio "
         "at the paths the trainer sees. Validation batches are always made locally. Empty: the local pipeline.",
     )
     service_sharding: Literal["dynamic", "off"] = Field(

@@ -73,7 +73,7 @@ def dispatcher_version(
     target = grpc_target(address, name=name)
     host, port = service_host_port(address)
     where = f"{name} {address!r}"
-    fix = f"start one there with `xtts data-service dispatcher --port {port}`" + (
+    fix = f"start one there with `xtts data-service dispatcher --port {port} --bind 0.0.0.0`" + (
         ", or leave data.service_address empty for the local pipeline" if name == "data.service_address" else ""
     )
     # The proxy setting of this shell must not reroute a call meant for a machine on the LAN.

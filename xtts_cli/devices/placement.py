@@ -279,7 +279,12 @@ def configure_devices(devices: DevicesConfig, *, join_cluster: bool = False) -> 
 
 def _plan_multi_worker(tf, devices: DevicesConfig, cluster: Cluster) -> DevicePlan:
     # The config refuses a data/model split or logical CPU devices with multi_worker (schema.py).
-    notes = []
+    port = cluster.tasks[cluster.worker_index].rpartition(":")[2]
+    notes = [
+        # TensorFlow's server binds every interface and has no option for one (nor authentication).
+        f"this worker listens on every network interface at port {port} (TensorFlow's collective server, no "
+        'authentication): keep the cluster on a trusted network (docs/scaling.md, "Who can reach the servers")'
+    ]
     gpus = tf.config.list_physical_devices("GPU")  # lists without initialising the runtime
     try:
         for gpu in gpus:

@@ -424,8 +424,9 @@ def _service_problem(config: XttsConfig) -> Optional[Finding]:
 def data_service_commands(port: int = 5050) -> list[str]:
     """The command lines that start the tf.data service and point training at it (docs/scaling.md)."""
     return [
-        f"on the dispatcher machine:   xtts data-service dispatcher --port {port}",
-        f"on each worker machine:      xtts data-service worker --dispatcher DISPATCHER_HOST:{port} --port {port + 1}",
+        f"on the dispatcher machine:   xtts data-service dispatcher --port {port} --bind 0.0.0.0",
+        f"on each worker machine:      xtts data-service worker --dispatcher DISPATCHER_HOST:{port} --port {port + 1} "
+        "--bind 0.0.0.0",
         f"in the trainer's config:     data.service_address: grpc://DISPATCHER_HOST:{port}   (then xtts train as before)",
     ]
 
