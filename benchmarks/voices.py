@@ -33,9 +33,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,6 +49,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import speech_quality  # noqa: E402
 import voices_data  # noqa: E402
+from results_page import cpu_name  # noqa: E402
 
 PRESET = ROOT / "configs" / "voices-cpu.yaml"
 DOC = ROOT / "docs" / "voices.md"
@@ -79,16 +78,6 @@ How to read the tables:
   held-out sentence, and the ratio of our length to espeak-ng's; both runs trained for the same
   minutes, so the front end that learns faster shows it.
 """
-
-
-def cpu_name() -> str:
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-            if line.startswith("Model name:"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def variant(base: Path, target: Path, changes: dict) -> Path:
