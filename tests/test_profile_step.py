@@ -37,6 +37,8 @@ def check_fields(payload: dict, steps: int) -> None:
     assert payload["retraces"] == 0 and 1 <= payload["traces"] <= payload["shape_bound"] + 1
     assert payload["graph_mode"] is True
     assert payload["samples_per_sec"] > 0 and payload["steps_per_sec"] > 0
+    # The same step on resident batches after the timed ones: contention is their difference.
+    assert payload["host_contention_percent"] >= 0 and payload["resident_compute_ms"]["p50"] > 0
     assert abs(payload["samples_per_sec"] - payload["steps_per_sec"] * payload["batch_size"]) < 1e-6
     # No GPU here: null with the reason; on a GPU machine, one summary per GPU.
     assert (payload["gpu"] is None and payload["gpu_unavailable_reason"]) or len(payload["gpu"]) >= 1
@@ -110,6 +112,29 @@ def test_planted_bottleneck_is_input_bound_and_the_healthy_config_is_not(runner,
     text = buffer.getvalue()
     assert "data wait ms" in text and "compute ms" in text and "input-bound:" in text
     assert "fix: set data.use_tf_native_loading: true" in text
+    assert "host contention:" in text
+
+
+def test_host_contention_names_its_cause_and_fix(tmp_path: Path) -> None:
+    from xtts_cli.config import resolve_config
+    from xtts_cli.profiling.step_profiler import contention_findings
+
+    def fixes(percent: float, **data: object) -> list[tuple[str, object, object]]:
+        loaded = resolve_config(tiny_config(tmp_path), {f"data.{key}": value for key, value in data.items()})
+        found = contention_findings(loaded.config, percent, input_bound_percent=0.5)
+        assert all("0 % of the time" in f.message or "1 % of the time" in f.message for f in found)
+        return [(f.severity, f.fix.key if f.fix else None, f.fix.value if f.fix else None) for f in found]
+
+    # Below 5 % it is noise; 5-20 % a note; from 20 % a warning whose fix depends on the loader.
+    assert fixes(4.0) == []
+    assert fixes(34.0, use_tf_native_loading=False) == [("warning", "data.use_tf_native_loading", True)]
+    assert fixes(12.0, preprocessing_mode="runtime") == [("info", "data.preprocessing_mode", "precompute")]
+    assert fixes(25.0, num_workers=4) == [("warning", "data.num_workers", 1)]
+
+
+def test_synthetic_mode_has_no_contention_figure(runner, tmp_path: Path) -> None:
+    payload = run_json(runner, "--config", str(tiny_config(tmp_path)), "--num-steps", "3", "--synthetic")
+    assert payload["host_contention_percent"] is None and payload["resident_compute_ms"] is None
 
 
 def test_text_report_and_flag_errors(runner, tmp_path: Path) -> None:

@@ -92,9 +92,14 @@ def _verdict(report) -> str:
     )
     if report.input_bound_percent is None:
         return f"[bold]verdict[/]: {findings} (timings skipped)" if report.findings else "[bold]verdict[/]: no findings"
+    contention = (
+        f", host contention {report.host_contention_percent:.0f} %"
+        if report.host_contention_percent is not None
+        else ""
+    )
     return (
         f"[bold]verdict[/]: input-bound [bold]{report.input_bound_percent:.0f} %[/] "
-        f"({report.verdict.replace('_', ' ')}): the pipeline delivers {report.pipeline_samples_per_sec:,.0f} "
+        f"({report.verdict.replace('_', ' ')}){contention}: the pipeline delivers {report.pipeline_samples_per_sec:,.0f} "
         f"samples/s, the model consumes {report.model_samples_per_sec:,.0f}; {findings}"
     )
 

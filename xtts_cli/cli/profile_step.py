@@ -170,6 +170,18 @@ def _render(profile) -> None:
         profile.verdict
     ]
     out.print(f"input-bound: [{style}]{profile.input_bound_percent:.1f} % ({profile.verdict.replace('_', ' ')})[/]")
+    if profile.host_contention_percent is not None and profile.resident_compute_ms is not None:
+        shown = (
+            "bold red"
+            if profile.host_contention_percent >= 20
+            else "yellow"
+            if profile.host_contention_percent >= 5
+            else "green"
+        )
+        out.print(
+            f"host contention: [{shown}]{profile.host_contention_percent:.0f} %[/] (compute with the pipeline beside "
+            f"the step against {profile.resident_compute_ms.p50:.1f} ms p50 on resident batches)"
+        )
     out.print(f"throughput: {profile.samples_per_sec:,.1f} samples/s, {profile.steps_per_sec:,.2f} steps/s")
     bound = profile.shape_bound if profile.shape_bound is not None else "unbounded"
     out.print(

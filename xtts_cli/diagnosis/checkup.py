@@ -117,6 +117,11 @@ class Checkup(BaseModel):
     model_samples_per_sec: Optional[float] = None
     input_bound_percent: Optional[float] = None
     verdict: Optional[str] = None
+    host_contention_percent: Optional[float] = Field(
+        None,
+        description="How much slower the step computes with the real pipeline beside it than on resident batches "
+        "(profile-step's figure): the CPU the pipeline takes from the step.",
+    )
     pipeline_cpu_cores_busy: Optional[float] = Field(
         None, description="Process CPU seconds per wall second while the pipeline's batches were timed (all threads)."
     )
@@ -468,7 +473,7 @@ def checkup(
     from xtts_cli.devices.placement import configure_devices
     from xtts_cli.diagnosis.config_rules import check_config
     from xtts_cli.diagnosis.environment import check_environment
-    from xtts_cli.profiling.step_profiler import recommendations
+    from xtts_cli.profiling.step_profiler import contention_findings, recommendations
 
     say = progress or (lambda message: None)
     config = loaded.config
@@ -574,9 +579,12 @@ def checkup(
             pipeline.num_batches * pipeline.batch_size / pipeline.samples_per_sec if pipeline.samples_per_sec else 0.0
         )
         report.pipeline_cpu_cores_busy, report.cpu_count = cpu.cores_busy(timed), machine.cpu_count
-        say(f"timing the model alone (synthetic): {num_batches} steps on resident batches")
-        model = profile_step(config, num_steps=num_batches, synthetic=True, cpu_count=machine.cpu_count)
-        x, y = pipeline.samples_per_sec, model.samples_per_sec
+        say(f"timing the step: {num_batches} steps on the real pipeline, then on resident batches (the model alone)")
+        model = profile_step(config, num_steps=num_batches, cpu_count=machine.cpu_count)
+        # The model alone: the same step on resident batches of the shapes training meets.
+        alone_ms = model.resident_compute_ms.p50 if model.resident_compute_ms else model.compute_ms.p50
+        x, y = pipeline.samples_per_sec, model.batch_size * 1000.0 / max(alone_ms, 1e-9)
+        report.host_contention_percent = model.host_contention_percent
         z = input_bound_share(x, y)
         report.pipeline_samples_per_sec, report.model_samples_per_sec = x, y
         report.input_bound_percent = z
@@ -611,6 +619,11 @@ def checkup(
                 )
             )
             measured += [_ranked(f, "rates", z) for f in specific[1:]]
+        if model.host_contention_percent is not None:
+            measured += [
+                _ranked(f, "rates", model.host_contention_percent)
+                for f in contention_findings(config, model.host_contention_percent, model.input_bound_percent)
+            ]
         service = data_service_finding(
             config,
             pipeline_rate=x,

@@ -63,6 +63,16 @@ class StepProfile(BaseModel):
     compute: LatencyStats
     input_bound_percent: float
     verdict: InputBoundVerdict
+    host_contention_percent: Optional[float] = Field(
+        None,
+        description="How much slower the step computes with the real pipeline running beside it than on "
+        "resident batches of the same shapes, with no pipeline: the CPU the pipeline takes from the step "
+        "(and from the thread that launches a GPU's kernels), which the input-bound share cannot see when the "
+        "pipeline outruns the step. Empty in synthetic mode.",
+    )
+    resident_compute_ms: Optional[Percentiles] = Field(
+        None, description="The step's compute on resident batches, after the timed steps (what contention is against)."
+    )
     traces: int = Field(description="Traces of the training step in all (0 in eager mode).")
     traces_before_timing: int
     retraces: int = Field(description="Traces during the timed steps (after warm-up); healthy: 0.")
@@ -215,6 +225,62 @@ def recommendations(
     return found
 
 
+# Host contention at or above these shares is a warning, an info note.
+CONTENTION_WARNING_PERCENT = 20.0
+CONTENTION_INFO_PERCENT = 5.0
+# Resident steps per batch shape when measuring contention (after one untimed step each).
+RESIDENT_STEPS_PER_SHAPE = 8
+
+
+def _host_contention(trainer, timed_by_shape: dict[tuple, list[float]]) -> tuple[float, Percentiles]:
+    """(percent, resident compute): the timed steps' compute against the same step on resident
+    batches of each shape they saw, with no pipeline drawing on the host, weighted by how often
+    each shape came. The pipeline's prefetch stops once its buffer is full, so after one untimed
+    step per shape the host runs the step alone."""
+    import statistics
+
+    from xtts_cli.profiling.step_timer import fetch_outputs
+
+    resident = {_mel_shape(batch): batch for batch in _resident_batches(trainer, len(timed_by_shape) or 1)}
+    shapes = [shape for shape in timed_by_shape if shape in resident]
+    alone: dict[tuple, list[float]] = {shape: [] for shape in shapes}
+    for rounds in range(RESIDENT_STEPS_PER_SHAPE + 1):
+        for shape in shapes:
+            start = time.perf_counter()
+            fetch_outputs(trainer.train_step(resident[shape]))
+            if rounds:  # the first round lets the pipeline's buffers fill and go quiet
+                alone[shape].append((time.perf_counter() - start) * 1000.0)
+    beside = sum(len(timed_by_shape[s]) * statistics.median(timed_by_shape[s]) for s in shapes)
+    without = sum(len(timed_by_shape[s]) * statistics.median(alone[s]) for s in shapes)
+    values = sorted(value for shape in shapes for value in alone[shape])
+    percentiles = Percentiles(p50=statistics.median(values), p95=values[int(0.95 * (len(values) - 1))])
+    return (max(0.0, 100.0 * (beside - without) / without) if without > 0 else 0.0), percentiles
+
+
+def contention_findings(config: XttsConfig, percent: float, input_bound_percent: float) -> list[Finding]:
+    """What host contention says, and what to change: the input-bound share's blind spot, a pipeline
+    that outruns the step by taking its CPU."""
+    if percent < CONTENTION_INFO_PERCENT:
+        return []
+    data = config.data
+    severity = "warning" if percent >= CONTENTION_WARNING_PERCENT else "info"
+    cause = (
+        f"the step computes {percent:.0f} % slower with the input pipeline beside it than on resident batches, "
+        f"though it waits for data only {input_bound_percent:.0f} % of the time: the pipeline keeps up by taking "
+        "the step's CPU (on a GPU host, the thread that launches its kernels)"
+    )
+    if not data.use_tf_native_loading:
+        fix: Optional[ConfigChange] = _set("data.use_tf_native_loading", True)
+        cause += "; its Python loader (tf.numpy_function) is the costliest way to make batches"
+    elif data.preprocessing_mode in ("runtime", "auto"):
+        fix = _set("data.preprocessing_mode", "precompute")
+        cause += "; computing the features once (cache or precompute) leaves the step the CPU"
+    else:
+        fix = _set("data.num_workers", 1) if data.num_workers != 1 else None
+        cause += "; fewer pipeline threads leave the step more of the CPU"
+    return [Finding(id="host-contention", severity=severity, message=cause, fix=fix)]
+
+
 def _resident_batches(trainer, limit: int) -> list[Any]:
     """One real batch per distinct mel shape, copied onto the model device once."""
     import tensorflow as tf
@@ -295,6 +361,7 @@ def profile_step(
 
             timer = StepTimer(warmup_steps=warmup)
             shapes: set[tuple] = set()
+            timed_by_shape: dict[tuple, list[float]] = {}
             last_loss = None
             traces_before = 0
 
@@ -315,6 +382,7 @@ def profile_step(
                 last_loss = losses["loss"]
                 if timed:
                     shapes.add(_mel_shape(batch))
+                    timed_by_shape.setdefault(_mel_shape(batch), []).append(compute * 1000.0)
                 return True
 
             say(f"warm-up: {warmup} step(s)")
@@ -331,6 +399,10 @@ def profile_step(
                         break
                     done += 1
             traces_after = trainer.traces()
+            contention = None
+            if not synthetic and done:
+                say("timing the same step on resident batches, with no pipeline beside it")
+                contention = _host_contention(trainer, timed_by_shape)
             if last_loss is not None:
                 timer.measure_overhead(cycles=500, output=last_loss)
             report = timer.report()
@@ -380,6 +452,8 @@ def profile_step(
         shape_bound=info.max_distinct_batch_shapes,
         cpu_count=cpu_count if cpu_count is not None else usable_cpu_count(),
     )
+    if contention is not None:
+        found += contention_findings(config, contention[0], report.input_bound_percent)
     if synthetic and found:
         # The data wait in synthetic mode is only picking a resident batch: no input advice.
         found = [f for f in found if not f.id.startswith("input-bound")]
@@ -416,6 +490,8 @@ def profile_step(
         compute=report.compute,
         input_bound_percent=report.input_bound_percent,
         verdict=report.verdict,
+        host_contention_percent=contention[0] if contention else None,
+        resident_compute_ms=contention[1] if contention else None,
         traces=traces_after,
         traces_before_timing=traces_before,
         retraces=retraces,
