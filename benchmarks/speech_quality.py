@@ -84,8 +84,8 @@ def synthesize(sentences: list[str], run_dir: Path, out: Path) -> list[dict]:
 def griffin_lim_floor(espeak_wavs: list[Path], out: Path, data) -> list[Path]:
     """espeak's audio -> our log-mel -> our Griffin-Lim: what the vocoder alone costs."""
     from xtts_cli.data.features import log_mel, mel_filterbank
+    from xtts_cli.inference.speech import GRIFFIN_LIM_ITERATIONS, wav_bytes
     from xtts_cli.model.vocoder import griffin_lim
-    from xtts_cli.training.synthesis import GRIFFIN_LIM_ITERATIONS, wav_bytes
 
     paths = []
     for index, path in enumerate(espeak_wavs):
@@ -119,7 +119,9 @@ def picture(target: Path, text: str, espeak_wav: Path, run_dir: Path, data) -> N
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from xtts_cli.training.synthesis import REFERENCE_FILE, load_run, load_speaking_rate, synthesize_speech
+    from xtts_cli.inference.checkpoints import load_run
+    from xtts_cli.inference.run_files import REFERENCE_FILE, load_speaking_rate
+    from xtts_cli.inference.speech import synthesize_speech
 
     config, tokenizer, model, step, run = load_run(run_dir)
     speech = synthesize_speech(

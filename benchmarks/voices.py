@@ -148,7 +148,9 @@ def evaluate_voices(
 ) -> dict:
     """Speak every held-out sentence in its voice by name and cloned; score voice and words."""
     from xtts_cli.evaluation.recognizer import word_error_rate
-    from xtts_cli.training.synthesis import load_run, load_speaking_rate, resolve_voice, synthesize_speech, wav_bytes
+    from xtts_cli.inference.checkpoints import load_run
+    from xtts_cli.inference.run_files import load_speaking_rate
+    from xtts_cli.inference.speech import resolve_voice, synthesize_speech, wav_bytes
 
     config, tokenizer, model, step, run = load_run(run_dir, step)
     rate = load_speaking_rate(run.path)
@@ -191,7 +193,9 @@ def espeak_wer(data: Path, names: list[str], recognizer) -> float:
 def evaluate_persian(run_dir: Path, data: Path, out: Path) -> dict:
     """MCD-DTW and duration ratio of the held-out sentences against espeak-ng's rendering."""
     from xtts_cli.evaluation.mel_distance import mel_cepstral_distortion
-    from xtts_cli.training.synthesis import REFERENCE_FILE, load_run, load_speaking_rate, synthesize_speech
+    from xtts_cli.inference.checkpoints import load_run
+    from xtts_cli.inference.run_files import REFERENCE_FILE, load_speaking_rate
+    from xtts_cli.inference.speech import synthesize_speech
 
     config, tokenizer, model, step, run = load_run(run_dir)
     reference = np.load(run.path / REFERENCE_FILE)

@@ -19,6 +19,7 @@ COMMANDS = [
     ["profile-step"],
     ["benchmark"],
     ["synthesize"],
+    ["export"],
     ["data-service"],
     ["data-service", "dispatcher"],
     ["data-service", "worker"],

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-COMMANDS = ["init", "train", "validate", "diagnose", "profile-pipeline", "profile-step", "benchmark", "synthesize"]
+COMMANDS = ["init", "train", "validate", "diagnose", "profile-pipeline", "profile-step", "benchmark", "synthesize", "export"]
 
 PROBE = """
 import json, sys
@@ -45,8 +45,8 @@ def test_command_help_imports_no_tensorflow(command: str) -> None:
     out, report = _run([command, "--help"])
     assert report == {"code": 0, "heavy": []}
     assert "<bool>" not in out
-    # synthesize reads the config stored in the run directory it is given.
-    assert ("--run-dir" if command == "synthesize" else "--config") in out
+    # synthesize and export read the config stored in the run directory they are given.
+    assert ("--run-dir" if command in ("synthesize", "export") else "--config") in out
 
 
 def test_version(runner) -> None:

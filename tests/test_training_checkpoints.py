@@ -70,7 +70,7 @@ def test_checkpoint_reaches_every_weight_through_the_model(short_run) -> None:
 
 
 def test_load_run_gives_the_trained_models_outputs(short_run) -> None:
-    from xtts_cli.training.synthesis import load_run
+    from xtts_cli.inference.checkpoints import load_run
 
     _, _, model, step, _ = load_run(short_run.run_dir.path)
     assert step == 4
@@ -81,9 +81,100 @@ def test_load_run_gives_the_trained_models_outputs(short_run) -> None:
         np.testing.assert_allclose(restored[name].numpy(), expected[name].numpy(), rtol=1e-6, atol=1e-6, err_msg=name)
 
 
+def test_python_api_and_text_file_speak_as_one_sentence_calls_do(short_run, tmp_path, runner) -> None:
+    import json
+
+    from xtts_cli.cli.app import app
+    from xtts_cli.inference import Synthesizer
+
+    run = short_run.run_dir.path
+    tts = Synthesizer.load(run)
+    assert tts.step == 4 and tts.sample_rate == short_run.config.data.sample_rate
+    sentences = [TEXT, "a dog ran.", TEXT]
+    spoken = list(tts.speak_many(sentences))
+    assert [speech.text for speech in spoken] == sentences
+    np.testing.assert_array_equal(spoken[0].waveform, spoken[2].waveform)  # the same voice, worked out once
+    single = tmp_path / "single.wav"
+    assert runner.invoke(app, ["synthesize", "a dog ran.", "-r", str(run), "-o", str(single)]).exit_code == 0
+    assert spoken[1].save(tmp_path / "api.wav").read_bytes() == single.read_bytes()
+
+    lines = tmp_path / "lines.txt"
+    lines.write_text(f"{TEXT}\n\n a dog ran. \n", encoding="utf-8")
+    out_dir = tmp_path / "clips"
+    result = runner.invoke(app, ["synthesize", "--text-file", str(lines), "--out-dir", str(out_dir), "-r", str(run)])
+    assert result.exit_code == 0, result.output
+    index = [json.loads(line) for line in (out_dir / "index.jsonl").read_text().splitlines()]
+    assert [(r["line"], r["text"]) for r in index] == [(1, TEXT), (3, "a dog ran.")]
+    assert (out_dir / "0003.wav").read_bytes() == single.read_bytes()  # line numbers name the clips
+    assert "2 clips" in result.stdout
+
+    for args, message in (
+        (["--text-file", str(lines)], "--text-file needs --out-dir"),
+        (["hello", "--text-file", str(lines), "--out-dir", str(out_dir)], "both TEXT and --text-file"),
+        (["--text-file", str(tmp_path / "none.txt"), "--out-dir", str(out_dir)], "none.txt does not exist"),
+        (["hello", "--out-dir", str(out_dir)], "--out-dir is for --text-file"),
+    ):
+        result = runner.invoke(app, ["synthesize", *args, "-r", str(run)])
+        assert isinstance(result.exception, XttsError) and message in str(result.exception), result.output
+
+
+def test_export_serves_the_same_speech_with_plain_tensorflow(short_run, tmp_path, runner) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from xtts_cli.cli.app import app
+    from xtts_cli.data.features import log_mel
+    from xtts_cli.inference.run_files import load_speaking_rate
+    from xtts_cli.inference.speech import synthesize_speech
+
+    out = tmp_path / "exported"
+    result = runner.invoke(app, ["export", "-r", str(short_run.run_dir.path), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    info = json.loads((out / "export.json").read_text())
+    ids = {symbol: index + 1 for index, symbol in enumerate(info["symbols"])}
+    data = short_run.config.data
+    clip = short_run.scan.train[0].audio_path
+    # A fresh process with TensorFlow and numpy only: what a server without xtts runs.
+    script = f"""
+import json, sys, wave
+import numpy as np, tensorflow as tf
+with wave.open({clip!r}) as handle:
+    audio = np.frombuffer(handle.readframes(handle.getnframes()), "<i2").astype(np.float32) / 32768
+speak = tf.saved_model.load({str(out)!r}).signatures["serving_default"]
+result = speak(text_ids=tf.constant({[ids[c] for c in TEXT]}, tf.int32), language_id=tf.constant(0),
+               reference_audio=tf.constant(audio))
+np.save({str(tmp_path / "mel.npy")!r}, result["mel"].numpy())
+print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" in sys.modules}}))
+"""
+    served = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert served.returncode == 0, served.stderr[-3000:]
+    report = json.loads(served.stdout.strip().splitlines()[-1])
+    mel = np.load(tmp_path / "mel.npy")
+    assert report == {"samples": (len(mel) - 1) * data.hop_length, "xtts": False}
+
+    with wave.open(clip) as handle:
+        audio = np.frombuffer(handle.readframes(handle.getnframes()), "<i2").astype(np.float32) / 32768
+    reference = log_mel(audio, data).numpy()[: data.reference_frames]
+    expected = synthesize_speech(
+        short_run.model,
+        short_run.tokenizer,
+        TEXT,
+        reference,
+        data,
+        rate=load_speaking_rate(short_run.run_dir.path),
+        settings=short_run.config.synthesis,
+    )
+    assert mel.shape == expected.mel.shape
+    np.testing.assert_allclose(mel, expected.mel, atol=1e-3)
+    result = runner.invoke(app, ["export", "-r", str(short_run.run_dir.path), "-o", str(out)])
+    assert isinstance(result.exception, XttsError) and "already holds files" in str(result.exception)
+
+
 def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run, tmp_path, runner) -> None:
     from xtts_cli.cli.app import app
-    from xtts_cli.training.synthesis import REFERENCE_FILE, load_speaking_rate, synthesize_speech
+    from xtts_cli.inference.run_files import REFERENCE_FILE, load_speaking_rate
+    from xtts_cli.inference.speech import synthesize_speech
 
     out = tmp_path / "trained.wav"
     result = runner.invoke(app, ["synthesize", TEXT, "--checkpoint", str(short_run.run_dir.path), "--out", str(out)])
@@ -101,7 +192,7 @@ def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run
     )
     with wave.open(str(out)) as handle:
         written = np.frombuffer(handle.readframes(handle.getnframes()), "<i2")
-    from xtts_cli.training.synthesis import wav_bytes
+    from xtts_cli.inference.speech import wav_bytes
 
     expected = np.frombuffer(wav_bytes(in_memory.waveform, short_run.config.data.sample_rate)[44:], "<i2")
     np.testing.assert_array_equal(written, expected)
@@ -143,9 +234,9 @@ def test_alignment_score_is_written_at_every_validation_with_an_alignment_image(
 
 
 def test_a_run_written_before_the_fix_still_loads_its_whole_model(tmp_path) -> None:
+    from xtts_cli.inference.checkpoints import load_run
     from xtts_cli.model.build import build_model
     from xtts_cli.training.optimization import build_optimizer
-    from xtts_cli.training.synthesis import load_run
 
     run = tmp_path / "legacy"
     shutil.copytree(LEGACY_RUN, run)
@@ -165,7 +256,7 @@ def test_a_run_written_before_the_fix_still_loads_its_whole_model(tmp_path) -> N
 
 
 def test_an_older_run_whose_weights_do_not_fit_is_refused_with_the_reason(tmp_path) -> None:
-    from xtts_cli.training.synthesis import load_run
+    from xtts_cli.inference.checkpoints import load_run
 
     run = tmp_path / "legacy"
     shutil.copytree(LEGACY_RUN, run)

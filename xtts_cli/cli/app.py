@@ -17,6 +17,7 @@ from xtts_cli.cli import (
     benchmark,
     data_service,
     diagnose,
+    export,
     init,
     profile_pipeline,
     profile_step,
@@ -88,6 +89,7 @@ app.command("profile-pipeline")(profile_pipeline.profile_pipeline)
 app.command("profile-step")(profile_step.profile_step)
 app.command("benchmark")(benchmark.benchmark)
 app.command("synthesize")(synthesize.synthesize)
+app.command("export")(export.export)
 app.add_typer(data_service.app, name="data-service")
 
 

@@ -12,7 +12,10 @@ from xtts_cli.cli.options import JsonOption, VerboseOption, given_once
 
 
 def synthesize(
-    text: Annotated[str, typer.Argument(metavar="TEXT", help="The sentence to speak.")],
+    text: Annotated[
+        Optional[str],
+        typer.Argument(metavar="TEXT", help="The sentence to speak (or --text-file).", show_default=False),
+    ] = None,
     run_dir: Annotated[
         Optional[Path],
         typer.Option(
@@ -24,6 +27,24 @@ def synthesize(
         ),
     ] = None,
     out: Annotated[Path, typer.Option("--out", "-o", metavar="FILE", help="WAV file to write.")] = Path("speech.wav"),
+    text_file: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--text-file",
+            metavar="FILE",
+            help="Speak every non-empty line of FILE (UTF-8), loading the run once; with --out-dir.",
+            show_default=False,
+        ),
+    ] = None,
+    out_dir: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--out-dir",
+            metavar="DIR",
+            help="Where --text-file's clips go: 0001.wav, 0002.wav, ... (line numbers) and index.jsonl.",
+            show_default=False,
+        ),
+    ] = None,
     speaker_wav: Annotated[
         Optional[Path],
         typer.Option(
@@ -75,15 +96,21 @@ def synthesize(
 
         xtts synthesize "The cat sat on the mat." -r runs/tiny-cpu -o hello.wav
 
-        xtts synthesize "سلام" -r runs/voices --language fa --speaker NAME
+        xtts synthesize "سلام" -r runs/voices --language fa --speaker-wav clip.wav
 
-        xtts synthesize "A voice it never heard." -r runs/voices --speaker-wav clip.wav
+        xtts synthesize --text-file lines.txt --out-dir clips/ -r runs/speak-cpu
     """
 
     from xtts_cli.errors import XttsError
-    from xtts_cli.training.synthesis import load_run, load_speaking_rate, resolve_voice, synthesize_speech, wav_bytes
 
-    if not text.strip():
+    if text_file is not None:
+        if text is not None:
+            raise XttsError("both TEXT and --text-file give the text", hint="pass one of them")
+        if out_dir is None:
+            raise XttsError("--text-file needs --out-dir DIR for its clips", hint="e.g. --out-dir clips/")
+    elif out_dir is not None:
+        raise XttsError("--out-dir is for --text-file; one sentence goes to --out FILE", hint="pass --text-file FILE")
+    elif text is None or not text.strip():
         raise XttsError(
             "the text to synthesise is empty", hint='pass a sentence, e.g. xtts synthesize "Hello there." ...'
         )
@@ -95,30 +122,25 @@ def synthesize(
             "no run to speak with: pass --run-dir DIR (-r), the folder `xtts train` wrote",
             hint='e.g. xtts synthesize "Hello." -r runs/tiny-cpu',
         )
+    lines = _read_lines(text_file) if text_file is not None else []
     from xtts_cli.cli.output import Phases
+    from xtts_cli.inference import Synthesizer
 
     with Phases(enabled=not json_output) as phase:
         phase(f"loading {run_dir} (TensorFlow, the model and its latest checkpoint)")
-        config, tokenizer, model, step, run = load_run(run_dir)
-        tokenizer.language_index(language)  # before any audio is read: an error naming the run's languages
-        voice = resolve_voice(run.path, config.data, tokenizer, model, speaker=speaker, speaker_wav=speaker_wav)
-        rate = load_speaking_rate(run.path)
+        tts = Synthesizer.load(run_dir)
+        tts.tokenizer.language_index(language)  # before any audio is read: an error naming the run's languages
+        voice = tts.voice(speaker, speaker_wav)
         phase("speaking (the first sentence of a process also builds the generation graph)")
-        speech = synthesize_speech(
-            model,
-            tokenizer,
-            text,
-            voice,
-            config.data,
-            max_frames,
-            rate=rate,
-            settings=config.synthesis,
-            language=language,
-        )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    temp = out.with_name(f".{out.name}.tmp")
-    temp.write_bytes(wav_bytes(speech.waveform, config.data.sample_rate))
-    temp.replace(out)
+        if text_file is None:
+            assert text is not None
+            speech = tts.speak(text, speaker=speaker, speaker_wav=speaker_wav, language=language, max_frames=max_frames)
+    if text_file is not None:
+        assert out_dir is not None
+        _speak_lines(tts, lines, out_dir, json_output, speaker=speaker, speaker_wav=speaker_wav, language=language)
+        return
+    speech.save(out)
+    config, tokenizer, step, run_path = tts.config, tts.tokenizer, tts.step, tts.run_dir
     seconds = len(speech.waveform) / config.data.sample_rate
     frames_per_second = config.data.sample_rate / config.data.hop_length
     low, high = (value / frames_per_second for value in speech.frame_window)
@@ -127,7 +149,7 @@ def synthesize(
         "seconds": round(seconds, 3),
         "frames": speech.frames,
         "step": step,
-        "run": str(run.path),
+        "run": str(run_path),
         "ended_by": speech.ended_by,
         "window_seconds": [round(low, 3), round(high, 3)],
         "alignment_score": round(speech.alignment_score, 4),
@@ -140,7 +162,7 @@ def synthesize(
 
         print_json(report)
         return
-    sys.stdout.write(f"{out}: {seconds:.2f} s of audio from step {step} of {run.path}\n")
+    sys.stdout.write(f"{out}: {seconds:.2f} s of audio from step {step} of {run_path}\n")
     window = f"{low:.2f}-{high:.2f} s"
     if speech.ended_by == "length limit" and speech.decoder == "duration":
         how = f"the length limit ({window} allowed): the predicted durations ran longer"
@@ -159,4 +181,67 @@ def synthesize(
     sys.stdout.write(
         f"alignment score: {speech.alignment_score:.3f} (focus rate of the cross-attention; "
         "near 1 when each step reads one place in the text)\n"
+    )
+
+
+def _read_lines(path: Path) -> list[tuple[int, str]]:
+    """(line number, text) of each non-empty line of `path`."""
+    from xtts_cli.errors import XttsError
+
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise XttsError(
+            f"--text-file {path} does not exist", hint="pass a UTF-8 text file, one sentence a line"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise XttsError(
+            f"--text-file {path} is not UTF-8 text (byte {exc.start})", hint="save it as UTF-8, one sentence a line"
+        ) from None
+    lines = [(number, line.strip()) for number, line in enumerate(raw.splitlines(), 1) if line.strip()]
+    if not lines:
+        raise XttsError(f"--text-file {path} has no sentence in it", hint="one sentence a line")
+    return lines
+
+
+def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool, **voice) -> None:
+    """Each line to `out_dir`/NNNN.wav (its line number), and one JSON line each to index.jsonl."""
+    import json
+
+    from xtts_cli.config.editing import write_atomically
+
+    width = max(4, len(str(lines[-1][0])))
+    records = []
+    for number, line in lines:
+        speech = tts.speak(line, **voice)
+        path = speech.save(out_dir / f"{number:0{width}d}.wav")
+        records.append(
+            {
+                "line": number,
+                "text": line,
+                "out": str(path),
+                "seconds": round(speech.seconds, 3),
+                "ended_by": speech.ended_by,
+            }
+        )
+        if not json_output:
+            sys.stderr.write(f"{path}: {speech.seconds:.2f} s  {line[:60]}\n")
+    index = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+    write_atomically(out_dir / "index.jsonl", index, backup=False)
+    seconds = round(sum(record["seconds"] for record in records), 3)
+    summary = {
+        "out_dir": str(out_dir),
+        "clips": len(records),
+        "seconds": seconds,
+        "step": tts.step,
+        "run": str(tts.run_dir),
+    }
+    if json_output:
+        from xtts_cli.cli.output import print_json
+
+        print_json(summary)
+        return
+    sys.stdout.write(
+        f"{out_dir}: {len(records)} clips, {seconds:.1f} s of audio from step {tts.step} of {tts.run_dir}; "
+        f"{out_dir / 'index.jsonl'} lists them\n"
     )

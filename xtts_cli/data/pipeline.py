@@ -67,6 +67,7 @@ from xtts_cli.data.plan import (
 from xtts_cli.data.scan import DatasetItem, ScanReport
 from xtts_cli.data.text import CONDITIONING_IDS, Tokenizer
 from xtts_cli.errors import XttsError
+from xtts_cli.host import usable_cpu_count
 
 __all__ = [
     "AudioFormats",
@@ -194,10 +195,7 @@ def pipeline_threads(data: DataConfig) -> int:
     then), 36,708-36,994 against 41,242-42,224, far above what a training step draws. The store's epochs keep the shared
     pool (they decode no clip): with the pool of 8 they read 11,028 clips/s against 12,177 (one full
     run of benchmarks/data_scale.py each way)."""
-    try:
-        cores = len(os.sched_getaffinity(0))  # the cores this process may use (a container's share)
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
+    cores = usable_cpu_count()  # the cores this process may use (affinity, and a container's quota)
     workers = data.num_workers if isinstance(data.num_workers, int) else 0
     return max(cores, workers) + READS_IN_FLIGHT
 

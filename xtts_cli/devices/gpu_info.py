@@ -7,7 +7,6 @@ or a CPU-only machine) GPU facts are "unavailable" with the reason, never a cras
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -42,10 +41,9 @@ class MachineInfo:
 
 
 def usable_cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    from xtts_cli.host import usable_cpu_count as cores
+
+    return cores()
 
 
 def _decode(value: object) -> str:

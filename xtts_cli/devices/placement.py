@@ -31,6 +31,7 @@ from typing import Any, Literal, Optional
 from xtts_cli.config.schema import DevicesConfig
 from xtts_cli.devices.gpu_info import GpuInfo, query_nvml
 from xtts_cli.errors import XttsError
+from xtts_cli.host import ThreadPlan, apply_threads, plan_threads
 
 StrategyKind = Literal["single", "split", "mirrored", "multi_worker"]
 
@@ -204,6 +205,8 @@ class DevicePlan:
     # trainer must use this one: a second one cannot be made in the same process).
     cluster: Optional[Cluster] = None
     strategy: Any = field(default=None, compare=False, repr=False)
+    # TensorFlow's CPU thread pools, sized to the cores this process may use (xtts_cli/host.py).
+    threads: Optional[ThreadPlan] = None
 
     @property
     def num_replicas(self) -> int:
@@ -211,6 +214,10 @@ class DevicePlan:
         return max(1, len(self.replica_devices))
 
     def describe(self) -> str:
+        threads = f"; {self.threads.describe()}" if self.threads is not None else ""
+        return self._layout() + threads
+
+    def _layout(self) -> str:
         if self.kind == "split":
             return f"data on {self.data_device}, model on {self.model_device}"
         if self.kind == "mirrored":
@@ -255,13 +262,17 @@ def configure_devices(devices: DevicesConfig, *, join_cluster: bool = False) -> 
             hint="run each device layout in its own process",
         )
     os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+    threads = plan_threads()
     if devices.strategy == "multi_worker" and join_cluster:
         cluster = cluster_from_environment(os.environ)  # before TensorFlow loads: a bad TF_CONFIG costs nothing
         import tensorflow as tf
 
+        apply_threads(tf, threads)
         plan = _plan_multi_worker(tf, devices, cluster)
     else:
         import tensorflow as tf
+
+        apply_threads(tf, threads)
 
         local = (
             DevicesConfig.model_validate({**devices.model_dump(), "strategy": "auto"})
@@ -273,6 +284,7 @@ def configure_devices(devices: DevicesConfig, *, join_cluster: bool = False) -> 
             plan = replace(
                 plan, notes=plan.notes + ("devices.strategy multi_worker: this command plans this machine alone",)
             )
+    plan = replace(plan, threads=threads)
     _configured = (devices.model_copy(), plan)
     return plan
 

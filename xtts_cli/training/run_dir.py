@@ -22,7 +22,6 @@ import json
 import os
 import re
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -33,6 +32,8 @@ from xtts_cli import locks as run_lock
 from xtts_cli.config.editing import write_atomically
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.errors import XttsError
+from xtts_cli.host import plan_threads
+from xtts_cli.inference.run_files import RunDir
 from xtts_cli.locks import LOCK_FILE
 
 # Written into every run directory xtts makes: what may be resumed into, and moved aside by --fresh.
@@ -73,57 +74,6 @@ def default_run_dir(config_path: Optional[Path]) -> Path:
     """runs/<config name>: the same command run again resumes the same run."""
     name = config_path.stem if config_path is not None else "default"
     return Path("runs") / name
-
-
-@dataclass
-class RunDir:
-    path: Path
-    checkpoint_dir: Optional[str] = None  # training.checkpoint_dir: relative to the run directory
-
-    @classmethod
-    def of(cls, path: Path, config: XttsConfig) -> RunDir:
-        return cls(Path(path), config.training.checkpoint_dir)
-
-    @property
-    def checkpoints(self) -> Path:
-        if self.checkpoint_dir:
-            return self.path / Path(self.checkpoint_dir).expanduser()  # an absolute one replaces the run's
-        return self.path / "checkpoints"
-
-    @property
-    def metrics(self) -> Path:
-        return self.path / "metrics.jsonl"
-
-    @property
-    def tensorboard(self) -> Path:
-        return self.path / "tensorboard"
-
-    @property
-    def samples(self) -> Path:
-        return self.path / "samples"
-
-    @property
-    def vocab(self) -> Path:
-        return self.path / "vocab.json"
-
-    @property
-    def config_file(self) -> Path:
-        return self.path / "config.yaml"
-
-    @property
-    def run_file(self) -> Path:
-        return self.path / "run.json"
-
-    def has_checkpoint(self) -> bool:
-        return (self.checkpoints / "checkpoint").is_file()
-
-    def read_run(self) -> Optional[dict[str, Any]]:
-        if not self.run_file.is_file():
-            return None
-        try:
-            return json.loads(self.run_file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            return None
 
 
 def _refuse_changed_model(run: RunDir, previous: Optional[dict[str, Any]], identity: dict[str, Any]) -> None:
@@ -229,7 +179,9 @@ def prepare_run_dir(
     if resume and not force:
         _refuse_changed_model(run, previous, identity)
     history = (previous or {}).get("history", [])
-    history.append({"started": _dt.datetime.now().isoformat(timespec="seconds"), "resumed": resume})
+    # The CPU threads each start planned (the cores a slower or shared machine gave it).
+    started = {"started": _dt.datetime.now().isoformat(timespec="seconds"), "resumed": resume}
+    history.append({**started, "cpu_threads": plan_threads().record()})
     record = {
         "xtts_version": __version__,
         "config_hash": digest(config.model_dump()),

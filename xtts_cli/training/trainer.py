@@ -125,17 +125,17 @@ class Trainer:
             if self.is_chief:
                 self.tokenizer.save(self.run_dir.vocab)
 
-        from xtts_cli.training.synthesis import (
+        from xtts_cli.inference.run_files import (
             REFERENCE_FILE,
             SPEAKERS_FILE,
             SPEAKING_RATE_FILE,
             measure_speaking_rate,
-            reference_from_audio,
-            rendering_voices,
             save_reference,
             save_speakers,
             save_speaking_rate,
         )
+        from xtts_cli.inference.speech import reference_from_audio
+        from xtts_cli.training.samples import rendering_voices
 
         if self.is_chief and not (self.run_dir.path / SPEAKING_RATE_FILE).is_file():
             rate = measure_speaking_rate(self.scan.train, self.tokenizer, config.data)
@@ -662,7 +662,7 @@ class Trainer:
         tf.summary.image("alignment/validation", image / tf.maximum(tf.reduce_max(image), 1e-6), step=step)
 
     def render_samples(self, step: int) -> None:
-        from xtts_cli.training.synthesis import render_sentences
+        from xtts_cli.training.samples import render_sentences
 
         if self.eval_ds is None and self.train_ds is None:
             return

@@ -1,0 +1,75 @@
+"""`xtts export`: a run's generator as a TensorFlow SavedModel, served without xtts."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from xtts_cli.cli.options import JsonOption, VerboseOption, given_once
+
+
+def export(
+    run_dir: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--run-dir",
+            "-r",
+            metavar="DIR",
+            help="Run directory of an `xtts train` run (its latest checkpoint is exported).",
+            show_default=False,
+        ),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="New folder for the SavedModel.")] = Path(
+        "exported"
+    ),
+    step: Annotated[
+        Optional[int],
+        typer.Option(
+            "--step", min=0, metavar="N", help="Export this step's checkpoint (one the run keeps).", show_default=False
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+    verbose: VerboseOption = False,
+    checkpoint: Annotated[Optional[Path], typer.Option("--checkpoint", hidden=True)] = None,
+) -> None:
+    """Write the run's generator as a TensorFlow SavedModel with a serving signature.
+
+    The `serving_default` signature takes `text_ids` (int32 [T]), `language_id` (int32 []) and
+    `reference_audio` (float32 [S], mono at the run's sample rate) and returns `mel` and `audio`
+    (Griffin-Lim). `export.json` beside it lists the symbols the ids index, the languages and the
+    sample rate; `tf.saved_model.load(DIR).signatures["serving_default"]` or TensorFlow Serving
+    calls it, with no xtts installed.
+
+    Examples:
+
+        xtts export -r runs/speak-cpu -o exported/speak-cpu
+
+        xtts export -r runs/voices-cpu --step 2000 -o exported/voices-2000
+    """
+    from xtts_cli.errors import XttsError
+
+    run_dir = given_once("the run directory", run_dir=run_dir, checkpoint=checkpoint)
+    if run_dir is None:
+        raise XttsError(
+            "no run to export: pass --run-dir DIR (-r), the folder `xtts train` wrote",
+            hint="e.g. xtts export -r runs/tiny-cpu -o exported/tiny",
+        )
+    from xtts_cli.cli.output import Phases
+    from xtts_cli.inference.export import export_run
+
+    with Phases(enabled=not json_output) as phase:
+        phase(f"exporting {run_dir} to {out} (tracing the generator and writing the SavedModel)")
+        info = export_run(run_dir, out, step)
+    report = {"out": str(out), "run": info["run"], "step": info["step"], "sample_rate": info["sample_rate"]}
+    if json_output:
+        from xtts_cli.cli.output import print_json
+
+        print_json(report)
+        return
+    sys.stdout.write(
+        f"{out}: SavedModel of step {info['step']} of {info['run']} (serving_default: text_ids, language_id, "
+        f"reference_audio at {info['sample_rate']} Hz -> mel, audio); {out / 'export.json'} lists its symbols\n"
+    )

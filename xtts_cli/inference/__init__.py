@@ -1,0 +1,17 @@
+"""Speaking with a trained run, from Python: load it once, speak many sentences.
+
+    from xtts_cli.inference import Synthesizer
+
+    tts = Synthesizer.load("runs/speak-cpu")
+    speech = tts.speak("A sentence it never heard.")        # a Speech: waveform, mel, how it ended
+    speech.save("hello.wav")
+    for index, speech in enumerate(tts.speak_many(["One.", "Two."], speaker="alice")):
+        speech.save(f"out/{index}.wav")
+
+TensorFlow is imported by `Synthesizer.load`, not by this import.
+"""
+
+from xtts_cli.inference.api import Synthesizer
+from xtts_cli.inference.speech import Speech, Voice
+
+__all__ = ["Speech", "Synthesizer", "Voice"]

@@ -1,0 +1,90 @@
+"""`Synthesizer`: a trained run loaded once, speaking as many sentences as asked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Optional
+
+from xtts_cli.inference.run_files import load_speaking_rate
+from xtts_cli.inference.speech import Speech, Voice, resolve_voice, synthesize_speech
+
+
+class Synthesizer:
+    """A run directory's model, tokenizer and settings, restored from one checkpoint.
+
+    `Synthesizer.load(run_dir)` imports TensorFlow and restores the latest checkpoint (or `step`'s);
+    `speak` and `speak_many` then cost only the generation. A voice (a training speaker by name, or
+    a clip to clone) is worked out once and reused for every sentence spoken in it.
+    """
+
+    def __init__(self, config, tokenizer, model, step: int, run) -> None:
+        self.config = config
+        self.tokenizer = tokenizer
+        self.model = model
+        self.step = step
+        self.run_dir = run.path
+        self._rate = load_speaking_rate(run.path)
+        self._voices: dict[tuple[Optional[str], Optional[str]], Voice] = {}
+
+    @classmethod
+    def load(cls, run_dir: Path | str, step: Optional[int] = None) -> Synthesizer:
+        from xtts_cli.inference.checkpoints import load_run
+
+        config, tokenizer, model, restored, run = load_run(Path(run_dir), step)
+        return cls(config, tokenizer, model, restored, run)
+
+    @property
+    def sample_rate(self) -> int:
+        return self.config.data.sample_rate
+
+    @property
+    def languages(self) -> list[str]:
+        """The run's languages (espeak-ng codes); the first is the default."""
+        return list(self.tokenizer.languages)
+
+    @property
+    def speakers(self) -> list[str]:
+        """The run's training speakers, for `speaker=`."""
+        return list(self.tokenizer.speakers)
+
+    def voice(self, speaker: Optional[str] = None, speaker_wav: Optional[Path | str] = None) -> Voice:
+        """A training speaker (its centroid), the voice of a clip (`speaker_wav`), or the run's reference."""
+        key = (speaker, str(speaker_wav) if speaker_wav is not None else None)
+        if key not in self._voices:
+            self._voices[key] = resolve_voice(
+                self.run_dir,
+                self.config.data,
+                self.tokenizer,
+                self.model,
+                speaker=speaker,
+                speaker_wav=Path(speaker_wav) if speaker_wav is not None else None,
+            )
+        return self._voices[key]
+
+    def speak(
+        self,
+        text: str,
+        *,
+        speaker: Optional[str] = None,
+        speaker_wav: Optional[Path | str] = None,
+        language: Optional[str] = None,
+        max_frames: Optional[int] = None,
+    ) -> Speech:
+        """`text` in `language` (default the run's first), in the voice asked: a `Speech`."""
+        return synthesize_speech(
+            self.model,
+            self.tokenizer,
+            text,
+            self.voice(speaker, speaker_wav),
+            self.config.data,
+            max_frames,
+            rate=self._rate,
+            settings=self.config.synthesis,
+            language=language,
+        )
+
+    def speak_many(self, texts: Iterable[str], **options) -> Iterator[Speech]:
+        """`speak` for each of `texts`, in order, with the same options."""
+        for text in texts:
+            yield self.speak(text, **options)

@@ -1,0 +1,145 @@
+"""A run's model, built from its config and vocabulary and restored from its checkpoint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from xtts_cli.config.schema import XttsConfig
+from xtts_cli.errors import XttsError
+from xtts_cli.inference.run_files import RunDir
+
+
+def restore_model(model, checkpoint: str) -> int:
+    """Load the weights of `checkpoint` (a path prefix) into `model`; returns the step it was saved at.
+
+    Checkpoints written since every layer became reachable from the model reach all its weights
+    through the model's node of the checkpoint's object graph, and restoring the model alone
+    checks that each of its weights was found. Older ones reached the layers kept in Python lists
+    only through the optimizer's variable list (`optimizer/_trainable_variables/<i>`, in the
+    model's variable order): those are read from there, after checking that every shape fits; a
+    checkpoint that fits neither way is refused.
+    """
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(checkpoint)
+    graph = _object_graph(reader)
+    model_node = _child(graph, 0, "model")
+    if model_node is not None and _child(graph, model_node, "decoder_layers") is not None:
+        step = tf.Variable(0, dtype=tf.int64)
+        status = tf.train.Checkpoint(model=model, step=step).restore(checkpoint)
+        try:
+            status.assert_existing_objects_matched()
+        except AssertionError as exc:
+            raise XttsError(
+                f"{checkpoint} does not hold every weight of this run's model ({str(exc).splitlines()[0][:160]})",
+                hint="the run's config.yaml no longer describes the model that was trained; retrain with --fresh",
+            ) from None
+        status.expect_partial()  # the optimizer's state is not needed to speak
+        return int(step.numpy())
+    shapes = reader.get_variable_to_shape_map()
+    variables = model.trainable_variables
+    keys = _legacy_variable_keys(graph)
+    unfit = [
+        variable.path
+        for variable, key in zip(variables, keys)
+        if key is None or list(shapes[key]) != list(variable.shape)
+    ]
+    if unfit or len(keys) != len(variables):
+        raise XttsError(
+            f"{checkpoint} was written by an older xtts and its weights do not fit this version's model "
+            f"({len(unfit)} of {len(variables)} weights differ, {len(keys)} stored)",
+            hint="it cannot be used for synthesis; train again with --fresh",
+        )
+    for variable, key in zip(variables, keys):
+        variable.assign(reader.get_tensor(key))
+    step_key = "step/.ATTRIBUTES/VARIABLE_VALUE"
+    return int(reader.get_tensor(step_key)) if step_key in shapes else 0
+
+
+def _object_graph(reader):
+    from tensorflow.core.protobuf import trackable_object_graph_pb2
+
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+    return graph
+
+
+def _child(graph, node: Optional[int], name: str) -> Optional[int]:
+    if node is None:
+        return None
+    return next((ref.node_id for ref in graph.nodes[node].children if ref.local_name == name), None)
+
+
+def _legacy_variable_keys(graph) -> list[Optional[str]]:
+    """Checkpoint keys of the optimizer's variable list, in order (an older run's checkpoint).
+
+    A variable is stored once, under one of the paths that reach it (the shortest); the
+    checkpoint's object graph says which key holds each entry of the list.
+    """
+    listed = _child(graph, _child(graph, 0, "optimizer"), "_trainable_variables")
+    if listed is None:
+        return []
+    keys: list[Optional[str]] = []
+    for index in range(len(graph.nodes[listed].children)):
+        node = _child(graph, listed, str(index))
+        attributes = [a.checkpoint_key for a in graph.nodes[node].attributes if a.name == "VARIABLE_VALUE"]
+        keys.append(attributes[0] if attributes else None)
+    return keys
+
+
+def load_run(run_dir: Path, step: Optional[int] = None):
+    """(config, tokenizer, model with the latest checkpoint restored, step, run) from a run
+    directory; `step`: that step's checkpoint instead of the latest (one the run still keeps)."""
+    import tensorflow as tf
+    import yaml
+
+    from xtts_cli.config.loading import build_config
+    from xtts_cli.data.text import Tokenizer
+    from xtts_cli.model.build import build_model
+
+    run = RunDir(Path(run_dir))
+    if not run.config_file.is_file() or not run.vocab.is_file():
+        raise XttsError(
+            f"{run_dir} is not an xtts run directory (no config.yaml / vocab.json)",
+            hint="pass the --run-dir of an `xtts train` run, e.g. runs/tiny-cpu",
+        )
+    config: XttsConfig = build_config(yaml.safe_load(run.config_file.read_text(encoding="utf-8")), str(run.config_file))
+    run = RunDir.of(run.path, config)  # its checkpoints where training.checkpoint_dir put them
+    tokenizer = Tokenizer.load(run.vocab)
+    model = build_model(
+        config.model,
+        config.data,
+        tokenizer.vocab_size,
+        languages=len(tokenizer.languages),
+        speakers=len(tokenizer.speakers),
+    )
+    latest = tf.train.latest_checkpoint(str(run.checkpoints))
+    if step is not None and latest is not None:
+        latest = str(run.checkpoints / f"ckpt-{step}")
+        if not Path(latest + ".index").is_file():
+            steps = sorted(int(index.name[5:-6]) for index in run.checkpoints.glob("ckpt-*.index"))
+            raise XttsError(
+                f"{run.checkpoints} keeps no checkpoint of step {step}",
+                hint=f"it keeps steps {', '.join(map(str, steps))} (training.save_step, training.keep_checkpoints)",
+            )
+    if latest is None:
+        raise XttsError(
+            f"{run.checkpoints} holds no checkpoint yet", hint="train first: xtts train --run-dir " + str(run_dir)
+        )
+    kept: list[str] = [latest]
+    state = tf.train.get_checkpoint_state(str(run.checkpoints))
+    if step is None and state is not None:  # the latest unreadable: the newest one before it that reads
+        kept += [str(path) for path in reversed(state.all_model_checkpoint_paths) if path != latest]
+    for index, path in enumerate(kept):
+        try:
+            restored = restore_model(model, path)
+        except (tf.errors.OpError, IndexError, OSError) as exc:
+            if index + 1 == len(kept):
+                raise XttsError(
+                    f"cannot read {path}, nor any checkpoint before it: {str(exc).splitlines()[0]}",
+                    hint="train again: xtts train --fresh",
+                ) from None
+            continue
+        return config, tokenizer, model, restored, run
+    raise AssertionError("unreachable: the loop returns or raises")

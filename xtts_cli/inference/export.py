@@ -1,0 +1,132 @@
+"""`xtts export`: a run's generator as a TensorFlow SavedModel that plain TensorFlow serves.
+
+The SavedModel's `serving_default` signature takes
+
+    text_ids         int32 [T]     the sentence's symbol ids: 1 + the symbol's index in
+                                   export.json's `symbols` (0 pads), the text as the run's front
+                                   end gives it (`text_frontend`: characters or phonemes)
+    language_id      int32 []      index into vocab.json's `languages` (0: the run's first)
+    reference_audio  float32 [S]   a few seconds of the voice, mono, at `sample_rate`
+
+and returns `mel` float32 [frames, n_mels] (natural-log mel) and `audio` float32 [samples]
+(Griffin-Lim). `export.json` beside it lists the symbols, languages, sample rate and the
+signature, for a caller without this package. Generation bounds are the run's: its measured
+speaking rate and `data.max_mel_frames` (the buffer every call generates into, so one graph serves
+every sentence).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Optional
+
+from xtts_cli.errors import XttsError
+from xtts_cli.inference.run_files import RATE_CEILING_FACTOR, RATE_FLOOR_SHARE
+
+EXPORT_INFO = "export.json"
+
+
+def export_run(run_dir: Path, out: Path, step: Optional[int] = None) -> dict:
+    """Write the SavedModel of `run_dir`'s generator (latest checkpoint, or `step`'s) to `out`."""
+    import tensorflow as tf
+
+    from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel, mel_filterbank
+    from xtts_cli.inference import Synthesizer
+    from xtts_cli.inference.speech import FRAMES_PER_CHARACTER, GRIFFIN_LIM_ITERATIONS, MIN_FRAMES_PER_CHARACTER
+    from xtts_cli.model.vocoder import griffin_lim
+
+    if out.exists() and any(out.iterdir()):
+        raise XttsError(f"--out {out} already holds files", hint="pass a new or empty folder")
+    tts = Synthesizer.load(run_dir, step)
+    model, data, settings, rate = tts.model, tts.config.data, tts.config.synthesis, tts._rate
+    buffer, window = data.max_mel_frames, data.reference_frames
+    filterbank = mel_filterbank(data)
+
+    def bounds(tokens):
+        """(min_frames, max_frames) as synthesis allows them: from the speaking rate, else per token."""
+        tokens = tf.cast(tokens, tf.float32)
+        if rate is None:
+            high = tf.minimum(buffer, tf.cast(FRAMES_PER_CHARACTER * tokens, tf.int32) + 20)
+            return tf.minimum(high, tf.cast(MIN_FRAMES_PER_CHARACTER * tokens, tf.int32)), high
+        high = tf.minimum(buffer, tf.cast(tf.math.ceil(RATE_CEILING_FACTOR * rate.p90 * tokens), tf.int32) + 1)
+        low = tf.maximum(1, tf.cast(tf.math.floor(RATE_FLOOR_SHARE * rate.p10 * tokens), tf.int32))
+        return tf.minimum(high, low), high
+
+    class Generator(tf.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        @tf.function(
+            input_signature=[
+                tf.TensorSpec([None], tf.int32, name="text_ids"),
+                tf.TensorSpec([], tf.int32, name="language_id"),
+                tf.TensorSpec([None], tf.float32, name="reference_audio"),
+            ]
+        )
+        def speak(self, text_ids, language_id, reference_audio):
+            reference = log_mel(reference_audio, data)[:window]
+            length = tf.shape(reference)[0]
+            reference = tf.pad(reference, [[0, window - length], [0, 0]], constant_values=LOG_MEL_FLOOR)
+            voice = self.model.speaker_encoder(reference[None], length[None], training=False)
+            tokens = tf.shape(text_ids)[0]
+            low, high = bounds(tokens)
+            generated = self.model.generate(
+                text_ids[None],
+                tokens[None],
+                None,
+                None,
+                buffer,
+                settings.stop_threshold,
+                frame_limit=high,
+                prenet_dropout=True,
+                min_frames=low,
+                attention_window=settings.attention_window,
+                seed=settings.seed,
+                steps_per_token=rate.median / model.dims.reduction_factor
+                if settings.attention_prior and rate
+                else None,
+                speaker_vector=voice,
+                language_ids=language_id[None],
+            )
+            frames = tf.maximum(2, generated["lengths"][0])
+            mel = generated["mel"][0]
+            audio = griffin_lim(
+                mel,
+                filterbank,
+                n_fft=data.n_fft,
+                hop_length=data.hop_length,
+                win_length=data.win_length,
+                n_iter=GRIFFIN_LIM_ITERATIONS,
+            )
+            return {"mel": mel[:frames], "audio": audio[: (frames - 1) * data.hop_length]}
+
+    generator = Generator()
+    out.mkdir(parents=True, exist_ok=True)
+    tf.saved_model.save(generator, str(out), signatures={"serving_default": generator.speak})
+    shutil.copyfile(tts.run_dir / "vocab.json", out / "vocab.json")
+    info = {
+        "run": str(tts.run_dir),
+        "step": tts.step,
+        "sample_rate": data.sample_rate,
+        "n_mels": data.n_mels,
+        "hop_length": data.hop_length,
+        "text_frontend": data.text_frontend,
+        "symbols": list(tts.tokenizer.characters),
+        "symbol_id": "1 + index in symbols",
+        "languages": list(tts.tokenizer.languages),
+        "reference_seconds": round(window * data.hop_length / data.sample_rate, 3),
+        "max_seconds": round(buffer * data.hop_length / data.sample_rate, 3),
+        "signature": {
+            "inputs": {
+                "text_ids": "int32 [T]",
+                "language_id": "int32 []",
+                "reference_audio": f"float32 [S] at {data.sample_rate} Hz",
+            },
+            "outputs": {"mel": f"float32 [frames, {data.n_mels}]", "audio": "float32 [samples]"},
+        },
+    }
+    (out / EXPORT_INFO).write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return info

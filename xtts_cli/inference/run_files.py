@@ -1,0 +1,179 @@
+"""What a run directory holds besides its checkpoints, named once: the writer (training) and every
+reader (synthesis, the Python API, export) go through these names.
+
+    <run_dir>/config.yaml        the resolved config, as the run used it
+    <run_dir>/vocab.json         the tokenizer
+    <run_dir>/speaking_rate.json mel frames per token in the training data (bounds synthesis length)
+    <run_dir>/speaker_reference.npy  the reference clip's mel that test sentences are spoken with
+    <run_dir>/speakers.json      every training speaker, with its longest clips
+    <run_dir>/checkpoints/       the weights (training.checkpoint_dir moves them)
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+from pydantic import BaseModel
+
+from xtts_cli.config.schema import DataConfig, XttsConfig
+
+REFERENCE_FILE = "speaker_reference.npy"
+# Each training speaker's longest clips, for `xtts synthesize --speaker NAME` and the validation renders.
+SPEAKERS_FILE = "speakers.json"
+CLIPS_PER_SPEAKER = 3
+SPEAKING_RATE_FILE = "speaking_rate.json"
+# With a measured rate, generation may end between the training data's 10th percentile of frames
+# per token (never faster than the fastest tenth of the clips it learned from) and this multiple of
+# its 90th; the stop token picks the frame inside that window. The stop head is the last thing an
+# autoregressive TTS model learns: until the decoder has learned to align with the text (thousands
+# of steps), its stop probability does not depend on the text at all and fires within the first
+# few frames; without a ceiling a model that never stops would babble to max_mel_frames.
+RATE_FLOOR_SHARE = 1.0
+RATE_CEILING_FACTOR = 1.25
+
+
+@dataclass
+class RunDir:
+    path: Path
+    checkpoint_dir: Optional[str] = None  # training.checkpoint_dir: relative to the run directory
+
+    @classmethod
+    def of(cls, path: Path, config: XttsConfig) -> RunDir:
+        return cls(Path(path), config.training.checkpoint_dir)
+
+    @property
+    def checkpoints(self) -> Path:
+        if self.checkpoint_dir:
+            return self.path / Path(self.checkpoint_dir).expanduser()  # an absolute one replaces the run's
+        return self.path / "checkpoints"
+
+    @property
+    def metrics(self) -> Path:
+        return self.path / "metrics.jsonl"
+
+    @property
+    def tensorboard(self) -> Path:
+        return self.path / "tensorboard"
+
+    @property
+    def samples(self) -> Path:
+        return self.path / "samples"
+
+    @property
+    def vocab(self) -> Path:
+        return self.path / "vocab.json"
+
+    @property
+    def config_file(self) -> Path:
+        return self.path / "config.yaml"
+
+    @property
+    def run_file(self) -> Path:
+        return self.path / "run.json"
+
+    def has_checkpoint(self) -> bool:
+        return (self.checkpoints / "checkpoint").is_file()
+
+    def read_run(self) -> Optional[dict[str, Any]]:
+        if not self.run_file.is_file():
+            return None
+        try:
+            return json.loads(self.run_file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            return None
+
+
+class SpeakingRate(BaseModel):
+    """Mel frames per text token in the training data: what "the right length" means for this voice."""
+
+    clips: int
+    p10: float
+    median: float
+    p90: float
+
+    def frame_window(self, tokens: int, max_mel_frames: int) -> tuple[int, int]:
+        """(min_frames, max_frames) a sentence of `tokens` tokens may take."""
+        high = min(max_mel_frames, math.ceil(RATE_CEILING_FACTOR * self.p90 * tokens) + 1)
+        low = min(high, max(1, math.floor(RATE_FLOOR_SHARE * self.p10 * tokens)))
+        return low, high
+
+
+def measure_speaking_rate(items, tokenizer, data: DataConfig) -> Optional[SpeakingRate]:
+    """Frames per token over `items` (scan results: duration from the header, text as the
+    tokenizer's front end gives it: characters or phonemes)."""
+    from xtts_cli.data.plan import prepared_texts
+
+    frames_per_second = data.sample_rate / data.hop_length
+    prepared = prepared_texts(items, tokenizer)
+    texts = prepared if prepared is not None else [tokenizer.clean(item.training_text) for item in items]
+    rates = []
+    for item, text in zip(items, texts):
+        tokens = len(text)
+        if tokens:
+            rates.append(item.audio.duration * frames_per_second / tokens)
+    if not rates:
+        return None
+    p10, median, p90 = np.percentile(np.asarray(rates), [10, 50, 90])
+    return SpeakingRate(clips=len(rates), p10=float(p10), median=float(median), p90=float(p90))
+
+
+def save_speaking_rate(run_dir: Path, rate: SpeakingRate) -> None:
+    from xtts_cli.config.editing import write_atomically
+
+    write_atomically(run_dir / SPEAKING_RATE_FILE, rate.model_dump_json(indent=2) + "\n", backup=False)
+
+
+def load_speaking_rate(run_dir: Path) -> Optional[SpeakingRate]:
+    path = Path(run_dir) / SPEAKING_RATE_FILE
+    if not path.is_file():
+        return None
+    try:
+        return SpeakingRate.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return None  # unreadable: fall back to the fixed bounds rather than refuse to speak
+
+
+def save_reference(run_dir: Path, reference: np.ndarray) -> None:
+    """speaker_reference.npy, written whole or not at all (a kill mid-write broke every later start)."""
+    from xtts_cli.config.editing import write_atomically
+
+    buffer = io.BytesIO()
+    np.save(buffer, reference.astype(np.float32))
+    write_atomically(run_dir / REFERENCE_FILE, buffer.getvalue(), backup=False)
+
+
+def save_speakers(run_dir: Path, items) -> None:
+    """speakers.json: every training speaker, largest first, with its minutes, dataset and longest clips."""
+    import json
+
+    by_speaker: dict[str, list] = {}
+    for item in items:
+        by_speaker.setdefault(item.speaker, []).append(item)
+    minutes = {name: sum(item.audio.duration for item in group) / 60 for name, group in by_speaker.items()}
+    payload = {
+        name: {
+            "dataset": by_speaker[name][0].dataset,
+            "minutes": round(minutes[name], 3),
+            "clips": [
+                item.audio_path
+                for item in sorted(by_speaker[name], key=lambda i: -i.audio.duration)[:CLIPS_PER_SPEAKER]
+            ],
+        }
+        for name in sorted(by_speaker, key=lambda name: (-minutes[name], name))
+    }
+    from xtts_cli.config.editing import write_atomically
+
+    write_atomically(run_dir / SPEAKERS_FILE, json.dumps(payload, indent=1, ensure_ascii=False) + "\n", backup=False)
+
+
+def load_speakers(run_dir: Path) -> dict[str, dict]:
+    import json
+
+    path = run_dir / SPEAKERS_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}

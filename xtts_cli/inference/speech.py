@@ -1,0 +1,333 @@
+"""Speech from a trained model: text -> mel (the run's decoder) -> Griffin-Lim waveform -> WAV.
+
+`xtts synthesize`, the Python API (`xtts_cli.inference.Synthesizer`) and the trainer's test
+sentences all speak through `synthesize_speech`.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import shlex
+import wave
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from xtts_cli.config.schema import DataConfig, SynthesisConfig
+from xtts_cli.errors import XttsError
+from xtts_cli.inference.run_files import REFERENCE_FILE, SPEAKERS_FILE, SpeakingRate, load_speakers
+
+# Griffin-Lim iterations: 32 is where the spectral convergence of speech levels off (Perraudin
+# et al., "A fast Griffin-Lim algorithm", 2013); more costs time for little gain.
+GRIFFIN_LIM_ITERATIONS = 32
+# Without a measured speaking rate (runs from before it was recorded): upper bound on generated
+# frames per input character — slow read speech is ~15 chars/s at 86 frames/s, i.e. ~6 frames per
+# character; 12 leaves room before the stop token ends it — and half the ~6 of ordinary speech as
+# the lower bound, so an early stop token cannot cut a sentence to a blip.
+FRAMES_PER_CHARACTER = 12
+MIN_FRAMES_PER_CHARACTER = 3
+# Generation buffers are a multiple of this many frames (see synthesize_speech).
+FRAME_BLOCK = 128
+
+
+def wav_bytes(waveform: np.ndarray, sample_rate: int) -> bytes:
+    """16-bit PCM mono WAV of a float waveform (peak-normalised when it would clip)."""
+    peak = float(np.max(np.abs(waveform))) if waveform.size else 0.0
+    if peak > 0.99:
+        waveform = waveform * (0.99 / peak)
+    pcm = np.clip(np.round(waveform * 32767.0), -32768, 32767).astype("<i2")
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as handle:
+        handle.setnchannels(1)
+        handle.setsampwidth(2)
+        handle.setframerate(sample_rate)
+        handle.writeframes(pcm.tobytes())
+    return buffer.getvalue()
+
+
+# Compressed (and float) references are decoded whole by their decoders: longer than this, the
+# user is asked for a cut instead of the memory it would take.
+MAX_WHOLE_REFERENCE_SECONDS = 600
+
+
+def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> np.ndarray:
+    """The speaker reference [reference_frames, n_mels] from an audio file, decoded in TF; with
+    `windows` > 1, up to that many consecutive references [N, reference_frames, n_mels] along the
+    clip (a clip shorter than one gives one, padded)."""
+    import tensorflow as tf
+
+    from xtts_cli.data.audio import decode_audio
+    from xtts_cli.data.audio_headers import AudioHeaderError, read_audio_header
+    from xtts_cli.data.features import log_mel
+
+    try:
+        header = read_audio_header(str(path))
+    except AudioHeaderError as exc:
+        raise XttsError(
+            f"--speaker-wav {str(path)!r}: {exc.detail}", hint="pass a WAV, FLAC, OGG or MP3 file of speech"
+        ) from None
+    # Decoded only as far as the references reach (a 2-hour file took 10.7 GB decoded whole): the
+    # frames they cover at the training rate, in the file's own samples, with a window to spare.
+    frames = data.reference_frames * max(windows, 1)
+    needed = math.ceil((frames * data.hop_length + data.n_fft) * header.sample_rate / data.sample_rate) + 64
+    num_samples = min(header.num_samples, needed)
+    if header.codec.startswith("wav_pcm") and header.bit_depth:  # raw PCM: only those bytes are read
+        with open(path, "rb") as handle:
+            contents = tf.constant(
+                handle.read(header.data_offset + num_samples * header.channels * header.bit_depth // 8)
+            )
+    elif header.duration > MAX_WHOLE_REFERENCE_SECONDS:
+        raise XttsError(
+            f"--speaker-wav {str(path)!r} is {header.duration / 60:.0f} minutes of {header.format}, which is decoded "
+            f"whole; a voice needs about {frames * data.hop_length / data.sample_rate:.0f} seconds",
+            hint=f"cut the first minute out: sox {shlex.quote(str(path))} reference.wav trim 0 60",
+        )
+    else:
+        contents = tf.io.read_file(str(path))
+    audio = decode_audio(
+        contents,
+        0,
+        header.sample_rate,
+        header.channels,
+        header.data_offset,
+        num_samples,
+        data,
+        codecs=(header.codec,),
+    )
+    mel = log_mel(audio[: needed * data.sample_rate // header.sample_rate], data).numpy()
+    if windows <= 1:
+        return mel[: data.reference_frames]
+    count = max(1, min(windows, len(mel) // data.reference_frames))
+    return np.stack([pad_reference(mel[i * data.reference_frames :], data)[0] for i in range(count)])
+
+
+def pad_reference(reference: np.ndarray, data: DataConfig) -> tuple[np.ndarray, int]:
+    from xtts_cli.data.features import LOG_MEL_FLOOR
+
+    length = min(len(reference), data.reference_frames)
+    padded = np.full((data.reference_frames, data.n_mels), LOG_MEL_FLOOR, dtype=np.float32)
+    padded[:length] = reference[:length]
+    return padded, length
+
+
+@dataclass(frozen=True)
+class Voice:
+    """Whom a sentence is spoken as: reference mels (`reference` [R, n_mels], or [N, R, n_mels]
+    whose speaker vectors are averaged), or a training speaker's centroid (`speaker`, its index in
+    the run's vocabulary: `XttsModel.speaker_centroid`)."""
+
+    label: str = ""
+    reference: Optional[np.ndarray] = None
+    speaker: Optional[int] = None
+
+
+# A cloned voice (`--speaker-wav`): the speaker vectors of up to this many consecutive reference
+# windows of the clip, averaged (XTTS conditions on several chunks of its reference audio too).
+CLONE_WINDOWS = 8
+
+
+def speaker_vector(model, voice: Voice, data: DataConfig):
+    """[1, speaker_embedding_dim]: the conditioning of `voice`."""
+    import tensorflow as tf
+
+    if voice.speaker is not None:
+        return model.speaker_centroid(voice.speaker)
+    assert voice.reference is not None  # a Voice names a speaker or holds references
+    references = voice.reference if voice.reference.ndim == 3 else voice.reference[None]
+    padded = [pad_reference(reference, data) for reference in references]
+    vectors = model.speaker_encoder(
+        tf.constant(np.stack([mel for mel, _ in padded])),
+        tf.constant([length for _, length in padded], tf.int32),
+        training=False,
+    )
+    return tf.reduce_mean(vectors, axis=0, keepdims=True)
+
+
+@dataclass
+class Speech:
+    """One synthesised sentence and how it came out."""
+
+    waveform: np.ndarray  # float32 samples at data.sample_rate
+    mel: np.ndarray  # [frames, n_mels] log-mel the waveform was made from
+    alignment: np.ndarray  # [decoder steps, text tokens]: cross-attention, every layer and head averaged
+    alignment_score: float  # focus rate of `alignment` in [0, 1] (model/alignment.py)
+    stopped: bool  # the model ended it (stop token or predicted durations), else the length limit did
+    frame_window: tuple[int, int]  # (min_frames, max_frames) it was allowed
+    sample_rate: int
+    decoder: str = "autoregressive"  # model.decoder of the model that spoke it
+    text: str = ""
+
+    @property
+    def seconds(self) -> float:
+        return len(self.waveform) / self.sample_rate
+
+    def wav(self) -> bytes:
+        """16-bit PCM mono WAV bytes."""
+        return wav_bytes(self.waveform, self.sample_rate)
+
+    def save(self, path: Path | str) -> Path:
+        """Write the WAV file whole or not at all (a temporary beside it, renamed); returns its path."""
+        from xtts_cli.config.editing import write_atomically
+
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, self.wav(), backup=False)
+        return path
+
+    @property
+    def frames(self) -> int:
+        return int(self.mel.shape[0])
+
+    @property
+    def ended_by(self) -> str:
+        if not self.stopped:
+            return "length limit"
+        if self.decoder == "duration":
+            return "durations"
+        return "stop token at the floor" if self.frames <= self.frame_window[0] else "stop token"
+
+
+def synthesize_speech(
+    model,
+    tokenizer,
+    text: str,
+    voice: Voice | np.ndarray,
+    data: DataConfig,
+    max_frames: Optional[int] = None,
+    rate: Optional[SpeakingRate] = None,
+    *,
+    settings: Optional[SynthesisConfig] = None,
+    language: Optional[str] = None,
+) -> Speech:
+    """`text` in `language` (default the run's first) in the voice of `voice` (a `Voice`, or
+    reference log-mel frames): generated mel, Griffin-Lim waveform.
+
+    The length is the stop token's choice inside the window `rate` (the training data's speaking
+    rate) allows; `max_frames` caps it further.
+    """
+    import tensorflow as tf
+
+    from xtts_cli.data.features import mel_filterbank
+    from xtts_cli.model.vocoder import griffin_lim
+
+    settings = settings or SynthesisConfig()
+    if not text.strip():
+        raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. xtts synthesize "Hello there."')
+    language_index = tokenizer.language_index(language)  # an error naming the run's languages
+    ids = tokenizer.symbol_ids(tokenizer.prepare(text, language))  # UnknownCharactersError names the symbols
+    if not ids:
+        raise XttsError(
+            f"the text {text!r} has nothing left after cleaning", hint="pass words the model was trained on"
+        )
+    if rate is not None:
+        min_frames, frames = rate.frame_window(len(ids), data.max_mel_frames)
+    else:
+        frames = min(data.max_mel_frames, FRAMES_PER_CHARACTER * len(ids) + 20)
+        min_frames = MIN_FRAMES_PER_CHARACTER * len(ids)
+    if max_frames:
+        frames = max_frames
+    min_frames = min(frames, min_frames)
+    if not isinstance(voice, Voice):
+        voice = Voice(reference=voice)
+    generated = model.generate(
+        tf.constant([ids], tf.int32),
+        tf.constant([len(ids)], tf.int32),
+        None,
+        None,
+        # The buffer in whole blocks, the sentence's own limit inside it: one traced graph serves
+        # many sentence lengths instead of one trace (seconds) per length.
+        FRAME_BLOCK * -(-frames // FRAME_BLOCK),
+        settings.stop_threshold,
+        frame_limit=frames,
+        prenet_dropout=True,
+        min_frames=min_frames,
+        attention_window=settings.attention_window,
+        seed=settings.seed,
+        steps_per_token=rate.median / model.dims.reduction_factor if settings.attention_prior and rate else None,
+        speaker_vector=speaker_vector(model, voice, data),
+        language_ids=tf.constant([language_index], tf.int32),
+    )
+    length = max(2, int(generated["lengths"][0]))
+    mel = generated["mel"][0, :length]
+    audio = griffin_lim(
+        mel,
+        mel_filterbank(data),
+        n_fft=data.n_fft,
+        hop_length=data.hop_length,
+        win_length=data.win_length,
+        n_iter=GRIFFIN_LIM_ITERATIONS,
+    )
+    steps = int(model.decoder_steps(tf.constant([length]))[0])
+    return Speech(
+        waveform=np.asarray(audio, dtype=np.float32),
+        mel=mel.numpy(),
+        alignment=generated["alignment"][0, :steps, : len(ids)].numpy(),
+        alignment_score=float(generated["alignment_score"][0]),
+        stopped=bool(generated["stopped"][0]),
+        frame_window=(min_frames, frames),
+        sample_rate=data.sample_rate,
+        decoder=model.decoder_kind,
+        text=text,
+    )
+
+
+def speaker_voice(run_dir: Path, name: str, data: DataConfig, tokenizer=None, model=None) -> Voice:
+    """Speaker `name` of the run: its centroid in the checkpoint (`model`) when the run keeps one
+    for it, so no clip of it is needed; else the opening frames of its longest readable clip."""
+    import difflib
+
+    speakers = load_speakers(run_dir)
+    listed = list(tokenizer.speakers) if tokenizer is not None and tokenizer.speakers else list(speakers)
+    if not listed:
+        raise XttsError(
+            f"{run_dir} lists no speakers (no {SPEAKERS_FILE}: a run from before speakers were kept)",
+            hint="pass --speaker-wav FILE with a clip of the voice",
+        )
+    if name not in listed:
+        close = difflib.get_close_matches(name, listed, n=3)
+        known = ", ".join(listed[:8]) + (f" and {len(listed) - 8} more" if len(listed) > 8 else "")
+        raise XttsError(
+            f"speaker {name!r} is not in {run_dir} ({len(listed)} speakers: {known})",
+            hint=f"did you mean {' or '.join(repr(c) for c in close)}?"
+            if close
+            else f"see {run_dir / SPEAKERS_FILE} for every name",
+        )
+    if model is not None and tokenizer is not None and getattr(model, "speaker_clip_counts", None) is not None:
+        index = tokenizer.speaker_index(name)
+        if index >= 0 and float(model.speaker_clip_counts[index]) > 0:
+            return Voice(label=name, speaker=index)
+    clips = speakers.get(name, {}).get("clips", [])
+    for clip in clips:
+        if Path(clip).is_file():
+            return Voice(label=name, reference=reference_from_audio(Path(clip), data))
+    raise XttsError(
+        f"speaker {name!r} has no centroid in this run's checkpoint and none of its clips can be read "
+        f"({clips[0] if clips else 'none listed'} ...)",
+        hint="mount the dataset where it was trained from, or pass --speaker-wav FILE",
+    )
+
+
+def resolve_voice(
+    run_dir: Path,
+    data: DataConfig,
+    tokenizer,
+    model,
+    *,
+    speaker: Optional[str] = None,
+    speaker_wav: Optional[Path] = None,
+) -> Voice:
+    """The voice `xtts synthesize` speaks in: a training speaker by name (`speaker_voice`), the
+    voice of an unseen clip (`CLONE_WINDOWS` references along it, averaged), or the run's
+    reference clip."""
+    if speaker is not None and speaker_wav is not None:
+        raise XttsError("--speaker and --speaker-wav both name a voice", hint="pass one of them")
+    if speaker is not None:
+        return speaker_voice(run_dir, speaker, data, tokenizer, model)
+    if speaker_wav is not None:
+        return Voice(label=str(speaker_wav), reference=reference_from_audio(speaker_wav, data, windows=CLONE_WINDOWS))
+    if (run_dir / REFERENCE_FILE).is_file():
+        return Voice(reference=np.load(run_dir / REFERENCE_FILE))
+    raise XttsError(f"{run_dir} has no {REFERENCE_FILE}", hint="pass --speaker-wav FILE or --speaker NAME")

@@ -1,0 +1,89 @@
+"""The test sentences a run renders as it trains, in its largest speakers' voices."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from xtts_cli.config.schema import DataConfig, XttsConfig
+from xtts_cli.errors import XttsError
+from xtts_cli.inference.run_files import REFERENCE_FILE, load_speakers, load_speaking_rate
+from xtts_cli.inference.speech import Voice, speaker_voice, synthesize_speech, wav_bytes
+
+RENDERED_SPEAKERS = 3  # test sentences are rendered in the largest speakers' voices (multi-speaker data)
+
+
+def rendering_voices(run_dir: Path, data: DataConfig, tokenizer=None) -> list[Voice]:
+    """The voices test sentences are rendered in: with several speakers the largest few (by their
+    centroids, which `render_sentences` reads from the model as it is then, or their clips); else
+    (or when their clips moved) the run's reference clip."""
+    voices = []
+    speakers = (
+        list(tokenizer.speakers) if tokenizer is not None and tokenizer.speakers else list(load_speakers(run_dir))
+    )
+    if len(speakers) > 1:
+        for name in speakers[:RENDERED_SPEAKERS]:
+            if tokenizer is not None and tokenizer.speaker_index(name) >= 0:
+                voices.append(Voice(label=name, speaker=tokenizer.speaker_index(name)))
+                continue
+            try:
+                voices.append(speaker_voice(run_dir, name, data))
+            except XttsError:
+                continue  # its clips moved since: render in the voices that remain
+    if not voices and (run_dir / REFERENCE_FILE).is_file():
+        voices.append(Voice(reference=np.load(run_dir / REFERENCE_FILE)))
+    return voices
+
+
+def render_sentences(
+    model,
+    tokenizer,
+    config: XttsConfig,
+    voices: list[Voice],
+    sentences: list[str],
+    run_dir: Path,
+    samples: Path,
+    step: int,
+    note: Callable[[str], None],
+    language: Optional[str] = None,
+) -> list[Path]:
+    """Render `sentences` with the model as it is at `step`, in each of `voices` (`rendering_voices`),
+    into `samples` and TensorBoard; a sentence the vocabulary cannot spell is skipped with a `note`."""
+    import re
+
+    import tensorflow as tf
+
+    from xtts_cli.data.text import UnknownCharactersError
+
+    data = config.data
+    if not voices:
+        return []
+    written = []
+    samples.mkdir(parents=True, exist_ok=True)
+    rate = load_speaking_rate(run_dir)
+    for index, sentence in enumerate(sentences):
+        for voice in voices:
+            speaker = voice.label
+            if voice.speaker is not None and float(model.speaker_clip_counts[voice.speaker]) == 0:
+                continue  # no clip of it trained yet (a resumed run's first steps): no voice to speak in
+            try:
+                audio = synthesize_speech(
+                    model, tokenizer, sentence, voice, data, rate=rate, settings=config.synthesis, language=language
+                ).waveform
+            except UnknownCharactersError as exc:
+                note(f"test sentence {index} skipped: {exc.lines[0]}")
+                break
+            label = f"-{re.sub(r'[^A-Za-z0-9_.-]+', '_', speaker)[:40]}" if speaker else ""
+            target = samples / f"step{step:07d}-{index}{label}.wav"
+            target.write_bytes(wav_bytes(audio, data.sample_rate))
+            tf.summary.audio(
+                f"samples/sentence_{index}{label.replace('-', '/', 1)}",
+                audio[None, :, None],
+                data.sample_rate,
+                step=step,
+            )
+            written.append(target)
+    return written
