@@ -29,6 +29,11 @@ def test_graph_mode_and_xla_auto_follow_the_model_device() -> None:
     assert not graph_mode(_config(enable_graph_mode=False).training)
     auto = _config(enable_xla_compilation="auto").training
     assert xla_enabled(auto, "GPU") and not xla_enabled(auto, "CPU")
+    # auto weighs the compile against the planned length: a short run skips it, a CPU always does.
+    assert not xla_enabled(_config(enable_xla_compilation="auto", max_steps=999).training, "GPU")
+    assert not xla_enabled(_config(enable_xla_compilation="auto", max_minutes=5).training, "GPU")
+    assert xla_enabled(_config(enable_xla_compilation="auto", max_steps=1000, max_minutes=30).training, "GPU")
+    assert not xla_enabled(_config(enable_xla_compilation="auto", max_steps=10**6).training, "CPU")
     assert xla_enabled(_config(enable_xla_compilation=True).training, "CPU")
     assert not xla_enabled(_config(enable_xla_compilation=True, enable_eager_debug=True).training, "GPU")
     assert not xla_enabled(_config(enable_xla_compilation=False).training, "GPU")
@@ -36,7 +41,7 @@ def test_graph_mode_and_xla_auto_follow_the_model_device() -> None:
 
 def test_resolved_settings_per_device_plan() -> None:
     config = XttsConfig.model_validate(
-        {"data": {"batch_size": 12}, "training": {"enable_xla_compilation": "auto", "max_steps": 50}}
+        {"data": {"batch_size": 12}, "training": {"enable_xla_compilation": "auto", "max_steps": 5000}}
     )
     one = resolve_settings(config, ONE_GPU)
     assert (one.xla, one.replicas, one.global_batch_size, one.prefetch_device) == (True, 1, 12, "/GPU:0")
@@ -48,7 +53,7 @@ def test_resolved_settings_per_device_plan() -> None:
     assert mirrored.prefetch_device is None  # the strategy distributes the batches
     cpu = resolve_settings(config, CPU)
     assert not cpu.xla and cpu.prefetch_device is None
-    assert cpu.total_steps(steps_per_epoch=7) == 50
+    assert cpu.total_steps(steps_per_epoch=7) == 5000
     by_epochs = XttsConfig.model_validate({"training": {"epochs": 3}})
     assert resolve_settings(by_epochs, CPU).total_steps(steps_per_epoch=7) == 21
     bf16 = XttsConfig.model_validate({"training": {"mixed_precision": True, "mixed_precision_dtype": "bfloat16"}})

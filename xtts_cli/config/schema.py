@@ -451,8 +451,9 @@ class TrainingConfig(_Section):
     enable_xla_compilation: Union[bool, Auto] = Field(
         "auto",
         description="Compile the training step with XLA (`jit_compile`). `auto`: on when the model runs on a "
-        "GPU, off on a CPU, where compiling each bucket shape costs more than XLA saves in a short run "
-        "(benchmarks/training_step.py).",
+        "GPU and the run is planned to last (`max_steps` >= 1000 or unset, `max_minutes` >= 10 or unset); off on "
+        "a CPU at any length, where XLA's step measured slower than plain graph mode "
+        "(benchmarks/cpu_scaling.py --part xla).",
     )
     enable_eager_debug: bool = Field(False, description="Run the step eagerly for debugging. Slow.")
     mixed_precision: bool = Field(

@@ -23,11 +23,28 @@ def graph_mode(training: TrainingConfig) -> bool:
     return training.enable_graph_mode and not training.enable_eager_debug
 
 
+# `auto` weighs XLA's compile (once per batch shape) against what it saves per step, from the run's
+# planned length. On a CPU it saves nothing at any length: speak-cpu's step took 1.49 s with XLA
+# against 0.40 s without (p50 of 40 steps), after 9.5 minutes compiling its four bucket shapes
+# against 1 (2-core AMD EPYC, docs/performance.md). On a GPU it fuses the step's small kernels; a
+# run planned shorter than these (a smoke test, a short tutorial run) would spend its time compiling.
+XLA_MIN_PLANNED_STEPS = 1000
+XLA_MIN_PLANNED_MINUTES = 10.0
+
+
 def xla_enabled(training: TrainingConfig, model_device_type: str) -> bool:
-    """XLA compiles the step: graph mode, and `true`, or `auto` with the model on a GPU (on a CPU
-    plain graph mode is the faster path, model/xtts.py)."""
+    """XLA compiles the step: graph mode, and `true`, or `auto` with the model on a GPU for a run
+    planned to last (no `max_steps` under `XLA_MIN_PLANNED_STEPS`, no `max_minutes` under
+    `XLA_MIN_PLANNED_MINUTES`)."""
     setting = training.enable_xla_compilation
-    return graph_mode(training) and (setting is True or (setting == "auto" and model_device_type == "GPU"))
+    if not graph_mode(training) or setting is False:
+        return False
+    if setting is True:
+        return True
+    short = (training.max_steps is not None and training.max_steps < XLA_MIN_PLANNED_STEPS) or (
+        training.max_minutes is not None and training.max_minutes < XLA_MIN_PLANNED_MINUTES
+    )
+    return model_device_type == "GPU" and not short
 
 
 @dataclass(frozen=True)
