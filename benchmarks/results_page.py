@@ -78,6 +78,8 @@ def publish(main: Callable[..., int | None], page: str) -> int:
             f"`{command}`, {time.strftime('%Y-%m-%d')}, {cpu_name()} ({os.cpu_count()} cores), written by the "
             "script itself:\n\n```\n" + captured.getvalue().strip("\n") + "\n```\n"
         )
-        write_section(DOCS / page, script, body)
+        # A script of several parts (`--part NAME`) keeps one latest run per part.
+        part = args[args.index("--part") + 1] if "--part" in args[:-1] else None
+        write_section(DOCS / page, f"{script} --part {part}" if part else script, body)
         sys.stderr.write(f"wrote the run into docs/{page}\n")
     return code
