@@ -10,7 +10,17 @@ import sys
 
 import pytest
 
-COMMANDS = ["init", "train", "validate", "diagnose", "profile-pipeline", "profile-step", "benchmark", "synthesize", "export"]
+COMMANDS = [
+    "init",
+    "train",
+    "validate",
+    "diagnose",
+    "profile-pipeline",
+    "profile-step",
+    "benchmark",
+    "synthesize",
+    "export",
+]
 
 PROBE = """
 import json, sys

@@ -1,11 +1,12 @@
 """The CPU cores this process may use, and the threads TensorFlow is given on them.
 
-TensorFlow sizes its thread pools from the cores in the affinity mask and ignores a cgroup's CPU
-quota: in a container limited to 2 CPUs (`docker run --cpus 2`) on a 64-core host it starts 64
-threads per pool, and they spend the quota preempting each other. So the cores are counted here from
-both (`os.sched_getaffinity`, the cgroup v2 `cpu.max` or v1 `cpu.cfs_quota_us` of this process's
-group and its parents), TensorFlow's pools are sized to them, and the run records and prints the
-count. `TF_NUM_INTRAOP_THREADS` / `TF_NUM_INTEROP_THREADS`, when set, win.
+TensorFlow sizes its thread pools from the cores in the affinity mask and does not count a
+cgroup's CPU quota: in a container limited to 2 CPUs (`docker run --cpus 2`) the mask still holds
+every host core, and a pool of that many threads spends the quota preempting itself. So the cores
+are counted here from both (`os.sched_getaffinity`; the cgroup v2 `cpu.max` or v1
+`cpu.cfs_quota_us` of this process's group and its parents), TensorFlow's pools are sized to
+them, and the run records and prints the count. `TF_NUM_INTRAOP_THREADS` and
+`TF_NUM_INTEROP_THREADS`, when set, win.
 """
 
 from __future__ import annotations
