@@ -73,13 +73,14 @@ def publish(main: Callable[..., int | None], page: str) -> int:
     if record and code == 0:
         script = Path(sys.argv[0]).name
         command = " ".join(["python", f"benchmarks/{script}", *args])
+        # A script of several parts (`--part NAME`) keeps one latest run per part.
+        part = args[args.index("--part") + 1] if "--part" in args[:-1] else None
+        name = f"{script} --part {part}" if part else script
         body = (
-            f"### Latest run: `{script}`\n\n"
+            f"### Latest run: `{name}`\n\n"
             f"`{command}`, {time.strftime('%Y-%m-%d')}, {cpu_name()} ({os.cpu_count()} cores), written by the "
             "script itself:\n\n```\n" + captured.getvalue().strip("\n") + "\n```\n"
         )
-        # A script of several parts (`--part NAME`) keeps one latest run per part.
-        part = args[args.index("--part") + 1] if "--part" in args[:-1] else None
-        write_section(DOCS / page, f"{script} --part {part}" if part else script, body)
+        write_section(DOCS / page, name, body)
         sys.stderr.write(f"wrote the run into docs/{page}\n")
     return code

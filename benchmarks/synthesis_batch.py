@@ -52,7 +52,15 @@ def main(argv: list[str] | None = None) -> int:
             listing = out / f"lines-{size}.txt"
             listing.write_text("\n".join(chosen) + "\n", encoding="utf-8")
             together = timed(
-                ["synthesize", "--text-file", str(listing), "--out-dir", str(out / f"many-{size}"), "-r", str(args.run_dir)]
+                [
+                    "synthesize",
+                    "--text-file",
+                    str(listing),
+                    "--out-dir",
+                    str(out / f"many-{size}"),
+                    "-r",
+                    str(args.run_dir),
+                ]
             )
             rows.append((size, separate, together))
     print(f"xtts synthesize, {args.run_dir}: wall seconds of the whole commands")

@@ -24,9 +24,9 @@ def graph_mode(training: TrainingConfig) -> bool:
 
 
 # `auto` weighs XLA's compile (once per batch shape) against what it saves per step, from the run's
-# planned length. On a CPU it saves nothing at any length: speak-cpu's step took 1.49 s with XLA
-# against 0.40 s without (p50 of 40 steps), after 9.5 minutes compiling its four bucket shapes
-# against 1 (2-core AMD EPYC, docs/performance.md). On a GPU it fuses the step's small kernels; a
+# planned length. On a CPU it saves nothing at any length: in 6 minutes speak-cpu trained 150 steps
+# with XLA against 1,300 without, and its compiled step was slower than plain graph mode (2-core
+# AMD EPYC, docs/performance.md "A CPU's minutes"). On a GPU it fuses the step's small kernels; a
 # run planned shorter than these (a smoke test, a short tutorial run) would spend its time compiling.
 XLA_MIN_PLANNED_STEPS = 1000
 XLA_MIN_PLANNED_MINUTES = 10.0
