@@ -8,20 +8,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from xtts_cli.cli.options import JsonOption, VerboseOption, given_once
+from xtts_cli.cli.options import CheckpointAlias, JsonOption, RunDirOption, VerboseOption, run_dir_given
 
 
 def export(
-    run_dir: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--run-dir",
-            "-r",
-            metavar="DIR",
-            help="Run directory of an `xtts train` run (its latest checkpoint is exported).",
-            show_default=False,
-        ),
-    ] = None,
+    run_dir: RunDirOption = None,
     out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="New folder for the SavedModel.")] = Path(
         "exported"
     ),
@@ -33,7 +24,7 @@ def export(
     ] = None,
     json_output: JsonOption = False,
     verbose: VerboseOption = False,
-    checkpoint: Annotated[Optional[Path], typer.Option("--checkpoint", hidden=True)] = None,
+    checkpoint: CheckpointAlias = None,
 ) -> None:
     """Write the run's generator as a TensorFlow SavedModel with a serving signature.
 
@@ -49,14 +40,8 @@ def export(
 
         xtts export -r runs/voices-cpu --step 2000 -o exported/voices-2000
     """
-    from xtts_cli.errors import XttsError
 
-    run_dir = given_once("the run directory", run_dir=run_dir, checkpoint=checkpoint)
-    if run_dir is None:
-        raise XttsError(
-            "no run to export: pass --run-dir DIR (-r), the folder `xtts train` wrote",
-            hint="e.g. xtts export -r runs/tiny-cpu -o exported/tiny",
-        )
+    run_dir = run_dir_given(run_dir, checkpoint, to="export", example="xtts export -r runs/tiny-cpu -o exported/tiny")
     from xtts_cli.cli.output import Phases
     from xtts_cli.inference.export import export_run
 

@@ -57,6 +57,17 @@ NumBatchesAlias = Annotated[Optional[int], typer.Option("--num-batches", min=2, 
 NumStepsAlias = Annotated[Optional[int], typer.Option("--num-steps", min=2, hidden=True)]
 MaxStepsAlias = Annotated[Optional[int], typer.Option("--max-steps", min=1, hidden=True)]
 DataPathAlias = Annotated[Optional[str], typer.Option("--data-path", hidden=True)]
+RunDirOption = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--run-dir",
+        "-r",
+        metavar="DIR",
+        help="Run directory of an `xtts train` run (its latest checkpoint is used).",
+        show_default=False,
+    ),
+]
+CheckpointAlias = Annotated[Optional[Path], typer.Option("--checkpoint", hidden=True)]
 VerboseOption = Annotated[
     bool,
     typer.Option(
@@ -90,3 +101,16 @@ def given_once(what: str, **values: Any) -> Any:
             f"{what} is given twice: {flags}", hint=f"give it once, as --{next(iter(values)).replace('_', '-')}"
         )
     return next(iter(given.values()), None)
+
+
+def run_dir_given(run_dir: Optional[Path], checkpoint: Optional[Path], *, to: str, example: str) -> Path:
+    """The run directory from --run-dir (or its old name --checkpoint); none is one error saying
+    what the command needed it `to` do, with an `example`."""
+    from xtts_cli.errors import XttsError
+
+    given = given_once("the run directory", run_dir=run_dir, checkpoint=checkpoint)
+    if given is None:
+        raise XttsError(
+            f"no run to {to}: pass --run-dir DIR (-r), the folder `xtts train` wrote", hint=f"e.g. {example}"
+        )
+    return Path(given)

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from xtts_cli.cli.options import JsonOption, VerboseOption, given_once
+from xtts_cli.cli.options import CheckpointAlias, JsonOption, RunDirOption, VerboseOption, run_dir_given
 
 
 def synthesize(
@@ -16,16 +16,7 @@ def synthesize(
         Optional[str],
         typer.Argument(metavar="TEXT", help="The sentence to speak (or --text-file).", show_default=False),
     ] = None,
-    run_dir: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--run-dir",
-            "-r",
-            metavar="DIR",
-            help="Run directory of an `xtts train` run (its latest checkpoint is used).",
-            show_default=False,
-        ),
-    ] = None,
+    run_dir: RunDirOption = None,
     out: Annotated[Path, typer.Option("--out", "-o", metavar="FILE", help="WAV file to write.")] = Path("speech.wav"),
     text_file: Annotated[
         Optional[Path],
@@ -82,7 +73,7 @@ def synthesize(
     ] = None,
     json_output: JsonOption = False,
     verbose: VerboseOption = False,
-    checkpoint: Annotated[Optional[Path], typer.Option("--checkpoint", hidden=True)] = None,
+    checkpoint: CheckpointAlias = None,
 ) -> None:
     """Generate speech with a trained model (mel frames + Griffin-Lim), on the CPU or a GPU.
 
@@ -116,12 +107,7 @@ def synthesize(
         )
     if speaker is not None and speaker_wav is not None:
         raise XttsError("--speaker and --speaker-wav both name a voice", hint="pass one of them")
-    run_dir = given_once("the run directory", run_dir=run_dir, checkpoint=checkpoint)
-    if run_dir is None:
-        raise XttsError(
-            "no run to speak with: pass --run-dir DIR (-r), the folder `xtts train` wrote",
-            hint='e.g. xtts synthesize "Hello." -r runs/tiny-cpu',
-        )
+    run_dir = run_dir_given(run_dir, checkpoint, to="speak with", example='xtts synthesize "Hello." -r runs/tiny-cpu')
     lines = _read_lines(text_file) if text_file is not None else []
     from xtts_cli.cli.output import Phases
     from xtts_cli.inference import Synthesizer

@@ -34,7 +34,12 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None) -> dict:
 
     from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel, mel_filterbank
     from xtts_cli.inference import Synthesizer
-    from xtts_cli.inference.speech import FRAMES_PER_CHARACTER, GRIFFIN_LIM_ITERATIONS, MIN_FRAMES_PER_CHARACTER
+    from xtts_cli.inference.speech import (
+        FRAMES_PER_CHARACTER,
+        GRIFFIN_LIM_ITERATIONS,
+        MIN_FRAMES_PER_CHARACTER,
+        generation_settings,
+    )
     from xtts_cli.model.vocoder import griffin_lim
 
     if out.exists() and any(out.iterdir()):
@@ -79,17 +84,11 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None) -> dict:
                 None,
                 None,
                 buffer,
-                settings.stop_threshold,
                 frame_limit=high,
-                prenet_dropout=True,
                 min_frames=low,
-                attention_window=settings.attention_window,
-                seed=settings.seed,
-                steps_per_token=rate.median / model.dims.reduction_factor
-                if settings.attention_prior and rate
-                else None,
                 speaker_vector=voice,
                 language_ids=language_id[None],
+                **generation_settings(model, settings, rate),
             )
             frames = tf.maximum(2, generated["lengths"][0])
             mel = generated["mel"][0]

@@ -190,6 +190,18 @@ class Speech:
         return "stop token at the floor" if self.frames <= self.frame_window[0] else "stop token"
 
 
+def generation_settings(model, settings: SynthesisConfig, rate: Optional[SpeakingRate]) -> dict:
+    """`model.generate`'s settings from the run's synthesis config (and its speaking rate, which
+    paces the attention prior): one place for synthesis and the exported graph."""
+    return {
+        "stop_threshold": settings.stop_threshold,
+        "prenet_dropout": True,
+        "attention_window": settings.attention_window,
+        "seed": settings.seed,
+        "steps_per_token": rate.median / model.dims.reduction_factor if settings.attention_prior and rate else None,
+    }
+
+
 def synthesize_speech(
     model,
     tokenizer,
@@ -240,15 +252,11 @@ def synthesize_speech(
         # The buffer in whole blocks, the sentence's own limit inside it: one traced graph serves
         # many sentence lengths instead of one trace (seconds) per length.
         FRAME_BLOCK * -(-frames // FRAME_BLOCK),
-        settings.stop_threshold,
         frame_limit=frames,
-        prenet_dropout=True,
         min_frames=min_frames,
-        attention_window=settings.attention_window,
-        seed=settings.seed,
-        steps_per_token=rate.median / model.dims.reduction_factor if settings.attention_prior and rate else None,
         speaker_vector=speaker_vector(model, voice, data),
         language_ids=tf.constant([language_index], tf.int32),
+        **generation_settings(model, settings, rate),
     )
     length = max(2, int(generated["lengths"][0]))
     mel = generated["mel"][0, :length]
