@@ -180,7 +180,7 @@ def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run
     result = runner.invoke(app, ["synthesize", TEXT, "--checkpoint", str(short_run.run_dir.path), "--out", str(out)])
     assert result.exit_code == 0, result.output
     if short_run.model.decoder_kind == "duration":  # no stop token: the durations end the clip, or run past it
-        assert "predicted durations" in result.output and "stop token" not in result.output
+        assert "predicted durations" in result.output and "ended by: the stop token" not in result.output
     in_memory = synthesize_speech(
         short_run.model,
         short_run.tokenizer,

@@ -116,10 +116,9 @@ class TrainingProgress:
         elif isinstance(event, Noted):
             self.err.print(f"[yellow]note[/]: {event.message}")
         elif isinstance(event, Validated):
-            message = (
-                f"val   | step: {event.step} | val_loss: {event.val_loss:.4f} | "
-                f"alignment_score: {event.alignment_score:.3f}"
-            )
+            message = f"val   | step: {event.step} | val_loss: {event.val_loss:.4f}"
+            if event.alignment_score is not None:
+                message += f" | alignment_score: {event.alignment_score:.3f}"
             if self._progress is not None:
                 self._progress.console.print(message)
             else:
@@ -175,8 +174,10 @@ class TrainingProgress:
         out.print(f"run: {result.run_dir}")
         out.print(f"steps: {result.start_step} -> {result.final_step}   loss: {loss}")
         if result.last_val_loss is not None:
+            score = result.last_alignment_score
             out.print(
-                f"validation loss: {result.last_val_loss:.4f}   alignment score: {result.last_alignment_score:.3f}"
+                f"validation loss: {result.last_val_loss:.4f}"
+                + (f"   alignment score: {score:.3f}" if score is not None else "")
             )
         out.print(
             f"speed: {result.steps_per_sec:.2f} steps/s, {result.samples_per_sec:.1f} samples/s, "
@@ -192,5 +193,5 @@ class TrainingProgress:
             import shlex
 
             run = shlex.quote(str(result.run_dir))
-            out.print(f'listen:      xtts synthesize "A sentence to speak." -r {run} -o speech.wav')
+            out.print(f"listen:      {result.listen.format(run=run)}")
             out.print(f"tensorboard: tensorboard --logdir {shlex.quote(str(result.run_dir / 'tensorboard'))}")

@@ -42,7 +42,8 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable, Sequence
-from typing import Literal, Optional, Union
+from dataclasses import dataclass
+from typing import Any, Literal, Optional, Union
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -318,10 +319,79 @@ def build_pipeline(
     if plan is None:
         plan = plan_pipeline(data, items, tokenizer, training=training, output=output)
     items = list(plan.items)
-    mode = plan.mode
-    # Validation stays local: it is small, must see every clip in a fixed order (dynamic sharding
-    # drops each worker's partial batches), and the trainer stops reading it after max_val_batches,
-    # which would leave a service job making batches nobody reads.
+    service = _service_of(data, training)
+    if not data.use_tf_native_loading:
+        from xtts_cli.data.numpy_baseline import require_decoders
+
+        require_decoders(set(plan.formats.codecs))
+    groups = [plan.group(k) for k in range(plan.num_groups)]
+    shapes_of = [_padded_shapes(data, output, plan.buckets, k) for k in range(len(groups))]
+    store = _FeatureStore.open(plan, items, output, shapes_of, training=training, note=note)
+    epochs = _Epochs(
+        plan=plan,
+        items=items,
+        output=output,
+        training=training,
+        groups=groups,
+        shapes_of=shapes_of,
+        store=store,
+        split_by_service=bool(service) and data.service_sharding == "dynamic",
+    )
+    if service and data.service_sharding == "off":
+        # Every worker makes the whole epoch. Seeded from data.seed they would all shuffle alike and
+        # the trainer would see near-identical batches once per worker; the service's guide asks for
+        # non-deterministic shuffles in this mode. The seed is read from the clock when a worker
+        # starts its epoch (inside flat_map, so on the worker, not once here).
+        ds = tf.data.Dataset.range(1).map(_worker_seed).flat_map(epochs.assemble)
+    else:
+        ds = epochs.assemble(data.seed)
+    ds = ds.with_options(_pipeline_options(data, plan.mode))  # before the service: they travel with the graph
+    job = None
+    if service:
+        ds, job = _through_service(ds, data, service, items, tokenizer, output, training, service_session)
+    ds, prefetch_device = _prefetched(ds, data, device)
+    if len(items) >= _FREEZE_FROM_CLIPS:
+        _freeze_startup_objects()
+    info = PipelineInfo(
+        output=output,
+        training=training,
+        preprocessing_mode=plan.mode,
+        preprocessing_reason=plan.decision.reason,
+        feature_bytes_estimate=plan.decision.feature_bytes,
+        cache_memory_limit_bytes=plan.decision.budget_bytes,
+        tf_native=data.use_tf_native_loading,
+        num_items=len(items),
+        batch_size=data.batch_size,
+        drop_remainder=training,
+        batching=plan.batching,
+        bucket_boundaries=plan.buckets.boundaries if plan.buckets else [],
+        mel_pad_lengths=plan.buckets.length_pads if plan.buckets else [],
+        text_pad_lengths=plan.buckets.text_pads if plan.buckets else [],
+        max_distinct_batch_shapes=plan.max_distinct_batch_shapes,
+        padding_efficiency=plan.padding_efficiency,
+        batches_per_epoch=plan.batches_per_epoch,
+        bucket_batches=epochs.counts,
+        codecs=plan.formats.codecs,
+        num_parallel_calls=data.num_workers,
+        prefetch_buffer_size=data.prefetch_buffer_size,
+        shuffle_buffer_size=plan.shuffle_buffer_size,
+        deterministic=not data.optimize_cpu_gpu_overlap,
+        prefetch_device=prefetch_device,
+        feature_cache=store.precomputed,
+        store_in_memory=store.held is not None,
+        store_in_memory_bytes=store.held.nbytes if store.held is not None else 0,
+        service_address=service,
+        service_sharding=data.service_sharding if service else None,
+        service_job=job,
+    )
+    return ds, info
+
+
+def _service_of(data: DataConfig, training: bool) -> Optional[str]:
+    """The tf.data service a training pipeline's batches come from, checked now (not after a
+    precompute pass that may take an hour). Validation stays local: it is small, must see every
+    clip in a fixed order (dynamic sharding drops each worker's partial batches), and the trainer
+    stops reading it after max_val_batches, which would leave a service job making batches nobody reads."""
     service = data.service_address if training else None
     if service and not data.use_tf_native_loading:
         raise XttsError(
@@ -331,93 +401,103 @@ def build_pipeline(
     if service:
         from xtts_cli.data.service import check_reachable
 
-        check_reachable(service)  # now, not after a precompute pass that may take an hour
-    formats = plan.formats
-    codecs = formats.codecs
-    if not data.use_tf_native_loading:
-        from xtts_cli.data.numpy_baseline import require_decoders
+        check_reachable(service)
+    return service
 
-        require_decoders(set(codecs))
-    text_ids = plan.text_ids
-    batch_size = data.batch_size
-    drop_remainder = training
-    deterministic = not data.optimize_cpu_gpu_overlap
+
+@dataclass
+class _FeatureStore:
+    """Precompute mode's store: its shards on disk, and in memory when the plan holds it there."""
 
     precomputed: Optional[PrecomputeResult] = None
     shards: Optional[list[Shard]] = None
+    held: Optional[_HeldStore] = None
+    texts: Any = None  # token ids of every item, for the store's batch-level lookup
 
-    def precompute(note):
-        return precompute_features(
-            data,
-            items,
-            output,
-            lambda todo: _items_dataset(todo, data, output),
-            note=note,
-            what="clip" if training else "validation clip",
-        )
+    @classmethod
+    def open(cls, plan: PipelinePlan, items, output: Output, shapes_of, *, training: bool, note) -> _FeatureStore:
+        if plan.mode != "precompute":
+            return cls()
+        data = plan.data
 
-    if mode == "precompute":
-        precomputed, shards = precompute(note)
-
-    buckets: Optional[BucketPlan] = plan.buckets
-    batching = plan.batching
-    groups = [plan.group(k) for k in range(plan.num_groups)]
-
-    # Token ids of every item, for the store's batch-level lookup: built once for all buckets.
-    texts = _ragged(text_ids) if shards is not None else None
-    # Built once for all sources: the decode stage is a tf.function traced a single time.
-    stage = None if precomputed else feature_stage(data, output, formats)
-    counts = [len(g) // batch_size if drop_remainder else -(-len(g) // batch_size) for g in groups]
-
-    shapes_of = [_padded_shapes(data, output, buckets, k) for k in range(len(groups))]
-    held = None
-    if shards is not None and plan.store_in_memory:
-        try:
-            held = _HeldStore(plan, shards, shapes_of, texts)
-        except CorruptShards as error:
-            # A shard damaged on disk since it was written: removed, computed again, read again.
-            for path in error.paths:
-                os.unlink(path)
-            if note is not None:
-                note(
-                    f"precompute: {len(error.paths)} of the store's shards failed their checksums "
-                    f"({', '.join(os.path.basename(path) for path in error.paths)}); removed, to be computed again"
-                )
-            precomputed, shards = precompute(note)
-            held = _HeldStore(plan, shards, shapes_of, texts)
-
-    def assemble(seed):
-        """The batches of one epoch; `seed` (an int, or a tensor on service workers) seeds the shuffles."""
-        sources = []
-        for k, (group, shapes) in enumerate(zip(groups, shapes_of)):
-            if held is not None:
-                sources.append(held.batches(k, training=training, seed=seed + k))
-                continue
-            if shards is not None:
-                sources.append(_stored_batches(plan, shards, k, training=training, seed=seed + k))
-                continue
-            elements = _group_elements(
+        def precompute():
+            return precompute_features(
                 data,
-                mode,
+                items,
                 output,
-                stage,
-                codecs,
-                [items[i] for i in group],
-                text_ids.take(group),
-                training=training,
-                deterministic=deterministic,
-                seed=seed + k,
-                max_length=shapes[output][0] if shapes else None,
-                split_by_service=bool(service) and data.service_sharding == "dynamic",
+                lambda todo: _items_dataset(todo, data, output),
+                note=note,
+                what="clip" if training else "validation clip",
             )
-            sources.append(_pad_batches(elements, data, output, shapes, training=training))
+
+        precomputed, shards = precompute()
+        texts = _ragged(plan.text_ids)  # built once for all buckets
+        held = None
+        if plan.store_in_memory:
+            try:
+                held = _HeldStore(plan, shards, shapes_of, texts)
+            except CorruptShards as error:
+                # A shard damaged on disk since it was written: removed, computed again, read again.
+                for path in error.paths:
+                    os.unlink(path)
+                if note is not None:
+                    note(
+                        f"precompute: {len(error.paths)} of the store's shards failed their checksums "
+                        f"({', '.join(os.path.basename(path) for path in error.paths)}); removed, to be computed again"
+                    )
+                precomputed, shards = precompute()
+                held = _HeldStore(plan, shards, shapes_of, texts)
+        return cls(precomputed, shards, held, texts)
+
+
+class _Epochs:
+    """The batches of one epoch, from each length bucket's source."""
+
+    def __init__(self, *, plan, items, output, training, groups, shapes_of, store, split_by_service) -> None:
+        self.plan, self.items, self.output, self.training = plan, items, output, training
+        self.groups, self.shapes_of, self.store = groups, shapes_of, store
+        self.split_by_service = split_by_service
+        data = plan.data
+        self.counts = [len(g) // data.batch_size if training else -(-len(g) // data.batch_size) for g in groups]
+        # Built once for all sources: the decode stage is a tf.function traced a single time.
+        self.stage = None if store.precomputed else feature_stage(data, output, plan.formats)
+
+    def _source(self, k: int, seed):
+        plan, store, data, shapes = self.plan, self.store, self.plan.data, self.shapes_of[k]
+        if store.held is not None:
+            return store.held.batches(k, training=self.training, seed=seed + k)
+        if store.shards is not None:
+            return _stored_batches(plan, store.shards, k, training=self.training, seed=seed + k)
+        group = self.groups[k]
+        elements = _group_elements(
+            data,
+            plan.mode,
+            self.output,
+            self.stage,
+            plan.formats.codecs,
+            [self.items[i] for i in group],
+            plan.text_ids.take(group),
+            training=self.training,
+            deterministic=not data.optimize_cpu_gpu_overlap,
+            seed=seed + k,
+            max_length=shapes[self.output][0] if shapes else None,
+            split_by_service=self.split_by_service,
+        )
+        return _pad_batches(elements, data, self.output, shapes, training=self.training)
+
+    def assemble(self, seed):
+        """The batches of one epoch; `seed` (an int, or a tensor on service workers) seeds the shuffles."""
+        import tensorflow as tf
+
+        sources = [self._source(k, seed) for k in range(len(self.groups))]
         if len(sources) == 1:
-            return decoded(sources[0])
+            return self._decoded(sources[0])
         # One source per bucket, visited in random order (training) or one after the other
         # (validation), each exactly as often as it has batches.
+        counts = self.counts
         order = np.repeat(np.arange(len(sources), dtype=np.int64), counts)
         choices = tf.data.Dataset.from_tensor_slices(order)
-        if training:
+        if self.training:
             # Every bucket once first (in random order), then the rest at random: a bucket starts
             # (opens its files, fills its shuffle buffer) in the epoch's first batches, not whenever
             # chance first picks it, which stalled a batch mid-epoch for as long as that start took
@@ -429,17 +509,18 @@ def build_pipeline(
             # by 5-6 ms at 131,000 clips (7,771 choices), against about 1 ms for a batch.
             choices = _permuted([present, rest], seed + len(sources))
         # A clip skipped by ignore_errors leaves its bucket a batch short: move on, don't stop.
-        return decoded(tf.data.Dataset.choose_from_datasets(sources, choices, stop_on_empty_dataset=False))
+        return self._decoded(tf.data.Dataset.choose_from_datasets(sources, choices, stop_on_empty_dataset=False))
 
-    def decoded(ds):
+    def _decoded(self, ds):
         # The cache's batches hold its 16-bit steps as they are (see `_group_elements`): the step
         # scales them (`features.as_values`).
-        if shards is None:
+        store = self.store
+        if store.shards is None:
             return ds
         # One batch at a time, as below: the held store's gather.
-        if held is not None:
-            return ds.map(held.to_batch, num_parallel_calls=1)
-        to_batch = _decode_stored(plan, shapes_of, texts)
+        if store.held is not None:
+            return ds.map(store.held.to_batch, num_parallel_calls=1)
+        to_batch = _decode_stored(self.plan, self.shapes_of, store.texts)
         # One batch at a time, on a thread of its own (a parallel map of width 1: tf.data's
         # map_parallelization leaves it so). Decoding batches in parallel made their completions
         # interleave at random: batch-latency CV 0.52-0.62 (3 runs) against 0.39-0.40 (2 runs) with
@@ -447,17 +528,12 @@ def build_pipeline(
         # batches timed per run); a training step draws far fewer.
         return ds.map(to_batch, num_parallel_calls=1)
 
-    if service and data.service_sharding == "off":
-        # Every worker makes the whole epoch. Seeded from data.seed they would all shuffle alike and
-        # the trainer would see near-identical batches once per worker; the service's guide asks for
-        # non-deterministic shuffles in this mode. The seed is read from the clock when a worker
-        # starts its epoch (inside flat_map, so on the worker, not once here).
-        ds = tf.data.Dataset.range(1).map(_worker_seed).flat_map(assemble)
-    else:
-        ds = assemble(data.seed)
+
+def _pipeline_options(data: DataConfig, mode: str):
+    import tensorflow as tf
 
     options = tf.data.Options()
-    options.deterministic = deterministic
+    options.deterministic = not data.optimize_cpu_gpu_overlap
     options.experimental_optimization.map_parallelization = data.optimize_cpu_gpu_overlap
     options.experimental_optimization.parallel_batch = data.optimize_cpu_gpu_overlap
     # AUTOTUNE values need the autotuner; with fixed numbers it only resizes buffers, which is
@@ -465,29 +541,40 @@ def build_pipeline(
     options.autotune.enabled = data.optimize_cpu_gpu_overlap or "auto" in (data.num_workers, data.prefetch_buffer_size)
     if mode != "precompute":  # clips read and decoded (see `pipeline_threads`)
         options.threading.private_threadpool_size = pipeline_threads(data)
-    ds = ds.with_options(options)  # before the service: the options travel with the graph to the workers
-    job = None
-    if service:
-        from xtts_cli.data import service as data_service
+    return options
 
-        job = data_service.job_name(
-            data_service.pipeline_fingerprint(
-                data,
-                output=output,
-                training=training,
-                audio_paths=[item.audio_path for item in items],
-                # Symbols, then each language and speaker: the batches' conditioning ids index them.
-                vocabulary=[*tokenizer.characters, *tokenizer.languages, *tokenizer.speakers],
-            ),
-            service_session,
-        )
-        ds = data_service.distribute_batches(ds, service, sharding=data.service_sharding, job=job)
-        if service_session:
-            # Consumers sharing the job already receive disjoint batches: a tf.distribute auto-shard
-            # on top (multi-worker training) would keep only 1/N of each consumer's share.
-            unsharded = tf.data.Options()
-            unsharded.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
-            ds = ds.with_options(unsharded)
+
+def _through_service(ds, data: DataConfig, service: str, items, tokenizer, output, training, session):
+    """(the batches as the tf.data service makes them, its job's name)."""
+    import tensorflow as tf
+
+    from xtts_cli.data import service as data_service
+
+    job = data_service.job_name(
+        data_service.pipeline_fingerprint(
+            data,
+            output=output,
+            training=training,
+            audio_paths=[item.audio_path for item in items],
+            # Symbols, then each language and speaker: the batches' conditioning ids index them.
+            vocabulary=[*tokenizer.characters, *tokenizer.languages, *tokenizer.speakers],
+        ),
+        session,
+    )
+    ds = data_service.distribute_batches(ds, service, sharding=data.service_sharding, job=job)
+    if session:
+        # Consumers sharing the job already receive disjoint batches: a tf.distribute auto-shard
+        # on top (multi-worker training) would keep only 1/N of each consumer's share.
+        unsharded = tf.data.Options()
+        unsharded.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+        ds = ds.with_options(unsharded)
+    return ds, job
+
+
+def _prefetched(ds, data: DataConfig, device: Optional[str]):
+    """(the pipeline with its host prefetch and, onto a GPU, its device prefetch; that device or None)."""
+    import tensorflow as tf
+
     if data.prefetch_buffer_size != 0:
         ds = ds.prefetch(parallel_calls(data.prefetch_buffer_size))
     prefetch_device = _check_device(device, data)
@@ -497,42 +584,7 @@ def build_pipeline(
         else:
             buffer = 1
         ds = ds.apply(tf.data.experimental.prefetch_to_device(prefetch_device, buffer_size=buffer))
-
-    if len(items) >= _FREEZE_FROM_CLIPS:
-        _freeze_startup_objects()
-    info = PipelineInfo(
-        output=output,
-        training=training,
-        preprocessing_mode=mode,
-        preprocessing_reason=plan.decision.reason,
-        feature_bytes_estimate=plan.decision.feature_bytes,
-        cache_memory_limit_bytes=plan.decision.budget_bytes,
-        tf_native=data.use_tf_native_loading,
-        num_items=len(items),
-        batch_size=batch_size,
-        drop_remainder=drop_remainder,
-        batching=batching,
-        bucket_boundaries=buckets.boundaries if buckets else [],
-        mel_pad_lengths=buckets.length_pads if buckets else [],
-        text_pad_lengths=buckets.text_pads if buckets else [],
-        max_distinct_batch_shapes=plan.max_distinct_batch_shapes,
-        padding_efficiency=plan.padding_efficiency,
-        batches_per_epoch=plan.batches_per_epoch,
-        bucket_batches=counts,
-        codecs=codecs,
-        num_parallel_calls=data.num_workers,
-        prefetch_buffer_size=data.prefetch_buffer_size,
-        shuffle_buffer_size=plan.shuffle_buffer_size,
-        deterministic=deterministic,
-        prefetch_device=prefetch_device,
-        feature_cache=precomputed,
-        store_in_memory=held is not None,
-        store_in_memory_bytes=held.nbytes if held is not None else 0,
-        service_address=service,
-        service_sharding=data.service_sharding if service else None,
-        service_job=job,
-    )
-    return ds, info
+    return ds, prefetch_device
 
 
 def _freeze_startup_objects() -> None:

@@ -1,8 +1,8 @@
 """`build_model`: the model a config asks for, autoregressive (`xtts.XttsModel`) or duration-based
 (`duration.DurationModel`), with its weights built.
 
-Its own module so that `xtts` (the base model) and `duration` (which extends it) do not import
-each other.
+Its own module so that `xtts` (the shared `AcousticModel` and the autoregressive decoder) and
+`duration` (the duration decoder) do not import each other.
 """
 
 from __future__ import annotations
@@ -11,21 +11,22 @@ from typing import TYPE_CHECKING
 
 from xtts_cli.model.duration import DurationModel
 from xtts_cli.model.presets import resolve_dims
-from xtts_cli.model.xtts import XttsModel, dummy_batch
+from xtts_cli.model.xtts import AcousticModel, XttsModel, dummy_batch
 
 if TYPE_CHECKING:
     from xtts_cli.config.schema import DataConfig, ModelConfig
 
-__all__ = ["build_model"]
+__all__ = ["DECODERS", "build_model"]
+
+DECODERS: dict[str, type[AcousticModel]] = {"autoregressive": XttsModel, "duration": DurationModel}
 
 
 def build_model(
     model_cfg: ModelConfig, data_cfg: DataConfig, vocab_size: int, *, languages: int = 0, speakers: int = 0
-) -> XttsModel:
+) -> AcousticModel:
     """The model for a config, with its weights built (so `count_params()` works). `languages` and
     `speakers`: how many the run's vocabulary lists (`Tokenizer`; 0 for one saved before it did)."""
-    model_class = DurationModel if model_cfg.decoder == "duration" else XttsModel
-    model = model_class(
+    model = DECODERS[model_cfg.decoder](
         dims=resolve_dims(model_cfg),
         n_mels=data_cfg.n_mels,
         vocab_size=vocab_size,

@@ -33,9 +33,9 @@ import tensorflow as tf
 from xtts_cli.model.presets import ModelDims
 from xtts_cli.model.xtts import (
     MEL_PAD_VALUE,
+    AcousticModel,
     LayerStack,
     MultiHeadAttention,
-    XttsModel,
     _frame_count,
     sinusoidal_encoding,
 )
@@ -286,10 +286,10 @@ class FrameDecoderLayer(keras.layers.Layer):
         return x + self.residual_dropout(self.contract(self.expand(normed)), training=training)
 
 
-class DurationModel(XttsModel):
+class DurationModel(AcousticModel):
     """The XTTS model's text and speaker encoders with the duration decoder (module docstring).
 
-    Same interface as `XttsModel`: `call` gives `mel_pred`, `mel_post`, `stop_logits` (zeros:
+    Same interface as the autoregressive `XttsModel`: `call` gives `mel_pred`, `mel_post`, `stop_logits` (zeros:
     there is no stop token) and `cross_attention` (the aligner's soft alignment [B, 1, F, T]);
     `compute_loss` the same keys plus `duration_loss`, with `attention_loss` the forward-sum loss;
     `generate` the same keys, `stopped` meaning the predicted durations, not `max_frames`, ended
@@ -427,25 +427,11 @@ class DurationModel(XttsModel):
         return tf.where(empty & first, 1, durations)
 
     def _generate(
-        self,
-        text_ids,
-        text_lengths,
-        speaker_vector,
-        language_ids,
-        seed,
-        min_frames,
-        frame_limit,
-        steps_per_token,
-        *,
-        max_frames,
-        stop_threshold,
-        prenet_dropout,
-        attention_window,
-        prior,
+        self, text_ids, text_lengths, speaker_vector, language_ids, frame_limit, controls, *, max_frames, decoding
     ):
-        """The predicted durations' frames, cut at `frame_limit`; the stop threshold, prenet
-        dropout, attention window and prior settings are the autoregressive decoder's."""
-        del seed, min_frames, steps_per_token, stop_threshold, prenet_dropout, attention_window, prior
+        """The predicted durations' frames, cut at `frame_limit`. Nothing is decided frame by frame,
+        so `controls` and `decoding` (the stop token, prenet dropout, attention window and prior of
+        a decoder that is) have nothing to steer."""
         memory, text_mask = self.encode_text(text_ids, text_lengths, training=False, language_ids=language_ids)
         memory = self._with_speaker(memory, speaker_vector)
         durations = self.predict_durations(memory, text_mask)

@@ -381,16 +381,17 @@ class Postnet(keras.layers.Layer):
         return self.output_convolution(x)
 
 
-class XttsModel(keras.Model):
-    """XTTS-style text- and speaker-conditioned autoregressive mel decoder (see module docstring).
+class AcousticModel(keras.Model):
+    """Text in, mel frames out, in a voice: what every acoustic decoder shares (the text encoder, the
+    speaker encoder and centroids, the postnet, the mel losses, `generate`'s graph). A decoder is a
+    subclass that builds its layers (`_build_decoder`) and gives `call`, `compute_loss` and
+    `_generate`: `XttsModel` (autoregressive) and `duration.DurationModel`.
 
     The training loop lives in `xtts_cli.training`; `fit()` is not used, and `compute_loss` here
     takes the batch and the outputs of `call` rather than Keras's (x, y, y_pred).
     """
 
-    decoder_kind = "autoregressive"
-    # Set by whoever compiles the training step with XLA (the trainer): losses then use only ops
-    # XLA compiles, where a faster kernel exists that it does not (the duration decoder's CTC).
+    decoder_kind: str
     xla_compatible_losses = False
 
     def __init__(
@@ -457,24 +458,6 @@ class XttsModel(keras.Model):
         self._build_decoder()
         self.postnet = Postnet(dims, n_mels, name="postnet") if dims.postnet_layers else None
 
-    def _build_decoder(self) -> None:
-        """The autoregressive decoder's layers (a subclass with another decoder builds its own)."""
-        dims, n_mels = self.dims, self.n_mels
-        d_model, r = dims.d_model, dims.reduction_factor
-        self.go_frame = self.add_weight(shape=(n_mels,), initializer="zeros", name="go_frame")
-        self.prenet = Prenet(dims.prenet_dim, dims.prenet_dropout, name="prenet")
-        self.prenet_projection = keras.layers.Dense(d_model, name="prenet_projection")
-        self.speaker_projection = keras.layers.Dense(d_model, name="speaker_projection")
-        self.decoder_dropout = keras.layers.Dropout(dims.dropout)
-        self.decoder_layers = LayerStack(
-            [TransformerDecoderLayer(dims, name=f"decoder_layer_{i}") for i in range(dims.num_decoder_layers)],
-            name="decoder_layers",
-        )
-        self.decoder_norm = keras.layers.LayerNormalization(epsilon=1e-5, name="decoder_norm")
-        # float32 heads: the outputs and the losses built on them stay float32 under mixed precision.
-        self.mel_projection = keras.layers.Dense(r * n_mels, dtype="float32", name="mel_projection")
-        self.stop_projection = keras.layers.Dense(r, dtype="float32", name="stop_projection")
-
     def get_config(self):
         return {
             "dims": dataclasses.asdict(self.dims),
@@ -511,12 +494,6 @@ class XttsModel(keras.Model):
         for layer in self.text_layers:
             x = layer(x, key_mask=text_mask[:, None, :], training=training)
         return self.text_norm(x), text_mask
-
-    def _decoder_inputs(self, prenet_output, speaker_vector, positions, training=False):
-        x = self.prenet_projection(prenet_output)
-        x = x + self.speaker_projection(speaker_vector)[:, None, :]
-        x = x + tf.cast(sinusoidal_encoding(positions, self.dims.d_model), x.dtype)[None]
-        return self.decoder_dropout(x, training=training)
 
     def refine(self, mel_pred, mel_lengths, training=False):
         """Postnet-refined mel: `mel_pred` plus the postnet's residual over the valid frames."""
@@ -561,6 +538,139 @@ class XttsModel(keras.Model):
         """Decoder steps [B] int32 that cover `mel_lengths` frames: ceil(frames / r)."""
         r = self.dims.reduction_factor
         return (tf.cast(mel_lengths, tf.int32) + r - 1) // r
+
+    def mel_losses(self, batch, outputs) -> tuple[tf.Tensor, tf.Tensor]:
+        """(L1 of `mel_pred`, L1 of `mel_post` or 0) against `batch["mel"]` over the valid frames and
+        bins, float32."""
+        target = tf.cast(batch["mel"], tf.float32)
+        frame_mask = tf.sequence_mask(batch["mel_lengths"], _frame_count(target, 1))
+        valid_frames = tf.maximum(tf.reduce_sum(tf.cast(frame_mask, tf.float32)), 1.0)
+
+        def masked_l1(prediction):
+            error = tf.abs(tf.cast(prediction, tf.float32) - target)
+            error = tf.where(frame_mask[:, :, None], error, 0.0)
+            return tf.reduce_sum(error) / (valid_frames * self.n_mels)
+
+        postnet_mel_loss = masked_l1(outputs["mel_post"]) if "mel_post" in outputs else tf.zeros([])
+        return masked_l1(outputs["mel_pred"]), postnet_mel_loss
+
+    def generate(
+        self,
+        text_ids,
+        text_lengths,
+        ref_mel,
+        ref_lengths,
+        max_frames: int,
+        stop_threshold: float = 0.5,
+        *,
+        prenet_dropout: bool = True,
+        seed: int = 0,
+        min_frames: int = 1,
+        attention_window: Optional[tuple[int, int]] = None,
+        frame_limit: Optional[int] = None,
+        steps_per_token: Optional[float] = None,
+        speaker_vector=None,
+        language_ids=None,
+    ) -> dict[str, tf.Tensor]:
+        """Synthesise log-mel frames: `mel` [B, max_frames, n_mels] float32, `lengths` [B] int32,
+        `stopped` [B] bool (the stop token ended it, rather than `max_frames`), `alignment`
+        [B, ceil(max_frames / r), T] and `alignment_score` [B] (its focus rate over each item's
+        steps and tokens).
+
+        The buffer is always `max_frames` long so the shape is static; frames at and past an item's
+        length are `MEL_PAD_VALUE`. Postnet-refined when the model has a postnet. Called eagerly, it
+        runs as a graph (traced once per max_frames / threshold / dropout / window setting, any
+        input length): eager op-by-op decoding is ~35x slower (13 s against 0.4 s for 400 frames
+        with the tiny preset on our CPU). Inside a `tf.function` (with `jit_compile=True` too) it is
+        traced into the caller's graph.
+
+        The voice is the reference's (`ref_mel` [B, R, n_mels], `ref_lengths` [B]) or, when given,
+        `speaker_vector` [B, speaker_embedding_dim] (a speaker's centroid); `language_ids` [B] int32
+        (default 0) the language of a multilingual model.
+        """
+        if speaker_vector is None:
+            speaker_vector = self.speaker_encoder(
+                tf.convert_to_tensor(ref_mel), tf.convert_to_tensor(ref_lengths), training=False
+            )
+        if language_ids is None:
+            language_ids = tf.zeros([tf.shape(text_ids)[0]], tf.int32)
+        window = None if attention_window is None else (int(attention_window[0]), int(attention_window[1]))
+        decoding = {
+            "stop_threshold": stop_threshold,
+            "prenet_dropout": prenet_dropout,
+            "attention_window": window,
+            "prior": steps_per_token is not None,
+        }
+        limit = max_frames if frame_limit is None else frame_limit
+        pace = 1.0 if steps_per_token is None else steps_per_token
+        inputs = (text_ids, text_lengths, speaker_vector, language_ids, limit)
+        controls = {"seed": seed, "min_frames": min_frames, "steps_per_token": pace}
+        if tf.executing_eagerly():
+            inputs = tuple(
+                tf.convert_to_tensor(value, tf.int32 if index == 4 else None) for index, value in enumerate(inputs)
+            )
+            controls = {
+                "seed": tf.constant(seed, tf.int32),
+                "min_frames": tf.constant(min_frames, tf.int32),
+                "steps_per_token": tf.constant(pace, tf.float32),
+            }
+            return self._generate_graph(*inputs, controls, max_frames=max_frames, decoding=decoding)
+        return self._generate(*inputs, controls, max_frames=max_frames, decoding=decoding)
+
+    @property
+    def _generate_graph(self):
+        # Created on first use and kept outside Keras's attribute tracking (it is not a layer).
+        graph = self.__dict__.get("_generate_function")
+        if graph is None:
+            graph = tf.function(self._generate, reduce_retracing=True)
+            object.__setattr__(self, "_generate_function", graph)
+        return graph
+
+    def _build_decoder(self) -> None:
+        """The decoder's layers, made in `__init__` between the speaker encoder and the postnet."""
+        raise NotImplementedError
+
+    def _generate(
+        self, text_ids, text_lengths, speaker_vector, language_ids, frame_limit, controls, *, max_frames, decoding
+    ):
+        """`generate`'s work, traced: see `generate` for the outputs. `controls` (seed, min_frames,
+        steps_per_token: tensors) and `decoding` (stop_threshold, prenet_dropout, attention_window,
+        prior: settings fixed per trace) steer a decoder that decides frame by frame."""
+        raise NotImplementedError
+
+
+class XttsModel(AcousticModel):
+    """XTTS-style text- and speaker-conditioned autoregressive mel decoder (see module docstring).
+
+    The training loop lives in `xtts_cli.training`; `fit()` is not used, and `compute_loss` here
+    takes the batch and the outputs of `call` rather than Keras's (x, y, y_pred).
+    """
+
+    decoder_kind = "autoregressive"
+
+    def _build_decoder(self) -> None:
+        """The autoregressive decoder's layers."""
+        dims, n_mels = self.dims, self.n_mels
+        d_model, r = dims.d_model, dims.reduction_factor
+        self.go_frame = self.add_weight(shape=(n_mels,), initializer="zeros", name="go_frame")
+        self.prenet = Prenet(dims.prenet_dim, dims.prenet_dropout, name="prenet")
+        self.prenet_projection = keras.layers.Dense(d_model, name="prenet_projection")
+        self.speaker_projection = keras.layers.Dense(d_model, name="speaker_projection")
+        self.decoder_dropout = keras.layers.Dropout(dims.dropout)
+        self.decoder_layers = LayerStack(
+            [TransformerDecoderLayer(dims, name=f"decoder_layer_{i}") for i in range(dims.num_decoder_layers)],
+            name="decoder_layers",
+        )
+        self.decoder_norm = keras.layers.LayerNormalization(epsilon=1e-5, name="decoder_norm")
+        # float32 heads: the outputs and the losses built on them stay float32 under mixed precision.
+        self.mel_projection = keras.layers.Dense(r * n_mels, dtype="float32", name="mel_projection")
+        self.stop_projection = keras.layers.Dense(r, dtype="float32", name="stop_projection")
+
+    def _decoder_inputs(self, prenet_output, speaker_vector, positions, training=False):
+        x = self.prenet_projection(prenet_output)
+        x = x + self.speaker_projection(speaker_vector)[:, None, :]
+        x = x + tf.cast(sinusoidal_encoding(positions, self.dims.d_model), x.dtype)[None]
+        return self.decoder_dropout(x, training=training)
 
     def call(self, batch, training=False, decoder_input_mel=None, attention_prior_strength=None):
         """Teacher-forced outputs: `mel_pred` [B, F, n_mels], `stop_logits` [B, F], `mel_post` (with a
@@ -659,21 +769,6 @@ class XttsModel(keras.Model):
             "attention_loss": attention_loss,
             "alignment_score": alignment_score(attention, text_lengths, steps),
         }
-
-    def mel_losses(self, batch, outputs) -> tuple[tf.Tensor, tf.Tensor]:
-        """(L1 of `mel_pred`, L1 of `mel_post` or 0) against `batch["mel"]` over the valid frames and
-        bins, float32."""
-        target = tf.cast(batch["mel"], tf.float32)
-        frame_mask = tf.sequence_mask(batch["mel_lengths"], _frame_count(target, 1))
-        valid_frames = tf.maximum(tf.reduce_sum(tf.cast(frame_mask, tf.float32)), 1.0)
-
-        def masked_l1(prediction):
-            error = tf.abs(tf.cast(prediction, tf.float32) - target)
-            error = tf.where(frame_mask[:, :, None], error, 0.0)
-            return tf.reduce_sum(error) / (valid_frames * self.n_mels)
-
-        postnet_mel_loss = masked_l1(outputs["mel_post"]) if "mel_post" in outputs else tf.zeros([])
-        return masked_l1(outputs["mel_pred"]), postnet_mel_loss
 
     def decode_autoregressive(
         self,
@@ -850,93 +945,8 @@ class XttsModel(keras.Model):
             "steps": steps,
         }
 
-    def generate(
-        self,
-        text_ids,
-        text_lengths,
-        ref_mel,
-        ref_lengths,
-        max_frames: int,
-        stop_threshold: float = 0.5,
-        *,
-        prenet_dropout: bool = True,
-        seed: int = 0,
-        min_frames: int = 1,
-        attention_window: Optional[tuple[int, int]] = None,
-        frame_limit: Optional[int] = None,
-        steps_per_token: Optional[float] = None,
-        speaker_vector=None,
-        language_ids=None,
-    ) -> dict[str, tf.Tensor]:
-        """Synthesise log-mel frames: `mel` [B, max_frames, n_mels] float32, `lengths` [B] int32,
-        `stopped` [B] bool (the stop token ended it, rather than `max_frames`), `alignment`
-        [B, ceil(max_frames / r), T] and `alignment_score` [B] (its focus rate over each item's
-        steps and tokens).
-
-        The buffer is always `max_frames` long so the shape is static; frames at and past an item's
-        length are `MEL_PAD_VALUE`. Postnet-refined when the model has a postnet. Called eagerly, it
-        runs as a graph (traced once per max_frames / threshold / dropout / window setting, any
-        input length): eager op-by-op decoding is ~35x slower (13 s against 0.4 s for 400 frames
-        with the tiny preset on our CPU). Inside a `tf.function` (with `jit_compile=True` too) it is
-        traced into the caller's graph.
-
-        The voice is the reference's (`ref_mel` [B, R, n_mels], `ref_lengths` [B]) or, when given,
-        `speaker_vector` [B, speaker_embedding_dim] (a speaker's centroid); `language_ids` [B] int32
-        (default 0) the language of a multilingual model.
-        """
-        if speaker_vector is None:
-            speaker_vector = self.speaker_encoder(
-                tf.convert_to_tensor(ref_mel), tf.convert_to_tensor(ref_lengths), training=False
-            )
-        if language_ids is None:
-            language_ids = tf.zeros([tf.shape(text_ids)[0]], tf.int32)
-        inputs = (text_ids, text_lengths, speaker_vector, language_ids)
-        window = None if attention_window is None else (int(attention_window[0]), int(attention_window[1]))
-        settings = dict(
-            max_frames=max_frames,
-            stop_threshold=stop_threshold,
-            prenet_dropout=prenet_dropout,
-            attention_window=window,
-            prior=steps_per_token is not None,
-        )
-        limit = max_frames if frame_limit is None else frame_limit
-        pace = 1.0 if steps_per_token is None else steps_per_token
-        if tf.executing_eagerly():
-            inputs = tuple(tf.convert_to_tensor(value) for value in inputs)
-            numbers = (
-                tf.constant(seed, tf.int32),
-                tf.constant(min_frames, tf.int32),
-                tf.constant(limit, tf.int32),
-                tf.constant(pace, tf.float32),
-            )
-            return self._generate_graph(*inputs, *numbers, **settings)
-        return self._generate(*inputs, seed, min_frames, limit, pace, **settings)
-
-    @property
-    def _generate_graph(self):
-        # Created on first use and kept outside Keras's attribute tracking (it is not a layer).
-        graph = self.__dict__.get("_generate_function")
-        if graph is None:
-            graph = tf.function(self._generate, reduce_retracing=True)
-            object.__setattr__(self, "_generate_function", graph)
-        return graph
-
     def _generate(
-        self,
-        text_ids,
-        text_lengths,
-        speaker_vector,
-        language_ids,
-        seed,
-        min_frames,
-        frame_limit,
-        steps_per_token,
-        *,
-        max_frames,
-        stop_threshold,
-        prenet_dropout,
-        attention_window,
-        prior,
+        self, text_ids, text_lengths, speaker_vector, language_ids, frame_limit, controls, *, max_frames, decoding
     ):
         from xtts_cli.model.alignment import focus_rate
 
@@ -946,13 +956,13 @@ class XttsModel(keras.Model):
             None,
             None,
             max_frames,
-            stop_threshold,
-            prenet_dropout=prenet_dropout,
-            seed=seed,
-            min_frames=min_frames,
-            attention_window=attention_window,
+            decoding["stop_threshold"],
+            prenet_dropout=decoding["prenet_dropout"],
+            seed=controls["seed"],
+            min_frames=controls["min_frames"],
+            attention_window=decoding["attention_window"],
             frame_limit=frame_limit,
-            steps_per_token=steps_per_token if prior else None,
+            steps_per_token=controls["steps_per_token"] if decoding["prior"] else None,
             speaker_vector=speaker_vector,
             language_ids=language_ids,
         )

@@ -40,7 +40,8 @@ from xtts_cli.training.events import (
     Validated,
 )
 from xtts_cli.training.signals import EXIT_CODES, GracefulInterrupt
-from xtts_cli.training.trainer import STOP_KEY, Trainer, WorkersDisagreeError
+from xtts_cli.training.trainer import STOP_KEY, Trainer
+from xtts_cli.training.workers import WorkersDisagreeError
 
 __all__ = ["CheckpointHook", "Controller", "Hook", "MetricsHook", "SamplesHook", "StepEnd", "ValidationHook"]
 
@@ -135,7 +136,7 @@ class MetricsHook(Hook):
         return {"steps": 0, "wait": 0.0, "time": 0.0, "samples": 0}
 
     def on_start(self, result: TrainResult) -> None:
-        self.sampler = self.trainer.start_gpu_sampler()
+        self.sampler = self.start_gpu_sampler()
         self.loop_started = time.perf_counter()
 
     def on_step(self, end: StepEnd) -> None:
@@ -165,7 +166,7 @@ class MetricsHook(Hook):
             gpu_util=self.gpu_utilization(window["time"]),
         )
         self.metrics.write(logged.record())
-        for key in ("loss", "mel_loss", "stop_loss", "attention_loss", "alignment_score"):
+        for key in trainer.kind.logged:
             if key in end.losses:
                 tf.summary.scalar(f"train/{key}", end.losses[key], step=end.step)
         tf.summary.scalar("train/lr", logged.lr, step=end.step)
@@ -175,6 +176,19 @@ class MetricsHook(Hook):
         if logged.gpu_util is not None:
             tf.summary.scalar("gpu/utilization_percent", logged.gpu_util, step=end.step)
         self.progress(logged)
+
+    def start_gpu_sampler(self):
+        """NVML sampling of the GPUs in use, for the progress line; None on CPU or without NVML."""
+        plan = self.trainer.plan
+        if plan.device_type != "GPU":
+            return None
+        from xtts_cli.devices.nvml_sampler import GpuSampler
+
+        devices = {plan.model_device, *plan.replica_devices, *(filter(None, [plan.data_device]))}
+        indices = sorted(int(name.rsplit(":", 1)[1]) for name in devices)
+        sampler = GpuSampler(indices, hz=self.trainer.config.profiling.gpu_sample_hz)
+        sampler.start()
+        return None if sampler.unavailable_reason else sampler
 
     def gpu_utilization(self, seconds: float) -> Optional[float]:
         """Mean NVML utilisation of the GPUs in use over the last `seconds`."""
@@ -221,15 +235,14 @@ class ValidationHook(Hook):
         self.progress(PhaseStarted("validating"))
         values = self.trainer.validate()
         if values is not None:
-            validated = Validated(end.step, values["val_loss"], values["alignment_score"])
+            validated = Validated(end.step, values["val_loss"], values.get("alignment_score"))
             self.result.last_val_loss = validated.val_loss
             self.result.last_alignment_score = validated.alignment_score
-            tf.summary.scalar("val/loss", validated.val_loss, step=end.step)
-            tf.summary.scalar("val/alignment_score", validated.alignment_score, step=end.step)
+            for name, value in values.items():
+                tf.summary.scalar(f"val/{name.removeprefix('val_')}", value, step=end.step)
             self.metrics.write(validated.record())
             self.progress(validated)
-            self.trainer.write_alignment_image(self.trainer.last_val_batch, end.step)
-        self.trainer.write_mel_image(end.batch, end.step)
+        self.trainer.summaries(end.batch, end.step)
 
 
 class CheckpointHook(Hook):
@@ -254,9 +267,10 @@ class SamplesHook(Hook):
     def on_step(self, end: StepEnd) -> None:
         if end.step % self.every == 0 and self.trainer.is_chief:
             began = time.perf_counter()
-            self.progress(PhaseStarted("rendering the test sentences"))
+            phase = self.trainer.kind.samples_phase
+            self.progress(PhaseStarted(phase))
             self.trainer.render_samples(end.step)
-            self.progress(PhaseEnded("rendering the test sentences", time.perf_counter() - began))
+            self.progress(PhaseEnded(phase, time.perf_counter() - began))
 
 
 class Controller:
@@ -275,20 +289,18 @@ class Controller:
         try:
             return self._run()
         except BaseException as exc:
-            plan = getattr(trainer, "plan", None)
-            if plan is None or plan.kind != "multi_worker":
+            if trainer.config.devices.strategy != "multi_worker":
                 raise
             if _is_lost_peer(exc):
-                latest = trainer.latest_checkpoint() if hasattr(trainer, "manager") else None
-                step = int(trainer.step_var.numpy()) if hasattr(trainer, "step_var") else 0
+                step, latest = trainer.where_it_stopped()
                 raise XttsError(
                     f"training stopped after step {step}: another worker stopped or cannot be reached "
                     f"({_lost_peer_reason(exc)})",
                     hint="see that worker's output for the cause, then start every worker again with the same "
                     f"command to resume from {latest or 'the start (no checkpoint yet)'}",
                 ) from None
-            if not isinstance(exc, _RAISED_ON_EVERY_WORKER):
-                _tell_the_other_workers(exc, plan.cluster)
+            if not isinstance(exc, _RAISED_ON_EVERY_WORKER) and trainer.cluster is not None:
+                _tell_the_other_workers(exc, trainer.cluster)
             raise
 
     def _run(self) -> TrainResult:
@@ -367,28 +379,19 @@ class Controller:
                 taken = 0
                 for batch, wait in itertools.islice(endless, trainer.steps_per_epoch):
                     taken += 1
-                    if multi:
+                    if trainer.stop_flag is not None:  # multi-worker
                         trainer.stop_flag.assign(1.0 if interrupt.requested else 0.0)
                     if deadline is not None and trainer.budget_used is not None:
                         # The share of the budget left after start-up that the loop has spent.
                         spent = (time.monotonic() - loop_started) / max(deadline - loop_started, 1e-9)
                         trainer.budget_used.assign(min(1.0, spent))
-                    first = step == result.start_step
-                    if first:
-                        self.progress(PhaseStarted("tracing the training step (its first call builds the graph)"))
-                    began = time.perf_counter()
-                    losses = trainer.train_step(batch)
-                    values = {k: float(v) for k, v in losses.items()}  # host sync: the step is done
-                    compute = time.perf_counter() - began
-                    if first:
-                        self.progress(PhaseEnded("tracing the training step", compute))
+                    end = self._step(batch, wait, first=step == result.start_step)
+                    step = end.step
                     if multi:
-                        agreed_stop = values.pop(STOP_KEY) > 0
-                    step = int(trainer.step_var.assign_add(1).numpy())
-                    self._check_finite(step, values)
-                    result.first_loss = values["loss"] if result.first_loss is None else result.first_loss
-                    result.last_loss = values["loss"]
-                    end = StepEnd(step, values, batch, wait, compute, trainer.batch_size, last=step == max_steps)
+                        agreed_stop = end.losses.pop(STOP_KEY) > 0
+                    self._check_finite(step, end.losses)
+                    result.first_loss = end.losses["loss"] if result.first_loss is None else result.first_loss
+                    result.last_loss = end.losses["loss"]
                     for hook in hooks:
                         hook.on_step(end)
                     result.out_of_time = deadline is not None and time.monotonic() >= deadline
@@ -427,6 +430,20 @@ class Controller:
             endless.close()
             if multi:
                 trainer.check_workers_agree("at the end")
+
+    def _step(self, batch, wait: float, *, first: bool) -> StepEnd:
+        """Run one training step and count it; its values are on the host when this returns."""
+        trainer = self.trainer
+        if first:
+            self.progress(PhaseStarted("tracing the training step (its first call builds the graph)"))
+        began = time.perf_counter()
+        losses = trainer.train_step(batch)
+        values = {k: float(v) for k, v in losses.items()}  # host sync: the step is done
+        compute = time.perf_counter() - began
+        if first:
+            self.progress(PhaseEnded("tracing the training step", compute))
+        step = int(trainer.step_var.assign_add(1).numpy())
+        return StepEnd(step, values, batch, wait, compute, trainer.batch_size, last=step == trainer.total_steps)
 
     def _check_finite(self, step: int, values: dict[str, float]) -> None:
         bad = [k for k, v in values.items() if not math.isfinite(v)]

@@ -51,6 +51,8 @@ class TrainResult:
     loop_seconds: float = 0.0  # wall clock from the first step to the last, validation and saving included
     step_time_percent: float = 0.0  # the share of loop_seconds in steps (their data wait included)
     device_plan: str = ""
+    # How to hear the run: a command with {run} for its directory (the model kind's).
+    listen: str = 'xtts synthesize "A sentence to speak." -r {run} -o speech.wav'
     bad_files: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -108,10 +110,13 @@ class StepLogged:
 class Validated:
     step: int
     val_loss: float
-    alignment_score: float
+    alignment_score: Optional[float]  # acoustic models only: the focus rate of the cross-attention
 
     def record(self) -> dict[str, Any]:
-        return {"step": self.step, "val_loss": self.val_loss, "alignment_score": self.alignment_score}
+        record: dict[str, Any] = {"step": self.step, "val_loss": self.val_loss}
+        if self.alignment_score is not None:
+            record["alignment_score"] = self.alignment_score
+        return record
 
 
 @dataclass(frozen=True)

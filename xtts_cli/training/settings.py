@@ -58,10 +58,17 @@ class RunSettings:
     # Replicas a batch is split over (a mirrored run); 1 otherwise.
     replicas: int
     per_replica_batch_size: int
-    # What the input pipeline makes: a batch of all replicas.
+    # What the input pipeline makes: a batch of all replicas (one worker's replica's, multi-worker).
     global_batch_size: int
-    # What the pipeline delivers: audio, featurized on the data device (a data/model split), or mels.
+    # What one step trains on: over every replica of every worker.
+    step_batch_size: int
+    # The model kind's registry name (training/kinds): what the run trains.
+    kind: str
+    # What the pipeline delivers: audio (for a kind that reads it, or featurized on the data device
+    # in a data/model split), or mels.
     pipeline_output: Literal["audio", "mel"]
+    # A data/model split computes the mels on the data device, one batch ahead of the step.
+    featurize_on_data_device: bool
     # The device batches are prefetched to: the data GPU in a split, the model GPU on one GPU; None
     # where a strategy distributes the batches, or on a CPU.
     prefetch_device: Optional[str]
@@ -78,8 +85,15 @@ class RunSettings:
 
 
 def resolve_settings(config: XttsConfig, plan: DevicePlan) -> RunSettings:
+    from xtts_cli.training.kinds import kind_for, kind_name
+
     training = config.training
     replicas = plan.num_replicas if plan.kind == "mirrored" else 1
+    reads = kind_for(config).reads
+    featurize = plan.kind == "split" and reads == "mel"
+    in_sync = replicas
+    if plan.kind == "multi_worker" and plan.strategy is not None:
+        in_sync = plan.strategy.num_replicas_in_sync
     prefetch = None
     if plan.device_type == "GPU" and plan.kind not in ("mirrored", "multi_worker"):
         prefetch = plan.data_device if plan.kind == "split" else plan.model_device
@@ -94,7 +108,10 @@ def resolve_settings(config: XttsConfig, plan: DevicePlan) -> RunSettings:
         replicas=replicas,
         per_replica_batch_size=config.data.batch_size,
         global_batch_size=config.data.batch_size * replicas,
-        pipeline_output="audio" if plan.kind == "split" else "mel",
+        step_batch_size=config.data.batch_size * in_sync,
+        kind=kind_name(config),
+        pipeline_output="audio" if featurize or reads == "audio" else "mel",
+        featurize_on_data_device=featurize,
         prefetch_device=prefetch,
         max_steps=training.max_steps,
         epochs=training.epochs,

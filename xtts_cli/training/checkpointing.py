@@ -1,0 +1,118 @@
+"""A run's checkpoints: restore on start (falling back past unreadable ones), save whole or not at all.
+
+The chief's manager writes the run's checkpoints. Non-chief workers of a cluster restore from the
+chief's directory (a shared filesystem) and save into scratch directories: every worker saves, as
+TensorFlow's multi-worker guide does it (a save may run collectives, and a worker that skipped it
+would leave the others waiting), but the run keeps the chief's set only.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+from xtts_cli.errors import XttsError, disk_full
+from xtts_cli.inference.run_files import RunDir
+from xtts_cli.training.events import Noted, Progress
+from xtts_cli.training.run_dir import remove_stale_temporaries
+
+__all__ = ["RunCheckpoints"]
+
+
+class RunCheckpoints:
+    def __init__(
+        self, checkpoint: Any, run_dir: RunDir, *, keep: int, is_chief: bool, worker_index: int, progress: Progress
+    ) -> None:
+        import tensorflow as tf
+
+        self.checkpoint, self.run_dir, self.progress = checkpoint, run_dir, progress
+        self.worker_index = worker_index
+        self.manager = (
+            tf.train.CheckpointManager(checkpoint, str(run_dir.checkpoints), max_to_keep=keep) if is_chief else None
+        )
+
+    def latest(self) -> Optional[str]:
+        """The run's newest complete checkpoint (the chief's directory, on any worker)."""
+        import tensorflow as tf
+
+        if self.manager is not None:
+            return self.manager.latest_checkpoint
+        return tf.train.latest_checkpoint(str(self.run_dir.checkpoints))
+
+    def restore(self, latest: str) -> None:
+        """Restore `latest`, or, when its files cannot be read (cut short, corrupt: a disk that
+        filled mid-save, a copy that stopped), the newest earlier checkpoint the run keeps, with a
+        note. A checkpoint that reads but does not fit the model is refused: that is the config."""
+        import tensorflow as tf
+
+        kept = [latest]
+        if self.manager is not None:
+            kept += [path for path in reversed(self.manager.checkpoints) if path != latest]
+        for index, path in enumerate(kept):
+            try:
+                self.checkpoint.restore(path).expect_partial()
+            except (ValueError, AssertionError) as exc:
+                raise XttsError(
+                    f"cannot restore {path}: {str(exc).splitlines()[0]}",
+                    hint="the checkpoint does not fit this model; use --fresh to start a new run",
+                ) from None
+            except (tf.errors.OpError, IndexError, OSError) as exc:  # a file cut short: "Read less bytes"
+                if index + 1 < len(kept):
+                    reason = str(exc).splitlines()[0][:120]
+                    self.progress(
+                        Noted(
+                            f"checkpoint {path} cannot be read ({reason}); resuming from {kept[index + 1]}, the one before it"
+                        )
+                    )
+                    continue
+                raise XttsError(
+                    f"cannot read {path}, nor any checkpoint before it: {str(exc).splitlines()[0]}",
+                    hint="use --fresh to start a new run (the old one is moved aside)",
+                ) from None
+            return
+
+    def _complete_files(self) -> set[str]:
+        """File names of the checkpoints the pointer lists (complete, by TensorFlow's order of writes)."""
+        import tensorflow as tf
+
+        state = tf.train.get_checkpoint_state(str(self.run_dir.checkpoints))
+        prefixes = [Path(path).name for path in (state.all_model_checkpoint_paths if state else [])]
+        return {
+            path.name
+            for path in self.run_dir.checkpoints.iterdir()
+            if any(path.name.startswith(p + ".") for p in prefixes)
+        }
+
+    def save(self, number: int) -> str:
+        import tensorflow as tf
+
+        if self.manager is None:
+            # A non-chief worker: into a local scratch directory deleted right after, so a crash
+            # mid-save leaves nothing in the run.
+            scratch = tempfile.mkdtemp(prefix=f"xtts-worker{self.worker_index}-checkpoint-")
+            try:
+                tf.train.CheckpointManager(self.checkpoint, scratch, max_to_keep=1).save(checkpoint_number=number)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+            return str(self.run_dir.checkpoints / f"ckpt-{number}")
+        try:
+            return self.manager.save(checkpoint_number=number)
+        except BaseException as error:
+            # A save cut short (a full disk): the pointer still names the last complete
+            # checkpoint; the partial files of this one go, and the error says what happened.
+            remove_stale_temporaries(self.run_dir)
+            for partial in self.run_dir.checkpoints.glob(f"ckpt-{number}.*"):
+                if partial.name not in self._complete_files():
+                    partial.unlink(missing_ok=True)
+            full = disk_full(error, f"checkpoint {number} into {self.run_dir.checkpoints}")
+            if full is not None:
+                latest = self.manager.latest_checkpoint
+                full.lines.append(
+                    f"the run keeps {latest}; run the same command to resume from it once there is room"
+                    if latest
+                    else "no checkpoint was complete yet: once there is room, the same command starts the run over"
+                )
+                raise full from None
+            raise

@@ -1,0 +1,181 @@
+"""The acoustic kinds: text to mel frames, by the autoregressive decoder or the duration decoder.
+
+Both read mel batches (their text, the mel and a speaker reference cropped from a clip), train with
+one optimizer and render test sentences; they differ in the model `model/build.py` makes and in
+self-conditioning, which only a decoder that reads its previous frames can use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from xtts_cli.training.kinds.base import KindContext
+
+__all__ = ["AUTOREGRESSIVE", "DURATION", "AcousticKind"]
+
+
+@dataclass(frozen=True)
+class AcousticKind:
+    name: str
+    self_conditioning: bool  # the decoder reads its previous frames: a second pass can feed it its own
+    reads: Literal["mel", "audio"] = "mel"
+    validation: Mapping[str, str] = field(
+        default_factory=lambda: {"loss": "val_loss", "alignment_score": "alignment_score"}
+    )
+    logged: tuple[str, ...] = ("loss", "mel_loss", "stop_loss", "attention_loss", "alignment_score")
+    samples_phase: str = "rendering the test sentences"
+    listen: str = 'xtts synthesize "A sentence to speak." -r {run} -o speech.wav'
+
+    def prepare_run(self, context: KindContext) -> None:
+        """The speaking rate synthesis paces sentences by, the reference voice of the test sentences
+        (the first validation clip's opening frames) and the speakers' clips, once per run."""
+        from xtts_cli.inference.run_files import (
+            REFERENCE_FILE,
+            SPEAKERS_FILE,
+            SPEAKING_RATE_FILE,
+            measure_speaking_rate,
+            save_reference,
+            save_speakers,
+            save_speaking_rate,
+        )
+        from xtts_cli.inference.speech import reference_from_audio
+
+        run, data = context.run_dir.path, context.config.data
+        if not (run / SPEAKING_RATE_FILE).is_file():
+            rate = measure_speaking_rate(context.scan.train, context.tokenizer, data)
+            if rate is not None:
+                save_speaking_rate(run, rate)
+        if not (run / REFERENCE_FILE).is_file():
+            save_reference(run, reference_from_audio(Path(context.first_item.audio_path), data))
+        if not (run / SPEAKERS_FILE).is_file():
+            save_speakers(run, context.scan.train)
+
+    def build(self, context: KindContext) -> AcousticModels:
+        from xtts_cli.model.build import build_model
+        from xtts_cli.training.optimization import build_optimizer
+
+        config, tokenizer = context.config, context.tokenizer
+        model = build_model(
+            config.model,
+            config.data,
+            tokenizer.vocab_size,
+            languages=len(tokenizer.languages),
+            speakers=len(tokenizer.speakers),
+        )
+        # Losses then use only ops XLA compiles, where a faster kernel exists that it does not (CTC).
+        model.xla_compatible_losses = context.xla_step
+        optimizer = build_optimizer(config.training, context.total_steps, context.mixed_precision, context.budget_used)
+        optimizer.build(model.trainable_variables)
+        return AcousticModels(self, context, model, optimizer)
+
+
+def prior_strength(iterations, steps: int):
+    """The attention prior's strength at this step: 1 for the first half of its `steps`, then to 0."""
+    import tensorflow as tf
+
+    if not steps:
+        return None
+    return tf.clip_by_value(2.0 - 2.0 * tf.cast(iterations, tf.float32) / float(steps), 0.0, 1.0)
+
+
+class AcousticModels:
+    def __init__(self, kind: AcousticKind, context: KindContext, model, optimizer) -> None:
+        from xtts_cli.training.samples import rendering_voices
+
+        self.kind, self.context, self.model, self.optimizer = kind, context, model, optimizer
+        config = context.config
+        self.data, self.training = config.data, config.training
+        self.prefix = context.tokenizer.prefix_length
+        self.attention = {
+            "attention_weight": self.training.guided_attention_weight,
+            "attention_sigma": self.training.guided_attention_sigma,
+        }
+        self.voices = rendering_voices(context.run_dir.path, config.data, context.tokenizer) if context.is_chief else []
+
+    def trackables(self) -> dict[str, Any]:
+        return {"model": self.model, "optimizer": self.optimizer}
+
+    def train_step(self, batch: dict) -> dict[str, Any]:
+        import tensorflow as tf
+
+        from xtts_cli.data.features import with_reference
+
+        model, optimizer, replicas = self.model, self.optimizer, self.context.replicas
+        # The speaker reference: a random crop of each clip, drawn from the step number and the
+        # replica (a checkpointed variable, so a resumed run draws what it would have drawn).
+        replica = tf.cast(tf.distribute.get_replica_context().replica_id_in_sync_group, tf.int64)
+        draw = tf.cast(optimizer.iterations, tf.int64) * replicas + replica
+        seed = tf.stack([tf.constant(self.data.seed, tf.int64), draw])
+        batch = with_reference(batch, self.data, seed=seed, prefix=self.prefix)
+        prior = prior_strength(optimizer.iterations, self.training.attention_prior_steps)
+        with tf.GradientTape() as tape:
+            outputs = model(batch, training=True, attention_prior_strength=prior)
+            losses = model.compute_loss(batch, outputs, **self.attention)
+            if self.kind.self_conditioning and self.training.self_conditioning:
+                own = tf.stop_gradient(outputs["mel_pred"])
+                again = model(batch, training=True, decoder_input_mel=own, attention_prior_strength=prior)
+                second = model.compute_loss(batch, again, **self.attention)
+                losses = dict(
+                    losses, loss=0.5 * (losses["loss"] + second["loss"]), self_conditioned_mel_loss=second["mel_loss"]
+                )
+            scaled = optimizer.scale_loss(losses["loss"] / float(replicas))
+        variables = model.trainable_variables
+        optimizer.apply(tape.gradient(scaled, variables), variables)
+        if self.prefix:
+            model.update_speaker_centroids(batch["speaker_ids"], outputs["speaker_vector"])
+        return losses
+
+    def eval_step(self, batch: dict) -> dict[str, Any]:
+        from xtts_cli.data.features import with_reference
+
+        batch = with_reference(batch, self.data, prefix=self.prefix)  # the first frames: the same every evaluation
+        return self.model.compute_loss(batch, self.model(batch, training=False), **self.attention)
+
+    def summaries(self, batch: Any, val_batch: Any, step: int) -> None:
+        """`mel/target_vs_predicted` of a training batch and `alignment/validation`: the first
+        validation clip's cross-attention (every decoder layer and head averaged), text tokens
+        down, decoder steps across; a model that reads the text shows one bright line from the
+        top left to the bottom right."""
+        import tensorflow as tf
+
+        from xtts_cli.data.features import with_reference
+
+        if val_batch is not None:
+            prepared = with_reference(val_batch, self.data, prefix=self.prefix)
+            attention = self.model(prepared, training=False)["cross_attention"][:1]  # [1, heads, steps, tokens]
+            steps = int(self.model.decoder_steps(prepared["mel_lengths"][:1])[0])
+            tokens = int(prepared["text_lengths"][0])
+            matrix = tf.reduce_mean(tf.cast(attention, tf.float32), axis=1)[0, :steps, :tokens]
+            image = tf.transpose(matrix)[None, :, :, None]
+            tf.summary.image("alignment/validation", image / tf.maximum(tf.reduce_max(image), 1e-6), step=step)
+        prepared = with_reference(batch, self.data, prefix=self.prefix)
+        outputs = self.model(prepared, training=False)
+        predicted = tf.cast(outputs.get("mel_post", outputs["mel_pred"])[:1], tf.float32)
+        target = tf.cast(prepared["mel"][:1], tf.float32)
+        image = tf.transpose(tf.concat([target, predicted], axis=2), [0, 2, 1])[:, ::-1, :, tf.newaxis]
+        low, high = tf.reduce_min(image), tf.reduce_max(image)
+        tf.summary.image("mel/target_vs_predicted", (image - low) / tf.maximum(high - low, 1e-6), step=step)
+
+    def render_samples(self, step: int) -> None:
+        from xtts_cli.training.samples import render_sentences
+
+        config, first = self.context.config, self.context.first_item
+        render_sentences(
+            self.model,
+            self.context.tokenizer,
+            config,
+            self.voices,
+            config.training.test_sentences or [first.training_text],
+            self.context.run_dir.path,
+            self.context.run_dir.samples,
+            step,
+            note=self.context.note,
+            language=None if config.training.test_sentences else first.language,
+        )
+
+
+AUTOREGRESSIVE = AcousticKind("autoregressive", self_conditioning=True)
+DURATION = AcousticKind("duration", self_conditioning=False)

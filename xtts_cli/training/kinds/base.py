@@ -1,0 +1,98 @@
+"""What the training engine needs from a model kind.
+
+A kind (the autoregressive decoder, the duration decoder, the vocoder) says what its step reads
+from the input pipeline, writes what its runs need besides checkpoints, and builds its models
+into a `KindModels`: what is saved, the per-replica train and eval steps (a step that updates two
+optimizers, a GAN's, is just a step), its TensorBoard pictures and the samples it renders. The
+engine (trainer.py, controller.py) owns everything else: devices, data, the loop, checkpoints,
+signals and the time budget, alike for every kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.data.scan import DatasetItem, ScanReport
+    from xtts_cli.data.text import Tokenizer
+    from xtts_cli.inference.run_files import RunDir
+
+__all__ = ["KindContext", "KindModels", "ModelKind"]
+
+
+@dataclass(frozen=True)
+class KindContext:
+    """The run as the engine has set it up, for a kind to build from."""
+
+    config: XttsConfig
+    tokenizer: Tokenizer
+    scan: ScanReport
+    run_dir: RunDir
+    is_chief: bool  # only the chief writes into the run directory
+    first_item: DatasetItem  # the first validation clip (else training clip): the samples' voice and text
+    total_steps: int
+    mixed_precision: bool
+    xla_step: bool  # the train step is compiled by XLA as one cluster (not distributed)
+    replicas: int
+    # The share of training.max_minutes spent (a float32 variable the loop sets), or None.
+    budget_used: Any
+    note: Callable[[str], None]
+
+
+class KindModels(Protocol):
+    """A kind's models once built (inside the strategy's scope), with their optimizers."""
+
+    model: Any  # what synthesis loads and the checkpoint saves as "model"
+    optimizer: Any  # the first optimizer: its learning rate is logged, its `iterations` count the steps
+
+    def trackables(self) -> dict[str, Any]:
+        """What the checkpoint saves, by name (besides the engine's step and epoch)."""
+
+    def train_step(self, batch: dict) -> dict[str, Any]:
+        """One training step on one replica's batch (forward, backward, every optimizer's update);
+        its losses, scalar tensors, "loss" among them. Summed gradients of several replicas are
+        a global mean: each replica's loss is divided by the replica count."""
+
+    def eval_step(self, batch: dict) -> dict[str, Any]:
+        """Validation losses of one replica's batch: the keys of `ModelKind.validation`."""
+
+    def summaries(self, batch: Any, val_batch: Any, step: int) -> None:
+        """TensorBoard pictures or audio of a training batch and the first validation batch."""
+
+    def render_samples(self, step: int) -> None:
+        """Samples into the run's samples folder (chief only)."""
+
+
+class ModelKind(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def reads(self) -> Literal["mel", "audio"]:
+        """What its step reads from the input pipeline: mel frames, or the audio (the vocoder's
+        segments; a data/model split also hands audio to the data device, which computes the mels)."""
+
+    @property
+    def validation(self) -> Mapping[str, str]:
+        """Validation: the eval step's key -> the name it is reported under ("val_loss" among them)."""
+
+    @property
+    def logged(self) -> tuple[str, ...]:
+        """Losses worth a TensorBoard curve (train/<key>) when the step returns them."""
+
+    @property
+    def samples_phase(self) -> str:
+        """What rendering its samples is called in the progress."""
+
+    @property
+    def listen(self) -> str:
+        """The command that lets a user hear a run ({run}: its directory)."""
+
+    def prepare_run(self, context: KindContext) -> None:
+        """Write what the run needs besides checkpoints (chief only; once per run)."""
+
+    def build(self, context: KindContext) -> KindModels:
+        """The models and optimizers, built (weights and optimizer variables made)."""

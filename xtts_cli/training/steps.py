@@ -1,0 +1,163 @@
+"""The compiled train and eval steps of a model kind, placed, distributed and fed.
+
+- The step is compiled with `tf.function` (graph mode) and, when configured, XLA; one trace serves
+  every bucket (the input signature leaves the time axes open; the batch axis is static,
+  drop_remainder) and the trace count is reported.
+- Outside MirroredStrategy the whole step, reduction included, is pinned to the model device.
+- With a data/model split the pipeline yields decoded audio and the mel features are computed on
+  the data device one batch ahead of the step, so the feature work of batch k+1 overlaps the
+  model's step k on the other device (GPU ops are asynchronous), and the batch is handed over by
+  the step itself reading it on the model device.
+- Multi-worker: the step also reduces a stop flag, so every worker learns in the same step that
+  one of them was asked to stop, and all stop after it instead of one waiting for the others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any, Optional
+
+from xtts_cli.devices.placement import DevicePlan
+from xtts_cli.training.kinds import KindModels
+from xtts_cli.training.settings import RunSettings
+
+__all__ = ["STOP_KEY", "Steps"]
+
+# Multi-worker: the step's extra output saying whether any worker asked to stop (mean of 0/1 flags).
+STOP_KEY = "stop_requested"
+
+
+class Steps:
+    def __init__(
+        self,
+        models: KindModels,
+        *,
+        strategy: Any,
+        plan: DevicePlan,
+        settings: RunSettings,
+        data: Any,
+        train_ds: Any,
+        eval_ds: Any,
+        stop_flag: Any,
+    ) -> None:
+        import tensorflow as tf
+
+        self.strategy, self.plan, self.settings = strategy, plan, settings
+        self.distributed = plan.kind in ("mirrored", "multi_worker")
+        self._distributed_views: dict[int, Any] = {}
+        self.featurize = None
+        if settings.featurize_on_data_device:
+            from xtts_cli.training.featurize import make_featurizer
+
+            assert plan.data_device is not None  # a split plan names its data device
+            self.featurize = make_featurizer(data, plan.data_device, graph=settings.graph_mode)
+
+        def replica_step(batch):
+            losses = models.train_step(batch)
+            if stop_flag is not None:
+                losses = {**losses, STOP_KEY: tf.identity(stop_flag)}
+            return losses
+
+        train_step = self._reduced(replica_step)
+        eval_step = self._reduced(models.eval_step)
+        if settings.graph_mode:
+            # Multi-worker: one trace per function on every worker matters beyond speed, since
+            # tracing assigns the collectives' keys and the workers' keys must match.
+            # MirroredStrategy's cross-replica reduce is not XLA-compilable as one cluster.
+            jit = settings.xla if not self.distributed else None
+            train_step = tf.function(train_step, jit_compile=jit, input_signature=[self._step_spec(train_ds)])
+            eval_spec = self._step_spec(eval_ds) if eval_ds is not None else None
+            eval_step = tf.function(eval_step, jit_compile=jit, input_signature=[eval_spec] if eval_spec else None)
+        self._train_fn = train_step
+        # The function call itself is placed on the model device too, so its outputs live there.
+        self.train = self._placed(train_step)
+        self.eval = self._placed(eval_step)
+
+    def _place(self):
+        import tensorflow as tf
+
+        return contextlib.nullcontext() if self.distributed else tf.device(self.plan.model_device)
+
+    def _placed(self, function):
+        def call(batch):
+            with self._place():
+                return function(batch)
+
+        return call
+
+    def _reduced(self, replica_function):
+        import tensorflow as tf
+
+        strategy = self.strategy
+
+        def step(batch):
+            with self._place():
+                per_replica = strategy.run(replica_function, args=(batch,))
+                return {k: strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None) for k, v in per_replica.items()}
+
+        return step
+
+    def _step_spec(self, dataset):
+        """The step's input signature: the batch as the step receives it."""
+        import tensorflow as tf
+
+        spec = dataset.element_spec
+        if self.featurize is not None:
+            if not hasattr(self.featurize, "get_concrete_function"):
+                return None  # eager debugging: nothing is traced
+            outputs = self.featurize.get_concrete_function(spec).structured_outputs
+            spec = tf.nest.map_structure(lambda t: tf.TensorSpec(t.shape, t.dtype), outputs)
+        if self.distributed:
+            spec = self.distribute(dataset).element_spec
+        return spec
+
+    def distribute(self, dataset):
+        """The strategy's view of a pipeline, made once per pipeline (the step's input signature and
+        the loop then read the same distributed dataset)."""
+        import tensorflow as tf
+
+        key = id(dataset)
+        if key not in self._distributed_views:
+            if self.plan.kind == "multi_worker":
+                # The pipeline is already this worker's share with per-replica batches:
+                # distribute_datasets_from_function hands one batch to each local replica and,
+                # unlike experimental_distribute_dataset, neither rebatches nor shards it. Auto-
+                # sharding is also switched off on the dataset itself, so no other path shards a
+                # share a second time.
+                options = tf.data.Options()
+                options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+                share = dataset.with_options(options)
+                view = self.strategy.distribute_datasets_from_function(lambda context: share)
+            else:
+                view = self.strategy.experimental_distribute_dataset(dataset)
+            self._distributed_views[key] = view
+        return self._distributed_views[key]
+
+    def traces(self) -> int:
+        counter = getattr(self._train_fn, "experimental_get_tracing_count", None)
+        return int(counter()) if counter else 0
+
+    def batches(self, dataset):
+        """Yield (batch ready for the step, seconds blocked waiting for it)."""
+        if self.distributed:
+            dataset = self.distribute(dataset)
+        iterator = iter(dataset)
+        prepare = self.featurize or (lambda batch: batch)
+        # With a featurizer, the features of batch k+1 are launched on the data device before step k runs.
+        ahead: Optional[tuple[Any, float]] = None
+        while True:
+            start = time.perf_counter()
+            try:
+                batch = prepare(next(iterator))
+            except StopIteration:
+                if ahead is not None:
+                    yield ahead
+                return
+            wait = time.perf_counter() - start
+            if self.featurize is None:
+                yield batch, wait
+            else:
+                if ahead is not None:
+                    yield ahead
+                ahead = (batch, wait)
