@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-from training_support import TF_LOG_LINE, run_python, run_xtts, tiny_config, user_env
+from training_support import TF_LOG_LINE, run_python, run_xtts, start_xtts, tiny_config, user_env, wait_for_records
 
 
 def test_sigterm_finishes_the_step_saves_and_the_rerun_resumes(tmp_path: Path) -> None:
@@ -20,22 +17,9 @@ def test_sigterm_finishes_the_step_saves_and_the_rerun_resumes(tmp_path: Path) -
     # As a user runs it: nothing set to quiet TensorFlow, which on its own does log here (the control).
     bare = run_python("import tensorflow as tf; tf.constant(1) + 1", tmp_path, env=user_env())
     assert any(TF_LOG_LINE.match(line) for line in bare.stderr.splitlines()), bare.stderr[-2000:]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "xtts_cli", *args],
-        cwd=tmp_path,
-        env=user_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    metrics = run_dir / "metrics.jsonl"
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and proc.poll() is None:
-        # 6 log lines (every 2 steps): past the end of the first epoch (36 clips, batches of 4).
-        if metrics.is_file() and len(metrics.read_text().splitlines()) >= 6:
-            break
-        time.sleep(0.2)
-    assert proc.poll() is None, proc.stderr.read()
+    proc = start_xtts(args, tmp_path, env=user_env())
+    # 6 log lines (every 2 steps): past the end of the first epoch (36 clips, batches of 4).
+    wait_for_records(proc, run_dir / "metrics.jsonl", lambda lines: len(lines) >= 6)
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 143, stderr

@@ -80,3 +80,27 @@ def run_python(
         text=True,
         timeout=timeout,
     )
+
+
+def start_xtts(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """`xtts ARGS` started in its own process, its output captured as text."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "xtts_cli", *args],
+        cwd=cwd,
+        env=subprocess_env() if env is None else env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_records(proc: subprocess.Popen, metrics: Path, enough, timeout: float = 240) -> None:
+    """Wait until `enough(lines of metrics.jsonl)` holds while `proc` still runs (fails if it ended)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if metrics.is_file() and enough(metrics.read_text().splitlines()):
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.stderr.read() if proc.stderr else proc.returncode

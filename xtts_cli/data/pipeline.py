@@ -352,7 +352,12 @@ def build_pipeline(
     ds, prefetch_device = _prefetched(ds, data, device)
     if len(items) >= _FREEZE_FROM_CLIPS:
         _freeze_startup_objects()
-    info = PipelineInfo(
+    return ds, _pipeline_info(plan, items, output, training, epochs, store, prefetch_device, service, job)
+
+
+def _pipeline_info(plan, items, output, training, epochs, store, prefetch_device, service, job) -> PipelineInfo:
+    data = plan.data
+    return PipelineInfo(
         output=output,
         training=training,
         preprocessing_mode=plan.mode,
@@ -384,7 +389,6 @@ def build_pipeline(
         service_sharding=data.service_sharding if service else None,
         service_job=job,
     )
-    return ds, info
 
 
 def _service_of(data: DataConfig, training: bool) -> Optional[str]:
@@ -908,23 +912,9 @@ def _group_elements(
 
     parallel = parallel_calls(data.num_workers)
     shuffle = min(data.shuffle_buffer_multiplier * data.batch_size, len(items)) if training else 0
-    ds = tf.data.Dataset.range(len(items))
-    if shuffle:
-        # The whole bucket, in a fresh order every epoch (a cached epoch replays the first epoch's
-        # order, shuffled again after the cache). A buffer of `shuffle` places would draw each batch
-        # from a window of the corpus order: in a corpus listed speaker by speaker (VCTK, LibriTTS),
-        # an epoch would visit the speakers one after another.
-        if split_by_service:
-            # The service's dynamic sharding splits the places among its workers; it can split a
-            # range, not a permutation drawn in a flat_map (each place came back twice, measured).
-            ds = ds.shuffle(max(len(items), 1), seed=seed, reshuffle_each_iteration=True)
-        else:
-            ds = _permuted_places(len(items), seed)
-    if training and mode != "cache":
-        # Training drops each bucket's partial last batch; decoding those clips first would be
-        # wasted work (a third of the decodes on small buckets). The shuffle above varies which
-        # clips sit out each epoch. Not in cache mode: the cache must see every clip once.
-        ds = ds.take(len(items) // data.batch_size * data.batch_size)
+    ds = _places(
+        len(items), data, mode, training=training, shuffled=bool(shuffle), seed=seed, split_by_service=split_by_service
+    )
     ds = ds.map(with_features, num_parallel_calls=parallel, deterministic=deterministic)
     # The scan vouched for every header; a file that still fails to decode (corrupt frames inside
     # a valid container) is skipped with a logged warning instead of ending the epoch.
@@ -935,6 +925,30 @@ def _group_elements(
             ds = ds.shuffle(shuffle, seed=seed, reshuffle_each_iteration=True)  # after the cache: new order each epoch
     if data.pipeline_buffer_size:
         ds = ds.prefetch(data.pipeline_buffer_size)
+    return ds
+
+
+def _places(count: int, data: DataConfig, mode: str, *, training: bool, shuffled: bool, seed, split_by_service: bool):
+    """The clips' places in their bucket, in the order an epoch decodes them."""
+    import tensorflow as tf
+
+    ds = tf.data.Dataset.range(count)
+    if shuffled:
+        # The whole bucket, in a fresh order every epoch (a cached epoch replays the first epoch's
+        # order, shuffled again after the cache). A buffer of `shuffle` places would draw each batch
+        # from a window of the corpus order: in a corpus listed speaker by speaker (VCTK, LibriTTS),
+        # an epoch would visit the speakers one after another.
+        if split_by_service:
+            # The service's dynamic sharding splits the places among its workers; it can split a
+            # range, not a permutation drawn in a flat_map (each place came back twice, measured).
+            ds = ds.shuffle(max(count, 1), seed=seed, reshuffle_each_iteration=True)
+        else:
+            ds = _permuted_places(count, seed)
+    if training and mode != "cache":
+        # Training drops each bucket's partial last batch; decoding those clips first would be
+        # wasted work (a third of the decodes on small buckets). The shuffle above varies which
+        # clips sit out each epoch. Not in cache mode: the cache must see every clip once.
+        ds = ds.take(count // data.batch_size * data.batch_size)
     return ds
 
 

@@ -25,7 +25,9 @@ def restore_model(model, checkpoint: str) -> int:
     reader = tf.train.load_checkpoint(checkpoint)
     graph = _object_graph(reader)
     model_node = _child(graph, 0, "model")
-    if model_node is not None and _child(graph, model_node, "decoder_layers") is not None:
+    # Legacy checkpoints are acoustic models' only: a vocoder's always reach its blocks.
+    current = any(_child(graph, model_node, name) is not None for name in ("decoder_layers", "blocks"))
+    if model_node is not None and current:
         step = tf.Variable(0, dtype=tf.int64)
         status = tf.train.Checkpoint(model=model, step=step).restore(checkpoint)
         try:
@@ -88,32 +90,27 @@ def _legacy_variable_keys(graph) -> list[Optional[str]]:
     return keys
 
 
-def load_run(run_dir: Path, step: Optional[int] = None):
-    """(config, tokenizer, model with the latest checkpoint restored, step, run) from a run
-    directory; `step`: that step's checkpoint instead of the latest (one the run still keeps)."""
-    import tensorflow as tf
+def read_run(run_dir: Path) -> tuple[XttsConfig, RunDir]:
+    """A run directory's config and its `RunDir` (checkpoints where training.checkpoint_dir put them)."""
     import yaml
 
     from xtts_cli.config.loading import build_config
-    from xtts_cli.data.text import Tokenizer
-    from xtts_cli.model.build import build_model
 
     run = RunDir(Path(run_dir))
-    if not run.config_file.is_file() or not run.vocab.is_file():
+    if not run.config_file.is_file():
         raise XttsError(
-            f"{run_dir} is not an xtts run directory (no config.yaml / vocab.json)",
+            f"{run_dir} is not an xtts run directory (no config.yaml)",
             hint="pass the --run-dir of an `xtts train` run, e.g. runs/tiny-cpu",
         )
     config: XttsConfig = build_config(yaml.safe_load(run.config_file.read_text(encoding="utf-8")), str(run.config_file))
-    run = RunDir.of(run.path, config)  # its checkpoints where training.checkpoint_dir put them
-    tokenizer = Tokenizer.load(run.vocab)
-    model = build_model(
-        config.model,
-        config.data,
-        tokenizer.vocab_size,
-        languages=len(tokenizer.languages),
-        speakers=len(tokenizer.speakers),
-    )
+    return config, RunDir.of(run.path, config)
+
+
+def restore_run(model, run: RunDir, run_dir: Path, step: Optional[int] = None) -> int:
+    """Restore the run's latest checkpoint (or `step`'s) into `model`; when the latest cannot be read,
+    the newest one before it that can. Returns the step restored."""
+    import tensorflow as tf
+
     latest = tf.train.latest_checkpoint(str(run.checkpoints))
     if step is not None and latest is not None:
         latest = str(run.checkpoints / f"ckpt-{step}")
@@ -133,13 +130,34 @@ def load_run(run_dir: Path, step: Optional[int] = None):
         kept += [str(path) for path in reversed(state.all_model_checkpoint_paths) if path != latest]
     for index, path in enumerate(kept):
         try:
-            restored = restore_model(model, path)
+            return restore_model(model, path)
         except (tf.errors.OpError, IndexError, OSError) as exc:
             if index + 1 == len(kept):
                 raise XttsError(
                     f"cannot read {path}, nor any checkpoint before it: {str(exc).splitlines()[0]}",
                     hint="train again: xtts train --fresh",
                 ) from None
-            continue
-        return config, tokenizer, model, restored, run
     raise AssertionError("unreachable: the loop returns or raises")
+
+
+def load_run(run_dir: Path, step: Optional[int] = None):
+    """(config, tokenizer, model with the latest checkpoint restored, step, run) from an acoustic
+    run directory; `step`: that step's checkpoint instead of the latest (one the run still keeps)."""
+    from xtts_cli.data.text import Tokenizer
+    from xtts_cli.model.build import build_model_for
+
+    config, run = read_run(run_dir)
+    if config.model.kind == "vocoder":
+        raise XttsError(
+            f"{run_dir} is a vocoder run: it turns mels into audio and reads no text",
+            hint=f"pass the acoustic model's run as --run-dir and this one as --vocoder {run_dir}",
+        )
+    if not run.vocab.is_file():
+        raise XttsError(
+            f"{run_dir} is not an xtts run directory (no vocab.json)",
+            hint="pass the --run-dir of an `xtts train` run, e.g. runs/tiny-cpu",
+        )
+    tokenizer = Tokenizer.load(run.vocab)
+    model = build_model_for(config, tokenizer)
+    restored = restore_run(model, run, run_dir, step)
+    return config, tokenizer, model, restored, run

@@ -16,7 +16,7 @@ from xtts_cli.model.xtts import AcousticModel, XttsModel, dummy_batch
 if TYPE_CHECKING:
     from xtts_cli.config.schema import DataConfig, ModelConfig
 
-__all__ = ["DECODERS", "build_model"]
+__all__ = ["DECODERS", "build_model", "build_model_for"]
 
 DECODERS: dict[str, type[AcousticModel]] = {"autoregressive": XttsModel, "duration": DurationModel}
 
@@ -37,3 +37,14 @@ def build_model(
     )
     model(dummy_batch(n_mels=data_cfg.n_mels), training=False)
     return model
+
+
+def build_model_for(config, tokenizer) -> AcousticModel:
+    """`build_model` for a config's model and data sections and a run's vocabulary (`Tokenizer`)."""
+    return build_model(
+        config.model,
+        config.data,
+        tokenizer.vocab_size,
+        languages=len(tokenizer.languages),
+        speakers=len(tokenizer.speakers),
+    )

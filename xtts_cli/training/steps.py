@@ -104,8 +104,6 @@ class Steps:
 
         spec = dataset.element_spec
         if self.featurize is not None:
-            if not hasattr(self.featurize, "get_concrete_function"):
-                return None  # eager debugging: nothing is traced
             outputs = self.featurize.get_concrete_function(spec).structured_outputs
             spec = tf.nest.map_structure(lambda t: tf.TensorSpec(t.shape, t.dtype), outputs)
         if self.distributed:
@@ -135,8 +133,8 @@ class Steps:
         return self._distributed_views[key]
 
     def traces(self) -> int:
-        counter = getattr(self._train_fn, "experimental_get_tracing_count", None)
-        return int(counter()) if counter else 0
+        """Traces of the train step so far (0 in eager mode: nothing is traced)."""
+        return int(self._train_fn.experimental_get_tracing_count()) if self.settings.graph_mode else 0
 
     def batches(self, dataset):
         """Yield (batch ready for the step, seconds blocked waiting for it)."""

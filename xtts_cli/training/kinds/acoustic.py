@@ -54,17 +54,11 @@ class AcousticKind:
             save_speakers(run, context.scan.train)
 
     def build(self, context: KindContext) -> AcousticModels:
-        from xtts_cli.model.build import build_model
+        from xtts_cli.model.build import build_model_for
         from xtts_cli.training.optimization import build_optimizer
 
-        config, tokenizer = context.config, context.tokenizer
-        model = build_model(
-            config.model,
-            config.data,
-            tokenizer.vocab_size,
-            languages=len(tokenizer.languages),
-            speakers=len(tokenizer.speakers),
-        )
+        config = context.config
+        model = build_model_for(config, context.tokenizer)
         # Losses then use only ops XLA compiles, where a faster kernel exists that it does not (CTC).
         model.xla_compatible_losses = context.xla_step
         optimizer = build_optimizer(config.training, context.total_steps, context.mixed_precision, context.budget_used)
