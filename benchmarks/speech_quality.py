@@ -83,23 +83,16 @@ def synthesize(sentences: list[str], run_dir: Path, out: Path) -> list[dict]:
 
 def griffin_lim_floor(espeak_wavs: list[Path], out: Path, data) -> list[Path]:
     """espeak's audio -> our log-mel -> our Griffin-Lim: what the vocoder alone costs."""
-    from xtts_cli.data.features import log_mel, mel_filterbank
-    from xtts_cli.inference.speech import GRIFFIN_LIM_ITERATIONS, wav_bytes
-    from xtts_cli.model.vocoder import griffin_lim
+    from xtts_cli.data.features import log_mel
+    from xtts_cli.inference.speech import wav_bytes
+    from xtts_cli.inference.vocoding import GRIFFIN_LIM, Vocoder
 
+    griffin_lim = Vocoder(GRIFFIN_LIM, data)
     paths = []
     for index, path in enumerate(espeak_wavs):
         audio, rate = read_wav(path)
         assert rate == data.sample_rate, (path, rate)
-        mel = log_mel(audio, data).numpy()
-        rebuilt = griffin_lim(
-            mel,
-            mel_filterbank(data),
-            n_fft=data.n_fft,
-            hop_length=data.hop_length,
-            win_length=data.win_length,
-            n_iter=GRIFFIN_LIM_ITERATIONS,
-        )
+        rebuilt = griffin_lim(log_mel(audio, data).numpy())
         target = out / f"griffinlim-{index:03d}.wav"
         target.write_bytes(wav_bytes(np.asarray(rebuilt), data.sample_rate))
         paths.append(target)

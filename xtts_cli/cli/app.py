@@ -24,6 +24,7 @@ from xtts_cli.cli import (
     synthesize,
     train,
     validate,
+    vocode,
 )
 from xtts_cli.cli.options import VerboseOption
 
@@ -90,6 +91,7 @@ app.command("profile-step")(profile_step.profile_step)
 app.command("benchmark")(benchmark.benchmark)
 app.command("synthesize")(synthesize.synthesize)
 app.command("export")(export.export)
+app.command("vocode")(vocode.vocode)
 app.add_typer(data_service.app, name="data-service")
 
 

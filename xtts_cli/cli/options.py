@@ -13,7 +13,7 @@ ConfigOption = Annotated[
         "--config",
         "-c",
         metavar="FILE",
-        help="YAML config file, or a preset's name (tiny-cpu, speak-cpu, voices-cpu, rtx4090, dual-gpu; "
+        help="YAML config file, or a preset's name (tiny-cpu, speak-cpu, voices-cpu, vocoder-cpu, rtx4090, dual-gpu; "
         "`xtts init` writes one out). Default: configs/config.yaml when it exists, else built-in defaults.",
         show_default=False,
     ),
@@ -64,6 +64,16 @@ RunDirOption = Annotated[
         "-r",
         metavar="DIR",
         help="Run directory of an `xtts train` run (its latest checkpoint is used).",
+        show_default=False,
+    ),
+]
+VocoderOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--vocoder",
+        metavar="RUN_DIR|griffin-lim",
+        help="What turns the mel frames into audio: a vocoder run (`model.kind: vocoder`) or griffin-lim. "
+        "Default: the run's own vocoder (RUN_DIR/vocoder) when it has one, else griffin-lim.",
         show_default=False,
     ),
 ]

@@ -8,7 +8,14 @@ from typing import Annotated, Optional
 
 import typer
 
-from xtts_cli.cli.options import CheckpointAlias, JsonOption, RunDirOption, VerboseOption, run_dir_given
+from xtts_cli.cli.options import (
+    CheckpointAlias,
+    JsonOption,
+    RunDirOption,
+    VerboseOption,
+    VocoderOption,
+    run_dir_given,
+)
 
 
 def synthesize(
@@ -71,11 +78,12 @@ def synthesize(
             "--max-frames", min=2, metavar="N", help="Upper bound on generated mel frames.", show_default=False
         ),
     ] = None,
+    vocoder: VocoderOption = None,
     json_output: JsonOption = False,
     verbose: VerboseOption = False,
     checkpoint: CheckpointAlias = None,
 ) -> None:
-    """Generate speech with a trained model (mel frames + Griffin-Lim), on the CPU or a GPU.
+    """Generate speech with a trained model (mel frames, then a vocoder run or Griffin-Lim), on the CPU or a GPU.
 
     Reports how long the clip is, what ended it (the stop token or, with `model.decoder:
     duration`, the predicted durations; the length limit when neither did) and the alignment
@@ -89,7 +97,7 @@ def synthesize(
 
         xtts synthesize "سلام" -r runs/voices --language fa --speaker-wav clip.wav
 
-        xtts synthesize --text-file lines.txt --out-dir clips/ -r runs/speak-cpu
+        xtts synthesize --text-file lines.txt --out-dir clips/ -r runs/speak-cpu --vocoder runs/vocoder-cpu
     """
 
     from xtts_cli.errors import XttsError
@@ -114,7 +122,7 @@ def synthesize(
 
     with Phases(enabled=not json_output) as phase:
         phase(f"loading {run_dir} (TensorFlow, the model and its latest checkpoint)")
-        tts = Synthesizer.load(run_dir)
+        tts = Synthesizer.load(run_dir, vocoder=vocoder)
         tts.tokenizer.language_index(language)  # before any audio is read: an error naming the run's languages
         voice = tts.voice(speaker, speaker_wav)
         phase("speaking (the first sentence of a process also builds the generation graph)")
@@ -142,13 +150,14 @@ def synthesize(
         "speaker": speaker,
         "language": language or (tokenizer.languages[0] if tokenizer.languages else None),
         "voice": "centroid" if voice.speaker is not None else ("clip" if speaker or speaker_wav else "reference"),
+        "vocoder": speech.vocoder,
     }
     if json_output:
         from xtts_cli.cli.output import print_json
 
         print_json(report)
         return
-    sys.stdout.write(f"{out}: {seconds:.2f} s of audio from step {step} of {run_path}\n")
+    sys.stdout.write(f"{out}: {seconds:.2f} s of audio from step {step} of {run_path}, vocoder {speech.vocoder}\n")
     window = f"{low:.2f}-{high:.2f} s"
     if speech.ended_by == "length limit" and speech.decoder == "duration":
         how = f"the length limit ({window} allowed): the predicted durations ran longer"

@@ -51,8 +51,8 @@ def _bounds(info: FieldInfo) -> str:
 
 
 def _show_default(value: Any) -> str:
-    if isinstance(value, list):
-        return "[" + ", ".join(yaml_scalar(v) for v in value) + "]"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_show_default(v) for v in value) + "]"
     return yaml_scalar(value)
 
 

@@ -364,6 +364,12 @@ class DataConfig(_Section):
 class ModelConfig(_Section):
     """The XTTS-style model: text encoder, speaker encoder, causal mel decoder."""
 
+    kind: Literal["acoustic", "vocoder"] = Field(
+        "acoustic",
+        description="What the run trains. `acoustic`: text to mel frames, by the `decoder` below. `vocoder`: mel "
+        "frames to a waveform (the `vocoder` section), which `xtts synthesize` then uses in place of Griffin-Lim "
+        "(configs/vocoder-cpu.yaml).",
+    )
     model_size: Literal["tiny", "small", "normal", "big"] = Field(
         "tiny", description="Size preset. `tiny` trains on a 2-core CPU; the others want a GPU."
     )
@@ -617,8 +623,97 @@ class SynthesisConfig(_Section):
         return (self.attention_window_back, self.attention_window_ahead) if self.attention_constraint else None
 
 
+class VocoderConfig(_Section):
+    """The neural vocoder (`model.kind: vocoder`): Vocos-style, ConvNeXt blocks over the mel frames and
+    an inverse-STFT head (Siuzdenovskii 2023, arXiv 2306.00814). It trains on random segments of the
+    clips, their mel computed as the acoustic model's is (the `data` section's rate, hop and mels)."""
+
+    dim: int = Field(256, ge=8, le=2048, description="Channels of the ConvNeXt blocks.")
+    intermediate_dim: Optional[int] = Field(
+        None, ge=8, le=8192, description="Width of each block's pointwise layers. Empty: 3 x dim (Vocos)."
+    )
+    num_layers: int = Field(8, ge=1, le=64, description="ConvNeXt blocks.")
+    segment_frames: int = Field(
+        32,
+        ge=4,
+        le=1024,
+        description="Mel frames of the random segment each clip gives a training step (x hop_length samples; 32 "
+        "at hop 256 is 0.37 s at 22,050 Hz). A clip shorter than this is zero-padded.",
+    )
+    mel_loss_weight: float = Field(
+        45.0,
+        ge=0.0,
+        description="Weight of the L1 distance between the log-mel of the generated audio and the segment's "
+        "(HiFi-GAN's and Vocos's 45).",
+    )
+    stft_loss_weight: float = Field(
+        1.0,
+        ge=0.0,
+        description="Weight of the multi-resolution STFT loss (spectral convergence plus log-magnitude L1 at the "
+        "`stft_resolutions`; Parallel WaveGAN): it judges phase too, since magnitudes at other resolutions "
+        "only agree when the phase does.",
+    )
+    stft_resolutions: list[list[int]] = Field(
+        default_factory=lambda: [[512, 128, 512], [1024, 256, 1024], [2048, 512, 2048]],
+        min_length=1,
+        description="[n_fft, hop, window] of each resolution of the STFT loss.",
+    )
+    adversarial_start_step: Optional[int] = Field(
+        None,
+        ge=0,
+        description="Step from which the discriminators train and the generator also learns to fool them "
+        "(multi-period and multi-resolution, with feature matching). Before it, the spectral losses alone: a "
+        "warm-up that gives the discriminators something worth judging. Empty: never (the spectral losses only; "
+        "what a CPU's hour affords, configs/vocoder-cpu.yaml).",
+    )
+    adversarial_weight: float = Field(1.0, ge=0.0, description="Weight of the generator's adversarial loss.")
+    feature_matching_weight: float = Field(
+        2.0, ge=0.0, description="Weight of the feature-matching loss (HiFi-GAN's 2)."
+    )
+    periods: list[int] = Field(
+        default_factory=lambda: [2, 3, 5, 7, 11],
+        description="Periods of the multi-period discriminator (HiFi-GAN).",
+    )
+    discriminator_resolutions: list[list[int]] = Field(
+        default_factory=lambda: [[512, 128, 512], [1024, 256, 1024], [2048, 512, 2048]],
+        min_length=1,
+        description="[n_fft, hop, window] of each multi-resolution discriminator (UnivNet, Vocos).",
+    )
+    discriminator_channels: int = Field(
+        16,
+        ge=1,
+        le=256,
+        description="Width of the discriminators: every layer of the multi-resolution ones, and the first layer of "
+        "the multi-period ones (x4, x16 and x32 after it; HiFi-GAN's is 32).",
+    )
+    discriminator_learning_rate: Optional[float] = Field(
+        None, gt=0.0, description="The discriminators' learning rate. Empty: training.learning_rate."
+    )
+
+    @field_validator("stft_resolutions", "discriminator_resolutions")
+    @classmethod
+    def _resolutions(cls, value: list[list[int]]) -> list[list[int]]:
+        for resolution in value:
+            if len(resolution) != 3 or min(resolution) < 1 or resolution[2] > resolution[0]:
+                raise ValueError(
+                    f"{resolution} is not [n_fft, hop, window] with a window of at most n_fft; e.g. [1024, 256, 1024]"
+                )
+        return value
+
+    @field_validator("periods")
+    @classmethod
+    def _periods(cls, value: list[int]) -> list[int]:
+        if not value or min(value) < 2:
+            raise ValueError(f"{value} must list periods of 2 samples or more, e.g. [2, 3, 5, 7, 11]")
+        return value
+
+    @property
+    def block_width(self) -> int:
+        return self.intermediate_dim or 3 * self.dim
+
+
 class XttsConfig(_Section):
-    """The whole config: one file, six sections."""
+    """The whole config: one file, seven sections."""
 
     data: DataConfig = Field(default_factory=DataConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
@@ -626,3 +721,4 @@ class XttsConfig(_Section):
     devices: DevicesConfig = Field(default_factory=DevicesConfig)
     profiling: ProfilingConfig = Field(default_factory=ProfilingConfig)
     synthesis: SynthesisConfig = Field(default_factory=SynthesisConfig)
+    vocoder: VocoderConfig = Field(default_factory=VocoderConfig)

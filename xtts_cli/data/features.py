@@ -166,11 +166,17 @@ def mel_frames(num_samples, hop_length: int):
     return 1 + num_samples // hop_length
 
 
-def log_mel(audio, data: DataConfig):
+_GRADIENT_FLOOR = 1e-12
+
+
+def log_mel(audio, data: DataConfig, *, differentiable: bool = False):
     """Log-mel of `audio` [..., samples] float32 -> [..., 1 + samples // hop, n_mels] float32.
 
     Plain TensorFlow ops only: usable in a tf.data map, in `tf.function(jit_compile=True)` and on
     any device. With a static audio shape (the XLA case) the padding amounts are Python numbers.
+    `differentiable`: for a loss on generated audio, each magnitude is sqrt(|z|^2 + 1e-12), whose
+    gradient is finite where the audio is exactly silent (sqrt's is not at 0); the features of the
+    pipeline are computed without it.
     """
     import tensorflow as tf
 
@@ -204,7 +210,7 @@ def log_mel(audio, data: DataConfig):
     low, high = _weighted_bins(weights)
     band = spectrum[..., :frames, low:high]
     real, imag = tf.math.real(band), tf.math.imag(band)
-    magnitude = tf.sqrt(real * real + imag * imag)
+    magnitude = tf.sqrt(real * real + imag * imag + (_GRADIENT_FLOOR if differentiable else 0.0))
     mel = tf.tensordot(magnitude, tf.constant(weights[low:high]), axes=1)
     return tf.math.log(tf.maximum(mel, MEL_FLOOR))
 

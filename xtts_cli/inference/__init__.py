@@ -8,10 +8,14 @@
     for index, speech in enumerate(tts.speak_many(["One.", "Two."], speaker="alice")):
         speech.save(f"out/{index}.wav")
 
+    tts = Synthesizer.load("runs/speak-cpu", vocoder="runs/vocoder-cpu")  # a trained vocoder
+    audio = Vocoder.load("runs/vocoder-cpu", tts.config.data)(mel)        # any log-mel to samples
+
 TensorFlow is imported by `Synthesizer.load`, not by this import.
 """
 
 from xtts_cli.inference.api import Synthesizer
 from xtts_cli.inference.speech import Speech, Voice
+from xtts_cli.inference.vocoding import Vocoder
 
-__all__ = ["Speech", "Synthesizer", "Voice"]
+__all__ = ["Speech", "Synthesizer", "Vocoder", "Voice"]

@@ -8,6 +8,7 @@ from typing import Optional
 
 from xtts_cli.inference.run_files import load_speaking_rate
 from xtts_cli.inference.speech import Speech, Voice, resolve_voice, synthesize_speech
+from xtts_cli.inference.vocoding import GRIFFIN_LIM, VOCODER_DIR, Vocoder
 
 
 class Synthesizer:
@@ -18,21 +19,27 @@ class Synthesizer:
     a clip to clone) is worked out once and reused for every sentence spoken in it.
     """
 
-    def __init__(self, config, tokenizer, model, step: int, run) -> None:
+    def __init__(self, config, tokenizer, model, step: int, run, vocoder: Optional[Vocoder] = None) -> None:
         self.config = config
         self.tokenizer = tokenizer
         self.model = model
         self.step = step
         self.run_dir = run.path
+        self.vocoder = vocoder or Vocoder(GRIFFIN_LIM, config.data)
         self._rate = load_speaking_rate(run.path)
         self._voices: dict[tuple[Optional[str], Optional[str]], Voice] = {}
 
     @classmethod
-    def load(cls, run_dir: Path | str, step: Optional[int] = None) -> Synthesizer:
+    def load(cls, run_dir: Path | str, step: Optional[int] = None, vocoder: Optional[Path | str] = None) -> Synthesizer:
+        """`vocoder`: a vocoder run's directory or "griffin-lim"; by default the run's own vocoder
+        (a vocoder run in RUN_DIR/vocoder) when it has one, else Griffin-Lim."""
         from xtts_cli.inference.checkpoints import load_run
 
         config, tokenizer, model, restored, run = load_run(Path(run_dir), step)
-        return cls(config, tokenizer, model, restored, run)
+        if vocoder is None and (run.path / VOCODER_DIR / "config.yaml").is_file():
+            vocoder = run.path / VOCODER_DIR
+        chosen = Vocoder.load(vocoder, config.data, acoustic_run=f"the run {run_dir}")
+        return cls(config, tokenizer, model, restored, run, chosen)
 
     @property
     def sample_rate(self) -> int:
@@ -82,6 +89,7 @@ class Synthesizer:
             rate=self._rate,
             settings=self.config.synthesis,
             language=language,
+            vocoder=self.vocoder,
         )
 
     def speak_many(self, texts: Iterable[str], **options) -> Iterator[Speech]:

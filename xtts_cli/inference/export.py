@@ -34,12 +34,8 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None) -> dict:
 
     from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel, mel_filterbank
     from xtts_cli.inference import Synthesizer
-    from xtts_cli.inference.speech import (
-        FRAMES_PER_CHARACTER,
-        GRIFFIN_LIM_ITERATIONS,
-        MIN_FRAMES_PER_CHARACTER,
-        generation_settings,
-    )
+    from xtts_cli.inference.speech import FRAMES_PER_CHARACTER, MIN_FRAMES_PER_CHARACTER, generation_settings
+    from xtts_cli.inference.vocoding import GRIFFIN_LIM_ITERATIONS
     from xtts_cli.model.vocoder import griffin_lim
 
     if out.exists() and any(out.iterdir()):

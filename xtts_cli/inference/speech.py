@@ -1,4 +1,4 @@
-"""Speech from a trained model: text -> mel (the run's decoder) -> Griffin-Lim waveform -> WAV.
+"""Speech from a trained model: text -> mel (the run's decoder) -> waveform (Griffin-Lim or a vocoder) -> WAV.
 
 `xtts synthesize`, the Python API (`xtts_cli.inference.Synthesizer`) and the trainer's test
 sentences all speak through `synthesize_speech`.
@@ -19,10 +19,8 @@ import numpy as np
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
 from xtts_cli.errors import XttsError
 from xtts_cli.inference.run_files import REFERENCE_FILE, SPEAKERS_FILE, SpeakingRate, load_speakers
+from xtts_cli.inference.vocoding import GRIFFIN_LIM, Vocoder
 
-# Griffin-Lim iterations: 32 is where the spectral convergence of speech levels off (Perraudin
-# et al., "A fast Griffin-Lim algorithm", 2013); more costs time for little gain.
-GRIFFIN_LIM_ITERATIONS = 32
 # Without a measured speaking rate (runs from before it was recorded): upper bound on generated
 # frames per input character — slow read speech is ~15 chars/s at 86 frames/s, i.e. ~6 frames per
 # character; 12 leaves room before the stop token ends it — and half the ~6 of ordinary speech as
@@ -46,6 +44,16 @@ def wav_bytes(waveform: np.ndarray, sample_rate: int) -> bytes:
         handle.setframerate(sample_rate)
         handle.writeframes(pcm.tobytes())
     return buffer.getvalue()
+
+
+def write_wav(path: Path | str, waveform: np.ndarray, sample_rate: int) -> Path:
+    """Write a 16-bit WAV file whole or not at all (a temporary beside it, renamed); returns its path."""
+    from xtts_cli.config.editing import write_atomically
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, wav_bytes(waveform, sample_rate), backup=False)
+    return path
 
 
 # Compressed (and float) references are decoded whole by their decoders: longer than this, the
@@ -159,6 +167,7 @@ class Speech:
     sample_rate: int
     decoder: str = "autoregressive"  # model.decoder of the model that spoke it
     text: str = ""
+    vocoder: str = "griffin-lim"  # what made the waveform: griffin-lim or a vocoder run's directory
 
     @property
     def seconds(self) -> float:
@@ -170,12 +179,7 @@ class Speech:
 
     def save(self, path: Path | str) -> Path:
         """Write the WAV file whole or not at all (a temporary beside it, renamed); returns its path."""
-        from xtts_cli.config.editing import write_atomically
-
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, self.wav(), backup=False)
-        return path
+        return write_wav(path, self.waveform, self.sample_rate)
 
     @property
     def frames(self) -> int:
@@ -213,19 +217,18 @@ def synthesize_speech(
     *,
     settings: Optional[SynthesisConfig] = None,
     language: Optional[str] = None,
+    vocoder: Optional[Vocoder] = None,
 ) -> Speech:
     """`text` in `language` (default the run's first) in the voice of `voice` (a `Voice`, or
-    reference log-mel frames): generated mel, Griffin-Lim waveform.
+    reference log-mel frames): generated mel, its waveform by `vocoder` (default Griffin-Lim).
 
     The length is the stop token's choice inside the window `rate` (the training data's speaking
     rate) allows; `max_frames` caps it further.
     """
     import tensorflow as tf
 
-    from xtts_cli.data.features import mel_filterbank
-    from xtts_cli.model.vocoder import griffin_lim
-
     settings = settings or SynthesisConfig()
+    vocoder = vocoder or Vocoder(GRIFFIN_LIM, data)
     if not text.strip():
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. xtts synthesize "Hello there."')
     language_index = tokenizer.language_index(language)  # an error naming the run's languages
@@ -260,14 +263,7 @@ def synthesize_speech(
     )
     length = max(2, int(generated["lengths"][0]))
     mel = generated["mel"][0, :length]
-    audio = griffin_lim(
-        mel,
-        mel_filterbank(data),
-        n_fft=data.n_fft,
-        hop_length=data.hop_length,
-        win_length=data.win_length,
-        n_iter=GRIFFIN_LIM_ITERATIONS,
-    )
+    audio = vocoder(mel)
     steps = int(model.decoder_steps(tf.constant([length]))[0])
     return Speech(
         waveform=np.asarray(audio, dtype=np.float32),
@@ -279,6 +275,7 @@ def synthesize_speech(
         sample_rate=data.sample_rate,
         decoder=model.decoder_kind,
         text=text,
+        vocoder=vocoder.name,
     )
 
 

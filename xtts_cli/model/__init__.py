@@ -1,12 +1,15 @@
-"""The XTTS-style model, its size presets and a Griffin-Lim vocoder.
+"""The XTTS-style model, its size presets, Griffin-Lim and the neural vocoder.
 
 - `presets`: `ModelDims`, the `tiny`/`small`/`normal`/`big` presets, `resolve_dims(model_cfg)` and
   `estimate_param_count` (no TensorFlow import);
-- `xtts`: `XttsModel` (Keras 3), the autoregressive model;
-- `duration`: `DurationModel`, which extends it with a learnt aligner and a duration predictor;
+- `xtts`: `AcousticModel` (Keras 3: text and speaker encoders, postnet, losses, `generate`) and
+  `XttsModel`, its autoregressive decoder;
+- `duration`: `DurationModel`, the duration decoder: a learnt aligner and a duration predictor;
 - `build`: `build_model(model_cfg, data_cfg, vocab_size, languages=, speakers=)`, whichever of the two
   `model.decoder` names, with a language embedding and speaker centroids for a run that lists them;
-- `vocoder`: `griffin_lim(log_mel, mel_basis, ...)`.
+- `vocoder`: `griffin_lim(log_mel, mel_basis, ...)`;
+- `vocos`: `VocosGenerator` (mel frames to audio through an inverse STFT) and the `Discriminators`
+  its adversarial training uses.
 
 Nothing is imported here: `xtts_cli.model.presets` stays free of TensorFlow, and the command layer
 imports `build` and `vocoder` inside the functions that need them.

@@ -99,8 +99,11 @@ def _percentiles(stats: LatencyStats) -> Percentiles:
 
 
 def _mel_shape(batch: Any) -> tuple:
-    mel = batch["mel"] if isinstance(batch, dict) and "mel" in batch else None
-    return tuple(mel.shape) if mel is not None and hasattr(mel, "shape") else ()
+    """The shape of the batch's features: its mel, or its audio (a vocoder's step reads audio)."""
+    if not isinstance(batch, dict):
+        return ()
+    features = batch.get("mel", batch.get("audio"))
+    return tuple(features.shape) if features is not None and hasattr(features, "shape") else ()
 
 
 def _set(key: str, value: Any) -> ConfigChange:

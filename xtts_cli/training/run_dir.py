@@ -58,9 +58,16 @@ def _flatten(prefix: str, values: dict[str, Any]) -> dict[str, Any]:
     return {f"{prefix}.{k}": v for k, v in values.items()}
 
 
+VOCODER_KEYS = ("dim", "intermediate_dim", "num_layers")
+
+
 def model_identity(config: XttsConfig) -> dict[str, Any]:
     """The fields that must match to resume: the model section and the feature settings."""
     identity = _flatten("model", config.model.model_dump())
+    if config.model.kind == "vocoder":
+        # The generator's shape; the discriminators may come later (adversarial_start_step).
+        shape = config.vocoder.model_dump(include=set(VOCODER_KEYS))
+        identity.update({f"vocoder.{k}": shape[k] for k in VOCODER_KEYS})
     data = config.data.model_dump()
     identity.update({f"data.{k}": data[k] for k in FEATURE_KEYS})
     return identity

@@ -1,4 +1,4 @@
-"""Model kinds, by the name a config gives (`model.decoder`).
+"""Model kinds, by the name a config gives (`model.kind`, and `model.decoder` for acoustic models).
 
 A new kind is a module here implementing `base.ModelKind`, one line in `KINDS` and its config
 block in `config/schema.py`; the engine needs nothing else.
@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from xtts_cli.training.kinds.acoustic import AUTOREGRESSIVE, DURATION
 from xtts_cli.training.kinds.base import KindContext, KindModels, ModelKind
+from xtts_cli.training.kinds.vocoder import VOCODER
 
 if TYPE_CHECKING:
     from xtts_cli.config.schema import XttsConfig
@@ -19,12 +20,13 @@ __all__ = ["KINDS", "KindContext", "KindModels", "ModelKind", "kind_for", "kind_
 KINDS: dict[str, ModelKind] = {
     "autoregressive": AUTOREGRESSIVE,
     "duration": DURATION,
+    "vocoder": VOCODER,
 }
 
 
 def kind_name(config: XttsConfig) -> str:
-    """The acoustic model's decoder."""
-    return config.model.decoder
+    """`model.kind`, or for an acoustic model its decoder."""
+    return config.model.decoder if config.model.kind == "acoustic" else config.model.kind
 
 
 def kind_for(config: XttsConfig) -> ModelKind:

@@ -1,0 +1,198 @@
+"""The neural vocoder: its inverse STFT, its training by the engine, and where speech is made with it.
+
+Real TensorFlow on the bundled sample: tiny generators (16-32 channels), a few steps each.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import numpy as np
+import pytest
+from training_support import run_xtts, start_xtts, tiny_config, wait_for_records
+
+from xtts_cli.cli.app import app
+from xtts_cli.errors import XttsError
+
+SAMPLE_CLIP = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample" / "wavs" / "XTTS001-0001.wav"
+
+VOCODER = """
+data:
+  batch_size: 4
+  num_buckets: 2
+  eval_fraction: 0.1
+  preprocessing_mode: cache
+  n_mels: {n_mels}
+model:
+  kind: vocoder
+vocoder:
+  dim: 32
+  num_layers: 2
+  segment_frames: 16
+{extra}
+training:
+  learning_rate: 0.003
+  warmup_steps: 2
+  log_step: 2
+  val_step: 1000
+  save_step: 1000
+  sample_step: 1000
+  max_val_batches: 1
+"""
+
+
+def vocoder_config(tmp_path: Path, *, n_mels: int = 80, extra: str = "", name: str = "vocoder.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(VOCODER.format(n_mels=n_mels, extra=extra), encoding="utf-8")
+    return path
+
+
+def train(runner, config: Path, run_dir: Path, steps: int) -> dict:
+    result = runner.invoke(
+        app, ["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", str(steps), "--json"]
+    )
+    assert result.exit_code == 0, (result.output, result.exception)
+    return json.loads(result.stdout)
+
+
+def test_the_inverse_stft_gives_the_signal_back_and_the_generator_a_segment_per_mel() -> None:
+    import tensorflow as tf
+
+    from xtts_cli.config.schema import DataConfig, VocoderConfig
+    from xtts_cli.model.vocoder import _analysis_window, _stft
+    from xtts_cli.model.vocos import build_generator, inverse_stft
+
+    data = DataConfig()
+    frames = 40
+    signal_ = np.random.default_rng(0).uniform(-0.5, 0.5, (frames - 1) * data.hop_length).astype(np.float32)
+    window = _analysis_window(data.n_fft, data.win_length)
+    spectrum = _stft(tf.constant(signal_), window, data.n_fft, data.hop_length)
+    assert spectrum.shape[0] == frames  # centred framing: 1 + samples // hop
+    back = inverse_stft(spectrum, n_fft=data.n_fft, hop_length=data.hop_length, win_length=data.win_length)
+    np.testing.assert_allclose(back.numpy(), signal_, atol=1e-5)  # the edges too
+
+    generator = build_generator(VocoderConfig(dim=16, num_layers=2), data)
+    audio = generator(tf.zeros([2, 11, data.n_mels]))
+    assert audio.shape == (2, 10 * data.hop_length) and audio.dtype == tf.float32
+
+
+def test_vocoder_steps_lower_the_loss_and_its_checkpoint_gives_the_same_audio(tmp_path: Path) -> None:
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.inference.vocoding import Vocoder, load_audio, mel_of
+    from xtts_cli.training.controller import Controller
+    from xtts_cli.training.trainer import Trainer
+
+    config = resolve_config(vocoder_config(tmp_path), {"training.max_steps": 12}).config
+    trainer = Trainer(config, run_dir=tmp_path / "run")
+    trainer.setup()
+    try:
+        held_out, _ = next(trainer.batches(trainer.eval_ds))
+        before = float(trainer.eval_step(held_out)["loss"])  # the mel L1 of each clip's middle segment
+        for (batch, _), _ in zip(trainer.batches(trainer.train_ds), range(12)):
+            trainer.train_step(batch)
+        after = float(trainer.eval_step(held_out)["loss"])
+    finally:
+        trainer.close()
+    assert after < 0.85 * before, (before, after)
+
+    trainer = Trainer(config, run_dir=tmp_path / "run", fresh=True)
+    result = Controller(trainer).run()
+    assert result.final_step == 12
+    assert {"loss", "mel_loss", "stft_loss"} <= set(
+        json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[0])
+    )
+    mel = mel_of(load_audio(SAMPLE_CLIP, config.data), config.data)
+    trained = Vocoder("the trainer's", config.data, trainer.model)(mel)
+    restored = Vocoder.load(tmp_path / "run", config.data)
+    assert restored.step == 12
+    np.testing.assert_array_equal(restored(mel), trained)
+
+
+def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner, tmp_path: Path) -> None:
+    acoustic = tmp_path / "acoustic"
+    train(runner, tiny_config(tmp_path), acoustic, 2)
+    # The run's own vocoder: a vocoder run trained into RUN/vocoder.
+    train(runner, vocoder_config(tmp_path), acoustic / "vocoder", 2)
+    said = runner.invoke(
+        app, ["synthesize", "The cat sat.", "-r", str(acoustic), "-o", str(tmp_path / "a.wav"), "--json"]
+    )
+    assert said.exit_code == 0, (said.output, said.exception)
+    assert json.loads(said.stdout)["vocoder"] == str(acoustic / "vocoder")
+    forced = runner.invoke(
+        app,
+        [
+            "synthesize",
+            "The cat.",
+            "-r",
+            str(acoustic),
+            "--vocoder",
+            "griffin-lim",
+            "-o",
+            str(tmp_path / "g.wav"),
+            "--json",
+        ],
+    )
+    assert forced.exit_code == 0 and json.loads(forced.stdout)["vocoder"] == "griffin-lim"
+
+    vocoded = runner.invoke(
+        app,
+        ["vocode", str(SAMPLE_CLIP), "--vocoder", str(acoustic / "vocoder"), "-o", str(tmp_path / "v.wav"), "--json"],
+    )
+    assert vocoded.exit_code == 0, (vocoded.output, vocoded.exception)
+    report = json.loads(vocoded.stdout)
+    assert report["step"] == 2 and report["seconds"] > 1.0 and (tmp_path / "v.wav").stat().st_size > 40_000
+
+    other = tmp_path / "vocoder-64"
+    train(runner, vocoder_config(tmp_path, n_mels=64, name="v64.yaml"), other, 2)
+    refused = runner.invoke(app, ["synthesize", "The cat.", "-r", str(acoustic), "--vocoder", str(other)])
+    assert refused.exit_code == 1 and isinstance(refused.exception, XttsError)
+    assert f"--vocoder {other} was trained on other features than the run {acoustic}: n_mels 80 against 64" in str(
+        refused.exception.lines[0]
+    )
+    assert not (tmp_path / "speech.wav").exists()
+    wrong_way = runner.invoke(app, ["synthesize", "The cat.", "-r", str(other)])
+    assert isinstance(wrong_way.exception, XttsError) and "is a vocoder run" in wrong_way.exception.lines[0]
+
+
+def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(tmp_path: Path) -> None:
+    from xtts_cli.training.metrics import read_metrics
+
+    # With its discriminators (from step 0), validated every 2 steps: the same clips' middle segments each time.
+    extra = "  adversarial_start_step: 0\n  discriminator_channels: 4\n  periods: [2, 3]"
+    config = vocoder_config(tmp_path, extra=extra)
+    config.write_text(config.read_text().replace("val_step: 1000", "val_step: 2"))
+    run_dir = tmp_path / "run"
+    proc = start_xtts(["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", "100000"], tmp_path)
+    metrics = run_dir / "metrics.jsonl"
+    wait_for_records(proc, metrics, lambda lines: sum('"val_loss"' in line for line in lines) >= 15)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr
+    before = [r for r in read_metrics(metrics) if "val_loss" in r]
+    saved = int(stderr.split("saved step ")[1].split()[0])
+
+    again = run_xtts(
+        ["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", str(saved + 2), "--json"], tmp_path
+    )
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["start_step"] == saved
+    records = read_metrics(metrics)
+    resumed = next(r["val_loss"] for r in records if "val_loss" in r and r["step"] > saved)
+    first, last = before[0]["val_loss"], before[-1]["val_loss"]
+    # Where it stopped, not where it began: the generator, its discriminators and both optimizers came back.
+    assert last < 0.85 * first and resumed < 0.85 * first and resumed < 1.15 * last, (first, last, resumed)
+    trained = [r for r in records if "loss" in r and r["step"] > saved]
+    assert trained and {"discriminator_loss", "adversarial_loss", "feature_matching_loss"} <= set(trained[-1])
+    assert "alignment_score" not in records[-1]  # a vocoder has no attention to score
+
+
+@pytest.mark.parametrize("value", ["griffin-lim", "nowhere"])
+def test_vocode_names_a_missing_recording_and_a_missing_run(runner, tmp_path: Path, value: str) -> None:
+    missing = tmp_path / "missing.wav"
+    result = runner.invoke(app, ["vocode", str(missing), "--vocoder", value, "-o", str(tmp_path / "o.wav")])
+    assert isinstance(result.exception, XttsError)
+    line = result.exception.lines[0]
+    assert (str(missing) in line) if value == "griffin-lim" else ("nowhere is not an xtts run directory" in line)
+    assert not (tmp_path / "o.wav").exists()
