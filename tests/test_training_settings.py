@@ -70,3 +70,19 @@ def test_config_variants_are_validated_like_a_file() -> None:
         data_variant(config, batch_size=0)
     with pytest.raises(ConfigError, match="unknown key"):
         config_variant(config, {"data.batch_sise": 4})
+
+
+def test_the_config_names_its_model_kind_and_the_kind_says_what_the_pipeline_delivers() -> None:
+    from xtts_cli.training.kinds import KINDS, kind_for
+
+    duration = XttsConfig.model_validate({"model": {"decoder": "duration"}})
+    vocoder = XttsConfig.model_validate({"model": {"kind": "vocoder"}})
+    assert kind_for(XttsConfig()) is KINDS["autoregressive"] and kind_for(duration) is KINDS["duration"]
+    assert kind_for(vocoder) is KINDS["vocoder"] and set(KINDS) == {"autoregressive", "duration", "vocoder"}
+    # The vocoder's step crops segments of the clips' audio; an acoustic step reads mels, computed
+    # on the data device in a split (the vocoder's step computes its segments' mels itself).
+    on_cpu = resolve_settings(vocoder, CPU)
+    assert (on_cpu.kind, on_cpu.pipeline_output, on_cpu.featurize_on_data_device) == ("vocoder", "audio", False)
+    assert not resolve_settings(vocoder, SPLIT_GPUS).featurize_on_data_device
+    assert resolve_settings(duration, SPLIT_GPUS).featurize_on_data_device
+    assert resolve_settings(XttsConfig(), TWO_REPLICAS).step_batch_size == 2 * XttsConfig().data.batch_size

@@ -196,3 +196,12 @@ def test_vocode_names_a_missing_recording_and_a_missing_run(runner, tmp_path: Pa
     line = result.exception.lines[0]
     assert (str(missing) in line) if value == "griffin-lim" else ("nowhere is not an xtts run directory" in line)
     assert not (tmp_path / "o.wav").exists()
+
+
+def test_a_resolution_that_is_not_n_fft_hop_window_is_named(write_config) -> None:
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.errors import ConfigError
+
+    path = write_config("model:\n  kind: vocoder\nvocoder:\n  stft_resolutions: [[512, 128]]\n")
+    with pytest.raises(ConfigError, match=r"vocoder\.stft_resolutions.*\[512, 128\] is not \[n_fft, hop, window\]"):
+        resolve_config(path)
