@@ -205,3 +205,15 @@ def test_a_resolution_that_is_not_n_fft_hop_window_is_named(write_config) -> Non
     path = write_config("model:\n  kind: vocoder\nvocoder:\n  stft_resolutions: [[512, 128]]\n")
     with pytest.raises(ConfigError, match=r"vocoder\.stft_resolutions.*\[512, 128\] is not \[n_fft, hop, window\]"):
         resolve_config(path)
+
+
+def test_the_pipeline_profiler_times_the_audio_a_vocoder_reads(tmp_path: Path) -> None:
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.profiling.pipeline_profiler import profile_pipeline
+
+    config = resolve_config(vocoder_config(tmp_path)).config
+    profile = profile_pipeline(config, num_batches=3, warmup=1, stages=False)
+    assert profile.pipeline.output == "audio" and profile.samples_per_sec > 0
+    # Frames counted as the features would frame the samples: a clip of audio is ~86 frames a second.
+    assert 80 < profile.mel_frames_per_sec / profile.audio_seconds_per_sec < 92
+    assert 0 < profile.padding_efficiency <= 1

@@ -201,10 +201,10 @@ def measure_batches(dataset, *, num_batches: int, warmup: int, sample_rate: int,
         batch = next(iterator)
         latencies.append((time.perf_counter() - before) * 1000.0)
         # Outside the timed call: the batch is already on the host, these are cheap reads.
-        lengths = batch["mel_lengths"].numpy()
+        lengths, width = _frames(batch, hop_length)
         samples += int(lengths.shape[0])
         real += int(lengths.sum())
-        padded += int(batch["mel"].shape[0]) * int(batch["mel"].shape[1])
+        padded += int(lengths.shape[0]) * width
         shapes.add(tuple((name, tuple(tensor.shape)) for name, tensor in sorted(batch.items())))
     seconds = time.perf_counter() - start
     stats = summarize(latencies)
@@ -235,11 +235,26 @@ def measure_batches(dataset, *, num_batches: int, warmup: int, sample_rate: int,
     )
 
 
+def _frames(batch: dict, hop_length: int) -> tuple[Any, int]:
+    """(each clip's mel frames, the batch's padded frames): from its mels, or, in a pipeline that
+    delivers audio (a vocoder's), from its samples as the features would frame them."""
+    if "mel_lengths" in batch:
+        return batch["mel_lengths"].numpy(), int(batch["mel"].shape[1])
+    return 1 + batch["audio_lengths"].numpy() // hop_length, 1 + int(batch["audio"].shape[1]) // hop_length
+
+
+def _output(config: XttsConfig) -> Literal["mel", "audio"]:
+    """What the run's pipeline delivers to the step: its model kind's choice (training/kinds)."""
+    from xtts_cli.training.kinds import kind_for
+
+    return kind_for(config).reads
+
+
 def _plan(config: XttsConfig, items: Sequence[DatasetItem], tokenizer) -> PipelinePlan:
     """The training pipeline's plan as `xtts train` makes it, with its empty-epoch error."""
     from xtts_cli.data.pipeline import plan_pipeline
 
-    plan = plan_pipeline(config.data, items, tokenizer, training=True)
+    plan = plan_pipeline(config.data, items, tokenizer, training=True, output=_output(config))
     plan.require_batches(hint="lower --batch-size or data.num_buckets, or add data")
     return plan
 
@@ -255,7 +270,7 @@ def _build(
     from xtts_cli.data.pipeline import build_pipeline
 
     plan = plan or _plan(config, items, tokenizer)
-    return build_pipeline(config, items, tokenizer, training=True, plan=plan, note=say)
+    return build_pipeline(config, items, tokenizer, training=True, output=plan.output, plan=plan, note=say)
 
 
 def _measure_pipeline(
@@ -542,7 +557,8 @@ def _time_cell(config: XttsConfig, pipeline, samples: int) -> tuple[int, float]:
     count = drawn = 0
     start = time.perf_counter()
     while drawn < batches or time.perf_counter() - start < SWEEP_MIN_SECONDS:
-        count += int(next(iterator)["mel_lengths"].shape[0])
+        batch = next(iterator)
+        count += int(batch.get("mel_lengths", batch.get("audio_lengths")).shape[0])
         drawn += 1
     return count, time.perf_counter() - start
 
