@@ -317,7 +317,11 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
         found.append(outside_limits_finding(scan, config.data))
     if config.data.preprocessing_mode == "runtime":
         found += runtime_decoding_findings(scan, config.data)
-    summary = summarize_dataset(scan, config.data, "audio" if config.devices.splits_data_and_model else "mel")
+    from xtts_cli.training.kinds import kind_for
+
+    # What the pipeline keeps per clip: audio for a kind that reads it or for a data/model split.
+    audio = config.devices.splits_data_and_model or kind_for(config).reads == "audio"
+    summary = summarize_dataset(scan, config.data, "audio" if audio else "mel")
     return scan, summary, found + memory_findings(summary, config.data)
 
 
@@ -506,7 +510,10 @@ def checkup(
     # dataset's serialized graph holds the pipeline's own ops.
     tokenizer = tokenizer_for(scan, config.data)
     graph_config = data_variant(config, preprocessing_mode="runtime", service_address=None)
-    dataset, info = build_pipeline(graph_config, list(scan.train), tokenizer, training=True)
+    from xtts_cli.training.kinds import kind_for
+
+    output = kind_for(config).reads
+    dataset, info = build_pipeline(graph_config, list(scan.train), tokenizer, training=True, output=output)
     report.python_ops_in_pipeline = python_ops(dataset)
     report.padding_efficiency = info.padding_efficiency
     report.shape_bound = info.max_distinct_batch_shapes
@@ -524,7 +531,8 @@ def checkup(
                 "pipeline",
             )
         )
-    if info.padding_efficiency < MIN_PADDING_EFFICIENCY:
+    # A step that reads mels computes on the padding; one that crops segments (a vocoder) does not.
+    if info.padding_efficiency < MIN_PADDING_EFFICIENCY and output == "mel":
         # Finer buckets only while each still holds a few batches: a bucket's partial last batch
         # is dropped in training, and a bucket of one batch repeats the same clips together.
         most = max(1, info.num_items // (config.data.batch_size * BATCHES_PER_BUCKET))
