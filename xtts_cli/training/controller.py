@@ -25,7 +25,7 @@ import signal
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Protocol
 
 from xtts_cli.errors import XttsError
 from xtts_cli.training.events import (
@@ -42,6 +42,11 @@ from xtts_cli.training.events import (
 from xtts_cli.training.signals import EXIT_CODES, GracefulInterrupt
 from xtts_cli.training.trainer import STOP_KEY, Trainer
 from xtts_cli.training.workers import WorkersDisagreeError
+
+if TYPE_CHECKING:
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.devices.placement import DevicePlan
+    from xtts_cli.training.kinds import ModelKind
 
 __all__ = ["CheckpointHook", "Controller", "Hook", "MetricsHook", "SamplesHook", "StepEnd", "ValidationHook"]
 
@@ -115,6 +120,27 @@ class Hook:
         """After the last step (also after an interrupt), before the result is returned."""
 
 
+class HookedRun(Protocol):
+    """What the standard hooks read of a set-up run (a `Trainer`), and nothing else."""
+
+    config: XttsConfig
+    kind: ModelKind
+    plan: DevicePlan
+    is_chief: bool
+    epoch_var: Any
+    optimizer: Any
+
+    def traces(self) -> int: ...
+
+    def validate(self) -> Optional[dict[str, float]]: ...
+
+    def summaries(self, batch: Any, step: int) -> None: ...
+
+    def save(self) -> str: ...
+
+    def render_samples(self, step: int) -> None: ...
+
+
 class _DiscardedMetrics:
     """What a non-chief worker writes its metrics to: the chief's metrics.jsonl is the run's."""
 
@@ -123,7 +149,7 @@ class _DiscardedMetrics:
 
 
 class MetricsHook(Hook):
-    def __init__(self, trainer: Trainer, metrics: Any, progress: Progress) -> None:
+    def __init__(self, trainer: HookedRun, metrics: Any, progress: Progress) -> None:
         self.trainer, self.metrics, self.progress = trainer, metrics, progress
         self.every = trainer.config.training.log_step
         self.window = self._empty()
@@ -223,7 +249,7 @@ class MetricsHook(Hook):
 
 
 class ValidationHook(Hook):
-    def __init__(self, trainer: Trainer, metrics: Any, progress: Progress, result: TrainResult) -> None:
+    def __init__(self, trainer: HookedRun, metrics: Any, progress: Progress, result: TrainResult) -> None:
         self.trainer, self.metrics, self.progress, self.result = trainer, metrics, progress, result
         self.every = trainer.config.training.val_step
 
@@ -246,7 +272,7 @@ class ValidationHook(Hook):
 
 
 class CheckpointHook(Hook):
-    def __init__(self, trainer: Trainer) -> None:
+    def __init__(self, trainer: HookedRun) -> None:
         self.trainer = trainer
         self.every = trainer.config.training.save_step
 
@@ -259,7 +285,7 @@ class CheckpointHook(Hook):
 
 
 class SamplesHook(Hook):
-    def __init__(self, trainer: Trainer, progress: Progress) -> None:
+    def __init__(self, trainer: HookedRun, progress: Progress) -> None:
         self.trainer = trainer
         self.progress = progress
         self.every = trainer.config.training.sample_step
