@@ -165,8 +165,10 @@ print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" 
         rate=load_speaking_rate(short_run.run_dir.path),
         settings=short_run.config.synthesis,
     )
-    assert mel.shape == expected.mel.shape
-    np.testing.assert_allclose(mel, expected.mel, atol=1e-3)
+    assert mel.shape == expected.mel.shape  # the same durations or stop step, frame for frame
+    # Two graphs of the same weights sum in their own orders (oneDNN picks kernels per graph): the
+    # duration decoder's frames agreed to 6e-3 log-mel units in 1 of 3 CI runs, 1e-3 in the others.
+    np.testing.assert_allclose(mel, expected.mel, atol=1e-2)
     result = runner.invoke(app, ["export", "-r", str(short_run.run_dir.path), "-o", str(out)])
     assert isinstance(result.exception, XttsError) and "already holds files" in str(result.exception)
 
