@@ -363,7 +363,9 @@ def test_a_precompute_pass_is_announced_on_stderr_not_in_the_report(
     first = runner.invoke(app, args)
     assert first.exit_code == 0, first.output
     assert "precompute: computing the features of 39 clips" in first.stderr and "stored in" in first.stderr
-    progress = re.findall(r"precompute: (\d+) of 39 clips \((\d+) %\), [\d,]+ clips/s, about \d+ (?:s|min) left", first.stderr)
+    progress = re.findall(
+        r"precompute: (\d+) of 39 clips \((\d+) %\), [\d,]+ clips/s, about \d+ (?:s|min) left", first.stderr
+    )
     shards = len(list(store.glob("*/shard-*.tfrecord")))
     assert shards >= 5 and len(progress) == shards - 1, first.stderr
     assert all(0 < int(done) < 39 and int(percent) == round(100 * int(done) / 39) for done, percent in progress)
