@@ -157,13 +157,13 @@ def worker(job: dict) -> dict:
 
         config = XttsConfig(data=data, model={"model_size": "tiny"}, training={"max_steps": 1})
         trainer = Trainer(config, run_dir=Path(job["run"]), fresh=True)
-        trainer.setup()
-        batch, _ = next(trainer.batches(trainer.train_ds))
-        float(trainer.train_step(batch)["loss"])
-        store = trainer.pipeline_info.feature_cache
+        parts = trainer.setup()
+        batch, _ = next(parts.steps.batches(parts.input.train_ds))
+        float(parts.steps.train(batch)["loss"])
+        store = parts.input.info.feature_cache
         return {
             "seconds": time.perf_counter() - STARTED,
-            "mode": trainer.pipeline_info.preprocessing_mode,
+            "mode": parts.input.info.preprocessing_mode,
             "built": store.built if store else 0,
         }
 

@@ -136,6 +136,12 @@ def test_generation_lasts_the_predicted_durations(model_and_batch):
         limited = model.generate(*inputs, 400, frame_limit=15)
         assert limited["lengths"].numpy().tolist() == [15, 12]
         assert limited["stopped"].numpy().tolist() == [False, True]
+        # Each sentence's own buffer length (synthesis sizes it by the text) is one trace for all.
+        traced = model._generate_graph.experimental_get_tracing_count()
+        for frames in (30, 64, 200):
+            shorter = model.generate(*inputs, frames)
+            assert shorter["mel"].shape == (2, frames, 20) and shorter["lengths"].numpy().tolist() == [18, 12]
+        assert model._generate_graph.experimental_get_tracing_count() == traced
     finally:
         for weight, value in zip(projection.weights, saved):
             weight.assign(value)

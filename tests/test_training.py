@@ -211,10 +211,11 @@ def test_epochs_are_cut_from_one_stream_of_batches_that_runs_on(tmp_path: Path) 
     assert config.training.max_steps is None
     trainer = Trainer(config, run_dir=tmp_path / "run")
     result = Controller(trainer).run()
-    per_epoch = trainer.steps_per_epoch
-    assert result.final_step == 2 * per_epoch and int(trainer.epoch_var.numpy()) == 2
+    parts = trainer.parts
+    per_epoch = parts.input.steps_per_epoch
+    assert result.final_step == 2 * per_epoch and int(parts.counters.epoch.numpy()) == 2
     assert result.loop_seconds > 0 and 0 < result.step_time_percent <= 100
-    stream = trainer.batches(trainer.train_ds)
+    stream = parts.steps.batches(parts.input.train_ds)
     assert sum(1 for _ in itertools.islice(stream, 2 * per_epoch + 1)) == 2 * per_epoch + 1
 
 

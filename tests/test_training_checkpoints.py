@@ -47,16 +47,17 @@ def short_run(request, tmp_path_factory):
 def validation_batch(trainer):
     from xtts_cli.data.features import with_reference
 
-    batch, _ = next(trainer.batches(trainer.eval_ds))
-    return with_reference(batch, trainer.config.data, prefix=trainer.tokenizer.prefix_length)
+    parts = trainer.parts
+    batch, _ = next(parts.steps.batches(parts.input.eval_ds))
+    return with_reference(batch, trainer.config.data, prefix=parts.tokenizer.prefix_length)
 
 
 def test_checkpoint_reaches_every_weight_through_the_model(short_run) -> None:
     from xtts_cli.model.build import build_model
 
     # The model alone, as a user's own script or an export would restore it: every weight found.
-    latest = tf.train.latest_checkpoint(str(short_run.run_dir.checkpoints))
-    tokenizer = short_run.tokenizer
+    latest = tf.train.latest_checkpoint(str(short_run.parts.run_dir.checkpoints))
+    tokenizer = short_run.parts.tokenizer
     fresh = build_model(
         short_run.config.model,
         short_run.config.data,
@@ -65,17 +66,17 @@ def test_checkpoint_reaches_every_weight_through_the_model(short_run) -> None:
         speakers=len(tokenizer.speakers),
     )
     tf.train.Checkpoint(model=fresh).restore(latest).assert_existing_objects_matched().expect_partial()
-    for restored, trained in zip(fresh.weights, short_run.model.weights):
+    for restored, trained in zip(fresh.weights, short_run.parts.models.model.weights):
         np.testing.assert_array_equal(restored.numpy(), trained.numpy(), err_msg=restored.path)
 
 
 def test_load_run_gives_the_trained_models_outputs(short_run) -> None:
     from xtts_cli.inference.checkpoints import load_run
 
-    _, _, model, step, _ = load_run(short_run.run_dir.path)
+    _, _, model, step, _ = load_run(short_run.parts.run_dir.path)
     assert step == 4
     batch = validation_batch(short_run)
-    expected = short_run.model(batch, training=False)
+    expected = short_run.parts.models.model(batch, training=False)
     restored = model(batch, training=False)
     for name in ("mel_pred", "mel_post", "stop_logits", "cross_attention"):
         np.testing.assert_allclose(restored[name].numpy(), expected[name].numpy(), rtol=1e-6, atol=1e-6, err_msg=name)
@@ -87,7 +88,7 @@ def test_python_api_and_text_file_speak_as_one_sentence_calls_do(short_run, tmp_
     from xtts_cli.cli.app import app
     from xtts_cli.inference import Synthesizer
 
-    run = short_run.run_dir.path
+    run = short_run.parts.run_dir.path
     tts = Synthesizer.load(run)
     assert tts.step == 4 and tts.sample_rate == short_run.config.data.sample_rate
     sentences = [TEXT, "a dog ran.", TEXT]
@@ -129,12 +130,12 @@ def test_export_serves_the_same_speech_with_plain_tensorflow(short_run, tmp_path
     from xtts_cli.inference.speech import synthesize_speech
 
     out = tmp_path / "exported"
-    result = runner.invoke(app, ["export", "-r", str(short_run.run_dir.path), "-o", str(out)])
+    result = runner.invoke(app, ["export", "-r", str(short_run.parts.run_dir.path), "-o", str(out)])
     assert result.exit_code == 0, result.output
     info = json.loads((out / "export.json").read_text())
     ids = {symbol: index + 1 for index, symbol in enumerate(info["symbols"])}
     data = short_run.config.data
-    clip = short_run.scan.train[0].audio_path
+    clip = short_run.parts.scan.train[0].audio_path
     # A fresh process with TensorFlow and numpy only: what a server without xtts runs.
     script = f"""
 import json, sys, wave
@@ -157,19 +158,19 @@ print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" 
         audio = np.frombuffer(handle.readframes(handle.getnframes()), "<i2").astype(np.float32) / 32768
     reference = log_mel(audio, data).numpy()[: data.reference_frames]
     expected = synthesize_speech(
-        short_run.model,
-        short_run.tokenizer,
+        short_run.parts.models.model,
+        short_run.parts.tokenizer,
         TEXT,
         reference,
         data,
-        rate=load_speaking_rate(short_run.run_dir.path),
+        rate=load_speaking_rate(short_run.parts.run_dir.path),
         settings=short_run.config.synthesis,
     )
     assert mel.shape == expected.mel.shape  # the same durations or stop step, frame for frame
     # Two graphs of the same weights sum in their own orders (oneDNN picks kernels per graph): the
     # duration decoder's frames agreed to 6e-3 log-mel units in 1 of 3 CI runs, 1e-3 in the others.
     np.testing.assert_allclose(mel, expected.mel, atol=1e-2)
-    result = runner.invoke(app, ["export", "-r", str(short_run.run_dir.path), "-o", str(out)])
+    result = runner.invoke(app, ["export", "-r", str(short_run.parts.run_dir.path), "-o", str(out)])
     assert isinstance(result.exception, XttsError) and "already holds files" in str(result.exception)
 
 
@@ -179,17 +180,20 @@ def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run
     from xtts_cli.inference.speech import synthesize_speech
 
     out = tmp_path / "trained.wav"
-    result = runner.invoke(app, ["synthesize", TEXT, "--checkpoint", str(short_run.run_dir.path), "--out", str(out)])
+    result = runner.invoke(
+        app, ["synthesize", TEXT, "--checkpoint", str(short_run.parts.run_dir.path), "--out", str(out)]
+    )
     assert result.exit_code == 0, result.output
-    if short_run.model.decoder_kind == "duration":  # no stop token: the durations end the clip, or run past it
+    # No stop token for a duration decoder: the durations end the clip, or run past it.
+    if short_run.parts.models.model.decoder_kind == "duration":
         assert "predicted durations" in result.output and "ended by: the stop token" not in result.output
     in_memory = synthesize_speech(
-        short_run.model,
-        short_run.tokenizer,
+        short_run.parts.models.model,
+        short_run.parts.tokenizer,
         TEXT,
-        np.load(short_run.run_dir.path / REFERENCE_FILE),
+        np.load(short_run.parts.run_dir.path / REFERENCE_FILE),
         short_run.config.data,
-        rate=load_speaking_rate(short_run.run_dir.path),
+        rate=load_speaking_rate(short_run.parts.run_dir.path),
         settings=short_run.config.synthesis,
     )
     with wave.open(str(out)) as handle:
@@ -202,7 +206,9 @@ def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run
     # The same run directory with the step-0 weights: what synthesis produced when it restored
     # only part of the model.
     untrained = tmp_path / "untrained"
-    shutil.copytree(short_run.run_dir.path, untrained, ignore=shutil.ignore_patterns("checkpoints", "tensorboard"))
+    shutil.copytree(
+        short_run.parts.run_dir.path, untrained, ignore=shutil.ignore_patterns("checkpoints", "tensorboard")
+    )
     config = resolve_config(untrained / "config.yaml", {}).config
     fresh = Trainer(config, run_dir=untrained)
     fresh.setup()
@@ -216,14 +222,14 @@ def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run
 
 
 def test_alignment_score_is_written_at_every_validation_with_an_alignment_image(short_run) -> None:
-    records = [r for r in read_metrics(short_run.run_dir.metrics) if "val_loss" in r]
+    records = [r for r in read_metrics(short_run.parts.run_dir.metrics) if "val_loss" in r]
     assert [r["step"] for r in records] == [2, 4]
     for record in records:
         assert 0.0 < record["alignment_score"] <= 1.0
-    train_records = [r for r in read_metrics(short_run.run_dir.metrics) if "loss" in r]
+    train_records = [r for r in read_metrics(short_run.parts.run_dir.metrics) if "loss" in r]
     assert all(0.0 < r["alignment_score"] <= 1.0 and r["attention_loss"] >= 0.0 for r in train_records)
     images = []
-    for events in short_run.run_dir.tensorboard.glob("events.out.tfevents.*"):
+    for events in short_run.parts.run_dir.tensorboard.glob("events.out.tfevents.*"):
         for event in tf.compat.v1.train.summary_iterator(str(events)):
             for value in event.summary.value:
                 if value.tag == "alignment/validation":
@@ -232,7 +238,7 @@ def test_alignment_score_is_written_at_every_validation_with_an_alignment_image(
     width, height = (int(x) for x in images[-1][1][:2])  # an image summary: width, height, PNG bytes
     batch = validation_batch(short_run)
     assert height == int(batch["text_lengths"][0])
-    assert width == int(short_run.model.decoder_steps(batch["mel_lengths"][:1])[0])
+    assert width == int(short_run.parts.models.model.decoder_steps(batch["mel_lengths"][:1])[0])
 
 
 def test_a_run_written_before_the_fix_still_loads_its_whole_model(tmp_path) -> None:

@@ -71,17 +71,18 @@ from xtts_cli.training.trainer import Trainer
 config = resolve_config(sys.argv[1] if len(sys.argv) > 1 else {config!r}, {{"training.max_steps": 4}}).config
 trainer = Trainer(config, run_dir={run_dir!r})
 result = Controller(trainer).run()
+parts = trainer.parts
 report = {{"final_step": result.final_step, "last_loss": result.last_loss, "plan": result.device_plan,
-          "replicas": trainer.strategy.num_replicas_in_sync}}
-variable = trainer.model.trainable_variables[0]
+          "replicas": parts.strategy.num_replicas_in_sync}}
+variable = parts.models.model.trainable_variables[0]
 inner = getattr(variable, "value", variable)  # Keras 3 wraps the tf.Variable (or MirroredVariable)
 report["variable_devices"] = sorted(v.device for v in getattr(inner, "values", [inner]))
-if trainer.featurize is not None:
-    handed = next(iter(trainer.train_ds))
-    batch = trainer.featurize(handed)
+if parts.steps.featurize is not None:
+    handed = next(iter(parts.input.train_ds))
+    batch = parts.steps.featurize(handed)
     report["dtypes"] = [handed["audio"].dtype.name, batch["mel"].dtype.name]
     report["feature_device"] = batch["mel"].device
-    report["loss_device"] = trainer.train_step(batch)["loss"].device
+    report["loss_device"] = parts.steps.train(batch)["loss"].device
 print(json.dumps(report))
 """
 

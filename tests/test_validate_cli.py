@@ -259,3 +259,30 @@ def test_data_path_on_the_command_line_stands_in_for_the_configs_datasets(runner
     (finding,) = [f for f in bad["findings"] if f["id"] == "dataset-unusable"]
     assert "2 of 8 dataset items are bad" in finding["message"]
     assert {b["reason"] for b in bad["dataset"]["bad_files"]} == {"missing", "missing_transcript"}
+
+
+def test_the_resolved_settings_are_the_ones_training_runs_with(runner, tmp_path: Path) -> None:
+    from training_support import tiny_config
+
+    from xtts_cli.config import resolve_config
+    from xtts_cli.training.trainer import Trainer
+
+    # Epochs, not max_steps: the total comes from the pipeline's batches per epoch.
+    path = tiny_config(tmp_path, extra="  epochs: 3\n  max_minutes: 20")
+    result = runner.invoke(app, ["validate", "-c", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    settings = json.loads(result.stdout)["settings"]
+    trainer = Trainer(resolve_config(path, {}).config, run_dir=tmp_path / "run")
+    try:
+        parts = trainer.setup()
+    finally:
+        trainer.close()
+    assert settings["steps_per_epoch"] == parts.input.steps_per_epoch > 1
+    assert settings["total_steps"] == parts.total_steps == 3 * parts.input.steps_per_epoch
+    assert settings["step_batch_size"] == parts.input.batch_size == 4
+    assert (settings["xla"], settings["graph_mode"], settings["dtype_policy"]) == (False, True, "float32")
+    assert settings["kind"] == parts.settings.kind == "autoregressive" and settings["max_minutes"] == 20
+
+    shown = runner.invoke(app, ["validate", "-c", str(path)]).stdout
+    assert "resolved settings" in shown
+    assert f"batch 4 a step (4 per replica x 1); {parts.input.steps_per_epoch} steps an epoch; " in shown

@@ -86,13 +86,13 @@ def test_vocoder_steps_lower_the_loss_and_its_checkpoint_gives_the_same_audio(tm
 
     config = resolve_config(vocoder_config(tmp_path), {"training.max_steps": 12}).config
     trainer = Trainer(config, run_dir=tmp_path / "run")
-    trainer.setup()
     try:
-        held_out, _ = next(trainer.batches(trainer.eval_ds))
-        before = float(trainer.eval_step(held_out)["loss"])  # the mel L1 of each clip's middle segment
-        for (batch, _), _ in zip(trainer.batches(trainer.train_ds), range(12)):
-            trainer.train_step(batch)
-        after = float(trainer.eval_step(held_out)["loss"])
+        steps, data = trainer.setup().steps, trainer.parts.input
+        held_out, _ = next(steps.batches(data.eval_ds))
+        before = float(steps.eval(held_out)["loss"])  # the mel L1 of each clip's middle segment
+        for (batch, _), _ in zip(steps.batches(data.train_ds), range(12)):
+            steps.train(batch)
+        after = float(steps.eval(held_out)["loss"])
     finally:
         trainer.close()
     assert after < 0.85 * before, (before, after)
@@ -104,7 +104,7 @@ def test_vocoder_steps_lower_the_loss_and_its_checkpoint_gives_the_same_audio(tm
         json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[0])
     )
     mel = mel_of(load_audio(SAMPLE_CLIP, config.data), config.data)
-    trained = Vocoder("the trainer's", config.data, trainer.model)(mel)
+    trained = Vocoder("the trainer's", config.data, trainer.parts.models.model)(mel)
     restored = Vocoder.load(tmp_path / "run", config.data)
     assert restored.step == 12
     np.testing.assert_array_equal(restored(mel), trained)

@@ -95,10 +95,10 @@ def bilingual_run(tmp_path_factory):
 
 
 def test_one_model_learns_two_languages_and_every_speaker_keeps_a_centroid(bilingual_run):
-    vocab = json.loads((bilingual_run.run_dir.path / "vocab.json").read_text(encoding="utf-8"))
+    vocab = json.loads((bilingual_run.parts.run_dir.path / "vocab.json").read_text(encoding="utf-8"))
     assert vocab["frontend"] == "phonemes" and vocab["languages"] == ["en", "fa"]
     assert sorted(vocab["speakers"]) == ["en-gb", "en-gb+m3", "en-us", "en-us+f3", "persian"]
-    model = bilingual_run.model
+    model = bilingual_run.parts.models.model
     assert model.language_embedding is not None and model.num_speakers == 5
     counts = model.speaker_clip_counts.numpy()
     centroids = model.speaker_centroids.numpy()
@@ -124,7 +124,7 @@ def test_synthesize_speaks_each_language_in_each_voice_from_the_run_alone(
 
     # A copy of the run directory with no dataset beside it: the voice and the language come from it alone.
     run = tmp_path / "moved-run"
-    shutil.copytree(bilingual_run.run_dir.path, run, ignore=shutil.ignore_patterns("tensorboard", "samples"))
+    shutil.copytree(bilingual_run.parts.run_dir.path, run, ignore=shutil.ignore_patterns("tensorboard", "samples"))
     (run / "speakers.json").write_text(
         (run / "speakers.json").read_text().replace(str(SAMPLE), "/nowhere").replace(str(PERSIAN_DATA), "/nowhere")
     )
@@ -153,7 +153,7 @@ def test_a_cloned_voice_and_a_language_the_run_lacks(bilingual_run, tmp_path, ru
 
     out = tmp_path / "cloned.wav"
     clip = PERSIAN_DATA / "wavs" / "FA-02.wav"
-    run = str(bilingual_run.run_dir.path)
+    run = str(bilingual_run.parts.run_dir.path)
     result = runner.invoke(
         app, ["synthesize", "The bus was late.", "--checkpoint", run, "--out", str(out), "--speaker-wav", str(clip)]
     )

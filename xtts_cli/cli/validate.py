@@ -129,14 +129,15 @@ def validate(
                 loaded = resolve_config(loaded.path, {"data.dataset_path": data_path})
                 findings = check_config(loaded, machine)
 
-    dataset = None
+    dataset = scan = None
     if not any(f.id in DATASET_PATH_FINDINGS for f in findings):
         from xtts_cli.cli.output import Phases
 
         with Phases(enabled=not json_output) as phase:
             phase("scanning the dataset (every audio file's header)")
-            _, dataset, found = scan_findings(loaded.config)
+            scan, dataset, found = scan_findings(loaded.config)
         findings = findings + found
+    settings = _resolved_settings(loaded.config, machine, scan)
     error_count = sum(f.severity == "error" for f in findings)
     warnings = sum(f.severity == "warning" for f in findings)
     code = 1 if error_count or (strict and warnings) else 0
@@ -147,6 +148,7 @@ def validate(
             "findings": [f.model_dump() for f in findings],
             "fixed": [f.model_dump() for f in fixed],
             "dataset": dataset.model_dump(mode="json") if dataset is not None else None,
+            "settings": settings,
         }
         if dry_run or fix:
             payload["diff"] = diff
@@ -154,8 +156,44 @@ def validate(
         raise typer.Exit(code=code)
     if dataset is not None:
         print_dataset(console(), dataset)
+    if settings is not None:
+        from xtts_cli.training.settings import describe_settings
+
+        out = console()
+        out.print("[bold]resolved settings[/] (what xtts train runs here):")
+        for line in describe_settings(settings):
+            out.print(f"  {line}", highlight=False)
     _render(findings, fixed, diff, loaded.path, dry_run=dry_run and not fix)
     raise typer.Exit(code=code)
+
+
+def _resolved_settings(config, machine, scan) -> dict[str, Any] | None:
+    """The derived settings `xtts train` would run with on this machine (`training/settings.py`, the
+    devices as NVML sees them), steps per epoch from the training pipeline's plan when the dataset
+    is usable (not for a multi-worker config: its workers' count is the cluster's); None when the
+    device request does not fit this machine (a finding says so)."""
+    from xtts_cli.devices.placement import plan_from_machine
+    from xtts_cli.errors import XttsError
+    from xtts_cli.training.settings import resolve_settings, settings_report
+
+    try:
+        plan = plan_from_machine(config.devices, machine)
+        settings = resolve_settings(config, plan)
+    except XttsError:
+        return None
+    steps_per_epoch = None
+    items = scan.epoch_items() if scan is not None else []
+    if items and config.devices.strategy != "multi_worker":
+        from xtts_cli.data.pipeline import tokenizer_for
+        from xtts_cli.training.inputs import epoch_steps, pipeline_plan
+
+        try:
+            _, planned = pipeline_plan(config, settings, items, tokenizer_for(scan, config.data))
+        except XttsError:  # too few clips for a batch: the scan's findings say so
+            planned = None
+        if planned is not None:
+            steps_per_epoch = epoch_steps(planned.batches_per_epoch, len(items), settings, distributed=False)
+    return settings_report(config, settings, plan, steps_per_epoch)
 
 
 def _count(number: int, noun: str) -> str:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Optional
 
 from xtts_cli.config.schema import DevicesConfig
-from xtts_cli.devices.gpu_info import GpuInfo, query_nvml
+from xtts_cli.devices.gpu_info import GpuInfo, MachineInfo, query_nvml
 from xtts_cli.errors import XttsError
 from xtts_cli.host import ThreadPlan, apply_threads, plan_threads
 
@@ -287,6 +287,23 @@ def configure_devices(devices: DevicesConfig, *, join_cluster: bool = False) -> 
     plan = replace(plan, threads=threads)
     _configured = (devices.model_copy(), plan)
     return plan
+
+
+def plan_from_machine(devices: DevicesConfig, machine: MachineInfo) -> DevicePlan:
+    """The plan `configure_devices` makes, from the machine probe (NVML's GPUs) without TensorFlow,
+    for `xtts validate` to report; a multi-worker config is planned for this machine alone."""
+    local = devices
+    if devices.strategy == "multi_worker":
+        local = DevicesConfig.model_validate({**devices.model_dump(), "strategy": "auto"})
+    if devices.logical_cpu_devices:
+        names = tuple(f"/device:CPU:{i}" for i in range(devices.logical_cpu_devices))
+        plan = _plan_from_names(local, names, "CPU", "logical CPU devices", ())
+    elif machine.gpus:
+        names = tuple(f"/device:GPU:{i}" for i in range(len(machine.gpus)))
+        plan = _plan_from_names(local, names, "GPU", "GPUs NVML lists", tuple(machine.gpus))
+    else:
+        plan = DevicePlan(kind="single", data_device=None, model_device="/device:CPU:0", device_type="CPU")
+    return replace(plan, threads=plan_threads())
 
 
 def _plan_multi_worker(tf, devices: DevicesConfig, cluster: Cluster) -> DevicePlan:

@@ -297,6 +297,7 @@ class DurationModel(AcousticModel):
     """
 
     decoder_kind = "duration"
+    static_frame_buffer = False
 
     def _build_decoder(self) -> None:
         dims, n_mels = self.dims, self.n_mels

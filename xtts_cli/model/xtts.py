@@ -392,6 +392,9 @@ class AcousticModel(keras.Model):
     """
 
     decoder_kind: str
+    # The generated frames' buffer has a static length (a frame-by-frame decoder writes into it):
+    # `generate` traces once per `max_frames`; else once for every length.
+    static_frame_buffer: bool = True
     xla_compatible_losses = False
 
     def __init__(
@@ -614,7 +617,9 @@ class AcousticModel(keras.Model):
                 "min_frames": tf.constant(min_frames, tf.int32),
                 "steps_per_token": tf.constant(pace, tf.float32),
             }
-            return self._generate_graph(*inputs, controls, max_frames=max_frames, decoding=decoding)
+            # A buffer whose length need not be static is a tensor: one trace for every length.
+            frames = max_frames if self.static_frame_buffer else tf.constant(max_frames, tf.int32)
+            return self._generate_graph(*inputs, controls, max_frames=frames, decoding=decoding)
         return self._generate(*inputs, controls, max_frames=max_frames, decoding=decoding)
 
     @property

@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import BaseModel, Field
 
@@ -31,6 +31,9 @@ from xtts_cli.errors import XttsError
 from xtts_cli.findings import ConfigChange, Finding
 from xtts_cli.profiling.step_timer import InputBoundVerdict
 from xtts_cli.stats.latency import LatencyStats
+
+if TYPE_CHECKING:
+    from xtts_cli.training.components import RunComponents
 
 Progress = Optional[Callable[[str], None]]
 
@@ -235,7 +238,7 @@ CONTENTION_INFO_PERCENT = 5.0
 RESIDENT_STEPS_PER_SHAPE = 8
 
 
-def _host_contention(trainer, timed_by_shape: dict[tuple, list[float]]) -> tuple[float, Percentiles]:
+def _host_contention(parts: RunComponents, timed_by_shape: dict[tuple, list[float]]) -> tuple[float, Percentiles]:
     """(percent, resident compute): the timed steps' compute against the same step on resident
     batches of each shape they saw, with no pipeline drawing on the host, weighted by how often
     each shape came. The pipeline's prefetch stops once its buffer is full, so after one untimed
@@ -244,13 +247,13 @@ def _host_contention(trainer, timed_by_shape: dict[tuple, list[float]]) -> tuple
 
     from xtts_cli.profiling.step_timer import fetch_outputs
 
-    resident = {_mel_shape(batch): batch for batch in _resident_batches(trainer, len(timed_by_shape) or 1)}
+    resident = {_mel_shape(batch): batch for batch in _resident_batches(parts, len(timed_by_shape) or 1)}
     shapes = [shape for shape in timed_by_shape if shape in resident]
     alone: dict[tuple, list[float]] = {shape: [] for shape in shapes}
     for rounds in range(RESIDENT_STEPS_PER_SHAPE + 1):
         for shape in shapes:
             start = time.perf_counter()
-            fetch_outputs(trainer.train_step(resident[shape]))
+            fetch_outputs(parts.steps.train(resident[shape]))
             if rounds:  # the first round lets the pipeline's buffers fill and go quiet
                 alone[shape].append((time.perf_counter() - start) * 1000.0)
     beside = sum(len(timed_by_shape[s]) * statistics.median(timed_by_shape[s]) for s in shapes)
@@ -284,19 +287,19 @@ def contention_findings(config: XttsConfig, percent: float, input_bound_percent:
     return [Finding(id="host-contention", severity=severity, message=cause, fix=fix)]
 
 
-def _resident_batches(trainer, limit: int) -> list[Any]:
+def _resident_batches(parts: RunComponents, limit: int) -> list[Any]:
     """One real batch per distinct mel shape, copied onto the model device once."""
     import tensorflow as tf
 
     by_shape: dict[tuple, Any] = {}
-    epoch = itertools.islice(trainer.batches(trainer.train_ds), trainer.steps_per_epoch)  # it repeats
+    epoch = itertools.islice(parts.steps.batches(parts.input.train_ds), parts.input.steps_per_epoch)  # it repeats
     for batch, _ in epoch:
         by_shape.setdefault(_mel_shape(batch), batch)
         if len(by_shape) >= limit:
             break
     if not by_shape:
         raise XttsError("the training pipeline gave no batch", hint="lower data.batch_size or add data")
-    with tf.device(trainer.plan.model_device):
+    with tf.device(parts.plan.model_device):
         return [tf.nest.map_structure(tf.identity, batch) for batch in by_shape.values()]
 
 
@@ -332,13 +335,13 @@ def profile_step(
     with tempfile.TemporaryDirectory(prefix="xtts-profile-step-") as scratch:
         say("building the model and the pipeline (Trainer.setup)")
         trainer = Trainer(config, run_dir=Path(scratch) / "run", fresh=True)
-        trainer.setup()
         try:
-            info = trainer.pipeline_info
+            parts = trainer.setup()
+            info, steps = parts.input.info, parts.steps
             if warmup is None:
                 warmup = config.profiling.warmup_batches
-                if not synthetic and info.preprocessing_mode == "cache" and warmup < trainer.steps_per_epoch:
-                    warmup = trainer.steps_per_epoch
+                if not synthetic and info.preprocessing_mode == "cache" and warmup < parts.input.steps_per_epoch:
+                    warmup = parts.input.steps_per_epoch
                     notes.append(
                         f"cache mode: warm-up is one whole epoch ({warmup} steps), which fills the "
                         "cache; the timed steps read it as every later epoch does"
@@ -352,15 +355,15 @@ def profile_step(
                 warmup = info.buckets_started
             if synthetic:
                 limit = info.max_distinct_batch_shapes or SYNTHETIC_MAX_SHAPES
-                resident = _resident_batches(trainer, limit)
+                resident = _resident_batches(parts, limit)
                 notes.append(
                     f"synthetic: {len(resident)} real batch(es), one per batch shape, resident on "
-                    f"{trainer.plan.model_device} and fed in turn; no input pipeline runs"
+                    f"{parts.plan.model_device} and fed in turn; no input pipeline runs"
                 )
                 cycle = itertools.cycle(resident)
                 source = ((next(cycle), 0.0) for _ in itertools.count())
             else:
-                source = trainer.batches(trainer.train_ds)  # endless, as training draws it
+                source = steps.batches(parts.input.train_ds)  # endless, as training draws it
 
             timer = StepTimer(warmup_steps=warmup)
             shapes: set[tuple] = set()
@@ -378,7 +381,7 @@ def profile_step(
                 if synthetic:
                     wait = time.perf_counter() - began  # picking the next resident batch
                 start = time.perf_counter()
-                losses = trainer.train_step(batch)
+                losses = steps.train(batch)
                 fetch_outputs(losses)
                 compute = time.perf_counter() - start
                 timer.record(wait, compute)
@@ -392,7 +395,7 @@ def profile_step(
             for _ in range(warmup):
                 if not one_step(False):
                     raise XttsError("the training pipeline ended during warm-up", hint="add data or lower --warmup")
-            traces_before = trainer.traces()
+            traces_before = steps.traces()
             hz = min(max(config.profiling.gpu_sample_hz, MIN_HZ), MAX_HZ)
             say(f"timing {num_steps} step(s)")
             with GpuSampler(None, hz=hz) as sampler:
@@ -401,11 +404,11 @@ def profile_step(
                     if not one_step(True):
                         break
                     done += 1
-            traces_after = trainer.traces()
+            traces_after = steps.traces()
             contention = None
             if not synthetic and done:
                 say("timing the same step on resident batches, with no pipeline beside it")
-                contention = _host_contention(trainer, timed_by_shape)
+                contention = _host_contention(parts, timed_by_shape)
             if last_loss is not None:
                 timer.measure_overhead(cycles=500, output=last_loss)
             report = timer.report()
@@ -442,7 +445,7 @@ def profile_step(
     total_ms = sum(report.data_wait_ms) + sum(report.compute_ms)
     steps_per_sec = report.steps / (total_ms / 1000.0) if total_ms > 0 else 0.0
     retraces = traces_after - traces_before
-    if not trainer.graph_mode:
+    if not parts.settings.graph_mode:
         notes.append("eager mode: the step is not traced, so traces and retraces read 0")
     if done < num_steps:
         notes.append(f"the pipeline ended after {done} timed steps")
@@ -451,7 +454,7 @@ def profile_step(
         verdict=report.verdict,
         input_bound_percent=report.input_bound_percent,
         retraces=retraces,
-        graph_mode=trainer.graph_mode,
+        graph_mode=parts.settings.graph_mode,
         shape_bound=info.max_distinct_batch_shapes,
         cpu_count=cpu_count if cpu_count is not None else usable_cpu_count(),
     )
@@ -477,13 +480,13 @@ def profile_step(
         tb_path = write_scalars(tensorboard_dir, scalars).logdir
 
     return StepProfile(
-        dataset_path=trainer.scan.dataset_path,
+        dataset_path=parts.scan.dataset_path,
         synthetic=synthetic,
-        device_plan=trainer.plan.describe(),
-        graph_mode=trainer.graph_mode,
-        xla=trainer.xla,
-        batch_size=trainer.batch_size,
-        preprocessing_mode=trainer.pipeline_info.preprocessing_mode,
+        device_plan=parts.plan.describe(),
+        graph_mode=parts.settings.graph_mode,
+        xla=parts.settings.xla,
+        batch_size=parts.input.batch_size,
+        preprocessing_mode=parts.input.info.preprocessing_mode,
         num_steps=report.steps,
         warmup_steps=report.warmup_steps,
         data_wait_ms=_percentiles(report.data_wait),
@@ -502,7 +505,7 @@ def profile_step(
         distinct_shapes=len(shapes),
         padding_efficiency=info.padding_efficiency,
         steps_per_sec=steps_per_sec,
-        samples_per_sec=steps_per_sec * trainer.batch_size,
+        samples_per_sec=steps_per_sec * parts.input.batch_size,
         overhead_us_per_step=report.overhead_us_per_step,
         overhead_percent=report.overhead_percent,
         gpu=gpu,

@@ -1,7 +1,7 @@
 """The training loop as a controller with hooks (the shape of TensorFlow Model Garden's Orbit).
 
-The `Trainer` holds what training is built from (data, model, optimizer, checkpoint, device plan,
-the compiled steps, a public way to draw batches). The `Controller` owns the loop: it draws a
+The `Trainer` sets up what training is built from, one frozen `RunComponents` (components.py:
+data, models, optimizers, checkpoints, device plan, the compiled steps and a way to draw batches). The `Controller` owns the loop: it draws a
 batch, runs the step, counts steps and epochs, stops on `max_steps`, a signal or a non-finite loss,
 and hands every finished step to its hooks, in order:
 
@@ -46,6 +46,7 @@ from xtts_cli.training.workers import WorkersDisagreeError
 if TYPE_CHECKING:
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.devices.placement import DevicePlan
+    from xtts_cli.training.components import RunComponents
     from xtts_cli.training.kinds import ModelKind
 
 __all__ = ["CheckpointHook", "Controller", "Hook", "MetricsHook", "SamplesHook", "StepEnd", "ValidationHook"]
@@ -125,10 +126,18 @@ class HookedRun(Protocol):
 
     config: XttsConfig
     kind: ModelKind
-    plan: DevicePlan
-    is_chief: bool
-    epoch_var: Any
-    optimizer: Any
+
+    @property
+    def plan(self) -> DevicePlan: ...
+
+    @property
+    def is_chief(self) -> bool: ...
+
+    @property
+    def epoch_var(self) -> Any: ...
+
+    @property
+    def optimizer(self) -> Any: ...
 
     def traces(self) -> int: ...
 
@@ -344,13 +353,13 @@ class Controller:
                 hint="set training.max_steps instead",
             )
         try:
-            trainer.setup()  # inside: a set-up that fails still gives back what it took (the run's lock)
+            parts = trainer.setup()  # a set-up that fails still gives back what it took (the run's lock)
             result = trainer.new_result()
-            self.progress(RunStarted(result=result, total_steps=trainer.total_steps, batch_size=trainer.batch_size))
+            self.progress(RunStarted(result=result, total_steps=parts.total_steps, batch_size=parts.input.batch_size))
             metrics_file: contextlib.AbstractContextManager[Any]
-            if trainer.is_chief:
-                writer = tf.summary.create_file_writer(str(trainer.run_dir.tensorboard))
-                metrics_file = MetricsWriter(trainer.run_dir.metrics)
+            if parts.is_chief:
+                writer = tf.summary.create_file_writer(str(parts.run_dir.tensorboard))
+                metrics_file = MetricsWriter(parts.run_dir.metrics)
             else:
                 writer = tf.summary.create_noop_writer()
                 metrics_file = contextlib.nullcontext(_DiscardedMetrics())
@@ -365,7 +374,7 @@ class Controller:
                         *self.extra_hooks,
                     ]
                     try:
-                        self._loop(hooks, result)
+                        self._loop(parts, hooks, result)
                     finally:
                         measuring.close()
             finally:
@@ -376,17 +385,16 @@ class Controller:
         self.progress(RunEnded(result))
         return result
 
-    def _loop(self, hooks: list[Hook], result: TrainResult) -> None:
-        trainer = self.trainer
-        training = trainer.config.training
-        max_steps = trainer.total_steps
-        multi = trainer.plan.kind == "multi_worker"
+    def _loop(self, parts: RunComponents, hooks: list[Hook], result: TrainResult) -> None:
+        training, counters = self.trainer.config.training, parts.counters
+        max_steps, per_epoch = parts.total_steps, parts.input.steps_per_epoch
+        multi = parts.plan.kind == "multi_worker"
         step = result.start_step
         for hook in hooks:
             hook.on_start(result)
         # One iterator over the endlessly repeating dataset for the whole run, cut into epochs of
-        # steps_per_epoch steps (see Trainer.setup).
-        endless = trainer.batches(trainer.train_ds)
+        # steps_per_epoch steps.
+        endless = parts.steps.batches(parts.input.train_ds)
         agreed_stop = False  # multi-worker: some worker was signalled, as the last step's reduction said
         deadline = None if training.max_minutes is None else self.started + 60.0 * training.max_minutes
         loop_started = time.monotonic()
@@ -398,20 +406,20 @@ class Controller:
 
             while (
                 step < max_steps
-                and int(trainer.epoch_var.numpy()) < training.epochs
+                and int(counters.epoch.numpy()) < training.epochs
                 and not stopping()
                 and not result.out_of_time
             ):
                 taken = 0
-                for batch, wait in itertools.islice(endless, trainer.steps_per_epoch):
+                for batch, wait in itertools.islice(endless, per_epoch):
                     taken += 1
-                    if trainer.stop_flag is not None:  # multi-worker
-                        trainer.stop_flag.assign(1.0 if interrupt.requested else 0.0)
-                    if deadline is not None and trainer.budget_used is not None:
+                    if counters.stop_flag is not None:  # multi-worker
+                        counters.stop_flag.assign(1.0 if interrupt.requested else 0.0)
+                    if deadline is not None and counters.budget_used is not None:
                         # The share of the budget left after start-up that the loop has spent.
                         spent = (time.monotonic() - loop_started) / max(deadline - loop_started, 1e-9)
-                        trainer.budget_used.assign(min(1.0, spent))
-                    end = self._step(batch, wait, first=step == result.start_step)
+                        counters.budget_used.assign(min(1.0, spent))
+                    end = self._step(parts, batch, wait, first=step == result.start_step)
                     step = end.step
                     if multi:
                         agreed_stop = end.losses.pop(STOP_KEY) > 0
@@ -423,8 +431,8 @@ class Controller:
                     result.out_of_time = deadline is not None and time.monotonic() >= deadline
                     if step >= max_steps or stopping() or result.out_of_time:
                         break  # max_steps or max_minutes reached, or interrupted
-                if taken == trainer.steps_per_epoch:
-                    trainer.epoch_var.assign_add(1)  # the epoch ran to its end (its last step may end the run)
+                if taken == per_epoch:
+                    counters.epoch.assign_add(1)  # the epoch ran to its end (its last step may end the run)
                 elif not (step >= max_steps or stopping() or result.out_of_time):
                     raise XttsError(
                         f"the training pipeline ran out of batches after step {step}: a pass over the data "
@@ -455,21 +463,20 @@ class Controller:
             # reports that as a missing heartbeat.
             endless.close()
             if multi:
-                trainer.check_workers_agree("at the end")
+                self.trainer.check_workers_agree("at the end")
 
-    def _step(self, batch, wait: float, *, first: bool) -> StepEnd:
+    def _step(self, parts: RunComponents, batch, wait: float, *, first: bool) -> StepEnd:
         """Run one training step and count it; its values are on the host when this returns."""
-        trainer = self.trainer
         if first:
             self.progress(PhaseStarted("tracing the training step (its first call builds the graph)"))
         began = time.perf_counter()
-        losses = trainer.train_step(batch)
+        losses = parts.steps.train(batch)
         values = {k: float(v) for k, v in losses.items()}  # host sync: the step is done
         compute = time.perf_counter() - began
         if first:
             self.progress(PhaseEnded("tracing the training step", compute))
-        step = int(trainer.step_var.assign_add(1).numpy())
-        return StepEnd(step, values, batch, wait, compute, trainer.batch_size, last=step == trainer.total_steps)
+        step = int(parts.counters.step.assign_add(1).numpy())
+        return StepEnd(step, values, batch, wait, compute, parts.input.batch_size, last=step == parts.total_steps)
 
     def _check_finite(self, step: int, values: dict[str, float]) -> None:
         bad = [k for k, v in values.items() if not math.isfinite(v)]

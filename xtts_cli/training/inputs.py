@@ -23,7 +23,7 @@ from xtts_cli.config.schema import XttsConfig
 from xtts_cli.errors import XttsError
 from xtts_cli.training.settings import RunSettings
 
-__all__ = ["TrainingInput", "build_input", "eval_items_of"]
+__all__ = ["TrainingInput", "build_input", "epoch_steps", "eval_items_of", "pipeline_plan"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,23 @@ def eval_items_of(config: XttsConfig, scan) -> list:
     return scan_dataset(eval_data).items
 
 
+def pipeline_plan(config: XttsConfig, settings: RunSettings, items: list, tokenizer) -> tuple[Any, Any]:
+    """(the pipeline's data config, its plan): the pipeline makes the global batch the strategy splits
+    (mirrored), or one worker's per-replica batches (multi-worker)."""
+    from xtts_cli.data.pipeline import plan_pipeline
+
+    data = config.data.model_copy(update={"batch_size": settings.global_batch_size})
+    return data, plan_pipeline(data, items, tokenizer, training=True, output=settings.pipeline_output)
+
+
+def epoch_steps(batches_per_epoch: int, train_items: int, settings: RunSettings, *, distributed: bool) -> int:
+    """Steps in an epoch: the training pipeline's batches; a multi-worker run's from the whole
+    dataset (module docstring)."""
+    if distributed:
+        return max(1, train_items // settings.step_batch_size)
+    return max(1, batches_per_epoch)
+
+
 def build_input(
     config: XttsConfig,
     settings: RunSettings,
@@ -63,11 +80,8 @@ def build_input(
     tokenizer,
     note: Callable[[str], None],
 ) -> TrainingInput:
-    from xtts_cli.data.pipeline import build_pipeline, plan_pipeline
+    from xtts_cli.data.pipeline import build_pipeline
 
-    # The pipeline makes the global batch the strategy splits (mirrored), or one worker's
-    # per-replica batches (multi-worker).
-    data = config.data.model_copy(update={"batch_size": settings.global_batch_size})
     shard_items = train_items
     if cluster is not None:
         shard_items = train_items[cluster.worker_index :: cluster.num_workers]
@@ -77,9 +91,9 @@ def build_input(
                 hint="add data or use fewer workers",
             )
     share = f" (this worker's share of {len(train_items)})" if cluster is not None else ""
-    output = settings.pipeline_output
-    plan = plan_pipeline(data, shard_items, tokenizer, training=True, output=output)
+    data, plan = pipeline_plan(config, settings, shard_items, tokenizer)
     plan.require_batches(share=share)  # before a precompute pass that may take an hour
+    output = settings.pipeline_output
     piped = config.model_copy(update={"data": data})
     train_ds, info = build_pipeline(
         piped,
@@ -94,9 +108,7 @@ def build_input(
     eval_ds = None
     if eval_items:
         eval_ds, _ = build_pipeline(piped, eval_items, tokenizer, training=False, output=output, note=note)
-    steps_per_epoch = max(1, info.batches_per_epoch)
-    if cluster is not None:
-        steps_per_epoch = max(1, len(train_items) // settings.step_batch_size)
+    steps_per_epoch = epoch_steps(info.batches_per_epoch, len(train_items), settings, distributed=cluster is not None)
     # One iterator for the whole run over the dataset repeated without end (each repetition one
     # epoch, shuffled anew). An iterator per epoch cost a stall at every epoch's end: tearing one
     # down waits, at times, for tf.data's autotuning thread to sleep out its period, up to ~4.3 s

@@ -9,7 +9,7 @@ read, so that `auto` means the same thing everywhere.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 if TYPE_CHECKING:
     from xtts_cli.config.schema import TrainingConfig, XttsConfig
@@ -116,3 +116,47 @@ def resolve_settings(config: XttsConfig, plan: DevicePlan) -> RunSettings:
         max_steps=training.max_steps,
         epochs=training.epochs,
     )
+
+
+def settings_report(
+    config: XttsConfig, settings: RunSettings, plan: DevicePlan, steps_per_epoch: Optional[int]
+) -> dict[str, Any]:
+    """The derived settings as `xtts validate --json` reports them (`steps_per_epoch` None without a
+    usable dataset)."""
+    total = settings.max_steps or (settings.epochs * steps_per_epoch if steps_per_epoch else None)
+    return {
+        "kind": settings.kind,
+        "devices": plan.describe(),
+        "replicas": settings.replicas,
+        "per_replica_batch_size": settings.per_replica_batch_size,
+        "global_batch_size": settings.global_batch_size,
+        "step_batch_size": settings.step_batch_size,
+        "steps_per_epoch": steps_per_epoch,
+        "total_steps": total,
+        "max_minutes": config.training.max_minutes,
+        "graph_mode": settings.graph_mode,
+        "xla": settings.xla,
+        "dtype_policy": settings.dtype_policy,
+        "pipeline_output": settings.pipeline_output,
+        "featurize_on_data_device": settings.featurize_on_data_device,
+        "prefetch_device": settings.prefetch_device,
+        "multi_worker": config.devices.strategy == "multi_worker",
+    }
+
+
+def describe_settings(report: dict[str, Any]) -> list[str]:
+    """`settings_report` as the lines `xtts validate` prints."""
+    steps = f"{report['total_steps']:,} steps" if report["total_steps"] else "steps from the dataset"
+    if report["max_minutes"] is not None:
+        steps += f" or {report['max_minutes']:g} minutes, whichever comes first"
+    epoch = f"; {report['steps_per_epoch']:,} steps an epoch" if report["steps_per_epoch"] else ""
+    per = f"{report['per_replica_batch_size']} per replica x {report['replicas']}"
+    workers = ", times the cluster's workers" if report["multi_worker"] else ""
+    compiled = "graph mode" if report["graph_mode"] else "eager (slow)"
+    compiled += ", XLA on" if report["xla"] else ", XLA off"
+    return [
+        f"model kind {report['kind']}; {report['devices']}",
+        f"batch {report['step_batch_size']} a step ({per}{workers}){epoch}; {steps}",
+        f"{compiled}, {report['dtype_policy']}; the pipeline makes {report['pipeline_output']}s"
+        + (" (mels computed on the data device)" if report["featurize_on_data_device"] else ""),
+    ]

@@ -33,6 +33,7 @@ class KindContext:
     run_dir: RunDir
     is_chief: bool  # only the chief writes into the run directory
     first_item: DatasetItem  # the first validation clip (else training clip): the samples' voice and text
+    resumed: bool  # the run goes on from its checkpoint, which restores what `build` sets
     total_steps: int
     mixed_precision: bool
     xla_step: bool  # the train step is compiled by XLA as one cluster (not distributed)

@@ -1,0 +1,282 @@
+"""What a set-up run is made of: one frozen `RunComponents`, built once by `build_components`.
+
+The builders below run in order, from the device plan (`devices/placement.py`): the run's settings (`settings.py`), the
+dataset scan, the run directory and vocabulary, what the model kind writes besides checkpoints,
+the input pipelines (`inputs.py`), the strategy, the kind's models and optimizers (`kinds/`), the
+checkpoint (`checkpointing.py`, restored when resuming) and the compiled steps (`steps.py`). What
+a builder changes in the process (the run directory's lock, the Keras dtype policy) it registers
+on `undo`, so a set-up that fails half-way gives back what it took.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+from xtts_cli.errors import XttsError
+from xtts_cli.training.events import Noted, PhaseStarted, Progress, ScanFinished
+
+if TYPE_CHECKING:
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.data.scan import ScanReport
+    from xtts_cli.data.text import Tokenizer
+    from xtts_cli.devices.placement import DevicePlan
+    from xtts_cli.inference.run_files import RunDir
+    from xtts_cli.training.checkpointing import RunCheckpoints
+    from xtts_cli.training.inputs import TrainingInput
+    from xtts_cli.training.kinds import KindModels, ModelKind
+    from xtts_cli.training.settings import RunSettings
+    from xtts_cli.training.steps import Steps
+    from xtts_cli.training.workers import StepGather
+
+__all__ = ["Counters", "RunComponents", "build_components"]
+
+
+@dataclass(frozen=True)
+class Counters:
+    """The run's own variables besides the models'."""
+
+    step: Any  # int64: steps taken (checkpointed)
+    epoch: Any  # int64: epochs finished (checkpointed)
+    budget_used: Any  # float32 share of training.max_minutes spent, set by the loop; None without it
+    stop_flag: Any  # multi-worker: 1.0 once this worker got SIGINT/SIGTERM, reduced in the step; else None
+
+
+@dataclass(frozen=True)
+class RunComponents:
+    """Everything the loop, its hooks and the profilers read of a set-up run; fixed once built."""
+
+    plan: DevicePlan
+    settings: RunSettings
+    cluster: Any  # the multi-worker cluster, else None
+    scan: ScanReport
+    run_dir: RunDir
+    resumed: bool
+    tokenizer: Tokenizer
+    input: TrainingInput
+    total_steps: int
+    strategy: Any
+    models: KindModels
+    counters: Counters
+    checkpoints: RunCheckpoints
+    steps: Steps
+    gather: Optional[StepGather]  # multi-worker: every worker's step, checked to agree; else None
+
+    @property
+    def is_chief(self) -> bool:
+        return self.cluster is None or self.cluster.is_chief
+
+
+def build_components(
+    config: XttsConfig,
+    kind: ModelKind,
+    plan: DevicePlan,
+    *,
+    run_dir: Path,
+    fresh: bool,
+    force: bool,
+    progress: Progress,
+    undo: contextlib.ExitStack,
+) -> RunComponents:
+    import keras
+    import tensorflow as tf
+
+    from xtts_cli.data.scan import scan_dataset
+    from xtts_cli.training.inputs import build_input, eval_items_of
+    from xtts_cli.training.settings import resolve_settings
+
+    settings = resolve_settings(config, plan)
+    cluster = plan.cluster if plan.kind == "multi_worker" else None
+    is_chief = cluster is None or cluster.is_chief
+    tf.random.set_seed(config.training.seed)
+    keras.utils.set_random_seed(config.training.seed)
+
+    progress(PhaseStarted("scanning the dataset"))
+    scan = scan_dataset(config.data)
+    progress(ScanFinished(scan))
+    progress(PhaseStarted("building the input pipeline and the model"))
+    train_items, eval_items = scan.epoch_items(), eval_items_of(config, scan)
+    if not train_items:
+        raise XttsError("no usable training items after the dataset scan", hint="see the bad files listed above")
+    opened, resumed, tokenizer = _open_run_dir(
+        config, scan, train_items + eval_items, Path(run_dir), fresh=fresh, force=force, is_chief=is_chief, undo=undo
+    )
+    if settings.mixed_precision:
+        undo.callback(keras.mixed_precision.set_dtype_policy, keras.mixed_precision.dtype_policy().name)
+        keras.mixed_precision.set_dtype_policy(settings.dtype_policy)
+    training_input = build_input(
+        config, settings, cluster, train_items, eval_items, tokenizer, lambda message: progress(Noted(message))
+    )
+    strategy = _strategy(plan, cluster)
+    total_steps = settings.total_steps(training_input.steps_per_epoch)
+    with strategy.scope():
+        models, budget_used = _models(
+            config,
+            kind,
+            plan=plan,
+            settings=settings,
+            strategy=strategy,
+            scan=scan,
+            run_dir=opened,
+            tokenizer=tokenizer,
+            total_steps=total_steps,
+            first_item=(eval_items or train_items)[0],
+            resumed=resumed,
+            is_chief=is_chief,
+            progress=progress,
+        )
+        step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
+        epoch = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
+    # The stop flag is local to this worker: made outside the strategy's scope.
+    stop_flag = tf.Variable(0.0, trainable=False, name="stop_requested") if cluster is not None else None
+    counters = Counters(step=step, epoch=epoch, budget_used=budget_used, stop_flag=stop_flag)
+    checkpoints = _checkpoints(config, models, counters, opened, cluster, progress, restore=resumed or is_chief)
+    gather = None
+    if cluster is not None:
+        from xtts_cli.training.workers import StepGather
+
+        gather = StepGather(strategy, step)
+        gather.check("after restoring", opened, cluster)
+    return RunComponents(
+        plan=plan,
+        settings=settings,
+        cluster=cluster,
+        scan=scan,
+        run_dir=opened,
+        resumed=resumed,
+        tokenizer=tokenizer,
+        input=training_input,
+        total_steps=total_steps,
+        strategy=strategy,
+        models=models,
+        counters=counters,
+        checkpoints=checkpoints,
+        steps=_steps(config, models, plan, settings, strategy, training_input, counters),
+        gather=gather,
+    )
+
+
+def _open_run_dir(
+    config: XttsConfig,
+    scan: ScanReport,
+    items: list,
+    path: Path,
+    *,
+    fresh: bool,
+    force: bool,
+    is_chief: bool,
+    undo: contextlib.ExitStack,
+) -> tuple[RunDir, bool, Tokenizer]:
+    """The run directory (non-chief workers read the chief's and write nothing), whether it resumes,
+    and the vocabulary (built from the scan, so every worker of a cluster builds the same one)."""
+    from xtts_cli.data.pipeline import tokenizer_for
+    from xtts_cli.data.text import Tokenizer
+    from xtts_cli.training.run_dir import prepare_run_dir, release_run_dir, remove_stale_temporaries
+
+    run_dir, resumed = prepare_run_dir(path, config, fresh=fresh, force=force, read_only=not is_chief)
+    if is_chief:
+        undo.callback(release_run_dir, run_dir)  # its lock
+        remove_stale_temporaries(run_dir)
+    if resumed and run_dir.vocab.is_file():
+        return run_dir, resumed, Tokenizer.load(run_dir.vocab)
+    tokenizer = tokenizer_for(scan, config.data, items=items if config.data.eval_dataset_path else None)
+    if is_chief:
+        tokenizer.save(run_dir.vocab)
+    return run_dir, resumed, tokenizer
+
+
+def _strategy(plan: DevicePlan, cluster: Any) -> Any:
+    import tensorflow as tf
+
+    if cluster is not None:
+        return plan.strategy
+    if plan.kind == "mirrored":
+        return tf.distribute.MirroredStrategy(list(plan.replica_devices))
+    return tf.distribute.OneDeviceStrategy(plan.model_device)
+
+
+def _models(config: XttsConfig, kind: ModelKind, **run: Any) -> tuple[KindModels, Any]:
+    """The kind's models and optimizers (inside the strategy's scope), and the time budget's variable."""
+    import tensorflow as tf
+
+    from xtts_cli.training.kinds import KindContext
+
+    plan, settings = run["plan"], run["settings"]
+    # Not checkpointed: each command has its own time budget (the learning rate decays over it too).
+    budget_used = None
+    if config.training.max_minutes is not None:
+        budget_used = tf.Variable(0.0, dtype=tf.float32, trainable=False, name="budget_used")
+    context = KindContext(
+        config=config,
+        tokenizer=run["tokenizer"],
+        scan=run["scan"],
+        run_dir=run["run_dir"],
+        is_chief=run["is_chief"],
+        first_item=run["first_item"],
+        resumed=run["resumed"],
+        total_steps=run["total_steps"],
+        mixed_precision=settings.mixed_precision,
+        xla_step=settings.graph_mode and settings.xla and plan.kind not in ("mirrored", "multi_worker"),
+        replicas=int(run["strategy"].num_replicas_in_sync),
+        budget_used=budget_used,
+        note=lambda message: run["progress"](Noted(message)),
+    )
+    if run["is_chief"]:
+        kind.prepare_run(context)
+    return kind.build(context), budget_used
+
+
+def _checkpoints(
+    config: XttsConfig,
+    models: KindModels,
+    counters: Counters,
+    run_dir: RunDir,
+    cluster: Any,
+    progress: Progress,
+    *,
+    restore: bool,
+) -> RunCheckpoints:
+    """The run's checkpoints, the latest restored when resuming (a non-chief worker resumes from the
+    chief's only when its run directory says so)."""
+    import tensorflow as tf
+
+    from xtts_cli.training.checkpointing import RunCheckpoints
+
+    checkpoint = tf.train.Checkpoint(**models.trackables(), step=counters.step, epoch=counters.epoch)
+    checkpoints = RunCheckpoints(
+        checkpoint,
+        run_dir,
+        keep=config.training.keep_checkpoints,
+        is_chief=cluster is None or cluster.is_chief,
+        worker_index=cluster.worker_index if cluster is not None else 0,
+        progress=progress,
+    )
+    latest = checkpoints.latest() if restore else None
+    if latest:
+        checkpoints.restore(latest)
+    return checkpoints
+
+
+def _steps(
+    config: XttsConfig,
+    models: KindModels,
+    plan: DevicePlan,
+    settings: RunSettings,
+    strategy: Any,
+    training_input: TrainingInput,
+    counters: Counters,
+) -> Steps:
+    from xtts_cli.training.steps import Steps
+
+    return Steps(
+        models,
+        strategy=strategy,
+        plan=plan,
+        settings=settings,
+        data=config.data,
+        train_ds=training_input.train_ds,
+        eval_ds=training_input.eval_ds,
+        stop_flag=counters.stop_flag,
+    )
