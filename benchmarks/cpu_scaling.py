@@ -47,7 +47,7 @@ import speech_data  # noqa: E402
 import speech_quality  # noqa: E402
 
 # speak-cpu as it stood before the phoneme front end (commit bdbabc7): characters, every reference a
-# crop of the clip itself.
+# crop of the clip itself, plain log-mels (no normalisation).
 OLD_RECIPE = {
     "data": {
         "batch_size": 16,
@@ -57,7 +57,13 @@ OLD_RECIPE = {
         "eval_fraction": 0.05,
         "reference_from_other_clips": 0.0,
     },
-    "model": {"model_size": "tiny", "decoder": "duration", "reduction_factor": 2, "num_decoder_layers": 4},
+    "model": {
+        "model_size": "tiny",
+        "decoder": "duration",
+        "reduction_factor": 2,
+        "num_decoder_layers": 4,
+        "normalize_mel": False,
+    },
     "training": {
         "max_steps": 4000,
         "max_minutes": 28,
@@ -113,7 +119,7 @@ def recipe(args) -> int:
     recognizer = Recognizer((args.data / "sentences.jsgf").read_text(encoding="ascii"))
     args.runs.mkdir(parents=True, exist_ok=True)
     new = yaml.safe_load((args.new).read_text(encoding="utf-8"))
-    recipes = {"old (characters, own-clip references)": OLD_RECIPE, f"new ({args.new.name})": new}
+    recipes = {"old (characters, plain mels)": OLD_RECIPE, f"new ({args.new.name})": new}
     runs = [(label, config, f"recipe-{index}", steps) for index, (label, config) in enumerate(recipes.items())]
     if args.short_run:
         # A run that ends at --short-run steps: its schedule decays over them, as a slower CPU's 28

@@ -168,8 +168,9 @@ print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" 
     )
     assert mel.shape == expected.mel.shape  # the same durations or stop step, frame for frame
     # Two graphs of the same weights sum in their own orders (oneDNN picks kernels per graph): the
-    # duration decoder's frames agreed to 6e-3 log-mel units in 1 of 3 CI runs, 1e-3 in the others.
-    np.testing.assert_allclose(mel, expected.mel, atol=1e-2)
+    # duration decoder's frames agreed to 6e-3 log-mel units in 1 of 3 CI runs, 1e-3 in the others,
+    # before its output was scaled by each bin's spread (about 2 log-mel units: model.normalize_mel).
+    np.testing.assert_allclose(mel, expected.mel, atol=2.5e-2)
     result = runner.invoke(app, ["export", "-r", str(short_run.parts.run_dir.path), "-o", str(out)])
     assert isinstance(result.exception, XttsError) and "already holds files" in str(result.exception)
 
@@ -219,6 +220,34 @@ def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run
     with wave.open(str(other)) as handle:
         untrained_audio = np.frombuffer(handle.readframes(handle.getnframes()), "<i2")
     assert len(untrained_audio) != len(written) or not np.array_equal(untrained_audio, written)
+
+
+def test_the_duration_decoder_keeps_the_datas_mel_statistics_in_its_checkpoint(short_run, tmp_path) -> None:
+    from xtts_cli.inference.checkpoints import load_run
+    from xtts_cli.training.kinds.acoustic import mel_statistics
+
+    config, _, model, _, _ = load_run(short_run.parts.run_dir.path)
+    if config.model.decoder == "autoregressive":
+        assert not hasattr(model, "mel_mean")  # it reads and predicts plain log-mels
+        return
+    mean, scale = mel_statistics(short_run.parts.scan.train, config.data)
+    assert mean.shape == (config.data.n_mels,) and float(mean.mean()) < -1.0 and float(scale.min()) >= 0.1
+    np.testing.assert_allclose(model.mel_mean.numpy(), mean, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(model.mel_scale.numpy(), scale, rtol=1e-5, atol=1e-5)
+
+    # They are checkpointed: what a run saved is what its resumption reads and trains with.
+    run = tmp_path / "run"
+    shutil.copytree(short_run.parts.run_dir.path, run)
+    config = resolve_config(run / "config.yaml", {"training.max_steps": 5}).config
+    for expected in (mean, mean + 0.5):
+        resumed = Trainer(config, run_dir=run)
+        try:
+            kept = resumed.setup().models.model
+            np.testing.assert_allclose(kept.mel_mean.numpy(), expected, rtol=1e-5, atol=1e-5)
+            kept.mel_mean.assign(mean + 0.5)
+            resumed.parts.checkpoints.save(5)
+        finally:
+            resumed.close()
 
 
 def test_alignment_score_is_written_at_every_validation_with_an_alignment_image(short_run) -> None:

@@ -21,6 +21,7 @@ __all__ = ["AUTOREGRESSIVE", "DURATION", "AcousticKind"]
 class AcousticKind:
     name: str
     self_conditioning: bool  # the decoder reads its previous frames: a second pass can feed it its own
+    normalizes_mel: bool  # the model reads and predicts mels in units of the data's (`mel_statistics`)
     reads: Literal["mel", "audio"] = "mel"
     validation: Mapping[str, str] = field(
         default_factory=lambda: {"loss": "val_loss", "alignment_score": "alignment_score"}
@@ -61,9 +62,28 @@ class AcousticKind:
         model = build_model_for(config, context.tokenizer)
         # Losses then use only ops XLA compiles, where a faster kernel exists that it does not (CTC).
         model.xla_compatible_losses = context.xla_step
+        if self.normalizes_mel and config.model.normalize_mel and not context.resumed:  # else from its checkpoint
+            model.set_mel_statistics(*mel_statistics(context.scan.train, config.data))
         optimizer = build_optimizer(config.training, context.total_steps, context.mixed_precision, context.budget_used)
         optimizer.build(model.trainable_variables)
         return AcousticModels(self, context, model, optimizer)
+
+
+# Clips the log-mel statistics are taken from, spread evenly over the training set: ~300 frames
+# each, plenty for a per-bin mean and spread (a second on a CPU).
+MEL_STATISTICS_CLIPS = 64
+
+
+def mel_statistics(items: list, data) -> tuple[Any, Any]:
+    """Per-bin mean and standard deviation (floored at 0.1) of the log-mels of up to
+    `MEL_STATISTICS_CLIPS` of `items`, taken evenly; the same on every worker of a cluster."""
+    import numpy as np
+
+    from xtts_cli.inference.vocoding import load_audio, mel_of
+
+    chosen = items[:: max(1, len(items) // MEL_STATISTICS_CLIPS)][:MEL_STATISTICS_CLIPS]
+    mels = np.concatenate([mel_of(load_audio(Path(item.audio_path), data), data) for item in chosen])
+    return mels.mean(axis=0), np.maximum(mels.std(axis=0), 0.1)
 
 
 def prior_strength(iterations, steps: int):
@@ -171,5 +191,5 @@ class AcousticModels:
         )
 
 
-AUTOREGRESSIVE = AcousticKind("autoregressive", self_conditioning=True)
-DURATION = AcousticKind("duration", self_conditioning=False)
+AUTOREGRESSIVE = AcousticKind("autoregressive", self_conditioning=True, normalizes_mel=False)
+DURATION = AcousticKind("duration", self_conditioning=False, normalizes_mel=True)
