@@ -80,9 +80,6 @@ def build_components(
     progress: Progress,
     undo: contextlib.ExitStack,
 ) -> RunComponents:
-    import keras
-    import tensorflow as tf
-
     from xtts_cli.data.scan import scan_dataset
     from xtts_cli.training.inputs import build_input, eval_items_of
     from xtts_cli.training.settings import resolve_settings
@@ -90,8 +87,7 @@ def build_components(
     settings = resolve_settings(config, plan)
     cluster = plan.cluster if plan.kind == "multi_worker" else None
     is_chief = cluster is None or cluster.is_chief
-    tf.random.set_seed(config.training.seed)
-    keras.utils.set_random_seed(config.training.seed)
+    _set_up_process(config, settings, undo)
 
     progress(PhaseStarted("scanning the dataset"))
     scan = scan_dataset(config.data)
@@ -103,41 +99,33 @@ def build_components(
     opened, resumed, tokenizer = _open_run_dir(
         config, scan, train_items + eval_items, Path(run_dir), fresh=fresh, force=force, is_chief=is_chief, undo=undo
     )
-    if settings.mixed_precision:
-        undo.callback(keras.mixed_precision.set_dtype_policy, keras.mixed_precision.dtype_policy().name)
-        keras.mixed_precision.set_dtype_policy(settings.dtype_policy)
     training_input = build_input(
         config, settings, cluster, train_items, eval_items, tokenizer, lambda message: progress(Noted(message))
     )
     strategy = _strategy(plan, cluster)
     total_steps = settings.total_steps(training_input.steps_per_epoch)
-    with strategy.scope():
-        models, budget_used = _models(
-            config,
-            kind,
-            plan=plan,
-            settings=settings,
-            strategy=strategy,
-            scan=scan,
-            run_dir=opened,
-            tokenizer=tokenizer,
-            total_steps=total_steps,
-            first_item=(eval_items or train_items)[0],
-            resumed=resumed,
-            is_chief=is_chief,
-            progress=progress,
-        )
-        step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
-        epoch = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
-    # The stop flag is local to this worker: made outside the strategy's scope.
-    stop_flag = tf.Variable(0.0, trainable=False, name="stop_requested") if cluster is not None else None
-    counters = Counters(step=step, epoch=epoch, budget_used=budget_used, stop_flag=stop_flag)
+    models, counters = _models(
+        config,
+        kind,
+        plan=plan,
+        settings=settings,
+        strategy=strategy,
+        cluster=cluster,
+        scan=scan,
+        run_dir=opened,
+        tokenizer=tokenizer,
+        total_steps=total_steps,
+        first_item=(eval_items or train_items)[0],
+        resumed=resumed,
+        is_chief=is_chief,
+        progress=progress,
+    )
     checkpoints = _checkpoints(config, models, counters, opened, cluster, progress, restore=resumed or is_chief)
     gather = None
     if cluster is not None:
         from xtts_cli.training.workers import StepGather
 
-        gather = StepGather(strategy, step)
+        gather = StepGather(strategy, counters.step)
         gather.check("after restoring", opened, cluster)
     return RunComponents(
         plan=plan,
@@ -156,6 +144,18 @@ def build_components(
         steps=_steps(config, models, plan, settings, strategy, training_input, counters),
         gather=gather,
     )
+
+
+def _set_up_process(config: XttsConfig, settings: RunSettings, undo: contextlib.ExitStack) -> None:
+    """The seeds, and the Keras dtype policy of mixed precision (set back by `undo`)."""
+    import keras
+    import tensorflow as tf
+
+    tf.random.set_seed(config.training.seed)
+    keras.utils.set_random_seed(config.training.seed)
+    if settings.mixed_precision:
+        undo.callback(keras.mixed_precision.set_dtype_policy, keras.mixed_precision.dtype_policy().name)
+        keras.mixed_precision.set_dtype_policy(settings.dtype_policy)
 
 
 def _open_run_dir(
@@ -197,35 +197,41 @@ def _strategy(plan: DevicePlan, cluster: Any) -> Any:
     return tf.distribute.OneDeviceStrategy(plan.model_device)
 
 
-def _models(config: XttsConfig, kind: ModelKind, **run: Any) -> tuple[KindModels, Any]:
-    """The kind's models and optimizers (inside the strategy's scope), and the time budget's variable."""
+def _models(config: XttsConfig, kind: ModelKind, **run: Any) -> tuple[KindModels, Counters]:
+    """The kind's models and optimizers and the run's counters, in the strategy's scope."""
     import tensorflow as tf
 
     from xtts_cli.training.kinds import KindContext
 
-    plan, settings = run["plan"], run["settings"]
-    # Not checkpointed: each command has its own time budget (the learning rate decays over it too).
-    budget_used = None
-    if config.training.max_minutes is not None:
-        budget_used = tf.Variable(0.0, dtype=tf.float32, trainable=False, name="budget_used")
-    context = KindContext(
-        config=config,
-        tokenizer=run["tokenizer"],
-        scan=run["scan"],
-        run_dir=run["run_dir"],
-        is_chief=run["is_chief"],
-        first_item=run["first_item"],
-        resumed=run["resumed"],
-        total_steps=run["total_steps"],
-        mixed_precision=settings.mixed_precision,
-        xla_step=settings.graph_mode and settings.xla and plan.kind not in ("mirrored", "multi_worker"),
-        replicas=int(run["strategy"].num_replicas_in_sync),
-        budget_used=budget_used,
-        note=lambda message: run["progress"](Noted(message)),
-    )
-    if run["is_chief"]:
-        kind.prepare_run(context)
-    return kind.build(context), budget_used
+    plan, settings, strategy = run["plan"], run["settings"], run["strategy"]
+    with strategy.scope():
+        # Not checkpointed: each command has its own time budget (the learning rate decays over it).
+        budget_used = None
+        if config.training.max_minutes is not None:
+            budget_used = tf.Variable(0.0, dtype=tf.float32, trainable=False, name="budget_used")
+        context = KindContext(
+            config=config,
+            tokenizer=run["tokenizer"],
+            scan=run["scan"],
+            run_dir=run["run_dir"],
+            is_chief=run["is_chief"],
+            first_item=run["first_item"],
+            resumed=run["resumed"],
+            total_steps=run["total_steps"],
+            mixed_precision=settings.mixed_precision,
+            xla_step=settings.graph_mode and settings.xla and plan.kind not in ("mirrored", "multi_worker"),
+            replicas=int(strategy.num_replicas_in_sync),
+            budget_used=budget_used,
+            note=lambda message: run["progress"](Noted(message)),
+        )
+        if run["is_chief"]:
+            kind.prepare_run(context)
+        models = kind.build(context)
+        step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
+        epoch = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
+    # The stop flag is local to this worker: made outside the strategy's scope.
+    stop_flag = tf.Variable(0.0, trainable=False, name="stop_requested") if run["cluster"] is not None else None
+    return models, Counters(step=step, epoch=epoch, budget_used=budget_used, stop_flag=stop_flag)
 
 
 def _checkpoints(
