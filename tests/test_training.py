@@ -289,3 +289,24 @@ def test_a_time_budget_ends_the_run_like_max_steps(tmp_path: Path) -> None:
     with pytest.raises(XttsError, match="training.max_minutes is 0.001 with devices.strategy multi_worker"):
         Controller(Trainer(workers, run_dir=tmp_path / "workers")).run()
     assert not (tmp_path / "workers").exists()
+
+
+@pytest.mark.parametrize("decoder", ["autoregressive", "duration"])
+def test_each_decoder_trains_in_mixed_precision(tmp_path: Path, decoder: str) -> None:
+    import math
+
+    import keras
+
+    # bfloat16 on the CPU twin: the same Keras policy and casts a GPU run gets (rtx4090.yaml).
+    overrides = {
+        "model.decoder": decoder,
+        "training.mixed_precision": True,
+        "training.mixed_precision_dtype": "bfloat16",
+        "training.max_steps": 2,
+    }
+    config = resolve_config(tiny_config(tmp_path), overrides).config
+    trainer = Trainer(config, run_dir=tmp_path / "run")
+    result = Controller(trainer).run()
+    assert result.final_step == 2 and result.last_loss is not None and math.isfinite(result.last_loss)
+    assert trainer.parts.models.model.dtype_policy.name == "mixed_bfloat16"
+    assert keras.mixed_precision.dtype_policy().name == "float32"  # set back when the run closed

@@ -237,7 +237,8 @@ class AlignmentEncoder(keras.layers.Layer):
         )
         scores = -ALIGNER_TEMPERATURE * distance
         scores = tf.where(text_mask[:, None, :], scores, -1e9)
-        return tf.nn.log_softmax(scores, axis=-1) + log_prior
+        # The prior arrives in the compute dtype (Keras casts a layer's float inputs under mixed precision).
+        return tf.nn.log_softmax(scores, axis=-1) + tf.cast(log_prior, tf.float32)
 
 
 class ConvolutionStack(keras.layers.Layer):
@@ -323,8 +324,12 @@ class DurationModel(AcousticModel):
         # ESPnet gives FastSpeech 2's features). Measured on speak-cpu: held-out word error rate
         # after 1,100 steps 0.29 against 0.33-0.42 (docs/speech_quality.md). Identity until set, and
         # in runs from before them, whose checkpoints lack them.
-        self.mel_mean = self.add_weight(shape=(n_mels,), initializer="zeros", trainable=False, name="mel_mean")
-        self.mel_scale = self.add_weight(shape=(n_mels,), initializer="ones", trainable=False, name="mel_scale")
+        self.mel_mean = self.add_weight(
+            shape=(n_mels,), initializer="zeros", trainable=False, autocast=False, name="mel_mean"
+        )
+        self.mel_scale = self.add_weight(
+            shape=(n_mels,), initializer="ones", trainable=False, autocast=False, name="mel_scale"
+        )
 
     def set_mel_statistics(self, mean, scale) -> None:
         """The training log-mels' per-bin mean and standard deviation [n_mels], before step 0."""
