@@ -404,8 +404,8 @@ class ModelConfig(_Section):
         True,
         description="Duration decoder: its aligner reads, and its decoder predicts, log-mels in units of each "
         "bin's mean and standard deviation over the training clips (from 64 of them, taken before step 0 and kept "
-        "in the checkpoint; a resumed run keeps its own). speak-cpu read held-out sentences after 1,100 steps "
-        "with it as well as without it after 4,000 (docs/speech_quality.md). The autoregressive decoder reads "
+        "in the checkpoint; a resumed run keeps its own). speak-cpu reads held-out sentences as well after 1,000 "
+        "steps with it as after 4,000 without it (docs/performance.md). The autoregressive decoder reads "
         "plain log-mels.",
     )
     text_prenet_layers: Optional[int] = Field(

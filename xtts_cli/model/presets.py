@@ -259,6 +259,7 @@ def estimate_param_count(dims: ModelDims, *, n_mels: int, vocab_size: int, decod
             + dims.num_decoder_layers * frame_layer
             + layer_norm
             + dense(d, r * n_mels)
+            + 2 * n_mels  # the mel statistics (not trained)
         )
     else:
         decoder_params = (
