@@ -322,8 +322,9 @@ class DurationModel(AcousticModel):
         # Per-bin mean and spread of the training log-mels (`set_mel_statistics`): the aligner reads
         # the mel and the decoder predicts it in those units (the global mean-variance normalisation
         # ESPnet gives FastSpeech 2's features). Measured on speak-cpu: held-out word error rate
-        # after 1,100 steps 0.28-0.31 in four runs against 0.33-0.42 without it (docs/speech_quality.md). Identity until set, and
-        # in runs from before them, whose checkpoints lack them.
+        # after 1,100 steps 0.28-0.31 in four runs against 0.33-0.42 without it
+        # (docs/speech_quality.md). Identity until set, and in runs from before them, whose
+        # checkpoints lack them.
         self.mel_mean = self.add_weight(
             shape=(n_mels,), initializer="zeros", trainable=False, autocast=False, name="mel_mean"
         )
