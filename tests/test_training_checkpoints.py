@@ -249,6 +249,18 @@ def test_the_duration_decoder_keeps_the_datas_mel_statistics_in_its_checkpoint(s
         finally:
             resumed.close()
 
+    # A run written before the statistics existed: its checkpoint has every other weight (the
+    # object graph an older version saved) and still speaks, with the identity in their place.
+    older = tmp_path / "older"
+    shutil.copytree(short_run.parts.run_dir.path, older, ignore=shutil.ignore_patterns("checkpoints"))
+    children = model._trackable_children()
+    without = tf.train.Checkpoint(**{k: v for k, v in children.items() if k not in ("mel_mean", "mel_scale")})
+    saved = tf.train.Checkpoint(model=without, step=tf.Variable(4, dtype=tf.int64))
+    tf.train.CheckpointManager(saved, str(older / "checkpoints"), max_to_keep=1).save(checkpoint_number=4)
+    _, _, restored, step, _ = load_run(older)
+    assert step == 4 and not restored.mel_mean.numpy().any() and (restored.mel_scale.numpy() == 1).all()
+    np.testing.assert_array_equal(restored.mel_projection.kernel.numpy(), model.mel_projection.kernel.numpy())
+
 
 def test_alignment_score_is_written_at_every_validation_with_an_alignment_image(short_run) -> None:
     records = [r for r in read_metrics(short_run.parts.run_dir.metrics) if "val_loss" in r]

@@ -29,7 +29,14 @@ def restore_model(model, checkpoint: str) -> int:
     current = any(_child(graph, model_node, name) is not None for name in ("decoder_layers", "blocks"))
     if model_node is not None and current:
         step = tf.Variable(0, dtype=tf.int64)
-        status = tf.train.Checkpoint(model=model, step=step).restore(checkpoint)
+        # Weights a model gained since (a duration decoder's mel statistics) that an older run's
+        # checkpoint lacks keep their initial values; every other weight must still be found.
+        absent = [name for name in model.weights_added_since_first if _child(graph, model_node, name) is None]
+        target = model
+        if absent:
+            children = model._trackable_children()
+            target = tf.train.Checkpoint(**{name: child for name, child in children.items() if name not in absent})
+        status = tf.train.Checkpoint(model=target, step=step).restore(checkpoint)
         try:
             status.assert_existing_objects_matched()
         except AssertionError as exc:

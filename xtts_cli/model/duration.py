@@ -299,6 +299,7 @@ class DurationModel(AcousticModel):
 
     decoder_kind = "duration"
     static_frame_buffer = False
+    weights_added_since_first = ("mel_mean", "mel_scale")  # identity in runs from before them
 
     def _build_decoder(self) -> None:
         dims, n_mels = self.dims, self.n_mels

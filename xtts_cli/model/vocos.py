@@ -75,6 +75,8 @@ class ConvNeXtBlock(keras.layers.Layer):
 class VocosGenerator(keras.Model):
     """log-mel [B, F, n_mels] -> audio [B, (F - 1) * hop_length] float32 in [-1, 1]-ish."""
 
+    weights_added_since_first: tuple[str, ...] = ()  # every run's checkpoint holds all its weights
+
     def __init__(
         self,
         *,

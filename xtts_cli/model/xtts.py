@@ -395,6 +395,9 @@ class AcousticModel(keras.Model):
     # The generated frames' buffer has a static length (a frame-by-frame decoder writes into it):
     # `generate` traces once per `max_frames`; else once for every length.
     static_frame_buffer: bool = True
+    # Attributes holding weights added after runs were already written: restoring an older run's
+    # checkpoint leaves them at their initial values instead of refusing it.
+    weights_added_since_first: tuple[str, ...] = ()
     xla_compatible_losses = False
 
     def __init__(
