@@ -84,8 +84,8 @@ def synthesize(sentences: list[str], run_dir: Path, out: Path) -> list[dict]:
 def griffin_lim_floor(espeak_wavs: list[Path], out: Path, data) -> list[Path]:
     """espeak's audio -> our log-mel -> our Griffin-Lim: what the vocoder alone costs."""
     from xtts_cli.data.features import log_mel
-    from xtts_cli.inference.speech import wav_bytes
-    from xtts_cli.inference.vocoding import GRIFFIN_LIM, Vocoder
+    from xtts_cli.speech.synthesis import wav_bytes
+    from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
     griffin_lim = Vocoder(GRIFFIN_LIM, data)
     paths = []
@@ -113,8 +113,8 @@ def picture(target: Path, text: str, espeak_wav: Path, run_dir: Path, data) -> N
     import matplotlib.pyplot as plt
 
     from xtts_cli.inference.checkpoints import load_run
-    from xtts_cli.inference.run_files import REFERENCE_FILE, load_speaking_rate
-    from xtts_cli.inference.speech import synthesize_speech
+    from xtts_cli.speech.run_files import REFERENCE_FILE, load_speaking_rate
+    from xtts_cli.speech.synthesis import synthesize_speech
 
     config, tokenizer, model, step, run = load_run(run_dir)
     speech = synthesize_speech(

@@ -83,7 +83,7 @@ def same_length(reference: np.ndarray, degraded: np.ndarray) -> tuple[np.ndarray
 def score(name: str, waves: list[np.ndarray], references: list[np.ndarray], sentences: list[str], tools) -> dict:
     from xtts_cli.evaluation.mel_distance import mel_cepstral_distortion
     from xtts_cli.evaluation.recognizer import word_error_rate
-    from xtts_cli.inference.vocoding import mel_of
+    from xtts_cli.speech.vocoding import mel_of
 
     data, grammar, loop, aligned = tools["data"], tools["grammar"], tools["loop"], tools["aligned"]
     rate = data.sample_rate
@@ -131,8 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from xtts_cli.evaluation.recognizer import Recognizer
-    from xtts_cli.inference.checkpoints import read_run
-    from xtts_cli.inference.vocoding import GRIFFIN_LIM, Vocoder, load_audio, mel_of
+    from xtts_cli.inference.checkpoints import load_vocoder, read_run
+    from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder, load_audio, mel_of
 
     if not (args.data / "heldout.txt").is_file():
         print(f"making the dataset in {args.data} ...", file=sys.stderr)
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     data = read_run(args.run_dir)[0].data
     vocoders = {
         "Griffin-Lim": Vocoder(GRIFFIN_LIM, data),
-        "vocoder": Vocoder.load(args.run_dir, data, acoustic_run="itself"),
+        "vocoder": load_vocoder(args.run_dir, data, acoustic_run="itself"),
     }
     tools = {
         "data": data,

@@ -149,8 +149,8 @@ def evaluate_voices(
     """Speak every held-out sentence in its voice by name and cloned; score voice and words."""
     from xtts_cli.evaluation.recognizer import word_error_rate
     from xtts_cli.inference.checkpoints import load_run
-    from xtts_cli.inference.run_files import load_speaking_rate
-    from xtts_cli.inference.speech import resolve_voice, synthesize_speech, wav_bytes
+    from xtts_cli.speech.run_files import load_speaking_rate
+    from xtts_cli.speech.synthesis import resolve_voice, synthesize_speech, wav_bytes
 
     config, tokenizer, model, step, run = load_run(run_dir, step)
     rate = load_speaking_rate(run.path)
@@ -194,8 +194,8 @@ def evaluate_persian(run_dir: Path, data: Path, out: Path) -> dict:
     """MCD-DTW and duration ratio of the held-out sentences against espeak-ng's rendering."""
     from xtts_cli.evaluation.mel_distance import mel_cepstral_distortion
     from xtts_cli.inference.checkpoints import load_run
-    from xtts_cli.inference.run_files import REFERENCE_FILE, load_speaking_rate
-    from xtts_cli.inference.speech import synthesize_speech
+    from xtts_cli.speech.run_files import REFERENCE_FILE, load_speaking_rate
+    from xtts_cli.speech.synthesis import synthesize_speech
 
     config, tokenizer, model, step, run = load_run(run_dir)
     reference = np.load(run.path / REFERENCE_FILE)

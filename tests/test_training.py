@@ -171,7 +171,7 @@ def test_synthesize_writes_speech_length_audio(trained, runner) -> None:
 def test_synthesized_length_follows_the_training_data_speaking_rate(trained, runner) -> None:
     from xtts_cli.cli.app import app
     from xtts_cli.data.text import Tokenizer
-    from xtts_cli.inference.run_files import load_speaking_rate
+    from xtts_cli.speech.run_files import load_speaking_rate
 
     root, _, _, _ = trained
     rate = load_speaking_rate(root / "run")
@@ -247,7 +247,7 @@ def test_a_pass_over_the_data_that_gives_no_batch_stops_the_run_with_the_fix(tmp
 def test_cosine_decays_over_the_steps_or_the_time_budget_whichever_is_further_along() -> None:
     import tensorflow as tf
 
-    from xtts_cli.training.optimization import build_schedule
+    from xtts_cli.kinds.optimization import build_schedule
 
     training = resolve_config(
         None, {"training.learning_rate": 0.002, "training.warmup_steps": 100, "training.lr_schedule": "cosine"}

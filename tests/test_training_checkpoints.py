@@ -127,8 +127,8 @@ def test_export_serves_the_same_speech_with_plain_tensorflow(short_run, tmp_path
     from xtts_cli.cli.app import app
     from xtts_cli.data.features import log_mel
     from xtts_cli.inference.checkpoints import load_run
-    from xtts_cli.inference.run_files import load_speaking_rate
-    from xtts_cli.inference.speech import synthesize_speech
+    from xtts_cli.speech.run_files import load_speaking_rate
+    from xtts_cli.speech.synthesis import synthesize_speech
 
     run, model = short_run.parts.run_dir.path, short_run.parts.models.model
     if model.decoder_kind == "duration":
@@ -189,8 +189,8 @@ print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" 
 
 def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run, tmp_path, runner) -> None:
     from xtts_cli.cli.app import app
-    from xtts_cli.inference.run_files import REFERENCE_FILE, load_speaking_rate
-    from xtts_cli.inference.speech import synthesize_speech
+    from xtts_cli.speech.run_files import REFERENCE_FILE, load_speaking_rate
+    from xtts_cli.speech.synthesis import synthesize_speech
 
     out = tmp_path / "trained.wav"
     result = runner.invoke(
@@ -211,7 +211,7 @@ def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run
     )
     with wave.open(str(out)) as handle:
         written = np.frombuffer(handle.readframes(handle.getnframes()), "<i2")
-    from xtts_cli.inference.speech import wav_bytes
+    from xtts_cli.speech.synthesis import wav_bytes
 
     expected = np.frombuffer(wav_bytes(in_memory.waveform, short_run.config.data.sample_rate)[44:], "<i2")
     np.testing.assert_array_equal(written, expected)
@@ -236,7 +236,7 @@ def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run
 
 def test_the_duration_decoder_keeps_the_datas_mel_statistics_in_its_checkpoint(short_run, tmp_path) -> None:
     from xtts_cli.inference.checkpoints import load_run
-    from xtts_cli.training.kinds.acoustic import mel_statistics
+    from xtts_cli.kinds.acoustic import mel_statistics
 
     config, _, model, _, _ = load_run(short_run.parts.run_dir.path)
     if config.model.decoder == "autoregressive":
@@ -296,8 +296,8 @@ def test_alignment_score_is_written_at_every_validation_with_an_alignment_image(
 
 def test_a_run_written_before_the_fix_still_loads_its_whole_model(tmp_path) -> None:
     from xtts_cli.inference.checkpoints import load_run
+    from xtts_cli.kinds.optimization import build_optimizer
     from xtts_cli.model.build import build_model
-    from xtts_cli.training.optimization import build_optimizer
 
     run = tmp_path / "legacy"
     shutil.copytree(LEGACY_RUN, run)

@@ -73,12 +73,13 @@ def test_config_variants_are_validated_like_a_file() -> None:
 
 
 def test_the_config_names_its_model_kind_and_the_kind_says_what_the_pipeline_delivers() -> None:
-    from xtts_cli.training.kinds import KINDS, kind_for
+    from xtts_cli.kinds import KINDS, kind_for
 
     duration = XttsConfig.model_validate({"model": {"decoder": "duration"}})
     vocoder = XttsConfig.model_validate({"model": {"kind": "vocoder"}})
-    assert kind_for(XttsConfig()) is KINDS["autoregressive"] and kind_for(duration) is KINDS["duration"]
-    assert kind_for(vocoder) is KINDS["vocoder"] and set(KINDS) == {"autoregressive", "duration", "vocoder"}
+    assert set(KINDS) == {"autoregressive", "duration", "vocoder"}
+    assert [kind_for(c).name for c in (XttsConfig(), duration, vocoder)] == ["autoregressive", "duration", "vocoder"]
+    assert kind_for(duration) is kind_for(duration)  # one object per kind, not one per call
     # The vocoder's step crops segments of the clips' audio; an acoustic step reads mels, computed
     # on the data device in a split (the vocoder's step computes its segments' mels itself).
     on_cpu = resolve_settings(vocoder, CPU)
@@ -86,3 +87,21 @@ def test_the_config_names_its_model_kind_and_the_kind_says_what_the_pipeline_del
     assert not resolve_settings(vocoder, SPLIT_GPUS).featurize_on_data_device
     assert resolve_settings(duration, SPLIT_GPUS).featurize_on_data_device
     assert resolve_settings(XttsConfig(), TWO_REPLICAS).step_batch_size == 2 * XttsConfig().data.batch_size
+
+
+def test_reading_an_acoustic_kind_does_not_import_tensorflow() -> None:
+    """The registry imports a kind's module when a config names it: the vocoder's defines Keras
+    networks, which `xtts validate` on an acoustic config must not pay for."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from xtts_cli.config.schema import XttsConfig\n"
+        "from xtts_cli.kinds import kind_for\n"
+        "for decoder in ('autoregressive', 'duration'):\n"
+        "    kind_for(XttsConfig.model_validate({'model': {'decoder': decoder}})).reads\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

@@ -61,8 +61,8 @@ def test_the_inverse_stft_gives_the_signal_back_and_the_generator_a_segment_per_
     import tensorflow as tf
 
     from xtts_cli.config.schema import DataConfig, VocoderConfig
+    from xtts_cli.kinds.vocoder import build_generator, inverse_stft
     from xtts_cli.model.vocoder import _analysis_window, _stft
-    from xtts_cli.model.vocos import build_generator, inverse_stft
 
     data = DataConfig()
     frames = 40
@@ -80,7 +80,8 @@ def test_the_inverse_stft_gives_the_signal_back_and_the_generator_a_segment_per_
 
 def test_vocoder_steps_lower_the_loss_and_its_checkpoint_gives_the_same_audio(tmp_path: Path) -> None:
     from xtts_cli.config.loading import resolve_config
-    from xtts_cli.inference.vocoding import Vocoder, load_audio, mel_of
+    from xtts_cli.inference import load_vocoder
+    from xtts_cli.speech.vocoding import Vocoder, load_audio, mel_of
     from xtts_cli.training.controller import Controller
     from xtts_cli.training.trainer import Trainer
 
@@ -105,7 +106,7 @@ def test_vocoder_steps_lower_the_loss_and_its_checkpoint_gives_the_same_audio(tm
     )
     mel = mel_of(load_audio(SAMPLE_CLIP, config.data), config.data)
     trained = Vocoder("the trainer's", config.data, trainer.parts.models.model)(mel)
-    restored = Vocoder.load(tmp_path / "run", config.data)
+    restored = load_vocoder(tmp_path / "run", config.data)
     assert restored.step == 12
     np.testing.assert_array_equal(restored(mel), trained)
 
@@ -217,3 +218,18 @@ def test_the_pipeline_profiler_times_the_audio_a_vocoder_reads(tmp_path: Path) -
     # Frames counted as the features would frame the samples: a clip of audio is ~86 frames a second.
     assert 80 < profile.mel_frames_per_sec / profile.audio_seconds_per_sec < 92
     assert 0 < profile.padding_efficiency <= 1
+
+
+def test_a_vocoder_run_resumes_only_with_the_generator_shape_it_was_trained_with() -> None:
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.training.run_dir import model_identity
+
+    vocoder = XttsConfig.model_validate({"model": {"kind": "vocoder"}, "vocoder": {"dim": 32, "num_layers": 2}})
+    identity = model_identity(vocoder)
+    assert (identity["vocoder.dim"], identity["vocoder.num_layers"]) == (32, 2)
+    wider = vocoder.model_copy(update={"vocoder": vocoder.vocoder.model_copy(update={"dim": 64})})
+    assert model_identity(wider)["vocoder.dim"] == 64
+    # Its losses and discriminators may change between sessions; an acoustic run has no vocoder keys.
+    later = vocoder.model_copy(update={"vocoder": vocoder.vocoder.model_copy(update={"mel_loss_weight": 1.0})})
+    assert model_identity(later) == identity
+    assert not any(key.startswith("vocoder.") for key in model_identity(XttsConfig()))

@@ -11,7 +11,7 @@ import pytest
 
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.errors import XttsError
-from xtts_cli.inference.speech import CLONE_WINDOWS, reference_from_audio
+from xtts_cli.speech.synthesis import CLONE_WINDOWS, reference_from_audio
 
 CLIP = Path(__file__).resolve().parents[2] / "xtts_cli" / "data" / "sample" / "wavs" / "XTTS001-0001.wav"
 

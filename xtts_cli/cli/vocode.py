@@ -34,7 +34,7 @@ def vocode(
     """
     from xtts_cli.cli.output import Phases
     from xtts_cli.config.loading import resolve_config
-    from xtts_cli.inference.vocoding import GRIFFIN_LIM, Vocoder, load_audio, mel_of
+    from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder, load_audio, mel_of
 
     spec = vocoder or GRIFFIN_LIM
     with Phases(enabled=not json_output) as phase:
@@ -42,16 +42,16 @@ def vocode(
         if spec == GRIFFIN_LIM:
             chosen = Vocoder(GRIFFIN_LIM, resolve_config(config).config.data)
         else:
-            from xtts_cli.inference.checkpoints import read_run
+            from xtts_cli.inference.checkpoints import load_vocoder, read_run
 
-            chosen = Vocoder.load(spec, read_run(Path(spec))[0].data, acoustic_run="itself")
+            chosen = load_vocoder(spec, read_run(Path(spec))[0].data, acoustic_run="itself")
         data = chosen.data
         phase(f"vocoding {audio}")
         samples = load_audio(audio, data, what="AUDIO")
         began = time.perf_counter()
         waveform = chosen(mel_of(samples, data))
         seconds = time.perf_counter() - began
-    from xtts_cli.inference.speech import write_wav
+    from xtts_cli.speech.synthesis import write_wav
 
     write_wav(out, waveform, data.sample_rate)
     duration = len(waveform) / data.sample_rate

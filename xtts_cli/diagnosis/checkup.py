@@ -317,7 +317,7 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
         found.append(outside_limits_finding(scan, config.data))
     if config.data.preprocessing_mode == "runtime":
         found += runtime_decoding_findings(scan, config.data)
-    from xtts_cli.training.kinds import kind_for
+    from xtts_cli.kinds import kind_for
 
     # What the pipeline keeps per clip: audio for a kind that reads it or for a data/model split.
     audio = config.devices.splits_data_and_model or kind_for(config).reads == "audio"
@@ -510,7 +510,7 @@ def checkup(
     # dataset's serialized graph holds the pipeline's own ops.
     tokenizer = tokenizer_for(scan, config.data)
     graph_config = data_variant(config, preprocessing_mode="runtime", service_address=None)
-    from xtts_cli.training.kinds import kind_for
+    from xtts_cli.kinds import kind_for
 
     output = kind_for(config).reads
     dataset, info = build_pipeline(graph_config, list(scan.train), tokenizer, training=True, output=output)

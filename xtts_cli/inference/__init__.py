@@ -9,13 +9,14 @@
         speech.save(f"out/{index}.wav")
 
     tts = Synthesizer.load("runs/speak-cpu", vocoder="runs/vocoder-cpu")  # a trained vocoder
-    audio = Vocoder.load("runs/vocoder-cpu", tts.config.data)(mel)        # any log-mel to samples
+    audio = load_vocoder("runs/vocoder-cpu", tts.config.data)(mel)        # any log-mel to samples
 
 TensorFlow is imported by `Synthesizer.load`, not by this import.
 """
 
 from xtts_cli.inference.api import Synthesizer
-from xtts_cli.inference.speech import Speech, Voice
-from xtts_cli.inference.vocoding import Vocoder
+from xtts_cli.inference.checkpoints import load_vocoder
+from xtts_cli.speech.synthesis import Speech, Voice
+from xtts_cli.speech.vocoding import Vocoder
 
-__all__ = ["Speech", "Synthesizer", "Vocoder", "Voice"]
+__all__ = ["Speech", "Synthesizer", "Vocoder", "Voice", "load_vocoder"]

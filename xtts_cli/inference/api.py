@@ -6,9 +6,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Optional
 
-from xtts_cli.inference.run_files import load_speaking_rate
-from xtts_cli.inference.speech import Speech, Voice, resolve_voice, synthesize_speech
-from xtts_cli.inference.vocoding import GRIFFIN_LIM, VOCODER_DIR, Vocoder
+from xtts_cli.speech.run_files import load_speaking_rate
+from xtts_cli.speech.synthesis import Speech, Voice, resolve_voice, synthesize_speech
+from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
 
 class Synthesizer:
@@ -33,12 +33,12 @@ class Synthesizer:
     def load(cls, run_dir: Path | str, step: Optional[int] = None, vocoder: Optional[Path | str] = None) -> Synthesizer:
         """`vocoder`: a vocoder run's directory or "griffin-lim"; by default the run's own vocoder
         (a vocoder run in RUN_DIR/vocoder) when it has one, else Griffin-Lim."""
-        from xtts_cli.inference.checkpoints import load_run
+        from xtts_cli.inference.checkpoints import VOCODER_DIR, load_run, load_vocoder
 
         config, tokenizer, model, restored, run = load_run(Path(run_dir), step)
         if vocoder is None and (run.path / VOCODER_DIR / "config.yaml").is_file():
             vocoder = run.path / VOCODER_DIR
-        chosen = Vocoder.load(vocoder, config.data, acoustic_run=f"the run {run_dir}")
+        chosen = load_vocoder(vocoder, config.data, acoustic_run=f"the run {run_dir}")
         return cls(config, tokenizer, model, restored, run, chosen)
 
     @property

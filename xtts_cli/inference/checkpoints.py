@@ -1,13 +1,15 @@
-"""A run's model, built from its config and vocabulary and restored from its checkpoint."""
+"""A run's network, built by its model kind (`xtts_cli.kinds`) from its config and vocabulary and
+restored from its checkpoint: an acoustic run's (`load_run`) or a vocoder run's (`load_vocoder`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Optional
 
-from xtts_cli.config.schema import XttsConfig
+from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.errors import XttsError
-from xtts_cli.inference.run_files import RunDir
+from xtts_cli.speech.run_files import RunDir
+from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
 
 def restore_model(model, checkpoint: str) -> int:
@@ -151,13 +153,14 @@ def load_run(run_dir: Path, step: Optional[int] = None):
     """(config, tokenizer, model with the latest checkpoint restored, step, run) from an acoustic
     run directory; `step`: that step's checkpoint instead of the latest (one the run still keeps)."""
     from xtts_cli.data.text import Tokenizer
-    from xtts_cli.model.build import build_model_for
+    from xtts_cli.kinds import kind_for
 
     config, run = read_run(run_dir)
-    if config.model.kind == "vocoder":
+    if config.model.kind != "acoustic":
         raise XttsError(
-            f"{run_dir} is a vocoder run: it turns mels into audio and reads no text",
-            hint=f"pass the acoustic model's run as --run-dir and this one as --vocoder {run_dir}",
+            f"{run_dir} is a {config.model.kind} run, not an acoustic model: it reads no text",
+            hint="pass the acoustic model's run as --run-dir"
+            + (f" and this one as --vocoder {run_dir}" if config.model.kind == "vocoder" else ""),
         )
     if not run.vocab.is_file():
         raise XttsError(
@@ -165,6 +168,47 @@ def load_run(run_dir: Path, step: Optional[int] = None):
             hint="pass the --run-dir of an `xtts train` run, e.g. runs/tiny-cpu",
         )
     tokenizer = Tokenizer.load(run.vocab)
-    model = build_model_for(config, tokenizer)
+    model = kind_for(config).build_network(config, tokenizer)
     restored = restore_run(model, run, run_dir, step)
     return config, tokenizer, model, restored, run
+
+
+# A run's own vocoder: a vocoder run trained into this folder of the acoustic run's directory.
+VOCODER_DIR = "vocoder"
+# What a mel frame means: a vocoder trained on other values hears other sounds.
+FEATURE_FIELDS = ("sample_rate", "n_mels", "n_fft", "hop_length", "win_length", "fmin", "fmax", "mel_filterbank")
+
+
+def feature_mismatch(ours: DataConfig, theirs: DataConfig) -> list[str]:
+    return [
+        f"{name} {getattr(ours, name)} against {getattr(theirs, name)}"
+        for name in FEATURE_FIELDS
+        if getattr(ours, name) != getattr(theirs, name)
+    ]
+
+
+def load_vocoder(spec: Optional[str | Path], data: DataConfig, *, acoustic_run: str = "the acoustic run") -> Vocoder:
+    """`spec`: "griffin-lim" (or None), or a vocoder run directory whose features must be `data`'s
+    (else the load stops with both named): a `Vocoder`, log-mel [frames, n_mels] to samples."""
+    if spec is None or str(spec) == GRIFFIN_LIM:
+        return Vocoder(GRIFFIN_LIM, data)
+    from xtts_cli.kinds import kind_for
+
+    path = Path(spec)
+    config, run = read_run(path)
+    if config.model.kind != "vocoder":
+        raise XttsError(
+            f"--vocoder {spec}: that run is an acoustic model (model.kind {config.model.kind}), not a vocoder",
+            hint=f"pass a run trained with model.kind: vocoder (configs/vocoder-cpu.yaml), or {GRIFFIN_LIM}",
+        )
+    differ = feature_mismatch(data, config.data)
+    if differ:
+        raise XttsError(
+            f"--vocoder {spec} was trained on other features than {acoustic_run}: {'; '.join(differ)} "
+            f"({acoustic_run} first)",
+            hint="train the vocoder with the acoustic run's data section (rate, hop, mels), or use "
+            f"--vocoder {GRIFFIN_LIM}",
+        )
+    generator = kind_for(config).build_network(config, None)
+    step = restore_run(generator, run, path)
+    return Vocoder(str(spec), config.data, generator, step)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Optional
 
 from xtts_cli.errors import XttsError
-from xtts_cli.inference.run_files import RATE_CEILING_FACTOR, RATE_FLOOR_SHARE
+from xtts_cli.speech.run_files import RATE_CEILING_FACTOR, RATE_FLOOR_SHARE
 
 EXPORT_INFO = "export.json"
 
@@ -34,9 +34,9 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None) -> dict:
 
     from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel, mel_filterbank
     from xtts_cli.inference import Synthesizer
-    from xtts_cli.inference.speech import FRAMES_PER_CHARACTER, MIN_FRAMES_PER_CHARACTER, generation_settings
-    from xtts_cli.inference.vocoding import GRIFFIN_LIM_ITERATIONS
     from xtts_cli.model.vocoder import griffin_lim
+    from xtts_cli.speech.synthesis import FRAMES_PER_CHARACTER, MIN_FRAMES_PER_CHARACTER, generation_settings
+    from xtts_cli.speech.vocoding import GRIFFIN_LIM_ITERATIONS
 
     if out.exists() and any(out.iterdir()):
         raise XttsError(f"--out {out} already holds files", hint="pass a new or empty folder")

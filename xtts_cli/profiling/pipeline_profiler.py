@@ -244,8 +244,8 @@ def _frames(batch: dict, hop_length: int) -> tuple[Any, int]:
 
 
 def _output(config: XttsConfig) -> Literal["mel", "audio"]:
-    """What the run's pipeline delivers to the step: its model kind's choice (training/kinds)."""
-    from xtts_cli.training.kinds import kind_for
+    """What the run's pipeline delivers to the step: its model kind's choice (xtts_cli/kinds)."""
+    from xtts_cli.kinds import kind_for
 
     return kind_for(config).reads
 

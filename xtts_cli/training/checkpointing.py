@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from xtts_cli.errors import XttsError, disk_full
-from xtts_cli.inference.run_files import RunDir
+from xtts_cli.speech.run_files import RunDir
 from xtts_cli.training.events import Noted, Progress
 from xtts_cli.training.run_dir import remove_stale_temporaries
 

@@ -23,10 +23,10 @@ if TYPE_CHECKING:
     from xtts_cli.data.scan import ScanReport
     from xtts_cli.data.text import Tokenizer
     from xtts_cli.devices.placement import DevicePlan
-    from xtts_cli.inference.run_files import RunDir
+    from xtts_cli.kinds import KindModels, ModelKind
+    from xtts_cli.speech.run_files import RunDir
     from xtts_cli.training.checkpointing import RunCheckpoints
     from xtts_cli.training.inputs import TrainingInput
-    from xtts_cli.training.kinds import KindModels, ModelKind
     from xtts_cli.training.settings import RunSettings
     from xtts_cli.training.steps import Steps
     from xtts_cli.training.workers import StepGather
@@ -201,7 +201,7 @@ def _models(config: XttsConfig, kind: ModelKind, **run: Any) -> tuple[KindModels
     """The kind's models and optimizers and the run's counters, in the strategy's scope."""
     import tensorflow as tf
 
-    from xtts_cli.training.kinds import KindContext
+    from xtts_cli.kinds import KindContext
 
     plan, settings, strategy = run["plan"], run["settings"], run["strategy"]
     with strategy.scope():

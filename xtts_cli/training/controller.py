@@ -46,8 +46,8 @@ from xtts_cli.training.workers import WorkersDisagreeError
 if TYPE_CHECKING:
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.devices.placement import DevicePlan
+    from xtts_cli.kinds import ModelKind
     from xtts_cli.training.components import RunComponents
-    from xtts_cli.training.kinds import ModelKind
 
 __all__ = ["CheckpointHook", "Controller", "Hook", "MetricsHook", "SamplesHook", "StepEnd", "ValidationHook"]
 

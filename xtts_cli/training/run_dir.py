@@ -33,8 +33,8 @@ from xtts_cli.config.editing import write_atomically
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.errors import XttsError
 from xtts_cli.host import plan_threads
-from xtts_cli.inference.run_files import RunDir
 from xtts_cli.locks import LOCK_FILE
+from xtts_cli.speech.run_files import RunDir
 
 # Written into every run directory xtts makes: what may be resumed into, and moved aside by --fresh.
 MARKER_FILE = ".xtts-run"
@@ -58,16 +58,13 @@ def _flatten(prefix: str, values: dict[str, Any]) -> dict[str, Any]:
     return {f"{prefix}.{k}": v for k, v in values.items()}
 
 
-VOCODER_KEYS = ("dim", "intermediate_dim", "num_layers")
-
-
 def model_identity(config: XttsConfig) -> dict[str, Any]:
-    """The fields that must match to resume: the model section and the feature settings."""
+    """The fields that must match to resume: the model section, what the kind's network shape
+    depends on besides it and the feature settings."""
+    from xtts_cli.kinds import kind_for
+
     identity = _flatten("model", config.model.model_dump())
-    if config.model.kind == "vocoder":
-        # The generator's shape; the discriminators may come later (adversarial_start_step).
-        shape = config.vocoder.model_dump(include=set(VOCODER_KEYS))
-        identity.update({f"vocoder.{k}": shape[k] for k in VOCODER_KEYS})
+    identity.update(kind_for(config).identity(config))
     data = config.data.model_dump()
     identity.update({f"data.{k}": data[k] for k in FEATURE_KEYS})
     return identity

@@ -62,7 +62,7 @@ class RunSettings:
     global_batch_size: int
     # What one step trains on: over every replica of every worker.
     step_batch_size: int
-    # The model kind's registry name (training/kinds): what the run trains.
+    # The model kind's registry name (xtts_cli/kinds): what the run trains.
     kind: str
     # What the pipeline delivers: audio (for a kind that reads it, or featurized on the data device
     # in a data/model split), or mels.
@@ -85,7 +85,7 @@ class RunSettings:
 
 
 def resolve_settings(config: XttsConfig, plan: DevicePlan) -> RunSettings:
-    from xtts_cli.training.kinds import kind_for, kind_name
+    from xtts_cli.kinds import kind_for, kind_name
 
     training = config.training
     replicas = plan.num_replicas if plan.kind == "mirrored" else 1

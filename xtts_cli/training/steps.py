@@ -19,7 +19,7 @@ import time
 from typing import Any, Optional
 
 from xtts_cli.devices.placement import DevicePlan
-from xtts_cli.training.kinds import KindModels
+from xtts_cli.kinds import KindModels
 from xtts_cli.training.settings import RunSettings
 
 __all__ = ["STOP_KEY", "Steps"]

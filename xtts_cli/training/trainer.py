@@ -45,7 +45,7 @@ class Trainer:
         force: bool = False,
         progress: Optional[Progress] = None,
     ) -> None:
-        from xtts_cli.training.kinds import kind_for
+        from xtts_cli.kinds import kind_for
 
         self.config = config
         self.kind = kind_for(config)

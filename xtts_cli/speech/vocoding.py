@@ -1,9 +1,8 @@
-"""Mel frames to audio: Griffin-Lim, or a trained vocoder run (`model.kind: vocoder`).
+"""Mel frames to audio: Griffin-Lim, or a trained vocoder's generator (`Vocoder`), and the audio
+and log-mel of a whole file as the training pipeline computes them.
 
-`Vocoder.load("griffin-lim" | RUN_DIR, data)` is what `xtts synthesize --vocoder`, `xtts vocode`
-and the Python API use. A vocoder only makes sense for mels computed as it was trained on: the
-acoustic run's features and the vocoder run's must agree (`FEATURE_FIELDS`), or the load stops
-with both named.
+Loading a vocoder run (`xtts_cli.inference.load_vocoder`) checks that its features are the
+acoustic run's before it makes a `Vocoder` of its generator.
 """
 
 from __future__ import annotations
@@ -17,24 +16,12 @@ import numpy as np
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.errors import XttsError
 
-__all__ = ["FEATURE_FIELDS", "GRIFFIN_LIM", "Vocoder", "load_audio"]
+__all__ = ["GRIFFIN_LIM", "GRIFFIN_LIM_ITERATIONS", "Vocoder", "load_audio", "mel_of"]
 
 GRIFFIN_LIM = "griffin-lim"
-# A run's own vocoder: a vocoder run trained into this folder of the acoustic run's directory.
-VOCODER_DIR = "vocoder"
 # Griffin-Lim iterations: 32 is where the spectral convergence of speech levels off (Perraudin
 # et al., "A fast Griffin-Lim algorithm", 2013); more costs time for little gain.
 GRIFFIN_LIM_ITERATIONS = 32
-# What a mel frame means: a vocoder trained on other values hears other sounds.
-FEATURE_FIELDS = ("sample_rate", "n_mels", "n_fft", "hop_length", "win_length", "fmin", "fmax", "mel_filterbank")
-
-
-def feature_mismatch(ours: DataConfig, theirs: DataConfig) -> list[str]:
-    return [
-        f"{name} {getattr(ours, name)} against {getattr(theirs, name)}"
-        for name in FEATURE_FIELDS
-        if getattr(ours, name) != getattr(theirs, name)
-    ]
 
 
 @dataclass
@@ -46,33 +33,6 @@ class Vocoder:
     generator: Any = None
     step: Optional[int] = None
     _compiled: Any = None
-
-    @classmethod
-    def load(cls, spec: Optional[str | Path], data: DataConfig, *, acoustic_run: str = "the acoustic run") -> Vocoder:
-        """`spec`: "griffin-lim" (or None), or a vocoder run directory whose features must be `data`'s."""
-        if spec is None or str(spec) == GRIFFIN_LIM:
-            return cls(GRIFFIN_LIM, data)
-        from xtts_cli.inference.checkpoints import read_run, restore_run
-        from xtts_cli.model.vocos import build_generator
-
-        path = Path(spec)
-        config, run = read_run(path)
-        if config.model.kind != "vocoder":
-            raise XttsError(
-                f"--vocoder {spec}: that run is an acoustic model (model.kind {config.model.kind}), not a vocoder",
-                hint=f"pass a run trained with model.kind: vocoder (configs/vocoder-cpu.yaml), or {GRIFFIN_LIM}",
-            )
-        differ = feature_mismatch(data, config.data)
-        if differ:
-            raise XttsError(
-                f"--vocoder {spec} was trained on other features than {acoustic_run}: {'; '.join(differ)} "
-                f"({acoustic_run} first)",
-                hint="train the vocoder with the acoustic run's data section (rate, hop, mels), or use "
-                f"--vocoder {GRIFFIN_LIM}",
-            )
-        generator = build_generator(config.vocoder, config.data)
-        step = restore_run(generator, run, path)
-        return cls(str(spec), config.data, generator, step)
 
     def __call__(self, mel) -> np.ndarray:
         """log-mel [frames, n_mels] -> float32 samples [(frames - 1) * hop_length]."""

@@ -1,26 +1,234 @@
 """The vocoder kind: mel frames to a waveform (`model.kind: vocoder`, the `vocoder` config section).
 
+The network is a Vocos-style generator: ConvNeXt blocks over the mel frames (no upsampling: every
+layer runs at the frame rate, which is why it is fast on a CPU) and a head that predicts each
+frame's STFT, magnitude and phase, turned into samples by the inverse STFT (Siuzdenovskii 2023,
+"Vocos", arXiv 2306.00814). The framing is the feature pipeline's (`xtts_cli.data.features`,
+centred, librosa's `center=True`), the same as Griffin-Lim's (`model/vocoder.py`): F frames give
+(F - 1) * hop_length samples, so a segment of S samples, whose mel has 1 + S // hop frames, comes
+back as S samples.
+
 Its step reads the pipeline's audio (any corpus layout, cache or precompute store the acoustic
 model reads), crops a random segment of `vocoder.segment_frames` frames from each clip on the
 model device, computes the segment's mel exactly as the acoustic model's features are computed,
-and trains the generator (`model/vocos.py`) to give the segment back:
+and trains the generator to give the segment back:
 
 - the L1 distance of the log-mels (HiFi-GAN, Vocos: weight 45) and the multi-resolution STFT
   loss (spectral convergence plus log-magnitude L1, Parallel WaveGAN), always;
-- from `vocoder.adversarial_start_step`, least-squares GAN losses against the multi-period and
-  multi-resolution discriminators, with feature matching, and the discriminators' own update in
-  the same step (their optimizer is the second one the checkpoint saves).
+- from `vocoder.adversarial_start_step`, least-squares GAN losses against the multi-period
+  (HiFi-GAN) and multi-resolution (UnivNet) discriminators, as Vocos trains with them, with
+  feature matching, and the discriminators' own update in the same step (their optimizer is the
+  second one the checkpoint saves).
+
+This module imports TensorFlow (its networks are Keras classes); the registry imports it only
+when a config names the kind.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
-from xtts_cli.training.kinds.base import KindContext
+import keras
+import tensorflow as tf
 
-__all__ = ["VOCODER", "VocoderKind"]
+from xtts_cli.data.features import as_values, log_mel
+from xtts_cli.kinds.base import KindContext
+from xtts_cli.kinds.optimization import build_optimizer
+from xtts_cli.speech.synthesis import write_wav
+from xtts_cli.speech.vocoding import Vocoder, load_audio, mel_of
+
+if TYPE_CHECKING:
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.data.text import Tokenizer
+
+__all__ = ["VOCODER", "Discriminators", "VocoderKind", "VocosGenerator", "build_generator", "inverse_stft"]
+
+# The head's log-magnitude is clipped to these before exp. Above: Vocos clips the magnitude at 1e2,
+# so an early step's large output cannot overflow the inverse STFT. Below: silence pushed the
+# magnitudes of whole frames under float32's range (exp(-104) is 0), and a frame of exact zeros
+# made the losses' magnitudes sqrt(0), whose gradient is a NaN (step 1,618 of a CPU run).
+MAX_LOG_MAGNITUDE = math.log(1e2)
+MIN_LOG_MAGNITUDE = math.log(1e-7)
+
+
+def _window(n_fft: int, win_length: int) -> tf.Tensor:
+    """Periodic Hann of `win_length` centred in `n_fft` (the analysis window of the features)."""
+    window = tf.signal.hann_window(win_length, periodic=True, dtype=tf.float32)
+    left = (n_fft - win_length) // 2
+    return tf.pad(window, [[left, n_fft - win_length - left]])
+
+
+def inverse_stft(spectrum: tf.Tensor, *, n_fft: int, hop_length: int, win_length: int) -> tf.Tensor:
+    """[..., F, n_fft // 2 + 1] complex64 -> [..., (F - 1) * hop_length] float32: windowed
+    overlap-add divided by the window's summed square (librosa.istft, centred)."""
+    window = _window(n_fft, win_length)
+    frames = tf.signal.irfft(spectrum, fft_length=[n_fft]) * window
+    signal = tf.signal.overlap_and_add(frames, hop_length)
+    count = tf.shape(spectrum)[-2]
+    envelope = tf.signal.overlap_and_add(tf.tile(tf.square(window)[None], [count, 1]), hop_length)
+    envelope = tf.where(envelope > 1e-10, envelope, 1.0)
+    half = n_fft // 2
+    return (signal / envelope)[..., half : tf.shape(signal)[-1] - half]
+
+
+class ConvNeXtBlock(keras.layers.Layer):
+    """Depthwise convolution (kernel 7), layer norm, pointwise up, GELU, pointwise down, scaled
+    residual (ConvNeXt, Liu et al. 2022; Vocos's block, without the 2-D downsampling)."""
+
+    def __init__(self, dim: int, width: int, layer_scale: float, **kwargs):
+        super().__init__(**kwargs)
+        self.depthwise = keras.layers.DepthwiseConv1D(7, padding="same")
+        self.norm = keras.layers.LayerNormalization(epsilon=1e-6)
+        self.up = keras.layers.Dense(width)
+        self.down = keras.layers.Dense(dim)
+        self.layer_scale = layer_scale
+
+    def build(self, input_shape):
+        self.gamma = self.add_weight(
+            shape=(input_shape[-1],), initializer=keras.initializers.Constant(self.layer_scale), name="gamma"
+        )
+        super().build(input_shape)
+
+    def call(self, x):
+        h = self.down(keras.activations.gelu(self.up(self.norm(self.depthwise(x)))))
+        return x + tf.cast(self.gamma, h.dtype) * h
+
+
+class VocosGenerator(keras.Model):
+    """log-mel [B, F, n_mels] -> audio [B, (F - 1) * hop_length] float32 in [-1, 1]-ish."""
+
+    weights_added_since_first: tuple[str, ...] = ()  # every run's checkpoint holds all its weights
+
+    def __init__(
+        self,
+        *,
+        n_mels: int,
+        n_fft: int,
+        hop_length: int,
+        win_length: int,
+        dim: int,
+        width: int,
+        num_layers: int,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.n_mels, self.n_fft, self.hop_length, self.win_length = n_mels, n_fft, hop_length, win_length
+        self.embed = keras.layers.Conv1D(dim, 7, padding="same")
+        self.norm = keras.layers.LayerNormalization(epsilon=1e-6)
+        self.blocks = [ConvNeXtBlock(dim, width, 1.0 / num_layers, name=f"block_{i}") for i in range(num_layers)]
+        self.final_norm = keras.layers.LayerNormalization(epsilon=1e-6)
+        # float32 whatever the policy: exp, cos and the inverse FFT want the range.
+        self.head = keras.layers.Dense(n_fft + 2, dtype="float32")
+
+    def spectrum(self, mel, training=False):
+        """The predicted STFT [B, F, n_fft // 2 + 1] complex64."""
+        x = self.norm(self.embed(mel))
+        for block in self.blocks:
+            x = block(x)
+        out = self.head(self.final_norm(x))
+        log_magnitude, phase = tf.split(out, 2, axis=-1)
+        magnitude = tf.exp(tf.clip_by_value(log_magnitude, MIN_LOG_MAGNITUDE, MAX_LOG_MAGNITUDE))
+        return tf.complex(magnitude * tf.cos(phase), magnitude * tf.sin(phase))
+
+    def call(self, mel, training=False):
+        return inverse_stft(
+            self.spectrum(mel, training=training),
+            n_fft=self.n_fft,
+            hop_length=self.hop_length,
+            win_length=self.win_length,
+        )
+
+
+def build_generator(vocoder, data) -> VocosGenerator:
+    """The generator for a config's `vocoder` and `data` sections, with its weights built."""
+    generator = VocosGenerator(
+        n_mels=data.n_mels,
+        n_fft=data.n_fft,
+        hop_length=data.hop_length,
+        win_length=data.win_length,
+        dim=vocoder.dim,
+        width=vocoder.block_width,
+        num_layers=vocoder.num_layers,
+        name="vocoder",
+    )
+    generator(tf.zeros([1, 4, data.n_mels]), training=False)
+    return generator
+
+
+LEAK = 0.1  # LeakyReLU slope of every discriminator layer (HiFi-GAN)
+
+
+class PeriodDiscriminator(keras.layers.Layer):
+    """The waveform folded into [samples / period, period] and judged by 2-D convolutions along
+    time, one column per phase of the period (HiFi-GAN's sub-discriminator)."""
+
+    def __init__(self, period: int, channels: int, **kwargs):
+        super().__init__(**kwargs)
+        self.period = period
+        widths = [channels, 4 * channels, 16 * channels, 32 * channels]
+        self.convs = [keras.layers.Conv2D(w, (5, 1), strides=(3, 1), padding="same") for w in widths]
+        self.convs.append(keras.layers.Conv2D(32 * channels, (5, 1), padding="same"))
+        self.out = keras.layers.Conv2D(1, (3, 1), padding="same", dtype="float32")
+
+    def call(self, audio):
+        length = tf.shape(audio)[1]
+        pad = (self.period - length % self.period) % self.period
+        x = tf.pad(audio, [[0, 0], [0, pad]], mode="REFLECT")
+        x = tf.reshape(x, [tf.shape(x)[0], -1, self.period, 1])
+        features = []
+        for conv in self.convs:
+            x = tf.nn.leaky_relu(conv(x), LEAK)
+            features.append(x)
+        return self.out(x), features
+
+
+class ResolutionDiscriminator(keras.layers.Layer):
+    """The magnitude spectrogram at one resolution, judged by 2-D convolutions over time and
+    frequency (UnivNet's multi-resolution discriminator)."""
+
+    def __init__(self, resolution: tuple[int, int, int], channels: int, **kwargs):
+        super().__init__(**kwargs)
+        self.n_fft, self.hop, self.window = resolution
+        self.convs = [keras.layers.Conv2D(channels, (3, 9), padding="same")]
+        self.convs += [keras.layers.Conv2D(channels, (3, 9), strides=(1, 2), padding="same") for _ in range(3)]
+        self.convs.append(keras.layers.Conv2D(channels, (3, 3), padding="same"))
+        self.out = keras.layers.Conv2D(1, (3, 3), padding="same", dtype="float32")
+
+    def call(self, audio):
+        spectrum = tf.signal.stft(
+            tf.cast(audio, tf.float32), self.window, self.hop, fft_length=self.n_fft, pad_end=True
+        )
+        # sqrt(|z|^2 + eps), not tf.abs: a finite gradient where a bin is exactly 0 (silence).
+        magnitude = tf.sqrt(tf.math.real(spectrum) ** 2 + tf.math.imag(spectrum) ** 2 + 1e-12)
+        x = tf.cast(magnitude[..., None], self.compute_dtype)
+        features = []
+        for conv in self.convs:
+            x = tf.nn.leaky_relu(conv(x), LEAK)
+            features.append(x)
+        return self.out(x), features
+
+
+class Discriminators(keras.Model):
+    """Every sub-discriminator: `call(audio)` -> (scores, features), one entry per
+    sub-discriminator, each features entry a list of its layers' activations."""
+
+    def __init__(self, periods, resolutions, channels: int, **kwargs):
+        super().__init__(**kwargs)
+        self.judges = [PeriodDiscriminator(p, channels, name=f"period_{p}") for p in periods]
+        self.judges += [ResolutionDiscriminator(tuple(r), channels, name=f"resolution_{r[0]}") for r in resolutions]
+
+    def call(self, audio):
+        scores, features = [], []
+        for judge in self.judges:
+            score, maps = judge(audio)
+            scores.append(score)
+            features.append(maps)
+        return scores, features
+
 
 _EPSILON = 1e-7
 
@@ -29,8 +237,6 @@ def crop_segments(audio, lengths, samples: int, seed=None):
     """A segment of `samples` from each clip [B, S] (its own length `lengths` [B]): at a random
     start drawn from `seed` (a stateless seed), or without one from the clip's middle; a clip
     shorter than `samples` starts at 0 and is zero-padded."""
-    import tensorflow as tf
-
     audio = tf.pad(audio, [[0, 0], [0, tf.maximum(samples - tf.shape(audio)[1], 0)]])
     room = tf.maximum(tf.cast(lengths, tf.int32) - samples, 0)
     if seed is None:
@@ -46,7 +252,6 @@ def crop_segments(audio, lengths, samples: int, seed=None):
 def stft_loss(real, fake, resolutions):
     """Multi-resolution STFT loss: mean over resolutions of spectral convergence plus the L1
     distance of log magnitudes (Yamamoto et al. 2020, Parallel WaveGAN)."""
-    import tensorflow as tf
 
     def magnitude(audio, n_fft, hop, window):
         spectrum = tf.signal.stft(audio, window, hop, fft_length=n_fft, pad_end=True)
@@ -66,15 +271,11 @@ def stft_loss(real, fake, resolutions):
 
 
 def _as_float(values):
-    import tensorflow as tf
-
     return [tf.cast(v, tf.float32) for v in values]
 
 
 def adversarial_losses(discriminators, real, fake):
     """(generator's least-squares loss, feature matching) for the generator's update."""
-    import tensorflow as tf
-
     fake_scores, fake_features = discriminators(fake)
     _, real_features = discriminators(real)
     adversarial = tf.add_n([tf.reduce_mean(tf.square(1.0 - s)) for s in _as_float(fake_scores)]) / len(fake_scores)
@@ -86,8 +287,6 @@ def adversarial_losses(discriminators, real, fake):
 
 
 def discriminator_loss(discriminators, real, fake):
-    import tensorflow as tf
-
     real_scores, _ = discriminators(real)
     fake_scores, _ = discriminators(fake)
     terms = [
@@ -116,19 +315,22 @@ class VocoderKind:
     def prepare_run(self, context: KindContext) -> None:
         """Nothing besides checkpoints: a vocoder reads mels, which carry no text or voice."""
 
-    def build(self, context: KindContext) -> VocoderModels:
-        from xtts_cli.model.vocos import Discriminators, build_generator
-        from xtts_cli.training.optimization import build_optimizer
+    def identity(self, config: XttsConfig) -> dict[str, Any]:
+        """The generator's shape; the discriminators may come later (`adversarial_start_step`)."""
+        shape = config.vocoder.model_dump(include={"dim", "intermediate_dim", "num_layers"})
+        return {f"vocoder.{key}": value for key, value in sorted(shape.items())}
 
+    def build_network(self, config: XttsConfig, tokenizer: Optional[Tokenizer]) -> VocosGenerator:
+        return build_generator(config.vocoder, config.data)
+
+    def build(self, context: KindContext) -> VocoderModels:
         config = context.config
         vocoder, training = config.vocoder, config.training
-        generator = build_generator(vocoder, config.data)
+        generator = self.build_network(config, context.tokenizer)
         optimizer = build_optimizer(training, context.total_steps, context.mixed_precision, context.budget_used)
         optimizer.build(generator.trainable_variables)
         discriminators = discriminator_optimizer = None
         if vocoder.adversarial_start_step is not None:
-            import tensorflow as tf
-
             discriminators = Discriminators(
                 vocoder.periods,
                 vocoder.discriminator_resolutions,
@@ -163,24 +365,16 @@ class VocoderModels:
 
     def _segments(self, batch, seed=None):
         """(audio segments [B, samples], their log-mel [B, segment_frames + 1, n_mels])."""
-        from xtts_cli.data.features import as_values, log_mel
-
         audio = crop_segments(as_values(batch)["audio"], batch["audio_lengths"], self.samples, seed)
         return audio, log_mel(audio, self.data)
 
     def _spectral(self, real, mel, fake) -> dict[str, Any]:
-        import tensorflow as tf
-
-        from xtts_cli.data.features import log_mel
-
         mel_loss = tf.reduce_mean(tf.abs(log_mel(fake, self.data, differentiable=True) - mel))
         spectral = stft_loss(real, fake, self.vocoder.stft_resolutions)
         total = self.vocoder.mel_loss_weight * mel_loss + self.vocoder.stft_loss_weight * spectral
         return {"loss": total, "mel_loss": mel_loss, "stft_loss": spectral}
 
     def train_step(self, batch: dict) -> dict[str, Any]:
-        import tensorflow as tf
-
         optimizer, replicas = self.optimizer, float(self.context.replicas)
         replica = tf.cast(tf.distribute.get_replica_context().replica_id_in_sync_group, tf.int64)
         draw = tf.cast(optimizer.iterations, tf.int64) * self.context.replicas + replica
@@ -217,15 +411,11 @@ class VocoderModels:
 
     def _first_clip(self, batch):
 
-        from xtts_cli.data.features import as_values, log_mel
-
         audio = as_values(batch)["audio"][0, : int(batch["audio_lengths"][0])]
         return audio, self.model(log_mel(audio, self.data)[None], training=False)[0]
 
     def summaries(self, batch: Any, val_batch: Any, step: int) -> None:
         """`vocoder/validation`: the first validation clip, and `vocoder/recording`, the clip itself."""
-        import tensorflow as tf
-
         if val_batch is None:
             return
         real, fake = self._first_clip(val_batch)
@@ -235,11 +425,6 @@ class VocoderModels:
 
     def render_samples(self, step: int) -> None:
         """samples/vocoded_step_N.wav: the first validation clip's mel through the vocoder."""
-        from pathlib import Path
-
-        from xtts_cli.inference.speech import write_wav
-        from xtts_cli.inference.vocoding import Vocoder, load_audio, mel_of
-
         audio = load_audio(Path(self.context.first_item.audio_path), self.data)
         vocoded = Vocoder("this run", self.data, self.model)(mel_of(audio, self.data))
         write_wav(self.context.run_dir.samples / f"vocoded_step_{step}.wav", vocoded, self.data.sample_rate)

@@ -1,24 +1,26 @@
 """What the training engine needs from a model kind.
 
 A kind (the autoregressive decoder, the duration decoder, the vocoder) says what its step reads
-from the input pipeline, writes what its runs need besides checkpoints, and builds its models
-into a `KindModels`: what is saved, the per-replica train and eval steps (a step that updates two
+from the input pipeline, writes what its runs need besides checkpoints, builds the network that
+synthesis restores from a run (`build_network`), and builds its models for training into a
+`KindModels`: what is saved, the per-replica train and eval steps (a step that updates two
 optimizers, a GAN's, is just a step), its TensorBoard pictures and the samples it renders. The
-engine (trainer.py, controller.py) owns everything else: devices, data, the loop, checkpoints,
-signals and the time budget, alike for every kind.
+engine (`xtts_cli.training`) owns everything else: devices, data, the loop, checkpoints, signals
+and the time budget, alike for every kind; `xtts_cli.inference` loads any kind's run through
+`build_network`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Optional, Protocol
 
 if TYPE_CHECKING:
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.data.scan import DatasetItem, ScanReport
     from xtts_cli.data.text import Tokenizer
-    from xtts_cli.inference.run_files import RunDir
+    from xtts_cli.speech.run_files import RunDir
 
 __all__ = ["KindContext", "KindModels", "ModelKind"]
 
@@ -94,6 +96,14 @@ class ModelKind(Protocol):
 
     def prepare_run(self, context: KindContext) -> None:
         """Write what the run needs besides checkpoints (chief only; once per run)."""
+
+    def identity(self, config: XttsConfig) -> dict[str, Any]:
+        """What its network's shape depends on outside the `model` section ("section.field":
+        value): a run resumes only when these match, as the model section and features must."""
+
+    def build_network(self, config: XttsConfig, tokenizer: Optional[Tokenizer]) -> Any:
+        """The network a run of this kind saves as "model", with its weights built (the run's
+        vocabulary `tokenizer` for a kind that reads text, else None)."""
 
     def build(self, context: KindContext) -> KindModels:
         """The models and optimizers, built (weights and optimizer variables made)."""

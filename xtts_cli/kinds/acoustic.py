@@ -1,7 +1,7 @@
 """The acoustic kinds: text to mel frames, by the autoregressive decoder or the duration decoder.
 
 Both read mel batches (their text, the mel and a speaker reference cropped from a clip), train with
-one optimizer and render test sentences; they differ in the model `model/build.py` makes and in
+one optimizer and render test sentences; they differ in the network `model/build.py` makes and in
 self-conditioning, which only a decoder that reads its previous frames can use.
 """
 
@@ -10,9 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
-from xtts_cli.training.kinds.base import KindContext
+from xtts_cli.kinds.base import KindContext
+
+if TYPE_CHECKING:
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.data.text import Tokenizer
 
 __all__ = ["AUTOREGRESSIVE", "DURATION", "AcousticKind"]
 
@@ -33,7 +37,7 @@ class AcousticKind:
     def prepare_run(self, context: KindContext) -> None:
         """The speaking rate synthesis paces sentences by, the reference voice of the test sentences
         (the first validation clip's opening frames) and the speakers' clips, once per run."""
-        from xtts_cli.inference.run_files import (
+        from xtts_cli.speech.run_files import (
             REFERENCE_FILE,
             SPEAKERS_FILE,
             SPEAKING_RATE_FILE,
@@ -42,7 +46,7 @@ class AcousticKind:
             save_speakers,
             save_speaking_rate,
         )
-        from xtts_cli.inference.speech import reference_from_audio
+        from xtts_cli.speech.synthesis import reference_from_audio
 
         run, data = context.run_dir.path, context.config.data
         if not (run / SPEAKING_RATE_FILE).is_file():
@@ -54,12 +58,20 @@ class AcousticKind:
         if not (run / SPEAKERS_FILE).is_file():
             save_speakers(run, context.scan.train)
 
-    def build(self, context: KindContext) -> AcousticModels:
+    def identity(self, config: XttsConfig) -> dict[str, Any]:
+        return {}  # the model section holds every size of it
+
+    def build_network(self, config: XttsConfig, tokenizer: Optional[Tokenizer]) -> Any:
         from xtts_cli.model.build import build_model_for
-        from xtts_cli.training.optimization import build_optimizer
+
+        assert tokenizer is not None, "an acoustic model reads text: pass the run's vocabulary"
+        return build_model_for(config, tokenizer)
+
+    def build(self, context: KindContext) -> AcousticModels:
+        from xtts_cli.kinds.optimization import build_optimizer
 
         config = context.config
-        model = build_model_for(config, context.tokenizer)
+        model = self.build_network(config, context.tokenizer)
         # Losses then use only ops XLA compiles, where a faster kernel exists that it does not (CTC).
         model.xla_compatible_losses = context.xla_step
         if self.normalizes_mel and config.model.normalize_mel and not context.resumed:  # else from its checkpoint
@@ -79,7 +91,7 @@ def mel_statistics(items: list, data) -> tuple[Any, Any]:
     `MEL_STATISTICS_CLIPS` of `items`, taken evenly; the same on every worker of a cluster."""
     import numpy as np
 
-    from xtts_cli.inference.vocoding import load_audio, mel_of
+    from xtts_cli.speech.vocoding import load_audio, mel_of
 
     chosen = items[:: max(1, len(items) // MEL_STATISTICS_CLIPS)][:MEL_STATISTICS_CLIPS]
     mels = np.concatenate([mel_of(load_audio(Path(item.audio_path), data), data) for item in chosen])
@@ -97,7 +109,7 @@ def prior_strength(iterations, steps: int):
 
 class AcousticModels:
     def __init__(self, kind: AcousticKind, context: KindContext, model, optimizer) -> None:
-        from xtts_cli.training.samples import rendering_voices
+        from xtts_cli.speech.samples import rendering_voices
 
         self.kind, self.context, self.model, self.optimizer = kind, context, model, optimizer
         config = context.config
@@ -174,7 +186,7 @@ class AcousticModels:
         tf.summary.image("mel/target_vs_predicted", (image - low) / tf.maximum(high - low, 1e-6), step=step)
 
     def render_samples(self, step: int) -> None:
-        from xtts_cli.training.samples import render_sentences
+        from xtts_cli.speech.samples import render_sentences
 
         config, first = self.context.config, self.context.first_item
         render_sentences(

@@ -18,8 +18,8 @@ import numpy as np
 
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
 from xtts_cli.errors import XttsError
-from xtts_cli.inference.run_files import REFERENCE_FILE, SPEAKERS_FILE, SpeakingRate, load_speakers
-from xtts_cli.inference.vocoding import GRIFFIN_LIM, Vocoder
+from xtts_cli.speech.run_files import REFERENCE_FILE, SPEAKERS_FILE, SpeakingRate, load_speakers
+from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
 # Without a measured speaking rate (runs from before it was recorded): upper bound on generated
 # frames per input character — slow read speech is ~15 chars/s at 86 frames/s, i.e. ~6 frames per

@@ -1,0 +1,39 @@
+"""Model kinds, by the name a config gives (`model.kind`, and `model.decoder` for acoustic models).
+
+A new kind is one module here implementing `base.ModelKind` (its network, its training step, how
+it generates), one line in `KINDS` and its config block in `config/schema.py`; the training engine
+and synthesis need nothing else.
+
+`KINDS` names each kind as "module:attribute" and imports the module on first use (the entry-point
+form packaging uses): a kind's module may define Keras networks, which import TensorFlow, and
+reading what a config's kind needs (`xtts validate`, `xtts diagnose`) should not cost that.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from xtts_cli.kinds.base import KindContext, KindModels, ModelKind
+
+if TYPE_CHECKING:
+    from xtts_cli.config.schema import XttsConfig
+
+__all__ = ["KINDS", "KindContext", "KindModels", "ModelKind", "kind_for", "kind_name"]
+
+KINDS: dict[str, str] = {
+    "autoregressive": "xtts_cli.kinds.acoustic:AUTOREGRESSIVE",
+    "duration": "xtts_cli.kinds.acoustic:DURATION",
+    "vocoder": "xtts_cli.kinds.vocoder:VOCODER",
+}
+
+
+def kind_name(config: XttsConfig) -> str:
+    """`model.kind`, or for an acoustic model its decoder."""
+    return config.model.decoder if config.model.kind == "acoustic" else config.model.kind
+
+
+def kind_for(config: XttsConfig) -> ModelKind:
+    module, _, attribute = KINDS[kind_name(config)].partition(":")
+    kind: ModelKind = getattr(importlib.import_module(module), attribute)
+    return kind
