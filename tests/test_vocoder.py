@@ -155,6 +155,9 @@ def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner
     assert not (tmp_path / "speech.wav").exists()
     wrong_way = runner.invoke(app, ["synthesize", "The cat.", "-r", str(other)])
     assert isinstance(wrong_way.exception, XttsError) and "is a vocoder run" in wrong_way.exception.lines[0]
+    swapped = runner.invoke(app, ["synthesize", "The cat.", "-r", str(acoustic), "--vocoder", str(acoustic)])
+    assert isinstance(swapped.exception, XttsError)
+    assert swapped.exception.lines[0] == f"--vocoder {acoustic}: that run is not a vocoder (model.kind acoustic)"
 
 
 def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(tmp_path: Path) -> None:

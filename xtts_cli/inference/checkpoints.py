@@ -198,7 +198,7 @@ def load_vocoder(spec: Optional[str | Path], data: DataConfig, *, acoustic_run: 
     config, run = read_run(path)
     if config.model.kind != "vocoder":
         raise XttsError(
-            f"--vocoder {spec}: that run is an acoustic model (model.kind {config.model.kind}), not a vocoder",
+            f"--vocoder {spec}: that run is not a vocoder (model.kind {config.model.kind})",
             hint=f"pass a run trained with model.kind: vocoder (configs/vocoder-cpu.yaml), or {GRIFFIN_LIM}",
         )
     differ = feature_mismatch(data, config.data)
