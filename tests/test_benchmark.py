@@ -224,6 +224,7 @@ def test_out_of_memory_is_recognised_in_a_crashed_trial_output() -> None:
     assert _reason_from_stderr("Traceback\nValueError: bad shape\n") == ("failed", "ValueError: bad shape")
 
 
+@pytest.mark.slow
 def test_a_failing_trial_is_contained_and_named(tmp_path) -> None:
     loaded = _loaded(tmp_path)
     canonical = {section: dict(body) for section, body in loaded.raw.items()}
@@ -257,6 +258,7 @@ def test_bad_arguments_fail_before_any_trial(tmp_path) -> None:
         assert "trial 1" not in result.stderr
 
 
+@pytest.mark.slow
 def test_benchmark_runs_real_trials_and_writes_the_best_config(tmp_path) -> None:
     config = tiny_config(tmp_path, extra="# tuned on the laptop\n")
     config.write_text("# my settings, keep this comment\n" + config.read_text(encoding="utf-8"), encoding="utf-8")

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import tensorflow as tf
 from training_support import tiny_config, user_env
 
@@ -23,6 +24,7 @@ def _xtts(args: list[str], cwd: Path, env: dict[str, str], timeout: int = 300) -
     )
 
 
+@pytest.mark.slow
 def test_tensorflow_out_of_memory_is_translated_to_one_line() -> None:
     size = tf.Variable(2**48, dtype=tf.int64)  # 1 PiB of float32: more than any address space holds
 
@@ -56,6 +58,7 @@ def test_tensorflow_out_of_memory_is_translated_to_one_line() -> None:
     )
 
 
+@pytest.mark.slow
 def test_out_of_memory_in_training_is_one_line_with_its_exit_code(tmp_path: Path) -> None:
     # The centroids of the sample's four speakers, 4 x 2**44 float32 weights (256 TiB), cannot be
     # allocated when the model is built.

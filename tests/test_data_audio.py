@@ -95,6 +95,7 @@ def test_lossy_formats_match_libsndfile(decoded, key):
     assert lag == 0 and correlation > 0.9999, (correlation, lag)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["rate16k", "rate44k"])
 def test_other_rates_are_resampled_from_the_rate_in_the_header(decoded, key):
     item, audio = decoded[key]

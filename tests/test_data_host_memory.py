@@ -55,6 +55,7 @@ def test_a_malloc_variable_in_the_environment_wins():
     assert outcome == ["left to MALLOC_TRIM_THRESHOLD_ (set in the environment)"] * 2 + ["mapped"]
 
 
+@pytest.mark.slow
 def test_the_pipeline_sets_it(tmp_path):
     """A process that builds a pipeline runs it with the settings (the function says so, once set)."""
     code = (

@@ -176,6 +176,7 @@ def test_distinct_batch_shapes_stay_within_the_reported_bound(sample_scan):
     assert info.padding_efficiency > 0.8
 
 
+@pytest.mark.slow
 def test_a_training_epoch_starts_every_bucket_in_its_first_batches(sample_scan, tmp_path):
     # A bucket starts (opens its store runs, fills its shuffle buffer) when first picked: every bucket
     # is picked once first, so no batch mid-epoch waits for a start. Then at random, as often as planned.
@@ -432,6 +433,7 @@ def assert_same_clips(got: list[tuple], expected: list[tuple], what: str) -> Non
         left.pop(match)
 
 
+@pytest.mark.slow
 def test_precompute_shards_rebuild_on_changed_settings_files_and_interruptions(tmp_path, monkeypatch):
     root = copy_dataset(tmp_path, ["pcm16", "flac16", "vorbis", "mp3vbr", "rate16k"])
     # One clip per shard here (five clips would otherwise share one), so that a shard's rebuild
@@ -564,6 +566,7 @@ def test_a_clip_that_passes_the_scan_but_does_not_decode_is_named_by_the_precomp
     assert "does not decode; remove or re-encode it" in error.value.hint
 
 
+@pytest.mark.slow
 def test_cache_precompute_and_runtime_give_the_same_clips_every_epoch(fixture_scan, tmp_path):
     # Batch size 1: training drops no partial batch, so each epoch holds every clip once. Two clips
     # appear twice (a dataset weight repeats them): the store keeps them once and serves both.
@@ -657,6 +660,7 @@ def test_a_shard_damaged_on_disk_is_rebuilt_when_the_store_is_held_and_named_whe
     assert [b["mel"].tobytes() for b in epoch(ds)] == before
 
 
+@pytest.mark.slow
 def test_cache_and_store_keep_samples_as_16_bit_steps(fixture_scan, tmp_path):
     # The audio a data-GPU / model-GPU split hands over: kept as int16 steps of 1/32768, a 16-bit
     # file's own. A 16-bit clip at the training rate is kept exactly; any other (24-bit, float,

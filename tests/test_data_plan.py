@@ -219,6 +219,7 @@ def synthetic_items(count: int, seed: int = 0, name: str = "c") -> list:
     return items
 
 
+@pytest.mark.slow
 def test_the_precompute_store_is_a_few_length_ordered_shards_that_change_locally(tmp_path) -> None:
     from xtts_cli.data import feature_cache
 

@@ -258,6 +258,7 @@ def test_worker_cache_does_not_outlive_an_epoch(service) -> None:
     assert len(calls) == 2 * 2 * 6  # computed again in the second epoch: the cache started empty
 
 
+@pytest.mark.slow
 def test_cli_dispatcher_and_worker_serve_the_pipeline_and_stop_on_signals(sample, local_epoch) -> None:
     """`xtts data-service dispatcher` and `worker` as processes of their own, as on other machines:
     each loads the pipeline's tensorflow-io ops itself, and exits 0 on SIGINT / SIGTERM. Both start

@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from training_support import tiny_config
 
 from xtts_cli.cli.app import app
@@ -60,6 +61,7 @@ def test_missing_dataset_is_an_error_and_exits_1(runner, tmp_path: Path) -> None
     assert payload["findings"][0]["severity"] == "error"
 
 
+@pytest.mark.slow
 def test_timed_run_compares_pipeline_and_model_rates(runner, tmp_path: Path) -> None:
     # The numpy_function baseline: its Python ops show in the dataset graph.
     config = tiny_config(tmp_path)

@@ -204,6 +204,7 @@ def test_tensorflow_io_kernel_failure_names_the_fix(tmp_path: Path, real_report:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("level", ["3", "0"])
 def test_the_xla_probe_keeps_xlas_first_compile_logs_off_a_quiet_stderr(level: str) -> None:
     # XLA's first compilation in a process logs through absl past TF_CPP_MIN_LOG_LEVEL; a fresh

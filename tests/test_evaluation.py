@@ -44,6 +44,7 @@ def test_a_word_the_recognizer_cannot_pronounce_is_refused_by_name():
     assert "qzxvbn" in info.value.lines[0]
 
 
+@pytest.mark.slow
 def test_the_recognizer_reads_espeak_speech_by_its_sounds():
     pytest.importorskip("pocketsphinx")
     # The speech-quality benchmark's voice and sentence grammar (scripts/make_speech_fixtures.py).

@@ -53,6 +53,7 @@ def test_cores_are_the_affinity_capped_by_the_quota_and_the_environment_wins() -
     assert (plan.intra_op, plan.inter_op, plan.from_environment) == (3, 4, True)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("taskset") is None, reason="taskset (util-linux) is not installed")
 def test_a_run_on_one_core_plans_one_thread_says_so_and_records_it(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"

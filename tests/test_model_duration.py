@@ -147,6 +147,7 @@ def test_generation_lasts_the_predicted_durations(model_and_batch):
             weight.assign(value)
 
 
+@pytest.mark.slow
 def test_the_xla_compilable_loss_compiles_and_agrees(model_and_batch):
     model, batch = model_and_batch
     expected = model.compute_loss(batch, model(batch, training=False))

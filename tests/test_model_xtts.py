@@ -166,6 +166,7 @@ def train_step_for(train_model, apply_gradients):
     return train_step
 
 
+@pytest.mark.slow
 def test_train_step_compiles_with_xla_and_traces_once_per_shape(shallow_model):
     # Plain gradient descent: Keras's Adam roughly doubles the XLA compile time of the step on a
     # 2-core CPU, and the Adam test below covers the optimizer (in graph mode).
@@ -186,6 +187,7 @@ def test_train_step_compiles_with_xla_and_traces_once_per_shape(shallow_model):
             variable.assign(value)
 
 
+@pytest.mark.slow
 def test_adam_lowers_the_loss_on_a_fixed_batch(shallow_model):
     adam = keras.optimizers.Adam(learning_rate=3e-3)
     adam.build(shallow_model.trainable_variables)
@@ -203,6 +205,7 @@ def test_adam_lowers_the_loss_on_a_fixed_batch(shallow_model):
     assert train_step.experimental_get_tracing_count() == 1
 
 
+@pytest.mark.slow
 def test_mixed_float16_gives_float32_outputs_and_finite_losses():
     previous_policy = keras.mixed_precision.dtype_policy()
     keras.mixed_precision.set_dtype_policy("mixed_float16")
@@ -248,6 +251,7 @@ def generation_inputs(batch):
     return batch["text_ids"], batch["text_lengths"], batch["ref_mel"], batch["ref_lengths"]
 
 
+@pytest.mark.slow
 def test_generate_stops_at_the_first_frame_when_stop_is_forced(model):
     batch = make_batch(5)
     with forced_stop_bias(model, 30.0):
@@ -321,6 +325,7 @@ def test_attention_window_keeps_generation_reading_forward(model):
     assert (free["alignment"].numpy()[0] > 0).sum(axis=-1).max() == batch["text_lengths"].numpy()[0]
 
 
+@pytest.mark.slow
 def test_generate_compiles_with_xla_and_is_reproducible(model):
     batch = make_batch(8)
     compiled = tf.function(lambda *inputs: model.generate(*inputs, max_frames=MAX_FRAMES, seed=3), jit_compile=True)

@@ -199,6 +199,7 @@ def _checkpoint_steps(run_dir: Path) -> set[int]:
     return {int(p.name.split("-")[1].split(".")[0]) for p in (run_dir / "checkpoints").glob("ckpt-*.index")}
 
 
+@pytest.mark.slow
 def test_two_workers_train_together_resume_and_stop_together(tmp_path: Path) -> None:
     # Validation at step 4 too: every worker must run the same eval batches or the collectives hang.
     config = tiny_config(tmp_path)

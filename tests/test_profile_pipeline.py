@@ -176,6 +176,7 @@ def test_compare_baseline_measures_the_numpy_function_path_in_the_same_run(runne
     assert baseline["speedup"] == pytest.approx(baseline["native_samples_per_sec"] / baseline["samples_per_sec"])
 
 
+@pytest.mark.slow
 def test_benchmark_sweep_ranks_cells_and_names_the_best_as_a_config_change(runner, monkeypatch) -> None:
     # The real grid takes about two minutes; two cells run the same code.
     monkeypatch.setattr(pipeline_profiler, "SWEEP_PARALLELISM", (1,))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from training_support import tiny_config
 
 from xtts_cli.cli.app import app
@@ -46,6 +47,7 @@ def check_fields(payload: dict, steps: int) -> None:
         assert set(finding) >= {"id", "severity", "message", "fix"}
 
 
+@pytest.mark.slow
 def test_planted_bottleneck_is_input_bound_and_the_healthy_config_is_not(runner, tmp_path: Path) -> None:
     # Batches of 16, not the tiny config's 4: the tiny model's step barely grows with the batch while
     # the planted loading grows with every clip. At 4 the planted config read 7-9 % input-bound and
@@ -132,6 +134,7 @@ def test_host_contention_names_its_cause_and_fix(tmp_path: Path) -> None:
     assert fixes(25.0, num_workers=4) == [("warning", "data.num_workers", 1)]
 
 
+@pytest.mark.slow
 def test_synthetic_mode_has_no_contention_figure(runner, tmp_path: Path) -> None:
     payload = run_json(runner, "--config", str(tiny_config(tmp_path)), "--num-steps", "3", "--synthetic")
     assert payload["host_contention_percent"] is None and payload["resident_compute_ms"] is None

@@ -79,6 +79,7 @@ def test_no_steps_yet():
     assert report.steps == 0 and report.input_bound_percent == 0.0
 
 
+@pytest.mark.slow
 def test_slow_pipeline_is_input_bound_and_prefetched_fast_one_is_not():
     slow_timer = StepTimer(warmup_steps=2)
     slow = slow_timer.run(iter(slow_pipeline()), train_like_step, steps=12)

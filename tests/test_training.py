@@ -47,6 +47,7 @@ class Recorder(Hook):
         self.calls.append(("end", result.final_step))
 
 
+@pytest.mark.slow
 def test_the_controller_hands_every_step_to_the_hooks_and_emits_typed_events(trained) -> None:
     _, _, result, seen = trained
     assert seen.calls[0] == ("start", 0) and seen.calls[-1] == ("end", 40)
@@ -71,6 +72,7 @@ def test_the_controller_hands_every_step_to_the_hooks_and_emits_typed_events(tra
     assert seen.events[-1].result is result
 
 
+@pytest.mark.slow
 def test_loss_falls_and_traces_stay_within_the_bucket_bound(trained) -> None:
     _, _, result, _ = trained
     assert result.final_step == 40
@@ -78,6 +80,7 @@ def test_loss_falls_and_traces_stay_within_the_bucket_bound(trained) -> None:
     assert 1 <= result.traces <= result.shape_bound + 1
 
 
+@pytest.mark.slow
 def test_run_directory_holds_everything_to_resume_and_compare(trained) -> None:
     root, config_path, _, _ = trained
     run = root / "run"
@@ -96,6 +99,7 @@ def test_run_directory_holds_everything_to_resume_and_compare(trained) -> None:
     assert list((run / "tensorboard").glob("events.out.tfevents.*"))
 
 
+@pytest.mark.slow
 def test_resume_continues_the_step_count_past_a_stale_partial_checkpoint(trained) -> None:
     root, config_path, _, _ = trained
     checkpoints = root / "run" / "checkpoints"
@@ -111,6 +115,7 @@ def test_resume_continues_the_step_count_past_a_stale_partial_checkpoint(trained
     assert not stale.exists() and not (checkpoints / "ckpt-999.index.tmp").exists()
 
 
+@pytest.mark.slow
 def test_changed_model_config_is_refused_then_fresh_starts_over(trained) -> None:
     root, config_path, _, _ = trained
     changed = resolve_config(config_path, {"model.d_model": 48, "training.max_steps": 50}).config
@@ -129,6 +134,7 @@ def test_changed_model_config_is_refused_then_fresh_starts_over(trained) -> None
     assert list(root.glob("run.old-*")), "the old run is kept, never deleted"
 
 
+@pytest.mark.slow
 def test_nan_loss_stops_with_step_and_metric_named(tmp_path: Path, monkeypatch) -> None:
     import tensorflow as tf
 
@@ -153,6 +159,7 @@ def test_nan_loss_stops_with_step_and_metric_named(tmp_path: Path, monkeypatch) 
     assert sorted(p.name for p in (tmp_path / "run" / "checkpoints").glob("ckpt-*.index")) == ["ckpt-2.index"]
 
 
+@pytest.mark.slow
 def test_synthesize_writes_speech_length_audio(trained, runner) -> None:
     from xtts_cli.cli.app import app
 
@@ -168,6 +175,7 @@ def test_synthesize_writes_speech_length_audio(trained, runner) -> None:
     assert 0.0 < seconds <= 120 * 256 / 22050 + 0.01
 
 
+@pytest.mark.slow
 def test_synthesized_length_follows_the_training_data_speaking_rate(trained, runner) -> None:
     from xtts_cli.cli.app import app
     from xtts_cli.data.text import Tokenizer
@@ -189,6 +197,7 @@ def test_synthesized_length_follows_the_training_data_speaking_rate(trained, run
     assert 0.5 * rate.median * tokens <= frames <= 2.0 * rate.median * tokens
 
 
+@pytest.mark.slow
 def test_synthesize_rejects_empty_text_and_unknown_characters(trained, runner) -> None:
     from xtts_cli.cli.app import app
 
@@ -202,6 +211,7 @@ def test_synthesize_rejects_empty_text_and_unknown_characters(trained, runner) -
     assert not (root / "x.wav").exists()
 
 
+@pytest.mark.slow
 def test_epochs_are_cut_from_one_stream_of_batches_that_runs_on(tmp_path: Path) -> None:
     import itertools
 
@@ -219,6 +229,7 @@ def test_epochs_are_cut_from_one_stream_of_batches_that_runs_on(tmp_path: Path) 
     assert sum(1 for _ in itertools.islice(stream, 2 * per_epoch + 1)) == 2 * per_epoch + 1
 
 
+@pytest.mark.slow
 def test_a_pass_over_the_data_that_gives_no_batch_stops_the_run_with_the_fix(tmp_path: Path) -> None:
     import shutil
 
@@ -269,6 +280,7 @@ def test_cosine_decays_over_the_steps_or_the_time_budget_whichever_is_further_al
     assert rate(350, 1.7) == pytest.approx(0.0002)
 
 
+@pytest.mark.slow
 def test_a_time_budget_ends_the_run_like_max_steps(tmp_path: Path) -> None:
     from xtts_cli.training.events import Noted
 
@@ -291,6 +303,7 @@ def test_a_time_budget_ends_the_run_like_max_steps(tmp_path: Path) -> None:
     assert not (tmp_path / "workers").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("decoder", ["autoregressive", "duration"])
 def test_each_decoder_trains_in_mixed_precision(tmp_path: Path, decoder: str) -> None:
     import math

@@ -52,6 +52,7 @@ def validation_batch(trainer):
     return with_reference(batch, trainer.config.data, prefix=parts.tokenizer.prefix_length)
 
 
+@pytest.mark.slow
 def test_checkpoint_reaches_every_weight_through_the_model(short_run) -> None:
     from xtts_cli.model.build import build_model
 
@@ -70,6 +71,7 @@ def test_checkpoint_reaches_every_weight_through_the_model(short_run) -> None:
         np.testing.assert_array_equal(restored.numpy(), trained.numpy(), err_msg=restored.path)
 
 
+@pytest.mark.slow
 def test_load_run_gives_the_trained_models_outputs(short_run) -> None:
     from xtts_cli.inference.checkpoints import load_run
 
@@ -82,6 +84,7 @@ def test_load_run_gives_the_trained_models_outputs(short_run) -> None:
         np.testing.assert_allclose(restored[name].numpy(), expected[name].numpy(), rtol=1e-6, atol=1e-6, err_msg=name)
 
 
+@pytest.mark.slow
 def test_python_api_and_text_file_speak_as_one_sentence_calls_do(short_run, tmp_path, runner) -> None:
     import json
 
@@ -119,6 +122,7 @@ def test_python_api_and_text_file_speak_as_one_sentence_calls_do(short_run, tmp_
         assert isinstance(result.exception, XttsError) and message in str(result.exception), result.output
 
 
+@pytest.mark.slow
 def test_export_serves_the_same_speech_with_plain_tensorflow(short_run, tmp_path, runner) -> None:
     import json
     import subprocess
@@ -187,6 +191,7 @@ print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" 
     assert isinstance(result.exception, XttsError) and "already holds files" in str(result.exception)
 
 
+@pytest.mark.slow
 def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run, tmp_path, runner) -> None:
     from xtts_cli.cli.app import app
     from xtts_cli.speech.run_files import REFERENCE_FILE, load_speaking_rate
@@ -234,6 +239,7 @@ def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run
     assert len(untrained_audio) != len(written) or not np.array_equal(untrained_audio, written)
 
 
+@pytest.mark.slow
 def test_the_duration_decoder_keeps_the_datas_mel_statistics_in_its_checkpoint(short_run, tmp_path) -> None:
     from xtts_cli.inference.checkpoints import load_run
     from xtts_cli.kinds.acoustic import mel_statistics
@@ -274,6 +280,7 @@ def test_the_duration_decoder_keeps_the_datas_mel_statistics_in_its_checkpoint(s
     np.testing.assert_array_equal(restored.mel_projection.kernel.numpy(), model.mel_projection.kernel.numpy())
 
 
+@pytest.mark.slow
 def test_alignment_score_is_written_at_every_validation_with_an_alignment_image(short_run) -> None:
     records = [r for r in read_metrics(short_run.parts.run_dir.metrics) if "val_loss" in r]
     assert [r["step"] for r in records] == [2, 4]
@@ -294,6 +301,7 @@ def test_alignment_score_is_written_at_every_validation_with_an_alignment_image(
     assert width == int(short_run.parts.models.model.decoder_steps(batch["mel_lengths"][:1])[0])
 
 
+@pytest.mark.slow
 def test_a_run_written_before_the_fix_still_loads_its_whole_model(tmp_path) -> None:
     from xtts_cli.inference.checkpoints import load_run
     from xtts_cli.kinds.optimization import build_optimizer
@@ -330,6 +338,7 @@ def test_an_older_run_whose_weights_do_not_fit_is_refused_with_the_reason(tmp_pa
     assert "--fresh" in info.value.hint
 
 
+@pytest.mark.slow
 def test_self_conditioned_training_under_a_fading_attention_prior_logs_both_passes(tmp_path) -> None:
     config = resolve_config(
         tiny_config(tmp_path, "  self_conditioning: true\n  attention_prior_steps: 4\n"),

@@ -39,6 +39,7 @@ def run(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_both_datasets_train_together_and_the_start_up_says_how(run: Path) -> None:
     log = (run / "train.log").read_text()
     assert "(vctk, language en): 5 train + 1 validation items" in log
@@ -50,6 +51,7 @@ def test_both_datasets_train_together_and_the_start_up_says_how(run: Path) -> No
     assert max(record["step"] for record in metrics) == 2
 
 
+@pytest.mark.slow
 def test_the_run_keeps_every_training_speaker_and_renders_in_several_voices(run: Path) -> None:
     speakers = json.loads((run / "run" / "speakers.json").read_text())
     assert set(speakers) == {"p225", "p226", "p227"} | CV_CLIENTS
@@ -59,6 +61,7 @@ def test_the_run_keeps_every_training_speaker_and_renders_in_several_voices(run:
     assert len(rendered) == 3  # the three largest speakers' voices, each named in the file
 
 
+@pytest.mark.slow
 def test_synthesize_speaks_in_a_named_speakers_voice(run: Path) -> None:
     from xtts_cli.errors import XttsError
 

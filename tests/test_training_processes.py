@@ -7,9 +7,11 @@ import json
 import signal
 from pathlib import Path
 
+import pytest
 from training_support import TF_LOG_LINE, run_python, run_xtts, start_xtts, tiny_config, user_env, wait_for_records
 
 
+@pytest.mark.slow
 def test_sigterm_finishes_the_step_saves_and_the_rerun_resumes(tmp_path: Path) -> None:
     config = tiny_config(tmp_path)
     run_dir = tmp_path / "run"
@@ -39,6 +41,7 @@ def test_sigterm_finishes_the_step_saves_and_the_rerun_resumes(tmp_path: Path) -
     assert result["resumed"] and result["start_step"] == saved and result["final_step"] == saved + 2
 
 
+@pytest.mark.slow
 def test_model_gpu_that_does_not_exist_fails_before_any_work(tmp_path: Path) -> None:
     proc = run_xtts(
         [
@@ -95,6 +98,7 @@ def _probe(tmp_path: Path, devices: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_data_model_split_places_features_and_model_where_asked(tmp_path: Path) -> None:
     report = _probe(tmp_path, "devices:\n  logical_cpu_devices: 2\n  data_gpu: 0\n  model_gpu: 1\n")
     assert report["plan"].startswith("data on /device:CPU:0, model on /device:CPU:1; ")
@@ -106,12 +110,14 @@ def test_data_model_split_places_features_and_model_where_asked(tmp_path: Path) 
     assert report["final_step"] == 4 and report["last_loss"] == report["last_loss"]  # finite, not NaN
 
 
+@pytest.mark.slow
 def test_split_with_data_index_above_model_index(tmp_path: Path) -> None:
     report = _probe(tmp_path, "devices:\n  logical_cpu_devices: 2\n  data_gpu: 1\n  model_gpu: 0\n")
     assert report["feature_device"].endswith("device:CPU:1")
     assert all(d.endswith("device:CPU:0") for d in report["variable_devices"])
 
 
+@pytest.mark.slow
 def test_mirrored_trains_one_replica_per_device(tmp_path: Path) -> None:
     report = _probe(tmp_path, "devices:\n  logical_cpu_devices: 2\n  strategy: mirrored\n")
     assert report["replicas"] == 2

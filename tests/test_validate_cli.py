@@ -261,6 +261,7 @@ def test_data_path_on_the_command_line_stands_in_for_the_configs_datasets(runner
     assert {b["reason"] for b in bad["dataset"]["bad_files"]} == {"missing", "missing_transcript"}
 
 
+@pytest.mark.slow
 def test_the_resolved_settings_are_the_ones_training_runs_with(runner, tmp_path: Path) -> None:
     from training_support import tiny_config
 

@@ -78,6 +78,7 @@ def test_the_inverse_stft_gives_the_signal_back_and_the_generator_a_segment_per_
     assert audio.shape == (2, 10 * data.hop_length) and audio.dtype == tf.float32
 
 
+@pytest.mark.slow
 def test_vocoder_steps_lower_the_loss_and_its_checkpoint_gives_the_same_audio(tmp_path: Path) -> None:
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.inference import load_vocoder
@@ -111,6 +112,7 @@ def test_vocoder_steps_lower_the_loss_and_its_checkpoint_gives_the_same_audio(tm
     np.testing.assert_array_equal(restored(mel), trained)
 
 
+@pytest.mark.slow
 def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner, tmp_path: Path) -> None:
     acoustic = tmp_path / "acoustic"
     train(runner, tiny_config(tmp_path), acoustic, 2)
@@ -160,6 +162,7 @@ def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner
     assert swapped.exception.lines[0] == f"--vocoder {acoustic}: that run is not a vocoder (model.kind acoustic)"
 
 
+@pytest.mark.slow
 def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(tmp_path: Path) -> None:
     from xtts_cli.training.metrics import read_metrics
 

@@ -94,6 +94,7 @@ def bilingual_run(tmp_path_factory):
     return trainer
 
 
+@pytest.mark.slow
 def test_one_model_learns_two_languages_and_every_speaker_keeps_a_centroid(bilingual_run):
     vocab = json.loads((bilingual_run.parts.run_dir.path / "vocab.json").read_text(encoding="utf-8"))
     assert vocab["frontend"] == "phonemes" and vocab["languages"] == ["en", "fa"]
@@ -106,6 +107,7 @@ def test_one_model_learns_two_languages_and_every_speaker_keeps_a_centroid(bilin
     assert np.all(np.linalg.norm(centroids, axis=1) > 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "language", "speaker"),
     [
@@ -147,6 +149,7 @@ def test_synthesize_speaks_each_language_in_each_voice_from_the_run_alone(
     assert report["language"] == language and report["voice"] == "centroid" and report["seconds"] > 0
 
 
+@pytest.mark.slow
 def test_a_cloned_voice_and_a_language_the_run_lacks(bilingual_run, tmp_path, runner):
     from xtts_cli.cli.app import app
     from xtts_cli.errors import XttsError

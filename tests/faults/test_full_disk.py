@@ -32,6 +32,7 @@ needs_mounts = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow
 @needs_mounts
 def test_a_checkpoint_that_fills_the_disk_is_a_full_disk_not_out_of_memory(tmp_path):
     mount = tmp_path / "small"
@@ -54,6 +55,7 @@ def test_a_checkpoint_that_fills_the_disk_is_a_full_disk_not_out_of_memory(tmp_p
     assert any(name.endswith("run/config.yaml") for name in files)  # the run itself is kept
 
 
+@pytest.mark.slow
 @needs_mounts
 def test_a_feature_store_that_fills_the_disk_keeps_its_finished_shards(tmp_path):
     mount = tmp_path / "small"

@@ -121,6 +121,7 @@ def test_files_written_atomically_keep_symlinks_and_follow_the_umask(tmp_path, r
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+@pytest.mark.slow
 def test_an_unreadable_latest_checkpoint_falls_back_to_the_one_before(tmp_path):
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.training.controller import Controller
@@ -145,6 +146,7 @@ def test_an_unreadable_latest_checkpoint_falls_back_to_the_one_before(tmp_path):
     assert any(note.startswith(f"checkpoint {checkpoints / 'ckpt-4'} cannot be read") for note in notes), notes
 
 
+@pytest.mark.slow
 def test_checkpoint_dir_puts_the_checkpoints_there_and_synthesis_finds_them(tmp_path, runner):
     from xtts_cli.cli.app import app
     from xtts_cli.config.loading import resolve_config
@@ -161,6 +163,7 @@ def test_checkpoint_dir_puts_the_checkpoints_there_and_synthesis_finds_them(tmp_
     assert "from step 2 of" in result.stdout
 
 
+@pytest.mark.slow
 def test_a_feature_store_being_built_has_one_builder(tmp_path):
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.data.feature_cache import cache_root, feature_fingerprint
