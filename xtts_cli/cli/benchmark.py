@@ -13,6 +13,7 @@ from xtts_cli.cli.options import (
     DataOption,
     DataPathAlias,
     JsonOption,
+    SetOption,
     TrainDataAlias,
     VerboseOption,
     given_once,
@@ -82,6 +83,7 @@ def _int_list(text: Optional[str], flag: str) -> Optional[list[int]]:
 
 def benchmark(
     config: ConfigOption = None,
+    set_values: SetOption = None,
     data: DataOption = None,
     batch_sizes: BatchSizesOption = None,
     budget_seconds: BudgetOption = 900.0,
@@ -118,7 +120,7 @@ def benchmark(
     write_config = given_once("the output config", out=out, write_config=write_config)
     sizes = _int_list(batch_sizes, "--batch-sizes")
     stages = [part.strip() for part in sweep.split(",") if part.strip()] if sweep else None
-    loaded = resolve_config(config, {"data.dataset_path": data_path})
+    loaded = resolve_config(config, {"data.dataset_path": data_path}, set_values or ())
     cfg = loaded.config
     if write_config is not None and not write_config.parent.is_dir():
         from xtts_cli.errors import XttsError

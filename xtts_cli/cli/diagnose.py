@@ -14,6 +14,7 @@ from xtts_cli.cli.options import (
     DataPathAlias,
     JsonOption,
     NumBatchesAlias,
+    SetOption,
     TrainDataAlias,
     VerboseOption,
     given_once,
@@ -28,6 +29,7 @@ QuickOption = Annotated[
 
 def diagnose(
     config: ConfigOption = None,
+    set_values: SetOption = None,
     data: DataOption = None,
     batch_size: BatchSizeOption = None,
     batches: BatchesOption = None,
@@ -60,6 +62,7 @@ def diagnose(
     loaded = resolve_config(
         config,
         {"data.dataset_path": data_path, "data.batch_size": batch_size, "profiling.num_batches": num_batches},
+        set_values or (),
     )
     with Phases() as phase:  # on stderr, --json or not: the report alone goes to stdout
         report = checkup(loaded, num_batches=loaded.config.profiling.num_batches, quick=quick, progress=phase)

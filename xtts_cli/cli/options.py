@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -18,10 +20,46 @@ ConfigOption = Annotated[
         show_default=False,
     ),
 ]
+SetOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--set",
+        "-s",
+        metavar="KEY=VALUE",
+        help="Set any config key, dotted as in docs/config.md (`--set data.batch_size=8`); repeatable, "
+        "checked by the schema like the file.",
+        show_default=False,
+    ),
+]
+
+
+def config_flag(*names: str, key: str, help: str, **options: Any) -> Any:
+    """A flag that is a shortcut for one config key (`--batch-size` for data.batch_size): the key is
+    declared here once, beside the flag, and `flag_overrides` reads it back. Its help names the key
+    where it fits the help column."""
+    shown = f"{help} ({key})." if len(key) < 28 else f"{help}."
+    option = typer.Option(*names, help=shown, show_default=False, **options)
+    option.config_key = key
+    return option
+
+
+def flag_overrides(command: Callable[..., Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """{config key: value} for every `config_flag` parameter of `command` given in `values` (the
+    command's arguments); enum members become their values, flags not given (None) are left out."""
+    import typing
+
+    overrides: dict[str, Any] = {}
+    for name, hint in typing.get_type_hints(command, include_extras=True).items():
+        keys = [getattr(meta, "config_key", None) for meta in getattr(hint, "__metadata__", ())]
+        key, value = next((key for key in keys if key), None), values.get(name)
+        if key is not None and value is not None:
+            overrides[key] = value.value if isinstance(value, Enum) else value
+    return overrides
+
+
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
 BatchSizeOption = Annotated[
-    Optional[int],
-    typer.Option("--batch-size", min=1, metavar="N", help="Override data.batch_size.", show_default=False),
+    Optional[int], config_flag("--batch-size", key="data.batch_size", help="Clips a step trains on", min=1, metavar="N")
 ]
 NumWorkersOption = Annotated[
     Optional[str],

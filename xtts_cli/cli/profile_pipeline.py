@@ -15,6 +15,7 @@ from xtts_cli.cli.options import (
     DataPathAlias,
     JsonOption,
     NumBatchesAlias,
+    SetOption,
     TrainDataAlias,
     VerboseOption,
     given_once,
@@ -54,6 +55,7 @@ StagesOption = Annotated[
 
 def profile_pipeline(
     config: ConfigOption = None,
+    set_values: SetOption = None,
     data: DataOption = None,
     batch_size: BatchSizeOption = None,
     batches: BatchesOption = None,
@@ -93,6 +95,7 @@ def profile_pipeline(
             "profiling.num_batches": num_batches,
             "profiling.warmup_batches": warmup,
         },
+        set_values or (),
     )
     cfg = loaded.config
     err = console(stderr=True)

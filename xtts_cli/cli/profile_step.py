@@ -14,6 +14,7 @@ from xtts_cli.cli.options import (
     DataPathAlias,
     JsonOption,
     NumStepsAlias,
+    SetOption,
     TrainDataAlias,
     VerboseOption,
     given_once,
@@ -72,6 +73,7 @@ TensorboardOption = Annotated[
 
 def profile_step(
     config: ConfigOption = None,
+    set_values: SetOption = None,
     data: DataOption = None,
     steps: StepsOption = None,
     warmup: WarmupOption = None,
@@ -105,7 +107,9 @@ def profile_step(
     data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     num_steps = given_once("the number of steps", steps=steps, num_steps=num_steps)
     loaded = resolve_config(
-        config, {"data.dataset_path": data_path, "data.batch_size": batch_size, "profiling.num_steps": num_steps}
+        config,
+        {"data.dataset_path": data_path, "data.batch_size": batch_size, "profiling.num_steps": num_steps},
+        set_values or (),
     )
     cfg = loaded.config
     with Phases() as phase:  # on stderr, --json or not: the report alone goes to stdout

@@ -14,6 +14,7 @@ from xtts_cli.cli.options import (
     DataOption,
     DataPathAlias,
     JsonOption,
+    SetOption,
     TrainDataAlias,
     VerboseOption,
     given_once,
@@ -32,6 +33,7 @@ StrictOption = Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings
 
 def validate(
     config: ConfigOption = None,
+    set_values: SetOption = None,
     fix: FixOption = False,
     dry_run: DryRunOption = False,
     json_output: JsonOption = False,
@@ -68,7 +70,7 @@ def validate(
     from xtts_cli.findings import Finding
 
     try:
-        loaded = resolve_config(config, {"data.dataset_path": data_path})
+        loaded = resolve_config(config, {"data.dataset_path": data_path}, set_values or ())
     except ConfigError as exc:
         # The schema failed; still point out numbers written as strings when the YAML parsed.
         extra: list[Finding] = []
@@ -126,7 +128,7 @@ def validate(
                 fixed = fixable
                 if not json_output:
                     console(stderr=True).print(f"wrote {loaded.path} (backup: {backup})")
-                loaded = resolve_config(loaded.path, {"data.dataset_path": data_path})
+                loaded = resolve_config(loaded.path, {"data.dataset_path": data_path}, set_values or ())
                 findings = check_config(loaded, machine)
 
     dataset = scan = None

@@ -7,7 +7,8 @@ to explain and repair the file (its text, the raw values, and where each value w
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import difflib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -15,7 +16,7 @@ from typing import Any, Optional
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from xtts_cli.config.errors import validation_error_lines
+from xtts_cli.config.errors import did_you_mean, validation_error_lines
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.errors import ConfigError
 
@@ -126,22 +127,64 @@ def _set_dotted(tree: dict[str, Any], dotted: str, value: Any) -> None:
     body[key] = value
 
 
-def build_config(canonical: Mapping[str, Any], where: str = "config", earlier: tuple[str, ...] = ()) -> XttsConfig:
-    """Validate; `earlier` errors (alias conflicts) are reported together with the schema's own."""
+def build_config(
+    canonical: Mapping[str, Any], where: str = "config", earlier: tuple[str, ...] = (), given: Sequence[str] = ()
+) -> XttsConfig:
+    """Validate; `earlier` errors (alias conflicts) are reported together with the schema's own.
+    `given`: keys set on the command line, which the hint points at when one of them is wrong."""
     hint = f"edit {where} (every key is described in docs/config.md)"
     try:
         config = XttsConfig.model_validate(canonical)
     except ValidationError as exc:
         order = [f"{section}.{key}" for section, body in canonical.items() if isinstance(body, dict) for key in body]
-        raise ConfigError(*earlier, *validation_error_lines(exc, sections(), order), hint=hint) from None
+        lines = validation_error_lines(exc, sections(), order)
+        wrong = [key for key in given if any(line.startswith(f"{key}:") for line in lines)]
+        if wrong:
+            hint = f"fix the value given on the command line for {', '.join(wrong)} (--set or its flag)"
+        raise ConfigError(*earlier, *lines, hint=hint) from None
     if earlier:
         raise ConfigError(*earlier, hint=hint)
     return config
 
 
+def known_keys() -> list[str]:
+    """Every dotted key the schema has (`data.batch_size`), in schema order."""
+    return [f"{section}.{key}" for section, model in sections().items() for key in model.model_fields]
+
+
+def parse_sets(items: Sequence[str]) -> dict[str, Any]:
+    """`--set KEY=VALUE` values: a known dotted key (else one line with the closest one) and a YAML
+    value (`8` is a number, `true` a flag, `[a, b]` a list, nothing at all is empty)."""
+    keys = known_keys()
+    parsed: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE", hint="e.g. --set data.batch_size=8")
+        key = ALIASES.get(key, key)
+        if key not in keys:
+            section, _, name = key.partition(".")
+            guess = did_you_mean(name, section, sections()) if name else None
+            guess = guess or next(iter(difflib.get_close_matches(key, keys, n=1, cutoff=0.6)), None)
+            raise ConfigError(
+                f"--set {key}: unknown key; " + (f"did you mean {guess}?" if guess else "keys are section.name"),
+                hint="every key is described in docs/config.md",
+            )
+        try:
+            value = yaml.safe_load(text) if text.strip() else None
+        except yaml.YAMLError:
+            value = text  # a string YAML cannot read as anything else (`a: b`) stays a string
+        if key in parsed and parsed[key] != value:
+            raise ConfigError(f"--set {key} is given twice: {parsed[key]!r} and {value!r}", hint="give it once")
+        parsed[key] = value
+    return parsed
+
+
 def resolve_config(
     path: Optional[Path | str] = None,
     overrides: Optional[Mapping[str, Any]] = None,
+    sets: Sequence[str] = (),
 ) -> LoadedConfig:
     """Load `path` (a file, or a preset's name: `speak-cpu`; without it `configs/config.yaml` when it
     exists, else defaults) and apply overrides. A file of that name wins over a preset.
@@ -149,6 +192,9 @@ def resolve_config(
     `overrides` maps dotted keys (`data.batch_size`) to values from command-line flags; `None`
     values mean "flag not given" and are skipped. A dataset path given on the command line
     (`--train-data`, `--data-path`) stands in for the config's `data.datasets` list.
+
+    `sets` are `--set KEY=VALUE` strings (`parse_sets`), applied like flags; a flag and a `--set`
+    that give one key two values are an error naming both.
     """
     text: Optional[str] = None
     chosen: Optional[Path] = None
@@ -176,15 +222,21 @@ def resolve_config(
     canonical, sources, conflicts = canonicalize(data)
     raw = copy.deepcopy(canonical)
     overridden: set[str] = set()
-    overrides = dict(overrides or {})
+    overrides = {key: value for key, value in (overrides or {}).items() if value is not None}
+    for key, value in parse_sets(sets).items():
+        if key in overrides and overrides[key] != value:
+            raise ConfigError(
+                f"{key} is given twice: {overrides[key]!r} by a flag and {value!r} by --set", hint="give it once"
+            )
+        overrides[key] = value
     if overrides.get("data.dataset_path") is not None and "datasets" in canonical.get("data", {}):
         overrides.setdefault("data.datasets", [])
     for dotted, value in overrides.items():
-        if value is None:
-            continue
         _set_dotted(canonical, dotted, value)
         overridden.add(dotted)
-    config = build_config(canonical, str(chosen) if chosen else "the command-line flags", tuple(conflicts))
+    config = build_config(
+        canonical, str(chosen) if chosen else "the command-line flags", tuple(conflicts), sorted(overridden)
+    )
     return LoadedConfig(config=config, path=chosen, text=text, raw=raw, sources=sources, overridden=overridden)
 
 

@@ -63,7 +63,9 @@ def render_markdown() -> str:
         "Generated from `xtts_cli/config/schema.py` by `python -m xtts_cli.config.reference`; do not edit by hand.",
         "",
         "Every command reads one YAML file (`--config/-c`, default `configs/config.yaml` when it exists, else "
-        "these defaults). Unknown keys are errors with a did-you-mean; command-line flags override single fields.",
+        "these defaults). Unknown keys are errors with a did-you-mean. On the command line, `--set KEY=VALUE` sets any key below "
+        "(`--set data.batch_size=8`, repeatable) in every command that takes a config, and a few flags are "
+        "shortcuts for one key each (`--batch-size`).",
         "",
         "Keys from older configs that belong elsewhere are accepted as aliases of their canonical place; "
         "writing both with different values is an error:",

@@ -1,0 +1,90 @@
+"""`--set KEY=VALUE`: any config key from the command line, checked by the schema like the file,
+the same in every command that takes a config."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from training_support import tiny_config
+
+from xtts_cli.cli.app import app
+from xtts_cli.config import resolve_config
+from xtts_cli.errors import ConfigError
+
+CONFIG_COMMANDS = ["train", "validate", "diagnose", "profile-pipeline", "profile-step", "benchmark"]
+
+
+def test_values_are_read_as_yaml_and_applied_over_the_file(write_config) -> None:
+    path = write_config("data:\n  batch_size: 16\ntraining:\n  epochs: 3\n")
+    config = resolve_config(
+        path,
+        sets=[
+            "data.batch_size=8",
+            "data.text_cleaners=[basic_cleaners]",
+            "training.run_dir=",
+            "data.enable_xla=true",  # an alias lands on its canonical key
+        ],
+    ).config
+    assert config.data.batch_size == 8
+    assert config.training.epochs == 3  # what --set does not name stays as the file has it
+    assert config.data.text_cleaners == ["basic_cleaners"]
+    assert config.training.run_dir is None
+    assert config.training.enable_xla_compilation is True
+
+
+@pytest.mark.parametrize(
+    ("item", "line"),
+    [
+        ("data.batchsize=8", "--set data.batchsize: unknown key; did you mean data.batch_size?"),
+        ("batch_size=8", "--set batch_size: unknown key; did you mean data.batch_size?"),
+        ("data.batch_size", "--set 'data.batch_size': expected KEY=VALUE"),
+    ],
+)
+def test_a_bad_key_is_one_line_naming_the_closest_key(item: str, line: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        resolve_config(None, sets=[item])
+    assert caught.value.lines == [line]
+
+
+def test_a_bad_value_points_at_the_command_line_not_the_file(write_config) -> None:
+    with pytest.raises(ConfigError) as caught:
+        resolve_config(write_config("data:\n  batch_size: 16\n"), sets=["data.batch_size=many"])
+    assert len(caught.value.lines) == 1 and caught.value.lines[0].startswith("data.batch_size: 'many' is invalid")
+    assert "command line" in (caught.value.hint or "")
+
+
+def test_a_flag_and_a_set_that_disagree_are_refused() -> None:
+    with pytest.raises(ConfigError, match="data.batch_size is given twice: 4 by a flag and 8 by --set"):
+        resolve_config(None, {"data.batch_size": 4}, sets=["data.batch_size=8"])
+    assert resolve_config(None, {"data.batch_size": 8}, sets=["data.batch_size=8"]).config.data.batch_size == 8
+
+
+@pytest.mark.parametrize("command", CONFIG_COMMANDS)
+def test_every_config_command_takes_set_and_refuses_a_bad_key_before_any_work(runner, command: str) -> None:
+    result = runner.invoke(app, [command, "-c", "tiny-cpu", "--set", "data.batch_sise=8"])
+    assert result.exit_code != 0
+    text = result.output + (str(result.exception) if result.exception else "")
+    assert "--set data.batch_sise: unknown key; did you mean data.batch_size?" in text
+
+
+def test_validate_reports_the_value_set(runner) -> None:
+    result = runner.invoke(app, ["validate", "-c", "tiny-cpu", "--set", "data.batch_size=8", "--json"])
+    assert result.exit_code == 0, result.output
+    settings = json.loads(result.stdout)["settings"]
+    assert settings["global_batch_size"] == 8 and settings["steps_per_epoch"] == 4  # 39 clips, batches of 8
+
+
+@pytest.mark.slow
+def test_train_runs_with_the_values_set(runner, tmp_path: Path) -> None:
+    config = tiny_config(tmp_path)
+    result = runner.invoke(
+        app,
+        ["train", "-c", str(config), "--run-dir", str(tmp_path / "run"), "--json"]
+        + ["--set", "training.max_steps=3", "--set", "data.batch_size=2"],
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["final_step"] == 3
+    written = (tmp_path / "run" / "config.yaml").read_text(encoding="utf-8")
+    assert "batch_size: 2" in written

@@ -1,0 +1,68 @@
+"""What `xtts train` does before and around the run: the settings its launch flags imply, the
+cluster and the run directory checked before TensorFlow loads, then the run itself."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+from xtts_cli.config.loading import LoadedConfig
+from xtts_cli.training.events import Progress, TrainResult
+
+__all__ = ["launch_settings", "train_run"]
+
+
+def launch_settings(
+    overrides: dict[str, Any], optimization_level: Any, worker_hosts: Optional[str], task_index: Optional[int]
+) -> dict[str, Any]:
+    """`overrides` with what the launch flags imply: an optimization level's bundle under the user's
+    own settings, and `devices.strategy: multi_worker` with TF_CONFIG written from --worker-hosts."""
+    overrides = dict(overrides)
+    if worker_hosts is not None or task_index is not None:
+        from xtts_cli.devices.placement import cluster_from_flags
+
+        # Checked before anything loads; TensorFlow's cluster resolver then reads TF_CONFIG. One
+        # already set must agree with the flags, and is kept as it is (the other workers may use it).
+        cluster = cluster_from_flags(worker_hosts, task_index, os.environ.get("TF_CONFIG"))
+        if not os.environ.get("TF_CONFIG", "").strip():
+            os.environ["TF_CONFIG"] = cluster.to_tf_config()
+        overrides["devices.strategy"] = "multi_worker"
+    if optimization_level is not None:
+        from xtts_cli.config.optimization_levels import apply_optimization_level
+        from xtts_cli.devices.gpu_info import probe_machine
+
+        name = getattr(optimization_level, "value", optimization_level)
+        mixed_precision_gpu = any(gpu.supports_mixed_float16 for gpu in probe_machine().gpus)
+        overrides = apply_optimization_level(name, overrides, mixed_precision_gpu)
+    return overrides
+
+
+def train_run(
+    loaded: LoadedConfig,
+    run_dir: Optional[Path],
+    *,
+    fresh: bool,
+    force: bool,
+    progress: Progress,
+    cluster_flags: Optional[str] = None,
+) -> TrainResult:
+    """Train `loaded`'s config into `run_dir` (default: training.run_dir, else runs/<config name>)."""
+    from xtts_cli import locks as run_lock
+    from xtts_cli.training.controller import Controller
+    from xtts_cli.training.run_dir import default_run_dir
+    from xtts_cli.training.trainer import Trainer
+
+    config = loaded.config
+    if config.devices.strategy == "multi_worker" and cluster_flags is None:
+        from xtts_cli.devices.placement import cluster_from_environment
+
+        cluster_from_environment(os.environ)  # a missing or malformed TF_CONFIG fails before TensorFlow loads
+    chosen = run_dir or (Path(config.training.run_dir) if config.training.run_dir else default_run_dir(loaded.path))
+    if config.devices.strategy != "multi_worker" and chosen.is_dir():
+        # Before TensorFlow loads (seconds): a run another process is writing is refused at once.
+        # The trainer takes the lock again for the run (and workers of a cluster share it).
+        run_lock.acquire(chosen)
+        run_lock.release(chosen)
+    trainer = Trainer(config, run_dir=chosen, fresh=fresh, force=force, progress=progress)
+    return Controller(trainer).run()
