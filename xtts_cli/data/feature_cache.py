@@ -59,7 +59,7 @@ from pydantic import BaseModel, Field
 
 from xtts_cli import locks
 from xtts_cli.config.schema import DataConfig
-from xtts_cli.data.features import AUDIO_STEPS_PER_UNIT, KEPT_VALUE_BYTES, stored_steps
+from xtts_cli.data.features import AUDIO_STEPS_PER_UNIT, KEPT_VALUE_BYTES, MelFeatures, stored_steps
 from xtts_cli.data.plan import feature_bytes, gigabytes, mel_frames
 from xtts_cli.data.scan import DatasetItem, dataset_root
 from xtts_cli.errors import DiskFullError, XttsError, disk_full, tensorflow_cause
@@ -120,21 +120,8 @@ def cache_root(data: DataConfig) -> Path:
 
 
 def feature_settings(data: DataConfig, output: str) -> dict:
-    """Every setting the stored features depend on."""
-    names = (
-        "sample_rate",
-        "n_fft",
-        "hop_length",
-        "win_length",
-        "n_mels",
-        "fmin",
-        "fmax",
-        "mel_filterbank",
-        "trim_silence",
-        "normalize_loudness",
-        "use_tf_native_loading",
-    )
-    settings = {name: getattr(data, name) for name in names}
+    """Every setting the stored features depend on: what a frame is, and how the clips are read."""
+    settings = {**MelFeatures.of(data).as_dict(), "use_tf_native_loading": data.use_tf_native_loading}
     settings.update(output=output, version=FEATURE_VERSION)
     if output == "audio":
         # Samples were stored as float32 before: such a store is of other settings, rebuilt once in

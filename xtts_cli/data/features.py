@@ -16,10 +16,59 @@ Settings follow librosa so features match the tools users check them with:
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar, Optional
 
 import numpy as np
 
 from xtts_cli.config.schema import DataConfig
+
+
+@dataclass(frozen=True)
+class MelFeatures:
+    """What a mel frame of a run is: the transform (rate, FFT, hop, window, mels, band, filterbank)
+    and what is done to a clip before it (silence trimmed, loudness normalised). One identity read by
+    the resume check (training/run_dir.py), the feature store's fingerprint (feature_cache.py) and a
+    vocoder's pairing with an acoustic run (inference/checkpoints.py), so the three cannot disagree."""
+
+    sample_rate: int
+    n_fft: int
+    hop_length: int
+    win_length: int
+    n_mels: int
+    fmin: float
+    fmax: Optional[float]
+    mel_filterbank: str
+    trim_silence: bool
+    normalize_loudness: bool
+
+    # The transform: a vocoder hears a frame through these alone, whatever was done to the clip.
+    TRANSFORM: ClassVar[tuple[str, ...]] = (
+        "sample_rate",
+        "n_fft",
+        "hop_length",
+        "win_length",
+        "n_mels",
+        "fmin",
+        "fmax",
+        "mel_filterbank",
+    )
+
+    @classmethod
+    def of(cls, data: DataConfig) -> MelFeatures:
+        return cls(**{item.name: getattr(data, item.name) for item in fields(cls)})
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def transform_mismatch(self, other: MelFeatures) -> list[str]:
+        """'name ours against theirs' for each transform setting that differs."""
+        return [
+            f"{name} {getattr(self, name)} against {getattr(other, name)}"
+            for name in self.TRANSFORM
+            if getattr(self, name) != getattr(other, name)
+        ]
+
 
 MEL_FLOOR = 1e-5
 LOG_MEL_FLOOR = math.log(MEL_FLOOR)  # also the padding value of mel batches

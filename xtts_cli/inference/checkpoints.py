@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 from xtts_cli.config.schema import DataConfig, XttsConfig
+from xtts_cli.data.features import MelFeatures
 from xtts_cli.errors import XttsError
 from xtts_cli.speech.run_files import RunDir
 from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
@@ -175,16 +176,6 @@ def load_run(run_dir: Path, step: Optional[int] = None):
 
 # A run's own vocoder: a vocoder run trained into this folder of the acoustic run's directory.
 VOCODER_DIR = "vocoder"
-# What a mel frame means: a vocoder trained on other values hears other sounds.
-FEATURE_FIELDS = ("sample_rate", "n_mels", "n_fft", "hop_length", "win_length", "fmin", "fmax", "mel_filterbank")
-
-
-def feature_mismatch(ours: DataConfig, theirs: DataConfig) -> list[str]:
-    return [
-        f"{name} {getattr(ours, name)} against {getattr(theirs, name)}"
-        for name in FEATURE_FIELDS
-        if getattr(ours, name) != getattr(theirs, name)
-    ]
 
 
 def load_vocoder(spec: Optional[str | Path], data: DataConfig, *, acoustic_run: str = "the acoustic run") -> Vocoder:
@@ -201,7 +192,7 @@ def load_vocoder(spec: Optional[str | Path], data: DataConfig, *, acoustic_run: 
             f"--vocoder {spec}: that run is not a vocoder (model.kind {config.model.kind})",
             hint=f"pass a run trained with model.kind: vocoder (configs/vocoder-cpu.yaml), or {GRIFFIN_LIM}",
         )
-    differ = feature_mismatch(data, config.data)
+    differ = MelFeatures.of(data).transform_mismatch(MelFeatures.of(config.data))
     if differ:
         raise XttsError(
             f"--vocoder {spec} was trained on other features than {acoustic_run}: {'; '.join(differ)} "

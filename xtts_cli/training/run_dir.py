@@ -31,6 +31,7 @@ from xtts_cli import __version__
 from xtts_cli import locks as run_lock
 from xtts_cli.config.editing import write_atomically
 from xtts_cli.config.schema import XttsConfig
+from xtts_cli.data.features import MelFeatures
 from xtts_cli.errors import XttsError
 from xtts_cli.host import plan_threads
 from xtts_cli.locks import LOCK_FILE
@@ -39,19 +40,8 @@ from xtts_cli.speech.run_files import RunDir
 # Written into every run directory xtts makes: what may be resumed into, and moved aside by --fresh.
 MARKER_FILE = ".xtts-run"
 
-# Settings a checkpoint depends on: a change makes old weights or features meaningless.
-FEATURE_KEYS = (
-    "sample_rate",
-    "n_mels",
-    "n_fft",
-    "hop_length",
-    "win_length",
-    "fmin",
-    "fmax",
-    "mel_filterbank",
-    "text_cleaners",
-    "text_frontend",
-)
+# Besides what a mel frame is (`MelFeatures`), the text front end a checkpoint's ids come from.
+TEXT_KEYS = ("text_cleaners", "text_frontend")
 
 
 def _flatten(prefix: str, values: dict[str, Any]) -> dict[str, Any]:
@@ -65,8 +55,8 @@ def model_identity(config: XttsConfig) -> dict[str, Any]:
 
     identity = _flatten("model", config.model.model_dump())
     identity.update(kind_for(config).identity(config))
-    data = config.data.model_dump()
-    identity.update({f"data.{k}": data[k] for k in FEATURE_KEYS})
+    identity.update(_flatten("data", MelFeatures.of(config.data).as_dict()))
+    identity.update({f"data.{key}": getattr(config.data, key) for key in TEXT_KEYS})
     return identity
 
 
@@ -80,11 +70,23 @@ def default_run_dir(config_path: Optional[Path]) -> Path:
     return Path("runs") / name
 
 
+def _recorded_config(run: RunDir) -> XttsConfig:
+    """The config the run last wrote (config.yaml), or the defaults where it has none that loads."""
+    from xtts_cli.config.loading import build_config
+    from xtts_cli.errors import ConfigError
+
+    try:
+        return build_config(yaml.safe_load(run.config_file.read_text(encoding="utf-8")), str(run.config_file))
+    except (OSError, yaml.YAMLError, ConfigError):
+        return XttsConfig()
+
+
 def _refuse_changed_model(run: RunDir, previous: Optional[dict[str, Any]], identity: dict[str, Any]) -> None:
     if previous is None:
         return
-    # A run recorded before a setting existed used its default (`text_frontend`: characters).
-    before = {**model_identity(XttsConfig()), **previous.get("model_identity", {})}
+    # A key the run's record lacks (recorded before it counted) is what its resolved config says,
+    # else the setting's default (`text_frontend`: characters).
+    before = {**model_identity(_recorded_config(run)), **previous.get("model_identity", {})}
     changed = sorted(k for k in set(before) | set(identity) if before.get(k) != identity.get(k))
     if changed:
         details = ", ".join(f"{k} ({before.get(k)!r} -> {identity.get(k)!r})" for k in changed)

@@ -1,0 +1,62 @@
+"""One identity of what a mel frame is, read by the resume check, the feature store and a vocoder's
+pairing with an acoustic run."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+
+import pytest
+import yaml
+
+from xtts_cli.config.schema import DataConfig, XttsConfig
+from xtts_cli.data.feature_cache import feature_fingerprint, feature_settings
+from xtts_cli.data.features import MelFeatures
+from xtts_cli.errors import XttsError
+from xtts_cli.training.run_dir import model_identity, prepare_run_dir
+
+
+def _a_run_with_a_checkpoint(path, config: XttsConfig):
+    run, resumed = prepare_run_dir(path, config)
+    assert not resumed
+    run.checkpoints.mkdir(parents=True)
+    (run.checkpoints / "checkpoint").write_text('model_checkpoint_path: "ckpt-1"\n')
+    return run
+
+
+@pytest.mark.parametrize("name", [item.name for item in fields(MelFeatures)])
+def test_every_setting_of_a_frame_counts_for_resume_and_for_the_store(name: str) -> None:
+    assert f"data.{name}" in model_identity(XttsConfig())
+    assert name in feature_settings(DataConfig(), "mel")
+
+
+def test_the_store_keeps_its_folder_name_for_the_same_settings() -> None:
+    # Pinned from the stores written before MelFeatures: a default corpus's store is found again.
+    assert feature_fingerprint(DataConfig(), "mel") == "e777b5061e6b7664"
+    assert feature_fingerprint(DataConfig(), "audio") == "345090e3161e1f85"
+
+
+def test_resuming_with_silence_trimmed_is_refused_as_other_features(tmp_path) -> None:
+    _a_run_with_a_checkpoint(tmp_path / "run", XttsConfig())
+    trimmed = XttsConfig(data={"trim_silence": True})
+    with pytest.raises(XttsError, match=r"changed: data.trim_silence \(False -> True\)"):
+        prepare_run_dir(tmp_path / "run", trimmed)
+
+
+def test_a_run_recorded_before_clip_settings_counted_resumes_with_its_own(tmp_path) -> None:
+    loud = XttsConfig(data={"normalize_loudness": True})
+    run = _a_run_with_a_checkpoint(tmp_path / "run", loud)
+    record = json.loads(run.run_file.read_text())
+    for key in ("data.trim_silence", "data.normalize_loudness"):
+        del record["model_identity"][key]  # what the record of an older run holds
+    run.run_file.write_text(json.dumps(record))
+    assert yaml.safe_load(run.config_file.read_text())["data"]["normalize_loudness"] is True
+    assert prepare_run_dir(tmp_path / "run", loud)[1]  # its config.yaml says what it used: resumes
+    with pytest.raises(XttsError, match=r"data.normalize_loudness \(True -> False\)"):
+        prepare_run_dir(tmp_path / "run", XttsConfig())
+
+
+def test_a_vocoder_pairs_on_the_transform_alone() -> None:
+    ours = MelFeatures.of(DataConfig())
+    assert ours.transform_mismatch(MelFeatures.of(DataConfig(trim_silence=True, normalize_loudness=True))) == []
+    assert ours.transform_mismatch(MelFeatures.of(DataConfig(hop_length=200))) == ["hop_length 256 against 200"]
