@@ -27,6 +27,8 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Optional
 
+import tensorflow as tf
+
 from xtts_cli.config.schema import DataConfig, service_host_port
 from xtts_cli.errors import XttsError
 
@@ -123,7 +125,6 @@ def check_reachable(address: str, *, name: str = "data.service_address") -> str:
 
 def sharding_policy(sharding: str):
     """`data.service_sharding` as TensorFlow's ShardingPolicy (see the field's description)."""
-    import tensorflow as tf
 
     policies = {
         "dynamic": tf.data.experimental.service.ShardingPolicy.DYNAMIC,
@@ -167,7 +168,6 @@ def distribute_batches(dataset, address: str, *, sharding: str, job: str):
 
     Each new iterator over the result is a new epoch of the same job, as with a local dataset.
     """
-    import tensorflow as tf
 
     target = check_reachable(address)  # `distribute` registers the dataset now, and would wait silently
     return dataset.apply(
@@ -228,7 +228,6 @@ def start_dispatcher(port: int = DEFAULT_DISPATCHER_PORT, work_dir: Optional[str
     the same directory resumes its jobs; without, its state lives in memory only.
     """
     _check_port_free(port, "dispatcher")
-    import tensorflow as tf
 
     load_pipeline_kernels()
     service = tf.data.experimental.service
@@ -256,7 +255,6 @@ def start_worker(dispatcher: str, *, port: int = 0, worker_host: Optional[str] =
     (`HOST:PORT` or `grpc://HOST:PORT`) and advertising `worker_host` (default: `default_worker_host`)."""
     target = check_reachable(dispatcher, name="--dispatcher")  # first: TensorFlow would wait for it silently
     _check_port_free(port, "worker")
-    import tensorflow as tf
 
     from xtts_cli.data.host_memory import keep_freed_memory
 

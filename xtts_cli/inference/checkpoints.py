@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+import tensorflow as tf
+
 from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.data.features import MelFeatures
 from xtts_cli.errors import XttsError
@@ -23,7 +25,6 @@ def restore_model(model, checkpoint: str) -> int:
     model's variable order): those are read from there, after checking that every shape fits; a
     checkpoint that fits neither way is refused.
     """
-    import tensorflow as tf
 
     reader = tf.train.load_checkpoint(checkpoint)
     graph = _object_graph(reader)
@@ -119,7 +120,6 @@ def read_run(run_dir: Path) -> tuple[XttsConfig, RunDir]:
 def restore_run(model, run: RunDir, run_dir: Path, step: Optional[int] = None) -> int:
     """Restore the run's latest checkpoint (or `step`'s) into `model`; when the latest cannot be read,
     the newest one before it that can. Returns the step restored."""
-    import tensorflow as tf
 
     latest = tf.train.latest_checkpoint(str(run.checkpoints))
     if step is not None and latest is not None:

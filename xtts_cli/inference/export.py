@@ -22,6 +22,8 @@ import shutil
 from pathlib import Path
 from typing import Optional
 
+import tensorflow as tf
+
 from xtts_cli.errors import XttsError
 from xtts_cli.speech.run_files import RATE_CEILING_FACTOR, RATE_FLOOR_SHARE
 
@@ -30,7 +32,6 @@ EXPORT_INFO = "export.json"
 
 def export_run(run_dir: Path, out: Path, step: Optional[int] = None) -> dict:
     """Write the SavedModel of `run_dir`'s generator (latest checkpoint, or `step`'s) to `out`."""
-    import tensorflow as tf
 
     from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel, mel_filterbank
     from xtts_cli.inference import Synthesizer

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+import tensorflow as tf
+
 from xtts_cli.config.schema import TrainingConfig
 
 
@@ -20,7 +22,6 @@ def build_schedule(training: TrainingConfig, total_steps: int, budget_used=None)
     still ends at the lowest rate instead of in mid-decay (Li et al. 2020, "Budgeted Training"):
     on a machine fast enough for max_steps the steps lead and nothing changes."""
     import keras
-    import tensorflow as tf
 
     peak = float(training.learning_rate)
     warmup = float(training.warmup_steps)

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal, Optional
 
+import tensorflow as tf
 from pydantic import BaseModel
 
 TrialStatus = Literal["ok", "oom", "failed", "timeout"]
@@ -62,8 +63,6 @@ def _child(spec_path: Path, result_path: Path) -> int:
     def write(outcome: TrialOutcome) -> None:
         outcome.seconds = time.perf_counter() - began
         result_path.write_text(outcome.model_dump_json(), encoding="utf-8")
-
-    import tensorflow as tf
 
     from xtts_cli.profiling.step_profiler import profile_step
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
+import tensorflow as tf
 from pydantic import BaseModel, Field
 
 from xtts_cli.config.schema import XttsConfig
@@ -289,7 +290,6 @@ def contention_findings(config: XttsConfig, percent: float, input_bound_percent:
 
 def _resident_batches(parts: RunComponents, limit: int) -> list[Any]:
     """One real batch per distinct mel shape, copied onto the model device once."""
-    import tensorflow as tf
 
     by_shape: dict[tuple, Any] = {}
     epoch = itertools.islice(parts.steps.batches(parts.input.train_ds), parts.input.steps_per_epoch)  # it repeats
@@ -415,8 +415,6 @@ def profile_step(
 
             trace_path = None
             if trace_dir is not None:
-                import tensorflow as tf
-
                 trace_path = str(Path(trace_dir))
                 say(f"tracing {TRACE_STEPS} more step(s) into {trace_path}")
                 Path(trace_path).mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Optional, Union
 
+import tensorflow as tf
 from pydantic import BaseModel, ConfigDict
 
 # Either values for consecutive steps (the first at `first_step`), or an explicit {step: value}.
@@ -37,7 +38,6 @@ def write_scalars(
 ) -> ScalarExport:
     """Write each named series under its name as tag (`profile/data_wait_ms`, ...) into an event file
     in `logdir` (created if needed)."""
-    import tensorflow as tf
 
     for name in series:
         if not name or not isinstance(name, str):

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
+import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.errors import XttsError
@@ -53,8 +54,6 @@ def render_sentences(
     """Render `sentences` with the model as it is at `step`, in each of `voices` (`rendering_voices`),
     into `samples` and TensorBoard; a sentence the vocabulary cannot spell is skipped with a `note`."""
     import re
-
-    import tensorflow as tf
 
     from xtts_cli.data.text import UnknownCharactersError
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
+import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
 from xtts_cli.errors import XttsError
@@ -65,7 +66,6 @@ def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> n
     """The speaker reference [reference_frames, n_mels] from an audio file, decoded in TF; with
     `windows` > 1, up to that many consecutive references [N, reference_frames, n_mels] along the
     clip (a clip shorter than one gives one, padded)."""
-    import tensorflow as tf
 
     from xtts_cli.data.audio import decode_audio
     from xtts_cli.data.audio_headers import AudioHeaderError, read_audio_header
@@ -139,7 +139,6 @@ CLONE_WINDOWS = 8
 
 def speaker_vector(model, voice: Voice, data: DataConfig):
     """[1, speaker_embedding_dim]: the conditioning of `voice`."""
-    import tensorflow as tf
 
     if voice.speaker is not None:
         return model.speaker_centroid(voice.speaker)
@@ -225,7 +224,6 @@ def synthesize_speech(
     The length is the stop token's choice inside the window `rate` (the training data's speaking
     rate) allows; `max_frames` caps it further.
     """
-    import tensorflow as tf
 
     settings = settings or SynthesisConfig()
     vocoder = vocoder or Vocoder(GRIFFIN_LIM, data)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
+import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.errors import XttsError
@@ -36,7 +37,6 @@ class Vocoder:
 
     def __call__(self, mel) -> np.ndarray:
         """log-mel [frames, n_mels] -> float32 samples [(frames - 1) * hop_length]."""
-        import tensorflow as tf
 
         if self.generator is not None:
             if self._compiled is None:
@@ -64,7 +64,6 @@ class Vocoder:
 
 def load_audio(path: Path, data: DataConfig, *, what: str = "AUDIO") -> np.ndarray:
     """A whole audio file, mono float32 at data.sample_rate (as the training pipeline decodes it)."""
-    import tensorflow as tf
 
     from xtts_cli.data.audio import decode_audio
     from xtts_cli.data.audio_headers import AudioHeaderError, read_audio_header

@@ -13,6 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
+import tensorflow as tf
+
 from xtts_cli.errors import XttsError, disk_full
 from xtts_cli.speech.run_files import RunDir
 from xtts_cli.training.events import Noted, Progress
@@ -25,7 +27,6 @@ class RunCheckpoints:
     def __init__(
         self, checkpoint: Any, run_dir: RunDir, *, keep: int, is_chief: bool, worker_index: int, progress: Progress
     ) -> None:
-        import tensorflow as tf
 
         self.checkpoint, self.run_dir, self.progress = checkpoint, run_dir, progress
         self.worker_index = worker_index
@@ -35,7 +36,6 @@ class RunCheckpoints:
 
     def latest(self) -> Optional[str]:
         """The run's newest complete checkpoint (the chief's directory, on any worker)."""
-        import tensorflow as tf
 
         if self.manager is not None:
             return self.manager.latest_checkpoint
@@ -45,7 +45,6 @@ class RunCheckpoints:
         """Restore `latest`, or, when its files cannot be read (cut short, corrupt: a disk that
         filled mid-save, a copy that stopped), the newest earlier checkpoint the run keeps, with a
         note. A checkpoint that reads but does not fit the model is refused: that is the config."""
-        import tensorflow as tf
 
         kept = [latest]
         if self.manager is not None:
@@ -75,7 +74,6 @@ class RunCheckpoints:
 
     def _complete_files(self) -> set[str]:
         """File names of the checkpoints the pointer lists (complete, by TensorFlow's order of writes)."""
-        import tensorflow as tf
 
         state = tf.train.get_checkpoint_state(str(self.run_dir.checkpoints))
         prefixes = [Path(path).name for path in (state.all_model_checkpoint_paths if state else [])]
@@ -86,7 +84,6 @@ class RunCheckpoints:
         }
 
     def save(self, number: int) -> str:
-        import tensorflow as tf
 
         if self.manager is None:
             # A non-chief worker: into a local scratch directory deleted right after, so a crash

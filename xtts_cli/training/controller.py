@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Protocol
 
+import tensorflow as tf
+
 from xtts_cli.errors import XttsError
 from xtts_cli.training.events import (
     Noted,
@@ -66,7 +68,6 @@ _RAISED_ON_EVERY_WORKER = (NonFiniteLossError, WorkersDisagreeError)
 def _is_lost_peer(exc: BaseException) -> bool:
     """A collective aborted because a peer died or hung up (TensorFlow's coordination service
     notices a dead worker by its missing heartbeats and aborts the collectives of the others)."""
-    import tensorflow as tf
 
     return isinstance(exc, (tf.errors.UnavailableError, tf.errors.AbortedError, tf.errors.DeadlineExceededError))
 
@@ -77,7 +78,6 @@ def _tell_the_other_workers(exc: BaseException, cluster) -> None:
     coordination service has no public API for it (TF's own PreemptionCheckpointHandler calls this
     same `report_error_to_cluster`), and the heartbeat remains the fallback."""
     try:
-        import tensorflow as tf
         from tensorflow.python.eager import context
 
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -185,7 +185,6 @@ class MetricsHook(Hook):
             self.window = self._empty()
 
     def log(self, end: StepEnd) -> None:
-        import tensorflow as tf
 
         window, trainer = self.window, self.trainer
         steps = max(1, int(window["steps"]))
@@ -263,7 +262,6 @@ class ValidationHook(Hook):
         self.every = trainer.config.training.val_step
 
     def on_step(self, end: StepEnd) -> None:
-        import tensorflow as tf
 
         if end.step % self.every:
             return
@@ -339,7 +337,6 @@ class Controller:
             raise
 
     def _run(self) -> TrainResult:
-        import tensorflow as tf
 
         from xtts_cli.training.metrics import MetricsWriter
 

@@ -8,11 +8,12 @@ reference itself).
 
 from __future__ import annotations
 
+import tensorflow as tf
+
 from xtts_cli.config.schema import DataConfig
 
 
 def make_featurizer(data: DataConfig, device: str, *, graph: bool = True):
-    import tensorflow as tf
 
     from xtts_cli.data.features import as_values, log_mel_batch
 

@@ -49,9 +49,7 @@ def train_run(
 ) -> TrainResult:
     """Train `loaded`'s config into `run_dir` (default: training.run_dir, else runs/<config name>)."""
     from xtts_cli import locks as run_lock
-    from xtts_cli.training.controller import Controller
     from xtts_cli.training.run_dir import default_run_dir
-    from xtts_cli.training.trainer import Trainer
 
     config = loaded.config
     if config.devices.strategy == "multi_worker" and cluster_flags is None:
@@ -64,5 +62,9 @@ def train_run(
         # The trainer takes the lock again for the run (and workers of a cluster share it).
         run_lock.acquire(chosen)
         run_lock.release(chosen)
+    # TensorFlow loads with these (seconds): only once the checks above have passed.
+    from xtts_cli.training.controller import Controller
+    from xtts_cli.training.trainer import Trainer
+
     trainer = Trainer(config, run_dir=chosen, fresh=fresh, force=force, progress=progress)
     return Controller(trainer).run()

@@ -18,6 +18,8 @@ import contextlib
 import time
 from typing import Any, Optional
 
+import tensorflow as tf
+
 from xtts_cli.devices.placement import DevicePlan
 from xtts_cli.kinds import KindModels
 from xtts_cli.training.settings import RunSettings
@@ -41,7 +43,6 @@ class Steps:
         eval_ds: Any,
         stop_flag: Any,
     ) -> None:
-        import tensorflow as tf
 
         self.strategy, self.plan, self.settings = strategy, plan, settings
         self.distributed = plan.kind in ("mirrored", "multi_worker")
@@ -75,7 +76,6 @@ class Steps:
         self.eval = self._placed(eval_step)
 
     def _place(self):
-        import tensorflow as tf
 
         return contextlib.nullcontext() if self.distributed else tf.device(self.plan.model_device)
 
@@ -87,7 +87,6 @@ class Steps:
         return call
 
     def _reduced(self, replica_function):
-        import tensorflow as tf
 
         strategy = self.strategy
 
@@ -100,7 +99,6 @@ class Steps:
 
     def _step_spec(self, dataset):
         """The step's input signature: the batch as the step receives it."""
-        import tensorflow as tf
 
         spec = dataset.element_spec
         if self.featurize is not None:
@@ -113,7 +111,6 @@ class Steps:
     def distribute(self, dataset):
         """The strategy's view of a pipeline, made once per pipeline (the step's input signature and
         the loop then read the same distributed dataset)."""
-        import tensorflow as tf
 
         key = id(dataset)
         if key not in self._distributed_views:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import tensorflow as tf
+
 from xtts_cli.errors import XttsError
 
 __all__ = ["StepGather", "WorkersDisagreeError"]
@@ -22,7 +24,6 @@ class StepGather:
     """
 
     def __init__(self, strategy: Any, step_var: Any) -> None:
-        import tensorflow as tf
 
         @tf.function
         def gather_steps():
