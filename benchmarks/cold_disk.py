@@ -75,6 +75,7 @@ def worker(job: dict) -> dict:
     """One timing, in this (fresh) process."""
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.data import pipeline, read_ahead
+    from xtts_cli.data.run_data import prepare
     from xtts_cli.data.scan import scan_dataset
 
     if not job["variant"]:  # the read-ahead never starts / runtime mode in the shared pool
@@ -90,18 +91,19 @@ def worker(job: dict) -> dict:
         return {"seconds": time.perf_counter() - start}
     import numpy as np
 
-    report = scan_dataset(config.data)
-    tokenizer = pipeline.tokenizer_for(report, config.data)
+    run_data = prepare(config)
+    items = run_data.scan.train  # the scan's training share, as before (not the epoch's weighted clips)
     if job["kind"] == "pass":
         store = Path(job["path"]).parent / "store"
         shutil.rmtree(store, ignore_errors=True)
         config = XttsConfig(data={**data, "preprocessing_mode": "precompute", "feature_cache_dir": str(store)})
+        precompute = run_data.with_config(config)
         if job["cold"]:
             drop_page_cache()
         start = time.perf_counter()
-        pipeline.build_pipeline(config, report.train, tokenizer, training=True)
+        precompute.pipeline(items=items)
         return {"seconds": time.perf_counter() - start}
-    dataset, _ = pipeline.build_pipeline(config, report.train, tokenizer, training=True)
+    dataset, _ = run_data.pipeline(items=items)
     if job["cold"]:
         drop_page_cache()
     iterator = iter(dataset)

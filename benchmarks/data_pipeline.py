@@ -129,14 +129,12 @@ def main() -> None:
     from xtts_cli.data.features import log_mel
     from xtts_cli.data.pipeline import (
         audio_formats,
-        build_pipeline,
         decoded_audio_dataset,
         feature_stage,
         parallel_calls,
         source_columns,
-        tokenizer_for,
     )
-    from xtts_cli.data.scan import scan_dataset
+    from xtts_cli.data.run_data import prepare
 
     try:
         import librosa  # noqa: F401
@@ -150,9 +148,9 @@ def main() -> None:
         data={"dataset_path": args.data_path, "batch_size": args.batch_size, "preprocessing_mode": "runtime"}
     )
     data = base.data
-    scan = scan_dataset(data)
-    items = list(scan.items) * repeat
-    tokenizer = tokenizer_for(scan, data)
+    run_data = prepare(base)
+    scan = run_data.scan
+    items = list(scan.items) * repeat  # every clip, the held-out share too, `repeat` times: the timed clips
     formats = audio_formats(items)
     parallel = parallel_calls(data.num_workers)
     cache_dir = tempfile.TemporaryDirectory(prefix="xtts-bench-features-")
@@ -185,7 +183,7 @@ def main() -> None:
         )
 
     def pipeline(**changes):
-        return lambda: build_pipeline(with_data(**changes), items, tokenizer, training=True)[0].repeat()
+        return lambda: run_data.with_config(with_data(**changes)).pipeline(items=items)[0].repeat()
 
     cases = [
         Case("librosa load + mel in tf.numpy_function (before)", "clip", clips_librosa),

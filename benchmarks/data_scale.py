@@ -167,17 +167,16 @@ def worker(job: dict) -> dict:
             "built": store.built if store else 0,
         }
 
-    from xtts_cli.data.pipeline import build_pipeline, plan_pipeline, tokenizer_for
+    from xtts_cli.data.run_data import prepare
 
     config = XttsConfig(data={**data, **job.get("data", {}), "preprocessing_mode": job["mode"]})
-    scan = scan_dataset(config.data)
-    tokenizer = tokenizer_for(scan, config.data)
+    run_data = prepare(config)
     try:
-        plan = plan_pipeline(config.data, scan.train, tokenizer, training=True)
+        plan = run_data.plan(items=run_data.scan.train)  # the scan's training share, as before
     except XttsError as error:
         return {"refused": str(error).splitlines()[0]}
     start = time.perf_counter()
-    dataset, info = build_pipeline(config, scan.train, tokenizer, training=True, plan=plan)
+    dataset, info = run_data.pipeline(plan=plan)
     built = time.perf_counter() - start
 
     iterator = iter(dataset)
@@ -325,8 +324,7 @@ def peak_rss_gb() -> float:
 def start_stages(config) -> dict:
     """Seconds of each stage of a training pipeline's start, to its first batch (runtime mode, so
     that no store is written: the start of every mode but the store's pass), and the peak RSS."""
-    from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
-    from xtts_cli.data.plan import plan_pipeline
+    from xtts_cli.data.run_data import prepare
     from xtts_cli.data.scan import scan_dataset
 
     stages: dict[str, float] = {}
@@ -337,16 +335,17 @@ def start_stages(config) -> dict:
         now = time.perf_counter()
         stages[stage], tick = now - tick, now
 
+    # The scan timed on its own, then handed to prepare: its stage is the epoch's clips and the vocabulary.
     report = scan_dataset(config.data)
     done("scan")
-    tokenizer = tokenizer_for(report, config.data)
+    run_data = prepare(config, scan=report)
     done("vocabulary")
-    plan = plan_pipeline(config.data, report.train, tokenizer, training=True)
+    plan = run_data.plan(items=report.train)
     done("plan")
     import tensorflow  # noqa: F401
 
     done("TensorFlow import")
-    dataset, _ = build_pipeline(config, report.train, tokenizer, training=True, plan=plan)
+    dataset, _ = run_data.pipeline(plan=plan)
     done("pipeline")
     next(iter(dataset))
     done("first batch")

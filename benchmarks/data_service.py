@@ -7,15 +7,16 @@ Default data: the bundled sample repeated x30 (1,170 training clips), runtime fe
 service takes off the trainer). About 3 minutes on 2 cores.
 
 Method: the servers (a dispatcher with one worker, another with two) run in this process, on
-loopback, and every pipeline is built by `build_pipeline` exactly as `xtts train` builds it. A draw
-is one training epoch on a fresh iterator, as the trainer reads it: we record when the first batch
-arrives (epoch start: for the service, a new job iteration reaching the workers), when the last one
-does, and when the iterator ends. "steady" is samples/s from the first batch to the last, "epoch"
-samples/s over the whole draw. One untimed round warms everything (tracing, page cache), then
-`--rounds` rounds draw every case in turn; figures are medians. Read the ratios with care: here the
-workers share this machine's cores with the consumer, so they measure what the service costs, not
-what other machines' cores would add; on separate machines each worker brings its own cores and
-the service's rate grows with them until the consumer or the network is the limit.
+loopback, and every pipeline is built by `RunData.pipeline` (xtts_cli/data/run_data.py) exactly as
+`xtts train` builds it. A draw is one training epoch on a fresh iterator, as the trainer reads it:
+we record when the first batch arrives (epoch start: for the service, a new job iteration reaching
+the workers), when the last one does, and when the iterator ends. "steady" is samples/s from the
+first batch to the last, "epoch" samples/s over the whole draw. One untimed round warms everything
+(tracing, page cache), then `--rounds` rounds draw every case in turn; figures are medians. Read the
+ratios with care: here the workers share this machine's cores with the consumer, so they measure
+what the service costs, not what other machines' cores would add; on separate machines each worker
+brings its own cores and the service's rate grows with them until the consumer or the network is
+the limit.
 """
 
 from __future__ import annotations
@@ -78,17 +79,16 @@ def main() -> None:
     args = parser.parse_args()
 
     from xtts_cli.config.schema import XttsConfig
-    from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
-    from xtts_cli.data.scan import scan_dataset
+    from xtts_cli.data.run_data import prepare
     from xtts_cli.data.service import bound_port, start_dispatcher, start_worker
 
     repeat = args.repeat or (30 if args.data_path is None else 1)
     base = XttsConfig(
         data={"dataset_path": args.data_path, "batch_size": args.batch_size, "preprocessing_mode": "runtime"}
     )
-    scan = scan_dataset(base.data)
-    items = list(scan.train) * repeat
-    tokenizer = tokenizer_for(scan, base.data)
+    run_data = prepare(base)
+    scan = run_data.scan
+    items = list(scan.train) * repeat  # the scan's training share, `repeat` times: the timed clips
 
     servers = []
     addresses = []
@@ -120,7 +120,7 @@ def main() -> None:
     for case in cases:
         data = {"service_address": case.address, "service_sharding": case.sharding} if case.address else {}
         config = base.model_copy(update={"data": base.data.model_copy(update=data)})
-        case.dataset, _ = build_pipeline(config, items, tokenizer, training=True)
+        case.dataset, _ = run_data.with_config(config).pipeline(items=items)
         draw(case)  # warm-up: tracing, page cache, the job's registration
         print(f"  warm: {case.name} ({case.samples[0]} samples per epoch)", file=sys.stderr, flush=True)
         for series in (case.steady, case.epoch, case.first, case.tail, case.samples):

@@ -27,15 +27,14 @@ def main() -> None:
 
     from xtts_cli.config import resolve_config
     from xtts_cli.data.features import with_reference
-    from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
-    from xtts_cli.data.scan import scan_dataset
+    from xtts_cli.data.run_data import prepare
     from xtts_cli.model.build import build_model
     from xtts_cli.profiling.step_timer import StepTimer
 
     config = resolve_config(None, {"data.batch_size": 8}).config
-    scan = scan_dataset(config.data)
-    tokenizer = tokenizer_for(scan, config.data)
-    dataset, _ = build_pipeline(config, scan.train, tokenizer, training=True)
+    run_data = prepare(config)
+    tokenizer = run_data.tokenizer
+    dataset, _ = run_data.pipeline(items=run_data.scan.train)  # the scan's training share, as before
     dataset = dataset.repeat()
     model = build_model(config.model, config.data, tokenizer.vocab_size)
     optimizer = keras.optimizers.AdamW(1e-4)

@@ -86,17 +86,18 @@ def worker(job: dict) -> dict:
 
     from xtts_cli.data import audio
     from xtts_cli.data.audio import resample
-    from xtts_cli.data.scan import scan_dataset
+    from xtts_cli.data.run_data import prepare
 
     if job.get("kernel"):
         audio.MAX_RESAMPLE_WEIGHTS = 0  # no rate pair gets a filter: every one goes to the kernel
     import tensorflow as tf
 
     from xtts_cli.config.schema import XttsConfig
-    from xtts_cli.data.pipeline import build_pipeline, decoded_audio_dataset, plan_pipeline, tokenizer_for
+    from xtts_cli.data.pipeline import decoded_audio_dataset
 
     config = XttsConfig(data={"dataset_path": job["path"], "preprocessing_mode": "runtime", "scan_cache": False})
-    scan = scan_dataset(config.data)
+    run_data = prepare(config)
+    scan = run_data.scan
     rate = scan.items[0].audio.sample_rate
     target = config.data.sample_rate
     at_own_rate = config.model_copy(update={"data": config.data.model_copy(update={"sample_rate": rate})})
@@ -124,9 +125,8 @@ def worker(job: dict) -> dict:
             next(iterator)
         result["ms_per_clip"] = 2 * 1000 / timed(iterator, 1, job["seconds"] / 2)  # two calls at once
         del iterator
-    tokenizer = tokenizer_for(scan, config.data)
-    plan = plan_pipeline(config.data, scan.train, tokenizer, training=True)
-    dataset, _ = build_pipeline(config, scan.train, tokenizer, training=True, plan=plan)
+    plan = run_data.plan(items=scan.train)  # the scan's training share, as before
+    dataset, _ = run_data.pipeline(plan=plan)
     iterator = iter(dataset.repeat())
     for _ in range(5):
         next(iterator)

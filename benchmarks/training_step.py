@@ -23,16 +23,12 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
-def _batches(config, *, training: bool = True):
-    """One epoch's batches of the training split. training=False keeps every clip (partial batches
-    too, in a fixed order), so two batching settings can be compared on the same clips."""
-    from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
-    from xtts_cli.data.scan import scan_dataset
-
-    scan = scan_dataset(config.data)
-    tokenizer = tokenizer_for(scan, config.data)
-    dataset, _ = build_pipeline(config, scan.train, tokenizer, training=training)
-    return list(dataset), tokenizer
+def _batches(run_data, *, training: bool = True) -> list:
+    """One epoch's batches of the training split (the scan's, `scan.train`) under `run_data`'s config.
+    training=False keeps every clip (partial batches too, in a fixed order), so two batching
+    settings can be compared on the same clips."""
+    dataset, _ = run_data.pipeline(training=training, items=run_data.scan.train)
+    return list(dataset)
 
 
 def _time_steps(step, batches, steps: int) -> tuple[float, float]:
@@ -52,21 +48,22 @@ def _time_steps(step, batches, steps: int) -> tuple[float, float]:
     return first, statistics.median(times)
 
 
-def _padding_comparison(config, tokenizer_vocab: int, passes: int) -> None:
+def _padding_comparison(run_data, passes: int) -> None:
     """Real mel frames/s of the training step on bucketed vs fixed-length batches of the same clips."""
     import keras
     import tensorflow as tf
 
     from xtts_cli.model.build import build_model
 
+    config = run_data.config
     prepared, shapes = {}, {}
     for name, changes in (("bucketed", {}), ("fixed", {"pad_to_fixed_length": True, "bucket_by_length": False})):
         variant = config.model_copy(update={"data": config.data.model_copy(update=changes)})
         # Every clip of the split in both settings: bucketing's partial last batch per bucket is
         # kept (a smaller, less efficient step), where training would drop it.
-        batches, _ = _batches(variant, training=False)
+        batches = _batches(run_data.with_config(variant), training=False)
         keras.utils.set_random_seed(0)
-        model = build_model(variant.model, variant.data, tokenizer_vocab)
+        model = build_model(variant.model, variant.data, run_data.tokenizer.vocab_size)
         signature = [tf.nest.map_structure(lambda t: tf.TensorSpec([None] * t.shape.rank, t.dtype), batches[0])]
         step = _make_step(model, keras.optimizers.AdamW(1e-4), variant.data, graph=True, xla=False, signature=signature)
         for batch in batches:  # warm every shape
@@ -139,16 +136,18 @@ def main() -> None:
     import tensorflow as tf
 
     from xtts_cli.config import resolve_config
+    from xtts_cli.data.run_data import prepare
 
     overrides = {"data.batch_size": args.batch_size}
     if args.data_path:
         overrides["data.dataset_path"] = args.data_path
     config = resolve_config(None, overrides).config
-    batches, tokenizer = _batches(config)
+    run_data = prepare(config)
+    batches, tokenizer = _batches(run_data), run_data.tokenizer
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, TF {tf.__version__}")
     print(f"data: {config.data.dataset_path or 'the bundled sample'}; tiny model, batch {args.batch_size}")
     if args.only in (None, "padding"):
-        _padding_comparison(config, tokenizer.vocab_size, args.passes)
+        _padding_comparison(run_data, args.passes)
     if args.only == "padding":
         return
     if args.only in (None, "graph"):

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from training_support import run_xtts, tiny_config
 
-from xtts_cli.config.loading import resolve_config
+from xtts_cli.config.loading import data_variant, resolve_config
 from xtts_cli.data.plan import decide_mode
 from xtts_cli.devices.gpu_info import GpuInfo, MachineInfo
 from xtts_cli.profiling.benchmark import (
@@ -184,31 +184,31 @@ def test_cache_is_swept_only_when_the_features_fit_the_memory_budget(tmp_path) -
 
 def test_the_store_a_config_reads_is_written_before_the_trials(tmp_path) -> None:
     # Else the first trial that reads the store pays the pass over every clip within its time.
-    from xtts_cli.cli.benchmark import _prepare_features
-    from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
-    from xtts_cli.data.scan import scan_dataset
+    from xtts_cli.profiling.benchmark import prepare_features
+    from xtts_cli.profiling.pipeline_profiler import run_data_of
 
     loaded = _loaded(tmp_path)
     data = loaded.config.data.model_copy(
         update={"preprocessing_mode": "auto", "cache_memory_limit": 10**6, "feature_cache_dir": str(tmp_path / "store")}
     )
     cfg = loaded.config.model_copy(update={"data": data})
-    scan = scan_dataset(cfg.data)
-    assert _prepare_features(cfg, scan).mode == "precompute"
+    run_data = run_data_of(cfg)
     notes: list[str] = []
-    tokenizer = tokenizer_for(scan, cfg.data)
-    build_pipeline(cfg, scan.epoch_items(), tokenizer, training=True, note=notes.append)
-    assert notes == []  # the trial's pipeline finds every shard complete: nothing to compute
+    assert prepare_features(run_data, notes.append).mode == "precompute"
+    written = len(notes)
+    assert written > 0  # the pass was here, said in notes
+    run_data.pipeline(note=notes.append)
+    assert len(notes) == written  # the trial's pipeline finds every shard complete: nothing to compute
     # With precompute named, the validation clips are stored too (auto keeps these few in memory),
     # and every trial's Trainer.setup builds their pipeline: that store is written before as well.
-    named = cfg.model_copy(update={"data": cfg.data.model_copy(update={"preprocessing_mode": "precompute"})})
-    assert scan.eval and _prepare_features(named, scan).mode == "precompute"
-    build_pipeline(named, list(scan.eval), tokenizer, training=False, note=notes.append)
-    assert notes == []
-    runtime = cfg.model_copy(update={"data": data.model_copy(update={"preprocessing_mode": "runtime"})})
+    named = run_data.with_config(data_variant(cfg, preprocessing_mode="precompute"))
+    assert named.eval_items and prepare_features(named, notes.append).mode == "precompute"
+    written = len(notes)
+    named.pipeline(training=False, note=notes.append)
+    assert len(notes) == written
     store = tmp_path / "other"
-    runtime = runtime.model_copy(update={"data": runtime.data.model_copy(update={"feature_cache_dir": str(store)})})
-    assert _prepare_features(runtime, scan).mode == "precompute" and not store.exists()  # runtime reads no store
+    runtime = run_data.with_config(data_variant(cfg, preprocessing_mode="runtime", feature_cache_dir=str(store)))
+    assert prepare_features(runtime, notes.append).mode == "precompute" and not store.exists()  # runtime reads no store
 
 
 def test_default_batch_sizes_keep_two_batches_per_epoch() -> None:

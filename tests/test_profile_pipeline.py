@@ -279,12 +279,10 @@ def test_planted_stall_every_nth_batch_is_found_with_its_period() -> None:
     import tensorflow as tf
 
     from xtts_cli.config.schema import XttsConfig
-    from xtts_cli.data.pipeline import build_pipeline
 
     period, stall_s = 5, 0.06
     config = XttsConfig(data={"batch_size": 8, "preprocessing_mode": "cache"})
-    scan, tokenizer = pipeline_profiler.prepare(config)
-    dataset, info = build_pipeline(config, scan.train, tokenizer, training=True)
+    dataset, info = pipeline_profiler.run_data_of(config).pipeline()
 
     def stall(index):
         if int(index) % period == 0:

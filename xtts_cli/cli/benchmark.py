@@ -112,9 +112,10 @@ def benchmark(
         xtts benchmark --sweep num_workers,prefetch --json
     """
     from xtts_cli.config.loading import resolve_config
-    from xtts_cli.data.scan import scan_dataset
     from xtts_cli.devices.gpu_info import probe_machine
     from xtts_cli.profiling.benchmark import benchmark as run_benchmark
+    from xtts_cli.profiling.benchmark import prepare_features
+    from xtts_cli.profiling.pipeline_profiler import run_data_of
 
     data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     write_config = given_once("the output config", out=out, write_config=write_config)
@@ -122,24 +123,20 @@ def benchmark(
     stages = [part.strip() for part in sweep.split(",") if part.strip()] if sweep else None
     loaded = resolve_config(config, {"data.dataset_path": data_path}, set_values or ())
     cfg = loaded.config
-    if write_config is not None and not write_config.parent.is_dir():
-        from xtts_cli.errors import XttsError
-
-        raise XttsError(
-            f"--out {str(write_config)!r}: folder {str(write_config.parent)!r} does not exist",
-            hint="create the folder or pass a path in an existing one",
-        )
+    _check_out_folder(write_config)
     from xtts_cli.cli.output import Phases
 
     with Phases(enabled=not json_output) as phase:
         phase("scanning the dataset")
-        scan = scan_dataset(cfg.data)
+        run_data = run_data_of(cfg)
+    scan = run_data.scan
     machine = probe_machine()
     canonical = {section: dict(body) for section, body in loaded.raw.items()}
     if data_path is not None:  # the trials read the config's text: the dataset given here goes with it
         canonical.setdefault("data", {}).pop("datasets", None)
         canonical["data"]["dataset_path"] = data_path
-    features = _prepare_features(cfg, scan)
+    err = console(stderr=True)
+    features = prepare_features(run_data, note=lambda line: err.print(f"note: {line}"))
     with _TrialProgress(enabled=True) as shown:
         report = run_benchmark(
             cfg,
@@ -172,26 +169,15 @@ def benchmark(
         )
 
 
-def _prepare_features(cfg, scan):
-    """What `preprocessing_mode: auto` resolves to for this dataset; and when the config's own mode
-    keeps features on disk, the stores written now, once, so that no trial pays the pass (it
-    would count against that trial's time, and its rate would not be the store's): the training
-    clips' and the validation clips', which every trial's `Trainer.setup` builds as well."""
-    from xtts_cli.data.pipeline import build_pipeline, plan_pipeline, tokenizer_for
+def _check_out_folder(write_config: Optional[Path]) -> None:
+    """--out names a file in a folder that exists: found before the trials, not after."""
+    if write_config is not None and not write_config.parent.is_dir():
+        from xtts_cli.errors import XttsError
 
-    items = scan.epoch_items()
-    tokenizer = tokenizer_for(scan, cfg.data)
-    auto = cfg.data.model_copy(update={"preprocessing_mode": "auto", "service_address": None})
-    features = plan_pipeline(auto, items, tokenizer, training=True).decision
-    own = cfg.data.preprocessing_mode
-    if cfg.data.service_address is None and (own == "precompute" or (own == "auto" and features.mode == "precompute")):
-        err = console(stderr=True)
-        plan = plan_pipeline(cfg.data, items, tokenizer, training=True)
-        build_pipeline(cfg, items, tokenizer, training=True, plan=plan, note=lambda line: err.print(f"note: {line}"))
-        held_out = list(scan.eval)
-        if held_out and plan_pipeline(cfg.data, held_out, tokenizer, training=False).mode == "precompute":
-            build_pipeline(cfg, held_out, tokenizer, training=False, note=lambda line: err.print(f"note: {line}"))
-    return features
+        raise XttsError(
+            f"--out {str(write_config)!r}: folder {str(write_config.parent)!r} does not exist",
+            hint="create the folder or pass a path in an existing one",
+        )
 
 
 def _write_best(loaded, changes, target: Path) -> Path:

@@ -85,7 +85,6 @@ def profile_pipeline(
     data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     num_batches = given_once("the number of batches", batches=batches, num_batches=num_batches)
     from xtts_cli.config.loading import resolve_config
-    from xtts_cli.data.scan import DatasetScanError, scan_dataset
 
     loaded = resolve_config(
         config,
@@ -98,20 +97,8 @@ def profile_pipeline(
         set_values or (),
     )
     cfg = loaded.config
-    err = console(stderr=True)
-
     progress = Phases()
-    try:
-        progress("scanning the dataset")
-        scan = scan_dataset(cfg.data)
-    except DatasetScanError as exc:
-        progress.end()
-        # Too many bad files: still list them, so the user sees what to fix.
-        if exc.report is not None:
-            _render_bad_files(err, exc.report.bad)
-        raise
-    progress.end()
-
+    scan = _scan(cfg, progress)
     from xtts_cli.profiling.pipeline_profiler import profile_pipeline as run_profile
     from xtts_cli.profiling.pipeline_profiler import sweep
 
@@ -128,24 +115,44 @@ def profile_pipeline(
     )
     report = sweep(cfg, scan=scan, progress=progress) if benchmark else None
     progress.end()
-
     if json_output:
-        payload: dict[str, Any] = profile.model_dump(mode="json", exclude={"pipeline"})
-        payload["pipeline"] = profile.pipeline.model_dump(mode="json", exclude={"feature_cache"})
-        payload["dataset"] = {
-            "format": scan.format,
-            "items": len(scan.items),
-            "speakers": len(scan.speakers),
-            "hours": round(scan.total_hours, 4),
-        }
-        payload["feature_bytes_estimate"] = scan.feature_bytes(cfg.data)
-        if report is not None:
-            payload["sweep"] = [cell.model_dump(mode="json") for cell in report.cells]
-            payload["best"] = report.best.model_dump(mode="json")
-            payload["sweep_notes"] = report.notes
-        print_json(payload)
+        print_json(_payload(profile, report, scan, cfg))
         return
     _render(profile, report, where=_datasets_label(scan))
+
+
+def _scan(cfg, progress):
+    """The dataset scan; too many bad files still lists them, so the user sees what to fix."""
+    from xtts_cli.data.scan import DatasetScanError, scan_dataset
+
+    try:
+        progress("scanning the dataset")
+        scan = scan_dataset(cfg.data)
+    except DatasetScanError as exc:
+        progress.end()
+        if exc.report is not None:
+            _render_bad_files(console(stderr=True), exc.report.bad)
+        raise
+    progress.end()
+    return scan
+
+
+def _payload(profile, report, scan, cfg) -> dict[str, Any]:
+    """What `--json` prints: the profile, the pipeline, the dataset, and the sweep when asked."""
+    payload: dict[str, Any] = profile.model_dump(mode="json", exclude={"pipeline"})
+    payload["pipeline"] = profile.pipeline.model_dump(mode="json", exclude={"feature_cache"})
+    payload["dataset"] = {
+        "format": scan.format,
+        "items": len(scan.items),
+        "speakers": len(scan.speakers),
+        "hours": round(scan.total_hours, 4),
+    }
+    payload["feature_bytes_estimate"] = scan.feature_bytes(cfg.data)
+    if report is not None:
+        payload["sweep"] = [cell.model_dump(mode="json") for cell in report.cells]
+        payload["best"] = report.best.model_dump(mode="json")
+        payload["sweep_notes"] = report.notes
+    return payload
 
 
 def _render_bad_files(out, bad: list) -> None:
@@ -227,6 +234,17 @@ def _render(profile, report, where: str) -> None:
     if osc.detected:
         out.print(f"[yellow]a slow batch every {osc.period_batches:.1f} batches[/] ({osc.reason})")
 
+    _render_stages_and_baseline(out, profile)
+    if report is not None:
+        _render_sweep(out, report)
+
+    for note in profile.notes:
+        out.print(f"[dim]note: {note}[/]")
+
+
+def _render_stages_and_baseline(out, profile) -> None:
+    from rich.table import Table
+
     if profile.stages:
         stages = Table(title="Stages (runtime mode, cumulative, same items)", title_justify="left")
         for column, justify in (
@@ -263,12 +281,6 @@ def _render(profile, report, where: str) -> None:
         table.add_row("TF-native", _rate(base.native_samples_per_sec), "")
         out.print(table)
         out.print(f"speedup: [bold]{base.speedup:.2f}x[/]")
-
-    if report is not None:
-        _render_sweep(out, report)
-
-    for note in profile.notes:
-        out.print(f"[dim]note: {note}[/]")
 
 
 def _render_sweep(out, report) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -100,21 +100,7 @@ def synthesize(
         xtts synthesize --text-file lines.txt --out-dir clips/ -r runs/speak-cpu --vocoder runs/vocoder-cpu
     """
 
-    from xtts_cli.errors import XttsError
-
-    if text_file is not None:
-        if text is not None:
-            raise XttsError("both TEXT and --text-file give the text", hint="pass one of them")
-        if out_dir is None:
-            raise XttsError("--text-file needs --out-dir DIR for its clips", hint="e.g. --out-dir clips/")
-    elif out_dir is not None:
-        raise XttsError("--out-dir is for --text-file; one sentence goes to --out FILE", hint="pass --text-file FILE")
-    elif text is None or not text.strip():
-        raise XttsError(
-            "the text to synthesise is empty", hint='pass a sentence, e.g. xtts synthesize "Hello there." ...'
-        )
-    if speaker is not None and speaker_wav is not None:
-        raise XttsError("--speaker and --speaker-wav both name a voice", hint="pass one of them")
+    _check_arguments(text, text_file, out_dir, speaker, speaker_wav)
     run_dir = run_dir_given(run_dir, checkpoint, to="speak with", example='xtts synthesize "Hello." -r runs/tiny-cpu')
     lines = _read_lines(text_file) if text_file is not None else []
     from xtts_cli.cli.output import Phases
@@ -134,31 +120,62 @@ def synthesize(
         _speak_lines(tts, lines, out_dir, json_output, speaker=speaker, speaker_wav=speaker_wav, language=language)
         return
     speech.save(out)
-    config, tokenizer, step, run_path = tts.config, tts.tokenizer, tts.step, tts.run_dir
-    seconds = len(speech.waveform) / config.data.sample_rate
-    frames_per_second = config.data.sample_rate / config.data.hop_length
-    low, high = (value / frames_per_second for value in speech.frame_window)
-    report = {
-        "out": str(out),
-        "seconds": round(seconds, 3),
-        "frames": speech.frames,
-        "step": step,
-        "run": str(run_path),
-        "ended_by": speech.ended_by,
-        "window_seconds": [round(low, 3), round(high, 3)],
-        "alignment_score": round(speech.alignment_score, 4),
-        "speaker": speaker,
-        "language": language or (tokenizer.languages[0] if tokenizer.languages else None),
-        "voice": "centroid" if voice.speaker is not None else ("clip" if speaker or speaker_wav else "reference"),
-        "vocoder": speech.vocoder,
-    }
+    named = "centroid" if voice.speaker is not None else ("clip" if speaker or speaker_wav else "reference")
+    report = _report(tts, speech, out, speaker=speaker, language=language, voice=named)
     if json_output:
         from xtts_cli.cli.output import print_json
 
         print_json(report)
         return
-    sys.stdout.write(f"{out}: {seconds:.2f} s of audio from step {step} of {run_path}, vocoder {speech.vocoder}\n")
-    window = f"{low:.2f}-{high:.2f} s"
+    _render(speech, report)
+
+
+def _check_arguments(text, text_file, out_dir, speaker, speaker_wav) -> None:
+    """The text comes from TEXT or --text-file (with --out-dir), the voice from one flag at most."""
+    from xtts_cli.errors import XttsError
+
+    if text_file is not None:
+        if text is not None:
+            raise XttsError("both TEXT and --text-file give the text", hint="pass one of them")
+        if out_dir is None:
+            raise XttsError("--text-file needs --out-dir DIR for its clips", hint="e.g. --out-dir clips/")
+    elif out_dir is not None:
+        raise XttsError("--out-dir is for --text-file; one sentence goes to --out FILE", hint="pass --text-file FILE")
+    elif text is None or not text.strip():
+        raise XttsError(
+            "the text to synthesise is empty", hint='pass a sentence, e.g. xtts synthesize "Hello there." ...'
+        )
+    if speaker is not None and speaker_wav is not None:
+        raise XttsError("--speaker and --speaker-wav both name a voice", hint="pass one of them")
+
+
+def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[str, Any]:
+    """What `--json` prints of one sentence: the clip, what ended it, its window, the voice."""
+    data = tts.config.data
+    frames_per_second = data.sample_rate / data.hop_length
+    low, high = (value / frames_per_second for value in speech.frame_window)
+    return {
+        "out": str(out),
+        "seconds": round(len(speech.waveform) / data.sample_rate, 3),
+        "frames": speech.frames,
+        "step": tts.step,
+        "run": str(tts.run_dir),
+        "ended_by": speech.ended_by,
+        "window_seconds": [round(low, 3), round(high, 3)],
+        "alignment_score": round(speech.alignment_score, 4),
+        "speaker": speaker,
+        "language": language or (tts.tokenizer.languages[0] if tts.tokenizer.languages else None),
+        "voice": voice,
+        "vocoder": speech.vocoder,
+    }
+
+
+def _render(speech, report: dict[str, Any]) -> None:
+    seconds, step, run_path = report["seconds"], report["step"], report["run"]
+    sys.stdout.write(
+        f"{report['out']}: {seconds:.2f} s of audio from step {step} of {run_path}, vocoder {speech.vocoder}\n"
+    )
+    window = "{:.2f}-{:.2f} s".format(*report["window_seconds"])
     if speech.ended_by == "length limit" and speech.decoder == "duration":
         how = f"the length limit ({window} allowed): the predicted durations ran longer"
     elif speech.ended_by == "length limit":

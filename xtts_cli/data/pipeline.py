@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Optional, Union
 
 import numpy as np
+import tensorflow as tf
 from pydantic import BaseModel, Field
 
 from xtts_cli.config.loading import data_variant
@@ -64,8 +65,9 @@ from xtts_cli.data.plan import (
     buckets_started,
     plan_pipeline,
     source_columns,
+    tokenizer_for,
 )
-from xtts_cli.data.scan import DatasetItem, ScanReport
+from xtts_cli.data.scan import DatasetItem
 from xtts_cli.data.text import CONDITIONING_IDS, Tokenizer
 from xtts_cli.errors import XttsError
 from xtts_cli.host import usable_cpu_count
@@ -82,6 +84,7 @@ __all__ = [
     "plan_pipeline",
     "source_columns",
     "tokenizer_for",
+    "write_store",
 ]
 
 
@@ -146,33 +149,8 @@ class PipelineInfo(BaseModel):
         return buckets_started(self.bucket_batches, training=self.training)
 
 
-def tokenizer_for(report: ScanReport, data: DataConfig, items: Optional[Sequence[DatasetItem]] = None) -> Tokenizer:
-    """A tokenizer over every kept item's text (`items`, default the scan's), training and
-    validation alike, with the config's languages and the scan's speakers (largest first).
-
-    The vocabulary is only a symbol inventory, so including validation texts leaks nothing, and it
-    keeps a symbol that happens to occur only in validation from failing the eval set.
-    """
-    from xtts_cli.data.plan import prepared_texts
-
-    items = report.items if items is None else list(items)
-    prepared = prepared_texts(items, Tokenizer([], data.text_cleaners, frontend=data.text_frontend))
-    minutes: dict[str, float] = {}
-    for item in report.train or items:
-        minutes[item.speaker] = minutes.get(item.speaker, 0.0) + item.audio.duration
-    return Tokenizer.build(
-        prepared if prepared is not None else (item.training_text for item in items),
-        data.text_cleaners,
-        frontend=data.text_frontend,
-        languages=data.languages,
-        speakers=sorted(minutes, key=lambda name: (-minutes[name], name)),
-        prepared=prepared is not None,
-    )
-
-
 def parallel_calls(value):
     """A `data.num_workers` / `prefetch_buffer_size` value for tf.data: `auto` is AUTOTUNE."""
-    import tensorflow as tf
 
     return tf.data.AUTOTUNE if value == "auto" else value
 
@@ -202,13 +180,11 @@ def pipeline_threads(data: DataConfig) -> int:
 
 
 def _ragged(ids: TokenIds):
-    import tensorflow as tf
 
     return tf.RaggedTensor.from_row_splits(ids.flat, ids.splits, validate=False)
 
 
 def _source_spec():
-    import tensorflow as tf
 
     return {
         "path": tf.string,
@@ -226,7 +202,6 @@ def feature_stage(data: DataConfig, output: Output, formats: AudioFormats):
     TF-native (graph ops) unless `data.use_tf_native_loading` is false, which selects the
     tf.numpy_function baseline. `formats`: those of the clips the stage will be fed.
     """
-    import tensorflow as tf
 
     codecs = formats.codecs
     if not data.use_tf_native_loading:
@@ -267,7 +242,6 @@ def feature_stage(data: DataConfig, output: Output, formats: AudioFormats):
 
 def _items_dataset(items: Sequence[DatasetItem], data: DataConfig, output: Output):
     """Features of `items`, in order (used by precompute and by `decoded_audio_dataset`)."""
-    import tensorflow as tf
 
     formats = audio_formats(items)
     source = source_columns(items, formats.codecs if data.use_tf_native_loading else CODECS)
@@ -312,7 +286,6 @@ def build_pipeline(
     `plan`: the plan of these items (`plan_pipeline`), when the caller already made it; it holds
     the batching and where features are kept (`preprocessing_mode` resolved).
     """
-    import tensorflow as tf
 
     keep_freed_memory()  # glibc keeps the pipeline's freed buffers for reuse (see host_memory.py)
     data = config.data
@@ -353,6 +326,21 @@ def build_pipeline(
     if len(items) >= _FREEZE_FROM_CLIPS:
         _freeze_startup_objects()
     return ds, _pipeline_info(plan, items, output, training, epochs, store, prefetch_device, service, job)
+
+
+def write_store(
+    data: DataConfig, items: Sequence[DatasetItem], output: Output, *, training: bool, note=None
+) -> tuple[PrecomputeResult, list[Shard]]:
+    """The precompute store of `items` on disk, written where shards are missing (a pass `note`
+    hears of), found where they are complete: the one place the input pipeline writes to disk."""
+    return precompute_features(
+        data,
+        items,
+        output,
+        lambda todo: _items_dataset(todo, data, output),
+        note=note,
+        what="clip" if training else "validation clip",
+    )
 
 
 def _pipeline_info(plan, items, output, training, epochs, store, prefetch_device, service, job) -> PipelineInfo:
@@ -425,14 +413,7 @@ class _FeatureStore:
         data = plan.data
 
         def precompute():
-            return precompute_features(
-                data,
-                items,
-                output,
-                lambda todo: _items_dataset(todo, data, output),
-                note=note,
-                what="clip" if training else "validation clip",
-            )
+            return write_store(data, items, output, training=training, note=note)
 
         precomputed, shards = precompute()
         texts = _ragged(plan.text_ids)  # built once for all buckets
@@ -491,7 +472,6 @@ class _Epochs:
 
     def assemble(self, seed):
         """The batches of one epoch; `seed` (an int, or a tensor on service workers) seeds the shuffles."""
-        import tensorflow as tf
 
         sources = [self._source(k, seed) for k in range(len(self.groups))]
         if len(sources) == 1:
@@ -534,7 +514,6 @@ class _Epochs:
 
 
 def _pipeline_options(data: DataConfig, mode: str):
-    import tensorflow as tf
 
     options = tf.data.Options()
     options.deterministic = not data.optimize_cpu_gpu_overlap
@@ -550,7 +529,6 @@ def _pipeline_options(data: DataConfig, mode: str):
 
 def _through_service(ds, data: DataConfig, service: str, items, tokenizer, output, training, session):
     """(the batches as the tf.data service makes them, its job's name)."""
-    import tensorflow as tf
 
     from xtts_cli.data import service as data_service
 
@@ -577,7 +555,6 @@ def _through_service(ds, data: DataConfig, service: str, items, tokenizer, outpu
 
 def _prefetched(ds, data: DataConfig, device: Optional[str]):
     """(the pipeline with its host prefetch and, onto a GPU, its device prefetch; that device or None)."""
-    import tensorflow as tf
 
     if data.prefetch_buffer_size != 0:
         ds = ds.prefetch(parallel_calls(data.prefetch_buffer_size))
@@ -632,7 +609,6 @@ def _stored_batches(plan: PipelinePlan, shards: Sequence[Shard], bucket: int, *,
     to move) and batches them. Which item a record is comes from its place in the shard
     (`Shard.users`).
     """
-    import tensorflow as tf
 
     data = plan.data
     runs = _bucket_runs(plan, shards, bucket)
@@ -687,7 +663,6 @@ def _decode_stored(plan: PipelinePlan, shapes_of: list[Optional[dict]], texts):
     `texts` (every item's, ragged). It runs after the buckets are merged, in one map: as a map per
     bucket, tf.data parallelised each one, and the buckets' maps finished batches in bursts (batch
     latency CV 1.8 against 0.5 at 13,100 clips, measured)."""
-    import tensorflow as tf
 
     data, output = plan.data, plan.output
     step = KEPT_VALUE_BYTES * (data.n_mels if output == "mel" else 1)
@@ -715,7 +690,6 @@ def _decode_stored(plan: PipelinePlan, shapes_of: list[Optional[dict]], texts):
 
 def _per_bucket(values: list[int], dtype):
     """A bucket's pad, looked up from its number; a Python int (a static shape) when all agree."""
-    import tensorflow as tf
 
     if len(set(values)) == 1:
         return lambda bucket: values[0]
@@ -725,7 +699,6 @@ def _per_bucket(values: list[int], dtype):
 
 def _text_pads(shapes_of: list[Optional[dict]], output: Output):
     """(feature pad, text pad) lookups of each bucket; (None, None) when batches pad to their longest."""
-    import tensorflow as tf
 
     if not all(shapes is not None for shapes in shapes_of):
         return None, None
@@ -738,7 +711,6 @@ def _text_pads(shapes_of: list[Optional[dict]], output: Output):
 def _batch_texts(texts, indices, text_pad, bucket) -> dict:
     """A batch's token ids (padded to its bucket's text length, or its longest) and their lengths,
     gathered from `texts` (every item's, ragged)."""
-    import tensorflow as tf
 
     ids = tf.gather(texts, indices)
     shape = None
@@ -761,7 +733,6 @@ class _HeldStore:
     against reading the shards, see docs/data_at_scale.md."""
 
     def __init__(self, plan: PipelinePlan, shards: Sequence[Shard], shapes_of: list[Optional[dict]], texts):
-        import tensorflow as tf
 
         self.plan, self.texts = plan, texts
         output = plan.output
@@ -819,7 +790,6 @@ class _HeldStore:
 
     def batches(self, k: int, *, training: bool, seed):
         """(bucket k's held clips, item indices of a batch), a batch's worth each."""
-        import tensorflow as tf
 
         group = self.plan.group(k)
         places = _permuted_places(len(group), seed) if training else tf.data.Dataset.range(len(group))
@@ -830,7 +800,6 @@ class _HeldStore:
         return tf.data.Dataset.zip((self.wholes[k].repeat(), indices))
 
     def to_batch(self, clips, indices):
-        import tensorflow as tf
 
         output = self.plan.output
         bucket = tf.gather(self.bucket_of, indices[0])
@@ -853,7 +822,6 @@ _READ_BUFFER = 1 << 20
 
 def _worker_seed(_):
     """A seed from the clock, in microseconds: different on every worker and every epoch."""
-    import tensorflow as tf
 
     return tf.cast(tf.math.floormod(tf.timestamp() * 1e6, 2.0**31 - 1), tf.int64)
 
@@ -879,7 +847,6 @@ def _group_elements(
     lengths are exact, so no clip exceeds it; the cut only keeps a file that changed since the
     scan from failing its batch.
     """
-    import tensorflow as tf
 
     # The source is the clips' places in the bucket; each element's columns are gathered in the
     # decode map, so a shuffle moves only the places (int64s), however many clips the bucket holds.
@@ -930,7 +897,6 @@ def _group_elements(
 
 def _places(count: int, data: DataConfig, mode: str, *, training: bool, shuffled: bool, seed, split_by_service: bool):
     """The clips' places in their bucket, in the order an epoch decodes them."""
-    import tensorflow as tf
 
     ds = tf.data.Dataset.range(count)
     if shuffled:
@@ -965,7 +931,6 @@ def _permuted(parts: list, seed):
     of int64s) in a fresh random order every epoch (each new iterator), one after the other;
     reproducible from `seed` (an int, or a tensor on service workers). One tensor, drawn as the
     epoch starts: no shuffle buffer to fill on the way."""
-    import tensorflow as tf
 
     def permutation(draw):
         shuffled = [
@@ -995,7 +960,6 @@ def _padded_shapes(data: DataConfig, output: Output, plan: Optional[BucketPlan],
 
 def _pad_batches(ds, data: DataConfig, output: Output, shapes: Optional[dict], *, training: bool):
     """Batches of one source, padded to `shapes` (or to each batch's longest clip)."""
-    import tensorflow as tf
 
     values = {
         # Values held as steps (cache mode) pad with step 0: the floor once scaled back, or silence.
@@ -1023,7 +987,6 @@ def decoded_audio_dataset(config: XttsConfig, items: Sequence[DatasetItem]):
     For the "compute bound" benchmark: mapping `features.log_mel` over it times the feature
     computation alone, with file reading and decoding already paid for.
     """
-    import tensorflow as tf
 
     native = data_variant(config, use_tf_native_loading=True).data
     clips = list(_items_dataset(items, native, "audio").as_numpy_iterator())

@@ -20,7 +20,7 @@ from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.audio import CODECS
 from xtts_cli.data.bucketing import BucketPlan, plan_buckets
 from xtts_cli.data.features import kept_bytes
-from xtts_cli.data.scan import DatasetItem
+from xtts_cli.data.scan import DatasetItem, ScanReport
 from xtts_cli.data.text import CONDITIONING_IDS, Tokenizer, UnknownCharactersError, language_normalizer, prepare_texts
 from xtts_cli.errors import XttsError
 
@@ -431,4 +431,26 @@ def plan_pipeline(
         batching=batching,
         buckets=buckets,
         bucket_of=bucket_of,
+    )
+
+
+def tokenizer_for(report: ScanReport, data: DataConfig, items: Optional[Sequence[DatasetItem]] = None) -> Tokenizer:
+    """A tokenizer over every kept item's text (`items`, default the scan's), training and
+    validation alike, with the config's languages and the scan's speakers (largest first).
+
+    The vocabulary is only a symbol inventory, so including validation texts leaks nothing, and it
+    keeps a symbol that happens to occur only in validation from failing the eval set.
+    """
+    items = report.items if items is None else list(items)
+    prepared = prepared_texts(items, Tokenizer([], data.text_cleaners, frontend=data.text_frontend))
+    minutes: dict[str, float] = {}
+    for item in report.train or items:
+        minutes[item.speaker] = minutes.get(item.speaker, 0.0) + item.audio.duration
+    return Tokenizer.build(
+        prepared if prepared is not None else (item.training_text for item in items),
+        data.text_cleaners,
+        frontend=data.text_frontend,
+        languages=data.languages,
+        speakers=sorted(minutes, key=lambda name: (-minutes[name], name)),
+        prepared=prepared is not None,
     )

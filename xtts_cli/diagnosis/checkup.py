@@ -471,12 +471,12 @@ def checkup(
     progress: Progress = None,
 ) -> Checkup:
     """Run every check on `loaded` (see the module docstring); `quick` skips the timed ones."""
-    from xtts_cli.data.pipeline import build_pipeline, tokenizer_for
     from xtts_cli.data.scan import dataset_root
     from xtts_cli.devices.gpu_info import probe_machine
     from xtts_cli.devices.placement import configure_devices
     from xtts_cli.diagnosis.config_rules import check_config
     from xtts_cli.diagnosis.environment import check_environment
+    from xtts_cli.profiling.pipeline_profiler import run_data_of
     from xtts_cli.profiling.step_profiler import contention_findings, recommendations
 
     say = progress or (lambda message: None)
@@ -508,12 +508,8 @@ def checkup(
     # The graph of the pipeline as training builds it; runtime mode so nothing is cached or written,
     # and local: with data.service_address the same graph runs on the workers, and only a local
     # dataset's serialized graph holds the pipeline's own ops.
-    tokenizer = tokenizer_for(scan, config.data)
     graph_config = data_variant(config, preprocessing_mode="runtime", service_address=None)
-    from xtts_cli.kinds import kind_for
-
-    output = kind_for(config).reads
-    dataset, info = build_pipeline(graph_config, list(scan.train), tokenizer, training=True, output=output)
+    dataset, info = run_data_of(graph_config, scan).pipeline()
     report.python_ops_in_pipeline = python_ops(dataset)
     report.padding_efficiency = info.padding_efficiency
     report.shape_bound = info.max_distinct_batch_shapes
@@ -532,7 +528,7 @@ def checkup(
             )
         )
     # A step that reads mels computes on the padding; one that crops segments (a vocoder) does not.
-    if info.padding_efficiency < MIN_PADDING_EFFICIENCY and output == "mel":
+    if info.padding_efficiency < MIN_PADDING_EFFICIENCY and info.output == "mel":
         # Finer buckets only while each still holds a few batches: a bucket's partial last batch
         # is dropped in training, and a bucket of one batch repeats the same clips together.
         most = max(1, info.num_items // (config.data.batch_size * BATCHES_PER_BUCKET))

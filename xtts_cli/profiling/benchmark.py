@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field
 
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.plan import ModeDecision, gigabytes
+from xtts_cli.data.run_data import RunData
 from xtts_cli.devices.gpu_info import MachineInfo
 from xtts_cli.errors import XttsError
 from xtts_cli.findings import ConfigChange
@@ -219,6 +220,22 @@ def plan_candidates(
                 "on a CPU 16-bit math is slower"
             )
     return candidates, not_swept
+
+
+def prepare_features(run_data: RunData, note: Callable[[str], None]) -> ModeDecision:
+    """What `preprocessing_mode: auto` resolves to for the run's data; and when the config's own
+    mode keeps features on disk, the stores written now, once (`RunData.ensure_store`), so that no
+    trial pays the pass: it would count against that trial's time, and its rate would not be the
+    store's. Each trial's set-up then finds the training and validation clips' stores complete."""
+    from xtts_cli.config.loading import data_variant
+
+    data = run_data.config.data
+    auto = run_data.with_config(data_variant(run_data.config, preprocessing_mode="auto", service_address=None))
+    features = auto.plan().decision
+    own = data.preprocessing_mode
+    if data.service_address is None and (own == "precompute" or (own == "auto" and features.mode == "precompute")):
+        run_data.ensure_store(note=note)
+    return features
 
 
 def benchmark(

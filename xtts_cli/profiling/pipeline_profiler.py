@@ -1,7 +1,7 @@
 """Where the input pipeline's time goes, measured on the real pipeline over the real files.
 
-`profile_pipeline` builds the training pipeline exactly as `xtts train` does (`build_pipeline`,
-training=True, the scan's training items) and times `next(iterator)` with nothing else in the loop.
+`profile_pipeline` builds the training pipeline exactly as `xtts train` does (`RunData.pipeline`
+over the epoch's clips, `data/run_data.py`) and times `next(iterator)` with nothing else in the loop.
 With no training step to hide behind, every wait is the time the pipeline needs to make that batch:
 the figures are the most the pipeline can deliver, which is what a GPU step has to be slower than
 for the GPU never to idle (compare with `xtts profile-step`).
@@ -26,12 +26,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Optional
 
+import tensorflow as tf
 from pydantic import BaseModel, Field
 
 from xtts_cli.config.loading import data_variant
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.pipeline import PipelineInfo
 from xtts_cli.data.plan import PipelinePlan, gigabytes
+from xtts_cli.data.run_data import RunData
 from xtts_cli.data.scan import DatasetItem, ScanReport
 from xtts_cli.errors import XttsError
 from xtts_cli.stats.latency import LatencyStats, summarize
@@ -243,40 +245,35 @@ def _frames(batch: dict, hop_length: int) -> tuple[Any, int]:
     return 1 + batch["audio_lengths"].numpy() // hop_length, 1 + int(batch["audio"].shape[1]) // hop_length
 
 
-def _output(config: XttsConfig) -> Literal["mel", "audio"]:
-    """What the run's pipeline delivers to the step: its model kind's choice (xtts_cli/kinds)."""
+def run_data_of(config: XttsConfig, scan: Optional[ScanReport] = None) -> RunData:
+    """The run's data as `xtts train` prepares it (`data.run_data.prepare`), for the pipeline its
+    model kind reads (xtts_cli/kinds)."""
+    from xtts_cli.data.run_data import prepare
     from xtts_cli.kinds import kind_for
 
-    return kind_for(config).reads
+    return prepare(config, kind_for(config).reads, scan=scan)
 
 
-def _plan(config: XttsConfig, items: Sequence[DatasetItem], tokenizer) -> PipelinePlan:
-    """The training pipeline's plan as `xtts train` makes it, with its empty-epoch error."""
-    from xtts_cli.data.pipeline import plan_pipeline
-
-    plan = plan_pipeline(config.data, items, tokenizer, training=True, output=_output(config))
+def _plan(run_data: RunData, items: Optional[Sequence[DatasetItem]] = None) -> PipelinePlan:
+    """The training pipeline's plan as `xtts train` makes it (of `items`, default the epoch's
+    clips), with its empty-epoch error."""
+    plan = run_data.plan(items=items)
     plan.require_batches(hint="lower --batch-size or data.num_buckets, or add data")
     return plan
 
 
 def _build(
-    config: XttsConfig,
-    items: Sequence[DatasetItem],
-    tokenizer,
+    run_data: RunData,
     say: Progress = None,
     plan: Optional[PipelinePlan] = None,
+    items: Optional[Sequence[DatasetItem]] = None,
 ) -> tuple[Any, PipelineInfo]:
     """The training pipeline as `xtts train` builds it; `say` hears of a precompute pass."""
-    from xtts_cli.data.pipeline import build_pipeline
-
-    plan = plan or _plan(config, items, tokenizer)
-    return build_pipeline(config, items, tokenizer, training=True, output=plan.output, plan=plan, note=say)
+    return run_data.pipeline(plan=plan or _plan(run_data, items), note=say)
 
 
 def _measure_pipeline(
-    config: XttsConfig,
-    items,
-    tokenizer,
+    run_data: RunData,
     *,
     num_batches: int,
     warmup: int,
@@ -286,7 +283,8 @@ def _measure_pipeline(
     """(measurement, pipeline info, repeated, warm-up drawn). The warm-up covers at least the
     epoch's bucket starts (`PipelinePlan.buckets_started`): a cost an epoch pays once, that timed in a few dozen
     batches would weigh as it never does in an epoch of thousands."""
-    dataset, info = _build(config, items, tokenizer, say, plan)
+    config = run_data.config
+    dataset, info = _build(run_data, say, plan)
     warmup = max(warmup, info.buckets_started)
     repeated = info.batches_per_epoch < warmup + num_batches
     if repeated:
@@ -308,7 +306,6 @@ def _time_elements(dataset, *, chunk: int, warm_chunks: int, chunks: int, size_o
     Each element is reduced to a scalar and `chunk` of them are batched inside TensorFlow, so the
     Python next() is paid once per chunk: once per clip it would cost more than reading the clip.
     """
-    import tensorflow as tf
 
     sizes = dataset.map(lambda x: tf.cast(size_of(x), tf.int64)).batch(chunk)
     iterator = iter(sizes)
@@ -324,7 +321,6 @@ def _time_elements(dataset, *, chunk: int, warm_chunks: int, chunks: int, size_o
 def _stage_timings(
     config: XttsConfig, items: Sequence[DatasetItem], *, full: BatchMeasurement, warmup: int
 ) -> list[StageTiming]:
-    import tensorflow as tf
 
     from xtts_cli.data.audio import CODECS
     from xtts_cli.data.pipeline import audio_formats, feature_stage, parallel_calls, source_columns
@@ -372,15 +368,6 @@ def _stage_timings(
     return timings
 
 
-def prepare(config: XttsConfig) -> tuple[ScanReport, Any]:
-    """Scan the dataset and build the tokenizer, as `xtts train` does."""
-    from xtts_cli.data.pipeline import tokenizer_for
-    from xtts_cli.data.scan import scan_dataset
-
-    scan = scan_dataset(config.data)
-    return scan, tokenizer_for(scan, config.data)
-
-
 def profile_pipeline(
     config: XttsConfig,
     *,
@@ -398,20 +385,16 @@ def profile_pipeline(
     warmup = config.profiling.warmup_batches if warmup is None else warmup
     if scan is None:
         say("scanning the dataset")
-        scan, tokenizer = prepare(config)
-    else:
-        from xtts_cli.data.pipeline import tokenizer_for
-
-        tokenizer = tokenizer_for(scan, config.data)
-    items = list(scan.train)
+    run_data = run_data_of(config, scan)
+    items, scan = run_data.train_items, run_data.scan
     data = config.data
     notes: list[str] = []
 
-    plan = _plan(config, items, tokenizer)
+    plan = _plan(run_data)
     drawn_warmup = max(warmup, plan.buckets_started)
     say(f"timing {num_batches} batches of {data.batch_size} after {drawn_warmup} warm-up batches")
     main, info, repeated, drawn_warmup = _measure_pipeline(
-        config, items, tokenizer, num_batches=num_batches, warmup=drawn_warmup, say=progress, plan=plan
+        run_data, num_batches=num_batches, warmup=drawn_warmup, say=progress, plan=plan
     )
     mode = info.preprocessing_mode  # resolved: never auto
     if data.preprocessing_mode == "auto":
@@ -470,9 +453,7 @@ def profile_pipeline(
         if native_runtime is None:
             say("timing the TF-native pipeline in runtime mode")
             native_runtime = _measure_pipeline(
-                data_variant(runtime, use_tf_native_loading=True),
-                items,
-                tokenizer,
+                run_data.with_config(data_variant(runtime, use_tf_native_loading=True)),
                 num_batches=num_batches,
                 warmup=warmup,
             )[0]
@@ -483,7 +464,7 @@ def profile_pipeline(
         full = main if local_runtime else None
         if full is None:
             say("timing the full pipeline in runtime mode for the stage breakdown")
-            full = _measure_pipeline(runtime, items, tokenizer, num_batches=num_batches, warmup=warmup)[0]
+            full = _measure_pipeline(run_data.with_config(runtime), num_batches=num_batches, warmup=warmup)[0]
             if data.use_tf_native_loading:
                 native_runtime = full
         say("timing the stages: read, decode, features")
@@ -498,9 +479,8 @@ def profile_pipeline(
     if compare_baseline:
         native = native_runtime_measurement()
         say("timing the tf.numpy_function baseline (use_tf_native_loading: false, runtime mode)")
-        measured = _measure_pipeline(
-            data_variant(runtime, use_tf_native_loading=False), items, tokenizer, num_batches=num_batches, warmup=warmup
-        )[0]
+        baseline_data = run_data.with_config(data_variant(runtime, use_tf_native_loading=False))
+        measured = _measure_pipeline(baseline_data, num_batches=num_batches, warmup=warmup)[0]
         baseline = BaselineComparison(
             samples_per_sec=measured.samples_per_sec,
             native_samples_per_sec=native.samples_per_sec,
@@ -615,12 +595,8 @@ def sweep(
     started = time.perf_counter()
     samples = SWEEP_SAMPLES if samples is None else samples
     max_items = SWEEP_MAX_ITEMS if max_items is None else max_items
-    if scan is None:
-        scan, tokenizer = prepare(config)
-    else:
-        from xtts_cli.data.pipeline import tokenizer_for
-
-        tokenizer = tokenizer_for(scan, config.data)
+    run_data = run_data_of(config, scan)
+    scan = run_data.scan
     items = _evenly_spaced(list(scan.train), max_items)
     sizes = [size for size in SWEEP_BATCH_SIZES if size <= len(items)]
     if not sizes:
@@ -635,7 +611,7 @@ def sweep(
         cell_config = data_variant(
             config, num_workers=workers, prefetch_buffer_size=prefetch, batch_size=batch, preprocessing_mode=mode
         )
-        count, seconds = _time_cell(cell_config, _build(cell_config, items, tokenizer), samples)
+        count, seconds = _time_cell(cell_config, _build(run_data.with_config(cell_config), items=items), samples)
         cells.append(
             SweepCell(
                 num_workers=workers,
@@ -673,7 +649,7 @@ def sweep(
     best_config = data_variant(config, **settings)
     say("re-measuring the best cell and the current settings side by side")
     contenders = {
-        name: (cell_config, _build(cell_config, items, tokenizer))
+        name: (cell_config, _build(run_data.with_config(cell_config), items=items))
         for name, cell_config in (("best", best_config), ("current", current_config))
     }
     rates: dict[str, list[float]] = {"best": [], "current": []}

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
+import tensorflow as tf
+
 from xtts_cli.errors import XttsError
 from xtts_cli.training.events import Noted, PhaseStarted, Progress, ScanFinished
 
@@ -80,8 +82,9 @@ def build_components(
     progress: Progress,
     undo: contextlib.ExitStack,
 ) -> RunComponents:
+    from xtts_cli.data.run_data import prepare
     from xtts_cli.data.scan import scan_dataset
-    from xtts_cli.training.inputs import build_input, eval_items_of
+    from xtts_cli.training.inputs import build_input
     from xtts_cli.training.settings import resolve_settings
 
     settings = resolve_settings(config, plan)
@@ -93,15 +96,16 @@ def build_components(
     scan = scan_dataset(config.data)
     progress(ScanFinished(scan))
     progress(PhaseStarted("building the input pipeline and the model"))
-    train_items, eval_items = scan.epoch_items(), eval_items_of(config, scan)
-    if not train_items:
+    if not scan.train:
         raise XttsError("no usable training items after the dataset scan", hint="see the bad files listed above")
-    opened, resumed, tokenizer = _open_run_dir(
-        config, scan, train_items + eval_items, Path(run_dir), fresh=fresh, force=force, is_chief=is_chief, undo=undo
+    opened, resumed, saved = _open_run_dir(
+        config, Path(run_dir), fresh=fresh, force=force, is_chief=is_chief, undo=undo
     )
-    training_input = build_input(
-        config, settings, cluster, train_items, eval_items, tokenizer, lambda message: progress(Noted(message))
-    )
+    run_data = prepare(config, settings.pipeline_output, scan=scan, tokenizer=saved)
+    if saved is None and is_chief:
+        run_data.tokenizer.save(opened.vocab)
+    tokenizer, train_items, eval_items = run_data.tokenizer, run_data.train_items, run_data.eval_items
+    training_input = build_input(run_data, settings, cluster, lambda message: progress(Noted(message)))
     strategy = _strategy(plan, cluster)
     total_steps = settings.total_steps(training_input.steps_per_epoch)
     models, counters = _models(
@@ -149,7 +153,6 @@ def build_components(
 def _set_up_process(config: XttsConfig, settings: RunSettings, undo: contextlib.ExitStack) -> None:
     """The seeds, and the Keras dtype policy of mixed precision (set back by `undo`)."""
     import keras
-    import tensorflow as tf
 
     tf.random.set_seed(config.training.seed)
     keras.utils.set_random_seed(config.training.seed)
@@ -160,18 +163,16 @@ def _set_up_process(config: XttsConfig, settings: RunSettings, undo: contextlib.
 
 def _open_run_dir(
     config: XttsConfig,
-    scan: ScanReport,
-    items: list,
     path: Path,
     *,
     fresh: bool,
     force: bool,
     is_chief: bool,
     undo: contextlib.ExitStack,
-) -> tuple[RunDir, bool, Tokenizer]:
+) -> tuple[RunDir, bool, Optional[Tokenizer]]:
     """The run directory (non-chief workers read the chief's and write nothing), whether it resumes,
-    and the vocabulary (built from the scan, so every worker of a cluster builds the same one)."""
-    from xtts_cli.data.pipeline import tokenizer_for
+    and the vocabulary it saved when it resumes (else None: built from the scan, the same on every
+    worker of a cluster)."""
     from xtts_cli.data.text import Tokenizer
     from xtts_cli.training.run_dir import prepare_run_dir, release_run_dir, remove_stale_temporaries
 
@@ -181,14 +182,10 @@ def _open_run_dir(
         remove_stale_temporaries(run_dir)
     if resumed and run_dir.vocab.is_file():
         return run_dir, resumed, Tokenizer.load(run_dir.vocab)
-    tokenizer = tokenizer_for(scan, config.data, items=items if config.data.eval_dataset_path else None)
-    if is_chief:
-        tokenizer.save(run_dir.vocab)
-    return run_dir, resumed, tokenizer
+    return run_dir, resumed, None
 
 
 def _strategy(plan: DevicePlan, cluster: Any) -> Any:
-    import tensorflow as tf
 
     if cluster is not None:
         return plan.strategy
@@ -199,7 +196,6 @@ def _strategy(plan: DevicePlan, cluster: Any) -> Any:
 
 def _models(config: XttsConfig, kind: ModelKind, **run: Any) -> tuple[KindModels, Counters]:
     """The kind's models and optimizers and the run's counters, in the strategy's scope."""
-    import tensorflow as tf
 
     from xtts_cli.kinds import KindContext
 
@@ -246,7 +242,6 @@ def _checkpoints(
 ) -> RunCheckpoints:
     """The run's checkpoints, the latest restored when resuming (a non-chief worker resumes from the
     chief's only when its run directory says so)."""
-    import tensorflow as tf
 
     from xtts_cli.training.checkpointing import RunCheckpoints
 

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from xtts_cli.config.loading import config_variant
-from xtts_cli.config.schema import XttsConfig
 from xtts_cli.errors import XttsError
-from xtts_cli.training.settings import RunSettings
+from xtts_cli.training.settings import RunSettings, epoch_steps
 
-__all__ = ["TrainingInput", "build_input", "epoch_steps", "eval_items_of", "pipeline_plan"]
+if TYPE_CHECKING:
+    from xtts_cli.data.run_data import RunData
+
+__all__ = ["TrainingInput", "build_input"]
 
 
 @dataclass(frozen=True)
@@ -35,53 +36,12 @@ class TrainingInput:
     batch_size: int  # global: what one step trains on over every replica and worker
 
 
-def eval_items_of(config: XttsConfig, scan) -> list:
-    """The validation clips: the scan's held-out share, or data.eval_dataset_path's whole dataset."""
-    from xtts_cli.data.scan import scan_dataset
-
-    if not config.data.eval_dataset_path:
-        return list(scan.eval)
-    eval_data = config_variant(
-        config,
-        {
-            "data.dataset_path": config.data.eval_dataset_path,
-            "data.datasets": [],
-            "data.dataset_format": "auto",
-            "data.eval_fraction": 0.0,
-        },
-        where="data.eval_dataset_path",
-    ).data
-    return scan_dataset(eval_data).items
-
-
-def pipeline_plan(config: XttsConfig, settings: RunSettings, items: list, tokenizer) -> tuple[Any, Any]:
-    """(the pipeline's data config, its plan): the pipeline makes the global batch the strategy splits
-    (mirrored), or one worker's per-replica batches (multi-worker)."""
-    from xtts_cli.data.pipeline import plan_pipeline
-
-    data = config.data.model_copy(update={"batch_size": settings.global_batch_size})
-    return data, plan_pipeline(data, items, tokenizer, training=True, output=settings.pipeline_output)
-
-
-def epoch_steps(batches_per_epoch: int, train_items: int, settings: RunSettings, *, distributed: bool) -> int:
-    """Steps in an epoch: the training pipeline's batches; a multi-worker run's from the whole
-    dataset (module docstring)."""
-    if distributed:
-        return max(1, train_items // settings.step_batch_size)
-    return max(1, batches_per_epoch)
-
-
 def build_input(
-    config: XttsConfig,
-    settings: RunSettings,
-    cluster: Optional[Any],
-    train_items: list,
-    eval_items: list,
-    tokenizer,
-    note: Callable[[str], None],
+    run_data: RunData, settings: RunSettings, cluster: Optional[Any], note: Callable[[str], None]
 ) -> TrainingInput:
-    from xtts_cli.data.pipeline import build_pipeline
-
+    """The run's pipelines: the pipeline makes the global batch the strategy splits (mirrored), or
+    one worker's per-replica batches from its share of the clips (multi-worker)."""
+    train_items = run_data.train_items
     shard_items = train_items
     if cluster is not None:
         shard_items = train_items[cluster.worker_index :: cluster.num_workers]
@@ -91,23 +51,13 @@ def build_input(
                 hint="add data or use fewer workers",
             )
     share = f" (this worker's share of {len(train_items)})" if cluster is not None else ""
-    data, plan = pipeline_plan(config, settings, shard_items, tokenizer)
+    batch = settings.global_batch_size
+    plan = run_data.plan(items=shard_items, batch_size=batch)
     plan.require_batches(share=share)  # before a precompute pass that may take an hour
-    output = settings.pipeline_output
-    piped = config.model_copy(update={"data": data})
-    train_ds, info = build_pipeline(
-        piped,
-        shard_items,
-        tokenizer,
-        training=True,
-        output=output,
-        device=settings.prefetch_device,
-        plan=plan,
-        note=note,
-    )
+    train_ds, info = run_data.pipeline(plan=plan, batch_size=batch, device=settings.prefetch_device, note=note)
     eval_ds = None
-    if eval_items:
-        eval_ds, _ = build_pipeline(piped, eval_items, tokenizer, training=False, output=output, note=note)
+    if run_data.eval_items:
+        eval_ds, _ = run_data.pipeline(training=False, batch_size=batch, note=note)
     steps_per_epoch = epoch_steps(info.batches_per_epoch, len(train_items), settings, distributed=cluster is not None)
     # One iterator for the whole run over the dataset repeated without end (each repetition one
     # epoch, shuffled anew). An iterator per epoch cost a stall at every epoch's end: tearing one

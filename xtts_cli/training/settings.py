@@ -160,3 +160,39 @@ def describe_settings(report: dict[str, Any]) -> list[str]:
         f"{compiled}, {report['dtype_policy']}; the pipeline makes {report['pipeline_output']}s"
         + (" (mels computed on the data device)" if report["featurize_on_data_device"] else ""),
     ]
+
+
+def epoch_steps(batches_per_epoch: int, train_items: int, settings: RunSettings, *, distributed: bool) -> int:
+    """Steps in an epoch: the training pipeline's batches; a multi-worker run's from the whole
+    dataset (training/inputs.py says why)."""
+    if distributed:
+        return max(1, train_items // settings.step_batch_size)
+    return max(1, batches_per_epoch)
+
+
+def resolved_settings(config: XttsConfig, machine: Any, scan: Any) -> Optional[dict[str, Any]]:
+    """The settings `xtts train` would run with on `machine` (the devices as NVML sees them), as
+    `settings_report` writes them; steps per epoch from the training pipeline's plan of the run's
+    data when `scan` is usable (not for a multi-worker config: its workers' count is the
+    cluster's). None when the device request does not fit this machine (a finding says so)."""
+    from xtts_cli.devices.placement import plan_from_machine
+    from xtts_cli.errors import XttsError
+
+    try:
+        plan = plan_from_machine(config.devices, machine)
+        settings = resolve_settings(config, plan)
+    except XttsError:
+        return None
+    steps_per_epoch = None
+    if scan is not None and scan.train and config.devices.strategy != "multi_worker":
+        from xtts_cli.data.run_data import prepare
+
+        run_data = prepare(config, settings.pipeline_output, scan=scan)
+        try:
+            planned = run_data.plan(batch_size=settings.global_batch_size)
+        except XttsError:  # too few clips for a batch: the scan's findings say so
+            planned = None
+        if planned is not None:
+            items = len(run_data.train_items)
+            steps_per_epoch = epoch_steps(planned.batches_per_epoch, items, settings, distributed=False)
+    return settings_report(config, settings, plan, steps_per_epoch)

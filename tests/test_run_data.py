@@ -1,0 +1,74 @@
+"""The run's data, built once (`data/run_data.py`): what training, validate, diagnose, benchmark
+and the profilers read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from xtts_cli.config.schema import XttsConfig
+from xtts_cli.data.run_data import prepare
+
+SAMPLE = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample"
+
+
+def _files(root: Path) -> set[str]:
+    return {str(path.relative_to(root)) for path in root.rglob("*")}
+
+
+def test_prepare_imports_no_tensorflow_and_writes_nothing_beside_the_data(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    before = _files(corpus)
+    store = tmp_path / "store"
+    code = (
+        "import json, sys\n"
+        "from xtts_cli.config.schema import XttsConfig\n"
+        "from xtts_cli.data.run_data import prepare\n"
+        f"config = XttsConfig(data={{'dataset_path': {str(corpus)!r}, 'preprocessing_mode': 'precompute', "
+        f"'feature_cache_dir': {str(store)!r}}})\n"
+        "run = prepare(config)\n"
+        "plan = run.plan()\n"
+        "print(json.dumps({'tf': 'tensorflow' in sys.modules, 'train': len(run.train_items), "
+        "'eval': len(run.eval_items), 'mode': plan.mode, 'batches': plan.batches_per_epoch}))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    report = json.loads(result.stdout)
+    assert report["tf"] is False
+    assert report["train"] + report["eval"] == 40 and report["mode"] == "precompute" and report["batches"] > 0
+    assert _files(corpus) == before and not store.exists()  # planned to keep a store; wrote none
+
+
+def test_ensure_store_is_the_step_that_writes_and_the_pipeline_then_finds_it(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    config = XttsConfig(data={"preprocessing_mode": "precompute", "feature_cache_dir": str(store), "batch_size": 4})
+    run = prepare(config)
+    notes: list[str] = []
+    assert run.ensure_store(notes.append) == 2  # the training clips' store and the validation clips'
+    assert store.is_dir() and notes
+    said = len(notes)
+    assert run.ensure_store(notes.append) == 2 and len(notes) == said  # complete: no second pass
+    _, info = run.pipeline(note=notes.append)
+    assert len(notes) == said and info.feature_cache is not None and info.num_items == len(run.train_items)
+
+
+def test_a_separate_validation_set_joins_the_vocabulary_and_is_the_validation(tmp_path: Path, write_config) -> None:
+    held_out = tmp_path / "held_out"
+    (held_out / "wavs").mkdir(parents=True)
+    shutil.copy(next((SAMPLE / "wavs").glob("*.wav")), held_out / "wavs" / "q1.wav")
+    (held_out / "metadata.csv").write_text("q1|Quiz of the jazz zebra.\n", encoding="utf-8")
+    run = prepare(XttsConfig(data={"eval_dataset_path": str(held_out)}))
+    assert [item.text for item in run.eval_items] == ["Quiz of the jazz zebra."]
+    assert "z" not in prepare(XttsConfig()).tokenizer.characters  # the bundled sample has no z
+    assert "z" in run.tokenizer.characters  # it came from the validation texts
+    assert len(run.train_items) == len(run.scan.epoch_items())
+
+
+def test_a_resumed_vocabulary_is_kept_and_the_kind_decides_what_the_pipeline_makes() -> None:
+    first = prepare(XttsConfig())
+    again = prepare(XttsConfig(), "audio", scan=first.scan, tokenizer=first.tokenizer)
+    assert again.tokenizer is first.tokenizer and again.scan is first.scan
+    assert again.plan().output == "audio" and first.plan().output == "mel"

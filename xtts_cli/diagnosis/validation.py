@@ -1,0 +1,126 @@
+"""What `xtts validate` does: the config against the schema and the rules, the repair `--fix`
+writes (or `--dry-run` shows), the data report and the settings training would run with."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from xtts_cli.config.loading import LoadedConfig, resolve_config
+from xtts_cli.errors import ConfigError
+from xtts_cli.findings import Finding
+
+__all__ = ["Validation", "schema_failure_findings", "validate_config"]
+
+
+@dataclass
+class Validation:
+    loaded: LoadedConfig
+    findings: list[Finding]
+    fixed: list[Finding] = field(default_factory=list)
+    diff: str = ""  # what --fix writes (or --dry-run would), unified
+    dataset: Any = None  # the scan's DatasetSummary; None when the dataset path itself is a finding
+    settings: Optional[dict[str, Any]] = None  # `training.settings.resolved_settings`
+
+    @property
+    def errors(self) -> int:
+        return sum(f.severity == "error" for f in self.findings)
+
+    @property
+    def warnings(self) -> int:
+        return sum(f.severity == "warning" for f in self.findings)
+
+    def exit_code(self, strict: bool) -> int:
+        return 1 if self.errors or (strict and self.warnings) else 0
+
+
+def schema_failure_findings(config: Optional[Path], error: ConfigError) -> list[Finding]:
+    """The schema's errors as findings, and the numbers written as strings when the YAML parsed."""
+    from xtts_cli.config.loading import canonicalize, parse_yaml
+    from xtts_cli.diagnosis.config_rules import string_number_findings
+
+    found = [Finding(id="schema", severity="error", message=line) for line in error.lines]
+    if config is not None and config.is_file():
+        try:
+            found += string_number_findings(canonicalize(parse_yaml(config.read_text("utf-8"), str(config)))[0])
+        except ConfigError:
+            pass
+    return found
+
+
+def _refuse_unfixable_target(loaded: LoadedConfig, write: bool) -> None:
+    if loaded.path is None:
+        raise ConfigError(
+            "there is no config file to fix: no --config was given and configs/config.yaml does not exist",
+            hint="write the defaults to a file first, or pass --config PATH",
+        )
+    from xtts_cli.config.preset_files import PRESETS_DIR
+
+    if write and loaded.path.resolve().parent == PRESETS_DIR:
+        raise ConfigError(
+            f"{loaded.path.stem} is a preset shipped with xtts, not a file of yours to fix",
+            hint=f"write it out first: xtts init --preset {loaded.path.stem} -o my.yaml, "
+            "then xtts validate -c my.yaml --fix",
+        )
+
+
+def _repair(loaded: LoadedConfig, fixable: list[Finding], write: bool, said: Callable[[str], None]) -> tuple[str, bool]:
+    """(the diff of the repaired file, whether it was written): every fix applied to the text,
+    comments and all; written atomically (a backup beside it) when `write`."""
+    from xtts_cli.config.editing import apply_changes, write_atomically
+
+    _refuse_unfixable_target(loaded, write)
+    assert loaded.text is not None and loaded.path is not None
+    new_text = apply_changes(loaded.text, [f.fix for f in fixable if f.fix], loaded.sources)
+    diff = "".join(
+        difflib.unified_diff(
+            loaded.text.splitlines(keepends=True),
+            new_text.splitlines(keepends=True),
+            fromfile=f"{loaded.path}",
+            tofile=f"{loaded.path} (fixed)",
+        )
+    )
+    if not write or new_text == loaded.text:
+        return diff, False
+    backup = write_atomically(loaded.path, new_text)
+    said(f"wrote {loaded.path} (backup: {backup})")
+    return diff, True
+
+
+def validate_config(
+    loaded: LoadedConfig,
+    overrides: dict[str, Any],
+    sets: Sequence[str] = (),
+    *,
+    fix: bool = False,
+    dry_run: bool = False,
+    said: Callable[[str], None] = lambda line: None,
+    phase: Callable[[str], None] = lambda line: None,
+) -> Validation:
+    """Validate `loaded` (`resolve_config` of the file with the command line's `overrides` and
+    `sets`, which a repaired file is read with again). `said` hears of a file written, `phase` of
+    the scan."""
+    from xtts_cli.devices.gpu_info import probe_machine
+    from xtts_cli.diagnosis.checkup import scan_findings
+    from xtts_cli.diagnosis.config_rules import DATASET_PATH_FINDINGS, check_config
+    from xtts_cli.training.settings import resolved_settings
+
+    machine = probe_machine()
+    result = Validation(loaded, check_config(loaded, machine))
+    fixable = [f for f in result.findings if f.fix is not None]
+    if (fix or dry_run) and fixable:
+        result.diff, written = _repair(loaded, fixable, fix, said)
+        if written:
+            result.fixed = fixable
+            result.loaded = loaded = resolve_config(loaded.path, overrides, sets)
+            result.findings = check_config(loaded, machine)
+    scan = None
+    if not any(f.id in DATASET_PATH_FINDINGS for f in result.findings):
+        phase("scanning the dataset (every audio file's header)")
+        scan, result.dataset, found = scan_findings(loaded.config)
+        result.findings = result.findings + found
+    result.settings = resolved_settings(loaded.config, machine, scan)
+    return result
