@@ -153,13 +153,14 @@ def worker(job: dict) -> dict:
         return start_stages(XttsConfig(data={**data, "preprocessing_mode": "runtime"}))
 
     if job["kind"] == "first_step":
+        from xtts_cli.training.controller import Controller
         from xtts_cli.training.trainer import Trainer
 
         config = XttsConfig(data=data, model={"model_size": "tiny"}, training={"max_steps": 1})
         trainer = Trainer(config, run_dir=Path(job["run"]), fresh=True)
         parts = trainer.setup()
-        batch, _ = next(parts.steps.batches(parts.input.train_ds))
-        float(parts.steps.train(batch)["loss"])
+        # The first step as training takes it: the training loop itself, with no action beside it.
+        Controller(trainer).run_steps(parts, [], trainer.new_result(), steps=1)
         store = parts.input.info.feature_cache
         return {
             "seconds": time.perf_counter() - STARTED,

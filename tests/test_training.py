@@ -323,3 +323,25 @@ def test_each_decoder_trains_in_mixed_precision(tmp_path: Path, decoder: str) ->
     assert result.final_step == 2 and result.last_loss is not None and math.isfinite(result.last_loss)
     assert trainer.parts.models.model.dtype_policy.name == "mixed_bfloat16"
     assert keras.mixed_precision.dtype_policy().name == "float32"  # set back when the run closed
+
+
+@pytest.mark.slow
+def test_run_steps_is_the_training_loop_with_the_callers_actions_only(tmp_path: Path) -> None:
+    # What profile-step times: the loop itself, its actions replaced by the caller's, on batches it may hand in.
+    config = resolve_config(tiny_config(tmp_path), {"training.max_steps": 100}).config
+    trainer = Trainer(config, run_dir=tmp_path / "run")
+    seen = Recorder()
+    try:
+        parts = trainer.setup()
+        controller, result = Controller(trainer), trainer.new_result()
+        controller.run_steps(parts, [seen], result, steps=3)
+        batch, _ = next(parts.steps.batches(parts.input.train_ds))
+        handed = iter([(batch, 0.25)] * 5)
+        controller.run_steps(parts, [seen], result, steps=2, source=handed)
+        assert len(list(handed)) == 3  # a handed source is left open, its rest unread
+    finally:
+        trainer.close()
+    assert [call[1] for call in seen.calls if call[0] == "step"] == [1, 2, 3, 4, 5]
+    assert [call[0] for call in seen.calls].count("start") == 2 and result.final_step == 5
+    assert not (tmp_path / "run" / "checkpoints").exists() or not any((tmp_path / "run" / "checkpoints").iterdir())
+    assert not (tmp_path / "run" / "metrics.jsonl").exists()  # no standard action ran

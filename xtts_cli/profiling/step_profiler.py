@@ -1,10 +1,11 @@
 """Time real training steps: how long each step waits for its batch and how long it computes.
 
 `profile_step` builds exactly what `xtts train` builds (`Trainer.setup()`: device plan, scan,
-tokenizer, pipeline, model, optimizer, compiled step) in a temporary run directory, runs
-`warmup` untimed steps (tracing, filling the prefetch buffer and, in cache mode, the cache), then
-times `num_steps` steps with `StepTimer`: data wait (blocked in the trainer's batch iterator) vs
-compute (until the step's loss is on the host).
+tokenizer, pipeline, model, optimizer, compiled step) in a temporary run directory and runs
+training's own loop on it (`Controller.run_steps`) with a timing hook in place of the run's
+checkpoints, validation and samples: `warmup` untimed steps (tracing, filling the prefetch buffer
+and, in cache mode, the cache), then `num_steps` steps timed with `StepTimer`: data wait (blocked
+in the trainer's batch iterator) vs compute (until the step's losses are on the host).
 
 `synthetic=True` takes one real batch per distinct batch shape (one per bucket) from the pipeline,
 copies them onto the model device once, and feeds them to the step in turn: no input pipeline
@@ -32,6 +33,7 @@ from xtts_cli.errors import XttsError
 from xtts_cli.findings import ConfigChange, Finding
 from xtts_cli.profiling.step_timer import InputBoundVerdict
 from xtts_cli.stats.latency import LatencyStats
+from xtts_cli.training.controller import Controller, Hook
 
 if TYPE_CHECKING:
     from xtts_cli.training.components import RunComponents
@@ -239,29 +241,38 @@ CONTENTION_INFO_PERCENT = 5.0
 RESIDENT_STEPS_PER_SHAPE = 8
 
 
-def _host_contention(parts: RunComponents, timed_by_shape: dict[tuple, list[float]]) -> tuple[float, Percentiles]:
+def _host_contention(
+    controller: Controller, parts: RunComponents, result: Any, timed_by_shape: dict[tuple, list[float]]
+) -> tuple[float, Percentiles]:
     """(percent, resident compute): the timed steps' compute against the same step on resident
     batches of each shape they saw, with no pipeline drawing on the host, weighted by how often
-    each shape came. The pipeline's prefetch stops once its buffer is full, so after one untimed
-    step per shape the host runs the step alone."""
+    each shape came; both through the training loop. The pipeline's prefetch stops once its buffer
+    is full, so after one untimed step per shape the host runs the step alone."""
     import statistics
-
-    from xtts_cli.profiling.step_timer import fetch_outputs
 
     resident = {_mel_shape(batch): batch for batch in _resident_batches(parts, len(timed_by_shape) or 1)}
     shapes = [shape for shape in timed_by_shape if shape in resident]
-    alone: dict[tuple, list[float]] = {shape: [] for shape in shapes}
-    for rounds in range(RESIDENT_STEPS_PER_SHAPE + 1):
-        for shape in shapes:
-            start = time.perf_counter()
-            fetch_outputs(parts.steps.train(resident[shape]))
-            if rounds:  # the first round lets the pipeline's buffers fill and go quiet
-                alone[shape].append((time.perf_counter() - start) * 1000.0)
+    order = [resident[shape] for _ in range(RESIDENT_STEPS_PER_SHAPE + 1) for shape in shapes]
+    alone = _ComputeByShape(skip=len(shapes))  # the first round lets the pipeline's buffers fill and go quiet
+    controller.run_steps(parts, [alone], result, steps=len(order), source=((batch, 0.0) for batch in order))
     beside = sum(len(timed_by_shape[s]) * statistics.median(timed_by_shape[s]) for s in shapes)
-    without = sum(len(timed_by_shape[s]) * statistics.median(alone[s]) for s in shapes)
-    values = sorted(value for shape in shapes for value in alone[shape])
+    without = sum(len(timed_by_shape[s]) * statistics.median(alone.by_shape[s]) for s in shapes)
+    values = sorted(value for shape in shapes for value in alone.by_shape[shape])
     percentiles = Percentiles(p50=statistics.median(values), p95=values[int(0.95 * (len(values) - 1))])
     return (max(0.0, 100.0 * (beside - without) / without) if without > 0 else 0.0), percentiles
+
+
+class _ComputeByShape(Hook):
+    """Each step's compute in ms by its batch's shape, after the first `skip` steps."""
+
+    def __init__(self, skip: int) -> None:
+        self.skip, self.seen = skip, 0
+        self.by_shape: dict[tuple, list[float]] = {}
+
+    def on_step(self, end: Any) -> None:
+        self.seen += 1
+        if self.seen > self.skip:
+            self.by_shape.setdefault(_mel_shape(end.batch), []).append(end.compute * 1000.0)
 
 
 def contention_findings(config: XttsConfig, percent: float, input_bound_percent: float) -> list[Finding]:
@@ -303,6 +314,71 @@ def _resident_batches(parts: RunComponents, limit: int) -> list[Any]:
         return [tf.nest.map_structure(tf.identity, batch) for batch in by_shape.values()]
 
 
+def _resident_source(resident: list[Any]):
+    """The resident batches in turn, endlessly, each with the time picking it took as its wait."""
+    cycle = itertools.cycle(resident)
+    while True:
+        began = time.perf_counter()
+        batch = next(cycle)
+        yield batch, time.perf_counter() - began
+
+
+class _StepTiming(Hook):
+    """The profiler's action on the training loop: each step's data wait and compute into the
+    timer; after the warm-up, the batch shapes and compute per shape, the traces so far, and the
+    GPUs sampled until the end."""
+
+    def __init__(self, timer: Any, warmup: int, steps: Any, sampler: Any) -> None:
+        self.timer, self.warmup, self.steps, self.sampler = timer, warmup, steps, sampler
+        self.seen = self.timed = 0
+        self.traces_before: Optional[int] = None
+        self.timed_by_shape: dict[tuple, list[float]] = {}
+
+    def on_start(self, result: Any) -> None:
+        if self.warmup == 0:
+            self._timing_starts()
+
+    def _timing_starts(self) -> None:
+        self.traces_before = self.steps.traces()
+        self.sampler.start()
+
+    def on_step(self, end: Any) -> None:
+        self.seen += 1
+        self.timer.record(end.wait, end.compute)
+        if self.seen > self.warmup:
+            self.timed += 1
+            self.timed_by_shape.setdefault(_mel_shape(end.batch), []).append(end.compute * 1000.0)
+        elif self.seen == self.warmup:
+            self._timing_starts()
+
+
+class _Traced(Hook):
+    """Each of `steps` steps framed as one step of the TF Profiler's trace viewer."""
+
+    def __init__(self, steps: int) -> None:
+        self.steps, self.opened = steps, 0
+        self.current: Any = None
+
+    def _next(self) -> None:
+        if self.current is not None:
+            self.current.__exit__(None, None, None)
+            self.current = None
+        if self.opened < self.steps:
+            self.current = tf.profiler.experimental.Trace("train", step_num=self.opened, _r=1)
+            self.current.__enter__()
+            self.opened += 1
+
+    def on_start(self, result: Any) -> None:
+        self._next()
+
+    def on_step(self, end: Any) -> None:
+        self._next()
+
+    def on_end(self, result: Any) -> None:
+        self.steps = 0
+        self._next()
+
+
 def profile_step(
     config: XttsConfig,
     *,
@@ -323,7 +399,7 @@ def profile_step(
 
     from xtts_cli.devices.gpu_info import usable_cpu_count
     from xtts_cli.devices.nvml_sampler import GpuSampler
-    from xtts_cli.profiling.step_timer import StepTimer, fetch_outputs
+    from xtts_cli.profiling.step_timer import StepTimer
     from xtts_cli.training.trainer import Trainer
 
     say = progress or (lambda message: None)
@@ -360,57 +436,36 @@ def profile_step(
                     f"synthetic: {len(resident)} real batch(es), one per batch shape, resident on "
                     f"{parts.plan.model_device} and fed in turn; no input pipeline runs"
                 )
-                cycle = itertools.cycle(resident)
-                source = ((next(cycle), 0.0) for _ in itertools.count())
+                source = _resident_source(resident)
             else:
                 source = steps.batches(parts.input.train_ds)  # endless, as training draws it
 
-            timer = StepTimer(warmup_steps=warmup)
-            shapes: set[tuple] = set()
-            timed_by_shape: dict[tuple, list[float]] = {}
-            last_loss = None
-            traces_before = 0
-
-            def one_step(timed: bool) -> bool:
-                nonlocal last_loss
-                began = time.perf_counter()
-                try:
-                    batch, wait = next(source)
-                except StopIteration:
-                    return False
-                if synthetic:
-                    wait = time.perf_counter() - began  # picking the next resident batch
-                start = time.perf_counter()
-                losses = steps.train(batch)
-                fetch_outputs(losses)
-                compute = time.perf_counter() - start
-                timer.record(wait, compute)
-                last_loss = losses["loss"]
-                if timed:
-                    shapes.add(_mel_shape(batch))
-                    timed_by_shape.setdefault(_mel_shape(batch), []).append(compute * 1000.0)
-                return True
-
-            say(f"warm-up: {warmup} step(s)")
-            for _ in range(warmup):
-                if not one_step(False):
-                    raise XttsError("the training pipeline ended during warm-up", hint="add data or lower --warmup")
-            traces_before = steps.traces()
+            # The training loop itself (`Controller.run_steps`) runs the steps, with timing as its one action.
             hz = min(max(config.profiling.gpu_sample_hz, MIN_HZ), MAX_HZ)
-            say(f"timing {num_steps} step(s)")
-            with GpuSampler(None, hz=hz) as sampler:
-                done = 0
-                for _ in range(num_steps):
-                    if not one_step(True):
-                        break
-                    done += 1
+            timing = _StepTiming(StepTimer(warmup_steps=warmup), warmup, steps, GpuSampler(None, hz=hz))
+            controller = Controller(trainer)
+            result = trainer.new_result()
+            say(f"warm-up: {warmup} step(s), then timing {num_steps} step(s)")
+            try:
+                controller.run_steps(parts, [timing], result, steps=warmup + num_steps, source=source)
+            except XttsError:
+                if timing.seen <= warmup:
+                    raise XttsError(
+                        "the training pipeline ended during warm-up", hint="add data or lower --warmup"
+                    ) from None
+                raise
+            finally:
+                timing.sampler.stop()
+            sampler, timer, done, timed_by_shape = timing.sampler, timing.timer, timing.timed, timing.timed_by_shape
+            shapes = set(timed_by_shape)
             traces_after = steps.traces()
+            traces_before = timing.traces_before if timing.traces_before is not None else traces_after
             contention = None
             if not synthetic and done:
                 say("timing the same step on resident batches, with no pipeline beside it")
-                contention = _host_contention(parts, timed_by_shape)
-            if last_loss is not None:
-                timer.measure_overhead(cycles=500, output=last_loss)
+                contention = _host_contention(controller, parts, result, timed_by_shape)
+            if done:
+                timer.measure_overhead(cycles=500, output=parts.counters.step)
             report = timer.report()
 
             trace_path = None
@@ -420,10 +475,7 @@ def profile_step(
                 Path(trace_path).mkdir(parents=True, exist_ok=True)
                 tf.profiler.experimental.start(trace_path)
                 try:
-                    for step in range(TRACE_STEPS):
-                        with tf.profiler.experimental.Trace("train", step_num=step, _r=1):
-                            if not one_step(False):
-                                break
+                    controller.run_steps(parts, [_Traced(TRACE_STEPS)], result, steps=TRACE_STEPS, source=source)
                 finally:
                     tf.profiler.experimental.stop()
                 notes.append(

@@ -12,6 +12,9 @@ and hands every finished step to its hooks, in order:
 - `CheckpointHook`: every `save_step`, and once more at the end;
 - `SamplesHook`: every `sample_step`, test sentences rendered to the run's samples folder.
 
+`Controller.run_steps` runs the same loop on a set-up run with the caller's hooks alone: `xtts
+profile-step` times training's own loop with a timing hook, so what it measures is what trains.
+
 Multi-worker runs keep their rules (trainer.py's docstring): every decision is taken from values
 all workers share, at the same steps.
 """
@@ -382,16 +385,28 @@ class Controller:
         self.progress(RunEnded(result))
         return result
 
-    def _loop(self, parts: RunComponents, hooks: list[Hook], result: TrainResult) -> None:
+    def run_steps(
+        self, parts: RunComponents, hooks: Sequence[Hook], result: TrainResult, *, steps: int, source: Any = None
+    ) -> None:
+        """`steps` more steps of the training loop on a set-up run, handed to `hooks` alone (none of
+        the standard ones): what `xtts profile-step` times is this loop. `source`: the (batch, wait)
+        pairs to train on, kept open for a later call; default the run's own pipeline."""
+        start = int(parts.counters.step.numpy())
+        result.start_step = result.final_step = start
+        self._loop(parts, list(hooks), result, until=start + steps, source=source)
+
+    def _loop(
+        self, parts: RunComponents, hooks: list[Hook], result: TrainResult, *, until: Optional[int] = None, source=None
+    ) -> None:
         training, counters = self.trainer.config.training, parts.counters
-        max_steps, per_epoch = parts.total_steps, parts.input.steps_per_epoch
+        max_steps, per_epoch = (parts.total_steps if until is None else until), parts.input.steps_per_epoch
         multi = parts.plan.kind == "multi_worker"
         step = result.start_step
         for hook in hooks:
             hook.on_start(result)
         # One iterator over the endlessly repeating dataset for the whole run, cut into epochs of
         # steps_per_epoch steps.
-        endless = parts.steps.batches(parts.input.train_ds)
+        endless = parts.steps.batches(parts.input.train_ds) if source is None else source
         agreed_stop = False  # multi-worker: some worker was signalled, as the last step's reduction said
         deadline = None if training.max_minutes is None else self.started + 60.0 * training.max_minutes
         loop_started = time.monotonic()
@@ -403,7 +418,7 @@ class Controller:
 
             while (
                 step < max_steps
-                and int(counters.epoch.numpy()) < training.epochs
+                and (until is not None or int(counters.epoch.numpy()) < training.epochs)
                 and not stopping()
                 and not result.out_of_time
             ):
@@ -458,7 +473,8 @@ class Controller:
             # before it notices: 0 to 40 s seen on a loaded 2-core machine); after the barrier it
             # would keep one worker's process alive after the others', and the coordination service
             # reports that as a missing heartbeat.
-            endless.close()
+            if source is None:
+                endless.close()
             if multi:
                 self.trainer.check_workers_agree("at the end")
 
