@@ -209,6 +209,21 @@ class DevicePlan:
     threads: Optional[ThreadPlan] = None
 
     @property
+    def distributed(self) -> bool:
+        """The step runs under a distribution strategy (replicas on this machine or a cluster's)."""
+        return self.kind in ("mirrored", "multi_worker")
+
+    @property
+    def worker_cluster(self) -> Optional[Cluster]:
+        """The cluster this process is one worker of; None unless multi-worker."""
+        return self.cluster if self.kind == "multi_worker" else None
+
+    @property
+    def is_chief(self) -> bool:
+        """This process writes the run directory: any run but a non-chief worker of a cluster's."""
+        return self.worker_cluster is None or self.worker_cluster.is_chief
+
+    @property
     def num_replicas(self) -> int:
         """Replicas on this machine (`replica_devices`); across a cluster see `strategy.num_replicas_in_sync`."""
         return max(1, len(self.replica_devices))

@@ -68,7 +68,7 @@ class RunComponents:
 
     @property
     def is_chief(self) -> bool:
-        return self.cluster is None or self.cluster.is_chief
+        return self.plan.is_chief
 
 
 def build_components(
@@ -88,8 +88,7 @@ def build_components(
     from xtts_cli.training.settings import resolve_settings
 
     settings = resolve_settings(config, plan)
-    cluster = plan.cluster if plan.kind == "multi_worker" else None
-    is_chief = cluster is None or cluster.is_chief
+    cluster, is_chief = plan.worker_cluster, plan.is_chief
     _set_up_process(config, settings, undo)
 
     progress(PhaseStarted("scanning the dataset"))
@@ -124,7 +123,7 @@ def build_components(
         is_chief=is_chief,
         progress=progress,
     )
-    checkpoints = _checkpoints(config, models, counters, opened, cluster, progress, restore=resumed or is_chief)
+    checkpoints = _checkpoints(config, models, counters, opened, plan, progress, restore=resumed or is_chief)
     gather = None
     if cluster is not None:
         from xtts_cli.training.workers import StepGather
@@ -215,7 +214,7 @@ def _models(config: XttsConfig, kind: ModelKind, **run: Any) -> tuple[KindModels
             resumed=run["resumed"],
             total_steps=run["total_steps"],
             mixed_precision=settings.mixed_precision,
-            xla_step=settings.graph_mode and settings.xla and plan.kind not in ("mirrored", "multi_worker"),
+            xla_step=settings.graph_mode and settings.xla and not plan.distributed,
             replicas=int(strategy.num_replicas_in_sync),
             budget_used=budget_used,
             note=lambda message: run["progress"](Noted(message)),
@@ -235,7 +234,7 @@ def _checkpoints(
     models: KindModels,
     counters: Counters,
     run_dir: RunDir,
-    cluster: Any,
+    plan: DevicePlan,
     progress: Progress,
     *,
     restore: bool,
@@ -250,8 +249,8 @@ def _checkpoints(
         checkpoint,
         run_dir,
         keep=config.training.keep_checkpoints,
-        is_chief=cluster is None or cluster.is_chief,
-        worker_index=cluster.worker_index if cluster is not None else 0,
+        is_chief=plan.is_chief,
+        worker_index=plan.worker_cluster.worker_index if plan.worker_cluster is not None else 0,
         progress=progress,
     )
     latest = checkpoints.latest() if restore else None

@@ -400,7 +400,7 @@ class Controller:
     ) -> None:
         training, counters = self.trainer.config.training, parts.counters
         max_steps, per_epoch = (parts.total_steps if until is None else until), parts.input.steps_per_epoch
-        multi = parts.plan.kind == "multi_worker"
+        multi = parts.plan.worker_cluster is not None
         step = result.start_step
         for hook in hooks:
             hook.on_start(result)

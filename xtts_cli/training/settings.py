@@ -92,10 +92,10 @@ def resolve_settings(config: XttsConfig, plan: DevicePlan) -> RunSettings:
     reads = kind_for(config).reads
     featurize = plan.kind == "split" and reads == "mel"
     in_sync = replicas
-    if plan.kind == "multi_worker" and plan.strategy is not None:
+    if plan.worker_cluster is not None and plan.strategy is not None:
         in_sync = plan.strategy.num_replicas_in_sync
     prefetch = None
-    if plan.device_type == "GPU" and plan.kind not in ("mirrored", "multi_worker"):
+    if plan.device_type == "GPU" and not plan.distributed:
         prefetch = plan.data_device if plan.kind == "split" else plan.model_device
     if not training.mixed_precision:
         policy = "float32"

@@ -45,7 +45,7 @@ class Steps:
     ) -> None:
 
         self.strategy, self.plan, self.settings = strategy, plan, settings
-        self.distributed = plan.kind in ("mirrored", "multi_worker")
+        self.distributed = plan.distributed
         self._distributed_views: dict[int, Any] = {}
         self.featurize = None
         if settings.featurize_on_data_device:
@@ -114,7 +114,7 @@ class Steps:
 
         key = id(dataset)
         if key not in self._distributed_views:
-            if self.plan.kind == "multi_worker":
+            if self.plan.worker_cluster is not None:
                 # The pipeline is already this worker's share with per-replica batches:
                 # distribute_datasets_from_function hands one batch to each local replica and,
                 # unlike experimental_distribute_dataset, neither rebatches nor shards it. Auto-

@@ -69,7 +69,7 @@ class Trainer:
 
         # First TF work of the process: a multi-worker strategy must exist before any other op.
         plan = configure_devices(self.config.devices, join_cluster=True)
-        self.cluster = plan.cluster if plan.kind == "multi_worker" else None
+        self.cluster = plan.worker_cluster
         self._parts = build_components(
             self.config,
             self.kind,
@@ -149,7 +149,7 @@ class Trainer:
 
     def summaries(self, batch, step: int) -> None:
         """The kind's TensorBoard pictures (not of a distributed batch: it has no single tensor to draw)."""
-        if self.plan.kind not in ("mirrored", "multi_worker"):
+        if not self.plan.distributed:
             self.parts.models.summaries(batch, self.last_val_batch, step)
 
     def render_samples(self, step: int) -> None:
