@@ -89,12 +89,14 @@ def test_expand_by_durations_repeats_each_token_for_its_frames():
 @pytest.fixture(scope="module")
 def model_and_batch():
     from xtts_cli.model.build import build_model
+    from xtts_cli.model.duration import DurationModel
     from xtts_cli.model.xtts import dummy_batch
 
     model = build_model(
         ModelConfig(decoder="duration", d_model=32, num_heads=2, num_text_layers=1, num_decoder_layers=1),
         DataConfig(n_mels=20),
         30,
+        network=DurationModel,
     )
     batch = dummy_batch(n_mels=20, batch_size=2, text_length=6, mel_frames=24, ref_frames=10)
     batch["mel"] = tf.random.stateless_normal([2, 24, 20], seed=[1, 2]) - 4.0

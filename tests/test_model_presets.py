@@ -58,11 +58,12 @@ def test_preset_sizes_are_ordered_and_tiny_fits_a_cpu():
 def test_estimated_param_count_matches_the_built_model(model_cfg):
     # The larger presets are only counted analytically (building `big` takes ~15 s); this keeps
     # the formula honest.
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.kinds import kind_for
     from xtts_cli.model.build import build_model
 
     data_cfg = DataConfig(n_mels=40)
-    model = build_model(model_cfg, data_cfg, VOCAB_SIZE)
-    estimate = estimate_param_count(
-        resolve_dims(model_cfg), n_mels=40, vocab_size=VOCAB_SIZE, decoder=model_cfg.decoder
-    )
+    network = kind_for(XttsConfig(model=model_cfg.model_dump())).network_class()  # the config's kind's network
+    model = build_model(model_cfg, data_cfg, VOCAB_SIZE, network=network)
+    estimate = estimate_param_count(resolve_dims(model_cfg), n_mels=40, vocab_size=VOCAB_SIZE, paced=model.paced)
     assert model.count_params() == estimate

@@ -63,6 +63,7 @@ def test_checkpoint_reaches_every_weight_through_the_model(short_run) -> None:
         short_run.config.model,
         short_run.config.data,
         tokenizer.vocab_size,
+        network=type(short_run.parts.models.model),
         languages=len(tokenizer.languages),
         speakers=len(tokenizer.speakers),
     )
@@ -135,7 +136,7 @@ def test_export_serves_the_same_speech_with_plain_tensorflow(short_run, tmp_path
     from xtts_cli.speech.synthesis import synthesize_speech
 
     run, model = short_run.parts.run_dir.path, short_run.parts.models.model
-    if model.decoder_kind == "duration":
+    if model.paced:
         # Three frames for every character, far from a rounding tie. A few steps' predictor says
         # 4 to 22 frames with any fraction; one near .5 can round apart in the two graphs, and every
         # later frame then shifts by one.
@@ -203,7 +204,7 @@ def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run
     )
     assert result.exit_code == 0, result.output
     # No stop token for a duration decoder: the durations end the clip, or run past it.
-    if short_run.parts.models.model.decoder_kind == "duration":
+    if short_run.parts.models.model.paced:
         assert "predicted durations" in result.output and "ended by: the stop token" not in result.output
     in_memory = synthesize_speech(
         short_run.parts.models.model,

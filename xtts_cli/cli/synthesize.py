@@ -176,7 +176,7 @@ def _render(speech, report: dict[str, Any]) -> None:
         f"{report['out']}: {seconds:.2f} s of audio from step {step} of {run_path}, vocoder {speech.vocoder}\n"
     )
     window = "{:.2f}-{:.2f} s".format(*report["window_seconds"])
-    if speech.ended_by == "length limit" and speech.decoder == "duration":
+    if speech.ended_by == "length limit" and speech.paced:
         how = f"the length limit ({window} allowed): the predicted durations ran longer"
     elif speech.ended_by == "length limit":
         how = f"the length limit ({window} allowed): the stop token never fired"

@@ -257,31 +257,18 @@ def _no_effect_keys(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Find
             )
 
 
-# Settings only the autoregressive decoder reads (`model.decoder`): with the duration decoder they
-# do nothing.
-AUTOREGRESSIVE_KEYS = (
-    "model.prenet_dropout",
-    "model.decoder_input_noise",
-    "training.guided_attention_weight",
-    "training.guided_attention_sigma",
-    "training.attention_prior_steps",
-    "training.self_conditioning",
-    "synthesis.stop_threshold",
-    "synthesis.attention_constraint",
-    "synthesis.attention_prior",
-)
-
-
 def _decoder_keys(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
-    if loaded.config.model.decoder != "duration":
-        return
-    for key in AUTOREGRESSIVE_KEYS:
+    """A key the config's model kind does not read (the kind lists them beside its code)."""
+    from xtts_cli.kinds import kind_for, kind_name
+
+    kind = kind_for(loaded.config)
+    for key in kind.ignored_keys:
         if loaded.written(key):
             yield Finding(
                 id="autoregressive-key",
                 severity="info",
-                message=f"{key} is a setting of the autoregressive decoder and does nothing with "
-                "model.decoder: duration; remove it",
+                message=f"{key} is not a setting of the {kind_name(loaded.config)} model kind and does nothing "
+                "with it; remove it",
                 fix=ConfigChange(key=key, action="remove"),
             )
 

@@ -157,11 +157,12 @@ def load_run(run_dir: Path, step: Optional[int] = None):
     from xtts_cli.kinds import kind_for
 
     config, run = read_run(run_dir)
-    if config.model.kind != "acoustic":
+    kind = kind_for(config)
+    if not kind.speaks:
         raise XttsError(
             f"{run_dir} is a {config.model.kind} run, not an acoustic model: it reads no text",
             hint="pass the acoustic model's run as --run-dir"
-            + (f" and this one as --vocoder {run_dir}" if config.model.kind == "vocoder" else ""),
+            + (f" and this one as --vocoder {run_dir}" if kind.vocodes else ""),
         )
     if not run.vocab.is_file():
         raise XttsError(
@@ -169,7 +170,7 @@ def load_run(run_dir: Path, step: Optional[int] = None):
             hint="pass the --run-dir of an `xtts train` run, e.g. runs/tiny-cpu",
         )
     tokenizer = Tokenizer.load(run.vocab)
-    model = kind_for(config).build_network(config, tokenizer)
+    model = kind.build_network(config, tokenizer)
     restored = restore_run(model, run, run_dir, step)
     return config, tokenizer, model, restored, run
 
@@ -187,7 +188,7 @@ def load_vocoder(spec: Optional[str | Path], data: DataConfig, *, acoustic_run: 
 
     path = Path(spec)
     config, run = read_run(path)
-    if config.model.kind != "vocoder":
+    if not kind_for(config).vocodes:
         raise XttsError(
             f"--vocoder {spec}: that run is not a vocoder (model.kind {config.model.kind})",
             hint=f"pass a run trained with model.kind: vocoder (configs/vocoder-cpu.yaml), or {GRIFFIN_LIM}",

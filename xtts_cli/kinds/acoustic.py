@@ -24,8 +24,12 @@ __all__ = ["AUTOREGRESSIVE", "DURATION", "AcousticKind"]
 @dataclass(frozen=True)
 class AcousticKind:
     name: str
+    network: str  # its network in model/, "module:class" (imported when a run builds it: TensorFlow)
     self_conditioning: bool  # the decoder reads its previous frames: a second pass can feed it its own
     normalizes_mel: bool  # the model reads and predicts mels in units of the data's (`mel_statistics`)
+    ignored_keys: tuple[str, ...] = ()
+    speaks: bool = True
+    vocodes: bool = False
     reads: Literal["mel", "audio"] = "mel"
     validation: Mapping[str, str] = field(
         default_factory=lambda: {"loss": "val_loss", "alignment_score": "alignment_score"}
@@ -65,7 +69,14 @@ class AcousticKind:
         from xtts_cli.model.build import build_model_for
 
         assert tokenizer is not None, "an acoustic model reads text: pass the run's vocabulary"
-        return build_model_for(config, tokenizer)
+        return build_model_for(self.network_class(), config, tokenizer)
+
+    def network_class(self) -> Any:
+        """Its network's class in model/ (importing it imports TensorFlow)."""
+        import importlib
+
+        module, _, name = self.network.partition(":")
+        return getattr(importlib.import_module(module), name)
 
     def build(self, context: KindContext) -> AcousticModels:
         from xtts_cli.kinds.optimization import build_optimizer
@@ -203,5 +214,24 @@ class AcousticModels:
         )
 
 
-AUTOREGRESSIVE = AcousticKind("autoregressive", self_conditioning=True, normalizes_mel=False)
-DURATION = AcousticKind("duration", self_conditioning=False, normalizes_mel=True)
+AUTOREGRESSIVE = AcousticKind(
+    "autoregressive", "xtts_cli.model.xtts:XttsModel", self_conditioning=True, normalizes_mel=False
+)
+DURATION = AcousticKind(
+    "duration",
+    "xtts_cli.model.duration:DurationModel",
+    self_conditioning=False,
+    normalizes_mel=True,
+    # What only the autoregressive decoder reads: its prenet, stop token, attention and self-conditioning.
+    ignored_keys=(
+        "model.prenet_dropout",
+        "model.decoder_input_noise",
+        "training.guided_attention_weight",
+        "training.guided_attention_sigma",
+        "training.attention_prior_steps",
+        "training.self_conditioning",
+        "synthesis.stop_threshold",
+        "synthesis.attention_constraint",
+        "synthesis.attention_prior",
+    ),
+)

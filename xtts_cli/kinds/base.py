@@ -74,6 +74,19 @@ class ModelKind(Protocol):
     def name(self) -> str: ...
 
     @property
+    def speaks(self) -> bool:
+        """It turns text into mel frames: synthesis, export and `--run-dir` take its runs."""
+
+    @property
+    def vocodes(self) -> bool:
+        """It turns mel frames into audio: `--vocoder` takes its runs."""
+
+    @property
+    def ignored_keys(self) -> tuple[str, ...]:
+        """Config keys ("section.field") other kinds read and this one does not: `validate` says
+        so when a config writes one."""
+
+    @property
     def reads(self) -> Literal["mel", "audio"]:
         """What its step reads from the input pipeline: mel frames, or the audio (the vocoder's
         segments; a data/model split also hands audio to the data device, which computes the mels)."""

@@ -299,6 +299,9 @@ def discriminator_loss(discriminators, real, fake):
 @dataclass(frozen=True)
 class VocoderKind:
     name: str = "vocoder"
+    speaks: bool = False
+    vocodes: bool = True
+    ignored_keys: tuple[str, ...] = ()
     reads: Literal["mel", "audio"] = "audio"
     validation: Mapping[str, str] = field(default_factory=lambda: {"loss": "val_loss"})
     logged: tuple[str, ...] = (

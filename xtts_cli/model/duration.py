@@ -297,7 +297,7 @@ class DurationModel(AcousticModel):
     the clip.
     """
 
-    decoder_kind = "duration"
+    paced = True
     static_frame_buffer = False
     weights_added_since_first = ("mel_mean", "mel_scale")  # identity in runs from before them
 

@@ -206,9 +206,9 @@ def resolve_dims(model_cfg: ModelConfig) -> ModelDims:
     return dataclasses.replace(preset, **changes)
 
 
-def estimate_param_count(dims: ModelDims, *, n_mels: int, vocab_size: int, decoder: str = "autoregressive") -> int:
-    """Trainable parameters of the model `build_model` makes (`decoder`: `model.decoder`), counted
-    without building it.
+def estimate_param_count(dims: ModelDims, *, n_mels: int, vocab_size: int, paced: bool = False) -> int:
+    """Trainable parameters of the network `build_model` makes (`paced`: the duration decoder's,
+    `DurationModel.paced`; else the autoregressive one's), counted without building it.
 
     Mirrors the layer lists in `xtts.py` and `duration.py`; `tests/test_model_presets.py` checks it
     against built models so the two cannot drift apart.
@@ -240,7 +240,7 @@ def estimate_param_count(dims: ModelDims, *, n_mels: int, vocab_size: int, decod
     def conv1d(kernel: int, fan_in: int, fan_out: int) -> int:
         return kernel * fan_in * fan_out + fan_out
 
-    if decoder == "duration":
+    if paced:
         aligner_channels = 80  # duration.ALIGNER_CHANNELS
         aligner = (
             conv1d(3, d, 2 * d)

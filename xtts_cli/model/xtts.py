@@ -391,7 +391,8 @@ class AcousticModel(keras.Model):
     takes the batch and the outputs of `call` rather than Keras's (x, y, y_pred).
     """
 
-    decoder_kind: str
+    # Its length comes from predicted durations (no stop token decides where it ends).
+    paced: bool = False
     # The generated frames' buffer has a static length (a frame-by-frame decoder writes into it):
     # `generate` traces once per `max_frames`; else once for every length.
     static_frame_buffer: bool = True
@@ -653,8 +654,6 @@ class XttsModel(AcousticModel):
     The training loop lives in `xtts_cli.training`; `fit()` is not used, and `compute_loss` here
     takes the batch and the outputs of `call` rather than Keras's (x, y, y_pred).
     """
-
-    decoder_kind = "autoregressive"
 
     def _build_decoder(self) -> None:
         """The autoregressive decoder's layers."""

@@ -164,7 +164,7 @@ class Speech:
     stopped: bool  # the model ended it (stop token or predicted durations), else the length limit did
     frame_window: tuple[int, int]  # (min_frames, max_frames) it was allowed
     sample_rate: int
-    decoder: str = "autoregressive"  # model.decoder of the model that spoke it
+    paced: bool = False  # its length came from predicted durations (the duration decoder), not a stop token
     text: str = ""
     vocoder: str = "griffin-lim"  # what made the waveform: griffin-lim or a vocoder run's directory
 
@@ -188,7 +188,7 @@ class Speech:
     def ended_by(self) -> str:
         if not self.stopped:
             return "length limit"
-        if self.decoder == "duration":
+        if self.paced:
             return "durations"
         return "stop token at the floor" if self.frames <= self.frame_window[0] else "stop token"
 
@@ -271,7 +271,7 @@ def synthesize_speech(
         stopped=bool(generated["stopped"][0]),
         frame_window=(min_frames, frames),
         sample_rate=data.sample_rate,
-        decoder=model.decoder_kind,
+        paced=model.paced,
         text=text,
         vocoder=vocoder.name,
     )
