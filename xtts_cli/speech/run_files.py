@@ -1,12 +1,6 @@
-"""What a run directory holds besides its checkpoints, named once: the writer (training) and every
-reader (synthesis, the Python API, export) go through these names.
-
-    <run_dir>/config.yaml        the resolved config, as the run used it
-    <run_dir>/vocab.json         the tokenizer
-    <run_dir>/speaking_rate.json mel frames per token in the training data (bounds synthesis length)
-    <run_dir>/speaker_reference.npy  the reference clip's mel that test sentences are spoken with
-    <run_dir>/speakers.json      every training speaker, with its longest clips
-    <run_dir>/checkpoints/       the weights (training.checkpoint_dir moves them)
+"""What a run directory holds, named once (`RunDir`, `LAYOUT`): the writer (training) and every
+reader (synthesis, the Python API, export) go through these names. What each one holds is
+docs/run-directory.md's table, which a test holds to `LAYOUT`.
 """
 
 from __future__ import annotations
@@ -36,6 +30,25 @@ SPEAKING_RATE_FILE = "speaking_rate.json"
 # few frames; without a ceiling a model that never stops would babble to max_mel_frames.
 RATE_FLOOR_SHARE = 1.0
 RATE_CEILING_FACTOR = 1.25
+
+
+# Every name a run directory may hold: files, then folders (a trailing slash). The marker and the
+# lock are `training/run_dir.py`'s and `locks.py`'s, the run's own vocoder `inference/checkpoints.py`'s.
+LAYOUT = (
+    "config.yaml",
+    "run.json",
+    "vocab.json",
+    SPEAKERS_FILE,
+    SPEAKING_RATE_FILE,
+    REFERENCE_FILE,
+    "metrics.jsonl",
+    ".xtts-run",
+    ".xtts-lock",
+    "checkpoints/",
+    "tensorboard/",
+    "samples/",
+    "vocoder/",
+)
 
 
 @dataclass

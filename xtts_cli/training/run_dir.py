@@ -1,14 +1,5 @@
-"""The run directory: everything a user needs to resume or compare a run.
-
-    <run_dir>/config.yaml        the resolved config, as the run used it
-    <run_dir>/run.json           hashes of what must not change on resume, versions, history
-    <run_dir>/vocab.json         the tokenizer: front end, cleaners, symbols, languages, speakers
-    <run_dir>/speaking_rate.json mel frames per token in the training data (bounds synthesis length)
-    <run_dir>/speaker_reference.npy  the reference clip's mel that test sentences are spoken with
-    <run_dir>/checkpoints/       tf.train.CheckpointManager (keep N, pointer moved after the data)
-    <run_dir>/metrics.jsonl      one line per logged step
-    <run_dir>/tensorboard/       losses, learning rate, timings, mel images, audio
-    <run_dir>/samples/           test sentences rendered to WAV
+"""The run directory as training makes and reopens it: everything a user needs to resume or
+compare a run (its layout: `speech.run_files.LAYOUT`, described in docs/run-directory.md).
 
 In a multi-worker run only the chief writes here; the other workers read the checkpoints (and
 vocab) from the same path, so the run directory must be on a filesystem every worker shares.

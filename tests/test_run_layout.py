@@ -1,0 +1,85 @@
+"""The run directory's layout is named once in the code (`run_files.LAYOUT`) and described once,
+in docs/run-directory.md; this holds the two together."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from xtts_cli.inference.checkpoints import VOCODER_DIR
+from xtts_cli.locks import LOCK_FILE
+from xtts_cli.speech.run_files import LAYOUT, REFERENCE_FILE, SPEAKERS_FILE, SPEAKING_RATE_FILE, RunDir
+from xtts_cli.training.run_dir import MARKER_FILE
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "run-directory.md"
+
+
+def _documented() -> tuple[set[str], str]:
+    text = DOC.read_text(encoding="utf-8")
+    table = text.split("## The run directory", 1)[1].split("\n## ", 1)[0]
+    rows = {match.group(1) for match in re.finditer(r"^\| `([^`]+)` \|", table, re.M)}
+    return rows, table
+
+
+def test_the_doc_describes_every_name_of_the_layout_and_no_other() -> None:
+    rows, section = _documented()
+    hidden = {MARKER_FILE, LOCK_FILE}  # described in the prose under the table
+    assert rows == set(LAYOUT) - hidden
+    assert all(f"`{name}`" in section for name in hidden)
+
+
+def test_the_layout_is_the_names_the_code_uses() -> None:
+    run = RunDir(Path("run"))
+    used = {
+        run.config_file.name,
+        run.run_file.name,
+        run.vocab.name,
+        run.metrics.name,
+        SPEAKERS_FILE,
+        SPEAKING_RATE_FILE,
+        REFERENCE_FILE,
+        MARKER_FILE,
+        LOCK_FILE,
+    } | {f"{name}/" for name in (run.checkpoints.name, run.tensorboard.name, run.samples.name, VOCODER_DIR)}
+    assert used == set(LAYOUT)
+
+
+# A run and its config written by xtts as it was before the run's data, the loop and the mel
+# identity were reworked (commit 8446019): tests/data/README.md says how it was made.
+BEFORE = Path(__file__).parent / "data" / "run_before_run_data"
+BEFORE_CONFIG = Path(__file__).parent / "data" / "run_before_run_data.yaml"
+
+
+def test_a_run_written_before_holds_only_names_of_the_layout() -> None:
+    names = {path.name + ("/" if path.is_dir() else "") for path in BEFORE.iterdir()}
+    assert names <= set(LAYOUT)
+
+
+def test_its_config_and_its_resolved_config_still_validate(runner) -> None:
+    from xtts_cli.cli.app import app
+
+    for config in (BEFORE_CONFIG, BEFORE / "config.yaml"):
+        result = runner.invoke(app, ["validate", "-c", str(config), "--json"])
+        assert result.exit_code == 0, result.output
+
+
+@pytest.mark.slow
+def test_it_resumes_and_speaks_with_todays_code(runner, tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from xtts_cli.cli.app import app
+
+    run = tmp_path / "run"
+    shutil.copytree(BEFORE, run)
+    # Its run.json predates data.trim_silence counting for resume; its config.yaml says true.
+    assert "data.trim_silence" not in json.loads((run / "run.json").read_text())["model_identity"]
+    result = runner.invoke(app, ["train", "-c", str(BEFORE_CONFIG), "--run-dir", str(run), "--steps", "4", "--json"])
+    assert result.exit_code == 0, result.output
+    trained = json.loads(result.stdout)
+    assert trained["resumed"] and trained["start_step"] == 3 and trained["final_step"] == 4
+    result = runner.invoke(app, ["synthesize", "the cat sat.", "-r", str(run), "-o", str(tmp_path / "x.wav"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["step"] == 4 and (tmp_path / "x.wav").stat().st_size > 1000
