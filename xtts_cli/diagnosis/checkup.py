@@ -471,13 +471,11 @@ def checkup(
     progress: Progress = None,
 ) -> Checkup:
     """Run every check on `loaded` (see the module docstring); `quick` skips the timed ones."""
-    from xtts_cli.data.scan import dataset_root
     from xtts_cli.devices.gpu_info import probe_machine
     from xtts_cli.devices.placement import configure_devices
     from xtts_cli.diagnosis.config_rules import check_config
     from xtts_cli.diagnosis.environment import check_environment
-    from xtts_cli.profiling.pipeline_profiler import run_data_of
-    from xtts_cli.profiling.step_profiler import contention_findings, recommendations
+    from xtts_cli.profiling.step_profiler import recommendations
 
     say = progress or (lambda message: None)
     config = loaded.config
@@ -505,60 +503,11 @@ def checkup(
         report.findings = rank(_dedupe(static))
         return report
 
-    # The graph of the pipeline as training builds it; runtime mode so nothing is cached or written,
-    # and local: with data.service_address the same graph runs on the workers, and only a local
-    # dataset's serialized graph holds the pipeline's own ops.
-    graph_config = data_variant(config, preprocessing_mode="runtime", service_address=None)
-    dataset, info = run_data_of(graph_config, scan).pipeline()
-    report.python_ops_in_pipeline = python_ops(dataset)
-    report.padding_efficiency = info.padding_efficiency
-    report.shape_bound = info.max_distinct_batch_shapes
-    if report.python_ops_in_pipeline:
-        # Seen in the graph itself: it outranks the config rule with the same fix.
-        measured.append(
-            _ranked(
-                Finding(
-                    id="python-ops-in-pipeline",
-                    severity="warning",
-                    message=f"the input pipeline's graph holds Python callbacks ({', '.join(report.python_ops_in_pipeline)}): "
-                    "they run under the GIL, one at a time, whatever data.num_workers says; load with TensorFlow ops",
-                    fix=ConfigChange(key="data.use_tf_native_loading", value=True),
-                ),
-                "pipeline",
-            )
-        )
-    # A step that reads mels computes on the padding; one that crops segments (a vocoder) does not.
-    if info.padding_efficiency < MIN_PADDING_EFFICIENCY and info.output == "mel":
-        # Finer buckets only while each still holds a few batches: a bucket's partial last batch
-        # is dropped in training, and a bucket of one batch repeats the same clips together.
-        most = max(1, info.num_items // (config.data.batch_size * BATCHES_PER_BUCKET))
-        finer = min(config.data.num_buckets * 2, 64, most)
-        small = ""
-        if not config.data.bucket_by_length:
-            fix = ConfigChange(key="data.bucket_by_length", value=True)
-        elif finer > config.data.num_buckets:
-            fix = ConfigChange(key="data.num_buckets", value=finer)
-        else:
-            fix = None
-            batches = info.num_items // config.data.batch_size
-            small = (
-                f"; {info.num_items:,} clips at batch {config.data.batch_size} make {batches:,} batch"
-                f"{'' if batches == 1 else 'es'}, too few for finer buckets (each should hold {BATCHES_PER_BUCKET} "
-                "batches or more): more data would help, more buckets would not"
-            )
-        static.append(
-            _ranked(
-                Finding(
-                    id="padding-waste",
-                    severity="warning",
-                    message=f"padding efficiency is {100 * info.padding_efficiency:.0f} % (real / padded mel frames, "
-                    f"planned from the scan): {100 * (1 - info.padding_efficiency):.0f} % of the step's mel work is on "
-                    f"padding (bar: >= {100 * MIN_PADDING_EFFICIENCY:.0f} %){small}",
-                    fix=fix,
-                ),
-                "pipeline",
-            )
-        )
+    info, python_found = _pipeline_graph(config, scan, report)
+    measured += python_found
+    padding = _padding_finding(config, info)
+    if padding is not None:
+        static.append(padding)
 
     compiled = graph_mode(config.training)
     retraces = 0
@@ -566,100 +515,8 @@ def checkup(
     if unserved is not None:
         static.append(_ranked(unserved, "config"))
     if not quick and unserved is None and not (config.data.service_address and not config.data.use_tf_native_loading):
-        from xtts_cli.diagnosis.storage import check_storage
-        from xtts_cli.profiling.pipeline_profiler import profile_pipeline
-        from xtts_cli.profiling.step_profiler import profile_step
-
-        warmup = config.profiling.warmup_batches
-        if report.dataset is not None and report.dataset.preprocessing_mode == "cache":
-            # Time the cached epochs, as training sees them after the first.
-            warmup = max(warmup, info.batches_per_epoch)
-        # profile_pipeline extends the warm-up to the epoch's bucket starts, and says so in a note.
-        say(f"timing the input pipeline alone: {num_batches} batches after {max(warmup, info.buckets_started)} warm-up")
-        with CpuSampler() as cpu:
-            pipeline = profile_pipeline(config, num_batches=num_batches, warmup=warmup, stages=False, scan=scan)
-        # The timed batches are the end of that call: CPU use over them, not over building and warm-up.
-        timed = (
-            pipeline.num_batches * pipeline.batch_size / pipeline.samples_per_sec if pipeline.samples_per_sec else 0.0
-        )
-        report.pipeline_cpu_cores_busy, report.cpu_count = cpu.cores_busy(timed), machine.cpu_count
-        say(f"timing the step: {num_batches} steps on the real pipeline, then on resident batches (the model alone)")
-        model = profile_step(config, num_steps=num_batches, cpu_count=machine.cpu_count)
-        # The model alone: the same step on resident batches of the shapes training meets.
-        alone_ms = model.resident_compute_ms.p50 if model.resident_compute_ms else model.compute_ms.p50
-        x, y = pipeline.samples_per_sec, model.batch_size * 1000.0 / max(alone_ms, 1e-9)
-        report.host_contention_percent = model.host_contention_percent
-        z = input_bound_share(x, y)
-        report.pipeline_samples_per_sec, report.model_samples_per_sec = x, y
-        report.input_bound_percent = z
-        report.verdict = input_bound_verdict(z)
-        report.traces, report.retraces, report.graph_mode = model.traces, model.retraces, model.graph_mode
-        compiled, retraces = model.graph_mode, model.retraces
-        notes += pipeline.notes + model.notes
-        rates = f"the pipeline delivers {x:,.1f} samples/s, the model consumes {y:,.1f} → input-bound {z:.0f} %"
-        notes.insert(0, rates)
-        if z >= MODERATELY_INPUT_BOUND_PERCENT:
-            specific = recommendations(
-                config,
-                verdict=report.verdict,
-                input_bound_percent=z,
-                retraces=0,
-                graph_mode=True,
-                shape_bound=1,
-                cpu_count=machine.cpu_count,
-            )
-            severity = "warning" if report.verdict == "highly_input_bound" else "info"
-            first = specific[0] if specific else None
-            measured.append(
-                _ranked(
-                    Finding(
-                        id="input-bound",
-                        severity=severity,
-                        message=f"{rates} ({report.verdict.replace('_', ' ')})",
-                        fix=first.fix if first else None,
-                    ),
-                    "rates",
-                    z,
-                )
-            )
-            measured += [_ranked(f, "rates", z) for f in specific[1:]]
-        if model.host_contention_percent is not None:
-            measured += [
-                _ranked(f, "rates", model.host_contention_percent)
-                for f in contention_findings(config, model.host_contention_percent, model.input_bound_percent)
-            ]
-        service = data_service_finding(
-            config,
-            pipeline_rate=x,
-            model_rate=y,
-            cores_busy=report.pipeline_cpu_cores_busy,
-            cpu_count=machine.cpu_count,
-        )
-        if service is not None:
-            measured.append(_ranked(service, "rates", z))
-            report.data_service_commands = data_service_commands()
-
-        say("reading a sample of the audio files (storage)")
-        # Training reads the audio at the rate it runs, the slower of the pipeline and the model;
-        # and every epoch only in runtime mode (cache: the first epoch; precompute: the store's pass).
-        mode = report.dataset.preprocessing_mode if report.dataset is not None else config.data.preprocessing_mode
-        storage = check_storage(
-            [dataset_root(config.data)],
-            budget_seconds=3.0,
-            samples_per_second=min(x, y),
-            read_every_epoch=mode == "runtime",
-        )
-        if mode != "runtime":
-            once = (
-                "once per run, in the first epoch, which fills the cache"
-                if mode == "cache"
-                else "once, in the pass that stores their features; later runs read the store"
-            )
-            notes.append(
-                f"storage: {mode} mode reads the audio files {once}: how fast they read does not set the pace of training"
-            )
-        report.storage = storage.model_dump(mode="json", exclude={"findings"})
-        static += [_ranked(f, "storage") for f in storage.findings]
+        x, y, compiled, retraces = _timed_rates(config, scan, info, report, machine, measured, notes, num_batches, say)
+        static += _storage(config, report, min(x, y), notes, say)
     else:
         if quick:
             notes.append("--quick: the pipeline, model and storage timings were skipped")
@@ -682,14 +539,188 @@ def checkup(
             cpu_count=machine.cpu_count,
         )
     ]
-    bound = report.input_bound_percent
-    if bound is not None and bound >= MODERATELY_INPUT_BOUND_PERCENT:
-        for f in measured + static:
-            if f.expected_gain_percent is not None:
-                continue
-            touches_input = (f.fix is not None and f.fix.key in INPUT_KEYS) or f.id.startswith(INPUT_FINDING_PREFIXES)
-            if touches_input and f.severity != "error":
-                f.expected_gain_percent = bound
+    _credit_input_fixes(report.input_bound_percent, measured + static)
     report.findings = rank(_dedupe(measured + static))
     report.notes = notes
     return report
+
+
+def _pipeline_graph(config: XttsConfig, scan: Any, report: Checkup) -> tuple[Any, list[RankedFinding]]:
+    """(the training pipeline's PipelineInfo, findings read off its graph): built as training builds
+    it, in runtime mode so nothing is cached or written, and locally: with data.service_address the
+    same graph runs on the workers, and only a local dataset's serialized graph holds its own ops."""
+    from xtts_cli.profiling.pipeline_profiler import run_data_of
+
+    found: list[RankedFinding] = []
+    graph_config = data_variant(config, preprocessing_mode="runtime", service_address=None)
+    dataset, info = run_data_of(graph_config, scan).pipeline()
+    report.python_ops_in_pipeline = python_ops(dataset)
+    report.padding_efficiency = info.padding_efficiency
+    report.shape_bound = info.max_distinct_batch_shapes
+    if report.python_ops_in_pipeline:
+        # Seen in the graph itself: it outranks the config rule with the same fix.
+        found.append(
+            _ranked(
+                Finding(
+                    id="python-ops-in-pipeline",
+                    severity="warning",
+                    message=f"the input pipeline's graph holds Python callbacks ({', '.join(report.python_ops_in_pipeline)}): "
+                    "they run under the GIL, one at a time, whatever data.num_workers says; load with TensorFlow ops",
+                    fix=ConfigChange(key="data.use_tf_native_loading", value=True),
+                ),
+                "pipeline",
+            )
+        )
+    return info, found
+
+
+def _padding_finding(config: XttsConfig, info: Any) -> Optional[RankedFinding]:
+    """Padding waste, with the fix that fits the data: a step that reads mels computes on the
+    padding; one that crops segments (a vocoder) does not."""
+    if info.padding_efficiency >= MIN_PADDING_EFFICIENCY or info.output != "mel":
+        return None
+    # Finer buckets only while each still holds a few batches: a bucket's partial last batch
+    # is dropped in training, and a bucket of one batch repeats the same clips together.
+    most = max(1, info.num_items // (config.data.batch_size * BATCHES_PER_BUCKET))
+    finer = min(config.data.num_buckets * 2, 64, most)
+    small = ""
+    if not config.data.bucket_by_length:
+        fix = ConfigChange(key="data.bucket_by_length", value=True)
+    elif finer > config.data.num_buckets:
+        fix = ConfigChange(key="data.num_buckets", value=finer)
+    else:
+        fix = None
+        batches = info.num_items // config.data.batch_size
+        small = (
+            f"; {info.num_items:,} clips at batch {config.data.batch_size} make {batches:,} batch"
+            f"{'' if batches == 1 else 'es'}, too few for finer buckets (each should hold {BATCHES_PER_BUCKET} "
+            "batches or more): more data would help, more buckets would not"
+        )
+    return _ranked(
+        Finding(
+            id="padding-waste",
+            severity="warning",
+            message=f"padding efficiency is {100 * info.padding_efficiency:.0f} % (real / padded mel frames, "
+            f"planned from the scan): {100 * (1 - info.padding_efficiency):.0f} % of the step's mel work is on "
+            f"padding (bar: >= {100 * MIN_PADDING_EFFICIENCY:.0f} %){small}",
+            fix=fix,
+        ),
+        "pipeline",
+    )
+
+
+def _timed_rates(
+    config, scan, info, report, machine, measured, notes, num_batches, say
+) -> tuple[float, float, bool, int]:
+    """Time the pipeline alone and the model alone (`profile_pipeline`, `profile_step`): the rates
+    X and Y, the input-bound share and what it ranks into `measured`; (X, Y, graph mode, retraces)."""
+    from xtts_cli.profiling.pipeline_profiler import profile_pipeline
+    from xtts_cli.profiling.step_profiler import contention_findings, profile_step, recommendations
+
+    warmup = config.profiling.warmup_batches
+    if report.dataset is not None and report.dataset.preprocessing_mode == "cache":
+        # Time the cached epochs, as training sees them after the first.
+        warmup = max(warmup, info.batches_per_epoch)
+    # profile_pipeline extends the warm-up to the epoch's bucket starts, and says so in a note.
+    say(f"timing the input pipeline alone: {num_batches} batches after {max(warmup, info.buckets_started)} warm-up")
+    with CpuSampler() as cpu:
+        pipeline = profile_pipeline(config, num_batches=num_batches, warmup=warmup, stages=False, scan=scan)
+    # The timed batches are the end of that call: CPU use over them, not over building and warm-up.
+    timed = pipeline.num_batches * pipeline.batch_size / pipeline.samples_per_sec if pipeline.samples_per_sec else 0.0
+    report.pipeline_cpu_cores_busy, report.cpu_count = cpu.cores_busy(timed), machine.cpu_count
+    say(f"timing the step: {num_batches} steps on the real pipeline, then on resident batches (the model alone)")
+    model = profile_step(config, num_steps=num_batches, cpu_count=machine.cpu_count)
+    # The model alone: the same step on resident batches of the shapes training meets.
+    alone_ms = model.resident_compute_ms.p50 if model.resident_compute_ms else model.compute_ms.p50
+    x, y = pipeline.samples_per_sec, model.batch_size * 1000.0 / max(alone_ms, 1e-9)
+    report.host_contention_percent = model.host_contention_percent
+    z = input_bound_share(x, y)
+    report.pipeline_samples_per_sec, report.model_samples_per_sec = x, y
+    report.input_bound_percent = z
+    report.verdict = input_bound_verdict(z)
+    report.traces, report.retraces, report.graph_mode = model.traces, model.retraces, model.graph_mode
+    notes += pipeline.notes + model.notes
+    rates = f"the pipeline delivers {x:,.1f} samples/s, the model consumes {y:,.1f} → input-bound {z:.0f} %"
+    notes.insert(0, rates)
+    if z >= MODERATELY_INPUT_BOUND_PERCENT:
+        specific = recommendations(
+            config,
+            verdict=report.verdict,
+            input_bound_percent=z,
+            retraces=0,
+            graph_mode=True,
+            shape_bound=1,
+            cpu_count=machine.cpu_count,
+        )
+        severity = "warning" if report.verdict == "highly_input_bound" else "info"
+        first = specific[0] if specific else None
+        measured.append(
+            _ranked(
+                Finding(
+                    id="input-bound",
+                    severity=severity,
+                    message=f"{rates} ({report.verdict.replace('_', ' ')})",
+                    fix=first.fix if first else None,
+                ),
+                "rates",
+                z,
+            )
+        )
+        measured += [_ranked(f, "rates", z) for f in specific[1:]]
+    if model.host_contention_percent is not None:
+        measured += [
+            _ranked(f, "rates", model.host_contention_percent)
+            for f in contention_findings(config, model.host_contention_percent, model.input_bound_percent)
+        ]
+    service = data_service_finding(
+        config,
+        pipeline_rate=x,
+        model_rate=y,
+        cores_busy=report.pipeline_cpu_cores_busy,
+        cpu_count=machine.cpu_count,
+    )
+    if service is not None:
+        measured.append(_ranked(service, "rates", z))
+        report.data_service_commands = data_service_commands()
+
+    return x, y, model.graph_mode, model.retraces
+
+
+def _storage(config, report, rate: float, notes: list[str], say) -> list[RankedFinding]:
+    """Read a sample of the audio files at the rate training reads them (`rate` samples/s)."""
+    from xtts_cli.data.scan import dataset_root
+    from xtts_cli.diagnosis.storage import check_storage
+
+    say("reading a sample of the audio files (storage)")
+    # Training reads the audio at the rate it runs, the slower of the pipeline and the model;
+    # and every epoch only in runtime mode (cache: the first epoch; precompute: the store's pass).
+    mode = report.dataset.preprocessing_mode if report.dataset is not None else config.data.preprocessing_mode
+    storage = check_storage(
+        [dataset_root(config.data)],
+        budget_seconds=3.0,
+        samples_per_second=rate,
+        read_every_epoch=mode == "runtime",
+    )
+    if mode != "runtime":
+        once = (
+            "once per run, in the first epoch, which fills the cache"
+            if mode == "cache"
+            else "once, in the pass that stores their features; later runs read the store"
+        )
+        notes.append(
+            f"storage: {mode} mode reads the audio files {once}: how fast they read does not set the pace of training"
+        )
+    report.storage = storage.model_dump(mode="json", exclude={"findings"})
+    return [_ranked(f, "storage") for f in storage.findings]
+
+
+def _credit_input_fixes(bound: Optional[float], findings: list[RankedFinding]) -> None:
+    """When the run is input-bound, what touches the input is credited with that share as its gain."""
+    if bound is None or bound < MODERATELY_INPUT_BOUND_PERCENT:
+        return
+    for f in findings:
+        if f.expected_gain_percent is not None:
+            continue
+        touches_input = (f.fix is not None and f.fix.key in INPUT_KEYS) or f.id.startswith(INPUT_FINDING_PREFIXES)
+        if touches_input and f.severity != "error":
+            f.expected_gain_percent = bound
