@@ -379,6 +379,80 @@ class _Traced(Hook):
         self._next()
 
 
+def _warmup_steps(config: XttsConfig, parts: Any, synthetic: bool, warmup: Optional[int], notes: list[str]) -> int:
+    """Untimed steps first: profiling.warmup_batches by default (in cache mode one whole epoch,
+    which fills the cache), and at least one per length bucket an epoch starts."""
+    info = parts.input.info
+    if warmup is None:
+        warmup = config.profiling.warmup_batches
+        if not synthetic and info.preprocessing_mode == "cache" and warmup < parts.input.steps_per_epoch:
+            warmup = parts.input.steps_per_epoch
+            notes.append(
+                f"cache mode: warm-up is one whole epoch ({warmup} steps), which fills the "
+                "cache; the timed steps read it as every later epoch does"
+            )
+    if not synthetic and warmup < info.buckets_started:
+        notes.append(
+            f"warm-up extended from {warmup} to {info.buckets_started} steps: an epoch starts each of its "
+            f"{info.buckets_started} length buckets in its first batches (opening its files or filling its "
+            "shuffle buffer) and the step meets each bucket's batch shape there first"
+        )
+        warmup = info.buckets_started
+    return warmup
+
+
+def _source(parts: Any, synthetic: bool, notes: list[str]) -> Any:
+    """What the loop trains on: the run's pipeline, endless as training draws it; or, synthetic,
+    one real batch per shape, resident on the model device and fed in turn."""
+    info, steps = parts.input.info, parts.steps
+    if synthetic:
+        limit = info.max_distinct_batch_shapes or SYNTHETIC_MAX_SHAPES
+        resident = _resident_batches(parts, limit)
+        notes.append(
+            f"synthetic: {len(resident)} real batch(es), one per batch shape, resident on "
+            f"{parts.plan.model_device} and fed in turn; no input pipeline runs"
+        )
+        return _resident_source(resident)
+    return steps.batches(parts.input.train_ds)  # endless, as training draws it
+
+
+def _trace(
+    controller: Any, parts: Any, result: Any, source: Any, trace_dir: Any, notes: list[str], say
+) -> Optional[str]:
+    """TRACE_STEPS more steps of the loop into a TF Profiler trace at `trace_dir` (not in the figures)."""
+    if trace_dir is None:
+        return None
+    trace_path = str(Path(trace_dir))
+    say(f"tracing {TRACE_STEPS} more step(s) into {trace_path}")
+    Path(trace_path).mkdir(parents=True, exist_ok=True)
+    tf.profiler.experimental.start(trace_path)
+    try:
+        controller.run_steps(parts, [_Traced(TRACE_STEPS)], result, steps=TRACE_STEPS, source=source)
+    finally:
+        tf.profiler.experimental.stop()
+    notes.append(
+        f"{TRACE_STEPS} steps after the timed ones were traced (not in the figures); "
+        f"open with: tensorboard --logdir {trace_path}"
+    )
+    return trace_path
+
+
+def _tensorboard(tensorboard_dir: Any, report: Any, series: Any) -> Optional[str]:
+    """The timed steps' series as TensorBoard scalars in `tensorboard_dir`."""
+    if tensorboard_dir is None:
+        return None
+    from xtts_cli.profiling.tensorboard_export import write_scalars
+
+    scalars: dict[str, Any] = {
+        "profile_step/data_wait_ms": report.data_wait_ms,
+        "profile_step/compute_ms": report.compute_ms,
+        "profile_step/step_ms": [w + c for w, c in zip(report.data_wait_ms, report.compute_ms)],
+    }
+    if series:
+        scalars["profile_step/gpu_utilization"] = series
+    return write_scalars(tensorboard_dir, scalars).logdir
+
+
 def profile_step(
     config: XttsConfig,
     *,
@@ -414,31 +488,8 @@ def profile_step(
         try:
             parts = trainer.setup()
             info, steps = parts.input.info, parts.steps
-            if warmup is None:
-                warmup = config.profiling.warmup_batches
-                if not synthetic and info.preprocessing_mode == "cache" and warmup < parts.input.steps_per_epoch:
-                    warmup = parts.input.steps_per_epoch
-                    notes.append(
-                        f"cache mode: warm-up is one whole epoch ({warmup} steps), which fills the "
-                        "cache; the timed steps read it as every later epoch does"
-                    )
-            if not synthetic and warmup < info.buckets_started:
-                notes.append(
-                    f"warm-up extended from {warmup} to {info.buckets_started} steps: an epoch starts each of its "
-                    f"{info.buckets_started} length buckets in its first batches (opening its files or filling its "
-                    "shuffle buffer) and the step meets each bucket's batch shape there first"
-                )
-                warmup = info.buckets_started
-            if synthetic:
-                limit = info.max_distinct_batch_shapes or SYNTHETIC_MAX_SHAPES
-                resident = _resident_batches(parts, limit)
-                notes.append(
-                    f"synthetic: {len(resident)} real batch(es), one per batch shape, resident on "
-                    f"{parts.plan.model_device} and fed in turn; no input pipeline runs"
-                )
-                source = _resident_source(resident)
-            else:
-                source = steps.batches(parts.input.train_ds)  # endless, as training draws it
+            warmup = _warmup_steps(config, parts, synthetic, warmup, notes)
+            source = _source(parts, synthetic, notes)
 
             # The training loop itself (`Controller.run_steps`) runs the steps, with timing as its one action.
             hz = min(max(config.profiling.gpu_sample_hz, MIN_HZ), MAX_HZ)
@@ -468,20 +519,7 @@ def profile_step(
                 timer.measure_overhead(cycles=500, output=parts.counters.step)
             report = timer.report()
 
-            trace_path = None
-            if trace_dir is not None:
-                trace_path = str(Path(trace_dir))
-                say(f"tracing {TRACE_STEPS} more step(s) into {trace_path}")
-                Path(trace_path).mkdir(parents=True, exist_ok=True)
-                tf.profiler.experimental.start(trace_path)
-                try:
-                    controller.run_steps(parts, [_Traced(TRACE_STEPS)], result, steps=TRACE_STEPS, source=source)
-                finally:
-                    tf.profiler.experimental.stop()
-                notes.append(
-                    f"{TRACE_STEPS} steps after the timed ones were traced (not in the figures); "
-                    f"open with: tensorboard --logdir {trace_path}"
-                )
+            trace_path = _trace(controller, parts, result, source, trace_dir, notes, say)
         finally:
             trainer.close()
 
@@ -516,18 +554,7 @@ def profile_step(
     if report.overhead_changes_verdict:
         notes.append("the timer's own overhead is large enough to change the verdict: steps are too short to judge")
 
-    tb_path = None
-    if tensorboard_dir is not None:
-        from xtts_cli.profiling.tensorboard_export import write_scalars
-
-        scalars: dict[str, Any] = {
-            "profile_step/data_wait_ms": report.data_wait_ms,
-            "profile_step/compute_ms": report.compute_ms,
-            "profile_step/step_ms": [w + c for w, c in zip(report.data_wait_ms, report.compute_ms)],
-        }
-        if series:
-            scalars["profile_step/gpu_utilization"] = series
-        tb_path = write_scalars(tensorboard_dir, scalars).logdir
+    tb_path = _tensorboard(tensorboard_dir, report, series)
 
     return StepProfile(
         dataset_path=parts.scan.dataset_path,
