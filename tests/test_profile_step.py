@@ -145,3 +145,30 @@ def test_text_report_and_flag_errors(runner, tmp_path: Path) -> None:
     assert result.exit_code == 2 and "--num-steps" in result.output
     result = runner.invoke(app, ["profile-step", "--config", str(tmp_path / "missing.yaml")])
     assert result.exit_code != 0
+
+
+def test_recommendations_name_the_setting_behind_each_finding(tmp_path: Path) -> None:
+    from xtts_cli.config import resolve_config
+    from xtts_cli.profiling.step_profiler import recommendations
+
+    def found(changes: dict, **measured) -> list[tuple[str, str, object]]:
+        config = resolve_config(tiny_config(tmp_path), changes).config
+        settings = dict(
+            verdict="not_input_bound", input_bound_percent=1.0, retraces=0, graph_mode=True, shape_bound=4, cpu_count=2
+        )
+        return [(f.id, f.fix.key, f.fix.value) for f in recommendations(config, **{**settings, **measured}) if f.fix]
+
+    assert found({}) == []
+    assert found({"training.enable_eager_debug": True}, graph_mode=False) == [
+        ("eager-step", "training.enable_eager_debug", False)
+    ]
+    assert found({"training.enable_graph_mode": False}, graph_mode=False) == [
+        ("eager-step", "training.enable_graph_mode", True)
+    ]
+    assert found({"data.bucket_by_length": False}, shape_bound=None) == [("retracing", "data.bucket_by_length", True)]
+    assert found({}, retraces=2) == [("retracing", "data.pad_to_fixed_length", True)]
+    slow_loader = {"data.use_tf_native_loading": False, "data.preprocessing_mode": "runtime"}
+    assert found(slow_loader, verdict="highly_input_bound", input_bound_percent=40.0) == [
+        ("input-bound-numpy-function", "data.use_tf_native_loading", True),
+        ("input-bound-runtime-features", "data.preprocessing_mode", "auto"),
+    ]

@@ -21,6 +21,7 @@ import itertools
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -127,63 +128,78 @@ def recommendations(
     cpu_count: int,
 ) -> list[Finding]:
     """What to change, from the measured verdict and the config that produced it."""
-    data, training = config.data, config.training
+    found = _input_findings(config, verdict, input_bound_percent, cpu_count) if verdict != "not_input_bound" else []
+    found += _shape_findings(config, retraces, shape_bound)
+    if not graph_mode:
+        found.append(_eager_finding(config))
+    return found
+
+
+def _input_findings(
+    config: XttsConfig, verdict: InputBoundVerdict, input_bound_percent: float, cpu_count: int
+) -> list[Finding]:
+    """An input-bound step: each pipeline setting that slows it, or where to look when none does."""
+    data = config.data
     found: list[Finding] = []
-    if verdict != "not_input_bound":
-        severity = "warning" if verdict == "highly_input_bound" else "info"
-        share = f"{input_bound_percent:.0f} % of each step waits for data ({verdict.replace('_', ' ')})"
-        if not data.use_tf_native_loading:
-            found.append(
-                Finding(
-                    id="input-bound-numpy-function",
-                    severity=severity,
-                    message=f"{share}: audio is decoded and featurized in tf.numpy_function under "
-                    "Python's GIL; use the TF-native loader",
-                    fix=_set("data.use_tf_native_loading", True),
-                )
+    severity = "warning" if verdict == "highly_input_bound" else "info"
+    share = f"{input_bound_percent:.0f} % of each step waits for data ({verdict.replace('_', ' ')})"
+    if not data.use_tf_native_loading:
+        found.append(
+            Finding(
+                id="input-bound-numpy-function",
+                severity=severity,
+                message=f"{share}: audio is decoded and featurized in tf.numpy_function under "
+                "Python's GIL; use the TF-native loader",
+                fix=_set("data.use_tf_native_loading", True),
             )
-        if isinstance(data.prefetch_buffer_size, int) and data.prefetch_buffer_size < 2:
-            found.append(
-                Finding(
-                    id="input-bound-prefetch",
-                    severity=severity,
-                    message=f"{share}: data.prefetch_buffer_size is {data.prefetch_buffer_size}, so the "
-                    "next batch is only made when the step asks for it; let tf.data prefetch",
-                    fix=_set("data.prefetch_buffer_size", "auto"),
-                )
+        )
+    if isinstance(data.prefetch_buffer_size, int) and data.prefetch_buffer_size < 2:
+        found.append(
+            Finding(
+                id="input-bound-prefetch",
+                severity=severity,
+                message=f"{share}: data.prefetch_buffer_size is {data.prefetch_buffer_size}, so the "
+                "next batch is only made when the step asks for it; let tf.data prefetch",
+                fix=_set("data.prefetch_buffer_size", "auto"),
             )
-        if isinstance(data.num_workers, int) and data.num_workers < cpu_count:
-            found.append(
-                Finding(
-                    id="input-bound-num-workers",
-                    severity=severity,
-                    message=f"{share}: data.num_workers is {data.num_workers} on {cpu_count} cores; "
-                    "parallelise the map stages",
-                    fix=_set("data.num_workers", "auto"),
-                )
+        )
+    if isinstance(data.num_workers, int) and data.num_workers < cpu_count:
+        found.append(
+            Finding(
+                id="input-bound-num-workers",
+                severity=severity,
+                message=f"{share}: data.num_workers is {data.num_workers} on {cpu_count} cores; "
+                "parallelise the map stages",
+                fix=_set("data.num_workers", "auto"),
             )
-        if data.preprocessing_mode == "runtime":
-            found.append(
-                Finding(
-                    id="input-bound-runtime-features",
-                    severity=severity,
-                    message=f"{share}: mel features are recomputed every epoch (runtime mode); let "
-                    "auto cache them in memory when they fit, else precompute them to disk",
-                    fix=_set("data.preprocessing_mode", "auto"),
-                )
+        )
+    if data.preprocessing_mode == "runtime":
+        found.append(
+            Finding(
+                id="input-bound-runtime-features",
+                severity=severity,
+                message=f"{share}: mel features are recomputed every epoch (runtime mode); let "
+                "auto cache them in memory when they fit, else precompute them to disk",
+                fix=_set("data.preprocessing_mode", "auto"),
             )
-        if len(found) == 0:
-            found.append(
-                Finding(
-                    id="input-bound",
-                    severity=severity,
-                    message=f"{share}: the pipeline settings already follow the rules; time its stages "
-                    "with `xtts profile-pipeline --benchmark` (or precompute features to disk)",
-                    fix=_set("data.preprocessing_mode", "precompute")
-                    if data.preprocessing_mode != "precompute"
-                    else None,
-                )
+        )
+    if len(found) == 0:
+        found.append(
+            Finding(
+                id="input-bound",
+                severity=severity,
+                message=f"{share}: the pipeline settings already follow the rules; time its stages "
+                "with `xtts profile-pipeline --benchmark` (or precompute features to disk)",
+                fix=_set("data.preprocessing_mode", "precompute") if data.preprocessing_mode != "precompute" else None,
             )
+        )
+    return found
+
+
+def _shape_findings(config: XttsConfig, retraces: int, shape_bound: Optional[int]) -> list[Finding]:
+    """Retracing: batch shapes the pipeline does not bound, or retraces although it does."""
+    data = config.data
+    found: list[Finding] = []
     if retraces > 0 or shape_bound is None:
         if not data.bucket_by_length and not data.pad_to_fixed_length:
             why = (
@@ -210,28 +226,21 @@ def recommendations(
                     fix=_set("data.pad_to_fixed_length", True),
                 )
             )
-    if not graph_mode:
-        if training.enable_eager_debug:
-            found.append(
-                Finding(
-                    id="eager-step",
-                    severity="warning",
-                    message="the step ran eagerly (training.enable_eager_debug is true): op by op, "
-                    "several times slower than graph mode",
-                    fix=_set("training.enable_eager_debug", False),
-                )
-            )
-        else:
-            found.append(
-                Finding(
-                    id="eager-step",
-                    severity="warning",
-                    message="the step ran eagerly (training.enable_graph_mode is false): op by op, "
-                    "several times slower than graph mode",
-                    fix=_set("training.enable_graph_mode", True),
-                )
-            )
     return found
+
+
+def _eager_finding(config: XttsConfig) -> Finding:
+    """The step ran eagerly: the setting that made it so, set back."""
+    if config.training.enable_eager_debug:
+        setting, fix = "training.enable_eager_debug is true", _set("training.enable_eager_debug", False)
+    else:
+        setting, fix = "training.enable_graph_mode is false", _set("training.enable_graph_mode", True)
+    return Finding(
+        id="eager-step",
+        severity="warning",
+        message=f"the step ran eagerly ({setting}): op by op, several times slower than graph mode",
+        fix=fix,
+    )
 
 
 # Host contention at or above these shares is a warning, an info note.
@@ -471,7 +480,6 @@ def profile_step(
     length bucket, `PipelineInfo.buckets_started`) steps run untimed first.
     """
 
-    from xtts_cli.devices.gpu_info import usable_cpu_count
     from xtts_cli.devices.nvml_sampler import GpuSampler
     from xtts_cli.profiling.step_timer import StepTimer
     from xtts_cli.training.trainer import Trainer
@@ -487,7 +495,7 @@ def profile_step(
         trainer = Trainer(config, run_dir=Path(scratch) / "run", fresh=True)
         try:
             parts = trainer.setup()
-            info, steps = parts.input.info, parts.steps
+            steps = parts.steps
             warmup = _warmup_steps(config, parts, synthetic, warmup, notes)
             source = _source(parts, synthetic, notes)
 
@@ -507,8 +515,7 @@ def profile_step(
                 raise
             finally:
                 timing.sampler.stop()
-            sampler, timer, done, timed_by_shape = timing.sampler, timing.timer, timing.timed, timing.timed_by_shape
-            shapes = set(timed_by_shape)
+            timer, done, timed_by_shape = timing.timer, timing.timed, timing.timed_by_shape
             traces_after = steps.traces()
             traces_before = timing.traces_before if timing.traces_before is not None else traces_after
             contention = None
@@ -522,7 +529,50 @@ def profile_step(
             trace_path = _trace(controller, parts, result, source, trace_dir, notes, say)
         finally:
             trainer.close()
+    measured = _Measured(report, timing, contention, traces_before, traces_after, trace_path)
+    return _profile(config, parts, measured, synthetic, num_steps, notes, tensorboard_dir, cpu_count)
 
+
+@dataclass(frozen=True)
+class _Measured:
+    """What `profile_step` measured on the set-up run, for `_profile` to report."""
+
+    report: Any  # the StepTimer's report of the timed steps
+    timing: _StepTiming
+    contention: Optional[tuple[float, Percentiles]]
+    traces_before: int
+    traces_after: int
+    trace_path: Optional[str]
+
+
+def _findings(config, parts, report, contention, retraces: int, synthetic: bool, cpu_count) -> list[Finding]:
+    """What to change: the step's recommendations and host contention's; no input advice when synthetic."""
+    from xtts_cli.devices.gpu_info import usable_cpu_count
+
+    found = recommendations(
+        config,
+        verdict=report.verdict,
+        input_bound_percent=report.input_bound_percent,
+        retraces=retraces,
+        graph_mode=parts.settings.graph_mode,
+        shape_bound=parts.input.info.max_distinct_batch_shapes,
+        cpu_count=cpu_count if cpu_count is not None else usable_cpu_count(),
+    )
+    if contention is not None:
+        found += contention_findings(config, contention[0], report.input_bound_percent)
+    if synthetic and found:
+        # The data wait in synthetic mode is only picking a resident batch: no input advice.
+        found = [f for f in found if not f.id.startswith("input-bound")]
+    return found
+
+
+def _profile(
+    config, parts, measured: _Measured, synthetic, num_steps, notes, tensorboard_dir, cpu_count
+) -> StepProfile:
+    """The step profile: rates from the timed steps, retraces, GPU series, what to change."""
+    report, sampler, info = measured.report, measured.timing.sampler, parts.input.info
+    contention, traces_before, traces_after = measured.contention, measured.traces_before, measured.traces_after
+    trace_path, shapes, done = measured.trace_path, set(measured.timing.timed_by_shape), measured.timing.timed
     summary = sampler.summary()
     gpu = summary.gpus or None
     series = None
@@ -537,20 +587,7 @@ def profile_step(
         notes.append("eager mode: the step is not traced, so traces and retraces read 0")
     if done < num_steps:
         notes.append(f"the pipeline ended after {done} timed steps")
-    found = recommendations(
-        config,
-        verdict=report.verdict,
-        input_bound_percent=report.input_bound_percent,
-        retraces=retraces,
-        graph_mode=parts.settings.graph_mode,
-        shape_bound=info.max_distinct_batch_shapes,
-        cpu_count=cpu_count if cpu_count is not None else usable_cpu_count(),
-    )
-    if contention is not None:
-        found += contention_findings(config, contention[0], report.input_bound_percent)
-    if synthetic and found:
-        # The data wait in synthetic mode is only picking a resident batch: no input advice.
-        found = [f for f in found if not f.id.startswith("input-bound")]
+    found = _findings(config, parts, report, contention, retraces, synthetic, cpu_count)
     if report.overhead_changes_verdict:
         notes.append("the timer's own overhead is large enough to change the verdict: steps are too short to judge")
 

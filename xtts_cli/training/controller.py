@@ -451,21 +451,7 @@ class Controller:
                         f"gave none (every clip it read failed to decode; see the warnings above)",
                         hint="replace or remove the audio files the warnings name, then run the same command to resume",
                     )
-            if interrupt.requested:
-                result.interrupted = interrupt.signal_name
-                result.exit_code = interrupt.exit_code
-            elif agreed_stop:
-                # Another worker was signalled: this one saved the same step and exits like it.
-                result.interrupted = "a signal to another worker"
-                result.exit_code = EXIT_CODES[signal.SIGTERM]
-            result.final_step = step
-            if result.out_of_time and step < max_steps:
-                self.progress(
-                    Noted(
-                        f"training.max_minutes ({training.max_minutes:g}) reached after step {step} of "
-                        f"{max_steps}: ending the run there (a checkpoint of this step is saved)"
-                    )
-                )
+            self._record_end(result, step, max_steps, interrupt, agreed_stop)
             for hook in hooks:
                 hook.on_end(result)
             # Release the input pipeline (multi-worker: before the barrier). Tearing an iterator down
@@ -477,6 +463,25 @@ class Controller:
                 endless.close()
             if multi:
                 self.trainer.check_workers_agree("at the end")
+
+    def _record_end(self, result: TrainResult, step: int, max_steps: int, interrupt, agreed_stop: bool) -> None:
+        """Why the loop ended, into `result`: a signal (here or to another worker), or the time budget."""
+        if interrupt.requested:
+            result.interrupted = interrupt.signal_name
+            result.exit_code = interrupt.exit_code
+        elif agreed_stop:
+            # Another worker was signalled: this one saved the same step and exits like it.
+            result.interrupted = "a signal to another worker"
+            result.exit_code = EXIT_CODES[signal.SIGTERM]
+        result.final_step = step
+        if result.out_of_time and step < max_steps:
+            minutes = self.trainer.config.training.max_minutes
+            self.progress(
+                Noted(
+                    f"training.max_minutes ({minutes:g}) reached after step {step} of "
+                    f"{max_steps}: ending the run there (a checkpoint of this step is saved)"
+                )
+            )
 
     def _step(self, parts: RunComponents, batch, wait: float, *, first: bool) -> StepEnd:
         """Run one training step and count it; its values are on the host when this returns."""
