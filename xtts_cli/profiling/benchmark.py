@@ -31,7 +31,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, Field
@@ -267,104 +267,169 @@ def benchmark(
     candidates, not_swept = plan_candidates(
         config, machine, batch_sizes=batch_sizes, train_clips=train_clips, stages=stages, features=features
     )
-    say: Progress = progress or (lambda event: None)
-    baseline_settings = _effective(config, machine)
-    planned = 2 + sum(len(values) - 1 for values in candidates.values())  # baseline, candidates, recheck
-    if "batch_size" in candidates and config.data.batch_size not in candidates["batch_size"]:
-        planned += 1
-
-    trials: list[TrialRecord] = []
-    by_settings: dict[tuple, TrialRecord] = {}
-    began = time.perf_counter()
-    notes: list[str] = []
-
-    def run(stage: str, settings: dict[str, Any], again: bool = False) -> TrialRecord:
-        key = tuple(sorted((k, repr(v)) for k, v in settings.items()))
-        if key in by_settings and not again:
-            return by_settings[key]
-        record = TrialRecord(
-            index=len(trials),
-            stage=stage,
-            settings=dict(settings),
-            changed={k: v for k, v in settings.items() if v != baseline_settings[k]},
-            status="running",
-        )
-        elapsed = time.perf_counter() - began
-        remaining = budget_seconds - elapsed
-        finished = [t.seconds for t in trials if t.status not in ("skipped",)]
-        typical = sum(finished) / len(finished) if finished else 0.0
-        if remaining <= 0 or (typical and remaining < BUDGET_SHARE_TO_START * typical):
-            record.status, record.reason = "skipped", f"budget spent ({elapsed:.0f} of {budget_seconds:.0f} s)"
-        else:
-            say(TrialStarted(record, planned))
-            trial_config = _with_settings(canonical, settings)
-            outcome = runner(trial_config, num_steps, warmup, remaining)
-            record = record.model_copy(update=outcome.model_dump())
-            if outcome.status == "ok":
-                record.score = score(outcome.samples_per_sec or 0.0, outcome.step_cv or 0.0)
-        trials.append(record)
-        by_settings.setdefault(key, record)
-        say(TrialFinished(record, planned))
-        return record
-
-    incumbent = run("baseline", baseline_settings)
+    search = _Search(
+        canonical=canonical,
+        baseline_settings=_effective(config, machine),
+        planned=_planned_trials(config, candidates),
+        budget_seconds=budget_seconds,
+        num_steps=num_steps,
+        warmup=warmup,
+        runner=runner,
+        say=progress or (lambda event: None),
+    )
+    incumbent = search.run("baseline", search.baseline_settings)
     baseline_index = incumbent.index if incumbent.status == "ok" else None
     if incumbent.status not in ("ok", "skipped"):
-        notes.append(
+        search.notes.append(
             f"the config as written did not run ({incumbent.status}: {incumbent.reason}); "
             "the search starts from it all the same"
         )
     largest_batch: Optional[int] = config.data.batch_size if incumbent.status == "ok" else None
+    incumbent, largest_batch = search.descend(candidates, incumbent, largest_batch)
+    drift = search.recheck(incumbent)
+    return _report(
+        search,
+        machine,
+        incumbent=incumbent,
+        baseline_index=baseline_index,
+        largest_batch=largest_batch,
+        drift=drift,
+        config_path=config_path,
+        not_swept=not_swept,
+    )
 
-    def better(challenger: TrialRecord, holder: TrialRecord) -> bool:
-        if challenger.score is None:
-            return False
-        if holder.score is None:
-            return True
-        return challenger.score > holder.score * (1.0 + MIN_GAIN)
 
-    for stage, values in candidates.items():
-        key = STAGES[stage]
-        out_of_memory_at: Optional[int] = None
-        stage_best = incumbent
-        for value in values:
-            settings = {**incumbent.settings, key: value}
-            if stage == "batch_size" and out_of_memory_at is not None and value > out_of_memory_at:
-                record = TrialRecord(
-                    index=len(trials),
-                    stage=stage,
-                    settings=settings,
-                    changed={k: v for k, v in settings.items() if v != baseline_settings[k]},
-                    status="skipped",
-                    reason=f"larger than batch size {out_of_memory_at}, which ran out of memory",
-                )
-                trials.append(record)
-                say(TrialFinished(record, planned))
-                continue
-            record = run(stage, settings)
-            if stage == "batch_size":
-                if record.status == "oom" and (out_of_memory_at is None or value < out_of_memory_at):
-                    out_of_memory_at = value
-                if record.status == "ok" and (largest_batch is None or value > largest_batch):
-                    largest_batch = value
-            if better(record, stage_best):
-                stage_best = record
-        incumbent = stage_best
+def _planned_trials(config: XttsConfig, candidates: dict[str, list[Any]]) -> int:
+    """How many trials the sweep expects to run, as its progress events announce them."""
+    planned = 2 + sum(len(values) - 1 for values in candidates.values())  # baseline, candidates, recheck
+    if "batch_size" in candidates and config.data.batch_size not in candidates["batch_size"]:
+        planned += 1
+    return planned
 
-    drift = None
-    if incumbent.score is not None and len(trials) > 1:
-        # Trials run one after another on a machine whose load may change: run the winner again
-        # and say how far its rate moved, the margin below which the ranking means nothing.
-        recheck = run("recheck", incumbent.settings, again=True)
-        if recheck.samples_per_sec and incumbent.samples_per_sec:
-            drift = recheck.samples_per_sec / incumbent.samples_per_sec - 1.0
-            if abs(drift) > DRIFT_WARNING:
-                notes.append(
-                    f"the best setting ran {drift:+.0%} {'faster' if drift > 0 else 'slower'} when run again "
-                    "at the end: the machine's speed changed during the benchmark (other load?), so "
-                    f"differences smaller than {abs(drift):.0%} between trials are not reliable"
-                )
 
+def _better(challenger: TrialRecord, holder: TrialRecord) -> bool:
+    """Whether `challenger` scores at least MIN_GAIN above `holder` (any score beats none)."""
+    if challenger.score is None:
+        return False
+    if holder.score is None:
+        return True
+    return challenger.score > holder.score * (1.0 + MIN_GAIN)
+
+
+@dataclass
+class _Search:
+    """The sweep's running state: the trials so far (one per distinct settings, bar the recheck),
+    the budget they spend and the notes gathered on the way."""
+
+    canonical: dict[str, Any]
+    baseline_settings: dict[str, Any]
+    planned: int
+    budget_seconds: float
+    num_steps: int
+    warmup: Optional[int]
+    runner: TrialRunner
+    say: Progress
+    trials: list[TrialRecord] = field(default_factory=list)
+    by_settings: dict[tuple, TrialRecord] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    began: float = field(default_factory=time.perf_counter)
+
+    def _record(self, stage: str, settings: dict[str, Any], **fields: Any) -> TrialRecord:
+        """A new record for a trial of `settings`, numbered next."""
+        return TrialRecord(
+            index=len(self.trials),
+            stage=stage,
+            settings=settings,
+            changed={k: v for k, v in settings.items() if v != self.baseline_settings[k]},
+            **fields,
+        )
+
+    def run(self, stage: str, settings: dict[str, Any], again: bool = False) -> TrialRecord:
+        """Run a trial of `settings` (or reuse the earlier one unless `again`); skipped when the budget is spent."""
+        key = tuple(sorted((k, repr(v)) for k, v in settings.items()))
+        if key in self.by_settings and not again:
+            return self.by_settings[key]
+        record = self._record(stage, dict(settings), status="running")
+        elapsed = time.perf_counter() - self.began
+        remaining = self.budget_seconds - elapsed
+        finished = [t.seconds for t in self.trials if t.status not in ("skipped",)]
+        typical = sum(finished) / len(finished) if finished else 0.0
+        if remaining <= 0 or (typical and remaining < BUDGET_SHARE_TO_START * typical):
+            record.status, record.reason = "skipped", f"budget spent ({elapsed:.0f} of {self.budget_seconds:.0f} s)"
+        else:
+            self.say(TrialStarted(record, self.planned))
+            trial_config = _with_settings(self.canonical, settings)
+            outcome = self.runner(trial_config, self.num_steps, self.warmup, remaining)
+            record = record.model_copy(update=outcome.model_dump())
+            if outcome.status == "ok":
+                record.score = score(outcome.samples_per_sec or 0.0, outcome.step_cv or 0.0)
+        self.trials.append(record)
+        self.by_settings.setdefault(key, record)
+        self.say(TrialFinished(record, self.planned))
+        return record
+
+    def descend(
+        self, candidates: dict[str, list[Any]], incumbent: TrialRecord, largest_batch: Optional[int]
+    ) -> tuple[TrialRecord, Optional[int]]:
+        """Coordinate descent over the stages: (the winning trial, the largest batch size that ran)."""
+        for stage, values in candidates.items():
+            key = STAGES[stage]
+            out_of_memory_at: Optional[int] = None
+            stage_best = incumbent
+            for value in values:
+                settings = {**incumbent.settings, key: value}
+                if stage == "batch_size" and out_of_memory_at is not None and value > out_of_memory_at:
+                    record = self._record(
+                        stage,
+                        settings,
+                        status="skipped",
+                        reason=f"larger than batch size {out_of_memory_at}, which ran out of memory",
+                    )
+                    self.trials.append(record)
+                    self.say(TrialFinished(record, self.planned))
+                    continue
+                record = self.run(stage, settings)
+                if stage == "batch_size":
+                    if record.status == "oom" and (out_of_memory_at is None or value < out_of_memory_at):
+                        out_of_memory_at = value
+                    if record.status == "ok" and (largest_batch is None or value > largest_batch):
+                        largest_batch = value
+                if _better(record, stage_best):
+                    stage_best = record
+            incumbent = stage_best
+        return incumbent, largest_batch
+
+    def recheck(self, incumbent: TrialRecord) -> Optional[float]:
+        """The winner run again: its samples/s change, with a note when it moved past DRIFT_WARNING."""
+        drift = None
+        if incumbent.score is not None and len(self.trials) > 1:
+            # Trials run one after another on a machine whose load may change: run the winner again
+            # and say how far its rate moved, the margin below which the ranking means nothing.
+            recheck = self.run("recheck", incumbent.settings, again=True)
+            if recheck.samples_per_sec and incumbent.samples_per_sec:
+                drift = recheck.samples_per_sec / incumbent.samples_per_sec - 1.0
+                if abs(drift) > DRIFT_WARNING:
+                    self.notes.append(
+                        f"the best setting ran {drift:+.0%} {'faster' if drift > 0 else 'slower'} when run again "
+                        "at the end: the machine's speed changed during the benchmark (other load?), so "
+                        f"differences smaller than {abs(drift):.0%} between trials are not reliable"
+                    )
+        return drift
+
+
+def _report(
+    search: _Search,
+    machine: MachineInfo,
+    *,
+    incumbent: TrialRecord,
+    baseline_index: Optional[int],
+    largest_batch: Optional[int],
+    drift: Optional[float],
+    config_path: Optional[str],
+    not_swept: dict[str, str],
+) -> BenchmarkReport:
+    """The finished search as a report: the ranking, the best trial and its speedup and config changes."""
+    trials, notes = search.trials, search.notes
     ran = [t for t in trials if t.score is not None and t.stage != "recheck"]
     ranking = [t.index for t in sorted(ran, key=lambda t: t.score or 0.0, reverse=True)]
     best = incumbent if incumbent.score is not None else None
@@ -372,7 +437,7 @@ def benchmark(
     speedup = None
     if best is not None and baseline is not None and baseline.samples_per_sec:
         speedup = (best.samples_per_sec or 0.0) / baseline.samples_per_sec
-    changes = _changes(baseline_settings, best.settings) if best is not None else []
+    changes = _changes(search.baseline_settings, best.settings) if best is not None else []
     if best is not None and best.index != (ranking[0] if ranking else None):
         notes.append(
             "the top-ranked trial was not chosen: its score beat the incumbent by less than "
@@ -388,9 +453,9 @@ def benchmark(
         cpu_count=machine.cpu_count,
         gpus=[f"{gpu.index}: {gpu.name}" for gpu in machine.gpus],
         gpu_unavailable_reason=machine.gpu_unavailable_reason,
-        num_steps=num_steps,
-        budget_seconds=budget_seconds,
-        elapsed_seconds=time.perf_counter() - began,
+        num_steps=search.num_steps,
+        budget_seconds=search.budget_seconds,
+        elapsed_seconds=time.perf_counter() - search.began,
         trials=trials,
         ranking=ranking,
         baseline=baseline_index,

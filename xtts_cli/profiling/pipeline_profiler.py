@@ -388,7 +388,6 @@ def profile_pipeline(
     run_data = run_data_of(config, scan)
     items, scan = run_data.train_items, run_data.scan
     data = config.data
-    notes: list[str] = []
 
     plan = _plan(run_data)
     drawn_warmup = max(warmup, plan.buckets_started)
@@ -396,6 +395,57 @@ def profile_pipeline(
     main, info, repeated, drawn_warmup = _measure_pipeline(
         run_data, num_batches=num_batches, warmup=drawn_warmup, say=progress, plan=plan
     )
+    notes = _main_notes(
+        config, info, main, requested_warmup=warmup, warmup=drawn_warmup, num_batches=num_batches, repeated=repeated
+    )
+    warmup = drawn_warmup
+    runs = _RuntimeRuns(config, run_data, info, main, num_batches=num_batches, warmup=warmup, say=say)
+    if data.service_address and (stages or compare_baseline):
+        notes.append("the stage breakdown and the baseline run on this machine's own pipeline, not the tf.data service")
+    stage_timings = runs.stage_timings(items, notes) if stages else []
+    baseline = runs.baseline() if compare_baseline else None
+    return PipelineProfile(
+        dataset_path=scan.dataset_path,
+        items=len(items),
+        batch_size=data.batch_size,
+        preprocessing_mode=info.preprocessing_mode,
+        tf_native=data.use_tf_native_loading,
+        warmup_batches=warmup,
+        num_batches=num_batches,
+        batches_per_epoch=info.batches_per_epoch,
+        repeated=repeated,
+        samples_per_sec=main.samples_per_sec,
+        audio_seconds_per_sec=main.audio_seconds_per_sec,
+        mel_frames_per_sec=main.mel_frames_per_sec,
+        latency_ms=main.latency_ms,
+        latency_series_ms=main.latency_series_ms,
+        cv=main.cv,
+        oscillation=main.oscillation,
+        padding_efficiency=main.padding_efficiency,
+        planned_padding_efficiency=info.padding_efficiency,
+        distinct_shapes=main.distinct_shapes,
+        max_distinct_shapes=info.max_distinct_batch_shapes,
+        stages=stage_timings,
+        baseline=baseline,
+        bad_files=bad_files(scan),
+        pipeline=info,
+        notes=notes,
+    )
+
+
+def _main_notes(
+    config: XttsConfig,
+    info: PipelineInfo,
+    main: BatchMeasurement,
+    *,
+    requested_warmup: int,
+    warmup: int,
+    num_batches: int,
+    repeated: bool,
+) -> list[str]:
+    """The notes on the main measurement: the mode, the warm-up, the repeats and the cache it drew from."""
+    data = config.data
+    notes: list[str] = []
     mode = info.preprocessing_mode  # resolved: never auto
     if data.preprocessing_mode == "auto":
         notes.append(f"preprocessing_mode auto resolved to {mode}: {info.preprocessing_reason.removeprefix('auto: ')}")
@@ -405,13 +455,12 @@ def profile_pipeline(
             f"the {gigabytes(info.cache_memory_limit_bytes or 0)} of data.cache_memory_limit): batches are gathered "
             "from there; a lower limit reads them from the store's shards every epoch"
         )
-    if drawn_warmup > warmup:
+    if warmup > requested_warmup:
         notes.append(
-            f"warm-up extended from {warmup} to {drawn_warmup} batches: an epoch starts each of its {drawn_warmup} "
+            f"warm-up extended from {requested_warmup} to {warmup} batches: an epoch starts each of its {warmup} "
             "length buckets in its first batches (opening its files or filling its shuffle buffer), a cost paid "
             f"once per epoch ({info.batches_per_epoch:,} batches) that would weigh heavily on {num_batches} timed ones"
         )
-    warmup = drawn_warmup
     drawn = warmup + num_batches
     if repeated:
         notes.append(
@@ -437,84 +486,76 @@ def profile_pipeline(
         "no training step runs between batches, so each next() waits for the pipeline: these are its "
         "maximum rates. The GPU idles whenever the step consumes faster (compare xtts profile-step)."
     )
+    return notes
 
-    # The stages and the baseline compare feature computation, so they run in runtime mode:
-    # a cached pipeline would only measure memory reads.
-    # They also run locally: the numpy_function baseline cannot run on tf.data service workers (graph
-    # ops only), and stages compared across machines would compare the machines.
-    runtime = data_variant(config, preprocessing_mode="runtime", service_address=None)
-    local_runtime = mode == "runtime" and not data.service_address
-    native_runtime: Optional[BatchMeasurement] = main if local_runtime and data.use_tf_native_loading else None
-    if data.service_address and (stages or compare_baseline):
-        notes.append("the stage breakdown and the baseline run on this machine's own pipeline, not the tf.data service")
 
-    def native_runtime_measurement() -> BatchMeasurement:
-        nonlocal native_runtime
-        if native_runtime is None:
-            say("timing the TF-native pipeline in runtime mode")
-            native_runtime = _measure_pipeline(
-                run_data.with_config(data_variant(runtime, use_tf_native_loading=True)),
-                num_batches=num_batches,
-                warmup=warmup,
-            )[0]
-        return native_runtime
+class _RuntimeRuns:
+    """The stage breakdown's and the baseline's measurements, in runtime mode on this machine; the
+    TF-native runtime one is measured once and shared (the main one when it already is that)."""
 
-    stage_timings: list[StageTiming] = []
-    if stages:
-        full = main if local_runtime else None
+    def __init__(
+        self,
+        config: XttsConfig,
+        run_data: RunData,
+        info: PipelineInfo,
+        main: BatchMeasurement,
+        *,
+        num_batches: int,
+        warmup: int,
+        say: Callable[[str], None],
+    ) -> None:
+        data = config.data
+        self.run_data, self.num_batches, self.warmup, self.say = run_data, num_batches, warmup, say
+        self.mode = info.preprocessing_mode
+        self.use_tf_native_loading = data.use_tf_native_loading
+        self.main = main
+        # The stages and the baseline compare feature computation, so they run in runtime mode:
+        # a cached pipeline would only measure memory reads.
+        # They also run locally: the numpy_function baseline cannot run on tf.data service workers (graph
+        # ops only), and stages compared across machines would compare the machines.
+        self.runtime = data_variant(config, preprocessing_mode="runtime", service_address=None)
+        self.local_runtime = self.mode == "runtime" and not data.service_address
+        self.native: Optional[BatchMeasurement] = main if self.local_runtime and data.use_tf_native_loading else None
+
+    def _measure(self, config: XttsConfig) -> BatchMeasurement:
+        """The main measurement's batches, timed on the pipeline of `config` over the same data."""
+        return _measure_pipeline(self.run_data.with_config(config), num_batches=self.num_batches, warmup=self.warmup)[0]
+
+    def native_runtime(self) -> BatchMeasurement:
+        """The TF-native pipeline in runtime mode, measured on first use."""
+        if self.native is None:
+            self.say("timing the TF-native pipeline in runtime mode")
+            self.native = self._measure(data_variant(self.runtime, use_tf_native_loading=True))
+        return self.native
+
+    def stage_timings(self, items: Sequence[DatasetItem], notes: list[str]) -> list[StageTiming]:
+        """The cumulative stage breakdown, with a note when the main figures are of another mode."""
+        full = self.main if self.local_runtime else None
         if full is None:
-            say("timing the full pipeline in runtime mode for the stage breakdown")
-            full = _measure_pipeline(run_data.with_config(runtime), num_batches=num_batches, warmup=warmup)[0]
-            if data.use_tf_native_loading:
-                native_runtime = full
-        say("timing the stages: read, decode, features")
-        stage_timings = _stage_timings(runtime, items, full=full, warmup=warmup)
-        if mode != "runtime":
+            self.say("timing the full pipeline in runtime mode for the stage breakdown")
+            full = self._measure(self.runtime)
+            if self.use_tf_native_loading:
+                self.native = full
+        self.say("timing the stages: read, decode, features")
+        timings = _stage_timings(self.runtime, items, full=full, warmup=self.warmup)
+        if self.mode != "runtime":
             notes.append(
                 f"stages are measured in runtime mode (features every epoch) so each row includes the "
-                f"ones before it; the main figures are for {mode} mode"
+                f"ones before it; the main figures are for {self.mode} mode"
             )
+        return timings
 
-    baseline: Optional[BaselineComparison] = None
-    if compare_baseline:
-        native = native_runtime_measurement()
-        say("timing the tf.numpy_function baseline (use_tf_native_loading: false, runtime mode)")
-        baseline_data = run_data.with_config(data_variant(runtime, use_tf_native_loading=False))
-        measured = _measure_pipeline(baseline_data, num_batches=num_batches, warmup=warmup)[0]
-        baseline = BaselineComparison(
+    def baseline(self) -> BaselineComparison:
+        """The tf.numpy_function pipeline against the TF-native one, both in runtime mode."""
+        native = self.native_runtime()
+        self.say("timing the tf.numpy_function baseline (use_tf_native_loading: false, runtime mode)")
+        measured = self._measure(data_variant(self.runtime, use_tf_native_loading=False))
+        return BaselineComparison(
             samples_per_sec=measured.samples_per_sec,
             native_samples_per_sec=native.samples_per_sec,
             speedup=native.samples_per_sec / measured.samples_per_sec if measured.samples_per_sec > 0 else 0.0,
             latency_ms=measured.latency_ms,
         )
-
-    return PipelineProfile(
-        dataset_path=scan.dataset_path,
-        items=len(items),
-        batch_size=data.batch_size,
-        preprocessing_mode=mode,
-        tf_native=data.use_tf_native_loading,
-        warmup_batches=warmup,
-        num_batches=num_batches,
-        batches_per_epoch=info.batches_per_epoch,
-        repeated=repeated,
-        samples_per_sec=main.samples_per_sec,
-        audio_seconds_per_sec=main.audio_seconds_per_sec,
-        mel_frames_per_sec=main.mel_frames_per_sec,
-        latency_ms=main.latency_ms,
-        latency_series_ms=main.latency_series_ms,
-        cv=main.cv,
-        oscillation=main.oscillation,
-        padding_efficiency=main.padding_efficiency,
-        planned_padding_efficiency=info.padding_efficiency,
-        distinct_shapes=main.distinct_shapes,
-        max_distinct_shapes=info.max_distinct_batch_shapes,
-        stages=stage_timings,
-        baseline=baseline,
-        bad_files=bad_files(scan),
-        pipeline=info,
-        notes=notes,
-    )
 
 
 def _evenly_spaced(items: list[DatasetItem], limit: int) -> list[DatasetItem]:
@@ -598,13 +639,62 @@ def sweep(
     run_data = run_data_of(config, scan)
     scan = run_data.scan
     items = _evenly_spaced(list(scan.train), max_items)
-    sizes = [size for size in SWEEP_BATCH_SIZES if size <= len(items)]
+    grid, current = _sweep_grid(config, len(items))
+    cells = _time_grid(run_data, config, grid, current, items=items, samples=samples, say=say)
+    cells.sort(key=lambda cell: -cell.samples_per_sec)
+    from xtts_cli.data.plan import decide_mode
+
+    data = config.data
+    resolved = decide_mode(data, scan.feature_bytes(data)).mode
+    settings = _recommend(cells, config, resolved)
+    change = {f"data.{key}": value for key, value in settings.items() if value != getattr(config.data, key)}
+    notes = _sweep_notes(len(cells), len(items), samples, change)
+
+    # Re-measure the winner and the current settings side by side: a single short cell can win by luck.
+    current_config = config if current[2] <= len(items) else data_variant(config, batch_size=settings["batch_size"])
+    best_config = data_variant(config, **settings)
+    say("re-measuring the best cell and the current settings side by side")
+    best_rate, current_rate = _side_by_side(run_data, best_config, current_config, items=items, samples=samples)
+    best = SweepBest(
+        change=change,
+        samples_per_sec=best_rate,
+        current_samples_per_sec=current_rate,
+        speedup=best_rate / current_rate if current_rate > 0 else 0.0,
+        worth_changing=bool(change) and current_rate > 0 and best_rate / current_rate >= SWEEP_TIE,
+    )
+    return SweepReport(
+        cells=cells,
+        best=best,
+        items=len(items),
+        samples_per_cell=samples,
+        seconds=time.perf_counter() - started,
+        notes=notes,
+    )
+
+
+def _sweep_grid(config: XttsConfig, item_count: int) -> tuple[list[tuple], tuple]:
+    """(the cells to time, the config's own settings), the latter added when not a cell already."""
+    sizes = [size for size in SWEEP_BATCH_SIZES if size <= item_count]
     if not sizes:
-        sizes = [len(items)]
+        sizes = [item_count]
     grid = [(w, p, b, m) for m in SWEEP_MODES for b in sizes for w in SWEEP_PARALLELISM for p in SWEEP_PREFETCH]
     current = _cell_settings(config.data)
-    if current not in grid and current[2] <= len(items):
+    if current not in grid and current[2] <= item_count:
         grid.append(current)
+    return grid, current
+
+
+def _time_grid(
+    run_data: RunData,
+    config: XttsConfig,
+    grid: list[tuple],
+    current: tuple,
+    *,
+    items: list[DatasetItem],
+    samples: int,
+    say: Callable[[str], None],
+) -> list[SweepCell]:
+    """Each cell of `grid` built over `items` and timed, in grid order."""
     cells: list[SweepCell] = []
     for index, (workers, prefetch, batch, mode) in enumerate(grid, 1):
         say(f"sweep {index}/{len(grid)}: num_workers {workers}, prefetch {prefetch}, batch {batch}, {mode}")
@@ -624,15 +714,13 @@ def sweep(
                 current=(workers, prefetch, batch, mode) == current,
             )
         )
-    cells.sort(key=lambda cell: -cell.samples_per_sec)
-    from xtts_cli.data.plan import decide_mode
+    return cells
 
-    data = config.data
-    resolved = decide_mode(data, scan.feature_bytes(data)).mode
-    settings = _recommend(cells, config, resolved)
-    change = {f"data.{key}": value for key, value in settings.items() if value != getattr(config.data, key)}
+
+def _sweep_notes(cell_count: int, item_count: int, samples: int, change: dict[str, Any]) -> list[str]:
+    """What the sweep's figures mean and why the recommendation leaves some settings alone."""
     notes = [
-        f"{len(cells)} cells on {len(items)} training items, each timed over at least {samples} samples and "
+        f"{cell_count} cells on {item_count} training items, each timed over at least {samples} samples and "
         f"{SWEEP_MIN_SECONDS} s after one untimed batch; cache cells first drew one whole epoch to fill the "
         "cache, so they show the cached (second and later) epochs",
         f"a short run per cell on a noisy machine: cells within ~{SWEEP_TIE - 1:.0%} of each other are ties, "
@@ -643,11 +731,13 @@ def sweep(
     ]
     if "data.batch_size" in change:
         notes.append("batch size also changes the optimisation (learning rate, steps per epoch), not only the pipeline")
+    return notes
 
-    # Re-measure the winner and the current settings side by side: a single short cell can win by luck.
-    current_config = config if current[2] <= len(items) else data_variant(config, batch_size=settings["batch_size"])
-    best_config = data_variant(config, **settings)
-    say("re-measuring the best cell and the current settings side by side")
+
+def _side_by_side(
+    run_data: RunData, best_config: XttsConfig, current_config: XttsConfig, *, items: list[DatasetItem], samples: int
+) -> tuple[float, float]:
+    """(best, current) samples/s, each the mean of two cells timed alternately."""
     contenders = {
         name: (cell_config, _build(run_data.with_config(cell_config), items=items))
         for name, cell_config in (("best", best_config), ("current", current_config))
@@ -657,20 +747,4 @@ def sweep(
         for name, (cell_config, pipeline) in contenders.items():
             count, seconds = _time_cell(cell_config, pipeline, samples)
             rates[name].append(count / seconds if seconds > 0 else 0.0)
-    best_rate = sum(rates["best"]) / 2
-    current_rate = sum(rates["current"]) / 2
-    best = SweepBest(
-        change=change,
-        samples_per_sec=best_rate,
-        current_samples_per_sec=current_rate,
-        speedup=best_rate / current_rate if current_rate > 0 else 0.0,
-        worth_changing=bool(change) and current_rate > 0 and best_rate / current_rate >= SWEEP_TIE,
-    )
-    return SweepReport(
-        cells=cells,
-        best=best,
-        items=len(items),
-        samples_per_cell=samples,
-        seconds=time.perf_counter() - started,
-        notes=notes,
-    )
+    return sum(rates["best"]) / 2, sum(rates["current"]) / 2
