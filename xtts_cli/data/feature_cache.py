@@ -254,22 +254,11 @@ def precompute_features(
     while it runs (clips done, rate, time left) and one after, or, on Ctrl-C, what the pass kept;
     `what` names the clips in them ("validation clip").
     """
-    import tensorflow as tf
-
-    directory = cache_root(data) / feature_fingerprint(data, output)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise XttsError(
-            f"precompute: cannot create the feature store {str(directory)!r}: {error.strerror}",
-            hint="set data.feature_cache_dir to a writable folder",
-        ) from None
+    directory = _store_directory(data, output)
     planned = plan_shards(items, directory)
     value_bytes = KEPT_VALUE_BYTES
-    missing = [
-        (shard, members) for shard, members in planned if read_index(shard.path, len(members), value_bytes) is None
-    ]
-    todo = [item for _, members in missing for item in members]
+    missing = _unbuilt(planned, value_bytes)
+    todo = _clips_of(missing)
     locked = bool(todo)
     if locked:
         # One builder per store: a second process fails at once, naming the first, instead of both
@@ -279,10 +268,8 @@ def precompute_features(
             what="feature store",
             hint="another xtts is computing it: wait for that run, or set data.feature_cache_dir to another folder",
         )
-        missing = [  # what a builder before this one finished is not computed again
-            (shard, members) for shard, members in missing if read_index(shard.path, len(members), value_bytes) is None
-        ]
-        todo = [item for _, members in missing for item in members]
+        missing = _unbuilt(missing, value_bytes)  # what a builder before this one finished is not computed again
+        todo = _clips_of(missing)
     try:
         if todo:
             require_room(directory, store_bytes(todo, data, output, shards=len(missing)))
@@ -294,71 +281,8 @@ def precompute_features(
                 f"({_count(len(missing), 'shard')} to write, {stored} stored already); later starts read them"
             )
         if todo:
-            # Room for 64 computed clips ahead of the writer: while it waits on a write or a shard's
-            # fsync, the parallel map keeps computing instead of stopping at its own few-element buffer.
-            # No autotuning: with it, releasing this iterator after the pass waited 10 s in 3 of 4
-            # passes (TF 2.16's autotuning thread sleeping out its period); without it the map runs on
-            # every core all the same. 12,474 clips: the pass 11.8-12.5 s (+ 0 or 10 s) -> 10.7-10.8 s.
-            options = tf.data.Options()
-            options.autotune.enabled = False
-            stream = features_for(todo).prefetch(64).with_options(options).as_numpy_iterator()
-            done = 0
-
-            def clips(count: int):
-                nonlocal done
-                for _ in range(count):
-                    yield stored_steps(next(stream), output)
-                    done += 1
-
-            told = began
-            finished = 0
-            try:
-                for shard, members in missing:
-                    _write_shard(Path(shard.path), clips(len(members)))
-                    finished += 1
-                    now = time.perf_counter()
-                    if note is not None and done < len(todo) and now - told >= PROGRESS_EVERY_S:
-                        told = now
-                        note(_progress(todo, done, now - began, what))
-            except (tf.errors.OpError, OSError) as error:
-                full = disk_full(error, f"the feature store under {str(directory)!r}")
-                if full is not None:  # not the clip's fault: say where, and what is kept
-                    full.lines.append(
-                        f"{finished:,} of {_count(len(missing), 'shard')} were written and are kept; the next start "
-                        "computes the rest"
-                    )
-                    raise full from None
-                if isinstance(error, OSError):  # a folder made read-only: the finished shards are kept
-                    raise XttsError(
-                        f"precompute: cannot write the feature store under {str(directory)!r}: {error.strerror}",
-                        hint="set data.feature_cache_dir to a folder you can write; shards already written are reused",
-                    ) from None
-                failed = todo[min(done, len(todo) - 1)]
-                raise XttsError(
-                    f"precompute: cannot compute features of {failed.audio_path!r} ({failed.source}): "
-                    f"{tensorflow_cause(error.message)}",
-                    hint="the file passed the header scan but does not decode; remove or re-encode it",
-                ) from None
-            except KeyboardInterrupt:  # Ctrl-C: the finished shards are kept, and the user is told so
-                kept = sum(len(members) for _, members in missing[:finished])
-                if note is not None and finished:
-                    note(
-                        f"precompute: interrupted with {finished:,} of {_count(len(missing), 'shard')} written "
-                        f"({kept:,} of {_count(len(todo), what)}); they are kept in {directory} and the next start "
-                        "computes the rest"
-                    )
-                elif note is not None:
-                    note(f"precompute: interrupted before the first of {_count(len(missing), 'shard')} was written")
-                raise
-        shards = []
-        for shard, members in planned:
-            index = read_index(shard.path, len(members), value_bytes)
-            if index is None:
-                raise XttsError(
-                    f"precompute: the feature store's shard {shard.path!r} is unreadable right after it was written",
-                    hint="check the disk under data.feature_cache_dir (full, or shared with another writer)",
-                )
-            shards.append(Shard(shard.path, shard.users, *index))
+            _Pass(directory, missing, todo, output, note, what, began).run(features_for)
+        shards = _indexed(planned, value_bytes)
         result = PrecomputeResult(
             directory=str(directory),
             shards=len(shards),
@@ -373,6 +297,142 @@ def precompute_features(
     finally:
         if locked:
             locks.release(directory)
+
+
+def _store_directory(data: DataConfig, output: str) -> Path:
+    """The store's folder for these feature settings, created if missing; an XttsError when it cannot be."""
+    directory = cache_root(data) / feature_fingerprint(data, output)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise XttsError(
+            f"precompute: cannot create the feature store {str(directory)!r}: {error.strerror}",
+            hint="set data.feature_cache_dir to a writable folder",
+        ) from None
+    return directory
+
+
+def _unbuilt(
+    planned: Sequence[tuple[Shard, list[DatasetItem]]], value_bytes: int
+) -> list[tuple[Shard, list[DatasetItem]]]:
+    """The shards among `planned` with no complete file on disk (`read_index` finds none)."""
+    return [(shard, members) for shard, members in planned if read_index(shard.path, len(members), value_bytes) is None]
+
+
+def _clips_of(missing: Sequence[tuple[Shard, list[DatasetItem]]]) -> list[DatasetItem]:
+    """The clips of `missing`'s shards, shard after shard, each in record order: what a pass computes."""
+    return [item for _, members in missing for item in members]
+
+
+def _indexed(planned: Sequence[tuple[Shard, list[DatasetItem]]], value_bytes: int) -> list[Shard]:
+    """Every planned shard with its lengths and values per frame from its index record; an XttsError
+    when one has none (it was just written, or found complete)."""
+    shards = []
+    for shard, members in planned:
+        index = read_index(shard.path, len(members), value_bytes)
+        if index is None:
+            raise XttsError(
+                f"precompute: the feature store's shard {shard.path!r} is unreadable right after it was written",
+                hint="check the disk under data.feature_cache_dir (full, or shared with another writer)",
+            )
+        shards.append(Shard(shard.path, shard.users, *index))
+    return shards
+
+
+@dataclass
+class _Pass:
+    """One precompute pass: the missing shards' clips computed by one parallel map and written shard
+    after shard, with progress, failure and Ctrl-C reported as `precompute_features` describes."""
+
+    directory: Path
+    missing: Sequence[tuple[Shard, list[DatasetItem]]]
+    todo: Sequence[DatasetItem]
+    output: str
+    note: Optional[Callable[[str], None]]
+    what: str
+    began: float
+    done: int = 0  # clips computed so far
+    finished: int = 0  # shards written so far
+
+    def run(self, features_for: Callable[[Sequence[DatasetItem]], Any]) -> None:
+        """Compute and write every missing shard; the finished ones are kept whatever stops the pass."""
+        import tensorflow as tf
+
+        # Room for 64 computed clips ahead of the writer: while it waits on a write or a shard's
+        # fsync, the parallel map keeps computing instead of stopping at its own few-element buffer.
+        # No autotuning: with it, releasing this iterator after the pass waited 10 s in 3 of 4
+        # passes (TF 2.16's autotuning thread sleeping out its period); without it the map runs on
+        # every core all the same. 12,474 clips: the pass 11.8-12.5 s (+ 0 or 10 s) -> 10.7-10.8 s.
+        options = tf.data.Options()
+        options.autotune.enabled = False
+        stream = features_for(self.todo).prefetch(64).with_options(options).as_numpy_iterator()
+        try:
+            self._write_shards(stream)
+        except (tf.errors.OpError, OSError) as error:
+            raise _pass_error(error, self.directory, self.missing, self.todo, self.finished, self.done) from None
+        except KeyboardInterrupt:  # Ctrl-C: the finished shards are kept, and the user is told so
+            self._tell_interrupted()
+            raise
+
+    def _clips(self, stream, count: int):
+        """The next `count` clips of `stream`, as stored values, counted in `done` as they are taken."""
+        for _ in range(count):
+            yield stored_steps(next(stream), self.output)
+            self.done += 1
+
+    def _write_shards(self, stream) -> None:
+        """Write the missing shards in order, saying how far the pass is every PROGRESS_EVERY_S or so."""
+        told = self.began
+        for shard, members in self.missing:
+            _write_shard(Path(shard.path), self._clips(stream, len(members)))
+            self.finished += 1
+            now = time.perf_counter()
+            if self.note is not None and self.done < len(self.todo) and now - told >= PROGRESS_EVERY_S:
+                told = now
+                self.note(_progress(self.todo, self.done, now - self.began, self.what))
+
+    def _tell_interrupted(self) -> None:
+        """Tell `note` what an interrupted pass kept: the shards it finished, or that there are none."""
+        missing, todo, finished, note, what = self.missing, self.todo, self.finished, self.note, self.what
+        kept = sum(len(members) for _, members in missing[:finished])
+        if note is not None and finished:
+            note(
+                f"precompute: interrupted with {finished:,} of {_count(len(missing), 'shard')} written "
+                f"({kept:,} of {_count(len(todo), what)}); they are kept in {self.directory} and the next start "
+                "computes the rest"
+            )
+        elif note is not None:
+            note(f"precompute: interrupted before the first of {_count(len(missing), 'shard')} was written")
+
+
+def _pass_error(
+    error,
+    directory: Path,
+    missing: Sequence[tuple[Shard, list[DatasetItem]]],
+    todo: Sequence[DatasetItem],
+    finished: int,
+    done: int,
+) -> XttsError:
+    """The error to raise for a pass that `error` stopped with `finished` shards written and `done`
+    clips computed: a full disk, a store it cannot write, or a clip that does not decode."""
+    full = disk_full(error, f"the feature store under {str(directory)!r}")
+    if full is not None:  # not the clip's fault: say where, and what is kept
+        full.lines.append(
+            f"{finished:,} of {_count(len(missing), 'shard')} were written and are kept; the next start "
+            "computes the rest"
+        )
+        return full
+    if isinstance(error, OSError):  # a folder made read-only: the finished shards are kept
+        return XttsError(
+            f"precompute: cannot write the feature store under {str(directory)!r}: {error.strerror}",
+            hint="set data.feature_cache_dir to a folder you can write; shards already written are reused",
+        )
+    failed = todo[min(done, len(todo) - 1)]
+    return XttsError(
+        f"precompute: cannot compute features of {failed.audio_path!r} ({failed.source}): "
+        f"{tensorflow_cause(error.message)}",
+        hint="the file passed the header scan but does not decode; remove or re-encode it",
+    )
 
 
 class CorruptShards(XttsError):

@@ -20,12 +20,16 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import tensorflow as tf
 
+from xtts_cli.config.schema import DataConfig, SynthesisConfig
 from xtts_cli.errors import XttsError
-from xtts_cli.speech.run_files import RATE_CEILING_FACTOR, RATE_FLOOR_SHARE
+from xtts_cli.speech.run_files import RATE_CEILING_FACTOR, RATE_FLOOR_SHARE, SpeakingRate
+
+if TYPE_CHECKING:
+    from xtts_cli.inference.api import Synthesizer
 
 EXPORT_INFO = "export.json"
 
@@ -33,28 +37,43 @@ EXPORT_INFO = "export.json"
 def export_run(run_dir: Path, out: Path, step: Optional[int] = None) -> dict:
     """Write the SavedModel of `run_dir`'s generator (latest checkpoint, or `step`'s) to `out`."""
 
-    from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel, mel_filterbank
     from xtts_cli.inference import Synthesizer
-    from xtts_cli.model.vocoder import griffin_lim
-    from xtts_cli.speech.synthesis import FRAMES_PER_CHARACTER, MIN_FRAMES_PER_CHARACTER, generation_settings
-    from xtts_cli.speech.vocoding import GRIFFIN_LIM_ITERATIONS
 
     if out.exists() and any(out.iterdir()):
         raise XttsError(f"--out {out} already holds files", hint="pass a new or empty folder")
     tts = Synthesizer.load(run_dir, step)
-    model, data, settings, rate = tts.model, tts.config.data, tts.config.synthesis, tts._rate
+    generator = _generator(tts.model, tts.config.data, tts.config.synthesis, tts._rate)
+    out.mkdir(parents=True, exist_ok=True)
+    tf.saved_model.save(generator, str(out), signatures={"serving_default": generator.speak})
+    shutil.copyfile(tts.run_dir / "vocab.json", out / "vocab.json")
+    info = _export_info(tts)
+    (out / EXPORT_INFO).write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return info
+
+
+def _frame_bounds(tokens, rate: Optional[SpeakingRate], buffer: int):
+    """(min_frames, max_frames) as synthesis allows them: from the speaking rate, else per token."""
+    from xtts_cli.speech.synthesis import FRAMES_PER_CHARACTER, MIN_FRAMES_PER_CHARACTER
+
+    tokens = tf.cast(tokens, tf.float32)
+    if rate is None:
+        high = tf.minimum(buffer, tf.cast(FRAMES_PER_CHARACTER * tokens, tf.int32) + 20)
+        return tf.minimum(high, tf.cast(MIN_FRAMES_PER_CHARACTER * tokens, tf.int32)), high
+    high = tf.minimum(buffer, tf.cast(tf.math.ceil(RATE_CEILING_FACTOR * rate.p90 * tokens), tf.int32) + 1)
+    low = tf.maximum(1, tf.cast(tf.math.floor(RATE_FLOOR_SHARE * rate.p10 * tokens), tf.int32))
+    return tf.minimum(high, low), high
+
+
+def _generator(model, data: DataConfig, settings: SynthesisConfig, rate: Optional[SpeakingRate]):
+    """The tf.Module the SavedModel holds: `model`, and `speak`, the serving signature (text and a
+    reference voice in, mel and Griffin-Lim audio out)."""
+    from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel, mel_filterbank
+    from xtts_cli.model.vocoder import griffin_lim
+    from xtts_cli.speech.synthesis import generation_settings
+    from xtts_cli.speech.vocoding import GRIFFIN_LIM_ITERATIONS
+
     buffer, window = data.max_mel_frames, data.reference_frames
     filterbank = mel_filterbank(data)
-
-    def bounds(tokens):
-        """(min_frames, max_frames) as synthesis allows them: from the speaking rate, else per token."""
-        tokens = tf.cast(tokens, tf.float32)
-        if rate is None:
-            high = tf.minimum(buffer, tf.cast(FRAMES_PER_CHARACTER * tokens, tf.int32) + 20)
-            return tf.minimum(high, tf.cast(MIN_FRAMES_PER_CHARACTER * tokens, tf.int32)), high
-        high = tf.minimum(buffer, tf.cast(tf.math.ceil(RATE_CEILING_FACTOR * rate.p90 * tokens), tf.int32) + 1)
-        low = tf.maximum(1, tf.cast(tf.math.floor(RATE_FLOOR_SHARE * rate.p10 * tokens), tf.int32))
-        return tf.minimum(high, low), high
 
     class Generator(tf.Module):
         def __init__(self) -> None:
@@ -74,7 +93,7 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None) -> dict:
             reference = tf.pad(reference, [[0, window - length], [0, 0]], constant_values=LOG_MEL_FLOOR)
             voice = self.model.speaker_encoder(reference[None], length[None], training=False)
             tokens = tf.shape(text_ids)[0]
-            low, high = bounds(tokens)
+            low, high = _frame_bounds(tokens, rate, buffer)
             generated = self.model.generate(
                 text_ids[None],
                 tokens[None],
@@ -99,11 +118,15 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None) -> dict:
             )
             return {"mel": mel[:frames], "audio": audio[: (frames - 1) * data.hop_length]}
 
-    generator = Generator()
-    out.mkdir(parents=True, exist_ok=True)
-    tf.saved_model.save(generator, str(out), signatures={"serving_default": generator.speak})
-    shutil.copyfile(tts.run_dir / "vocab.json", out / "vocab.json")
-    info = {
+    return Generator()
+
+
+def _export_info(tts: Synthesizer) -> dict:
+    """export.json's contents: the run, its symbols and languages, the audio settings and the
+    signature, for a caller without this package."""
+    data = tts.config.data
+    buffer, window = data.max_mel_frames, data.reference_frames
+    return {
         "run": str(tts.run_dir),
         "step": tts.step,
         "sample_rate": data.sample_rate,
@@ -124,5 +147,3 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None) -> dict:
             "outputs": {"mel": f"float32 [frames, {data.n_mels}]", "audio": "float32 [samples]"},
         },
     }
-    (out / EXPORT_INFO).write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return info
