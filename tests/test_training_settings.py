@@ -109,3 +109,39 @@ def test_reading_an_acoustic_kind_does_not_import_tensorflow() -> None:
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_an_optimization_level_goes_under_the_users_own_settings() -> None:
+    from xtts_cli.config.optimization_levels import apply_optimization_level, level_settings
+    from xtts_cli.errors import ConfigError
+
+    enhanced = apply_optimization_level(
+        "enhanced", {"data.use_tf_native_loading": False, "data.batch_size": None}, False
+    )
+    assert enhanced["training.enable_xla_compilation"] == "auto" and enhanced["training.enable_graph_mode"] is True
+    assert enhanced["data.use_tf_native_loading"] is False  # the user's flag wins
+    assert "data.batch_size" not in enhanced  # a flag not given sets nothing
+    assert "training.mixed_precision" not in level_settings("maximum", mixed_precision_gpu=False)
+    assert level_settings("Maximum", mixed_precision_gpu=True)["training.mixed_precision"] is True
+    with pytest.raises(ConfigError, match="--optimization-level 'fastest' is unknown; use one of: basic, enhanced"):
+        level_settings("fastest", mixed_precision_gpu=False)
+
+
+def test_the_split_featurizer_makes_the_mels_the_pipeline_makes() -> None:
+    # The data/model split's CPU twin: audio batches featurized on the data device equal the
+    # pipeline's own mel batches of the same clips (validation order is fixed).
+    import numpy as np
+
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.data.run_data import prepare
+    from xtts_cli.training.featurize import make_featurizer
+
+    config = XttsConfig(data={"batch_size": 2, "preprocessing_mode": "runtime"})
+    mels = prepare(config, "mel")
+    audio = prepare(config, "audio", scan=mels.scan, tokenizer=mels.tokenizer)
+    featurize = make_featurizer(config.data, "/CPU:0")
+    made = featurize(next(iter(audio.pipeline(training=False)[0])))
+    expected = next(iter(mels.pipeline(training=False)[0]))
+    assert made["mel_lengths"].numpy().tolist() == expected["mel_lengths"].numpy().tolist()
+    frames = int(expected["mel_lengths"].numpy().max())
+    np.testing.assert_allclose(made["mel"].numpy()[:, :frames], expected["mel"].numpy()[:, :frames], atol=2e-3)
