@@ -184,8 +184,8 @@ def test_cache_is_swept_only_when_the_features_fit_the_memory_budget(tmp_path) -
 
 def test_the_store_a_config_reads_is_written_before_the_trials(tmp_path) -> None:
     # Else the first trial that reads the store pays the pass over every clip within its time.
+    from xtts_cli.kinds import run_data_of
     from xtts_cli.profiling.benchmark import prepare_features
-    from xtts_cli.profiling.pipeline_profiler import run_data_of
 
     loaded = _loaded(tmp_path)
     data = loaded.config.data.model_copy(

@@ -113,9 +113,9 @@ def benchmark(
     """
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.devices.gpu_info import probe_machine
+    from xtts_cli.kinds import run_data_of
     from xtts_cli.profiling.benchmark import benchmark as run_benchmark
     from xtts_cli.profiling.benchmark import prepare_features
-    from xtts_cli.profiling.pipeline_profiler import run_data_of
 
     data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     write_config = given_once("the output config", out=out, write_config=write_config)

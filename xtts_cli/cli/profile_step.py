@@ -102,7 +102,6 @@ def profile_step(
         xtts profile-step -c rtx4090 --data /data/my-voice --trace /tmp/trace
     """
     from xtts_cli.config.loading import resolve_config
-    from xtts_cli.profiling.step_profiler import profile_step as run_profile
 
     data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     num_steps = given_once("the number of steps", steps=steps, num_steps=num_steps)
@@ -112,6 +111,8 @@ def profile_step(
         set_values or (),
     )
     cfg = loaded.config
+    from xtts_cli.profiling.step_profiler import profile_step as run_profile  # TensorFlow loads here
+
     with Phases() as phase:  # on stderr, --json or not: the report alone goes to stdout
         profile = run_profile(
             cfg,

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
+import tensorflow as tf
 from pydantic import BaseModel, Field
 
 from xtts_cli import locks
@@ -211,7 +212,6 @@ def read_index(path: str, clips: int, value_bytes: int) -> Optional[tuple[tuple[
 def _write_shard(path: Path, clips) -> None:
     """Write `clips` (stored values, each [frames, per_frame] or [samples]) and the index record to
     `path` through a temporary file, flushed to disk before the rename."""
-    import tensorflow as tf
 
     fd, temp = tempfile.mkstemp(prefix=".tmp-", suffix=SHARD_SUFFIX, dir=path.parent)
     os.close(fd)
@@ -356,7 +356,6 @@ class _Pass:
 
     def run(self, features_for: Callable[[Sequence[DatasetItem]], Any]) -> None:
         """Compute and write every missing shard; the finished ones are kept whatever stops the pass."""
-        import tensorflow as tf
 
         # Room for 64 computed clips ahead of the writer: while it waits on a write or a shard's
         # fsync, the parallel map keeps computing instead of stopping at its own few-element buffer.
@@ -450,7 +449,6 @@ class CorruptShards(XttsError):
 
 def corrupt_shards(paths: Sequence[str]) -> list[str]:
     """The shard files among `paths` with a record that fails its checksum (read whole, each)."""
-    import tensorflow as tf
 
     corrupt = []
     for path in paths:

@@ -549,7 +549,7 @@ def _pipeline_graph(config: XttsConfig, scan: Any, report: Checkup) -> tuple[Any
     """(the training pipeline's PipelineInfo, findings read off its graph): built as training builds
     it, in runtime mode so nothing is cached or written, and locally: with data.service_address the
     same graph runs on the workers, and only a local dataset's serialized graph holds its own ops."""
-    from xtts_cli.profiling.pipeline_profiler import run_data_of
+    from xtts_cli.kinds import run_data_of
 
     found: list[RankedFinding] = []
     graph_config = data_variant(config, preprocessing_mode="runtime", service_address=None)

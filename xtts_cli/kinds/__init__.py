@@ -12,14 +12,16 @@ reading what a config's kind needs (`xtts validate`, `xtts diagnose`) should not
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from xtts_cli.kinds.base import KindContext, KindModels, ModelKind
 
 if TYPE_CHECKING:
     from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.data.run_data import RunData
+    from xtts_cli.data.scan import ScanReport
 
-__all__ = ["KINDS", "KindContext", "KindModels", "ModelKind", "kind_for", "kind_name"]
+__all__ = ["KINDS", "KindContext", "KindModels", "ModelKind", "kind_for", "kind_name", "run_data_of"]
 
 KINDS: dict[str, str] = {
     "autoregressive": "xtts_cli.kinds.acoustic:AUTOREGRESSIVE",
@@ -37,3 +39,11 @@ def kind_for(config: XttsConfig) -> ModelKind:
     module, _, attribute = KINDS[kind_name(config)].partition(":")
     kind: ModelKind = getattr(importlib.import_module(module), attribute)
     return kind
+
+
+def run_data_of(config: XttsConfig, scan: Optional[ScanReport] = None) -> RunData:
+    """The run's data as `xtts train` prepares it (`data.run_data.prepare`), for the pipeline the
+    config's model kind reads; no TensorFlow."""
+    from xtts_cli.data.run_data import prepare
+
+    return prepare(config, kind_for(config).reads, scan=scan)

@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-import tensorflow as tf
 from pydantic import BaseModel
 
 TrialStatus = Literal["ok", "oom", "failed", "timeout"]
@@ -54,6 +53,9 @@ def _step_cv(data_wait_ms: list[float], compute_ms: list[float]) -> float:
 
 def _child(spec_path: Path, result_path: Path) -> int:
     """Run one trial in this (fresh) process and write its outcome."""
+    # Only the trial's own process loads TensorFlow: the parent checks its arguments without it.
+    import tensorflow as tf
+
     from xtts_cli.config.loading import build_config
     from xtts_cli.errors import XttsError
 

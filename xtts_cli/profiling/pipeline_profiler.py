@@ -36,6 +36,7 @@ from xtts_cli.data.plan import PipelinePlan, gigabytes
 from xtts_cli.data.run_data import RunData
 from xtts_cli.data.scan import DatasetItem, ScanReport
 from xtts_cli.errors import XttsError
+from xtts_cli.kinds import run_data_of
 from xtts_cli.stats.latency import LatencyStats, summarize
 from xtts_cli.stats.oscillation import detect_oscillation
 
@@ -243,15 +244,6 @@ def _frames(batch: dict, hop_length: int) -> tuple[Any, int]:
     if "mel_lengths" in batch:
         return batch["mel_lengths"].numpy(), int(batch["mel"].shape[1])
     return 1 + batch["audio_lengths"].numpy() // hop_length, 1 + int(batch["audio"].shape[1]) // hop_length
-
-
-def run_data_of(config: XttsConfig, scan: Optional[ScanReport] = None) -> RunData:
-    """The run's data as `xtts train` prepares it (`data.run_data.prepare`), for the pipeline its
-    model kind reads (xtts_cli/kinds)."""
-    from xtts_cli.data.run_data import prepare
-    from xtts_cli.kinds import kind_for
-
-    return prepare(config, kind_for(config).reads, scan=scan)
 
 
 def _plan(run_data: RunData, items: Optional[Sequence[DatasetItem]] = None) -> PipelinePlan:
