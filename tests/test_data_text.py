@@ -94,3 +94,18 @@ def test_save_and_load(tmp_path):
     path.write_text("{}", encoding="utf-8")
     with pytest.raises(XttsError, match="not an xtts tokenizer vocabulary"):
         Tokenizer.load(path)
+
+
+def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
+    base = Tokenizer.build(["cab"], ["no_cleaners"], languages=["en"], speakers=["ann", "bo"])
+    data = Tokenizer.build(["abz \u0436"], ["no_cleaners"], languages=["fa"], speakers=["cy", "ann"])
+    grown = base.grown(data)
+    assert grown.characters == ["a", "b", "c", " ", "z", "\u0436"]  # the base's ids, then the new symbols sorted
+    assert grown.languages == ["en", "fa"] and grown.speakers == ["ann", "bo", "cy"]
+    assert grown.symbol_ids("cab") == base.symbol_ids("cab") == [3, 1, 2]
+    assert grown.symbol_ids("z\u0436 ") == [5, 6, 4]
+    flat, lengths = grown.encode_many(["cab z", "\u0436a"])  # looked up sorted, answered in the grown ids
+    assert flat.tolist() == [3, 1, 2, 4, 5, 6, 1] and lengths.tolist() == [5, 2]
+    path = tmp_path / "vocab.json"
+    grown.save(path)
+    assert Tokenizer.load(path) == grown and Tokenizer.load(path).symbol_ids("z") == [5]

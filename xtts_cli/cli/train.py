@@ -222,6 +222,17 @@ Fresh = Annotated[
 Force = Annotated[
     bool, typer.Option("--force", help="Resume even though the model config changed.", rich_help_panel=RUN)
 ]
+InitFrom = Annotated[
+    Optional[str],
+    config_flag(
+        "--init-from",
+        key="training.init_from",
+        help="Start from another run's weights (its directory or a checkpoint), growing its vocabulary, "
+        "languages and speakers to this data's",
+        metavar="RUN",
+        rich_help_panel=RUN,
+    ),
+]
 
 
 def train(
@@ -248,6 +259,7 @@ def train(
     run_dir: RunDir = None,
     fresh: Fresh = False,
     force: Force = False,
+    init_from: InitFrom = None,
     json_output: JsonOption = False,
     verbose: VerboseOption = False,
     train_data: TrainDataAlias = None,
@@ -267,6 +279,8 @@ def train(
         xtts train -c speak-cpu --data /data/my-voice
 
         xtts train -c dual-gpu --data /data/my-voice --data-gpu 0 --model-gpu 1
+
+        xtts train -c adapt-cpu --init-from runs/voices-cpu --data /data/my-voice
     """
     from xtts_cli.cli.progress import TrainingProgress
     from xtts_cli.config.loading import resolve_config

@@ -525,6 +525,24 @@ class TrainingConfig(_Section):
     )
     run_dir: Optional[str] = Field(None, description="Run directory. Empty: a new folder under `runs/`.")
     seed: int = Field(1234, description="Seed for weights and dropout.")
+    init_from: Optional[str] = Field(
+        None,
+        description="Start a new run from another run's weights (`xtts train --init-from RUN`): its run directory "
+        "(its latest checkpoint) or a checkpoint path (`runs/base/checkpoints/ckpt-4000`). Weights are matched "
+        "by name and shape; the new data's symbols, languages and speakers get new rows and the base's keep "
+        "their ids. The same kind, sizes, mel features and text front end as the base. Empty: random weights.",
+    )
+    freeze: list[str] = Field(
+        default_factory=list,
+        description="Parts of the model that do not train (adapting a base to little data): for an acoustic "
+        "model `text_encoder`, `speaker_encoder`, `decoder`, `postnet` (a vocoder has none).",
+    )
+    early_stop_patience: Optional[int] = Field(
+        None,
+        ge=1,
+        description="Stop when the validation loss has not improved for this many validations in a row (the "
+        "checkpoint of the stop is saved). Empty: train to max_steps or max_minutes.",
+    )
 
 
 class DevicesConfig(_Section):
@@ -730,3 +748,22 @@ class XttsConfig(_Section):
     profiling: ProfilingConfig = Field(default_factory=ProfilingConfig)
     synthesis: SynthesisConfig = Field(default_factory=SynthesisConfig)
     vocoder: VocoderConfig = Field(default_factory=VocoderConfig)
+
+    @model_validator(mode="after")
+    def _freeze_names_parts(self) -> XttsConfig:
+        parts = FREEZABLE_PARTS[self.model.kind]
+        unknown = [name for name in self.training.freeze if name not in parts]
+        if unknown:
+            listed = f"its parts are {', '.join(parts)}" if parts else "it has no parts to freeze"
+            raise ValueError(
+                f"training.freeze: {', '.join(map(repr, unknown))} is not a part of a model.kind "
+                f"{self.model.kind} model; {listed}"
+            )
+        return self
+
+
+# What `training.freeze` may name, by model.kind (each kind's network says which layers a part is).
+FREEZABLE_PARTS: dict[str, tuple[str, ...]] = {
+    "acoustic": ("text_encoder", "speaker_encoder", "decoder", "postnet"),
+    "vocoder": (),
+}

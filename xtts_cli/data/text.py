@@ -158,7 +158,7 @@ class UnknownCharactersError(XttsError):
 
 class Tokenizer:
     """Text to ids. Id 0 is padding; symbols (characters, or phoneme symbols) take ids 1..N in
-    sorted code-point order. With `languages` (a run's vocabulary), every sequence opens with the
+    the order given (`build`: sorted code points; `grown`: another vocabulary's, then what is new). With `languages` (a run's vocabulary), every sequence opens with the
     language's and the speaker's index (module docstring)."""
 
     def __init__(
@@ -170,7 +170,9 @@ class Tokenizer:
         languages: Sequence[str] = (),
         speakers: Sequence[str] = (),
     ):
-        self.characters = sorted(set(characters))
+        # A symbol's id is its place in the list, plus one: a vocabulary grown from another run's
+        # (`grown`) keeps that run's ids and appends what is new; `build` sorts.
+        self.characters = list(dict.fromkeys(characters))
         for character in self.characters:
             if len(character) != 1:
                 raise ValueError(f"vocabulary entries are single characters, got {character!r}")
@@ -199,7 +201,19 @@ class Tokenizer:
         characters: set[str] = set()
         for text in texts:
             characters.update(text if prepared else clean_text(text, cleaners))
-        return cls(characters, cleaners, frontend=frontend, languages=languages, speakers=speakers)
+        return cls(sorted(characters), cleaners, frontend=frontend, languages=languages, speakers=speakers)
+
+    def grown(self, other: Tokenizer) -> Tokenizer:
+        """This vocabulary with what `other` adds appended: its new symbols (sorted), languages and
+        speakers (in `other`'s order) take the next ids, and every id of this one stays where it was,
+        so a model trained on this vocabulary reads the grown one's ids as it read its own."""
+        return Tokenizer(
+            self.characters + sorted(set(other.characters) - set(self.characters)),
+            self.cleaners,
+            frontend=self.frontend,
+            languages=self.languages + [code for code in other.languages if code not in self.languages],
+            speakers=self.speakers + [name for name in other.speakers if name not in self.speakers],
+        )
 
     @property
     def vocab_size(self) -> int:
@@ -277,7 +291,9 @@ class Tokenizer:
 
         if not prepared and self.frontend != "characters":
             raise ValueError("encode_many reads phonemes only as prepared texts (prepared=True)")
-        known = np.fromiter(map(ord, self.characters), dtype=np.uint32, count=len(self.characters))
+        codes_of = np.fromiter(map(ord, self.characters), dtype=np.uint32, count=len(self.characters))
+        order = np.argsort(codes_of, kind="stable")  # looked up sorted; a grown vocabulary's ids are not
+        known, ids_of = codes_of[order], (order + 1).astype(np.int32)
         flat, lengths = [], []
         for start in range(0, len(texts), chunk):
             cleaned = [text if prepared else self.clean(text) for text in texts[start : start + chunk]]
@@ -290,7 +306,7 @@ class Tokenizer:
                 text = cleaned[index]
                 characters = sorted({c for c in text if c not in self._ids})
                 raise UnknownCharactersError(characters, text, index=start + index)
-            ids = (place + 1).astype(np.int32)
+            ids = ids_of[place] if len(known) else place.astype(np.int32)
             if prefixes is not None:
                 ids, sizes = _with_prefixes(ids, sizes, np.asarray(prefixes[start : start + chunk], dtype=np.int32))
             flat.append(ids)

@@ -122,5 +122,38 @@ def validate_config(
         phase("scanning the dataset (every audio file's header)")
         scan, result.dataset, found = scan_findings(loaded.config)
         result.findings = result.findings + found
+    result.findings = result.findings + parent_findings(loaded.config, scan)
     result.settings = resolved_settings(loaded.config, machine, scan)
     return result
+
+
+def parent_findings(config: Any, scan: Any) -> list[Finding]:
+    """`training.init_from`: the run it names and what this data adds to it (info), or why its
+    weights cannot be used (an error, before any training)."""
+    from xtts_cli.errors import XttsError
+    from xtts_cli.training.parent import open_parent
+
+    spec = config.training.init_from
+    if spec is None:
+        return []
+    try:
+        parent = open_parent(spec)
+        parent.check(config)
+    except XttsError as error:
+        message = "; ".join(error.lines) + (f" ({error.hint})" if error.hint else "")
+        return [Finding(id="init-from", severity="error", message=message)]
+    kind = parent.config.model.decoder if parent.config.model.kind == "acoustic" else "vocoder"
+    message = f"training.init_from: starts from {parent.path} step {parent.step} (a {kind} run"
+    vocabulary = parent.tokenizer
+    if vocabulary is not None:
+        message += (
+            f": {len(vocabulary.characters)} symbols, languages {', '.join(vocabulary.languages)}, "
+            f"{len(vocabulary.speakers)} speakers"
+        )
+    message += ")"
+    if vocabulary is not None and scan is not None and scan.items:
+        from xtts_cli.data.run_data import prepare
+
+        news = parent.news(parent.grow(prepare(config, scan=scan).tokenizer))
+        message += f"; this data adds {', '.join(news) if news else 'nothing'}"
+    return [Finding(id="init-from", severity="info", message=message)]

@@ -8,10 +8,11 @@ from typing import Optional
 
 import tensorflow as tf
 
-from xtts_cli.config.schema import DataConfig, XttsConfig
+from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.features import MelFeatures
 from xtts_cli.errors import XttsError
-from xtts_cli.speech.run_files import RunDir
+from xtts_cli.model.transfer import child_node, object_graph
+from xtts_cli.speech.run_files import RunDir, read_run
 from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
 
@@ -27,15 +28,15 @@ def restore_model(model, checkpoint: str) -> int:
     """
 
     reader = tf.train.load_checkpoint(checkpoint)
-    graph = _object_graph(reader)
-    model_node = _child(graph, 0, "model")
+    graph = object_graph(reader)
+    model_node = child_node(graph, 0, "model")
     # Legacy checkpoints are acoustic models' only: a vocoder's always reach its blocks.
-    current = any(_child(graph, model_node, name) is not None for name in ("decoder_layers", "blocks"))
+    current = any(child_node(graph, model_node, name) is not None for name in ("decoder_layers", "blocks"))
     if model_node is not None and current:
         step = tf.Variable(0, dtype=tf.int64)
         # Weights a model gained since (a duration decoder's mel statistics) that an older run's
         # checkpoint lacks keep their initial values; every other weight must still be found.
-        absent = [name for name in model.weights_added_since_first if _child(graph, model_node, name) is None]
+        absent = [name for name in model.weights_added_since_first if child_node(graph, model_node, name) is None]
         target = model
         if absent:
             children = model._trackable_children()
@@ -70,51 +71,21 @@ def restore_model(model, checkpoint: str) -> int:
     return int(reader.get_tensor(step_key)) if step_key in shapes else 0
 
 
-def _object_graph(reader):
-    from tensorflow.core.protobuf import trackable_object_graph_pb2
-
-    graph = trackable_object_graph_pb2.TrackableObjectGraph()
-    graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
-    return graph
-
-
-def _child(graph, node: Optional[int], name: str) -> Optional[int]:
-    if node is None:
-        return None
-    return next((ref.node_id for ref in graph.nodes[node].children if ref.local_name == name), None)
-
-
 def _legacy_variable_keys(graph) -> list[Optional[str]]:
     """Checkpoint keys of the optimizer's variable list, in order (an older run's checkpoint).
 
     A variable is stored once, under one of the paths that reach it (the shortest); the
     checkpoint's object graph says which key holds each entry of the list.
     """
-    listed = _child(graph, _child(graph, 0, "optimizer"), "_trainable_variables")
+    listed = child_node(graph, child_node(graph, 0, "optimizer"), "_trainable_variables")
     if listed is None:
         return []
     keys: list[Optional[str]] = []
     for index in range(len(graph.nodes[listed].children)):
-        node = _child(graph, listed, str(index))
+        node = child_node(graph, listed, str(index))
         attributes = [a.checkpoint_key for a in graph.nodes[node].attributes if a.name == "VARIABLE_VALUE"]
         keys.append(attributes[0] if attributes else None)
     return keys
-
-
-def read_run(run_dir: Path) -> tuple[XttsConfig, RunDir]:
-    """A run directory's config and its `RunDir` (checkpoints where training.checkpoint_dir put them)."""
-    import yaml
-
-    from xtts_cli.config.loading import build_config
-
-    run = RunDir(Path(run_dir))
-    if not run.config_file.is_file():
-        raise XttsError(
-            f"{run_dir} is not an xtts run directory (no config.yaml)",
-            hint="pass the --run-dir of an `xtts train` run, e.g. runs/tiny-cpu",
-        )
-    config: XttsConfig = build_config(yaml.safe_load(run.config_file.read_text(encoding="utf-8")), str(run.config_file))
-    return config, RunDir.of(run.path, config)
 
 
 def restore_run(model, run: RunDir, run_dir: Path, step: Optional[int] = None) -> int:

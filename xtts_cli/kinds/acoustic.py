@@ -71,6 +71,15 @@ class AcousticKind:
         assert tokenizer is not None, "an acoustic model reads text: pass the run's vocabulary"
         return build_model_for(self.network_class(), config, tokenizer)
 
+    def transfer(self, models: Any, checkpoint: str) -> Any:
+        """The model from `checkpoint`; the optimizer starts anew. The base's mel statistics come
+        with its weights: the decoder learned in their units."""
+        from xtts_cli.model.transfer import transfer_weights
+
+        moved = transfer_weights({"model": models.model}, checkpoint)
+        models.model.start_new_tables(moved.new)
+        return moved
+
     def network_class(self) -> Any:
         """Its network's class in model/ (importing it imports TensorFlow)."""
         import importlib
@@ -87,6 +96,8 @@ class AcousticKind:
         model.xla_compatible_losses = context.xla_step
         if self.normalizes_mel and config.model.normalize_mel and not context.resumed:  # else from its checkpoint
             model.set_mel_statistics(*mel_statistics(context.scan.train, config.data))
+        if config.training.freeze:
+            model.freeze(config.training.freeze)
         optimizer = build_optimizer(config.training, context.total_steps, context.mixed_precision, context.budget_used)
         optimizer.build(model.trainable_variables)
         return AcousticModels(self, context, model, optimizer)

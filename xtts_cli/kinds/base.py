@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.data.scan import DatasetItem, ScanReport
     from xtts_cli.data.text import Tokenizer
+    from xtts_cli.model.transfer import Transferred
     from xtts_cli.speech.run_files import RunDir
 
 __all__ = ["KindContext", "KindModels", "ModelKind"]
@@ -119,4 +120,9 @@ class ModelKind(Protocol):
         vocabulary `tokenizer` for a kind that reads text, else None)."""
 
     def build(self, context: KindContext) -> KindModels:
-        """The models and optimizers, built (weights and optimizer variables made)."""
+        """The models and optimizers, built (weights and optimizer variables made), with the parts
+        `training.freeze` names kept out of training."""
+
+    def transfer(self, models: KindModels, checkpoint: str) -> Transferred:
+        """Start `models` from another run's `checkpoint` (`training.init_from`): every weight the
+        checkpoint holds under the same name and shape (`model.transfer.transfer_weights`)."""

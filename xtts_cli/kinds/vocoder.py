@@ -38,6 +38,7 @@ import tensorflow as tf
 from xtts_cli.data.features import as_values, log_mel
 from xtts_cli.kinds.base import KindContext
 from xtts_cli.kinds.optimization import build_optimizer
+from xtts_cli.model.transfer import Transferred, transfer_weights
 from xtts_cli.speech.synthesis import write_wav
 from xtts_cli.speech.vocoding import Vocoder, load_audio, mel_of
 
@@ -325,6 +326,14 @@ class VocoderKind:
 
     def build_network(self, config: XttsConfig, tokenizer: Optional[Tokenizer]) -> VocosGenerator:
         return build_generator(config.vocoder, config.data)
+
+    def transfer(self, models: VocoderModels, checkpoint: str) -> Transferred:
+        """The generator and, when both runs have them, the discriminators (a trained generator
+        beside untrained judges would first be pushed off what it learned); the optimizers start anew."""
+        parts = {"model": models.model}
+        if models.discriminators is not None:
+            parts["discriminators"] = models.discriminators
+        return transfer_weights(parts, checkpoint)
 
     def build(self, context: KindContext) -> VocoderModels:
         config = context.config

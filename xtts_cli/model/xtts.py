@@ -483,6 +483,34 @@ class AcousticModel(keras.Model):
         config["dims"] = ModelDims(**config["dims"])
         return cls(**config)
 
+    def part_variables(self) -> dict[str, list]:
+        """The variables of each part `training.freeze` may name (config.schema.FREEZABLE_PARTS):
+        the text encoder, the speaker encoder, the postnet, and the decoder (everything else)."""
+        # `weights`, not `variables`: the dropout layers' random-number states are no part's.
+        text = [self.token_embedding, self.language_embedding, self.text_prenet, self.text_layers, self.text_norm]
+        parts = {
+            "text_encoder": [v for layer in text if layer is not None for v in layer.weights],
+            "speaker_encoder": list(self.speaker_encoder.weights),
+            "postnet": list(self.postnet.weights) if self.postnet is not None else [],
+        }
+        named = {id(v) for variables in parts.values() for v in variables}
+        parts["decoder"] = [v for v in self.weights if id(v) not in named]
+        return parts
+
+    def start_new_tables(self, new: list[str]) -> None:
+        """After `transfer_weights`: a language table the base lacked (it spoke one language) starts
+        at zero, so the base's language reads its text as the base did and a new one starts there."""
+        if self.language_embedding is not None and any("language_embedding" in name for name in new):
+            table = self.language_embedding.embeddings
+            table.assign(tf.zeros_like(table))
+
+    def freeze(self, parts) -> int:
+        """Stop `parts` (names of `part_variables`) from training; returns how many variables."""
+        chosen = [v for name in parts for v in self.part_variables()[name]]
+        for variable in chosen:
+            variable.trainable = False
+        return len(chosen)
+
     def encode_text(self, text_ids, text_lengths, training=False, language_ids=None):
         """Text encoding [B, T, d] and its validity mask [B, T] (bool); `language_ids` [B] (int32,
         default 0) choose the language vector of a multilingual model."""

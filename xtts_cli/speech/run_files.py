@@ -102,6 +102,23 @@ class RunDir:
             return None
 
 
+def read_run(run_dir: Path) -> tuple[XttsConfig, RunDir]:
+    """A run directory's config and its `RunDir` (checkpoints where training.checkpoint_dir put them)."""
+    import yaml
+
+    from xtts_cli.config.loading import build_config
+    from xtts_cli.errors import XttsError
+
+    run = RunDir(Path(run_dir))
+    if not run.config_file.is_file():
+        raise XttsError(
+            f"{run_dir} is not an xtts run directory (no config.yaml)",
+            hint="pass the --run-dir of an `xtts train` run, e.g. runs/tiny-cpu",
+        )
+    config: XttsConfig = build_config(yaml.safe_load(run.config_file.read_text(encoding="utf-8")), str(run.config_file))
+    return config, RunDir.of(run.path, config)
+
+
 class SpeakingRate(BaseModel):
     """Mel frames per text token in the training data: what "the right length" means for this voice."""
 

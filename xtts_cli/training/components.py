@@ -11,7 +11,7 @@ on `undo`, so a set-up that fails half-way gives back what it took.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from xtts_cli.speech.run_files import RunDir
     from xtts_cli.training.checkpointing import RunCheckpoints
     from xtts_cli.training.inputs import TrainingInput
+    from xtts_cli.training.parent import ParentRun
     from xtts_cli.training.settings import RunSettings
     from xtts_cli.training.steps import Steps
     from xtts_cli.training.workers import StepGather
@@ -56,6 +57,7 @@ class RunComponents:
     scan: ScanReport
     run_dir: RunDir
     resumed: bool
+    parent: Optional[ParentRun]  # the run this one started from (`training.init_from`), on its first start
     tokenizer: Tokenizer
     input: TrainingInput
     total_steps: int
@@ -91,6 +93,7 @@ def build_components(
     cluster, is_chief = plan.worker_cluster, plan.is_chief
     _set_up_process(config, settings, undo)
 
+    parent = _parent(config, Path(run_dir), fresh=fresh)  # refused before the scan when it cannot be used
     progress(PhaseStarted("scanning the dataset"))
     scan = scan_dataset(config.data)
     progress(ScanFinished(scan))
@@ -98,9 +101,11 @@ def build_components(
     if not scan.train:
         raise XttsError("no usable training items after the dataset scan", hint="see the bad files listed above")
     opened, resumed, saved = _open_run_dir(
-        config, Path(run_dir), fresh=fresh, force=force, is_chief=is_chief, undo=undo
+        config, Path(run_dir), fresh=fresh, force=force, is_chief=is_chief, undo=undo, parent=parent
     )
     run_data = prepare(config, settings.pipeline_output, scan=scan, tokenizer=saved)
+    if parent is not None and parent.tokenizer is not None:
+        run_data = replace(run_data, tokenizer=parent.grow(run_data.tokenizer))
     if saved is None and is_chief:
         run_data.tokenizer.save(opened.vocab)
     tokenizer, train_items, eval_items = run_data.tokenizer, run_data.train_items, run_data.eval_items
@@ -124,6 +129,16 @@ def build_components(
         progress=progress,
     )
     checkpoints = _checkpoints(config, models, counters, opened, plan, progress, restore=resumed or is_chief)
+    if parent is not None:
+        moved = kind.transfer(models, parent.checkpoint)
+        news = parent.news(tokenizer)
+        progress(
+            Noted(
+                f"from {parent.spec} step {parent.step}: kept {len(moved.kept)} of {moved.total} tensors"
+                + (f" and the first rows of {len(moved.grown)} more" if moved.grown else "")
+                + (f"; new: {', '.join(news)}" if news else "; nothing new")
+            )
+        )
     gather = None
     if cluster is not None:
         from xtts_cli.training.workers import StepGather
@@ -137,6 +152,7 @@ def build_components(
         scan=scan,
         run_dir=opened,
         resumed=resumed,
+        parent=parent,
         tokenizer=tokenizer,
         input=training_input,
         total_steps=total_steps,
@@ -160,6 +176,20 @@ def _set_up_process(config: XttsConfig, settings: RunSettings, undo: contextlib.
         keras.mixed_precision.set_dtype_policy(settings.dtype_policy)
 
 
+def _parent(config: XttsConfig, path: Path, *, fresh: bool) -> Optional[ParentRun]:
+    """The run `training.init_from` names, checked to fit `config`, when this run starts (not when it
+    resumes: then its checkpoint holds the weights, and the parent need not be there any more)."""
+    from xtts_cli.speech.run_files import RunDir
+    from xtts_cli.training.parent import open_parent
+
+    spec = config.training.init_from
+    if spec is None or (not fresh and RunDir.of(path, config).has_checkpoint()):
+        return None
+    parent = open_parent(spec)
+    parent.check(config)
+    return parent
+
+
 def _open_run_dir(
     config: XttsConfig,
     path: Path,
@@ -168,6 +198,7 @@ def _open_run_dir(
     force: bool,
     is_chief: bool,
     undo: contextlib.ExitStack,
+    parent: Optional[ParentRun],
 ) -> tuple[RunDir, bool, Optional[Tokenizer]]:
     """The run directory (non-chief workers read the chief's and write nothing), whether it resumes,
     and the vocabulary it saved when it resumes (else None: built from the scan, the same on every
@@ -175,7 +206,9 @@ def _open_run_dir(
     from xtts_cli.data.text import Tokenizer
     from xtts_cli.training.run_dir import prepare_run_dir, release_run_dir, remove_stale_temporaries
 
-    run_dir, resumed = prepare_run_dir(path, config, fresh=fresh, force=force, read_only=not is_chief)
+    run_dir, resumed = prepare_run_dir(
+        path, config, fresh=fresh, force=force, read_only=not is_chief, parent=parent.record() if parent else None
+    )
     if is_chief:
         undo.callback(release_run_dir, run_dir)  # its lock
         remove_stale_temporaries(run_dir)

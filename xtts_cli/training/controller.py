@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from xtts_cli.devices.placement import DevicePlan
     from xtts_cli.kinds import ModelKind
     from xtts_cli.training.components import RunComponents
+    from xtts_cli.training.parent import ParentRun
 
 __all__ = ["CheckpointHook", "Controller", "Hook", "MetricsHook", "SamplesHook", "StepEnd", "ValidationHook"]
 
@@ -145,6 +146,9 @@ class HookedRun(Protocol):
     def traces(self) -> int: ...
 
     def validate(self) -> Optional[dict[str, float]]: ...
+
+    @property
+    def parent(self) -> Optional[ParentRun]: ...
 
     def summaries(self, batch: Any, step: int) -> None: ...
 
@@ -260,25 +264,68 @@ class MetricsHook(Hook):
 
 
 class ValidationHook(Hook):
+    """Every `val_step`; also before the first step of a run started from another
+    (`training.init_from`): what it starts from, beside the base's own figure. With
+    `training.early_stop_patience`, ends the run once that many validations in a row did not
+    improve on the best."""
+
     def __init__(self, trainer: HookedRun, metrics: Any, progress: Progress, result: TrainResult) -> None:
         self.trainer, self.metrics, self.progress, self.result = trainer, metrics, progress, result
         self.every = trainer.config.training.val_step
+        self.patience = trainer.config.training.early_stop_patience
+        self.best, self.since_best = math.inf, 0
+
+    def on_start(self, result: TrainResult) -> None:
+        parent = self.trainer.parent
+        if parent is None or result.start_step:
+            return
+        values = self._validate(0)
+        if values is not None:
+            base = parent.val_loss()
+            self.progress(
+                Noted(
+                    f"before the first step: val_loss {values['val_loss']:.4f}"
+                    + (
+                        f" (the base's at step {parent.step}, on its validation clips: {base:.4f})"
+                        if base is not None
+                        else ""
+                    )
+                )
+            )
 
     def on_step(self, end: StepEnd) -> None:
 
         if end.step % self.every:
             return
+        values = self._validate(end.step)
+        self.trainer.summaries(end.batch, end.step)
+        if values is None or self.patience is None:
+            return
+        if values["val_loss"] < self.best:
+            self.best, self.since_best = values["val_loss"], 0
+            return
+        self.since_best += 1
+        if self.since_best >= self.patience:
+            self.result.early_stopped = True
+            self.progress(
+                Noted(
+                    f"val_loss has not improved on {self.best:.4f} for {self.since_best} validations "
+                    f"(training.early_stop_patience): ending the run at step {end.step}"
+                )
+            )
+
+    def _validate(self, step: int) -> Optional[dict[str, float]]:
         self.progress(PhaseStarted("validating"))
         values = self.trainer.validate()
         if values is not None:
-            validated = Validated(end.step, values["val_loss"], values.get("alignment_score"))
+            validated = Validated(step, values["val_loss"], values.get("alignment_score"))
             self.result.last_val_loss = validated.val_loss
             self.result.last_alignment_score = validated.alignment_score
             for name, value in values.items():
-                tf.summary.scalar(f"val/{name.removeprefix('val_')}", value, step=end.step)
+                tf.summary.scalar(f"val/{name.removeprefix('val_')}", value, step=step)
             self.metrics.write(validated.record())
             self.progress(validated)
-        self.trainer.summaries(end.batch, end.step)
+        return values
 
 
 class CheckpointHook(Hook):
@@ -421,6 +468,7 @@ class Controller:
                 and (until is not None or int(counters.epoch.numpy()) < training.epochs)
                 and not stopping()
                 and not result.out_of_time
+                and not result.early_stopped
             ):
                 taken = 0
                 for batch, wait in itertools.islice(endless, per_epoch):
@@ -441,11 +489,11 @@ class Controller:
                     for hook in hooks:
                         hook.on_step(end)
                     result.out_of_time = deadline is not None and time.monotonic() >= deadline
-                    if step >= max_steps or stopping() or result.out_of_time:
-                        break  # max_steps or max_minutes reached, or interrupted
+                    if step >= max_steps or stopping() or result.out_of_time or result.early_stopped:
+                        break  # max_steps or max_minutes reached, no better validation, or interrupted
                 if taken == per_epoch:
                     counters.epoch.assign_add(1)  # the epoch ran to its end (its last step may end the run)
-                elif not (step >= max_steps or stopping() or result.out_of_time):
+                elif not (step >= max_steps or stopping() or result.out_of_time or result.early_stopped):
                     raise XttsError(
                         f"the training pipeline ran out of batches after step {step}: a pass over the data "
                         f"gave none (every clip it read failed to decode; see the warnings above)",

@@ -39,6 +39,7 @@ class TrainResult:
     interrupted: Optional[str] = None
     exit_code: int = 0
     out_of_time: bool = False  # training.max_minutes ended the run
+    early_stopped: bool = False  # training.early_stop_patience ended the run
     traces: int = 0
     shape_bound: int = 0
     first_loss: Optional[float] = None

@@ -48,6 +48,8 @@ def model_identity(config: XttsConfig) -> dict[str, Any]:
     identity.update(kind_for(config).identity(config))
     identity.update(_flatten("data", MelFeatures.of(config.data).as_dict()))
     identity.update({f"data.{key}": getattr(config.data, key) for key in TEXT_KEYS})
+    # What trains decides which variables the optimizer's state is kept for.
+    identity["training.freeze"] = sorted(config.training.freeze)
     return identity
 
 
@@ -137,15 +139,40 @@ def _move_aside(path: Path) -> Path:
     raise XttsError(f"no free name to move {path} aside to", hint="remove the old runs beside it")
 
 
+def _refuse_other_parent(run: RunDir, previous: Optional[dict[str, Any]], spec: Optional[str]) -> None:
+    """`--init-from` on a run that has checkpoints resumes it only when it started from that run:
+    anything else would throw its training away."""
+    if spec is None:
+        return
+    recorded = (previous or {}).get("parent")
+    given = Path(spec).expanduser().resolve()
+    if recorded and given in (Path(recorded["run"]).resolve(), Path(recorded["checkpoint"]).resolve()):
+        return
+    origin = f"started from {recorded['run']}" if recorded else "trained from scratch"
+    raise XttsError(
+        f"--init-from {spec}: {run.path} already holds a run with checkpoints ({origin}); starting it over from "
+        f"{spec} would discard them",
+        hint="pass --run-dir DIR for the new run, or --fresh to move the old one aside",
+    )
+
+
 def prepare_run_dir(
-    path: Path, config: XttsConfig, *, fresh: bool = False, force: bool = False, read_only: bool = False
+    path: Path,
+    config: XttsConfig,
+    *,
+    fresh: bool = False,
+    force: bool = False,
+    read_only: bool = False,
+    parent: Optional[dict[str, Any]] = None,
 ) -> tuple[RunDir, bool]:
     """Create or reopen a run directory; returns it and whether training resumes.
 
     Resuming with a changed model or feature setting is refused (naming the fields) unless
     `fresh` (the old run is moved aside, never deleted) or `force`. A folder holding files xtts
     did not write is refused, and so is a run another process is writing: this process holds the
-    run's lock (`run_lock`) from here until `release_run_dir`, or its end.
+    run's lock (`run_lock`) from here until `release_run_dir`, or its end. `parent`: the run a new
+    run starts from (`ParentRun.record`), kept in run.json; `training.init_from` on a run that has
+    checkpoints resumes it only when it started from there.
 
     `read_only`: a non-chief worker of a multi-worker run. The chief writes the run directory;
     this makes the same resume decision (and the same refusal) from what is there, writing
@@ -155,6 +182,8 @@ def prepare_run_dir(
     identity = model_identity(config)
     if read_only:
         resume = not fresh and run.has_checkpoint()
+        if resume:
+            _refuse_other_parent(run, run.read_run(), config.training.init_from)
         if resume and not force:
             _refuse_changed_model(run, run.read_run(), identity)
         return run, resume
@@ -173,6 +202,8 @@ def prepare_run_dir(
         )
     previous = run.read_run()
     resume = run.has_checkpoint()
+    if resume:
+        _refuse_other_parent(run, previous, config.training.init_from)
     if resume and not force:
         _refuse_changed_model(run, previous, identity)
     history = (previous or {}).get("history", [])
@@ -186,6 +217,10 @@ def prepare_run_dir(
         "model_identity": identity,
         "history": history,
     }
+    # The run this one started from: kept from the record when it resumes.
+    started_from = (previous or {}).get("parent") if resume else parent
+    if started_from:
+        record["parent"] = started_from
     try:
         import tensorflow as tf
 

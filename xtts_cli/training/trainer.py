@@ -28,6 +28,7 @@ from xtts_cli.training.workers import WorkersDisagreeError
 if TYPE_CHECKING:
     from xtts_cli.devices.placement import DevicePlan
     from xtts_cli.training.components import RunComponents
+    from xtts_cli.training.parent import ParentRun
 
 __all__ = ["STOP_KEY", "TrainResult", "Trainer", "WorkersDisagreeError"]
 
@@ -125,6 +126,11 @@ class Trainer:
         parts = self.parts
         if parts.gather is not None:
             parts.gather.check(moment, parts.run_dir, parts.cluster)
+
+    @property
+    def parent(self) -> Optional[ParentRun]:
+        """The run this one started from, on its first start (`training.init_from`)."""
+        return self.parts.parent
 
     def validate(self) -> Optional[dict[str, float]]:
         """Means of the kind's validation values (`ModelKind.validation`, val_loss first) over at most

@@ -1,0 +1,233 @@
+"""A run started from another run's weights (`training.init_from`, `xtts train --init-from`): what is
+kept, what grows, what is refused, what is recorded, what resumes and what stays frozen."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import yaml
+from training_support import tiny_config
+
+from xtts_cli.config.loading import resolve_config
+from xtts_cli.training.controller import Controller, Hook
+from xtts_cli.training.events import Noted
+from xtts_cli.training.metrics import read_metrics
+from xtts_cli.training.trainer import Trainer
+
+SAMPLE = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample"
+PERSIAN_DATA = Path(__file__).parent / "data" / "persian"
+
+pytestmark = pytest.mark.slow
+
+
+def _config(root: Path, name: str, **changes):
+    """The tiny duration-decoder config on the bundled sample, with `changes` ("section.key": value)."""
+    path = tiny_config(root, "  max_steps: 4\n  val_step: 4\n", name=f"{name}.yaml")
+    settings = yaml.safe_load(path.read_text(encoding="utf-8"))
+    settings["data"]["dataset_path"] = str(SAMPLE)
+    settings["model"]["decoder"] = "duration"
+    for dotted, value in changes.items():
+        section, key = dotted.split(".")
+        settings[section][key] = value
+    path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    return resolve_config(path, {}).config
+
+
+def _train(config, run_dir: Path, hooks=()) -> tuple[Trainer, list[str], object]:
+    events: list = []
+    trainer = Trainer(config, run_dir=run_dir, progress=events.append)
+    result = Controller(trainer, extra_hooks=hooks).run()
+    return trainer, [event.message for event in events if isinstance(event, Noted)], result
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("base")
+    _train(_config(root, "base"), root / "run")
+    return root / "run"
+
+
+class _AtStart(Hook):
+    """The model's weights as the loop starts (after the transfer, before any step)."""
+
+    def __init__(self) -> None:
+        self.trainer: Trainer | None = None
+        self.values: dict[str, np.ndarray] = {}
+
+    def on_start(self, result) -> None:
+        assert self.trainer is not None
+        model = self.trainer.parts.models.model
+        self.values = {id(v): v.numpy().copy() for v in model.variables}
+
+
+def test_unchanged_data_keeps_every_tensor_and_the_first_validation_loss(base, tmp_path):
+    reader = tf.train.load_checkpoint(str(base / "checkpoints" / "ckpt-4"))
+    config = _config(tmp_path, "same", **{"training.init_from": str(base), "training.max_steps": 2})
+    start = _AtStart()
+    events: list = []
+    trainer = Trainer(config, run_dir=tmp_path / "run", progress=events.append)
+    start.trainer = trainer
+    Controller(trainer, extra_hooks=[start]).run()
+    notes = [event.message for event in events if isinstance(event, Noted)]
+    # Bit for bit: every weight the checkpoint holds as the base's holds it (found by the model's names;
+    # the dropout layers' random-number states are not checkpointed by either).
+    from tensorflow.python.checkpoint import graph_view
+
+    from xtts_cli.model.transfer import _stored_key, object_graph
+
+    graph, model = object_graph(reader), trainer.parts.models.model
+    root = tf.train.Checkpoint(model=model)
+    objects, paths = graph_view.ObjectGraphView(root).breadth_first_traversal()
+    names = {id(o): [r.name for r in paths[o]] for o in objects}
+    saved = [variable for variable in model.variables if id(variable) in names]
+    kept = next(note for note in notes if note.startswith(f"from {base} step 4"))
+    assert kept.endswith(f"kept {len(saved)} of {len(saved)} tensors; nothing new"), kept
+    assert len(saved) > 100
+    for variable in saved:
+        key = _stored_key(graph, names[id(variable)])
+        assert key is not None and np.array_equal(start.values[id(variable)], reader.get_tensor(key)), variable.path
+    base_val = next(
+        r["val_loss"] for r in read_metrics(base / "metrics.jsonl") if r.get("step") == 4 and "val_loss" in r
+    )
+    first = next(r["val_loss"] for r in read_metrics(tmp_path / "run" / "metrics.jsonl") if "val_loss" in r)
+    assert abs(first - base_val) < 1e-4
+    record = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))
+    assert record["parent"] == {"run": str(base), "step": 4, "checkpoint": str(base / "checkpoints" / "ckpt-4")}
+
+
+@pytest.fixture(scope="module")
+def persian(base, tmp_path_factory):
+    """The English base adapted to the Persian clips (a new language, speaker and script), its
+    speaker encoder frozen; (trainer, notes, weights at the start, run directory)."""
+    root = tmp_path_factory.mktemp("persian")
+    config = _config(
+        root,
+        "fa",
+        **{
+            "data.dataset_path": str(PERSIAN_DATA),
+            "data.language": "fa",
+            "data.eval_fraction": 0.25,
+            "training.init_from": str(base / "checkpoints" / "ckpt-4"),
+            "training.freeze": ["speaker_encoder"],
+        },
+    )
+    start = _AtStart()
+    events: list = []
+    trainer = Trainer(config, run_dir=root / "run", progress=events.append)
+    start.trainer = trainer
+    Controller(trainer, extra_hooks=[start]).run()
+    notes = [event.message for event in events if isinstance(event, Noted)]
+    return trainer, notes, start.values, root / "run", config
+
+
+def test_a_new_language_grows_the_tables_and_keeps_the_bases_rows(base, persian):
+    trainer, notes, at_start, run, _ = persian
+    base_vocab = json.loads((base / "vocab.json").read_text(encoding="utf-8"))
+    vocab = json.loads((run / "vocab.json").read_text(encoding="utf-8"))
+    added = len(vocab["characters"]) - len(base_vocab["characters"])
+    assert vocab["characters"][: len(base_vocab["characters"])] == base_vocab["characters"] and added > 10
+    assert vocab["languages"] == ["en", "fa"] and vocab["speakers"] == [*base_vocab["speakers"], "persian"]
+    line = next(note for note in notes if note.startswith(f"from {base / 'checkpoints' / 'ckpt-4'} step 4"))
+    assert line.endswith(f"; new: {added} symbols, language fa, 1 speaker"), line
+    reader = tf.train.load_checkpoint(str(base / "checkpoints" / "ckpt-4"))
+    model = trainer.parts.models.model
+    stored = {k: reader.get_tensor(k) for k in reader.get_variable_to_shape_map() if "VARIABLE_VALUE" in k}
+    old_rows = len(base_vocab["characters"]) + 1
+    table = at_start[id(model.token_embedding.embeddings)]
+    assert any(np.array_equal(table[:old_rows], value) for value in stored.values() if value.shape == (old_rows, 32))
+    speakers = len(base_vocab["speakers"])
+    assert np.array_equal(
+        at_start[id(model.speaker_centroids)][:speakers], stored["model/speaker_centroids/.ATTRIBUTES/VARIABLE_VALUE"]
+    )
+    assert not at_start[id(model.speaker_centroids)][speakers:].any()  # the new voice's starts empty
+    assert not at_start[id(model.language_embedding.embeddings)].any()  # the base read English with no language vector
+    record = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    assert record["parent"]["step"] == 4 and record["parent"]["run"] == str(base)
+
+
+def test_frozen_parts_do_not_move_and_the_rest_trains(persian):
+    trainer, _, at_start, _, _ = persian
+    model = trainer.parts.models.model
+    frozen = model.part_variables()["speaker_encoder"]
+    assert frozen and not any(variable.trainable for variable in frozen)
+    for variable in frozen:
+        assert np.array_equal(variable.numpy(), at_start[id(variable)]), variable.path
+    moved = [v.path for v in model.part_variables()["decoder"] if not np.array_equal(v.numpy(), at_start[id(v)])]
+    assert len(moved) > 10
+
+
+def test_an_adapted_run_resumes_as_any_run_does(persian):
+    _, _, _, run, config = persian
+    longer = config.model_copy(update={"training": config.training.model_copy(update={"max_steps": 6})})
+    trainer, notes, result = _train(longer, run)
+    assert result.resumed and result.start_step == 4 and result.final_step == 6
+    assert not any(note.startswith("from ") for note in notes)  # its checkpoint holds the weights now
+    assert json.loads((run / "run.json").read_text(encoding="utf-8"))["parent"]["step"] == 4
+
+
+@pytest.mark.parametrize(
+    ("changes", "named"),
+    [
+        ({"model.d_model": 48}, "model.d_model 32 -> 48"),
+        ({"model.decoder": "autoregressive"}, "model.decoder 'duration' -> 'autoregressive'"),
+        ({"data.n_mels": 64}, "data.n_mels 80 -> 64"),
+        ({"data.text_frontend": "phonemes"}, "data.text_frontend 'characters' -> 'phonemes'"),
+    ],
+)
+def test_a_model_the_weights_do_not_fit_is_refused_in_one_line(base, tmp_path, runner, changes, named):
+    from xtts_cli.cli.app import app
+
+    path = tmp_path / "other.yaml"
+    _config(tmp_path, "other", **changes)
+    result = runner.invoke(app, ["train", "-c", str(path), "--init-from", str(base), "-r", str(tmp_path / "run")])
+    assert f"--init-from {base}: its weights do not fit this config ({named})" == str(result.exception)
+    assert not (tmp_path / "run" / "checkpoints").exists()
+    checked = runner.invoke(app, ["validate", "-c", str(path), "--set", f"training.init_from={base}"])
+    assert checked.exit_code == 1 and named in checked.output
+
+
+def test_init_from_into_a_run_with_checkpoints_is_refused(base, tmp_path, runner):
+    from xtts_cli.cli.app import app
+
+    _config(tmp_path, "again")
+    before = sorted(p.name for p in (base / "checkpoints").iterdir())
+    result = runner.invoke(
+        app, ["train", "-c", str(tmp_path / "again.yaml"), "--init-from", str(base), "-r", str(base)]
+    )
+    assert f"{base} already holds a run with checkpoints (trained from scratch)" in str(result.exception)
+    assert (
+        "--run-dir DIR" in result.exception.hint and sorted(p.name for p in (base / "checkpoints").iterdir()) == before
+    )
+
+
+@pytest.mark.parametrize("spec", ["nowhere", "checkpoints/ckpt-99"])
+def test_init_from_something_that_is_not_a_run_is_refused(base, tmp_path, runner, spec):
+    from xtts_cli.cli.app import app
+
+    _config(tmp_path, "c")
+    target = str(base / spec) if "/" in spec else str(tmp_path / spec)
+    result = runner.invoke(
+        app, ["train", "-c", str(tmp_path / "c.yaml"), "--init-from", target, "-r", str(tmp_path / "r")]
+    )
+    assert "not a run directory nor a checkpoint" in str(result.exception)
+
+
+def test_validate_shows_the_base_and_what_the_data_adds(base, tmp_path, runner):
+    from xtts_cli.cli.app import app
+
+    _config(tmp_path, "fa", **{"data.dataset_path": str(PERSIAN_DATA), "data.language": "fa"})
+    result = runner.invoke(app, ["validate", "-c", str(tmp_path / "fa.yaml"), "--set", f"training.init_from={base}"])
+    assert result.exit_code == 0, result.output
+    assert f"starts from {base} step 4 (a duration run" in result.output
+    assert "this data adds" in result.output and "language fa, 1 speaker" in result.output
+
+
+def test_freeze_names_only_the_kinds_parts(tmp_path):
+    from xtts_cli.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="'text_encodr' is not a part of a model.kind acoustic model; its parts are"):
+        _config(tmp_path, "f", **{"training.freeze": ["text_encodr"]})

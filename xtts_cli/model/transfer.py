@@ -1,0 +1,108 @@
+"""Start a model from another run's checkpoint: every weight matched by name and shape, tables
+grown by a larger vocabulary kept in their first rows (`xtts train --init-from`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import keras
+import tensorflow as tf
+
+from xtts_cli.errors import XttsError
+
+__all__ = ["Transferred", "child_node", "object_graph", "transfer_weights"]
+
+
+@dataclass(frozen=True)
+class Transferred:
+    """What `transfer_weights` moved: tensors whose every value came from the checkpoint, tables
+    whose first rows did (grown by the new vocabulary, languages or speakers), and what started new."""
+
+    kept: list[str]
+    grown: list[str]
+    new: list[str]
+
+    @property
+    def total(self) -> int:
+        return len(self.kept) + len(self.grown) + len(self.new)
+
+
+def transfer_weights(parts: dict[str, Any], checkpoint: str) -> Transferred:
+    """Load `checkpoint`'s weights into `parts` (the new run's models by the name its checkpoint
+    saves them under: "model", "discriminators"), matched by name and shape.
+
+    A tensor stored under the same name with the same shape is copied whole. A table stored with
+    fewer rows and otherwise the same shape (the token, language and speaker tables of a vocabulary
+    grown by `Tokenizer.grown`, which keeps the stored rows' ids) gets them as its first rows; the
+    rest keep their initial values, as does a tensor the checkpoint lacks. Any other difference in
+    shape is an error: the config check (`xtts_cli.training.parent`) refuses a model of another size first.
+    """
+    from tensorflow.python.checkpoint import graph_view
+
+    reader = tf.train.load_checkpoint(checkpoint)
+    stored = reader.get_variable_to_shape_map()
+    graph = object_graph(reader)
+    # A variable is stored once, under the shortest path to it when it was saved (often through the
+    # optimizer's list); its node in the stored object graph is reached by the model's own names.
+    root = tf.train.Checkpoint(**parts)  # the view holds it weakly
+    objects, paths = graph_view.ObjectGraphView(root).breadth_first_traversal()
+    kept: list[str] = []
+    grown: list[str] = []
+    new: list[str] = []
+    for trackable in objects:
+        if not isinstance(trackable, (tf.Variable, keras.Variable)):
+            continue
+        names = [reference.name for reference in paths[trackable]]
+        name, key = "/".join(names), _stored_key(graph, names)
+        shape = list(trackable.shape)
+        if key is None or key not in stored:
+            new.append(name)
+            continue
+        had = list(stored[key])
+        value = reader.get_tensor(key)
+        if had == shape:
+            trackable.assign(value)
+            kept.append(name)
+        elif len(had) == len(shape) and had[1:] == shape[1:] and had[0] < shape[0]:
+            rows = tf.concat([tf.cast(value, trackable.dtype), trackable[had[0] :]], axis=0)
+            trackable.assign(rows)
+            grown.append(name)
+        else:
+            raise XttsError(
+                f"{checkpoint}: {name} is {had} there and {shape} in this model",
+                hint="start from a base of the same model section (sizes) as this config",
+            )
+    if not kept and not grown:
+        raise XttsError(
+            f"{checkpoint} holds none of this model's weights under the names this version saves them by",
+            hint="start from a base trained with this version of xtts, of the same model kind",
+        )
+    return Transferred(kept, grown, new)
+
+
+def object_graph(reader):
+    """The object graph a checkpoint was saved with (which object holds which, by local names)."""
+    from tensorflow.core.protobuf import trackable_object_graph_pb2
+
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+    return graph
+
+
+def child_node(graph, node: Optional[int], name: str) -> Optional[int]:
+    """The node `node` holds under `name` in a checkpoint's object graph, or None."""
+    if node is None:
+        return None
+    return next((ref.node_id for ref in graph.nodes[node].children if ref.local_name == name), None)
+
+
+def _stored_key(graph, names: list[str]) -> Optional[str]:
+    """The checkpoint key of the variable the root reaches through `names`, or None."""
+    node: Optional[int] = 0
+    for name in names:
+        node = child_node(graph, node, name)
+    if node is None:
+        return None
+    keys = [a.checkpoint_key for a in graph.nodes[node].attributes if a.name == "VARIABLE_VALUE"]
+    return keys[0] if keys else None

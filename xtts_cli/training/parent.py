@@ -1,0 +1,169 @@
+"""The run a new run starts from (`training.init_from`, `xtts train --init-from RUN`), opened
+read-only: its config, vocabulary and checkpoint, whether the new config can take its weights, the
+vocabulary grown from it, and what the new run records of it. No TensorFlow: `xtts validate` reads
+it too. The weights themselves move in `inference.checkpoints.transfer_weights`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from xtts_cli.config.schema import XttsConfig
+from xtts_cli.data.text import Tokenizer
+from xtts_cli.errors import XttsError
+from xtts_cli.speech.run_files import read_run
+
+__all__ = ["ParentRun", "open_parent"]
+
+_CHECKPOINT = re.compile(r"^ckpt-(\d+)$")
+
+
+@dataclass(frozen=True)
+class ParentRun:
+    spec: str  # as the config or the command line wrote it
+    path: Path  # its run directory
+    checkpoint: str  # the checkpoint's path prefix (…/ckpt-N)
+    step: int
+    config: XttsConfig
+    tokenizer: Optional[Tokenizer]  # None for a kind that reads no text
+
+    def refusal(self, config: XttsConfig) -> Optional[str]:
+        """Why `config`'s model cannot take this run's weights (one line), or None: another kind
+        or decoder, other sizes, other mel features, another text front end."""
+        from xtts_cli.training.run_dir import model_identity
+
+        mine, theirs = model_identity(config), model_identity(self.config)
+        # What the new run trains (training.freeze) is its own choice.
+        changed = sorted(
+            key
+            for key in set(mine) | set(theirs)
+            if mine.get(key) != theirs.get(key) and not key.startswith("training.")
+        )
+        if not changed:
+            return None
+        shown = ", ".join(f"{key} {theirs.get(key)!r} -> {mine.get(key)!r}" for key in changed[:4])
+        more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
+        return f"--init-from {self.spec}: its weights do not fit this config ({shown}{more})"
+
+    def check(self, config: XttsConfig) -> None:
+        refusal = self.refusal(config)
+        if refusal is not None:
+            raise XttsError(
+                refusal,
+                hint="keep the base's model section, mel features (rate, hop, mels) and text front end; "
+                "change only the data and the training section",
+            )
+
+    def grow(self, tokenizer: Tokenizer) -> Tokenizer:
+        """The new run's vocabulary: the base's, with what `tokenizer` (the new data's) adds appended."""
+        assert self.tokenizer is not None, "a vocoder run has no vocabulary"
+        return self.tokenizer.grown(tokenizer)
+
+    def news(self, tokenizer: Optional[Tokenizer]) -> list[str]:
+        """What the new run's vocabulary adds to the base's: '11 symbols', 'language fa', '2 speakers'."""
+        if tokenizer is None or self.tokenizer is None:
+            return []
+        base = self.tokenizer
+        symbols = len(tokenizer.characters) - len(base.characters)
+        languages = tokenizer.languages[len(base.languages) :]
+        speakers = len(tokenizer.speakers) - len(base.speakers)
+        news = [f"{symbols} symbol{'s' * (symbols != 1)}"] if symbols else []
+        news += [f"language{'s' * (len(languages) != 1)} {', '.join(languages)}"] if languages else []
+        news += [f"{speakers} speaker{'s' * (speakers != 1)}"] if speakers else []
+        return news
+
+    def val_loss(self) -> Optional[float]:
+        """The base's validation loss at the step it is taken from, as its metrics.jsonl recorded it."""
+        import json
+
+        found = None
+        try:
+            lines = (self.path / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return None
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by a crash
+            if record.get("step") == self.step and "val_loss" in record:
+                found = float(record["val_loss"])
+        return found
+
+    def record(self) -> dict[str, Any]:
+        """What the new run's run.json keeps of its parent."""
+        return {"run": str(self.path), "step": self.step, "checkpoint": self.checkpoint}
+
+
+def _latest(checkpoints: Path) -> Optional[str]:
+    """The checkpoint TensorFlow's pointer file names last (read as text: no TensorFlow here)."""
+    pointer = checkpoints / "checkpoint"
+    try:
+        text = pointer.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    found = re.search(r'^model_checkpoint_path:\s*"([^"]+)"', text, re.MULTILINE)
+    if found is None:
+        return None
+    path = Path(found.group(1))
+    return str(path if path.is_absolute() else checkpoints / path)
+
+
+def _run_of_checkpoint(prefix: Path) -> Optional[Path]:
+    """The run directory a checkpoint path lies in (the nearest folder above it with a config.yaml)."""
+    for folder in prefix.parents:
+        if (folder / "config.yaml").is_file():
+            return folder
+    return None
+
+
+def open_parent(spec: str | Path) -> ParentRun:
+    """The run `spec` names (a run directory, its latest checkpoint; or a checkpoint path), read-only."""
+    given = Path(spec).expanduser()
+    if given.is_dir():
+        run_path = given
+        config, run = read_run(run_path)
+        checkpoint = _latest(run.checkpoints)
+        if checkpoint is None:
+            raise XttsError(
+                f"--init-from {spec}: that run holds no checkpoint yet",
+                hint=f"train it first (xtts train --run-dir {spec}), or pass another run",
+            )
+    elif Path(f"{given}.index").is_file() and _CHECKPOINT.match(given.name):
+        found = _run_of_checkpoint(given)
+        if found is None:
+            raise XttsError(
+                f"--init-from {spec}: no run directory (config.yaml) above that checkpoint",
+                hint="pass the run directory it was trained in; its config says what the weights are",
+            )
+        run_path, checkpoint = found, str(given)
+        config, run = read_run(run_path)
+    else:
+        raise XttsError(
+            f"--init-from {spec}: not a run directory nor a checkpoint (ckpt-N with its .index)",
+            hint="pass a run's directory, e.g. --init-from runs/voices-cpu, or one of its checkpoints, "
+            "e.g. runs/voices-cpu/checkpoints/ckpt-4000",
+        )
+    if not Path(f"{checkpoint}.index").is_file():
+        raise XttsError(
+            f"--init-from {spec}: its checkpoint {checkpoint} is missing (.index)",
+            hint="pass one of the checkpoints the run keeps (its checkpoints folder)",
+        )
+    from xtts_cli.kinds import kind_for
+
+    tokenizer = None
+    if kind_for(config).speaks:
+        if not run.vocab.is_file():
+            raise XttsError(f"--init-from {spec}: that run has no vocab.json", hint="pass a run `xtts train` wrote")
+        tokenizer = Tokenizer.load(run.vocab)
+        if not tokenizer.languages:
+            raise XttsError(
+                f"--init-from {spec}: its vocabulary was saved before runs recorded their languages and speakers",
+                hint="start the new run from scratch, or from a base trained with this xtts",
+            )
+    step_match = _CHECKPOINT.match(Path(checkpoint).name)
+    step = int(step_match.group(1)) if step_match else 0
+    return ParentRun(str(spec), run_path, checkpoint, step, config, tokenizer)
