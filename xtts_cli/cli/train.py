@@ -278,8 +278,6 @@ def train(
 
         xtts train -c speak-cpu --data /data/my-voice
 
-        xtts train -c dual-gpu --data /data/my-voice --data-gpu 0 --model-gpu 1
-
         xtts train -c adapt-cpu --init-from runs/voices-cpu --data /data/my-voice
     """
     from xtts_cli.cli.progress import TrainingProgress
