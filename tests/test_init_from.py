@@ -37,11 +37,14 @@ def _config(root: Path, name: str, **changes):
     return resolve_config(path, {}).config
 
 
-def _train(config, run_dir: Path, hooks=()) -> tuple[Trainer, list[str], object]:
+def _train(config, run_dir: Path):
+    """Train `config` into `run_dir`: (trainer, the notes it printed, its result, the model's weights as
+    the loop started: after any transfer, before the first step)."""
     events: list = []
     trainer = Trainer(config, run_dir=run_dir, progress=events.append)
-    result = Controller(trainer, extra_hooks=hooks).run()
-    return trainer, [event.message for event in events if isinstance(event, Noted)], result
+    start = _AtStart(trainer)
+    result = Controller(trainer, extra_hooks=[start]).run()
+    return trainer, [event.message for event in events if isinstance(event, Noted)], result, start.values
 
 
 @pytest.fixture(scope="module")
@@ -52,27 +55,22 @@ def base(tmp_path_factory) -> Path:
 
 
 class _AtStart(Hook):
-    """The model's weights as the loop starts (after the transfer, before any step)."""
+    """Every weight of the run's models as the loop starts, by id."""
 
-    def __init__(self) -> None:
-        self.trainer: Trainer | None = None
-        self.values: dict[str, np.ndarray] = {}
+    def __init__(self, trainer: Trainer) -> None:
+        self.trainer = trainer
+        self.values: dict[int, np.ndarray] = {}
 
     def on_start(self, result) -> None:
-        assert self.trainer is not None
-        model = self.trainer.parts.models.model
-        self.values = {id(v): v.numpy().copy() for v in model.variables}
+        models = self.trainer.parts.models
+        parts = [models.model, getattr(models, "discriminators", None)]
+        self.values = {id(v): v.numpy().copy() for part in parts if part is not None for v in part.variables}
 
 
 def test_unchanged_data_keeps_every_tensor_and_the_first_validation_loss(base, tmp_path):
     reader = tf.train.load_checkpoint(str(base / "checkpoints" / "ckpt-4"))
     config = _config(tmp_path, "same", **{"training.init_from": str(base), "training.max_steps": 2})
-    start = _AtStart()
-    events: list = []
-    trainer = Trainer(config, run_dir=tmp_path / "run", progress=events.append)
-    start.trainer = trainer
-    Controller(trainer, extra_hooks=[start]).run()
-    notes = [event.message for event in events if isinstance(event, Noted)]
+    trainer, notes, _, at_start = _train(config, tmp_path / "run")
     # Bit for bit: every weight the checkpoint holds as the base's holds it (found by the model's names;
     # the dropout layers' random-number states are not checkpointed by either).
     from tensorflow.python.checkpoint import graph_view
@@ -89,7 +87,7 @@ def test_unchanged_data_keeps_every_tensor_and_the_first_validation_loss(base, t
     assert len(saved) > 100
     for variable in saved:
         key = _stored_key(graph, names[id(variable)])
-        assert key is not None and np.array_equal(start.values[id(variable)], reader.get_tensor(key)), variable.path
+        assert key is not None and np.array_equal(at_start[id(variable)], reader.get_tensor(key)), variable.path
     base_val = next(
         r["val_loss"] for r in read_metrics(base / "metrics.jsonl") if r.get("step") == 4 and "val_loss" in r
     )
@@ -115,13 +113,8 @@ def persian(base, tmp_path_factory):
             "training.freeze": ["speaker_encoder"],
         },
     )
-    start = _AtStart()
-    events: list = []
-    trainer = Trainer(config, run_dir=root / "run", progress=events.append)
-    start.trainer = trainer
-    Controller(trainer, extra_hooks=[start]).run()
-    notes = [event.message for event in events if isinstance(event, Noted)]
-    return trainer, notes, start.values, root / "run", config
+    trainer, notes, _, at_start = _train(config, root / "run")
+    return trainer, notes, at_start, root / "run", config
 
 
 def test_a_new_language_grows_the_tables_and_keeps_the_bases_rows(base, persian):
@@ -163,7 +156,7 @@ def test_frozen_parts_do_not_move_and_the_rest_trains(persian):
 def test_an_adapted_run_resumes_as_any_run_does(persian):
     _, _, _, run, config = persian
     longer = config.model_copy(update={"training": config.training.model_copy(update={"max_steps": 6})})
-    trainer, notes, result = _train(longer, run)
+    trainer, notes, result, _ = _train(longer, run)
     assert result.resumed and result.start_step == 4 and result.final_step == 6
     assert not any(note.startswith("from ") for note in notes)  # its checkpoint holds the weights now
     assert json.loads((run / "run.json").read_text(encoding="utf-8"))["parent"]["step"] == 4
@@ -176,6 +169,7 @@ def test_an_adapted_run_resumes_as_any_run_does(persian):
         ({"model.decoder": "autoregressive"}, "model.decoder 'duration' -> 'autoregressive'"),
         ({"data.n_mels": 64}, "data.n_mels 80 -> 64"),
         ({"data.text_frontend": "phonemes"}, "data.text_frontend 'characters' -> 'phonemes'"),
+        ({"model.kind": "vocoder"}, "model.kind 'acoustic' -> 'vocoder'"),
     ],
 )
 def test_a_model_the_weights_do_not_fit_is_refused_in_one_line(base, tmp_path, runner, changes, named):
@@ -231,3 +225,22 @@ def test_freeze_names_only_the_kinds_parts(tmp_path):
 
     with pytest.raises(ConfigError, match="'text_encodr' is not a part of a model.kind acoustic model; its parts are"):
         _config(tmp_path, "f", **{"training.freeze": ["text_encodr"]})
+
+
+def test_a_vocoder_run_starts_from_another_with_its_discriminators(tmp_path):
+    from test_vocoder import vocoder_config
+
+    path = vocoder_config(tmp_path, extra="  adversarial_start_step: 0\n  discriminator_channels: 4\n  periods: [2, 3]")
+    config = resolve_config(path, {"training.max_steps": 2}).config
+    _train(config, tmp_path / "base")
+    child = resolve_config(path, {"training.max_steps": 1, "training.init_from": str(tmp_path / "base")}).config
+    trainer, notes, _, at_start = _train(child, tmp_path / "child")
+    line = next(note for note in notes if note.startswith("from "))
+    models = trainer.parts.models
+    saved = len(models.model.weights) + len(models.discriminators.weights)
+    assert line.endswith(f"kept {saved} of {saved} tensors; nothing new"), line
+    base = tf.train.load_checkpoint(str(tmp_path / "base" / "checkpoints" / "ckpt-2"))
+    stored = [base.get_tensor(k) for k in base.get_variable_to_shape_map() if k.endswith("VARIABLE_VALUE")]
+    for variable in models.model.weights:  # the generator as the base left it
+        value = at_start[id(variable)]
+        assert any(v.shape == value.shape and np.array_equal(v, value) for v in stored), variable.path
