@@ -198,7 +198,8 @@ def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(tmp_path: 
 @pytest.mark.parametrize("value", ["griffin-lim", "nowhere"])
 def test_vocode_names_a_missing_recording_and_a_missing_run(runner, tmp_path: Path, value: str) -> None:
     missing = tmp_path / "missing.wav"
-    result = runner.invoke(app, ["vocode", str(missing), "--vocoder", value, "-o", str(tmp_path / "o.wav")])
+    recording = missing if value == "griffin-lim" else SAMPLE_CLIP  # a missing recording is named first
+    result = runner.invoke(app, ["vocode", str(recording), "--vocoder", value, "-o", str(tmp_path / "o.wav")])
     assert isinstance(result.exception, XttsError)
     line = result.exception.lines[0]
     assert (str(missing) in line) if value == "griffin-lim" else ("nowhere is not an xtts run directory" in line)
@@ -239,3 +240,31 @@ def test_a_vocoder_run_resumes_only_with_the_generator_shape_it_was_trained_with
     later = vocoder.model_copy(update={"vocoder": vocoder.vocoder.model_copy(update={"mel_loss_weight": 1.0})})
     assert model_identity(later) == identity
     assert not any(key.startswith("vocoder.") for key in model_identity(XttsConfig()))
+
+
+def test_vocode_writes_every_recording_of_a_folder_with_one_load(runner, tmp_path: Path) -> None:
+    import shutil
+    import wave
+
+    folder = tmp_path / "clips"
+    folder.mkdir()
+    for clip in sorted(SAMPLE_CLIP.parent.glob("*.wav"))[:3]:
+        shutil.copy(clip, folder / clip.name)
+    (folder / "notes.txt").write_text("not a recording", encoding="utf-8")
+    result = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "out"), "--json"])
+    assert result.exit_code == 0, (result.output, result.exception)
+    reports = json.loads(result.stdout)
+    assert [Path(r["out"]).name for r in reports] == sorted(p.name for p in folder.glob("*.wav"))
+    alone = runner.invoke(
+        app, ["vocode", str(folder / reports[1]["audio"].split("/")[-1]), "-o", str(tmp_path / "one.wav")]
+    )
+    assert alone.exit_code == 0, alone.output
+    with wave.open(str(tmp_path / "one.wav")) as one, wave.open(reports[1]["out"]) as many:
+        assert one.readframes(one.getnframes()) == many.readframes(many.getnframes())
+    several = runner.invoke(app, ["vocode", str(folder), "-o", str(tmp_path / "x.wav")])
+    assert "3 recordings and one --out file" in str(several.exception) and "--out-dir" in several.exception.hint
+    twice = runner.invoke(
+        app,
+        ["vocode", str(folder), str(folder / reports[0]["audio"].split("/")[-1]), "--out-dir", str(tmp_path / "o2")],
+    )
+    assert "would both be written to" in str(twice.exception) and not (tmp_path / "o2").exists()

@@ -1,34 +1,90 @@
-"""`xtts vocode`: a recording's own mel back to audio, by a vocoder run or Griffin-Lim."""
+"""`xtts vocode`: recordings' own mels back to audio, by a vocoder run or Griffin-Lim, loaded once."""
 
 from __future__ import annotations
 
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Optional
 
 import typer
 
 from xtts_cli.cli.options import ConfigOption, JsonOption, VerboseOption, VocoderOption
+from xtts_cli.errors import XttsError
+
+
+def recordings(paths: list[Path]) -> list[Path]:
+    """The files `paths` name, a folder standing for the recordings in it (sorted); every path checked
+    before anything loads."""
+    from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS
+
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            inside = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in SUPPORTED_EXTENSIONS)
+            if not inside:
+                raise XttsError(
+                    f"AUDIO {str(path)!r}: a folder with no recording in it",
+                    hint=f"pass a folder of {', '.join(SUPPORTED_EXTENSIONS)} files, or the files themselves",
+                )
+            found += inside
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise XttsError(f"AUDIO {str(path)!r}: no such file or folder", hint="pass a recording or a folder of them")
+    return found
+
+
+def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]) -> list[Path]:
+    """Where each recording's audio goes: --out for one, <stem>.wav in --out-dir for any number."""
+    if out is not None and out_dir is not None:
+        raise XttsError("--out and --out-dir both given", hint="--out names one file; --out-dir a folder for several")
+    if out_dir is None:
+        if len(found) > 1:
+            raise XttsError(
+                f"{len(found)} recordings and one --out file",
+                hint="pass --out-dir DIR: each recording's audio is written there under its own name",
+            )
+        return [out or Path("vocoded.wav")]
+    targets = [out_dir / f"{path.stem}.wav" for path in found]
+    seen: dict[Path, Path] = {}
+    for path, target in zip(found, targets):
+        if target in seen:
+            raise XttsError(
+                f"{seen[target]} and {path} would both be written to {target}",
+                hint="vocode them into separate --out-dir folders, or rename one",
+            )
+        seen[target] = path
+    return targets
 
 
 def vocode(
-    audio: Annotated[Path, typer.Argument(metavar="AUDIO", help="A recording (WAV, FLAC, OGG or MP3).")],
+    audio: Annotated[
+        list[Path], typer.Argument(metavar="AUDIO...", help="Recordings (WAV, FLAC, OGG or MP3), or folders of them.")
+    ],
     vocoder: VocoderOption = None,
-    out: Annotated[Path, typer.Option("--out", "-o", metavar="WAV", help="WAV file to write.")] = Path("vocoded.wav"),
+    out: Annotated[
+        Optional[Path], typer.Option("--out", "-o", metavar="WAV", help="WAV file to write (one recording).")
+    ] = None,
+    out_dir: Annotated[
+        Optional[Path],
+        typer.Option("--out-dir", metavar="DIR", help="Folder to write each recording's audio into, as <name>.wav."),
+    ] = None,
     config: ConfigOption = None,
     json_output: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Copy-synthesis: compute AUDIO's mel as training does, then turn it back into audio.
+    """Copy-synthesis: compute each recording's mel as training does, then turn it back into audio.
 
     What you hear is the vocoder's ceiling: an acoustic model that predicted this mel exactly
     would sound like this. With a vocoder run its own data section gives the features; with
-    griffin-lim (the default) the --config's does.
+    griffin-lim (the default) the --config's does. The vocoder loads once for every recording.
 
     Examples:
 
         xtts vocode clip.wav --vocoder runs/vocoder-cpu --out vocoded.wav
+
+        xtts vocode held-out/ --vocoder runs/vocoder-cpu --out-dir vocoded/
 
         xtts vocode clip.wav --vocoder griffin-lim -c speak-cpu --out griffin-lim.wav
     """
@@ -36,7 +92,10 @@ def vocode(
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder, load_audio, mel_of
 
+    found = recordings(audio)
+    targets = destinations(found, out, out_dir)
     spec = vocoder or GRIFFIN_LIM
+    reports: list[dict[str, Any]] = []
     with Phases(enabled=not json_output) as phase:
         phase(f"loading {spec} (TensorFlow and the vocoder)")
         if spec == GRIFFIN_LIM:
@@ -45,30 +104,37 @@ def vocode(
             from xtts_cli.inference.checkpoints import load_vocoder, read_run
 
             chosen = load_vocoder(spec, read_run(Path(spec))[0].data, acoustic_run="itself")
-        data = chosen.data
-        phase(f"vocoding {audio}")
-        samples = load_audio(audio, data, what="AUDIO")
-        began = time.perf_counter()
-        waveform = chosen(mel_of(samples, data))
-        seconds = time.perf_counter() - began
-    from xtts_cli.speech.synthesis import write_wav
+        from xtts_cli.speech.synthesis import write_wav
 
-    write_wav(out, waveform, data.sample_rate)
-    duration = len(waveform) / data.sample_rate
-    report = {
-        "out": str(out),
-        "seconds": round(duration, 3),
-        "vocoder": chosen.name,
-        "step": chosen.step,
-        "real_time_factor": round(seconds / max(duration, 1e-9), 4),
-    }
+        data = chosen.data
+        for index, (path, target) in enumerate(zip(found, targets)):
+            phase(f"vocoding {path}" + (f" ({index + 1} of {len(found)})" if len(found) > 1 else ""))
+            samples = load_audio(path, data, what="AUDIO")
+            began = time.perf_counter()
+            waveform = chosen(mel_of(samples, data))
+            seconds = time.perf_counter() - began
+            if out_dir is not None:
+                out_dir.mkdir(parents=True, exist_ok=True)
+            write_wav(target, waveform, data.sample_rate)
+            duration = len(waveform) / data.sample_rate
+            reports.append(
+                {
+                    "audio": str(path),
+                    "out": str(target),
+                    "seconds": round(duration, 3),
+                    "vocoder": chosen.name,
+                    "step": chosen.step,
+                    "real_time_factor": round(seconds / max(duration, 1e-9), 4),
+                }
+            )
     if json_output:
         from xtts_cli.cli.output import print_json
 
-        print_json(report)
+        print_json(reports[0] if len(reports) == 1 and out_dir is None else reports)
         return
     step = f" (step {chosen.step})" if chosen.step is not None else ""
-    sys.stdout.write(
-        f"{out}: {duration:.2f} s of audio by {chosen.name}{step}, in {seconds:.2f} s "
-        f"(real-time factor {report['real_time_factor']:.3f})\n"
-    )
+    for report in reports:
+        sys.stdout.write(
+            f"{report['out']}: {report['seconds']:.2f} s of audio by {chosen.name}{step} "
+            f"(real-time factor {report['real_time_factor']:.3f})\n"
+        )
