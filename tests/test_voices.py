@@ -184,3 +184,17 @@ def test_a_run_from_before_front_ends_resumes_and_a_changed_front_end_is_refused
     phonemes = XttsConfig(data={"text_frontend": "phonemes"})
     with pytest.raises(XttsError, match=r"changed: data.text_frontend \('characters' -> 'phonemes'\)"):
         prepare_run_dir(tmp_path / "run", phonemes)
+
+
+def test_synthesize_lists_the_runs_speakers_and_languages_without_loading_it(runner):
+    from xtts_cli.cli.app import app
+
+    run = Path(__file__).parent / "data" / "run_before_run_data"
+    vocabulary = json.loads((run / "vocab.json").read_text(encoding="utf-8"))
+    listed = runner.invoke(app, ["synthesize", "-r", str(run), "--list-speakers", "--list-languages", "--json"])
+    assert listed.exit_code == 0, (listed.output, listed.exception)
+    report = json.loads(listed.stdout)
+    assert [s["name"] for s in report["speakers"]] == vocabulary["speakers"] and report["languages"] == ["en"]
+    assert all(s["minutes"] > 0 for s in report["speakers"])
+    plain = runner.invoke(app, ["synthesize", "-r", str(run), "--list-languages"])
+    assert plain.stdout == "en\n"

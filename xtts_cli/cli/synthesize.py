@@ -79,6 +79,12 @@ def synthesize(
         ),
     ] = None,
     vocoder: VocoderOption = None,
+    list_speakers: Annotated[
+        bool, typer.Option("--list-speakers", help="Print the run's speakers (--speaker NAME) and exit.")
+    ] = False,
+    list_languages: Annotated[
+        bool, typer.Option("--list-languages", help="Print the run's languages (--language CODE) and exit.")
+    ] = False,
     json_output: JsonOption = False,
     verbose: VerboseOption = False,
     checkpoint: CheckpointAlias = None,
@@ -100,6 +106,12 @@ def synthesize(
         xtts synthesize --text-file lines.txt --out-dir clips/ -r runs/speak-cpu --vocoder runs/vocoder-cpu
     """
 
+    if list_speakers or list_languages:
+        run = run_dir_given(
+            run_dir, checkpoint, to="list", example="xtts synthesize -r runs/voices-cpu --list-speakers"
+        )
+        _list(run, speakers=list_speakers, languages=list_languages, json_output=json_output)
+        return
     _check_arguments(text, text_file, out_dir, speaker, speaker_wav)
     run_dir = run_dir_given(run_dir, checkpoint, to="speak with", example='xtts synthesize "Hello." -r runs/tiny-cpu')
     lines = _read_lines(text_file) if text_file is not None else []
@@ -128,6 +140,39 @@ def synthesize(
         print_json(report)
         return
     _render(speech, report)
+
+
+def _list(run_dir: Path, *, speakers: bool, languages: bool, json_output: bool) -> None:
+    """The run's speakers (with their minutes where speakers.json has them) and languages, read
+    from its vocabulary alone: no TensorFlow."""
+    from xtts_cli.data.text import Tokenizer
+    from xtts_cli.errors import XttsError
+    from xtts_cli.speech.run_files import load_speakers, read_run
+
+    _, run = read_run(run_dir)
+    if not run.vocab.is_file():
+        raise XttsError(f"{run_dir} has no vocab.json: it is not an acoustic run", hint="pass the run that speaks")
+    vocabulary = Tokenizer.load(run.vocab)
+    details = load_speakers(run.path)
+    listing: dict[str, Any] = {}
+    if speakers:
+        listing["speakers"] = [
+            {"name": name, "minutes": details.get(name, {}).get("minutes")} for name in vocabulary.speakers
+        ]
+    if languages:
+        listing["languages"] = list(vocabulary.languages)
+    if json_output:
+        from xtts_cli.cli.output import print_json
+
+        print_json(listing)
+        return
+    parent = (run.read_run() or {}).get("parent")
+    inherited = f"  (learnt in {parent['run']}, the run this one started from)" if parent else ""
+    for entry in listing.get("speakers", []):
+        minutes = f"  {entry['minutes']:.1f} min" if entry["minutes"] is not None else inherited
+        sys.stdout.write(f"{entry['name']}{minutes}\n")
+    for code in listing.get("languages", []):
+        sys.stdout.write(f"{code}\n")
 
 
 def _check_arguments(text, text_file, out_dir, speaker, speaker_wav) -> None:
