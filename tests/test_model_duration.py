@@ -144,6 +144,10 @@ def test_generation_lasts_the_predicted_durations(model_and_batch):
             shorter = model.generate(*inputs, frames)
             assert shorter["mel"].shape == (2, frames, 20) and shorter["lengths"].numpy().tolist() == [18, 12]
         assert model._generate_graph.experimental_get_tracing_count() == traced
+        # --speed: three frames a character read 1.5 times faster is two, 0.75 times is four; one trace.
+        assert model.generate(*inputs, 400, speed=1.5)["lengths"].numpy().tolist() == [12, 8]
+        assert model.generate(*inputs, 400, speed=0.75)["lengths"].numpy().tolist() == [24, 16]
+        assert model._generate_graph.experimental_get_tracing_count() == traced
     finally:
         for weight, value in zip(projection.weights, saved):
             weight.assign(value)

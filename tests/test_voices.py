@@ -198,3 +198,14 @@ def test_synthesize_lists_the_runs_speakers_and_languages_without_loading_it(run
     assert all(s["minutes"] > 0 for s in report["speakers"])
     plain = runner.invoke(app, ["synthesize", "-r", str(run), "--list-languages"])
     assert plain.stdout == "en\n"
+
+
+def test_speed_is_refused_by_a_decoder_that_has_no_pace(runner, tmp_path):
+    from xtts_cli.cli.app import app
+
+    run = Path(__file__).parent / "data" / "run_before_run_data"  # an autoregressive run
+    result = runner.invoke(
+        app, ["synthesize", "the kettle", "-r", str(run), "--speed", "1.5", "-o", str(tmp_path / "a.wav")]
+    )
+    assert "--speed 1.5: this run's decoder (autoregressive)" in str(result.exception)
+    assert "model.decoder: duration" in result.exception.hint and not (tmp_path / "a.wav").exists()

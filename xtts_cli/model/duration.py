@@ -451,12 +451,12 @@ class DurationModel(AcousticModel):
     def _generate(
         self, text_ids, text_lengths, speaker_vector, language_ids, frame_limit, controls, *, max_frames, decoding
     ):
-        """The predicted durations' frames, cut at `frame_limit`. Nothing is decided frame by frame,
-        so `controls` and `decoding` (the stop token, prenet dropout, attention window and prior of
-        a decoder that is) have nothing to steer."""
+        """The predicted durations' frames at `controls["speed"]`, cut at `frame_limit`. Nothing is
+        decided frame by frame, so the other controls and `decoding` (the stop token, prenet dropout,
+        attention window and prior of a decoder that is) have nothing to steer."""
         memory, text_mask = self.encode_text(text_ids, text_lengths, training=False, language_ids=language_ids)
         memory = self._with_speaker(memory, speaker_vector)
-        durations = self.predict_durations(memory, text_mask)
+        durations = self.predict_durations(memory, text_mask, pace=controls.get("speed", 1.0))
         total = tf.reduce_sum(durations, axis=1)
         limit = tf.minimum(tf.cast(frame_limit, tf.int32), max_frames)
         lengths = tf.minimum(total, limit)

@@ -606,6 +606,7 @@ class AcousticModel(keras.Model):
         steps_per_token: Optional[float] = None,
         speaker_vector=None,
         language_ids=None,
+        speed: float = 1.0,
     ) -> dict[str, tf.Tensor]:
         """Synthesise log-mel frames: `mel` [B, max_frames, n_mels] float32, `lengths` [B] int32,
         `stopped` [B] bool (the stop token ended it, rather than `max_frames`), `alignment`
@@ -621,7 +622,8 @@ class AcousticModel(keras.Model):
 
         The voice is the reference's (`ref_mel` [B, R, n_mels], `ref_lengths` [B]) or, when given,
         `speaker_vector` [B, speaker_embedding_dim] (a speaker's centroid); `language_ids` [B] int32
-        (default 0) the language of a multilingual model.
+        (default 0) the language of a multilingual model. `speed` (a paced decoder's: `paced`) reads
+        the text that many times faster than the predicted durations say.
         """
         if speaker_vector is None:
             speaker_vector = self.speaker_encoder(
@@ -639,7 +641,7 @@ class AcousticModel(keras.Model):
         limit = max_frames if frame_limit is None else frame_limit
         pace = 1.0 if steps_per_token is None else steps_per_token
         inputs = (text_ids, text_lengths, speaker_vector, language_ids, limit)
-        controls = {"seed": seed, "min_frames": min_frames, "steps_per_token": pace}
+        controls = {"seed": seed, "min_frames": min_frames, "steps_per_token": pace, "speed": speed}
         if tf.executing_eagerly():
             inputs = tuple(
                 tf.convert_to_tensor(value, tf.int32 if index == 4 else None) for index, value in enumerate(inputs)
@@ -648,6 +650,7 @@ class AcousticModel(keras.Model):
                 "seed": tf.constant(seed, tf.int32),
                 "min_frames": tf.constant(min_frames, tf.int32),
                 "steps_per_token": tf.constant(pace, tf.float32),
+                "speed": tf.constant(speed, tf.float32),
             }
             # A buffer whose length need not be static is a tensor: one trace for every length.
             frames = max_frames if self.static_frame_buffer else tf.constant(max_frames, tf.int32)

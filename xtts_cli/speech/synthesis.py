@@ -217,12 +217,14 @@ def synthesize_speech(
     settings: Optional[SynthesisConfig] = None,
     language: Optional[str] = None,
     vocoder: Optional[Vocoder] = None,
+    speed: float = 1.0,
 ) -> Speech:
     """`text` in `language` (default the run's first) in the voice of `voice` (a `Voice`, or
     reference log-mel frames): generated mel, its waveform by `vocoder` (default Griffin-Lim).
 
     The length is the stop token's choice inside the window `rate` (the training data's speaking
-    rate) allows; `max_frames` caps it further.
+    rate) allows, or the predicted durations' at `speed` (a paced model; the window scales with
+    it); `max_frames` caps it further.
     """
 
     settings = settings or SynthesisConfig()
@@ -240,6 +242,15 @@ def synthesize_speech(
     else:
         frames = min(data.max_mel_frames, FRAMES_PER_CHARACTER * len(ids) + 20)
         min_frames = MIN_FRAMES_PER_CHARACTER * len(ids)
+    if speed != 1.0:
+        if not model.paced:
+            raise XttsError(
+                f"--speed {speed:g}: this run's decoder (autoregressive) ends each sentence by its stop token, "
+                "frame by frame, and has no pace to set",
+                hint="train with model.decoder: duration (configs/speak-cpu.yaml) to set the speed",
+            )
+        frames = min(data.max_mel_frames, int(np.ceil(frames / speed)))
+        min_frames = int(min_frames / speed)
     if max_frames:
         frames = max_frames
     min_frames = min(frames, min_frames)
@@ -257,6 +268,7 @@ def synthesize_speech(
         min_frames=min_frames,
         speaker_vector=speaker_vector(model, voice, data),
         language_ids=tf.constant([language_index], tf.int32),
+        speed=speed,
         **generation_settings(model, settings, rate),
     )
     length = max(2, int(generated["lengths"][0]))
