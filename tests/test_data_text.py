@@ -109,3 +109,41 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
     path = tmp_path / "vocab.json"
     grown.save(path)
     assert Tokenizer.load(path) == grown and Tokenizer.load(path).symbol_ids("z") == [5]
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        (
+            'Dr. Smith came at 3.5 p.m. today. He said "hello!" Then he left... Was it e.g. a test? Yes.',
+            ["Dr. Smith came at 3.5 p.m. today.", 'He said "hello!"', "Then he left...", "Was it e.g. a test?", "Yes."],
+        ),
+        (
+            "Mr. J. R. Tolkien wrote. It sold 1.5 million copies",
+            ["Mr. J. R. Tolkien wrote.", "It sold 1.5 million copies"],
+        ),
+        ("کتاب روی میز است. آیا او آمد؟ بله، او آمد.", ["کتاب روی میز است.", "آیا او آمد؟", "بله، او آمد."]),
+        ("no end at all", ["no end at all"]),
+        ("   ", []),
+    ],
+)
+def test_a_text_splits_into_its_sentences(text, sentences):
+    from xtts_cli.data.text import split_sentences
+
+    assert split_sentences(text) == sentences
+
+
+def test_a_sentence_too_long_is_cut_at_its_clauses_then_between_words():
+    from xtts_cli.data.text import split_to_fit
+
+    def fits(part: str) -> bool:
+        return len(part) <= 16
+
+    assert split_to_fit("short enough", fits) == ["short enough"]
+    assert split_to_fit("one, two three four five, six، seven", fits) == [
+        "one,",
+        "two three four",
+        "five,",
+        "six، seven",
+    ]
+    assert split_to_fit("unbreakablewordthatislong", fits) == ["unbreakablewordthatislong"]

@@ -225,6 +225,7 @@ def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[st
         "language": language or (tts.tokenizer.languages[0] if tts.tokenizer.languages else None),
         "voice": voice,
         "vocoder": speech.vocoder,
+        "sentences": speech.sentences,
     }
 
 

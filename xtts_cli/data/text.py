@@ -380,3 +380,54 @@ def _with_prefixes(ids: np.ndarray, sizes: np.ndarray, prefixes: np.ndarray) -> 
     text_places = np.repeat(starts + width - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) + np.arange(len(ids))
     out[text_places] = ids
     return out, sizes + width
+
+
+# Where a sentence ends: . ! ? … and the Arabic-script question mark (U+061F), then any closing quote
+# or bracket, then a space. Not after an abbreviation ("Dr.", "e.g.") or a single initial ("J."):
+# the English cleaners' list and the common Latin ones, as Coqui TTS's and NeMo's splitters keep one.
+_SENTENCE_END = re.compile(r"[.!?\u2026\u061f]+[\"'\u201d\u2019\u00bb)\]]*(?=\s|$)")
+_NO_END_AFTER = re.compile(
+    r"(?:\b(?:" + "|".join(short for short, _ in _ABBREVIATION_PAIRS) + r"|ms|sr|prof|vs|etc|no|fig|approx)"
+    r"|(?:^|[\s.])[A-Za-z])\.$",  # a single letter: an initial ("J.") or a dotted one ("e.g.", "p.m.")
+    re.IGNORECASE,
+)
+# Where a sentence too long for one generation is cut first: after a clause's punctuation (the
+# Arabic-script comma U+060C and semicolon U+061B among them).
+_CLAUSE_END = re.compile(r"(?<=[,;:\u060c\u061b\u2013\u2014])\s+")
+
+
+def split_sentences(text: str) -> list[str]:
+    """`text` as its sentences, in order, each stripped; a text with no sentence end is one sentence."""
+    text, pieces, start = text.strip(), [], 0
+    for end in _SENTENCE_END.finditer(text):
+        pieces.append(text[start : end.end()].strip())
+        start = end.end()
+    pieces = [piece for piece in [*pieces, text[start:].strip()] if piece]
+    sentences: list[str] = []
+    for piece in pieces:
+        if sentences and _NO_END_AFTER.search(sentences[-1]):
+            sentences[-1] = f"{sentences[-1]} {piece}"
+        else:
+            sentences.append(piece)
+    return sentences
+
+
+def split_to_fit(sentence: str, fits) -> list[str]:
+    """`sentence` cut into consecutive parts that each `fits` (a predicate on text): whole when it
+    fits, else at its clauses' punctuation, then between words; a single word that does not fit is
+    left whole (the model's length limit then cuts it)."""
+    if fits(sentence):
+        return [sentence]
+    for pattern in (_CLAUSE_END, re.compile(r"\s+")):
+        units = [unit for unit in pattern.split(sentence) if unit]
+        if len(units) < 2:
+            continue
+        parts: list[str] = []
+        for unit in units:
+            joined = f"{parts[-1]} {unit}" if parts else unit
+            if parts and fits(joined):
+                parts[-1] = joined
+            else:
+                parts.append(unit)
+        return [piece for part in parts for piece in split_to_fit(part, fits)] if len(parts) > 1 else parts
+    return [sentence]

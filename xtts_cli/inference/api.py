@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 from xtts_cli.speech.run_files import load_speaking_rate
-from xtts_cli.speech.synthesis import Speech, Voice, resolve_voice, synthesize_speech
+from xtts_cli.speech.synthesis import Speech, Voice, resolve_voice, speak_text
 from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
 
@@ -80,14 +80,15 @@ class Synthesizer:
         speed: float = 1.0,
     ) -> Speech:
         """`text` in `language` (default the run's first), in the voice asked, at `speed` (a duration
-        decoder's: 1.0 is the pace it learnt, 1.5 half again as fast): a `Speech`."""
-        return synthesize_speech(
+        decoder's: 1.0 is the pace it learnt, 1.5 half again as fast): a `Speech`. A text of several
+        sentences, or one too long for a generation, is spoken part by part and joined."""
+        return speak_text(
             self.model,
             self.tokenizer,
             text,
             self.voice(speaker, speaker_wav),
             self.config.data,
-            max_frames,
+            max_frames=max_frames,
             rate=self._rate,
             settings=self.config.synthesis,
             language=language,

@@ -19,7 +19,13 @@ import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
 from xtts_cli.errors import XttsError
-from xtts_cli.speech.run_files import REFERENCE_FILE, SPEAKERS_FILE, SpeakingRate, load_speakers
+from xtts_cli.speech.run_files import (
+    RATE_CEILING_FACTOR,
+    REFERENCE_FILE,
+    SPEAKERS_FILE,
+    SpeakingRate,
+    load_speakers,
+)
 from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
 # Without a measured speaking rate (runs from before it was recorded): upper bound on generated
@@ -167,6 +173,7 @@ class Speech:
     paced: bool = False  # its length came from predicted durations (the duration decoder), not a stop token
     text: str = ""
     vocoder: str = "griffin-lim"  # what made the waveform: griffin-lim or a vocoder run's directory
+    sentences: int = 1  # generations joined into it (`speak_text`: a long text, sentence by sentence)
 
     @property
     def seconds(self) -> float:
@@ -346,3 +353,70 @@ def resolve_voice(
     if (run_dir / REFERENCE_FILE).is_file():
         return Voice(reference=np.load(run_dir / REFERENCE_FILE))
     raise XttsError(f"{run_dir} has no {REFERENCE_FILE}", hint="pass --speaker-wav FILE or --speaker NAME")
+
+
+# Between two sentences of a longer text: a breath, about what a reader leaves at a full stop.
+SENTENCE_PAUSE_SECONDS = 0.3
+
+
+def speak_text(model, tokenizer, text: str, voice, data: DataConfig, rate: Optional[SpeakingRate] = None, **options):
+    """Text of any length: its sentences (`split_sentences`), each cut further where it would not
+    fit one generation's frames (`split_to_fit`), generated in turn (`synthesize_speech`, with
+    `options`) and joined with `SENTENCE_PAUSE_SECONDS` between them."""
+    parts = text_parts(tokenizer, text, data, rate, language=options.get("language"))
+    if len(parts) <= 1:
+        return synthesize_speech(model, tokenizer, text, voice, data, rate=rate, **options)
+    return joined(
+        [synthesize_speech(model, tokenizer, part, voice, data, rate=rate, **options) for part in parts], text
+    )
+
+
+def text_parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], *, language=None) -> list[str]:
+    """The generations `text` is spoken in: its sentences, each within one generation's limit."""
+    from xtts_cli.data.text import split_sentences, split_to_fit
+
+    per_token = RATE_CEILING_FACTOR * rate.p90 if rate is not None else FRAMES_PER_CHARACTER
+    most = max(1, int((data.max_mel_frames - 1) // per_token))  # the tokens whose frames fit the limit
+
+    def fits(part: str) -> bool:
+        return len(tokenizer.prepare(part, language)) <= most
+
+    return [part for sentence in split_sentences(text) for part in split_to_fit(sentence, fits)]
+
+
+def joined(parts: list[Speech], text: str) -> Speech:
+    """Sentences spoken in turn as one `Speech`: the waveforms and mels end to end with a pause
+    (silence) between each two, the alignments side by side (block by block)."""
+    from xtts_cli.model.xtts import MEL_PAD_VALUE
+
+    first = parts[0]
+    pause = int(SENTENCE_PAUSE_SECONDS * first.sample_rate)
+    hop = max(1, round(len(first.waveform) / max(first.frames, 1)))
+    silence_frames = np.full((max(1, pause // hop), first.mel.shape[1]), MEL_PAD_VALUE, np.float32)
+    waves, mels = [], []
+    for index, part in enumerate(parts):
+        if index:
+            waves.append(np.zeros(pause, np.float32))
+            mels.append(silence_frames)
+        waves.append(part.waveform)
+        mels.append(part.mel)
+    steps, tokens = (sum(part.alignment.shape[axis] for part in parts) for axis in (0, 1))
+    alignment = np.zeros((steps, tokens), np.float32)
+    row = column = 0
+    for part in parts:
+        alignment[row : row + part.alignment.shape[0], column : column + part.alignment.shape[1]] = part.alignment
+        row, column = row + part.alignment.shape[0], column + part.alignment.shape[1]
+    weights = [max(part.alignment.shape[0], 1) for part in parts]
+    return Speech(
+        waveform=np.concatenate(waves),
+        mel=np.concatenate(mels),
+        alignment=alignment,
+        alignment_score=float(np.average([part.alignment_score for part in parts], weights=weights)),
+        stopped=all(part.stopped for part in parts),
+        frame_window=(sum(p.frame_window[0] for p in parts), sum(p.frame_window[1] for p in parts)),
+        sample_rate=first.sample_rate,
+        paced=first.paced,
+        text=text,
+        vocoder=first.vocoder,
+        sentences=len(parts),
+    )
