@@ -332,3 +332,25 @@ def test_the_stores_of_other_settings_go_the_same_way(tmp_path) -> None:
     assert sorted(p.name for p in mixed.iterdir()) == ["shard-e.tfrecord"]
     assert (current / "shard-a.tfrecord").exists() and (mine / "shard-f.tfrecord").exists()
     assert sweep_other_settings(tmp_path / "missing" / "0123456789abcdef", now=now) == 0
+
+
+@pytest.mark.parametrize(
+    ("dataset", "language", "letters"),
+    [
+        ("xtts_cli/data/sample", "en", "abcdefghijklmnopqrstuvwxyz"),  # no "j" nor "z" in its transcripts
+        ("tests/data/persian", "fa", "\u0622\u0627\u0628\u067e\u062a\u0698\u06a9\u06af\u06cc"),
+    ],
+)
+def test_a_characters_vocabulary_holds_its_languages_whole_alphabet(dataset, language, letters):
+    from xtts_cli.config.loading import build_config
+    from xtts_cli.data.run_data import prepare
+
+    root = Path(__file__).resolve().parents[1]
+    config = build_config({"data": {"dataset_path": str(root / dataset), "language": language}}, "x.yaml")
+    tokenizer = prepare(config).tokenizer
+    assert set(letters) <= set(tokenizer.characters)
+    assert (
+        tokenizer.encode("jazz", language)
+        if language == "en"
+        else tokenizer.encode("\u0698\u0627\u0644\u0647", language)
+    )

@@ -147,3 +147,14 @@ def test_a_sentence_too_long_is_cut_at_its_clauses_then_between_words():
         "six، seven",
     ]
     assert split_to_fit("unbreakablewordthatislong", fits) == ["unbreakablewordthatislong"]
+
+
+def test_punctuation_the_vocabulary_lacks_is_left_out_and_another_script_refused():
+    tokenizer = Tokenizer.build(["the cat sat"], ["no_cleaners"])
+    assert tokenizer.speakable("the cat; sat!") == ("the cat sat", ["!", ";"])
+    assert tokenizer.speakable("the cat sat") == ("the cat sat", [])
+    prepared, left_out = tokenizer.speakable("the \u0436 cat\u060c")  # a Cyrillic letter, a Persian comma
+    assert prepared == "the \u0436 cat" and left_out == ["\u060c"]
+    with pytest.raises(UnknownCharactersError) as caught:
+        tokenizer.symbol_ids(prepared)
+    assert caught.value.characters == ["\u0436"]

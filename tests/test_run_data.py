@@ -59,11 +59,12 @@ def test_a_separate_validation_set_joins_the_vocabulary_and_is_the_validation(tm
     held_out = tmp_path / "held_out"
     (held_out / "wavs").mkdir(parents=True)
     shutil.copy(next((SAMPLE / "wavs").glob("*.wav")), held_out / "wavs" / "q1.wav")
-    (held_out / "metadata.csv").write_text("q1|Quiz of the jazz zebra.\n", encoding="utf-8")
+    (held_out / "metadata.csv").write_text("q1|Quiz of the jazz zebra; na\u00efve!\n", encoding="utf-8")
     run = prepare(XttsConfig(data={"eval_dataset_path": str(held_out)}))
-    assert [item.text for item in run.eval_items] == ["Quiz of the jazz zebra."]
-    assert "z" not in prepare(XttsConfig()).tokenizer.characters  # the bundled sample has no z
-    assert "z" in run.tokenizer.characters  # it came from the validation texts
+    assert [item.text for item in run.eval_items] == ["Quiz of the jazz zebra; na\u00efve!"]
+    alone = prepare(XttsConfig()).tokenizer.characters
+    assert "z" in alone and not {";", "\u00ef", "!"} & set(alone)  # the alphabet, not the sample's texts
+    assert {";", "\u00ef", "!"} <= set(run.tokenizer.characters)  # they came from the validation texts
     assert len(run.train_items) == len(run.scan.epoch_items())
 
 

@@ -145,6 +145,8 @@ def synthesize(
         _speak_lines(tts, lines, out_dir, json_output, **voice_options)
         return
     speech.save(out)
+    for note in speech.notes:
+        sys.stderr.write(f"note: {note}\n")
     named = "centroid" if voice.speaker is not None else ("clip" if speaker or speaker_wav else "reference")
     report = _report(tts, speech, out, speaker=speaker, language=language, voice=named)
     if json_output:
@@ -226,6 +228,7 @@ def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[st
         "voice": voice,
         "vocoder": speech.vocoder,
         "sentences": speech.sentences,
+        "notes": speech.notes,
     }
 
 
@@ -293,10 +296,13 @@ def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: 
                 "out": str(path),
                 "seconds": round(speech.seconds, 3),
                 "ended_by": speech.ended_by,
+                "notes": speech.notes,
             }
         )
         if not json_output:
             sys.stderr.write(f"{path}: {speech.seconds:.2f} s  {line[:60]}\n")
+            for note in speech.notes:
+                sys.stderr.write(f"note: {note}\n")
     index = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
     write_atomically(out_dir / "index.jsonl", index, backup=False)
     seconds = round(sum(record["seconds"] for record in records), 3)

@@ -21,7 +21,14 @@ from xtts_cli.data.audio import CODECS
 from xtts_cli.data.bucketing import BucketPlan, plan_buckets
 from xtts_cli.data.features import kept_bytes
 from xtts_cli.data.scan import DatasetItem, ScanReport
-from xtts_cli.data.text import CONDITIONING_IDS, Tokenizer, UnknownCharactersError, language_normalizer, prepare_texts
+from xtts_cli.data.text import (
+    CONDITIONING_IDS,
+    Tokenizer,
+    UnknownCharactersError,
+    alphabet_of,
+    language_normalizer,
+    prepare_texts,
+)
 from xtts_cli.errors import XttsError
 
 Output = Literal["mel", "audio"]
@@ -446,8 +453,12 @@ def tokenizer_for(report: ScanReport, data: DataConfig, items: Optional[Sequence
     minutes: dict[str, float] = {}
     for item in report.train or items:
         minutes[item.speaker] = minutes.get(item.speaker, 0.0) + item.audio.duration
+    texts = list(prepared if prepared is not None else (item.training_text for item in items))
+    if data.text_frontend == "characters":
+        # The languages' whole alphabets: a letter the transcripts lack is still read (module text.py).
+        texts.append("".join(sorted(alphabet_of(data.languages, data.text_cleaners))))
     return Tokenizer.build(
-        prepared if prepared is not None else (item.training_text for item in items),
+        texts,
         data.text_cleaners,
         frontend=data.text_frontend,
         languages=data.languages,

@@ -158,8 +158,9 @@ class UnknownCharactersError(XttsError):
 
 class Tokenizer:
     """Text to ids. Id 0 is padding; symbols (characters, or phoneme symbols) take ids 1..N in
-    the order given (`build`: sorted code points; `grown`: another vocabulary's, then what is new). With `languages` (a run's vocabulary), every sequence opens with the
-    language's and the speaker's index (module docstring)."""
+    the order given (`build`: sorted code points; `grown`: another vocabulary's, then what is new).
+    With `languages` (a run's vocabulary), every sequence opens with the language's and the
+    speaker's index (module docstring)."""
 
     def __init__(
         self,
@@ -249,6 +250,17 @@ class Tokenizer:
         if language is None and self.languages:
             language = self.languages[0]
         return prepare_texts([text], self.cleaners, self.frontend, language)[0]
+
+    def speakable(self, prepared: str) -> tuple[str, list[str]]:
+        """`prepared` with the punctuation and symbols the vocabulary lacks left out (a space where
+        they stood, when the vocabulary has one), and which they were. A letter, digit or mark it
+        lacks stays, for `symbol_ids` to refuse: that is another script, not a full stop."""
+        unknown = sorted({c for c in prepared if c not in self._ids and unicodedata.category(c)[0] in "PSZ"})
+        if not unknown:
+            return prepared, []
+        gap = " " if " " in self._ids else ""
+        kept = "".join(gap if c in unknown else c for c in prepared)
+        return (re.sub(" {2,}", " ", kept).strip() if gap else kept), unknown
 
     def symbol_ids(self, prepared: str) -> list[int]:
         """Ids of an already prepared text; raises UnknownCharactersError naming what it lacks."""
@@ -431,3 +443,25 @@ def split_to_fit(sentence: str, fits) -> list[str]:
                 parts.append(unit)
         return [piece for part in parts for piece in split_to_fit(part, fits)] if len(parts) > 1 else parts
     return [sentence]
+
+
+# Each language's letters, the way coqui's character sets start from a whole alphabet: a characters
+# vocabulary holds them from the start, so a letter the training transcripts happened to lack is
+# spoken (its row learnt from nothing, but read) instead of refused. Keyed by the language's
+# primary code (`en-us` -> `en`); the cleaners then map them as they map a transcript.
+ALPHABETS: dict[str, str] = {
+    "en": "abcdefghijklmnopqrstuvwxyz'",
+    "fa": "\u0622\u0627\u0628\u067e\u062a\u062b\u062c\u0686\u062d\u062e\u062f\u0630\u0631\u0632\u0698"
+    "\u0633\u0634\u0635\u0636\u0637\u0638\u0639\u063a\u0641\u0642\u06a9\u06af\u0644\u0645\u0646\u0648"
+    "\u0647\u06cc\u0626\u0621\u200c",
+}
+
+
+def alphabet_of(languages: Sequence[str], cleaners: Sequence[str]) -> set[str]:
+    """The letters of `languages` (those `ALPHABETS` lists), lower and upper case, as `cleaners` leave them."""
+    letters: set[str] = set()
+    for language in languages:
+        alphabet = ALPHABETS.get(language.split("-")[0].lower(), "")
+        for character in alphabet + alphabet.upper():
+            letters.update(clean_text(character, cleaners).strip())
+    return letters

@@ -10,7 +10,7 @@ import io
 import math
 import shlex
 import wave
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -174,6 +174,7 @@ class Speech:
     text: str = ""
     vocoder: str = "griffin-lim"  # what made the waveform: griffin-lim or a vocoder run's directory
     sentences: int = 1  # generations joined into it (`speak_text`: a long text, sentence by sentence)
+    notes: list[str] = field(default_factory=list)  # what the user should hear of (symbols left out)
 
     @property
     def seconds(self) -> float:
@@ -239,7 +240,8 @@ def synthesize_speech(
     if not text.strip():
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. xtts synthesize "Hello there."')
     language_index = tokenizer.language_index(language)  # an error naming the run's languages
-    ids = tokenizer.symbol_ids(tokenizer.prepare(text, language))  # UnknownCharactersError names the symbols
+    prepared, left_out = tokenizer.speakable(tokenizer.prepare(text, language))
+    ids = tokenizer.symbol_ids(prepared)  # UnknownCharactersError names the letters it lacks
     if not ids:
         raise XttsError(
             f"the text {text!r} has nothing left after cleaning", hint="pass words the model was trained on"
@@ -293,6 +295,7 @@ def synthesize_speech(
         paced=model.paced,
         text=text,
         vocoder=vocoder.name,
+        notes=[f"left out what the run never saw: {' '.join(left_out)}"] if left_out else [],
     )
 
 
@@ -419,4 +422,5 @@ def joined(parts: list[Speech], text: str) -> Speech:
         text=text,
         vocoder=first.vocoder,
         sentences=len(parts),
+        notes=list(dict.fromkeys(note for part in parts for note in part.notes)),
     )
