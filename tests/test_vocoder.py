@@ -268,3 +268,45 @@ def test_vocode_writes_every_recording_of_a_folder_with_one_load(runner, tmp_pat
         ["vocode", str(folder), str(folder / reports[0]["audio"].split("/")[-1]), "--out-dir", str(tmp_path / "o2")],
     )
     assert "would both be written to" in str(twice.exception) and not (tmp_path / "o2").exists()
+
+
+@pytest.mark.slow
+def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(runner, tmp_path: Path) -> None:
+    import tensorflow as tf
+
+    from xtts_cli.inference.checkpoints import load_vocoder
+    from xtts_cli.speech.vocoding import load_audio
+
+    acoustic = tmp_path / "acoustic"
+    train(runner, tiny_config(tmp_path), acoustic, 2)
+    train(runner, vocoder_config(tmp_path), acoustic / "vocoder", 2)
+    out = tmp_path / "exported"
+    result = runner.invoke(app, ["export", "-r", str(acoustic), "-o", str(out), "--json"])
+    assert result.exit_code == 0, (result.output, result.exception)
+    info = json.loads((out / "export.json").read_text(encoding="utf-8"))
+    assert info["vocoder"] == str(acoustic / "vocoder") and info["vocoder_step"] == 2
+    assert info["text_cleaners"] and info["speakers"] and info["languages"] == ["en"]
+    vocabulary = json.loads((acoustic / "vocab.json").read_text(encoding="utf-8"))
+    assert info["symbols"] == vocabulary["characters"] and info["text_frontend"] == vocabulary["frontend"]
+    ids = {symbol: index + 1 for index, symbol in enumerate(info["symbols"])}
+    speak = tf.saved_model.load(str(out)).signatures["serving_default"]
+    data = _data(acoustic)
+    reference = load_audio(SAMPLE_CLIP, data)[: 3 * info["sample_rate"]]
+    served = speak(
+        text_ids=tf.constant([ids[c] for c in "the kettle is on"], tf.int32),
+        language_id=tf.constant(0),
+        reference_audio=tf.constant(reference),
+    )
+    mel, audio = served["mel"].numpy(), served["audio"].numpy()
+    vocoder = load_vocoder(acoustic / "vocoder", data)
+    np.testing.assert_allclose(audio, vocoder(mel), atol=1e-3)  # the run's vocoder, not Griffin-Lim
+    forced = runner.invoke(app, ["export", "-r", str(acoustic), "-o", str(tmp_path / "gl"), "--vocoder", "griffin-lim"])
+    assert (
+        forced.exit_code == 0 and json.loads((tmp_path / "gl" / "export.json").read_text())["vocoder"] == "griffin-lim"
+    )
+
+
+def _data(run: Path):
+    from xtts_cli.speech.run_files import read_run
+
+    return read_run(run)[0].data

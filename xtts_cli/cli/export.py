@@ -8,7 +8,14 @@ from typing import Annotated, Optional
 
 import typer
 
-from xtts_cli.cli.options import CheckpointAlias, JsonOption, RunDirOption, VerboseOption, run_dir_given
+from xtts_cli.cli.options import (
+    CheckpointAlias,
+    JsonOption,
+    RunDirOption,
+    VerboseOption,
+    VocoderOption,
+    run_dir_given,
+)
 
 
 def export(
@@ -22,17 +29,19 @@ def export(
             "--step", min=0, metavar="N", help="Export this step's checkpoint (one the run keeps).", show_default=False
         ),
     ] = None,
+    vocoder: VocoderOption = None,
     json_output: JsonOption = False,
     verbose: VerboseOption = False,
     checkpoint: CheckpointAlias = None,
 ) -> None:
-    """Write the run's generator as a TensorFlow SavedModel with a serving signature.
+    """Write the run's generator and vocoder as a TensorFlow SavedModel with a serving signature.
 
     The `serving_default` signature takes `text_ids` (int32 [T]), `language_id` (int32 []) and
     `reference_audio` (float32 [S], mono at the run's sample rate) and returns `mel` and `audio`
-    (Griffin-Lim). `export.json` beside it lists the symbols the ids index, the languages and the
-    sample rate; `tf.saved_model.load(DIR).signatures["serving_default"]` or TensorFlow Serving
-    calls it, with no xtts installed.
+    (by the run's own vocoder when it has one, else Griffin-Lim; --vocoder picks). `export.json`
+    beside it holds what turns text into the ids (front end, cleaners, espeak-ng voices, symbols,
+    languages, speakers) and the sample rate; `tf.saved_model.load(DIR).signatures["serving_default"]`
+    or TensorFlow Serving calls it, with no xtts installed.
 
     Examples:
 
@@ -47,8 +56,14 @@ def export(
 
     with Phases(enabled=not json_output) as phase:
         phase(f"exporting {run_dir} to {out} (tracing the generator and writing the SavedModel)")
-        info = export_run(run_dir, out, step)
-    report = {"out": str(out), "run": info["run"], "step": info["step"], "sample_rate": info["sample_rate"]}
+        info = export_run(run_dir, out, step, vocoder=vocoder)
+    report = {
+        "out": str(out),
+        "run": info["run"],
+        "step": info["step"],
+        "sample_rate": info["sample_rate"],
+        "vocoder": info["vocoder"],
+    }
     if json_output:
         from xtts_cli.cli.output import print_json
 

@@ -8,9 +8,11 @@ The SavedModel's `serving_default` signature takes
     language_id      int32 []      index into vocab.json's `languages` (0: the run's first)
     reference_audio  float32 [S]   a few seconds of the voice, mono, at `sample_rate`
 
-and returns `mel` float32 [frames, n_mels] (natural-log mel) and `audio` float32 [samples]
-(Griffin-Lim). `export.json` beside it lists the symbols, languages, sample rate and the
-signature, for a caller without this package. Generation bounds are the run's: its measured
+and returns `mel` float32 [frames, n_mels] (natural-log mel) and `audio` float32 [samples]: by
+the run's vocoder (a vocoder run in RUN/vocoder, or `--vocoder`) when it has one, else Griffin-Lim.
+`export.json` beside it holds what a caller without this package needs to turn text into those ids
+(front end, cleaners, espeak-ng voice of each language, symbols, languages, speakers), the sample
+rate, the vocoder and the signature. Generation bounds are the run's: its measured
 speaking rate and `data.max_mel_frames` (the buffer every call generates into, so one graph serves
 every sentence).
 """
@@ -34,15 +36,16 @@ if TYPE_CHECKING:
 EXPORT_INFO = "export.json"
 
 
-def export_run(run_dir: Path, out: Path, step: Optional[int] = None) -> dict:
-    """Write the SavedModel of `run_dir`'s generator (latest checkpoint, or `step`'s) to `out`."""
+def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Optional[str] = None) -> dict:
+    """Write the SavedModel of `run_dir`'s generator (latest checkpoint, or `step`'s) and its
+    vocoder (the run's own, `vocoder`'s, or Griffin-Lim) to `out`."""
 
     from xtts_cli.inference import Synthesizer
 
     if out.exists() and any(out.iterdir()):
         raise XttsError(f"--out {out} already holds files", hint="pass a new or empty folder")
-    tts = Synthesizer.load(run_dir, step)
-    generator = _generator(tts.model, tts.config.data, tts.config.synthesis, tts._rate)
+    tts = Synthesizer.load(run_dir, step, vocoder=vocoder)
+    generator = _generator(tts.model, tts.config.data, tts.config.synthesis, tts._rate, tts.vocoder.generator)
     out.mkdir(parents=True, exist_ok=True)
     tf.saved_model.save(generator, str(out), signatures={"serving_default": generator.speak})
     shutil.copyfile(tts.run_dir / "vocab.json", out / "vocab.json")
@@ -64,9 +67,10 @@ def _frame_bounds(tokens, rate: Optional[SpeakingRate], buffer: int):
     return tf.minimum(high, low), high
 
 
-def _generator(model, data: DataConfig, settings: SynthesisConfig, rate: Optional[SpeakingRate]):
-    """The tf.Module the SavedModel holds: `model`, and `speak`, the serving signature (text and a
-    reference voice in, mel and Griffin-Lim audio out)."""
+def _generator(model, data: DataConfig, settings: SynthesisConfig, rate: Optional[SpeakingRate], vocoder=None):
+    """The tf.Module the SavedModel holds: `model` (and the `vocoder` network, when given), and
+    `speak`, the serving signature (text and a reference voice in, mel and audio out: by the
+    vocoder, else Griffin-Lim)."""
     from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel, mel_filterbank
     from xtts_cli.model.vocoder import griffin_lim
     from xtts_cli.speech.synthesis import generation_settings
@@ -79,6 +83,7 @@ def _generator(model, data: DataConfig, settings: SynthesisConfig, rate: Optiona
         def __init__(self) -> None:
             super().__init__()
             self.model = model
+            self.vocoder = vocoder
 
         @tf.function(
             input_signature=[
@@ -108,14 +113,17 @@ def _generator(model, data: DataConfig, settings: SynthesisConfig, rate: Optiona
             )
             frames = tf.maximum(2, generated["lengths"][0])
             mel = generated["mel"][0]
-            audio = griffin_lim(
-                mel,
-                filterbank,
-                n_fft=data.n_fft,
-                hop_length=data.hop_length,
-                win_length=data.win_length,
-                n_iter=GRIFFIN_LIM_ITERATIONS,
-            )
+            if self.vocoder is not None:  # the generated frames alone, as synthesis hands them over
+                audio = self.vocoder(mel[None, :frames], training=False)[0]
+            else:
+                audio = griffin_lim(
+                    mel,
+                    filterbank,
+                    n_fft=data.n_fft,
+                    hop_length=data.hop_length,
+                    win_length=data.win_length,
+                    n_iter=GRIFFIN_LIM_ITERATIONS,
+                )
             return {"mel": mel[:frames], "audio": audio[: (frames - 1) * data.hop_length]}
 
     return Generator()
@@ -124,8 +132,12 @@ def _generator(model, data: DataConfig, settings: SynthesisConfig, rate: Optiona
 def _export_info(tts: Synthesizer) -> dict:
     """export.json's contents: the run, its symbols and languages, the audio settings and the
     signature, for a caller without this package."""
+    from xtts_cli.data.phonemes import espeak_language
+
     data = tts.config.data
     buffer, window = data.max_mel_frames, data.reference_frames
+    phonemes = data.text_frontend == "phonemes"
+    espeak_voices = {code: espeak_language(code) for code in tts.tokenizer.languages} if phonemes else {}
     return {
         "run": str(tts.run_dir),
         "step": tts.step,
@@ -133,9 +145,16 @@ def _export_info(tts: Synthesizer) -> dict:
         "n_mels": data.n_mels,
         "hop_length": data.hop_length,
         "text_frontend": data.text_frontend,
+        "text_cleaners": list(data.text_cleaners),
+        # The espeak-ng voice each language is phonemised with (the phonemes front end), with
+        # punctuation and stress kept, as `data/phonemes.py` calls it.
+        "espeak_voices": espeak_voices,
         "symbols": list(tts.tokenizer.characters),
         "symbol_id": "1 + index in symbols",
         "languages": list(tts.tokenizer.languages),
+        "speakers": list(tts.tokenizer.speakers),
+        "vocoder": tts.vocoder.name,
+        "vocoder_step": tts.vocoder.step,
         "reference_seconds": round(window * data.hop_length / data.sample_rate, 3),
         "max_seconds": round(buffer * data.hop_length / data.sample_rate, 3),
         "signature": {
