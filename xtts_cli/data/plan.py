@@ -339,12 +339,16 @@ def prepared_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> Option
             for item in items
         ]
     languages = {item.language for item in items}
-    if not any(language_normalizer(language) for language in languages):
+    if not any(language_normalizer(language, "characters", tokenizer.numbers) for language in languages):
         return None
     by_language = {
         language: iter(
             prepare_texts(
-                [i.training_text for i in items if i.language == language], tokenizer.cleaners, "characters", language
+                [i.training_text for i in items if i.language == language],
+                tokenizer.cleaners,
+                "characters",
+                language,
+                tokenizer.numbers,
             )
         )
         for language in languages
@@ -449,7 +453,7 @@ def tokenizer_for(report: ScanReport, data: DataConfig, items: Optional[Sequence
     keeps a symbol that happens to occur only in validation from failing the eval set.
     """
     items = report.items if items is None else list(items)
-    prepared = prepared_texts(items, Tokenizer([], data.text_cleaners, frontend=data.text_frontend))
+    prepared = prepared_texts(items, Tokenizer([], data.text_cleaners, frontend=data.text_frontend, numbers="words"))
     minutes: dict[str, float] = {}
     for item in report.train or items:
         minutes[item.speaker] = minutes.get(item.speaker, 0.0) + item.audio.duration
@@ -464,4 +468,5 @@ def tokenizer_for(report: ScanReport, data: DataConfig, items: Optional[Sequence
         languages=data.languages,
         speakers=sorted(minutes, key=lambda name: (-minutes[name], name)),
         prepared=prepared is not None,
+        numbers="words",
     )

@@ -113,21 +113,38 @@ CONDITIONING_IDS = 2
 UNKNOWN_SPEAKER = -1
 
 
-def language_normalizer(language: Optional[str]):
-    """The text normalisation of `language` (an espeak-ng code), or None: Persian's for `fa`."""
+# How a vocabulary reads digits with the characters front end: as words (`numbers.py`, every
+# vocabulary built since), or as the characters they are (a run's vocabulary saved before, which
+# resumes and speaks as it was trained).
+NUMBERS = ("words", "characters")
+
+
+def language_normalizer(language: Optional[str], frontend: str = "characters", numbers: str = "characters"):
+    """The text normalisation of `language` (an espeak-ng code), or None: Persian's for `fa` (its
+    digits read as words), and for the characters front end with `numbers: words`, the language's
+    number reader (espeak-ng reads numbers itself for phonemes)."""
     if language is not None and language.lower() == "fa":
         from xtts_cli.data.persian import normalize_persian
 
         return normalize_persian
+    if frontend == "characters" and numbers == "words":
+        from xtts_cli.data.numbers import number_reader
+
+        return number_reader(language)
     return None
 
 
 def prepare_texts(
-    texts: Sequence[str], cleaners: Sequence[str], frontend: str = "characters", language: Optional[str] = None
+    texts: Sequence[str],
+    cleaners: Sequence[str],
+    frontend: str = "characters",
+    language: Optional[str] = None,
+    numbers: str = "characters",
 ) -> list[str]:
-    """What the tokenizer reads of each text: cleaned, normalised for `language`, and with the
-    `phonemes` front end turned into espeak-ng's phonemes (one call for all of them)."""
-    normalize = language_normalizer(language)
+    """What the tokenizer reads of each text: cleaned, normalised for `language` (`numbers`: how
+    the characters front end reads digits), and with the `phonemes` front end turned into
+    espeak-ng's phonemes (one call for all of them)."""
+    normalize = language_normalizer(language, frontend, numbers)
     prepared = [clean_text(text, cleaners) for text in texts]
     if normalize is not None:
         prepared = [normalize(text) for text in prepared]
@@ -170,6 +187,7 @@ class Tokenizer:
         frontend: str = "characters",
         languages: Sequence[str] = (),
         speakers: Sequence[str] = (),
+        numbers: str = "characters",
     ):
         # A symbol's id is its place in the list, plus one: a vocabulary grown from another run's
         # (`grown`) keeps that run's ids and appends what is new; `build` sorts.
@@ -181,6 +199,9 @@ class Tokenizer:
             raise ValueError(f"frontend must be one of {FRONTENDS}, got {frontend!r}")
         self.cleaners = list(cleaners)
         self.frontend = frontend
+        if numbers not in NUMBERS:
+            raise ValueError(f"numbers must be one of {NUMBERS}, got {numbers!r}")
+        self.numbers = numbers
         self.languages = list(languages)
         self.speakers = list(speakers)
         self._ids = {c: i + 1 for i, c in enumerate(self.characters)}
@@ -196,13 +217,16 @@ class Tokenizer:
         languages: Sequence[str] = (),
         speakers: Sequence[str] = (),
         prepared: bool = False,
+        numbers: str = "characters",
     ) -> Tokenizer:
         """The vocabulary of every symbol in `texts` after the front end (`prepared`: they are
         its output already)."""
         characters: set[str] = set()
         for text in texts:
             characters.update(text if prepared else clean_text(text, cleaners))
-        return cls(sorted(characters), cleaners, frontend=frontend, languages=languages, speakers=speakers)
+        return cls(
+            sorted(characters), cleaners, frontend=frontend, languages=languages, speakers=speakers, numbers=numbers
+        )
 
     def grown(self, other: Tokenizer) -> Tokenizer:
         """This vocabulary with what `other` adds appended: its new symbols (sorted), languages and
@@ -214,6 +238,7 @@ class Tokenizer:
             frontend=self.frontend,
             languages=self.languages + [code for code in other.languages if code not in self.languages],
             speakers=self.speakers + [name for name in other.speakers if name not in self.speakers],
+            numbers=self.numbers,  # the base's reading: the ids it learnt digits (or words) by
         )
 
     @property
@@ -249,7 +274,7 @@ class Tokenizer:
         to the vocabulary's first."""
         if language is None and self.languages:
             language = self.languages[0]
-        return prepare_texts([text], self.cleaners, self.frontend, language)[0]
+        return prepare_texts([text], self.cleaners, self.frontend, language, self.numbers)[0]
 
     def speakable(self, prepared: str) -> tuple[str, list[str]]:
         """`prepared` with the punctuation and symbols the vocabulary lacks left out (a space where
@@ -338,6 +363,7 @@ class Tokenizer:
             "pad_id": PAD_ID,
             "cleaners": self.cleaners,
             "frontend": self.frontend,
+            "numbers": self.numbers,
             "languages": self.languages,
             "speakers": self.speakers,
             "characters": self.characters,
@@ -366,6 +392,7 @@ class Tokenizer:
             frontend=saved.get("frontend", "characters"),
             languages=saved.get("languages", ()),
             speakers=saved.get("speakers", ()),
+            numbers=saved.get("numbers", "characters"),  # saved before numbers were read as words
         )
 
     def __eq__(self, other: object) -> bool:

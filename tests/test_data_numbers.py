@@ -1,0 +1,48 @@
+"""Numbers read as words for the characters front end, and which vocabularies read them so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from xtts_cli.data.numbers import number_reader
+from xtts_cli.data.text import Tokenizer
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("it costs 1999 dollars", "it costs one thousand nine hundred and ninety nine dollars"),
+        ("it costs $1,999.50.", "it costs one thousand nine hundred and ninety nine dollars and fifty cents."),
+        ("£2 each", "two pounds each"),
+        ("on the 3rd and the 21st", "on the third and the twenty first"),
+        ("born in 1999, they grew 5%", "born in nineteen ninety nine, they grew five percent"),
+        ("3.5 kilos for 1,000,000 people", "three point five kilos for one million people"),
+        ("no digits here", "no digits here"),
+    ],
+)
+def test_english_numbers_currency_ordinals_and_years_read_as_words(text, read):
+    reader = number_reader("en-us")
+    assert reader is not None and reader(text) == read
+
+
+def test_other_languages_read_through_num2words_or_not_at_all():
+    german = number_reader("de")
+    assert german is not None and german("ich habe 21 katzen") == "ich habe einundzwanzig katzen"
+    assert number_reader("xx") is None and number_reader(None) is None
+
+
+def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_digits(tmp_path):
+    new = Tokenizer.build(["the cat"], ["multilingual_cleaners"], languages=["en"], numbers="words")
+    assert new.prepare("we bought 3 loaves") == "we bought three loaves"
+    new.save(tmp_path / "vocab.json")
+    assert Tokenizer.load(tmp_path / "vocab.json").numbers == "words"
+    saved = json.loads((Path(__file__).parent / "data" / "run_before_run_data" / "vocab.json").read_text("utf-8"))
+    assert "numbers" not in saved  # a run from before: it trained on digits as characters
+    old = Tokenizer.load(Path(__file__).parent / "data" / "run_before_run_data" / "vocab.json")
+    assert old.numbers == "characters" and old.prepare("we bought 3 loaves") == "we bought 3 loaves"
+    assert old.grown(new).numbers == "characters"  # a run grown from it reads as its base learnt
+    persian = Tokenizer([], ["multilingual_cleaners"], frontend="characters", numbers="words")
+    assert persian.prepare("room 101", "fa") != "room 101"  # Persian's own reader reads digits too

@@ -1,0 +1,80 @@
+"""Numbers read as words for the `characters` front end (espeak-ng reads them itself for
+`phonemes`): "It costs $1,999" -> "it costs one thousand nine hundred and ninety nine dollars".
+
+num2words (pure Python, many languages) writes the words; Persian keeps its own reader
+(`persian.py`), which also reads Persian digits. English also reads currency, ordinals ("3rd"),
+percentages and years ("in 1999" -> "in nineteen ninety nine"), as Keith Ito's `english_cleaners`
+in the original Tacotron did with `inflect`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Optional
+
+__all__ = ["number_reader"]
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_CURRENCY = {"$": ("dollar", "dollars", "cent", "cents"), "£": ("pound", "pounds", "penny", "pence")}
+_CURRENCY["€"] = ("euro", "euros", "cent", "cents")
+_MONEY = re.compile(r"([$£€])\s?(\d[\d,]*)(?:\.(\d{1,2}))?\b")
+_ORDINAL = re.compile(r"\b(\d+)(st|nd|rd|th)\b", re.IGNORECASE)
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?%")
+# A four-digit number after "in", "since", ... is a year ("in 1999": nineteen ninety nine); "1999
+# dollars" is not.
+_YEAR = re.compile(
+    r"\b(in|since|from|by|until|till|to|of|during|before|after|year|circa|c\.)\s+(1[1-9]\d\d|20\d\d)(?!\d|,\d|\.\d)",
+    re.IGNORECASE,
+)
+
+
+def _words(number: float | int, language: str, **options) -> str:
+    from num2words import num2words
+
+    # Hyphens and commas are num2words' spelling, not pauses: "ninety-nine" is two words read on.
+    return num2words(number, lang=language, **options).replace("-", " ").replace(",", "")
+
+
+def _plain(match: re.Match, language: str) -> str:
+    text = match.group(0)
+    grouped = re.fullmatch(r"\d{1,3}(?:,\d{3})+", text)  # 1,999,000: thousands separators
+    if grouped:
+        return _words(int(text.replace(",", "")), language)
+    if re.fullmatch(r"\d+\.\d+", text):
+        return _words(float(text), language)
+    if re.fullmatch(r"\d+", text):
+        return _words(int(text), language)
+    return " ".join(_words(int(part), language) for part in re.split(r"[.,]", text) if part)
+
+
+def _english(text: str) -> str:
+    def money(match: re.Match) -> str:
+        one, many, cent, cents = _CURRENCY[match.group(1)]
+        whole = int(match.group(2).replace(",", ""))
+        said = f"{_words(whole, 'en')} {one if whole == 1 else many}"
+        if match.group(3):
+            part = int(match.group(3).ljust(2, "0"))
+            said += f" and {_words(part, 'en')} {cent if part == 1 else cents}" if part else ""
+        return said
+
+    text = _MONEY.sub(money, text)
+    text = _ORDINAL.sub(lambda m: _words(int(m.group(1)), "en", to="ordinal"), text)
+    text = _PERCENT.sub(lambda m: f"{_plain(re.match(r'.+', m.group(1)), 'en')} percent", text)  # type: ignore[arg-type]
+    text = _YEAR.sub(lambda m: f"{m.group(1)} {_words(int(m.group(2)), 'en', to='year')}", text)
+    return _NUMBER.sub(lambda m: _plain(m, "en"), text)
+
+
+def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
+    """What reads the digits of a text in `language` (an espeak-ng code) as words, or None where
+    num2words has no reader for it."""
+    if language is None:
+        return None
+    primary = language.lower().split("-")[0]
+    if primary == "en":
+        return _english
+    from num2words import CONVERTER_CLASSES
+
+    if primary not in CONVERTER_CLASSES:
+        return None
+    return lambda text: _NUMBER.sub(lambda m: _plain(m, primary), text)
