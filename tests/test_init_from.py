@@ -198,6 +198,16 @@ def test_init_from_into_a_run_with_checkpoints_is_refused(base, tmp_path, runner
     )
 
 
+def test_init_from_the_run_directory_itself_is_refused_before_anything_moves(base, tmp_path, runner):
+    from xtts_cli.cli.app import app
+
+    _config(tmp_path, "self")
+    args = ["train", "-c", str(tmp_path / "self.yaml"), "--init-from", str(base), "-r", str(base), "--fresh"]
+    result = runner.invoke(app, args)
+    assert "that is this run's own directory" in str(result.exception)
+    assert (base / "checkpoints" / "ckpt-4.index").is_file()  # --fresh moved nothing aside
+
+
 @pytest.mark.parametrize("spec", ["nowhere", "checkpoints/ckpt-99"])
 def test_init_from_something_that_is_not_a_run_is_refused(base, tmp_path, runner, spec):
     from xtts_cli.cli.app import app

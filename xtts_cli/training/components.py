@@ -186,6 +186,11 @@ def _parent(config: XttsConfig, path: Path, *, fresh: bool) -> Optional[ParentRu
     if spec is None or (not fresh and RunDir.of(path, config).has_checkpoint()):
         return None
     parent = open_parent(spec)
+    if parent.path.resolve() == path.resolve():
+        raise XttsError(
+            f"--init-from {spec}: that is this run's own directory",
+            hint="pass --run-dir DIR for the new run (the base stays where it is)",
+        )
     parent.check(config)
     return parent
 
