@@ -178,7 +178,8 @@ def test_a_model_the_weights_do_not_fit_is_refused_in_one_line(base, tmp_path, r
     path = tmp_path / "other.yaml"
     _config(tmp_path, "other", **changes)
     result = runner.invoke(app, ["train", "-c", str(path), "--init-from", str(base), "-r", str(tmp_path / "run")])
-    assert f"--init-from {base}: its weights do not fit this config ({named})" == str(result.exception)
+    assert str(result.exception).startswith(f"--init-from {base}: its weights do not fit this config (")
+    assert named in str(result.exception)
     assert not (tmp_path / "run" / "checkpoints").exists()
     checked = runner.invoke(app, ["validate", "-c", str(path), "--set", f"training.init_from={base}"])
     assert checked.exit_code == 1 and named in checked.output
@@ -237,20 +238,14 @@ def test_freeze_names_only_the_kinds_parts(tmp_path):
         _config(tmp_path, "f", **{"training.freeze": ["text_encodr"]})
 
 
-def test_a_vocoder_run_starts_from_another_with_its_discriminators(tmp_path):
+def test_a_vocoder_run_is_refused_as_a_base_until_every_weight_transfers(tmp_path):
     from test_vocoder import vocoder_config
 
-    path = vocoder_config(tmp_path, extra="  adversarial_start_step: 0\n  discriminator_channels: 4\n  periods: [2, 3]")
-    config = resolve_config(path, {"training.max_steps": 2}).config
-    _train(config, tmp_path / "base")
+    from xtts_cli.errors import XttsError
+
+    path = vocoder_config(tmp_path)
+    _train(resolve_config(path, {"training.max_steps": 2}).config, tmp_path / "base")
     child = resolve_config(path, {"training.max_steps": 1, "training.init_from": str(tmp_path / "base")}).config
-    trainer, notes, _, at_start = _train(child, tmp_path / "child")
-    line = next(note for note in notes if note.startswith("from "))
-    models = trainer.parts.models
-    saved = len(models.model.weights) + len(models.discriminators.weights)
-    assert line.endswith(f"kept {saved} of {saved} tensors; nothing new"), line
-    base = tf.train.load_checkpoint(str(tmp_path / "base" / "checkpoints" / "ckpt-2"))
-    stored = [base.get_tensor(k) for k in base.get_variable_to_shape_map() if k.endswith("VARIABLE_VALUE")]
-    for variable in models.model.weights:  # the generator as the base left it
-        value = at_start[id(variable)]
-        assert any(v.shape == value.shape and np.array_equal(v, value) for v in stored), variable.path
+    with pytest.raises(XttsError, match="starting a vocoder run from another is not supported yet"):
+        _train(child, tmp_path / "child")
+    assert not (tmp_path / "child" / "checkpoints").exists()

@@ -197,17 +197,23 @@ def test_synthesized_length_follows_the_training_data_speaking_rate(trained, run
 
 
 @pytest.mark.slow
-def test_synthesize_rejects_empty_text_and_unknown_characters(trained, runner) -> None:
+def test_synthesize_rejects_empty_text_and_another_script_and_leaves_out_a_symbol(trained, runner) -> None:
     from xtts_cli.cli.app import app
 
     root, _, _, _ = trained
     empty = runner.invoke(app, ["synthesize", "  ", "--checkpoint", str(root / "run"), "--out", str(root / "x.wav")])
     assert isinstance(empty.exception, XttsError) and "empty" in empty.exception.lines[0]
     unknown = runner.invoke(
-        app, ["synthesize", "snow ☃", "--checkpoint", str(root / "run"), "--out", str(root / "x.wav")]
+        app, ["synthesize", "snow \u0436", "--checkpoint", str(root / "run"), "--out", str(root / "x.wav")]
     )
-    assert isinstance(unknown.exception, XttsError) and "☃" in unknown.exception.lines[0]
+    assert isinstance(unknown.exception, XttsError) and "\u0436" in unknown.exception.lines[0]
     assert not (root / "x.wav").exists()
+    # A symbol the run never saw is no reason to refuse the sentence: left out, and named once.
+    symbol = runner.invoke(
+        app, ["synthesize", "snow \u2603", "--checkpoint", str(root / "run"), "--out", str(root / "x.wav"), "--json"]
+    )
+    assert symbol.exit_code == 0, (symbol.output, symbol.exception)
+    assert json.loads(symbol.stdout)["notes"] == ["left out what the run never saw: \u2603"]
 
 
 @pytest.mark.slow

@@ -36,9 +36,10 @@ import keras
 import tensorflow as tf
 
 from xtts_cli.data.features import as_values, log_mel
+from xtts_cli.errors import XttsError
 from xtts_cli.kinds.base import KindContext
 from xtts_cli.kinds.optimization import build_optimizer
-from xtts_cli.model.transfer import Transferred, transfer_weights
+from xtts_cli.model.transfer import Transferred
 from xtts_cli.speech.synthesis import write_wav
 from xtts_cli.speech.vocoding import Vocoder, load_audio, mel_of
 
@@ -328,12 +329,13 @@ class VocoderKind:
         return build_generator(config.vocoder, config.data)
 
     def transfer(self, models: VocoderModels, checkpoint: str) -> Transferred:
-        """The generator and, when both runs have them, the discriminators (a trained generator
-        beside untrained judges would first be pushed off what it learned); the optimizers start anew."""
-        parts = {"model": models.model}
-        if models.discriminators is not None:
-            parts["discriminators"] = models.discriminators
-        return transfer_weights(parts, checkpoint)
+        """Not yet: the generator's blocks are reached through Keras's own tracking, which the
+        checkpoint's object graph does not walk from a fresh run, so a transfer would keep a few of
+        its weights and silently start the rest anew. Refused until every weight is matched."""
+        raise XttsError(
+            f"--init-from {checkpoint}: starting a vocoder run from another is not supported yet",
+            hint="train the vocoder from scratch on the new voice (configs/vocoder-cpu.yaml), or use the base vocoder",
+        )
 
     def build(self, context: KindContext) -> VocoderModels:
         config = context.config
