@@ -20,6 +20,9 @@ from xtts_cli.training.trainer import Trainer
 
 SAMPLE = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample"
 PERSIAN_DATA = Path(__file__).parent / "data" / "persian"
+# Written before the vocoder's layers were reachable by name (tests/data/README.md).
+LEGACY_VOCODER = Path(__file__).parent / "data" / "legacy_vocoder_run"
+PART_LISTS = (("model", "blocks"), ("discriminators", "judges"))
 
 pytestmark = pytest.mark.slow
 
@@ -238,14 +241,34 @@ def test_freeze_names_only_the_kinds_parts(tmp_path):
         _config(tmp_path, "f", **{"training.freeze": ["text_encodr"]})
 
 
-def test_a_vocoder_run_is_refused_as_a_base_until_every_weight_transfers(tmp_path):
-    from test_vocoder import vocoder_config
+@pytest.mark.parametrize("written", ["now", "before its blocks were saved by name"])
+def test_a_vocoder_run_starts_from_another_with_every_weight_and_its_discriminators(tmp_path, written):
+    """A base trained now, and one written before the generator's blocks and the discriminators'
+    layers were reachable by name (their weights only in the optimizers' lists): every weight of
+    the child starts as the base left it."""
+    from xtts_cli.model.transfer import child_node, listed_variable_keys, object_graph
 
-    from xtts_cli.errors import XttsError
-
-    path = vocoder_config(tmp_path)
-    _train(resolve_config(path, {"training.max_steps": 2}).config, tmp_path / "base")
-    child = resolve_config(path, {"training.max_steps": 1, "training.init_from": str(tmp_path / "base")}).config
-    with pytest.raises(XttsError, match="starting a vocoder run from another is not supported yet"):
-        _train(child, tmp_path / "child")
-    assert not (tmp_path / "child" / "checkpoints").exists()
+    settings = yaml.safe_load((LEGACY_VOCODER / "config.yaml").read_text(encoding="utf-8"))
+    settings["data"]["dataset_path"] = str(SAMPLE)
+    path = tmp_path / "vocoder.yaml"
+    path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    if written == "now":
+        base = tmp_path / "base"
+        _train(resolve_config(path, {"training.max_steps": 2}).config, base)
+    else:
+        base = LEGACY_VOCODER
+    child = resolve_config(path, {"training.max_steps": 1, "training.init_from": str(base)}).config
+    trainer, notes, _, at_start = _train(child, tmp_path / "child")
+    models = trainer.parts.models
+    saved = len(models.model.weights) + len(models.discriminators.weights)
+    line = next(note for note in notes if note.startswith("from "))
+    assert line.endswith(f"kept {saved} of {saved} tensors; nothing new"), line
+    reader = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(base / "checkpoints")))
+    graph = object_graph(reader)
+    reached = [child_node(graph, child_node(graph, 0, part), name) for part, name in PART_LISTS]
+    assert all(node is not None for node in reached) == (written == "now")
+    for part, optimizer in ((models.model, "optimizer"), (models.discriminators, "discriminator_optimizer")):
+        keys = listed_variable_keys(graph, optimizer)
+        assert len(keys) == len(part.trainable_variables) == len(part.weights)
+        for variable, key in zip(part.trainable_variables, keys):
+            np.testing.assert_array_equal(at_start[id(variable)], reader.get_tensor(key), err_msg=variable.path)

@@ -310,3 +310,21 @@ def _data(run: Path):
     from xtts_cli.speech.run_files import read_run
 
     return read_run(run)[0].data
+
+
+def test_a_vocoder_run_written_before_its_blocks_were_saved_by_name_still_vocodes() -> None:
+    """tests/data/legacy_vocoder_run: its generator's blocks are only in the optimizer's list, and
+    `vocoded.npy` is what the version that wrote it made of a fixed mel."""
+    import tensorflow as tf
+
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.inference.checkpoints import load_vocoder
+
+    run = Path(__file__).parent / "data" / "legacy_vocoder_run"
+    vocoder = load_vocoder(run, resolve_config(run / "config.yaml", {}).config.data)
+    reader = tf.train.load_checkpoint(str(run / "checkpoints" / "ckpt-3"))
+    assert not any(key.startswith("model/blocks") for key in reader.get_variable_to_shape_map())
+    frames = 12
+    mel = np.sin(np.arange(frames * 80, dtype=np.float32).reshape(1, frames, 80) / 7.0) * 3.0 - 4.0
+    assert vocoder.step == 3
+    np.testing.assert_allclose(np.asarray(vocoder.generator(mel)), np.load(run / "vocoded.npy"), atol=1e-6)

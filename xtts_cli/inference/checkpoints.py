@@ -11,7 +11,7 @@ import tensorflow as tf
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.features import MelFeatures
 from xtts_cli.errors import XttsError
-from xtts_cli.model.transfer import child_node, object_graph
+from xtts_cli.model.transfer import child_node, listed_variable_keys, object_graph
 from xtts_cli.speech.run_files import RunDir, read_run
 from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
@@ -30,7 +30,8 @@ def restore_model(model, checkpoint: str) -> int:
     reader = tf.train.load_checkpoint(checkpoint)
     graph = object_graph(reader)
     model_node = child_node(graph, 0, "model")
-    # Legacy checkpoints are acoustic models' only: a vocoder's always reach its blocks.
+    # A vocoder's checkpoints reach its blocks by name since they became a LayerStack; older ones
+    # (tests/data/legacy_vocoder_run) through the optimizer's list, as older acoustic ones do.
     current = any(child_node(graph, model_node, name) is not None for name in ("decoder_layers", "blocks"))
     if model_node is not None and current:
         step = tf.Variable(0, dtype=tf.int64)
@@ -53,7 +54,7 @@ def restore_model(model, checkpoint: str) -> int:
         return int(step.numpy())
     shapes = reader.get_variable_to_shape_map()
     variables = model.trainable_variables
-    keys = _legacy_variable_keys(graph)
+    keys = listed_variable_keys(graph)
     unfit = [
         variable.path
         for variable, key in zip(variables, keys)
@@ -69,23 +70,6 @@ def restore_model(model, checkpoint: str) -> int:
         variable.assign(reader.get_tensor(key))
     step_key = "step/.ATTRIBUTES/VARIABLE_VALUE"
     return int(reader.get_tensor(step_key)) if step_key in shapes else 0
-
-
-def _legacy_variable_keys(graph) -> list[Optional[str]]:
-    """Checkpoint keys of the optimizer's variable list, in order (an older run's checkpoint).
-
-    A variable is stored once, under one of the paths that reach it (the shortest); the
-    checkpoint's object graph says which key holds each entry of the list.
-    """
-    listed = child_node(graph, child_node(graph, 0, "optimizer"), "_trainable_variables")
-    if listed is None:
-        return []
-    keys: list[Optional[str]] = []
-    for index in range(len(graph.nodes[listed].children)):
-        node = child_node(graph, listed, str(index))
-        attributes = [a.checkpoint_key for a in graph.nodes[node].attributes if a.name == "VARIABLE_VALUE"]
-        keys.append(attributes[0] if attributes else None)
-    return keys
 
 
 def restore_run(model, run: RunDir, run_dir: Path, step: Optional[int] = None) -> int:

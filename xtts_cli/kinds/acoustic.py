@@ -76,7 +76,7 @@ class AcousticKind:
         with its weights: the decoder learned in their units."""
         from xtts_cli.model.transfer import transfer_weights
 
-        moved = transfer_weights({"model": models.model}, checkpoint)
+        moved = transfer_weights({"model": models.model}, checkpoint, listed_by={"model": "optimizer"})
         models.model.start_new_tables(moved.new)
         return moved
 

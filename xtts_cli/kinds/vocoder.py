@@ -36,10 +36,10 @@ import keras
 import tensorflow as tf
 
 from xtts_cli.data.features import as_values, log_mel
-from xtts_cli.errors import XttsError
 from xtts_cli.kinds.base import KindContext
 from xtts_cli.kinds.optimization import build_optimizer
-from xtts_cli.model.transfer import Transferred
+from xtts_cli.model.transfer import Transferred, transfer_weights
+from xtts_cli.model.xtts import LayerStack
 from xtts_cli.speech.synthesis import write_wav
 from xtts_cli.speech.vocoding import Vocoder, load_audio, mel_of
 
@@ -121,7 +121,9 @@ class VocosGenerator(keras.Model):
         self.n_mels, self.n_fft, self.hop_length, self.win_length = n_mels, n_fft, hop_length, win_length
         self.embed = keras.layers.Conv1D(dim, 7, padding="same")
         self.norm = keras.layers.LayerNormalization(epsilon=1e-6)
-        self.blocks = [ConvNeXtBlock(dim, width, 1.0 / num_layers, name=f"block_{i}") for i in range(num_layers)]
+        self.blocks = LayerStack(
+            [ConvNeXtBlock(dim, width, 1.0 / num_layers, name=f"block_{i}") for i in range(num_layers)]
+        )
         self.final_norm = keras.layers.LayerNormalization(epsilon=1e-6)
         # float32 whatever the policy: exp, cos and the inverse FFT want the range.
         self.head = keras.layers.Dense(n_fft + 2, dtype="float32")
@@ -172,8 +174,8 @@ class PeriodDiscriminator(keras.layers.Layer):
         super().__init__(**kwargs)
         self.period = period
         widths = [channels, 4 * channels, 16 * channels, 32 * channels]
-        self.convs = [keras.layers.Conv2D(w, (5, 1), strides=(3, 1), padding="same") for w in widths]
-        self.convs.append(keras.layers.Conv2D(32 * channels, (5, 1), padding="same"))
+        convs = [keras.layers.Conv2D(w, (5, 1), strides=(3, 1), padding="same") for w in widths]
+        self.convs = LayerStack([*convs, keras.layers.Conv2D(32 * channels, (5, 1), padding="same")])
         self.out = keras.layers.Conv2D(1, (3, 1), padding="same", dtype="float32")
 
     def call(self, audio):
@@ -195,9 +197,9 @@ class ResolutionDiscriminator(keras.layers.Layer):
     def __init__(self, resolution: tuple[int, int, int], channels: int, **kwargs):
         super().__init__(**kwargs)
         self.n_fft, self.hop, self.window = resolution
-        self.convs = [keras.layers.Conv2D(channels, (3, 9), padding="same")]
-        self.convs += [keras.layers.Conv2D(channels, (3, 9), strides=(1, 2), padding="same") for _ in range(3)]
-        self.convs.append(keras.layers.Conv2D(channels, (3, 3), padding="same"))
+        convs = [keras.layers.Conv2D(channels, (3, 9), padding="same")]
+        convs += [keras.layers.Conv2D(channels, (3, 9), strides=(1, 2), padding="same") for _ in range(3)]
+        self.convs = LayerStack([*convs, keras.layers.Conv2D(channels, (3, 3), padding="same")])
         self.out = keras.layers.Conv2D(1, (3, 3), padding="same", dtype="float32")
 
     def call(self, audio):
@@ -220,8 +222,9 @@ class Discriminators(keras.Model):
 
     def __init__(self, periods, resolutions, channels: int, **kwargs):
         super().__init__(**kwargs)
-        self.judges = [PeriodDiscriminator(p, channels, name=f"period_{p}") for p in periods]
-        self.judges += [ResolutionDiscriminator(tuple(r), channels, name=f"resolution_{r[0]}") for r in resolutions]
+        judges = [PeriodDiscriminator(p, channels, name=f"period_{p}") for p in periods]
+        judges += [ResolutionDiscriminator(tuple(r), channels, name=f"resolution_{r[0]}") for r in resolutions]
+        self.judges = LayerStack(judges)
 
     def call(self, audio):
         scores, features = [], []
@@ -329,12 +332,13 @@ class VocoderKind:
         return build_generator(config.vocoder, config.data)
 
     def transfer(self, models: VocoderModels, checkpoint: str) -> Transferred:
-        """Not yet: the generator's blocks are reached through Keras's own tracking, which the
-        checkpoint's object graph does not walk from a fresh run, so a transfer would keep a few of
-        its weights and silently start the rest anew. Refused until every weight is matched."""
-        raise XttsError(
-            f"--init-from {checkpoint}: starting a vocoder run from another is not supported yet",
-            hint="train the vocoder from scratch on the new voice (configs/vocoder-cpu.yaml), or use the base vocoder",
+        """The generator and, when both runs have them, the discriminators (a trained generator
+        beside untrained judges would first be pushed off what it learned); the optimizers start anew."""
+        parts = {"model": models.model}
+        if models.discriminators is not None:
+            parts["discriminators"] = models.discriminators
+        return transfer_weights(
+            parts, checkpoint, listed_by={"model": "optimizer", "discriminators": "discriminator_optimizer"}
         )
 
     def build(self, context: KindContext) -> VocoderModels:

@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from xtts_cli.errors import XttsError
 
-__all__ = ["Transferred", "child_node", "object_graph", "transfer_weights"]
+__all__ = ["Transferred", "child_node", "listed_variable_keys", "object_graph", "transfer_weights"]
 
 
 @dataclass(frozen=True)
@@ -28,9 +28,14 @@ class Transferred:
         return len(self.kept) + len(self.grown) + len(self.new)
 
 
-def transfer_weights(parts: dict[str, Any], checkpoint: str) -> Transferred:
+def transfer_weights(parts: dict[str, Any], checkpoint: str, listed_by: Optional[dict[str, str]] = None) -> Transferred:
     """Load `checkpoint`'s weights into `parts` (the new run's models by the name its checkpoint
     saves them under: "model", "discriminators"), matched by name and shape.
+
+    `listed_by` names, for a part, the optimizer whose variable list an older checkpoint reached
+    that part's weights through (written before its layers were held as attributes, see
+    `LayerStack`): a weight not found by name is read from there, at its index in the part's
+    trainable variables, when the list is as long as those.
 
     A tensor stored under the same name with the same shape is copied whole. A table stored with
     fewer rows and otherwise the same shape (the token, language and speaker tables of a vocabulary
@@ -46,6 +51,12 @@ def transfer_weights(parts: dict[str, Any], checkpoint: str) -> Transferred:
     # A variable is stored once, under the shortest path to it when it was saved (often through the
     # optimizer's list); its node in the stored object graph is reached by the model's own names.
     root = tf.train.Checkpoint(**parts)  # the view holds it weakly
+    listed: dict[int, Optional[str]] = {}
+    for part, optimizer in (listed_by or {}).items():
+        variables = parts[part].trainable_variables if part in parts else []
+        keys = listed_variable_keys(graph, optimizer)
+        if len(keys) == len(variables):
+            listed.update((id(variable), key) for variable, key in zip(variables, keys))
     objects, paths = graph_view.ObjectGraphView(root).breadth_first_traversal()
     kept: list[str] = []
     grown: list[str] = []
@@ -55,6 +66,8 @@ def transfer_weights(parts: dict[str, Any], checkpoint: str) -> Transferred:
             continue
         names = [reference.name for reference in paths[trackable]]
         name, key = "/".join(names), _stored_key(graph, names)
+        if key is None:
+            key = listed.get(id(trackable))
         shape = list(trackable.shape)
         if key is None or key not in stored:
             new.append(name)
@@ -106,3 +119,21 @@ def _stored_key(graph, names: list[str]) -> Optional[str]:
         return None
     keys = [a.checkpoint_key for a in graph.nodes[node].attributes if a.name == "VARIABLE_VALUE"]
     return keys[0] if keys else None
+
+
+def listed_variable_keys(graph, optimizer: str = "optimizer") -> list[Optional[str]]:
+    """Checkpoint keys of `optimizer`'s variable list, in order: how a checkpoint written before a
+    model's layers were all reachable by name holds the rest (an older run's).
+
+    A variable is stored once, under one of the paths that reach it (the shortest); the
+    checkpoint's object graph says which key holds each entry of the list.
+    """
+    listed = child_node(graph, child_node(graph, 0, optimizer), "_trainable_variables")
+    if listed is None:
+        return []
+    keys: list[Optional[str]] = []
+    for index in range(len(graph.nodes[listed].children)):
+        node = child_node(graph, listed, str(index))
+        attributes = [a.checkpoint_key for a in graph.nodes[node].attributes if a.name == "VARIABLE_VALUE"]
+        keys.append(attributes[0] if attributes else None)
+    return keys
