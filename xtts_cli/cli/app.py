@@ -21,6 +21,7 @@ from xtts_cli.cli import (
     init,
     profile_pipeline,
     profile_step,
+    serve,
     synthesize,
     train,
     validate,
@@ -92,6 +93,7 @@ app.command("benchmark")(benchmark.benchmark)
 app.command("synthesize")(synthesize.synthesize)
 app.command("export")(export.export)
 app.command("vocode")(vocode.vocode)
+app.command("serve")(serve.serve)
 app.add_typer(data_service.app, name="data-service")
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 from xtts_cli.speech.run_files import load_speaking_rate
-from xtts_cli.speech.synthesis import Speech, Voice, resolve_voice, speak_text
+from xtts_cli.speech.synthesis import Speech, Voice, resolve_voice, speak_parts, speak_text
 from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
 
@@ -55,19 +55,25 @@ class Synthesizer:
         """The run's training speakers, for `speaker=`."""
         return list(self.tokenizer.speakers)
 
-    def voice(self, speaker: Optional[str] = None, speaker_wav: Optional[Path | str] = None) -> Voice:
-        """A training speaker (its centroid), the voice of a clip (`speaker_wav`), or the run's reference."""
+    def voice(
+        self, speaker: Optional[str] = None, speaker_wav: Optional[Path | str] = None, *, remember: bool = True
+    ) -> Voice:
+        """A training speaker (its centroid), the voice of a clip (`speaker_wav`), or the run's
+        reference; kept for the next call unless `remember` is False (a clip seen once: an upload)."""
         key = (speaker, str(speaker_wav) if speaker_wav is not None else None)
-        if key not in self._voices:
-            self._voices[key] = resolve_voice(
-                self.run_dir,
-                self.config.data,
-                self.tokenizer,
-                self.model,
-                speaker=speaker,
-                speaker_wav=Path(speaker_wav) if speaker_wav is not None else None,
-            )
-        return self._voices[key]
+        if key in self._voices:
+            return self._voices[key]
+        voice = resolve_voice(
+            self.run_dir,
+            self.config.data,
+            self.tokenizer,
+            self.model,
+            speaker=speaker,
+            speaker_wav=Path(speaker_wav) if speaker_wav is not None else None,
+        )
+        if remember:
+            self._voices[key] = voice
+        return voice
 
     def speak(
         self,
@@ -90,6 +96,31 @@ class Synthesizer:
             self.config.data,
             max_frames=max_frames,
             rate=self._rate,
+            settings=self.config.synthesis,
+            language=language,
+            vocoder=self.vocoder,
+            speed=speed,
+        )
+
+    def speak_parts(
+        self,
+        text: str,
+        *,
+        voice: Voice,
+        language: Optional[str] = None,
+        max_frames: Optional[int] = None,
+        speed: float = 1.0,
+    ) -> Iterator[Speech]:
+        """`speak`'s generations one at a time, each as it is made (sentence by sentence: what a
+        server streams), in `voice` (from `voice()`)."""
+        return speak_parts(
+            self.model,
+            self.tokenizer,
+            text,
+            voice,
+            self.config.data,
+            self._rate,
+            max_frames=max_frames,
             settings=self.config.synthesis,
             language=language,
             vocoder=self.vocoder,

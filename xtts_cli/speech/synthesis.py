@@ -38,18 +38,22 @@ MIN_FRAMES_PER_CHARACTER = 3
 FRAME_BLOCK = 128
 
 
-def wav_bytes(waveform: np.ndarray, sample_rate: int) -> bytes:
-    """16-bit PCM mono WAV of a float waveform (peak-normalised when it would clip)."""
+def pcm16(waveform: np.ndarray) -> bytes:
+    """16-bit little-endian PCM of a float waveform (peak-normalised when it would clip)."""
     peak = float(np.max(np.abs(waveform))) if waveform.size else 0.0
     if peak > 0.99:
         waveform = waveform * (0.99 / peak)
-    pcm = np.clip(np.round(waveform * 32767.0), -32768, 32767).astype("<i2")
+    return np.clip(np.round(waveform * 32767.0), -32768, 32767).astype("<i2").tobytes()
+
+
+def wav_bytes(waveform: np.ndarray, sample_rate: int) -> bytes:
+    """16-bit PCM mono WAV of a float waveform (peak-normalised when it would clip)."""
     buffer = io.BytesIO()
     with wave.open(buffer, "wb") as handle:
         handle.setnchannels(1)
         handle.setsampwidth(2)
         handle.setframerate(sample_rate)
-        handle.writeframes(pcm.tobytes())
+        handle.writeframes(pcm16(waveform))
     return buffer.getvalue()
 
 
@@ -366,12 +370,16 @@ def speak_text(model, tokenizer, text: str, voice, data: DataConfig, rate: Optio
     """Text of any length: its sentences (`split_sentences`), each cut further where it would not
     fit one generation's frames (`split_to_fit`), generated in turn (`synthesize_speech`, with
     `options`) and joined with `SENTENCE_PAUSE_SECONDS` between them."""
+    parts = list(speak_parts(model, tokenizer, text, voice, data, rate, **options))
+    return parts[0] if len(parts) == 1 else joined(parts, text)
+
+
+def speak_parts(model, tokenizer, text: str, voice, data: DataConfig, rate: Optional[SpeakingRate] = None, **options):
+    """`speak_text`'s generations, each yielded as it is made (what a server streams): one for a
+    text that fits one, else one per part (`text_parts`)."""
     parts = text_parts(tokenizer, text, data, rate, language=options.get("language"))
-    if len(parts) <= 1:
-        return synthesize_speech(model, tokenizer, text, voice, data, rate=rate, **options)
-    return joined(
-        [synthesize_speech(model, tokenizer, part, voice, data, rate=rate, **options) for part in parts], text
-    )
+    for part in parts if len(parts) > 1 else [text]:
+        yield synthesize_speech(model, tokenizer, part, voice, data, rate=rate, **options)
 
 
 def text_parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], *, language=None) -> list[str]:

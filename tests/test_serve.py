@@ -1,0 +1,369 @@
+"""`xtts serve`: a real server on a real socket, answered over HTTP; its page in a real browser.
+
+The fast tests serve the committed run `tests/data/run_before_run_data` (four voices, an
+autoregressive decoder); the slow ones a run trained here (a duration decoder, with samples) and
+the page in Debian's chromium.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+import wave
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from training_support import subprocess_env, tiny_config
+
+from xtts_cli.speech.synthesis import SENTENCE_PAUSE_SECONDS, pcm16, wav_bytes
+
+RUN = Path(__file__).parent / "data" / "run_before_run_data"
+SAMPLE = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample"
+CLIP = SAMPLE / "wavs" / "XTTS001-0002.wav"
+SENTENCE = "the kettle is on the stove."
+
+
+def start(run: Path, **limits):
+    from xtts_cli.inference import Synthesizer
+    from xtts_cli.serving.http import make_server
+    from xtts_cli.serving.service import Limits, VoiceService
+
+    tts = Synthesizer.load(run)
+    server = make_server(VoiceService(tts, Limits(**limits)), "127.0.0.1", 0, log=False)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return tts, server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+@pytest.fixture(scope="module")
+def served():
+    tts, server, url = start(RUN, text_chars=300, upload_bytes=400_000, waiting=1)
+    yield tts, server, url
+    server.shutdown()
+    server.server_close()
+
+
+def get(url: str, data: bytes | None = None, headers: dict | None = None) -> tuple[int, dict, bytes]:
+    request = urllib.request.Request(url, data=data, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def error_of(answer: tuple[int, dict, bytes]) -> tuple[int, str]:
+    status, headers, body = answer
+    assert headers["Content-Type"] == "application/json", body[:200]
+    return status, json.loads(body)["error"]
+
+
+def samples_of(wav: bytes) -> np.ndarray:
+    with wave.open(io.BytesIO(wav)) as handle:
+        return np.frombuffer(handle.readframes(handle.getnframes()), "<i2")
+
+
+def multipart(fields: dict[str, str], upload: bytes | None = None) -> tuple[bytes, dict]:
+    boundary = uuid.uuid4().hex
+    parts = [
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
+        for name, value in fields.items()
+    ]
+    if upload is not None:
+        head = f'--{boundary}\r\nContent-Disposition: form-data; name="speaker_wav"; filename="clip.wav"\r\n'
+        parts.append(head.encode() + b"Content-Type: audio/wav\r\n\r\n" + upload + b"\r\n")
+    body = b"".join(parts) + f"--{boundary}--\r\n".encode()
+    return body, {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+
+
+def raw(url: str, payload: bytes, *, read: bool = True) -> bytes:
+    """`payload` sent as is on a socket of its own; what comes back until the server closes or 10 s."""
+    address = urllib.parse.urlsplit(url)
+    with socket.create_connection((address.hostname, address.port), timeout=10) as connection:
+        connection.sendall(payload)
+        if not read:
+            return b""
+        answer = b""
+        try:
+            while chunk := connection.recv(65536):
+                answer += chunk
+                if b"\r\n\r\n" in answer and b"Content-Length" in answer:
+                    head, _, body = answer.partition(b"\r\n\r\n")
+                    length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+                    if len(body) >= length:
+                        break
+        except (TimeoutError, ConnectionResetError):
+            pass
+        return answer
+
+
+def test_the_run_is_listed_and_a_sentence_is_the_audio_it_speaks_in_process(served):
+    tts, _, url = served
+    status, _, body = get(f"{url}/health")
+    assert status == 200 and json.loads(body) == {
+        "status": "ok",
+        "run": str(RUN),
+        "step": tts.step,
+        "vocoder": "griffin-lim",
+    }
+    assert json.loads(get(f"{url}/api/speakers")[2]) == ["en-us+f3", "en-us", "en-gb+m3", "en-gb"]
+    assert json.loads(get(f"{url}/api/languages")[2]) == ["en"]
+    assert json.loads(get(f"{url}/api/samples")[2]) == []
+    page = get(f"{url}/")
+    assert page[0] == 200 and page[1]["Content-Type"].startswith("text/html") and b"/api/tts" in page[2]
+
+    query = urllib.parse.urlencode({"text": SENTENCE, "speaker_id": "en-gb"})
+    status, headers, wav = get(f"{url}/api/tts?{query}")
+    assert status == 200 and headers["Content-Type"] == "audio/wav"
+    alone = wav_bytes(tts.speak(SENTENCE, speaker="en-gb").waveform, tts.sample_rate)
+    np.testing.assert_allclose(samples_of(wav) / 32767.0, samples_of(alone) / 32767.0, atol=1e-3)
+    # POST with coqui's form fields, and as JSON: the same.
+    form = urllib.parse.urlencode({"text": SENTENCE, "speaker_id": "en-gb"}).encode()
+    assert get(f"{url}/api/tts", form, {"Content-Type": "application/x-www-form-urlencoded"})[2] == wav
+    body = json.dumps({"text": SENTENCE, "speaker_id": "en-gb", "language_id": "en"}).encode()
+    assert get(f"{url}/api/tts", body, {"Content-Type": "application/json"})[2] == wav
+
+
+def test_a_clip_uploaded_is_cloned_and_a_long_text_streams_part_by_part(served):
+    tts, _, url = served
+    body, headers = multipart({"text": SENTENCE}, CLIP.read_bytes())
+    status, _, wav = get(f"{url}/api/tts", body, headers)
+    cloned = wav_bytes(tts.speak(SENTENCE, speaker_wav=CLIP).waveform, tts.sample_rate)
+    assert status == 200
+    np.testing.assert_allclose(samples_of(wav) / 32767.0, samples_of(cloned) / 32767.0, atol=1e-3)
+
+    paragraph = "the kettle is on the stove. please close the window. the cat sat on the mat."
+    query = urllib.parse.urlencode({"text": paragraph, "speaker_id": "en-us", "stream": "true"})
+    status, headers, streamed = get(f"{url}/api/tts?{query}")
+    assert status == 200 and headers["Transfer-Encoding"] == "chunked"
+    assert streamed[:4] == b"RIFF" and streamed[36:40] == b"data" and streamed[40:44] == b"\xff\xff\xff\xff"
+    # Each part as it was made (each scaled on its own when it would clip), a pause between two.
+    parts = [pcm16(part.waveform) for part in tts.speak_parts(paragraph, voice=tts.voice("en-us"))]
+    assert len(parts) == 3
+    pause = bytes(2 * int(SENTENCE_PAUSE_SECONDS * tts.sample_rate))
+    expected = np.frombuffer(pause.join(parts), "<i2")
+    np.testing.assert_allclose(np.frombuffer(streamed[44:], "<i2") / 32767.0, expected / 32767.0, atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    "query, status, message",
+    [
+        ({"text": ""}, 400, "text is empty"),
+        ({"text": "x" * 301}, 413, "text is 301 characters, more than this server's 300"),
+        (
+            {"text": "hello", "speaker_id": "nobody"},
+            400,
+            "speaker_id 'nobody' is not one of this run's speakers: en-us+f3",
+        ),
+        ({"text": "hello", "language_id": "fa"}, 400, "language_id 'fa' is not one of this run's languages: en"),
+        ({"text": "hello", "speed": "fast"}, 400, "speed 'fast' is not a number"),
+        ({"text": "hello", "speed": "9"}, 400, "speed 9 is outside 0.25-4"),
+        ({"text": "hello", "speed": "1.5"}, 400, "--speed 1.5: this run's decoder (autoregressive)"),
+        ({"text": "hello", "style_wav": "/etc/passwd"}, 400, "style_wav names a file on the server"),
+        ({"text": "hello", "speaker_wav": "../config.yaml"}, 400, "speaker_wav names a file on the server"),
+        ({"text": "Привет"}, 400, "not in the tokenizer vocabulary"),
+    ],
+)
+def test_a_bad_request_is_a_4xx_with_one_line_and_the_server_goes_on(served, query, status, message):
+    _, _, url = served
+    answer = error_of(get(f"{url}/api/tts?{urllib.parse.urlencode(query)}"))
+    assert answer[0] == status and message in answer[1], answer
+    assert "\n" not in answer[1] and "Traceback" not in answer[1]
+    assert get(f"{url}/health")[0] == 200
+
+
+def test_hostile_bodies_uploads_and_connections(served):
+    tts, server, url = served
+    json_type = {"Content-Type": "application/json"}
+    assert error_of(get(f"{url}/api/tts", b"{not json", json_type)) == (400, "the body is not valid JSON")
+    assert error_of(get(f"{url}/api/tts", b"[1, 2]", json_type))[0] == 400
+    assert error_of(get(f"{url}/api/tts", b"\x00\x01", {"Content-Type": "application/octet-stream"}))[0] == 415
+    body, headers = multipart({"text": "hello"}, b"MZ\x90\x00 not audio at all")
+    assert error_of(get(f"{url}/api/tts", body, headers)) == (
+        415,
+        "the speaker_wav upload is not WAV, FLAC, Ogg or MP3 audio",
+    )
+    body, headers = multipart({"text": "hello"}, b"RIFF\x24\x00\x00\x00WAVE broken")
+    status, message = error_of(get(f"{url}/api/tts", body, headers))
+    assert status == 415 and message.startswith("the speaker_wav upload cannot be read as audio")
+    body, headers = multipart({"text": "hello"}, b"RIFF" + bytes(500_000))
+    assert error_of(get(f"{url}/api/tts", body, headers))[0] == 413
+    body, headers = multipart({"text": "hello", "speaker_id": "en-gb"}, CLIP.read_bytes())
+    assert "both name a voice" in error_of(get(f"{url}/api/tts", body, headers))[1]
+    # A 200 MB upload is refused from its Content-Length, before its body is read.
+    head = b"POST /api/tts HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+    answer = raw(url, head + b"Content-Length: 209715200\r\n\r\n" + bytes(65536))
+    assert answer.startswith(b"HTTP/1.1 413") and b'"error"' in answer
+    # A client that stops mid-body, one that sends half a request line, and a malformed one.
+    raw(
+        url,
+        b"POST /api/tts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{",
+        read=False,
+    )
+    raw(url, b"GET /api/t", read=False)
+    assert raw(url, b"BLAH\r\n\r\n").startswith(b"HTTP/1.1 400")
+    assert error_of(get(f"{url}/samples/..%2Fconfig.yaml"))[0] == 404
+    assert error_of(get(f"{url}/etc/passwd"))[0] == 404
+    # A full queue: the only place taken, the next request is told so at once.
+    service = server.service
+    assert service.admit() and service.admit()
+    try:
+        assert error_of(get(f"{url}/api/tts?text=hello"))[0] == 503
+    finally:
+        service.release()
+        service.release()
+    assert get(f"{url}/health")[0] == 200 and get(f"{url}/api/tts?text=hello")[0] == 200
+
+
+def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_path):
+    def serve(*extra: str):
+        command = [sys.executable, "-m", "xtts_cli", "serve", "-r", str(RUN), "--port", "0", "--quiet", *extra]
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=subprocess_env()
+        )
+        lines = []
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            lines.append(line)
+            if line.startswith("serving ") or not line:
+                break
+        return process, lines
+
+    process, lines = serve()
+    try:
+        address = lines[-1].split(" at ")[1].strip()
+        assert address.startswith("http://127.0.0.1:"), lines
+        assert json.loads(get(f"{address}health")[2])["status"] == "ok"
+        assert not any("reachable by other machines" in line for line in lines)
+    finally:
+        process.terminate()
+        process.wait(30)
+    process, lines = serve("--host", "0.0.0.0")
+    try:
+        note = process.stdout.readline()  # the line after the address
+        assert "--host 0.0.0.0 is reachable by other machines, with no authentication" in note
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+# The slow tier: a run trained here, its samples, and the page in a browser.
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory) -> Path:
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.training.controller import Controller
+    from xtts_cli.training.trainer import Trainer
+
+    root = tmp_path_factory.mktemp("served")
+    path = tiny_config(root, "  max_steps: 4\n")
+    settings = yaml.safe_load(path.read_text(encoding="utf-8"))
+    settings["data"]["dataset_path"] = str(SAMPLE)
+    settings["model"]["decoder"] = "duration"
+    settings["training"]["sample_step"] = 2
+    path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    Controller(Trainer(resolve_config(path, {}).config, run_dir=root / "run")).run()
+    return root / "run"
+
+
+@pytest.mark.slow
+def test_the_runs_training_samples_are_listed_by_step_and_served_by_name_only(trained_run):
+    _, server, url = start(trained_run)
+    try:
+        listed = json.loads(get(f"{url}/api/samples")[2])
+        on_disk = sorted(p.name for p in (trained_run / "samples").glob("*.wav"))
+        assert sorted(item["name"] for item in listed) == on_disk and {item["step"] for item in listed} == {2, 4}
+        status, headers, body = get(f"{url}/samples/{listed[0]['name']}")
+        assert status == 200 and body == (trained_run / "samples" / listed[0]["name"]).read_bytes()
+        assert get(f"{url}/samples/{urllib.parse.quote('../config.yaml')}")[0] == 404
+        query = urllib.parse.urlencode({"text": SENTENCE, "speed": "1.5"})
+        fast, slow = get(f"{url}/api/tts?{query}")[2], get(f"{url}/api/tts?text={urllib.parse.quote(SENTENCE)}")[2]
+        assert len(samples_of(fast)) < len(samples_of(slow))
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def chromium() -> str | None:
+    return next(
+        (shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    chromium() is None or shutil.which("chromedriver") is None,
+    reason="needs chromium and chromedriver (.ci/run installs them)",
+)
+def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browser(trained_run):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.select import Select
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    _, server, url = start(trained_run)
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium()
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--autoplay-policy=no-user-gesture-required",
+    ):
+        options.add_argument(flag)
+    browser = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver")))
+    try:
+        browser.get(f"{url}/")
+        wait = WebDriverWait(browser, 120)
+        wait.until(lambda b: "step 4" in b.find_element(By.ID, "run").text)
+        voices = [o.get_attribute("value") for o in Select(browser.find_element(By.ID, "speaker")).options]
+        assert voices == ["", "en-us+f3", "en-us", "en-gb+m3", "en-gb"]
+        assert [o.text for o in Select(browser.find_element(By.ID, "language")).options] == ["en"]
+        rows = browser.find_elements(By.CSS_SELECTOR, "#samples tbody tr")
+        assert len(rows) == len(list((trained_run / "samples").glob("*.wav")))
+        # A sample plays: its audio element loads the file the run wrote.
+        duration = browser.execute_async_script(
+            "const done = arguments[0]; const a = document.querySelector('#samples audio');"
+            "a.preload = 'auto'; a.onloadedmetadata = () => done(a.duration); a.onerror = () => done(-1); a.load();"
+        )
+        assert duration > 0
+
+        # Speak: a sentence in a chosen voice comes back as audio the player can play.
+        browser.find_element(By.ID, "text").send_keys(SENTENCE)
+        Select(browser.find_element(By.ID, "speaker")).select_by_value("en-gb")
+        browser.find_element(By.ID, "go").click()
+        wait.until(lambda b: b.find_element(By.ID, "status").text.startswith("made in"))
+        played = browser.execute_async_script(
+            "const done = arguments[0]; const a = document.getElementById('player');"
+            "if (a.readyState >= 1) done(a.duration); else { a.onloadedmetadata = () => done(a.duration); a.onerror = () => done(-1); }"
+        )
+        assert played > 0.2
+
+        # An error is shown as its one line, and the page still speaks after it.
+        browser.find_element(By.ID, "text").clear()
+        browser.find_element(By.ID, "go").click()
+        wait.until(lambda b: b.find_element(By.ID, "status").get_attribute("class") == "error")
+        assert browser.find_element(By.ID, "status").text == "text is empty; pass the text to speak as text="
+        # Cloning from an uploaded clip.
+        browser.find_element(By.ID, "text").send_keys(SENTENCE)
+        browser.find_element(By.ID, "reference").send_keys(str(CLIP))
+        browser.find_element(By.ID, "go").click()
+        wait.until(lambda b: b.find_element(By.ID, "status").text.startswith("made in"))
+    finally:
+        browser.quit()
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,90 @@
+"""`xtts serve`: a run loaded once and spoken over HTTP, with a page to listen on."""
+
+from __future__ import annotations
+
+import ipaddress
+import sys
+from typing import Annotated
+
+import typer
+
+from xtts_cli.cli.options import CheckpointAlias, RunDirOption, VerboseOption, VocoderOption, run_dir_given
+
+# The first generation of a process builds the generation graph: done before the first request.
+WARM_UP_TEXT = "Ready."
+
+
+def serve(
+    run_dir: RunDirOption = None,
+    vocoder: VocoderOption = None,
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            help="Address to listen on. The default answers this machine only; 0.0.0.0 answers anyone who can "
+            "reach it (there is no authentication).",
+        ),
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", "-p", min=0, max=65535, help="Port (coqui tts-server's; 0: a free one).")
+    ] = 5002,
+    max_text_chars: Annotated[
+        int, typer.Option("--max-text-chars", min=1, help="Longest text a request may send.")
+    ] = 2000,
+    max_upload_mb: Annotated[
+        float, typer.Option("--max-upload-mb", min=0.01, help="Largest reference clip a request may upload (MiB).")
+    ] = 10.0,
+    max_waiting: Annotated[
+        int,
+        typer.Option(
+            "--max-waiting", min=0, help="Requests that may wait for their turn; past it a request is refused (503)."
+        ),
+    ] = 32,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No line per request.")] = False,
+    checkpoint: CheckpointAlias = None,
+    verbose: VerboseOption = False,
+) -> None:
+    """Serve a run over HTTP: `/api/tts` (coqui tts-server's parameters), `/api/speakers`,
+    `/api/languages`, `/health`, and a page at `/` to type, pick a voice, clone one from a clip and
+    listen, with the samples the run wrote while it trained."""
+    from xtts_cli.cli.output import Phases
+    from xtts_cli.errors import XttsError
+    from xtts_cli.inference import Synthesizer
+    from xtts_cli.serving.http import make_server
+    from xtts_cli.serving.service import Limits, VoiceService
+
+    run = run_dir_given(run_dir, checkpoint, to="serve", example="xtts serve -r runs/speak-cpu")
+    limits = Limits(text_chars=max_text_chars, upload_bytes=int(max_upload_mb * 1024 * 1024), waiting=max_waiting)
+    with Phases() as phase:
+        phase(f"loading {run} (TensorFlow, the model and its latest checkpoint)")
+        tts = Synthesizer.load(run, vocoder=vocoder)
+        phase("building the generation graph (one short sentence)")
+        try:
+            tts.speak(WARM_UP_TEXT)
+        except XttsError:  # a run that cannot spell it (another script) builds it on its first request
+            pass
+        server = make_server(VoiceService(tts, limits), host, port, log=not quiet)
+    bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
+    shown = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
+    print(f"serving {run} (step {tts.step}, vocoder {tts.vocoder.name}) at http://{shown}:{bound_port}/", flush=True)
+    if not _loopback(host):
+        print(
+            f"note: --host {host} is reachable by other machines, with no authentication; "
+            "--host 127.0.0.1 keeps it to this one",
+            flush=True,
+        )
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    finally:
+        server.server_close()
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

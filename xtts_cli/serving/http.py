@@ -1,0 +1,272 @@
+"""`xtts serve`'s HTTP: Python's own threading server, one thread a connection.
+
+Why the standard library and not an ASGI stack: a request's time is the generation (TensorFlow, off
+the interpreter lock); the server's part is parsing a form and writing bytes, which threads do as
+well as an event loop, and nothing more is installed. Every request is answered: audio, JSON, or a
+4xx/5xx with a one-line JSON `{"error": ...}`; a handler's failure is one line on stderr, never a
+traceback, and the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from email.parser import BytesParser
+from email.policy import HTTP
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any, Optional
+from urllib.parse import parse_qsl, urlsplit
+
+from xtts_cli.errors import XttsError
+from xtts_cli.serving.service import Refused, VoiceService
+
+__all__ = ["VoiceServer", "make_server"]
+
+# A client that sends nothing for this long is dropped (a request cut off mid-body).
+READ_TIMEOUT_SECONDS = 30.0
+# Form fields other than the upload are short; a body past this without an upload is refused.
+FORM_BYTES = 64 * 1024
+
+
+def page() -> bytes:
+    return resources.files("xtts_cli.serving").joinpath("page.html").read_bytes()
+
+
+class VoiceServer(ThreadingHTTPServer):
+    daemon_threads = True  # a client that never finishes does not hold the process at exit
+    request_queue_size = 64
+
+    def __init__(self, address: tuple[str, int], service: VoiceService, *, log: bool = True) -> None:
+        self.service, self.log = service, log
+        super().__init__(address, _Handler)
+
+    def handle_error(self, request, client_address) -> None:
+        """One line, not the standard library's traceback."""
+        kind, value, _ = sys.exc_info()
+        print(f"xtts serve: {client_address[0]}: {kind.__name__ if kind else 'error'}: {value}", file=sys.stderr)
+
+
+def make_server(service: VoiceService, host: str = "127.0.0.1", port: int = 5002, *, log: bool = True) -> VoiceServer:
+    try:
+        return VoiceServer((host, port), service, log=log)
+    except OSError as exc:
+        raise XttsError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+            hint="pick another --port (0 picks a free one), or stop what holds this one",
+        ) from None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: VoiceServer
+    protocol_version = "HTTP/1.1"  # keep-alive, and chunked streaming
+    timeout = READ_TIMEOUT_SECONDS
+    server_version = "xtts-serve"
+    default_request_version = "HTTP/1.0"  # a malformed request line still gets a status line
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        """`_answer` writes one line per request itself."""
+
+    # Routing.
+    def do_GET(self) -> None:
+        self._answer("GET")
+
+    def do_POST(self) -> None:
+        self._answer("POST")
+
+    def do_HEAD(self) -> None:
+        self._answer("HEAD")
+
+    def _answer(self, method: str) -> None:
+        began = time.perf_counter()
+        url = urlsplit(self.path)
+        service = self.server.service
+        status = 200
+        try:
+            if url.path in ("/", "/index.html"):
+                self._send(200, page(), "text/html; charset=utf-8", method=method)
+            elif url.path == "/health":
+                self._json(service.health(), method=method)
+            elif url.path == "/api/speakers":
+                self._json(service.speakers(), method=method)
+            elif url.path == "/api/languages":
+                self._json(service.languages(), method=method)
+            elif url.path == "/api/samples":
+                self._json(service.sample_list(), method=method)
+            elif url.path.startswith("/samples/"):
+                name = url.path.removeprefix("/samples/")
+                if name not in service.samples:  # by name from the run's own list, never a path
+                    raise Refused(404, f"no training sample {name[:80]!r}; /api/samples lists them")
+                self._send(200, service.samples[name].read_bytes(), "audio/wav", method=method)
+            elif url.path == "/api/tts":
+                if method == "HEAD":
+                    raise Refused(405, "HEAD /api/tts: use GET or POST")
+                status = self._tts(method, url.query)
+            else:
+                raise Refused(404, f"no such page {url.path[:80]!r}; try /, /api/tts, /api/speakers, /health")
+        except Refused as refused:
+            status = refused.status
+            self._error(refused.status, refused.message)
+        except XttsError as exc:
+            status = 400
+            self._error(400, exc.lines[0] if exc.lines else str(exc))
+        except (TimeoutError, ConnectionError):
+            status = 499  # the client went away; nothing to answer
+            self.close_connection = True
+        except Exception as exc:  # the server keeps serving whatever one request did
+            status = 500
+            print(f"xtts serve: {url.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            self._error(500, f"internal error ({type(exc).__name__}); the server's log has the line")
+        if self.server.log:
+            took = time.perf_counter() - began
+            print(f"{self.client_address[0]} {method} {url.path} {status} {took:.2f}s", file=sys.stderr)
+
+    # /api/tts
+    def _tts(self, method: str, query: str) -> int:
+        service = self.server.service
+        fields: dict[str, str] = dict(parse_qsl(query, keep_blank_values=True))
+        reference: Optional[bytes] = None
+        if method == "POST":
+            body_fields, reference = self._read_form()
+            fields.update(body_fields)
+        request = service.check(fields, reference)
+        if not service.admit():
+            raise Refused(503, "the server is busy (every place in its queue is taken); try again shortly")
+        try:
+            if request.stream:
+                return self._stream(service, request)
+            audio, notes = service.speak(request)
+            headers = {"X-Xtts-Notes": json.dumps(notes)} if notes else {}
+            self._send(200, audio, "audio/wav", headers=headers)
+            return 200
+        finally:
+            service.release()
+
+    def _stream(self, service: VoiceService, request) -> int:
+        chunks = service.stream(request)
+        # The header and the first part before the status line: a text the model cannot speak is
+        # still a 400, not a broken stream.
+        first = next(chunks) + next(chunks)
+        self.send_response(200)
+        self.send_header("Content-Type", "audio/wav")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        try:
+            self._chunk(first)
+            for chunk in chunks:
+                self._chunk(chunk)
+            self._chunk(b"")
+        finally:
+            chunks.close()
+        return 200
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):X}\r\n".encode("ascii") + data + b"\r\n")
+        self.wfile.flush()
+
+    def _read_form(self) -> tuple[dict[str, str], Optional[bytes]]:
+        """The body's fields (JSON, URL-encoded or multipart) and the `speaker_wav` upload."""
+        service = self.server.service
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            raise Refused(411, "send the body with a Content-Length, not chunked")
+        raw_length = self.headers.get("Content-Length")
+        try:
+            length = int(raw_length) if raw_length is not None else 0
+        except ValueError:
+            raise Refused(400, f"Content-Length {str(raw_length)[:20]!r} is not a number") from None
+        kind = self.headers.get_content_type()
+        limit = service.limits.upload_bytes + FORM_BYTES if kind == "multipart/form-data" else FORM_BYTES
+        if length < 0 or length > limit:
+            self.close_connection = True  # the rest of the body is not read
+            raise Refused(413, f"the request body is {length} bytes, more than this server takes ({limit})")
+        body = self._read_body(length)
+        if kind == "application/json":
+            try:
+                decoded = json.loads(body or b"{}")
+            except (ValueError, UnicodeDecodeError):
+                raise Refused(400, "the body is not valid JSON") from None
+            if not isinstance(decoded, dict):
+                raise Refused(400, 'the JSON body is not an object; send {"text": "..."}')
+            return {str(k): "" if v is None else str(v) for k, v in decoded.items()}, None
+        if kind == "application/x-www-form-urlencoded" or not body:
+            try:
+                return dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True)), None
+            except UnicodeDecodeError:
+                raise Refused(400, "the form body is not UTF-8") from None
+        if kind == "multipart/form-data":
+            return self._multipart(body)
+        raise Refused(415, f"a body of type {kind!r}; send JSON, a form, or multipart/form-data with the upload")
+
+    def _read_body(self, length: int) -> bytes:
+        chunks, left = [], length
+        while left:
+            chunk = self.rfile.read(min(left, 1 << 16))
+            if not chunk:  # the client stopped mid-body
+                raise ConnectionError("the client closed the connection mid-request")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def _multipart(self, body: bytes) -> tuple[dict[str, str], Optional[bytes]]:
+        head = f"Content-Type: {self.headers.get('Content-Type')}\r\n\r\n".encode("latin-1")
+        message = BytesParser(policy=HTTP).parsebytes(head + body)
+        if not message.is_multipart():
+            raise Refused(400, "the multipart body cannot be parsed (its boundary is missing or wrong)")
+        fields: dict[str, str] = {}
+        reference: Optional[bytes] = None
+        for part in message.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            decoded = part.get_payload(decode=True)
+            payload = decoded if isinstance(decoded, bytes) else b""
+            if name == "speaker_wav" and part.get_filename() is not None:
+                if len(payload) > self.server.service.limits.upload_bytes:
+                    raise Refused(413, f"the speaker_wav upload is {len(payload)} bytes, more than this server takes")
+                reference = payload
+            elif isinstance(name, str):
+                try:
+                    fields[name] = payload.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise Refused(400, f"the form field {name[:40]!r} is not UTF-8") from None
+        return fields, reference
+
+    # Answers.
+    def _json(self, value: Any, *, status: int = 200, method: str = "GET") -> None:
+        self._send(status, json.dumps(value, ensure_ascii=False).encode("utf-8"), "application/json", method=method)
+
+    def _error(self, status: int, message: str) -> None:
+        try:
+            self._json({"error": message}, status=status)
+        except (TimeoutError, ConnectionError):
+            self.close_connection = True
+
+    def _send(
+        self, status: int, body: bytes, kind: str, *, method: str = "GET", headers: Optional[dict[str, str]] = None
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if method != "HEAD":
+            self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """The standard library's own lines (a malformed request line): one line, when logging."""
+        if self.server.log:
+            print(f"{self.client_address[0]} {format % args}", file=sys.stderr)
+
+    def send_error(self, code: int, message: Optional[str] = None, explain: Optional[str] = None) -> None:
+        """A request the standard library itself refuses (a malformed request line, headers too long):
+        the same one-line JSON as every other error."""
+        self.close_connection = True
+        try:
+            self._json({"error": f"{HTTPStatus(code).phrase}: {message or ''}".strip(": ")}, status=code)
+        except (TimeoutError, ConnectionError, ValueError):
+            pass

@@ -1,0 +1,214 @@
+"""What `xtts serve` answers, apart from HTTP: a request checked against the run and the limits,
+spoken in turn, whole or part by part.
+
+The run is loaded once (`Synthesizer`). Generations take turns (`Limits.generations` at once, one by
+default): TensorFlow already spreads one generation over every core, so two at once only share
+them, and a request that waits is cheaper than one that thrashes. Requests past `Limits.waiting` are
+refused at once (503) rather than left to time out.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import tempfile
+import threading
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from xtts_cli.errors import XttsError
+from xtts_cli.speech.synthesis import SENTENCE_PAUSE_SECONDS, joined, pcm16, wav_bytes
+
+__all__ = ["Limits", "Refused", "SpeechRequest", "VoiceService", "streaming_wav_header"]
+
+# A sample the run wrote while it trained: samples/step0000500-0-<voice>.wav (speech/samples.py).
+SAMPLE_NAME = re.compile(r"^step(\d+)-(\d+)(-[^/\\]*)?\.wav$")
+# The first bytes of what the reference upload may be: WAV, FLAC, Ogg, MP3 (a tag or a frame).
+AUDIO_MAGIC = (b"RIFF", b"fLaC", b"OggS", b"ID3", b"\xff\xfb", b"\xff\xf3", b"\xff\xf2")
+SPEEDS = (0.25, 4.0)  # as `xtts synthesize --speed`
+
+
+class Refused(Exception):
+    """A request the server answers with `status` and a one-line JSON error; it keeps serving."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+@dataclass(frozen=True)
+class Limits:
+    text_chars: int = 2000  # a few paragraphs; `synthesize --text-file` is for books
+    upload_bytes: int = 10 * 1024 * 1024  # a minute of 44.1 kHz stereo WAV
+    generations: int = 1
+    waiting: int = 32
+
+
+@dataclass
+class SpeechRequest:
+    """A checked request: what to say, in which voice and language, at what pace."""
+
+    text: str
+    speaker: Optional[str] = None
+    language: Optional[str] = None
+    speed: float = 1.0
+    reference: Optional[bytes] = None  # an uploaded clip to clone
+    stream: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def streaming_wav_header(sample_rate: int) -> bytes:
+    """A 16-bit mono WAV header whose sizes say "until the stream ends" (0xFFFFFFFF, as streaming
+    servers write it): the length of a streamed text is not known when its first sentence is sent."""
+    unknown = 0xFFFFFFFF
+    return (
+        b"RIFF"
+        + struct.pack("<I", unknown)
+        + b"WAVEfmt "
+        + struct.pack("<IHHIIHH", 16, 1, 1, sample_rate, sample_rate * 2, 2, 16)
+        + b"data"
+        + struct.pack("<I", unknown)
+    )
+
+
+class VoiceService:
+    def __init__(self, synthesizer: Any, limits: Limits = Limits()) -> None:
+        self.synthesizer, self.limits = synthesizer, limits
+        self._turns = threading.BoundedSemaphore(limits.generations)
+        self._admitted = threading.BoundedSemaphore(limits.generations + limits.waiting)
+        self.samples = self._index_samples()
+
+    # What the page and clients list.
+    def health(self) -> dict:
+        s = self.synthesizer
+        return {"status": "ok", "run": str(s.run_dir), "step": s.step, "vocoder": s.vocoder.name}
+
+    def speakers(self) -> list[str]:
+        return self.synthesizer.speakers
+
+    def languages(self) -> list[str]:
+        return self.synthesizer.languages
+
+    def _index_samples(self) -> dict[str, Path]:
+        """The run's training samples by file name (only these are ever served: no path a client
+        sends reaches the disk)."""
+        folder = Path(self.synthesizer.run_dir) / "samples"
+        found = sorted(folder.glob("step*.wav")) if folder.is_dir() else []
+        return {path.name: path for path in found if SAMPLE_NAME.match(path.name)}
+
+    def sample_list(self) -> list[dict]:
+        listed = []
+        for name in self.samples:
+            match = SAMPLE_NAME.match(name)
+            assert match is not None
+            voice = (match.group(3) or "").lstrip("-")
+            listed.append({"step": int(match.group(1)), "sentence": int(match.group(2)), "voice": voice, "name": name})
+        return sorted(listed, key=lambda item: (item["step"], item["sentence"], item["voice"]))
+
+    # Checking a request.
+    def check(self, fields: dict[str, str], reference: Optional[bytes] = None) -> SpeechRequest:
+        """`fields`: the request's parameters by coqui tts-server's names (`text`, `speaker_id`,
+        `language_id`, `speed`; `stream`); `reference`: an uploaded clip."""
+        if "style_wav" in fields or "speaker_wav" in fields:
+            name = "style_wav" if "style_wav" in fields else "speaker_wav"
+            raise Refused(
+                400, f"{name} names a file on the server; upload the clip itself as the speaker_wav file field"
+            )
+        text = fields.get("text", "")
+        if not text.strip():
+            raise Refused(400, "text is empty; pass the text to speak as text=")
+        if len(text) > self.limits.text_chars:
+            raise Refused(
+                413,
+                f"text is {len(text)} characters, more than this server's {self.limits.text_chars}; send it in parts",
+            )
+        speaker = fields.get("speaker_id") or None
+        if speaker is not None and speaker not in self.speakers():
+            raise Refused(
+                400, f"speaker_id {speaker!r} is not one of this run's speakers: {', '.join(self.speakers())}"
+            )
+        if speaker is not None and reference is not None:
+            raise Refused(400, "speaker_id and a speaker_wav upload both name a voice; send one of them")
+        language = fields.get("language_id") or None
+        if language is not None and language not in self.languages():
+            raise Refused(
+                400, f"language_id {language!r} is not one of this run's languages: {', '.join(self.languages())}"
+            )
+        raw_speed = fields.get("speed") or "1"
+        try:
+            speed = float(raw_speed)
+        except ValueError:
+            raise Refused(400, f"speed {raw_speed!r} is not a number; e.g. speed=1.2") from None
+        if not SPEEDS[0] <= speed <= SPEEDS[1]:
+            raise Refused(400, f"speed {speed:g} is outside {SPEEDS[0]:g}-{SPEEDS[1]:g}; 1 is the pace the run learnt")
+        if reference is not None:
+            if not reference:
+                raise Refused(400, "the speaker_wav upload is empty; upload a clip of the voice to clone")
+            if not reference.startswith(AUDIO_MAGIC):
+                raise Refused(415, "the speaker_wav upload is not WAV, FLAC, Ogg or MP3 audio")
+        stream = fields.get("stream", "").lower() in ("1", "true", "yes")
+        return SpeechRequest(text, speaker, language, speed, reference, stream)
+
+    # Speaking.
+    def admit(self) -> bool:
+        """Take a place in the queue (False: it is full); `release` gives it back."""
+        return self._admitted.acquire(blocking=False)
+
+    def release(self) -> None:
+        self._admitted.release()
+
+    def speak(self, request: SpeechRequest) -> tuple[bytes, list[str]]:
+        """The whole text as one WAV, and the notes on what was left out."""
+        with self._turns:
+            with self._voice(request) as voice:
+                parts = list(
+                    self.synthesizer.speak_parts(
+                        request.text, voice=voice, language=request.language, speed=request.speed
+                    )
+                )
+        speech = parts[0] if len(parts) == 1 else joined(parts, request.text)
+        return wav_bytes(speech.waveform, self.synthesizer.sample_rate), speech.notes
+
+    def stream(self, request: SpeechRequest) -> Generator[bytes, None, None]:
+        """A streaming WAV: its header, then each part's samples as soon as it is made, a pause
+        between two. The request holds its turn until its last part."""
+        rate = self.synthesizer.sample_rate
+        yield streaming_wav_header(rate)
+        pause = bytes(2 * int(SENTENCE_PAUSE_SECONDS * rate))
+        with self._turns, self._voice(request) as voice:
+            parts = self.synthesizer.speak_parts(
+                request.text, voice=voice, language=request.language, speed=request.speed
+            )
+            for index, speech in enumerate(parts):
+                yield (pause if index else b"") + pcm16(speech.waveform)
+
+    def _voice(self, request: SpeechRequest):
+        return _VoiceOf(self.synthesizer, request)
+
+
+class _VoiceOf:
+    """The voice a request asks for, as a context: an upload is written to a private temporary
+    file for the decoder that reads it, and removed after."""
+
+    def __init__(self, synthesizer: Any, request: SpeechRequest) -> None:
+        self.synthesizer, self.request = synthesizer, request
+        self._scratch: Optional[tempfile.TemporaryDirectory] = None
+
+    def __enter__(self):
+        request = self.request
+        if request.reference is None:
+            return self.synthesizer.voice(request.speaker)
+        self._scratch = tempfile.TemporaryDirectory(prefix="xtts-serve-")
+        clip = Path(self._scratch.name) / "reference"
+        clip.write_bytes(request.reference)
+        try:
+            return self.synthesizer.voice(speaker_wav=clip, remember=False)
+        except XttsError as exc:
+            self._scratch.cleanup()
+            raise Refused(415, f"the speaker_wav upload cannot be read as audio ({exc.lines[0][:120]})") from None
+
+    def __exit__(self, *exc_info) -> None:
+        if self._scratch is not None:
+            self._scratch.cleanup()
