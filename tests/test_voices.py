@@ -223,3 +223,34 @@ def test_a_paragraph_is_spoken_sentence_by_sentence_with_a_pause_between():
     assert both.sentences == 2 and all(speech.sentences == 1 for speech in alone)
     np.testing.assert_array_equal(both.waveform, np.concatenate([alone[0].waveform, pause, alone[1].waveform]))
     assert both.alignment.shape == tuple(sum(s.alignment.shape[axis] for s in alone) for axis in (0, 1))
+
+
+def test_out_dash_writes_the_wav_alone_to_stdout(tmp_path):
+    import io
+    import subprocess
+    import sys
+    import wave
+
+    from training_support import subprocess_env
+
+    from xtts_cli.inference import Synthesizer
+
+    run = Path(__file__).parent / "data" / "run_before_run_data"
+    command = [sys.executable, "-m", "xtts_cli", "synthesize", "the kettle is on the stove.", "-r", str(run)]
+    done = subprocess.run(
+        [*command, "--out", "-"], cwd=tmp_path, env=subprocess_env(), capture_output=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert not list(tmp_path.rglob("*.wav"))  # nothing written but stdout
+    with wave.open(io.BytesIO(done.stdout)) as handle:
+        samples = np.frombuffer(handle.readframes(handle.getnframes()), "<i2")
+    from xtts_cli.speech.synthesis import wav_bytes
+
+    speech = Synthesizer.load(run).speak("the kettle is on the stove.")
+    with wave.open(io.BytesIO(wav_bytes(speech.waveform, speech.sample_rate))) as handle:
+        expected = np.frombuffer(handle.readframes(handle.getnframes()), "<i2")
+    np.testing.assert_allclose(samples / 32767.0, expected / 32767.0, atol=1e-3)
+    refused = subprocess.run(
+        [*command, "--out", "-", "--json"], cwd=tmp_path, env=subprocess_env(), capture_output=True
+    )
+    assert refused.returncode == 1 and b"--out - and --json both write to stdout" in refused.stderr

@@ -24,7 +24,9 @@ def synthesize(
         typer.Argument(metavar="TEXT", help="The sentence to speak (or --text-file).", show_default=False),
     ] = None,
     run_dir: RunDirOption = None,
-    out: Annotated[Path, typer.Option("--out", "-o", metavar="FILE", help="WAV file to write.")] = Path("speech.wav"),
+    out: Annotated[
+        Path, typer.Option("--out", "-o", metavar="FILE", help="WAV file to write; - writes it to stdout.")
+    ] = Path("speech.wav"),
     text_file: Annotated[
         Optional[Path],
         typer.Option(
@@ -123,6 +125,10 @@ def synthesize(
         _list(run, speakers=list_speakers, languages=list_languages, json_output=json_output)
         return
     _check_arguments(text, text_file, out_dir, speaker, speaker_wav)
+    if str(out) == "-" and json_output:
+        from xtts_cli.errors import XttsError
+
+        raise XttsError("--out - and --json both write to stdout", hint="pass one of them")
     run_dir = run_dir_given(run_dir, checkpoint, to="speak with", example='xtts synthesize "Hello." -r runs/tiny-cpu')
     lines = _read_lines(text_file) if text_file is not None else []
     from xtts_cli.cli.output import Phases
@@ -144,9 +150,15 @@ def synthesize(
         voice_options = {"speaker": speaker, "speaker_wav": speaker_wav, "language": language, "speed": speed}
         _speak_lines(tts, lines, out_dir, json_output, **voice_options)
         return
-    speech.save(out)
     for note in speech.notes:
         sys.stderr.write(f"note: {note}\n")
+    if str(out) == "-":  # for a pipe: the WAV alone on stdout
+        from xtts_cli.speech.synthesis import wav_bytes
+
+        sys.stdout.buffer.write(wav_bytes(speech.waveform, speech.sample_rate))
+        sys.stdout.buffer.flush()
+        return
+    speech.save(out)
     named = "centroid" if voice.speaker is not None else ("clip" if speaker or speaker_wav else "reference")
     report = _report(tts, speech, out, speaker=speaker, language=language, voice=named)
     if json_output:
