@@ -52,6 +52,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import results_page  # noqa: E402
 import speech_quality  # noqa: E402
 import voices  # noqa: E402
 import voices_data  # noqa: E402
@@ -323,6 +324,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     heading = f"A new voice ({args.new_voice}), {len(sentences)} held-out sentences, among {', '.join(names)} and it"
     lines += [f"## {heading}", "", *table, ""]
+    # The first held-out sentence, to hear what the table means.
+    lines += [f'Listen: the first held-out sentence, "{sentences[0]}"', ""]
+    lines += results_page.players(
+        "adapt",
+        [
+            (f"{args.new_voice} itself (espeak-ng)", new_clips[0]),
+            ("the base cloning it from a clip (0 minutes)", out_clone / "000.wav"),
+            (
+                f"adapted from the base on its 3 minutes, {minutes:g} min",
+                runs / f"out-{voice}-3min-adapted" / "000.wav",
+            ),
+            (f"from scratch on the same 3 minutes, {minutes:g} min", runs / f"out-{voice}-3min-scratch" / "000.wav"),
+        ],
+    )
     print("\n".join([heading, *table]))
 
     if not args.skip_persian:

@@ -17,6 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
+# Clips a page lets its reader hear: docs/audio/<page>/, a few seconds of Ogg Vorbis each (tens of kB).
+AUDIO = DOCS / "audio"
+CLIP_SECONDS = 6.0
 
 
 def cpu_name() -> str:
@@ -84,3 +87,24 @@ def publish(main: Callable[..., int | None], page: str) -> int:
         write_section(DOCS / page, name, body)
         sys.stderr.write(f"wrote the run into docs/{page}\n")
     return code
+
+
+def players(page: str, clips: list[tuple[str, Path]]) -> list[str]:
+    """Markdown lines that let a reader of `docs/<page>.md` hear `clips` ((label, WAV), as the
+    benchmark wrote them): each cut to `CLIP_SECONDS` and converted by sox into `docs/audio/<page>/`,
+    shown as a player and a plain link (what a Markdown viewer without players shows)."""
+    folder = AUDIO / page
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for index, (label, wav) in enumerate(clips):
+        target = folder / f"{index + 1:02d}.ogg"
+        subprocess.run(["sox", str(wav), "-C", "3", str(target), "trim", "0", str(CLIP_SECONDS)], check=True)
+        source = f"audio/{page}/{target.name}"
+        lines += [
+            f'<p>{label}<br><audio controls preload="none" src="{source}"></audio></p>',
+            f"([{target.name}]({source}))",
+            "",
+        ]
+    for stale in sorted(folder.glob("*.ogg"))[len(clips) :]:
+        stale.unlink()
+    return lines
