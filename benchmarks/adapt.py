@@ -87,7 +87,7 @@ How to read the tables:
 - **WER**: pocketsphinx under the sentences' grammar (`benchmarks/speech_quality.py`).
 - **MCD-DTW** (dB, lower is closer) of our mel against espeak-ng's rendering of the held-out
   sentence, and the ratio of our length to espeak-ng's.
-- **PESQ** (wide band) and **STOI** of copy-synthesis (with `--vocoder`): the new voice's real
+- **PESQ** (wide band) and **STOI** of copy-synthesis: the new voice's real
   held-out clips, their mels through the vocoder, against the clips.
 """
 
