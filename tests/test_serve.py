@@ -367,3 +367,49 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         browser.quit()
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.slow
+def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, runner):
+    """examples/serve_export.py: the ids it makes from text are the run's own, and what it serves
+    is what the SavedModel makes of them."""
+    import importlib.util
+
+    import tensorflow as tf
+
+    from xtts_cli.cli.app import app
+    from xtts_cli.data.phonemes import PUNCTUATION, phonemize
+    from xtts_cli.inference import Synthesizer
+
+    source = Path(__file__).resolve().parents[1] / "examples" / "serve_export.py"
+    assert "xtts_cli" not in source.read_text(encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("serve_export", source)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    for text, language in (("The kettle, it's ON the stove!", "en-us"), ("کتاب روی میز است.", "fa")):
+        assert example.phonemize(example.clean(text), language, PUNCTUATION) == phonemize([text.lower()], language)[0]
+
+    out = tmp_path / "exported"
+    assert runner.invoke(app, ["export", "-r", str(RUN), "-o", str(out)]).exit_code == 0
+    voice = example.Voice(out, CLIP)
+    tokenizer = Synthesizer.load(RUN).tokenizer
+    text = "The kettle   is ON the stove."
+    assert voice.text_ids(text, "en") == tokenizer.symbol_ids(tokenizer.prepare(text))
+    command = [sys.executable, str(source), str(out), "--reference", str(CLIP), "--port", "0"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=subprocess_env())
+    try:
+        address = process.stdout.readline().split(" at ")[1].strip()
+        status, headers, wav = get(f"{address}?{urllib.parse.urlencode({'text': text})}")
+        assert status == 200 and headers["Content-Type"] == "audio/wav"
+        speak = tf.saved_model.load(str(out)).signatures["serving_default"]
+        expected = speak(
+            text_ids=tf.constant(voice.text_ids(text, "en"), tf.int32),
+            language_id=tf.constant(0),
+            reference_audio=tf.constant(voice.reference),
+        )["audio"].numpy()
+        np.testing.assert_allclose(
+            samples_of(wav) / 32767.0, samples_of(wav_bytes(expected, 22050)) / 32767.0, atol=1e-3
+        )
+    finally:
+        process.terminate()
+        process.wait(30)

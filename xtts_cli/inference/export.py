@@ -132,7 +132,7 @@ def _generator(model, data: DataConfig, settings: SynthesisConfig, rate: Optiona
 def _export_info(tts: Synthesizer) -> dict:
     """export.json's contents: the run, its symbols and languages, the audio settings and the
     signature, for a caller without this package."""
-    from xtts_cli.data.phonemes import espeak_language
+    from xtts_cli.data.phonemes import PUNCTUATION, espeak_language
 
     data = tts.config.data
     buffer, window = data.max_mel_frames, data.reference_frames
@@ -149,6 +149,7 @@ def _export_info(tts: Synthesizer) -> dict:
         # The espeak-ng voice each language is phonemised with (the phonemes front end), with
         # punctuation and stress kept, as `data/phonemes.py` calls it.
         "espeak_voices": espeak_voices,
+        "punctuation_marks": PUNCTUATION if phonemes else "",
         "symbols": list(tts.tokenizer.characters),
         "symbol_id": "1 + index in symbols",
         "languages": list(tts.tokenizer.languages),

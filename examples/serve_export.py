@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Serve an `xtts export` directory over HTTP with TensorFlow and the phonemizer alone (no xtts).
+
+    python examples/serve_export.py EXPORT_DIR --reference voice.wav [--port 5003]
+    curl "http://127.0.0.1:5003/tts?text=Hello+there.&language=en" -o hello.wav
+
+It turns text into the model's ids the way training did, from `export.json`. It cleans the text:
+lower case, NFKC, one space between words (the `multilingual_cleaners` and `basic_cleaners` of
+xtts; English abbreviations and digits read as words are not reproduced here). With the
+`phonemes` front end it phonemises with espeak-ng through `phonemizer`, as `export.json` says.
+Then each symbol becomes 1 + its index in `symbols`, and a symbol the model lacks is left out.
+The reference clip is 16-bit mono WAV at the export's `sample_rate`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import unicodedata
+import wave
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+import tensorflow as tf
+
+
+def clean(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+def phonemize(text: str, voice: str, punctuation: str) -> str:
+    from phonemizer.backend import EspeakBackend
+    from phonemizer.separator import Separator
+
+    backend = EspeakBackend(
+        voice,
+        punctuation_marks=punctuation,
+        preserve_punctuation=True,
+        with_stress=True,
+        language_switch="remove-flags",
+    )
+    phonemes = backend.phonemize([text], separator=Separator(phone="", syllable="", word=" "), strip=True, njobs=1)
+    return " ".join(phonemes[0].split())
+
+
+def read_wav(path: Path, rate: int) -> np.ndarray:
+    with wave.open(str(path)) as handle:
+        if handle.getsampwidth() != 2 or handle.getnchannels() != 1 or handle.getframerate() != rate:
+            raise SystemExit(f"{path}: give a 16-bit mono WAV at {rate} Hz")
+        return np.frombuffer(handle.readframes(handle.getnframes()), "<i2").astype(np.float32) / 32768.0
+
+
+def wav_bytes(audio: np.ndarray, rate: int) -> bytes:
+    peak = float(np.max(np.abs(audio))) if audio.size else 0.0
+    if peak > 0.99:
+        audio = audio * (0.99 / peak)
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as handle:
+        handle.setnchannels(1)
+        handle.setsampwidth(2)
+        handle.setframerate(rate)
+        handle.writeframes(np.clip(np.round(audio * 32767.0), -32768, 32767).astype("<i2").tobytes())
+    return buffer.getvalue()
+
+
+class Voice:
+    def __init__(self, export: Path, reference: Path) -> None:
+        self.info = json.loads((export / "export.json").read_text(encoding="utf-8"))
+        self.ids = {symbol: index + 1 for index, symbol in enumerate(self.info["symbols"])}
+        self.speak = tf.saved_model.load(str(export)).signatures["serving_default"]
+        self.reference = read_wav(reference, self.info["sample_rate"])
+
+    def text_ids(self, text: str, language: str) -> list[int]:
+        prepared = clean(text)
+        if self.info["text_frontend"] == "phonemes":
+            prepared = phonemize(prepared, self.info["espeak_voices"][language], self.info["punctuation_marks"])
+        return [self.ids[symbol] for symbol in prepared if symbol in self.ids]
+
+    def wav(self, text: str, language: str) -> bytes:
+        out = self.speak(
+            text_ids=tf.constant(self.text_ids(text, language), tf.int32),
+            language_id=tf.constant(self.info["languages"].index(language), tf.int32),
+            reference_audio=tf.constant(self.reference),
+        )
+        return wav_bytes(out["audio"].numpy(), self.info["sample_rate"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("export", type=Path)
+    parser.add_argument("--reference", type=Path, required=True)
+    parser.add_argument("--port", type=int, default=5003)
+    args = parser.parse_args()
+    voice = Voice(args.export, args.reference)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            query = {key: values[0] for key, values in parse_qs(urlsplit(self.path).query).items()}
+            language = query.get("language", voice.info["languages"][0])
+            if urlsplit(self.path).path != "/tts" or not query.get("text") or language not in voice.info["languages"]:
+                self.send_error(400, "GET /tts?text=...&language=" + "|".join(voice.info["languages"]))
+                return
+            body = voice.wav(query["text"], language)
+            self.send_response(200)
+            self.send_header("Content-Type", "audio/wav")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    print(f"serving {args.export} at http://127.0.0.1:{server.server_address[1]}/tts", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
