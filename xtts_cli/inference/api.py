@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Optional
 
+import numpy as np
+
 from xtts_cli.speech.run_files import load_speaking_rate
-from xtts_cli.speech.synthesis import Speech, Voice, resolve_voice, speak_parts, speak_text
+from xtts_cli.speech.synthesis import Speech, Voice, resolve_voice, speak_parts, speak_text, speaker_vector
 from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
 
@@ -63,7 +66,7 @@ class Synthesizer:
         key = (speaker, str(speaker_wav) if speaker_wav is not None else None)
         if key in self._voices:
             return self._voices[key]
-        voice = resolve_voice(
+        found = resolve_voice(
             self.run_dir,
             self.config.data,
             self.tokenizer,
@@ -71,6 +74,8 @@ class Synthesizer:
             speaker=speaker,
             speaker_wav=Path(speaker_wav) if speaker_wav is not None else None,
         )
+        vector = np.asarray(speaker_vector(self.model, found, self.config.data))
+        voice = dataclasses.replace(found, vector=vector)
         if remember:
             self._voices[key] = voice
         return voice

@@ -140,6 +140,9 @@ class Voice:
     label: str = ""
     reference: Optional[np.ndarray] = None
     speaker: Optional[int] = None
+    # [1, speaker_embedding_dim] worked out once by a model whose weights no longer change
+    # (`Synthesizer.voice`): the encoder pass it saves was a fifth of a short sentence's time.
+    vector: Optional[np.ndarray] = None
 
 
 # A cloned voice (`--speaker-wav`): the speaker vectors of up to this many consecutive reference
@@ -150,6 +153,8 @@ CLONE_WINDOWS = 8
 def speaker_vector(model, voice: Voice, data: DataConfig):
     """[1, speaker_embedding_dim]: the conditioning of `voice`."""
 
+    if voice.vector is not None:
+        return tf.constant(voice.vector)
     if voice.speaker is not None:
         return model.speaker_centroid(voice.speaker)
     assert voice.reference is not None  # a Voice names a speaker or holds references
