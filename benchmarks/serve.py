@@ -15,7 +15,8 @@
   answer after.
 - **A paragraph against its sentences** (`--wer`): four paragraphs of four held-out sentences each, spoken
   whole (`/api/tts`) and one sentence at a time. Both are scored for WER by pocketsphinx, with any
-  sequence of the sentences' words.
+  sequence of the sentences' words; the paragraph is cut at its pauses first (`pause_cuts`), as
+  a recognizer's front end cuts long audio.
 
 Writes `docs/serve.md` unless `--no-doc`.
 
@@ -297,8 +298,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"streaming: first audio {streamed:.3f} s, first sentence alone {first_alone:.3f} s", flush=True)
         answers = hostile(server, clip_path.read_bytes())
         health = server.request("GET", "/health")[0]
-        # Any sequence of the grammar's words, for the paragraph and its sentences alike: the
-        # sentence grammar repeated (<sentence>+) took pocketsphinx minutes a paragraph.
+        # Any sequence of the grammar's words, for the paragraph and its sentences alike; the
+        # paragraph is heard stretch by stretch between its pauses (searched whole, it took
+        # pocketsphinx minutes), with no knowledge of where its sentences were joined.
         grammar = (args.data / "sentences.jsgf").read_text(encoding="ascii")
         recognizer = Recognizer.word_loop(grammar_words(grammar))
         paragraphs = [heldout[i : i + 4] for i in range(0, 16, 4)] if args.wer else []
@@ -306,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         for group in paragraphs:
             path = scratch / "paragraph.wav"
             path.write_bytes(server.tts(text=" ".join(group))[1])
-            whole.append(recognizer.transcribe(*speech_quality.read_wav(path)))
+            whole.append(recognizer.transcribe_long(*speech_quality.read_wav(path)))
             heard = []
             for sentence in group:
                 path.write_bytes(server.tts(text=sentence)[1])

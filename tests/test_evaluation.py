@@ -14,6 +14,7 @@ from xtts_cli.evaluation.mel_distance import dtw_path, mel_cepstral_distortion
 from xtts_cli.evaluation.recognizer import (
     Recognizer,
     grammar_words,
+    pause_cuts,
     word_error_rate,
     word_loop_grammar,
 )
@@ -57,6 +58,27 @@ def test_the_recognizer_reads_espeak_speech_by_its_sounds():
     # Not vacuous: the same sounds played backwards are no longer the sentences.
     backwards = [recognizer.transcribe(audio[::-1], rate) for audio, rate in clips]
     assert word_error_rate(sentences, backwards) >= 0.7
+
+
+def test_pause_cuts_find_the_sentences_of_a_paragraph_and_no_cut_inside_a_word():
+    clips = [read(SPEECH / f"sentence-{index}.wav") for index in range(3)]
+    rate = clips[0][1]
+    pause = np.zeros(int(0.3 * rate))
+    paragraph = np.concatenate([clips[0][0], pause, clips[1][0], pause, clips[2][0]])
+    spans = pause_cuts(paragraph, rate)
+    joins = [len(clips[0][0]) + len(pause) // 2, len(clips[0][0]) + len(pause) + len(clips[1][0]) + len(pause) // 2]
+    # Every join is a cut (no stretch runs across one) ...
+    assert not any(start < join < end for start, end in spans for join in joins)
+    # ... and the speech itself is kept: every loud sample lies in a stretch.
+    loud = np.flatnonzero(np.abs(paragraph) > 0.1 * np.abs(paragraph).max())
+    inside = np.zeros(len(paragraph), bool)
+    for start, end in spans:
+        inside[start:end] = True
+    assert inside[loud].all()
+    assert len(spans) == 3
+    # A sentence alone is not cut inside: espeak's gaps between words are shorter than a pause.
+    assert [len(pause_cuts(audio, rate)) for audio, _ in clips] == [1, 1, 1]
+    assert pause_cuts(np.zeros(rate), rate) == []
 
 
 def test_mcd_is_zero_for_the_same_mel_and_dtw_absorbs_a_change_of_speed():

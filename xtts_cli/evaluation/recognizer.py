@@ -29,7 +29,7 @@ import numpy as np
 
 from xtts_cli.errors import XttsError
 
-__all__ = ["Recognizer", "grammar_words", "normalize_words", "word_error_rate", "word_loop_grammar"]
+__all__ = ["Recognizer", "grammar_words", "normalize_words", "pause_cuts", "word_error_rate", "word_loop_grammar"]
 
 RECOGNIZER_RATE = 16000
 _WORD = re.compile(r"[a-z']+")
@@ -66,6 +66,41 @@ def resample(waveform: np.ndarray, rate: int, target: int = RECOGNIZER_RATE) -> 
         raise _missing_eval_extra("scipy") from None
     divisor = math.gcd(rate, target)
     return resample_poly(np.asarray(waveform, dtype=np.float64), target // divisor, rate // divisor).astype(np.float32)
+
+
+# A pause long enough to cut at: a sentence's end (xtts joins sentences with 0.3 s), not a stop
+# consonant's closure (under 0.1 s); quiet is 30 dB under the loudest frames.
+PAUSE_SECONDS = 0.2
+QUIET_DB = 30.0
+
+
+def pause_cuts(waveform: np.ndarray, sample_rate: int, *, pause: float = PAUSE_SECONDS) -> list[tuple[int, int]]:
+    """The stretches of speech between pauses of at least `pause` seconds, as (start, end) samples:
+    how a recognizer's front end cuts long audio it would search whole in minutes."""
+    audio = np.asarray(waveform, dtype=np.float32).reshape(-1)
+    hop = max(1, sample_rate // 100)  # 10 ms frames
+    count = len(audio) // hop
+    if count == 0:
+        return [(0, len(audio))] if len(audio) else []
+    rms = np.sqrt(np.mean(np.square(audio[: count * hop].reshape(count, hop)), axis=1))
+    loud = float(np.percentile(rms, 99))
+    if loud <= 0:
+        return []
+    quiet = rms < loud * 10 ** (-QUIET_DB / 20)
+    spans, start, run = [], None, 0
+    for index, silent in enumerate(quiet):
+        if not silent:
+            if start is None:
+                start = index
+            elif run * hop >= pause * sample_rate:  # a long pause ended: close the stretch before it
+                spans.append((start, index - run))
+                start = index
+            run = 0
+        else:
+            run += 1
+    if start is not None:
+        spans.append((start, count - run))
+    return [(begin * hop, min(len(audio), end * hop)) for begin, end in spans]
 
 
 def word_loop_grammar(vocabulary: Iterable[str]) -> str:
@@ -128,3 +163,9 @@ class Recognizer:
         self.decoder.end_utt()
         hypothesis = self.decoder.hyp()
         return normalize_words(hypothesis.hypstr) if hypothesis is not None else ""
+
+    def transcribe_long(self, waveform: np.ndarray, sample_rate: int) -> str:
+        """The words heard in audio of several sentences: each stretch between pauses
+        (`pause_cuts`) transcribed on its own, in order."""
+        heard = (self.transcribe(waveform[start:end], sample_rate) for start, end in pause_cuts(waveform, sample_rate))
+        return " ".join(words for words in heard if words)
