@@ -43,6 +43,10 @@ class VoiceServer(ThreadingHTTPServer):
         self.service, self.log = service, log
         super().__init__(address, _Handler)
 
+    def server_close(self) -> None:
+        super().server_close()
+        self.service.close()
+
     def handle_error(self, request, client_address) -> None:
         """One line, not the standard library's traceback."""
         kind, value, _ = sys.exc_info()

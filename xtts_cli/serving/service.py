@@ -1,19 +1,23 @@
 """What `xtts serve` answers, apart from HTTP: a request checked against the run and the limits,
 spoken in turn, whole or part by part.
 
-The run is loaded once (`Synthesizer`). Generations take turns (`Limits.generations` at once, one by
-default): TensorFlow already spreads one generation over every core, so two at once only share
-them, and a request that waits is cheaper than one that thrashes. Requests past `Limits.waiting` are
-refused at once (503) rather than left to time out.
+The run is loaded once (`Synthesizer`). Generations take turns on the service's own generation
+thread (`Limits.generations` of them, one by default): TensorFlow already spreads one generation
+over every core, so two at once only share them, and a request that waits is cheaper than one that
+thrashes. The request threads (one per connection) only hand a request over and send what comes
+back, so the model's allocations come from one thread, not from every connection's. Requests past
+`Limits.waiting` are refused at once (503) rather than left to time out.
 """
 
 from __future__ import annotations
 
+import queue
 import re
 import struct
 import tempfile
 import threading
 from collections.abc import Generator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -76,7 +80,7 @@ def streaming_wav_header(sample_rate: int) -> bytes:
 class VoiceService:
     def __init__(self, synthesizer: Any, limits: Limits = Limits()) -> None:
         self.synthesizer, self.limits = synthesizer, limits
-        self._turns = threading.BoundedSemaphore(limits.generations)
+        self._turns = ThreadPoolExecutor(max_workers=limits.generations, thread_name_prefix="xtts-generation")
         self._admitted = threading.BoundedSemaphore(limits.generations + limits.waiting)
         self.samples = self._index_samples()
 
@@ -161,28 +165,55 @@ class VoiceService:
 
     def speak(self, request: SpeechRequest) -> tuple[bytes, list[str]]:
         """The whole text as one WAV, and the notes on what was left out."""
-        with self._turns:
-            with self._voice(request) as voice:
-                parts = list(
-                    self.synthesizer.speak_parts(
-                        request.text, voice=voice, language=request.language, speed=request.speed
-                    )
-                )
+        return self._turns.submit(self._speak_now, request).result()
+
+    def _speak_now(self, request: SpeechRequest) -> tuple[bytes, list[str]]:
+        with self._voice(request) as voice:
+            parts = list(
+                self.synthesizer.speak_parts(request.text, voice=voice, language=request.language, speed=request.speed)
+            )
         speech = parts[0] if len(parts) == 1 else joined(parts, request.text)
         return wav_bytes(speech.waveform, self.synthesizer.sample_rate), speech.notes
 
     def stream(self, request: SpeechRequest) -> Generator[bytes, None, None]:
         """A streaming WAV: its header, then each part's samples as soon as it is made, a pause
-        between two. The request holds its turn until its last part."""
+        between two. The request holds its turn until its last part, or until its client is gone."""
         rate = self.synthesizer.sample_rate
         yield streaming_wav_header(rate)
         pause = bytes(2 * int(SENTENCE_PAUSE_SECONDS * rate))
-        with self._turns, self._voice(request) as voice:
-            parts = self.synthesizer.speak_parts(
-                request.text, voice=voice, language=request.language, speed=request.speed
-            )
-            for index, speech in enumerate(parts):
-                yield (pause if index else b"") + pcm16(speech.waveform)
+        made: queue.Queue = queue.Queue()
+        gone = threading.Event()
+        self._turns.submit(self._stream_now, request, made, gone)
+        try:
+            index = 0
+            while (item := made.get()) is not None:
+                if isinstance(item, BaseException):
+                    raise item
+                yield (pause if index else b"") + pcm16(item.waveform)
+                index += 1
+        finally:
+            gone.set()
+
+    def _stream_now(self, request: SpeechRequest, made: queue.Queue, gone: threading.Event) -> None:
+        """`stream`'s generations, on the generation thread: each part into `made` as it is made,
+        then None; an error in its place; nothing more once the client is `gone`."""
+        try:
+            with self._voice(request) as voice:
+                parts = self.synthesizer.speak_parts(
+                    request.text, voice=voice, language=request.language, speed=request.speed
+                )
+                for speech in parts:
+                    if gone.is_set():
+                        break
+                    made.put(speech)
+        except Exception as exc:  # handed to the request's thread, which answers it
+            made.put(exc)
+        finally:
+            made.put(None)
+
+    def close(self) -> None:
+        """Let the generation thread go once what it holds is done."""
+        self._turns.shutdown(wait=False, cancel_futures=True)
 
     def _voice(self, request: SpeechRequest):
         return _VoiceOf(self.synthesizer, request)
