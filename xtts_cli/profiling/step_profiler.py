@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any, Optional
 import tensorflow as tf
 from pydantic import BaseModel, Field
 
+from xtts_cli.config.remedies import InputBoundVerdict, contention_findings, input_findings, set_key
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.devices.nvml_sampler import MAX_HZ, MIN_HZ, GpuSummary
 from xtts_cli.errors import XttsError
-from xtts_cli.findings import ConfigChange, Finding
-from xtts_cli.profiling.step_timer import InputBoundVerdict
+from xtts_cli.findings import Finding
 from xtts_cli.stats.latency import LatencyStats
 from xtts_cli.training.controller import Controller, Hook
 
@@ -113,10 +113,6 @@ def _mel_shape(batch: Any) -> tuple:
     return tuple(features.shape) if features is not None and hasattr(features, "shape") else ()
 
 
-def _set(key: str, value: Any) -> ConfigChange:
-    return ConfigChange(key=key, value=value)
-
-
 def recommendations(
     config: XttsConfig,
     *,
@@ -128,71 +124,10 @@ def recommendations(
     cpu_count: int,
 ) -> list[Finding]:
     """What to change, from the measured verdict and the config that produced it."""
-    found = _input_findings(config, verdict, input_bound_percent, cpu_count) if verdict != "not_input_bound" else []
+    found = input_findings(config, verdict, input_bound_percent, cpu_count) if verdict != "not_input_bound" else []
     found += _shape_findings(config, retraces, shape_bound)
     if not graph_mode:
         found.append(_eager_finding(config))
-    return found
-
-
-def _input_findings(
-    config: XttsConfig, verdict: InputBoundVerdict, input_bound_percent: float, cpu_count: int
-) -> list[Finding]:
-    """An input-bound step: each pipeline setting that slows it, or where to look when none does."""
-    data = config.data
-    found: list[Finding] = []
-    severity = "warning" if verdict == "highly_input_bound" else "info"
-    share = f"{input_bound_percent:.0f} % of each step waits for data ({verdict.replace('_', ' ')})"
-    if not data.use_tf_native_loading:
-        found.append(
-            Finding(
-                id="input-bound-numpy-function",
-                severity=severity,
-                message=f"{share}: audio is decoded and featurized in tf.numpy_function under "
-                "Python's GIL; use the TF-native loader",
-                fix=_set("data.use_tf_native_loading", True),
-            )
-        )
-    if isinstance(data.prefetch_buffer_size, int) and data.prefetch_buffer_size < 2:
-        found.append(
-            Finding(
-                id="input-bound-prefetch",
-                severity=severity,
-                message=f"{share}: data.prefetch_buffer_size is {data.prefetch_buffer_size}, so the "
-                "next batch is only made when the step asks for it; let tf.data prefetch",
-                fix=_set("data.prefetch_buffer_size", "auto"),
-            )
-        )
-    if isinstance(data.num_workers, int) and data.num_workers < cpu_count:
-        found.append(
-            Finding(
-                id="input-bound-num-workers",
-                severity=severity,
-                message=f"{share}: data.num_workers is {data.num_workers} on {cpu_count} cores; "
-                "parallelise the map stages",
-                fix=_set("data.num_workers", "auto"),
-            )
-        )
-    if data.preprocessing_mode == "runtime":
-        found.append(
-            Finding(
-                id="input-bound-runtime-features",
-                severity=severity,
-                message=f"{share}: mel features are recomputed every epoch (runtime mode); let "
-                "auto cache them in memory when they fit, else precompute them to disk",
-                fix=_set("data.preprocessing_mode", "auto"),
-            )
-        )
-    if len(found) == 0:
-        found.append(
-            Finding(
-                id="input-bound",
-                severity=severity,
-                message=f"{share}: the pipeline settings already follow the rules; time its stages "
-                "with `xtts profile-pipeline --benchmark` (or precompute features to disk)",
-                fix=_set("data.preprocessing_mode", "precompute") if data.preprocessing_mode != "precompute" else None,
-            )
-        )
     return found
 
 
@@ -213,7 +148,7 @@ def _shape_findings(config: XttsConfig, retraces: int, shape_bound: Optional[int
                     severity="warning",
                     message=f"{why}: each new shape retraces the step (and recompiles it under XLA); "
                     "bucket clips by length for a few fixed shapes",
-                    fix=_set("data.bucket_by_length", True),
+                    fix=set_key("data.bucket_by_length", True),
                 )
             )
         elif retraces > 0:
@@ -223,7 +158,7 @@ def _shape_findings(config: XttsConfig, retraces: int, shape_bound: Optional[int
                     severity="warning",
                     message=f"the step was traced {retraces} more time(s) after warm-up although the "
                     f"pipeline bounds shapes to {shape_bound}; pad to fixed length to rule out shape changes",
-                    fix=_set("data.pad_to_fixed_length", True),
+                    fix=set_key("data.pad_to_fixed_length", True),
                 )
             )
     return found
@@ -232,9 +167,9 @@ def _shape_findings(config: XttsConfig, retraces: int, shape_bound: Optional[int
 def _eager_finding(config: XttsConfig) -> Finding:
     """The step ran eagerly: the setting that made it so, set back."""
     if config.training.enable_eager_debug:
-        setting, fix = "training.enable_eager_debug is true", _set("training.enable_eager_debug", False)
+        setting, fix = "training.enable_eager_debug is true", set_key("training.enable_eager_debug", False)
     else:
-        setting, fix = "training.enable_graph_mode is false", _set("training.enable_graph_mode", True)
+        setting, fix = "training.enable_graph_mode is false", set_key("training.enable_graph_mode", True)
     return Finding(
         id="eager-step",
         severity="warning",
@@ -243,9 +178,6 @@ def _eager_finding(config: XttsConfig) -> Finding:
     )
 
 
-# Host contention at or above these shares is a warning, an info note.
-CONTENTION_WARNING_PERCENT = 20.0
-CONTENTION_INFO_PERCENT = 5.0
 # Resident steps per batch shape when measuring contention (after one untimed step each).
 RESIDENT_STEPS_PER_SHAPE = 8
 
@@ -282,30 +214,6 @@ class _ComputeByShape(Hook):
         self.seen += 1
         if self.seen > self.skip:
             self.by_shape.setdefault(_mel_shape(end.batch), []).append(end.compute * 1000.0)
-
-
-def contention_findings(config: XttsConfig, percent: float, input_bound_percent: float) -> list[Finding]:
-    """What host contention says, and what to change: the input-bound share's blind spot, a pipeline
-    that outruns the step by taking its CPU."""
-    if percent < CONTENTION_INFO_PERCENT:
-        return []
-    data = config.data
-    severity = "warning" if percent >= CONTENTION_WARNING_PERCENT else "info"
-    cause = (
-        f"the step computes {percent:.0f} % slower with the input pipeline beside it than on resident batches, "
-        f"though it waits for data only {input_bound_percent:.0f} % of the time: the pipeline keeps up by taking "
-        "the step's CPU (on a GPU host, the thread that launches its kernels)"
-    )
-    if not data.use_tf_native_loading:
-        fix: Optional[ConfigChange] = _set("data.use_tf_native_loading", True)
-        cause += "; its Python loader (tf.numpy_function) is the costliest way to make batches"
-    elif data.preprocessing_mode in ("runtime", "auto"):
-        fix = _set("data.preprocessing_mode", "precompute")
-        cause += "; computing the features once (cache or precompute) leaves the step the CPU"
-    else:
-        fix = _set("data.num_workers", 1) if data.num_workers != 1 else None
-        cause += "; fewer pipeline threads leave the step more of the CPU"
-    return [Finding(id="host-contention", severity=severity, message=cause, fix=fix)]
 
 
 def _resident_batches(parts: RunComponents, limit: int) -> list[Any]:

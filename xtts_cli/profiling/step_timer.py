@@ -23,26 +23,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal, Optional
+from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict
 
+from xtts_cli.config.remedies import (  # noqa: F401  (the profilers' names for them)
+    HIGHLY_INPUT_BOUND_PERCENT,
+    MODERATELY_INPUT_BOUND_PERCENT,
+    InputBoundVerdict,
+    input_bound_verdict,
+)
 from xtts_cli.stats.latency import LatencyStats, summarize
 from xtts_cli.stats.oscillation import Oscillation, detect_oscillation
-
-MODERATELY_INPUT_BOUND_PERCENT = 5.0
-HIGHLY_INPUT_BOUND_PERCENT = 20.0
-
-InputBoundVerdict = Literal["not_input_bound", "moderately_input_bound", "highly_input_bound"]
-
-
-def input_bound_verdict(percent: float) -> InputBoundVerdict:
-    """The TF Profiler's band for an input-bound share given in percent (0-100)."""
-    if percent < MODERATELY_INPUT_BOUND_PERCENT:
-        return "not_input_bound"
-    if percent < HIGHLY_INPUT_BOUND_PERCENT:
-        return "moderately_input_bound"
-    return "highly_input_bound"
 
 
 def fetch_outputs(outputs: Any) -> None:

@@ -1,0 +1,132 @@
+"""What a measured symptom of a run means for its config: the findings (their ids, wording and the
+config change that repairs each) that `profile-step`, `diagnose` and the training watch share, so a
+slow input pipeline reads the same whichever of them saw it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from xtts_cli.config.schema import XttsConfig
+from xtts_cli.findings import ConfigChange, Finding
+
+__all__ = [
+    "CONTENTION_INFO_PERCENT",
+    "CONTENTION_WARNING_PERCENT",
+    "HIGHLY_INPUT_BOUND_PERCENT",
+    "MODERATELY_INPUT_BOUND_PERCENT",
+    "InputBoundVerdict",
+    "contention_findings",
+    "input_bound_verdict",
+    "input_findings",
+    "set_key",
+]
+
+MODERATELY_INPUT_BOUND_PERCENT = 5.0
+HIGHLY_INPUT_BOUND_PERCENT = 20.0
+
+InputBoundVerdict = Literal["not_input_bound", "moderately_input_bound", "highly_input_bound"]
+
+
+def input_bound_verdict(percent: float) -> InputBoundVerdict:
+    """The TF Profiler's band for an input-bound share given in percent (0-100)."""
+    if percent < MODERATELY_INPUT_BOUND_PERCENT:
+        return "not_input_bound"
+    if percent < HIGHLY_INPUT_BOUND_PERCENT:
+        return "moderately_input_bound"
+    return "highly_input_bound"
+
+
+def set_key(key: str, value: Any) -> ConfigChange:
+    return ConfigChange(key=key, value=value)
+
+
+def input_findings(
+    config: XttsConfig, verdict: InputBoundVerdict, input_bound_percent: float, cpu_count: int
+) -> list[Finding]:
+    """An input-bound step: each pipeline setting that slows it, or where to look when none does."""
+    data = config.data
+    found: list[Finding] = []
+    severity = "warning" if verdict == "highly_input_bound" else "info"
+    share = f"{input_bound_percent:.0f} % of each step waits for data ({verdict.replace('_', ' ')})"
+    if not data.use_tf_native_loading:
+        found.append(
+            Finding(
+                id="input-bound-numpy-function",
+                severity=severity,
+                message=f"{share}: audio is decoded and featurized in tf.numpy_function under "
+                "Python's GIL; use the TF-native loader",
+                fix=set_key("data.use_tf_native_loading", True),
+            )
+        )
+    if isinstance(data.prefetch_buffer_size, int) and data.prefetch_buffer_size < 2:
+        found.append(
+            Finding(
+                id="input-bound-prefetch",
+                severity=severity,
+                message=f"{share}: data.prefetch_buffer_size is {data.prefetch_buffer_size}, so the "
+                "next batch is only made when the step asks for it; let tf.data prefetch",
+                fix=set_key("data.prefetch_buffer_size", "auto"),
+            )
+        )
+    if isinstance(data.num_workers, int) and data.num_workers < cpu_count:
+        found.append(
+            Finding(
+                id="input-bound-num-workers",
+                severity=severity,
+                message=f"{share}: data.num_workers is {data.num_workers} on {cpu_count} cores; "
+                "parallelise the map stages",
+                fix=set_key("data.num_workers", "auto"),
+            )
+        )
+    if data.preprocessing_mode == "runtime":
+        found.append(
+            Finding(
+                id="input-bound-runtime-features",
+                severity=severity,
+                message=f"{share}: mel features are recomputed every epoch (runtime mode); let "
+                "auto cache them in memory when they fit, else precompute them to disk",
+                fix=set_key("data.preprocessing_mode", "auto"),
+            )
+        )
+    if len(found) == 0:
+        found.append(
+            Finding(
+                id="input-bound",
+                severity=severity,
+                message=f"{share}: the pipeline settings already follow the rules; time its stages "
+                "with `xtts profile-pipeline --benchmark` (or precompute features to disk)",
+                fix=set_key("data.preprocessing_mode", "precompute")
+                if data.preprocessing_mode != "precompute"
+                else None,
+            )
+        )
+    return found
+
+
+# Host contention at or above these shares is a warning, an info note.
+CONTENTION_WARNING_PERCENT = 20.0
+CONTENTION_INFO_PERCENT = 5.0
+
+
+def contention_findings(config: XttsConfig, percent: float, input_bound_percent: float) -> list[Finding]:
+    """What host contention says, and what to change: the input-bound share's blind spot, a pipeline
+    that outruns the step by taking its CPU."""
+    if percent < CONTENTION_INFO_PERCENT:
+        return []
+    data = config.data
+    severity = "warning" if percent >= CONTENTION_WARNING_PERCENT else "info"
+    cause = (
+        f"the step computes {percent:.0f} % slower with the input pipeline beside it than on resident batches, "
+        f"though it waits for data only {input_bound_percent:.0f} % of the time: the pipeline keeps up by taking "
+        "the step's CPU (on a GPU host, the thread that launches its kernels)"
+    )
+    if not data.use_tf_native_loading:
+        fix: Optional[ConfigChange] = set_key("data.use_tf_native_loading", True)
+        cause += "; its Python loader (tf.numpy_function) is the costliest way to make batches"
+    elif data.preprocessing_mode in ("runtime", "auto"):
+        fix = set_key("data.preprocessing_mode", "precompute")
+        cause += "; computing the features once (cache or precompute) leaves the step the CPU"
+    else:
+        fix = set_key("data.num_workers", 1) if data.num_workers != 1 else None
+        cause += "; fewer pipeline threads leave the step more of the CPU"
+    return [Finding(id="host-contention", severity=severity, message=cause, fix=fix)]
