@@ -84,6 +84,7 @@ class TrainingProgress:
             ScanFinished,
             StepLogged,
             Validated,
+            Watched,
         )
 
         if not self.enabled:
@@ -91,7 +92,7 @@ class TrainingProgress:
         if isinstance(event, PhaseStarted):
             self._begin_phase(event.name)
             return
-        if not isinstance(event, Noted):  # a note is printed above the spinner, which goes on
+        if not isinstance(event, (Noted, Watched)):  # a note is printed above the spinner, which goes on
             self._end_phase()
         if isinstance(event, PhaseEnded):
             if self.live:
@@ -115,6 +116,12 @@ class TrainingProgress:
             self._logged(event)
         elif isinstance(event, Noted):
             self.err.print(f"[yellow]note[/]: {event.message}")
+        elif isinstance(event, Watched):
+            if event.state == "warning":
+                fix = f" (fix: {event.fix})" if event.fix else ""
+                self.err.print(f"[yellow]watch[/]: step {event.step}: {event.id}: {event.message}{fix}")
+            else:
+                self.err.print(f"[green]watch[/]: step {event.step}: {event.id} recovered: {event.message}")
         elif isinstance(event, Validated):
             message = f"val   | step: {event.step} | val_loss: {event.val_loss:.4f}"
             if event.alignment_score is not None:
@@ -152,6 +159,12 @@ class TrainingProgress:
         if self._bar_from is not None and self._progress is None:
             self._start_bar(*self._bar_from)
         gpu = f" | gpu: {event.gpu_util:.0f} %" if event.gpu_util is not None else ""
+        if len(event.gpus) > 1:  # each card on its own: an idle one is not hidden in the mean
+            gpu = "".join(
+                f" | gpu{index} ({reading.role}): {reading.util:.0f} %"
+                for index, reading in sorted(event.gpus.items())
+                if reading.util is not None
+            )
         if self._progress is not None:
             info = f"loss {event.loss:.4f} | {event.samples_per_sec:.1f} samples/s | data wait {event.data_wait_percent:.1f} %"
             info += gpu.replace(": ", " ")

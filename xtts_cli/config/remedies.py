@@ -108,7 +108,9 @@ CONTENTION_WARNING_PERCENT = 20.0
 CONTENTION_INFO_PERCENT = 5.0
 
 
-def contention_findings(config: XttsConfig, percent: float, input_bound_percent: float) -> list[Finding]:
+def contention_findings(
+    config: XttsConfig, percent: float, input_bound_percent: float, *, against: str = "on resident batches"
+) -> list[Finding]:
     """What host contention says, and what to change: the input-bound share's blind spot, a pipeline
     that outruns the step by taking its CPU."""
     if percent < CONTENTION_INFO_PERCENT:
@@ -116,7 +118,7 @@ def contention_findings(config: XttsConfig, percent: float, input_bound_percent:
     data = config.data
     severity = "warning" if percent >= CONTENTION_WARNING_PERCENT else "info"
     cause = (
-        f"the step computes {percent:.0f} % slower with the input pipeline beside it than on resident batches, "
+        f"the step computes {percent:.0f} % slower with the input pipeline beside it than {against}, "
         f"though it waits for data only {input_bound_percent:.0f} % of the time: the pipeline keeps up by taking "
         "the step's CPU (on a GPU host, the thread that launches its kernels)"
     )

@@ -618,6 +618,56 @@ class ProfilingConfig(_Section):
     )
 
 
+class WatchConfig(_Section):
+    """What `xtts train` watches while it runs, over a sliding window of the last steps: one warning
+    when a figure crosses its line (the finding, the figure and the fix, as `diagnose` words it), at
+    most once per finding per `repeat_minutes`, and one line when it is back."""
+
+    enabled: bool = Field(True, description="Watch the run; off, nothing is measured beyond the progress line.")
+    window_seconds: float = Field(
+        30.0, ge=1.0, le=3600.0, description="The stretch of steps each figure is taken over, in seconds."
+    )
+    data_wait_percent: float = Field(
+        20.0,
+        gt=0.0,
+        le=100.0,
+        description="Share of step time spent waiting for data at which the run is input-bound (the TF "
+        "Profiler's 'highly input-bound' band starts at 20 %).",
+    )
+    host_contention_percent: float = Field(
+        20.0,
+        gt=0.0,
+        description="How much slower the step computes than its own best stretch of the run, with little "
+        "data wait, before something is named as taking its CPU (profile-step's host contention line).",
+    )
+    oscillation_cv: float = Field(
+        0.25,
+        gt=0.0,
+        description="Step time's coefficient of variation at which a regular cycle in it (found by its "
+        "autocorrelation) is reported: the pipeline delivering in bursts.",
+    )
+    gpu_util_percent: float = Field(
+        50.0,
+        ge=0.0,
+        le=100.0,
+        description="A GPU in use whose utilisation stays under this over the window is named (NVML; each card "
+        "on its own).",
+    )
+    gpu_memory_percent: float = Field(
+        95.0, gt=0.0, le=100.0, description="A GPU's memory in use at or above this share is named."
+    )
+    recover_fraction: float = Field(
+        0.5,
+        gt=0.0,
+        lt=1.0,
+        description="A finding is back to normal once its figure is under this fraction of its line (over it "
+        "for a GPU's utilisation), so a figure hovering at the line does not warn and recover in turn.",
+    )
+    repeat_minutes: float = Field(
+        10.0, ge=0.0, description="The least time before the same finding is warned of again while it lasts."
+    )
+
+
 class SynthesisConfig(_Section):
     """How `xtts synthesize` and the samples rendered during training generate speech."""
 
@@ -739,13 +789,14 @@ class VocoderConfig(_Section):
 
 
 class XttsConfig(_Section):
-    """The whole config: one file, seven sections."""
+    """The whole config: one file, eight sections."""
 
     data: DataConfig = Field(default_factory=DataConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
     training: TrainingConfig = Field(default_factory=TrainingConfig)
     devices: DevicesConfig = Field(default_factory=DevicesConfig)
     profiling: ProfilingConfig = Field(default_factory=ProfilingConfig)
+    watch: WatchConfig = Field(default_factory=WatchConfig)
     synthesis: SynthesisConfig = Field(default_factory=SynthesisConfig)
     vocoder: VocoderConfig = Field(default_factory=VocoderConfig)
 

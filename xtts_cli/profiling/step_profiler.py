@@ -35,6 +35,7 @@ from xtts_cli.errors import XttsError
 from xtts_cli.findings import Finding
 from xtts_cli.stats.latency import LatencyStats
 from xtts_cli.training.controller import Controller, Hook
+from xtts_cli.training.watch import batch_shape
 
 if TYPE_CHECKING:
     from xtts_cli.training.components import RunComponents
@@ -103,14 +104,6 @@ class StepProfile(BaseModel):
 
 def _percentiles(stats: LatencyStats) -> Percentiles:
     return Percentiles(p50=stats.p50, p95=stats.p95)
-
-
-def _mel_shape(batch: Any) -> tuple:
-    """The shape of the batch's features: its mel, or its audio (a vocoder's step reads audio)."""
-    if not isinstance(batch, dict):
-        return ()
-    features = batch.get("mel", batch.get("audio"))
-    return tuple(features.shape) if features is not None and hasattr(features, "shape") else ()
 
 
 def recommendations(
@@ -191,7 +184,7 @@ def _host_contention(
     is full, so after one untimed step per shape the host runs the step alone."""
     import statistics
 
-    resident = {_mel_shape(batch): batch for batch in _resident_batches(parts, len(timed_by_shape) or 1)}
+    resident = {batch_shape(batch): batch for batch in _resident_batches(parts, len(timed_by_shape) or 1)}
     shapes = [shape for shape in timed_by_shape if shape in resident]
     order = [resident[shape] for _ in range(RESIDENT_STEPS_PER_SHAPE + 1) for shape in shapes]
     alone = _ComputeByShape(skip=len(shapes))  # the first round lets the pipeline's buffers fill and go quiet
@@ -213,7 +206,7 @@ class _ComputeByShape(Hook):
     def on_step(self, end: Any) -> None:
         self.seen += 1
         if self.seen > self.skip:
-            self.by_shape.setdefault(_mel_shape(end.batch), []).append(end.compute * 1000.0)
+            self.by_shape.setdefault(batch_shape(end.batch), []).append(end.compute * 1000.0)
 
 
 def _resident_batches(parts: RunComponents, limit: int) -> list[Any]:
@@ -222,7 +215,7 @@ def _resident_batches(parts: RunComponents, limit: int) -> list[Any]:
     by_shape: dict[tuple, Any] = {}
     epoch = itertools.islice(parts.steps.batches(parts.input.train_ds), parts.input.steps_per_epoch)  # it repeats
     for batch, _ in epoch:
-        by_shape.setdefault(_mel_shape(batch), batch)
+        by_shape.setdefault(batch_shape(batch), batch)
         if len(by_shape) >= limit:
             break
     if not by_shape:
@@ -264,7 +257,7 @@ class _StepTiming(Hook):
         self.timer.record(end.wait, end.compute)
         if self.seen > self.warmup:
             self.timed += 1
-            self.timed_by_shape.setdefault(_mel_shape(end.batch), []).append(end.compute * 1000.0)
+            self.timed_by_shape.setdefault(batch_shape(end.batch), []).append(end.compute * 1000.0)
         elif self.seen == self.warmup:
             self._timing_starts()
 

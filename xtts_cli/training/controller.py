@@ -10,7 +10,9 @@ and hands every finished step to its hooks, in order:
 - `ValidationHook`: every `val_step` the validation loss and alignment score (`Validated`), the
   alignment and mel images;
 - `CheckpointHook`: every `save_step`, and once more at the end;
-- `SamplesHook`: every `sample_step`, test sentences rendered to the run's samples folder.
+- `SamplesHook`: every `sample_step`, test sentences rendered to the run's samples folder;
+- `WatchHook` (watch.py, unless `watch.enabled` is off): data wait, host contention and each GPU
+  over a sliding window, a warning when one crosses its line (`Watched`).
 
 `Controller.run_steps` runs the same loop on a set-up run with the caller's hooks alone: `xtts
 profile-step` times training's own loop with a timing hook, so what it measures is what trains.
@@ -27,7 +29,6 @@ import math
 import signal
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Protocol
 
 import tensorflow as tf
@@ -44,8 +45,10 @@ from xtts_cli.training.events import (
     TrainResult,
     Validated,
 )
+from xtts_cli.training.hooks import Hook, StepEnd
 from xtts_cli.training.signals import EXIT_CODES, GracefulInterrupt
 from xtts_cli.training.trainer import STOP_KEY, Trainer
+from xtts_cli.training.watch import GpuReading
 from xtts_cli.training.workers import WorkersDisagreeError
 
 if TYPE_CHECKING:
@@ -97,32 +100,6 @@ def _lost_peer_reason(exc: BaseException) -> str:
         if "aborted by" in line or "heartbeat" in line or "failed to connect" in line:
             return line
     return lines[0] if lines else type(exc).__name__
-
-
-@dataclass(frozen=True)
-class StepEnd:
-    """A finished training step, as the hooks see it."""
-
-    step: int
-    losses: dict[str, float]
-    batch: Any
-    wait: float  # seconds blocked waiting for the batch
-    compute: float  # seconds from the call to the loss on the host
-    samples: int
-    last: bool  # the run's last step (max_steps)
-
-
-class Hook:
-    """Called by the controller; a hook overrides what it needs."""
-
-    def on_start(self, result: TrainResult) -> None:
-        """Before the first step."""
-
-    def on_step(self, end: StepEnd) -> None:
-        """After every step, in the order the hooks were given."""
-
-    def on_end(self, result: TrainResult) -> None:
-        """After the last step (also after an interrupt), before the result is returned."""
 
 
 class HookedRun(Protocol):
@@ -205,6 +182,7 @@ class MetricsHook(Hook):
             samples_per_sec=window["samples"] / window["time"] if window["time"] > 0 else 0.0,
             traces=trainer.traces(),
             gpu_util=self.gpu_utilization(window["time"]),
+            gpus=self.gpu_readings(window["time"]) or {},
         )
         self.metrics.write(logged.record())
         for key in trainer.kind.logged:
@@ -216,34 +194,63 @@ class MetricsHook(Hook):
         tf.summary.scalar("timing/samples_per_sec", logged.samples_per_sec, step=end.step)
         if logged.gpu_util is not None:
             tf.summary.scalar("gpu/utilization_percent", logged.gpu_util, step=end.step)
+        for key, value in logged.gpu_fields().items():
+            if value is not None:
+                tf.summary.scalar(f"gpu/{key}", value, step=end.step)
         self.progress(logged)
 
     def start_gpu_sampler(self):
         """NVML sampling of the GPUs in use, for the progress line; None on CPU or without NVML."""
-        plan = self.trainer.plan
-        if plan.device_type != "GPU":
+        if not self.roles:
             return None
         from xtts_cli.devices.nvml_sampler import GpuSampler
 
-        devices = {plan.model_device, *plan.replica_devices, *(filter(None, [plan.data_device]))}
-        indices = sorted(int(name.rsplit(":", 1)[1]) for name in devices)
-        sampler = GpuSampler(indices, hz=self.trainer.config.profiling.gpu_sample_hz)
+        sampler = GpuSampler(sorted(self.roles), hz=self.trainer.config.profiling.gpu_sample_hz)
         sampler.start()
         return None if sampler.unavailable_reason else sampler
 
-    def gpu_utilization(self, seconds: float) -> Optional[float]:
-        """Mean NVML utilisation of the GPUs in use over the last `seconds`."""
+    @property
+    def roles(self) -> dict[int, str]:
+        """The GPUs the run uses by index, and what it gives each: "model" and "data" in the split,
+        "replica" for each of several replicas, "model" alone."""
+        plan = self.trainer.plan
+        if plan.device_type != "GPU":
+            return {}
+
+        def index(name: str) -> int:
+            return int(name.rsplit(":", 1)[1])
+
+        roles = {index(name): "replica" for name in plan.replica_devices} if len(plan.replica_devices) > 1 else {}
+        roles.setdefault(index(plan.model_device), "model")
+        if plan.data_device and index(plan.data_device) not in roles:
+            roles[index(plan.data_device)] = "data"
+        return roles
+
+    def gpu_readings(self, seconds: float) -> Optional[dict[int, GpuReading]]:
+        """Each GPU in use over the last `seconds`: mean NVML utilisation and memory in use, and its role."""
         if self.sampler is None:
             return None
-        values: list[float] = []
+        readings = {}
+        roles = self.roles
         for index in self.sampler.indices or []:
             samples = self.sampler.samples(index)
-            if samples:
-                values.extend(
-                    s.utilization_gpu
-                    for s in samples
-                    if s.t >= samples[-1].t - seconds and s.utilization_gpu is not None
-                )
+            recent = [s for s in samples if s.t >= samples[-1].t - seconds] if samples else []
+            util = [s.utilization_gpu for s in recent if s.utilization_gpu is not None]
+            memory = [
+                100.0 * s.memory_used_mib / s.memory_total_mib
+                for s in recent
+                if s.memory_used_mib is not None and s.memory_total_mib
+            ]
+            readings[index] = GpuReading(
+                util=sum(util) / len(util) if util else None,
+                memory_percent=max(memory) if memory else None,
+                role=roles.get(index, "model"),
+            )
+        return readings
+
+    def gpu_utilization(self, seconds: float) -> Optional[float]:
+        """Mean NVML utilisation of the GPUs in use over the last `seconds`."""
+        values = [r.util for r in (self.gpu_readings(seconds) or {}).values() if r.util is not None]
         return sum(values) / len(values) if values else None
 
     def on_end(self, result: TrainResult) -> None:
@@ -356,6 +363,13 @@ class SamplesHook(Hook):
             self.progress(PhaseEnded(phase, time.perf_counter() - began))
 
 
+def _watch(trainer: Trainer, metrics: Any, progress: Progress, measuring: MetricsHook) -> Hook:
+    from xtts_cli.devices.gpu_info import usable_cpu_count
+    from xtts_cli.training.watch import WatchHook
+
+    return WatchHook(trainer.config, usable_cpu_count(), metrics, progress, gpus=measuring.gpu_readings)
+
+
 class Controller:
     """Sets up a `Trainer`, runs its loop and hands each step to the hooks: the standard ones, then
     `extra_hooks` (a caller's own, e.g. a test's or a script's)."""
@@ -415,6 +429,7 @@ class Controller:
                     measuring = MetricsHook(trainer, metrics, self.progress)
                     hooks: list[Hook] = [
                         measuring,
+                        *([_watch(trainer, metrics, self.progress, measuring)] if config.watch.enabled else []),
                         ValidationHook(trainer, metrics, self.progress, result),
                         CheckpointHook(trainer),
                         SamplesHook(trainer, self.progress),

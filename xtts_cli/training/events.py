@@ -24,6 +24,7 @@ __all__ = [
     "StepLogged",
     "TrainResult",
     "Validated",
+    "Watched",
     "ignore",
 ]
 
@@ -82,7 +83,8 @@ class StepLogged:
     data_wait_ms: float
     samples_per_sec: float
     traces: int
-    gpu_util: Optional[float]
+    gpu_util: Optional[float]  # the mean of the cards in use
+    gpus: dict[int, Any] = field(default_factory=dict)  # each card on its own: index -> watch.GpuReading
 
     @property
     def loss(self) -> float:
@@ -104,7 +106,16 @@ class StepLogged:
             "samples_per_sec": self.samples_per_sec,
             "traces": self.traces,
             "gpu_util": self.gpu_util,
+            **self.gpu_fields(),
         }
+
+    def gpu_fields(self) -> dict[str, Optional[float]]:
+        """gpu0_util, gpu0_memory_percent, gpu1_util, ...: each card on its own."""
+        fields: dict[str, Optional[float]] = {}
+        for index, reading in sorted(self.gpus.items()):
+            fields[f"gpu{index}_util"] = reading.util
+            fields[f"gpu{index}_memory_percent"] = reading.memory_percent
+        return fields
 
 
 @dataclass(frozen=True)
@@ -126,6 +137,30 @@ class Noted:
 
 
 @dataclass(frozen=True)
+class Watched:
+    """The training watch (training/watch.py): a finding that crossed its line (`state` "warning"),
+    or one that is back under it ("recovered")."""
+
+    step: int
+    id: str  # the finding's id, as diagnose and profile-step name it
+    state: str  # "warning" or "recovered"
+    figure: float  # the windowed figure it was judged on
+    message: str
+    fix: Optional[str] = None  # the config change that repairs it, e.g. "set data.num_workers: auto"
+
+    def record(self) -> dict[str, Any]:
+        """The metrics.jsonl line."""
+        return {
+            "step": self.step,
+            "watch": self.id,
+            "state": self.state,
+            "figure": round(self.figure, 3),
+            "message": self.message,
+            "fix": self.fix,
+        }
+
+
+@dataclass(frozen=True)
 class RunEnded:
     result: TrainResult
 
@@ -144,7 +179,7 @@ class PhaseEnded:
     seconds: float
 
 
-Event = Union[ScanFinished, RunStarted, StepLogged, Validated, Noted, RunEnded, PhaseStarted, PhaseEnded]
+Event = Union[ScanFinished, RunStarted, StepLogged, Validated, Noted, Watched, RunEnded, PhaseStarted, PhaseEnded]
 Progress = Callable[[Event], None]
 
 

@@ -1,0 +1,38 @@
+"""What the training loop hands its actions: a finished step (`StepEnd`), and the `Hook` an action
+implements (controller.py runs them in order)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from xtts_cli.training.events import TrainResult
+
+__all__ = ["Hook", "StepEnd"]
+
+
+@dataclass(frozen=True)
+class StepEnd:
+    """A finished training step, as the hooks see it."""
+
+    step: int
+    losses: dict[str, float]
+    batch: Any
+    wait: float  # seconds blocked waiting for the batch
+    compute: float  # seconds from the call to the loss on the host
+    samples: int
+    last: bool  # the run's last step (max_steps)
+
+
+class Hook:
+    """Called by the controller; a hook overrides what it needs."""
+
+    def on_start(self, result: TrainResult) -> None:
+        """Before the first step."""
+
+    def on_step(self, end: StepEnd) -> None:
+        """After every step, in the order the hooks were given."""
+
+    def on_end(self, result: TrainResult) -> None:
+        """After the last step (also after an interrupt), before the result is returned."""
