@@ -36,7 +36,8 @@ from xtts_cli.training.hooks import Hook
 
 __all__ = ["GpuReading", "Watch", "WatchHook", "batch_shape"]
 
-# Steps of each batch shape left out before its compute counts (their first runs trace the step).
+# A batch shape's first step traces the step (seconds): left out. Its compute counts towards host
+# contention only after this many more (the first runs of a new graph are slower).
 WARM_STEPS = 3
 # A shape's median is a figure only over at least this many steps of it in the window.
 MIN_STEPS = 5
@@ -67,6 +68,7 @@ class _Step:
     wait: float
     compute: float
     shape: tuple
+    warm: bool  # its shape has run WARM_STEPS times before it
 
 
 @dataclass
@@ -94,8 +96,8 @@ class Watch:
 
     def add(self, t: float, wait: float, compute: float, shape: tuple) -> None:
         self.seen[shape] = self.seen.get(shape, 0) + 1
-        if self.seen[shape] > WARM_STEPS:
-            self.steps.append(_Step(t, wait, compute, shape))
+        if self.seen[shape] > 1:
+            self.steps.append(_Step(t, wait, compute, shape, self.seen[shape] > WARM_STEPS))
         while self.steps and self.steps[0].t < t - self.settings.window_seconds:
             self.steps.popleft()
 
@@ -109,7 +111,8 @@ class Watch:
         until a shape has a best to compare with."""
         by_shape: dict[tuple, list[float]] = {}
         for step in self.steps:
-            by_shape.setdefault(step.shape, []).append(step.compute)
+            if step.warm:
+                by_shape.setdefault(step.shape, []).append(step.compute)
         now = {shape: statistics.median(times) for shape, times in by_shape.items() if len(times) >= MIN_STEPS}
         compared = [(len(by_shape[shape]), now[shape] / self.best[shape]) for shape in now if shape in self.best]
         for shape, median in now.items():
@@ -264,9 +267,6 @@ class WatchHook(Hook):
         self.checked = clock()
         self.notices: list[Watched] = []
 
-    def on_start(self, result: Any) -> None:
-        self.checked = self.clock()
-
     def on_step(self, end: Any) -> None:
         now = self.clock()
         self.watch.add(now, end.wait, end.compute, batch_shape(end.batch))
@@ -278,9 +278,6 @@ class WatchHook(Hook):
             self.metrics.write(notice.record())
             self.progress(notice)
             self._summarise(notice)
-
-    def on_end(self, result: Any) -> None:
-        pass
 
     @staticmethod
     def _summarise(notice: Watched) -> None:
