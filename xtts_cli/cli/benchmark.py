@@ -112,45 +112,22 @@ def benchmark(
         xtts benchmark --sweep num_workers,prefetch --json
     """
     from xtts_cli.config.loading import resolve_config
-    from xtts_cli.devices.gpu_info import probe_machine
     from xtts_cli.kinds import run_data_of
-    from xtts_cli.profiling.benchmark import benchmark as run_benchmark
-    from xtts_cli.profiling.benchmark import prepare_features
 
     data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     write_config = given_once("the output config", out=out, write_config=write_config)
     sizes = _int_list(batch_sizes, "--batch-sizes")
     stages = [part.strip() for part in sweep.split(",") if part.strip()] if sweep else None
     loaded = resolve_config(config, {"data.dataset_path": data_path}, set_values or ())
-    cfg = loaded.config
     _check_out_folder(write_config)
     from xtts_cli.cli.output import Phases
 
     with Phases(enabled=not json_output) as phase:
         phase("scanning the dataset")
-        run_data = run_data_of(cfg)
-    scan = run_data.scan
-    machine = probe_machine()
-    canonical = {section: dict(body) for section, body in loaded.raw.items()}
-    if data_path is not None:  # the trials read the config's text: the dataset given here goes with it
-        canonical.setdefault("data", {}).pop("datasets", None)
-        canonical["data"]["dataset_path"] = data_path
-    err = console(stderr=True)
-    features = prepare_features(run_data, note=lambda line: err.print(f"note: {line}"))
-    with _TrialProgress(enabled=True) as shown:
-        report = run_benchmark(
-            cfg,
-            canonical,
-            machine,
-            train_clips=len(scan.train),
-            config_path=str(loaded.path) if loaded.path else None,
-            batch_sizes=sizes,
-            stages=stages,
-            budget_seconds=budget_seconds,
-            num_steps=steps,
-            progress=shown.update,
-            features=features,
-        )
+        run_data = run_data_of(loaded.config)
+    report = _run_trials(
+        loaded, run_data, data_path, batch_sizes=sizes, stages=stages, budget_seconds=budget_seconds, num_steps=steps
+    )
     written = None
     if write_config is not None and report.best is not None:
         written = _write_best(loaded, report.changes, write_config)
@@ -166,6 +143,45 @@ def benchmark(
         raise XttsError(
             "no trial ran to the end, so there is no best setting",
             hint="see the reasons in the table; raise --budget-seconds or try smaller --batch-sizes",
+        )
+
+
+def _run_trials(
+    loaded,
+    run_data,
+    data_path: Optional[str],
+    *,
+    batch_sizes: Optional[list[int]],
+    stages: Optional[list[str]],
+    budget_seconds: float,
+    num_steps: int,
+):
+    """Every trial on this machine within the budget, shown as it runs: the features are
+    precomputed once for all of them, and each trial reads the config's text."""
+    from xtts_cli.devices.gpu_info import probe_machine
+    from xtts_cli.profiling.benchmark import benchmark as run_benchmark
+    from xtts_cli.profiling.benchmark import prepare_features
+
+    machine = probe_machine()
+    canonical = {section: dict(body) for section, body in loaded.raw.items()}
+    if data_path is not None:  # the trials read the config's text: the dataset given here goes with it
+        canonical.setdefault("data", {}).pop("datasets", None)
+        canonical["data"]["dataset_path"] = data_path
+    err = console(stderr=True)
+    features = prepare_features(run_data, note=lambda line: err.print(f"note: {line}"))
+    with _TrialProgress(enabled=True) as shown:
+        return run_benchmark(
+            loaded.config,
+            canonical,
+            machine,
+            train_clips=len(run_data.scan.train),
+            config_path=str(loaded.path) if loaded.path else None,
+            batch_sizes=batch_sizes,
+            stages=stages,
+            budget_seconds=budget_seconds,
+            num_steps=num_steps,
+            progress=shown.update,
+            features=features,
         )
 
 

@@ -17,86 +17,96 @@ from xtts_cli.cli.options import (
     run_dir_given,
 )
 
+# synthesize's own arguments, in the order its help lists them.
+TextArgument = Annotated[
+    Optional[str],
+    typer.Argument(metavar="TEXT", help="The sentence to speak (or --text-file).", show_default=False),
+]
+OutOption = Annotated[
+    Path, typer.Option("--out", "-o", metavar="FILE", help="WAV file to write; - writes it to stdout.")
+]
+TextFileOption = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--text-file",
+        metavar="FILE",
+        help="Speak every non-empty line of FILE (UTF-8), loading the run once; with --out-dir.",
+        show_default=False,
+    ),
+]
+OutDirOption = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--out-dir",
+        metavar="DIR",
+        help="Where --text-file's clips go: 0001.wav, 0002.wav, ... (line numbers) and index.jsonl.",
+        show_default=False,
+    ),
+]
+SpeakerWavOption = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--speaker-wav",
+        metavar="FILE",
+        help="Reference audio of the voice to use. Default: the run's reference clip.",
+        show_default=False,
+    ),
+]
+SpeakerOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--speaker",
+        metavar="NAME",
+        help="A speaker of the run's training data (see speakers.json in the run): its conditioning "
+        "averaged over its clips, kept in the checkpoint.",
+        show_default=False,
+    ),
+]
+LanguageOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--language",
+        metavar="CODE",
+        help="Language of the text, one the run trained on (an espeak-ng code: en, fa, ...). Default: the run's first.",
+        show_default=False,
+    ),
+]
+MaxFramesOption = Annotated[
+    Optional[int],
+    typer.Option("--max-frames", min=2, metavar="N", help="Upper bound on generated mel frames.", show_default=False),
+]
+SpeedOption = Annotated[
+    float,
+    typer.Option(
+        "--speed",
+        min=0.25,
+        max=4.0,
+        metavar="X",
+        help="Reading pace: 1 is the pace the run learnt, 1.5 half again as fast, 0.8 slower (duration decoder).",
+    ),
+]
+ListSpeakersOption = Annotated[
+    bool, typer.Option("--list-speakers", help="Print the run's speakers (--speaker NAME) and exit.")
+]
+ListLanguagesOption = Annotated[
+    bool, typer.Option("--list-languages", help="Print the run's languages (--language CODE) and exit.")
+]
+
 
 def synthesize(
-    text: Annotated[
-        Optional[str],
-        typer.Argument(metavar="TEXT", help="The sentence to speak (or --text-file).", show_default=False),
-    ] = None,
+    text: TextArgument = None,
     run_dir: RunDirOption = None,
-    out: Annotated[
-        Path, typer.Option("--out", "-o", metavar="FILE", help="WAV file to write; - writes it to stdout.")
-    ] = Path("speech.wav"),
-    text_file: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--text-file",
-            metavar="FILE",
-            help="Speak every non-empty line of FILE (UTF-8), loading the run once; with --out-dir.",
-            show_default=False,
-        ),
-    ] = None,
-    out_dir: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--out-dir",
-            metavar="DIR",
-            help="Where --text-file's clips go: 0001.wav, 0002.wav, ... (line numbers) and index.jsonl.",
-            show_default=False,
-        ),
-    ] = None,
-    speaker_wav: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--speaker-wav",
-            metavar="FILE",
-            help="Reference audio of the voice to use. Default: the run's reference clip.",
-            show_default=False,
-        ),
-    ] = None,
-    speaker: Annotated[
-        Optional[str],
-        typer.Option(
-            "--speaker",
-            metavar="NAME",
-            help="A speaker of the run's training data (see speakers.json in the run): its conditioning "
-            "averaged over its clips, kept in the checkpoint.",
-            show_default=False,
-        ),
-    ] = None,
-    language: Annotated[
-        Optional[str],
-        typer.Option(
-            "--language",
-            metavar="CODE",
-            help="Language of the text, one the run trained on (an espeak-ng code: en, fa, ...). "
-            "Default: the run's first.",
-            show_default=False,
-        ),
-    ] = None,
-    max_frames: Annotated[
-        Optional[int],
-        typer.Option(
-            "--max-frames", min=2, metavar="N", help="Upper bound on generated mel frames.", show_default=False
-        ),
-    ] = None,
+    out: OutOption = Path("speech.wav"),
+    text_file: TextFileOption = None,
+    out_dir: OutDirOption = None,
+    speaker_wav: SpeakerWavOption = None,
+    speaker: SpeakerOption = None,
+    language: LanguageOption = None,
+    max_frames: MaxFramesOption = None,
     vocoder: VocoderOption = None,
-    speed: Annotated[
-        float,
-        typer.Option(
-            "--speed",
-            min=0.25,
-            max=4.0,
-            metavar="X",
-            help="Reading pace: 1 is the pace the run learnt, 1.5 half again as fast, 0.8 slower (duration decoder).",
-        ),
-    ] = 1.0,
-    list_speakers: Annotated[
-        bool, typer.Option("--list-speakers", help="Print the run's speakers (--speaker NAME) and exit.")
-    ] = False,
-    list_languages: Annotated[
-        bool, typer.Option("--list-languages", help="Print the run's languages (--language CODE) and exit.")
-    ] = False,
+    speed: SpeedOption = 1.0,
+    list_speakers: ListSpeakersOption = False,
+    list_languages: ListLanguagesOption = False,
     json_output: JsonOption = False,
     verbose: VerboseOption = False,
     checkpoint: CheckpointAlias = None,
@@ -124,11 +134,7 @@ def synthesize(
         )
         _list(run, speakers=list_speakers, languages=list_languages, json_output=json_output)
         return
-    _check_arguments(text, text_file, out_dir, speaker, speaker_wav)
-    if str(out) == "-" and json_output:
-        from xtts_cli.errors import XttsError
-
-        raise XttsError("--out - and --json both write to stdout", hint="pass one of them")
+    _check_arguments(text, text_file, out_dir, speaker, speaker_wav, out=out, json_output=json_output)
     run_dir = run_dir_given(run_dir, checkpoint, to="speak with", example='xtts synthesize "Hello." -r runs/tiny-cpu')
     lines = _read_lines(text_file) if text_file is not None else []
     from xtts_cli.cli.output import Phases
@@ -150,6 +156,13 @@ def synthesize(
         voice_options = {"speaker": speaker, "speaker_wav": speaker_wav, "language": language, "speed": speed}
         _speak_lines(tts, lines, out_dir, json_output, **voice_options)
         return
+    named = "centroid" if voice.speaker is not None else ("clip" if speaker or speaker_wav else "reference")
+    _write_speech(tts, speech, out, json_output=json_output, speaker=speaker, language=language, voice=named)
+
+
+def _write_speech(tts, speech, out: Path, *, json_output: bool, speaker, language, voice: str) -> None:
+    """One sentence's clip to `out` (or, as `-`, alone on stdout for a pipe), its notes on stderr,
+    and what it is (`_report`) as JSON or as text."""
     for note in speech.notes:
         sys.stderr.write(f"note: {note}\n")
     if str(out) == "-":  # for a pipe: the WAV alone on stdout
@@ -159,8 +172,7 @@ def synthesize(
         sys.stdout.buffer.flush()
         return
     speech.save(out)
-    named = "centroid" if voice.speaker is not None else ("clip" if speaker or speaker_wav else "reference")
-    report = _report(tts, speech, out, speaker=speaker, language=language, voice=named)
+    report = _report(tts, speech, out, speaker=speaker, language=language, voice=voice)
     if json_output:
         from xtts_cli.cli.output import print_json
 
@@ -202,8 +214,9 @@ def _list(run_dir: Path, *, speakers: bool, languages: bool, json_output: bool) 
         sys.stdout.write(f"{code}\n")
 
 
-def _check_arguments(text, text_file, out_dir, speaker, speaker_wav) -> None:
-    """The text comes from TEXT or --text-file (with --out-dir), the voice from one flag at most."""
+def _check_arguments(text, text_file, out_dir, speaker, speaker_wav, *, out: Path, json_output: bool) -> None:
+    """The text comes from TEXT or --text-file (with --out-dir), the voice from one flag at most,
+    and stdout carries either the WAV (--out -) or the JSON report."""
     from xtts_cli.errors import XttsError
 
     if text_file is not None:
@@ -219,6 +232,8 @@ def _check_arguments(text, text_file, out_dir, speaker, speaker_wav) -> None:
         )
     if speaker is not None and speaker_wav is not None:
         raise XttsError("--speaker and --speaker-wav both name a voice", hint="pass one of them")
+    if str(out) == "-" and json_output:
+        raise XttsError("--out - and --json both write to stdout", hint="pass one of them")
 
 
 def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[str, Any]:

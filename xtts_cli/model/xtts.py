@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import keras
 import tensorflow as tf
@@ -679,6 +679,42 @@ class AcousticModel(keras.Model):
         raise NotImplementedError
 
 
+@dataclasses.dataclass(frozen=True)
+class _DecodeContext:
+    """What every step of one `decode_autoregressive` call reads and no step changes."""
+
+    batch_size: tf.Tensor  # int32 scalar
+    max_steps: int  # ceil(max_frames / r): the buffers' length in decoder steps
+    limit: tf.Tensor  # int32 scalar: no frame at or past it is generated
+    compute_dtype: tf.DType  # the decoder's activations' (float16 under mixed precision)
+    speaker_vector: tf.Tensor  # [B, speaker_embedding_dim]
+    memory_keys_values: list  # per decoder layer, the cross-attention's (keys, values) of the text
+    text_mask: tf.Tensor  # [B, T] bool, True on each item's tokens
+    token_index: tf.Tensor  # [1, T] int32, 0 .. T - 1
+    last_token: tf.Tensor  # [B] int32, each item's last token
+    seed: tf.Tensor  # int32 scalar, with the step the prenet dropout's seed
+    prenet_dropout: bool
+    stop_threshold: float
+    min_frames: int
+    attention_window: Optional[tuple[int, int]]
+    steps_per_token: Optional[tf.Tensor]
+    teacher_inputs: Optional[tf.Tensor]  # [B, max_steps, n_mels]: step s reads frame s*r - 1 of the teacher
+
+
+class _DecodeState(NamedTuple):
+    """What the decoding loop carries from one step to the next."""
+
+    step: tf.Tensor  # int32 scalar: steps run so far
+    previous_frame: tf.Tensor  # [B, n_mels]: the frame the next step reads
+    finished: tf.Tensor  # [B] bool: the stop token has ended the item
+    lengths: tf.Tensor  # [B] int32: an item's frame count once it has stopped, else the limit
+    position: tf.Tensor  # [B] int32: the furthest token the attention has reached (never moves back)
+    mel_buffer: tf.Tensor  # [B, max_steps, r * n_mels]
+    stop_buffer: tf.Tensor  # [B, max_steps, r]
+    alignment_buffer: tf.Tensor  # [B, max_steps, T]
+    caches: list  # per decoder layer, its self-attention (keys, values) [B, max_steps, heads, head_dim]
+
+
 class XttsModel(AcousticModel):
     """XTTS-style text- and speaker-conditioned autoregressive mel decoder (see module docstring).
 
@@ -862,125 +898,198 @@ class XttsModel(AcousticModel):
         """
         if max_frames < 1:
             raise ValueError(f"max_frames ({max_frames}) must be >= 1")
-        r, n_mels, dims = self.dims.reduction_factor, self.n_mels, self.dims
-        max_steps = -(-max_frames // r)
+        if speaker_vector is None:
+            speaker_vector = self.speaker_encoder(ref_mel, ref_lengths, training=False)
+        context = self._decoding_context(
+            text_ids,
+            text_lengths,
+            language_ids,
+            speaker_vector,
+            max_frames,
+            frame_limit,
+            teacher_mel,
+            seed=seed,
+            prenet_dropout=prenet_dropout,
+            stop_threshold=stop_threshold,
+            min_frames=min_frames,
+            attention_window=attention_window,
+            steps_per_token=steps_per_token,
+        )
+        # A tuple of loop variables reaches the body as arguments: the state travels in a list of one.
+        (final,) = tf.while_loop(
+            lambda state: self._decoding_continues(state, context),
+            lambda state: [self._decode_step(state, context)],
+            [self._initial_decode_state(context)],
+            maximum_iterations=context.max_steps,
+        )
+        return self._decoded_outputs(final, context, max_frames)
+
+    def _decoding_context(
+        self, text_ids, text_lengths, language_ids, speaker, max_frames, frame_limit, teacher_mel, seed, **settings
+    ) -> _DecodeContext:
+        """Everything the decoding steps read, computed once: the encoded text, the voice
+        (`speaker`, its speaker vector), the frame limit, the teacher's frames, the dropout seed
+        and the fixed `settings` (prenet_dropout, stop_threshold, min_frames, attention_window,
+        steps_per_token)."""
         limit = tf.constant(max_frames, tf.int32)
         if frame_limit is not None:
             limit = tf.minimum(tf.cast(frame_limit, tf.int32), limit)
         memory, text_mask = self.encode_text(text_ids, text_lengths, training=False, language_ids=language_ids)
-        if speaker_vector is None:
-            speaker_vector = self.speaker_encoder(ref_mel, ref_lengths, training=False)
-        memory_keys_values = [layer.cross_attention.project_keys_values(memory) for layer in self.decoder_layers]
-        batch_size = tf.shape(text_ids)[0]
-        tokens = tf.shape(text_ids)[1]
-        compute_dtype = memory.dtype
-        empty_cache = tf.zeros([batch_size, max_steps, dims.num_heads, dims.head_dim], compute_dtype)
-        seed_tensor = tf.cast(seed, tf.int32)
-        token_index = tf.range(tokens)[None, :]
-        last_token = tf.cast(text_lengths, tf.int32) - 1
-        if teacher_mel is not None:
-            teacher = tf.cast(teacher_mel, tf.float32)[:, : max_steps * r]
-            teacher = tf.pad(
-                teacher, [[0, 0], [0, max_steps * r - tf.shape(teacher)[1]], [0, 0]], constant_values=MEL_PAD_VALUE
-            )
-            teacher_inputs = tf.reshape(teacher, [batch_size, max_steps, r, n_mels])[:, :, -1]  # [B, steps, n_mels]
+        max_steps = -(-max_frames // self.dims.reduction_factor)
+        return _DecodeContext(
+            batch_size=tf.shape(text_ids)[0],
+            max_steps=max_steps,
+            limit=limit,
+            compute_dtype=memory.dtype,
+            speaker_vector=speaker,
+            # The text's keys and values are the same at every step: projected once, here.
+            memory_keys_values=[layer.cross_attention.project_keys_values(memory) for layer in self.decoder_layers],
+            text_mask=text_mask,
+            token_index=tf.range(tf.shape(text_ids)[1])[None, :],
+            last_token=tf.cast(text_lengths, tf.int32) - 1,
+            teacher_inputs=None if teacher_mel is None else self._teacher_step_inputs(teacher_mel, max_steps),
+            seed=tf.cast(seed, tf.int32),
+            **settings,
+        )
 
-        def decode_step(
-            step, previous_frame, finished, lengths, position, mel_buffer, stop_buffer, alignment_buffer, caches
+    def _teacher_step_inputs(self, teacher_mel, max_steps: int):
+        """The frame each step reads under teacher forcing, [B, max_steps, n_mels]: the last true
+        frame of the step before (padded with `MEL_PAD_VALUE` past the teacher's end)."""
+        r = self.dims.reduction_factor
+        teacher = tf.cast(teacher_mel, tf.float32)[:, : max_steps * r]
+        teacher = tf.pad(
+            teacher, [[0, 0], [0, max_steps * r - tf.shape(teacher)[1]], [0, 0]], constant_values=MEL_PAD_VALUE
+        )
+        return tf.reshape(teacher, [tf.shape(teacher)[0], max_steps, r, self.n_mels])[:, :, -1]
+
+    def _initial_decode_state(self, context: _DecodeContext) -> _DecodeState:
+        """Step 0: every item reads the go frame, nothing has stopped, the buffers are zero."""
+        dims, r, n_mels = self.dims, self.dims.reduction_factor, self.n_mels
+        batch_size, tokens = context.batch_size, tf.shape(context.token_index)[1]
+        empty_cache = tf.zeros([batch_size, context.max_steps, dims.num_heads, dims.head_dim], context.compute_dtype)
+        return _DecodeState(
+            step=tf.constant(0, tf.int32),
+            previous_frame=tf.tile(tf.cast(self.go_frame, tf.float32)[None, :], [batch_size, 1]),
+            finished=tf.zeros([batch_size], tf.bool),
+            lengths=tf.fill([batch_size], context.limit),
+            position=tf.zeros([batch_size], tf.int32),
+            mel_buffer=tf.zeros([batch_size, context.max_steps, r * n_mels], tf.float32),
+            stop_buffer=tf.zeros([batch_size, context.max_steps, r], tf.float32),
+            alignment_buffer=tf.zeros([batch_size, context.max_steps, tokens], tf.float32),
+            caches=[(empty_cache, empty_cache) for _ in self.decoder_layers],
+        )
+
+    def _decoding_continues(self, state: _DecodeState, context: _DecodeContext):
+        """Another step is due: the buffer and the limit have room, and some item has not stopped."""
+        r = self.dims.reduction_factor
+        return (
+            (state.step < context.max_steps)
+            & (state.step * r < context.limit)
+            & tf.logical_not(tf.reduce_all(state.finished))
+        )
+
+    def _decode_step(self, state: _DecodeState, context: _DecodeContext) -> _DecodeState:
+        """One decoder step: read the previous frame, predict the next r frames and their stop
+        logits, record them, and note which items stopped."""
+        r, n_mels, step = self.dims.reduction_factor, self.n_mels, state.step
+        frames_in = state.previous_frame[:, None, :]
+        if context.prenet_dropout:
+            prenet_output = self.prenet.call_with_seeded_dropout(frames_in, tf.stack([context.seed, step]))
+        else:
+            prenet_output = self.prenet(frames_in, training=False)
+        x = self._decoder_inputs(prenet_output, context.speaker_vector, tf.cast(step, tf.float32)[None])
+        x, caches, attended = self._decoder_layers_step(x, state, context)
+        attended = tf.where(state.finished[:, None], 0.0, attended)
+        peak = tf.argmax(attended, axis=1, output_type=tf.int32)
+        # The position only moves forward, and never past the item's last token.
+        position = tf.where(
+            state.finished, state.position, tf.minimum(tf.maximum(state.position, peak), context.last_token)
+        )
+        x = self.decoder_norm(x)
+        step_frames = tf.reshape(self.mel_projection(x), [context.batch_size, r * n_mels])
+        step_stop_logits = tf.reshape(self.stop_projection(x), [context.batch_size, r])
+        at_step = tf.equal(tf.range(context.max_steps), step)[None, :, None]
+        finished, lengths = self._record_stops(step_stop_logits, state, context)
+        if context.teacher_inputs is not None:
+            previous_frame = context.teacher_inputs[:, step]
+        else:
+            previous_frame = step_frames[:, -n_mels:]
+        return _DecodeState(
+            step=step + 1,
+            previous_frame=previous_frame,
+            finished=finished,
+            lengths=lengths,
+            position=position,
+            mel_buffer=tf.where(at_step, step_frames[:, None, :], state.mel_buffer),
+            stop_buffer=tf.where(at_step, step_stop_logits[:, None, :], state.stop_buffer),
+            alignment_buffer=tf.where(at_step, attended[:, None, :], state.alignment_buffer),
+            caches=caches,
+        )
+
+    def _decoder_layers_step(self, x, state: _DecodeState, context: _DecodeContext):
+        """Run the step's input `x` [B, 1, d] through every decoder layer with its cache. Returns
+        the output, the updated caches and the cross-attention [B, T] averaged over layers and heads.
+        """
+        memory_mask, step_prior = self._step_text_focus(state, context)
+        caches, step_weights = [], []
+        for layer, (key_cache, value_cache), (memory_keys, memory_values) in zip(
+            self.decoder_layers, state.caches, context.memory_keys_values
         ):
-            frames_in = previous_frame[:, None, :]
-            if prenet_dropout:
-                prenet_output = self.prenet.call_with_seeded_dropout(frames_in, tf.stack([seed_tensor, step]))
-            else:
-                prenet_output = self.prenet(frames_in, training=False)
-            x = self._decoder_inputs(prenet_output, speaker_vector, tf.cast(step, tf.float32)[None])
-            step_prior = None
-            if steps_per_token is not None:
-                # The training prior's diagonal for a sentence read at the given pace.
-                centre = (tf.cast(step, tf.float32) + 0.5) / steps_per_token - 0.5
-                offsets = tf.cast(token_index, tf.float32) - centre
-                step_prior = (-tf.square(offsets) / (2.0 * ATTENTION_PRIOR_WIDTH**2))[:, None, None, :]
-            memory_mask = text_mask
-            if attention_window is not None:
-                back, ahead = attention_window
-                near = (token_index >= position[:, None] - back) & (token_index <= position[:, None] + ahead)
-                memory_mask = text_mask & near
-            new_caches, step_weights = [], []
-            for layer, (key_cache, value_cache), (memory_keys, memory_values) in zip(
-                self.decoder_layers, caches, memory_keys_values
-            ):
-                x, key_cache, value_cache, weights = layer.step(
-                    x, key_cache, value_cache, step, memory_keys, memory_values, memory_mask, step_prior
-                )
-                new_caches.append((key_cache, value_cache))
-                step_weights.append(weights[:, :, 0, :])
-            attended = tf.reduce_mean(tf.concat(step_weights, axis=1), axis=1)  # [B, T]
-            attended = tf.where(finished[:, None], 0.0, attended)
-            peak = tf.argmax(attended, axis=1, output_type=tf.int32)
-            position = tf.where(finished, position, tf.minimum(tf.maximum(position, peak), last_token))
-            x = self.decoder_norm(x)
-            step_frames = tf.reshape(self.mel_projection(x), [batch_size, r * n_mels])
-            step_stop_logits = tf.reshape(self.stop_projection(x), [batch_size, r])
-            at_step = tf.equal(tf.range(max_steps), step)[None, :, None]
-            mel_buffer = tf.where(at_step, step_frames[:, None, :], mel_buffer)
-            stop_buffer = tf.where(at_step, step_stop_logits[:, None, :], stop_buffer)
-            alignment_buffer = tf.where(at_step, attended[:, None, :], alignment_buffer)
-
-            frame_index = step * r + tf.range(r)
-            allowed = (frame_index >= min_frames - 1) & (frame_index < limit)
-            over_threshold = (tf.sigmoid(step_stop_logits) > stop_threshold) & allowed[None, :]
-            stops_now = tf.reduce_any(over_threshold, axis=1)
-            first_stop = tf.argmax(tf.cast(over_threshold, tf.int32), axis=1, output_type=tf.int32)
-            lengths = tf.where(stops_now & ~finished, step * r + first_stop + 1, lengths)
-            finished = finished | stops_now
-            if teacher_mel is not None:
-                previous_frame = teacher_inputs[:, step]
-            else:
-                previous_frame = step_frames[:, -n_mels:]
-            return (
-                step + 1,
-                previous_frame,
-                finished,
-                lengths,
-                position,
-                mel_buffer,
-                stop_buffer,
-                alignment_buffer,
-                new_caches,
+            x, key_cache, value_cache, weights = layer.step(
+                x, key_cache, value_cache, state.step, memory_keys, memory_values, memory_mask, step_prior
             )
+            caches.append((key_cache, value_cache))
+            step_weights.append(weights[:, :, 0, :])
+        return x, caches, tf.reduce_mean(tf.concat(step_weights, axis=1), axis=1)
 
-        def not_done(step, previous_frame, finished, *unused):
-            return (step < max_steps) & (step * r < limit) & tf.logical_not(tf.reduce_all(finished))
+    def _step_text_focus(self, state: _DecodeState, context: _DecodeContext):
+        """Where this step's cross-attention may look: the tokens it may attend to, [B, T] bool
+        (the attention window around the position, when set), and the score bias of the diagonal
+        prior [B, 1, 1, T] float32 (None without `steps_per_token`)."""
+        step_prior = None
+        if context.steps_per_token is not None:
+            # The training prior's diagonal for a sentence read at the given pace.
+            centre = (tf.cast(state.step, tf.float32) + 0.5) / context.steps_per_token - 0.5
+            offsets = tf.cast(context.token_index, tf.float32) - centre
+            step_prior = (-tf.square(offsets) / (2.0 * ATTENTION_PRIOR_WIDTH**2))[:, None, None, :]
+        memory_mask = context.text_mask
+        if context.attention_window is not None:
+            back, ahead = context.attention_window
+            token_index, position = context.token_index, state.position[:, None]
+            memory_mask = memory_mask & (token_index >= position - back) & (token_index <= position + ahead)
+        return memory_mask, step_prior
 
-        initial = (
-            tf.constant(0, tf.int32),
-            tf.tile(tf.cast(self.go_frame, tf.float32)[None, :], [batch_size, 1]),
-            tf.zeros([batch_size], tf.bool),
-            tf.fill([batch_size], limit),
-            tf.zeros([batch_size], tf.int32),
-            tf.zeros([batch_size, max_steps, r * n_mels], tf.float32),
-            tf.zeros([batch_size, max_steps, r], tf.float32),
-            tf.zeros([batch_size, max_steps, tokens], tf.float32),
-            [(empty_cache, empty_cache) for _ in self.decoder_layers],
-        )
-        steps, _, finished, lengths, _, mel_buffer, stop_buffer, alignment_buffer, _ = tf.while_loop(
-            not_done, decode_step, initial, maximum_iterations=max_steps
-        )
-        stopped = finished & (lengths <= limit)
-        lengths = tf.minimum(lengths, limit)
+    def _record_stops(self, step_stop_logits, state: _DecodeState, context: _DecodeContext):
+        """`finished` and `lengths` after a step whose stop logits are `step_stop_logits` [B, r]:
+        an item stops at its first frame over the threshold, counting only frames from
+        `min_frames` on and before the limit."""
+        r = self.dims.reduction_factor
+        frame_index = state.step * r + tf.range(r)
+        allowed = (frame_index >= context.min_frames - 1) & (frame_index < context.limit)
+        over_threshold = (tf.sigmoid(step_stop_logits) > context.stop_threshold) & allowed[None, :]
+        stops_now = tf.reduce_any(over_threshold, axis=1)
+        first_stop = tf.argmax(tf.cast(over_threshold, tf.int32), axis=1, output_type=tf.int32)
+        lengths = tf.where(stops_now & ~state.finished, state.step * r + first_stop + 1, state.lengths)
+        return state.finished | stops_now, lengths
+
+    def _decoded_outputs(self, final: _DecodeState, context: _DecodeContext, max_frames: int) -> dict[str, tf.Tensor]:
+        """`decode_autoregressive`'s outputs from the loop's last state: the buffers cut to
+        `max_frames` and blanked past each item's length."""
+        r, n_mels, max_steps = self.dims.reduction_factor, self.n_mels, context.max_steps
+        stopped = final.finished & (final.lengths <= context.limit)
+        lengths = tf.minimum(final.lengths, context.limit)
         frame_mask = tf.sequence_mask(lengths, max_frames)
-        mel_pred = tf.reshape(mel_buffer, [batch_size, max_steps * r, n_mels])[:, :max_frames]
+        mel_pred = tf.reshape(final.mel_buffer, [context.batch_size, max_steps * r, n_mels])[:, :max_frames]
         mel_pred = tf.where(frame_mask[:, :, None], mel_pred, MEL_PAD_VALUE)
-        stop_logits = tf.reshape(stop_buffer, [batch_size, max_steps * r])[:, :max_frames]
+        stop_logits = tf.reshape(final.stop_buffer, [context.batch_size, max_steps * r])[:, :max_frames]
         step_mask = tf.sequence_mask(self.decoder_steps(lengths), max_steps)
-        alignment = tf.where(step_mask[:, :, None], alignment_buffer, 0.0)
         return {
             "mel_pred": mel_pred,
             "stop_logits": stop_logits,
             "lengths": lengths,
             "stopped": stopped,
-            "alignment": alignment,
-            "steps": steps,
+            "alignment": tf.where(step_mask[:, :, None], final.alignment_buffer, 0.0),
+            "steps": final.step,
         }
 
     def _generate(

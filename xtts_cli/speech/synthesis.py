@@ -249,29 +249,8 @@ def synthesize_speech(
     if not text.strip():
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. xtts synthesize "Hello there."')
     language_index = tokenizer.language_index(language)  # an error naming the run's languages
-    prepared, left_out = tokenizer.speakable(tokenizer.prepare(text, language))
-    ids = tokenizer.symbol_ids(prepared)  # UnknownCharactersError names the letters it lacks
-    if not ids:
-        raise XttsError(
-            f"the text {text!r} has nothing left after cleaning", hint="pass words the model was trained on"
-        )
-    if rate is not None:
-        min_frames, frames = rate.frame_window(len(ids), data.max_mel_frames)
-    else:
-        frames = min(data.max_mel_frames, FRAMES_PER_CHARACTER * len(ids) + 20)
-        min_frames = MIN_FRAMES_PER_CHARACTER * len(ids)
-    if speed != 1.0:
-        if not model.paced:
-            raise XttsError(
-                f"--speed {speed:g}: this run's decoder (autoregressive) ends each sentence by its stop token, "
-                "frame by frame, and has no pace to set",
-                hint="train with model.decoder: duration (configs/speak-cpu.yaml) to set the speed",
-            )
-        frames = min(data.max_mel_frames, int(np.ceil(frames / speed)))
-        min_frames = int(min_frames / speed)
-    if max_frames:
-        frames = max_frames
-    min_frames = min(frames, min_frames)
+    ids, left_out = _symbol_ids(tokenizer, text, language)
+    min_frames, frames = _frame_window(model, len(ids), data, rate, speed, max_frames)
     if not isinstance(voice, Voice):
         voice = Voice(reference=voice)
     generated = model.generate(
@@ -306,6 +285,41 @@ def synthesize_speech(
         vocoder=vocoder.name,
         notes=[f"left out what the run never saw: {' '.join(left_out)}"] if left_out else [],
     )
+
+
+def _symbol_ids(tokenizer, text: str, language: Optional[str]) -> tuple[list[int], list[str]]:
+    """The symbol ids the model reads for `text`, and what of it the run never saw (left out)."""
+    prepared, left_out = tokenizer.speakable(tokenizer.prepare(text, language))
+    ids = tokenizer.symbol_ids(prepared)  # UnknownCharactersError names the letters it lacks
+    if not ids:
+        raise XttsError(
+            f"the text {text!r} has nothing left after cleaning", hint="pass words the model was trained on"
+        )
+    return ids, left_out
+
+
+def _frame_window(
+    model, symbols: int, data: DataConfig, rate: Optional[SpeakingRate], speed: float, max_frames: Optional[int]
+) -> tuple[int, int]:
+    """(fewest, most) frames a sentence of `symbols` symbols may take: the speaking rate's window
+    (a rough per-character guess without one), scaled by `speed`, capped by `max_frames`."""
+    if rate is not None:
+        min_frames, frames = rate.frame_window(symbols, data.max_mel_frames)
+    else:
+        frames = min(data.max_mel_frames, FRAMES_PER_CHARACTER * symbols + 20)
+        min_frames = MIN_FRAMES_PER_CHARACTER * symbols
+    if speed != 1.0:
+        if not model.paced:
+            raise XttsError(
+                f"--speed {speed:g}: this run's decoder (autoregressive) ends each sentence by its stop token, "
+                "frame by frame, and has no pace to set",
+                hint="train with model.decoder: duration (configs/speak-cpu.yaml) to set the speed",
+            )
+        frames = min(data.max_mel_frames, int(np.ceil(frames / speed)))
+        min_frames = int(min_frames / speed)
+    if max_frames:
+        frames = max_frames
+    return min(frames, min_frames), frames
 
 
 def speaker_voice(run_dir: Path, name: str, data: DataConfig, tokenizer=None, model=None) -> Voice:

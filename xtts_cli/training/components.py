@@ -22,6 +22,7 @@ from xtts_cli.training.events import Noted, PhaseStarted, Progress, ScanFinished
 
 if TYPE_CHECKING:
     from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.data.run_data import RunData
     from xtts_cli.data.scan import ScanReport
     from xtts_cli.data.text import Tokenizer
     from xtts_cli.devices.placement import DevicePlan
@@ -84,8 +85,9 @@ def build_components(
     progress: Progress,
     undo: contextlib.ExitStack,
 ) -> RunComponents:
-    from xtts_cli.data.run_data import prepare
-    from xtts_cli.data.scan import scan_dataset
+    """Set up a run from its config, in order: settings, the process, the parent run, the scan,
+    the run directory and vocabulary, the input, the strategy, the models, the checkpoint (restored
+    when resuming), the parent's weights and the compiled steps."""
     from xtts_cli.training.inputs import build_input
     from xtts_cli.training.settings import resolve_settings
 
@@ -94,20 +96,11 @@ def build_components(
     _set_up_process(config, settings, undo)
 
     parent = _parent(config, Path(run_dir), fresh=fresh)  # refused before the scan when it cannot be used
-    progress(PhaseStarted("scanning the dataset"))
-    scan = scan_dataset(config.data)
-    progress(ScanFinished(scan))
-    progress(PhaseStarted("building the input pipeline and the model"))
-    if not scan.train:
-        raise XttsError("no usable training items after the dataset scan", hint="see the bad files listed above")
+    scan = _scan(config, progress)
     opened, resumed, saved = _open_run_dir(
         config, Path(run_dir), fresh=fresh, force=force, is_chief=is_chief, undo=undo, parent=parent
     )
-    run_data = prepare(config, settings.pipeline_output, scan=scan, tokenizer=saved)
-    if parent is not None and parent.tokenizer is not None:
-        run_data = replace(run_data, tokenizer=parent.grow(run_data.tokenizer))
-    if saved is None and is_chief:
-        run_data.tokenizer.save(opened.vocab)
+    run_data = _run_data(config, settings, scan, saved=saved, parent=parent, vocab=opened.vocab, is_chief=is_chief)
     tokenizer, train_items, eval_items = run_data.tokenizer, run_data.train_items, run_data.eval_items
     training_input = build_input(run_data, settings, cluster, lambda message: progress(Noted(message)))
     strategy = _strategy(plan, cluster)
@@ -130,21 +123,7 @@ def build_components(
     )
     checkpoints = _checkpoints(config, models, counters, opened, plan, progress, restore=resumed or is_chief)
     if parent is not None:
-        moved = kind.transfer(models, parent.checkpoint)
-        news = parent.news(tokenizer)
-        progress(
-            Noted(
-                f"from {parent.spec} step {parent.step}: kept {len(moved.kept)} of {moved.total} tensors"
-                + (f" and the first rows of {len(moved.grown)} more" if moved.grown else "")
-                + (f"; new: {', '.join(news)}" if news else "; nothing new")
-            )
-        )
-    gather = None
-    if cluster is not None:
-        from xtts_cli.training.workers import StepGather
-
-        gather = StepGather(strategy, counters.step)
-        gather.check("after restoring", opened, cluster)
+        _take_parent_weights(kind, models, parent, tokenizer, progress)
     return RunComponents(
         plan=plan,
         settings=settings,
@@ -161,8 +140,69 @@ def build_components(
         counters=counters,
         checkpoints=checkpoints,
         steps=_steps(config, models, plan, settings, strategy, training_input, counters),
-        gather=gather,
+        gather=_step_gather(cluster, strategy, counters, opened),
     )
+
+
+def _scan(config: XttsConfig, progress: Progress) -> ScanReport:
+    """The dataset scan, reported; refused when it leaves no training item."""
+    from xtts_cli.data.scan import scan_dataset
+
+    progress(PhaseStarted("scanning the dataset"))
+    scan = scan_dataset(config.data)
+    progress(ScanFinished(scan))
+    progress(PhaseStarted("building the input pipeline and the model"))
+    if not scan.train:
+        raise XttsError("no usable training items after the dataset scan", hint="see the bad files listed above")
+    return scan
+
+
+def _run_data(
+    config: XttsConfig,
+    settings: RunSettings,
+    scan: ScanReport,
+    *,
+    saved: Optional[Tokenizer],
+    parent: Optional[ParentRun],
+    vocab: Path,
+    is_chief: bool,
+) -> RunData:
+    """The run's data on the scan, with the vocabulary the run saved (when resuming), grown from
+    the parent's (when starting from one); a new vocabulary is saved to `vocab` by the chief."""
+    from xtts_cli.data.run_data import prepare
+
+    run_data = prepare(config, settings.pipeline_output, scan=scan, tokenizer=saved)
+    if parent is not None and parent.tokenizer is not None:
+        run_data = replace(run_data, tokenizer=parent.grow(run_data.tokenizer))
+    if saved is None and is_chief:
+        run_data.tokenizer.save(vocab)
+    return run_data
+
+
+def _take_parent_weights(
+    kind: ModelKind, models: KindModels, parent: ParentRun, tokenizer: Tokenizer, progress: Progress
+) -> None:
+    """Copy the parent run's weights into `models` and report what was kept, grown and new."""
+    moved = kind.transfer(models, parent.checkpoint)
+    news = parent.news(tokenizer)
+    progress(
+        Noted(
+            f"from {parent.spec} step {parent.step}: kept {len(moved.kept)} of {moved.total} tensors"
+            + (f" and the first rows of {len(moved.grown)} more" if moved.grown else "")
+            + (f"; new: {', '.join(news)}" if news else "; nothing new")
+        )
+    )
+
+
+def _step_gather(cluster: Any, strategy: Any, counters: Counters, run_dir: RunDir) -> Optional[StepGather]:
+    """Multi-worker: the gather of every worker's step, checked once here after restoring; else None."""
+    if cluster is None:
+        return None
+    from xtts_cli.training.workers import StepGather
+
+    gather = StepGather(strategy, counters.step)
+    gather.check("after restoring", run_dir, cluster)
+    return gather
 
 
 def _set_up_process(config: XttsConfig, settings: RunSettings, undo: contextlib.ExitStack) -> None:
