@@ -329,7 +329,8 @@ def main(argv: list[str] | None = None) -> int:
         f"| a 9-11 word sentence in process (`Synthesizer.speak`), median | {in_process:.3f} s | - |",
         f"| the same through the server, one client, median | {one_client:.3f} s ({one_client / in_process:.2f}x) | at most 1.3x |",
         f"| {args.clients} clients for {args.seconds:g} s: requests, failed | {loaded['requests']}, {loaded['failed']} | 0 failed |",
-        f"| {args.clients} clients: p50, p90 latency | {loaded['p50']:.2f} s ({loaded['p50'] / in_process:.1f}x), {loaded['p90']:.2f} s | p50 at most 1.3x |",
+        f"| {args.clients} clients: p50, p90 latency | {loaded['p50']:.2f} s ({loaded['p50'] / in_process:.1f}x), {loaded['p90']:.2f} s "
+        f"(a queue of {args.clients} spoken one at a time: {args.clients * in_process:.2f} s) | p50 at most 1.3x |",
         f"| {args.clients} clients: sentences a minute | {loaded['per_minute']:.0f} (one at a time: {60 / in_process:.0f}) | - |",
         f"| server memory, first {loaded['window']:.0f} s / last {loaded['window']:.0f} s | {loaded['memory_first']:.0f} / {loaded['memory_last']:.0f} MiB ({(loaded['memory_last'] / loaded['memory_first'] - 1) * 100:+.1f} %) | within 5 % |",
         f"| 4-sentence paragraph, `stream=1`: first audio | {streamed:.3f} s ({streamed / first_alone:.2f}x its first sentence alone, {first_alone:.3f} s) | at most 1.5x |",
