@@ -21,6 +21,7 @@ from xtts_cli.cli import (
     init,
     profile_pipeline,
     profile_step,
+    report,
     serve,
     synthesize,
     train,
@@ -94,6 +95,7 @@ app.command("synthesize")(synthesize.synthesize)
 app.command("export")(export.export)
 app.command("vocode")(vocode.vocode)
 app.command("serve")(serve.serve)
+app.command("report")(report.report)
 app.add_typer(data_service.app, name="data-service")
 
 

@@ -1,0 +1,74 @@
+"""`xtts report`: one archive with every section, with the home path, the dataset's file names and
+planted secrets kept out; and the redaction on its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+from training_support import subprocess_env, tiny_config
+
+from xtts_cli.diagnosis.report import redactor
+
+REPO = Path(__file__).resolve().parents[1]
+SECRETS = {"HF_TOKEN": "hf_plantedTokenValue42", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMIplantedKEY"}
+
+
+def test_redaction_replaces_home_dataset_names_and_always_secrets(tmp_path: Path) -> None:
+    home, data = "/home/ana", "/home/ana/corpora/voice"
+    text = f"read {data}/wavs/ana-0001.wav from {home}/runs/x with token hf_plantedTokenValue42"
+    clean = redactor(home=home, datasets=[data], environ=SECRETS, redact=True)(text)
+    assert "ana-0001" not in clean and home not in clean and "hf_planted" not in clean
+    assert clean.startswith("read <dataset>/") and clean.endswith(".wav from ~/runs/x with token <secret>")
+    # The same file name hashes the same way each time, so two sections still agree.
+    assert clean.split()[1] == redactor(home=home, datasets=[data], environ={}, redact=True)(
+        f"{data}/wavs/ana-0001.wav"
+    )
+    kept = redactor(home=home, datasets=[data], environ=SECRETS, redact=False)(text)
+    assert f"{data}/wavs/ana-0001.wav" in kept and "hf_planted" not in kept
+
+
+@pytest.mark.slow
+def test_the_archive_holds_every_section_and_nothing_private(tmp_path: Path) -> None:
+    home = tmp_path / "home"  # the test's own HOME (conftest)
+    data = home / "corpora" / "voice"
+    shutil.copytree(REPO / "xtts_cli" / "data" / "sample", data)
+    run = home / "runs" / "voice"
+    shutil.copytree(REPO / "tests" / "data" / "run_before_run_data", run)
+    out = tmp_path / "report.tar.gz"
+    env = {**subprocess_env(), **SECRETS, "HOME": str(home)}
+    args = ["report", "-c", str(tiny_config(home)), "--data", str(data), "-r", str(run), "-o", str(out), "--quick"]
+    done = subprocess.run(
+        [sys.executable, "-m", "xtts_cli", *args], capture_output=True, text=True, env=env, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"wrote {out} (" in done.stdout and "KiB" in done.stdout
+    with tarfile.open(out) as archive:
+        files = {m.name.split("/", 1)[1]: archive.extractfile(m).read().decode() for m in archive.getmembers()}
+    assert set(files) == {
+        "README.txt",
+        "environment.json",
+        "config.yaml",
+        "validate.json",
+        "diagnose.json",
+        "profile-pipeline.json",
+        "profile-step.json",
+        "run/config.yaml",
+        "run/metrics-last.jsonl",
+        "run/watch.jsonl",
+    }
+    for name in ("validate.json", "diagnose.json", "profile-pipeline.json", "profile-step.json"):
+        assert "error" not in json.loads(files[name]), files[name][:500]
+    environment = json.loads(files["environment.json"])
+    assert environment["packages"]["tensorflow"] and "cpu_budget" in environment
+    everything = "\n".join(files.values())
+    assert str(home) not in everything and "~/corpora" not in everything
+    assert not any(value in everything for value in SECRETS.values())
+    assert "XTTS001-0001" not in everything and "<dataset>" in everything
+    assert os.path.getsize(out) < 1_000_000

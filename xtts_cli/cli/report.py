@@ -1,0 +1,81 @@
+"""`xtts report`: one archive with everything a bug report needs."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from xtts_cli.cli.options import ConfigOption, DataOption, SetOption, VerboseOption
+
+
+def report(
+    config: ConfigOption = None,
+    set_values: SetOption = None,
+    data: DataOption = None,
+    run_dir: Annotated[
+        Optional[Path],
+        typer.Option("--run-dir", "-r", metavar="DIR", help="A run to add: its config, last metrics and watch lines."),
+    ] = None,
+    out: Annotated[
+        Optional[Path],
+        typer.Option("--out", "-o", metavar="FILE", help="The archive. Default: xtts-report-TIME.tar.gz"),
+    ] = None,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="diagnose without its timings, profiles of 4 batches and steps: seconds.")
+    ] = False,
+    no_redact: Annotated[
+        bool, typer.Option("--no-redact", help="Keep home paths and the dataset's file names (secrets are never kept).")
+    ] = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Write one archive to attach to a bug report: the machine, the resolved config, validate,
+    diagnose, a short profile-pipeline and profile-step, and a run's last metrics and warnings.
+
+    Paths under your home and the dataset's file names are replaced unless --no-redact; no
+    environment variable that looks like a secret is ever included.
+
+    Examples:
+
+        xtts report -c my.yaml -r runs/my-voice
+
+        xtts report -c speak-cpu --data /data/my-voice --quick
+    """
+    import yaml
+
+    from xtts_cli.cli.output import Phases, console
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.data.scan import dataset_root
+    from xtts_cli.diagnosis.report import gather, redactor, write_report
+
+    args = [*(["-c", str(config)] if config else []), *(f"--set={value}" for value in set_values or ())]
+    args += ["--data", str(data)] if data else []
+    loaded = resolve_config(config, {"data.dataset_path": str(data) if data else None}, set_values or ())
+    settings = loaded.config
+    datasets = [
+        str(dataset_root(settings.data)),
+        *(str(Path(c.path).expanduser().resolve()) for c in settings.data.datasets),
+    ]
+    environ = dict(os.environ)
+    out = out or Path(f"xtts-report-{time.strftime('%Y%m%d-%H%M%S')}.tar.gz")
+    with Phases() as phase:
+        phase("validate, diagnose, profile-pipeline and profile-step, each in its own process")
+        sections = gather(
+            args,
+            yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False),
+            run_dir=run_dir,
+            quick=quick,
+            environ=environ,
+        )
+        clean = redactor(home=str(Path.home()), datasets=datasets, environ=environ, redact=not no_redact)
+        size = write_report(sections, out, clean)
+    for section in sections:
+        failed = section.exit_code not in (None, 0)
+        console().print(
+            f"{'[yellow]' if failed else ''}{section.name}{'[/]' if failed else ''}: {section.seconds:.1f} s"
+        )
+    kept = "home paths and file names kept (--no-redact)" if no_redact else "home paths and dataset file names replaced"
+    console().print(f"wrote {out} ({size / 1024:.0f} KiB; {kept}; no secret variables)")

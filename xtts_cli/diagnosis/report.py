@@ -1,0 +1,211 @@
+"""`xtts report`: one archive to attach to a bug report, instead of five commands' output pasted.
+
+It holds the machine (`environment.json`: Python, packages, CPU and its cgroup quota, the GPU
+variables), the resolved config, and what `validate`, `diagnose`, a short `profile-pipeline` and
+`profile-step` say of it, each run as its own `xtts` process so one that fails is a section with
+its error, not a lost report; with a run, its config, last metrics and every watch warning.
+
+Before anything is written, paths under the user's home become `~`, the dataset's root `<dataset>`
+and each file name under it a short hash (`--no-redact` keeps them), and the value of every
+environment variable whose name looks like a secret (token, key, password ...) is removed whatever
+the options: none is ever copied in, and one a tool printed is struck out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Optional
+
+__all__ = ["Section", "gather", "redactor", "write_report"]
+
+# The variables that shape a run, copied as they are; no other is.
+SHOWN_VARIABLES = re.compile(
+    r"^(CUDA_\w+|NVIDIA_\w+|TF_\w+|XLA_FLAGS|OMP_NUM_THREADS|MKL_\w+|KMP_\w+|LD_LIBRARY_PATH|XTTS_\w+|PYTHONPATH)$"
+)
+SECRET_NAMES = re.compile(r"(TOKEN|SECRET|PASSW|KEY|CREDENTIAL|AUTH|COOKIE|SESSION)", re.IGNORECASE)
+PACKAGES = (
+    "tensorflow",
+    "tensorflow-cpu",
+    "keras",
+    "tensorflow-io",
+    "numpy",
+    "phonemizer",
+    "phonemizer-fork",
+    "espeakng-loader",
+    "nvidia-ml-py",
+    "pydantic",
+    "typer",
+    "xtts",
+)
+METRICS_KEPT = 200  # the run's last metrics.jsonl lines
+
+
+@dataclass
+class Section:
+    """One file of the archive, and how its making went."""
+
+    name: str
+    text: str
+    seconds: float = 0.0
+    exit_code: Optional[int] = None
+    notes: list[str] = field(default_factory=list)
+
+
+def redactor(*, home: Optional[str], datasets: Sequence[str], environ: dict[str, str], redact: bool):
+    """text -> text with the secrets out always, and, with `redact`, home and dataset paths replaced."""
+    secrets = sorted(
+        (value for name, value in environ.items() if SECRET_NAMES.search(name) and len(value) >= 6),
+        key=len,
+        reverse=True,
+    )
+    roots = sorted({str(Path(root)) for root in datasets if root}, key=len, reverse=True)
+
+    def hashed(match: re.Match) -> str:
+        parts = match.group(1).split("/")
+        names = [hashlib.sha1(part.encode()).hexdigest()[:8] + Path(part).suffix for part in parts if part]
+        return "<dataset>/" + "/".join(names)
+
+    def clean(text: str) -> str:
+        for value in secrets:
+            text = text.replace(value, "<secret>")
+        if not redact:
+            return text
+        for root in roots:
+            text = text.replace(root, "<dataset>")
+        text = re.sub(r"<dataset>/([^\s\"',;:|()\[\]{}]+)", hashed, text)
+        if home and home not in ("/", ""):
+            text = text.replace(home, "~")
+        return text
+
+    return clean
+
+
+def environment(environ: dict[str, str]) -> dict:
+    from xtts_cli.host import cpu_budget
+
+    budget = cpu_budget()
+    cpu = platform.processor() or "unknown"
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout.splitlines():
+            if line.startswith("Model name:"):
+                cpu = line.split(":", 1)[1].strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    packages = {}
+    for name in PACKAGES:
+        try:
+            packages[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return {
+        "python": sys.version,
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cpu_budget": budget.describe(),
+        "cgroup_cpu_quota": budget.quota,
+        "packages": packages,
+        "variables": {name: value for name, value in sorted(environ.items()) if SHOWN_VARIABLES.match(name)},
+        "written": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+    }
+
+
+def _command(name: str, args: list[str], environ: dict[str, str], timeout: float) -> Section:
+    """`xtts ARGS...` in a process of its own: its stdout (JSON) as the section, or what went wrong."""
+    began = time.monotonic()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "xtts_cli", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        )
+    except subprocess.TimeoutExpired:
+        return Section(name, json.dumps({"error": f"xtts {args[0]} ran past {timeout:.0f} s"}), timeout, None)
+    text = done.stdout if done.stdout.strip() else json.dumps({"error": done.stderr.strip()[-2000:]})
+    section = Section(name, text, time.monotonic() - began, done.returncode)
+    if done.returncode and done.stderr.strip():
+        section.notes.append(done.stderr.strip().splitlines()[-1][:300])
+    return section
+
+
+def gather(
+    config_args: list[str],
+    config_yaml: str,
+    *,
+    run_dir: Optional[Path],
+    quick: bool,
+    environ: dict[str, str],
+    timeout: float = 900.0,
+) -> list[Section]:
+    """Every section, in order; `config_args` (-c / --set / --data as given) go to each command."""
+    sections = [
+        Section("environment.json", json.dumps(environment(environ), indent=2)),
+        Section("config.yaml", config_yaml),
+    ]
+    sections.append(_command("validate.json", ["validate", "--json", *config_args], environ, timeout))
+    diagnose = ["diagnose", "--json", *config_args] + (["--quick"] if quick else ["--batches", "20"])
+    sections.append(_command("diagnose.json", diagnose, environ, timeout))
+    batches, steps = ("4", "4") if quick else ("20", "20")
+    sections.append(
+        _command(
+            "profile-pipeline.json",
+            ["profile-pipeline", "--json", "--batches", batches, *config_args],
+            environ,
+            timeout,
+        )
+    )
+    sections.append(
+        _command("profile-step.json", ["profile-step", "--json", "--steps", steps, *config_args], environ, timeout)
+    )
+    if run_dir is not None:
+        sections += _run_sections(run_dir)
+    return sections
+
+
+def _run_sections(run_dir: Path) -> list[Section]:
+    sections = []
+    config = run_dir / "config.yaml"
+    if config.is_file():
+        sections.append(Section("run/config.yaml", config.read_text(encoding="utf-8", errors="replace")))
+    metrics = run_dir / "metrics.jsonl"
+    if metrics.is_file():
+        lines = metrics.read_text(encoding="utf-8", errors="replace").splitlines()
+        sections.append(Section("run/metrics-last.jsonl", "\n".join(lines[-METRICS_KEPT:]) + "\n"))
+        watched = [line for line in lines if '"watch"' in line]
+        sections.append(Section("run/watch.jsonl", "\n".join(watched) + ("\n" if watched else "")))
+    else:
+        sections.append(Section("run/metrics-last.jsonl", "", notes=[f"{run_dir} has no metrics.jsonl yet"]))
+    return sections
+
+
+def write_report(sections: list[Section], out: Path, clean) -> int:
+    """The archive (tar.gz) of `sections` and a README.txt saying what each is; returns its size."""
+    index = ["xtts report: what each file is and how its making went", ""]
+    for section in sections:
+        status = "" if section.exit_code is None else f", exit {section.exit_code}"
+        index.append(f"{section.name}: {section.seconds:.1f} s{status}")
+        index += [f"    {note}" for note in section.notes]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    with tarfile.open(partial, "w:gz") as archive:
+        for name, text in [("README.txt", "\n".join(index) + "\n"), *((s.name, s.text) for s in sections)]:
+            data = clean(text).encode("utf-8")
+            info = tarfile.TarInfo(f"xtts-report/{name}")
+            info.size, info.mtime = len(data), int(time.time())
+            archive.addfile(info, io.BytesIO(data))
+    os.replace(partial, out)
+    return out.stat().st_size
