@@ -68,7 +68,7 @@ def test_memory_limits_and_isolation(write_config) -> None:
         "  data_gpu_memory: 8192\n  model_gpu_memory: 30000\n"
     )
     found = findings(write_config, text, TWO_4090)
-    assert set(found) == {"memory-limit-above-card"}
+    assert set(found) == {"memory-limit-above-card", "split-equal-cards"}  # two equal cards: a note on the layout
     assert found["memory-limit-above-card"].severity == "error"
     assert found["memory-limit-above-card"].fix.value == int(24564 * 0.9)
     same = findings(
@@ -92,3 +92,27 @@ def test_autoregressive_settings_with_the_duration_decoder_are_named(write_confi
         "training.self_conditioning",
     ]
     assert findings(write_config, "model:\n  reduction_factor: 4\ntraining:\n  self_conditioning: true\n") == {}
+
+
+SMALL_AND_BIG = MachineInfo(
+    cpu_count=16,
+    gpus=(GpuInfo(0, "NVIDIA GeForce RTX 3060", 12288, (8, 6)), GpuInfo(1, "NVIDIA H100 80GB HBM3", 81559, (9, 0))),
+)
+
+
+@pytest.mark.parametrize(
+    ("mode", "machine", "expected"),
+    [
+        ("cache", TWO_4090, "split-idle-data-card"),
+        ("precompute", SMALL_AND_BIG, "split-idle-data-card"),
+        ("runtime", TWO_4090, "split-equal-cards"),
+        ("runtime", SMALL_AND_BIG, None),  # a small card computing features beside a big one: the split pays
+    ],
+)
+def test_the_split_is_told_when_a_second_card_would_earn_more_as_a_replica(write_config, mode, machine, expected):
+    text = f"data:\n  preprocessing_mode: {mode}\ndevices:\n  data_gpu: 0\n  model_gpu: 1\n"
+    found = {key for key in findings(write_config, text, machine) if key.startswith("split-")}
+    assert found == ({expected} if expected else set())
+    if expected == "split-idle-data-card":
+        message = findings(write_config, text, machine)[expected].message
+        assert message.startswith("devices.data_gpu 0 (") and "devices.strategy: mirrored" in message

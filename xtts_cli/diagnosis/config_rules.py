@@ -190,6 +190,37 @@ def _mixed_precision(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Fin
         )
 
 
+def _split_layout(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    """Whether the data-GPU / model-GPU split earns its second card: the split gives the data card
+    only the mel computation (nothing once features are cached or precomputed), so two equal cards
+    train faster as two replicas; a small card beside a big one computing features on the fly is
+    where it pays."""
+    devices, data = loaded.config.devices, loaded.config.data
+    if devices.data_gpu is None or devices.model_gpu is None or devices.data_gpu == devices.model_gpu:
+        return
+    cards = {gpu.index: gpu for gpu in machine.gpus}
+    feeder, model = cards.get(devices.data_gpu), cards.get(devices.model_gpu)
+    if feeder is None or model is None:
+        return  # device-not-found says so
+    layout = "remove devices.data_gpu and devices.model_gpu and set devices.strategy: mirrored"
+    if data.preprocessing_mode in ("cache", "precompute"):
+        yield Finding(
+            id="split-idle-data-card",
+            severity="warning",
+            message=f"devices.data_gpu {feeder.index} ({feeder.name}) has nothing to do: the split puts only the "
+            f"mel computation on it and data.preprocessing_mode {data.preprocessing_mode} computes the features "
+            f"before training; two cards train faster as two replicas: {layout}",
+        )
+    elif feeder.name == model.name and feeder.memory_total_mib == model.memory_total_mib:
+        yield Finding(
+            id="split-equal-cards",
+            severity="info",
+            message=f"GPUs {feeder.index} and {model.index} are both {model.name}: the split gives the data card "
+            f"only the mel computation, a fraction of a step, so two equal cards are usually faster as two "
+            f"replicas ({layout}); `xtts benchmark` times both on this machine",
+        )
+
+
 def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     devices = loaded.config.devices
     if devices.data_gpu is None or devices.model_gpu is None:
@@ -428,6 +459,7 @@ RULES: tuple[Rule, ...] = (
     _static_shapes,
     _mel_frames,
     _mixed_precision,
+    _split_layout,
     _no_effect_keys,
     _decoder_keys,
     _string_numbers,
