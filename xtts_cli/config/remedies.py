@@ -109,25 +109,35 @@ CONTENTION_INFO_PERCENT = 5.0
 
 
 def contention_findings(
-    config: XttsConfig, percent: float, input_bound_percent: float, *, against: str = "on resident batches"
+    config: XttsConfig, percent: float, input_bound_percent: float, *, while_training: bool = False
 ) -> list[Finding]:
     """What host contention says, and what to change: the input-bound share's blind spot, a pipeline
-    that outruns the step by taking its CPU."""
+    that outruns the step by taking its CPU. `while_training`: measured by the training watch against
+    the run's own best stretch, where another process may be what took it."""
     if percent < CONTENTION_INFO_PERCENT:
         return []
     data = config.data
     severity = "warning" if percent >= CONTENTION_WARNING_PERCENT else "info"
     cause = (
-        f"the step computes {percent:.0f} % slower with the input pipeline beside it than {against}, "
+        f"the step computes {percent:.0f} % slower with the input pipeline beside it than on resident batches, "
         f"though it waits for data only {input_bound_percent:.0f} % of the time: the pipeline keeps up by taking "
         "the step's CPU (on a GPU host, the thread that launches its kernels)"
     )
+    if while_training:
+        cause = (
+            f"the step computes {percent:.0f} % slower than in its best stretch of this run, though it waits "
+            f"for data only {input_bound_percent:.0f} % of the time: something takes its CPU (on a GPU host, the "
+            "thread that launches its kernels), another process on this machine or the input pipeline"
+        )
     if not data.use_tf_native_loading:
         fix: Optional[ConfigChange] = set_key("data.use_tf_native_loading", True)
         cause += "; its Python loader (tf.numpy_function) is the costliest way to make batches"
     elif data.preprocessing_mode in ("runtime", "auto"):
         fix = set_key("data.preprocessing_mode", "precompute")
         cause += "; computing the features once (cache or precompute) leaves the step the CPU"
+    elif while_training:
+        fix = None
+        cause += " (`top` shows which)"
     else:
         fix = set_key("data.num_workers", 1) if data.num_workers != 1 else None
         cause += "; fewer pipeline threads leave the step more of the CPU"

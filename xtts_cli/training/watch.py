@@ -139,7 +139,7 @@ class Watch:
         contention = self.contention_percent()
         if contention is not None:
             found = contention_findings(
-                self.config, max(contention, s.host_contention_percent), wait, against="in its best stretch of this run"
+                self.config, max(contention, s.host_contention_percent), wait, while_training=True
             )[0]
             figure = 0.0 if input_bound else contention  # waiting for data is the input-bound finding's
             notices += self._judge("host-contention", now, step, figure, s.host_contention_percent, found, back="step")
