@@ -101,6 +101,25 @@ def test_lossy_formats_match_libsndfile(decoded, key):
     assert lag == 0 and correlation > 0.9999, (correlation, lag)
 
 
+@pytest.mark.parametrize("key", ["flac16", "vorbis", "mp3cbr", "stereo", "float32"])
+def test_a_clip_decodes_the_same_eagerly_as_in_the_pipeline(decoded, key):
+    # What `--speaker-wav` and `xtts vocode` do: decode_audio on an eager tensor, outside tf.data
+    # (an eager numpy_function hands libsndfile a 0-d array, not bytes).
+    item, audio = decoded[key]
+    header = item.audio
+    eager = decode_audio(
+        tf.io.read_file(item.audio_path),
+        0,
+        header.sample_rate,
+        header.channels,
+        header.data_offset,
+        header.num_samples,
+        CONFIG.data,
+        codecs=(header.codec,),
+    )
+    np.testing.assert_array_equal(eager.numpy(), audio)
+
+
 @pytest.mark.skipif(compressed_decoder() != "tensorflow-io", reason="needs the [tfio] extra (TensorFlow 2.16)")
 def test_libsndfile_and_tensorflow_io_decode_the_same_samples():
     # What lets a user move off the [tfio] extra: the features a run was trained on do not change.

@@ -143,6 +143,8 @@ def _soundfile_read(contents: bytes, channels, num_samples) -> np.ndarray:
 
     import soundfile
 
+    if isinstance(contents, np.ndarray):  # eagerly a 0-d object array (BytesIO would read its pointers)
+        contents = contents.item()
     audio, _ = soundfile.read(io.BytesIO(contents), dtype="float32", always_2d=True)
     # The scan's length, which bucketing planned with: libsndfile and the header walk agree on the
     # fixtures, and a decoder that disagrees by a frame must not overrun a bucket's padded length.
