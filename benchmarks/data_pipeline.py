@@ -64,14 +64,19 @@ def cpu_model() -> str:
 
 
 def versions() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     import numpy
     import tensorflow as tf
-    import tensorflow_io as tfio
 
+    try:
+        tfio = f"tensorflow-io {version('tensorflow-io')}"
+    except PackageNotFoundError:
+        tfio = "no tensorflow-io"
     parts = [
         f"python {platform.python_version()}",
         f"tensorflow {tf.__version__}",
-        f"tensorflow-io {tfio.__version__}",
+        tfio,
         f"numpy {numpy.__version__}",
     ]
     try:

@@ -7,9 +7,10 @@ This builds, under --out, one manifest-layout set per format from the clips of -
 LJSpeech-layout folder; default: the bundled sample), converted by sox. Then it prints, per format:
 
 - the resampler alone, ms of one core per clip: a map (2 parallel calls) over the set's clips,
-  decoded and held in memory at their own rate. It is timed with tensorflow-io's kernel (speex, what
-  the pipeline used before) and with the polyphase filter (`xtts_cli.data.audio.polyphase_resampler`,
-  what it uses now);
+  decoded and held in memory at their own rate. It is timed with the filter's weights computed per output
+  sample (`_resample_direct`, what a rate pair without a small period matrix gets; tensorflow-io's
+  speex kernel held this place before) and with the polyphase filter
+  (`xtts_cli.data.audio.polyphase_resampler`, what the pipeline uses for the rates it knows);
 - the runtime pipeline's samples/s with each (training batches, default settings otherwise), and
   the polyphase rate against the 22.05 kHz WAV set, which needs no resampling;
 - how close each resampler comes to soxr (librosa's `soxr_hq`, from the test extra; skipped without
@@ -88,8 +89,8 @@ def worker(job: dict) -> dict:
     from xtts_cli.data.audio import resample
     from xtts_cli.data.run_data import prepare
 
-    if job.get("kernel"):
-        audio.MAX_RESAMPLE_WEIGHTS = 0  # no rate pair gets a filter: every one goes to the kernel
+    if job.get("direct"):
+        audio.MAX_RESAMPLE_WEIGHTS = 0  # no rate pair gets a matrix: every one goes to the per-sample filter
     import tensorflow as tf
 
     from xtts_cli.config.schema import XttsConfig
@@ -142,9 +143,9 @@ def accuracy(clips, rate: int, target: int) -> dict:
 
     from xtts_cli.data import audio
 
-    def convert(wave, kernel: bool):
-        if kernel:
-            return audio._resample_kernel(tf.constant(wave, tf.float32), tf.constant(rate, tf.int64), target).numpy()
+    def convert(wave, direct: bool):
+        if direct:
+            return audio._resample_direct(tf.constant(wave, tf.float32), tf.constant(rate, tf.int64), target).numpy()
         return audio.resample(tf.constant(wave, tf.float32), rate, target).numpy()
 
     result: dict = {}
@@ -152,12 +153,12 @@ def accuracy(clips, rate: int, target: int) -> dict:
         import librosa
     except ImportError:
         librosa = None
-    for name, kernel in (("kernel", True), ("polyphase", False)):
+    for name, direct in (("direct", True), ("polyphase", False)):
         figures: dict = {}
         if librosa is not None:
             pairs = []
             for wave in clips[:20]:
-                ours = convert(wave, kernel)
+                ours = convert(wave, direct)
                 soxr = librosa.resample(wave, orig_sr=rate, target_sr=target, res_type="soxr_hq")
                 pairs.append(best_lag(ours, soxr, 80))
             figures["correlation"] = min(c for c, _ in pairs)
@@ -167,7 +168,7 @@ def accuracy(clips, rate: int, target: int) -> dict:
             nyquist = target / 2
             worst = -300.0
             for freq in np.linspace(nyquist * 1.001, rate / 2 * 0.99, 12):
-                out = convert(np.sin(2 * np.pi * freq * t), kernel)[400:-400]
+                out = convert(np.sin(2 * np.pi * freq * t), direct)[400:-400]
                 worst = max(worst, 20 * np.log10(np.sqrt(2 * np.mean(out**2)) + 1e-15))
             figures["alias_db"] = worst
         result[name] = figures
@@ -210,24 +211,24 @@ def main() -> None:
         raise SystemExit("sox is needed to make the sets: apt-get install sox (and libsox-fmt-mp3 for MP3)")
     sets = build_sets(args.source, args.out)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores; source {args.source}; {args.rounds} rounds")
-    figures: dict[str, dict] = {label: {"kernel": [], "polyphase": []} for label in sets}
+    figures: dict[str, dict] = {label: {"direct": [], "polyphase": []} for label in sets}
     for _ in range(args.rounds):
         for label, path in sets.items():
-            for name in ("kernel", "polyphase") if "22.05" not in label else ("polyphase",):
-                job = {"kind": "speed", "path": str(path), "seconds": args.seconds, "kernel": name == "kernel"}
+            for name in ("direct", "polyphase") if "22.05" not in label else ("polyphase",):
+                job = {"kind": "speed", "path": str(path), "seconds": args.seconds, "direct": name == "direct"}
                 figures[label][name].append(run(job))
     reference = statistics.median(r["samples_s"] for r in figures["wav 22.05 kHz"]["polyphase"])
     print(
         f"\n{'format':<14} {'stands for':<22} {'resample ms/clip':>20} {'runtime pipeline samples/s':>34}"
-        f"\n{'':<14} {'':<22} {'kernel':>8} {'polyphase':>10} {'kernel':>9} {'polyphase':>10} {'x':>6} {'/22.05':>7}"
+        f"\n{'':<14} {'':<22} {'direct':>8} {'polyphase':>10} {'direct':>9} {'polyphase':>10} {'x':>6} {'/22.05':>7}"
     )
     for label in sets:
-        kernel, poly = figures[label]["kernel"], figures[label]["polyphase"]
+        direct, poly = figures[label]["direct"], figures[label]["polyphase"]
         rate = statistics.median(r["samples_s"] for r in poly)
         line = f"{label:<14} {FORMATS[label][2]:<22} "
-        if kernel:
-            before = statistics.median(r["samples_s"] for r in kernel)
-            alone = [statistics.median(r["ms_per_clip"] for r in runs) for runs in (kernel, poly)]
+        if direct:
+            before = statistics.median(r["samples_s"] for r in direct)
+            alone = [statistics.median(r["ms_per_clip"] for r in runs) for runs in (direct, poly)]
             line += f"{alone[0]:>8.1f} {alone[1]:>10.2f} {before:>9.0f} {rate:>10.0f} {rate / before:>5.1f}x"
         else:
             line += f"{'-':>8} {'-':>10} {'-':>9} {rate:>10.0f} {'':>6}"
@@ -240,7 +241,7 @@ def main() -> None:
             continue
         result = run({"kind": "accuracy", "path": str(path)})
         parts = []
-        for name in ("kernel", "polyphase"):
+        for name in ("direct", "polyphase"):
             f = result[name]
             corr = (
                 f"corr {f['correlation']:.6f} lag {','.join(map(str, f['lags']))}"

@@ -1,5 +1,6 @@
-"""In-graph audio decoding: every fixture format through a real tf.data map, checked against
-soundfile / librosa (test-only dependencies) and sox's own account of each file."""
+"""Audio decoding in the pipeline: every fixture format through a real tf.data map, checked against
+libsndfile's reading, librosa and sox's own account of each file, and, where the [tfio] extra's
+kernels run, the two compressed-audio decoders against each other."""
 
 from __future__ import annotations
 
@@ -14,14 +15,17 @@ import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.data.audio import (
+    COMPRESSED_CODECS,
+    DECODERS,
     TARGET_RMS,
+    compressed_decoder,
     decode_audio,
     normalize_loudness,
     polyphase_resampler,
     resample,
     trim_bounds,
 )
-from xtts_cli.data.pipeline import audio_formats, decoded_audio_dataset, feature_stage
+from xtts_cli.data.pipeline import audio_formats, decoded_audio_dataset, feature_stage, source_columns
 from xtts_cli.data.scan import scan_dataset
 
 DATA = Path(__file__).parent / "data"
@@ -91,8 +95,46 @@ def test_lossy_formats_match_libsndfile(decoded, key):
     item, audio = decoded[key]
     expected, _ = reference(item.audio_path)
     correlation, lag = best_correlation(audio, expected, 1200)
-    # Different decoders (minimp3 vs mpg123, two Vorbis builds) agree to float rounding, no offset.
+    # Through the pipeline (read, decode, crop to the scan's length) as libsndfile reads the file;
+    # with the [tfio] extra a different decoder (minimp3, another Vorbis build): agreeing to float
+    # rounding, no offset.
     assert lag == 0 and correlation > 0.9999, (correlation, lag)
+
+
+@pytest.mark.parametrize("key", ["flac16", "vorbis", "mp3cbr", "stereo", "float32"])
+def test_a_clip_decodes_the_same_eagerly_as_in_the_pipeline(decoded, key):
+    # What `--speaker-wav` and `xtts vocode` do: decode_audio on an eager tensor, outside tf.data
+    # (an eager numpy_function hands libsndfile a 0-d array, not bytes).
+    item, audio = decoded[key]
+    header = item.audio
+    eager = decode_audio(
+        tf.io.read_file(item.audio_path),
+        0,
+        header.sample_rate,
+        header.channels,
+        header.data_offset,
+        header.num_samples,
+        CONFIG.data,
+        codecs=(header.codec,),
+    )
+    np.testing.assert_array_equal(eager.numpy(), audio)
+
+
+@pytest.mark.skipif(compressed_decoder() != "tensorflow-io", reason="needs the [tfio] extra (TensorFlow 2.16)")
+def test_libsndfile_and_tensorflow_io_decode_the_same_samples():
+    # What lets a user move off the [tfio] extra: the features a run was trained on do not change.
+    items = [i for i in scan_dataset(CONFIG.data).items if i.audio.codec in COMPRESSED_CODECS]
+    assert {i.audio.codec for i in items} == set(COMPRESSED_CODECS)
+    formats = audio_formats(items)
+    routes = {}
+    for decoder in DECODERS:
+        stage = feature_stage(CONFIG.data, "audio", formats, decoder)
+        source = tf.data.Dataset.from_tensor_slices(source_columns(items, formats.codecs))
+        routes[decoder] = [clip.numpy() for clip in source.map(stage)]
+    for item, ours, theirs in zip(items, routes["soundfile"], routes["tensorflow-io"]):
+        assert ours.shape == theirs.shape, item.id
+        # FLAC bit for bit; Vorbis and MP3 within 4e-7 (measured), two decoders' float rounding.
+        np.testing.assert_allclose(ours, theirs, atol=0 if item.audio.format == "flac" else 1e-6, err_msg=item.id)
 
 
 @pytest.mark.slow
@@ -139,32 +181,55 @@ def test_resampling_keeps_what_the_new_rate_holds_and_removes_what_it_cannot(rat
             assert 20 * np.log10(np.sqrt(2 * np.mean(folded[inner] ** 2)) + 1e-12) < -75, freq
 
 
-def test_a_rate_pair_without_a_small_filter_goes_to_the_kernel_at_the_same_length():
+def test_a_rate_pair_without_a_small_filter_gets_the_same_filter_per_sample():
     assert polyphase_resampler(22051, 22050) is None
     assert polyphase_resampler(24000, 22050).weights.shape == (160 + 2 * 55 + 1, 147)
     wave = tf.constant(np.sin(np.arange(22051) / 10.0), tf.float32)
     for known in ((), (22051,)):  # a rate the graph does not know, or one it does
         out = tf.function(lambda w, r, known=known: resample(w, r, 22050, known))(wave, tf.constant(22051, tf.int64))
         assert out.shape == (22050,)
+        inner = slice(200, 22050 - 200)  # away from the zeros beyond the ends
+        np.testing.assert_allclose(
+            out.numpy()[inner], np.sin(np.arange(22050) * (22051 / 22050) / 10.0)[inner], atol=1e-3
+        )
+    # Where both apply, the per-sample weights are the matrix's: the same filter, to float rounding.
+    noise = np.random.default_rng(0).normal(0, 0.1, 3 * 24000).astype(np.float32)
+    for rate_in, rate_out in [(24000, 22050), (16000, 22050), (22050, 16000)]:
+        wave = tf.constant(noise[: 3 * rate_in])
+        matrix = tf.function(lambda w, a=rate_in, b=rate_out: resample(w, a, b))(wave).numpy()
+        direct = tf.function(lambda w, r, b=rate_out: resample(w, r, b))(wave, tf.constant(rate_in, tf.int64)).numpy()
+        assert matrix.shape == direct.shape
+        np.testing.assert_allclose(direct, matrix, atol=1e-6)
 
 
-def test_decoding_ops_are_the_documented_ones():
-    ops = stage_ops(scan_dataset(CONFIG.data).items)
-    assert {
-        "DecodeRaw",
-        "IO>AudioDecodeWAV",
-        "IO>AudioDecodeFlac",
-        "IO>AudioDecodeVorbis",
-        "IO>AudioDecodeMP3",
-        "IO>AudioResample",  # a rate the graph does not know
-        "MatMul",  # the polyphase filter of each rate it knows
-        "Mean",
-    } <= ops
-    assert not ops & {"PyFunc", "EagerPyFunc", "NumpyFunction"}
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_decoding_ops_are_the_documented_ones(decoder):
+    if decoder == "tensorflow-io" and compressed_decoder() != "tensorflow-io":
+        pytest.skip("tensorflow-io's kernels do not run here (the [tfio] extra is for TensorFlow 2.16)")
+    ops = stage_ops(scan_dataset(CONFIG.data).items, decoder)
+    # PCM and float WAV by core ops; a rate the graph knows by its polyphase matrix, one it does not
+    # by the same filter computed per sample (BesselI0: its Kaiser window); never tensorflow-io's
+    # resampler.
+    assert {"DecodeRaw", "MatMul", "BesselI0", "Mean"} <= ops
+    assert "IO>AudioResample" not in ops and "IO>AudioDecodeWAV" not in ops
+    tfio_ops = {"IO>AudioDecodeFlac", "IO>AudioDecodeVorbis", "IO>AudioDecodeMP3"}
+    python_ops = {"PyFunc", "PyFuncStateless", "EagerPyFunc"}
+    if decoder == "soundfile":
+        assert ops & python_ops == {"PyFuncStateless"} and not ops & tfio_ops
+    else:
+        assert tfio_ops <= ops and not ops & python_ops
 
 
-def stage_ops(items) -> set[str]:
-    stage = feature_stage(CONFIG.data, "audio", audio_formats(items))
+def test_a_wav_only_corpus_decodes_by_graph_ops_alone():
+    items = [i for i in scan_dataset(CONFIG.data).items if i.audio.format == "wav"]
+    assert {i.audio.codec for i in items} >= {"wav_pcm16", "wav_float32", "wav_pcm24"}
+    ops = stage_ops(items)
+    assert "DecodeRaw" in ops and not ops & {"PyFunc", "PyFuncStateless", "EagerPyFunc"}
+    assert not any(op.startswith("IO>") for op in ops)
+
+
+def stage_ops(items, decoder=None) -> set[str]:
+    stage = feature_stage(CONFIG.data, "audio", audio_formats(items), decoder)
     spec = {
         "path": tf.TensorSpec([], tf.string),
         "codec": tf.TensorSpec([], tf.int32),

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +25,8 @@ from xtts_cli.devices.gpu_info import MachineInfo
 from xtts_cli.diagnosis.checkup import CpuSampler, data_service_finding
 from xtts_cli.diagnosis.config_rules import check_config
 from xtts_cli.errors import ConfigError, XttsError
+
+DATA = Path(__file__).parent / "data"
 
 CPU_ONLY = MachineInfo(cpu_count=2, gpus=(), gpu_unavailable_reason="NVML could not start")
 
@@ -261,7 +264,7 @@ def test_worker_cache_does_not_outlive_an_epoch(service) -> None:
 @pytest.mark.slow
 def test_cli_dispatcher_and_worker_serve_the_pipeline_and_stop_on_signals(sample, local_epoch) -> None:
     """`xtts data-service dispatcher` and `worker` as processes of their own, as on other machines:
-    each loads the pipeline's tensorflow-io ops itself, and exits 0 on SIGINT / SIGTERM. Both start
+    each loads the pipeline's tensorflow-io ops itself where the [tfio] extra decodes, and exits 0 on SIGINT / SIGTERM. Both start
     at once (TensorFlow takes seconds to import): the worker joins a dispatcher of this process that
     has no workers of its own, so every served batch comes from the worker process."""
     from xtts_cli.data.pipeline import build_pipeline
@@ -298,19 +301,23 @@ def test_cli_dispatcher_and_worker_serve_the_pipeline_and_stop_on_signals(sample
         dataset, _ = build_pipeline(_with_data(config, service_address=alone_address), items, tokenizer, training=True)
         assert _examples(dataset)[0] == local_epoch[0]
         # With dynamic sharding the dispatcher process builds the graph to split it when an epoch
-        # starts, so it must know the tensorflow-io ops too: an iterator is enough (with no worker
-        # there, no batch would come). Without them: "Op type not registered 'IO>AudioResample'".
+        # starts, so where the [tfio] extra decodes compressed audio it must know tensorflow-io's
+        # ops too: an iterator is enough (with no worker there, no batch would come). Without them:
+        # "Op type not registered 'IO>AudioDecodeFlac'". Without the extra the graph holds core ops.
         import tensorflow as tf
-        from tensorflow_io.python.ops import core_ops
 
+        from xtts_cli.data.audio import compressed_decoder
         from xtts_cli.data.service import distribute_batches
 
-        resampled = tf.data.Dataset.from_tensors(tf.zeros([8, 1])).map(
-            lambda audio: core_ops.io_audio_resample(
-                audio, rate_in=tf.constant(16000, tf.int64), rate_out=tf.constant(22050, tf.int64)
+        iterator = None
+        if compressed_decoder() == "tensorflow-io":
+            import tensorflow_io as tfio
+
+            flac = (DATA / "dataset" / "wavs" / "flac16.flac").read_bytes()
+            decoded = tf.data.Dataset.from_tensors(tf.constant(flac)).map(
+                lambda contents: tfio.audio.decode_flac(contents, dtype=tf.int16)
             )
-        )
-        iterator = iter(distribute_batches(resampled, f"localhost:{port}", sharding="dynamic", job="xtts-ops-check"))
+            iterator = iter(distribute_batches(decoded, f"localhost:{port}", sharding="dynamic", job="xtts-ops-check"))
         del iterator, dataset
         gc.collect()
 
@@ -411,3 +418,27 @@ def test_a_server_open_to_the_network_starts_only_when_asked_for(runner) -> None
         narrowed = runner.invoke(app, ["data-service", *command, "--bind", "127.0.0.1"])
         assert isinstance(narrowed.exception, XttsError)
         assert "cannot be held to 127.0.0.1" in narrowed.exception.lines[0]
+
+
+@pytest.mark.parametrize(
+    "codecs, mode, decoder, refused",
+    [
+        (["wav_pcm16", "mp3"], "runtime", "soundfile", True),
+        (["flac16"], "cache", "soundfile", True),
+        (["flac16", "vorbis"], "precompute", "soundfile", False),  # the store's epochs decode no clip
+        (["mp3"], "runtime", "tensorflow-io", False),  # graph ops a worker runs
+        (["wav_pcm16", "wav_float32"], "runtime", "soundfile", False),
+    ],
+)
+def test_a_served_pipeline_never_decodes_compressed_audio_outside_the_graph(codecs, mode, decoder, refused) -> None:
+    from xtts_cli.data.service import check_servable
+
+    if not refused:
+        check_servable(codecs, mode, decoder=decoder)
+        return
+    with pytest.raises(XttsError) as caught:
+        check_servable(codecs, mode, decoder=decoder)
+    compressed = [c for c in codecs if not c.startswith("wav_")]
+    assert str(caught.value).startswith(f"data.service_address is set and the clips include {', '.join(compressed)}")
+    assert f"which {mode} mode decodes with libsndfile" in str(caught.value)
+    assert "data.preprocessing_mode: precompute" in caught.value.hint

@@ -37,7 +37,30 @@ def test_default_config_quick_has_no_error(runner) -> None:
     assert sum(b["count"] for b in data["duration_histogram"]) == 40
     assert data["formats"] == {"wav": 40}
     assert payload["python_ops_in_pipeline"] == []
-    assert payload["environment"]["tensorflow"]["version"].startswith("2.16")
+    import tensorflow as tf
+
+    assert payload["environment"]["tensorflow"]["version"] == tf.__version__
+    assert payload["environment"]["audio_decoder"] in ("soundfile", "tensorflow-io")
+
+
+def test_an_mp3_corpus_in_runtime_mode_names_its_decoder_and_the_fix(runner) -> None:
+    from xtts_cli.data.audio import compressed_decoder
+
+    corpus = Path(__file__).parent / "data" / "corpora" / "common_voice"
+    # One row names a clip that is not there (tests/data/README.md): allowed, to see the rest.
+    allow = ("--set", "data.max_bad_file_fraction=0.5")
+    payload = run_json(runner, "--quick", "--data", str(corpus), "--set", "data.preprocessing_mode=runtime", *allow)
+    findings = {f["id"]: f for f in payload["findings"]}
+    compressed = findings["dataset-compressed-audio"]
+    where = "libsndfile, in a tf.numpy_function" if compressed_decoder() == "soundfile" else "tensorflow-io's kernels"
+    assert (
+        compressed["message"].startswith("compressed audio, mp3 (")
+        and f"every epoch ({where})" in compressed["message"]
+    )
+    assert compressed["fix"]["key"] == "data.preprocessing_mode" and compressed["fix"]["value"] == "auto"
+    # libsndfile's numpy_function is in the graph, but it is the decoder, not a loader to replace.
+    assert set(payload["python_ops_in_pipeline"]) == ({"PyFuncStateless"} if where.startswith("lib") else set())
+    assert "python-ops-in-pipeline" not in findings
 
 
 def test_graph_mode_off_and_unbucketed_shapes_are_flagged(runner, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""`check_environment` on this machine (real TensorFlow, tensorflow-io, XLA and NVML), and its
+"""`check_environment` on this machine (real TensorFlow, XLA, NVML, tensorflow-io where installed), and its
 comparison logic on machines we do not have.
 
 No NVIDIA driver or GPU can exist here, so the GPU facts of other machines are passed in as data
@@ -25,6 +25,7 @@ from xtts_cli.diagnosis.environment import (
     TfGpu,
     check_environment,
     environment_findings,
+    kernel_support,
     probe_xla,
     run_probe,
 )
@@ -61,10 +62,16 @@ def test_real_machine_facts(real_report: EnvironmentReport) -> None:
     assert report.tensorflow.version == tf.__version__
     assert report.tensorflow.is_cuda_build == bool(info.get("is_cuda_build"))
     assert report.tensorflow.cuda_version == info.get("cuda_version")
-    # The pinned pair is what the venv holds: its kernels load and XLA compiles on the CPU.
-    assert report.tensorflow_io_version == "0.37.1"
-    assert report.tensorflow_io_kernels.ok, report.tensorflow_io_kernels.detail
-    assert "decode_wav" in report.tensorflow_io_kernels.detail
+    assert report.tensorflow.cudnn_version == info.get("cudnn_version")
+    assert report.tensorflow.cuda_compute_capabilities == list(info.get("cuda_compute_capabilities", []))
+    # tensorflow-io is optional: absent, nothing is probed and libsndfile decodes; installed (the
+    # [tfio] extra, TensorFlow 2.16), its kernels run and decode in the graph.
+    if report.tensorflow_io_version is None:
+        assert report.tensorflow_io_kernels is None and report.audio_decoder == "soundfile"
+    else:
+        assert report.tensorflow_io_kernels is not None and report.tensorflow_io_kernels.ok
+        assert "decode_wav" in report.tensorflow_io_kernels.detail
+        assert report.audio_decoder == "tensorflow-io"
     assert report.xla_cpu.ok, report.xla_cpu.detail
     assert not any(f.severity == "error" for f in report.findings), report.findings
     assert json.loads(report.model_dump_json())["tensorflow"]["version"] == tf.__version__
@@ -178,6 +185,52 @@ def test_tensorflow_gpus_without_nvml_report_metrics_unavailable() -> None:
 def test_no_gpu_anywhere_is_info() -> None:
     report = check_environment(tf_gpus=[], nvml=((), DRIVER, None), build=CUDA_BUILD, environ={})
     assert ids(report) == {"no-gpu": "info"}
+    assert report.gpu_kernels == []
+
+
+# TensorFlow 2.21.0's own build info (tf.sysconfig.get_build_info() of its Linux wheel).
+BUILD_2_21 = TensorFlowBuild(
+    version="2.21.0", is_cuda_build=True, cuda_version="12.5.1", cudnn_version="9",
+    cuda_compute_capabilities=["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "capability, build, support, architecture",
+    [
+        ((8, 0), BUILD_2_21, "native", "sm_80"),  # A100
+        ((8, 6), BUILD_2_21, "native", "sm_80"),  # RTX 3090: sm_80 code runs on 8.x, x >= 0
+        ((8, 9), BUILD_2_21, "native", "sm_89"),  # RTX 4090, L4
+        ((8, 9), CUDA_BUILD, "native", "sm_80"),  # the 2.16 build had no sm_89 of its own
+        ((9, 0), BUILD_2_21, "ptx", "compute_90"),  # H100 / H200: compiled from PTX at start
+        ((12, 0), BUILD_2_21, "ptx", "compute_90"),  # RTX 5090: no sm_120, PTX only
+        ((5, 2), BUILD_2_21, "none", None),  # Maxwell: the 2.21 build starts at sm_60
+        ((5, 2), CUDA_BUILD, "native", "sm_50"),
+        ((9, 0), BUILD_2_21.model_copy(update={"cuda_compute_capabilities": ["sm_80", "sm_90a"]}), "native", "sm_90a"),
+        ((10, 0), BUILD_2_21.model_copy(update={"cuda_compute_capabilities": ["sm_80", "sm_90a"]}), "none", None),
+    ],
+)
+def test_which_gpus_the_build_has_kernels_for(capability, build, support, architecture) -> None:
+    gpu = kernel_support(0, "GPU", capability, build)
+    assert (gpu.support, gpu.architecture) == (support, architecture)
+
+
+def test_a_gpu_the_build_runs_only_from_ptx_warns_and_one_it_cannot_run_is_an_error() -> None:
+    h200 = TfGpu(index=0, name="NVIDIA H200", compute_capability=(9, 0))
+    m40 = TfGpu(index=1, name="Tesla M40", compute_capability=(5, 2))
+    report = check_environment(tf_gpus=[h200, m40], nvml=((), None, "no NVML"), build=BUILD_2_21, environ={})
+    assert [(g.index, g.support) for g in report.gpu_kernels] == [(0, "ptx"), (1, "none")]
+    assert ids(report)["gpu-ptx-only"] == "warning" and ids(report)["gpu-no-kernels"] == "error"
+    ptx = message(report, "gpu-ptx-only")
+    assert ptx.startswith("GPU 0: NVIDIA H200 (compute capability 9.0): TensorFlow 2.21.0 (CUDA 12.5.1) is built for ")
+    assert "compute_90 PTX" in ptx and "CUDA_CACHE_MAXSIZE" in ptx
+    assert "Tesla M40 (compute capability 5.2)" in message(report, "gpu-no-kernels")
+    # The GPUs TensorFlow cannot list are judged from the driver's list.
+    hidden = check_environment(tf_gpus=[], nvml=((A100,), DRIVER, None), build=BUILD_2_21, environ={})
+    assert [(g.name, g.support, g.architecture) for g in hidden.gpu_kernels] == [(A100.name, "native", "sm_80")]
+    # A CPU-only build runs no GPU code: unknown, not an error.
+    cpu = check_environment(tf_gpus=[], nvml=((A100,), DRIVER, None), build=CPU_BUILD, environ={})
+    assert [g.support for g in cpu.gpu_kernels] == ["unknown"] and "gpu-no-kernels" not in ids(cpu)
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler to build the broken library")
@@ -193,14 +246,15 @@ def test_tensorflow_io_kernel_failure_names_the_fix(tmp_path: Path, real_report:
     probe = run_probe(lambda: tf.load_op_library(str(library)))
     assert not probe.ok and "NotFoundError" in probe.detail and "undefined symbol" in probe.detail
 
-    broken = real_report.model_copy(update={"tensorflow_io_kernels": probe})
+    broken = real_report.model_copy(update={"tensorflow_io_kernels": probe, "tensorflow_io_version": "0.37.1"})
     findings = {f.id: f for f in environment_findings(broken)}
     finding = findings["tensorflow-io-kernels"]
-    assert finding.severity == "error"
-    assert "undefined symbol" in finding.message
+    # A warning, not an error: libsndfile decodes what tensorflow-io would have.
+    assert finding.severity == "warning"
+    assert "undefined symbol" in finding.message and "decoded by libsndfile instead" in finding.message
     assert finding.message.endswith(
-        "install tensorflow-io==0.37.1 with tensorflow 2.16.x "
-        "(pip install 'tensorflow>=2.16,<2.17' tensorflow-io==0.37.1)"
+        "pip uninstall tensorflow-io (libsndfile decodes compressed audio without it), or keep it with "
+        "TensorFlow 2.16: pip install 'xtts-cli[tfio]'"
     )
 
 

@@ -58,6 +58,26 @@ def test_sample_json_has_every_figure_and_the_stages(runner) -> None:
         assert stage["ms_per_sample"] == pytest.approx(previous)
     assert "baseline" in payload and payload["baseline"] is None
     assert "sweep" not in payload
+    assert payload["stages"][1]["description"] == "+ decode_audio"  # WAV only: core ops
+
+
+def test_the_decode_row_of_an_mp3_corpus_names_its_decoder(runner) -> None:
+    from xtts_cli.data.audio import compressed_decoder
+
+    corpus = Path(__file__).parent / "data" / "corpora" / "common_voice"
+    # One of its rows names a missing clip (tests/data/README.md): allowed, to time the rest.
+    args = [
+        "--data",
+        str(corpus),
+        "--set",
+        "data.max_bad_file_fraction=0.5",
+        "--set",
+        "data.preprocessing_mode=runtime",
+    ]
+    payload = run_json(runner, *args, "--batch-size", "2", "--num-batches", "2", "--warmup", "1")
+    decode = payload["stages"][1]
+    decoder = "libsndfile" if compressed_decoder() == "soundfile" else "tensorflow-io"
+    assert decode["description"] == f"+ decode_audio (mp3 by {decoder})" and decode["samples_per_sec"] > 0
 
 
 def test_fewer_batches_than_asked_repeats_the_dataset_and_says_so(runner) -> None:

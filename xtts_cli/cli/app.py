@@ -48,6 +48,42 @@ app = typer.Typer(
 QUIET_TF_LOG_LEVEL = "3"
 
 
+class _QuietTensorFlowImport:
+    """While `import tensorflow` runs (wherever a command first imports it), what native code writes
+    to stderr goes nowhere. From TensorFlow 2.19 its libraries log while they load, before absl's
+    logging is set up and past TF_CPP_MIN_LOG_LEVEL (tensorflow/tensorflow#100442): on 2.21 six
+    lines ("oneDNN custom operations are on", "Could not find cuda drivers") above every command's
+    output. A failed import still raises, with its message."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "tensorflow":
+            return None
+        import importlib.util
+
+        sys.meta_path.remove(self)  # once, and not for the find_spec below
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        load = spec.loader.exec_module
+
+        def quiet_load(module) -> None:
+            if os.environ.get("TF_CPP_MIN_LOG_LEVEL", "0") in ("", "0"):  # --verbose asked for the logs
+                load(module)
+                return
+            sys.stderr.flush()
+            saved = os.dup(2)
+            try:
+                with open(os.devnull, "wb") as devnull:
+                    os.dup2(devnull.fileno(), 2)
+                load(module)
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+
+        spec.loader.exec_module = quiet_load
+        return spec
+
+
 def quiet_tensorflow_logs(environ: dict[str, str] | None = None) -> None:
     """Quiet TensorFlow's C++ and Python logging unless asked for; call before TensorFlow loads."""
     import logging
@@ -57,6 +93,8 @@ def quiet_tensorflow_logs(environ: dict[str, str] | None = None) -> None:
     if env.get("XTTS_DEBUG") == "1":
         return
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET_TF_LOG_LEVEL)
+    if environ is None and env["TF_CPP_MIN_LOG_LEVEL"] not in ("", "0") and "tensorflow" not in sys.modules:
+        sys.meta_path.insert(0, _QuietTensorFlowImport())
     # tf.function retracing notes and deprecation warnings go through Python's logging, Keras's
     # notes through Python's warnings.
     logging.getLogger("tensorflow").setLevel(logging.ERROR)

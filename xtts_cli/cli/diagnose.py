@@ -113,10 +113,21 @@ def _render(report) -> None:
     env = report.environment
     tf = env.get("tensorflow", {})
     gpus = env.get("tf_gpus") or []
+    cuda = (
+        f"CUDA {tf.get('cuda_version') or '?'} / cuDNN {tf.get('cudnn_version') or '?'} build"
+        if tf.get("is_cuda_build")
+        else "CPU-only build (CUDA unavailable)"
+    )
+    kernels = "; ".join(
+        f"GPU {gpu['index']} compute capability "
+        f"{'.'.join(str(part) for part in gpu['compute_capability'] or ()) or '?'}: "
+        f"{gpu['support']}{' (' + gpu['architecture'] + ')' if gpu.get('architecture') else ''}"
+        for gpu in env.get("gpu_kernels") or []
+    )
     out.print(
-        f"[bold]environment[/]: Python {env.get('python_version')}, TensorFlow {tf.get('version')}, "
-        f"tensorflow-io {env.get('tensorflow_io_version') or 'missing'}, "
-        f"{len(gpus)} GPU(s) visible to TensorFlow; {env.get('device_plan')}"
+        f"[bold]environment[/]: Python {env.get('python_version')}, TensorFlow {tf.get('version')} ({cuda}), "
+        f"compressed audio decoded by {env.get('audio_decoder') or '?'}, "
+        f"{len(gpus)} GPU(s) visible to TensorFlow{': kernels ' + kernels if kernels else ''}; {env.get('device_plan')}"
     )
     if report.dataset is not None:
         print_dataset(out, report.dataset)

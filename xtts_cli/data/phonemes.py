@@ -1,9 +1,11 @@
 """espeak-ng phonemes: text in a language -> IPA symbols, punctuation and word boundaries kept.
 
-The binding is `phonemizer-fork` (the espeak backend of `phonemizer`, Bernard & Titeux 2021,
-kept up for current Pythons) over the espeak-ng library and voice data that `espeakng-loader`
-ships in its wheel: the pair kokoro's front end uses. Both install from PyPI with no system
-package, so `pip install xtts-cli` is all a user needs for any of espeak-ng's 140 languages.
+The binding is `phonemizer`'s espeak backend (Bernard & Titeux 2021; 3.4 or later, which points
+at a library and voice data of our choosing, `EspeakWrapper.set_data_path`, as only its fork
+`phonemizer-fork` did before) over the espeak-ng library and voice data that `espeakng-loader`
+ships in its wheel. Both install from PyPI with no system package, so `pip install xtts-cli` is
+all a user needs for any of espeak-ng's 140 languages. Upstream and fork give the same phonemes
+(English, Persian and German sentences with punctuation, digits and a code switch: identical).
 phonemizer keeps punctuation (espeak-ng itself drops it) and marks word boundaries, which
 pauses and phrasing depend on. Both are GPL-3.0 (as espeak-ng is); they are imported, never copied.
 
@@ -44,7 +46,7 @@ def _library() -> None:
         from phonemizer.backend.espeak.wrapper import EspeakWrapper
     except ImportError as error:  # a broken install: both are dependencies of xtts-cli
         raise XttsError(
-            f"the phoneme front end needs espeakng-loader and phonemizer-fork ({error})",
+            f"the phoneme front end needs espeakng-loader and phonemizer>=3.4 ({error})",
             hint="reinstall xtts-cli (pip install -e .), or set data.text_frontend: characters",
         ) from None
     EspeakWrapper.set_library(espeakng_loader.get_library_path())

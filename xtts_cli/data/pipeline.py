@@ -196,11 +196,12 @@ def _source_spec():
     }
 
 
-def feature_stage(data: DataConfig, output: Output, formats: AudioFormats):
+def feature_stage(data: DataConfig, output: Output, formats: AudioFormats, decoder: Optional[str] = None):
     """element {path, codec, rate, channels, offset, num_samples} -> float32 mel [F, n_mels] or audio [S].
 
     TF-native (graph ops) unless `data.use_tf_native_loading` is false, which selects the
-    tf.numpy_function baseline. `formats`: those of the clips the stage will be fed.
+    tf.numpy_function baseline. `formats`: those of the clips the stage will be fed. `decoder`: what
+    decodes compressed audio (`audio.compressed_decoder()` by default).
     """
 
     codecs = formats.codecs
@@ -234,6 +235,7 @@ def feature_stage(data: DataConfig, output: Output, formats: AudioFormats):
             data,
             codecs,
             formats.rates,
+            decoder,
         )
         return log_mel(audio, data) if output == "mel" else audio
 
@@ -293,6 +295,11 @@ def build_pipeline(
         plan = plan_pipeline(data, items, tokenizer, training=training, output=output)
     items = list(plan.items)
     service = _service_of(data, training)
+    if service:
+        from xtts_cli.data.audio import compressed_decoder
+        from xtts_cli.data.service import check_servable
+
+        check_servable(plan.formats.codecs, plan.mode, decoder=compressed_decoder())
     if not data.use_tf_native_loading:
         from xtts_cli.data.numpy_baseline import require_decoders
 

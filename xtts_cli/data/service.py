@@ -5,9 +5,10 @@ How it fits together (https://www.tensorflow.org/api_docs/python/tf/data/experim
 - `start_dispatcher` / `start_worker` run the servers (`xtts data-service dispatcher|worker`).
 - `distribute_batches` registers the training pipeline's graph with the dispatcher, which hands it
   to every worker: workers need no config, only the audio files at the paths the trainer sees (and
-  the feature cache, with `preprocessing_mode: precompute`) and tensorflow-io's ops loaded
-  (`load_pipeline_kernels`). The graph holds graph ops only, which is why the `tf.numpy_function`
-  path cannot be served.
+  the feature cache, with `preprocessing_mode: precompute`), and tensorflow-io's ops loaded where
+  the `[tfio]` extra decodes compressed audio (`load_pipeline_kernels`). The graph holds graph ops
+  only, which is why the `tf.numpy_function` path cannot be served, nor compressed clips decoded by
+  libsndfile (`data.audio`): those precompute their features first (`check_servable`).
 - The job name starts with `pipeline_fingerprint`: consumers that share a job (several trainers
   reading one stream) must build the same pipeline, and one whose features differ gets another job
   instead of batches it cannot use. It ends with a session token, fresh per pipeline unless given:
@@ -180,12 +181,29 @@ def distribute_batches(dataset, address: str, *, sharding: str, job: str):
 
 
 def load_pipeline_kernels() -> None:
-    """Register tensorflow-io's ops in this process. The pipeline's graph holds them (the resample
-    in every feature stage, the FLAC/MP3/Vorbis decoders), and a dispatcher or worker can only
-    parse and run ops its own process has loaded; the trainer loads them by building the graph."""
-    from tensorflow_io.python.ops import core_ops
+    """Register tensorflow-io's ops in this process when they decode compressed audio here (the
+    `[tfio]` extra on TensorFlow 2.16): a pipeline's graph then holds its FLAC/MP3/Vorbis decoders,
+    and a dispatcher or worker can only parse and run ops its own process has loaded; the trainer
+    loads them by building the graph. Without the extra the graph holds core ops only."""
+    from xtts_cli.data.audio import compressed_decoder
 
-    core_ops.io_audio_resample  # noqa: B018  (a LazyLoader: the first attribute loads libtensorflow_io.so)
+    compressed_decoder()  # its probe loads the kernels when they run
+
+
+def check_servable(codecs: Sequence[str], mode: str, *, decoder: str) -> None:
+    """A one-line XttsError when a served pipeline would decode compressed audio outside the graph:
+    libsndfile runs in a tf.numpy_function, which lives in the trainer's process, and a worker
+    would fail on the first such clip. A precomputed store's epochs decode no clip."""
+    from xtts_cli.data.audio import COMPRESSED_CODECS
+
+    compressed = [codec for codec in codecs if codec in COMPRESSED_CODECS]
+    if not compressed or mode == "precompute" or decoder != "soundfile":
+        return
+    raise XttsError(
+        f"data.service_address is set and the clips include {', '.join(compressed)}, which {mode} mode decodes "
+        "with libsndfile in the trainer's process, not on the service's workers",
+        hint="set data.preprocessing_mode: precompute (decoded once, here), or convert the clips to WAV",
+    )
 
 
 def _check_port_free(port: int, what: str) -> None:

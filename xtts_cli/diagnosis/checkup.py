@@ -2,7 +2,7 @@
 
 What it runs, in order (device configuration first: TensorFlow allows it once per process and the
 environment probes start the runtime):
-- environment: `check_environment()` (TensorFlow build, tensorflow-io kernels, XLA, GPUs, NVML);
+- environment: `check_environment()` (TensorFlow build, CUDA kernels per GPU, tensorflow-io if installed, XLA, GPUs, NVML);
 - config rules: `check_config()` against this machine (`probe_machine()`);
 - dataset: the scan (counts, formats, rates, duration histogram, bad files);
 - the pipeline's graph: Python ops (`tf.numpy_function` -> PyFunc/EagerPyFunc) found in the
@@ -233,7 +233,7 @@ def memory_findings(summary: DatasetSummary, data) -> list[Finding]:
     return []
 
 
-# Formats whose decoders (tensorflow-io's) cost a multiple of a WAV's read.
+# Formats whose decoders (libsndfile's, or the [tfio] extra's) cost a multiple of a WAV's read.
 COMPRESSED_FORMATS = ("flac", "mp3", "ogg")
 
 
@@ -243,6 +243,24 @@ def runtime_decoding_findings(scan, data) -> list[Finding]:
     kHz WAV 675: benchmarks/sample_rates.py)."""
     found = []
     fix = ConfigChange(key="data.preprocessing_mode", value="auto")
+    # Decoding first: it costs more than resampling, and `diagnose` keeps one finding per fix.
+    compressed = {name: n for name, n in scan.formats.items() if name in COMPRESSED_FORMATS}
+    if compressed:
+        from xtts_cli.data.audio import compressed_decoder
+
+        kinds = ", ".join(f"{name} ({n:,})" for name, n in sorted(compressed.items()))
+        decoder = compressed_decoder()
+        where = "libsndfile, in a tf.numpy_function" if decoder == "soundfile" else "tensorflow-io's kernels"
+        found.append(
+            Finding(
+                id="dataset-compressed-audio",
+                severity="info",
+                message=f"compressed audio, {kinds}: runtime mode decodes every clip every epoch ({where}), at "
+                "several times the cost of a WAV's (the decode row of xtts profile-pipeline); cache or precompute "
+                "features so it happens once",
+                fix=fix,
+            )
+        )
     if len(scan.sample_rates) > 1 or any(rate != data.sample_rate for rate in scan.sample_rates):
         rates = ", ".join(f"{rate} Hz ({n:,})" for rate, n in sorted(scan.sample_rates.items()))
         found.append(
@@ -251,18 +269,6 @@ def runtime_decoding_findings(scan, data) -> list[Finding]:
                 severity="info",
                 message=f"audio sample rates {rates} differ from data.sample_rate ({data.sample_rate} Hz): runtime mode "
                 "resamples every clip every epoch; cache or precompute features so it happens once",
-                fix=fix,
-            )
-        )
-    compressed = {name: n for name, n in scan.formats.items() if name in COMPRESSED_FORMATS}
-    if compressed:
-        kinds = ", ".join(f"{name} ({n:,})" for name, n in sorted(compressed.items()))
-        found.append(
-            Finding(
-                id="dataset-compressed-audio",
-                severity="info",
-                message=f"compressed audio, {kinds}: runtime mode decodes every clip every epoch, at 4-7x the cost "
-                "of a WAV's; cache or precompute features so it happens once",
                 fix=fix,
             )
         )
@@ -484,7 +490,7 @@ def checkup(
     notes: list[str] = []
 
     plan = configure_devices(config.devices)
-    say("checking the environment (TensorFlow, tensorflow-io, XLA, GPUs)")
+    say("checking the environment (TensorFlow, XLA, GPUs, audio decoders)")
     environment = check_environment()
     static += [_ranked(f, "environment") for f in environment.findings]
     machine = probe_machine()
@@ -557,7 +563,9 @@ def _pipeline_graph(config: XttsConfig, scan: Any, report: Checkup) -> tuple[Any
     report.python_ops_in_pipeline = python_ops(dataset)
     report.padding_efficiency = info.padding_efficiency
     report.shape_bound = info.max_distinct_batch_shapes
-    if report.python_ops_in_pipeline:
+    # With TF-native loading the graph's only Python op is libsndfile decoding compressed clips
+    # (data/audio.py), a cost `dataset-compressed-audio` reports with its own fix.
+    if report.python_ops_in_pipeline and not config.data.use_tf_native_loading:
         # Seen in the graph itself: it outranks the config rule with the same fix.
         found.append(
             _ranked(

@@ -1,11 +1,11 @@
 """The software and GPUs training will run on: facts from TensorFlow and NVML, and what is wrong.
 
-`check_environment()` asks TensorFlow (its build, the GPUs it can use, whether XLA compiles, whether
-tensorflow-io's kernels load) and NVML (the GPUs and driver `nvidia-smi` shows), then compares the
-two. Each probe runs the real thing (a tensorflow-io op on an in-memory WAV, an XLA-compiled
-function) because the failures users hit only show when a kernel is loaded or a program compiled:
-`import tensorflow_io` succeeds on a mismatched TensorFlow and the undefined symbol appears at the
-first op.
+`check_environment()` asks TensorFlow (its build: version, CUDA and cuDNN, the GPU architectures it
+carries kernels for; the GPUs it can use; whether XLA compiles; whether the optional tensorflow-io's
+kernels load) and NVML (the GPUs and driver `nvidia-smi` shows), then compares the two. Each probe
+runs the real thing (a tensorflow-io op on an in-memory WAV, an XLA-compiled function) because the
+failures users hit only show when a kernel is loaded or a program compiled: `import tensorflow_io`
+succeeds on a mismatched TensorFlow and the undefined symbol appears at the first op.
 
 The TensorFlow and NVML facts can be passed in (`tf_gpus`, `nvml`, `build`, `environ`) so the
 comparison logic runs against machines we do not have; by default the real queries run.
@@ -32,10 +32,11 @@ from xtts_cli.findings import ConfigChange, Finding, sort_findings
 NvmlFacts = tuple[tuple[GpuInfo, ...], Optional[str], Optional[str]]  # what query_nvml() returns
 
 GPU_EXTRA_FIX = "pip install 'xtts-cli[gpu]'"
-# pyproject pins this pair: tensorflow-io 0.37.1 is built against TensorFlow 2.16.x, and its kernels
-# fail with an undefined symbol on other TensorFlow versions.
+# tensorflow-io is optional (the [tfio] extra): its last release, 0.37.1, is built against TensorFlow
+# 2.16.x, and its kernels fail with an undefined symbol on other TensorFlow versions.
 TFIO_FIX = (
-    "install tensorflow-io==0.37.1 with tensorflow 2.16.x (pip install 'tensorflow>=2.16,<2.17' tensorflow-io==0.37.1)"
+    "pip uninstall tensorflow-io (libsndfile decodes compressed audio without it), or keep it with "
+    "TensorFlow 2.16: pip install 'xtts-cli[tfio]'"
 )
 PCI_ORDER_FIX = "export CUDA_DEVICE_ORDER=PCI_BUS_ID"
 
@@ -58,6 +59,18 @@ class TensorFlowBuild(BaseModel):
     cudnn_version: Optional[str] = None
     # The GPU architectures the build carries code for, e.g. ["sm_50", ..., "compute_90"].
     cuda_compute_capabilities: list[str] = Field(default_factory=list)
+
+
+class GpuKernels(BaseModel):
+    """Whether the TensorFlow build carries code a GPU runs (`kernel_support`)."""
+
+    index: int
+    name: str
+    compute_capability: Optional[tuple[int, int]] = None
+    # native: machine code for its architecture; ptx: only PTX, which the driver compiles when
+    # TensorFlow starts; none: nothing it can run; unknown: its compute capability is not known.
+    support: str
+    architecture: Optional[str] = Field(None, description="The build's architecture it runs, e.g. sm_80.")
 
 
 class Probe(BaseModel):
@@ -92,7 +105,9 @@ class EnvironmentReport(BaseModel):
     python_version: str
     tensorflow: TensorFlowBuild
     tensorflow_io_version: Optional[str]
-    tensorflow_io_kernels: Probe
+    # None when tensorflow-io is not installed (it is optional: the [tfio] extra).
+    tensorflow_io_kernels: Optional[Probe]
+    audio_decoder: str = Field(description="What decodes FLAC, Ogg and MP3: soundfile or tensorflow-io.")
     xla_cpu: Probe
     # Only when TensorFlow really sees a GPU: XLA on GPU needs ptxas/libdevice, which CPU XLA does not.
     xla_gpu: Optional[Probe] = None
@@ -102,6 +117,8 @@ class EnvironmentReport(BaseModel):
     driver_version: Optional[str]
     cuda_device_order: Optional[str]
     cuda_visible_devices: Optional[str]
+    # Per GPU TensorFlow sees (else per GPU NVML sees): does the build carry kernels for it.
+    gpu_kernels: list[GpuKernels] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
 
     @computed_field  # type: ignore[prop-decorator]
@@ -191,22 +208,19 @@ def _tfio_roundtrip() -> str:
     samples = np.round(8000 * np.sin(2 * np.pi * 440 * np.arange(160) / rate)).astype(np.int16)
     # The op library loads lazily, at the first op: this is where a mismatched pair fails.
     decoded = tfio.audio.decode_wav(tf.constant(_wav_bytes(samples, rate)), dtype=tf.int16)
-    resampled = tfio.audio.resample(tf.cast(decoded, tf.float32), rate_in=rate, rate_out=rate // 2)
     if not np.array_equal(decoded.numpy()[:, 0], samples):
         raise ValueError("tfio.audio.decode_wav returned other samples than the WAV holds")
-    if tuple(resampled.shape) != (80, 1):
-        raise ValueError(f"tfio.audio.resample returned shape {tuple(resampled.shape)}, expected (80, 1)")
-    return "tfio.audio.decode_wav and tfio.audio.resample ran on a 160-sample in-memory WAV"
+    return "tfio.audio.decode_wav ran on a 160-sample in-memory WAV"
 
 
-def probe_tensorflow_io() -> tuple[Optional[str], Probe]:
-    """(tensorflow-io version or None, whether its kernels run)."""
+def probe_tensorflow_io() -> tuple[Optional[str], Optional[Probe]]:
+    """(tensorflow-io version, whether its kernels run), or (None, None) when it is not installed."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         tfio_version: Optional[str] = version("tensorflow-io")
     except PackageNotFoundError:
-        tfio_version = None
+        return None, None
     # `import tensorflow_io` only warns when its plugin library fails to load; keep that text, it
     # names the real cause when the op then fails.
     with warnings.catch_warnings(record=True) as caught:
@@ -281,11 +295,15 @@ def check_environment(
     gpus = tensorflow_gpus() if real_tf_gpus else list(tf_gpus)  # type: ignore[arg-type]
     nvml_gpus, driver, reason = query_nvml() if nvml is None else nvml
     tfio_version, tfio_probe = probe_tensorflow_io()
+    from xtts_cli.data.audio import compressed_decoder
+
+    build = build or tensorflow_build()
     report = EnvironmentReport(
         python_version=platform.python_version(),
-        tensorflow=build or tensorflow_build(),
+        tensorflow=build,
         tensorflow_io_version=tfio_version,
         tensorflow_io_kernels=tfio_probe,
+        audio_decoder=compressed_decoder(),
         xla_cpu=probe_xla("/CPU:0"),
         xla_gpu=probe_xla("/GPU:0") if real_tf_gpus and gpus else None,
         tf_gpus=gpus,
@@ -294,6 +312,12 @@ def check_environment(
         driver_version=driver,
         cuda_device_order=env.get("CUDA_DEVICE_ORDER"),
         cuda_visible_devices=env.get("CUDA_VISIBLE_DEVICES"),
+        gpu_kernels=[
+            kernel_support(index, name, capability, build)
+            # TensorFlow's view, else the driver's.
+            for index, name, capability in [(g.index, g.name, g.compute_capability) for g in gpus]
+            or [(g.index, g.name, g.compute_capability) for g in nvml_gpus]
+        ],
     )
     report.findings = environment_findings(report)
     return report
@@ -316,21 +340,22 @@ def environment_findings(report: EnvironmentReport) -> list[Finding]:
     elif report.nvml_gpus:
         findings += _order_findings(report)
     findings += _tensor_core_findings(report)
+    findings += _kernel_findings(report)
     return sort_findings(findings)
 
 
 def _probe_findings(report: EnvironmentReport) -> list[Finding]:
     findings = []
     tfio = report.tensorflow_io_kernels
-    if not tfio.ok:
-        installed = f"tensorflow-io {report.tensorflow_io_version or '(not installed)'} with TensorFlow {report.tensorflow.version}"
+    if tfio is not None and not tfio.ok:
+        installed = f"tensorflow-io {report.tensorflow_io_version} with TensorFlow {report.tensorflow.version}"
         why = " (an undefined symbol: built for another TensorFlow)" if "undefined symbol" in tfio.detail else ""
         findings.append(
             Finding(
                 id="tensorflow-io-kernels",
-                severity="error",
-                message=f"tensorflow-io's kernels do not run ({installed}){why}: FLAC/OGG/MP3, 8/24-bit WAV and "
-                f"resampling fail to load [{tfio.detail}]; {TFIO_FIX}",
+                severity="warning",
+                message=f"tensorflow-io's kernels do not run ({installed}){why} [{tfio.detail}]: FLAC, Ogg and MP3 are "
+                f"decoded by libsndfile instead; {TFIO_FIX}",
             )
         )
     if not report.xla_cpu.ok:
@@ -540,3 +565,67 @@ def _tensor_core_findings(report: EnvironmentReport) -> list[Finding]:
             "speed-up there; keep training.mixed_precision false",
         )
     ]
+
+
+def kernel_support(index: int, name: str, capability: Optional[tuple[int, int]], build: TensorFlowBuild) -> GpuKernels:
+    """Whether `build` carries code a GPU of compute capability `capability` runs.
+
+    Machine code for sm_XY runs on GPUs of major version X and minor >= Y (an "a" variant such as
+    sm_90a only on X.Y itself); PTX for compute_XY is compiled by the driver for any GPU of compute
+    capability >= X.Y, when TensorFlow starts (minutes for TensorFlow's kernels, cached by the
+    driver): https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility
+    """
+    gpu = GpuKernels(index=index, name=name, compute_capability=capability, support="unknown")
+    if capability is None or not build.is_cuda_build:
+        return gpu
+    native, ptx = [], []
+    for arch in build.cuda_compute_capabilities:
+        kind, _, digits = arch.partition("_")
+        specific = digits.endswith(("a", "f"))
+        digits = digits.rstrip("af")
+        if not digits.isdigit() or len(digits) < 2:
+            continue
+        version = (int(digits[:-1]), int(digits[-1]))
+        if kind == "sm" and (
+            version == capability or (not specific and version[0] == capability[0] and version < capability)
+        ):
+            native.append((version, arch))
+        elif kind == "compute" and version <= capability:
+            ptx.append((version, arch))
+    if native:
+        return gpu.model_copy(update={"support": "native", "architecture": max(native)[1]})
+    if ptx:
+        return gpu.model_copy(update={"support": "ptx", "architecture": max(ptx)[1]})
+    return gpu.model_copy(update={"support": "none"})
+
+
+def _kernel_findings(report: EnvironmentReport) -> list[Finding]:
+    build = report.tensorflow
+    archs = ", ".join(build.cuda_compute_capabilities) or "none listed"
+    findings = []
+    for gpu in report.gpu_kernels:
+        if gpu.support not in ("ptx", "none") or gpu.compute_capability is None:
+            continue
+        major, minor = gpu.compute_capability
+        built = f"TensorFlow {build.version} (CUDA {build.cuda_version or '?'}) is built for {archs}"
+        if gpu.support == "ptx":
+            findings.append(
+                Finding(
+                    id="gpu-ptx-only",
+                    severity="warning",
+                    message=f"GPU {gpu.index}: {gpu.name} (compute capability {major}.{minor}): {built}, so it runs "
+                    f"{gpu.architecture} PTX, which the driver compiles when TensorFlow starts (minutes the first "
+                    "time); keep the driver's cache big enough to hold it (export CUDA_CACHE_MAXSIZE=4294967296), "
+                    "or install a TensorFlow built for this GPU",
+                )
+            )
+        else:
+            findings.append(
+                Finding(
+                    id="gpu-no-kernels",
+                    severity="error",
+                    message=f"GPU {gpu.index}: {gpu.name} (compute capability {major}.{minor}): {built}, none of which "
+                    "this GPU runs, so TensorFlow cannot use it; train on another GPU or on the CPU",
+                )
+            )
+    return findings

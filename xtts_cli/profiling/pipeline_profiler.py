@@ -340,6 +340,14 @@ def _stage_timings(
     runs.append(("features", *_time_elements(features, size_of=tf.size, **shape)))
     runs.append(("batch", full.seconds, full.samples))
 
+    from xtts_cli.data.audio import COMPRESSED_CODECS, compressed_decoder
+
+    # The decode row is what a compressed corpus costs in runtime mode: say who decodes it.
+    compressed = [codec for codec in formats.codecs if codec in COMPRESSED_CODECS]
+    decoder = "libsndfile" if compressed_decoder() == "soundfile" else "tensorflow-io"
+    described = dict(STAGE_DESCRIPTIONS)
+    if compressed and data.use_tf_native_loading:
+        described["decode"] += f" ({', '.join(compressed)} by {decoder})"
     timings: list[StageTiming] = []
     previous = 0.0
     for name, seconds, count in runs:
@@ -348,7 +356,7 @@ def _stage_timings(
         timings.append(
             StageTiming(
                 name=name,
-                description=STAGE_DESCRIPTIONS[name],
+                description=described[name],
                 samples=count,
                 seconds=seconds,
                 samples_per_sec=rate,
