@@ -15,6 +15,7 @@ from training_support import run_xtts, start_xtts, tiny_config, wait_for_records
 
 from xtts_cli.cli.app import app
 from xtts_cli.errors import XttsError
+from xtts_cli.training.controller import Hook
 
 SAMPLE_CLIP = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample" / "wavs" / "XTTS001-0001.wav"
 
@@ -57,6 +58,23 @@ def train(runner, config: Path, run_dir: Path, steps: int) -> dict:
     return json.loads(result.stdout)
 
 
+@pytest.fixture(scope="module")
+def acoustic(tmp_path_factory) -> Path:
+    """An acoustic run of 2 steps with its own vocoder (a vocoder run of 2 steps trained into RUN/vocoder),
+    trained once for the module's tests, which only read it."""
+    from typer.testing import CliRunner
+
+    root = tmp_path_factory.mktemp("acoustic")
+    run, runner = root / "acoustic", CliRunner()
+    with pytest.MonkeyPatch.context() as patch:  # its own HOME and working directory, as a test's
+        (root / "home").mkdir()
+        patch.setenv("HOME", str(root / "home"))
+        patch.chdir(root)
+        train(runner, tiny_config(root), run, 2)
+        train(runner, vocoder_config(root), run / "vocoder", 2)
+    return run
+
+
 def test_the_inverse_stft_gives_the_signal_back_and_the_generator_a_segment_per_mel() -> None:
     import tensorflow as tf
 
@@ -78,6 +96,18 @@ def test_the_inverse_stft_gives_the_signal_back_and_the_generator_a_segment_per_
     assert audio.shape == (2, 10 * data.hop_length) and audio.dtype == tf.float32
 
 
+class HeldOut(Hook):
+    """A held-out batch, and its loss as the loop starts (before the first step)."""
+
+    def __init__(self, trainer) -> None:
+        self.trainer = trainer
+
+    def on_start(self, result) -> None:
+        steps, data = self.trainer.parts.steps, self.trainer.parts.input
+        self.batch, _ = next(steps.batches(data.eval_ds))
+        self.before = float(steps.eval(self.batch)["loss"])
+
+
 @pytest.mark.slow
 def test_vocoder_steps_lower_the_loss_and_its_checkpoint_gives_the_same_audio(tmp_path: Path) -> None:
     from xtts_cli.config.loading import resolve_config
@@ -88,19 +118,11 @@ def test_vocoder_steps_lower_the_loss_and_its_checkpoint_gives_the_same_audio(tm
 
     config = resolve_config(vocoder_config(tmp_path), {"training.max_steps": 12}).config
     trainer = Trainer(config, run_dir=tmp_path / "run")
-    try:
-        steps, data = trainer.setup().steps, trainer.parts.input
-        held_out, _ = next(steps.batches(data.eval_ds))
-        before = float(steps.eval(held_out)["loss"])  # the mel L1 of each clip's middle segment
-        for (batch, _), _ in zip(steps.batches(data.train_ds), range(12)):
-            steps.train(batch)
-        after = float(steps.eval(held_out)["loss"])
-    finally:
-        trainer.close()
-    assert after < 0.85 * before, (before, after)
-
-    trainer = Trainer(config, run_dir=tmp_path / "run", fresh=True)
-    result = Controller(trainer).run()
+    held_out = HeldOut(trainer)
+    result = Controller(trainer, extra_hooks=[held_out]).run()
+    # The mel L1 of the same clips' middle segments, before the first step and after the twelfth.
+    after = float(trainer.parts.steps.eval(held_out.batch)["loss"])
+    assert after < 0.85 * held_out.before, (held_out.before, after)
     assert result.final_step == 12
     assert {"loss", "mel_loss", "stft_loss"} <= set(
         json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[0])
@@ -113,11 +135,8 @@ def test_vocoder_steps_lower_the_loss_and_its_checkpoint_gives_the_same_audio(tm
 
 
 @pytest.mark.slow
-def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner, tmp_path: Path) -> None:
-    acoustic = tmp_path / "acoustic"
-    train(runner, tiny_config(tmp_path), acoustic, 2)
+def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner, tmp_path: Path, acoustic) -> None:
     # The run's own vocoder: a vocoder run trained into RUN/vocoder.
-    train(runner, vocoder_config(tmp_path), acoustic / "vocoder", 2)
     said = runner.invoke(
         app, ["synthesize", "The cat sat.", "-r", str(acoustic), "-o", str(tmp_path / "a.wav"), "--json"]
     )
@@ -271,15 +290,12 @@ def test_vocode_writes_every_recording_of_a_folder_with_one_load(runner, tmp_pat
 
 
 @pytest.mark.slow
-def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(runner, tmp_path: Path) -> None:
+def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(runner, tmp_path: Path, acoustic) -> None:
     import tensorflow as tf
 
     from xtts_cli.inference.checkpoints import load_vocoder
     from xtts_cli.speech.vocoding import load_audio
 
-    acoustic = tmp_path / "acoustic"
-    train(runner, tiny_config(tmp_path), acoustic, 2)
-    train(runner, vocoder_config(tmp_path), acoustic / "vocoder", 2)
     out = tmp_path / "exported"
     result = runner.invoke(app, ["export", "-r", str(acoustic), "-o", str(out), "--json"])
     assert result.exit_code == 0, (result.output, result.exception)
