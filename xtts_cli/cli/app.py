@@ -67,18 +67,10 @@ class _QuietTensorFlowImport:
         load = spec.loader.exec_module
 
         def quiet_load(module) -> None:
-            if os.environ.get("TF_CPP_MIN_LOG_LEVEL", "0") in ("", "0"):  # --verbose asked for the logs
+            from xtts_cli.quiet import native_stderr_quieted
+
+            with native_stderr_quieted():
                 load(module)
-                return
-            sys.stderr.flush()
-            saved = os.dup(2)
-            try:
-                with open(os.devnull, "wb") as devnull:
-                    os.dup2(devnull.fileno(), 2)
-                load(module)
-            finally:
-                os.dup2(saved, 2)
-                os.close(saved)
 
         spec.loader.exec_module = quiet_load
         return spec

@@ -13,11 +13,9 @@ comparison logic runs against machines we do not have; by default the real queri
 
 from __future__ import annotations
 
-import contextlib
 import os
 import platform
 import struct
-import sys
 import time
 import warnings
 from collections import Counter
@@ -28,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from xtts_cli.devices.gpu_info import GpuInfo, query_nvml
 from xtts_cli.findings import ConfigChange, Finding, sort_findings
+from xtts_cli.quiet import native_stderr_quieted
 
 NvmlFacts = tuple[tuple[GpuInfo, ...], Optional[str], Optional[str]]  # what query_nvml() returns
 
@@ -234,25 +233,11 @@ def probe_tensorflow_io() -> tuple[Optional[str], Optional[Probe]]:
     return tfio_version, probe
 
 
-@contextlib.contextmanager
 def _native_logs_quieted():
-    """While TensorFlow's C++ logs are quieted (TF_CPP_MIN_LOG_LEVEL, as the CLI sets it unless
-    XTTS_DEBUG=1), send what native code writes to stderr nowhere. XLA's first compilation in a
-    process logs through absl before absl's logging is set up, past TF_CPP_MIN_LOG_LEVEL, and put
-    four lines ("XLA service ... initialized", "Compiled cluster using XLA!") at the top of
-    `xtts diagnose`. An error still reaches the caller, as the exception's message."""
-    if os.environ.get("TF_CPP_MIN_LOG_LEVEL", "0") in ("", "0"):
-        yield
-        return
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "wb") as devnull:
-            os.dup2(devnull.fileno(), 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+    """XLA's first compilation in a process logs through absl before absl's logging is set up, past
+    TF_CPP_MIN_LOG_LEVEL, and put four lines ("XLA service ... initialized", "Compiled cluster using
+    XLA!") at the top of `xtts diagnose`."""
+    return native_stderr_quieted()
 
 
 def probe_xla(device: str = "/CPU:0", compute: Optional[Callable[[Any], Any]] = None) -> Probe:
