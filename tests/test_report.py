@@ -72,3 +72,15 @@ def test_the_archive_holds_every_section_and_nothing_private(tmp_path: Path) -> 
     assert not any(value in everything for value in SECRETS.values())
     assert "XTTS001-0001" not in everything and "<dataset>" in everything
     assert os.path.getsize(out) < 1_000_000
+
+
+def test_an_archive_that_cannot_be_written_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "xtts_cli", "report", "-o", str(tmp_path / "missing" / "r.tar.gz")],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=60,
+    )
+    assert done.returncode != 0 and "is not a folder this user can write" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "missing").exists()

@@ -50,6 +50,7 @@ def report(
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.data.scan import dataset_root
     from xtts_cli.diagnosis.report import gather, redactor, write_report
+    from xtts_cli.errors import XttsError
 
     args = [*(["-c", str(config)] if config else []), *(f"--set={value}" for value in set_values or ())]
     args += ["--data", str(data)] if data else []
@@ -61,6 +62,9 @@ def report(
     ]
     environ = dict(os.environ)
     out = out or Path(f"xtts-report-{time.strftime('%Y%m%d-%H%M%S')}.tar.gz")
+    folder = out.resolve().parent
+    if not (folder.is_dir() and os.access(folder, os.W_OK)):  # said now, not after minutes of profiling
+        raise XttsError(f"--out {out}: {folder} is not a folder this user can write", hint="pass -o FILE in one")
     with Phases() as phase:
         phase("validate, diagnose, profile-pipeline and profile-step, each in its own process")
         sections = gather(
