@@ -15,7 +15,9 @@ import pytest
 import yaml
 from training_support import run_xtts, tiny_config
 
+from xtts_cli.config.editing import apply_changes
 from xtts_cli.config.loading import data_variant, resolve_config
+from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.plan import decide_mode
 from xtts_cli.devices.gpu_info import GpuInfo, MachineInfo
 from xtts_cli.profiling.benchmark import (
@@ -155,6 +157,51 @@ def test_mixed_precision_is_swept_only_on_a_gpu_with_fast_16_bit_math(tmp_path) 
     assert gpu.trials[gpu.baseline].settings["training.enable_xla_compilation"] is True  # auto means on for a GPU
 
 
+TWO_CARDS = MachineInfo(
+    cpu_count=16,
+    gpus=(GpuInfo(0, "NVIDIA GeForce RTX 4090", 24564, (8, 9)), GpuInfo(1, "Tesla T4", 15360, (7, 5))),
+)
+
+
+def _layout_of(config) -> str:
+    devices = config.get("devices", {})
+    if devices.get("data_gpu") is not None:
+        return f"split {devices['data_gpu']}->{devices['model_gpu']}"
+    return devices.get("strategy", "auto")
+
+
+def test_two_cards_are_timed_as_one_card_the_split_and_mirrored_and_the_winner_is_written(tmp_path) -> None:
+    # As written (strategy auto) two GPUs train mirrored; the split puts the data on the smaller card.
+    speeds = {"auto": 100.0, "single": 60.0, "split 1->0": 130.0}
+    calls: list = []
+    loaded = _loaded(tmp_path)
+    report = _run(loaded, _stand_in(lambda c: speeds[_layout_of(c)], calls=calls), machine=TWO_CARDS, stages=["layout"])
+    assert [_layout_of(c) for c in calls] == ["auto", "single", "split 1->0", "split 1->0"]  # the last: recheck
+    assert {c.key: c.value for c in report.changes} == {"devices.data_gpu": 1, "devices.model_gpu": 0}
+    written = apply_changes(loaded.text, report.changes, loaded.sources)
+    assert yaml.safe_load(written)["devices"] == {"data_gpu": 1, "model_gpu": 0}
+
+    # A split as written, where two replicas win: the written config drops the split's keys.
+    split = _loaded(tmp_path, "devices:\n  data_gpu: 1\n  model_gpu: 0\n")
+    speeds = {"split 1->0": 100.0, "single": 60.0, "mirrored": 150.0}
+    report = _run(split, _stand_in(lambda c: speeds[_layout_of(c)]), machine=TWO_CARDS, stages=["layout"])
+    assert [c.describe() for c in report.changes] == [
+        "set devices.strategy: mirrored",
+        "remove devices.data_gpu",
+        "remove devices.model_gpu",
+    ]
+    written = apply_changes(split.text, report.changes, split.sources)
+    assert yaml.safe_load(written)["devices"] == {"strategy": "mirrored"}
+    assert XttsConfig.model_validate(yaml.safe_load(written)).devices.strategy == "mirrored"
+
+
+def test_one_device_has_no_layout_to_choose(tmp_path) -> None:
+    h100 = MachineInfo(cpu_count=16, gpus=(GpuInfo(0, "NVIDIA H100", 81559, (9, 0)),))
+    for machine in (CPU_MACHINE, h100):
+        report = _run(_loaded(tmp_path), _stand_in(lambda c: 1.0), machine=machine, stages=["layout"])
+        assert report.not_swept["layout"].startswith("one device") and len(report.trials) == 1
+
+
 def test_cache_is_swept_only_when_the_features_fit_the_memory_budget(tmp_path) -> None:
     def modes(preprocessing_mode, feature_bytes=None):
         loaded = _loaded(tmp_path)
@@ -259,39 +306,31 @@ def test_bad_arguments_fail_before_any_trial(tmp_path) -> None:
 
 
 @pytest.mark.slow
-def test_benchmark_runs_real_trials_and_writes_the_best_config(tmp_path) -> None:
-    config = tiny_config(tmp_path, extra="# tuned on the laptop\n")
+def test_benchmark_times_the_layouts_with_real_trials_and_writes_the_best_config(tmp_path) -> None:
+    # The CPU twin's two logical devices stand for two GPUs: one device, the data/model split and
+    # mirrored each train for real, in processes of their own.
+    config = tiny_config(tmp_path, extra="devices:\n  logical_cpu_devices: 2  # tuned on the laptop\n")
     config.write_text("# my settings, keep this comment\n" + config.read_text(encoding="utf-8"), encoding="utf-8")
     out = tmp_path / "best.yaml"
     result = run_xtts(
-        [
-            "benchmark",
-            "-c",
-            str(config),
-            "--sweep",
-            "batch_size",
-            "--batch-sizes",
-            "2,4",
-            "--steps",
-            "3",
-            "--write-config",
-            str(out),
-            "--json",
-        ],
+        ["benchmark", "-c", str(config), "--sweep", "layout", "--steps", "3", "--write-config", str(out), "--json"],
         cwd=tmp_path,
         timeout=400,
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     ran = [t for t in report["trials"] if t["status"] == "ok" and t["stage"] != "recheck"]
-    assert sorted(t["settings"]["data.batch_size"] for t in ran) == [2, 4]
+    layouts = sorted(_layout_of({"devices": {k.split(".")[1]: v for k, v in t["settings"].items()}}) for t in ran)
+    assert layouts == ["auto", "mirrored", "split 0->1"]  # auto: one device on a CPU
     assert report["trials"][-1]["stage"] == "recheck" and report["drift"] is not None
     assert all(t["samples_per_sec"] > 0 and t["retraces"] == 0 for t in ran)
-    assert report["baseline"] == 0 and report["best"] is not None and report["largest_batch_size"] == 4
+    assert report["baseline"] == 0 and report["best"] is not None
     assert sorted(report["ranking"]) == [t["index"] for t in ran]
     assert "trial 1 (config as written)" in result.stderr
     text = out.read_text(encoding="utf-8")
     assert text.startswith("# my settings, keep this comment\n") and "# tuned on the laptop" in text
-    best = report["trials"][report["best"]]["settings"]["data.batch_size"]
-    assert yaml.safe_load(text)["data"]["batch_size"] == best
+    best = report["trials"][report["best"]]["settings"]
+    devices = yaml.safe_load(text)["devices"]
+    assert devices.get("strategy", "auto") == best["devices.strategy"]
+    assert (devices.get("data_gpu"), devices.get("model_gpu")) == (best["devices.data_gpu"], best["devices.model_gpu"])
     assert report["written_config"] == str(out)

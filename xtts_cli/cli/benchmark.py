@@ -47,8 +47,9 @@ SweepOption = Annotated[
     typer.Option(
         "--sweep",
         metavar="STAGES",
-        help="Stages to sweep, comma-separated, from: batch_size, num_workers, prefetch, "
-        "preprocessing, xla, mixed_precision. Default: all.",
+        help="Stages to sweep, comma-separated, from: layout (one card, data/model split or mirrored; "
+        "with two or more GPUs), batch_size, num_workers, prefetch, preprocessing, xla, mixed_precision. "
+        "Default: all.",
         show_default=False,
     ),
 ]
@@ -96,7 +97,7 @@ def benchmark(
     write_config: Annotated[Optional[Path], typer.Option("--write-config", hidden=True)] = None,
     verbose: VerboseOption = False,
 ) -> None:
-    """Find the fastest settings for this machine: batch size, parallelism, prefetch, cache, XLA, mixed precision.
+    """Find the fastest settings for this machine: device layout, batch size, parallelism, prefetch, cache, XLA, mixed precision.
 
     Each trial runs the real training step on the real pipeline for --steps steps in a fresh
     process, so an out-of-memory trial cannot poison the next; the climb in batch size stops at
@@ -110,6 +111,8 @@ def benchmark(
         xtts benchmark -c rtx4090 --data /data/my-voice --batch-sizes 16,32,64
 
         xtts benchmark --sweep num_workers,prefetch --json
+
+        xtts benchmark --sweep layout -o best.yaml    (two GPUs: one card, split or mirrored)
     """
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.kinds import run_data_of
@@ -215,6 +218,8 @@ def _write_best(loaded, changes, target: Path) -> Path:
 
 
 def _fmt(value: Any) -> str:
+    if value is None:  # a layout without the data/model split leaves its keys out
+        return "unset"
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)

@@ -6,6 +6,10 @@ poison the next.
 
 The search is coordinate descent over the settings that decide speed, in this order:
 
+0. the device layout, with two or more GPUs (or the CPU twin's logical devices): one card, the
+   data-GPU / model-GPU split, and one replica per card (`devices.strategy: mirrored`), the three
+   timed side by side (the split gives the data card only the mel computation, so on equal cards
+   it rarely wins; a small card beside a big one computing features on the fly is where it pays);
 1. `data.batch_size`, ascending; the first size that runs out of memory ends the climb (larger
    sizes are not tried), and the largest size that ran is reported;
 2. `data.num_workers`, 3. `data.prefetch_buffer_size`, 4. `data.preprocessing_mode`,
@@ -54,6 +58,7 @@ DRIFT_WARNING = 0.10
 BUDGET_SHARE_TO_START = 0.5
 
 STAGES: dict[str, str] = {
+    "layout": "devices.strategy",  # with devices.data_gpu and devices.model_gpu (see `layouts`)
     "batch_size": "data.batch_size",
     "num_workers": "data.num_workers",
     "prefetch": "data.prefetch_buffer_size",
@@ -135,10 +140,13 @@ def default_batch_sizes(current: int, train_clips: int) -> list[int]:
 
 
 def _effective(config: XttsConfig, machine: MachineInfo) -> dict[str, Any]:
-    data, training = config.data, config.training
+    data, training, devices = config.data, config.training, config.devices
     # The trial's trainer places the model on a GPU whenever one is visible.
     xla = xla_enabled(training, "GPU" if machine.gpus else "CPU")
     return {
+        "devices.strategy": devices.strategy,
+        "devices.data_gpu": devices.data_gpu,
+        "devices.model_gpu": devices.model_gpu,
         "data.batch_size": data.batch_size,
         "data.num_workers": data.num_workers,
         "data.prefetch_buffer_size": data.prefetch_buffer_size,
@@ -154,6 +162,39 @@ def _unique(values: Iterable[Any]) -> list[Any]:
         if value not in seen:
             seen.append(value)
     return seen
+
+
+def layouts(config: XttsConfig, machine: MachineInfo) -> tuple[dict[str, dict[str, Any]], Optional[str]]:
+    """The device layouts to time, each as the devices keys a trial sets (the config's own layout
+    as written, so its trial is the baseline's), or why there is none to choose.
+
+    The split's pair is the config's own when it has one; otherwise the model gets the card with
+    the most memory and the data the smallest of the others (on equal cards: data 0, model 1).
+    """
+    from xtts_cli.devices.placement import plan_from_machine
+
+    devices = config.devices
+    if devices.strategy == "multi_worker":
+        return {}, "devices.strategy is multi_worker: the cluster decides the layout"
+    if devices.logical_cpu_devices:
+        cards = [(0, index) for index in range(devices.logical_cpu_devices)]
+    else:
+        cards = [(gpu.memory_total_mib, gpu.index) for gpu in machine.gpus]
+    if len(cards) < 2:
+        return {}, "one device: there is no second card to place work on"
+    if devices.splits_data_and_model:
+        pair = (devices.data_gpu, devices.model_gpu)
+    else:
+        model = max(cards)[1]
+        pair = (min(card for card in cards if card[1] != model)[1], model)
+    own = {key: value for key, value in _effective(config, machine).items() if key.startswith("devices.")}
+    options: dict[str, dict[str, Any]] = {
+        "single": {"devices.strategy": "single", "devices.data_gpu": None, "devices.model_gpu": None},
+        "split": {"devices.strategy": "auto", "devices.data_gpu": pair[0], "devices.model_gpu": pair[1]},
+        "mirrored": {"devices.strategy": "mirrored", "devices.data_gpu": None, "devices.model_gpu": None},
+    }
+    options[plan_from_machine(devices, machine).kind] = own
+    return options, None
 
 
 def plan_candidates(
@@ -177,6 +218,12 @@ def plan_candidates(
     for stage in STAGES:
         if stage not in stages:
             not_swept[stage] = "not asked for (--sweep)"
+    if "layout" in stages:
+        options, why_not = layouts(config, machine)
+        if why_not:
+            not_swept["layout"] = why_not
+        else:
+            candidates["layout"] = list(options.values())
     if "batch_size" in stages:
         sizes = sorted(set(batch_sizes)) if batch_sizes else default_batch_sizes(config.data.batch_size, train_clips)
         too_big = [size for size in sizes if size > train_clips]
@@ -377,7 +424,8 @@ class _Search:
             out_of_memory_at: Optional[int] = None
             stage_best = incumbent
             for value in values:
-                settings = {**incumbent.settings, key: value}
+                # A layout sets several keys at once (`layouts`); every other stage one.
+                settings = {**incumbent.settings, **(value if stage == "layout" else {key: value})}
                 if stage == "batch_size" and out_of_memory_at is not None and value > out_of_memory_at:
                     record = self._record(
                         stage,
@@ -482,5 +530,6 @@ def _changes(baseline: dict[str, Any], best: dict[str, Any]) -> list[ConfigChang
     for key, value in best.items():
         if value == baseline[key]:
             continue
-        changes.append(ConfigChange(key=key, value=value))
+        # Only the devices keys can be None: a layout that leaves the split out removes its keys.
+        changes.append(ConfigChange(key=key, action="remove") if value is None else ConfigChange(key=key, value=value))
     return changes
