@@ -48,7 +48,7 @@ from xtts_cli.training.events import (
 from xtts_cli.training.hooks import Hook, StepEnd
 from xtts_cli.training.signals import EXIT_CODES, GracefulInterrupt
 from xtts_cli.training.trainer import STOP_KEY, Trainer
-from xtts_cli.training.watch import GpuReading
+from xtts_cli.training.watch import GpuReading, gpu_readings
 from xtts_cli.training.workers import WorkersDisagreeError
 
 if TYPE_CHECKING:
@@ -228,25 +228,7 @@ class MetricsHook(Hook):
 
     def gpu_readings(self, seconds: float) -> Optional[dict[int, GpuReading]]:
         """Each GPU in use over the last `seconds`: mean NVML utilisation and memory in use, and its role."""
-        if self.sampler is None:
-            return None
-        readings = {}
-        roles = self.roles
-        for index in self.sampler.indices or []:
-            samples = self.sampler.samples(index)
-            recent = [s for s in samples if s.t >= samples[-1].t - seconds] if samples else []
-            util = [s.utilization_gpu for s in recent if s.utilization_gpu is not None]
-            memory = [
-                100.0 * s.memory_used_mib / s.memory_total_mib
-                for s in recent
-                if s.memory_used_mib is not None and s.memory_total_mib
-            ]
-            readings[index] = GpuReading(
-                util=sum(util) / len(util) if util else None,
-                memory_percent=max(memory) if memory else None,
-                role=roles.get(index, "model"),
-            )
-        return readings
+        return None if self.sampler is None else gpu_readings(self.sampler, seconds, self.roles)
 
     def gpu_utilization(self, seconds: float) -> Optional[float]:
         """Mean NVML utilisation of the GPUs in use over the last `seconds`."""

@@ -34,7 +34,7 @@ from xtts_cli.stats.oscillation import detect_oscillation
 from xtts_cli.training.events import Progress, Watched
 from xtts_cli.training.hooks import Hook
 
-__all__ = ["GpuReading", "Watch", "WatchHook", "batch_shape"]
+__all__ = ["GpuReading", "Watch", "WatchHook", "batch_shape", "gpu_readings"]
 
 # A batch shape's first step traces the step (seconds): left out. Its compute counts towards host
 # contention only after this many more (the first runs of a new graph are slower).
@@ -52,6 +52,27 @@ class GpuReading:
     util: Optional[float]
     memory_percent: Optional[float]
     role: str  # what the run gives it: "model", "data", "replica"
+
+
+def gpu_readings(sampler: Any, seconds: float, roles: dict[int, str]) -> dict[int, GpuReading]:
+    """Each card an NVML sampler (`devices.nvml_sampler.GpuSampler`) reads, over its last `seconds`:
+    the mean utilisation, the most memory in use, and the role the run gives it (default "model")."""
+    readings = {}
+    for index in sampler.indices or []:
+        samples = sampler.samples(index)
+        recent = [s for s in samples if s.t >= samples[-1].t - seconds] if samples else []
+        util = [s.utilization_gpu for s in recent if s.utilization_gpu is not None]
+        memory = [
+            100.0 * s.memory_used_mib / s.memory_total_mib
+            for s in recent
+            if s.memory_used_mib is not None and s.memory_total_mib
+        ]
+        readings[index] = GpuReading(
+            util=sum(util) / len(util) if util else None,
+            memory_percent=max(memory) if memory else None,
+            role=roles.get(index, "model"),
+        )
+    return readings
 
 
 def batch_shape(batch: Any) -> tuple:
