@@ -164,8 +164,12 @@ def main(argv: list[str] | None = None) -> int:
         help="Pipeline measurements per mode: the first epoch, then this less one of at least "
         f"{LATER_SECONDS:g} s of whole epochs each (>= 2).",
     )
+    parser.add_argument("--steps", type=int, default=300, help="Training steps per step measurement.")
     parser.add_argument(
-        "--steps", type=int, default=300, help="Training steps per step measurement (0: the pipeline alone)."
+        "--part",
+        choices=["all", "pipeline"],
+        default="all",
+        help="pipeline: the input pipeline alone, without the training step (its own section of the page).",
     )
     parser.add_argument("--minutes", type=float, help="Speech data to make, when --speech holds none (default 20).")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -199,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         for ext, path in sets.items():
             for env in order:
                 pipeline[env][ext].append(in_env(envs[env], {"path": str(path), "epochs": args.epochs}))
-        for env in order if args.steps else ():
+        for env in order if args.part == "all" else ():
             steps[env].append(step_rate(envs[env], config, sets["wav"], args.out / f"run-{env}"))
         print(f"round {round_ + 1} of {args.rounds} done", file=sys.stderr)
 
@@ -215,7 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{clips} clips of the speech data (22.05 kHz mono), batch 16; medians of {args.rounds} rounds, "
         f"{args.epochs} measurements each (later epochs over {LATER_SECONDS:g} s or more)"
-        + (f"; steps/s: speak-cpu, {args.steps} steps" if args.steps else "; the step not run (--steps 0)")
+        + (
+            f"; steps/s: speak-cpu, {args.steps} steps"
+            if args.part == "all"
+            else "; the step not run (--part pipeline)"
+        )
     )
     print(f"\n{'figure':<26} {'old':>10} {'new':>10} {'new/old':>8} {'bar':>6}")
     rows = []
@@ -226,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
             ("runtime", "runtime"),
         ):
             rows.append((f"{ext} {label}", median("old", ext, key), median("new", ext, key), f"{ext} {key}"))
-    if args.steps:
+    if args.part == "all":
         rows.append(
             ("training step (steps/s)", statistics.median(steps["old"]), statistics.median(steps["new"]), "step")
         )
