@@ -110,9 +110,7 @@ def benchmark(
 
         xtts benchmark -c rtx4090 --data /data/my-voice --batch-sizes 16,32,64
 
-        xtts benchmark --sweep num_workers,prefetch --json
-
-        xtts benchmark --sweep layout -o best.yaml    (two GPUs: one card, split or mirrored)
+        xtts benchmark --sweep layout,num_workers --json
     """
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.kinds import run_data_of
