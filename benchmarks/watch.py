@@ -6,6 +6,9 @@
   `--slow-from` to `--slow-until` seconds into the timed stretch (a planted slow stage). Measured:
   the seconds from the slowdown starting to the watch's input-bound warning, and from it ending to
   the recovery line (bar: each within 60 s).
+- **A real competing process** (`--part competitor`): the same, with one busy-loop process per
+  core started beside the run for that stretch in place of the slowed loader: the seconds to the
+  watch's host-contention warning and to its recovery line (the same bars).
 - **Overhead** (`--part overhead`): blocks of `--block` steps with the watch and without it,
   alternated `--rounds` times on the same set-up run; steps/s of each (bar: with >= 0.99x without).
 - **A healthy run** (`--part healthy`): `xtts train` itself for `--minutes` (bar: 0 warnings in
@@ -61,10 +64,22 @@ def set_up(config_name: str, data: Path | None, scratch: Path, overrides: dict):
 
 
 def planted(args, scratch: Path) -> list[str]:
+    """The loader held back `--delay` s a batch for a stretch: the input-bound warning and recovery."""
+    return _disturbed(args, scratch, "loader")
+
+
+def competitor(args, scratch: Path) -> list[str]:
+    """A real competing process per core (a Python busy loop) for the same stretch: the
+    host-contention warning and recovery."""
+    return _disturbed(args, scratch, "processes")
+
+
+def _disturbed(args, scratch: Path, how: str) -> list[str]:
     from xtts_cli.devices.gpu_info import usable_cpu_count
     from xtts_cli.training.watch import WatchHook
 
     config, trainer, parts, controller, result = set_up(args.config, args.data, scratch, {})
+    busy: list[subprocess.Popen] = []
     try:
         records, events = Records(), []
         hook = WatchHook(config, usable_cpu_count(), records, events.append)
@@ -74,30 +89,48 @@ def planted(args, scratch: Path) -> list[str]:
 
         def source():
             for batch, wait in parts.steps.batches(parts.input.train_ds):
-                if slow_from <= time.monotonic() < slow_until:
+                if how == "loader" and slow_from <= time.monotonic() < slow_until:
                     time.sleep(args.delay)
                     wait += args.delay
                 yield batch, wait
 
         batches = source()
         while time.monotonic() < began + args.slow_until + args.after:
+            now = time.monotonic()
+            if how == "processes" and not busy and slow_from <= now < slow_until:
+                slow_from = now  # when they really started
+                loop = [sys.executable, "-c", "while True: pass"]
+                busy = [subprocess.Popen(loop) for _ in range(os.cpu_count() or 1)]
+            if busy and now >= slow_until and busy[0].poll() is None:
+                slow_until = now
+                for proc in busy:
+                    proc.kill()
+                    proc.wait()
             controller.run_steps(parts, [hook], result, steps=5, source=batches)
     finally:
+        for proc in busy:
+            proc.kill()
         trainer.close()
-    starved = [(t, r) for t, r in records.lines if r["watch"].startswith("input-bound")]
-    warned = next((t for t, r in starved if r["state"] == "warning" and t >= slow_from), None)
-    back = next((t for t, r in starved if r["state"] == "recovered" and t >= slow_until), None)
+    finding = "input-bound" if how == "loader" else "host-contention"
+    hits = [(t, r) for t, r in records.lines if r["watch"].startswith(finding)]
+    warned = next((t for t, r in hits if r["state"] == "warning" and t >= slow_from), None)
+    back = next((t for t, r in hits if r["state"] == "recovered" and t >= slow_until), None)
     early = [r for t, r in records.lines if t < slow_from]
-    others = sorted({r["watch"] for _, r in records.lines if not r["watch"].startswith("input-bound")})
+    others = sorted({r["watch"] for _, r in records.lines if not r["watch"].startswith(finding)})
+    what = (
+        f"loader held back {args.delay:g} s a batch"
+        if how == "loader"
+        else f"{os.cpu_count()} busy-loop processes beside it"
+    )
     rows = [
-        f"| loader held back {args.delay:g} s a batch from {args.slow_from:g} s to {args.slow_until:g} s: "
-        f"input-bound warning after | {_seconds(warned, slow_from)} | within 60 s |",
-        f"| ... recovery line after the slowdown ends | {_seconds(back, slow_until)} | within 60 s |",
-        f"| warnings before the slowdown | {len(early)} | 0 |",
+        f"| {what} from {args.slow_from:g} s to {args.slow_until:g} s: {finding} warning after "
+        f"| {_seconds(warned, slow_from)} | within 60 s |",
+        f"| ... recovery line after it ends | {_seconds(back, slow_until)} | within 60 s |",
+        f"| warnings before it | {len(early)} | 0 |",
         f"| other findings while it ran | {', '.join(others) or 'none'} | - |",
     ]
-    if starved:
-        rows.append(f"| the warning | {starved[0][1]['message']} (fix: {starved[0][1]['fix']}) | - |")
+    if hits:
+        rows.append(f"| the warning | {hits[0][1]['message']} (fix: {hits[0][1]['fix']}) | - |")
     return rows
 
 
@@ -168,7 +201,12 @@ def main(argv: list[str] | None = None) -> int:
     print("| measured | figure | bar |")
     print("|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="xtts-watch-") as scratch:
-        for name, part in (("planted", planted), ("overhead", overhead), ("healthy", healthy)):
+        for name, part in (
+            ("planted", planted),
+            ("competitor", competitor),
+            ("overhead", overhead),
+            ("healthy", healthy),
+        ):
             if name in parts:
                 for row in part(args, Path(scratch)):
                     print(row, flush=True)
