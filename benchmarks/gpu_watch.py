@@ -95,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
         times = [n["t"] for n in notices if n["id"].startswith(notice_id) and n["state"] == state and n["t"] >= after]
         return round(min(times) - after, 1) if times else None
 
+    def within(after: float | None, limit: float) -> bool:
+        return after is not None and after <= limit  # None: it never came
+
     s = args.seconds
     figures = {
         "gpu": torch.cuda.get_device_name(device),
@@ -114,8 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         "busy >= 90 %": figures["busy_util"] >= 90,
         "idle <= 5 %": figures["idle_util"] <= 5,
         "no warning while busy": figures["warnings_while_busy"] == 0,
-        f"gpu-underused within {limit:.0f} s": (figures["gpu_underused_after"] or 1e9) <= limit,
-        f"recovered within {limit:.0f} s": (figures["gpu_recovered_after"] or 1e9) <= limit,
+        f"gpu-underused within {limit:.0f} s": within(figures["gpu_underused_after"], limit),
+        f"recovered within {limit:.0f} s": within(figures["gpu_recovered_after"], limit),
     }
     if args.json:
         print(json.dumps({**figures, "bars": bars}, indent=2))
