@@ -5,9 +5,11 @@
 - bucketing vs padding every batch to max_mel_frames: real (unpadded) mel frames per second
   through the graph-mode training step, the same clips and model (bar: >= 1.5x)
 - the input-bound share of the default `xtts train` on this machine (bar: < 5 %)
+- the optimizer update: Keras's AdamW against the fused one training uses (`FusedAdam`), the step's
+  ops, its first call (the trace) and its median step, at the tiny size and at `speak-cpu`'s
 
 Run: python benchmarks/training_step.py [--steps 20] [--batch-size 16] [--data-path DIR]
-     [--only graph|padding|train] [--passes N]
+     [--only graph|padding|train|optimizer] [--passes N]
 """
 
 from __future__ import annotations
@@ -129,7 +131,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--data-path", help="Dataset root (default: the bundled sample).")
-    parser.add_argument("--only", choices=("graph", "padding", "train"), help="Run one section.")
+    parser.add_argument("--only", choices=("graph", "padding", "train", "optimizer"), help="Run one section.")
     parser.add_argument("--passes", type=int, default=2, help="Passes over the epoch in the padding comparison.")
     args = parser.parse_args()
 
@@ -154,6 +156,8 @@ def main() -> None:
         _graph_comparison(config, batches, tokenizer, args.steps)
     if args.only in (None, "train"):
         _train_share(overrides)
+    if args.only in (None, "optimizer"):
+        _optimizer_comparison(overrides, args.steps)
 
 
 def _graph_comparison(config, batches, tokenizer, steps: int) -> None:
@@ -180,6 +184,54 @@ def _graph_comparison(config, batches, tokenizer, steps: int) -> None:
         print(f"{name:14} {first:13.2f} {median:14.3f} {eager / median:8.1f}x")
     print(f"graph / eager speed-up: {eager / results['graph'][1]:.1f}x (bar >= 3x)")
     print(f"XLA / graph speed-up after compiling: {results['graph'][1] / results['graph + XLA'][1]:.2f}x")
+
+
+def _optimizer_comparison(overrides: dict, steps: int) -> None:
+    """Keras's AdamW against `FusedAdam` in the same graph-mode step, on the same batches and
+    weights, at two model sizes; the two alternate, so the machine's drift hits both alike."""
+    import keras
+    import tensorflow as tf
+
+    from xtts_cli.config import resolve_config
+    from xtts_cli.data.run_data import prepare
+    from xtts_cli.kinds.optimization import FusedAdam, build_schedule
+    from xtts_cli.model.build import build_model
+
+    print("\noptimizer update: Keras's AdamW against the fused one, graph-mode step, same batches and weights")
+    print(f"{'size':10} {'optimizer':12} {'ops in step':>11} {'first call s':>13} {'median step s':>14}")
+    for size, preset in (("tiny", None), ("speak-cpu", "speak-cpu")):
+        config = resolve_config(preset, overrides if preset is None else {}).config
+        run_data = prepare(config)
+        batches = _batches(run_data)
+        signature = [
+            tf.nest.map_structure(
+                lambda t: tf.TensorSpec([t.shape[0]] + [None] * (t.shape.rank - 1), t.dtype), batches[0]
+            )
+        ]
+        training = config.training
+        made = {}
+        for name, kind in (("keras AdamW", keras.optimizers.AdamW), ("fused", FusedAdam)):
+            keras.utils.set_random_seed(0)
+            model = build_model(config.model, config.data, run_data.tokenizer.vocab_size)
+            schedule = build_schedule(training, training.max_steps or 1000)
+            optimizer = kind(learning_rate=schedule, weight_decay=training.weight_decay, global_clipnorm=1.0)
+            optimizer.build(model.trainable_variables)
+            made[name] = _make_step(model, optimizer, config.data, graph=True, xla=False, signature=signature)
+        timed = {name: [] for name in made}
+        for _ in range(2):
+            for name, step in made.items():
+                timed[name].append(_time_steps(step, batches, steps))
+        for name, step in made.items():
+            ops = len(step.get_concrete_function().graph.get_operations())
+            first = timed[name][0][0]  # the first pass's first call traced the step
+            median = statistics.median(t[1] for t in timed[name])
+            print(f"{size:10} {name:12} {ops:11,d} {first:13.2f} {median:14.3f}")
+        keras_median = statistics.median(t[1] for t in timed["keras AdamW"])
+        fused_median = statistics.median(t[1] for t in timed["fused"])
+        print(
+            f"{size:10} fused: steps/s {keras_median / fused_median:.2f}x Keras's, first call "
+            f"{timed['keras AdamW'][0][0] - timed['fused'][0][0]:+.2f} s shorter"
+        )
 
 
 def _train_share(overrides: dict) -> None:
