@@ -662,7 +662,9 @@ class AcousticModel(keras.Model):
         # Created on first use and kept outside Keras's attribute tracking (it is not a layer).
         graph = self.__dict__.get("_generate_function")
         if graph is None:
-            graph = tf.function(self._generate, reduce_retracing=True)
+            # No autograph: decoding loops with `tf.while_loop` itself, and converting every function
+            # it calls cost about a second of the first sentence (2 cores).
+            graph = tf.function(self._generate, reduce_retracing=True, autograph=False)
             object.__setattr__(self, "_generate_function", graph)
         return graph
 
