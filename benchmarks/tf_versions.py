@@ -18,6 +18,12 @@ Bars (issue 58): the new environment's WAV pipeline >= 0.95x the old one's; on F
 mode the first epoch within 1.5x of the old one's time (rate >= 0.67x) and later epochs >= 0.95x; the
 step >= 0.95x. Runtime mode's compressed rates are reported, not held to a bar.
 
+`--part wer`: what each TensorFlow learns. `speak-cpu` trained for `--wer-steps` steps (1,100: what
+an AVX2 EPYC's 28 minutes hold) `--wer-runs` times in each environment, `--jobs` at a time (a step
+count does not depend on what else runs), then every run's held-out sentences synthesised and
+scored by pocketsphinx in this one process, so training is the only difference. Bar: the new
+environment's word error rates within the old one's run-to-run spread.
+
 Run on a quiet machine (nothing else running; about 30 minutes on 2 cores with the defaults):
 
     python -m venv /tmp/tf216 && /tmp/tf216/bin/pip install -e ".[tfio]"
@@ -167,10 +173,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=300, help="Training steps per step measurement.")
     parser.add_argument(
         "--part",
-        choices=["all", "pipeline"],
+        choices=["all", "pipeline", "wer"],
         default="all",
-        help="pipeline: the input pipeline alone, without the training step (its own section of the page).",
+        help="pipeline: the input pipeline alone, without the training step; wer: held-out word error rate "
+        "after --wer-steps steps in each environment (each its own section of the page).",
     )
+    parser.add_argument("--wer-steps", type=int, default=1100, help="Training steps of each --part wer run.")
+    parser.add_argument("--wer-runs", type=int, default=2, help="Runs per environment in --part wer (>= 2).")
+    parser.add_argument("--jobs", type=int, default=2, help="Runs trained at once in --part wer.")
     parser.add_argument("--minutes", type=float, help="Speech data to make, when --speech holds none (default 20).")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -187,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if not (args.speech / "metadata.csv").is_file():
         speech_data.make_dataset(args.speech, **({"minutes": args.minutes} if args.minutes else {}))
+    if args.part == "wer":
+        return word_error_rates(args)
     sets = compressed_sets(args.speech, args.out)
     recipe = yaml.safe_load((ROOT / "configs" / "speak-cpu.yaml").read_text(encoding="utf-8"))
     every = max(1, args.steps // 3)
@@ -252,6 +264,83 @@ def main(argv: list[str] | None = None) -> int:
         "every clip every epoch (compressed: reported, no bar)"
     )
     print("bars missed: " + (", ".join(failed) if failed else "none"))
+    return 0
+
+
+def word_error_rates(args) -> int:
+    """`--part wer`: both environments train the same runs; this process scores them all."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import cpu_scaling
+    import yaml
+
+    from xtts_cli.evaluation.recognizer import Recognizer
+
+    if args.wer_runs < 2:
+        raise SystemExit(f"--wer-runs ({args.wer_runs}) must be at least 2: one run has no spread")
+    recipe = yaml.safe_load((ROOT / "configs" / "speak-cpu.yaml").read_text(encoding="utf-8"))
+    recipe["training"].update(sample_step=10**6)
+    args.out.mkdir(parents=True, exist_ok=True)
+    config = cpu_scaling.scored_variant(recipe, args.out / "speak-cpu-wer.yaml", [args.wer_steps])
+    envs = {"old": args.old, "new": args.new}
+    runs = [(env, args.out / f"wer-{env}-{index}") for index in range(args.wer_runs) for env in envs]
+
+    def train(run) -> tuple[str, float]:
+        env, run_dir = run
+        began = time.perf_counter()
+        done = subprocess.run(
+            [envs[env], "-m", "xtts_cli", "train", "-c", str(config), "--data", str(args.speech), "-r", str(run_dir)]
+            + ["--fresh"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
+        )
+        if done.returncode:
+            raise SystemExit(f"{envs[env]}: {done.stderr[-3000:]}")
+        print(
+            f"{run_dir.name}: {args.wer_steps} steps in {(time.perf_counter() - began) / 60:.1f} min", file=sys.stderr
+        )
+        return env, time.perf_counter() - began
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        list(pool.map(train, runs))
+    recognizer = Recognizer((args.speech / "sentences.jsgf").read_text(encoding="ascii"))
+    rates: dict[str, list[float]] = {env: [] for env in envs}
+    for env, run_dir in runs:
+        rates[env].append(
+            cpu_scaling.word_error_rates(run_dir, args.speech, [args.wer_steps], recognizer)[args.wer_steps]
+        )
+    versions = {
+        env: subprocess.run(
+            [python, "-c", "import tensorflow as tf; print(tf.__version__)"],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+        ).stdout.strip()
+        for env, python in envs.items()
+    }
+    sentences = len((args.speech / "heldout.txt").read_text(encoding="utf-8").splitlines())
+    print(
+        f"held-out WER (sentence grammar) of speak-cpu after {args.wer_steps:,} steps, {sentences} sentences, "
+        f"{args.wer_runs} runs per environment, all scored in one process"
+    )
+    print(f"{'environment':<28} " + " ".join(f"{'run ' + str(i + 1):>7}" for i in range(args.wer_runs)) + "   spread")
+    for env in envs:
+        label = f"{env}: TensorFlow {versions[env]}"
+        print(
+            f"{label:<28} "
+            + " ".join(f"{rate:7.3f}" for rate in rates[env])
+            + f"   {min(rates[env]):.3f}-{max(rates[env]):.3f}"
+        )
+    low, high = min(rates["old"]), max(rates["old"])
+    inside = all(low <= rate <= high for rate in rates["new"])
+    # Within the spread: each new run inside the old runs' range, or the two ranges overlapping.
+    overlap = min(rates["new"]) <= high and max(rates["new"]) >= low
+    print(
+        f"new within the old runs' spread: {'yes' if inside else 'no'}; the two spreads overlap: "
+        f"{'yes' if overlap else 'no'} (bar: within the run-to-run spread)"
+    )
     return 0
 
 

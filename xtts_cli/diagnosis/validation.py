@@ -142,8 +142,9 @@ def parent_findings(config: Any, scan: Any) -> list[Finding]:
     except XttsError as error:
         message = "; ".join(error.lines) + (f" ({error.hint})" if error.hint else "")
         return [Finding(id="init-from", severity="error", message=message)]
-    kind = parent.config.model.decoder if parent.config.model.kind == "acoustic" else "vocoder"
-    message = f"training.init_from: starts from {parent.path} step {parent.step} (a {kind} run"
+    from xtts_cli.kinds import kind_name
+
+    message = f"training.init_from: starts from {parent.path} step {parent.step} (a {kind_name(parent.config)} run"
     vocabulary = parent.tokenizer
     if vocabulary is not None:
         message += (
