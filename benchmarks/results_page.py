@@ -60,6 +60,22 @@ def write_section(page: Path, name: str, body: str) -> None:
     page.write_text(text, encoding="utf-8")
 
 
+# Markdown a script adds below its printed report in its section (`attach`): players of its clips.
+_ATTACHED: list[str] = []
+# Whether this run writes its page (`publish` without `--no-doc`).
+_RECORDING = [False]
+
+
+def recording() -> bool:
+    """True when this run's report goes into its page: its clips are worth writing."""
+    return _RECORDING[0]
+
+
+def attach(lines: list[str]) -> None:
+    """Put `lines` (Markdown) under this run's printed report in its section of the page."""
+    _ATTACHED.extend(lines)
+
+
 def publish(main: Callable[..., int | None], page: str) -> int:
     """Run the script's `main`; unless `--no-doc` is among its arguments, write what it printed to
     `docs/<page>` as this script's latest run."""
@@ -70,6 +86,7 @@ def publish(main: Callable[..., int | None], page: str) -> int:
     if not record:
         args.remove("--no-doc")
     sys.argv[1:] = args  # a main that parses sys.argv itself sees the arguments it knows
+    _RECORDING[0] = record
     captured = io.StringIO()
     with contextlib.redirect_stdout(_Tee(sys.stdout, captured)):
         code = (main(args) if inspect.signature(main).parameters else main()) or 0
@@ -84,6 +101,8 @@ def publish(main: Callable[..., int | None], page: str) -> int:
             f"`{command}`, {time.strftime('%Y-%m-%d')}, {cpu_name()} ({os.cpu_count()} cores), written by the "
             "script itself:\n\n```\n" + captured.getvalue().strip("\n") + "\n```\n"
         )
+        if _ATTACHED:
+            body += "\n" + "\n".join(_ATTACHED) + "\n"
         write_section(DOCS / page, name, body)
         sys.stderr.write(f"wrote the run into docs/{page}\n")
     return code

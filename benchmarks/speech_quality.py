@@ -231,6 +231,23 @@ def main(argv: list[str] | None = None) -> int:
     print(f"picture: {args.out / 'speech_quality.png'}")
     for text, heard in list(zip(sentences, scores["xtts (ours)"]["heard"]))[:5]:
         print(f"  said: {text}\n  heard: {heard}")
+    import results_page
+
+    if results_page.recording():
+        # The first two held-out sentences, to hear what the figures mean.
+        clips = []
+        for index in range(min(2, len(sentences))):
+            clips += [
+                (f'"{sentences[index]}": espeak-ng', espeak_wavs[index]),
+                (f'"{sentences[index]}": ours (heard: "{scores["xtts (ours)"]["heard"][index]}")', ours[index]),
+            ]
+        results_page.attach(
+            [
+                "Listen (the first held-out sentences, never trained on):",
+                "",
+                *results_page.players("speech_quality", clips),
+            ]
+        )
     return 0
 
 

@@ -162,10 +162,12 @@ def main(argv: list[str] | None = None) -> int:
     mels = [mel_of(audio, data) for audio in references]
     rows = [score("the clips themselves", references, references, sentences, tools)]
     speed = {}
+    heard = [(f'"{sentences[0]}": the clip itself', references[0])]
     for name, vocoder in vocoders.items():
         print(f"copy-synthesis by {name} ...", file=sys.stderr)
         waves, speed[name] = render(vocoder, mels)
         rows.append(score(f"copy-synthesis: {name}", waves, references, sentences, tools) | {"rtf": speed[name]})
+        heard.append((f"its mel through {name}", waves[0]))
 
     ended = []
     if args.acoustic_run is not None:
@@ -177,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         tools["aligned"] = False  # another timing than the clip's: PESQ and STOI need the same one
         for name, vocoder in vocoders.items():
             waves = [vocoder(speech.mel) for speech in spoken]
+            heard.append((f"spoken by {Path(args.acoustic_run).name}, through {name}", waves[0]))
             ended.append(
                 score(f"end-to-end: {Path(args.acoustic_run).name} + {name}", waves, references, sentences, tools)
             )
@@ -204,8 +207,20 @@ def main(argv: list[str] | None = None) -> int:
         "sentence grammar, and with a loop over the words; RTF: seconds of rendering per second of audio"
     )
     print(f"vocoder speed: {speed['Griffin-Lim'] / speed['vocoder']:.1f}x Griffin-Lim's on this CPU")
-    for text, heard in list(zip(sentences, rows[2]["heard"]))[:3]:
-        print(f"  said: {text}\n  heard (vocoder): {heard}")
+    for text, words in list(zip(sentences, rows[2]["heard"]))[:3]:
+        print(f"  said: {text}\n  heard (vocoder): {words}")
+    import results_page
+
+    if results_page.recording():
+        import soundfile
+
+        # The first held-out clip as each path renders it, to hear what the table means.
+        folder = Path(tempfile.mkdtemp(prefix="xtts-vocoder-clips-"))
+        clips = []
+        for index, (label, wave) in enumerate(heard):
+            soundfile.write(folder / f"{index}.wav", np.asarray(wave, np.float32), data.sample_rate)
+            clips.append((label, folder / f"{index}.wav"))
+        results_page.attach(["Listen:", "", *results_page.players("vocoder", clips)])
     return 0
 
 
