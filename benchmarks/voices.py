@@ -47,6 +47,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import results_page  # noqa: E402
 import speech_quality  # noqa: E402
 import voices_data  # noqa: E402
 from results_page import cpu_name  # noqa: E402
@@ -210,6 +211,10 @@ def evaluate_persian(run_dir: Path, data: Path, out: Path) -> dict:
         espeak = speech_quality.mel_of(data / "heldout" / f"heldout-{index + 1:04d}.wav", config.data)
         distortions.append(mel_cepstral_distortion(speech.mel, espeak))
         ratios.append(speech.frames / len(espeak))
+        if index == 0:  # the first sentence, for the page's players
+            from xtts_cli.speech.synthesis import wav_bytes
+
+            (out / "heldout-0001.wav").write_bytes(wav_bytes(speech.waveform, config.data.sample_rate))
     return {
         "step": step,
         "mcd": statistics.median(distortions),
@@ -333,6 +338,20 @@ def main(argv: list[str] | None = None) -> int:
             [f"Training time (wall clock, start-up included): {timing}.", ""] if timing else []
         )
         printed += [heading, *table, timing]
+        if not args.no_doc:
+            # Each voice's first held-out sentence: espeak-ng's, then the preset run's by name and cloned.
+            out = args.runs / "voices-out"
+            clips = []
+            for index, name in enumerate(names):
+                clips += [
+                    (
+                        f'{name}, "{sentences[index]}": espeak-ng',
+                        voices_dir / "heldout" / name.replace("+", "_") / f"heldout-{index + 1:04d}.wav",
+                    ),
+                    ("ours, the voice by name (`--speaker`)", out / f"speaker-{index:03d}.wav"),
+                    ("ours, cloned from another clip (`--speaker-wav`)", out / f"speaker-wav-{index:03d}.wav"),
+                ]
+            lines += ["Listen:", "", *results_page.players("voices", clips)]
 
     if not args.skip_persian:
         results = {}
@@ -363,6 +382,13 @@ def main(argv: list[str] | None = None) -> int:
             )
         heading = f"Persian (espeak-ng `fa`), characters against phonemes, {args.persian_minutes:g} minutes each"
         lines += [f"## {heading}", "", *table, ""]
+        if not args.no_doc:
+            first = (persian_dir / "heldout.txt").read_text(encoding="utf-8").splitlines()[0]
+            clips = [(f'"{first}": espeak-ng', persian_dir / "heldout" / "heldout-0001.wav")] + [
+                (f"ours, {frontend}", args.runs / f"persian-{frontend}-out" / "heldout-0001.wav")
+                for frontend in results
+            ]
+            lines += ["Listen:", "", *results_page.players("voices-fa", clips)]
         if args.train not in ("all", "persian"):
             lines += [
                 f"The Persian runs were trained by an earlier run of this script (`--persian-minutes "
