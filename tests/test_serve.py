@@ -226,6 +226,7 @@ def test_hostile_bodies_uploads_and_connections(served):
     assert get(f"{url}/health")[0] == 200 and get(f"{url}/api/tts?text=hello")[0] == 200
 
 
+@pytest.mark.slow
 def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_path):
     def serve(*extra: str):
         command = [sys.executable, "-m", "xtts_cli", "serve", "-r", str(RUN), "--port", "0", "--quiet", *extra]

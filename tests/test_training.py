@@ -136,6 +136,7 @@ def test_changed_model_config_is_refused_then_fresh_starts_over(trained) -> None
     assert list(root.glob("run.old-*")), "the old run is kept, never deleted"
 
 
+@pytest.mark.slow
 def test_nan_loss_stops_with_step_and_metric_named(tmp_path: Path, monkeypatch) -> None:
     import tensorflow as tf
 

@@ -225,6 +225,7 @@ def test_a_paragraph_is_spoken_sentence_by_sentence_with_a_pause_between():
     assert both.alignment.shape == tuple(sum(s.alignment.shape[axis] for s in alone) for axis in (0, 1))
 
 
+@pytest.mark.slow
 def test_out_dash_writes_the_wav_alone_to_stdout(tmp_path):
     import io
     import subprocess
