@@ -143,9 +143,10 @@ def in_env(python: str, job: dict) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def step_rate(python: str, config: Path, data: Path, runs: Path) -> float:
+def train_in(python: str, config: Path, data: Path, run_dir: Path) -> str:
+    """`xtts train` of this checkout in `python`'s environment, from scratch; its stderr."""
     done = subprocess.run(
-        [python, "-m", "xtts_cli", "train", "-c", str(config), "--data", str(data), "-r", str(runs), "--fresh"],
+        [python, "-m", "xtts_cli", "train", "-c", str(config), "--data", str(data), "-r", str(run_dir), "--fresh"],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -153,7 +154,11 @@ def step_rate(python: str, config: Path, data: Path, runs: Path) -> float:
     )
     if done.returncode:
         raise SystemExit(f"{python}: {done.stderr[-3000:]}")
-    return [float(m) for m in re.findall(r"steps/sec: ([0-9.]+)", done.stderr)][-1]
+    return done.stderr
+
+
+def step_rate(python: str, config: Path, data: Path, runs: Path) -> float:
+    return [float(m) for m in re.findall(r"steps/sec: ([0-9.]+)", train_in(python, config, data, runs))][-1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -288,16 +293,7 @@ def word_error_rates(args) -> int:
     def train(run) -> tuple[str, float]:
         env, run_dir = run
         began = time.perf_counter()
-        done = subprocess.run(
-            [envs[env], "-m", "xtts_cli", "train", "-c", str(config), "--data", str(args.speech), "-r", str(run_dir)]
-            + ["--fresh"],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
-        )
-        if done.returncode:
-            raise SystemExit(f"{envs[env]}: {done.stderr[-3000:]}")
+        train_in(envs[env], config, args.speech, run_dir)
         print(
             f"{run_dir.name}: {args.wer_steps} steps in {(time.perf_counter() - began) / 60:.1f} min", file=sys.stderr
         )
