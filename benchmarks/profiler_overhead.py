@@ -36,7 +36,7 @@ def main() -> None:
     tokenizer = run_data.tokenizer
     dataset, _ = run_data.pipeline(items=run_data.scan.train)  # the scan's training share, as before
     dataset = dataset.repeat()
-    model = build_model(config.model, config.data, tokenizer.vocab_size)
+    model = build_model(config.acoustic, config.data, tokenizer.vocab_size)
     optimizer = keras.optimizers.AdamW(1e-4)
     signature = [
         tf.nest.map_structure(

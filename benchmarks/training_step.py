@@ -65,7 +65,7 @@ def _padding_comparison(run_data, passes: int) -> None:
         # kept (a smaller, less efficient step), where training would drop it.
         batches = _batches(run_data.with_config(variant), training=False)
         keras.utils.set_random_seed(0)
-        model = build_model(variant.model, variant.data, run_data.tokenizer.vocab_size)
+        model = build_model(variant.acoustic, variant.data, run_data.tokenizer.vocab_size)
         signature = [tf.nest.map_structure(lambda t: tf.TensorSpec([None] * t.shape.rank, t.dtype), batches[0])]
         step = _make_step(model, keras.optimizers.AdamW(1e-4), variant.data, graph=True, xla=False, signature=signature)
         for batch in batches:  # warm every shape
@@ -172,7 +172,7 @@ def _graph_comparison(config, batches, tokenizer, steps: int) -> None:
     results = {}
     for name, graph, xla in (("eager", False, False), ("graph", True, False), ("graph + XLA", True, True)):
         keras.utils.set_random_seed(0)
-        model = build_model(config.model, config.data, tokenizer.vocab_size)
+        model = build_model(config.acoustic, config.data, tokenizer.vocab_size)
         optimizer = keras.optimizers.AdamW(1e-4)
         step = _make_step(model, optimizer, config.data, graph=graph, xla=xla, signature=signature if graph else None)
         results[name] = _time_steps(step, batches, steps if graph else max(3, steps // 4))
@@ -212,7 +212,7 @@ def _optimizer_comparison(overrides: dict, steps: int) -> None:
         made = {}
         for name, kind in (("keras AdamW", keras.optimizers.AdamW), ("fused", FusedAdam)):
             keras.utils.set_random_seed(0)
-            model = build_model(config.model, config.data, run_data.tokenizer.vocab_size)
+            model = build_model(config.acoustic, config.data, run_data.tokenizer.vocab_size)
             schedule = build_schedule(training, training.max_steps or 1000)
             optimizer = kind(learning_rate=schedule, weight_decay=training.weight_decay, global_clipnorm=1.0)
             optimizer.build(model.trainable_variables)

@@ -184,3 +184,69 @@ def test_overrides_win_and_are_validated(write_config) -> None:
 def test_empty_sections_and_empty_file_mean_defaults(write_config) -> None:
     assert resolve_config(write_config("")).config.data.batch_size == 16
     assert resolve_config(write_config("data:\ntraining:\n")).config.training.enable_graph_mode is True
+
+
+# The model section is one per kind (config/model_kinds.py); configs written before held a
+# `vocoder:` section, the autoregressive decoder's aids under `training:`, and every kind's keys.
+OLD_VOCODER = """
+model:
+  kind: vocoder
+  model_size: small
+  prenet_dropout: 0.5
+vocoder:
+  dim: 64
+  num_layers: 3
+training:
+  guided_attention_weight: 10.0
+  learning_rate: 0.002
+"""
+
+
+def test_each_kind_has_its_own_model_section(write_config) -> None:
+    from xtts_cli.config.schema import AcousticConfig, VocoderConfig
+
+    vocoder = resolve_config(write_config("model:\n  kind: vocoder\n  dim: 64\n")).config
+    assert isinstance(vocoder.model, VocoderConfig) and vocoder.vocoder.dim == 64
+    acoustic = resolve_config(write_config("model:\n  decoder: duration\n  self_conditioning: true\n")).config
+    assert isinstance(acoustic.model, AcousticConfig) and acoustic.acoustic.self_conditioning
+    with pytest.raises(ValueError, match="model.kind is acoustic: this config has no vocoder"):
+        acoustic.vocoder  # noqa: B018
+
+
+def test_an_older_vocoder_config_moves_its_keys_and_leaves_out_the_acoustic_ones(write_config) -> None:
+    loaded = resolve_config(write_config(OLD_VOCODER))
+    assert loaded.config.vocoder.model_dump(include={"dim", "num_layers"}) == {"dim": 64, "num_layers": 3}
+    assert loaded.config.training.learning_rate == 0.002
+    assert sorted(loaded.left_out) == ["model.model_size", "model.prenet_dropout", "training.guided_attention_weight"]
+    assert loaded.sources["model.dim"] == "vocoder.dim"  # `validate --fix` edits it where it is written
+
+
+def test_an_older_acoustic_config_moves_the_decoders_training_keys(write_config) -> None:
+    text = "training:\n  guided_attention_weight: 3.0\n  self_conditioning: true\nvocoder:\n  dim: 64\n"
+    loaded = resolve_config(write_config(text))
+    assert (loaded.config.acoustic.guided_attention_weight, loaded.config.acoustic.self_conditioning) == (3.0, True)
+    assert loaded.left_out == ["vocoder.dim"]
+    clash = "model:\n  guided_attention_weight: 5.0\ntraining:\n  guided_attention_weight: 3.0\n"
+    with pytest.raises(ConfigError) as error:
+        resolve_config(write_config(clash))
+    assert error.value.lines == [
+        "training.guided_attention_weight: 3.0 disagrees with model.guided_attention_weight: 5.0; "
+        "keep only model.guided_attention_weight"
+    ]
+
+
+def test_a_key_of_the_other_kind_or_a_bad_kind_is_one_line(write_config) -> None:
+    cases = {
+        "model:\n  dim: 64\n": "model.dim: a key of model.kind vocoder, not of this acoustic model; remove it",
+        "model:\n  kind: vocoder\n  dim: 4\n": "model.dim: 4 is invalid: should be greater than or equal to 8",
+        "model:\n  kind: voc\n": "model.kind: 'voc' is invalid: should be acoustic or vocoder",
+        "model:\n  kind: vocoder\n  dimm: 64\n": "model.dimm: unknown key; did you mean model.dim?",
+    }
+    for text, line in cases.items():
+        with pytest.raises(ConfigError) as error:
+            resolve_config(write_config(text))
+        assert error.value.lines == [line], text
+    with pytest.raises(ConfigError) as error:
+        resolve_config(write_config("model:\n  kind: vocoder\n"), sets=["model.model_size=small"])
+    assert error.value.lines == ["model.model_size: a key of model.kind acoustic, not of this vocoder model; remove it"]
+    assert resolve_config(write_config("model:\n  kind: vocoder\n"), sets=["vocoder.dim=48"]).config.vocoder.dim == 48

@@ -89,7 +89,7 @@ def test_autoregressive_settings_with_the_duration_decoder_are_named(write_confi
     found = check_config(resolve_config(write_config(text)), CPU_ONLY)
     assert sorted(f.fix.key for f in found if f.id == "autoregressive-key") == [
         "model.prenet_dropout",
-        "training.self_conditioning",
+        "model.self_conditioning",
     ]
     assert findings(write_config, "model:\n  reduction_factor: 4\ntraining:\n  self_conditioning: true\n") == {}
 
@@ -116,3 +116,14 @@ def test_the_split_is_told_when_a_second_card_would_earn_more_as_a_replica(write
     if expected == "split-idle-data-card":
         message = findings(write_config, text, machine)[expected].message
         assert message.startswith("devices.data_gpu 0 (") and "devices.strategy: mirrored" in message
+
+
+def test_an_older_configs_keys_of_the_other_model_kind_are_named_and_fixed(write_config) -> None:
+    from xtts_cli.config.editing import apply_changes
+
+    text = "model:\n  kind: vocoder\n  model_size: small\nvocoder:\n  dim: 64\ntraining:\n  self_conditioning: false\n"
+    loaded = resolve_config(write_config(text))
+    found = [f for f in check_config(loaded, CPU_ONLY) if f.id == "other-kind-key"]
+    assert sorted(f.fix.key for f in found) == ["model.model_size", "training.self_conditioning"]
+    fixed = apply_changes(loaded.text, [f.fix for f in found], loaded.sources)
+    assert fixed == "model:\n  kind: vocoder\nvocoder:\n  dim: 64\ntraining: {}\n" or "model_size" not in fixed

@@ -11,7 +11,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from xtts_cli.config.schema import DataConfig, ModelConfig  # noqa: E402
+from xtts_cli.config.schema import AcousticConfig, DataConfig  # noqa: E402
 from xtts_cli.model.duration import (  # noqa: E402
     beta_binomial_log_prior,
     expand_by_durations,
@@ -93,7 +93,7 @@ def model_and_batch():
     from xtts_cli.model.xtts import dummy_batch
 
     model = build_model(
-        ModelConfig(decoder="duration", d_model=32, num_heads=2, num_text_layers=1, num_decoder_layers=1),
+        AcousticConfig(decoder="duration", d_model=32, num_heads=2, num_text_layers=1, num_decoder_layers=1),
         DataConfig(n_mels=20),
         30,
         network=DurationModel,

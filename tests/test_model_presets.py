@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from xtts_cli.config.schema import DataConfig, ModelConfig
+from xtts_cli.config.schema import AcousticConfig, DataConfig
 from xtts_cli.errors import ConfigError
 from xtts_cli.model.presets import PRESETS, ModelDims, estimate_param_count, resolve_dims
 
@@ -14,7 +14,7 @@ VOCAB_SIZE = 64
 
 
 def test_resolve_dims_applies_overrides_to_the_preset():
-    dims = resolve_dims(ModelConfig(model_size="small", d_model=192, num_heads=3, num_decoder_layers=1, dropout=0.2))
+    dims = resolve_dims(AcousticConfig(model_size="small", d_model=192, num_heads=3, num_decoder_layers=1, dropout=0.2))
     assert isinstance(dims, ModelDims)
     assert (dims.d_model, dims.num_heads, dims.num_decoder_layers, dims.dropout) == (192, 3, 1, 0.2)
     assert dims.ffn_dim == 4 * 192
@@ -22,12 +22,12 @@ def test_resolve_dims_applies_overrides_to_the_preset():
 
 
 def test_resolve_dims_without_overrides_is_the_preset():
-    assert resolve_dims(ModelConfig(model_size="normal")) == PRESETS["normal"]
+    assert resolve_dims(AcousticConfig(model_size="normal")) == PRESETS["normal"]
 
 
 def test_d_model_not_divisible_by_heads_names_both_values():
     with pytest.raises(ConfigError) as raised:
-        resolve_dims(ModelConfig(model_size="tiny", d_model=100, num_heads=3))
+        resolve_dims(AcousticConfig(model_size="tiny", d_model=100, num_heads=3))
     message = str(raised.value)
     assert "d_model (100)" in message and "num_heads (3)" in message
 
@@ -50,8 +50,8 @@ def test_preset_sizes_are_ordered_and_tiny_fits_a_cpu():
 @pytest.mark.parametrize(
     "model_cfg",
     [
-        ModelConfig(model_size="tiny"),
-        ModelConfig(model_size="tiny", decoder="duration"),
+        AcousticConfig(model_size="tiny"),
+        AcousticConfig(model_size="tiny", decoder="duration"),
     ],
     ids=["tiny", "tiny-duration"],
 )

@@ -11,7 +11,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
 
-from xtts_cli.config.schema import DataConfig, ModelConfig  # noqa: E402
+from xtts_cli.config.schema import AcousticConfig, DataConfig  # noqa: E402
 from xtts_cli.model.build import build_model  # noqa: E402
 from xtts_cli.model.presets import resolve_dims  # noqa: E402
 from xtts_cli.model.xtts import MEL_PAD_VALUE, XttsModel  # noqa: E402
@@ -19,7 +19,7 @@ from xtts_cli.model.xtts import MEL_PAD_VALUE, XttsModel  # noqa: E402
 N_MELS = 16
 VOCAB_SIZE = 24
 # The tiny preset (reduction factor 2, postnet on), narrowed so each test takes a second or two.
-SMALL_MODEL = ModelConfig(
+SMALL_MODEL = AcousticConfig(
     model_size="tiny", d_model=32, num_heads=2, num_text_layers=1, num_decoder_layers=2, speaker_embedding_dim=16
 )
 

@@ -314,7 +314,7 @@ def test_a_run_written_before_the_fix_still_loads_its_whole_model(tmp_path) -> N
     assert step == 3
     # What the trainer's own resume restores (model and optimizer, through TensorFlow's object
     # graph): the same weights, every one of them.
-    reference = build_model(config.model, config.data, tokenizer.vocab_size)
+    reference = build_model(config.acoustic, config.data, tokenizer.vocab_size)
     optimizer = build_optimizer(config.training, 10, False)
     optimizer.build(reference.trainable_variables)
     latest = tf.train.latest_checkpoint(str(run / "checkpoints"))

@@ -28,7 +28,6 @@ data:
   n_mels: {n_mels}
 model:
   kind: vocoder
-vocoder:
   dim: 32
   num_layers: 2
   segment_frames: 16
@@ -250,15 +249,15 @@ def test_a_vocoder_run_resumes_only_with_the_generator_shape_it_was_trained_with
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.training.run_dir import model_identity
 
-    vocoder = XttsConfig.model_validate({"model": {"kind": "vocoder"}, "vocoder": {"dim": 32, "num_layers": 2}})
+    vocoder = XttsConfig.model_validate({"model": {"kind": "vocoder", "dim": 32, "num_layers": 2}})
     identity = model_identity(vocoder)
-    assert (identity["vocoder.dim"], identity["vocoder.num_layers"]) == (32, 2)
-    wider = vocoder.model_copy(update={"vocoder": vocoder.vocoder.model_copy(update={"dim": 64})})
-    assert model_identity(wider)["vocoder.dim"] == 64
+    assert (identity["model.dim"], identity["model.num_layers"]) == (32, 2)
+    wider = vocoder.model_copy(update={"model": vocoder.vocoder.model_copy(update={"dim": 64})})
+    assert model_identity(wider)["model.dim"] == 64
     # Its losses and discriminators may change between sessions; an acoustic run has no vocoder keys.
-    later = vocoder.model_copy(update={"vocoder": vocoder.vocoder.model_copy(update={"mel_loss_weight": 1.0})})
+    later = vocoder.model_copy(update={"model": vocoder.vocoder.model_copy(update={"mel_loss_weight": 1.0})})
     assert model_identity(later) == identity
-    assert not any(key.startswith("vocoder.") for key in model_identity(XttsConfig()))
+    assert "model.dim" not in model_identity(XttsConfig())
 
 
 def test_vocode_writes_every_recording_of_a_folder_with_one_load(runner, tmp_path: Path) -> None:
@@ -344,3 +343,21 @@ def test_a_vocoder_run_written_before_its_blocks_were_saved_by_name_still_vocode
     mel = np.sin(np.arange(frames * 80, dtype=np.float32).reshape(1, frames, 80) / 7.0) * 3.0 - 4.0
     assert vocoder.step == 3
     np.testing.assert_allclose(np.asarray(vocoder.generator(mel)), np.load(run / "vocoded.npy"), atol=1e-6)
+
+
+def test_a_vocoder_run_written_before_the_model_section_held_its_keys_resumes(tmp_path: Path) -> None:
+    """Its config.yaml has a `vocoder:` section and its run.json names `vocoder.dim`; today's
+    `model.dim` is the same setting, so it resumes, and a changed width is still refused."""
+    import shutil
+
+    from xtts_cli.config.loading import config_variant, resolve_config
+    from xtts_cli.errors import XttsError
+    from xtts_cli.training.run_dir import prepare_run_dir
+
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / "legacy_vocoder_run", run)
+    loaded = resolve_config(run / "config.yaml")
+    assert loaded.config.vocoder.dim == 16 and "model.model_size" in loaded.left_out
+    assert prepare_run_dir(run, loaded.config, read_only=True)[1]
+    with pytest.raises(XttsError, match=r"changed: model.dim \(16 -> 32\)"):
+        prepare_run_dir(run, config_variant(loaded.config, {"model.dim": 32}), read_only=True)

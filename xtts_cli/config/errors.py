@@ -3,29 +3,42 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
+
+from xtts_cli.config.model_kinds import MODEL_SECTIONS
 
 __all__ = ["did_you_mean", "validation_error_lines"]
 
 
-def did_you_mean(name: str, section: str, sections: dict[str, type[BaseModel]]) -> str | None:
+# Each section's keys by name (`loading.section_fields()`).
+Sections = Mapping[str, Mapping[str, Any]]
+
+
+def did_you_mean(name: str, section: str, sections: Sections) -> str | None:
     """Closest known key for a typo, looking in the key's own section first, then in the others."""
     own = sections.get(section)
     if own is not None:
-        close = difflib.get_close_matches(name, list(own.model_fields), n=1, cutoff=0.6)
+        close = difflib.get_close_matches(name, list(own), n=1, cutoff=0.6)
         if close:
             return f"{section}.{close[0]}"
-    for other, model in sections.items():
-        if other != section and name in model.model_fields:
+    for other, keys in sections.items():
+        if other != section and name in keys:
             return f"{other}.{name}"
-    for other, model in sections.items():
-        close = difflib.get_close_matches(name, list(model.model_fields), n=1, cutoff=0.8)
+    for other, keys in sections.items():
+        close = difflib.get_close_matches(name, list(keys), n=1, cutoff=0.8)
         if close:
             return f"{other}.{close[0]}"
     return None
+
+
+def _other_kind(name: str, kind: str) -> str | None:
+    """A `model` key another kind's section has: which kind that is."""
+    return next(
+        (other for other, section in MODEL_SECTIONS.items() if other != kind and name in section.model_fields), None
+    )
 
 
 def _show(value: Any) -> str:
@@ -44,9 +57,7 @@ def _dotted(loc: Iterable[Any]) -> str:
     return ".".join(str(part) for part in loc)
 
 
-def validation_error_lines(
-    error: ValidationError, sections: dict[str, type[BaseModel]], written: Iterable[str] = ()
-) -> list[str]:
+def validation_error_lines(error: ValidationError, sections: Sections, written: Iterable[str] = ()) -> list[str]:
     """One line per pydantic error, written for a person editing a YAML file, in file order.
 
     `written` lists the dotted keys in the order they appear in the file.
@@ -60,11 +71,23 @@ def validation_error_lines(
     lines: list[str] = []
     for item in items:
         loc = list(item.get("loc", ()))
+        model_kind = ""
+        if len(loc) > 1 and loc[0] == "model" and loc[1] in MODEL_SECTIONS:
+            model_kind = str(loc.pop(1))  # the union's tag: `model.vocoder.dim` is written `model.dim`
         where = prefix + _dotted(loc) if loc else prefix.rstrip(".") or "config"
         kind = item.get("type", "")
+        if kind == "model_kind":
+            lines.append(
+                f"model.kind: {_show(item.get('input', {}).get('kind'))} is invalid: should be {' or '.join(MODEL_SECTIONS)}"
+            )
+            continue
         if kind == "extra_forbidden":
             section = loc[0] if len(loc) > 1 else ""
             name = str(loc[-1])
+            other = _other_kind(name, model_kind) if section == "model" else None
+            if other:
+                lines.append(f"{where}: a key of model.kind {other}, not of this {model_kind} model; remove it")
+                continue
             if len(loc) == 1:
                 close = difflib.get_close_matches(name, list(sections), n=1, cutoff=0.6)
                 guess = close[0] if close else None

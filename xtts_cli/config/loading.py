@@ -15,8 +15,10 @@ from typing import Any, Optional
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
 from xtts_cli.config.errors import did_you_mean, validation_error_lines
+from xtts_cli.config.model_kinds import MODEL_SECTIONS, AcousticConfig, VocoderConfig, model_kind_of
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.errors import ConfigError
 
@@ -28,13 +30,40 @@ ALIASES: dict[str, str] = {
     "data.mixed_precision": "training.mixed_precision",
     "training.enable_xla": "training.enable_xla_compilation",
 }
+# Configs and runs written before each model kind had its own `model` section: the `vocoder`
+# section and the autoregressive decoder's training aids (`training.guided_attention_weight`) now
+# live in `model`. Keys of the other kind's section, which those configs carried with no effect
+# (every run's config.yaml holds every key), are left out (`LoadedConfig.left_out`).
+MOVED: dict[str, str] = {
+    **{f"vocoder.{key}": f"model.{key}" for key in VocoderConfig.model_fields if key != "kind"},
+    **{f"training.{key}": f"model.{key}" for key in AcousticConfig.TRAINING_KEYS},
+}
 
 
-def sections() -> dict[str, type[BaseModel]]:
-    return {
-        name: info.annotation  # type: ignore[misc]
-        for name, info in XttsConfig.model_fields.items()
-    }
+def section_fields() -> dict[str, dict[str, FieldInfo]]:
+    """Each section's keys by name; `model` holds those of every kind (`MODEL_SECTIONS`)."""
+    fields: dict[str, dict[str, FieldInfo]] = {}
+    for name, info in XttsConfig.model_fields.items():
+        if name == "model":
+            merged: dict[str, FieldInfo] = {}
+            for section in MODEL_SECTIONS.values():
+                for key, field_info in section.model_fields.items():
+                    merged.setdefault(key, field_info)
+            fields[name] = merged
+        else:
+            fields[name] = info.annotation.model_fields  # type: ignore[union-attr]
+    return fields
+
+
+def documented_sections() -> list[tuple[str, str, type[BaseModel]]]:
+    """(section, heading, model) for each section in file order, `model` once per kind."""
+    found: list[tuple[str, str, type[BaseModel]]] = []
+    for name, info in XttsConfig.model_fields.items():
+        if name == "model":
+            found += [(name, f"`model` (`kind: {kind}`)", section) for kind, section in MODEL_SECTIONS.items()]
+        else:
+            found.append((name, f"`{name}`", info.annotation))  # type: ignore[arg-type]
+    return found
 
 
 @dataclass
@@ -48,6 +77,8 @@ class LoadedConfig:
     sources: dict[str, str] = field(default_factory=dict)
     # Dotted keys that came from command-line flags.
     overridden: set[str] = field(default_factory=set)
+    # Keys of another model kind's section an older config carried, with no effect (`MOVED`).
+    left_out: list[str] = field(default_factory=list)
 
     def written(self, dotted: str) -> bool:
         return dotted in self.sources
@@ -72,33 +103,66 @@ def parse_yaml(text: str, where: str) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(
-            f"{where}: the top level must be a mapping of sections (data, model, training, devices, profiling, synthesis), "
+            f"{where}: the top level must be a mapping of sections (data, model, training, devices, profiling, watch, synthesis), "
             f"got {type(data).__name__}"
         )
     return data
 
 
+def _has(data: Mapping[str, Any], dotted: str) -> bool:
+    section, key = dotted.split(".", 1)
+    body = data.get(section)
+    return isinstance(body, dict) and key in body
+
+
+def _left_out(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`data` without the keys of the model kind it is not, when it is laid out as configs were
+    before each kind had its own section (which held every kind's keys); in today's layout such a
+    key is an error."""
+    model = data.get("model")
+    kind = model_kind_of(model if isinstance(model, dict) else {})
+    if kind not in MODEL_SECTIONS or not any(_has(data, written) for written in MOVED):
+        return dict(data), []  # the schema names a bad kind or key
+    own = MODEL_SECTIONS[kind].model_fields
+    pruned = dict(data)
+    dropped = [
+        written for written, dotted in MOVED.items() if _has(data, written) and dotted[len("model.") :] not in own
+    ]
+    for written in dropped:
+        section, key = written.split(".", 1)
+        pruned[section] = {k: v for k, v in pruned[section].items() if k != key}
+    if isinstance(model, dict):
+        others = [k for k in model if k not in own and any(k in s.model_fields for s in MODEL_SECTIONS.values())]
+        pruned["model"] = {k: v for k, v in model.items() if k not in others}
+        dropped += [f"model.{k}" for k in others]
+    if pruned.get("vocoder") == {}:
+        del pruned["vocoder"]
+    return pruned, dropped
+
+
 def canonicalize(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str], list[str]]:
-    """Move aliased keys to their canonical place; two places that disagree are reported as errors."""
+    """Move aliased and moved keys to their canonical place; two places that disagree are
+    reported as errors."""
     canonical: dict[str, Any] = {}
     sources: dict[str, str] = {}
     conflicts: list[str] = []
+    renamed = {**ALIASES, **MOVED}
     for section, body in data.items():
         if body is None:  # `data:` with nothing under it
             body = {}
         if not isinstance(body, dict):
             canonical[section] = copy.deepcopy(body)
             continue
+        kept = {key: value for key, value in body.items() if f"{section}.{key}" not in renamed}
+        if not kept and body and all(f"{section}.{key}" in MOVED for key in body):
+            continue  # a section that moved whole (`vocoder`)
         target = canonical.setdefault(section, {})
         if not isinstance(target, dict):
             continue
-        for key, value in body.items():
-            written = f"{section}.{key}"
-            if written in ALIASES:
-                continue
+        for key, value in kept.items():
             target[key] = copy.deepcopy(value)
-            sources[written] = written
-    for written, dotted in ALIASES.items():
+            sources[f"{section}.{key}"] = f"{section}.{key}"
+    for written, dotted in renamed.items():
         w_section, w_key = written.split(".", 1)
         body = data.get(w_section)
         if not isinstance(body, dict) or w_key not in body:
@@ -119,6 +183,14 @@ def canonicalize(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str
     return canonical, sources, conflicts
 
 
+def written_config(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A config tree as a file holds it, in today's places (`_left_out`, then `canonicalize`), with
+    the conflicts found."""
+    pruned, _ = _left_out(data)
+    canonical, _, conflicts = canonicalize(pruned)
+    return canonical, conflicts
+
+
 def _set_dotted(tree: dict[str, Any], dotted: str, value: Any) -> None:
     section, key = dotted.split(".", 1)
     body = tree.setdefault(section, {})
@@ -128,16 +200,26 @@ def _set_dotted(tree: dict[str, Any], dotted: str, value: Any) -> None:
 
 
 def build_config(
-    canonical: Mapping[str, Any], where: str = "config", earlier: tuple[str, ...] = (), given: Sequence[str] = ()
+    canonical: Mapping[str, Any],
+    where: str = "config",
+    earlier: tuple[str, ...] = (),
+    given: Sequence[str] = (),
+    sources: Mapping[str, str] = {},
 ) -> XttsConfig:
     """Validate; `earlier` errors (alias conflicts) are reported together with the schema's own.
-    `given`: keys set on the command line, which the hint points at when one of them is wrong."""
+    `given`: keys set on the command line, which the hint points at when one of them is wrong.
+    `sources`: where the file wrote a key (`canonicalize`), which its error line names."""
     hint = f"edit {where} (every key is described in docs/config.md)"
+    if not given:  # a tree as some file wrote it (a run's config.yaml): older keys move as on loading
+        canonical, conflicts = written_config(canonical)
+        earlier = (*earlier, *conflicts)
     try:
         config = XttsConfig.model_validate(canonical)
     except ValidationError as exc:
         order = [f"{section}.{key}" for section, body in canonical.items() if isinstance(body, dict) for key in body]
-        lines = validation_error_lines(exc, sections(), order)
+        lines = validation_error_lines(exc, section_fields(), order)
+        moved = {f"{key}:": f"{written}:" for key, written in sources.items() if key != written}
+        lines = [next((moved[k] + line[len(k) :] for k in moved if line.startswith(k)), line) for line in lines]
         wrong = [key for key in given if any(line.startswith(f"{key}:") for line in lines)]
         if wrong:
             hint = f"fix the value given on the command line for {', '.join(wrong)} (--set or its flag)"
@@ -149,7 +231,7 @@ def build_config(
 
 def known_keys() -> list[str]:
     """Every dotted key the schema has (`data.batch_size`), in schema order."""
-    return [f"{section}.{key}" for section, model in sections().items() for key in model.model_fields]
+    return [f"{section}.{key}" for section, fields in section_fields().items() for key in fields]
 
 
 def parse_sets(items: Sequence[str]) -> dict[str, Any]:
@@ -162,10 +244,10 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
         key = key.strip()
         if not sep or not key:
             raise ConfigError(f"--set {item!r}: expected KEY=VALUE", hint="e.g. --set data.batch_size=8")
-        key = ALIASES.get(key, key)
+        key = {**ALIASES, **MOVED}.get(key, key)
         if key not in keys:
             section, _, name = key.partition(".")
-            guess = did_you_mean(name, section, sections()) if name else None
+            guess = did_you_mean(name, section, section_fields()) if name else None
             guess = guess or next(iter(difflib.get_close_matches(key, keys, n=1, cutoff=0.6)), None)
             raise ConfigError(
                 f"--set {key}: unknown key; " + (f"did you mean {guess}?" if guess else "keys are section.name"),
@@ -218,7 +300,7 @@ def resolve_config(
             text = chosen.read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{chosen}: cannot read: {exc}") from None
-    data = parse_yaml(text, str(chosen)) if text is not None else {}
+    data, left_out = _left_out(parse_yaml(text, str(chosen)) if text is not None else {})
     canonical, sources, conflicts = canonicalize(data)
     raw = copy.deepcopy(canonical)
     overridden: set[str] = set()
@@ -235,9 +317,11 @@ def resolve_config(
         _set_dotted(canonical, dotted, value)
         overridden.add(dotted)
     config = build_config(
-        canonical, str(chosen) if chosen else "the command-line flags", tuple(conflicts), sorted(overridden)
+        canonical, str(chosen) if chosen else "the command-line flags", tuple(conflicts), sorted(overridden), sources
     )
-    return LoadedConfig(config=config, path=chosen, text=text, raw=raw, sources=sources, overridden=overridden)
+    return LoadedConfig(
+        config=config, path=chosen, text=text, raw=raw, sources=sources, overridden=overridden, left_out=left_out
+    )
 
 
 def config_variant(config: XttsConfig, changes: Mapping[str, Any], where: str = "a derived config") -> XttsConfig:

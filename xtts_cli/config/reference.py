@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic.fields import FieldInfo
 
-from xtts_cli.config.loading import ALIASES, sections
+from xtts_cli.config.loading import ALIASES, MOVED, documented_sections
 from xtts_cli.findings import yaml_scalar
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -73,10 +73,18 @@ def render_markdown() -> str:
     ]
     for written, canonical in ALIASES.items():
         lines.append(f"- `{written}` → `{canonical}`")
-    for name, model in sections().items():
+    vocoder_keys = [key for key in MOVED if key.startswith("vocoder.")]
+    lines.append(f"- `vocoder.*` (`{vocoder_keys[0]}`, …) → `model.*` of a `model.kind: vocoder` config")
+    lines += [f"- `{written}` → `{canonical}`" for written, canonical in MOVED.items() if written not in vocoder_keys]
+    lines += [
+        "",
+        "Such configs (and every run's `config.yaml` written before) also held the other model kind's keys, "
+        "which had no effect there: they are left out, and `xtts validate` names them.",
+    ]
+    for name, title, model in documented_sections():
         lines += [
             "",
-            f"## `{name}`",
+            f"## {title}",
             "",
             (model.__doc__ or "").strip(),
             "",
@@ -113,7 +121,13 @@ def render_yaml() -> str:
         "# `xtts validate --config FILE` checks it and `--fix` repairs it without losing your comments.",
         "# With these defaults `xtts train` trains the tiny model on the sample bundled with xtts.",
     ]
-    for name, model in sections().items():
+    shown: set[str] = set()
+    for name, _, model in documented_sections():
+        if name in shown:  # another kind's model section: its keys are listed in the docs
+            kind = model.model_fields["kind"].default
+            lines += ["", f"# With `model.kind: {kind}` the model section has other keys: docs/config.md"]
+            continue
+        shown.add(name)
         lines += ["", f"{name}:"]
         for key, info in model.model_fields.items():
             if isinstance(info.json_schema_extra, dict) and "no_effect" in info.json_schema_extra:

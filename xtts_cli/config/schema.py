@@ -11,7 +11,10 @@ from __future__ import annotations
 import re
 from typing import Literal, Optional, Union
 
-from pydantic import BaseModel, ByteSize, ConfigDict, Field, field_validator, model_validator
+from pydantic import ByteSize, Field, field_validator, model_validator
+
+from xtts_cli.config.model_kinds import AcousticConfig, ModelSection, VocoderConfig
+from xtts_cli.config.section import Section as _Section
 
 Auto = Literal["auto"]
 
@@ -46,12 +49,6 @@ def _language_code(value: object) -> object:
     if not _LANGUAGE_CODE.match(code):
         raise ValueError(f"{value!r} is not a language code; write an espeak-ng code such as en, en-us, fa or de")
     return code
-
-
-class _Section(BaseModel):
-    # Unknown keys are errors (with a did-you-mean, see errors.py); assignment is validated so a CLI
-    # override cannot smuggle in a bad value.
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
 class DatasetSource(_Section):
@@ -361,78 +358,6 @@ class DataConfig(_Section):
         return 1 + int(round(seconds * self.sample_rate)) // self.hop_length
 
 
-class ModelConfig(_Section):
-    """The XTTS-style model: text encoder, speaker encoder, causal mel decoder."""
-
-    kind: Literal["acoustic", "vocoder"] = Field(
-        "acoustic",
-        description="What the run trains. `acoustic`: text to mel frames, by the `decoder` below. `vocoder`: mel "
-        "frames to a waveform (the `vocoder` section), which `xtts synthesize` then uses in place of Griffin-Lim "
-        "(configs/vocoder-cpu.yaml).",
-    )
-    model_size: Literal["tiny", "small", "normal", "big"] = Field(
-        "tiny", description="Size preset. `tiny` trains on a 2-core CPU; the others want a GPU."
-    )
-    decoder: Literal["autoregressive", "duration"] = Field(
-        "autoregressive",
-        description="How mel frames come from the text. `autoregressive`: frame after frame, each from the previous "
-        "ones, reading the text through cross-attention and ending at a stop token (XTTS, Tacotron). `duration`: a "
-        "learnt aligner and duration predictor say how long each character lasts and every frame is predicted at "
-        "once (FastPitch, RAD-TTS); it learns to speak in far fewer steps (configs/speak-cpu.yaml). "
-        "`prenet_dropout`, `decoder_input_noise`, the guided attention, the attention prior, self-conditioning "
-        "and the stop token belong to the autoregressive decoder (`xtts validate` names them when set with "
-        "`duration`).",
-    )
-    d_model: Optional[int] = Field(None, ge=8, description="Hidden width. Empty: from the preset.")
-    num_heads: Optional[int] = Field(None, ge=1, description="Attention heads. Empty: from the preset.")
-    num_text_layers: Optional[int] = Field(None, ge=1, description="Text encoder layers. Empty: from the preset.")
-    num_decoder_layers: Optional[int] = Field(None, ge=1, description="Decoder layers. Empty: from the preset.")
-    speaker_embedding_dim: Optional[int] = Field(
-        None, ge=8, description="Speaker conditioning width. Empty: from the preset."
-    )
-    dropout: float = Field(0.1, ge=0.0, lt=1.0, description="Dropout rate.")
-    reduction_factor: Optional[int] = Field(
-        None,
-        ge=1,
-        le=8,
-        description="Mel frames the decoder predicts per step, or per position with the duration decoder "
-        "(Tacotron's r). A larger r makes the decoder's "
-        "sequence r times shorter, so each step is cheaper, alignment forms sooner and the free-running "
-        "decoder has fewer chances to drift. Empty: from the preset (tiny and small 2, normal and big 1).",
-    )
-    normalize_mel: bool = Field(
-        True,
-        description="Duration decoder: its aligner reads, and its decoder predicts, log-mels in units of each "
-        "bin's mean and standard deviation over the training clips (from 64 of them, taken before step 0 and kept "
-        "in the checkpoint; a resumed run keeps its own). speak-cpu reads held-out sentences as well after 1,000 "
-        "steps with it as after 4,000 without it (docs/performance.md). The autoregressive decoder reads "
-        "plain log-mels.",
-    )
-    text_prenet_layers: Optional[int] = Field(
-        None,
-        ge=0,
-        le=8,
-        description="Convolutions (kernel 5) over the character embeddings before the text encoder's attention "
-        "layers (Tacotron 2's encoder, Transformer-TTS's encoder pre-net): each letter is read with its "
-        "neighbours. 0: none. Empty: from the preset.",
-    )
-    decoder_input_noise: float = Field(
-        0.0,
-        ge=0.0,
-        le=10.0,
-        description="Standard deviation of Gaussian noise (in log-mel units) added in training to the previous "
-        "frames the decoder reads, so it learns to continue from frames as imperfect as its own. 0: none.",
-    )
-    prenet_dropout: Optional[float] = Field(
-        None,
-        ge=0.0,
-        lt=1.0,
-        description="Dropout in the decoder's prenet, in training and in synthesis (Tacotron 2): the bottleneck "
-        "that keeps an autoregressive decoder from copying its previous frame instead of reading the text. "
-        "Empty: 0.5.",
-    )
-
-
 class TrainingConfig(_Section):
     """The training loop."""
 
@@ -486,36 +411,6 @@ class TrainingConfig(_Section):
         default_factory=list,
         description="Sentences rendered to `<run_dir>/samples/` every `sample_step` (characters the "
         "vocabulary lacks are reported, the sentence skipped). Empty: the first validation clip's text.",
-    )
-    guided_attention_weight: float = Field(
-        10.0,
-        ge=0.0,
-        description="Weight of the guided-attention loss (Tachibana et al. 2018) on the decoder's cross-attention, "
-        "every layer and head: attention far from the diagonal of text position against speech position is "
-        "penalised, so alignment forms in minutes instead of never. ESPnet's Transformer-TTS uses 10. "
-        "0 turns it off.",
-    )
-    attention_prior_steps: int = Field(
-        0,
-        ge=0,
-        description="Steps over which a diagonal prior is added to the cross-attention scores (NeMo's attention "
-        "prior): full strength for the first half, fading linearly to nothing by the end, so the decoder learns "
-        "to turn text into sound from the first step while its attention learns the alignment it keeps after. "
-        "0: no prior.",
-    )
-    self_conditioning: bool = Field(
-        False,
-        description="Train every step twice over the decoder: once reading the true previous frames (teacher "
-        "forcing), once reading the model's own prediction from that first pass, the loss being the mean of "
-        "the two (scheduled sampling for a parallel decoder): free-running generation then continues from "
-        "frames like the ones it will have. Costs a second decoder pass per step.",
-    )
-    guided_attention_sigma: float = Field(
-        0.4,
-        gt=0.0,
-        le=1.0,
-        description="Width of the guided-attention diagonal, as a share of the sentence (ESPnet: 0.4; "
-        "Tachibana et al.: 0.2). Narrower pulls harder towards a straight line.",
     )
     keep_checkpoints: int = Field(5, ge=1, description="Checkpoints kept in the run directory.")
     checkpoint_dir: Optional[str] = Field(
@@ -686,7 +581,7 @@ class SynthesisConfig(_Section):
     )
     attention_prior: bool = Field(
         False,
-        description="Add the diagonal attention prior of training (`training.attention_prior_steps`) to the "
+        description="Add the diagonal attention prior of training (`model.attention_prior_steps`) to the "
         "cross-attention in synthesis too, centred where a sentence read at the training data's median pace "
         "would be (`speaking_rate.json`).",
     )
@@ -699,110 +594,20 @@ class SynthesisConfig(_Section):
         return (self.attention_window_back, self.attention_window_ahead) if self.attention_constraint else None
 
 
-class VocoderConfig(_Section):
-    """The neural vocoder (`model.kind: vocoder`): Vocos-style, ConvNeXt blocks over the mel frames and
-    an inverse-STFT head (Siuzdenovskii 2023, arXiv 2306.00814). It trains on random segments of the
-    clips, their mel computed as the acoustic model's is (the `data` section's rate, hop and mels)."""
-
-    dim: int = Field(256, ge=8, le=2048, description="Channels of the ConvNeXt blocks.")
-    intermediate_dim: Optional[int] = Field(
-        None, ge=8, le=8192, description="Width of each block's pointwise layers. Empty: 3 x dim (Vocos)."
-    )
-    num_layers: int = Field(8, ge=1, le=64, description="ConvNeXt blocks.")
-    segment_frames: int = Field(
-        32,
-        ge=4,
-        le=1024,
-        description="Mel frames of the random segment each clip gives a training step (x hop_length samples; 32 "
-        "at hop 256 is 0.37 s at 22,050 Hz). A clip shorter than this is zero-padded.",
-    )
-    mel_loss_weight: float = Field(
-        45.0,
-        ge=0.0,
-        description="Weight of the L1 distance between the log-mel of the generated audio and the segment's "
-        "(HiFi-GAN's and Vocos's 45).",
-    )
-    stft_loss_weight: float = Field(
-        1.0,
-        ge=0.0,
-        description="Weight of the multi-resolution STFT loss (spectral convergence plus log-magnitude L1 at the "
-        "`stft_resolutions`; Parallel WaveGAN): it judges phase too, since magnitudes at other resolutions "
-        "only agree when the phase does.",
-    )
-    stft_resolutions: list[list[int]] = Field(
-        default_factory=lambda: [[512, 128, 512], [1024, 256, 1024], [2048, 512, 2048]],
-        min_length=1,
-        description="[n_fft, hop, window] of each resolution of the STFT loss.",
-    )
-    adversarial_start_step: Optional[int] = Field(
-        None,
-        ge=0,
-        description="Step from which the discriminators train and the generator also learns to fool them "
-        "(multi-period and multi-resolution, with feature matching). Before it, the spectral losses alone: a "
-        "warm-up that gives the discriminators something worth judging. Empty: never (the spectral losses only; "
-        "what a CPU's hour affords, configs/vocoder-cpu.yaml).",
-    )
-    adversarial_weight: float = Field(1.0, ge=0.0, description="Weight of the generator's adversarial loss.")
-    feature_matching_weight: float = Field(
-        2.0, ge=0.0, description="Weight of the feature-matching loss (HiFi-GAN's 2)."
-    )
-    periods: list[int] = Field(
-        default_factory=lambda: [2, 3, 5, 7, 11],
-        description="Periods of the multi-period discriminator (HiFi-GAN).",
-    )
-    discriminator_resolutions: list[list[int]] = Field(
-        default_factory=lambda: [[512, 128, 512], [1024, 256, 1024], [2048, 512, 2048]],
-        min_length=1,
-        description="[n_fft, hop, window] of each multi-resolution discriminator (UnivNet, Vocos).",
-    )
-    discriminator_channels: int = Field(
-        16,
-        ge=1,
-        le=256,
-        description="Width of the discriminators: every layer of the multi-resolution ones, and the first layer of "
-        "the multi-period ones (x4, x16 and x32 after it; HiFi-GAN's is 32).",
-    )
-    discriminator_learning_rate: Optional[float] = Field(
-        None, gt=0.0, description="The discriminators' learning rate. Empty: training.learning_rate."
-    )
-
-    @field_validator("stft_resolutions", "discriminator_resolutions")
-    @classmethod
-    def _resolutions(cls, value: list[list[int]]) -> list[list[int]]:
-        for resolution in value:
-            if len(resolution) != 3 or min(resolution) < 1 or resolution[2] > resolution[0]:
-                raise ValueError(
-                    f"{resolution} is not [n_fft, hop, window] with a window of at most n_fft; e.g. [1024, 256, 1024]"
-                )
-        return value
-
-    @field_validator("periods")
-    @classmethod
-    def _periods(cls, value: list[int]) -> list[int]:
-        if not value or min(value) < 2:
-            raise ValueError(f"{value} must list periods of 2 samples or more, e.g. [2, 3, 5, 7, 11]")
-        return value
-
-    @property
-    def block_width(self) -> int:
-        return self.intermediate_dim or 3 * self.dim
-
-
 class XttsConfig(_Section):
-    """The whole config: one file, eight sections."""
+    """The whole config: one file, seven sections."""
 
     data: DataConfig = Field(default_factory=DataConfig)
-    model: ModelConfig = Field(default_factory=ModelConfig)
+    model: ModelSection = Field(default_factory=AcousticConfig)
     training: TrainingConfig = Field(default_factory=TrainingConfig)
     devices: DevicesConfig = Field(default_factory=DevicesConfig)
     profiling: ProfilingConfig = Field(default_factory=ProfilingConfig)
     watch: WatchConfig = Field(default_factory=WatchConfig)
     synthesis: SynthesisConfig = Field(default_factory=SynthesisConfig)
-    vocoder: VocoderConfig = Field(default_factory=VocoderConfig)
 
     @model_validator(mode="after")
     def _freeze_names_parts(self) -> XttsConfig:
-        parts = FREEZABLE_PARTS[self.model.kind]
+        parts = self.model.FREEZABLE_PARTS
         unknown = [name for name in self.training.freeze if name not in parts]
         if unknown:
             listed = f"its parts are {', '.join(parts)}" if parts else "it has no parts to freeze"
@@ -812,9 +617,16 @@ class XttsConfig(_Section):
             )
         return self
 
+    @property
+    def acoustic(self) -> AcousticConfig:
+        """The model section of an acoustic run (a vocoder run's config has none)."""
+        if not isinstance(self.model, AcousticConfig):
+            raise ValueError(f"model.kind is {self.model.kind}: this config has no acoustic model")
+        return self.model
 
-# What `training.freeze` may name, by model.kind (each kind's network says which layers a part is).
-FREEZABLE_PARTS: dict[str, tuple[str, ...]] = {
-    "acoustic": ("text_encoder", "speaker_encoder", "decoder", "postnet"),
-    "vocoder": (),
-}
+    @property
+    def vocoder(self) -> VocoderConfig:
+        """The model section of a vocoder run."""
+        if not isinstance(self.model, VocoderConfig):
+            raise ValueError(f"model.kind is {self.model.kind}: this config has no vocoder")
+        return self.model

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Optional
 
-from xtts_cli.config.loading import LoadedConfig, sections
+from xtts_cli.config.loading import LoadedConfig, section_fields
 from xtts_cli.devices.gpu_info import MachineInfo
 from xtts_cli.findings import ConfigChange, Finding, sort_findings, yaml_scalar
 
@@ -304,6 +304,18 @@ def _decoder_keys(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Findin
             )
 
 
+def _other_kind_keys(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    """Keys of another model kind's section an older config carried (`loading.MOVED`)."""
+    for key in loaded.left_out:
+        yield Finding(
+            id="other-kind-key",
+            severity="info",
+            message=f"{key} belongs to another model kind than this config's ({loaded.config.model.kind}): it "
+            "had no effect and is left out; remove it",
+            fix=ConfigChange(key=key, action="remove"),
+        )
+
+
 def _languages(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     """With the phoneme front end, every dataset's language is one espeak-ng speaks."""
     data = loaded.config.data
@@ -323,8 +335,8 @@ def _languages(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
 def no_effect_keys() -> dict[str, str]:
     """Keys accepted so old configs load but meaning nothing in TensorFlow: dotted key -> why."""
     found = {}
-    for section, model in sections().items():
-        for key, info in model.model_fields.items():
+    for section, fields in section_fields().items():
+        for key, info in fields.items():
             extra = info.json_schema_extra
             if isinstance(extra, dict) and "no_effect" in extra:
                 found[f"{section}.{key}"] = str(extra["no_effect"])
@@ -416,12 +428,12 @@ def string_number_findings(raw: dict[str, Any]) -> list[Finding]:
     Works on the raw file values, so it also runs when the config has schema errors.
     """
     findings = []
-    for section, model in sections().items():
+    for section, fields in section_fields().items():
         body = raw.get(section)
         if not isinstance(body, dict):
             continue
         for key, value in body.items():
-            info = model.model_fields.get(key)
+            info = fields.get(key)
             if info is None or not isinstance(value, str) or value.strip().lower() == "auto":
                 continue
             kind = _numeric_annotation(info.annotation)
@@ -462,6 +474,7 @@ RULES: tuple[Rule, ...] = (
     _split_layout,
     _no_effect_keys,
     _decoder_keys,
+    _other_kind_keys,
     _string_numbers,
 )
 

@@ -1,8 +1,8 @@
 """Model kinds, by the name a config gives (`model.kind`, and `model.decoder` for acoustic models).
 
 A new kind is one module here implementing `base.ModelKind` (its network, its training step, how
-it generates), one line in `KINDS` and its config block in `config/schema.py`; the training engine
-and synthesis need nothing else.
+it generates), one line in `KINDS` and its `model` section in `config/model_kinds.py`; the training
+engine and synthesis need nothing else.
 
 `KINDS` names each kind as "module:attribute" and imports the module on first use (the entry-point
 form packaging uses): a kind's module may define Keras networks, which import TensorFlow, and
@@ -32,7 +32,10 @@ KINDS: dict[str, str] = {
 
 def kind_name(config: XttsConfig) -> str:
     """`model.kind`, or for an acoustic model its decoder."""
-    return config.model.decoder if config.model.kind == "acoustic" else config.model.kind
+    from xtts_cli.config.model_kinds import AcousticConfig
+
+    section = config.model
+    return section.decoder if isinstance(section, AcousticConfig) else section.kind
 
 
 def kind_for(config: XttsConfig) -> ModelKind:

@@ -62,9 +62,6 @@ class AcousticKind:
         if not (run / SPEAKERS_FILE).is_file():
             save_speakers(run, context.scan.train)
 
-    def identity(self, config: XttsConfig) -> dict[str, Any]:
-        return {}  # the model section holds every size of it
-
     def build_network(self, config: XttsConfig, tokenizer: Optional[Tokenizer]) -> Any:
         from xtts_cli.model.build import build_model_for
 
@@ -94,7 +91,7 @@ class AcousticKind:
         model = self.build_network(config, context.tokenizer)
         # Losses then use only ops XLA compiles, where a faster kernel exists that it does not (CTC).
         model.xla_compatible_losses = context.xla_step
-        if self.normalizes_mel and config.model.normalize_mel and not context.resumed:  # else from its checkpoint
+        if self.normalizes_mel and config.acoustic.normalize_mel and not context.resumed:  # else from its checkpoint
             model.set_mel_statistics(*mel_statistics(context.scan.train, config.data))
         if config.training.freeze:
             model.freeze(config.training.freeze)
@@ -135,11 +132,11 @@ class AcousticModels:
 
         self.kind, self.context, self.model, self.optimizer = kind, context, model, optimizer
         config = context.config
-        self.data, self.training = config.data, config.training
+        self.data, self.section = config.data, config.acoustic
         self.prefix = context.tokenizer.prefix_length
         self.attention = {
-            "attention_weight": self.training.guided_attention_weight,
-            "attention_sigma": self.training.guided_attention_sigma,
+            "attention_weight": self.section.guided_attention_weight,
+            "attention_sigma": self.section.guided_attention_sigma,
         }
         self.voices = rendering_voices(context.run_dir.path, config.data, context.tokenizer) if context.is_chief else []
 
@@ -158,11 +155,11 @@ class AcousticModels:
         draw = tf.cast(optimizer.iterations, tf.int64) * replicas + replica
         seed = tf.stack([tf.constant(self.data.seed, tf.int64), draw])
         batch = with_reference(batch, self.data, seed=seed, prefix=self.prefix)
-        prior = prior_strength(optimizer.iterations, self.training.attention_prior_steps)
+        prior = prior_strength(optimizer.iterations, self.section.attention_prior_steps)
         with tf.GradientTape() as tape:
             outputs = model(batch, training=True, attention_prior_strength=prior)
             losses = model.compute_loss(batch, outputs, **self.attention)
-            if self.kind.self_conditioning and self.training.self_conditioning:
+            if self.kind.self_conditioning and self.section.self_conditioning:
                 own = tf.stop_gradient(outputs["mel_pred"])
                 again = model(batch, training=True, decoder_input_mel=own, attention_prior_strength=prior)
                 second = model.compute_loss(batch, again, **self.attention)
@@ -237,10 +234,10 @@ DURATION = AcousticKind(
     ignored_keys=(
         "model.prenet_dropout",
         "model.decoder_input_noise",
-        "training.guided_attention_weight",
-        "training.guided_attention_sigma",
-        "training.attention_prior_steps",
-        "training.self_conditioning",
+        "model.guided_attention_weight",
+        "model.guided_attention_sigma",
+        "model.attention_prior_steps",
+        "model.self_conditioning",
         "synthesis.stop_threshold",
         "synthesis.attention_constraint",
         "synthesis.attention_prior",

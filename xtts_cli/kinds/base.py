@@ -111,10 +111,6 @@ class ModelKind(Protocol):
     def prepare_run(self, context: KindContext) -> None:
         """Write what the run needs besides checkpoints (chief only; once per run)."""
 
-    def identity(self, config: XttsConfig) -> dict[str, Any]:
-        """What its network's shape depends on outside the `model` section ("section.field":
-        value): a run resumes only when these match, as the model section and features must."""
-
     def build_network(self, config: XttsConfig, tokenizer: Optional[Tokenizer]) -> Any:
         """The network a run of this kind saves as "model", with its weights built (the run's
         vocabulary `tokenizer` for a kind that reads text, else None)."""

@@ -9,13 +9,13 @@ centred, librosa's `center=True`), the same as Griffin-Lim's (`model/vocoder.py`
 back as S samples.
 
 Its step reads the pipeline's audio (any corpus layout, cache or precompute store the acoustic
-model reads), crops a random segment of `vocoder.segment_frames` frames from each clip on the
+model reads), crops a random segment of `model.segment_frames` frames from each clip on the
 model device, computes the segment's mel exactly as the acoustic model's features are computed,
 and trains the generator to give the segment back:
 
 - the L1 distance of the log-mels (HiFi-GAN, Vocos: weight 45) and the multi-resolution STFT
   loss (spectral convergence plus log-magnitude L1, Parallel WaveGAN), always;
-- from `vocoder.adversarial_start_step`, least-squares GAN losses against the multi-period
+- from `model.adversarial_start_step`, least-squares GAN losses against the multi-period
   (HiFi-GAN) and multi-resolution (UnivNet) discriminators, as Vocos trains with them, with
   feature matching, and the discriminators' own update in the same step (their optimizer is the
   second one the checkpoint saves).
@@ -322,11 +322,6 @@ class VocoderKind:
 
     def prepare_run(self, context: KindContext) -> None:
         """Nothing besides checkpoints: a vocoder reads mels, which carry no text or voice."""
-
-    def identity(self, config: XttsConfig) -> dict[str, Any]:
-        """The generator's shape; the discriminators may come later (`adversarial_start_step`)."""
-        shape = config.vocoder.model_dump(include={"dim", "intermediate_dim", "num_layers"})
-        return {f"vocoder.{key}": value for key, value in sorted(shape.items())}
 
     def build_network(self, config: XttsConfig, tokenizer: Optional[Tokenizer]) -> VocosGenerator:
         return build_generator(config.vocoder, config.data)

@@ -80,7 +80,7 @@ def diagonal_log_prior(text_lengths, step_lengths, steps, tokens, width: float) 
     Added to the cross-attention scores early in training (NeMo's attention prior, Badlani et al.
     2021, "One TTS Alignment To Rule Them All"), it hands the decoder a diagonal alignment from the
     first step, so the mapping from text to sound is learnt while the attention learns to find
-    its own way; the trainer fades it out (`training.attention_prior_steps`).
+    its own way; the trainer fades it out (`model.attention_prior_steps`).
     """
     text = tf.cast(tf.maximum(text_lengths, 1), tf.float32)[:, None, None]
     frames = tf.cast(tf.maximum(step_lengths, 1), tf.float32)[:, None, None]

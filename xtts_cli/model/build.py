@@ -10,13 +10,13 @@ from xtts_cli.model.presets import resolve_dims
 from xtts_cli.model.xtts import AcousticModel, XttsModel, dummy_batch
 
 if TYPE_CHECKING:
-    from xtts_cli.config.schema import DataConfig, ModelConfig
+    from xtts_cli.config.schema import AcousticConfig, DataConfig
 
 __all__ = ["build_model", "build_model_for"]
 
 
 def build_model(
-    model_cfg: ModelConfig,
+    model_cfg: AcousticConfig,
     data_cfg: DataConfig,
     vocab_size: int,
     *,
@@ -42,7 +42,7 @@ def build_model(
 def build_model_for(network: type[AcousticModel], config, tokenizer) -> AcousticModel:
     """`build_model` for a config's model and data sections and a run's vocabulary (`Tokenizer`)."""
     return build_model(
-        config.model,
+        config.acoustic,
         config.data,
         tokenizer.vocab_size,
         network=network,

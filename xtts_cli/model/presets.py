@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from xtts_cli.errors import ConfigError
 
 if TYPE_CHECKING:
-    from xtts_cli.config.schema import ModelConfig
+    from xtts_cli.config.schema import AcousticConfig
 
 __all__ = ["PRESETS", "ModelDims", "estimate_param_count", "resolve_dims"]
 
@@ -175,7 +175,7 @@ PRESETS: dict[str, ModelDims] = {
 }
 
 
-def resolve_dims(model_cfg: ModelConfig) -> ModelDims:
+def resolve_dims(model_cfg: AcousticConfig) -> ModelDims:
     """The preset named by `model_cfg.model_size` with the config's overrides applied.
 
     A changed `d_model` also scales the feed-forward width (4 x d_model, as in the Transformer,

@@ -484,7 +484,7 @@ class AcousticModel(keras.Model):
         return cls(**config)
 
     def part_variables(self) -> dict[str, list]:
-        """The variables of each part `training.freeze` may name (config.schema.FREEZABLE_PARTS):
+        """The variables of each part `training.freeze` may name (config.model_kinds: AcousticConfig.FREEZABLE_PARTS):
         the text encoder, the speaker encoder, the postnet, and the decoder (everything else)."""
         # `weights`, not `variables`: the dropout layers' random-number states are no part's.
         text = [self.token_embedding, self.language_embedding, self.text_prenet, self.text_layers, self.text_norm]

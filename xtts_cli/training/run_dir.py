@@ -21,6 +21,7 @@ import yaml
 from xtts_cli import __version__
 from xtts_cli import locks as run_lock
 from xtts_cli.config.editing import write_atomically
+from xtts_cli.config.loading import MOVED
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.features import MelFeatures
 from xtts_cli.errors import XttsError
@@ -40,12 +41,9 @@ def _flatten(prefix: str, values: dict[str, Any]) -> dict[str, Any]:
 
 
 def model_identity(config: XttsConfig) -> dict[str, Any]:
-    """The fields that must match to resume: the model section, what the kind's network shape
-    depends on besides it and the feature settings."""
-    from xtts_cli.kinds import kind_for
-
-    identity = _flatten("model", config.model.model_dump())
-    identity.update(kind_for(config).identity(config))
+    """The fields that must match to resume: what the model section says the network is
+    (`identity()` of its kind), the feature settings and what trains."""
+    identity = config.model.identity()
     identity.update(_flatten("data", MelFeatures.of(config.data).as_dict()))
     identity.update({f"data.{key}": getattr(config.data, key) for key in TEXT_KEYS})
     # What trains decides which variables the optimizer's state is kept for.
@@ -79,8 +77,10 @@ def _refuse_changed_model(run: RunDir, previous: Optional[dict[str, Any]], ident
         return
     # A key the run's record lacks (recorded before it counted) is what its resolved config says,
     # else the setting's default (`text_frontend`: characters).
-    before = {**model_identity(_recorded_config(run)), **previous.get("model_identity", {})}
-    changed = sorted(k for k in set(before) | set(identity) if before.get(k) != identity.get(k))
+    # A record written before the vocoder's keys moved into `model` names them `vocoder.dim`.
+    recorded = {MOVED.get(key, key): value for key, value in previous.get("model_identity", {}).items()}
+    before = {**model_identity(_recorded_config(run)), **recorded}
+    changed = sorted(k for k in identity if before.get(k) != identity.get(k))
     if changed:
         details = ", ".join(f"{k} ({before.get(k)!r} -> {identity.get(k)!r})" for k in changed)
         raise XttsError(
