@@ -13,7 +13,7 @@ from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.data.feature_cache import feature_fingerprint, feature_settings
 from xtts_cli.data.features import MelFeatures
 from xtts_cli.errors import XttsError
-from xtts_cli.training.run_dir import model_identity, prepare_run_dir
+from xtts_cli.run.directory import model_identity, prepare_run_dir
 
 
 def _a_run_with_a_checkpoint(path, config: XttsConfig):

@@ -1,4 +1,4 @@
-"""The run directory's layout is named once in the code (`run_files.LAYOUT`) and described once,
+"""The run directory's layout is named once in the code (`run.files.LAYOUT`) and described once,
 in docs/run-directory.md; this holds the two together."""
 
 from __future__ import annotations
@@ -8,10 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from xtts_cli.inference.checkpoints import VOCODER_DIR
 from xtts_cli.locks import LOCK_FILE
-from xtts_cli.speech.run_files import LAYOUT, REFERENCE_FILE, SPEAKERS_FILE, SPEAKING_RATE_FILE, RunDir
-from xtts_cli.training.run_dir import MARKER_FILE
+from xtts_cli.run.files import (
+    LAYOUT,
+    MARKER_FILE,
+    REFERENCE_FILE,
+    SPEAKERS_FILE,
+    SPEAKING_RATE_FILE,
+    VOCODER_DIR,
+    RunDir,
+)
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "run-directory.md"
 

@@ -181,7 +181,7 @@ def test_synthesize_writes_speech_length_audio(trained, runner) -> None:
 def test_synthesized_length_follows_the_training_data_speaking_rate(trained, runner) -> None:
     from xtts_cli.cli.app import app
     from xtts_cli.data.text import Tokenizer
-    from xtts_cli.speech.run_files import load_speaking_rate
+    from xtts_cli.run.files import load_speaking_rate
 
     root, _, _, _ = trained
     rate = load_speaking_rate(root / "run")

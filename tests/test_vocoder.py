@@ -247,7 +247,7 @@ def test_the_pipeline_profiler_times_the_audio_a_vocoder_reads(tmp_path: Path) -
 
 def test_a_vocoder_run_resumes_only_with_the_generator_shape_it_was_trained_with() -> None:
     from xtts_cli.config.schema import XttsConfig
-    from xtts_cli.training.run_dir import model_identity
+    from xtts_cli.run.directory import model_identity
 
     vocoder = XttsConfig.model_validate({"model": {"kind": "vocoder", "dim": 32, "num_layers": 2}})
     identity = model_identity(vocoder)
@@ -292,7 +292,7 @@ def test_vocode_writes_every_recording_of_a_folder_with_one_load(runner, tmp_pat
 def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(runner, tmp_path: Path, acoustic) -> None:
     import tensorflow as tf
 
-    from xtts_cli.inference.checkpoints import load_vocoder
+    from xtts_cli.run.restore import load_vocoder
     from xtts_cli.speech.vocoding import load_audio
 
     out = tmp_path / "exported"
@@ -322,7 +322,7 @@ def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(runner, t
 
 
 def _data(run: Path):
-    from xtts_cli.speech.run_files import read_run
+    from xtts_cli.run.files import read_run
 
     return read_run(run)[0].data
 
@@ -333,7 +333,7 @@ def test_a_vocoder_run_written_before_its_blocks_were_saved_by_name_still_vocode
     import tensorflow as tf
 
     from xtts_cli.config.loading import resolve_config
-    from xtts_cli.inference.checkpoints import load_vocoder
+    from xtts_cli.run.restore import load_vocoder
 
     run = Path(__file__).parent / "data" / "legacy_vocoder_run"
     vocoder = load_vocoder(run, resolve_config(run / "config.yaml", {}).config.data)
@@ -352,7 +352,7 @@ def test_a_vocoder_run_written_before_the_model_section_held_its_keys_resumes(tm
 
     from xtts_cli.config.loading import config_variant, resolve_config
     from xtts_cli.errors import XttsError
-    from xtts_cli.training.run_dir import prepare_run_dir
+    from xtts_cli.run.directory import prepare_run_dir
 
     run = tmp_path / "run"
     shutil.copytree(Path(__file__).parent / "data" / "legacy_vocoder_run", run)

@@ -170,7 +170,7 @@ def test_a_cloned_voice_and_a_language_the_run_lacks(bilingual_run, tmp_path, ru
 def test_a_run_from_before_front_ends_resumes_and_a_changed_front_end_is_refused(tmp_path):
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.errors import XttsError
-    from xtts_cli.training.run_dir import prepare_run_dir
+    from xtts_cli.run.directory import prepare_run_dir
 
     run, resumed = prepare_run_dir(tmp_path / "run", XttsConfig())
     assert not resumed

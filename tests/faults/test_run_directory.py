@@ -14,8 +14,8 @@ from training_support import run_xtts, subprocess_env, tiny_config
 
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.errors import XttsError
-from xtts_cli.speech.run_files import RunDir
-from xtts_cli.training.run_dir import MARKER_FILE, prepare_run_dir, release_run_dir, remove_stale_temporaries
+from xtts_cli.run.directory import MARKER_FILE, prepare_run_dir, release_run_dir, remove_stale_temporaries
+from xtts_cli.run.files import RunDir
 
 HOLD = """
 import sys, time

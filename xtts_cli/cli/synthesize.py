@@ -186,7 +186,7 @@ def _list(run_dir: Path, *, speakers: bool, languages: bool, json_output: bool) 
     from its vocabulary alone: no TensorFlow."""
     from xtts_cli.data.text import Tokenizer
     from xtts_cli.errors import XttsError
-    from xtts_cli.speech.run_files import load_speakers, read_run
+    from xtts_cli.run.files import load_speakers, read_run
 
     _, run = read_run(run_dir)
     if not run.vocab.is_file():

@@ -28,8 +28,8 @@ from xtts_cli.config.schema import DataConfig
 class MelFeatures:
     """What a mel frame of a run is: the transform (rate, FFT, hop, window, mels, band, filterbank)
     and what is done to a clip before it (silence trimmed, loudness normalised). One identity read by
-    the resume check (training/run_dir.py), the feature store's fingerprint (feature_cache.py) and a
-    vocoder's pairing with an acoustic run (inference/checkpoints.py), so the three cannot disagree."""
+    the resume check (run/directory.py), the feature store's fingerprint (feature_cache.py) and a
+    vocoder's pairing with an acoustic run (run/restore.py), so the three cannot disagree."""
 
     sample_rate: int
     n_fft: int

@@ -28,7 +28,7 @@ import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
 from xtts_cli.errors import XttsError
-from xtts_cli.speech.run_files import RATE_CEILING_FACTOR, RATE_FLOOR_SHARE, SpeakingRate
+from xtts_cli.run.files import RATE_CEILING_FACTOR, RATE_FLOOR_SHARE, SpeakingRate
 
 if TYPE_CHECKING:
     from xtts_cli.inference.api import Synthesizer

@@ -41,7 +41,7 @@ class AcousticKind:
     def prepare_run(self, context: KindContext) -> None:
         """The speaking rate synthesis paces sentences by, the reference voice of the test sentences
         (the first validation clip's opening frames) and the speakers' clips, once per run."""
-        from xtts_cli.speech.run_files import (
+        from xtts_cli.run.files import (
             REFERENCE_FILE,
             SPEAKERS_FILE,
             SPEAKING_RATE_FILE,

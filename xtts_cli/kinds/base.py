@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from xtts_cli.data.scan import DatasetItem, ScanReport
     from xtts_cli.data.text import Tokenizer
     from xtts_cli.model.transfer import Transferred
-    from xtts_cli.speech.run_files import RunDir
+    from xtts_cli.run.files import RunDir
 
 __all__ = ["KindContext", "KindModels", "ModelKind"]
 

@@ -4,9 +4,8 @@
   voices (a reference clip or a training speaker's centroid) and WAV writing;
 - `vocoding`: `Vocoder`, log-mel to samples by Griffin-Lim or a trained generator, and the audio
   and log-mel of a whole file as the training pipeline computes them;
-- `samples`: the test sentences a run renders as it trains;
-- `run_files`: what a run directory keeps besides checkpoints (speakers, the reference voice, the
-  speaking rate) and where (`RunDir`).
+- `samples`: the test sentences a run renders as it trains.
 
-Loading a run (building its network and restoring its checkpoint) is `xtts_cli.inference`'s.
+What a run directory keeps and where, and loading a run (building its network and restoring its
+checkpoint), are `xtts_cli.run`'s.
 """

@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.errors import XttsError
-from xtts_cli.speech.run_files import REFERENCE_FILE, load_speakers, load_speaking_rate
+from xtts_cli.run.files import REFERENCE_FILE, load_speakers, load_speaking_rate
 from xtts_cli.speech.synthesis import Voice, speaker_voice, synthesize_speech, wav_bytes
 
 RENDERED_SPEAKERS = 3  # test sentences are rendered in the largest speakers' voices (multi-speaker data)

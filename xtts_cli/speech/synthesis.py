@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
 from xtts_cli.errors import XttsError
-from xtts_cli.speech.run_files import (
+from xtts_cli.run.files import (
     RATE_CEILING_FACTOR,
     REFERENCE_FILE,
     SPEAKERS_FILE,

@@ -16,9 +16,9 @@ from typing import Any, Optional
 import tensorflow as tf
 
 from xtts_cli.errors import XttsError, disk_full
-from xtts_cli.speech.run_files import RunDir
+from xtts_cli.run.directory import remove_stale_temporaries
+from xtts_cli.run.files import RunDir
 from xtts_cli.training.events import Noted, Progress
-from xtts_cli.training.run_dir import remove_stale_temporaries
 
 __all__ = ["RunCheckpoints"]
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from xtts_cli.data.text import Tokenizer
     from xtts_cli.devices.placement import DevicePlan
     from xtts_cli.kinds import KindModels, ModelKind
-    from xtts_cli.speech.run_files import RunDir
+    from xtts_cli.run.files import RunDir
     from xtts_cli.training.checkpointing import RunCheckpoints
     from xtts_cli.training.inputs import TrainingInput
     from xtts_cli.training.parent import ParentRun
@@ -219,7 +219,7 @@ def _set_up_process(config: XttsConfig, settings: RunSettings, undo: contextlib.
 def _parent(config: XttsConfig, path: Path, *, fresh: bool) -> Optional[ParentRun]:
     """The run `training.init_from` names, checked to fit `config`, when this run starts (not when it
     resumes: then its checkpoint holds the weights, and the parent need not be there any more)."""
-    from xtts_cli.speech.run_files import RunDir
+    from xtts_cli.run.files import RunDir
     from xtts_cli.training.parent import open_parent
 
     spec = config.training.init_from
@@ -249,7 +249,7 @@ def _open_run_dir(
     and the vocabulary it saved when it resumes (else None: built from the scan, the same on every
     worker of a cluster)."""
     from xtts_cli.data.text import Tokenizer
-    from xtts_cli.training.run_dir import prepare_run_dir, release_run_dir, remove_stale_temporaries
+    from xtts_cli.run.directory import prepare_run_dir, release_run_dir, remove_stale_temporaries
 
     run_dir, resumed = prepare_run_dir(
         path, config, fresh=fresh, force=force, read_only=not is_chief, parent=parent.record() if parent else None

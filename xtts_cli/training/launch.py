@@ -49,7 +49,7 @@ def train_run(
 ) -> TrainResult:
     """Train `loaded`'s config into `run_dir` (default: training.run_dir, else runs/<config name>)."""
     from xtts_cli import locks as run_lock
-    from xtts_cli.training.run_dir import default_run_dir
+    from xtts_cli.run.directory import default_run_dir
 
     config = loaded.config
     if config.devices.strategy == "multi_worker" and cluster_flags is None:

@@ -1,7 +1,7 @@
 """The run a new run starts from (`training.init_from`, `xtts train --init-from RUN`), opened
 read-only: its config, vocabulary and checkpoint, whether the new config can take its weights, the
 vocabulary grown from it, and what the new run records of it. No TensorFlow: `xtts validate` reads
-it too. The weights themselves move in `inference.checkpoints.transfer_weights`.
+it too. The weights themselves move in `model.transfer.transfer_weights`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, Optional
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.text import Tokenizer
 from xtts_cli.errors import XttsError
-from xtts_cli.speech.run_files import read_run
+from xtts_cli.run.files import read_run
 
 __all__ = ["ParentRun", "open_parent"]
 
@@ -33,7 +33,7 @@ class ParentRun:
     def refusal(self, config: XttsConfig) -> Optional[str]:
         """Why `config`'s model cannot take this run's weights (one line), or None: another kind
         or decoder, other sizes, other mel features, another text front end."""
-        from xtts_cli.training.run_dir import model_identity
+        from xtts_cli.run.directory import model_identity
 
         mine, theirs = model_identity(config), model_identity(self.config)
         # What the new run trains (training.freeze) is its own choice.

@@ -1,5 +1,5 @@
 """The run directory as training makes and reopens it: everything a user needs to resume or
-compare a run (its layout: `speech.run_files.LAYOUT`, described in docs/run-directory.md).
+compare a run (its layout: `run.files.LAYOUT`, described in docs/run-directory.md).
 
 In a multi-worker run only the chief writes here; the other workers read the checkpoints (and
 vocab) from the same path, so the run directory must be on a filesystem every worker shares.
@@ -27,10 +27,7 @@ from xtts_cli.data.features import MelFeatures
 from xtts_cli.errors import XttsError
 from xtts_cli.host import plan_threads
 from xtts_cli.locks import LOCK_FILE
-from xtts_cli.speech.run_files import RunDir
-
-# Written into every run directory xtts makes: what may be resumed into, and moved aside by --fresh.
-MARKER_FILE = ".xtts-run"
+from xtts_cli.run.files import MARKER_FILE, RunDir
 
 # Besides what a mel frame is (`MelFeatures`), the text front end a checkpoint's ids come from.
 TEXT_KEYS = ("text_cleaners", "text_frontend")

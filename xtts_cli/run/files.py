@@ -32,8 +32,13 @@ RATE_FLOOR_SHARE = 1.0
 RATE_CEILING_FACTOR = 1.25
 
 
-# Every name a run directory may hold: files, then folders (a trailing slash). The marker and the
-# lock are `training/run_dir.py`'s and `locks.py`'s, the run's own vocoder `inference/checkpoints.py`'s.
+# Written into every run directory xtts makes: what may be resumed into, and moved aside by --fresh.
+MARKER_FILE = ".xtts-run"
+# A vocoder run inside an acoustic run (`--run-dir RUN/vocoder`): synthesis uses it by default.
+VOCODER_DIR = "vocoder"
+
+# Every name a run directory may hold: files, then folders (a trailing slash). The lock is
+# `locks.py`'s (every writer of a run takes it).
 LAYOUT = (
     "config.yaml",
     "run.json",
@@ -42,12 +47,12 @@ LAYOUT = (
     SPEAKING_RATE_FILE,
     REFERENCE_FILE,
     "metrics.jsonl",
-    ".xtts-run",
+    MARKER_FILE,
     ".xtts-lock",
     "checkpoints/",
     "tensorboard/",
     "samples/",
-    "vocoder/",
+    f"{VOCODER_DIR}/",
 )
 
 

@@ -12,7 +12,7 @@ from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.features import MelFeatures
 from xtts_cli.errors import XttsError
 from xtts_cli.model.transfer import child_node, listed_variable_keys, object_graph
-from xtts_cli.speech.run_files import RunDir, read_run
+from xtts_cli.run.files import RunDir, read_run
 from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
 
@@ -128,10 +128,6 @@ def load_run(run_dir: Path, step: Optional[int] = None):
     model = kind.build_network(config, tokenizer)
     restored = restore_run(model, run, run_dir, step)
     return config, tokenizer, model, restored, run
-
-
-# A run's own vocoder: a vocoder run trained into this folder of the acoustic run's directory.
-VOCODER_DIR = "vocoder"
 
 
 def load_vocoder(spec: Optional[str | Path], data: DataConfig, *, acoustic_run: str = "the acoustic run") -> Vocoder:
