@@ -33,6 +33,8 @@ def _config(root: Path, name: str, **changes):
     settings = yaml.safe_load(path.read_text(encoding="utf-8"))
     settings["data"]["dataset_path"] = str(SAMPLE)
     settings["model"]["decoder"] = "duration"
+    if changes.get("model.kind") == "vocoder":
+        settings["model"] = {}  # a vocoder's model section has keys of its own
     for dotted, value in changes.items():
         section, key = dotted.split(".")
         settings[section][key] = value

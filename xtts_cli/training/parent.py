@@ -38,9 +38,12 @@ class ParentRun:
         mine, theirs = model_identity(config), model_identity(self.config)
         # What the new run trains (training.freeze) is its own choice.
         changed = sorted(
-            key
-            for key in set(mine) | set(theirs)
-            if mine.get(key) != theirs.get(key) and not key.startswith("training.")
+            (
+                key
+                for key in set(mine) | set(theirs)
+                if mine.get(key) != theirs.get(key) and not key.startswith("training.")
+            ),
+            key=lambda key: (key != "model.kind", key),  # another kind first: its other keys follow from it
         )
         if not changed:
             return None
