@@ -75,12 +75,12 @@ def test_config_variants_are_validated_like_a_file() -> None:
 def test_the_config_names_its_model_kind_and_the_kind_says_what_the_pipeline_delivers() -> None:
     import importlib
 
-    from xtts_cli.kinds import KINDS, kind_for
+    from xtts_cli.kinds import kind_for, registered
 
     duration = XttsConfig.model_validate({"model": {"decoder": "duration"}})
     vocoder = XttsConfig.model_validate({"model": {"kind": "vocoder"}})
     assert [kind_for(c).name for c in (XttsConfig(), duration, vocoder)] == ["autoregressive", "duration", "vocoder"]
-    for name, entry in KINDS.items():  # every registry line names a kind of that name
+    for name, entry in registered().items():  # every registry line names a kind of that name
         module, _, attribute = entry.partition(":")
         assert getattr(importlib.import_module(module), attribute).name == name
     assert kind_for(duration) is kind_for(duration)  # one object per kind, not one per call

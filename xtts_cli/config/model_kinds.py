@@ -10,7 +10,7 @@ here, one entry in `MODEL_SECTIONS` and its module in `kinds/`.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, Optional, Union
+from typing import Annotated, Any, ClassVar, Literal, Optional, Union, get_args
 
 from pydantic import Discriminator, Field, Tag, field_validator
 
@@ -129,6 +129,17 @@ class AcousticConfig(Section):
         "guided_attention_sigma",
     )
     FREEZABLE_PARTS: ClassVar[tuple[str, ...]] = ("text_encoder", "speaker_encoder", "decoder", "postnet")
+    # The model kind that trains and speaks with each decoder, as "module:attribute": imported on
+    # first use (`kinds.kind_for`), so reading a config imports no network.
+    IMPLEMENTATIONS: ClassVar[dict[str, str]] = {
+        "autoregressive": "xtts_cli.kinds.acoustic:AUTOREGRESSIVE",
+        "duration": "xtts_cli.kinds.acoustic:DURATION",
+    }
+
+    @property
+    def kind_name(self) -> str:
+        """The kind this section makes: its decoder's."""
+        return self.decoder
 
     def identity(self) -> dict[str, Any]:
         """What must match to resume a run ("model.key": value): the network's sizes and features."""
@@ -226,14 +237,15 @@ class VocoderConfig(Section):
         return self.intermediate_dim or 3 * self.dim
 
     FREEZABLE_PARTS: ClassVar[tuple[str, ...]] = ()
+    IMPLEMENTATIONS: ClassVar[dict[str, str]] = {"vocoder": "xtts_cli.kinds.vocoder:VOCODER"}
+
+    @property
+    def kind_name(self) -> str:
+        return "vocoder"
 
     def identity(self) -> dict[str, Any]:
         """The generator's shape; the discriminators may come later (`adversarial_start_step`)."""
         return {f"model.{key}": getattr(self, key) for key in ("kind", "dim", "intermediate_dim", "num_layers")}
-
-
-# The kinds of model section by `model.kind`, in the order the docs list them.
-MODEL_SECTIONS: dict[str, type[Section]] = {"acoustic": AcousticConfig, "vocoder": VocoderConfig}
 
 
 def model_kind_of(value: Any) -> str:
@@ -244,6 +256,8 @@ def model_kind_of(value: Any) -> str:
     return str(getattr(value, "kind", "acoustic"))
 
 
+# The one list of model kinds: a section per `model.kind`, each naming the kinds it makes
+# (`IMPLEMENTATIONS`). A new kind is a section class here and its line in this union.
 ModelSection = Annotated[
     Union[Annotated[AcousticConfig, Tag("acoustic")], Annotated[VocoderConfig, Tag("vocoder")]],
     Discriminator(
@@ -252,3 +266,9 @@ ModelSection = Annotated[
         custom_error_message="model.kind must be acoustic or vocoder",
     ),
 ]
+
+# The sections by `model.kind`, in the union's order (the order the docs list them).
+MODEL_SECTIONS: dict[str, type[AcousticConfig | VocoderConfig]] = {
+    member.model_fields["kind"].default: member
+    for member in (get_args(tagged)[0] for tagged in get_args(get_args(ModelSection)[0]))
+}

@@ -1,12 +1,13 @@
 """Model kinds, by the name a config gives (`model.kind`, and `model.decoder` for acoustic models).
 
 A new kind is one module here implementing `base.ModelKind` (its network, its training step, how
-it generates), one line in `KINDS` and its `model` section in `config/model_kinds.py`; the training
-engine and synthesis need nothing else.
+it generates) and its `model` section in `config/model_kinds.py`, which names the module; the
+training engine and synthesis need nothing else.
 
-`KINDS` names each kind as "module:attribute" and imports the module on first use (the entry-point
-form packaging uses): a kind's module may define Keras networks, which import TensorFlow, and
-reading what a config's kind needs (`xtts validate`, `xtts diagnose`) should not cost that.
+The section names its kind as "module:attribute" (`IMPLEMENTATIONS`), imported on first use (the
+entry-point form packaging uses): a kind's module may define Keras networks, which import
+TensorFlow, and reading what a config's kind needs (`xtts validate`, `xtts diagnose`) should not
+cost that.
 """
 
 from __future__ import annotations
@@ -21,25 +22,24 @@ if TYPE_CHECKING:
     from xtts_cli.data.run_data import RunData
     from xtts_cli.data.scan import ScanReport
 
-__all__ = ["KINDS", "KindContext", "KindModels", "ModelKind", "kind_for", "kind_name", "run_data_of"]
+__all__ = ["KindContext", "KindModels", "ModelKind", "kind_for", "kind_name", "registered", "run_data_of"]
 
-KINDS: dict[str, str] = {
-    "autoregressive": "xtts_cli.kinds.acoustic:AUTOREGRESSIVE",
-    "duration": "xtts_cli.kinds.acoustic:DURATION",
-    "vocoder": "xtts_cli.kinds.vocoder:VOCODER",
-}
+
+def registered() -> dict[str, str]:
+    """Every kind by name, as "module:attribute": what the config's model sections name
+    (`config.model_kinds`, each section's `IMPLEMENTATIONS`)."""
+    from xtts_cli.config.model_kinds import MODEL_SECTIONS
+
+    return {name: entry for section in MODEL_SECTIONS.values() for name, entry in section.IMPLEMENTATIONS.items()}
 
 
 def kind_name(config: XttsConfig) -> str:
     """`model.kind`, or for an acoustic model its decoder."""
-    from xtts_cli.config.model_kinds import AcousticConfig
-
-    section = config.model
-    return section.decoder if isinstance(section, AcousticConfig) else section.kind
+    return config.model.kind_name
 
 
 def kind_for(config: XttsConfig) -> ModelKind:
-    module, _, attribute = KINDS[kind_name(config)].partition(":")
+    module, _, attribute = config.model.IMPLEMENTATIONS[config.model.kind_name].partition(":")
     kind: ModelKind = getattr(importlib.import_module(module), attribute)
     return kind
 
