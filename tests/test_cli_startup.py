@@ -66,3 +66,12 @@ def test_version(runner) -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.stdout.strip() == f"xtts {__version__}"
+
+
+@pytest.mark.parametrize("command", ["synthesize", "export", "serve"])
+def test_a_folder_that_is_not_a_run_is_refused_before_tensorflow_loads(command: str, tmp_path) -> None:
+    args = [command, "-r", str(tmp_path)] + (
+        ["hello", "-o", str(tmp_path / "x.wav")] if command == "synthesize" else []
+    )
+    _, report = _run(args + (["-o", str(tmp_path / "out")] if command == "export" else []))
+    assert report["code"] == 1 and "tensorflow" not in report["heavy"]

@@ -155,10 +155,12 @@ def run_dir_given(run_dir: Optional[Path], checkpoint: Optional[Path], *, to: st
     """The run directory from --run-dir (or its old name --checkpoint); none is one error saying
     what the command needed it `to` do, with an `example`."""
     from xtts_cli.errors import XttsError
+    from xtts_cli.run.files import read_run
 
     given = given_once("the run directory", run_dir=run_dir, checkpoint=checkpoint)
     if given is None:
         raise XttsError(
             f"no run to {to}: pass --run-dir DIR (-r), the folder `xtts train` wrote", hint=f"e.g. {example}"
         )
+    read_run(Path(given))  # not a run: said before TensorFlow loads (seconds), not after
     return Path(given)

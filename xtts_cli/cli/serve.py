@@ -47,13 +47,13 @@ def serve(
     """Serve a run over HTTP: `/api/tts` (coqui tts-server's parameters), `/api/speakers`,
     `/api/languages`, `/health`, and a page at `/` to type, pick a voice, clone one from a clip and
     listen, with the samples the run wrote while it trained."""
+    run = run_dir_given(run_dir, checkpoint, to="serve", example="xtts serve -r runs/speak-cpu")
     from xtts_cli.cli.output import Phases
     from xtts_cli.errors import XttsError
     from xtts_cli.inference import Synthesizer
     from xtts_cli.serving.http import make_server
     from xtts_cli.serving.service import Limits, VoiceService
 
-    run = run_dir_given(run_dir, checkpoint, to="serve", example="xtts serve -r runs/speak-cpu")
     limits = Limits(text_chars=max_text_chars, upload_bytes=int(max_upload_mb * 1024 * 1024), waiting=max_waiting)
     with Phases() as phase:
         phase(f"loading {run} (TensorFlow, the model and its latest checkpoint)")
