@@ -5,7 +5,7 @@ loop's own keys stay in `training`.
 
 These live under `config/`, not beside the networks in `kinds/`, so a config is read and checked
 without importing TensorFlow (`xtts validate`), and every layer can read it. A new kind is a class
-here, one entry in `MODEL_SECTIONS` and its module in `kinds/`.
+here, its line in the `ModelSection` union and its module in `kinds/`.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ class AcousticConfig(Section):
         return self.decoder
 
     def identity(self) -> dict[str, Any]:
-        """What must match to resume a run ("model.key": value): the network's sizes and features."""
+        """What must match to resume a run ("model.key": value): every key but the training aids."""
         return {f"model.{key}": value for key, value in self.model_dump(exclude=set(self.TRAINING_KEYS)).items()}
 
 
