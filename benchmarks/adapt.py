@@ -147,8 +147,8 @@ def speak_new_voice(
     heard few of the phonemes) counts as a miss, every word of it wrong."""
     from xtts_cli.data.text import UnknownCharactersError
     from xtts_cli.evaluation.recognizer import word_error_rate
+    from xtts_cli.inference.loading import load_run
     from xtts_cli.run.files import load_speaking_rate
-    from xtts_cli.run.restore import load_run
     from xtts_cli.speech.synthesis import resolve_voice, synthesize_speech, wav_bytes
 
     config, tokenizer, model, step, run = load_run(run_dir)
@@ -185,8 +185,8 @@ def vocoder_scores(run_dir: Path, clips: list[Path]) -> dict:
     """Copy-synthesis of `clips` through the vocoder run: mean PESQ (wide band) and STOI."""
     import vocoder_quality
 
+    from xtts_cli.inference.loading import load_vocoder
     from xtts_cli.run.files import read_run
-    from xtts_cli.run.restore import load_vocoder
     from xtts_cli.speech.vocoding import load_audio, mel_of
 
     data = read_run(run_dir)[0].data

@@ -91,8 +91,8 @@ def word_error_rates(run_dir: Path, data: Path, steps: list[int], recognizer) ->
     import numpy as np
 
     from xtts_cli.evaluation.recognizer import word_error_rate
+    from xtts_cli.inference.loading import load_run
     from xtts_cli.run.files import REFERENCE_FILE, load_speaking_rate
-    from xtts_cli.run.restore import load_run
     from xtts_cli.speech.synthesis import synthesize_speech
 
     sentences = (data / "heldout.txt").read_text(encoding="utf-8").splitlines()

@@ -112,8 +112,8 @@ def picture(target: Path, text: str, espeak_wav: Path, run_dir: Path, data) -> N
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from xtts_cli.inference.loading import load_run
     from xtts_cli.run.files import REFERENCE_FILE, load_speaking_rate
-    from xtts_cli.run.restore import load_run
     from xtts_cli.speech.synthesis import synthesize_speech
 
     config, tokenizer, model, step, run = load_run(run_dir)

@@ -131,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from xtts_cli.evaluation.recognizer import Recognizer
-    from xtts_cli.run.restore import load_vocoder, read_run
+    from xtts_cli.inference.loading import load_vocoder
+    from xtts_cli.run.files import read_run
     from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder, load_audio, mel_of
 
     if not (args.data / "heldout.txt").is_file():

@@ -149,8 +149,8 @@ def evaluate_voices(
 ) -> dict:
     """Speak every held-out sentence in its voice by name and cloned; score voice and words."""
     from xtts_cli.evaluation.recognizer import word_error_rate
+    from xtts_cli.inference.loading import load_run
     from xtts_cli.run.files import load_speaking_rate
-    from xtts_cli.run.restore import load_run
     from xtts_cli.speech.synthesis import resolve_voice, synthesize_speech, wav_bytes
 
     config, tokenizer, model, step, run = load_run(run_dir, step)
@@ -194,8 +194,8 @@ def espeak_wer(data: Path, names: list[str], recognizer) -> float:
 def evaluate_persian(run_dir: Path, data: Path, out: Path) -> dict:
     """MCD-DTW and duration ratio of the held-out sentences against espeak-ng's rendering."""
     from xtts_cli.evaluation.mel_distance import mel_cepstral_distortion
+    from xtts_cli.inference.loading import load_run
     from xtts_cli.run.files import REFERENCE_FILE, load_speaking_rate
-    from xtts_cli.run.restore import load_run
     from xtts_cli.speech.synthesis import synthesize_speech
 
     config, tokenizer, model, step, run = load_run(run_dir)

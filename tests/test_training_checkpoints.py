@@ -74,7 +74,7 @@ def test_checkpoint_reaches_every_weight_through_the_model(short_run) -> None:
 
 @pytest.mark.slow
 def test_load_run_gives_the_trained_models_outputs(short_run) -> None:
-    from xtts_cli.run.restore import load_run
+    from xtts_cli.inference.loading import load_run
 
     _, _, model, step, _ = load_run(short_run.parts.run_dir.path)
     assert step == 4
@@ -131,8 +131,8 @@ def test_export_serves_the_same_speech_with_plain_tensorflow(short_run, tmp_path
 
     from xtts_cli.cli.app import app
     from xtts_cli.data.features import log_mel
+    from xtts_cli.inference.loading import load_run
     from xtts_cli.run.files import load_speaking_rate
-    from xtts_cli.run.restore import load_run
     from xtts_cli.speech.synthesis import synthesize_speech
 
     run, model = short_run.parts.run_dir.path, short_run.parts.models.model
@@ -242,8 +242,8 @@ def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run
 
 @pytest.mark.slow
 def test_the_duration_decoder_keeps_the_datas_mel_statistics_in_its_checkpoint(short_run, tmp_path) -> None:
+    from xtts_cli.inference.loading import load_run
     from xtts_cli.kinds.acoustic import mel_statistics
-    from xtts_cli.run.restore import load_run
 
     config, _, model, _, _ = load_run(short_run.parts.run_dir.path)
     if config.model.decoder == "autoregressive":
@@ -304,9 +304,9 @@ def test_alignment_score_is_written_at_every_validation_with_an_alignment_image(
 
 @pytest.mark.slow
 def test_a_run_written_before_the_fix_still_loads_its_whole_model(tmp_path) -> None:
+    from xtts_cli.inference.loading import load_run
     from xtts_cli.kinds.optimization import build_optimizer
     from xtts_cli.model.build import build_model
-    from xtts_cli.run.restore import load_run
 
     run = tmp_path / "legacy"
     shutil.copytree(LEGACY_RUN, run)
@@ -326,7 +326,7 @@ def test_a_run_written_before_the_fix_still_loads_its_whole_model(tmp_path) -> N
 
 
 def test_an_older_run_whose_weights_do_not_fit_is_refused_with_the_reason(tmp_path) -> None:
-    from xtts_cli.run.restore import load_run
+    from xtts_cli.inference.loading import load_run
 
     run = tmp_path / "legacy"
     shutil.copytree(LEGACY_RUN, run)

@@ -292,7 +292,7 @@ def test_vocode_writes_every_recording_of_a_folder_with_one_load(runner, tmp_pat
 def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(runner, tmp_path: Path, acoustic) -> None:
     import tensorflow as tf
 
-    from xtts_cli.run.restore import load_vocoder
+    from xtts_cli.inference.loading import load_vocoder
     from xtts_cli.speech.vocoding import load_audio
 
     out = tmp_path / "exported"
@@ -333,7 +333,7 @@ def test_a_vocoder_run_written_before_its_blocks_were_saved_by_name_still_vocode
     import tensorflow as tf
 
     from xtts_cli.config.loading import resolve_config
-    from xtts_cli.run.restore import load_vocoder
+    from xtts_cli.inference.loading import load_vocoder
 
     run = Path(__file__).parent / "data" / "legacy_vocoder_run"
     vocoder = load_vocoder(run, resolve_config(run / "config.yaml", {}).config.data)

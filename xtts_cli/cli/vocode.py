@@ -101,7 +101,8 @@ def vocode(
         if spec == GRIFFIN_LIM:
             chosen = Vocoder(GRIFFIN_LIM, resolve_config(config).config.data)
         else:
-            from xtts_cli.run.restore import load_vocoder, read_run
+            from xtts_cli.inference.loading import load_vocoder
+            from xtts_cli.run.files import read_run
 
             chosen = load_vocoder(spec, read_run(Path(spec))[0].data, acoustic_run="itself")
         from xtts_cli.speech.synthesis import write_wav

@@ -29,7 +29,7 @@ class MelFeatures:
     """What a mel frame of a run is: the transform (rate, FFT, hop, window, mels, band, filterbank)
     and what is done to a clip before it (silence trimmed, loudness normalised). One identity read by
     the resume check (run/directory.py), the feature store's fingerprint (feature_cache.py) and a
-    vocoder's pairing with an acoustic run (run/restore.py), so the three cannot disagree."""
+    vocoder's pairing with an acoustic run (inference/loading.py), so the three cannot disagree."""
 
     sample_rate: int
     n_fft: int

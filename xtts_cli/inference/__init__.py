@@ -15,7 +15,7 @@ TensorFlow is imported by `Synthesizer.load`, not by this import.
 """
 
 from xtts_cli.inference.api import Synthesizer
-from xtts_cli.run.restore import load_vocoder
+from xtts_cli.inference.loading import load_vocoder
 from xtts_cli.speech.synthesis import Speech, Voice
 from xtts_cli.speech.vocoding import Vocoder
 

@@ -36,8 +36,8 @@ class Synthesizer:
     def load(cls, run_dir: Path | str, step: Optional[int] = None, vocoder: Optional[Path | str] = None) -> Synthesizer:
         """`vocoder`: a vocoder run's directory or "griffin-lim"; by default the run's own vocoder
         (a vocoder run in RUN_DIR/vocoder) when it has one, else Griffin-Lim."""
+        from xtts_cli.inference.loading import load_run, load_vocoder
         from xtts_cli.run.files import VOCODER_DIR
-        from xtts_cli.run.restore import load_run, load_vocoder
 
         config, tokenizer, model, restored, run = load_run(Path(run_dir), step)
         if vocoder is None and (run.path / VOCODER_DIR / "config.yaml").is_file():

@@ -5,10 +5,9 @@
   `read_run` opens one read-only (its config and paths);
 - `directory`: create or resume a run for training (`prepare_run_dir`): what must match to resume
   (`model_identity`), the marker, the writer's lock, `--fresh` moving the old run aside;
-- `restore`: a run's network built by its model kind and restored from a checkpoint, for
-  synthesis, export and `--vocoder` (`load_run`, `load_vocoder`).
+- `restore`: a built network's weights from the run's checkpoint (`restore_run`); building the
+  network is its model kind's (`xtts_cli.inference.loading`: `load_run`, `load_vocoder`).
 
-The three sit at different heights of the package's layers (pyproject.toml): `files` and
-`directory` need only the config and the data's features, so synthesis can read a run's records;
-`restore` builds networks, so it sits above the model kinds. This module imports none of them.
+It reads the config, the data's features and checkpoints, never a model kind, so
+everything from synthesis up can read and restore a run.
 """

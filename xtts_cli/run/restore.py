@@ -1,5 +1,6 @@
-"""A run's network, built by its model kind (`xtts_cli.kinds`) from its config and vocabulary and
-restored from its checkpoint: an acoustic run's (`load_run`) or a vocoder run's (`load_vocoder`)."""
+"""A built network's weights from a run's checkpoint (`restore_run`: the latest, or a step the run
+keeps, falling back past one that cannot be read). Building the network is its model kind's:
+`xtts_cli.inference.loading` builds and restores an acoustic run or a vocoder run."""
 
 from __future__ import annotations
 
@@ -8,12 +9,9 @@ from typing import Optional
 
 import tensorflow as tf
 
-from xtts_cli.config.schema import DataConfig
-from xtts_cli.data.features import MelFeatures
 from xtts_cli.errors import XttsError
 from xtts_cli.model.transfer import child_node, listed_variable_keys, object_graph
-from xtts_cli.run.files import RunDir, read_run
-from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
+from xtts_cli.run.files import RunDir
 
 
 def restore_model(model, checkpoint: str) -> int:
@@ -103,55 +101,3 @@ def restore_run(model, run: RunDir, run_dir: Path, step: Optional[int] = None) -
                     hint="train again: xtts train --fresh",
                 ) from None
     raise AssertionError("unreachable: the loop returns or raises")
-
-
-def load_run(run_dir: Path, step: Optional[int] = None):
-    """(config, tokenizer, model with the latest checkpoint restored, step, run) from an acoustic
-    run directory; `step`: that step's checkpoint instead of the latest (one the run still keeps)."""
-    from xtts_cli.data.text import Tokenizer
-    from xtts_cli.kinds import kind_for
-
-    config, run = read_run(run_dir)
-    kind = kind_for(config)
-    if not kind.speaks:
-        raise XttsError(
-            f"{run_dir} is a {config.model.kind} run, not an acoustic model: it reads no text",
-            hint="pass the acoustic model's run as --run-dir"
-            + (f" and this one as --vocoder {run_dir}" if kind.vocodes else ""),
-        )
-    if not run.vocab.is_file():
-        raise XttsError(
-            f"{run_dir} is not an xtts run directory (no vocab.json)",
-            hint="pass the --run-dir of an `xtts train` run, e.g. runs/tiny-cpu",
-        )
-    tokenizer = Tokenizer.load(run.vocab)
-    model = kind.build_network(config, tokenizer)
-    restored = restore_run(model, run, run_dir, step)
-    return config, tokenizer, model, restored, run
-
-
-def load_vocoder(spec: Optional[str | Path], data: DataConfig, *, acoustic_run: str = "the acoustic run") -> Vocoder:
-    """`spec`: "griffin-lim" (or None), or a vocoder run directory whose features must be `data`'s
-    (else the load stops with both named): a `Vocoder`, log-mel [frames, n_mels] to samples."""
-    if spec is None or str(spec) == GRIFFIN_LIM:
-        return Vocoder(GRIFFIN_LIM, data)
-    from xtts_cli.kinds import kind_for
-
-    path = Path(spec)
-    config, run = read_run(path)
-    if not kind_for(config).vocodes:
-        raise XttsError(
-            f"--vocoder {spec}: that run is not a vocoder (model.kind {config.model.kind})",
-            hint=f"pass a run trained with model.kind: vocoder (configs/vocoder-cpu.yaml), or {GRIFFIN_LIM}",
-        )
-    differ = MelFeatures.of(data).transform_mismatch(MelFeatures.of(config.data))
-    if differ:
-        raise XttsError(
-            f"--vocoder {spec} was trained on other features than {acoustic_run}: {'; '.join(differ)} "
-            f"({acoustic_run} first)",
-            hint="train the vocoder with the acoustic run's data section (rate, hop, mels), or use "
-            f"--vocoder {GRIFFIN_LIM}",
-        )
-    generator = kind_for(config).build_network(config, None)
-    step = restore_run(generator, run, path)
-    return Vocoder(str(spec), config.data, generator, step)
