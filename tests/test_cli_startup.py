@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -74,4 +75,10 @@ def test_a_folder_that_is_not_a_run_is_refused_before_tensorflow_loads(command: 
         ["hello", "-o", str(tmp_path / "x.wav")] if command == "synthesize" else []
     )
     _, report = _run(args + (["-o", str(tmp_path / "out")] if command == "export" else []))
+    assert report["code"] == 1 and "tensorflow" not in report["heavy"]
+
+
+def test_speed_for_a_decoder_without_a_pace_is_refused_before_tensorflow_loads(tmp_path) -> None:
+    run = Path(__file__).parent / "data" / "run_before_run_data"  # an autoregressive run
+    _, report = _run(["synthesize", "the kettle", "-r", str(run), "--speed", "1.5", "-o", str(tmp_path / "a.wav")])
     assert report["code"] == 1 and "tensorflow" not in report["heavy"]

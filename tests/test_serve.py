@@ -135,7 +135,7 @@ def test_the_run_is_listed_and_a_sentence_is_the_audio_it_speaks_in_process(serv
     assert get(f"{url}/api/tts", body, {"Content-Type": "application/json"})[2] == wav
 
 
-def test_a_clip_uploaded_is_cloned_and_a_long_text_streams_part_by_part(served):
+def test_a_clip_uploaded_is_cloned_and_a_long_text_streams_part_by_part_as_it_speaks_whole(served):
     tts, _, url = served
     body, headers = multipart({"text": SENTENCE}, CLIP.read_bytes())
     status, _, wav = get(f"{url}/api/tts", body, headers)
@@ -143,17 +143,24 @@ def test_a_clip_uploaded_is_cloned_and_a_long_text_streams_part_by_part(served):
     assert status == 200
     np.testing.assert_allclose(samples_of(wav) / 32767.0, samples_of(cloned) / 32767.0, atol=1e-3)
 
-    paragraph = "the kettle is on the stove. please close the window. the cat sat on the mat."
+    paragraph = "the kettle is on. close the window. the cat sat."
     query = urllib.parse.urlencode({"text": paragraph, "speaker_id": "en-us", "stream": "true"})
     status, headers, streamed = get(f"{url}/api/tts?{query}")
     assert status == 200 and headers["Transfer-Encoding"] == "chunked"
     assert streamed[:4] == b"RIFF" and streamed[36:40] == b"data" and streamed[40:44] == b"\xff\xff\xff\xff"
     # Each part as it was made (each scaled on its own when it would clip), a pause between two.
-    parts = [pcm16(part.waveform) for part in tts.speak_parts(paragraph, voice=tts.voice("en-us"))]
-    assert len(parts) == 3
+    spoken = list(tts.speak_parts(paragraph, voice=tts.voice("en-us")))
+    assert len(spoken) == 3 and all(speech.sentences == 1 for speech in spoken)
     pause = bytes(2 * int(SENTENCE_PAUSE_SECONDS * tts.sample_rate))
-    expected = np.frombuffer(pause.join(parts), "<i2")
+    expected = np.frombuffer(pause.join(pcm16(part.waveform) for part in spoken), "<i2")
     np.testing.assert_allclose(np.frombuffer(streamed[44:], "<i2") / 32767.0, expected / 32767.0, atol=1e-3)
+    # Spoken whole in process: the same sentences, one by one, a pause between two.
+    whole = tts.speak(paragraph, speaker="en-us")
+    silence = np.zeros(int(SENTENCE_PAUSE_SECONDS * tts.sample_rate), np.float32)
+    assert whole.sentences == 3
+    between = [spoken[0].waveform, silence, spoken[1].waveform, silence, spoken[2].waveform]
+    np.testing.assert_array_equal(whole.waveform, np.concatenate(between))
+    assert whole.alignment.shape == tuple(sum(s.alignment.shape[axis] for s in spoken) for axis in (0, 1))
 
 
 @pytest.mark.parametrize(

@@ -211,20 +211,6 @@ def test_speed_is_refused_by_a_decoder_that_has_no_pace(runner, tmp_path):
     assert "model.decoder: duration" in result.exception.hint and not (tmp_path / "a.wav").exists()
 
 
-def test_a_paragraph_is_spoken_sentence_by_sentence_with_a_pause_between():
-    from xtts_cli.inference import Synthesizer
-    from xtts_cli.speech.synthesis import SENTENCE_PAUSE_SECONDS
-
-    tts = Synthesizer.load(Path(__file__).parent / "data" / "run_before_run_data")
-    first, second = "the kettle is on the stove.", "please close the window."
-    both = tts.speak(f"{first} {second}")
-    alone = [tts.speak(first), tts.speak(second)]
-    pause = np.zeros(int(SENTENCE_PAUSE_SECONDS * both.sample_rate), np.float32)
-    assert both.sentences == 2 and all(speech.sentences == 1 for speech in alone)
-    np.testing.assert_array_equal(both.waveform, np.concatenate([alone[0].waveform, pause, alone[1].waveform]))
-    assert both.alignment.shape == tuple(sum(s.alignment.shape[axis] for s in alone) for axis in (0, 1))
-
-
 @pytest.mark.slow
 def test_out_dash_writes_the_wav_alone_to_stdout(tmp_path):
     import io

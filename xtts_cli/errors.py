@@ -34,6 +34,15 @@ class XttsError(Exception):
         super().__init__("; ".join(self.lines))
 
 
+def speed_without_pace(speed: float) -> XttsError:
+    """`--speed` (or a request's `speed`) for a run whose decoder has no durations to scale."""
+    return XttsError(
+        f"--speed {speed:g}: this run's decoder (autoregressive) ends each sentence by its stop token, "
+        "frame by frame, and has no pace to set",
+        hint="train with model.decoder: duration (configs/speak-cpu.yaml) to set the speed",
+    )
+
+
 class ConfigError(XttsError):
     """The config cannot be read or does not validate: exit 2."""
 

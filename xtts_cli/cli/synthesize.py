@@ -136,6 +136,8 @@ def synthesize(
         return
     _check_arguments(text, text_file, out_dir, speaker, speaker_wav, out=out, json_output=json_output)
     run_dir = run_dir_given(run_dir, checkpoint, to="speak with", example='xtts synthesize "Hello." -r runs/tiny-cpu')
+    if speed != 1.0:
+        _refuse_unpaced(run_dir, speed)
     lines = _read_lines(text_file) if text_file is not None else []
     from xtts_cli.cli.output import Phases
     from xtts_cli.inference import Synthesizer
@@ -158,6 +160,17 @@ def synthesize(
         return
     named = "centroid" if voice.speaker is not None else ("clip" if speaker or speaker_wav else "reference")
     _write_speech(tts, speech, out, json_output=json_output, speaker=speaker, language=language, voice=named)
+
+
+def _refuse_unpaced(run_dir: Path, speed: float) -> None:
+    """`--speed` for a decoder without durations to scale: said before TensorFlow loads (seconds)."""
+    from xtts_cli.errors import speed_without_pace
+    from xtts_cli.kinds import kind_for
+    from xtts_cli.run.files import read_run
+
+    kind = kind_for(read_run(run_dir)[0])
+    if kind.speaks and not kind.paced:
+        raise speed_without_pace(speed)
 
 
 def _write_speech(tts, speech, out: Path, *, json_output: bool, speaker, language, voice: str) -> None:

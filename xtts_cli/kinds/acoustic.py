@@ -30,6 +30,7 @@ class AcousticKind:
     ignored_keys: tuple[str, ...] = ()
     speaks: bool = True
     vocodes: bool = False
+    paced: bool = False
     reads: Literal["mel", "audio"] = "mel"
     validation: Mapping[str, str] = field(
         default_factory=lambda: {"loss": "val_loss", "alignment_score": "alignment_score"}
@@ -230,6 +231,7 @@ DURATION = AcousticKind(
     "xtts_cli.model.duration:DurationModel",
     self_conditioning=False,
     normalizes_mel=True,
+    paced=True,
     # What only the autoregressive decoder reads: its prenet, stop token, attention and self-conditioning.
     ignored_keys=(
         "model.prenet_dropout",

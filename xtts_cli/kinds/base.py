@@ -83,6 +83,10 @@ class ModelKind(Protocol):
         """It turns mel frames into audio: `--vocoder` takes its runs."""
 
     @property
+    def paced(self) -> bool:
+        """Its sentences' lengths come from predicted durations, so `--speed` can set their pace."""
+
+    @property
     def ignored_keys(self) -> tuple[str, ...]:
         """Config keys ("section.field") other kinds read and this one does not: `validate` says
         so when a config writes one."""

@@ -306,6 +306,7 @@ class VocoderKind:
     name: str = "vocoder"
     speaks: bool = False
     vocodes: bool = True
+    paced: bool = False
     ignored_keys: tuple[str, ...] = ()
     reads: Literal["mel", "audio"] = "audio"
     validation: Mapping[str, str] = field(default_factory=lambda: {"loss": "val_loss"})

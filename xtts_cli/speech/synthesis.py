@@ -18,7 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
-from xtts_cli.errors import XttsError
+from xtts_cli.errors import XttsError, speed_without_pace
 from xtts_cli.run.files import (
     RATE_CEILING_FACTOR,
     REFERENCE_FILE,
@@ -310,11 +310,7 @@ def _frame_window(
         min_frames = MIN_FRAMES_PER_CHARACTER * symbols
     if speed != 1.0:
         if not model.paced:
-            raise XttsError(
-                f"--speed {speed:g}: this run's decoder (autoregressive) ends each sentence by its stop token, "
-                "frame by frame, and has no pace to set",
-                hint="train with model.decoder: duration (configs/speak-cpu.yaml) to set the speed",
-            )
+            raise speed_without_pace(speed)
         frames = min(data.max_mel_frames, int(np.ceil(frames / speed)))
         min_frames = int(min_frames / speed)
     if max_frames:
