@@ -63,7 +63,10 @@ def test_planted_bottleneck_is_input_bound_and_the_healthy_config_is_not(runner,
     # growing to the whole epoch.
     shorter_warmup = "profiling:\n  warmup_batches: 1"
     healthy_config.write_text(
-        tiny_config(tmp_path, extra=shorter_warmup).read_text().replace("batch_size: 4", "batch_size: 16")
+        tiny_config(tmp_path, extra=shorter_warmup)
+        .read_text()
+        .replace("batch_size: 4", "batch_size: 16")
+        .replace("num_buckets: 1", "num_buckets: 2")
     )
     # The planted bottleneck: tf.numpy_function loading, one worker, no prefetch and none of tf.data's
     # overlap (no parallel batching or autotuned buffers, which decode batches ahead), features every epoch.
