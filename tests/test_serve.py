@@ -48,7 +48,7 @@ def start(run: Path, **limits):
 
 @pytest.fixture(scope="module")
 def served():
-    tts, server, url = start(RUN, text_chars=300, upload_bytes=400_000, waiting=1)
+    tts, server, url = start(RUN, text_chars=300, upload_bytes=400_000, waiting=6)
     yield tts, server, url
     server.shutdown()
     server.server_close()
@@ -133,6 +133,27 @@ def test_the_run_is_listed_and_a_sentence_is_the_audio_it_speaks_in_process(serv
     assert get(f"{url}/api/tts", form, {"Content-Type": "application/x-www-form-urlencoded"})[2] == wav
     body = json.dumps({"text": SENTENCE, "speaker_id": "en-gb", "language_id": "en"}).encode()
     assert get(f"{url}/api/tts", body, {"Content-Type": "application/json"})[2] == wav
+
+
+def test_requests_spoken_at_once_are_each_the_audio_spoken_alone(served):
+    # Two generations at a time (Limits.generations): four voices asked for together, each
+    # answered with its own sentence in its own voice, as the run speaks it with nothing beside it.
+    from concurrent.futures import ThreadPoolExecutor
+
+    tts, server, url = served
+    assert server.service.limits.generations == 2
+    asked = [("the kettle is on.", "en-us"), ("close the window.", "en-gb"), ("the cat sat.", "en-us+f3")] * 2
+    with ThreadPoolExecutor(len(asked)) as pool:
+        answers = list(
+            pool.map(
+                lambda item: get(f"{url}/api/tts?{urllib.parse.urlencode({'text': item[0], 'speaker_id': item[1]})}"),
+                asked,
+            )
+        )
+    for (text, speaker), (status, _, wav) in zip(asked, answers):
+        alone = wav_bytes(tts.speak(text, speaker=speaker).waveform, tts.sample_rate)
+        assert status == 200
+        np.testing.assert_allclose(samples_of(wav) / 32767.0, samples_of(alone) / 32767.0, atol=1e-3)
 
 
 def test_a_clip_uploaded_is_cloned_and_a_long_text_streams_part_by_part_as_it_speaks_whole(served):
@@ -222,14 +243,15 @@ def test_hostile_bodies_uploads_and_connections(served):
     assert raw(url, b"BLAH\r\n\r\n").startswith(b"HTTP/1.1 400")
     assert error_of(get(f"{url}/samples/..%2Fconfig.yaml"))[0] == 404
     assert error_of(get(f"{url}/etc/passwd"))[0] == 404
-    # A full queue: the only place taken, the next request is told so at once.
+    # A full queue: every turn and every place to wait taken, the next request is told so at once.
     service = server.service
-    assert service.admit() and service.admit()
+    places = service.limits.generations + service.limits.waiting
+    assert all(service.admit() for _ in range(places))
     try:
         assert error_of(get(f"{url}/api/tts?text=hello"))[0] == 503
     finally:
-        service.release()
-        service.release()
+        for _ in range(places):
+            service.release()
     assert get(f"{url}/health")[0] == 200 and get(f"{url}/api/tts?text=hello")[0] == 200
 
 

@@ -2,10 +2,11 @@
 spoken in turn, whole or part by part.
 
 The run is loaded once (`Synthesizer`). Generations take turns on the service's own generation
-thread (`Limits.generations` of them, one by default): TensorFlow already spreads one generation
-over every core, so two at once only share them, and a request that waits is cheaper than one that
-thrashes. The request threads (one per connection) only hand a request over and send what comes
-back, so the model's allocations come from one thread, not from every connection's. Requests past
+threads (`Limits.generations` of them, two by default): TensorFlow spreads one generation over the
+cores, but not all the time (1.4 of 2 busy, most of it Griffin-Lim's FFTs), and a second one fills
+the gaps: about a third more sentences a minute on 2 cores, no more with three (docs/serve.md). The
+request threads (one per connection) only hand a request over and send what comes back, so the
+model's allocations come from those few threads, not from every connection's. Requests past
 `Limits.waiting` are refused at once (503) rather than left to time out.
 """
 
@@ -46,7 +47,7 @@ class Refused(Exception):
 class Limits:
     text_chars: int = 2000  # a few paragraphs; `synthesize --text-file` is for books
     upload_bytes: int = 10 * 1024 * 1024  # a minute of 44.1 kHz stereo WAV
-    generations: int = 1
+    generations: int = 2  # `xtts serve --generations`
     waiting: int = 32
 
 
