@@ -45,9 +45,8 @@ def serve(
         typer.Option(
             "--generations",
             min=1,
-            help="Requests spoken at once; the rest wait their turn. One sentence leaves part of the CPU idle (between "
-            "its graphs' ops), which a second one fills: on 2 cores, 2 answered about a third more a minute than 1 "
-            "(docs/serve.md).",
+            help="Requests spoken at once; the rest wait their turn. One sentence leaves part of the CPU idle, which a "
+            "second one fills: on 2 cores, 2 answered about a third more a minute than one at a time (docs/serve.md).",
         ),
     ] = 2,  # serving.service.Limits's default
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No line per request.")] = False,

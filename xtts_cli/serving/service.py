@@ -4,7 +4,7 @@ spoken in turn, whole or part by part.
 The run is loaded once (`Synthesizer`). Generations take turns on the service's own generation
 threads (`Limits.generations` of them, two by default): TensorFlow spreads one generation over the
 cores, but not all the time (1.4 of 2 busy, most of it Griffin-Lim's FFTs), and a second one fills
-the gaps: about a third more sentences a minute on 2 cores, no more with three (docs/serve.md). The
+the gaps: about a third more sentences a minute than one at a time on 2 cores (docs/serve.md). The
 request threads (one per connection) only hand a request over and send what comes back, so the
 model's allocations come from those few threads, not from every connection's. Requests past
 `Limits.waiting` are refused at once (503) rather than left to time out.
