@@ -6,8 +6,9 @@ Run: python benchmarks/data_pipeline.py [--data-path DIR] [--repeat N] [--batch-
 Default data: the bundled sample repeated x6 (240 clips, mean 2.35 s). The project's bars are stated
 on 240 clips of mean ~5.5 s (docs/PERFORMANCE.md): make them with
 `python benchmarks/make_reference_data.py` (espeak-ng + sox) and pass `--data-path
-/tmp/xtts-reference-data`. About 3-6 minutes on 2 cores. librosa comes with the test extra (pip
-install -e '.[test]'); without it the librosa rows are skipped and the script says so.
+/tmp/xtts-reference-data`. About 3-6 minutes on 2 cores. The librosa rows need `pip install librosa` (not in any extra:
+with it, Keras imports scikit-learn in every process); without it they are skipped and the script
+says so.
 
 Method: every case is built once. An untimed round warms them all (tracing, the page cache, cache
 fills, precomputed files); then `--rounds` rounds each draw about one pass over the clips from every

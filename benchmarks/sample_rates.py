@@ -13,8 +13,8 @@ LJSpeech-layout folder; default: the bundled sample), converted by sox. Then it 
   (`xtts_cli.data.audio.polyphase_resampler`, what the pipeline uses for the rates it knows);
 - the runtime pipeline's samples/s with each (training batches, default settings otherwise), and
   the polyphase rate against the 22.05 kHz WAV set, which needs no resampling;
-- how close each resampler comes to soxr (librosa's `soxr_hq`, from the test extra; skipped without
-  it): the correlation at the best lag, and that lag in samples. Also the loudest alias (dB) that
+- how close each resampler comes to soxr (the `soxr` package, librosa's `soxr_hq`, from the test
+  extra; skipped without it): the correlation at the best lag, and that lag in samples. Also the loudest alias (dB) that
   tones between the new Nyquist frequency and the old one leave in the output.
 
 Each figure comes from a fresh process. Kernel and polyphase jobs alternate, --rounds times, and
@@ -150,17 +150,16 @@ def accuracy(clips, rate: int, target: int) -> dict:
 
     result: dict = {}
     try:
-        import librosa
+        import soxr
     except ImportError:
-        librosa = None
+        soxr = None
     for name, direct in (("direct", True), ("polyphase", False)):
         figures: dict = {}
-        if librosa is not None:
+        if soxr is not None:
             pairs = []
             for wave in clips[:20]:
                 ours = convert(wave, direct)
-                soxr = librosa.resample(wave, orig_sr=rate, target_sr=target, res_type="soxr_hq")
-                pairs.append(best_lag(ours, soxr, 80))
+                pairs.append(best_lag(ours, soxr.resample(wave, rate, target, quality="HQ"), 80))
             figures["correlation"] = min(c for c, _ in pairs)
             figures["lags"] = sorted({lag for _, lag in pairs})
         if rate > target:
@@ -234,7 +233,7 @@ def main() -> None:
             line += f"{'-':>8} {'-':>10} {'-':>9} {rate:>10.0f} {'':>6}"
         print(f"{line} {rate / reference:>6.2f}x   (clips of {poly[0]['mean_seconds']:.1f} s on average)")
     print(
-        "\nagainst soxr (librosa soxr_hq): lowest correlation over 20 clips, lags; loudest alias above the new Nyquist"
+        "\nagainst soxr (HQ, librosa's soxr_hq): lowest correlation over 20 clips, lags; loudest alias above the new Nyquist"
     )
     for label, path in sets.items():
         if "22.05" in label:
@@ -244,9 +243,7 @@ def main() -> None:
         for name in ("direct", "polyphase"):
             f = result[name]
             corr = (
-                f"corr {f['correlation']:.6f} lag {','.join(map(str, f['lags']))}"
-                if "correlation" in f
-                else "no librosa"
+                f"corr {f['correlation']:.6f} lag {','.join(map(str, f['lags']))}" if "correlation" in f else "no soxr"
             )
             alias = f", alias {f['alias_db']:.0f} dB" if "alias_db" in f else ""
             parts.append(f"{name}: {corr}{alias}")
