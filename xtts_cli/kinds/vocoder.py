@@ -39,7 +39,7 @@ from xtts_cli.data.features import as_values, log_mel
 from xtts_cli.kinds.base import KindContext
 from xtts_cli.kinds.optimization import build_optimizer
 from xtts_cli.model.transfer import Transferred, transfer_weights
-from xtts_cli.model.xtts import LayerStack
+from xtts_cli.model.xtts import LayerStack, built_by_calling
 from xtts_cli.speech.synthesis import write_wav
 from xtts_cli.speech.vocoding import Vocoder, load_audio, mel_of
 
@@ -159,7 +159,7 @@ def build_generator(vocoder, data) -> VocosGenerator:
         num_layers=vocoder.num_layers,
         name="vocoder",
     )
-    generator(tf.zeros([1, 4, data.n_mels]), training=False)
+    built_by_calling(generator, tf.zeros([1, 4, data.n_mels]), training=False)
     return generator
 
 
@@ -351,7 +351,7 @@ class VocoderKind:
                 vocoder.discriminator_channels,
                 name="discriminators",
             )
-            discriminators(tf.zeros([1, vocoder.segment_frames * config.data.hop_length]))
+            built_by_calling(discriminators, tf.zeros([1, vocoder.segment_frames * config.data.hop_length]))
             rate = vocoder.discriminator_learning_rate or training.learning_rate
             discriminator_optimizer = build_optimizer(
                 training.model_copy(update={"learning_rate": rate}),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from xtts_cli.model.presets import resolve_dims
-from xtts_cli.model.xtts import AcousticModel, XttsModel, dummy_batch
+from xtts_cli.model.xtts import AcousticModel, XttsModel, built_by_calling, dummy_batch
 
 if TYPE_CHECKING:
     from xtts_cli.config.schema import AcousticConfig, DataConfig
@@ -35,7 +35,7 @@ def build_model(
         num_speakers=speakers,
         name="xtts",
     )
-    model(dummy_batch(n_mels=data_cfg.n_mels), training=False)
+    built_by_calling(model, dummy_batch(n_mels=data_cfg.n_mels), training=False)
     return model
 
 

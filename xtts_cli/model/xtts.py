@@ -224,6 +224,21 @@ class TransformerDecoderLayer(keras.layers.Layer):
         return x, key_cache, value_cache, weights
 
 
+def built_by_calling(network, *args, **kwargs):
+    """`network(*args, **kwargs)`, called once eagerly to create its weights; returns its output.
+
+    Keras builds a layer that has no `build()` by first tracing its `call` on symbolic inputs (and,
+    inside that trace, each such layer it holds again) before the real call: 2.5 of a tiny acoustic
+    model's 3.0 s of CPU to build (2-core Xeon). Ours make their own weights in `__init__` and hold
+    Keras layers that build from the shapes they are called with, so they are marked built first
+    and the one eager call makes every weight, in the same order and under the same names.
+    """
+    for layer in network._flatten_layers(include_self=True, recursive=True):
+        if type(layer).build is keras.layers.Layer.build:  # no build() of its own
+            layer.built = True
+    return network(*args, **kwargs)
+
+
 class LayerStack(keras.layers.Layer):
     """Layers used in order, each held as an attribute (`layer_0`, `layer_1`, ...).
 
