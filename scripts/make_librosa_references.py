@@ -10,10 +10,12 @@ Keras then imports with TensorFlow: 1.5 s of CPU in every process of the suite (
 - `log_mel_slaney`, `log_mel_htk`: the log-mel of `dataset/wavs/persian.wav` at the default
   `DataConfig`, each filterbank;
 - `log_mel_short`: its first 12,345 samples with n_fft 1024, win_length 800, hop 200, no fmax;
+- `stft_1024`, `stft_800`: `|librosa.stft|` (centred, reflect-padded; frames down) of a quarter
+  second of `speech_like` below, n_fft 1024, hop 256, each window length;
 - `trim_bounds`: `librosa.effects.trim` of `dataset/wavs/pcm16.wav` padded with 5,000 and 7,000
   zeros plus seeded noise (`trim_input` below, which the test builds the same way).
 
-Needs librosa (`pip install librosa`); deterministic. About 250 kB.
+Needs librosa (`pip install librosa`); deterministic. About 240 kB.
 
 Usage: python scripts/make_librosa_references.py [--out FILE]
 """
@@ -31,7 +33,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from librosa_references import FILTERBANK_SETTINGS, SHORT_SETTINGS, trim_input  # noqa: E402
+from librosa_references import (  # noqa: E402
+    FILTERBANK_SETTINGS,
+    SHORT_SETTINGS,
+    STFT_HOP,
+    STFT_N_FFT,
+    STFT_SECONDS,
+    STFT_WINDOWS,
+    speech_like,
+    trim_input,
+)
 
 from xtts_cli.config.schema import DataConfig  # noqa: E402
 from xtts_cli.data.audio import TRIM_TOP_DB  # noqa: E402
@@ -85,6 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     for kind in ("slaney", "htk"):
         arrays[f"log_mel_{kind}"] = log_mel(clip, DataConfig(mel_filterbank=kind))
     arrays["log_mel_short"] = log_mel(clip[:12345], DataConfig(**SHORT_SETTINGS))
+    signal = speech_like(STFT_SECONDS)
+    for window in STFT_WINDOWS:
+        spectrum = librosa.stft(
+            signal, n_fft=STFT_N_FFT, hop_length=STFT_HOP, win_length=window, center=True, pad_mode="reflect"
+        )
+        arrays[f"stft_{window}"] = np.abs(spectrum).T.astype(np.float32)
     pcm16, _ = soundfile.read(WAVS / "pcm16.wav", dtype="float32")
     data = DataConfig()
     _, bounds = librosa.effects.trim(

@@ -14,6 +14,20 @@ FILTERBANK_SETTINGS = dict(
     fmin=30.0, fmax=7600.0, n_mels=64, n_fft=512, win_length=400, hop_length=160, sample_rate=16000
 )
 SHORT_SETTINGS = dict(n_fft=1024, win_length=800, hop_length=200, fmax=None)
+# Griffin-Lim's framing test: the STFT of `speech_like(STFT_SECONDS)` with each window length.
+STFT_SAMPLE_RATE, STFT_N_FFT, STFT_HOP, STFT_SECONDS = 22050, 1024, 256, 0.25
+STFT_WINDOWS = (1024, 800)
+
+
+def speech_like(seconds: float = 1.0, sample_rate: int = STFT_SAMPLE_RATE) -> np.ndarray:
+    """A glottal-pulse-like harmonic series whose pitch glides 110 -> 220 Hz, with a syllable-rate
+    (4 Hz) envelope: the kind of signal a vocoder has to carry, not a single stationary tone."""
+    t = np.arange(int(seconds * sample_rate)) / sample_rate
+    pitch = 110.0 * 2.0**t
+    phase = 2.0 * np.pi * np.cumsum(pitch) / sample_rate
+    harmonics = sum(np.sin(k * phase) / k for k in range(1, 30) if k * 220 < sample_rate / 2)
+    envelope = 0.6 + 0.4 * np.sin(2.0 * np.pi * 4.0 * t)
+    return (0.1 * envelope * harmonics).astype(np.float32)
 
 
 def trim_input(audio: np.ndarray) -> np.ndarray:

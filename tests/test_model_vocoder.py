@@ -1,35 +1,31 @@
-"""Griffin-Lim: framing matches librosa, and a real signal survives mel -> waveform -> mel."""
+"""Griffin-Lim: framing matches librosa's (stored by scripts/make_librosa_references.py), and a
+real signal survives mel -> waveform -> mel."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from librosa_references import STFT_HOP, STFT_N_FFT, STFT_SECONDS, STFT_WINDOWS, references, speech_like
 
-librosa = pytest.importorskip("librosa")
 tf = pytest.importorskip("tensorflow")
 
+from xtts_cli.config.schema import DataConfig  # noqa: E402
+from xtts_cli.data.features import mel_filterbank  # noqa: E402
 from xtts_cli.model.vocoder import griffin_lim, stft_magnitude  # noqa: E402
 
-SAMPLE_RATE, N_FFT, HOP, N_MELS = 22050, 1024, 256, 80
-
-
-def speech_like(seconds: float = 1.0) -> np.ndarray:
-    """A glottal-pulse-like harmonic series whose pitch glides 110 -> 220 Hz, with a syllable-rate
-    (4 Hz) envelope: the kind of signal the vocoder has to carry, not a single stationary tone."""
-    t = np.arange(int(seconds * SAMPLE_RATE)) / SAMPLE_RATE
-    pitch = 110.0 * 2.0**t
-    phase = 2.0 * np.pi * np.cumsum(pitch) / SAMPLE_RATE
-    harmonics = sum(np.sin(k * phase) / k for k in range(1, 30) if k * 220 < SAMPLE_RATE / 2)
-    envelope = 0.6 + 0.4 * np.sin(2.0 * np.pi * 4.0 * t)
-    return (0.1 * envelope * harmonics).astype(np.float32)
+SAMPLE_RATE, N_FFT, HOP, N_MELS = 22050, STFT_N_FFT, STFT_HOP, 80
 
 
 def sweep(seconds: float = 1.0) -> np.ndarray:
-    return (0.5 * librosa.chirp(fmin=110, fmax=4000, sr=SAMPLE_RATE, duration=seconds)).astype(np.float32)
+    """An exponential sine sweep from 110 Hz to 4 kHz (librosa.chirp's default shape)."""
+    t = np.arange(int(seconds * SAMPLE_RATE)) / SAMPLE_RATE
+    rate = np.log(4000.0 / 110.0) / seconds
+    return (0.5 * np.cos(2.0 * np.pi * 110.0 * (np.exp(rate * t) - 1.0) / rate)).astype(np.float32)
 
 
 def mel_basis() -> np.ndarray:
-    return librosa.filters.mel(sr=SAMPLE_RATE, n_fft=N_FFT, n_mels=N_MELS, fmax=8000).T
+    # librosa.filters.mel's (tests/test_data_features.py checks the two agree).
+    return mel_filterbank(DataConfig(sample_rate=SAMPLE_RATE, n_fft=N_FFT, n_mels=N_MELS, fmax=8000.0))
 
 
 def log_mel(signal, win_length: int = N_FFT) -> np.ndarray:
@@ -42,13 +38,10 @@ def spectral_convergence(reference_log_mel, estimate_log_mel) -> float:
     return float(np.linalg.norm(reference - estimate) / np.linalg.norm(reference))
 
 
-@pytest.mark.parametrize("win_length", [1024, 800])
+@pytest.mark.parametrize("win_length", STFT_WINDOWS)
 def test_stft_framing_matches_librosa_center_true_reflect(win_length):
-    signal = speech_like(0.5)
-    ours = stft_magnitude(signal, n_fft=N_FFT, hop_length=HOP, win_length=win_length).numpy()
-    theirs = np.abs(
-        librosa.stft(signal, n_fft=N_FFT, hop_length=HOP, win_length=win_length, center=True, pad_mode="reflect")
-    ).T
+    ours = stft_magnitude(speech_like(STFT_SECONDS), n_fft=N_FFT, hop_length=HOP, win_length=win_length).numpy()
+    theirs = references()[f"stft_{win_length}"]
     assert ours.shape == theirs.shape
     np.testing.assert_allclose(ours, theirs, atol=1e-3 * theirs.max())
 
