@@ -46,18 +46,20 @@ def write_config(tmp_path: Path):
 LONGEST_FIRST = (
     "tests/test_training_checkpoints.py",
     "tests/test_training.py",
-    "tests/test_benchmark.py",
-    "tests/test_vocoder.py",
     "tests/test_training_processes.py",
     "tests/test_init_from.py",
+    "tests/test_benchmark.py",
+    "tests/test_vocoder.py",
     "tests/test_serve.py",
     "tests/test_multi_worker.py",
-    "tests/test_voices.py",
-    "tests/faults/test_run_directory.py",
-    "tests/test_profile_step.py",
+    "tests/test_data_pipeline.py",
     "tests/test_model_xtts.py",
-    "tests/test_report.py",
+    "tests/test_profile_step.py",
     "tests/test_watch.py",
+    "tests/faults/test_run_directory.py",
+    "tests/test_profile_pipeline.py",
+    "tests/test_voices.py",
+    "tests/test_report.py",
 )
 
 
