@@ -228,8 +228,9 @@ def built_by_calling(network, *args, **kwargs):
     """`network(*args, **kwargs)`, called once eagerly to create its weights; returns its output.
 
     Keras builds a layer that has no `build()` by first tracing its `call` on symbolic inputs (and,
-    inside that trace, each such layer it holds again) before the real call: 2.5 of a tiny acoustic
-    model's 3.0 s of CPU to build (2-core Xeon). Ours make their own weights in `__init__` and hold
+    inside that trace, each such layer it holds again) before the real call: 2.7 s of CPU for the
+    tiny model against 0.8 s this way, 8.1 against 2.5 for `normal` (benchmarks/model_build.py,
+    docs/performance.md; 2-core Xeon). Ours make their own weights in `__init__` and hold
     Keras layers that build from the shapes they are called with, so they are marked built first
     and the one eager call makes every weight, in the same order and under the same names.
     """
