@@ -40,8 +40,8 @@ def write_config(tmp_path: Path):
 
 
 # xdist (`--dist loadscope --no-loadscope-reorder`, pyproject.toml) hands each worker one module at a
-# time, in collection order. The longest modules go first, so that neither of the two workers is
-# left running a long one alone at the end; the rest follow as collected. Ordered by the seconds
+# time, in collection order. The longest modules go first, so that no worker is left running a
+# long one alone at the end; the rest follow as collected. Ordered by the seconds
 # `python -m pytest -q --durations=0` measured for each module (2-core Xeon):
 LONGEST_FIRST = (
     "tests/test_training_checkpoints.py",
