@@ -191,7 +191,8 @@ def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(tmp_path: 
     run_dir = tmp_path / "run"
     proc = start_xtts(["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", "100000"], tmp_path)
     metrics = run_dir / "metrics.jsonl"
-    wait_for_records(proc, metrics, lambda lines: sum('"val_loss"' in line for line in lines) >= 15)
+    # Ten validations: by the tenth the loss was 0.81 of the first (0.84 by the fifth) on the sample.
+    wait_for_records(proc, metrics, lambda lines: sum('"val_loss"' in line for line in lines) >= 10)
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 143, stderr

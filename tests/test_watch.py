@@ -84,7 +84,7 @@ def test_real_steps_with_a_loader_slowed_mid_run_warn_then_recover(tmp_path: Pat
     from xtts_cli.training.trainer import Trainer
     from xtts_cli.training.watch import WatchHook
 
-    config = resolve_config(tiny_config(tmp_path), {"training.max_steps": 10_000, "watch.window_seconds": 4}).config
+    config = resolve_config(tiny_config(tmp_path), {"training.max_steps": 10_000, "watch.window_seconds": 3}).config
     trainer = Trainer(config, run_dir=tmp_path / "run")
     records: list[dict] = []
     events: list = []
@@ -111,8 +111,8 @@ def test_real_steps_with_a_loader_slowed_mid_run_warn_then_recover(tmp_path: Pat
         controller.run_steps(parts, [hook], result, steps=20)  # traced and warm
         source = planted(parts)
         began = time.monotonic()
-        slow["from"], slow["until"] = began + 6, began + 16
-        while time.monotonic() < began + 26:
+        slow["from"], slow["until"] = began + 4.5, began + 12
+        while time.monotonic() < began + 19.5:
             controller.run_steps(parts, [hook], result, steps=5, source=source)
     finally:
         trainer.close()
