@@ -29,15 +29,18 @@ def batch_for(i):
 
 def slow_pipeline():
     # Each element costs 150 ms of host time in Python, like the users' tf.numpy_function loaders,
-    # with no prefetch of our own: a producer several times slower than the step (20 ms idle, up
-    # to ~80 ms measured on a loaded 2-core machine) cannot be hidden, even by a prefetch that
-    # tf.data's autotuner may inject.
+    # with nothing running ahead, so the step waits the whole 150 ms whatever its own time. tf.data's
+    # default rewrites (a parallel map, an injected prefetch) are turned off: with three test workers
+    # on 2 cores the step once took 130-160 ms, and their buffers hid the loader (0.6 % input-bound).
     def load(i):
         time.sleep(0.150)
         return i
 
     ids = tf.data.Dataset.range(1000).map(lambda i: tf.py_function(load, [i], tf.int64))
-    return ids.map(lambda i: batch_for(tf.cast(i, tf.int32)))
+    options = tf.data.Options()
+    options.experimental_optimization.inject_prefetch = False
+    options.experimental_optimization.map_parallelization = False
+    return ids.map(lambda i: batch_for(tf.cast(i, tf.int32))).with_options(options)
 
 
 def fast_pipeline():
