@@ -89,8 +89,7 @@ def vocode(
         xtts vocode clip.wav --vocoder griffin-lim -c speak-cpu --out griffin-lim.wav
     """
     from xtts_cli.cli.output import Phases
-    from xtts_cli.config.loading import resolve_config
-    from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder, load_audio, mel_of
+    from xtts_cli.speech.vocoding import GRIFFIN_LIM
 
     found = recordings(audio)
     targets = destinations(found, out, out_dir)
@@ -98,36 +97,10 @@ def vocode(
     reports: list[dict[str, Any]] = []
     with Phases(enabled=not json_output) as phase:
         phase(f"loading {spec} (TensorFlow and the vocoder)")
-        if spec == GRIFFIN_LIM:
-            chosen = Vocoder(GRIFFIN_LIM, resolve_config(config).config.data)
-        else:
-            from xtts_cli.inference.loading import load_vocoder
-            from xtts_cli.run.files import read_run
-
-            chosen = load_vocoder(spec, read_run(Path(spec))[0].data, acoustic_run="itself")
-        from xtts_cli.speech.synthesis import write_wav
-
-        data = chosen.data
+        chosen = _load_vocoder(spec, config)
         for index, (path, target) in enumerate(zip(found, targets)):
             phase(f"vocoding {path}" + (f" ({index + 1} of {len(found)})" if len(found) > 1 else ""))
-            samples = load_audio(path, data, what="AUDIO")
-            began = time.perf_counter()
-            waveform = chosen(mel_of(samples, data))
-            seconds = time.perf_counter() - began
-            if out_dir is not None:
-                out_dir.mkdir(parents=True, exist_ok=True)
-            write_wav(target, waveform, data.sample_rate)
-            duration = len(waveform) / data.sample_rate
-            reports.append(
-                {
-                    "audio": str(path),
-                    "out": str(target),
-                    "seconds": round(duration, 3),
-                    "vocoder": chosen.name,
-                    "step": chosen.step,
-                    "real_time_factor": round(seconds / max(duration, 1e-9), 4),
-                }
-            )
+            reports.append(_vocode_one(chosen, path, target, out_dir))
     if json_output:
         from xtts_cli.cli.output import print_json
 
@@ -139,3 +112,40 @@ def vocode(
             f"{report['out']}: {report['seconds']:.2f} s of audio by {chosen.name}{step} "
             f"(real-time factor {report['real_time_factor']:.3f})\n"
         )
+
+
+def _load_vocoder(spec: str, config: Optional[Path]) -> Any:
+    """Griffin-Lim with the --config's features, or a vocoder run with its own."""
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
+
+    if spec == GRIFFIN_LIM:
+        return Vocoder(GRIFFIN_LIM, resolve_config(config).config.data)
+    from xtts_cli.inference.loading import load_vocoder
+    from xtts_cli.run.files import read_run
+
+    return load_vocoder(spec, read_run(Path(spec))[0].data, acoustic_run="itself")
+
+
+def _vocode_one(chosen: Any, path: Path, target: Path, out_dir: Optional[Path]) -> dict[str, Any]:
+    """One recording's mel through `chosen`, written to `target`; its line of the report."""
+    from xtts_cli.speech.synthesis import write_wav
+    from xtts_cli.speech.vocoding import load_audio, mel_of
+
+    data = chosen.data
+    samples = load_audio(path, data, what="AUDIO")
+    began = time.perf_counter()
+    waveform = chosen(mel_of(samples, data))
+    seconds = time.perf_counter() - began
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    write_wav(target, waveform, data.sample_rate)
+    duration = len(waveform) / data.sample_rate
+    return {
+        "audio": str(path),
+        "out": str(target),
+        "seconds": round(duration, 3),
+        "vocoder": chosen.name,
+        "step": chosen.step,
+        "real_time_factor": round(seconds / max(duration, 1e-9), 4),
+    }
