@@ -16,7 +16,16 @@ from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data import feature_cache
 from xtts_cli.data.audio import compressed_decoder
 from xtts_cli.data.features import LOG_MEL_FLOOR, MEL_STEPS_PER_UNIT, as_values, with_reference
-from xtts_cli.data.pipeline import READS_IN_FLIGHT, build_pipeline, pipeline_threads, plan_pipeline, tokenizer_for
+from xtts_cli.data.pipeline import (
+    READS_IN_FLIGHT,
+    audio_formats,
+    build_pipeline,
+    feature_stage,
+    pipeline_threads,
+    plan_pipeline,
+    source_columns,
+    tokenizer_for,
+)
 from xtts_cli.data.scan import scan_dataset
 from xtts_cli.data.text import Tokenizer
 from xtts_cli.errors import XttsError
@@ -374,6 +383,23 @@ def test_numpy_baseline_computes_the_same_features(fixture_scan):
         np.testing.assert_array_equal(ours["mel_lengths"], theirs["mel_lengths"])
         # numpy FFTs in float64, TF in float32: the log of the quietest bins differs by ~1e-3.
         np.testing.assert_allclose(ours["mel"], theirs["mel"], atol=2e-3)
+
+
+def test_pipelines_share_a_feature_stage_only_where_their_frames_are_defined_alike(fixture_scan):
+    # The traced decode stage is shared across pipelines (data/pipeline.py `_native_stage`): a
+    # setting of batching or keeping gets the same one, a setting of the frames a stage of its own.
+    formats = audio_formats(fixture_scan.items)
+    base = config(trim_silence=False).data
+    batched = base.model_copy(update={"batch_size": 4, "num_buckets": 3, "preprocessing_mode": "cache"})
+    assert feature_stage(batched, "mel", formats) is feature_stage(base, "mel", formats)
+    assert feature_stage(base, "audio", formats) is not feature_stage(base, "mel", formats)
+    item = fixture_scan.items[0]
+    element = {name: tf.constant(values[0]) for name, values in source_columns([item], formats.codecs).items()}
+    mel = feature_stage(base, "mel", formats)(element)
+    assert mel.shape[-1] == base.n_mels
+    assert feature_stage(base.model_copy(update={"n_mels": 20}), "mel", formats)(element).shape[-1] == 20
+    trimmed = feature_stage(base.model_copy(update={"trim_silence": True}), "mel", formats)(element)
+    assert trimmed.shape[0] < mel.shape[0]  # the clip's silent ends are cut
 
 
 def test_cache_mode_serves_the_same_features_every_epoch(fixture_scan):

@@ -54,7 +54,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from xtts_cli.config.schema import DataConfig
+from xtts_cli.data.features import MelSettings
 
 CODECS = (
     "wav_pcm16",
@@ -193,7 +193,7 @@ def decode_audio(
     channels,
     data_offset,
     num_samples,
-    data: DataConfig,
+    data: MelSettings,
     codecs=CODECS,
     rates: Sequence[int] = (),
     decoder: Optional[str] = None,
@@ -381,7 +381,7 @@ def _resample_direct(audio, file_rate, sample_rate: int):
     return tf.ensure_shape(tf.reshape(blocks, [-1])[:out], [None])
 
 
-def trim_bounds(audio, data: DataConfig):
+def trim_bounds(audio, data: MelSettings):
     """(start, end) sample indices of the non-silent part, as librosa.effects.trim finds them.
 
     RMS over centred frames of n_fft samples every hop_length (zero-padded ends), frames within
@@ -406,7 +406,7 @@ def trim_bounds(audio, data: DataConfig):
     return start, end
 
 
-def trim_silence(audio, data: DataConfig):
+def trim_silence(audio, data: MelSettings):
     import tensorflow as tf
 
     start, end = trim_bounds(audio, data)

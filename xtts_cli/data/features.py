@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, fields
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar, Optional, Union
 
 import numpy as np
 
@@ -94,6 +94,11 @@ AUDIO_STEPS_PER_UNIT = 32768
 # Bytes of one kept value, in the cache or the store: a 16-bit step, of a log-mel or a sample.
 KEPT_VALUE_BYTES = 2
 KEPT_DTYPES = {"mel": np.dtype("<u2"), "audio": np.dtype("<i2")}
+
+
+# What the decode and feature ops read: a whole data config, or a run's mel identity alone (the
+# pipeline's shared feature stage is built from the latter, see data/pipeline.py `feature_stage`).
+MelSettings = Union[DataConfig, MelFeatures]
 
 
 def kept_bytes(frames: int, data: DataConfig, output: str) -> int:
@@ -185,7 +190,7 @@ def _mel_to_hz(mels: np.ndarray, htk: bool) -> np.ndarray:
     return np.where(mels >= min_log_mel, min_log_hz * np.exp(logstep * (mels - min_log_mel)), f_sp * mels)
 
 
-def mel_filterbank(data: DataConfig) -> np.ndarray:
+def mel_filterbank(data: MelSettings) -> np.ndarray:
     """Filterbank [n_fft // 2 + 1, n_mels], float32, as `librosa.filters.mel(...).T` builds it."""
     htk = data.mel_filterbank == "htk"
     fmax = data.fmax if data.fmax is not None else data.sample_rate / 2.0
@@ -202,7 +207,7 @@ def mel_filterbank(data: DataConfig) -> np.ndarray:
     return weights.T.astype(np.float32)
 
 
-def analysis_window(data: DataConfig) -> np.ndarray:
+def analysis_window(data: MelSettings) -> np.ndarray:
     """Periodic Hann of win_length, centred in n_fft zeros (librosa's `get_window` + `pad_center`)."""
     n = np.arange(data.win_length)
     window = 0.5 - 0.5 * np.cos(2.0 * np.pi * n / data.win_length)
@@ -218,7 +223,7 @@ def mel_frames(num_samples, hop_length: int):
 _GRADIENT_FLOOR = 1e-12
 
 
-def log_mel(audio, data: DataConfig, *, differentiable: bool = False):
+def log_mel(audio, data: MelSettings, *, differentiable: bool = False):
     """Log-mel of `audio` [..., samples] float32 -> [..., 1 + samples // hop, n_mels] float32.
 
     Plain TensorFlow ops only: usable in a tf.data map, in `tf.function(jit_compile=True)` and on

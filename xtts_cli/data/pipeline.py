@@ -39,6 +39,7 @@ mel length, for `features.log_mel_batch`.
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 from collections.abc import Callable, Sequence
@@ -54,7 +55,7 @@ from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.data.audio import CODECS, decode_audio
 from xtts_cli.data.bucketing import BucketPlan
 from xtts_cli.data.feature_cache import CorruptShards, PrecomputeResult, Shard, corrupt_shards, precompute_features
-from xtts_cli.data.features import KEPT_VALUE_BYTES, LOG_MEL_FLOOR, kept_steps, log_mel
+from xtts_cli.data.features import KEPT_VALUE_BYTES, LOG_MEL_FLOOR, MelFeatures, kept_steps, log_mel
 from xtts_cli.data.host_memory import keep_freed_memory
 from xtts_cli.data.plan import (
     AudioFormats,
@@ -218,6 +219,26 @@ def feature_stage(data: DataConfig, output: Output, formats: AudioFormats, decod
 
         return baseline
 
+    return _native_stage(
+        MelFeatures.of(data), output, tuple(codecs), formats.rate, formats.channels, tuple(formats.rates), decoder
+    )
+
+
+# One traced stage per mel identity, output and set of formats, shared by every pipeline the process
+# builds (a run's training and validation pipelines, each pass of a profile): the decode branches of
+# nine codecs at three rates took 0.5 s of CPU to trace, each time (2-core AMD EPYC). Keyed on
+# `MelFeatures`, the settings that define a frame (the feature store's fingerprint), and handed
+# those alone: a setting the stage read beyond them would fail its trace, not share a stale stage.
+@functools.lru_cache(maxsize=8)
+def _native_stage(
+    features: MelFeatures,
+    output: Output,
+    codecs: tuple[str, ...],
+    rate: Optional[int],
+    channels: Optional[int],
+    rates: tuple[int, ...],
+    decoder: Optional[str],
+):
     # Traced once and called from every bucket's map: with one source per bucket, tracing the
     # decode branches per source multiplied pipeline start-up time by the number of buckets.
     @tf.function(
@@ -228,16 +249,16 @@ def feature_stage(data: DataConfig, output: Output, formats: AudioFormats, decod
         audio = decode_audio(
             contents,
             element["codec"],
-            formats.rate or element["rate"],
-            formats.channels or element["channels"],
+            rate or element["rate"],
+            channels or element["channels"],
             element["offset"],
             element["num_samples"],
-            data,
+            features,
             codecs,
-            formats.rates,
+            rates,
             decoder,
         )
-        return log_mel(audio, data) if output == "mel" else audio
+        return log_mel(audio, features) if output == "mel" else audio
 
     return lambda element: native({name: element[name] for name in _source_spec()})
 
