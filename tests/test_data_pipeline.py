@@ -271,6 +271,23 @@ def test_a_bucket_is_a_fresh_permutation_each_epoch_reproducible_from_its_seed()
     assert list(_permuted_places(0, 7).as_numpy_iterator()) == []
 
 
+def test_a_seed_made_in_the_graph_permutes_a_bucket_whatever_the_global_seed():
+    # A service worker's seed is a tensor (`_worker_seed`); training sets the global seed from
+    # `training.seed`, and with 0 Dataset.random's seed logic refused a tensor seed.
+    from xtts_cli.data.pipeline import _permuted_places
+
+    try:
+        for global_seed in (0, 7, None):
+            tf.random.set_seed(global_seed)
+            seeds = tf.data.Dataset.from_tensor_slices(tf.constant([5, 6], tf.int64))
+            ds = seeds.flat_map(lambda seed: _permuted_places(50, seed).batch(50))
+            orders = [list(order) for order in ds.as_numpy_iterator()]
+            assert [sorted(order) for order in orders] == [list(range(50))] * 2, global_seed
+            assert orders[0] != orders[1], global_seed  # each seed its own order
+    finally:
+        tf.random.set_seed(None)
+
+
 def test_an_epochs_bucket_order_is_drawn_whole_as_it_starts_each_part_permuted_in_place():
     # The buckets' first batches, then the rest: each part permuted on its own, one after the other,
     # drawn as one tensor (no shuffle buffer filled when the first part runs out).

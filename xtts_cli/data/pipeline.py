@@ -974,7 +974,14 @@ def _permuted(parts: list, seed):
         ]
         return tf.data.Dataset.from_tensor_slices(tf.concat(shuffled, axis=0))
 
-    return tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).take(1).flat_map(permutation)
+    if isinstance(seed, tf.Tensor):
+        # A seed made in the graph (a service worker's, from the clock) is new every epoch already.
+        # Dataset.random cannot take one when the global seed is 0 (`training.seed: 0`): its Python
+        # seed logic compares the pair to (0, 0), a symbolic tensor as a bool.
+        draws = tf.data.Dataset.from_tensors(tf.cast(seed, tf.int64))
+    else:
+        draws = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).take(1)
+    return draws.flat_map(permutation)
 
 
 def _padded_shapes(data: DataConfig, output: Output, plan: Optional[BucketPlan], bucket: int) -> Optional[dict]:
