@@ -191,7 +191,8 @@ def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(tmp_path: 
     run_dir = tmp_path / "run"
     proc = start_xtts(["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", "100000"], tmp_path)
     metrics = run_dir / "metrics.jsonl"
-    # Ten validations: by the tenth the loss was 0.81 of the first (0.84 by the fifth) on the sample.
+    # Ten validations: the loss levels off at 0.84-0.87 of the first by the fourth (four runs on the
+    # sample, learning rates 0.003 and 0.01); a generator that came back untrained is back at the first.
     wait_for_records(proc, metrics, lambda lines: sum('"val_loss"' in line for line in lines) >= 10)
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=120)
@@ -208,7 +209,7 @@ def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(tmp_path: 
     resumed = next(r["val_loss"] for r in records if "val_loss" in r and r["step"] > saved)
     first, last = before[0]["val_loss"], before[-1]["val_loss"]
     # Where it stopped, not where it began: the generator, its discriminators and both optimizers came back.
-    assert last < 0.85 * first and resumed < 0.85 * first and resumed < 1.15 * last, (first, last, resumed)
+    assert last < 0.93 * first and resumed < 0.93 * first and resumed < 1.1 * last, (first, last, resumed)
     trained = [r for r in records if "loss" in r and r["step"] > saved]
     assert trained and {"discriminator_loss", "adversarial_loss", "feature_matching_loss"} <= set(trained[-1])
     assert "alignment_score" not in records[-1]  # a vocoder has no attention to score
