@@ -290,7 +290,10 @@ def test_a_trial_past_its_time_limit_is_stopped(tmp_path) -> None:
     assert time.perf_counter() - began < 30
 
 
-def test_bad_arguments_fail_before_any_trial(tmp_path) -> None:
+def test_bad_arguments_fail_before_any_trial(runner, tmp_path) -> None:
+    from xtts_cli.cli.app import app
+    from xtts_cli.errors import XttsError
+
     config = tiny_config(tmp_path)
     cases = {
         ("--batch-sizes", "4,x"): "not a comma-separated list",
@@ -299,10 +302,10 @@ def test_bad_arguments_fail_before_any_trial(tmp_path) -> None:
         ("--write-config", str(tmp_path / "missing" / "best.yaml")): "does not exist",
     }
     for args, expected in cases.items():
-        result = run_xtts(["benchmark", "-c", str(config), *args], cwd=tmp_path, timeout=60)
-        assert result.returncode == 1, result.stderr
-        assert expected in result.stderr
-        assert "trial 1" not in result.stderr
+        result = runner.invoke(app, ["benchmark", "-c", str(config), *args])
+        assert result.exit_code == 1 and isinstance(result.exception, XttsError), result.output
+        assert expected in result.exception.lines[0]
+        assert "trial 1" not in result.output
 
 
 @pytest.mark.slow
