@@ -55,7 +55,17 @@ def serve(
 ) -> None:
     """Serve a run over HTTP: `/api/tts` (coqui tts-server's parameters), `/api/speakers`,
     `/api/languages`, `/health`, and a page at `/` to type, pick a voice, clone one from a clip and
-    listen, with the samples the run wrote while it trained."""
+    listen, with the samples the run wrote while it trained. Open the address its "serving" line
+    prints (http://127.0.0.1:5002/ by default).
+
+    Examples:
+
+        xtts serve -r runs/speak-cpu
+
+        xtts serve -r runs/speak-cpu --vocoder griffin-lim --port 8080
+
+        xtts serve -r runs/voices-cpu --host 0.0.0.0
+    """
     run = run_dir_given(run_dir, checkpoint, to="serve", example="xtts serve -r runs/speak-cpu")
     from xtts_cli.cli.output import Phases
     from xtts_cli.errors import XttsError
