@@ -3,8 +3,12 @@ Regenerate with: python -m xtts_cli.config.reference"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from xtts_cli.config import resolve_config
 from xtts_cli.config.reference import DOC_PATH, YAML_PATH, render_markdown, render_yaml
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_config_reference_is_current() -> None:
@@ -31,3 +35,21 @@ def test_command_reference_is_current() -> None:
     assert reference.DOC_PATH.read_text(encoding="utf-8") == reference.render_markdown(), (
         "run: python -m xtts_cli.cli.reference"
     )
+
+
+def test_the_docs_home_page_links_every_page_of_the_site() -> None:
+    import yaml
+
+    def pages(node) -> list[str]:
+        if isinstance(node, str):
+            return [node]
+        items = node.values() if isinstance(node, dict) else node
+        return [page for item in items for page in pages(item)]
+
+    nav = pages(yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))["nav"])
+    home = (REPO / "docs" / "index.md").read_text(encoding="utf-8")
+    assert sorted(set(nav) - {"index.md"}) == sorted(
+        p.name for p in (REPO / "docs").glob("*.md") if p.name != "index.md"
+    )
+    missing = [page for page in nav if page != "index.md" and f"]({page}" not in home]
+    assert not missing, f"docs/index.md links none of {missing}"
