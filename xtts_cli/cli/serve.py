@@ -14,42 +14,50 @@ from xtts_cli.cli.options import CheckpointAlias, RunDirOption, VerboseOption, V
 WARM_UP_TEXT = "Ready."
 
 
+# serve's own options, declared once beside it (the shared ones are in cli/options.py).
+HostOption = Annotated[
+    str,
+    typer.Option(
+        "--host",
+        help="Address to listen on. The default answers this machine only; 0.0.0.0 answers anyone who can "
+        "reach it (there is no authentication).",
+    ),
+]
+PortOption = Annotated[
+    int, typer.Option("--port", "-p", min=0, max=65535, help="Port (coqui tts-server's; 0: a free one).")
+]
+MaxTextOption = Annotated[int, typer.Option("--max-text-chars", min=1, help="Longest text a request may send.")]
+MaxUploadOption = Annotated[
+    float, typer.Option("--max-upload-mb", min=0.01, help="Largest reference clip a request may upload (MiB).")
+]
+MaxWaitingOption = Annotated[
+    int,
+    typer.Option(
+        "--max-waiting", min=0, help="Requests that may wait for their turn; past it a request is refused (503)."
+    ),
+]
+GenerationsOption = Annotated[
+    int,
+    typer.Option(
+        "--generations",
+        min=1,
+        help="Requests spoken at once; the rest wait their turn. One sentence leaves part of the CPU idle, which a "
+        "second one fills: on 2 cores, 2 answered about a third more a minute than one at a time (docs/serve.md).",
+    ),
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No line per request.")]
+
+
 def serve(
     run_dir: RunDirOption = None,
     vocoder: VocoderOption = None,
-    host: Annotated[
-        str,
-        typer.Option(
-            "--host",
-            help="Address to listen on. The default answers this machine only; 0.0.0.0 answers anyone who can "
-            "reach it (there is no authentication).",
-        ),
-    ] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option("--port", "-p", min=0, max=65535, help="Port (coqui tts-server's; 0: a free one).")
-    ] = 5002,
-    max_text_chars: Annotated[
-        int, typer.Option("--max-text-chars", min=1, help="Longest text a request may send.")
-    ] = 2000,
-    max_upload_mb: Annotated[
-        float, typer.Option("--max-upload-mb", min=0.01, help="Largest reference clip a request may upload (MiB).")
-    ] = 10.0,
-    max_waiting: Annotated[
-        int,
-        typer.Option(
-            "--max-waiting", min=0, help="Requests that may wait for their turn; past it a request is refused (503)."
-        ),
-    ] = 32,
-    generations: Annotated[
-        int,
-        typer.Option(
-            "--generations",
-            min=1,
-            help="Requests spoken at once; the rest wait their turn. One sentence leaves part of the CPU idle, which a "
-            "second one fills: on 2 cores, 2 answered about a third more a minute than one at a time (docs/serve.md).",
-        ),
-    ] = 2,  # serving.service.Limits's default
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No line per request.")] = False,
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 5002,
+    max_text_chars: MaxTextOption = 2000,
+    max_upload_mb: MaxUploadOption = 10.0,
+    max_waiting: MaxWaitingOption = 32,
+    generations: GenerationsOption = 2,  # serving.service.Limits's default
+    quiet: QuietOption = False,
     checkpoint: CheckpointAlias = None,
     verbose: VerboseOption = False,
 ) -> None:
