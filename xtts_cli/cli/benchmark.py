@@ -279,14 +279,40 @@ class _TrialProgress:
 
 
 def _render(report, written: Optional[Path]) -> None:
-    from rich.table import Table
-
     out = console()
     gpus = ", ".join(report.gpus) if report.gpus else f"no GPU ({report.gpu_unavailable_reason})"
     out.print(
         f"[bold]benchmark[/]: {report.cpu_count} CPU core(s), {gpus}; {report.num_steps} timed steps per trial, "
         f"{len(report.trials)} trial(s) in {report.elapsed_seconds:.0f} s of a {report.budget_seconds:.0f} s budget"
     )
+    out.print(_trials_table(report))
+    if report.largest_batch_size is not None:
+        out.print(f"largest batch size that ran: {report.largest_batch_size}")
+    if report.best is not None:
+        best = report.trials[report.best]
+        speedup = f" ({report.speedup:.2f}x the config as written)" if report.speedup is not None else ""
+        out.print(f"[bold]best[/]: trial {best.index + 1}, {best.samples_per_sec:,.1f} samples/s{speedup}")
+        if report.changes:
+            for change in report.changes:
+                out.print(f"  {change.describe()}")
+        else:
+            out.print("  the config as written is already the fastest measured (within noise)")
+    if report.drift is not None:
+        out.print(f"the best setting run again at the end: {report.drift:+.1%} samples/s (the machine's own drift)")
+    for stage, reason in report.not_swept.items():
+        if reason.startswith("not asked for"):
+            continue
+        out.print(f"[dim]not swept: {stage}: {reason}[/]")
+    for note in report.notes:
+        out.print(f"[dim]note: {note}[/]")
+    if written is not None:
+        out.print(f"wrote {written}")
+
+
+def _trials_table(report):
+    """The trials, best first, then the ones that did not run or failed."""
+    from rich.table import Table
+
     table = Table(show_edge=False, pad_edge=False)
     for column, justify in (
         ("rank", "right"),
@@ -320,25 +346,4 @@ def _render(report, written: Optional[Path]) -> None:
             f"{trial.score:,.1f}" if ok else "",
             status,
         )
-    out.print(table)
-    if report.largest_batch_size is not None:
-        out.print(f"largest batch size that ran: {report.largest_batch_size}")
-    if report.best is not None:
-        best = report.trials[report.best]
-        speedup = f" ({report.speedup:.2f}x the config as written)" if report.speedup is not None else ""
-        out.print(f"[bold]best[/]: trial {best.index + 1}, {best.samples_per_sec:,.1f} samples/s{speedup}")
-        if report.changes:
-            for change in report.changes:
-                out.print(f"  {change.describe()}")
-        else:
-            out.print("  the config as written is already the fastest measured (within noise)")
-    if report.drift is not None:
-        out.print(f"the best setting run again at the end: {report.drift:+.1%} samples/s (the machine's own drift)")
-    for stage, reason in report.not_swept.items():
-        if reason.startswith("not asked for"):
-            continue
-        out.print(f"[dim]not swept: {stage}: {reason}[/]")
-    for note in report.notes:
-        out.print(f"[dim]note: {note}[/]")
-    if written is not None:
-        out.print(f"wrote {written}")
+    return table
