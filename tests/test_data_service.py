@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_cli_startup import _run as run_cli_probe
 from training_support import subprocess_env, tiny_config
 
 from xtts_cli.config import resolve_config
@@ -346,15 +345,6 @@ def test_worker_cli_refuses_a_dispatcher_that_is_not_there(runner) -> None:
         f"--dispatcher 'localhost:{port}': nothing answers at localhost:{port}; start one there with "
         f"`xtts data-service dispatcher --port {port} --bind 0.0.0.0`"
     ]
-
-
-@pytest.mark.parametrize(
-    "args", [["data-service", "--help"], ["data-service", "dispatcher", "--help"], ["data-service", "worker", "--help"]]
-)
-def test_help_imports_no_tensorflow(args) -> None:
-    out, report = run_cli_probe(args)
-    assert report == {"code": 0, "heavy": []}
-    assert "dispatcher" in out
 
 
 def test_diagnose_recommends_the_service_only_when_input_bound_on_saturated_cpus(sample) -> None:
