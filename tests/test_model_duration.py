@@ -139,15 +139,15 @@ def test_generation_lasts_the_predicted_durations(model_and_batch):
         assert limited["lengths"].numpy().tolist() == [15, 12]
         assert limited["stopped"].numpy().tolist() == [False, True]
         # Each sentence's own buffer length (synthesis sizes it by the text) is one trace for all.
-        traced = model._generate_graph.experimental_get_tracing_count()
+        traced = model.generation_traces()
         for frames in (30, 64, 200):
             shorter = model.generate(*inputs, frames)
             assert shorter["mel"].shape == (2, frames, 20) and shorter["lengths"].numpy().tolist() == [18, 12]
-        assert model._generate_graph.experimental_get_tracing_count() == traced
+        assert model.generation_traces() == traced
         # --speed: three frames a character read 1.5 times faster is two, 0.75 times is four; one trace.
         assert model.generate(*inputs, 400, speed=1.5)["lengths"].numpy().tolist() == [12, 8]
         assert model.generate(*inputs, 400, speed=0.75)["lengths"].numpy().tolist() == [24, 16]
-        assert model._generate_graph.experimental_get_tracing_count() == traced
+        assert model.generation_traces() == traced
     finally:
         for weight, value in zip(projection.weights, saved):
             weight.assign(value)

@@ -281,6 +281,19 @@ def test_generate_never_exceeds_max_frames(model):
     assert np.isfinite(mel.numpy()).all()
 
 
+def test_generate_is_one_graph_per_buffer_length_for_any_batch_and_text(model):
+    # A server's sentences, or a book's: each length of text and number of sentences is generated
+    # by its buffer length's graph, traced once (traced for the first call's shapes, the second
+    # text length traced it again).
+    model.generate(*generation_inputs(make_batch(11)), max_frames=MAX_FRAMES)
+    traced = model.generation_traces()
+    for batch in (make_batch(12, batch_size=1, text_length=5), make_batch(13, batch_size=2, text_length=13)):
+        assert model.generate(*generation_inputs(batch), max_frames=MAX_FRAMES)["mel"].shape[0] == len(batch["mel"])
+    assert model.generation_traces() == traced
+    model.generate(*generation_inputs(make_batch(14)), max_frames=MAX_FRAMES + 2)
+    assert model.generation_traces() == traced + 1  # another buffer length: a graph of its own
+
+
 def test_cached_decoding_matches_teacher_forcing_on_its_own_output(model):
     # The key/value-cached loop and the parallel causal decoder compute the same function: feeding
     # the generated frames back as targets reproduces them.

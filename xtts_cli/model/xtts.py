@@ -668,21 +668,51 @@ class AcousticModel(keras.Model):
                 "steps_per_token": tf.constant(pace, tf.float32),
                 "speed": tf.constant(speed, tf.float32),
             }
+            if self.static_frame_buffer:
+                return self._generation_graph(inputs, controls, max_frames, decoding)(*inputs, controls)
             # A buffer whose length need not be static is a tensor: one trace for every length.
-            frames = max_frames if self.static_frame_buffer else tf.constant(max_frames, tf.int32)
-            return self._generate_graph(*inputs, controls, max_frames=frames, decoding=decoding)
+            frames = tf.constant(max_frames, tf.int32)
+            return self._generation_graph(inputs, controls, None, decoding)(*inputs, controls, frames)
         return self._generate(*inputs, controls, max_frames=max_frames, decoding=decoding)
 
-    @property
-    def _generate_graph(self):
-        # Created on first use and kept outside Keras's attribute tracking (it is not a layer).
-        graph = self.__dict__.get("_generate_function")
-        if graph is None:
+    def _generation_graph(self, inputs, controls, max_frames: Optional[int], decoding: dict):
+        """`_generate` as a graph for one buffer length (`max_frames`; None: the length is an input)
+        and decoding setting, traced once for every batch size and text length. Traced on the first
+        call's shapes instead (`reduce_retracing`), each new buffer length was traced twice, the
+        second time for any text: 8 traces of about 3 s in 10 sentences (tiny-cpu, 2 cores)."""
+        # Kept outside Keras's attribute tracking (they are not layers).
+        graphs = self.__dict__.get("_generation_graphs")
+        if graphs is None:
+            graphs = {}
+            object.__setattr__(self, "_generation_graphs", graphs)
+        key = (max_frames, tuple(sorted(decoding.items())), tuple(value.dtype for value in inputs))
+        if key not in graphs:
+            text_ids, text_lengths, speaker_vector, language_ids, limit = inputs
+            signature = [
+                tf.TensorSpec([None, None], text_ids.dtype),
+                tf.TensorSpec([None], text_lengths.dtype),
+                tf.TensorSpec([None, speaker_vector.shape[-1]], speaker_vector.dtype),
+                tf.TensorSpec([None], language_ids.dtype),
+                tf.TensorSpec([], limit.dtype),
+                {name: tf.TensorSpec([], value.dtype) for name, value in controls.items()},
+            ]
+            if max_frames is None:
+                signature.append(tf.TensorSpec([], tf.int32))
+
+            def generate(*args):
+                frames = args[-1] if max_frames is None else max_frames
+                return self._generate(*args[:6], max_frames=frames, decoding=decoding)
+
             # No autograph: decoding loops with `tf.while_loop` itself, and converting every function
             # it calls cost about a second of the first sentence (2 cores).
-            graph = tf.function(self._generate, reduce_retracing=True, autograph=False)
-            object.__setattr__(self, "_generate_function", graph)
-        return graph
+            graphs[key] = tf.function(generate, input_signature=signature, autograph=False)
+        return graphs[key]
+
+    def generation_traces(self) -> int:
+        """How many times `generate` called eagerly has traced its graphs: once for each buffer length
+        and decoding setting (a decoder whose buffer length is an input: once for each setting)."""
+        graphs = self.__dict__.get("_generation_graphs", {})
+        return sum(graph.experimental_get_tracing_count() for graph in graphs.values())
 
     def _build_decoder(self) -> None:
         """The decoder's layers, made in `__init__` between the speaker encoder and the postnet."""
