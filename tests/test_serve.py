@@ -289,6 +289,24 @@ def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_pa
         process.wait(30)
 
 
+@pytest.mark.slow
+def test_the_graph_of_every_buffer_length_is_built_before_a_request_needs_it():
+    from xtts_cli.inference import Synthesizer
+    from xtts_cli.serving.service import VoiceService
+    from xtts_cli.speech.synthesis import FRAME_BLOCK, buffer_lengths
+
+    tts = Synthesizer.load(RUN)
+    # Two buffer lengths instead of the run's seven (870 frames): the same code, two traces.
+    data = tts.config.data.model_copy(update={"max_mel_frames": 2 * FRAME_BLOCK})
+    tts.config = tts.config.model_copy(update={"data": data})
+    VoiceService(tts).warm_up("Ready.").join(timeout=240)
+    traced = tts.model.generation_traces()
+    assert traced == len(buffer_lengths(tts.model, data)) == 2
+    short, long = tts.speak("Yes."), tts.speak("A sentence of a good many words, long enough for the longer buffer.")
+    assert short.frame_window[1] <= FRAME_BLOCK < long.frame_window[1]
+    assert tts.model.generation_traces() == traced  # what `xtts serve` built is what requests use
+
+
 # The slow tier: a run trained here, its samples, and the page in a browser.
 
 

@@ -10,7 +10,8 @@ import typer
 
 from xtts_cli.cli.options import CheckpointAlias, RunDirOption, VerboseOption, VocoderOption, run_dir_given
 
-# The first generation of a process builds the generation graph: done before the first request.
+# The first generation of a process builds the generation graph (and the vocoder's): done before
+# the first request; the graphs of the other buffer lengths are built while the server answers.
 WARM_UP_TEXT = "Ready."
 
 
@@ -95,7 +96,8 @@ def serve(
             tts.speak(WARM_UP_TEXT)
         except XttsError:  # a run that cannot spell it (another script) builds it on its first request
             pass
-        server = make_server(VoiceService(tts, limits), host, port, log=not quiet)
+        service = VoiceService(tts, limits)
+        server = make_server(service, host, port, log=not quiet)
     bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
     shown = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
     print(f"serving {run} (step {tts.step}, vocoder {tts.vocoder.name}) at http://{shown}:{bound_port}/", flush=True)
@@ -105,6 +107,7 @@ def serve(
             "--host 127.0.0.1 keeps it to this one",
             flush=True,
         )
+    service.warm_up(WARM_UP_TEXT)  # the other lengths' graphs, while it answers
     try:
         server.serve_forever()
     except KeyboardInterrupt:

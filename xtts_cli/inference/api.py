@@ -10,7 +10,15 @@ from typing import Optional
 import numpy as np
 
 from xtts_cli.run.files import load_speaking_rate
-from xtts_cli.speech.synthesis import Speech, Voice, resolve_voice, speak_parts, speak_text, speaker_vector
+from xtts_cli.speech.synthesis import (
+    Speech,
+    Voice,
+    build_generation_graphs,
+    resolve_voice,
+    speak_parts,
+    speak_text,
+    speaker_vector,
+)
 from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
 
@@ -131,6 +139,14 @@ class Synthesizer:
             language=language,
             vocoder=self.vocoder,
             speed=speed,
+        )
+
+    def build_graphs(self, text: str) -> int:
+        """Build the generation graph of every buffer length the run's sentences are spoken in, with
+        `text` (a few words the run can spell), so that no later sentence waits for one (seconds
+        each); returns how many there are."""
+        return build_generation_graphs(
+            self.model, self.tokenizer, text, self.voice(), self.config.data, self._rate, settings=self.config.synthesis
         )
 
     def speak_many(self, texts: Iterable[str], **options) -> Iterator[Speech]:

@@ -253,21 +253,11 @@ def synthesize_speech(
     min_frames, frames = _frame_window(model, len(ids), data, rate, speed, max_frames)
     if not isinstance(voice, Voice):
         voice = Voice(reference=voice)
-    generated = model.generate(
-        tf.constant([ids], tf.int32),
-        tf.constant([len(ids)], tf.int32),
-        None,
-        None,
-        # The buffer in whole blocks, the sentence's own limit inside it: one traced graph serves
-        # many sentence lengths instead of one trace (seconds) per length.
-        FRAME_BLOCK * -(-frames // FRAME_BLOCK),
-        frame_limit=frames,
-        min_frames=min_frames,
-        speaker_vector=speaker_vector(model, voice, data),
-        language_ids=tf.constant([language_index], tf.int32),
-        speed=speed,
-        **generation_settings(model, settings, rate),
-    )
+    # The buffer in whole blocks, the sentence's own limit inside it: one traced graph serves many
+    # sentence lengths instead of one trace (seconds) per length.
+    buffer = FRAME_BLOCK * -(-frames // FRAME_BLOCK)
+    vector = speaker_vector(model, voice, data)
+    generated = _generate(model, ids, vector, language_index, buffer, frames, min_frames, rate, settings, speed)
     length = max(2, int(generated["lengths"][0]))
     mel = generated["mel"][0, :length]
     audio = vocoder(mel)
@@ -285,6 +275,46 @@ def synthesize_speech(
         vocoder=vocoder.name,
         notes=[f"left out what the run never saw: {' '.join(left_out)}"] if left_out else [],
     )
+
+
+def _generate(model, ids, vector, language_index: int, buffer: int, limit: int, min_frames: int, rate, settings, speed):
+    """One sentence's generation in a buffer of `buffer` frames, stopped by `limit` at the latest."""
+    return model.generate(
+        tf.constant([ids], tf.int32),
+        tf.constant([len(ids)], tf.int32),
+        None,
+        None,
+        buffer,
+        frame_limit=limit,
+        min_frames=min_frames,
+        speaker_vector=vector,
+        language_ids=tf.constant([language_index], tf.int32),
+        speed=speed,
+        **generation_settings(model, settings, rate),
+    )
+
+
+def buffer_lengths(model, data: DataConfig) -> list[int]:
+    """The buffers (in frames) `synthesize_speech` generates sentences in: every whole block up to
+    `data.max_mel_frames` for a decoder with a graph per buffer length, one for any other."""
+    if not model.static_frame_buffer:
+        return [FRAME_BLOCK]
+    return [FRAME_BLOCK * blocks for blocks in range(1, -(-data.max_mel_frames // FRAME_BLOCK) + 1)]
+
+
+def build_generation_graphs(
+    model, tokenizer, text: str, voice: Voice, data: DataConfig, rate: Optional[SpeakingRate] = None, *, settings=None
+) -> int:
+    """Build the generation graph of every buffer length (`buffer_lengths`), generating one frame of
+    `text` in each: seconds a graph, which the first sentence of each length would wait for
+    otherwise (a server does it as it starts). Returns how many buffer lengths there are."""
+    settings = settings or SynthesisConfig()
+    ids, _ = _symbol_ids(tokenizer, text, None)
+    vector = speaker_vector(model, voice, data)
+    lengths = buffer_lengths(model, data)
+    for buffer in lengths:
+        _generate(model, ids, vector, tokenizer.language_index(None), buffer, 1, 1, rate, settings, 1.0)
+    return len(lengths)
 
 
 def _symbol_ids(tokenizer, text: str, language: Optional[str]) -> tuple[list[int], list[str]]:
