@@ -72,8 +72,17 @@ class Server:
             if line.startswith("serving "):
                 address = urllib.parse.urlsplit(line.split(" at ")[1].strip())
                 self.host, self.port = address.hostname or "127.0.0.1", int(address.port or 0)
+                self.wait_for_graphs()
                 return
         raise SystemExit(f"xtts serve did not start; see {log}")
+
+    def wait_for_graphs(self, timeout: float = 600) -> None:
+        """Until the server has built its generation graphs: building them takes the CPU a measurement would."""
+        deadline = time.monotonic() + timeout
+        while json.loads(self.request("GET", "/health")[1])["graphs"] == "building":
+            if time.monotonic() > deadline:
+                raise SystemExit(f"xtts serve was still building its generation graphs after {timeout:.0f} s")
+            time.sleep(0.5)
 
     def rss_mib(self) -> float:
         for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():

@@ -116,6 +116,7 @@ def test_the_run_is_listed_and_a_sentence_is_the_audio_it_speaks_in_process(serv
         "run": str(RUN),
         "step": tts.step,
         "vocoder": "griffin-lim",
+        "graphs": "built on first use",  # `xtts serve` builds them as it starts (`warm_up`)
     }
     assert json.loads(get(f"{url}/api/speakers")[2]) == ["en-us+f3", "en-us", "en-gb+m3", "en-gb"]
     assert json.loads(get(f"{url}/api/languages")[2]) == ["en"]
@@ -299,7 +300,12 @@ def test_the_graph_of_every_buffer_length_is_built_before_a_request_needs_it():
     # Two buffer lengths instead of the run's seven (870 frames): the same code, two traces.
     data = tts.config.data.model_copy(update={"max_mel_frames": 2 * FRAME_BLOCK})
     tts.config = tts.config.model_copy(update={"data": data})
-    VoiceService(tts).warm_up("Ready.").join(timeout=240)
+    service = VoiceService(tts)
+    assert service.health()["graphs"] == "built on first use"
+    building = service.warm_up("Ready.")
+    assert service.health()["graphs"] in ("building", "ready")
+    building.join(timeout=240)
+    assert service.health()["graphs"] == "ready"
     traced = tts.model.generation_traces()
     assert traced == len(buffer_lengths(tts.model, data)) == 2
     short, long = tts.speak("Yes."), tts.speak("A sentence of a good many words, long enough for the longer buffer.")

@@ -84,11 +84,13 @@ class VoiceService:
         self._turns = ThreadPoolExecutor(max_workers=limits.generations, thread_name_prefix="xtts-generation")
         self._admitted = threading.BoundedSemaphore(limits.generations + limits.waiting)
         self.samples = self._index_samples()
+        # The generation graphs of every buffer length (`warm_up`), as /health reports them.
+        self.graphs = "built on first use"
 
     # What the page and clients list.
     def health(self) -> dict:
         s = self.synthesizer
-        return {"status": "ok", "run": str(s.run_dir), "step": s.step, "vocoder": s.vocoder.name}
+        return {"status": "ok", "run": str(s.run_dir), "step": s.step, "vocoder": s.vocoder.name, "graphs": self.graphs}
 
     def speakers(self) -> list[str]:
         return self.synthesizer.speakers
@@ -220,8 +222,11 @@ class VoiceService:
         def build() -> None:
             try:
                 self.synthesizer.build_graphs(text)
+                self.graphs = "ready"
             except XttsError:  # a run that cannot spell `text` builds each graph on its first request
-                pass
+                self.graphs = "built on first use"
+
+        self.graphs = "building"
 
         thread = threading.Thread(target=build, name="xtts-warm-up", daemon=True)
         thread.start()
