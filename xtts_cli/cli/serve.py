@@ -107,7 +107,7 @@ def serve(
             "--host 127.0.0.1 keeps it to this one",
             flush=True,
         )
-    service.warm_up(WARM_UP_TEXT)  # the other lengths' graphs, while it answers
+    service.warm_up()  # the other lengths' graphs, while it answers
     try:
         server.serve_forever()
     except KeyboardInterrupt:

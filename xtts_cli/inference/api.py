@@ -141,13 +141,10 @@ class Synthesizer:
             speed=speed,
         )
 
-    def build_graphs(self, text: str) -> int:
-        """Build the generation graph of every buffer length the run's sentences are spoken in, with
-        `text` (a few words the run can spell), so that no later sentence waits for one (seconds
-        each); returns how many there are."""
-        return build_generation_graphs(
-            self.model, self.tokenizer, text, self.voice(), self.config.data, self._rate, settings=self.config.synthesis
-        )
+    def build_graphs(self) -> int:
+        """Build the generation graph of every buffer length the run's sentences are spoken in, so
+        that no later sentence waits for one (seconds each); returns how many there are."""
+        return build_generation_graphs(self.model, self.config.data, self._rate, settings=self.config.synthesis)
 
     def speak_many(self, texts: Iterable[str], **options) -> Iterator[Speech]:
         """`speak` for each of `texts`, in order, with the same options."""

@@ -214,20 +214,21 @@ class VoiceService:
         finally:
             made.put(None)
 
-    def warm_up(self, text: str) -> threading.Thread:
+    def warm_up(self) -> threading.Thread:
         """Build the generation graph of every buffer length (`Synthesizer.build_graphs`) on a
-        thread of its own while the server answers. Until a length's graph is built, the first
-        request of that length waits for it (2.3-4.0 s each for tiny-cpu on 2 cores, measured)."""
+        thread of its own while the server answers (/health says `"graphs": "building"`, then
+        `"ready"`). Until a length's graph is built, the first request of that length waits for it
+        (2.3-4.0 s each for tiny-cpu on 2 cores, measured)."""
 
         def build() -> None:
             try:
-                self.synthesizer.build_graphs(text)
-                self.graphs = "ready"
-            except XttsError:  # a run that cannot spell `text` builds each graph on its first request
+                self.synthesizer.build_graphs()
+            except BaseException:  # a request builds the graph it needs; the error is printed
                 self.graphs = "built on first use"
+                raise
+            self.graphs = "ready"
 
         self.graphs = "building"
-
         thread = threading.Thread(target=build, name="xtts-warm-up", daemon=True)
         thread.start()
         return thread

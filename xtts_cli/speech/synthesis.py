@@ -302,18 +302,17 @@ def buffer_lengths(model, data: DataConfig) -> list[int]:
     return [FRAME_BLOCK * blocks for blocks in range(1, -(-data.max_mel_frames // FRAME_BLOCK) + 1)]
 
 
-def build_generation_graphs(
-    model, tokenizer, text: str, voice: Voice, data: DataConfig, rate: Optional[SpeakingRate] = None, *, settings=None
-) -> int:
-    """Build the generation graph of every buffer length (`buffer_lengths`), generating one frame of
-    `text` in each: seconds a graph, which the first sentence of each length would wait for
-    otherwise (a server does it as it starts). Returns how many buffer lengths there are."""
+def build_generation_graphs(model, data: DataConfig, rate: Optional[SpeakingRate] = None, *, settings=None) -> int:
+    """Build the generation graph of every buffer length (`buffer_lengths`), generating one frame in
+    each: seconds a graph, which the first sentence of each length would wait for otherwise (a server
+    does it as it starts). A graph serves every text, voice and language, so a placeholder of each
+    builds it: one symbol, a silent voice (an inference model's float32), the first language.
+    Returns how many buffer lengths there are."""
     settings = settings or SynthesisConfig()
-    ids, _ = _symbol_ids(tokenizer, text, None)
-    vector = speaker_vector(model, voice, data)
+    vector = tf.zeros([1, model.dims.speaker_embedding_dim], tf.float32)
     lengths = buffer_lengths(model, data)
     for buffer in lengths:
-        _generate(model, ids, vector, tokenizer.language_index(None), buffer, 1, 1, rate, settings, 1.0)
+        _generate(model, [1], vector, 0, buffer, 1, 1, rate, settings, 1.0)
     return len(lengths)
 
 
