@@ -175,6 +175,14 @@ def test_synthesize_writes_speech_length_audio(trained, runner) -> None:
         assert handle.getframerate() == 22050 and handle.getnchannels() == 1
         seconds = handle.getnframes() / handle.getframerate()
     assert 0.0 < seconds <= 120 * 256 / 22050 + 0.01
+    assert "sentences" not in next(line for line in result.output.splitlines() if line.startswith("ended by: "))
+    # Two sentences: the window it reports is theirs added up, and the audio has a pause between them.
+    two = runner.invoke(
+        app, ["synthesize", "the cat sat. a dog ran.", "-r", str(root / "run"), "-o", str(root / "2.wav")]
+    )
+    assert two.exit_code == 0, two.output
+    ended = next(line for line in two.output.splitlines() if line.startswith("ended by: "))
+    assert "for its 2 sentences, the pauses apart)" in ended, ended
 
 
 @pytest.mark.slow

@@ -278,19 +278,22 @@ def _render(speech, report: dict[str, Any]) -> None:
         f"{report['out']}: {seconds:.2f} s of audio from step {step} of {run_path}, vocoder {speech.vocoder}\n"
     )
     window = "{:.2f}-{:.2f} s".format(*report["window_seconds"])
+    limit, scope = "the length limit", ""
+    if speech.sentences > 1:  # the windows of its sentences added up; the audio has pauses besides
+        limit, scope = "the length limit of a sentence", f" for its {speech.sentences} sentences, the pauses apart"
     if speech.ended_by == "length limit" and speech.paced:
-        how = f"the length limit ({window} allowed): the predicted durations ran longer"
+        how = f"{limit} ({window} allowed{scope}): the predicted durations ran longer"
     elif speech.ended_by == "length limit":
-        how = f"the length limit ({window} allowed): the stop token never fired"
+        how = f"{limit} ({window} allowed{scope}): the stop token never fired"
     elif speech.ended_by == "durations":
         how = "the predicted durations (the duration decoder has no stop token)"
     elif speech.ended_by == "stop token at the floor":
         how = (
-            f"the stop token, at the floor of the window the training data's speaking rate allows ({window}): it "
+            f"the stop token, at the floor of the window the training data's speaking rate allows ({window}{scope}): it "
             "fired earlier, as it does until the model has learnt to align with the text"
         )
     else:
-        how = f"the stop token, within the window the training data's speaking rate allows ({window})"
+        how = f"the stop token, within the window the training data's speaking rate allows ({window}{scope})"
     sys.stdout.write(f"ended by: {how}\n")
     sys.stdout.write(
         f"alignment score: {speech.alignment_score:.3f} (focus rate of the cross-attention; "
