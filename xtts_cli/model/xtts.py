@@ -680,13 +680,12 @@ class AcousticModel(keras.Model):
         and decoding setting, traced once for every batch size and text length. Traced on the first
         call's shapes instead (`reduce_retracing`), each new buffer length was traced twice, the
         second time for any text: 8 traces of about 3 s in 10 sentences (tiny-cpu, 2 cores)."""
-        # Kept outside Keras's attribute tracking (they are not layers).
-        graphs = self.__dict__.get("_generation_graphs")
-        if graphs is None:
-            graphs = {}
-            object.__setattr__(self, "_generation_graphs", graphs)
+        # Kept outside Keras's attribute tracking (they are not layers). `setdefault`, because a
+        # server's warm-up thread and its requests may ask for the same graph at once: one is kept.
+        graphs = self.__dict__.setdefault("_generation_graphs", {})
         key = (max_frames, tuple(sorted(decoding.items())), tuple(value.dtype for value in inputs))
-        if key not in graphs:
+        graph = graphs.get(key)
+        if graph is None:
             text_ids, text_lengths, speaker_vector, language_ids, limit = inputs
             signature = [
                 tf.TensorSpec([None, None], text_ids.dtype),
@@ -705,8 +704,8 @@ class AcousticModel(keras.Model):
 
             # No autograph: decoding loops with `tf.while_loop` itself, and converting every function
             # it calls cost about a second of the first sentence (2 cores).
-            graphs[key] = tf.function(generate, input_signature=signature, autograph=False)
-        return graphs[key]
+            graph = graphs.setdefault(key, tf.function(generate, input_signature=signature, autograph=False))
+        return graph
 
     def generation_traces(self) -> int:
         """How many times `generate` called eagerly has traced its graphs: once for each buffer length
