@@ -293,6 +293,7 @@ def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_pa
 @pytest.mark.slow
 def test_the_graph_of_every_buffer_length_is_built_before_a_request_needs_it():
     from xtts_cli.inference import Synthesizer
+    from xtts_cli.model.vocoder import _phase_search
     from xtts_cli.serving.service import VoiceService
     from xtts_cli.speech.synthesis import FRAME_BLOCK, buffer_lengths
 
@@ -300,6 +301,11 @@ def test_the_graph_of_every_buffer_length_is_built_before_a_request_needs_it():
     # Two buffer lengths instead of the run's seven (870 frames): the same code, two traces.
     data = tts.config.data.model_copy(update={"max_mel_frames": 2 * FRAME_BLOCK})
     tts.config = tts.config.model_copy(update={"data": data})
+    # What `xtts serve` builds before it answers, without a sentence (a run of any script): the
+    # shortest sentences' graph and Griffin-Lim's, the one a sentence uses (counted from none).
+    _phase_search.cache_clear()
+    tts.warm_up()
+    assert tts.model.generation_traces() == 1 and _phase_search.cache_info().currsize == 1
     service = VoiceService(tts)
     assert service.health()["graphs"] == "built on first use"
     building = service.warm_up()
@@ -311,6 +317,7 @@ def test_the_graph_of_every_buffer_length_is_built_before_a_request_needs_it():
     short, long = tts.speak("Yes."), tts.speak("A sentence of a good many words, long enough for the longer buffer.")
     assert short.frame_window[1] <= FRAME_BLOCK < long.frame_window[1]
     assert tts.model.generation_traces() == traced  # what `xtts serve` built is what requests use
+    assert _phase_search.cache_info().currsize == 1
 
 
 # The slow tier: a run trained here, its samples, and the page in a browser.

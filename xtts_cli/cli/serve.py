@@ -10,11 +10,6 @@ import typer
 
 from xtts_cli.cli.options import CheckpointAlias, RunDirOption, VerboseOption, VocoderOption, run_dir_given
 
-# The first generation of a process builds the generation graph (and the vocoder's): done before
-# the first request; the graphs of the other buffer lengths are built while the server answers.
-WARM_UP_TEXT = "Ready."
-
-
 # serve's own options, declared once beside it (the shared ones are in cli/options.py).
 HostOption = Annotated[
     str,
@@ -77,7 +72,6 @@ def serve(
     """
     run = run_dir_given(run_dir, checkpoint, to="serve", example="xtts serve -r runs/speak-cpu")
     from xtts_cli.cli.output import Phases
-    from xtts_cli.errors import XttsError
     from xtts_cli.inference import Synthesizer
     from xtts_cli.serving.http import make_server
     from xtts_cli.serving.service import Limits, VoiceService
@@ -91,11 +85,10 @@ def serve(
     with Phases() as phase:
         phase(f"loading {run} (TensorFlow, the model and its latest checkpoint)")
         tts = Synthesizer.load(run, vocoder=vocoder)
-        phase("building the generation graph (one short sentence)")
-        try:
-            tts.speak(WARM_UP_TEXT)
-        except XttsError:  # a run that cannot spell it (another script) builds it on its first request
-            pass
+        # What the first request would wait for, built before it comes; the graphs of longer
+        # sentences are built while the server answers (`warm_up` below).
+        phase("building the generation graph and the vocoder's")
+        tts.warm_up()
         service = VoiceService(tts, limits)
         server = make_server(service, host, port, log=not quiet)
     bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])

@@ -9,6 +9,7 @@ from typing import Optional
 
 import numpy as np
 
+from xtts_cli.errors import XttsError
 from xtts_cli.run.files import load_speaking_rate
 from xtts_cli.speech.synthesis import (
     Speech,
@@ -18,6 +19,7 @@ from xtts_cli.speech.synthesis import (
     speak_parts,
     speak_text,
     speaker_vector,
+    warm_up,
 )
 from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
@@ -145,6 +147,16 @@ class Synthesizer:
         """Build the generation graph of every buffer length the run's sentences are spoken in, so
         that no later sentence waits for one (seconds each); returns how many there are."""
         return build_generation_graphs(self.model, self.config.data, self._rate, settings=self.config.synthesis)
+
+    def warm_up(self) -> None:
+        """Build what the first sentence would wait for (seconds): the default voice, the generation
+        graph of the shortest sentences and the vocoder's, without a sentence (any language, any
+        script). `build_graphs` builds the longer sentences' graphs."""
+        try:
+            vector = self.voice().vector
+        except XttsError:  # no default voice (a multi-speaker run without a reference): a silent one
+            vector = None
+        warm_up(self.model, self.config.data, self.vocoder, vector, self._rate, settings=self.config.synthesis)
 
     def speak_many(self, texts: Iterable[str], **options) -> Iterator[Speech]:
         """`speak` for each of `texts`, in order, with the same options."""

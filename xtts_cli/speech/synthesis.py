@@ -308,12 +308,27 @@ def build_generation_graphs(model, data: DataConfig, rate: Optional[SpeakingRate
     does it as it starts). A graph serves every text, voice and language, so a placeholder of each
     builds it: one symbol, a silent voice (an inference model's float32), the first language.
     Returns how many buffer lengths there are."""
-    settings = settings or SynthesisConfig()
-    vector = tf.zeros([1, model.dims.speaker_embedding_dim], tf.float32)
     lengths = buffer_lengths(model, data)
     for buffer in lengths:
-        _generate(model, [1], vector, 0, buffer, 1, 1, rate, settings, 1.0)
+        _placeholder_generation(model, buffer, rate, settings)
     return len(lengths)
+
+
+def warm_up(
+    model, data: DataConfig, vocoder: Vocoder, vector=None, rate: Optional[SpeakingRate] = None, *, settings=None
+):
+    """Build what a process's first sentence would wait for: the shortest buffer's generation graph
+    and the vocoder's (`build_generation_graphs`' placeholder, in `vector`'s voice when given), so a
+    run in any script is warmed up without a sentence of its language."""
+    generated = _placeholder_generation(model, buffer_lengths(model, data)[0], rate, settings, vector)
+    # The whole buffer: Griffin-Lim pads a signal too short to reflect otherwise, another graph.
+    vocoder(generated["mel"][0])
+
+
+def _placeholder_generation(model, buffer: int, rate, settings, vector=None):
+    if vector is None:
+        vector = tf.zeros([1, model.dims.speaker_embedding_dim], tf.float32)
+    return _generate(model, [1], vector, 0, buffer, 1, 1, rate, settings or SynthesisConfig(), 1.0)
 
 
 def _symbol_ids(tokenizer, text: str, language: Optional[str]) -> tuple[list[int], list[str]]:
