@@ -158,6 +158,22 @@ def test_frozen_parts_do_not_move_and_the_rest_trains(persian):
     assert len(moved) > 10
 
 
+def test_the_command_to_listen_is_a_sentence_of_the_runs_language_and_speaks_as_printed(persian, runner):
+    import shlex
+
+    from xtts_cli.cli.app import app
+
+    trainer, _, _, run, _ = persian
+    # Its first validation clip's text, in its language: a sentence the run can spell whatever it
+    # learnt (the English sentence printed before was refused by a run trained on Persian alone).
+    command = shlex.split(trainer.parts.models.listen.replace("{run}", shlex.quote(str(run))))
+    assert command[:2] == ["xtts", "synthesize"] and command[-2:] == ["--language", "fa"]
+    assert command[2] in (PERSIAN_DATA / "metadata.csv").read_text(encoding="utf-8")
+    result = runner.invoke(app, command[1:])
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert Path("speech.wav").stat().st_size > 1000
+
+
 def test_an_adapted_run_resumes_as_any_run_does(persian):
     _, _, _, run, config = persian
     longer = config.model_copy(update={"training": config.training.model_copy(update={"max_steps": 6})})

@@ -206,5 +206,5 @@ class TrainingProgress:
             import shlex
 
             run = shlex.quote(str(result.run_dir))
-            out.print(f"listen:      {result.listen.format(run=run)}")
+            out.print(f"listen:      {result.listen.replace('{run}', run)}")  # a sentence may hold braces
             out.print(f"tensorboard: tensorboard --logdir {shlex.quote(str(result.run_dir / 'tensorboard'))}")

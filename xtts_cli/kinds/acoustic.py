@@ -37,7 +37,6 @@ class AcousticKind:
     )
     logged: tuple[str, ...] = ("loss", "mel_loss", "stop_loss", "attention_loss", "alignment_score")
     samples_phase: str = "rendering the test sentences"
-    listen: str = 'xtts synthesize "A sentence to speak." -r {run} -o speech.wav'
 
     def prepare_run(self, context: KindContext) -> None:
         """The speaking rate synthesis paces sentences by, the reference voice of the test sentences
@@ -205,22 +204,42 @@ class AcousticModels:
         low, high = tf.reduce_min(image), tf.reduce_max(image)
         tf.summary.image("mel/target_vs_predicted", (image - low) / tf.maximum(high - low, 1e-6), step=step)
 
+    def _sentences(self) -> tuple[list[str], Optional[str]]:
+        """The test sentences and their language (None: the run's first): `training.test_sentences`,
+        else the first validation clip's text in its language."""
+        config, first = self.context.config, self.context.first_item
+        if config.training.test_sentences:
+            return list(config.training.test_sentences), None
+        return [first.training_text], first.language
+
     def render_samples(self, step: int) -> None:
         from xtts_cli.speech.samples import render_sentences
 
-        config, first = self.context.config, self.context.first_item
+        sentences, language = self._sentences()
         render_sentences(
             self.model,
             self.context.tokenizer,
-            config,
+            self.context.config,
             self.voices,
-            config.training.test_sentences or [first.training_text],
+            sentences,
             self.context.run_dir.path,
             self.context.run_dir.samples,
             step,
             note=self.context.note,
-            language=None if config.training.test_sentences else first.language,
+            language=language,
         )
+
+    @property
+    def listen(self) -> str:
+        """`xtts synthesize` of the first test sentence: a sentence the run can spell."""
+        import shlex
+
+        sentences, language = self._sentences()
+        command = f"xtts synthesize {shlex.quote(sentences[0])} -r {{run}} -o speech.wav"
+        languages = self.context.tokenizer.languages
+        if language is not None and languages and language != languages[0]:
+            command += f" --language {language}"
+        return command
 
 
 AUTOREGRESSIVE = AcousticKind(

@@ -69,6 +69,11 @@ class KindModels(Protocol):
     def render_samples(self, step: int) -> None:
         """Samples into the run's samples folder (chief only)."""
 
+    @property
+    def listen(self) -> str:
+        """A command that lets a user hear the run, on the run's own text or audio ({run}: its
+        directory), so that it works as printed whatever the run's language."""
+
 
 class ModelKind(Protocol):
     @property
@@ -107,10 +112,6 @@ class ModelKind(Protocol):
     @property
     def samples_phase(self) -> str:
         """What rendering its samples is called in the progress."""
-
-    @property
-    def listen(self) -> str:
-        """The command that lets a user hear a run ({run}: its directory)."""
 
     def prepare_run(self, context: KindContext) -> None:
         """Write what the run needs besides checkpoints (chief only; once per run)."""

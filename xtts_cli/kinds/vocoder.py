@@ -319,7 +319,6 @@ class VocoderKind:
         "discriminator_loss",
     )
     samples_phase: str = "vocoding the first validation clip"
-    listen: str = "xtts vocode CLIP.wav --vocoder {run} -o vocoded.wav"
 
     def prepare_run(self, context: KindContext) -> None:
         """Nothing besides checkpoints: a vocoder reads mels, which carry no text or voice."""
@@ -436,6 +435,13 @@ class VocoderModels:
         rate = self.data.sample_rate
         tf.summary.audio("vocoder/validation", tf.clip_by_value(fake, -1.0, 1.0)[None, :, None], rate, step=step)
         tf.summary.audio("vocoder/recording", real[None, :, None], rate, step=step)
+
+    @property
+    def listen(self) -> str:
+        """`xtts vocode` of the first validation clip."""
+        import shlex
+
+        return f"xtts vocode {shlex.quote(self.context.first_item.audio_path)} --vocoder {{run}} -o vocoded.wav"
 
     def render_samples(self, step: int) -> None:
         """samples/vocoded_step_N.wav: the first validation clip's mel through the vocoder."""

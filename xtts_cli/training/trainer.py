@@ -174,7 +174,7 @@ class Trainer:
             device_plan=parts.plan.describe(),
             bad_files=[{"path": b.path or b.source, "reason": f"{b.reason}: {b.detail}"} for b in parts.scan.bad],
             notes=list(parts.plan.notes),
-            listen=self.kind.listen,
+            listen=parts.models.listen,
         )
         if not parts.settings.graph_mode:
             result.notes.append(
