@@ -201,7 +201,7 @@ def test_a_clip_uploaded_is_cloned_and_a_long_text_streams_part_by_part_as_it_sp
         ({"text": "hello", "speed": "1.5"}, 400, "--speed 1.5: this run's decoder (autoregressive)"),
         ({"text": "hello", "style_wav": "/etc/passwd"}, 400, "style_wav names a file on the server"),
         ({"text": "hello", "speaker_wav": "../config.yaml"}, 400, "speaker_wav names a file on the server"),
-        ({"text": "Привет"}, 400, "not in the tokenizer vocabulary"),
+        ({"text": "Привет"}, 400, "characters the run was not trained on"),
     ],
 )
 def test_a_bad_request_is_a_4xx_with_one_line_and_the_server_goes_on(served, query, status, message):

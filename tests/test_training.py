@@ -218,6 +218,7 @@ def test_synthesize_rejects_empty_text_and_another_script_and_leaves_out_a_symbo
         app, ["synthesize", "snow \u0436", "--checkpoint", str(root / "run"), "--out", str(root / "x.wav")]
     )
     assert isinstance(unknown.exception, XttsError) and "\u0436" in unknown.exception.lines[0]
+    assert "the run reads en: pass text in it" in unknown.exception.hint  # what it reads, not how to rebuild
     assert not (root / "x.wav").exists()
     # A symbol the run never saw is no reason to refuse the sentence: left out, and named once.
     symbol = runner.invoke(

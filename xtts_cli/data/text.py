@@ -162,10 +162,18 @@ def prepare_texts(
 class UnknownCharactersError(XttsError):
     """Text holds characters the vocabulary was not built with."""
 
-    def __init__(self, characters: Sequence[str], text: str, *, index: Optional[int] = None):
+    def __init__(
+        self, characters: Sequence[str], text: str, *, index: Optional[int] = None, reads: Optional[str] = None
+    ):
         self.characters = list(characters)
         self.index = index  # `Tokenizer.encode_many`: which of the texts
         shown = ", ".join(f"{c!r} (U+{ord(c):04X})" for c in self.characters)
+        if reads is not None:  # a text to speak: what the run reads, not how a vocabulary is built
+            super().__init__(
+                f"text has characters the run was not trained on: {shown}",
+                hint=f"in {text[:60]!r}; the run reads {reads}: pass text in it, or train a run on data in this script",
+            )
+            return
         super().__init__(
             f"text has characters not in the tokenizer vocabulary: {shown}",
             hint=f"in {text[:60]!r}; rebuild the vocabulary from texts that include them "

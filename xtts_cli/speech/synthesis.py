@@ -18,6 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
+from xtts_cli.data.text import UnknownCharactersError
 from xtts_cli.errors import XttsError, speed_without_pace
 from xtts_cli.run.files import (
     RATE_CEILING_FACTOR,
@@ -334,7 +335,11 @@ def _placeholder_generation(model, buffer: int, rate, settings, vector=None):
 def _symbol_ids(tokenizer, text: str, language: Optional[str]) -> tuple[list[int], list[str]]:
     """The symbol ids the model reads for `text`, and what of it the run never saw (left out)."""
     prepared, left_out = tokenizer.speakable(tokenizer.prepare(text, language))
-    ids = tokenizer.symbol_ids(prepared)  # UnknownCharactersError names the letters it lacks
+    try:
+        ids = tokenizer.symbol_ids(prepared)
+    except UnknownCharactersError as error:  # another script: named with what the run reads
+        reads = ", ".join(tokenizer.languages) or "the language of its training data"
+        raise UnknownCharactersError(error.characters, text, reads=reads) from None
     if not ids:
         raise XttsError(
             f"the text {text!r} has nothing left after cleaning", hint="pass words the model was trained on"
