@@ -397,6 +397,11 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         assert [o.text for o in Select(browser.find_element(By.ID, "language")).options] == ["en"]
         rows = browser.find_elements(By.CSS_SELECTOR, "#samples tbody tr")
         assert len(rows) == len(list((trained_run / "samples").glob("*.wav")))
+        # The text box shows a sentence the run spoke, and lays out a right-to-left script as one.
+        first = rows[0].find_elements(By.TAG_NAME, "td")[1]
+        box = browser.find_element(By.ID, "text")
+        assert box.get_attribute("placeholder") == f"Type what to say, e.g. {first.text}" and first.text
+        assert box.get_attribute("dir") == first.get_attribute("dir") == "auto"
         # A sample plays: its audio element loads the file the run wrote.
         duration = browser.execute_async_script(
             "const done = arguments[0]; const a = document.querySelector('#samples audio');"
