@@ -8,7 +8,8 @@ It turns text into the model's ids the way training did, from `export.json`. It 
 lower case, NFKC, one space between words (the `multilingual_cleaners` and `basic_cleaners` of
 xtts; English abbreviations and digits read as words are not reproduced here). With the
 `phonemes` front end it phonemises with espeak-ng through `phonemizer`, as `export.json` says.
-Then each symbol becomes 1 + its index in `symbols`, and a symbol the model lacks is left out.
+Then each symbol becomes 1 + its index in `symbols`, and a symbol the model lacks is left out (a
+text left with none, another script, is a 400).
 The reference clip is 16-bit mono WAV at the export's `sample_rate`.
 """
 
@@ -102,6 +103,9 @@ def main() -> None:
             language = query.get("language", voice.info["languages"][0])
             if urlsplit(self.path).path != "/tts" or not query.get("text") or language not in voice.info["languages"]:
                 self.send_error(400, "GET /tts?text=...&language=" + "|".join(voice.info["languages"]))
+                return
+            if not voice.text_ids(query["text"], language):  # another script: nothing the model reads
+                self.send_error(400, f"no symbol of the text is one the model reads (it reads {language} as trained)")
                 return
             body = voice.wav(query["text"], language)
             self.send_response(200)

@@ -466,6 +466,8 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=subprocess_env())
     try:
         address = process.stdout.readline().split(" at ")[1].strip()
+        # A text the model has no symbol of (another script) is a 400, and the next request is answered.
+        assert get(f"{address}?{urllib.parse.urlencode({'text': 'Привет'})}")[0] == 400
         status, headers, wav = get(f"{address}?{urllib.parse.urlencode({'text': text})}")
         assert status == 200 and headers["Content-Type"] == "audio/wav"
         speak = tf.saved_model.load(str(out)).signatures["serving_default"]
