@@ -220,12 +220,14 @@ def test_synthesize_rejects_empty_text_and_another_script_and_leaves_out_a_symbo
     assert isinstance(unknown.exception, XttsError) and "\u0436" in unknown.exception.lines[0]
     assert "the run reads en: pass text in it" in unknown.exception.hint  # what it reads, not how to rebuild
     assert not (root / "x.wav").exists()
-    # A symbol the run never saw is no reason to refuse the sentence: left out, and named once.
+    # A symbol the run never saw is no reason to refuse the sentence: left out, and named once, in
+    # one note for the whole text however many of its sentences hold one.
+    text = "snow \u2603. snow \u2713 \u2603."
     symbol = runner.invoke(
-        app, ["synthesize", "snow \u2603", "--checkpoint", str(root / "run"), "--out", str(root / "x.wav"), "--json"]
+        app, ["synthesize", text, "--checkpoint", str(root / "run"), "--out", str(root / "x.wav"), "--json"]
     )
     assert symbol.exit_code == 0, (symbol.output, symbol.exception)
-    assert json.loads(symbol.stdout)["notes"] == ["left out what the run never saw: \u2603"]
+    assert json.loads(symbol.stdout)["notes"] == ["left out what the run never saw: \u2603 \u2713"]
 
 
 @pytest.mark.slow

@@ -184,7 +184,12 @@ class Speech:
     text: str = ""
     vocoder: str = "griffin-lim"  # what made the waveform: griffin-lim or a vocoder run's directory
     sentences: int = 1  # generations joined into it (`speak_text`: a long text, sentence by sentence)
-    notes: list[str] = field(default_factory=list)  # what the user should hear of (symbols left out)
+    left_out: list[str] = field(default_factory=list)  # punctuation and symbols the run never saw, left out
+
+    @property
+    def notes(self) -> list[str]:
+        """What the user should hear of: one line naming every symbol left out."""
+        return [f"left out what the run never saw: {' '.join(self.left_out)}"] if self.left_out else []
 
     @property
     def seconds(self) -> float:
@@ -274,7 +279,7 @@ def synthesize_speech(
         paced=model.paced,
         text=text,
         vocoder=vocoder.name,
-        notes=[f"left out what the run never saw: {' '.join(left_out)}"] if left_out else [],
+        left_out=left_out,
     )
 
 
@@ -494,5 +499,5 @@ def joined(parts: list[Speech], text: str) -> Speech:
         text=text,
         vocoder=first.vocoder,
         sentences=len(parts),
-        notes=list(dict.fromkeys(note for part in parts for note in part.notes)),
+        left_out=list(dict.fromkeys(symbol for part in parts for symbol in part.left_out)),  # one note for all
     )
