@@ -26,6 +26,31 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return 2 if "not slow" in (config.getoption("markexpr") or "") else 3
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    """With XTTS_TEST_CPU=FILE, one line per test appended to FILE: CPU seconds of its worker, of the
+    processes it started and waited for, and wall seconds (its fixtures' included): which tests cost
+    the suite most (docs/development.md)."""
+    log = os.environ.get("XTTS_TEST_CPU")
+    if not log:
+        yield
+        return
+    import resource
+    import time
+
+    def cpu(who: int) -> float:
+        usage = resource.getrusage(who)
+        return usage.ru_utime + usage.ru_stime
+
+    start = cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN), time.monotonic()
+    yield
+    own, children = cpu(resource.RUSAGE_SELF) - start[0], cpu(resource.RUSAGE_CHILDREN) - start[1]
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(
+            f"{own + children:.2f}\t{own:.2f}\t{children:.2f}\t{time.monotonic() - start[2]:.2f}\t{item.nodeid}\n"
+        )
+
+
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
