@@ -90,7 +90,14 @@ class VoiceService:
     # What the page and clients list.
     def health(self) -> dict:
         s = self.synthesizer
-        return {"status": "ok", "run": str(s.run_dir), "step": s.step, "vocoder": s.vocoder.name, "graphs": self.graphs}
+        return {
+            "status": "ok",
+            "run": str(s.run_dir),
+            "step": s.step,
+            "vocoder": s.vocoder.name,
+            "graphs": self.graphs,
+            "speed": bool(s.model.paced),  # its decoder takes `speed` (a duration decoder's pace)
+        }
 
     def speakers(self) -> list[str]:
         return self.synthesizer.speakers
