@@ -432,6 +432,20 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         browser.find_element(By.ID, "reference").send_keys(str(CLIP))
         browser.find_element(By.ID, "go").click()
         wait.until(lambda b: b.find_element(By.ID, "status").text.startswith("made in"))
+
+        # An autoregressive run: its speed is off, and the page says why where the value is shown.
+        _, other, other_url = start(RUN)
+        try:
+            browser.get(f"{other_url}/")
+            wait.until(lambda b: "step" in b.find_element(By.ID, "run").text)
+            assert not browser.find_element(By.ID, "speed").is_enabled()
+            assert "fixed: this run's decoder (autoregressive)" in browser.find_element(By.ID, "speed-value").text
+            browser.find_element(By.ID, "text").send_keys(SENTENCE)
+            browser.find_element(By.ID, "go").click()
+            wait.until(lambda b: b.find_element(By.ID, "status").text.startswith("made in"))
+        finally:
+            other.shutdown()
+            other.server_close()
     finally:
         browser.quit()
         server.shutdown()
