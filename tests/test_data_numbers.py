@@ -39,9 +39,16 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
     assert new.prepare("we bought 3 loaves") == "we bought three loaves"
     new.save(tmp_path / "vocab.json")
     assert Tokenizer.load(tmp_path / "vocab.json").numbers == "words"
-    saved = json.loads((Path(__file__).parent / "data" / "run_before_run_data" / "vocab.json").read_text("utf-8"))
-    assert "numbers" not in saved  # a run from before: it trained on digits as characters
-    old = Tokenizer.load(Path(__file__).parent / "data" / "run_before_run_data" / "vocab.json")
+    before = Path(__file__).parent / "data" / "run_before_run_data" / "vocab.json"
+    saved = json.loads(before.read_text("utf-8"))
+    assert "numbers" not in saved and not any(c.isdigit() for c in saved["characters"])
+    # A run from before that never saw a digit cannot read one as itself: it reads it as words.
+    never = Tokenizer.load(before)
+    assert never.numbers == "words" and never.prepare("we bought 3 loaves") == "we bought three loaves"
+    # One that trained on digits as characters keeps reading them so, and so does a run grown from it.
+    saved["characters"] = sorted(saved["characters"] + list("0123456789"))
+    (tmp_path / "digits.json").write_text(json.dumps(saved), "utf-8")
+    old = Tokenizer.load(tmp_path / "digits.json")
     assert old.numbers == "characters" and old.prepare("we bought 3 loaves") == "we bought 3 loaves"
     assert old.grown(new).numbers == "characters"  # a run grown from it reads as its base learnt
     persian = Tokenizer([], ["multilingual_cleaners"], frontend="characters", numbers="words")

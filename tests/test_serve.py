@@ -137,6 +137,19 @@ def test_the_run_is_listed_and_a_sentence_is_the_audio_it_speaks_in_process(serv
     assert get(f"{url}/api/tts", body, {"Content-Type": "application/json"})[2] == wav
 
 
+def test_an_older_run_reads_numbers_in_its_letters_and_says_which_alphabet_it_lacks(served):
+    from xtts_cli.errors import XttsError
+
+    tts, _, _ = served
+    # Saved before numbers were read as words, from transcripts without a digit, "j" or "z".
+    assert tts.speak("It costs $1,999.").frames > 0
+    with pytest.raises(XttsError) as refused:
+        tts.speak("The lazy dog jumps.")
+    assert "'j' (U+006A), 'z' (U+007A)" in refused.value.lines[0]
+    assert "saved before it held the whole alphabet of en" in refused.value.hint
+    assert "--init-from" in refused.value.hint
+
+
 def test_requests_spoken_at_once_are_each_the_audio_spoken_alone(served):
     # Two generations at a time (Limits.generations): four voices asked for together, each
     # answered with its own sentence in its own voice, as the run speaks it with nothing beside it.

@@ -163,7 +163,13 @@ class UnknownCharactersError(XttsError):
     """Text holds characters the vocabulary was not built with."""
 
     def __init__(
-        self, characters: Sequence[str], text: str, *, index: Optional[int] = None, reads: Optional[str] = None
+        self,
+        characters: Sequence[str],
+        text: str,
+        *,
+        index: Optional[int] = None,
+        reads: Optional[str] = None,
+        own_alphabet: bool = False,
     ):
         self.characters = list(characters)
         self.index = index  # `Tokenizer.encode_many`: which of the texts
@@ -171,7 +177,13 @@ class UnknownCharactersError(XttsError):
         if reads is not None:  # a text to speak: what the run reads, not how a vocabulary is built
             super().__init__(
                 f"text has characters the run was not trained on: {shown}",
-                hint=f"in {text[:60]!r}; the run reads {reads}: pass text in it, or train a run on data in this script",
+                hint=f"in {text[:60]!r}; "
+                + (
+                    f"the run's vocabulary was saved before it held the whole alphabet of {reads}: respell the "
+                    "words without them, or adapt the run to one that does (xtts train --init-from RUN)"
+                    if own_alphabet
+                    else f"the run reads {reads}: pass text in it, or train a run on data in this script"
+                ),
             )
             return
         super().__init__(
@@ -295,6 +307,12 @@ class Tokenizer:
         kept = "".join(gap if c in unknown else c for c in prepared)
         return (re.sub(" {2,}", " ", kept).strip() if gap else kept), unknown
 
+    def of_its_alphabets(self, characters: Iterable[str]) -> bool:
+        """Whether every one of `characters` is a letter of the vocabulary's languages (`ALPHABETS`):
+        one a vocabulary built today holds, that one saved before lacks (a "z" its transcripts had not)."""
+        letters = alphabet_of(self.languages, self.cleaners) if self.frontend == "characters" else set()
+        return bool(letters) and all(c in letters for c in characters)
+
     def symbol_ids(self, prepared: str) -> list[int]:
         """Ids of an already prepared text; raises UnknownCharactersError naming what it lacks."""
         try:
@@ -400,7 +418,7 @@ class Tokenizer:
             frontend=saved.get("frontend", "characters"),
             languages=saved.get("languages", ()),
             speakers=saved.get("speakers", ()),
-            numbers=saved.get("numbers", "characters"),  # saved before numbers were read as words
+            numbers=_numbers_of(saved),
         )
 
     def __eq__(self, other: object) -> bool:
@@ -412,6 +430,17 @@ class Tokenizer:
             f"Tokenizer({len(self.characters)} {'phoneme symbols' if self.frontend == 'phonemes' else 'characters'}, "
             f"cleaners={self.cleaners}{languages})"
         )
+
+
+def _numbers_of(saved: dict) -> str:
+    """How a saved vocabulary reads digits. One saved before numbers were read as words reads them as
+    the characters it learnt; but one that never saw a digit cannot, and reads them as words, in
+    the letters it knows ("$1,250" was refused, not spoken)."""
+    if "numbers" in saved:
+        return saved["numbers"]
+    if saved.get("frontend", "characters") == "characters" and not any(c.isdigit() for c in saved["characters"]):
+        return "words"
+    return "characters"
 
 
 def _with_prefixes(ids: np.ndarray, sizes: np.ndarray, prefixes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -344,7 +344,8 @@ def _symbol_ids(tokenizer, text: str, language: Optional[str]) -> tuple[list[int
         ids = tokenizer.symbol_ids(prepared)
     except UnknownCharactersError as error:  # another script: named with what the run reads
         reads = ", ".join(tokenizer.languages) or "the language of its training data"
-        raise UnknownCharactersError(error.characters, text, reads=reads) from None
+        own = tokenizer.of_its_alphabets(error.characters)
+        raise UnknownCharactersError(error.characters, text, reads=reads, own_alphabet=own) from None
     if not ids:
         raise XttsError(
             f"the text {text!r} has nothing left after cleaning", hint="pass words the model was trained on"
