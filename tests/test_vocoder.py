@@ -303,6 +303,7 @@ def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(runner, t
     info = json.loads((out / "export.json").read_text(encoding="utf-8"))
     assert info["vocoder"] == str(acoustic / "vocoder") and info["vocoder_step"] == 2
     assert info["text_cleaners"] and info["speakers"] and info["languages"] == ["en"]
+    assert info["numbers"] == "words"  # "$5" is "five dollars" before the symbols are looked up
     vocabulary = json.loads((acoustic / "vocab.json").read_text(encoding="utf-8"))
     assert info["symbols"] == vocabulary["characters"] and info["text_frontend"] == vocabulary["frontend"]
     ids = {symbol: index + 1 for index, symbol in enumerate(info["symbols"])}

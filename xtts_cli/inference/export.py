@@ -153,6 +153,9 @@ def _export_info(tts: Synthesizer) -> dict:
         # punctuation and stress kept, as `data/phonemes.py` calls it.
         "espeak_voices": espeak_voices,
         "punctuation_marks": PUNCTUATION if phonemes else "",
+        # "words": digits, currency and ordinals read as words (`data/numbers.py`: num2words, Persian's
+        # own reader) before the symbols are looked up; "characters": the digits are symbols.
+        "numbers": tts.tokenizer.numbers if not phonemes else "espeak-ng",
         "symbols": list(tts.tokenizer.characters),
         "symbol_id": "1 + index in symbols",
         "languages": list(tts.tokenizer.languages),
