@@ -7,8 +7,8 @@
 It turns text into the model's ids the way training did, from `export.json`. It cleans the text:
 lower case, NFKC, one space between words (the `multilingual_cleaners` and `basic_cleaners` of
 xtts; English abbreviations, and digits read as words where `export.json`'s `numbers` says
-`words`, are not reproduced here). With the
-`phonemes` front end it phonemises with espeak-ng through `phonemizer`, as `export.json` says.
+`words`, are not reproduced here). With the `phonemes` front end it phonemises with espeak-ng
+through `phonemizer`, as `export.json` says.
 Then each symbol becomes 1 + its index in `symbols`, and a symbol the model lacks is left out (a
 text left with none, another script, is a 400).
 The reference clip is 16-bit mono WAV at the export's `sample_rate`.
