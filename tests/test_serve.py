@@ -197,6 +197,14 @@ def test_a_clip_uploaded_is_cloned_and_a_long_text_streams_part_by_part_as_it_sp
     between = [spoken[0].waveform, silence, spoken[1].waveform, silence, spoken[2].waveform]
     np.testing.assert_array_equal(whole.waveform, np.concatenate(between))
     assert whole.alignment.shape == tuple(sum(s.alignment.shape[axis] for s in spoken) for axis in (0, 1))
+    # A last sentence in another script is refused before the stream starts, not after its first
+    # sentence went out under a 200 and the connection dropped.
+    query = urllib.parse.urlencode({"text": "the cat sat. \u06a9\u062a\u0627\u0628.", "stream": "true"})
+    assert error_of(get(f"{url}/api/tts?{query}")) == (
+        400,
+        "text has characters the run was not trained on: "
+        "'\u0627' (U+0627), '\u0628' (U+0628), '\u062a' (U+062A), '\u06a9' (U+06A9)",
+    )
 
 
 @pytest.mark.parametrize(

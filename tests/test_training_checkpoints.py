@@ -112,6 +112,14 @@ def test_python_api_and_text_file_speak_as_one_sentence_calls_do(short_run, tmp_
     assert [(r["line"], r["text"]) for r in index] == [(1, TEXT), (3, "a dog ran.")]
     assert (out_dir / "0003.wav").read_bytes() == single.read_bytes()  # line numbers name the clips
     assert "2 clips" in result.stdout
+    # A line the run cannot read, however late in the file, is named before any clip is spoken.
+    lines.write_text(f"{TEXT}\n\nsnow \u0436\n", encoding="utf-8")
+    result = runner.invoke(
+        app, ["synthesize", "--text-file", str(lines), "--out-dir", str(tmp_path / "none"), "-r", str(run)]
+    )
+    assert isinstance(result.exception, XttsError), result.output
+    assert result.exception.lines[0].startswith("--text-file line 3: text has characters the run was not trained on")
+    assert not (tmp_path / "none").exists()
 
     for args, message in (
         (["--text-file", str(lines)], "--text-file needs --out-dir"),

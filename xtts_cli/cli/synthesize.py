@@ -326,7 +326,13 @@ def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: 
     import json
 
     from xtts_cli.config.editing import write_atomically
+    from xtts_cli.errors import XttsError
 
+    for number, line in lines:  # every line, before the first is spoken: a bad line 900 loses no work
+        try:
+            tts.check(line, language=voice["language"])
+        except XttsError as error:
+            raise XttsError(f"--text-file line {number}: {error.lines[0]}", hint=error.hint) from None
     width = max(4, len(str(lines[-1][0])))
     records = []
     for number, line in lines:

@@ -15,6 +15,7 @@ from xtts_cli.speech.synthesis import (
     Speech,
     Voice,
     build_generation_graphs,
+    check_text,
     resolve_voice,
     speak_parts,
     speak_text,
@@ -117,6 +118,12 @@ class Synthesizer:
             vocoder=self.vocoder,
             speed=speed,
         )
+
+    def check(self, text: str, *, language: Optional[str] = None) -> None:
+        """Raise the error `speak` would raise for the words of `text` (a script the run does not
+        read, a part with nothing left to say), without speaking: what to check before the first
+        of many texts, or of a text's parts, is spoken."""
+        check_text(self.tokenizer, text, self.config.data, self._rate, language=language)
 
     def speak_parts(
         self,

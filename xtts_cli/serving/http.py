@@ -163,6 +163,12 @@ class _Handler(BaseHTTPRequestHandler):
             for chunk in chunks:
                 self._chunk(chunk)
             self._chunk(b"")
+        except (TimeoutError, ConnectionError):
+            raise
+        except Exception as exc:  # after the 200: no error response can follow, so the stream ends unfinished
+            print(f"xtts serve: a stream stopped after its first part: {type(exc).__name__}: {exc}", file=sys.stderr)
+            self.close_connection = True
+            return 500
         finally:
             chunks.close()
         return 200

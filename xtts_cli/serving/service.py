@@ -162,6 +162,10 @@ class VoiceService:
                 raise Refused(400, "the speaker_wav upload is empty; upload a clip of the voice to clone")
             if not reference.startswith(AUDIO_MAGIC):
                 raise Refused(415, "the speaker_wav upload is not WAV, FLAC, Ogg or MP3 audio")
+        try:  # every sentence, before the first is streamed under a 200
+            self.synthesizer.check(text, language=language)
+        except XttsError as error:
+            raise Refused(400, error.lines[0]) from None
         stream = fields.get("stream", "").lower() in ("1", "true", "yes")
         return SpeechRequest(text, speaker, language, speed, reference, stream)
 

@@ -452,6 +452,13 @@ def speak_parts(model, tokenizer, text: str, voice, data: DataConfig, rate: Opti
         yield synthesize_speech(model, tokenizer, part, voice, data, rate=rate, **options)
 
 
+def check_text(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], *, language=None) -> None:
+    """Raise what speaking `text` would raise for its words (another script; a part with nothing
+    left to say) before any of it is spoken: a stream's last sentence, a file's last line."""
+    for part in text_parts(tokenizer, text, data, rate, language=language):
+        _symbol_ids(tokenizer, part, language)
+
+
 def text_parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], *, language=None) -> list[str]:
     """The generations `text` is spoken in: its sentences, each within one generation's limit."""
     from xtts_cli.data.text import split_sentences, split_to_fit
