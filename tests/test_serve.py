@@ -178,6 +178,14 @@ def test_a_clip_uploaded_is_cloned_and_a_long_text_streams_part_by_part_as_it_sp
     cloned = wav_bytes(tts.speak(SENTENCE, speaker_wav=CLIP).waveform, tts.sample_rate)
     assert status == 200
     np.testing.assert_allclose(samples_of(wav) / 32767.0, samples_of(cloned) / 32767.0, atol=1e-3)
+    # A clip shorter than what the model reads of a voice still clones, and the answer says so.
+    rate = tts.sample_rate
+    short = wav_bytes(samples_of(CLIP.read_bytes())[: rate // 5].astype(np.float32) / 32768.0, rate)
+    status, headers, _ = get(f"{url}/api/tts", *multipart({"text": SENTENCE}, short))
+    assert status == 200 and json.loads(headers["X-Xtts-Notes"]) == [
+        "the voice's clip is 0.20 s, less than the 1.11 s the model reads of a voice (data.reference_frames): "
+        "a longer clip clones it better"
+    ]
 
     paragraph = "the kettle is on. close the window. the cat sat."
     query = urllib.parse.urlencode({"text": paragraph, "speaker_id": "en-us", "stream": "true"})

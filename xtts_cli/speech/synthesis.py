@@ -123,6 +123,19 @@ def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> n
     return np.stack([pad_reference(mel[i * data.reference_frames :], data)[0] for i in range(count)])
 
 
+def _short_clip_note(path: Path, data: DataConfig) -> str:
+    """A note when the clip holds less than one reference window: the rest is silence to the model."""
+    from xtts_cli.data.audio_headers import read_audio_header
+
+    seconds, window = read_audio_header(str(path)).duration, data.reference_frames * data.hop_length / data.sample_rate
+    if seconds >= window:
+        return ""
+    return (
+        f"the voice's clip is {seconds:.2f} s, less than the {window:.2f} s the model reads of a voice "
+        "(data.reference_frames): a longer clip clones it better"
+    )
+
+
 def pad_reference(reference: np.ndarray, data: DataConfig) -> tuple[np.ndarray, int]:
     from xtts_cli.data.features import LOG_MEL_FLOOR
 
@@ -144,6 +157,7 @@ class Voice:
     # [1, speaker_embedding_dim] worked out once by a model whose weights no longer change
     # (`Synthesizer.voice`): the encoder pass it saves was a fifth of a short sentence's time.
     vector: Optional[np.ndarray] = None
+    note: str = ""  # a clip shorter than what the model reads of a voice: said with each sentence
 
 
 # A cloned voice (`--speaker-wav`): the speaker vectors of up to this many consecutive reference
@@ -185,11 +199,13 @@ class Speech:
     vocoder: str = "griffin-lim"  # what made the waveform: griffin-lim or a vocoder run's directory
     sentences: int = 1  # generations joined into it (`speak_text`: a long text, sentence by sentence)
     left_out: list[str] = field(default_factory=list)  # punctuation and symbols the run never saw, left out
+    voice_note: str = ""  # what the voice's clip lacked (`Voice.note`)
 
     @property
     def notes(self) -> list[str]:
-        """What the user should hear of: one line naming every symbol left out."""
-        return [f"left out what the run never saw: {' '.join(self.left_out)}"] if self.left_out else []
+        """What the user should hear of: one line naming every symbol left out, and the voice's note."""
+        left_out = [f"left out what the run never saw: {' '.join(self.left_out)}"] if self.left_out else []
+        return left_out + ([self.voice_note] if self.voice_note else [])
 
     @property
     def seconds(self) -> float:
@@ -280,6 +296,7 @@ def synthesize_speech(
         text=text,
         vocoder=vocoder.name,
         left_out=left_out,
+        voice_note=voice.note,
     )
 
 
@@ -426,7 +443,8 @@ def resolve_voice(
     if speaker is not None:
         return speaker_voice(run_dir, speaker, data, tokenizer, model)
     if speaker_wav is not None:
-        return Voice(label=str(speaker_wav), reference=reference_from_audio(speaker_wav, data, windows=CLONE_WINDOWS))
+        reference = reference_from_audio(speaker_wav, data, windows=CLONE_WINDOWS)
+        return Voice(label=str(speaker_wav), reference=reference, note=_short_clip_note(speaker_wav, data))
     if (run_dir / REFERENCE_FILE).is_file():
         return Voice(reference=np.load(run_dir / REFERENCE_FILE))
     raise XttsError(f"{run_dir} has no {REFERENCE_FILE}", hint="pass --speaker-wav FILE or --speaker NAME")
@@ -508,4 +526,5 @@ def joined(parts: list[Speech], text: str) -> Speech:
         vocoder=first.vocoder,
         sentences=len(parts),
         left_out=list(dict.fromkeys(symbol for part in parts for symbol in part.left_out)),  # one note for all
+        voice_note=parts[0].voice_note,
     )
