@@ -21,6 +21,7 @@ from xtts_cli.data.text import Tokenizer
         ("born in 1999, they grew 5%", "born in nineteen ninety nine, they grew five percent"),
         ("3.5 kilos for 1,000,000 people", "three point five kilos for one million people"),
         ("no digits here", "no digits here"),
+        ("tea & biscuits, R&D", "tea and biscuits, R and D"),
     ],
 )
 def test_english_numbers_currency_ordinals_and_years_read_as_words(text, read):

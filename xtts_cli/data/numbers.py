@@ -3,8 +3,8 @@
 
 num2words (pure Python, many languages) writes the words; Persian keeps its own reader
 (`persian.py`), which also reads Persian digits. English also reads currency, ordinals ("3rd"),
-percentages and years ("in 1999" -> "in nineteen ninety nine"), as Keith Ito's `english_cleaners`
-in the original Tacotron did with `inflect`.
+percentages, years ("in 1999" -> "in nineteen ninety nine") and "&", as Keith Ito's
+`english_cleaners` in the original Tacotron did with `inflect`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CURRENCY = {"$": ("dollar", "dollars", "cent", "cents"), "£": ("pound", "pounds", "penny", "pence")}
 _CURRENCY["€"] = ("euro", "euros", "cent", "cents")
 _MONEY = re.compile(r"([$£€])\s?(\d[\d,]*)(?:\.(\d{1,2}))?\b")
+_AMPERSAND = re.compile(r"\s*&\s*")
 _ORDINAL = re.compile(r"\b(\d+)(st|nd|rd|th)\b", re.IGNORECASE)
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?%")
 # A four-digit number after "in", "since", ... is a year ("in 1999": nineteen ninety nine); "1999
@@ -58,6 +59,8 @@ def _english(text: str) -> str:
             said += f" and {_words(part, 'en')} {cent if part == 1 else cents}" if part else ""
         return said
 
+    if "&" in text:  # read, not left out as a symbol the run never saw
+        text = _AMPERSAND.sub(" and ", text)
     text = _MONEY.sub(money, text)
     text = _ORDINAL.sub(lambda m: _words(int(m.group(1)), "en", to="ordinal"), text)
     text = _PERCENT.sub(lambda m: f"{_plain(re.match(r'.+', m.group(1)), 'en')} percent", text)  # type: ignore[arg-type]
