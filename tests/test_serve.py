@@ -318,6 +318,33 @@ def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_pa
     finally:
         process.terminate()
         process.wait(30)
+    # A port another process holds is said before the run is loaded, not after the model's load.
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        taken = subprocess.run(
+            [sys.executable, "-m", "xtts_cli", "serve", "-r", str(RUN), "--port", str(held.getsockname()[1])],
+            capture_output=True,
+            text=True,
+            env=subprocess_env(),
+            timeout=120,
+        )
+    assert taken.returncode == 1 and "Address already in use" in taken.stderr, taken.stderr
+    assert "loading" not in taken.stderr and "Traceback" not in taken.stderr
+
+
+def test_an_address_that_cannot_be_listened_on_names_the_option_to_change():
+    from xtts_cli.errors import XttsError
+    from xtts_cli.serving.http import make_server
+
+    # 192.0.2.1 is a documentation address (RFC 5737) no machine holds; .invalid never resolves (RFC 2606).
+    for host, hint in (
+        ("192.0.2.1", "--host must be an address of this machine"),
+        ("nosuchhost.invalid", "--host is not a name or address this machine resolves"),
+    ):
+        with pytest.raises(XttsError) as refused:
+            make_server(None, host, 0)
+        assert refused.value.lines[0].startswith(f"cannot listen on {host}:0") and refused.value.hint.startswith(hint)
 
 
 @pytest.mark.slow

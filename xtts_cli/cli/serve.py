@@ -72,7 +72,6 @@ def serve(
     """
     run = run_dir_given(run_dir, checkpoint, to="serve", example="xtts serve -r runs/speak-cpu")
     from xtts_cli.cli.output import Phases
-    from xtts_cli.inference import Synthesizer
     from xtts_cli.serving.http import make_server
     from xtts_cli.serving.service import Limits, VoiceService
 
@@ -82,15 +81,21 @@ def serve(
         generations=generations,
         waiting=max_waiting,
     )
-    with Phases() as phase:
-        phase(f"loading {run} (TensorFlow, the model and its latest checkpoint)")
-        tts = Synthesizer.load(run, vocoder=vocoder)
-        # What the first request would wait for, built before it comes; the graphs of longer
-        # sentences are built while the server answers (`warm_up` below).
-        phase("building the generation graph and the vocoder's")
-        tts.warm_up()
-        service = VoiceService(tts, limits)
-        server = make_server(service, host, port, log=not quiet)
+    server = make_server(None, host, port, log=not quiet)  # a port in use is said before TensorFlow loads
+    try:
+        from xtts_cli.inference import Synthesizer
+
+        with Phases() as phase:
+            phase(f"loading {run} (TensorFlow, the model and its latest checkpoint)")
+            tts = Synthesizer.load(run, vocoder=vocoder)
+            # What the first request would wait for, built before it comes; the graphs of longer
+            # sentences are built while the server answers (`warm_up` below).
+            phase("building the generation graph and the vocoder's")
+            tts.warm_up()
+            server.service = service = VoiceService(tts, limits)
+    except BaseException:
+        server.server_close()
+        raise
     bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
     shown = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
     print(f"serving {run} (step {tts.step}, vocoder {tts.vocoder.name}) at http://{shown}:{bound_port}/", flush=True)

@@ -9,7 +9,9 @@ traceback, and the server keeps serving.
 
 from __future__ import annotations
 
+import errno
 import json
+import socket
 import sys
 import time
 from email.parser import BytesParser
@@ -39,13 +41,15 @@ class VoiceServer(ThreadingHTTPServer):
     daemon_threads = True  # a client that never finishes does not hold the process at exit
     request_queue_size = 64
 
-    def __init__(self, address: tuple[str, int], service: VoiceService, *, log: bool = True) -> None:
-        self.service, self.log = service, log
+    def __init__(self, address: tuple[str, int], service: Optional[VoiceService], *, log: bool = True) -> None:
+        self.service: VoiceService = service  # type: ignore[assignment]  # set before serve_forever when None
+        self.log = log
         super().__init__(address, _Handler)
 
     def server_close(self) -> None:
         super().server_close()
-        self.service.close()
+        if self.service is not None:
+            self.service.close()
 
     def handle_error(self, request, client_address) -> None:
         """One line, not the standard library's traceback."""
@@ -53,13 +57,26 @@ class VoiceServer(ThreadingHTTPServer):
         print(f"xtts serve: {client_address[0]}: {kind.__name__ if kind else 'error'}: {value}", file=sys.stderr)
 
 
-def make_server(service: VoiceService, host: str = "127.0.0.1", port: int = 5002, *, log: bool = True) -> VoiceServer:
+def make_server(
+    service: Optional[VoiceService], host: str = "127.0.0.1", port: int = 5002, *, log: bool = True
+) -> VoiceServer:
+    """A server listening on `host`:`port`; `service` None: bound before the run is loaded (so a
+    port in use is said in a second, not after the model's load), the service set before serving."""
     try:
         return VoiceServer((host, port), service, log=log)
     except OSError as exc:
+        hints = {
+            errno.EADDRINUSE: "pick another --port (0 picks a free one), or stop what holds this one",
+            errno.EACCES: "a port below 1024 needs root; pick --port 1024 or above",
+            errno.EADDRNOTAVAIL: "--host must be an address of this machine: 127.0.0.1 (this machine only) or "
+            "0.0.0.0 (every interface)",
+        }
+        hint = hints.get(exc.errno or 0)
+        if isinstance(exc, socket.gaierror):
+            hint = "--host is not a name or address this machine resolves; e.g. --host 127.0.0.1"
         raise XttsError(
             f"cannot listen on {host}:{port}: {exc.strerror or exc}",
-            hint="pick another --port (0 picks a free one), or stop what holds this one",
+            hint=hint or "pick another --host or --port (0 picks a free port)",
         ) from None
 
 

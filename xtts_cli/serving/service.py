@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any, Optional
 
 from xtts_cli.errors import XttsError
-from xtts_cli.speech.synthesis import SENTENCE_PAUSE_SECONDS, joined, pcm16, wav_bytes
 
 __all__ = ["Limits", "Refused", "SpeechRequest", "VoiceService", "streaming_wav_header"]
 
@@ -182,6 +181,8 @@ class VoiceService:
         return self._turns.submit(self._speak_now, request).result()
 
     def _speak_now(self, request: SpeechRequest) -> tuple[bytes, list[str]]:
+        from xtts_cli.speech.synthesis import joined, wav_bytes  # TensorFlow: `xtts serve` binds its port first
+
         with self._voice(request) as voice:
             parts = list(
                 self.synthesizer.speak_parts(request.text, voice=voice, language=request.language, speed=request.speed)
@@ -192,6 +193,8 @@ class VoiceService:
     def stream(self, request: SpeechRequest) -> Generator[bytes, None, None]:
         """A streaming WAV: its header, then each part's samples as soon as it is made, a pause
         between two. The request holds its turn until its last part, or until its client is gone."""
+        from xtts_cli.speech.synthesis import SENTENCE_PAUSE_SECONDS, pcm16
+
         rate = self.synthesizer.sample_rate
         yield streaming_wav_header(rate)
         pause = bytes(2 * int(SENTENCE_PAUSE_SECONDS * rate))
