@@ -339,6 +339,7 @@ def test_the_stores_of_other_settings_go_the_same_way(tmp_path) -> None:
     [
         ("xtts_cli/data/sample", "en", "abcdefghijklmnopqrstuvwxyz"),  # no "j" nor "z" in its transcripts
         ("tests/data/persian", "fa", "\u0622\u0627\u0628\u067e\u062a\u0698\u06a9\u06af\u06cc"),
+        ("xtts_cli/data/sample", "de", "jz\u00e4\u00f6\u00fc\u00df"),  # English transcripts called German: äöüß
     ],
 )
 def test_a_characters_vocabulary_holds_its_languages_whole_alphabet(dataset, language, letters):
@@ -349,8 +350,5 @@ def test_a_characters_vocabulary_holds_its_languages_whole_alphabet(dataset, lan
     config = build_config({"data": {"dataset_path": str(root / dataset), "language": language}}, "x.yaml")
     tokenizer = prepare(config).tokenizer
     assert set(letters) <= set(tokenizer.characters)
-    assert (
-        tokenizer.encode("jazz", language)
-        if language == "en"
-        else tokenizer.encode("\u0698\u0627\u0644\u0647", language)
-    )
+    word = {"en": "jazz", "fa": "\u0698\u0627\u0644\u0647", "de": "Stra\u00dfe \u00dcbergr\u00f6\u00dfe"}[language]
+    assert tokenizer.encode(word, language)

@@ -515,6 +515,21 @@ def split_to_fit(sentence: str, fits) -> list[str]:
 # primary code (`en-us` -> `en`); the cleaners then map them as they map a transcript.
 ALPHABETS: dict[str, str] = {
     "en": "abcdefghijklmnopqrstuvwxyz'",
+    # Latin-script languages: the basic 26 (loanwords, names) and their own letters.
+    "de": "abcdefghijklmnopqrstuvwxyz\u00e4\u00f6\u00fc\u00df",  # äöüß
+    "es": "abcdefghijklmnopqrstuvwxyz\u00e1\u00e9\u00ed\u00f1\u00f3\u00fa\u00fc",  # áéíñóúü
+    "fr": "abcdefghijklmnopqrstuvwxyz'\u00e0\u00e2\u00e6\u00e7\u00e9\u00e8\u00ea\u00eb\u00ee\u00ef\u00f4"
+    "\u0153\u00f9\u00fb\u00fc\u00ff",  # àâæçéèêëîïôœùûüÿ
+    "it": "abcdefghijklmnopqrstuvwxyz'\u00e0\u00e8\u00e9\u00ec\u00ed\u00ee\u00f2\u00f3\u00f9\u00fa",  # àèéìíîòóùú
+    "nl": "abcdefghijklmnopqrstuvwxyz'\u00e1\u00e9\u00ed\u00f3\u00fa\u00e0\u00e8\u00e4\u00eb\u00ef\u00f6\u00fc",
+    "pl": "abcdefghijklmnopqrstuvwxyz\u0105\u0107\u0119\u0142\u0144\u00f3\u015b\u017a\u017c",  # ąćęłńóśźż
+    "pt": "abcdefghijklmnopqrstuvwxyz\u00e1\u00e2\u00e3\u00e0\u00e7\u00e9\u00ea\u00ed\u00f3\u00f4\u00f5"
+    "\u00fa",  # áâãàçéêíóôõú
+    "sv": "abcdefghijklmnopqrstuvwxyz\u00e5\u00e4\u00f6\u00e9",  # åäöé
+    "tr": "abcdefghijklmnopqrstuvwxyz\u00e7\u011f\u0131\u00f6\u015f\u00fc\u00e2\u00ee\u00fb",  # çğıöşüâîû
+    "ru": "\u0430\u0431\u0432\u0433\u0434\u0435\u0451\u0436\u0437\u0438\u0439\u043a\u043b\u043c\u043d"
+    "\u043e\u043f\u0440\u0441\u0442\u0443\u0444\u0445\u0446\u0447\u0448\u0449\u044a\u044b\u044c\u044d"
+    "\u044e\u044f",  # а-я and ё
     "fa": "\u0622\u0627\u0628\u067e\u062a\u062b\u062c\u0686\u062d\u062e\u062f\u0630\u0631\u0632\u0698"
     "\u0633\u0634\u0635\u0636\u0637\u0638\u0639\u063a\u0641\u0642\u06a9\u06af\u0644\u0645\u0646\u0648"
     "\u0647\u06cc\u0626\u0621\u200c",
