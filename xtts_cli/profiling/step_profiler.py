@@ -373,12 +373,15 @@ def profile_step(
     tensorboard_dir: Optional[Path | str] = None,
     progress: Progress = None,
     cpu_count: Optional[int] = None,
+    host_contention: bool = True,
 ) -> StepProfile:
     """Profile `num_steps` training steps of the real model on the real pipeline of `config`.
 
     `warmup` (default profiling.warmup_batches; in cache mode at least one epoch, so the timed
     steps read the filled cache as every later epoch of training does; always at least one step per
-    length bucket, `PipelineInfo.buckets_started`) steps run untimed first.
+    length bucket, `PipelineInfo.buckets_started`) steps run untimed first. `host_contention`
+    False leaves out the second timing on resident batches (`_host_contention`), which a benchmark
+    trial, ranking samples a second, has no use for.
     """
 
     from xtts_cli.devices.nvml_sampler import GpuSampler
@@ -420,7 +423,7 @@ def profile_step(
             traces_after = steps.traces()
             traces_before = timing.traces_before if timing.traces_before is not None else traces_after
             contention = None
-            if not synthetic and done:
+            if host_contention and not synthetic and done:
                 say("timing the same step on resident batches, with no pipeline beside it")
                 contention = _host_contention(controller, parts, result, timed_by_shape)
             if done:
