@@ -241,3 +241,23 @@ def test_out_dash_writes_the_wav_alone_to_stdout(tmp_path):
         [*command, "--out", "-", "--json"], cwd=tmp_path, env=subprocess_env(), capture_output=True
     )
     assert refused.returncode == 1 and b"--out - and --json both write to stdout" in refused.stderr
+    # Into a terminal (a real pseudo-terminal as stdout), the WAV is refused before the run loads.
+    import os
+    import pty
+
+    terminal, other_end = pty.openpty()
+    try:
+        into_terminal = subprocess.run(
+            [*command, "--out", "-"],
+            cwd=tmp_path,
+            env=subprocess_env(),
+            stdout=other_end,
+            stderr=subprocess.PIPE,
+            timeout=120,  # WAV bytes into a terminal no one reads would block, not fail
+        )
+    finally:
+        os.close(other_end)
+        os.close(terminal)
+    assert into_terminal.returncode == 1, into_terminal.stderr
+    assert b"--out - writes the WAV to stdout, which is a terminal here" in into_terminal.stderr
+    assert b"loading" not in into_terminal.stderr

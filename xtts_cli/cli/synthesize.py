@@ -247,6 +247,11 @@ def _check_arguments(text, text_file, out_dir, speaker, speaker_wav, *, out: Pat
         raise XttsError("--speaker and --speaker-wav both name a voice", hint="pass one of them")
     if str(out) == "-" and json_output:
         raise XttsError("--out - and --json both write to stdout", hint="pass one of them")
+    if str(out) == "-" and sys.stdout.isatty():  # WAV bytes would garble the terminal, and be lost
+        raise XttsError(
+            "--out - writes the WAV to stdout, which is a terminal here",
+            hint="pipe it (xtts synthesize ... -o - | aplay) or pass --out speech.wav",
+        )
 
 
 def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[str, Any]:
