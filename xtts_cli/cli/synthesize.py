@@ -23,7 +23,10 @@ TextArgument = Annotated[
     typer.Argument(metavar="TEXT", help="The sentence to speak (or --text-file).", show_default=False),
 ]
 OutOption = Annotated[
-    Path, typer.Option("--out", "-o", metavar="FILE", help="WAV file to write; - writes it to stdout.")
+    Path,
+    typer.Option(
+        "--out", "-o", metavar="FILE", help="WAV file to write; - writes it to stdout (a pipe, not a terminal)."
+    ),
 ]
 TextFileOption = Annotated[
     Optional[Path],
