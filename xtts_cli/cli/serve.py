@@ -82,6 +82,12 @@ def serve(
         waiting=max_waiting,
     )
     server = make_server(None, host, port, log=not quiet)  # a port in use is said before TensorFlow loads
+    if not _loopback(host):  # said as the port opens, not a model's load later
+        print(
+            f"note: --host {host} is reachable by other machines, with no authentication; "
+            "--host 127.0.0.1 keeps it to this one",
+            flush=True,
+        )
     try:
         from xtts_cli.inference import Synthesizer
 
@@ -99,12 +105,6 @@ def serve(
     bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
     shown = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
     print(f"serving {run} (step {tts.step}, vocoder {tts.vocoder.name}) at http://{shown}:{bound_port}/", flush=True)
-    if not _loopback(host):
-        print(
-            f"note: --host {host} is reachable by other machines, with no authentication; "
-            "--host 127.0.0.1 keeps it to this one",
-            flush=True,
-        )
     service.warm_up()  # the other lengths' graphs, while it answers
     try:
         server.serve_forever()
