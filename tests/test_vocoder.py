@@ -191,9 +191,9 @@ def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(tmp_path: 
     run_dir = tmp_path / "run"
     proc = start_xtts(["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", "100000"], tmp_path)
     metrics = run_dir / "metrics.jsonl"
-    # Ten validations: at this config's learning rate (0.003, two seeds on the sample) the loss was
+    # Six validations: at this config's learning rate (0.003, two seeds on the sample) the loss was
     # 0.84-0.87 of the first from the fourth on; a generator that came back untrained is back at the first.
-    wait_for_records(proc, metrics, lambda lines: sum('"val_loss"' in line for line in lines) >= 10)
+    wait_for_records(proc, metrics, lambda lines: sum('"val_loss"' in line for line in lines) >= 6)
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 143, stderr
