@@ -35,6 +35,28 @@ def test_other_languages_read_through_num2words_or_not_at_all():
     assert number_reader("xx") is None and number_reader(None) is None
 
 
+@pytest.mark.parametrize(
+    ("language", "text", "read"),
+    [
+        # A decimal comma, thousands grouped by "." or a space (a no-break one in French typography).
+        (
+            "de",
+            "es kostet 1.999 euro, 3,5 kilo",
+            "es kostet eintausendneunhundertneunundneunzig euro, drei Komma fünf kilo",
+        ),
+        ("fr", "1\u202f000 euros et 2 500,5", "mille euros et deux mille cinq cents virgule cinq"),
+        ("ru", "1 999 рублей", "одна тысяча девятьсот девяносто девять рублей"),
+        ("nl", "1.250,5 euro", "duizendtweehonderdvijftig komma vijf euro"),
+        ("de", "3.5 kilo", "drei Komma fünf kilo"),  # written as English does: not three thousand five hundred
+        ("es-419", "2,500.5 pesos", "dos mil quinientos punto cinco pesos"),  # Latin American Spanish: a point
+        ("en", "a 1,999.5 tab", "a one thousand nine hundred and ninety nine point five tab"),
+    ],
+)
+def test_each_language_reads_its_own_decimal_and_thousands_separators(language, text, read):
+    reader = number_reader(language)
+    assert reader is not None and reader(text) == read
+
+
 def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_digits(tmp_path):
     new = Tokenizer.build(["the cat"], ["multilingual_cleaners"], languages=["en"], numbers="words")
     assert new.prepare("we bought 3 loaves") == "we bought three loaves"

@@ -39,13 +39,36 @@ def _words(number: float | int, language: str, **options) -> str:
 
 def _plain(match: re.Match, language: str) -> str:
     text = match.group(0)
-    grouped = re.fullmatch(r"\d{1,3}(?:,\d{3})+", text)  # 1,999,000: thousands separators
-    if grouped:
-        return _words(int(text.replace(",", "")), language)
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", text):  # 1,999,000 or 1,999.50: thousands separators
+        value = text.replace(",", "")
+        return _words(float(value) if "." in value else int(value), language)
     if re.fullmatch(r"\d+\.\d+", text):
         return _words(float(text), language)
     if re.fullmatch(r"\d+", text):
         return _words(int(text), language)
+    return " ".join(_words(int(part), language) for part in re.split(r"[.,]", text) if part)
+
+
+# Languages that write 1.999,50 (or 1 999,50) where English writes 1,999.50: a decimal comma, thousands
+# grouped by "." or a space (CLDR's number symbols, https://cldr.unicode.org/translation/number-currency-formats);
+# the rest of num2words' languages write numbers as English does. Latin American Spanish and Swiss German
+# write a decimal point.
+_DECIMAL_COMMA = frozenset(
+    "az be ca cs da de es fi fr hu id is it kz lt lv nl no pl pt ro ru sk sl sr sv tg tr uk vi".split()
+)
+_DECIMAL_POINT_REGIONS = frozenset({"es-419", "es-mx", "de-ch"})
+_SPACE = "[ \u00a0\u202f]"  # a space, a no-break space or a narrow one (French typography) between groups
+_COMMA_NUMBER = re.compile(rf"\d{{1,3}}(?:(?:\.\d{{3}})+|(?:{_SPACE}\d{{3}})+)(?:,\d+)?(?!\d)|\d+(?:[.,]\d+)*")
+
+
+def _plain_comma(match: re.Match, language: str) -> str:
+    """`_plain` for a language that writes a decimal comma: 1.999 is a thousand and more, 3,5 three and a half."""
+    text = re.sub(_SPACE, "", match.group(0))
+    if re.fullmatch(r"\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d+(?:,\d+)?", text):
+        value = text.replace(".", "").replace(",", ".")
+        return _words(float(value) if "." in value else int(value), language)
+    if re.fullmatch(r"\d+\.\d+", text):  # 3.5, written as English does
+        return _words(float(text), language)
     return " ".join(_words(int(part), language) for part in re.split(r"[.,]", text) if part)
 
 
@@ -80,4 +103,6 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
 
     if primary not in CONVERTER_CLASSES:
         return None
+    if primary in _DECIMAL_COMMA and language.lower() not in _DECIMAL_POINT_REGIONS:
+        return lambda text: _COMMA_NUMBER.sub(lambda m: _plain_comma(m, primary), text)
     return lambda text: _NUMBER.sub(lambda m: _plain(m, primary), text)
