@@ -288,6 +288,14 @@ def test_vocode_writes_every_recording_of_a_folder_with_one_load(runner, tmp_pat
         ["vocode", str(folder), str(folder / reports[0]["audio"].split("/")[-1]), "--out-dir", str(tmp_path / "o2")],
     )
     assert "would both be written to" in str(twice.exception) and not (tmp_path / "o2").exists()
+    # Into the folder it reads, or a recording onto itself: refused before the vocoder loads, the recordings kept.
+    before = {p: p.read_bytes() for p in folder.glob("*.wav")}
+    first = sorted(before)[0]
+    for args in ([str(folder), "--out-dir", str(folder)], [str(first), "-o", f"{folder}/../clips/{first.name}"]):
+        refused = runner.invoke(app, ["vocode", *args])
+        assert isinstance(refused.exception, XttsError), refused.output
+        assert f"would write over the recording {first}" in str(refused.exception), refused.exception
+    assert {p: p.read_bytes() for p in folder.glob("*.wav")} == before
 
 
 @pytest.mark.slow

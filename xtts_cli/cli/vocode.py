@@ -45,8 +45,9 @@ def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]
                 f"{len(found)} recordings and one --out file",
                 hint="pass --out-dir DIR: each recording's audio is written there under its own name",
             )
-        return [out or Path("vocoded.wav")]
-    targets = [out_dir / f"{path.stem}.wav" for path in found]
+        targets = [out or Path("vocoded.wav")]
+    else:
+        targets = [out_dir / f"{path.stem}.wav" for path in found]
     seen: dict[Path, Path] = {}
     for path, target in zip(found, targets):
         if target in seen:
@@ -55,7 +56,20 @@ def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]
                 hint="vocode them into separate --out-dir folders, or rename one",
             )
         seen[target] = path
+    _keeps_the_recordings(found, targets, "--out-dir" if out_dir is not None else "--out")
     return targets
+
+
+def _keeps_the_recordings(found: list[Path], targets: list[Path], flag: str) -> None:
+    """Refuse a destination that is one of the recordings: its vocoded copy would replace it."""
+    recordings = {path.resolve(): path for path in found}
+    for target in targets:
+        replaced = recordings.get(target.resolve())
+        if replaced is not None:
+            raise XttsError(
+                f"{flag} would write over the recording {replaced} with its vocoded copy",
+                hint="write to another folder (--out-dir vocoded/) or another file name",
+            )
 
 
 def vocode(
