@@ -113,3 +113,25 @@ def test_speed_for_a_decoder_without_a_pace_is_refused_before_tensorflow_loads(t
     run = Path(__file__).parent / "data" / "run_before_run_data"  # an autoregressive run
     _, report = _run(["synthesize", "the kettle", "-r", str(run), "--speed", "1.5", "-o", str(tmp_path / "a.wav")])
     assert report["code"] == 1 and "tensorflow" not in report["heavy"]
+
+
+@pytest.mark.parametrize("command", ["export", "vocode", "synthesize"])
+def test_an_output_that_would_replace_an_input_is_refused_before_tensorflow_loads(tmp_path, command) -> None:
+    run = Path(__file__).parent / "data" / "run_before_run_data"
+    clip = tmp_path / "clip.wav"
+    clip.write_bytes(
+        (Path(__file__).parents[1] / "xtts_cli" / "data" / "sample" / "wavs" / "XTTS001-0001.wav").read_bytes()
+    )
+    before = clip.read_bytes()
+    args, said = {
+        "export": (["export", "-r", str(run), "-o", str(clip)], f"--out {clip} is a file, not a folder"),
+        "vocode": (["vocode", str(clip), "-o", str(clip)], f"--out would write over the recording {clip}"),
+        "synthesize": (
+            ["synthesize", "the kettle", "-r", str(run), "--speaker-wav", str(clip), "-o", str(clip)],
+            f"--out would write over the --speaker-wav clip {clip}",
+        ),
+    }[command]
+    proc = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args)], capture_output=True, text=True, timeout=60)
+    report = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert report["code"] == 1 and "tensorflow" not in report["heavy"], proc.stderr
+    assert said in proc.stderr and clip.read_bytes() == before

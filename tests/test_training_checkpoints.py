@@ -126,9 +126,16 @@ def test_python_api_and_text_file_speak_as_one_sentence_calls_do(short_run, tmp_
         (["hello", "--text-file", str(lines), "--out-dir", str(out_dir)], "both TEXT and --text-file"),
         (["--text-file", str(tmp_path / "none.txt"), "--out-dir", str(out_dir)], "none.txt does not exist"),
         (["hello", "--out-dir", str(out_dir)], "--out-dir is for --text-file"),
+        # The voice's own clip is not overwritten by the speech made with it.
+        (["hello", "--speaker-wav", str(single), "-o", str(single)], "--out would write over the --speaker-wav clip"),
+        (
+            ["--text-file", str(lines), "--out-dir", str(out_dir), "--speaker-wav", str(out_dir / "0003.wav")],
+            f"--out-dir would write over the --speaker-wav clip {out_dir / '0003.wav'}",
+        ),
     ):
         result = runner.invoke(app, ["synthesize", *args, "-r", str(run)])
         assert isinstance(result.exception, XttsError) and message in str(result.exception), result.output
+    assert (out_dir / "0003.wav").read_bytes() == single.read_bytes()
 
 
 @pytest.mark.slow

@@ -16,6 +16,7 @@ from xtts_cli.cli.options import (
     VocoderOption,
     run_dir_given,
 )
+from xtts_cli.errors import XttsError
 
 
 def export(
@@ -52,6 +53,10 @@ def export(
 
     run_dir = run_dir_given(run_dir, checkpoint, to="export", example="xtts export -r runs/tiny-cpu -o exported/tiny")
     from xtts_cli.cli.output import Phases
+
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):  # said before TensorFlow loads, not after
+        held = "already holds files" if out.is_dir() else "is a file, not a folder"
+        raise XttsError(f"--out {out} {held}", hint="pass a new or empty folder")
     from xtts_cli.inference.export import export_run
 
     with Phases(enabled=not json_output) as phase:

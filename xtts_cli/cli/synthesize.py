@@ -142,6 +142,11 @@ def synthesize(
     if speed != 1.0:
         _refuse_unpaced(run_dir, speed)
     lines = _read_lines(text_file) if text_file is not None else []
+    _keeps_the_inputs(
+        {speaker_wav: "the --speaker-wav clip", text_file: "the --text-file"},
+        _clip_paths(lines, out_dir) + [out_dir / "index.jsonl"] if out_dir is not None else [out],
+        "--out-dir" if out_dir is not None else "--out",
+    )
     from xtts_cli.cli.output import Phases
     from xtts_cli.inference import Synthesizer
 
@@ -329,6 +334,25 @@ def _read_lines(path: Path) -> list[tuple[int, str]]:
     return lines
 
 
+def _clip_paths(lines: list[tuple[int, str]], out_dir: Path) -> list[Path]:
+    """`out_dir`/NNNN.wav for each line, named by its line number."""
+    width = max(4, len(str(lines[-1][0]))) if lines else 4
+    return [out_dir / f"{number:0{width}d}.wav" for number, _ in lines]
+
+
+def _keeps_the_inputs(inputs: dict[Optional[Path], str], outputs: list[Path], flag: str) -> None:
+    """Refuse an output that is one of the command's own inputs: the speech would replace it."""
+    from xtts_cli.errors import XttsError
+
+    given = {path.resolve(): what for path, what in inputs.items() if path is not None}
+    for output in outputs:
+        if str(output) != "-" and output.resolve() in given:
+            raise XttsError(
+                f"{flag} would write over {given[output.resolve()]} {output} with the speech",
+                hint="write the speech to another file or folder",
+            )
+
+
 def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool, **voice) -> None:
     """Each line to `out_dir`/NNNN.wav (its line number), and one JSON line each to index.jsonl."""
     import json
@@ -341,11 +365,10 @@ def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: 
             tts.check(line, language=voice["language"])
         except XttsError as error:
             raise XttsError(f"--text-file line {number}: {error.lines[0]}", hint=error.hint) from None
-    width = max(4, len(str(lines[-1][0])))
     records = []
-    for number, line in lines:
+    for (number, line), clip in zip(lines, _clip_paths(lines, out_dir)):
         speech = tts.speak(line, **voice)
-        path = speech.save(out_dir / f"{number:0{width}d}.wav")
+        path = speech.save(clip)
         records.append(
             {
                 "line": number,

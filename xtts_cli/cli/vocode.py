@@ -102,11 +102,11 @@ def vocode(
 
         xtts vocode clip.wav --vocoder griffin-lim -c speak-cpu --out griffin-lim.wav
     """
+    found = recordings(audio)  # every path checked before TensorFlow loads
+    targets = destinations(found, out, out_dir)
     from xtts_cli.cli.output import Phases
     from xtts_cli.speech.vocoding import GRIFFIN_LIM
 
-    found = recordings(audio)
-    targets = destinations(found, out, out_dir)
     spec = vocoder or GRIFFIN_LIM
     reports: list[dict[str, Any]] = []
     with Phases(enabled=not json_output) as phase:
