@@ -190,3 +190,22 @@ def test_flac_at_48k_mp3_and_24k_wav_decode_into_batches_at_the_training_rate():
     assert set(lengths) <= set(expected)
     batch = next(iter(ds))
     assert np.isfinite(batch["mel"].numpy()).all() and batch["mel"].numpy().max() > -5  # speech, not silence
+
+
+@pytest.mark.parametrize(
+    "header", ["file,text", "wav_filename,transcript,speaker_id", "filename\tsentence", "audio|transcription"]
+)
+def test_a_manifest_header_may_name_its_columns_as_other_tools_write_them(tmp_path, header):
+    folder = tmp_path / "voice"
+    shutil.copytree(CORPORA / "ljspeech2" / "wavs", folder / "wavs")
+    delimiter = next(d for d in ",\t|" if d in header)
+    clips = sorted(p.name for p in (folder / "wavs").glob("*.wav"))
+    rows = [
+        delimiter.join([f"wavs/{name}", f"Line {i}.", "ann"][: header.count(delimiter) + 1])
+        for i, name in enumerate(clips)
+    ]
+    (folder / "metadata.csv").write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    report = scan_dataset(data(folder, eval_fraction=0.0))
+    assert report.format == "manifest" and report.bad == [] and len(report.train) == len(clips)
+    assert [item.text for item in report.train] == [f"Line {i}." for i in range(len(clips))]
+    assert {item.speaker for item in report.train} == ({"ann"} if "speaker" in header else {"voice"})

@@ -82,7 +82,7 @@ class DataConfig(_Section):
     dataset_format: DatasetFormat = Field(
         "auto",
         description="Layout of `dataset_path`: `ljspeech` (metadata.csv, 2 or 3 columns), `coqui` (metadata.csv "
-        "with the header audio_file|text|speaker_name), `manifest` (CSV/TSV with path and text columns), `vctk` "
+        "with the header audio_file|text|speaker_name), `manifest` (CSV/TSV whose header names the audio and text columns: path or file, text or transcript, ...), `vctk` "
         "(0.92 FLAC or the older wav48), `libritts` (a split folder or the corpus root: its train-* splits), "
         "`common_voice` (validated.tsv, else train.tsv, with clips/), `nemo` (JSON-lines manifest). `auto`: "
         "detected from the folder.",

@@ -161,13 +161,22 @@ def _header(line: str) -> tuple[str, list[str]]:
     return delimiter, [column.strip().lower() for column in line.split(delimiter)]
 
 
+# The names a manifest's header may give its audio, text and speaker columns, first found first taken:
+# spreadsheet exports and other tools' manifests (file,text; wav_filename,transcript; audio,sentence).
+MANIFEST_COLUMNS = {
+    "path": ("path", "file", "filename", "file_name", "audio", "audio_path", "wav", "wav_path", "wav_filename"),
+    "text": ("text", "transcript", "transcription", "sentence"),
+    "speaker": ("speaker", "speaker_name", "speaker_id"),
+}
+
+
 def _metadata_format(path: Path) -> str:
     with open(path, encoding="utf-8-sig", errors="replace") as handle:
         first = handle.readline().strip()
     _, columns = _header(first)
     if "audio_file" in columns and "text" in columns:
         return "coqui"
-    if "path" in columns and "text" in columns:
+    if all(any(name in columns for name in MANIFEST_COLUMNS[role]) for role in ("path", "text")):
         return "manifest"
     if first.startswith("{") and '"audio_filepath"' in first:
         return "nemo"
@@ -199,7 +208,8 @@ def _metadata_entries(path: Path, fmt: str) -> Iterator[Entry]:
     if fmt == "coqui":  # coqui splits its lines on `|`: quotation marks are part of the text
         yield from _table_entries(path, lines, delimiter, "audio_file", "text", "speaker_name", quoting=csv.QUOTE_NONE)
     else:
-        yield from _table_entries(path, lines, delimiter, "path", "text", "speaker")
+        columns = MANIFEST_COLUMNS
+        yield from _table_entries(path, lines, delimiter, columns["path"], columns["text"], columns["speaker"])
 
 
 def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
@@ -229,21 +239,24 @@ def _table_entries(
     path: Path,
     lines: list[str],
     delimiter: str,
-    path_column: str,
-    text_column: str,
-    speaker_column: str,
+    path_column: str | tuple[str, ...],
+    text_column: str | tuple[str, ...],
+    speaker_column: str | tuple[str, ...],
     folder: str = "",
     quoting: Literal[0, 1, 2, 3] = csv.QUOTE_MINIMAL,
 ) -> Iterator[Entry]:
-    """Rows of a delimited table with a header; columns found by name, extra columns ignored."""
+    """Rows of a delimited table with a header; columns found by name (the first of each tuple of
+    names present), extra columns ignored."""
     reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter, quoting=quoting)
     columns = [column.strip().lower() for column in next(reader, [])]
-    missing = [name for name in (path_column, text_column) if name not in columns]
+    names = [(n,) if isinstance(n, str) else n for n in (path_column, text_column, speaker_column)]
+    missing = [" or ".join(options) for options in names[:2] if not any(n in columns for n in options)]
     if missing:
         raise XttsError(
-            f"{str(path)!r}: no {' or '.join(missing)} column in the header ({', '.join(columns)})",
-            hint=f"the first line names the columns, among them {path_column} and {text_column}",
+            f"{str(path)!r}: no {' nor '.join(missing)} column in the header ({', '.join(columns)})",
+            hint=f"the first line names the columns, among them {names[0][0]} and {names[1][0]}",
         )
+    path_column, text_column, speaker_column = (next((n for n in options if n in columns), "") for options in names)
     where = {name: columns.index(name) for name in (path_column, text_column, speaker_column) if name in columns}
     for number, row in enumerate(reader, start=2):
         if not any(cell.strip() for cell in row):
