@@ -124,6 +124,16 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
         ),
         ("کتاب روی میز است. آیا او آمد؟ بله، او آمد.", ["کتاب روی میز است.", "آیا او آمد؟", "بله، او آمد."]),
         ("no end at all", ["no end at all"]),
+        # Initials and abbreviations of the other languages with an alphabet: Russian, German, Spanish.
+        (
+            "А. С. Пушкин родился в Москве. Он писал стихи, т.е. поэмы.",
+            ["А. С. Пушкин родился в Москве.", "Он писал стихи, т.е. поэмы."],
+        ),
+        (
+            "Das kostet ca. zehn Euro, bzw. elf. Hauptstr. 5 ist gut.",
+            ["Das kostet ca. zehn Euro, bzw. elf.", "Hauptstr. 5 ist gut."],
+        ),
+        ("El Sr. García y la Sra. López llegaron. Bien.", ["El Sr. García y la Sra. López llegaron.", "Bien."]),
         ("   ", []),
     ],
 )

@@ -462,9 +462,20 @@ def _with_prefixes(ids: np.ndarray, sizes: np.ndarray, prefixes: np.ndarray) -> 
 # or bracket, then a space. Not after an abbreviation ("Dr.", "e.g.") or a single initial ("J."):
 # the English cleaners' list and the common Latin ones, as Coqui TTS's and NeMo's splitters keep one.
 _SENTENCE_END = re.compile(r"[.!?\u2026\u061f]+[\"'\u201d\u2019\u00bb)\]]*(?=\s|$)")
+# Abbreviations of the other languages ALPHABETS lists, none of them an English word that ends a
+# sentence: German ca./bzw./usw., French Mme, Spanish Sra., Italian ecc., Dutch bijv., Russian ул./др.
+_OTHER_ABBREVIATIONS = (
+    "ca|bzw|usw|evtl|ggf|vgl|inkl|zzgl|bzgl|bspw|sog|nr|hr|tel|mme|mlle|env|cf|sra|srta|dra|uds|ud|aprox|"
+    "avda|p\u00e1g|sig|dott|ecc|dhr|mevr|bijv|enz|\u0443\u043b|\u0434\u0440|\u0433\u0433|\u043f\u0440\u043e\u0444|"
+    "\u0441\u043c|\u0441\u0442\u0440|\u0442\u044b\u0441|\u043c\u043b\u043d|\u043c\u043b\u0440\u0434"
+)
 _NO_END_AFTER = re.compile(
-    r"(?:\b(?:" + "|".join(short for short, _ in _ABBREVIATION_PAIRS) + r"|ms|sr|prof|vs|etc|no|fig|approx)"
-    r"|(?:^|[\s.])[A-Za-z])\.$",  # a single letter: an initial ("J.") or a dotted one ("e.g.", "p.m.")
+    r"(?:\b(?:"
+    + "|".join(short for short, _ in _ABBREVIATION_PAIRS)
+    + r"|ms|sr|prof|vs|etc|no|fig|approx|"
+    + _OTHER_ABBREVIATIONS
+    + r")|str"  # German streets, alone or at a word's end: Hauptstr. 5
+    r"|(?:^|[\s.])[^\W\d_])\.$",  # one letter of any script: an initial ("J.", "А.") or a dotted one ("e.g.", "т.е.")
     re.IGNORECASE,
 )
 # Where a sentence too long for one generation is cut first: after a clause's punctuation (the
