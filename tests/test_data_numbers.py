@@ -42,12 +42,12 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         (
             "de",
             "es kostet 1.999 euro, 3,5 kilo",
-            "es kostet eintausendneunhundertneunundneunzig euro, drei Komma fünf kilo",
+            "es kostet eintausendneunhundertneunundneunzig euro, drei komma fünf kilo",
         ),
         ("fr", "1\u202f000 euros et 2 500,5", "mille euros et deux mille cinq cents virgule cinq"),
         ("ru", "1 999 рублей", "одна тысяча девятьсот девяносто девять рублей"),
         ("nl", "1.250,5 euro", "duizendtweehonderdvijftig komma vijf euro"),
-        ("de", "3.5 kilo", "drei Komma fünf kilo"),  # written as English does: not three thousand five hundred
+        ("de", "3.5 kilo", "drei komma fünf kilo"),  # written as English does: not three thousand five hundred
         ("es-419", "2,500.5 pesos", "dos mil quinientos punto cinco pesos"),  # Latin American Spanish: a point
         ("en", "a 1,999.5 tab", "a one thousand nine hundred and ninety nine point five tab"),
     ],
@@ -55,6 +55,18 @@ def test_other_languages_read_through_num2words_or_not_at_all():
 def test_each_language_reads_its_own_decimal_and_thousands_separators(language, text, read):
     reader = number_reader(language)
     assert reader is not None and reader(text) == read
+
+
+def test_numbers_read_as_words_are_in_the_letters_of_the_languages_vocabulary():
+    from xtts_cli.data.text import alphabet_of
+
+    cleaners = ["multilingual_cleaners"]
+    german = Tokenizer.build(
+        ["ein test., ", "".join(alphabet_of(["de"], cleaners))], cleaners, languages=["de"], numbers="words"
+    )
+    said = german.prepare("Es kostet 3,5 Euro und 2000000 Katzen.")
+    assert said == "es kostet drei komma fünf euro und zwei millionen katzen."
+    assert len(german.symbol_ids(said)) == len(said)  # no letter the vocabulary lacks ("Komma", "Millionen")
 
 
 def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_digits(tmp_path):

@@ -33,8 +33,10 @@ _YEAR = re.compile(
 def _words(number: float | int, language: str, **options) -> str:
     from num2words import num2words
 
-    # Hyphens and commas are num2words' spelling, not pauses: "ninety-nine" is two words read on.
-    return num2words(number, lang=language, **options).replace("-", " ").replace(",", "")
+    # Hyphens and commas are num2words' spelling, not pauses: "ninety-nine" is two words read on. Lower
+    # case, as the cleaners left the text around it: German's "Komma" and "Million" were letters the
+    # vocabulary lacked.
+    return num2words(number, lang=language, **options).replace("-", " ").replace(",", "").lower()
 
 
 def _plain(match: re.Match, language: str) -> str:
