@@ -49,6 +49,8 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ("nl", "1.250,5 euro", "duizendtweehonderdvijftig komma vijf euro"),
         ("de", "3.5 kilo", "drei komma fünf kilo"),  # written as English does: not three thousand five hundred
         ("es-419", "2,500.5 pesos", "dos mil quinientos punto cinco pesos"),  # Latin American Spanish: a point
+        ("de", "um 3,5 % und 7%", "um drei komma fünf prozent und sieben prozent"),
+        ("fr", "10\u00a0%", "dix pour cent"),
         ("en", "a 1,999.5 tab", "a one thousand nine hundred and ninety nine point five tab"),
     ],
 )

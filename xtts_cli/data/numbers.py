@@ -59,6 +59,18 @@ _DECIMAL_COMMA = frozenset(
     "az be ca cs da de es fi fr hu id is it kz lt lv nl no pl pt ro ru sk sl sr sv tg tr uk vi".split()
 )
 _DECIMAL_POINT_REGIONS = frozenset({"es-419", "es-mx", "de-ch"})
+# The word for "%" where it follows its number and does not decline (Russian and Turkish do not qualify).
+_PERCENT_WORDS = {
+    "de": "prozent",
+    "es": "por ciento",
+    "fr": "pour cent",
+    "it": "per cento",
+    "nl": "procent",
+    "pl": "procent",
+    "pt": "por cento",
+    "sv": "procent",
+}
+_PERCENT_SIGN = re.compile(r"(\d)\s?%")
 _SPACE = "[ \u00a0\u202f]"  # a space, a no-break space or a narrow one (French typography) between groups
 _COMMA_NUMBER = re.compile(rf"\d{{1,3}}(?:(?:\.\d{{3}})+|(?:{_SPACE}\d{{3}})+)(?:,\d+)?(?!\d)|\d+(?:[.,]\d+)*")
 
@@ -105,6 +117,13 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
 
     if primary not in CONVERTER_CLASSES:
         return None
-    if primary in _DECIMAL_COMMA and language.lower() not in _DECIMAL_POINT_REGIONS:
-        return lambda text: _COMMA_NUMBER.sub(lambda m: _plain_comma(m, primary), text)
-    return lambda text: _NUMBER.sub(lambda m: _plain(m, primary), text)
+    comma = primary in _DECIMAL_COMMA and language.lower() not in _DECIMAL_POINT_REGIONS
+    pattern, plain = (_COMMA_NUMBER, _plain_comma) if comma else (_NUMBER, _plain)
+    percent = _PERCENT_WORDS.get(primary)
+
+    def read(text: str) -> str:
+        if percent is not None:  # "3,5 %": the sign read after its number, as these languages say it
+            text = _PERCENT_SIGN.sub(rf"\1 {percent}", text)
+        return pattern.sub(lambda m: plain(m, primary), text)
+
+    return read
