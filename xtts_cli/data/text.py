@@ -459,9 +459,10 @@ def _with_prefixes(ids: np.ndarray, sizes: np.ndarray, prefixes: np.ndarray) -> 
 
 
 # Where a sentence ends: . ! ? … and the Arabic-script question mark (U+061F), then any closing quote
-# or bracket, then a space. Not after an abbreviation ("Dr.", "e.g.") or a single initial ("J."):
-# the English cleaners' list and the common Latin ones, as Coqui TTS's and NeMo's splitters keep one.
-_SENTENCE_END = re.compile(r"[.!?\u2026\u061f]+[\"'\u201d\u2019\u00bb)\]]*(?=\s|$)")
+# or bracket (German's “ and ‘ close a quotation; French sets » and › off by a space), then a space.
+# Not after an abbreviation ("Dr.", "e.g.") or a single initial ("J."): the English cleaners' list and
+# the common Latin ones, as Coqui TTS's and NeMo's splitters keep one.
+_SENTENCE_END = re.compile(r"[.!?\u2026\u061f]+(?:\s?[\u00bb\u203a])?[\"'\u201c\u201d\u2018\u2019\u00bb)\]]*(?=\s|$)")
 # Abbreviations of the other languages ALPHABETS lists, none of them an English word that ends a
 # sentence: German ca./bzw./usw., French Mme, Spanish Sra., Italian ecc., Dutch bijv., Russian ул./др.
 _OTHER_ABBREVIATIONS = (
