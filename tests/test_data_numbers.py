@@ -51,6 +51,11 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ("es-419", "2,500.5 pesos", "dos mil quinientos punto cinco pesos"),  # Latin American Spanish: a point
         ("de", "um 3,5 % und 7%", "um drei komma fünf prozent und sieben prozent"),
         ("fr", "10\u00a0%", "dix pour cent"),
+        (
+            "tr",
+            "0,07 ve 1.250,5",
+            "s\u0131f\u0131r virg\u00fcl s\u0131f\u0131r yedi ve binikiy\u00fczelli virg\u00fcl be\u015f",
+        ),
         ("en", "a 1,999.5 tab", "a one thousand nine hundred and ninety nine point five tab"),
     ],
 )

@@ -39,13 +39,31 @@ def _words(number: float | int, language: str, **options) -> str:
     return num2words(number, lang=language, **options).replace("-", " ").replace(",", "").lower()
 
 
+# Where num2words reads a decimal wrongly, its parts are read apart: its Turkish read 0,07 as 0,7
+# and 1250,5 as 1250,50, with the words run together.
+_DECIMAL_WORDS = {"tr": ("virg\u00fcl", "s\u0131f\u0131r")}
+
+
+def _number(value: str, language: str) -> str:
+    """`value` ("1999" or "1250.5": digits, at most one decimal point) in words."""
+    whole, _, fraction = value.partition(".")
+    if not fraction:
+        return _words(int(whole), language)
+    if language not in _DECIMAL_WORDS:
+        return _words(float(value), language)
+    point, zero = _DECIMAL_WORDS[language]
+    zeros = [zero] * (len(fraction) - len(fraction.lstrip("0")))
+    rest = [_words(int(fraction), language)] if fraction.strip("0") else []
+    return " ".join([_words(int(whole), language), point, *zeros, *rest])
+
+
 def _plain(match: re.Match, language: str) -> str:
     text = match.group(0)
     if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", text):  # 1,999,000 or 1,999.50: thousands separators
         value = text.replace(",", "")
-        return _words(float(value) if "." in value else int(value), language)
+        return _number(value, language)
     if re.fullmatch(r"\d+\.\d+", text):
-        return _words(float(text), language)
+        return _number(text, language)
     if re.fullmatch(r"\d+", text):
         return _words(int(text), language)
     return " ".join(_words(int(part), language) for part in re.split(r"[.,]", text) if part)
@@ -80,9 +98,9 @@ def _plain_comma(match: re.Match, language: str) -> str:
     text = re.sub(_SPACE, "", match.group(0))
     if re.fullmatch(r"\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d+(?:,\d+)?", text):
         value = text.replace(".", "").replace(",", ".")
-        return _words(float(value) if "." in value else int(value), language)
+        return _number(value, language)
     if re.fullmatch(r"\d+\.\d+", text):  # 3.5, written as English does
-        return _words(float(text), language)
+        return _number(text, language)
     return " ".join(_words(int(part), language) for part in re.split(r"[.,]", text) if part)
 
 
