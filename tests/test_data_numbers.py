@@ -51,6 +51,7 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ("es-419", "2,500.5 pesos", "dos mil quinientos punto cinco pesos"),  # Latin American Spanish: a point
         ("de", "um 3,5 % und 7%", "um drei komma fünf prozent und sieben prozent"),
         ("fr", "10\u00a0%", "dix pour cent"),
+        ("de", "am 3. mai und der 31. dezember", "am dritten mai und der einunddreißigste dezember"),
         (
             "tr",
             "0,07 ve 1.250,5",

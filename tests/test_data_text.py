@@ -134,6 +134,7 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
             ["Das kostet ca. zehn Euro, bzw. elf.", "Hauptstr. 5 ist gut."],
         ),
         ("El Sr. García y la Sra. López llegaron. Bien.", ["El Sr. García y la Sra. López llegaron.", "Bien."]),
+        ("Am 3. Mai fahren wir. Es ist der 12. Gut.", ["Am 3. Mai fahren wir.", "Es ist der 12.", "Gut."]),
         # A quotation closes with its sentence: German „…“, French « … » with the spaces it sets.
         ("Er sagte: \u201eJa.\u201c Dann ging er.", ["Er sagte: \u201eJa.\u201c", "Dann ging er."]),
         (

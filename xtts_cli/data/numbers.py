@@ -89,6 +89,20 @@ _PERCENT_WORDS = {
     "sv": "procent",
 }
 _PERCENT_SIGN = re.compile(r"(\d)\s?%")
+# German writes a day as an ordinal with a full stop: "am 3. Mai" is "am dritten Mai", "der 3. Mai"
+# "der dritte Mai" (the ending follows the case: -n after am, vom, zum, bis zum, seit dem, den).
+GERMAN_MONTHS = "januar|jänner|februar|märz|april|mai|juni|juli|august|september|oktober|november|dezember"
+_GERMAN_DATE = re.compile(
+    rf"(?:\b(am|vom|zum|im|dem|den|des)\s+)?\b([1-9]|[12]\d|3[01])\.\s+(?=(?:{GERMAN_MONTHS})\b)", re.IGNORECASE
+)
+
+
+def _german_date(match: re.Match) -> str:
+    before, day = match.group(1), int(match.group(2))
+    ordinal = _words(day, "de", to="ordinal") + ("n" if before else "")
+    return f"{before} {ordinal} " if before else f"{ordinal} "
+
+
 _SPACE = "[ \u00a0\u202f]"  # a space, a no-break space or a narrow one (French typography) between groups
 _COMMA_NUMBER = re.compile(rf"\d{{1,3}}(?:(?:\.\d{{3}})+|(?:{_SPACE}\d{{3}})+)(?:,\d+)?(?!\d)|\d+(?:[.,]\d+)*")
 
@@ -142,6 +156,8 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     def read(text: str) -> str:
         if percent is not None:  # "3,5 %": the sign read after its number, as these languages say it
             text = _PERCENT_SIGN.sub(rf"\1 {percent}", text)
+        if primary == "de":
+            text = _GERMAN_DATE.sub(_german_date, text)
         return pattern.sub(lambda m: plain(m, primary), text)
 
     return read

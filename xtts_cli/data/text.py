@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
+from xtts_cli.data.numbers import GERMAN_MONTHS
 from xtts_cli.errors import XttsError
 
 if TYPE_CHECKING:
@@ -479,6 +480,15 @@ _NO_END_AFTER = re.compile(
     r"|(?:^|[\s.])[^\W\d_])\.$",  # one letter of any script: an initial ("J.", "А.") or a dotted one ("e.g.", "т.е.")
     re.IGNORECASE,
 )
+# "Am 3. Mai": a German day before its month, not a sentence's end (numbers.py reads it).
+_DAY_AT_END = re.compile(r"\b\d{1,2}\.$")
+_MONTH_FIRST = re.compile(rf"(?:{GERMAN_MONTHS})\b", re.IGNORECASE)
+
+
+def _a_german_date(before: str, after: str) -> bool:
+    return bool(_DAY_AT_END.search(before) and _MONTH_FIRST.match(after))
+
+
 # Where a sentence too long for one generation is cut first: after a clause's punctuation (the
 # Arabic-script comma U+060C and semicolon U+061B among them).
 _CLAUSE_END = re.compile(r"(?<=[,;:\u060c\u061b\u2013\u2014])\s+")
@@ -493,7 +503,7 @@ def split_sentences(text: str) -> list[str]:
     pieces = [piece for piece in [*pieces, text[start:].strip()] if piece]
     sentences: list[str] = []
     for piece in pieces:
-        if sentences and _NO_END_AFTER.search(sentences[-1]):
+        if sentences and (_NO_END_AFTER.search(sentences[-1]) or _a_german_date(sentences[-1], piece)):
             sentences[-1] = f"{sentences[-1]} {piece}"
         else:
             sentences.append(piece)
