@@ -52,6 +52,12 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ("de", "um 3,5 % und 7%", "um drei komma fünf prozent und sieben prozent"),
         ("fr", "10\u00a0%", "dix pour cent"),
         ("de", "am 3. mai und der 31. dezember", "am dritten mai und der einunddreißigste dezember"),
+        # Ordinals as each language marks them.
+        ("fr", "le 1er mai, la 1re fois, la 2e", "le premier mai, la première fois, la deuxième"),
+        ("es", "el 1º, la 2ª, el 1.er piso", "el primero, la segunda, el primer piso"),
+        ("pt", "a 21ª vez", "a vigésima primeira vez"),
+        ("nl", "de 2de en 8ste keer", "de tweede en achtste keer"),
+        ("sv", "den 1:a och 3:e", "den första och tredje"),
         (
             "tr",
             "0,07 ve 1.250,5",

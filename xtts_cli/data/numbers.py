@@ -97,6 +97,29 @@ _GERMAN_DATE = re.compile(
 )
 
 
+# Ordinals as each language marks them (1er, 2e; 1º, 1ª, 1.er; 1e, 2de, 8ste; 1:a, 3:e), with what
+# the marker says of the word: "f" feminine (the -o of each word to -a), "short" Spanish's primer and tercer.
+_ORDINALS: dict[str, tuple[re.Pattern, dict[str, str]]] = {
+    "fr": (re.compile(r"\b(\d+)(er|re|\u00e8re|e|\u00e8me|eme)\b", re.IGNORECASE), {"re": "f", "\u00e8re": "f"}),
+    "es": (re.compile(r"\b(\d+)\.?(\u00ba|\u00aa|er\b)"), {"\u00aa": "f", "er": "short"}),
+    "pt": (re.compile(r"\b(\d+)\.?(\u00ba|\u00aa)"), {"\u00aa": "f"}),
+    "it": (re.compile(r"\b(\d+)(\u00ba|\u00aa)"), {"\u00aa": "f"}),
+    "nl": (re.compile(r"\b(\d+)(e|de|ste)\b", re.IGNORECASE), {}),
+    "sv": (re.compile(r"\b(\d+):(a|e)\b", re.IGNORECASE), {}),
+}
+
+
+def _ordinal(number: int, language: str, form: str) -> str:
+    said = _words(number, language, to="ordinal")
+    if form == "f" and language == "fr":
+        return "premi\u00e8re" if number == 1 else said
+    if form == "f":
+        return re.sub(r"o\b", "a", said)
+    if form == "short":
+        return re.sub(r"o$", "", said)  # primero piso -> primer piso
+    return said
+
+
 def _german_date(match: re.Match) -> str:
     before, day = match.group(1), int(match.group(2))
     ordinal = _words(day, "de", to="ordinal") + ("n" if before else "")
@@ -158,6 +181,9 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             text = _PERCENT_SIGN.sub(rf"\1 {percent}", text)
         if primary == "de":
             text = _GERMAN_DATE.sub(_german_date, text)
+        if primary in _ORDINALS:
+            marked, endings = _ORDINALS[primary]
+            text = marked.sub(lambda m: _ordinal(int(m.group(1)), primary, endings.get(m.group(2).lower(), "")), text)
         return pattern.sub(lambda m: plain(m, primary), text)
 
     return read
