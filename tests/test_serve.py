@@ -130,6 +130,9 @@ def test_the_run_is_listed_and_a_sentence_is_the_audio_it_speaks_in_process(serv
     assert status == 200 and headers["Content-Type"] == "audio/wav"
     alone = wav_bytes(tts.speak(SENTENCE, speaker="en-gb").waveform, tts.sample_rate)
     np.testing.assert_allclose(samples_of(wav) / 32767.0, samples_of(alone) / 32767.0, atol=1e-3)
+    # The query coqui's own page and its clients send: empty style_wav and language_id.
+    coqui = f"text={urllib.parse.quote(SENTENCE)}&speaker_id=en-gb&style_wav=&language_id="
+    assert get(f"{url}/api/tts?{coqui}")[2] == wav
     # POST with coqui's form fields, and as JSON: the same.
     form = urllib.parse.urlencode({"text": SENTENCE, "speaker_id": "en-gb"}).encode()
     assert get(f"{url}/api/tts", form, {"Content-Type": "application/x-www-form-urlencoded"})[2] == wav

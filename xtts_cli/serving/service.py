@@ -124,8 +124,9 @@ class VoiceService:
     def check(self, fields: dict[str, str], reference: Optional[bytes] = None) -> SpeechRequest:
         """`fields`: the request's parameters by coqui tts-server's names (`text`, `speaker_id`,
         `language_id`, `speed`; `stream`); `reference`: an uploaded clip."""
-        if "style_wav" in fields or "speaker_wav" in fields:
-            name = "style_wav" if "style_wav" in fields else "speaker_wav"
+        # coqui's page and clients send style_wav= empty with every request: only a value names a file.
+        if fields.get("style_wav") or fields.get("speaker_wav"):
+            name = "style_wav" if fields.get("style_wav") else "speaker_wav"
             raise Refused(
                 400, f"{name} names a file on the server; upload the clip itself as the speaker_wav file field"
             )
