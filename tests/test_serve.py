@@ -133,6 +133,7 @@ def test_the_run_is_listed_and_a_sentence_is_the_audio_it_speaks_in_process(serv
     # The query coqui's own page and its clients send: empty style_wav and language_id.
     coqui = f"text={urllib.parse.quote(SENTENCE)}&speaker_id=en-gb&style_wav=&language_id="
     assert get(f"{url}/api/tts?{coqui}")[2] == wav
+    assert get(f"{url}/api/tts", None, {"text": SENTENCE, "speaker-id": "en-gb"})[2] == wav  # or as its headers
     # POST with coqui's form fields, and as JSON: the same.
     form = urllib.parse.urlencode({"text": SENTENCE, "speaker_id": "en-gb"}).encode()
     assert get(f"{url}/api/tts", form, {"Content-Type": "application/x-www-form-urlencoded"})[2] == wav

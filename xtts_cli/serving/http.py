@@ -37,6 +37,25 @@ def page() -> bytes:
     return resources.files("xtts_cli.serving").joinpath("page.html").read_bytes()
 
 
+# The request headers coqui's tts-server reads its parameters from (a client may send the text as a
+# `text:` header), each with the field it stands for.
+COQUI_HEADERS = (
+    ("text", "text"),
+    ("speaker-id", "speaker_id"),
+    ("language-id", "language_id"),
+    ("style-wav", "style_wav"),
+    ("speaker-wav", "speaker_wav"),
+)
+
+
+def _header_text(value: str) -> str:
+    """A header's value as the client wrote it: HTTP carries bytes, read here as Latin-1, and clients send UTF-8."""
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return value
+
+
 class VoiceServer(ThreadingHTTPServer):
     daemon_threads = True  # a client that never finishes does not hold the process at exit
     request_queue_size = 64
@@ -152,6 +171,9 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "POST":
             body_fields, reference = self._read_form()
             fields.update(body_fields)
+        for header, name in COQUI_HEADERS:  # coqui's server also reads its parameters from these headers
+            if not fields.get(name) and self.headers.get(header):
+                fields[name] = _header_text(self.headers[header])
         request = service.check(fields, reference)
         if not service.admit():
             raise Refused(503, "the server is busy (every place in its queue is taken); try again shortly")
