@@ -286,4 +286,7 @@ def test_the_resolved_settings_are_the_ones_training_runs_with(runner, tmp_path:
 
     shown = runner.invoke(app, ["validate", "-c", str(path)]).stdout
     assert "resolved settings" in shown
-    assert f"batch 4 a step (4 per replica x 1); {parts.input.steps_per_epoch} steps an epoch; " in shown
+    per_epoch = parts.input.steps_per_epoch
+    assert (
+        f"batch 4 a step (4 per replica x 1); {per_epoch} steps an epoch; {3 * per_epoch} steps or 20 minutes" in shown
+    )

@@ -149,8 +149,8 @@ def describe_settings(report: dict[str, Any]) -> list[str]:
     steps = f"{report['total_steps']:,} steps" if report["total_steps"] else "steps from the dataset"
     if report["max_minutes"] is not None:
         steps += f" or {report['max_minutes']:g} minutes, whichever comes first"
-    steps = report["steps_per_epoch"]
-    epoch = f"; {steps:,} step{'s' if steps != 1 else ''} an epoch" if steps else ""
+    per_epoch = report["steps_per_epoch"]
+    epoch = f"; {per_epoch:,} step{'s' if per_epoch != 1 else ''} an epoch" if per_epoch else ""
     per = f"{report['per_replica_batch_size']} per replica x {report['replicas']}"
     workers = ", times the cluster's workers" if report["multi_worker"] else ""
     compiled = "graph mode" if report["graph_mode"] else "eager (slow)"
