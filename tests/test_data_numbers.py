@@ -52,6 +52,14 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ("de", "um 3,5 % und 7%", "um drei komma fünf prozent und sieben prozent"),
         ("fr", "10\u00a0%", "dix pour cent"),
         ("de", "am 3. mai und der 31. dezember", "am dritten mai und der einunddreißigste dezember"),
+        # Euros as each language says an amount.
+        (
+            "de",
+            "es kostet 3,50 \u20ac, 1 \u20ac oder \u20ac2.500",
+            "es kostet drei euro fünfzig, ein euro oder zweitausendfünfhundert euro",
+        ),
+        ("fr", "1 000 \u20ac et 3,50 \u20ac", "mille euros et trois euros cinquante"),
+        ("es", "3,50 \u20ac", "tres euros con cincuenta"),
         # Ordinals as each language marks them.
         ("fr", "le 1er mai, la 1re fois, la 2e", "le premier mai, la première fois, la deuxième"),
         ("es", "el 1º, la 2ª, el 1.er piso", "el primero, la segunda, el primer piso"),

@@ -89,6 +89,31 @@ _PERCENT_WORDS = {
     "sv": "procent",
 }
 _PERCENT_SIGN = re.compile(r"(\d)\s?%")
+# Euros as these languages say an amount: "3,50 €" is "drei Euro fünfzig", "trois euros cinquante",
+# "tres euros con cincuenta": (one, many, the word before the cents, "one" before a noun).
+_EURO_WORDS = {
+    "de": ("euro", "euro", "", "ein"),
+    "fr": ("euro", "euros", "", "un"),
+    "es": ("euro", "euros", "con", "un"),
+    "it": ("euro", "euro", "e", "un"),
+    "nl": ("euro", "euro", "", "een"),
+    "pt": ("euro", "euros", "e", "um"),
+}
+_AMOUNT = r"(\d{1,3}(?:[.\u00a0\u202f ]\d{3})+|\d+)(?:,(\d\d))?(?!\d)"
+_EURO = re.compile(rf"\u20ac\s?{_AMOUNT}|\b{_AMOUNT}\s?\u20ac")
+
+
+def _euros(match: re.Match, language: str) -> str:
+    whole_text, cents_text = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
+    whole = int(re.sub(r"\D", "", whole_text))
+    one, many, before_cents, article = _EURO_WORDS[language]
+    said = f"{article if whole == 1 else _words(whole, language)} {one if whole == 1 else many}"
+    cents = int(cents_text) if cents_text else 0
+    if cents:
+        said += f"{' ' + before_cents if before_cents else ''} {_words(cents, language)}"
+    return said
+
+
 # German writes a day as an ordinal with a full stop: "am 3. Mai" is "am dritten Mai", "der 3. Mai"
 # "der dritte Mai" (the ending follows the case: -n after am, vom, zum, bis zum, seit dem, den).
 GERMAN_MONTHS = "januar|jänner|februar|märz|april|mai|juni|juli|august|september|oktober|november|dezember"
@@ -179,6 +204,8 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     def read(text: str) -> str:
         if percent is not None:  # "3,5 %": the sign read after its number, as these languages say it
             text = _PERCENT_SIGN.sub(rf"\1 {percent}", text)
+        if primary in _EURO_WORDS and "\u20ac" in text:
+            text = _EURO.sub(lambda m: _euros(m, primary), text)
         if primary == "de":
             text = _GERMAN_DATE.sub(_german_date, text)
         if primary in _ORDINALS:
