@@ -89,6 +89,22 @@ _PERCENT_WORDS = {
     "sv": "procent",
 }
 _PERCENT_SIGN = re.compile(r"(\d)\s?%")
+# Russian's word for "%" takes the number's case: 1 процент, 2-4 процента, 5-20 процентов, a fraction процента.
+_RUSSIAN_PERCENT = re.compile(r"(\d+(?:[.,]\d+)?)\s?%")
+_TURKISH_PERCENT = re.compile(r"%\s?(\d)")
+
+
+def _russian_percent(number: str) -> str:
+    if not number.isdigit():
+        return "\u043f\u0440\u043e\u0446\u0435\u043d\u0442\u0430"  # процента
+    last, last_two = int(number) % 10, int(number) % 100
+    if last == 1 and last_two != 11:
+        return "\u043f\u0440\u043e\u0446\u0435\u043d\u0442"  # процент
+    if 2 <= last <= 4 and not 12 <= last_two <= 14:
+        return "\u043f\u0440\u043e\u0446\u0435\u043d\u0442\u0430"  # процента
+    return "\u043f\u0440\u043e\u0446\u0435\u043d\u0442\u043e\u0432"  # процентов
+
+
 # Euros as these languages say an amount: "3,50 €" is "drei Euro fünfzig", "trois euros cinquante",
 # "tres euros con cincuenta": (one, many, the word before the cents, "one" before a noun).
 _EURO_WORDS = {
@@ -204,6 +220,10 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     def read(text: str) -> str:
         if percent is not None:  # "3,5 %": the sign read after its number, as these languages say it
             text = _PERCENT_SIGN.sub(rf"\1 {percent}", text)
+        elif primary == "ru":
+            text = _RUSSIAN_PERCENT.sub(lambda m: f"{m.group(1)} {_russian_percent(m.group(1))}", text)
+        elif primary == "tr":  # Turkish puts the sign first and says it first: %5 is "yüzde beş"
+            text = _TURKISH_PERCENT.sub("y\u00fczde \\1", text)
         if primary in _EURO_WORDS and "\u20ac" in text:
             text = _EURO.sub(lambda m: _euros(m, primary), text)
         if primary == "de":
