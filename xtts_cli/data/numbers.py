@@ -4,7 +4,8 @@
 num2words (pure Python, many languages) writes the words; Persian keeps its own reader
 (`persian.py`), which also reads Persian digits. English also reads currency, ordinals ("3rd"),
 percentages, years ("in 1999" -> "in nineteen ninety nine") and "&", as Keith Ito's
-`english_cleaners` in the original Tacotron did with `inflect`.
+`english_cleaners` in the original Tacotron did with `inflect`. The other languages read their own
+separators (1.999,50), "%", euros, ordinals and German dates, as each writes and says them.
 """
 
 from __future__ import annotations
