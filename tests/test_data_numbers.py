@@ -22,6 +22,12 @@ from xtts_cli.data.text import Tokenizer
         ("3.5 kilos for 1,000,000 people", "three point five kilos for one million people"),
         ("no digits here", "no digits here"),
         ("tea & biscuits, R&D", "tea and biscuits, R and D"),
+        ("in the 1990s and the '80s", "in the nineteen nineties and the eighties"),
+        ("at 9:05, 3:30 and 12:00", "at nine oh five, three thirty and twelve o clock"),
+        ("$1.5 billion, $5 million", "one point five billion dollars, five million dollars"),
+        ("version 2.0, -5 degrees", "version two point zero, minus five degrees"),
+        ("add 1/2 cup and 3/4 cup", "add a half cup and three quarters cup"),
+        ("5km by MP3", "five km by MP three"),
     ],
 )
 def test_english_numbers_currency_ordinals_and_years_read_as_words(text, read):

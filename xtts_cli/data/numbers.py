@@ -3,7 +3,7 @@
 
 num2words (pure Python, many languages) writes the words; Persian keeps its own reader
 (`persian.py`), which also reads Persian digits. English also reads currency, ordinals ("3rd"),
-percentages, years ("in 1999" -> "in nineteen ninety nine") and "&", as Keith Ito's
+percentages, years ("in 1999" -> "in nineteen ninety nine"), decades, times, fractions and "&", as Keith Ito's
 `english_cleaners` in the original Tacotron did with `inflect`. The other languages read their own
 separators (1.999,50), "%", euros, ordinals and German dates, as each writes and says them.
 """
@@ -20,6 +20,15 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CURRENCY = {"$": ("dollar", "dollars", "cent", "cents"), "£": ("pound", "pounds", "penny", "pence")}
 _CURRENCY["€"] = ("euro", "euros", "cent", "cents")
 _MONEY = re.compile(r"([$£€])\s?(\d[\d,]*)(?:\.(\d{1,2}))?\b")
+# "$5 million", "$1.5 billion": the scale before the currency, the point read as a point.
+_SCALED_MONEY = re.compile(r"([$£€])\s?(\d[\d,]*(?:\.\d+)?)\s+(thousand|million|billion|trillion)\b", re.IGNORECASE)
+# The 1990s, the '80s: a decade is its year's words made plural (nineteen nineties, eighties).
+_DECADE = re.compile(r"(?:\b(1[1-9]\d0|20\d0)|'?\b([1-9]0))'?s\b")
+_CLOCK = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")  # 3:30, 15:05
+_FRACTION = re.compile(r"\b([1-9])/([234])\b")  # 1/2, 3/4: a half, three quarters
+_FRACTION_NAMES = {2: ("half", "halves"), 3: ("third", "thirds"), 4: ("quarter", "quarters")}
+_MINUS = re.compile(r"(?<![\w.,])-(?=\d)")  # -5: minus five, not a hyphen between words or numbers
+_LETTERS_AND_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")  # 5km, MP3: words apart
 _AMPERSAND = re.compile(r"\s*&\s*")
 _ORDINAL = re.compile(r"\b(\d+)(st|nd|rd|th)\b", re.IGNORECASE)
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?%")
@@ -50,6 +59,8 @@ def _number(value: str, language: str) -> str:
     whole, _, fraction = value.partition(".")
     if not fraction:
         return _words(int(whole), language)
+    if language == "en":
+        return _english_number(value)
     if language not in _DECIMAL_WORDS:
         return _words(float(value), language)
     point, zero = _DECIMAL_WORDS[language]
@@ -193,13 +204,50 @@ def _english(text: str) -> str:
             said += f" and {_words(part, 'en')} {cent if part == 1 else cents}" if part else ""
         return said
 
+    def scaled(match: re.Match) -> str:
+        return f"{_english_number(match.group(2).replace(',', ''))} {match.group(3).lower()} {_CURRENCY[match.group(1)][1]}"
+
     if "&" in text:  # read, not left out as a symbol the run never saw
         text = _AMPERSAND.sub(" and ", text)
+    text = _SCALED_MONEY.sub(scaled, text)
     text = _MONEY.sub(money, text)
     text = _ORDINAL.sub(lambda m: _words(int(m.group(1)), "en", to="ordinal"), text)
-    text = _PERCENT.sub(lambda m: f"{_plain(re.match(r'.+', m.group(1)), 'en')} percent", text)  # type: ignore[arg-type]
+    text = _DECADE.sub(_decade, text)
+    text = _PERCENT.sub(lambda m: f"{_english_number(m.group(1))} percent", text)
     text = _YEAR.sub(lambda m: f"{m.group(1)} {_words(int(m.group(2)), 'en', to='year')}", text)
+    text = _CLOCK.sub(_clock, text)
+    text = _FRACTION.sub(_fraction, text)
+    text = _MINUS.sub("minus ", text)
+    text = _LETTERS_AND_DIGITS.sub(" ", text)
     return _NUMBER.sub(lambda m: _plain(m, "en"), text)
+
+
+def _english_number(value: str) -> str:
+    """A number in English, its decimals read digit by digit as English says them: 2.0 is two point zero."""
+    whole, _, fraction = value.partition(".")
+    said = _words(int(whole), "en")
+    return f"{said} point {' '.join(_words(int(d), 'en') for d in fraction)}" if fraction else said
+
+
+def _decade(match: re.Match) -> str:
+    said = _words(int(match.group(1)), "en", to="year") if match.group(1) else _words(int(match.group(2)), "en")
+    return said[:-1] + "ies" if said.endswith("y") else said + "s"
+
+
+def _clock(match: re.Match) -> str:
+    hour, minutes = int(match.group(1)), int(match.group(2))
+    if minutes == 0:
+        # "o clock": letters every English vocabulary holds (an older one may lack the apostrophe)
+        return _words(hour, "en") + (" o clock" if hour <= 12 else " hundred")
+    return f"{_words(hour, 'en')} {'oh ' if minutes < 10 else ''}{_words(minutes, 'en')}"
+
+
+def _fraction(match: re.Match) -> str:
+    count, parts = int(match.group(1)), int(match.group(2))
+    if count >= parts:  # 2/2, 4/3: not a fraction of one; read as written
+        return match.group(0)
+    one, many = _FRACTION_NAMES[parts]
+    return f"{'a' if count == 1 else _words(count, 'en')} {one if count == 1 else many}"
 
 
 def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
