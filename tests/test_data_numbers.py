@@ -58,6 +58,7 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ("de", "um 3,5 % und 7%", "um drei komma fünf prozent und sieben prozent"),
         ("fr", "10\u00a0%", "dix pour cent"),
         ("de", "am 3. mai und der 31. dezember", "am dritten mai und der einunddreißigste dezember"),
+        ("de", "-5 Grad, 5km", "minus fünf Grad, fünf km"),
         # Russian's "%" takes the number's case; Turkish says it first.
         ("ru", "1 %, 3 %, 11 %, 21 %", "один процент, три процента, одиннадцать процентов, двадцать один процент"),
         ("tr", "%5 arttı", "yüzde beş arttı"),

@@ -28,6 +28,18 @@ _CLOCK = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")  # 3:30, 15:05
 _FRACTION = re.compile(r"\b([1-9])/([234])\b")  # 1/2, 3/4: a half, three quarters
 _FRACTION_NAMES = {2: ("half", "halves"), 3: ("third", "thirds"), 4: ("quarter", "quarters")}
 _MINUS = re.compile(r"(?<![\w.,])-(?=\d)")  # -5: minus five, not a hyphen between words or numbers
+_MINUS_WORDS = {
+    "de": "minus",
+    "es": "menos",
+    "fr": "moins",
+    "it": "meno",
+    "nl": "min",
+    "pl": "minus",
+    "pt": "menos",
+    "ru": "\u043c\u0438\u043d\u0443\u0441",  # минус
+    "sv": "minus",
+    "tr": "eksi",
+}
 _LETTERS_AND_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")  # 5km, MP3: words apart
 _AMPERSAND = re.compile(r"\s*&\s*")
 _ORDINAL = re.compile(r"\b(\d+)(st|nd|rd|th)\b", re.IGNORECASE)
@@ -280,6 +292,9 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
         if primary in _ORDINALS:
             marked, endings = _ORDINALS[primary]
             text = marked.sub(lambda m: _ordinal(int(m.group(1)), primary, endings.get(m.group(2).lower(), "")), text)
+        if primary in _MINUS_WORDS:
+            text = _MINUS.sub(f"{_MINUS_WORDS[primary]} ", text)
+        text = _LETTERS_AND_DIGITS.sub(" ", text)
         return pattern.sub(lambda m: plain(m, primary), text)
 
     return read
