@@ -120,3 +120,21 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
     assert old.grown(new).numbers == "characters"  # a run grown from it reads as its base learnt
     persian = Tokenizer([], ["multilingual_cleaners"], frontend="characters", numbers="words")
     assert persian.prepare("room 101", "fa") != "room 101"  # Persian's own reader reads digits too
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "read"),
+    [
+        (
+            "de",
+            "Ca. 5 Euro, z. B. in der Hauptstr. 5 bzw. Nr. 7",
+            "circa fünf euro, zum beispiel in der hauptstraße fünf beziehungsweise nummer sieben",
+        ),
+        ("fr", "Le Dr. Martin et M. Dupont, Mme Roux", "le docteur martin et monsieur dupont, madame roux"),
+        ("es", "La Sra. López y Ud., pág. 5", "la señora lópez y usted, página cinco"),
+    ],
+)
+def test_abbreviations_are_read_out_with_the_numbers(language, text, read):
+    from xtts_cli.data.text import prepare_texts
+
+    assert prepare_texts([text], ["multilingual_cleaners"], "characters", language, "words") == [read]

@@ -123,15 +123,19 @@ NUMBERS = ("words", "characters")
 def language_normalizer(language: Optional[str], frontend: str = "characters", numbers: str = "characters"):
     """The text normalisation of `language` (an espeak-ng code), or None: Persian's for `fa` (its
     digits read as words), and for the characters front end with `numbers: words`, the language's
-    number reader (espeak-ng reads numbers itself for phonemes)."""
+    abbreviations and number reader (espeak-ng reads both itself for phonemes)."""
     if language is not None and language.lower() == "fa":
         from xtts_cli.data.persian import normalize_persian
 
         return normalize_persian
     if frontend == "characters" and numbers == "words":
+        from xtts_cli.data.abbreviations import abbreviation_reader
         from xtts_cli.data.numbers import number_reader
 
-        return number_reader(language)
+        abbreviations, numbers_read = abbreviation_reader(language), number_reader(language)
+        if abbreviations is None or numbers_read is None:
+            return numbers_read or abbreviations
+        return lambda text: numbers_read(abbreviations(text))  # "Nr. 5": nummer, then fünf
     return None
 
 

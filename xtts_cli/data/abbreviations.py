@@ -1,0 +1,92 @@
+"""Abbreviations read out for the `characters` front end, in the languages whose cleaners keep them:
+German "z. B." is "zum Beispiel", French "Mme" "madame", Spanish "Sra." "señora". English has
+`english_cleaners` for its own; espeak-ng reads them itself for `phonemes`.
+
+They are read with the numbers (`data/text.py` `language_normalizer`), so a run's transcripts and
+the text it is given are read alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Optional
+
+__all__ = ["abbreviation_reader"]
+
+# Each language's common abbreviations (lower case, as the cleaners leave them; "\s?" inside where
+# they are written with a space or without: "z. B.", "z.B.").
+_WORDS: dict[str, dict[str, str]] = {
+    "de": {
+        r"z\.\s?b\.": "zum beispiel",
+        r"d\.\s?h\.": "das heißt",
+        r"u\.\s?a\.": "unter anderem",
+        r"usw\.": "und so weiter",
+        r"bzw\.": "beziehungsweise",
+        r"ca\.": "circa",
+        r"evtl\.": "eventuell",
+        r"ggf\.": "gegebenenfalls",
+        r"vgl\.": "vergleiche",
+        r"inkl\.": "inklusive",
+        r"bspw\.": "beispielsweise",
+        r"zzgl\.": "zuzüglich",
+        r"bzgl\.": "bezüglich",
+        r"nr\.": "nummer",
+        r"dr\.": "doktor",
+        r"prof\.": "professor",
+        r"hr\.": "herr",
+        r"tel\.": "telefon",
+    },
+    "fr": {
+        r"mme\.?": "madame",
+        r"mlle\.?": "mademoiselle",
+        r"m\.(?=\s+[^\W\d_])": "monsieur",  # M. Dupont; not a metre at a sentence's end
+        r"dr\.?": "docteur",
+        r"etc\.": "et cetera",
+        r"env\.": "environ",
+        r"av\.": "avenue",
+        r"bd\.?": "boulevard",
+        r"n°": "numéro",
+    },
+    "es": {
+        r"sr\.": "señor",
+        r"sra\.": "señora",
+        r"srta\.": "señorita",
+        r"dr\.": "doctor",
+        r"dra\.": "doctora",
+        r"ud\.": "usted",
+        r"uds\.": "ustedes",
+        r"etc\.": "etcétera",
+        r"aprox\.": "aproximadamente",
+        r"pág\.": "página",
+        r"avda\.": "avenida",
+        r"núm\.": "número",
+    },
+}
+# German streets: "Hauptstr. 5" is "Hauptstraße 5", the abbreviation at a word's end.
+_GERMAN_STREET = re.compile(r"(?<=[^\W\d_])str\.|\bstr\.", re.IGNORECASE)
+
+
+def _pattern(words: dict[str, str]) -> re.Pattern:
+    # Longest first, each a whole word: "sra." before "sr.", and not the end of another word.
+    ordered = sorted(words, key=len, reverse=True)
+    return re.compile(r"(?<![\w.])(?:" + "|".join(f"({w})" for w in ordered) + r")(?![\w])", re.IGNORECASE)
+
+
+_READERS = {language: (_pattern(words), sorted(words, key=len, reverse=True)) for language, words in _WORDS.items()}
+
+
+def abbreviation_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
+    """What reads out the abbreviations of a text in `language` (an espeak-ng code), or None."""
+    primary = (language or "").lower().split("-")[0]
+    if primary not in _READERS:
+        return None
+    pattern, ordered = _READERS[primary]
+    words = _WORDS[primary]
+
+    def read(text: str) -> str:
+        if primary == "de":
+            text = _GERMAN_STREET.sub("straße", text)
+        return pattern.sub(lambda m: words[ordered[m.lastindex - 1]] if m.lastindex else m.group(0), text)
+
+    return read
