@@ -164,3 +164,15 @@ def run_dir_given(run_dir: Optional[Path], checkpoint: Optional[Path], *, to: st
         )
     read_run(Path(given))  # not a run: said before TensorFlow loads (seconds), not after
     return Path(given)
+
+
+def keeps_the_inputs(inputs: Mapping[Optional[Path], str], outputs: list[Path], flag: str, writes: str) -> None:
+    """Refuse an output that is one of the command's inputs (`inputs`: path -> what it is): what the
+    command `writes` would replace it."""
+    from xtts_cli.errors import XttsError
+
+    given = {path.resolve(): f"{what} {path}" for path, what in inputs.items() if path is not None}
+    for output in outputs:
+        replaced = given.get(output.resolve()) if str(output) != "-" else None
+        if replaced is not None:
+            raise XttsError(f"{flag} would write over {replaced} with {writes}", hint="write to another file or folder")

@@ -14,6 +14,7 @@ from xtts_cli.cli.options import (
     RunDirOption,
     VerboseOption,
     VocoderOption,
+    keeps_the_inputs,
     run_dir_given,
 )
 
@@ -142,10 +143,11 @@ def synthesize(
     if speed != 1.0:
         _refuse_unpaced(run_dir, speed)
     lines = _read_lines(text_file) if text_file is not None else []
-    _keeps_the_inputs(
+    keeps_the_inputs(
         {speaker_wav: "the --speaker-wav clip", text_file: "the --text-file"},
         _clip_paths(lines, out_dir) + [out_dir / "index.jsonl"] if out_dir is not None else [out],
         "--out-dir" if out_dir is not None else "--out",
+        "the speech",
     )
     from xtts_cli.cli.output import Phases
     from xtts_cli.inference import Synthesizer
@@ -338,19 +340,6 @@ def _clip_paths(lines: list[tuple[int, str]], out_dir: Path) -> list[Path]:
     """`out_dir`/NNNN.wav for each line, named by its line number."""
     width = max(4, len(str(lines[-1][0]))) if lines else 4
     return [out_dir / f"{number:0{width}d}.wav" for number, _ in lines]
-
-
-def _keeps_the_inputs(inputs: dict[Optional[Path], str], outputs: list[Path], flag: str) -> None:
-    """Refuse an output that is one of the command's own inputs: the speech would replace it."""
-    from xtts_cli.errors import XttsError
-
-    given = {path.resolve(): what for path, what in inputs.items() if path is not None}
-    for output in outputs:
-        if str(output) != "-" and output.resolve() in given:
-            raise XttsError(
-                f"{flag} would write over {given[output.resolve()]} {output} with the speech",
-                hint="write the speech to another file or folder",
-            )
 
 
 def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool, **voice) -> None:

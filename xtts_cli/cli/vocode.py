@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from xtts_cli.cli.options import ConfigOption, JsonOption, VerboseOption, VocoderOption
+from xtts_cli.cli.options import ConfigOption, JsonOption, VerboseOption, VocoderOption, keeps_the_inputs
 from xtts_cli.errors import XttsError
 
 
@@ -56,20 +56,9 @@ def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]
                 hint="vocode them into separate --out-dir folders, or rename one",
             )
         seen[target] = path
-    _keeps_the_recordings(found, targets, "--out-dir" if out_dir is not None else "--out")
+    flag = "--out-dir" if out_dir is not None else "--out"
+    keeps_the_inputs({path: "the recording" for path in found}, targets, flag, "its vocoded copy")
     return targets
-
-
-def _keeps_the_recordings(found: list[Path], targets: list[Path], flag: str) -> None:
-    """Refuse a destination that is one of the recordings: its vocoded copy would replace it."""
-    recordings = {path.resolve(): path for path in found}
-    for target in targets:
-        replaced = recordings.get(target.resolve())
-        if replaced is not None:
-            raise XttsError(
-                f"{flag} would write over the recording {replaced} with its vocoded copy",
-                hint="write to another folder (--out-dir vocoded/) or another file name",
-            )
 
 
 def vocode(
