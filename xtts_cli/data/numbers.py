@@ -129,24 +129,62 @@ def _russian_percent(number: str) -> str:
     return "\u043f\u0440\u043e\u0446\u0435\u043d\u0442\u043e\u0432"  # процентов
 
 
-# Euros as these languages say an amount: "3,50 €" is "drei Euro fünfzig", "trois euros cinquante",
-# "tres euros con cincuenta": (one, many, the word before the cents, "one" before a noun).
-_EURO_WORDS = {
-    "de": ("euro", "euro", "", "ein"),
-    "fr": ("euro", "euros", "", "un"),
-    "es": ("euro", "euros", "con", "un"),
-    "it": ("euro", "euro", "e", "un"),
-    "nl": ("euro", "euro", "", "een"),
-    "pt": ("euro", "euros", "e", "um"),
+# Money as these languages say an amount: "3,50 €" is "drei Euro fünfzig", "trois euros cinquante",
+# "tres euros con cincuenta". Per language: the word before the cents, then per sign (one, many,
+# "one" before the noun: the pound is feminine in French, Spanish, Italian and Portuguese).
+_MONEY_WORDS = {
+    "de": (
+        "",
+        {"\u20ac": ("euro", "euro", "ein"), "$": ("dollar", "dollar", "ein"), "\u00a3": ("pfund", "pfund", "ein")},
+    ),
+    "fr": (
+        "",
+        {"\u20ac": ("euro", "euros", "un"), "$": ("dollar", "dollars", "un"), "\u00a3": ("livre", "livres", "une")},
+    ),
+    "es": (
+        "con",
+        {
+            "\u20ac": ("euro", "euros", "un"),
+            "$": ("d\u00f3lar", "d\u00f3lares", "un"),
+            "\u00a3": ("libra", "libras", "una"),
+        },
+    ),
+    "it": (
+        "e",
+        {
+            "\u20ac": ("euro", "euro", "un"),
+            "$": ("dollaro", "dollari", "un"),
+            "\u00a3": ("sterlina", "sterline", "una"),
+        },
+    ),
+    "nl": (
+        "",
+        {"\u20ac": ("euro", "euro", "een"), "$": ("dollar", "dollar", "een"), "\u00a3": ("pond", "pond", "een")},
+    ),
+    "pt": (
+        "e",
+        {
+            "\u20ac": ("euro", "euros", "um"),
+            "$": ("d\u00f3lar", "d\u00f3lares", "um"),
+            "\u00a3": ("libra", "libras", "uma"),
+        },
+    ),
 }
-_AMOUNT = r"(\d{1,3}(?:[.\u00a0\u202f ]\d{3})+|\d+)(?:,(\d\d))?(?!\d)"
-_EURO = re.compile(rf"\u20ac\s?{_AMOUNT}|\b{_AMOUNT}\s?\u20ac")
+# Latin America writes its pesos with "$" (CLDR), and its amounts with a decimal point.
+_PESOS = ("peso", "pesos", "un")
+_SIGN = "([\u20ac$\u00a3])"
+_COMMA_AMOUNT = r"(\d{1,3}(?:[.\u00a0\u202f ]\d{3})+|\d+)(?:,(\d\d))?(?!\d)"
+_POINT_AMOUNT = r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d\d))?(?![\d.])"
+_MONEY_SIGNED = {
+    amount: re.compile(rf"{_SIGN}\s?{amount}|\b{amount}\s?{_SIGN}") for amount in (_COMMA_AMOUNT, _POINT_AMOUNT)
+}
 
 
-def _euros(match: re.Match, language: str) -> str:
-    whole_text, cents_text = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
+def _money(match: re.Match, language: str, pesos: bool) -> str:
+    sign, whole_text, cents_text = match.group(1, 2, 3) if match.group(1) else match.group(6, 4, 5)
     whole = int(re.sub(r"\D", "", whole_text))
-    one, many, before_cents, article = _EURO_WORDS[language]
+    before_cents, nouns = _MONEY_WORDS[language]
+    one, many, article = _PESOS if pesos and sign == "$" else nouns[sign]
     said = f"{article if whole == 1 else _words(whole, language)} {one if whole == 1 else many}"
     cents = int(cents_text) if cents_text else 0
     if cents:
@@ -277,6 +315,8 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     comma = primary in _DECIMAL_COMMA and language.lower() not in _DECIMAL_POINT_REGIONS
     pattern, plain = (_COMMA_NUMBER, _plain_comma) if comma else (_NUMBER, _plain)
     percent = _PERCENT_WORDS.get(primary)
+    money = _MONEY_SIGNED[_COMMA_AMOUNT if comma else _POINT_AMOUNT]
+    pesos = language.lower() in _DECIMAL_POINT_REGIONS and primary == "es"
 
     def read(text: str) -> str:
         if percent is not None:  # "3,5 %": the sign read after its number, as these languages say it
@@ -285,8 +325,8 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             text = _RUSSIAN_PERCENT.sub(lambda m: f"{m.group(1)} {_russian_percent(m.group(1))}", text)
         elif primary == "tr":  # Turkish puts the sign first and says it first: %5 is "yüzde beş"
             text = _TURKISH_PERCENT.sub("y\u00fczde \\1", text)
-        if primary in _EURO_WORDS and "\u20ac" in text:
-            text = _EURO.sub(lambda m: _euros(m, primary), text)
+        if primary in _MONEY_WORDS:
+            text = money.sub(lambda m: _money(m, primary, pesos), text)
         if primary == "de":
             text = _GERMAN_DATE.sub(_german_date, text)
         if primary in _ORDINALS:
