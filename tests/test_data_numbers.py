@@ -28,6 +28,16 @@ from xtts_cli.data.text import Tokenizer
         ("version 2.0, -5 degrees", "version two point zero, minus five degrees"),
         ("add 1/2 cup and 3/4 cup", "add a half cup and three quarters cup"),
         ("5km by MP3", "five km by MP three"),
+        ("30°C or 86 \u00b0F, 1\u00b0 off", "thirty degrees celsius or eighty six degrees fahrenheit, one degree off"),
+        # A telephone number digit by digit, in its groups; a range of years is not one.
+        (
+            "call 555-1234 or (020) 7946 0958",
+            "call five five five, one two three four or oh two oh, seven nine four six, oh nine five eight",
+        ),
+        (
+            "+44 20 7946 0958, from 1999-2000",
+            "plus four four, two oh, seven nine four six, oh nine five eight, from nineteen ninety nine-two thousand",
+        ),
     ],
 )
 def test_english_numbers_currency_ordinals_and_years_read_as_words(text, read):
@@ -59,6 +69,11 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ("fr", "10\u00a0%", "dix pour cent"),
         ("de", "am 3. mai und der 31. dezember", "am dritten mai und der einunddreißigste dezember"),
         ("de", "-5 Grad, 5km", "minus fünf Grad, fünf km"),
+        # Degrees: Russian and Polish decline the noun with the number.
+        ("de", "-5 \u00b0C und 1 \u00b0C", "minus fünf grad celsius und ein grad celsius"),
+        ("fr", "2,5 \u00b0C", "deux virgule cinq degrés celsius"),
+        ("ru", "1 \u00b0C, 2\u00b0, 11\u00b0", "один градус по цельсию, два градуса, одиннадцать градусов"),
+        ("pl", "3 \u00b0C, 5 \u00b0C", "trzy stopnie celsjusza, pięć stopni celsjusza"),
         # Russian's "%" takes the number's case; Turkish says it first.
         ("ru", "1 %, 3 %, 11 %, 21 %", "один процент, три процента, одиннадцать процентов, двадцать один процент"),
         ("tr", "%5 arttı", "yüzde beş arttı"),

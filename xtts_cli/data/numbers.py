@@ -119,14 +119,83 @@ _TURKISH_PERCENT = re.compile(r"%\s?(\d)")
 
 
 def _russian_percent(number: str) -> str:
+    return _slavic_form(number, _RUSSIAN_PERCENT_FORMS)
+
+
+# Forms of a noun after a number in Russian and Polish: (1, 21, 31...; 2-4, 22-24...; 5-20, 25...; a fraction).
+_RUSSIAN_PERCENT_FORMS = (
+    "\u043f\u0440\u043e\u0446\u0435\u043d\u0442",  # процент
+    "\u043f\u0440\u043e\u0446\u0435\u043d\u0442\u0430",  # процента
+    "\u043f\u0440\u043e\u0446\u0435\u043d\u0442\u043e\u0432",  # процентов
+    "\u043f\u0440\u043e\u0446\u0435\u043d\u0442\u0430",
+)
+
+
+def _slavic_form(number: str, forms: tuple[str, str, str, str]) -> str:
+    one, few, many, fraction = forms
     if not number.isdigit():
-        return "\u043f\u0440\u043e\u0446\u0435\u043d\u0442\u0430"  # процента
+        return fraction
     last, last_two = int(number) % 10, int(number) % 100
     if last == 1 and last_two != 11:
-        return "\u043f\u0440\u043e\u0446\u0435\u043d\u0442"  # процент
+        return one
     if 2 <= last <= 4 and not 12 <= last_two <= 14:
-        return "\u043f\u0440\u043e\u0446\u0435\u043d\u0442\u0430"  # процента
-    return "\u043f\u0440\u043e\u0446\u0435\u043d\u0442\u043e\u0432"  # процентов
+        return few
+    return many
+
+
+# A temperature or an angle: "30 °C" is thirty degrees celsius, "-5 °C" minus fünf grad celsius. Per
+# language: (one, many) and the words for C and F; Russian and Polish decline the noun with the number.
+_DEGREE = re.compile(r"(\d+(?:[.,]\d+)?)\s?\u00b0(?:\s?([CF])(?![^\W\d_]))?")
+_DEGREE_WORDS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "en": (("degree", "degrees"), "celsius", "fahrenheit"),
+    "de": (("grad", "grad"), "celsius", "fahrenheit"),
+    "fr": (("degr\u00e9", "degr\u00e9s"), "celsius", "fahrenheit"),
+    "es": (("grado", "grados"), "celsius", "fahrenheit"),
+    "it": (("grado", "gradi"), "celsius", "fahrenheit"),
+    "nl": (("graad", "graden"), "celsius", "fahrenheit"),
+    "pt": (("grau", "graus"), "celsius", "fahrenheit"),
+    "sv": (("grad", "grader"), "celsius", "fahrenheit"),
+    "tr": (("derece", "derece"), "santigrat", "fahrenhayt"),
+    "ru": (
+        (
+            "\u0433\u0440\u0430\u0434\u0443\u0441",
+            "\u0433\u0440\u0430\u0434\u0443\u0441\u0430",
+            "\u0433\u0440\u0430\u0434\u0443\u0441\u043e\u0432",
+            "\u0433\u0440\u0430\u0434\u0443\u0441\u0430",
+        ),
+        "\u043f\u043e \u0446\u0435\u043b\u044c\u0441\u0438\u044e",  # по цельсию
+        "\u043f\u043e \u0444\u0430\u0440\u0435\u043d\u0433\u0435\u0439\u0442\u0443",  # по фаренгейту
+    ),
+    "pl": (("stopie\u0144", "stopnie", "stopni", "stopnia"), "celsjusza", "fahrenheita"),
+}
+
+
+def _degrees(match: re.Match, language: str) -> str:
+    number, unit = match.group(1), match.group(2)
+    forms, celsius, fahrenheit = _DEGREE_WORDS[language]
+    noun = _slavic_form(number, forms) if len(forms) == 4 else forms[number != "1"]
+    said = _ONE_BEFORE_A_NOUN.get(language, number) if number == "1" else number
+    return f"{said} {noun}" + {"C": f" {celsius}", "F": f" {fahrenheit}", None: ""}[unit]
+
+
+# "One" before a noun where num2words' counting word differs: ein Grad, not eins Grad.
+_ONE_BEFORE_A_NOUN = {"de": "ein", "es": "un", "it": "un", "nl": "een", "sv": "en"}
+
+
+# A telephone number, read digit by digit in its groups: "555-1234", "(020) 7946 0958", "+44 20 7946 0958".
+_PHONE = re.compile(
+    r"(?<![\w.,])(?:\+\d{1,3}(?:[\s.-]?\(?\d{1,5}\)?){2,5}"
+    r"|\(\d{2,5}\)\s?\d{3,4}[\s.-]?\d{3,4}"
+    r"|0\d{2,4}[\s-]\d{3,4}[\s-]?\d{3,4}"
+    r"|\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|\d{3}-\d{4})(?![\w.,]?\d)"
+)
+_DIGIT_NAMES = "oh one two three four five six seven eight nine".split()
+
+
+def _phone(match: re.Match) -> str:
+    groups = re.findall(r"\+|\d+", match.group(0))
+    said = ", ".join(" ".join(_DIGIT_NAMES[int(d)] for d in group) for group in groups if group != "+")
+    return f"plus {said}" if groups[0] == "+" else said
 
 
 # Money as these languages say an amount: "3,50 €" is "drei Euro fünfzig", "trois euros cinquante",
@@ -259,6 +328,8 @@ def _english(text: str) -> str:
 
     if "&" in text:  # read, not left out as a symbol the run never saw
         text = _AMPERSAND.sub(" and ", text)
+    text = _PHONE.sub(_phone, text)
+    text = _DEGREE.sub(lambda m: _degrees(m, "en"), text)
     text = _SCALED_MONEY.sub(scaled, text)
     text = _MONEY.sub(money, text)
     text = _ORDINAL.sub(lambda m: _words(int(m.group(1)), "en", to="ordinal"), text)
@@ -325,6 +396,8 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             text = _RUSSIAN_PERCENT.sub(lambda m: f"{m.group(1)} {_russian_percent(m.group(1))}", text)
         elif primary == "tr":  # Turkish puts the sign first and says it first: %5 is "yüzde beş"
             text = _TURKISH_PERCENT.sub("y\u00fczde \\1", text)
+        if primary in _DEGREE_WORDS:
+            text = _DEGREE.sub(lambda m: _degrees(m, primary), text)
         if primary in _MONEY_WORDS:
             text = money.sub(lambda m: _money(m, primary, pesos), text)
         if primary == "de":
