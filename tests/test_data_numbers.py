@@ -74,6 +74,13 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ("fr", "2,5 \u00b0C", "deux virgule cinq degrés celsius"),
         ("ru", "1 \u00b0C, 2\u00b0, 11\u00b0", "один градус по цельсию, два градуса, одиннадцать градусов"),
         ("pl", "3 \u00b0C, 5 \u00b0C", "trzy stopnie celsjusza, pięć stopni celsjusza"),
+        # Russian ordinals end as their written ending says, and a year before "год" is one.
+        (
+            "ru",
+            "5-го мая 2020 года, в 90-х, 3-я глава, в 5-м классе",
+            "пятого мая две тысячи двадцатого года, в девяностых, третья глава, в пятом классе",
+        ),
+        ("ru", "в 1999 году, 1-е мая", "в тысяча девятьсот девяносто девятом году, первое мая"),
         # Russian's "%" takes the number's case; Turkish says it first.
         ("ru", "1 %, 3 %, 11 %, 21 %", "один процент, три процента, одиннадцать процентов, двадцать один процент"),
         ("tr", "%5 arttı", "yüzde beş arttı"),

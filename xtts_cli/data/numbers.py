@@ -298,6 +298,44 @@ def _german_date(match: re.Match) -> str:
     return f"{before} {ordinal} " if before else f"{ordinal} "
 
 
+# Russian writes an ordinal as its number and the end of the word it stands for ("5-го мая": пятого
+# мая, "в 90-х": в девяностых), and a year as an ordinal before "год" in its case ("в 2020 году": в
+# две тысячи двадцатом году). Only the last word of the ordinal declines; "третий" takes soft endings.
+_RUSSIAN_ORDINAL = re.compile(
+    "\\b(\\d+)-(\u0439|\u0433\u043e|\u043c\u0443|\u043c\u0438|\u043c|\u0435|\u044f|\u044e|\u0445)\\b"
+)
+_RUSSIAN_YEAR = re.compile(
+    "\\b(\\d{3,4})(\\s+)(\u0433\u043e\u0434\u0430|\u0433\u043e\u0434\u0443|\u0433\u043e\u0434)\\b"
+)
+_RUSSIAN_YEAR_CASES = {
+    "\u0433\u043e\u0434\u0430": "\u0433\u043e",
+    "\u0433\u043e\u0434\u0443": "\u043c",
+    "\u0433\u043e\u0434": "\u0439",
+}
+# The written end -> (the ending on a hard stem: пят-ого, втор-ого; on третий's soft one: треть-его).
+_RUSSIAN_ENDINGS = {
+    "\u0439": ("", ""),
+    "\u0433\u043e": ("\u043e\u0433\u043e", "\u044c\u0435\u0433\u043e"),  # ого, ьего
+    "\u043c\u0443": ("\u043e\u043c\u0443", "\u044c\u0435\u043c\u0443"),  # ому, ьему
+    "\u043c": ("\u043e\u043c", "\u044c\u0435\u043c"),  # ом, ьем
+    "\u043c\u0438": ("\u044b\u043c\u0438", "\u044c\u0438\u043c\u0438"),  # ыми, ьими
+    "\u0435": ("\u043e\u0435", "\u044c\u0435"),  # ое, ье
+    "\u044f": ("\u0430\u044f", "\u044c\u044f"),  # ая, ья
+    "\u044e": ("\u0443\u044e", "\u044c\u044e"),  # ую, ью
+    "\u0445": ("\u044b\u0445", "\u044c\u0438\u0445"),  # ых, ьих
+}
+
+
+def _russian_ordinal(number: int, written: str) -> str:
+    said = _words(number, "ru", to="ordinal")
+    hard, soft = _RUSSIAN_ENDINGS[written]
+    if not hard:  # -й: the masculine nominative num2words gives
+        return said
+    if said.endswith("\u0442\u0440\u0435\u0442\u0438\u0439"):  # третий
+        return said[:-2] + soft
+    return said[:-2] + hard
+
+
 _SPACE = "[ \u00a0\u202f]"  # a space, a no-break space or a narrow one (French typography) between groups
 _COMMA_NUMBER = re.compile(rf"\d{{1,3}}(?:(?:\.\d{{3}})+|(?:{_SPACE}\d{{3}})+)(?:,\d+)?(?!\d)|\d+(?:[.,]\d+)*")
 
@@ -402,6 +440,12 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             text = money.sub(lambda m: _money(m, primary, pesos), text)
         if primary == "de":
             text = _GERMAN_DATE.sub(_german_date, text)
+        elif primary == "ru":
+            text = _RUSSIAN_YEAR.sub(
+                lambda m: _russian_ordinal(int(m.group(1)), _RUSSIAN_YEAR_CASES[m.group(3)]) + m.group(2) + m.group(3),
+                text,
+            )
+            text = _RUSSIAN_ORDINAL.sub(lambda m: _russian_ordinal(int(m.group(1)), m.group(2)), text)
         if primary in _ORDINALS:
             marked, endings = _ORDINALS[primary]
             text = marked.sub(lambda m: _ordinal(int(m.group(1)), primary, endings.get(m.group(2).lower(), "")), text)
