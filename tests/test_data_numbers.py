@@ -24,6 +24,8 @@ from xtts_cli.data.text import Tokenizer
         ("tea & biscuits, R&D", "tea and biscuits, R and D"),
         ("in the 1990s and the '80s", "in the nineteen nineties and the eighties"),
         ("at 9:05, 3:30 and 12:00", "at nine oh five, three thirty and twelve o clock"),
+        ("at 7 p.m. on Monday, 7:05pm and 9 AM", "at seven p m on Monday, seven oh five p m and nine a m"),
+        ("we left at 9 a.m.", "we left at nine a m."),
         ("$1.5 billion, $5 million", "one point five billion dollars, five million dollars"),
         ("version 2.0, -5 degrees", "version two point zero, minus five degrees"),
         ("add 1/2 cup and 3/4 cup", "add a half cup and three quarters cup"),

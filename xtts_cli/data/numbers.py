@@ -24,7 +24,9 @@ _MONEY = re.compile(r"([$£€])\s?(\d[\d,]*)(?:\.(\d{1,2}))?\b")
 _SCALED_MONEY = re.compile(r"([$£€])\s?(\d[\d,]*(?:\.\d+)?)\s+(thousand|million|billion|trillion)\b", re.IGNORECASE)
 # The 1990s, the '80s: a decade is its year's words made plural (nineteen nineties, eighties).
 _DECADE = re.compile(r"(?:\b(1[1-9]\d0|20\d0)|'?\b([1-9]0))'?s\b")
-_CLOCK = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")  # 3:30, 15:05
+_CLOCK = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)(?!\d)")  # 3:30, 15:05, 7:05pm
+# a.m. and p.m. after a time (7 pm, 7:05PM, 9 a.m.): their letters apart; a full stop that ends the text stays.
+_MERIDIEM = re.compile(r"(?<=\d)\s?([AaPp])\.?\s?[Mm](\.?)(?![^\W\d_])(?=(\s*$)?)")
 _FRACTION = re.compile(r"\b([1-9])/([234])\b")  # 1/2, 3/4: a half, three quarters
 _FRACTION_NAMES = {2: ("half", "halves"), 3: ("third", "thirds"), 4: ("quarter", "quarters")}
 _MINUS = re.compile(r"(?<![\w.,])-(?=\d)")  # -5: minus five, not a hyphen between words or numbers
@@ -374,6 +376,9 @@ def _english(text: str) -> str:
     text = _DECADE.sub(_decade, text)
     text = _PERCENT.sub(lambda m: f"{_english_number(m.group(1))} percent", text)
     text = _YEAR.sub(lambda m: f"{m.group(1)} {_words(int(m.group(2)), 'en', to='year')}", text)
+    text = _MERIDIEM.sub(
+        lambda m: f" {m.group(1).lower()} m" + ("." if m.group(2) and m.group(3) is not None else ""), text
+    )
     text = _CLOCK.sub(_clock, text)
     text = _FRACTION.sub(_fraction, text)
     text = _MINUS.sub("minus ", text)
