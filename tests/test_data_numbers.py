@@ -100,7 +100,7 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ("fr", "1 \u00a3 et 2 \u00a3, 10 $", "une livre et deux livres, dix dollars"),
         ("it", "5 $ e 2,50 \u00a3", "cinque dollari e due sterline e cinquanta"),
         ("es", "1 \u00a3 y $20", "una libra y veinte dólares"),
-        ("es-mx", "cuesta $3.50 o $1,200", "cuesta tres pesos con cincuenta o mil doscientos pesos"),
+        ("es-mx", "cuesta $3.50. O $1,200.", "cuesta tres pesos con cincuenta. O mil doscientos pesos."),
         # Ordinals as each language marks them.
         ("fr", "le 1er mai, la 1re fois, la 2e", "le premier mai, la première fois, la deuxième"),
         ("es", "el 1º, la 2ª, el 1.er piso", "el primero, la segunda, el primer piso"),

@@ -245,7 +245,7 @@ _MONEY_WORDS = {
 _PESOS = ("peso", "pesos", "un")
 _SIGN = "([\u20ac$\u00a3])"
 _COMMA_AMOUNT = r"(\d{1,3}(?:[.\u00a0\u202f ]\d{3})+|\d+)(?:,(\d\d))?(?!\d)"
-_POINT_AMOUNT = r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d\d))?(?![\d.])"
+_POINT_AMOUNT = r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d\d))?(?!\.?\d)"
 _MONEY_SIGNED = {
     amount: re.compile(rf"{_SIGN}\s?{amount}|\b{amount}\s?{_SIGN}") for amount in (_COMMA_AMOUNT, _POINT_AMOUNT)
 }
