@@ -29,7 +29,30 @@ from xtts_cli.data.text import Tokenizer
         ("$1.5 billion, $5 million", "one point five billion dollars, five million dollars"),
         ("version 2.0, -5 degrees", "version two point zero, minus five degrees"),
         ("add 1/2 cup and 3/4 cup", "add a half cup and three quarters cup"),
-        ("5km by MP3", "five km by MP three"),
+        ("5km by MP3", "five kilometers by MP three"),
+        # Units after a number, in the plural but for one.
+        (
+            "60 km/h, 1 km/h, 2.5 lbs, 6 ft, 1 ft, a 16gb card at 3.2 ghz",
+            "sixty kilometers per hour, one kilometer per hour, two point five pounds, six feet, one foot, "
+            "a sixteen gigabytes card at three point two gigahertz",
+        ),
+        # Thousands grouped by a space; money scaled by its abbreviation.
+        ("we counted 100 000 birds", "we counted one hundred thousand birds"),
+        ("\u00a31.5bn, $10k and $3M", "one point five billion pounds, ten thousand dollars and three million dollars"),
+        # Dates: the day as an ordinal, the year as a year; "march" and "may" before a word are the verbs.
+        (
+            "born on 4 july 1976, on july 4, 1976 and in july 1976",
+            "born on the fourth of july nineteen seventy six, on july fourth, nineteen seventy six and in july "
+            "nineteen seventy six",
+        ),
+        ("we march 3 miles on march 3.", "we march three miles on march third."),
+        # A duration, and the symbols said as words.
+        ("it took 2:30:15 or 0:45:00", "it took two hours, thirty minutes and fifteen seconds or forty five minutes"),
+        (
+            "item #1, no. 5, \u00b12%, 100+ users, 3x faster at 1920x1080",
+            "item number one, number five, plus or minus two percent, one hundred plus users, three times faster "
+            "at one thousand nine hundred and twenty by one thousand and eighty",
+        ),
         ("30°C or 86 \u00b0F, 1\u00b0 off", "thirty degrees celsius or eighty six degrees fahrenheit, one degree off"),
         # A telephone number digit by digit, in its groups; a range of years is not one.
         (
@@ -113,6 +136,19 @@ def test_other_languages_read_through_num2words_or_not_at_all():
             "s\u0131f\u0131r virg\u00fcl s\u0131f\u0131r yedi ve binikiy\u00fczelli virg\u00fcl be\u015f",
         ),
         ("en", "a 1,999.5 tab", "a one thousand nine hundred and ninety nine point five tab"),
+        # A time of day as each language reads one; French and Portuguese also write 9h30 and 17 h.
+        ("de", "um 9:30 uhr, um 1:00 uhr und 21:05", "um neun uhr dreißig, um ein uhr und einundzwanzig uhr fünf"),
+        ("nl", "om 9:30 uur en 1:00", "om negen uur dertig en één uur"),
+        (
+            "fr",
+            "de 9 h à 17 h 30, à 1h et 21:05",
+            "de neuf heures à dix sept heures trente, à une heure et vingt et une heures cinq",
+        ),
+        ("pt", "às 9h30, à 1h e às 22:10", "às nove horas e trinta, à uma hora e às vinte e duas horas e dez"),
+        ("es", "a las 9:30 y a la 1:05", "a las nueve y treinta y a la una y cinco"),
+        ("it", "alle 9:30", "alle nove e trenta"),
+        ("ru", "в 9:30, в 9:05 и в 9:00", "в девять тридцать, в девять ноль пять и в девять"),
+        ("tr", "saat 9:05", "saat dokuz s\u0131f\u0131r be\u015f"),
     ],
 )
 def test_each_language_reads_its_own_decimal_and_thousands_separators(language, text, read):

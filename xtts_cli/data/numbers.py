@@ -20,8 +20,62 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CURRENCY = {"$": ("dollar", "dollars", "cent", "cents"), "£": ("pound", "pounds", "penny", "pence")}
 _CURRENCY["€"] = ("euro", "euros", "cent", "cents")
 _MONEY = re.compile(r"([$£€])\s?(\d[\d,]*)(?:\.(\d{1,2}))?\b")
-# "$5 million", "$1.5 billion": the scale before the currency, the point read as a point.
-_SCALED_MONEY = re.compile(r"([$£€])\s?(\d[\d,]*(?:\.\d+)?)\s+(thousand|million|billion|trillion)\b", re.IGNORECASE)
+# "$5 million", "$1.5bn", "$10k": the scale before the currency, the point read as a point.
+_SCALED_MONEY = re.compile(
+    r"([$£€])\s?(\d[\d,]*(?:\.\d+)?)(?:\s+(thousand|million|billion|trillion)|\s?(k|m|mn|bn|b|tn))\b", re.IGNORECASE
+)
+_SCALES = {"k": "thousand", "m": "million", "mn": "million", "b": "billion", "bn": "billion", "tn": "trillion"}
+# Thousands grouped by a space, as SI and the style guides that follow it write them: 100 000.
+_SPACED_THOUSANDS = re.compile(r"\b\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![.,]?\d)")
+_DURATION = re.compile(r"\b(\d{1,2}):([0-5]\d):([0-5]\d)(?![\d:])")  # 2:30:15: hours, minutes, seconds
+# A date: "4 July 1976" is the fourth of July nineteen seventy six, "July 4, 1976" July fourth, nineteen
+# seventy six; a year after its month is read as one.
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_DAY = r"([12]?\d|3[01])(?:st|nd|rd|th)?"
+_DATE = re.compile(
+    rf"\b(?:{_DAY}\s+({_MONTHS})|({_MONTHS})\s+{_DAY}\b(?!:\d)|({_MONTHS}))(?:(,?\s+)(1[1-9]\d\d|20\d\d)(?![\d,.]\d))?",
+    re.IGNORECASE,
+)
+# Units after a number, as they are said: 5 kg is five kilograms, 60 km/h sixty kilometers per hour.
+_UNIT_NAMES = {
+    "km/h": "kilometer per hour",
+    "kph": "kilometer per hour",
+    "mph": "mile per hour",
+    "km": "kilometer",
+    "cm": "centimeter",
+    "mm": "millimeter",
+    "kg": "kilogram",
+    "mg": "milligram",
+    "ml": "milliliter",
+    "lb": "pound",
+    "lbs": "pound",
+    "oz": "ounce",
+    "ft": "foot",
+    "kwh": "kilowatt hour",
+    "kw": "kilowatt",
+    "hz": "hertz",
+    "khz": "kilohertz",
+    "mhz": "megahertz",
+    "ghz": "gigahertz",
+    "kb": "kilobyte",
+    "mb": "megabyte",
+    "gb": "gigabyte",
+    "tb": "terabyte",
+    "ms": "millisecond",
+}
+_UNIT = re.compile(
+    r"\b(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s?(" + "|".join(_UNIT_NAMES) + r")(?![^\W_]|/)", re.IGNORECASE
+)
+_UNIT_PLURALS = {"foot": "feet", "hertz": "hertz"}
+# Symbols read as words: ±2 (plus or minus two), #1 and No. 1 (number one), 100+ (one hundred plus),
+# 3x faster (three times), 1920x1080 (by).
+_SYMBOLS = (
+    (re.compile(r"\u00b1\s?"), "plus or minus "),
+    (re.compile(r"(?:#|\bno\.)\s?(?=\d)", re.IGNORECASE), "number "),
+    (re.compile(r"(?<=\d)\s?\+(?!\s?\d)"), " plus"),
+    (re.compile(r"(?<=\d)\s?x\s?(?=\d)", re.IGNORECASE), " by "),
+    (re.compile(r"(?<=\d)\s?x\b", re.IGNORECASE), " times"),
+)
 # The 1990s, the '80s: a decade is its year's words made plural (nineteen nineties, eighties).
 _DECADE = re.compile(r"(?:\b(1[1-9]\d0|20\d0)|'?\b([1-9]0))'?s\b")
 _CLOCK = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)(?!\d)")  # 3:30, 15:05, 7:05pm
@@ -271,6 +325,48 @@ _GERMAN_DATE = re.compile(
 )
 
 
+# A time of day as each language reads one: "9:30" is neun uhr dreißig, negen uur dertig, neuf
+# heures trente, nove horas e trinta, nueve y treinta, nove e trenta; French and Portuguese also
+# write 9h30 and 17 h, German and Dutch 9:30 Uhr. Elsewhere the hour, then the minutes (девять
+# тридцать, dokuz sıfır beş); on the hour, the hour alone.
+_CLOCK_NOUNS = {"de": "uhr", "nl": "uur"}
+_HOUR_NOUNS = {"fr": ("heure", "heures", ""), "pt": ("hora", "horas", "e ")}
+_CLOCK_AND = {"es": "y", "it": "e"}
+# The hour is "ein" in German and feminine in the Romance languages (une heure, la una, duas horas).
+_HOUR_FORMS = {
+    "de": ((r"^eins$", "ein"),),
+    "fr": ((r"\bun$", "une"),),
+    "es": ((r"uno$", "una"),),
+    "it": ((r"^uno$", "una"),),
+    "pt": ((r"\bum$", "uma"), (r"\bdois$", "duas")),
+}
+_HOUR = r"\b([01]?\d|2[0-3])"
+_H_TIME = re.compile(rf"{_HOUR}\s?h(?:\s?([0-5]\d))?(?![^\W_])")  # 9h30, 17 h
+
+
+def _time_pattern(language: str) -> re.Pattern:
+    noun = rf"(?:\s+{_CLOCK_NOUNS[language]}\b)?" if language in _CLOCK_NOUNS else ""
+    return re.compile(rf"{_HOUR}:([0-5]\d)(?![\d:]){noun}", re.IGNORECASE)
+
+
+def _time_of_day(match: re.Match, language: str) -> str:
+    hour, minutes = int(match.group(1)), int(match.group(2) or 0)
+    said = _words(hour, language)
+    for pattern, form in _HOUR_FORMS.get(language, ()):
+        said = re.sub(pattern, form, said)
+    after = _words(minutes, language) if minutes else ""
+    if language in _CLOCK_NOUNS:
+        return f"{said} {_CLOCK_NOUNS[language]} {after}".rstrip()
+    if language in _HOUR_NOUNS:
+        one, many, join = _HOUR_NOUNS[language]
+        return f"{said} {one if hour <= 1 else many} {join + after if after else ''}".rstrip()
+    if not minutes:
+        return said
+    if language in _CLOCK_AND:
+        return f"{said} {_CLOCK_AND[language]} {after}"
+    return f"{said} {_words(0, language) + ' ' if minutes < 10 else ''}{after}"
+
+
 # Ordinals as each language marks them (1er, 2e; 1º, 1ª, 1.er; 1e, 2de, 8ste; 1:a, 3:e), with what
 # the marker says of the word: "f" feminine (the -o of each word to -a), "short" Spanish's primer and tercer.
 _ORDINALS: dict[str, tuple[re.Pattern, dict[str, str]]] = {
@@ -364,14 +460,21 @@ def _english(text: str) -> str:
         return said
 
     def scaled(match: re.Match) -> str:
-        return f"{_english_number(match.group(2).replace(',', ''))} {match.group(3).lower()} {_CURRENCY[match.group(1)][1]}"
+        scale = (match.group(3) or _SCALES[match.group(4).lower()]).lower()
+        return f"{_english_number(match.group(2).replace(',', ''))} {scale} {_CURRENCY[match.group(1)][1]}"
 
     if "&" in text:  # read, not left out as a symbol the run never saw
         text = _AMPERSAND.sub(" and ", text)
     text = _PHONE.sub(_phone, text)
+    text = _SPACED_THOUSANDS.sub(lambda m: re.sub(r"\D", "", m.group(0)), text)
+    text = _DURATION.sub(_duration, text)
     text = _DEGREE.sub(lambda m: _degrees(m, "en"), text)
     text = _SCALED_MONEY.sub(scaled, text)
     text = _MONEY.sub(money, text)
+    text = _DATE.sub(_date, text)
+    text = _UNIT.sub(_unit, text)
+    for symbol, said in _SYMBOLS:
+        text = symbol.sub(said, text)
     text = _ORDINAL.sub(lambda m: _words(int(m.group(1)), "en", to="ordinal"), text)
     text = _DECADE.sub(_decade, text)
     text = _PERCENT.sub(lambda m: f"{_english_number(m.group(1))} percent", text)
@@ -391,6 +494,40 @@ def _english_number(value: str) -> str:
     whole, _, fraction = value.partition(".")
     said = _words(int(whole), "en")
     return f"{said} point {' '.join(_words(int(d), 'en') for d in fraction)}" if fraction else said
+
+
+def _duration(match: re.Match) -> str:
+    parts = zip((int(match.group(i)) for i in (1, 2, 3)), ("hour", "minute", "second"))
+    said = [f"{_words(n, 'en')} {unit}{'' if n == 1 else 's'}" for n, unit in parts if n]
+    return " and ".join([", ".join(said[:-1]), said[-1]] if len(said) > 1 else said) or "zero seconds"
+
+
+def _date(match: re.Match) -> str:
+    day, day_month, month, day_after, month_alone, before_year, year = match.groups()
+    if month_alone and not year:
+        return match.group(0)
+    if day:
+        said = f"the {_words(int(day), 'en', to='ordinal')} of {day_month}"
+    elif month:
+        # "we march 3 miles", "it may 2 times": the verbs, unless a suffix, a year or the sentence's end says a date
+        verb = month.lower() in ("march", "may") and not year and match.group(0)[-1].isdigit()
+        if verb and re.match(r"\s+[^\W\d_]", match.string[match.end() :]):
+            return match.group(0)
+        said = f"{month} {_words(int(day_after), 'en', to='ordinal')}"
+    else:
+        said = month_alone
+    return said + (f"{before_year}{_words(int(year), 'en', to='year')}" if year else "")
+
+
+def _unit(match: re.Match) -> str:
+    number, unit = match.group(1).replace(",", ""), _UNIT_NAMES[match.group(2).lower()]
+    if number != "1":  # the plural is of the unit's last word before "per": kilometers per hour
+        first, per, rest = unit.partition(" per ")
+        *before, last = first.split()
+        ending = next((e for e in _UNIT_PLURALS if last.endswith(e)), None)
+        last = last[: -len(ending)] + _UNIT_PLURALS[ending] if ending else last + "s"
+        unit = " ".join([*before, last]) + per + rest
+    return f"{_english_number(number)} {unit}"
 
 
 def _decade(match: re.Match) -> str:
@@ -431,6 +568,7 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     percent = _PERCENT_WORDS.get(primary)
     money = _MONEY_SIGNED[_COMMA_AMOUNT if comma else _POINT_AMOUNT]
     pesos = language.lower() in _DECIMAL_POINT_REGIONS and primary == "es"
+    clock = _time_pattern(primary)
 
     def read(text: str) -> str:
         if percent is not None:  # "3,5 %": the sign read after its number, as these languages say it
@@ -443,6 +581,9 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             text = _DEGREE.sub(lambda m: _degrees(m, primary), text)
         if primary in _MONEY_WORDS:
             text = money.sub(lambda m: _money(m, primary, pesos), text)
+        text = clock.sub(lambda m: _time_of_day(m, primary), text)
+        if primary in _HOUR_NOUNS:
+            text = _H_TIME.sub(lambda m: _time_of_day(m, primary), text)
         if primary == "de":
             text = _GERMAN_DATE.sub(_german_date, text)
         elif primary == "ru":
