@@ -93,7 +93,22 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ("de", "um 3,5 % und 7%", "um drei komma fünf prozent und sieben prozent"),
         ("fr", "10\u00a0%", "dix pour cent"),
         ("de", "am 3. mai und der 31. dezember", "am dritten mai und der einunddreißigste dezember"),
-        ("de", "-5 Grad, 5km", "minus fünf Grad, fünf km"),
+        ("de", "-5 Grad, 5km", "minus fünf Grad, fünf kilometer"),
+        # Metric units as each language says them; Russian and Polish decline them with the number.
+        ("de", "1 kg, 1,5 km bei 60 km/h", "ein kilogramm, eins komma fünf kilometer bei sechzig kilometer pro stunde"),
+        (
+            "fr",
+            "1 kg, 1,5 km, 2 000 m, 500 g",
+            "un kilogramme, un virgule cinq kilomètre, deux mille mètres, cinq cents grammes",
+        ),
+        ("es", "1 kg y 60 km/h", "un kilogramo y sesenta kilómetros por hora"),
+        ("it", "5 kg", "cinque chilogrammi"),
+        (
+            "ru",
+            "1 кг, 2 км, 11 м, 60 км/ч, 2020 г.",
+            "один килограмм, два километра, одиннадцать метров, шестьдесят километров в час, две тысячи двадцать г.",
+        ),
+        ("pl", "5 kg, 2 km, 1,5 km", "pięć kilogramów, dwa kilometry, jeden przecinek pięć kilometra"),
         # Degrees: Russian and Polish decline the noun with the number.
         ("de", "-5 \u00b0C und 1 \u00b0C", "minus fünf grad celsius und ein grad celsius"),
         ("fr", "2,5 \u00b0C", "deux virgule cinq degrés celsius"),

@@ -238,6 +238,59 @@ def _degrees(match: re.Match, language: str) -> str:
 _ONE_BEFORE_A_NOUN = {"de": "ein", "es": "un", "it": "un", "nl": "een", "sv": "en"}
 
 
+# Metric units after a number, as each language says them: "5 km" is fünf kilometer, cinq kilomètres,
+# пять километров, "1 kg" ein kilogramm. Per language, in the order of the abbreviations: one form
+# (German and Dutch), one and many, or the four Russian and Polish decline with the number; "" is a
+# unit left out (Turkish says km/h before the number: saatte altmış kilometre).
+_METRIC = ("km/h", "km", "m", "cm", "mm", "kg", "g", "mg", "l", "ml")
+_METRIC_RU = ("км/ч", "км", "м", "см", "мм", "кг", "", "мг", "л", "мл")  # Russian writes its own
+_METRIC_WORDS = {
+    "de": "kilometer pro stunde;kilometer;meter;zentimeter;millimeter;kilogramm;gramm;milligramm;liter;milliliter",
+    "nl": "kilometer per uur;kilometer;meter;centimeter;millimeter;kilogram;gram;milligram;liter;milliliter",
+    "fr": "kilomètre par heure/kilomètres par heure;kilomètre/kilomètres;mètre/mètres;centimètre/centimètres;"
+    "millimètre/millimètres;kilogramme/kilogrammes;gramme/grammes;milligramme/milligrammes;litre/litres;"
+    "millilitre/millilitres",
+    "es": "kilómetro por hora/kilómetros por hora;kilómetro/kilómetros;metro/metros;centímetro/centímetros;"
+    "milímetro/milímetros;kilogramo/kilogramos;gramo/gramos;miligramo/miligramos;litro/litros;mililitro/mililitros",
+    "it": "chilometro orario/chilometri orari;chilometro/chilometri;metro/metri;centimetro/centimetri;"
+    "millimetro/millimetri;chilogrammo/chilogrammi;grammo/grammi;milligrammo/milligrammi;litro/litri;"
+    "millilitro/millilitri",
+    "pt": "quilómetro por hora/quilómetros por hora;quilómetro/quilómetros;metro/metros;centímetro/centímetros;"
+    "milímetro/milímetros;quilograma/quilogramas;grama/gramas;miligrama/miligramas;litro/litros;mililitro/mililitros",
+    "tr": ";kilometre;metre;santimetre;milimetre;kilogram;gram;miligram;litre;mililitre",
+    "pl": "kilometr na godzinę/kilometry na godzinę/kilometrów na godzinę/kilometra na godzinę;"
+    "kilometr/kilometry/kilometrów/kilometra;metr/metry/metrów/metra;centymetr/centymetry/centymetrów/centymetra;"
+    "milimetr/milimetry/milimetrów/milimetra;kilogram/kilogramy/kilogramów/kilograma;gram/gramy/gramów/grama;"
+    "miligram/miligramy/miligramów/miligrama;litr/litry/litrów/litra;mililitr/mililitry/mililitrów/mililitra",
+    "ru": "километр в час/километра в час/километров в час/километра в час;километр/километра/километров/километра;"
+    "метр/метра/метров/метра;сантиметр/сантиметра/сантиметров/сантиметра;миллиметр/миллиметра/миллиметров/миллиметра;"
+    "килограмм/килограмма/килограммов/килограмма;;миллиграмм/миллиграмма/миллиграммов/миллиграмма;"
+    "литр/литра/литров/литра;миллилитр/миллилитра/миллилитров/миллилитра",
+}
+
+
+def _metric_pattern(language: str, number: re.Pattern) -> Optional[tuple[re.Pattern, dict[str, tuple[str, ...]]]]:
+    if language not in _METRIC_WORDS:
+        return None
+    names = _METRIC_RU if language == "ru" else _METRIC
+    # "" is a unit left out: Russian's г is also год (2020 г.)
+    units = {a: tuple(w.split("/")) for a, w in zip(names, _METRIC_WORDS[language].split(";")) if a and w}
+    alternatives = "|".join(re.escape(a) for a in sorted(units, key=len, reverse=True))
+    return re.compile(rf"(?<![\w.,])({number.pattern})\s?({alternatives})(?![^\W_]|/)", re.IGNORECASE), units
+
+
+def _metric(match: re.Match, language: str, units: dict[str, tuple[str, ...]]) -> str:
+    number, forms = match.group(1), units[match.group(2).lower()]
+    # These languages group thousands by "." or a space and write a decimal comma: 1.500, 1 500, 1,5.
+    digits = re.sub(r"[.\s]", "", number)
+    if len(forms) == 4:
+        noun = _slavic_form(digits, forms)
+    else:  # French keeps the singular below two: 1,5 kilomètre
+        one = number == "1" or (language == "fr" and float(digits.replace(",", ".")) < 2)
+        noun = forms[0 if one or len(forms) == 1 else 1]
+    return f"{_ONE_BEFORE_A_NOUN.get(language, number) if number == '1' else number} {noun}"
+
+
 # A telephone number, read digit by digit in its groups: "555-1234", "(020) 7946 0958", "+44 20 7946 0958".
 _PHONE = re.compile(
     r"(?<![\w.,])(?:\+\d{1,3}(?:[\s.-]?\(?\d{1,5}\)?){2,5}"
@@ -569,6 +622,7 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     money = _MONEY_SIGNED[_COMMA_AMOUNT if comma else _POINT_AMOUNT]
     pesos = language.lower() in _DECIMAL_POINT_REGIONS and primary == "es"
     clock = _time_pattern(primary)
+    metric = _metric_pattern(primary, pattern)
 
     def read(text: str) -> str:
         if percent is not None:  # "3,5 %": the sign read after its number, as these languages say it
@@ -581,6 +635,8 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             text = _DEGREE.sub(lambda m: _degrees(m, primary), text)
         if primary in _MONEY_WORDS:
             text = money.sub(lambda m: _money(m, primary, pesos), text)
+        if metric is not None:
+            text = metric[0].sub(lambda m: _metric(m, primary, metric[1]), text)
         text = clock.sub(lambda m: _time_of_day(m, primary), text)
         if primary in _HOUR_NOUNS:
             text = _H_TIME.sub(lambda m: _time_of_day(m, primary), text)
