@@ -46,6 +46,20 @@ from xtts_cli.data.text import Tokenizer
             "nineteen seventy six",
         ),
         ("we march 3 miles on march 3.", "we march three miles on march third."),
+        # Ranges of years; dates in digits (day first where the month cannot be first, and in British English).
+        (
+            "between 1914 and 1918, from 1939-45, in 2010\u201311",
+            "between nineteen fourteen and nineteen eighteen, from nineteen thirty nine to forty five, in twenty ten "
+            "to eleven",
+        ),
+        (
+            "on 12/25/2020 or 3/4/21",
+            "on december twenty fifth, twenty twenty or march fourth, twenty one",
+        ),
+        # Fractions past quarters; pence and currency codes; a code with leading zeros digit by digit.
+        ("5/8 inch, 1/10 of it", "five eighths inch, a tenth of it"),
+        ("50p, 1p, 10 usd and 20 eur", "fifty pence, one penny, ten dollars and twenty euros"),
+        ("agent 007, 0.5", "agent oh oh seven, zero point five"),
         # A duration, and the symbols said as words.
         ("it took 2:30:15 or 0:45:00", "it took two hours, thirty minutes and fifteen seconds or forty five minutes"),
         (
@@ -61,13 +75,19 @@ from xtts_cli.data.text import Tokenizer
         ),
         (
             "+44 20 7946 0958, from 1999-2000",
-            "plus four four, two oh, seven nine four six, oh nine five eight, from nineteen ninety nine-two thousand",
+            "plus four four, two oh, seven nine four six, oh nine five eight, from nineteen ninety nine to two thousand",
         ),
     ],
 )
 def test_english_numbers_currency_ordinals_and_years_read_as_words(text, read):
     reader = number_reader("en-us")
     assert reader is not None and reader(text) == read
+
+
+def test_british_english_reads_a_date_in_digits_day_first():
+    assert number_reader("en")("on 3/4/21 and 12/25/2020") == (
+        "on the third of april, twenty one and december twenty fifth, twenty twenty"
+    )
 
 
 def test_other_languages_read_through_num2words_or_not_at_all():

@@ -81,8 +81,8 @@ _DECADE = re.compile(r"(?:\b(1[1-9]\d0|20\d0)|'?\b([1-9]0))'?s\b")
 _CLOCK = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)(?!\d)")  # 3:30, 15:05, 7:05pm
 # a.m. and p.m. after a time (7 pm, 7:05PM, 9 a.m.): their letters apart; a full stop that ends the text stays.
 _MERIDIEM = re.compile(r"(?<=\d)\s?([AaPp])\.?\s?[Mm](\.?)(?![^\W\d_])(?=(\s*$)?)")
-_FRACTION = re.compile(r"\b([1-9])/([234])\b")  # 1/2, 3/4: a half, three quarters
-_FRACTION_NAMES = {2: ("half", "halves"), 3: ("third", "thirds"), 4: ("quarter", "quarters")}
+_FRACTION = re.compile(r"\b([1-9])/([2-9]|1[0-6])\b(?!/)")  # 1/2, 3/4, 5/8: a half, three quarters, five eighths
+_FRACTION_NAMES = {2: ("half", "halves"), 4: ("quarter", "quarters")}
 _MINUS = re.compile(r"(?<![\w.,])-(?=\d)")  # -5: minus five, not a hyphen between words or numbers
 _MINUS_WORDS = {
     "de": "minus",
@@ -102,10 +102,21 @@ _ORDINAL = re.compile(r"\b(\d+)(st|nd|rd|th)\b", re.IGNORECASE)
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?%")
 # A four-digit number after "in", "since", ... is a year ("in 1999": nineteen ninety nine); "1999
 # dollars" is not.
+# A range after it too: "between 1914 and 1918", "from 1939-45" (nineteen thirty nine to forty five).
+_A_YEAR = r"(1[1-9]\d\d|20\d\d)(?!\d|,\d|\.\d)"
 _YEAR = re.compile(
-    r"\b(in|since|from|by|until|till|to|of|during|before|after|year|circa|c\.)\s+(1[1-9]\d\d|20\d\d)(?!\d|,\d|\.\d)",
+    rf"\b(in|since|from|by|until|till|to|of|during|before|after|between|year|circa|c\.)\s+{_A_YEAR}"
+    r"(?:(\s*[-\u2013]\s*|\s+(?:and|or|to)\s+)(1[1-9]\d\d|20\d\d|\d\d)(?!\d|,\d|\.\d))?",
     re.IGNORECASE,
 )
+# A date in digits: 12/25/2020 is December twenty fifth, 25/12/2020 the twenty fifth of December;
+# where both could be the month, American English puts it first and the rest of English second.
+_NUMERIC_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4}|\d\d)\b")
+# Pence (50p), and amounts written with their currency's code after them (10 USD, 20 eur).
+_PENCE = re.compile(r"\b(\d+)p\b")
+_CODED_MONEY = re.compile(r"\b(\d[\d,]*(?:\.\d+)?)\s?(usd|eur|gbp)\b", re.IGNORECASE)
+_CODES = {"usd": "$", "eur": "\u20ac", "gbp": "\u00a3"}
+_LEADING_ZERO = re.compile(r"(?<![\d.,:])0\d+(?![\d.,:]?\d)")  # 007: oh oh seven, as a code is read
 
 
 def _words(number: float | int, language: str, **options) -> str:
@@ -502,7 +513,7 @@ def _plain_comma(match: re.Match, language: str) -> str:
     return " ".join(_words(int(part), language) for part in re.split(r"[.,]", text) if part)
 
 
-def _english(text: str) -> str:
+def _english(text: str, month_first: bool = False) -> str:
     def money(match: re.Match) -> str:
         one, many, cent, cents = _CURRENCY[match.group(1)]
         whole = int(match.group(2).replace(",", ""))
@@ -522,8 +533,11 @@ def _english(text: str) -> str:
     text = _SPACED_THOUSANDS.sub(lambda m: re.sub(r"\D", "", m.group(0)), text)
     text = _DURATION.sub(_duration, text)
     text = _DEGREE.sub(lambda m: _degrees(m, "en"), text)
+    text = _CODED_MONEY.sub(lambda m: _CODES[m.group(2).lower()] + m.group(1), text)
     text = _SCALED_MONEY.sub(scaled, text)
     text = _MONEY.sub(money, text)
+    text = _PENCE.sub(lambda m: f"{_words(int(m.group(1)), 'en')} {'penny' if m.group(1) == '1' else 'pence'}", text)
+    text = _NUMERIC_DATE.sub(lambda m: _numeric_date(m, month_first), text)
     text = _DATE.sub(_date, text)
     text = _UNIT.sub(_unit, text)
     for symbol, said in _SYMBOLS:
@@ -531,13 +545,14 @@ def _english(text: str) -> str:
     text = _ORDINAL.sub(lambda m: _words(int(m.group(1)), "en", to="ordinal"), text)
     text = _DECADE.sub(_decade, text)
     text = _PERCENT.sub(lambda m: f"{_english_number(m.group(1))} percent", text)
-    text = _YEAR.sub(lambda m: f"{m.group(1)} {_words(int(m.group(2)), 'en', to='year')}", text)
+    text = _YEAR.sub(_years, text)
     text = _MERIDIEM.sub(
         lambda m: f" {m.group(1).lower()} m" + ("." if m.group(2) and m.group(3) is not None else ""), text
     )
     text = _CLOCK.sub(_clock, text)
     text = _FRACTION.sub(_fraction, text)
     text = _MINUS.sub("minus ", text)
+    text = _LEADING_ZERO.sub(lambda m: " ".join(_DIGIT_NAMES[int(d)] for d in m.group(0)), text)
     text = _LETTERS_AND_DIGITS.sub(" ", text)
     return _NUMBER.sub(lambda m: _plain(m, "en"), text)
 
@@ -547,6 +562,29 @@ def _english_number(value: str) -> str:
     whole, _, fraction = value.partition(".")
     said = _words(int(whole), "en")
     return f"{said} point {' '.join(_words(int(d), 'en') for d in fraction)}" if fraction else said
+
+
+def _years(match: re.Match) -> str:
+    before, first, between, second = match.groups()
+    said = f"{before} {_words(int(first), 'en', to='year')}"
+    if second is None:
+        return said
+    between = " to " if between.strip() in ("-", "\u2013") else between
+    return said + between + (_words(int(second), "en", to="year") if len(second) == 4 else _words(int(second), "en"))
+
+
+_MONTH_NAMES = _MONTHS.split("|")
+
+
+def _numeric_date(match: re.Match, month_first: bool) -> str:
+    a, b, year = (int(g) for g in match.groups())
+    if not (1 <= a <= 31 and 1 <= b <= 31) or (a > 12 and b > 12):
+        return match.group(0)
+    month, day = (a, b) if b > 12 or (a <= 12 and month_first) else (b, a)
+    said = _words(year, "en", to="year") if len(match.group(3)) == 4 else _words(year, "en")
+    if (month, day) == (a, b):
+        return f"{_MONTH_NAMES[month - 1]} {_words(day, 'en', to='ordinal')}, {said}"
+    return f"the {_words(day, 'en', to='ordinal')} of {_MONTH_NAMES[month - 1]}, {said}"
 
 
 def _duration(match: re.Match) -> str:
@@ -600,7 +638,8 @@ def _fraction(match: re.Match) -> str:
     count, parts = int(match.group(1)), int(match.group(2))
     if count >= parts:  # 2/2, 4/3: not a fraction of one; read as written
         return match.group(0)
-    one, many = _FRACTION_NAMES[parts]
+    ordinal = _words(parts, "en", to="ordinal")
+    one, many = _FRACTION_NAMES.get(parts, (ordinal, ordinal + "s"))
     return f"{'a' if count == 1 else _words(count, 'en')} {one if count == 1 else many}"
 
 
@@ -611,7 +650,8 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
         return None
     primary = language.lower().split("-")[0]
     if primary == "en":
-        return _english
+        month_first = language.lower() in ("en-us", "en-029")  # 12/25/2020: American English's order
+        return lambda text: _english(text, month_first)
     from num2words import CONVERTER_CLASSES
 
     if primary not in CONVERTER_CLASSES:
