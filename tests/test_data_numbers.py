@@ -171,6 +171,16 @@ def test_other_languages_read_through_num2words_or_not_at_all():
             "s\u0131f\u0131r virg\u00fcl s\u0131f\u0131r yedi ve binikiy\u00fczelli virg\u00fcl be\u015f",
         ),
         ("en", "a 1,999.5 tab", "a one thousand nine hundred and ninety nine point five tab"),
+        # German, Dutch and Swedish read a year in hundreds where a word says it is one; a count stays.
+        (
+            "de",
+            "am 3. oktober 1990, zwischen 1914 und 1918, von 1939-1945. 1990 menschen",
+            "am dritten oktober neunzehnhundertneunzig, zwischen neunzehnhundertvierzehn und "
+            "neunzehnhundertachtzehn, von neunzehnhundertneununddreißig bis neunzehnhundertfünfundvierzig. "
+            "eintausendneunhundertneunzig menschen",
+        ),
+        ("nl", "in 1990", "in negentienhonderdnegentig"),
+        ("sv", "år 1905", "år nittonhundrafem"),
         # A time of day as each language reads one; French and Portuguese also write 9h30 and 17 h.
         ("de", "um 9:30 uhr, um 1:00 uhr und 21:05", "um neun uhr dreißig, um ein uhr und einundzwanzig uhr fünf"),
         ("nl", "om 9:30 uur en 1:00", "om negen uur dertig en één uur"),

@@ -454,6 +454,42 @@ def _ordinal(number: int, language: str, form: str) -> str:
     return said
 
 
+# German, Dutch and Swedish read a year before 2000 in hundreds (neunzehnhundertneunzig,
+# negentienhonderdnegentig, nittonhundranittio), where a count is tausend; a year is a four-digit
+# number after a word that says so (im Jahr, seit, bis, a month), with a second after it in a range.
+_YEAR_WORDS = {
+    "de": f"im jahre?|jahre?|seit|bis|von|ab|um|vor|nach|anno|zwischen|{GERMAN_MONTHS}",
+    "nl": "in|sinds|tot|van|vanaf|rond|voor|na|jaar|tussen|januari|februari|maart|april|mei|juni|juli|augustus|"
+    "september|oktober|november|december",
+    "sv": "år|i|sedan|till|från|före|efter|runt|mellan|januari|februari|mars|april|maj|juni|juli|augusti|"
+    "september|oktober|november|december",
+}
+_RANGE_WORDS = {"de": "bis|und", "nl": "tot|en", "sv": "till|och"}
+
+
+def _year_pattern(language: str) -> re.Pattern:
+    year = r"(1[1-9]\d\d)(?![\d.,]\d)"
+    second = rf"(?:(\s*[-\u2013]\s*|\s+(?:{_RANGE_WORDS[language]})\s+){year})?"
+    return re.compile(rf"\b((?:{_YEAR_WORDS[language]})\s+){year}{second}", re.IGNORECASE)
+
+
+def _year_in_hundreds(year: str, language: str) -> str:
+    if language == "sv":  # num2words has no Swedish years: nitton hundra nittio
+        rest = int(year[2:])
+        return _words(int(year[:2]), "sv") + "hundra" + (_words(rest, "sv") if rest else "")
+    return _words(int(year), language, to="year").replace(" ", "")
+
+
+def _years_in_hundreds(match: re.Match, language: str) -> str:
+    before, first, between, second = match.groups()
+    said = before + _year_in_hundreds(first, language)
+    if second is None:
+        return said
+    if between.strip() in ("-", "\u2013"):  # 1939-1945: bis, tot, till
+        between = f" {_RANGE_WORDS[language].split('|')[0]} "
+    return said + between + _year_in_hundreds(second, language)
+
+
 def _german_date(match: re.Match) -> str:
     before, day = match.group(1), int(match.group(2))
     ordinal = _words(day, "de", to="ordinal") + ("n" if before else "")
@@ -662,6 +698,7 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     money = _MONEY_SIGNED[_COMMA_AMOUNT if comma else _POINT_AMOUNT]
     pesos = language.lower() in _DECIMAL_POINT_REGIONS and primary == "es"
     clock = _time_pattern(primary)
+    years = _year_pattern(primary) if primary in _YEAR_WORDS else None
     metric = _metric_pattern(primary, pattern)
 
     def read(text: str) -> str:
@@ -682,6 +719,8 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             text = _H_TIME.sub(lambda m: _time_of_day(m, primary), text)
         if primary == "de":
             text = _GERMAN_DATE.sub(_german_date, text)
+        if years is not None:
+            text = years.sub(lambda m: _years_in_hundreds(m, primary), text)
         elif primary == "ru":
             text = _RUSSIAN_YEAR.sub(
                 lambda m: _russian_ordinal(int(m.group(1)), _RUSSIAN_YEAR_CASES[m.group(3)]) + m.group(2) + m.group(3),
