@@ -100,9 +100,8 @@ _LETTERS_AND_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")  # 
 _AMPERSAND = re.compile(r"\s*&\s*")
 _ORDINAL = re.compile(r"\b(\d+)(st|nd|rd|th)\b", re.IGNORECASE)
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?%")
-# A four-digit number after "in", "since", ... is a year ("in 1999": nineteen ninety nine); "1999
-# dollars" is not.
-# A range after it too: "between 1914 and 1918", "from 1939-45" (nineteen thirty nine to forty five).
+# A four-digit number after "in", "since", ... is a year ("in 1999": nineteen ninety nine), and so is
+# the end of a range after it ("between 1914 and 1918", "from 1939-45"); "1999 dollars" is not.
 _A_YEAR = r"(1[1-9]\d\d|20\d\d)(?!\d|,\d|\.\d)"
 _YEAR = re.compile(
     rf"\b(in|since|from|by|until|till|to|of|during|before|after|between|year|circa|c\.)\s+{_A_YEAR}"
