@@ -244,6 +244,12 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         ),
         ("fr", "Le Dr. Martin et M. Dupont, Mme Roux", "le docteur martin et monsieur dupont, madame roux"),
         ("es", "La Sra. López y Ud., pág. 5", "la señora lópez y usted, página cinco"),
+        (
+            "en",
+            "Fruit, e.g. apples, i.e. red ones, etc. vs. pears: approx. 5 min, Mr. Smith and Ms. Jones",
+            "fruit, for example apples, that is red ones, et cetera versus pears: approximately five minutes, "
+            "mister smith and miz jones",
+        ),
     ],
 )
 def test_abbreviations_are_read_out_with_the_numbers(language, text, read):

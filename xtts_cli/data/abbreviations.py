@@ -1,6 +1,7 @@
-"""Abbreviations read out for the `characters` front end, in the languages whose cleaners keep them:
-German "z. B." is "zum Beispiel", French "Mme" "madame", Spanish "Sra." "señora". English has
-`english_cleaners` for its own; espeak-ng reads them itself for `phonemes`.
+"""Abbreviations read out for the `characters` front end: German "z. B." is "zum Beispiel", French
+"Mme" "madame", Spanish "Sra." "señora", English "e.g." "for example" (`english_cleaners` reads
+Keith Ito's titles, Mr. to Capt., before these; `multilingual_cleaners` leaves them to this list);
+espeak-ng reads them itself for `phonemes`.
 
 They are read with the numbers (`data/text.py` `language_normalizer`), so a run's transcripts and
 the text it is given are read alike.
@@ -17,6 +18,24 @@ __all__ = ["abbreviation_reader"]
 # Each language's common abbreviations (lower case, as the cleaners leave them; "\s?" inside where
 # they are written with a space or without: "z. B.", "z.B.").
 _WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        r"e\.\s?g\.": "for example",
+        r"i\.\s?e\.": "that is",
+        r"etc\.": "et cetera",
+        r"vs\.?": "versus",
+        r"approx\.": "approximately",
+        r"dept\.": "department",
+        r"mt\.": "mount",
+        r"ave\.": "avenue",
+        r"fig\.": "figure",
+        r"vol\.": "volume",
+        r"mr\.": "mister",
+        r"mrs\.": "misess",  # as english_cleaners spells it
+        r"ms\.": "miz",
+        r"dr\.": "doctor",
+        r"prof\.": "professor",
+        r"jr\.": "junior",
+    },
     "de": {
         r"z\.\s?b\.": "zum beispiel",
         r"d\.\s?h\.": "das heißt",

@@ -62,6 +62,12 @@ _UNIT_NAMES = {
     "gb": "gigabyte",
     "tb": "terabyte",
     "ms": "millisecond",
+    "sec": "second",
+    "secs": "second",
+    "min": "minute",
+    "mins": "minute",
+    "hr": "hour",
+    "hrs": "hour",
 }
 _UNIT = re.compile(
     r"\b(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s?(" + "|".join(_UNIT_NAMES) + r")(?![^\W_]|/)", re.IGNORECASE
