@@ -244,6 +244,13 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         ),
         ("fr", "Le Dr. Martin et M. Dupont, Mme Roux", "le docteur martin et monsieur dupont, madame roux"),
         ("es", "La Sra. López y Ud., pág. 5", "la señora lópez y usted, página cinco"),
+        # Addresses as they are said, the scheme left out.
+        (
+            "en",
+            "See https://www.example.com/get-started. Mail jo.doe@mail.example.org or python.org.",
+            "see w w w dot example dot com slash get dash started. mail jo dot doe at mail dot example dot org "
+            "or python dot org.",
+        ),
         (
             "en",
             "Fruit, e.g. apples, i.e. red ones, etc. vs. pears: approx. 5 min, Mr. Smith and Ms. Jones",

@@ -4,8 +4,10 @@
 num2words (pure Python, many languages) writes the words; Persian keeps its own reader
 (`persian.py`), which also reads Persian digits. English also reads currency, ordinals ("3rd"),
 percentages, years ("in 1999" -> "in nineteen ninety nine"), decades, times, fractions and "&", as Keith Ito's
-`english_cleaners` in the original Tacotron did with `inflect`. The other languages read their own
-separators (1.999,50), "%", euros, ordinals and German dates, as each writes and says them.
+`english_cleaners` in the original Tacotron did with `inflect`, and dates, units, durations, codes,
+addresses (example.com: example dot com) and the symbols around numbers. The other languages read
+their own separators (1.999,50), "%", money, ordinals, times of day, metric units and dates, as each
+writes and says them.
 """
 
 from __future__ import annotations
@@ -73,6 +75,24 @@ _UNIT = re.compile(
     r"\b(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s?(" + "|".join(_UNIT_NAMES) + r")(?![^\W_]|/)", re.IGNORECASE
 )
 _UNIT_PLURALS = {"foot": "feet", "hertz": "hertz"}
+# A web or mail address as it is said: www.example.com/docs is "w w w dot example dot com slash docs",
+# jo.doe@mail.com "jo dot doe at mail dot com"; the scheme (https://) is not said.
+_ADDRESS = re.compile(
+    r"(?:https?://|\bwww\.)[^\s]*[^\s.,;:!?)\]'\"]"
+    r"|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+    r"|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|edu|gov|io|ai|dev|app|info|co\.uk|uk|de|fr|eu)\b(?:/[^\s]*[^\s.,;:!?)])?",
+    re.IGNORECASE,
+)
+_ADDRESS_MARKS = {".": " dot ", "@": " at ", "/": " slash ", "-": " dash ", "_": " underscore ", "+": " plus "}
+
+
+def _address(match: re.Match) -> str:
+    address = re.sub(r"^https?://", "", match.group(0), flags=re.IGNORECASE).rstrip("/")
+    address = re.sub(r"^www\.", "w w w.", address, flags=re.IGNORECASE)
+    said = "".join(_ADDRESS_MARKS.get(c, c) for c in address)
+    return re.sub(r"\s+", " ", said).strip()
+
+
 # Symbols read as words: ±2 (plus or minus two), #1 and No. 1 (number one), 100+ (one hundred plus),
 # 3x faster (three times), 1920x1080 (by).
 _SYMBOLS = (
@@ -570,6 +590,7 @@ def _english(text: str, month_first: bool = False) -> str:
 
     if "&" in text:  # read, not left out as a symbol the run never saw
         text = _AMPERSAND.sub(" and ", text)
+    text = _ADDRESS.sub(_address, text)
     text = _PHONE.sub(_phone, text)
     text = _SPACED_THOUSANDS.sub(lambda m: re.sub(r"\D", "", m.group(0)), text)
     text = _DURATION.sub(_duration, text)
