@@ -124,6 +124,11 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
         ),
         ("کتاب روی میز است. آیا او آمد؟ بله، او آمد.", ["کتاب روی میز است.", "آیا او آمد؟", "بله، او آمد."]),
         ("no end at all", ["no end at all"]),
+        # After a.m. or p.m., a word that starts sentences starts one; a name or a lower-case word does not.
+        (
+            "We met at 9 a.m. It was late. At 5 p.m. John came. At 5 p.m. the bus left.",
+            ["We met at 9 a.m.", "It was late.", "At 5 p.m. John came.", "At 5 p.m. the bus left."],
+        ),
         # Initials and abbreviations of the other languages with an alphabet: Russian, German, Spanish.
         (
             "А. С. Пушкин родился в Москве. Он писал стихи, т.е. поэмы.",

@@ -484,6 +484,13 @@ _NO_END_AFTER = re.compile(
     r"|(?:^|[\s.])[^\W\d_])\.$",  # one letter of any script: an initial ("J.", "А.") or a dotted one ("e.g.", "т.е.")
     re.IGNORECASE,
 )
+# After a.m. or p.m., a sentence ends where the next starts with a word that starts sentences ("at 9
+# a.m. It was late."), not with a name ("At 5 p.m. John came.").
+_MERIDIEM_AT_END = re.compile(r"\b[ap]\.m\.$", re.IGNORECASE)
+_OPENER = re.compile(
+    r"(?:It|The|He|She|We|They|I|You|This|That|These|Those|There|Then|But|And|So|A|An|My|Our|His|Her|Their|Its|"
+    r"After|Before|When|At|In|On)\b"
+)
 # "Am 3. Mai": a German day before its month, not a sentence's end (numbers.py reads it).
 _DAY_AT_END = re.compile(r"\b\d{1,2}\.$")
 _MONTH_FIRST = re.compile(rf"(?:{GERMAN_MONTHS})\b", re.IGNORECASE)
@@ -491,6 +498,13 @@ _MONTH_FIRST = re.compile(rf"(?:{GERMAN_MONTHS})\b", re.IGNORECASE)
 
 def _a_german_date(before: str, after: str) -> bool:
     return bool(_DAY_AT_END.search(before) and _MONTH_FIRST.match(after))
+
+
+def _continues(before: str, after: str) -> bool:
+    """Whether the full stop that ends `before` is not a sentence's end, `after` being the same sentence."""
+    if _MERIDIEM_AT_END.search(before) and _OPENER.match(after):
+        return False
+    return bool(_NO_END_AFTER.search(before)) or _a_german_date(before, after)
 
 
 # Where a sentence too long for one generation is cut first: after a clause's punctuation (the
@@ -507,7 +521,7 @@ def split_sentences(text: str) -> list[str]:
     pieces = [piece for piece in [*pieces, text[start:].strip()] if piece]
     sentences: list[str] = []
     for piece in pieces:
-        if sentences and (_NO_END_AFTER.search(sentences[-1]) or _a_german_date(sentences[-1], piece)):
+        if sentences and _continues(sentences[-1], piece):
             sentences[-1] = f"{sentences[-1]} {piece}"
         else:
             sentences.append(piece)
