@@ -88,6 +88,8 @@ def test_british_english_reads_a_date_in_digits_day_first():
     assert number_reader("en")("on 3/4/21 and 12/25/2020") == (
         "on the third of april, twenty one and december twenty fifth, twenty twenty"
     )
+    assert number_reader("en")("on 2020-07-04") == "on the fourth of july, twenty twenty"
+    assert number_reader("en-us")("on 2020-07-04") == "on july fourth, twenty twenty"
 
 
 def test_other_languages_read_through_num2words_or_not_at_all():
@@ -181,6 +183,25 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ),
         ("nl", "in 1990", "in negentienhonderdnegentig"),
         ("sv", "år 1905", "år nittonhundrafem"),
+        # Dates in digits, day first or ISO's year first, read with the month's name as each language says a date.
+        (
+            "de",
+            "am 03.10.1990, am 3.10. und 2020-07-14",
+            "am dritten oktober neunzehnhundertneunzig, am dritten oktober und vierzehnte juli zweitausendzwanzig",
+        ),
+        (
+            "fr",
+            "le 14/07/1789 et le 01/05/2020",
+            "le quatorze juillet mille sept cent quatre vingt neuf et le premier mai deux mille vingt",
+        ),
+        ("es", "el 14/07/2020", "el catorce de julio de dos mil veinte"),
+        ("it", "il 01/07/2020", "il primo luglio duemilaventi"),
+        (
+            "ru",
+            "14.07.2020 г. и 01.05.1999",
+            "четырнадцатое июля две тысячи двадцатого года и первое мая тысяча девятьсот девяносто девятого года",
+        ),
+        ("nl", "op 14-07-2020", "op veertien juli tweeduizendtwintig"),
         # A time of day as each language reads one; French and Portuguese also write 9h30 and 17 h.
         ("de", "um 9:30 uhr, um 1:00 uhr und 21:05", "um neun uhr dreißig, um ein uhr und einundzwanzig uhr fünf"),
         ("nl", "om 9:30 uur en 1:00", "om negen uur dertig en één uur"),

@@ -140,6 +140,7 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
         ),
         ("El Sr. García y la Sra. López llegaron. Bien.", ["El Sr. García y la Sra. López llegaron.", "Bien."]),
         ("Am 3. Mai fahren wir. Es ist der 12. Gut.", ["Am 3. Mai fahren wir.", "Es ist der 12.", "Gut."]),
+        ("Wir kommen am 3.10. und bleiben. Gut.", ["Wir kommen am 3.10. und bleiben.", "Gut."]),
         # A quotation closes with its sentence: German „…“, French « … » with the spaces it sets.
         ("Er sagte: \u201eJa.\u201c Dann ging er.", ["Er sagte: \u201eJa.\u201c", "Dann ging er."]),
         (

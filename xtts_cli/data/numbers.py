@@ -517,6 +517,57 @@ def _years_in_hundreds(match: re.Match, language: str) -> str:
     return said + between + _year_in_hundreds(second, language)
 
 
+# A date in digits, day first (14.07.2020, 14/07/2020, 14-07-2020) or ISO's year first (2020-07-14),
+# turned into the way each language writes it with the month's name, which the passes after read:
+# "3. oktober 1990" (then am dritten oktober neunzehnhundertneunzig), "14 de julio de 2020", "14-е
+# июля 2020 года". German also writes a day and month alone: "am 3.10.".
+_MONTH_NAMES_OF = {
+    "de": "januar februar märz april mai juni juli august september oktober november dezember",
+    "fr": "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
+    "es": "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
+    "it": "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre",
+    "pt": "janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro",
+    "nl": "januari februari maart april mei juni juli augustus september oktober november december",
+    "sv": "januari februari mars april maj juni juli augusti september oktober november december",
+    "tr": "ocak şubat mart nisan mayıs haziran temmuz ağustos eylül ekim kasım aralık",
+    "pl": "stycznia lutego marca kwietnia maja czerwca lipca sierpnia września października listopada grudnia",
+    "ru": "января февраля марта апреля мая июня июля августа сентября октября ноября декабря",
+}
+# (with a year, without one); {d} is the day as the ordinal passes expect it (1er, 1º, 3., 14-е).
+_DATE_FORMS = {
+    "de": ("{d}. {m} {y}", "{d}. {m}"),
+    "fr": ("{d} {m} {y}", "{d} {m}"),
+    "es": ("{d} de {m} de {y}", "{d} de {m}"),
+    "it": ("{d} {m} {y}", "{d} {m}"),
+    "pt": ("{d} de {m} de {y}", "{d} de {m}"),
+    "ru": ("{d}-е {m} {y} года", "{d}-е {m}"),
+}
+_FIRST_OF_MONTH = {"fr": "1er", "it": "1\u00ba", "pt": "1\u00ba"}
+# Russian's "г." or "года" after the year is the "года" its form says: taken in.
+_YEAR_NOUN = r"(?:\s*г\.|\s+года\b)?"
+_DAY_FIRST_DATE = re.compile(rf"(?<![\d.,/-])(\d{{1,2}})([./-])(\d{{1,2}})\2(\d{{4}}|\d\d)(?![.,/-]?\d){_YEAR_NOUN}")
+_ISO_DATE = re.compile(rf"(?<![\d.,/-])(\d{{4}})-(\d\d)-(\d\d)(?![.,/-]?\d){_YEAR_NOUN}")
+_GERMAN_DAY_MONTH = re.compile(r"(?<![\d.,])(\d{1,2})\.(\d{1,2})\.(?!\d)")
+
+
+def _named_date(day: str, month: str, year: str | None, language: str, text: str) -> str:
+    d, m = int(day), int(month)
+    if not (1 <= d <= 31 and 1 <= m <= 12):
+        return text
+    name = _MONTH_NAMES_OF[language].split()[m - 1]
+    with_year, alone = _DATE_FORMS.get(language, ("{d} {m} {y}", "{d} {m}"))
+    said_day = _FIRST_OF_MONTH.get(language, str(d)) if d == 1 else str(d)
+    return (with_year if year else alone).format(d=said_day, m=name, y=year)
+
+
+def _dates_in_digits(text: str, language: str) -> str:
+    text = _ISO_DATE.sub(lambda m: _named_date(m.group(3), m.group(2), m.group(1), language, m.group(0)), text)
+    text = _DAY_FIRST_DATE.sub(lambda m: _named_date(m.group(1), m.group(3), m.group(4), language, m.group(0)), text)
+    if language == "de":
+        text = _GERMAN_DAY_MONTH.sub(lambda m: _named_date(m.group(1), m.group(2), None, language, m.group(0)), text)
+    return text
+
+
 def _german_date(match: re.Match) -> str:
     before, day = match.group(1), int(match.group(2))
     ordinal = _words(day, "de", to="ordinal") + ("n" if before else "")
@@ -604,6 +655,8 @@ def _english(text: str, month_first: bool = False) -> str:
     text = _SCALED_MONEY.sub(scaled, text)
     text = _MONEY.sub(money, text)
     text = _PENCE.sub(lambda m: f"{_words(int(m.group(1)), 'en')} {'penny' if m.group(1) == '1' else 'pence'}", text)
+    # 2020-07-04: written in the reader's own order first, then read as one
+    text = _ISO_DATE.sub(lambda m: "/".join(m.group(*((2, 3, 1) if month_first else (3, 2, 1)))), text)
     text = _NUMERIC_DATE.sub(lambda m: _numeric_date(m, month_first), text)
     text = _DATE.sub(_date, text)
     text = _UNIT.sub(_unit, text)
@@ -735,6 +788,8 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     def read(text: str) -> str:
         if not _DIGIT.search(text):
             return text
+        if primary in _MONTH_NAMES_OF:
+            text = _dates_in_digits(text, primary)
         if percent is not None:  # "3,5 %": the sign read after its number, as these languages say it
             text = _PERCENT_SIGN.sub(rf"\1 {percent}", text)
         elif primary == "ru":

@@ -491,8 +491,10 @@ _OPENER = re.compile(
     r"(?:It|The|He|She|We|They|I|You|This|That|These|Those|There|Then|But|And|So|A|An|My|Our|His|Her|Their|Its|"
     r"After|Before|When|At|In|On)\b"
 )
-# "Am 3. Mai": a German day before its month, not a sentence's end (numbers.py reads it).
+# "Am 3. Mai": a German day before its month, not a sentence's end (numbers.py reads it); nor is a
+# day and month in digits before a word in lower case ("am 3.10. und").
 _DAY_AT_END = re.compile(r"\b\d{1,2}\.$")
+_DAY_AND_MONTH_AT_END = re.compile(r"\b\d{1,2}\.\d{1,2}\.$")
 _MONTH_FIRST = re.compile(rf"(?:{GERMAN_MONTHS})\b", re.IGNORECASE)
 
 
@@ -504,6 +506,8 @@ def _continues(before: str, after: str) -> bool:
     """Whether the full stop that ends `before` is not a sentence's end, `after` being the same sentence."""
     if _MERIDIEM_AT_END.search(before) and _OPENER.match(after):
         return False
+    if _DAY_AND_MONTH_AT_END.search(before) and after[:1].islower():
+        return True
     return bool(_NO_END_AFTER.search(before)) or _a_german_date(before, after)
 
 
