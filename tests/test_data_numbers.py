@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from xtts_cli.data.numbers import number_reader
+from xtts_cli.data.numbers import _DEGREE_WORDS, number_reader
 from xtts_cli.data.text import Tokenizer
 
 
@@ -161,6 +162,19 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ("it", "5 $ e 2,50 \u00a3", "cinque dollari e due sterline e cinquanta"),
         ("es", "1 \u00a3 y $20", "una libra y veinte dólares"),
         ("es-mx", "cuesta $3.50. O $1,200.", "cuesta tres pesos con cincuenta. O mil doscientos pesos."),
+        # Russian and Polish decline the currency with the number (Polish: 1 alone takes the singular).
+        (
+            "ru",
+            "3,50 \u20ac, 1 $, 2 $, 5 \u00a3, 21 $",
+            "три евро пятьдесят, один доллар, два доллара, пять фунтов, двадцать один доллар",
+        ),
+        (
+            "pl",
+            "1 \u20ac, 2 $, 5 \u00a3, 21 $, 21 \u00b0C",
+            "jedno euro, dwa dolary, pięć funtów, dwadzieścia jeden dolarów, dwadzieścia jeden stopni celsjusza",
+        ),
+        ("sv", "3,50 \u20ac och 1 \u00a3", "tre euro femtio och ett pund"),
+        ("tr", "3,50 \u20ac ve 1 $", "üç avro elli ve bir dolar"),
         # Ordinals as each language marks them.
         ("fr", "le 1er mai, la 1re fois, la 2e", "le premier mai, la première fois, la deuxième"),
         ("es", "el 1º, la 2ª, el 1.er piso", "el primero, la segunda, el primer piso"),
@@ -220,6 +234,16 @@ def test_other_languages_read_through_num2words_or_not_at_all():
 def test_each_language_reads_its_own_decimal_and_thousands_separators(language, text, read):
     reader = number_reader(language)
     assert reader is not None and reader(text) == read
+
+
+@pytest.mark.parametrize("language", ["en", "de", "es", "fr", "it", "nl", "pl", "pt", "sv", "tr", "ru"])
+def test_after_the_cleaners_no_digit_or_sign_is_left(language):
+    # The cleaners lower the text before it is read: "30 °c", not "30 °C" ("thirty degreesc" before).
+    from xtts_cli.data.text import prepare_texts
+
+    text = "Am 03.10.1990 um 9:30: \u20ac5, 30 \u00b0C, 5 km, -5 und 21."
+    said = prepare_texts([text], ["multilingual_cleaners"], "characters", language, "words")[0]
+    assert not re.search(r"[\d\u00b0\u20ac]", said) and _DEGREE_WORDS[language][1] in said, said
 
 
 def test_numbers_read_as_words_are_in_the_letters_of_the_languages_vocabulary():

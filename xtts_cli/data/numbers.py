@@ -13,7 +13,7 @@ writes and says them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Optional
 
 __all__ = ["number_reader"]
@@ -30,7 +30,7 @@ _SCALED_MONEY = re.compile(
 _SCALES = {"k": "thousand", "m": "million", "mn": "million", "b": "billion", "bn": "billion", "tn": "trillion"}
 # Thousands grouped by a space, as SI and the style guides that follow it write them: 100 000.
 _SPACED_THOUSANDS = re.compile(r"\b\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![.,]?\d)")
-_DURATION = re.compile(r"\b(\d{1,2}):([0-5]\d):([0-5]\d)(?![\d:])")  # 2:30:15: hours, minutes, seconds
+_DURATION = re.compile(r"\b(\d{1,2}):([0-5]\d):([0-5]\d)(?!\d|:\d)")  # 2:30:15: hours, minutes, seconds
 # A date: "4 July 1976" is the fourth of July nineteen seventy six, "July 4, 1976" July fourth, nineteen
 # seventy six; a year after its month is read as one.
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
@@ -225,12 +225,13 @@ _RUSSIAN_PERCENT_FORMS = (
 )
 
 
-def _slavic_form(number: str, forms: tuple[str, str, str, str]) -> str:
+def _slavic_form(number: str, forms: Sequence[str], language: str = "ru") -> str:
     one, few, many, fraction = forms
     if not number.isdigit():
         return fraction
     last, last_two = int(number) % 10, int(number) % 100
-    if last == 1 and last_two != 11:
+    # Russian: 1, 21, 31 take the singular (двадцать один градус); Polish: 1 alone (dwadzieścia jeden stopni)
+    if (int(number) == 1) if language == "pl" else (last == 1 and last_two != 11):
         return one
     if 2 <= last <= 4 and not 12 <= last_two <= 14:
         return few
@@ -239,7 +240,8 @@ def _slavic_form(number: str, forms: tuple[str, str, str, str]) -> str:
 
 # A temperature or an angle: "30 °C" is thirty degrees celsius, "-5 °C" minus fünf grad celsius. Per
 # language: (one, many) and the words for C and F; Russian and Polish decline the noun with the number.
-_DEGREE = re.compile(r"(\d+(?:[.,]\d+)?)\s?\u00b0(?:\s?([CF])(?![^\W\d_]))?")
+# C or F in either case: the cleaners have lowered the text before it is read ("30 °c").
+_DEGREE = re.compile(r"(\d+(?:[.,]\d+)?)\s?\u00b0(?:\s?([CcFf])(?![^\W\d_]))?")
 _DEGREE_WORDS: dict[str, tuple[tuple[str, ...], str, str]] = {
     "en": (("degree", "degrees"), "celsius", "fahrenheit"),
     "de": (("grad", "grad"), "celsius", "fahrenheit"),
@@ -267,9 +269,9 @@ _DEGREE_WORDS: dict[str, tuple[tuple[str, ...], str, str]] = {
 def _degrees(match: re.Match, language: str) -> str:
     number, unit = match.group(1), match.group(2)
     forms, celsius, fahrenheit = _DEGREE_WORDS[language]
-    noun = _slavic_form(number, forms) if len(forms) == 4 else forms[number != "1"]
+    noun = _slavic_form(number, forms, language) if len(forms) == 4 else forms[number != "1"]
     said = _ONE_BEFORE_A_NOUN.get(language, number) if number == "1" else number
-    return f"{said} {noun}" + {"C": f" {celsius}", "F": f" {fahrenheit}", None: ""}[unit]
+    return f"{said} {noun}" + {"C": f" {celsius}", "F": f" {fahrenheit}", None: ""}[unit and unit.upper()]
 
 
 # "One" before a noun where num2words' counting word differs: ein Grad, not eins Grad.
@@ -322,7 +324,7 @@ def _metric(match: re.Match, language: str, units: dict[str, tuple[str, ...]]) -
     # These languages group thousands by "." or a space and write a decimal comma: 1.500, 1 500, 1,5.
     digits = re.sub(r"[.\s]", "", number)
     if len(forms) == 4:
-        noun = _slavic_form(digits, forms)
+        noun = _slavic_form(digits, forms, language)
     else:  # French keeps the singular below two: 1,5 kilomètre
         one = number == "1" or (language == "fr" and float(digits.replace(",", ".")) < 2)
         noun = forms[0 if one or len(forms) == 1 else 1]
@@ -346,9 +348,10 @@ def _phone(match: re.Match) -> str:
 
 
 # Money as these languages say an amount: "3,50 €" is "drei Euro fünfzig", "trois euros cinquante",
-# "tres euros con cincuenta". Per language: the word before the cents, then per sign (one, many,
-# "one" before the noun: the pound is feminine in French, Spanish, Italian and Portuguese).
-_MONEY_WORDS = {
+# "tres euros con cincuenta". Per language: the word before the cents, then per sign (one, many, or
+# Russian and Polish's four forms, then "one" before the noun: the pound is feminine in French,
+# Spanish, Italian and Portuguese, the euro neuter in Polish).
+_MONEY_WORDS: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {
     "de": (
         "",
         {"\u20ac": ("euro", "euro", "ein"), "$": ("dollar", "dollar", "ein"), "\u00a3": ("pfund", "pfund", "ein")},
@@ -385,6 +388,28 @@ _MONEY_WORDS = {
             "\u00a3": ("libra", "libras", "uma"),
         },
     ),
+    "sv": ("", {"\u20ac": ("euro", "euro", "en"), "$": ("dollar", "dollar", "en"), "\u00a3": ("pund", "pund", "ett")}),
+    "tr": (
+        "",
+        {"\u20ac": ("avro", "avro", "bir"), "$": ("dolar", "dolar", "bir"), "\u00a3": ("sterlin", "sterlin", "bir")},
+    ),
+    # Russian and Polish decline the noun with the number (_slavic_form); the euro does not.
+    "ru": (
+        "",
+        {
+            "\u20ac": ("евро", "евро", "евро", "евро", "один"),
+            "$": ("доллар", "доллара", "долларов", "доллара", "один"),
+            "\u00a3": ("фунт", "фунта", "фунтов", "фунта", "один"),
+        },
+    ),
+    "pl": (
+        "",
+        {
+            "\u20ac": ("euro", "euro", "euro", "euro", "jedno"),
+            "$": ("dolar", "dolary", "dolarów", "dolara", "jeden"),
+            "\u00a3": ("funt", "funty", "funtów", "funta", "jeden"),
+        },
+    ),
 }
 # Latin America writes its pesos with "$" (CLDR), and its amounts with a decimal point.
 _PESOS = ("peso", "pesos", "un")
@@ -400,8 +425,9 @@ def _money(match: re.Match, language: str, pesos: bool) -> str:
     sign, whole_text, cents_text = match.group(1, 2, 3) if match.group(1) else match.group(6, 4, 5)
     whole = int(re.sub(r"\D", "", whole_text))
     before_cents, nouns = _MONEY_WORDS[language]
-    one, many, article = _PESOS if pesos and sign == "$" else nouns[sign]
-    said = f"{article if whole == 1 else _words(whole, language)} {one if whole == 1 else many}"
+    *forms, article = _PESOS if pesos and sign == "$" else nouns[sign]
+    noun = _slavic_form(str(whole), forms, language) if len(forms) == 4 else forms[whole != 1]
+    said = f"{article if whole == 1 else _words(whole, language)} {noun}"
     cents = int(cents_text) if cents_text else 0
     if cents:
         said += f"{' ' + before_cents if before_cents else ''} {_words(cents, language)}"
@@ -437,7 +463,7 @@ _H_TIME = re.compile(rf"{_HOUR}\s?h(?:\s?([0-5]\d))?(?![^\W_])")  # 9h30, 17 h
 
 def _time_pattern(language: str) -> re.Pattern:
     noun = rf"(?:\s+{_CLOCK_NOUNS[language]}\b)?" if language in _CLOCK_NOUNS else ""
-    return re.compile(rf"{_HOUR}:([0-5]\d)(?![\d:]){noun}", re.IGNORECASE)
+    return re.compile(rf"{_HOUR}:([0-5]\d)(?!\d|:\d){noun}", re.IGNORECASE)
 
 
 def _time_of_day(match: re.Match, language: str) -> str:
