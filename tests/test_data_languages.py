@@ -80,6 +80,11 @@ def test_persian_normalisation_of_real_sentences():
         "می\u200cخواهم کتاب\u200cها را بخوانم. نمی\u200cدانم"
     )
     assert normalize_persian("مدرسۀ ما، ۳کیلو") == "مدرسه\u0654 ما، سه کیلو"
+    # A time and a date as they are said: the day an ordinal, the month by name (Solar Hijri for 13xx-14xx).
+    assert normalize_persian("ساعت ۹:۳۰ و ۱۴:۰۰، روز ۱۴۰۲/۰۵/۲۳") == (
+        "ساعت نه و سی دقیقه و چهارده، روز بیست و سوم مرداد هزار و چهارصد و دو"
+    )
+    assert normalize_persian("۲۰۲۳/۱۱/۳۰") == "سی\u200cام نوامبر دو هزار و بیست و سه"
     # Already normal text is left as it is.
     clean = "دیروز مهمان فنجان\u200cهای سنگین را دید."
     assert normalize_persian(clean) == clean

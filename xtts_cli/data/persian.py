@@ -10,7 +10,9 @@ same kinds of repair for Persian NLP):
   gets it; other invisible marks (ZWJ, direction marks, tatweel) are dropped;
 - Persian (`۰-۹`) and Arabic-Indic (`٠-٩`) digits, with the Persian thousands (`٬`) and decimal
   (`٫`) separators and `٪`, are read out as words: espeak-ng reads `۱٬۰۰۰` as "one comma zero zero
-  zero" and a model trained on letters never learns what a digit sounds like.
+  zero" and a model trained on letters never learns what a digit sounds like; a time (`۹:۳۰`: نه و
+  سی دقیقه) and a date (`۱۴۰۲/۰۵/۱۲`: دوازدهم مرداد هزار و چهارصد و دو, the Solar Hijri months for
+  years 1300-1499, the Gregorian ones for 1900-2099) as they are said.
 """
 
 from __future__ import annotations
@@ -47,6 +49,11 @@ _AND = " و "
 # A number: digits, optionally in groups of three after a thousands separator, optionally a
 # decimal part; then an optional percent sign. Applied after the digits are made ASCII.
 _NUMBER = re.compile(r"(?<!\d)(\d{1,3}(?:[٬,]\d{3})+|\d+)(?:[٫.](\d+))?(?![\d٬٫])(\s*[٪%])?")
+# A time (9:30) and a date written year first (1402/05/12), after the digits are made ASCII.
+_TIME = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
+_DATE = re.compile(r"(?<![\d/])(1[34]\d\d|19\d\d|20\d\d)/(\d{1,2})/(\d{1,2})(?![\d/])")
+_SOLAR_MONTHS = "فروردین اردیبهشت خرداد تیر مرداد شهریور مهر آبان آذر دی بهمن اسفند".split()
+_GREGORIAN_MONTHS = "ژانویه فوریه مارس آوریل مه ژوئن ژوئیه اوت سپتامبر اکتبر نوامبر دسامبر".split()
 _ZWNJ_RUNS = re.compile(ZWNJ + "{2,}")
 # A ZWNJ beside a space, a punctuation mark or the text's edge joins nothing.
 _ZWNJ_AT_EDGES = re.compile(rf"(?:^|(?<=[\s\W])){ZWNJ}|{ZWNJ}(?=$|[\s\W])")
@@ -94,6 +101,27 @@ def number_to_words(value: int) -> str:
     return _AND.join(reversed(groups))
 
 
+def _ordinal_words(value: int) -> str:
+    """The ordinal Persian says a day with: یکم, دوم, سوم, بیست و سوم, سی‌ام."""
+    words = number_to_words(value)
+    if words == "سه" or words.endswith(_AND + "سه"):
+        return words[:-2] + "سوم"
+    return words + (ZWNJ + "ام" if words.endswith("ی") else "م")
+
+
+def _time(match: re.Match) -> str:
+    hour, minutes = int(match.group(1)), int(match.group(2))
+    return number_to_words(hour) + (f"{_AND}{number_to_words(minutes)} دقیقه" if minutes else "")
+
+
+def _date(match: re.Match) -> str:
+    year, month, day = (int(g) for g in match.groups())
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return match.group(0)
+    months = _SOLAR_MONTHS if year < 1900 else _GREGORIAN_MONTHS
+    return f"{_ordinal_words(day)} {months[month - 1]} {number_to_words(year)}"
+
+
 def _spoken_number(match: re.Match) -> str:
     whole, fraction, percent = match.group(1), match.group(2), match.group(3)
     digits = re.sub(r"[٬,]", "", whole)
@@ -114,6 +142,7 @@ def _spoken_number(match: re.Match) -> str:
 def normalize_persian(text: str) -> str:
     """`text` with Persian letter forms, clean ZWNJs and numbers read out (module docstring)."""
     text = text.translate(_LETTERS).translate(_DIGITS)
+    text = _DATE.sub(_date, _TIME.sub(_time, text))
     text = _NUMBER.sub(_spoken_number, text)
     text = _VERB_PREFIX.sub(lambda m: m.group(1) + ZWNJ, text)
     text = _ZWNJ_RUNS.sub(ZWNJ, text)
