@@ -61,6 +61,21 @@ from xtts_cli.data.text import Tokenizer
         ("5/8 inch, 1/10 of it", "five eighths inch, a tenth of it"),
         ("50p, 1p, 10 usd and 20 eur", "fifty pence, one penny, ten dollars and twenty euros"),
         ("agent 007, 0.5", "agent oh oh seven, zero point five"),
+        # A recipe: grams (after a space), spoons, fractions of a unit, a range read with "to".
+        (
+            "add 250 g of flour, 1/2 tsp of salt, 1 1/2 tbsp of oil, 3/4 tsp of sugar; bake for 25-30 minutes",
+            "add two hundred and fifty grams of flour, half a teaspoon of salt, one and a half tablespoons of oil, "
+            "three quarters of a teaspoon of sugar; bake for twenty five to thirty minutes",
+        ),
+        (
+            "it won 3-2; tickets cost £15-£20, from -5 to -3; 1939-45; a 5g phone",
+            "it won three to two; tickets cost fifteen pounds to twenty pounds, from minus five to minus three; "
+            "nineteen thirty nine to forty five; a five g phone",
+        ),
+        (
+            "on 14 october 1066 and 1-800-273-8255",
+            "on the fourteenth of october ten sixty six and one, eight oh oh, two seven three, eight two five five",
+        ),
         # A duration, and the symbols said as words.
         ("it took 2:30:15 or 0:45:00", "it took two hours, thirty minutes and fifteen seconds or forty five minutes"),
         (
@@ -302,6 +317,7 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
             "fruit, for example apples, that is red ones, et cetera versus pears: approximately five minutes, "
             "mister smith and miz jones",
         ),
+        ("en", "On Monday, Jan. 15th.", "on monday, january fifteenth."),
     ],
 )
 def test_abbreviations_are_read_out_with_the_numbers(language, text, read):

@@ -35,6 +35,17 @@ _WORDS: dict[str, dict[str, str]] = {
         r"dr\.": "doctor",
         r"prof\.": "professor",
         r"jr\.": "junior",
+        # Months: "Jan. 15th" is January fifteenth (numbers.py reads the day after the month).
+        r"jan\.": "january",
+        r"feb\.": "february",
+        r"apr\.": "april",
+        r"jun\.": "june",
+        r"jul\.": "july",
+        r"aug\.": "august",
+        r"sept?\.": "september",
+        r"oct\.": "october",
+        r"nov\.": "november",
+        r"dec\.": "december",
     },
     "de": {
         r"z\.\s?b\.": "zum beispiel",

@@ -32,11 +32,11 @@ _SCALES = {"k": "thousand", "m": "million", "mn": "million", "b": "billion", "bn
 _SPACED_THOUSANDS = re.compile(r"\b\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![.,]?\d)")
 _DURATION = re.compile(r"\b(\d{1,2}):([0-5]\d):([0-5]\d)(?!\d|:\d)")  # 2:30:15: hours, minutes, seconds
 # A date: "4 July 1976" is the fourth of July nineteen seventy six, "July 4, 1976" July fourth, nineteen
-# seventy six; a year after its month is read as one.
+# seventy six; a year after its month is read as one (14 October 1066: ten sixty six).
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DAY = r"([12]?\d|3[01])(?:st|nd|rd|th)?"
 _DATE = re.compile(
-    rf"\b(?:{_DAY}\s+({_MONTHS})|({_MONTHS})\s+{_DAY}\b(?!:\d)|({_MONTHS}))(?:(,?\s+)(1[1-9]\d\d|20\d\d)(?![\d,.]\d))?",
+    rf"\b(?:{_DAY}\s+({_MONTHS})|({_MONTHS})\s+{_DAY}\b(?!:\d)|({_MONTHS}))(?:(,?\s+)(1\d\d\d|20\d\d)(?![\d,.]\d))?",
     re.IGNORECASE,
 )
 # Units after a number, as they are said: 5 kg is five kilograms, 60 km/h sixty kilometers per hour.
@@ -49,6 +49,9 @@ _UNIT_NAMES = {
     "mm": "millimeter",
     "kg": "kilogram",
     "mg": "milligram",
+    "g": "gram",
+    "tbsp": "tablespoon",
+    "tsp": "teaspoon",
     "ml": "milliliter",
     "lb": "pound",
     "lbs": "pound",
@@ -72,8 +75,12 @@ _UNIT_NAMES = {
     "hr": "hour",
     "hrs": "hour",
 }
+# "250 g" is grams; "5g" (a network) is not, so "g" only after a space.
 _UNIT = re.compile(
-    r"\b(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s?(" + "|".join(_UNIT_NAMES) + r")(?![^\W_]|/)", re.IGNORECASE
+    r"(?<!/)\b((?:\d+\s+)?[1-9]/\d\d?|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:\s?("
+    + "|".join(u for u in _UNIT_NAMES if u != "g")
+    + r")|\s(g))(?![^\W_]|/)",
+    re.IGNORECASE,
 )
 _UNIT_PLURALS = {"foot": "feet", "hertz": "hertz"}
 # A web or mail address as it is said: www.example.com/docs is "w w w dot example dot com slash docs",
@@ -109,9 +116,12 @@ _DECADE = re.compile(r"(?:\b(1[1-9]\d0|20\d0)|'?\b([1-9]0))'?s\b")
 _CLOCK = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)(?!\d)")  # 3:30, 15:05, 7:05pm
 # a.m. and p.m. after a time (7 pm, 7:05PM, 9 a.m.): their letters apart; a full stop that ends the text stays.
 _MERIDIEM = re.compile(r"(?<=\d)\s?([AaPp])\.?\s?[Mm](\.?)(?![^\W\d_])(?=(\s*$)?)")
-_FRACTION = re.compile(r"\b([1-9])/([2-9]|1[0-6])\b(?!/)")  # 1/2, 3/4, 5/8: a half, three quarters, five eighths
+# 1/2, 3/4, 5/8: a half, three quarters, five eighths; 1 1/2: one and a half.
+_FRACTION = re.compile(r"(?:\b(\d+)\s+)?\b([1-9])/([2-9]|1[0-6])\b(?!/)")
 _FRACTION_NAMES = {2: ("half", "halves"), 4: ("quarter", "quarters")}
 _MINUS = re.compile(r"(?<![\w.,])-(?=\d)")  # -5: minus five, not a hyphen between words or numbers
+# A dash between two numbers is a range or a score, both said with "to": 25-30 minutes, 3-2, £15-£20.
+_NUMBER_RANGE = re.compile(r"(?<=\d)\s?[-\u2013]\s?(?=[$£€-]?\d)")
 _MINUS_WORDS = {
     "de": "minus",
     "es": "menos",
@@ -136,6 +146,8 @@ _YEAR = re.compile(
     r"(?:(\s*[-\u2013]\s*|\s+(?:and|or|to)\s+)(1[1-9]\d\d|20\d\d|\d\d)(?!\d|,\d|\.\d))?",
     re.IGNORECASE,
 )
+# A year and the last two digits of another after it (1939-45, read "to" by then) are years anywhere.
+_YEAR_SPAN = re.compile(r"\b(1[1-9]\d\d|20\d\d) to (\d\d)\b(?![.,]\d)")
 # A date in digits: 12/25/2020 is December twenty fifth, 25/12/2020 the twenty fifth of December;
 # where both could be the month, American English puts it first and the rest of English second.
 _NUMERIC_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4}|\d\d)\b")
@@ -336,7 +348,7 @@ _PHONE = re.compile(
     r"(?<![\w.,])(?:\+\d{1,3}(?:[\s.-]?\(?\d{1,5}\)?){2,5}"
     r"|\(\d{2,5}\)\s?\d{3,4}[\s.-]?\d{3,4}"
     r"|0\d{2,4}[\s-]\d{3,4}[\s-]?\d{3,4}"
-    r"|\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|\d{3}-\d{4})(?![\w.,]?\d)"
+    r"|(?:1-)?\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|\d{3}-\d{4})(?![\w.,]?\d)"
 )
 _DIGIT_NAMES = "oh one two three four five six seven eight nine".split()
 
@@ -676,14 +688,15 @@ def _english(text: str, month_first: bool = False) -> str:
     text = _PHONE.sub(_phone, text)
     text = _SPACED_THOUSANDS.sub(lambda m: re.sub(r"\D", "", m.group(0)), text)
     text = _DURATION.sub(_duration, text)
+    # 2020-07-04: written in the reader's own order first, then read as one
+    text = _ISO_DATE.sub(lambda m: "/".join(m.group(*((2, 3, 1) if month_first else (3, 2, 1)))), text)
+    text = _NUMERIC_DATE.sub(lambda m: _numeric_date(m, month_first), text)
+    text = _NUMBER_RANGE.sub(" to ", text)  # after the telephone numbers and dates, whose dashes are not ranges
     text = _DEGREE.sub(lambda m: _degrees(m, "en"), text)
     text = _CODED_MONEY.sub(lambda m: _CODES[m.group(2).lower()] + m.group(1), text)
     text = _SCALED_MONEY.sub(scaled, text)
     text = _MONEY.sub(money, text)
     text = _PENCE.sub(lambda m: f"{_words(int(m.group(1)), 'en')} {'penny' if m.group(1) == '1' else 'pence'}", text)
-    # 2020-07-04: written in the reader's own order first, then read as one
-    text = _ISO_DATE.sub(lambda m: "/".join(m.group(*((2, 3, 1) if month_first else (3, 2, 1)))), text)
-    text = _NUMERIC_DATE.sub(lambda m: _numeric_date(m, month_first), text)
     text = _DATE.sub(_date, text)
     text = _UNIT.sub(_unit, text)
     for symbol, said in _SYMBOLS:
@@ -692,6 +705,9 @@ def _english(text: str, month_first: bool = False) -> str:
     text = _DECADE.sub(_decade, text)
     text = _PERCENT.sub(lambda m: f"{_english_number(m.group(1))} percent", text)
     text = _YEAR.sub(_years, text)
+    text = _YEAR_SPAN.sub(
+        lambda m: f"{_words(int(m.group(1)), 'en', to='year')} to {_words(int(m.group(2)), 'en')}", text
+    )
     text = _MERIDIEM.sub(
         lambda m: f" {m.group(1).lower()} m" + ("." if m.group(2) and m.group(3) is not None else ""), text
     )
@@ -757,14 +773,25 @@ def _date(match: re.Match) -> str:
 
 
 def _unit(match: re.Match) -> str:
-    number, unit = match.group(1).replace(",", ""), _UNIT_NAMES[match.group(2).lower()]
-    if number != "1":  # the plural is of the unit's last word before "per": kilometers per hour
-        first, per, rest = unit.partition(" per ")
-        *before, last = first.split()
-        ending = next((e for e in _UNIT_PLURALS if last.endswith(e)), None)
-        last = last[: -len(ending)] + _UNIT_PLURALS[ending] if ending else last + "s"
-        unit = " ".join([*before, last]) + per + rest
-    return f"{_english_number(number)} {unit}"
+    number, unit = match.group(1).replace(",", ""), _UNIT_NAMES[(match.group(2) or match.group(3)).lower()]
+    if "/" in number:  # 1/2 tsp: a half teaspoon; 1 1/2 tsp: one and a half teaspoons
+        fraction = _FRACTION.fullmatch(number)
+        said = _fraction(fraction) if fraction else number
+        if said == number:
+            return match.group(0)
+        if " and " in said:
+            return f"{said} {_plural_unit(unit)}"
+        return f"half a {unit}" if said == "a half" else f"{said} of a {unit}"
+    return f"{_english_number(number)} {unit if number == '1' else _plural_unit(unit)}"
+
+
+def _plural_unit(unit: str) -> str:
+    """The plural is of the unit's last word before "per": kilometers per hour, feet."""
+    first, per, rest = unit.partition(" per ")
+    *before, last = first.split()
+    ending = next((e for e in _UNIT_PLURALS if last.endswith(e)), None)
+    last = last[: -len(ending)] + _UNIT_PLURALS[ending] if ending else last + "s"
+    return " ".join([*before, last]) + per + rest
 
 
 def _decade(match: re.Match) -> str:
@@ -781,12 +808,13 @@ def _clock(match: re.Match) -> str:
 
 
 def _fraction(match: re.Match) -> str:
-    count, parts = int(match.group(1)), int(match.group(2))
+    whole, count, parts = match.group(1), int(match.group(2)), int(match.group(3))
     if count >= parts:  # 2/2, 4/3: not a fraction of one; read as written
         return match.group(0)
     ordinal = _words(parts, "en", to="ordinal")
     one, many = _FRACTION_NAMES.get(parts, (ordinal, ordinal + "s"))
-    return f"{'a' if count == 1 else _words(count, 'en')} {one if count == 1 else many}"
+    said = f"{'a' if count == 1 else _words(count, 'en')} {one if count == 1 else many}"
+    return f"{_words(int(whole), 'en')} and {said}" if whole else said
 
 
 def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
