@@ -231,6 +231,15 @@ def test_other_languages_read_through_num2words_or_not_at_all():
             "четырнадцатое июля две тысячи двадцатого года и первое мая тысяча девятьсот девяносто девятого года",
         ),
         ("nl", "op 14-07-2020", "op veertien juli tweeduizendtwintig"),
+        # A range with the language's "to"; a number led by 0 (a telephone number) digit by digit in its groups.
+        (
+            "de",
+            "10-15 minuten, 1,5-2 kg, tel. 030-1234567",
+            "zehn bis fünfzehn minuten, eins komma fünf bis zwei kilogramm, tel. null drei null, eins zwei drei vier "
+            "fünf sechs sieben",
+        ),
+        ("fr", "10-15 minutes, 3\u20134 jours", "dix à quinze minutes, trois à quatre jours"),
+        ("nl", "10-15 minuten", "tien tot vijftien minuten"),
         # A time of day as each language reads one; French and Portuguese also write 9h30 and 17 h.
         ("de", "um 9:30 uhr, um 1:00 uhr und 21:05", "um neun uhr dreißig, um ein uhr und einundzwanzig uhr fünf"),
         ("nl", "om 9:30 uur en 1:00", "om negen uur dertig en één uur"),

@@ -588,6 +588,15 @@ _ISO_DATE = re.compile(rf"(?<![\d.,/-])(\d{{4}})-(\d\d)-(\d\d)(?![.,/-]?\d){_YEA
 _GERMAN_DAY_MONTH = re.compile(r"(?<![\d.,])(\d{1,2})\.(\d{1,2})\.(?!\d)")
 
 
+# A range between two numbers ("10-15 Minuten", "de 10 à 15"), said with the language's "to"; not a
+# telephone number's dash (030-1234567: no number starts with 0 here, nor has more than four digits).
+# A number that starts with 0 (a telephone number, a code: 030-1234567, 007) is read digit by digit in
+# its groups, as the English one is.
+_ZERO_LED = re.compile(r"(?<![\d.,])(?<!\d[ \u00a0\u202f])0\d{2,}(?:[-/ ]\d{3,})*(?![.,]?\d)")  # not 1 000
+_RANGE_TO = {"de": "bis", "fr": "\u00e0", "es": "a", "pt": "a", "nl": "tot", "sv": "till"}
+_RANGE = re.compile(r"(?<![\d.,/-])([1-9]\d{0,3}(?:,\d+)?)\s?[-\u2013]\s?(?=[1-9]\d{0,3}(?:,\d+)?(?![\d.,/-]?\d))")
+
+
 def _named_date(day: str, month: str, year: str | None, language: str, text: str) -> str:
     d, m = int(day), int(month)
     if not (1 <= d <= 31 and 1 <= m <= 12):
@@ -844,6 +853,12 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             return text
         if primary in _MONTH_NAMES_OF:
             text = _dates_in_digits(text, primary)
+        text = _ZERO_LED.sub(
+            lambda m: ", ".join(" ".join(_words(int(d), primary) for d in g) for g in re.split(r"[-/ ]", m.group(0))),
+            text,
+        )
+        if primary in _RANGE_TO:
+            text = _RANGE.sub(rf"\1 {_RANGE_TO[primary]} ", text)
         if percent is not None:  # "3,5 %": the sign read after its number, as these languages say it
             text = _PERCENT_SIGN.sub(rf"\1 {percent}", text)
         elif primary == "ru":
