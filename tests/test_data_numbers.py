@@ -240,6 +240,21 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ),
         ("fr", "10-15 minutes, 3\u20134 jours", "dix à quinze minutes, trois à quatre jours"),
         ("nl", "10-15 minuten", "tien tot vijftien minuten"),
+        # A time written with a dot, where a word says it is one (or in a range of two).
+        (
+            "de",
+            "um 9.30 uhr, ab 20.15, 09.00-18.00, 3.5 kilo",
+            "um neun uhr dreißig, ab zwanzig uhr fünfzehn, neun uhr bis achtzehn uhr, drei komma fünf kilo",
+        ),
+        ("nl", "om 20.45 uur", "om twintig uur vijfenveertig"),
+        ("sv", "kl. 9.30", "kl. nio trettio"),
+        ("pl", "godz. 14.15", "godz. czternaście piętnaście"),
+        # An amount with cents before the currency's name; each country's own currency.
+        ("de", "2,50 euro und 1,50 dollar", "zwei euro fünfzig und ein dollar fünfzig"),
+        ("pl", "3,99 zł, 1 zł, 5 zł", "trzy złote dziewięćdziesiąt dziewięć, jeden złoty, pięć złotych"),
+        ("sv", "29,90 kr", "tjugonio kronor nittio"),
+        ("ru", "99,90 руб., 500 \u20bd", "девяносто девять рублей девяносто, пятьсот рублей"),
+        ("pt", "r$ 45,90", "quarenta e cinco reais e noventa"),
         # A time of day as each language reads one; French and Portuguese also write 9h30 and 17 h.
         ("de", "um 9:30 uhr, um 1:00 uhr und 21:05", "um neun uhr dreißig, um ein uhr und einundzwanzig uhr fünf"),
         ("nl", "om 9:30 uur en 1:00", "om negen uur dertig en één uur"),

@@ -398,12 +398,28 @@ _MONEY_WORDS: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {
             "\u20ac": ("euro", "euros", "um"),
             "$": ("d\u00f3lar", "d\u00f3lares", "um"),
             "\u00a3": ("libra", "libras", "uma"),
+            "r$": ("real", "reais", "um"),  # Brazil's
         },
     ),
-    "sv": ("", {"\u20ac": ("euro", "euro", "en"), "$": ("dollar", "dollar", "en"), "\u00a3": ("pund", "pund", "ett")}),
+    "sv": (
+        "",
+        {
+            "\u20ac": ("euro", "euro", "en"),
+            "$": ("dollar", "dollar", "en"),
+            "\u00a3": ("pund", "pund", "ett"),
+            "kr": ("krona", "kronor", "en"),
+            "sek": ("krona", "kronor", "en"),
+        },
+    ),
     "tr": (
         "",
-        {"\u20ac": ("avro", "avro", "bir"), "$": ("dolar", "dolar", "bir"), "\u00a3": ("sterlin", "sterlin", "bir")},
+        {
+            "\u20ac": ("avro", "avro", "bir"),
+            "$": ("dolar", "dolar", "bir"),
+            "\u00a3": ("sterlin", "sterlin", "bir"),
+            "tl": ("lira", "lira", "bir"),
+            "\u20ba": ("lira", "lira", "bir"),
+        },
     ),
     # Russian and Polish decline the noun with the number (_slavic_form); the euro does not.
     "ru": (
@@ -412,6 +428,7 @@ _MONEY_WORDS: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {
             "\u20ac": ("евро", "евро", "евро", "евро", "один"),
             "$": ("доллар", "доллара", "долларов", "доллара", "один"),
             "\u00a3": ("фунт", "фунта", "фунтов", "фунта", "один"),
+            **dict.fromkeys(("\u20bd", "руб.", "руб", "р."), ("рубль", "рубля", "рублей", "рубля", "один")),
         },
     ),
     "pl": (
@@ -420,24 +437,44 @@ _MONEY_WORDS: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {
             "\u20ac": ("euro", "euro", "euro", "euro", "jedno"),
             "$": ("dolar", "dolary", "dolarów", "dolara", "jeden"),
             "\u00a3": ("funt", "funty", "funtów", "funta", "jeden"),
+            "zł": ("złoty", "złote", "złotych", "złotego", "jeden"),
         },
     ),
 }
 # Latin America writes its pesos with "$" (CLDR), and its amounts with a decimal point.
 _PESOS = ("peso", "pesos", "un")
-_SIGN = "([\u20ac$\u00a3])"
 _COMMA_AMOUNT = r"(\d{1,3}(?:[.\u00a0\u202f ]\d{3})+|\d+)(?:,(\d\d))?(?!\d)"
 _POINT_AMOUNT = r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d\d))?(?!\.?\d)"
-_MONEY_SIGNED = {
-    amount: re.compile(rf"{_SIGN}\s?{amount}|\b{amount}\s?{_SIGN}") for amount in (_COMMA_AMOUNT, _POINT_AMOUNT)
+# An amount with cents before the currency's name or code reads as before its sign: "2,50 Euro" is
+# zwei euro fünfzig, not zwei komma fünf euro.
+_CURRENCY_NAMES = {
+    "\u20ac": r"euros?|eur",
+    "$": r"dollars?|dólares|dollari|usd",
+    "\u00a3": r"pfund|livres?|libras?|sterline|pond|gbp",
 }
+
+
+def _money_pattern(language: str, comma: bool) -> re.Pattern:
+    """The language's amounts before or after a sign it knows (€, $, £ and its own: zł, kr, ₽, TL, R$)."""
+    signs = "|".join(re.escape(sign) for sign in sorted(_MONEY_WORDS[language][1], key=len, reverse=True))
+    amount = _COMMA_AMOUNT if comma else _POINT_AMOUNT
+    return re.compile(rf"({signs})\s?{amount}|\b{amount}\s?({signs})(?![^\W\d_])", re.IGNORECASE)
+
+
+def _currency_names(text: str, comma: bool, pesos: bool) -> str:
+    cents = r"(\d+,\d\d)" if comma else r"(\d+\.\d\d)"
+    for sign, names in _CURRENCY_NAMES.items():
+        if pesos and sign == "$":  # "$" is pesos there; 2.50 dólares stays dollars
+            continue
+        text = re.sub(rf"{cents}\s+(?:{names})\b", rf"\1 {sign}", text, flags=re.IGNORECASE)
+    return text
 
 
 def _money(match: re.Match, language: str, pesos: bool) -> str:
     sign, whole_text, cents_text = match.group(1, 2, 3) if match.group(1) else match.group(6, 4, 5)
     whole = int(re.sub(r"\D", "", whole_text))
     before_cents, nouns = _MONEY_WORDS[language]
-    *forms, article = _PESOS if pesos and sign == "$" else nouns[sign]
+    *forms, article = _PESOS if pesos and sign == "$" else nouns[sign.lower()]
     noun = _slavic_form(str(whole), forms, language) if len(forms) == 4 else forms[whole != 1]
     said = f"{article if whole == 1 else _words(whole, language)} {noun}"
     cents = int(cents_text) if cents_text else 0
@@ -471,6 +508,31 @@ _HOUR_FORMS = {
 }
 _HOUR = r"\b([01]?\d|2[0-3])"
 _H_TIME = re.compile(rf"{_HOUR}\s?h(?:\s?([0-5]\d))?(?![^\W_])")  # 9h30, 17 h
+
+
+# Many write a time with a dot: "um 9.30 Uhr", "om 20.45 uur", "kl. 9.30", "godz. 14.15", "в 14.15",
+# "saat 09.00-18.00", "alle 9.30". Where a word before it or the clock's noun after it says it is one,
+# or it is a range of two, it is written with a colon and read as the time it is (not nine comma three).
+_DOT_TIME_CUES = {
+    "de": "um|ab|bis|gegen|von",
+    "nl": "om|vanaf|tot|van",
+    "it": "alle|dalle|ore",
+    "sv": r"kl\.?|klockan",
+    "tr": "saat",
+    "pl": r"godz\.?|godzina|o|od|do",
+    "ru": "\u0432|\u0441|\u0434\u043e|\u043a",  # в, с, до, к
+    "es": "las",
+}
+_DOT_TIME = r"\b([01]?\d|2[0-3])\.([0-5]\d)(?![\d.,]?\d)"
+
+
+def _dotted_times(text: str, language: str) -> str:
+    text = re.sub(rf"{_DOT_TIME}(\s?[-\u2013]\s?){_DOT_TIME}", r"\1:\2\3\4:\5", text)
+    if language in _DOT_TIME_CUES:
+        text = re.sub(rf"\b((?:{_DOT_TIME_CUES[language]})\s+){_DOT_TIME}", r"\1\2:\3", text, flags=re.IGNORECASE)
+    if language in _CLOCK_NOUNS:
+        text = re.sub(rf"{_DOT_TIME}(?=\s+{_CLOCK_NOUNS[language]}\b)", r"\1:\2", text, flags=re.IGNORECASE)
+    return text
 
 
 def _time_pattern(language: str) -> re.Pattern:
@@ -842,7 +904,7 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     comma = primary in _DECIMAL_COMMA and language.lower() not in _DECIMAL_POINT_REGIONS
     pattern, plain = (_COMMA_NUMBER, _plain_comma) if comma else (_NUMBER, _plain)
     percent = _PERCENT_WORDS.get(primary)
-    money = _MONEY_SIGNED[_COMMA_AMOUNT if comma else _POINT_AMOUNT]
+    money = _money_pattern(primary, comma) if primary in _MONEY_WORDS else None
     pesos = language.lower() in _DECIMAL_POINT_REGIONS and primary == "es"
     clock = _time_pattern(primary)
     years = _year_pattern(primary) if primary in _YEAR_WORDS else None
@@ -867,10 +929,13 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             text = _TURKISH_PERCENT.sub("y\u00fczde \\1", text)
         if primary in _DEGREE_WORDS:
             text = _DEGREE.sub(lambda m: _degrees(m, primary), text)
-        if primary in _MONEY_WORDS:
-            text = money.sub(lambda m: _money(m, primary, pesos), text)
+        if money is not None:
+            text = money.sub(lambda m: _money(m, primary, pesos), _currency_names(text, comma, pesos))
         if metric is not None:
             text = metric[0].sub(lambda m: _metric(m, primary, metric[1]), text)
+        text = _dotted_times(text, primary) if comma else text
+        if primary in _RANGE_TO:  # 9:00-18:00: neun uhr bis achtzehn uhr
+            text = re.sub(r"(\d:\d\d)\s?[-\u2013]\s?(?=\d{1,2}:\d\d)", rf"\1 {_RANGE_TO[primary]} ", text)
         text = clock.sub(lambda m: _time_of_day(m, primary), text)
         if primary in _HOUR_NOUNS:
             text = _H_TIME.sub(lambda m: _time_of_day(m, primary), text)
