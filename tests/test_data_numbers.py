@@ -285,6 +285,21 @@ def test_after_the_cleaners_no_digit_or_sign_is_left(language):
     assert not re.search(r"[\d\u00b0\u20ac]", said) and _DEGREE_WORDS[language][1] in said, said
 
 
+@pytest.mark.parametrize(
+    ("language", "text", "read"),
+    [
+        ("es", "El 1.º de mayo, la 3.ª planta, de 3 a 5.", "el primero de mayo, la tercera planta, de tres a cinco."),
+        ("pt", "O 3.º andar, a 1ª vez.", "o terceiro andar, a primeira vez."),
+        ("it", "Il 3º piano.", "il terzo piano."),
+    ],
+)
+def test_ordinals_are_read_after_the_cleaners_made_their_marks_letters(language, text, read):
+    # multilingual_cleaners' NFKC turns º and ª into o and a before the numbers are read.
+    from xtts_cli.data.text import prepare_texts
+
+    assert prepare_texts([text], ["multilingual_cleaners"], "characters", language, "words") == [read]
+
+
 def test_numbers_read_as_words_are_in_the_letters_of_the_languages_vocabulary():
     from xtts_cli.data.text import alphabet_of
 

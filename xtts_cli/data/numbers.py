@@ -562,9 +562,10 @@ def _time_of_day(match: re.Match, language: str) -> str:
 # the marker says of the word: "f" feminine (the -o of each word to -a), "short" Spanish's primer and tercer.
 _ORDINALS: dict[str, tuple[re.Pattern, dict[str, str]]] = {
     "fr": (re.compile(r"\b(\d+)(er|re|\u00e8re|e|\u00e8me|eme)\b", re.IGNORECASE), {"re": "f", "\u00e8re": "f"}),
-    "es": (re.compile(r"\b(\d+)\.?(\u00ba|\u00aa|er\b)"), {"\u00aa": "f", "er": "short"}),
-    "pt": (re.compile(r"\b(\d+)\.?(\u00ba|\u00aa)"), {"\u00aa": "f"}),
-    "it": (re.compile(r"\b(\d+)(\u00ba|\u00aa)"), {"\u00aa": "f"}),
+    # º and ª, or the o and a that multilingual_cleaners' NFKC makes of them (1.º de mayo: 1.o de mayo)
+    "es": (re.compile(r"\b(\d+)\.?(\u00ba|\u00aa|er\b|[oa]\b)"), {"\u00aa": "f", "a": "f", "er": "short"}),
+    "pt": (re.compile(r"\b(\d+)\.?(\u00ba|\u00aa|[oa]\b)"), {"\u00aa": "f", "a": "f"}),
+    "it": (re.compile(r"\b(\d+)(\u00ba|\u00aa|[oa]\b)"), {"\u00aa": "f", "a": "f"}),
     "nl": (re.compile(r"\b(\d+)(e|de|ste)\b", re.IGNORECASE), {}),
     "sv": (re.compile(r"\b(\d+):(a|e)\b", re.IGNORECASE), {}),
 }
