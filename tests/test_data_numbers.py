@@ -199,7 +199,7 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         (
             "tr",
             "0,07 ve 1.250,5",
-            "s\u0131f\u0131r virg\u00fcl s\u0131f\u0131r yedi ve binikiy\u00fczelli virg\u00fcl be\u015f",
+            "s\u0131f\u0131r virg\u00fcl s\u0131f\u0131r yedi ve bin iki y\u00fcz elli virg\u00fcl be\u015f",
         ),
         ("en", "a 1,999.5 tab", "a one thousand nine hundred and ninety nine point five tab"),
         # German, Dutch and Swedish read a year in hundreds where a word says it is one; a count stays.
@@ -255,6 +255,19 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ("sv", "29,90 kr", "tjugonio kronor nittio"),
         ("ru", "99,90 руб., 500 \u20bd", "девяносто девять рублей девяносто, пятьсот рублей"),
         ("pt", "r$ 45,90", "quarenta e cinco reais e noventa"),
+        # German ordinals after an article or a preposition with one; Turkish ones before their noun.
+        (
+            "de",
+            "im 3. stock, der 2. platz, das 1. mal, es ist der 12.",
+            "im dritten stock, der zweite platz, das erste mal, es ist der zwölf.",
+        ),
+        ("tr", "16. yüzyılda, 4. perondan", "on altıncı yüzyılda, dördüncü perondan"),
+        # Turkish numbers as words apart, and their ordinals; Swedish ettusen; Italian ventitré; Spain's "coma".
+        ("tr", "1923 ve 29", "bin dokuz yüz yirmi üç ve yirmi dokuz"),
+        ("sv", "1000", "ettusen"),
+        ("it", "2023", "duemilaventitré"),
+        ("es", "2,5 %", "dos coma cinco por ciento"),
+        ("es-419", "2.5 %", "dos punto cinco por ciento"),
         # A time of day as each language reads one; French and Portuguese also write 9h30 and 17 h.
         ("de", "um 9:30 uhr, um 1:00 uhr und 21:05", "um neun uhr dreißig, um ein uhr und einundzwanzig uhr fünf"),
         ("nl", "om 9:30 uur en 1:00", "om negen uur dertig en één uur"),

@@ -141,6 +141,11 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
         ("El Sr. García y la Sra. López llegaron. Bien.", ["El Sr. García y la Sra. López llegaron.", "Bien."]),
         ("Am 3. Mai fahren wir. Es ist der 12. Gut.", ["Am 3. Mai fahren wir.", "Es ist der 12.", "Gut."]),
         ("Wir kommen am 3.10. und bleiben. Gut.", ["Wir kommen am 3.10. und bleiben.", "Gut."]),
+        # An ordinal before its noun: after a German preposition or a starting article, Turkish's before a word.
+        (
+            "Er wohnt im 3. Stock. Der 2. Platz ging an sie. 16. yüzyılda oldu.",
+            ["Er wohnt im 3. Stock.", "Der 2. Platz ging an sie.", "16. yüzyılda oldu."],
+        ),
         # A quotation closes with its sentence: German „…“, French « … » with the spaces it sets.
         ("Er sagte: \u201eJa.\u201c Dann ging er.", ["Er sagte: \u201eJa.\u201c", "Dann ging er."]),
         (

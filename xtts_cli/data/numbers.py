@@ -161,15 +161,61 @@ _LEADING_ZERO = re.compile(r"(?<![\d.,:])0\d+(?![\d.,:]?\d)")  # 007: oh oh seve
 def _words(number: float | int, language: str, **options) -> str:
     from num2words import num2words
 
+    if language == "tr" and isinstance(number, int) and options.get("to", "cardinal") in ("cardinal", "ordinal"):
+        return _turkish_words(number, ordinal=options.get("to") == "ordinal")
     # Hyphens and commas are num2words' spelling, not pauses: "ninety-nine" is two words read on. Lower
     # case, as the cleaners left the text around it: German's "Komma" and "Million" were letters the
     # vocabulary lacked.
-    return num2words(number, lang=language, **options).replace("-", " ").replace(",", "").lower()
+    said = num2words(number, lang=language, **options).replace("-", " ").replace(",", "").lower()
+    if language == "sv":  # num2words' "etttusen": Swedish drops the third t (ettusen)
+        said = said.replace("ttt", "tt")
+    elif language == "it":  # ventitré, centotré: a compound ending in tre takes the accent
+        said = re.sub(r"(?<=[^\W\d_])tre\b", "tré", said)
+    return said
+
+
+# Turkish writes its numbers as words apart (bin dokuz yüz yirmi üç), where num2words runs them
+# together, and an ordinal with its suffix in vowel harmony on the last word (yirmi üçüncü).
+_TR_ONES = ["", "bir", "iki", "üç", "dört", "beş", "altı", "yedi", "sekiz", "dokuz"]
+_TR_TENS = ["", "on", "yirmi", "otuz", "kırk", "elli", "altmış", "yetmiş", "seksen", "doksan"]
+_TR_SCALES = ["", "bin", "milyon", "milyar", "trilyon"]
+_TR_SUFFIX = {"a": "ıncı", "ı": "ıncı", "e": "inci", "i": "inci", "o": "uncu", "u": "uncu", "ö": "üncü", "ü": "üncü"}
+
+
+def _turkish_words(number: int, ordinal: bool = False) -> str:
+    if number < 0:
+        return "eksi " + _turkish_words(-number, ordinal)
+    words: list[str] = []
+    for scale in range(len(_TR_SCALES) - 1, -1, -1):
+        group = number // 1000**scale % 1000
+        if not group:
+            continue
+        hundreds, rest = divmod(group, 100)
+        part = ([] if hundreds < 2 else [_TR_ONES[hundreds]]) + (["yüz"] if hundreds else [])
+        part += [w for w in (_TR_TENS[rest // 10], _TR_ONES[rest % 10]) if w]
+        words += ([] if scale == 1 and group == 1 else part) + ([_TR_SCALES[scale]] if scale else [])
+    said = " ".join(words) or "sıfır"
+    if not ordinal:
+        return said
+    if said.endswith("dört"):
+        said = said[:-1] + "d"  # dördüncü
+    vowel = next(c for c in reversed(said) if c in _TR_SUFFIX)
+    suffix = _TR_SUFFIX[vowel]
+    return said + (suffix[1:] if said[-1] in _TR_SUFFIX else suffix)
 
 
 # Where num2words reads a decimal wrongly, its parts are read apart: its Turkish read 0,07 as 0,7
-# and 1250,5 as 1250,50, with the words run together.
+# and 1250,5 as 1250,50, with the words run together. Spain says "coma" for its decimal comma
+# (num2words says Latin America's "punto"), in _plain_comma.
 _DECIMAL_WORDS = {"tr": ("virg\u00fcl", "s\u0131f\u0131r")}
+_COMMA_WORDS = {"es": ("coma", "cero")}
+
+
+def _decimal_parts(value: str, language: str, point: str, zero: str) -> str:
+    whole, _, fraction = value.partition(".")
+    zeros = [zero] * (len(fraction) - len(fraction.lstrip("0")))
+    rest = [_words(int(fraction), language)] if fraction.strip("0") else []
+    return " ".join([_words(int(whole), language), point, *zeros, *rest])
 
 
 def _number(value: str, language: str) -> str:
@@ -181,10 +227,7 @@ def _number(value: str, language: str) -> str:
         return _english_number(value)
     if language not in _DECIMAL_WORDS:
         return _words(float(value), language)
-    point, zero = _DECIMAL_WORDS[language]
-    zeros = [zero] * (len(fraction) - len(fraction.lstrip("0")))
-    rest = [_words(int(fraction), language)] if fraction.strip("0") else []
-    return " ".join([_words(int(whole), language), point, *zeros, *rest])
+    return _decimal_parts(value, language, *_DECIMAL_WORDS[language])
 
 
 def _plain(match: re.Match, language: str) -> str:
@@ -489,6 +532,11 @@ GERMAN_MONTHS = "januar|jänner|februar|märz|april|mai|juni|juli|august|septemb
 _GERMAN_DATE = re.compile(
     rf"(?:\b(am|vom|zum|im|dem|den|des)\s+)?\b([1-9]|[12]\d|3[01])\.\s+(?=(?:{GERMAN_MONTHS})\b)", re.IGNORECASE
 )
+# Any ordinal after an article or a preposition with one: "im 3. Stock" is im dritten Stock, "der 2.
+# Platz" der zweite Platz (-n after the datives and genitives, -e after der, die, das and ins).
+_GERMAN_ORDINAL = re.compile(
+    r"\b(am|vom|zum|im|beim|zur|dem|den|des|der|die|das|ins)\s+(\d{1,3})\.\s+(?=[^\W\d_])", re.IGNORECASE
+)
 
 
 # A time of day as each language reads one: "9:30" is neun uhr dreißig, negen uur dertig, neuf
@@ -568,6 +616,8 @@ _ORDINALS: dict[str, tuple[re.Pattern, dict[str, str]]] = {
     "it": (re.compile(r"\b(\d+)(\u00ba|\u00aa|[oa]\b)"), {"\u00aa": "f", "a": "f"}),
     "nl": (re.compile(r"\b(\d+)(e|de|ste)\b", re.IGNORECASE), {}),
     "sv": (re.compile(r"\b(\d+):(a|e)\b", re.IGNORECASE), {}),
+    # Turkish marks an ordinal with a full stop before its noun: 16. yüzyıl (on altıncı yüzyıl)
+    "tr": (re.compile(r"\b(\d+)(\.)(?=\s+[^\W\d_])"), {}),
 }
 
 
@@ -678,6 +728,12 @@ def _dates_in_digits(text: str, language: str) -> str:
     return text
 
 
+def _german_ordinal(match: re.Match) -> str:
+    before = match.group(1)
+    ending = "" if before.lower() in ("der", "die", "das", "ins") else "n"
+    return f"{before} {_words(int(match.group(2)), 'de', to='ordinal')}{ending} "
+
+
 def _german_date(match: re.Match) -> str:
     before, day = match.group(1), int(match.group(2))
     ordinal = _words(day, "de", to="ordinal") + ("n" if before else "")
@@ -731,6 +787,8 @@ def _plain_comma(match: re.Match, language: str) -> str:
     text = re.sub(_SPACE, "", match.group(0))
     if re.fullmatch(r"\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d+(?:,\d+)?", text):
         value = text.replace(".", "").replace(",", ".")
+        if language in _COMMA_WORDS and "." in value:
+            return _decimal_parts(value, language, *_COMMA_WORDS[language])
         return _number(value, language)
     if re.fullmatch(r"\d+\.\d+", text):  # 3.5, written as English does
         return _number(text, language)
@@ -941,7 +999,7 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
         if primary in _HOUR_NOUNS:
             text = _H_TIME.sub(lambda m: _time_of_day(m, primary), text)
         if primary == "de":
-            text = _GERMAN_DATE.sub(_german_date, text)
+            text = _GERMAN_ORDINAL.sub(_german_ordinal, _GERMAN_DATE.sub(_german_date, text))
         if years is not None:
             text = years.sub(lambda m: _years_in_hundreds(m, primary), text)
         elif primary == "ru":

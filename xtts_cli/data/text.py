@@ -492,9 +492,13 @@ _OPENER = re.compile(
     r"After|Before|When|At|In|On)\b"
 )
 # "Am 3. Mai": a German day before its month, not a sentence's end (numbers.py reads it); nor is a
-# day and month in digits before a word in lower case ("am 3.10. und").
+# number before a word in lower case ("am 3.10. und", Turkish "16. yüzyıl"), or after a German
+# preposition with its article ("im 3. Stock") or an article that starts the sentence ("Der 2. Platz").
 _DAY_AT_END = re.compile(r"\b\d{1,2}\.$")
-_DAY_AND_MONTH_AT_END = re.compile(r"\b\d{1,2}\.\d{1,2}\.$")
+_DAY_AND_MONTH_AT_END = re.compile(r"\b\d{1,3}\.(?:\d{1,2}\.)?$")
+_ORDINAL_AFTER_PREPOSITION = re.compile(
+    r"\b(?:am|vom|zum|im|beim|zur|ins)\s+\d{1,3}\.$|^(?:der|die|das)\s+\d{1,3}\.$", re.IGNORECASE
+)
 _MONTH_FIRST = re.compile(rf"(?:{GERMAN_MONTHS})\b", re.IGNORECASE)
 
 
@@ -506,7 +510,7 @@ def _continues(before: str, after: str) -> bool:
     """Whether the full stop that ends `before` is not a sentence's end, `after` being the same sentence."""
     if _MERIDIEM_AT_END.search(before) and _OPENER.match(after):
         return False
-    if _DAY_AND_MONTH_AT_END.search(before) and after[:1].islower():
+    if (_DAY_AND_MONTH_AT_END.search(before) and after[:1].islower()) or _ORDINAL_AFTER_PREPOSITION.search(before):
         return True
     return bool(_NO_END_AFTER.search(before)) or _a_german_date(before, after)
 
