@@ -144,7 +144,7 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         (
             "ru",
             "1 кг, 2 км, 11 м, 60 км/ч, 2020 г.",
-            "один килограмм, два километра, одиннадцать метров, шестьдесят километров в час, две тысячи двадцать г.",
+            "один килограмм, два километра, одиннадцать метров, шестьдесят километров в час, две тысячи двадцатого года",
         ),
         ("pl", "5 kg, 2 km, 1,5 km", "pięć kilogramów, dwa kilometry, jeden przecinek pięć kilometra"),
         # Degrees: Russian and Polish decline the noun with the number.
@@ -228,7 +228,7 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         (
             "ru",
             "14.07.2020 г. и 01.05.1999",
-            "четырнадцатое июля две тысячи двадцатого года и первое мая тысяча девятьсот девяносто девятого года",
+            "четырнадцатого июля две тысячи двадцатого года и первого мая тысяча девятьсот девяносто девятого года",
         ),
         ("nl", "op 14-07-2020", "op veertien juli tweeduizendtwintig"),
         # A range with the language's "to"; a number led by 0 (a telephone number) digit by digit in its groups.
@@ -262,6 +262,21 @@ def test_other_languages_read_through_num2words_or_not_at_all():
             "im dritten stock, der zweite platz, das erste mal, es ist der zwölf.",
         ),
         ("tr", "16. yüzyılda, 4. perondan", "on altıncı yüzyılda, dördüncü perondan"),
+        # Russian, Polish and Swedish days before a month's name are ordinals (the Slavic ones genitive), and so
+        # is a year before r. and г.
+        (
+            "ru",
+            "12 апреля 1961 г., 1 апреля 2024 года",
+            "двенадцатого апреля тысяча девятьсот шестьдесят первого года, первого апреля две тысячи двадцать "
+            "четвёртого года",
+        ),
+        (
+            "pl",
+            "11 listopada 1918 r., w 1410 roku, 21 maja",
+            "jedenastego listopada tysiąc dziewięćset osiemnastego roku, w tysiąc czterysta dziesiątym roku, "
+            "dwudziestego pierwszego maja",
+        ),
+        ("sv", "den 1 januari 1990", "den första januari nittonhundranittio"),
         # Turkish numbers as words apart, and their ordinals; Swedish ettusen; Italian ventitré; Spain's "coma".
         ("tr", "1923 ve 29", "bin dokuz yüz yirmi üç ve yirmi dokuz"),
         ("sv", "1000", "ettusen"),

@@ -691,7 +691,7 @@ _DATE_FORMS = {
     "es": ("{d} de {m} de {y}", "{d} de {m}"),
     "it": ("{d} {m} {y}", "{d} {m}"),
     "pt": ("{d} de {m} de {y}", "{d} de {m}"),
-    "ru": ("{d}-е {m} {y} года", "{d}-е {m}"),
+    "ru": ("{d}-го {m} {y} года", "{d}-го {m}"),
 }
 _FIRST_OF_MONTH = {"fr": "1er", "it": "1\u00ba", "pt": "1\u00ba"}
 # Russian's "г." or "года" after the year is the "года" its form says: taken in.
@@ -718,6 +718,46 @@ def _named_date(day: str, month: str, year: str | None, language: str, text: str
     with_year, alone = _DATE_FORMS.get(language, ("{d} {m} {y}", "{d} {m}"))
     said_day = _FIRST_OF_MONTH.get(language, str(d)) if d == 1 else str(d)
     return (with_year if year else alone).format(d=said_day, m=name, y=year)
+
+
+# Russian, Polish and Swedish read the day before a month's name as an ordinal, the Slavic ones in
+# the genitive dates are said in: "12 апреля 1961 г." is двенадцатого апреля тысяча девятьсот
+# шестьдесят первого года, "11 listopada 1918 r." jedenastego listopada tysiąc dziewięćset
+# osiemnastego roku ("w 1410 roku": w tysiąc czterysta dziesiątym roku), "1 januari" första januari.
+_DAY_BEFORE_MONTH = {
+    language: re.compile(rf"\b([12]?\d|3[01])\s+(?=(?:{_MONTH_NAMES_OF[language].replace(' ', '|')})\b)", re.IGNORECASE)
+    for language in ("ru", "pl", "sv")
+}
+_RUSSIAN_YEAR_ABBREVIATION = re.compile(r"\b(\d{3,4})\s*г\.")
+_POLISH_YEAR = re.compile(r"\b(?:(w)\s+)?(\d{3,4})\s*(?:r\.|roku\b)", re.IGNORECASE)
+
+
+def _polish_ordinal(number: int, locative: bool) -> str:
+    """An ordinal in the genitive (jedenastego) or, after "w", the locative (dziesiątym): each of its
+    adjectives declines (dwudziestego pierwszego; drugi: drugiego, drugim)."""
+
+    def declined(word: str) -> str:
+        if word.endswith("y"):
+            return word[:-1] + ("ym" if locative else "ego")
+        if word.endswith("i"):
+            return word + ("m" if locative else "ego")
+        return word
+
+    return " ".join(declined(word) for word in _words(number, "pl", to="ordinal").split())
+
+
+def _dates_with_month_names(text: str, language: str) -> str:
+    if language == "ru":
+        text = _RUSSIAN_YEAR_ABBREVIATION.sub(r"\1 года", text)
+        return _DAY_BEFORE_MONTH["ru"].sub(r"\1-го ", text)
+    if language == "pl":
+        text = _POLISH_YEAR.sub(
+            lambda m: f"{'w ' if m.group(1) else ''}{_polish_ordinal(int(m.group(2)), bool(m.group(1)))} roku", text
+        )
+        return _DAY_BEFORE_MONTH["pl"].sub(lambda m: _polish_ordinal(int(m.group(1)), False) + " ", text)
+    if language == "sv":
+        return _DAY_BEFORE_MONTH["sv"].sub(lambda m: _words(int(m.group(1)), "sv", to="ordinal") + " ", text)
+    return text
 
 
 def _dates_in_digits(text: str, language: str) -> str:
@@ -973,7 +1013,7 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
         if not _DIGIT.search(text):
             return text
         if primary in _MONTH_NAMES_OF:
-            text = _dates_in_digits(text, primary)
+            text = _dates_with_month_names(_dates_in_digits(text, primary), primary)
         text = _ZERO_LED.sub(
             lambda m: ", ".join(" ".join(_words(int(d), primary) for d in g) for g in re.split(r"[-/ ]", m.group(0))),
             text,
