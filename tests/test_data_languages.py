@@ -85,6 +85,7 @@ def test_persian_normalisation_of_real_sentences():
         "ساعت نه و سی دقیقه و چهارده، روز بیست و سوم مرداد هزار و چهارصد و دو"
     )
     assert normalize_persian("۲۰۲۳/۱۱/۳۰") == "سی\u200cام نوامبر دو هزار و بیست و سه"
+    assert normalize_persian("دما -۵ درجه") == "دما منفی پنج درجه"
     # Already normal text is left as it is.
     clean = "دیروز مهمان فنجان\u200cهای سنگین را دید."
     assert normalize_persian(clean) == clean

@@ -277,6 +277,16 @@ def test_other_languages_read_through_num2words_or_not_at_all():
             "dwudziestego pierwszego maja",
         ),
         ("sv", "den 1 januari 1990", "den första januari nittonhundranittio"),
+        # A plus sign said (not a telephone number's, read digit by digit), a price's ",-" left out, a
+        # German score, decades.
+        (
+            "de",
+            "+3 °c, +49 30 1234567, 49,- €, 3:1 gewonnen, die 1990er",
+            "plus drei grad celsius, plus vier neun, drei null, eins zwei drei vier fünf sechs sieben, neunundvierzig "
+            "euro, drei zu eins gewonnen, die neunzehnhundertneunziger",
+        ),
+        ("sv", "på 1800-talet", "på artonhundratalet"),
+        ("ru", "+3 °c", "плюс три градуса по цельсию"),
         # Turkish numbers as words apart, and their ordinals; Swedish ettusen; Italian ventitré; Spain's "coma".
         ("tr", "1923 ve 29", "bin dokuz yüz yirmi üç ve yirmi dokuz"),
         ("sv", "1000", "ettusen"),

@@ -746,6 +746,57 @@ def _polish_ordinal(number: int, locative: bool) -> str:
     return " ".join(declined(word) for word in _words(number, "pl", to="ordinal").split())
 
 
+# The sign before a number said (+3 °C: plus drei grad celsius; a telephone number's + is not: +49 30 ...),
+# a price's ",-" (49,- €) left out, a German score (3:1: drei zu eins), and decades: German "1990er"
+# (neunzehnhundertneunziger), Swedish "1800-talet" (artonhundratalet).
+_PLUS_WORDS = {
+    "de": "plus",
+    "fr": "plus",
+    "es": "más",
+    "it": "più",
+    "pt": "mais",
+    "nl": "plus",
+    "pl": "plus",
+    "sv": "plus",
+    "tr": "artı",
+    "ru": "плюс",
+}
+_PLUS = re.compile(r"(?<![\w.,+])\+(?=\d{1,3}(?:[.,]\d+)?(?![\d.,]|\s?\d))")
+_INTERNATIONAL_PHONE = re.compile(r"(?<![\w.,+])\+\d{1,3}(?:[ -]\(?\d+\)?){2,6}(?![.,]?\d)")
+_NO_CENTS = re.compile(r"(?<=\d),-(?!\d)")
+_GERMAN_SCORE = re.compile(r"(?<![\d:.,])(\d{1,2}):(\d)(?![\d:])")
+_DECADES = {"de": re.compile(r"\b(\d{2,4})er\b"), "sv": re.compile(r"\b(\d{2,4})-talet\b")}
+
+
+def _digit_groups(text: str, language: str) -> str:
+    """Each group of digits digit by digit, the groups set apart: 030 123: null drei null, eins zwei drei."""
+    return ", ".join(" ".join(_words(int(d), language) for d in group) for group in re.findall(r"\d+", text))
+
+
+def _signs_and_decades(text: str, language: str) -> str:
+    if language in _PLUS_WORDS:
+        plus = _PLUS_WORDS[language]
+        text = _INTERNATIONAL_PHONE.sub(lambda m: f"{plus} {_digit_groups(m.group(0), language)}", text)
+        text = _PLUS.sub(f"{plus} ", text)
+    text = _NO_CENTS.sub("", text)
+    if language == "de":
+        text = _GERMAN_SCORE.sub(r"\1 zu \2", text)
+    if language in _DECADES:
+        ending = "er" if language == "de" else "talet"
+
+        def decade(match: re.Match) -> str:
+            number = match.group(1)
+            said = (
+                _year_in_hundreds(number, language)
+                if len(number) == 4 and number < "2000"
+                else _words(int(number), language)
+            )
+            return said + ending
+
+        text = _DECADES[language].sub(decade, text)
+    return text
+
+
 def _dates_with_month_names(text: str, language: str) -> str:
     if language == "ru":
         text = _RUSSIAN_YEAR_ABBREVIATION.sub(r"\1 года", text)
@@ -1014,10 +1065,8 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             return text
         if primary in _MONTH_NAMES_OF:
             text = _dates_with_month_names(_dates_in_digits(text, primary), primary)
-        text = _ZERO_LED.sub(
-            lambda m: ", ".join(" ".join(_words(int(d), primary) for d in g) for g in re.split(r"[-/ ]", m.group(0))),
-            text,
-        )
+        text = _signs_and_decades(text, primary)
+        text = _ZERO_LED.sub(lambda m: _digit_groups(m.group(0), primary), text)
         if primary in _RANGE_TO:
             text = _RANGE.sub(rf"\1 {_RANGE_TO[primary]} ", text)
         if percent is not None:  # "3,5 %": the sign read after its number, as these languages say it

@@ -52,6 +52,7 @@ _NUMBER = re.compile(r"(?<!\d)(\d{1,3}(?:[٬,]\d{3})+|\d+)(?:[٫.](\d+))?(?![\d�
 # A time (9:30) and a date written year first (1402/05/12), after the digits are made ASCII.
 _TIME = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
 _DATE = re.compile(r"(?<![\d/])(1[34]\d\d|19\d\d|20\d\d)/(\d{1,2})/(\d{1,2})(?![\d/])")
+_MINUS = re.compile(r"(?<![\w.,])-(?=\d)")  # -5: منفی پنج
 _SOLAR_MONTHS = "فروردین اردیبهشت خرداد تیر مرداد شهریور مهر آبان آذر دی بهمن اسفند".split()
 _GREGORIAN_MONTHS = "ژانویه فوریه مارس آوریل مه ژوئن ژوئیه اوت سپتامبر اکتبر نوامبر دسامبر".split()
 _ZWNJ_RUNS = re.compile(ZWNJ + "{2,}")
@@ -143,6 +144,7 @@ def normalize_persian(text: str) -> str:
     """`text` with Persian letter forms, clean ZWNJs and numbers read out (module docstring)."""
     text = text.translate(_LETTERS).translate(_DIGITS)
     text = _DATE.sub(_date, _TIME.sub(_time, text))
+    text = _MINUS.sub("منفی ", text)
     text = _NUMBER.sub(_spoken_number, text)
     text = _VERB_PREFIX.sub(lambda m: m.group(1) + ZWNJ, text)
     text = _ZWNJ_RUNS.sub(ZWNJ, text)
