@@ -381,6 +381,16 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         ),
         ("fr", "Le Dr. Martin et M. Dupont, Mme Roux", "le docteur martin et monsieur dupont, madame roux"),
         ("es", "La Sra. López y Ud., pág. 5", "la señora lópez y usted, página cinco"),
+        (
+            "de",
+            "Es kostet 5 Mio. Euro, 1 Mio. Euro und 1 Std. später.",
+            "es kostet fünf millionen euro, eine million euro und eine stunde später.",
+        ),
+        (
+            "sv",
+            "Vi ses kl. 9.30, t.ex. i morgon, 2 dl och 1 kg.",
+            "vi ses klockan nio trettio, till exempel i morgon, två deciliter och ett kilo.",
+        ),
         # Addresses as they are said, the scheme left out.
         (
             "en",

@@ -66,6 +66,17 @@ _WORDS: dict[str, dict[str, str]] = {
         r"prof\.": "professor",
         r"hr\.": "herr",
         r"tel\.": "telefon",
+        r"mio\.": "millionen",
+        r"mrd\.": "milliarden",
+        r"tsd\.": "tausend",
+        r"std\.": "stunden",
+    },
+    "sv": {
+        r"kl\.": "klockan",
+        r"ca\.": "cirka",
+        r"t\.\s?ex\.": "till exempel",
+        r"bl\.\s?a\.": "bland annat",
+        r"osv\.": "och så vidare",
     },
     "fr": {
         r"mme\.?": "madame",

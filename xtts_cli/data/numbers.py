@@ -335,32 +335,38 @@ _ONE_BEFORE_A_NOUN = {"de": "ein", "es": "un", "it": "un", "nl": "een", "sv": "e
 
 # Metric units after a number, as each language says them: "5 km" is fünf kilometer, cinq kilomètres,
 # пять километров, "1 kg" ein kilogramm. Per language, in the order of the abbreviations: one form
-# (German and Dutch), one and many, or the four Russian and Polish decline with the number; "" is a
-# unit left out (Turkish says km/h before the number: saatte altmış kilometre).
-_METRIC = ("km/h", "km", "m", "cm", "mm", "kg", "g", "mg", "l", "ml")
-_METRIC_RU = ("км/ч", "км", "м", "см", "мм", "кг", "", "мг", "л", "мл")  # Russian writes its own
+# (German and Dutch), one and many (and Swedish's neuter "one"), or the four Russian and Polish decline
+# with the number; "" is a unit left out (Turkish says km/h before the number: saatte altmış kilometre).
+_METRIC = ("km/h", "km", "m", "cm", "mm", "kg", "g", "mg", "l", "ml", "dl", "cl")
+_METRIC_RU = ("км/ч", "км", "м", "см", "мм", "кг", "", "мг", "л", "мл", "дл", "")  # Russian writes its own
 _METRIC_WORDS = {
-    "de": "kilometer pro stunde;kilometer;meter;zentimeter;millimeter;kilogramm;gramm;milligramm;liter;milliliter",
-    "nl": "kilometer per uur;kilometer;meter;centimeter;millimeter;kilogram;gram;milligram;liter;milliliter",
+    "de": "kilometer pro stunde;kilometer;meter;zentimeter;millimeter;kilogramm;gramm;milligramm;liter;milliliter;deziliter;zentiliter",
+    "nl": "kilometer per uur;kilometer;meter;centimeter;millimeter;kilogram;gram;milligram;liter;milliliter;deciliter;centiliter",
     "fr": "kilomètre par heure/kilomètres par heure;kilomètre/kilomètres;mètre/mètres;centimètre/centimètres;"
     "millimètre/millimètres;kilogramme/kilogrammes;gramme/grammes;milligramme/milligrammes;litre/litres;"
-    "millilitre/millilitres",
+    "millilitre/millilitres;décilitre/décilitres;centilitre/centilitres",
     "es": "kilómetro por hora/kilómetros por hora;kilómetro/kilómetros;metro/metros;centímetro/centímetros;"
-    "milímetro/milímetros;kilogramo/kilogramos;gramo/gramos;miligramo/miligramos;litro/litros;mililitro/mililitros",
+    "milímetro/milímetros;kilogramo/kilogramos;gramo/gramos;miligramo/miligramos;litro/litros;mililitro/mililitros;"
+    "decilitro/decilitros;centilitro/centilitros",
     "it": "chilometro orario/chilometri orari;chilometro/chilometri;metro/metri;centimetro/centimetri;"
     "millimetro/millimetri;chilogrammo/chilogrammi;grammo/grammi;milligrammo/milligrammi;litro/litri;"
-    "millilitro/millilitri",
+    "millilitro/millilitri;decilitro/decilitri;centilitro/centilitri",
     "pt": "quilómetro por hora/quilómetros por hora;quilómetro/quilómetros;metro/metros;centímetro/centímetros;"
-    "milímetro/milímetros;quilograma/quilogramas;grama/gramas;miligrama/miligramas;litro/litros;mililitro/mililitros",
-    "tr": ";kilometre;metre;santimetre;milimetre;kilogram;gram;miligram;litre;mililitre",
+    "milímetro/milímetros;quilograma/quilogramas;grama/gramas;miligrama/miligramas;litro/litros;mililitro/mililitros;"
+    "decilitro/decilitros;centilitro/centilitros",
+    "tr": ";kilometre;metre;santimetre;milimetre;kilogram;gram;miligram;litre;mililitre;desilitre;santilitre",
     "pl": "kilometr na godzinę/kilometry na godzinę/kilometrów na godzinę/kilometra na godzinę;"
     "kilometr/kilometry/kilometrów/kilometra;metr/metry/metrów/metra;centymetr/centymetry/centymetrów/centymetra;"
     "milimetr/milimetry/milimetrów/milimetra;kilogram/kilogramy/kilogramów/kilograma;gram/gramy/gramów/grama;"
-    "miligram/miligramy/miligramów/miligrama;litr/litry/litrów/litra;mililitr/mililitry/mililitrów/mililitra",
+    "miligram/miligramy/miligramów/miligrama;litr/litry/litrów/litra;mililitr/mililitry/mililitrów/mililitra;"
+    "decylitr/decylitry/decylitrów/decylitra;centylitr/centylitry/centylitrów/centylitra",
     "ru": "километр в час/километра в час/километров в час/километра в час;километр/километра/километров/километра;"
     "метр/метра/метров/метра;сантиметр/сантиметра/сантиметров/сантиметра;миллиметр/миллиметра/миллиметров/миллиметра;"
     "килограмм/килограмма/килограммов/килограмма;;миллиграмм/миллиграмма/миллиграммов/миллиграмма;"
-    "литр/литра/литров/литра;миллилитр/миллилитра/миллилитров/миллилитра",
+    "литр/литра/литров/литра;миллилитр/миллилитра/миллилитров/миллилитра;децилитр/децилитра/децилитров/децилитра;",
+    # Swedish: a third form, the "one" of a neuter noun (ett kilo, ett gram)
+    "sv": "kilometer i timmen;kilometer;meter;centimeter;millimeter;kilo/kilo/ett;gram/gram/ett;milligram/milligram/ett;"
+    "liter;milliliter;deciliter;centiliter",
 }
 
 
@@ -383,7 +389,8 @@ def _metric(match: re.Match, language: str, units: dict[str, tuple[str, ...]]) -
     else:  # French keeps the singular below two: 1,5 kilomètre
         one = number == "1" or (language == "fr" and float(digits.replace(",", ".")) < 2)
         noun = forms[0 if one or len(forms) == 1 else 1]
-    return f"{_ONE_BEFORE_A_NOUN.get(language, number) if number == '1' else number} {noun}"
+    article = forms[2] if len(forms) == 3 else _ONE_BEFORE_A_NOUN.get(language, number)
+    return f"{article if number == '1' else number} {noun}"
 
 
 # A telephone number, read digit by digit in its groups: "555-1234", "(020) 7946 0958", "+44 20 7946 0958".
@@ -765,6 +772,9 @@ _PLUS = re.compile(r"(?<![\w.,+])\+(?=\d{1,3}(?:[.,]\d+)?(?![\d.,]|\s?\d))")
 _INTERNATIONAL_PHONE = re.compile(r"(?<![\w.,+])\+\d{1,3}(?:[ -]\(?\d+\)?){2,6}(?![.,]?\d)")
 _NO_CENTS = re.compile(r"(?<=\d),-(?!\d)")
 _GERMAN_SCORE = re.compile(r"(?<![\d:.,])(\d{1,2}):(\d)(?![\d:])")
+# "1 Mio.", read out as "1 millionen" first: eine million, as 1 Stunde is eine stunde.
+_GERMAN_ONES = {"millionen": "eine million", "milliarden": "eine milliarde", "stunden": "eine stunde"}
+_GERMAN_ONE = re.compile(r"(?<![\d.,])1\s+(millionen|milliarden|stunden)\b", re.IGNORECASE)
 _DECADES = {"de": re.compile(r"\b(\d{2,4})er\b"), "sv": re.compile(r"\b(\d{2,4})-talet\b")}
 
 
@@ -781,6 +791,7 @@ def _signs_and_decades(text: str, language: str) -> str:
     text = _NO_CENTS.sub("", text)
     if language == "de":
         text = _GERMAN_SCORE.sub(r"\1 zu \2", text)
+        text = _GERMAN_ONE.sub(lambda m: _GERMAN_ONES[m.group(1).lower()], text)
     if language in _DECADES:
         ending = "er" if language == "de" else "talet"
 
