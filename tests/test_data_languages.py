@@ -86,6 +86,8 @@ def test_persian_normalisation_of_real_sentences():
     )
     assert normalize_persian("۲۰۲۳/۱۱/۳۰") == "سی\u200cام نوامبر دو هزار و بیست و سه"
     assert normalize_persian("دما -۵ درجه") == "دما منفی پنج درجه"
+    # A number led by 0 (a mobile number) digit by digit, not nine billion.
+    assert normalize_persian("۰۹۱۲۳") == "صفر نه یک دو سه"
     # Already normal text is left as it is.
     clean = "دیروز مهمان فنجان\u200cهای سنگین را دید."
     assert normalize_persian(clean) == clean

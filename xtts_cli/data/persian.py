@@ -126,7 +126,7 @@ def _date(match: re.Match) -> str:
 def _spoken_number(match: re.Match) -> str:
     whole, fraction, percent = match.group(1), match.group(2), match.group(3)
     digits = re.sub(r"[٬,]", "", whole)
-    if len(digits) > 15:  # a serial or phone number: digit by digit
+    if len(digits) > 15 or (len(digits) > 2 and digits[0] == "0"):  # a serial or phone number: digit by digit
         words = " ".join(_ONES[int(d)] for d in digits)
     else:
         words = number_to_words(int(digits))
