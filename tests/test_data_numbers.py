@@ -29,7 +29,7 @@ from xtts_cli.data.text import Tokenizer
         ("we left at 9 a.m.", "we left at nine a m."),
         ("$1.5 billion, $5 million", "one point five billion dollars, five million dollars"),
         ("version 2.0, -5 degrees", "version two point zero, minus five degrees"),
-        ("add 1/2 cup and 3/4 cup", "add a half cup and three quarters cup"),
+        ("add 1/2 cup and 3/4 cup", "add half a cup and three quarters of a cup"),
         ("5km by MP3", "five kilometers by MP three"),
         # Units after a number, in the plural but for one.
         (
@@ -75,6 +75,23 @@ from xtts_cli.data.text import Tokenizer
         (
             "on 14 october 1066 and 1-800-273-8255",
             "on the fourteenth of october ten sixty six and one, eight oh oh, two seven three, eight two five five",
+        ),
+        # A year with no word before it, unless a count noun follows; round ranges are not telephone numbers.
+        (
+            "2024 was hot. the 1990 world cup, founded 1998 (2021 census); 1500 people, 1999 dollars",
+            "twenty twenty four was hot. the nineteen ninety world cup, founded nineteen ninety eight (twenty twenty "
+            "one census); one thousand five hundred people, one thousand nine hundred and ninety nine dollars",
+        ),
+        ("500-1000 words, 555-1230", "five hundred to one thousand words, five five five, one two three oh"),
+        # British times with a dot, a range of them; short months; ratios, blood pressure, sayings; pence.
+        (
+            "at 9.30am, 9am-5pm, dec 25, in december 2 people died",
+            "at nine thirty a m, nine a m to five p m, december twenty fifth, in december two people died",
+        ),
+        (
+            "won 3:1, bp 140/90, open 24/7, 145.9p or $0.99",
+            "won three to one, bp one hundred and forty over ninety, open twenty four seven, one hundred and forty five "
+            "point nine pence or ninety nine cents",
         ),
         # A duration, and the symbols said as words.
         ("it took 2:30:15 or 0:45:00", "it took two hours, thirty minutes and fifteen seconds or forty five minutes"),

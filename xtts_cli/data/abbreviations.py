@@ -31,11 +31,12 @@ _WORDS: dict[str, dict[str, str]] = {
         r"vol\.": "volume",
         r"mr\.": "mister",
         r"mrs\.": "misess",  # as english_cleaners spells it
-        r"ms\.": "miz",
+        r"(?<!\d )ms\.": "miz",  # not "10 ms." (milliseconds)
         r"dr\.": "doctor",
         r"prof\.": "professor",
         r"jr\.": "junior",
         # Months: "Jan. 15th" is January fifteenth (numbers.py reads the day after the month).
+        r"mar\.(?=\s*\d)": "march",
         r"jan\.": "january",
         r"feb\.": "february",
         r"apr\.": "april",

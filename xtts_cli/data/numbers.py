@@ -50,6 +50,7 @@ _UNIT_NAMES = {
     "kg": "kilogram",
     "mg": "milligram",
     "g": "gram",
+    "cup": "cup",  # for its fractions: 1/3 cup is a third of a cup
     "tbsp": "tablespoon",
     "tsp": "teaspoon",
     "ml": "milliliter",
@@ -146,13 +147,34 @@ _YEAR = re.compile(
     r"(?:(\s*[-\u2013]\s*|\s+(?:and|or|to)\s+)(1[1-9]\d\d|20\d\d|\d\d)(?!\d|,\d|\.\d))?",
     re.IGNORECASE,
 )
+# A four-digit number from 1100 to 2099 that no count noun follows is a year, as Tacotron's cleaners
+# read every one: "2024 was", "the 1990 world cup", "founded 1998", "1600 pennsylvania avenue"
+# (sixteen hundred); "1999 dollars", "1500 people" are counts.
+_COUNT_NOUN = (
+    r"(?!(?:was|has|is|this|his|its|yes|thus|always|perhaps|whereas|as)\b)[^\W\d_]*[^\W\d_su]s"
+    r"|people|men|women|children|feet|teeth|by"  # "1920x1080": 1920 by 1080, sizes
+)
+_BARE_YEAR = re.compile(
+    rf"(?<![\d.,$£€])(?<!by )(1[1-9]\d\d|20\d\d)(?![\d.,]?\d)(?!\s+(?:{_COUNT_NOUN})\b)", re.IGNORECASE
+)
 # A year and the last two digits of another after it (1939-45, read "to" by then) are years anywhere.
 _YEAR_SPAN = re.compile(r"\b(1[1-9]\d\d|20\d\d) to (\d\d)\b(?![.,]\d)")
 # A date in digits: 12/25/2020 is December twenty fifth, 25/12/2020 the twenty fifth of December;
 # where both could be the month, American English puts it first and the rest of English second.
 _NUMERIC_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4}|\d\d)\b")
 # Pence (50p), and amounts written with their currency's code after them (10 USD, 20 eur).
-_PENCE = re.compile(r"\b(\d+)p\b")
+_PENCE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)p\b")
+# British English writes a time with a dot before its am or pm: 9.30am is nine thirty a m.
+_DOTTED_CLOCK = re.compile(r"\b([01]?\d|2[0-3])\.([0-5]\d)(?=\s?[ap]\.?m\b)", re.IGNORECASE)
+# A month shortened before its day: "Dec 25", "Mar. 15" (december twenty fifth).
+_MONTH_SHORT = re.compile(r"\b(jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?\s+(?=\d{1,2}\b)", re.IGNORECASE)
+_MONTH_OF = dict(zip("jan feb mar apr may jun jul aug sep oct nov dec".split(), _MONTHS.split("|")))
+# A ratio or score with a colon and one digit after it (3:1, 1:5): "to"; 140/90 is "over", 24/7 and
+# 50/50 as they are said.
+_RATIO = re.compile(r"(?<![\d:.,])(\d{1,2}):(\d)(?![\d:])")
+_SAYINGS = {"24/7": "twenty four seven", "50/50": "fifty fifty"}
+_OVER = re.compile(r"(?<![\d/])(?<![.,]\d)(\d{2,3})/(\d{2,3})(?![\d/]|[.,]\d)")
+_MERIDIEM_RANGE = re.compile(r"(\d\s?[ap]\.?m\.?)\s?[-\u2013]\s?(?=\d)", re.IGNORECASE)  # 9am-5pm
 _CODED_MONEY = re.compile(r"\b(\d[\d,]*(?:\.\d+)?)\s?(usd|eur|gbp)\b", re.IGNORECASE)
 _CODES = {"usd": "$", "eur": "\u20ac", "gbp": "\u00a3"}
 _LEADING_ZERO = re.compile(r"(?<![\d.,:])0\d+(?![\d.,:]?\d)")  # 007: oh oh seven, as a code is read
@@ -393,12 +415,13 @@ def _metric(match: re.Match, language: str, units: dict[str, tuple[str, ...]]) -
     return f"{article if number == '1' else number} {noun}"
 
 
-# A telephone number, read digit by digit in its groups: "555-1234", "(020) 7946 0958", "+44 20 7946 0958".
+# A telephone number, read digit by digit in its groups: "555-1234", "(020) 7946 0958", "+44 20 7946 0958";
+# "500-1000", both ends round, is a range.
 _PHONE = re.compile(
     r"(?<![\w.,])(?:\+\d{1,3}(?:[\s.-]?\(?\d{1,5}\)?){2,5}"
     r"|\(\d{2,5}\)\s?\d{3,4}[\s.-]?\d{3,4}"
     r"|0\d{2,4}[\s-]\d{3,4}[\s-]?\d{3,4}"
-    r"|(?:1-)?\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|\d{3}-\d{4})(?![\w.,]?\d)"
+    r"|(?:1-)?\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|(?!\d\d0-\d{3}0\b)\d{3}-\d{4})(?![\w.,]?\d)"
 )
 _DIGIT_NAMES = "oh one two three four five six seven eight nine".split()
 
@@ -904,31 +927,22 @@ def _english(text: str, month_first: bool = False) -> str:
     def money(match: re.Match) -> str:
         one, many, cent, cents = _CURRENCY[match.group(1)]
         whole = int(match.group(2).replace(",", ""))
-        said = f"{_words(whole, 'en')} {one if whole == 1 else many}"
-        if match.group(3):
-            part = int(match.group(3).ljust(2, "0"))
-            said += f" and {_words(part, 'en')} {cent if part == 1 else cents}" if part else ""
-        return said
+        part = int(match.group(3).ljust(2, "0")) if match.group(3) else 0
+        cents_said = f"{_words(part, 'en')} {cent if part == 1 else cents}"
+        if not whole and part:  # $0.99: ninety nine cents
+            return cents_said
+        return f"{_words(whole, 'en')} {one if whole == 1 else many}" + (f" and {cents_said}" if part else "")
 
     def scaled(match: re.Match) -> str:
         scale = (match.group(3) or _SCALES[match.group(4).lower()]).lower()
         return f"{_english_number(match.group(2).replace(',', ''))} {scale} {_CURRENCY[match.group(1)][1]}"
 
-    if "&" in text:  # read, not left out as a symbol the run never saw
-        text = _AMPERSAND.sub(" and ", text)
-    text = _ADDRESS.sub(_address, text)
-    text = _PHONE.sub(_phone, text)
-    text = _SPACED_THOUSANDS.sub(lambda m: re.sub(r"\D", "", m.group(0)), text)
-    text = _DURATION.sub(_duration, text)
-    # 2020-07-04: written in the reader's own order first, then read as one
-    text = _ISO_DATE.sub(lambda m: "/".join(m.group(*((2, 3, 1) if month_first else (3, 2, 1)))), text)
-    text = _NUMERIC_DATE.sub(lambda m: _numeric_date(m, month_first), text)
-    text = _NUMBER_RANGE.sub(" to ", text)  # after the telephone numbers and dates, whose dashes are not ranges
+    text = _english_first(text, month_first)
     text = _DEGREE.sub(lambda m: _degrees(m, "en"), text)
     text = _CODED_MONEY.sub(lambda m: _CODES[m.group(2).lower()] + m.group(1), text)
     text = _SCALED_MONEY.sub(scaled, text)
     text = _MONEY.sub(money, text)
-    text = _PENCE.sub(lambda m: f"{_words(int(m.group(1)), 'en')} {'penny' if m.group(1) == '1' else 'pence'}", text)
+    text = _PENCE.sub(lambda m: f"{_english_number(m.group(1))} {'penny' if m.group(1) == '1' else 'pence'}", text)
     text = _DATE.sub(_date, text)
     text = _UNIT.sub(_unit, text)
     for symbol, said in _SYMBOLS:
@@ -945,10 +959,34 @@ def _english(text: str, month_first: bool = False) -> str:
     )
     text = _CLOCK.sub(_clock, text)
     text = _FRACTION.sub(_fraction, text)
+    text = _BARE_YEAR.sub(lambda m: _words(int(m.group(1)), "en", to="year"), text)
     text = _MINUS.sub("minus ", text)
     text = _LEADING_ZERO.sub(lambda m: " ".join(_DIGIT_NAMES[int(d)] for d in m.group(0)), text)
     text = _LETTERS_AND_DIGITS.sub(" ", text)
     return _NUMBER.sub(lambda m: _plain(m, "en"), text)
+
+
+def _english_first(text: str, month_first: bool) -> str:
+    """What must be read before a dash can be a range: addresses, telephone numbers, dates, times."""
+    if "&" in text:  # read, not left out as a symbol the run never saw
+        text = _AMPERSAND.sub(" and ", text)
+    text = _ADDRESS.sub(_address, text)
+    text = _PHONE.sub(_phone, text)
+    text = _SPACED_THOUSANDS.sub(lambda m: re.sub(r"\D", "", m.group(0)), text)
+    text = _DURATION.sub(_duration, text)
+    # 2020-07-04: written in the reader's own order first, then read as one
+    text = _ISO_DATE.sub(lambda m: "/".join(m.group(*((2, 3, 1) if month_first else (3, 2, 1)))), text)
+    text = _NUMERIC_DATE.sub(lambda m: _numeric_date(m, month_first), text)
+    text = _MONTH_SHORT.sub(lambda m: _MONTH_OF[m.group(1).lower()[:3]] + " ", text)
+    text = _DOTTED_CLOCK.sub(r"\1:\2", text)
+    text = _RATIO.sub(r"\1 to \2", text)
+    for saying, said in _SAYINGS.items():
+        text = text.replace(saying, said)
+    text = _OVER.sub(
+        lambda m: m.group(0) if _FRACTION.fullmatch(m.group(0)) else f"{m.group(1)} over {m.group(2)}", text
+    )
+    text = _MERIDIEM_RANGE.sub(r"\1 to ", text)
+    return _NUMBER_RANGE.sub(" to ", text)  # after the telephone numbers and dates, whose dashes are not ranges
 
 
 def _english_number(value: str) -> str:
@@ -995,8 +1033,11 @@ def _date(match: re.Match) -> str:
         said = f"the {_words(int(day), 'en', to='ordinal')} of {day_month}"
     elif month:
         # "we march 3 miles", "it may 2 times": the verbs, unless a suffix, a year or the sentence's end says a date
+        after = match.string[match.end() :]
         verb = month.lower() in ("march", "may") and not year and match.group(0)[-1].isdigit()
-        if verb and re.match(r"\s+[^\W\d_]", match.string[match.end() :]):
+        if verb and re.match(r"\s+[^\W\d_]", after):
+            return match.group(0)
+        if not year and re.match(r"\s+(?:[^\W\d_]+s|people)\b", after):  # "in December 2 people died"
             return match.group(0)
         said = f"{month} {_words(int(day_after), 'en', to='ordinal')}"
     else:
