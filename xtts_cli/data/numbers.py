@@ -188,7 +188,13 @@ def _words(number: float | int, language: str, **options) -> str:
     # Hyphens and commas are num2words' spelling, not pauses: "ninety-nine" is two words read on. Lower
     # case, as the cleaners left the text around it: German's "Komma" and "Million" were letters the
     # vocabulary lacked.
-    said = num2words(number, lang=language, **options).replace("-", " ").replace(",", "").lower()
+    try:
+        said = num2words(number, lang=language, **options)
+    except (OverflowError, NotImplementedError, KeyError, IndexError, ValueError):
+        # Past a language's largest named number (10**27 in Spanish, less in Russian and Italian): digit by digit
+        digits = str(number) if isinstance(number, int) else f"{number:.0f}"
+        return " ".join(_words(int(digit), language) for digit in digits if digit.isdigit())
+    said = said.replace("-", " ").replace(",", "").lower()
     if language == "sv":  # num2words' "etttusen": Swedish drops the third t (ettusen)
         said = said.replace("ttt", "tt")
     elif language == "it":  # ventitré, centotré: a compound ending in tre takes the accent
@@ -758,8 +764,8 @@ _DAY_BEFORE_MONTH = {
     language: re.compile(rf"\b([12]?\d|3[01])\s+(?=(?:{_MONTH_NAMES_OF[language].replace(' ', '|')})\b)", re.IGNORECASE)
     for language in ("ru", "pl", "sv")
 }
-_RUSSIAN_YEAR_ABBREVIATION = re.compile(r"\b(\d{3,4})\s*г\.")
-_POLISH_YEAR = re.compile(r"\b(?:(w)\s+)?(\d{3,4})\s*(?:r\.|roku\b)", re.IGNORECASE)
+_RUSSIAN_YEAR_ABBREVIATION = re.compile(r"(?<![\d.,])([1-9]\d{2,3})\s*г\.")
+_POLISH_YEAR = re.compile(r"(?:\b(w)\s+)?(?<![\d.,])([1-9]\d{2,3})\s*(?:r\.|roku\b)", re.IGNORECASE)
 
 
 def _polish_ordinal(number: int, locative: bool) -> str:
