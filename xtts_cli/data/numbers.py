@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Optional
 
-__all__ = ["number_reader"]
+__all__ = ["number_reader", "number_words"]
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _DIGIT = re.compile(r"\d")
@@ -200,6 +200,11 @@ def _words(number: float | int, language: str, **options) -> str:
     elif language == "it":  # ventitré, centotré: a compound ending in tre takes the accent
         said = re.sub(r"(?<=[^\W\d_])tre\b", "tré", said)
     return said
+
+
+def number_words(number: int, language: str, to: str = "cardinal") -> str:
+    """A whole number in words as the characters front end reads it: lower case, words apart."""
+    return _words(number, language, to=to)
 
 
 # Turkish writes its numbers as words apart (bin dokuz yüz yirmi üç), where num2words runs them

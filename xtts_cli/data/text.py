@@ -15,6 +15,7 @@ Vocabularies saved before languages existed (format version 1) have none.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -123,7 +124,7 @@ NUMBERS = ("words", "characters")
 def language_normalizer(language: Optional[str], frontend: str = "characters", numbers: str = "characters"):
     """The text normalisation of `language` (an espeak-ng code), or None: Persian's for `fa` (its
     digits read as words), and for the characters front end with `numbers: words`, the language's
-    abbreviations and number reader (espeak-ng reads both itself for phonemes)."""
+    abbreviations, Roman numerals and numbers read as words (espeak-ng reads them itself for phonemes)."""
     if language is not None and language.lower() == "fa":
         from xtts_cli.data.persian import normalize_persian
 
@@ -131,11 +132,13 @@ def language_normalizer(language: Optional[str], frontend: str = "characters", n
     if frontend == "characters" and numbers == "words":
         from xtts_cli.data.abbreviations import abbreviation_reader
         from xtts_cli.data.numbers import number_reader
+        from xtts_cli.data.roman import roman_reader
 
-        abbreviations, numbers_read = abbreviation_reader(language), number_reader(language)
-        if abbreviations is None or numbers_read is None:
-            return numbers_read or abbreviations
-        return lambda text: numbers_read(abbreviations(text))  # "Nr. 5": nummer, then fünf
+        # "Nr. 5": nummer, then fünf; "vol. iii": volume, then three
+        readers = [r for r in (abbreviation_reader(language), roman_reader(language), number_reader(language)) if r]
+        if len(readers) < 2:
+            return readers[0] if readers else None
+        return lambda text: functools.reduce(lambda read, reader: reader(read), readers, text)
     return None
 
 

@@ -1,0 +1,182 @@
+"""Roman numerals read as words for the `characters` front end: "Chapter IV" is "chapter four",
+"World War II" "world war two", "Henry VIII" "henry the eighth", French "Louis XIV" "louis quatorze"
+and "le XIXe siècle" "le dix-neuvième siècle", Spanish "siglo XXI" "siglo veintiuno".
+
+The cleaners have lowered the text by the time it is read, and a lone "vi", "mix", "di" or "mil" is a
+word, so a numeral is read only where the word before it says it is one: a heading (chapter, part,
+volume), a century, or a monarch's or pope's name from each language's list. A single "i" after a
+name or a heading is read only before a clause's end, where it cannot be the pronoun ("in part i
+think"). German regnal names (Ludwig XIV. is der Vierzehnte or dem Vierzehnten by its case) and the
+languages without a list here keep their numerals as letters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Optional
+
+from xtts_cli.data.numbers import number_words
+
+__all__ = ["roman_reader"]
+
+_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
+_CANONICAL = ((100, "c"), (90, "xc"), (50, "l"), (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i"))
+
+
+def _value(numeral: str) -> Optional[int]:
+    """The value of a numeral written the canonical way (xiv, not xiiii or ivx), or None."""
+    total = 0
+    for letter, after in zip(numeral, numeral[1:] + " "):
+        value = _VALUES[letter]
+        total += -value if after != " " and _VALUES[after] > value else value
+    written, left = "", total
+    for value, letters in _CANONICAL:
+        count, left = divmod(left, value)
+        written += letters * count
+    return total if written == numeral and total > 0 else None
+
+
+# Words after which a numeral numbers a heading or a thing, read as a cardinal (chapter four, world war
+# two). Single letters other than i, v and x are left: "type c", "appendix d" are letters.
+_HEADINGS = {
+    "en": "chapter|part|volume|book|act|scene|section|article|appendix|phase|stage|level|type|class|category|"
+    "season|episode|title|world war|super bowl|mark|star wars episode",
+    "de": "kapitel|teil|band|buch|akt|szene|abschnitt|artikel|anhang|phase|stufe|typ|klasse|kategorie|staffel|folge",
+    "es": "capítulo|parte|tomo|volumen|libro|acto|escena|sección|artículo|anexo|fase|nivel|tipo|clase|categoría|"
+    "temporada|episodio|título|siglo|siglos",
+    "fr": "chapitre|partie|tome|livre|acte|scène|section|article|annexe|phase|niveau|type|classe|catégorie|saison|"
+    "épisode|titre",
+    "it": "capitolo|parte|tomo|volume|libro|atto|scena|sezione|articolo|allegato|fase|livello|tipo|classe|categoria|"
+    "stagione|episodio|titolo",
+    "nl": "hoofdstuk|deel|boek|akte|sectie|artikel|bijlage|fase|niveau|type|klasse|categorie|seizoen|aflevering|titel",
+    "pt": "capítulo|parte|tomo|volume|livro|ato|acto|cena|secção|seção|artigo|anexo|fase|nível|tipo|classe|"
+    "categoria|temporada|episódio|título",
+}
+
+# Names that monarchs and popes share, lower case as the cleaners leave them; a feminine name takes a
+# feminine ordinal where the language has one (isabel segunda, elisabetta seconda).
+_NAMES = {
+    "en": "henry|edward|george|william|charles|james|richard|john|louis|philip|frederick|ferdinand|alexander|"
+    "nicholas|peter|paul|pius|leo|benedict|gregory|innocent|clement|urban|boniface|napoleon|francis|ramesses|"
+    "ptolemy|gustav|gustavus|christian|haakon|olav|harald|carl|alfonso|felipe|juan carlos|umberto|wilhelm|otto|"
+    "ludwig|constantine|malcolm|david|robert|pedro|victor emmanuel",
+    "es": "enrique|eduardo|jorge|guillermo|carlos|jaime|ricardo|juan|luis|felipe|fernando|federico|alejandro|"
+    "nicolás|pedro|pablo|pío|león|benedicto|gregorio|inocencio|clemente|urbano|alfonso|sancho|ramiro|napoleón|"
+    "francisco|juan carlos",
+    "fr": "henri|édouard|georges|guillaume|charles|jacques|richard|jean|louis|philippe|frédéric|ferdinand|alexandre|"
+    "nicolas|pierre|paul|pie|léon|benoît|grégoire|innocent|clément|urbain|napoléon|françois|alphonse",
+    "it": "enrico|edoardo|giorgio|guglielmo|carlo|giacomo|riccardo|giovanni|luigi|filippo|ferdinando|federico|"
+    "alessandro|nicola|pietro|paolo|pio|leone|benedetto|gregorio|innocenzo|clemente|urbano|napoleone|francesco|"
+    "alfonso|umberto|vittorio emanuele",
+    "nl": "hendrik|eduard|george|willem|karel|jacobus|richard|jan|johannes|lodewijk|filips|frederik|ferdinand|"
+    "alexander|nicolaas|pieter|paulus|pius|leo|benedictus|gregorius|clemens|urbanus|napoleon|alfons",
+    "pt": "henrique|eduardo|jorge|guilherme|carlos|jaime|ricardo|joão|luís|filipe|fernando|frederico|alexandre|"
+    "nicolau|pedro|paulo|pio|leão|bento|gregório|inocêncio|clemente|urbano|afonso|sebastião|manuel|josé|"
+    "napoleão|francisco",
+}
+_FEMININE = {
+    "en": "elizabeth|mary|catherine|isabella|margaret|christina|victoria|juliana|beatrix",
+    "es": "isabel|juana|maría|catalina|margarita|cristina",
+    "fr": "élisabeth|marie|catherine|isabelle|marguerite|christine",
+    "it": "elisabetta|maria|caterina|isabella|margherita|cristina",
+    "nl": "elizabeth|maria|catharina|isabella|margaretha|christina|juliana|beatrix",
+    "pt": "isabel|maria|catarina|margarida|cristina",
+}
+
+# French and Italian centuries and the like: "le xixe siècle", "il xxi secolo", "il secolo xx".
+_ORDINAL_NOUNS = {
+    "fr": "siècles?|arrondissement|république|empire|millénaire|dynastie|législature|olympiade|régiment",
+    "it": "secolo|secoli|millennio|repubblica|dinastia|legislatura",
+}
+_CENTURY_BEFORE = {"it": "secolo|millennio|legislatura", "pt": "século|séculos|milénio|milênio"}
+
+_CLAUSE_END = r"(?=[ \t]*(?:[.,;:!?)\]\"'\n]|$))"
+# "world war i": no pronoun follows these words.
+_ALWAYS_I = {"en": "world war"}
+
+
+def _numeral(letters: str) -> str:
+    # Two letters or more, "v" or "x" alone, "i" alone only before a clause's end (not "in part i think").
+    return rf"(?:[{letters}]{{2,}}|[vx]|i{_CLAUSE_END})\b"
+
+
+def _regnal(number: int, language: str, feminine: bool) -> str:
+    """A monarch's number as the language says it: the eighth, segundo (a cardinal past ten in Spanish
+    and Portuguese), quatorze (premier for one in French), de achtste."""
+    if language == "fr":
+        return ("première" if feminine else "premier") if number == 1 else number_words(number, language)
+    if language in ("es", "pt") and number > 10:
+        return number_words(number, language)
+    said = number_words(number, language, to="ordinal")
+    if feminine and language in ("es", "pt", "it"):
+        said = re.sub(r"o\b", "a", said)
+    return {"en": "the ", "nl": "de "}.get(language, "") + said
+
+
+def roman_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
+    """What reads the Roman numerals of a lowered text in `language` (an espeak-ng code), or None."""
+    primary = (language or "").lower().split("-")[0]
+    if primary not in _HEADINGS:
+        return None
+    heading = re.compile(rf"\b({_HEADINGS[primary]})\s+({_numeral('ivxlc')})(?![^\W\d_])")
+    passes: list[tuple[re.Pattern, Callable[[re.Match], str]]] = []
+
+    def cardinal(match: re.Match) -> str:
+        number = _value(match.group(2))
+        if number is None:
+            return match.group(0)
+        if match.group(1).startswith("sécul") and number <= 10:  # século quinto
+            return f"{match.group(1)} {number_words(number, primary, to='ordinal')}"
+        return f"{match.group(1)} {number_words(number, primary)}"
+
+    passes.append((heading, cardinal))
+    if primary in _ALWAYS_I:
+        passes.append((re.compile(rf"\b({_ALWAYS_I[primary]})\s+(i)\b(?![^\W\d_])"), cardinal))
+    if primary in _CENTURY_BEFORE:
+        century = re.compile(rf"\b({_CENTURY_BEFORE[primary]})\s+({_numeral('ivx')})(?![^\W\d_])")
+        # il secolo xx: il secolo ventesimo; século xxi: século vinte e um (século quinto up to ten)
+        passes.append((century, (lambda m: _ordinal_after(m, primary)) if primary == "it" else cardinal))
+    if primary in _ORDINAL_NOUNS:
+        suffix = "(?:e|ème|er|re)" if primary == "fr" else ""
+        # Only i, v and x: "le siècle", "ce siècle" are not fifty and a hundred.
+        before_noun = re.compile(rf"\b([ivx]+){suffix}\s+(?=(?:{_ORDINAL_NOUNS[primary]})\b)")
+        passes.append((before_noun, lambda m: _ordinal_before(m, primary)))
+    if primary in _NAMES:
+        names = re.compile(
+            rf"\b({_NAMES[primary]}|{_FEMININE[primary]})\s+({_numeral('ivx')})"
+            + (r"(er|re)?" if primary == "fr" else "")
+            + r"(?![^\W\d_])"
+        )
+        feminine = frozenset(_FEMININE[primary].split("|"))
+
+        def regnal(match: re.Match) -> str:
+            number = _value(match.group(2))
+            if number is None or (primary == "fr" and match.group(3) and number != 1):
+                return match.group(0)
+            return f"{match.group(1)} {_regnal(number, primary, match.group(1) in feminine)}"
+
+        passes.append((names, regnal))
+        if primary == "fr":  # François Ier, Napoléon Ier: the first
+            passes.append((re.compile(rf"\b({_NAMES[primary]}|{_FEMININE[primary]})\s+(i)(er|re)\b"), regnal))
+    # Most sentences hold no numeral but the pronoun "i": skip every pass for them.
+    quick = re.compile(rf"\b(?:[ivxlc]{{2,}}|[vx]|i{_CLAUSE_END}|world war i|ier|ire)(?:er|re|e|ème)?\b")
+
+    def read(text: str) -> str:
+        if not quick.search(text):
+            return text
+        for pattern, said in passes:
+            text = pattern.sub(said, text)
+        return text
+
+    return read
+
+
+def _ordinal_after(match: re.Match, language: str) -> str:
+    number = _value(match.group(2))
+    return match.group(0) if number is None else f"{match.group(1)} {number_words(number, language, to='ordinal')}"
+
+
+def _ordinal_before(match: re.Match, language: str) -> str:
+    number = _value(match.group(1))
+    return match.group(0) if number is None else number_words(number, language, to="ordinal") + " "
