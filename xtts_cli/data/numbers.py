@@ -197,6 +197,10 @@ def _words(number: float | int, language: str, **options) -> str:
     said = said.replace("-", " ").replace(",", "").lower()
     if language == "sv":  # num2words' "etttusen": Swedish drops the third t (ettusen)
         said = said.replace("ttt", "tt")
+    elif language == "es":  # num2words' "veintiuno mil": one before mil and millones is veintiún, un
+        said = re.sub(
+            r"\b(veinti)?uno(?= (?:mil|millones|billones)\b)", lambda m: "veintiún" if m.group(1) else "un", said
+        )
     elif language == "it":  # ventitré, centotré: a compound ending in tre takes the accent
         said = re.sub(r"(?<=[^\W\d_])tre\b", "tré", said)
     return said
@@ -1166,6 +1170,18 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
         if primary in _MINUS_WORDS:
             text = _MINUS.sub(f"{_MINUS_WORDS[primary]} ", text)
         text = _LETTERS_AND_DIGITS.sub(" ", text)
-        return pattern.sub(lambda m: plain(m, primary), text)
+        return pattern.sub(lambda m: _count(plain(m, primary), m, primary, whole), text)
 
+    whole = _WHOLE_COMMA if comma else _WHOLE_POINT
     return read
+
+
+# A whole number as each kind of language writes it; one before a noun takes the noun's gender (agreement.py).
+_WHOLE_COMMA = re.compile(r"\d{1,3}(?:[. \u00a0\u202f]\d{3})+|\d+")
+_WHOLE_POINT = re.compile(r"\d{1,3}(?:,\d{3})+|\d+")
+
+
+def _count(said: str, match: re.Match, language: str, whole: re.Pattern) -> str:
+    from xtts_cli.data.agreement import agree
+
+    return agree(said, match.string, match.start(), match.end(), language) if whole.fullmatch(match.group(0)) else said

@@ -1,0 +1,143 @@
+"""A number before a noun takes the noun's gender and the counting form: Spanish "1 libro" is "un
+libro" and "21 personas" "veintiuna personas", Portuguese "2 casas" "duas casas" and "200 pessoas"
+"duzentas pessoas", German "1 Frau" "eine frau" and "1 Mann" "ein mann", Italian "1 casa" "una casa",
+French "21 pages" "vingt et une pages" (num2words writes the number alone: uno, dois, eins).
+
+The gender comes from the noun's ending and a list of common nouns it misleads (Spanish "día" is
+masculine, "mano" feminine); a noun it does not know is read masculine, as num2words did. A number
+after a word that labels it ("página 1", "Kapitel 1") or before a word that is not a noun ("1 de
+ellos", "1 y 2") is a name or a count of its own and keeps num2words' form.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["agree"]
+
+# Feminine by ending (singular and plural), save the exceptions; feminine nouns the endings miss.
+_FEMININE_ENDINGS = {
+    "es": re.compile(r"(?:a|as|ión|iones|dad|dades|tad|tades|tud|tudes|umbre|umbres)$"),
+    "pt": re.compile(r"(?:a|as|ção|ções|são|sões|dade|dades|agem|agens)$"),
+    "it": re.compile(r"(?:a|ione|tà|tù)$"),
+    "de": re.compile(r"(?:e|ung|heit|keit|schaft|ion|tät|ik|ei|ie|ur|enz|anz)$"),
+    "fr": re.compile(r"(?:tion|sion|té|ette|ance|ence|ure|ude|ée|ière|elle|esse|ise|ade|aine|ie|ine|ille)s?$"),
+}
+_MASCULINE = {
+    "es": "día|días|mapa|mapas|problema|problemas|tema|temas|sistema|sistemas|programa|programas|idioma|idiomas|"
+    "clima|climas|planeta|planetas|poema|poemas|drama|dramas|esquema|esquemas|síntoma|síntomas|cometa|sofá|sofás|"
+    "papá|papás|fantasma|fantasmas|diploma|diplomas|panorama|avión|aviones|camión|camiones|guía|guías|policía",
+    "pt": "dia|dias|mapa|mapas|problema|problemas|tema|temas|sistema|sistemas|programa|programas|idioma|idiomas|"
+    "clima|planeta|planetas|poema|poemas|cinema|cinemas|telefonema|esquema|diploma|sofá|sofás|pijama|guia|guias",
+    "it": "problema|sistema|tema|programma|clima|poeta|papa|cinema|pigiama|pianeta|dramma|poema|diploma|milione|"
+    "camion|campione",
+    "de": "junge|name|käse|affe|löwe|kunde|hase|gedanke|glaube|buchstabe|kollege|franzose|experte|riese|"
+    "auge|ende|interesse|erbe|gebirge|gemüse|gebäude|getränke|ei|knie|kaffee|tee|see|schnee|klee|abitur",
+    "fr": "été|côté|comité|pâté|traité|musée|lycée|trophée|génie|incendie|parapluie|magazine|silence|capitaine|"
+    "domaine|squelette|squelettes|jeudi",
+}
+_FEMININE = {
+    "es": "mano|manos|foto|fotos|moto|motos|flor|flores|mujer|mujeres|noche|noches|calle|calles|parte|partes|"
+    "clase|clases|vez|veces|madre|madres|leche|nube|nubes|llave|llaves|ley|leyes|luz|luces|voz|voces|imagen|"
+    "imágenes|muerte|tarde|tardes|torre|torres|fuente|fuentes|red|redes|piel|sal|gente|carne|sangre|suerte",
+    "pt": "mulher|mulheres|vez|vezes|noite|noites|mão|mãos|flor|flores|parte|partes|classe|classes|tarde|tardes|"
+    "mãe|mães|ponte|pontes|morte|sorte|fonte|fontes|nuvem|nuvens|ordem|foto|fotos|moto|motos|cor|cores|dor|"
+    "dores|lei|leis|luz|luzes|voz|vozes|pele|rede|redes|chave|chaves|torre|torres|gente|carne|árvore|árvores",
+    "it": "mano|notte|parte|classe|gente|madre|chiave|nave|torre|morte|sorte|fonte|mente|arte|luce|voce|pace|"
+    "legge|rete|sede|foto|moto|radio|frase|fame|neve|nube|carne",
+    "de": "frau|hand|nacht|stadt|welt|zeit|tür|milch|person|maus|wand|bank|kuh|gans|burg|kraft|angst|wurst",
+    "fr": "maison|fois|main|nuit|femme|fleur|mer|page|image|plage|cage|minute|seconde|chose|ville|table|chaise|"
+    "porte|fenêtre|pomme|langue|clé|place|étoile|école|histoire|idée|raison|saison|chanson|façon|leçon|boisson|"
+    "dent|faim|fin|forêt|loi|mort|part|peau|voix|paix|eau|croix|tasse|vie|personne|semaine|heure|année|voiture",
+}
+_MASCULINE_WORDS = {language: frozenset(words.split("|")) for language, words in _MASCULINE.items()}
+_FEMININE_WORDS = {language: frozenset(words.split("|")) for language, words in _FEMININE.items()}
+
+# Words after a number that are not nouns (1 de ellos, 1 y 2) and words before one that label it
+# (página 1, Kapitel 1): the number keeps its own form.
+_NOT_NOUNS = {
+    "es": "y|o|u|e|de|del|a|al|en|por|para|con|sin|que|más|menos|entre|hasta|desde|es|son|fue|era|sobre|contra|mil",
+    "pt": "e|ou|de|do|da|dos|das|a|ao|à|em|no|na|por|para|com|sem|que|mais|menos|entre|até|desde|é|são|foi|era|"
+    "sobre|contra|mil",
+    "it": "e|o|di|del|della|a|al|in|nel|per|con|senza|che|più|meno|tra|fra|fino|da|è|sono|era|su|contro|mille",
+    "de": "und|oder|von|zu|zum|zur|in|im|mit|ohne|als|bis|für|ist|sind|war|auf|gegen|aus|tausend|prozent",
+    "fr": "et|ou|de|du|des|à|au|aux|en|par|pour|avec|sans|que|plus|moins|entre|jusqu|est|sont|était|sur|contre|mille",
+}
+_LABELS = {
+    "es": "capítulo|página|número|núm|artículo|paso|opción|nivel|tipo|grupo|sección|parte|punto|línea|versión|"
+    "habitación|puerta|planta|piso|ruta|canal|figura|tabla|ejemplo|caso|fase|lección|tema|unidad|episodio|"
+    "temporada|año|día|categoría|clase|edición|pista|sala|zona|equipo|jugador|modelo|volumen|tomo|libro",
+    "pt": "capítulo|página|número|artigo|passo|opção|nível|tipo|grupo|secção|seção|parte|ponto|linha|versão|"
+    "quarto|porta|andar|rota|canal|figura|tabela|exemplo|caso|fase|lição|tema|unidade|episódio|temporada|ano|"
+    "dia|categoria|classe|edição|faixa|sala|zona|equipe|equipa|jogador|modelo|volume|tomo|livro",
+    "it": "capitolo|pagina|numero|articolo|passo|opzione|livello|tipo|gruppo|sezione|parte|punto|linea|versione|"
+    "camera|porta|piano|canale|figura|tabella|esempio|caso|fase|lezione|tema|unità|episodio|stagione|anno|"
+    "giorno|categoria|classe|edizione|traccia|sala|zona|squadra|giocatore|modello|volume|tomo|libro",
+    "de": "kapitel|seite|nummer|nr|artikel|schritt|option|stufe|typ|gruppe|abschnitt|teil|punkt|zeile|version|"
+    "zimmer|tür|etage|linie|kanal|abbildung|tabelle|beispiel|fall|phase|lektion|thema|einheit|folge|staffel|"
+    "jahr|tag|kategorie|klasse|ausgabe|gleis|saal|zone|team|spieler|modell|band|buch|platz|runde|level",
+    "fr": "chapitre|page|numéro|article|étape|option|niveau|type|groupe|section|partie|point|ligne|version|"
+    "chambre|porte|étage|canal|figure|tableau|exemple|cas|phase|leçon|thème|unité|épisode|saison|année|jour|"
+    "catégorie|classe|édition|piste|salle|zone|équipe|joueur|modèle|volume|tome|livre|numero",
+}
+_NOUN_AFTER = re.compile(r"\s+([^\W\d_]+)")
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)\.?\s*$")
+_NOT_NOUN_WORDS = {language: frozenset(words.split("|")) for language, words in _NOT_NOUNS.items()}
+_LABEL_WORDS = {language: frozenset(words.split("|")) for language, words in _LABELS.items()}
+# Where the tail of a large number starts: "doscientos millones de personas" keeps the millions masculine.
+_LARGE = re.compile(r".*\b(?:mill(?:ón|ones)|bill(?:ón|ones)|milh(?:ão|ões)|bilh(?:ão|ões))\b\s*")
+# A German infinitive or participle (gewinnen, gewonnen, gemacht) after the number; "1 Kuchen" is left too.
+_GERMAN_VERB = re.compile(r"(?:en|ern|eln)$|^ge[^\W\d_]+t$")
+# Italian "uno" before s and a consonant, z, gn, ps, x, y, pn: uno zio, uno studente; "un" before the rest.
+_ITALIAN_UNO = re.compile(r"(?:s[^aeiouàèéìòù]|z|gn|ps|x|y|pn)")
+
+
+def _feminine(noun: str, language: str) -> bool:
+    # The lists hold singulars (and Spanish and Portuguese plurals): "pages" is looked up as "page".
+    forms = {noun, noun[:-1]} if noun.endswith(("s", "x")) else {noun}
+    if forms & _FEMININE_WORDS[language]:
+        return True
+    return not forms & _MASCULINE_WORDS[language] and bool(_FEMININE_ENDINGS[language].search(noun))
+
+
+def agree(said: str, text: str, start: int, end: int, language: str) -> str:
+    """`said`, the words num2words wrote for the whole number text[start:end], in the form the noun
+    after it asks for; unchanged where there is no noun, the noun's gender is not known or the
+    language has no such forms."""
+    if language not in _FEMININE_ENDINGS:
+        return said
+    after = _NOUN_AFTER.match(text, end)
+    if after is None or after.group(1) in _NOT_NOUN_WORDS[language]:
+        return said
+    before = _WORD_BEFORE.search(text, 0, start)
+    if before is not None and before.group(1) in _LABEL_WORDS[language]:
+        return said
+    noun = after.group(1)
+    if language == "de" and _GERMAN_VERB.search(noun):  # "3 zu 1 gewonnen": the verb at the clause's end
+        return said
+    feminine = _feminine(noun, language)
+    head_match = _LARGE.match(said)
+    head, tail = (said[: head_match.end()], said[head_match.end() :]) if head_match else ("", said)
+    return head + _counted(tail, noun, language, feminine)
+
+
+def _counted(words: str, noun: str, language: str, feminine: bool) -> str:
+    if language == "es":
+        if feminine:
+            words = re.sub(r"ientos\b", "ientas", words)
+            return re.sub(r"uno$", "una", words)
+        return re.sub(r"veintiuno$", "veintiún", re.sub(r"\buno$", "un", words))
+    if language == "pt":
+        if feminine:
+            words = re.sub(r"entos\b", "entas", words)
+            return re.sub(r"\bdois\b", "duas", re.sub(r"\bum\b", "uma", words))
+        return words
+    if language == "fr":  # vingt et une, quatre vingt une
+        return re.sub(r"\bun$", "une", words) if feminine else words
+    return _ONE[language](noun, feminine) if words in ("uno", "eins") else words  # Italian and German: "one" alone
+
+
+_ONE = {
+    "it": lambda noun, feminine: "una" if feminine else ("uno" if _ITALIAN_UNO.match(noun) else "un"),
+    "de": lambda noun, feminine: "eine" if feminine else "ein",
+}
