@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Optional
 
+from xtts_cli.data.agreement import agree
+
 __all__ = ["number_reader", "number_words"]
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -1182,6 +1184,4 @@ _WHOLE_POINT = re.compile(r"\d{1,3}(?:,\d{3})+|\d+")
 
 
 def _count(said: str, match: re.Match, language: str, whole: re.Pattern) -> str:
-    from xtts_cli.data.agreement import agree
-
     return agree(said, match.string, match.start(), match.end(), language) if whole.fullmatch(match.group(0)) else said

@@ -123,12 +123,17 @@ NUMBERS = ("words", "characters")
 
 def language_normalizer(language: Optional[str], frontend: str = "characters", numbers: str = "characters"):
     """The text normalisation of `language` (an espeak-ng code), or None: Persian's for `fa` (its
-    digits read as words), and for the characters front end with `numbers: words`, the language's
-    abbreviations, Roman numerals and numbers read as words (espeak-ng reads them itself for phonemes)."""
+    digits read as words); for the characters front end with `numbers: words`, the language's
+    abbreviations, Roman numerals and numbers read as words; for phonemes, the Roman numerals alone
+    (espeak-ng reads the rest itself, but the lowered "henry viii" as "henry roman eight")."""
     if language is not None and language.lower() == "fa":
         from xtts_cli.data.persian import normalize_persian
 
         return normalize_persian
+    if frontend == "phonemes":
+        from xtts_cli.data.roman import roman_reader
+
+        return roman_reader(language)
     if frontend == "characters" and numbers == "words":
         from xtts_cli.data.abbreviations import abbreviation_reader
         from xtts_cli.data.numbers import number_reader
