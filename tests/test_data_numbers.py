@@ -438,3 +438,38 @@ def test_abbreviations_are_read_out_with_the_numbers(language, text, read):
     from xtts_cli.data.text import prepare_texts
 
     assert prepare_texts([text], ["multilingual_cleaners"], "characters", language, "words") == [read]
+
+
+def test_the_phonemes_front_end_reads_numbers_as_words_unless_its_vocabulary_left_them_to_espeak() -> None:
+    # espeak-ng reads a lowered "$1,999.50" as "dollar one thousand ... point five zero" and "12/25" with a slash.
+    from xtts_cli.data.phonemes import phonemize
+    from xtts_cli.data.text import prepare_texts
+
+    text, said = "It costs $1,999.50 on 12/25/2020.", "it costs one thousand nine hundred and ninety nine dollars"
+    said += " and fifty cents on december twenty fifth, twenty twenty."
+    assert prepare_texts([text], ["english_cleaners"], "phonemes", "en-us", numbers="words") == phonemize(
+        [said], "en-us"
+    )
+    # A phonemes run saved before: its digits as espeak-ng read them in training.
+    assert prepare_texts([text], ["english_cleaners"], "phonemes", "en-us", numbers="characters") == phonemize(
+        [text.lower()], "en-us"
+    )
+    german = prepare_texts(["Um 9.30 Uhr, 1 Frau."], ["multilingual_cleaners"], "phonemes", "de", numbers="words")
+    assert german == phonemize(["um neun uhr dreißig, eine frau."], "de")
+
+
+def test_a_phonemes_vocabulary_saved_before_leaves_numbers_to_espeak_as_it_was_trained(tmp_path):
+    from xtts_cli.data.phonemes import phonemize
+
+    new = Tokenizer.build(["the cat"], ["english_cleaners"], frontend="phonemes", languages=["en-us"], numbers="words")
+    new.save(tmp_path / "vocab.json")
+    saved = json.loads((tmp_path / "vocab.json").read_text("utf-8"))
+    assert Tokenizer.load(tmp_path / "vocab.json").numbers == "words"
+    assert new.prepare("Henry VIII paid $5.", "en-us") == phonemize(["henry the eighth paid five dollars."], "en-us")[0]
+    # Saved before (version 2, "words" for the characters front end's sake): its training phonemes were
+    # espeak-ng's own reading, which a resumed run must meet again, or a symbol may be new to it.
+    saved["version"] = 2
+    (tmp_path / "before.json").write_text(json.dumps(saved), "utf-8")
+    before = Tokenizer.load(tmp_path / "before.json")
+    assert before.numbers == "characters"
+    assert before.prepare("Henry VIII paid $5.", "en-us") == phonemize(["henry viii paid $5."], "en-us")[0]

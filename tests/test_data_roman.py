@@ -80,9 +80,9 @@ def test_the_phonemes_front_end_reads_them_as_words_too() -> None:
     # espeak-ng reads the lowered "henry viii" as "henry roman eight" and French "xiv" as letters.
     from xtts_cli.data.phonemes import phonemize
 
-    assert prepare_texts(["Henry VIII, World War II."], ["english_cleaners"], "phonemes", "en-us") == phonemize(
-        ["henry the eighth, world war two."], "en-us"
-    )
-    assert prepare_texts(["Louis XIV"], ["multilingual_cleaners"], "phonemes", "fr") == phonemize(
+    assert prepare_texts(
+        ["Henry VIII, World War II."], ["english_cleaners"], "phonemes", "en-us", "words"
+    ) == phonemize(["henry the eighth, world war two."], "en-us")
+    assert prepare_texts(["Louis XIV"], ["multilingual_cleaners"], "phonemes", "fr", "words") == phonemize(
         ["louis quatorze"], "fr"
     )

@@ -1,7 +1,6 @@
-"""Abbreviations read out for the `characters` front end: German "z. B." is "zum Beispiel", French
+"""Abbreviations read out before the vocabulary or espeak-ng meets them: German "z. B." is "zum Beispiel", French
 "Mme" "madame", Spanish "Sra." "señora", English "e.g." "for example" (`english_cleaners` reads
-Keith Ito's titles, Mr. to Capt., before these; `multilingual_cleaners` leaves them to this list);
-espeak-ng reads them itself for `phonemes`.
+Keith Ito's titles, Mr. to Capt., before these; `multilingual_cleaners` leaves them to this list).
 
 They are read with the numbers (`data/text.py` `language_normalizer`), so a run's transcripts and
 the text it is given are read alike.

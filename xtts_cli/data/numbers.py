@@ -1,5 +1,5 @@
-"""Numbers read as words for the `characters` front end (espeak-ng reads them itself for
-`phonemes`): "It costs $1,999" -> "it costs one thousand nine hundred and ninety nine dollars".
+"""Numbers read as words before the vocabulary or espeak-ng meets them (`data/text.py`
+`language_normalizer`): "It costs $1,999" -> "it costs one thousand nine hundred and ninety nine dollars".
 
 num2words (pure Python, many languages) writes the words; Persian keeps its own reader
 (`persian.py`), which also reads Persian digits. English also reads currency, ordinals ("3rd"),

@@ -333,20 +333,24 @@ def prepared_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> Option
     """Each item's text as the tokenizer's front end gives it (`Tokenizer.prepare`): the scan's
     phonemes, or the cleaned text normalised for its language; None when that is the cleaned text
     alone (characters in languages without a normaliser), which `encode_many` cleans as it reads."""
-    if tokenizer.frontend == "phonemes":
+    languages = {item.language for item in items}
+    if tokenizer.frontend == "phonemes" and tokenizer.numbers == "words":
         return [
             item.phonemes if item.phonemes is not None else tokenizer.prepare(item.training_text, item.language)
             for item in items
         ]
-    languages = {item.language for item in items}
-    if not any(language_normalizer(language, "characters", tokenizer.numbers) for language in languages):
+    # A phonemes run saved before numbers were read as words: the scan's phonemes read them, so
+    # espeak-ng phonemises the text again as it did in training.
+    if tokenizer.frontend != "phonemes" and not any(
+        language_normalizer(language, "characters", tokenizer.numbers) for language in languages
+    ):
         return None
     by_language = {
         language: iter(
             prepare_texts(
                 [i.training_text for i in items if i.language == language],
                 tokenizer.cleaners,
-                "characters",
+                tokenizer.frontend,
                 language,
                 tokenizer.numbers,
             )

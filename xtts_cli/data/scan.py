@@ -429,7 +429,7 @@ def _with_phonemes(items: list[DatasetItem], data: DataConfig, language: str, ba
     from xtts_cli.data.phonemes import phonemize
     from xtts_cli.data.text import language_normalizer
 
-    normalize = language_normalizer(language, "phonemes") or (lambda text: text)
+    normalize = language_normalizer(language, "phonemes", "words") or (lambda text: text)
     phonemes = phonemize([normalize(clean_text(item.training_text, data.text_cleaners)) for item in items], language)
     kept = []
     for item, spoken in zip(items, phonemes):

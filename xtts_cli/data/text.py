@@ -115,26 +115,24 @@ CONDITIONING_IDS = 2
 UNKNOWN_SPEAKER = -1
 
 
-# How a vocabulary reads digits with the characters front end: as words (`numbers.py`, every
-# vocabulary built since), or as the characters they are (a run's vocabulary saved before, which
-# resumes and speaks as it was trained).
+# How a vocabulary reads digits: as words (`numbers.py`, every vocabulary built since), or as the
+# characters they are, or for phonemes as espeak-ng reads them (a run's vocabulary saved before,
+# which resumes and speaks as it was trained).
 NUMBERS = ("words", "characters")
 
 
 def language_normalizer(language: Optional[str], frontend: str = "characters", numbers: str = "characters"):
     """The text normalisation of `language` (an espeak-ng code), or None: Persian's for `fa` (its
-    digits read as words); for the characters front end with `numbers: words`, the language's
-    abbreviations, Roman numerals and numbers read as words; for phonemes, the Roman numerals alone
-    (espeak-ng reads the rest itself, but the lowered "henry viii" as "henry roman eight")."""
+    digits read as words); with `numbers: words`, the language's abbreviations, Roman numerals and
+    numbers read as words, for either front end: espeak-ng reads a lowered "$1,999.50" as "dollar one
+    thousand nine hundred ninety nine point five zero", "12/25/2020" with its slashes, German
+    "03.10.1990" with its "punkt" and "henry viii" as "henry roman eight". A phonemes run whose
+    vocabulary was saved before (`numbers: characters`) leaves them to espeak-ng as it was trained."""
     if language is not None and language.lower() == "fa":
         from xtts_cli.data.persian import normalize_persian
 
         return normalize_persian
-    if frontend == "phonemes":
-        from xtts_cli.data.roman import roman_reader
-
-        return roman_reader(language)
-    if frontend == "characters" and numbers == "words":
+    if numbers == "words":
         from xtts_cli.data.abbreviations import abbreviation_reader
         from xtts_cli.data.numbers import number_reader
         from xtts_cli.data.roman import roman_reader
@@ -398,7 +396,8 @@ class Tokenizer:
     def to_json(self) -> dict:
         return {
             "format": "xtts-tokenizer",
-            "version": 2,
+            # 3: a phonemes vocabulary reads numbers as words before espeak-ng (`_numbers_of`)
+            "version": 3,
             "pad_id": PAD_ID,
             "cleaners": self.cleaners,
             "frontend": self.frontend,
@@ -447,8 +446,11 @@ class Tokenizer:
 
 def _numbers_of(saved: dict) -> str:
     """How a saved vocabulary reads digits. One saved before numbers were read as words reads them as
-    the characters it learnt; but one that never saw a digit cannot, and reads them as words, in
-    the letters it knows ("$1,250" was refused, not spoken)."""
+    the characters it learnt (or as espeak-ng read them, for phonemes); but a characters one that
+    never saw a digit cannot, and reads them as words, in the letters it knows ("$1,250" was
+    refused, not spoken)."""
+    if saved.get("frontend") == "phonemes" and saved.get("version", 1) < 3:
+        return "characters"  # espeak-ng read its numbers and Roman numerals in training
     if "numbers" in saved:
         return saved["numbers"]
     if saved.get("frontend", "characters") == "characters" and not any(c.isdigit() for c in saved["characters"]):

@@ -154,8 +154,9 @@ def _export_info(tts: Synthesizer) -> dict:
         "espeak_voices": espeak_voices,
         "punctuation_marks": PUNCTUATION if phonemes else "",
         # "words": digits, currency and ordinals read as words (`data/numbers.py`: num2words, Persian's
-        # own reader) before the symbols are looked up; "characters": the digits are symbols.
-        "numbers": tts.tokenizer.numbers if not phonemes else "espeak-ng",
+        # own reader) before the symbols are looked up or espeak-ng phonemises; "characters": the digits
+        # are symbols; "espeak-ng": a phonemes run saved before, whose digits espeak-ng reads.
+        "numbers": "espeak-ng" if phonemes and tts.tokenizer.numbers != "words" else tts.tokenizer.numbers,
         "symbols": list(tts.tokenizer.characters),
         "symbol_id": "1 + index in symbols",
         "languages": list(tts.tokenizer.languages),
