@@ -110,6 +110,14 @@ from xtts_cli.data.text import Tokenizer
             "+44 20 7946 0958, from 1999-2000",
             "plus four four, two oh, seven nine four six, oh nine five eight, from nineteen ninety nine to two thousand",
         ),
+        # A scale before a count noun; a grouped ordinal; a short month before an ordinal day; yen, rupees; heights.
+        ("about 3.5m people and 10k users", "about three point five million people and ten thousand users"),
+        ("the 1,000,000th visitor on jan 1st, 2024", "the one millionth visitor on january first, twenty twenty four"),
+        (
+            "\u00a5500 and \u20b91,250.50",
+            "five hundred yen and one thousand two hundred and fifty rupees and fifty paise",
+        ),
+        ("he is 6'2\" and she is 5'11", "he is six foot two and she is five foot eleven"),
     ],
 )
 def test_english_numbers_currency_ordinals_and_years_read_as_words(text, read):

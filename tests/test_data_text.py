@@ -35,6 +35,11 @@ def test_whitespace_is_every_unicode_space_and_abbreviations_expand_in_their_ord
     assert clean_text("Mr.St. and Drs. Co.", ["english_cleaners"]) == "misterst. and doctors company"
     assert clean_text("Mrs. Smith, jr.", ["english_cleaners"]) == "misess smith, junior"
     assert clean_text("\u017ft. Paul", ["english_cleaners"]) == "saint paul"  # a long s, matched ignoring case
+    # Not inside an address: the recipes' pattern made "bbc.co.uk" "bbc.companyuk".
+    assert (
+        clean_text("Smith & Co. at bbc.co.uk, jo@co.uk", ["english_cleaners"])
+        == "smith & company at bbc.co.uk, jo@co.uk"
+    )
 
 
 def test_multilingual_cleaners_keep_every_persian_character():

@@ -24,10 +24,12 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _DIGIT = re.compile(r"\d")
 _CURRENCY = {"$": ("dollar", "dollars", "cent", "cents"), "£": ("pound", "pounds", "penny", "pence")}
 _CURRENCY["€"] = ("euro", "euros", "cent", "cents")
-_MONEY = re.compile(r"([$£€])\s?(\d[\d,]*)(?:\.(\d{1,2}))?\b")
+_CURRENCY["¥"] = ("yen", "yen", "sen", "sen")
+_CURRENCY["₹"] = ("rupee", "rupees", "paisa", "paise")
+_MONEY = re.compile(r"([$£€¥₹])\s?(\d[\d,]*)(?:\.(\d{1,2}))?\b")
 # "$5 million", "$1.5bn", "$10k": the scale before the currency, the point read as a point.
 _SCALED_MONEY = re.compile(
-    r"([$£€])\s?(\d[\d,]*(?:\.\d+)?)(?:\s+(thousand|million|billion|trillion)|\s?(k|m|mn|bn|b|tn))\b", re.IGNORECASE
+    r"([$£€¥₹])\s?(\d[\d,]*(?:\.\d+)?)(?:\s+(thousand|million|billion|trillion)|\s?(k|m|mn|bn|b|tn))\b", re.IGNORECASE
 )
 _SCALES = {"k": "thousand", "m": "million", "mn": "million", "b": "billion", "bn": "billion", "tn": "trillion"}
 # Thousands grouped by a space, as SI and the style guides that follow it write them: 100 000.
@@ -124,7 +126,7 @@ _FRACTION = re.compile(r"(?:\b(\d+)\s+)?\b([1-9])/([2-9]|1[0-6])\b(?!/)")
 _FRACTION_NAMES = {2: ("half", "halves"), 4: ("quarter", "quarters")}
 _MINUS = re.compile(r"(?<![\w.,])-(?=\d)")  # -5: minus five, not a hyphen between words or numbers
 # A dash between two numbers is a range or a score, both said with "to": 25-30 minutes, 3-2, £15-£20.
-_NUMBER_RANGE = re.compile(r"(?<=\d)\s?[-\u2013]\s?(?=[$£€-]?\d)")
+_NUMBER_RANGE = re.compile(r"(?<=\d)\s?[-\u2013]\s?(?=[$£€¥₹-]?\d)")
 _MINUS_WORDS = {
     "de": "minus",
     "es": "menos",
@@ -139,7 +141,7 @@ _MINUS_WORDS = {
 }
 _LETTERS_AND_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")  # 5km, MP3: words apart
 _AMPERSAND = re.compile(r"\s*&\s*")
-_ORDINAL = re.compile(r"\b(\d+)(st|nd|rd|th)\b", re.IGNORECASE)
+_ORDINAL = re.compile(r"\b(\d{1,3}(?:,\d{3})+|\d+)(st|nd|rd|th)\b", re.IGNORECASE)  # 1,000,000th
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?%")
 # A four-digit number after "in", "since", ... is a year ("in 1999": nineteen ninety nine), and so is
 # the end of a range after it ("between 1914 and 1918", "from 1939-45"); "1999 dollars" is not.
@@ -156,6 +158,10 @@ _COUNT_NOUN = (
     r"(?!(?:was|has|is|this|his|its|yes|thus|always|perhaps|whereas|as)\b)[^\W\d_]*[^\W\d_su]s"
     r"|people|men|women|children|feet|teeth|by"  # "1920x1080": 1920 by 1080, sizes
 )
+# "3.5m people", "10k users": a scale before a count noun (a "100m sprint" is left to the reader).
+_SCALED_COUNT = re.compile(rf"(?<![\d.,$£€¥₹])(\d+(?:\.\d+)?)\s?(k|m|bn)\b(?=\s+(?:{_COUNT_NOUN})\b)", re.IGNORECASE)
+# A height in feet and inches: 6'2" is six foot two.
+_FEET_INCHES = re.compile(r"(?<![\w'])([1-9])'\s?(\d|1[01])(?:\"|'')?(?![\d'])")
 _BARE_YEAR = re.compile(
     rf"(?<![\d.,$£€])(?<!by )(1[1-9]\d\d|20\d\d)(?![\d.,]?\d)(?!\s+(?:{_COUNT_NOUN})\b)", re.IGNORECASE
 )
@@ -169,7 +175,9 @@ _PENCE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)p\b")
 # British English writes a time with a dot before its am or pm: 9.30am is nine thirty a m.
 _DOTTED_CLOCK = re.compile(r"\b([01]?\d|2[0-3])\.([0-5]\d)(?=\s?[ap]\.?m\b)", re.IGNORECASE)
 # A month shortened before its day: "Dec 25", "Mar. 15" (december twenty fifth).
-_MONTH_SHORT = re.compile(r"\b(jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?\s+(?=\d{1,2}\b)", re.IGNORECASE)
+_MONTH_SHORT = re.compile(
+    r"\b(jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?\s+(?=\d{1,2}(?:st|nd|rd|th)?\b)", re.IGNORECASE
+)
 _MONTH_OF = dict(zip("jan feb mar apr may jun jul aug sep oct nov dec".split(), _MONTHS.split("|")))
 # A ratio or score with a colon and one digit after it (3:1, 1:5): "to"; 140/90 is "over", 24/7 and
 # 50/50 as they are said.
@@ -959,12 +967,14 @@ def _english(text: str, month_first: bool = False) -> str:
     text = _CODED_MONEY.sub(lambda m: _CODES[m.group(2).lower()] + m.group(1), text)
     text = _SCALED_MONEY.sub(scaled, text)
     text = _MONEY.sub(money, text)
+    text = _SCALED_COUNT.sub(lambda m: f"{_english_number(m.group(1))} {_SCALES[m.group(2).lower()]}", text)
+    text = _FEET_INCHES.sub(lambda m: f"{_words(int(m.group(1)), 'en')} foot {_words(int(m.group(2)), 'en')}", text)
     text = _PENCE.sub(lambda m: f"{_english_number(m.group(1))} {'penny' if m.group(1) == '1' else 'pence'}", text)
     text = _DATE.sub(_date, text)
     text = _UNIT.sub(_unit, text)
     for symbol, said in _SYMBOLS:
         text = symbol.sub(said, text)
-    text = _ORDINAL.sub(lambda m: _words(int(m.group(1)), "en", to="ordinal"), text)
+    text = _ORDINAL.sub(lambda m: _words(int(m.group(1).replace(",", "")), "en", to="ordinal"), text)
     text = _DECADE.sub(_decade, text)
     text = _PERCENT.sub(lambda m: f"{_english_number(m.group(1))} percent", text)
     text = _YEAR.sub(_years, text)
