@@ -440,6 +440,35 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
             "mister smith and miz jones",
         ),
         ("en", "On Monday, Jan. 15th.", "on monday, january fifteenth."),
+        # A telephone number after its word, digit by digit in its groups (French in pairs).
+        (
+            "es",
+            "Tel. 912 345 678, no 912 345 678 euros",
+            "teléfono nueve uno dos, tres cuatro cinco, seis siete ocho, no novecientos doce millones trescientos "
+            "cuarenta y cinco mil seiscientos setenta y ocho euros",
+        ),
+        (
+            "fr",
+            "Tél. 01 23 45 67 89",
+            "téléphone zéro un, vingt trois, quarante cinq, soixante sept, quatre vingt neuf",
+        ),
+        (
+            "it",
+            "Sig.ra Rossi, tel. 06 1234 5678",
+            "signora rossi, telefono zero sei, uno due tre quattro, cinque sei sette otto",
+        ),
+        ("pt", "Sr. Silva, tel. 21 123 4567", "senhor silva, telefone dois um, um dois três, quatro cinco seis sete"),
+        ("nl", "Dhr. Jansen, bijv. om 9:30 uur", "de heer jansen, bijvoorbeeld om negen uur dertig"),
+        # Halves and quarters; the multiplication sign; a year after a verb of a life, or before a participle.
+        (
+            "de",
+            "1/2 Liter, 3/4 Stunde, 2 x täglich, 3 x 4; er kam 1998 nach Berlin, 1950 geboren, Abs. 3",
+            "einhalb liter, drei viertel stunde, zwei mal täglich, drei mal vier; er kam neunzehnhundertachtundneunzig "
+            "nach berlin, neunzehnhundertfünfzig geboren, absatz drei",
+        ),
+        ("fr", "1/2 litre, 3 x 4", "un demi litre, trois fois quatre"),
+        ("es", "1/2 kilo y 3/4 de hora", "medio kilo y tres cuartos de hora"),
+        ("sv", "född 1998", "född nittonhundranittioåtta"),
     ],
 )
 def test_abbreviations_are_read_out_with_the_numbers(language, text, read):

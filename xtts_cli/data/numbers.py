@@ -703,7 +703,11 @@ _RANGE_WORDS = {"de": "bis|und", "nl": "tot|en", "sv": "till|och"}
 def _year_pattern(language: str) -> re.Pattern:
     year = r"(1[1-9]\d\d)(?![\d.,]\d)"
     second = rf"(?:(\s*[-\u2013]\s*|\s+(?:{_RANGE_WORDS[language]})\s+){year})?"
-    return re.compile(rf"\b((?:{_YEAR_WORDS[language]})\s+){year}{second}", re.IGNORECASE)
+    return re.compile(rf"\b((?:{_YEAR_WORDS[language]}|{_YEAR_VERBS[language][0]})\s+){year}{second}", re.IGNORECASE)
+
+
+def _year_before_pattern(language: str) -> re.Pattern:
+    return re.compile(rf"(?<![\d.,])(1[1-9]\d\d)(?=\s+(?:{_YEAR_VERBS[language][1]})\b)", re.IGNORECASE)
 
 
 def _year_in_hundreds(year: str, language: str) -> str:
@@ -824,6 +828,44 @@ _GERMAN_SCORE = re.compile(r"(?<![\d:.,])(\d{1,2}):(\d)(?![\d:])")
 _GERMAN_ONES = {"millionen": "eine million", "milliarden": "eine milliarde", "stunden": "eine stunde"}
 _GERMAN_ONE = re.compile(r"(?<![\d.,])1\s+(millionen|milliarden|stunden)\b", re.IGNORECASE)
 _DECADES = {"de": re.compile(r"\b(\d{2,4})er\b"), "sv": re.compile(r"\b(\d{2,4})-talet\b")}
+# Halves, thirds and quarters as each language says them ("1/2 Liter": einhalb liter, not eins/zwei).
+_FRACTION_WORDS = {
+    "de": ("einhalb", "ein drittel", "zwei drittel", "ein viertel", "drei viertel"),
+    "fr": ("un demi", "un tiers", "deux tiers", "un quart", "trois quarts"),
+    "es": ("medio", "un tercio", "dos tercios", "un cuarto", "tres cuartos"),
+    "it": ("mezzo", "un terzo", "due terzi", "un quarto", "tre quarti"),
+    "pt": ("meio", "um terço", "dois terços", "um quarto", "três quartos"),
+    "nl": ("een half", "een derde", "twee derde", "een kwart", "drie kwart"),
+    "sv": ("en halv", "en tredjedel", "två tredjedelar", "en fjärdedel", "tre fjärdedelar"),
+}
+_FRACTION_OF = {"1/2": 0, "1/3": 1, "2/3": 2, "1/4": 3, "3/4": 4}
+_SIMPLE_FRACTION = re.compile(r"(?<![\d/.,])([123]/[234])(?![\d/]|[.,]\d)")
+# "3 x 4", "2 x täglich": the multiplication sign as a word.
+_TIMES_WORDS = {"de": "mal", "fr": "fois", "es": "por", "it": "per", "pt": "vezes", "nl": "keer", "sv": "gånger"}
+_TIMES = re.compile(r"(?<=\d)\s?[x\u00d7](?=\s?\d|\s+[^\W\d_])")
+# A telephone number after the word that says so (Tel. 912 345 678), read digit by digit in its
+# groups: spaced groups of three are otherwise thousands. French numbers in pairs: 01 23 45 67 89.
+_PHONE_CUES = (
+    r"tel\.?|telefon|telefono|teléfono|telefone|téléphone|tél\.?|telefoon|tfn\.?|móvil|celular|cellulare|"
+    r"handy|mobil|portable|mobile|gsm"
+)
+_CUED_PHONE = re.compile(rf"\b((?:{_PHONE_CUES})\.?:?\s+)(\+?\d[\d ./-]{{5,}}\d)(?![\d])", re.IGNORECASE)
+_FRENCH_PHONE = re.compile(r"(?<![\d.,])0([1-9])((?:[ .]\d\d){4})(?![\d.,]?\d)")
+# German, Dutch and Swedish years read in hundreds after a verb of the life of a person or a thing
+# ("Er kam 1998 nach Berlin"), or before one ("1998 geboren").
+_YEAR_PARTICIPLES = {
+    "de": "geboren|gestorben|gegründet|erbaut|eröffnet",
+    "nl": "geboren|overleden|opgericht|gebouwd|geopend",
+    "sv": "född|död|grundad|grundades|byggd|byggdes|öppnad|öppnades",
+}
+_YEAR_VERBS = {
+    "de": (f"kam|starb|begann|endete|erschien|heiratete|zog|{_YEAR_PARTICIPLES['de']}", _YEAR_PARTICIPLES["de"]),
+    "nl": (
+        f"kwam|stierf|begon|eindigde|verscheen|trouwde|verhuisde|{_YEAR_PARTICIPLES['nl']}",
+        _YEAR_PARTICIPLES["nl"],
+    ),
+    "sv": (f"kom|dog|började|slutade|gifte|{_YEAR_PARTICIPLES['sv']}", _YEAR_PARTICIPLES["sv"]),
+}
 
 
 def _digit_groups(text: str, language: str) -> str:
@@ -831,7 +873,33 @@ def _digit_groups(text: str, language: str) -> str:
     return ", ".join(" ".join(_words(int(d), language) for d in group) for group in re.findall(r"\d+", text))
 
 
+def _french_phone(match: re.Match) -> str:
+    pairs = [f"0{match.group(1)}", *re.findall(r"\d\d", match.group(2))]
+    return ", ".join(
+        ("zéro " + _words(int(pair), "fr")) if pair[0] == "0" else _words(int(pair), "fr") for pair in pairs
+    )
+
+
 def _signs_and_decades(text: str, language: str) -> str:
+    phone = _CUED_PHONE.search(text)
+    if phone is not None:
+        text = _CUED_PHONE.sub(
+            lambda m: (
+                m.group(1)
+                + (
+                    _FRENCH_PHONE.sub(_french_phone, m.group(2))
+                    if language == "fr"
+                    else _digit_groups(m.group(2), language)
+                )
+            ),
+            text,
+        )
+    if language == "fr":
+        text = _FRENCH_PHONE.sub(_french_phone, text)
+    if language in _FRACTION_WORDS:
+        text = _SIMPLE_FRACTION.sub(lambda m: _FRACTION_WORDS[language][_FRACTION_OF[m.group(1)]], text)
+    if language in _TIMES_WORDS:
+        text = _TIMES.sub(f" {_TIMES_WORDS[language]}", text)
     if language in _PLUS_WORDS:
         plus = _PLUS_WORDS[language]
         text = _INTERNATIONAL_PHONE.sub(lambda m: f"{plus} {_digit_groups(m.group(0), language)}", text)
@@ -1170,6 +1238,7 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             text = _GERMAN_ORDINAL.sub(_german_ordinal, _GERMAN_DATE.sub(_german_date, text))
         if years is not None:
             text = years.sub(lambda m: _years_in_hundreds(m, primary), text)
+            text = _year_before_pattern(primary).sub(lambda m: _year_in_hundreds(m.group(1), primary), text)
         elif primary == "ru":
             text = _RUSSIAN_YEAR.sub(
                 lambda m: _russian_ordinal(int(m.group(1)), _RUSSIAN_YEAR_CASES[m.group(3)]) + m.group(2) + m.group(3),
