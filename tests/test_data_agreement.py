@@ -33,6 +33,13 @@ def _read(text: str, language: str) -> str:
             "eine frau, ein mann, ein kind, eine stunde und ein kaffee",
         ),
         ("de", "Um 1 Uhr, 1 Million", "um ein uhr, eine million"),
+        (
+            "ru",
+            "1 кошка и 2 кошки, 1 стол и 2 стола, 1 окно, 21 книга, 22 книги, 2 дня, 2 и 3",
+            "одна кошка и две кошки, один стол и два стола, одно окно, двадцать одна книга, двадцать две книги, "
+            "два дня, два и три",
+        ),
+        ("pl", "1 kot, 1 kobieta, 1 okno, 1 kolega", "jeden kot, jedna kobieta, jedno okno, jeden kolega"),
     ],
 )
 def test_a_number_before_a_noun_takes_its_gender(language: str, text: str, read: str) -> None:

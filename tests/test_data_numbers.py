@@ -469,6 +469,9 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         ("fr", "1/2 litre, 3 x 4", "un demi litre, trois fois quatre"),
         ("es", "1/2 kilo y 3/4 de hora", "medio kilo y tres cuartos de hora"),
         ("sv", "född 1998", "född nittonhundranittioåtta"),
+        # A degree sign typed for the ordinal's mark, before a month or a floor; a temperature stays one.
+        ("it", "Il 1° maggio, il 2° piano, 30° all'ombra", "il primo maggio, il secondo piano, trenta gradi all'ombra"),
+        ("es", "El 1° de mayo, 30° de temperatura", "el primero de mayo, treinta grados de temperatura"),
     ],
 )
 def test_abbreviations_are_read_out_with_the_numbers(language, text, read):

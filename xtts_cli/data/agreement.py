@@ -1,7 +1,8 @@
 """A number before a noun takes the noun's gender and the counting form: Spanish "1 libro" is "un
 libro" and "21 personas" "veintiuna personas", Portuguese "2 casas" "duas casas" and "200 pessoas"
 "duzentas pessoas", German "1 Frau" "eine frau" and "1 Mann" "ein mann", Italian "1 casa" "una casa",
-French "21 pages" "vingt et une pages" (num2words writes the number alone: uno, dois, eins).
+French "21 pages" "vingt et une pages", Russian "1 кошка" "одна кошка" (num2words writes the number
+alone: uno, dois, eins, один).
 
 The gender comes from the noun's ending and a list of common nouns it misleads (Spanish "día" is
 masculine, "mano" feminine); a noun it does not know is read masculine, as num2words did. A number
@@ -100,10 +101,43 @@ def _feminine(noun: str, language: str) -> bool:
     return not forms & _MASCULINE_WORDS[language] and bool(_FEMININE_ENDINGS[language].search(noun))
 
 
+# Russian and Polish: "one" takes the gender the noun after it shows in its ending (одна кошка,
+# одно окно, jedna kobieta, jedno okno), and Russian "two" the feminine where the noun's genitive
+# singular ends in -ы or -и (две кошки; два стола, два дня). Nouns in -а that are masculine are listed.
+_SLAVIC_ONE = {"ru": ("один", "одна", "одно"), "pl": ("jeden", "jedna", "jedno")}
+_SLAVIC_ENDINGS = {"ru": ("ая", "оеё"), "pl": ("a", "oeęu")}
+_SLAVIC_MASCULINE = {
+    "ru": frozenset("папа дядя мужчина дедушка юноша судья слуга коллега".split()),
+    "pl": frozenset("kolega poeta tata mężczyzna sędzia artysta".split()),
+}
+
+
+_SLAVIC_NOT_NOUNS = {
+    "ru": frozenset("и или в на с по из до от к за о а но не это как".split()),
+    "pl": frozenset("i lub w na z do od o a ale nie to jak oraz".split()),
+}
+
+
+def _slavic(said: str, noun: str, language: str) -> str:
+    if noun in _SLAVIC_NOT_NOUNS[language]:
+        return said
+    *before, last = said.split(" ")
+    one, feminine, neuter = _SLAVIC_ONE[language]
+    if last == one and noun not in _SLAVIC_MASCULINE[language]:
+        female, neutral = _SLAVIC_ENDINGS[language]
+        last = feminine if noun[-1] in female else neuter if noun[-1] in neutral else last
+    elif last == "два" and language == "ru" and noun[-1] in "ыи":
+        last = "две"
+    return " ".join([*before, last])
+
+
 def agree(said: str, text: str, start: int, end: int, language: str) -> str:
     """`said`, the words num2words wrote for the whole number text[start:end], in the form the noun
     after it asks for; unchanged where there is no noun, the noun's gender is not known or the
     language has no such forms."""
+    if language in _SLAVIC_ONE:
+        after = _NOUN_AFTER.match(text, end)
+        return _slavic(said, after.group(1).lower(), language) if after else said
     if language not in _FEMININE_ENDINGS:
         return said
     after = _NOUN_AFTER.match(text, end)

@@ -368,6 +368,29 @@ _DEGREE_WORDS: dict[str, tuple[tuple[str, ...], str, str]] = {
 }
 
 
+# Italian, Spanish and Portuguese often type the ordinal's º as a degree sign: "1° maggio", "2° piano".
+_DEGREE_AS_ORDINAL = {
+    language: re.compile(rf"\b(\d{{1,2}})\s?\u00b0(?=\s+(?:(?:de\s+)?(?:{months})|{nouns})\b)", re.IGNORECASE)
+    for language, months, nouns in (
+        (
+            "it",
+            "gennaio|febbraio|marzo|aprile|maggio|giugno|luglio|agosto|settembre|ottobre|novembre|dicembre",
+            "piano|posto|secolo|premio|classificato|livello|anno",
+        ),
+        (
+            "es",
+            "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre",
+            "piso|lugar|siglo|premio|puesto|nivel|año",
+        ),
+        (
+            "pt",
+            "janeiro|fevereiro|março|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro",
+            "andar|lugar|século|prémio|prêmio|nível|ano",
+        ),
+    )
+}
+
+
 def _degrees(match: re.Match, language: str) -> str:
     number, unit = match.group(1), match.group(2)
     forms, celsius, fahrenheit = _DEGREE_WORDS[language]
@@ -1222,6 +1245,8 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             text = _RUSSIAN_PERCENT.sub(lambda m: f"{m.group(1)} {_russian_percent(m.group(1))}", text)
         elif primary == "tr":  # Turkish puts the sign first and says it first: %5 is "yüzde beş"
             text = _TURKISH_PERCENT.sub("y\u00fczde \\1", text)
+        if primary in _DEGREE_AS_ORDINAL:  # "il 1° maggio": the ring as the ordinal's mark, primo
+            text = _DEGREE_AS_ORDINAL[primary].sub("\\1\u00ba", text)
         if primary in _DEGREE_WORDS:
             text = _DEGREE.sub(lambda m: _degrees(m, primary), text)
         if money is not None:
