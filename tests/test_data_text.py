@@ -157,6 +157,12 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
             "Il dit : \u00ab\u00a0Bonjour.\u00a0\u00bb Il partit.",
             ["Il dit : \u00ab\u00a0Bonjour.\u00a0\u00bb", "Il partit."],
         ),
+        # A telephone number after its abbreviation; a regnal number before a word in lower case.
+        ("T\u00e9l. 01 23 45 67 89. Merci.", ["T\u00e9l. 01 23 45 67 89.", "Merci."]),
+        (
+            "Ludwig XIV. war K\u00f6nig. Chapter IV. The storm came.",
+            ["Ludwig XIV. war K\u00f6nig.", "Chapter IV.", "The storm came."],
+        ),
         ("   ", []),
     ],
 )

@@ -482,9 +482,9 @@ _SENTENCE_END = re.compile(r"[.!?\u2026\u061f]+(?:\s?[\u00bb\u203a])?[\"'\u201c\
 # Abbreviations of the other languages ALPHABETS lists, none of them an English word that ends a
 # sentence: German ca./bzw./usw., French Mme, Spanish Sra., Italian ecc., Dutch bijv., Russian ул./др.
 _OTHER_ABBREVIATIONS = (
-    "ca|bzw|usw|evtl|ggf|vgl|inkl|zzgl|bzgl|bspw|sog|nr|hr|tel|mio|mrd|tsd|std|kl|osv|mme|mlle|env|cf|sra|srta|dra|"
-    "uds|ud|aprox|"
-    "avda|p\u00e1g|sig|dott|ecc|dhr|mevr|bijv|enz|\u0443\u043b|\u0434\u0440|\u0433\u0433|\u043f\u0440\u043e\u0444|"
+    "ca|bzw|usw|evtl|ggf|vgl|inkl|zzgl|bzgl|bspw|sog|nr|hr|tel|t\u00e9l|abs|mio|mrd|tsd|std|kl|osv|mme|mlle|env|cf|"
+    "sra|srta|dra|uds|ud|aprox|av|mln|"
+    "avda|p\u00e1g|pag|sig|dott|ecc|dhr|mevr|bijv|enz|\u0443\u043b|\u0434\u0440|\u0433\u0433|\u043f\u0440\u043e\u0444|"
     "\u0441\u043c|\u0441\u0442\u0440|\u0442\u044b\u0441|\u043c\u043b\u043d|\u043c\u043b\u0440\u0434"
 )
 _NO_END_AFTER = re.compile(
@@ -512,6 +512,7 @@ _ORDINAL_AFTER_PREPOSITION = re.compile(
     r"\b(?:am|vom|zum|im|beim|zur|ins)\s+\d{1,3}\.$|^(?:der|die|das)\s+\d{1,3}\.$", re.IGNORECASE
 )
 _MONTH_FIRST = re.compile(rf"(?:{GERMAN_MONTHS})\b", re.IGNORECASE)
+_ROMAN_AT_END = re.compile(r"\b[IVXLC]+\.$")
 
 
 def _a_german_date(before: str, after: str) -> bool:
@@ -523,6 +524,8 @@ def _continues(before: str, after: str) -> bool:
     if _MERIDIEM_AT_END.search(before) and _OPENER.match(after):
         return False
     if (_DAY_AND_MONTH_AT_END.search(before) and after[:1].islower()) or _ORDINAL_AFTER_PREPOSITION.search(before):
+        return True
+    if _ROMAN_AT_END.search(before) and after[:1].islower():  # German "Ludwig XIV. war König"
         return True
     return bool(_NO_END_AFTER.search(before)) or _a_german_date(before, after)
 
