@@ -12,6 +12,7 @@ languages without a list here keep their numerals as letters.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Optional
@@ -114,6 +115,7 @@ def _regnal(number: int, language: str, feminine: bool) -> str:
     return {"en": "the ", "nl": "de "}.get(language, "") + said
 
 
+@functools.cache  # built once per language, not for each sentence spoken
 def roman_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     """What reads the Roman numerals of a lowered text in `language` (an espeak-ng code), or None."""
     primary = (language or "").lower().split("-")[0]
