@@ -513,3 +513,22 @@ def test_a_phonemes_vocabulary_saved_before_leaves_numbers_to_espeak_as_it_was_t
     before = Tokenizer.load(tmp_path / "before.json")
     assert before.numbers == "characters"
     assert before.prepare("Henry VIII paid $5.", "en-us") == phonemize(["henry viii paid $5."], "en-us")[0]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "read"),
+    [
+        ("pt", "1.000.000.000 de pessoas, 17 anos", "mil milhões de pessoas, dezassete anos"),
+        # Brazil: the short scale and its own spelling, in the Roman numerals too.
+        (
+            "pt-br",
+            "1.000.000.000 de pessoas, 17 anos, século XIX",
+            "um bilhão de pessoas, dezessete anos, século dezenove",
+        ),
+        ("fr-ch", "70, 80 et 90 personnes", "septante, huitante et nonante personnes"),
+    ],
+)
+def test_a_regional_voice_reads_its_regions_number_words(language, text, read):
+    from xtts_cli.data.text import prepare_texts
+
+    assert prepare_texts([text], ["multilingual_cleaners"], "characters", language, "words") == [read]

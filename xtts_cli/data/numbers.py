@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Optional
 
 from xtts_cli.data.agreement import agree
 
-__all__ = ["number_reader", "number_words"]
+__all__ = ["number_reader", "number_words", "regional"]
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _DIGIT = re.compile(r"\d")
@@ -190,6 +191,29 @@ _CODES = {"usd": "$", "eur": "\u20ac", "gbp": "\u00a3"}
 _LEADING_ZERO = re.compile(r"(?<![\d.,:])0\d+(?![\d.,:]?\d)")  # 007: oh oh seven, as a code is read
 
 
+# num2words' regional readers for an espeak-ng voice: Brazilian Portuguese says dezenove and um bilhão
+# (the short scale) where Portugal says dezanove and mil milhões; Belgian and Swiss French say
+# septante and nonante. Set for the length of one reading (`regional`), so every number word in it agrees.
+_REGIONAL = {"pt-br": "pt_BR", "fr-be": "fr_BE", "fr-ch": "fr_CH"}
+_REGION: ContextVar[Optional[str]] = ContextVar("xtts_number_region", default=None)
+
+
+def regional(language: Optional[str], read: Callable[[str], str]) -> Callable[[str], str]:
+    """`read`, reading its numbers in the words of `language`'s region where num2words has them."""
+    region = _REGIONAL.get((language or "").lower())
+    if region is None:
+        return read
+
+    def in_region(text: str) -> str:
+        token = _REGION.set(region)
+        try:
+            return read(text)
+        finally:
+            _REGION.reset(token)
+
+    return in_region
+
+
 def _words(number: float | int, language: str, **options) -> str:
     from num2words import num2words
 
@@ -198,8 +222,9 @@ def _words(number: float | int, language: str, **options) -> str:
     # Hyphens and commas are num2words' spelling, not pauses: "ninety-nine" is two words read on. Lower
     # case, as the cleaners left the text around it: German's "Komma" and "Million" were letters the
     # vocabulary lacked.
+    region = _REGION.get()
     try:
-        said = num2words(number, lang=language, **options)
+        said = num2words(number, lang=region if region and region[:2] == language else language, **options)
     except (OverflowError, NotImplementedError, KeyError, IndexError, ValueError):
         # Past a language's largest named number (10**27 in Spanish, less in Russian and Italian): digit by digit
         digits = str(number) if isinstance(number, int) else f"{number:.0f}"
@@ -1279,7 +1304,7 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
         return pattern.sub(lambda m: _count(plain(m, primary), m, primary, whole), text)
 
     whole = _WHOLE_COMMA if comma else _WHOLE_POINT
-    return read
+    return regional(language, read)
 
 
 # A whole number as each kind of language writes it; one before a noun takes the noun's gender (agreement.py).

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from typing import Optional
 
-from xtts_cli.data.numbers import number_words
+from xtts_cli.data.numbers import number_words, regional
 
 __all__ = ["roman_reader"]
 
@@ -171,7 +171,7 @@ def roman_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             text = pattern.sub(said, text)
         return text
 
-    return read
+    return regional(language, read)
 
 
 def _ordinal_after(match: re.Match, language: str) -> str:
