@@ -33,6 +33,12 @@ def _read(text: str, language: str) -> str:
             "eine frau, ein mann, ein kind, eine stunde und ein kaffee",
         ),
         ("de", "Um 1 Uhr, 1 Million", "um ein uhr, eine million"),
+        # After a preposition that takes the dative: einem, einer.
+        (
+            "de",
+            "Mit 1 Frau, seit 1 Jahr, vor 1 Woche, von 1 bis 5",
+            "mit einer frau, seit einem jahr, vor einer woche, von eins bis fünf",
+        ),
         (
             "ru",
             "1 кошка и 2 кошки, 1 стол и 2 стола, 1 окно, 21 книга, 22 книги, 2 дня, 2 и 3",

@@ -87,6 +87,9 @@ _NOT_NOUN_WORDS = {language: frozenset(words.split("|")) for language, words in 
 _LABEL_WORDS = {language: frozenset(words.split("|")) for language, words in _LABELS.items()}
 # Where the tail of a large number starts: "doscientos millones de personas" keeps the millions masculine.
 _LARGE = re.compile(r".*\b(?:mill(?:ón|ones)|bill(?:ón|ones)|milh(?:ão|ões)|bilh(?:ão|ões))\b\s*")
+# German prepositions that take the dative, where "one" is einem or einer whatever the noun's gender
+# past the feminine (the accusative's einen and ein would need the neuter too).
+_GERMAN_DATIVE = frozenset("mit von zu bei nach aus seit vor in an auf unter über gegenüber".split())
 # A German infinitive or participle (gewinnen, gewonnen, gemacht) after the number; "1 Kuchen" is left too.
 _GERMAN_VERB = re.compile(r"(?:en|ern|eln)$|^ge[^\W\d_]+t$")
 # Italian "uno" before s and a consonant, z, gn, ps, x, y, pn: uno zio, uno studente; "un" before the rest.
@@ -150,6 +153,8 @@ def agree(said: str, text: str, start: int, end: int, language: str) -> str:
     if language == "de" and _GERMAN_VERB.search(noun):  # "3 zu 1 gewonnen": the verb at the clause's end
         return said
     feminine = _feminine(noun, language)
+    if language == "de" and said == "eins" and before is not None and before.group(1) in _GERMAN_DATIVE:
+        return "einer" if feminine else "einem"  # mit einer frau, seit einem jahr, vor einer woche
     head_match = _LARGE.match(said)
     head, tail = (said[: head_match.end()], said[head_match.end() :]) if head_match else ("", said)
     return head + _counted(tail, noun, language, feminine)
