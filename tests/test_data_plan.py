@@ -352,3 +352,29 @@ def test_a_characters_vocabulary_holds_its_languages_whole_alphabet(dataset, lan
     assert set(letters) <= set(tokenizer.characters)
     word = {"en": "jazz", "fa": "\u0698\u0627\u0644\u0647", "de": "Stra\u00dfe \u00dcbergr\u00f6\u00dfe"}[language]
     assert tokenizer.encode(word, language)
+
+
+def test_a_phonemes_run_saved_before_meets_its_transcripts_as_espeak_read_them(tmp_path) -> None:
+    # The scan now phonemises "Henry VIII paid $5." as words read first; a run whose vocabulary was saved
+    # before (version 2) learnt espeak-ng's own reading, and must meet that again when it resumes.
+    from xtts_cli.data.phonemes import phonemize
+    from xtts_cli.data.plan import encode_texts, prepared_texts
+    from xtts_cli.data.scan import AudioInfo, DatasetItem
+
+    text, words = "Henry VIII paid $5.", "henry the eighth paid five dollars."
+    audio = AudioInfo(format="wav", codec="pcm16", sample_rate=22050, channels=1, num_samples=22050, duration=1.0)
+    item = DatasetItem(
+        id="a", audio_path="/c/a.wav", relative_path="a.wav", text=text, speaker="s", source="metadata.csv:1",
+        size_bytes=1, mtime_ns=1, audio=audio, language="en-us", phonemes=phonemize([words], "en-us")[0],
+    )  # fmt: skip
+    espeak = phonemize([text.lower()], "en-us")[0]
+    new = Tokenizer.build(
+        [item.phonemes], ["english_cleaners"], frontend="phonemes", languages=["en-us"], numbers="words"
+    )
+    assert prepared_texts([item], new) == [item.phonemes]
+    saved = Tokenizer.build([espeak], ["english_cleaners"], frontend="phonemes", languages=["en-us"]).to_json()
+    saved["version"], saved["numbers"] = 2, "words"  # as such a run wrote it
+    (tmp_path / "vocab.json").write_text(json.dumps(saved), "utf-8")
+    before = Tokenizer.load(tmp_path / "vocab.json")
+    assert prepared_texts([item], before) == [espeak]
+    assert encode_texts([item], before).lengths.tolist() == [len(espeak) + 2]  # every symbol its own
