@@ -273,7 +273,7 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ),
         ("nl", "om 20.45 uur", "om twintig uur vijfenveertig"),
         ("sv", "kl. 9.30", "kl. nio trettio"),
-        ("pl", "godz. 14.15", "godz. czternaście piętnaście"),
+        ("pl", "godz. 14.15", "godz. czternasta piętnaście"),
         # An amount with cents before the currency's name; each country's own currency.
         ("de", "2,50 euro und 1,50 dollar", "zwei euro fünfzig und ein dollar fünfzig"),
         ("pl", "3,99 zł, 1 zł, 5 zł", "trzy złote dziewięćdziesiąt dziewięć, jeden złoty, pięć złotych"),
@@ -469,6 +469,13 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         ("fr", "1/2 litre, 3 x 4", "un demi litre, trois fois quatre"),
         ("es", "1/2 kilo y 3/4 de hora", "medio kilo y tres cuartos de hora"),
         ("sv", "född 1998", "född nittonhundranittioåtta"),
+        # Polish hours: a feminine ordinal, in the genitive or locative after o, od, do.
+        (
+            "pl",
+            "Spotkanie o 10:30, od 9:00 do 17:00; jest 21:15, godz. 14.15, np. ul. Długa nr 5",
+            "spotkanie o dziesiątej trzydzieści, od dziewiątej do siedemnastej; jest dwudziesta pierwsza piętnaście, "
+            "godzina czternasta piętnaście, na przykład ulica długa numer pięć",
+        ),
         # A degree sign typed for the ordinal's mark, before a month or a floor; a temperature stays one.
         ("it", "Il 1° maggio, il 2° piano, 30° all'ombra", "il primo maggio, il secondo piano, trenta gradi all'ombra"),
         ("es", "El 1° de mayo, 30° de temperatura", "el primero de mayo, treinta grados de temperatura"),

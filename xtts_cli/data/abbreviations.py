@@ -124,6 +124,13 @@ _WORDS: dict[str, dict[str, str]] = {
         r"av\.": "avenida",
         r"tel\.": "telefone",
     },
+    "pl": {
+        r"godz\.": "godzina",
+        r"np\.": "na przykład",
+        r"tj\.": "to jest",
+        r"ul\.": "ulica",
+        r"nr\.?(?=\s*\d)": "numer",
+    },
     "nl": {
         r"dhr\.": "de heer",
         r"mevr\.": "mevrouw",

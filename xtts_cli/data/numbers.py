@@ -691,9 +691,25 @@ def _time_pattern(language: str) -> re.Pattern:
     return re.compile(rf"{_HOUR}:([0-5]\d)(?!\d|:\d){noun}", re.IGNORECASE)
 
 
+# Polish says the hour as a feminine ordinal (godzina dziesiąta), in the genitive or locative after
+# o, od, do, po (o dziesiątej, od dziewiątej do siedemnastej); the minutes as a count.
+_POLISH_HOURS = (
+    "zero pierwsza druga trzecia czwarta piąta szósta siódma ósma dziewiąta dziesiąta jedenasta dwunasta "
+    "trzynasta czternasta piętnasta szesnasta siedemnasta osiemnasta dziewiętnasta dwudziesta"
+).split()
+_POLISH_HOUR_CASE = re.compile(r"\b(?:o|od|do|po|przed|około|koło|między|pomiędzy|a)\s+$", re.IGNORECASE)
+
+
+def _polish_hour(hour: int, text: str, start: int) -> str:
+    said = _POLISH_HOURS[hour] if hour <= 20 else f"dwudziesta {_POLISH_HOURS[hour - 20]}"
+    if _POLISH_HOUR_CASE.search(text, 0, start):
+        said = re.sub(r"a\b", "ej", said)
+    return said
+
+
 def _time_of_day(match: re.Match, language: str) -> str:
     hour, minutes = int(match.group(1)), int(match.group(2) or 0)
-    said = _words(hour, language)
+    said = _polish_hour(hour, match.string, match.start()) if language == "pl" else _words(hour, language)
     for pattern, form in _HOUR_FORMS.get(language, ()):
         said = re.sub(pattern, form, said)
     after = _words(minutes, language) if minutes else ""
