@@ -1269,6 +1269,7 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     pesos = language.lower() in _DECIMAL_POINT_REGIONS and primary == "es"
     clock = _time_pattern(primary)
     years = _year_pattern(primary) if primary in _YEAR_WORDS else None
+    years_before = _year_before_pattern(primary) if primary in _YEAR_WORDS else None
     metric = _metric_pattern(primary, pattern)
 
     def read(text: str) -> str:
@@ -1302,9 +1303,9 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             text = _H_TIME.sub(lambda m: _time_of_day(m, primary), text)
         if primary == "de":
             text = _GERMAN_ORDINAL.sub(_german_ordinal, _GERMAN_DATE.sub(_german_date, text))
-        if years is not None:
+        if years is not None and years_before is not None:
             text = years.sub(lambda m: _years_in_hundreds(m, primary), text)
-            text = _year_before_pattern(primary).sub(lambda m: _year_in_hundreds(m.group(1), primary), text)
+            text = years_before.sub(lambda m: _year_in_hundreds(m.group(1), primary), text)
         elif primary == "ru":
             text = _RUSSIAN_YEAR.sub(
                 lambda m: _russian_ordinal(int(m.group(1)), _RUSSIAN_YEAR_CASES[m.group(3)]) + m.group(2) + m.group(3),
