@@ -45,7 +45,21 @@ def _read(text: str, language: str) -> str:
             "одна кошка и две кошки, один стол и два стола, одно окно, двадцать одна книга, двадцать две книги, "
             "два дня, два и три",
         ),
+        # After one that takes the accusative: einen before a masculine noun, ein before a neuter one.
+        (
+            "de",
+            "Für 1 Mann, um 1 Euro, ohne 1 Wort, für 1 Woche, durch 1 Mädchen, für 1 Kuchen, gegen 1 Uhr",
+            "für einen mann, um einen euro, ohne ein wort, für eine woche, durch ein mädchen, für einen kuchen, "
+            "gegen ein uhr",
+        ),
+        ("de", "Seit 1 Uhr, mit 1 Wagen", "seit ein uhr, mit einem wagen"),
         ("pl", "1 kot, 1 kobieta, 1 okno, 1 kolega", "jeden kot, jedna kobieta, jedno okno, jeden kolega"),
+        (
+            "pl",
+            "2 osoby, 22 godziny, 2 wiadomości, 2 lekcje, 2 koty, 2 okna, 12 osób",
+            "dwie osoby, dwadzieścia dwie godziny, dwie wiadomości, dwie lekcje, dwa koty, dwa okna, dwanaście osób",
+        ),
+        ("it", "1 ora, 1 amica, 1 isola e 1 amico", "un'ora, un'amica, un'isola e un amico"),
     ],
 )
 def test_a_number_before_a_noun_takes_its_gender(language: str, text: str, read: str) -> None:

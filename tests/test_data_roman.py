@@ -43,6 +43,23 @@ def _read(text: str, language: str) -> str:
         ("it", "Il XXI secolo, il secolo XX", "il ventunesimo secolo, il secolo ventesimo"),
         ("nl", "Willem III en hoofdstuk IV", "willem de derde en hoofdstuk vier"),
         ("de", "Kapitel III und Teil II", "kapitel drei und teil zwei"),
+        # German: the case a preposition asks for, and the ordinal's dot read with it where the sentence goes on.
+        ("de", "Ludwig XIV. war König.", "ludwig der vierzehnte war könig."),
+        (
+            "de",
+            "Unter Friedrich II. wuchs es, für Ludwig II. gebaut, mit Elisabeth II. gesprochen.",
+            "unter friedrich dem zweiten wuchs es, für ludwig den zweiten gebaut, mit elisabeth der zweiten "
+            "gesprochen.",
+        ),
+        ("de", "Es war Kaiser Wilhelm II.", "es war kaiser wilhelm der zweite."),
+        ("ru", "Пётр I основал город, Екатерина II правила.", "пётр первый основал город, екатерина вторая правила."),
+        (
+            "ru",
+            "XX век, в XIX веке, литература XVIII века",
+            "двадцатый век, в девятнадцатом веке, литература восемнадцатого века",
+        ),
+        ("pl", "Jan III Sobieski i Elżbieta II", "jan trzeci sobieski i elżbieta druga"),
+        ("pl", "XX wiek, w XIX wieku, z XVIII wieku", "dwudziesty wiek, w dziewiętnastym wieku, z osiemnastego wieku"),
     ],
 )
 def test_a_numeral_after_a_heading_a_century_or_a_name_is_read(language: str, text: str, read: str) -> None:
@@ -60,8 +77,8 @@ def test_a_numeral_after_a_heading_a_century_or_a_name_is_read(language: str, te
         ("fr", "Le siècle des lumières, ce siècle-ci"),  # not fifty and a hundred
         ("es", "Mi casa, mil veces"),
         ("it", "Di ci li vi"),
-        # German regnal numbers take the case of the sentence (der Vierzehnte, dem Vierzehnten).
-        ("de", "Ludwig XIV. war König"),
+        # Polish "i" is "and": sex and age, Jan and Maria.
+        ("pl", "Płeć i wiek, Jan i Maria"),
     ],
 )
 def test_words_that_only_look_like_numerals_stay_words(language: str, text: str) -> None:

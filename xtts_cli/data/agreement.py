@@ -90,8 +90,28 @@ _LARGE = re.compile(r".*\b(?:mill(?:ón|ones)|bill(?:ón|ones)|milh(?:ão|ões)|
 # German prepositions that take the dative, where "one" is einem or einer whatever the noun's gender
 # past the feminine (the accusative's einen and ein would need the neuter too).
 _GERMAN_DATIVE = frozenset("mit von zu bei nach aus seit vor in an auf unter über gegenüber".split())
+# German prepositions that take the accusative, where "one" before a masculine noun is einen (für einen
+# mann, um einen euro; ein before a neuter one). Neuter nouns by ending (mädchen, fräulein, museum)
+# and the common ones the endings miss; a noun neither feminine nor neuter is read masculine.
+_GERMAN_ACCUSATIVE = frozenset("für durch gegen ohne um".split())
+_GERMAN_NEUTER_ENDINGS = re.compile(r"(?:chen|lein|ium|eum)$")
+_GERMAN_NEUTER = frozenset(
+    "jahr kind haus buch wort auto mal land bild spiel zimmer problem ziel stück glas bett fenster geld leben "
+    "ende auge interesse ei knie gebäude gemüse getränk getränke gebirge mädchen hotel restaurant büro kino foto "
+    "radio konto ticket bier brot wasser essen tier pferd schiff boot flugzeug fahrrad dorf feld lied jahrzehnt "
+    "jahrhundert prozent kilo gramm pfund paar dutzend mittel blatt licht recht system thema programm projekt "
+    "angebot ergebnis zeugnis gesetz gefühl gespräch geschenk gericht gebiet gerät spiel team unternehmen "
+    "semester wochenende zentrum datum studium dokument instrument experiment parlament argument element "
+    "medikament kompliment appartement eigentum".split()
+)
 # A German infinitive or participle (gewinnen, gewonnen, gemacht) after the number; "1 Kuchen" is left too.
 _GERMAN_VERB = re.compile(r"(?:en|ern|eln)$|^ge[^\W\d_]+t$")
+# Nouns in -en the verb pattern would take: ein kuchen, ein mädchen (and the neuter list above).
+_GERMAN_EN_NOUNS = frozenset(
+    "kuchen wagen garten laden boden magen regen rücken hafen ofen norden süden osten westen bogen daumen "
+    "faden felsen frieden graben haken kasten knochen kragen posten rahmen schaden schatten schinken "
+    "schrecken streifen tropfen verfahren wesen wissen vermögen verbrechen becken kissen zeichen".split()
+)
 # Italian "uno" before s and a consonant, z, gn, ps, x, y, pn: uno zio, uno studente; "un" before the rest.
 _ITALIAN_UNO = re.compile(r"(?:s[^aeiouàèéìòù]|z|gn|ps|x|y|pn)")
 
@@ -121,6 +141,21 @@ _SLAVIC_NOT_NOUNS = {
 }
 
 
+# Polish plurals after two look alike in every gender (koty, kobiety), so the feminine ones that take
+# "dwie" are the endings only feminine nouns have (-ości, -cje: wiadomości, lekcje) and a list.
+_POLISH_FEMININE_PLURAL = re.compile(r"(?:ości|cje|sje|zje)$")
+_POLISH_FEMININE_PLURALS = frozenset(
+    "osoby kobiety godziny minuty sekundy strony książki rzeczy noce córki siostry matki dziewczyny koleżanki "
+    "szkoły ulice drogi butelki kawy herbaty filiżanki łyżki tabletki klasy sztuki nogi ręce pary rodziny "
+    "firmy gwiazdy szanse zmiany wody części sypialnie łazienki kobiety żony babcie ciocie nauczycielki "
+    "strefy linie trasy partie grupy sceny pory doby połowy ćwierci".split()
+)
+
+
+def _polish_feminine_plural(noun: str) -> bool:
+    return noun in _POLISH_FEMININE_PLURALS or bool(_POLISH_FEMININE_PLURAL.search(noun))
+
+
 def _slavic(said: str, noun: str, language: str) -> str:
     if noun in _SLAVIC_NOT_NOUNS[language]:
         return said
@@ -131,6 +166,8 @@ def _slavic(said: str, noun: str, language: str) -> str:
         last = feminine if noun[-1] in female else neuter if noun[-1] in neutral else last
     elif last == "два" and language == "ru" and noun[-1] in "ыи":
         last = "две"
+    elif last == "dwa" and language == "pl" and _polish_feminine_plural(noun):
+        last = "dwie"  # dwie osoby, dwadzieścia dwie godziny
     return " ".join([*before, last])
 
 
@@ -150,14 +187,39 @@ def agree(said: str, text: str, start: int, end: int, language: str) -> str:
     if before is not None and before.group(1) in _LABEL_WORDS[language]:
         return said
     noun = after.group(1)
-    if language == "de" and _GERMAN_VERB.search(noun):  # "3 zu 1 gewonnen": the verb at the clause's end
+    if language == "de" and _german_verb(noun):  # "3 zu 1 gewonnen": the verb at the clause's end
         return said
     feminine = _feminine(noun, language)
-    if language == "de" and said == "eins" and before is not None and before.group(1) in _GERMAN_DATIVE:
-        return "einer" if feminine else "einem"  # mit einer frau, seit einem jahr, vor einer woche
+    if language == "de" and said == "eins":
+        return _german_one(noun, feminine, before.group(1) if before is not None else "")
     head_match = _LARGE.match(said)
     head, tail = (said[: head_match.end()], said[head_match.end() :]) if head_match else ("", said)
     return head + _counted(tail, noun, language, feminine)
+
+
+def _german_one(noun: str, feminine: bool, preposition: str) -> str:
+    if noun == "uhr":  # the hour: um ein uhr, seit ein uhr
+        return "ein"
+    if preposition in _GERMAN_DATIVE:
+        return "einer" if feminine else "einem"  # mit einer frau, seit einem jahr, vor einer woche
+    if feminine:
+        return "eine"
+    if preposition in _GERMAN_ACCUSATIVE and not _german_neuter(noun):
+        return "einen"  # für einen mann, um einen euro
+    return "ein"
+
+
+def _german_verb(noun: str) -> bool:
+    return bool(_GERMAN_VERB.search(noun)) and noun not in _GERMAN_EN_NOUNS and not _german_neuter(noun)
+
+
+def _german_neuter(noun: str) -> bool:
+    if noun in _GERMAN_CHEN_NOT_SMALL:
+        return False
+    return noun in _GERMAN_NEUTER or bool(_GERMAN_NEUTER_ENDINGS.search(noun))
+
+
+_GERMAN_CHEN_NOT_SMALL = frozenset("kuchen knochen drachen rachen".split())  # der Kuchen: not a diminutive
 
 
 def _counted(words: str, noun: str, language: str, feminine: bool) -> str:
@@ -173,10 +235,12 @@ def _counted(words: str, noun: str, language: str, feminine: bool) -> str:
         return words
     if language == "fr":  # vingt et une, quatre vingt une
         return re.sub(r"\bun$", "une", words) if feminine else words
-    return _ONE[language](noun, feminine) if words in ("uno", "eins") else words  # Italian and German: "one" alone
+    return _ONE[language](noun, feminine) if words == "uno" else words  # Italian "one" alone (German: _german_one)
 
 
 _ONE = {
-    "it": lambda noun, feminine: "una" if feminine else ("uno" if _ITALIAN_UNO.match(noun) else "un"),
-    "de": lambda noun, feminine: "eine" if feminine else "ein",
+    # Feminine "una" elides before a vowel: un'ora, un'amica (numbers.py joins it to its noun).
+    "it": lambda noun, feminine: (
+        ("un'" if noun[0] in "aeiouàèéìòù" else "una") if feminine else ("uno" if _ITALIAN_UNO.match(noun) else "un")
+    ),
 }

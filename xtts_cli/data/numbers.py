@@ -19,7 +19,7 @@ from typing import Optional
 
 from xtts_cli.data.agreement import agree
 
-__all__ = ["number_reader", "number_words", "regional"]
+__all__ = ["number_reader", "number_words", "regional", "slavic_ordinal"]
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _DIGIT = re.compile(r"\d")
@@ -244,6 +244,29 @@ def _words(number: float | int, language: str, **options) -> str:
 def number_words(number: int, language: str, to: str = "cardinal") -> str:
     """A whole number in words as the characters front end reads it: lower case, words apart."""
     return _words(number, language, to=to)
+
+
+def slavic_ordinal(number: int, language: str, form: str) -> str:
+    """A Russian or Polish ordinal in `form`: "nom" (masculine nominative: первый, pierwszy), "gen"
+    (первого, pierwszego), "loc" (Russian prepositional первом, Polish locative pierwszym) or "fem"
+    (the feminine nominative: первая, pierwsza)."""
+    if language == "ru":
+        return _russian_ordinal(
+            number, {"nom": "\u0439", "gen": "\u0433\u043e", "loc": "\u043c", "fem": "\u044f"}[form]
+        )
+    if form in ("gen", "loc"):
+        return _polish_ordinal(number, form == "loc")
+    said = _words(number, "pl", to="ordinal")
+    # Each adjective of a Polish ordinal declines: dwudziesta pierwsza, trzecia.
+    feminine = ((r"([gk])i$", r"\1a"), (r"i$", "ia"), (r"y$", "a"))  # druga, trzecia, pierwsza
+
+    def declined(word: str) -> str:
+        for ending, replacement in feminine:
+            if re.search(ending, word):
+                return re.sub(ending, replacement, word)
+        return word
+
+    return said if form == "nom" else " ".join(declined(word) for word in said.split())
 
 
 # Turkish writes its numbers as words apart (bin dokuz yüz yirmi üç), where num2words runs them
@@ -1318,7 +1341,8 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
         if primary in _MINUS_WORDS:
             text = _MINUS.sub(f"{_MINUS_WORDS[primary]} ", text)
         text = _LETTERS_AND_DIGITS.sub(" ", text)
-        return pattern.sub(lambda m: _count(plain(m, primary), m, primary, whole), text)
+        text = pattern.sub(lambda m: _count(plain(m, primary), m, primary, whole), text)
+        return _ITALIAN_ELIDED.sub("un'", text) if primary == "it" else text
 
     whole = _WHOLE_COMMA if comma else _WHOLE_POINT
     return regional(language, read)
@@ -1327,6 +1351,9 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
 # A whole number as each kind of language writes it; one before a noun takes the noun's gender (agreement.py).
 _WHOLE_COMMA = re.compile(r"\d{1,3}(?:[. \u00a0\u202f]\d{3})+|\d+")
 _WHOLE_POINT = re.compile(r"\d{1,3}(?:,\d{3})+|\d+")
+
+
+_ITALIAN_ELIDED = re.compile(r"\bun' (?=[aeiouàèéìòù])")
 
 
 def _count(said: str, match: re.Match, language: str, whole: re.Pattern) -> str:

@@ -6,8 +6,10 @@ The cleaners have lowered the text by the time it is read, and a lone "vi", "mix
 word, so a numeral is read only where the word before it says it is one: a heading (chapter, part,
 volume), a century, or a monarch's or pope's name from each language's list. A single "i" after a
 name or a heading is read only before a clause's end, where it cannot be the pronoun ("in part i
-think"). German regnal names (Ludwig XIV. is der Vierzehnte or dem Vierzehnten by its case) and the
-languages without a list here keep their numerals as letters.
+think"). German regnal names take the case a preposition before them asks for (Ludwig XIV. der
+vierzehnte, unter Ludwig XIV. dem vierzehnten); Russian and Polish centuries the case of the noun
+("в XIX веке" в девятнадцатом веке, "w XX wieku" w dwudziestym wieku). The languages without a list
+here keep their numerals as letters.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Optional
 
-from xtts_cli.data.numbers import number_words, regional
+from xtts_cli.data.numbers import number_words, regional, slavic_ordinal
 
 __all__ = ["roman_reader"]
 
@@ -75,6 +77,14 @@ _NAMES = {
     "pt": "henrique|eduardo|jorge|guilherme|carlos|jaime|ricardo|joão|luís|filipe|fernando|frederico|alexandre|"
     "nicolau|pedro|paulo|pio|leão|bento|gregório|inocêncio|clemente|urbano|afonso|sebastião|manuel|josé|"
     "napoleão|francisco",
+    "de": "ludwig|friedrich|wilhelm|karl|heinrich|otto|leopold|maximilian|joseph|josef|franz|rudolf|konrad|georg|"
+    "johannes|johannes paul|benedikt|pius|gregor|innozenz|klemens|leo|paul|ferdinand|albrecht|ernst|august|"
+    "friedrich wilhelm|peter|alexander|nikolaus|philipp|eduard|richard|jakob|napoleon|gustav|christian",
+    "pl": "jan|kazimierz|zygmunt|władysław|bolesław|mieszko|stefan|henryk|aleksander|august|stanisław|"
+    "jan kazimierz|jan paweł|benedykt|pius|leon|grzegorz|karol|ludwik|fryderyk|piotr|mikołaj|paweł|wilhelm|"
+    "jerzy|edward|ryszard|filip|napoleon|franciszek",
+    "ru": "пётр|петр|иван|николай|александр|павел|василий|фёдор|федор|борис|владимир|ярослав|генрих|людовик|"
+    "карл|фридрих|вильгельм|филипп|георг|иоанн|бенедикт|пий|лев|григорий|эдуард|ричард|наполеон|франциск",
 }
 _FEMININE = {
     "en": "elizabeth|mary|catherine|isabella|margaret|christina|victoria|juliana|beatrix",
@@ -83,7 +93,24 @@ _FEMININE = {
     "it": "elisabetta|maria|caterina|isabella|margherita|cristina",
     "nl": "elizabeth|maria|catharina|isabella|margaretha|christina|juliana|beatrix",
     "pt": "isabel|maria|catarina|margarida|cristina",
+    "de": "elisabeth|katharina|maria|margarete|christina|viktoria|isabella",
+    "pl": "elżbieta|katarzyna|maria|anna|jadwiga|krystyna|wiktoria|izabela",
+    "ru": "екатерина|елизавета|анна|мария|виктория|изабелла",
 }
+# Russian and Polish centuries, read in the noun's case: "XX век" двадцатый век, "в XIX веке" в
+# девятнадцатом веке, "XIX века" девятнадцатого века; "XX wiek", "w XIX wieku", "z XVIII wieku".
+_SLAVIC_CENTURY = {
+    "ru": {"век": "nom", "века": "gen", "веке": "loc", "веков": "gen"},
+    "pl": {"wiek": "nom", "wieku": "gen", "wieków": "gen"},
+}
+# German prepositions before a regnal name, by the case they ask of the article and ordinal; the
+# nominative (der vierzehnte, die zweite) elsewhere. (masculine article, ending, feminine article, ending)
+_GERMAN_CASE = {
+    **dict.fromkeys("mit von zu bei nach aus seit vor unter gegenüber".split(), ("dem", "n", "der", "n")),
+    **dict.fromkeys("für durch gegen ohne um".split(), ("den", "n", "die", "")),
+}
+_GERMAN_NOMINATIVE = ("der", "", "die", "")
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)\s+$")
 
 # French and Italian centuries and the like: "le xixe siècle", "il xxi secolo", "il secolo xx".
 _ORDINAL_NOUNS = {
@@ -102,9 +129,16 @@ def _numeral(letters: str) -> str:
     return rf"(?:[{letters}]{{2,}}|[vx]|i{_CLAUSE_END})\b"
 
 
-def _regnal(number: int, language: str, feminine: bool) -> str:
+def _regnal(number: int, language: str, feminine: bool, before: str = "") -> str:
     """A monarch's number as the language says it: the eighth, segundo (a cardinal past ten in Spanish
-    and Portuguese), quatorze (premier for one in French), de achtste."""
+    and Portuguese), quatorze (premier for one in French), de achtste, der achte (dem achten after
+    "unter", `before`), первый, pierwszy."""
+    if language in ("ru", "pl"):
+        return slavic_ordinal(number, language, "fem" if feminine else "nom")
+    if language == "de":
+        masculine, ending, female, female_ending = _GERMAN_CASE.get(before, _GERMAN_NOMINATIVE)
+        said = number_words(number, language, to="ordinal")
+        return f"{female} {said}{female_ending}" if feminine else f"{masculine} {said}{ending}"
     if language == "fr":
         return ("première" if feminine else "premier") if number == 1 else number_words(number, language)
     if language in ("es", "pt") and number > 10:
@@ -119,9 +153,8 @@ def _regnal(number: int, language: str, feminine: bool) -> str:
 def roman_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     """What reads the Roman numerals of a lowered text in `language` (an espeak-ng code), or None."""
     primary = (language or "").lower().split("-")[0]
-    if primary not in _HEADINGS:
+    if primary not in _HEADINGS and primary not in _NAMES:
         return None
-    heading = re.compile(rf"\b({_HEADINGS[primary]})\s+({_numeral('ivxlc')})(?![^\W\d_])")
     passes: list[tuple[re.Pattern, Callable[[re.Match], str]]] = []
 
     def cardinal(match: re.Match) -> str:
@@ -132,7 +165,22 @@ def roman_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             return f"{match.group(1)} {number_words(number, primary, to='ordinal')}"
         return f"{match.group(1)} {number_words(number, primary)}"
 
-    passes.append((heading, cardinal))
+    if primary in _HEADINGS:
+        passes.append((re.compile(rf"\b({_HEADINGS[primary]})\s+({_numeral('ivxlc')})(?![^\W\d_])"), cardinal))
+    if primary in _SLAVIC_CENTURY:
+        nouns = _SLAVIC_CENTURY[primary]
+        # No lone Polish "i" (and): "płeć i wiek" is sex and age.
+        numeral = "[ivx]+" if primary == "ru" else "[ivx]{2,}|[vx]"
+        century = re.compile(rf"\b((?:в|w)\s+)?({numeral})\s+(?=({'|'.join(nouns)})\b)")
+
+        def slavic_century(match: re.Match) -> str:
+            number = _value(match.group(2))
+            if number is None:
+                return match.group(0)
+            form = "loc" if match.group(1) and nouns[match.group(3)] == "gen" else nouns[match.group(3)]
+            return f"{match.group(1) or ''}{slavic_ordinal(number, primary, form)} "
+
+        passes.append((century, slavic_century))
     if primary in _ALWAYS_I:
         passes.append((re.compile(rf"\b({_ALWAYS_I[primary]})\s+(i)\b(?![^\W\d_])"), cardinal))
     if primary in _CENTURY_BEFORE:
@@ -145,24 +193,27 @@ def roman_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
         before_noun = re.compile(rf"\b([ivx]+){suffix}\s+(?=(?:{_ORDINAL_NOUNS[primary]})\b)")
         passes.append((before_noun, lambda m: _ordinal_before(m, primary)))
     if primary in _NAMES:
-        names = re.compile(
-            rf"\b({_NAMES[primary]}|{_FEMININE[primary]})\s+({_numeral('ivx')})"
-            + (r"(er|re)?" if primary == "fr" else "")
-            + r"(?![^\W\d_])"
-        )
+        # Russian has no pronoun "i": "пётр i основал". German writes the ordinal's dot ("Ludwig XIV. war"),
+        # read with the numeral where the sentence goes on.
+        numeral = r"(?:[ivx]{2,}|[vx]|i)\b" if primary == "ru" else _numeral("ivx")
+        suffix = {"fr": r"(er|re)?", "de": r"(\.(?=[ \t]+[^\W\d_]))?"}.get(primary, "()")
+        names = re.compile(rf"\b({_NAMES[primary]}|{_FEMININE[primary]})\s+({numeral}){suffix}(?![^\W\d_])")
         feminine = frozenset(_FEMININE[primary].split("|"))
 
         def regnal(match: re.Match) -> str:
             number = _value(match.group(2))
             if number is None or (primary == "fr" and match.group(3) and number != 1):
                 return match.group(0)
-            return f"{match.group(1)} {_regnal(number, primary, match.group(1) in feminine)}"
+            before = _WORD_BEFORE.search(match.string, 0, match.start())
+            said = _regnal(number, primary, match.group(1) in feminine, before.group(1) if before else "")
+            return f"{match.group(1)} {said}"
 
         passes.append((names, regnal))
         if primary == "fr":  # François Ier, Napoléon Ier: the first
             passes.append((re.compile(rf"\b({_NAMES[primary]}|{_FEMININE[primary]})\s+(i)(er|re)\b"), regnal))
     # Most sentences hold no numeral but the pronoun "i": skip every pass for them.
-    quick = re.compile(rf"\b(?:[ivxlc]{{2,}}|[vx]|i{_CLAUSE_END}|world war i|ier|ire)(?:er|re|e|ème)?\b")
+    single = r"i\b" if primary == "ru" else rf"i{_CLAUSE_END}"
+    quick = re.compile(rf"\b(?:[ivxlc]{{2,}}|[vx]|{single}|world war i|ier|ire)(?:er|re|e|ème)?\b")
 
     def read(text: str) -> str:
         if not quick.search(text):
