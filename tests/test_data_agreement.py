@@ -60,6 +60,11 @@ def _read(text: str, language: str) -> str:
             "dwie osoby, dwadzieścia dwie godziny, dwie wiadomości, dwie lekcje, dwa koty, dwa okna, dwanaście osób",
         ),
         ("it", "1 ora, 1 amica, 1 isola e 1 amico", "un'ora, un'amica, un'isola e un amico"),
+        (
+            "sv",
+            "1 bil och 1 hus, 1 kvinna, 1 år, 1 meddelande, 1 gång",
+            "en bil och ett hus, en kvinna, ett år, ett meddelande, en gång",
+        ),
     ],
 )
 def test_a_number_before_a_noun_takes_its_gender(language: str, text: str, read: str) -> None:
@@ -83,6 +88,7 @@ def test_a_number_before_a_noun_takes_its_gender(language: str, text: str, read:
             "Kapitel 1 beginnt, 3:1 gewonnen, 1 und 2",
             "kapitel eins beginnt, drei zu eins gewonnen, eins und zwei",
         ),
+        ("sv", "Kapitel 1, klockan 1, 1 och 2", "kapitel ett, klockan ett, ett och två"),
     ],
 )
 def test_a_number_that_counts_no_noun_keeps_its_own_form(language: str, text: str, read: str) -> None:

@@ -60,6 +60,9 @@ def _read(text: str, language: str) -> str:
         ),
         ("pl", "Jan III Sobieski i Elżbieta II", "jan trzeci sobieski i elżbieta druga"),
         ("pl", "XX wiek, w XIX wieku, z XVIII wieku", "dwudziesty wiek, w dziewiętnastym wieku, z osiemnastego wieku"),
+        # Russian and Polish headings: an ordinal in the heading's gender.
+        ("ru", "Глава III, часть II, том IV", "глава третья, часть вторая, том четвёртый"),
+        ("pl", "Rozdział III, część II", "rozdział trzeci, część druga"),
     ],
 )
 def test_a_numeral_after_a_heading_a_century_or_a_name_is_read(language: str, text: str, read: str) -> None:
@@ -78,7 +81,7 @@ def test_a_numeral_after_a_heading_a_century_or_a_name_is_read(language: str, te
         ("es", "Mi casa, mil veces"),
         ("it", "Di ci li vi"),
         # Polish "i" is "and": sex and age, Jan and Maria.
-        ("pl", "Płeć i wiek, Jan i Maria"),
+        ("pl", "Płeć i wiek, Jan i Maria, ta część ci się spodoba"),
     ],
 )
 def test_words_that_only_look_like_numerals_stay_words(language: str, text: str) -> None:

@@ -1,8 +1,8 @@
 """A number before a noun takes the noun's gender and the counting form: Spanish "1 libro" is "un
 libro" and "21 personas" "veintiuna personas", Portuguese "2 casas" "duas casas" and "200 pessoas"
 "duzentas pessoas", German "1 Frau" "eine frau" and "1 Mann" "ein mann", Italian "1 casa" "una casa",
-French "21 pages" "vingt et une pages", Russian "1 кошка" "одна кошка" (num2words writes the number
-alone: uno, dois, eins, один).
+French "21 pages" "vingt et une pages", Russian "1 кошка" "одна кошка", Swedish "1 bil" "en bil"
+(num2words writes the number alone: uno, dois, eins, один, ett).
 
 The gender comes from the noun's ending and a list of common nouns it misleads (Spanish "día" is
 masculine, "mano" feminine); a noun it does not know is read masculine, as num2words did. A number
@@ -178,6 +178,8 @@ def agree(said: str, text: str, start: int, end: int, language: str) -> str:
     if language in _SLAVIC_ONE:
         after = _NOUN_AFTER.match(text, end)
         return _slavic(said, after.group(1).lower(), language) if after else said
+    if language == "sv":
+        return _swedish(said, text, start, end)
     if language not in _FEMININE_ENDINGS:
         return said
     after = _NOUN_AFTER.match(text, end)
@@ -195,6 +197,33 @@ def agree(said: str, text: str, start: int, end: int, language: str) -> str:
     head_match = _LARGE.match(said)
     head, tail = (said[: head_match.end()], said[head_match.end() :]) if head_match else ("", said)
     return head + _counted(tail, noun, language, feminine)
+
+
+# Swedish "one" before a noun is en, or ett before a neuter (ett-)noun: en bil, en kvinna, ett hus. num2words
+# writes "ett" alone, which stays for a label's number ("kapitel 1", "klockan 1") and a count of its own.
+_SWEDISH_NEUTER = frozenset(
+    "år hus barn bord rum land jobb ord namn språk problem system exempel program företag kilo glas äpple brev "
+    "fönster tåg ben öga öra huvud hjärta liv hem kök bad fall svar mål spel lag djur träd hotell kontor möte "
+    "beslut förslag paket papper pris kort konto tal stycke steg dygn ögonblick par dussin landskap sällskap "
+    "bageri universitet museum centrum argument dokument experiment instrument moment parti kapitel".split()
+)
+_SWEDISH_NEUTER_ENDINGS = re.compile(r"(?:ande|ende|eri|um|ment)$")
+_SWEDISH_NOT_NOUNS = frozenset("och eller av till i på med för från om att som men än är var vid mot".split())
+_SWEDISH_LABELS = frozenset(
+    "kapitel sida nummer nr klockan kl rum avsnitt del steg version år typ grupp nivå fas lektion säsong klass "
+    "plats spår linje buss rad punkt".split()
+)
+
+
+def _swedish(said: str, text: str, start: int, end: int) -> str:
+    after = _NOUN_AFTER.match(text, end)
+    if said != "ett" or after is None or after.group(1) in _SWEDISH_NOT_NOUNS:
+        return said
+    before = _WORD_BEFORE.search(text, 0, start)
+    if before is not None and before.group(1) in _SWEDISH_LABELS:
+        return said
+    noun = after.group(1)
+    return "ett" if noun in _SWEDISH_NEUTER or _SWEDISH_NEUTER_ENDINGS.search(noun) else "en"
 
 
 def _german_one(noun: str, feminine: bool, preposition: str) -> str:

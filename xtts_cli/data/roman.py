@@ -97,6 +97,18 @@ _FEMININE = {
     "pl": "elżbieta|katarzyna|maria|anna|jadwiga|krystyna|wiktoria|izabela",
     "ru": "екатерина|елизавета|анна|мария|виктория|изабелла",
 }
+# Russian and Polish headings: an ordinal in the heading's gender (глава третья, том второй, część druga,
+# rozdział trzeci).
+_SLAVIC_HEADINGS = {
+    "ru": {
+        **dict.fromkeys("глава часть книга статья серия сцена лекция".split(), "fem"),
+        **dict.fromkeys("том раздел сезон акт эпизод урок этап параграф".split(), "nom"),
+    },
+    "pl": {
+        **dict.fromkeys("część księga scena lekcja seria".split(), "fem"),
+        **dict.fromkeys("rozdział tom akt sezon odcinek etap artykuł paragraf".split(), "nom"),
+    },
+}
 # Russian and Polish centuries, read in the noun's case: "XX век" двадцатый век, "в XIX веке" в
 # девятнадцатом веке, "XIX века" девятнадцатого века; "XX wiek", "w XIX wieku", "z XVIII wieku".
 _SLAVIC_CENTURY = {
@@ -167,6 +179,19 @@ def roman_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
 
     if primary in _HEADINGS:
         passes.append((re.compile(rf"\b({_HEADINGS[primary]})\s+({_numeral('ivxlc')})(?![^\W\d_])"), cardinal))
+    if primary in _SLAVIC_HEADINGS:
+        forms = _SLAVIC_HEADINGS[primary]
+        # Polish "ci" and "i" are words ("ta część ci się spodoba"): i, v and x only, a lone i at a clause's end.
+        numeral = r"[ivxlc]+\b" if primary == "ru" else _numeral("ivx")
+        heading = re.compile(rf"\b({'|'.join(forms)})\s+({numeral})(?![^\W\d_])")
+
+        def slavic_heading(match: re.Match) -> str:
+            number = _value(match.group(2))
+            if number is None:
+                return match.group(0)
+            return f"{match.group(1)} {slavic_ordinal(number, primary, forms[match.group(1)])}"
+
+        passes.append((heading, slavic_heading))
     if primary in _SLAVIC_CENTURY:
         nouns = _SLAVIC_CENTURY[primary]
         # No lone Polish "i" (and): "płeć i wiek" is sex and age.
