@@ -86,19 +86,10 @@ def grammar(number_words: list[str]) -> str:
 def make_dataset(out: Path, *, minutes: float = 20.0, heldout: int = 24, seed: int = 11) -> None:
     """metadata.csv (digits in the transcripts, espeak-ng reading them as words), heldout.txt (24 with
     a number phrase, then 12 without), their espeak-ng audio in heldout/, numbers.jsgf."""
+    wavs, held = speech_data.folders(out)
     rng = random.Random(seed)
-    wavs, held = out / "wavs", out / "heldout"
-    wavs.mkdir(parents=True, exist_ok=True)
-    held.mkdir(parents=True, exist_ok=True)
-    sentences: list[str] = []
-    while len(sentences) < heldout:
-        text = numbered_sentence(rng, share=1.0)
-        if text not in sentences and 7 <= len(text.split()) <= 16:
-            sentences.append(text)
-    while len(sentences) < heldout + heldout // 2:
-        text = speech_data.sentence(rng)
-        if text not in sentences and 5 <= len(text.split()) <= 14:
-            sentences.append(text)
+    sentences = speech_data.draw(lambda: numbered_sentence(rng, share=1.0), heldout, 7, 16)
+    sentences = speech_data.draw(lambda: speech_data.sentence(rng), heldout + heldout // 2, 5, 14, sentences)
     seen, lines, total, words = set(sentences), [], 0.0, set()
     with tempfile.TemporaryDirectory() as scratch:
         for index, text in enumerate(sentences):

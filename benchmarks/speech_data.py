@@ -243,23 +243,35 @@ def speak(text: str, voice: str, speed: int, target: Path, scratch: Path) -> flo
         return handle.getnframes() / handle.getframerate()
 
 
+def folders(out: Path) -> tuple[Path, Path]:
+    """`out`/wavs and `out`/heldout, made, once espeak-ng and sox are found."""
+    for tool in ("espeak-ng", "sox"):
+        if subprocess.run(["which", tool], capture_output=True).returncode:
+            raise SystemExit(f"{tool} not found on PATH; install it (Debian: apt-get install -y espeak-ng sox)")
+    wavs, held = out / "wavs", out / "heldout"
+    wavs.mkdir(parents=True, exist_ok=True)
+    held.mkdir(parents=True, exist_ok=True)
+    return wavs, held
+
+
+def draw(make, count: int, fewest: int, most: int, drawn: list[str] | None = None) -> list[str]:
+    """`drawn` and new sentences from `make()` up to `count` in all, each new and of `fewest` to `most` words."""
+    sentences = list(drawn or [])
+    while len(sentences) < count:
+        text = make()
+        if text not in sentences and fewest <= len(text.split()) <= most:
+            sentences.append(text)
+    return sentences
+
+
 def make_dataset(
     out: Path, *, minutes: float = 20.0, heldout: int = 24, voice: str = DEFAULT_VOICE, speed: int = 165, seed: int = 7
 ) -> dict:
     """Write the dataset into `out` (see the module docstring); returns its summary."""
-    for tool in ("espeak-ng", "sox"):
-        if subprocess.run(["which", tool], capture_output=True).returncode:
-            raise SystemExit(f"{tool} not found on PATH; install it (Debian: apt-get install -y espeak-ng sox)")
+    wavs, held = folders(out)
     rng = random.Random(seed)
-    wavs, held = out / "wavs", out / "heldout"
-    wavs.mkdir(parents=True, exist_ok=True)
-    held.mkdir(parents=True, exist_ok=True)
     # The held-out sentences are drawn first and excluded from training, word for word.
-    heldout_sentences: list[str] = []
-    while len(heldout_sentences) < heldout:
-        text = sentence(rng)
-        if text not in heldout_sentences and 5 <= len(text.split()) <= 14:
-            heldout_sentences.append(text)
+    heldout_sentences = draw(lambda: sentence(rng), heldout, 5, 14)
     lines, total = [], 0.0
     seen = set(heldout_sentences)
     with tempfile.TemporaryDirectory() as scratch:
