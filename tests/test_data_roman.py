@@ -60,6 +60,18 @@ def _read(text: str, language: str) -> str:
         ),
         ("pl", "Jan III Sobieski i Elżbieta II", "jan trzeci sobieski i elżbieta druga"),
         ("pl", "XX wiek, w XIX wieku, z XVIII wieku", "dwudziesty wiek, w dziewiętnastym wieku, z osiemnastego wieku"),
+        ("de", "Die Zeit Ludwigs XIV. war lang.", "die zeit ludwigs des vierzehnten war lang."),
+        (
+            "sv",
+            "Karl XII och Gustav II Adolf, Elizabeth II, kapitel III",
+            "karl den tolfte och gustav den andre adolf, elizabeth den andra, kapitel tre",
+        ),
+        # Turkish: the numeral before what it numbers, with the ordinal's dot.
+        (
+            "tr",
+            "II. Mehmet, XIX. yüzyıl ve I. Dünya Savaşı",
+            "ikinci mehmet, on dokuzuncu yüzyıl ve birinci dünya savaşı",
+        ),
         # Russian and Polish headings: an ordinal in the heading's gender.
         ("ru", "Глава III, часть II, том IV", "глава третья, часть вторая, том четвёртый"),
         ("pl", "Rozdział III, część II", "rozdział trzeci, część druga"),
@@ -82,6 +94,7 @@ def test_a_numeral_after_a_heading_a_century_or_a_name_is_read(language: str, te
         ("it", "Di ci li vi"),
         # Polish "i" is "and": sex and age, Jan and Maria.
         ("pl", "Płeć i wiek, Jan i Maria, ta część ci się spodoba"),
+        ("tr", "A. B. Yılmaz ve C. vitamini"),  # initials
     ],
 )
 def test_words_that_only_look_like_numerals_stay_words(language: str, text: str) -> None:
@@ -93,7 +106,7 @@ def test_only_the_characters_front_end_with_numbers_as_words_reads_them() -> Non
     assert prepare_texts(["Chapter IV"], ["english_cleaners"], "characters", "en", numbers="characters") == [
         "chapter iv"
     ]
-    assert roman_reader("sv") is None and roman_reader(None) is None
+    assert roman_reader("fa") is None and roman_reader(None) is None
 
 
 def test_the_phonemes_front_end_reads_them_as_words_too() -> None:

@@ -8,8 +8,8 @@ volume), a century, or a monarch's or pope's name from each language's list. A s
 name or a heading is read only before a clause's end, where it cannot be the pronoun ("in part i
 think"). German regnal names take the case a preposition before them asks for (Ludwig XIV. der
 vierzehnte, unter Ludwig XIV. dem vierzehnten); Russian and Polish centuries the case of the noun
-("в XIX веке" в девятнадцатом веке, "w XX wieku" w dwudziestym wieku). The languages without a list
-here keep their numerals as letters.
+("в XIX веке" в девятнадцатом веке, "w XX wieku" w dwudziestym wieku); Swedish "Karl XII" karl den
+tolfte; Turkish writes the numeral first ("II. Mehmet" ikinci mehmet).
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ _HEADINGS = {
     "it": "capitolo|parte|tomo|volume|libro|atto|scena|sezione|articolo|allegato|fase|livello|tipo|classe|categoria|"
     "stagione|episodio|titolo",
     "nl": "hoofdstuk|deel|boek|akte|sectie|artikel|bijlage|fase|niveau|type|klasse|categorie|seizoen|aflevering|titel",
+    "sv": "kapitel|del|band|bok|akt|scen|avsnitt|artikel|bilaga|fas|nivå|typ|klass|kategori|säsong",
     "pt": "capítulo|parte|tomo|volume|livro|ato|acto|cena|secção|seção|artigo|anexo|fase|nível|tipo|classe|"
     "categoria|temporada|episódio|título",
 }
@@ -83,6 +84,9 @@ _NAMES = {
     "pl": "jan|kazimierz|zygmunt|władysław|bolesław|mieszko|stefan|henryk|aleksander|august|stanisław|"
     "jan kazimierz|jan paweł|benedykt|pius|leon|grzegorz|karol|ludwik|fryderyk|piotr|mikołaj|paweł|wilhelm|"
     "jerzy|edward|ryszard|filip|napoleon|franciszek",
+    "sv": "karl|gustav|gustaf|erik|johan|oscar|oskar|fredrik|adolf fredrik|gustav adolf|sigismund|magnus|håkan|"
+    "olof|kristian|christian|ludvig|henrik|vilhelm|wilhelm|jakob|filip|napoleon|pius|benedictus|leo|gregorius|"
+    "johannes paulus|frans|edvard|georg",
     "ru": "пётр|петр|иван|николай|александр|павел|василий|фёдор|федор|борис|владимир|ярослав|генрих|людовик|"
     "карл|фридрих|вильгельм|филипп|георг|иоанн|бенедикт|пий|лев|григорий|эдуард|ричард|наполеон|франциск",
 }
@@ -96,7 +100,14 @@ _FEMININE = {
     "de": "elisabeth|katharina|maria|margarete|christina|viktoria|isabella",
     "pl": "elżbieta|katarzyna|maria|anna|jadwiga|krystyna|wiktoria|izabela",
     "ru": "екатерина|елизавета|анна|мария|виктория|изабелла",
+    "sv": "elizabeth|elisabet|kristina|margareta|ulrika eleonora|victoria|viktoria|maria",
 }
+# Turkish writes the numeral before what it numbers, with the ordinal's dot: "II. Mehmet" ikinci mehmet,
+# "XIX. yüzyıl" on dokuzuncu yüzyıl; a lone "I." only before these words (an initial elsewhere).
+_TURKISH_ONE_BEFORE = (
+    "dünya|selim|mehmet|murat|ahmet|mahmut|abdülhamit|abdülhamid|süleyman|bayezid|beyazıt|osman|mustafa|"
+    "yüzyıl|bölüm|kitap|cilt|perde|sahne|lig|meclis|ordu|kolordu"
+)
 # Russian and Polish headings: an ordinal in the heading's gender (глава третья, том второй, część druga,
 # rozdział trzeci).
 _SLAVIC_HEADINGS = {
@@ -122,6 +133,7 @@ _GERMAN_CASE = {
     **dict.fromkeys("für durch gegen ohne um".split(), ("den", "n", "die", "")),
 }
 _GERMAN_NOMINATIVE = ("der", "", "die", "")
+_GERMAN_GENITIVE = ("des", "n", "der", "n")  # die Zeit Ludwigs XIV.: ludwigs des vierzehnten
 _WORD_BEFORE = re.compile(r"([^\W\d_]+)\s+$")
 
 # French and Italian centuries and the like: "le xixe siècle", "il xxi secolo", "il secolo xx".
@@ -147,8 +159,12 @@ def _regnal(number: int, language: str, feminine: bool, before: str = "") -> str
     "unter", `before`), первый, pierwszy."""
     if language in ("ru", "pl"):
         return slavic_ordinal(number, language, "fem" if feminine else "nom")
+    if language == "sv":  # den förste, den andre for a king; den första, den andra for a queen
+        said = {1: "förste", 2: "andre"}.get(number) if not feminine else None
+        return "den " + (said or number_words(number, language, to="ordinal"))
     if language == "de":
-        masculine, ending, female, female_ending = _GERMAN_CASE.get(before, _GERMAN_NOMINATIVE)
+        case = _GERMAN_GENITIVE if before == "genitive" else _GERMAN_CASE.get(before, _GERMAN_NOMINATIVE)
+        masculine, ending, female, female_ending = case
         said = number_words(number, language, to="ordinal")
         return f"{female} {said}{female_ending}" if feminine else f"{masculine} {said}{ending}"
     if language == "fr":
@@ -165,7 +181,7 @@ def _regnal(number: int, language: str, feminine: bool, before: str = "") -> str
 def roman_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     """What reads the Roman numerals of a lowered text in `language` (an espeak-ng code), or None."""
     primary = (language or "").lower().split("-")[0]
-    if primary not in _HEADINGS and primary not in _NAMES:
+    if primary not in _HEADINGS and primary not in _NAMES and primary != "tr":
         return None
     passes: list[tuple[re.Pattern, Callable[[re.Match], str]]] = []
 
@@ -221,21 +237,35 @@ def roman_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
         # Russian has no pronoun "i": "пётр i основал". German writes the ordinal's dot ("Ludwig XIV. war"),
         # read with the numeral where the sentence goes on.
         numeral = r"(?:[ivx]{2,}|[vx]|i)\b" if primary == "ru" else _numeral("ivx")
-        suffix = {"fr": r"(er|re)?", "de": r"(\.(?=[ \t]+[^\W\d_]))?"}.get(primary, "()")
-        names = re.compile(rf"\b({_NAMES[primary]}|{_FEMININE[primary]})\s+({numeral}){suffix}(?![^\W\d_])")
+        suffix = {"fr": r"(?P<suffix>er|re)?", "de": r"(?P<suffix>\.(?=[ \t]+[^\W\d_]))?"}.get(primary, "")
+        genitive = "(?P<genitive>s?)" if primary == "de" else ""  # die Zeit Ludwigs XIV.
+        names = re.compile(
+            rf"\b(?P<name>{_NAMES[primary]}|{_FEMININE[primary]}){genitive}\s+(?P<numeral>{numeral}){suffix}"
+            r"(?![^\W\d_])"
+        )
         feminine = frozenset(_FEMININE[primary].split("|"))
 
         def regnal(match: re.Match) -> str:
-            number = _value(match.group(2))
-            if number is None or (primary == "fr" and match.group(3) and number != 1):
+            found = match.groupdict()
+            number = _value(found["numeral"])
+            if number is None or (primary == "fr" and found.get("suffix") and number != 1):
                 return match.group(0)
             before = _WORD_BEFORE.search(match.string, 0, match.start())
-            said = _regnal(number, primary, match.group(1) in feminine, before.group(1) if before else "")
-            return f"{match.group(1)} {said}"
+            case = "genitive" if found.get("genitive") else before.group(1) if before else ""
+            said = _regnal(number, primary, found["name"] in feminine, case)
+            return f"{found['name']}{found.get('genitive') or ''} {said}"
 
         passes.append((names, regnal))
         if primary == "fr":  # François Ier, Napoléon Ier: the first
-            passes.append((re.compile(rf"\b({_NAMES[primary]}|{_FEMININE[primary]})\s+(i)(er|re)\b"), regnal))
+            first = rf"\b(?P<name>{_NAMES[primary]}|{_FEMININE[primary]})\s+(?P<numeral>i)(?P<suffix>er|re)\b"
+            passes.append((re.compile(first), regnal))
+    if primary == "tr":
+        passes.append(
+            (
+                re.compile(rf"\b([ivx]{{2,}}|[vx]|i(?=\.\s+(?:{_TURKISH_ONE_BEFORE})\b))\.\s+(?=[^\W\d_])"),
+                lambda m: _ordinal_before(m, primary),
+            )
+        )
     # Most sentences hold no numeral but the pronoun "i": skip every pass for them.
     single = r"i\b" if primary == "ru" else rf"i{_CLAUSE_END}"
     quick = re.compile(rf"\b(?:[ivxlc]{{2,}}|[vx]|{single}|world war i|ier|ire)(?:er|re|e|ème)?\b")
