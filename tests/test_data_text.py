@@ -17,6 +17,8 @@ def test_cleaners():
     assert clean_text("  Hello\t\tWORLD \n", ["basic_cleaners"]) == "hello world"
     assert clean_text("Mr. Smith met Dr. Jones.", ["english_cleaners"]) == "mister smith met doctor jones."
     assert clean_text("Ｆｕｌｌ\u00a0width ﬁ", ["multilingual_cleaners"]) == "full width fi"
+    # Turkish "İstanbul": one letter i, not i and a combining dot above (what str.lower gives).
+    assert clean_text("İstanbul İyi", ["multilingual_cleaners"]) == "istanbul iyi"
     assert clean_text("  As Is  ", ["no_cleaners"]) == "  As Is  "
     with pytest.raises(XttsError, match="unknown cleaner 'shout'"):
         clean_text("x", ["shout"])

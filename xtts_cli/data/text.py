@@ -81,8 +81,9 @@ def english_cleaners(text: str) -> str:
 
 def multilingual_cleaners(text: str) -> str:
     # NFKC folds compatibility forms (Arabic presentation forms, full-width Latin, ligatures) to
-    # the characters a writer means, so one sound is one vocabulary entry.
-    return _collapse_whitespace(unicodedata.normalize("NFKC", text).lower())
+    # the characters a writer means, so one sound is one vocabulary entry. The capital dotted İ
+    # (Turkish, Azerbaijani) is i: Python lowers it to i and a combining dot above, a second symbol.
+    return _collapse_whitespace(unicodedata.normalize("NFKC", text).replace("\u0130", "i").lower())
 
 
 def no_cleaners(text: str) -> str:
