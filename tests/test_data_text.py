@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from xtts_cli.data.text import PAD_ID, Tokenizer, UnknownCharactersError, clean_text
+from xtts_cli.data.text import PAD_ID, Tokenizer, UnknownCharactersError, clean_text, prepare_texts
 from xtts_cli.errors import XttsError
 
 PERSIAN = "سلام، من می\u200cخواهم فارسی صحبت کنم."
@@ -19,6 +19,17 @@ def test_cleaners():
     assert clean_text("Ｆｕｌｌ\u00a0width ﬁ", ["multilingual_cleaners"]) == "full width fi"
     # Turkish "İstanbul": one letter i, not i and a combining dot above (what str.lower gives).
     assert clean_text("İstanbul İyi", ["multilingual_cleaners"]) == "istanbul iyi"
+
+
+def test_turkish_capital_i_is_dotless_and_a_numeral_keeps_its_letters():
+    texts = ["IRAK ve Işık, İstanbul'da II. Mehmet.", "I am Iris."]
+    assert prepare_texts(texts[:1], ["multilingual_cleaners"], "characters", "tr", numbers="words") == [
+        "ırak ve ışık, istanbul'da ikinci mehmet."
+    ]
+    assert prepare_texts(texts[:1], ["multilingual_cleaners"], "characters", "az") == [
+        "ırak ve ışık, istanbul'da ii. mehmet."
+    ]
+    assert prepare_texts(texts[1:], ["english_cleaners"], "characters", "en") == ["i am iris."]
     assert clean_text("  As Is  ", ["no_cleaners"]) == "  As Is  "
     with pytest.raises(XttsError, match="unknown cleaner 'shout'"):
         clean_text("x", ["shout"])

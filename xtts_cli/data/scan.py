@@ -23,7 +23,7 @@ from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS, AudioHeaderError
 from xtts_cli.data.features import kept_bytes
 from xtts_cli.data.layouts import Entry, read_layout, read_lines
 from xtts_cli.data.scan_cache import HeaderCache, ScanMemo, cache_path
-from xtts_cli.data.text import clean_text, language_normalizer
+from xtts_cli.data.text import case_for, clean_text, language_normalizer
 from xtts_cli.errors import XttsError
 
 BUNDLED_SAMPLE = Path(__file__).resolve().parent / "sample"
@@ -430,7 +430,8 @@ def _with_phonemes(items: list[DatasetItem], data: DataConfig, language: str, ba
     from xtts_cli.data.text import language_normalizer
 
     normalize = language_normalizer(language, "phonemes", "words") or (lambda text: text)
-    phonemes = phonemize([normalize(clean_text(item.training_text, data.text_cleaners)) for item in items], language)
+    texts = [normalize(clean_text(case_for(item.training_text, language), data.text_cleaners)) for item in items]
+    phonemes = phonemize(texts, language)
     kept = []
     for item, spoken in zip(items, phonemes):
         if not spoken.strip():
@@ -589,7 +590,7 @@ def _check_entry(
         return BadItem(source=entry.source, path=written, reason=reason, detail=detail)
 
     item_text = entry.normalized_text or entry.text
-    cleaned = clean_text(item_text, data.text_cleaners)
+    cleaned = clean_text(case_for(item_text, language), data.text_cleaners)
     normalize = language_normalizer(language)
     if normalize is not None:
         cleaned = normalize(cleaned)

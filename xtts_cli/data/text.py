@@ -147,6 +147,19 @@ def language_normalizer(language: Optional[str], frontend: str = "characters", n
     return None
 
 
+# Turkish and Azerbaijani capital I is dotless ı (Işık, IRAK); a Roman numeral with its ordinal's dot
+# ("II. Mehmet") keeps its letters for the numeral reader.
+_TURKIC_CAPITAL_I = re.compile(r"\b[IVX]+\.(?=\s)|I")
+
+
+def case_for(text: str, language: Optional[str]) -> str:
+    """`text` with the capitals whose lower case depends on `language` lowered as it says: Turkish
+    and Azerbaijani "I" is ı. What the cleaners' own lowering then leaves alone."""
+    if language is not None and language.lower().split("-")[0] in ("tr", "az"):
+        return _TURKIC_CAPITAL_I.sub(lambda m: m.group(0) if len(m.group(0)) > 1 else "\u0131", text)
+    return text
+
+
 def prepare_texts(
     texts: Sequence[str],
     cleaners: Sequence[str],
@@ -158,7 +171,7 @@ def prepare_texts(
     the characters front end reads digits), and with the `phonemes` front end turned into
     espeak-ng's phonemes (one call for all of them)."""
     normalize = language_normalizer(language, frontend, numbers)
-    prepared = [clean_text(text, cleaners) for text in texts]
+    prepared = [clean_text(case_for(text, language), cleaners) for text in texts]
     if normalize is not None:
         prepared = [normalize(text) for text in prepared]
     if frontend == "phonemes":
