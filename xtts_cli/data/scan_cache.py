@@ -22,8 +22,9 @@ from xtts_cli.data.audio_headers import AudioHeader, AudioHeaderError, read_audi
 from xtts_cli.data.read_ahead import ReadAhead
 
 CACHE_VERSION = 1
-MEMO_VERSION = 4  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
-# 4: a manifest's header may name its columns file, transcript, ... (a memo read it as LJSpeech)
+MEMO_VERSION = 5  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
+# 4: a manifest's header may name its columns file, transcript, ... (a memo read it as LJSpeech);
+# 5: the phonemes a scan writes read numbers as words first, and Turkish I as ı
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
