@@ -100,12 +100,13 @@ _GERMAN_NEUTER = frozenset(
     "ende auge interesse ei knie gebäude gemüse getränk getränke gebirge mädchen hotel restaurant büro kino foto "
     "radio konto ticket bier brot wasser essen tier pferd schiff boot flugzeug fahrrad dorf feld lied jahrzehnt "
     "jahrhundert prozent kilo gramm pfund paar dutzend mittel blatt licht recht system thema programm projekt "
-    "angebot ergebnis zeugnis gesetz gefühl gespräch geschenk gericht gebiet gerät spiel team unternehmen "
+    "angebot ergebnis zeugnis gesetz gefühl gespräch geschenk gericht gebiet gerät team unternehmen "
     "semester wochenende zentrum datum studium dokument instrument experiment parlament argument element "
     "medikament kompliment appartement eigentum".split()
 )
 # A German infinitive or participle (gewinnen, gewonnen, gemacht) after the number; "1 Kuchen" is left too.
 _GERMAN_VERB = re.compile(r"(?:en|ern|eln)$|^ge[^\W\d_]+t$")
+_GERMAN_CHEN_NOT_SMALL = frozenset("kuchen knochen drachen rachen".split())  # der Kuchen: not a diminutive
 # Nouns in -en the verb pattern would take: ein kuchen, ein mädchen (and the neuter list above).
 _GERMAN_EN_NOUNS = frozenset(
     "kuchen wagen garten laden boden magen regen rücken hafen ofen norden süden osten westen bogen daumen "
@@ -147,7 +148,7 @@ _POLISH_FEMININE_PLURAL = re.compile(r"(?:ości|cje|sje|zje)$")
 _POLISH_FEMININE_PLURALS = frozenset(
     "osoby kobiety godziny minuty sekundy strony książki rzeczy noce córki siostry matki dziewczyny koleżanki "
     "szkoły ulice drogi butelki kawy herbaty filiżanki łyżki tabletki klasy sztuki nogi ręce pary rodziny "
-    "firmy gwiazdy szanse zmiany wody części sypialnie łazienki kobiety żony babcie ciocie nauczycielki "
+    "firmy gwiazdy szanse zmiany wody części sypialnie łazienki żony babcie ciocie nauczycielki "
     "strefy linie trasy partie grupy sceny pory doby połowy ćwierci".split()
 )
 
@@ -246,9 +247,6 @@ def _german_neuter(noun: str) -> bool:
     if noun in _GERMAN_CHEN_NOT_SMALL:
         return False
     return noun in _GERMAN_NEUTER or bool(_GERMAN_NEUTER_ENDINGS.search(noun))
-
-
-_GERMAN_CHEN_NOT_SMALL = frozenset("kuchen knochen drachen rachen".split())  # der Kuchen: not a diminutive
 
 
 def _counted(words: str, noun: str, language: str, feminine: bool) -> str:
