@@ -195,6 +195,43 @@ def roman_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
 
     if primary in _HEADINGS:
         passes.append((re.compile(rf"\b({_HEADINGS[primary]})\s+({_numeral('ivxlc')})(?![^\W\d_])"), cardinal))
+    passes += _slavic_passes(primary)
+    if primary in _ALWAYS_I:
+        passes.append((re.compile(rf"\b({_ALWAYS_I[primary]})\s+(i)\b(?![^\W\d_])"), cardinal))
+    if primary in _CENTURY_BEFORE:
+        century = re.compile(rf"\b({_CENTURY_BEFORE[primary]})\s+({_numeral('ivx')})(?![^\W\d_])")
+        # il secolo xx: il secolo ventesimo; século xxi: século vinte e um (século quinto up to ten)
+        passes.append((century, (lambda m: _ordinal_after(m, primary)) if primary == "it" else cardinal))
+    if primary in _ORDINAL_NOUNS:
+        suffix = "(?:e|ème|er|re)" if primary == "fr" else ""
+        # Only i, v and x: "le siècle", "ce siècle" are not fifty and a hundred.
+        before_noun = re.compile(rf"\b([ivx]+){suffix}\s+(?=(?:{_ORDINAL_NOUNS[primary]})\b)")
+        passes.append((before_noun, lambda m: _ordinal_before(m, primary)))
+    passes += _name_passes(primary)
+    if primary == "tr":
+        passes.append(
+            (
+                re.compile(rf"\b([ivx]{{2,}}|[vx]|i(?=\.\s+(?:{_TURKISH_ONE_BEFORE})\b))\.\s+(?=[^\W\d_])"),
+                lambda m: _ordinal_before(m, primary),
+            )
+        )
+    # Most sentences hold no numeral but the pronoun "i": skip every pass for them.
+    single = r"i\b" if primary == "ru" else rf"i{_CLAUSE_END}"
+    quick = re.compile(rf"\b(?:[ivxlc]{{2,}}|[vx]|{single}|world war i|ier|ire)(?:er|re|e|ème)?\b")
+
+    def read(text: str) -> str:
+        if not quick.search(text):
+            return text
+        for pattern, said in passes:
+            text = pattern.sub(said, text)
+        return text
+
+    return regional(language, read)
+
+
+def _slavic_passes(primary: str) -> list[tuple[re.Pattern, Callable[[re.Match], str]]]:
+    """Russian and Polish headings (an ordinal in the heading's gender) and centuries (in the noun's case)."""
+    passes: list[tuple[re.Pattern, Callable[[re.Match], str]]] = []
     if primary in _SLAVIC_HEADINGS:
         forms = _SLAVIC_HEADINGS[primary]
         # Polish "ci" and "i" are words ("ta część ci się spodoba"): i, v and x only, a lone i at a clause's end.
@@ -222,62 +259,40 @@ def roman_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             return f"{match.group(1) or ''}{slavic_ordinal(number, primary, form)} "
 
         passes.append((century, slavic_century))
-    if primary in _ALWAYS_I:
-        passes.append((re.compile(rf"\b({_ALWAYS_I[primary]})\s+(i)\b(?![^\W\d_])"), cardinal))
-    if primary in _CENTURY_BEFORE:
-        century = re.compile(rf"\b({_CENTURY_BEFORE[primary]})\s+({_numeral('ivx')})(?![^\W\d_])")
-        # il secolo xx: il secolo ventesimo; século xxi: século vinte e um (século quinto up to ten)
-        passes.append((century, (lambda m: _ordinal_after(m, primary)) if primary == "it" else cardinal))
-    if primary in _ORDINAL_NOUNS:
-        suffix = "(?:e|ème|er|re)" if primary == "fr" else ""
-        # Only i, v and x: "le siècle", "ce siècle" are not fifty and a hundred.
-        before_noun = re.compile(rf"\b([ivx]+){suffix}\s+(?=(?:{_ORDINAL_NOUNS[primary]})\b)")
-        passes.append((before_noun, lambda m: _ordinal_before(m, primary)))
-    if primary in _NAMES:
-        # Russian has no pronoun "i": "пётр i основал". German writes the ordinal's dot ("Ludwig XIV. war"),
-        # read with the numeral where the sentence goes on.
-        numeral = r"(?:[ivx]{2,}|[vx]|i)\b" if primary == "ru" else _numeral("ivx")
-        suffix = {"fr": r"(?P<suffix>er|re)?", "de": r"(?P<suffix>\.(?=[ \t]+[^\W\d_]))?"}.get(primary, "")
-        genitive = "(?P<genitive>s?)" if primary == "de" else ""  # die Zeit Ludwigs XIV.
-        names = re.compile(
-            rf"\b(?P<name>{_NAMES[primary]}|{_FEMININE[primary]}){genitive}\s+(?P<numeral>{numeral}){suffix}"
-            r"(?![^\W\d_])"
-        )
-        feminine = frozenset(_FEMININE[primary].split("|"))
+    return passes
 
-        def regnal(match: re.Match) -> str:
-            found = match.groupdict()
-            number = _value(found["numeral"])
-            if number is None or (primary == "fr" and found.get("suffix") and number != 1):
-                return match.group(0)
-            before = _WORD_BEFORE.search(match.string, 0, match.start())
-            case = "genitive" if found.get("genitive") else before.group(1) if before else ""
-            said = _regnal(number, primary, found["name"] in feminine, case)
-            return f"{found['name']}{found.get('genitive') or ''} {said}"
 
-        passes.append((names, regnal))
-        if primary == "fr":  # François Ier, Napoléon Ier: the first
-            first = rf"\b(?P<name>{_NAMES[primary]}|{_FEMININE[primary]})\s+(?P<numeral>i)(?P<suffix>er|re)\b"
-            passes.append((re.compile(first), regnal))
-    if primary == "tr":
-        passes.append(
-            (
-                re.compile(rf"\b([ivx]{{2,}}|[vx]|i(?=\.\s+(?:{_TURKISH_ONE_BEFORE})\b))\.\s+(?=[^\W\d_])"),
-                lambda m: _ordinal_before(m, primary),
-            )
-        )
-    # Most sentences hold no numeral but the pronoun "i": skip every pass for them.
-    single = r"i\b" if primary == "ru" else rf"i{_CLAUSE_END}"
-    quick = re.compile(rf"\b(?:[ivxlc]{{2,}}|[vx]|{single}|world war i|ier|ire)(?:er|re|e|ème)?\b")
+def _name_passes(primary: str) -> list[tuple[re.Pattern, Callable[[re.Match], str]]]:
+    """A monarch's or pope's number after a name from `primary`'s list."""
+    if primary not in _NAMES:
+        return []
+    passes: list[tuple[re.Pattern, Callable[[re.Match], str]]] = []
+    # Russian has no pronoun "i": "пётр i основал". German writes the ordinal's dot ("Ludwig XIV. war"),
+    # read with the numeral where the sentence goes on.
+    numeral = r"(?:[ivx]{2,}|[vx]|i)\b" if primary == "ru" else _numeral("ivx")
+    suffix = {"fr": r"(?P<suffix>er|re)?", "de": r"(?P<suffix>\.(?=[ \t]+[^\W\d_]))?"}.get(primary, "")
+    genitive = "(?P<genitive>s?)" if primary == "de" else ""  # die Zeit Ludwigs XIV.
+    names = re.compile(
+        rf"\b(?P<name>{_NAMES[primary]}|{_FEMININE[primary]}){genitive}\s+(?P<numeral>{numeral}){suffix}"
+        r"(?![^\W\d_])"
+    )
+    feminine = frozenset(_FEMININE[primary].split("|"))
 
-    def read(text: str) -> str:
-        if not quick.search(text):
-            return text
-        for pattern, said in passes:
-            text = pattern.sub(said, text)
-        return text
+    def regnal(match: re.Match) -> str:
+        found = match.groupdict()
+        number = _value(found["numeral"])
+        if number is None or (primary == "fr" and found.get("suffix") and number != 1):
+            return match.group(0)
+        before = _WORD_BEFORE.search(match.string, 0, match.start())
+        case = "genitive" if found.get("genitive") else before.group(1) if before else ""
+        said = _regnal(number, primary, found["name"] in feminine, case)
+        return f"{found['name']}{found.get('genitive') or ''} {said}"
 
-    return regional(language, read)
+    passes.append((names, regnal))
+    if primary == "fr":  # François Ier, Napoléon Ier: the first
+        first = rf"\b(?P<name>{_NAMES[primary]}|{_FEMININE[primary]})\s+(?P<numeral>i)(?P<suffix>er|re)\b"
+        passes.append((re.compile(first), regnal))
+    return passes
 
 
 def _ordinal_after(match: re.Match, language: str) -> str:
