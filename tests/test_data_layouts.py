@@ -50,7 +50,7 @@ EXPECTED = {
 
 
 def data(path, **settings) -> DataConfig:
-    return DataConfig(dataset_path=str(path), max_bad_file_fraction=0.5, **settings)
+    return DataConfig(**{"dataset_path": str(path), "max_bad_file_fraction": 0.5, **settings})
 
 
 @pytest.mark.parametrize("folder", sorted(EXPECTED))
@@ -209,3 +209,75 @@ def test_a_manifest_header_may_name_its_columns_as_other_tools_write_them(tmp_pa
     assert report.format == "manifest" and report.bad == [] and len(report.train) == len(clips)
     assert [item.text for item in report.train] == [f"Line {i}." for i in range(len(clips))]
     assert {item.speaker for item in report.train} == ({"ann"} if "speaker" in header else {"voice"})
+
+
+def _voice(tmp_path: Path) -> tuple[Path, list[str]]:
+    folder = tmp_path / "voice"
+    shutil.copytree(CORPORA / "ljspeech2" / "wavs", folder / "wavs")
+    return folder, sorted(p.name for p in (folder / "wavs").glob("*.wav"))
+
+
+def test_quotation_marks_in_a_tab_separated_manifest_are_the_texts_own(tmp_path):
+    folder, clips = _voice(tmp_path)
+    texts = ['"Stop," she said.', '"Wait for me.', 'A "red" boat.', '"""Go,"" he said."']
+    rows = [f"wavs/{name}\t{text}\tann" for name, text in zip(clips, texts)]
+    (folder / "metadata.tsv").write_text("\n".join(["path\ttext\tspeaker", *rows]) + "\n", encoding="utf-8")
+    report = scan_dataset(data(folder, eval_fraction=0.0, metadata_train_file="metadata.tsv"))
+    # Every row is one clip: an unclosed quotation mark swallows none of the rows after it. The last
+    # cell was quoted whole by a spreadsheet: it reads as written.
+    assert report.bad == [] and [item.text for item in report.train] == [*texts[:3], '"Go," he said.']
+
+
+def test_a_row_that_runs_on_or_has_more_cells_than_its_header_is_named_and_the_others_kept(tmp_path):
+    folder, clips = _voice(tmp_path)
+    rows = [
+        f"wavs/{clips[0]},The cat sat down.,ann",
+        f"wavs/{clips[1]},Green trees, she said.,ann",  # the comma in the text: one cell too many
+        f'wavs/{clips[2]},"A red boat, she said.,ann',  # its quotation mark is never closed ...
+        f"wavs/{clips[3]},Bring the map.,ann",  # ... so this line is part of the cell above
+    ]
+    (folder / "metadata.csv").write_text("\n".join(["file,text,speaker", *rows]) + "\n", encoding="utf-8")
+    report = scan_dataset(data(folder, eval_fraction=0.0, max_bad_file_fraction=0.7))
+    assert [item.text for item in report.train] == ["The cat sat down."]
+    bad = {item.source: item.detail for item in report.bad}
+    assert sorted(bad) == ["metadata.csv:3", "metadata.csv:4"] and all(i.reason == "malformed_line" for i in report.bad)
+    assert bad["metadata.csv:3"].startswith("expected 3 columns (file, text, speaker), got 4")
+    assert "runs on over the next 1 line(s)" in bad["metadata.csv:4"]
+    # A coqui line is split on `|` alone: one cell too many is named the same way.
+    (folder / "metadata.csv").write_text(
+        f"audio_file|text|speaker_name\nwavs/{clips[0]}|Yes.|ann\nwavs/{clips[1]}|A | B.|ann\n", encoding="utf-8"
+    )
+    report = scan_dataset(data(folder, eval_fraction=0.0))
+    assert report.format == "coqui" and [i.source for i in report.bad] == ["metadata.csv:3"]
+
+
+def test_audio_files_are_found_whatever_the_case_of_their_extension(tmp_path):
+    folder, clips = _voice(tmp_path)
+    stems = [name[:-4] for name in clips]
+    (folder / "wavs" / clips[0]).rename(folder / "wavs" / f"{stems[0]}.WAV")
+    lines = [f"{stems[0]}|The cat sat down.", f"{clips[1]}|A red boat."]  # an id written with its extension
+    # A two-column file: a `|` inside one transcript is its own, not a normalized column.
+    lines += [f"{stems[2]}|Bring | the map.", f"{stems[3]}|Green trees grow."]
+    (folder / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = scan_dataset(data(folder, eval_fraction=0.0))
+    assert report.bad == [] and len(report.train) == 4
+    assert {item.text for item in report.train} >= {"Bring | the map."}
+    assert any(item.audio_path.endswith(f"{stems[0]}.WAV") for item in report.train)
+    # VCTK's FLAC and LibriTTS's WAV in capitals.
+    vctk, libritts = tmp_path / "vctk", tmp_path / "libritts"
+    shutil.copytree(CORPORA / "vctk", vctk)
+    shutil.copytree(CORPORA / "libritts" / "train-clean-100", libritts)
+    for path in [*vctk.rglob("*.flac"), *libritts.rglob("*.wav")]:
+        path.rename(path.with_suffix(path.suffix.upper()))
+    for renamed, original in ((vctk, CORPORA / "vctk"), (libritts, CORPORA / "libritts" / "train-clean-100")):
+        report, before = scan_dataset(data(renamed)), scan_dataset(data(original))
+        assert len(report.items) == len(before.items) > 0  # the fixtures' own bad items stay bad
+        assert sorted(b.reason for b in report.bad) == sorted(b.reason for b in before.bad)
+
+
+def test_a_nemo_manifest_saved_with_a_byte_order_mark_is_found(tmp_path):
+    shutil.copytree(CORPORA / "nemo", tmp_path / "nemo")
+    manifest = tmp_path / "nemo" / "train_manifest.json"
+    manifest.write_bytes(b"\xef\xbb\xbf" + manifest.read_bytes())
+    report = scan_dataset(data(tmp_path / "nemo"))
+    assert report.format == "nemo" and len(report.items) == 4 and report.bad == []

@@ -24,7 +24,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, NamedTuple, Optional
+from typing import NamedTuple, Optional
 
 from xtts_cli.config.schema import DATASET_FORMATS, DataConfig
 from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS
@@ -54,7 +54,6 @@ class Entry:
     text: str = ""
     normalized_text: Optional[str] = None
     speaker: Optional[str] = None
-    absolute_ok: bool = False  # the layout writes absolute paths by design (NeMo manifests)
     malformed: Optional[str] = None
     missing_transcript: Optional[str] = None
 
@@ -205,14 +204,17 @@ def _metadata_entries(path: Path, fmt: str) -> Iterator[Entry]:
         yield from _ljspeech_entries(path, lines)
         return
     delimiter, _ = _header(lines[0] if lines else "")
-    if fmt == "coqui":  # coqui splits its lines on `|`: quotation marks are part of the text
-        yield from _table_entries(path, lines, delimiter, "audio_file", "text", "speaker_name", quoting=csv.QUOTE_NONE)
+    if fmt == "coqui":
+        yield from _table_entries(path, lines, delimiter, "audio_file", "text", "speaker_name")
     else:
         columns = MANIFEST_COLUMNS
         yield from _table_entries(path, lines, delimiter, columns["path"], columns["text"], columns["speaker"])
 
 
 def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
+    # `id|text|normalized_text` on most lines: a `|` inside a transcript stays part of it (first and
+    # last `|` only). `id|text` on most: a second `|` is the transcript's own.
+    three = sum(line.count("|") > 1 for line in lines) * 2 > sum("|" in line for line in lines)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -222,10 +224,9 @@ def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
             yield Entry(source=source, malformed="expected `id|text` or `id|text|normalized_text`")
             continue
         key = line[:first].strip()
-        if first == last:
+        if first == last or not three:
             text, normalized = line[first + 1 :], None
         else:
-            # First and last `|` only: a `|` inside the transcript stays part of it.
             text, normalized = line[first + 1 : last], line[last + 1 :]
         text = text.strip()
         normalized = normalized.strip() if normalized else None
@@ -243,11 +244,16 @@ def _table_entries(
     text_column: str | tuple[str, ...],
     speaker_column: str | tuple[str, ...],
     folder: str = "",
-    quoting: Literal[0, 1, 2, 3] = csv.QUOTE_MINIMAL,
 ) -> Iterator[Entry]:
     """Rows of a delimited table with a header; columns found by name (the first of each tuple of
-    names present), extra columns ignored."""
-    reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter, quoting=quoting)
+    names present). A row with more cells than the header, or one whose quotation mark runs on over
+    the lines after it, is malformed: its text would be cut short or swallow the rows below."""
+    # A comma-separated file quotes the cells that hold a comma (RFC 4180). Tab- and `|`-separated
+    # ones are written unquoted by coqui and Common Voice, so there a quotation mark is the text's
+    # own; a cell a spreadsheet quoted whole ("""Stop,"" she said.") is unquoted.
+    quoted = delimiter == ","
+    rows = io.StringIO("\n".join(lines))
+    reader = csv.reader(rows, delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE)
     columns = [column.strip().lower() for column in next(reader, [])]
     names = [(n,) if isinstance(n, str) else n for n in (path_column, text_column, speaker_column)]
     missing = [" or ".join(options) for options in names[:2] if not any(n in columns for n in options)]
@@ -258,15 +264,18 @@ def _table_entries(
         )
     path_column, text_column, speaker_column = (next((n for n in options if n in columns), "") for options in names)
     where = {name: columns.index(name) for name in (path_column, text_column, speaker_column) if name in columns}
-    for number, row in enumerate(reader, start=2):
+    first = reader.line_num + 1
+    for row in reader:
+        number, first = first, reader.line_num + 1
         if not any(cell.strip() for cell in row):
             continue
         source = f"{path.name}:{number}"
-        if len(row) <= max(where.values()):
-            yield Entry(
-                source=source, malformed=f"expected {len(columns)} columns ({', '.join(columns)}), got {len(row)}"
-            )
+        problem = _row_problem(row, columns, max(where.values()), reader.line_num - number)
+        if problem:
+            yield Entry(source=source, malformed=problem)
             continue
+        if not quoted:
+            row = [_unquoted(cell) for cell in row]
         audio = row[where[path_column]].strip()
         speaker = row[where[speaker_column]].strip() if speaker_column in where else None
         written = f"{folder}/{audio}" if folder and audio else audio
@@ -279,6 +288,28 @@ def _table_entries(
         )
 
 
+def _row_problem(row: list[str], columns: list[str], last_needed: int, lines_more: int) -> Optional[str]:
+    expected = f"expected {len(columns)} columns ({', '.join(columns)})"
+    if lines_more:
+        return (
+            f"a quotation mark opens a cell that runs on over the next {lines_more} line(s); close it, "
+            'or double the quotation marks inside a quoted cell ("")'
+        )
+    if len(row) <= last_needed:
+        return f"{expected}, got {len(row)}"
+    if any(cell.strip() for cell in row[len(columns) :]):
+        return f"{expected}, got {len(row)}: is the delimiter inside a text? quote that cell"
+    return None
+
+
+def _unquoted(cell: str) -> str:
+    """A cell quoted whole by a spreadsheet, its inner quotation marks doubled, as written; any
+    other cell as it is."""
+    inner = cell.strip()[1:-1]
+    quoted = len(cell.strip()) > 1 and cell.strip()[0] == cell.strip()[-1] == '"'
+    return inner.replace('""', '"') if quoted and '"' not in inner.replace('""', "") else cell
+
+
 # --- NeMo ----------------------------------------------------------------------------------------
 
 
@@ -286,7 +317,7 @@ def _nemo_candidates(root: Path) -> list[Path]:
     found = []
     for path in sorted(root.iterdir()) if root.is_dir() else []:
         if path.suffix.lower() in NEMO_SUFFIXES and path.is_file():
-            with open(path, encoding="utf-8", errors="replace") as handle:
+            with open(path, encoding="utf-8-sig", errors="replace") as handle:
                 first = handle.readline().strip()
             if first.startswith("{") and '"audio_filepath"' in first:
                 found.append(path)
@@ -338,7 +369,6 @@ def _nemo_entries(path: Path, root: Path) -> Iterator[Entry]:
             path=audio,
             text=str(record["text"]).strip(),
             speaker=str(speaker) if speaker not in (None, "") else None,
-            absolute_ok=True,
         )
 
 
@@ -360,9 +390,7 @@ def _common_voice_table(root: Path, data: DataConfig) -> Path:
 
 def _common_voice_entries(path: Path, root: Path) -> Iterator[Entry]:
     # Common Voice writes its TSVs unquoted: a sentence's quotation marks are part of it.
-    yield from _table_entries(
-        path, read_lines(path), "\t", "path", "sentence", "client_id", folder="clips", quoting=csv.QUOTE_NONE
-    )
+    yield from _table_entries(path, read_lines(path), "\t", "path", "sentence", "client_id", folder="clips")
 
 
 # --- VCTK ----------------------------------------------------------------------------------------
@@ -376,7 +404,10 @@ def _files(folder: Path, suffix: str, watched: list[tuple[str, str]]) -> Iterato
     for speaker in speaker_dirs:
         watched.append((speaker.path, "stat"))
         with os.scandir(speaker.path) as files:
-            yield from sorted((f for f in files if f.name.endswith(suffix) and f.is_file()), key=lambda f: f.name)
+            # `.FLAC` as `.flac`: the extension's case is the tool's that wrote it, not the corpus's.
+            yield from sorted(
+                (f for f in files if f.name.lower().endswith(suffix) and f.is_file()), key=lambda f: f.name
+            )
 
 
 def _read_transcript(path: str) -> tuple[str, Optional[str]]:
@@ -442,7 +473,7 @@ def _is_libritts_split(folder: Path) -> bool:
             if (
                 chapter.name.isdigit()
                 and chapter.is_dir()
-                and any(name.endswith(".wav") for name in os.listdir(chapter.path))
+                and any(name.lower().endswith(".wav") for name in os.listdir(chapter.path))
             ):
                 return True
     return False
@@ -462,15 +493,15 @@ def libritts_splits(root: Path) -> list[Path]:
 def _libritts_entries(root: Path, split: Path, watched: list[tuple[str, str]]) -> Iterator[Entry]:
     watched.append((str(split), "folders"))
     base = str(root)
-    clips = []  # (speaker, chapter, stem, transcript or None), in the order they are listed
+    clips = []  # (speaker, chapter, stem, audio file name, transcript or None), in the order they are listed
     for speaker in sorted(path for path in split.iterdir() if path.name.isdigit() and path.is_dir()):
         watched.append((str(speaker), "stat"))
         for chapter in sorted(path for path in speaker.iterdir() if path.is_dir()):
             watched.append((str(chapter), "stat"))
             folder = str(chapter)
             names = set(os.listdir(folder))
-            stems = {name[:-4] for name in names if name.endswith(".wav")}
-            stems |= {name[: -len(".normalized.txt")] for name in names if name.endswith(".normalized.txt")}
+            audio = {name[:-4]: name for name in sorted(names) if name.lower().endswith(".wav")}
+            stems = set(audio) | {name[: -len(".normalized.txt")] for name in names if name.endswith(".normalized.txt")}
             for stem in sorted(stems):
                 transcript = next(
                     (
@@ -480,10 +511,10 @@ def _libritts_entries(root: Path, split: Path, watched: list[tuple[str, str]]) -
                     ),
                     None,
                 )
-                clips.append((speaker.name, folder, stem, transcript))
+                clips.append((speaker.name, folder, stem, audio.get(stem, f"{stem}.wav"), transcript))
     with ReadAhead([transcript for *_, transcript in clips if transcript is not None]):
-        for speaker_name, folder, stem, transcript in clips:
-            relative = _below(f"{folder}/{stem}.wav", base)
+        for speaker_name, folder, stem, name, transcript in clips:
+            relative = _below(f"{folder}/{name}", base)
             if transcript is None:
                 yield Entry(
                     source=relative,

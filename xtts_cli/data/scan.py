@@ -263,7 +263,7 @@ def _validate_command(data: DataConfig) -> str:
 
     if data.datasets or not data.dataset_path:
         return "xtts validate --config CONFIG"
-    return f"xtts validate --data-path {shlex.quote(str(dataset_root(data)))}"
+    return f"xtts validate --data {shlex.quote(str(dataset_root(data)))}"
 
 
 def _unique_names(names: list[str]) -> list[str]:
@@ -280,7 +280,7 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
     if not root.is_dir():
         raise XttsError(
             f"{source.key}: {str(root)!r} is not a directory",
-            hint="point data.dataset_path (or --train-data) at the dataset root, or leave it empty for the bundled sample",
+            hint="point --data (data.dataset_path) at the dataset root, or leave it empty for the bundled sample",
         )
     memo = ScanMemo(root, _memo_settings(source, name, data)) if data.scan_cache else None
     stored = _from_memo(memo) if memo is not None else None
@@ -480,6 +480,7 @@ class _Folders:
         self.names: dict[str, set[str]] = {}
         self.links: dict[str, set[str]] = {}
         self.real: dict[str, str] = {}
+        self.audio: dict[str, dict[str, str]] = {}
 
     def _list(self, folder: str) -> None:
         names, links = set(), set()
@@ -498,6 +499,21 @@ class _Folders:
         if folder not in self.names:
             self._list(folder)
         return name in self.names[folder]
+
+    def audio_named(self, folder: str, stem: str) -> Optional[str]:
+        """The audio file called `stem` in `folder`, its extension in any case (`a.WAV`), or None;
+        `.wav` before `.flac` (SUPPORTED_EXTENSIONS' order), a lower-case extension first."""
+        if folder not in self.audio:
+            if folder not in self.names:
+                self._list(folder)
+            by_stem: dict[str, list[tuple[int, bool, str]]] = {}
+            for name in self.names[folder]:
+                base, extension = os.path.splitext(name)
+                if extension.lower() in SUPPORTED_EXTENSIONS:
+                    rank = SUPPORTED_EXTENSIONS.index(extension.lower())
+                    by_stem.setdefault(base, []).append((rank, extension != extension.lower(), name))
+            self.audio[folder] = {base: min(names)[2] for base, names in by_stem.items()}
+        return self.audio[folder].get(stem)
 
     def real_path(self, path: str) -> str:
         """`path` with every symlink on the way resolved."""
@@ -524,8 +540,13 @@ def _resolve(
     """(absolute path or None, path as written, problem). A path that lands outside the dataset
     root, written so (absolute, `..`) or through a symlink, is refused unless `allow_absolute`."""
     if entry.path is None:
-        candidates = [f"wavs/{entry.id}{ext}" for ext in SUPPORTED_EXTENSIONS]
-        written = next((c for c in candidates if folders.holds(f"{root}/{c}")), candidates[0])
+        written = f"wavs/{folders.audio_named(f'{root}/wavs', str(entry.id)) or f'{entry.id}.wav'}"
+    elif (
+        "/" not in entry.path
+        and not folders.holds(f"{root}/{entry.path}")
+        and folders.holds(f"{root}/wavs/{entry.path}")
+    ):
+        written = f"wavs/{entry.path}"  # an LJSpeech id written with its extension (`LJ001-0001.wav|...`)
     else:
         written = entry.path
     if os.path.isabs(written):
