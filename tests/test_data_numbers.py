@@ -125,6 +125,15 @@ def test_english_numbers_currency_ordinals_and_years_read_as_words(text, read):
     assert reader is not None and reader(text) == read
 
 
+def test_a_fraction_written_as_one_character_is_read_as_the_typed_one():
+    from xtts_cli.data.text import prepare_texts
+
+    text = "Add ½ cup, 1½ cups and ¾ cup."
+    read = "add half a cup, one and a half cups and three quarters of a cup."
+    for cleaners in (["english_cleaners"], ["multilingual_cleaners"], ["basic_cleaners"]):
+        assert prepare_texts([text], cleaners, "characters", "en", "words") == [read], cleaners
+
+
 def test_british_english_reads_a_date_in_digits_day_first():
     assert number_reader("en")("on 3/4/21 and 12/25/2020") == (
         "on the third of april, twenty one and december twenty fifth, twenty twenty"
@@ -468,6 +477,14 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         ),
         ("fr", "1/2 litre, 3 x 4", "un demi litre, trois fois quatre"),
         ("es", "1/2 kilo y 3/4 de hora", "medio kilo y tres cuartos de hora"),
+        # A whole number and a fraction, typed or as one character (NFKC would make "3½" 31⁄2).
+        (
+            "de",
+            "1 1/2 Stunden, 3½ Liter, 2 ¾ Tassen",
+            "eineinhalb stunden, dreieinhalb liter, zwei und drei viertel tassen",
+        ),
+        ("fr", "3 1/2 litres, ½ litre", "trois et demi litres, un demi litre"),
+        ("es", "2½ kilos, 1 1/4 horas", "dos y medio kilos, uno y un cuarto horas"),
         ("sv", "född 1998", "född nittonhundranittioåtta"),
         # Polish hours: a feminine ordinal, in the genitive or locative after o, od, do.
         (

@@ -232,7 +232,7 @@ def test_a_clip_uploaded_is_cloned_and_a_long_text_streams_part_by_part_as_it_sp
         ({"text": "hello", "language_id": "fa"}, 400, "language_id 'fa' is not one of this run's languages: en"),
         ({"text": "hello", "speed": "fast"}, 400, "speed 'fast' is not a number"),
         ({"text": "hello", "speed": "9"}, 400, "speed 9 is outside 0.25-4"),
-        ({"text": "hello", "speed": "1.5"}, 400, "--speed 1.5: this run's decoder (autoregressive)"),
+        ({"text": "hello", "speed": "1.5"}, 400, "speed 1.5: this run's decoder (autoregressive)"),
         ({"text": "hello", "style_wav": "/etc/passwd"}, 400, "style_wav names a file on the server"),
         ({"text": "hello", "speaker_wav": "../config.yaml"}, 400, "speaker_wav names a file on the server"),
         ({"text": "Привет"}, 400, "characters the run was not trained on"),
@@ -244,6 +244,18 @@ def test_a_bad_request_is_a_4xx_with_one_line_and_the_server_goes_on(served, que
     assert answer[0] == status and message in answer[1], answer
     assert "\n" not in answer[1] and "Traceback" not in answer[1]
     assert get(f"{url}/health")[0] == 200
+
+
+def test_a_parameter_given_twice_or_as_a_list_is_refused_and_an_error_carries_its_hint(served):
+    _, _, url = served
+    assert error_of(get(f"{url}/api/tts?text=One.&text=Two.")) == (400, "text is given twice; send it once")
+    json_type = {"Content-Type": "application/json"}
+    listed = json.dumps({"text": ["One.", "Two."]}).encode()
+    assert error_of(get(f"{url}/api/tts", listed, json_type)) == (400, "text is a JSON list; send a string")
+    truth = json.dumps({"text": "Hello.", "speed": True}).encode()
+    assert error_of(get(f"{url}/api/tts", truth, json_type))[1].startswith("speed 'true' is not a number")
+    status, _, body = get(f"{url}/api/tts?{urllib.parse.urlencode({'text': 'Привет'})}")
+    assert status == 400 and "the run reads en" in json.loads(body)["hint"]
 
 
 def test_hostile_bodies_uploads_and_connections(served):

@@ -207,7 +207,7 @@ def test_speed_is_refused_by_a_decoder_that_has_no_pace(runner, tmp_path):
     result = runner.invoke(
         app, ["synthesize", "the kettle", "-r", str(run), "--speed", "1.5", "-o", str(tmp_path / "a.wav")]
     )
-    assert "--speed 1.5: this run's decoder (autoregressive)" in str(result.exception)
+    assert "speed 1.5: this run's decoder (autoregressive)" in str(result.exception)
     assert "model.decoder: duration" in result.exception.hint and not (tmp_path / "a.wav").exists()
 
 

@@ -14,6 +14,7 @@ from xtts_cli.cli.options import (
     RunDirOption,
     VerboseOption,
     VocoderOption,
+    can_write,
     run_dir_given,
 )
 from xtts_cli.errors import XttsError
@@ -57,6 +58,7 @@ def export(
     if out.exists() and (not out.is_dir() or any(out.iterdir())):  # said before TensorFlow loads, not after
         held = "already holds files" if out.is_dir() else "is a file, not a folder"
         raise XttsError(f"--out {out} {held}", hint="pass a new or empty folder")
+    can_write(out, "--out", folder=True)
     from xtts_cli.inference.export import export_run
 
     with Phases(enabled=not json_output) as phase:

@@ -14,6 +14,7 @@ from xtts_cli.cli.options import (
     RunDirOption,
     VerboseOption,
     VocoderOption,
+    can_write,
     keeps_the_inputs,
     run_dir_given,
 )
@@ -79,12 +80,21 @@ MaxFramesOption = Annotated[
     Optional[int],
     typer.Option("--max-frames", min=2, metavar="N", help="Upper bound on generated mel frames.", show_default=False),
 ]
+
+
+def _a_pace(value: float) -> float:
+    if value != value:  # NaN: every comparison with it is false, so it passes the range check
+        raise typer.BadParameter("nan is not a pace; 1 is the pace the run learnt")
+    return value
+
+
 SpeedOption = Annotated[
     float,
     typer.Option(
         "--speed",
         min=0.25,
         max=4.0,
+        callback=_a_pace,
         metavar="X",
         help="Reading pace: 1 is the pace the run learnt, 1.5 half again as fast, 0.8 slower (duration decoder).",
     ),
@@ -143,6 +153,11 @@ def synthesize(
     if speed != 1.0:
         _refuse_unpaced(run_dir, speed)
     lines = _read_lines(text_file) if text_file is not None else []
+    can_write(
+        out_dir if out_dir is not None else out,
+        "--out-dir" if out_dir is not None else "--out",
+        folder=out_dir is not None,
+    )
     keeps_the_inputs(
         {speaker_wav: "the --speaker-wav clip", text_file: "the --text-file"},
         _clip_paths(lines, out_dir) + [out_dir / "index.jsonl"] if out_dir is not None else [out],
@@ -321,7 +336,7 @@ def _read_lines(path: Path) -> list[tuple[int, str]]:
     from xtts_cli.errors import XttsError
 
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Notepad, Excel) is not text
     except FileNotFoundError:
         raise XttsError(
             f"--text-file {path} does not exist", hint="pass a UTF-8 text file, one sentence a line"
@@ -330,7 +345,12 @@ def _read_lines(path: Path) -> list[tuple[int, str]]:
         raise XttsError(
             f"--text-file {path} is not UTF-8 text (byte {exc.start})", hint="save it as UTF-8, one sentence a line"
         ) from None
-    lines = [(number, line.strip()) for number, line in enumerate(raw.splitlines(), 1) if line.strip()]
+    except OSError as exc:
+        raise XttsError(
+            f"--text-file {path} cannot be read ({exc.strerror})", hint="pass a UTF-8 text file, one sentence a line"
+        ) from None
+    # Lines as `wc -l` and an editor number them: a form feed or U+2028 inside one does not start another.
+    lines = [(number, line.strip()) for number, line in enumerate(raw.split("\n"), 1) if line.strip()]
     if not lines:
         raise XttsError(f"--text-file {path} has no sentence in it", hint="one sentence a line")
     return lines
@@ -374,6 +394,11 @@ def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: 
                 sys.stderr.write(f"note: {note}\n")
     index = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
     write_atomically(out_dir / "index.jsonl", index, backup=False)
+    written = {Path(record["out"]).name for record in records}
+    others = sorted(path.name for path in out_dir.glob("*.wav") if path.name not in written)
+    if others:  # an earlier call's clips: not this file's lines, and not in its index
+        listed = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+        sys.stderr.write(f"note: {out_dir} also holds {len(others)} clip(s) this call did not write ({listed})\n")
     seconds = round(sum(record["seconds"] for record in records), 3)
     summary = {
         "out_dir": str(out_dir),

@@ -9,7 +9,14 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from xtts_cli.cli.options import ConfigOption, JsonOption, VerboseOption, VocoderOption, keeps_the_inputs
+from xtts_cli.cli.options import (
+    ConfigOption,
+    JsonOption,
+    VerboseOption,
+    VocoderOption,
+    can_write,
+    keeps_the_inputs,
+)
 from xtts_cli.errors import XttsError
 
 
@@ -57,6 +64,7 @@ def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]
             )
         seen[target] = path
     flag = "--out-dir" if out_dir is not None else "--out"
+    can_write(out_dir if out_dir is not None else targets[0], flag, folder=out_dir is not None)
     keeps_the_inputs({path: "the recording" for path in found}, targets, flag, "its vocoded copy")
     return targets
 

@@ -29,7 +29,7 @@ _WORDS: dict[str, dict[str, str]] = {
         r"fig\.": "figure",
         r"vol\.": "volume",
         r"mr\.": "mister",
-        r"mrs\.": "misess",  # as english_cleaners spells it
+        r"mrs\.": "missus",  # as it is said; keithito's english_cleaners wrote "misess"
         r"(?<!\d )ms\.": "miz",  # not "10 ms." (milliseconds)
         r"dr\.": "doctor",
         r"prof\.": "professor",

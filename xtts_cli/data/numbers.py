@@ -927,6 +927,11 @@ _FRACTION_WORDS = {
 }
 _FRACTION_OF = {"1/2": 0, "1/3": 1, "2/3": 2, "1/4": 3, "3/4": 4}
 _SIMPLE_FRACTION = re.compile(r"(?<![\d/.,])([123]/[234])(?![\d/]|[.,]\d)")
+# A whole number and a fraction ("3 1/2", "3½"): drei und ein viertel, trois et demi, not trois un demi.
+_MIXED_FRACTION = re.compile(r"(?<![\d/.,])(\d{1,6}) ([123]/[234])(?![\d/]|[.,]\d)")
+_MIXED_AND = {"de": "und", "fr": "et", "es": "y", "it": "e", "pt": "e", "nl": "en", "sv": "och"}
+# A half after a whole number: German joins it (dreieinhalb), French and Spanish drop the article.
+_MIXED_HALF = {"de": "einhalb", "fr": "et demi", "es": "y medio", "it": "e mezzo", "pt": "e meio"}
 # "3 x 4", "2 x täglich": the multiplication sign as a word.
 _TIMES_WORDS = {"de": "mal", "fr": "fois", "es": "por", "it": "per", "pt": "vezes", "nl": "keer", "sv": "gånger"}
 _TIMES = re.compile(r"(?<=\d)\s?[x\u00d7](?=\s?\d|\s+[^\W\d_])")
@@ -953,6 +958,15 @@ _YEAR_VERBS = {
     ),
     "sv": (f"kom|dog|började|slutade|gifte|{_YEAR_PARTICIPLES['sv']}", _YEAR_PARTICIPLES["sv"]),
 }
+
+
+def _mixed_fraction(match: re.Match, language: str) -> str:
+    whole, fraction = int(match.group(1)), match.group(2)
+    if fraction == "1/2" and language in _MIXED_HALF:
+        if language == "de":  # eineinhalb, dreieinhalb
+            return ("ein" if whole == 1 else _words(whole, language)) + _MIXED_HALF["de"]
+        return f"{_words(whole, language)} {_MIXED_HALF[language]}"
+    return f"{_words(whole, language)} {_MIXED_AND[language]} {_FRACTION_WORDS[language][_FRACTION_OF[fraction]]}"
 
 
 def _digit_groups(text: str, language: str) -> str:
@@ -984,6 +998,7 @@ def _signs_and_decades(text: str, language: str) -> str:
     if language == "fr":
         text = _FRENCH_PHONE.sub(_french_phone, text)
     if language in _FRACTION_WORDS:
+        text = _MIXED_FRACTION.sub(lambda m: _mixed_fraction(m, language), text)
         text = _SIMPLE_FRACTION.sub(lambda m: _FRACTION_WORDS[language][_FRACTION_OF[m.group(1)]], text)
     if language in _TIMES_WORDS:
         text = _TIMES.sub(f" {_TIMES_WORDS[language]}", text)

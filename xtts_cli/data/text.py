@@ -34,7 +34,7 @@ PAD_ID = 0
 
 # Keith Ito's list from the `tacotron` english_cleaners, which Coqui TTS and most LJSpeech recipes use.
 _ABBREVIATION_PAIRS = [
-    ("mrs", "misess"),
+    ("mrs", "missus"),
     ("mr", "mister"),
     ("dr", "doctor"),
     ("st", "saint"),
@@ -60,6 +60,23 @@ _ABBREVIATIONS = [(re.compile(rf"(?<![.@])\b{short}\.", re.IGNORECASE), long) fo
 _ANY_ABBREVIATION = re.compile(r"\b(?:" + "|".join(short for short, _ in _ABBREVIATION_PAIRS) + r")\.", re.IGNORECASE)
 
 
+# A fraction written as one character (½, ¾), and the fraction slash NFKC makes of it (1⁄2), as the
+# numbers' reader reads "1/2"; after a number a space first ("3½" is 3 1/2, which NFKC makes 31⁄2).
+_VULGAR_FRACTIONS = dict(
+    zip("½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒", "1/2 1/3 2/3 1/4 3/4 1/5 2/5 3/5 4/5 1/6 5/6 1/7 1/8 3/8 5/8 7/8 1/9 1/10".split())
+)
+_VULGAR_FRACTION = re.compile(f"(\\d?)([{''.join(_VULGAR_FRACTIONS)}])")
+
+
+def _fractions(text: str) -> str:
+    if not _VULGAR_FRACTION.search(text) and "\u2044" not in text:
+        return text
+    text = _VULGAR_FRACTION.sub(
+        lambda m: (m.group(1) + " " if m.group(1) else "") + _VULGAR_FRACTIONS[m.group(2)], text
+    )
+    return text.replace("\u2044", "/")
+
+
 def _collapse_whitespace(text: str) -> str:
     # Splits on what `str.isspace` calls whitespace, as `\s` does: NBSP, the ideographic space and
     # the rest of Unicode's, but not the zero-width non-joiner (U+200C), with which Persian spells
@@ -68,11 +85,11 @@ def _collapse_whitespace(text: str) -> str:
 
 
 def basic_cleaners(text: str) -> str:
-    return _collapse_whitespace(text.lower())
+    return _collapse_whitespace(_fractions(text).lower())
 
 
 def english_cleaners(text: str) -> str:
-    text = text.lower()
+    text = _fractions(text).lower()
     if _ANY_ABBREVIATION.search(text):
         for pattern, replacement in _ABBREVIATIONS:
             text = pattern.sub(replacement, text)
@@ -83,7 +100,7 @@ def multilingual_cleaners(text: str) -> str:
     # NFKC folds compatibility forms (Arabic presentation forms, full-width Latin, ligatures) to
     # the characters a writer means, so one sound is one vocabulary entry. The capital dotted İ
     # (Turkish, Azerbaijani) is i: Python lowers it to i and a combining dot above, a second symbol.
-    return _collapse_whitespace(unicodedata.normalize("NFKC", text).replace("\u0130", "i").lower())
+    return _collapse_whitespace(unicodedata.normalize("NFKC", _fractions(text)).replace("\u0130", "i").lower())
 
 
 def no_cleaners(text: str) -> str:
@@ -196,6 +213,7 @@ class UnknownCharactersError(XttsError):
         index: Optional[int] = None,
         reads: Optional[str] = None,
         own_alphabet: bool = False,
+        prepared: Optional[str] = None,
     ):
         self.characters = list(characters)
         self.index = index  # `Tokenizer.encode_many`: which of the texts
@@ -203,7 +221,7 @@ class UnknownCharactersError(XttsError):
         if reads is not None:  # a text to speak: what the run reads, not how a vocabulary is built
             super().__init__(
                 f"text has characters the run was not trained on: {shown}",
-                hint=f"in {text[:60]!r}; "
+                hint=f"{_where(self.characters, text, prepared)}; "
                 + (
                     f"the run's vocabulary was saved before it held the whole alphabet of {reads}: respell the "
                     "words without them, or adapt the run to one that does (xtts train --init-from RUN)"
@@ -217,6 +235,24 @@ class UnknownCharactersError(XttsError):
             hint=f"in {text[:60]!r}; rebuild the vocabulary from texts that include them "
             "(Tokenizer.build) or pick cleaners that map them to known characters",
         )
+
+
+def _where(characters: Sequence[str], text: str, prepared: Optional[str], width: int = 60) -> str:
+    """Where the first of `characters` stands: in the text as written, or, where only the reading of
+    a number, date or abbreviation brought it in ("2024-01-05": ... of january), in that reading."""
+
+    def around(line: str, at: int) -> str:
+        start = max(0, min(at - width // 2, len(line) - width))
+        return ("..." if start else "") + line[start : start + width] + ("..." if start + width < len(line) else "")
+
+    lowered = text.lower()
+    for character in characters:
+        if character in text or character in lowered:
+            return f"in {around(text, max(text.find(character), lowered.find(character)))!r}"
+    if prepared is not None:
+        at = min(prepared.find(c) for c in characters if c in prepared) if any(c in prepared for c in characters) else 0
+        return f"in {around(text, 0)!r}, read as {around(prepared, at)!r}"
+    return f"in {around(text, 0)!r}"
 
 
 class Tokenizer:
@@ -326,11 +362,15 @@ class Tokenizer:
         """`prepared` with the punctuation and symbols the vocabulary lacks left out (a space where
         they stood, when the vocabulary has one), and which they were. A letter, digit or mark it
         lacks stays, for `symbol_ids` to refuse: that is another script, not a full stop."""
-        unknown = sorted({c for c in prepared if c not in self._ids and unicodedata.category(c)[0] in "PSZ"})
+        unknown = sorted({c for c in prepared if c not in self._ids and unicodedata.category(c)[0] in "PSZC"})
         if not unknown:
             return prepared, []
         gap = " " if " " in self._ids else ""
-        kept = "".join(gap if c in unknown else c for c in prepared)
+        # An invisible character pasted with the text (a zero-width space, a soft hyphen: format
+        # characters, Cf) joins its neighbours; a control character parts them, as punctuation does.
+        kept = "".join(
+            c if c not in unknown else "" if unicodedata.category(c) in ("Cf", "Cn", "Co") else gap for c in prepared
+        )
         return (re.sub(" {2,}", " ", kept).strip() if gap else kept), unknown
 
     def of_its_alphabets(self, characters: Iterable[str]) -> bool:

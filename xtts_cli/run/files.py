@@ -115,6 +115,11 @@ def read_run(run_dir: Path) -> tuple[XttsConfig, RunDir]:
     from xtts_cli.errors import XttsError
 
     run = RunDir(Path(run_dir))
+    if not run.path.is_dir():
+        raise XttsError(
+            f"{run_dir} does not exist" if not run.path.exists() else f"{run_dir} is a file, not a run directory",
+            hint="pass the --run-dir of an `xtts train` run, e.g. runs/tiny-cpu",
+        )
     if not run.config_file.is_file():
         raise XttsError(
             f"{run_dir} is not an xtts run directory (no config.yaml)",

@@ -98,6 +98,6 @@ def restore_run(model, run: RunDir, run_dir: Path, step: Optional[int] = None) -
             if index + 1 == len(kept):
                 raise XttsError(
                     f"cannot read {path}, nor any checkpoint before it: {str(exc).splitlines()[0]}",
-                    hint="train again: xtts train --fresh",
+                    hint="a copied run: copy its checkpoints/ folder again, whole; else xtts train --fresh starts it over",
                 ) from None
     raise AssertionError("unreachable: the loop returns or raises")

@@ -148,10 +148,10 @@ class _Handler(BaseHTTPRequestHandler):
                 raise Refused(404, f"no such page {url.path[:80]!r}; try /, /api/tts, /api/speakers, /health")
         except Refused as refused:
             status = refused.status
-            self._error(refused.status, refused.message)
+            self._error(refused.status, refused.message, refused.hint)
         except XttsError as exc:
             status = 400
-            self._error(400, exc.lines[0] if exc.lines else str(exc))
+            self._error(400, exc.lines[0] if exc.lines else str(exc), exc.hint)
         except (TimeoutError, ConnectionError):
             status = 499  # the client went away; nothing to answer
             self.close_connection = True
@@ -166,7 +166,7 @@ class _Handler(BaseHTTPRequestHandler):
     # /api/tts
     def _tts(self, method: str, query: str) -> int:
         service = self.server.service
-        fields: dict[str, str] = dict(parse_qsl(query, keep_blank_values=True))
+        fields = _once(parse_qsl(query, keep_blank_values=True))
         reference: Optional[bytes] = None
         if method == "POST":
             body_fields, reference = self._read_form()
@@ -239,10 +239,10 @@ class _Handler(BaseHTTPRequestHandler):
                 raise Refused(400, "the body is not valid JSON") from None
             if not isinstance(decoded, dict):
                 raise Refused(400, 'the JSON body is not an object; send {"text": "..."}')
-            return {str(k): "" if v is None else str(v) for k, v in decoded.items()}, None
+            return {str(k): _scalar(str(k), v) for k, v in decoded.items()}, None
         if kind == "application/x-www-form-urlencoded" or not body:
             try:
-                return dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True)), None
+                return _once(parse_qsl(body.decode("utf-8"), keep_blank_values=True)), None
             except UnicodeDecodeError:
                 raise Refused(400, "the form body is not UTF-8") from None
         if kind == "multipart/form-data":
@@ -285,9 +285,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, value: Any, *, status: int = 200, method: str = "GET") -> None:
         self._send(status, json.dumps(value, ensure_ascii=False).encode("utf-8"), "application/json", method=method)
 
-    def _error(self, status: int, message: str) -> None:
+    def _error(self, status: int, message: str, hint: Optional[str] = None) -> None:
         try:
-            self._json({"error": message}, status=status)
+            self._json({"error": message, **({"hint": hint} if hint else {})}, status=status)
         except (TimeoutError, ConnectionError):
             self.close_connection = True
 
@@ -319,3 +319,22 @@ class _Handler(BaseHTTPRequestHandler):
             self._json({"error": f"{HTTPStatus(code).phrase}: {message or ''}".strip(": ")}, status=code)
         except (TimeoutError, ConnectionError, ValueError):
             pass
+
+
+def _once(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """A query's or form's parameters, each given once: a second `text=` is refused, not one of the
+    two spoken."""
+    fields: dict[str, str] = {}
+    for name, value in pairs:
+        if name in fields:
+            raise Refused(400, f"{name} is given twice; send it once")
+        fields[name] = value
+    return fields
+
+
+def _scalar(name: str, value: Any) -> str:
+    """A JSON body's value as the form would carry it: true as `true`, null as empty; a list or an
+    object is refused, not spoken as Python would print it."""
+    if isinstance(value, (list, dict)):
+        raise Refused(400, f"{name} is a JSON {'list' if isinstance(value, list) else 'object'}; send a string")
+    return "" if value is None else json.dumps(value) if isinstance(value, bool) else str(value)

@@ -37,9 +37,9 @@ SPEEDS = (0.25, 4.0)  # as `xtts synthesize --speed`
 class Refused(Exception):
     """A request the server answers with `status` and a one-line JSON error; it keeps serving."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, hint: Optional[str] = None) -> None:
         super().__init__(message)
-        self.status, self.message = status, message
+        self.status, self.message, self.hint = status, message, hint
 
 
 @dataclass(frozen=True)
@@ -165,7 +165,7 @@ class VoiceService:
         try:  # every sentence, before the first is streamed under a 200
             self.synthesizer.check(text, language=language)
         except XttsError as error:
-            raise Refused(400, error.lines[0]) from None
+            raise Refused(400, error.lines[0], error.hint) from None
         stream = fields.get("stream", "").lower() in ("1", "true", "yes")
         return SpeechRequest(text, speaker, language, speed, reference, stream)
 

@@ -204,7 +204,8 @@ class Speech:
     @property
     def notes(self) -> list[str]:
         """What the user should hear of: one line naming every symbol left out, and the voice's note."""
-        left_out = [f"left out what the run never saw: {' '.join(self.left_out)}"] if self.left_out else []
+        shown = " ".join(c if c.isprintable() and not c.isspace() else f"U+{ord(c):04X}" for c in self.left_out)
+        left_out = [f"left out what the run never saw: {shown}"] if self.left_out else []
         return left_out + ([self.voice_note] if self.voice_note else [])
 
     @property
@@ -362,7 +363,7 @@ def _symbol_ids(tokenizer, text: str, language: Optional[str]) -> tuple[list[int
     except UnknownCharactersError as error:  # another script: named with what the run reads
         reads = ", ".join(tokenizer.languages) or "the language of its training data"
         own = tokenizer.of_its_alphabets(error.characters)
-        raise UnknownCharactersError(error.characters, text, reads=reads, own_alphabet=own) from None
+        raise UnknownCharactersError(error.characters, text, reads=reads, own_alphabet=own, prepared=prepared) from None
     if not ids:
         raise XttsError(
             f"the text {text!r} has nothing left after cleaning", hint="pass words the model was trained on"
@@ -383,7 +384,9 @@ def _frame_window(
     if speed != 1.0:
         if not model.paced:
             raise speed_without_pace(speed)
-        frames = min(data.max_mel_frames, int(np.ceil(frames / speed)))
+        # Each token's frames are rounded after the pace divides them: up to half a frame more each,
+        # which the speaking rate's margin, divided by the pace too, no longer covers at 4x.
+        frames = min(data.max_mel_frames, int(np.ceil(frames / speed)) + (symbols + 1) // 2)
         min_frames = int(min_frames / speed)
     if max_frames:
         frames = max_frames

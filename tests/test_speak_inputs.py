@@ -1,0 +1,120 @@
+"""What a user hands `xtts synthesize`, `vocode`, `export` and `serve` besides the words: where the
+output goes, a text file as an editor saves it, characters pasted with the text, a pace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from xtts_cli.cli.app import app
+from xtts_cli.errors import XttsError
+
+RUN = Path(__file__).parent / "data" / "run_before_run_data"  # an autoregressive run of 3 steps
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-o", "/proc/x.wav"], "--out /proc/x.wav: nothing can be written in /proc"),
+        (["-o", "{tmp}"], "--out {tmp} is a folder"),
+        (["-o", "{tmp}/a-file/x.wav"], "--out {tmp}/a-file/x.wav: {tmp}/a-file is a file, not a folder"),
+        (["--text-file", "{tmp}/lines.txt", "--out-dir", "{tmp}/a-file"], "--out-dir {tmp}/a-file is a file"),
+        (["--text-file", "{tmp}", "--out-dir", "{tmp}/clips"], "--text-file {tmp} cannot be read (Is a directory)"),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_one_line_before_the_run_loads(runner, tmp_path, args, message):
+    (tmp_path / "a-file").write_text("mine", encoding="utf-8")
+    (tmp_path / "lines.txt").write_text("Hello.\n", encoding="utf-8")
+    args = [arg.format(tmp=tmp_path) for arg in args]
+    text = [] if "--text-file" in args else ["Hello."]
+    result = runner.invoke(app, ["synthesize", *text, "-r", str(RUN), *args])
+    assert isinstance(result.exception, XttsError), result.output
+    assert len(result.exception.lines) == 1 and result.exception.lines[0].startswith(message.format(tmp=tmp_path))
+    assert (tmp_path / "a-file").read_text(encoding="utf-8") == "mine" and not (tmp_path / "clips").exists()
+
+
+def test_an_export_and_a_vocoding_to_a_place_that_cannot_be_written_are_refused_first(runner, tmp_path):
+    exported = runner.invoke(app, ["export", "-r", str(RUN), "-o", "/proc/exported"])
+    assert exported.exception.lines == [
+        "--out /proc/exported: nothing can be written in /proc (No such file or directory)"
+    ]
+    clip = Path(__file__).parent / "data" / "corpora" / "ljspeech2" / "wavs" / "LJ001-0000.wav"
+    vocoded = runner.invoke(app, ["vocode", str(clip), "--out-dir", str(clip)])
+    assert vocoded.exception.lines == [f"--out-dir {clip} is a file"]
+
+
+def test_a_pace_that_is_not_a_number_is_a_usage_error(runner, tmp_path):
+    result = runner.invoke(
+        app, ["synthesize", "Hello.", "-r", str(RUN), "--speed", "nan", "-o", str(tmp_path / "a.wav")]
+    )
+    assert result.exit_code == 2 and "nan is not a pace" in result.output
+
+
+def test_invisible_and_control_characters_pasted_with_a_text_are_left_out_not_refused():
+    from xtts_cli.data.text import Tokenizer
+
+    tokenizer = Tokenizer("abcdefghijklmnopqrstuvwxyz .", ["english_cleaners"])
+    prepared = tokenizer.prepare("to\u00adday\u200b is\x00fine.\ufeff")
+    spoken, left_out = tokenizer.speakable(prepared)
+    # A soft hyphen or a zero-width space joins its neighbours; a control character parts them.
+    assert spoken == "today is fine." and set(left_out) == {"\u00ad", "\u200b", "\x00", "\ufeff"}
+    assert tokenizer.symbol_ids(spoken)
+
+
+def test_a_letter_only_the_reading_of_a_date_brought_in_is_shown_where_it_was_read():
+    from xtts_cli.data.text import UnknownCharactersError
+
+    text = "I paid on 2024-01-05 and left."
+    error = UnknownCharactersError(
+        ["j"], text, reads="en", prepared="i paid on the fifth of january, twenty twenty four and left."
+    )
+    assert error.hint.startswith(f"in {text!r}, read as '") and "january" in error.hint
+    long = "The cat sat on the mat and we walked to the market in the morning light, then we saw a big zebra."
+    shown = UnknownCharactersError(["z"], long, reads="en", prepared=long.lower()).hint
+    assert shown.startswith("in '...") and "zebra" in shown  # where the letter stands, not the first 60 characters
+
+
+def test_a_paced_window_holds_each_tokens_rounded_frames_at_every_speed():
+    from xtts_cli.config.schema import DataConfig
+    from xtts_cli.run.files import SpeakingRate
+    from xtts_cli.speech.synthesis import _frame_window
+
+    data, model = DataConfig(), SimpleNamespace(paced=True)
+    rate = SpeakingRate(clips=40, p10=4.0, median=5.5, p90=6.0)
+    for symbols in (3, 14, 60):
+        _, most = _frame_window(model, symbols, data, rate, 1.0, None)
+        for speed in (1.5, 2.0, 3.0, 4.0):
+            # Every token at its share of the window at pace 1, divided and rounded as the duration
+            # decoder rounds them (half to even, as tf.round): the sentence still ends by its durations.
+            frames = int(np.round(np.full(symbols, most / symbols) / speed).sum())
+            assert frames <= _frame_window(model, symbols, data, rate, speed, None)[1], (symbols, speed)
+
+
+def test_a_run_directory_that_is_not_there_is_named_so(tmp_path):
+    from xtts_cli.run.files import read_run
+
+    with pytest.raises(XttsError) as missing:
+        read_run(tmp_path / "nowhere")
+    assert missing.value.lines == [f"{tmp_path / 'nowhere'} does not exist"]
+
+
+@pytest.mark.slow
+def test_a_text_file_saved_with_a_byte_order_mark_and_a_form_feed_speaks_by_its_line_numbers(tmp_path):
+    import json
+
+    from training_support import run_xtts
+
+    lines = tmp_path / "lines.txt"
+    lines.write_bytes("\ufeffThe kettle is on.\r\n\r\nThe bus\x0cwas late.\nRain fell.\n".encode("utf-8"))
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    (clips / "0009.wav").write_bytes(b"an earlier call's clip")
+    done = run_xtts(["synthesize", "--text-file", str(lines), "--out-dir", str(clips), "-r", str(RUN)], tmp_path)
+    assert done.returncode == 0, done.stderr
+    index = [json.loads(line) for line in (clips / "index.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(r["line"], Path(r["out"]).name) for r in index] == [(1, "0001.wav"), (3, "0003.wav"), (4, "0004.wav")]
+    assert index[0]["text"] == "The kettle is on." and index[1]["text"] == "The bus\x0cwas late."  # no BOM spoken
+    assert f"note: {clips} also holds 1 clip(s) this call did not write (0009.wav)" in done.stderr
