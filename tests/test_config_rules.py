@@ -126,5 +126,10 @@ def test_an_older_configs_keys_of_the_other_model_kind_are_named_and_fixed(write
     found = [f for f in check_config(loaded, CPU_ONLY) if f.id == "other-kind-key"]
     assert sorted(f.fix.key for f in found) == ["model.model_size", "training.self_conditioning"]
     fixed = apply_changes(loaded.text, [f.fix for f in found], loaded.sources)
-    assert fixed == "model:\n  kind: vocoder\nvocoder:\n  dim: 64\ntraining:\n"
+    assert fixed == "model:\n  kind: vocoder\nvocoder:\n  dim: 64\n"  # a section left empty goes with its key
     assert resolve_config(write_config(fixed)).config.vocoder.dim == 64
+    # An acoustic config's old vocoder section: the fix leaves no empty `vocoder:`, which would not load.
+    acoustic = resolve_config(write_config("# mine\nvocoder:\n  dim: 64  # big\ntraining:\n  learning_rate: 0.001\n"))
+    (finding,) = [f for f in check_config(acoustic, CPU_ONLY) if f.id == "other-kind-key"]
+    fixed = apply_changes(acoustic.text, [finding.fix], acoustic.sources)
+    assert fixed == "# mine\ntraining:\n  learning_rate: 0.001\n" and resolve_config(write_config(fixed))

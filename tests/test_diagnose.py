@@ -48,7 +48,7 @@ def test_an_mp3_corpus_in_runtime_mode_names_its_decoder_and_the_fix(runner) -> 
 
     corpus = Path(__file__).parent / "data" / "corpora" / "common_voice"
     # One row names a clip that is not there (tests/data/README.md): allowed, to see the rest.
-    allow = ("--set", "data.max_bad_file_fraction=0.5")
+    allow = ("--set", "data.max_bad_file_fraction=0.5", "--set", "data.batch_size=2")
     payload = run_json(runner, "--quick", "--data", str(corpus), "--set", "data.preprocessing_mode=runtime", *allow)
     findings = {f["id"]: f for f in payload["findings"]}
     compressed = findings["dataset-compressed-audio"]

@@ -177,7 +177,7 @@ def test_a_folder_in_no_known_layout_and_a_missing_metadata_file(runner, write_c
 def test_validate_reports_the_data_per_dataset_with_its_bad_files(runner, write_config) -> None:
     corpora = Path(__file__).parent / "data" / "corpora"
     path = write_config(
-        "data:\n  max_bad_file_fraction: 0.5\n  datasets:\n"
+        "data:\n  max_bad_file_fraction: 0.5\n  batch_size: 2\n  datasets:\n"
         f"    - path: {corpora / 'vctk'}\n    - path: {corpora / 'libritts'}\n      weight: 2\n"
     )
     result = runner.invoke(app, ["validate", "-c", str(path), "--json"])
@@ -249,7 +249,7 @@ def test_runtime_mode_over_compressed_audio_at_other_rates_is_pointed_to_auto(ru
 
 def test_data_path_on_the_command_line_stands_in_for_the_configs_datasets(runner, write_config) -> None:
     corpora = Path(__file__).parent / "data" / "corpora"
-    path = write_config(f"data:\n  datasets:\n    - path: {corpora / 'vctk'}\n")
+    path = write_config(f"data:\n  batch_size: 2\n  datasets:\n    - path: {corpora / 'vctk'}\n")
     result = runner.invoke(app, ["validate", "-c", str(path), "--data-path", str(corpora / "coqui"), "--json"])
     payload = json.loads(result.stdout)
     assert result.exit_code == 0, result.stdout

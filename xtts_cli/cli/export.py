@@ -14,7 +14,6 @@ from xtts_cli.cli.options import (
     RunDirOption,
     VerboseOption,
     VocoderOption,
-    can_write,
     run_dir_given,
 )
 from xtts_cli.errors import XttsError
@@ -58,6 +57,8 @@ def export(
     if out.exists() and (not out.is_dir() or any(out.iterdir())):  # said before TensorFlow loads, not after
         held = "already holds files" if out.is_dir() else "is a file, not a folder"
         raise XttsError(f"--out {out} {held}", hint="pass a new or empty folder")
+    from xtts_cli.config.editing import can_write
+
     can_write(out, "--out", folder=True)
     from xtts_cli.inference.export import export_run
 

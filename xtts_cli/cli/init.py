@@ -35,7 +35,7 @@ def init(
 
         xtts init -p rtx4090 -o my-gpu.yaml && xtts train -c my-gpu.yaml --data /data/my-voice
     """
-    from xtts_cli.config.editing import write_atomically
+    from xtts_cli.config.editing import can_write, write_atomically
     from xtts_cli.config.preset_files import require_preset
     from xtts_cli.errors import XttsError
 
@@ -45,6 +45,8 @@ def init(
         raise XttsError(
             f"{target} exists already", hint=f"pass --out OTHER.yaml, or --force to replace it (kept as {target}.bak)"
         )
+    can_write(target, "--out", name=source.name)
+    target.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(target, source.read_text(encoding="utf-8"), backup=target.exists())
     sys.stdout.write(f"wrote {target} (preset {source.stem})\n")
     first = source.read_text(encoding="utf-8").splitlines()[0].lstrip("# ").strip()

@@ -166,35 +166,6 @@ def run_dir_given(run_dir: Optional[Path], checkpoint: Optional[Path], *, to: st
     return Path(given)
 
 
-def can_write(path: Path, flag: str, *, folder: bool = False) -> None:
-    """Refuse, before the model loads and the work is done, an output the command could not write:
-    a folder where it writes a file (or a file where it makes a folder), a file on the way, or a
-    place where no file can be made (tried with a temporary file: permission bits say nothing for
-    root, nor for /proc or a read-only mount)."""
-    import tempfile
-
-    from xtts_cli.errors import XttsError
-
-    if str(path) == "-":
-        return
-    kind = "folder" if folder else "file"
-    if path.exists() and path.is_dir() != folder:
-        example = "" if folder else f", such as {path / 'speech.wav'}"
-        raise XttsError(f"{flag} {path} is {'a file' if folder else 'a folder'}", hint=f"name a {kind}{example}")
-    place = path.absolute() if folder else path.absolute().parent
-    while not place.exists() and place != place.parent:
-        place = place.parent
-    if not place.is_dir():
-        raise XttsError(f"{flag} {path}: {place} is a file, not a folder", hint=f"put the {kind} in a folder")
-    try:
-        tempfile.TemporaryFile(dir=place).close()
-    except OSError as error:
-        raise XttsError(
-            f"{flag} {path}: nothing can be written in {place} ({error.strerror})",
-            hint=f"put the {kind} in a folder you can write to",
-        ) from None
-
-
 def keeps_the_inputs(inputs: Mapping[Optional[Path], str], outputs: list[Path], flag: str, writes: str) -> None:
     """Refuse an output that is one of the command's inputs (`inputs`: path -> what it is): what the
     command `writes` would replace it."""

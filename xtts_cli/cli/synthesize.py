@@ -14,7 +14,6 @@ from xtts_cli.cli.options import (
     RunDirOption,
     VerboseOption,
     VocoderOption,
-    can_write,
     keeps_the_inputs,
     run_dir_given,
 )
@@ -153,11 +152,6 @@ def synthesize(
     if speed != 1.0:
         _refuse_unpaced(run_dir, speed)
     lines = _read_lines(text_file) if text_file is not None else []
-    can_write(
-        out_dir if out_dir is not None else out,
-        "--out-dir" if out_dir is not None else "--out",
-        folder=out_dir is not None,
-    )
     keeps_the_inputs(
         {speaker_wav: "the --speaker-wav clip", text_file: "the --text-file"},
         _clip_paths(lines, out_dir) + [out_dir / "index.jsonl"] if out_dir is not None else [out],
@@ -254,7 +248,7 @@ def _list(run_dir: Path, *, speakers: bool, languages: bool, json_output: bool) 
 
 def _check_arguments(text, text_file, out_dir, speaker, speaker_wav, *, out: Path, json_output: bool) -> None:
     """The text comes from TEXT or --text-file (with --out-dir), the voice from one flag at most,
-    and stdout carries either the WAV (--out -) or the JSON report."""
+    stdout carries either the WAV (--out -) or the JSON report, and the output can be written."""
     from xtts_cli.errors import XttsError
 
     if text_file is not None:
@@ -277,6 +271,12 @@ def _check_arguments(text, text_file, out_dir, speaker, speaker_wav, *, out: Pat
             "--out - writes the WAV to stdout, which is a terminal here",
             hint="pipe it (xtts synthesize ... -o - | aplay) or pass --out speech.wav",
         )
+    from xtts_cli.config.editing import can_write
+
+    if out_dir is not None:
+        can_write(out_dir, "--out-dir", folder=True)
+    else:
+        can_write(out, "--out", name="speech.wav")
 
 
 def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[str, Any]:

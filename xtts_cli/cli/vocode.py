@@ -14,7 +14,6 @@ from xtts_cli.cli.options import (
     JsonOption,
     VerboseOption,
     VocoderOption,
-    can_write,
     keeps_the_inputs,
 )
 from xtts_cli.errors import XttsError
@@ -64,7 +63,9 @@ def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]
             )
         seen[target] = path
     flag = "--out-dir" if out_dir is not None else "--out"
-    can_write(out_dir if out_dir is not None else targets[0], flag, folder=out_dir is not None)
+    from xtts_cli.config.editing import can_write
+
+    can_write(out_dir if out_dir is not None else targets[0], flag, folder=out_dir is not None, name="vocoded.wav")
     keeps_the_inputs({path: "the recording" for path in found}, targets, flag, "its vocoded copy")
     return targets
 

@@ -121,6 +121,10 @@ def _remove(text: str, dotted: str) -> str:
         return text
     key_node, value_node = pair
     first = key_node.start_mark.line
+    if len(found[1].value) == 1:
+        # The section's only key: the section goes with it. An empty `vocoder:` left behind would
+        # be a section of its own, null, which an older layout's section may not be.
+        first = found[0].start_mark.line
     last = value_node.end_mark.line
     if not isinstance(value_node, yaml.ScalarNode) and value_node.end_mark.column == 0:
         last -= 1
@@ -201,6 +205,31 @@ def write_atomically(path: Path, text: str | bytes, backup: bool = True) -> Opti
             os.unlink(temp_name)
         raise
     return backup_path
+
+
+def can_write(path: Path, flag: str, *, folder: bool = False, name: str = "") -> None:
+    """Refuse, before the model loads and the work is done, an output the command could not write:
+    a folder where it writes a file (or a file where it makes a folder), a file on the way, or a
+    place where no file can be made (tried with a temporary file: permission bits say nothing for
+    root, nor for /proc or a read-only mount)."""
+    if str(path) == "-":
+        return
+    kind = "folder" if folder else "file"
+    if path.exists() and path.is_dir() != folder:
+        example = f", such as {path / name}" if name and not folder else ""
+        raise XttsError(f"{flag} {path} is {'a file' if folder else 'a folder'}", hint=f"name a {kind}{example}")
+    place = path.absolute() if folder else path.absolute().parent
+    while not place.exists() and place != place.parent:
+        place = place.parent
+    if not place.is_dir():
+        raise XttsError(f"{flag} {path}: {place} is a file, not a folder", hint=f"put the {kind} in a folder")
+    try:
+        tempfile.TemporaryFile(dir=place).close()
+    except OSError as error:
+        raise XttsError(
+            f"{flag} {path}: nothing can be written in {place} ({error.strerror})",
+            hint=f"put the {kind} in a folder you can write to",
+        ) from None
 
 
 def _umask() -> int:

@@ -70,7 +70,8 @@ def validation_error_lines(error: ValidationError, sections: Sections, written: 
     prefix = ""
     lines: list[str] = []
     for item in items:
-        loc = list(item.get("loc", ()))
+        # A union's members are in the path (`cache_memory_limit.literal['auto']`): the key is the place.
+        loc = [part for part in item.get("loc", ()) if not _union_member(part)]
         model_kind = ""
         if len(loc) > 1 and loc[0] == "model" and loc[1] in MODEL_SECTIONS:
             model_kind = str(loc.pop(1))  # the union's tag: `model.vocoder.dim` is written `model.dim`
@@ -111,4 +112,22 @@ def validation_error_lines(error: ValidationError, sections: Sections, written: 
             lines.append(f"{where}: {message}")
         else:
             lines.append(f"{where}: {_show(item.get('input'))} is invalid: {message}")
-    return lines
+    return _one_line_a_value(lines)
+
+
+def _union_member(part: Any) -> bool:
+    """A union member's tag in an error's path (`literal['auto']`, `int`, `function-after[...]`), not a key."""
+    return isinstance(part, str) and ("[" in part or part in ("int", "float", "str", "bool", "none", "list"))
+
+
+def _one_line_a_value(lines: list[str]) -> list[str]:
+    """A value every member of a union refused, as one line: `-5 is invalid: should be 'auto', or
+    could not parse ...`."""
+    merged: dict[str, str] = {}
+    for line in lines:
+        head, sep, reason = line.partition(" is invalid: ")
+        if sep and head in merged:
+            merged[head] += f", or {reason}"
+        else:
+            merged[head if sep else line] = reason if sep else ""
+    return [f"{head} is invalid: {reason}" if reason else head for head, reason in merged.items()]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,10 +89,30 @@ class LoadedConfig:
         return self.raw.get(section, {}).get(key)
 
 
+class _OnceLoader(yaml.SafeLoader):
+    """Safe loading, and a key written twice in one mapping is an error: YAML keeps the last and
+    drops the first without a word (a second `data:` section lost the first one's batch size)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        lines: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *defaults`: overriding is its point
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, (str, int, float, bool)):
+                continue  # an unhashable key: the constructor below names it
+            if key in lines:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"{key!r} is written twice (first on line {lines[key] + 1})", key_node.start_mark
+                )
+            lines[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep)
+
+
 def parse_yaml(text: str, where: str) -> dict[str, Any]:
     """Safe-load YAML (no object construction from tags); errors carry the line and column."""
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_OnceLoader)  # noqa: S506 - a SafeLoader
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         position = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
@@ -209,7 +230,12 @@ def build_config(
     """Validate; `earlier` errors (alias conflicts) are reported together with the schema's own.
     `given`: keys set on the command line, which the hint points at when one of them is wrong.
     `sources`: where the file wrote a key (`canonicalize`), which its error line names."""
+    from xtts_cli.config.preset_files import PRESETS_DIR
+
     hint = f"edit {where} (every key is described in docs/config.md)"
+    if Path(where).resolve().parent == PRESETS_DIR:  # installed with xtts: not the user's to edit
+        name = Path(where).stem
+        hint = f"write the preset out with xtts init -p {name} and edit that (every key is in docs/config.md)"
     if not given:  # a tree as some file wrote it (a run's config.yaml): older keys move as on loading
         canonical, conflicts = written_config(canonical)
         earlier = (*earlier, *conflicts)
@@ -220,13 +246,22 @@ def build_config(
         lines = validation_error_lines(exc, section_fields(), order)
         moved = {f"{key}:": f"{written}:" for key, written in sources.items() if key != written}
         lines = [next((moved[k] + line[len(k) :] for k in moved if line.startswith(k)), line) for line in lines]
-        wrong = [key for key in given if any(line.startswith(f"{key}:") for line in lines)]
+        wrong = [key for key in given if any(_names(key, line) for line in [*earlier, *lines])]
         if wrong:
             hint = f"fix the value given on the command line for {', '.join(wrong)} (--set or its flag)"
         raise ConfigError(*earlier, *lines, hint=hint) from None
     if earlier:
+        wrong = [key for key in given if any(_names(key, line) for line in earlier)]
+        if wrong:
+            hint = f"fix the value given on the command line for {', '.join(wrong)} (--set or its flag)"
         raise ConfigError(*earlier, hint=hint)
     return config
+
+
+def _names(key: str, line: str) -> bool:
+    """Whether an error line is about `key` (`data.datasets`, or `datasets` in a line of its section)."""
+    section, _, name = key.partition(".")
+    return key in line or (line.startswith(f"{section}:") and re.search(rf"\b{re.escape(name)}\b", line) is not None)
 
 
 def known_keys() -> list[str]:
@@ -282,6 +317,10 @@ def resolve_config(
     chosen: Optional[Path] = None
     if path is not None:
         chosen = Path(path)
+        if chosen.is_dir():
+            raise ConfigError(
+                f"--config {path} is a folder, not a config file", hint="pass a YAML file or a preset's name"
+            )
         if not chosen.is_file():
             from xtts_cli.config.preset_files import preset_names, preset_path
 
@@ -298,8 +337,10 @@ def resolve_config(
         try:
             # Bytes, not read_text: keep CRLF line ends as they are, so fixes edit the file verbatim.
             text = chosen.read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{chosen}: cannot read: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{chosen} is not UTF-8 text (byte {exc.start})", hint="save it as UTF-8") from None
+        except OSError as exc:
+            raise ConfigError(f"{chosen}: cannot read: {exc.strerror or exc}", hint="pass a YAML file") from None
     data, left_out = _left_out(parse_yaml(text, str(chosen)) if text is not None else {})
     canonical, sources, conflicts = canonicalize(data)
     raw = copy.deepcopy(canonical)

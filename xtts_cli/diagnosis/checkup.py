@@ -323,7 +323,12 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
         found.append(outside_limits_finding(scan, config.data))
     if config.data.preprocessing_mode == "runtime":
         found += runtime_decoding_findings(scan, config.data)
-    from xtts_cli.kinds import kind_for
+    from xtts_cli.kinds import kind_for, run_data_of
+
+    try:  # what `xtts train` refuses after its set-up: an epoch of no full batch
+        run_data_of(config, scan).plan().require_batches()
+    except XttsError as exc:
+        found.append(Finding(id="dataset-no-batch", severity="error", message=f"{exc.lines[0]}; {exc.hint}"))
 
     # What the pipeline keeps per clip: audio for a kind that reads it or for a data/model split.
     audio = config.devices.splits_data_and_model or kind_for(config).reads == "audio"

@@ -317,10 +317,10 @@ def _other_kind_keys(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Fin
 
 
 def _languages(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
-    """With the phoneme front end, every dataset's language is one espeak-ng speaks."""
+    """Every dataset's language is one espeak-ng speaks: with the phoneme front end it must be; with
+    letters a code it does not know is most likely a typo ("eng"), which trains all the same but
+    reads no number, date or abbreviation as words."""
     data = loaded.config.data
-    if data.text_frontend != "phonemes":
-        return
     from xtts_cli.data.phonemes import espeak_language
     from xtts_cli.errors import XttsError
 
@@ -329,7 +329,16 @@ def _languages(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
         try:
             espeak_language(language, where=where.get(language, "data.language"))
         except XttsError as error:
-            yield Finding(id="language-unknown", severity="error", message=f"{error.lines[0]} ({error.hint})")
+            if data.text_frontend == "phonemes":
+                yield Finding(id="language-unknown", severity="error", message=f"{error.lines[0]} ({error.hint})")
+            else:
+                yield Finding(
+                    id="language-unknown",
+                    severity="warning",
+                    message=f"{where.get(language, 'data.language')} {language!r} is no language espeak-ng knows: "
+                    "it trains on the letters all the same, but reads no number, date or abbreviation in it as "
+                    "words; use an espeak-ng code (en, de, fa, pt-br, ...)",
+                )
 
 
 def no_effect_keys() -> dict[str, str]:

@@ -46,7 +46,7 @@ def schema_failure_findings(config: Optional[Path], error: ConfigError) -> list[
     if config is not None and config.is_file():
         try:
             found += string_number_findings(canonicalize(parse_yaml(config.read_text("utf-8"), str(config)))[0])
-        except ConfigError:
+        except (ConfigError, UnicodeDecodeError):  # the schema's error already says what cannot be read
             pass
     return found
 

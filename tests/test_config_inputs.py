@@ -1,0 +1,109 @@
+"""Configs as users write them and command lines as they type them: what is refused, in one line that
+says where, before any work."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from xtts_cli.cli.app import app
+from xtts_cli.config.loading import resolve_config
+from xtts_cli.errors import ConfigError, XttsError
+
+SAMPLE = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample"
+
+
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        (
+            "data:\n  batch_size: 4\ndata:\n  n_mels: 80\n",
+            "line 3, column 1: 'data' is written twice (first on line 1)",
+        ),
+        (
+            "data:\n  batch_size: 4\n  batch_size: 8\n",
+            "line 3, column 3: 'batch_size' is written twice (first on line 2)",
+        ),
+    ],
+)
+def test_a_key_written_twice_is_named_with_its_lines_not_dropped(write_config, text, line):
+    path = write_config(text)
+    with pytest.raises(ConfigError) as refused:
+        resolve_config(path)
+    assert refused.value.lines == [f"{path}: {line}"]
+
+
+def test_a_flag_is_not_a_number_and_a_value_every_union_member_refuses_is_one_line(write_config):
+    with pytest.raises(ConfigError) as flag:
+        resolve_config(write_config("data:\n  batch_size: yes\n"))
+    assert flag.value.lines == [
+        "data.batch_size: 'true' is invalid: should be a valid integer, unable to parse string as an integer"
+    ]
+    assert resolve_config(write_config("data:\n  pin_memory: yes\n")).config.data.pin_memory is True  # a flag stays one
+    with pytest.raises(ConfigError) as union:
+        resolve_config(None, sets=["data.cache_memory_limit=-5"])
+    assert union.value.lines == [
+        "data.cache_memory_limit: -5 is invalid: should be 'auto', or could not parse value and unit from byte string"
+    ]
+
+
+def test_a_config_that_is_a_folder_or_not_utf8_is_named_so(tmp_path):
+    with pytest.raises(ConfigError) as folder:
+        resolve_config(tmp_path)
+    assert folder.value.lines == [f"--config {tmp_path} is a folder, not a config file"]
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes(b"data:\n  batch_size: 4  # caf\xe9\n")
+    with pytest.raises(ConfigError) as encoded:
+        resolve_config(latin)
+    assert encoded.value.lines == [f"{latin} is not UTF-8 text (byte 28)"] and encoded.value.hint == "save it as UTF-8"
+
+
+def test_a_bad_value_from_the_command_line_over_a_preset_points_at_the_command_line_not_the_preset():
+    with pytest.raises(ConfigError) as given:
+        resolve_config("tiny-cpu", sets=["training.freeze=[foo]"])
+    assert given.value.hint == "fix the value given on the command line for training.freeze (--set or its flag)"
+    with pytest.raises(ConfigError) as both:
+        resolve_config("tiny-cpu", {"data.dataset_path": str(SAMPLE)}, sets=[f"data.datasets=[{{path: {SAMPLE}}}]"])
+    assert both.value.hint.startswith("fix the value given on the command line for data.dataset_path, data.datasets")
+
+
+def test_validate_says_what_train_would_refuse_an_epoch_of_no_batch_and_an_unknown_language(runner):
+    result = runner.invoke(
+        app, ["validate", "-c", "tiny-cpu", "--set", "data.batch_size=64", "--set", "data.language=eng", "--json"]
+    )
+    findings = {f["id"]: f for f in json.loads(result.stdout)["findings"]}
+    assert result.exit_code == 1 and findings["dataset-no-batch"]["severity"] == "error"
+    assert findings["dataset-no-batch"]["message"].startswith("39 training items give no full batch of 64")
+    assert findings["language-unknown"]["severity"] == "warning"
+    assert findings["language-unknown"]["message"].startswith("data.language 'eng' is no language espeak-ng knows")
+
+
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (["-r", "{tmp}/a-file"], "--run-dir {tmp}/a-file is a file"),
+        (["-r", "{tmp}/a-file/run"], "--run-dir {tmp}/a-file/run: {tmp}/a-file is a file, not a folder"),
+        (["-r", "/proc/xtts-run"], "--run-dir /proc/xtts-run: nothing can be written in /proc"),
+        (
+            ["-r", "{tmp}/run", "--set", "training.checkpoint_dir={tmp}/a-file"],
+            "training.checkpoint_dir {tmp}/a-file is a file",
+        ),
+    ],
+)
+def test_a_run_directory_that_cannot_be_written_is_refused_before_the_scan(runner, tmp_path, args, line):
+    (tmp_path / "a-file").write_text("mine", encoding="utf-8")
+    result = runner.invoke(app, ["train", "-c", "tiny-cpu", *[arg.format(tmp=tmp_path) for arg in args]])
+    assert isinstance(result.exception, XttsError), result.output
+    assert result.exception.lines[0].startswith(line.format(tmp=tmp_path)) and "scanning" not in result.output
+
+
+def test_init_writes_into_a_new_folder_and_refuses_a_folder_or_a_place_it_cannot_write(runner, tmp_path):
+    made = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(tmp_path / "new" / "mine.yaml")])
+    assert made.exit_code == 0 and (tmp_path / "new" / "mine.yaml").is_file()
+    folder = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(tmp_path / "new"), "--force"])
+    assert folder.exception.lines == [f"--out {tmp_path / 'new'} is a folder"]
+    assert folder.exception.hint == f"name a file, such as {tmp_path / 'new' / 'tiny-cpu.yaml'}"
+    proc = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", "/proc/mine.yaml"])
+    assert proc.exception.lines[0].startswith("--out /proc/mine.yaml: nothing can be written in /proc")
