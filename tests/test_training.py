@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import wave
 from pathlib import Path
 
@@ -124,16 +125,25 @@ def test_changed_model_config_is_refused_then_fresh_starts_over(trained) -> None
     with pytest.raises(XttsError) as info:
         Controller(Trainer(changed, run_dir=root / "run")).run()
     assert "model.d_model (32 -> 48)" in info.value.lines[0]
-    assert "--fresh" in info.value.hint
+    assert "--fresh" in info.value.hint and "--force" in info.value.hint
+    # --force where a weight changed shape: the restore fails, and the run's record is as it was,
+    # so the run resumes with its own config again.
+    record = {name: (root / "run" / name).read_bytes() for name in ("config.yaml", "run.json")}
+    with pytest.raises(XttsError, match="cannot restore"):
+        Controller(Trainer(changed, run_dir=root / "run", force=True)).run()
+    assert {name: (root / "run" / name).read_bytes() for name in record} == record
+    said: list = []
     result = Controller(
         Trainer(
             changed.model_copy(update={"training": changed.training.model_copy(update={"max_steps": 2})}),
             run_dir=root / "run",
             fresh=True,
+            progress=said.append,
         )
     ).run()
     assert result.start_step == 0 and result.final_step == 2
-    assert list(root.glob("run.old-*")), "the old run is kept, never deleted"
+    (kept,) = root.glob("run.old-*")  # the old run is kept, never deleted, and the user is told where
+    assert f"--fresh: the old run is kept as {kept}" in [getattr(event, "message", "") for event in said]
 
 
 @pytest.mark.slow
@@ -364,3 +374,31 @@ def test_run_steps_is_the_training_loop_with_the_callers_actions_only(tmp_path: 
     assert [call[0] for call in seen.calls].count("start") == 2 and result.final_step == 5
     assert not (tmp_path / "run" / "checkpoints").exists() or not any((tmp_path / "run" / "checkpoints").iterdir())
     assert not (tmp_path / "run" / "metrics.jsonl").exists()  # no standard action ran
+
+
+def test_a_runs_own_config_is_the_one_a_bare_run_dir_resumes_with(tmp_path: Path) -> None:
+    from xtts_cli.run.directory import default_run_dir, own_config
+
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / "run_before_run_data", run)
+    assert own_config(run) == run / "config.yaml" and own_config(tmp_path) is None and own_config(None) is None
+    # `-c RUN/config.yaml` resumes that run rather than starting runs/config.
+    assert default_run_dir(run / "config.yaml") == run and default_run_dir(tmp_path / "my.yaml") == Path("runs/my")
+
+
+@pytest.mark.slow
+def test_xtts_train_on_a_run_dir_alone_resumes_with_the_runs_config(tmp_path: Path, runner) -> None:
+    from xtts_cli.cli.app import app
+
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / "run_before_run_data", run)
+    written = (run / "config.yaml").read_text(encoding="utf-8")
+    # Its batch of 4 and 3 steps, not the defaults' 16 and 2,000: already there, nothing to train.
+    result = runner.invoke(app, ["train", "--run-dir", str(run), "--json"])
+    assert result.exit_code == 0, (result.output, result.exception)
+    report = json.loads(result.stdout)
+    assert report["start_step"] == report["final_step"] == 3
+    assert any(note.startswith("the run is at step 3, already past its 3 steps") for note in report["notes"])
+    before, after = (yaml.safe_load(text) for text in (written, (run / "config.yaml").read_text(encoding="utf-8")))
+    for section, key in (("data", "batch_size"), ("training", "learning_rate"), ("model", "d_model")):
+        assert after[section][key] == before[section][key], key  # today's layout, the run's own values

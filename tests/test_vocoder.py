@@ -205,6 +205,7 @@ def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(tmp_path: 
     )
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["start_step"] == saved
+    assert json.loads(again.stdout)["listen"].split("--vocoder ")[1].startswith(f"{run_dir} ")  # filled in
     records = read_metrics(metrics)
     resumed = next(r["val_loss"] for r in records if "val_loss" in r and r["step"] > saved)
     first, last = before[0]["val_loss"], before[-1]["val_loss"]

@@ -205,6 +205,5 @@ class TrainingProgress:
         if result.final_step > 0:
             import shlex
 
-            run = shlex.quote(str(result.run_dir))
-            out.print(f"listen:      {result.listen.replace('{run}', run)}")  # a sentence may hold braces
+            out.print(f"listen:      {result.listen}")
             out.print(f"tensorboard: tensorboard --logdir {shlex.quote(str(result.run_dir / 'tensorboard'))}")

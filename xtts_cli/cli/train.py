@@ -282,13 +282,14 @@ def train(
     """
     from xtts_cli.cli.progress import TrainingProgress
     from xtts_cli.config.loading import resolve_config
+    from xtts_cli.run.directory import own_config
     from xtts_cli.training.launch import launch_settings, train_run
 
     overrides = flag_overrides(train, locals())
     overrides["data.dataset_path"] = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     overrides["training.max_steps"] = given_once("the number of steps", steps=steps, max_steps=max_steps)
     overrides = launch_settings(overrides, optimization_level, worker_hosts, task_index)
-    loaded = resolve_config(config, overrides, set_values or ())
+    loaded = resolve_config(config or own_config(run_dir), overrides, set_values or ())
     with TrainingProgress(enabled=not json_output) as progress:
         result = train_run(
             loaded, run_dir, fresh=fresh, force=force, progress=progress.update, cluster_flags=worker_hosts

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional
 
@@ -53,9 +54,21 @@ def digest(payload: Any) -> str:
 
 
 def default_run_dir(config_path: Optional[Path]) -> Path:
-    """runs/<config name>: the same command run again resumes the same run."""
+    """runs/<config name>: the same command run again resumes the same run; a run's own config.yaml
+    resumes that run."""
+    if config_path is not None and own_config(config_path.parent) == config_path:
+        return config_path.parent
     name = config_path.stem if config_path is not None else "default"
     return Path("runs") / name
+
+
+def own_config(run_dir: Optional[Path]) -> Optional[Path]:
+    """The resolved config.yaml of the run at `run_dir`, if it is one: what `xtts train --run-dir RUN`
+    without --config resumes with (the header of that file says so), not the built-in defaults."""
+    if run_dir is None:
+        return None
+    config = RunDir(Path(run_dir)).config_file
+    return config if config.is_file() and is_run_dir(Path(run_dir)) else None
 
 
 def _recorded_config(run: RunDir) -> XttsConfig:
@@ -80,10 +93,13 @@ def _refuse_changed_model(run: RunDir, previous: Optional[dict[str, Any]], ident
     changed = sorted(k for k in identity if before.get(k) != identity.get(k))
     if changed:
         details = ", ".join(f"{k} ({before.get(k)!r} -> {identity.get(k)!r})" for k in changed)
+        # --force resumes where the checkpoint still fits (a weight of another shape does not, nor
+        # another kind's network: the set-up then fails and the run's record is put back).
+        force = "" if "model.kind" in changed else "--force to resume anyway where every weight keeps its shape, "
         raise XttsError(
             f"{run.path} holds a run with another model config; changed: {details}",
-            hint="pass --fresh to start a new run (the old one is kept as <run>.old-<time>), "
-            "--force to resume anyway, or --run-dir DIR for a separate run",
+            hint=f"pass --fresh to start a new run (the old one is kept as <run>.old-<time>), {force}"
+            "or --run-dir DIR for a separate run",
         )
 
 
@@ -161,6 +177,7 @@ def prepare_run_dir(
     force: bool = False,
     read_only: bool = False,
     parent: Optional[dict[str, Any]] = None,
+    note: Callable[[str], None] = lambda line: None,
 ) -> tuple[RunDir, bool]:
     """Create or reopen a run directory; returns it and whether training resumes.
 
@@ -188,7 +205,7 @@ def prepare_run_dir(
     if fresh and _entries(run.path):
         run_lock.acquire(run.path)  # no one else is writing the run about to be moved
         try:
-            _move_aside(run.path)
+            note(f"--fresh: the old run is kept as {_move_aside(run.path)}")
         finally:
             run_lock.release(run.path)
     run.path.mkdir(parents=True, exist_ok=True)

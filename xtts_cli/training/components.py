@@ -97,8 +97,8 @@ def build_components(
 
     parent = _parent(config, Path(run_dir), fresh=fresh)  # refused before the scan when it cannot be used
     scan = _scan(config, progress)
-    opened, resumed, saved = _open_run_dir(
-        config, Path(run_dir), fresh=fresh, force=force, is_chief=is_chief, undo=undo, parent=parent
+    opened, resumed, saved, kept = _open_run_dir(
+        config, Path(run_dir), fresh=fresh, force=force, is_chief=is_chief, undo=undo, parent=parent, progress=progress
     )
     run_data = _run_data(config, settings, scan, saved=saved, parent=parent, vocab=opened.vocab, is_chief=is_chief)
     tokenizer, train_items, eval_items = run_data.tokenizer, run_data.train_items, run_data.eval_items
@@ -124,6 +124,7 @@ def build_components(
     checkpoints = _checkpoints(config, models, counters, opened, plan, progress, restore=resumed or is_chief)
     if parent is not None:
         _take_parent_weights(kind, models, parent, tokenizer, progress)
+    kept.done()  # set up: the run's record is this start's
     return RunComponents(
         plan=plan,
         settings=settings,
@@ -244,22 +245,52 @@ def _open_run_dir(
     is_chief: bool,
     undo: contextlib.ExitStack,
     parent: Optional[ParentRun],
-) -> tuple[RunDir, bool, Optional[Tokenizer]]:
+    progress: Progress,
+) -> tuple[RunDir, bool, Optional[Tokenizer], _KeptRecord]:
     """The run directory (non-chief workers read the chief's and write nothing), whether it resumes,
-    and the vocabulary it saved when it resumes (else None: built from the scan, the same on every
-    worker of a cluster)."""
+    the vocabulary it saved when it resumes (else None: built from the scan, the same on every
+    worker of a cluster), and its record as it was (`_KeptRecord`)."""
     from xtts_cli.data.text import Tokenizer
     from xtts_cli.run.directory import prepare_run_dir, release_run_dir, remove_stale_temporaries
 
+    kept = _KeptRecord(path if is_chief and not fresh else None)
     run_dir, resumed = prepare_run_dir(
-        path, config, fresh=fresh, force=force, read_only=not is_chief, parent=parent.record() if parent else None
+        path,
+        config,
+        fresh=fresh,
+        force=force,
+        read_only=not is_chief,
+        parent=parent.record() if parent else None,
+        note=lambda line: progress(Noted(line)),
     )
     if is_chief:
         undo.callback(release_run_dir, run_dir)  # its lock
+        undo.callback(kept.restore)  # runs first: the lock is still held
         remove_stale_temporaries(run_dir)
     if resumed and run_dir.vocab.is_file():
-        return run_dir, resumed, Tokenizer.load(run_dir.vocab)
-    return run_dir, resumed, None
+        return run_dir, resumed, Tokenizer.load(run_dir.vocab), kept
+    return run_dir, resumed, None, kept
+
+
+class _KeptRecord:
+    """The run's config.yaml and run.json as they were before this start rewrote them, put back
+    when its set-up fails (a `--force` resume whose checkpoint does not fit the changed model):
+    the run then resumes as it did before. `done()` once the set-up has succeeded."""
+
+    def __init__(self, path: Optional[Path]) -> None:
+        from xtts_cli.run.files import RunDir
+
+        run = RunDir(Path(path)) if path is not None else None  # None: a worker's, or a run moved aside
+        self.files = {f: f.read_bytes() for f in (run.config_file, run.run_file) if f.is_file()} if run else {}
+
+    def done(self) -> None:
+        self.files = {}
+
+    def restore(self) -> None:
+        from xtts_cli.config.editing import write_atomically
+
+        for path, data in self.files.items():
+            write_atomically(path, data, backup=False)
 
 
 def _strategy(plan: DevicePlan, cluster: Any) -> Any:

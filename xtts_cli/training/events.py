@@ -53,8 +53,8 @@ class TrainResult:
     loop_seconds: float = 0.0  # wall clock from the first step to the last, validation and saving included
     step_time_percent: float = 0.0  # the share of loop_seconds in steps (their data wait included)
     device_plan: str = ""
-    # How to hear the run: a command with {run} for its directory (the model kind's).
-    listen: str = 'xtts synthesize "A sentence to speak." -r {run} -o speech.wav'
+    # How to hear the run: the model kind's command, with the run's directory in it.
+    listen: str = ""
     bad_files: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 

@@ -49,7 +49,9 @@ def train_run(
 ) -> TrainResult:
     """Train `loaded`'s config into `run_dir` (default: training.run_dir, else runs/<config name>)."""
     from xtts_cli import locks as run_lock
+    from xtts_cli.config.editing import can_write
     from xtts_cli.run.directory import default_run_dir
+    from xtts_cli.run.files import RunDir
 
     config = loaded.config
     if config.devices.strategy == "multi_worker" and cluster_flags is None:
@@ -57,6 +59,10 @@ def train_run(
 
         cluster_from_environment(os.environ)  # a missing or malformed TF_CONFIG fails before TensorFlow loads
     chosen = run_dir or (Path(config.training.run_dir) if config.training.run_dir else default_run_dir(loaded.path))
+    # Where the run writes: checked before the scan and TensorFlow (a file there, a read-only place).
+    can_write(chosen, "--run-dir", folder=True)
+    if config.training.checkpoint_dir:
+        can_write(RunDir.of(chosen, config).checkpoints, "training.checkpoint_dir", folder=True)
     if config.devices.strategy != "multi_worker" and chosen.is_dir():
         # Before TensorFlow loads (seconds): a run another process is writing is refused at once.
         # The trainer takes the lock again for the run (and workers of a cluster share it).

@@ -163,6 +163,8 @@ class Trainer:
 
     def new_result(self) -> TrainResult:
         """The result of the run about to start (after `setup`)."""
+        import shlex
+
         parts = self.parts
         start_step = int(parts.counters.step.numpy())
         result = TrainResult(
@@ -174,11 +176,17 @@ class Trainer:
             device_plan=parts.plan.describe(),
             bad_files=[{"path": b.path or b.source, "reason": f"{b.reason}: {b.detail}"} for b in parts.scan.bad],
             notes=list(parts.plan.notes),
-            listen=parts.models.listen,
+            # The kind's command with this run's directory in it ("{run}": a sentence may hold braces).
+            listen=parts.models.listen.replace("{run}", shlex.quote(str(parts.run_dir.path))),
         )
         if not parts.settings.graph_mode:
             result.notes.append(
                 "eager mode (enable_eager_debug or graph mode off): every step runs op by op and is slow"
+            )
+        if parts.resumed and start_step >= parts.total_steps:
+            result.notes.append(
+                f"the run is at step {start_step}, already past its {parts.total_steps} steps: nothing to train; "
+                "raise --max-steps (training.max_steps) to go on"
             )
         return result
 
