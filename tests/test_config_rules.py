@@ -21,6 +21,11 @@ def findings(write_config, text: str, machine: MachineInfo = CPU_ONLY) -> dict:
     return {f.id: f for f in check_config(resolve_config(write_config(text)), machine)}
 
 
+def test_a_no_effect_key_written_null_as_a_runs_own_config_writes_it_is_not_named(write_config) -> None:
+    assert "no-effect-key" not in findings(write_config, "data:\n  pin_memory: null\n")
+    assert "no-effect-key" in findings(write_config, "data:\n  pin_memory: true\n")
+
+
 def test_defaults_raise_nothing_on_any_machine(write_config) -> None:
     for machine in (CPU_ONLY, TWO_4090, OLD_GPU):
         assert findings(write_config, "", machine) == {}

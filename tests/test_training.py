@@ -402,3 +402,21 @@ def test_xtts_train_on_a_run_dir_alone_resumes_with_the_runs_config(tmp_path: Pa
     before, after = (yaml.safe_load(text) for text in (written, (run / "config.yaml").read_text(encoding="utf-8")))
     for section, key in (("data", "batch_size"), ("training", "learning_rate"), ("model", "d_model")):
         assert after[section][key] == before[section][key], key  # today's layout, the run's own values
+
+
+def test_a_resume_names_the_settings_it_changes_beyond_how_long_it_trains() -> None:
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.run.directory import changed_settings
+
+    before = XttsConfig()
+    now = before.model_copy(
+        update={
+            "training": before.training.model_copy(update={"learning_rate": 0.002, "max_steps": 9}),
+            "data": before.data.model_copy(update={"batch_size": 4}),
+        }
+    )
+    assert (
+        changed_settings(before, now)
+        == f"data.batch_size ({before.data.batch_size} -> 4), training.learning_rate ({before.training.learning_rate!r} -> 0.002)"
+    )
+    assert changed_settings(before, before) == ""

@@ -279,7 +279,8 @@ def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
 
 def _no_effect_keys(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     for key, why in no_effect_keys().items():
-        if loaded.written(key):
+        # Written null, as a run's own config.yaml writes every key: it says nothing to remove.
+        if loaded.written(key) and loaded.raw_value(key) is not None:
             yield Finding(
                 id="no-effect-key",
                 severity="info",

@@ -82,6 +82,28 @@ def _recorded_config(run: RunDir) -> XttsConfig:
         return XttsConfig()
 
 
+# Settings a resume changes by design: how long it goes on, where it runs.
+_RESUMED_BY_DESIGN = {"training.max_steps", "training.max_minutes", "training.epochs", "training.run_dir"}
+
+
+def changed_settings(before: XttsConfig, now: XttsConfig, shown: int = 6) -> str:
+    """`key (old -> new)` for each setting a resume changes (a learning rate, a batch size), beyond
+    how long it trains: said, not refused, so a changed setting is never a surprise in the curves."""
+    old, new = (_flatten_all(c.model_dump(mode="json")) for c in (before, now))
+    keys = [key for key in new if key not in _RESUMED_BY_DESIGN and old.get(key, new[key]) != new[key]]
+    said = ", ".join(f"{key} ({old[key]!r} -> {new[key]!r})" for key in keys[:shown])
+    return said + (f" and {len(keys) - shown} more" if len(keys) > shown else "")
+
+
+def _flatten_all(tree: dict[str, Any]) -> dict[str, Any]:
+    return {
+        f"{section}.{key}": value
+        for section, body in tree.items()
+        if isinstance(body, dict)
+        for key, value in body.items()
+    }
+
+
 def _refuse_changed_model(run: RunDir, previous: Optional[dict[str, Any]], identity: dict[str, Any]) -> None:
     if previous is None:
         return
@@ -220,6 +242,10 @@ def prepare_run_dir(
         _refuse_other_parent(run, previous, config.training.init_from)
     if resume and not force:
         _refuse_changed_model(run, previous, identity)
+    if resume:
+        changed = changed_settings(_recorded_config(run), config)
+        if changed:
+            note(f"resuming with settings changed since the run's last start: {changed}")
     history = (previous or {}).get("history", [])
     # The CPU threads each start planned (the cores a slower or shared machine gave it).
     started = {"started": _dt.datetime.now().isoformat(timespec="seconds"), "resumed": resume}
