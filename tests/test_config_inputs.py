@@ -49,6 +49,12 @@ def test_a_flag_is_not_a_number_and_a_value_every_union_member_refuses_is_one_li
     ]
 
 
+def test_a_misspelt_key_of_one_dataset_is_matched_among_a_datasets_keys():
+    with pytest.raises(ConfigError) as typo:
+        resolve_config(None, sets=[f"data.datasets=[{{path: {SAMPLE}, wieght: 2}}]"])
+    assert typo.value.lines == ["data.datasets.0.wieght: unknown key; did you mean weight?"]
+
+
 def test_a_config_that_is_a_folder_or_not_utf8_is_named_so(tmp_path):
     with pytest.raises(ConfigError) as folder:
         resolve_config(tmp_path)

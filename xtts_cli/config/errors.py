@@ -96,6 +96,15 @@ def validation_error_lines(error: ValidationError, sections: Sections, written: 
                 hint = f"did you mean {guess}?" if guess else f"sections are: {known}"
                 lines.append(f"{where}: unknown section; {hint}")
                 continue
+            if len(loc) == 4 and loc[:2] == ["data", "datasets"]:  # a key of one dataset's {path, weight, ...}
+                from xtts_cli.config.schema import DatasetSource
+
+                close = difflib.get_close_matches(name, list(DatasetSource.model_fields), n=1, cutoff=0.6)
+                known = ", ".join(DatasetSource.model_fields)
+                lines.append(
+                    f"{where}: unknown key; " + (f"did you mean {close[0]}?" if close else f"a dataset has {known}")
+                )
+                continue
             guess = did_you_mean(name, str(section), sections)
             hint = f"did you mean {guess}?" if guess else f"see docs/config.md for the keys of '{section}'"
             lines.append(f"{where}: unknown key; {hint}")
