@@ -44,6 +44,9 @@ def test_a_flag_is_not_a_number_and_a_value_every_union_member_refuses_is_one_li
     assert resolve_config(write_config("data:\n  pin_memory: yes\n")).config.data.pin_memory is True  # a flag stays one
     with pytest.raises(ConfigError) as union:
         resolve_config(None, sets=["data.cache_memory_limit=-5"])
+    with pytest.raises(ConfigError) as nan:
+        resolve_config(None, sets=["training.learning_rate=nan"])
+    assert nan.value.lines == ["training.learning_rate: 'nan' is invalid: should be a finite number"]
     assert union.value.lines == [
         "data.cache_memory_limit: -5 is invalid: should be 'auto', or could not parse value and unit from byte string"
     ]

@@ -36,8 +36,22 @@ training:
 
 
 def tiny_config(tmp_path: Path, extra: str = "", name: str = "tiny.yaml") -> Path:
+    """TINY with `extra` after its training section: a training key it already has is replaced
+    there (a key written twice is an error), the rest appended."""
+    head, _, training = TINY.format(extra="").partition("\ntraining:\n")
+    appended = []
+    for number, line in enumerate(extra.splitlines()):
+        own = re.match(r"^  (\w+):", line)
+        if own and not any(not earlier.startswith(" ") for earlier in extra.splitlines()[:number]):
+            written = re.compile(rf"^  {own.group(1)}:.*$", re.MULTILINE)
+            if written.search(training):
+                training = written.sub(line, training)
+                continue
+        appended.append(line)
     path = tmp_path / name
-    path.write_text(TINY.format(extra=extra), encoding="utf-8")
+    path.write_text(
+        f"{head}\ntraining:\n{training.rstrip()}\n" + "".join(f"{line}\n" for line in appended), encoding="utf-8"
+    )
     return path
 
 

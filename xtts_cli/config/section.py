@@ -16,8 +16,9 @@ def _a_number(annotation: Any) -> bool:
 
 class Section(BaseModel):
     # Unknown keys are errors (with a did-you-mean, see errors.py); assignment is validated so a CLI
-    # override cannot smuggle in a bad value.
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # override cannot smuggle in a bad value; nan and inf are no setting (nan passes no bound, and
+    # its error would name the bound).
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod

@@ -246,6 +246,23 @@ def prepare_run_dir(
         changed = changed_settings(_recorded_config(run), config)
         if changed:
             note(f"resuming with settings changed since the run's last start: {changed}")
+    record = _run_record(config, identity, previous, resume, parent)
+    header = f"# Resolved config of this run (hash {record['config_hash']}); resume: xtts train --run-dir {run.path}\n"
+    write_atomically(
+        run.config_file, header + yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), backup=False
+    )
+    write_atomically(run.run_file, json.dumps(record, indent=2, default=str) + "\n", backup=False)
+    return run, resume
+
+
+def _run_record(
+    config: XttsConfig,
+    identity: dict[str, Any],
+    previous: Optional[dict[str, Any]],
+    resume: bool,
+    parent: Optional[dict[str, Any]],
+) -> dict[str, Any]:
+    """run.json of this start: versions, hashes, the history of starts and the run it came from."""
     history = (previous or {}).get("history", [])
     # The CPU threads each start planned (the cores a slower or shared machine gave it).
     started = {"started": _dt.datetime.now().isoformat(timespec="seconds"), "resumed": resume}
@@ -267,12 +284,7 @@ def prepare_run_dir(
         record["tensorflow_version"] = tf.__version__
     except ImportError:  # pragma: no cover - tensorflow is a dependency
         pass
-    header = f"# Resolved config of this run (hash {record['config_hash']}); resume: xtts train --run-dir {run.path}\n"
-    write_atomically(
-        run.config_file, header + yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), backup=False
-    )
-    write_atomically(run.run_file, json.dumps(record, indent=2, default=str) + "\n", backup=False)
-    return run, resume
+    return record
 
 
 def release_run_dir(run: RunDir) -> None:
