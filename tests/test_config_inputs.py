@@ -111,6 +111,16 @@ def test_a_run_directory_that_cannot_be_written_is_refused_before_the_scan(runne
 def test_init_writes_into_a_new_folder_and_refuses_a_folder_or_a_place_it_cannot_write(runner, tmp_path):
     made = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(tmp_path / "new" / "mine.yaml")])
     assert made.exit_code == 0 and (tmp_path / "new" / "mine.yaml").is_file()
+    # --force over the user's file keeps it as .bak; a second --force does not replace that backup.
+    (tmp_path / "new" / "mine.yaml").write_text("# my own\n", encoding="utf-8")
+    for _ in range(2):
+        assert (
+            runner.invoke(
+                app, ["init", "-p", "tiny-cpu", "-o", str(tmp_path / "new" / "mine.yaml"), "--force"]
+            ).exit_code
+            == 0
+        )
+    assert (tmp_path / "new" / "mine.yaml.bak").read_text(encoding="utf-8") == "# my own\n"
     folder = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(tmp_path / "new"), "--force"])
     assert folder.exception.lines == [f"--out {tmp_path / 'new'} is a folder"]
     assert folder.exception.hint == f"name a file, such as {tmp_path / 'new' / 'tiny-cpu.yaml'}"

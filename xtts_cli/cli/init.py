@@ -47,8 +47,13 @@ def init(
         )
     can_write(target, "--out", name=source.name)
     target.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(target, source.read_text(encoding="utf-8"), backup=target.exists())
-    sys.stdout.write(f"wrote {target} (preset {source.stem})\n")
+    text = source.read_text(encoding="utf-8")
+    if target.is_file() and target.read_bytes() == text.encode("utf-8"):
+        # Already the preset: a backup now would replace the one of the user's own file.
+        sys.stdout.write(f"{target} is the preset {source.stem} already; left as it is\n")
+    else:
+        write_atomically(target, text, backup=target.exists())
+        sys.stdout.write(f"wrote {target} (preset {source.stem})\n")
     first = source.read_text(encoding="utf-8").splitlines()[0].lstrip("# ").strip()
     if first.startswith("xtts "):
         sys.stderr.write(f"next: {first.replace('--config ' + source.stem, '--config ' + str(target))}\n")
