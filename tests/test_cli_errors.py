@@ -90,3 +90,20 @@ def test_json_error_object_and_no_debug_hint_for_an_error_a_user_can_fix(tmp_pat
     assert payload["exit_code"] == 1 and "no-such-run" in payload["error"]
     assert "XTTS_DEBUG" not in result.stderr  # nothing was hidden: the message is the whole story
     assert result.stderr.startswith("error: ")
+
+
+@pytest.mark.slow
+def test_ctrl_c_outside_the_training_loop_says_so_and_exits_130(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    from training_support import start_xtts
+
+    # `diagnose` spends its first seconds importing TensorFlow and scanning: a Ctrl-C there reaches
+    # typer, which exits 130 without a word unless xtts says why.
+    proc = start_xtts(["diagnose", "-c", "tiny-cpu"], tmp_path)
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert stderr.rstrip().endswith("interrupted (Ctrl-C)") and "Traceback" not in stderr

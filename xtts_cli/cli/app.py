@@ -137,6 +137,12 @@ def main() -> None:
     quiet_tensorflow_logs()
     try:
         app(standalone_mode=True)
+    except SystemExit as exc:
+        # Typer turns a Ctrl-C outside the training loop (which says what it saved) into exit 130
+        # without a word: one line, so a user knows it stopped because they asked it to.
+        if exc.code == 130 and isinstance(getattr(exc.__context__, "__cause__", None), KeyboardInterrupt):
+            sys.stderr.write("interrupted (Ctrl-C)\n")
+        raise
     except Exception as exc:
         error = exc if isinstance(exc, XttsError) else from_tensorflow(exc)
         if error is None:
