@@ -94,15 +94,40 @@ def test_json_error_object_and_no_debug_hint_for_an_error_a_user_can_fix(tmp_pat
 
 @pytest.mark.slow
 def test_ctrl_c_outside_the_training_loop_says_so_and_exits_130(tmp_path: Path) -> None:
+    import os
     import signal
     import time
 
-    from training_support import start_xtts
+    from training_support import subprocess_env
 
-    # `diagnose` spends its first seconds importing TensorFlow and scanning: a Ctrl-C there reaches
-    # typer, which exits 130 without a word unless xtts says why.
-    proc = start_xtts(["diagnose", "-c", "tiny-cpu"], tmp_path)
-    time.sleep(2.0)
+    # `synthesize --text-file` opening a FIFO no one writes blocks there, before TensorFlow loads: a
+    # Ctrl-C then reaches typer, which exits 130 without a word unless xtts says why. SIGINT as a
+    # terminal gives it (a process started in the background inherits it ignored).
+    fifo = tmp_path / "lines"
+    os.mkfifo(fifo)
+    run = Path(__file__).parent / "data" / "run_before_run_data"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "xtts_cli",
+            "synthesize",
+            "--text-file",
+            str(fifo),
+            "--out-dir",
+            "clips",
+            "-r",
+            str(run),
+        ],
+        cwd=tmp_path,
+        env=subprocess_env(),
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and Path(f"/proc/{proc.pid}/wchan").read_text() != "wait_for_partner":
+        time.sleep(0.1)  # until it waits on the FIFO (Linux's name for that wait)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
