@@ -126,3 +126,14 @@ def test_init_writes_into_a_new_folder_and_refuses_a_folder_or_a_place_it_cannot
     assert folder.exception.hint == f"name a file, such as {tmp_path / 'new' / 'tiny-cpu.yaml'}"
     proc = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", "/proc/mine.yaml"])
     assert proc.exception.lines[0].startswith("--out /proc/mine.yaml: nothing can be written in /proc")
+
+
+def test_an_empty_dataset_path_is_the_bundled_sample_in_a_config_and_refused_on_the_command_line(runner):
+    blank = resolve_config(None, sets=["data.dataset_path=' '", "data.eval_dataset_path=''"]).config.data
+    assert (blank.dataset_path, blank.eval_dataset_path) == (None, None)  # not '.', the current folder
+    with pytest.raises(ConfigError) as empty:
+        resolve_config(None, sets=["data.datasets=[{path: ''}]"])
+    assert empty.value.lines == ["data.datasets.0.path: '' is invalid: is empty; give the dataset's folder"]
+    result = runner.invoke(app, ["validate", "--data", ""])  # `--data "$DATA"` with DATA unset
+    assert isinstance(result.exception, XttsError)
+    assert result.exception.lines == ["--data is empty"] and "leave --data out" in result.exception.hint

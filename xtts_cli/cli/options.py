@@ -143,6 +143,10 @@ def given_once(what: str, **values: Any) -> Any:
     from xtts_cli.errors import XttsError
 
     given = {name: value for name, value in values.items() if value is not None}
+    for name, value in given.items():
+        if isinstance(value, str) and not value.strip():  # `--data "$DATA"` with DATA unset
+            flag = f"--{name.replace('_', '-')}"
+            raise XttsError(f"{flag} is empty", hint=f"give {what}'s folder, or leave {flag} out")
     if len({str(value) for value in given.values()}) > 1:
         flags = " and ".join(f"--{name.replace('_', '-')} {value}" for name, value in given.items())
         raise XttsError(

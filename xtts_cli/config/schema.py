@@ -41,6 +41,12 @@ def service_host_port(address: str) -> tuple[str, int]:
 _LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{1,8})*$")
 
 
+def _blank_is_none(value: object) -> object:
+    """An empty or blank path reads as not given (the field's "Empty: ..." meaning), not as the
+    current directory that `Path("")` would make of it."""
+    return None if isinstance(value, str) and not value.strip() else value
+
+
 def _language_code(value: object) -> object:
     """A language code as espeak-ng spells them (`en`, `en-us`, `fa`, `cmn`), lower-cased."""
     if value is None or not isinstance(value, str):
@@ -69,6 +75,13 @@ class DatasetSource(_Section):
     )
 
     _language = field_validator("language", mode="before")(lambda value: _language_code(value))
+
+    @field_validator("path")
+    @classmethod
+    def _a_path(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("is empty; give the dataset's folder")
+        return value
 
 
 class DataConfig(_Section):
@@ -310,6 +323,10 @@ class DataConfig(_Section):
                     "leave it empty for the local pipeline"
                 ) from None
         return value
+
+    _blank_paths = field_validator(
+        "dataset_path", "eval_dataset_path", "metadata_eval_file", "feature_cache_dir", mode="before"
+    )(_blank_is_none)
 
     @field_validator("num_workers", "prefetch_buffer_size", mode="before")
     @classmethod
