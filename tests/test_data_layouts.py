@@ -281,3 +281,28 @@ def test_a_nemo_manifest_saved_with_a_byte_order_mark_is_found(tmp_path):
     manifest.write_bytes(b"\xef\xbb\xbf" + manifest.read_bytes())
     report = scan_dataset(data(tmp_path / "nemo"))
     assert report.format == "nemo" and len(report.items) == 4 and report.bad == []
+
+
+def test_a_clip_with_no_speaker_among_clips_that_name_theirs_is_named_not_given_the_folders_name(tmp_path):
+    folder, clips = _voice(tmp_path)
+    rows = [f"wavs/{clips[0]}|One.|ann", f"wavs/{clips[1]}|Two.| ", f"wavs/{clips[2]}|Three.|bob"]
+    (folder / "metadata.csv").write_text("\n".join(["audio_file|text|speaker_name", *rows]) + "\n", encoding="utf-8")
+    report = scan_dataset(data(folder, eval_fraction=0.0))
+    assert {item.speaker for item in report.train} == {"ann", "bob"}  # no speaker called "voice"
+    assert [(b.source, b.path, b.reason) for b in report.bad] == [
+        ("metadata.csv:3", f"wavs/{clips[1]}", "malformed_line")
+    ]
+    assert report.bad[0].detail.startswith("its speaker_name cell is empty while other clips name their speaker")
+    # A speaker column empty throughout is one speaker, the folder's.
+    rows = [f"wavs/{name}|Line.|" for name in clips]
+    (folder / "metadata.csv").write_text("\n".join(["audio_file|text|speaker_name", *rows]) + "\n", encoding="utf-8")
+    report = scan_dataset(data(folder, eval_fraction=0.0))
+    assert report.bad == [] and {item.speaker for item in report.train} == {"voice"}
+    # A NeMo manifest: a record without "speaker" among records with one.
+    shutil.copytree(CORPORA / "nemo", tmp_path / "nemo")
+    manifest = tmp_path / "nemo" / "train_manifest.json"
+    records = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines() if line.strip()]
+    del records[0]["speaker"]
+    manifest.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    report = scan_dataset(data(tmp_path / "nemo"))
+    assert [(b.source, b.reason) for b in report.bad] == [("train_manifest.json:1", "malformed_line")]
