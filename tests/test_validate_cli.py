@@ -136,13 +136,25 @@ def test_fix_keeps_comments_and_untouched_lines_and_is_idempotent(runner, write_
     assert backup.read_text() == COMMENTED  # a no-op --fix does not overwrite the backup
 
 
-def test_dry_run_writes_nothing(runner, write_config) -> None:
+@pytest.mark.parametrize("flags", [["--dry-run"], ["--fix", "--dry-run"]])
+def test_dry_run_writes_nothing(runner, write_config, flags) -> None:
     path = write_config(COMMENTED)
-    result = runner.invoke(app, ["validate", "-c", str(path), "--dry-run"])
+    result = runner.invoke(app, ["validate", "-c", str(path), *flags])
     assert result.exit_code == 0
     assert "+  use_tf_native_loading: true" in result.stdout
     assert path.read_text() == COMMENTED
     assert not path.with_name("config.yaml.bak").exists()
+
+
+def test_fix_makes_the_fixes_only_the_scan_finds(runner, write_config) -> None:
+    # 16 kHz clips resampled every epoch: the scan offers the fix, and --fix makes it.
+    nemo = Path(__file__).parent / "data" / "corpora" / "nemo"
+    path = write_config(f"data:\n  dataset_path: {nemo}\n  preprocessing_mode: runtime  # mine\n")
+    result = runner.invoke(app, ["validate", "-c", str(path), "--fix", "--json"])
+    payload = json.loads(result.stdout)
+    assert [f["id"] for f in payload["fixed"]] == ["dataset-resampling"]
+    assert "preprocessing_mode: auto  # mine" in path.read_text()
+    assert "dataset-resampling" not in [f["id"] for f in payload["findings"]]
 
 
 def test_fix_inserts_missing_keys_into_the_right_section(runner, write_config) -> None:

@@ -91,7 +91,7 @@ def validate(
         print_dataset(console(), result.dataset)
     if result.settings is not None:
         _render_settings(result.settings)
-    _render(result.findings, result.fixed, result.diff, result.loaded.path, dry_run=dry_run and not fix)
+    _render(result.findings, result.fixed, result.diff, result.loaded.path, dry_run=dry_run)
     raise typer.Exit(code=code)
 
 

@@ -110,19 +110,20 @@ def validate_config(
 
     machine = probe_machine()
     result = Validation(loaded, check_config(loaded, machine))
-    fixable = [f for f in result.findings if f.fix is not None]
-    if (fix or dry_run) and fixable:
-        result.diff, written = _repair(loaded, fixable, fix, said)
-        if written:
-            result.fixed = fixable
-            result.loaded = loaded = resolve_config(loaded.path, overrides, sets)
-            result.findings = check_config(loaded, machine)
     scan = None
     if not any(f.id in DATASET_PATH_FINDINGS for f in result.findings):
         phase("scanning the dataset (every audio file's header)")
         scan, result.dataset, found = scan_findings(loaded.config)
         result.findings = result.findings + found
     result.findings = result.findings + parent_findings(loaded.config, scan)
+    # Fixed after the scan, so a fix only the data shows (how it is resampled) is made too.
+    fixable = [f for f in result.findings if f.fix is not None]
+    if (fix or dry_run) and fixable:
+        diff, written = _repair(loaded, fixable, fix and not dry_run, said)
+        if written:  # what is left, read from the file as written
+            again = validate_config(resolve_config(loaded.path, overrides, sets), overrides, sets, phase=phase)
+            return Validation(again.loaded, again.findings, fixable, diff, again.dataset, again.settings)
+        result.diff = diff
     result.settings = resolved_settings(loaded.config, machine, scan)
     return result
 
