@@ -166,6 +166,28 @@ def test_several_datasets_train_together_by_weight():
         DataConfig(dataset_path=str(CORPORA / "vctk"), datasets=[{"path": str(CORPORA / "coqui")}])
 
 
+def test_each_of_several_datasets_may_name_its_own_metadata_file_and_is_named_in_what_is_missing(tmp_path):
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.diagnosis.config_rules import check_config
+    from xtts_cli.devices.gpu_info import probe_machine
+
+    folder, clips = _voice(tmp_path)
+    rows = [f"wavs/{name}\tLine {i}.\tann" for i, name in enumerate(clips)]
+    (folder / "train.tsv").write_text("\n".join(["path\ttext\tspeaker", *rows]) + "\n", encoding="utf-8")
+    datasets = [{"path": str(CORPORA / "coqui")}, {"path": str(folder), "metadata_train_file": "train.tsv"}]
+    report = scan_dataset(DataConfig(datasets=datasets, eval_fraction=0.0))
+    assert report.format == "coqui+manifest" and set(report.speakers) == {"alice", "bob", "ann"}
+    # Without it, the key to set is this dataset's, not data.metadata_train_file (the coqui one's too).
+    del datasets[1]["metadata_train_file"]
+    with pytest.raises(XttsError) as unknown:
+        scan_dataset(DataConfig(datasets=datasets))
+    assert "set data.datasets[1].metadata_train_file to your metadata file" in unknown.value.hint
+    datasets[1]["format"] = "manifest"
+    loaded = resolve_config(None, sets=[f"data.datasets={json.dumps(datasets)}"])
+    (missing,) = [f for f in check_config(loaded, probe_machine()) if f.id == "metadata-missing"]
+    assert missing.message.startswith("data.datasets[1].metadata_train_file 'metadata.csv' not found in")
+
+
 def test_flac_at_48k_mp3_and_24k_wav_decode_into_batches_at_the_training_rate():
     import tensorflow as tf  # noqa: F401  (the pipeline is TensorFlow)
 
@@ -292,7 +314,7 @@ def test_a_clip_with_no_speaker_among_clips_that_name_theirs_is_named_not_given_
     assert [(b.source, b.path, b.reason) for b in report.bad] == [
         ("metadata.csv:3", f"wavs/{clips[1]}", "malformed_line")
     ]
-    assert report.bad[0].detail.startswith("its speaker_name cell is empty while other clips name their speaker")
+    assert report.bad[0].detail == "names no speaker while other clips name theirs; write its speaker"
     # A speaker column empty throughout is one speaker, the folder's.
     rows = [f"wavs/{name}|Line.|" for name in clips]
     (folder / "metadata.csv").write_text("\n".join(["audio_file|text|speaker_name", *rows]) + "\n", encoding="utf-8")

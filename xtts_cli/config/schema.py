@@ -73,8 +73,14 @@ class DatasetSource(_Section):
     language: Optional[str] = Field(
         None, description="Language of its transcripts, an espeak-ng code (`en`, `fa`, `de`). Empty: `data.language`."
     )
+    metadata_train_file: Optional[str] = Field(
+        None,
+        description="Its metadata file, relative to its `path` (a manifest's `train.tsv`). Empty: "
+        "`data.metadata_train_file`.",
+    )
 
     _language = field_validator("language", mode="before")(lambda value: _language_code(value))
+    _blank_file = field_validator("metadata_train_file", mode="before")(_blank_is_none)
 
     @field_validator("path")
     @classmethod

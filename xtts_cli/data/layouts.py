@@ -265,7 +265,6 @@ def _table_entries(
     path_column, text_column, speaker_column = (next((n for n in options if n in columns), "") for options in names)
     where = {name: columns.index(name) for name in (path_column, text_column, speaker_column) if name in columns}
     first = reader.line_num + 1
-    entries = []
     for row in reader:
         number, first = first, reader.line_num + 1
         if not any(cell.strip() for cell in row):
@@ -273,23 +272,20 @@ def _table_entries(
         source = f"{path.name}:{number}"
         problem = _row_problem(row, columns, max(where.values()), reader.line_num - number)
         if problem:
-            entries.append(Entry(source=source, malformed=problem))
+            yield Entry(source=source, malformed=problem)
             continue
         if not quoted:
             row = [_unquoted(cell) for cell in row]
         audio = row[where[path_column]].strip()
         speaker = row[where[speaker_column]].strip() if speaker_column in where else None
         written = f"{folder}/{audio}" if folder and audio else audio
-        entries.append(
-            Entry(
-                source=source,
-                id=os.path.splitext(written)[0],
-                path=written,
-                text=row[where[text_column]].strip(),
-                speaker=speaker or None,
-            )
+        yield Entry(
+            source=source,
+            id=os.path.splitext(written)[0],
+            path=written,
+            text=row[where[text_column]].strip(),
+            speaker=speaker or None,
         )
-    yield from _speakers_throughout(entries, f"its {speaker_column} cell")
 
 
 def _row_problem(row: list[str], columns: list[str], last_needed: int, lines_more: int) -> Optional[str]:
@@ -349,28 +345,7 @@ def _nemo_manifest(root: Path, data: DataConfig) -> Path:
     return candidates[0]
 
 
-def _speakers_throughout(entries: list[Entry], cell: str) -> list[Entry]:
-    """`entries`, where a clip with no speaker among clips that name theirs is malformed: it would
-    otherwise train as a speaker named after the dataset's folder, a voice that does not exist."""
-    if not any(entry.speaker for entry in entries):
-        return entries  # one speaker, or the column left empty throughout
-    return [
-        Entry(
-            source=entry.source,
-            path=entry.path,
-            malformed=f"{cell} is empty while other clips name their speaker; write its speaker",
-        )
-        if entry.speaker is None and entry.malformed is None
-        else entry
-        for entry in entries
-    ]
-
-
-def _nemo_entries(path: Path, root: Path) -> list[Entry]:
-    return _speakers_throughout(list(_nemo_records(path, root)), "its speaker")
-
-
-def _nemo_records(path: Path, root: Path) -> Iterator[Entry]:
+def _nemo_entries(path: Path, root: Path) -> Iterator[Entry]:
     for number, line in enumerate(read_lines(path), start=1):
         if not line.strip():
             continue

@@ -189,6 +189,17 @@ class Source(NamedTuple):
     weight: float
     key: str  # the config key that names it, for errors
     language: str = "en"
+    metadata_train_file: Optional[str] = None  # its own, instead of data.metadata_train_file
+
+    def scoped(self, text: str) -> str:
+        """`text` with the keys a layout's error names made this dataset's own when it is one of
+        `data.datasets` (`data.datasets[2].format`, not `data.dataset_format`)."""
+        if not self.key.startswith("data.datasets["):
+            return text
+        own = self.key.rsplit(".", 1)[0]
+        for key, mine in (("dataset_format", "format"), ("metadata_train_file", "metadata_train_file")):
+            text = text.replace(f"data.{key}", f"{own}.{mine}")
+        return text
 
 
 def dataset_sources(data: DataConfig) -> list[Source]:
@@ -201,6 +212,7 @@ def dataset_sources(data: DataConfig) -> list[Source]:
                 d.weight,
                 f"data.datasets[{i}].path",
                 d.language or data.language,
+                d.metadata_train_file,
             )
             for i, d in enumerate(data.datasets)
         ]
@@ -277,6 +289,8 @@ def _unique_names(names: list[str]) -> list[str]:
 
 def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetReport, list, list, list, int]:
     root = source.root
+    if source.metadata_train_file is not None:  # this dataset's own, read as data.metadata_train_file is
+        data = data.model_copy(update={"metadata_train_file": source.metadata_train_file})
     if not root.is_dir():
         raise XttsError(
             f"{source.key}: {str(root)!r} is not a directory",
@@ -287,7 +301,13 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
     if stored is not None:
         fmt, files, train, evaluation, bad, total, split = stored
     else:
-        fmt, files, train, evaluation, bad, total, split, watched = _scan_files(root, name, data, source)
+        try:
+            fmt, files, train, evaluation, bad, total, split, watched = _scan_files(root, name, data, source)
+        except XttsError as error:
+            if type(error) is not XttsError or not source.key.startswith("data.datasets["):
+                raise
+            hint = source.scoped(error.hint) if error.hint else None
+            raise XttsError(*(source.scoped(line) for line in error.lines), hint=hint) from None
         if memo is not None:
             memo.save(
                 fmt,
@@ -398,7 +418,7 @@ def _scan_files(root: Path, name: str, data: DataConfig, source: Source):
     folders = _Folders()
     checked: list[list[DatasetItem]] = []
     bad: list[BadItem] = []
-    lists = [layout.train] + ([layout.eval] if layout.eval is not None else [])
+    lists = _speakers_throughout([layout.train] + ([layout.eval] if layout.eval is not None else []), speakers_by_id)
     # Every audio path first (string operations and a listing per folder), so that the files can be
     # read ahead of the checks, which read their headers in this order.
     places = [[_place(entry, str(root), data, folders) for entry in entries] for entries in lists]
@@ -421,6 +441,32 @@ def _scan_files(root: Path, name: str, data: DataConfig, source: Source):
         return layout.format, layout.files, checked[0], checked[1], bad, total, "file", watched
     train, evaluation = _hash_split(checked[0], data.eval_fraction, data.seed)
     return layout.format, layout.files, train, evaluation, bad, total, "hash", watched
+
+
+def _speakers_throughout(lists: list[list[Entry]], speakers: dict[str, str]) -> list[list[Entry]]:
+    """`lists`, where a clip that names no speaker (an empty cell, and none in speakers.csv) among
+    clips whose metadata names theirs is malformed: it would otherwise train as a speaker named
+    after the dataset's folder, a voice that does not exist."""
+
+    def named(entry: Entry) -> bool:
+        key = entry.id or ""
+        return bool(entry.speaker or speakers.get(key) or speakers.get(os.path.basename(key)))
+
+    if not any(entry.speaker for entries in lists for entry in entries):
+        return lists  # no speaker column, or one left empty throughout: speakers.csv, else the folder's
+    return [
+        [
+            Entry(
+                source=entry.source,
+                path=entry.path,
+                malformed="names no speaker while other clips name theirs; write its speaker",
+            )
+            if not named(entry) and not entry.malformed and not entry.missing_transcript
+            else entry
+            for entry in entries
+        ]
+        for entries in lists
+    ]
 
 
 def _with_phonemes(items: list[DatasetItem], data: DataConfig, language: str, bad: list[BadItem]) -> list[DatasetItem]:

@@ -359,34 +359,32 @@ DATASET_PATH_FINDINGS = ("dataset-missing", "dataset-layout-unknown", "metadata-
 def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     """Each dataset folder exists and holds a layout we read (the cheap part; the scan does the rest)."""
     from xtts_cli.data.layouts import detect_format
+    from xtts_cli.data.scan import dataset_sources
     from xtts_cli.errors import XttsError
 
     data = loaded.config.data
-    sources: list[tuple[str, str, str]]
-    if data.datasets:
-        sources = [(f"data.datasets[{i}].path", d.path, d.format) for i, d in enumerate(data.datasets)]
-    elif data.dataset_path is not None:
-        sources = [("data.dataset_path", data.dataset_path, data.dataset_format)]
-    else:
-        return
-    for key, path, fmt in sources:
-        root = Path(path).expanduser()
-        if not root.is_dir():
+    if not data.datasets and data.dataset_path is None:
+        return  # the bundled sample
+    for source in dataset_sources(data):
+        path = data.dataset_path if source.key == "data.dataset_path" else data.datasets[_index(source.key)].path
+        if not source.root.is_dir():
             yield Finding(
                 id="dataset-missing",
                 severity="error",
-                message=f"{key} {path!r} is not a directory (relative paths start at {Path.cwd()}); point it at "
-                "your dataset, or leave it empty for the bundled sample",
+                message=f"{source.key} {path!r} is not a directory (relative paths start at {Path.cwd()}); point it "
+                "at your dataset, or leave it empty for the bundled sample",
             )
             continue
+        own = data.model_copy(update={"metadata_train_file": source.metadata_train_file or data.metadata_train_file})
+        fmt = source.format
         if fmt == "auto":
             try:
-                fmt = detect_format(root, data)
+                fmt = detect_format(source.root, own)
             except XttsError as error:
                 yield Finding(
                     id="dataset-layout-unknown",
                     severity="error",
-                    message=f"{error.lines[0]}; {error.hint}" if error.hint else error.lines[0],
+                    message=source.scoped(f"{error.lines[0]}; {error.hint}" if error.hint else error.lines[0]),
                 )
                 continue
         metadata = (
@@ -395,13 +393,20 @@ def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
             else (("metadata_eval_file",) if fmt == "nemo" else ())
         )
         for name_key in metadata:
-            name = getattr(data, name_key)
-            if name is not None and not (root / name).is_file():
+            name = getattr(own, name_key)
+            if name is not None and not (source.root / name).is_file():
                 yield Finding(
                     id="metadata-missing",
                     severity="error",
-                    message=f"data.{name_key} {name!r} not found in {str(root)!r}; name the metadata file that is there",
+                    message=source.scoped(
+                        f"data.{name_key} {name!r} not found in {str(source.root)!r}; name the metadata file that is there"
+                    ),
                 )
+
+
+def _index(key: str) -> int:
+    """2 of `data.datasets[2].path`."""
+    return int(key[key.index("[") + 1 : key.index("]")])
 
 
 def _numeric_annotation(annotation: Any) -> Optional[type]:
