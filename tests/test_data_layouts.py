@@ -188,6 +188,23 @@ def test_each_of_several_datasets_may_name_its_own_metadata_file_and_is_named_in
     assert missing.message.startswith("data.datasets[1].metadata_train_file 'metadata.csv' not found in")
 
 
+def test_a_speaker_name_in_two_datasets_is_one_voice_and_said_so(tmp_path):
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.diagnosis.checkup import scan_findings
+    from xtts_cli.run.files import load_speakers, save_speakers
+
+    shutil.copytree(CORPORA / "coqui", tmp_path / "more")
+    datasets = [{"path": str(CORPORA / "coqui")}, {"path": str(tmp_path / "more"), "weight": 2}]
+    config = XttsConfig(data={"datasets": datasets, "eval_fraction": 0.0})
+    scan, _, found = scan_findings(config)
+    assert scan.shared_speakers() == {"alice": ["coqui", "more"], "bob": ["coqui", "more"]}
+    (shared,) = [f for f in found if f.id == "dataset-shared-speaker"]
+    assert shared.severity == "warning"
+    assert shared.message.startswith("speaker names 'alice' in coqui and more, 'bob' in coqui and more train as one")
+    save_speakers(tmp_path, scan.train)
+    assert load_speakers(tmp_path)["alice"]["datasets"] == ["coqui", "more"]
+
+
 def test_flac_at_48k_mp3_and_24k_wav_decode_into_batches_at_the_training_rate():
     import tensorflow as tf  # noqa: F401  (the pipeline is TensorFlow)
 

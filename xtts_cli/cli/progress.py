@@ -154,6 +154,11 @@ class TrainingProgress:
                     f"[yellow]note[/]: {dataset.outside_root:,} clips of {dataset.path} are read from outside it "
                     "(data.allow_absolute_paths: true)"
                 )
+        shared = scan.shared_speakers()
+        if shared:
+            from xtts_cli.diagnosis.checkup import shared_speakers_line
+
+            self.err.print(f"[yellow]note[/]: {shared_speakers_line(shared)} (xtts validate says more)")
 
     def _logged(self, event: StepLogged) -> None:
         if self._bar_from is not None and self._progress is None:

@@ -165,6 +165,14 @@ class ScanReport(BaseModel):
         )
         return kept_bytes(frames, data, output)
 
+    def shared_speakers(self) -> dict[str, list[str]]:
+        """Each speaker name that two or more datasets use, with those datasets: they train as one voice."""
+        datasets: dict[str, list[str]] = {}
+        for dataset in self.datasets:
+            for speaker in dataset.speaker_minutes:
+                datasets.setdefault(speaker, []).append(dataset.name)
+        return {speaker: names for speaker, names in datasets.items() if len(names) > 1}
+
     def epoch_items(self) -> list[DatasetItem]:
         """The training items of one epoch: each dataset's clips repeated as its weight asks."""
         repeats = {dataset.name: dataset.repeats for dataset in self.datasets}

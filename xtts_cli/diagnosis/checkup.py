@@ -215,6 +215,13 @@ def outside_limits_finding(scan, data) -> Finding:
     )
 
 
+def shared_speakers_line(shared: dict[str, list[str]]) -> str:
+    """ "speaker 'anna' is in datasets de and fa: ... one voice" for `ScanReport.shared_speakers`."""
+    named = [f"{speaker!r} in {' and '.join(datasets)}" for speaker, datasets in list(shared.items())[:3]]
+    more = f" and {len(shared) - 3} more" if len(shared) > 3 else ""
+    return f"speaker name{'s' if len(shared) > 1 else ''} {', '.join(named)}{more} train as one voice each"
+
+
 def memory_findings(summary: DatasetSummary, data) -> list[Finding]:
     """An explicit `cache` whose features would not fit the cache budget: an error, with the numbers."""
     from xtts_cli.data.plan import decide_mode
@@ -321,6 +328,16 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
         )
     if scan.outside_limits:
         found.append(outside_limits_finding(scan, config.data))
+    shared = scan.shared_speakers()
+    if shared:
+        found.append(
+            Finding(
+                id="dataset-shared-speaker",
+                severity="warning",
+                message=f"{shared_speakers_line(shared)}; if they are different people, give them different "
+                "names in their metadata (speaker column or speakers.csv)",
+            )
+        )
     if config.data.preprocessing_mode == "runtime":
         found += runtime_decoding_findings(scan, config.data)
     from xtts_cli.kinds import kind_for, run_data_of

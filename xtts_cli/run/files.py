@@ -198,7 +198,9 @@ def save_speakers(run_dir: Path, items) -> None:
     minutes = {name: sum(item.audio.duration for item in group) / 60 for name, group in by_speaker.items()}
     payload = {
         name: {
-            "dataset": by_speaker[name][0].dataset,
+            # The dataset most of its minutes come from; `datasets`: each one it is in.
+            "dataset": _datasets(by_speaker[name])[0],
+            "datasets": _datasets(by_speaker[name]),
             "minutes": round(minutes[name], 3),
             "clips": [
                 item.audio_path
@@ -210,6 +212,13 @@ def save_speakers(run_dir: Path, items) -> None:
     from xtts_cli.config.editing import write_atomically
 
     write_atomically(run_dir / SPEAKERS_FILE, json.dumps(payload, indent=1, ensure_ascii=False) + "\n", backup=False)
+
+
+def _datasets(items) -> list[str]:
+    minutes: dict[str, float] = {}
+    for item in items:
+        minutes[item.dataset] = minutes.get(item.dataset, 0.0) + item.audio.duration
+    return sorted(minutes, key=lambda name: (-minutes[name], name))
 
 
 def load_speakers(run_dir: Path) -> dict[str, dict]:
