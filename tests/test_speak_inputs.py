@@ -118,3 +118,39 @@ def test_a_text_file_saved_with_a_byte_order_mark_and_a_form_feed_speaks_by_its_
     assert [(r["line"], Path(r["out"]).name) for r in index] == [(1, "0001.wav"), (3, "0003.wav"), (4, "0004.wav")]
     assert index[0]["text"] == "The kettle is on." and index[1]["text"] == "The bus\x0cwas late."  # no BOM spoken
     assert f"note: {clips} also holds 1 clip(s) this call did not write (0009.wav)" in done.stderr
+
+
+def test_a_phoneme_the_runs_data_never_held_is_read_as_its_nearest_or_left_out():
+    from xtts_cli.data.text import Tokenizer
+
+    tokenizer = Tokenizer(list("abdeszʃ ,.ˈə"), ["basic_cleaners"], frontend="phonemes", languages=["ru"])
+    # Russian ɕ as ʃ, ʑ (no ʒ either) as z; ɣ, with no neighbour known, and the length mark left out.
+    spoken, said = tokenizer.speakable("ɕˈaʑə, ɣː sab.")
+    assert spoken == "ʃˈazə, sab." and said == ["ɕ→ʃ", "ɣ", "ʑ→z", "ː"]
+    assert tokenizer.symbol_ids(spoken)
+    # A characters vocabulary reads no letter as another: a letter it lacks is still refused.
+    letters = Tokenizer(list("abdes "), ["basic_cleaners"], languages=["en"])
+    assert letters.speakable("ʃab") == ("ʃab", [])
+
+
+@pytest.mark.parametrize(
+    "characters, text, says",
+    [
+        (["θ"], "Θέλω φαγητό.", "its data never held these letters of its script"),
+        (["3", "7"], "Έχω 37 βιβλία.", "the run reads the digits of el as characters"),
+        (["ж"], "жук", "the run reads en, el: pass text in it"),
+    ],
+)
+def test_what_the_run_lacks_is_said_as_what_it_is(characters, text, says):
+    from xtts_cli.data.text import Tokenizer, UnknownCharactersError
+
+    tokenizer = Tokenizer(list("abέλωχγητόβι 25."), ["basic_cleaners"], languages=["en", "el"])
+    error = UnknownCharactersError(
+        characters,
+        text,
+        reads="en, el",
+        own_script=tokenizer.of_its_scripts(characters),
+        language="el",
+        prepared=text.lower(),
+    )
+    assert says in error.hint

@@ -128,6 +128,18 @@ def clean_text(text: str, cleaners: Sequence[str]) -> str:
 
 
 FRONTENDS = ("characters", "phonemes")
+# A phoneme a run's data never held (Russian's ɕ in a run that heard little Russian) is read as the
+# first of these it knows: the same manner of articulation at a neighbouring place, or the
+# neighbouring vowel (IPA chart). One with none of them known is left out, as a length mark is.
+NEAREST_PHONEMES = {
+    "ɕ": "ʃs", "ʑ": "ʒz", "ʂ": "ʃs", "ʐ": "ʒz", "ʃ": "ɕs", "ʒ": "ʑz", "ç": "ʃhx", "x": "hkχ", "χ": "xh",
+    "ɣ": "ɡgx", "ʁ": "ɹrɾʀ", "ʀ": "ʁrɹ", "r": "ɾɹ", "ɾ": "rɹd", "ɹ": "rɾ", "ɻ": "ɹr", "ʎ": "lj", "ɲ": "nj",
+    "ŋ": "n", "ɳ": "n", "ɫ": "l", "ɭ": "l", "ɬ": "ls", "ʋ": "vw", "β": "bv", "ɸ": "f", "ð": "dz", "θ": "tsf",
+    "ħ": "h", "ɦ": "h", "ɟ": "jdɡg", "c": "k", "ɡ": "g", "g": "ɡ", "ɖ": "d", "ʈ": "t", "ɱ": "m", "ʝ": "j",
+    "a": "ɑæɐ", "ɑ": "aɒ", "ɐ": "aəʌ", "æ": "aɛ", "ɛ": "eæ", "e": "ɛi", "ə": "ɐɛe", "ɜ": "əɛ", "ɪ": "ie",
+    "i": "ɪ", "ɨ": "iɪɯ", "ɯ": "uɨ", "u": "ʊ", "ʊ": "u", "ɵ": "oø", "o": "ɔ", "ɔ": "oɒ", "ɒ": "ɔɑ",
+    "ʌ": "ɐaə", "y": "iuʏ", "ʏ": "yɪ", "ø": "eɵo", "œ": "ɛø", "ɤ": "oə", "ʉ": "uy",
+}  # fmt: skip
 # Ids before the text in a run's sequences: the language's index, then the speaker's (-1: a speaker
 # the run's vocabulary does not list).
 CONDITIONING_IDS = 2
@@ -213,21 +225,34 @@ class UnknownCharactersError(XttsError):
         index: Optional[int] = None,
         reads: Optional[str] = None,
         own_alphabet: bool = False,
+        own_script: bool = False,
+        language: Optional[str] = None,
         prepared: Optional[str] = None,
     ):
         self.characters = list(characters)
         self.index = index  # `Tokenizer.encode_many`: which of the texts
         shown = ", ".join(f"{c!r} (U+{ord(c):04X})" for c in self.characters)
         if reads is not None:  # a text to speak: what the run reads, not how a vocabulary is built
-            super().__init__(
-                f"text has characters the run was not trained on: {shown}",
-                hint=f"{_where(self.characters, text, prepared)}; "
-                + (
+            if own_alphabet:
+                why = (
                     f"the run's vocabulary was saved before it held the whole alphabet of {reads}: respell the "
                     "words without them, or adapt the run to one that does (xtts train --init-from RUN)"
-                    if own_alphabet
-                    else f"the run reads {reads}: pass text in it, or train a run on data in this script"
-                ),
+                )
+            elif all(c.isdigit() for c in self.characters):
+                why = (
+                    f"the run reads the digits of {language or reads} as characters, and its data never held "
+                    "these: write the number in words"
+                )
+            elif own_script:
+                why = (
+                    "its data never held these letters of its script: respell the words without them, or adapt "
+                    "the run on data that has them (xtts train --init-from RUN)"
+                )
+            else:
+                why = f"the run reads {reads}: pass text in it, or train a run on data in this script"
+            super().__init__(
+                f"text has characters the run was not trained on: {shown}",
+                hint=f"{_where(self.characters, text, prepared)}; {why}",
             )
             return
         super().__init__(
@@ -361,23 +386,48 @@ class Tokenizer:
     def speakable(self, prepared: str) -> tuple[str, list[str]]:
         """`prepared` with the punctuation and symbols the vocabulary lacks left out (a space where
         they stood, when the vocabulary has one), and which they were. A letter, digit or mark it
-        lacks stays, for `symbol_ids` to refuse: that is another script, not a full stop."""
+        lacks stays, for `symbol_ids` to refuse: that is another script, not a full stop. A phoneme
+        it lacks is read as the nearest it knows (`NEAREST_PHONEMES`: listed as "ɕ→ʃ") or left out:
+        espeak-ng made it from text in the run's language, whose data happened not to hold it."""
+        nearest: list[str] = []
+        if self.frontend == "phonemes":
+            prepared, nearest = self._nearest_phonemes(prepared)
         unknown = sorted({c for c in prepared if c not in self._ids and unicodedata.category(c)[0] in "PSZC"})
         if not unknown:
-            return prepared, []
+            return prepared, nearest
         gap = " " if " " in self._ids else ""
         # An invisible character pasted with the text (a zero-width space, a soft hyphen: format
         # characters, Cf) joins its neighbours; a control character parts them, as punctuation does.
         kept = "".join(
             c if c not in unknown else "" if unicodedata.category(c) in ("Cf", "Cn", "Co") else gap for c in prepared
         )
-        return (re.sub(" {2,}", " ", kept).strip() if gap else kept), unknown
+        return (re.sub(" {2,}", " ", kept).strip() if gap else kept), nearest + unknown
+
+    def _nearest_phonemes(self, prepared: str) -> tuple[str, list[str]]:
+        read: dict[str, str] = {}
+        for c in sorted({c for c in prepared if c not in self._ids and unicodedata.category(c)[0] in "LM"}):
+            read[c] = next((known for known in NEAREST_PHONEMES.get(c, "") if known in self._ids), "")
+        if not read:
+            return prepared, []
+        said = [f"{c}\u2192{known}" if known else c for c, known in read.items()]
+        kept = "".join(read.get(c, c) for c in prepared)
+        return (re.sub(" {2,}", " ", kept).strip() if not all(read.values()) else kept), said
 
     def of_its_alphabets(self, characters: Iterable[str]) -> bool:
         """Whether every one of `characters` is a letter of the vocabulary's languages (`ALPHABETS`):
         one a vocabulary built today holds, that one saved before lacks (a "z" its transcripts had not)."""
         letters = alphabet_of(self.languages, self.cleaners) if self.frontend == "characters" else set()
         return bool(letters) and all(c in letters for c in characters)
+
+    def of_its_scripts(self, characters: Iterable[str]) -> bool:
+        """Whether every one of `characters` is a letter of a script the vocabulary has letters of
+        (GREEK SMALL LETTER THETA: Greek): letters its data lacked, not text in another script."""
+
+        def script(c: str) -> str:
+            return unicodedata.name(c, "?").split(" ")[0] if c.isalpha() else ""
+
+        scripts = {script(c) for c in self.characters} - {""}
+        return all(script(c) in scripts for c in characters)
 
     def symbol_ids(self, prepared: str) -> list[int]:
         """Ids of an already prepared text; raises UnknownCharactersError naming what it lacks."""

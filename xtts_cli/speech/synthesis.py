@@ -198,15 +198,19 @@ class Speech:
     text: str = ""
     vocoder: str = "griffin-lim"  # what made the waveform: griffin-lim or a vocoder run's directory
     sentences: int = 1  # generations joined into it (`speak_text`: a long text, sentence by sentence)
-    left_out: list[str] = field(default_factory=list)  # punctuation and symbols the run never saw, left out
+    left_out: list[str] = field(default_factory=list)  # what the run never saw: left out, or "ɕ→ʃ" read as its nearest
     voice_note: str = ""  # what the voice's clip lacked (`Voice.note`)
 
     @property
     def notes(self) -> list[str]:
-        """What the user should hear of: one line naming every symbol left out, and the voice's note."""
-        shown = " ".join(c if c.isprintable() and not c.isspace() else f"U+{ord(c):04X}" for c in self.left_out)
-        left_out = [f"left out what the run never saw: {shown}"] if self.left_out else []
-        return left_out + ([self.voice_note] if self.voice_note else [])
+        """What the user should hear of: one line naming every phoneme read as its nearest ("ɕ→ʃ"),
+        one naming every symbol left out, and the voice's note."""
+        nearest = " ".join(c for c in self.left_out if "\u2192" in c)
+        left = [c for c in self.left_out if "\u2192" not in c]
+        shown = " ".join(c if c.isprintable() and not c.isspace() else f"U+{ord(c):04X}" for c in left)
+        notes = [f"read what the run never learnt as the nearest it knows: {nearest}"] if nearest else []
+        notes += [f"left out what the run never saw: {shown}"] if left else []
+        return notes + ([self.voice_note] if self.voice_note else [])
 
     @property
     def seconds(self) -> float:
@@ -362,8 +366,15 @@ def _symbol_ids(tokenizer, text: str, language: Optional[str]) -> tuple[list[int
         ids = tokenizer.symbol_ids(prepared)
     except UnknownCharactersError as error:  # another script: named with what the run reads
         reads = ", ".join(tokenizer.languages) or "the language of its training data"
-        own = tokenizer.of_its_alphabets(error.characters)
-        raise UnknownCharactersError(error.characters, text, reads=reads, own_alphabet=own, prepared=prepared) from None
+        raise UnknownCharactersError(
+            error.characters,
+            text,
+            reads=reads,
+            own_alphabet=tokenizer.of_its_alphabets(error.characters),
+            own_script=tokenizer.of_its_scripts(error.characters),
+            language=language,
+            prepared=prepared,
+        ) from None
     if not ids:
         raise XttsError(
             f"the text {text!r} has nothing left after cleaning", hint="pass words the model was trained on"
