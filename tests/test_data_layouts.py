@@ -168,8 +168,8 @@ def test_several_datasets_train_together_by_weight():
 
 def test_each_of_several_datasets_may_name_its_own_metadata_file_and_is_named_in_what_is_missing(tmp_path):
     from xtts_cli.config.loading import resolve_config
-    from xtts_cli.diagnosis.config_rules import check_config
     from xtts_cli.devices.gpu_info import probe_machine
+    from xtts_cli.diagnosis.config_rules import check_config
 
     folder, clips = _voice(tmp_path)
     rows = [f"wavs/{name}\tLine {i}.\tann" for i, name in enumerate(clips)]
@@ -203,6 +203,25 @@ def test_a_speaker_name_in_two_datasets_is_one_voice_and_said_so(tmp_path):
     assert shared.message.startswith("speaker names 'alice' in coqui and more, 'bob' in coqui and more train as one")
     save_speakers(tmp_path, scan.train)
     assert load_speakers(tmp_path)["alice"]["datasets"] == ["coqui", "more"]
+
+
+def test_digits_in_transcripts_of_a_language_read_without_number_words_are_a_warning(tmp_path):
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.diagnosis.checkup import scan_findings
+
+    folder, clips = _voice(tmp_path)
+    lines = ["Έχω 25 βιβλία.", "Καλημέρα.", "Το 1821.", "Ναι."]
+    (folder / "metadata.csv").write_text(
+        "".join(f"{name[:-4]}|{line}\n" for name, line in zip(clips, lines)), encoding="utf-8"
+    )
+    unread = {}
+    for language in ("el", "de"):  # German numbers are read as words: no warning
+        _, _, found = scan_findings(XttsConfig(data={"dataset_path": str(folder), "language": language}))
+        unread[language] = [f.message for f in found if f.id == "dataset-digits-unread"]
+    assert unread["de"] == [] and len(unread["el"]) == 1
+    assert unread["el"][0].startswith(
+        "2 transcripts of dataset voice hold digits, and xtts reads no numbers as words in el"
+    )
 
 
 def test_flac_at_48k_mp3_and_24k_wav_decode_into_batches_at_the_training_rate():

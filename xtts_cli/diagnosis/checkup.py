@@ -215,6 +215,32 @@ def outside_limits_finding(scan, data) -> Finding:
     )
 
 
+def unread_digits_findings(scan, data) -> list[Finding]:
+    """Transcripts with digits in a language xtts reads no numbers of as words (Greek, Hindi), for a
+    characters run: each digit is learnt as a sign, and a number the data lacks is refused."""
+    if data.text_frontend != "characters":
+        return []  # espeak-ng reads the numbers of every language it speaks
+    from xtts_cli.data.numbers import number_reader
+
+    found = []
+    for dataset in scan.datasets:
+        if number_reader(dataset.language) is not None:
+            continue
+        texts = [item.text for item in scan.items if item.dataset == dataset.name]
+        with_digits = sum(any(c.isdigit() for c in text) for text in texts)
+        if with_digits:
+            found.append(
+                Finding(
+                    id="dataset-digits-unread",
+                    severity="warning",
+                    message=f"{with_digits:,} transcripts of dataset {dataset.name} hold digits, and xtts reads no "
+                    f"numbers as words in {dataset.language}: the run learns each digit as a sign and cannot say a "
+                    "number whose digits its data lacks; write the numbers in words in the transcripts",
+                )
+            )
+    return found
+
+
 def shared_speakers_line(shared: dict[str, list[str]]) -> str:
     """ "speaker 'anna' is in datasets de and fa: ... one voice" for `ScanReport.shared_speakers`."""
     named = [f"{speaker!r} in {' and '.join(datasets)}" for speaker, datasets in list(shared.items())[:3]]
@@ -328,6 +354,7 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
         )
     if scan.outside_limits:
         found.append(outside_limits_finding(scan, config.data))
+    found += unread_digits_findings(scan, config.data)
     shared = scan.shared_speakers()
     if shared:
         found.append(
