@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -43,8 +44,13 @@ def test_language_codes_resolve_to_espeak_voices_or_fail_in_one_line_naming_them
         phonemes.espeak_language("tlh", where="data.datasets[1].language")
     assert len(caught.value.lines) == 1
     message = caught.value.lines[0]
-    assert message.startswith("data.datasets[1].language: espeak-ng has no language 'tlh'")
-    assert "en-us" in message and "fa" in message and "text_frontend: characters" in caught.value.hint
+    assert message == "data.datasets[1].language: espeak-ng has no language 'tlh'; did you mean th?"
+    assert "codes (en, en-us" in caught.value.hint and "text_frontend: characters" in caught.value.hint
+    with pytest.raises(XttsError) as typo:
+        phonemes.espeak_language("enn")
+    assert typo.value.lines == [
+        "data.language: espeak-ng has no language 'enn'; did you mean en, en-us-nyc, en-us, en-gb?"
+    ]
 
 
 def test_persian_number_words():
@@ -165,4 +171,10 @@ def test_validate_names_a_language_espeak_lacks(runner, write_config):
     path = write_config(f"data:\n  dataset_path: {PERSIAN_DATA}\n  text_frontend: phonemes\n  language: xx\n")
     result = runner.invoke(app, ["validate", "--config", str(path), "--json"])
     assert result.exit_code != 0
-    assert "data.language: espeak-ng has no language 'xx'; it has af, am" in result.output
+    assert "data.language: espeak-ng has no language 'xx'" in result.output
+    # A dataset's own language: named by its key, once (the scan, which would fail on it too, is not run).
+    path = write_config(f"data:\n  datasets:\n  - {{path: {PERSIAN_DATA}, language: xx}}\n  text_frontend: phonemes\n")
+    findings = json.loads(runner.invoke(app, ["validate", "--config", str(path), "--json"]).stdout)["findings"]
+    assert [(f["id"], f["message"].split(";")[0]) for f in findings if f["severity"] == "error"] == [
+        ("language-unknown", "data.datasets[0].language: espeak-ng has no language 'xx'")
+    ]

@@ -154,3 +154,20 @@ def test_what_the_run_lacks_is_said_as_what_it_is(characters, text, says):
         prepared=text.lower(),
     )
     assert says in error.hint
+
+
+def test_the_language_a_text_is_read_in_follows_its_script_when_none_is_asked():
+    from xtts_cli.data.text import reading_language
+
+    persian = "سلام، حال شما چطور است؟"
+    assert reading_language(["en", "fa"], persian, None) == (
+        "fa",
+        "read as fa, the run's language in Arabic script (--language picks another)",
+    )
+    assert reading_language(["en", "fa"], "Hello 1999.", None) == (None, "")  # the run's first, as before
+    assert reading_language(["en", "fa"], persian, "en") == (
+        "en",
+        "the text is in Arabic script, which en is not written in: pass --language fa",
+    )
+    assert reading_language(["en", "de"], persian, None)[1].endswith("the run reads en, de")
+    assert reading_language(["ru"], "Щука, съел.", "ru") == ("ru", "")

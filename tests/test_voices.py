@@ -165,6 +165,11 @@ def test_a_cloned_voice_and_a_language_the_run_lacks(bilingual_run, tmp_path, ru
     result = runner.invoke(app, ["synthesize", "Hallo.", "--checkpoint", run, "--out", str(out), "--language", "de"])
     assert isinstance(result.exception, XttsError)
     assert result.exception.lines == ["--language: this model was not trained on 'de'; it speaks en, fa"]
+    # Persian with no --language is read as the run's language in its script, not spelt out in English.
+    result = runner.invoke(app, ["synthesize", "پسر توپ را می\u200cسازد.", "-r", run, "--out", str(out), "--json"])
+    report = json.loads(result.stdout)
+    assert report["language"] == "fa"
+    assert report["notes"] == ["read as fa, the run's language in Arabic script (--language picks another)"]
 
 
 def test_a_run_from_before_front_ends_resumes_and_a_changed_front_end_is_refused(tmp_path):

@@ -294,7 +294,7 @@ def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[st
         "window_seconds": [round(low, 3), round(high, 3)],
         "alignment_score": round(speech.alignment_score, 4),
         "speaker": speaker,
-        "language": language or (tts.tokenizer.languages[0] if tts.tokenizer.languages else None),
+        "language": speech.language,
         "voice": voice,
         "vocoder": speech.vocoder,
         "sentences": speech.sentences,

@@ -74,9 +74,13 @@ def espeak_language(language: str, *, where: str = "data.language") -> str:
     regional = [name for name in known if name.startswith(code + "-")]
     if regional:
         return regional[0]
+    import difflib
+
+    close = difflib.get_close_matches(code, [*_ALIASES, *known], n=4, cutoff=0.5)
     raise XttsError(
-        f"{where}: espeak-ng has no language {language!r}; it has {', '.join(known)}",
-        hint="use one of those codes, or set data.text_frontend: characters to train on the letters",
+        f"{where}: espeak-ng has no language {language!r}" + (f"; did you mean {', '.join(close)}?" if close else ""),
+        hint=f"use one of its {len(known)} codes (en, en-us, de, fr, es, fa, ru, ...: `espeak-ng --voices` lists "
+        "them), or set data.text_frontend: characters to train on the letters",
     )
 
 

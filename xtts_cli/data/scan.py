@@ -198,10 +198,12 @@ class Source(NamedTuple):
     key: str  # the config key that names it, for errors
     language: str = "en"
     metadata_train_file: Optional[str] = None  # its own, instead of data.metadata_train_file
+    language_key: str = "data.language"  # the key its language is given by
 
     def scoped(self, text: str) -> str:
-        """`text` with the keys a layout's error names made this dataset's own when it is one of
-        `data.datasets` (`data.datasets[2].format`, not `data.dataset_format`)."""
+        """`text` with the keys an error names made this dataset's own when it is one of
+        `data.datasets` (`data.datasets[2].format`, not `data.dataset_format`; its language's key)."""
+        text = text.replace("data.language", self.language_key)
         if not self.key.startswith("data.datasets["):
             return text
         own = self.key.rsplit(".", 1)[0]
@@ -221,6 +223,7 @@ def dataset_sources(data: DataConfig) -> list[Source]:
                 f"data.datasets[{i}].path",
                 d.language or data.language,
                 d.metadata_train_file,
+                f"data.datasets[{i}].language" if d.language else "data.language",
             )
             for i, d in enumerate(data.datasets)
         ]
@@ -312,7 +315,7 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         try:
             fmt, files, train, evaluation, bad, total, split, watched = _scan_files(root, name, data, source)
         except XttsError as error:
-            if type(error) is not XttsError or not source.key.startswith("data.datasets["):
+            if type(error) is not XttsError or source.scoped(str(error.lines)) == str(error.lines):
                 raise
             hint = source.scoped(error.hint) if error.hint else None
             raise XttsError(*(source.scoped(line) for line in error.lines), hint=hint) from None

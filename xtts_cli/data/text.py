@@ -703,6 +703,53 @@ ALPHABETS: dict[str, str] = {
 }
 
 
+# The script each language is written in, as Unicode names a letter's (ARABIC LETTER BEH): a text
+# in another script is read by espeak-ng letter by letter ("arabic seen"). Unlisted: Latin.
+_SCRIPTS = {
+    **dict.fromkeys(("ar", "fa", "ur", "ps", "sd", "ug"), ("ARABIC",)),
+    **dict.fromkeys(("ru", "uk", "be", "bg", "mk", "sr", "kk", "ky", "tt", "ba", "cv", "mn"), ("CYRILLIC",)),
+    **dict.fromkeys(("el", "grc"), ("GREEK",)),
+    **dict.fromkeys(("hi", "mr", "ne", "sa", "kok"), ("DEVANAGARI",)),
+    **dict.fromkeys(("cmn", "yue", "hak", "zh"), ("CJK",)),
+    "ja": ("CJK", "HIRAGANA", "KATAKANA"),
+    "he": ("HEBREW",), "ko": ("HANGUL",), "th": ("THAI",), "ka": ("GEORGIAN",), "hy": ("ARMENIAN",),
+    "am": ("ETHIOPIC",), "bn": ("BENGALI",), "as": ("BENGALI",), "ta": ("TAMIL",), "te": ("TELUGU",),
+    "kn": ("KANNADA",), "ml": ("MALAYALAM",), "gu": ("GUJARATI",), "pa": ("GURMUKHI",), "si": ("SINHALA",),
+    "my": ("MYANMAR",), "or": ("ORIYA",),
+}  # fmt: skip
+
+
+def _scripts_of(language: str) -> tuple[str, ...]:
+    return _SCRIPTS.get(language.split("-")[0].lower(), ("LATIN",))
+
+
+def text_script(text: str) -> Optional[str]:
+    """The script most of `text`'s letters are in (`LATIN`, `ARABIC`), or None when it has none."""
+    from collections import Counter
+
+    counted = Counter(unicodedata.name(c, "?").split(" ")[0] for c in text if c.isalpha())
+    return counted.most_common(1)[0][0] if counted else None
+
+
+def reading_language(languages: Sequence[str], text: str, language: Optional[str]) -> tuple[Optional[str], str]:
+    """(the language to read `text` in, a note or ""): the one asked; or, none asked, the run's first,
+    unless the text is in another script and one of the run's languages is written in it (a Persian
+    sentence to a run of en and fa is read as fa). A text in a script the language asked is not
+    written in is noted: espeak-ng would read it letter by letter."""
+    script = text_script(text)
+    if not languages or script is None:
+        return language, ""
+    chosen = language or languages[0]
+    if script in _scripts_of(chosen):
+        return language, ""
+    fits = [code for code in languages if script in _scripts_of(code)]
+    name = script.title()
+    if language is None and fits:
+        return fits[0], f"read as {fits[0]}, the run's language in {name} script (--language picks another)"
+    hint = f"pass --language {fits[0]}" if fits else f"the run reads {', '.join(languages)}"
+    return language, f"the text is in {name} script, which {chosen} is not written in: {hint}"
+
+
 def alphabet_of(languages: Sequence[str], cleaners: Sequence[str]) -> set[str]:
     """The letters of `languages` (those `ALPHABETS` lists), lower and upper case, as `cleaners` leave them."""
     letters: set[str] = set()

@@ -111,7 +111,10 @@ def validate_config(
     machine = probe_machine()
     result = Validation(loaded, check_config(loaded, machine))
     scan = None
-    if not any(f.id in DATASET_PATH_FINDINGS for f in result.findings):
+    # Nothing to scan where a dataset is missing; nothing to phonemise in a language espeak-ng lacks.
+    if not any(
+        f.id in DATASET_PATH_FINDINGS or (f.id, f.severity) == ("language-unknown", "error") for f in result.findings
+    ):
         phase("scanning the dataset (every audio file's header)")
         scan, result.dataset, found = scan_findings(loaded.config)
         result.findings = result.findings + found

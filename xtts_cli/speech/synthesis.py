@@ -10,7 +10,7 @@ import io
 import math
 import shlex
 import wave
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
@@ -198,6 +198,8 @@ class Speech:
     text: str = ""
     vocoder: str = "griffin-lim"  # what made the waveform: griffin-lim or a vocoder run's directory
     sentences: int = 1  # generations joined into it (`speak_text`: a long text, sentence by sentence)
+    language: Optional[str] = None  # what it was read as (the run's first, when none was asked)
+    language_note: str = ""  # the language chosen by the text's script, or a script it is not written in
     left_out: list[str] = field(default_factory=list)  # what the run never saw: left out, or "ɕ→ʃ" read as its nearest
     voice_note: str = ""  # what the voice's clip lacked (`Voice.note`)
 
@@ -208,7 +210,8 @@ class Speech:
         nearest = " ".join(c for c in self.left_out if "\u2192" in c)
         left = [c for c in self.left_out if "\u2192" not in c]
         shown = " ".join(c if c.isprintable() and not c.isspace() else f"U+{ord(c):04X}" for c in left)
-        notes = [f"read what the run never learnt as the nearest it knows: {nearest}"] if nearest else []
+        notes = [self.language_note] if self.language_note else []
+        notes += [f"read what the run never learnt as the nearest it knows: {nearest}"] if nearest else []
         notes += [f"left out what the run never saw: {shown}"] if left else []
         return notes + ([self.voice_note] if self.voice_note else [])
 
@@ -300,6 +303,7 @@ def synthesize_speech(
         paced=model.paced,
         text=text,
         vocoder=vocoder.name,
+        language=language or (tokenizer.languages[0] if tokenizer.languages else None),
         left_out=left_out,
         voice_note=voice.note,
     )
@@ -479,14 +483,21 @@ def speak_text(model, tokenizer, text: str, voice, data: DataConfig, rate: Optio
 def speak_parts(model, tokenizer, text: str, voice, data: DataConfig, rate: Optional[SpeakingRate] = None, **options):
     """`speak_text`'s generations, each yielded as it is made (what a server streams): one for a
     text that fits one, else one per part (`text_parts`)."""
-    parts = text_parts(tokenizer, text, data, rate, language=options.get("language"))
+    from xtts_cli.data.text import reading_language
+
+    language, note = reading_language(tokenizer.languages, text, options.get("language"))
+    options = {**options, "language": language}
+    parts = text_parts(tokenizer, text, data, rate, language=language)
     for part in parts if len(parts) > 1 else [text]:
-        yield synthesize_speech(model, tokenizer, part, voice, data, rate=rate, **options)
+        yield replace(synthesize_speech(model, tokenizer, part, voice, data, rate=rate, **options), language_note=note)
 
 
 def check_text(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], *, language=None) -> None:
     """Raise what speaking `text` would raise for its words (another script; a part with nothing
     left to say) before any of it is spoken: a stream's last sentence, a file's last line."""
+    from xtts_cli.data.text import reading_language
+
+    language = reading_language(tokenizer.languages, text, language)[0]
     for part in text_parts(tokenizer, text, data, rate, language=language):
         _symbol_ids(tokenizer, part, language)
 
@@ -538,6 +549,8 @@ def joined(parts: list[Speech], text: str) -> Speech:
         paced=first.paced,
         text=text,
         vocoder=first.vocoder,
+        language=first.language,
+        language_note=first.language_note,
         sentences=len(parts),
         left_out=list(dict.fromkeys(symbol for part in parts for symbol in part.left_out)),  # one note for all
         voice_note=parts[0].voice_note,
