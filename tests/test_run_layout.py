@@ -89,3 +89,20 @@ def test_it_resumes_and_speaks_with_todays_code(runner, tmp_path: Path) -> None:
     result = runner.invoke(app, ["synthesize", "the cat sat.", "-r", str(run), "-o", str(tmp_path / "x.wav"), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["step"] == 4 and (tmp_path / "x.wav").stat().st_size > 1000
+
+
+def test_a_runs_config_leaves_out_what_its_kind_does_not_read_and_validates_clean(tmp_path: Path) -> None:
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.devices.gpu_info import probe_machine
+    from xtts_cli.diagnosis.config_rules import check_config
+    from xtts_cli.kinds import kind_for
+    from xtts_cli.run.directory import prepare_run_dir, release_run_dir
+
+    config = resolve_config(None, sets=["model.decoder=duration"]).config
+    run, _ = prepare_run_dir(tmp_path / "run", config, unread=kind_for(config).ignored_keys)
+    release_run_dir(run)
+    text = run.config_file.read_text(encoding="utf-8")
+    assert "stop_threshold" not in text and "prenet_dropout" not in text and "decoder: duration" in text
+    written = resolve_config(run.config_file)
+    assert written.config == config  # what it leaves out is the defaults, which it does not read
+    assert [f.id for f in check_config(written, probe_machine()) if f.id == "autoregressive-key"] == []

@@ -199,6 +199,7 @@ def prepare_run_dir(
     force: bool = False,
     read_only: bool = False,
     parent: Optional[dict[str, Any]] = None,
+    unread: tuple[str, ...] = (),
     note: Callable[[str], None] = lambda line: None,
 ) -> tuple[RunDir, bool]:
     """Create or reopen a run directory; returns it and whether training resumes.
@@ -208,7 +209,8 @@ def prepare_run_dir(
     did not write is refused, and so is a run another process is writing: this process holds the
     run's lock (`run_lock`) from here until `release_run_dir`, or its end. `parent`: the run a new
     run starts from (`ParentRun.record`), kept in run.json; `training.init_from` on a run that has
-    checkpoints resumes it only when it started from there.
+    checkpoints resumes it only when it started from there. `unread`: keys the model kind does not
+    read (`ModelKind.ignored_keys`), left out of its config.yaml so that it validates clean.
 
     `read_only`: a non-chief worker of a multi-worker run. The chief writes the run directory;
     this makes the same resume decision (and the same refusal) from what is there, writing
@@ -248,9 +250,7 @@ def prepare_run_dir(
             note(f"resuming with settings changed since the run's last start: {changed}")
     record = _run_record(config, identity, previous, resume, parent)
     header = f"# Resolved config of this run (hash {record['config_hash']}); resume: xtts train --run-dir {run.path}\n"
-    write_atomically(
-        run.config_file, header + yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), backup=False
-    )
+    write_atomically(run.config_file, header + yaml.safe_dump(_without(config, unread), sort_keys=False), backup=False)
     write_atomically(run.run_file, json.dumps(record, indent=2, default=str) + "\n", backup=False)
     return run, resume
 
@@ -315,3 +315,12 @@ def remove_stale_temporaries(run: RunDir) -> list[Path]:
                 item.unlink(missing_ok=True)
             removed.append(item)
     return removed
+
+
+def _without(config, keys: tuple[str, ...]) -> dict:
+    """Every key of `config` but `keys` (`section.name`)."""
+    tree = config.model_dump(mode="json")
+    for key in keys:
+        section, name = key.split(".")
+        tree.get(section, {}).pop(name, None)
+    return tree

@@ -251,6 +251,7 @@ def _open_run_dir(
     the vocabulary it saved when it resumes (else None: built from the scan, the same on every
     worker of a cluster), and its record as it was (`_KeptRecord`)."""
     from xtts_cli.data.text import Tokenizer
+    from xtts_cli.kinds import kind_for
     from xtts_cli.run.directory import prepare_run_dir, release_run_dir, remove_stale_temporaries
 
     kept = _KeptRecord(path if is_chief and not fresh else None)
@@ -261,6 +262,7 @@ def _open_run_dir(
         force=force,
         read_only=not is_chief,
         parent=parent.record() if parent else None,
+        unread=kind_for(config).ignored_keys,
         note=lambda line: progress(Noted(line)),
     )
     if is_chief:
