@@ -162,6 +162,7 @@ def test_several_datasets_train_together_by_weight():
     epoch = report.epoch_items()
     assert sum(item.dataset == "coqui" for item in epoch) == 9 and sum(item.dataset == "vctk" for item in epoch) == 5
     assert set(report.speakers) == {"p225", "p226", "p227", "alice", "bob"}
+    assert {b.dataset for b in report.bad} == {"vctk"}  # which of the datasets a bad file is in
     with pytest.raises(ValueError, match="both set"):
         DataConfig(dataset_path=str(CORPORA / "vctk"), datasets=[{"path": str(CORPORA / "coqui")}])
 

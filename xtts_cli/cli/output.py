@@ -121,6 +121,7 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
         )
     for bad in data.bad_files[:bad_shown]:
         label = "left out" if bad["reason"] in OUTSIDE_LIMITS else "bad"
-        out.print(f"  [yellow]{label}[/] {bad['path'] or bad['source']}: {bad['reason']} ({bad['detail']})")
+        where = f"{bad['dataset']}: " if bad.get("dataset") else ""
+        out.print(f"  [yellow]{label}[/] {where}{bad['path'] or bad['source']}: {bad['reason']} ({bad['detail']})")
     if len(data.bad_files) > bad_shown:
         out.print(f"  ... and {len(data.bad_files) - bad_shown:,} more (--json lists all)")

@@ -134,7 +134,8 @@ class TrainingProgress:
     def _scan(self, event: ScanFinished) -> None:
         scan = event.scan
         for bad in scan.bad[:SKIPPED_SHOWN]:
-            self.err.print(f"[yellow]skipped[/] {bad.path or bad.source}: {bad.reason} ({bad.detail})")
+            where = f"{bad.dataset}: " if bad.dataset else ""
+            self.err.print(f"[yellow]skipped[/] {where}{bad.path or bad.source}: {bad.reason} ({bad.detail})")
         if len(scan.bad) > SKIPPED_SHOWN:
             self.err.print(
                 f"[yellow]skipped[/] ... and {len(scan.bad) - SKIPPED_SHOWN} more (`xtts validate` lists all)"

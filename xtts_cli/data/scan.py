@@ -50,6 +50,7 @@ BadReason = Literal[
 # of the config, not a broken file. They are listed with the bad items, but a corpus with a long
 # tail (LibriTTS: audiobook sentences, many past the default 10 s) trains within them, not refused:
 # they do not count in `bad_fraction`, which `data.max_bad_file_fraction` bounds.
+BAD_FILES_REMEDY = "fix or remove them, or raise data.max_bad_file_fraction to train on the good ones"
 OUTSIDE_LIMITS = frozenset({"too_short", "too_long", "too_many_frames", "text_too_long"})
 
 
@@ -97,6 +98,7 @@ class BadItem(BaseModel):
     path: Optional[str] = Field(None, description="Audio path, when the line names one.")
     reason: BadReason
     detail: str
+    dataset: Optional[str] = Field(None, description="The dataset it is in, when several are scanned together.")
 
 
 class DatasetReport(BaseModel):
@@ -265,8 +267,7 @@ def _scan(data: DataConfig) -> ScanReport:
         raise DatasetScanError(
             f"{len(bad) - report.outside_limits} of {total} dataset items are bad ({report.bad_fraction:.1%}), above "
             f"data.max_bad_file_fraction ({data.max_bad_file_fraction:.1%}): {reasons}",
-            hint=f"`{_validate_command(data)}` lists each bad file with its reason: fix or remove them, or raise "
-            "data.max_bad_file_fraction to train on the good ones",
+            hint=f"`{_validate_command(data)}` lists each bad file with its reason: {BAD_FILES_REMEDY}",
             report=report,
         )
     if not report.train:
@@ -759,6 +760,10 @@ def _report(parts: list[tuple[DatasetReport, list, list, list, int]]) -> ScanRep
     datasets = [part[0] for part in parts]
     train = [item for part in parts for item in part[1]]
     evaluation = [item for part in parts for item in part[2]]
+    if len(parts) > 1:  # "metadata.csv:3" of which dataset
+        for part in parts:
+            for item in part[3]:
+                item.dataset = part[0].name
     bad = [item for part in parts for item in part[3]]
     total = sum(part[4] for part in parts)
     good = train + evaluation

@@ -187,7 +187,10 @@ def summarize_dataset(scan, data=None, output: str = "mel") -> DatasetSummary:
         channels=scan.channels,
         speakers=len(scan.speakers),
         duration_histogram=duration_histogram([item.audio.duration for item in scan.items]),
-        bad_files=[{"path": b.path, "reason": b.reason, "detail": b.detail, "source": b.source} for b in scan.bad],
+        bad_files=[
+            {"path": b.path, "reason": b.reason, "detail": b.detail, "source": b.source, "dataset": b.dataset}
+            for b in scan.bad
+        ],
     )
 
 
@@ -310,13 +313,16 @@ def runtime_decoding_findings(scan, data) -> list[Finding]:
 
 def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], list[Finding]]:
     """(scan or None when unusable, its summary, findings): the data report of `validate` and `diagnose`."""
-    from xtts_cli.data.scan import DatasetScanError, scan_dataset
+    from xtts_cli.data.scan import BAD_FILES_REMEDY, DatasetScanError, scan_dataset
     from xtts_cli.errors import XttsError
 
     try:
         scan = scan_dataset(config.data)
     except DatasetScanError as exc:
         summary = summarize_dataset(exc.report) if exc.report is not None else None
+        hint = exc.hint
+        if summary is not None and hint and hint.endswith(BAD_FILES_REMEDY):  # not "run xtts validate" in validate
+            hint = f"each is listed with its reason: {BAD_FILES_REMEDY}"
         return (
             None,
             summary,
@@ -324,7 +330,7 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
                 Finding(
                     id="dataset-unusable",
                     severity="error",
-                    message="; ".join(exc.lines) + (f" ({exc.hint})" if exc.hint else ""),
+                    message="; ".join(exc.lines) + (f" ({hint})" if hint else ""),
                 )
             ],
         )
