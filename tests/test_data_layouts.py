@@ -225,6 +225,21 @@ def test_digits_in_transcripts_of_a_language_read_without_number_words_are_a_war
     )
 
 
+@pytest.mark.parametrize("frontend", ["characters", "phonemes"])
+def test_a_transcript_that_says_more_than_its_clip_holds_is_bad_not_a_crash_in_training(tmp_path, frontend):
+    folder, clips = _voice(tmp_path)
+    long = "The quick brown fox jumps over the lazy dog again and again, " * 4
+    lines = [f"{clips[0][:-4]}|{long}"] + [f"{name[:-4]}|Short line." for name in clips[1:]]
+    (folder / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = scan_dataset(data(folder, eval_fraction=0.0, text_frontend=frontend, max_text_length=400))
+    assert [(b.source, b.reason) for b in report.bad] == [("metadata.csv:1", "text_outruns_audio")]
+    unit = "phoneme symbols" if frontend == "phonemes" else "characters"
+    assert (
+        f" {unit} for " in report.bad[0].detail
+        and "the transcript says more than the clip holds" in report.bad[0].detail
+    )
+
+
 def test_flac_at_48k_mp3_and_24k_wav_decode_into_batches_at_the_training_rate():
     import tensorflow as tf  # noqa: F401  (the pipeline is TensorFlow)
 

@@ -391,6 +391,19 @@ def encode_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> TokenIds
         raise XttsError(f"{item.source} ({item.id}): {error.lines[0]}", hint=error.hint) from None
 
 
+def _refuse_outrunning(items: Sequence[DatasetItem], text_ids: TokenIds, frames: Sequence[int]) -> None:
+    """A clip whose ids outnumber its frames, which the duration decoder's aligner cannot read (the
+    scan leaves out those its text shows; a reading of numbers as words can lengthen one after)."""
+    over = np.flatnonzero(text_ids.lengths > np.asarray(frames))
+    if len(over):
+        item = items[int(over[0])]
+        raise XttsError(
+            f"{item.source} ({item.id}): {int(text_ids.lengths[over[0]])} symbols for {frames[int(over[0])]} mel "
+            f"frames: the transcript says more than the clip holds ({len(over)} clip(s) like it)",
+            hint="correct the transcript or remove the line",
+        )
+
+
 def feature_bytes(frames: Sequence[int], data: DataConfig, output: Output) -> int:
     """Bytes the pipeline's features take in memory (cache mode) or on disk (the store, before its
     framing): mel frames x n_mels 16-bit steps, or 16-bit samples."""
@@ -421,6 +434,7 @@ def plan_pipeline(
         raise ValueError(f"output must be 'mel' or 'audio', got {output!r}")
     text_ids = encode_texts(items, tokenizer)
     frames = [mel_frames(item, data) for item in items]
+    _refuse_outrunning(items, text_ids, frames)
     buckets: Optional[BucketPlan] = None
     bucket_of = np.zeros(len(items), dtype=np.int64)
     batching: Literal["bucketed", "fixed", "dynamic"]

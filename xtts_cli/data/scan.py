@@ -43,6 +43,7 @@ BadReason = Literal[
     "too_many_frames",
     "empty_text",
     "text_too_long",
+    "text_outruns_audio",
     "unreadable",
     "bad_samples",
 ]
@@ -481,6 +482,24 @@ def _speakers_throughout(lists: list[list[Entry]], speakers: dict[str, str]) -> 
     ]
 
 
+# Symbols a clip's sequence opens with before its text: its language's and speaker's ids (text.py).
+_PREFIX_IDS = 2
+
+
+def outruns(symbols: int, frames: int) -> bool:
+    """Whether a transcript of `symbols` symbols says more than a clip of `frames` mel frames holds:
+    the duration decoder's aligner reads each symbol (and the two ids before them) for a frame at
+    least, and ~86 symbols a second is no speech (another clip's transcript, or audio cut short)."""
+    return symbols + _PREFIX_IDS > frames
+
+
+def _outruns_detail(symbols: int, unit: str, frames: int) -> str:
+    return (
+        f"{symbols} {unit} for {frames} mel frames: the transcript says more than the clip holds (another clip's "
+        "transcript, or audio cut short)"
+    )
+
+
 def _with_phonemes(items: list[DatasetItem], data: DataConfig, language: str, bad: list[BadItem]) -> list[DatasetItem]:
     """`items` with their phonemes (one espeak-ng call for all of them); those whose phonemes are
     empty or longer than data.max_text_length go to `bad`."""
@@ -492,11 +511,14 @@ def _with_phonemes(items: list[DatasetItem], data: DataConfig, language: str, ba
     phonemes = phonemize(texts, language)
     kept = []
     for item, spoken in zip(items, phonemes):
+        frames = 1 + item.audio.num_samples * data.sample_rate // item.audio.sample_rate // data.hop_length
         if not spoken.strip():
             bad.append(_bad_item(item, "empty_text", "espeak-ng made no phonemes of the transcript"))
         elif len(spoken) > data.max_text_length:
             detail = f"{len(spoken)} phoneme symbols, above data.max_text_length ({data.max_text_length})"
             bad.append(_bad_item(item, "text_too_long", detail))
+        elif outruns(len(spoken), frames):
+            bad.append(_bad_item(item, "text_outruns_audio", _outruns_detail(len(spoken), "phoneme symbols", frames)))
         else:
             item.phonemes = spoken
             kept.append(item)
@@ -694,6 +716,8 @@ def _check_entry(
     frames = 1 + samples // data.hop_length
     if frames > data.max_mel_frames:
         return bad("too_many_frames", f"{frames} mel frames, above data.max_mel_frames ({data.max_mel_frames})")
+    if data.text_frontend == "characters" and outruns(len(cleaned), frames):  # phonemes: `_with_phonemes`
+        return bad("text_outruns_audio", _outruns_detail(len(cleaned), "characters", frames))
     # speakers.csv is keyed by LJSpeech ids (file stems); a manifest's id is its path without extension.
     key = entry.id or ""
     speaker = entry.speaker or speakers.get(key) or speakers.get(os.path.basename(key)) or dataset
