@@ -178,3 +178,17 @@ def test_validate_names_a_language_espeak_lacks(runner, write_config):
     assert [(f["id"], f["message"].split(";")[0]) for f in findings if f["severity"] == "error"] == [
         ("language-unknown", "data.datasets[0].language: espeak-ng has no language 'xx'")
     ]
+
+
+def test_transcripts_in_a_script_their_language_is_not_written_in_are_a_warning():
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.diagnosis.checkup import scan_findings
+
+    def script_messages(language: str) -> list[str]:
+        config = XttsConfig(data={"datasets": [{"path": str(PERSIAN_DATA), "language": language}]})
+        return [f.message for f in scan_findings(config)[2] if f.id == "dataset-script"]
+
+    assert script_messages("fa") == []
+    (message,) = script_messages("en")
+    assert "transcripts of dataset persian are in Arabic script, which its language en is not written in" in message
+    assert message.endswith("set data.datasets[0].language to their language")

@@ -719,7 +719,8 @@ _SCRIPTS = {
 }  # fmt: skip
 
 
-def _scripts_of(language: str) -> tuple[str, ...]:
+def language_scripts(language: str) -> tuple[str, ...]:
+    """The scripts `language` is written in, as Unicode names them (`fa`: ARABIC; unlisted: LATIN)."""
     return _SCRIPTS.get(language.split("-")[0].lower(), ("LATIN",))
 
 
@@ -740,9 +741,9 @@ def reading_language(languages: Sequence[str], text: str, language: Optional[str
     if not languages or script is None:
         return language, ""
     chosen = language or languages[0]
-    if script in _scripts_of(chosen):
+    if script in language_scripts(chosen):
         return language, ""
-    fits = [code for code in languages if script in _scripts_of(code)]
+    fits = [code for code in languages if script in language_scripts(code)]
     name = script.title()
     if language is None and fits:
         return fits[0], f"read as {fits[0]}, the run's language in {name} script (--language picks another)"

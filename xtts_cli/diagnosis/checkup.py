@@ -218,6 +218,30 @@ def outside_limits_finding(scan, data) -> Finding:
     )
 
 
+def script_findings(scan, data) -> list[Finding]:
+    """A dataset whose transcripts are mostly in a script its language is not written in (Persian
+    under `en`): espeak-ng spells them letter by letter ("arabic seen"), and the number readers miss."""
+    from xtts_cli.data.text import language_scripts, text_script
+
+    found = []
+    for index, dataset in enumerate(scan.datasets):
+        scripts = [text_script(item.text) for item in scan.items if item.dataset == dataset.name]
+        others = [s for s in scripts if s is not None and s not in language_scripts(dataset.language)]
+        if scripts and len(others) * 2 > len(scripts):
+            key = f"data.datasets[{index}].language" if data.datasets else "data.language"
+            name = max(set(others), key=others.count).title()
+            found.append(
+                Finding(
+                    id="dataset-script",
+                    severity="warning",
+                    message=f"{len(others):,} of {len(scripts):,} transcripts of dataset {dataset.name} are in {name} "
+                    f"script, which its language {dataset.language} is not written in: espeak-ng would spell them "
+                    f"letter by letter and numbers would be read in {dataset.language}; set {key} to their language",
+                )
+            )
+    return found
+
+
 def unread_digits_findings(scan, data) -> list[Finding]:
     """Transcripts with digits in a language xtts reads no numbers of as words (Greek, Hindi), for a
     characters run: each digit is learnt as a sign, and a number the data lacks is refused."""
@@ -360,7 +384,7 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
         )
     if scan.outside_limits:
         found.append(outside_limits_finding(scan, config.data))
-    found += unread_digits_findings(scan, config.data)
+    found += unread_digits_findings(scan, config.data) + script_findings(scan, config.data)
     shared = scan.shared_speakers()
     if shared:
         found.append(
