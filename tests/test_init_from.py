@@ -190,7 +190,7 @@ def test_an_adapted_run_resumes_as_any_run_does(persian):
         ({"model.decoder": "autoregressive"}, "model.decoder 'duration' -> 'autoregressive'"),
         ({"data.n_mels": 64}, "data.n_mels 80 -> 64"),
         ({"data.text_frontend": "phonemes"}, "data.text_frontend 'characters' -> 'phonemes'"),
-        ({"model.kind": "vocoder"}, "model.kind 'acoustic' -> 'vocoder'"),
+        ({"model.kind": "vocoder"}, "that is an acoustic run, and this config trains a vocoder model"),
     ],
 )
 def test_a_model_the_weights_do_not_fit_is_refused_in_one_line(base, tmp_path, runner, changes, named):
@@ -199,11 +199,33 @@ def test_a_model_the_weights_do_not_fit_is_refused_in_one_line(base, tmp_path, r
     path = tmp_path / "other.yaml"
     _config(tmp_path, "other", **changes)
     result = runner.invoke(app, ["train", "-c", str(path), "--init-from", str(base), "-r", str(tmp_path / "run")])
-    assert str(result.exception).startswith(f"--init-from {base}: its weights do not fit this config (")
+    assert str(result.exception).startswith(f"--init-from {base}: ")
     assert named in str(result.exception)
     assert not (tmp_path / "run" / "checkpoints").exists()
     checked = runner.invoke(app, ["validate", "-c", str(path), "--set", f"training.init_from={base}"])
     assert checked.exit_code == 1 and named in checked.output
+
+
+def test_a_checkpoint_cut_short_is_named_with_the_ones_to_pass_instead(base, tmp_path, runner):
+    import shutil
+
+    from xtts_cli.cli.app import app
+
+    _config(tmp_path, "cut")
+    copy = tmp_path / "copy"
+    shutil.copytree(base, copy)
+    (data,) = (copy / "checkpoints").glob("ckpt-4.data-*")
+    data.write_bytes(data.read_bytes()[:1000])  # a copy that stopped
+    result = runner.invoke(
+        app, ["train", "-c", str(tmp_path / "cut.yaml"), "--init-from", str(copy), "-r", str(tmp_path / "r")]
+    )
+    assert str(result.exception).startswith(
+        f"--init-from {copy}: its checkpoint {copy}/checkpoints/ckpt-4 cannot be read ("
+    )
+    assert result.exception.hint.startswith(
+        "it was copied or saved cut short: copy the run's checkpoints/ folder again"
+    )
+    assert not (tmp_path / "r").exists()  # the new run's set-up failed: nothing of it is left
 
 
 def test_init_from_into_a_run_with_checkpoints_is_refused(base, tmp_path, runner):

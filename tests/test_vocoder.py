@@ -6,6 +6,7 @@ Real TensorFlow on the bundled sample: tiny generators (16-32 channels), a few s
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 from pathlib import Path
 
@@ -175,6 +176,21 @@ def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner
     assert not (tmp_path / "speech.wav").exists()
     wrong_way = runner.invoke(app, ["synthesize", "The cat.", "-r", str(other)])
     assert isinstance(wrong_way.exception, XttsError) and "is a vocoder run" in wrong_way.exception.lines[0]
+    # A vocoder run whose set-up failed (too little data for a batch) leaves nothing in RUN/vocoder
+    # to stand for a vocoder: the run still speaks with the one it had.
+    shutil.copytree(acoustic, tmp_path / "copy", ignore=shutil.ignore_patterns("vocoder"))
+    failed = runner.invoke(
+        app,
+        ["train", "-c", str(vocoder_config(tmp_path)), "-r", str(tmp_path / "copy" / "vocoder"), "--batch-size", "64"],
+    )
+    assert isinstance(failed.exception, XttsError) and "no full batch" in failed.exception.lines[0]
+    assert not (tmp_path / "copy" / "vocoder").exists()
+    (tmp_path / "copy" / "vocoder").mkdir()  # and one copied without its checkpoints is passed over
+    shutil.copy(acoustic / "vocoder" / "config.yaml", tmp_path / "copy" / "vocoder")
+    copied = runner.invoke(
+        app, ["synthesize", "The cat.", "-r", str(tmp_path / "copy"), "-o", str(tmp_path / "c.wav"), "--json"]
+    )
+    assert copied.exit_code == 0 and json.loads(copied.stdout)["vocoder"] == "griffin-lim"
     swapped = runner.invoke(app, ["synthesize", "The cat.", "-r", str(acoustic), "--vocoder", str(acoustic)])
     assert isinstance(swapped.exception, XttsError)
     assert swapped.exception.lines[0] == f"--vocoder {acoustic}: that run is not a vocoder (model.kind acoustic)"
@@ -216,14 +232,16 @@ def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(tmp_path: 
     assert "alignment_score" not in records[-1]  # a vocoder has no attention to score
 
 
-@pytest.mark.parametrize("value", ["griffin-lim", "nowhere"])
+@pytest.mark.parametrize("value", ["griffin-lim", "Griffin-Lim", "nowhere"])
 def test_vocode_names_a_missing_recording_and_a_missing_run(runner, tmp_path: Path, value: str) -> None:
     missing = tmp_path / "missing.wav"
-    recording = missing if value == "griffin-lim" else SAMPLE_CLIP  # a missing recording is named first
+    griffin_lim = value.lower() == "griffin-lim"  # however it is written
+    recording = missing if griffin_lim else SAMPLE_CLIP  # a missing recording is named first
     result = runner.invoke(app, ["vocode", str(recording), "--vocoder", value, "-o", str(tmp_path / "o.wav")])
     assert isinstance(result.exception, XttsError)
     line = result.exception.lines[0]
-    assert (str(missing) in line) if value == "griffin-lim" else (line == "nowhere does not exist")
+    assert (str(missing) in line) if griffin_lim else (line == "nowhere does not exist")
+    assert griffin_lim or result.exception.hint.startswith("pass --vocoder the directory of an `xtts train` run")
     assert not (tmp_path / "o.wav").exists()
 
 

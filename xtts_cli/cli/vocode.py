@@ -129,14 +129,14 @@ def vocode(
 def _load_vocoder(spec: str, config: Optional[Path]) -> Any:
     """Griffin-Lim with the --config's features, or a vocoder run with its own."""
     from xtts_cli.config.loading import resolve_config
+    from xtts_cli.inference.loading import is_griffin_lim, load_vocoder
     from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
-    if spec == GRIFFIN_LIM:
+    if is_griffin_lim(spec):
         return Vocoder(GRIFFIN_LIM, resolve_config(config).config.data)
-    from xtts_cli.inference.loading import load_vocoder
     from xtts_cli.run.files import read_run
 
-    return load_vocoder(spec, read_run(Path(spec))[0].data, acoustic_run="itself")
+    return load_vocoder(spec, read_run(Path(spec), "--vocoder")[0].data, acoustic_run="itself")
 
 
 def _vocode_one(chosen: Any, path: Path, target: Path, out_dir: Optional[Path]) -> dict[str, Any]:

@@ -46,13 +46,14 @@ class Synthesizer:
     @classmethod
     def load(cls, run_dir: Path | str, step: Optional[int] = None, vocoder: Optional[Path | str] = None) -> Synthesizer:
         """`vocoder`: a vocoder run's directory or "griffin-lim"; by default the run's own vocoder
-        (a vocoder run in RUN_DIR/vocoder) when it has one, else Griffin-Lim."""
+        (a vocoder run in RUN_DIR/vocoder with a checkpoint) when it has one, else Griffin-Lim."""
         from xtts_cli.inference.loading import load_run, load_vocoder
         from xtts_cli.run.files import VOCODER_DIR
 
         config, tokenizer, model, restored, run = load_run(Path(run_dir), step)
-        if vocoder is None and (run.path / VOCODER_DIR / "config.yaml").is_file():
-            vocoder = run.path / VOCODER_DIR
+        own = run.path / VOCODER_DIR
+        if vocoder is None and (own / "config.yaml").is_file() and _trained(own):
+            vocoder = own
         chosen = load_vocoder(vocoder, config.data, acoustic_run=f"the run {run_dir}")
         return cls(config, tokenizer, model, restored, run, chosen)
 
@@ -169,3 +170,14 @@ class Synthesizer:
         """`speak` for each of `texts`, in order, with the same options."""
         for text in texts:
             yield self.speak(text, **options)
+
+
+def _trained(run_dir: Path) -> bool:
+    """Whether the run at `run_dir` has a checkpoint (where its training.checkpoint_dir put it)."""
+    from xtts_cli.errors import XttsError
+    from xtts_cli.run.files import read_run
+
+    try:
+        return read_run(run_dir)[1].has_checkpoint()
+    except XttsError:
+        return False

@@ -42,15 +42,20 @@ def load_run(run_dir: Path, step: Optional[int] = None):
     return config, tokenizer, model, restored, run
 
 
+def is_griffin_lim(spec: str | Path) -> bool:
+    """`--vocoder griffin-lim` however it is written (Griffin-Lim), unless a run of that name is there."""
+    return str(spec).lower() == GRIFFIN_LIM and not Path(spec).is_dir()
+
+
 def load_vocoder(spec: Optional[str | Path], data: DataConfig, *, acoustic_run: str = "the acoustic run") -> Vocoder:
     """`spec`: "griffin-lim" (or None), or a vocoder run directory whose features must be `data`'s
     (else the load stops with both named): a `Vocoder`, log-mel [frames, n_mels] to samples."""
-    if spec is None or str(spec) == GRIFFIN_LIM:
+    if spec is None or is_griffin_lim(spec):
         return Vocoder(GRIFFIN_LIM, data)
     from xtts_cli.kinds import kind_for
 
     path = Path(spec)
-    config, run = read_run(path)
+    config, run = read_run(path, "--vocoder")
     if not kind_for(config).vocodes:
         raise XttsError(
             f"--vocoder {spec}: that run is not a vocoder (model.kind {config.model.kind})",

@@ -107,8 +107,9 @@ class RunDir:
             return None
 
 
-def read_run(run_dir: Path) -> tuple[XttsConfig, RunDir]:
-    """A run directory's config and its `RunDir` (checkpoints where training.checkpoint_dir put them)."""
+def read_run(run_dir: Path, flag: str = "--run-dir") -> tuple[XttsConfig, RunDir]:
+    """A run directory's config and its `RunDir` (checkpoints where training.checkpoint_dir put them);
+    `flag`: the option it was given to, which the error's hint names."""
     import yaml
 
     from xtts_cli.config.loading import build_config
@@ -118,12 +119,12 @@ def read_run(run_dir: Path) -> tuple[XttsConfig, RunDir]:
     if not run.path.is_dir():
         raise XttsError(
             f"{run_dir} does not exist" if not run.path.exists() else f"{run_dir} is a file, not a run directory",
-            hint="pass the --run-dir of an `xtts train` run, e.g. runs/tiny-cpu",
+            hint=f"pass {flag} the directory of an `xtts train` run, e.g. runs/tiny-cpu",
         )
     if not run.config_file.is_file():
         raise XttsError(
             f"{run_dir} is not an xtts run directory (no config.yaml)",
-            hint="pass the --run-dir of an `xtts train` run, e.g. runs/tiny-cpu",
+            hint=f"pass {flag} the directory of an `xtts train` run, e.g. runs/tiny-cpu",
         )
     config: XttsConfig = build_config(yaml.safe_load(run.config_file.read_text(encoding="utf-8")), str(run.config_file))
     return config, RunDir.of(run.path, config)

@@ -184,7 +184,14 @@ def _take_parent_weights(
     kind: ModelKind, models: KindModels, parent: ParentRun, tokenizer: Tokenizer, progress: Progress
 ) -> None:
     """Copy the parent run's weights into `models` and report what was kept, grown and new."""
-    moved = kind.transfer(models, parent.checkpoint)
+    try:
+        moved = kind.transfer(models, parent.checkpoint)
+    except (tf.errors.OpError, IndexError, OSError) as error:  # a file cut short: "Read less bytes than requested"
+        raise XttsError(
+            f"--init-from {parent.spec}: its checkpoint {parent.checkpoint} cannot be read "
+            f"({str(error).splitlines()[0][:120]})",
+            hint=parent.other_checkpoints(),
+        ) from None
     news = parent.news(tokenizer)
     progress(
         Noted(
@@ -266,6 +273,7 @@ def _open_run_dir(
         note=lambda line: progress(Noted(line)),
     )
     if is_chief:
+        undo.callback(kept.remove_if_new)  # runs last, once the lock is given back
         undo.callback(release_run_dir, run_dir)  # its lock
         undo.callback(kept.restore)  # runs first: the lock is still held
         remove_stale_temporaries(run_dir)
@@ -277,16 +285,27 @@ def _open_run_dir(
 class _KeptRecord:
     """The run's config.yaml and run.json as they were before this start rewrote them, put back
     when its set-up fails (a `--force` resume whose checkpoint does not fit the changed model):
-    the run then resumes as it did before. `done()` once the set-up has succeeded."""
+    the run then resumes as it did before. A run directory this start made is removed instead
+    (`remove_if_new`): a half-made vocoder run in RUN/vocoder would stand for a vocoder. `done()`
+    once the set-up has succeeded."""
 
     def __init__(self, path: Optional[Path]) -> None:
         from xtts_cli.run.files import RunDir
 
-        run = RunDir(Path(path)) if path is not None else None  # None: a worker's, or a run moved aside
+        self.run = RunDir(Path(path)) if path is not None else None  # None: a worker's, or a run moved aside
+        run = self.run
         self.files = {f: f.read_bytes() for f in (run.config_file, run.run_file) if f.is_file()} if run else {}
+        self.new = run is not None and not run.path.exists()
 
     def done(self) -> None:
         self.files = {}
+        self.new = False
+
+    def remove_if_new(self) -> None:
+        if self.new and self.run is not None and not self.run.has_checkpoint():
+            import shutil
+
+            shutil.rmtree(self.run.path, ignore_errors=True)
 
     def restore(self) -> None:
         from xtts_cli.config.editing import write_atomically

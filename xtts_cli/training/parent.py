@@ -47,12 +47,22 @@ class ParentRun:
         )
         if not changed:
             return None
+        if "model.kind" in changed:
+            return (
+                f"--init-from {self.spec}: that is {_a(theirs.get('model.kind'))} run, and this config trains "
+                f"{_a(mine.get('model.kind'))} model"
+            )
         shown = ", ".join(f"{key} {theirs.get(key)!r} -> {mine.get(key)!r}" for key in changed[:4])
         more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
         return f"--init-from {self.spec}: its weights do not fit this config ({shown}{more})"
 
     def check(self, config: XttsConfig) -> None:
         refusal = self.refusal(config)
+        if refusal is not None and " run, and this config trains " in refusal:
+            raise XttsError(
+                refusal,
+                hint="start a vocoder from a vocoder run (-c vocoder-cpu), an acoustic model from an acoustic run",
+            )
         if refusal is not None:
             raise XttsError(
                 refusal,
@@ -96,9 +106,27 @@ class ParentRun:
                 found = float(record["val_loss"])
         return found
 
+    def other_checkpoints(self) -> str:
+        """What to pass instead of this checkpoint: the others its run keeps, newest first."""
+        folder = Path(self.checkpoint).parent
+        steps = sorted(
+            (int(m.group(1)) for p in folder.glob("ckpt-*.index") if (m := _CHECKPOINT.match(p.stem))), reverse=True
+        )
+        others = [step for step in steps if step != self.step]
+        if not others:
+            return "it was copied or saved cut short: copy the run's checkpoints/ folder again, whole"
+        return (
+            f"a copy or save cut short; pass an earlier one the run keeps (steps {', '.join(map(str, others))}), "
+            f"e.g. --init-from {folder / f'ckpt-{others[0]}'}"
+        )
+
     def record(self) -> dict[str, Any]:
         """What the new run's run.json keeps of its parent."""
         return {"run": str(self.path), "step": self.step, "checkpoint": self.checkpoint}
+
+
+def _a(word: object) -> str:
+    return f"{'an' if str(word)[:1] in 'aeiou' else 'a'} {word}"
 
 
 def _latest(checkpoints: Path) -> Optional[str]:
@@ -128,7 +156,7 @@ def open_parent(spec: str | Path) -> ParentRun:
     given = Path(spec).expanduser()
     if given.is_dir():
         run_path = given
-        config, run = read_run(run_path)
+        config, run = read_run(run_path, "--init-from")
         checkpoint = _latest(run.checkpoints)
         if checkpoint is None:
             raise XttsError(
@@ -143,7 +171,7 @@ def open_parent(spec: str | Path) -> ParentRun:
                 hint="pass the run directory it was trained in; its config says what the weights are",
             )
         run_path, checkpoint = found, str(given)
-        config, run = read_run(run_path)
+        config, run = read_run(run_path, "--init-from")
     else:
         raise XttsError(
             f"--init-from {spec}: not a run directory nor a checkpoint (ckpt-N with its .index)",
