@@ -258,6 +258,20 @@ def test_a_parameter_given_twice_or_as_a_list_is_refused_and_an_error_carries_it
     assert status == 400 and "the run reads en" in json.loads(body)["hint"]
 
 
+def _wav(samples) -> bytes:
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1), out.setsampwidth(2), out.setframerate(22050)
+        out.writeframes((np.asarray(samples) * 32767).astype("<i2").tobytes())
+    return buffer.getvalue()
+
+
+def _speech():
+    import soundfile
+
+    return soundfile.read(str(CLIP))[0]
+
+
 def test_hostile_bodies_uploads_and_connections(served):
     tts, server, url = served
     json_type = {"Content-Type": "application/json"}
@@ -272,6 +286,11 @@ def test_hostile_bodies_uploads_and_connections(served):
     body, headers = multipart({"text": "hello"}, b"RIFF\x24\x00\x00\x00WAVE broken")
     status, message = error_of(get(f"{url}/api/tts", body, headers))
     assert status == 415 and message.startswith("the speaker_wav upload cannot be read as audio")
+    # Audio with no voice in it: a second of silence, and 5 ms of speech.
+    for clip, said in ((_wav(np.zeros(22050)), "is silent"), (_wav(_speech()[:110]), "is 0.005 s: too short")):
+        body, headers = multipart({"text": "hello"}, clip)
+        status, message = error_of(get(f"{url}/api/tts", body, headers))
+        assert status == 400 and message.startswith(f"the speaker_wav upload {said}")
     body, headers = multipart({"text": "hello"}, b"RIFF" + bytes(500_000))
     assert error_of(get(f"{url}/api/tts", body, headers))[0] == 413
     body, headers = multipart({"text": "hello", "speaker_id": "en-gb"}, CLIP.read_bytes())

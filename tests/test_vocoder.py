@@ -317,6 +317,31 @@ def test_vocode_writes_every_recording_of_a_folder_with_one_load(runner, tmp_pat
     assert {p: p.read_bytes() for p in folder.glob("*.wav")} == before
 
 
+def test_vocode_names_every_recording_it_cannot_read_before_loading_and_says_what_it_changed(runner, tmp_path):
+    import subprocess
+
+    folder = tmp_path / "clips"
+    folder.mkdir()
+    (folder / "empty.wav").write_bytes(b"")
+    (folder / "text.wav").write_text("not audio", encoding="utf-8")
+    subprocess.run(["sox", str(SAMPLE_CLIP), str(folder / "tiny.wav"), "trim", "0", "0.004"], check=True)
+    refused = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "out")])
+    assert isinstance(refused.exception, XttsError), refused.output
+    line = refused.exception.lines[0]
+    assert line.startswith(f"AUDIO {folder / 'empty.wav'}: ") and "(and 2 more: " in line
+    assert "tiny.wav: 0.004 s, too short to vocode" in line and not (tmp_path / "out").exists()
+    # An 8 kHz recording and a stereo one are vocoded, and what was done to them is said.
+    subprocess.run(["sox", str(SAMPLE_CLIP), "-r", "8000", str(tmp_path / "8k.wav")], check=True)
+    subprocess.run(["sox", str(SAMPLE_CLIP), "-c", "2", str(tmp_path / "stereo.wav")], check=True)
+    done = runner.invoke(
+        app,
+        ["vocode", str(tmp_path / "8k.wav"), str(tmp_path / "stereo.wav"), "--out-dir", str(tmp_path / "o"), "--json"],
+    )
+    low, stereo = json.loads(done.stdout)
+    assert low["notes"] == ["8000 Hz resampled to 22050 Hz (nothing above 4000 Hz to hear)"]
+    assert stereo["notes"] == ["2 channels mixed to one"]
+
+
 @pytest.mark.slow
 def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(runner, tmp_path: Path, acoustic) -> None:
     import tensorflow as tf

@@ -38,7 +38,34 @@ def recordings(paths: list[Path]) -> list[Path]:
             found.append(path)
         else:
             raise XttsError(f"AUDIO {str(path)!r}: no such file or folder", hint="pass a recording or a folder of them")
+    _refuse_unreadable(found)
     return found
+
+
+# Shorter than this, a recording is less than a couple of mel frames' windows: nothing to hear.
+MIN_SECONDS = 0.1
+
+
+def _refuse_unreadable(found: list[Path]) -> None:
+    """Every recording's header read before the vocoder loads: those that cannot be vocoded (empty,
+    not audio, cut short, too short to hear) named together, not one at a time half-way through."""
+    from xtts_cli.data.audio_headers import AudioHeaderError, read_audio_header
+
+    problems = []
+    for path in found:
+        try:
+            header = read_audio_header(str(path))
+        except (AudioHeaderError, OSError) as exc:
+            problems.append(f"{path}: {exc.detail if isinstance(exc, AudioHeaderError) else exc.strerror}")
+            continue
+        if header.duration < MIN_SECONDS:
+            problems.append(f"{path}: {header.duration:.3f} s, too short to vocode (under {MIN_SECONDS:g} s)")
+    if problems:
+        more = f" (and {len(problems) - 1} more: {'; '.join(problems[1:4])}{' ...' if len(problems) > 4 else ''})"
+        raise XttsError(
+            f"AUDIO {problems[0]}" + (more if len(problems) > 1 else ""),
+            hint="leave them out, or pass WAV, FLAC, OGG or MP3 recordings of speech; nothing was vocoded",
+        )
 
 
 def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]) -> list[Path]:
@@ -122,7 +149,9 @@ def vocode(
     for report in reports:
         sys.stdout.write(
             f"{report['out']}: {report['seconds']:.2f} s of audio by {chosen.name}{step} "
-            f"(real-time factor {report['real_time_factor']:.3f})\n"
+            f"(real-time factor {report['real_time_factor']:.3f})"
+            + "".join(f"; {note}" for note in report["notes"])
+            + "\n"
         )
 
 
@@ -141,10 +170,22 @@ def _load_vocoder(spec: str, config: Optional[Path]) -> Any:
 
 def _vocode_one(chosen: Any, path: Path, target: Path, out_dir: Optional[Path]) -> dict[str, Any]:
     """One recording's mel through `chosen`, written to `target`; its line of the report."""
+    from xtts_cli.data.audio_headers import read_audio_header
     from xtts_cli.speech.synthesis import write_wav
     from xtts_cli.speech.vocoding import load_audio, mel_of
 
     data = chosen.data
+    header = read_audio_header(str(path))
+    notes = [f"{header.channels} channels mixed to one"] if header.channels > 1 else []
+    if header.sample_rate != data.sample_rate:
+        notes.append(
+            f"{header.sample_rate} Hz resampled to {data.sample_rate} Hz"
+            + (
+                f" (nothing above {header.sample_rate // 2} Hz to hear)"
+                if header.sample_rate < data.sample_rate
+                else ""
+            )
+        )
     samples = load_audio(path, data, what="AUDIO")
     began = time.perf_counter()
     waveform = chosen(mel_of(samples, data))
@@ -160,4 +201,5 @@ def _vocode_one(chosen: Any, path: Path, target: Path, out_dir: Optional[Path]) 
         "vocoder": chosen.name,
         "step": chosen.step,
         "real_time_factor": round(seconds / max(duration, 1e-9), 4),
+        "notes": notes,
     }

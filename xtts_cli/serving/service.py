@@ -271,8 +271,13 @@ class _VoiceOf:
         self._scratch = tempfile.TemporaryDirectory(prefix="xtts-serve-")
         clip = Path(self._scratch.name) / "reference"
         clip.write_bytes(request.reference)
+        from xtts_cli.speech.synthesis import UnusableClipError
+
         try:
             return self.synthesizer.voice(speaker_wav=clip, remember=False)
+        except UnusableClipError as exc:
+            self._scratch.cleanup()
+            raise Refused(400, f"the speaker_wav upload {exc.why}") from None
         except XttsError as exc:
             self._scratch.cleanup()
             raise Refused(415, f"the speaker_wav upload cannot be read as audio ({exc.lines[0][:120]})") from None

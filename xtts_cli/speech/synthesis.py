@@ -73,6 +73,19 @@ def write_wav(path: Path | str, waveform: np.ndarray, sample_rate: int) -> Path:
 MAX_WHOLE_REFERENCE_SECONDS = 600
 
 
+# A clip to clone shorter than this holds no word; one whose peak is under -80 dBFS no sound.
+MIN_CLIP_SECONDS = 0.25
+SILENT_PEAK = 1e-4
+
+
+class UnusableClipError(XttsError):
+    """A clip to clone that reads as audio but holds no voice: `why` ("is silent ...")."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(f"--speaker-wav {str(path)!r} {why}", hint="pass a few seconds of the voice speaking")
+        self.why = why
+
+
 def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> np.ndarray:
     """The speaker reference [reference_frames, n_mels] from an audio file, decoded in TF; with
     `windows` > 1, up to that many consecutive references [N, reference_frames, n_mels] along the
@@ -88,6 +101,8 @@ def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> n
         raise XttsError(
             f"--speaker-wav {str(path)!r}: {exc.detail}", hint="pass a WAV, FLAC, OGG or MP3 file of speech"
         ) from None
+    if header.duration < MIN_CLIP_SECONDS:
+        raise UnusableClipError(path, f"is {header.duration:.3f} s: too short to hear a voice in")
     # Decoded only as far as the references reach (a 2-hour file took 10.7 GB decoded whole): the
     # frames they cover at the training rate, in the file's own samples, with a window to spare.
     frames = data.reference_frames * max(windows, 1)
@@ -116,6 +131,8 @@ def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> n
         data,
         codecs=(header.codec,),
     )
+    if float(tf.reduce_max(tf.abs(audio))) < SILENT_PEAK:
+        raise UnusableClipError(path, "is silent (its loudest sample under -80 dBFS)")
     mel = log_mel(audio[: needed * data.sample_rate // header.sample_rate], data).numpy()
     if windows <= 1:
         return mel[: data.reference_frames]
