@@ -171,3 +171,17 @@ def test_the_language_a_text_is_read_in_follows_its_script_when_none_is_asked():
     )
     assert reading_language(["en", "de"], persian, None)[1].endswith("the run reads en, de")
     assert reading_language(["ru"], "Щука, съел.", "ru") == ("ru", "")
+
+
+@pytest.mark.parametrize("command", ["synthesize", "vocode"])
+def test_an_audio_file_named_for_another_format_is_refused_before_the_work(runner, tmp_path, command):
+    clip = Path(__file__).parents[1] / "xtts_cli" / "data" / "sample" / "wavs" / "XTTS001-0002.wav"
+    first = ["Hello.", "-r", str(RUN)] if command == "synthesize" else [str(clip)]
+    result = runner.invoke(app, [command, *first, "--out", str(tmp_path / "x.mp3")])
+    assert isinstance(result.exception, XttsError), result.output
+    assert result.exception.lines == [f"--out {tmp_path / 'x.mp3'}: xtts writes WAV audio"]
+    assert (
+        result.exception.hint
+        == f"name it {tmp_path / 'x.wav'} (then convert it: sox {tmp_path / 'x.wav'} {tmp_path / 'x.mp3'})"
+    )
+    assert not (tmp_path / "x.mp3").exists()

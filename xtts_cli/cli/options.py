@@ -170,6 +170,17 @@ def run_dir_given(run_dir: Optional[Path], checkpoint: Optional[Path], *, to: st
     return Path(given)
 
 
+def wav_out(path: Path, flag: str = "--out") -> None:
+    """Refuse a file to write WAV audio into whose name says it holds another format (x.mp3)."""
+    from xtts_cli.errors import XttsError
+
+    if str(path) == "-" or path.suffix.lower() == ".wav":
+        return
+    wav = path.with_suffix(".wav")
+    convert = f" (then convert it: sox {wav} {path})" if path.suffix else ""
+    raise XttsError(f"{flag} {path}: xtts writes WAV audio", hint=f"name it {wav}{convert}")
+
+
 def keeps_the_inputs(inputs: Mapping[Optional[Path], str], outputs: list[Path], flag: str, writes: str) -> None:
     """Refuse an output that is one of the command's inputs (`inputs`: path -> what it is): what the
     command `writes` would replace it."""

@@ -16,6 +16,7 @@ from xtts_cli.cli.options import (
     VocoderOption,
     keeps_the_inputs,
     run_dir_given,
+    wav_out,
 )
 
 # synthesize's own arguments, in the order its help lists them.
@@ -277,6 +278,7 @@ def _check_arguments(text, text_file, out_dir, speaker, speaker_wav, *, out: Pat
         can_write(out_dir, "--out-dir", folder=True)
     else:
         can_write(out, "--out", name="speech.wav")
+        wav_out(out)
 
 
 def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from xtts_cli.cli.options import (
     VerboseOption,
     VocoderOption,
     keeps_the_inputs,
+    wav_out,
 )
 from xtts_cli.errors import XttsError
 
@@ -93,6 +94,8 @@ def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]
     from xtts_cli.config.editing import can_write
 
     can_write(out_dir if out_dir is not None else targets[0], flag, folder=out_dir is not None, name="vocoded.wav")
+    if out_dir is None:
+        wav_out(targets[0])
     keeps_the_inputs({path: "the recording" for path in found}, targets, flag, "its vocoded copy")
     return targets
 
