@@ -2,6 +2,7 @@
 """Serve an `xtts export` directory over HTTP with TensorFlow and the phonemizer alone (no xtts).
 
     python examples/serve_export.py EXPORT_DIR --reference voice.wav [--port 5003]
+    python examples/serve_export.py EXPORT_DIR --speaker NAME    # a training speaker, no clip
     curl "http://127.0.0.1:5003/tts?text=Hello+there.&language=en" -o hello.wav
 
 It turns text into the model's ids the way training did, from `export.json`. It cleans the text:
@@ -11,7 +12,8 @@ xtts; English abbreviations, and digits read as words where `export.json`'s `num
 through `phonemizer`, as `export.json` says.
 Then each symbol becomes 1 + its index in `symbols`, and a symbol the model lacks is left out (a
 text left with none, another script, is a 400).
-The reference clip is 16-bit mono WAV at the export's `sample_rate`.
+The reference clip is 16-bit mono WAV at the export's `sample_rate`; `--speaker` speaks with the
+export's `speaker` signature instead (one of `export.json`'s `speakers`: an adapted voice).
 """
 
 from __future__ import annotations
@@ -69,11 +71,17 @@ def wav_bytes(audio: np.ndarray, rate: int) -> bytes:
 
 
 class Voice:
-    def __init__(self, export: Path, reference: Path) -> None:
+    def __init__(self, export: Path, reference: Path | None = None, speaker: str | None = None) -> None:
         self.info = json.loads((export / "export.json").read_text(encoding="utf-8"))
         self.ids = {symbol: index + 1 for index, symbol in enumerate(self.info["symbols"])}
-        self.speak = tf.saved_model.load(str(export)).signatures["serving_default"]
-        self.reference = read_wav(reference, self.info["sample_rate"])
+        signatures = tf.saved_model.load(str(export)).signatures
+        self.speak = signatures["serving_default"]
+        self.reference = read_wav(reference, self.info["sample_rate"]) if reference is not None else None
+        self.speaker = None
+        if speaker is not None:
+            if not self.info.get("speaker_signature") or speaker not in self.info["speakers"]:
+                raise SystemExit(f"--speaker {speaker}: the export speaks {', '.join(self.info['speakers'])} by name")
+            self.speaker, self.speak_as = self.info["speakers"].index(speaker), signatures["speaker"]
 
     def text_ids(self, text: str, language: str) -> list[int]:
         prepared = clean(text)
@@ -82,21 +90,24 @@ class Voice:
         return [self.ids[symbol] for symbol in prepared if symbol in self.ids]
 
     def wav(self, text: str, language: str) -> bytes:
-        out = self.speak(
-            text_ids=tf.constant(self.text_ids(text, language), tf.int32),
-            language_id=tf.constant(self.info["languages"].index(language), tf.int32),
-            reference_audio=tf.constant(self.reference),
-        )
+        ids = tf.constant(self.text_ids(text, language), tf.int32)
+        language_id = tf.constant(self.info["languages"].index(language), tf.int32)
+        if self.speaker is not None:
+            out = self.speak_as(speaker_id=tf.constant(self.speaker), text_ids=ids, language_id=language_id)
+        else:
+            out = self.speak(text_ids=ids, language_id=language_id, reference_audio=tf.constant(self.reference))
         return wav_bytes(out["audio"].numpy(), self.info["sample_rate"])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("export", type=Path)
-    parser.add_argument("--reference", type=Path, required=True)
+    voice_of = parser.add_mutually_exclusive_group(required=True)
+    voice_of.add_argument("--reference", type=Path, help="16-bit mono WAV of the voice")
+    voice_of.add_argument("--speaker", help="a training speaker of the export (its speakers)")
     parser.add_argument("--port", type=int, default=5003)
     args = parser.parse_args()
-    voice = Voice(args.export, args.reference)
+    voice = Voice(args.export, args.reference, args.speaker)
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:

@@ -370,6 +370,25 @@ def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(runner, t
     mel, audio = served["mel"].numpy(), served["audio"].numpy()
     vocoder = load_vocoder(acoustic / "vocoder", data)
     np.testing.assert_allclose(audio, vocoder(mel), atol=1e-3)  # the run's vocoder, not Griffin-Lim
+    # A training speaker's voice, no clip: the mel `synthesize --speaker NAME` makes.
+    from xtts_cli.inference import Synthesizer
+
+    assert info["speaker_signature"]["name"] == "speaker"
+    as_speaker = tf.saved_model.load(str(out)).signatures["speaker"]
+    ids = [ids[c] for c in "the kettle is on"]
+    spoken = as_speaker(speaker_id=tf.constant(1), text_ids=tf.constant(ids, tf.int32), language_id=tf.constant(0))
+    in_process = Synthesizer.load(acoustic).speak("the kettle is on", speaker=info["speakers"][1])
+    np.testing.assert_allclose(spoken["mel"].numpy(), in_process.mel, atol=1e-3)
+    # The example client speaks it by name too (`--speaker NAME`).
+    import importlib.util
+
+    source = Path(__file__).resolve().parents[1] / "examples" / "serve_export.py"
+    spec = importlib.util.spec_from_file_location("serve_export", source)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    voice = example.Voice(out, speaker=info["speakers"][1])
+    assert voice.text_ids("The kettle is ON", "en") == ids
+    assert voice.wav("the kettle is on", "en") == example.wav_bytes(spoken["audio"].numpy(), info["sample_rate"])
     forced = runner.invoke(app, ["export", "-r", str(acoustic), "-o", str(tmp_path / "gl"), "--vocoder", "griffin-lim"])
     assert (
         forced.exit_code == 0 and json.loads((tmp_path / "gl" / "export.json").read_text())["vocoder"] == "griffin-lim"

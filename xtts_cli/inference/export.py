@@ -8,7 +8,8 @@ The SavedModel's `serving_default` signature takes
     language_id      int32 []      index into vocab.json's `languages` (0: the run's first)
     reference_audio  float32 [S]   a few seconds of the voice, mono, at `sample_rate`
 
-and returns `mel` float32 [frames, n_mels] (natural-log mel) and `audio` float32 [samples]: by
+(the `speaker` signature takes `speaker_id` int32 [], an index into `speakers`, instead of a
+clip: that training speaker's voice, as `--speaker NAME` speaks it) and returns `mel` float32 [frames, n_mels] (natural-log mel) and `audio` float32 [samples]: by
 the run's vocoder (a vocoder run in RUN/vocoder, or `--vocoder`) when it has one, else Griffin-Lim.
 `export.json` beside it holds what a caller without this package needs to turn text into those ids
 (front end, cleaners, espeak-ng voice of each language, symbols, languages, speakers), the sample
@@ -47,11 +48,21 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
     tts = Synthesizer.load(run_dir, step, vocoder=vocoder)
     generator = _generator(tts.model, tts.config.data, tts.config.synthesis, tts._rate, tts.vocoder.generator)
     out.mkdir(parents=True, exist_ok=True)
-    tf.saved_model.save(generator, str(out), signatures={"serving_default": generator.speak})
+    signatures = {"serving_default": generator.speak}
+    if speaks_as_speakers(tts):
+        signatures["speaker"] = generator.speak_as
+    tf.saved_model.save(generator, str(out), signatures=signatures)
     shutil.copyfile(tts.run_dir / "vocab.json", out / "vocab.json")
     info = _export_info(tts)
     (out / EXPORT_INFO).write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return info
+
+
+def speaks_as_speakers(tts: Synthesizer) -> bool:
+    """Whether the run keeps each training speaker's centroid (runs since they were kept), which
+    the export's `speaker` signature speaks with."""
+    model = tts.model
+    return getattr(model, "speaker_centroids", None) is not None and model.num_speakers == len(tts.tokenizer.speakers)
 
 
 def _frame_bounds(tokens, rate: Optional[SpeakingRate], buffer: int):
@@ -100,6 +111,23 @@ def _generator(model, data: DataConfig, settings: SynthesisConfig, rate: Optiona
             length = tf.shape(reference)[0]
             reference = tf.pad(reference, [[0, window - length], [0, 0]], constant_values=LOG_MEL_FLOOR)
             voice = model.speaker_encoder(reference[None], length[None], training=False)
+            return self._spoken(text_ids, language_id, voice)
+
+        @tf.function(
+            input_signature=[
+                tf.TensorSpec([], tf.int32, name="speaker_id"),
+                tf.TensorSpec([None], tf.int32, name="text_ids"),
+                tf.TensorSpec([], tf.int32, name="language_id"),
+            ],
+            autograph=False,
+        )
+        def speak_as(self, speaker_id, text_ids, language_id):
+            # A training speaker's centroid, as `--speaker NAME` speaks: an adapted voice, no clip needed.
+            centroids = tf.convert_to_tensor(model.speaker_centroids)
+            index = tf.clip_by_value(speaker_id, 0, tf.shape(centroids)[0] - 1)
+            return self._spoken(text_ids, language_id, tf.cast(centroids[index][None], tf.float32))
+
+        def _spoken(self, text_ids, language_id, voice):
             tokens = tf.shape(text_ids)[0]
             low, high = _frame_bounds(tokens, rate, buffer)
             generated = model.generate(
@@ -173,4 +201,15 @@ def _export_info(tts: Synthesizer) -> dict:
             },
             "outputs": {"mel": f"float32 [frames, {data.n_mels}]", "audio": "float32 [samples]"},
         },
+        # A training speaker's voice, no clip needed: `signatures["speaker"]` takes these.
+        "speaker_signature": {
+            "name": "speaker",
+            "inputs": {
+                "speaker_id": "int32 [] (index in speakers)",
+                "text_ids": "int32 [T]",
+                "language_id": "int32 []",
+            },
+        }
+        if speaks_as_speakers(tts)
+        else None,
     }
