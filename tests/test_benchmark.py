@@ -300,12 +300,53 @@ def test_bad_arguments_fail_before_any_trial(runner, tmp_path) -> None:
         ("--batch-sizes", "4,5000"): "larger than the",
         ("--sweep", "batch_size,warp"): "unknown stage",
         ("--write-config", str(tmp_path / "missing" / "best.yaml")): "does not exist",
+        ("--out", str(tmp_path)): "is a folder",  # found before the trials, not after them
+        ("--budget-seconds", "nan"): "",  # typer's own usage error: nan is no number of seconds
     }
     for args, expected in cases.items():
         result = runner.invoke(app, ["benchmark", "-c", str(config), *args])
+        if not expected:
+            assert result.exit_code == 2 and "is not a number of seconds" in result.output
+            continue
         assert result.exit_code == 1 and isinstance(result.exception, XttsError), result.output
         assert expected in result.exception.lines[0]
         assert "trial 1" not in result.output
+
+
+def test_sigterm_stops_the_running_trial_and_leaves_no_scratch(tmp_path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from training_support import subprocess_env
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    config = tiny_config(tmp_path)
+    command = [
+        sys.executable,
+        "-m",
+        "xtts_cli",
+        "benchmark",
+        "-c",
+        str(config),
+        "--sweep",
+        "num_workers",
+        "--steps",
+        "50",
+    ]
+    process = subprocess.Popen(command, env={**subprocess_env(), "TMPDIR": str(scratch)}, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not list(scratch.glob("xtts-benchmark-trial-*")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    spec = next(scratch.glob("xtts-benchmark-trial-*/spec.json"))
+    time.sleep(1.0)  # the trial's process is running
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(60) == 143
+    assert not list(scratch.glob("xtts-benchmark-trial-*"))
+    running = subprocess.run(["pgrep", "-f", str(spec)], capture_output=True, text=True).stdout.split()
+    assert [pid for pid in running if int(pid) != os.getpid()] == []
 
 
 @pytest.mark.slow

@@ -137,3 +137,28 @@ def test_an_empty_dataset_path_is_the_bundled_sample_in_a_config_and_refused_on_
     result = runner.invoke(app, ["validate", "--data", ""])  # `--data "$DATA"` with DATA unset
     assert isinstance(result.exception, XttsError)
     assert result.exception.lines == ["--data is empty"] and "leave --data out" in result.exception.hint
+
+
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (["report", "-o", "{tmp}"], "--out {tmp} is a folder"),
+        (["report", "-r", "{tmp}/nowhere"], "--run-dir {tmp}/nowhere does not exist"),
+        (["report", "-r", "{tmp}"], "--run-dir {tmp} is not an xtts run directory"),
+        (["profile-step", "-c", "tiny-cpu", "--trace", "{tmp}/a-file"], "--trace {tmp}/a-file is a file"),
+        (
+            ["profile-step", "-c", "tiny-cpu", "--tensorboard", "/proc/tb"],
+            "--tensorboard /proc/tb: nothing can be written",
+        ),
+        (
+            ["data-service", "dispatcher", "--bind", "0.0.0.0", "--work-dir", "{tmp}/a-file"],
+            "--work-dir {tmp}/a-file is a file",
+        ),
+    ],
+)
+def test_an_output_the_profilers_could_not_write_is_refused_before_they_measure(runner, tmp_path, args, line):
+    (tmp_path / "a-file").write_text("mine", encoding="utf-8")
+    result = runner.invoke(app, [arg.format(tmp=tmp_path) for arg in args])
+    assert isinstance(result.exception, XttsError), result.output
+    assert result.exception.lines[0].startswith(line.format(tmp=tmp_path))
+    assert (tmp_path / "a-file").read_text(encoding="utf-8") == "mine" and not list(tmp_path.glob("*.partial"))

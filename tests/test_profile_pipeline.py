@@ -404,3 +404,13 @@ def test_a_precompute_pass_is_announced_on_stderr_not_in_the_report(
     read = json.loads(streamed.stdout)
     assert not read["pipeline"]["store_in_memory"] and read["pipeline"]["store_in_memory_bytes"] == 0
     assert not any("held in memory" in note for note in read["notes"])
+
+
+def test_the_sweep_leaves_two_batches_an_epoch_as_the_benchmark_does() -> None:
+    from xtts_cli.config.schema import XttsConfig
+
+    config = XttsConfig(data={"batch_size": 8})
+    grid, _ = pipeline_profiler._sweep_grid(config, 39, 39)  # the bundled sample's training clips
+    assert sorted({cell[2] for cell in grid}) == [8, 16]  # 32 is one batch an epoch, and 7 clips dropped
+    tiny, _ = pipeline_profiler._sweep_grid(config, 10, 10)
+    assert {cell[2] for cell in tiny} == {8}  # too few for any size's two batches: the config's own

@@ -137,10 +137,31 @@ def test_host_contention_names_its_cause_and_fix(tmp_path: Path) -> None:
     assert fixes(25.0, num_workers=4) == [("warning", "data.num_workers", 1)]
 
 
+def test_a_contention_finding_is_labelled_with_the_contention_not_as_input_bound() -> None:
+    import io
+
+    from rich.console import Console
+
+    from xtts_cli.cli.output import print_finding
+    from xtts_cli.diagnosis.checkup import RankedFinding
+
+    out = Console(file=io.StringIO(), width=200)
+    for id_, gain in (("host-contention", 23.0), ("input-bound", 41.0)):
+        print_finding(
+            out, RankedFinding(id=id_, severity="warning", message="m", source="rates", expected_gain_percent=gain)
+        )
+    lines = out.file.getvalue().splitlines()
+    assert "host-contention (host contention 23 %): m" in lines[0] and "input-bound (input-bound 41 %): m" in lines[1]
+
+
 @pytest.mark.slow
 def test_synthetic_mode_has_no_contention_figure(runner, tmp_path: Path) -> None:
-    payload = run_json(runner, "--config", str(tiny_config(tmp_path)), "--num-steps", "3", "--synthetic")
+    args = ["--config", str(tiny_config(tmp_path)), "--num-steps", "3", "--synthetic", "--warmup", "0"]
+    payload = run_json(runner, *args)
     assert payload["host_contention_percent"] is None and payload["resident_compute_ms"] is None
+    # No warm-up asked for: the first step of each shape (its trace and compilation) is still not timed.
+    assert payload["warmup_steps"] >= 1 and payload["retraces"] == 0
+    assert any(note.startswith("warm-up extended from 0 to") for note in payload["notes"])
 
 
 def test_text_report_and_flag_errors(runner, tmp_path: Path) -> None:

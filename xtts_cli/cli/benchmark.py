@@ -9,6 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from xtts_cli.cli.options import (
+    MAX_COUNT,
     ConfigOption,
     DataOption,
     DataPathAlias,
@@ -30,17 +31,27 @@ BatchSizesOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+def _seconds(value: float) -> float:
+    if value != value or value == float("inf"):  # NaN passes every range check
+        raise typer.BadParameter(f"{value} is not a number of seconds; e.g. --budget-seconds 600")
+    return value
+
+
 BudgetOption = Annotated[
     float,
     typer.Option(
         "--budget-seconds",
         min=1,
+        callback=_seconds,
         metavar="SECONDS",
         help="Wall-clock budget for all trials; trials that would not fit are listed as skipped.",
     ),
 ]
 StepsOption = Annotated[
-    int, typer.Option("--steps", min=2, metavar="N", help="Timed training steps per trial (after warm-up).")
+    int,
+    typer.Option("--steps", min=2, max=MAX_COUNT, metavar="N", help="Timed training steps per trial (after warm-up)."),
 ]
 SweepOption = Annotated[
     Optional[str],
@@ -126,6 +137,11 @@ def benchmark(
     with Phases(enabled=not json_output) as phase:
         phase("scanning the dataset")
         run_data = run_data_of(loaded.config)
+    import signal
+
+    # SIGTERM (`timeout`, a job scheduler) as an exit, not a kill: the running trial's process is
+    # stopped and its scratch folder removed on the way out, as after Ctrl-C.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     report = _run_trials(
         loaded, run_data, data_path, batch_sizes=sizes, stages=stages, budget_seconds=budget_seconds, num_steps=steps
     )
@@ -187,14 +203,19 @@ def _run_trials(
 
 
 def _check_out_folder(write_config: Optional[Path]) -> None:
-    """--out names a file in a folder that exists: found before the trials, not after."""
-    if write_config is not None and not write_config.parent.is_dir():
+    """--out names a file in a folder that exists and can be written: found before the trials, not after."""
+    if write_config is None:
+        return
+    if not write_config.parent.is_dir():
         from xtts_cli.errors import XttsError
 
         raise XttsError(
             f"--out {str(write_config)!r}: folder {str(write_config.parent)!r} does not exist",
             hint="create the folder or pass a path in an existing one",
         )
+    from xtts_cli.config.editing import can_write
+
+    can_write(write_config, "--out", name="best.yaml")
 
 
 def _write_best(loaded, changes, target: Path) -> Path:

@@ -105,6 +105,10 @@ def dispatcher(
     import socket
 
     _check_bind(bind, "dispatcher")
+    if work_dir is not None:  # a file there would fail as a port problem, after TensorFlow loads
+        from xtts_cli.config.editing import can_write
+
+        can_write(work_dir.expanduser(), "--work-dir", folder=True)
     from xtts_cli.data.service import bound_port, start_dispatcher
 
     server = start_dispatcher(port, str(work_dir.expanduser().resolve()) if work_dir else None)

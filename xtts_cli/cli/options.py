@@ -79,20 +79,23 @@ DataOption = Annotated[
 ]
 # Older names of the same flags, accepted and not shown: `train_main.py --train-data`, the
 # profilers' `--data-path`, `--num-steps`, `--num-batches`, synthesize's `--checkpoint`.
+# The most batches or steps a measurement takes: more is hours of timing no question needs.
+MAX_COUNT = 100_000
 BatchesOption = Annotated[
     Optional[int],
     typer.Option(
         "--batches",
         "-n",
         min=2,
+        max=MAX_COUNT,
         metavar="N",
         help="Batches to time. Default: profiling.num_batches (50).",
         show_default=False,
     ),
 ]
 TrainDataAlias = Annotated[Optional[str], typer.Option("--train-data", hidden=True)]
-NumBatchesAlias = Annotated[Optional[int], typer.Option("--num-batches", min=2, hidden=True)]
-NumStepsAlias = Annotated[Optional[int], typer.Option("--num-steps", min=2, hidden=True)]
+NumBatchesAlias = Annotated[Optional[int], typer.Option("--num-batches", min=2, max=MAX_COUNT, hidden=True)]
+NumStepsAlias = Annotated[Optional[int], typer.Option("--num-steps", min=2, max=MAX_COUNT, hidden=True)]
 MaxStepsAlias = Annotated[Optional[int], typer.Option("--max-steps", min=1, hidden=True)]
 DataPathAlias = Annotated[Optional[str], typer.Option("--data-path", hidden=True)]
 RunDirOption = Annotated[

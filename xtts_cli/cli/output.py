@@ -67,7 +67,9 @@ def print_finding(out, finding, *, fix_note: str = "", more: Iterable[str] = ())
     measured, the message; then the fix (with `fix_note` after it) and any `more` lines."""
     style = SEVERITY_STYLE[finding.severity]
     gain = getattr(finding, "expected_gain_percent", None)
-    cost = f" (input-bound {gain:.0f} %)" if gain is not None else ""
+    # The share a measured finding costs: the step's wait for data, or for a contended host its stall.
+    measure = "host contention" if finding.id == "host-contention" else "input-bound"
+    cost = f" ({measure} {gain:.0f} %)" if gain is not None else ""
     out.print(f"[{style}]{finding.severity:<7}[/] [bold]{finding.id}[/]{cost}: {finding.message}")
     if finding.fix is not None:
         out.print(f"         fix: {finding.fix.describe()}{fix_note}")

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from xtts_cli.cli.options import (
+    MAX_COUNT,
     BatchesOption,
     BatchSizeOption,
     ConfigOption,
@@ -26,6 +27,8 @@ WarmupOption = Annotated[
     Optional[int],
     typer.Option(
         "--warmup",
+        min=0,
+        max=MAX_COUNT,
         metavar="N",
         help="Batches drawn before timing starts, at least one per length bucket (an epoch starts every bucket "
         "in its first batches). Default: profiling.warmup_batches.",

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from xtts_cli.cli.options import (
+    MAX_COUNT,
     BatchSizeOption,
     ConfigOption,
     DataOption,
@@ -27,6 +28,7 @@ StepsOption = Annotated[
         "--steps",
         "-n",
         min=2,
+        max=MAX_COUNT,
         metavar="N",
         help="Steps to time. Default: profiling.num_steps (100).",
         show_default=False,
@@ -37,6 +39,7 @@ WarmupOption = Annotated[
     typer.Option(
         "--warmup",
         min=0,
+        max=MAX_COUNT,
         metavar="N",
         help="Untimed steps first, at least one per length bucket (an epoch starts every bucket in its "
         "first batches). Default: profiling.warmup_batches, and in cache mode at least one epoch (it fills the cache).",
@@ -111,6 +114,11 @@ def profile_step(
         set_values or (),
     )
     cfg = loaded.config
+    from xtts_cli.config.editing import can_write
+
+    for folder, flag in ((trace, "--trace"), (tensorboard, "--tensorboard")):
+        if folder is not None:  # said now, not after the profile
+            can_write(folder, flag, folder=True)
     from xtts_cli.profiling.step_profiler import profile_step as run_profile  # TensorFlow loads here
 
     with Phases() as phase:  # on stderr, --json or not: the report alone goes to stdout
@@ -210,3 +218,5 @@ def _render(profile) -> None:
         out.print("no changes recommended")
     for note in profile.notes:
         out.print(f"[dim]note: {note}[/]")
+    if profile.tensorboard_dir:
+        out.print(f"[dim]note: the per-step series are in {profile.tensorboard_dir} (tensorboard --logdir it)[/]")

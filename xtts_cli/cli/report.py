@@ -52,6 +52,12 @@ def report(
     from xtts_cli.diagnosis.report import gather, redactor, write_report
     from xtts_cli.errors import XttsError
 
+    if run_dir is not None:
+        _a_run(run_dir)
+        if config is None:  # what the run trained with, not the built-in defaults
+            from xtts_cli.run.directory import own_config
+
+            config = own_config(run_dir)
     args = [*(["-c", str(config)] if config else []), *(f"--set={value}" for value in set_values or ())]
     args += ["--data", str(data)] if data else []
     loaded = resolve_config(config, {"data.dataset_path": str(data) if data else None}, set_values or ())
@@ -65,6 +71,9 @@ def report(
     folder = out.resolve().parent
     if not (folder.is_dir() and os.access(folder, os.W_OK)):  # said now, not after minutes of profiling
         raise XttsError(f"--out {out}: {folder} is not a folder this user can write", hint="pass -o FILE in one")
+    from xtts_cli.config.editing import can_write
+
+    can_write(out, "--out", name="xtts-report.tar.gz")
     with Phases() as phase:
         phase("validate, diagnose, profile-pipeline and profile-step, each in its own process")
         sections = gather(
@@ -83,3 +92,20 @@ def report(
         )
     kept = "home paths and file names kept (--no-redact)" if no_redact else "home paths and dataset file names replaced"
     console().print(f"wrote {out} ({size / 1024:.0f} KiB; {kept}; no secret variables)")
+
+
+def _a_run(run_dir: Path) -> None:
+    """--run-dir names a run directory, even a half-written one (what a bug report is for), not a
+    typo that would add an empty section."""
+    from xtts_cli.errors import XttsError
+    from xtts_cli.run.files import RunDir
+
+    run = RunDir(run_dir)
+    if not run_dir.is_dir():
+        what = "does not exist" if not run_dir.exists() else "is a file"
+        raise XttsError(f"--run-dir {run_dir} {what}", hint="pass the directory of an `xtts train` run")
+    if not any(path.exists() for path in (run.config_file, run.run_file, run.path / "metrics.jsonl")):
+        raise XttsError(
+            f"--run-dir {run_dir} is not an xtts run directory (no config.yaml, run.json nor metrics.jsonl)",
+            hint="pass the directory of an `xtts train` run",
+        )

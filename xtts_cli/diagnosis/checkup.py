@@ -64,7 +64,9 @@ MIN_CPU_WINDOW_SECONDS = 1.0
 class RankedFinding(Finding):
     source: str = Field(description="environment, config, dataset, pipeline, model, storage or rates.")
     expected_gain_percent: Optional[float] = Field(
-        None, description="The input-bound share this change addresses (measured); empty: not measured or not input."
+        None,
+        description="The input-bound share this change addresses (measured; for host-contention, the "
+        "contention measured); empty: not measured or not input.",
     )
 
 

@@ -639,7 +639,7 @@ def sweep(
     run_data = run_data_of(config, scan)
     scan = run_data.scan
     items = _evenly_spaced(list(scan.train), max_items)
-    grid, current = _sweep_grid(config, len(items))
+    grid, current = _sweep_grid(config, len(items), len(scan.train))
     cells = _time_grid(run_data, config, grid, current, items=items, samples=samples, say=say)
     cells.sort(key=lambda cell: -cell.samples_per_sec)
     from xtts_cli.data.plan import decide_mode
@@ -672,11 +672,13 @@ def sweep(
     )
 
 
-def _sweep_grid(config: XttsConfig, item_count: int) -> tuple[list[tuple], tuple]:
-    """(the cells to time, the config's own settings), the latter added when not a cell already."""
-    sizes = [size for size in SWEEP_BATCH_SIZES if size <= item_count]
+def _sweep_grid(config: XttsConfig, item_count: int, train_count: int) -> tuple[list[tuple], tuple]:
+    """(the cells to time, the config's own settings), the latter added when not a cell already.
+    Batch sizes leave at least 2 batches an epoch of the `train_count` training clips (as
+    `xtts benchmark` does): one batch an epoch drops the clips past it every epoch."""
+    sizes = [size for size in SWEEP_BATCH_SIZES if size <= item_count and size * 2 <= train_count]
     if not sizes:
-        sizes = [item_count]
+        sizes = [min(item_count, config.data.batch_size)]
     grid = [(w, p, b, m) for m in SWEEP_MODES for b in sizes for w in SWEEP_PARALLELISM for p in SWEEP_PREFETCH]
     current = _cell_settings(config.data)
     if current not in grid and current[2] <= item_count:
@@ -731,6 +733,11 @@ def _sweep_notes(cell_count: int, item_count: int, samples: int, change: dict[st
     ]
     if "data.batch_size" in change:
         notes.append("batch size also changes the optimisation (learning rate, steps per epoch), not only the pipeline")
+    notes.append(
+        "three rates of the current settings are shown, each measured its own way: the table above times the "
+        "whole pipeline over --batches; the sweep's 'current' row is one short cell on the sweep's items; "
+        "'now' in the recommendation is the current settings re-timed side by side with the best, the pair to compare"
+    )
     return notes
 
 

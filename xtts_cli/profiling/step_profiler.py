@@ -301,13 +301,15 @@ def _warmup_steps(config: XttsConfig, parts: Any, synthetic: bool, warmup: Optio
                 f"cache mode: warm-up is one whole epoch ({warmup} steps), which fills the "
                 "cache; the timed steps read it as every later epoch does"
             )
-    if not synthetic and warmup < info.buckets_started:
+    # Each batch shape's first step traces and compiles the step (seconds): never timed.
+    least = max(1, info.buckets_started)
+    if warmup < least:
         notes.append(
-            f"warm-up extended from {warmup} to {info.buckets_started} steps: an epoch starts each of its "
-            f"{info.buckets_started} length buckets in its first batches (opening its files or filling its "
-            "shuffle buffer) and the step meets each bucket's batch shape there first"
+            f"warm-up extended from {warmup} to {least} steps: the step is traced and compiled at each batch "
+            f"shape's first step, and an epoch starts each of its {info.buckets_started} length buckets in its "
+            "first batches (opening its files or filling its shuffle buffer)"
         )
-        warmup = info.buckets_started
+        warmup = least
     return warmup
 
 
