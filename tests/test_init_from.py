@@ -274,6 +274,15 @@ def test_validate_shows_the_base_and_what_the_data_adds(base, tmp_path, runner):
     assert "this data adds" in result.output and "language fa, 1 speaker" in result.output
 
 
+def test_a_speaker_the_base_has_already_is_said_to_go_on_training_that_voice(base, tmp_path, runner):
+    from xtts_cli.cli.app import app
+
+    _config(tmp_path, "same")  # the base's own data: every speaker is the base's
+    result = runner.invoke(app, ["validate", "-c", str(tmp_path / "same.yaml"), "--set", f"training.init_from={base}"])
+    assert result.exit_code == 0, result.output
+    assert "are the base's already: these clips go on training that voice" in " ".join(result.output.split())
+
+
 def test_freeze_names_only_the_kinds_parts(tmp_path):
     from xtts_cli.errors import ConfigError
 

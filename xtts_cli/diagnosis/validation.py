@@ -161,4 +161,6 @@ def parent_findings(config: Any, scan: Any) -> list[Finding]:
 
         news = parent.news(parent.grow(prepare(config, scan=scan).tokenizer))
         message += f"; this data adds {', '.join(news) if news else 'nothing'}"
+        continued = parent.continued(scan.speakers)
+        message += f"; {continued}" if continued else ""
     return [Finding(id="init-from", severity="info", message=message)]

@@ -124,6 +124,8 @@ def build_components(
     checkpoints = _checkpoints(config, models, counters, opened, plan, progress, restore=resumed or is_chief)
     if parent is not None:
         _take_parent_weights(kind, models, parent, tokenizer, progress)
+        if parent.continued(scan.speakers):
+            progress(Noted(parent.continued(scan.speakers)))
     kept.done()  # set up: the run's record is this start's
     return RunComponents(
         plan=plan,

@@ -88,6 +88,20 @@ class ParentRun:
         news += [f"{speakers} speaker{'s' * (speakers != 1)}"] if speakers else []
         return news
 
+    def continued(self, speakers) -> str:
+        """A note naming the new data's speakers the base has already, whose clips go on training
+        that voice rather than a new one ("" when none)."""
+        if self.tokenizer is None:
+            return ""
+        known = [name for name in speakers if name in self.tokenizer.speakers]
+        if not known:
+            return ""
+        shown = ", ".join(known[:3]) + (f" and {len(known) - 3} more" if len(known) > 3 else "")
+        return (
+            f"speaker{'s' * (len(known) > 1)} {shown} {'are' if len(known) > 1 else 'is'} the base's already: these "
+            "clips go on training that voice (a new voice needs another name: its folder, or speakers.csv)"
+        )
+
     def val_loss(self) -> Optional[float]:
         """The base's validation loss at the step it is taken from, as its metrics.jsonl recorded it."""
         import json
