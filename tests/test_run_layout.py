@@ -106,3 +106,21 @@ def test_a_runs_config_leaves_out_what_its_kind_does_not_read_and_validates_clea
     written = resolve_config(run.config_file)
     assert written.config == config  # what it leaves out is the defaults, which it does not read
     assert [f.id for f in check_config(written, probe_machine()) if f.id == "autoregressive-key"] == []
+
+
+def test_fresh_says_the_runs_vocoder_went_aside_with_it(tmp_path: Path) -> None:
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.run.directory import prepare_run_dir, release_run_dir
+
+    run, _ = prepare_run_dir(tmp_path / "run", XttsConfig())
+    release_run_dir(run)
+    (run.path / "vocoder").mkdir()
+    (run.path / "vocoder" / "config.yaml").write_text("model:\n  kind: vocoder\n", encoding="utf-8")
+    said: list[str] = []
+    again, _ = prepare_run_dir(tmp_path / "run", XttsConfig(), fresh=True, note=said.append)
+    release_run_dir(again)
+    (kept,) = tmp_path.glob("run.old-*")
+    assert said == [
+        f"--fresh: the old run is kept as {kept}, its vocoder in {kept / 'vocoder'} (the new run speaks with "
+        f"Griffin-Lim until one is trained into {tmp_path / 'run' / 'vocoder'}, or copied there)"
+    ]

@@ -28,7 +28,7 @@ from xtts_cli.data.features import MelFeatures
 from xtts_cli.errors import XttsError
 from xtts_cli.host import plan_threads
 from xtts_cli.locks import LOCK_FILE
-from xtts_cli.run.files import MARKER_FILE, RunDir
+from xtts_cli.run.files import MARKER_FILE, VOCODER_DIR, RunDir
 
 # Besides what a mel frame is (`MelFeatures`), the text front end a checkpoint's ids come from.
 TEXT_KEYS = ("text_cleaners", "text_frontend")
@@ -229,7 +229,17 @@ def prepare_run_dir(
     if fresh and _entries(run.path):
         run_lock.acquire(run.path)  # no one else is writing the run about to be moved
         try:
-            note(f"--fresh: the old run is kept as {_move_aside(run.path)}")
+            vocoder = (run.path / VOCODER_DIR).is_dir()
+            kept = _move_aside(run.path)
+            note(
+                f"--fresh: the old run is kept as {kept}"
+                + (
+                    f", its vocoder in {kept / VOCODER_DIR} (the new run speaks with Griffin-Lim until one is trained "
+                    f"into {run.path / VOCODER_DIR}, or copied there)"
+                    if vocoder
+                    else ""
+                )
+            )
         finally:
             run_lock.release(run.path)
     run.path.mkdir(parents=True, exist_ok=True)
