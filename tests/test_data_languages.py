@@ -192,3 +192,17 @@ def test_transcripts_in_a_script_their_language_is_not_written_in_are_a_warning(
     (message,) = script_messages("en")
     assert "transcripts of dataset persian are in Arabic script, which its language en is not written in" in message
     assert message.endswith("set data.datasets[0].language to their language")
+
+
+@pytest.mark.parametrize(
+    "text, read",
+    [
+        ("قیمت $100 است.", "قیمت صد دلار است."),
+        ("۲۵€ دادم", "بیست و پنج یورو دادم"),
+        ("۱/۲ لیوان شیر", "یک دوم لیوان شیر"),
+        ("۳/۴ کیلو", "سه چهارم کیلو"),
+        ("تاریخ ۱۴۰۲/۰۵/۱۲", "تاریخ دوازدهم مرداد هزار و چهارصد و دو"),  # a date, not a fraction
+    ],
+)
+def test_persian_money_and_fractions_are_read_as_persian_says_them(text, read):
+    assert normalize_persian(text) == read

@@ -53,6 +53,11 @@ _NUMBER = re.compile(r"(?<!\d)(\d{1,3}(?:[٬,]\d{3})+|\d+)(?:[٫.](\d+))?(?![\d�
 _TIME = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
 _DATE = re.compile(r"(?<![\d/])(1[34]\d\d|19\d\d|20\d\d)/(\d{1,2})/(\d{1,2})(?![\d/])")
 _MINUS = re.compile(r"(?<![\w.,])-(?=\d)")  # -5: منفی پنج
+# ۳/۴: سه چهارم (the count, then the part as an ordinal); not a date's day/month, which has a year.
+_FRACTION = re.compile(r"(?<![\d/])(\d{1,3})/(\d{1,3})(?![\d/])")
+# $100 or 100$: صد دلار, the amount then the currency, as Persian reads it.
+_CURRENCIES = {"$": "دلار", "€": "یورو", "£": "پوند"}
+_MONEY = re.compile(r"([$€£])\s?(\d[\d٬,]*(?:[٫.]\d+)?)|(\d[\d٬,]*(?:[٫.]\d+)?)\s?([$€£])")
 _SOLAR_MONTHS = "فروردین اردیبهشت خرداد تیر مرداد شهریور مهر آبان آذر دی بهمن اسفند".split()
 _GREGORIAN_MONTHS = "ژانویه فوریه مارس آوریل مه ژوئن ژوئیه اوت سپتامبر اکتبر نوامبر دسامبر".split()
 _ZWNJ_RUNS = re.compile(ZWNJ + "{2,}")
@@ -140,10 +145,24 @@ def _spoken_number(match: re.Match) -> str:
     return (" " if before.isalpha() else "") + words + (" " if after.isalpha() else "")
 
 
+def _fraction(match: re.Match) -> str:
+    count, part = int(match.group(1)), int(match.group(2))
+    if part < 2:
+        return match.group(0)
+    return f"{number_to_words(count)} {_ordinal_words(part)}"
+
+
+def _money(match: re.Match) -> str:
+    symbol, amount = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
+    return f"{amount} {_CURRENCIES[symbol]}"
+
+
 def normalize_persian(text: str) -> str:
     """`text` with Persian letter forms, clean ZWNJs and numbers read out (module docstring)."""
     text = text.translate(_LETTERS).translate(_DIGITS)
+    text = _MONEY.sub(_money, text)
     text = _DATE.sub(_date, _TIME.sub(_time, text))
+    text = _FRACTION.sub(_fraction, text)
     text = _MINUS.sub("منفی ", text)
     text = _NUMBER.sub(_spoken_number, text)
     text = _VERB_PREFIX.sub(lambda m: m.group(1) + ZWNJ, text)
