@@ -51,9 +51,9 @@ def test_a_manifest_naming_system_files_opens_none_of_them(tmp_path):
     root = tmp_path / "nemo"
     shutil.copytree(CORPORA / "nemo", root)
     hostile = [
-        {"audio_filepath": "../../etc/passwd", "text": "one"},
-        {"audio_filepath": "/etc/hostname", "text": "two"},
-        {"audio_filepath": "../outside/x.wav", "text": "three"},
+        {"audio_filepath": "../../etc/passwd", "text": "one", "speaker": 3},  # speakers as the manifest names them
+        {"audio_filepath": "/etc/hostname", "text": "two", "speaker": 3},
+        {"audio_filepath": "../outside/x.wav", "text": "three", "speaker": 7},
     ]
     with open(root / "train_manifest.json", "a", encoding="utf-8") as manifest:
         manifest.write("".join(json.dumps(record) + "\n" for record in hostile))

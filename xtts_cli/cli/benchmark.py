@@ -9,7 +9,6 @@ from typing import Annotated, Any, Optional
 import typer
 
 from xtts_cli.cli.options import (
-    MAX_COUNT,
     ConfigOption,
     DataOption,
     DataPathAlias,
@@ -17,6 +16,7 @@ from xtts_cli.cli.options import (
     SetOption,
     TrainDataAlias,
     VerboseOption,
+    at_most_count,
     given_once,
 )
 from xtts_cli.cli.output import console, print_json
@@ -51,7 +51,9 @@ BudgetOption = Annotated[
 ]
 StepsOption = Annotated[
     int,
-    typer.Option("--steps", min=2, max=MAX_COUNT, metavar="N", help="Timed training steps per trial (after warm-up)."),
+    typer.Option(
+        "--steps", min=2, callback=at_most_count, metavar="N", help="Timed training steps per trial (after warm-up)."
+    ),
 ]
 SweepOption = Annotated[
     Optional[str],

@@ -81,21 +81,30 @@ DataOption = Annotated[
 # profilers' `--data-path`, `--num-steps`, `--num-batches`, synthesize's `--checkpoint`.
 # The most batches or steps a measurement takes: more is hours of timing no question needs.
 MAX_COUNT = 100_000
+
+
+def at_most_count(value: Optional[int]) -> Optional[int]:
+    """A count of batches or steps to time, up to `MAX_COUNT` (a callback: a range would widen every help)."""
+    if value is not None and value > MAX_COUNT:
+        raise typer.BadParameter(f"{value} is more than {MAX_COUNT:,}: hours of timing; a few hundred tell as much")
+    return value
+
+
 BatchesOption = Annotated[
     Optional[int],
     typer.Option(
         "--batches",
         "-n",
         min=2,
-        max=MAX_COUNT,
+        callback=at_most_count,
         metavar="N",
         help="Batches to time. Default: profiling.num_batches (50).",
         show_default=False,
     ),
 ]
 TrainDataAlias = Annotated[Optional[str], typer.Option("--train-data", hidden=True)]
-NumBatchesAlias = Annotated[Optional[int], typer.Option("--num-batches", min=2, max=MAX_COUNT, hidden=True)]
-NumStepsAlias = Annotated[Optional[int], typer.Option("--num-steps", min=2, max=MAX_COUNT, hidden=True)]
+NumBatchesAlias = Annotated[Optional[int], typer.Option("--num-batches", min=2, callback=at_most_count, hidden=True)]
+NumStepsAlias = Annotated[Optional[int], typer.Option("--num-steps", min=2, callback=at_most_count, hidden=True)]
 MaxStepsAlias = Annotated[Optional[int], typer.Option("--max-steps", min=1, hidden=True)]
 DataPathAlias = Annotated[Optional[str], typer.Option("--data-path", hidden=True)]
 RunDirOption = Annotated[

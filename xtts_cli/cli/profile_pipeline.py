@@ -8,7 +8,6 @@ from typing import Annotated, Any, Optional
 import typer
 
 from xtts_cli.cli.options import (
-    MAX_COUNT,
     BatchesOption,
     BatchSizeOption,
     ConfigOption,
@@ -19,6 +18,7 @@ from xtts_cli.cli.options import (
     SetOption,
     TrainDataAlias,
     VerboseOption,
+    at_most_count,
     given_once,
 )
 from xtts_cli.cli.output import Phases, console, print_json
@@ -28,7 +28,7 @@ WarmupOption = Annotated[
     typer.Option(
         "--warmup",
         min=0,
-        max=MAX_COUNT,
+        callback=at_most_count,
         metavar="N",
         help="Batches drawn before timing starts, at least one per length bucket (an epoch starts every bucket "
         "in its first batches). Default: profiling.warmup_batches.",

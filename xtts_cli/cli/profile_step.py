@@ -8,7 +8,6 @@ from typing import Annotated, Any, Optional
 import typer
 
 from xtts_cli.cli.options import (
-    MAX_COUNT,
     BatchSizeOption,
     ConfigOption,
     DataOption,
@@ -18,6 +17,7 @@ from xtts_cli.cli.options import (
     SetOption,
     TrainDataAlias,
     VerboseOption,
+    at_most_count,
     given_once,
 )
 from xtts_cli.cli.output import Phases, console, print_finding, print_json
@@ -28,7 +28,7 @@ StepsOption = Annotated[
         "--steps",
         "-n",
         min=2,
-        max=MAX_COUNT,
+        callback=at_most_count,
         metavar="N",
         help="Steps to time. Default: profiling.num_steps (100).",
         show_default=False,
@@ -39,7 +39,7 @@ WarmupOption = Annotated[
     typer.Option(
         "--warmup",
         min=0,
-        max=MAX_COUNT,
+        callback=at_most_count,
         metavar="N",
         help="Untimed steps first, at least one per length bucket (an epoch starts every bucket in its "
         "first batches). Default: profiling.warmup_batches, and in cache mode at least one epoch (it fills the cache).",

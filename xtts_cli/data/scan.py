@@ -718,8 +718,7 @@ def _check_entry(
         return bad("too_many_frames", f"{frames} mel frames, above data.max_mel_frames ({data.max_mel_frames})")
     if data.text_frontend == "characters" and outruns(len(cleaned), frames):  # phonemes: `_with_phonemes`
         return bad("text_outruns_audio", _outruns_detail(len(cleaned), "characters", frames))
-    # speakers.csv is keyed by LJSpeech ids (file stems); a manifest's id is its path without extension.
-    key = entry.id or ""
+    key = entry.id or ""  # speakers.csv is keyed by ids: LJSpeech's file stems, a manifest's paths less extension
     speaker = entry.speaker or speakers.get(key) or speakers.get(os.path.basename(key)) or dataset
     return DatasetItem(
         id=entry.id or written,

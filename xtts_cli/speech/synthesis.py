@@ -74,7 +74,7 @@ MAX_WHOLE_REFERENCE_SECONDS = 600
 
 
 # A clip to clone shorter than this holds no word; one whose peak is under -80 dBFS no sound.
-MIN_CLIP_SECONDS = 0.25
+MIN_CLIP_SECONDS = 0.1
 SILENT_PEAK = 1e-4
 
 
