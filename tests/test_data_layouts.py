@@ -189,6 +189,19 @@ def test_each_of_several_datasets_may_name_its_own_metadata_file_and_is_named_in
     assert missing.message.startswith("data.datasets[1].metadata_train_file 'metadata.csv' not found in")
 
 
+def test_one_folder_listed_twice_is_refused_not_trained_twice(tmp_path):
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.devices.gpu_info import probe_machine
+    from xtts_cli.diagnosis.config_rules import check_config
+
+    datasets = [{"path": str(CORPORA / "coqui")}, {"path": f"{CORPORA / 'coqui'}/"}]
+    with pytest.raises(XttsError) as twice:
+        scan_dataset(DataConfig(datasets=datasets))
+    assert twice.value.lines[0].startswith("data.datasets[1].path is the folder of data.datasets[0].path again (")
+    loaded = resolve_config(None, sets=[f"data.datasets={json.dumps(datasets)}"])
+    assert [f.id for f in check_config(loaded, probe_machine()) if f.severity == "error"] == ["dataset-twice"]
+
+
 def test_a_speaker_name_in_two_datasets_is_one_voice_and_said_so(tmp_path):
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.diagnosis.checkup import scan_findings

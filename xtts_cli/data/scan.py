@@ -255,8 +255,20 @@ def scan_dataset(data: DataConfig) -> ScanReport:
             gc.enable()
 
 
+def twice(source: Source, first: str) -> str:
+    """The line for a dataset listed again under another spelling of its path (`first` names it)."""
+    return (
+        f"{source.key} is the folder of {first} again ({source.root}): each of its clips would train twice, "
+        "as two datasets; list it once (a weight trains it more)"
+    )
+
+
 def _scan(data: DataConfig) -> ScanReport:
     sources = dataset_sources(data)
+    for index, source in enumerate(sources):
+        first = next((other for other in sources[:index] if other.root == source.root), None)
+        if first is not None:
+            raise XttsError(twice(source, first.key), hint="remove one of them from data.datasets")
     names = _unique_names([source.root.name or "dataset" for source in sources])
     parts = [_scan_one(source, name, data) for source, name in zip(sources, names)]
     _set_repeats([part[0] for part in parts], sources)

@@ -353,19 +353,24 @@ def no_effect_keys() -> dict[str, str]:
     return found
 
 
-DATASET_PATH_FINDINGS = ("dataset-missing", "dataset-layout-unknown", "metadata-missing")
+DATASET_PATH_FINDINGS = ("dataset-missing", "dataset-layout-unknown", "metadata-missing", "dataset-twice")
 
 
 def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     """Each dataset folder exists and holds a layout we read (the cheap part; the scan does the rest)."""
     from xtts_cli.data.layouts import detect_format
-    from xtts_cli.data.scan import dataset_sources
+    from xtts_cli.data.scan import dataset_sources, twice
     from xtts_cli.errors import XttsError
 
     data = loaded.config.data
     if not data.datasets and data.dataset_path is None:
         return  # the bundled sample
+    seen: dict[Path, str] = {}
     for source in dataset_sources(data):
+        if source.root in seen:
+            yield Finding(id="dataset-twice", severity="error", message=twice(source, seen[source.root]))
+            continue
+        seen[source.root] = source.key
         path = data.dataset_path if source.key == "data.dataset_path" else data.datasets[_index(source.key)].path
         if not source.root.is_dir():
             yield Finding(
