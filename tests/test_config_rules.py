@@ -138,3 +138,12 @@ def test_an_older_configs_keys_of_the_other_model_kind_are_named_and_fixed(write
     (finding,) = [f for f in check_config(acoustic, CPU_ONLY) if f.id == "other-kind-key"]
     fixed = apply_changes(acoustic.text, [finding.fix], acoustic.sources)
     assert fixed == "# mine\ntraining:\n  learning_rate: 0.001\n" and resolve_config(write_config(fixed))
+
+
+def test_a_datasets_weight_written_as_a_string_is_named_with_its_place() -> None:
+    from xtts_cli.diagnosis.config_rules import string_number_findings
+
+    raw = {"data": {"datasets": [{"path": "a", "weight": 2}, {"path": "b", "weight": "1e-1"}]}}
+    (found,) = string_number_findings(raw)
+    assert found.message.startswith("data.datasets[1].weight is the string '1e-1', not a number")
+    assert "xtts reads it as 0.1, write 0.1" in found.message and found.fix is None

@@ -471,6 +471,31 @@ def string_number_findings(raw: dict[str, Any]) -> list[Finding]:
                     fix=_set(f"{section}.{key}", number),
                 )
             )
+    return findings + _dataset_string_numbers(raw)
+
+
+def _dataset_string_numbers(raw: dict[str, Any]) -> list[Finding]:
+    """`string_number_findings` of each `data.datasets` entry (a weight written '2'); no fix: the
+    editor sets a section's keys, not a list item's."""
+    from xtts_cli.config.schema import DatasetSource
+
+    data = raw.get("data")
+    datasets = data.get("datasets") if isinstance(data, dict) else None
+    findings = []
+    for index, dataset in enumerate(datasets if isinstance(datasets, list) else []):
+        for key, value in dataset.items() if isinstance(dataset, dict) else ():
+            info = DatasetSource.model_fields.get(key)
+            kind = _numeric_annotation(info.annotation) if info is not None else None
+            number = _parse_number(value, kind) if kind is not None and isinstance(value, str) else None
+            if number is not None:
+                findings.append(
+                    Finding(
+                        id="number-as-string",
+                        severity="warning",
+                        message=f"data.datasets[{index}].{key} is the string {value!r}, not a number"
+                        f"{_why_text(value)}; xtts reads it as {number!r}, write {yaml_scalar(number)} so every tool does",
+                    )
+                )
     return findings
 
 
