@@ -261,7 +261,11 @@ def test_init_from_something_that_is_not_a_run_is_refused(base, tmp_path, runner
     result = runner.invoke(
         app, ["train", "-c", str(tmp_path / "c.yaml"), "--init-from", target, "-r", str(tmp_path / "r")]
     )
-    assert "not a run directory nor a checkpoint" in str(result.exception)
+    if spec == "nowhere":
+        assert "not a run directory nor a checkpoint" in str(result.exception)
+    else:  # a step the run does not keep: the ones it keeps are named
+        assert str(result.exception).endswith(f"{base / 'checkpoints'} keeps no checkpoint ckpt-99")
+        assert result.exception.hint.startswith("it keeps steps 4: e.g. --init-from ")
 
 
 def test_validate_shows_the_base_and_what_the_data_adds(base, tmp_path, runner):

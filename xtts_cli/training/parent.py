@@ -186,6 +186,12 @@ def open_parent(spec: str | Path) -> ParentRun:
             )
         run_path, checkpoint = found, str(given)
         config, run = read_run(run_path, "--init-from")
+    elif _CHECKPOINT.match(given.name) and list(given.parent.glob("ckpt-*.index")):
+        steps = sorted(int(m.group(1)) for p in given.parent.glob("ckpt-*.index") if (m := _CHECKPOINT.match(p.stem)))
+        raise XttsError(
+            f"--init-from {spec}: {given.parent} keeps no checkpoint {given.name}",
+            hint=f"it keeps steps {', '.join(map(str, steps))}: e.g. --init-from {given.parent / f'ckpt-{steps[-1]}'}",
+        )
     else:
         raise XttsError(
             f"--init-from {spec}: not a run directory nor a checkpoint (ckpt-N with its .index)",
