@@ -240,6 +240,7 @@ def test_init_from_into_a_run_with_checkpoints_is_refused(base, tmp_path, runner
     assert (
         "--run-dir DIR" in result.exception.hint and sorted(p.name for p in (base / "checkpoints").iterdir()) == before
     )
+    assert "--fresh" not in result.exception.hint  # it would move the base itself aside: refused too
 
 
 def test_init_from_the_run_directory_itself_is_refused_before_anything_moves(base, tmp_path, runner):

@@ -184,10 +184,11 @@ def _refuse_other_parent(run: RunDir, previous: Optional[dict[str, Any]], spec: 
     if recorded and given in (Path(recorded["run"]).resolve(), Path(recorded["checkpoint"]).resolve()):
         return
     origin = f"started from {recorded['run']}" if recorded else "trained from scratch"
+    own = given == run.path.resolve() or run.path.resolve() in given.parents  # --fresh would move the base aside
     raise XttsError(
         f"--init-from {spec}: {run.path} already holds a run with checkpoints ({origin}); starting it over from "
         f"{spec} would discard them",
-        hint="pass --run-dir DIR for the new run, or --fresh to move the old one aside",
+        hint="pass --run-dir DIR for the new run" + ("" if own else ", or --fresh to move the old one aside"),
     )
 
 
