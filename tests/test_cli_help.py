@@ -56,3 +56,10 @@ def test_the_readme_lists_every_command_once():
     table = readme.split("| command | what it does |\n")[1].split("\n\n")[0]  # the first table, at the top
     listed = re.findall(r"^\| `xtts ([a-z-]+)", table, flags=re.MULTILINE)
     assert sorted(listed) == sorted(command[0] for command in COMMANDS if len(command) == 1)
+
+
+def test_init_names_every_preset_it_can_write(runner):
+    from xtts_cli.config.preset_files import preset_names
+
+    text = " ".join(runner.invoke(app, ["init", "--help"], env={"COLUMNS": "200"}).output.split())
+    assert [name for name in preset_names() if name not in text] == []

@@ -16,7 +16,8 @@ def init(
             "--preset",
             "-p",
             metavar="NAME",
-            help="The preset to start from: tiny-cpu, speak-cpu, voices-cpu, rtx4090, dual-gpu, or config (every key).",
+            help="The preset to start from: tiny-cpu, speak-cpu, voices-cpu, adapt-cpu, vocoder-cpu (CPU); rtx4090, "
+            "base-gpu, adapt-gpu, vocoder-gpu, dual-gpu (GPU); or config (every key).",
         ),
     ] = "config",
     out: Annotated[
