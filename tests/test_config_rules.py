@@ -3,6 +3,8 @@ quiet on the defaults. Machine facts are passed in: no NVIDIA driver can exist o
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from xtts_cli.config import resolve_config
@@ -147,3 +149,18 @@ def test_a_datasets_weight_written_as_a_string_is_named_with_its_place() -> None
     (found,) = string_number_findings(raw)
     assert found.message.startswith("data.datasets[1].weight is the string '1e-1', not a number")
     assert "xtts reads it as 0.1, write 0.1" in found.message and found.fix is None
+
+
+def test_data_over_a_list_of_datasets_says_it_stands_for_the_whole_list(write_config) -> None:
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.devices.gpu_info import probe_machine
+    from xtts_cli.diagnosis.config_rules import check_config
+
+    sample = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample"
+    path = write_config(f"data:\n  datasets:\n  - {{path: {sample}}}\n  - {{path: {sample}, language: fa}}\n")
+    loaded = resolve_config(path, {"data.dataset_path": str(sample)})
+    (said,) = [f for f in check_config(loaded, probe_machine()) if f.id == "data-flag-over-datasets"]
+    assert said.message.startswith(f"--data {sample} stands for the config's 2 dataset(s) (data.datasets)")
+    assert [
+        f.id for f in check_config(resolve_config(path), probe_machine()) if f.id == "data-flag-over-datasets"
+    ] == []

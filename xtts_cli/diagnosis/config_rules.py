@@ -409,6 +409,20 @@ def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
                 )
 
 
+def _data_flag_over_datasets(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    """`--data DIR` over a config that lists `data.datasets`: it stands for the whole list, said so."""
+    data = loaded.raw.get("data")
+    listed = data.get("datasets") if isinstance(data, dict) else None
+    if listed and "data.dataset_path" in loaded.overridden and loaded.config.data.dataset_path:
+        yield Finding(
+            id="data-flag-over-datasets",
+            severity="info",
+            message=f"--data {loaded.config.data.dataset_path} stands for the config's {len(listed)} dataset(s) "
+            "(data.datasets): only it is read, in data.language "
+            f"{loaded.config.data.language}; leave --data out to read the config's",
+        )
+
+
 def _index(key: str) -> int:
     """2 of `data.datasets[2].path`."""
     return int(key[key.index("[") + 1 : key.index("]")])
@@ -505,6 +519,7 @@ def _string_numbers(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Find
 
 RULES: tuple[Rule, ...] = (
     _dataset,
+    _data_flag_over_datasets,
     _languages,
     _devices,
     _graph_mode,
