@@ -238,6 +238,11 @@ def test_synthesize_rejects_empty_text_and_another_script_and_leaves_out_a_symbo
     )
     assert symbol.exit_code == 0, (symbol.output, symbol.exception)
     assert json.loads(symbol.stdout)["notes"] == ["left out what the run never saw: \u2603 \u2713"]
+    # What the run read: its numbers as words, which --json shows.
+    money = runner.invoke(
+        app, ["synthesize", "It is $5.", "--checkpoint", str(root / "run"), "--out", str(root / "x.wav"), "--json"]
+    )
+    assert json.loads(money.stdout)["read_as"] == "it is five dollars."
 
 
 @pytest.mark.slow

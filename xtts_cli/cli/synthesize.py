@@ -297,6 +297,7 @@ def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[st
         "alignment_score": round(speech.alignment_score, 4),
         "speaker": speaker,
         "language": speech.language,
+        "read_as": tts.tokenizer.reading(speech.text, speech.language),  # numbers and dates as words
         "voice": voice,
         "vocoder": speech.vocoder,
         "sentences": speech.sentences,

@@ -383,6 +383,15 @@ class Tokenizer:
             language = self.languages[0]
         return prepare_texts([text], self.cleaners, self.frontend, language, self.numbers)[0]
 
+    def reading(self, text: str, language: Optional[str] = None) -> str:
+        """`text` as the run reads it in words, before any phonemes: cleaned, with its numbers,
+        dates and abbreviations read out for `language` ("$5" -> "five dollars")."""
+        if language is None and self.languages:
+            language = self.languages[0]
+        normalize = language_normalizer(language, self.frontend, self.numbers)
+        cleaned = clean_text(case_for(text, language), self.cleaners)
+        return normalize(cleaned) if normalize is not None else cleaned
+
     def speakable(self, prepared: str) -> tuple[str, list[str]]:
         """`prepared` with the punctuation and symbols the vocabulary lacks left out (a space where
         they stood, when the vocabulary has one), and which they were. A letter, digit or mark it
