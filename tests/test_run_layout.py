@@ -124,3 +124,22 @@ def test_fresh_says_the_runs_vocoder_went_aside_with_it(tmp_path: Path) -> None:
         f"--fresh: the old run is kept as {kept}, its vocoder in {kept / 'vocoder'} (the new run speaks with "
         f"Griffin-Lim until one is trained into {tmp_path / 'run' / 'vocoder'}, or copied there)"
     ]
+
+
+def test_a_runs_config_names_its_data_absolute_and_resumes_from_any_folder(tmp_path: Path, monkeypatch) -> None:
+    import shlex
+
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.run.directory import changed_settings, prepare_run_dir, release_run_dir
+
+    (tmp_path / "my data").mkdir()
+    monkeypatch.chdir(tmp_path)
+    config = resolve_config(None, {"data.dataset_path": "my data"}).config
+    run, _ = prepare_run_dir(Path("my run"), config)
+    release_run_dir(run)
+    text = run.config_file.read_text(encoding="utf-8")
+    assert text.splitlines()[0].endswith(f"resume: xtts train --run-dir {shlex.quote(str(tmp_path / 'my run'))}")
+    written = resolve_config(tmp_path / "my run" / "config.yaml").config
+    assert changed_settings(written, config) == ""  # the same folder, however it was written
+    monkeypatch.chdir("/")
+    assert resolve_config(tmp_path / "my run" / "config.yaml").config.data.dataset_path == str(tmp_path / "my data")

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -89,7 +90,7 @@ _RESUMED_BY_DESIGN = {"training.max_steps", "training.max_minutes", "training.ep
 def changed_settings(before: XttsConfig, now: XttsConfig, shown: int = 6) -> str:
     """`key (old -> new)` for each setting a resume changes (a learning rate, a batch size), beyond
     how long it trains: said, not refused, so a changed setting is never a surprise in the curves."""
-    old, new = (_flatten_all(c.model_dump(mode="json")) for c in (before, now))
+    old, new = (_flatten_all(_without(c, ())) for c in (before, now))  # paths compared absolute
     keys = [key for key in new if key not in _RESUMED_BY_DESIGN and old.get(key, new[key]) != new[key]]
     said = ", ".join(f"{key} ({old[key]!r} -> {new[key]!r})" for key in keys[:shown])
     return said + (f" and {len(keys) - shown} more" if len(keys) > shown else "")
@@ -260,7 +261,10 @@ def prepare_run_dir(
         if changed:
             note(f"resuming with settings changed since the run's last start: {changed}")
     record = _run_record(config, identity, previous, resume, parent)
-    header = f"# Resolved config of this run (hash {record['config_hash']}); resume: xtts train --run-dir {run.path}\n"
+    header = (
+        f"# Resolved config of this run (hash {record['config_hash']}); resume: xtts train --run-dir "
+        f"{shlex.quote(str(run.path.absolute()))}\n"
+    )
     write_atomically(run.config_file, header + yaml.safe_dump(_without(config, unread), sort_keys=False), backup=False)
     write_atomically(run.run_file, json.dumps(record, indent=2, default=str) + "\n", backup=False)
     return run, resume
@@ -329,9 +333,16 @@ def remove_stale_temporaries(run: RunDir) -> list[Path]:
 
 
 def _without(config, keys: tuple[str, ...]) -> dict:
-    """Every key of `config` but `keys` (`section.name`)."""
+    """Every key of `config` but `keys` (`section.name`), its dataset paths made absolute: the run
+    resumes from its config.yaml from any folder, not only the one it was started in."""
     tree = config.model_dump(mode="json")
     for key in keys:
         section, name = key.split(".")
         tree.get(section, {}).pop(name, None)
+    data = tree.get("data", {})
+    for name in ("dataset_path", "eval_dataset_path", "feature_cache_dir"):
+        if data.get(name):
+            data[name] = str(Path(data[name]).expanduser().absolute())
+    for dataset in data.get("datasets") or []:
+        dataset["path"] = str(Path(dataset["path"]).expanduser().absolute())
     return tree
