@@ -425,3 +425,21 @@ def test_a_resume_names_the_settings_it_changes_beyond_how_long_it_trains() -> N
         == f"data.batch_size ({before.data.batch_size} -> 4), training.learning_rate ({before.training.learning_rate!r} -> 0.002)"
     )
     assert changed_settings(before, before) == ""
+
+
+@pytest.mark.slow
+def test_a_resume_after_a_kill_records_each_step_once(tmp_path: Path, runner) -> None:
+    from xtts_cli.cli.app import app
+    from xtts_cli.training.metrics import read_metrics
+
+    config = tiny_config(tmp_path, "  log_step: 1\n  save_step: 2\n")
+    run = tmp_path / "run"
+    assert runner.invoke(app, ["train", "-c", str(config), "-r", str(run), "--steps", "2"]).exit_code == 0
+    # What a kill -9 after the last checkpoint leaves: steps logged that the resume trains again,
+    # and a line torn mid-write.
+    with open(run / "metrics.jsonl", "a", encoding="utf-8") as metrics:
+        metrics.write('{"step": 3, "loss": 1.0}\n{"step": 4, "loss": 1.0}\n{"step": 5, "lo')
+    resumed = runner.invoke(app, ["train", "-c", str(config), "-r", str(run), "--steps", "4"])
+    assert resumed.exit_code == 0, resumed.output
+    steps = [record["step"] for record in read_metrics(run / "metrics.jsonl") if "loss" in record]
+    assert steps == [1, 2, 3, 4] and all(record.get("loss") != 1.0 for record in read_metrics(run / "metrics.jsonl"))

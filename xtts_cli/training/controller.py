@@ -402,7 +402,9 @@ class Controller:
             metrics_file: contextlib.AbstractContextManager[Any]
             if parts.is_chief:
                 writer = tf.summary.create_file_writer(str(parts.run_dir.tensorboard))
-                metrics_file = MetricsWriter(parts.run_dir.metrics)
+                metrics_file = MetricsWriter(
+                    parts.run_dir.metrics, resumed_at=result.start_step if parts.resumed else None
+                )
             else:
                 writer = tf.summary.create_noop_writer()
                 metrics_file = contextlib.nullcontext(_DiscardedMetrics())

@@ -5,13 +5,19 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 
 class MetricsWriter:
-    def __init__(self, path: Path) -> None:
+    """Appends to metrics.jsonl; `resumed_at`: the step a resumed run restarts from, past which the
+    records of the steps it will train again (logged before a kill, after the last checkpoint) are
+    dropped first, so no step is recorded twice."""
+
+    def __init__(self, path: Path, resumed_at: Optional[int] = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if resumed_at is not None and self.path.is_file():
+            _drop_after(self.path, resumed_at)
         self._handle = self.path.open("a", encoding="utf-8")
 
     def write(self, record: dict[str, Any]) -> None:
@@ -38,3 +44,21 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
         except json.JSONDecodeError:
             continue
     return records
+
+
+def _drop_after(path: Path, step: int) -> None:
+    """metrics.jsonl without the records of steps after `step` (and a torn last line), rewritten
+    whole or not at all; untouched when it has none."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(record, dict) or not isinstance(record.get("step"), int) or record["step"] <= step:
+            kept.append(line if line.endswith("\n") else line + "\n")
+    if kept != lines:
+        from xtts_cli.config.editing import write_atomically
+
+        write_atomically(path, "".join(kept), backup=False)
