@@ -67,6 +67,14 @@ def test_a_folder_of_the_users_files_is_not_a_run_directory(tmp_path):
     with pytest.raises(XttsError, match="holds files xtts did not write"):
         prepare_run_dir(mine, XttsConfig(), fresh=True)
     assert config.is_file()
+    # Nor does the command: refused before the lock file is made in it, nothing written there.
+    from typer.testing import CliRunner
+
+    from xtts_cli.cli.app import app
+
+    result = CliRunner().invoke(app, ["train", "-c", "tiny-cpu", "-r", str(mine)])
+    assert isinstance(result.exception, XttsError) and "holds files xtts did not write" in result.exception.lines[0]
+    assert sorted(p.name for p in mine.iterdir()) == ["config.yaml"]
 
 
 def test_fresh_never_moves_the_current_directory_and_never_merges_two_old_runs(tmp_path, monkeypatch):

@@ -139,7 +139,7 @@ def is_run_dir(path: Path) -> bool:
     return (path / MARKER_FILE).is_file() or (path / "run.json").is_file()
 
 
-def _refuse_foreign(run: RunDir) -> None:
+def refuse_foreign(run: RunDir) -> None:
     """A run directory is an empty folder or one xtts made: anything else is the user's files."""
     entries = _entries(run.path)
     if run.path.exists() and not run.path.is_dir():
@@ -227,7 +227,7 @@ def prepare_run_dir(
         if resume and not force:
             _refuse_changed_model(run, run.read_run(), identity)
         return run, resume
-    _refuse_foreign(run)
+    refuse_foreign(run)
     if fresh and _entries(run.path):
         run_lock.acquire(run.path)  # no one else is writing the run about to be moved
         try:

@@ -50,7 +50,7 @@ def train_run(
     """Train `loaded`'s config into `run_dir` (default: training.run_dir, else runs/<config name>)."""
     from xtts_cli import locks as run_lock
     from xtts_cli.config.editing import can_write
-    from xtts_cli.run.directory import default_run_dir
+    from xtts_cli.run.directory import default_run_dir, refuse_foreign
     from xtts_cli.run.files import RunDir
 
     config = loaded.config
@@ -64,6 +64,7 @@ def train_run(
     if config.training.checkpoint_dir:
         can_write(RunDir.of(chosen, config).checkpoints, "training.checkpoint_dir", folder=True)
     if config.devices.strategy != "multi_worker" and chosen.is_dir():
+        refuse_foreign(RunDir(chosen))  # the user's own folder: refused before the lock file is made in it
         # Before TensorFlow loads (seconds): a run another process is writing is refused at once.
         # The trainer takes the lock again for the run (and workers of a cluster share it).
         run_lock.acquire(chosen)
