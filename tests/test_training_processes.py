@@ -57,7 +57,7 @@ def test_model_gpu_that_does_not_exist_fails_before_any_work(tmp_path: Path) -> 
         ],
         tmp_path,
     )
-    assert proc.returncode == 1
+    assert proc.returncode == 4  # a device that does not exist (docs/training.md's exit codes)
     assert (
         "error: devices.data_gpu is 0 but this machine has 0 GPUs visible to TensorFlow (available: none)"
         in proc.stderr

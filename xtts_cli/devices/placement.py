@@ -30,7 +30,7 @@ from typing import Any, Literal, Optional
 
 from xtts_cli.config.schema import DevicesConfig
 from xtts_cli.devices.gpu_info import GpuInfo, MachineInfo, query_nvml
-from xtts_cli.errors import XttsError
+from xtts_cli.errors import DeviceError, XttsError
 from xtts_cli.host import ThreadPlan, apply_threads, plan_threads
 
 StrategyKind = Literal["single", "split", "mirrored", "multi_worker"]
@@ -251,7 +251,7 @@ _configured: Optional[tuple[DevicesConfig, DevicePlan]] = None
 
 def _device_error(what: str, index: int, count: int, kind: str) -> XttsError:
     available = f"indices 0-{count - 1}" if count else "none"
-    return XttsError(
+    return DeviceError(  # exit code 4: a device that does not exist
         f"devices.{what} is {index} but this machine has {count} {kind} (available: {available})",
         hint="pick an existing index, or leave data_gpu/model_gpu unset to train on one device; "
         "on a machine without GPUs, devices.logical_cpu_devices: 2 runs the same split on CPU",
