@@ -185,3 +185,35 @@ def test_an_audio_file_named_for_another_format_is_refused_before_the_work(runne
         == f"name it {tmp_path / 'x.wav'} (then convert it: sox {tmp_path / 'x.wav'} {tmp_path / 'x.mp3'})"
     )
     assert not (tmp_path / "x.mp3").exists()
+
+
+def test_the_python_api_refuses_what_the_command_line_refuses_and_caps_max_frames(tmp_path):
+    import shutil
+
+    from xtts_cli.inference import Synthesizer
+
+    tts = Synthesizer.load(RUN)
+    for speed in (0, -1, float("nan"), 100, "fast"):
+        with pytest.raises(XttsError, match="is not a pace from 0.25 to 4"):
+            tts.speak("The cat sat.", speed=speed)
+    for frames in (-5, 3.5, True):
+        with pytest.raises(XttsError, match="is not a whole number of frames"):
+            tts.speak("The cat sat.", max_frames=frames)
+    with pytest.raises(TypeError, match="the text to speak is a str, not NoneType"):
+        tts.speak(None)
+    with pytest.raises(XttsError, match="the text to synthesise is empty"):
+        tts.check("  ")  # what speak would raise
+    with pytest.raises(TypeError, match="speak_many takes a list of texts"):
+        list(tts.speak_many("Hi."))
+    # A cap above the run's limit is the run's limit, not a longer generation.
+    limit = tts.config.data.max_mel_frames
+    assert tts.speak("The cat sat.", max_frames=100_000).frame_window[1] == limit
+    # Blank lines are passed over, as --text-file passes them.
+    assert [s.text for s in tts.speak_many(["The cat.", "  ", "The dog."])] == ["The cat.", "The dog."]
+    # A clip written again at the same path is another voice; remember=False always reads it.
+    clip = tmp_path / "ref.wav"
+    wavs = sorted((Path(__file__).parents[1] / "xtts_cli" / "data" / "sample" / "wavs").glob("*.wav"))
+    shutil.copy(wavs[0], clip)
+    first = tts.voice(speaker_wav=clip).vector
+    shutil.copy(wavs[-1], clip)
+    assert not np.allclose(tts.voice(speaker_wav=clip).vector, first)

@@ -76,8 +76,11 @@ class Synthesizer:
     ) -> Voice:
         """A training speaker (its centroid), the voice of a clip (`speaker_wav`), or the run's
         reference; kept for the next call unless `remember` is False (a clip seen once: an upload)."""
-        key = (speaker, str(speaker_wav) if speaker_wav is not None else None)
-        if key in self._voices:
+        key: tuple = (speaker, str(speaker_wav) if speaker_wav is not None else None)
+        if speaker_wav is not None and Path(speaker_wav).is_file():  # a clip written again is another voice
+            stat = Path(speaker_wav).stat()
+            key += (stat.st_mtime_ns, stat.st_size)
+        if remember and key in self._voices:
             return self._voices[key]
         found = resolve_voice(
             self.run_dir,
@@ -167,8 +170,13 @@ class Synthesizer:
         warm_up(self.model, self.config.data, self.vocoder, vector, self._rate, settings=self.config.synthesis)
 
     def speak_many(self, texts: Iterable[str], **options) -> Iterator[Speech]:
-        """`speak` for each of `texts`, in order, with the same options."""
+        """`speak` for each of `texts`, in order, with the same options; a blank one is passed over,
+        as `xtts synthesize --text-file` passes over a blank line."""
+        if isinstance(texts, str):
+            raise TypeError("speak_many takes a list of texts; speak takes one (a str would be read letter by letter)")
         for text in texts:
+            if isinstance(text, str) and not text.strip():
+                continue
             yield self.speak(text, **options)
 
 

@@ -293,6 +293,7 @@ def synthesize_speech(
 
     settings = settings or SynthesisConfig()
     vocoder = vocoder or Vocoder(GRIFFIN_LIM, data)
+    _check_controls(text, speed, max_frames)
     if not text.strip():
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. xtts synthesize "Hello there."')
     language_index = tokenizer.language_index(language)  # an error naming the run's languages
@@ -403,6 +404,23 @@ def _symbol_ids(tokenizer, text: str, language: Optional[str]) -> tuple[list[int
     return ids, left_out
 
 
+# The pace `--speed` (and the server) take: 1 is the run's own pace.
+SPEEDS = (0.25, 4.0)
+
+
+def _check_controls(text: object, speed: object, max_frames: object) -> None:
+    """The Python caller's values, refused as the command line refuses them (not deep in TensorFlow)."""
+    if not isinstance(text, str):
+        raise TypeError(f"the text to speak is a str, not {type(text).__name__}")
+    if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not SPEEDS[0] <= speed <= SPEEDS[1]:
+        raise XttsError(
+            f"speed {speed!r} is not a pace from {SPEEDS[0]:g} to {SPEEDS[1]:g}",
+            hint="1 is the pace the run learnt, 1.5 half again as fast, 0.8 slower",
+        )
+    if max_frames is not None and (isinstance(max_frames, bool) or not isinstance(max_frames, int) or max_frames < 2):
+        raise XttsError(f"max_frames {max_frames!r} is not a whole number of frames, 2 or more", hint="e.g. 400")
+
+
 def _frame_window(
     model, symbols: int, data: DataConfig, rate: Optional[SpeakingRate], speed: float, max_frames: Optional[int]
 ) -> tuple[int, int]:
@@ -420,8 +438,8 @@ def _frame_window(
         # which the speaking rate's margin, divided by the pace too, no longer covers at 4x.
         frames = min(data.max_mel_frames, int(np.ceil(frames / speed)) + (symbols + 1) // 2)
         min_frames = int(min_frames / speed)
-    if max_frames:
-        frames = max_frames
+    if max_frames:  # a cap below the run's limit, never above it (the buffer every graph is built for)
+        frames = min(max_frames, data.max_mel_frames)
     return min(frames, min_frames), frames
 
 
@@ -502,6 +520,7 @@ def speak_parts(model, tokenizer, text: str, voice, data: DataConfig, rate: Opti
     text that fits one, else one per part (`text_parts`)."""
     from xtts_cli.data.text import reading_language
 
+    _check_controls(text, options.get("speed", 1.0), options.get("max_frames"))
     language, note = reading_language(tokenizer.languages, text, options.get("language"))
     options = {**options, "language": language}
     parts = text_parts(tokenizer, text, data, rate, language=language)
@@ -514,6 +533,8 @@ def check_text(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRa
     left to say) before any of it is spoken: a stream's last sentence, a file's last line."""
     from xtts_cli.data.text import reading_language
 
+    if isinstance(text, str) and not text.strip():
+        raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. "Hello there."')
     language = reading_language(tokenizer.languages, text, language)[0]
     for part in text_parts(tokenizer, text, data, rate, language=language):
         _symbol_ids(tokenizer, part, language)
