@@ -228,6 +228,14 @@ def test_a_checkpoint_cut_short_is_named_with_the_ones_to_pass_instead(base, tmp
     assert not (tmp_path / "r").exists()  # the new run's set-up failed: nothing of it is left
 
 
+def test_dropout_shapes_no_weight_and_may_differ_from_the_bases(base, tmp_path):
+    from xtts_cli.training.parent import open_parent
+
+    parent = open_parent(base)
+    assert parent.refusal(_config(tmp_path, "dropout", **{"model.dropout": 0.3, "model.prenet_dropout": 0.2})) is None
+    assert "model.d_model" in parent.refusal(_config(tmp_path, "wider", **{"model.d_model": 48}))
+
+
 def test_init_from_into_a_run_with_checkpoints_is_refused(base, tmp_path, runner):
     from xtts_cli.cli.app import app
 

@@ -19,6 +19,8 @@ from xtts_cli.run.files import read_run
 __all__ = ["ParentRun", "open_parent"]
 
 _CHECKPOINT = re.compile(r"^ckpt-(\d+)$")
+# Keys of a model's identity that shape no weight: an adapted run may set them its own way.
+NO_WEIGHTS = frozenset({"model.dropout", "model.prenet_dropout", "model.decoder_input_noise"})
 
 
 @dataclass(frozen=True)
@@ -36,12 +38,13 @@ class ParentRun:
         from xtts_cli.run.directory import model_identity
 
         mine, theirs = model_identity(config), model_identity(self.config)
-        # What the new run trains (training.freeze) is its own choice.
+        # What the new run trains (training.freeze) and how it regularises (dropout, noise: no
+        # weight of its own) are its own choice.
         changed = sorted(
             (
                 key
                 for key in set(mine) | set(theirs)
-                if mine.get(key) != theirs.get(key) and not key.startswith("training.")
+                if mine.get(key) != theirs.get(key) and not key.startswith("training.") and key not in NO_WEIGHTS
             ),
             key=lambda key: (key != "model.kind", key),  # another kind first: its other keys follow from it
         )
