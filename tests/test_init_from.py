@@ -281,7 +281,7 @@ def test_validate_shows_the_base_and_what_the_data_adds(base, tmp_path, runner):
     from xtts_cli.cli.app import app
 
     _config(tmp_path, "fa", **{"data.dataset_path": str(PERSIAN_DATA), "data.language": "fa"})
-    result = runner.invoke(app, ["validate", "-c", str(tmp_path / "fa.yaml"), "--set", f"training.init_from={base}"])
+    result = runner.invoke(app, ["validate", "-c", str(tmp_path / "fa.yaml"), "--init-from", str(base)])
     assert result.exit_code == 0, result.output
     assert f"starts from {base} step 4 (a duration run" in result.output
     assert "this data adds" in result.output and "language fa, 1 speaker" in result.output

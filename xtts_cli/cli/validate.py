@@ -40,6 +40,16 @@ def validate(
     data: DataOption = None,
     train_data: TrainDataAlias = None,
     data_path: DataPathAlias = None,
+    init_from: Annotated[
+        Optional[str],
+        typer.Option(
+            "--init-from",
+            metavar="RUN",
+            help="The run `xtts train --init-from` would start from: checked, and what this data adds to it "
+            "(training.init_from).",
+            show_default=False,
+        ),
+    ] = None,
     verbose: VerboseOption = False,
 ) -> None:
     """Check the config against the schema and the rules that keep a GPU busy, and scan its data; --fix repairs it.
@@ -65,7 +75,7 @@ def validate(
 
     data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     said = (lambda line: None) if json_output else (lambda line: console(stderr=True).print(line))
-    overrides = {"data.dataset_path": data_path}
+    overrides = {"data.dataset_path": data_path, "training.init_from": init_from}
     try:
         loaded = resolve_config(config, overrides, set_values or ())
     except ConfigError as exc:
