@@ -15,8 +15,9 @@ ConfigOption = Annotated[
         "--config",
         "-c",
         metavar="FILE",
-        help="YAML config file, or a preset's name (tiny-cpu, speak-cpu, voices-cpu, vocoder-cpu, rtx4090, dual-gpu; "
-        "`xtts init` writes one out). Default: configs/config.yaml when it exists, else built-in defaults.",
+        help="YAML config file, or a preset's name (tiny-cpu, speak-cpu, voices-cpu, adapt-cpu, vocoder-cpu, "
+        "rtx4090, base-gpu, adapt-gpu, vocoder-gpu, dual-gpu; `xtts init` writes one out). Default: "
+        "configs/config.yaml when it exists, else built-in defaults.",
         show_default=False,
     ),
 ]
