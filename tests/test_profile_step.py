@@ -135,6 +135,10 @@ def test_host_contention_names_its_cause_and_fix(tmp_path: Path) -> None:
     assert fixes(34.0, use_tf_native_loading=False) == [("warning", "data.use_tf_native_loading", True)]
     assert fixes(12.0, preprocessing_mode="runtime") == [("info", "data.preprocessing_mode", "precompute")]
     assert fixes(25.0, num_workers=4) == [("warning", "data.num_workers", 1)]
+    # auto that chose cache makes the features once already: not told to precompute them.
+    loaded = resolve_config(tiny_config(tmp_path), {"data.preprocessing_mode": "auto", "data.num_workers": 4})
+    (cached,) = contention_findings(loaded.config, 25.0, input_bound_percent=0.5, resolved_mode="cache")
+    assert (cached.fix.key, cached.fix.value) == ("data.num_workers", 1)
 
 
 def test_a_contention_finding_is_labelled_with_the_contention_not_as_input_bound() -> None:

@@ -109,11 +109,17 @@ CONTENTION_INFO_PERCENT = 5.0
 
 
 def contention_findings(
-    config: XttsConfig, percent: float, input_bound_percent: float, *, while_training: bool = False
+    config: XttsConfig,
+    percent: float,
+    input_bound_percent: float,
+    *,
+    while_training: bool = False,
+    resolved_mode: Optional[str] = None,
 ) -> list[Finding]:
     """What host contention says, and what to change: the input-bound share's blind spot, a pipeline
     that outruns the step by taking its CPU. `while_training`: measured by the training watch against
-    the run's own best stretch, where another process may be what took it."""
+    the run's own best stretch, where another process may be what took it. `resolved_mode`: what
+    `preprocessing_mode: auto` chose for the pipeline measured (cache: the features are made once already)."""
     if percent < CONTENTION_INFO_PERCENT:
         return []
     data = config.data
@@ -132,7 +138,9 @@ def contention_findings(
     if not data.use_tf_native_loading:
         fix: Optional[ConfigChange] = set_key("data.use_tf_native_loading", True)
         cause += "; its Python loader (tf.numpy_function) is the costliest way to make batches"
-    elif data.preprocessing_mode in ("runtime", "auto"):
+    elif data.preprocessing_mode == "runtime" or (
+        data.preprocessing_mode == "auto" and resolved_mode in (None, "runtime")
+    ):
         fix = set_key("data.preprocessing_mode", "precompute")
         cause += "; computing the features once (cache or precompute) leaves the step the CPU"
     elif while_training:

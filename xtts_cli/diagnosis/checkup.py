@@ -759,7 +759,12 @@ def _timed_rates(
     if model.host_contention_percent is not None:
         measured += [
             _ranked(f, "rates", model.host_contention_percent)
-            for f in contention_findings(config, model.host_contention_percent, model.input_bound_percent)
+            for f in contention_findings(
+                config,
+                model.host_contention_percent,
+                model.input_bound_percent,
+                resolved_mode=getattr(model, "preprocessing_mode", None),
+            )
         ]
     service = data_service_finding(
         config,

@@ -465,7 +465,9 @@ def _findings(config, parts, report, contention, retraces: int, synthetic: bool,
         cpu_count=cpu_count if cpu_count is not None else usable_cpu_count(),
     )
     if contention is not None:
-        found += contention_findings(config, contention[0], report.input_bound_percent)
+        found += contention_findings(
+            config, contention[0], report.input_bound_percent, resolved_mode=parts.input.info.preprocessing_mode
+        )
     if synthetic and found:
         # The data wait in synthetic mode is only picking a resident batch: no input advice.
         found = [f for f in found if not f.id.startswith("input-bound")]
