@@ -443,3 +443,36 @@ def test_a_resume_after_a_kill_records_each_step_once(tmp_path: Path, runner) ->
     assert resumed.exit_code == 0, resumed.output
     steps = [record["step"] for record in read_metrics(run / "metrics.jsonl") if "loss" in record]
     assert steps == [1, 2, 3, 4] and all(record.get("loss") != 1.0 for record in read_metrics(run / "metrics.jsonl"))
+
+
+@pytest.mark.slow
+def test_a_resume_on_data_with_a_new_speaker_or_letter_says_what_the_fixed_vocabulary_does(tmp_path: Path, runner):
+    from xtts_cli.cli.app import app
+    from xtts_cli.training.events import Noted
+
+    sample = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample"
+    data = tmp_path / "data"
+    shutil.copytree(sample, data)
+    config = tiny_config(tmp_path)
+    run = tmp_path / "run"
+    assert (
+        runner.invoke(app, ["train", "-c", str(config), "-r", str(run), "--data", str(data), "--steps", "1"]).exit_code
+        == 0
+    )
+    speakers = data / "speakers.csv"
+    speakers.write_text(speakers.read_text(encoding="utf-8").replace("|en-us\n", "|newcomer\n"), encoding="utf-8")
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.training.controller import Controller
+    from xtts_cli.training.trainer import Trainer
+
+    said: list = []
+    loaded = resolve_config(config, {"data.dataset_path": str(data), "training.max_steps": 2})
+    Controller(Trainer(loaded.config, run_dir=run, progress=said.append)).run()
+    notes = [event.message for event in said if isinstance(event, Noted)]
+    assert any(note.startswith("speaker newcomer of this data is not among the run's 4") for note in notes), notes
+    # A letter the vocabulary lacks: refused, pointing at a run that grows it.
+    metadata = data / "metadata.csv"
+    metadata.write_text(metadata.read_text(encoding="utf-8").replace("kettle", "kettle λ", 2), encoding="utf-8")
+    refused = runner.invoke(app, ["train", "-c", str(config), "-r", str(run), "--data", str(data), "--steps", "3"])
+    assert isinstance(refused.exception, XttsError), refused.output
+    assert "λ" in refused.exception.hint and "--init-from RUN grows it" in refused.exception.hint

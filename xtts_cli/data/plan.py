@@ -387,8 +387,15 @@ def encode_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> TokenIds
             *tokenizer.encode_many(texts, prepared=prepared is not None, prefixes=conditioning_ids(items, tokenizer))
         )
     except UnknownCharactersError as error:
+        from xtts_cli.data.text import where_in
+
         item = items[error.index or 0]
-        raise XttsError(f"{item.source} ({item.id}): {error.lines[0]}", hint=error.hint) from None
+        raise XttsError(
+            f"{item.source} ({item.id}): {error.lines[0]}",
+            hint=f"{where_in(error.characters, item.text)}; the run's vocabulary was fixed when it started: train "
+            "these transcripts in a new run that starts from this one (xtts train --init-from RUN grows it), "
+            "or start over (--fresh)",
+        ) from None
 
 
 def _refuse_outrunning(items: Sequence[DatasetItem], text_ids: TokenIds, frames: Sequence[int]) -> None:

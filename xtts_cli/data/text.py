@@ -262,6 +262,11 @@ class UnknownCharactersError(XttsError):
         )
 
 
+def where_in(characters: Sequence[str], text: str) -> str:
+    """"in '...the λόγος...'": where the first of `characters` stands in `text`."""
+    return _where(characters, text, None)
+
+
 def _where(characters: Sequence[str], text: str, prepared: Optional[str], width: int = 60) -> str:
     """Where the first of `characters` stands: in the text as written, or, where only the reading of
     a number, date or abbreviation brought it in ("2024-01-05": ... of january), in that reading."""

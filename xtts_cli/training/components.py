@@ -101,6 +101,8 @@ def build_components(
         config, Path(run_dir), fresh=fresh, force=force, is_chief=is_chief, undo=undo, parent=parent, progress=progress
     )
     run_data = _run_data(config, settings, scan, saved=saved, parent=parent, vocab=opened.vocab, is_chief=is_chief)
+    if saved is not None and saved.speakers and _unknown_speakers(saved, scan):
+        progress(Noted(_unknown_speakers(saved, scan)))
     tokenizer, train_items, eval_items = run_data.tokenizer, run_data.train_items, run_data.eval_items
     training_input = build_input(run_data, settings, cluster, lambda message: progress(Noted(message)))
     strategy = _strategy(plan, cluster)
@@ -158,6 +160,19 @@ def _scan(config: XttsConfig, progress: Progress) -> ScanReport:
     if not scan.train:
         raise XttsError("no usable training items after the dataset scan", hint="see the bad files listed above")
     return scan
+
+
+def _unknown_speakers(saved: Tokenizer, scan: ScanReport) -> str:
+    """A resumed run's note on the data's speakers its vocabulary, fixed when it started, lacks."""
+    new = [name for name in scan.speakers if name not in saved.speakers]
+    if not new:
+        return ""
+    shown = ", ".join(new[:3]) + (f" and {len(new) - 3} more" if len(new) > 3 else "")
+    return (
+        f"speaker{'s' * (len(new) > 1)} {shown} of this data {'are' if len(new) > 1 else 'is'} not among the run's "
+        f"{len(saved.speakers)} (fixed when it started): their clips train as an unknown voice; a new run that "
+        "starts from this one (--init-from RUN) learns them by name"
+    )
 
 
 def _run_data(
