@@ -32,6 +32,9 @@ def test_sigterm_finishes_the_step_saves_and_the_rerun_resumes(tmp_path: Path) -
     saved = int(line.split("saved step ")[1].split()[0])
     assert saved >= 12
     assert (run_dir / "checkpoints" / f"ckpt-{saved}.index").is_file()
+    # The step it saved is the last one logged, whether or not it fell on a log_step.
+    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records if "loss" in r][-1] == saved
 
     again = run_xtts(
         ["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", str(saved + 2), "--json"], tmp_path

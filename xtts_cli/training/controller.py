@@ -149,6 +149,7 @@ class MetricsHook(Hook):
         self.total = self._empty()
         self.sampler: Any = None
         self.loop_started = time.perf_counter()
+        self.last_end: Optional[StepEnd] = None
 
     @staticmethod
     def _empty() -> dict[str, float]:
@@ -164,9 +165,11 @@ class MetricsHook(Hook):
             bucket["wait"] += end.wait
             bucket["time"] += end.wait + end.compute
             bucket["samples"] += end.samples
+        self.last_end = end
         if end.step % self.every == 0 or end.last:
             self.log(end)
             self.window = self._empty()
+
 
     def log(self, end: StepEnd) -> None:
 
@@ -236,6 +239,10 @@ class MetricsHook(Hook):
         return sum(values) / len(values) if values else None
 
     def on_end(self, result: TrainResult) -> None:
+        # A run stopped between two logged steps (SIGTERM, its time budget) logs the step it saved.
+        if self.window["steps"] and self.last_end is not None:
+            self.log(self.last_end)
+            self.window = self._empty()
         total = self.total
         if total["time"] > 0:
             result.steps_per_sec = total["steps"] / total["time"]
