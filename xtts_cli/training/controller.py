@@ -334,7 +334,8 @@ class CheckpointHook(Hook):
             self.trainer.save()
 
     def on_end(self, result: TrainResult) -> None:
-        self.trainer.save()
+        if result.final_step > result.start_step:  # a start with nothing to train leaves its checkpoint as it is
+            self.trainer.save()
 
 
 class SamplesHook(Hook):

@@ -185,8 +185,9 @@ class Trainer:
             )
         if parts.resumed and start_step >= parts.total_steps:
             result.notes.append(
-                f"the run is at step {start_step}, already past its {parts.total_steps} steps: nothing to train; "
-                "raise --max-steps (training.max_steps) to go on"
+                f"the run is at step {start_step}, "
+                + ("its" if start_step == parts.total_steps else "already past its")
+                + f" {parts.total_steps} steps done: nothing to train; raise --steps (training.max_steps) to go on"
             )
         return result
 
