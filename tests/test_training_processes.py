@@ -127,3 +127,14 @@ def test_mirrored_trains_one_replica_per_device(tmp_path: Path) -> None:
     assert report["plan"].startswith("mirrored over /device:CPU:0, /device:CPU:1; ")
     assert [d.rsplit("/", 1)[-1] for d in report["variable_devices"]] == ["device:CPU:0", "device:CPU:1"]
     assert report["final_step"] == 4 and report["last_loss"] == report["last_loss"]
+
+
+@pytest.mark.slow
+def test_json_keeps_stdout_for_the_result_and_still_says_the_notes(tmp_path: Path) -> None:
+    args = ["train", "-c", str(tiny_config(tmp_path)), "--run-dir", str(tmp_path / "run"), "--max-steps", "1"]
+    assert run_xtts(args, tmp_path).returncode == 0
+    again = run_xtts([*args, "--fresh", "--json"], tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["final_step"] == 1
+    (kept,) = tmp_path.glob("run.old-*")
+    assert f"note: --fresh: the old run is kept as {kept}" in again.stderr

@@ -87,7 +87,9 @@ class TrainingProgress:
             Watched,
         )
 
-        if not self.enabled:
+        if not self.enabled:  # --json: the result alone on stdout, and what the user must hear of on stderr
+            if isinstance(event, Noted):
+                self.err.print(f"note: {event.message}", markup=False, highlight=False)
             return
         if isinstance(event, PhaseStarted):
             self._begin_phase(event.name)
