@@ -138,3 +138,10 @@ def test_json_keeps_stdout_for_the_result_and_still_says_the_notes(tmp_path: Pat
     assert json.loads(again.stdout)["final_step"] == 1
     (kept,) = tmp_path.glob("run.old-*")
     assert f"note: --fresh: the old run is kept as {kept}" in again.stderr
+
+
+@pytest.mark.slow
+def test_the_python_api_loads_tensorflow_as_quietly_as_the_command_line(tmp_path: Path) -> None:
+    loaded = run_python("from xtts_cli.inference import Synthesizer, XttsError", tmp_path, env=user_env())
+    assert loaded.returncode == 0, loaded.stderr
+    assert [line for line in loaded.stderr.splitlines() if TF_LOG_LINE.match(line) or "cuInit" in line] == []

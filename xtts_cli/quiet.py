@@ -1,6 +1,7 @@
-"""Native code's stderr sent nowhere while TensorFlow's logs are quieted: its C++ and absl lines
-(on import in TensorFlow 2.21, at XLA's first compilation in any version) ignore
-TF_CPP_MIN_LOG_LEVEL, as tensorflow#100442 reports."""
+"""TensorFlow's logs quieted unless asked for (the CLI, and `xtts_cli.inference` for Python callers),
+and native code's stderr sent nowhere meanwhile: its C++ and absl lines (on import in TensorFlow
+2.21, at XLA's first compilation in any version) ignore TF_CPP_MIN_LOG_LEVEL, as tensorflow#100442
+reports."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import os
 import sys
 from collections.abc import Iterator
 
-__all__ = ["native_stderr_quieted"]
+__all__ = ["QUIET_TF_LOG_LEVEL", "native_stderr_quieted", "quiet_tensorflow_logs"]
 
 
 @contextlib.contextmanager
@@ -29,3 +30,53 @@ def native_stderr_quieted() -> Iterator[None]:
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+
+
+# TensorFlow's C++ log level when the user has not set TF_CPP_MIN_LOG_LEVEL: 3 keeps its start-up
+# chatter (plugin registration, CPU feature notes) and the per-epoch "End of sequence" lines out of
+# a run's output; its real failures still arrive as Python exceptions. `--verbose` or
+# XTTS_DEBUG=1: everything (0).
+QUIET_TF_LOG_LEVEL = "3"
+
+
+class _QuietTensorFlowImport:
+    """While `import tensorflow` runs (wherever a command first imports it), what native code writes
+    to stderr goes nowhere. From TensorFlow 2.19 its libraries log while they load, before absl's
+    logging is set up and past TF_CPP_MIN_LOG_LEVEL (tensorflow/tensorflow#100442): on 2.21 six
+    lines ("oneDNN custom operations are on", "Could not find cuda drivers") above every command's
+    output. A failed import still raises, with its message."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "tensorflow":
+            return None
+        import importlib.util
+
+        sys.meta_path.remove(self)  # once, and not for the find_spec below
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        load = spec.loader.exec_module
+
+        def quiet_load(module) -> None:
+            with native_stderr_quieted():
+                load(module)
+
+        spec.loader.exec_module = quiet_load
+        return spec
+
+
+def quiet_tensorflow_logs(environ: dict[str, str] | None = None) -> None:
+    """Quiet TensorFlow's C++ and Python logging unless asked for; call before TensorFlow loads."""
+    import logging
+    import warnings
+
+    env = os.environ if environ is None else environ
+    if env.get("XTTS_DEBUG") == "1":
+        return
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET_TF_LOG_LEVEL)
+    if environ is None and env["TF_CPP_MIN_LOG_LEVEL"] not in ("", "0") and "tensorflow" not in sys.modules:
+        sys.meta_path.insert(0, _QuietTensorFlowImport())
+    # tf.function retracing notes and deprecation warnings go through Python's logging, Keras's
+    # notes through Python's warnings.
+    logging.getLogger("tensorflow").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", module=r"(keras|tensorflow)(\.|$)")

@@ -41,58 +41,6 @@ app = typer.Typer(
 )
 
 
-# TensorFlow's C++ log level when the user has not set TF_CPP_MIN_LOG_LEVEL: 3 keeps its start-up
-# chatter (plugin registration, CPU feature notes) and the per-epoch "End of sequence" lines out of
-# a run's output; its real failures still arrive as Python exceptions. `--verbose` or
-# XTTS_DEBUG=1: everything (0).
-QUIET_TF_LOG_LEVEL = "3"
-
-
-class _QuietTensorFlowImport:
-    """While `import tensorflow` runs (wherever a command first imports it), what native code writes
-    to stderr goes nowhere. From TensorFlow 2.19 its libraries log while they load, before absl's
-    logging is set up and past TF_CPP_MIN_LOG_LEVEL (tensorflow/tensorflow#100442): on 2.21 six
-    lines ("oneDNN custom operations are on", "Could not find cuda drivers") above every command's
-    output. A failed import still raises, with its message."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "tensorflow":
-            return None
-        import importlib.util
-
-        sys.meta_path.remove(self)  # once, and not for the find_spec below
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.loader is None:
-            return spec
-        load = spec.loader.exec_module
-
-        def quiet_load(module) -> None:
-            from xtts_cli.quiet import native_stderr_quieted
-
-            with native_stderr_quieted():
-                load(module)
-
-        spec.loader.exec_module = quiet_load
-        return spec
-
-
-def quiet_tensorflow_logs(environ: dict[str, str] | None = None) -> None:
-    """Quiet TensorFlow's C++ and Python logging unless asked for; call before TensorFlow loads."""
-    import logging
-    import warnings
-
-    env = os.environ if environ is None else environ
-    if env.get("XTTS_DEBUG") == "1":
-        return
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET_TF_LOG_LEVEL)
-    if environ is None and env["TF_CPP_MIN_LOG_LEVEL"] not in ("", "0") and "tensorflow" not in sys.modules:
-        sys.meta_path.insert(0, _QuietTensorFlowImport())
-    # tf.function retracing notes and deprecation warnings go through Python's logging, Keras's
-    # notes through Python's warnings.
-    logging.getLogger("tensorflow").setLevel(logging.ERROR)
-    warnings.filterwarnings("ignore", module=r"(keras|tensorflow)(\.|$)")
-
-
 def _version(value: bool) -> None:
     if value:
         sys.stdout.write(f"xtts {__version__}\n")
@@ -133,6 +81,7 @@ def main() -> None:
     """Entry point: errors a user can fix, and TensorFlow's out-of-memory, kernel and device errors,
     become one line plus a hint (and, with --json, a JSON object on stdout); others still raise."""
     from xtts_cli.errors import XttsError, from_tensorflow
+    from xtts_cli.quiet import quiet_tensorflow_logs
 
     quiet_tensorflow_logs()
     try:

@@ -263,7 +263,7 @@ class UnknownCharactersError(XttsError):
 
 
 def where_in(characters: Sequence[str], text: str) -> str:
-    """"in '...the λόγος...'": where the first of `characters` stands in `text`."""
+    """ "in '...the λόγος...'": where the first of `characters` stands in `text`."""
     return _where(characters, text, None)
 
 

@@ -11,12 +11,21 @@
     tts = Synthesizer.load("runs/speak-cpu", vocoder="runs/vocoder-cpu")  # a trained vocoder
     audio = load_vocoder("runs/vocoder-cpu", tts.config.data)(mel)        # any log-mel to samples
 
-TensorFlow is imported by `Synthesizer.load`, not by this import.
+This import loads TensorFlow, its start-up lines quieted as the command line quiets them (unless
+TF_CPP_MIN_LOG_LEVEL is set, or XTTS_DEBUG=1). Errors a caller can fix are `XttsError` (one line,
+`.lines`, and `.hint`; `UnknownCharactersError` for text the run cannot read); `TypeError` for an
+argument of the wrong type.
 """
 
-from xtts_cli.inference.api import Synthesizer
-from xtts_cli.inference.loading import load_vocoder
-from xtts_cli.speech.synthesis import Speech, Voice
-from xtts_cli.speech.vocoding import Vocoder
+from xtts_cli.quiet import quiet_tensorflow_logs
 
-__all__ = ["Speech", "Synthesizer", "Vocoder", "Voice", "load_vocoder"]
+quiet_tensorflow_logs()  # before TensorFlow loads with the modules below
+
+from xtts_cli.data.text import UnknownCharactersError  # noqa: E402
+from xtts_cli.errors import XttsError  # noqa: E402
+from xtts_cli.inference.api import Synthesizer  # noqa: E402
+from xtts_cli.inference.loading import load_vocoder  # noqa: E402
+from xtts_cli.speech.synthesis import Speech, Voice  # noqa: E402
+from xtts_cli.speech.vocoding import Vocoder  # noqa: E402
+
+__all__ = ["Speech", "Synthesizer", "UnknownCharactersError", "Vocoder", "Voice", "XttsError", "load_vocoder"]

@@ -216,7 +216,7 @@ class Speech:
     vocoder: str = "griffin-lim"  # what made the waveform: griffin-lim or a vocoder run's directory
     sentences: int = 1  # generations joined into it (`speak_text`: a long text, sentence by sentence)
     language: Optional[str] = None  # what it was read as (the run's first, when none was asked)
-    language_note: str = ""  # the language chosen by the text's script, or a script it is not written in
+    language_note: str = ""  # the language chosen by the text's script, or one it is not in; a part cut
     left_out: list[str] = field(default_factory=list)  # what the run never saw: left out, or "ɕ→ʃ" read as its nearest
     voice_note: str = ""  # what the voice's clip lacked (`Voice.note`)
 
@@ -523,7 +523,14 @@ def speak_parts(model, tokenizer, text: str, voice, data: DataConfig, rate: Opti
     _check_controls(text, options.get("speed", 1.0), options.get("max_frames"))
     language, note = reading_language(tokenizer.languages, text, options.get("language"))
     options = {**options, "language": language}
-    parts = text_parts(tokenizer, text, data, rate, language=language)
+    parts, overlong = _parts(tokenizer, text, data, rate, language=language)
+    if overlong:  # no sentence end, clause or space left to cut it at (a run of letters, CJK text)
+        cut = f"{overlong[0][:30]!r}{'...' if len(overlong[0]) > 30 else ''}"
+        note = "; ".join(
+            filter(
+                None, [note, f"{cut} is longer than one generation holds and has no space to cut it at: its end is cut"]
+            )
+        )
     for part in parts if len(parts) > 1 else [text]:
         yield replace(synthesize_speech(model, tokenizer, part, voice, data, rate=rate, **options), language_note=note)
 
@@ -542,15 +549,24 @@ def check_text(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRa
 
 def text_parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], *, language=None) -> list[str]:
     """The generations `text` is spoken in: its sentences, each within one generation's limit."""
+    return _parts(tokenizer, text, data, rate, language=language)[0]
+
+
+def _parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], *, language=None):
+    """(`text_parts`, those of them that still do not fit: a word no space parts)."""
     from xtts_cli.data.text import split_sentences, split_to_fit
 
     per_token = RATE_CEILING_FACTOR * rate.p90 if rate is not None else FRAMES_PER_CHARACTER
     most = max(1, int((data.max_mel_frames - 1) // per_token))  # the tokens whose frames fit the limit
+    judged: dict[str, bool] = {}
 
     def fits(part: str) -> bool:
-        return len(tokenizer.prepare(part, language)) <= most
+        if part not in judged:
+            judged[part] = len(tokenizer.prepare(part, language)) <= most
+        return judged[part]
 
-    return [part for sentence in split_sentences(text) for part in split_to_fit(sentence, fits)]
+    parts = [part for sentence in split_sentences(text) for part in split_to_fit(sentence, fits)]
+    return parts, [part for part in parts if not fits(part)]
 
 
 def joined(parts: list[Speech], text: str) -> Speech:

@@ -170,7 +170,6 @@ class MetricsHook(Hook):
             self.log(end)
             self.window = self._empty()
 
-
     def log(self, end: StepEnd) -> None:
 
         window, trainer = self.window, self.trainer
