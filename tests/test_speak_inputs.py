@@ -210,6 +210,10 @@ def test_the_python_api_refuses_what_the_command_line_refuses_and_caps_max_frame
     assert tts.speak("The cat sat.", max_frames=100_000).frame_window[1] == limit
     # A part with no space to cut it at is said to be cut, not silently ended at the length limit.
     assert any("has no space to cut it at: its end is cut" in note for note in tts.speak("a" * 600).notes)
+    spoken = tts.speak("The cat.")
+    for place, says in ((tmp_path, "is a folder"), (tmp_path / "x.mp3", "a Speech is saved as WAV audio")):
+        with pytest.raises(XttsError, match=says):
+            spoken.save(place)
     # Blank lines are passed over, as --text-file passes them.
     assert [s.text for s in tts.speak_many(["The cat.", "  ", "The dog."])] == ["The cat.", "The dog."]
     # A clip written again at the same path is another voice; remember=False always reads it.

@@ -241,7 +241,13 @@ class Speech:
         return wav_bytes(self.waveform, self.sample_rate)
 
     def save(self, path: Path | str) -> Path:
-        """Write the WAV file whole or not at all (a temporary beside it, renamed); returns its path."""
+        """Write the WAV file whole or not at all (a temporary beside it, renamed); returns its path.
+        Raises XttsError for a folder, or a name that says another format (x.mp3)."""
+        path = Path(path)
+        if path.is_dir():
+            raise XttsError(f"{path} is a folder", hint=f"name a file in it, such as {path / 'speech.wav'}")
+        if path.suffix.lower() != ".wav":
+            raise XttsError(f"{path}: a Speech is saved as WAV audio", hint=f"name it {path.with_suffix('.wav')}")
         return write_wav(path, self.waveform, self.sample_rate)
 
     @property
