@@ -82,6 +82,8 @@ def publish(main: Callable[..., int | None], page: str) -> int:
     import inspect
 
     args = list(sys.argv[1:])
+    if "-h" in args or "--help" in args:  # said above the script's own help, which exits
+        sys.stdout.write(f"A run writes its report into docs/{page}; --no-doc prints it only.\n\n")
     record = "--no-doc" not in args
     if not record:
         args.remove("--no-doc")
