@@ -113,8 +113,11 @@ def main() -> None:
         def do_GET(self) -> None:
             query = {key: values[0] for key, values in parse_qs(urlsplit(self.path).query).items()}
             language = query.get("language", voice.info["languages"][0])
-            if urlsplit(self.path).path != "/tts" or not query.get("text") or language not in voice.info["languages"]:
+            if urlsplit(self.path).path != "/tts" or not query.get("text"):
                 self.send_error(400, "GET /tts?text=...&language=" + "|".join(voice.info["languages"]))
+                return
+            if language not in voice.info["languages"]:
+                self.send_error(400, f"language {language} is not the export's: {', '.join(voice.info['languages'])}")
                 return
             if not voice.text_ids(query["text"], language):  # another script: nothing the model reads
                 self.send_error(400, f"no symbol of the text is one the model reads (it reads {language} as trained)")

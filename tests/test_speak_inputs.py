@@ -201,6 +201,13 @@ def test_the_python_api_refuses_what_the_command_line_refuses_and_caps_max_frame
             tts.speak("The cat sat.", max_frames=frames)
     with pytest.raises(TypeError, match="the text to speak is a str, not NoneType"):
         tts.speak(None)
+    for wrong, says in (
+        ({"speaker": 0}, "speaker is a name from .speakers, not int"),
+        ({"language": 0}, "language is a code from .languages"),
+        ({"speaker_wav": np.zeros(10)}, "speaker_wav is the path of a clip"),
+    ):
+        with pytest.raises(TypeError, match=says):
+            tts.speak("The cat.", **wrong)
     with pytest.raises(XttsError, match="the text to synthesise is empty"):
         tts.check("  ")  # what speak would raise
     with pytest.raises(TypeError, match="speak_many takes a list of texts"):

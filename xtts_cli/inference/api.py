@@ -76,6 +76,12 @@ class Synthesizer:
     ) -> Voice:
         """A training speaker (its centroid), the voice of a clip (`speaker_wav`), or the run's
         reference; kept for the next call unless `remember` is False (a clip seen once: an upload)."""
+        if speaker is not None and not isinstance(speaker, str):
+            raise TypeError(f"speaker is a name from .speakers, not {type(speaker).__name__}")
+        if speaker_wav is not None and not isinstance(speaker_wav, (str, Path)):
+            raise TypeError(
+                f"speaker_wav is the path of a clip (WAV, FLAC, OGG, MP3), not {type(speaker_wav).__name__}"
+            )
         key: tuple = (speaker, str(speaker_wav) if speaker_wav is not None else None)
         if speaker_wav is not None and Path(speaker_wav).is_file():  # a clip written again is another voice
             stat = Path(speaker_wav).stat()

@@ -299,7 +299,7 @@ def synthesize_speech(
 
     settings = settings or SynthesisConfig()
     vocoder = vocoder or Vocoder(GRIFFIN_LIM, data)
-    _check_controls(text, speed, max_frames)
+    _check_controls(text, speed, max_frames, language)
     if not text.strip():
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. xtts synthesize "Hello there."')
     language_index = tokenizer.language_index(language)  # an error naming the run's languages
@@ -414,10 +414,12 @@ def _symbol_ids(tokenizer, text: str, language: Optional[str]) -> tuple[list[int
 SPEEDS = (0.25, 4.0)
 
 
-def _check_controls(text: object, speed: object, max_frames: object) -> None:
+def _check_controls(text: object, speed: object, max_frames: object, language: object = None) -> None:
     """The Python caller's values, refused as the command line refuses them (not deep in TensorFlow)."""
     if not isinstance(text, str):
         raise TypeError(f"the text to speak is a str, not {type(text).__name__}")
+    if language is not None and not isinstance(language, str):
+        raise TypeError(f"language is a code from .languages (en, fa), not {type(language).__name__}")
     if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not SPEEDS[0] <= speed <= SPEEDS[1]:
         raise XttsError(
             f"speed {speed!r} is not a pace from {SPEEDS[0]:g} to {SPEEDS[1]:g}",
@@ -526,7 +528,7 @@ def speak_parts(model, tokenizer, text: str, voice, data: DataConfig, rate: Opti
     text that fits one, else one per part (`text_parts`)."""
     from xtts_cli.data.text import reading_language
 
-    _check_controls(text, options.get("speed", 1.0), options.get("max_frames"))
+    _check_controls(text, options.get("speed", 1.0), options.get("max_frames"), options.get("language"))
     language, note = reading_language(tokenizer.languages, text, options.get("language"))
     options = {**options, "language": language}
     parts, overlong = _parts(tokenizer, text, data, rate, language=language)
