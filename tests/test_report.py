@@ -12,6 +12,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+import yaml
 from training_support import subprocess_env, tiny_config
 
 from xtts_cli.diagnosis.report import redactor
@@ -84,3 +85,20 @@ def test_an_archive_that_cannot_be_written_is_refused_before_anything_runs(tmp_p
     )
     assert done.returncode != 0 and "is not a folder this user can write" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "missing").exists()
+
+
+@pytest.mark.slow
+def test_a_run_alone_is_reported_with_its_own_config_not_the_defaults(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(REPO / "tests" / "data" / "run_before_run_data", run)
+    out = tmp_path / "report.tar.gz"
+    args = ["report", "-r", str(run), "-o", str(out), "--quick", "--no-redact"]
+    done = subprocess.run(
+        [sys.executable, "-m", "xtts_cli", *args], capture_output=True, text=True, env=subprocess_env(), timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    with tarfile.open(out) as archive:
+        member = next(m for m in archive.getmembers() if m.name.endswith("/config.yaml") and "/run/" not in m.name)
+        reported = yaml.safe_load(archive.extractfile(member).read())
+    trained = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
+    assert reported["data"]["batch_size"] == trained["data"]["batch_size"] == 4  # the defaults' is 16
