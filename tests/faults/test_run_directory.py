@@ -143,6 +143,13 @@ def test_an_unreadable_latest_checkpoint_falls_back_to_the_one_before(tmp_path):
     # The latest checkpoint's data cut short, as a full disk or an interrupted copy leaves it.
     data = next(checkpoints.glob("ckpt-4.data-*"))
     data.write_bytes(data.read_bytes()[:100])
+    from xtts_cli.inference import Synthesizer
+
+    # Synthesis speaks with the one before too, and says so.
+    tts = Synthesizer.load(tmp_path / "run")
+    assert tts.step == 2
+    assert [note.split(" (")[0] for note in tts.notes] == [f"{tmp_path / 'run'}: ckpt-4 cannot be read"]
+    assert tts.notes[0].endswith("; restored ckpt-2, the newest before it that reads")
     notes: list[str] = []
     resumed = Trainer(
         resolve_config(tiny_config(tmp_path), {**settings, "training.max_steps": 6}).config,

@@ -65,6 +65,8 @@ def export(
     with Phases(enabled=not json_output) as phase:
         phase(f"exporting {run_dir} to {out} (tracing the generator and writing the SavedModel)")
         info = export_run(run_dir, out, step, vocoder=vocoder)
+    for note in info["notes"]:  # an unreadable latest checkpoint: which one was exported instead
+        sys.stderr.write(f"note: {note}\n")
     report = {
         "out": str(out),
         "run": info["run"],

@@ -104,6 +104,8 @@ def serve(
         raise
     bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
     shown = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
+    for note in tts.notes:
+        print(f"note: {note}", flush=True)
     print(f"serving {run} (step {tts.step}, vocoder {tts.vocoder.name}) at http://{shown}:{bound_port}/", flush=True)
     service.warm_up()  # the other lengths' graphs, while it answers
     try:

@@ -173,6 +173,8 @@ def synthesize(
             speech = tts.speak(
                 text, speaker=speaker, speaker_wav=speaker_wav, language=language, max_frames=max_frames, speed=speed
             )
+    for note in tts.notes:  # an unreadable latest checkpoint: which one speaks instead
+        sys.stderr.write(f"note: {note}\n")
     if text_file is not None:
         assert out_dir is not None
         voice_options = {"speaker": speaker, "speaker_wav": speaker_wav, "language": language, "speed": speed}
@@ -301,7 +303,7 @@ def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[st
         "voice": voice,
         "vocoder": speech.vocoder,
         "sentences": speech.sentences,
-        "notes": speech.notes,
+        "notes": tts.notes + speech.notes,
     }
 
 

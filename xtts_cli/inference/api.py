@@ -42,6 +42,8 @@ class Synthesizer:
         self.vocoder = vocoder or Vocoder(GRIFFIN_LIM, config.data)
         self._rate = load_speaking_rate(run.path)
         self._voices: dict[tuple[Optional[str], Optional[str]], Voice] = {}
+        # What loading said: a latest checkpoint that could not be read, so an earlier one speaks.
+        self.notes: list[str] = []
 
     @classmethod
     def load(cls, run_dir: Path | str, step: Optional[int] = None, vocoder: Optional[Path | str] = None) -> Synthesizer:
@@ -50,12 +52,15 @@ class Synthesizer:
         from xtts_cli.inference.loading import load_run, load_vocoder
         from xtts_cli.run.files import VOCODER_DIR
 
-        config, tokenizer, model, restored, run = load_run(Path(run_dir), step)
+        notes: list[str] = []
+        config, tokenizer, model, restored, run = load_run(Path(run_dir), step, notes)
         own = run.path / VOCODER_DIR
         if vocoder is None and (own / "config.yaml").is_file() and _trained(own):
             vocoder = own
-        chosen = load_vocoder(vocoder, config.data, acoustic_run=f"the run {run_dir}")
-        return cls(config, tokenizer, model, restored, run, chosen)
+        chosen = load_vocoder(vocoder, config.data, acoustic_run=f"the run {run_dir}", notes=notes)
+        loaded = cls(config, tokenizer, model, restored, run, chosen)
+        loaded.notes = notes
+        return loaded
 
     @property
     def sample_rate(self) -> int:

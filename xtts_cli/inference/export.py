@@ -55,7 +55,7 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
     shutil.copyfile(tts.run_dir / "vocab.json", out / "vocab.json")
     info = _export_info(tts)
     (out / EXPORT_INFO).write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return info
+    return {**info, "notes": tts.notes}
 
 
 def speaks_as_speakers(tts: Synthesizer) -> bool:

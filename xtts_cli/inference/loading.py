@@ -17,9 +17,10 @@ from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 __all__ = ["load_run", "load_vocoder"]
 
 
-def load_run(run_dir: Path, step: Optional[int] = None):
+def load_run(run_dir: Path, step: Optional[int] = None, notes: Optional[list[str]] = None):
     """(config, tokenizer, model with the latest checkpoint restored, step, run) from an acoustic
-    run directory; `step`: that step's checkpoint instead of the latest (one the run still keeps)."""
+    run directory; `step`: that step's checkpoint instead of the latest (one the run still keeps).
+    `notes` gets a line when the latest checkpoint cannot be read and an earlier one is restored."""
     from xtts_cli.data.text import Tokenizer
     from xtts_cli.kinds import kind_for
 
@@ -38,7 +39,7 @@ def load_run(run_dir: Path, step: Optional[int] = None):
         )
     tokenizer = Tokenizer.load(run.vocab)
     model = kind.build_network(config, tokenizer)
-    restored = restore_run(model, run, run_dir, step)
+    restored = restore_run(model, run, run_dir, step, notes)
     return config, tokenizer, model, restored, run
 
 
@@ -47,9 +48,16 @@ def is_griffin_lim(spec: str | Path) -> bool:
     return str(spec).lower() == GRIFFIN_LIM and not Path(spec).is_dir()
 
 
-def load_vocoder(spec: Optional[str | Path], data: DataConfig, *, acoustic_run: str = "the acoustic run") -> Vocoder:
+def load_vocoder(
+    spec: Optional[str | Path],
+    data: DataConfig,
+    *,
+    acoustic_run: str = "the acoustic run",
+    notes: Optional[list[str]] = None,
+) -> Vocoder:
     """`spec`: "griffin-lim" (or None), or a vocoder run directory whose features must be `data`'s
-    (else the load stops with both named): a `Vocoder`, log-mel [frames, n_mels] to samples."""
+    (else the load stops with both named): a `Vocoder`, log-mel [frames, n_mels] to samples. `notes`:
+    as `load_run`'s."""
     if spec is None or is_griffin_lim(spec):
         return Vocoder(GRIFFIN_LIM, data)
     from xtts_cli.kinds import kind_for
@@ -70,5 +78,5 @@ def load_vocoder(spec: Optional[str | Path], data: DataConfig, *, acoustic_run: 
             f"--vocoder {GRIFFIN_LIM}",
         )
     generator = kind_for(config).build_network(config, None)
-    step = restore_run(generator, run, path)
+    step = restore_run(generator, run, path, notes=notes)
     return Vocoder(str(spec), config.data, generator, step)

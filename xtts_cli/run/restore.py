@@ -70,9 +70,11 @@ def restore_model(model, checkpoint: str) -> int:
     return int(reader.get_tensor(step_key)) if step_key in shapes else 0
 
 
-def restore_run(model, run: RunDir, run_dir: Path, step: Optional[int] = None) -> int:
+def restore_run(
+    model, run: RunDir, run_dir: Path, step: Optional[int] = None, notes: Optional[list[str]] = None
+) -> int:
     """Restore the run's latest checkpoint (or `step`'s) into `model`; when the latest cannot be read,
-    the newest one before it that can. Returns the step restored."""
+    the newest one before it that can, said in `notes`. Returns the step restored."""
 
     latest = tf.train.latest_checkpoint(str(run.checkpoints))
     if step is not None and latest is not None:
@@ -88,16 +90,23 @@ def restore_run(model, run: RunDir, run_dir: Path, step: Optional[int] = None) -
             f"{run.checkpoints} holds no checkpoint yet", hint="train first: xtts train --run-dir " + str(run_dir)
         )
     kept: list[str] = [latest]
+    unread = ""
     state = tf.train.get_checkpoint_state(str(run.checkpoints))
     if step is None and state is not None:  # the latest unreadable: the newest one before it that reads
         kept += [str(path) for path in reversed(state.all_model_checkpoint_paths) if path != latest]
     for index, path in enumerate(kept):
         try:
-            return restore_model(model, path)
+            restored = restore_model(model, path)
         except (tf.errors.OpError, IndexError, OSError) as exc:
-            if index + 1 == len(kept):
+            if index + 1 < len(kept):
+                unread = unread or f"{Path(path).name} cannot be read ({str(exc).splitlines()[0][:120]})"
+            else:
                 raise XttsError(
                     f"cannot read {path}, nor any checkpoint before it: {str(exc).splitlines()[0]}",
                     hint="a copied run: copy its checkpoints/ folder again, whole; else xtts train --fresh starts it over",
                 ) from None
+        else:
+            if unread and notes is not None:
+                notes.append(f"{run_dir}: {unread}; restored {Path(path).name}, the newest before it that reads")
+            return restored
     raise AssertionError("unreachable: the loop returns or raises")
