@@ -391,7 +391,7 @@ class Controller:
 
     def _run(self) -> TrainResult:
 
-        from xtts_cli.training.metrics import MetricsWriter
+        from xtts_cli.training.metrics import MetricsWriter, drop_summaries_after
 
         trainer = self.trainer
         self.started = time.monotonic()  # training.max_minutes counts start-up too
@@ -408,6 +408,8 @@ class Controller:
             self.progress(RunStarted(result=result, total_steps=parts.total_steps, batch_size=parts.input.batch_size))
             metrics_file: contextlib.AbstractContextManager[Any]
             if parts.is_chief:
+                if parts.resumed:  # the steps after the checkpoint, logged before a kill, are trained again
+                    drop_summaries_after(parts.run_dir.tensorboard, result.start_step)
                 writer = tf.summary.create_file_writer(str(parts.run_dir.tensorboard))
                 metrics_file = MetricsWriter(
                     parts.run_dir.metrics, resumed_at=result.start_step if parts.resumed else None
