@@ -97,7 +97,9 @@ class PipelineInfo(BaseModel):
     preprocessing_mode: str = Field(description="Resolved: runtime, cache or precompute (never auto).")
     preprocessing_reason: str = Field("", description="Why: set in the config, or what `auto` weighed.")
     feature_bytes_estimate: int = Field(
-        0, description="Bytes of the pipeline's features as kept (16-bit log-mels or samples), from the headers."
+        0,
+        description="Bytes of this pipeline's features as kept (16-bit log-mels or samples), from the headers: "
+        "its own clips (a training pipeline's: the training split), which `preprocessing_mode: auto` weighs.",
     )
     cache_memory_limit_bytes: Optional[int] = Field(
         None, description="The cache budget; empty: the machine did not say."
