@@ -302,3 +302,24 @@ def test_the_resolved_settings_are_the_ones_training_runs_with(runner, tmp_path:
     assert (
         f"batch 4 a step (4 per replica x 1); {per_epoch} steps an epoch; {3 * per_epoch} steps or 20 minutes" in shown
     )
+
+
+def test_minutes_of_speech_trained_from_zero_are_pointed_to_adapting_a_trained_run(runner, write_config, tmp_path):
+    import shutil
+
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+
+    data = tmp_path / "my-voice"
+    shutil.copytree(BUNDLED_SAMPLE, data)  # 1.5 minutes of speech, somebody's own this time
+
+    def ids(*args: str) -> set[str]:
+        result = runner.invoke(app, ["validate", "--data", str(data), "--json", *args])
+        assert result.exit_code == 0, result.output
+        return _ids(json.loads(result.stdout))
+
+    base = Path(__file__).parent / "data" / "run_before_run_data"
+    assert "dataset-small" in ids("-c", str(base / "config.yaml"))
+    # Adapting a trained run: what minutes are for.
+    assert "dataset-small" not in ids("-c", str(base / "config.yaml"), "--init-from", str(base))
+    assert "dataset-small" not in ids("-c", str(write_config("model:\n  kind: vocoder\n")))  # it reads no text
+    assert "dataset-small" not in _ids(json.loads(runner.invoke(app, ["validate", "--json"]).stdout))  # the sample

@@ -205,6 +205,36 @@ LIMIT_FIXES = {
 }
 
 
+# Under this much training speech a model trained from zero does not learn to read new sentences:
+# the speak-cpu recipe takes about 20 minutes (docs/performance.md); adapting a trained run needs
+# one to a few (docs/adapt.md).
+FROM_ZERO_MINUTES = 10.0
+
+
+def small_data_findings(scan, config: XttsConfig) -> list[Finding]:
+    """A warning when a run that learns to speak from zero (no `training.init_from`) has less speech
+    than it needs, naming the way that works on little: adapting a trained run. Not for the bundled
+    sample, a smoke test the README calls too small to speak."""
+    from pathlib import Path
+
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+    from xtts_cli.kinds import kind_for
+
+    minutes = scan.train_hours * 60
+    sample = all(Path(dataset.path).resolve() == BUNDLED_SAMPLE for dataset in scan.datasets)
+    if sample or config.training.init_from or minutes >= FROM_ZERO_MINUTES or not kind_for(config).speaks:
+        return []
+    return [
+        Finding(
+            id="dataset-small",
+            severity="warning",
+            message=f"the training split holds {minutes:.1f} min of speech: a model trained from zero needs about "
+            "20 to read new sentences (the speak-cpu preset); on a few minutes of a voice or a language, adapt a "
+            "trained run instead: --init-from RUN with the adapt-cpu preset (docs/adapt.md)",
+        )
+    ]
+
+
 def outside_limits_finding(scan, data) -> Finding:
     """The clips the length limits leave out: how many, why, what keeps them. A warning when they
     are a larger share of the corpus than `data.max_bad_file_fraction` would let bad files be."""
@@ -387,6 +417,7 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
     if scan.outside_limits:
         found.append(outside_limits_finding(scan, config.data))
     found += unread_digits_findings(scan, config.data) + script_findings(scan, config.data)
+    found += small_data_findings(scan, config)
     shared = scan.shared_speakers()
     if shared:
         found.append(
