@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from xtts_cli.training.metrics import EVENT_FILES, drop_summaries_after
+from xtts_cli.training.summaries import EVENT_FILES, drop_summaries_after
 
 
 def _steps(directory: Path) -> list[int]:
@@ -42,4 +42,4 @@ def test_a_resume_drops_the_summaries_after_its_checkpoint_and_a_torn_last_recor
     before = {path: path.stat().st_mtime_ns for path in board.glob(EVENT_FILES)}
     assert drop_summaries_after(board, 8) == 0  # nothing after the step: no file is rewritten
     assert {path: path.stat().st_mtime_ns for path in board.glob(EVENT_FILES)} == before
-    assert not list(board.glob(".*.tmp"))
+    assert not list(board.glob(".*"))  # no temporary left beside them

@@ -391,7 +391,8 @@ class Controller:
 
     def _run(self) -> TrainResult:
 
-        from xtts_cli.training.metrics import MetricsWriter, drop_summaries_after
+        from xtts_cli.training.metrics import MetricsWriter
+        from xtts_cli.training.summaries import drop_summaries_after
 
         trainer = self.trainer
         self.started = time.monotonic()  # training.max_minutes counts start-up too

@@ -1,5 +1,5 @@
-"""metrics.jsonl: one JSON object per logged step, flushed as written so a crash loses nothing; and
-what a resumed run drops of both it and TensorBoard's event files: the steps it trains again."""
+"""metrics.jsonl: one JSON object per logged step, flushed as written so a crash loses nothing (a
+resumed run drops the records of the steps it trains again; `summaries` does the same for TensorBoard)."""
 
 from __future__ import annotations
 
@@ -63,36 +63,3 @@ def _drop_after(path: Path, step: int) -> None:
         from xtts_cli.config.editing import write_atomically
 
         write_atomically(path, "".join(kept), backup=False)
-
-
-EVENT_FILES = "events.out.tfevents.*"
-
-
-def drop_summaries_after(directory: Path, step: int) -> int:
-    """Rewrite each TensorBoard event file under `directory` that holds summaries of steps after `step`
-    (written after the last checkpoint by a run that was killed) without them, and without a record
-    torn by the kill: a resumed run writes those steps again, and TensorBoard would draw each twice.
-    Each file is replaced whole or not at all; returns the number of events dropped."""
-    import os
-
-    import tensorflow as tf
-
-    dropped = 0
-    for path in sorted(Path(directory).rglob(EVENT_FILES)):
-        kept, later, torn = [], 0, False
-        try:
-            for record in tf.data.TFRecordDataset(str(path)).as_numpy_iterator():
-                if tf.compat.v1.Event.FromString(record).step <= step:
-                    kept.append(record)
-                else:
-                    later += 1
-        except tf.errors.DataLossError:  # a record cut short by the kill: what came before it is kept
-            torn = True
-        dropped += later
-        if torn or later:
-            partial = path.with_name(f".{path.name}.tmp")
-            with tf.io.TFRecordWriter(str(partial)) as out:
-                for record in kept:
-                    out.write(record)
-            os.replace(partial, path)
-    return dropped
