@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from training_support import subprocess_env, tiny_config
+from training_support import subprocess_env
 
 from xtts_cli.diagnosis.report import redactor
 
@@ -35,23 +35,32 @@ def test_redaction_replaces_home_dataset_names_and_always_secrets(tmp_path: Path
     assert f"{data}/wavs/ana-0001.wav" in kept and "hf_planted" not in kept
 
 
-@pytest.mark.slow
-def test_the_archive_holds_every_section_and_nothing_private(tmp_path: Path) -> None:
-    home = tmp_path / "home"  # the test's own HOME (conftest)
+@pytest.fixture(scope="module")
+def reported(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One `xtts report` (five processes) for both slow tests: a run under HOME given alone (no -c,
+    so the report takes the run's own config), the dataset under HOME, secrets planted in its
+    environment. Returns the archive's files by name, the command's stdout, home, run and archive."""
+    home = tmp_path_factory.mktemp("report") / "home"
     data = home / "corpora" / "voice"
     shutil.copytree(REPO / "xtts_cli" / "data" / "sample", data)
     run = home / "runs" / "voice"
     shutil.copytree(REPO / "tests" / "data" / "run_before_run_data", run)
-    out = tmp_path / "report.tar.gz"
+    out = home.parent / "report.tar.gz"
     env = {**subprocess_env(), **SECRETS, "HOME": str(home)}
-    args = ["report", "-c", str(tiny_config(home)), "--data", str(data), "-r", str(run), "-o", str(out), "--quick"]
+    args = ["report", "--data", str(data), "-r", str(run), "-o", str(out), "--quick"]
     done = subprocess.run(
-        [sys.executable, "-m", "xtts_cli", *args], capture_output=True, text=True, env=env, timeout=900
+        [sys.executable, "-m", "xtts_cli", *args], capture_output=True, text=True, env=env, cwd=home, timeout=900
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert f"wrote {out} (" in done.stdout and "KiB" in done.stdout
     with tarfile.open(out) as archive:
         files = {m.name.split("/", 1)[1]: archive.extractfile(m).read().decode() for m in archive.getmembers()}
+    return {"files": files, "stdout": done.stdout, "home": home, "run": run, "out": out}
+
+
+@pytest.mark.slow
+def test_the_archive_holds_every_section_and_nothing_private(reported: dict) -> None:
+    files, home, out = reported["files"], reported["home"], reported["out"]
+    assert f"wrote {out} (" in reported["stdout"] and "KiB" in reported["stdout"]
     assert set(files) == {
         "README.txt",
         "environment.json",
@@ -88,17 +97,8 @@ def test_an_archive_that_cannot_be_written_is_refused_before_anything_runs(tmp_p
 
 
 @pytest.mark.slow
-def test_a_run_alone_is_reported_with_its_own_config_not_the_defaults(tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    shutil.copytree(REPO / "tests" / "data" / "run_before_run_data", run)
-    out = tmp_path / "report.tar.gz"
-    args = ["report", "-r", str(run), "-o", str(out), "--quick", "--no-redact"]
-    done = subprocess.run(
-        [sys.executable, "-m", "xtts_cli", *args], capture_output=True, text=True, env=subprocess_env(), timeout=900
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    with tarfile.open(out) as archive:
-        member = next(m for m in archive.getmembers() if m.name.endswith("/config.yaml") and "/run/" not in m.name)
-        reported = yaml.safe_load(archive.extractfile(member).read())
-    trained = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
-    assert reported["data"]["batch_size"] == trained["data"]["batch_size"] == 4  # the defaults' is 16
+def test_a_run_alone_is_reported_with_its_own_config_not_the_defaults(reported: dict) -> None:
+    # The shared report names the run and the dataset, no -c: its config.yaml is the run's.
+    shown = yaml.safe_load(reported["files"]["config.yaml"])
+    trained = yaml.safe_load((reported["run"] / "config.yaml").read_text(encoding="utf-8"))
+    assert shown["data"]["batch_size"] == trained["data"]["batch_size"] == 4  # the defaults' is 16

@@ -11,34 +11,55 @@ import pytest
 from training_support import TF_LOG_LINE, run_python, run_xtts, start_xtts, tiny_config, user_env, wait_for_records
 
 
-@pytest.mark.slow
-def test_sigterm_finishes_the_step_saves_and_the_rerun_resumes(tmp_path: Path) -> None:
-    config = tiny_config(tmp_path)
-    run_dir = tmp_path / "run"
+@pytest.fixture(scope="module")
+def interrupted(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One `xtts train` as a user runs it, stopped by SIGTERM past its first epoch, then rerun with
+    --json and a changed learning rate (a setting a resume notes, not refuses) to 2 steps further:
+    the SIGTERM test and the --json test read the same two processes."""
+    tmp = tmp_path_factory.mktemp("interrupted")
+    config = tiny_config(tmp)
+    run_dir = tmp / "run"
     args = ["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", "100000"]
-    # As a user runs it: nothing set to quiet TensorFlow, which on its own does log here (the control).
+    # As a user runs it: nothing set to quiet TensorFlow (the SIGTERM test's control shows it would log).
+    proc = start_xtts(args, tmp, env=user_env())
+    # 6 loss records (every 2 steps): past the end of the first epoch (36 clips, batches of 4); a
+    # record of the watch, which a loaded machine can draw, is no step.
+    wait_for_records(proc, run_dir / "metrics.jsonl", lambda lines: sum('"loss": ' in line for line in lines) >= 6)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=120)
+    line = next((text for text in stderr.splitlines() if text.startswith("interrupted by SIGTERM")), "")
+    saved = int(line.split("saved step ")[1].split()[0]) if "saved step " in line else -1
+    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    saved_files = (run_dir / "checkpoints" / f"ckpt-{saved}.index").is_file()
+    rerun = ["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", str(saved + 2), "--json"]
+    again = run_xtts([*rerun, "--set", "training.learning_rate=0.002"], tmp)
+    return {
+        "code": proc.returncode,
+        "stderr": stderr,
+        "saved": saved,
+        "saved_files": saved_files,
+        "records": records,
+        "again": again,
+    }
+
+
+@pytest.mark.slow
+def test_sigterm_finishes_the_step_saves_and_the_rerun_resumes(interrupted: dict, tmp_path: Path) -> None:
+    # The control: as a user runs it, nothing set to quiet it, TensorFlow on its own does log here.
     bare = run_python("import tensorflow as tf; tf.constant(1) + 1", tmp_path, env=user_env())
     assert any(TF_LOG_LINE.match(line) for line in bare.stderr.splitlines()), bare.stderr[-2000:]
-    proc = start_xtts(args, tmp_path, env=user_env())
-    # 6 log lines (every 2 steps): past the end of the first epoch (36 clips, batches of 4).
-    wait_for_records(proc, run_dir / "metrics.jsonl", lambda lines: len(lines) >= 6)
-    proc.send_signal(signal.SIGTERM)
-    stdout, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 143, stderr
+    stderr = interrupted["stderr"]
+    assert interrupted["code"] == 143, stderr
     # A run's output is xtts's own: no TensorFlow start-up lines, no "End of sequence" per epoch.
     leaked = [line for line in stderr.splitlines() if TF_LOG_LINE.match(line) or "End of sequence" in line]
     assert leaked == [], leaked[:5]
-    line = next(text for text in stderr.splitlines() if text.startswith("interrupted by SIGTERM"))
-    saved = int(line.split("saved step ")[1].split()[0])
-    assert saved >= 12
-    assert (run_dir / "checkpoints" / f"ckpt-{saved}.index").is_file()
+    saved = interrupted["saved"]
+    assert saved >= 12, stderr[-2000:]
+    assert interrupted["saved_files"]
     # The step it saved is the last one logged, whether or not it fell on a log_step.
-    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in records if "loss" in r][-1] == saved
+    assert [r["step"] for r in interrupted["records"] if "loss" in r][-1] == saved
 
-    again = run_xtts(
-        ["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", str(saved + 2), "--json"], tmp_path
-    )
+    again = interrupted["again"]
     assert again.returncode == 0, again.stderr
     result = json.loads(again.stdout)
     assert result["resumed"] and result["start_step"] == saved and result["final_step"] == saved + 2
@@ -130,14 +151,13 @@ def test_mirrored_trains_one_replica_per_device(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_json_keeps_stdout_for_the_result_and_still_says_the_notes(tmp_path: Path) -> None:
-    args = ["train", "-c", str(tiny_config(tmp_path)), "--run-dir", str(tmp_path / "run"), "--max-steps", "1"]
-    assert run_xtts(args, tmp_path).returncode == 0
-    again = run_xtts([*args, "--fresh", "--json"], tmp_path)
+def test_json_keeps_stdout_for_the_result_and_still_says_the_notes(interrupted: dict) -> None:
+    # The rerun of the shared run, with --json and a changed learning rate, in a process of its own.
+    again = interrupted["again"]
     assert again.returncode == 0, again.stderr
-    assert json.loads(again.stdout)["final_step"] == 1
-    (kept,) = tmp_path.glob("run.old-*")
-    assert f"note: --fresh: the old run is kept as {kept}" in again.stderr
+    assert json.loads(again.stdout)["final_step"] == interrupted["saved"] + 2  # stdout is the result alone
+    note = "note: resuming with settings changed since the run's last start: training.learning_rate (0.003 -> 0.002)"
+    assert note in again.stderr.splitlines(), again.stderr[-2000:]
 
 
 @pytest.mark.slow
