@@ -433,23 +433,28 @@ def trained_run(tmp_path_factory) -> Path:
     return root / "run"
 
 
-@pytest.mark.slow
-def test_the_runs_training_samples_are_listed_by_step_and_served_by_name_only(trained_run):
+@pytest.fixture(scope="module")
+def trained_served(trained_run):
+    """The trained run served, once for the tests that ask it (its graphs are built by the first)."""
     tts, server, url = start(trained_run)
-    try:
-        assert tts.build_graphs() == 1  # a duration decoder's buffer length is an input: one graph for all
-        listed = json.loads(get(f"{url}/api/samples")[2])
-        on_disk = sorted(p.name for p in (trained_run / "samples").glob("*.wav"))
-        assert sorted(item["name"] for item in listed) == on_disk and {item["step"] for item in listed} == {2, 4}
-        status, headers, body = get(f"{url}/samples/{listed[0]['name']}")
-        assert status == 200 and body == (trained_run / "samples" / listed[0]["name"]).read_bytes()
-        assert get(f"{url}/samples/{urllib.parse.quote('../config.yaml')}")[0] == 404
-        query = urllib.parse.urlencode({"text": SENTENCE, "speed": "1.5"})
-        fast, slow = get(f"{url}/api/tts?{query}")[2], get(f"{url}/api/tts?text={urllib.parse.quote(SENTENCE)}")[2]
-        assert len(samples_of(fast)) < len(samples_of(slow))
-    finally:
-        server.shutdown()
-        server.server_close()
+    yield tts, server, url
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.slow
+def test_the_runs_training_samples_are_listed_by_step_and_served_by_name_only(trained_run, trained_served):
+    tts, _, url = trained_served
+    assert tts.build_graphs() == 1  # a duration decoder's buffer length is an input: one graph for all
+    listed = json.loads(get(f"{url}/api/samples")[2])
+    on_disk = sorted(p.name for p in (trained_run / "samples").glob("*.wav"))
+    assert sorted(item["name"] for item in listed) == on_disk and {item["step"] for item in listed} == {2, 4}
+    status, headers, body = get(f"{url}/samples/{listed[0]['name']}")
+    assert status == 200 and body == (trained_run / "samples" / listed[0]["name"]).read_bytes()
+    assert get(f"{url}/samples/{urllib.parse.quote('../config.yaml')}")[0] == 404
+    query = urllib.parse.urlencode({"text": SENTENCE, "speed": "1.5"})
+    fast, slow = get(f"{url}/api/tts?{query}")[2], get(f"{url}/api/tts?text={urllib.parse.quote(SENTENCE)}")[2]
+    assert len(samples_of(fast)) < len(samples_of(slow))
 
 
 def chromium() -> str | None:
@@ -463,14 +468,14 @@ def chromium() -> str | None:
     chromium() is None or shutil.which("chromedriver") is None,
     reason="needs chromium and chromedriver (.ci/run installs them)",
 )
-def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browser(trained_run):
+def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browser(trained_run, trained_served, served):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.select import Select
     from selenium.webdriver.support.ui import WebDriverWait
 
-    _, server, url = start(trained_run)
+    _, _, url = trained_served
     options = webdriver.ChromeOptions()
     options.binary_location = chromium()
     for flag in (
@@ -525,27 +530,21 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         browser.find_element(By.ID, "go").click()
         wait.until(lambda b: b.find_element(By.ID, "status").text.startswith("made in"))
 
-        # An autoregressive run: its speed is off, and the page says why where the value is shown.
-        _, other, other_url = start(RUN)
-        try:
-            browser.get(f"{other_url}/")
-            wait.until(lambda b: "step" in b.find_element(By.ID, "run").text)
-            assert not browser.find_element(By.ID, "speed").is_enabled()
-            assert "fixed: this run's decoder (autoregressive)" in browser.find_element(By.ID, "speed-value").text
-            browser.find_element(By.ID, "text").send_keys(SENTENCE)
-            browser.find_element(By.ID, "go").click()
-            wait.until(lambda b: b.find_element(By.ID, "status").text.startswith("made in"))
-        finally:
-            other.shutdown()
-            other.server_close()
+        # An autoregressive run (the module's served one): its speed is off, and the page says why
+        # where the value is shown.
+        browser.get(f"{served[2]}/")
+        wait.until(lambda b: "step" in b.find_element(By.ID, "run").text)
+        assert not browser.find_element(By.ID, "speed").is_enabled()
+        assert "fixed: this run's decoder (autoregressive)" in browser.find_element(By.ID, "speed-value").text
+        browser.find_element(By.ID, "text").send_keys(SENTENCE)
+        browser.find_element(By.ID, "go").click()
+        wait.until(lambda b: b.find_element(By.ID, "status").text.startswith("made in"))
     finally:
         browser.quit()
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.mark.slow
-def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, runner):
+def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, runner, served):
     """examples/serve_export.py: the ids it makes from text are the run's own, and what it serves
     is what the SavedModel makes of them."""
     import importlib.util
@@ -554,7 +553,6 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
 
     from xtts_cli.cli.app import app
     from xtts_cli.data.phonemes import PUNCTUATION, phonemize
-    from xtts_cli.inference import Synthesizer
 
     source = Path(__file__).resolve().parents[1] / "examples" / "serve_export.py"
     assert "xtts_cli" not in source.read_text(encoding="utf-8")
@@ -567,7 +565,7 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
     out = tmp_path / "exported"
     assert runner.invoke(app, ["export", "-r", str(RUN), "-o", str(out)]).exit_code == 0
     voice = example.Voice(out, CLIP)
-    tokenizer = Synthesizer.load(RUN).tokenizer
+    tokenizer = served[0].tokenizer  # the module's Synthesizer of RUN: its tokenizer as it speaks
     text = "The kettle   is ON the stove."
     assert voice.text_ids(text, "en") == tokenizer.symbol_ids(tokenizer.prepare(text))
     command = [sys.executable, str(source), str(out), "--reference", str(CLIP), "--port", "0"]

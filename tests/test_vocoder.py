@@ -9,10 +9,11 @@ import json
 import shutil
 import signal
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from training_support import run_xtts, start_xtts, tiny_config, wait_for_records
+from training_support import start_xtts, tiny_config, wait_for_records
 
 from xtts_cli.cli.app import app
 from xtts_cli.errors import XttsError
@@ -58,11 +59,28 @@ def train(runner, config: Path, run_dir: Path, steps: int) -> dict:
     return json.loads(result.stdout)
 
 
+class HeldOut(Hook):
+    """A held-out batch, and its loss as the loop starts (before the first step)."""
+
+    def __init__(self, trainer) -> None:
+        self.trainer = trainer
+
+    def on_start(self, result) -> None:
+        steps, data = self.trainer.parts.steps, self.trainer.parts.input
+        self.batch, _ = next(steps.batches(data.eval_ds))
+        self.before = float(steps.eval(self.batch)["loss"])
+
+
 @pytest.fixture(scope="module")
-def acoustic(tmp_path_factory) -> Path:
-    """An acoustic run of 2 steps with its own vocoder (a vocoder run of 2 steps trained into RUN/vocoder),
-    trained once for the module's tests, which only read it."""
+def trained(tmp_path_factory) -> SimpleNamespace:
+    """An acoustic run of 2 steps with its own vocoder (a vocoder run of 12 steps trained into RUN/vocoder,
+    its held-out loss taken before the first step), trained once for the module's tests, which only read
+    them: `run`, and the vocoder's `config`, `trainer`, `held_out` and `result`."""
     from typer.testing import CliRunner
+
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.training.controller import Controller
+    from xtts_cli.training.trainer import Trainer
 
     root = tmp_path_factory.mktemp("acoustic")
     run, runner = root / "acoustic", CliRunner()
@@ -71,8 +89,16 @@ def acoustic(tmp_path_factory) -> Path:
         patch.setenv("HOME", str(root / "home"))
         patch.chdir(root)
         train(runner, tiny_config(root), run, 2)
-        train(runner, vocoder_config(root), run / "vocoder", 2)
-    return run
+        config = resolve_config(vocoder_config(root), {"training.max_steps": 12}).config
+        trainer = Trainer(config, run_dir=run / "vocoder")
+        held_out = HeldOut(trainer)
+        result = Controller(trainer, extra_hooks=[held_out]).run()
+    return SimpleNamespace(run=run, config=config, trainer=trainer, held_out=held_out, result=result)
+
+
+@pytest.fixture(scope="module")
+def acoustic(trained) -> Path:
+    return trained.run
 
 
 def test_the_inverse_stft_gives_the_signal_back_and_the_generator_a_segment_per_mel() -> None:
@@ -96,42 +122,23 @@ def test_the_inverse_stft_gives_the_signal_back_and_the_generator_a_segment_per_
     assert audio.shape == (2, 10 * data.hop_length) and audio.dtype == tf.float32
 
 
-class HeldOut(Hook):
-    """A held-out batch, and its loss as the loop starts (before the first step)."""
-
-    def __init__(self, trainer) -> None:
-        self.trainer = trainer
-
-    def on_start(self, result) -> None:
-        steps, data = self.trainer.parts.steps, self.trainer.parts.input
-        self.batch, _ = next(steps.batches(data.eval_ds))
-        self.before = float(steps.eval(self.batch)["loss"])
-
-
 @pytest.mark.slow
-def test_vocoder_steps_lower_the_loss_and_its_checkpoint_gives_the_same_audio(tmp_path: Path) -> None:
-    from xtts_cli.config.loading import resolve_config
+def test_vocoder_steps_lower_the_loss_and_its_checkpoint_gives_the_same_audio(trained) -> None:
     from xtts_cli.inference import load_vocoder
     from xtts_cli.speech.vocoding import Vocoder, load_audio, mel_of
-    from xtts_cli.training.controller import Controller
-    from xtts_cli.training.trainer import Trainer
 
-    config = resolve_config(vocoder_config(tmp_path), {"training.max_steps": 12}).config
-    trainer = Trainer(config, run_dir=tmp_path / "run")
-    held_out = HeldOut(trainer)
-    result = Controller(trainer, extra_hooks=[held_out]).run()
+    # The module's vocoder run (RUN/vocoder, 12 steps), read here as its trainer left it.
+    config, trainer, held_out, run = trained.config, trained.trainer, trained.held_out, trained.run / "vocoder"
     # The mel L1 of the same clips' middle segments, before the first step and after the twelfth.
     after = float(trainer.parts.steps.eval(held_out.batch)["loss"])
     assert after < 0.85 * held_out.before, (held_out.before, after)
-    assert result.final_step == 12
-    assert {"loss", "mel_loss", "stft_loss"} <= set(
-        json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[0])
-    )
+    assert trained.result.final_step == 12
+    assert {"loss", "mel_loss", "stft_loss"} <= set(json.loads((run / "metrics.jsonl").read_text().splitlines()[0]))
     mel = mel_of(load_audio(SAMPLE_CLIP, config.data), config.data)
-    trained = Vocoder("the trainer's", config.data, trainer.parts.models.model)(mel)
-    restored = load_vocoder(tmp_path / "run", config.data)
+    generated = Vocoder("the trainer's", config.data, trainer.parts.models.model)(mel)
+    restored = load_vocoder(run, config.data)
     assert restored.step == 12
-    np.testing.assert_array_equal(restored(mel), trained)
+    np.testing.assert_array_equal(restored(mel), generated)
 
 
 @pytest.mark.slow
@@ -164,10 +171,15 @@ def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner
     )
     assert vocoded.exit_code == 0, (vocoded.output, vocoded.exception)
     report = json.loads(vocoded.stdout)
-    assert report["step"] == 2 and report["seconds"] > 1.0 and (tmp_path / "v.wav").stat().st_size > 40_000
+    assert report["step"] == 12 and report["seconds"] > 1.0 and (tmp_path / "v.wav").stat().st_size > 40_000
 
+    # A vocoder run of 64 mels: the run's own vocoder with its recorded features changed, since a vocoder
+    # is checked against the acoustic run from its config.yaml alone, before any weight is read.
     other = tmp_path / "vocoder-64"
-    train(runner, vocoder_config(tmp_path, n_mels=64, name="v64.yaml"), other, 2)
+    shutil.copytree(acoustic / "vocoder", other)
+    recorded = (other / "config.yaml").read_text(encoding="utf-8")
+    assert recorded.count("\n  n_mels: 80\n") == 1
+    (other / "config.yaml").write_text(recorded.replace("\n  n_mels: 80\n", "\n  n_mels: 64\n"), encoding="utf-8")
     refused = runner.invoke(app, ["synthesize", "The cat.", "-r", str(acoustic), "--vocoder", str(other)])
     assert refused.exit_code == 1 and isinstance(refused.exception, XttsError)
     assert f"--vocoder {other} was trained on other features than the run {acoustic}: n_mels 80 against 64" in str(
@@ -197,7 +209,7 @@ def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner
 
 
 @pytest.mark.slow
-def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(tmp_path: Path) -> None:
+def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(runner, tmp_path: Path) -> None:
     from xtts_cli.training.metrics import read_metrics
 
     # With its discriminators (from step 0), validated every 2 steps: the same clips' middle segments each time.
@@ -216,10 +228,11 @@ def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(tmp_path: 
     before = [r for r in read_metrics(metrics) if "val_loss" in r]
     saved = int(stderr.split("saved step ")[1].split()[0])
 
-    again = run_xtts(
-        ["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", str(saved + 2), "--json"], tmp_path
+    # Resumed in this process: what comes back is what the killed process saved.
+    again = runner.invoke(
+        app, ["train", "-c", str(config), "--run-dir", str(run_dir), "--max-steps", str(saved + 2), "--json"]
     )
-    assert again.returncode == 0, again.stderr
+    assert again.exit_code == 0, (again.output, again.exception)
     assert json.loads(again.stdout)["start_step"] == saved
     assert json.loads(again.stdout)["listen"].split("--vocoder ")[1].startswith(f"{run_dir} ")  # filled in
     records = read_metrics(metrics)
@@ -353,13 +366,14 @@ def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(runner, t
     result = runner.invoke(app, ["export", "-r", str(acoustic), "-o", str(out), "--json"])
     assert result.exit_code == 0, (result.output, result.exception)
     info = json.loads((out / "export.json").read_text(encoding="utf-8"))
-    assert info["vocoder"] == str(acoustic / "vocoder") and info["vocoder_step"] == 2
+    assert info["vocoder"] == str(acoustic / "vocoder") and info["vocoder_step"] == 12
     assert info["text_cleaners"] and info["speakers"] and info["languages"] == ["en"]
     assert info["numbers"] == "words"  # "$5" is "five dollars" before the symbols are looked up
     vocabulary = json.loads((acoustic / "vocab.json").read_text(encoding="utf-8"))
     assert info["symbols"] == vocabulary["characters"] and info["text_frontend"] == vocabulary["frontend"]
     ids = {symbol: index + 1 for index, symbol in enumerate(info["symbols"])}
-    speak = tf.saved_model.load(str(out)).signatures["serving_default"]
+    signatures = tf.saved_model.load(str(out)).signatures  # loaded once for both signatures
+    speak = signatures["serving_default"]
     data = _data(acoustic)
     reference = load_audio(SAMPLE_CLIP, data)[: 3 * info["sample_rate"]]
     served = speak(
@@ -374,7 +388,7 @@ def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(runner, t
     from xtts_cli.inference import Synthesizer
 
     assert info["speaker_signature"]["name"] == "speaker"
-    as_speaker = tf.saved_model.load(str(out)).signatures["speaker"]
+    as_speaker = signatures["speaker"]
     ids = [ids[c] for c in "the kettle is on"]
     spoken = as_speaker(speaker_id=tf.constant(1), text_ids=tf.constant(ids, tf.int32), language_id=tf.constant(0))
     in_process = Synthesizer.load(acoustic).speak("the kettle is on", speaker=info["speakers"][1])
