@@ -3,6 +3,7 @@ written by older versions, and the alignment measured at every validation."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import wave
 from pathlib import Path
@@ -27,13 +28,16 @@ TEXT = "the cat sat."
 @pytest.fixture(scope="module", params=["autoregressive", "duration"])
 def short_run(request, tmp_path_factory):
     """Four steps with a validation every two, with each decoder: the trainer (its model in
-    memory) and its run."""
+    memory) and its run. Self-conditioned under a fading attention prior, each step logged: the
+    autoregressive decoder trains its second pass here (a run of its own traced the step once more);
+    the duration decoder, which reads no previous frames, is given the same settings."""
     root = tmp_path_factory.mktemp("short")
     config = resolve_config(
-        tiny_config(root),
+        tiny_config(root, "  self_conditioning: true\n  attention_prior_steps: 4\n"),
         {
             "model.decoder": request.param,
             "training.max_steps": 4,
+            "training.log_step": 1,
             "training.val_step": 2,
             "training.save_step": 4,
             "training.sample_step": 1000,
@@ -50,6 +54,92 @@ def validation_batch(trainer):
     parts = trainer.parts
     batch, _ = next(parts.steps.batches(parts.input.eval_ds))
     return with_reference(batch, trainer.config.data, prefix=parts.tokenizer.prefix_length)
+
+
+@pytest.fixture(scope="module")
+def spoken_by_the_command(short_run, tmp_path_factory):
+    """`xtts synthesize TEXT` on the short run, once for the tests that compare with it: each
+    synthesis loads the run and traces its generation graph (seconds of CPU). In a folder and HOME
+    of its own, as every test's own calls run (module fixtures are set up before them)."""
+    from typer.testing import CliRunner
+
+    from xtts_cli.cli.app import app
+
+    root = tmp_path_factory.mktemp("spoken")
+    (root / "home").mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(root / "home"))
+        patch.chdir(root)
+        out = root / "one.wav"
+        result = CliRunner().invoke(app, ["synthesize", TEXT, "-r", str(short_run.parts.run_dir.path), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return out, result.output
+
+
+# Runs the scripts it is handed on stdin, one JSON string a line, each in a namespace of its own,
+# and marks on a line of its own where each one's output ends.
+SERVE_SCRIPTS = """
+import json, sys, traceback
+for line in sys.stdin:
+    try:
+        exec(json.loads(line), {"__name__": "__main__"})
+        print("\\n--done--", flush=True)
+    except BaseException:
+        traceback.print_exc()
+        sys.stderr.flush()
+        print("\\n--failed--", flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def plain_python(tmp_path_factory):
+    """A fresh Python process that imports only what the scripts it runs import (what a server
+    without xtts runs), started once for both decoders' exports: TensorFlow's import in it is
+    seconds of CPU. `run(script)` returns what the script printed; one that raises fails the test
+    with its traceback."""
+    import json
+    import queue
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    root = tmp_path_factory.mktemp("plain")
+    (root / "home").mkdir()
+    errors = (root / "stderr.txt").open("w", encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVE_SCRIPTS],
+        cwd=root,
+        env={**os.environ, "HOME": str(root / "home")},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=errors,
+        text=True,
+    )
+    printed: queue.Queue = queue.Queue()
+
+    def read() -> None:
+        for line in process.stdout:
+            printed.put(line)
+        printed.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+
+    def run(script: str, timeout: float = 300) -> str:
+        process.stdin.write(json.dumps(script) + "\n")
+        process.stdin.flush()
+        lines, deadline = [], time.monotonic() + timeout
+        while (line := printed.get(timeout=max(0.0, deadline - time.monotonic()))) != "--done--\n":
+            if line is None or line == "--failed--\n":
+                errors.flush()
+                pytest.fail((root / "stderr.txt").read_text(encoding="utf-8")[-3000:])
+            lines.append(line)
+        return "".join(lines)
+
+    yield run
+    process.stdin.close()
+    process.wait(timeout=60)
+    errors.close()
 
 
 @pytest.mark.slow
@@ -86,7 +176,9 @@ def test_load_run_gives_the_trained_models_outputs(short_run) -> None:
 
 
 @pytest.mark.slow
-def test_python_api_and_text_file_speak_as_one_sentence_calls_do(short_run, tmp_path, runner) -> None:
+def test_python_api_and_text_file_speak_as_one_sentence_calls_do(
+    short_run, spoken_by_the_command, tmp_path, runner
+) -> None:
     import json
 
     from xtts_cli.cli.app import app
@@ -99,9 +191,8 @@ def test_python_api_and_text_file_speak_as_one_sentence_calls_do(short_run, tmp_
     spoken = list(tts.speak_many(sentences))
     assert [speech.text for speech in spoken] == sentences
     np.testing.assert_array_equal(spoken[0].waveform, spoken[2].waveform)  # the same voice, worked out once
-    single = tmp_path / "single.wav"
-    assert runner.invoke(app, ["synthesize", "a dog ran.", "-r", str(run), "-o", str(single)]).exit_code == 0
-    assert spoken[1].save(tmp_path / "api.wav").read_bytes() == single.read_bytes()
+    single, _ = spoken_by_the_command  # `xtts synthesize TEXT`
+    assert spoken[0].save(tmp_path / "api.wav").read_bytes() == single.read_bytes()
 
     lines = tmp_path / "lines.txt"
     lines.write_text(f"{TEXT}\n\n a dog ran. \n", encoding="utf-8")
@@ -110,7 +201,10 @@ def test_python_api_and_text_file_speak_as_one_sentence_calls_do(short_run, tmp_
     assert result.exit_code == 0, result.output
     index = [json.loads(line) for line in (out_dir / "index.jsonl").read_text().splitlines()]
     assert [(r["line"], r["text"]) for r in index] == [(1, TEXT), (3, "a dog ran.")]
-    assert (out_dir / "0003.wav").read_bytes() == single.read_bytes()  # line numbers name the clips
+    # Line numbers name the clips: each is what its sentence alone gives.
+    assert (out_dir / "0001.wav").read_bytes() == single.read_bytes()
+    third = (out_dir / "0003.wav").read_bytes()
+    assert third == spoken[1].save(tmp_path / "api-2.wav").read_bytes()
     assert "2 clips" in result.stdout
     # A line the run cannot read, however late in the file, is named before any clip is spoken.
     lines.write_text(f"{TEXT}\n\nsnow \u0436\n", encoding="utf-8")
@@ -121,13 +215,15 @@ def test_python_api_and_text_file_speak_as_one_sentence_calls_do(short_run, tmp_
     assert result.exception.lines[0].startswith("--text-file line 3: text has characters the run was not trained on")
     assert not (tmp_path / "none").exists()
 
+    voice = tmp_path / "voice.wav"
+    shutil.copyfile(single, voice)
     for args, message in (
         (["--text-file", str(lines)], "--text-file needs --out-dir"),
         (["hello", "--text-file", str(lines), "--out-dir", str(out_dir)], "both TEXT and --text-file"),
         (["--text-file", str(tmp_path / "none.txt"), "--out-dir", str(out_dir)], "none.txt does not exist"),
         (["hello", "--out-dir", str(out_dir)], "--out-dir is for --text-file"),
         # The voice's own clip is not overwritten by the speech made with it.
-        (["hello", "--speaker-wav", str(single), "-o", str(single)], "--out would write over the --speaker-wav clip"),
+        (["hello", "--speaker-wav", str(voice), "-o", str(voice)], "--out would write over the --speaker-wav clip"),
         (
             ["--text-file", str(lines), "--out-dir", str(out_dir), "--speaker-wav", str(out_dir / "0003.wav")],
             f"--out-dir would write over the --speaker-wav clip {out_dir / '0003.wav'}",
@@ -135,14 +231,12 @@ def test_python_api_and_text_file_speak_as_one_sentence_calls_do(short_run, tmp_
     ):
         result = runner.invoke(app, ["synthesize", *args, "-r", str(run)])
         assert isinstance(result.exception, XttsError) and message in str(result.exception), result.output
-    assert (out_dir / "0003.wav").read_bytes() == single.read_bytes()
+    assert (out_dir / "0003.wav").read_bytes() == third and voice.read_bytes() == single.read_bytes()
 
 
 @pytest.mark.slow
-def test_export_serves_the_same_speech_with_plain_tensorflow(short_run, tmp_path, runner) -> None:
+def test_export_serves_the_same_speech_with_plain_tensorflow(short_run, plain_python, tmp_path, runner) -> None:
     import json
-    import subprocess
-    import sys
 
     from xtts_cli.cli.app import app
     from xtts_cli.data.features import log_mel
@@ -170,7 +264,7 @@ def test_export_serves_the_same_speech_with_plain_tensorflow(short_run, tmp_path
     ids = {symbol: index + 1 for index, symbol in enumerate(info["symbols"])}
     data = short_run.config.data
     clip = short_run.parts.scan.train[0].audio_path
-    # A fresh process with TensorFlow and numpy only: what a server without xtts runs.
+    # A process with TensorFlow and numpy only: what a server without xtts runs.
     script = f"""
 import json, sys, wave
 import numpy as np, tensorflow as tf
@@ -182,9 +276,7 @@ result = speak(text_ids=tf.constant({[ids[c] for c in TEXT]}, tf.int32), languag
 np.save({str(tmp_path / "mel.npy")!r}, result["mel"].numpy())
 print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" in sys.modules}}))
 """
-    served = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
-    assert served.returncode == 0, served.stderr[-3000:]
-    report = json.loads(served.stdout.strip().splitlines()[-1])
+    report = json.loads(plain_python(script).strip().splitlines()[-1])
     mel = np.load(tmp_path / "mel.npy")
     assert report == {"samples": (len(mel) - 1) * data.hop_length, "xtts": False}
 
@@ -208,19 +300,17 @@ print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" 
 
 
 @pytest.mark.slow
-def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(short_run, tmp_path, runner) -> None:
+def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(
+    short_run, spoken_by_the_command, tmp_path, runner
+) -> None:
     from xtts_cli.cli.app import app
     from xtts_cli.run.files import REFERENCE_FILE, load_speaking_rate
     from xtts_cli.speech.synthesis import synthesize_speech
 
-    out = tmp_path / "trained.wav"
-    result = runner.invoke(
-        app, ["synthesize", TEXT, "--checkpoint", str(short_run.parts.run_dir.path), "--out", str(out)]
-    )
-    assert result.exit_code == 0, result.output
+    out, output = spoken_by_the_command  # `xtts synthesize TEXT`
     # No stop token for a duration decoder: the durations end the clip, or run past it.
     if short_run.parts.models.model.paced:
-        assert "predicted durations" in result.output and "ended by: the stop token" not in result.output
+        assert "predicted durations" in output and "ended by: the stop token" not in output
     in_memory = synthesize_speech(
         short_run.parts.models.model,
         short_run.parts.tokenizer,
@@ -355,15 +445,14 @@ def test_an_older_run_whose_weights_do_not_fit_is_refused_with_the_reason(tmp_pa
 
 
 @pytest.mark.slow
-def test_self_conditioned_training_under_a_fading_attention_prior_logs_both_passes(tmp_path) -> None:
-    config = resolve_config(
-        tiny_config(tmp_path, "  self_conditioning: true\n  attention_prior_steps: 4\n"),
-        {"training.max_steps": 4, "training.log_step": 1, "training.save_step": 4, "training.sample_step": 1000},
-    ).config
-    Controller(Trainer(config, run_dir=tmp_path / "run")).run()
-    records = [r for r in read_metrics(tmp_path / "run" / "metrics.jsonl") if "loss" in r]
+def test_self_conditioned_training_under_a_fading_attention_prior_logs_both_passes(short_run) -> None:
+    records = [r for r in read_metrics(short_run.parts.run_dir.metrics) if "loss" in r]
     assert [r["step"] for r in records] == [1, 2, 3, 4]
     for record in records:
+        assert np.isfinite(record["loss"]) and 0.0 < record["alignment_score"] <= 1.0
+        if short_run.parts.models.model.paced:
+            # The duration decoder reads no previous frames: there is no second pass to log.
+            assert "self_conditioned_mel_loss" not in record
+            continue
         # The second pass reads the model's own frames: its loss is logged beside the teacher-forced one.
         assert np.isfinite(record["self_conditioned_mel_loss"]) and record["self_conditioned_mel_loss"] > 0.0
-        assert np.isfinite(record["loss"]) and 0.0 < record["alignment_score"] <= 1.0
