@@ -8,6 +8,7 @@ import wave
 from pathlib import Path
 
 import pytest
+import tensorflow as tf
 import yaml
 from training_support import tiny_config
 
@@ -102,20 +103,86 @@ def test_run_directory_holds_everything_to_resume_and_compare(trained) -> None:
     assert list((run / "tensorboard").glob("events.out.tfevents.*"))
 
 
-@pytest.mark.slow
-def test_resume_continues_the_step_count_past_a_stale_partial_checkpoint(trained) -> None:
+@pytest.fixture(scope="module")
+def resumed(trained):
+    """The trained run resumed from step 40 to 44 once, over what a crash and new data leave behind:
+    a save's stale partial checkpoint, steps logged after the last checkpoint with a torn line, and
+    a copy of the data with a speaker the run never saw. One resume (a trace of the step) serves
+    the three tests that read it."""
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+
     root, config_path, _, _ = trained
-    checkpoints = root / "run" / "checkpoints"
+    run = root / "run"
+    checkpoints = run / "checkpoints"
     # What a crash in the middle of a save leaves: temp shards the pointer never named.
     stale = checkpoints / "ckpt-999_temp"
     stale.mkdir()
     (stale / "part-00000-of-00001.data-00000-of-00001").write_bytes(b"\0" * 100)
     (checkpoints / "ckpt-999.index.tmp").write_bytes(b"garbage")
     assert "ckpt-40" in (checkpoints / "checkpoint").read_text()
-    config = resolve_config(config_path, {"training.max_steps": 44}).config
-    result = Controller(Trainer(config, run_dir=root / "run")).run()
+    # What a kill -9 after the last checkpoint leaves: steps logged that the resume trains again
+    # (42 is logged again at log_step 2), and a line torn mid-write.
+    with open(run / "metrics.jsonl", "a", encoding="utf-8") as metrics:
+        metrics.write('{"step": 41, "loss": 1.0}\n{"step": 42, "loss": 1.0}\n{"step": 43, "lo')
+    writer = tf.summary.create_file_writer(str(run / "tensorboard"))  # and their TensorBoard scalars
+    with writer.as_default():
+        for step in (41, 42, 43):
+            tf.summary.scalar("train/loss", 1.0, step=step)
+    writer.close()
+    data = root / "data"
+    shutil.copytree(BUNDLED_SAMPLE, data)
+    speakers = data / "speakers.csv"
+    speakers.write_text(speakers.read_text(encoding="utf-8").replace("|en-us\n", "|newcomer\n"), encoding="utf-8")
+    said: list = []
+    config = resolve_config(config_path, {"training.max_steps": 44, "data.dataset_path": str(data)}).config
+    result = Controller(Trainer(config, run_dir=run, progress=said.append)).run()
+    return result, said, stale, data
+
+
+@pytest.mark.slow
+def test_resume_continues_the_step_count_past_a_stale_partial_checkpoint(trained, resumed) -> None:
+    root, _, _, _ = trained
+    result, _, stale, _ = resumed
     assert result.resumed and result.start_step == 40 and result.final_step == 44
-    assert not stale.exists() and not (checkpoints / "ckpt-999.index.tmp").exists()
+    assert not stale.exists() and not (root / "run" / "checkpoints" / "ckpt-999.index.tmp").exists()
+
+
+@pytest.mark.slow
+def test_a_resume_after_a_kill_records_each_step_once(trained, resumed) -> None:
+    root, _, _, _ = trained
+    records = read_metrics(root / "run" / "metrics.jsonl")
+    steps = [record["step"] for record in records if "loss" in record]
+    assert steps == list(range(2, 45, 2)) and all(record.get("loss") != 1.0 for record in records)
+    from xtts_cli.training.summaries import EVENT_FILES
+
+    drawn = [
+        (event.step, tf.make_ndarray(value.tensor))
+        for path in (root / "run" / "tensorboard").glob(EVENT_FILES)
+        for event in map(tf.compat.v1.Event.FromString, tf.data.TFRecordDataset(str(path)).as_numpy_iterator())
+        for value in event.summary.value
+        if value.tag == "train/loss"
+    ]
+    assert sorted(step for step, _ in drawn) == list(range(2, 45, 2)) and all(loss != 1.0 for _, loss in drawn)
+
+
+@pytest.mark.slow
+def test_a_resume_on_data_with_a_new_speaker_or_letter_says_what_the_fixed_vocabulary_does(
+    trained, resumed, runner
+) -> None:
+    from xtts_cli.cli.app import app
+    from xtts_cli.training.events import Noted
+
+    root, config_path, _, _ = trained
+    _, said, _, data = resumed
+    notes = [event.message for event in said if isinstance(event, Noted)]
+    assert any(note.startswith("speaker newcomer of this data is not among the run's 4") for note in notes), notes
+    # A letter the vocabulary lacks: refused, pointing at a run that grows it.
+    metadata = data / "metadata.csv"
+    metadata.write_text(metadata.read_text(encoding="utf-8").replace("kettle", "kettle λ", 2), encoding="utf-8")
+    args = ["train", "-c", str(config_path), "-r", str(root / "run"), "--data", str(data), "--steps", "46"]
+    refused = runner.invoke(app, args)
+    assert isinstance(refused.exception, XttsError), refused.output
+    assert "λ" in refused.exception.hint and "--init-from RUN grows it" in refused.exception.hint
 
 
 @pytest.mark.slow
@@ -231,18 +298,15 @@ def test_synthesize_rejects_empty_text_and_another_script_and_leaves_out_a_symbo
     assert "the run reads en: pass text in it" in unknown.exception.hint  # what it reads, not how to rebuild
     assert not (root / "x.wav").exists()
     # A symbol the run never saw is no reason to refuse the sentence: left out, and named once, in
-    # one note for the whole text however many of its sentences hold one.
-    text = "snow \u2603. snow \u2713 \u2603."
+    # one note for the whole text however many of its sentences hold one. The same call shows (in
+    # --json) what the run read: its numbers as words.
+    text = "It is $5. snow \u2603. snow \u2713 \u2603."
     symbol = runner.invoke(
         app, ["synthesize", text, "--checkpoint", str(root / "run"), "--out", str(root / "x.wav"), "--json"]
     )
     assert symbol.exit_code == 0, (symbol.output, symbol.exception)
     assert json.loads(symbol.stdout)["notes"] == ["left out what the run never saw: \u2603 \u2713"]
-    # What the run read: its numbers as words, which --json shows.
-    money = runner.invoke(
-        app, ["synthesize", "It is $5.", "--checkpoint", str(root / "run"), "--out", str(root / "x.wav"), "--json"]
-    )
-    assert json.loads(money.stdout)["read_as"] == "it is five dollars."
+    assert json.loads(symbol.stdout)["read_as"] == "it is five dollars. snow \u2603. snow \u2713 \u2603."
 
 
 @pytest.mark.slow
@@ -314,14 +378,33 @@ def test_cosine_decays_over_the_steps_or_the_time_budget_whichever_is_further_al
     assert rate(350, 1.7) == pytest.approx(0.0002)
 
 
+# bfloat16 on the CPU twin: the same Keras policy and casts a GPU run gets (rtx4090.yaml). Each
+# decoder trains in mixed precision in a test below whose other checks hold for any decoder and
+# precision: a run of its own would trace the step once more (seconds of CPU).
+MIXED_BFLOAT16 = {"training.mixed_precision": True, "training.mixed_precision_dtype": "bfloat16"}
+
+
+def assert_trained_in_mixed_precision(trainer: Trainer, result) -> None:
+    import math
+
+    import keras
+
+    assert result.last_loss is not None and math.isfinite(result.last_loss)
+    assert trainer.parts.models.model.dtype_policy.name == "mixed_bfloat16"
+    assert keras.mixed_precision.dtype_policy().name == "float32"  # set back when the run closed
+
+
 @pytest.mark.slow
-def test_a_time_budget_ends_the_run_like_max_steps(tmp_path: Path) -> None:
+def test_a_time_budget_ends_the_run_like_max_steps_and_the_duration_decoder_trains_in_mixed_precision(
+    tmp_path: Path,
+) -> None:
     from xtts_cli.training.events import Noted
 
     # A budget start-up alone uses up: the run trains one step, then ends as at max_steps, and at
     # the schedule's lowest rate (10 % of the peak), not at step 1 of 1,000's nearly full rate.
     overrides = {"training.max_steps": 1000, "training.max_minutes": 0.001, "training.warmup_steps": 0}
-    config = resolve_config(tiny_config(tmp_path), overrides).config
+    mixed = {"model.decoder": "duration", **MIXED_BFLOAT16}
+    config = resolve_config(tiny_config(tmp_path), {**overrides, **mixed}).config
     events: list[object] = []
     trainer = Trainer(config, run_dir=tmp_path / "run", progress=events.append)
     result = Controller(trainer).run()
@@ -330,6 +413,8 @@ def test_a_time_budget_ends_the_run_like_max_steps(tmp_path: Path) -> None:
     notes = [event.message for event in events if isinstance(event, Noted)]
     assert any(note.startswith("training.max_minutes (0.001) reached after step 1 of 1000") for note in notes)
     assert (tmp_path / "run" / "checkpoints" / "ckpt-1.index").is_file()  # saved, and resumable
+    # The duration decoder in mixed precision: a finite loss, its policy set back afterwards.
+    assert_trained_in_mixed_precision(trainer, result)
     # Workers' clocks would not agree on the step: refused before any set-up.
     workers = resolve_config(tiny_config(tmp_path), {**overrides, "devices.strategy": "multi_worker"}).config
     with pytest.raises(XttsError, match="training.max_minutes is 0.001 with devices.strategy multi_worker"):
@@ -338,31 +423,12 @@ def test_a_time_budget_ends_the_run_like_max_steps(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("decoder", ["autoregressive", "duration"])
-def test_each_decoder_trains_in_mixed_precision(tmp_path: Path, decoder: str) -> None:
-    import math
-
-    import keras
-
-    # bfloat16 on the CPU twin: the same Keras policy and casts a GPU run gets (rtx4090.yaml).
-    overrides = {
-        "model.decoder": decoder,
-        "training.mixed_precision": True,
-        "training.mixed_precision_dtype": "bfloat16",
-        "training.max_steps": 2,
-    }
-    config = resolve_config(tiny_config(tmp_path), overrides).config
-    trainer = Trainer(config, run_dir=tmp_path / "run")
-    result = Controller(trainer).run()
-    assert result.final_step == 2 and result.last_loss is not None and math.isfinite(result.last_loss)
-    assert trainer.parts.models.model.dtype_policy.name == "mixed_bfloat16"
-    assert keras.mixed_precision.dtype_policy().name == "float32"  # set back when the run closed
-
-
-@pytest.mark.slow
-def test_run_steps_is_the_training_loop_with_the_callers_actions_only(tmp_path: Path) -> None:
+def test_run_steps_is_the_training_loop_with_the_callers_actions_only_and_the_autoregressive_decoder_trains_in_mixed_precision(
+    tmp_path: Path,
+) -> None:
     # What profile-step times: the loop itself, its actions replaced by the caller's, on batches it may hand in.
-    config = resolve_config(tiny_config(tmp_path), {"training.max_steps": 100}).config
+    overrides = {"model.decoder": "autoregressive", "training.max_steps": 100, **MIXED_BFLOAT16}
+    config = resolve_config(tiny_config(tmp_path), overrides).config
     trainer = Trainer(config, run_dir=tmp_path / "run")
     seen = Recorder()
     try:
@@ -379,6 +445,8 @@ def test_run_steps_is_the_training_loop_with_the_callers_actions_only(tmp_path: 
     assert [call[0] for call in seen.calls].count("start") == 2 and result.final_step == 5
     assert not (tmp_path / "run" / "checkpoints").exists() or not any((tmp_path / "run" / "checkpoints").iterdir())
     assert not (tmp_path / "run" / "metrics.jsonl").exists()  # no standard action ran
+    # The autoregressive decoder in mixed precision: finite losses, its policy set back at close.
+    assert_trained_in_mixed_precision(trainer, result)
 
 
 def test_a_runs_own_config_is_the_one_a_bare_run_dir_resumes_with(tmp_path: Path) -> None:
@@ -428,54 +496,3 @@ def test_a_resume_names_the_settings_it_changes_beyond_how_long_it_trains() -> N
         == f"data.batch_size ({before.data.batch_size} -> 4), training.learning_rate ({before.training.learning_rate!r} -> 0.002)"
     )
     assert changed_settings(before, before) == ""
-
-
-@pytest.mark.slow
-def test_a_resume_after_a_kill_records_each_step_once(tmp_path: Path, runner) -> None:
-    from xtts_cli.cli.app import app
-    from xtts_cli.training.metrics import read_metrics
-
-    config = tiny_config(tmp_path, "  log_step: 1\n  save_step: 2\n")
-    run = tmp_path / "run"
-    assert runner.invoke(app, ["train", "-c", str(config), "-r", str(run), "--steps", "2"]).exit_code == 0
-    # What a kill -9 after the last checkpoint leaves: steps logged that the resume trains again,
-    # and a line torn mid-write.
-    with open(run / "metrics.jsonl", "a", encoding="utf-8") as metrics:
-        metrics.write('{"step": 3, "loss": 1.0}\n{"step": 4, "loss": 1.0}\n{"step": 5, "lo')
-    resumed = runner.invoke(app, ["train", "-c", str(config), "-r", str(run), "--steps", "4"])
-    assert resumed.exit_code == 0, resumed.output
-    steps = [record["step"] for record in read_metrics(run / "metrics.jsonl") if "loss" in record]
-    assert steps == [1, 2, 3, 4] and all(record.get("loss") != 1.0 for record in read_metrics(run / "metrics.jsonl"))
-
-
-@pytest.mark.slow
-def test_a_resume_on_data_with_a_new_speaker_or_letter_says_what_the_fixed_vocabulary_does(tmp_path: Path, runner):
-    from xtts_cli.cli.app import app
-    from xtts_cli.training.events import Noted
-
-    sample = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample"
-    data = tmp_path / "data"
-    shutil.copytree(sample, data)
-    config = tiny_config(tmp_path)
-    run = tmp_path / "run"
-    assert (
-        runner.invoke(app, ["train", "-c", str(config), "-r", str(run), "--data", str(data), "--steps", "1"]).exit_code
-        == 0
-    )
-    speakers = data / "speakers.csv"
-    speakers.write_text(speakers.read_text(encoding="utf-8").replace("|en-us\n", "|newcomer\n"), encoding="utf-8")
-    from xtts_cli.config.loading import resolve_config
-    from xtts_cli.training.controller import Controller
-    from xtts_cli.training.trainer import Trainer
-
-    said: list = []
-    loaded = resolve_config(config, {"data.dataset_path": str(data), "training.max_steps": 2})
-    Controller(Trainer(loaded.config, run_dir=run, progress=said.append)).run()
-    notes = [event.message for event in said if isinstance(event, Noted)]
-    assert any(note.startswith("speaker newcomer of this data is not among the run's 4") for note in notes), notes
-    # A letter the vocabulary lacks: refused, pointing at a run that grows it.
-    metadata = data / "metadata.csv"
-    metadata.write_text(metadata.read_text(encoding="utf-8").replace("kettle", "kettle λ", 2), encoding="utf-8")
-    refused = runner.invoke(app, ["train", "-c", str(config), "-r", str(run), "--data", str(data), "--steps", "3"])
-    assert isinstance(refused.exception, XttsError), refused.output
-    assert "λ" in refused.exception.hint and "--init-from RUN grows it" in refused.exception.hint
