@@ -51,6 +51,19 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
         )
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_session(tmp_path_factory: pytest.TempPathFactory):
+    """A HOME and working directory of the session's own for what module fixtures run (they are set up
+    before a test's `_isolated`): a shared training's scan cache goes there, not into the user's ~/.cache."""
+    root = tmp_path_factory.mktemp("session")
+    (root / "home").mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(root / "home"))
+        patch.delenv("XTTS_DEBUG", raising=False)
+        patch.chdir(root)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
