@@ -188,18 +188,21 @@ class AcousticModels:
 
         from xtts_cli.data.features import with_reference
 
+        def first(batch: dict) -> dict:  # each picture draws one clip: the model runs on it alone, not the batch
+            return with_reference({key: value[:1] for key, value in batch.items()}, self.data, prefix=self.prefix)
+
         if val_batch is not None:
-            prepared = with_reference(val_batch, self.data, prefix=self.prefix)
-            attention = self.model(prepared, training=False)["cross_attention"][:1]  # [1, heads, steps, tokens]
-            steps = int(self.model.decoder_steps(prepared["mel_lengths"][:1])[0])
+            prepared = first(val_batch)
+            attention = self.model(prepared, training=False)["cross_attention"]  # [1, heads, steps, tokens]
+            steps = int(self.model.decoder_steps(prepared["mel_lengths"])[0])
             tokens = int(prepared["text_lengths"][0])
             matrix = tf.reduce_mean(tf.cast(attention, tf.float32), axis=1)[0, :steps, :tokens]
             image = tf.transpose(matrix)[None, :, :, None]
             tf.summary.image("alignment/validation", image / tf.maximum(tf.reduce_max(image), 1e-6), step=step)
-        prepared = with_reference(batch, self.data, prefix=self.prefix)
+        prepared = first(batch)
         outputs = self.model(prepared, training=False)
-        predicted = tf.cast(outputs.get("mel_post", outputs["mel_pred"])[:1], tf.float32)
-        target = tf.cast(prepared["mel"][:1], tf.float32)
+        predicted = tf.cast(outputs.get("mel_post", outputs["mel_pred"]), tf.float32)
+        target = tf.cast(prepared["mel"], tf.float32)
         image = tf.transpose(tf.concat([target, predicted], axis=2), [0, 2, 1])[:, ::-1, :, tf.newaxis]
         low, high = tf.reduce_min(image), tf.reduce_max(image)
         tf.summary.image("mel/target_vs_predicted", (image - low) / tf.maximum(high - low, 1e-6), step=step)
