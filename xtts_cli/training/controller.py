@@ -410,7 +410,9 @@ class Controller:
             metrics_file: contextlib.AbstractContextManager[Any]
             if parts.is_chief:
                 if parts.resumed:  # the steps after the checkpoint, logged before a kill, are trained again
-                    drop_summaries_after(parts.run_dir.tensorboard, result.start_step)
+                    drop_summaries_after(
+                        parts.run_dir.tensorboard, result.start_step, lambda line: self.progress(Noted(line))
+                    )
                 writer = tf.summary.create_file_writer(str(parts.run_dir.tensorboard))
                 metrics_file = MetricsWriter(
                     parts.run_dir.metrics, resumed_at=result.start_step if parts.resumed else None
