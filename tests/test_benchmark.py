@@ -281,6 +281,7 @@ def test_a_failing_trial_is_contained_and_named(tmp_path) -> None:
     assert "no-such-dataset" in outcome.reason
 
 
+@pytest.mark.slow
 def test_a_trial_past_its_time_limit_is_stopped(tmp_path) -> None:
     loaded = _loaded(tmp_path)
     canonical = {section: dict(body) for section, body in loaded.raw.items()}
@@ -313,6 +314,7 @@ def test_bad_arguments_fail_before_any_trial(runner, tmp_path) -> None:
         assert "trial 1" not in result.output
 
 
+@pytest.mark.slow
 def test_sigterm_stops_the_running_trial_and_leaves_no_scratch(tmp_path) -> None:
     import os
     import signal

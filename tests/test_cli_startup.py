@@ -82,6 +82,11 @@ def test_root_help_lists_every_command(helps) -> None:
             assert name in helps[""]["out"]
 
 
+def test_python_dash_m_is_the_xtts_command() -> None:
+    proc = subprocess.run([sys.executable, "-m", "xtts_cli", "--version"], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout.split()[0]) == (0, "xtts"), proc.stderr
+
+
 def test_a_command_names_what_it_reads(helps) -> None:
     # A run's commands read the config stored in the run; vocode reads a vocoder run; the others a config.
     for name in ("init", "train", "validate", "diagnose", "profile-pipeline", "profile-step", "benchmark", "report"):

@@ -182,6 +182,7 @@ def test_resampling_keeps_what_the_new_rate_holds_and_removes_what_it_cannot(rat
             assert 20 * np.log10(np.sqrt(2 * np.mean(folded[inner] ** 2)) + 1e-12) < -75, freq
 
 
+@pytest.mark.slow
 def test_a_rate_pair_without_a_small_filter_gets_the_same_filter_per_sample():
     assert polyphase_resampler(22051, 22050) is None
     assert polyphase_resampler(24000, 22050).weights.shape == (160 + 2 * 55 + 1, 147)

@@ -167,26 +167,33 @@ def test_runtime_pipeline_has_no_python_ops_beyond_the_compressed_decoder(fixtur
     assert not info.tf_native and graph_ops(baseline) & PYTHON_OPS
 
 
-def test_distinct_batch_shapes_stay_within_the_reported_bound(sample_scan):
+@pytest.mark.parametrize(
+    ("training", "output"),
+    [
+        (True, "mel"),
+        pytest.param(False, "mel", marks=pytest.mark.slow),
+        pytest.param(True, "audio", marks=pytest.mark.slow),
+    ],
+)
+def test_distinct_batch_shapes_stay_within_the_reported_bound(sample_scan, training, output):
     cfg = config(dataset=None, batch_size=4, num_buckets=4)
     tokenizer = tokenizer_for(sample_scan, cfg.data)
-    for training, output in [(True, "mel"), (False, "mel"), (True, "audio")]:
-        ds, info = build_pipeline(cfg, sample_scan.train, tokenizer, training=training, output=output)
-        assert info.batching == "bucketed" and len(info.bucket_boundaries) == 4
-        # Training: one shape per bucket (drop_remainder); validation adds each bucket's last partial batch.
-        assert info.max_distinct_batch_shapes <= (4 if training else 8)
-        for _ in range(2):  # the bound holds epoch after epoch, whatever the shuffle
-            batches = epoch(ds)
-            shapes = {tuple((k, v.shape) for k, v in sorted(b.items())) for b in batches}
-            assert len(batches) == info.batches_per_epoch
-            assert len(shapes) <= info.max_distinct_batch_shapes
-        key = "mel" if output == "mel" else "audio"
-        for batch in batches:
-            padded = batch[key].shape[1]
-            bucket = info.mel_pad_lengths.index(padded if output == "mel" else (padded + 1) // 256)
-            assert batch["text_ids"].shape[1] == info.text_pad_lengths[bucket]
-            if training:
-                assert len(batch["text_lengths"]) == 4  # drop_remainder: the batch size is static
+    ds, info = build_pipeline(cfg, sample_scan.train, tokenizer, training=training, output=output)
+    assert info.batching == "bucketed" and len(info.bucket_boundaries) == 4
+    # Training: one shape per bucket (drop_remainder); validation adds each bucket's last partial batch.
+    assert info.max_distinct_batch_shapes <= (4 if training else 8)
+    for _ in range(2):  # the bound holds epoch after epoch, whatever the shuffle
+        batches = epoch(ds)
+        shapes = {tuple((k, v.shape) for k, v in sorted(b.items())) for b in batches}
+        assert len(batches) == info.batches_per_epoch
+        assert len(shapes) <= info.max_distinct_batch_shapes
+    key = "mel" if output == "mel" else "audio"
+    for batch in batches:
+        padded = batch[key].shape[1]
+        bucket = info.mel_pad_lengths.index(padded if output == "mel" else (padded + 1) // 256)
+        assert batch["text_ids"].shape[1] == info.text_pad_lengths[bucket]
+        if training:
+            assert len(batch["text_lengths"]) == 4  # drop_remainder: the batch size is static
     assert info.padding_efficiency > 0.8
 
 
@@ -211,6 +218,7 @@ def test_a_training_epoch_starts_every_bucket_in_its_first_batches(sample_scan, 
         assert orders[0] != orders[1]  # the rest reshuffled each epoch
 
 
+@pytest.mark.slow
 def test_the_repeated_dataset_training_reads_is_one_reshuffled_epoch_after_another(sample_scan, tmp_path):
     # Training draws every epoch from one iterator over the dataset repeated, cut every
     # batches_per_epoch batches: each such run is one epoch (every bucket as often as planned, no
@@ -650,6 +658,7 @@ def test_cache_precompute_and_runtime_give_the_same_clips_every_epoch(fixture_sc
     assert exact(epochs["precompute"][1]) == exact(epochs["streamed"][0])  # held or read, the same values
 
 
+@pytest.mark.slow
 def test_a_store_held_in_memory_serves_what_its_shards_do_padded_either_way(fixture_scan, tmp_path):
     # Validation (every clip, in a fixed order) with padding to each batch's longest clip and to the
     # planned buckets: held or read from the shards, the same clips with the very same values, each
@@ -674,6 +683,7 @@ def test_a_store_held_in_memory_serves_what_its_shards_do_padded_either_way(fixt
         assert served["precompute"] == served["streamed"], padding
 
 
+@pytest.mark.slow
 def test_a_shard_damaged_on_disk_is_rebuilt_when_the_store_is_held_and_named_when_it_is_read(sample_scan, tmp_path):
     # A byte flipped inside a stored clip keeps the shard's size and index, so the start takes the
     # shard as complete; its record's checksum does not match. Read into memory at the start, the

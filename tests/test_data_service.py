@@ -91,7 +91,7 @@ def _assert_same_features(served_sums: dict, local_sums: dict) -> None:
         np.testing.assert_allclose(values, [local_sums[key][0]] * len(values), rtol=1e-5)
 
 
-@pytest.mark.parametrize(("sharding", "copies"), [("dynamic", 1), ("off", 2)])
+@pytest.mark.parametrize(("sharding", "copies"), [("dynamic", 1), pytest.param("off", 2, marks=pytest.mark.slow)])
 def test_served_epoch_holds_the_local_epochs_examples(service, sample, local_epoch, sharding, copies) -> None:
     from xtts_cli.data.pipeline import build_pipeline
 

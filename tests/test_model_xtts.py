@@ -322,6 +322,7 @@ def test_cached_decoding_path_matches_call_on_the_same_ground_truth_frames(model
     np.testing.assert_allclose(decoded["alignment"].numpy(), averaged, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_attention_window_keeps_generation_reading_forward(model):
     batch = make_batch(10)
     with forced_stop_bias(model, -30.0):

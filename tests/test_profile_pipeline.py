@@ -124,6 +124,7 @@ def test_the_warm_up_covers_the_start_of_every_length_bucket(runner, write_confi
     assert not any(note.startswith("warm-up extended") for note in long["notes"])
 
 
+@pytest.mark.slow
 def test_fixture_dataset_lists_bad_files_and_profiles_every_codec(runner, write_config) -> None:
     config = write_config("data:\n  max_bad_file_fraction: 0.6\n  preprocessing_mode: runtime\n")
     payload = run_json(
@@ -176,6 +177,7 @@ def test_bad_files_come_first_in_the_terminal_report(runner, write_config) -> No
     assert "timing" in result.stderr and "timing" not in out
 
 
+@pytest.mark.slow
 def test_several_datasets_at_several_rates_are_named_in_the_terminal_report(runner, write_config) -> None:
     corpora = DATASET.parent / "corpora"
     vctk, coqui = corpora / "vctk", corpora / "coqui"  # 48 kHz FLAC and 22.05 kHz WAV: one graph, a branch per rate
@@ -189,6 +191,7 @@ def test_several_datasets_at_several_rates_are_named_in_the_terminal_report(runn
     assert f"2 datasets ({vctk}, {coqui}): " in " ".join(result.stdout.split())
 
 
+@pytest.mark.slow
 def test_compare_baseline_measures_the_numpy_function_path_in_the_same_run(runner) -> None:
     payload = run_json(runner, *FAST, "--compare-baseline", "--no-stages")
     baseline = payload["baseline"]
@@ -367,6 +370,7 @@ def test_a_precompute_pass_that_would_not_fit_on_disk_is_refused_before_it_start
     assert written <= estimate <= 1.2 * written
 
 
+@pytest.mark.slow
 def test_a_precompute_pass_is_announced_on_stderr_not_in_the_report(
     runner, write_config, tmp_path, monkeypatch
 ) -> None:

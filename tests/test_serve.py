@@ -154,6 +154,7 @@ def test_an_older_run_reads_numbers_in_its_letters_and_says_which_alphabet_it_la
     assert "--init-from" in refused.value.hint
 
 
+@pytest.mark.slow
 def test_requests_spoken_at_once_are_each_the_audio_spoken_alone(served):
     # Two generations at a time (Limits.generations): four voices asked for together, each
     # answered with its own sentence in its own voice, as the run speaks it with nothing beside it.
@@ -175,6 +176,7 @@ def test_requests_spoken_at_once_are_each_the_audio_spoken_alone(served):
         np.testing.assert_allclose(samples_of(wav) / 32767.0, samples_of(alone[item]) / 32767.0, atol=1e-3)
 
 
+@pytest.mark.slow
 def test_a_clip_uploaded_is_cloned_and_a_long_text_streams_part_by_part_as_it_speaks_whole(served):
     tts, _, url = served
     body, headers = multipart({"text": SENTENCE}, CLIP.read_bytes())

@@ -187,12 +187,14 @@ def test_an_audio_file_named_for_another_format_is_refused_before_the_work(runne
     assert not (tmp_path / "x.mp3").exists()
 
 
-def test_the_python_api_refuses_what_the_command_line_refuses_and_caps_max_frames(tmp_path):
-    import shutil
-
+@pytest.fixture(scope="module")
+def tts():
     from xtts_cli.inference import Synthesizer
 
-    tts = Synthesizer.load(RUN)
+    return Synthesizer.load(RUN)
+
+
+def test_the_python_api_refuses_what_the_command_line_refuses(tts):
     for speed in (0, -1, float("nan"), 100, "fast"):
         with pytest.raises(XttsError, match="is not a pace from 0.25 to 4"):
             tts.speak("The cat sat.", speed=speed)
@@ -212,6 +214,12 @@ def test_the_python_api_refuses_what_the_command_line_refuses_and_caps_max_frame
         tts.check("  ")  # what speak would raise
     with pytest.raises(TypeError, match="speak_many takes a list of texts"):
         list(tts.speak_many("Hi."))
+
+
+@pytest.mark.slow
+def test_the_python_api_caps_max_frames_cuts_a_long_part_and_reads_a_clip_again(tts, tmp_path):
+    import shutil
+
     # A cap above the run's limit is the run's limit, not a longer generation.
     limit = tts.config.data.max_mel_frames
     assert tts.speak("The cat sat.", max_frames=100_000).frame_window[1] == limit

@@ -327,7 +327,6 @@ def test_epochs_are_cut_from_one_stream_of_batches_that_runs_on(tmp_path: Path) 
     assert sum(1 for _ in itertools.islice(stream, 2 * per_epoch + 1)) == 2 * per_epoch + 1
 
 
-@pytest.mark.slow
 def test_a_pass_over_the_data_that_gives_no_batch_stops_the_run_with_the_fix(tmp_path: Path) -> None:
     import shutil
 
