@@ -159,6 +159,11 @@ def test_an_unreadable_latest_checkpoint_falls_back_to_the_one_before(tmp_path):
     result = Controller(resumed).run()
     assert result.start_step == 2 and result.final_step == 6
     assert any(note.startswith(f"checkpoint {checkpoints / 'ckpt-4'} cannot be read") for note in notes), notes
+    # Every checkpoint cut short: the error names the latest, the one a user expects to be read.
+    for data in checkpoints.glob("ckpt-*.data-*"):
+        data.write_bytes(data.read_bytes()[:100])
+    with pytest.raises(XttsError, match=f"^cannot read {checkpoints / 'ckpt-6'}, nor any checkpoint before it: "):
+        Synthesizer.load(tmp_path / "run")
 
 
 @pytest.mark.slow

@@ -90,7 +90,7 @@ def restore_run(
             f"{run.checkpoints} holds no checkpoint yet", hint="train first: xtts train --run-dir " + str(run_dir)
         )
     kept: list[str] = [latest]
-    unread = ""
+    unread = reason = ""
     state = tf.train.get_checkpoint_state(str(run.checkpoints))
     if step is None and state is not None:  # the latest unreadable: the newest one before it that reads
         kept += [str(path) for path in reversed(state.all_model_checkpoint_paths) if path != latest]
@@ -98,11 +98,12 @@ def restore_run(
         try:
             restored = restore_model(model, path)
         except (tf.errors.OpError, IndexError, OSError) as exc:
+            reason = reason or str(exc).splitlines()[0]  # the latest's: the one the user expects to load
             if index + 1 < len(kept):
-                unread = unread or f"{Path(path).name} cannot be read ({str(exc).splitlines()[0][:120]})"
+                unread = unread or f"{Path(path).name} cannot be read ({reason[:120]})"
             else:
                 raise XttsError(
-                    f"cannot read {path}, nor any checkpoint before it: {str(exc).splitlines()[0]}",
+                    f"cannot read {latest}, nor any checkpoint before it: {reason}",
                     hint="a copied run: copy its checkpoints/ folder again, whole; else xtts train --fresh starts it over",
                 ) from None
         else:
