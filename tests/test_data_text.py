@@ -210,3 +210,45 @@ def test_punctuation_the_vocabulary_lacks_is_left_out_and_another_script_refused
     with pytest.raises(UnknownCharactersError) as caught:
         tokenizer.symbol_ids(prepared)
     assert caught.value.characters == ["\u0436"]
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("Turn into 42 Main St. today.", "turn into 42 main street today."),
+        ("1st St. and 221B Baker St.", "1st street and 221b baker street"),
+        (
+            "Dr. Smith lives on Mulholland Dr., by 5th St. NW.",
+            "doctor smith lives on mulholland drive, by 5th street nw.",
+        ),
+        ("VISIT ST. LOUIS ON MAIN ST.", "visit saint louis on main street"),
+        ("Then St. Mary's, and the Great St. Bernard.", "then saint mary's, and the great saint bernard."),
+        ("I saw the Dr. yesterday at St. Paul's.", "i saw the doctor yesterday at saint paul's."),
+    ],
+)
+def test_st_and_dr_after_a_name_or_a_number_are_a_street_and_a_drive_and_before_a_name_a_saint_and_a_doctor(text, said):
+    assert clean_text(text, ["english_cleaners"]) == said
+
+
+def test_english_titles_and_streets_read_alike_with_either_cleaners_and_feet_stay_feet():
+    from xtts_cli.data.text import prepare_texts
+
+    texts = [
+        "Meet Gen. Lee at 10 St. James St., by Mulholland Dr. and Ft. Worth; Capt. Cook is 6 ft. tall.",
+        "Rev. King, Lt. Dan, Sgt. Pepper, Col. Mustard and Maj. Tom saw Drs. Who, Esq. (rev. 2)",
+    ]
+    said = [
+        "meet general lee at ten saint james street, by mulholland drive and fort worth; captain cook is six feet."
+        " tall.",
+        "reverend king, lieutenant dan, sergeant pepper, colonel mustard and major tom saw doctors who, esquire"
+        " (rev. two)",
+    ]
+    for cleaners in (["english_cleaners"], ["multilingual_cleaners"]):
+        prepared = prepare_texts(texts, cleaners, language="en", numbers="words")
+        assert prepared[0] == said[0], cleaners
+        if cleaners == ["multilingual_cleaners"]:  # Ito's list reads "rev." before a number too
+            assert prepared[1] == said[1]
+    # A run whose vocabulary reads digits as characters was trained on the text as it was written.
+    assert prepare_texts(texts[:1], ["multilingual_cleaners"], language="en", numbers="characters")[0] == (
+        texts[0].lower()
+    )

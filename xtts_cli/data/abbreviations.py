@@ -34,6 +34,20 @@ _WORDS: dict[str, dict[str, str]] = {
         r"dr\.": "doctor",
         r"prof\.": "professor",
         r"jr\.": "junior",
+        # The rest of the titles english_cleaners reads (Keith Ito's list); "St." and "Dr." that name a
+        # street or a drive were read before the text was lowered (`text.streets_and_drives`).
+        r"st\.": "saint",
+        r"drs\.": "doctors",
+        r"gen\.": "general",
+        r"maj\.": "major",
+        r"capt\.": "captain",
+        r"col\.": "colonel",
+        r"lt\.": "lieutenant",
+        r"sgt\.": "sergeant",
+        r"rev\.(?!\s*\d)": "reverend",  # not "rev. 2" (a revision)
+        r"hon\.": "honorable",
+        r"esq\.": "esquire",
+        r"(?<!\d )ft\.": "fort",  # not "6 ft." (feet)
         # Months: "Jan. 15th" is January fifteenth (numbers.py reads the day after the month).
         r"mar\.(?=\s*\d)": "march",
         r"jan\.": "january",

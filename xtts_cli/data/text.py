@@ -54,7 +54,11 @@ _ABBREVIATION_PAIRS = [
     ("ft", "fort"),
 ]
 # Not a part of an address: "bbc.co.uk" keeps its "co" (Ito's pattern made it "bbc.companyuk").
-_ABBREVIATIONS = [(re.compile(rf"(?<![.@])\b{short}\.", re.IGNORECASE), long) for short, long in _ABBREVIATION_PAIRS]
+# "6 ft." is six feet (the numbers' reader's), not "6 fort".
+_ABBREVIATIONS = [
+    (re.compile(("(?<!\\d )" if short == "ft" else "") + rf"(?<![.@])\b{short}\.", re.IGNORECASE), long)
+    for short, long in _ABBREVIATION_PAIRS
+]
 # Any of them: most sentences have none, and one search costs a fifth of 18 substitutions. Ignoring
 # case as they do, even in lowered text: "\u017ft." (a long s) matches them, as it does `\bst\.`.
 _ANY_ABBREVIATION = re.compile(r"\b(?:" + "|".join(short for short, _ in _ABBREVIATION_PAIRS) + r")\.", re.IGNORECASE)
@@ -88,8 +92,26 @@ def basic_cleaners(text: str) -> str:
     return _collapse_whitespace(_fractions(text).lower())
 
 
+# "St." and "Dr." after a name or a number, and not before one, are a street and a drive ("42 Main
+# St.", "1st St. and", "Mulholland Dr."); before a name they are the list's saint and doctor ("St.
+# Louis", "Dr. Smith"), unless that is a compass point ("5th St. NW"). Told by the writer's capitals,
+# so before the text is lowered; a sentence that starts after one ("Main St. Next") reads saint, as the
+# list alone did.
+_STREET = re.compile(
+    r"\b([A-Z][\w'\u2019-]*|\d+(?:st|nd|rd|th)?)(\s+)(St|ST|Dr|DR)\.(?!\s*(?!(?:[NS][EW]?|[EW]|North|South|East|West)\b)[A-Z])"
+)
+_STREET_WORDS = {"st": "street", "dr": "drive"}
+
+
+def streets_and_drives(text: str) -> str:
+    """`text` with each "St." or "Dr." that names a street or a drive written out (see `_STREET`)."""
+    if "St." in text or "Dr." in text or "ST." in text or "DR." in text:
+        return _STREET.sub(lambda m: m.group(1) + m.group(2) + _STREET_WORDS[m.group(3).lower()], text)
+    return text
+
+
 def english_cleaners(text: str) -> str:
-    text = _fractions(text).lower()
+    text = _fractions(streets_and_drives(text)).lower()
     if _ANY_ABBREVIATION.search(text):
         for pattern, replacement in _ABBREVIATIONS:
             text = pattern.sub(replacement, text)
@@ -200,6 +222,8 @@ def prepare_texts(
     the characters front end reads digits), and with the `phonemes` front end turned into
     espeak-ng's phonemes (one call for all of them)."""
     normalize = language_normalizer(language, frontend, numbers)
+    if numbers == "words" and (language or "").lower().split("-")[0] == "en":  # as english_cleaners reads them
+        texts = [streets_and_drives(text) for text in texts]
     prepared = [clean_text(case_for(text, language), cleaners) for text in texts]
     if normalize is not None:
         prepared = [normalize(text) for text in prepared]
