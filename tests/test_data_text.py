@@ -176,6 +176,22 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
             "Ludwig XIV. war K\u00f6nig. Chapter IV. The storm came.",
             ["Ludwig XIV. war K\u00f6nig.", "Chapter IV.", "The storm came."],
         ),
+        # English abbreviations and short months go on; after one, a word that starts sentences starts one.
+        (
+            "See fig. 3 and vol. 2. Also Mt. Everest on Jan. 5 with Gen. Lee. He sailed in Oct. It was cold. "
+            "He said no. I left. Pears etc. The rest at 5 Main St. Then home.",
+            [
+                "See fig. 3 and vol. 2.",
+                "Also Mt. Everest on Jan. 5 with Gen. Lee.",
+                "He sailed in Oct.",
+                "It was cold.",
+                "He said no.",
+                "I left.",
+                "Pears etc.",
+                "The rest at 5 Main St.",
+                "Then home.",
+            ],
+        ),
         ("   ", []),
     ],
 )

@@ -632,14 +632,16 @@ _OTHER_ABBREVIATIONS = (
 _NO_END_AFTER = re.compile(
     r"(?:\b(?:"
     + "|".join(short for short, _ in _ABBREVIATION_PAIRS)
-    + r"|ms|sr|prof|vs|etc|no|fig|approx|"
+    + r"|ms|sr|prof|vs|etc|no|fig|approx|mt|ave|dept|vol|gen|capt|sgt|col|esq|hon|maj|"
+    # English months written short ("Jan. 5"), but not "mar", a verb
+    + r"jan|feb|apr|jun|jul|aug|sept?|oct|nov|dec|"
     + _OTHER_ABBREVIATIONS
     + r")|str"  # German streets, alone or at a word's end: Hauptstr. 5
     r"|(?:^|[\s.])[^\W\d_])\.$",  # one letter of any script: an initial ("J.", "А.") or a dotted one ("e.g.", "т.е.")
     re.IGNORECASE,
 )
-# After a.m. or p.m., a sentence ends where the next starts with a word that starts sentences ("at 9
-# a.m. It was late."), not with a name ("At 5 p.m. John came.").
+# After a.m. or p.m., or an abbreviation, a sentence ends where the next starts with a word that starts
+# sentences ("at 9 a.m. It was late."), not with a name ("At 5 p.m. John came.").
 _MERIDIEM_AT_END = re.compile(r"\b[ap]\.m\.$", re.IGNORECASE)
 _OPENER = re.compile(
     r"(?:It|The|He|She|We|They|I|You|This|That|These|Those|There|Then|But|And|So|A|An|My|Our|His|Her|Their|Its|"
@@ -669,7 +671,9 @@ def _continues(before: str, after: str) -> bool:
         return True
     if _ROMAN_AT_END.search(before) and after[:1].islower():  # German "Ludwig XIV. war König"
         return True
-    return bool(_NO_END_AFTER.search(before)) or _a_german_date(before, after)
+    if _NO_END_AFTER.search(before):  # "No. 5", "Jan. 5", "Gen. Lee", but "he said no. It was" and "in Oct. The"
+        return not _OPENER.match(after)
+    return _a_german_date(before, after)
 
 
 # Where a sentence too long for one generation is cut first: after a clause's punctuation (the
