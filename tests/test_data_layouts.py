@@ -393,3 +393,58 @@ def test_a_clip_with_no_speaker_among_clips_that_name_theirs_is_named_not_given_
     manifest.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
     report = scan_dataset(data(tmp_path / "nemo"))
     assert [(b.source, b.reason) for b in report.bad] == [("train_manifest.json:1", "malformed_line")]
+
+
+def _clips_beside_transcripts(root: Path, speakers: dict[str, list[str]]) -> None:
+    """`root/<speaker>/<name>.wav` + `.txt` ("" as the speaker: in `root` itself), from the coqui corpus."""
+    wavs = sorted((CORPORA / "coqui" / "wavs").glob("*.wav"))
+    for speaker, names in speakers.items():
+        (root / speaker).mkdir(parents=True, exist_ok=True)
+        for number, name in enumerate(names):
+            shutil.copy(wavs[number % len(wavs)], root / speaker / f"{name}.wav")
+            (root / speaker / f"{name}.txt").write_text(f"Clip {name} of {speaker or 'mine'}.\n", encoding="utf-8")
+
+
+def test_a_folder_of_clips_beside_their_transcripts_is_one_voice_or_a_voice_a_folder(tmp_path, monkeypatch):
+    from xtts_cli.data import scan_cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    mine = tmp_path / "my-voice"
+    _clips_beside_transcripts(mine, {"": ["a", "b", "c"]})
+    (mine / "c.txt").rename(mine / "c.lab")  # Montreal Forced Aligner's name for it
+    shutil.copy(mine / "a.wav", mine / "no-words.wav")
+    (mine / "README.txt").write_text("Recorded at home.", encoding="utf-8")  # a text with no clip: not one
+    report = scan_dataset(data(mine))
+    assert report.format == "folder" and report.speakers == {"my-voice": 3}
+    assert {(item.path, item.reason) for item in report.bad} == {("no-words.wav", "missing_transcript")}
+    texts = {item.id: (item.training_text, item.source) for item in report.items}
+    assert texts == {
+        "a": ("Clip a of mine.", "a.txt"),
+        "b": ("Clip b of mine.", "b.txt"),
+        "c": ("Clip c of mine.", "c.lab"),
+    }
+    # A folder per speaker; a name may repeat between them, and clips left in the root are the root's voice.
+    voices = tmp_path / "voices"
+    _clips_beside_transcripts(voices, {"alice": ["001", "002"], "bob": ["001"], "": ["extra"]})
+    report = scan_dataset(data(voices, dataset_format="folder"))
+    assert report.speakers == {"alice": 2, "bob": 1, "voices": 1} and not report.bad
+    assert sorted(item.id for item in report.items) == ["alice/001", "alice/002", "bob/001", "extra"]
+    # A second scan is the memo's, the feature store made in the root (hidden) changes nothing, and a
+    # clip added to the root is found.
+    read = []
+    real = scan_cache.read_audio_header
+    monkeypatch.setattr(scan_cache, "read_audio_header", lambda path: read.append(path) or real(path))
+    (voices / ".xtts_features").mkdir()
+    assert scan_dataset(data(voices)).model_dump() == report.model_dump() and read == []
+    _clips_beside_transcripts(voices, {"": ["later"]})
+    assert scan_dataset(data(voices)).speakers == {"alice": 2, "bob": 1, "voices": 2}
+    # A folder with audio but no transcript beside any clip is no layout; named, it says what it lacks.
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(mine / "a.wav", bare / "a.wav")
+    with pytest.raises(XttsError, match="no known dataset layout"):
+        scan_dataset(data(bare))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(XttsError, match="holds no audio in it or one folder below"):
+        scan_dataset(data(empty, dataset_format="folder"))

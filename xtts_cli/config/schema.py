@@ -20,8 +20,8 @@ Auto = Literal["auto"]
 
 TEXT_CLEANERS = ("basic_cleaners", "english_cleaners", "multilingual_cleaners", "no_cleaners")
 # Corpus layouts the scan reads (xtts_cli/data/layouts.py); `auto` detects one from the folder.
-DATASET_FORMATS = ("ljspeech", "coqui", "manifest", "vctk", "libritts", "common_voice", "nemo")
-DatasetFormat = Literal["auto", "ljspeech", "coqui", "manifest", "vctk", "libritts", "common_voice", "nemo"]
+DATASET_FORMATS = ("ljspeech", "coqui", "manifest", "vctk", "libritts", "common_voice", "nemo", "folder")
+DatasetFormat = Literal["auto", "ljspeech", "coqui", "manifest", "vctk", "libritts", "common_voice", "nemo", "folder"]
 
 
 def service_host_port(address: str) -> tuple[str, int]:
@@ -103,8 +103,9 @@ class DataConfig(_Section):
         description="Layout of `dataset_path`: `ljspeech` (metadata.csv, 2 or 3 columns), `coqui` (metadata.csv "
         "with the header audio_file|text|speaker_name), `manifest` (CSV/TSV whose header names the audio and text columns: path or file, text or transcript, ...), `vctk` "
         "(0.92 FLAC or the older wav48), `libritts` (a split folder or the corpus root: its train-* splits), "
-        "`common_voice` (validated.tsv, else train.tsv, with clips/), `nemo` (JSON-lines manifest). `auto`: "
-        "detected from the folder.",
+        "`common_voice` (validated.tsv, else train.tsv, with clips/), `nemo` (JSON-lines manifest), `folder` (each "
+        "clip beside its transcript, clip.wav + clip.txt or clip.lab, in the folder or one folder per speaker). "
+        "`auto`: detected from the folder.",
     )
     datasets: list[DatasetSource] = Field(
         default_factory=list,

@@ -39,8 +39,11 @@ LAYOUTS_LOOKED_FOR = (
     "ljspeech / coqui / manifest (data.metadata_train_file, default metadata.csv), "
     "vctk (txt/ + wav48_silence_trimmed/ or wav48/), libritts (<speaker>/<chapter>/<utterance>.wav + "
     ".normalized.txt), common_voice (validated.tsv or train.tsv + clips/), nemo (a .json / .jsonl manifest "
-    "with audio_filepath and text)"
+    "with audio_filepath and text), folder (clip.wav + clip.txt or clip.lab, in the folder or one "
+    "folder per speaker)"
 )
+# A transcript beside its clip, as Montreal Forced Aligner's corpora keep them.
+FOLDER_TRANSCRIPTS = (".txt", ".lab")
 
 
 @dataclass(slots=True)
@@ -114,6 +117,15 @@ def _read_layout(root: Path, data: DataConfig, fmt: str) -> Layout:
         watched = [] if splits == [root] else [(str(root), "folders")]
         entries = [entry for split in splits for entry in _libritts_entries(root, split, watched)]
         return Layout(fmt, splits, entries, None, tuple(watched))
+    if fmt == "folder":
+        watched = []
+        entries = list(_folder_entries(root, watched))
+        if not entries:
+            raise XttsError(
+                f"{str(root)!r} holds no audio in it or one folder below",
+                hint="keep each clip (clip.wav) beside its transcript (clip.txt), in the folder or a folder per speaker",
+            )
+        return Layout(fmt, [root], entries, None, tuple(watched))
     raise XttsError(
         f"data.dataset_format: unknown format {fmt!r}", hint=f"use one of: auto, {', '.join(DATASET_FORMATS)}"
     )
@@ -131,6 +143,8 @@ def detect_format(root: Path, data: DataConfig) -> str:
         return "nemo"
     if libritts_splits(root):
         return "libritts"
+    if _has_clip_with_transcript(root):
+        return "folder"
     raise XttsError(
         f"no known dataset layout in {str(root)!r}: looked for {LAYOUTS_LOOKED_FOR}",
         hint="point the dataset path at the corpus root, set data.metadata_train_file to your metadata file, "
@@ -532,5 +546,74 @@ def _libritts_entries(root: Path, split: Path, watched: list[tuple[str, str]]) -
                 path=relative,
                 text=text,
                 speaker=speaker_name,
+                malformed=problem,
+            )
+
+
+# --- a folder of clips, each beside its transcript -------------------------------------------------
+
+
+def _clip_folders(root: Path) -> list[Path]:
+    """`root` and the folders one level below it, hidden ones (xtts's own `.xtts_features`) aside."""
+    try:
+        below = sorted(path for path in root.iterdir() if path.is_dir() and not path.name.startswith("."))
+    except OSError:
+        return []
+    return [root, *below]
+
+
+def _audio_stems(names: set[str]) -> dict[str, str]:
+    return {
+        name.rsplit(".", 1)[0]: name
+        for name in sorted(names)
+        if name.lower().endswith(SUPPORTED_EXTENSIONS) and not name.startswith(".")
+    }
+
+
+def _has_clip_with_transcript(root: Path) -> bool:
+    for folder in _clip_folders(root):
+        names = set(os.listdir(folder))
+        if any(f"{stem}{ending}" in names for stem in _audio_stems(names) for ending in FOLDER_TRANSCRIPTS):
+            return True
+    return False
+
+
+def _folder_entries(root: Path, watched: list[tuple[str, str]]) -> Iterator[Entry]:
+    """Each audio file in `root` or a folder below it, with the transcript of its name beside it; a
+    folder below is a speaker. Clips in `root` itself among speakers' folders are a voice named after
+    `root`, as a one-voice folder's clips are."""
+    base, folders = str(root), _clip_folders(root)
+    watched.append((base, "files"))  # its files and folders, named: the feature store's making does not count
+    clips = []  # (speaker, folder, stem, audio file name, transcript or None)
+    for folder in folders:
+        if folder != root:
+            watched.append((str(folder), "stat"))
+        names = set(os.listdir(folder))
+        for stem, name in _audio_stems(names).items():
+            transcript = next((f"{stem}{end}" for end in FOLDER_TRANSCRIPTS if f"{stem}{end}" in names), None)
+            clips.append((None if folder == root else folder.name, str(folder), stem, name, transcript))
+    speakers_named = any(speaker for speaker, *_ in clips)
+    with ReadAhead([f"{place}/{transcript}" for _, place, _, _, transcript in clips if transcript]):
+        for speaker, place, stem, name, transcript in clips:
+            relative = _below(f"{place}/{name}", base)
+            speaker = speaker or (root.name if speakers_named else None)
+            clip_id = relative.rsplit(".", 1)[0]  # a stem may repeat in two speakers' folders
+            if transcript is None:
+                yield Entry(
+                    source=relative,
+                    id=clip_id,
+                    path=relative,
+                    speaker=speaker,
+                    missing_transcript=f"no {stem}.txt (or {stem}.lab) next to this audio file",
+                )
+                continue
+            text, problem = _read_transcript(f"{place}/{transcript}")
+            watched.append((f"{place}/{transcript}", "stat"))
+            yield Entry(
+                source=_below(f"{place}/{transcript}", base),
+                id=clip_id,
+                path=relative,
+                text=text,
+                speaker=speaker,
                 malformed=problem,
             )

@@ -107,7 +107,9 @@ class DatasetReport(BaseModel):
 
     name: str = Field(description="Its folder's name (made unique): the `dataset` of its items.")
     path: str
-    format: str = Field(description="Layout read: ljspeech, coqui, manifest, vctk, libritts, common_voice, nemo.")
+    format: str = Field(
+        description="Layout read: ljspeech, coqui, manifest, vctk, libritts, common_voice, nemo, folder."
+    )
     language: str = Field("en", description="Language of its transcripts (espeak-ng code).")
     weight: float = Field(1.0, description="Sampling weight (data.datasets).")
     repeats: int = Field(1, description="Times each of its training clips appears in an epoch, from the weights.")

@@ -124,13 +124,17 @@ def _stat_key(path: str) -> Optional[list[int]]:
 
 def watch_key(path: str, kind: str) -> Optional[list]:
     """What says whether `path` changed: its size and mtime (`stat`), or the sorted names of its
-    sub-folders, hidden ones aside (`folders`: a dataset root, whose mtime changes when the feature
-    store is made in it)."""
+    sub-folders (`folders`), or of its files and sub-folders (`files`), hidden ones aside: a dataset
+    root, whose mtime changes when the feature store is made in it."""
     if kind == "stat":
         return _stat_key(path)
     try:
         with os.scandir(path) as entries:
-            return sorted(entry.name for entry in entries if entry.is_dir() and not entry.name.startswith("."))
+            return sorted(
+                entry.name
+                for entry in entries
+                if (kind == "files" or entry.is_dir()) and not entry.name.startswith(".")
+            )
     except OSError:
         return None
 
