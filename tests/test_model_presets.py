@@ -67,3 +67,30 @@ def test_estimated_param_count_matches_the_built_model(model_cfg):
     model = build_model(model_cfg, data_cfg, VOCAB_SIZE, network=network)
     estimate = estimate_param_count(resolve_dims(model_cfg), n_mels=40, vocab_size=VOCAB_SIZE, paced=model.paced)
     assert model.count_params() == estimate
+
+
+def test_a_size_written_out_as_its_preset_has_it_is_the_same_network_to_resume_and_to_adapt(tmp_path):
+    from pathlib import Path
+
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.errors import XttsError
+    from xtts_cli.run.directory import prepare_run_dir
+    from xtts_cli.training.parent import open_parent
+
+    run, resumed = prepare_run_dir(tmp_path / "run", XttsConfig(model={"model_size": "tiny"}))
+    run.checkpoints.mkdir(parents=True)
+    (run.checkpoints / "checkpoint").write_text('model_checkpoint_path: "ckpt-1"\n')
+    tiny = PRESETS["tiny"]
+    written_out = {"model_size": "tiny", "d_model": tiny.d_model, "num_heads": tiny.num_heads}
+    assert prepare_run_dir(tmp_path / "run", XttsConfig(model=written_out))[1]  # resumes
+    with pytest.raises(XttsError, match=rf"changed: model.d_model \({tiny.d_model} -> 64\)"):
+        prepare_run_dir(tmp_path / "run", XttsConfig(model={**written_out, "d_model": 64}))
+    # A base whose config wrote its sizes out (d_model 32, 2 heads on tiny) takes a config that leaves
+    # the heads to the preset, which has 2.
+    base = open_parent(Path(__file__).parent / "data" / "run_before_run_data")
+    model = base.config.model.model_dump(exclude={"num_heads"})
+    assert base.config.model.num_heads == tiny.num_heads and model["d_model"] != tiny.d_model
+    assert base.refusal(base.config.model_copy(update={"model": type(base.config.model)(**model)})) is None
+    assert "model.d_model 32 -> 128" in base.refusal(
+        base.config.model_copy(update={"model": type(base.config.model)(**{**model, "d_model": None})})
+    )

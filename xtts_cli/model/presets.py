@@ -175,6 +175,33 @@ PRESETS: dict[str, ModelDims] = {
 }
 
 
+# The sizes a config may leave empty (None) for its `model_size` preset to give.
+OVERRIDES = (
+    "d_model",
+    "num_heads",
+    "num_text_layers",
+    "num_decoder_layers",
+    "speaker_embedding_dim",
+    "reduction_factor",
+    "prenet_dropout",
+    "text_prenet_layers",
+)
+
+
+def resolved_identity(identity: dict[str, Any]) -> dict[str, Any]:
+    """A run's model identity ("model.key": value) with each size left to the preset given as the
+    preset has it: `d_model: 128` written out on `model_size: tiny` is the network `tiny` builds (every
+    preset's feed-forward width is 4 x d_model, as an override's is), and resumes or adapts as one."""
+    size = identity.get("model.model_size")
+    preset = PRESETS.get(size) if isinstance(size, str) else None
+    if preset is None:  # another kind's identity
+        return identity
+    return {
+        key: getattr(preset, key[len("model.") :]) if value is None and key[len("model.") :] in OVERRIDES else value
+        for key, value in identity.items()
+    }
+
+
 def resolve_dims(model_cfg: AcousticConfig) -> ModelDims:
     """The preset named by `model_cfg.model_size` with the config's overrides applied.
 
@@ -188,16 +215,7 @@ def resolve_dims(model_cfg: AcousticConfig) -> ModelDims:
             f"model.model_size ({model_cfg.model_size!r}) is not a preset; use one of {', '.join(PRESETS)}"
         ) from None
     changes: dict[str, Any] = {"dropout": model_cfg.dropout}
-    for name in (
-        "d_model",
-        "num_heads",
-        "num_text_layers",
-        "num_decoder_layers",
-        "speaker_embedding_dim",
-        "reduction_factor",
-        "prenet_dropout",
-        "text_prenet_layers",
-    ):
+    for name in OVERRIDES:
         value = getattr(model_cfg, name)
         if value is not None:
             changes[name] = value

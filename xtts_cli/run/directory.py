@@ -29,6 +29,7 @@ from xtts_cli.data.features import MelFeatures
 from xtts_cli.errors import XttsError
 from xtts_cli.host import plan_threads
 from xtts_cli.locks import LOCK_FILE
+from xtts_cli.model.presets import resolved_identity
 from xtts_cli.run.files import MARKER_FILE, VOCODER_DIR, RunDir
 
 # Besides what a mel frame is (`MelFeatures`), the text front end a checkpoint's ids come from.
@@ -112,7 +113,8 @@ def _refuse_changed_model(run: RunDir, previous: Optional[dict[str, Any]], ident
     # else the setting's default (`text_frontend`: characters).
     # A record written before the vocoder's keys moved into `model` names them `vocoder.dim`.
     recorded = {MOVED.get(key, key): value for key, value in previous.get("model_identity", {}).items()}
-    before = {**model_identity(_recorded_config(run)), **recorded}
+    before = resolved_identity({**model_identity(_recorded_config(run)), **recorded})
+    identity = resolved_identity(identity)
     changed = sorted(k for k in identity if before.get(k) != identity.get(k))
     if changed:
         details = ", ".join(f"{k} ({before.get(k)!r} -> {identity.get(k)!r})" for k in changed)

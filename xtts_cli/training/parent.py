@@ -35,9 +35,10 @@ class ParentRun:
     def refusal(self, config: XttsConfig) -> Optional[str]:
         """Why `config`'s model cannot take this run's weights (one line), or None: another kind
         or decoder, other sizes, other mel features, another text front end."""
+        from xtts_cli.model.presets import resolved_identity
         from xtts_cli.run.directory import model_identity
 
-        mine, theirs = model_identity(config), model_identity(self.config)
+        mine, theirs = resolved_identity(model_identity(config)), resolved_identity(model_identity(self.config))
         # What the new run trains (training.freeze) and how it regularises (dropout, noise: no
         # weight of its own) are its own choice.
         changed = sorted(
