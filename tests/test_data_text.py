@@ -247,6 +247,7 @@ def test_st_and_dr_after_a_name_or_a_number_are_a_street_and_a_drive_and_before_
 
 
 def test_english_titles_and_streets_read_alike_with_either_cleaners_and_feet_stay_feet():
+    # And a unit's full stop inside a sentence ("6 ft. tall") is no full stop in what is read.
     from xtts_cli.data.text import prepare_texts
 
     texts = [
@@ -254,7 +255,7 @@ def test_english_titles_and_streets_read_alike_with_either_cleaners_and_feet_sta
         "Rev. King, Lt. Dan, Sgt. Pepper, Col. Mustard and Maj. Tom saw Drs. Who, Esq. (rev. 2)",
     ]
     said = [
-        "meet general lee at ten saint james street, by mulholland drive and fort worth; captain cook is six feet."
+        "meet general lee at ten saint james street, by mulholland drive and fort worth; captain cook is six feet"
         " tall.",
         "reverend king, lieutenant dan, sergeant pepper, colonel mustard and major tom saw doctors who, esquire"
         " (rev. two)",
@@ -268,3 +269,7 @@ def test_english_titles_and_streets_read_alike_with_either_cleaners_and_feet_sta
     assert prepare_texts(texts[:1], ["multilingual_cleaners"], language="en", numbers="characters")[0] == (
         texts[0].lower()
     )
+    # Before a capital a unit's full stop may end a sentence, and stays.
+    assert prepare_texts(
+        ["Wait 5 min. Then go 2 km. now."], ["multilingual_cleaners"], language="en", numbers="words"
+    ) == ["wait five minutes. then go two kilometers now."]

@@ -35,7 +35,7 @@ _WORDS: dict[str, dict[str, str]] = {
         r"prof\.": "professor",
         r"jr\.": "junior",
         # The rest of the titles english_cleaners reads (Keith Ito's list); "St." and "Dr." that name a
-        # street or a drive were read before the text was lowered (`text.streets_and_drives`).
+        # street or a drive were read before the text was lowered (`text.before_lowering`).
         r"st\.": "saint",
         r"drs\.": "doctors",
         r"gen\.": "general",

@@ -103,15 +103,21 @@ _STREET = re.compile(
 _STREET_WORDS = {"st": "street", "dr": "drive"}
 
 
-def streets_and_drives(text: str) -> str:
-    """`text` with each "St." or "Dr." that names a street or a drive written out (see `_STREET`)."""
+# A unit's full stop before a word in lower case ends no sentence ("6 ft. tall"): left, the number's
+# reader said "six feet. tall", a full stop mid-sentence. Before a capital it may ("5 min. Then").
+_UNIT_STOP = re.compile(r"(\d\s?(?:ft|ms|mins?|hrs?|secs?|lbs?|oz|km|kg|cm|mm|mg|ml|tsp|tbsp|mph))\.(?=\s+[a-z])")
+
+
+def before_lowering(text: str) -> str:
+    """`text` with each "St." or "Dr." that names a street or a drive written out (see `_STREET`),
+    and a unit's full stop inside a sentence left out (`_UNIT_STOP`): what the capitals tell."""
     if "St." in text or "Dr." in text or "ST." in text or "DR." in text:
-        return _STREET.sub(lambda m: m.group(1) + m.group(2) + _STREET_WORDS[m.group(3).lower()], text)
-    return text
+        text = _STREET.sub(lambda m: m.group(1) + m.group(2) + _STREET_WORDS[m.group(3).lower()], text)
+    return _UNIT_STOP.sub(r"\1", text) if "." in text else text
 
 
 def english_cleaners(text: str) -> str:
-    text = _fractions(streets_and_drives(text)).lower()
+    text = _fractions(before_lowering(text)).lower()
     if _ANY_ABBREVIATION.search(text):
         for pattern, replacement in _ABBREVIATIONS:
             text = pattern.sub(replacement, text)
@@ -223,7 +229,7 @@ def prepare_texts(
     espeak-ng's phonemes (one call for all of them)."""
     normalize = language_normalizer(language, frontend, numbers)
     if numbers == "words" and (language or "").lower().split("-")[0] == "en":  # as english_cleaners reads them
-        texts = [streets_and_drives(text) for text in texts]
+        texts = [before_lowering(text) for text in texts]
     prepared = [clean_text(case_for(text, language), cleaners) for text in texts]
     if normalize is not None:
         prepared = [normalize(text) for text in prepared]
