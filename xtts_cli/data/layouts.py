@@ -474,6 +474,10 @@ def _below(path: str, root: str) -> str:
     return path[len(root) + 1 :] if path.startswith(root + os.sep) else os.path.relpath(path, root)
 
 
+# A clip found beside its transcript: (id, speaker, audio file, transcript or None).
+Clip = tuple[str, Optional[str], str, Optional[str]]
+
+
 # --- LibriTTS ------------------------------------------------------------------------------------
 
 
@@ -507,7 +511,7 @@ def libritts_splits(root: Path) -> list[Path]:
 def _libritts_entries(root: Path, split: Path, watched: list[tuple[str, str]]) -> Iterator[Entry]:
     watched.append((str(split), "folders"))
     base = str(root)
-    clips = []  # (speaker, chapter, stem, audio file name, transcript or None), in the order they are listed
+    clips: list[Clip] = []  # in the order they are listed
     for speaker in sorted(path for path in split.iterdir() if path.name.isdigit() and path.is_dir()):
         watched.append((str(speaker), "stat"))
         for chapter in sorted(path for path in speaker.iterdir() if path.is_dir()):
@@ -525,29 +529,8 @@ def _libritts_entries(root: Path, split: Path, watched: list[tuple[str, str]]) -
                     ),
                     None,
                 )
-                clips.append((speaker.name, folder, stem, audio.get(stem, f"{stem}.wav"), transcript))
-    with ReadAhead([transcript for *_, transcript in clips if transcript is not None]):
-        for speaker_name, folder, stem, name, transcript in clips:
-            relative = _below(f"{folder}/{name}", base)
-            if transcript is None:
-                yield Entry(
-                    source=relative,
-                    id=stem,
-                    path=relative,
-                    speaker=speaker_name,
-                    missing_transcript=f"no {stem}.normalized.txt next to this audio file",
-                )
-                continue
-            text, problem = _read_transcript(transcript)
-            watched.append((transcript, "stat"))
-            yield Entry(
-                source=_below(transcript, base),
-                id=stem,
-                path=relative,
-                text=text,
-                speaker=speaker_name,
-                malformed=problem,
-            )
+                clips.append((stem, speaker.name, f"{folder}/{audio.get(stem, f'{stem}.wav')}", transcript))
+    yield from _paired_entries(clips, base, watched, "no {stem}.normalized.txt next to this audio file")
 
 
 # --- a folder of clips, each beside its transcript -------------------------------------------------
@@ -584,33 +567,41 @@ def _folder_entries(root: Path, watched: list[tuple[str, str]]) -> Iterator[Entr
     `root`, as a one-voice folder's clips are."""
     base, folders = str(root), _clip_folders(root)
     watched.append((base, "files"))  # its files and folders, named: the feature store's making does not count
-    clips = []  # (speaker, folder, stem, audio file name, transcript or None)
+    clips: list[Clip] = []
+    named = len(folders) > 1 and any(_audio_stems(set(os.listdir(folder))) for folder in folders[1:])
     for folder in folders:
         if folder != root:
             watched.append((str(folder), "stat"))
         names = set(os.listdir(folder))
+        # A folder below is a speaker; the root's own clips among theirs are a voice named after it.
+        speaker = folder.name if folder != root else (root.name if named else None)
         for stem, name in _audio_stems(names).items():
-            transcript = next((f"{stem}{end}" for end in FOLDER_TRANSCRIPTS if f"{stem}{end}" in names), None)
-            clips.append((None if folder == root else folder.name, str(folder), stem, name, transcript))
-    speakers_named = any(speaker for speaker, *_ in clips)
-    with ReadAhead([f"{place}/{transcript}" for _, place, _, _, transcript in clips if transcript]):
-        for speaker, place, stem, name, transcript in clips:
-            relative = _below(f"{place}/{name}", base)
-            speaker = speaker or (root.name if speakers_named else None)
-            clip_id = relative.rsplit(".", 1)[0]  # a stem may repeat in two speakers' folders
+            transcript = next((f"{folder}/{stem}{end}" for end in FOLDER_TRANSCRIPTS if f"{stem}{end}" in names), None)
+            relative = _below(f"{folder}/{name}", base)
+            clips.append((relative.rsplit(".", 1)[0], speaker, f"{folder}/{name}", transcript))  # a stem may repeat
+    yield from _paired_entries(clips, base, watched, "no {stem}.txt (or {stem}.lab) next to this audio file")
+
+
+def _paired_entries(clips: list[Clip], base: str, watched: list[tuple[str, str]], missing: str) -> Iterator[Entry]:
+    """The entries of clips found beside their transcripts, each (id, speaker, audio file, transcript
+    or None); `missing`: what a clip without one lacks ({stem}: its file's name less extension)."""
+    with ReadAhead([transcript for *_, transcript in clips if transcript is not None]):
+        for clip_id, speaker, audio, transcript in clips:
+            relative = _below(audio, base)
             if transcript is None:
+                stem = os.path.basename(audio).rsplit(".", 1)[0]
                 yield Entry(
                     source=relative,
                     id=clip_id,
                     path=relative,
                     speaker=speaker,
-                    missing_transcript=f"no {stem}.txt (or {stem}.lab) next to this audio file",
+                    missing_transcript=missing.format(stem=stem),
                 )
                 continue
-            text, problem = _read_transcript(f"{place}/{transcript}")
-            watched.append((f"{place}/{transcript}", "stat"))
+            text, problem = _read_transcript(transcript)
+            watched.append((transcript, "stat"))
             yield Entry(
-                source=_below(f"{place}/{transcript}", base),
+                source=_below(transcript, base),
                 id=clip_id,
                 path=relative,
                 text=text,
