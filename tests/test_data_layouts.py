@@ -412,6 +412,7 @@ def test_a_folder_of_clips_beside_their_transcripts_is_one_voice_or_a_voice_a_fo
     mine = tmp_path / "my-voice"
     _clips_beside_transcripts(mine, {"": ["a", "b", "c"]})
     (mine / "c.txt").rename(mine / "c.lab")  # Montreal Forced Aligner's name for it
+    (mine / "b.txt").rename(mine / "b.TXT")  # as some tools write the extension
     shutil.copy(mine / "a.wav", mine / "no-words.wav")
     (mine / "README.txt").write_text("Recorded at home.", encoding="utf-8")  # a text with no clip: not one
     report = scan_dataset(data(mine))
@@ -420,7 +421,7 @@ def test_a_folder_of_clips_beside_their_transcripts_is_one_voice_or_a_voice_a_fo
     texts = {item.id: (item.training_text, item.source) for item in report.items}
     assert texts == {
         "a": ("Clip a of mine.", "a.txt"),
-        "b": ("Clip b of mine.", "b.txt"),
+        "b": ("Clip b of mine.", "b.TXT"),
         "c": ("Clip c of mine.", "c.lab"),
     }
     # A folder per speaker; a name may repeat between them, and clips left in the root are the root's voice.

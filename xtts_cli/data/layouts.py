@@ -553,10 +553,21 @@ def _audio_stems(names: set[str]) -> dict[str, str]:
     }
 
 
+def _transcript_of(stem: str, names: set[str]) -> Optional[str]:
+    """The name of `stem`'s transcript among `names`: `.txt`, else `.lab`, its extension in any case."""
+    for ending in FOLDER_TRANSCRIPTS:
+        if f"{stem}{ending}" in names:
+            return f"{stem}{ending}"
+        for name in (f"{stem}{ending.upper()}", f"{stem}{ending.title()}"):
+            if name in names:
+                return name
+    return None
+
+
 def _has_clip_with_transcript(root: Path) -> bool:
     for folder in _clip_folders(root):
         names = set(os.listdir(folder))
-        if any(f"{stem}{ending}" in names for stem in _audio_stems(names) for ending in FOLDER_TRANSCRIPTS):
+        if any(_transcript_of(stem, names) for stem in _audio_stems(names)):
             return True
     return False
 
@@ -576,7 +587,8 @@ def _folder_entries(root: Path, watched: list[tuple[str, str]]) -> Iterator[Entr
         # A folder below is a speaker; the root's own clips among theirs are a voice named after it.
         speaker = folder.name if folder != root else (root.name if named else None)
         for stem, name in _audio_stems(names).items():
-            transcript = next((f"{folder}/{stem}{end}" for end in FOLDER_TRANSCRIPTS if f"{stem}{end}" in names), None)
+            transcript = _transcript_of(stem, names)
+            transcript = transcript and f"{folder}/{transcript}"
             relative = _below(f"{folder}/{name}", base)
             clips.append((relative.rsplit(".", 1)[0], speaker, f"{folder}/{name}", transcript))  # a stem may repeat
     yield from _paired_entries(clips, base, watched, "no {stem}.txt (or {stem}.lab) next to this audio file")
