@@ -323,3 +323,46 @@ def test_minutes_of_speech_trained_from_zero_are_pointed_to_adapting_a_trained_r
     assert "dataset-small" not in ids("-c", str(base / "config.yaml"), "--init-from", str(base))
     assert "dataset-small" not in ids("-c", str(write_config("model:\n  kind: vocoder\n")))  # it reads no text
     assert "dataset-small" not in _ids(json.loads(runner.invoke(app, ["validate", "--json"]).stdout))  # the sample
+
+
+def test_init_from_takes_the_network_the_config_leaves_unwritten_from_the_base(runner, write_config, tmp_path):
+    base = Path(__file__).parent / "data" / "run_before_run_data"  # tiny autoregressive, d_model 32, characters
+
+    def findings(config: Path) -> dict[str, tuple[str, str]]:
+        result = runner.invoke(app, ["validate", "-c", str(config), "--init-from", str(base), "--json"])
+        return {f["id"]: (f["severity"], f["message"]) for f in json.loads(result.stdout)["findings"]}
+
+    # A config with no model section trains the base's network: nothing to refuse, and it says what it took.
+    found = findings(write_config("data:\n  batch_size: 4\n"))
+    assert found["init-from"][0] == "info", found["init-from"]
+    assert f"starts from {base} step 3 (an autoregressive run: " in found["init-from"][1]
+    assert found["init-from-network"] == (
+        "info",
+        f"training.init_from {base}: the base's model.d_model 32, model.num_heads 2, model.num_text_layers 1, "
+        "model.num_decoder_layers 1 and 2 more (settings the config leaves unwritten)",
+    )
+    # What the config writes stays written, and is refused where the base's weights do not fit it.
+    found = findings(write_config("model:\n  d_model: 64\n"))
+    assert found["init-from"][0] == "error" and "model.d_model 32 -> 64" in found["init-from"][1]
+
+
+def test_a_resumed_adapted_run_takes_its_network_from_itself_when_the_base_is_gone(write_config, tmp_path):
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.errors import XttsError
+    from xtts_cli.run.directory import prepare_run_dir
+    from xtts_cli.training.launch import _with_base_network
+
+    gone = tmp_path / "base-deleted"
+    loaded = resolve_config(write_config(f"training:\n  init_from: {gone}\n"))
+    adapted = loaded.config.model_copy(
+        update={"model": loaded.config.model.model_copy(update={"d_model": 32, "num_heads": 2})}
+    )
+    run, _ = prepare_run_dir(tmp_path / "run", adapted)  # what the adapted run wrote, with a checkpoint
+    run.checkpoints.mkdir(parents=True)
+    (run.checkpoints / "checkpoint").write_text('model_checkpoint_path: "ckpt-1"\n')
+    said: list = []
+    resumed = _with_base_network(loaded, run.path, False, said.append)
+    assert (resumed.model.d_model, resumed.model.num_heads) == (32, 2)
+    assert said[0].message.startswith(f"resuming {run.path}: the run's own model.d_model 32")
+    with pytest.raises(XttsError, match=str(gone)):  # started over: from the base, which is gone
+        _with_base_network(loaded, run.path, True, said.append)

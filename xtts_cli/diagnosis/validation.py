@@ -109,7 +109,8 @@ def validate_config(
     from xtts_cli.training.settings import resolved_settings
 
     machine = probe_machine()
-    result = Validation(loaded, check_config(loaded, machine))
+    loaded, inherited = _with_base_network(loaded)
+    result = Validation(loaded, inherited + check_config(loaded, machine))
     scan = None
     # Nothing to scan where a dataset is missing; nothing to phonemise in a language espeak-ng lacks.
     if not any(
@@ -131,6 +132,28 @@ def validate_config(
     return result
 
 
+def _with_base_network(loaded: LoadedConfig) -> tuple[LoadedConfig, list[Finding]]:
+    """`training.init_from`: `loaded` with what it leaves unwritten of the network the base's, as
+    `xtts train` takes it (`training.parent.inherit`); a base that cannot be opened is left to
+    `parent_findings` to name."""
+    import dataclasses
+
+    from xtts_cli.errors import XttsError
+    from xtts_cli.training.parent import inherit, open_parent
+
+    spec = loaded.config.training.init_from
+    if spec is None:
+        return loaded, []
+    try:
+        base = open_parent(spec)
+    except XttsError:
+        return loaded, []
+    config, note = inherit(loaded, base.config, f"training.init_from {spec}: the base's")
+    if note is None:
+        return loaded, []
+    return dataclasses.replace(loaded, config=config), [Finding(id="init-from-network", severity="info", message=note)]
+
+
 def parent_findings(config: Any, scan: Any) -> list[Finding]:
     """`training.init_from`: the run it names and what this data adds to it (info), or why its
     weights cannot be used (an error, before any training)."""
@@ -148,7 +171,9 @@ def parent_findings(config: Any, scan: Any) -> list[Finding]:
         return [Finding(id="init-from", severity="error", message=message)]
     from xtts_cli.kinds import kind_name
 
-    message = f"training.init_from: starts from {parent.path} step {parent.step} (a {kind_name(parent.config)} run"
+    kind = kind_name(parent.config)
+    article = "an" if kind[:1] in "aeiou" else "a"
+    message = f"training.init_from: starts from {parent.path} step {parent.step} ({article} {kind} run"
     vocabulary = parent.tokenizer
     if vocabulary is not None:
         message += (

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any, Optional
 
+from xtts_cli.config.loading import LoadedConfig
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.text import Tokenizer
 from xtts_cli.errors import XttsError
 from xtts_cli.run.files import read_run
 
-__all__ = ["ParentRun", "open_parent"]
+__all__ = ["ParentRun", "inherit", "open_parent"]
 
 _CHECKPOINT = re.compile(r"^ckpt-(\d+)$")
 # Keys of a model's identity that shape no weight: an adapted run may set them its own way.
@@ -70,8 +72,8 @@ class ParentRun:
         if refusal is not None:
             raise XttsError(
                 refusal,
-                hint="keep the base's model section, mel features (rate, hop, mels) and text front end; "
-                "change only the data and the training section",
+                hint="leave the model section, mel features (rate, hop, mels) and text front end unwritten: "
+                "they are then the base's; change the data and the training section",
             )
 
     def grow(self, tokenizer: Tokenizer) -> Tokenizer:
@@ -141,6 +143,46 @@ class ParentRun:
     def record(self) -> dict[str, Any]:
         """What the new run's run.json keeps of its parent."""
         return {"run": str(self.path), "step": self.step, "checkpoint": self.checkpoint}
+
+
+def inherit(loaded: LoadedConfig, base: XttsConfig, where: str) -> tuple[XttsConfig, Optional[str]]:
+    """`loaded`'s config with what it leaves unwritten of the network taken from `base` (the run it
+    starts from, or the run it resumes): the model keys its network is built from (not the training
+    aids), when of the same kind, and the mel and text settings, as a fine-tuned model takes its
+    architecture from its checkpoint. A key the file
+    or the command line writes stays as written (the check then says whether the weights fit).
+    Returns the config and a note naming what it took that the config alone would not have (None:
+    nothing), after `where` ("--init-from RUN: the base's")."""
+    from xtts_cli.data.features import MelFeatures
+    from xtts_cli.run.directory import TEXT_KEYS
+
+    config = loaded.config
+    if type(config.model) is not type(base.model):  # another kind: the check refuses it
+        return config, None
+
+    def unwritten(key: str) -> bool:
+        return not loaded.written(key) and key not in loaded.overridden
+
+    # The keys the network is built from (what a resume must match), not the training aids.
+    mine, theirs = config.model.identity(), base.model.identity()
+    taken = {key: value for key, value in theirs.items() if unwritten(key) and mine.get(key) != value}
+    data_keys = [*(item.name for item in dataclass_fields(MelFeatures)), *TEXT_KEYS]
+    taken.update(
+        {
+            f"data.{key}": getattr(base.data, key)
+            for key in data_keys
+            if unwritten(f"data.{key}") and getattr(config.data, key) != getattr(base.data, key)
+        }
+    )
+    if not taken:
+        return config, None
+    tree = config.model_dump()
+    for key, value in taken.items():
+        section, name = key.split(".", 1)
+        tree[section][name] = value
+    shown = ", ".join(f"{key} {value!r}" for key, value in list(taken.items())[:4])
+    more = f" and {len(taken) - 4} more" if len(taken) > 4 else ""
+    return XttsConfig.model_validate(tree), f"{where} {shown}{more} (settings the config leaves unwritten)"
 
 
 def _a(word: object) -> str:
