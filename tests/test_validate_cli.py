@@ -338,7 +338,7 @@ def test_init_from_takes_the_network_the_config_leaves_unwritten_from_the_base(r
     assert f"starts from {base} step 3 (an autoregressive run: " in found["init-from"][1]
     assert found["init-from-network"] == (
         "info",
-        f"training.init_from {base}: the base's model.d_model 32, model.num_heads 2, model.num_text_layers 1, "
+        f"--init-from {base}: the base's model.d_model 32, model.num_heads 2, model.num_text_layers 1, "
         "model.num_decoder_layers 1 and 2 more (settings the config leaves unwritten)",
     )
     # What the config writes stays written, and is refused where the base's weights do not fit it.
@@ -350,19 +350,16 @@ def test_a_resumed_adapted_run_takes_its_network_from_itself_when_the_base_is_go
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.errors import XttsError
     from xtts_cli.run.directory import prepare_run_dir
-    from xtts_cli.training.launch import _with_base_network
+    from xtts_cli.training.parent import with_base_network
 
     gone = tmp_path / "base-deleted"
-    loaded = resolve_config(write_config(f"training:\n  init_from: {gone}\n"))
-    adapted = loaded.config.model_copy(
-        update={"model": loaded.config.model.model_copy(update={"d_model": 32, "num_heads": 2})}
-    )
+    config = resolve_config(write_config(f"training:\n  init_from: {gone}\n")).config
+    adapted = config.model_copy(update={"model": config.model.model_copy(update={"d_model": 32, "num_heads": 2})})
     run, _ = prepare_run_dir(tmp_path / "run", adapted)  # what the adapted run wrote, with a checkpoint
     run.checkpoints.mkdir(parents=True)
     (run.checkpoints / "checkpoint").write_text('model_checkpoint_path: "ckpt-1"\n')
-    said: list = []
-    resumed = _with_base_network(loaded, run.path, False, said.append)
+    resumed, note = with_base_network(config, run.path, False)
     assert (resumed.model.d_model, resumed.model.num_heads) == (32, 2)
-    assert said[0].message.startswith(f"resuming {run.path}: the run's own model.d_model 32")
+    assert note.startswith(f"resuming {run.path}: the run's own model.d_model 32")
     with pytest.raises(XttsError, match=str(gone)):  # started over: from the base, which is gone
-        _with_base_network(loaded, run.path, True, said.append)
+        with_base_network(config, run.path, True)

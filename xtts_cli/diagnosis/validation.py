@@ -134,21 +134,17 @@ def validate_config(
 
 def _with_base_network(loaded: LoadedConfig) -> tuple[LoadedConfig, list[Finding]]:
     """`training.init_from`: `loaded` with what it leaves unwritten of the network the base's, as
-    `xtts train` takes it (`training.parent.inherit`); a base that cannot be opened is left to
-    `parent_findings` to name."""
+    `xtts train` takes it (`training.parent.with_base_network`); a base that cannot be opened is
+    left to `parent_findings` to name."""
     import dataclasses
 
     from xtts_cli.errors import XttsError
-    from xtts_cli.training.parent import inherit, open_parent
+    from xtts_cli.training.parent import with_base_network
 
-    spec = loaded.config.training.init_from
-    if spec is None:
-        return loaded, []
     try:
-        base = open_parent(spec)
+        config, note = with_base_network(loaded.config, None, True)
     except XttsError:
         return loaded, []
-    config, note = inherit(loaded, base.config, f"training.init_from {spec}: the base's")
     if note is None:
         return loaded, []
     return dataclasses.replace(loaded, config=config), [Finding(id="init-from-network", severity="info", message=note)]

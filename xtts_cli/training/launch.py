@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any, Optional
 
 from xtts_cli.config.loading import LoadedConfig
-from xtts_cli.config.schema import XttsConfig
 from xtts_cli.training.events import Progress, TrainResult
 
 __all__ = ["launch_settings", "train_run"]
@@ -55,12 +54,11 @@ def train_run(
     from xtts_cli.run.files import RunDir
 
     config = loaded.config
-    chosen = run_dir or (Path(config.training.run_dir) if config.training.run_dir else default_run_dir(loaded.path))
-    config = _with_base_network(loaded, chosen, fresh, progress)
     if config.devices.strategy == "multi_worker" and cluster_flags is None:
         from xtts_cli.devices.placement import cluster_from_environment
 
         cluster_from_environment(os.environ)  # a missing or malformed TF_CONFIG fails before TensorFlow loads
+    chosen = run_dir or (Path(config.training.run_dir) if config.training.run_dir else default_run_dir(loaded.path))
     # Where the run writes: checked before the scan and TensorFlow (a file there, a read-only place).
     can_write(chosen, "--run-dir", folder=True)
     if config.training.checkpoint_dir:
@@ -77,28 +75,3 @@ def train_run(
 
     trainer = Trainer(config, run_dir=chosen, fresh=fresh, force=force, progress=progress)
     return Controller(trainer).run()
-
-
-def _with_base_network(loaded: LoadedConfig, chosen: Path, fresh: bool, progress: Progress) -> XttsConfig:
-    """`training.init_from`: what the config leaves unwritten of the network is the base's, or, when
-    the run resumes, its own (the base may be gone by then; the run's config.yaml holds the same)."""
-    from xtts_cli.run.directory import own_config
-    from xtts_cli.run.files import RunDir
-    from xtts_cli.training.events import Noted
-    from xtts_cli.training.parent import inherit, open_parent
-
-    config = loaded.config
-    spec = config.training.init_from
-    if spec is None:
-        return config
-    own = own_config(chosen)
-    if not fresh and own is not None and RunDir.of(chosen, config).has_checkpoint():
-        from xtts_cli.config.loading import resolve_config
-
-        base, where = resolve_config(own).config, f"resuming {chosen}: the run's own"
-    else:
-        base, where = open_parent(spec).config, f"--init-from {spec}: the base's"
-    config, note = inherit(loaded, base, where)
-    if note is not None:
-        progress(Noted(note))
-    return config

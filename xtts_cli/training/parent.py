@@ -12,13 +12,12 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any, Optional
 
-from xtts_cli.config.loading import LoadedConfig
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.text import Tokenizer
 from xtts_cli.errors import XttsError
 from xtts_cli.run.files import read_run
 
-__all__ = ["ParentRun", "inherit", "open_parent"]
+__all__ = ["ParentRun", "inherit", "open_parent", "with_base_network"]
 
 _CHECKPOINT = re.compile(r"^ckpt-(\d+)$")
 # Keys of a model's identity that shape no weight: an adapted run may set them its own way.
@@ -145,33 +144,34 @@ class ParentRun:
         return {"run": str(self.path), "step": self.step, "checkpoint": self.checkpoint}
 
 
-def inherit(loaded: LoadedConfig, base: XttsConfig, where: str) -> tuple[XttsConfig, Optional[str]]:
-    """`loaded`'s config with what it leaves unwritten of the network taken from `base` (the run it
-    starts from, or the run it resumes): the model keys its network is built from (not the training
-    aids), when of the same kind, and the mel and text settings, as a fine-tuned model takes its
-    architecture from its checkpoint. A key the file
-    or the command line writes stays as written (the check then says whether the weights fit).
-    Returns the config and a note naming what it took that the config alone would not have (None:
-    nothing), after `where` ("--init-from RUN: the base's")."""
+def inherit(config: XttsConfig, base: XttsConfig, where: str) -> tuple[XttsConfig, Optional[str]]:
+    """`config` with what it leaves unwritten of the network taken from `base` (the run it starts
+    from, or the run it resumes): the model keys its network is built from (not the training aids),
+    when of the same kind, and the mel and text settings, as a fine-tuned model takes its
+    architecture from its checkpoint. Written is what the file or the command line set (pydantic's
+    `model_fields_set` of each section, as `resolve_config` validated them); a written key stays
+    (the check then says whether the weights fit). Returns the config and a note naming what it took
+    that the config alone would not have (None: nothing), after `where` ("--init-from RUN: the
+    base's")."""
     from xtts_cli.data.features import MelFeatures
     from xtts_cli.run.directory import TEXT_KEYS
 
-    config = loaded.config
     if type(config.model) is not type(base.model):  # another kind: the check refuses it
         return config, None
-
-    def unwritten(key: str) -> bool:
-        return not loaded.written(key) and key not in loaded.overridden
-
+    written_model, written_data = config.model.model_fields_set, config.data.model_fields_set
     # The keys the network is built from (what a resume must match), not the training aids.
     mine, theirs = config.model.identity(), base.model.identity()
-    taken = {key: value for key, value in theirs.items() if unwritten(key) and mine.get(key) != value}
+    taken = {
+        key: value
+        for key, value in theirs.items()
+        if key[len("model.") :] not in written_model and mine.get(key) != value
+    }
     data_keys = [*(item.name for item in dataclass_fields(MelFeatures)), *TEXT_KEYS]
     taken.update(
         {
             f"data.{key}": getattr(base.data, key)
             for key in data_keys
-            if unwritten(f"data.{key}") and getattr(config.data, key) != getattr(base.data, key)
+            if key not in written_data and getattr(config.data, key) != getattr(base.data, key)
         }
     )
     if not taken:
@@ -183,6 +183,23 @@ def inherit(loaded: LoadedConfig, base: XttsConfig, where: str) -> tuple[XttsCon
     shown = ", ".join(f"{key} {value!r}" for key, value in list(taken.items())[:4])
     more = f" and {len(taken) - 4} more" if len(taken) > 4 else ""
     return XttsConfig.model_validate(tree), f"{where} {shown}{more} (settings the config leaves unwritten)"
+
+
+def with_base_network(config: XttsConfig, run_dir: Optional[Path], fresh: bool) -> tuple[XttsConfig, Optional[str]]:
+    """`training.init_from`: `config` with what it leaves unwritten of the network the base's
+    (`inherit`), or, when the run at `run_dir` resumes, the run's own (its config.yaml holds the same,
+    and the base may be gone by then). A base that cannot be opened raises its one-line error."""
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.run.directory import own_config
+    from xtts_cli.run.files import RunDir
+
+    spec = config.training.init_from
+    if spec is None:
+        return config, None
+    own = own_config(run_dir) if run_dir is not None and not fresh else None
+    if run_dir is not None and own is not None and RunDir.of(run_dir, config).has_checkpoint():
+        return inherit(config, resolve_config(own).config, f"resuming {run_dir}: the run's own")
+    return inherit(config, open_parent(spec).config, f"--init-from {spec}: the base's")
 
 
 def _a(word: object) -> str:

@@ -47,13 +47,18 @@ class Trainer:
         progress: Optional[Progress] = None,
     ) -> None:
         from xtts_cli.kinds import kind_for
+        from xtts_cli.training.parent import with_base_network
 
+        # What the config leaves unwritten of the network is the base's (`training.init_from`).
+        config, taken = with_base_network(config, Path(run_dir), fresh)
         self.config = config
         self.kind = kind_for(config)
         self.run_dir_path = Path(run_dir)
         self.fresh = fresh
         self.force = force
         self.progress: Progress = progress or ignore
+        if taken is not None:
+            self.progress(Noted(taken))
         # What set-up changed in the process (the run's lock, the dtype policy), undone by `close`.
         self._undo = contextlib.ExitStack()
         self._parts: Optional[RunComponents] = None
