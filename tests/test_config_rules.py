@@ -164,3 +164,13 @@ def test_data_over_a_list_of_datasets_says_it_stands_for_the_whole_list(write_co
     assert [
         f.id for f in check_config(resolve_config(path), probe_machine()) if f.id == "data-flag-over-datasets"
     ] == []
+
+
+def test_parts_frozen_with_no_run_to_start_from_are_a_warning(write_config) -> None:
+    found = findings(write_config, "training:\n  freeze: [speaker_encoder]\n")
+    assert found["freeze-without-base"].severity == "warning" and found["freeze-without-base"].fix is None
+    assert "keeps speaker_encoder as they start" in found["freeze-without-base"].message
+    base = Path(__file__).parent / "data" / "run_before_run_data"
+    assert "freeze-without-base" not in findings(
+        write_config, f"training:\n  freeze: [speaker_encoder]\n  init_from: {base}\n"
+    )

@@ -155,6 +155,19 @@ def _mel_frames(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]
         )
 
 
+def _frozen_from_zero(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    training = loaded.config.training
+    if training.freeze and training.init_from is None:
+        parts = ", ".join(training.freeze)
+        yield Finding(
+            id="freeze-without-base",
+            severity="warning",
+            message=f"training.freeze keeps {parts} as they start, and with no training.init_from they start "
+            "at random: nothing learnt is kept, and they never learn; pass --init-from RUN (the run to "
+            "adapt), or leave training.freeze empty",
+        )  # no fix: which of the two is the user's to say
+
+
 def _mixed_precision(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     training = loaded.config.training
     if not training.mixed_precision:
@@ -530,6 +543,7 @@ RULES: tuple[Rule, ...] = (
     _parallelism,
     _static_shapes,
     _mel_frames,
+    _frozen_from_zero,
     _mixed_precision,
     _split_layout,
     _no_effect_keys,
