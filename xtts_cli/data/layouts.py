@@ -537,9 +537,14 @@ def _libritts_entries(root: Path, split: Path, watched: list[tuple[str, str]]) -
 
 
 def _clip_folders(root: Path) -> list[Path]:
-    """`root` and the folders one level below it, hidden ones (xtts's own `.xtts_features`) aside."""
+    """`root` and the folders one level below it, hidden ones (xtts's own `.xtts_features`) aside, and
+    those this user cannot list (`lost+found` at the top of a mounted disk: root's alone)."""
     try:
-        below = sorted(path for path in root.iterdir() if path.is_dir() and not path.name.startswith("."))
+        below = sorted(
+            path
+            for path in root.iterdir()
+            if path.is_dir() and not path.name.startswith(".") and os.access(path, os.R_OK | os.X_OK)
+        )
     except OSError:
         return []
     return [root, *below]
