@@ -94,6 +94,19 @@ def test_nan_or_infinite_float_samples_are_reported_not_trained(runner, tmp_path
     assert found == {"nan": ("bad_samples", "3 of its 22,050 float samples are NaN or infinite")}
 
 
+def validated_as_a_user(root: Path) -> dict:
+    """`xtts validate --data ROOT --json`'s dataset report, run as a user who cannot read what its
+    mode denies: root reads every file whatever its mode through two capabilities, dropped here."""
+    command = [sys.executable, "-m", "xtts_cli", "validate", "--data", str(root), "--json"]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without util-linux's setpriv to drop the capabilities")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    done = subprocess.run(command, capture_output=True, text=True, env=subprocess_env(), timeout=120)
+    assert "Traceback" not in done.stderr, done.stderr
+    return json.loads(done.stdout)["dataset"]
+
+
 def test_a_folder_the_user_cannot_list_beside_clips_is_passed_over(tmp_path):
     # A mounted disk's lost+found, not the user's to list, beside a folder of one's own clips and transcripts.
     root = tmp_path / "my-voice"
@@ -103,14 +116,7 @@ def test_a_folder_the_user_cannot_list_beside_clips_is_passed_over(tmp_path):
         (root / f"{number}.txt").write_text("A clip of mine.", encoding="utf-8")
     (root / "lost+found").mkdir()
     os.chmod(root / "lost+found", 0)  # no one's to list but with a capability this test's process drops
-    command = [sys.executable, "-m", "xtts_cli", "validate", "--data", str(root), "--json"]
-    if os.geteuid() == 0:
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root without util-linux's setpriv to drop the capabilities")
-        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
-    done = subprocess.run(command, capture_output=True, text=True, env=subprocess_env(), timeout=120)
-    assert "Traceback" not in done.stderr, done.stderr
-    report = json.loads(done.stdout)["dataset"]
+    report = validated_as_a_user(root)
     assert report["format"] == "folder" and report["speakers"] == 1 and not report["bad_files"]
     assert report["train_items"] + report["eval_items"] == 3
 
@@ -118,13 +124,5 @@ def test_a_folder_the_user_cannot_list_beside_clips_is_passed_over(tmp_path):
 def test_a_file_the_user_cannot_read_is_one_line(tmp_path):
     root = dataset(tmp_path / "data", {"locked": b"RIFF" + b"\0" * 40})
     os.chmod(root / "wavs" / "locked.wav", 0)
-    command = [sys.executable, "-m", "xtts_cli", "validate", "--data", str(root), "--json"]
-    if os.geteuid() == 0:
-        # Root reads every file whatever its mode, through two capabilities: the scan runs without them.
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root without util-linux's setpriv to drop the capabilities")
-        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
-    done = subprocess.run(command, capture_output=True, text=True, env=subprocess_env(), timeout=120)
-    assert "Traceback" not in done.stderr, done.stderr
-    [bad] = json.loads(done.stdout)["dataset"]["bad_files"]
+    [bad] = validated_as_a_user(root)["bad_files"]
     assert (bad["reason"], bad["detail"]) == ("unreadable", "cannot read the file: permission denied")
