@@ -37,6 +37,12 @@ from xtts_cli.data.text import Tokenizer
             "sixty kilometers per hour, one kilometer per hour, two point five pounds, six feet, one foot, "
             "a sixteen gigabytes card at three point two gigahertz",
         ),
+        # Imperial units.
+        (
+            "a 1,200 sq ft flat, 2 fl oz, 3 gal, 1 qt and 100 yd; 1 mi away",
+            "a one thousand two hundred square feet flat, two fluid ounces, three gallons, one quart and one "
+            "hundred yards; one mile away",
+        ),
         # Thousands grouped by a space; money scaled by its abbreviation.
         ("we counted 100 000 birds", "we counted one hundred thousand birds"),
         ("\u00a31.5bn, $10k and $3M", "one point five billion pounds, ten thousand dollars and three million dollars"),
@@ -449,6 +455,12 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
             "mister smith and miz jones",
         ),
         ("en", "On Monday, Jan. 15th.", "on monday, january fifteenth."),
+        # Pages and chapters before their number; a letter "p." before a word stays.
+        (
+            "en",
+            "See p. 4, ch. 12 and pp. 100-110; the letter p. came.",
+            "see page four, chapter twelve and pages one hundred to one hundred and ten; the letter p. came.",
+        ),
         # A telephone number after its word, digit by digit in its groups (French in pairs).
         (
             "es",

@@ -192,6 +192,10 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
                 "Then home.",
             ],
         ),
+        (
+            "Read pp. 10-12 and ch. 3 first. Then go 5 mi. It was far.",
+            ["Read pp. 10-12 and ch. 3 first.", "Then go 5 mi.", "It was far."],
+        ),
         ("   ", []),
     ],
 )
@@ -271,5 +275,5 @@ def test_english_titles_and_streets_read_alike_with_either_cleaners_and_feet_sta
     )
     # Before a capital a unit's full stop may end a sentence, and stays.
     assert prepare_texts(
-        ["Wait 5 min. Then go 2 km. now."], ["multilingual_cleaners"], language="en", numbers="words"
-    ) == ["wait five minutes. then go two kilometers now."]
+        ["Wait 5 min. Then go 2 km. now and 3 mi. more."], ["multilingual_cleaners"], language="en", numbers="words"
+    ) == ["wait five minutes. then go two kilometers now and three miles more."]

@@ -28,6 +28,9 @@ _WORDS: dict[str, dict[str, str]] = {
         r"ave\.": "avenue",
         r"fig\.": "figure",
         r"vol\.": "volume",
+        r"pp\.(?=\s*\d)": "pages",  # "pp. 10-12": pages ten to twelve
+        r"(?<![\w.])p\.(?=\s*\d)": "page",
+        r"ch\.(?=\s*\d)": "chapter",
         r"mr\.": "mister",
         r"mrs\.": "missus",  # as it is said; keithito's english_cleaners wrote "misess"
         r"(?<!\d )ms\.": "miz",  # not "10 ms." (milliseconds)
