@@ -37,6 +37,13 @@ from xtts_cli.data.text import Tokenizer
             "sixty kilometers per hour, one kilometer per hour, two point five pounds, six feet, one foot, "
             "a sixteen gigabytes card at three point two gigahertz",
         ),
+        # Before a number, a comparison; after one, a rate; squared and cubed units.
+        (
+            "~20 items, >50 users, <5 errors, >= 3 and \u2264 9; $25/person, 3/day, 24/7; 1,000 m\u00b2, 2 cm\u00b3",
+            "about twenty items, more than fifty users, less than five errors, at least three and at most nine; "
+            "twenty five dollars per person, three per day, twenty four seven; one thousand square meters, two "
+            "cubic centimeters",
+        ),
         # Imperial units.
         (
             "a 1,200 sq ft flat, 2 fl oz, 3 gal, 1 qt and 100 yd; 1 mi away",
@@ -458,8 +465,9 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         # Pages and chapters before their number; a letter "p." before a word stays.
         (
             "en",
-            "See p. 4, ch. 12 and pp. 100-110; the letter p. came.",
-            "see page four, chapter twelve and pages one hundred to one hundred and ten; the letter p. came.",
+            "See p. 4, ch. 12, pp. 100-110, Eq. 3, Eqs. 4-5 and Sec. 2; the letter p. came after 30 sec.",
+            "see page four, chapter twelve, pages one hundred to one hundred and ten, equation three, equations "
+            "four to five and section two; the letter p. came after thirty seconds.",
         ),
         # A telephone number after its word, digit by digit in its groups (French in pairs).
         (

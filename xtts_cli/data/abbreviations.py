@@ -31,6 +31,9 @@ _WORDS: dict[str, dict[str, str]] = {
         r"pp\.(?=\s*\d)": "pages",  # "pp. 10-12": pages ten to twelve
         r"(?<![\w.])p\.(?=\s*\d)": "page",
         r"ch\.(?=\s*\d)": "chapter",
+        r"eq\.(?=\s*\d)": "equation",
+        r"eqs\.(?=\s*\d)": "equations",
+        r"(?<!\d )sec\.(?=\s*\d)": "section",  # not "30 sec." (seconds)
         r"mr\.": "mister",
         r"mrs\.": "missus",  # as it is said; keithito's english_cleaners wrote "misess"
         r"(?<!\d )ms\.": "miz",  # not "10 ms." (milliseconds)

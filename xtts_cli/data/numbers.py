@@ -63,6 +63,12 @@ _UNIT_NAMES = {
     "lbs": "pound",
     "fl oz": "fluid ounce",
     "oz": "ounce",
+    "m\u00b2": "square meter",
+    "km\u00b2": "square kilometer",
+    "cm\u00b2": "square centimeter",
+    "ft\u00b2": "square foot",
+    "m\u00b3": "cubic meter",
+    "cm\u00b3": "cubic centimeter",
     "sq ft": "square foot",
     "sq mi": "square mile",
     "sq km": "square kilometer",
@@ -193,6 +199,16 @@ _MONTH_OF = dict(zip("jan feb mar apr may jun jul aug sep oct nov dec".split(), 
 # 50/50 as they are said.
 _RATIO = re.compile(r"(?<![\d:.,])(\d{1,2}):(\d)(?![\d:])")
 _SAYINGS = {"24/7": "twenty four seven", "50/50": "fifty fifty"}
+# Before a number, as it is said: ~20 is about twenty, >50 more than fifty, <= 5 at most five.
+_COMPARISONS = (
+    (re.compile(r"(?<![\w~])~\s?(?=[$£€¥₹]?\d)"), "about "),
+    (re.compile(r"(?<![\w<>=-])(?:>=|\u2265)\s?(?=[$£€¥₹]?\d)"), "at least "),
+    (re.compile(r"(?<![\w<>=-])(?:<=|\u2264)\s?(?=[$£€¥₹]?\d)"), "at most "),
+    (re.compile(r"(?<![\w<>=-])>\s?(?=[$£€¥₹]?\d)"), "more than "),
+    (re.compile(r"(?<![\w<>=-])<\s?(?=[$£€¥₹]?\d)"), "less than "),
+)
+# $25/person, 3/day: a rate, "per"; after digits only, so 24/7, 1/2 and and/or are not.
+_PER = re.compile(r"(?<=\d)\s?/\s?(?=[^\W\d_]{2,}\b)")
 _OVER = re.compile(r"(?<![\d/])(?<![.,]\d)(\d{2,3})/(\d{2,3})(?![\d/]|[.,]\d)")
 _MERIDIEM_RANGE = re.compile(r"(\d\s?[ap]\.?m\.?)\s?[-\u2013]\s?(?=\d)", re.IGNORECASE)  # 9am-5pm
 _CODED_MONEY = re.compile(r"\b(\d[\d,]*(?:\.\d+)?)\s?(usd|eur|gbp)\b", re.IGNORECASE)
@@ -1188,6 +1204,9 @@ def _english_first(text: str, month_first: bool) -> str:
     text = _RATIO.sub(r"\1 to \2", text)
     for saying, said in _SAYINGS.items():
         text = text.replace(saying, said)
+    for comparison, said in _COMPARISONS:
+        text = comparison.sub(said, text)
+    text = _PER.sub(" per ", text)
     text = _OVER.sub(
         lambda m: m.group(0) if _FRACTION.fullmatch(m.group(0)) else f"{m.group(1)} over {m.group(2)}", text
     )

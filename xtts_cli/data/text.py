@@ -105,7 +105,9 @@ _STREET_WORDS = {"st": "street", "dr": "drive"}
 
 # A unit's full stop before a word in lower case ends no sentence ("6 ft. tall"): left, the number's
 # reader said "six feet. tall", a full stop mid-sentence. Before a capital it may ("5 min. Then").
-_UNIT_STOP = re.compile(r"(\d\s?(?:ft|ms|mins?|hrs?|secs?|lbs?|oz|km|kg|cm|mm|mg|ml|tsp|tbsp|mph|mi|yds?|qt|gal))\.(?=\s+[a-z])")
+_UNIT_STOP = re.compile(
+    r"(\d\s?(?:ft|ms|mins?|hrs?|secs?|lbs?|oz|km|kg|cm|mm|mg|ml|tsp|tbsp|mph|mi|yds?|qt|gal))\.(?=\s+[a-z])"
+)
 
 
 def before_lowering(text: str) -> str:
@@ -638,7 +640,7 @@ _OTHER_ABBREVIATIONS = (
 _NO_END_AFTER = re.compile(
     r"(?:\b(?:"
     + "|".join(short for short, _ in _ABBREVIATION_PAIRS)
-    + r"|ms|sr|prof|vs|etc|no|fig|approx|mt|ave|dept|vol|pp|ch|gen|capt|sgt|col|esq|hon|maj|"
+    + r"|ms|sr|prof|vs|etc|no|fig|approx|mt|ave|dept|vol|pp|ch|eqs?|gen|capt|sgt|col|esq|hon|maj|"
     # English months written short ("Jan. 5"), but not "mar", a verb
     + r"jan|feb|apr|jun|jul|aug|sept?|oct|nov|dec|"
     + _OTHER_ABBREVIATIONS
