@@ -73,7 +73,7 @@ def test_persian_number_words():
 
 def test_persian_normalisation_of_real_sentences():
     assert normalize_persian(USER_SENTENCE) == "مصرف GPU به شکل نوسانی (spike/cycle) بین دو درصد تا چهل درصد قرار دارد"
-    assert normalize_persian(USER_HEADING) == "مشکل یک: استفاده پایین GPU (~پانزده درصد)"
+    assert normalize_persian(USER_HEADING) == "مشکل یک: استفاده پایین GPU (حدود پانزده درصد)"
     # Arabic keyboard letters, Arabic-Indic digits with the Persian separators, a tatweel and a
     # right-to-left mark: one form each, numbers read out.
     arabic = "علي كتاب\u0640ها را در سال ١٤٠٤ به قيمت ۱٬۲۵۰ تومان و ۳٫۵ کیلو خريد\u200f."
@@ -92,6 +92,14 @@ def test_persian_normalisation_of_real_sentences():
     )
     assert normalize_persian("۲۰۲۳/۱۱/۳۰") == "سی\u200cام نوامبر دو هزار و بیست و سه"
     assert normalize_persian("دما -۵ درجه") == "دما منفی پنج درجه"
+    # Ordinals in digits with their suffix, and a comparison before a number; a year's م (میلادی) and
+    # a word after a number are not ordinals.
+    assert normalize_persian("رتبه ۳ام، ۲۱مین سالگرد، فصل ۵م، بار ۳۰ام، ۲۱ امین دوره و ۵-امین بار") == (
+        "رتبه سوم، بیست و یکمین سالگرد، فصل پنجم، بار سی\u200cام، بیست و یکمین دوره و پنجمین بار"
+    )
+    assert normalize_persian("سال ۲۰۲۴م، ۵ متر و ۳ ماه؛ >۵۰ نفر و <۵ خطا") == (
+        "سال دو هزار و بیست و چهار م، پنج متر و سه ماه؛ بیش از پنجاه نفر و کمتر از پنج خطا"
+    )
     # A number led by 0 (a mobile number) digit by digit, not nine billion.
     assert normalize_persian("۰۹۱۲۳") == "صفر نه یک دو سه"
     # Already normal text is left as it is.

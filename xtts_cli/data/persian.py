@@ -53,6 +53,18 @@ _NUMBER = re.compile(r"(?<!\d)(\d{1,3}(?:[٬,]\d{3})+|\d+)(?:[٫.](\d+))?(?![\d�
 _TIME = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
 _DATE = re.compile(r"(?<![\d/])(1[34]\d\d|19\d\d|20\d\d)/(\d{1,2})/(\d{1,2})(?![\d/])")
 _MINUS = re.compile(r"(?<![\w.,])-(?=\d)")  # -5: منفی پنج
+# Before a number: ~15 is حدود پانزده (about), >50 بیش از پنجاه, <5 کمتر از پنج.
+_COMPARISONS = (
+    (re.compile(r"(?<![\w~])~\s?(?=\d)"), "حدود "),
+    (re.compile(r"(?<![\w<>=-])>\s?(?=\d)"), "بیش از "),
+    (re.compile(r"(?<![\w<>=-])<\s?(?=\d)"), "کمتر از "),
+)
+# An ordinal in digits: ۳ام, ۲۱مین, ۵-امین, ۲۱ امین (سوم, بیست و یکمین); a bare م only after at most three
+# digits, joined: ۲۰۲۴م is a year (میلادی), ۵ م five meters.
+_ORDINAL = re.compile(
+    r"(?<![\d٫.,/])(?:(\d{1,3})[-\u200c]?(?=م(?:ین)?(?![^\W\d_]))|(\d+)(?:[-\u200c]|\s)?(?=ام(?:ین)?(?![^\W\d_])))"
+    r"(?:ا?م)(ین)?"
+)
 # ۳/۴: سه چهارم (the count, then the part as an ordinal); not a date's day/month, which has a year.
 _FRACTION = re.compile(r"(?<![\d/])(\d{1,3})/(\d{1,3})(?![\d/])")
 # $100 or 100$: صد دلار, the amount then the currency, as Persian reads it.
@@ -115,6 +127,12 @@ def _ordinal_words(value: int) -> str:
     return words + (ZWNJ + "ام" if words.endswith("ی") else "م")
 
 
+def _ordinal(match: re.Match) -> str:
+    said = _ordinal_words(int(match.group(1) or match.group(2))) + (match.group(3) or "")
+    before = match.string[match.start() - 1 : match.start()]
+    return (" " if before.isalpha() else "") + said
+
+
 def _time(match: re.Match) -> str:
     hour, minutes = int(match.group(1)), int(match.group(2))
     return number_to_words(hour) + (f"{_AND}{number_to_words(minutes)} دقیقه" if minutes else "")
@@ -163,6 +181,9 @@ def normalize_persian(text: str) -> str:
     text = _MONEY.sub(_money, text)
     text = _DATE.sub(_date, _TIME.sub(_time, text))
     text = _FRACTION.sub(_fraction, text)
+    text = _ORDINAL.sub(_ordinal, text)
+    for comparison, said in _COMPARISONS:
+        text = comparison.sub(said, text)
     text = _MINUS.sub("منفی ", text)
     text = _NUMBER.sub(_spoken_number, text)
     text = _VERB_PREFIX.sub(lambda m: m.group(1) + ZWNJ, text)
