@@ -155,6 +155,25 @@ def test_british_english_reads_a_date_in_digits_day_first():
     assert number_reader("en-us")("on 2020-07-04") == "on july fourth, twenty twenty"
 
 
+@pytest.mark.parametrize(
+    ("language", "text", "read"),
+    [
+        (
+            "de",
+            "~20 Leute, >50 Euro und <= 5 Fehler",
+            "etwa zwanzig Leute, mehr als fünfzig Euro und höchstens fünf Fehler",
+        ),
+        ("fr", "~20 personnes, \u2265 3, <5", "environ vingt personnes, au moins trois, moins de cinq"),
+        ("es", "~20 personas y <5 errores", "aproximadamente veinte personas y menos de cinco errores"),
+        ("sv", "~20 personer, >= 2", "cirka tjugo personer, minst två"),
+        # Russian declines the number after its word (около двадцати): the sign is left as it was.
+        ("ru", "~20 человек", "~двадцать человек"),
+    ],
+)
+def test_a_comparison_before_a_number_is_read_in_the_language(language, text, read):
+    assert number_reader(language)(text) == read
+
+
 def test_other_languages_read_through_num2words_or_not_at_all():
     german = number_reader("de")
     assert german is not None and german("ich habe 21 katzen") == "ich habe einundzwanzig katzen"

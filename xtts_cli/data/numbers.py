@@ -199,14 +199,29 @@ _MONTH_OF = dict(zip("jan feb mar apr may jun jul aug sep oct nov dec".split(), 
 # 50/50 as they are said.
 _RATIO = re.compile(r"(?<![\d:.,])(\d{1,2}):(\d)(?![\d:])")
 _SAYINGS = {"24/7": "twenty four seven", "50/50": "fifty fifty"}
-# Before a number, as it is said: ~20 is about twenty, >50 more than fifty, <= 5 at most five.
-_COMPARISONS = (
-    (re.compile(r"(?<![\w~])~\s?(?=[$£€¥₹]?\d)"), "about "),
-    (re.compile(r"(?<![\w<>=-])(?:>=|\u2265)\s?(?=[$£€¥₹]?\d)"), "at least "),
-    (re.compile(r"(?<![\w<>=-])(?:<=|\u2264)\s?(?=[$£€¥₹]?\d)"), "at most "),
-    (re.compile(r"(?<![\w<>=-])>\s?(?=[$£€¥₹]?\d)"), "more than "),
-    (re.compile(r"(?<![\w<>=-])<\s?(?=[$£€¥₹]?\d)"), "less than "),
+# Before a number, as it is said: ~20 is about twenty, >50 more than fifty, <= 5 at most five; in
+# the languages whose number after these words keeps its plain form (Russian and Polish decline it).
+_COMPARISON_SIGNS = tuple(
+    re.compile(rf"(?<![\w<>=~-])(?:{signs})\s?(?=[$£€¥₹]?\d)") for signs in ("~", ">=|\u2265", "<=|\u2264", ">", "<")
 )
+_COMPARISON_WORDS = {
+    "en": ("about", "at least", "at most", "more than", "less than"),
+    "de": ("etwa", "mindestens", "höchstens", "mehr als", "weniger als"),
+    "fr": ("environ", "au moins", "au plus", "plus de", "moins de"),
+    "es": ("aproximadamente", "al menos", "como máximo", "más de", "menos de"),
+    "it": ("circa", "almeno", "al massimo", "più di", "meno di"),
+    "nl": ("ongeveer", "minstens", "hoogstens", "meer dan", "minder dan"),
+    "pt": ("cerca de", "pelo menos", "no máximo", "mais de", "menos de"),
+    "sv": ("cirka", "minst", "högst", "mer än", "mindre än"),
+}
+
+
+def _comparisons(text: str, language: str) -> str:
+    for sign, word in zip(_COMPARISON_SIGNS, _COMPARISON_WORDS[language]):
+        text = sign.sub(f"{word} ", text)
+    return text
+
+
 # $25/person, 3/day: a rate, "per"; after digits only, so 24/7, 1/2 and and/or are not.
 _PER = re.compile(r"(?<=\d)\s?/\s?(?=[^\W\d_]{2,}\b)")
 _OVER = re.compile(r"(?<![\d/])(?<![.,]\d)(\d{2,3})/(\d{2,3})(?![\d/]|[.,]\d)")
@@ -1022,6 +1037,8 @@ def _signs_and_decades(text: str, language: str) -> str:
         )
     if language == "fr":
         text = _FRENCH_PHONE.sub(_french_phone, text)
+    if language in _COMPARISON_WORDS:
+        text = _comparisons(text, language)
     if language in _FRACTION_WORDS:
         text = _MIXED_FRACTION.sub(lambda m: _mixed_fraction(m, language), text)
         text = _SIMPLE_FRACTION.sub(lambda m: _FRACTION_WORDS[language][_FRACTION_OF[m.group(1)]], text)
@@ -1204,9 +1221,7 @@ def _english_first(text: str, month_first: bool) -> str:
     text = _RATIO.sub(r"\1 to \2", text)
     for saying, said in _SAYINGS.items():
         text = text.replace(saying, said)
-    for comparison, said in _COMPARISONS:
-        text = comparison.sub(said, text)
-    text = _PER.sub(" per ", text)
+    text = _PER.sub(" per ", _comparisons(text, "en"))
     text = _OVER.sub(
         lambda m: m.group(0) if _FRACTION.fullmatch(m.group(0)) else f"{m.group(1)} over {m.group(2)}", text
     )
