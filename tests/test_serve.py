@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -470,7 +471,9 @@ def chromium() -> str | None:
     chromium() is None or shutil.which("chromedriver") is None,
     reason="needs chromium and chromedriver (.ci/run installs them)",
 )
-def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browser(trained_run, trained_served, served):
+def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browser(
+    trained_run, trained_served, served, tmp_path
+):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
@@ -487,7 +490,10 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         "--autoplay-policy=no-user-gesture-required",
     ):
         options.add_argument(flag)
-    browser = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver")))
+    # Chromium keeps its profile and singleton socket in the temp dir: the test's own, not /tmp's.
+    options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
+    service = Service(shutil.which("chromedriver"), env={**os.environ, "TMPDIR": str(tmp_path)})
+    browser = webdriver.Chrome(options=options, service=service)
     try:
         browser.get(f"{url}/")
         wait = WebDriverWait(browser, 120)
