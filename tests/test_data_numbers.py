@@ -35,7 +35,7 @@ from xtts_cli.data.text import Tokenizer
         (
             "60 km/h, 1 km/h, 2.5 lbs, 6 ft, 1 ft, a 16gb card at 3.2 ghz",
             "sixty kilometers per hour, one kilometer per hour, two point five pounds, six feet, one foot, "
-            "a sixteen gigabytes card at three point two gigahertz",
+            "a sixteen gigabyte card at three point two gigahertz",
         ),
         # Before a number, a comparison; after one, a rate; squared and cubed units.
         (
@@ -44,10 +44,12 @@ from xtts_cli.data.text import Tokenizer
             "twenty five dollars per person, three per day, twenty four seven; one thousand square meters, two "
             "cubic centimeters",
         ),
+        # After "a" a measure describes a noun, in the singular.
+        ("a 10 km run, an 8 oz cup; run 10 km", "a ten kilometer run, an eight ounce cup; run ten kilometers"),
         # Imperial units.
         (
             "a 1,200 sq ft flat, 2 fl oz, 3 gal, 1 qt and 100 yd; 1 mi away",
-            "a one thousand two hundred square feet flat, two fluid ounces, three gallons, one quart and one "
+            "a one thousand two hundred square foot flat, two fluid ounces, three gallons, one quart and one "
             "hundred yards; one mile away",
         ),
         # Thousands grouped by a space; money scaled by its abbreviation.

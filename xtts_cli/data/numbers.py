@@ -104,6 +104,7 @@ _UNIT = re.compile(
     re.IGNORECASE,
 )
 _UNIT_PLURALS = {"foot": "feet", "hertz": "hertz"}
+_ARTICLE_BEFORE = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
 # A web or mail address as it is said: www.example.com/docs is "w w w dot example dot com slash docs",
 # jo.doe@mail.com "jo dot doe at mail dot com"; the scheme (https://) is not said.
 _ADDRESS = re.compile(
@@ -1295,7 +1296,9 @@ def _unit(match: re.Match) -> str:
         if " and " in said:
             return f"{said} {_plural_unit(unit)}"
         return f"half a {unit}" if said == "a half" else f"{said} of a {unit}"
-    return f"{_english_number(number)} {unit if number == '1' else _plural_unit(unit)}"
+    # After "a" the measure describes a noun, and English keeps it singular: a ten kilometer run.
+    describes = _ARTICLE_BEFORE.search(match.string, 0, match.start()) is not None
+    return f"{_english_number(number)} {unit if number == '1' or describes else _plural_unit(unit)}"
 
 
 def _plural_unit(unit: str) -> str:
