@@ -483,6 +483,16 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
             "mister smith and miz jones",
         ),
         ("en", "On Monday, Jan. 15th.", "on monday, january fifteenth."),
+        # Pages, chapters, figures and volumes in each language; a German initial "S." stays.
+        (
+            "de",
+            "Siehe S. 12, Kap. 3, Abb. 4, Tab. 2 und Bd. 3; S. Müller kam.",
+            "siehe seite zwölf, kapitel drei, abbildung vier, tabelle zwei und band drei; s. müller kam.",
+        ),
+        ("fr", "Voir p. 12, chap. 3, fig. 2, vol. 4.", "voir page douze, chapitre trois, figure deux, volume quatre."),
+        ("es", "Ver cap. 3, fig. 2, vol. 4.", "ver capítulo tres, figura dos, volumen cuatro."),
+        ("nl", "Zie blz. 12 en hfst. 3.", "zie bladzijde twaalf en hoofdstuk drie."),
+        ("sv", "Se s. 12 och kap. 3.", "se sidan tolv och kapitel tre."),
         # Pages and chapters before their number; a letter "p." before a word stays.
         (
             "en",

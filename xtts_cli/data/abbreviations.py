@@ -91,6 +91,11 @@ _WORDS: dict[str, dict[str, str]] = {
         r"mrd\.": "milliarden",
         r"tsd\.": "tausend",
         r"std\.": "stunden",
+        r"s\.(?=\s*\d)": "seite",  # S. 12; not an initial (S. Müller)
+        r"kap\.": "kapitel",
+        r"abb\.": "abbildung",
+        r"tab\.": "tabelle",
+        r"bd\.": "band",
     },
     "sv": {
         r"kl\.": "klockan",
@@ -98,6 +103,8 @@ _WORDS: dict[str, dict[str, str]] = {
         r"t\.\s?ex\.": "till exempel",
         r"bl\.\s?a\.": "bland annat",
         r"osv\.": "och så vidare",
+        r"s\.(?=\s*\d)": "sidan",
+        r"kap\.": "kapitel",
     },
     "fr": {
         r"mme\.?": "madame",
@@ -110,6 +117,10 @@ _WORDS: dict[str, dict[str, str]] = {
         r"bd\.?": "boulevard",
         r"n°": "numéro",
         r"tél\.": "téléphone",
+        r"p\.(?=\s*\d)": "page",
+        r"chap\.": "chapitre",
+        r"fig\.": "figure",
+        r"vol\.": "volume",
     },
     "es": {
         r"sr\.": "señor",
@@ -125,6 +136,9 @@ _WORDS: dict[str, dict[str, str]] = {
         r"avda\.": "avenida",
         r"núm\.": "número",
         r"tel\.": "teléfono",
+        r"cap\.": "capítulo",
+        r"fig\.": "figura",
+        r"vol\.": "volumen",
     },
     "it": {
         r"sig\.ra": "signora",
@@ -134,6 +148,9 @@ _WORDS: dict[str, dict[str, str]] = {
         r"ecc\.": "eccetera",
         r"pag\.": "pagina",
         r"tel\.": "telefono",
+        r"cap\.": "capitolo",
+        r"fig\.": "figura",
+        r"vol\.": "volume",
     },
     "pt": {
         r"sr\.": "senhor",
@@ -143,6 +160,9 @@ _WORDS: dict[str, dict[str, str]] = {
         r"pág\.": "página",
         r"av\.": "avenida",
         r"tel\.": "telefone",
+        r"cap\.": "capítulo",
+        r"fig\.": "figura",
+        r"vol\.": "volume",
     },
     "pl": {
         r"godz\.": "godzina",
@@ -158,6 +178,9 @@ _WORDS: dict[str, dict[str, str]] = {
         r"enz\.": "enzovoort",
         r"ca\.": "circa",
         r"tel\.": "telefoon",
+        r"blz\.": "bladzijde",
+        r"hfst\.": "hoofdstuk",
+        r"fig\.": "figuur",
     },
 }
 # German streets: "Hauptstr. 5" is "Hauptstraße 5", the abbreviation at a word's end.

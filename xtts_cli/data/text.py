@@ -633,7 +633,7 @@ _SENTENCE_END = re.compile(r"[.!?\u2026\u061f]+(?:\s?[\u00bb\u203a])?[\"'\u201c\
 # sentence: German ca./bzw./usw., French Mme, Spanish Sra., Italian ecc., Dutch bijv., Russian ул./др.
 _OTHER_ABBREVIATIONS = (
     "ca|bzw|usw|evtl|ggf|vgl|inkl|zzgl|bzgl|bspw|sog|nr|hr|tel|t\u00e9l|abs|mio|mrd|tsd|std|kl|osv|mme|mlle|env|cf|"
-    "sra|srta|dra|uds|ud|aprox|av|mln|"
+    "sra|srta|dra|uds|ud|aprox|av|mln|kap|abb|bd|chap|blz|hfst|"
     "avda|p\u00e1g|pag|sig|dott|ecc|dhr|mevr|bijv|enz|\u0443\u043b|\u0434\u0440|\u0433\u0433|\u043f\u0440\u043e\u0444|"
     "\u0441\u043c|\u0441\u0442\u0440|\u0442\u044b\u0441|\u043c\u043b\u043d|\u043c\u043b\u0440\u0434"
 )
