@@ -46,6 +46,15 @@ from xtts_cli.data.text import Tokenizer
         ),
         # After "a" a measure describes a noun, in the singular.
         ("a 10 km run, an 8 oz cup; run 10 km", "a ten kilometer run, an eight ounce cup; run ten kilometers"),
+        # A day and month after a word that dates; round counts in the plural; a range of money with one
+        # sign; an era beside a year.
+        (
+            "on 12/31 and by 3/4, from 1/2 to 5/6; 1,000s of people and the 100s; $5-10, $3-4k and \u00a31.50; "
+            "in 753 BC and A.D. 79",
+            "on december thirty first and by march fourth, from a half to five sixths; thousands of "
+            "people and the hundreds; five to ten dollars, three to four thousand dollars and one pound and fifty "
+            "pence; in seven fifty three b c and a d seventy nine",
+        ),
         # Imperial units.
         (
             "a 1,200 sq ft flat, 2 fl oz, 3 gal, 1 qt and 100 yd; 1 mi away",
@@ -483,6 +492,7 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
             "mister smith and miz jones",
         ),
         ("en", "On Monday, Jan. 15th.", "on monday, january fifteenth."),
+        ("en", "Nos. 3 and 4", "numbers three and four"),
         # Pages, chapters, figures and volumes in each language; a German initial "S." stays.
         (
             "de",

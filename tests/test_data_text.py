@@ -273,6 +273,14 @@ def test_english_titles_and_streets_read_alike_with_either_cleaners_and_feet_sta
     assert prepare_texts(texts[:1], ["multilingual_cleaners"], language="en", numbers="characters")[0] == (
         texts[0].lower()
     )
+    # An era in capitals is said letter by letter, "ad" and "ce" in lower case are words; one that ends
+    # the text keeps its full stop.
+    assert prepare_texts(
+        ["In 79 AD, or AD 79, the 3 ADs ran; 1 CE.", "Rome fell in 476 A.D."],
+        ["english_cleaners"],
+        language="en",
+        numbers="words",
+    ) == ["in seventy nine a d, or a d seventy nine, the three ads ran; one c e.", "rome fell in four seventy six a d."]
     # Before a capital a unit's full stop may end a sentence, and stays.
     assert prepare_texts(
         ["Wait 5 min. Then go 2 km. now and 3 mi. more."], ["multilingual_cleaners"], language="en", numbers="words"

@@ -28,6 +28,7 @@ _WORDS: dict[str, dict[str, str]] = {
         r"ave\.": "avenue",
         r"fig\.": "figure",
         r"vol\.": "volume",
+        r"nos\.(?=\s*\d)": "numbers",
         r"pp\.(?=\s*\d)": "pages",  # "pp. 10-12": pages ten to twelve
         r"(?<![\w.])p\.(?=\s*\d)": "page",
         r"ch\.(?=\s*\d)": "chapter",

@@ -187,6 +187,30 @@ _YEAR_SPAN = re.compile(r"\b(1[1-9]\d\d|20\d\d) to (\d\d)\b(?![.,]\d)")
 # A date in digits: 12/25/2020 is December twenty fifth, 25/12/2020 the twenty fifth of December;
 # where both could be the month, American English puts it first and the rest of English second.
 _NUMERIC_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4}|\d\d)\b")
+# A day and month with no year after a word that dates ("on 12/31", "by 3/4"); alone 12/31 may be a
+# fraction or a score.
+_DAY_AND_MONTH = re.compile(
+    r"\b(on|by|until|till|since|before|after)\s+(\d{1,2})/(\d{1,2})\b(?![/.,]?\d)", re.IGNORECASE
+)
+# Hundreds, thousands and millions as a count: 1,000s of people, the 100s.
+_ROUND_PLURAL = re.compile(r"(?<![\d.,])(100|1,?000|10,?000|100,?000|1,?000,?000)'?s\b")
+_ROUND_PLURALS = {
+    "100": "hundreds",
+    "1000": "thousands",
+    "10000": "tens of thousands",
+    "100000": "hundreds of thousands",
+    "1000000": "millions",
+}
+# A range of money with its sign once, before the first: $5-10 is five to ten dollars.
+_MONEY_RANGE = re.compile(
+    r"([$£€¥₹])\s?(\d[\d,]*)\s?[-\u2013]\s?(?=\d[\d,]*(?![\d,]*[.\d]\d)(?:\s?(?:k|m|bn|million|billion)\b)?)"
+)
+# An era: 753 BC (seven fifty three b c), A.D. 79; "ad" and "ce" are words, so only dotted (the
+# capitals of 79 AD and 1 CE are dotted before the text is lowered: `text.before_lowering`).
+_ERA_AFTER = re.compile(
+    r"(?<![\d.,])(\d{1,4})\s?(b\.\s?c\.(?:\s?e\.)?|a\.\s?d\.|c\.\s?e\.|bce|bc)(?![^\W\d_])", re.IGNORECASE
+)
+_ERA_BEFORE = re.compile(r"(?<![^\W\d_])(a\.\s?d\.)\s?(\d{1,4})\b", re.IGNORECASE)
 # Pence (50p), and amounts written with their currency's code after them (10 USD, 20 eur).
 _PENCE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)p\b")
 # British English writes a time with a dot before its am or pm: 9.30am is nine thirty a m.
@@ -1217,6 +1241,11 @@ def _english_first(text: str, month_first: bool) -> str:
     # 2020-07-04: written in the reader's own order first, then read as one
     text = _ISO_DATE.sub(lambda m: "/".join(m.group(*((2, 3, 1) if month_first else (3, 2, 1)))), text)
     text = _NUMERIC_DATE.sub(lambda m: _numeric_date(m, month_first), text)
+    text = _DAY_AND_MONTH.sub(lambda m: _day_and_month(m, month_first), text)
+    text = _ERA_AFTER.sub(lambda m: f"{_words(int(m.group(1)), 'en', to='year')} {_era(m)}", text)
+    text = _ERA_BEFORE.sub(lambda m: f"{_era(m, 1)} {_words(int(m.group(2)), 'en', to='year')}", text)
+    text = _ROUND_PLURAL.sub(lambda m: _ROUND_PLURALS[m.group(1).replace(",", "")], text)
+    text = _MONEY_RANGE.sub(r"\2 to \1", text)
     text = _MONTH_SHORT.sub(lambda m: _MONTH_OF[m.group(1).lower()[:3]] + " ", text)
     text = _DOTTED_CLOCK.sub(r"\1:\2", text)
     text = _RATIO.sub(r"\1 to \2", text)
@@ -1258,6 +1287,23 @@ def _numeric_date(match: re.Match, month_first: bool) -> str:
     if (month, day) == (a, b):
         return f"{_MONTH_NAMES[month - 1]} {_words(day, 'en', to='ordinal')}, {said}"
     return f"the {_words(day, 'en', to='ordinal')} of {_MONTH_NAMES[month - 1]}, {said}"
+
+
+def _day_and_month(match: re.Match, month_first: bool) -> str:
+    word, a, b = match.group(1), int(match.group(2)), int(match.group(3))
+    if not (1 <= a <= 31 and 1 <= b <= 31) or (a > 12 and b > 12):
+        return match.group(0)
+    month, day = (a, b) if b > 12 or (a <= 12 and month_first) else (b, a)
+    if (month, day) == (a, b):
+        return f"{word} {_MONTH_NAMES[month - 1]} {_words(day, 'en', to='ordinal')}"
+    return f"{word} the {_words(day, 'en', to='ordinal')} of {_MONTH_NAMES[month - 1]}"
+
+
+def _era(match: re.Match, group: int = 2) -> str:
+    """BC, B.C.E., A.D. as their letters are said; the full stop of one that ends the text ends it."""
+    written = match.group(group)
+    ends = written.endswith(".") and match.end(group) == len(match.string.rstrip())
+    return " ".join(c for c in written.lower() if c.isalpha()) + ("." if ends else "")
 
 
 def _duration(match: re.Match) -> str:

@@ -110,11 +110,19 @@ _UNIT_STOP = re.compile(
 )
 
 
+# An era in capitals beside a year, 79 AD, AD 79, 1 CE: dotted, as the number reader knows them (lowered,
+# "ad" and "ce" are words).
+_ERA = re.compile(r"(?<=\d)(\s?)(AD|CE)\b|\bAD(?=\s?\d{1,4}\b)")
+
+
 def before_lowering(text: str) -> str:
     """`text` with each "St." or "Dr." that names a street or a drive written out (see `_STREET`),
-    and a unit's full stop inside a sentence left out (`_UNIT_STOP`): what the capitals tell."""
+    an era in capitals dotted (`_ERA`), and a unit's full stop inside a sentence left out
+    (`_UNIT_STOP`): what the capitals tell."""
     if "St." in text or "Dr." in text or "ST." in text or "DR." in text:
         text = _STREET.sub(lambda m: m.group(1) + m.group(2) + _STREET_WORDS[m.group(3).lower()], text)
+    if "AD" in text or "CE" in text:
+        text = _ERA.sub(lambda m: (m.group(1) or "") + ".".join(m.group(2) or "AD") + ".", text)
     return _UNIT_STOP.sub(r"\1", text) if "." in text else text
 
 
