@@ -23,6 +23,7 @@ RUN = Path(__file__).parent / "data" / "run_before_run_data"  # an autoregressiv
         (["-o", "{tmp}/a-file/x.wav"], "--out {tmp}/a-file/x.wav: {tmp}/a-file is a file, not a folder"),
         (["--text-file", "{tmp}/lines.txt", "--out-dir", "{tmp}/a-file"], "--out-dir {tmp}/a-file is a file"),
         (["--text-file", "{tmp}", "--out-dir", "{tmp}/clips"], "--text-file {tmp} cannot be read (Is a directory)"),
+        (["--text-file", "{tmp}/lines.txt", "-o", "/proc/x.wav"], "--out /proc/x.wav: nothing can be written in /proc"),
     ],
 )
 def test_an_output_that_cannot_be_written_is_one_line_before_the_run_loads(runner, tmp_path, args, message):
@@ -34,6 +35,33 @@ def test_an_output_that_cannot_be_written_is_one_line_before_the_run_loads(runne
     assert isinstance(result.exception, XttsError), result.output
     assert len(result.exception.lines) == 1 and result.exception.lines[0].startswith(message.format(tmp=tmp_path))
     assert (tmp_path / "a-file").read_text(encoding="utf-8") == "mine" and not (tmp_path / "clips").exists()
+
+
+def test_text_from_stdin_must_be_piped_utf8(runner, tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    result = runner.invoke(app, ["synthesize", "-", "-r", str(RUN)], input=b"caf\xe9")
+    assert result.exception.lines == ["the text on stdin is not UTF-8 (byte 3)"]
+    result = runner.invoke(app, ["synthesize", "-", "-r", str(RUN)], input=b" \n")
+    assert result.exception.lines == ["the text to synthesise is empty"]
+    # A terminal on stdin: said at once, not waited on.
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "xtts_cli", "synthesize", "-", "-r", str(RUN)],
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert done.returncode == 1 and "error: TEXT - reads the text from stdin, which is a terminal here" in done.stderr
 
 
 def test_an_export_and_a_vocoding_to_a_place_that_cannot_be_written_are_refused_first(runner, tmp_path):

@@ -15,6 +15,7 @@ from training_support import tiny_config
 
 from xtts_cli.config import resolve_config
 from xtts_cli.errors import XttsError
+from xtts_cli.speech.synthesis import SENTENCE_PAUSE_SECONDS, pcm16
 from xtts_cli.training.controller import Controller
 from xtts_cli.training.metrics import read_metrics
 from xtts_cli.training.trainer import Trainer
@@ -175,6 +176,11 @@ def test_load_run_gives_the_trained_models_outputs(short_run) -> None:
         np.testing.assert_allclose(restored[name].numpy(), expected[name].numpy(), rtol=1e-6, atol=1e-6, err_msg=name)
 
 
+def _pcm(path: Path) -> np.ndarray:
+    with wave.open(str(path), "rb") as clip:
+        return np.frombuffer(clip.readframes(clip.getnframes()), np.int16)
+
+
 @pytest.mark.slow
 def test_python_api_and_text_file_speak_as_one_sentence_calls_do(
     short_run, spoken_by_the_command, tmp_path, runner
@@ -206,6 +212,20 @@ def test_python_api_and_text_file_speak_as_one_sentence_calls_do(
     third = (out_dir / "0003.wav").read_bytes()
     assert third == spoken[1].save(tmp_path / "api-2.wav").read_bytes()
     assert "2 clips" in result.stdout
+    # Without --out-dir the file is one WAV: its lines in turn, a sentence's pause between them.
+    result = runner.invoke(
+        app, ["synthesize", "--text-file", str(lines), "-o", str(tmp_path / "whole.wav"), "-r", str(run)]
+    )
+    assert result.exit_code == 0 and "2 sentences" in result.output, result.output
+    pause = np.zeros(int(SENTENCE_PAUSE_SECONDS * tts.sample_rate), np.float32)
+    whole = np.concatenate([spoken[0].waveform, pause, spoken[1].waveform])
+    assert _pcm(tmp_path / "whole.wav").tobytes() == pcm16(whole)  # peak-normalised as one clip
+    # TEXT - reads the text from stdin: the same speech as the text given on the command line.
+    result = runner.invoke(
+        app, ["synthesize", "-", "-o", str(tmp_path / "piped.wav"), "-r", str(run)], input=TEXT + "\n"
+    )
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "piped.wav").read_bytes() == single.read_bytes()
     # A line the run cannot read, however late in the file, is named before any clip is spoken.
     lines.write_text(f"{TEXT}\n\nsnow \u0436\n", encoding="utf-8")
     result = runner.invoke(
@@ -218,7 +238,6 @@ def test_python_api_and_text_file_speak_as_one_sentence_calls_do(
     voice = tmp_path / "voice.wav"
     shutil.copyfile(single, voice)
     for args, message in (
-        (["--text-file", str(lines)], "--text-file needs --out-dir"),
         (["hello", "--text-file", str(lines), "--out-dir", str(out_dir)], "both TEXT and --text-file"),
         (["--text-file", str(tmp_path / "none.txt"), "--out-dir", str(out_dir)], "none.txt does not exist"),
         (["hello", "--out-dir", str(out_dir)], "--out-dir is for --text-file"),

@@ -22,7 +22,11 @@ from xtts_cli.cli.options import (
 # synthesize's own arguments, in the order its help lists them.
 TextArgument = Annotated[
     Optional[str],
-    typer.Argument(metavar="TEXT", help="The sentence to speak (or --text-file).", show_default=False),
+    typer.Argument(
+        metavar="TEXT",
+        help="The text to speak, of any length; - reads it from stdin (or --text-file).",
+        show_default=False,
+    ),
 ]
 OutOption = Annotated[
     Path,
@@ -35,7 +39,8 @@ TextFileOption = Annotated[
     typer.Option(
         "--text-file",
         metavar="FILE",
-        help="Speak every non-empty line of FILE (UTF-8), loading the run once; with --out-dir.",
+        help="Speak every non-empty line of FILE (UTF-8), loading the run once: into one WAV (--out), or a clip a line "
+        "(--out-dir).",
         show_default=False,
     ),
 ]
@@ -107,6 +112,9 @@ ListLanguagesOption = Annotated[
 ]
 
 
+_LIST_EXAMPLE = "xtts synthesize -r runs/voices-cpu --list-speakers"
+
+
 def synthesize(
     text: TextArgument = None,
     run_dir: RunDirOption = None,
@@ -140,14 +148,14 @@ def synthesize(
         xtts synthesize "سلام" -r runs/voices --language fa --speaker-wav clip.wav
 
         xtts synthesize --text-file lines.txt --out-dir clips/ -r runs/speak-cpu --vocoder runs/vocoder-cpu
+
+        cat chapter.txt | xtts synthesize - -r runs/speak-cpu -o chapter.wav
     """
 
     if list_speakers or list_languages:
-        run = run_dir_given(
-            run_dir, checkpoint, to="list", example="xtts synthesize -r runs/voices-cpu --list-speakers"
-        )
-        _list(run, speakers=list_speakers, languages=list_languages, json_output=json_output)
-        return
+        run = run_dir_given(run_dir, checkpoint, to="list", example=_LIST_EXAMPLE)
+        return _list(run, speakers=list_speakers, languages=list_languages, json_output=json_output)
+    text = _read_stdin() if text == "-" else text
     _check_arguments(text, text_file, out_dir, speaker, speaker_wav, out=out, json_output=json_output)
     run_dir = run_dir_given(run_dir, checkpoint, to="speak with", example='xtts synthesize "Hello." -r runs/tiny-cpu')
     if speed != 1.0:
@@ -162,22 +170,26 @@ def synthesize(
     from xtts_cli.cli.output import Phases
     from xtts_cli.inference import Synthesizer
 
+    voice_options: dict[str, Any] = {
+        "speaker": speaker,
+        "speaker_wav": speaker_wav,
+        "language": language,
+        "speed": speed,
+    }
     with Phases(enabled=not json_output) as phase:
         phase(f"loading {run_dir} (TensorFlow, the model and its latest checkpoint)")
         tts = Synthesizer.load(run_dir, vocoder=vocoder)
         tts.tokenizer.language_index(language)  # before any audio is read: an error naming the run's languages
         voice = tts.voice(speaker, speaker_wav)
         phase("speaking (the first sentence of a process also builds the generation graph)")
-        if text_file is None:
+        if text_file is not None and out_dir is None:
+            speech = _speak_file(tts, lines, max_frames=max_frames, **voice_options)
+        elif text_file is None:
             assert text is not None
-            speech = tts.speak(
-                text, speaker=speaker, speaker_wav=speaker_wav, language=language, max_frames=max_frames, speed=speed
-            )
+            speech = tts.speak(text, max_frames=max_frames, **voice_options)
     for note in tts.notes:  # an unreadable latest checkpoint: which one speaks instead
         sys.stderr.write(f"note: {note}\n")
-    if text_file is not None:
-        assert out_dir is not None
-        voice_options = {"speaker": speaker, "speaker_wav": speaker_wav, "language": language, "speed": speed}
+    if out_dir is not None:
         _speak_lines(tts, lines, out_dir, json_output, **voice_options)
         return
     named = "centroid" if voice.speaker is not None else ("clip" if speaker or speaker_wav else "reference")
@@ -257,8 +269,6 @@ def _check_arguments(text, text_file, out_dir, speaker, speaker_wav, *, out: Pat
     if text_file is not None:
         if text is not None:
             raise XttsError("both TEXT and --text-file give the text", hint="pass one of them")
-        if out_dir is None:
-            raise XttsError("--text-file needs --out-dir DIR for its clips", hint="e.g. --out-dir clips/")
     elif out_dir is not None:
         raise XttsError("--out-dir is for --text-file; one sentence goes to --out FILE", hint="pass --text-file FILE")
     elif text is None or not text.strip():
@@ -334,6 +344,37 @@ def _render(speech, report: dict[str, Any]) -> None:
         f"alignment score: {speech.alignment_score:.3f} (focus rate of the cross-attention; "
         "near 1 when each step reads one place in the text)\n"
     )
+
+
+def _read_stdin() -> str:
+    """TEXT given as -: the text piped in, read as UTF-8."""
+    from xtts_cli.errors import XttsError
+
+    if sys.stdin is None or sys.stdin.isatty():
+        raise XttsError(
+            "TEXT - reads the text from stdin, which is a terminal here",
+            hint='pipe it in (cat chapter.txt | xtts synthesize - ...) or pass the text: xtts synthesize "Hello." ...',
+        )
+    raw = sys.stdin.buffer.read()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise XttsError(f"the text on stdin is not UTF-8 (byte {exc.start})", hint="pipe UTF-8 text") from None
+
+
+def _speak_file(tts, lines: list[tuple[int, str]], **options):
+    """Every line of a --text-file, in turn, as one `Speech` (a pause between lines as between
+    sentences); each line is checked before the first is spoken."""
+    from xtts_cli.errors import XttsError
+    from xtts_cli.speech.synthesis import joined
+
+    for number, line in lines:
+        try:
+            tts.check(line, language=options["language"])
+        except XttsError as error:
+            raise XttsError(f"--text-file line {number}: {error.lines[0]}", hint=error.hint) from None
+    parts = [tts.speak(line, **options) for _, line in lines]
+    return parts[0] if len(parts) == 1 else joined(parts, "\n".join(line for _, line in lines))
 
 
 def _read_lines(path: Path) -> list[tuple[int, str]]:

@@ -613,7 +613,7 @@ def joined(parts: list[Speech], text: str) -> Speech:
         vocoder=first.vocoder,
         language=first.language,
         language_note=first.language_note,
-        sentences=len(parts),
+        sentences=sum(part.sentences for part in parts),
         left_out=list(dict.fromkeys(symbol for part in parts for symbol in part.left_out)),  # one note for all
         voice_note=parts[0].voice_note,
     )
