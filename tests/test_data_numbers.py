@@ -500,7 +500,8 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
             "siehe seite zwölf, kapitel drei, abbildung vier, tabelle zwei und band drei; s. müller kam.",
         ),
         ("fr", "Voir p. 12, chap. 3, fig. 2, vol. 4.", "voir page douze, chapitre trois, figure deux, volume quatre."),
-        ("es", "Ver cap. 3, fig. 2, vol. 4.", "ver capítulo tres, figura dos, volumen cuatro."),
+        ("es", "Ver cap. 3, fig. 2, vol. 4 y p. 9.", "ver capítulo tres, figura dos, volumen cuatro y página nueve."),
+        ("it", "Vedi p. 12 e cap. 3.", "vedi pagina dodici e capitolo tre."),
         ("nl", "Zie blz. 12 en hfst. 3.", "zie bladzijde twaalf en hoofdstuk drie."),
         ("sv", "Se s. 12 och kap. 3.", "se sidan tolv och kapitel tre."),
         # Pages and chapters before their number; a letter "p." before a word stays.

@@ -140,6 +140,7 @@ _WORDS: dict[str, dict[str, str]] = {
         r"cap\.": "capítulo",
         r"fig\.": "figura",
         r"vol\.": "volumen",
+        r"p\.(?=\s*\d)": "página",
     },
     "it": {
         r"sig\.ra": "signora",
@@ -152,6 +153,7 @@ _WORDS: dict[str, dict[str, str]] = {
         r"cap\.": "capitolo",
         r"fig\.": "figura",
         r"vol\.": "volume",
+        r"p\.(?=\s*\d)": "pagina",
     },
     "pt": {
         r"sr\.": "senhor",
@@ -164,6 +166,7 @@ _WORDS: dict[str, dict[str, str]] = {
         r"cap\.": "capítulo",
         r"fig\.": "figura",
         r"vol\.": "volume",
+        r"p\.(?=\s*\d)": "página",
     },
     "pl": {
         r"godz\.": "godzina",
@@ -181,6 +184,7 @@ _WORDS: dict[str, dict[str, str]] = {
         r"tel\.": "telefoon",
         r"blz\.": "bladzijde",
         r"hfst\.": "hoofdstuk",
+        r"p\.(?=\s*\d)": "pagina",
         r"fig\.": "figuur",
     },
 }
