@@ -98,7 +98,12 @@ def test_persian_normalisation_of_real_sentences():
         "رتبه سوم، بیست و یکمین سالگرد، فصل پنجم، بار سی\u200cام، بیست و یکمین دوره و پنجمین بار"
     )
     assert normalize_persian("سال ۲۰۲۴م، ۵ متر و ۳ ماه؛ >۵۰ نفر و <۵ خطا") == (
-        "سال دو هزار و بیست و چهار م، پنج متر و سه ماه؛ بیش از پنجاه نفر و کمتر از پنج خطا"
+        "سال دو هزار و بیست و چهار میلادی، پنج متر و سه ماه؛ بیش از پنجاه نفر و کمتر از پنج خطا"
+    )
+    # A year's era: solar and lunar Hijri, before Christ; its full stop ends a sentence only at the end.
+    assert normalize_persian("در ۱۳۵۷ ه.ش و ۱۴۴۵ ه.ق، ۵۰۰ ق.م. و سپس ۲۰۲۴ م.") == (
+        "در هزار و سیصد و پنجاه و هفت هجری شمسی و هزار و چهارصد و چهل و پنج هجری قمری، پانصد قبل از میلاد و "
+        "سپس دو هزار و بیست و چهار میلادی."
     )
     # A number led by 0 (a mobile number) digit by digit, not nine billion.
     assert normalize_persian("۰۹۱۲۳") == "صفر نه یک دو سه"

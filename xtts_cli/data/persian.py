@@ -53,6 +53,13 @@ _NUMBER = re.compile(r"(?<!\d)(\d{1,3}(?:[٬,]\d{3})+|\d+)(?:[٫.](\d+))?(?![\d�
 _TIME = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
 _DATE = re.compile(r"(?<![\d/])(1[34]\d\d|19\d\d|20\d\d)/(\d{1,2})/(\d{1,2})(?![\d/])")
 _MINUS = re.compile(r"(?<![\w.,])-(?=\d)")  # -5: منفی پنج
+# A year's era after it: ۱۳۵۷ ه.ش (هجری شمسی), ۵۰۰ ق.م (قبل از میلاد), ۲۰۲۴م or ۲۰۲۴ م. (میلادی, after four
+# digits only: ۵م is an ordinal, پنجم); its full stop stays where it ends the sentence.
+_ERA = re.compile(
+    r"(?<![\d٫.,/])(\d{1,4})\s?(ه\.\s?ش|ه\.\s?ق|ق\.\s?م)(?:\.(?=\s+\S))?(?![^\W\d_])"
+    r"|(?<![\d٫.,/])(\d{4})\s?م(?:\.(?=\s+\S))?(?![^\W\d_])"
+)
+_ERA_NAMES = {"ش": "هجری شمسی", "ق": "هجری قمری", "م": "قبل از میلاد"}
 # Before a number: ~15 is حدود پانزده (about), >50 بیش از پنجاه, <5 کمتر از پنج.
 _COMPARISONS = (
     (re.compile(r"(?<![\w~])~\s?(?=\d)"), "حدود "),
@@ -127,6 +134,12 @@ def _ordinal_words(value: int) -> str:
     return words + (ZWNJ + "ام" if words.endswith("ی") else "م")
 
 
+def _era(match: re.Match) -> str:
+    if match.group(3) is not None:
+        return f"{number_to_words(int(match.group(3)))} میلادی"
+    return f"{number_to_words(int(match.group(1)))} {_ERA_NAMES[match.group(2)[-1]]}"
+
+
 def _ordinal(match: re.Match) -> str:
     said = _ordinal_words(int(match.group(1) or match.group(2))) + (match.group(3) or "")
     before = match.string[match.start() - 1 : match.start()]
@@ -181,6 +194,7 @@ def normalize_persian(text: str) -> str:
     text = _MONEY.sub(_money, text)
     text = _DATE.sub(_date, _TIME.sub(_time, text))
     text = _FRACTION.sub(_fraction, text)
+    text = _ERA.sub(_era, text)
     text = _ORDINAL.sub(_ordinal, text)
     for comparison, said in _COMPARISONS:
         text = comparison.sub(said, text)
