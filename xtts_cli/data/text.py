@@ -757,7 +757,10 @@ ALPHABETS: dict[str, str] = {
     "\u044e\u044f",  # а-я and ё
     "fa": "\u0622\u0627\u0628\u067e\u062a\u062b\u062c\u0686\u062d\u062e\u062f\u0630\u0631\u0632\u0698"
     "\u0633\u0634\u0635\u0636\u0637\u0638\u0639\u063a\u0641\u0642\u06a9\u06af\u0644\u0645\u0646\u0648"
-    "\u0647\u06cc\u0626\u0621\u200c",
+    "\u0647\u06cc\u0626\u0621\u200c"
+    # أ ؤ (تأخیر, مؤسسه), the hamza above that ۀ becomes (مدرسهٔ), tanvin (حتماً) and the short vowels,
+    # shadda and sukun a writer may add: coqui's Persian character set holds them too.
+    "\u0623\u0624\u0654\u064b\u064c\u064d\u064e\u064f\u0650\u0651\u0652\u0670",
 }
 
 
