@@ -112,6 +112,49 @@ def test_persian_normalisation_of_real_sentences():
     assert normalize_persian(clean) == clean
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # A day before its month's name, and a century, are ordinals; dates day first, with dashes or dots.
+        ("۱۲ فروردین ۱۴۰۳، قرن ۲۱", "دوازدهم فروردین هزار و چهارصد و سه، قرن بیست و یکم"),
+        (
+            "۱۴۰۲-۰۳-۱۵ و ۱۵/۰۶/۱۳۷۰ و ۱۴۰۲.۰۵.۱۲",
+            "پانزدهم خرداد هزار و چهارصد و دو و پانزدهم شهریور هزار و سیصد و هفتاد و دوازدهم مرداد هزار و چهارصد و دو",
+        ),
+        # A slash as a decimal point where it cannot be a proper fraction, or a percent or scale follows.
+        (
+            "تورم ۳۸/۵ درصد، معدل ۱۷/۵، ۲/۵ میلیارد و ۳/۴ کیلو",
+            "تورم سی و هشت ممیز پنج درصد، معدل هفده ممیز پنج، دو ممیز پنج میلیارد و سه چهارم کیلو",
+        ),
+        # Zeros after the decimal point are said; separators typed for others are read as meant.
+        (
+            "۰.۰۵ درصد، ۱۲.۵۰۰ تومان، ۱.۲۵۰.۰۰۰ تومان، ۱٬۵ میلیون، ۱۲,۵",
+            "صفر ممیز صفر پنج درصد، دوازده هزار و پانصد تومان، یک میلیون و دویست و پنجاه هزار تومان، یک ممیز پنج میلیون، دوازده ممیز پنج",
+        ),
+        # A dash between numbers is a range; a phone number or code is read digit by digit, in its groups.
+        ("۱۰-۱۵ درجه، ۲۰٪-۳۰٪، دما -۵", "ده تا پانزده درجه، بیست درصد تا سی درصد، دما منفی پنج"),
+        (
+            "تلفن ۰۲۱-۸۸۷۷۶۶۵۵، کد پستی ۱۴۳۹۸۱۳۱۱۱",
+            "تلفن صفر دو یک، هشت هشت هفت هفت شش شش پنج پنج، کد پستی یک چهار سه نه هشت یک سه یک یک یک",
+        ),
+        # Page, volume, before and after noon, an era where it stands; a time with its seconds.
+        (
+            "ج. ۲، ص. ۱۰۳، ساعت ۱۰:۳۰ق.ظ و ۱:۲۵:۳۰، قرن ۵ ق.م",
+            "جلد دو، صفحه صد و سه، ساعت ده و سی دقیقه قبل از ظهر و یک و بیست و پنج دقیقه و سی ثانیه، قرن پنجم قبل از میلاد",
+        ),
+        ("٪۲۵، نمره ۱۸/۲۰، ۲ ۱/۲ و پلاک ۱۲/۳", "بیست و پنج درصد، نمره هجده از بیست، دو و نیم و پلاک دوازده بر سه"),
+        # The month May after a day, and می before a word that is no verb, keep their space; a joiner after
+        # a shadda stays.
+        (
+            "۱۵ می ۲۰۲۴، ماه می امسال، جام می و نمی از اشک، می خواهم، مهمّ\u200cترین",
+            "پانزدهم می دو هزار و بیست و چهار، ماه می امسال، جام می و نمی از اشک، می\u200cخواهم، مهمّ\u200cترین",
+        ),
+    ],
+)
+def test_persian_dates_decimals_ranges_and_codes_are_read_as_a_newsreader_says_them(text, said):
+    assert normalize_persian(text) == said
+
+
 def test_persian_text_is_normalised_before_it_is_phonemised_or_read_as_characters():
     characters = prepare_texts([USER_SENTENCE], ["multilingual_cleaners"], "characters", "fa")[0]
     assert "۲" not in characters and "دو درصد" in characters

@@ -49,17 +49,61 @@ _AND = " و "
 # A number: digits, optionally in groups of three after a thousands separator, optionally a
 # decimal part; then an optional percent sign. Applied after the digits are made ASCII.
 _NUMBER = re.compile(r"(?<!\d)(\d{1,3}(?:[٬,]\d{3})+|\d+)(?:[٫.](\d+))?(?![\d٬٫])(\s*[٪%])?")
-# A time (9:30) and a date written year first (1402/05/12), after the digits are made ASCII.
-_TIME = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
-_DATE = re.compile(r"(?<![\d/])(1[34]\d\d|19\d\d|20\d\d)/(\d{1,2})/(\d{1,2})(?![\d/])")
-_MINUS = re.compile(r"(?<![\w.,])-(?=\d)")  # -5: منفی پنج
-# A year's era after it: ۱۳۵۷ ه.ش (هجری شمسی), ۵۰۰ ق.م (قبل از میلاد), ۲۰۲۴م or ۲۰۲۴ م. (میلادی, after four
-# digits only: ۵م is an ordinal, پنجم); its full stop stays where it ends the sentence.
-_ERA = re.compile(
-    r"(?<![\d٫.,/])(\d{1,4})\s?(ه\.\s?ش|ه\.\s?ق|ق\.\s?م)(?:\.(?=\s+\S))?(?![^\W\d_])"
-    r"|(?<![\d٫.,/])(\d{4})\s?م(?:\.(?=\s+\S))?(?![^\W\d_])"
+# A time (9:30, 24:00, 1:25:30) and a date written year first (1402/05/12) or day first (15/06/1370),
+# with slashes, dashes or dots, after the digits are made ASCII.
+_TIME = re.compile(r"(?<![\d:])([01]?\d|2[0-3]|24(?=:00)):([0-5]\d)(?::([0-5]\d))?(?![\d:])")
+_DATE = re.compile(r"(?<![\d/.\-])(1[34]\d\d|19\d\d|20\d\d)([/.\-])(\d{1,2})\2(\d{1,2})(?![\d/]|\.\d)")
+_DAY_FIRST_DATE = re.compile(r"(?<![\d/.\-])(\d{1,2})([/.\-])(\d{1,2})\2(1[34]\d\d|19\d\d|20\d\d)(?![\d/]|\.\d)")
+# A day before its month's name is an ordinal: ۱۲ فروردین is دوازدهم فروردین. So is a century: قرن ۲۱.
+_DAY_BEFORE_MONTH = re.compile(
+    r"(?<![\d٫.,/])([1-9]|[12]\d|3[01])\s+(?=(?:فروردین|اردیبهشت|خرداد|تیر|مرداد|شهریور|مهر|آبان|آذر|دی|بهمن|اسفند|"
+    r"ژانویه|فوریه|مارس|آوریل|مه|می|ژوئن|ژوئیه|جولای|اوت|آگوست|سپتامبر|اکتبر|نوامبر|دسامبر)(?![^\W\d_]))"
 )
-_ERA_NAMES = {"ش": "هجری شمسی", "ق": "هجری قمری", "م": "قبل از میلاد"}
+_CENTURY = re.compile(r"\b(قرن|سده)\s+(\d{1,2})(?![\d٫.,/]|\s*(?:ام|م)(?![^\W\d_]))")
+# Separators a writer mistypes: ٬ or , before one or two digits is a decimal point (۱٬۵ میلیون); a dot
+# or ٫ between groups of three is a thousands separator where two or more groups stand (۱.۲۵۰.۰۰۰), or
+# one before a currency or a scale (۱۲.۵۰۰ تومان); a separator after a number and before no digit is
+# left out (۱۲۳٬ تومان).
+_COMMA_DECIMAL = re.compile(r"(?<=\d)[٬,](?=\d{1,2}(?![\d٬,]))")
+_DOTTED_THOUSANDS = re.compile(
+    r"(?<![\d.٫٬,])\d{1,3}(?:([.٫])\d{3})(?:\1\d{3})+(?![\d.٫])"
+    r"|(?<![\d.٫٬,])\d{1,3}[.٫]\d{3}(?=\s*(?:تومان|ریال|دلار|یورو|پوند|هزار|میلیون|میلیارد)(?![^\W\d_]))"
+)
+_STRAY_SEPARATOR = re.compile(r"(?<=\d)[٬٫](?!\d)")
+# A slash between numbers as a decimal point, as Iranian text often writes it (۳۸/۵ درصد, معدل ۱۷/۵,
+# ۰/۵, ۲/۵ میلیارد): where the first is not smaller than the second, or is 0, or a scale, a percent
+# follows; a proper fraction otherwise (۳/۴ کیلو: سه چهارم کیلو).
+_SLASH_DECIMAL_AFTER = re.compile(r"\s*(?:[٪%]|(?:درصد|هزار|میلیون|میلیارد)(?![^\W\d_]))")
+# ۲ ۱/۲: دو و نیم, a whole and a fraction; نمره ۱۸/۲۰: هجده از بیست, a mark out of its scale.
+_MIXED_FRACTION = re.compile(r"(?<![\d/٫.,])(\d+)\s+([1-9])/([2-9])(?![\d/])")
+# پلاک ۱۲/۳: an address's numbers, دوازده بر سه.
+_ADDRESS_NUMBER = re.compile(r"((?:پلاک|واحد|کوچه|بن\u200cبست|طبقه|بلوک|ساختمان)\s+)(\d+)/(\d+)(?![\d/])")
+_OUT_OF = re.compile(r"((?:نمره|امتیاز)\s+)(\d{1,3}(?:[٫.]\d+)?)/(\d{1,3})(?![\d/])")
+# A range with a dash: ۱۰-۱۵ is ده تا پانزده; a phone number or code led by 0, in groups with dashes or
+# spaces, is read digit by digit (۰۲۱-۸۸۷۷۶۶۵۵), as is a number after the word that names one.
+_PHONE = re.compile(r"(?<![\d٫.,/])0\d{2,4}(?:[-\s]\d{2,8}){1,3}(?![\d٫.,/])")
+_CUED_PHONE = re.compile(
+    r"((?:تلفن|تلفن همراه|موبایل|فکس|شماره تماس|کد پستی|کدپستی)\s*:?\s*)(\d[\d\s-]{4,}\d)(?![\d٫.,/])"
+)
+_RANGE = re.compile(r"(?<=[\d٪%])\s?[-\u2013]\s?(?=\d)")
+# The percent sign written before its number (٪۲۵): بیست و پنج درصد.
+_PERCENT_FIRST = re.compile(r"(?<![\d\w])[٪%](\d+(?:[٫.]\d+)?)")
+# Page, pages, volume before a number; before noon and after noon after a time.
+_ABBREVIATIONS = (
+    (re.compile(r"(?<![^\W\d_])صص\.\s?(?=\d)"), "صفحات "),
+    (re.compile(r"(?<![^\W\d_])ص\.?\s?(?=\d)"), "صفحه "),
+    (re.compile(r"(?<![^\W\d_])ج\.\s?(?=\d)"), "جلد "),
+    (re.compile(r"\s?(?<![^\W\d_])ق\.\s?ظ(?:\.(?=\s+\S))?(?![^\W\d_])"), " قبل از ظهر"),
+    (re.compile(r"(?<![^\W\d_])ه\.\s?ش(?:\.(?=\s+\S))?(?![^\W\d_])"), "هجری شمسی"),
+    (re.compile(r"(?<![^\W\d_])ه\.\s?ق(?:\.(?=\s+\S))?(?![^\W\d_])"), "هجری قمری"),
+    (re.compile(r"(?<![^\W\d_])ق\.\s?م(?:\.(?=\s+\S))?(?![^\W\d_])"), "قبل از میلاد"),
+    (re.compile(r"\s?(?<![^\W\d_])ب\.\s?ظ(?:\.(?=\s+\S))?(?![^\W\d_])"), " بعد از ظهر"),
+)
+_MINUS = re.compile(r"(?<![\w.,])-(?=\d)")  # -5: منفی پنج
+# A year's era: ۱۳۵۷ ه.ش (هجری شمسی), ۵۰۰ ق.م (قبل از میلاد) are read where they stand (`_ABBREVIATIONS`);
+# ۲۰۲۴م or ۲۰۲۴ م. is میلادی after four digits only (۵م is an ordinal, پنجم). A full stop stays where it ends
+# the sentence.
+_GREGORIAN_YEAR = re.compile(r"(?<![\d٫.,/])(\d{4})\s?م(?:\.(?=\s+\S))?(?![^\W\d_])")
 # Before a number: ~15 is حدود پانزده (about), >50 بیش از پنجاه, <5 کمتر از پنج.
 _COMPARISONS = (
     (re.compile(r"(?<![\w~])~\s?(?=\d)"), "حدود "),
@@ -81,9 +125,15 @@ _SOLAR_MONTHS = "فروردین اردیبهشت خرداد تیر مرداد ش
 _GREGORIAN_MONTHS = "ژانویه فوریه مارس آوریل مه ژوئن ژوئیه اوت سپتامبر اکتبر نوامبر دسامبر".split()
 _ZWNJ_RUNS = re.compile(ZWNJ + "{2,}")
 # A ZWNJ beside a space, a punctuation mark or the text's edge joins nothing.
-_ZWNJ_AT_EDGES = re.compile(rf"(?:^|(?<=[\s\W])){ZWNJ}|{ZWNJ}(?=$|[\s\W])")
+# A combining mark (a shadda, a kasra) is part of its word: مهمّ‌ترین keeps its joiner.
+_ZWNJ_AT_EDGES = re.compile(rf"(?<![\w\u064b-\u065f\u0670]){ZWNJ}|{ZWNJ}(?![\w\u064b-\u065f\u0670])")
 # The continuous verb prefix typed with a space before a verb (`می خواهم` -> `می‌خواهم`).
-_VERB_PREFIX = re.compile(r"(?<![\w\u200c])(ن?می) (?=[\u0622-\u06cc])")
+# Not the month May after a day or ماه (۱۵ می ۲۰۲۴, ماه می), nor می/نمی before a word that is no
+# verb (جام می و, نمی از اشک).
+_VERB_PREFIX = re.compile(
+    r"(?<![\w\u200c])(?<!\d )(?<!ماه )(ن?می) (?=[\u0622-\u06cc])"
+    r"(?!(?:و|از|را|به|در|که|تا|با|یا|هم|این|آن|امسال|گذشته|آینده)(?![^\W\d_]))"
+)
 
 
 def _below_thousand(value: int) -> list[str]:
@@ -134,12 +184,6 @@ def _ordinal_words(value: int) -> str:
     return words + (ZWNJ + "ام" if words.endswith("ی") else "م")
 
 
-def _era(match: re.Match) -> str:
-    if match.group(3) is not None:
-        return f"{number_to_words(int(match.group(3)))} میلادی"
-    return f"{number_to_words(int(match.group(1)))} {_ERA_NAMES[match.group(2)[-1]]}"
-
-
 def _ordinal(match: re.Match) -> str:
     said = _ordinal_words(int(match.group(1) or match.group(2))) + (match.group(3) or "")
     before = match.string[match.start() - 1 : match.start()]
@@ -148,15 +192,43 @@ def _ordinal(match: re.Match) -> str:
 
 def _time(match: re.Match) -> str:
     hour, minutes = int(match.group(1)), int(match.group(2))
-    return number_to_words(hour) + (f"{_AND}{number_to_words(minutes)} دقیقه" if minutes else "")
+    seconds = int(match.group(3)) if match.group(3) else 0
+    said = number_to_words(hour) + (f"{_AND}{number_to_words(minutes)} دقیقه" if minutes else "")
+    return said + (f"{_AND}{number_to_words(seconds)} ثانیه" if seconds else "")
 
 
 def _date(match: re.Match) -> str:
-    year, month, day = (int(g) for g in match.groups())
+    year, month, day = int(match.group(1)), int(match.group(3)), int(match.group(4))
+    return _said_date(year, month, day) or match.group(0)
+
+
+def _day_first_date(match: re.Match) -> str:
+    day, month, year = int(match.group(1)), int(match.group(3)), int(match.group(4))
+    return _said_date(year, month, day) or match.group(0)
+
+
+def _said_date(year: int, month: int, day: int) -> str:
+    """دوازدهم مرداد هزار و چهارصد و دو: the Solar Hijri months before 1900, the Gregorian ones after;
+    "" for a month or day no calendar has."""
     if not (1 <= month <= 12 and 1 <= day <= 31):
-        return match.group(0)
+        return ""
     months = _SOLAR_MONTHS if year < 1900 else _GREGORIAN_MONTHS
     return f"{_ordinal_words(day)} {months[month - 1]} {number_to_words(year)}"
+
+
+def _decimal_part(digits: str) -> str:
+    """The digits after a decimal point, their leading zeros said: ۰٫۰۵ is صفر ممیز صفر پنج."""
+    rest = digits.lstrip("0")
+    zeros = [_ONES[0]] * (len(digits) - len(rest))
+    if len(rest) > 15:
+        return " ".join(zeros + [" ".join(_ONES[int(d)] for d in rest)])
+    return " ".join(zeros + ([number_to_words(int(rest))] if rest else []))
+
+
+def _digits(text: str) -> str:
+    """A phone number or code digit by digit, its groups apart: صفر دو یک، هشت هشت ..."""
+    groups = re.split(r"[-\s]+", text.strip())
+    return "، ".join(" ".join(_ONES[int(d)] for d in group) for group in groups if group)
 
 
 def _spoken_number(match: re.Match) -> str:
@@ -168,7 +240,7 @@ def _spoken_number(match: re.Match) -> str:
         words = number_to_words(int(digits))
     if fraction:
         # Read as a number after "ممیز" (decimal point), as Persian speakers read 3.25 ("سه ممیز بیست و پنج").
-        words += " ممیز " + (number_to_words(int(fraction)) if len(fraction) <= 15 else fraction)
+        words += " ممیز " + _decimal_part(fraction)
     if percent:
         words += " درصد"
     # Set apart from letters it was written against (`۳کیلو`), not from punctuation.
@@ -178,9 +250,19 @@ def _spoken_number(match: re.Match) -> str:
 
 def _fraction(match: re.Match) -> str:
     count, part = int(match.group(1)), int(match.group(2))
+    if count == 0 or count >= part or _SLASH_DECIMAL_AFTER.match(match.string, match.end()):
+        return f"{number_to_words(count)} ممیز {_decimal_part(match.group(2))}"
     if part < 2:
         return match.group(0)
     return f"{number_to_words(count)} {_ordinal_words(part)}"
+
+
+def _mixed_fraction(match: re.Match) -> str:
+    whole, count, part = (int(g) for g in match.groups())
+    if count >= part:
+        return match.group(0)
+    said = "نیم" if (count, part) == (1, 2) else f"{number_to_words(count)} {_ordinal_words(part)}"
+    return f"{number_to_words(whole)} و {said}"
 
 
 def _money(match: re.Match) -> str:
@@ -190,17 +272,37 @@ def _money(match: re.Match) -> str:
 
 def normalize_persian(text: str) -> str:
     """`text` with Persian letter forms, clean ZWNJs and numbers read out (module docstring)."""
-    text = text.translate(_LETTERS).translate(_DIGITS)
+    text = _VERB_PREFIX.sub(lambda m: m.group(1) + ZWNJ, text.translate(_LETTERS).translate(_DIGITS))
+    if not any(c.isdigit() for c in text):
+        return _clean_joiners(text)
+    text = _COMMA_DECIMAL.sub("٫", text)
+    text = _DOTTED_THOUSANDS.sub(lambda m: re.sub(r"[.٫]", "", m.group(0)), text)
+    text = _STRAY_SEPARATOR.sub("", text)
     text = _MONEY.sub(_money, text)
-    text = _DATE.sub(_date, _TIME.sub(_time, text))
+    text = _CUED_PHONE.sub(lambda m: m.group(1) + _digits(m.group(2)), text)
+    text = _PHONE.sub(lambda m: _digits(m.group(0)), text)
+    for abbreviation, said in _ABBREVIATIONS:
+        text = abbreviation.sub(said, text)
+    text = _TIME.sub(_time, text)
+    text = _DAY_FIRST_DATE.sub(_day_first_date, _DATE.sub(_date, text))
+    text = _DAY_BEFORE_MONTH.sub(lambda m: _ordinal_words(int(m.group(1))) + " ", text)
+    text = _CENTURY.sub(lambda m: f"{m.group(1)} {_ordinal_words(int(m.group(2)))}", text)
+    text = _ADDRESS_NUMBER.sub(r"\1\2 بر \3", text)
+    text = _OUT_OF.sub(lambda m: f"{m.group(1)}{m.group(2)} از {m.group(3)}", text)
+    text = _MIXED_FRACTION.sub(_mixed_fraction, text)
     text = _FRACTION.sub(_fraction, text)
-    text = _ERA.sub(_era, text)
+    text = _GREGORIAN_YEAR.sub(lambda m: f"{number_to_words(int(m.group(1)))} میلادی", text)
     text = _ORDINAL.sub(_ordinal, text)
     for comparison, said in _COMPARISONS:
         text = comparison.sub(said, text)
+    text = _PERCENT_FIRST.sub(r"\1٪", text)
+    text = _RANGE.sub(" تا ", text)
     text = _MINUS.sub("منفی ", text)
     text = _NUMBER.sub(_spoken_number, text)
-    text = _VERB_PREFIX.sub(lambda m: m.group(1) + ZWNJ, text)
+    return _clean_joiners(text)
+
+
+def _clean_joiners(text: str) -> str:
     text = _ZWNJ_RUNS.sub(ZWNJ, text)
     text = _ZWNJ_AT_EDGES.sub("", text)
     return " ".join(text.split())
