@@ -55,6 +55,22 @@ from xtts_cli.data.text import Tokenizer
             "people and the hundreds; five to ten dollars, three to four thousand dollars and one pound and fifty "
             "pence; in seven fifty three b c and a d seventy nine",
         ),
+        # Meters and liters after a space (1.2m is a million); signs stuck to a percent or an amount;
+        # a range of percents; the year of a plural event; feet and inches; a day range; weekdays.
+        (
+            "8,849 m tall, 2 l of milk; -3.5%, +5%, -$250, 5%-10%; the 2024 olympics and the 2000 people; "
+            "5 ft 4 in tall, 6 in. of snow; june 3-5; open Mon-Fri",
+            "eight thousand eight hundred and forty nine meters tall, two liters of milk; minus three point five "
+            "percent, plus five percent, minus two hundred and fifty dollars, five percent to ten percent; the "
+            "twenty twenty four olympics and the two thousand people; five foot four tall, six inches of snow; "
+            "june third to fifth; open monday to friday",
+        ),
+        # A version and an address of numbers; 911 and 9/11; § and an eighth.
+        (
+            "version 2.3.1 at 192.168.1.1; call 911, the 9/11 attacks; \u00a7 1983 and 1/8 cup",
+            "version two point three point one at one nine two dot one six eight dot one dot one; call nine one "
+            "one, the nine eleven attacks; section nineteen eighty three and an eighth of a cup",
+        ),
         # Imperial units.
         (
             "a 1,200 sq ft flat, 2 fl oz, 3 gal, 1 qt and 100 yd; 1 mi away",
@@ -493,6 +509,18 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         ),
         ("en", "On Monday, Jan. 15th.", "on monday, january fifteenth."),
         ("en", "Nos. 3 and 4", "numbers three and four"),
+        (
+            "en",
+            "Sen. Smith, Gov. Lee, Pres. Adams Sr. of Apt. 4, ext. 12, c. 1250, Mon. to Fri., Mr Brown and Mrs Green",
+            "senator smith, governor lee, president adams senior of apartment four, extension twelve, circa twelve "
+            "fifty, monday to friday, mister brown and missus green",
+        ),
+        (
+            "en",
+            "It was 1 Jan 2024, 2,000 sq ft.",
+            "it was the first of january twenty twenty four, two thousand square feet.",
+        ),
+        ("en", "It costs US$50 or C$20.", "it costs u s fifty dollars or c twenty dollars."),
         # Pages, chapters, figures and volumes in each language; a German initial "S." stays.
         (
             "de",

@@ -45,8 +45,9 @@ def test_whitespace_is_every_unicode_space_and_abbreviations_expand_in_their_ord
     assert clean_text(text, ["basic_cleaners"]) == re.sub(r"\s+", " ", text.lower()).strip() == "a b\u200cc"
     # One after the other, as the recipes do: "mr." becomes "mister", after which "st." no longer
     # follows a word boundary (one pattern over all of them would give "mistersaint.").
-    assert clean_text("Mr.St. and Drs. Co.", ["english_cleaners"]) == "misterst. and doctors company"
-    assert clean_text("Mrs. Smith, jr.", ["english_cleaners"]) == "missus smith, junior"
+    # An abbreviation that ends the text keeps its full stop: the sentence's too.
+    assert clean_text("Mr.St. and Drs. Co.", ["english_cleaners"]) == "misterst. and doctors company."
+    assert clean_text("Mrs. Smith, jr.", ["english_cleaners"]) == "missus smith, junior."
     assert clean_text("\u017ft. Paul", ["english_cleaners"]) == "saint paul"  # a long s, matched ignoring case
     # Not inside an address: the recipes' pattern made "bbc.co.uk" "bbc.companyuk".
     assert (
@@ -236,12 +237,12 @@ def test_punctuation_the_vocabulary_lacks_is_left_out_and_another_script_refused
     "text, said",
     [
         ("Turn into 42 Main St. today.", "turn into 42 main street today."),
-        ("1st St. and 221B Baker St.", "1st street and 221b baker street"),
+        ("1st St. and 221B Baker St.", "1st street and 221b baker street."),
         (
             "Dr. Smith lives on Mulholland Dr., by 5th St. NW.",
             "doctor smith lives on mulholland drive, by 5th street nw.",
         ),
-        ("VISIT ST. LOUIS ON MAIN ST.", "visit saint louis on main street"),
+        ("VISIT ST. LOUIS ON MAIN ST.", "visit saint louis on main street."),
         ("Then St. Mary's, and the Great St. Bernard.", "then saint mary's, and the great saint bernard."),
         ("I saw the Dr. yesterday at St. Paul's.", "i saw the doctor yesterday at saint paul's."),
     ],
@@ -269,6 +270,17 @@ def test_english_titles_and_streets_read_alike_with_either_cleaners_and_feet_sta
         assert prepared[0] == said[0], cleaners
         if cleaners == ["multilingual_cleaners"]:  # Ito's list reads "rev." before a number too
             assert prepared[1] == said[1]
+    # Written without full stops, as British English writes them; in mixed case an acronym in capitals
+    # is its letters, and a case's "v." is versus.
+    assert prepare_texts(
+        ["Meet Dr Jones at 12 High St, then St Paul's on Oak Dr; the US and the WHO; Brown v. Board; IT's fine."],
+        ["english_cleaners"],
+        language="en",
+        numbers="words",
+    ) == [
+        "meet doctor jones at twelve high street, then saint paul's on oak drive; the u s and the w h o; brown "
+        "versus board; it's fine."
+    ]
     # A run whose vocabulary reads digits as characters was trained on the text as it was written.
     assert prepare_texts(texts[:1], ["multilingual_cleaners"], language="en", numbers="characters")[0] == (
         texts[0].lower()

@@ -41,6 +41,24 @@ _WORDS: dict[str, dict[str, str]] = {
         r"dr\.": "doctor",
         r"prof\.": "professor",
         r"jr\.": "junior",
+        r"sr\.": "senior",
+        r"sen\.": "senator",
+        r"gov\.": "governor",
+        r"pres\.": "president",
+        r"apt\.": "apartment",
+        r"ext\.(?=\s*\d)": "extension",
+        r"c\.(?=\s*\d{3,4}\b)": "circa",  # c. 1250
+        # Written without their full stop, as British English writes them: Mr Smith, Mrs Jones.
+        r"mrs(?=\s+[^\W\d_])": "missus",
+        r"mr(?=\s+[^\W\d_])": "mister",
+        r"dr(?=\s+[^\W\d_])": "doctor",  # a drive after a name was read first (`text.before_lowering`)
+        r"st(?=\s+[^\W\d_])": "saint",
+        # Weekdays that are no English word: Mon. to Fri. ("sat." and "sun." may be a verb and a star).
+        r"mon\.": "monday",
+        r"tues?\.": "tuesday",
+        r"wed\.": "wednesday",
+        r"thu(?:rs?)?\.": "thursday",
+        r"fri\.": "friday",
         # The rest of the titles english_cleaners reads (Keith Ito's list); "St." and "Dr." that name a
         # street or a drive were read before the text was lowered (`text.before_lowering`).
         r"st\.": "saint",
@@ -54,7 +72,7 @@ _WORDS: dict[str, dict[str, str]] = {
         r"rev\.(?!\s*\d)": "reverend",  # not "rev. 2" (a revision)
         r"hon\.": "honorable",
         r"esq\.": "esquire",
-        r"(?<!\d )ft\.": "fort",  # not "6 ft." (feet)
+        r"(?<!\d )(?<!sq )ft\.": "fort",  # not "6 ft." nor "sq ft." (feet)
         # Months: "Jan. 15th" is January fifteenth (numbers.py reads the day after the month).
         r"mar\.(?=\s*\d)": "march",
         r"jan\.": "january",
@@ -201,6 +219,14 @@ def _pattern(words: dict[str, str]) -> re.Pattern:
 _READERS = {language: (_pattern(words), sorted(words, key=len, reverse=True)) for language, words in _WORDS.items()}
 
 
+_CLOSING = " \t\n\"'\u201d\u2019\u00bb)]"
+
+
+def _ends_text(match: re.Match) -> bool:
+    """Whether `match` ends with a full stop and only closing quotes and brackets follow it."""
+    return match.group(0).endswith(".") and not match.string[match.end() :].strip(_CLOSING)
+
+
 def abbreviation_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     """What reads out the abbreviations of a text in `language` (an espeak-ng code), or None."""
     primary = (language or "").lower().split("-")[0]
@@ -209,9 +235,15 @@ def abbreviation_reader(language: Optional[str]) -> Optional[Callable[[str], str
     pattern, ordered = _READERS[primary]
     words = _WORDS[primary]
 
+    def said(match: re.Match) -> str:
+        if not match.lastindex:
+            return match.group(0)
+        # An abbreviation's full stop that ends the text ends its sentence too: "... and Main St."
+        return words[ordered[match.lastindex - 1]] + ("." if _ends_text(match) else "")
+
     def read(text: str) -> str:
         if primary == "de":
             text = _GERMAN_STREET.sub("straße", text)
-        return pattern.sub(lambda m: words[ordered[m.lastindex - 1]] if m.lastindex else m.group(0), text)
+        return pattern.sub(said, text)
 
     return read

@@ -96,11 +96,16 @@ _UNIT_NAMES = {
     "hr": "hour",
     "hrs": "hour",
 }
-# "250 g" is grams; "5g" (a network) is not, so "g" only after a space.
+# "250 g" is grams, "30 m" meters, "2 l" liters; "5g" (a network) and "1.2m" (a million) are not, so
+# those only after a space.
+_SPACED_UNITS = ("g", "m", "l")
+_UNIT_NAMES.update({"m": "meter", "l": "liter"})
 _UNIT = re.compile(
     r"(?<!/)\b((?:\d+\s+)?[1-9]/\d\d?|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:\s?("
-    + "|".join(u for u in _UNIT_NAMES if u != "g")
-    + r")|\s(g))(?![^\W_]|/)",
+    + "|".join(u for u in _UNIT_NAMES if u not in _SPACED_UNITS)
+    + r")|\s("
+    + "|".join(_SPACED_UNITS)
+    + r"))(?![^\W_]|/)",
     re.IGNORECASE,
 )
 _UNIT_PLURALS = {"foot": "feet", "hertz": "hertz"}
@@ -129,6 +134,8 @@ def _address(match: re.Match) -> str:
 _SYMBOLS = (
     (re.compile(r"\u00b1\s?"), "plus or minus "),
     (re.compile(r"(?:#|\bno\.)\s?(?=\d)", re.IGNORECASE), "number "),
+    (re.compile(r"\u00a7\u00a7\s?(?=\d)"), "sections "),
+    (re.compile(r"\u00a7\s?(?=\d)"), "section "),
     (re.compile(r"(?<=\d)\s?\+(?!\s?\d)"), " plus"),
     (re.compile(r"(?<=\d)\s?x\s?(?=\d)", re.IGNORECASE), " by "),
     (re.compile(r"(?<=\d)\s?x\b", re.IGNORECASE), " times"),
@@ -142,8 +149,9 @@ _MERIDIEM = re.compile(r"(?<=\d)\s?([AaPp])\.?\s?[Mm](\.?)(?![^\W\d_])(?=(\s*$)?
 _FRACTION = re.compile(r"(?:\b(\d+)\s+)?\b([1-9])/([2-9]|1[0-6])\b(?!/)")
 _FRACTION_NAMES = {2: ("half", "halves"), 4: ("quarter", "quarters")}
 _MINUS = re.compile(r"(?<![\w.,])-(?=\d)")  # -5: minus five, not a hyphen between words or numbers
-# A dash between two numbers is a range or a score, both said with "to": 25-30 minutes, 3-2, £15-£20.
-_NUMBER_RANGE = re.compile(r"(?<=\d)\s?[-\u2013]\s?(?=[$£€¥₹-]?\d)")
+# A dash between two numbers is a range or a score, both said with "to": 25-30 minutes, 3-2, £15-£20,
+# 5%-10%.
+_NUMBER_RANGE = re.compile(r"(?<=[\d%])\s?[-\u2013]\s?(?=[$£€¥₹-]?\d)")
 _MINUS_WORDS = {
     "de": "minus",
     "es": "menos",
@@ -223,7 +231,42 @@ _MONTH_OF = dict(zip("jan feb mar apr may jun jul aug sep oct nov dec".split(), 
 # A ratio or score with a colon and one digit after it (3:1, 1:5): "to"; 140/90 is "over", 24/7 and
 # 50/50 as they are said.
 _RATIO = re.compile(r"(?<![\d:.,])(\d{1,2}):(\d)(?![\d:])")
-_SAYINGS = {"24/7": "twenty four seven", "50/50": "fifty fifty"}
+_SAYINGS = {"24/7": "twenty four seven", "50/50": "fifty fifty", "9/11": "nine eleven"}
+_LETTERS_BEFORE_MONEY = re.compile(r"(?<=[^\W\d_])(?=[$£€¥₹]\d)")
+_EMERGENCY = re.compile(r"(?<![\d.,/])911(?![\d.,/]?\d)")  # nine one one
+# A sign stuck to a percent or an amount (-3.5%, +5%, -$250), read before the number is words.
+_SIGNED = re.compile(r"(?<![\w.,+-])([-\u2212+])(?=[$£€¥₹]\d|\d[\d.,]*\s?%)")
+# "the 2024 Olympics", "the 2008 elections": a year before a plural noun after "the".
+_THE_YEAR = re.compile(
+    r"(?<=\bthe )(19\d\d|20\d\d)(?=\s+(?!(?:people|men|women|children)\b)[^\W\d_]+s\b)", re.IGNORECASE
+)
+# A height or a length in feet and inches (5 ft 4 in), and inches with a full stop (6 in. of snow).
+_FEET_AND_INCHES = re.compile(r"\b(\d{1,2})\s?ft\.?\s+(\d{1,2})\s?(?:in\b\.?|inch(?:es)?\b)", re.IGNORECASE)
+_INCHES = re.compile(r"\b(\d+(?:\.\d+)?)\s?in\.(?=\s+[a-z])")
+# Days and months after their numbers: June 3-5 (june third to fifth), 1 Jan 2024.
+_DAY_RANGE = re.compile(
+    rf"\b({_MONTHS})\s+(\d{{1,2}})(?:st|nd|rd|th)?\s?[-\u2013]\s?(\d{{1,2}})(?:st|nd|rd|th)?\b(?![-/:.]\d)",
+    re.IGNORECASE,
+)
+_DAY_MONTH_SHORT = re.compile(
+    r"\b(\d{1,2})\s+(jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\b\.?(?=\s|,|$)", re.IGNORECASE
+)
+_WEEKDAYS = {
+    "mon": "monday",
+    "tue": "tuesday",
+    "tues": "tuesday",
+    "wed": "wednesday",
+    "thu": "thursday",
+    "thur": "thursday",
+    "thurs": "thursday",
+    "fri": "friday",
+    "sat": "saturday",
+    "sun": "sunday",
+}
+_WEEKDAY_RANGE = re.compile(rf"\b({'|'.join(_WEEKDAYS)})\.?\s?[-\u2013]\s?({'|'.join(_WEEKDAYS)})\b\.?", re.IGNORECASE)
+# Numbers with two or more points: a version (2.3.1: two point three point one), or an IPv4 address
+# (192.168.1.1: one nine two dot one six eight dot one dot one).
+_DOTTED_NUMBERS = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,3}(?![\w]|\.\d)")
 # Before a number, as it is said: ~20 is about twenty, >50 more than fifty, <= 5 at most five; in
 # the languages whose number after these words keeps its plain form (Russian and Polish decline it).
 _COMPARISON_SIGNS = tuple(
@@ -1200,6 +1243,11 @@ def _english(text: str, month_first: bool = False) -> str:
         return f"{_english_number(match.group(2).replace(',', ''))} {scale} {_CURRENCY[match.group(1)][1]}"
 
     text = _english_first(text, month_first)
+    text = _SIGNED.sub(lambda m: "plus " if m.group(1) == "+" else "minus ", text)
+    text = _LETTERS_BEFORE_MONEY.sub(" ", text)  # us$50: u s, then fifty dollars
+    text = _FEET_AND_INCHES.sub(lambda m: f"{_words(int(m.group(1)), 'en')} foot {_words(int(m.group(2)), 'en')}", text)
+    text = _INCHES.sub(lambda m: f"{m.group(1)} {'inch' if m.group(1) == '1' else 'inches'}", text)
+    text = _THE_YEAR.sub(lambda m: _words(int(m.group(1)), "en", to="year"), text)
     text = _DEGREE.sub(lambda m: _degrees(m, "en"), text)
     text = _CODED_MONEY.sub(lambda m: _CODES[m.group(2).lower()] + m.group(1), text)
     text = _SCALED_MONEY.sub(scaled, text)
@@ -1248,6 +1296,9 @@ def _english_first(text: str, month_first: bool) -> str:
     text = _MONEY_RANGE.sub(r"\2 to \1", text)
     text = _MONTH_SHORT.sub(lambda m: _MONTH_OF[m.group(1).lower()[:3]] + " ", text)
     text = _DOTTED_CLOCK.sub(r"\1:\2", text)
+    text = _DOTTED_NUMBERS.sub(_dotted_number, text)
+    text = _DAY_MONTH_SHORT.sub(lambda m: f"{m.group(1)} {_MONTH_OF[m.group(2).lower()[:3]]}", text)
+    text = _EMERGENCY.sub("nine one one", text)
     text = _RATIO.sub(r"\1 to \2", text)
     for saying, said in _SAYINGS.items():
         text = text.replace(saying, said)
@@ -1256,6 +1307,13 @@ def _english_first(text: str, month_first: bool) -> str:
         lambda m: m.group(0) if _FRACTION.fullmatch(m.group(0)) else f"{m.group(1)} over {m.group(2)}", text
     )
     text = _MERIDIEM_RANGE.sub(r"\1 to ", text)
+    text = _DAY_RANGE.sub(
+        lambda m: (
+            f"{m.group(1)} {_words(int(m.group(2)), 'en', to='ordinal')} to {_words(int(m.group(3)), 'en', to='ordinal')}"
+        ),
+        text,
+    )
+    text = _WEEKDAY_RANGE.sub(lambda m: f"{_WEEKDAYS[m.group(1).lower()]} to {_WEEKDAYS[m.group(2).lower()]}", text)
     return _NUMBER_RANGE.sub(" to ", text)  # after the telephone numbers and dates, whose dashes are not ranges
 
 
@@ -1276,6 +1334,15 @@ def _years(match: re.Match) -> str:
 
 
 _MONTH_NAMES = _MONTHS.split("|")
+
+
+def _dotted_number(match: re.Match) -> str:
+    parts = match.group(0).split(".")
+    if len(parts) == 4 and all(len(p) <= 3 and int(p) <= 255 for p in parts):
+        return " dot ".join(" ".join(_DIGIT_NAMES[int(d)] for d in part) for part in parts)
+    if len(parts) == 3 and len(parts[2]) == 4:  # 1.2.2024: a date, left to the date readers
+        return match.group(0)
+    return " point ".join(_words(int(part), "en") for part in parts)
 
 
 def _numeric_date(match: re.Match, month_first: bool) -> str:
@@ -1375,7 +1442,8 @@ def _fraction(match: re.Match) -> str:
         return match.group(0)
     ordinal = _words(parts, "en", to="ordinal")
     one, many = _FRACTION_NAMES.get(parts, (ordinal, ordinal + "s"))
-    said = f"{'a' if count == 1 else _words(count, 'en')} {one if count == 1 else many}"
+    article = "an" if one[0] in "aeio" else "a"  # an eighth, an eleventh
+    said = f"{article if count == 1 else _words(count, 'en')} {one if count == 1 else many}"
     return f"{_words(int(whole), 'en')} and {said}" if whole else said
 
 

@@ -56,7 +56,7 @@ _ABBREVIATION_PAIRS = [
 # Not a part of an address: "bbc.co.uk" keeps its "co" (Ito's pattern made it "bbc.companyuk").
 # "6 ft." is six feet (the numbers' reader's), not "6 fort".
 _ABBREVIATIONS = [
-    (re.compile(("(?<!\\d )" if short == "ft" else "") + rf"(?<![.@])\b{short}\.", re.IGNORECASE), long)
+    (re.compile(("(?<!\\d )(?<!sq )" if short == "ft" else "") + rf"(?<![.@])\b{short}\.", re.IGNORECASE), long)
     for short, long in _ABBREVIATION_PAIRS
 ]
 # Any of them: most sentences have none, and one search costs a fifth of 18 substitutions. Ignoring
@@ -98,8 +98,13 @@ def basic_cleaners(text: str) -> str:
 # so before the text is lowered; a sentence that starts after one ("Main St. Next") reads saint, as the
 # list alone did.
 _STREET = re.compile(
-    r"\b([A-Z][\w'\u2019-]*|\d+(?:st|nd|rd|th)?)(\s+)(St|ST|Dr|DR)\.(?!\s*(?!(?:[NS][EW]?|[EW]|North|South|East|West)\b)[A-Z])"
+    r"\b([A-Z][\w'\u2019-]*|\d+(?:st|nd|rd|th)?)(\s+)(St|ST|Dr|DR)(\.|\b(?!\.))"
+    r"(?!\s*(?!(?:[NS][EW]?|[EW]|North|South|East|West)\b)[A-Z])(?![\w'])"
 )
+# Acronyms in capitals that are words once lowered: the US, the UN, the WHO, IT.
+_ACRONYM_WORDS = re.compile(r"\b(?:US|UN|WHO|IT)\b(?!['\u2019])")
+# Brown v. Board: a case's "v." between two names, in lower case.
+_VERSUS = re.compile(r"(?<=\w) v\.? (?=[A-Z])")
 _STREET_WORDS = {"st": "street", "dr": "drive"}
 
 
@@ -119,8 +124,19 @@ def before_lowering(text: str) -> str:
     """`text` with each "St." or "Dr." that names a street or a drive written out (see `_STREET`),
     an era in capitals dotted (`_ERA`), and a unit's full stop inside a sentence left out
     (`_UNIT_STOP`): what the capitals tell."""
-    if "St." in text or "Dr." in text or "ST." in text or "DR." in text:
-        text = _STREET.sub(lambda m: m.group(1) + m.group(2) + _STREET_WORDS[m.group(3).lower()], text)
+    if "St" in text or "Dr" in text or "ST" in text or "DR" in text:
+        text = _STREET.sub(
+            lambda m: (
+                m.group(1)
+                + m.group(2)
+                + _STREET_WORDS[m.group(3).lower()]
+                + ("." if m.group(4) and _ends_text(m) else "")
+            ),
+            text,
+        )
+    if any(c.islower() for c in text):  # in mixed case, an acronym in capitals is its letters: the US, IT
+        text = _ACRONYM_WORDS.sub(lambda m: " ".join(m.group(0)), text)
+    text = _VERSUS.sub(" versus ", text)
     if "AD" in text or "CE" in text:
         text = _ERA.sub(lambda m: (m.group(1) or "") + ".".join(m.group(2) or "AD") + ".", text)
     return _UNIT_STOP.sub(r"\1", text) if "." in text else text
@@ -130,8 +146,17 @@ def english_cleaners(text: str) -> str:
     text = _fractions(before_lowering(text)).lower()
     if _ANY_ABBREVIATION.search(text):
         for pattern, replacement in _ABBREVIATIONS:
-            text = pattern.sub(replacement, text)
+            text = pattern.sub(functools.partial(_expanded, replacement), text)
     return _collapse_whitespace(text)
+
+
+def _expanded(said: str, match: re.Match) -> str:
+    return said + ("." if _ends_text(match) else "")
+
+
+def _ends_text(match: re.Match) -> bool:
+    """Whether `match` (an abbreviation and its full stop) ends the text: its full stop is the sentence's."""
+    return not match.string[match.end() :].strip(" \t\n\"'\u201d\u2019\u00bb)]")
 
 
 def multilingual_cleaners(text: str) -> str:
