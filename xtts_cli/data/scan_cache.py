@@ -28,8 +28,8 @@ MEMO_VERSION = 10  # 2: a layout's transcripts and folders watched, each with it
 # separated table are its text's, a row with a cell too many is malformed, `.WAV` is found as `.wav`; the
 # cleaners read ½ as 1/2 and Mrs. as missus; 7: a clip with an empty speaker cell among named ones is malformed;
 # 8: a transcript longer than its clip holds is text_outruns_audio; 9: Persian reads $100 and ۳/۴ as words;
-# 10: English St./Dr. as street/drive, imperial units, ~/>/< and rates, pages and chapters in six languages;
-# Persian ordinals (۳ام)
+# 10: English units, signs, ranges, abbreviations, acronyms and the full stop an abbreviation ends the text with;
+# Persian dates, decimals, ranges, codes, ordinals and eras; more abbreviations in seven other languages
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
