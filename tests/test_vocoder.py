@@ -391,8 +391,20 @@ def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(runner, t
     as_speaker = signatures["speaker"]
     ids = [ids[c] for c in "the kettle is on"]
     spoken = as_speaker(speaker_id=tf.constant(1), text_ids=tf.constant(ids, tf.int32), language_id=tf.constant(0))
-    in_process = Synthesizer.load(acoustic).speak("the kettle is on", speaker=info["speakers"][1])
+    tts = Synthesizer.load(acoustic)
+    in_process = tts.speak("the kettle is on", speaker=info["speakers"][1])
     np.testing.assert_allclose(spoken["mel"].numpy(), in_process.mel, atol=1e-3)
+    # A speaker none of whose clips a few steps drew has no centroid yet: the export speaks it with the
+    # vector of its clip, as `--speaker NAME` does, not with an empty centroid.
+    from xtts_cli.inference.export import speaker_table
+
+    tts = Synthesizer.load(acoustic)
+    counts = tts.model.speaker_clip_counts
+    counts.assign(tf.tensor_scatter_nd_update(counts, [[0], [1]], [tf.maximum(counts[0], 1.0), 0.0]))
+    table = speaker_table(tts)
+    np.testing.assert_allclose(table[1], np.reshape(tts.voice(info["speakers"][1]).vector, [-1]), atol=1e-6)
+    assert np.abs(table[1]).sum() > 0
+    np.testing.assert_array_equal(table[0], tts.model.speaker_centroids.numpy()[0])
     # The example client speaks it by name too (`--speaker NAME`).
     import importlib.util
 

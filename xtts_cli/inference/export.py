@@ -46,10 +46,13 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
     if out.exists() and any(out.iterdir()):
         raise XttsError(f"--out {out} already holds files", hint="pass a new or empty folder")
     tts = Synthesizer.load(run_dir, step, vocoder=vocoder)
-    generator = _generator(tts.model, tts.config.data, tts.config.synthesis, tts._rate, tts.vocoder.generator)
+    table = speaker_table(tts) if speaks_as_speakers(tts) else None
+    generator = _generator(
+        tts.model, tts.config.data, tts.config.synthesis, tts._rate, tts.vocoder.generator, speakers=table
+    )
     out.mkdir(parents=True, exist_ok=True)
     signatures = {"serving_default": generator.speak}
-    if speaks_as_speakers(tts):
+    if table is not None:
         signatures["speaker"] = generator.speak_as
     tf.saved_model.save(generator, str(out), signatures=signatures)
     shutil.copyfile(tts.run_dir / "vocab.json", out / "vocab.json")
@@ -65,6 +68,25 @@ def speaks_as_speakers(tts: Synthesizer) -> bool:
     return getattr(model, "speaker_centroids", None) is not None and model.num_speakers == len(tts.tokenizer.speakers)
 
 
+def speaker_table(tts: Synthesizer):
+    """Each training speaker's voice vector, in the order of `speakers`, as `speak(speaker=NAME)` takes
+    it: the checkpoint's centroid, or, for a speaker none of whose clips the run's steps drew (no
+    centroid yet), the vector of its clip."""
+    import numpy as np
+
+    table = np.array(tts.model.speaker_centroids.numpy(), dtype=np.float32)
+    counts = tts.model.speaker_clip_counts.numpy()
+    for index, name in enumerate(tts.tokenizer.speakers):
+        if counts[index] <= 0:
+            try:
+                vector = tts.voice(name).vector
+            except XttsError:  # no clip of it can be read here: the centroid it has (none yet)
+                continue
+            if vector is not None:
+                table[index] = np.reshape(vector, [-1])
+    return table
+
+
 def _frame_bounds(tokens, rate: Optional[SpeakingRate], buffer: int):
     """(min_frames, max_frames) as synthesis allows them: from the speaking rate, else per token."""
     from xtts_cli.speech.synthesis import FRAMES_PER_CHARACTER, MIN_FRAMES_PER_CHARACTER
@@ -78,7 +100,9 @@ def _frame_bounds(tokens, rate: Optional[SpeakingRate], buffer: int):
     return tf.minimum(high, low), high
 
 
-def _generator(model, data: DataConfig, settings: SynthesisConfig, rate: Optional[SpeakingRate], vocoder=None):
+def _generator(
+    model, data: DataConfig, settings: SynthesisConfig, rate: Optional[SpeakingRate], vocoder=None, speakers=None
+):
     """The tf.Module the SavedModel holds: the weights of `model` (and of the `vocoder` network, when
     given), and `speak`, the serving signature (text and a reference voice in, mel and audio out: by the
     vocoder, else Griffin-Lim)."""
@@ -122,8 +146,8 @@ def _generator(model, data: DataConfig, settings: SynthesisConfig, rate: Optiona
             autograph=False,
         )
         def speak_as(self, speaker_id, text_ids, language_id):
-            # A training speaker's centroid, as `--speaker NAME` speaks: an adapted voice, no clip needed.
-            centroids = tf.convert_to_tensor(model.speaker_centroids)
+            # A training speaker's voice (`speaker_table`), as `--speaker NAME` speaks: no clip needed.
+            centroids = tf.constant(speakers)
             index = tf.clip_by_value(speaker_id, 0, tf.shape(centroids)[0] - 1)
             return self._spoken(text_ids, language_id, tf.cast(centroids[index][None], tf.float32))
 
