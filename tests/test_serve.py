@@ -14,6 +14,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -466,13 +467,22 @@ def chromium() -> str | None:
     )
 
 
+@pytest.fixture
+def scratch():
+    """A temp folder with a short path, removed after: a UNIX socket's path holds at most 107 bytes,
+    and a test's tmp_path under a pytest-xdist worker can be longer."""
+    folder = Path(tempfile.mkdtemp(prefix="xtts-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(
     chromium() is None or shutil.which("chromedriver") is None,
     reason="needs chromium and chromedriver (.ci/run installs them)",
 )
 def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browser(
-    trained_run, trained_served, served, tmp_path
+    trained_run, trained_served, served, scratch
 ):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -490,9 +500,9 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         "--autoplay-policy=no-user-gesture-required",
     ):
         options.add_argument(flag)
-    # Chromium keeps its profile and singleton socket in the temp dir: the test's own, not /tmp's.
-    options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
-    service = Service(shutil.which("chromedriver"), env={**os.environ, "TMPDIR": str(tmp_path)})
+    # Chromium keeps its profile and singleton socket in the temp dir: one of the test's own.
+    options.add_argument(f"--user-data-dir={scratch / 'profile'}")
+    service = Service(shutil.which("chromedriver"), env={**os.environ, "TMPDIR": str(scratch)})
     browser = webdriver.Chrome(options=options, service=service)
     try:
         browser.get(f"{url}/")

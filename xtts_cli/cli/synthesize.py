@@ -148,8 +148,6 @@ def synthesize(
         xtts synthesize "سلام" -r runs/voices --language fa --speaker-wav clip.wav
 
         xtts synthesize --text-file lines.txt --out-dir clips/ -r runs/speak-cpu --vocoder runs/vocoder-cpu
-
-        cat chapter.txt | xtts synthesize - -r runs/speak-cpu -o chapter.wav
     """
 
     if list_speakers or list_languages:
