@@ -47,9 +47,7 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
         raise XttsError(f"--out {out} already holds files", hint="pass a new or empty folder")
     tts = Synthesizer.load(run_dir, step, vocoder=vocoder)
     table = speaker_table(tts) if speaks_as_speakers(tts) else None
-    generator = _generator(
-        tts.model, tts.config.data, tts.config.synthesis, tts._rate, tts.vocoder.generator, speakers=table
-    )
+    generator = _generator(tts.model, tts.config.data, tts.config.synthesis, tts._rate, tts.vocoder.generator, table)
     out.mkdir(parents=True, exist_ok=True)
     signatures = {"serving_default": generator.speak}
     if table is not None:
@@ -100,12 +98,10 @@ def _frame_bounds(tokens, rate: Optional[SpeakingRate], buffer: int):
     return tf.minimum(high, low), high
 
 
-def _generator(
-    model, data: DataConfig, settings: SynthesisConfig, rate: Optional[SpeakingRate], vocoder=None, speakers=None
-):
+def _generator(model, data: DataConfig, settings: SynthesisConfig, rate: Optional[SpeakingRate], vocoder, speakers):
     """The tf.Module the SavedModel holds: the weights of `model` (and of the `vocoder` network, when
-    given), and `speak`, the serving signature (text and a reference voice in, mel and audio out: by the
-    vocoder, else Griffin-Lim)."""
+    given), `speak`, the serving signature (text and a reference voice in, mel and audio out: by the
+    vocoder, else Griffin-Lim), and `speak_as` the `speakers` (`speaker_table`, or None)."""
     from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel, mel_filterbank
     from xtts_cli.model.vocoder import griffin_lim
     from xtts_cli.speech.synthesis import generation_settings
