@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Optional
 
-__all__ = ["abbreviation_reader"]
+__all__ = ["abbreviation_reader", "ends_text"]
 
 # Each language's common abbreviations (lower case, as the cleaners leave them; "\s?" inside where
 # they are written with a space or without: "z. B.", "z.B.").
@@ -222,9 +222,10 @@ _READERS = {language: (_pattern(words), sorted(words, key=len, reverse=True)) fo
 _CLOSING = " \t\n\"'\u201d\u2019\u00bb)]"
 
 
-def _ends_text(match: re.Match) -> bool:
-    """Whether `match` ends with a full stop and only closing quotes and brackets follow it."""
-    return match.group(0).endswith(".") and not match.string[match.end() :].strip(_CLOSING)
+def ends_text(match: re.Match) -> bool:
+    """Whether only closing quotes and brackets follow `match`: an abbreviation's full stop there is
+    its sentence's too ("... and Main St."), and stays when the abbreviation is read out."""
+    return not match.string[match.end() :].strip(_CLOSING)
 
 
 def abbreviation_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
@@ -239,7 +240,7 @@ def abbreviation_reader(language: Optional[str]) -> Optional[Callable[[str], str
         if not match.lastindex:
             return match.group(0)
         # An abbreviation's full stop that ends the text ends its sentence too: "... and Main St."
-        return words[ordered[match.lastindex - 1]] + ("." if _ends_text(match) else "")
+        return words[ordered[match.lastindex - 1]] + ("." if match.group(0).endswith(".") and ends_text(match) else "")
 
     def read(text: str) -> str:
         if primary == "de":

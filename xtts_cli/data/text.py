@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
+from xtts_cli.data.abbreviations import ends_text
 from xtts_cli.data.numbers import GERMAN_MONTHS
 from xtts_cli.errors import XttsError
 
@@ -130,7 +131,7 @@ def before_lowering(text: str) -> str:
                 m.group(1)
                 + m.group(2)
                 + _STREET_WORDS[m.group(3).lower()]
-                + ("." if m.group(4) and _ends_text(m) else "")
+                + ("." if m.group(4) and ends_text(m) else "")
             ),
             text,
         )
@@ -151,12 +152,7 @@ def english_cleaners(text: str) -> str:
 
 
 def _expanded(said: str, match: re.Match) -> str:
-    return said + ("." if _ends_text(match) else "")
-
-
-def _ends_text(match: re.Match) -> bool:
-    """Whether `match` (an abbreviation and its full stop) ends the text: its full stop is the sentence's."""
-    return not match.string[match.end() :].strip(" \t\n\"'\u201d\u2019\u00bb)]")
+    return said + ("." if ends_text(match) else "")
 
 
 def multilingual_cleaners(text: str) -> str:
