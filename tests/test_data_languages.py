@@ -143,6 +143,11 @@ def test_persian_normalisation_of_real_sentences():
             "جلد دو، صفحه صد و سه، ساعت ده و سی دقیقه قبل از ظهر و یک و بیست و پنج دقیقه و سی ثانیه، قرن پنجم قبل از میلاد",
         ),
         ("٪۲۵، نمره ۱۸/۲۰، ۲ ۱/۲ و پلاک ۱۲/۳", "بیست و پنج درصد، نمره هجده از بیست، دو و نیم و پلاک دوازده بر سه"),
+        # A unit in Latin letters after a number.
+        (
+            "۱۲۰ km/h، ۵kg، ۳۷ °C و ۱۶ GB",
+            "صد و بیست کیلومتر بر ساعت، پنج کیلوگرم، سی و هفت درجه سانتی\u200cگراد و شانزده گیگابایت",
+        ),
         # The month May after a day, and می before a word that is no verb, keep their space; a joiner after
         # a shadda stays.
         (

@@ -86,6 +86,15 @@ _CUED_PHONE = re.compile(
     r"((?:تلفن|تلفن همراه|موبایل|فکس|شماره تماس|کد پستی|کدپستی)\s*:?\s*)(\d[\d\s-]{4,}\d)(?![\d٫.,/])"
 )
 _RANGE = re.compile(r"(?<=[\d٪%])\s?[-\u2013]\s?(?=\d)")
+# A unit written in Latin letters after a number, as Persian text often has it (۱۲۰ km/h, ۵ kg, ۳۷ °C).
+_LATIN_UNITS = {
+    "km/h": "کیلومتر بر ساعت", "km": "کیلومتر", "cm": "سانتی\u200cمتر", "mm": "میلی\u200cمتر", "m": "متر",
+    "kg": "کیلوگرم", "mg": "میلی\u200cگرم", "g": "گرم", "ml": "میلی\u200cلیتر", "l": "لیتر",
+    "ms": "میلی\u200cثانیه", "kb": "کیلوبایت", "mb": "مگابایت", "gb": "گیگابایت", "tb": "ترابایت", "°c": "درجه سانتی\u200cگراد", "°": "درجه",
+}  # fmt: skip
+_LATIN_UNIT = re.compile(
+    r"(?<=\d)\s?(" + "|".join(re.escape(u) for u in _LATIN_UNITS) + r")(?![A-Za-z/])", re.IGNORECASE
+)
 # The percent sign written before its number (٪۲۵): بیست و پنج درصد.
 _PERCENT_FIRST = re.compile(r"(?<![\d\w])[٪%](\d+(?:[٫.]\d+)?)")
 # Page, pages, volume before a number; before noon and after noon after a time.
@@ -296,6 +305,7 @@ def normalize_persian(text: str) -> str:
     for comparison, said in _COMPARISONS:
         text = comparison.sub(said, text)
     text = _PERCENT_FIRST.sub(r"\1٪", text)
+    text = _LATIN_UNIT.sub(lambda m: " " + _LATIN_UNITS[m.group(1).lower()], text)
     text = _RANGE.sub(" تا ", text)
     text = _MINUS.sub("منفی ", text)
     text = _NUMBER.sub(_spoken_number, text)
