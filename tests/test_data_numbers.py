@@ -509,6 +509,7 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         ),
         ("en", "On Monday, Jan. 15th.", "on monday, january fifteenth."),
         ("en", "Nos. 3 and 4", "numbers three and four"),
+        ("en", "Open Mon-Fri and Tues-Sat", "open monday to friday and tuesday to saturday"),
         (
             "en",
             "Sen. Smith, Gov. Lee, Pres. Adams Sr. of Apt. 4, ext. 12, c. 1250, Mon. to Fri., Mr Brown and Mrs Green",

@@ -118,7 +118,7 @@ _ADDRESS = re.compile(
     r"|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|edu|gov|io|ai|dev|app|info|co\.uk|uk|de|fr|eu)\b(?:/[^\s]*[^\s.,;:!?)])?",
     re.IGNORECASE,
 )
-_ENGLISH_WORK = re.compile(r"[\d&@]|\w\.\w")
+_ENGLISH_WORK = re.compile(r"[\d&@]|\w\.\w|\b(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s?[-\u2013]", re.IGNORECASE)
 _ADDRESS_MARKS = {".": " dot ", "@": " at ", "/": " slash ", "-": " dash ", "_": " underscore ", "+": " plus "}
 
 
