@@ -158,6 +158,23 @@ from xtts_cli.data.text import Tokenizer
             "five hundred yen and one thousand two hundred and fifty rupees and fifty paise",
         ),
         ("he is 6'2\" and she is 5'11", "he is six foot two and she is five foot eleven"),
+        # A fraction after "a" says its own article; a score out of ten; foot and inch marks, not a quote's.
+        ("add a 1/2 cup, an 1/8 inch gap, a 1/4 mile", "add half a cup, an eighth inch gap, a quarter mile"),
+        ("8/10, 10/10 and 9/10 of the votes", "eight out of ten, ten out of ten and nine tenths of the votes"),
+        (
+            'a 12" pizza, 6\' tall, 12" of snow, the "top 10" list',
+            'a twelve inch pizza, six feet tall, twelve inches of snow, the "top ten" list',
+        ),
+        # A clock written with a dot after a word of time; aircraft said in pairs.
+        (
+            "at 9.30 tomorrow, doors at 19.00. open between 9.30 and 17.30; sold at 2.50 each",
+            "at nine thirty tomorrow, doors at nineteen hundred. open between nine thirty and seventeen thirty; "
+            "sold at two point five zero each",
+        ),
+        (
+            "a boeing 747, a boeing 707 and an airbus a380",
+            "a boeing seven forty seven, a boeing seven oh seven and an airbus a three eighty",
+        ),
     ],
 )
 def test_english_numbers_currency_ordinals_and_years_read_as_words(text, read):

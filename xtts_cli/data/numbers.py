@@ -293,6 +293,29 @@ def _comparisons(text: str, language: str) -> str:
 # $25/person, 3/day: a rate, "per"; after digits only, so 24/7, 1/2 and and/or are not.
 _PER = re.compile(r"(?<=\d)\s?/\s?(?=[^\W\d_]{2,}\b)")
 _OVER = re.compile(r"(?<![\d/])(?<![.,]\d)(\d{2,3})/(\d{2,3})(?![\d/]|[.,]\d)")
+# A score out of ten (9/10, 10/10), unless it is a part of something: 9/10 of the votes.
+_OUT_OF_TEN = re.compile(r"(?<![\d/.,])(10|[0-9])/10(?![\d/]|[.,]\d)(?!\s+of\b)")
+# "a 1/2 cup": the fraction says its own article (half a cup, a quarter mile), not "a a half".
+_ARTICLE_FRACTION = re.compile(r"\b(?:a|an)\s+(?=1/(?:[2-9]|1[0-6])\b(?!/))", re.IGNORECASE)
+# 17.30 after a word of time is a clock (British writing), as 9.30 pm is; not 17.30 m or 17.30 each.
+_HOUR = r"(1\d|2[0-3]|[1-9])\.([0-5]\d)"  # not 0.25, a decimal
+_DOTTED_CLOCK_AFTER = re.compile(
+    rf"\b(at|until|till|by|before|after)\s+{_HOUR}"
+    r"(?=\s*(?:[,;!?)]|\.(?!\d)|$)|\s+(?:today|tomorrow|tonight|sharp|on|every|hours|hrs)\b)",
+    re.IGNORECASE,
+)
+_DOTTED_CLOCK_SPAN = re.compile(
+    rf"\b(between|from)\s+{_HOUR}\s+(and|to|until|till)\s+{_HOUR}(?![\d.]\d)", re.IGNORECASE
+)
+# Aircraft are named by their digits in pairs: a Boeing 747 (seven forty seven), an Airbus A380.
+_AIRCRAFT = re.compile(r"\b(boeing\s+7)(\d\d)(?=\b)|\b(airbus\s+a)(3)(\d\d)\b", re.IGNORECASE)
+# Foot and inch marks after a number before a word: a 12" pizza, 6' tall; a quote's closing mark is not one.
+_MARKED_MEASURE = re.compile(r"(?<![\w'\".])(\d+(?:\.\d+)?)(['\"\u2032\u2033])(?=\s+[^\W\d_])")
+_MEASURE_PLURAL_BEFORE = re.compile(
+    r"\s+(?:tall|long|wide|high|deep|thick|away|apart|of|in|across|below|above|under|over|off|down|up)\b",
+    re.IGNORECASE,
+)
+_OPENING_QUOTES = {'"': re.compile(r"(?<![^\s(\[])\"(?=\S)"), "'": re.compile(r"(?<![^\s(\[])'(?=[^\W\d_])")}
 _MERIDIEM_RANGE = re.compile(r"(\d\s?[ap]\.?m\.?)\s?[-\u2013]\s?(?=\d)", re.IGNORECASE)  # 9am-5pm
 _CODED_MONEY = re.compile(r"\b(\d[\d,]*(?:\.\d+)?)\s?(usd|eur|gbp)\b", re.IGNORECASE)
 _CODES = {"usd": "$", "eur": "\u20ac", "gbp": "\u00a3"}
@@ -1254,6 +1277,7 @@ def _english(text: str, month_first: bool = False) -> str:
     text = _MONEY.sub(money, text)
     text = _SCALED_COUNT.sub(lambda m: f"{_english_number(m.group(1))} {_SCALES[m.group(2).lower()]}", text)
     text = _FEET_INCHES.sub(lambda m: f"{_words(int(m.group(1)), 'en')} foot {_words(int(m.group(2)), 'en')}", text)
+    text = _MARKED_MEASURE.sub(_marked_measure, text)
     text = _PENCE.sub(lambda m: f"{_english_number(m.group(1))} {'penny' if m.group(1) == '1' else 'pence'}", text)
     text = _DATE.sub(_date, text)
     text = _UNIT.sub(_unit, text)
@@ -1296,9 +1320,14 @@ def _english_first(text: str, month_first: bool) -> str:
     text = _MONEY_RANGE.sub(r"\2 to \1", text)
     text = _MONTH_SHORT.sub(lambda m: _MONTH_OF[m.group(1).lower()[:3]] + " ", text)
     text = _DOTTED_CLOCK.sub(r"\1:\2", text)
+    text = _DOTTED_CLOCK_SPAN.sub(r"\1 \2:\3 \4 \5:\6", text)
+    text = _DOTTED_CLOCK_AFTER.sub(r"\1 \2:\3", text)
     text = _DOTTED_NUMBERS.sub(_dotted_number, text)
     text = _DAY_MONTH_SHORT.sub(lambda m: f"{m.group(1)} {_MONTH_OF[m.group(2).lower()[:3]]}", text)
     text = _EMERGENCY.sub("nine one one", text)
+    text = _AIRCRAFT.sub(_aircraft, text)
+    text = _ARTICLE_FRACTION.sub("", text)
+    text = _OUT_OF_TEN.sub(lambda m: f"{_words(int(m.group(1)), 'en')} out of ten", text)
     text = _RATIO.sub(r"\1 to \2", text)
     for saying, said in _SAYINGS.items():
         text = text.replace(saying, said)
@@ -1434,6 +1463,30 @@ def _clock(match: re.Match) -> str:
         # "o clock": letters every English vocabulary holds (an older one may lack the apostrophe)
         return _words(hour, "en") + (" o clock" if hour <= 12 else " hundred")
     return f"{_words(hour, 'en')} {'oh ' if minutes < 10 else ''}{_words(minutes, 'en')}"
+
+
+def _aircraft(match: re.Match) -> str:
+    if match.group(1):
+        return f"{match.group(1)} {_pair(int(match.group(2)))}"
+    rest = int(match.group(5))
+    return f"{match.group(3)} three {_pair(rest) if rest else 'hundred'}"
+
+
+def _pair(number: int) -> str:
+    """Two digits said as a pair, as in a model's name: 47 forty seven, 07 oh seven."""
+    return ("oh " if number < 10 else "") + _words(number, "en")
+
+
+def _marked_measure(match: re.Match) -> str:
+    before = match.string[: match.start()]
+    number, mark = match.group(1), match.group(2)
+    opened = [m.end() for m in _OPENING_QUOTES[mark].finditer(before)] if mark in _OPENING_QUOTES else []
+    if opened and mark not in before[opened[-1] :]:  # "top 10" list, 'Catch 22' is: the quote closes
+        return match.group(0)
+    one, many = ("foot", "feet") if mark in "'\u2032" else ("inch", "inches")
+    # 6' tall, 12" of snow: a length; a 12" pizza, a 6' fence: it describes the noun, singular
+    plural = number != "1" and _MEASURE_PLURAL_BEFORE.match(match.string, match.end()) is not None
+    return f"{_english_number(number)} {many if plural else one}"
 
 
 def _fraction(match: re.Match) -> str:
