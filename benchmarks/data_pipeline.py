@@ -131,7 +131,7 @@ def main() -> None:
     import tensorflow as tf
 
     from xtts_cli.config.schema import XttsConfig
-    from xtts_cli.data.audio import CODECS
+    from xtts_cli.data.audio_codecs import CODECS
     from xtts_cli.data.features import log_mel
     from xtts_cli.data.pipeline import (
         audio_formats,

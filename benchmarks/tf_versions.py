@@ -97,7 +97,7 @@ def worker(job: dict) -> dict:
     import tensorflow as tf
 
     from xtts_cli.config.schema import XttsConfig
-    from xtts_cli.data.audio import compressed_decoder
+    from xtts_cli.data.audio_codecs import compressed_decoder
     from xtts_cli.data.run_data import prepare
 
     def epoch_rate(dataset, at_least: float = 0.0) -> float:

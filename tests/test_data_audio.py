@@ -16,16 +16,14 @@ from librosa_references import references, trim_input
 
 from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.data.audio import (
-    COMPRESSED_CODECS,
-    DECODERS,
     TARGET_RMS,
-    compressed_decoder,
     decode_audio,
     normalize_loudness,
     polyphase_resampler,
     resample,
     trim_bounds,
 )
+from xtts_cli.data.audio_codecs import COMPRESSED_CODECS, DECODERS, compressed_decoder
 from xtts_cli.data.pipeline import audio_formats, decoded_audio_dataset, feature_stage, source_columns
 from xtts_cli.data.scan import scan_dataset
 

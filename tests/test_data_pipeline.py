@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data import feature_cache
-from xtts_cli.data.audio import compressed_decoder
+from xtts_cli.data.audio_codecs import compressed_decoder
 from xtts_cli.data.features import LOG_MEL_FLOOR, MEL_STEPS_PER_UNIT, as_values, with_reference
 from xtts_cli.data.pipeline import (
     READS_IN_FLIGHT,

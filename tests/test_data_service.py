@@ -305,7 +305,7 @@ def test_cli_dispatcher_and_worker_serve_the_pipeline_and_stop_on_signals(sample
         # "Op type not registered 'IO>AudioDecodeFlac'". Without the extra the graph holds core ops.
         import tensorflow as tf
 
-        from xtts_cli.data.audio import compressed_decoder
+        from xtts_cli.data.audio_codecs import compressed_decoder
         from xtts_cli.data.service import distribute_batches
 
         iterator = None

@@ -44,7 +44,7 @@ def test_default_config_quick_has_no_error(runner) -> None:
 
 
 def test_an_mp3_corpus_in_runtime_mode_names_its_decoder_and_the_fix(runner) -> None:
-    from xtts_cli.data.audio import compressed_decoder
+    from xtts_cli.data.audio_codecs import compressed_decoder
 
     corpus = Path(__file__).parent / "data" / "corpora" / "common_voice"
     # One row names a clip that is not there (tests/data/README.md): allowed, to see the rest.

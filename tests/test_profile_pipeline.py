@@ -62,7 +62,7 @@ def test_sample_json_has_every_figure_and_the_stages(runner) -> None:
 
 
 def test_the_decode_row_of_an_mp3_corpus_names_its_decoder(runner) -> None:
-    from xtts_cli.data.audio import compressed_decoder
+    from xtts_cli.data.audio_codecs import compressed_decoder
 
     corpus = Path(__file__).parent / "data" / "corpora" / "common_voice"
     # One of its rows names a missing clip (tests/data/README.md): allowed, to time the rest.

@@ -53,20 +53,10 @@ from collections.abc import Sequence
 from typing import NamedTuple, Optional
 
 import numpy as np
+import tensorflow as tf
 
+from xtts_cli.data.audio_codecs import CODECS, COMPRESSED_CODECS, DECODERS, compressed_decoder
 from xtts_cli.data.features import MelSettings
-
-CODECS = (
-    "wav_pcm16",
-    "wav_pcm8",
-    "wav_pcm24",
-    "wav_pcm32",
-    "wav_float32",
-    "flac16",
-    "flac24",
-    "vorbis",
-    "mp3",
-)
 
 # Trim: frames quieter than this many dB below the clip's loudest frame are silence. 45 dB is the
 # `trim_db` of Coqui TTS's LJSpeech recipes; librosa.effects.trim's default (60 dB) keeps breaths.
@@ -86,39 +76,9 @@ MAX_RESAMPLE_WEIGHTS = 1 << 22
 # (4,096 x 101 taps, 3.3 MB, between two rates near 22.05 kHz).
 DIRECT_RESAMPLE_BLOCK = 4096
 
-COMPRESSED_CODECS = ("flac16", "flac24", "vorbis", "mp3")
-DECODERS = ("soundfile", "tensorflow-io")
-
-
-@functools.lru_cache(maxsize=1)
-def compressed_decoder() -> str:
-    """What decodes FLAC, Ogg and MP3 here: `tensorflow-io` when the `[tfio]` extra is installed and
-    its kernels run with this TensorFlow (in the graph: also on tf.data service workers), else
-    `soundfile`. A tensorflow-io built for another TensorFlow imports with a warning and fails at
-    its first op (an undefined symbol), so the probe loads an op."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        version("tensorflow-io")
-    except PackageNotFoundError:
-        return "soundfile"
-    import warnings
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # its "unable to open file: libtensorflow_io.so" warning
-            from tensorflow_io.python.ops import core_ops
-
-            core_ops.io_audio_decode_flac  # noqa: B018  (a LazyLoader: the first attribute loads the kernels)
-    except Exception:  # ImportError, NotFoundError, NotImplementedError: the kernels do not load
-        return "soundfile"
-    return "tensorflow-io"
-
 
 def _decode_route(codec: str, contents, data_offset, channels, num_samples, decoder: str):
     """One codec's decoder: bytes -> float32 [samples, channels] in [-1, 1]."""
-    import tensorflow as tf
-
     if codec.startswith("wav_"):
         return _decode_raw_pcm(codec, contents, data_offset, channels, num_samples)
     if codec not in COMPRESSED_CODECS:
@@ -155,16 +115,12 @@ def _soundfile_read(contents: bytes, channels, num_samples) -> np.ndarray:
 
 
 def _decode_soundfile(contents, channels, num_samples):
-    import tensorflow as tf
-
     audio = tf.numpy_function(_soundfile_read, [contents, channels, num_samples], tf.float32, stateful=False)
     return tf.ensure_shape(audio, [None, channels if isinstance(channels, int) else None])
 
 
 def _decode_raw_pcm(codec: str, contents, data_offset, channels, num_samples):
     """PCM straight from the data chunk (offset and length from the scan), core TF ops only."""
-    import tensorflow as tf
-
     width = {"wav_pcm8": 1, "wav_pcm16": 2, "wav_pcm24": 3, "wav_pcm32": 4, "wav_float32": 4}[codec]
     nbytes = tf.cast(num_samples, tf.int32) * width * channels
     raw = tf.strings.substr(contents, tf.cast(data_offset, tf.int32), nbytes)
@@ -208,8 +164,6 @@ def decode_audio(
     `rates`: the rates the clips fed to this graph have, when `file_rate` is a tensor (see `resample`).
     `decoder`: what decodes FLAC, Ogg and MP3 (one of DECODERS); `compressed_decoder()` by default.
     """
-    import tensorflow as tf
-
     if decoder is None and set(codecs) & set(COMPRESSED_CODECS):
         decoder = compressed_decoder()
     if not isinstance(channels, int):
@@ -289,8 +243,6 @@ def resample(audio, file_rate, sample_rate: int, rates: Sequence[int] = ()):
     (the clips' rates, from the scan) gets a branch of its own filter, and a rate not among them
     goes to `_resample_direct`.
     """
-    import tensorflow as tf
-
     if isinstance(file_rate, (int, np.integer)):
         return _resample_static(audio, int(file_rate), sample_rate)
     file_rate = tf.cast(file_rate, tf.int64)
@@ -307,8 +259,6 @@ def resample(audio, file_rate, sample_rate: int, rates: Sequence[int] = ()):
 
 
 def _resample_static(audio, rate: int, sample_rate: int):
-    import tensorflow as tf
-
     if rate == sample_rate:
         return audio
     resampler = polyphase_resampler(rate, sample_rate)
@@ -341,8 +291,6 @@ def _resample_direct(audio, file_rate, sample_rate: int):
     """`polyphase_resampler`'s filter with its weights computed for each output sample from its
     position (no period to repeat): for rate pairs whose period matrix would be too large and rates
     the graph was not told of. Blocks of DIRECT_RESAMPLE_BLOCK outputs bound the memory."""
-    import tensorflow as tf
-
     rate_in = tf.cast(file_rate, tf.int64)
     count = tf.shape(audio, out_type=tf.int64)[0]
     out = count * sample_rate // rate_in
@@ -387,8 +335,6 @@ def trim_bounds(audio, data: MelSettings):
     RMS over centred frames of n_fft samples every hop_length (zero-padded ends), frames within
     TRIM_TOP_DB of the loudest frame are sound. An all-silent clip keeps all its samples.
     """
-    import tensorflow as tf
-
     frame, hop = data.n_fft, data.hop_length
     num_samples = tf.shape(audio)[0]
     padded = tf.pad(audio, [[frame // 2, frame // 2]])
@@ -407,16 +353,12 @@ def trim_bounds(audio, data: MelSettings):
 
 
 def trim_silence(audio, data: MelSettings):
-    import tensorflow as tf
-
     start, end = trim_bounds(audio, data)
     return tf.ensure_shape(audio[start:end], [None])
 
 
 def normalize_loudness(audio):
     """Scale to TARGET_RMS, limited so the peak stays below PEAK_LIMIT; silence is left alone."""
-    import tensorflow as tf
-
     rms = tf.sqrt(tf.reduce_mean(tf.square(audio)))
     peak = tf.reduce_max(tf.abs(audio))
     gain = tf.minimum(TARGET_RMS / tf.maximum(rms, 1e-8), PEAK_LIMIT / tf.maximum(peak, 1e-8))

@@ -37,7 +37,7 @@ class AudioHeaderError(Exception):
 @dataclass(frozen=True)
 class AudioHeader:
     format: str  # container: wav, flac, ogg, mp3
-    codec: str  # decode route, one of audio.CODECS
+    codec: str  # decode route, one of audio_codecs.CODECS
     sample_rate: int
     channels: int
     bit_depth: Optional[int]  # None for lossy formats

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from xtts_cli.config.schema import DataConfig
-from xtts_cli.data.audio import CODECS, PEAK_LIMIT, TARGET_RMS, TRIM_TOP_DB
+from xtts_cli.data.audio import PEAK_LIMIT, TARGET_RMS, TRIM_TOP_DB
+from xtts_cli.data.audio_codecs import CODECS
 from xtts_cli.data.features import MEL_FLOOR, analysis_window, mel_filterbank
 from xtts_cli.errors import XttsError
 

@@ -52,7 +52,8 @@ from pydantic import BaseModel, Field
 
 from xtts_cli.config.loading import data_variant
 from xtts_cli.config.schema import DataConfig, XttsConfig
-from xtts_cli.data.audio import CODECS, decode_audio
+from xtts_cli.data.audio import decode_audio
+from xtts_cli.data.audio_codecs import CODECS
 from xtts_cli.data.bucketing import BucketPlan
 from xtts_cli.data.feature_cache import CorruptShards, PrecomputeResult, Shard, corrupt_shards, precompute_features
 from xtts_cli.data.features import KEPT_VALUE_BYTES, LOG_MEL_FLOOR, MelFeatures, kept_steps, log_mel
@@ -319,7 +320,7 @@ def build_pipeline(
     items = list(plan.items)
     service = _service_of(data, training)
     if service:
-        from xtts_cli.data.audio import compressed_decoder
+        from xtts_cli.data.audio_codecs import compressed_decoder
         from xtts_cli.data.service import check_servable
 
         check_servable(plan.formats.codecs, plan.mode, decoder=compressed_decoder())

@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from xtts_cli.config.schema import DataConfig
-from xtts_cli.data.audio import CODECS
+from xtts_cli.data.audio_codecs import CODECS
 from xtts_cli.data.bucketing import BucketPlan, plan_buckets
 from xtts_cli.data.features import kept_bytes
 from xtts_cli.data.scan import DatasetItem, ScanReport

@@ -61,7 +61,7 @@ OUTSIDE_LIMITS = frozenset({"too_short", "too_long", "too_many_frames", "text_to
 @dataclass(slots=True, kw_only=True)
 class AudioInfo:
     format: str = Field(description="Container: wav, flac, ogg or mp3.")
-    codec: str = Field(description="In-graph decode route (see xtts_cli.data.audio.CODECS).")
+    codec: str = Field(description="In-graph decode route (see xtts_cli.data.audio_codecs.CODECS).")
     sample_rate: int
     channels: int
     bit_depth: Optional[int] = Field(None, description="Bits per sample; empty for lossy formats.")

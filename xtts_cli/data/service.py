@@ -185,7 +185,7 @@ def load_pipeline_kernels() -> None:
     `[tfio]` extra on TensorFlow 2.16): a pipeline's graph then holds its FLAC/MP3/Vorbis decoders,
     and a dispatcher or worker can only parse and run ops its own process has loaded; the trainer
     loads them by building the graph. Without the extra the graph holds core ops only."""
-    from xtts_cli.data.audio import compressed_decoder
+    from xtts_cli.data.audio_codecs import compressed_decoder
 
     compressed_decoder()  # its probe loads the kernels when they run
 
@@ -194,7 +194,7 @@ def check_servable(codecs: Sequence[str], mode: str, *, decoder: str) -> None:
     """A one-line XttsError when a served pipeline would decode compressed audio outside the graph:
     libsndfile runs in a tf.numpy_function, which lives in the trainer's process, and a worker
     would fail on the first such clip. A precomputed store's epochs decode no clip."""
-    from xtts_cli.data.audio import COMPRESSED_CODECS
+    from xtts_cli.data.audio_codecs import COMPRESSED_CODECS
 
     compressed = [codec for codec in codecs if codec in COMPRESSED_CODECS]
     if not compressed or mode == "precompute" or decoder != "soundfile":

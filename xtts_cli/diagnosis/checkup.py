@@ -338,7 +338,7 @@ def runtime_decoding_findings(scan, data) -> list[Finding]:
     # Decoding first: it costs more than resampling, and `diagnose` keeps one finding per fix.
     compressed = {name: n for name, n in scan.formats.items() if name in COMPRESSED_FORMATS}
     if compressed:
-        from xtts_cli.data.audio import compressed_decoder
+        from xtts_cli.data.audio_codecs import compressed_decoder
 
         kinds = ", ".join(f"{name} ({n:,})" for name, n in sorted(compressed.items()))
         decoder = compressed_decoder()

@@ -280,7 +280,7 @@ def check_environment(
     gpus = tensorflow_gpus() if real_tf_gpus else list(tf_gpus)  # type: ignore[arg-type]
     nvml_gpus, driver, reason = query_nvml() if nvml is None else nvml
     tfio_version, tfio_probe = probe_tensorflow_io()
-    from xtts_cli.data.audio import compressed_decoder
+    from xtts_cli.data.audio_codecs import compressed_decoder
 
     build = build or tensorflow_build()
     report = EnvironmentReport(

@@ -314,7 +314,7 @@ def _stage_timings(
     config: XttsConfig, items: Sequence[DatasetItem], *, full: BatchMeasurement, warmup: int
 ) -> list[StageTiming]:
 
-    from xtts_cli.data.audio import CODECS
+    from xtts_cli.data.audio_codecs import CODECS
     from xtts_cli.data.pipeline import audio_formats, feature_stage, parallel_calls, source_columns
 
     # The stages are fed exactly the element layout (and run with exactly the parallelism) the
@@ -340,7 +340,7 @@ def _stage_timings(
     runs.append(("features", *_time_elements(features, size_of=tf.size, **shape)))
     runs.append(("batch", full.seconds, full.samples))
 
-    from xtts_cli.data.audio import COMPRESSED_CODECS, compressed_decoder
+    from xtts_cli.data.audio_codecs import COMPRESSED_CODECS, compressed_decoder
 
     # The decode row is what a compressed corpus costs in runtime mode: say who decodes it.
     compressed = [codec for codec in formats.codecs if codec in COMPRESSED_CODECS]
