@@ -394,6 +394,22 @@ def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(runner, t
     tts = Synthesizer.load(acoustic)
     in_process = tts.speak("the kettle is on", speaker=info["speakers"][1])
     np.testing.assert_allclose(spoken["mel"].numpy(), in_process.mel, atol=1e-3)
+    # An id outside the run's speakers, languages or symbols is refused by name, not clipped to the
+    # nearest voice (which a gather does on a GPU).
+    text = tf.constant(ids, tf.int32)
+    for call, said in (
+        (lambda: as_speaker(speaker_id=tf.constant(99), text_ids=text, language_id=tf.constant(0)), "speaker_id"),
+        (lambda: as_speaker(speaker_id=tf.constant(-1), text_ids=text, language_id=tf.constant(0)), "speaker_id"),
+        (lambda: as_speaker(speaker_id=tf.constant(0), text_ids=text, language_id=tf.constant(1)), "language_id"),
+        (lambda: as_speaker(speaker_id=tf.constant(0), text_ids=text[:0], language_id=tf.constant(0)), "empty"),
+        (lambda: as_speaker(speaker_id=tf.constant(0), text_ids=text * 0, language_id=tf.constant(0)), "text_ids"),
+        (
+            lambda: speak(text_ids=text + 1000, language_id=tf.constant(0), reference_audio=tf.constant(reference)),
+            "text_ids",
+        ),
+    ):
+        with pytest.raises(tf.errors.InvalidArgumentError, match=said):
+            call()
     # A speaker none of whose clips a few steps drew has no centroid yet: the export speaks it with the
     # vector of its clip, as `--speaker NAME` does, not with an empty centroid.
     from xtts_cli.inference.export import speaker_table

@@ -47,7 +47,9 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
         raise XttsError(f"--out {out} already holds files", hint="pass a new or empty folder")
     tts = Synthesizer.load(run_dir, step, vocoder=vocoder)
     table = speaker_table(tts) if speaks_as_speakers(tts) else None
-    generator = _generator(tts.model, tts.config.data, tts.config.synthesis, tts._rate, tts.vocoder.generator, table)
+    generator = _generator(
+        tts.model, tts.config.data, tts.config.synthesis, tts._rate, tts.vocoder.generator, table, tts.tokenizer
+    )
     out.mkdir(parents=True, exist_ok=True)
     signatures = {"serving_default": generator.speak}
     if table is not None:
@@ -98,10 +100,14 @@ def _frame_bounds(tokens, rate: Optional[SpeakingRate], buffer: int):
     return tf.minimum(high, low), high
 
 
-def _generator(model, data: DataConfig, settings: SynthesisConfig, rate: Optional[SpeakingRate], vocoder, speakers):
+def _generator(
+    model, data: DataConfig, settings: SynthesisConfig, rate: Optional[SpeakingRate], vocoder, speakers, tokenizer
+):
     """The tf.Module the SavedModel holds: the weights of `model` (and of the `vocoder` network, when
     given), `speak`, the serving signature (text and a reference voice in, mel and audio out: by the
-    vocoder, else Griffin-Lim), and `speak_as` the `speakers` (`speaker_table`, or None)."""
+    vocoder, else Griffin-Lim), and `speak_as` the `speakers` (`speaker_table`, or None). An id
+    outside `tokenizer`'s symbols, languages or speakers is an InvalidArgumentError naming it: a
+    gather would clip it on a GPU, and speak another voice or language without a word."""
     from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel, mel_filterbank
     from xtts_cli.model.vocoder import griffin_lim
     from xtts_cli.speech.synthesis import generation_settings
@@ -144,10 +150,17 @@ def _generator(model, data: DataConfig, settings: SynthesisConfig, rate: Optiona
         def speak_as(self, speaker_id, text_ids, language_id):
             # A training speaker's voice (`speaker_table`), as `--speaker NAME` speaks: no clip needed.
             centroids = tf.constant(speakers)
-            index = tf.clip_by_value(speaker_id, 0, tf.shape(centroids)[0] - 1)
-            return self._spoken(text_ids, language_id, tf.cast(centroids[index][None], tf.float32))
+            speaker_id = _checked(speaker_id, len(speakers), "speaker_id", "an index into export.json's speakers")
+            return self._spoken(text_ids, language_id, tf.cast(centroids[speaker_id][None], tf.float32))
 
         def _spoken(self, text_ids, language_id, voice):
+            language_id = _checked(
+                language_id, max(1, len(tokenizer.languages)), "language_id", "an index into languages"
+            )
+            with tf.control_dependencies(
+                [tf.debugging.assert_positive(tf.size(text_ids), message="text_ids is empty")]
+            ):
+                text_ids = _checked(text_ids, model.vocab_size, "text_ids", "1 + a symbol's index in symbols", low=1)
             tokens = tf.shape(text_ids)[0]
             low, high = _frame_bounds(tokens, rate, buffer)
             generated = model.generate(
@@ -178,6 +191,17 @@ def _generator(model, data: DataConfig, settings: SynthesisConfig, rate: Optiona
             return {"mel": mel[:frames], "audio": audio[: (frames - 1) * data.hop_length]}
 
     return Generator()
+
+
+def _checked(value, high: int, name: str, what: str, low: int = 0):
+    """`value`, once every element is in [low, high): what uses it waits for the check."""
+    message = f"{name} must be {what}: from {low} to {high - 1}"
+    checks = [
+        tf.debugging.assert_greater_equal(value, low, message=message),
+        tf.debugging.assert_less(value, high, message=message),
+    ]
+    with tf.control_dependencies(checks):
+        return tf.identity(value)
 
 
 def _export_info(tts: Synthesizer) -> dict:
