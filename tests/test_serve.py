@@ -311,6 +311,17 @@ def test_hostile_bodies_uploads_and_connections(served):
     )
     raw(url, b"GET /api/t", read=False)
     assert raw(url, b"BLAH\r\n\r\n").startswith(b"HTTP/1.1 400")
+    # A negative length, a method the server has no answer for, a query whose escapes are not UTF-8.
+    negative = raw(url, b"POST /api/tts HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n")
+    assert negative.startswith(b"HTTP/1.1 400") and b"Content-Length -5 is negative" in negative
+    for method in (b"PUT", b"DELETE", b"OPTIONS"):
+        refused = raw(url, method + b" /api/tts HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        assert refused.startswith(b"HTTP/1.1 405") and b"Allow: GET, POST, HEAD" in refused, refused
+        assert b"is not a method this server answers" in refused
+    assert error_of(get(f"{url}/api/tts?text=%ff%fe")) == (
+        400,
+        "the query is not UTF-8: percent-encode the text's UTF-8 bytes",
+    )
     assert error_of(get(f"{url}/samples/..%2Fconfig.yaml"))[0] == 404
     assert error_of(get(f"{url}/etc/passwd"))[0] == 404
     # A full queue: every turn and every place to wait taken, the next request is told so at once.

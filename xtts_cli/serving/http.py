@@ -166,7 +166,10 @@ class _Handler(BaseHTTPRequestHandler):
     # /api/tts
     def _tts(self, method: str, query: str) -> int:
         service = self.server.service
-        fields = _once(parse_qsl(query, keep_blank_values=True))
+        try:
+            fields = _once(parse_qsl(query, keep_blank_values=True, errors="strict"))
+        except UnicodeDecodeError:
+            raise Refused(400, "the query is not UTF-8: percent-encode the text's UTF-8 bytes") from None
         reference: Optional[bytes] = None
         if method == "POST":
             body_fields, reference = self._read_form()
@@ -228,7 +231,10 @@ class _Handler(BaseHTTPRequestHandler):
             raise Refused(400, f"Content-Length {str(raw_length)[:20]!r} is not a number") from None
         kind = self.headers.get_content_type()
         limit = service.limits.upload_bytes + FORM_BYTES if kind == "multipart/form-data" else FORM_BYTES
-        if length < 0 or length > limit:
+        if length < 0:
+            self.close_connection = True
+            raise Refused(400, f"Content-Length {length} is negative; send the body's length in bytes")
+        if length > limit:
             self.close_connection = True  # the rest of the body is not read
             raise Refused(413, f"the request body is {length} bytes, more than this server takes ({limit})")
         body = self._read_body(length)
@@ -242,7 +248,7 @@ class _Handler(BaseHTTPRequestHandler):
             return {str(k): _scalar(str(k), v) for k, v in decoded.items()}, None
         if kind == "application/x-www-form-urlencoded" or not body:
             try:
-                return _once(parse_qsl(body.decode("utf-8"), keep_blank_values=True)), None
+                return _once(parse_qsl(body.decode("utf-8"), keep_blank_values=True, errors="strict")), None
             except UnicodeDecodeError:
                 raise Refused(400, "the form body is not UTF-8") from None
         if kind == "multipart/form-data":
@@ -315,6 +321,11 @@ class _Handler(BaseHTTPRequestHandler):
         """A request the standard library itself refuses (a malformed request line, headers too long):
         the same one-line JSON as every other error."""
         self.close_connection = True
+        if code == HTTPStatus.NOT_IMPLEMENTED:  # a method with no do_ handler: PUT, DELETE, OPTIONS, ...
+            said = {"error": f"{self.command[:20]} is not a method this server answers; use GET or POST"}
+            body = json.dumps(said, ensure_ascii=False).encode("utf-8")
+            self._send(405, body, "application/json", headers={"Allow": "GET, POST, HEAD"})
+            return
         try:
             self._json({"error": f"{HTTPStatus(code).phrase}: {message or ''}".strip(": ")}, status=code)
         except (TimeoutError, ConnectionError, ValueError):
