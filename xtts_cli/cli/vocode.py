@@ -13,7 +13,6 @@ from xtts_cli.cli.options import (
     ConfigOption,
     JsonOption,
     VerboseOption,
-    VocoderOption,
     keeps_the_inputs,
     wav_out,
 )
@@ -104,7 +103,15 @@ def vocode(
     audio: Annotated[
         list[Path], typer.Argument(metavar="AUDIO...", help="Recordings (WAV, FLAC, OGG or MP3), or folders of them.")
     ],
-    vocoder: VocoderOption = None,
+    vocoder: Annotated[
+        Optional[str],
+        typer.Option(
+            "--vocoder",
+            metavar="RUN_DIR|griffin-lim",
+            help="A vocoder run (`model.kind: vocoder`) or griffin-lim (the default).",
+            show_default=False,
+        ),
+    ] = None,
     out: Annotated[
         Optional[Path], typer.Option("--out", "-o", metavar="WAV", help="WAV file to write (one recording).")
     ] = None,

@@ -100,6 +100,11 @@ def _frame_bounds(tokens, rate: Optional[SpeakingRate], buffer: int):
     return tf.minimum(high, low), high
 
 
+# The signatures' inputs. No autograph in them: generation and Griffin-Lim loop with `tf.while_loop` themselves.
+TEXT_IDS = tf.TensorSpec([None], tf.int32, "text_ids")
+LANGUAGE_ID = tf.TensorSpec([], tf.int32, "language_id")
+
+
 def _generator(
     model, data: DataConfig, settings: SynthesisConfig, rate: Optional[SpeakingRate], vocoder, speakers, tokenizer
 ):
@@ -123,13 +128,8 @@ def _generator(
             # own call for a signature nobody serves (a third of the export's time).
             self.weights = list(model.variables) + (list(vocoder.variables) if vocoder is not None else [])
 
-        # No autograph: generation and Griffin-Lim loop with `tf.while_loop` themselves.
         @tf.function(
-            input_signature=[
-                tf.TensorSpec([None], tf.int32, name="text_ids"),
-                tf.TensorSpec([], tf.int32, name="language_id"),
-                tf.TensorSpec([None], tf.float32, name="reference_audio"),
-            ],
+            input_signature=[TEXT_IDS, LANGUAGE_ID, tf.TensorSpec([None], tf.float32, "reference_audio")],
             autograph=False,
         )
         def speak(self, text_ids, language_id, reference_audio):
@@ -140,12 +140,7 @@ def _generator(
             return self._spoken(text_ids, language_id, voice)
 
         @tf.function(
-            input_signature=[
-                tf.TensorSpec([], tf.int32, name="speaker_id"),
-                tf.TensorSpec([None], tf.int32, name="text_ids"),
-                tf.TensorSpec([], tf.int32, name="language_id"),
-            ],
-            autograph=False,
+            input_signature=[tf.TensorSpec([], tf.int32, "speaker_id"), TEXT_IDS, LANGUAGE_ID], autograph=False
         )
         def speak_as(self, speaker_id, text_ids, language_id):
             # A training speaker's voice (`speaker_table`), as `--speaker NAME` speaks: no clip needed.
@@ -154,13 +149,7 @@ def _generator(
             return self._spoken(text_ids, language_id, tf.cast(centroids[speaker_id][None], tf.float32))
 
         def _spoken(self, text_ids, language_id, voice):
-            language_id = _checked(
-                language_id, max(1, len(tokenizer.languages)), "language_id", "an index into languages"
-            )
-            with tf.control_dependencies(
-                [tf.debugging.assert_positive(tf.size(text_ids), message="text_ids is empty")]
-            ):
-                text_ids = _checked(text_ids, model.vocab_size, "text_ids", "1 + a symbol's index in symbols", low=1)
+            text_ids, language_id = _checked_text(text_ids, language_id, model.vocab_size, len(tokenizer.languages))
             tokens = tf.shape(text_ids)[0]
             low, high = _frame_bounds(tokens, rate, buffer)
             generated = model.generate(
@@ -191,6 +180,13 @@ def _generator(
             return {"mel": mel[:frames], "audio": audio[: (frames - 1) * data.hop_length]}
 
     return Generator()
+
+
+def _checked_text(text_ids, language_id, vocab_size: int, languages: int):
+    """The text's ids and its language's, once checked: at least one id, each a symbol's."""
+    language_id = _checked(language_id, max(1, languages), "language_id", "an index into languages")
+    with tf.control_dependencies([tf.debugging.assert_positive(tf.size(text_ids), message="text_ids is empty")]):
+        return _checked(text_ids, vocab_size, "text_ids", "1 + a symbol's index in symbols", low=1), language_id
 
 
 def _checked(value, high: int, name: str, what: str, low: int = 0):
