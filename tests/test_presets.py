@@ -57,7 +57,16 @@ def test_init_writes_a_preset_with_its_comments_and_keeps_what_it_replaces(runne
     result = runner.invoke(app, ["init", "--preset", "speak-cpu"])
     assert result.exit_code == 0, result.output
     written = Path("speak-cpu.yaml")
-    assert written.read_text(encoding="utf-8") == (PRESETS_DIR / "speak-cpu.yaml").read_text(encoding="utf-8")
+    # The preset, its first line's command reading the written file: `--config speak-cpu` would read
+    # the package's preset without the user's edits (and says so when it does).
+    preset = (PRESETS_DIR / "speak-cpu.yaml").read_text(encoding="utf-8")
+    own = preset.replace("# xtts train --config speak-cpu ", "# xtts train --config speak-cpu.yaml ", 1)
+    assert own != preset and written.read_text(encoding="utf-8") == own
+    written.write_text(own.replace("batch_size: 16", "batch_size: 4"), encoding="utf-8")
+    read = runner.invoke(app, ["validate", "-c", "speak-cpu", "--data", str(SAMPLE), "--json"])
+    assert "note: --config speak-cpu reads the preset, not ./speak-cpu.yaml; pass --config speak-cpu.yaml" in (
+        read.stderr
+    )
     again = runner.invoke(app, ["init", "--preset", "speak-cpu"])
     assert isinstance(again.exception, XttsError) and "exists already" in again.exception.lines[0]
     written.write_text("# mine\n", encoding="utf-8")

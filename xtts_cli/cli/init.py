@@ -48,13 +48,22 @@ def init(
         )
     can_write(target, "--out", name=source.name)
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = source.read_text(encoding="utf-8")
+    text = _own_header(source.read_text(encoding="utf-8"), source.stem, target)
     if target.is_file() and target.read_bytes() == text.encode("utf-8"):
         # Already the preset: a backup now would replace the one of the user's own file.
         sys.stdout.write(f"{target} is the preset {source.stem} already; left as it is\n")
     else:
         write_atomically(target, text, backup=target.exists())
         sys.stdout.write(f"wrote {target} (preset {source.stem})\n")
-    first = source.read_text(encoding="utf-8").splitlines()[0].lstrip("# ").strip()
+    first = text.splitlines()[0].lstrip("# ").strip()
     if first.startswith("xtts "):
-        sys.stderr.write(f"next: {first.replace('--config ' + source.stem, '--config ' + str(target))}\n")
+        sys.stderr.write(f"next: {first}\n")
+
+
+def _own_header(text: str, preset: str, target: Path) -> str:
+    """The preset's text with its first line's command reading the written file, not the preset
+    (whose name would still load the package's copy, without the user's edits)."""
+    first, newline, rest = text.partition("\n")
+    if first.startswith("# xtts ") and f"--config {preset}" in first:
+        first = first.replace(f"--config {preset}", f"--config {target}", 1)
+    return first + newline + rest

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import difflib
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -298,6 +299,14 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
     return parsed
 
 
+def _say_the_preset_is_read(preset: Path) -> None:
+    """`--config speak-cpu` reads the preset; `xtts init` wrote `speak-cpu.yaml` here for the user
+    to edit, and edits there would be silently not read."""
+    own = Path(preset.name)
+    if own.is_file() and own.resolve() != preset.resolve() and own.read_bytes() != preset.read_bytes():
+        sys.stderr.write(f"note: --config {preset.stem} reads the preset, not ./{own}; pass --config {own} for yours\n")
+
+
 def resolve_config(
     path: Optional[Path | str] = None,
     overrides: Optional[Mapping[str, Any]] = None,
@@ -331,6 +340,7 @@ def resolve_config(
                     hint=f"pass --config PATH to an existing YAML file or a preset's name ({', '.join(preset_names())})",
                 )
             chosen = preset
+            _say_the_preset_is_read(preset)
     elif DEFAULT_CONFIG_PATH.is_file():
         chosen = DEFAULT_CONFIG_PATH
     if chosen is not None:
