@@ -29,6 +29,18 @@ def test_presets_load_and_open_with_their_command() -> None:
         resolve_config(preset)
 
 
+def test_the_pages_that_list_the_sections_and_presets_list_them_all() -> None:
+    from xtts_cli.config.preset_files import preset_names
+    from xtts_cli.config.schema import XttsConfig
+
+    sections = ", ".join(f"`{name}`" for name in XttsConfig.model_fields)
+    assert len(XttsConfig.model_fields) == 7  # "seven sections", as the pages say
+    for page in ("README.md", "docs/validate.md"):
+        text = " ".join((REPO / page).read_text(encoding="utf-8").split())
+        assert "seven sections" in text and sections in text, page
+        assert not [name for name in preset_names() if name != "config" and f"`{name}`" not in text], page
+
+
 def test_command_reference_is_current() -> None:
     from xtts_cli.cli import reference
 
