@@ -50,7 +50,11 @@ def test_a_presets_opening_line_parses_and_validates(runner, name):
 def test_a_missing_config_names_the_presets(runner):
     with pytest.raises(XttsError) as caught:
         resolve_config("speek-cpu")
-    assert "no preset has that name" in caught.value.lines[0] and "speak-cpu" in caught.value.hint
+    assert caught.value.lines[0].endswith("no preset has that name; did you mean speak-cpu?")
+    assert "speak-cpu" in caught.value.hint
+    with pytest.raises(XttsError) as caught:
+        resolve_config("tiny_cpu.yaml")
+    assert caught.value.lines[0].endswith("did you mean tiny-cpu?")
 
 
 def test_init_writes_a_preset_with_its_comments_and_keeps_what_it_replaces(runner, tmp_path):

@@ -335,8 +335,10 @@ def resolve_config(
 
             preset = preset_path(str(path))
             if preset is None:
+                close = difflib.get_close_matches(str(path).removesuffix(".yaml"), preset_names(), n=1, cutoff=0.7)
                 raise ConfigError(
-                    f"config file {str(chosen)!r} not found, and no preset has that name",
+                    f"config file {str(chosen)!r} not found, and no preset has that name"
+                    + (f"; did you mean {close[0]}?" if close else ""),
                     hint=f"pass --config PATH to an existing YAML file or a preset's name ({', '.join(preset_names())})",
                 )
             chosen = preset
