@@ -114,10 +114,27 @@ def test_a_folder_that_is_not_a_run_is_refused_before_tensorflow_loads(command: 
     assert report["code"] == 1 and "tensorflow" not in report["heavy"]
 
 
-def test_speed_for_a_decoder_without_a_pace_is_refused_before_tensorflow_loads(tmp_path) -> None:
-    run = Path(__file__).parent / "data" / "run_before_run_data"  # an autoregressive run
-    _, report = _run(["synthesize", "the kettle", "-r", str(run), "--speed", "1.5", "-o", str(tmp_path / "a.wav")])
-    assert report["code"] == 1 and "tensorflow" not in report["heavy"]
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["--speed", "1.5"], "speed 1.5: this run's decoder (autoregressive)"),
+        (["--speaker", "en-us+f2"], "speaker 'en-us+f2' is not in"),
+        (["--language", "fa"], "fa"),
+    ],
+)
+def test_what_the_runs_files_refuse_is_refused_before_tensorflow_loads(tmp_path, args, said) -> None:
+    run = Path(__file__).parent / "data" / "run_before_run_data"  # an autoregressive run, speakers en-us+f3 ...
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(["synthesize", "the kettle", "-r", str(run), *args])],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    report = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert report["code"] == 1 and "tensorflow" not in report["heavy"], proc.stderr
+    assert said in proc.stderr
+    if "--speaker" in args:
+        assert "did you mean 'en-us+f3'" in proc.stderr
 
 
 @pytest.mark.parametrize("command", ["export", "vocode", "synthesize"])

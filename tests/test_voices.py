@@ -234,6 +234,8 @@ def test_out_dash_writes_the_wav_alone_to_stdout(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert not list(tmp_path.rglob("*.wav"))  # nothing written but stdout
+    # What the clip is, on stderr: the WAV stays alone on stdout.
+    assert b"stdout: " in done.stderr and b" s of audio from step " in done.stderr and b"ended by: " in done.stderr
     with wave.open(io.BytesIO(done.stdout)) as handle:
         samples = np.frombuffer(handle.readframes(handle.getnframes()), "<i2")
     from xtts_cli.speech.synthesis import wav_bytes

@@ -43,6 +43,18 @@ def speed_without_pace(speed: float) -> XttsError:
     )
 
 
+def unknown_speaker(name: str, listed: list[str], run_dir, speakers_file: str) -> XttsError:
+    """`--speaker NAME` that is not one of the run's `listed` speakers, with the names closest to it."""
+    import difflib
+
+    close = difflib.get_close_matches(name, listed, n=3)
+    known = ", ".join(listed[:8]) + (f" and {len(listed) - 8} more" if len(listed) > 8 else "")
+    return XttsError(
+        f"speaker {name!r} is not in {run_dir} ({len(listed)} speakers: {known})",
+        hint=f"did you mean {' or '.join(repr(c) for c in close)}?" if close else f"see {run_dir}/{speakers_file}",
+    )
+
+
 class ConfigError(XttsError):
     """The config cannot be read or does not validate: exit 2."""
 

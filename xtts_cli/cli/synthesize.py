@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Optional, TextIO
 
 import typer
 
@@ -156,8 +156,7 @@ def synthesize(
     text = _read_stdin() if text == "-" else text
     _check_arguments(text, text_file, out_dir, speaker, speaker_wav, out=out, json_output=json_output)
     run_dir = run_dir_given(run_dir, checkpoint, to="speak with", example='xtts synthesize "Hello." -r runs/tiny-cpu')
-    if speed != 1.0:
-        _refuse_unpaced(run_dir, speed)
+    _check_before_loading(run_dir, speed, speaker, language)
     lines = _read_lines(text_file) if text_file is not None else []
     keeps_the_inputs(
         {speaker_wav: "the --speaker-wav clip", text_file: "the --text-file"},
@@ -194,15 +193,25 @@ def synthesize(
     _write_speech(tts, speech, out, json_output=json_output, speaker=speaker, language=language, voice=named)
 
 
-def _refuse_unpaced(run_dir: Path, speed: float) -> None:
-    """`--speed` for a decoder without durations to scale: said before TensorFlow loads (seconds)."""
-    from xtts_cli.errors import speed_without_pace
+def _check_before_loading(run_dir: Path, speed: float, speaker: Optional[str], language: Optional[str]) -> None:
+    """What the run's files alone can refuse, before TensorFlow and the checkpoint load (seconds):
+    `--speed` for a decoder without durations to scale, a `--speaker` or `--language` it lacks."""
+    from xtts_cli.data.text import Tokenizer
+    from xtts_cli.errors import speed_without_pace, unknown_speaker
     from xtts_cli.kinds import kind_for
-    from xtts_cli.run.files import read_run
+    from xtts_cli.run.files import SPEAKERS_FILE, load_speakers, read_run
 
-    kind = kind_for(read_run(run_dir)[0])
-    if kind.speaks and not kind.paced:
+    config, run = read_run(run_dir)
+    kind = kind_for(config)
+    if speed != 1.0 and kind.speaks and not kind.paced:
         raise speed_without_pace(speed)
+    if not run.vocab.is_file():
+        return  # not an acoustic run: loading it says so
+    vocabulary = Tokenizer.load(run.vocab)
+    vocabulary.language_index(language)
+    listed = list(vocabulary.speakers) or list(load_speakers(run.path))
+    if speaker is not None and listed and speaker not in listed:
+        raise unknown_speaker(speaker, listed, run_dir, SPEAKERS_FILE)
 
 
 def _write_speech(tts, speech, out: Path, *, json_output: bool, speaker, language, voice: str) -> None:
@@ -215,15 +224,15 @@ def _write_speech(tts, speech, out: Path, *, json_output: bool, speaker, languag
 
         sys.stdout.buffer.write(wav_bytes(speech.waveform, speech.sample_rate))
         sys.stdout.buffer.flush()
-        return
-    speech.save(out)
+    else:
+        speech.save(out)
     report = _report(tts, speech, out, speaker=speaker, language=language, voice=voice)
     if json_output:
         from xtts_cli.cli.output import print_json
 
         print_json(report)
         return
-    _render(speech, report)
+    _render(speech, report, sys.stderr if str(out) == "-" else sys.stdout)  # the WAV alone on a piped stdout
 
 
 def _list(run_dir: Path, *, speakers: bool, languages: bool, json_output: bool) -> None:
@@ -297,7 +306,7 @@ def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[st
     frames_per_second = data.sample_rate / data.hop_length
     low, high = (value / frames_per_second for value in speech.frame_window)
     return {
-        "out": str(out),
+        "out": str(out),  # "-": stdout
         "seconds": round(len(speech.waveform) / data.sample_rate, 3),
         "frames": speech.frames,
         "step": tts.step,
@@ -315,11 +324,10 @@ def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[st
     }
 
 
-def _render(speech, report: dict[str, Any]) -> None:
+def _render(speech, report: dict[str, Any], stream: TextIO) -> None:
     seconds, step, run_path = report["seconds"], report["step"], report["run"]
-    sys.stdout.write(
-        f"{report['out']}: {seconds:.2f} s of audio from step {step} of {run_path}, vocoder {speech.vocoder}\n"
-    )
+    where = "stdout" if report["out"] == "-" else report["out"]
+    stream.write(f"{where}: {seconds:.2f} s of audio from step {step} of {run_path}, vocoder {speech.vocoder}\n")
     window = "{:.2f}-{:.2f} s".format(*report["window_seconds"])
     limit, scope = "the length limit", ""
     if speech.sentences > 1:  # the windows of its sentences added up; the audio has pauses besides
@@ -337,8 +345,8 @@ def _render(speech, report: dict[str, Any]) -> None:
         )
     else:
         how = f"the stop token, within the window the training data's speaking rate allows ({window}{scope})"
-    sys.stdout.write(f"ended by: {how}\n")
-    sys.stdout.write(
+    stream.write(f"ended by: {how}\n")
+    stream.write(
         f"alignment score: {speech.alignment_score:.3f} (focus rate of the cross-attention; "
         "near 1 when each step reads one place in the text)\n"
     )

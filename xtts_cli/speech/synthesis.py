@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
 from xtts_cli.data.text import UnknownCharactersError
-from xtts_cli.errors import XttsError, speed_without_pace
+from xtts_cli.errors import XttsError, speed_without_pace, unknown_speaker
 from xtts_cli.run.files import (
     RATE_CEILING_FACTOR,
     REFERENCE_FILE,
@@ -454,8 +454,6 @@ def _frame_window(
 def speaker_voice(run_dir: Path, name: str, data: DataConfig, tokenizer=None, model=None) -> Voice:
     """Speaker `name` of the run: its centroid in the checkpoint (`model`) when the run keeps one
     for it, so no clip of it is needed; else the opening frames of its longest readable clip."""
-    import difflib
-
     speakers = load_speakers(run_dir)
     listed = list(tokenizer.speakers) if tokenizer is not None and tokenizer.speakers else list(speakers)
     if not listed:
@@ -464,14 +462,7 @@ def speaker_voice(run_dir: Path, name: str, data: DataConfig, tokenizer=None, mo
             hint="pass --speaker-wav FILE with a clip of the voice",
         )
     if name not in listed:
-        close = difflib.get_close_matches(name, listed, n=3)
-        known = ", ".join(listed[:8]) + (f" and {len(listed) - 8} more" if len(listed) > 8 else "")
-        raise XttsError(
-            f"speaker {name!r} is not in {run_dir} ({len(listed)} speakers: {known})",
-            hint=f"did you mean {' or '.join(repr(c) for c in close)}?"
-            if close
-            else f"see {run_dir / SPEAKERS_FILE} for every name",
-        )
+        raise unknown_speaker(name, listed, run_dir, SPEAKERS_FILE)
     if model is not None and tokenizer is not None and getattr(model, "speaker_clip_counts", None) is not None:
         index = tokenizer.speaker_index(name)
         if index >= 0 and float(model.speaker_clip_counts[index]) > 0:
