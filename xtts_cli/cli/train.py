@@ -167,7 +167,7 @@ Steps = Annotated[
         "-n",
         min=1,
         metavar="N",
-        help="Stop after this many steps (training.max_steps).",
+        help="Stop after this many steps (training.max_steps; the learning-rate schedule spans them, so a later run with more steps resumes at a higher rate).",
         show_default=False,
         rich_help_panel=LENGTH,
     ),
