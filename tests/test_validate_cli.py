@@ -165,6 +165,16 @@ def test_fix_inserts_missing_keys_into_the_right_section(runner, write_config) -
     assert text == "data:\n  batch_size: 12   # small card\ntraining:\n  mixed_precision: false\n"
 
 
+def test_fix_edits_a_key_in_its_old_place_too_so_the_file_still_loads(runner, write_config) -> None:
+    # The seeds' configs write mixed precision twice: as data.mixed_precision and as training's.
+    path = write_config("data:\n  mixed_precision: true   # old place\ntraining:\n  mixed_precision: true\n")
+    result = runner.invoke(app, ["validate", "-c", str(path), "--fix"])
+    assert result.exit_code == 0, result.output
+    assert path.read_text() == "data:\n  mixed_precision: false   # old place\ntraining:\n  mixed_precision: false\n"
+    again = runner.invoke(app, ["validate", "-c", str(path), "--fix", "--json"])
+    assert again.exit_code == 0 and json.loads(again.stdout)["fixed"] == []
+
+
 def test_errors_exit_1_and_are_not_auto_fixed(runner, write_config, tmp_path: Path) -> None:
     path = write_config(f"data:\n  dataset_path: {tmp_path / 'missing'}\n")
     result = runner.invoke(app, ["validate", "-c", str(path), "--fix", "--json"])

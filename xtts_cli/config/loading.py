@@ -205,6 +205,19 @@ def canonicalize(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str
     return canonical, sources, conflicts
 
 
+def other_places(data: Mapping[str, Any], dotted: str) -> list[str]:
+    """The places other than its own where a config file as read (`data`) writes canonical key
+    `dotted` under an older name (`data.mixed_precision` for `training.mixed_precision`): a fix
+    edits them too, or the file would say two things and not load."""
+    found = []
+    for written, canonical in {**ALIASES, **MOVED}.items():
+        section, key = written.split(".", 1)
+        body = data.get(section)
+        if canonical == dotted and isinstance(body, dict) and key in body:
+            found.append(written)
+    return found
+
+
 def written_config(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """A config tree as a file holds it, in today's places (`_left_out`, then `canonicalize`), with
     the conflicts found."""

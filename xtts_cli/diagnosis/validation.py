@@ -74,7 +74,7 @@ def _repair(loaded: LoadedConfig, fixable: list[Finding], write: bool, said: Cal
 
     _refuse_unfixable_target(loaded, write)
     assert loaded.text is not None and loaded.path is not None
-    new_text = apply_changes(loaded.text, [f.fix for f in fixable if f.fix], loaded.sources)
+    new_text = apply_changes(loaded.text, _everywhere(loaded, [f.fix for f in fixable if f.fix]), loaded.sources)
     diff = "".join(
         difflib.unified_diff(
             loaded.text.splitlines(keepends=True),
@@ -88,6 +88,21 @@ def _repair(loaded: LoadedConfig, fixable: list[Finding], write: bool, said: Cal
     backup = write_atomically(loaded.path, new_text)
     said(f"wrote {loaded.path} (backup: {backup})")
     return diff, True
+
+
+def _everywhere(loaded: LoadedConfig, changes: list) -> list:
+    """`changes`, each also made where the file writes its key under an older name."""
+    from xtts_cli.config.loading import other_places, parse_yaml
+
+    assert loaded.text is not None
+    tree = parse_yaml(loaded.text, str(loaded.path))
+    also = [
+        change.model_copy(update={"key": place})
+        for change in changes
+        for place in other_places(tree, change.key)
+        if place != loaded.sources.get(change.key)
+    ]
+    return changes + also
 
 
 def validate_config(
