@@ -318,6 +318,9 @@ def test_hostile_bodies_uploads_and_connections(served):
         refused = raw(url, method + b" /api/tts HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
         assert refused.startswith(b"HTTP/1.1 405") and b"Allow: GET, POST, HEAD" in refused, refused
         assert b"is not a method this server answers" in refused
+    # Text typed into the URL unescaped (as curl sends it) is read as the UTF-8 it is.
+    typed = raw(url, "GET /api/tts?text=Привет HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    assert typed.startswith(b"HTTP/1.1 400") and "'п' (U+043F)".encode() in typed, typed
     assert error_of(get(f"{url}/api/tts?text=%ff%fe")) == (
         400,
         "the query is not UTF-8: percent-encode the text's UTF-8 bytes",

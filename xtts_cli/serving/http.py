@@ -121,7 +121,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, method: str) -> None:
         began = time.perf_counter()
-        url = urlsplit(self.path)
+        url = urlsplit(_utf8(self.path))
         service = self.server.service
         status = 200
         try:
@@ -330,6 +330,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._json({"error": f"{HTTPStatus(code).phrase}: {message or ''}".strip(": ")}, status=code)
         except (TimeoutError, ConnectionError, ValueError):
             pass
+
+
+def _utf8(path: str) -> str:
+    """The request's target as its client sent it: http.server reads the request line as Latin-1, so
+    Persian typed into a URL (`?text=سلام`, which curl sends unescaped) arrives as UTF-8 bytes in
+    Latin-1 letters. A target that is not UTF-8 is read as Latin-1, as it came."""
+    try:
+        return path.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return path
 
 
 def _once(pairs: list[tuple[str, str]]) -> dict[str, str]:
