@@ -4,10 +4,13 @@ and the profilers read."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.run_data import prepare
@@ -53,6 +56,31 @@ def test_ensure_store_is_the_step_that_writes_and_the_pipeline_then_finds_it(tmp
     assert run.ensure_store(notes.append) == 2 and len(notes) == said  # complete: no second pass
     _, info = run.pipeline(note=notes.append)
     assert len(notes) == said and info.feature_cache is not None and info.num_items == len(run.train_items)
+
+
+def test_the_bundled_sample_and_a_read_only_dataset_store_in_the_users_cache(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    before = _files(SAMPLE)
+    run = prepare(XttsConfig(data={"preprocessing_mode": "precompute", "batch_size": 4}))
+    assert run.ensure_store(lambda line: None) == 2
+    assert _files(SAMPLE) == before  # nothing written into the installed package
+    assert [path.name[: len("sample-")] for path in (tmp_path / "cache" / "xtts" / "features").iterdir()] == ["sample-"]
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("a read-only mount needs root and unshare")
+    # A dataset on a read-only disk (a read-only bind mount in a mount namespace of its own).
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    code = (
+        "from xtts_cli.config.schema import XttsConfig\n"
+        "from xtts_cli.data.run_data import prepare\n"
+        f"run = prepare(XttsConfig(data={{'dataset_path': {str(corpus)!r}, 'preprocessing_mode': 'precompute'}}))\n"
+        "print(run.ensure_store(lambda line: None))\n"
+    )
+    script = f'mount --bind {corpus} {corpus} && mount -o remount,ro,bind {corpus} && {sys.executable} -c "$0"'
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script, code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.split()[-1] == "2", done.stderr[-2000:]
+    assert not (corpus / ".xtts_features").exists()
+    assert len(list((tmp_path / "cache" / "xtts" / "features").glob("corpus-*/*/shard-*"))) >= 2
 
 
 def test_a_separate_validation_set_joins_the_vocabulary_and_is_the_validation(tmp_path: Path, write_config) -> None:

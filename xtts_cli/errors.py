@@ -174,7 +174,7 @@ def from_tensorflow(error: BaseException) -> Optional[XttsError]:
         # The precompute store read from its shards: TensorFlow does not say which file.
         return XttsError(
             f"a record of the precompute feature store fails its checksum ({line})",
-            hint="remove the store's folder under data.feature_cache_dir (default: the dataset's .xtts_features) "
+            hint="remove the store's folder (data.feature_cache_dir; by default the dataset's .xtts_features) "
             "and start again: the next start computes the features again",
             translated=True,
         )

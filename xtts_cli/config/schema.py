@@ -260,7 +260,9 @@ class DataConfig(_Section):
         "store over it is read from its shards every epoch (`0`: always).",
     )
     feature_cache_dir: Optional[str] = Field(
-        None, description="Where `precompute` writes features. Empty: `<dataset_path>/.xtts_features`."
+        None,
+        description="Where `precompute` writes features. Empty: `<dataset_path>/.xtts_features`; for the "
+        "bundled sample, or a dataset on a disk xtts cannot write, `~/.cache/xtts/features/` (`$XDG_CACHE_HOME`).",
     )
     pad_to_fixed_length: bool = Field(
         False,

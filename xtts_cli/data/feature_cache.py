@@ -62,7 +62,7 @@ from xtts_cli import locks
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.features import AUDIO_STEPS_PER_UNIT, KEPT_VALUE_BYTES, MelFeatures, stored_steps
 from xtts_cli.data.plan import feature_bytes, gigabytes, mel_frames
-from xtts_cli.data.scan import DatasetItem, dataset_root
+from xtts_cli.data.scan import BUNDLED_SAMPLE, DatasetItem, dataset_root
 from xtts_cli.errors import DiskFullError, XttsError, disk_full, tensorflow_cause
 
 SHARD_SUFFIX = ".tfrecord"
@@ -115,9 +115,16 @@ class Shard:
 
 
 def cache_root(data: DataConfig) -> Path:
+    """Where the store goes: `data.feature_cache_dir`, else beside the dataset; the sample bundled
+    inside the installed package, or a dataset on a disk this process cannot write, stores in the
+    user's cache instead (a folder per dataset), not in site-packages or not at all."""
     if data.feature_cache_dir:
         return Path(data.feature_cache_dir).expanduser().resolve()
-    return dataset_root(data) / ".xtts_features"
+    root = dataset_root(data)
+    if root == BUNDLED_SAMPLE or (root.is_dir() and not os.access(root, os.W_OK)):
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        return base / "xtts" / "features" / f"{root.name}-{hashlib.sha256(str(root).encode()).hexdigest()[:12]}"
+    return root / ".xtts_features"
 
 
 def feature_settings(data: DataConfig, output: str) -> dict:
