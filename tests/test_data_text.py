@@ -233,6 +233,25 @@ def test_punctuation_the_vocabulary_lacks_is_left_out_and_another_script_refused
     assert caught.value.characters == ["\u0436"]
 
 
+def test_a_mark_the_vocabulary_lacks_is_read_as_its_nearest_it_knows():
+    # A Persian run whose data wrote ، and ؟ hears "," and "?" typed on a Latin keyboard as them.
+    persian = Tokenizer.build(
+        ["\u0633\u0644\u0627\u0645\u060c \u0686\u0637\u0648\u0631\u06cc\u061f \u062e\u0648\u0628\u0645."],
+        ["no_cleaners"],
+    )
+    assert persian.speakable("\u0633\u0644\u0627\u0645, \u0686\u0637\u0648\u0631\u06cc?") == (
+        "\u0633\u0644\u0627\u0645\u060c \u0686\u0637\u0648\u0631\u06cc\u061f",
+        [",\u2192\u060c", "?\u2192\u061f"],
+    )
+    # An English run: "!" ends a sentence as "." does; a dash, a colon or a semicolon parts a clause
+    # as a comma does; a mark with nothing near it known is left out.
+    english = Tokenizer.build(["hello, there. how are you?"], ["no_cleaners"])
+    assert english.speakable("wow! yes: no; so \u2014 then \u00bfwhy") == (
+        "wow. yes, no, so, then why",
+        ["!\u2192.", ":\u2192,", ";\u2192,", "\u2014\u2192,", "\u00bf"],
+    )
+
+
 @pytest.mark.parametrize(
     "text, said",
     [

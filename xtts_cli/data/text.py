@@ -199,6 +199,14 @@ NEAREST_PHONEMES = {
     "i": "ɪ", "ɨ": "iɪɯ", "ɯ": "uɨ", "u": "ʊ", "ʊ": "u", "ɵ": "oø", "o": "ɔ", "ɔ": "oɒ", "ɒ": "ɔɑ",
     "ʌ": "ɐaə", "y": "iuʏ", "ʏ": "yɪ", "ø": "eɵo", "œ": "ɛø", "ɤ": "oə", "ʉ": "uy",
 }  # fmt: skip
+# A mark a run's data never held is read as the first of these it knows: the same mark in another
+# script (Persian keyboards and phones type "," and "?" as often as "،" and "؟"), or the pause nearest
+# in kind ("!" ends a sentence as "." does; a dash or a colon parts a clause as a comma does).
+NEAREST_MARKS = {
+    ",": "\u060c", "\u060c": ",", "?": "\u061f.", "\u061f": "?.", ";": "\u061b,\u060c", "\u061b": ";,\u060c",
+    "!": ".\u06d4", ".": "\u06d4", "\u06d4": ".", "\u2026": ".\u06d4", ":": ",\u060c", "\u2014": ",\u060c",
+    "\u2013": ",\u060c", "\u00bf": "", "\u00a1": "",
+}  # fmt: skip
 # Ids before the text in a run's sequences: the language's index, then the speaker's (-1: a speaker
 # the run's vocabulary does not list).
 CONDITIONING_IDS = 2
@@ -461,13 +469,23 @@ class Tokenizer:
     def speakable(self, prepared: str) -> tuple[str, list[str]]:
         """`prepared` with the punctuation and symbols the vocabulary lacks left out (a space where
         they stood, when the vocabulary has one), and which they were. A letter, digit or mark it
-        lacks stays, for `symbol_ids` to refuse: that is another script, not a full stop. A phoneme
+        lacks stays, for `symbol_ids` to refuse: that is another script, not a full stop. A mark it
+        lacks is read as its nearest it knows (`NEAREST_MARKS`: "?→؟"), where there is one. A phoneme
         it lacks is read as the nearest it knows (`NEAREST_PHONEMES`: listed as "ɕ→ʃ") or left out:
         espeak-ng made it from text in the run's language, whose data happened not to hold it."""
         nearest: list[str] = []
         if self.frontend == "phonemes":
             prepared, nearest = self._nearest_phonemes(prepared)
         unknown = sorted({c for c in prepared if c not in self._ids and unicodedata.category(c)[0] in "PSZC"})
+        marks = {
+            c: known for c in unknown if (known := next((k for k in NEAREST_MARKS.get(c, "") if k in self._ids), ""))
+        }
+        if marks:
+            prepared = "".join(marks.get(c, c) for c in prepared)
+            if {"\u2014", "\u2013"} & set(marks):  # "yes — no": "yes, no", as a comma is written
+                prepared = re.sub(r" ([,\u060c]) ", r"\1 ", prepared)
+            nearest += [f"{c}\u2192{known}" for c, known in marks.items()]
+            unknown = [c for c in unknown if c not in marks]
         if not unknown:
             return prepared, nearest
         gap = " " if " " in self._ids else ""
