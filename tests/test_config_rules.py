@@ -46,6 +46,7 @@ def test_parallelism_fix_is_machine_aware(write_config) -> None:
         ("training:\n  enable_graph_mode: false\n", "graph-mode-off", "training.enable_graph_mode", True),
         ("training:\n  enable_eager_debug: true\n", "eager-debug-on", "training.enable_eager_debug", False),
         ("training:\n  enable_xla_compilation: false\n", "xla-off", "training.enable_xla_compilation", "auto"),
+        ("training:\n  enable_xla_compilation: true\n", "xla-on-cpu", "training.enable_xla_compilation", "auto"),
         ("data:\n  use_tf_native_loading: false\n", "tf-native-loading-off", "data.use_tf_native_loading", True),
         ("data:\n  prefetch_buffer_size: 1\n", "prefetch-too-small", "data.prefetch_buffer_size", "auto"),
         ("data:\n  bucket_by_length: false\n", "variable-shapes", "data.bucket_by_length", True),
@@ -60,6 +61,10 @@ def test_rule_fires_with_its_fix(write_config, text, rule, key, value) -> None:
     assert set(found) == {rule}
     assert found[rule].fix is not None and found[rule].fix.key == key
     assert found[rule].fix.value == value
+
+
+def test_xla_is_asked_for_where_it_pays(write_config) -> None:
+    assert findings(write_config, "training:\n  enable_xla_compilation: true\n", TWO_4090) == {}
 
 
 def test_mixed_precision_on_capable_gpus(write_config) -> None:

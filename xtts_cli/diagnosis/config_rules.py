@@ -47,7 +47,20 @@ def _graph_mode(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]
 
 
 def _xla(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
-    if loaded.config.training.enable_xla_compilation is not False:
+    setting = loaded.config.training.enable_xla_compilation
+    if setting is True and not machine.gpus and loaded.config.devices.logical_cpu_devices == 0:
+        # The step XLA compiles for a CPU runs slower than plain graph mode, and the compile comes first
+        # (training/settings.py: XLA_MIN_PLANNED_STEPS).
+        why = f" ({machine.gpu_unavailable_reason})" if machine.gpu_unavailable_reason else ""
+        yield Finding(
+            id="xla-on-cpu",
+            severity="warning",
+            message=f"training.enable_xla_compilation is true and no GPU is visible{why}: on a CPU the "
+            "compiled step runs slower than plain graph mode, after its compile; set it to auto (on for GPUs)",
+            fix=_set("training.enable_xla_compilation", "auto"),
+        )
+        return
+    if setting is not False:
         return
     if machine.gpus:
         yield Finding(
