@@ -146,3 +146,10 @@ def test_the_verdict_comes_first_and_bucket_advice_fits_the_data(runner):
     assert "39 clips at batch 16 make 2 batches, too few for finer buckets" in padding
     assert "fix: set data.num_buckets" not in result.stdout
     assert re.search(r"padding efficiency is \d+ % ", padding)
+    # Padded to the longest clip allowed: the fix is to stop that, not more data.
+    fixed = runner.invoke(app, ["diagnose", "--quick", "--set", "data.pad_to_fixed_length=true"])
+    lines = fixed.stdout.splitlines()
+    padding = next(line for line in lines if "padding-waste" in line)
+    assert "data.pad_to_fixed_length pads every batch to data.max_mel_frames" in padding
+    assert "too few for finer buckets" not in padding
+    assert "fix: set data.pad_to_fixed_length: false" in fixed.stdout

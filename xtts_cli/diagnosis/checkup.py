@@ -704,7 +704,15 @@ def _padding_finding(config: XttsConfig, info: Any) -> Optional[RankedFinding]:
     most = max(1, info.num_items // (config.data.batch_size * BATCHES_PER_BUCKET))
     finer = min(config.data.num_buckets * 2, 64, most)
     small = ""
-    if not config.data.bucket_by_length:
+    if config.data.pad_to_fixed_length:
+        # Every batch padded to the longest clip allowed: buckets pad each only to its own length, with
+        # as few shapes as they have buckets.
+        fix = ConfigChange(key="data.pad_to_fixed_length", value=False)
+        small = (
+            f"; data.pad_to_fixed_length pads every batch to data.max_mel_frames ({config.data.max_mel_frames} "
+            "frames); length buckets pad each batch to its bucket's length"
+        )
+    elif not config.data.bucket_by_length:
         fix = ConfigChange(key="data.bucket_by_length", value=True)
     elif finer > config.data.num_buckets:
         fix = ConfigChange(key="data.num_buckets", value=finer)
