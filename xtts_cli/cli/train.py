@@ -24,7 +24,7 @@ from xtts_cli.cli.options import (
 )
 
 OPTIMIZATION_HELP = (
-    "A named bundle of settings applied under your own flags: basic (graph mode), enhanced "
+    "A named bundle of settings applied over the config file and under your own flags: basic (graph mode), enhanced "
     "(+ XLA, TF-native loading, bucketing, in-memory feature cache), maximum (+ precomputed "
     "features; mixed precision when a GPU of compute capability >= 7.0 is visible)."
 )

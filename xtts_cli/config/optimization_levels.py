@@ -1,7 +1,8 @@
 """`--optimization-level`: named bundles of settings, so a user need not know every key.
 
-Each level is a set of config changes applied under the user's own command-line flags (a flag the
-user gave always wins). Levels build on each other:
+Each level is a set of config changes applied over the config file (the level is asked for on the
+command line, for this run) and under the user's own command-line flags (a flag the user gave
+always wins). Levels build on each other:
 
 | level | adds |
 |---|---|
