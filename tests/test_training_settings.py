@@ -145,3 +145,20 @@ def test_the_split_featurizer_makes_the_mels_the_pipeline_makes() -> None:
     assert made["mel_lengths"].numpy().tolist() == expected["mel_lengths"].numpy().tolist()
     frames = int(expected["mel_lengths"].numpy().max())
     np.testing.assert_allclose(made["mel"].numpy()[:, :frames], expected["mel"].numpy()[:, :frames], atol=2e-3)
+
+
+def test_memory_settings_without_a_split_are_said_to_do_nothing() -> None:
+    from xtts_cli.config.schema import DevicesConfig
+    from xtts_cli.devices.placement import _unused_memory_settings
+
+    alone = DevicesConfig(data_gpu_memory=10240, model_gpu_memory=20480, enable_memory_isolation=True)
+    assert _unused_memory_settings(alone, split=False) == [
+        "devices.data_gpu_memory, devices.model_gpu_memory, devices.enable_memory_isolation: no effect without a "
+        "data/model split (devices.data_gpu and devices.model_gpu, --data-gpu / --model-gpu), which this run has not"
+    ]
+    split = DevicesConfig(data_gpu=0, model_gpu=1, data_gpu_memory=10240)
+    assert _unused_memory_settings(split, split=True) == [
+        "devices.data_gpu_memory: no effect without devices.enable_memory_isolation (--enable-memory-isolation)"
+    ]
+    isolated = DevicesConfig(data_gpu=0, model_gpu=1, data_gpu_memory=10240, enable_memory_isolation=True)
+    assert _unused_memory_settings(isolated, split=True) == [] and _unused_memory_settings(DevicesConfig(), False) == []

@@ -404,6 +404,7 @@ def _plan_gpus(tf, devices: DevicesConfig) -> DevicePlan:
                 tf.config.experimental.set_memory_growth(device, True)
     except RuntimeError as exc:
         notes.append(f"GPU memory settings not applied: {exc}")
+    notes += _unused_memory_settings(devices, split)
     names = tuple(f"/device:GPU:{i}" for i in range(len(physical)))
     if not names:
         return DevicePlan(
@@ -411,9 +412,28 @@ def _plan_gpus(tf, devices: DevicesConfig) -> DevicePlan:
             data_device=None,
             model_device="/device:CPU:0",
             device_type="CPU",
-            notes=("no GPU visible to TensorFlow: training on the CPU",),
+            notes=("no GPU visible to TensorFlow: training on the CPU", *notes),
         )
     return _plan_from_names(devices, names, "GPU", "GPUs visible to TensorFlow", tuple(nvml_gpus), tuple(notes))
+
+
+def _unused_memory_settings(devices: DevicesConfig, split: bool) -> list[str]:
+    """The memory settings given (--data-gpu-memory, --enable-memory-isolation, ...) that do nothing
+    without a data/model split: said, not silently dropped."""
+    limits = [f"devices.{name}" for name in ("data_gpu_memory", "model_gpu_memory") if getattr(devices, name)]
+    if split:
+        if limits and not devices.enable_memory_isolation:
+            return [
+                f"{', '.join(limits)}: no effect without devices.enable_memory_isolation (--enable-memory-isolation)"
+            ]
+        return []
+    given = limits + (["devices.enable_memory_isolation"] if devices.enable_memory_isolation else [])
+    if not given:
+        return []
+    return [
+        f"{', '.join(given)}: no effect without a data/model split (devices.data_gpu and devices.model_gpu, "
+        "--data-gpu / --model-gpu), which this run has not"
+    ]
 
 
 def _plan_from_names(
