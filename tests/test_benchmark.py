@@ -99,6 +99,28 @@ def test_each_stage_keeps_the_winner_and_ignores_gains_within_noise(tmp_path) ->
     assert any("run-to-run noise" in note for note in report.notes)
 
 
+def test_a_config_that_runs_eagerly_is_timed_in_graph_mode_first(tmp_path) -> None:
+    def speeds(config):
+        training = config["training"]
+        graph = training.get("enable_graph_mode", True) and not training.get("enable_eager_debug", False)
+        return (300.0 if graph else 100.0) * (1.5 if config["data"].get("num_workers") == 2 else 1.0)
+
+    calls: list = []
+    eager = _loaded(tmp_path, "  enable_graph_mode: false\n  enable_eager_debug: true\n")
+    report = _run(eager, _stand_in(speeds, calls=calls), stages=["graph_mode", "num_workers"])
+    assert [t.stage for t in report.trials][:2] == ["baseline", "graph_mode"]
+    assert {c.key: c.value for c in report.changes} == {
+        "training.enable_graph_mode": True,
+        "training.enable_eager_debug": False,
+        "data.num_workers": 2,
+    }
+    # Every trial after the graph mode stage times the graph-mode step.
+    assert all(c["training"]["enable_graph_mode"] for c in calls[2:])
+    assert report.speedup == pytest.approx(4.5)
+    already = _run(_loaded(tmp_path), _stand_in(speeds), stages=["graph_mode"])
+    assert already.not_swept["graph_mode"] == "the config runs the step in graph mode already"
+
+
 def test_a_machine_that_speeds_up_during_the_run_is_reported(tmp_path) -> None:
     calls: list = []
     runner = _stand_in(lambda c: 100.0 + 30.0 * len(calls), calls=calls)

@@ -60,7 +60,8 @@ SweepOption = Annotated[
     typer.Option(
         "--sweep",
         metavar="STAGES",
-        help="Stages to sweep, comma-separated, from: layout (one card, data/model split or mirrored; "
+        help="Stages to sweep, comma-separated, from: graph_mode (for a config that runs eagerly), layout "
+        "(one card, data/model split or mirrored; "
         "with two or more GPUs), batch_size, num_workers, prefetch, preprocessing, xla, mixed_precision. "
         "Default: all.",
         show_default=False,

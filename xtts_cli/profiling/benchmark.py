@@ -6,6 +6,9 @@ poison the next.
 
 The search is coordinate descent over the settings that decide speed, in this order:
 
+-. graph mode, only for a config that runs the step eagerly (`training.enable_graph_mode: false`
+   or `enable_eager_debug`, as configs written for older trainers often do): every later trial
+   would time an eager step, which no other setting makes up for;
 0. the device layout, with two or more GPUs (or the CPU twin's logical devices): one card, the
    data-GPU / model-GPU split, and one replica per card (`devices.strategy: mirrored`), the three
    timed side by side (the split gives the data card only the mel computation, so on equal cards
@@ -58,6 +61,7 @@ DRIFT_WARNING = 0.10
 BUDGET_SHARE_TO_START = 0.5
 
 STAGES: dict[str, str] = {
+    "graph_mode": "training.enable_graph_mode",  # with training.enable_eager_debug (`plan_candidates`)
     "layout": "devices.strategy",  # with devices.data_gpu and devices.model_gpu (see `layouts`)
     "batch_size": "data.batch_size",
     "num_workers": "data.num_workers",
@@ -153,6 +157,8 @@ def _effective(config: XttsConfig, machine: MachineInfo) -> dict[str, Any]:
         "data.preprocessing_mode": data.preprocessing_mode,
         "training.enable_xla_compilation": xla,
         "training.mixed_precision": training.mixed_precision,
+        "training.enable_graph_mode": training.enable_graph_mode,
+        "training.enable_eager_debug": training.enable_eager_debug,
     }
 
 
@@ -218,6 +224,16 @@ def plan_candidates(
     for stage in STAGES:
         if stage not in stages:
             not_swept[stage] = "not asked for (--sweep)"
+    if "graph_mode" in stages:
+        eager = {"training.enable_graph_mode": current["training.enable_graph_mode"]}
+        eager["training.enable_eager_debug"] = current["training.enable_eager_debug"]
+        if eager["training.enable_graph_mode"] and not eager["training.enable_eager_debug"]:
+            not_swept["graph_mode"] = "the config runs the step in graph mode already"
+        else:
+            candidates["graph_mode"] = [
+                eager,
+                {"training.enable_graph_mode": True, "training.enable_eager_debug": False},
+            ]
     if "layout" in stages:
         options, why_not = layouts(config, machine)
         if why_not:
@@ -424,8 +440,8 @@ class _Search:
             out_of_memory_at: Optional[int] = None
             stage_best = incumbent
             for value in values:
-                # A layout sets several keys at once (`layouts`); every other stage one.
-                settings = {**incumbent.settings, **(value if stage == "layout" else {key: value})}
+                # A layout or graph mode sets several keys at once (`layouts`); every other stage one.
+                settings = {**incumbent.settings, **(value if isinstance(value, dict) else {key: value})}
                 if stage == "batch_size" and out_of_memory_at is not None and value > out_of_memory_at:
                     record = self._record(
                         stage,
