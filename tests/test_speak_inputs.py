@@ -103,6 +103,10 @@ def test_a_letter_only_the_reading_of_a_date_brought_in_is_shown_where_it_was_re
     long = "The cat sat on the mat and we walked to the market in the morning light, then we saw a big zebra."
     shown = UnknownCharactersError(["z"], long, reads="en", prepared=long.lower()).hint
     assert shown.startswith("in '...") and "zebra" in shown  # where the letter stands, not the first 60 characters
+    # A Persian word's zero-width non-joiner is shown as the word is written; a zero-width space escaped.
+    persian = UnknownCharactersError(["P"], "با Python کار می\u200cکنم.", reads="fa", prepared="").hint
+    assert "می\u200cکنم" in persian and "\\u200c" not in persian
+    assert "\\u200b" in UnknownCharactersError(["x"], "a\u200bx", reads="en", prepared="").hint
 
 
 def test_a_paced_window_holds_each_tokens_rounded_frames_at_every_speed():

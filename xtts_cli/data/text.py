@@ -347,11 +347,17 @@ def _where(characters: Sequence[str], text: str, prepared: Optional[str], width:
     lowered = text.lower()
     for character in characters:
         if character in text or character in lowered:
-            return f"in {around(text, max(text.find(character), lowered.find(character)))!r}"
+            return f"in {_quoted(around(text, max(text.find(character), lowered.find(character))))}"
     if prepared is not None:
         at = min(prepared.find(c) for c in characters if c in prepared) if any(c in prepared for c in characters) else 0
-        return f"in {around(text, 0)!r}, read as {around(prepared, at)!r}"
-    return f"in {around(text, 0)!r}"
+        return f"in {_quoted(around(text, 0))}, read as {_quoted(around(prepared, at))}"
+    return f"in {_quoted(around(text, 0))}"
+
+
+def _quoted(text: str) -> str:
+    """`text` quoted, invisible characters escaped, but the joiners Persian and Indic words are
+    written with (ZWNJ in می‌روم) left as they are: part of the word, not noise in it."""
+    return repr(text).replace("\\u200c", "\u200c").replace("\\u200d", "\u200d")
 
 
 class Tokenizer:
