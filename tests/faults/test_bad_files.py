@@ -126,3 +126,33 @@ def test_a_file_the_user_cannot_read_is_one_line(tmp_path):
     os.chmod(root / "wavs" / "locked.wav", 0)
     [bad] = validated_as_a_user(root)["bad_files"]
     assert (bad["reason"], bad["detail"]) == ("unreadable", "cannot read the file: permission denied")
+
+
+def test_a_line_or_a_transcript_in_another_encoding_is_one_bad_item_named_by_its_line(runner, tmp_path):
+    root = dataset(tmp_path / "data", {})
+    # One row pasted from a spreadsheet saved in Windows-1252 among the UTF-8 ones.
+    first = (SAMPLE / "metadata.csv").read_text(encoding="utf-8").splitlines()[3]
+    clip = first.split("|")[0]
+    shutil.copy(SAMPLE / "wavs" / f"{clip}.wav", root / "wavs" / f"{clip}.wav")
+    pasted = f"{clip}|A caf\u00e9 \u201cna\u00efve\u201d.|A caf\u00e9 \u201cna\u00efve\u201d.\n".encode("cp1252")
+    (root / "metadata.csv").write_bytes((root / "metadata.csv").read_bytes() + pasted)
+    result = runner.invoke(app, ["validate", "--data", str(root), "--json", "--set", "data.max_bad_file_fraction=0.5"])
+    report = json.loads(result.stdout)["dataset"]
+    assert [(b["source"], b["reason"]) for b in report["bad_files"]] == [("metadata.csv:4", "not_utf8")]
+    assert report["bad_files"][0]["detail"].startswith(
+        "not UTF-8 text (saved in another encoding, such as Windows-1252)"
+    )
+    assert report["train_items"] + report["eval_items"] == 3  # the three good rows train
+    # A clip's own transcript in the folder layout.
+    folder = tmp_path / "folder" / "Zo\u00eb"
+    folder.mkdir(parents=True)
+    for index, line in enumerate((SAMPLE / "metadata.csv").read_text(encoding="utf-8").splitlines()[:3]):
+        name, text = line.split("|")[:2]
+        shutil.copy(SAMPLE / "wavs" / f"{name}.wav", folder / f"{index}.wav")
+        (folder / f"{index}.txt").write_bytes(f"{text} \u201cquoted\u201d".encode("utf-8" if index else "cp1252"))
+    result = runner.invoke(
+        app, ["validate", "--data", str(folder.parent), "--json", "--set", "data.max_bad_file_fraction=0.5"]
+    )
+    bad = json.loads(result.stdout)["dataset"]["bad_files"]
+    assert [(Path(b["source"]).name, b["reason"]) for b in bad] == [("0.txt", "not_utf8")], bad
+    assert bad[0]["detail"].startswith("the transcript is not UTF-8 text")

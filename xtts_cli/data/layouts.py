@@ -59,6 +59,7 @@ class Entry:
     speaker: Optional[str] = None
     malformed: Optional[str] = None
     missing_transcript: Optional[str] = None
+    not_utf8: Optional[str] = None  # its line or transcript, in another encoding
 
 
 class Layout(NamedTuple):
@@ -155,18 +156,32 @@ def detect_format(root: Path, data: DataConfig) -> str:
 # --- metadata files: ljspeech, coqui, manifest ---------------------------------------------------
 
 
+NOT_UTF8 = "not UTF-8 text (saved in another encoding, such as Windows-1252); re-save the file as UTF-8"
+
+
 def read_lines(path: Path) -> list[str]:
-    # utf-8-sig: a BOM written by spreadsheet exports must not end up in the first id.
-    # Split on newlines only: str.splitlines would also break on U+2028, U+0085 and other
-    # separators that may legitimately sit inside a transcript.
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            return [line.rstrip("\r") for line in handle.read().split("\n")]
-    except UnicodeDecodeError as error:
-        raise XttsError(
-            f"{str(path)!r} is not UTF-8 text ({error.reason} at byte {error.start})",
-            hint="re-save the metadata file as UTF-8",
-        ) from None
+    """The file's lines; one that is not UTF-8 is an XttsError naming its line (`lines_and_faults`
+    for a corpus's metadata, where that line is one bad item among good ones)."""
+    lines, faults = lines_and_faults(path)
+    if faults:
+        raise XttsError(f"{str(path)!r} line {min(faults)} is not UTF-8 text", hint="re-save the file as UTF-8")
+    return lines
+
+
+def lines_and_faults(path: Path) -> tuple[list[str], dict[int, str]]:
+    """The file's lines, and {line number: why} for each that is not UTF-8 (left empty in the list):
+    one line pasted from a spreadsheet in Windows-1252 spoils that line, not the thousands beside it."""
+    # A BOM written by spreadsheet exports must not end up in the first id. Split on newlines only:
+    # str.splitlines would also break on U+2028, U+0085 and other separators a transcript may hold.
+    raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
+    lines, faults = [], {}
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        try:
+            lines.append(line.decode("utf-8").rstrip("\r"))
+        except UnicodeDecodeError as error:
+            lines.append("")
+            faults[number] = f"{NOT_UTF8} ({error.reason} at byte {error.start} of the line)"
+    return lines, faults
 
 
 def _header(line: str) -> tuple[str, list[str]]:
@@ -213,7 +228,9 @@ def _metadata_layout(root: Path, data: DataConfig, fmt: str) -> Layout:
 
 
 def _metadata_entries(path: Path, fmt: str) -> Iterator[Entry]:
-    lines = read_lines(path)
+    lines, faults = lines_and_faults(path)
+    for number, why in faults.items():
+        yield Entry(source=f"{path.name}:{number}", not_utf8=why)
     if fmt == "ljspeech":
         yield from _ljspeech_entries(path, lines)
         return
@@ -360,7 +377,10 @@ def _nemo_manifest(root: Path, data: DataConfig) -> Path:
 
 
 def _nemo_entries(path: Path, root: Path) -> Iterator[Entry]:
-    for number, line in enumerate(read_lines(path), start=1):
+    lines, faults = lines_and_faults(path)
+    for number, why in faults.items():
+        yield Entry(source=f"{path.name}:{number}", not_utf8=why)
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         source = f"{path.name}:{number}"
@@ -404,7 +424,10 @@ def _common_voice_table(root: Path, data: DataConfig) -> Path:
 
 def _common_voice_entries(path: Path, root: Path) -> Iterator[Entry]:
     # Common Voice writes its TSVs unquoted: a sentence's quotation marks are part of it.
-    yield from _table_entries(path, read_lines(path), "\t", "path", "sentence", "client_id", folder="clips")
+    lines, faults = lines_and_faults(path)
+    for number, why in faults.items():
+        yield Entry(source=f"{path.name}:{number}", not_utf8=why)
+    yield from _table_entries(path, lines, "\t", "path", "sentence", "client_id", folder="clips")
 
 
 # --- VCTK ----------------------------------------------------------------------------------------
@@ -429,8 +452,8 @@ def _read_transcript(path: str) -> tuple[str, Optional[str]]:
     try:
         with open(path, encoding="utf-8-sig") as handle:
             return " ".join(handle.read().split()), None
-    except UnicodeDecodeError:
-        return "", "transcript is not UTF-8"
+    except UnicodeDecodeError as error:
+        return "", f"the transcript is {NOT_UTF8} ({error.reason} at byte {error.start})"
 
 
 def _vctk_entries(root: Path, audio_folder: Path, watched: list[tuple[str, str]]) -> Iterator[Entry]:
@@ -464,7 +487,7 @@ def _vctk_entries(root: Path, audio_folder: Path, watched: list[tuple[str, str]]
                 path=relative,
                 text=text,
                 speaker=speaker,
-                malformed=problem,
+                not_utf8=problem,
             )
 
 
@@ -623,5 +646,5 @@ def _paired_entries(clips: list[Clip], base: str, watched: list[tuple[str, str]]
                 path=relative,
                 text=text,
                 speaker=speaker,
-                malformed=problem,
+                not_utf8=problem,
             )

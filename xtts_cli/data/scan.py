@@ -30,6 +30,7 @@ BUNDLED_SAMPLE = Path(__file__).resolve().parent / "sample"
 
 BadReason = Literal[
     "malformed_line",
+    "not_utf8",
     "path_escapes_root",
     "missing",
     "missing_transcript",
@@ -690,6 +691,8 @@ def _check_entry(
     """`place`: the entry's `_place`."""
     if entry.malformed:
         return BadItem(source=entry.source, path=entry.path, reason="malformed_line", detail=entry.malformed)
+    if entry.not_utf8:
+        return BadItem(source=entry.source, path=entry.path, reason="not_utf8", detail=entry.not_utf8)
     if entry.missing_transcript:
         return BadItem(
             source=entry.source, path=entry.path, reason="missing_transcript", detail=entry.missing_transcript
