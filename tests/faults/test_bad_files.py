@@ -156,3 +156,28 @@ def test_a_line_or_a_transcript_in_another_encoding_is_one_bad_item_named_by_its
     bad = json.loads(result.stdout)["dataset"]["bad_files"]
     assert [(Path(b["source"]).name, b["reason"]) for b in bad] == [("0.txt", "not_utf8")], bad
     assert bad[0]["detail"].startswith("the transcript is not UTF-8 text")
+
+
+def test_a_streamed_wav_is_read_to_its_end_and_a_telephone_codec_is_named(runner, tmp_path):
+    from xtts_cli.data.audio_headers import read_audio_header
+    from xtts_cli.serving.service import streaming_wav_header
+
+    # What a pipe gets from `xtts serve`'s stream=1 (or ffmpeg): sizes of 0xFFFFFFFF, "to the end".
+    with wave.open(str(SAMPLE / "wavs" / "XTTS001-0001.wav")) as handle:
+        rate, frames = handle.getframerate(), handle.readframes(handle.getnframes())
+    streamed = tmp_path / "streamed.wav"
+    streamed.write_bytes(streaming_wav_header(rate) + frames + b"\0")  # and half a sample, cut off
+    header = read_audio_header(str(streamed))
+    assert (header.codec, header.sample_rate, header.num_samples) == ("wav_pcm16", rate, len(frames) // 2)
+    # A mu-law WAV (telephone corpora) is named as such, with the conversion that reads it.
+    mulaw = tmp_path / "mulaw.wav"
+    subprocess.run(["sox", str(SAMPLE / "wavs" / "XTTS001-0001.wav"), "-e", "u-law", str(mulaw)], check=True)
+    found = bad_files(
+        runner, dataset(tmp_path / "data", {"mulaw": mulaw.read_bytes(), "streamed": streamed.read_bytes()})
+    )
+    assert found == {
+        "mulaw": (
+            "unsupported_format",
+            "WAV \u00b5-law 8-bit is not supported; convert to 16-bit PCM (sox in.wav -b 16 -e signed-integer out.wav)",
+        )
+    }

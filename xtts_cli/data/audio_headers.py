@@ -146,6 +146,9 @@ def _read_wav(handle: BinaryIO, size: int) -> AudioHeader:
     raise AudioHeaderError("not_audio", "no 'data' chunk in the first 64 WAV chunks")
 
 
+STREAMED_SIZE = 0xFFFFFFFF
+
+
 def _wav_header(
     fmt: tuple[int, int, int, int, int, bool], *, data_offset: int, declared: int, available: int
 ) -> AudioHeader:
@@ -162,15 +165,18 @@ def _wav_header(
         (_WAVE_FLOAT, 32): "wav_float32",
     }.get((tag, bits))
     if codec is None:
-        kind = {_WAVE_PCM: "PCM", _WAVE_FLOAT: "float"}.get(tag, f"format tag 0x{tag:04x}")
+        kind = {_WAVE_PCM: "PCM", _WAVE_FLOAT: "float", 6: "A-law", 7: "\u00b5-law"}.get(tag, f"format tag 0x{tag:04x}")
         raise AudioHeaderError(
             "unsupported_format",
-            f"WAV {kind} {bits}-bit is not supported; convert to 16-bit PCM (sox in.wav -b 16 out.wav)",
+            f"WAV {kind} {bits}-bit is not supported; convert to 16-bit PCM (sox in.wav -b 16 -e signed-integer out.wav)",
         )
+    if declared == STREAMED_SIZE and available > 0:
+        # A WAV written to a pipe (ffmpeg, `xtts serve`'s stream=1) cannot go back to patch in its
+        # length: 0xFFFFFFFF says "to the end of the file", and the audio is every whole sample there.
+        declared = available - available % block_align
     if declared == 0 or available <= 0:
         raise AudioHeaderError("header_only", "WAV header with no audio data")
     if declared > available:
-        # 0xFFFFFFFF is what some streaming writers leave when they never patch the size in.
         raise AudioHeaderError(
             "truncated", f"WAV header declares {declared} bytes of audio but the file holds {available}"
         )

@@ -21,7 +21,7 @@ from typing import Optional
 from xtts_cli.data.audio_headers import AudioHeader, AudioHeaderError, read_audio_header
 from xtts_cli.data.read_ahead import ReadAhead
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: a streamed WAV (sizes 0xFFFFFFFF) is read to its end, not truncated
 MEMO_VERSION = 12  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
 # 4: a manifest's header may name its columns file, transcript, ... (a memo read it as LJSpeech);
 # 5: the phonemes a scan writes read numbers as words first, and Turkish I as ı; 6: quotation marks in a tab-
