@@ -188,6 +188,15 @@ def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner
     assert not (tmp_path / "speech.wav").exists()
     wrong_way = runner.invoke(app, ["synthesize", "The cat.", "-r", str(other)])
     assert isinstance(wrong_way.exception, XttsError) and "is a vocoder run" in wrong_way.exception.lines[0]
+    # The same vocoder as the run's own, used without --vocoder: named as what it is, not as a flag.
+    own = tmp_path / "own"
+    shutil.copytree(acoustic, own, ignore=shutil.ignore_patterns("vocoder"))
+    shutil.copytree(other, own / "vocoder")
+    by_default = runner.invoke(app, ["synthesize", "The cat.", "-r", str(own)])
+    assert isinstance(by_default.exception, XttsError), by_default.output
+    assert by_default.exception.lines[0].startswith(
+        f"the run's own vocoder {own / 'vocoder'} (used when --vocoder is not given) was trained on other features"
+    )
     # A vocoder run whose set-up failed (too little data for a batch) leaves nothing in RUN/vocoder
     # to stand for a vocoder: the run still speaks with the one it had.
     shutil.copytree(acoustic, tmp_path / "copy", ignore=shutil.ignore_patterns("vocoder"))

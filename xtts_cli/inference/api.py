@@ -54,10 +54,10 @@ class Synthesizer:
 
         notes: list[str] = []
         config, tokenizer, model, restored, run = load_run(Path(run_dir), step, notes)
-        own = run.path / VOCODER_DIR
+        own, named = run.path / VOCODER_DIR, None
         if vocoder is None and (own / "config.yaml").is_file() and _trained(own):
-            vocoder = own
-        chosen = load_vocoder(vocoder, config.data, acoustic_run=f"the run {run_dir}", notes=notes)
+            vocoder, named = own, f"the run's own vocoder {own} (used when --vocoder is not given)"
+        chosen = load_vocoder(vocoder, config.data, acoustic_run=f"the run {run_dir}", notes=notes, named=named)
         loaded = cls(config, tokenizer, model, restored, run, chosen)
         loaded.notes = notes
         return loaded

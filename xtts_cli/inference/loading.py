@@ -54,26 +54,27 @@ def load_vocoder(
     *,
     acoustic_run: str = "the acoustic run",
     notes: Optional[list[str]] = None,
+    named: Optional[str] = None,
 ) -> Vocoder:
     """`spec`: "griffin-lim" (or None), or a vocoder run directory whose features must be `data`'s
     (else the load stops with both named): a `Vocoder`, log-mel [frames, n_mels] to samples. `notes`:
-    as `load_run`'s."""
+    as `load_run`'s. `named`: how the errors name it (by default `--vocoder SPEC`, as it was given)."""
     if spec is None or is_griffin_lim(spec):
         return Vocoder(GRIFFIN_LIM, data)
     from xtts_cli.kinds import kind_for
 
     path = Path(spec)
+    named = named or f"--vocoder {spec}"
     config, run = read_run(path, "--vocoder")
     if not kind_for(config).vocodes:
         raise XttsError(
-            f"--vocoder {spec}: that run is not a vocoder (model.kind {config.model.kind})",
+            f"{named}: that run is not a vocoder (model.kind {config.model.kind})",
             hint=f"pass a run trained with model.kind: vocoder (configs/vocoder-cpu.yaml), or {GRIFFIN_LIM}",
         )
     differ = MelFeatures.of(data).transform_mismatch(MelFeatures.of(config.data))
     if differ:
         raise XttsError(
-            f"--vocoder {spec} was trained on other features than {acoustic_run}: {'; '.join(differ)} "
-            f"({acoustic_run} first)",
+            f"{named} was trained on other features than {acoustic_run}: {'; '.join(differ)} ({acoustic_run} first)",
             hint="train the vocoder with the acoustic run's data section (rate, hop, mels), or use "
             f"--vocoder {GRIFFIN_LIM}",
         )
