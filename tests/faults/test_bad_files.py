@@ -181,3 +181,17 @@ def test_a_streamed_wav_is_read_to_its_end_and_a_telephone_codec_is_named(runner
             "WAV \u00b5-law 8-bit is not supported; convert to 16-bit PCM (sox in.wav -b 16 -e signed-integer out.wav)",
         )
     }
+
+
+def test_audio_beside_the_clips_that_no_row_names_is_counted_and_one_named(runner, tmp_path):
+    root = dataset(tmp_path / "data", {})
+    shutil.copy(SAMPLE / "wavs" / "XTTS001-0001.wav", root / "wavs" / "lost row.wav")
+    shutil.copy(SAMPLE / "wavs" / "XTTS001-0001.wav", root / "wavs" / "another.FLAC")  # any extension's case
+    (root / "wavs" / "notes.txt").write_text("not audio", encoding="utf-8")
+    result = runner.invoke(app, ["validate", "--data", str(root), "--json"])
+    report = json.loads(result.stdout)["dataset"]["datasets"][0]
+    assert (report["unlisted_audio"], report["unlisted_example"]) == (2, "wavs/another.FLAC")
+    said = runner.invoke(app, ["validate", "--data", str(root)])
+    assert "note: 2 audio files beside the clips metadata.csv lists are in no row (e.g. wavs/another.FLAC)" in (
+        said.stdout
+    )

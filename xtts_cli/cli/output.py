@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -87,9 +88,19 @@ def span(minutes: float) -> str:
     return f"{minutes:.1f} min" if minutes >= 1 else f"{minutes * 60:.0f} s"
 
 
+def _unlisted(dataset) -> str:
+    count, files = dataset.unlisted_audio, ", ".join(os.path.basename(name) for name in dataset.metadata_files)
+    return (
+        f"{count:,} audio file{'' if count == 1 else 's'} beside the clips {files} lists "
+        f"{'is' if count == 1 else 'are'} in no row (e.g. {dataset.unlisted_example}): not trained"
+    )
+
+
 def print_dataset(out, data, bad_shown: int = 10) -> None:
     """The data report (a diagnosis DatasetSummary): per dataset its format, clips, hours, the largest
     speakers by minutes; then the durations and the bad files with their reasons."""
+    from rich.markup import escape
+
     from xtts_cli.data.scan import OUTSIDE_LIMITS
 
     formats = ", ".join(f"{k} {v:,}" for k, v in sorted(data.formats.items()))
@@ -112,6 +123,8 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
                 f"  [yellow]note[/]: {dataset.outside_root:,} clips are read from outside the dataset root "
                 "(data.allow_absolute_paths: true)"
             )
+        if dataset.unlisted_audio:
+            out.print(f"  [yellow]note[/]: {escape(_unlisted(dataset))}")
     out.print(f"  audio: {formats}; {rates}")
     if data.duration_histogram:
         from xtts_cli.profiling.sparkline import sparkline

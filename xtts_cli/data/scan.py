@@ -126,6 +126,10 @@ class DatasetReport(BaseModel):
     outside_root: int = Field(
         0, description="Clips read from outside the dataset root (only with data.allow_absolute_paths)."
     )
+    unlisted_audio: int = Field(
+        0, description="Audio files beside the listed clips that no metadata row names (ljspeech, coqui): not trained."
+    )
+    unlisted_example: Optional[str] = Field(None, description="One of them, to look for.")
 
 
 class ScanReport(BaseModel):
@@ -359,6 +363,7 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
             not _inside(folders.real_path(item.audio_path), folders.real_folder(str(root)))
             for item in train + evaluation
         )
+    unlisted = _unlisted_audio(train + evaluation, bad, root) if fmt in ("ljspeech", "coqui") else []
     summary = DatasetReport(
         name=name,
         path=str(root),
@@ -375,8 +380,26 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         speaker_minutes=dict(minutes.most_common()),
         bad_reasons=dict(Counter(b.reason for b in bad)),
         outside_root=outside,
+        unlisted_audio=len(unlisted),
+        unlisted_example=unlisted[0] if unlisted else None,
     )
     return summary, train, evaluation, bad, total
+
+
+def _unlisted_audio(items: list[DatasetItem], bad: list[BadItem], root: Path) -> list[str]:
+    """The audio files in the folders of the listed clips that no row names (relative to `root`,
+    sorted): clips a metadata file lost the rows of. One listing per folder."""
+    named = {os.path.normpath(item.audio_path) for item in items}
+    named |= {path for path in (_bad_path(item, root) for item in bad) if path is not None}
+    found = []
+    for folder in sorted({os.path.dirname(path) for path in named}):
+        try:
+            with os.scandir(folder) as entries:
+                files = [e.path for e in entries if os.path.splitext(e.name)[1].lower() in SUPPORTED_EXTENSIONS]
+        except OSError:
+            continue
+        found += [os.path.relpath(path, root) for path in files if os.path.normpath(path) not in named]
+    return sorted(found)
 
 
 def _from_memo(memo: ScanMemo):
