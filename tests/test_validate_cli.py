@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -333,6 +334,12 @@ def test_minutes_of_speech_trained_from_zero_are_pointed_to_adapting_a_trained_r
     assert "dataset-small" not in ids("-c", str(base / "config.yaml"), "--init-from", str(base))
     assert "dataset-small" not in ids("-c", str(write_config("model:\n  kind: vocoder\n")))  # it reads no text
     assert "dataset-small" not in _ids(json.loads(runner.invoke(app, ["validate", "--json"]).stdout))  # the sample
+    # Under a minute is said in seconds, not as "0.0 min".
+    rows = (data / "metadata.csv").read_text(encoding="utf-8").splitlines()
+    (data / "metadata.csv").write_text("\n".join(rows[:6]) + "\n", encoding="utf-8")
+    small = runner.invoke(app, ["validate", "--data", str(data), "-c", str(base / "config.yaml"), "--json"])
+    found = next(f for f in json.loads(small.stdout)["findings"] if f["id"] == "dataset-small")
+    assert re.match(r"the training split holds \d+ s of speech", found["message"]), found["message"]
 
 
 def test_init_from_takes_the_network_the_config_leaves_unwritten_from_the_base(runner, write_config, tmp_path):
