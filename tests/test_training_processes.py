@@ -158,6 +158,9 @@ def test_json_keeps_stdout_for_the_result_and_still_says_the_notes(interrupted: 
     assert json.loads(again.stdout)["final_step"] == interrupted["saved"] + 2  # stdout is the result alone
     note = "note: resuming with settings changed since the run's last start: training.learning_rate (0.003 -> 0.002)"
     assert note in again.stderr.splitlines(), again.stderr[-2000:]
+    # Fewer steps than the first start planned: the schedule follows them, and says so.
+    steps = f"note: training.max_steps 100000 -> {interrupted['saved'] + 2}: the learning-rate schedule now spans"
+    assert any(line.startswith(steps) for line in again.stderr.splitlines()), again.stderr[-2000:]
 
 
 @pytest.mark.slow

@@ -259,9 +259,17 @@ def prepare_run_dir(
     if resume and not force:
         _refuse_changed_model(run, previous, identity)
     if resume:
-        changed = changed_settings(_recorded_config(run), config)
+        recorded = _recorded_config(run)
+        changed = changed_settings(recorded, config)
         if changed:
             note(f"resuming with settings changed since the run's last start: {changed}")
+        steps = (recorded.training.max_steps, config.training.max_steps)
+        if steps[0] != steps[1] and None not in steps:
+            # Resumed by design, but the learning-rate schedule spans them: the rate jumps.
+            note(
+                f"training.max_steps {steps[0]} -> {steps[1]}: the learning-rate schedule now spans {steps[1]} "
+                "steps, so the rate at this step changes with it"
+            )
     record = _run_record(config, identity, previous, resume, parent)
     header = (
         f"# Resolved config of this run (hash {record['config_hash']}); resume: xtts train --run-dir "
