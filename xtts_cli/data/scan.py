@@ -702,6 +702,18 @@ def _place(
     return _resolve(entry, root, data.allow_absolute_paths, folders)
 
 
+def _entry_fault(entry: Entry) -> Optional[BadItem]:
+    """What the metadata itself says is wrong with an entry, before its audio is looked at."""
+    said: tuple[tuple[BadReason, Optional[str]], ...] = (
+        ("malformed_line", entry.malformed),
+        ("not_utf8", entry.not_utf8),
+        ("missing_transcript", entry.missing_transcript),
+    )
+    return next(
+        (BadItem(source=entry.source, path=entry.path, reason=r, detail=d) for r, d in said if d), None
+    )
+
+
 def _check_entry(
     entry: Entry,
     place: Optional[tuple[Optional[str], str, Optional[BadItem]]],
@@ -712,14 +724,9 @@ def _check_entry(
     language: str = "en",
 ) -> DatasetItem | BadItem:
     """`place`: the entry's `_place`."""
-    if entry.malformed:
-        return BadItem(source=entry.source, path=entry.path, reason="malformed_line", detail=entry.malformed)
-    if entry.not_utf8:
-        return BadItem(source=entry.source, path=entry.path, reason="not_utf8", detail=entry.not_utf8)
-    if entry.missing_transcript:
-        return BadItem(
-            source=entry.source, path=entry.path, reason="missing_transcript", detail=entry.missing_transcript
-        )
+    fault = _entry_fault(entry)
+    if fault is not None:
+        return fault
     assert place is not None  # `_place` gives one for every entry that is neither
     audio_path, written, problem = place
     if problem is not None:

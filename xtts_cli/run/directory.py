@@ -259,17 +259,7 @@ def prepare_run_dir(
     if resume and not force:
         _refuse_changed_model(run, previous, identity)
     if resume:
-        recorded = _recorded_config(run)
-        changed = changed_settings(recorded, config)
-        if changed:
-            note(f"resuming with settings changed since the run's last start: {changed}")
-        steps = (recorded.training.max_steps, config.training.max_steps)
-        if steps[0] != steps[1] and None not in steps:
-            # Resumed by design, but the learning-rate schedule spans them: the rate jumps.
-            note(
-                f"training.max_steps {steps[0]} -> {steps[1]}: the learning-rate schedule now spans {steps[1]} "
-                "steps, so the rate at this step changes with it"
-            )
+        _say_what_changed(run, config, note)
     record = _run_record(config, identity, previous, resume, parent)
     header = (
         f"# Resolved config of this run (hash {record['config_hash']}); resume: xtts train --run-dir "
@@ -278,6 +268,21 @@ def prepare_run_dir(
     write_atomically(run.config_file, header + yaml.safe_dump(_without(config, unread), sort_keys=False), backup=False)
     write_atomically(run.run_file, json.dumps(record, indent=2, default=str) + "\n", backup=False)
     return run, resume
+
+
+def _say_what_changed(run: RunDir, config: XttsConfig, note: Callable[[str], None]) -> None:
+    """A resume's settings that differ from the run's last start, said, not refused."""
+    recorded = _recorded_config(run)
+    changed = changed_settings(recorded, config)
+    if changed:
+        note(f"resuming with settings changed since the run's last start: {changed}")
+    steps = (recorded.training.max_steps, config.training.max_steps)
+    if steps[0] != steps[1] and None not in steps:
+        # Resumed by design, but the learning-rate schedule spans them: the rate jumps.
+        note(
+            f"training.max_steps {steps[0]} -> {steps[1]}: the learning-rate schedule now spans {steps[1]} "
+            "steps, so the rate at this step changes with it"
+        )
 
 
 def _run_record(
