@@ -110,6 +110,13 @@ if parts.steps.featurize is not None:
     report["dtypes"] = [handed["audio"].dtype.name, batch["mel"].dtype.name]
     report["feature_device"] = batch["mel"].device
     report["loss_device"] = parts.steps.train(batch)["loss"].device
+if parts.strategy.num_replicas_in_sync > 1:
+    # One validation clip on two replicas: one of them has none. The loss is that clip's.
+    one = parts.input.eval_ds.unbatch().take(1).batch(1)
+    spread = [parts.steps.eval(batch)["loss"] for batch, _ in parts.steps.batches(one)]
+    with parts.strategy.scope():
+        alone = parts.models.eval_step(next(iter(one)))["loss"]
+    report["one_clip"] = [float(spread[0]), float(alone)]
 print(json.dumps(report))
 """
 
@@ -148,6 +155,7 @@ def test_mirrored_trains_one_replica_per_device(tmp_path: Path) -> None:
     assert report["plan"].startswith("mirrored over /device:CPU:0, /device:CPU:1; ")
     assert [d.rsplit("/", 1)[-1] for d in report["variable_devices"]] == ["device:CPU:0", "device:CPU:1"]
     assert report["final_step"] == 4 and report["last_loss"] == report["last_loss"]
+    assert report["one_clip"][0] == pytest.approx(report["one_clip"][1], rel=1e-5)
 
 
 @pytest.mark.slow

@@ -709,9 +709,7 @@ def _entry_fault(entry: Entry) -> Optional[BadItem]:
         ("not_utf8", entry.not_utf8),
         ("missing_transcript", entry.missing_transcript),
     )
-    return next(
-        (BadItem(source=entry.source, path=entry.path, reason=r, detail=d) for r, d in said if d), None
-    )
+    return next((BadItem(source=entry.source, path=entry.path, reason=r, detail=d) for r, d in said if d), None)
 
 
 def _check_entry(

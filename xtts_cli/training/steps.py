@@ -28,6 +28,12 @@ __all__ = ["STOP_KEY", "Steps"]
 
 # Multi-worker: the step's extra output saying whether any worker asked to stop (mean of 0/1 flags).
 STOP_KEY = "stop_requested"
+# The validation step's count of clips each replica evaluated (`Steps._weighted`).
+EVAL_CLIPS = "clips"
+
+
+def _rows(batch) -> int:
+    return int(tf.shape(tf.nest.flatten(batch)[0])[0])
 
 
 class Steps:
@@ -61,7 +67,7 @@ class Steps:
             return losses
 
         train_step = self._reduced(replica_step)
-        eval_step = self._reduced(models.eval_step)
+        eval_step = self._weighted(models.eval_step)
         if settings.graph_mode:
             # Multi-worker: one trace per function on every worker matters beyond speed, since
             # tracing assigns the collectives' keys and the workers' keys must match.
@@ -101,6 +107,36 @@ class Steps:
             with self._place():
                 per_replica = strategy.run(replica_function, args=(batch,))
                 return {k: strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None) for k, v in per_replica.items()}
+
+        return step
+
+    def _weighted(self, eval_function):
+        """The validation step: each replica's losses weighted by its clips, summed over replicas and
+        divided by the clips. A validation batch of fewer clips than replicas (one clip on two
+        devices) leaves a replica none: it computes nothing (a convolution over an empty batch fails
+        on oneDNN), and an uneven split no longer weighs a lone clip as much as a pair."""
+        strategy, keys = self.strategy, {}
+
+        def replica_eval(batch):
+            rows = tf.shape(tf.nest.flatten(batch)[0])[0]
+
+            def computed():
+                losses = eval_function(batch)
+                keys.update(dict.fromkeys(losses))
+                return {k: tf.cast(v, tf.float32) * tf.cast(rows, tf.float32) for k, v in losses.items()}
+
+            summed = tf.cond(rows > 0, computed, lambda: {k: tf.zeros([], tf.float32) for k in keys})
+            return {**summed, EVAL_CLIPS: tf.cast(rows, tf.float32)}
+
+        def step(batch):
+            with self._place():
+                if not keys and tf.executing_eagerly():  # eager: tf.cond runs one branch, so learn the keys first
+                    part = next(p for p in strategy.experimental_local_results(batch) if _rows(p) > 0)
+                    keys.update(dict.fromkeys(eval_function(part)))
+                per_replica = strategy.run(replica_eval, args=(batch,))
+                total = {k: strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None) for k, v in per_replica.items()}
+                clips = tf.maximum(total.pop(EVAL_CLIPS), 1.0)
+                return {k: v / clips for k, v in total.items()}
 
         return step
 
