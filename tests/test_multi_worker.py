@@ -245,3 +245,31 @@ def test_two_workers_train_together_resume_and_stop_together(tmp_path: Path) -> 
         "checkpoint"
     ]
     assert list(tmp.iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_worker_whose_partner_never_starts_says_so_and_stops_when_asked(tmp_path: Path, stop) -> None:
+    config = tiny_config(tmp_path)
+    hosts = ",".join(f"localhost:{port}" for port in _free_ports(2))
+    env = {**subprocess_env(), "TMPDIR": str(tmp_path)}
+    env.pop("TF_CONFIG", None)
+    command = [sys.executable, "-m", "xtts_cli", "train", "-c", str(config), "--run-dir", str(tmp_path / "run")]
+    alone = subprocess.Popen(
+        [*command, "--worker-hosts", hosts, "--task-index", "0"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert alone.stderr is not None
+        # Blocks until the worker says what it waits for (TensorFlow's own log lines may come first).
+        line = next(line for line in alone.stderr if not line.startswith(("E0000", "W0000", "I0000")))
+        assert line.startswith("note: waiting for the cluster's other worker to start and connect (localhost:"), line
+        assert "Ctrl-C stops this one" in line
+        alone.send_signal(stop)
+        assert alone.wait(timeout=30) == -stop  # ended by the signal while TensorFlow waits, not hung
+    finally:
+        alone.kill()
+        alone.wait()

@@ -22,9 +22,12 @@ A request the machine cannot meet fails here, before any work, saying what is av
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Mapping
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Optional
 
@@ -258,7 +261,9 @@ def _device_error(what: str, index: int, count: int, kind: str) -> XttsError:
     )
 
 
-def configure_devices(devices: DevicesConfig, *, join_cluster: bool = False) -> DevicePlan:
+def configure_devices(
+    devices: DevicesConfig, *, join_cluster: bool = False, say: Optional[Callable[[str], None]] = None
+) -> DevicePlan:
     """Set up TensorFlow's devices for this request and say where things run.
 
     TensorFlow allows device configuration only once per process; a second call with the same
@@ -266,7 +271,7 @@ def configure_devices(devices: DevicesConfig, *, join_cluster: bool = False) -> 
 
     `devices.strategy: multi_worker` joins the TF_CONFIG cluster only with `join_cluster` (the
     trainer); other commands (diagnose) plan this machine's devices alone, as `auto` would, rather
-    than block until every worker of the cluster has started.
+    than block until every worker of the cluster has started. `say`: what it waits for, meanwhile.
     """
     global _configured
     if _configured is not None:
@@ -283,7 +288,7 @@ def configure_devices(devices: DevicesConfig, *, join_cluster: bool = False) -> 
         import tensorflow as tf
 
         apply_threads(tf, threads)
-        plan = _plan_multi_worker(tf, devices, cluster)
+        plan = _plan_multi_worker(tf, devices, cluster, say or (lambda line: None))
     else:
         import tensorflow as tf
 
@@ -321,7 +326,7 @@ def plan_from_machine(devices: DevicesConfig, machine: MachineInfo) -> DevicePla
     return replace(plan, threads=plan_threads())
 
 
-def _plan_multi_worker(tf, devices: DevicesConfig, cluster: Cluster) -> DevicePlan:
+def _plan_multi_worker(tf, devices: DevicesConfig, cluster: Cluster, say: Callable[[str], None]) -> DevicePlan:
     # The config refuses a data/model split or logical CPU devices with multi_worker (schema.py).
     port = cluster.tasks[cluster.worker_index].rpartition(":")[2]
     notes = [
@@ -335,11 +340,19 @@ def _plan_multi_worker(tf, devices: DevicesConfig, cluster: Cluster) -> DevicePl
             tf.config.experimental.set_memory_growth(gpu, True)
     except RuntimeError as exc:
         notes.append(f"GPU memory growth not set: {exc}")
-    # TFConfigClusterResolver reads TF_CONFIG; it is what the strategy was given to parse, checked above.
-    # The strategy blocks here until every task of the cluster has started and connected.
-    strategy = tf.distribute.MultiWorkerMirroredStrategy(
-        cluster_resolver=tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    others = [task for index, task in enumerate(cluster.tasks) if index != cluster.worker_index]
+    say(
+        f"waiting for the cluster's other worker{'s' if len(others) > 1 else ''} to start and connect "
+        f"({', '.join(others)}); Ctrl-C stops this one"
     )
+    # TFConfigClusterResolver reads TF_CONFIG; it is what the strategy was given to parse, checked above.
+    # The strategy blocks in TensorFlow's C++ until every task has started and connected, where no
+    # Python signal handler runs: Ctrl-C and SIGTERM end the process at once meanwhile (nothing of the
+    # run is written yet), then their handlers are back.
+    with _signals_end_the_process():
+        strategy = tf.distribute.MultiWorkerMirroredStrategy(
+            cluster_resolver=tf.distribute.cluster_resolver.TFConfigClusterResolver()
+        )
     nvml_gpus = tuple(query_nvml()[0]) if gpus else ()
     replicas = tuple(strategy.extended.worker_devices)
     return DevicePlan(
@@ -353,6 +366,20 @@ def _plan_multi_worker(tf, devices: DevicesConfig, cluster: Cluster) -> DevicePl
         cluster=cluster,
         strategy=strategy,
     )
+
+
+@contextlib.contextmanager
+def _signals_end_the_process() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    kept = {number: signal.signal(number, signal.SIG_DFL) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for number, handler in kept.items():
+            if handler is not None:  # None: a handler not set from Python, which cannot be set back
+                signal.signal(number, handler)
 
 
 def _plan_cpu_twin(tf, devices: DevicesConfig) -> DevicePlan:

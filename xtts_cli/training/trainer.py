@@ -74,7 +74,7 @@ class Trainer:
         from xtts_cli.training.components import build_components
 
         # First TF work of the process: a multi-worker strategy must exist before any other op.
-        plan = configure_devices(self.config.devices, join_cluster=True)
+        plan = configure_devices(self.config.devices, join_cluster=True, say=self.note)
         self.cluster = plan.worker_cluster
         self._parts = build_components(
             self.config,
