@@ -153,3 +153,26 @@ def test_the_verdict_comes_first_and_bucket_advice_fits_the_data(runner):
     assert "data.pad_to_fixed_length pads every batch to data.max_mel_frames" in padding
     assert "too few for finer buckets" not in padding
     assert "fix: set data.pad_to_fixed_length: false" in fixed.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["diagnose", "profile-step"])
+def test_the_old_profilers_data_and_model_gpu_flags_plan_the_split(tmp_path: Path, command: str) -> None:
+    # The seeds' dual-GPU profiler took --data-gpu/--model-gpu; here on the CPU twin's two devices.
+    import subprocess
+    import sys
+
+    from training_support import subprocess_env
+
+    args = ["--quick"] if command == "diagnose" else ["--steps", "3"]
+    done = subprocess.run(
+        [sys.executable, "-m", "xtts_cli", command, *args, "--json", "--data-gpu", "0", "--model-gpu", "1"]
+        + ["--set", "devices.logical_cpu_devices=2"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert "data on /device:CPU:0, model on /device:CPU:1" in done.stdout, done.stdout[-2000:]

@@ -10,9 +10,11 @@ from xtts_cli.cli.options import (
     BatchesOption,
     BatchSizeOption,
     ConfigOption,
+    DataGpuOption,
     DataOption,
     DataPathAlias,
     JsonOption,
+    ModelGpuOption,
     NumBatchesAlias,
     SetOption,
     TrainDataAlias,
@@ -32,6 +34,8 @@ def diagnose(
     set_values: SetOption = None,
     data: DataOption = None,
     batch_size: BatchSizeOption = None,
+    data_gpu: DataGpuOption = None,
+    model_gpu: ModelGpuOption = None,
     batches: BatchesOption = None,
     train_data: TrainDataAlias = None,
     data_path: DataPathAlias = None,
@@ -61,7 +65,13 @@ def diagnose(
 
     loaded = resolve_config(
         config,
-        {"data.dataset_path": data_path, "data.batch_size": batch_size, "profiling.num_batches": num_batches},
+        {
+            "data.dataset_path": data_path,
+            "data.batch_size": batch_size,
+            "profiling.num_batches": num_batches,
+            "devices.data_gpu": data_gpu,
+            "devices.model_gpu": model_gpu,
+        },
         set_values or (),
     )
     with Phases() as phase:  # on stderr, --json or not: the report alone goes to stdout

@@ -58,6 +58,28 @@ def flag_overrides(command: Callable[..., Any], values: Mapping[str, Any]) -> di
     return overrides
 
 
+DataGpuOption = Annotated[
+    Optional[int],
+    config_flag(
+        "--data-gpu",
+        key="devices.data_gpu",
+        help="GPU index (as nvidia-smi shows) for feature work",
+        min=0,
+        metavar="GPU",
+        rich_help_panel="Devices (GPUs, machines)",
+    ),
+]
+ModelGpuOption = Annotated[
+    Optional[int],
+    config_flag(
+        "--model-gpu",
+        key="devices.model_gpu",
+        help="GPU index (as nvidia-smi shows) for the model",
+        min=0,
+        metavar="GPU",
+        rich_help_panel="Devices (GPUs, machines)",
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
 BatchSizeOption = Annotated[
     Optional[int], config_flag("--batch-size", key="data.batch_size", help="Clips a step trains on", min=1, metavar="N")

@@ -10,9 +10,11 @@ import typer
 from xtts_cli.cli.options import (
     BatchSizeOption,
     ConfigOption,
+    DataGpuOption,
     DataOption,
     DataPathAlias,
     JsonOption,
+    ModelGpuOption,
     NumStepsAlias,
     SetOption,
     TrainDataAlias,
@@ -84,6 +86,8 @@ def profile_step(
     trace: TraceOption = None,
     tensorboard: TensorboardOption = None,
     batch_size: BatchSizeOption = None,
+    data_gpu: DataGpuOption = None,
+    model_gpu: ModelGpuOption = None,
     json_output: JsonOption = False,
     train_data: TrainDataAlias = None,
     data_path: DataPathAlias = None,
@@ -110,7 +114,13 @@ def profile_step(
     num_steps = given_once("the number of steps", steps=steps, num_steps=num_steps)
     loaded = resolve_config(
         config,
-        {"data.dataset_path": data_path, "data.batch_size": batch_size, "profiling.num_steps": num_steps},
+        {
+            "data.dataset_path": data_path,
+            "data.batch_size": batch_size,
+            "profiling.num_steps": num_steps,
+            "devices.data_gpu": data_gpu,
+            "devices.model_gpu": model_gpu,
+        },
         set_values or (),
     )
     cfg = loaded.config

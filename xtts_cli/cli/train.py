@@ -11,10 +11,12 @@ import typer
 
 from xtts_cli.cli.options import (
     ConfigOption,
+    DataGpuOption,
     DataOption,
     DataPathAlias,
     JsonOption,
     MaxStepsAlias,
+    ModelGpuOption,
     SetOption,
     TrainDataAlias,
     VerboseOption,
@@ -105,28 +107,6 @@ Size = Annotated[
     Optional[ModelSize],
     config_flag(
         "--model-size", key="model.model_size", help="tiny, small, normal or big", metavar="SIZE", rich_help_panel=MODEL
-    ),
-]
-DataGpu = Annotated[
-    Optional[int],
-    config_flag(
-        "--data-gpu",
-        key="devices.data_gpu",
-        help="GPU index (as nvidia-smi shows) for feature work",
-        min=0,
-        metavar="GPU",
-        rich_help_panel=DEVICES,
-    ),
-]
-ModelGpu = Annotated[
-    Optional[int],
-    config_flag(
-        "--model-gpu",
-        key="devices.model_gpu",
-        help="GPU index (as nvidia-smi shows) for the model",
-        min=0,
-        metavar="GPU",
-        rich_help_panel=DEVICES,
     ),
 ]
 Isolation = Annotated[
@@ -249,8 +229,8 @@ def train(
     epochs: Epochs = None,
     model_size: Size = None,
     optimization_level: Level = None,
-    data_gpu: DataGpu = None,
-    model_gpu: ModelGpu = None,
+    data_gpu: DataGpuOption = None,
+    model_gpu: ModelGpuOption = None,
     enable_memory_isolation: Isolation = None,
     data_gpu_memory: DataGpuMemory = None,
     model_gpu_memory: ModelGpuMemory = None,
