@@ -101,3 +101,12 @@ def test_timed_python_loop_with_a_slow_fifth_iteration_has_period_five():
     result = detect_oscillation(durations_ms)
     assert result.detected, result.reason
     assert round(result.period) == 5
+
+
+def test_a_peak_tall_enough_that_does_not_repeat_is_said_so_not_called_too_low():
+    # A random walk (seeded): its autocorrelation has a peak over the bar that is no cycle.
+    rng = np.random.default_rng(0)
+    walks = (np.cumsum(rng.normal(size=40)) + 20 for _ in range(177))
+    found = [detect_oscillation(walk) for walk in walks][-1]
+    assert not found.detected and found.strength >= found.threshold
+    assert found.reason.startswith(f"the strongest autocorrelation peak ({found.strength:.2f}) rises less than")

@@ -120,13 +120,14 @@ def detect_oscillation(series: Iterable[Optional[float]]) -> Oscillation:
             candidates.append((k, float(r[k])))
 
     if not candidates:
+        reason = f"no repeating autocorrelation peak >= {threshold:.2f} at lags 2..{max_lag}"
+        if strongest_peak >= threshold:  # a peak tall enough, but not standing out, or not repeating
+            reason = (
+                f"the strongest autocorrelation peak ({strongest_peak:.2f}) rises less than {MIN_PROMINENCE} "
+                "above the dip before it, or the series does not repeat at its lag"
+            )
         return Oscillation(
-            detected=False,
-            samples=n,
-            cv=cv,
-            threshold=threshold,
-            strength=max(strongest_peak, 0.0),
-            reason=f"no repeating autocorrelation peak >= {threshold:.2f} at lags 2..{max_lag}",
+            detected=False, samples=n, cv=cv, threshold=threshold, strength=max(strongest_peak, 0.0), reason=reason
         )
 
     best = max(value for _, value in candidates)
