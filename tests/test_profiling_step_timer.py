@@ -10,21 +10,35 @@ SIZE = 512
 WEIGHTS = tf.random.stateless_normal([SIZE, SIZE], seed=[1, 2])
 
 
-@tf.function
-def train_like_step(batch):
-    # A real compiled TF step of ~15 ms on a quiet 2-core machine (~50 ms with the other test worker
-    # and more load beside it): chained matmuls, a scalar out. next() on a full prefetch buffer takes
-    # 0.2-0.4 ms, but on a loaded machine a step now and then waits a few ms for a core, and that
-    # lands in the data wait. With three busy processes beside it the fast pipeline measured
-    # 0.8-1.8 % here, against 1.7-3.4 % for a 384-wide step (CI once saw > 5 % with that one).
-    x = batch
-    for _ in range(16):
+def _chain(x, repeats: int):
+    for _ in range(repeats):
         x = tf.tanh(tf.matmul(x, WEIGHTS) / SIZE**0.5)
     return tf.reduce_mean(x)
 
 
 def batch_for(i):
     return tf.random.stateless_normal([SIZE, SIZE], seed=tf.stack([i, i]))
+
+
+def _repeats(target_seconds: float = 0.04) -> int:
+    """Matmuls for a step of about `target_seconds` on this CPU. next() on a full prefetch buffer takes
+    0.2-0.4 ms, but on a loaded machine a step now and then waits a few ms for a core, and that lands
+    in the data wait. With three test workers on two cores, CI measured the prefetched pipeline past
+    the 5 % bar with a 384-wide step and again with 16 512-wide matmuls (13-15 ms on a quiet 2-core
+    EPYC); about 40 ms on whatever CPU runs the tests keeps those waits a small share."""
+    probe = tf.function(lambda batch: _chain(batch, 16))
+    x = batch_for(0)
+    probe(x).numpy()  # traced and warm
+    began = time.perf_counter()
+    probe(x).numpy()
+    took = time.perf_counter() - began
+    return int(min(128, max(16, 16 * target_seconds / max(took, 1e-4))))
+
+
+# A real compiled TF step, scaled to about 40 ms on the machine running the tests: chained
+# matmuls, a scalar out.
+REPEATS = _repeats()
+train_like_step = tf.function(lambda batch: _chain(batch, REPEATS))
 
 
 def slow_pipeline():

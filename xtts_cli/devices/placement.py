@@ -341,15 +341,16 @@ def _plan_multi_worker(tf, devices: DevicesConfig, cluster: Cluster, say: Callab
     except RuntimeError as exc:
         notes.append(f"GPU memory growth not set: {exc}")
     others = [task for index, task in enumerate(cluster.tasks) if index != cluster.worker_index]
-    say(
-        f"waiting for the cluster's other worker{'s' if len(others) > 1 else ''} to start and connect "
-        f"({', '.join(others)}); Ctrl-C stops this one"
-    )
     # TFConfigClusterResolver reads TF_CONFIG; it is what the strategy was given to parse, checked above.
     # The strategy blocks in TensorFlow's C++ until every task has started and connected, where no
     # Python signal handler runs: Ctrl-C and SIGTERM end the process at once meanwhile (nothing of the
-    # run is written yet), then their handlers are back.
+    # run is written yet), then their handlers are back. Said once they do: a Ctrl-C after the line
+    # must not meet the old handler, which only asks the loop to stop and would leave it waiting.
     with _signals_end_the_process():
+        say(
+            f"waiting for the cluster's other worker{'s' if len(others) > 1 else ''} to start and connect "
+            f"({', '.join(others)}); Ctrl-C stops this one"
+        )
         strategy = tf.distribute.MultiWorkerMirroredStrategy(
             cluster_resolver=tf.distribute.cluster_resolver.TFConfigClusterResolver()
         )
