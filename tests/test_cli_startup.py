@@ -115,17 +115,18 @@ def test_a_folder_that_is_not_a_run_is_refused_before_tensorflow_loads(command: 
 
 
 @pytest.mark.parametrize(
-    "args, said",
+    "text, args, said",
     [
-        (["--speed", "1.5"], "speed 1.5: this run's decoder (autoregressive)"),
-        (["--speaker", "en-us+f2"], "speaker 'en-us+f2' is not in"),
-        (["--language", "fa"], "fa"),
+        ("the kettle", ["--speed", "1.5"], "speed 1.5: this run's decoder (autoregressive)"),
+        ("the kettle", ["--speaker", "en-us+f2"], "speaker 'en-us+f2' is not in"),
+        ("the kettle", ["--language", "fa"], "fa"),
+        ("the kettle 世界", [], "text has characters the run was not trained on: '世' (U+4E16)"),
     ],
 )
-def test_what_the_runs_files_refuse_is_refused_before_tensorflow_loads(tmp_path, args, said) -> None:
+def test_what_the_runs_files_refuse_is_refused_before_tensorflow_loads(tmp_path, text, args, said) -> None:
     run = Path(__file__).parent / "data" / "run_before_run_data"  # an autoregressive run, speakers en-us+f3 ...
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(["synthesize", "the kettle", "-r", str(run), *args])],
+        [sys.executable, "-c", PROBE, json.dumps(["synthesize", text, "-r", str(run), *args])],
         capture_output=True,
         text=True,
         timeout=60,

@@ -156,7 +156,7 @@ def synthesize(
     text = _read_stdin() if text == "-" else text
     _check_arguments(text, text_file, out_dir, speaker, speaker_wav, out=out, json_output=json_output)
     run_dir = run_dir_given(run_dir, checkpoint, to="speak with", example='xtts synthesize "Hello." -r runs/tiny-cpu')
-    _check_before_loading(run_dir, speed, speaker, language)
+    _check_before_loading(run_dir, speed, speaker, language, text=text if text_file is None else None)
     lines = _read_lines(text_file) if text_file is not None else []
     keeps_the_inputs(
         {speaker_wav: "the --speaker-wav clip", text_file: "the --text-file"},
@@ -193,10 +193,13 @@ def synthesize(
     _write_speech(tts, speech, out, json_output=json_output, speaker=speaker, language=language, voice=named)
 
 
-def _check_before_loading(run_dir: Path, speed: float, speaker: Optional[str], language: Optional[str]) -> None:
+def _check_before_loading(
+    run_dir: Path, speed: float, speaker: Optional[str], language: Optional[str], *, text: Optional[str] = None
+) -> None:
     """What the run's files alone can refuse, before TensorFlow and the checkpoint load (seconds):
-    `--speed` for a decoder without durations to scale, a `--speaker` or `--language` it lacks."""
-    from xtts_cli.data.text import Tokenizer
+    `--speed` for a decoder without durations to scale, a `--speaker` or `--language` it lacks, a
+    `text` with letters it cannot read."""
+    from xtts_cli.data.text import Tokenizer, reading_language
     from xtts_cli.errors import speed_without_pace, unknown_speaker
     from xtts_cli.kinds import kind_for
     from xtts_cli.run.files import SPEAKERS_FILE, load_speakers, read_run
@@ -212,6 +215,8 @@ def _check_before_loading(run_dir: Path, speed: float, speaker: Optional[str], l
     listed = list(vocabulary.speakers) or list(load_speakers(run.path))
     if speaker is not None and listed and speaker not in listed:
         raise unknown_speaker(speaker, listed, run_dir, SPEAKERS_FILE)
+    if text is not None:
+        vocabulary.spoken_ids(text, reading_language(vocabulary.languages, text, language)[0])
 
 
 def _write_speech(tts, speech, out: Path, *, json_output: bool, speaker, language, voice: str) -> None:

@@ -536,6 +536,28 @@ class Tokenizer:
             unknown = sorted({c for c in prepared if c not in self._ids})
             raise UnknownCharactersError(unknown, prepared) from None
 
+    def spoken_ids(self, text: str, language: Optional[str]) -> tuple[list[int], list[str]]:
+        """The symbol ids a run reads for a `text` to speak, and what of it the run never saw (left
+        out); its letters of another script refused naming what the run reads."""
+        prepared, left_out = self.speakable(self.prepare(text, language))
+        try:
+            ids = self.symbol_ids(prepared)
+        except UnknownCharactersError as error:
+            raise UnknownCharactersError(
+                error.characters,
+                text,
+                reads=", ".join(self.languages) or "the language of its training data",
+                own_alphabet=self.of_its_alphabets(error.characters),
+                own_script=self.of_its_scripts(error.characters),
+                language=language,
+                prepared=prepared,
+            ) from None
+        if not ids:
+            raise XttsError(
+                f"the text {text!r} has nothing left after cleaning", hint="pass words the model was trained on"
+            )
+        return ids, left_out
+
     def prefix(self, language: Optional[str] = None, speaker: Optional[str] = None) -> list[int]:
         """The conditioning ids of a sequence (none for a vocabulary without languages)."""
         if not self.languages:

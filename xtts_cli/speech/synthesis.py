@@ -18,7 +18,6 @@ import numpy as np
 import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
-from xtts_cli.data.text import UnknownCharactersError
 from xtts_cli.errors import XttsError, speed_without_pace, unknown_speaker
 from xtts_cli.run.files import (
     RATE_CEILING_FACTOR,
@@ -303,7 +302,7 @@ def synthesize_speech(
     if not text.strip():
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. xtts synthesize "Hello there."')
     language_index = tokenizer.language_index(language)  # an error naming the run's languages
-    ids, left_out = _symbol_ids(tokenizer, text, language)
+    ids, left_out = tokenizer.spoken_ids(text, language)
     min_frames, frames = _frame_window(model, len(ids), data, rate, speed, max_frames)
     if not isinstance(voice, Voice):
         voice = Voice(reference=voice)
@@ -385,29 +384,6 @@ def _placeholder_generation(model, buffer: int, rate, settings, vector=None):
     if vector is None:
         vector = tf.zeros([1, model.dims.speaker_embedding_dim], tf.float32)
     return _generate(model, [1], vector, 0, buffer, 1, 1, rate, settings or SynthesisConfig(), 1.0)
-
-
-def _symbol_ids(tokenizer, text: str, language: Optional[str]) -> tuple[list[int], list[str]]:
-    """The symbol ids the model reads for `text`, and what of it the run never saw (left out)."""
-    prepared, left_out = tokenizer.speakable(tokenizer.prepare(text, language))
-    try:
-        ids = tokenizer.symbol_ids(prepared)
-    except UnknownCharactersError as error:  # another script: named with what the run reads
-        reads = ", ".join(tokenizer.languages) or "the language of its training data"
-        raise UnknownCharactersError(
-            error.characters,
-            text,
-            reads=reads,
-            own_alphabet=tokenizer.of_its_alphabets(error.characters),
-            own_script=tokenizer.of_its_scripts(error.characters),
-            language=language,
-            prepared=prepared,
-        ) from None
-    if not ids:
-        raise XttsError(
-            f"the text {text!r} has nothing left after cleaning", hint="pass words the model was trained on"
-        )
-    return ids, left_out
 
 
 # The pace `--speed` (and the server) take: 1 is the run's own pace.
@@ -543,7 +519,7 @@ def check_text(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRa
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. "Hello there."')
     language = reading_language(tokenizer.languages, text, language)[0]
     for part in text_parts(tokenizer, text, data, rate, language=language):
-        _symbol_ids(tokenizer, part, language)
+        tokenizer.spoken_ids(part, language)
 
 
 def text_parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], *, language=None) -> list[str]:
