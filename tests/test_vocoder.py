@@ -340,6 +340,7 @@ def test_vocode_writes_every_recording_of_a_folder_with_one_load(runner, tmp_pat
 
 
 def test_vocode_names_every_recording_it_cannot_read_before_loading_and_says_what_it_changed(runner, tmp_path):
+    import shutil
     import subprocess
 
     folder = tmp_path / "clips"
@@ -352,6 +353,19 @@ def test_vocode_names_every_recording_it_cannot_read_before_loading_and_says_wha
     line = refused.exception.lines[0]
     assert line.startswith(f"AUDIO {folder / 'empty.wav'}: ") and "(and 2 more: " in line
     assert "tiny.wav: 0.004 s, too short to vocode" in line and not (tmp_path / "out").exists()
+    # Beside a good recording, a folder's unreadable ones are left out and named; one named itself is refused.
+    shutil.copy(SAMPLE_CLIP, folder / "good.wav")
+    subprocess.run(["sox", "-n", "-r", "22050", str(folder / "quiet.wav"), "trim", "0", "0.5"], check=True)
+    kept = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "out"), "--json"])
+    assert kept.exit_code == 0, (kept.output, kept.exception)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["good.wav", "quiet.wav"]
+    assert f"note: skipped {folder / 'empty.wav'}: " in kept.stderr and "tiny.wav: 0.004 s" in kept.stderr
+    good, quiet = json.loads(kept.stdout)
+    assert good["notes"] == [] and quiet["notes"] == ["silent (peak -200 dBFS): nothing to hear"]
+    named = runner.invoke(
+        app, ["vocode", str(folder / "good.wav"), str(folder / "text.wav"), "--out-dir", str(tmp_path / "o3")]
+    )
+    assert named.exception.lines[0].startswith(f"AUDIO {folder / 'text.wav'}: ") and not (tmp_path / "o3").exists()
     # An 8 kHz recording and a stereo one are vocoded, and what was done to them is said.
     subprocess.run(["sox", str(SAMPLE_CLIP), "-r", "8000", str(tmp_path / "8k.wav")], check=True)
     subprocess.run(["sox", str(SAMPLE_CLIP), "-c", "2", str(tmp_path / "stereo.wav")], check=True)

@@ -19,12 +19,14 @@ from xtts_cli.cli.options import (
 from xtts_cli.errors import XttsError
 
 
-def recordings(paths: list[Path]) -> list[Path]:
-    """The files `paths` name, a folder standing for the recordings in it (sorted); every path checked
-    before anything loads."""
+def recordings(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """The files `paths` name, a folder standing for the recordings in it (sorted), every one checked
+    before anything loads; and those of a folder left out as unreadable, each with why. A file named
+    itself that cannot be vocoded is refused: the user asked for it."""
     from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS
 
     found: list[Path] = []
+    in_folders: set[Path] = set()
     for path in paths:
         if path.is_dir():
             inside = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in SUPPORTED_EXTENSIONS)
@@ -34,38 +36,47 @@ def recordings(paths: list[Path]) -> list[Path]:
                     hint=f"pass a folder of {', '.join(SUPPORTED_EXTENSIONS)} files, or the files themselves",
                 )
             found += inside
+            in_folders.update(inside)
         elif path.is_file():
             found.append(path)
         else:
             raise XttsError(f"AUDIO {str(path)!r}: no such file or folder", hint="pass a recording or a folder of them")
-    _refuse_unreadable(found)
-    return found
+    problems = _unreadable(found)
+    named = [f"{path}: {why}" for path, why in problems.items() if path not in in_folders]
+    kept = [path for path in found if path not in problems]
+    if named or not kept:
+        _refuse(named or [f"{path}: {why}" for path, why in problems.items()])
+    return kept, [f"{path}: {why}" for path, why in problems.items()]
 
 
 # Shorter than this, a recording is less than a couple of mel frames' windows: nothing to hear.
 MIN_SECONDS = 0.1
 
 
-def _refuse_unreadable(found: list[Path]) -> None:
+def _unreadable(found: list[Path]) -> dict[Path, str]:
     """Every recording's header read before the vocoder loads: those that cannot be vocoded (empty,
-    not audio, cut short, too short to hear) named together, not one at a time half-way through."""
+    not audio, cut short, too short to hear), each with why."""
     from xtts_cli.data.audio_headers import AudioHeaderError, read_audio_header
 
-    problems = []
+    problems: dict[Path, str] = {}
     for path in found:
         try:
             header = read_audio_header(str(path))
         except (AudioHeaderError, OSError) as exc:
-            problems.append(f"{path}: {exc.detail if isinstance(exc, AudioHeaderError) else exc.strerror}")
+            problems[path] = exc.detail if isinstance(exc, AudioHeaderError) else str(exc.strerror)
             continue
         if header.duration < MIN_SECONDS:
-            problems.append(f"{path}: {header.duration:.3f} s, too short to vocode (under {MIN_SECONDS:g} s)")
-    if problems:
-        more = f" (and {len(problems) - 1} more: {'; '.join(problems[1:4])}{' ...' if len(problems) > 4 else ''})"
-        raise XttsError(
-            f"AUDIO {problems[0]}" + (more if len(problems) > 1 else ""),
-            hint="leave them out, or pass WAV, FLAC, OGG or MP3 recordings of speech; nothing was vocoded",
-        )
+            problems[path] = f"{header.duration:.3f} s, too short to vocode (under {MIN_SECONDS:g} s)"
+    return problems
+
+
+def _refuse(problems: list[str]) -> None:
+    """The recordings that cannot be vocoded, named together, not one at a time half-way through."""
+    more = f" (and {len(problems) - 1} more: {'; '.join(problems[1:4])}{' ...' if len(problems) > 4 else ''})"
+    raise XttsError(
+        f"AUDIO {problems[0]}" + (more if len(problems) > 1 else ""),
+        hint="leave them out, or pass WAV, FLAC, OGG or MP3 recordings of speech; nothing was vocoded",
+    )
 
 
 def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]) -> list[Path]:
@@ -128,6 +139,8 @@ def vocode(
     What you hear is the vocoder's ceiling: an acoustic model that predicted this mel exactly
     would sound like this. With a vocoder run its own data section gives the features; with
     griffin-lim (the default) the --config's does. The vocoder loads once for every recording.
+    In a folder, recordings that cannot be read are skipped and named; a file named itself is
+    refused, and nothing is vocoded.
 
     Examples:
 
@@ -137,8 +150,10 @@ def vocode(
 
         xtts vocode clip.wav --vocoder griffin-lim -c speak-cpu --out griffin-lim.wav
     """
-    found = recordings(audio)  # every path checked before TensorFlow loads
+    found, skipped = recordings(audio)  # every path checked before TensorFlow loads
     targets = destinations(found, out, out_dir)
+    for problem in skipped:
+        sys.stderr.write(f"note: skipped {problem}\n")
     from xtts_cli.cli.output import Phases
     from xtts_cli.speech.vocoding import GRIFFIN_LIM
 
@@ -178,8 +193,14 @@ def _load_vocoder(spec: str, config: Optional[Path]) -> Any:
     return load_vocoder(spec, read_run(Path(spec), "--vocoder")[0].data, acoustic_run="itself")
 
 
+# A recording whose loudest sample is under -60 dBFS holds nothing a listener would hear.
+SILENT_PEAK = 1e-3
+
+
 def _vocode_one(chosen: Any, path: Path, target: Path, out_dir: Optional[Path]) -> dict[str, Any]:
     """One recording's mel through `chosen`, written to `target`; its line of the report."""
+    import numpy as np
+
     from xtts_cli.data.audio_headers import read_audio_header
     from xtts_cli.speech.synthesis import write_wav
     from xtts_cli.speech.vocoding import load_audio, mel_of
@@ -197,6 +218,9 @@ def _vocode_one(chosen: Any, path: Path, target: Path, out_dir: Optional[Path]) 
             )
         )
     samples = load_audio(path, data, what="AUDIO")
+    peak = float(np.max(np.abs(samples))) if samples.size else 0.0
+    if peak < SILENT_PEAK:
+        notes.append(f"silent (peak {20 * np.log10(max(peak, 1e-10)):.0f} dBFS): nothing to hear")
     began = time.perf_counter()
     waveform = chosen(mel_of(samples, data))
     seconds = time.perf_counter() - began
