@@ -380,3 +380,17 @@ def test_a_resumed_adapted_run_takes_its_network_from_itself_when_the_base_is_go
     assert note.startswith(f"resuming {run.path}: the run's own model.d_model 32")
     with pytest.raises(XttsError, match=str(gone)):  # started over: from the base, which is gone
         with_base_network(config, run.path, True)
+
+
+def test_train_says_what_validate_warns_of_as_it_starts(runner, write_config, tmp_path) -> None:
+    # The rules' warnings, said where the GPU idles, before the scan (here a missing dataset stops it).
+    path = write_config(COMMENTED.replace("num_workers: 1 ", f"dataset_path: {tmp_path / 'none'}\n  num_workers: 1 "))
+    result = runner.invoke(
+        app, ["train", "-c", str(path), "--run-dir", str(tmp_path / "run"), "--set", "training.enable_graph_mode=true"]
+    )
+    assert result.exit_code == 1, result.output
+    said = [line for line in result.stderr.splitlines() if line.startswith(("warning: ", "hint: xtts validate"))]
+    assert "warning: tf-native-loading-off: " in said[0] and not any("graph-mode-off" in line for line in said)
+    # The graph mode set on the command line is not the file's to repair.
+    assert said[-1] == f"hint: xtts validate -c {path} --fix repairs {len(said) - 1} of these in the config file"
+    assert "is not a directory" in str(result.exception)

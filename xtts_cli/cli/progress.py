@@ -89,7 +89,7 @@ class TrainingProgress:
 
         if not self.enabled:  # --json: the result alone on stdout, and what the user must hear of on stderr
             if isinstance(event, Noted):
-                self.err.print(f"note: {event.message}", markup=False, highlight=False)
+                self.err.print(f"{event.label}: {event.message}", markup=False, highlight=False)
             return
         if isinstance(event, PhaseStarted):
             self._begin_phase(event.name)
@@ -117,7 +117,7 @@ class TrainingProgress:
         elif isinstance(event, StepLogged):
             self._logged(event)
         elif isinstance(event, Noted):
-            self.err.print(f"[yellow]note[/]: {event.message}")
+            self.err.print(f"[yellow]{event.label}[/]: {event.message}")
         elif isinstance(event, Watched):
             if event.state == "warning":
                 fix = f" (fix: {event.fix})" if event.fix else ""

@@ -262,7 +262,9 @@ def train(
     """
     from xtts_cli.cli.progress import TrainingProgress
     from xtts_cli.config.loading import resolve_config
+    from xtts_cli.diagnosis.validation import training_advice
     from xtts_cli.run.directory import own_config
+    from xtts_cli.training.events import Noted
     from xtts_cli.training.launch import launch_settings, train_run
 
     overrides = flag_overrides(train, locals())
@@ -271,6 +273,11 @@ def train(
     overrides = launch_settings(overrides, optimization_level, worker_hosts, task_index)
     loaded = resolve_config(config or own_config(run_dir), overrides, set_values or ())
     with TrainingProgress(enabled=not json_output) as progress:
+        warnings, repair = training_advice(loaded)  # what `validate` warns of, said where the GPU idles
+        for line in warnings:
+            progress.update(Noted(line, label="warning"))
+        if repair:
+            progress.update(Noted(repair, label="hint"))
         result = train_run(
             loaded, run_dir, fresh=fresh, force=force, progress=progress.update, cluster_flags=worker_hosts
         )

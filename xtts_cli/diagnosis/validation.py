@@ -147,6 +147,28 @@ def validate_config(
     return result
 
 
+# What `xtts train` says of itself as it meets it: memory settings without a split (devices/placement.py).
+SAID_WHILE_TRAINING = frozenset({"memory-isolation-without-split"})
+
+
+def training_advice(loaded: LoadedConfig) -> tuple[list[str], Optional[str]]:
+    """The config's warnings by the rules `validate` checks (the config alone: no scan), one line
+    each, for `xtts train` to say as it starts; and, where the file can fix some, how."""
+    from xtts_cli.devices.gpu_info import probe_machine
+    from xtts_cli.diagnosis.config_rules import check_config
+
+    warnings = [
+        f for f in check_config(loaded, probe_machine()) if f.severity == "warning" and f.id not in SAID_WHILE_TRAINING
+    ]
+    from xtts_cli.config.preset_files import PRESETS_DIR
+
+    fixable = sum(f.fix is not None and f.fix.key not in loaded.overridden for f in warnings)
+    repair = None
+    if fixable and loaded.path is not None and loaded.path.resolve().parent != PRESETS_DIR:
+        repair = f"xtts validate -c {loaded.path} --fix repairs {fixable} of these in the config file"
+    return [f"{f.id}: {f.message}" for f in warnings], repair
+
+
 def _with_base_network(loaded: LoadedConfig) -> tuple[LoadedConfig, list[Finding]]:
     """`training.init_from`: `loaded` with what it leaves unwritten of the network the base's, as
     `xtts train` takes it (`training.parent.with_base_network`); a base that cannot be opened is

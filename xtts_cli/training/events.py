@@ -134,6 +134,7 @@ class Validated:
 @dataclass(frozen=True)
 class Noted:
     message: str
+    label: str = "note"  # "warning": what `validate` warns of in the config
 
 
 @dataclass(frozen=True)

@@ -184,10 +184,6 @@ class Trainer:
             # The kind's command with this run's directory in it ("{run}": a sentence may hold braces).
             listen=parts.models.listen.replace("{run}", shlex.quote(str(parts.run_dir.path))),
         )
-        if not parts.settings.graph_mode:
-            result.notes.append(
-                "eager mode (enable_eager_debug or graph mode off): every step runs op by op and is slow"
-            )
         if parts.resumed and start_step >= parts.total_steps:
             result.notes.append(
                 f"the run is at step {start_step}, "
