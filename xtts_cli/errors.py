@@ -11,6 +11,7 @@ after a clean interrupt (training/signals.py).
 
 from __future__ import annotations
 
+import errno
 import re
 from typing import Optional
 
@@ -136,12 +137,23 @@ def tensorflow_cause(message: str) -> str:
     return cause if len(cause) <= MESSAGE_CHARS else cause[: MESSAGE_CHARS - 3] + "..."
 
 
+# A place the process may not write: a read-only filesystem, a permission it lacks.
+_NOT_WRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
 def from_tensorflow(error: BaseException) -> Optional[XttsError]:
-    """TensorFlow's out-of-memory, missing-kernel and device errors as one line that names the
-    setting to change; None for any other error (it keeps its traceback)."""
+    """TensorFlow's out-of-memory, missing-kernel and device errors, and a file the process may
+    not write, as one line that names what to change; None for any other error (it keeps its
+    traceback)."""
     full = disk_full(error)  # before out of memory: TensorFlow reports a full disk as exhausted resources
     if full is not None:
         return full
+    if isinstance(error, OSError) and error.errno in _NOT_WRITABLE and error.filename:
+        return XttsError(
+            f"cannot write {error.filename}: {error.strerror}",
+            hint="make that place writable (or point the run or --out elsewhere), then run the same command",
+            translated=True,
+        )
     kind = type(error)
     if not kind.__module__.startswith(("tensorflow", "keras")):
         return None

@@ -1,6 +1,7 @@
 """A full disk is a full disk: training whose run directory lies on a real filesystem that fills up
 (a 1 MiB tmpfs mounted in a private mount namespace, so nothing outside the test sees it) ends with
-its own error, naming where, keeps the last good checkpoint and leaves no partial file behind."""
+its own error, naming where, keeps the last good checkpoint and leaves no partial file behind. A
+samples folder mounted read-only: the step trained before it is saved, the error names the file."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from training_support import subprocess_env, tiny_config
+from training_support import run_xtts, subprocess_env, tiny_config
 
 
 def private_tmpfs(command: list[str], mount: str, size: str, cwd: str, inodes: int = 0) -> subprocess.CompletedProcess:
@@ -86,3 +87,35 @@ def test_a_feature_store_that_fills_the_disk_keeps_its_finished_shards(tmp_path)
     assert errors[1].endswith("were written and are kept; the next start computes the rest")
     files = done.stdout.split("--- files")[1].split()
     assert not [name for name in files if ".tmp" in name], files
+
+
+@pytest.mark.slow
+@needs_mounts
+def test_a_step_trained_before_its_samples_fail_to_write_is_saved(tmp_path):
+    # The samples folder read-only (a bind mount in a private namespace): the steps since the last
+    # checkpoint are saved before the error, which is one line naming the file.
+    config, run = tiny_config(tmp_path, "  sample_step: 3\n"), tmp_path / "run"
+    first = run_xtts(["train", "-c", str(config), "-r", str(run), "--steps", "1"], tmp_path)
+    assert first.returncode == 0, first.stderr[-2000:]
+    (run / "samples").mkdir(exist_ok=True)
+    samples = shlex.quote(str(run / "samples"))
+    train = shlex.join([sys.executable, "-m", "xtts_cli", "train", "-c", str(config), "-r", str(run), "--steps", "5"])
+    done = subprocess.run(
+        [
+            "unshare",
+            "-m",
+            "sh",
+            "-c",
+            f"mount --bind {samples} {samples} && mount -o remount,bind,ro {samples} && {train}",
+        ],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stderr[-3000:]
+    lines = done.stderr.splitlines()
+    assert f"note: step 3 trained before the error below: saved it ({run / 'checkpoints' / 'ckpt-3'})" in lines[-4]
+    assert lines[-3].startswith(f"error: cannot write {run / 'samples'}/") and "Read-only file system" in lines[-3]
+    assert "Traceback" not in done.stderr
+    assert 'model_checkpoint_path: "ckpt-3"' in (run / "checkpoints" / "checkpoint").read_text(encoding="utf-8")

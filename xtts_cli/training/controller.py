@@ -497,8 +497,12 @@ class Controller:
                     self._check_finite(step, end.losses)
                     result.first_loss = end.losses["loss"] if result.first_loss is None else result.first_loss
                     result.last_loss = end.losses["loss"]
-                    for hook in hooks:
-                        hook.on_step(end)
+                    try:
+                        for hook in hooks:
+                            hook.on_step(end)
+                    except Exception as exc:
+                        self._keep_the_step(parts, step, exc)
+                        raise
                     result.out_of_time = deadline is not None and time.monotonic() >= deadline
                     if step >= max_steps or stopping() or result.out_of_time or result.early_stopped:
                         break  # max_steps or max_minutes reached, no better validation, or interrupted
@@ -522,6 +526,22 @@ class Controller:
                 endless.close()
             if multi:
                 self.trainer.check_workers_agree("at the end")
+
+    def _keep_the_step(self, parts: RunComponents, step: int, error: Exception) -> None:
+        """A hook (validation, samples, summaries) failed after step `step` trained: that step is
+        saved, so the same command resumes there, not at the last checkpoint. Not on a cluster (a
+        save is collective, and the other workers are not saving), nor where saving is what failed."""
+        from xtts_cli.errors import disk_full
+
+        if parts.plan.worker_cluster is not None or disk_full(error) is not None:
+            return
+        try:
+            path = self.trainer.save()
+        except Exception:  # noqa: BLE001 - the hook's error is the one to report
+            return
+        self.progress(
+            Noted(f"step {step} trained before the error below: saved it ({path}); the same command resumes there")
+        )
 
     def _record_end(self, result: TrainResult, step: int, max_steps: int, interrupt, agreed_stop: bool) -> None:
         """Why the loop ended, into `result`: a signal (here or to another worker), or the time budget."""
