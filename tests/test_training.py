@@ -495,3 +495,20 @@ def test_a_resume_names_the_settings_it_changes_beyond_how_long_it_trains() -> N
         == f"data.batch_size ({before.data.batch_size} -> 4), training.learning_rate ({before.training.learning_rate!r} -> 0.002)"
     )
     assert changed_settings(before, before) == ""
+
+
+@pytest.mark.slow
+def test_a_resume_that_unfreezes_keeps_the_weights_and_the_step_and_starts_the_moments_again(tmp_path: Path) -> None:
+    config_path = tiny_config(tmp_path)
+    frozen = resolve_config(config_path, {"training.max_steps": 2, "training.freeze": ["speaker_encoder"]}).config
+    Controller(Trainer(frozen, run_dir=tmp_path / "run")).run()
+    # Unfrozen, the optimizer's list of trainable weights is longer: a plain restore fails on it.
+    said: list = []
+    unfrozen = resolve_config(config_path, {"training.max_steps": 3, "training.freeze": []}).config
+    trainer = Trainer(unfrozen, run_dir=tmp_path / "run", progress=said.append)
+    result = Controller(trainer).run()
+    assert result.resumed and (result.start_step, result.final_step) == (2, 3)
+    assert int(trainer.parts.models.optimizer.iterations.numpy()) == 3  # the step count went on from 2
+    notes = [event.message for event in said if type(event).__name__ == "Noted"]
+    assert any(note.startswith("the optimizer's moments were saved for other trainable weights") for note in notes)
+    assert any("training.freeze (['speaker_encoder'] -> [])" in note for note in notes)

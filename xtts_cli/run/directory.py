@@ -42,12 +42,12 @@ def _flatten(prefix: str, values: dict[str, Any]) -> dict[str, Any]:
 
 def model_identity(config: XttsConfig) -> dict[str, Any]:
     """The fields that must match to resume: what the model section says the network is
-    (`identity()` of its kind), the feature settings and what trains."""
+    (`identity()` of its kind) and the feature settings."""
     identity = config.model.identity()
     identity.update(_flatten("data", MelFeatures.of(config.data).as_dict()))
     identity.update({f"data.{key}": getattr(config.data, key) for key in TEXT_KEYS})
-    # What trains decides which variables the optimizer's state is kept for.
-    identity["training.freeze"] = sorted(config.training.freeze)
+    # Not what trains (`training.freeze`): a resume that unfreezes keeps the weights and starts the
+    # optimizer's moments again (training/checkpointing.py).
     return identity
 
 

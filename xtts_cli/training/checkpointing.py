@@ -25,10 +25,18 @@ __all__ = ["RunCheckpoints"]
 
 class RunCheckpoints:
     def __init__(
-        self, checkpoint: Any, run_dir: RunDir, *, keep: int, is_chief: bool, worker_index: int, progress: Progress
+        self,
+        objects: dict[str, Any],
+        run_dir: RunDir,
+        *,
+        keep: int,
+        is_chief: bool,
+        worker_index: int,
+        progress: Progress,
     ) -> None:
-
-        self.checkpoint, self.run_dir, self.progress = checkpoint, run_dir, progress
+        """`objects`: what a checkpoint holds, by name (the kind's models and optimizers, the step)."""
+        self.objects, self.run_dir, self.progress = list(objects), run_dir, progress
+        checkpoint = self.checkpoint = tf.train.Checkpoint(**objects)
         self.worker_index = worker_index
         self.manager = (
             tf.train.CheckpointManager(checkpoint, str(run_dir.checkpoints), max_to_keep=keep) if is_chief else None
@@ -51,7 +59,7 @@ class RunCheckpoints:
             kept += [path for path in reversed(self.manager.checkpoints) if path != latest]
         for index, path in enumerate(kept):
             try:
-                self.checkpoint.restore(path).expect_partial()
+                self._restore(path)
             except (ValueError, AssertionError) as exc:
                 raise XttsError(
                     f"cannot restore {path}: {str(exc).splitlines()[0]}",
@@ -71,6 +79,28 @@ class RunCheckpoints:
                     hint="use --fresh to start a new run (the old one is moved aside)",
                 ) from None
             return
+
+    def _restore(self, path: str) -> None:
+        """`path` into the run's objects. An optimizer whose saved moments were kept for another list
+        of trainable weights (`training.freeze` changed, resumed with --force) keeps only its step
+        count: its moments start again, said in a note; every weight is restored."""
+        stale = _stale_optimizers(self.checkpoint, path)
+        if not stale:
+            self.checkpoint.restore(path).expect_partial()
+            return
+        kept = {name: getattr(self.checkpoint, name) for name in self.objects if name not in stale}
+        for name in stale:
+            counter = tf.train.Checkpoint()
+            counter._iterations = getattr(self.checkpoint, name).iterations  # the LR schedule's step
+            kept[name] = counter
+        tf.train.Checkpoint(**kept).restore(path).expect_partial()
+        self.progress(
+            Noted(
+                f"the {' and '.join(name.replace('_', ' ') for name in stale)}'s moments were saved for other "
+                "trainable weights (training.freeze changed): they start again from here; the weights and the "
+                "step count are the checkpoint's"
+            )
+        )
 
     def _complete_files(self) -> set[str]:
         """File names of the checkpoints the pointer lists (complete, by TensorFlow's order of writes)."""
@@ -113,3 +143,23 @@ class RunCheckpoints:
                 )
                 raise full from None
             raise
+
+
+def _stale_optimizers(checkpoint: Any, path: str) -> list[str]:
+    """The names of `checkpoint`'s optimizers whose moments in `path` were saved for another list of
+    trainable weights (their count or shapes differ, in order)."""
+    saved = dict(tf.train.list_variables(path))
+    stale = []
+    for name, child in checkpoint._trackable_children().items():
+        weights = getattr(child, "_trainable_variables", None)
+        if weights is None or not hasattr(child, "iterations"):
+            continue
+        prefix = f"{name}/_trainable_variables/"
+        shapes = {
+            int(key[len(prefix) :].split("/")[0]): shape for key, shape in saved.items() if key.startswith(prefix)
+        }
+        if not shapes:
+            continue  # saved without an optimizer's list (not this layout): left to the plain restore
+        if [shapes.get(i) for i in range(len(shapes))] != [list(w.shape) for w in weights]:
+            stale.append(name)
+    return stale

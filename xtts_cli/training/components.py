@@ -391,9 +391,8 @@ def _checkpoints(
 
     from xtts_cli.training.checkpointing import RunCheckpoints
 
-    checkpoint = tf.train.Checkpoint(**models.trackables(), step=counters.step, epoch=counters.epoch)
     checkpoints = RunCheckpoints(
-        checkpoint,
+        {**models.trackables(), "step": counters.step, "epoch": counters.epoch},
         run_dir,
         keep=config.training.keep_checkpoints,
         is_chief=plan.is_chief,

@@ -59,7 +59,12 @@ class ParentRun:
             )
         shown = ", ".join(f"{key} {theirs.get(key)!r} -> {mine.get(key)!r}" for key in changed[:4])
         more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
-        return f"--init-from {self.spec}: its weights do not fit this config ({shown}{more})"
+        if any(key.startswith("model.") for key in changed):
+            return f"--init-from {self.spec}: its weights do not fit this config ({shown}{more})"
+        # A mel or text setting leaves every weight's shape, but not what the weights learnt to read and make.
+        return (
+            f"--init-from {self.spec}: its weights learnt other mel features or text than this config's ({shown}{more})"
+        )
 
     def check(self, config: XttsConfig) -> None:
         refusal = self.refusal(config)
