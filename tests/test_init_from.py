@@ -4,6 +4,7 @@ kept, what grows, what is refused, what is recorded, what resumes and what stays
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -341,3 +342,20 @@ def test_a_vocoder_run_starts_from_another_with_every_weight_and_its_discriminat
         assert len(keys) == len(part.trainable_variables) == len(part.weights)
         for variable, key in zip(part.trainable_variables, keys):
             np.testing.assert_array_equal(at_start[id(variable)], reader.get_tensor(key), err_msg=variable.path)
+
+
+def test_validate_on_an_adapted_runs_own_config_names_the_parent_its_run_json_records(persian, tmp_path, runner):
+    import shutil
+
+    from xtts_cli.cli.app import app
+
+    _, _, _, run, _ = persian
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)
+    # As a run written with a relative --init-from left it, read from another folder: the base is not there.
+    config = copy / "config.yaml"
+    config.write_text(re.sub(r"init_from: .*", "init_from: runs/base", config.read_text(encoding="utf-8")), "utf-8")
+    result = runner.invoke(app, ["validate", "-c", str(config)])
+    assert result.exit_code == 0, result.output
+    parent = json.loads((run / "run.json").read_text(encoding="utf-8"))["parent"]
+    assert f"this run started from {parent['run']} step 4 (its run.json)" in " ".join(result.output.split())

@@ -134,7 +134,7 @@ def validate_config(
         phase("scanning the dataset (every audio file's header)")
         scan, result.dataset, found = scan_findings(loaded.config)
         result.findings = result.findings + found
-    result.findings = result.findings + parent_findings(loaded.config, scan)
+    result.findings = result.findings + parent_findings(loaded.config, scan, loaded.path)
     # Fixed after the scan, so a fix only the data shows (how it is resampled) is made too.
     fixable = [f for f in result.findings if f.fix is not None]
     if (fix or dry_run) and fixable:
@@ -187,15 +187,37 @@ def _with_base_network(loaded: LoadedConfig) -> tuple[LoadedConfig, list[Finding
     return dataclasses.replace(loaded, config=config), [Finding(id="init-from-network", severity="info", message=note)]
 
 
-def parent_findings(config: Any, scan: Any) -> list[Finding]:
+def _resumed_parent(path: Optional[Path]) -> Optional[str]:
+    """What a run's own config.yaml (`path`) started from, as its run.json records it, where the run
+    has checkpoints to resume from; None for any other config."""
+    from xtts_cli.run.directory import own_config
+    from xtts_cli.run.files import RunDir
+
+    if path is None or own_config(path.parent) != path:
+        return None
+    run = RunDir(path.parent)
+    parent = (run.read_run() or {}).get("parent")
+    if not run.has_checkpoint() or not parent:
+        return None
+    return (
+        f"training.init_from: this run started from {parent['run']} step {parent['step']} (its run.json); "
+        "it resumes from its own checkpoints, and the base is not read again"
+    )
+
+
+def parent_findings(config: Any, scan: Any, path: Optional[Path] = None) -> list[Finding]:
     """`training.init_from`: the run it names and what this data adds to it (info), or why its
-    weights cannot be used (an error, before any training)."""
+    weights cannot be used (an error, before any training). A run's own config (`path`) that has
+    checkpoints resumes from them: its parent is the one its run.json records, not read again."""
     from xtts_cli.errors import XttsError
     from xtts_cli.training.parent import open_parent
 
     spec = config.training.init_from
     if spec is None:
         return []
+    resumed = _resumed_parent(path)
+    if resumed is not None:
+        return [Finding(id="init-from", severity="info", message=resumed)]
     try:
         parent = open_parent(spec)
         parent.check(config)

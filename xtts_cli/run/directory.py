@@ -348,8 +348,8 @@ def remove_stale_temporaries(run: RunDir) -> list[Path]:
 
 
 def _without(config, keys: tuple[str, ...]) -> dict:
-    """Every key of `config` but `keys` (`section.name`), its dataset paths made absolute: the run
-    resumes from its config.yaml from any folder, not only the one it was started in."""
+    """Every key of `config` but `keys` (`section.name`), its dataset and base-run paths made
+    absolute: the run resumes from its config.yaml from any folder, not only the one it was started in."""
     tree = config.model_dump(mode="json")
     for key in keys:
         section, name = key.split(".")
@@ -360,4 +360,7 @@ def _without(config, keys: tuple[str, ...]) -> dict:
             data[name] = str(Path(data[name]).expanduser().absolute())
     for dataset in data.get("datasets") or []:
         dataset["path"] = str(Path(dataset["path"]).expanduser().absolute())
+    training = tree.get("training", {})
+    if training.get("init_from"):
+        training["init_from"] = str(Path(training["init_from"]).expanduser().absolute())
     return tree

@@ -146,7 +146,12 @@ class ParentRun:
 
     def record(self) -> dict[str, Any]:
         """What the new run's run.json keeps of its parent."""
-        return {"run": str(self.path), "step": self.step, "checkpoint": self.checkpoint}
+        # Absolute: the run resumes, and is validated, from any folder.
+        return {
+            "run": str(self.path.absolute()),
+            "step": self.step,
+            "checkpoint": str(Path(self.checkpoint).absolute()),
+        }
 
 
 def inherit(config: XttsConfig, base: XttsConfig, where: str) -> tuple[XttsConfig, Optional[str]]:
