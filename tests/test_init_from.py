@@ -244,28 +244,40 @@ def test_dropout_shapes_no_weight_and_may_differ_from_the_bases(base, tmp_path):
 
 
 def test_init_from_into_a_run_with_checkpoints_is_refused(base, tmp_path, runner):
+    import shutil
+
     from xtts_cli.cli.app import app
 
     _config(tmp_path, "again")
-    before = sorted(p.name for p in (base / "checkpoints").iterdir())
+    other = tmp_path / "other"
+    shutil.copytree(base, other)
+    before = sorted(p.name for p in (other / "checkpoints").iterdir())
     result = runner.invoke(
-        app, ["train", "-c", str(tmp_path / "again.yaml"), "--init-from", str(base), "-r", str(base)]
+        app, ["train", "-c", str(tmp_path / "again.yaml"), "--init-from", str(base), "-r", str(other)]
     )
-    assert f"{base} already holds a run with checkpoints (trained from scratch)" in str(result.exception)
-    assert (
-        "--run-dir DIR" in result.exception.hint and sorted(p.name for p in (base / "checkpoints").iterdir()) == before
-    )
-    assert "--fresh" not in result.exception.hint  # it would move the base itself aside: refused too
+    assert f"{other} already holds a run with checkpoints (trained from scratch)" in str(result.exception)
+    assert "--run-dir DIR" in result.exception.hint and "--fresh" in result.exception.hint
+    assert sorted(p.name for p in (other / "checkpoints").iterdir()) == before
 
 
-def test_init_from_the_run_directory_itself_is_refused_before_anything_moves(base, tmp_path, runner):
+@pytest.mark.parametrize("fresh", [[], ["--fresh"]])
+def test_init_from_the_run_directory_itself_is_refused_before_anything_moves(base, tmp_path, runner, fresh):
     from xtts_cli.cli.app import app
 
     _config(tmp_path, "self")
-    args = ["train", "-c", str(tmp_path / "self.yaml"), "--init-from", str(base), "-r", str(base), "--fresh"]
-    result = runner.invoke(app, args)
-    assert "that is this run's own directory" in str(result.exception)
+    for spec in (base, base / "checkpoints" / "ckpt-4"):
+        args = ["train", "-c", str(tmp_path / "self.yaml"), "--init-from", str(spec), "-r", str(base), *fresh]
+        result = runner.invoke(app, args)
+        assert str(result.exception) == f"--init-from {spec}: that is this run's own directory"
+        assert "scanning" not in result.output  # refused before the data is read
     assert (base / "checkpoints" / "ckpt-4.index").is_file()  # --fresh moved nothing aside
+
+
+def test_a_checkpoints_file_as_ls_shows_it_names_the_checkpoint(base):
+    from xtts_cli.training.parent import open_parent
+
+    for name in ("ckpt-4.index", "ckpt-4.data-00000-of-00001"):
+        assert open_parent(str(base / "checkpoints" / name)).checkpoint == str(base / "checkpoints" / "ckpt-4")
 
 
 @pytest.mark.parametrize("spec", ["nowhere", "checkpoints/ckpt-99"])
@@ -359,3 +371,42 @@ def test_validate_on_an_adapted_runs_own_config_names_the_parent_its_run_json_re
     assert result.exit_code == 0, result.output
     parent = json.loads((run / "run.json").read_text(encoding="utf-8"))["parent"]
     assert f"this run started from {parent['run']} step 4 (its run.json)" in " ".join(result.output.split())
+
+
+def test_a_speaker_listed_by_an_adapted_adapted_run_is_said_learnt_where_its_data_was(tmp_path):
+    from xtts_cli.cli.synthesize import _learnt_in
+    from xtts_cli.run.files import RunDir
+
+    # The run.json and speakers.json a chain of adaptations writes: first <- second <- third.
+    for name, parent, speakers in (
+        ("first", None, {"p225": 2.0}),
+        ("second", "first", {"me": 1.0}),
+        ("third", "second", {}),
+    ):
+        (tmp_path / name).mkdir()
+        record = {"parent": {"run": str(tmp_path / parent), "step": 4}} if parent else {}
+        (tmp_path / name / "run.json").write_text(json.dumps(record), encoding="utf-8")
+        listed = {speaker: {"minutes": minutes} for speaker, minutes in speakers.items()}
+        (tmp_path / name / "speakers.json").write_text(json.dumps(listed), encoding="utf-8")
+    third = RunDir(tmp_path / "third")
+    assert _learnt_in(third, "p225") == f"  (learnt in {tmp_path / 'first'}, a run this one started from)"
+    assert _learnt_in(third, "me") == f"  (learnt in {tmp_path / 'second'}, a run this one started from)"
+    assert _learnt_in(third, "nobody") == ""
+
+
+def test_a_base_checkpoint_replaced_while_it_was_read_is_said_to_be_from_a_base_still_training(tmp_path):
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.training.parent import ParentRun
+
+    folder = tmp_path / "base" / "checkpoints"
+    folder.mkdir(parents=True)
+    (folder / "ckpt-13.index").write_bytes(b"")  # what a base saving every step keeps after ckpt-7 went
+    gone = ParentRun(
+        spec=str(tmp_path / "base"),
+        path=tmp_path / "base",
+        checkpoint=str(folder / "ckpt-7"),
+        step=7,
+        config=XttsConfig(),
+        tokenizer=None,
+    )
+    assert gone.other_checkpoints().startswith("the base is still training and replaced it with step 13")

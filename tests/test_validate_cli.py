@@ -356,7 +356,8 @@ def test_init_from_takes_the_network_the_config_leaves_unwritten_from_the_base(r
     assert found["init-from-network"] == (
         "info",
         f"--init-from {base}: the base's model.d_model 32, model.num_heads 2, model.num_text_layers 1, "
-        "model.num_decoder_layers 1 and 2 more (settings the config leaves unwritten)",
+        "model.num_decoder_layers 1, model.speaker_embedding_dim 16, data.trim_silence True (settings the config "
+        "leaves unwritten)",
     )
     # What the config writes stays written, and is refused where the base's weights do not fit it.
     found = findings(write_config("model:\n  d_model: 64\n"))

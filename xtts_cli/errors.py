@@ -44,7 +44,7 @@ def speed_without_pace(speed: float) -> XttsError:
     )
 
 
-def unknown_speaker(name: str, listed: list[str], run_dir, speakers_file: str) -> XttsError:
+def unknown_speaker(name: str, listed: list[str], run_dir) -> XttsError:
     """`--speaker NAME` that is not one of the run's `listed` speakers, with the names closest to it."""
     import difflib
 
@@ -52,7 +52,9 @@ def unknown_speaker(name: str, listed: list[str], run_dir, speakers_file: str) -
     known = ", ".join(listed[:8]) + (f" and {len(listed) - 8} more" if len(listed) > 8 else "")
     return XttsError(
         f"speaker {name!r} is not in {run_dir} ({len(listed)} speakers: {known})",
-        hint=f"did you mean {' or '.join(repr(c) for c in close)}?" if close else f"see {run_dir}/{speakers_file}",
+        hint=f"did you mean {' or '.join(repr(c) for c in close)}?"
+        if close
+        else f"xtts synthesize --list-speakers -r {run_dir} lists them",
     )
 
 

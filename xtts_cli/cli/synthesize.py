@@ -67,7 +67,7 @@ SpeakerOption = Annotated[
     typer.Option(
         "--speaker",
         metavar="NAME",
-        help="A speaker of the run's training data (see speakers.json in the run): its conditioning "
+        help="A speaker of the run's training data (--list-speakers lists them): its conditioning "
         "averaged over its clips, kept in the checkpoint.",
         show_default=False,
     ),
@@ -202,7 +202,7 @@ def _check_before_loading(
     from xtts_cli.data.text import Tokenizer, reading_language
     from xtts_cli.errors import speed_without_pace, unknown_speaker
     from xtts_cli.kinds import kind_for
-    from xtts_cli.run.files import SPEAKERS_FILE, load_speakers, read_run
+    from xtts_cli.run.files import load_speakers, read_run
 
     config, run = read_run(run_dir)
     kind = kind_for(config)
@@ -214,7 +214,7 @@ def _check_before_loading(
     vocabulary.language_index(language)
     listed = list(vocabulary.speakers) or list(load_speakers(run.path))
     if speaker is not None and listed and speaker not in listed:
-        raise unknown_speaker(speaker, listed, run_dir, SPEAKERS_FILE)
+        raise unknown_speaker(speaker, listed, run_dir)
     if text is not None:
         vocabulary.spoken_ids(text, reading_language(vocabulary.languages, text, language)[0])
 
@@ -264,13 +264,27 @@ def _list(run_dir: Path, *, speakers: bool, languages: bool, json_output: bool) 
 
         print_json(listing)
         return
-    parent = (run.read_run() or {}).get("parent")
-    inherited = f"  (learnt in {parent['run']}, the run this one started from)" if parent else ""
     for entry in listing.get("speakers", []):
-        minutes = f"  {entry['minutes']:.1f} min" if entry["minutes"] is not None else inherited
+        minutes = f"  {entry['minutes']:.1f} min" if entry["minutes"] is not None else _learnt_in(run, entry["name"])
         sys.stdout.write(f"{entry['name']}{minutes}\n")
     for code in listing.get("languages", []):
         sys.stdout.write(f"{code}\n")
+
+
+def _learnt_in(run, name: str) -> str:
+    """ "  (learnt in RUN, ...)": the run up the chain of `--init-from` parents whose own data held
+    the speaker `name` (a run adapted from an adapted run names the first, not its parent)."""
+    from xtts_cli.run.files import RunDir, load_speakers
+
+    parent = (run.read_run() or {}).get("parent")
+    for _ in range(32):  # a chain of runs, each started from the one before
+        if not parent:
+            return ""
+        path = Path(parent["run"])
+        if name in load_speakers(path):
+            return f"  (learnt in {path}, a run this one started from)"
+        parent = (RunDir(path).read_run() or {}).get("parent")
+    return ""
 
 
 def _check_arguments(text, text_file, out_dir, speaker, speaker_wav, *, out: Path, json_output: bool) -> None:

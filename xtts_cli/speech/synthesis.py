@@ -438,7 +438,7 @@ def speaker_voice(run_dir: Path, name: str, data: DataConfig, tokenizer=None, mo
             hint="pass --speaker-wav FILE with a clip of the voice",
         )
     if name not in listed:
-        raise unknown_speaker(name, listed, run_dir, SPEAKERS_FILE)
+        raise unknown_speaker(name, listed, run_dir)
     if model is not None and tokenizer is not None and getattr(model, "speaker_clip_counts", None) is not None:
         index = tokenizer.speaker_index(name)
         if index >= 0 and float(model.speaker_clip_counts[index]) > 0:

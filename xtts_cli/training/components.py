@@ -245,17 +245,13 @@ def _parent(config: XttsConfig, path: Path, *, fresh: bool) -> Optional[ParentRu
     """The run `training.init_from` names, checked to fit `config`, when this run starts (not when it
     resumes: then its checkpoint holds the weights, and the parent need not be there any more)."""
     from xtts_cli.run.files import RunDir
-    from xtts_cli.training.parent import open_parent
+    from xtts_cli.training.parent import open_parent, refuse_own_directory
 
     spec = config.training.init_from
     if spec is None or (not fresh and RunDir.of(path, config).has_checkpoint()):
         return None
+    refuse_own_directory(spec, path)
     parent = open_parent(spec)
-    if parent.path.resolve() == path.resolve():
-        raise XttsError(
-            f"--init-from {spec}: that is this run's own directory",
-            hint="pass --run-dir DIR for the new run (the base stays where it is)",
-        )
     parent.check(config)
     return parent
 

@@ -52,6 +52,7 @@ def train_run(
     from xtts_cli.config.editing import can_write
     from xtts_cli.run.directory import default_run_dir, refuse_foreign
     from xtts_cli.run.files import RunDir
+    from xtts_cli.training.parent import refuse_own_directory
 
     config = loaded.config
     if config.devices.strategy == "multi_worker" and cluster_flags is None:
@@ -59,6 +60,7 @@ def train_run(
 
         cluster_from_environment(os.environ)  # a missing or malformed TF_CONFIG fails before TensorFlow loads
     chosen = run_dir or (Path(config.training.run_dir) if config.training.run_dir else default_run_dir(loaded.path))
+    refuse_own_directory(config.training.init_from, chosen)
     # Where the run writes: checked before the scan and TensorFlow (a file there, a read-only place).
     can_write(chosen, "--run-dir", folder=True)
     if config.training.checkpoint_dir:

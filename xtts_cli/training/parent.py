@@ -139,6 +139,12 @@ class ParentRun:
         others = [step for step in steps if step != self.step]
         if not others:
             return "it was copied or saved cut short: copy the run's checkpoints/ folder again, whole"
+        if not Path(f"{self.checkpoint}.index").is_file() and others[0] > self.step:
+            # Gone while it was read, a later one in its place: the base is still training.
+            return (
+                f"the base is still training and replaced it with step {others[0]} as it was read; pass that "
+                f"checkpoint (--init-from {folder / f'ckpt-{others[0]}'}) or a copy of the run that does not change"
+            )
         return (
             f"a copy or save cut short; pass an earlier one the run keeps (steps {', '.join(map(str, others))}), "
             f"e.g. --init-from {folder / f'ckpt-{others[0]}'}"
@@ -190,9 +196,8 @@ def inherit(config: XttsConfig, base: XttsConfig, where: str) -> tuple[XttsConfi
     for key, value in taken.items():
         section, name = key.split(".", 1)
         tree[section][name] = value
-    shown = ", ".join(f"{key} {value!r}" for key, value in list(taken.items())[:4])
-    more = f" and {len(taken) - 4} more" if len(taken) > 4 else ""
-    return XttsConfig.model_validate(tree), f"{where} {shown}{more} (settings the config leaves unwritten)"
+    shown = ", ".join(f"{key} {value!r}" for key, value in taken.items())  # every one: each changes what it makes
+    return XttsConfig.model_validate(tree), f"{where} {shown} (settings the config leaves unwritten)"
 
 
 def with_base_network(config: XttsConfig, run_dir: Optional[Path], fresh: bool) -> tuple[XttsConfig, Optional[str]]:
@@ -238,9 +243,25 @@ def _run_of_checkpoint(prefix: Path) -> Optional[Path]:
     return None
 
 
+def refuse_own_directory(spec: Optional[str], run_dir: Path) -> None:
+    """`--init-from` naming the run directory it would train into (or a checkpoint in it): refused
+    in one line, before anything is read or moved."""
+    if spec is None:
+        return
+    given, own = Path(spec).expanduser().resolve(), run_dir.resolve()
+    if given == own or own in given.parents:
+        raise XttsError(
+            f"--init-from {spec}: that is this run's own directory",
+            hint="pass --run-dir DIR for the new run (the base stays where it is)",
+        )
+
+
 def open_parent(spec: str | Path) -> ParentRun:
     """The run `spec` names (a run directory, its latest checkpoint; or a checkpoint path), read-only."""
     given = Path(spec).expanduser()
+    pasted = re.fullmatch(r"(ckpt-\d+)\.(index|data-\d+-of-\d+)", given.name)
+    if pasted and given.is_file():  # a checkpoint's file, as `ls` shows it: the checkpoint
+        given = given.with_name(pasted.group(1))
     if given.is_dir():
         run_path = given
         config, run = read_run(run_path, "--init-from")
