@@ -393,6 +393,7 @@ def test_benchmark_times_the_layouts_with_real_trials_and_writes_the_best_config
     assert report["trials"][-1]["stage"] == "recheck" and report["drift"] is not None
     assert all(t["samples_per_sec"] > 0 and t["retraces"] == 0 for t in ran)
     assert report["baseline"] == 0 and report["best"] is not None
+    assert report["largest_batch_size"] is None  # no batch size was swept
     assert sorted(report["ranking"]) == [t["index"] for t in ran]
     assert "trial 1 (config as written)" in result.stderr
     text = out.read_text(encoding="utf-8")

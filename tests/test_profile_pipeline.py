@@ -354,7 +354,7 @@ def test_a_precompute_pass_that_would_not_fit_on_disk_is_refused_before_it_start
     assert isinstance(refused.exception, DiskFullError) and refused.exception.exit_code == 6
     message = str(refused.exception)
     assert re.fullmatch(
-        r"precompute: the feature store needs up to \d+ MB under '.*' but its disk has 0 MB free", message
+        r"precompute: the feature store needs up to \d+ MB under '.*' but its disk has 1 kB free", message
     )
     assert "data.feature_cache_dir" in refused.exception.hint and not list(store.glob("*/shard-*"))
     monkeypatch.undo()

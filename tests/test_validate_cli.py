@@ -395,3 +395,12 @@ def test_train_says_what_validate_warns_of_as_it_starts(runner, write_config, tm
     # The graph mode set on the command line is not the file's to repair.
     assert said[-1] == f"hint: xtts validate -c {path} --fix repairs {len(said) - 1} of these in the config file"
     assert "is not a directory" in str(result.exception)
+
+
+def test_a_cache_over_its_budget_is_one_finding_with_the_budget_in_its_own_unit(runner) -> None:
+    sets = ["--set", "data.preprocessing_mode=cache", "--set", "data.cache_memory_limit=100KB"]
+    result = runner.invoke(app, ["validate", "-c", "tiny-cpu", *sets, "--json"])
+    payload = json.loads(result.stdout)
+    over = [f for f in payload["findings"] if f["severity"] == "error"]
+    assert [f["id"] for f in over] == ["data-cache-over-budget"], over
+    assert "over the 100 kB budget" in over[0]["message"]

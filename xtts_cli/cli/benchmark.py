@@ -349,7 +349,12 @@ def _trials_table(report):
         ("score", "right"),
         ("status", "left"),
     ):
-        table.add_column(column, justify="right" if justify == "right" else "left")
+        # A narrow or piped console (80 columns) wraps the settings and reasons: cut, two trials read alike.
+        table.add_column(
+            column,
+            justify="right" if justify == "right" else "left",
+            overflow="fold" if justify == "left" else "ellipsis",
+        )
     rank_of = {index: rank + 1 for rank, index in enumerate(report.ranking)}
     order = report.ranking + [t.index for t in report.trials if t.index not in rank_of]
     for index in order:

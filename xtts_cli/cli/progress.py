@@ -90,6 +90,9 @@ class TrainingProgress:
         if not self.enabled:  # --json: the result alone on stdout, and what the user must hear of on stderr
             if isinstance(event, Noted):
                 self.err.print(f"{event.label}: {event.message}", markup=False, highlight=False)
+            elif isinstance(event, RunStarted):  # also in the result's "notes", but said as they are known
+                for note in event.result.notes:
+                    self.err.print(f"note: {note}", markup=False, highlight=False)
             return
         if isinstance(event, PhaseStarted):
             self._begin_phase(event.name)
@@ -209,7 +212,8 @@ class TrainingProgress:
                 f"wall clock: {result.loop_seconds:,.1f} s from the first step to the last, "
                 f"{result.step_time_percent:.0f} % of it in steps (the rest: validation, checkpoints, samples)"
             )
-        out.print(f"step traces: {result.traces} (bound: {result.shape_bound} batch shapes)")
+        if result.traces:  # none in eager mode: every step runs op by op
+            out.print(f"step traces: {result.traces} (bound: {result.shape_bound} batch shapes)")
         if result.final_step > 0:
             import shlex
 

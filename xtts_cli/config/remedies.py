@@ -41,13 +41,19 @@ def set_key(key: str, value: Any) -> ConfigChange:
 
 
 def input_findings(
-    config: XttsConfig, verdict: InputBoundVerdict, input_bound_percent: float, cpu_count: int
+    config: XttsConfig,
+    verdict: InputBoundVerdict,
+    input_bound_percent: float,
+    cpu_count: int,
+    *,
+    line: Optional[str] = None,
 ) -> list[Finding]:
-    """An input-bound step: each pipeline setting that slows it, or where to look when none does."""
+    """An input-bound step: each pipeline setting that slows it, or where to look when none does.
+    `line`: the bar it was judged by, where not the profiler's bands (the training watch's own)."""
     data = config.data
     found: list[Finding] = []
     severity = "warning" if verdict == "highly_input_bound" else "info"
-    share = f"{input_bound_percent:.0f} % of each step waits for data ({verdict.replace('_', ' ')})"
+    share = f"{input_bound_percent:.0f} % of each step waits for data ({line or verdict.replace('_', ' ')})"
     if not data.use_tf_native_loading:
         found.append(
             Finding(

@@ -110,7 +110,14 @@ def cache_budget_bytes(data: DataConfig) -> Optional[int]:
 
 
 def gigabytes(count: int) -> str:
-    return f"{count / 1e9:.1f} GB" if count >= 1e8 else f"{count / 1e6:.0f} MB"
+    if count >= 1e8:
+        return f"{count / 1e9:.1f} GB"
+    return f"{count / 1e6:.0f} MB" if count >= 1e6 else f"{count / 1e3:.0f} kB"
+
+
+class CacheOverBudgetError(XttsError):
+    """`data.preprocessing_mode: cache` for features over the memory budget (`validate` reports it
+    as its own finding, `data-cache-over-budget`)."""
 
 
 @dataclass(frozen=True)
@@ -140,7 +147,7 @@ def decide_mode(data: DataConfig, feature_bytes: int, *, budget_bytes: Optional[
     fits = budget is None or feature_bytes <= budget
     if data.preprocessing_mode != "auto":
         if data.preprocessing_mode == "cache" and not fits:
-            raise XttsError(
+            raise CacheOverBudgetError(
                 f"data.preprocessing_mode is cache but the features need {need} of memory, over the "
                 f"{limit} budget ({setting})",
                 hint="set data.preprocessing_mode: precompute (features on disk) or auto, or raise data.cache_memory_limit",

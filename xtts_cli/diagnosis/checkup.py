@@ -431,10 +431,13 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
         )
     if config.data.preprocessing_mode == "runtime":
         found += runtime_decoding_findings(scan, config.data)
+    from xtts_cli.data.plan import CacheOverBudgetError
     from xtts_cli.kinds import kind_for, run_data_of
 
     try:  # what `xtts train` refuses after its set-up: an epoch of no full batch
         run_data_of(config, scan).plan().require_batches()
+    except CacheOverBudgetError:
+        pass  # memory_findings names it: data-cache-over-budget
     except XttsError as exc:
         found.append(Finding(id="dataset-no-batch", severity="error", message=f"{exc.lines[0]}; {exc.hint}"))
 

@@ -96,7 +96,8 @@ class BenchmarkReport(BaseModel):
     best: Optional[int]
     speedup: Optional[float] = Field(description="Best samples/s / baseline samples/s.")
     largest_batch_size: Optional[int] = Field(
-        description="The largest batch size that ran without running out of memory."
+        description="The largest batch size that ran without running out of memory; null when batch "
+        "sizes were not swept."
     )
     drift: Optional[float] = Field(
         description="The best setting run again at the end: its samples/s change (0.05 = 5 % faster)."
@@ -349,6 +350,8 @@ def benchmark(
         )
     largest_batch: Optional[int] = config.data.batch_size if incumbent.status == "ok" else None
     incumbent, largest_batch = search.descend(candidates, incumbent, largest_batch)
+    if "batch_size" not in candidates:
+        largest_batch = None  # no batch size was tried but the config's
     drift = search.recheck(incumbent)
     return _report(
         search,

@@ -564,6 +564,8 @@ class Controller:
 
     def _step(self, parts: RunComponents, batch, wait: float, *, first: bool) -> StepEnd:
         """Run one training step and count it; its values are on the host when this returns."""
+        # Eager (graph mode off, eager debug): no graph to build, the first step is a step.
+        first = first and parts.settings.graph_mode
         if first:
             self.progress(PhaseStarted("tracing the training step (its first call builds the graph)"))
         began = time.perf_counter()

@@ -155,7 +155,8 @@ class Watch:
         notices: list[Watched] = []
         wait = self.wait_percent()
         input_bound = wait >= s.data_wait_percent
-        finding = input_findings(self.config, input_bound_verdict(wait), wait, self.cpu_count)[0]
+        line = f"{'over' if input_bound else 'under'} watch.data_wait_percent, {s.data_wait_percent:g} %"
+        finding = input_findings(self.config, input_bound_verdict(wait), wait, self.cpu_count, line=line)[0]
         notices += self._judge("input-bound", now, step, wait, s.data_wait_percent, finding, back="data wait")
         contention = self.contention_percent()
         if contention is not None:
