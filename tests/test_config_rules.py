@@ -128,6 +128,7 @@ def test_the_split_is_told_when_a_second_card_would_earn_more_as_a_replica(write
     if expected == "split-idle-data-card":
         message = findings(write_config, text, machine)[expected].message
         assert message.startswith("devices.data_gpu 0 (") and "devices.strategy: mirrored" in message
+        assert f"makes data.preprocessing_mode {mode} keep audio" in message  # not "nothing to do": it makes mels
 
 
 def test_an_older_configs_keys_of_the_other_model_kind_are_named_and_fixed(write_config) -> None:

@@ -204,7 +204,7 @@ def test_benchmark_sweep_ranks_cells_and_names_the_best_as_a_config_change(runne
     # The real grid takes about two minutes; two cells run the same code.
     monkeypatch.setattr(pipeline_profiler, "SWEEP_PARALLELISM", (1,))
     monkeypatch.setattr(pipeline_profiler, "SWEEP_PREFETCH", (2,))
-    monkeypatch.setattr(pipeline_profiler, "SWEEP_BATCH_SIZES", (8, 16))
+    monkeypatch.setattr(pipeline_profiler, "SWEEP_BATCH_SIZES", (8, 16, 64))  # 64: more than the clips
     monkeypatch.setattr(pipeline_profiler, "SWEEP_MODES", ("runtime",))
     monkeypatch.setattr(pipeline_profiler, "SWEEP_SAMPLES", 16)
     monkeypatch.setattr(pipeline_profiler, "SWEEP_MIN_SECONDS", 0.02)
@@ -212,6 +212,9 @@ def test_benchmark_sweep_ranks_cells_and_names_the_best_as_a_config_change(runne
     cells = payload["sweep"]
     # The two grid cells plus the current settings (auto workers and prefetch, batch 8, auto mode).
     assert len(cells) == 3 and sum(cell["current"] for cell in cells) == 1
+    assert any(
+        note.startswith("batch size 64 left out: fewer than 2 batches an epoch") for note in payload["sweep_notes"]
+    )
     rates = [cell["samples_per_sec"] for cell in cells]
     assert rates == sorted(rates, reverse=True) and rates[-1] > 0
     best = payload["best"]

@@ -40,7 +40,7 @@ BenchmarkOption = Annotated[
     typer.Option(
         "--benchmark",
         help="Also sweep parallelism x prefetch x batch size x cache/runtime "
-        "(54 short runs, about 2 minutes on 2 cores) and name the fastest as a config change.",
+        "(up to 54 short runs, about 2 minutes on 2 cores) and name the fastest as a config change.",
     ),
 ]
 CompareBaselineOption = Annotated[

@@ -218,9 +218,10 @@ def _mixed_precision(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Fin
 
 def _split_layout(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     """Whether the data-GPU / model-GPU split earns its second card: the split gives the data card
-    only the mel computation (nothing once features are cached or precomputed), so two equal cards
-    train faster as two replicas; a small card beside a big one computing features on the fly is
-    where it pays."""
+    only each batch's mel computation, a fraction of a step, and makes a cache or store keep audio
+    for it (3.2x the bytes of mels) where one card or two replicas keep the mels themselves; so
+    two equal cards train faster as two replicas. A small card beside a big one computing features
+    on the fly is where it pays."""
     devices, data = loaded.config.devices, loaded.config.data
     if devices.data_gpu is None or devices.model_gpu is None or devices.data_gpu == devices.model_gpu:
         return
@@ -233,9 +234,10 @@ def _split_layout(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Findin
         yield Finding(
             id="split-idle-data-card",
             severity="warning",
-            message=f"devices.data_gpu {feeder.index} ({feeder.name}) has nothing to do: the split puts only the "
-            f"mel computation on it and data.preprocessing_mode {data.preprocessing_mode} computes the features "
-            f"before training; two cards train faster as two replicas: {layout}",
+            message=f"devices.data_gpu {feeder.index} ({feeder.name}) idles most of each step: the split gives it "
+            f"only each batch's mel computation, and makes data.preprocessing_mode {data.preprocessing_mode} keep "
+            f"audio for it (3.2x the bytes of mels) where two replicas would keep the mels once; two cards train "
+            f"faster as two replicas: {layout}",
         )
     elif feeder.name == model.name and feeder.memory_total_mib == model.memory_total_mib:
         yield Finding(

@@ -649,6 +649,13 @@ def sweep(
     settings = _recommend(cells, config, resolved)
     change = {f"data.{key}": value for key, value in settings.items() if value != getattr(config.data, key)}
     notes = _sweep_notes(len(cells), len(items), samples, change)
+    left_out = [size for size in SWEEP_BATCH_SIZES if size not in {cell.batch_size for cell in cells}]
+    if left_out:
+        notes.insert(
+            1,
+            f"batch size {', '.join(map(str, left_out))} left out: fewer than 2 batches an epoch of the "
+            f"{len(scan.train)} training clips (one batch an epoch drops the clips past it every epoch)",
+        )
 
     # Re-measure the winner and the current settings side by side: a single short cell can win by luck.
     current_config = config if current[2] <= len(items) else data_variant(config, batch_size=settings["batch_size"])

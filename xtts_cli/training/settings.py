@@ -158,7 +158,7 @@ def describe_settings(report: dict[str, Any]) -> list[str]:
     return [
         f"model kind {report['kind']}; {report['devices']}",
         f"batch {report['step_batch_size']} a step ({per}{workers}){epoch}; {steps}",
-        f"{compiled}, {report['dtype_policy']}; the pipeline makes {report['pipeline_output']}s"
+        f"{compiled}, {report['dtype_policy']}; the pipeline makes {'mels' if report['pipeline_output'] == 'mel' else 'audio'}"
         + (" (mels computed on the data device)" if report["featurize_on_data_device"] else ""),
     ]
 
