@@ -23,7 +23,7 @@ from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS, AudioHeaderError
 from xtts_cli.data.features import kept_bytes
 from xtts_cli.data.layouts import Entry, read_layout, read_lines
 from xtts_cli.data.scan_cache import HeaderCache, ScanMemo, cache_path
-from xtts_cli.data.text import case_for, clean_text, language_normalizer
+from xtts_cli.data.text import case_for, clean_text, language_normalizer, text_script
 from xtts_cli.errors import XttsError
 
 BUNDLED_SAMPLE = Path(__file__).resolve().parent / "sample"
@@ -54,6 +54,8 @@ BadReason = Literal[
 # they do not count in `bad_fraction`, which `data.max_bad_file_fraction` bounds.
 BAD_FILES_REMEDY = "fix or remove them, or raise data.max_bad_file_fraction to train on the good ones"
 OUTSIDE_LIMITS = frozenset({"too_short", "too_long", "too_many_frames", "text_too_long"})
+# Bad for its transcript: the script it is written in is kept (`BadItem.script`).
+_TEXT_REASONS = frozenset({"empty_text", "text_too_long", "text_outruns_audio"})
 
 
 # A corpus's clips are held as slotted dataclasses, not models: reading 131,000 of them back from
@@ -101,6 +103,9 @@ class BadItem(BaseModel):
     reason: BadReason
     detail: str
     dataset: Optional[str] = Field(None, description="The dataset it is in, when several are scanned together.")
+    script: Optional[str] = Field(
+        None, description="The script of its transcript (ARABIC, LATIN), when its text is why it is bad."
+    )
 
 
 class DatasetReport(BaseModel):
@@ -287,7 +292,8 @@ def _scan(data: DataConfig) -> ScanReport:
         raise DatasetScanError(
             f"{len(bad) - report.outside_limits} of {total} dataset items are bad ({report.bad_fraction:.1%}), above "
             f"data.max_bad_file_fraction ({data.max_bad_file_fraction:.1%}): {reasons}",
-            hint=f"`{_validate_command(data)}` lists each bad file with its reason: {BAD_FILES_REMEDY}",
+            hint=f"xtts validate, with this command's --config and options, lists each bad file with its reason: "
+            f"{BAD_FILES_REMEDY}",
             report=report,
         )
     if not report.train:
@@ -300,14 +306,6 @@ def _scan(data: DataConfig) -> ScanReport:
             report=report,
         )
     return report
-
-
-def _validate_command(data: DataConfig) -> str:
-    import shlex
-
-    if data.datasets or not data.dataset_path:
-        return "xtts validate --config CONFIG"
-    return f"xtts validate --data {shlex.quote(str(dataset_root(data)))}"
 
 
 def _unique_names(names: list[str]) -> list[str]:
@@ -564,7 +562,8 @@ def _with_phonemes(items: list[DatasetItem], data: DataConfig, language: str, ba
 
 
 def _bad_item(item: DatasetItem, reason: str, detail: str) -> BadItem:
-    return BadItem(source=item.source, path=item.relative_path, reason=reason, detail=detail)
+    script = text_script(item.text)  # a transcript in another script than its language's: said by the checkup
+    return BadItem(source=item.source, path=item.relative_path, reason=reason, detail=detail, script=script)
 
 
 def _set_repeats(datasets: list[DatasetReport], sources: list[Source]) -> None:
@@ -733,7 +732,8 @@ def _check_entry(
 
     def bad(reason: str, detail: str) -> BadItem:
         # `reason` is one of BadReason: the codes written here and AudioHeaderError's, which uses them.
-        return BadItem(source=entry.source, path=written, reason=reason, detail=detail)
+        script = text_script(entry.text) if reason in _TEXT_REASONS and entry.text else None
+        return BadItem(source=entry.source, path=written, reason=reason, detail=detail, script=script)
 
     item_text = entry.normalized_text or entry.text
     cleaned = clean_text(case_for(item_text, language), data.text_cleaners)

@@ -259,6 +259,8 @@ def script_findings(scan, data) -> list[Finding]:
     found = []
     for index, dataset in enumerate(scan.datasets):
         scripts = [text_script(item.text) for item in scan.items if item.dataset == dataset.name]
+        # Those put out for their text too: in the wrong language, most are (spelt letter by letter).
+        scripts += [b.script for b in scan.bad if b.script and b.dataset in (dataset.name, None)]
         others = [s for s in scripts if s is not None and s not in language_scripts(dataset.language)]
         if scripts and len(others) * 2 > len(scripts):
             key = f"data.datasets[{index}].language" if data.datasets else "data.language"
@@ -380,17 +382,11 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
         hint = exc.hint
         if summary is not None and hint and hint.endswith(BAD_FILES_REMEDY):  # not "run xtts validate" in validate
             hint = f"each is listed with its reason: {BAD_FILES_REMEDY}"
-        return (
-            None,
-            summary,
-            [
-                Finding(
-                    id="dataset-unusable",
-                    severity="error",
-                    message="; ".join(exc.lines) + (f" ({hint})" if hint else ""),
-                )
-            ],
+        unusable = Finding(
+            id="dataset-unusable", severity="error", message="; ".join(exc.lines) + (f" ({hint})" if hint else "")
         )
+        # Transcripts in another language's script are often why (spelt letter by letter, too long).
+        return None, summary, [unusable, *(script_findings(exc.report, config.data) if exc.report else [])]
     except XttsError as exc:  # no dataset directory, an unknown layout, a missing metadata file
         return (
             None,
