@@ -7,6 +7,7 @@ import shutil
 import wave
 from pathlib import Path
 
+import numpy as np
 import pytest
 import tensorflow as tf
 import yaml
@@ -513,3 +514,35 @@ def test_a_resume_that_unfreezes_keeps_the_weights_and_the_step_and_starts_the_m
     notes = [event.message for event in said if type(event).__name__ == "Noted"]
     assert any(note.startswith("the optimizer's moments were saved for other trainable weights") for note in notes)
     assert any("training.freeze (['speaker_encoder'] -> [])" in note for note in notes)
+
+
+class _Weights(Hook):
+    """The model's weights after each step."""
+
+    def __init__(self, trainer: Trainer) -> None:
+        self.trainer, self.after = trainer, {}
+
+    def on_step(self, end) -> None:
+        self.after[end.step] = [v.numpy().copy() for v in self.trainer.parts.models.model.weights]
+
+
+@pytest.mark.slow
+def test_an_early_stop_ends_the_run_with_the_weights_of_its_best_validation(tmp_path: Path) -> None:
+    settings = {"training.max_steps": 40, "training.val_step": 1, "training.early_stop_patience": 2}
+    config = resolve_config(tiny_config(tmp_path), {**settings, "training.learning_rate": 0.05}).config
+    said: list = []
+    trainer = Trainer(config, run_dir=tmp_path / "run", progress=said.append)
+    weights = _Weights(trainer)
+    result = Controller(trainer, extra_hooks=[weights]).run()
+    assert result.early_stopped, "a learning rate this high makes the validation loss rise within 40 steps"
+    (note,) = [e.message for e in said if type(e).__name__ == "Noted" and "has not improved" in e.message]
+    best = int(note.split("(step ")[1].split(")")[0])
+    assert best < result.final_step and note.endswith(f"with the weights of step {best}, the best")
+    saved = tf.train.load_checkpoint(str(tmp_path / "run" / "checkpoints" / f"ckpt-{result.final_step}"))
+    # A weight is saved once, under whichever path reached it first (the model's or the optimizer's).
+    kept = {k: saved.get_tensor(k) for k in saved.get_variable_to_shape_map() if k.endswith("VARIABLE_VALUE")}
+    for value in weights.after[best]:  # the final checkpoint holds the best step's weights, not the last's
+        assert any(np.array_equal(value, stored) for stored in kept.values() if stored.shape == value.shape)
+    last = weights.after[result.final_step - 1]  # before the stop: what the run would otherwise have kept
+    assert not all(np.array_equal(a, b) for a, b in zip(last, weights.after[best]))
+    assert not (tmp_path / "run" / "checkpoints" / "best").exists()

@@ -461,8 +461,9 @@ class TrainingConfig(_Section):
     early_stop_patience: Optional[int] = Field(
         None,
         ge=1,
-        description="Stop when the validation loss has not improved for this many validations in a row (the "
-        "checkpoint of the stop is saved). Empty: train to max_steps or max_minutes.",
+        description="Stop when the validation loss has not improved for this many validations in a row; the "
+        "run ends with the weights of its best validation (its last checkpoint holds them). Empty: train to "
+        "max_steps or max_minutes.",
     )
 
 

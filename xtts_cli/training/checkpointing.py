@@ -102,6 +102,30 @@ class RunCheckpoints:
             )
         )
 
+    @property
+    def best(self) -> Path:
+        """Where `keep_best` writes: beside the run's checkpoints, outside the manager's list."""
+        return self.run_dir.checkpoints / "best" / "ckpt"
+
+    def keep_best(self) -> None:
+        """Write the weights of now, the best validation so far, for `restore_best` (the chief only)."""
+        if self.manager is not None:
+            self.checkpoint.write(str(self.best))
+
+    def restore_best(self) -> bool:
+        """The weights and optimizer state `keep_best` wrote, back in place (the step count stays
+        where the run is), and its files removed; False where none was written."""
+        if self.manager is None or not Path(f"{self.best}.index").is_file():
+            return False
+        weights = {name: getattr(self.checkpoint, name) for name in self.objects if name not in ("step", "epoch")}
+        tf.train.Checkpoint(**weights).read(str(self.best)).expect_partial()
+        self.forget_best()
+        return True
+
+    def forget_best(self) -> None:
+        """A run that ends without an early stop keeps its last weights: the best's copy goes."""
+        shutil.rmtree(self.best.parent, ignore_errors=True)
+
     def _complete_files(self) -> set[str]:
         """File names of the checkpoints the pointer lists (complete, by TensorFlow's order of writes)."""
 

@@ -131,6 +131,12 @@ class HookedRun(Protocol):
 
     def save(self) -> str: ...
 
+    def keep_best(self) -> None: ...
+
+    def restore_best(self) -> bool: ...
+
+    def forget_best(self) -> None: ...
+
     def render_samples(self, step: int) -> None: ...
 
 
@@ -268,7 +274,9 @@ class ValidationHook(Hook):
         self.trainer, self.metrics, self.progress, self.result = trainer, metrics, progress, result
         self.every = trainer.config.training.val_step
         self.patience = trainer.config.training.early_stop_patience
-        self.best, self.since_best = math.inf, 0
+        self.best, self.since_best, self.best_step = math.inf, 0, 0
+        # The best weights are kept to end with (one process: a cluster's workers would all have to write).
+        self.keeps_best = self.patience is not None and trainer.plan.worker_cluster is None
 
     def on_start(self, result: TrainResult) -> None:
         parent = self.trainer.parent
@@ -297,17 +305,25 @@ class ValidationHook(Hook):
         if values is None or self.patience is None:
             return
         if values["val_loss"] < self.best:
-            self.best, self.since_best = values["val_loss"], 0
+            self.best, self.since_best, self.best_step = values["val_loss"], 0, end.step
+            if self.keeps_best:
+                self.trainer.keep_best()
             return
         self.since_best += 1
         if self.since_best >= self.patience:
             self.result.early_stopped = True
+            kept = self.keeps_best and self.trainer.restore_best()
             self.progress(
                 Noted(
-                    f"val_loss has not improved on {self.best:.4f} for {self.since_best} validations "
-                    f"(training.early_stop_patience): ending the run at step {end.step}"
+                    f"val_loss has not improved on {self.best:.4f} (step {self.best_step}) for {self.since_best} "
+                    f"validations (training.early_stop_patience): ending the run at step {end.step}"
+                    + (f" with the weights of step {self.best_step}, the best" if kept else "")
                 )
             )
+
+    def on_end(self, result: TrainResult) -> None:
+        if self.keeps_best:  # a run that did not stop early keeps its last weights; a resume starts a new best
+            self.trainer.forget_best()
 
     def _validate(self, step: int) -> Optional[dict[str, float]]:
         self.progress(PhaseStarted("validating"))

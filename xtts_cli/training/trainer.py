@@ -123,6 +123,15 @@ class Trainer:
     def save(self) -> str:
         return self.parts.checkpoints.save(int(self.parts.counters.step.numpy()))
 
+    def keep_best(self) -> None:
+        self.parts.checkpoints.keep_best()
+
+    def restore_best(self) -> bool:
+        return self.parts.checkpoints.restore_best()
+
+    def forget_best(self) -> None:
+        self.parts.checkpoints.forget_best()
+
     def traces(self) -> int:
         return self._parts.steps.traces() if self._parts is not None else 0
 
