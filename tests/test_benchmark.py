@@ -13,7 +13,7 @@ import time
 
 import pytest
 import yaml
-from training_support import run_xtts, tiny_config
+from training_support import run_xtts, tiny_config, undocumented_keys
 
 from xtts_cli.config.editing import apply_changes
 from xtts_cli.config.loading import data_variant, resolve_config
@@ -394,6 +394,7 @@ def test_benchmark_times_the_layouts_with_real_trials_and_writes_the_best_config
     assert all(t["samples_per_sec"] > 0 and t["retraces"] == 0 for t in ran)
     assert report["baseline"] == 0 and report["best"] is not None
     assert report["largest_batch_size"] is None  # no batch size was swept
+    assert undocumented_keys("benchmark", report) == [], "add them to docs/json.md (their model's Field)"
     assert sorted(report["ranking"]) == [t["index"] for t in ran]
     assert "trial 1 (config as written)" in result.stderr
     text = out.read_text(encoding="utf-8")

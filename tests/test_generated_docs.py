@@ -65,3 +65,11 @@ def test_the_docs_home_page_links_every_page_of_the_site() -> None:
     )
     missing = [page for page in nav if page != "index.md" and f"]({page}" not in home]
     assert not missing, f"docs/index.md links none of {missing}"
+
+
+def test_json_report_reference_is_current() -> None:
+    from xtts_cli.cli import json_reference
+
+    assert json_reference.DOC_PATH.read_text(encoding="utf-8") == json_reference.render_markdown(), (
+        "run: python -m xtts_cli.cli.json_reference"
+    )

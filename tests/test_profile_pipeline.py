@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from training_support import undocumented_keys
 
 from xtts_cli.cli.app import app, main
 from xtts_cli.errors import DiskFullError
@@ -215,6 +216,7 @@ def test_benchmark_sweep_ranks_cells_and_names_the_best_as_a_config_change(runne
     assert any(
         note.startswith("batch size 64 left out: fewer than 2 batches an epoch") for note in payload["sweep_notes"]
     )
+    assert undocumented_keys("profile-pipeline", payload) == [], "add them to docs/json.md (their model's Field)"
     rates = [cell["samples_per_sec"] for cell in cells]
     assert rates == sorted(rates, reverse=True) and rates[-1] > 0
     best = payload["best"]

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from training_support import tiny_config
+from training_support import tiny_config, undocumented_keys
 
 from xtts_cli.cli.app import app
 
@@ -45,6 +45,7 @@ def check_fields(payload: dict, steps: int) -> None:
     assert (payload["gpu"] is None and payload["gpu_unavailable_reason"]) or len(payload["gpu"]) >= 1
     for finding in payload["recommendations"]:
         assert set(finding) >= {"id", "severity", "message", "fix"}
+    assert undocumented_keys("profile-step", payload) == [], "add them to docs/json.md (their model's Field)"
 
 
 @pytest.mark.slow
@@ -170,6 +171,7 @@ def test_synthetic_mode_has_no_contention_figure(runner, tmp_path: Path) -> None
     # No warm-up asked for: the first step of each shape (its trace and compilation) is still not timed.
     assert payload["warmup_steps"] >= 1 and payload["retraces"] == 0
     assert any(note.startswith("warm-up extended from 0 to") for note in payload["notes"])
+    assert undocumented_keys("profile-step", payload) == []
 
 
 def test_text_report_and_flag_errors(runner, tmp_path: Path) -> None:

@@ -120,3 +120,24 @@ def wait_for_records(proc: subprocess.Popen, metrics: Path, enough, timeout: flo
             break
         time.sleep(0.2)
     assert proc.poll() is None, proc.stderr.read() if proc.stderr else proc.returncode
+
+
+def undocumented_keys(command: str, payload: dict) -> list[str]:
+    """The keys of `command`'s `--json` report that docs/json.md does not list (a list of objects as
+    `key[].field`; an object the page gives as one value, such as a trial's settings, is not opened)."""
+    from xtts_cli.cli.json_reference import documented_keys
+
+    documented = documented_keys(command)
+    parents = {key.rsplit(".", 1)[0] for key in documented if "." in key}
+
+    def walk(value, key: str):
+        if isinstance(value, dict) and (not key or key in parents):
+            for name, inner in value.items():
+                yield from walk(inner, f"{key}.{name}" if key else name)
+        elif isinstance(value, list) and f"{key}[]" in parents:
+            for item in value:
+                yield from walk(item, f"{key}[]")
+        else:
+            yield key
+
+    return sorted({key for key in walk(payload, "") if key not in documented})

@@ -57,8 +57,8 @@ class ConfigChange(BaseModel):
     """A change to the config file that repairs a finding."""
 
     key: str = Field(description="Dotted canonical key, e.g. data.num_workers.")
-    action: Literal["set", "remove"] = "set"
-    value: Any = None
+    action: Literal["set", "remove"] = Field("set", description="set (to `value`) or remove the key.")
+    value: Any = Field(None, description="The value to set; null for remove.")
 
     def describe(self) -> str:
         if self.action == "remove":
@@ -67,10 +67,12 @@ class ConfigChange(BaseModel):
 
 
 class Finding(BaseModel):
-    id: str
-    severity: Severity
-    message: str
-    fix: Optional[ConfigChange] = None
+    id: str = Field(description="Stable name of the rule (e.g. input-bound-prefetch): what scripts match on.")
+    severity: Severity = Field(description="error, warning or info.")
+    message: str = Field(description="What was found and what to do, in one line.")
+    fix: Optional[ConfigChange] = Field(
+        None, description="The config change that repairs it (`xtts validate --fix` makes it); null when none can."
+    )
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:

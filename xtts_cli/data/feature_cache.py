@@ -90,11 +90,11 @@ FEATURE_VERSION = 5
 
 
 class PrecomputeResult(BaseModel):
-    directory: str
+    directory: str = Field(description="The store's folder.")
     shards: int = Field(description="Shard files the pipeline's clips are in.")
     built: int = Field(description="Clips whose features were computed in this run.")
     reused: int = Field(description="Clips read from shards already on disk.")
-    shards_built: int = 0
+    shards_built: int = Field(0, description="Shard files written in this run.")
     stale_removed: int = Field(0, description="Shards (and temporary files) no run had used for a long time, removed.")
 
 

@@ -93,8 +93,10 @@ __all__ = [
 class PipelineInfo(BaseModel):
     """What the pipeline will do, for reports and for the trainer's retrace budget."""
 
-    output: Output
-    training: bool
+    output: Output = Field(
+        description="What a batch holds per clip: mel (features) or audio (a vocoder's, or the data device's to featurize)."
+    )
+    training: bool = Field(description="The training pipeline (shuffled, repeated) rather than the validation one.")
     preprocessing_mode: str = Field(description="Resolved: runtime, cache or precompute (never auto).")
     preprocessing_reason: str = Field("", description="Why: set in the config, or what `auto` weighed.")
     feature_bytes_estimate: int = Field(
@@ -106,10 +108,14 @@ class PipelineInfo(BaseModel):
         None, description="The cache budget; empty: the machine did not say."
     )
     tf_native: bool = Field(description="False: the tf.numpy_function baseline.")
-    num_items: int
-    batch_size: int
-    drop_remainder: bool
-    batching: Literal["bucketed", "fixed", "dynamic"]
+    num_items: int = Field(description="Clips it is built from.")
+    batch_size: int = Field(description="Clips a batch.")
+    drop_remainder: bool = Field(
+        description="A last, smaller batch is dropped (every batch the same size: fewer shapes to trace)."
+    )
+    batching: Literal["bucketed", "fixed", "dynamic"] = Field(
+        description="bucketed (by length), fixed (every batch padded to the longest allowed) or dynamic."
+    )
     bucket_boundaries: list[int] = Field(
         default_factory=list, description="Exclusive upper mel-frame bound of each bucket."
     )
@@ -121,18 +127,24 @@ class PipelineInfo(BaseModel):
     padding_efficiency: float = Field(
         description="Real mel frames / padded mel frames, from the scanned lengths (before any silence trimming)."
     )
-    batches_per_epoch: int
+    batches_per_epoch: int = Field(description="Batches an epoch gives.")
     bucket_batches: list[int] = Field(
         description="Batches each source (length bucket) gives per epoch; a training epoch draws one from each "
         "that has any first, so every bucket starts in the epoch's first batches."
     )
-    codecs: list[str]
-    num_parallel_calls: Union[int, Literal["auto"]]
-    prefetch_buffer_size: Union[int, Literal["auto"]]
+    codecs: list[str] = Field(description="Audio codecs among its clips (wav, flac, ...).")
+    num_parallel_calls: Union[int, Literal["auto"]] = Field(
+        description="Parallel decode and feature calls (data.num_workers; auto: tf.data's AUTOTUNE)."
+    )
+    prefetch_buffer_size: Union[int, Literal["auto"]] = Field(
+        description="Batches prepared ahead (data.prefetch_buffer_size; auto: AUTOTUNE)."
+    )
     shuffle_buffer_size: int = Field(description="Per source (bucket): at most the clips it holds.")
-    deterministic: bool
+    deterministic: bool = Field(description="Elements come out in order (false lets a slow clip be overtaken).")
     prefetch_device: Optional[str] = Field(None, description="Device the last stage prefetches onto; empty: host.")
-    feature_cache: Optional[PrecomputeResult] = None
+    feature_cache: Optional[PrecomputeResult] = Field(
+        None, description="Precompute: the feature store used; null otherwise."
+    )
     store_in_memory: bool = Field(
         False,
         description="Precompute: the store was read into memory (it fits data.cache_memory_limit) and batches are "

@@ -34,7 +34,7 @@ from collections import deque
 from typing import Any, Optional
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from xtts_cli.devices.gpu_info import GpuInfo, query_nvml
 from xtts_cli.stats.latency import finite_values
@@ -73,25 +73,33 @@ class GpuSample(BaseModel):
 class GpuSummary(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    index: int
-    name: str
-    samples: int
-    duration_s: float
-    rate_hz: float
-    utilization_mean: Optional[float] = None
-    utilization_min: Optional[float] = None
-    utilization_max: Optional[float] = None
-    utilization_cv: Optional[float] = None
-    oscillation: Oscillation
+    index: int = Field(description="The GPU's index, as nvidia-smi numbers it.")
+    name: str = Field(description="The GPU's name (NVIDIA H100 80GB HBM3).")
+    samples: int = Field(description="NVML readings taken.")
+    duration_s: float = Field(description="Seconds the readings span.")
+    rate_hz: float = Field(description="Readings a second.")
+    utilization_mean: Optional[float] = Field(
+        None, description="Mean GPU utilisation, % (the share of time a kernel ran)."
+    )
+    utilization_min: Optional[float] = Field(None, description="Lowest reading, %.")
+    utilization_max: Optional[float] = Field(None, description="Highest reading, %.")
+    utilization_cv: Optional[float] = Field(
+        None, description="Coefficient of variation of the readings: high when the GPU swings between busy and idle."
+    )
+    oscillation: Oscillation = Field(description="Whether the utilisation repeats a cycle (period in readings).")
     # The period of the oscillation in seconds (its period in samples / the sampling rate).
-    oscillation_period_s: Optional[float] = None
-    memory_used_peak_mib: Optional[float] = None
-    memory_total_mib: Optional[float] = None
-    power_mean_w: Optional[float] = None
-    sm_clock_mean_mhz: Optional[float] = None
-    sm_active_mean_percent: Optional[float] = None
+    oscillation_period_s: Optional[float] = Field(None, description="That cycle's period in seconds.")
+    memory_used_peak_mib: Optional[float] = Field(None, description="Most device memory in use, MiB.")
+    memory_total_mib: Optional[float] = Field(None, description="The card's memory, MiB.")
+    power_mean_w: Optional[float] = Field(None, description="Mean power draw, W.")
+    sm_clock_mean_mhz: Optional[float] = Field(None, description="Mean SM clock, MHz.")
+    sm_active_mean_percent: Optional[float] = Field(
+        None, description="Mean share of SMs busy (where the driver reports it), %."
+    )
     # How often the utilisation reading changed (see `refresh_interval`); None: too few changes.
-    nvml_refresh_s: Optional[float] = None
+    nvml_refresh_s: Optional[float] = Field(
+        None, description="How often the utilisation reading changed, s; empty: too few changes to tell."
+    )
 
 
 class GpuSamplerSummary(BaseModel):

@@ -73,27 +73,31 @@ STAGES: dict[str, str] = {
 
 
 class TrialRecord(TrialOutcome):
-    index: int
-    stage: str
+    index: int = Field(description="The trial's number, from 0 in the order run (shown from 1).")
+    stage: str = Field(description="The stage it belongs to (baseline, batch_size, layout, ..., recheck).")
     settings: dict[str, Any] = Field(description="The swept keys (dotted) and their values in this trial.")
     changed: dict[str, Any] = Field(description="The swept keys whose value differs from the user's config.")
     # A record also stands for a trial not run (skipped) or still running: a wider status than the outcome's.
-    status: Literal["ok", "oom", "failed", "timeout", "skipped", "running"]  # type: ignore[assignment]
+    status: Literal["ok", "oom", "failed", "timeout", "skipped", "running"] = Field(
+        description="ok, oom, failed, timeout, skipped, or running while the sweep is under way."
+    )  # type: ignore[assignment]
     score: Optional[float] = Field(None, description="samples/s / (1 + step-time CV); higher is better.")
 
 
 class BenchmarkReport(BaseModel):
-    config_path: Optional[str]
-    cpu_count: int
-    gpus: list[str]
-    gpu_unavailable_reason: Optional[str]
+    config_path: Optional[str] = Field(description="The config benchmarked; null for the built-in defaults.")
+    cpu_count: int = Field(description="CPU cores usable.")
+    gpus: list[str] = Field(description="GPUs seen, as index: name.")
+    gpu_unavailable_reason: Optional[str] = Field(
+        description="Why no GPU was seen (no NVML, no NVIDIA driver); null when one was."
+    )
     num_steps: int = Field(description="Timed steps per trial (after warm-up).")
-    budget_seconds: float
-    elapsed_seconds: float
-    trials: list[TrialRecord]
+    budget_seconds: float = Field(description="The time budget (--budget).")
+    elapsed_seconds: float = Field(description="Wall time taken.")
+    trials: list[TrialRecord] = Field(description="Every trial, in the order run.")
     ranking: list[int] = Field(description="Indexes of the trials that ran, best score first.")
     baseline: Optional[int] = Field(description="Index of the trial of the config as written.")
-    best: Optional[int]
+    best: Optional[int] = Field(description="Index of the best trial; null when none ran.")
     speedup: Optional[float] = Field(description="Best samples/s / baseline samples/s.")
     largest_batch_size: Optional[int] = Field(
         description="The largest batch size that ran without running out of memory; null when batch "
@@ -104,7 +108,7 @@ class BenchmarkReport(BaseModel):
     )
     changes: list[ConfigChange] = Field(description="What to set in the config for the best trial.")
     not_swept: dict[str, str] = Field(description="Stages left out, with the reason.")
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, description="What the figures mean, in words.")
 
 
 TrialRunner = Callable[[dict[str, Any], int, Optional[int], float], TrialOutcome]

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 TrialStatus = Literal["ok", "oom", "failed", "timeout"]
 
@@ -32,15 +32,17 @@ _OOM_MARKERS = ("ResourceExhaustedError", "RESOURCE_EXHAUSTED", "OOM when alloca
 
 
 class TrialOutcome(BaseModel):
-    status: TrialStatus
-    reason: Optional[str] = None
-    samples_per_sec: Optional[float] = None
-    step_ms_p50: Optional[float] = None
-    step_ms_p95: Optional[float] = None
-    step_cv: Optional[float] = None
-    input_bound_percent: Optional[float] = None
-    retraces: Optional[int] = None
-    seconds: float = 0.0
+    status: TrialStatus = Field(
+        description="ok, oom (out of memory), failed, timeout or skipped (not started: budget or an earlier out of memory)."
+    )
+    reason: Optional[str] = Field(None, description="Why it did not run ok; null when it did.")
+    samples_per_sec: Optional[float] = Field(None, description="Clips a second over the timed steps.")
+    step_ms_p50: Optional[float] = Field(None, description="Median step time, ms.")
+    step_ms_p95: Optional[float] = Field(None, description="95th percentile step time, ms.")
+    step_cv: Optional[float] = Field(None, description="Step times' coefficient of variation: how steady the step is.")
+    input_bound_percent: Optional[float] = Field(None, description="Share of step time spent waiting for data, %.")
+    retraces: Optional[int] = Field(None, description="Traces after warm-up (0 is healthy).")
+    seconds: float = Field(0.0, description="Wall time of the trial, start-up included.")
 
 
 def _step_cv(data_wait_ms: list[float], compute_ms: list[float]) -> float:

@@ -73,17 +73,17 @@ SWEEP_MAX_ITEMS = 256
 
 class BadFile(BaseModel):
     path: Optional[str] = Field(None, description="Audio path; empty when the metadata line names none.")
-    reason: str
-    detail: str
+    reason: str = Field(description="Why it was left out (a scan reason code: corrupt_header, text_too_long, ...).")
+    detail: str = Field(description="The particulars, in words.")
     source: str = Field(description="metadata file:line.")
 
 
 class OscillationSummary(BaseModel):
-    detected: bool
-    period_batches: Optional[float] = None
+    detected: bool = Field(description="The batch latencies repeat a cycle (the 2-40 % GPU swing's signature).")
+    period_batches: Optional[float] = Field(None, description="Its period in batches; empty: none.")
     period_seconds: Optional[float] = Field(None, description="period_batches x mean latency.")
-    strength: float = 0.0
-    reason: str = ""
+    strength: float = Field(0.0, description="The autocorrelation at that period (0-1).")
+    reason: str = Field("", description="Why it is, or is not, called an oscillation.")
 
 
 class BatchMeasurement(BaseModel):
@@ -104,11 +104,13 @@ class BatchMeasurement(BaseModel):
 
 
 class StageTiming(BaseModel):
-    name: StageName
-    description: str
-    samples: int
-    seconds: float
-    samples_per_sec: float
+    name: StageName = Field(
+        description="The stage: read, decode, features or batch (each includes the ones before it)."
+    )
+    description: str = Field(description="What the stage does, in words.")
+    samples: int = Field(description="Clips timed through it.")
+    seconds: float = Field(description="Wall time of those.")
+    samples_per_sec: float = Field(description="Clips a second through the pipeline up to this stage.")
     ms_per_sample: float = Field(
         description="Wall time per sample at the configured parallelism (1000 / samples_per_sec)."
     )
@@ -123,63 +125,73 @@ class BaselineComparison(BaseModel):
     )
     native_samples_per_sec: float = Field(description="The TF-native pipeline, runtime mode, same items and batches.")
     speedup: float = Field(description="native_samples_per_sec / samples_per_sec.")
-    latency_ms: LatencyStats
+    latency_ms: LatencyStats = Field(description="The tf.numpy_function pipeline's batch latencies, ms.")
 
 
 class SweepCell(BaseModel):
-    num_workers: int | str
-    prefetch_buffer_size: int | str
-    batch_size: int
-    preprocessing_mode: str
-    samples: int
-    seconds: float
-    samples_per_sec: float
+    num_workers: int | str = Field(description="data.num_workers of the cell.")
+    prefetch_buffer_size: int | str = Field(description="data.prefetch_buffer_size of the cell.")
+    batch_size: int = Field(description="data.batch_size of the cell.")
+    preprocessing_mode: str = Field(description="data.preprocessing_mode of the cell.")
+    samples: int = Field(description="Clips timed.")
+    seconds: float = Field(description="Wall time of those.")
+    samples_per_sec: float = Field(description="Clips a second.")
     current: bool = Field(False, description="These are the settings of the config profiled.")
 
 
 class SweepBest(BaseModel):
     change: dict[str, Any] = Field(description="Dotted config keys -> values; empty when the current settings won.")
-    samples_per_sec: float
-    current_samples_per_sec: float
+    samples_per_sec: float = Field(
+        description="The best cell's settings, re-timed side by side with the current ones: clips a second."
+    )
+    current_samples_per_sec: float = Field(description="The current settings, in the same side-by-side timing.")
     speedup: float = Field(description="Best / current, re-measured side by side after the grid.")
     worth_changing: bool = Field(description=f"speedup >= {SWEEP_TIE}; below that the two are a tie.")
 
 
 class SweepReport(BaseModel):
     cells: list[SweepCell] = Field(description="Ranked by samples/s, fastest first.")
-    best: SweepBest
-    items: int
-    samples_per_cell: int
-    seconds: float
-    notes: list[str] = Field(default_factory=list)
+    best: SweepBest = Field(description="The recommendation.")
+    items: int = Field(description="Training items the sweep built each cell from.")
+    samples_per_cell: int = Field(description="Clips each cell is timed over, at least.")
+    seconds: float = Field(description="Wall time of the sweep.")
+    notes: list[str] = Field(default_factory=list, description="What the sweep's figures mean.")
 
 
 class PipelineProfile(BaseModel):
-    dataset_path: str
+    dataset_path: str = Field(description="The dataset profiled.")
     items: int = Field(description="Training items the pipeline was built from.")
-    batch_size: int
-    preprocessing_mode: str
-    tf_native: bool
-    warmup_batches: int
+    batch_size: int = Field(description="Clips a batch.")
+    preprocessing_mode: str = Field(
+        description="Where features come from: runtime, cache or precompute (resolved, never auto)."
+    )
+    tf_native: bool = Field(description="Audio decoded by TensorFlow ops (false: the tf.numpy_function baseline).")
+    warmup_batches: int = Field(description="Untimed batches first.")
     num_batches: int = Field(description="Batches timed.")
-    batches_per_epoch: int
+    batches_per_epoch: int = Field(description="Batches an epoch of the training split gives.")
     repeated: bool = Field(description="The dataset had fewer batches than warm-up + timed ones and was repeated.")
-    samples_per_sec: float
-    audio_seconds_per_sec: float
-    mel_frames_per_sec: float
-    latency_ms: LatencyStats
-    latency_series_ms: list[float]
-    cv: float
-    oscillation: OscillationSummary
+    samples_per_sec: float = Field(description="Clips a second the pipeline delivers.")
+    audio_seconds_per_sec: float = Field(description="Seconds of real audio (unpadded) delivered a second.")
+    mel_frames_per_sec: float = Field(description="Real mel frames delivered a second.")
+    latency_ms: LatencyStats = Field(description="Time the consumer blocked for each batch, ms.")
+    latency_series_ms: list[float] = Field(description="Each timed batch's latency, ms, in order.")
+    cv: float = Field(
+        description="The latencies' coefficient of variation (std / mean): the pipeline's own unevenness."
+    )
+    oscillation: OscillationSummary = Field(description="Whether the latencies repeat a cycle.")
     padding_efficiency: float = Field(description="Measured on the timed batches.")
     planned_padding_efficiency: float = Field(description="The pipeline plan's figure, from the scanned lengths.")
-    distinct_shapes: int
+    distinct_shapes: int = Field(
+        description="Distinct batch shapes among the timed batches (each a trace of the training step)."
+    )
     max_distinct_shapes: Optional[int] = Field(description="The pipeline's bound per epoch; empty: unbounded.")
-    stages: list[StageTiming]
-    baseline: Optional[BaselineComparison] = None
-    bad_files: list[BadFile]
-    pipeline: PipelineInfo
-    notes: list[str] = Field(default_factory=list)
+    stages: list[StageTiming] = Field(description="The pipeline timed stage by stage; empty with --no-stages.")
+    baseline: Optional[BaselineComparison] = Field(
+        None, description="With --baseline: the TF-native pipeline against the tf.numpy_function one; null without."
+    )
+    bad_files: list[BadFile] = Field(description="Items the scan left out, each with its reason.")
+    pipeline: PipelineInfo = Field(description="What the pipeline is built to do (its plan).")
+    notes: list[str] = Field(default_factory=list, description="What the figures mean here, in words.")
 
 
 def bad_files(scan: ScanReport) -> list[BadFile]:

@@ -50,27 +50,35 @@ SYNTHETIC_MAX_SHAPES = 16
 
 
 class Percentiles(BaseModel):
-    p50: float
-    p95: float
+    p50: float = Field(description="Median, ms.")
+    p95: float = Field(description="95th percentile, ms.")
 
 
 class StepProfile(BaseModel):
-    dataset_path: str
+    dataset_path: str = Field(description="The dataset profiled.")
     synthetic: bool = Field(description="One resident batch per bucket fed repeatedly: the model alone, no pipeline.")
-    device_plan: str
-    graph_mode: bool
-    xla: bool
-    batch_size: int
-    preprocessing_mode: str
+    device_plan: str = Field(
+        description="Where the step ran (one device, the data/model split, replicas), as `train` says it."
+    )
+    graph_mode: bool = Field(description="The step ran as a traced tf.function (false: eagerly, op by op).")
+    xla: bool = Field(description="The step was compiled with XLA.")
+    batch_size: int = Field(description="Clips a step.")
+    preprocessing_mode: str = Field(
+        description="Where features came from: runtime, cache or precompute (resolved, never auto)."
+    )
     num_steps: int = Field(description="Steps timed (after warm-up).")
-    warmup_steps: int
-    data_wait_ms: Percentiles
-    compute_ms: Percentiles
-    step_ms: Percentiles
-    data_wait: LatencyStats
-    compute: LatencyStats
-    input_bound_percent: float
-    verdict: InputBoundVerdict
+    warmup_steps: int = Field(description="Untimed steps first (traces, cache filling).")
+    data_wait_ms: Percentiles = Field(description="Time a step waited for its batch, ms: median and 95th percentile.")
+    compute_ms: Percentiles = Field(description="Time a step computed, ms (the host waits for its results).")
+    step_ms: Percentiles = Field(description="The whole step, data wait and compute, ms.")
+    data_wait: LatencyStats = Field(description="The data wait's full statistics, ms.")
+    compute: LatencyStats = Field(description="The compute's full statistics, ms.")
+    input_bound_percent: float = Field(
+        description="Share of step time spent waiting for data, % (TensorFlow Profiler's input-bound figure)."
+    )
+    verdict: InputBoundVerdict = Field(
+        description="That share in TensorFlow Profiler's bands: not (under 5 %), moderately (5-20 %) or highly input bound."
+    )
     host_contention_percent: Optional[float] = Field(
         None,
         description="How much slower the step computes with the real pipeline running beside it than on "
@@ -82,24 +90,34 @@ class StepProfile(BaseModel):
         None, description="The step's compute on resident batches, after the timed steps (what contention is against)."
     )
     traces: int = Field(description="Traces of the training step in all (0 in eager mode).")
-    traces_before_timing: int
+    traces_before_timing: int = Field(description="Traces during warm-up (one per batch shape met).")
     retraces: int = Field(description="Traces during the timed steps (after warm-up); healthy: 0.")
     shape_bound: Optional[int] = Field(description="The pipeline's bound on distinct batch shapes; empty: unbounded.")
     distinct_shapes: int = Field(description="Distinct mel batch shapes seen in the timed steps.")
     padding_efficiency: float = Field(description="The pipeline plan's real / padded mel frames.")
-    steps_per_sec: float
-    samples_per_sec: float
-    overhead_us_per_step: Optional[float] = None
-    overhead_percent: Optional[float] = None
+    steps_per_sec: float = Field(description="Timed steps a second.")
+    samples_per_sec: float = Field(description="Clips a second (steps_per_sec x batch_size).")
+    overhead_us_per_step: Optional[float] = Field(None, description="The step timer's own cost per step, microseconds.")
+    overhead_percent: Optional[float] = Field(None, description="That cost as a share of a step, %.")
     gpu: Optional[list[GpuSummary]] = Field(description="NVML summary per GPU; empty when unavailable.")
-    gpu_unavailable_reason: Optional[str] = None
-    gpu_utilization_series: Optional[list[Optional[float]]] = None
-    data_wait_series_ms: list[float]
-    compute_series_ms: list[float]
-    trace_dir: Optional[str] = None
-    tensorboard_dir: Optional[str] = None
-    recommendations: list[Finding]
-    notes: list[str] = Field(default_factory=list)
+    gpu_unavailable_reason: Optional[str] = Field(
+        None, description="Why there are no GPU figures (no NVML, no NVIDIA driver); null when there are."
+    )
+    gpu_utilization_series: Optional[list[Optional[float]]] = Field(
+        None, description="The model GPU's utilisation readings during the timed steps, %, in order."
+    )
+    data_wait_series_ms: list[float] = Field(description="Each timed step's data wait, ms, in order.")
+    compute_series_ms: list[float] = Field(description="Each timed step's compute, ms, in order.")
+    trace_dir: Optional[str] = Field(
+        None, description="Where --trace wrote the TensorFlow Profiler trace; null without it."
+    )
+    tensorboard_dir: Optional[str] = Field(
+        None, description="Where --tensorboard wrote the step-time scalars; null without it."
+    )
+    recommendations: list[Finding] = Field(
+        description="What to change, from the figures and the config (the same findings as diagnose)."
+    )
+    notes: list[str] = Field(default_factory=list, description="What the figures mean here, in words.")
 
 
 def _percentiles(stats: LatencyStats) -> Percentiles:

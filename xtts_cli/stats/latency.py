@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Optional
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class LatencyStats(BaseModel):
@@ -20,14 +20,14 @@ class LatencyStats(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    count: int
-    mean: float
-    p50: float
-    p95: float
-    p99: float
-    max: float
-    std: float
-    cv: float
+    count: int = Field(description="How many durations (0: an empty series, every figure below 0).")
+    mean: float = Field(description="Mean, ms.")
+    p50: float = Field(description="Median, ms.")
+    p95: float = Field(description="95th percentile, ms.")
+    p99: float = Field(description="99th percentile, ms.")
+    max: float = Field(description="Longest, ms.")
+    std: float = Field(description="Population standard deviation (ddof 0), ms.")
+    cv: float = Field(description="std / mean (0 when the mean is 0): the spread, comparable across sizes.")
 
 
 def finite_values(series: Iterable[Optional[float]]) -> np.ndarray:

@@ -41,7 +41,7 @@ from collections.abc import Iterable
 from typing import Optional
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from xtts_cli.stats.latency import finite_values
 
@@ -60,14 +60,19 @@ class Oscillation(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    detected: bool
-    period: Optional[float] = None
-    strength: float = 0.0
-    method: str = METHOD
-    samples: int = 0
-    cv: float = 0.0
-    threshold: float = ACF_THRESHOLD
-    reason: str = ""
+    detected: bool = Field(
+        description="A repeating cycle stands out of the series (autocorrelation peak over `threshold`)."
+    )
+    period: Optional[float] = Field(
+        None,
+        description="Its period in samples of the series (batches for step times, readings for NVML); empty: none.",
+    )
+    strength: float = Field(0.0, description="The autocorrelation at that period (0-1).")
+    method: str = Field(METHOD, description="How it was judged: autocorrelation.")
+    samples: int = Field(0, description="Samples in the series judged.")
+    cv: float = Field(0.0, description="The series' coefficient of variation (std / mean).")
+    threshold: float = Field(ACF_THRESHOLD, description="The autocorrelation a peak must reach to count.")
+    reason: str = Field("", description="Why it is, or is not, called an oscillation, in words.")
 
 
 def autocorrelation(x: np.ndarray) -> np.ndarray:
