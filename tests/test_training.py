@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import yaml
-from training_support import tiny_config
+from training_support import tiny_config, undocumented_keys
 
 from xtts_cli.config import resolve_config
 from xtts_cli.errors import XttsError
@@ -476,6 +476,7 @@ def test_xtts_train_on_a_run_dir_alone_resumes_with_the_runs_config(tmp_path: Pa
         for note in report["notes"]
     )
     assert "note: the run is at step 3, its 3 steps done" in result.stderr  # also said, as without --json
+    assert undocumented_keys("train", report) == [], "add them to docs/json.md (TrainResult's descriptions)"
     before, after = (yaml.safe_load(text) for text in (written, (run / "config.yaml").read_text(encoding="utf-8")))
     for section, key in (("data", "batch_size"), ("training", "learning_rate"), ("model", "d_model")):
         assert after[section][key] == before[section][key], key  # today's layout, the run's own values

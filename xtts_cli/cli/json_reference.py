@@ -31,8 +31,10 @@ def _models():
     from xtts_cli.profiling.benchmark import BenchmarkReport
     from xtts_cli.profiling.pipeline_profiler import PipelineProfile, SweepBest, SweepCell
     from xtts_cli.profiling.step_profiler import StepProfile
+    from xtts_cli.training.events import TrainResult
 
     return [
+        ("train", TrainResult, {}, ()),
         ("profile-step", StepProfile, {}, ()),
         (
             "profile-pipeline",
@@ -64,6 +66,8 @@ def _type_name(annotation: Any) -> str:
         return f"object of {_type_name(arguments[1])}"
     if annotation is Any:
         return "any"
+    if annotation is Path:
+        return "str (a path)"
     return getattr(annotation, "__name__", str(annotation))
 
 
@@ -81,19 +85,29 @@ def _nested(annotation: Any):
     return None, False
 
 
+def _fields(model) -> list[tuple[str, Any, str]]:
+    """(name, type, description) of a pydantic model's fields, or a dataclass's (its `metadata`)."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(model):
+        hints = typing.get_type_hints(model)
+        return [(f.name, hints[f.name], f.metadata.get("description", "")) for f in dataclasses.fields(model)]
+    return [(name, field.annotation, field.description or "") for name, field in model.model_fields.items()]
+
+
 def rows(model, prefix: str = "") -> list[tuple[str, str, str]]:
     """(dotted key, type, description) of every field of `model`, nested models' fields after their
     own row (a list of them as `key[].field`). A field without a description is an error."""
     found = []
-    for name, field in model.model_fields.items():
+    for name, annotation, description in _fields(model):
         key = f"{prefix}{name}"
         if key in LEFT_OUT:
             continue
-        if not field.description:
-            raise ValueError(f"{model.__name__}.{name} has no description: give it Field(description=...)")
-        inner, many = _nested(field.annotation)
+        if not description:
+            raise ValueError(f"{model.__name__}.{name} has no description: give it one (Field(description=...))")
+        inner, many = _nested(annotation)
         shown = (f"list of {inner.__name__}" if many else inner.__name__) if inner is not None else None
-        found.append((key, shown or _type_name(field.annotation), field.description))
+        found.append((key, shown or _type_name(annotation), description))
         if inner is not None:
             found += rows(inner, f"{key}[]." if many else f"{key}.")
     return found
@@ -114,7 +128,7 @@ def render_markdown() -> str:
     lines = [
         "# `--json` reports",
         "",
-        "What `xtts profile-step`, `profile-pipeline` and `benchmark` print with `--json`: one JSON object",
+        "What `xtts train`, `profile-step`, `profile-pipeline` and `benchmark` print with `--json`: one JSON object",
         "on stdout, every key below (a list of objects as `key[].field`; figures in milliseconds where the",
         "key says `_ms`). Generated from the models that make the reports (`python -m",
         "xtts_cli.cli.json_reference`); a test fails when a report prints a key this page lacks. Errors",

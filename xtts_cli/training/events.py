@@ -29,34 +29,42 @@ __all__ = [
 ]
 
 
+def _said(text: str, default: Any = None, factory: Any = None) -> Any:
+    """A field with its description (docs/json.md is generated from them)."""
+    if factory is not None:
+        return field(default_factory=factory, metadata={"description": text})
+    return field(default=default, metadata={"description": text})
+
+
 @dataclass
 class TrainResult:
     """What a run did; filled in as it goes and returned (`xtts train --json` prints it)."""
 
-    run_dir: Path
-    start_step: int
-    final_step: int
-    resumed: bool
-    interrupted: Optional[str] = None
-    exit_code: int = 0
-    out_of_time: bool = False  # training.max_minutes ended the run
-    early_stopped: bool = False  # training.early_stop_patience ended the run
-    traces: int = 0
-    shape_bound: int = 0
-    first_loss: Optional[float] = None
-    last_loss: Optional[float] = None
-    last_val_loss: Optional[float] = None
-    last_alignment_score: Optional[float] = None
-    steps_per_sec: float = 0.0
-    samples_per_sec: float = 0.0
-    data_wait_percent: float = 0.0
-    loop_seconds: float = 0.0  # wall clock from the first step to the last, validation and saving included
-    step_time_percent: float = 0.0  # the share of loop_seconds in steps (their data wait included)
-    device_plan: str = ""
-    # How to hear the run: the model kind's command, with the run's directory in it.
-    listen: str = ""
-    bad_files: list[dict[str, str]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    run_dir: Path = field(metadata={"description": "The run directory."})
+    start_step: int = field(metadata={"description": "The step it started (or resumed) at."})
+    final_step: int = field(metadata={"description": "The step it ended at (saved in its last checkpoint)."})
+    resumed: bool = field(metadata={"description": "It resumed a run rather than starting one."})
+    interrupted: Optional[str] = _said("SIGINT or SIGTERM when a signal ended it; null otherwise.")
+    exit_code: int = _said("The command's exit status: 0, or 130 and 143 after a signal.", 0)
+    out_of_time: bool = _said("training.max_minutes ended the run.", False)
+    early_stopped: bool = _said("training.early_stop_patience ended the run (with its best weights).", False)
+    traces: int = _said("Traces of the training step (one per batch shape; 0 in eager mode).", 0)
+    shape_bound: int = _said("The pipeline's bound on distinct batch shapes (0: unbounded).", 0)
+    first_loss: Optional[float] = _said("The loss of its first step; null when it trained none.")
+    last_loss: Optional[float] = _said("The loss of its last step.")
+    last_val_loss: Optional[float] = _said("The last validation loss; null without validation data or before one.")
+    last_alignment_score: Optional[float] = _said(
+        "The last validation's alignment score (focus rate of the cross-attention, near 1 when aligned)."
+    )
+    steps_per_sec: float = _said("Training steps a second over the run's steps.", 0.0)
+    samples_per_sec: float = _said("Clips a second (steps_per_sec x the step's batch).", 0.0)
+    data_wait_percent: float = _said("Share of step time spent waiting for the next batch, %.", 0.0)
+    loop_seconds: float = _said("Wall clock from the first step to the last, validation and saving included.", 0.0)
+    step_time_percent: float = _said("The share of loop_seconds in steps (their data wait included), %.", 0.0)
+    device_plan: str = _said("Where it trained, as the start line says it.", "")
+    listen: str = _said("The command to hear the run (its kind's synthesize or vocode line).", "")
+    bad_files: list[dict[str, str]] = _said("Items the scan left out: each its `path` and `reason`.", factory=list)
+    notes: list[str] = _said("What it noted as it started (a CPU run, a run already done).", factory=list)
 
 
 @dataclass(frozen=True)
