@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from training_support import tiny_config
+from training_support import tiny_config, undocumented_keys
 
 from xtts_cli.cli.app import app
 from xtts_cli.diagnosis.checkup import RankedFinding, input_bound_share, rank
@@ -26,6 +26,7 @@ def by_fix(payload: dict) -> dict:
 
 def test_default_config_quick_has_no_error(runner) -> None:
     payload = run_json(runner, "--quick")
+    assert undocumented_keys("diagnose", payload) == [], "add them to docs/json.md (their model's Field)"
     assert payload["quick"] is True
     assert not [f for f in payload["findings"] if f["severity"] == "error"]
     for key in ("input_bound_percent", "pipeline_samples_per_sec", "model_samples_per_sec"):
@@ -90,6 +91,7 @@ def test_timed_run_compares_pipeline_and_model_rates(runner, tmp_path: Path) -> 
     config = tiny_config(tmp_path)
     config.write_text(config.read_text().replace("data:\n", "data:\n  use_tf_native_loading: false\n"))
     payload = run_json(runner, "--config", str(config), "--num-batches", "8")
+    assert undocumented_keys("diagnose", payload) == [], "add them to docs/json.md (their model's Field)"
     x, y = payload["pipeline_samples_per_sec"], payload["model_samples_per_sec"]
     assert x > 0 and y > 0
     assert abs(payload["input_bound_percent"] - max(0.0, 1 - x / y) * 100) < 1e-6

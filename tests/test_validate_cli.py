@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from training_support import undocumented_keys
 
 from xtts_cli.cli.app import app
 
@@ -92,6 +93,7 @@ def test_findings_as_json(runner, write_config) -> None:
     xla = next(f for f in payload["findings"] if f["id"] == "xla-off")
     assert xla["fix"] == {"key": "training.enable_xla_compilation", "action": "set", "value": "auto"}
     assert payload["fixed"] == []
+    assert undocumented_keys("validate", payload) == [], "add them to docs/json.md (cli/json_reference.py)"
 
 
 def test_strict_fails_on_warnings(runner, write_config) -> None:

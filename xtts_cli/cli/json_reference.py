@@ -13,21 +13,62 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DOC_PATH = REPO_ROOT / "docs" / "json.md"
 
-# Keys a command adds around its model's own (cli/profile_pipeline.py `_payload`, cli/benchmark.py).
+# Keys a command adds around its model's own (cli/profile_pipeline.py `_payload`, cli/benchmark.py,
+# cli/diagnose.py, cli/validate.py): (type, description).
 PIPELINE_EXTRAS = {
-    "dataset": ("object", "The dataset read: `format` (its layout), `items`, `speakers`, `hours`."),
+    "dataset": ("object", "The dataset read (keys below)."),
     "dataset.format": ("str", "Its layout: ljspeech, coqui, vctk, ..."),
     "dataset.items": ("int", "Clips kept by the scan."),
     "dataset.speakers": ("int", "Speakers among them."),
     "dataset.hours": ("float", "Hours of audio kept."),
     "feature_bytes_estimate": ("int", "Bytes the whole dataset's features take as kept (16-bit log-mels)."),
+    "sweep_notes": ("list of str", "With --benchmark: what the sweep's figures mean."),
 }
-SWEEP_EXTRAS = {"sweep_notes": ("list[str]", "With --benchmark: what the sweep's figures mean.")}
-BENCHMARK_EXTRAS = {"written_config": ("str", "Where --write-config wrote the best settings; null without it.")}
+BENCHMARK_EXTRAS = {"written_config": ("str or null", "Where --write-config wrote the best settings; null without it.")}
+DIAGNOSE_EXTRAS = {
+    "environment.device_plan": ("str", "Where training would run on this machine, as `train` says it."),
+    "findings[].fix_text": ("str or null", "The fix as a line of the config (`set data.num_workers: auto`)."),
+}
+VALIDATE_EXTRAS = {
+    "valid": ("bool", "No errors (warnings allowed unless --strict)."),
+    "config": ("str or null", "The config file read; null for the built-in defaults."),
+    "diff": ("str", "With --dry-run (or --fix): the change to the file, as a unified diff."),
+    "settings": (
+        "object or null",
+        "What `xtts train` would run here (keys below); null when the config does not read.",
+    ),
+    "settings.kind": ("str", "The model kind (autoregressive, duration, vocoder)."),
+    "settings.devices": ("str", "Where it would train, as `train` says it."),
+    "settings.replicas": ("int", "Model replicas (1 but for mirrored and multi-worker)."),
+    "settings.per_replica_batch_size": ("int", "Clips each replica takes a step."),
+    "settings.global_batch_size": ("int", "Clips a step on this machine, over its replicas."),
+    "settings.step_batch_size": (
+        "int",
+        "Clips a step over every worker of a cluster (global_batch_size on one machine).",
+    ),
+    "settings.steps_per_epoch": ("int or null", "Steps an epoch of the training split; null without a usable dataset."),
+    "settings.total_steps": (
+        "int or null",
+        "Steps the run would train (training.max_steps, or epochs x steps_per_epoch).",
+    ),
+    "settings.max_minutes": ("float or null", "training.max_minutes: the time budget; null: none."),
+    "settings.graph_mode": ("bool", "The step runs as a traced tf.function."),
+    "settings.xla": ("bool", "The step is compiled with XLA (auto resolved for this machine)."),
+    "settings.dtype_policy": ("str", "Keras's dtype policy: float32, mixed_float16 or mixed_bfloat16."),
+    "settings.pipeline_output": ("str", "What a batch holds per clip: mel or audio."),
+    "settings.featurize_on_data_device": ("bool", "The data/model split computes the mels on the data device."),
+    "settings.prefetch_device": ("str or null", "Device the pipeline's last stage prefetches onto; null: host."),
+    "settings.multi_worker": ("bool", "devices.strategy is multi_worker."),
+}
 
 
-def _models():
-    """(command, its model, what it prints around the model) for each report documented."""
+def _reports():
+    """(command, its model or None, what it prints around it, its sections): each report documented.
+    A section is (key, model, description, a list of them)."""
+    from xtts_cli.diagnosis.checkup import Checkup, DatasetSummary
+    from xtts_cli.diagnosis.environment import EnvironmentReport
+    from xtts_cli.diagnosis.storage import StorageReport
+    from xtts_cli.findings import Finding
     from xtts_cli.profiling.benchmark import BenchmarkReport
     from xtts_cli.profiling.pipeline_profiler import PipelineProfile, SweepBest, SweepCell
     from xtts_cli.profiling.step_profiler import StepProfile
@@ -35,22 +76,41 @@ def _models():
 
     return [
         ("train", TrainResult, {}, ()),
+        ("validate", None, VALIDATE_EXTRAS, (
+            ("findings", Finding, "What the rules found, errors first; each with its fix.", True),
+            ("fixed", Finding, "With --fix: the findings it repaired in the file.", True),
+            ("dataset", DatasetSummary, "The dataset report; null when the scan could not run.", False),
+        )),
+        ("diagnose", Checkup, DIAGNOSE_EXTRAS, (
+            ("environment", EnvironmentReport, "", False),
+            ("storage", StorageReport, "", False),
+        )),
         ("profile-step", StepProfile, {}, ()),
-        (
-            "profile-pipeline",
-            PipelineProfile,
-            {**PIPELINE_EXTRAS, **SWEEP_EXTRAS},
-            (
-                ("sweep", SweepCell, "With --benchmark: every cell of the grid, fastest first."),
-                ("best", SweepBest, "With --benchmark: the recommendation."),
-            ),
-        ),
+        ("profile-pipeline", PipelineProfile, PIPELINE_EXTRAS, (
+            ("sweep", SweepCell, "With --benchmark: every cell of the grid, fastest first.", True),
+            ("best", SweepBest, "With --benchmark: the recommendation.", False),
+        )),
         ("benchmark", BenchmarkReport, BENCHMARK_EXTRAS, ()),
-    ]
+    ]  # fmt: skip
 
 
-# Left out of a report as printed (cli/profile_pipeline.py `_payload`): said by other keys.
-LEFT_OUT = {"pipeline.feature_cache"}
+# Left out of a report as printed: said by other keys (cli/profile_pipeline.py `_payload`), or the
+# report's own findings list (cli/diagnose.py).
+LEFT_OUT = {"pipeline.feature_cache", "environment.findings"}
+
+
+def _table(command: str) -> list[tuple[str, str, str]]:
+    """(key, type, description) of every key `command`'s report prints."""
+    for name, model, extras, sections in _reports():
+        if name != command:
+            continue
+        table = rows(model) if model is not None else []
+        for key, inner, text, many in sections:
+            if not any(row[0] == key for row in table):
+                table.append((key, f"list of {inner.__name__}" if many else inner.__name__, text))
+            table += [row for row in rows(inner, f"{key}[]." if many else f"{key}.") if row[0] not in LEFT_OUT]
+        return table + [(key, kind, text) for key, (kind, text) in extras.items()]
+    raise KeyError(command)
 
 
 def _type_name(annotation: Any) -> str:
@@ -73,9 +133,11 @@ def _type_name(annotation: Any) -> str:
 
 def _nested(annotation: Any):
     """The model inside `annotation` (a model, a list or Optional of one), with whether it is a list."""
+    import dataclasses
+
     from pydantic import BaseModel
 
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if isinstance(annotation, type) and (issubclass(annotation, BaseModel) or dataclasses.is_dataclass(annotation)):
         return annotation, False
     for argument in typing.get_args(annotation):
         found = _nested(argument)
@@ -92,7 +154,9 @@ def _fields(model) -> list[tuple[str, Any, str]]:
     if dataclasses.is_dataclass(model):
         hints = typing.get_type_hints(model)
         return [(f.name, hints[f.name], f.metadata.get("description", "")) for f in dataclasses.fields(model)]
-    return [(name, field.annotation, field.description or "") for name, field in model.model_fields.items()]
+    fields = [(name, field.annotation, field.description or "") for name, field in model.model_fields.items()]
+    computed = model.model_computed_fields.items()  # properties a dump prints too
+    return fields + [(name, field.return_type, field.description or "") for name, field in computed]
 
 
 def rows(model, prefix: str = "") -> list[tuple[str, str, str]]:
@@ -115,34 +179,24 @@ def rows(model, prefix: str = "") -> list[tuple[str, str, str]]:
 
 def documented_keys(command: str) -> set[str]:
     """Every key the page documents for `command`'s report (list items as `key[].field`)."""
-    for name, model, extras, sections in _models():
-        if name == command:
-            keys = {key for key, _, _ in rows(model)} | set(extras)
-            for key, inner, _ in sections:
-                keys |= {key} | {row[0] for row in rows(inner, f"{key}[]." if key == "sweep" else f"{key}.")}
-            return keys
-    raise KeyError(command)
+    return {key for key, _, _ in _table(command)}
 
 
 def render_markdown() -> str:
     lines = [
         "# `--json` reports",
         "",
-        "What `xtts train`, `profile-step`, `profile-pipeline` and `benchmark` print with `--json`: one JSON object",
-        "on stdout, every key below (a list of objects as `key[].field`; figures in milliseconds where the",
-        "key says `_ms`). Generated from the models that make the reports (`python -m",
-        "xtts_cli.cli.json_reference`); a test fails when a report prints a key this page lacks. Errors",
-        'with `--json` are `{"error", "hint", "exit_code"}` ([run directory](run-directory.md)); `validate`',
-        "and `diagnose` are described on [validate](validate.md) and [bottlenecks](bottlenecks.md).",
+        "What `xtts train`, `validate`, `diagnose`, `profile-step`, `profile-pipeline` and `benchmark` print",
+        "with `--json`: one JSON object on stdout, every key below (a list of objects as `key[].field`;",
+        "durations in milliseconds where the key says `_ms`). Generated from the models that make the",
+        "reports (`python -m xtts_cli.cli.json_reference`); a test fails when a report prints a key this",
+        'page lacks. An error with `--json` is `{"error", "hint", "exit_code"}` instead',
+        "([run directory](run-directory.md)).",
         "",
     ]
-    for name, model, extras, sections in _models():
+    for name, *_ in _reports():
         lines += [f"## `xtts {name} --json`", "", "| key | type | what it is |", "|---|---|---|"]
-        table = rows(model) + [(key, kind, text) for key, (kind, text) in extras.items()]
-        for key, inner, text in sections:
-            nested = rows(inner, f"{key}[]." if key == "sweep" else f"{key}.")
-            table += [(key, f"list of {inner.__name__}" if key == "sweep" else inner.__name__, text), *nested]
-        for key, kind, text in table:
+        for key, kind, text in _table(name):
             cell = " ".join(text.split()).replace("|", "\\|")
             lines.append(f"| `{key}` | {kind.replace('|', chr(92) + '|')} | {cell} |")
         lines.append("")

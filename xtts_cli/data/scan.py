@@ -112,22 +112,24 @@ class DatasetReport(BaseModel):
     """One dataset of the scan: what was found in it."""
 
     name: str = Field(description="Its folder's name (made unique): the `dataset` of its items.")
-    path: str
+    path: str = Field(description="Its root folder.")
     format: str = Field(
         description="Layout read: ljspeech, coqui, manifest, vctk, libritts, common_voice, nemo, folder."
     )
     language: str = Field("en", description="Language of its transcripts (espeak-ng code).")
     weight: float = Field(1.0, description="Sampling weight (data.datasets).")
     repeats: int = Field(1, description="Times each of its training clips appears in an epoch, from the weights.")
-    metadata_files: list[str]
-    split: Literal["hash", "file"]
+    metadata_files: list[str] = Field(description="The metadata files read (empty for a layout of folders).")
+    split: Literal["hash", "file"] = Field(
+        description="How validation clips were chosen: hash (a stable share of each speaker's) or file (a metadata file of its own)."
+    )
     items: int = Field(description="Good items (train + validation).")
-    train_items: int
-    eval_items: int
-    bad_items: int
-    hours: float
+    train_items: int = Field(description="Good training items.")
+    eval_items: int = Field(description="Good validation items.")
+    bad_items: int = Field(description="Items left out: bad files and lines, and those outside the length limits.")
+    hours: float = Field(description="Hours of good audio.")
     speaker_minutes: dict[str, float] = Field(description="Minutes of good audio per speaker, largest first.")
-    bad_reasons: dict[str, int]
+    bad_reasons: dict[str, int] = Field(description="Items left out per reason (corrupt_header, text_too_long, ...).")
     outside_root: int = Field(
         0, description="Clips read from outside the dataset root (only with data.allow_absolute_paths)."
     )

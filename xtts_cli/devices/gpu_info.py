@@ -13,10 +13,12 @@ from typing import Optional
 
 @dataclass(frozen=True)
 class GpuInfo:
-    index: int
-    name: str
-    memory_total_mib: int
-    compute_capability: Optional[tuple[int, int]] = None
+    index: int = field(metadata={"description": "The GPU's index, as nvidia-smi numbers it."})
+    name: str = field(metadata={"description": "Its name."})
+    memory_total_mib: int = field(metadata={"description": "Its memory, MiB."})
+    compute_capability: Optional[tuple[int, int]] = field(
+        default=None, metadata={"description": "Its compute capability, [major, minor]; null where unknown."}
+    )
 
     @property
     def supports_mixed_float16(self) -> bool:

@@ -71,31 +71,35 @@ class RankedFinding(Finding):
 
 
 class DurationBin(BaseModel):
-    low: float
-    high: float
-    count: int
+    low: float = Field(description="Shortest duration of the bin, s.")
+    high: float = Field(description="Longest duration of the bin, s.")
+    count: int = Field(description="Clips in it.")
 
 
 class DatasetSummary(BaseModel):
-    dataset_path: str
-    format: str
+    dataset_path: str = Field(description="The dataset (the first, with data.datasets).")
+    format: str = Field(
+        description="Its layout (ljspeech, coqui, ...; mixed for several datasets of different layouts)."
+    )
     datasets: list[DatasetReport] = Field(
         description="Per dataset: format, clips, hours, minutes per speaker, bad files."
     )
-    train_items: int
-    eval_items: int
+    train_items: int = Field(description="Good training items.")
+    eval_items: int = Field(description="Good validation items.")
     bad_items: int = Field(description="Items skipped: bad files and lines, and those outside the length limits.")
     outside_limits: int = Field(0, description="Of bad_items, those left out by the length limits in `data`.")
-    total_hours: float
-    min_duration: float
-    mean_duration: float
-    max_duration: float
-    formats: dict[str, int]
-    sample_rates: dict[int, int]
-    channels: dict[int, int]
-    speakers: int
-    duration_histogram: list[DurationBin]
-    bad_files: list[dict[str, Optional[str]]]
+    total_hours: float = Field(description="Hours of good audio.")
+    min_duration: float = Field(description="Shortest good clip, s.")
+    mean_duration: float = Field(description="Mean good clip, s.")
+    max_duration: float = Field(description="Longest good clip, s.")
+    formats: dict[str, int] = Field(description="Clips per audio format (wav, flac, ...).")
+    sample_rates: dict[int, int] = Field(description="Clips per sample rate, Hz.")
+    channels: dict[int, int] = Field(description="Clips per channel count.")
+    speakers: int = Field(description="Speakers among the good clips.")
+    duration_histogram: list[DurationBin] = Field(description="The good clips' durations in equal bins.")
+    bad_files: list[dict[str, Optional[str]]] = Field(
+        description="Items left out, each its path, reason, detail and source line."
+    )
     feature_bytes_estimate: int = Field(
         0,
         description="Features of every clip as cache mode keeps them in memory, from the headers: 16-bit "
@@ -108,17 +112,32 @@ class DatasetSummary(BaseModel):
 
 
 class Checkup(BaseModel):
-    config: Optional[str]
-    quick: bool
-    environment: dict[str, Any]
-    dataset: Optional[DatasetSummary] = None
-    python_ops_in_pipeline: list[str] = Field(default_factory=list)
-    padding_efficiency: Optional[float] = None
-    shape_bound: Optional[int] = None
-    pipeline_samples_per_sec: Optional[float] = None
-    model_samples_per_sec: Optional[float] = None
-    input_bound_percent: Optional[float] = None
-    verdict: Optional[str] = None
+    config: Optional[str] = Field(description="The config checked; null for the built-in defaults.")
+    quick: bool = Field(description="--quick: the pipeline and the model were not timed.")
+    environment: dict[str, Any] = Field(description="The environment checks (keys below).")
+    dataset: Optional[DatasetSummary] = Field(None, description="The dataset report; null when it could not be read.")
+    python_ops_in_pipeline: list[str] = Field(
+        default_factory=list,
+        description="Python ops (tf.numpy_function, tf.py_function) found in the input pipeline's graph: each runs under Python's GIL.",
+    )
+    padding_efficiency: Optional[float] = Field(
+        None, description="Real mel frames / padded mel frames, from the pipeline plan."
+    )
+    shape_bound: Optional[int] = Field(
+        None, description="The pipeline's bound on distinct batch shapes; null: unbounded."
+    )
+    pipeline_samples_per_sec: Optional[float] = Field(
+        None, description="Clips a second the input pipeline delivers alone."
+    )
+    model_samples_per_sec: Optional[float] = Field(
+        None, description="Clips a second the training step computes on resident batches (no pipeline)."
+    )
+    input_bound_percent: Optional[float] = Field(
+        None, description="Share of step time spent waiting for data in the timed steps, %."
+    )
+    verdict: Optional[str] = Field(
+        None, description="That share in TensorFlow Profiler's bands (not, moderately or highly input bound)."
+    )
     host_contention_percent: Optional[float] = Field(
         None,
         description="How much slower the step computes with the real pipeline beside it than on resident batches "
@@ -131,12 +150,16 @@ class Checkup(BaseModel):
     data_service_commands: list[str] = Field(
         default_factory=list, description="With the data-service finding: the commands that start the tf.data service."
     )
-    traces: Optional[int] = None
-    retraces: Optional[int] = None
-    graph_mode: Optional[bool] = None
-    storage: Optional[dict[str, Any]] = None
-    findings: list[RankedFinding]
-    notes: list[str] = Field(default_factory=list)
+    traces: Optional[int] = Field(None, description="Traces of the training step.")
+    retraces: Optional[int] = Field(None, description="Traces after warm-up (0 is healthy).")
+    graph_mode: Optional[bool] = Field(None, description="The step ran as a traced tf.function.")
+    storage: Optional[dict[str, Any]] = Field(
+        None, description="The storage read test (keys below); null when not run."
+    )
+    findings: list[RankedFinding] = Field(
+        description="What keeps the GPU idle, most expected gain first; each with its fix."
+    )
+    notes: list[str] = Field(default_factory=list, description="What the figures mean here, in words.")
 
     @property
     def errors(self) -> int:

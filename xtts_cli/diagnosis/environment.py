@@ -52,32 +52,36 @@ MIN_DRIVER_FOR_CUDA_MAJOR = {11: (450, 80, 2), 12: (525, 60, 13)}
 class TensorFlowBuild(BaseModel):
     """`tf.__version__` and `tf.sysconfig.get_build_info()`."""
 
-    version: str
-    is_cuda_build: bool
-    cuda_version: Optional[str] = None
-    cudnn_version: Optional[str] = None
+    version: str = Field(description="TensorFlow's version.")
+    is_cuda_build: bool = Field(description="Built with CUDA (it can use an NVIDIA GPU).")
+    cuda_version: Optional[str] = Field(None, description="The CUDA it was built against; null for a CPU build.")
+    cudnn_version: Optional[str] = Field(None, description="The cuDNN it was built against.")
     # The GPU architectures the build carries code for, e.g. ["sm_50", ..., "compute_90"].
-    cuda_compute_capabilities: list[str] = Field(default_factory=list)
+    cuda_compute_capabilities: list[str] = Field(
+        default_factory=list, description="GPU architectures it carries code for (sm_80, compute_90, ...)."
+    )
 
 
 class GpuKernels(BaseModel):
     """Whether the TensorFlow build carries code a GPU runs (`kernel_support`)."""
 
-    index: int
-    name: str
-    compute_capability: Optional[tuple[int, int]] = None
+    index: int = Field(description="The GPU's index.")
+    name: str = Field(description="The GPU's name.")
+    compute_capability: Optional[tuple[int, int]] = Field(None, description="Its compute capability, [major, minor].")
     # native: machine code for its architecture; ptx: only PTX, which the driver compiles when
     # TensorFlow starts; none: nothing it can run; unknown: its compute capability is not known.
-    support: str
+    support: str = Field(
+        description="native (machine code for it), ptx (compiled by the driver at start-up), none or unknown."
+    )
     architecture: Optional[str] = Field(None, description="The build's architecture it runs, e.g. sm_80.")
 
 
 class Probe(BaseModel):
     """A small real run of something training needs; `detail` says what ran or the error."""
 
-    ok: bool
-    detail: str
-    seconds: float
+    ok: bool = Field(description="It ran.")
+    detail: str = Field(description="What ran, or the error.")
+    seconds: float = Field(description="How long it took.")
 
 
 class TfGpu(BaseModel):
@@ -85,48 +89,60 @@ class TfGpu(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    index: int
-    name: str
-    compute_capability: Optional[tuple[int, int]] = None
+    index: int = Field(description="The GPU's index as TensorFlow numbers it.")
+    name: str = Field(description="Its name.")
+    compute_capability: Optional[tuple[int, int]] = Field(None, description="Its compute capability, [major, minor].")
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field(description="Its compute capability is 7.0 or more: tensor cores, float16 mixed precision pays.")  # type: ignore[prop-decorator]
     @property
     def supports_mixed_float16(self) -> bool:
         return GpuInfo(self.index, self.name, 0, self.compute_capability).supports_mixed_float16
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field(description="Its compute capability is 8.0 or more: bfloat16 math.")  # type: ignore[prop-decorator]
     @property
     def supports_bfloat16(self) -> bool:
         return GpuInfo(self.index, self.name, 0, self.compute_capability).supports_bfloat16
 
 
 class EnvironmentReport(BaseModel):
-    python_version: str
-    tensorflow: TensorFlowBuild
-    tensorflow_io_version: Optional[str]
+    python_version: str = Field(description="Python's version.")
+    tensorflow: TensorFlowBuild = Field(description="The TensorFlow build.")
+    tensorflow_io_version: Optional[str] = Field(
+        description="tensorflow-io's version; null when not installed (the [tfio] extra)."
+    )
     # None when tensorflow-io is not installed (it is optional: the [tfio] extra).
-    tensorflow_io_kernels: Optional[Probe]
+    tensorflow_io_kernels: Optional[Probe] = Field(
+        description="Whether tensorflow-io's kernels load and run; null when not installed."
+    )
     audio_decoder: str = Field(description="What decodes FLAC, Ogg and MP3: soundfile or tensorflow-io.")
-    xla_cpu: Probe
+    xla_cpu: Probe = Field(description="A small XLA compilation on the CPU.")
     # Only when TensorFlow really sees a GPU: XLA on GPU needs ptxas/libdevice, which CPU XLA does not.
-    xla_gpu: Optional[Probe] = None
-    tf_gpus: list[TfGpu]
-    nvml_gpus: list[GpuInfo]
-    nvml_unavailable_reason: Optional[str]
-    driver_version: Optional[str]
-    cuda_device_order: Optional[str]
-    cuda_visible_devices: Optional[str]
+    xla_gpu: Optional[Probe] = Field(None, description="A small XLA compilation on the GPU; null without one.")
+    tf_gpus: list[TfGpu] = Field(description="The GPUs TensorFlow sees.")
+    nvml_gpus: list[GpuInfo] = Field(
+        description="The GPUs NVML (the driver) sees: index, name, memory_total_mib, compute_capability."
+    )
+    nvml_unavailable_reason: Optional[str] = Field(
+        description="Why NVML could not be read (no NVIDIA driver, no nvidia-ml-py); null when it could."
+    )
+    driver_version: Optional[str] = Field(description="The NVIDIA driver's version.")
+    cuda_device_order: Optional[str] = Field(
+        description="CUDA_DEVICE_ORDER as set (xtts sets PCI_BUS_ID, nvidia-smi's numbering)."
+    )
+    cuda_visible_devices: Optional[str] = Field(description="CUDA_VISIBLE_DEVICES as set.")
     # Per GPU TensorFlow sees (else per GPU NVML sees): does the build carry kernels for it.
-    gpu_kernels: list[GpuKernels] = Field(default_factory=list)
+    gpu_kernels: list[GpuKernels] = Field(
+        default_factory=list, description="Per GPU: whether the TensorFlow build carries code it runs."
+    )
     findings: list[Finding] = Field(default_factory=list)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field(description="Every GPU TensorFlow trains on has tensor cores (float16 mixed precision pays).")  # type: ignore[prop-decorator]
     @property
     def mixed_float16_supported(self) -> bool:
         """Every GPU TensorFlow trains on has tensor cores (MirroredStrategy uses them all)."""
         return bool(self.tf_gpus) and all(gpu.supports_mixed_float16 for gpu in self.tf_gpus)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field(description="Every GPU TensorFlow trains on does bfloat16 math.")  # type: ignore[prop-decorator]
     @property
     def bfloat16_supported(self) -> bool:
         return bool(self.tf_gpus) and all(gpu.supports_bfloat16 for gpu in self.tf_gpus)

@@ -69,54 +69,67 @@ Medium = Literal["ssd", "hdd", "network", "memory", "unknown"]
 
 
 class FilesystemInfo(BaseModel):
-    path: str
-    mount_point: Optional[str] = None
-    fs_type: str = "unknown"
-    source: Optional[str] = None
-    block_device: Optional[str] = None
+    path: str = Field(description="A dataset path.")
+    mount_point: Optional[str] = Field(None, description="Its mount point.")
+    fs_type: str = Field("unknown", description="Its filesystem (ext4, nfs4, tmpfs, ...).")
+    source: Optional[str] = Field(None, description="What is mounted there (a device, a server's export).")
+    block_device: Optional[str] = Field(None, description="Its block device, where one.")
     # /sys/block/<dev>/queue/rotational: None when Linux does not say.
-    rotational: Optional[bool] = None
-    network: bool = False
-    medium: Medium = "unknown"
-    note: Optional[str] = None
+    rotational: Optional[bool] = Field(
+        None, description="A spinning disk (Linux's queue/rotational); null where Linux does not say."
+    )
+    network: bool = Field(False, description="A network filesystem: every open and read a round trip.")
+    medium: Medium = Field("unknown", description="ssd, hdd, network, memory or unknown.")
+    note: Optional[str] = Field(None, description="What that means for reading it, where it matters.")
 
 
 class ReadPass(BaseModel):
-    files: int
-    bytes: int
-    seconds: float
-    mb_per_s: float
+    files: int = Field(description="Files read.")
+    bytes: int = Field(description="Bytes read.")
+    seconds: float = Field(description="Wall time.")
+    mb_per_s: float = Field(description="Throughput, MB/s (10^6 bytes).")
     # Open + read of the whole file + close, per file, in ms.
-    latency_ms: LatencyStats
+    latency_ms: LatencyStats = Field(description="Open, read the whole file and close, per file, ms.")
     # Open + the first read() (up to 1 MiB): the time-to-first-byte part of the latency.
-    first_byte_ms: LatencyStats
+    first_byte_ms: LatencyStats = Field(
+        description="Open and the first read (up to 1 MiB), per file, ms: the time-to-first-byte."
+    )
     # Share of this pass's bytes already in the page cache just before each file was read
     # (mincore(2)); None where the kernel would not say (not Linux, or files we neither own nor can
     # write: since Linux 5.2 mincore reports the cache only for those).
-    cached_fraction_before: Optional[float] = None
+    cached_fraction_before: Optional[float] = Field(
+        None,
+        description="Share of the bytes already in the page cache before each read; null where the kernel would not say.",
+    )
 
 
 class StorageReport(BaseModel):
-    paths: list[str]
-    files_found: int
-    files_sampled: int
-    mean_file_bytes: float
-    first_pass: Optional[ReadPass] = None
-    second_pass: Optional[ReadPass] = None
-    budget_seconds: float
-    budget_exhausted: bool = False
-    unreadable: list[str] = Field(default_factory=list)
-    filesystems: list[FilesystemInfo] = Field(default_factory=list)
-    needed_mb_per_s: Optional[float] = None
+    paths: list[str] = Field(description="The dataset paths read.")
+    files_found: int = Field(description="Audio files under them.")
+    files_sampled: int = Field(description="Files read for the test (evenly spaced).")
+    mean_file_bytes: float = Field(description="Mean size of the files read, bytes.")
+    first_pass: Optional[ReadPass] = Field(
+        None, description="The first read of the sample (cold, unless the page cache held it)."
+    )
+    second_pass: Optional[ReadPass] = Field(None, description="The same files again (what the page cache gives).")
+    budget_seconds: float = Field(description="The time the test was given.")
+    budget_exhausted: bool = Field(False, description="The budget ended it before every file was read.")
+    unreadable: list[str] = Field(default_factory=list, description="Files that could not be read.")
+    filesystems: list[FilesystemInfo] = Field(default_factory=list, description="The filesystem each path is on.")
+    needed_mb_per_s: Optional[float] = Field(
+        None, description="The read rate training needs at the measured pipeline speed, MB/s; null when not measured."
+    )
     read_every_epoch: bool = Field(
         True,
         description="Training reads these files every epoch (runtime mode); false: once per run or store "
         "(cache, precompute), so how fast they read does not set its pace and no latency or throughput "
         "warning is given.",
     )
-    p95_latency_warn_ms: float = P95_LATENCY_WARN_MS
-    cache_note: str = ""
-    findings: list[Finding] = Field(default_factory=list)
+    p95_latency_warn_ms: float = Field(
+        P95_LATENCY_WARN_MS, description="The p95 latency above which reading is said to set the pace, ms."
+    )
+    cache_note: str = Field("", description="What the page cache did to the figures, in words.")
+    findings: list[Finding] = Field(default_factory=list, description="What the storage test found, each with its fix.")
 
 
 def audio_files(paths: Sequence[Path]) -> list[Path]:
