@@ -547,3 +547,17 @@ def test_an_early_stop_ends_the_run_with_the_weights_of_its_best_validation(tmp_
     last = weights.after[result.final_step - 1]  # before the stop: what the run would otherwise have kept
     assert not all(np.array_equal(a, b) for a, b in zip(last, weights.after[best]))
     assert not (tmp_path / "run" / "checkpoints" / "best").exists()
+
+
+@pytest.mark.slow
+def test_checkpoints_whose_pointer_file_is_gone_are_resumed_from_not_trained_beside(tmp_path: Path) -> None:
+    config_path = tiny_config(tmp_path)
+    two = resolve_config(config_path, {"training.max_steps": 2}).config
+    Controller(Trainer(two, run_dir=tmp_path / "run")).run()
+    (tmp_path / "run" / "checkpoints" / "checkpoint").unlink()  # a copy that left it out
+    said: list = []
+    three = resolve_config(config_path, {"training.max_steps": 3}).config
+    result = Controller(Trainer(three, run_dir=tmp_path / "run", progress=said.append)).run()
+    assert result.resumed and (result.start_step, result.final_step) == (2, 3)
+    notes = [event.message for event in said if type(event).__name__ == "Noted"]
+    assert any("had checkpoints but no pointer file (checkpoint): written again, naming ckpt-2" in n for n in notes)

@@ -253,6 +253,7 @@ def prepare_run_dir(
             run.path / MARKER_FILE, "an xtts run directory: `xtts train` writes here, and only here\n", backup=False
         )
     previous = run.read_run()
+    _restore_pointer(run, note)
     resume = run.has_checkpoint()
     if resume:
         _refuse_other_parent(run, previous, config.training.init_from)
@@ -268,6 +269,29 @@ def prepare_run_dir(
     write_atomically(run.config_file, header + yaml.safe_dump(_without(config, unread), sort_keys=False), backup=False)
     write_atomically(run.run_file, json.dumps(record, indent=2, default=str) + "\n", backup=False)
     return run, resume
+
+
+def _restore_pointer(run: RunDir, note: Callable[[str], None]) -> None:
+    """Checkpoints whose pointer file (`checkpoints/checkpoint`) is gone (a copy that left it out, a
+    hand that deleted it): the pointer written again over the complete ones it keeps, newest last,
+    so the run resumes from them rather than starting over beside them."""
+    folder = run.checkpoints
+    if (folder / "checkpoint").is_file() or not folder.is_dir():
+        return
+    steps = sorted(
+        int(found.group(1))
+        for index in folder.glob("ckpt-*.index")
+        if (found := re.fullmatch(r"ckpt-(\d+)\.index", index.name))
+        and any(folder.glob(f"ckpt-{found.group(1)}.data-*"))
+    )
+    if not steps:
+        return
+    kept = "".join(f'all_model_checkpoint_paths: "ckpt-{step}"\n' for step in steps)
+    write_atomically(folder / "checkpoint", f'model_checkpoint_path: "ckpt-{steps[-1]}"\n{kept}', backup=False)
+    note(
+        f"{folder} had checkpoints but no pointer file (checkpoint): written again, naming ckpt-{steps[-1]}, "
+        "the newest, to resume from"
+    )
 
 
 def _say_what_changed(run: RunDir, config: XttsConfig, note: Callable[[str], None]) -> None:
