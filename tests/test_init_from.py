@@ -410,3 +410,12 @@ def test_a_base_checkpoint_replaced_while_it_was_read_is_said_to_be_from_a_base_
         tokenizer=None,
     )
     assert gone.other_checkpoints().startswith("the base is still training and replaced it with step 13")
+
+
+def test_a_base_whose_pointer_file_was_left_out_of_a_copy_starts_from_its_newest_complete_checkpoint(tmp_path):
+    from xtts_cli.training.parent import _latest
+
+    for name in ("ckpt-4.index", "ckpt-4.data-00000-of-00001", "ckpt-9.index", "ckpt-9.data-00000-of-00001"):
+        (tmp_path / name).write_bytes(b"")
+    (tmp_path / "ckpt-12.index").write_bytes(b"")  # its data never arrived
+    assert _latest(tmp_path) == str(tmp_path / "ckpt-9")

@@ -222,12 +222,15 @@ def _a(word: object) -> str:
 
 
 def _latest(checkpoints: Path) -> Optional[str]:
-    """The checkpoint TensorFlow's pointer file names last (read as text: no TensorFlow here)."""
+    """The checkpoint TensorFlow's pointer file names last (read as text: no TensorFlow here), or
+    without one the newest complete checkpoint in the folder."""
     pointer = checkpoints / "checkpoint"
     try:
         text = pointer.read_text(encoding="utf-8")
-    except OSError:
-        return None
+    except OSError:  # a pointer a copy left out: the newest complete one there
+        steps = [int(m.group(1)) for p in checkpoints.glob("ckpt-*.index") if (m := _CHECKPOINT.match(p.stem))]
+        steps = [step for step in steps if any(checkpoints.glob(f"ckpt-{step}.data-*"))]
+        return str(checkpoints / f"ckpt-{max(steps)}") if steps else None
     found = re.search(r'^model_checkpoint_path:\s*"([^"]+)"', text, re.MULTILINE)
     if found is None:
         return None
