@@ -108,6 +108,27 @@ def test_one_model_learns_two_languages_and_every_speaker_keeps_a_centroid(bilin
 
 
 @pytest.mark.slow
+def test_a_speaker_no_batch_has_held_yet_is_rendered_from_its_own_clip(bilingual_run, tmp_path):
+    from xtts_cli.speech.samples import render_sentences, rendering_voices
+
+    parts = bilingual_run.parts
+    model, tokenizer, run_dir = parts.models.model, parts.tokenizer, parts.run_dir.path
+    voices = rendering_voices(run_dir, bilingual_run.config.data, tokenizer)
+    unseen = voices[0].speaker
+    counts = model.speaker_clip_counts.numpy()
+    model.speaker_clip_counts.assign(np.where(np.arange(len(counts)) == unseen, 0.0, counts))
+    try:  # the first steps of a shuffled run: this speaker has no centroid yet
+        notes: list[str] = []
+        written = render_sentences(
+            model, tokenizer, bilingual_run.config, voices, ["The cat sat."], run_dir, tmp_path, 7, notes.append
+        )
+    finally:
+        model.speaker_clip_counts.assign(counts)
+    assert len(written) == len(voices) == 3 and not notes
+    assert any(voices[0].label.replace("+", "_") in path.name for path in written)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "language", "speaker"),
     [

@@ -63,11 +63,10 @@ def render_sentences(
     written = []
     samples.mkdir(parents=True, exist_ok=True)
     rate = load_speaking_rate(run_dir)
+    voices = _speakable(model, voices, run_dir, data)
     for index, sentence in enumerate(sentences):
         for voice in voices:
             speaker = voice.label
-            if voice.speaker is not None and float(model.speaker_clip_counts[voice.speaker]) == 0:
-                continue  # no clip of it trained yet (a resumed run's first steps): no voice to speak in
             try:
                 audio = synthesize_speech(
                     model, tokenizer, sentence, voice, data, rate=rate, settings=config.synthesis, language=language
@@ -86,3 +85,17 @@ def render_sentences(
             )
             written.append(target)
     return written
+
+
+def _speakable(model, voices: list[Voice], run_dir: Path, data: DataConfig) -> list[Voice]:
+    """`voices` as the model can speak them now: a speaker no batch has held yet (the first steps,
+    shuffled) has no centroid, so it speaks from the opening of its own clip; without one it is left out."""
+    speakable = []
+    for voice in voices:
+        if voice.speaker is not None and float(model.speaker_clip_counts[voice.speaker]) == 0:
+            try:
+                voice = speaker_voice(run_dir, voice.label, data)
+            except XttsError:
+                continue
+        speakable.append(voice)
+    return speakable
