@@ -38,6 +38,11 @@ def test_parallelism_fix_is_machine_aware(write_config) -> None:
     assert "8 usable cores" in found["parallelism-below-cores"].message
     assert found["parallelism-below-cores"].fix.value == "auto"
     assert findings(write_config, "data:\n  num_workers: 8\n") == {}
+    # Stored features are only read: fewer threads leave the step its CPU (diagnose's host-contention fix).
+    assert findings(write_config, "data:\n  num_workers: 1\n  preprocessing_mode: cache\n") == {}
+    assert "parallelism-below-cores" in findings(
+        write_config, "data:\n  num_workers: 1\n  preprocessing_mode: runtime\n"
+    )
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from training_support import tiny_config, undocumented_keys
 
 from xtts_cli.cli.app import app
 from xtts_cli.diagnosis.checkup import RankedFinding, input_bound_share, rank
+from xtts_cli.findings import SEVERITY_RANK
 
 
 def run_json(runner, *args: str, code: int = 0) -> dict:
@@ -113,13 +114,13 @@ def test_timed_run_compares_pipeline_and_model_rates(runner, tmp_path: Path) -> 
     assert payload["findings"] == sorted(
         payload["findings"],
         key=lambda f: (
-            f["severity"] != "error",
+            SEVERITY_RANK[f["severity"]],
             -(f["expected_gain_percent"] if f["expected_gain_percent"] is not None else -1),
         ),
     )
 
 
-def test_ranking_puts_errors_first_then_the_largest_input_gain() -> None:
+def test_ranking_puts_errors_first_then_warnings_by_their_gain_then_notes() -> None:
     def f(id: str, severity: str, gain=None) -> RankedFinding:
         return RankedFinding(id=id, severity=severity, message=id, source="test", expected_gain_percent=gain)
 
@@ -132,7 +133,7 @@ def test_ranking_puts_errors_first_then_the_largest_input_gain() -> None:
             f("warn", "warning"),
         ]
     )
-    assert [x.id for x in ranked] == ["err", "big", "small", "warn", "info"]
+    assert [x.id for x in ranked] == ["err", "small", "warn", "big", "info"]
     assert input_bound_share(50.0, 100.0) == 50.0
     assert input_bound_share(200.0, 100.0) == 0.0
 

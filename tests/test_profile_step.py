@@ -143,7 +143,14 @@ def test_host_contention_names_its_cause_and_fix(tmp_path: Path) -> None:
     # auto that chose cache makes the features once already: not told to precompute them.
     loaded = resolve_config(tiny_config(tmp_path), {"data.preprocessing_mode": "auto", "data.num_workers": 4})
     (cached,) = contention_findings(loaded.config, 25.0, input_bound_percent=0.5, resolved_mode="cache")
-    assert (cached.fix.key, cached.fix.value) == ("data.num_workers", 1)
+    assert (cached.fix.key, cached.fix.value) == ("data.preprocessing_mode", "cache")
+    assert "then set data.num_workers: 1" in cached.message
+    # Followed, validate does not take it back: with stored features fewer threads are no finding.
+    from xtts_cli.devices.gpu_info import probe_machine
+    from xtts_cli.diagnosis.config_rules import check_config
+
+    followed = resolve_config(tiny_config(tmp_path), {"data.preprocessing_mode": "cache", "data.num_workers": 1})
+    assert "parallelism-below-cores" not in {f.id for f in check_config(followed, probe_machine())}
 
 
 def test_a_contention_finding_is_labelled_with_the_contention_not_as_input_bound() -> None:

@@ -152,6 +152,14 @@ def contention_findings(
     elif while_training:
         fix = None
         cause += " (`top` shows which)"
+    elif data.preprocessing_mode == "auto":
+        # validate asks for a thread per core unless the features are stored (cache or precompute):
+        # pinning the mode auto chose comes first, so the fewer threads that follow are not undone.
+        fix = set_key("data.preprocessing_mode", resolved_mode)
+        cause += (
+            f"; fewer pipeline threads leave the step more of the CPU: pin data.preprocessing_mode: {resolved_mode} "
+            "(what auto chose), then set data.num_workers: 1"
+        )
     else:
         fix = set_key("data.num_workers", 1) if data.num_workers != 1 else None
         cause += "; fewer pipeline threads leave the step more of the CPU"

@@ -13,8 +13,8 @@ environment probes start the runtime):
 
 pipeline X samples/s vs model Y samples/s gives the input-bound share training must have:
 Z = max(0, 1 - X / Y) x 100 (the step waits for data for that share of its time when the pipeline
-cannot keep up, even with perfect overlap). Findings are ranked by expected gain: errors first,
-then findings whose fix addresses the input bound (by Z), then the rest by severity.
+cannot keep up, even with perfect overlap). Findings are ranked errors, warnings, notes; within
+each, the measured ones by expected gain (largest first), then the config's own.
 
 When the pipeline is input-bound (Z >= 5 %) and this machine's CPUs are saturated while it is timed
 (process CPU seconds per wall second over the timed batches >= 0.9 x usable cores), no local setting
@@ -157,7 +157,8 @@ class Checkup(BaseModel):
         None, description="The storage read test (keys below); null when not run."
     )
     findings: list[RankedFinding] = Field(
-        description="What keeps the GPU idle, most expected gain first; each with its fix."
+        description="What keeps the GPU idle: errors, warnings, then notes, each by expected gain "
+        "(largest first); each with its fix."
     )
     notes: list[str] = Field(default_factory=list, description="What the figures mean here, in words.")
 
@@ -491,11 +492,12 @@ def _ranked(finding: Finding, source: str, gain: Optional[float] = None) -> Rank
 
 
 def rank(findings: list[RankedFinding]) -> list[RankedFinding]:
-    """Errors first; then by expected gain (largest first); then by severity; stable otherwise."""
+    """By severity; within it by expected gain (largest first, unmeasured last); stable otherwise.
+    A measured note (5-20 % of the step) never outranks a warning it would hide."""
 
     def key(f: RankedFinding) -> tuple:
         gain = f.expected_gain_percent if f.expected_gain_percent is not None else -1.0
-        return (f.severity != "error", -gain, SEVERITY_RANK[f.severity])
+        return (SEVERITY_RANK[f.severity], -gain)
 
     return sorted(findings, key=key)
 

@@ -131,7 +131,12 @@ def _prefetch(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
 
 
 def _parallelism(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
-    workers = loaded.config.data.num_workers
+    data = loaded.config.data
+    workers = data.num_workers
+    # With stored features (cache, precompute) the threads only read them: fewer is what diagnose's
+    # host-contention finding asks for when the pipeline takes the step's CPU.
+    if data.preprocessing_mode in ("cache", "precompute"):
+        return
     if isinstance(workers, int) and workers < machine.cpu_count:
         yield Finding(
             id="parallelism-below-cores",
