@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import gc
+import os
 import signal
 import socket
 import subprocess
@@ -21,9 +22,10 @@ from training_support import subprocess_env, tiny_config
 
 from xtts_cli.config import resolve_config
 from xtts_cli.devices.gpu_info import MachineInfo
-from xtts_cli.diagnosis.checkup import CpuSampler, data_service_finding
+from xtts_cli.diagnosis.checkup import data_service_finding
 from xtts_cli.diagnosis.config_rules import check_config
 from xtts_cli.errors import ConfigError, XttsError
+from xtts_cli.host import CpuSampler
 
 DATA = Path(__file__).parent / "data"
 
@@ -393,6 +395,26 @@ def test_cpu_sampler_reads_the_cores_a_stretch_kept_busy() -> None:
     assert sampler.cores_busy(0.5) == pytest.approx(2.0)  # raised to MIN_CPU_WINDOW_SECONDS
     assert sampler.cores_busy(3.0) == pytest.approx(4.0 / 3.0)  # 1 idle s dilutes it (interpolated start)
     assert sampler.cores_busy(100.0) == pytest.approx(1.0)  # clipped to the whole run
+
+
+def test_cpu_sampler_reads_the_cores_another_process_takes_beside_it() -> None:
+    from xtts_cli.host import busy_cpu_seconds
+
+    stat = "cpu  9 9 9 9 9 9 9 9 0 0\ncpu0 100 10 50 900 40 5 5 2 0 0\ncpu1 7 0 0 0 0 0 0 0 0 0\nintr 1\n"
+    assert busy_cpu_seconds({0}, stat) * os.sysconf("SC_CLK_TCK") == 172  # idle and iowait are not busy
+    spinner = subprocess.Popen(
+        [sys.executable, "-c", "import time\nend = time.time() + 1.5\nwhile time.time() < end: pass"]
+    )
+    try:
+        with CpuSampler() as sampler:
+            time.sleep(1.2)  # this process idles while the other spins
+    finally:
+        spinner.wait()
+    others = sampler.others_busy()
+    if others is None:  # a CPU quota: other tenants' cores cannot be told from ours
+        assert sampler._cpus is None
+        return
+    assert others > 0.6 and sampler.cores_busy() < 0.3
 
 
 def test_a_server_open_to_the_network_starts_only_when_asked_for(runner) -> None:

@@ -11,8 +11,8 @@ import pytest
 from training_support import tiny_config, undocumented_keys
 
 from xtts_cli.cli.app import app
-from xtts_cli.diagnosis.checkup import RankedFinding, input_bound_share, rank
-from xtts_cli.findings import SEVERITY_RANK
+from xtts_cli.diagnosis.checkup import RankedFinding, _dedupe, input_bound_share, rank
+from xtts_cli.findings import SEVERITY_RANK, ConfigChange
 
 
 def run_json(runner, *args: str, code: int = 0) -> dict:
@@ -134,6 +134,16 @@ def test_ranking_puts_errors_first_then_warnings_by_their_gain_then_notes() -> N
         ]
     )
     assert [x.id for x in ranked] == ["err", "small", "warn", "big", "info"]
+    # One fix named by two measurements keeps both (each its own evidence); by a config rule besides, not it.
+    precompute = ConfigChange(key="data.preprocessing_mode", value="precompute")
+    kept = _dedupe(
+        [
+            f("input-bound", "info", 6.0).model_copy(update={"fix": precompute}),
+            f("host-contention", "warning", 78.0).model_copy(update={"fix": precompute}),
+            f("runtime-features", "warning").model_copy(update={"fix": precompute}),
+        ]
+    )
+    assert [x.id for x in kept] == ["input-bound", "host-contention"]
     assert input_bound_share(50.0, 100.0) == 50.0
     assert input_bound_share(200.0, 100.0) == 0.0
 

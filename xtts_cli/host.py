@@ -13,12 +13,17 @@ from __future__ import annotations
 
 import math
 import os
+import threading
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+PROC_STAT = Path("/proc/stat")
+# The shortest stretch CPU use is averaged over: os.times() and /proc/stat count in 10 ms clock ticks.
+MIN_CPU_WINDOW_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -146,3 +151,89 @@ def apply_threads(tf, plan: ThreadPlan) -> None:
         tf.config.threading.set_inter_op_parallelism_threads(plan.inter_op)
     except RuntimeError:  # the runtime is already up in this process (a test, a second command)
         pass
+
+
+def busy_cpu_seconds(cpus: set[int], stat: Optional[str] = None) -> Optional[float]:
+    """CPU seconds the cores `cpus` have spent busy since boot, for every process (and, as steal,
+    for other virtual machines on the host): user, nice, system, irq, softirq and steal of their
+    /proc/stat lines (proc(5)). None where /proc/stat cannot be read (not Linux)."""
+    try:
+        text = PROC_STAT.read_text() if stat is None else stat
+    except OSError:
+        return None
+    ticks = 0
+    for line in text.splitlines():
+        name, _, rest = line.partition(" ")
+        if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cpus:
+            fields = [int(v) for v in rest.split()]
+            ticks += sum(fields[i] for i in (0, 1, 2, 5, 6, 7) if i < len(fields))
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+class CpuSampler:
+    """CPU time on a background thread: this process's (os.times: user + system, all threads) and,
+    where the cores it may run on are its alone to count (an affinity mask and no cgroup quota, so
+    other tenants' cores are not read as its own), every process's on those cores. So a measurement
+    can say how many cores it kept busy, and how many other processes took beside it."""
+
+    def __init__(self, interval: float = 0.05):
+        self.interval = interval
+        self.samples: list[tuple[float, float]] = []  # (perf_counter, this process's CPU seconds)
+        self.host: list[Optional[float]] = []  # the same instants: every process's busy seconds on our cores
+        budget = cpu_budget()
+        try:
+            self._cpus: Optional[set[int]] = os.sched_getaffinity(0) if budget.quota is None else None
+        except (AttributeError, OSError):
+            self._cpus = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="xtts-cpu-sampler", daemon=True)
+
+    def _sample(self) -> None:
+        times = os.times()
+        self.host.append(busy_cpu_seconds(self._cpus) if self._cpus else None)
+        self.samples.append((time.perf_counter(), times.user + times.system))
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def __enter__(self) -> CpuSampler:
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def _window(self, last_seconds: Optional[float]) -> tuple[int, int, float]:
+        """(index before the start, index after it, the start's share between them) of the last
+        `last_seconds` (at least MIN_CPU_WINDOW_SECONDS, at most the whole run; None: the whole run)."""
+        end_t = self.samples[-1][0]
+        wanted = end_t - self.samples[0][0] if last_seconds is None else max(last_seconds, MIN_CPU_WINDOW_SECONDS)
+        start = max(end_t - wanted, self.samples[0][0])
+        before = max(i for i, s in enumerate(self.samples) if s[0] <= start)
+        after = min(i for i, s in enumerate(self.samples) if s[0] >= start)
+        span = self.samples[after][0] - self.samples[before][0]
+        return before, after, (start - self.samples[before][0]) / span if span > 0 else 0.0
+
+    def _rate(self, series: list[float], last_seconds: Optional[float]) -> float:
+        before, after, share = self._window(last_seconds)
+        start_t = self.samples[before][0] + share * (self.samples[after][0] - self.samples[before][0])
+        start_value = series[before] + share * (series[after] - series[before])
+        end_t = self.samples[-1][0]
+        return (series[-1] - start_value) / (end_t - start_t) if end_t > start_t else 0.0
+
+    def cores_busy(self, last_seconds: Optional[float] = None) -> float:
+        """This process's CPU seconds per wall second over the last `last_seconds`, interpolating
+        between samples."""
+        return self._rate([cpu for _, cpu in self.samples], last_seconds)
+
+    def others_busy(self, last_seconds: Optional[float] = None) -> Optional[float]:
+        """Cores other processes kept busy, on the cores this process may use, over the same window;
+        None where that cannot be read (no /proc/stat, a cgroup quota)."""
+        if any(value is None for value in self.host) or len(self.host) != len(self.samples):
+            return None
+        every = self._rate([float(value) for value in self.host if value is not None], last_seconds)
+        return max(0.0, every - self.cores_busy(last_seconds))

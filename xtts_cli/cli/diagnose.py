@@ -158,6 +158,11 @@ def _render(report) -> None:
         out.print(
             f"[bold]cpu[/]: {report.pipeline_cpu_cores_busy:.1f} of {report.cpu_count} cores busy while the pipeline "
             "was timed"
+            + (
+                f"; other processes {report.other_processes_cores_busy:.1f}"
+                if report.other_processes_cores_busy is not None
+                else ""
+            )
         )
     if report.storage and report.storage.get("first_pass"):
         first = report.storage["first_pass"]

@@ -114,6 +114,25 @@ CONTENTION_WARNING_PERCENT = 20.0
 CONTENTION_INFO_PERCENT = 5.0
 
 
+# Cores other processes keep busy beside a measurement, as a share of the usable ones, at which
+# its figures are theirs to share: a warning, and host contention is not blamed on the pipeline.
+OTHERS_BUSY_SHARE = 0.2
+
+
+def busy_host_finding(others: Optional[float], cpu_count: int, what: str) -> Optional[Finding]:
+    """Other processes that took `others` cores of `cpu_count` while `what` was timed; None below
+    OTHERS_BUSY_SHARE or where it could not be read."""
+    if others is None or others < OTHERS_BUSY_SHARE * cpu_count:
+        return None
+    return Finding(
+        id="host-busy",
+        severity="warning",
+        message=f"other processes kept {others:.1f} of this machine's {cpu_count} usable cores busy while {what} "
+        "was timed: every rate here is lower than the machine gives, and the step's lost CPU is theirs; "
+        "stop them (`top` shows which) and time again",
+    )
+
+
 def contention_findings(
     config: XttsConfig,
     percent: float,
@@ -121,11 +140,14 @@ def contention_findings(
     *,
     while_training: bool = False,
     resolved_mode: Optional[str] = None,
+    others_busy: bool = False,
 ) -> list[Finding]:
     """What host contention says, and what to change: the input-bound share's blind spot, a pipeline
     that outruns the step by taking its CPU. `while_training`: measured by the training watch against
     the run's own best stretch, where another process may be what took it. `resolved_mode`: what
-    `preprocessing_mode: auto` chose for the pipeline measured (cache: the features are made once already)."""
+    `preprocessing_mode: auto` chose for the pipeline measured (cache: the features are made once already).
+    `others_busy`: other processes were seen taking cores meanwhile (`busy_host_finding`), so no
+    pipeline setting is blamed."""
     if percent < CONTENTION_INFO_PERCENT:
         return []
     data = config.data
@@ -141,8 +163,15 @@ def contention_findings(
             f"for data only {input_bound_percent:.0f} % of the time: something takes its CPU (on a GPU host, the "
             "thread that launches its kernels), another process on this machine or the input pipeline"
         )
-    if not data.use_tf_native_loading:
-        fix: Optional[ConfigChange] = set_key("data.use_tf_native_loading", True)
+    if others_busy:
+        fix: Optional[ConfigChange] = None
+        cause = (
+            f"the step computes {percent:.0f} % slower with the input pipeline beside it than on resident batches, "
+            "but other processes took cores meanwhile (host-busy): the CPU is theirs before the pipeline's; "
+            "time again on a quiet machine"
+        )
+    elif not data.use_tf_native_loading:
+        fix = set_key("data.use_tf_native_loading", True)
         cause += "; its Python loader (tf.numpy_function) is the costliest way to make batches"
     elif data.preprocessing_mode == "runtime" or (
         data.preprocessing_mode == "auto" and resolved_mode in (None, "runtime")

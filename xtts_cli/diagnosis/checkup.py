@@ -24,9 +24,6 @@ can make it faster: the data-service finding gives the commands that move it ont
 from __future__ import annotations
 
 import math
-import os
-import threading
-import time
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -37,6 +34,7 @@ from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.scan import OUTSIDE_LIMITS, DatasetReport
 from xtts_cli.errors import XttsError
 from xtts_cli.findings import SEVERITY_RANK, ConfigChange, Finding
+from xtts_cli.host import CpuSampler
 from xtts_cli.profiling.step_timer import MODERATELY_INPUT_BOUND_PERCENT, input_bound_verdict
 from xtts_cli.training.settings import graph_mode
 
@@ -57,8 +55,6 @@ INPUT_FINDING_PREFIXES = ("input-bound", "storage-", "python-ops")
 # Cores kept busy / usable cores at which the CPU counts as saturated: a tf.data pipeline on AUTOTUNE
 # that cannot go faster uses every core, minus the Python thread waiting in next() and the OS.
 CPU_SATURATED_SHARE = 0.9
-# The shortest stretch CPU use is averaged over: os.times() counts in 10 ms clock ticks.
-MIN_CPU_WINDOW_SECONDS = 1.0
 
 
 class RankedFinding(Finding):
@@ -145,6 +141,11 @@ class Checkup(BaseModel):
     )
     pipeline_cpu_cores_busy: Optional[float] = Field(
         None, description="Process CPU seconds per wall second while the pipeline's batches were timed (all threads)."
+    )
+    other_processes_cores_busy: Optional[float] = Field(
+        None,
+        description="Cores other processes kept busy, on the cores this one may use, while the pipeline and the "
+        "step were timed (the larger of the two); null where that cannot be read (not Linux, a cgroup CPU quota).",
     )
     cpu_count: Optional[int] = Field(None, description="Usable CPU cores of this machine.")
     data_service_commands: list[str] = Field(
@@ -503,60 +504,21 @@ def rank(findings: list[RankedFinding]) -> list[RankedFinding]:
 
 
 def _dedupe(findings: list[RankedFinding]) -> list[RankedFinding]:
-    """One finding per (id) and per fix: the measured ones come first and win."""
+    """One finding per id; a config rule whose fix a measured finding gives already is left out
+    (the measured ones come first and win). Two measurements that point at one fix both stay: each
+    is its own evidence (host contention at 78 % is not hidden behind an input bound at 6 %)."""
     seen_ids: set[str] = set()
     seen_fixes: set[tuple] = set()
     kept = []
     for f in findings:
         fix = (f.fix.key, f.fix.action, repr(f.fix.value)) if f.fix is not None else None
-        if f.id in seen_ids or (fix is not None and fix in seen_fixes):
+        if f.id in seen_ids or (fix is not None and fix in seen_fixes and f.expected_gain_percent is None):
             continue
         seen_ids.add(f.id)
         if fix is not None:
             seen_fixes.add(fix)
         kept.append(f)
     return kept
-
-
-class CpuSampler:
-    """This process's CPU time (os.times: user + system, all threads), sampled on a background thread,
-    so the cores kept busy can be read for the last stretch of a measurement (its timed part)."""
-
-    def __init__(self, interval: float = 0.05):
-        self.interval = interval
-        self.samples: list[tuple[float, float]] = []  # (perf_counter, CPU seconds)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="xtts-cpu-sampler", daemon=True)
-
-    @staticmethod
-    def _sample() -> tuple[float, float]:
-        times = os.times()
-        return time.perf_counter(), times.user + times.system
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.samples.append(self._sample())
-
-    def __enter__(self) -> CpuSampler:
-        self.samples.append(self._sample())
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.samples.append(self._sample())
-
-    def cores_busy(self, last_seconds: float) -> float:
-        """CPU seconds per wall second over the last `last_seconds` (at least MIN_CPU_WINDOW_SECONDS,
-        at most the whole run), interpolating between samples."""
-        end_t, end_cpu = self.samples[-1]
-        start = max(end_t - max(last_seconds, MIN_CPU_WINDOW_SECONDS), self.samples[0][0])
-        before = max((s for s in self.samples if s[0] <= start), key=lambda s: s[0])
-        after = min((s for s in self.samples if s[0] >= start), key=lambda s: s[0])
-        share = (start - before[0]) / (after[0] - before[0]) if after[0] > before[0] else 0.0
-        start_cpu = before[1] + share * (after[1] - before[1])
-        return (end_cpu - start_cpu) / (end_t - start) if end_t > start else 0.0
 
 
 def _service_problem(config: XttsConfig) -> Optional[Finding]:
@@ -768,7 +730,7 @@ def _timed_rates(
     """Time the pipeline alone and the model alone (`profile_pipeline`, `profile_step`): the rates
     X and Y, the input-bound share and what it ranks into `measured`; (X, Y, graph mode, retraces)."""
     from xtts_cli.profiling.pipeline_profiler import profile_pipeline
-    from xtts_cli.profiling.step_profiler import contention_findings, profile_step, recommendations
+    from xtts_cli.profiling.step_profiler import profile_step
 
     warmup = config.profiling.warmup_batches
     if report.dataset is not None and report.dataset.preprocessing_mode == "cache":
@@ -781,6 +743,7 @@ def _timed_rates(
     # The timed batches are the end of that call: CPU use over them, not over building and warm-up.
     timed = pipeline.num_batches * pipeline.batch_size / pipeline.samples_per_sec if pipeline.samples_per_sec else 0.0
     report.pipeline_cpu_cores_busy, report.cpu_count = cpu.cores_busy(timed), machine.cpu_count
+    others_beside_pipeline = cpu.others_busy(timed)
     say(f"timing the step: {num_batches} steps on the real pipeline, then on resident batches (the model alone)")
     model = profile_step(config, num_steps=num_batches, cpu_count=machine.cpu_count)
     # The model alone: the same step on resident batches of the shapes training meets.
@@ -795,6 +758,24 @@ def _timed_rates(
     notes += pipeline.notes + model.notes
     rates = f"the pipeline delivers {x:,.1f} samples/s, the model consumes {y:,.1f} → input-bound {z:.0f} %"
     notes.insert(0, rates)
+    read = [v for v in (others_beside_pipeline, model.other_processes_cores_busy) if v is not None]
+    report.other_processes_cores_busy = max(read) if read else None
+    measured += _rate_findings(config, report, model, machine.cpu_count, rates)
+
+    return x, y, model.graph_mode, model.retraces
+
+
+def _rate_findings(config, report, model, cpu_count: int, rates: str) -> list[RankedFinding]:
+    """What the timed rates say (`report`'s figures, `model` the step's profile): other processes
+    that took cores, an input bound and its settings, host contention, the tf.data service."""
+    from xtts_cli.config.remedies import busy_host_finding
+    from xtts_cli.profiling.step_profiler import contention_findings, recommendations
+
+    measured: list[RankedFinding] = []
+    z, x, y = report.input_bound_percent, report.pipeline_samples_per_sec, report.model_samples_per_sec
+    busy = busy_host_finding(report.other_processes_cores_busy, cpu_count, "the pipeline and the step")
+    if busy is not None:
+        measured.append(_ranked(busy, "rates"))
     if z >= MODERATELY_INPUT_BOUND_PERCENT:
         specific = recommendations(
             config,
@@ -803,7 +784,7 @@ def _timed_rates(
             retraces=0,
             graph_mode=True,
             shape_bound=1,
-            cpu_count=machine.cpu_count,
+            cpu_count=cpu_count,
         )
         severity = "warning" if report.verdict == "highly_input_bound" else "info"
         first = specific[0] if specific else None
@@ -828,6 +809,7 @@ def _timed_rates(
                 model.host_contention_percent,
                 model.input_bound_percent,
                 resolved_mode=getattr(model, "preprocessing_mode", None),
+                others_busy=busy is not None,
             )
         ]
     service = data_service_finding(
@@ -835,13 +817,12 @@ def _timed_rates(
         pipeline_rate=x,
         model_rate=y,
         cores_busy=report.pipeline_cpu_cores_busy,
-        cpu_count=machine.cpu_count,
+        cpu_count=cpu_count,
     )
     if service is not None:
         measured.append(_ranked(service, "rates", z))
         report.data_service_commands = data_service_commands()
-
-    return x, y, model.graph_mode, model.retraces
+    return measured
 
 
 def _storage(config, report, rate: float, notes: list[str], say) -> list[RankedFinding]:

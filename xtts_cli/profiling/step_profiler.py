@@ -28,11 +28,18 @@ from typing import TYPE_CHECKING, Any, Optional
 import tensorflow as tf
 from pydantic import BaseModel, Field
 
-from xtts_cli.config.remedies import InputBoundVerdict, contention_findings, input_findings, set_key
+from xtts_cli.config.remedies import (
+    InputBoundVerdict,
+    busy_host_finding,
+    contention_findings,
+    input_findings,
+    set_key,
+)
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.devices.nvml_sampler import MAX_HZ, MIN_HZ, GpuSummary
 from xtts_cli.errors import XttsError
 from xtts_cli.findings import Finding
+from xtts_cli.host import CpuSampler
 from xtts_cli.stats.latency import LatencyStats
 from xtts_cli.training.controller import Controller, Hook
 from xtts_cli.training.watch import batch_shape
@@ -85,6 +92,11 @@ class StepProfile(BaseModel):
         "resident batches of the same shapes, with no pipeline: the CPU the pipeline takes from the step "
         "(and from the thread that launches a GPU's kernels), which the input-bound share cannot see when the "
         "pipeline outruns the step. Empty in synthetic mode.",
+    )
+    other_processes_cores_busy: Optional[float] = Field(
+        None,
+        description="Cores other processes kept busy, on the cores this one may use, while the steps were timed "
+        "(/proc/stat less this process); null where that cannot be read (not Linux, a cgroup CPU quota).",
     )
     resident_compute_ms: Optional[Percentiles] = Field(
         None, description="The step's compute on resident batches, after the timed steps (what contention is against)."
@@ -429,23 +441,24 @@ def profile_step(
             controller = Controller(trainer)
             result = trainer.new_result()
             say(f"warm-up: {warmup} step(s), then timing {num_steps} step(s)")
-            try:
-                controller.run_steps(parts, [timing], result, steps=warmup + num_steps, source=source)
-            except XttsError:
-                if timing.seen <= warmup:
-                    raise XttsError(
-                        "the training pipeline ended during warm-up", hint="add data or lower --warmup"
-                    ) from None
-                raise
-            finally:
-                timing.sampler.stop()
-            timer, done, timed_by_shape = timing.timer, timing.timed, timing.timed_by_shape
-            traces_after = steps.traces()
-            traces_before = timing.traces_before if timing.traces_before is not None else traces_after
-            contention = None
-            if host_contention and not synthetic and done:
-                say("timing the same step on resident batches, with no pipeline beside it")
-                contention = _host_contention(controller, parts, result, timed_by_shape)
+            with CpuSampler() as cpu:  # beside the timings: what other processes take meanwhile
+                try:
+                    controller.run_steps(parts, [timing], result, steps=warmup + num_steps, source=source)
+                except XttsError:
+                    if timing.seen <= warmup:
+                        raise XttsError(
+                            "the training pipeline ended during warm-up", hint="add data or lower --warmup"
+                        ) from None
+                    raise
+                finally:
+                    timing.sampler.stop()
+                timer, done, timed_by_shape = timing.timer, timing.timed, timing.timed_by_shape
+                traces_after = steps.traces()
+                traces_before = timing.traces_before if timing.traces_before is not None else traces_after
+                contention = None
+                if host_contention and not synthetic and done:
+                    say("timing the same step on resident batches, with no pipeline beside it")
+                    contention = _host_contention(controller, parts, result, timed_by_shape)
             if done:
                 timer.measure_overhead(cycles=500, output=parts.counters.step)
             report = timer.report()
@@ -453,7 +466,7 @@ def profile_step(
             trace_path = _trace(controller, parts, result, source, trace_dir, notes, say)
         finally:
             trainer.close()
-    measured = _Measured(report, timing, contention, traces_before, traces_after, trace_path)
+    measured = _Measured(report, timing, contention, traces_before, traces_after, trace_path, cpu.others_busy())
     return _profile(config, parts, measured, synthetic, num_steps, notes, tensorboard_dir, cpu_count)
 
 
@@ -467,24 +480,33 @@ class _Measured:
     traces_before: int
     traces_after: int
     trace_path: Optional[str]
+    others_busy: Optional[float]  # cores other processes kept busy meanwhile; None: not readable here
 
 
-def _findings(config, parts, report, contention, retraces: int, synthetic: bool, cpu_count) -> list[Finding]:
+def _findings(config, parts, report, measured: _Measured, retraces: int, synthetic: bool, cpu_count) -> list[Finding]:
     """What to change: the step's recommendations and host contention's; no input advice when synthetic."""
     from xtts_cli.devices.gpu_info import usable_cpu_count
 
-    found = recommendations(
+    cpu_count = cpu_count if cpu_count is not None else usable_cpu_count()
+    contention = measured.contention
+    busy = busy_host_finding(measured.others_busy, cpu_count, "the steps")
+    found = [busy] if busy is not None else []
+    found += recommendations(
         config,
         verdict=report.verdict,
         input_bound_percent=report.input_bound_percent,
         retraces=retraces,
         graph_mode=parts.settings.graph_mode,
         shape_bound=parts.input.info.max_distinct_batch_shapes,
-        cpu_count=cpu_count if cpu_count is not None else usable_cpu_count(),
+        cpu_count=cpu_count,
     )
     if contention is not None:
         found += contention_findings(
-            config, contention[0], report.input_bound_percent, resolved_mode=parts.input.info.preprocessing_mode
+            config,
+            contention[0],
+            report.input_bound_percent,
+            resolved_mode=parts.input.info.preprocessing_mode,
+            others_busy=busy is not None,
         )
     if synthetic and found:
         # The data wait in synthetic mode is only picking a resident batch: no input advice.
@@ -513,7 +535,7 @@ def _profile(
         notes.append("eager mode: the step is not traced, so traces and retraces read 0")
     if done < num_steps:
         notes.append(f"the pipeline ended after {done} timed steps")
-    found = _findings(config, parts, report, contention, retraces, synthetic, cpu_count)
+    found = _findings(config, parts, report, measured, retraces, synthetic, cpu_count)
     if report.overhead_changes_verdict:
         notes.append("the timer's own overhead is large enough to change the verdict: steps are too short to judge")
 
@@ -537,6 +559,7 @@ def _profile(
         input_bound_percent=report.input_bound_percent,
         verdict=report.verdict,
         host_contention_percent=contention[0] if contention else None,
+        other_processes_cores_busy=measured.others_busy,
         resident_compute_ms=contention[1] if contention else None,
         traces=traces_after,
         traces_before_timing=traces_before,
