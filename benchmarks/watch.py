@@ -130,7 +130,8 @@ def _disturbed(args, scratch: Path, how: str) -> list[str]:
         f"| other findings while it ran | {', '.join(others) or 'none'} | - |",
     ]
     if hits:
-        rows.append(f"| the warning | {hits[0][1]['message']} (fix: {hits[0][1]['fix']}) | - |")
+        fix = hits[0][1]["fix"]
+        rows.append(f"| the warning | {hits[0][1]['message']} ({f'fix: {fix}' if fix else 'no config change'}) | - |")
     return rows
 
 

@@ -21,7 +21,7 @@ def watch(**settings) -> Watch:
     return Watch(XttsConfig.model_validate({"watch": {"window_seconds": 30, "repeat_minutes": 10, **settings}}), 2)
 
 
-def feed(w: Watch, start: float, seconds: float, *, wait: float, compute: float, step: int = 0, gpus=None):
+def feed(w: Watch, start: float, seconds: float, *, wait: float, compute: float, step: int = 0, gpus=None, others=None):
     """Steps back to back for `seconds` from `start`, checked every 5 s: (notices, the time reached)."""
     t, notices, checked = start, [], start
     while t < start + seconds:
@@ -30,7 +30,7 @@ def feed(w: Watch, start: float, seconds: float, *, wait: float, compute: float,
         w.add(t, wait, compute, SHAPE)
         if t - checked >= 5:
             checked = t
-            notices += w.check(t, step, gpus)
+            notices += w.check(t, step, gpus, others)
     return notices, t
 
 
@@ -67,6 +67,41 @@ def test_a_step_that_computes_slower_with_no_data_wait_is_host_contention():
     assert "50 % slower" in slowed[0].message and "best stretch of this run" in slowed[0].message
     back, _ = feed(w, t, 90, wait=0.001, compute=0.2)
     assert [(n.id, n.state) for n in back] == [("host-contention", "recovered")]
+
+
+def test_contention_names_other_processes_when_they_took_the_cores_and_the_pipeline_when_they_did_not():
+    def slowed(others):
+        w = watch()
+        _, t = feed(w, 0, 90, wait=0.001, compute=0.2, others=others)
+        (notice,) = feed(w, t, 60, wait=0.001, compute=0.3, others=others)[0]
+        return notice
+
+    theirs = slowed(1.6)
+    assert "other processes kept 1.6 of this machine's 2 usable cores busy" in theirs.message and not theirs.fix
+    ours = slowed(0.05)  # a quiet machine: the pipeline took it, and the fix says how to stop that
+    assert "the pipeline keeps up by taking the step's CPU" in ours.message
+    assert ours.fix == "set data.preprocessing_mode: precompute"
+    unread = slowed(None)  # no /proc/stat: either, and `top` tells
+    assert "another process on this machine or the input pipeline" in unread.message
+
+
+def test_the_watch_hook_reads_what_a_real_process_beside_it_takes() -> None:
+    import subprocess
+    import sys
+
+    from xtts_cli.training.watch import WatchHook
+
+    hook = WatchHook(XttsConfig.model_validate({}), 2, metrics=None, progress=lambda notice: None)
+    if hook.cores is None:  # a cgroup CPU quota: other tenants' cores cannot be told from ours
+        assert hook._others(30.0) is None
+        return
+    assert hook._others(30.0) is None  # one reading: no stretch yet
+    spinner = subprocess.Popen(
+        [sys.executable, "-c", "import time\nend = time.time() + 1.5\nwhile time.time() < end: pass"]
+    )
+    time.sleep(1.2)
+    spinner.wait()
+    assert hook._others(30.0) > 0.5
 
 
 def test_each_gpu_is_judged_on_its_own_and_an_idle_data_card_is_named_with_the_layout_advice():

@@ -170,6 +170,23 @@ def busy_cpu_seconds(cpus: set[int], stat: Optional[str] = None) -> Optional[flo
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def counted_cores() -> Optional[set[int]]:
+    """The cores whose busy time tells what other processes take from this one: its affinity mask,
+    where no cgroup quota shares them with tenants that cannot be told apart; else None."""
+    if cgroup_cpu_quota() is not None:
+        return None
+    try:
+        return os.sched_getaffinity(0)
+    except (AttributeError, OSError):
+        return None
+
+
+def own_cpu_seconds() -> float:
+    """This process's CPU seconds (user + system, every thread)."""
+    times = os.times()
+    return times.user + times.system
+
+
 class CpuSampler:
     """CPU time on a background thread: this process's (os.times: user + system, all threads) and,
     where the cores it may run on are its alone to count (an affinity mask and no cgroup quota, so
@@ -180,18 +197,13 @@ class CpuSampler:
         self.interval = interval
         self.samples: list[tuple[float, float]] = []  # (perf_counter, this process's CPU seconds)
         self.host: list[Optional[float]] = []  # the same instants: every process's busy seconds on our cores
-        budget = cpu_budget()
-        try:
-            self._cpus: Optional[set[int]] = os.sched_getaffinity(0) if budget.quota is None else None
-        except (AttributeError, OSError):
-            self._cpus = None
+        self._cpus = counted_cores()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="xtts-cpu-sampler", daemon=True)
 
     def _sample(self) -> None:
-        times = os.times()
         self.host.append(busy_cpu_seconds(self._cpus) if self._cpus else None)
-        self.samples.append((time.perf_counter(), times.user + times.system))
+        self.samples.append((time.perf_counter(), own_cpu_seconds()))
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):

@@ -140,36 +140,42 @@ def contention_findings(
     *,
     while_training: bool = False,
     resolved_mode: Optional[str] = None,
-    others_busy: bool = False,
+    others: Optional[float] = None,
+    cpu_count: int = 0,
 ) -> list[Finding]:
     """What host contention says, and what to change: the input-bound share's blind spot, a pipeline
     that outruns the step by taking its CPU. `while_training`: measured by the training watch against
     the run's own best stretch, where another process may be what took it. `resolved_mode`: what
     `preprocessing_mode: auto` chose for the pipeline measured (cache: the features are made once already).
-    `others_busy`: other processes were seen taking cores meanwhile (`busy_host_finding`), so no
-    pipeline setting is blamed."""
+    `others`: cores other processes kept busy meanwhile, of `cpu_count` (None: not readable here);
+    from OTHERS_BUSY_SHARE of them the CPU is theirs and no pipeline setting is blamed."""
     if percent < CONTENTION_INFO_PERCENT:
         return []
     data = config.data
     severity = "warning" if percent >= CONTENTION_WARNING_PERCENT else "info"
-    cause = (
-        f"the step computes {percent:.0f} % slower with the input pipeline beside it than on resident batches, "
-        f"though it waits for data only {input_bound_percent:.0f} % of the time: the pipeline keeps up by taking "
-        "the step's CPU (on a GPU host, the thread that launches its kernels)"
+    busy = others is not None and cpu_count > 0 and others >= OTHERS_BUSY_SHARE * cpu_count
+    slower = (
+        f"the step computes {percent:.0f} % slower than in its best stretch of this run"
+        if while_training
+        else f"the step computes {percent:.0f} % slower with the input pipeline beside it than on resident batches"
     )
-    if while_training:
+    cause = (
+        f"{slower}, though it waits for data only {input_bound_percent:.0f} % of the time: the pipeline keeps up "
+        "by taking the step's CPU (on a GPU host, the thread that launches its kernels)"
+    )
+    if busy:
         cause = (
-            f"the step computes {percent:.0f} % slower than in its best stretch of this run, though it waits "
-            f"for data only {input_bound_percent:.0f} % of the time: something takes its CPU (on a GPU host, the "
-            "thread that launches its kernels), another process on this machine or the input pipeline"
+            f"{slower}: other processes kept {others:.1f} of this machine's {cpu_count} usable cores busy "
+            "meanwhile, so the CPU it lost is theirs before the pipeline's (`top` shows which)"
         )
-    if others_busy:
+    elif while_training and others is None:
+        cause = (
+            f"{slower}, though it waits for data only {input_bound_percent:.0f} % of the time: something takes its "
+            "CPU (on a GPU host, the thread that launches its kernels), another process on this machine or the "
+            "input pipeline"
+        )
+    if busy:
         fix: Optional[ConfigChange] = None
-        cause = (
-            f"the step computes {percent:.0f} % slower with the input pipeline beside it than on resident batches, "
-            "but other processes took cores meanwhile (host-busy): the CPU is theirs before the pipeline's; "
-            "time again on a quiet machine"
-        )
     elif not data.use_tf_native_loading:
         fix = set_key("data.use_tf_native_loading", True)
         cause += "; its Python loader (tf.numpy_function) is the costliest way to make batches"
@@ -178,7 +184,7 @@ def contention_findings(
     ):
         fix = set_key("data.preprocessing_mode", "precompute")
         cause += "; computing the features once (cache or precompute) leaves the step the CPU"
-    elif while_training:
+    elif while_training and others is None:
         fix = None
         cause += " (`top` shows which)"
     elif data.preprocessing_mode == "auto":

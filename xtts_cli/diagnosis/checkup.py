@@ -809,7 +809,8 @@ def _rate_findings(config, report, model, cpu_count: int, rates: str) -> list[Ra
                 model.host_contention_percent,
                 model.input_bound_percent,
                 resolved_mode=getattr(model, "preprocessing_mode", None),
-                others_busy=busy is not None,
+                others=report.other_processes_cores_busy,
+                cpu_count=cpu_count,
             )
         ]
     service = data_service_finding(

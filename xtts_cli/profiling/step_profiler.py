@@ -490,7 +490,7 @@ def _findings(config, parts, report, measured: _Measured, retraces: int, synthet
     cpu_count = cpu_count if cpu_count is not None else usable_cpu_count()
     contention = measured.contention
     busy = busy_host_finding(measured.others_busy, cpu_count, "the steps")
-    found = [busy] if busy is not None else []
+    found = [busy] if busy else []
     found += recommendations(
         config,
         verdict=report.verdict,
@@ -506,7 +506,8 @@ def _findings(config, parts, report, measured: _Measured, retraces: int, synthet
             contention[0],
             report.input_bound_percent,
             resolved_mode=parts.input.info.preprocessing_mode,
-            others_busy=busy is not None,
+            others=measured.others_busy,
+            cpu_count=cpu_count,
         )
     if synthetic and found:
         # The data wait in synthetic mode is only picking a resident batch: no input advice.

@@ -30,6 +30,7 @@ from xtts_cli.config.remedies import (
 )
 from xtts_cli.config.schema import WatchConfig, XttsConfig
 from xtts_cli.findings import Finding
+from xtts_cli.host import busy_cpu_seconds, counted_cores, own_cpu_seconds
 from xtts_cli.stats.oscillation import detect_oscillation
 from xtts_cli.training.events import Progress, Watched
 from xtts_cli.training.hooks import Hook
@@ -147,8 +148,11 @@ class Watch:
         return bool(self.steps) and now - self.steps[0].t >= MIN_COVERAGE * self.settings.window_seconds
 
     # The judgement.
-    def check(self, now: float, step: int, gpus: Optional[dict[int, GpuReading]] = None) -> list[Watched]:
-        """What crossed its line or came back since the last check."""
+    def check(
+        self, now: float, step: int, gpus: Optional[dict[int, GpuReading]] = None, others: Optional[float] = None
+    ) -> list[Watched]:
+        """What crossed its line or came back since the last check. `others`: cores other processes
+        kept busy over the window (None: not readable), which says whose the step's lost CPU is."""
         if not self._covered(now):
             return []
         s = self.settings
@@ -161,7 +165,12 @@ class Watch:
         contention = self.contention_percent()
         if contention is not None:
             found = contention_findings(
-                self.config, max(contention, s.host_contention_percent), wait, while_training=True
+                self.config,
+                max(contention, s.host_contention_percent),
+                wait,
+                while_training=True,
+                others=others,
+                cpu_count=self.cpu_count,
             )[0]
             figure = 0.0 if input_bound else contention  # waiting for data is the input-bound finding's
             notices += self._judge("host-contention", now, step, figure, s.host_contention_percent, found, back="step")
@@ -288,6 +297,9 @@ class WatchHook(Hook):
         self.every = min(5.0, settings.window_seconds / 6.0)
         self.checked = clock()
         self.notices: list[Watched] = []
+        # What the cores this process may use spent busy, read at each check: (seconds, own, every process's).
+        self.cores = counted_cores()
+        self.cpu: deque[tuple[float, float, float]] = deque()
 
     def on_step(self, end: Any) -> None:
         now = self.clock()
@@ -295,11 +307,27 @@ class WatchHook(Hook):
         if now - self.checked < self.every:
             return
         self.checked = now
-        for notice in self.watch.check(now, end.step, self.gpus(self.watch.settings.window_seconds)):
+        window = self.watch.settings.window_seconds
+        for notice in self.watch.check(now, end.step, self.gpus(window), self._others(window)):
             self.notices.append(notice)
             self.metrics.write(notice.record())
             self.progress(notice)
             self._summarise(notice)
+
+    def _others(self, window: float) -> Optional[float]:
+        """Cores other processes kept busy over about the last `window` seconds (real time, whatever
+        clock judges the steps); None where /proc/stat or the cores cannot be read."""
+        every = busy_cpu_seconds(self.cores) if self.cores else None
+        if every is None:
+            return None
+        now = time.monotonic()
+        self.cpu.append((now, own_cpu_seconds(), every))
+        while len(self.cpu) > 2 and self.cpu[1][0] <= now - window:
+            self.cpu.popleft()
+        start, own, before = self.cpu[0]
+        if now - start < 1.0:  # /proc/stat counts 10 ms ticks: too short to read
+            return None
+        return max(0.0, ((every - before) - (self.cpu[-1][1] - own)) / (now - start))
 
     @staticmethod
     def _summarise(notice: Watched) -> None:
