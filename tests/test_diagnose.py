@@ -76,8 +76,12 @@ def test_graph_mode_off_and_unbucketed_shapes_are_flagged(runner, tmp_path: Path
     loose = tiny_config(tmp_path, name="loose.yaml")
     loose.write_text(loose.read_text().replace("data:\n", "data:\n  bucket_by_length: false\n"))
     payload = run_json(runner, "--config", str(loose), "--quick")
-    retracing = [f for f in payload["findings"] if f["id"] == "retracing"]
-    assert retracing and retracing[0]["fix"] == {"key": "data.bucket_by_length", "action": "set", "value": True}
+    # No XLA on this CPU: one trace whatever the shapes (the step's signature leaves lengths unknown),
+    # and the cost named is the padding.
+    assert "retracing" not in {f["id"] for f in payload["findings"]}
+    (loose_shapes,) = [f for f in payload["findings"] if f["id"] == "variable-shapes"]
+    assert loose_shapes["fix"] == {"key": "data.bucket_by_length", "action": "set", "value": True}
+    assert "padded to its longest clip" in loose_shapes["message"]
     assert payload["shape_bound"] is None
 
 

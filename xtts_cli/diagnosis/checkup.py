@@ -36,7 +36,7 @@ from xtts_cli.errors import XttsError
 from xtts_cli.findings import SEVERITY_RANK, ConfigChange, Finding
 from xtts_cli.host import CpuSampler
 from xtts_cli.profiling.step_timer import MODERATELY_INPUT_BOUND_PERCENT, input_bound_verdict
-from xtts_cli.training.settings import graph_mode
+from xtts_cli.training.settings import graph_mode, xla_enabled
 
 Progress = Optional[Callable[[str], None]]
 
@@ -642,6 +642,7 @@ def checkup(
             graph_mode=compiled,
             shape_bound=info.max_distinct_batch_shapes,
             cpu_count=machine.cpu_count,
+            xla=compiled and xla_enabled(config.training, "GPU" if machine.gpus else "CPU"),
         )
     ]
     _credit_input_fixes(report.input_bound_percent, measured + static)

@@ -15,6 +15,7 @@ from typing import Any, Optional
 from xtts_cli.config.loading import LoadedConfig, section_fields
 from xtts_cli.devices.gpu_info import MachineInfo
 from xtts_cli.findings import ConfigChange, Finding, sort_findings, yaml_scalar
+from xtts_cli.training.settings import xla_enabled
 
 # tf.data's guide: a prefetch of at least one or two batches lets input overlap the step.
 MIN_PREFETCH = 2
@@ -150,11 +151,19 @@ def _parallelism(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding
 def _static_shapes(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     data = loaded.config.data
     if not data.pad_to_fixed_length and not data.bucket_by_length:
+        # The step's input signature leaves the lengths unknown: plain graph mode traces it once,
+        # XLA compiles it for every new shape (training/steps.py).
+        cost = (
+            "XLA compiles the step again for every new batch shape, seconds each"
+            if xla_enabled(loaded.config.training, "GPU" if machine.gpus else "CPU")
+            else "each batch is padded to its longest clip, so short clips shuffled beside long ones are mostly "
+            "padding (`xtts diagnose` measures the share)"
+        )
         yield Finding(
             id="variable-shapes",
             severity="warning",
-            message="data.bucket_by_length and data.pad_to_fixed_length are both false: every new batch "
-            "shape retraces (and with XLA recompiles) the step; set data.bucket_by_length to true",
+            message=f"data.bucket_by_length and data.pad_to_fixed_length are both false: {cost}; "
+            "set data.bucket_by_length to true",
             fix=_set("data.bucket_by_length", True),
         )
 

@@ -145,32 +145,37 @@ def recommendations(
     graph_mode: bool,
     shape_bound: Optional[int],
     cpu_count: int,
+    xla: bool = False,
 ) -> list[Finding]:
-    """What to change, from the measured verdict and the config that produced it."""
+    """What to change, from the measured verdict and the config that produced it (`xla`: the step
+    is compiled, once per batch shape)."""
     found = input_findings(config, verdict, input_bound_percent, cpu_count) if verdict != "not_input_bound" else []
-    found += _shape_findings(config, retraces, shape_bound)
+    found += _shape_findings(config, retraces, shape_bound, xla)
     if not graph_mode:
         found.append(_eager_finding(config))
     return found
 
 
-def _shape_findings(config: XttsConfig, retraces: int, shape_bound: Optional[int]) -> list[Finding]:
-    """Retracing: batch shapes the pipeline does not bound, or retraces although it does."""
+def _shape_findings(config: XttsConfig, retraces: int, shape_bound: Optional[int], xla: bool) -> list[Finding]:
+    """Retracing: retraces after warm-up, or, under XLA, batch shapes the pipeline does not bound.
+    The step's input signature leaves unbounded dimensions unknown, so plain graph mode traces it
+    once for every shape; XLA compiles it again for each (their cost without XLA is the padding,
+    diagnose's padding-waste)."""
     data = config.data
     found: list[Finding] = []
-    if retraces > 0 or shape_bound is None:
+    if retraces > 0 or (shape_bound is None and xla):
         if not data.bucket_by_length and not data.pad_to_fixed_length:
             why = (
                 f"the step was traced {retraces} more time(s) after warm-up"
                 if retraces > 0
-                else "every batch has its own shape (no length buckets, no fixed padding)"
+                else "every batch has its own shape (no length buckets, no fixed padding): XLA compiles the "
+                "step again for each new one, seconds each"
             )
             found.append(
                 Finding(
                     id="retracing",
                     severity="warning",
-                    message=f"{why}: each new shape retraces the step (and recompiles it under XLA); "
-                    "bucket clips by length for a few fixed shapes",
+                    message=f"{why}; bucket clips by length for a few fixed shapes",
                     fix=set_key("data.bucket_by_length", True),
                 )
             )
@@ -499,6 +504,7 @@ def _findings(config, parts, report, measured: _Measured, retraces: int, synthet
         graph_mode=parts.settings.graph_mode,
         shape_bound=parts.input.info.max_distinct_batch_shapes,
         cpu_count=cpu_count,
+        xla=parts.settings.xla,
     )
     if contention is not None:
         found += contention_findings(
