@@ -45,6 +45,16 @@ def test_parallelism_fix_is_machine_aware(write_config) -> None:
     )
 
 
+def test_a_batch_of_one_or_two_on_a_gpu_is_named_and_on_a_cpu_is_not(write_config) -> None:
+    small = findings(write_config, "data:\n  batch_size: 2\n", OLD_GPU)["small-batch"]
+    assert "data.batch_size is 2 per GPU" in small.message and small.fix.value == 16
+    assert "small-batch" not in findings(write_config, "data:\n  batch_size: 2\n")  # CPU only
+    assert "small-batch" not in findings(write_config, "data:\n  batch_size: 8\n", OLD_GPU)
+    # Under mixed precision on tensor cores the multiple-of-8 rule says it, with its own value.
+    mixed = findings(write_config, "data:\n  batch_size: 2\ntraining:\n  mixed_precision: true\n", TWO_4090)
+    assert "small-batch" not in mixed and mixed["batch-not-multiple-of-8"].fix.value == 8
+
+
 @pytest.mark.parametrize(
     ("text", "rule", "key", "value"),
     [

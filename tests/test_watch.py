@@ -104,6 +104,13 @@ def test_the_watch_hook_reads_what_a_real_process_beside_it_takes() -> None:
     assert hook._others(30.0) > 0.5
 
 
+def test_an_idle_card_fed_batches_of_two_is_told_to_take_larger_ones():
+    w = Watch(XttsConfig.model_validate({"data": {"batch_size": 2}, "watch": {"window_seconds": 30}}), 2)
+    notices, _ = feed(w, 0, 60, wait=0.001, compute=0.2, gpus={0: GpuReading(9.0, 5.0, "model")})
+    assert [(n.id, n.state) for n in notices] == [("gpu-underused", "warning")]
+    assert "a batch of 2 is a few small kernels" in notices[0].message and notices[0].fix == "set data.batch_size: 16"
+
+
 def test_each_gpu_is_judged_on_its_own_and_an_idle_data_card_is_named_with_the_layout_advice():
     w = watch()
     gpus = {0: GpuReading(util=4.0, memory_percent=20.0, role="data"), 1: GpuReading(97.0, 40.0, "model")}

@@ -109,6 +109,10 @@ def input_findings(
     return found
 
 
+# Clips a step per GPU at or under which the card idles between its small kernels, each launched by
+# the host one after another: the low utilisation users come to xtts with, whatever the pipeline does.
+SMALL_GPU_BATCH = 4
+
 # Host contention at or above these shares is a warning, an info note.
 CONTENTION_WARNING_PERCENT = 20.0
 CONTENTION_INFO_PERCENT = 5.0

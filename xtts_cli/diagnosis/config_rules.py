@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from xtts_cli.config.loading import LoadedConfig, section_fields
+from xtts_cli.config.remedies import SMALL_GPU_BATCH
 from xtts_cli.devices.gpu_info import MachineInfo
 from xtts_cli.findings import ConfigChange, Finding, sort_findings, yaml_scalar
 from xtts_cli.training.settings import xla_enabled
@@ -228,6 +229,24 @@ def _mixed_precision(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Fin
             f"set it to {better}",
             fix=_set("data.batch_size", better),
         )
+
+
+def _small_batch(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    config = loaded.config
+    batch = config.data.batch_size
+    if not machine.gpus or batch > SMALL_GPU_BATCH:
+        return
+    if config.training.mixed_precision and batch % 8 and any(g.supports_mixed_float16 for g in machine.gpus):
+        return  # batch-not-multiple-of-8 says it, with its own value
+    default = type(config.data).model_fields["batch_size"].default
+    yield Finding(
+        id="small-batch",
+        severity="warning",
+        message=f"data.batch_size is {batch} per GPU: each step is a few small kernels the host launches one by one, "
+        f"and the card idles between them; set it to {default} (if {batch} was for memory, `xtts benchmark` finds "
+        "the largest that fits)",
+        fix=_set("data.batch_size", default),
+    )
 
 
 def _split_layout(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
@@ -574,6 +593,7 @@ RULES: tuple[Rule, ...] = (
     _mel_frames,
     _frozen_from_zero,
     _mixed_precision,
+    _small_batch,
     _split_layout,
     _no_effect_keys,
     _decoder_keys,

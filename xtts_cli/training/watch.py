@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from xtts_cli.config.remedies import (
+    SMALL_GPU_BATCH,
     contention_findings,
     input_bound_verdict,
     input_findings,
@@ -238,6 +239,13 @@ class Watch:
                     "replicas train faster"
                 )
                 fix = set_key("devices.strategy", "mirrored")
+            elif self.config.data.batch_size <= SMALL_GPU_BATCH:
+                default = type(self.config.data).model_fields["batch_size"].default
+                advice = (
+                    f"a batch of {self.config.data.batch_size} is a few small kernels a step, and the card idles "
+                    f"between their launches; a larger batch gives it work (`xtts benchmark` finds the largest that fits)"
+                )
+                fix = set_key("data.batch_size", default)
             else:
                 advice = "it waits for its input or for the host; see the data wait and host contention lines"
                 fix = None
