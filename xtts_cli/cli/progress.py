@@ -206,6 +206,7 @@ class TrainingProgress:
         out.print(
             f"speed: {result.steps_per_sec:.2f} steps/s, {result.samples_per_sec:.1f} samples/s, "
             f"data wait {result.data_wait_percent:.1f} % of step time"
+            + (f" (the first step's {result.trace_seconds:.1f} s trace left out)" if result.trace_seconds > 0 else "")
         )
         if result.loop_seconds > 0:
             out.print(

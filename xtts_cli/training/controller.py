@@ -153,6 +153,7 @@ class MetricsHook(Hook):
         self.every = trainer.config.training.log_step
         self.window = self._empty()
         self.total = self._empty()
+        self.traced = self._empty()
         self.sampler: Any = None
         self.loop_started = time.perf_counter()
         self.last_end: Optional[StepEnd] = None
@@ -166,7 +167,9 @@ class MetricsHook(Hook):
         self.loop_started = time.perf_counter()
 
     def on_step(self, end: StepEnd) -> None:
-        for bucket in (self.window, self.total):
+        # The speed over the run leaves out the step that built the graph (seconds, once), which
+        # `PhaseEnded` reports on its own; the window logged at that step keeps it, as it happened.
+        for bucket in (self.window, self.traced if end.traced else self.total):
             bucket["steps"] += 1
             bucket["wait"] += end.wait
             bucket["time"] += end.wait + end.compute
@@ -248,16 +251,19 @@ class MetricsHook(Hook):
         if self.window["steps"] and self.last_end is not None:
             self.log(self.last_end)
             self.window = self._empty()
-        total = self.total
-        if total["time"] > 0:
-            result.steps_per_sec = total["steps"] / total["time"]
-            result.samples_per_sec = total["samples"] / total["time"]
-            result.data_wait_percent = 100.0 * total["wait"] / total["time"]
+        total, traced = self.total, self.traced
+        result.trace_seconds = traced["time"] - traced["wait"]
+        speed = total if total["steps"] else traced  # a run of its traced step alone: that step
+        if speed["time"] > 0:
+            result.steps_per_sec = speed["steps"] / speed["time"]
+            result.samples_per_sec = speed["samples"] / speed["time"]
+            result.data_wait_percent = 100.0 * speed["wait"] / speed["time"]
         # What the step accounting cannot see: time between steps (validation, checkpoints, samples,
         # or a stall of the loop itself, such as an input pipeline torn down at every epoch's end).
         result.loop_seconds = time.perf_counter() - self.loop_started
         if result.loop_seconds > 0:
-            result.step_time_percent = min(100.0, 100.0 * total["time"] / result.loop_seconds)
+            in_steps = total["time"] + traced["time"]
+            result.step_time_percent = min(100.0, 100.0 * in_steps / result.loop_seconds)
 
     def close(self) -> None:
         if self.sampler is not None:
@@ -591,7 +597,9 @@ class Controller:
         if first:
             self.progress(PhaseEnded("tracing the training step", compute))
         step = int(parts.counters.step.assign_add(1).numpy())
-        return StepEnd(step, values, batch, wait, compute, parts.input.batch_size, last=step == parts.total_steps)
+        return StepEnd(
+            step, values, batch, wait, compute, parts.input.batch_size, last=step == parts.total_steps, traced=first
+        )
 
     def _check_finite(self, step: int, values: dict[str, float]) -> None:
         bad = [k for k, v in values.items() if not math.isfinite(v)]

@@ -56,7 +56,10 @@ class TrainResult:
     last_alignment_score: Optional[float] = _said(
         "The last validation's alignment score (focus rate of the cross-attention, near 1 when aligned)."
     )
-    steps_per_sec: float = _said("Training steps a second over the run's steps.", 0.0)
+    steps_per_sec: float = _said(
+        "Training steps a second over the run's steps, the first step's trace (trace_seconds) left out.", 0.0
+    )
+    trace_seconds: float = _said("The first step's trace in graph mode (building the graph), s; 0 in eager mode.", 0.0)
     samples_per_sec: float = _said("Clips a second (steps_per_sec x the step's batch).", 0.0)
     data_wait_percent: float = _said("Share of step time spent waiting for the next batch, %.", 0.0)
     loop_seconds: float = _said("Wall clock from the first step to the last, validation and saving included.", 0.0)

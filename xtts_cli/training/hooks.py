@@ -23,6 +23,7 @@ class StepEnd:
     compute: float  # seconds from the call to the loss on the host
     samples: int
     last: bool  # the run's last step (max_steps)
+    traced: bool = False  # its call built the step's graph first (a run's first step in graph mode)
 
 
 class Hook:
