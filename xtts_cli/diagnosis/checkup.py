@@ -580,7 +580,6 @@ def checkup(
     from xtts_cli.devices.placement import configure_devices
     from xtts_cli.diagnosis.config_rules import check_config
     from xtts_cli.diagnosis.environment import check_environment
-    from xtts_cli.profiling.step_profiler import recommendations
 
     say = progress or (lambda message: None)
     config = loaded.config
@@ -632,7 +631,18 @@ def checkup(
             )
         report.graph_mode = compiled
 
-    measured += [
+    measured += _model_findings(config, compiled, retraces, info, machine)
+    _credit_input_fixes(report.input_bound_percent, measured + static)
+    report.findings = rank(_dedupe(measured + static))
+    report.notes = notes
+    return report
+
+
+def _model_findings(config: XttsConfig, compiled: bool, retraces: int, info: Any, machine: Any) -> list[RankedFinding]:
+    """The step's own findings (eager, retracing), from how it ran (`compiled`: graph mode)."""
+    from xtts_cli.profiling.step_profiler import recommendations
+
+    return [
         _ranked(f, "model")
         for f in recommendations(
             config,
@@ -645,10 +655,6 @@ def checkup(
             xla=compiled and xla_enabled(config.training, "GPU" if machine.gpus else "CPU"),
         )
     ]
-    _credit_input_fixes(report.input_bound_percent, measured + static)
-    report.findings = rank(_dedupe(measured + static))
-    report.notes = notes
-    return report
 
 
 def _pipeline_graph(config: XttsConfig, scan: Any, report: Checkup) -> tuple[Any, list[RankedFinding]]:
