@@ -64,6 +64,12 @@ class ConfigError(XttsError):
     exit_code = 2
 
 
+class UsageError(XttsError):
+    """Command-line values that do not parse or do not agree with each other: exit 2, as Typer's own."""
+
+    exit_code = 2
+
+
 class OutOfMemoryError(XttsError):
     """A device ran out of memory: exit 5."""
 

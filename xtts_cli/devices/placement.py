@@ -33,7 +33,7 @@ from typing import Any, Literal, Optional
 
 from xtts_cli.config.schema import DevicesConfig
 from xtts_cli.devices.gpu_info import GpuInfo, MachineInfo, query_nvml
-from xtts_cli.errors import DeviceError, XttsError
+from xtts_cli.errors import DeviceError, UsageError, XttsError
 from xtts_cli.host import ThreadPlan, apply_threads, plan_threads
 
 StrategyKind = Literal["single", "split", "mirrored", "multi_worker"]
@@ -83,19 +83,17 @@ class Cluster:
         return f"task {self.worker_index} of {self.num_workers} ({role}, {self.tasks[self.worker_index]})"
 
 
-def _check_address(address: object, where: str, fix: str) -> str:
+def _check_address(address: object, where: str, fix: str, error: type[XttsError] = XttsError) -> str:
     host, sep, port = str(address).strip().rpartition(":") if isinstance(address, str) else ("", "", "")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536 or " " in host:
-        raise XttsError(f"{where} has {address!r}, which is not HOST:PORT (e.g. 10.0.0.5:12345)", hint=fix)
+        raise error(f"{where} has {address!r}, which is not HOST:PORT (e.g. 10.0.0.5:12345)", hint=fix)
     return f"{host}:{int(port)}"
 
 
-def _check_unique(tasks: tuple[str, ...], where: str, fix: str) -> None:
+def _check_unique(tasks: tuple[str, ...], where: str, fix: str, error: type[XttsError] = XttsError) -> None:
     repeated = sorted({t for t in tasks if tasks.count(t) > 1})
     if repeated:
-        raise XttsError(
-            f"{where} lists {', '.join(repeated)} more than once; every worker needs its own port", hint=fix
-        )
+        raise error(f"{where} lists {', '.join(repeated)} more than once; every worker needs its own port", hint=fix)
 
 
 def parse_tf_config(value: str) -> Cluster:
@@ -162,11 +160,12 @@ def cluster_from_flags(worker_hosts: Optional[str], task_index: Optional[int], t
         given, missing = (
             ("--worker-hosts", "--task-index") if task_index is None else ("--task-index", "--worker-hosts")
         )
-        raise XttsError(f"{given} is given without {missing}", hint=fix)
-    tasks = tuple(_check_address(h, f"--worker-hosts {worker_hosts!r}", fix) for h in worker_hosts.split(","))
-    _check_unique(tasks, f"--worker-hosts {worker_hosts!r}", fix)
+        raise UsageError(f"{given} is given without {missing}", hint=fix)
+    where = f"--worker-hosts {worker_hosts!r}"
+    tasks = tuple(_check_address(h, where, fix, UsageError) for h in worker_hosts.split(","))
+    _check_unique(tasks, where, fix, UsageError)
     if not 0 <= task_index < len(tasks):
-        raise XttsError(
+        raise UsageError(
             f"--task-index is {task_index} but --worker-hosts lists {len(tasks)} worker(s) (indices 0-{len(tasks) - 1})",
             hint=fix,
         )
@@ -174,7 +173,7 @@ def cluster_from_flags(worker_hosts: Optional[str], task_index: Optional[int], t
     if tf_config and tf_config.strip():
         existing = parse_tf_config(tf_config)
         if (existing.tasks, existing.worker_index) != (cluster.tasks, cluster.worker_index):
-            raise XttsError(
+            raise UsageError(
                 f"--worker-hosts/--task-index say task {cluster.worker_index} of {','.join(cluster.tasks)} but "
                 f"TF_CONFIG says task {existing.worker_index} of {','.join(existing.tasks)}",
                 hint="use one of them: unset TF_CONFIG, or drop the flags",
