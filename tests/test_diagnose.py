@@ -181,7 +181,8 @@ def test_the_old_profilers_data_and_model_gpu_flags_plan_the_split(tmp_path: Pat
 
     from training_support import subprocess_env
 
-    args = ["--quick"] if command == "diagnose" else ["--steps", "3"]
+    # The tiny model: the default one took 45 s of a 2-core machine to profile three steps.
+    args = ["--quick"] if command == "diagnose" else ["--steps", "3", "--config", str(tiny_config(tmp_path))]
     done = subprocess.run(
         [sys.executable, "-m", "xtts_cli", command, *args, "--json", "--data-gpu", "0", "--model-gpu", "1"]
         + ["--set", "devices.logical_cpu_devices=2"],
