@@ -132,7 +132,7 @@ def busy_host_finding(others: Optional[float], cpu_count: int, what: str) -> Opt
         id="host-busy",
         severity="warning",
         message=f"other processes kept {others:.1f} of this machine's {cpu_count} usable cores busy while {what} "
-        "was timed: every rate here is lower than the machine gives, and the step's lost CPU is theirs; "
+        "were timed: every rate here is lower than the machine gives, and the step's lost CPU is theirs; "
         "stop them (`top` shows which) and time again",
     )
 
