@@ -506,8 +506,15 @@ def test_a_resume_names_the_settings_it_changes_beyond_how_long_it_trains() -> N
 @pytest.mark.slow
 def test_a_resume_that_unfreezes_keeps_the_weights_and_the_step_and_starts_the_moments_again(tmp_path: Path) -> None:
     config_path = tiny_config(tmp_path)
+    from xtts_cli.training.checkpointing import _stale_optimizers
+
     frozen = resolve_config(config_path, {"training.max_steps": 2, "training.freeze": ["speaker_encoder"]}).config
-    Controller(Trainer(frozen, run_dir=tmp_path / "run")).run()
+    first = Trainer(frozen, run_dir=tmp_path / "run")
+    Controller(first).run()
+    # Resumed as it was, the moments are the optimizer's own: kept (most of its list is saved by
+    # reference to the model's keys, not under keys of its own).
+    saved = str(tmp_path / "run" / "checkpoints" / "ckpt-2")
+    assert _stale_optimizers(first.parts.checkpoints.checkpoint, saved) == []
     # Unfrozen, the optimizer's list of trainable weights is longer: a plain restore fails on it.
     said: list = []
     unfrozen = resolve_config(config_path, {"training.max_steps": 3, "training.freeze": []}).config

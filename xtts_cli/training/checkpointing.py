@@ -171,19 +171,31 @@ class RunCheckpoints:
 
 def _stale_optimizers(checkpoint: Any, path: str) -> list[str]:
     """The names of `checkpoint`'s optimizers whose moments in `path` were saved for another list of
-    trainable weights (their count or shapes differ, in order)."""
-    saved = dict(tf.train.list_variables(path))
+    trainable weights (their count or shapes differ, in order). Read from the checkpoint's object
+    graph: a weight the model reached first is stored once under the model's key, so the optimizer's
+    list names most of its entries by reference, not by a key of its own."""
+    from tensorflow.core.protobuf import trackable_object_graph_pb2
+
+    reader = tf.train.load_checkpoint(path)
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+    shapes = reader.get_variable_to_shape_map()
+
+    def child(node_id: int, name: str) -> Optional[int]:
+        return next((c.node_id for c in graph.nodes[node_id].children if c.local_name == name), None)
+
+    def saved_shape(node_id: int) -> Optional[list[int]]:
+        value = next((a for a in graph.nodes[node_id].attributes if a.name == "VARIABLE_VALUE"), None)
+        return list(shapes[value.checkpoint_key]) if value is not None and value.checkpoint_key in shapes else None
+
     stale = []
-    for name, child in checkpoint._trackable_children().items():
-        weights = getattr(child, "_trainable_variables", None)
-        if weights is None or not hasattr(child, "iterations"):
-            continue
-        prefix = f"{name}/_trainable_variables/"
-        shapes = {
-            int(key[len(prefix) :].split("/")[0]): shape for key, shape in saved.items() if key.startswith(prefix)
-        }
-        if not shapes:
-            continue  # saved without an optimizer's list (not this layout): left to the plain restore
-        if [shapes.get(i) for i in range(len(shapes))] != [list(w.shape) for w in weights]:
+    for name, obj in checkpoint._trackable_children().items():
+        weights = getattr(obj, "_trainable_variables", None)
+        node = child(0, name)
+        listed = child(node, "_trainable_variables") if node is not None else None
+        if weights is None or not hasattr(obj, "iterations") or listed is None:
+            continue  # not an optimizer, or saved without its list (another layout): the plain restore
+        entries = sorted((int(c.local_name), c.node_id) for c in graph.nodes[listed].children if c.local_name.isdigit())
+        if [saved_shape(node_id) for _, node_id in entries] != [list(w.shape) for w in weights]:
             stale.append(name)
     return stale
