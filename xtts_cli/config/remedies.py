@@ -178,9 +178,13 @@ def contention_findings(
             "CPU (on a GPU host, the thread that launches its kernels), another process on this machine or the "
             "input pipeline"
         )
+    stored = data.preprocessing_mode in ("cache", "precompute") or (
+        data.preprocessing_mode == "auto" and resolved_mode in ("cache", "precompute")
+    )
     if busy:
         fix: Optional[ConfigChange] = None
-    elif not data.use_tf_native_loading:
+    elif not data.use_tf_native_loading and not (stored and resolved_mode is not None):
+        # Measured on stored features (cache filled, or a store), the loader no longer runs.
         fix = set_key("data.use_tf_native_loading", True)
         cause += "; its Python loader (tf.numpy_function) is the costliest way to make batches"
     elif data.preprocessing_mode == "runtime" or (
@@ -199,7 +203,13 @@ def contention_findings(
             f"; fewer pipeline threads leave the step more of the CPU: pin data.preprocessing_mode: {resolved_mode} "
             "(what auto chose), then set data.num_workers: 1"
         )
-    else:
-        fix = set_key("data.num_workers", 1) if data.num_workers != 1 else None
+    elif data.num_workers != 1:
+        fix = set_key("data.num_workers", 1)
         cause += "; fewer pipeline threads leave the step more of the CPU"
+    else:
+        fix = None
+        cause += (
+            "; the pipeline already runs one thread on stored features (data.num_workers: 1): this is the share "
+            "of these cores it needs, and more cores (or a GPU for the step) is what is left"
+        )
     return [Finding(id="host-contention", severity=severity, message=cause, fix=fix)]

@@ -88,7 +88,7 @@ def _tf_native(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
             id="tf-native-loading-off",
             severity="warning",
             message="data.use_tf_native_loading is false: audio is decoded in tf.numpy_function under "
-            "Python's GIL, the cause of the 2-40 % GPU oscillation; set it to true",
+            "Python's GIL, one clip at a time (on a GPU, the cause of its 2-40 % swings); set it to true",
             fix=_set("data.use_tf_native_loading", True),
         )
 
