@@ -137,6 +137,13 @@ def test_host_contention_names_its_cause_and_fix(tmp_path: Path) -> None:
 
     # Below 5 % it is noise; 5-20 % a note; from 20 % a warning whose fix depends on the loader.
     assert fixes(4.0) == []
+    # A figure within the step's own spread on resident batches (its p95 above its p50) is noise.
+    loaded = resolve_config(tiny_config(tmp_path), {"data.preprocessing_mode": "runtime"})
+    assert contention_findings(loaded.config, 12.0, input_bound_percent=0.5, spread=15.0) == []
+    assert contention_findings(loaded.config, 28.0, input_bound_percent=0.5, spread=70.0) == []
+    assert [f.severity for f in contention_findings(loaded.config, 25.0, input_bound_percent=0.5, spread=10.0)] == [
+        "warning"
+    ]
     assert fixes(34.0, use_tf_native_loading=False) == [("warning", "data.use_tf_native_loading", True)]
     assert fixes(12.0, preprocessing_mode="runtime") == [("info", "data.preprocessing_mode", "precompute")]
     assert fixes(25.0, num_workers=4) == [("warning", "data.num_workers", 1)]

@@ -23,6 +23,7 @@ from xtts_cli.cli.options import (
     given_once,
 )
 from xtts_cli.cli.output import Phases, console, print_finding, print_json
+from xtts_cli.config.remedies import step_spread
 
 StepsOption = Annotated[
     Optional[int],
@@ -193,18 +194,7 @@ def _render(profile) -> None:
         profile.verdict
     ]
     out.print(f"input-bound: [{style}]{profile.input_bound_percent:.1f} % ({profile.verdict.replace('_', ' ')})[/]")
-    if profile.host_contention_percent is not None and profile.resident_compute_ms is not None:
-        shown = (
-            "bold red"
-            if profile.host_contention_percent >= 20
-            else "yellow"
-            if profile.host_contention_percent >= 5
-            else "green"
-        )
-        out.print(
-            f"host contention: [{shown}]{profile.host_contention_percent:.0f} %[/] (compute with the pipeline beside "
-            f"the step against {profile.resident_compute_ms.p50:.1f} ms p50 on resident batches)"
-        )
+    _contention_line(out, profile)
     out.print(f"throughput: {profile.samples_per_sec:,.1f} samples/s, {profile.steps_per_sec:,.2f} steps/s")
     bound = profile.shape_bound if profile.shape_bound is not None else "unbounded"
     out.print(
@@ -230,3 +220,16 @@ def _render(profile) -> None:
         out.print(f"[dim]note: {note}[/]")
     if profile.tensorboard_dir:
         out.print(f"[dim]note: the per-step series are in {profile.tensorboard_dir} (tensorboard --logdir it)[/]")
+
+
+def _contention_line(out: Any, profile: Any) -> None:
+    """The host contention figure, against the resident step's own spread (a note within it is noise)."""
+    if profile.host_contention_percent is None or profile.resident_compute_ms is None:
+        return
+    percent, resident = profile.host_contention_percent, profile.resident_compute_ms
+    shown = "bold red" if percent >= 20 else "yellow" if percent >= 5 else "green"
+    out.print(
+        f"host contention: [{shown}]{percent:.0f} %[/] (compute with the pipeline beside the step against "
+        f"{resident.p50:.1f} ms p50 on resident batches, whose p95 is {step_spread(resident.p50, resident.p95):.0f} % "
+        "above it: a note within that is noise)"
+    )

@@ -146,14 +146,19 @@ def contention_findings(
     resolved_mode: Optional[str] = None,
     others: Optional[float] = None,
     cpu_count: int = 0,
+    spread: Optional[float] = None,
 ) -> list[Finding]:
     """What host contention says, and what to change: the input-bound share's blind spot, a pipeline
     that outruns the step by taking its CPU. `while_training`: measured by the training watch against
     the run's own best stretch, where another process may be what took it. `resolved_mode`: what
     `preprocessing_mode: auto` chose for the pipeline measured (cache: the features are made once already).
     `others`: cores other processes kept busy meanwhile, of `cpu_count` (None: not readable here);
-    from OTHERS_BUSY_SHARE of them the CPU is theirs and no pipeline setting is blamed."""
+    from OTHERS_BUSY_SHARE of them the CPU is theirs and no pipeline setting is blamed. `spread`: how
+    far, in percent, the step's p95 on resident batches lies above its p50; a figure no larger than
+    that is the step's own run-to-run noise (a healthy config read 9 and 28 % on 2 cores, spreads 79 and 70 %)."""
     if percent < CONTENTION_INFO_PERCENT:
+        return []
+    if spread is not None and percent <= spread:
         return []
     data = config.data
     severity = "warning" if percent >= CONTENTION_WARNING_PERCENT else "info"
@@ -178,38 +183,50 @@ def contention_findings(
             "CPU (on a GPU host, the thread that launches its kernels), another process on this machine or the "
             "input pipeline"
         )
+    fix, why = _contention_fix(data, resolved_mode, busy=busy, blind=while_training and others is None)
+    return [Finding(id="host-contention", severity=severity, message=cause + why, fix=fix)]
+
+
+def step_spread(p50: float, p95: float) -> float:
+    """How far, in percent, a step's p95 lies above its p50: its own noise (`contention_findings`)."""
+    return 100.0 * (p95 - p50) / p50 if p50 > 0 else 0.0
+
+
+def _contention_fix(
+    data: Any, resolved_mode: Optional[str], *, busy: bool, blind: bool
+) -> tuple[Optional[ConfigChange], str]:
+    """(the change that leaves the step its CPU, the words that say why) for `contention_findings`.
+    `busy`: other processes took the cores; `blind`: while training, with no reading of whose."""
     stored = data.preprocessing_mode in ("cache", "precompute") or (
         data.preprocessing_mode == "auto" and resolved_mode in ("cache", "precompute")
     )
     if busy:
-        fix: Optional[ConfigChange] = None
-    elif not data.use_tf_native_loading and not (stored and resolved_mode is not None):
+        return None, ""
+    if not data.use_tf_native_loading and not (stored and resolved_mode is not None):
         # Measured on stored features (cache filled, or a store), the loader no longer runs.
-        fix = set_key("data.use_tf_native_loading", True)
-        cause += "; its Python loader (tf.numpy_function) is the costliest way to make batches"
-    elif data.preprocessing_mode == "runtime" or (
+        return (
+            set_key("data.use_tf_native_loading", True),
+            "; its Python loader (tf.numpy_function) is the costliest way to make batches",
+        )
+    if data.preprocessing_mode == "runtime" or (
         data.preprocessing_mode == "auto" and resolved_mode in (None, "runtime")
     ):
-        fix = set_key("data.preprocessing_mode", "precompute")
-        cause += "; computing the features once (cache or precompute) leaves the step the CPU"
-    elif while_training and others is None:
-        fix = None
-        cause += " (`top` shows which)"
-    elif data.preprocessing_mode == "auto":
+        return (
+            set_key("data.preprocessing_mode", "precompute"),
+            "; computing the features once (cache or precompute) leaves the step the CPU",
+        )
+    if blind:
+        return None, " (`top` shows which)"
+    if data.preprocessing_mode == "auto":
         # validate asks for a thread per core unless the features are stored (cache or precompute):
         # pinning the mode auto chose comes first, so the fewer threads that follow are not undone.
-        fix = set_key("data.preprocessing_mode", resolved_mode)
-        cause += (
+        return set_key("data.preprocessing_mode", resolved_mode), (
             f"; fewer pipeline threads leave the step more of the CPU: pin data.preprocessing_mode: {resolved_mode} "
             "(what auto chose), then set data.num_workers: 1"
         )
-    elif data.num_workers != 1:
-        fix = set_key("data.num_workers", 1)
-        cause += "; fewer pipeline threads leave the step more of the CPU"
-    else:
-        fix = None
-        cause += (
-            "; the pipeline already runs one thread on stored features (data.num_workers: 1): this is the share "
-            "of these cores it needs, and more cores (or a GPU for the step) is what is left"
-        )
-    return [Finding(id="host-contention", severity=severity, message=cause, fix=fix)]
+    if data.num_workers != 1:
+        return set_key("data.num_workers", 1), "; fewer pipeline threads leave the step more of the CPU"
+    return None, (
+        "; the pipeline already runs one thread on stored features (data.num_workers: 1): this is the share "
+        "of these cores it needs, and more cores (or a GPU for the step) is what is left"
+    )

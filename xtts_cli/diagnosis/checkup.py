@@ -775,7 +775,7 @@ def _timed_rates(
 def _rate_findings(config, report, model, cpu_count: int, rates: str) -> list[RankedFinding]:
     """What the timed rates say (`report`'s figures, `model` the step's profile): other processes
     that took cores, an input bound and its settings, host contention, the tf.data service."""
-    from xtts_cli.config.remedies import busy_host_finding
+    from xtts_cli.config.remedies import busy_host_finding, step_spread
     from xtts_cli.profiling.step_profiler import contention_findings, recommendations
 
     measured: list[RankedFinding] = []
@@ -818,6 +818,9 @@ def _rate_findings(config, report, model, cpu_count: int, rates: str) -> list[Ra
                 resolved_mode=getattr(model, "preprocessing_mode", None),
                 others=report.other_processes_cores_busy,
                 cpu_count=cpu_count,
+                spread=step_spread(model.resident_compute_ms.p50, model.resident_compute_ms.p95)
+                if model.resident_compute_ms
+                else None,
             )
         ]
     service = data_service_finding(

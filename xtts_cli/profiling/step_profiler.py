@@ -34,6 +34,7 @@ from xtts_cli.config.remedies import (
     contention_findings,
     input_findings,
     set_key,
+    step_spread,
 )
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.devices.nvml_sampler import MAX_HZ, MIN_HZ, GpuSummary
@@ -514,6 +515,7 @@ def _findings(config, parts, report, measured: _Measured, retraces: int, synthet
             resolved_mode=parts.input.info.preprocessing_mode,
             others=measured.others_busy,
             cpu_count=cpu_count,
+            spread=step_spread(contention[1].p50, contention[1].p95),
         )
     if synthetic and found:
         # The data wait in synthetic mode is only picking a resident batch: no input advice.
