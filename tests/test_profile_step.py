@@ -249,3 +249,26 @@ def test_recommendations_name_the_setting_behind_each_finding(tmp_path: Path) ->
         ("input-bound-numpy-function", "data.use_tf_native_loading", True),
         ("input-bound-runtime-features", "data.preprocessing_mode", "auto"),
     ]
+
+
+def test_unbucketed_batches_of_two_profile_in_two_steps_and_contention_is_timed_on_the_batches_themselves(
+    runner, tmp_path: Path
+) -> None:
+    # Unbucketed batches of 2 padded to their own longest clip: a fresh epoch rarely repeats a timed
+    # shape, and the contention figure once took the median of nothing (a traceback at 2-3 steps).
+    config = tiny_config(tmp_path)
+    config.write_text(config.read_text().replace("batch_size: 4", "batch_size: 2"))
+    args = ["--config", str(config), "--set", "data.bucket_by_length=false", "--num-steps", "2", "--warmup", "1"]
+    payload = run_json(runner, *args)
+    assert payload["shape_bound"] is None and payload["num_steps"] == 2
+    assert payload["host_contention_percent"] >= 0 and payload["resident_compute_ms"]["p50"] > 0
+
+
+def test_contention_is_timed_again_only_on_shapes_that_cover_half_the_steps() -> None:
+    from xtts_cli.profiling.step_profiler import contention_shapes
+
+    bucketed = {(2, 100): [1.0] * 6, (2, 200): [1.0] * 2}
+    assert contention_shapes(bucketed, [(2, 200), (2, 100)]) == [(2, 100), (2, 200)]
+    assert contention_shapes(bucketed, [(2, 100)]) == [(2, 100)]  # 6 of 8 steps
+    unbucketed = {(2, length): [1.0] for length in range(100, 140)}
+    assert contention_shapes(unbucketed, list(unbucketed)[:16]) == []  # 16 of 40 steps

@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -212,16 +212,25 @@ RESIDENT_STEPS_PER_SHAPE = 8
 
 
 def _host_contention(
-    controller: Controller, parts: RunComponents, result: Any, timed_by_shape: dict[tuple, list[float]]
-) -> tuple[float, Percentiles]:
-    """(percent, resident compute): the timed steps' compute against the same step on resident
-    batches of each shape they saw, with no pipeline drawing on the host, weighted by how often
-    each shape came; both through the training loop. The pipeline's prefetch stops once its buffer
-    is full, so after one untimed step per shape the host runs the step alone."""
+    controller: Controller, parts: RunComponents, result: Any, timing: _StepTiming, notes: list[str]
+) -> Optional[tuple[float, Percentiles]]:
+    """(percent, resident compute): the timed steps' compute against the same step on the very
+    batches they ran, resident, with no pipeline drawing on the host, weighted by how often each
+    shape came; both through the training loop. The pipeline's prefetch stops once its buffer is
+    full, so after one untimed step per shape the host runs the step alone. None (with a note)
+    when the shapes kept cover under half the timed steps: unbucketed batches rarely repeat one."""
     import statistics
 
-    resident = {batch_shape(batch): batch for batch in _resident_batches(parts, len(timed_by_shape) or 1)}
-    shapes = [shape for shape in timed_by_shape if shape in resident]
+    timed_by_shape = timing.timed_by_shape
+    shapes = contention_shapes(timed_by_shape, timing.kept)
+    if not shapes:
+        notes.append(
+            f"host contention not measured: the {timing.timed} timed steps came in {len(timed_by_shape)} batch "
+            "shapes, too many to time each again alone (bucketing bounds them: data.bucket_by_length)"
+        )
+        return None
+    with tf.device(parts.plan.model_device):
+        resident = {shape: tf.nest.map_structure(tf.identity, timing.kept[shape]) for shape in shapes}
     order = [resident[shape] for _ in range(RESIDENT_STEPS_PER_SHAPE + 1) for shape in shapes]
     alone = _ComputeByShape(skip=len(shapes))  # the first round lets the pipeline's buffers fill and go quiet
     controller.run_steps(parts, [alone], result, steps=len(order), source=((batch, 0.0) for batch in order))
@@ -230,6 +239,14 @@ def _host_contention(
     values = sorted(value for shape in shapes for value in alone.by_shape[shape])
     percentiles = Percentiles(p50=statistics.median(values), p95=values[int(0.95 * (len(values) - 1))])
     return (max(0.0, 100.0 * (beside - without) / without) if without > 0 else 0.0), percentiles
+
+
+def contention_shapes(timed_by_shape: dict[tuple, list[float]], kept: Iterable[tuple]) -> list[tuple]:
+    """The kept shapes to time again alone, most frequent first; none when they cover under half
+    the timed steps, as unbucketed batches (a new shape nearly every step) do."""
+    shapes = sorted(kept, key=lambda shape: -len(timed_by_shape[shape]))
+    covered = sum(len(timed_by_shape[shape]) for shape in shapes)
+    return shapes if covered * 2 >= sum(len(times) for times in timed_by_shape.values()) else []
 
 
 class _ComputeByShape(Hook):
@@ -274,11 +291,12 @@ class _StepTiming(Hook):
     timer; after the warm-up, the batch shapes and compute per shape, the traces so far, and the
     GPUs sampled until the end."""
 
-    def __init__(self, timer: Any, warmup: int, steps: Any, sampler: Any) -> None:
-        self.timer, self.warmup, self.steps, self.sampler = timer, warmup, steps, sampler
+    def __init__(self, timer: Any, warmup: int, steps: Any, sampler: Any, keep: int) -> None:
+        self.timer, self.warmup, self.steps, self.sampler, self.keep = timer, warmup, steps, sampler, keep
         self.seen = self.timed = 0
         self.traces_before: Optional[int] = None
         self.timed_by_shape: dict[tuple, list[float]] = {}
+        self.kept: dict[tuple, Any] = {}  # the first timed batch of each shape, for `_host_contention`
 
     def on_start(self, result: Any) -> None:
         if self.warmup == 0:
@@ -293,7 +311,10 @@ class _StepTiming(Hook):
         self.timer.record(end.wait, end.compute)
         if self.seen > self.warmup:
             self.timed += 1
-            self.timed_by_shape.setdefault(batch_shape(end.batch), []).append(end.compute * 1000.0)
+            shape = batch_shape(end.batch)
+            self.timed_by_shape.setdefault(shape, []).append(end.compute * 1000.0)
+            if shape not in self.kept and len(self.kept) < self.keep:
+                self.kept[shape] = end.batch
         elif self.seen == self.warmup:
             self._timing_starts()
 
@@ -443,7 +464,8 @@ def profile_step(
 
             # The training loop itself (`Controller.run_steps`) runs the steps, with timing as its one action.
             hz = min(max(config.profiling.gpu_sample_hz, MIN_HZ), MAX_HZ)
-            timing = _StepTiming(StepTimer(warmup_steps=warmup), warmup, steps, GpuSampler(None, hz=hz))
+            keep = max(SYNTHETIC_MAX_SHAPES, parts.input.info.max_distinct_batch_shapes or 0)
+            timing = _StepTiming(StepTimer(warmup_steps=warmup), warmup, steps, GpuSampler(None, hz=hz), keep)
             controller = Controller(trainer)
             result = trainer.new_result()
             say(f"warm-up: {warmup} step(s), then timing {num_steps} step(s)")
@@ -458,13 +480,13 @@ def profile_step(
                     raise
                 finally:
                     timing.sampler.stop()
-                timer, done, timed_by_shape = timing.timer, timing.timed, timing.timed_by_shape
+                timer, done = timing.timer, timing.timed
                 traces_after = steps.traces()
                 traces_before = timing.traces_before if timing.traces_before is not None else traces_after
                 contention = None
                 if host_contention and not synthetic and done:
                     say("timing the same step on resident batches, with no pipeline beside it")
-                    contention = _host_contention(controller, parts, result, timed_by_shape)
+                    contention = _host_contention(controller, parts, result, timing, notes)
             if done:
                 timer.measure_overhead(cycles=500, output=parts.counters.step)
             report = timer.report()
