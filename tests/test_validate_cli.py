@@ -160,6 +160,18 @@ def test_fix_makes_the_fixes_only_the_scan_finds(runner, write_config) -> None:
     assert "dataset-resampling" not in [f["id"] for f in payload["findings"]]
 
 
+def test_fix_leaves_a_key_the_command_line_sets_to_the_command_line(runner, write_config) -> None:
+    # Written into the file, the fix would lose to the --set on every run, and be made again each time.
+    path = write_config("data:\n  num_workers: auto\n  batch_size: 8\n")
+    args = ["validate", "-c", str(path), "--set", "data.num_workers=1", "--set", "data.prefetch_buffer_size=0"]
+    result = runner.invoke(app, [*args, "--fix", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["fixed"] == [] and path.read_text() == "data:\n  num_workers: auto\n  batch_size: 8\n"
+    named = {f["id"]: f for f in payload["findings"] if f["id"] in ("parallelism-below-cores", "prefetch-too-small")}
+    assert len(named) == 2 and all(f["fix"] is None and "command line's" in f["message"] for f in named.values())
+
+
 def test_fix_inserts_missing_keys_into_the_right_section(runner, write_config) -> None:
     path = write_config("data:\n  batch_size: 12   # small card\ntraining:\n  mixed_precision: true\n")
     runner.invoke(app, ["validate", "-c", str(path), "--fix"])

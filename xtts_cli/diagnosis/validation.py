@@ -135,6 +135,7 @@ def validate_config(
         scan, result.dataset, found = scan_findings(loaded.config)
         result.findings = result.findings + found
     result.findings = result.findings + parent_findings(loaded.config, scan, loaded.path)
+    result.findings = _command_line_values(result.findings, loaded.overridden)
     # Fixed after the scan, so a fix only the data shows (how it is resampled) is made too.
     fixable = [f for f in result.findings if f.fix is not None]
     if (fix or dry_run) and fixable:
@@ -145,6 +146,17 @@ def validate_config(
         result.diff = diff
     result.settings = resolved_settings(loaded.config, machine, scan)
     return result
+
+
+def _command_line_values(findings: list[Finding], overridden: set[str]) -> list[Finding]:
+    """A fix of a key the command line sets (--set, --data) is not the file's to make: written there,
+    the command line would still win, and every run would fix it again."""
+    return [
+        f.model_copy(update={"fix": None, "message": f"{f.message} (the value is the command line's: change it there)"})
+        if f.fix is not None and f.fix.key in overridden
+        else f
+        for f in findings
+    ]
 
 
 # What `xtts train` says of itself as it meets it: memory settings without a split (devices/placement.py).
