@@ -156,6 +156,20 @@ def test_cross_field_checks(write_config) -> None:
     assert "model_gpu is set but data_gpu is not" in info.value.lines[0]
 
 
+def test_a_low_rate_alone_takes_its_own_half_as_fmax_and_a_written_fmax_above_it_is_one_line(write_config) -> None:
+    from xtts_cli.data.features import mel_filterbank
+
+    # 8 kHz telephone speech: the default 8 kHz top filter lies above its 4 kHz.
+    data = resolve_config(write_config("data:\n  sample_rate: 8000\n")).config.data
+    assert data.fmax is None
+    top = mel_filterbank(data)[:, -1].nonzero()[0]  # the FFT bins the top filter weighs
+    assert 3500 < top.max() * 8000 / 1024 <= 4000
+    assert resolve_config(write_config("data:\n  sample_rate: 16000\n")).config.data.fmax == 8000.0
+    with pytest.raises(ConfigError) as info:
+        resolve_config(write_config("data:\n  sample_rate: 8000\n  fmax: 6000\n"))
+    assert info.value.lines == ["data: fmax (6000) must be <= sample_rate / 2 (4000); set fmax to 4000 or lower"]
+
+
 def test_missing_config_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         resolve_config(tmp_path / "nope.yaml")

@@ -9,7 +9,7 @@ that belong to `training` are aliases resolved in `loading.py` before this model
 from __future__ import annotations
 
 import re
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 from pydantic import ByteSize, Field, field_validator, model_validator
 
@@ -38,6 +38,8 @@ def service_host_port(address: str) -> tuple[str, int]:
     return host, int(port)
 
 
+# The highest mel filter (Hz) by default: LJSpeech-era vocoders' 8 kHz (coqui, TensorFlowTTS).
+DEFAULT_FMAX = 8000.0
 _LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{1,8})*$")
 
 
@@ -156,7 +158,10 @@ class DataConfig(_Section):
     win_length: int = Field(1024, ge=16, le=16384, description="Analysis window length in samples (<= n_fft).")
     fmin: float = Field(0.0, ge=0.0, description="Lowest mel filter frequency (Hz).")
     fmax: Optional[float] = Field(
-        8000.0, gt=0.0, description="Highest mel filter frequency (Hz). Empty: sample_rate / 2."
+        DEFAULT_FMAX,
+        gt=0.0,
+        description="Highest mel filter frequency (Hz). Empty: sample_rate / 2, which it also is by default "
+        "below 16 kHz.",
     )
     mel_filterbank: Literal["slaney", "htk"] = Field(
         "slaney", description="Mel scale and filter normalisation, as in librosa (`slaney` is librosa's default)."
@@ -353,6 +358,16 @@ class DataConfig(_Section):
             raise ValueError(f"must be a whole number >= {lowest} or 'auto'")
         return number
 
+    @model_validator(mode="before")
+    @classmethod
+    def _fmax_follows_a_low_rate(cls, values: Any) -> Any:
+        """At 8 or 11.025 kHz the default 8 kHz lies above the audio: unwritten, fmax is the rate's half."""
+        if isinstance(values, dict) and "fmax" not in values:
+            rate = values.get("sample_rate")
+            if isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate / 2 < DEFAULT_FMAX:
+                return {**values, "fmax": None}
+        return values
+
     @model_validator(mode="after")
     def _consistent(self) -> DataConfig:
         if self.datasets and self.dataset_path:
@@ -364,7 +379,7 @@ class DataConfig(_Section):
         nyquist = self.sample_rate / 2
         if self.fmax is not None and self.fmax > nyquist:
             raise ValueError(
-                f"fmax ({self.fmax:g}) must be <= sample_rate / 2 ({nyquist:g}); lower fmax or leave it empty"
+                f"fmax ({self.fmax:g}) must be <= sample_rate / 2 ({nyquist:g}); set fmax to {nyquist:g} or lower"
             )
         if self.fmax is not None and self.fmin >= self.fmax:
             raise ValueError(f"fmin ({self.fmin:g}) must be below fmax ({self.fmax:g})")
