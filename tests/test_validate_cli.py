@@ -64,6 +64,15 @@ def test_schema_errors_as_json_keep_the_shape(runner, write_config) -> None:
     assert payload["valid"] is False
     assert payload["findings"][0]["severity"] == "error"
     assert payload["findings"][0]["message"].startswith("data.batch_size: -4")
+    # The same keys as a config that reads (docs/json.md), with nothing read.
+    valid = json.loads(runner.invoke(app, ["validate", "--json", "--fix"]).stdout)
+    result = runner.invoke(app, ["validate", "--config", str(path), "--json", "--fix"])
+    payload = json.loads(result.stdout)
+    assert set(payload) == set(valid) and payload["config"] == str(path) and payload["diff"] == ""
+    assert payload["settings"] is None and payload["dataset"] is None and payload["fixed"] == []
+    result = runner.invoke(app, ["validate", "--config", str(path), "--fix"])
+    assert result.exit_code == 2 and "nothing fixed: --fix edits a config that loads" in result.output
+    assert path.read_text() == "data:\n  batch_size: -4\n"
 
 
 def test_yaml_syntax_error_exit_2_with_position(runner, write_config) -> None:

@@ -79,7 +79,7 @@ def validate(
     try:
         loaded = resolve_config(config, overrides, set_values or ())
     except ConfigError as exc:
-        _render_schema_failure(config, exc, json_output)
+        _render_schema_failure(config, exc, json_output, fix or dry_run)
         raise typer.Exit(code=2) from None
     with Phases(enabled=not json_output) as phase:
         result = validate_config(loaded, overrides, set_values or (), fix=fix, dry_run=dry_run, said=said, phase=phase)
@@ -105,19 +105,32 @@ def validate(
     raise typer.Exit(code=code)
 
 
-def _render_schema_failure(config: Optional[Path], exc, json_output: bool) -> None:
-    """The schema failed: its errors (and numbers written as strings when the YAML parsed)."""
+def _render_schema_failure(config: Optional[Path], exc, json_output: bool, fixing: bool) -> None:
+    """The schema failed: its errors (and numbers written as strings when the YAML parsed), in the
+    report's own shape with nothing read; --fix and --dry-run say they wrote nothing."""
     from xtts_cli.diagnosis.validation import schema_failure_findings
 
     found = schema_failure_findings(config, exc)
     if json_output:
-        print_json({"valid": False, "findings": [f.model_dump() for f in found], "fixed": []})
+        payload: dict[str, Any] = {
+            "valid": False,
+            "config": str(config) if config else None,
+            "findings": [f.model_dump() for f in found],
+            "fixed": [],
+            "dataset": None,
+            "settings": None,
+        }
+        if fixing:
+            payload["diff"] = ""
+        print_json(payload)
         return
     out = console(stderr=True)
     for finding in found:
         out.print(f"[{SEVERITY_STYLE[finding.severity]}]{finding.severity}[/]: {finding.message}")
     if exc.hint:
         out.print(f"hint: {exc.hint}")
+    if fixing:
+        out.print("nothing fixed: --fix edits a config that loads; correct the lines above by hand first")
 
 
 def _render_settings(settings: dict[str, Any]) -> None:
