@@ -85,6 +85,29 @@ def test_the_plan_counts_batches_shapes_and_the_empty_epoch(sample) -> None:
         plan_pipeline(data, [], tokenizer, training=True)
 
 
+def test_unbucketed_padding_is_planned_as_a_shuffle_pads_it(sample) -> None:
+    import itertools
+
+    from xtts_cli.data.plan import expected_batch_max
+
+    lengths = np.array([3, 7, 1, 9, 4, 4, 12, 5])
+    for size in (1, 2, 3, 8, 9):
+        drawn = [max(c) for c in itertools.combinations(lengths, min(size, len(lengths)))]
+        assert expected_batch_max(lengths, size) == pytest.approx(np.mean(drawn))
+    # Batches of 2 from the sample, each padded to its own longest clip: the plan's figure against
+    # many real shuffles. Padding every clip to the longest of all (once the figure) read far lower.
+    data, scan, tokenizer = sample
+    data = data.model_copy(update={"bucket_by_length": False, "batch_size": 2})
+    plan = plan_pipeline(data, scan.train, tokenizer, training=True, budget_bytes=10**12)
+    frames = np.asarray(plan.frames)
+    rng, real, padded = np.random.default_rng(0), 0, 0
+    for _ in range(500):
+        batches = rng.permutation(frames)[: len(frames) // 2 * 2].reshape(-1, 2)
+        real, padded = real + batches.sum(), padded + 2 * batches.max(axis=1).sum()
+    assert plan.padding_efficiency == pytest.approx(real / padded, abs=0.01)
+    assert plan.padding_efficiency > frames.mean() / frames.max() + 0.1
+
+
 def test_token_ids_are_one_array_read_by_clip(sample) -> None:
     data, scan, tokenizer = sample
     ids = plan_pipeline(data, scan.train, tokenizer, training=True).text_ids

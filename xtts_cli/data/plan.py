@@ -234,12 +234,13 @@ class PipelinePlan:
     @property
     def padding_efficiency(self) -> float:
         """Real mel frames / padded mel frames, from the scanned lengths (before any silence trimming).
-        Dynamic padding to the batch maximum depends on the shuffle: its lower bound."""
+        Dynamic padding to the batch's longest clip depends on the shuffle: its expectation."""
         frames = np.asarray(self.frames)
         if self.buckets is not None:
             return self.buckets.padding_efficiency(frames)
-        pad = self.data.max_mel_frames if self.batching == "fixed" else int(frames.max())
-        return float(frames.sum() / (len(frames) * pad))
+        if self.batching == "fixed":
+            return float(frames.mean() / self.data.max_mel_frames)
+        return float(frames.mean() / expected_batch_max(frames, self.batch_size))
 
     def held_width(self, k: int) -> int:
         """Mel frames each clip of bucket `k` is padded to when the store is held in memory: its
@@ -502,3 +503,19 @@ def tokenizer_for(report: ScanReport, data: DataConfig, items: Optional[Sequence
         prepared=prepared is not None,
         numbers="words",
     )
+
+
+def expected_batch_max(lengths: np.ndarray, batch_size: int) -> float:
+    """The expected longest of `batch_size` lengths drawn without replacement, as a uniform
+    shuffle draws a batch: the i-th shortest of n is the longest with probability
+    C(i-1, B-1) / C(n, B), built up as a running product in logs (n may be millions)."""
+    import math
+
+    ordered = np.sort(np.asarray(lengths, dtype=np.float64))
+    n, b = len(ordered), min(batch_size, len(ordered))
+    if n == 0:
+        return 0.0
+    first = -(math.lgamma(n + 1) - math.lgamma(b + 1) - math.lgamma(n - b + 1))  # i = b: C(b-1, b-1) = 1
+    i = np.arange(b, n, dtype=np.float64)  # from i to i + 1: times i / (i - b + 1)
+    log_p = first + np.concatenate([[0.0], np.cumsum(np.log(i) - np.log(i - b + 1))])
+    return float(np.dot(np.exp(log_p), ordered[b - 1 :]))

@@ -610,8 +610,8 @@ def checkup(
     info, python_found = _pipeline_graph(config, scan, report)
     measured += python_found
     padding = _padding_finding(config, info)
-    if padding is not None:
-        static.append(padding)
+    if padding is not None:  # planned from the scan: it outranks a config rule with the same fix
+        measured.append(padding)
 
     compiled = graph_mode(config.training)
     retraces = 0
@@ -712,7 +712,7 @@ def _padding_finding(config: XttsConfig, info: Any) -> Optional[RankedFinding]:
         fix = ConfigChange(key="data.num_buckets", value=finer)
     else:
         fix = None
-        batches = info.num_items // config.data.batch_size
+        batches = info.batches_per_epoch
         small = (
             f"; {info.num_items:,} clips at batch {config.data.batch_size} make {batches:,} batch"
             f"{'' if batches == 1 else 'es'}, too few for finer buckets (each should hold {BATCHES_PER_BUCKET} "

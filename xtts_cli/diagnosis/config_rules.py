@@ -157,8 +157,8 @@ def _static_shapes(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Findi
         cost = (
             "XLA compiles the step again for every new batch shape, seconds each"
             if xla_enabled(loaded.config.training, "GPU" if machine.gpus else "CPU")
-            else "each batch is padded to its longest clip, so short clips shuffled beside long ones are mostly "
-            "padding (`xtts diagnose` measures the share)"
+            else "each batch is padded to its longest clip, so short clips shuffled beside long ones can be mostly "
+            "padding (`xtts profile-pipeline` measures the share)"
         )
         yield Finding(
             id="variable-shapes",
@@ -166,6 +166,19 @@ def _static_shapes(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Findi
             message=f"data.bucket_by_length and data.pad_to_fixed_length are both false: {cost}; "
             "set data.bucket_by_length to true",
             fix=_set("data.bucket_by_length", True),
+        )
+
+
+def _fixed_over_buckets(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    data = loaded.config.data
+    if data.pad_to_fixed_length and data.bucket_by_length:
+        # The plan pads to the fixed length first (data/plan.py): the buckets then change nothing.
+        yield Finding(
+            id="fixed-padding-over-buckets",
+            severity="warning",
+            message=f"data.pad_to_fixed_length pads every batch to data.max_mel_frames ({data.max_mel_frames} "
+            "frames), so data.bucket_by_length's buckets save no padding; set data.pad_to_fixed_length to false",
+            fix=_set("data.pad_to_fixed_length", False),
         )
 
 
@@ -590,6 +603,7 @@ RULES: tuple[Rule, ...] = (
     _prefetch,
     _parallelism,
     _static_shapes,
+    _fixed_over_buckets,
     _mel_frames,
     _frozen_from_zero,
     _mixed_precision,
