@@ -559,6 +559,59 @@ def test_an_early_stop_ends_the_run_with_the_weights_of_its_best_validation(tmp_
     assert not (tmp_path / "run" / "checkpoints" / "best").exists()
 
 
+class _CtrlC(Hook):
+    """A real SIGINT to this process after step `at`, as a user's Ctrl-C."""
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+
+    def on_step(self, end) -> None:
+        if end.step == self.at:
+            import os
+            import signal
+
+            os.kill(os.getpid(), signal.SIGINT)
+
+
+@pytest.mark.slow
+def test_early_stopping_goes_on_from_its_best_after_ctrl_c_and_a_stopped_run_stays_stopped(tmp_path: Path) -> None:
+    settings = {"training.max_steps": 40, "training.val_step": 1, "training.early_stop_patience": 3}
+    config = resolve_config(tiny_config(tmp_path), {**settings, "training.learning_rate": 0.05}).config
+    run = tmp_path / "run"
+    first = Trainer(config, run_dir=run)
+    weights = _Weights(first)
+    interrupted = Controller(first, extra_hooks=[weights, _CtrlC(3)]).run()
+    assert interrupted.interrupted == "SIGINT" and interrupted.final_step == 3
+    record = json.loads((run / "checkpoints" / "early_stop.json").read_text())
+    assert record["step"] <= 3 and record["since_best"] == 3 - record["step"] and record["stopped_at"] is None
+    assert (run / "checkpoints" / "best").is_dir()  # the best's weights outlive the interrupt
+
+    second = Trainer(config, run_dir=run)
+    resumed_weights = _Weights(second)
+    result = Controller(second, extra_hooks=[resumed_weights]).run()
+    assert result.resumed and result.start_step == 3 and result.early_stopped
+    assert result.best_val_loss <= record["val_loss"]  # the best before Ctrl-C still counts
+    best = result.best_val_step
+    expected = (weights.after if best <= 3 else resumed_weights.after)[best]
+    saved = tf.train.load_checkpoint(str(run / "checkpoints" / f"ckpt-{result.final_step}"))
+    kept = [saved.get_tensor(k) for k in saved.get_variable_to_shape_map() if k.endswith("VARIABLE_VALUE")]
+    for value in expected:  # the final checkpoint holds the best step's weights, whichever run made them
+        assert any(np.array_equal(value, stored) for stored in kept if stored.shape == value.shape)
+
+    said: list = []
+    again = Controller(Trainer(config, run_dir=run, progress=said.append)).run()
+    assert again.early_stopped and again.start_step == again.final_step == result.final_step
+    notes = [e.message for e in said if type(e).__name__ == "Noted"]
+    assert any(f"the run stopped early at step {result.final_step}" in n and "nothing to train" in n for n in notes)
+    patient = resolve_config(
+        tiny_config(tmp_path),
+        {**settings, "training.early_stop_patience": 50, "training.max_steps": result.final_step + 2},
+    ).config
+    more = Controller(Trainer(patient, run_dir=run)).run()
+    assert not more.early_stopped and more.final_step == result.final_step + 2
+    assert not (run / "checkpoints" / "early_stop.json").exists()  # it ran out its steps: a new best next time
+
+
 @pytest.mark.slow
 def test_checkpoints_whose_pointer_file_is_gone_are_resumed_from_not_trained_beside(tmp_path: Path) -> None:
     config_path = tiny_config(tmp_path)

@@ -199,8 +199,13 @@ class TrainingProgress:
         out.print(f"steps: {result.start_step} -> {result.final_step}   loss: {loss}")
         if result.last_val_loss is not None:
             score = result.last_alignment_score
+            best = ""
+            if result.early_stopped and result.best_val_loss is not None:
+                best = (
+                    f"; the best {result.best_val_loss:.4f} at step {result.best_val_step}, whose weights it ends with"
+                )
             out.print(
-                f"validation loss: {result.last_val_loss:.4f}"
+                f"validation loss: {result.last_val_loss:.4f} at step {result.last_val_step}{best}"
                 + (f"   alignment score: {score:.3f}" if score is not None else "")
             )
         out.print(

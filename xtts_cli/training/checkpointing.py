@@ -8,6 +8,7 @@ would leave the others waiting), but the run keeps the chief's set only.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -125,6 +126,30 @@ class RunCheckpoints:
     def forget_best(self) -> None:
         """A run that ends without an early stop keeps its last weights: the best's copy goes."""
         shutil.rmtree(self.best.parent, ignore_errors=True)
+
+    @property
+    def early_stop_file(self) -> Path:
+        return self.run_dir.checkpoints / "early_stop.json"
+
+    def early_stop_record(self) -> Optional[dict[str, Any]]:
+        """What early stopping knew at its last validation (best, its step, validations since), for a
+        resume to go on from; None where there is none or it cannot be read."""
+        try:
+            record = json.loads(self.early_stop_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return record if isinstance(record, dict) else None
+
+    def keep_early_stop(self, record: Optional[dict[str, Any]]) -> None:
+        """Write the record (the chief only), or with None remove it."""
+        if self.manager is None:
+            return
+        if record is None:
+            self.early_stop_file.unlink(missing_ok=True)
+            return
+        from xtts_cli.config.editing import write_atomically
+
+        write_atomically(self.early_stop_file, json.dumps(record) + "\n", backup=False)
 
     def _complete_files(self) -> set[str]:
         """File names of the checkpoints the pointer lists (complete, by TensorFlow's order of writes)."""

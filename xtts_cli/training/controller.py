@@ -137,6 +137,10 @@ class HookedRun(Protocol):
 
     def forget_best(self) -> None: ...
 
+    def early_stop_record(self) -> Optional[dict[str, Any]]: ...
+
+    def keep_early_stop(self, record: Optional[dict[str, Any]]) -> None: ...
+
     def render_samples(self, step: int) -> None: ...
 
 
@@ -285,8 +289,9 @@ class ValidationHook(Hook):
         self.keeps_best = self.patience is not None and trainer.plan.worker_cluster is None
 
     def on_start(self, result: TrainResult) -> None:
+        self._resume_early_stop(result)
         parent = self.trainer.parent
-        if parent is None or result.start_step:
+        if parent is None or result.start_step or result.early_stopped:
             return
         values = self._validate(0)
         if values is not None:
@@ -302,6 +307,33 @@ class ValidationHook(Hook):
                 )
             )
 
+    def _resume_early_stop(self, result: TrainResult) -> None:
+        """Early stopping goes on where the run left it (its best, and the validations since): a
+        resume after Ctrl-C must not forget the best weights, nor an early-stopped run train on."""
+        if self.trainer.plan.worker_cluster is not None:
+            return
+        record = self.trainer.early_stop_record() if self.keeps_best and result.start_step else None
+        if record is None or record.get("step", math.inf) > result.start_step:
+            # None yet, or one from steps this checkpoint never reached (an older checkpoint restored).
+            self.trainer.forget_best()
+            self.trainer.keep_early_stop(None)
+            return
+        result.best_val_loss, result.best_val_step = record["val_loss"], record["step"]
+        self.best, self.best_step, self.since_best = record["val_loss"], record["step"], record["since_best"]
+        if record.get("stopped_at") is None:
+            return
+        if self.patience is not None and self.since_best >= self.patience:
+            result.early_stopped = True
+            self.progress(
+                Noted(
+                    f"the run stopped early at step {record['stopped_at']}: val_loss had not improved on "
+                    f"{self.best:.4f} (step {self.best_step}) for {self.since_best} validations; nothing to "
+                    "train: raise training.early_stop_patience, or leave it out, to go on"
+                )
+            )
+            return
+        self.trainer.keep_best()  # it ended with the best's weights, restored when it stopped
+
     def on_step(self, end: StepEnd) -> None:
 
         if end.step % self.every:
@@ -314,29 +346,42 @@ class ValidationHook(Hook):
             self.best, self.since_best, self.best_step = values["val_loss"], 0, end.step
             if self.keeps_best:
                 self.trainer.keep_best()
+        else:
+            self.since_best += 1
+        self.result.best_val_loss, self.result.best_val_step = self.best, self.best_step
+        if self.since_best < self.patience:
+            self._keep_record(None)
             return
-        self.since_best += 1
-        if self.since_best >= self.patience:
-            self.result.early_stopped = True
-            kept = self.keeps_best and self.trainer.restore_best()
-            self.progress(
-                Noted(
-                    f"val_loss has not improved on {self.best:.4f} (step {self.best_step}) for {self.since_best} "
-                    f"validations (training.early_stop_patience): ending the run at step {end.step}"
-                    + (f" with the weights of step {self.best_step}, the best" if kept else "")
-                )
+        self.result.early_stopped = True
+        kept = self.keeps_best and self.trainer.restore_best()
+        self._keep_record(end.step)
+        self.progress(
+            Noted(
+                f"val_loss has not improved on {self.best:.4f} (step {self.best_step}) for {self.since_best} "
+                f"validations (training.early_stop_patience): ending the run at step {end.step}"
+                + (f" with the weights of step {self.best_step}, the best" if kept else "")
+            )
+        )
+
+    def _keep_record(self, stopped_at: Optional[int]) -> None:
+        if self.keeps_best:
+            self.trainer.keep_early_stop(
+                {"val_loss": self.best, "step": self.best_step, "since_best": self.since_best, "stopped_at": stopped_at}
             )
 
     def on_end(self, result: TrainResult) -> None:
-        if self.keeps_best:  # a run that did not stop early keeps its last weights; a resume starts a new best
+        # A run that ran out its steps keeps its last weights, and a later resume starts a new best.
+        # Interrupted or out of time, it goes on with the same command; stopped early, it stays stopped.
+        if self.keeps_best and not (result.interrupted or result.out_of_time or result.early_stopped):
             self.trainer.forget_best()
+            self.trainer.keep_early_stop(None)
 
     def _validate(self, step: int) -> Optional[dict[str, float]]:
         self.progress(PhaseStarted("validating"))
         values = self.trainer.validate()
         if values is not None:
             validated = Validated(step, values["val_loss"], values.get("alignment_score"))
-            self.result.last_val_loss = validated.val_loss
+            self.result.last_val_loss, self.result.last_val_step = validated.val_loss, step
             self.result.last_alignment_score = validated.alignment_score
             for name, value in values.items():
                 tf.summary.scalar(f"val/{name.removeprefix('val_')}", value, step=step)

@@ -53,6 +53,11 @@ class TrainResult:
     first_loss: Optional[float] = _said("The loss of its first step; null when it trained none.")
     last_loss: Optional[float] = _said("The loss of its last step.")
     last_val_loss: Optional[float] = _said("The last validation loss; null without validation data or before one.")
+    last_val_step: Optional[int] = _said("The step of last_val_loss (0: before the first step of an adapted run).")
+    best_val_loss: Optional[float] = _said(
+        "With training.early_stop_patience: the best validation loss (over resumes); an early stop ends with its weights."
+    )
+    best_val_step: Optional[int] = _said("The step of best_val_loss.")
     last_alignment_score: Optional[float] = _said(
         "The last validation's alignment score (focus rate of the cross-attention, near 1 when aligned)."
     )

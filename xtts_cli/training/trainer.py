@@ -132,6 +132,12 @@ class Trainer:
     def forget_best(self) -> None:
         self.parts.checkpoints.forget_best()
 
+    def early_stop_record(self) -> Optional[dict[str, Any]]:
+        return self.parts.checkpoints.early_stop_record()
+
+    def keep_early_stop(self, record: Optional[dict[str, Any]]) -> None:
+        self.parts.checkpoints.keep_early_stop(record)
+
     def traces(self) -> int:
         return self._parts.steps.traces() if self._parts is not None else 0
 
