@@ -203,6 +203,15 @@ def test_the_language_a_text_is_read_in_follows_its_script_when_none_is_asked():
     )
     assert reading_language(["en", "de"], persian, None)[1].endswith("the run reads en, de")
     assert reading_language(["ru"], "Щука, съел.", "ru") == ("ru", "")
+    # A word in another script inside a text in the run's: espeak-ng spells it letter by letter ("ˈɛm
+    # ˈoː ˈɛs ..."), so it is named; Latin words it reads as English in any language, so they are not.
+    assert reading_language(["en"], "I flew to «Москва» and Αθήνα.", None) == (
+        None,
+        "'Москва' (Cyrillic), 'Αθήνα' (Greek) not in a script en is written in: read letter by letter",
+    )
+    assert reading_language(["en", "fa"], "سلام London دوست", None)[1] == (
+        "read as fa, the run's language in Arabic script (--language picks another)"
+    )
 
 
 @pytest.mark.parametrize("command", ["synthesize", "vocode"])

@@ -19,6 +19,7 @@ import functools
 import json
 import os
 import re
+import string
 import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -870,13 +871,32 @@ def reading_language(languages: Sequence[str], text: str, language: Optional[str
         return language, ""
     chosen = language or languages[0]
     if script in language_scripts(chosen):
-        return language, ""
+        return language, _foreign_words(text, chosen)
     fits = [code for code in languages if script in language_scripts(code)]
     name = script.title()
     if language is None and fits:
-        return fits[0], f"read as {fits[0]}, the run's language in {name} script (--language picks another)"
+        foreign = _foreign_words(text, fits[0])
+        read_as = f"read as {fits[0]}, the run's language in {name} script (--language picks another)"
+        return fits[0], read_as + (f"; {foreign}" if foreign else "")
     hint = f"pass --language {fits[0]}" if fits else f"the run reads {', '.join(languages)}"
     return language, f"the text is in {name} script, which {chosen} is not written in: {hint}"
+
+
+def _foreign_words(text: str, language: str) -> str:
+    """A note naming the words of a mostly-`language` text written in a script it is not written in
+    ("I flew to Москва."): espeak-ng spells them out letter by letter; "" when there are none. Latin
+    words are left out: espeak-ng reads them as English in any language ("London" in fa)."""
+    scripts = (*language_scripts(language), "LATIN")
+    foreign = [
+        (word, script)
+        for word in (w.strip(string.punctuation + "«»“”„¿¡،؛؟") for w in text.split())
+        if (script := text_script(word)) is not None and script not in scripts
+    ]
+    if not foreign:
+        return ""
+    named = ", ".join(f"{word!r} ({script.title()})" for word, script in foreign[:3])
+    more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+    return f"{named}{more} not in a script {language} is written in: read letter by letter"
 
 
 def alphabet_of(languages: Sequence[str], cleaners: Sequence[str]) -> set[str]:
