@@ -85,6 +85,7 @@ def test_validate_says_what_train_would_refuse_an_epoch_of_no_batch_and_an_unkno
     findings = {f["id"]: f for f in json.loads(result.stdout)["findings"]}
     assert result.exit_code == 1 and findings["dataset-no-batch"]["severity"] == "error"
     assert findings["dataset-no-batch"]["message"].startswith("39 training items give no full batch of 64")
+    assert findings["dataset-no-batch"]["message"].endswith("set data.batch_size to 39 or lower, or add data")
     assert findings["language-unknown"]["severity"] == "warning"
     assert findings["language-unknown"]["message"].startswith("data.language 'eng' is no language espeak-ng knows")
 

@@ -81,6 +81,7 @@ def test_the_plan_counts_batches_shapes_and_the_empty_epoch(sample) -> None:
     with pytest.raises(XttsError) as error:
         few.require_batches()
     assert "5 training items give no full batch of 16" in str(error.value)
+    assert error.value.hint == "set data.batch_size to 5 or lower, or add data"  # fewer buckets cannot help
     with pytest.raises(XttsError, match="no training items"):
         plan_pipeline(data, [], tokenizer, training=True)
 

@@ -324,6 +324,10 @@ def test_vocode_writes_every_recording_of_a_folder_with_one_load(runner, tmp_pat
         assert one.readframes(one.getnframes()) == many.readframes(many.getnframes())
     several = runner.invoke(app, ["vocode", str(folder), "-o", str(tmp_path / "x.wav")])
     assert "3 recordings and one --out file" in str(several.exception) and "--out-dir" in several.exception.hint
+    from xtts_cli.cli.vocode import destinations
+
+    with pytest.raises(XttsError, match="^2 recordings and no --out-dir$"):  # no --out was given to name
+        destinations([tmp_path / "a.wav", tmp_path / "b.wav"], None, None)
     twice = runner.invoke(
         app,
         ["vocode", str(folder), str(folder / reports[0]["audio"].split("/")[-1]), "--out-dir", str(tmp_path / "o2")],

@@ -86,7 +86,9 @@ def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]
     if out_dir is None:
         if len(found) > 1:
             raise XttsError(
-                f"{len(found)} recordings and one --out file",
+                f"{len(found)} recordings and one --out file"
+                if out is not None
+                else f"{len(found)} recordings and no --out-dir",
                 hint="pass --out-dir DIR: each recording's audio is written there under its own name",
             )
         targets = [out or Path("vocoded.wav")]

@@ -276,13 +276,17 @@ class PipelinePlan:
     def shuffle_buffer_size(self) -> int:
         return min(self.data.shuffle_buffer_multiplier * self.batch_size, len(self.items)) if self.training else 0
 
-    def require_batches(
-        self, *, share: str = "", hint: str = "lower data.batch_size or data.num_buckets, or add data"
-    ) -> None:
-        """The empty-epoch error: training items that give no full batch."""
+    def require_batches(self, *, share: str = "", batch_flag: str = "data.batch_size") -> None:
+        """The empty-epoch error: training items that give no full batch, with the fix that can work:
+        a batch the items fill, or (their buckets each too small) fewer buckets."""
         if self.batches_per_epoch == 0:
+            items = len(self.items)
+            if items >= self.batch_size and self.num_groups > 1:
+                hint = f"lower data.num_buckets (or {batch_flag}), or add data"
+            else:
+                hint = f"set {batch_flag} to {items} or lower, or add data" if items else "add data"
             raise XttsError(
-                f"{len(self.items)} training items{share} give no full batch of {self.batch_size} "
+                f"{items} training items{share} give no full batch of {self.batch_size} "
                 f"({self.batching} batching, {self.num_groups} buckets)",
                 hint=hint,
             )

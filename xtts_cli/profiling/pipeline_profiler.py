@@ -262,7 +262,7 @@ def _plan(run_data: RunData, items: Optional[Sequence[DatasetItem]] = None) -> P
     """The training pipeline's plan as `xtts train` makes it (of `items`, default the epoch's
     clips), with its empty-epoch error."""
     plan = run_data.plan(items=items)
-    plan.require_batches(hint="lower --batch-size or data.num_buckets, or add data")
+    plan.require_batches(batch_flag="--batch-size")
     return plan
 
 
