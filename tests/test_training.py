@@ -574,6 +574,19 @@ class _CtrlC(Hook):
 
 
 @pytest.mark.slow
+def test_a_second_ctrl_c_before_any_checkpoint_leaves_no_step_recorded_twice(tmp_path: Path) -> None:
+    config = resolve_config(tiny_config(tmp_path), {"training.max_steps": 4, "training.log_step": 1}).config
+    run = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt, match="nothing saved since the last checkpoint"):
+        Controller(Trainer(config, run_dir=run), extra_hooks=[_CtrlC(3), _CtrlC(3)]).run()
+    assert not list((run / "checkpoints").glob("ckpt-*.index")) and read_metrics(run / "metrics.jsonl")
+    result = Controller(Trainer(config, run_dir=run)).run()
+    assert not result.resumed and result.final_step == 4
+    logged = [(r["step"], "val_loss" in r) for r in read_metrics(run / "metrics.jsonl")]
+    assert len(logged) == len(set(logged)) and max(step for step, _ in logged) == 4
+
+
+@pytest.mark.slow
 def test_early_stopping_goes_on_from_its_best_after_ctrl_c_and_a_stopped_run_stays_stopped(tmp_path: Path) -> None:
     settings = {"training.max_steps": 40, "training.val_step": 1, "training.early_stop_patience": 3}
     config = resolve_config(tiny_config(tmp_path), {**settings, "training.learning_rate": 0.05}).config

@@ -89,8 +89,9 @@ def main() -> None:
     except SystemExit as exc:
         # Typer turns a Ctrl-C outside the training loop (which says what it saved) into exit 130
         # without a word: one line, so a user knows it stopped because they asked it to.
-        if exc.code == 130 and isinstance(getattr(exc.__context__, "__cause__", None), KeyboardInterrupt):
-            sys.stderr.write("interrupted (Ctrl-C)\n")
+        cause = getattr(exc.__context__, "__cause__", None)
+        if exc.code == 130 and isinstance(cause, KeyboardInterrupt):
+            sys.stderr.write(f"interrupted (Ctrl-C){': ' + str(cause) if str(cause) else ''}\n")
         raise
     except Exception as exc:
         error = exc if isinstance(exc, XttsError) else from_tensorflow(exc)

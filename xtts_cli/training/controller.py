@@ -476,14 +476,12 @@ class Controller:
             self.progress(RunStarted(result=result, total_steps=parts.total_steps, batch_size=parts.input.batch_size))
             metrics_file: contextlib.AbstractContextManager[Any]
             if parts.is_chief:
-                if parts.resumed:  # the steps after the checkpoint, logged before a kill, are trained again
-                    drop_summaries_after(
-                        parts.run_dir.tensorboard, result.start_step, lambda line: self.progress(Noted(line))
-                    )
+                # The steps after the checkpoint, logged before a kill, are trained again; with no
+                # checkpoint (a second Ctrl-C before the first), every step logged is.
+                again_after = result.start_step if parts.resumed else -1
+                drop_summaries_after(parts.run_dir.tensorboard, again_after, lambda line: self.progress(Noted(line)))
                 writer = tf.summary.create_file_writer(str(parts.run_dir.tensorboard))
-                metrics_file = MetricsWriter(
-                    parts.run_dir.metrics, resumed_at=result.start_step if parts.resumed else None
-                )
+                metrics_file = MetricsWriter(parts.run_dir.metrics, resumed_at=again_after)
             else:
                 writer = tf.summary.create_noop_writer()
                 metrics_file = contextlib.nullcontext(_DiscardedMetrics())

@@ -10,9 +10,9 @@ from typing import Any, Optional
 
 
 class MetricsWriter:
-    """Appends to metrics.jsonl; `resumed_at`: the step a resumed run restarts from, past which the
-    records of the steps it will train again (logged before a kill, after the last checkpoint) are
-    dropped first, so no step is recorded twice."""
+    """Appends to metrics.jsonl; `resumed_at`: the step a run restarts from (-1: from nothing), past
+    which the records of the steps it will train again (logged before a kill, after the last
+    checkpoint) are dropped first, so no step is recorded twice."""
 
     def __init__(self, path: Path, resumed_at: Optional[int] = None) -> None:
         self.path = Path(path)

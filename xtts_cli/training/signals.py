@@ -35,7 +35,7 @@ class GracefulInterrupt:
 
     def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
         if self.received == signal.SIGINT and signum == signal.SIGINT:
-            raise KeyboardInterrupt
+            raise KeyboardInterrupt("a second Ctrl-C stops at once: nothing saved since the last checkpoint")
         self.received = signum
 
     def __enter__(self) -> GracefulInterrupt:
