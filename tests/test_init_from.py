@@ -80,7 +80,8 @@ def test_unchanged_data_keeps_every_tensor_and_the_first_validation_loss(base, t
     reader = tf.train.load_checkpoint(str(base / "checkpoints" / "ckpt-4"))
     config = _config(tmp_path, "same", **{"training.init_from": str(base), "training.max_steps": 2})
     # Ended before its first step: what it kept and its first validation are all this test reads.
-    trainer, notes, _, at_start = _train(config, tmp_path / "run", steps=False)
+    trainer, notes, result, at_start = _train(config, tmp_path / "run", steps=False)
+    assert [note for note in notes if note.startswith("from ")] == [n for n in result.notes if n.startswith("from ")]
     # Bit for bit: every weight the checkpoint holds as the base's holds it (found by the model's names;
     # the dropout layers' random-number states are not checkpointed by either).
     from tensorflow.python.checkpoint import graph_view

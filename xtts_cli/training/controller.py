@@ -463,6 +463,7 @@ class Controller:
 
         trainer = self.trainer
         self.started = time.monotonic()  # training.max_minutes counts start-up too
+        heard = self._hearing_notes()
         config = trainer.config
         if config.training.max_minutes is not None and config.devices.strategy == "multi_worker":
             raise XttsError(  # before set-up: a precompute pass can take an hour
@@ -505,8 +506,24 @@ class Controller:
         finally:
             trainer.close()
         result.traces = trainer.traces()
+        # What it said as it set up and ran (what --init-from kept, an early stop) joins the notes
+        # the run started with, for --json: said once each as it came, not again here.
+        result.notes.extend(note for note in heard if note not in result.notes)
         self.progress(RunEnded(result))
         return result
+
+    def _hearing_notes(self) -> list[str]:
+        """The notes the set-up and the run say from now on, as they go on to the progress."""
+        heard: list[str] = list(self.trainer.noted_first)
+        told = self.trainer.progress
+
+        def progress(event: Any) -> None:
+            if isinstance(event, Noted) and event.label == "note":
+                heard.append(event.message)
+            told(event)
+
+        self.trainer.progress = self.progress = progress
+        return heard
 
     def run_steps(
         self, parts: RunComponents, hooks: Sequence[Hook], result: TrainResult, *, steps: int, source: Any = None

@@ -57,6 +57,7 @@ class Trainer:
         self.fresh = fresh
         self.force = force
         self.progress: Progress = progress or ignore
+        self.noted_first = [taken] if taken is not None else []  # for the run's notes (controller.py)
         if taken is not None:
             self.progress(Noted(taken))
         # What set-up changed in the process (the run's lock, the dtype policy), undone by `close`.
