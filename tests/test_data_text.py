@@ -233,6 +233,16 @@ def test_punctuation_the_vocabulary_lacks_is_left_out_and_another_script_refused
     assert caught.value.characters == ["\u0436"]
 
 
+def test_an_accented_letter_the_vocabulary_lacks_is_read_as_its_plain_letter():
+    english = Tokenizer.build(["the naive cafe and zoe"], ["no_cleaners"])
+    assert english.speakable("a na\u00efve caf\u00e9, zo\u00eb") == (
+        "a naive cafe zoe",
+        ["\u00e9\u2192e", "\u00eb\u2192e", "\u00ef\u2192i", ","],
+    )
+    # No plain letter to fall back on (ß, another script): refused as before, by `symbol_ids`.
+    assert english.speakable("stra\u00dfe \u0436") == ("stra\u00dfe \u0436", [])
+
+
 def test_a_mark_the_vocabulary_lacks_is_read_as_its_nearest_it_knows():
     # A Persian run whose data wrote ، and ؟ hears "," and "?" typed on a Latin keyboard as them.
     persian = Tokenizer.build(

@@ -477,12 +477,15 @@ class Tokenizer:
         """`prepared` with the punctuation and symbols the vocabulary lacks left out (a space where
         they stood, when the vocabulary has one), and which they were. A letter, digit or mark it
         lacks stays, for `symbol_ids` to refuse: that is another script, not a full stop. A mark it
-        lacks is read as its nearest it knows (`NEAREST_MARKS`: "?→؟"), where there is one. A phoneme
+        lacks is read as its nearest it knows (`NEAREST_MARKS`: "?→؟"), where there is one; a letter
+        it lacks, as its plain letter without accents ("é→e"), where there is one. A phoneme
         it lacks is read as the nearest it knows (`NEAREST_PHONEMES`: listed as "ɕ→ʃ") or left out:
         espeak-ng made it from text in the run's language, whose data happened not to hold it."""
         nearest: list[str] = []
         if self.frontend == "phonemes":
             prepared, nearest = self._nearest_phonemes(prepared)
+        else:
+            prepared, nearest = self._plain_letters(prepared)
         unknown = sorted({c for c in prepared if c not in self._ids and unicodedata.category(c)[0] in "PSZC"})
         marks = {
             c: known for c in unknown if (known := next((k for k in NEAREST_MARKS.get(c, "") if k in self._ids), ""))
@@ -502,6 +505,18 @@ class Tokenizer:
             c if c not in unknown else "" if unicodedata.category(c) in ("Cf", "Cn", "Co") else gap for c in prepared
         )
         return (re.sub(" {2,}", " ", kept).strip() if gap else kept), nearest + unknown
+
+    def _plain_letters(self, prepared: str) -> tuple[str, list[str]]:
+        """A letter the vocabulary lacks read as its letter without accents where it has that one
+        ("café" in an English run: "é→e"), as a reader without the accent would say it."""
+        read: dict[str, str] = {}
+        for c in sorted({c for c in prepared if c not in self._ids and unicodedata.category(c)[0] == "L"}):
+            plain = "".join(part for part in unicodedata.normalize("NFKD", c) if not unicodedata.combining(part))
+            if plain and plain != c and all(part in self._ids for part in plain):
+                read[c] = plain
+        if not read:
+            return prepared, []
+        return "".join(read.get(c, c) for c in prepared), [f"{c}\u2192{plain}" for c, plain in read.items()]
 
     def _nearest_phonemes(self, prepared: str) -> tuple[str, list[str]]:
         read: dict[str, str] = {}
