@@ -299,6 +299,9 @@ def test_english_titles_and_streets_read_alike_with_either_cleaners_and_feet_sta
         assert prepared[0] == said[0], cleaners
         if cleaners == ["multilingual_cleaners"]:  # Ito's list reads "rev." before a number too
             assert prepared[1] == said[1]
+        # What synthesize reports it read (`read_as`) is what it read, also for a phonemes run.
+        tokenizer = Tokenizer.build(["a"], cleaners, frontend="phonemes", languages=["en"], numbers="words")
+        assert tokenizer.reading(texts[0]) == said[0]
     # Written without full stops, as British English writes them; in mixed case an acronym in capitals
     # is its letters, and a case's "v." is versus.
     assert prepare_texts(

@@ -469,9 +469,8 @@ class Tokenizer:
         dates and abbreviations read out for `language` ("$5" -> "five dollars")."""
         if language is None and self.languages:
             language = self.languages[0]
-        normalize = language_normalizer(language, self.frontend, self.numbers)
-        cleaned = clean_text(case_for(text, language), self.cleaners)
-        return normalize(cleaned) if normalize is not None else cleaned
+        # What `prepare` reads, stopped before the phonemes ("St. James St.": its street, too).
+        return prepare_texts([text], self.cleaners, "characters", language, self.numbers)[0]
 
     def speakable(self, prepared: str) -> tuple[str, list[str]]:
         """`prepared` with the punctuation and symbols the vocabulary lacks left out (a space where
