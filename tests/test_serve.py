@@ -260,6 +260,8 @@ def test_a_parameter_given_twice_or_as_a_list_is_refused_and_an_error_carries_it
     assert error_of(get(f"{url}/api/tts", truth, json_type))[1].startswith("speed 'true' is not a number")
     status, _, body = get(f"{url}/api/tts?{urllib.parse.urlencode({'text': 'Привет'})}")
     assert status == 400 and "the run reads en" in json.loads(body)["hint"]
+    status, _, body = get(f"{url}/api/tts?text=Hello.&speaker_id=en-us+f3")  # the + unescaped: a space
+    assert status == 400 and json.loads(body)["hint"] == "a + in a URL's query is a space: write en-us+f3 as en-us%2Bf3"
 
 
 def _wav(samples) -> bytes:

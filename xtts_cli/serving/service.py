@@ -140,8 +140,14 @@ class VoiceService:
             )
         speaker = fields.get("speaker_id") or None
         if speaker is not None and speaker not in self.speakers():
+            # A "+" written into a URL's query arrives as a space: espeak-ng's voices have one.
+            plus = speaker.replace(" ", "+")
             raise Refused(
-                400, f"speaker_id {speaker!r} is not one of this run's speakers: {', '.join(self.speakers())}"
+                400,
+                f"speaker_id {speaker!r} is not one of this run's speakers: {', '.join(self.speakers())}",
+                f"a + in a URL's query is a space: write {plus} as {plus.replace('+', '%2B')}"
+                if plus != speaker and plus in self.speakers()
+                else None,
             )
         if speaker is not None and reference is not None:
             raise Refused(400, "speaker_id and a speaker_wav upload both name a voice; send one of them")
