@@ -11,7 +11,7 @@ import pytest
 from training_support import tiny_config, undocumented_keys
 
 from xtts_cli.cli.app import app
-from xtts_cli.diagnosis.checkup import RankedFinding, _dedupe, input_bound_share, rank
+from xtts_cli.diagnosis.checkup import EAGER_STEP_FINDINGS, RankedFinding, _dedupe, input_bound_share, rank
 from xtts_cli.findings import SEVERITY_RANK, ConfigChange
 
 
@@ -119,6 +119,7 @@ def test_timed_run_compares_pipeline_and_model_rates(runner, tmp_path: Path) -> 
         payload["findings"],
         key=lambda f: (
             SEVERITY_RANK[f["severity"]],
+            f["id"] not in EAGER_STEP_FINDINGS,
             -(f["expected_gain_percent"] if f["expected_gain_percent"] is not None else -1),
         ),
     )
@@ -138,6 +139,10 @@ def test_ranking_puts_errors_first_then_warnings_by_their_gain_then_notes() -> N
         ]
     )
     assert [x.id for x in ranked] == ["err", "small", "warn", "big", "info"]
+    # An eager step goes first among warnings, above a measured one: what is measured beside it
+    # changes once it runs as a graph.
+    eager = rank([f("host-contention", "warning", 78.0), f("eager-step", "warning"), f("err", "error")])
+    assert [x.id for x in eager] == ["err", "eager-step", "host-contention"]
     # One fix named by two measurements keeps both (each its own evidence); by a config rule besides, not it.
     precompute = ConfigChange(key="data.preprocessing_mode", value="precompute")
     kept = _dedupe(

@@ -492,13 +492,18 @@ def _ranked(finding: Finding, source: str, gain: Optional[float] = None) -> Rank
     return RankedFinding(**finding.model_dump(), source=source, expected_gain_percent=gain)
 
 
+# A step run eagerly is several times slower op by op, and every figure measured beside it (its
+# host contention, the input-bound share) changes once it runs as a graph: fixed first.
+EAGER_STEP_FINDINGS = frozenset({"eager-step", "graph-mode-off", "eager-debug-on"})
+
+
 def rank(findings: list[RankedFinding]) -> list[RankedFinding]:
-    """By severity; within it by expected gain (largest first, unmeasured last); stable otherwise.
-    A measured note (5-20 % of the step) never outranks a warning it would hide."""
+    """By severity; within it an eager step first, then by expected gain (largest first, unmeasured
+    last); stable otherwise. A measured note (5-20 % of the step) never outranks a warning it would hide."""
 
     def key(f: RankedFinding) -> tuple:
         gain = f.expected_gain_percent if f.expected_gain_percent is not None else -1.0
-        return (SEVERITY_RANK[f.severity], -gain)
+        return (SEVERITY_RANK[f.severity], f.id not in EAGER_STEP_FINDINGS, -gain)
 
     return sorted(findings, key=key)
 
