@@ -215,7 +215,7 @@ def _render(profile) -> None:
     for finding in profile.recommendations:
         print_finding(out, finding)
     if not profile.recommendations:
-        out.print("no changes recommended")
+        out.print("no changes recommended by these timings (`xtts validate` checks the settings themselves)")
     for note in profile.notes:
         out.print(f"[dim]note: {note}[/]")
     if profile.tensorboard_dir:
