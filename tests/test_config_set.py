@@ -59,6 +59,13 @@ def test_a_flag_and_a_set_that_disagree_are_refused() -> None:
     with pytest.raises(ConfigError, match="data.batch_size is given twice: 4 by a flag and 8 by --set"):
         resolve_config(None, {"data.batch_size": 4}, sets=["data.batch_size=8"])
     assert resolve_config(None, {"data.batch_size": 8}, sets=["data.batch_size=8"]).config.data.batch_size == 8
+    # One key written twice under its old name and its own: both named, the values as YAML writes them.
+    with pytest.raises(ConfigError) as caught:
+        resolve_config(None, sets=["data.enable_xla=true", "training.enable_xla_compilation=false"])
+    assert caught.value.lines == [
+        "--set training.enable_xla_compilation (as data.enable_xla and as training.enable_xla_compilation) "
+        "is given twice: true and false"
+    ]
 
 
 @pytest.mark.parametrize("command", CONFIG_COMMANDS)

@@ -288,12 +288,13 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
     value (`8` is a number, `true` a flag, `[a, b]` a list, nothing at all is empty)."""
     keys = known_keys()
     parsed: dict[str, Any] = {}
+    written: dict[str, str] = {}  # each canonical key as the command line wrote it (an alias, maybe)
     for item in items:
         key, sep, text = item.partition("=")
         key = key.strip()
         if not sep or not key:
             raise ConfigError(f"--set {item!r}: expected KEY=VALUE", hint="e.g. --set data.batch_size=8")
-        key = {**ALIASES, **MOVED}.get(key, key)
+        given, key = key, {**ALIASES, **MOVED}.get(key, key)
         if key not in keys:
             section, _, name = key.partition(".")
             guess = did_you_mean(name, section, section_fields()) if name else None
@@ -307,9 +308,17 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
         except yaml.YAMLError:
             value = text  # a string YAML cannot read as anything else (`a: b`) stays a string
         if key in parsed and parsed[key] != value:
-            raise ConfigError(f"--set {key} is given twice: {parsed[key]!r} and {value!r}", hint="give it once")
-        parsed[key] = value
+            both = key if written[key] == given else f"{key} (as {written[key]} and as {given})"
+            raise ConfigError(
+                f"--set {both} is given twice: {_as_yaml(parsed[key])} and {_as_yaml(value)}", hint="give it once"
+            )
+        parsed[key], written[key] = value, given
     return parsed
+
+
+def _as_yaml(value: Any) -> str:
+    """A value as the YAML it was written in (true, null, 1e-4), not Python's repr (True, None)."""
+    return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
 
 
 def _say_the_preset_is_read(preset: Path) -> None:
@@ -374,7 +383,8 @@ def resolve_config(
     for key, value in parse_sets(sets).items():
         if key in overrides and overrides[key] != value:
             raise ConfigError(
-                f"{key} is given twice: {overrides[key]!r} by a flag and {value!r} by --set", hint="give it once"
+                f"{key} is given twice: {_as_yaml(overrides[key])} by a flag and {_as_yaml(value)} by --set",
+                hint="give it once",
             )
         overrides[key] = value
     if overrides.get("data.dataset_path") is not None and "datasets" in canonical.get("data", {}):
