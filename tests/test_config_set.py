@@ -95,3 +95,10 @@ def test_train_runs_with_the_values_set(runner, tmp_path: Path) -> None:
     assert json.loads(result.stdout)["final_step"] == 3
     written = (tmp_path / "run" / "config.yaml").read_text(encoding="utf-8")
     assert "batch_size: 2" in written
+
+
+def test_a_section_given_as_a_key_says_so_with_a_key_of_it() -> None:
+    with pytest.raises(ConfigError) as caught:
+        resolve_config(None, sets=["data=4"])
+    assert caught.value.lines == ["--set data: a section, not a key"]
+    assert caught.value.hint == "give one of its keys, e.g. --set data.batch_size=16"

@@ -126,7 +126,8 @@ def parse_yaml(text: str, where: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(
             f"{where}: the top level must be a mapping of sections (data, model, training, devices, profiling, watch, synthesis), "
-            f"got {type(data).__name__}"
+            f"got {type(data).__name__}",
+            hint="write each section as a key with its keys indented under it (data:, then   batch_size: 16)",
         )
     return data
 
@@ -296,6 +297,10 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
             raise ConfigError(f"--set {item!r}: expected KEY=VALUE", hint="e.g. --set data.batch_size=8")
         given, key = key, {**ALIASES, **MOVED}.get(key, key)
         if key not in keys:
+            if key in section_fields():
+                raise ConfigError(
+                    f"--set {key}: a section, not a key", hint=f"give one of its keys, e.g. --set {_example(key)}"
+                )
             section, _, name = key.partition(".")
             guess = did_you_mean(name, section, section_fields()) if name else None
             guess = guess or next(iter(difflib.get_close_matches(key, keys, n=1, cutoff=0.6)), None)
@@ -314,6 +319,13 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
             )
         parsed[key], written[key] = value, given
     return parsed
+
+
+def _example(section: str) -> str:
+    """A key of `section` with its default, as --set takes it."""
+    fields = section_fields()[section]
+    name = "batch_size" if "batch_size" in fields else next(iter(fields))
+    return f"{section}.{name}={_as_yaml(fields[name].default)}"
 
 
 def _as_yaml(value: Any) -> str:

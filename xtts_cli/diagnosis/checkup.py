@@ -272,7 +272,7 @@ def outside_limits_finding(scan, data) -> Finding:
         message=f"{scan.outside_limits:,} of {scan.total_items:,} clips ({share:.1%}) are outside the length limits "
         f"and left out ({', '.join(f'{n:,} {r}' for r, n in reasons)}); to train on them, "
         f"{'; '.join(LIMIT_FIXES[r] for r, _ in reasons)}: longer clips and texts cost memory and padding "
-        "(listed under dataset.bad_files)",
+        "(each listed with its reason in the dataset report; --json: dataset.bad_files)",
     )
 
 
@@ -433,7 +433,7 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
                 id="dataset-bad-files",
                 severity="warning",
                 message=f"{sum(broken.values())} of {scan.total_items} dataset items are skipped ({reasons}); fix or "
-                "remove them (listed under dataset.bad_files)",
+                "remove them (each listed with its reason in the dataset report; --json: dataset.bad_files)",
             )
         )
     if scan.outside_limits:
