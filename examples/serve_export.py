@@ -10,8 +10,9 @@ lower case, NFKC, one space between words (the `multilingual_cleaners` and `basi
 xtts; English abbreviations, and digits read as words where `export.json`'s `numbers` says
 `words`, are not reproduced here). With the `phonemes` front end it phonemises with espeak-ng
 through `phonemizer`, as `export.json` says.
-Then each symbol becomes 1 + its index in `symbols`, and a symbol the model lacks is left out (a
-text left with none, another script, is a 400).
+Then each symbol becomes 1 + its index in `symbols`, and a symbol the model lacks is left out and
+named in the answer's `X-Left-Out` header (a JSON list; a text left with none, another script, is
+a 400). Errors are JSON: {"error": "..."}.
 The reference clip is 16-bit mono WAV at the export's `sample_rate`; `--speaker` speaks with the
 export's `speaker` signature instead (one of `export.json`'s `speakers`: an adapted voice).
 """
@@ -83,11 +84,16 @@ class Voice:
                 raise SystemExit(f"--speaker {speaker}: the export speaks {', '.join(self.info['speakers'])} by name")
             self.speaker, self.speak_as = self.info["speakers"].index(speaker), signatures["speaker"]
 
-    def text_ids(self, text: str, language: str) -> list[int]:
+    def read(self, text: str, language: str) -> tuple[list[int], list[str]]:
+        """The model's ids of `text`, and the symbols it lacks (left out)."""
         prepared = clean(text)
         if self.info["text_frontend"] == "phonemes":
             prepared = phonemize(prepared, self.info["espeak_voices"][language], self.info["punctuation_marks"])
-        return [self.ids[symbol] for symbol in prepared if symbol in self.ids]
+        lacked = sorted({symbol for symbol in prepared if symbol not in self.ids})
+        return [self.ids[symbol] for symbol in prepared if symbol in self.ids], lacked
+
+    def text_ids(self, text: str, language: str) -> list[int]:
+        return self.read(text, language)[0]
 
     def wav(self, text: str, language: str) -> bytes:
         ids = tf.constant(self.text_ids(text, language), tf.int32)
@@ -113,21 +119,28 @@ def main() -> None:
         def do_GET(self) -> None:
             query = {key: values[0] for key, values in parse_qs(urlsplit(self.path).query).items()}
             language = query.get("language", voice.info["languages"][0])
-            if urlsplit(self.path).path != "/tts" or not query.get("text"):
-                self.send_error(400, "GET /tts?text=...&language=" + "|".join(voice.info["languages"]))
-                return
-            if language not in voice.info["languages"]:
-                self.send_error(400, f"language {language} is not the export's: {', '.join(voice.info['languages'])}")
-                return
-            if not voice.text_ids(query["text"], language):  # another script: nothing the model reads
-                self.send_error(400, f"no symbol of the text is one the model reads (it reads {language} as trained)")
-                return
-            body = voice.wav(query["text"], language)
-            self.send_response(200)
-            self.send_header("Content-Type", "audio/wav")
-            self.send_header("Content-Length", str(len(body)))
+            if urlsplit(self.path).path != "/tts":
+                self.answer(404, {"error": "the one path is GET /tts?text=...&language=..."})
+            elif not query.get("text", "").strip():
+                self.answer(400, {"error": "text is empty; pass the text to speak as text="})
+            elif language not in voice.info["languages"]:
+                languages = ", ".join(voice.info["languages"])
+                self.answer(400, {"error": f"language {language} is not the export's: {languages}"})
+            else:
+                ids, lacked = voice.read(query["text"], language)
+                if not ids:  # another script: nothing the model reads
+                    self.answer(400, {"error": f"no symbol of the text is one the model reads ({language} as trained)"})
+                else:
+                    self.answer(200, voice.wav(query["text"], language), {"X-Left-Out": json.dumps(lacked)})
+
+        def answer(self, status: int, body: bytes | dict, headers: dict | None = None) -> None:
+            kind = "audio/wav" if isinstance(body, bytes) else "application/json"
+            data = body if isinstance(body, bytes) else json.dumps(body).encode("utf-8")
+            self.send_response(status)
+            for name, value in {"Content-Type": kind, "Content-Length": str(len(data)), **(headers or {})}.items():
+                self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(body)
+            self.wfile.write(data)
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     print(f"serving {args.export} at http://127.0.0.1:{server.server_address[1]}/tts", flush=True)

@@ -251,6 +251,7 @@ def test_recommendations_name_the_setting_behind_each_finding(tmp_path: Path) ->
     ]
 
 
+@pytest.mark.slow
 def test_unbucketed_batches_of_two_profile_in_two_steps_and_contention_is_timed_on_the_batches_themselves(
     runner, tmp_path: Path
 ) -> None:

@@ -607,9 +607,13 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
     try:
         address = process.stdout.readline().split(" at ")[1].strip()
         # A text the model has no symbol of (another script) is a 400, and the next request is answered.
-        assert get(f"{address}?{urllib.parse.urlencode({'text': 'Привет'})}")[0] == 400
+        assert error_of(get(f"{address}?{urllib.parse.urlencode({'text': 'Привет'})}"))[0] == 400
+        assert error_of(get(f"{address}?text=")) == (400, "text is empty; pass the text to speak as text=")
         status, headers, wav = get(f"{address}?{urllib.parse.urlencode({'text': text})}")
-        assert status == 200 and headers["Content-Type"] == "audio/wav"
+        assert status == 200 and headers["Content-Type"] == "audio/wav" and headers["X-Left-Out"] == "[]"
+        # Digits the run never wrote (it reads no numbers here): spoken without them, and named.
+        said = get(f"{address}?{urllib.parse.urlencode({'text': 'It costs 1999 dollars.'})}")
+        assert said[0] == 200 and json.loads(said[1]["X-Left-Out"]) == ["1", "9"]
         speak = tf.saved_model.load(str(out)).signatures["serving_default"]
         expected = speak(
             text_ids=tf.constant(voice.text_ids(text, "en"), tf.int32),

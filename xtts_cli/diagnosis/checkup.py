@@ -614,7 +614,7 @@ def checkup(
 
     info, python_found = _pipeline_graph(config, scan, report)
     measured += python_found
-    padding = _padding_finding(config, info)
+    padding = _padding_finding(config, info, xla_enabled(config.training, "GPU" if machine.gpus else "CPU"))
     if padding is not None:  # planned from the scan: it outranks a config rule with the same fix
         measured.append(padding)
 
@@ -693,7 +693,7 @@ def _pipeline_graph(config: XttsConfig, scan: Any, report: Checkup) -> tuple[Any
     return info, found
 
 
-def _padding_finding(config: XttsConfig, info: Any) -> Optional[RankedFinding]:
+def _padding_finding(config: XttsConfig, info: Any, xla: bool) -> Optional[RankedFinding]:
     """Padding waste, with the fix that fits the data: a step that reads mels computes on the
     padding; one that crops segments (a vocoder) does not."""
     if info.padding_efficiency >= MIN_PADDING_EFFICIENCY or info.output != "mel":
@@ -713,6 +713,8 @@ def _padding_finding(config: XttsConfig, info: Any) -> Optional[RankedFinding]:
         )
     elif not config.data.bucket_by_length:
         fix = ConfigChange(key="data.bucket_by_length", value=True)
+        if xla:  # what validate's variable-shapes says, which this finding stands in for
+            small = "; and XLA compiles the step again for every new batch shape, seconds each"
     elif finer > config.data.num_buckets:
         fix = ConfigChange(key="data.num_buckets", value=finer)
     else:
