@@ -151,34 +151,29 @@ def _parallelism(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding
 
 def _static_shapes(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     data = loaded.config.data
-    if not data.pad_to_fixed_length and not data.bucket_by_length:
-        # The step's input signature leaves the lengths unknown: plain graph mode traces it once,
-        # XLA compiles it for every new shape (training/steps.py).
-        cost = (
-            "XLA compiles the step again for every new batch shape, seconds each"
-            if xla_enabled(loaded.config.training, "GPU" if machine.gpus else "CPU")
-            else "each batch is padded to its longest clip, so short clips shuffled beside long ones can be mostly "
-            "padding (`xtts profile-pipeline` measures the share)"
-        )
+    if data.pad_to_fixed_length == data.bucket_by_length:
+        # Both off: the step's input signature leaves the lengths unknown, so plain graph mode traces
+        # it once and XLA compiles it for every new shape (training/steps.py). Both on: the plan pads
+        # to the fixed length first (data/plan.py), and the buckets change nothing.
+        if data.pad_to_fixed_length:
+            found, key, value = "fixed-padding-over-buckets", "data.pad_to_fixed_length", False
+            said = (
+                f"data.pad_to_fixed_length pads every batch to data.max_mel_frames ({data.max_mel_frames} "
+                "frames), so data.bucket_by_length's buckets save no padding"
+            )
+        else:
+            found, key, value = "variable-shapes", "data.bucket_by_length", True
+            said = "data.bucket_by_length and data.pad_to_fixed_length are both false: " + (
+                "XLA compiles the step again for every new batch shape, seconds each"
+                if xla_enabled(loaded.config.training, "GPU" if machine.gpus else "CPU")
+                else "each batch is padded to its longest clip, so short clips shuffled beside long ones can be "
+                "mostly padding (`xtts profile-pipeline` measures the share)"
+            )
         yield Finding(
-            id="variable-shapes",
+            id=found,
             severity="warning",
-            message=f"data.bucket_by_length and data.pad_to_fixed_length are both false: {cost}; "
-            "set data.bucket_by_length to true",
-            fix=_set("data.bucket_by_length", True),
-        )
-
-
-def _fixed_over_buckets(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
-    data = loaded.config.data
-    if data.pad_to_fixed_length and data.bucket_by_length:
-        # The plan pads to the fixed length first (data/plan.py): the buckets then change nothing.
-        yield Finding(
-            id="fixed-padding-over-buckets",
-            severity="warning",
-            message=f"data.pad_to_fixed_length pads every batch to data.max_mel_frames ({data.max_mel_frames} "
-            "frames), so data.bucket_by_length's buckets save no padding; set data.pad_to_fixed_length to false",
-            fix=_set("data.pad_to_fixed_length", False),
+            message=f"{said}; set {key} to {str(value).lower()}",
+            fix=_set(key, value),
         )
 
 
@@ -603,7 +598,6 @@ RULES: tuple[Rule, ...] = (
     _prefetch,
     _parallelism,
     _static_shapes,
-    _fixed_over_buckets,
     _mel_frames,
     _frozen_from_zero,
     _mixed_precision,
