@@ -606,15 +606,33 @@ def test_precompute_shards_rebuild_on_changed_settings_files_and_interruptions(t
 def test_a_clip_that_passes_the_scan_but_does_not_decode_is_named_by_the_precompute_pass(tmp_path):
     # A FLAC whose header is intact and whose frames are not: the scan reads headers only, so the
     # pass over the clips is where it fails, and the error names that clip, not its neighbours.
+    from xtts_cli.data.audio_codecs import decode_failures
+
     root = copy_dataset(tmp_path, ["pcm16", "flac16", "vorbis", "mp3vbr", "rate16k"])
     flac = root / "wavs" / "flac16.flac"
     body = flac.read_bytes()
     flac.write_bytes(body[:200] + bytes((i * 37 + 11) % 256 for i in range(len(body) - 200)))
+    report = scan_dataset(config(dataset=root, eval_fraction=0.0).data)
+    assert len(report.items) == 5  # it passed the scan
+    # Decoded while training (runtime mode), it is skipped, the rest served, and named for training
+    # to say: TensorFlow's own warning of the skip is hidden by its quiet log.
+    assert str(flac) not in decode_failures()
+    runtime = config(dataset=root, preprocessing_mode="runtime", eval_fraction=0.0, batch_size=1)
+    ds, _ = build_pipeline(runtime, report.items, tokenizer_for(report, runtime.data), training=False)
+    assert sum(len(batch["mel_lengths"]) for batch in epoch(ds)) == 4
+    assert decode_failures()[str(flac)]  # libsndfile's reason, whatever it is for these bytes
+    from xtts_cli.training.controller import MetricsHook
+
+    said: list = []
+    logging = MetricsHook.__new__(MetricsHook)  # training's logging action, as it logs a step
+    logging.said_failed, logging.progress = set(), said.append
+    logging._say_decode_failures()
+    logging._say_decode_failures()  # named once, not at every log
+    (warning,) = said
+    assert warning.label == "warning" and f"{flac} (" in warning.message and "skipped every epoch" in warning.message
     cfg = config(
         dataset=root, preprocessing_mode="precompute", feature_cache_dir=str(tmp_path / "store"), eval_fraction=0.0
     )
-    report = scan_dataset(cfg.data)
-    assert len(report.items) == 5  # it passed the scan
     with pytest.raises(XttsError) as error:
         build_pipeline(cfg, report.items, tokenizer_for(report, cfg.data), training=False)
     line = str(error.value).splitlines()[0]

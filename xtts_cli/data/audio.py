@@ -55,7 +55,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 import tensorflow as tf
 
-from xtts_cli.data.audio_codecs import CODECS, COMPRESSED_CODECS, DECODERS, compressed_decoder
+from xtts_cli.data.audio_codecs import CODECS, COMPRESSED_CODECS, DECODERS, compressed_decoder, note_decode_failure
 from xtts_cli.data.features import MelSettings
 
 # Trim: frames quieter than this many dB below the clip's loudest frame are silence. 45 dB is the
@@ -77,14 +77,15 @@ MAX_RESAMPLE_WEIGHTS = 1 << 22
 DIRECT_RESAMPLE_BLOCK = 4096
 
 
-def _decode_route(codec: str, contents, data_offset, channels, num_samples, decoder: str):
-    """One codec's decoder: bytes -> float32 [samples, channels] in [-1, 1]."""
+def _decode_route(codec: str, contents, data_offset, channels, num_samples, decoder: str, path=None):
+    """One codec's decoder: bytes -> float32 [samples, channels] in [-1, 1]; `path` names the file
+    when libsndfile cannot decode it (`note_decode_failure`)."""
     if codec.startswith("wav_"):
         return _decode_raw_pcm(codec, contents, data_offset, channels, num_samples)
     if codec not in COMPRESSED_CODECS:
         raise ValueError(f"unknown codec {codec!r}; known: {', '.join(CODECS)}")
     if decoder == "soundfile":
-        return _decode_soundfile(contents, channels, num_samples)
+        return _decode_soundfile(contents, channels, num_samples, path)
     if decoder != "tensorflow-io":
         raise ValueError(f"unknown decoder {decoder!r}; known: {', '.join(DECODERS)}")
     import tensorflow_io as tfio
@@ -98,14 +99,19 @@ def _decode_route(codec: str, contents, data_offset, channels, num_samples, deco
     return tfio.audio.decode_mp3(contents)
 
 
-def _soundfile_read(contents: bytes, channels, num_samples) -> np.ndarray:
+def _soundfile_read(contents: bytes, channels, num_samples, path: bytes = b"") -> np.ndarray:
     import io
 
     import soundfile
 
     if isinstance(contents, np.ndarray):  # eagerly a 0-d object array (BytesIO would read its pointers)
         contents = contents.item()
-    audio, _ = soundfile.read(io.BytesIO(contents), dtype="float32", always_2d=True)
+    try:
+        audio, _ = soundfile.read(io.BytesIO(contents), dtype="float32", always_2d=True)
+    except Exception as error:  # libsndfile's own (LibsndfileError), or what its reader raises
+        if path:
+            note_decode_failure(path.decode("utf-8", "replace"), str(error) or type(error).__name__)
+        raise
     # The scan's length, which bucketing planned with: libsndfile and the header walk agree on the
     # fixtures, and a decoder that disagrees by a frame must not overrun a bucket's padded length.
     count = int(num_samples)
@@ -114,8 +120,9 @@ def _soundfile_read(contents: bytes, channels, num_samples) -> np.ndarray:
     return audio[:count]
 
 
-def _decode_soundfile(contents, channels, num_samples):
-    audio = tf.numpy_function(_soundfile_read, [contents, channels, num_samples], tf.float32, stateful=False)
+def _decode_soundfile(contents, channels, num_samples, path=None):
+    named = path if path is not None else tf.constant(b"")
+    audio = tf.numpy_function(_soundfile_read, [contents, channels, num_samples, named], tf.float32, stateful=False)
     return tf.ensure_shape(audio, [None, channels if isinstance(channels, int) else None])
 
 
@@ -153,6 +160,7 @@ def decode_audio(
     codecs=CODECS,
     rates: Sequence[int] = (),
     decoder: Optional[str] = None,
+    path=None,
 ):
     """File bytes -> mono float32 [samples] at data.sample_rate, trimmed / normalised as configured.
 
@@ -163,6 +171,7 @@ def decode_audio(
     decided when the graph is built; measured about 10 % of a 16-bit WAV's read + decode).
     `rates`: the rates the clips fed to this graph have, when `file_rate` is a tensor (see `resample`).
     `decoder`: what decodes FLAC, Ogg and MP3 (one of DECODERS); `compressed_decoder()` by default.
+    `path`: the file's name, for the record of clips libsndfile could not decode.
     """
     if decoder is None and set(codecs) & set(COMPRESSED_CODECS):
         decoder = compressed_decoder()
@@ -171,7 +180,8 @@ def decode_audio(
     branches = [
         (
             lambda codec=codec: tf.ensure_shape(
-                _decode_route(codec, contents, data_offset, channels, num_samples, decoder or "soundfile"), [None, None]
+                _decode_route(codec, contents, data_offset, channels, num_samples, decoder or "soundfile", path),
+                [None, None],
             )
         )
         for codec in codecs

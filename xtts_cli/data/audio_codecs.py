@@ -5,6 +5,7 @@ them without loading TensorFlow; `audio.py` decodes them in the graph."""
 from __future__ import annotations
 
 import functools
+import threading
 
 CODECS = (
     "wav_pcm16",
@@ -45,3 +46,21 @@ def compressed_decoder() -> str:
     except Exception:  # ImportError, NotFoundError, NotImplementedError: the kernels do not load
         return "soundfile"
     return "tensorflow-io"
+
+
+# Clips whose decoding failed inside the pipeline (corrupt frames in a container whose header the
+# scan read): path -> libsndfile's reason. The pipeline skips them (`ignore_errors`), whose own
+# warning TensorFlow's quiet log hides; training names them from here.
+_DECODE_FAILURES: dict[str, str] = {}
+_DECODE_FAILURES_LOCK = threading.Lock()
+
+
+def note_decode_failure(path: str, reason: str) -> None:
+    with _DECODE_FAILURES_LOCK:
+        _DECODE_FAILURES.setdefault(path, " ".join(reason.split()))
+
+
+def decode_failures() -> dict[str, str]:
+    """Every clip that failed to decode in this process so far, with its reason."""
+    with _DECODE_FAILURES_LOCK:
+        return dict(_DECODE_FAILURES)

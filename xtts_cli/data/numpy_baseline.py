@@ -14,7 +14,7 @@ import numpy as np
 
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.audio import PEAK_LIMIT, TARGET_RMS, TRIM_TOP_DB
-from xtts_cli.data.audio_codecs import CODECS
+from xtts_cli.data.audio_codecs import CODECS, note_decode_failure
 from xtts_cli.data.features import MEL_FLOOR, analysis_window, mel_filterbank
 from xtts_cli.errors import XttsError
 
@@ -112,7 +112,11 @@ def make_loader(data: DataConfig, output: str):
 
     def load(path, codec_index, rate, channels, offset, num_samples):
         codec = CODECS[int(codec_index)]
-        audio = decode_file(path.decode("utf-8"), codec, int(channels), int(offset), int(num_samples)).mean(axis=1)
+        try:
+            audio = decode_file(path.decode("utf-8"), codec, int(channels), int(offset), int(num_samples)).mean(axis=1)
+        except Exception as error:  # corrupt frames the scan's header read could not see: skipped, and named
+            note_decode_failure(path.decode("utf-8", "replace"), str(error) or type(error).__name__)
+            raise
         audio = resample_linear(audio.astype(np.float32), int(rate), data.sample_rate)
         if data.trim_silence:
             audio = trim_silence(audio, data)

@@ -272,6 +272,7 @@ def _native_stage(
             codecs,
             rates,
             decoder,
+            path=element["path"],
         )
         return log_mel(audio, features) if output == "mel" else audio
 

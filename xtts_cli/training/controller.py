@@ -161,6 +161,7 @@ class MetricsHook(Hook):
         self.sampler: Any = None
         self.loop_started = time.perf_counter()
         self.last_end: Optional[StepEnd] = None
+        self.said_failed: set[str] = set()
 
     @staticmethod
     def _empty() -> dict[str, float]:
@@ -213,6 +214,25 @@ class MetricsHook(Hook):
             if value is not None:
                 tf.summary.scalar(f"gpu/{key}", value, step=end.step)
         self.progress(logged)
+        self._say_decode_failures()
+
+    def _say_decode_failures(self) -> None:
+        """Clips that failed to decode since the last log (the pipeline skips them), named once each."""
+        from xtts_cli.data.audio_codecs import decode_failures
+
+        failed = {path: why for path, why in decode_failures().items() if path not in self.said_failed}
+        if not failed:
+            return
+        self.said_failed |= set(failed)
+        shown = "; ".join(f"{path} ({why})" for path, why in list(failed.items())[:3])
+        more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
+        self.progress(
+            Noted(
+                f"{len(failed)} clip{'s' if len(failed) > 1 else ''} failed to decode and "
+                f"{'are' if len(failed) > 1 else 'is'} skipped every epoch: {shown}{more}; replace or remove them",
+                label="warning",
+            )
+        )
 
     def start_gpu_sampler(self):
         """NVML sampling of the GPUs in use, for the progress line; None on CPU or without NVML."""
