@@ -370,6 +370,24 @@ def test_a_nemo_manifest_saved_with_a_byte_order_mark_is_found(tmp_path):
     assert report.format == "nemo" and len(report.items) == 4 and report.bad == []
 
 
+def test_metadata_saved_as_utf16_is_read_and_a_nul_in_a_line_is_that_line_bad(tmp_path):
+    # Windows' "Unicode text" is UTF-16: with its byte-order mark, or little-endian without one.
+    # Read as UTF-8 its ASCII letters are NUL-separated, and the first path with a NUL crashed a stat.
+    original = (CORPORA / "coqui" / "metadata.csv").read_text(encoding="utf-8")
+    before = scan_dataset(data(CORPORA / "coqui"))
+    for encoding in ("utf-16", "utf-16-le"):
+        shutil.copytree(CORPORA / "coqui", tmp_path / encoding)
+        (tmp_path / encoding / "metadata.csv").write_bytes(original.encode(encoding))
+        report = scan_dataset(data(tmp_path / encoding))
+        assert report.format == "coqui" and len(report.items) == len(before.items) > 0, encoding
+    shutil.copytree(CORPORA / "coqui", tmp_path / "nul")
+    lines = original.splitlines()
+    lines[1] = lines[1].replace("|", "\x00|", 1)
+    (tmp_path / "nul" / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = scan_dataset(data(tmp_path / "nul"))
+    assert [(b.source, b.reason) for b in report.bad if "NUL" in b.detail] == [("metadata.csv:2", "not_utf8")]
+
+
 def test_a_clip_with_no_speaker_among_clips_that_name_theirs_is_named_not_given_the_folders_name(tmp_path):
     folder, clips = _voice(tmp_path)
     rows = [f"wavs/{clips[0]}|One.|ann", f"wavs/{clips[1]}|Two.| ", f"wavs/{clips[2]}|Three.|bob"]

@@ -173,15 +173,40 @@ def lines_and_faults(path: Path) -> tuple[list[str], dict[int, str]]:
     one line pasted from a spreadsheet in Windows-1252 spoils that line, not the thousands beside it."""
     # A BOM written by spreadsheet exports must not end up in the first id. Split on newlines only:
     # str.splitlines would also break on U+2028, U+0085 and other separators a transcript may hold.
-    raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
+    raw = _as_utf8(path, path.read_bytes()).removeprefix(b"\xef\xbb\xbf")
     lines, faults = [], {}
     for number, line in enumerate(raw.split(b"\n"), start=1):
         try:
-            lines.append(line.decode("utf-8").rstrip("\r"))
+            text = line.decode("utf-8").rstrip("\r")
         except UnicodeDecodeError as error:
             lines.append("")
             faults[number] = f"{NOT_UTF8} ({error.reason} at byte {error.start} of the line)"
+            continue
+        if "\x00" in text:  # valid UTF-8, but no name or transcript holds it (nor may a path)
+            lines.append("")
+            faults[number] = f"{NOT_UTF8} (a NUL byte at character {text.index(chr(0))} of the line)"
+            continue
+        lines.append(text)
     return lines, faults
+
+
+def _as_utf8(path: Path, raw: bytes) -> bytes:
+    """`raw` as UTF-8: a file saved as UTF-16 (Windows' "Unicode text", with its byte-order mark or,
+    little-endian, a NUL after each ASCII letter of its first line) is read as what it says."""
+    head = raw[: raw.find(b"\n") if b"\n" in raw[:4096] else 4096]
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        encoding = "utf-16"
+    elif len(head) >= 8 and head[1::2].count(0) > 0.8 * len(head[1::2]):
+        encoding = "utf-16-le"
+    else:
+        return raw
+    try:
+        return raw.decode(encoding).encode("utf-8")
+    except UnicodeDecodeError as error:
+        raise XttsError(
+            f"{path}: UTF-16 text that does not decode at byte {error.start}",
+            hint="re-save it as UTF-8 (e.g. iconv -f utf-16 -t utf-8)",
+        ) from None
 
 
 def _header(line: str) -> tuple[str, list[str]]:
@@ -199,8 +224,8 @@ MANIFEST_COLUMNS = {
 
 
 def _metadata_format(path: Path) -> str:
-    with open(path, encoding="utf-8-sig", errors="replace") as handle:
-        first = handle.readline().strip()
+    text = _as_utf8(path, path.read_bytes()).decode("utf-8-sig", "replace")
+    first = text.split("\n", 1)[0].strip()
     _, columns = _header(first)
     if "audio_file" in columns and "text" in columns:
         return "coqui"

@@ -512,7 +512,7 @@ def _speakers_throughout(lists: list[list[Entry]], speakers: dict[str, str]) -> 
                 path=entry.path,
                 malformed="names no speaker while other clips name theirs; write its speaker",
             )
-            if not named(entry) and not entry.malformed and not entry.missing_transcript
+            if not named(entry) and not (entry.malformed or entry.missing_transcript or entry.not_utf8)
             else entry
             for entry in entries
         ]
