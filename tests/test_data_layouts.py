@@ -467,3 +467,39 @@ def test_a_folder_of_clips_beside_their_transcripts_is_one_voice_or_a_voice_a_fo
     empty.mkdir()
     with pytest.raises(XttsError, match="holds no audio in it or one folder below"):
         scan_dataset(data(empty, dataset_format="folder"))
+
+
+def test_a_pipe_inside_a_three_column_ljspeech_line_is_split_where_there_is_no_doubt_or_named():
+    from xtts_cli.data.layouts import _ljspeech_entries
+
+    lines = [
+        "a|One.|one.",
+        "b|This text | has a pipe|This text | has a pipe",  # both columns hold it: the middle |
+        "c|Press A | B to start.|",  # nothing after the last |
+        "d|This text | has a pipe|has a pipe",  # the normalized text once was cut to this
+    ]
+    entries = {entry.source: entry for entry in _ljspeech_entries(Path("metadata.csv"), lines)}
+    assert (entries["metadata.csv:2"].text, entries["metadata.csv:2"].normalized_text) == (
+        "This text | has a pipe",
+        "This text | has a pipe",
+    )
+    assert (entries["metadata.csv:3"].text, entries["metadata.csv:3"].normalized_text) == (
+        "Press A | B to start.",
+        None,
+    )
+    assert entries["metadata.csv:4"].malformed.startswith("a | inside the text of an `id|text|normalized_text` line")
+
+
+def test_a_nemo_line_whose_text_is_null_or_a_list_is_bad_not_the_word_none(tmp_path):
+    shutil.copytree(CORPORA / "nemo", tmp_path / "nemo")
+    manifest = tmp_path / "nemo" / "train_manifest.json"
+    lines = manifest.read_text(encoding="utf-8").splitlines()
+    first, second = json.loads(lines[0]), json.loads(lines[1])
+    first["text"], second["text"] = None, ["green", "trees"]
+    lines[:2] = [json.dumps(first), json.dumps(second)]
+    manifest.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = scan_dataset(data(tmp_path / "nemo"))
+    assert all(item.text != "None" for item in report.items)
+    reasons = {b.source: b.reason for b in report.bad}
+    assert reasons["train_manifest.json:2"] == "malformed_line"
+    assert reasons["train_manifest.json:1"] == "empty_text"  # as an empty string is

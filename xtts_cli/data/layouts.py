@@ -283,13 +283,38 @@ def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
         if first == last or not three:
             text, normalized = line[first + 1 :], None
         else:
-            text, normalized = line[first + 1 : last], line[last + 1 :]
+            split = _text_and_normalized(line[first + 1 :])
+            if split is None:
+                yield Entry(
+                    source=source,
+                    malformed="a | inside the text of an `id|text|normalized_text` line: which | ends the text "
+                    "is unclear; write the line without it",
+                )
+                continue
+            text, normalized = split
         text = text.strip()
         normalized = normalized.strip() if normalized else None
         if os.path.splitext(key)[1].lower() in SUPPORTED_EXTENSIONS:
             yield Entry(source=source, id=os.path.splitext(key)[0], path=key, text=text, normalized_text=normalized)
         else:
             yield Entry(source=source, id=key, text=text, normalized_text=normalized)
+
+
+def _text_and_normalized(rest: str) -> Optional[tuple[str, str]]:
+    """`text|normalized_text` of a three-column line; with a `|` inside, the split that is not in
+    doubt: the middle `|` when both halves read the same (LJSpeech's normalized text is mostly its
+    text), the last when nothing follows it; else None."""
+    cells = rest.split("|")
+    if len(cells) == 2:
+        return cells[0], cells[1]
+    if len(cells) % 2 == 0:
+        half = len(cells) // 2
+        text, normalized = "|".join(cells[:half]), "|".join(cells[half:])
+        if text.strip() == normalized.strip():
+            return text, normalized
+    if not cells[-1].strip():
+        return "|".join(cells[:-1]), ""
+    return None
 
 
 def _table_entries(
@@ -417,6 +442,9 @@ def _nemo_entries(path: Path, root: Path) -> Iterator[Entry]:
         if not isinstance(record, dict) or "audio_filepath" not in record or "text" not in record:
             yield Entry(source=source, malformed="expected a JSON object with audio_filepath and text")
             continue
+        if isinstance(record["text"], (list, dict)):
+            yield Entry(source=source, malformed="its text is a JSON list or object, not a transcript")
+            continue
         audio = str(record["audio_filepath"])
         if not os.path.isabs(audio):
             # NeMo reads a relative audio_filepath from the manifest's folder.
@@ -426,7 +454,7 @@ def _nemo_entries(path: Path, root: Path) -> Iterator[Entry]:
             source=source,
             id=os.path.splitext(audio)[0],
             path=audio,
-            text=str(record["text"]).strip(),
+            text=str(record["text"]).strip() if record["text"] is not None else "",  # null: no transcript, not "None"
             speaker=str(speaker) if speaker not in (None, "") else None,
         )
 
