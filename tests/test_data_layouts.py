@@ -129,13 +129,20 @@ def test_nemo_manifests_may_name_absolute_paths_inside_the_dataset_as_nemo_write
 def test_common_voice_falls_back_to_train_tsv(tmp_path):
     shutil.copytree(CORPORA / "common_voice", tmp_path / "cv")
     (tmp_path / "cv" / "validated.tsv").unlink()
+    clips = tmp_path / "cv" / "clips"
+    shutil.copy(clips / "common_voice_en_1002.mp3", clips / "common_voice_en_1099.mp3")  # a clip of its own
     with open(tmp_path / "cv" / "train.tsv", "a", encoding="utf-8") as table:
         # Common Voice writes sentences unquoted: quotation marks are part of the text.
-        table.write(f'{"c" * 40}\tcommon_voice_en_1002.mp3\t"Stop," she said.\t2\t0\t\t\t\t\ten\t\n')
+        table.write(f'{"c" * 40}\tcommon_voice_en_1099.mp3\t"Stop," she said.\t2\t0\t\t\t\t\ten\t\n')
+    with open(tmp_path / "cv" / "train.tsv", "a", encoding="utf-8") as table:  # a clip listed twice: once
+        table.write(f"{'c' * 40}\tcommon_voice_en_1099.mp3\tAnother text.\t2\t0\t\t\t\t\ten\t\n")
     report = scan_dataset(data(tmp_path / "cv"))
     assert report.format == "common_voice" and len(report.items) == 5
     assert report.metadata_files == [str(tmp_path / "cv" / "train.tsv")]
     assert {item.speaker: item.text for item in report.items}["c" * 40] == '"Stop," she said.'
+    (twice,) = report.bad
+    assert (twice.source, twice.reason) == ("train.tsv:7", "malformed_line")
+    assert twice.detail.startswith("lists the clip train.tsv:6 lists")
 
 
 def test_the_validation_split_keeps_every_speaker_in_training():

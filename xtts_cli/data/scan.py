@@ -476,9 +476,12 @@ def _scan_files(root: Path, name: str, data: DataConfig, source: Source):
     paths = [place[0] for found in places for place in found if place is not None and place[0] is not None]
     with headers.reading_ahead(paths):
         for entries, found in zip(lists, places):
+            listed: dict[str, str] = {}  # each clip's first line in the file: a second lists it again
             good: list[DatasetItem] = []
             for entry, place in zip(entries, found):
                 result = _check_entry(entry, place, data, speakers_by_id, name, headers, source.language)
+                if isinstance(result, DatasetItem):
+                    result = _listed_once(result, entry, listed) or result
                 if isinstance(result, DatasetItem):
                     good.append(result)
                 else:
@@ -691,6 +694,19 @@ def _resolve(
             ),
         )
     return full, written, None
+
+
+def _listed_once(item: DatasetItem, entry: Entry, listed: dict[str, str]) -> Optional[BadItem]:
+    """A line that lists a clip an earlier line of its file lists (with the same text or another)."""
+    first = listed.setdefault(item.audio_path, entry.source)
+    if first == entry.source:
+        return None
+    return BadItem(
+        source=entry.source,
+        path=entry.path,
+        reason="malformed_line",
+        detail=f"lists the clip {first} lists: each clip once (a dataset's weight repeats it)",
+    )
 
 
 def _place(
