@@ -510,3 +510,22 @@ def test_a_nemo_line_whose_text_is_null_or_a_list_is_bad_not_the_word_none(tmp_p
     reasons = {b.source: b.reason for b in report.bad}
     assert reasons["train_manifest.json:2"] == "malformed_line"
     assert reasons["train_manifest.json:1"] == "empty_text"  # as an empty string is
+
+
+def test_clips_in_folders_below_the_speakers_folders_are_counted_or_hinted_not_dropped_silently(tmp_path):
+    source = sorted((CORPORA / "ljspeech2" / "wavs").glob("*.wav"))[:3]
+    root = tmp_path / "voices"
+    for index, clip in enumerate(source):
+        session = root / "ann" / "session1"
+        session.mkdir(parents=True, exist_ok=True)
+        shutil.copy(clip, session / f"c{index}.wav")
+        (session / f"c{index}.txt").write_text("A clip two folders down.\n", encoding="utf-8")
+    with pytest.raises(XttsError) as error:  # nothing the folder layout reads: where the clips are
+        scan_dataset(data(root))
+    assert error.value.hint.startswith("clips with transcripts lie deeper (ann/session1/c0.wav)")
+    shutil.copy(source[0], root / "ann" / "top.wav")
+    (root / "ann" / "top.txt").write_text("A clip in its speaker's folder.\n", encoding="utf-8")
+    report = scan_dataset(data(root, eval_fraction=0.0))
+    (dataset,) = report.datasets
+    assert report.format == "folder" and len(report.items) == 1
+    assert (dataset.unlisted_audio, dataset.unlisted_example) == (3, "ann/session1/c0.wav")

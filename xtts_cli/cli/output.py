@@ -90,6 +90,12 @@ def span(minutes: float) -> str:
 
 def _unlisted(dataset) -> str:
     count, files = dataset.unlisted_audio, ", ".join(os.path.basename(name) for name in dataset.metadata_files)
+    if dataset.format == "folder":
+        return (
+            f"{count:,} audio file{'' if count == 1 else 's'} in folders below the speakers' folders "
+            f"(e.g. {dataset.unlisted_example}): not trained; the folder layout reads the dataset's folder "
+            "and one folder per speaker"
+        )
     return (
         f"{count:,} audio file{'' if count == 1 else 's'} beside the clips {files} lists "
         f"{'is' if count == 1 else 'are'} in no row (e.g. {dataset.unlisted_example}): not trained"

@@ -146,11 +146,35 @@ def detect_format(root: Path, data: DataConfig) -> str:
         return "libritts"
     if _has_clip_with_transcript(root):
         return "folder"
+    deeper = _deeper_clip(root)
     raise XttsError(
         f"no known dataset layout in {str(root)!r}: looked for {LAYOUTS_LOOKED_FOR}",
-        hint="point the dataset path at the corpus root, set data.metadata_train_file to your metadata file, "
+        hint=f"clips with transcripts lie deeper ({deeper}): move each speaker's clips up into its folder, or "
+        "list them in a manifest (path,text,speaker)"
+        if deeper
+        else "point the dataset path at the corpus root, set data.metadata_train_file to your metadata file, "
         "or set data.dataset_format",
     )
+
+
+def _deeper_clip(root: Path, depth: int = 4) -> Optional[str]:
+    """A clip beside its transcript two to `depth` folders below `root` (relative), which the folder
+    layout does not read: `alice/session1/a.wav`; None when there is none."""
+    for folder, subfolders, files in os.walk(root):
+        level = len(Path(folder).relative_to(root).parts)
+        subfolders[:] = sorted(name for name in subfolders if not name.startswith(".")) if level < depth else []
+        stems = {os.path.splitext(name)[0] for name in files if name.endswith((".txt", ".lab"))}
+        clip = next(
+            (
+                n
+                for n in sorted(files)
+                if os.path.splitext(n)[1].lower() in SUPPORTED_EXTENSIONS and os.path.splitext(n)[0] in stems
+            ),
+            None,
+        )
+        if level >= 2 and clip is not None:
+            return os.path.relpath(os.path.join(folder, clip), root)
+    return None
 
 
 # --- metadata files: ljspeech, coqui, manifest ---------------------------------------------------

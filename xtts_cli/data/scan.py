@@ -134,7 +134,9 @@ class DatasetReport(BaseModel):
         0, description="Clips read from outside the dataset root (only with data.allow_absolute_paths)."
     )
     unlisted_audio: int = Field(
-        0, description="Audio files beside the listed clips that no metadata row names (ljspeech, coqui): not trained."
+        0,
+        description="Audio files in the dataset that are not trained: beside the listed clips, named by no "
+        "metadata row (ljspeech, coqui); in folders below the speakers' folders (folder).",
     )
     unlisted_example: Optional[str] = Field(None, description="One of them, to look for.")
 
@@ -363,7 +365,13 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
             not _inside(folders.real_path(item.audio_path), folders.real_folder(str(root)))
             for item in train + evaluation
         )
-    unlisted = _unlisted_audio(train + evaluation, bad, root) if fmt in ("ljspeech", "coqui") else []
+    unlisted = (
+        _unlisted_audio(train + evaluation, bad, root)
+        if fmt in ("ljspeech", "coqui")
+        else _deeper_audio(root)
+        if fmt == "folder"
+        else []
+    )
     summary = DatasetReport(
         name=name,
         path=str(root),
@@ -384,6 +392,21 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         unlisted_example=unlisted[0] if unlisted else None,
     )
     return summary, train, evaluation, bad, total
+
+
+def _deeper_audio(root: Path) -> list[str]:
+    """The audio files in folders below the speakers' folders (relative to `root`, sorted), which
+    the folder layout does not read: `root/alice/session1/a.wav` (hidden folders aside)."""
+    found = []
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [name for name in subfolders if not name.startswith(".")]
+        if len(Path(folder).relative_to(root).parts) >= 2:
+            found += [
+                os.path.relpath(os.path.join(folder, name), root)
+                for name in files
+                if os.path.splitext(name)[1].lower() in SUPPORTED_EXTENSIONS
+            ]
+    return sorted(found)
 
 
 def _unlisted_audio(items: list[DatasetItem], bad: list[BadItem], root: Path) -> list[str]:
