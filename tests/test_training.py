@@ -637,3 +637,18 @@ def test_checkpoints_whose_pointer_file_is_gone_are_resumed_from_not_trained_bes
     assert result.resumed and (result.start_step, result.final_step) == (2, 3)
     notes = [event.message for event in said if type(event).__name__ == "Noted"]
     assert any("had checkpoints but no pointer file (checkpoint): written again, naming ckpt-2" in n for n in notes)
+    # A pointer damaged (cut short, emptied) or naming a checkpoint that is not there: synthesis reads
+    # the newest complete one, and training resumes from it, where it started over at step 0 and wrote
+    # its new checkpoints over the old ones.
+    from xtts_cli.inference import Synthesizer
+
+    pointer = tmp_path / "run" / "checkpoints" / "checkpoint"
+    for damaged in ("", 'model_checkpoint_path: "ckpt-9', 'model_checkpoint_path: "ckpt-999"\n'):
+        pointer.write_text(damaged, encoding="utf-8")
+        assert Synthesizer.load(tmp_path / "run").step == 3, damaged
+    said.clear()
+    four = resolve_config(config_path, {"training.max_steps": 4}).config
+    result = Controller(Trainer(four, run_dir=tmp_path / "run", progress=said.append)).run()
+    assert result.resumed and (result.start_step, result.final_step) == (3, 4)
+    notes = [event.message for event in said if type(event).__name__ == "Noted"]
+    assert any("but a damaged pointer file (checkpoint): written again, naming ckpt-3" in n for n in notes)

@@ -5,9 +5,11 @@ real second process holding the lock, real files beside the run."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from training_support import run_xtts, subprocess_env, tiny_config
@@ -207,3 +209,19 @@ def test_a_feature_store_being_built_has_one_builder(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_config_whose_weights_the_checkpoint_does_not_fit_is_one_line_not_tensorflows_traceback(tmp_path):
+    # A run's config.yaml edited after training (another d_model): the checkpoint's weights are of
+    # other shapes. Training refuses it by name; synthesis raised TensorFlow's ValueError.
+    from xtts_cli.errors import XttsError
+    from xtts_cli.inference import Synthesizer
+
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parents[1] / "data" / "run_before_run_data", run)
+    config = run / "config.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("  d_model: 32", "  d_model: 48"), encoding="utf-8")
+    with pytest.raises(XttsError) as error:
+        Synthesizer.load(run)
+    assert "does not hold every weight of this run's model" in str(error.value)
+    assert "no longer describes the model that was trained" in error.value.hint

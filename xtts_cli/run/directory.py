@@ -273,25 +273,19 @@ def prepare_run_dir(
 
 def _restore_pointer(run: RunDir, note: Callable[[str], None]) -> None:
     """Checkpoints whose pointer file (`checkpoints/checkpoint`) is gone (a copy that left it out, a
-    hand that deleted it): the pointer written again over the complete ones it keeps, newest last,
-    so the run resumes from them rather than starting over beside them."""
+    hand that deleted it), damaged, or names one that is not there: the pointer written again over
+    the complete ones it keeps, newest last, so the run resumes from them rather than starting over
+    beside them and overwriting them."""
     folder = run.checkpoints
-    if (folder / "checkpoint").is_file() or not folder.is_dir():
+    complete = run.complete_checkpoints()
+    if not complete or run.pointed_checkpoint() is not None:
         return
-    steps = sorted(
-        int(found.group(1))
-        for index in folder.glob("ckpt-*.index")
-        if (found := re.fullmatch(r"ckpt-(\d+)\.index", index.name))
-        and any(folder.glob(f"ckpt-{found.group(1)}.data-*"))
-    )
-    if not steps:
-        return
-    kept = "".join(f'all_model_checkpoint_paths: "ckpt-{step}"\n' for step in steps)
-    write_atomically(folder / "checkpoint", f'model_checkpoint_path: "ckpt-{steps[-1]}"\n{kept}', backup=False)
-    note(
-        f"{folder} had checkpoints but no pointer file (checkpoint): written again, naming ckpt-{steps[-1]}, "
-        "the newest, to resume from"
-    )
+    names = [Path(path).name for path in reversed(complete)]
+    kept = "".join(f'all_model_checkpoint_paths: "{name}"\n' for name in names)
+    pointer = folder / "checkpoint"
+    what = "a damaged pointer file (checkpoint)" if pointer.exists() else "no pointer file (checkpoint)"
+    write_atomically(pointer, f'model_checkpoint_path: "{names[-1]}"\n{kept}', backup=False)
+    note(f"{folder} had checkpoints but {what}: written again, naming {names[-1]}, the newest, to resume from")
 
 
 def _say_what_changed(run: RunDir, config: XttsConfig, note: Callable[[str], None]) -> None:

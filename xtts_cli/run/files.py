@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -97,6 +98,34 @@ class RunDir:
 
     def has_checkpoint(self) -> bool:
         return (self.checkpoints / "checkpoint").is_file()
+
+    def complete_checkpoints(self) -> list[str]:
+        """The checkpoints whose index and data are both there (path prefixes), newest first."""
+        folder = self.checkpoints
+        steps = sorted(
+            (
+                int(found.group(1))
+                for index in (folder.glob("ckpt-*.index") if folder.is_dir() else ())
+                if (found := re.fullmatch(r"ckpt-(\d+)\.index", index.name))
+                and any(folder.glob(f"ckpt-{found.group(1)}.data-*"))
+            ),
+            reverse=True,
+        )
+        return [str(folder / f"ckpt-{step}") for step in steps]
+
+    def pointed_checkpoint(self) -> Optional[str]:
+        """The checkpoint the pointer file (`checkpoints/checkpoint`) names, when it can be read and
+        names a complete one; None for a missing, damaged or stale pointer."""
+        try:
+            text = (self.checkpoints / "checkpoint").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        found = re.search(r'^model_checkpoint_path: "([^"]+)"', text, re.MULTILINE)
+        if found is None:
+            return None
+        path = Path(found.group(1))
+        path = path if path.is_absolute() else self.checkpoints / path
+        return str(path) if str(path) in self.complete_checkpoints() else None
 
     def read_run(self) -> Optional[dict[str, Any]]:
         if not self.run_file.is_file():

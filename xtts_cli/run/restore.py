@@ -40,10 +40,10 @@ def restore_model(model, checkpoint: str) -> int:
         if absent:
             children = model._trackable_children()
             target = tf.train.Checkpoint(**{name: child for name, child in children.items() if name not in absent})
-        status = tf.train.Checkpoint(model=target, step=step).restore(checkpoint)
         try:
+            status = tf.train.Checkpoint(model=target, step=step).restore(checkpoint)
             status.assert_existing_objects_matched()
-        except AssertionError as exc:
+        except (AssertionError, ValueError) as exc:  # a weight missing, or one of another shape
             raise XttsError(
                 f"{checkpoint} does not hold every weight of this run's model ({str(exc).splitlines()[0][:160]})",
                 hint="the run's config.yaml no longer describes the model that was trained; retrain with --fresh",
@@ -74,40 +74,48 @@ def restore_run(
     model, run: RunDir, run_dir: Path, step: Optional[int] = None, notes: Optional[list[str]] = None
 ) -> int:
     """Restore the run's latest checkpoint (or `step`'s) into `model`; when the latest cannot be read,
-    the newest one before it that can, said in `notes`. Returns the step restored."""
+    the newest one before it that can, said in `notes`. The latest is the one the pointer file names,
+    else (the pointer gone, damaged or stale, as training itself recovers) the newest complete one.
+    Returns the step restored."""
 
-    latest = tf.train.latest_checkpoint(str(run.checkpoints))
-    if step is not None and latest is not None:
-        latest = str(run.checkpoints / f"ckpt-{step}")
-        if not Path(latest + ".index").is_file():
-            steps = sorted(int(index.name[5:-6]) for index in run.checkpoints.glob("ckpt-*.index"))
+    complete = run.complete_checkpoints()
+    if step is not None and complete:
+        wanted = str(run.checkpoints / f"ckpt-{step}")
+        if wanted not in complete:
+            steps = sorted(int(Path(path).name[5:]) for path in complete)
             raise XttsError(
                 f"{run.checkpoints} keeps no checkpoint of step {step}",
                 hint=f"it keeps steps {', '.join(map(str, steps))} (training.save_step, training.keep_checkpoints)",
             )
-    if latest is None:
+        complete = [wanted]
+    if not complete:
         raise XttsError(
             f"{run.checkpoints} holds no checkpoint yet", hint="train first: xtts train --run-dir " + str(run_dir)
         )
-    kept: list[str] = [latest]
-    unread = reason = ""
-    state = tf.train.get_checkpoint_state(str(run.checkpoints))
-    if step is None and state is not None:  # the latest unreadable: the newest one before it that reads
-        kept += [str(path) for path in reversed(state.all_model_checkpoint_paths) if path != latest]
-    for index, path in enumerate(kept):
-        try:
-            restored = restore_model(model, path)
-        except (tf.errors.OpError, IndexError, OSError) as exc:
-            reason = reason or str(exc).splitlines()[0]  # the latest's: the one the user expects to load
-            if index + 1 < len(kept):
-                unread = unread or f"{Path(path).name} cannot be read ({reason[:120]})"
-            else:
-                raise XttsError(
-                    f"cannot read {latest}, nor any checkpoint before it: {reason}",
-                    hint="a copied run: copy its checkpoints/ folder again, whole; else xtts train --fresh starts it over",
-                ) from None
-        else:
-            if unread and notes is not None:
-                notes.append(f"{run_dir}: {unread}; restored {Path(path).name}, the newest before it that reads")
+    pointed = run.pointed_checkpoint() if step is None else None
+    latest = pointed or complete[0]
+    tried: list[str] = []
+    reason = ""
+    for _ in range(2):  # a run being trained removes its oldest checkpoints as it saves: look again once
+        for path in [latest, *complete]:
+            if path in tried:
+                continue
+            tried.append(path)
+            try:
+                restored = restore_model(model, path)
+            except (tf.errors.OpError, IndexError, OSError) as exc:
+                reason = reason or str(exc).splitlines()[0]  # the latest's: the one the user expects to load
+                continue
+            if path != latest and notes is not None:
+                notes.append(
+                    f"{run_dir}: {Path(latest).name} cannot be read ({reason[:120]}); restored {Path(path).name}, "
+                    "the newest before it that reads"
+                )
             return restored
-    raise AssertionError("unreachable: the loop returns or raises")
+        complete = run.complete_checkpoints() if step is None else []
+        latest = run.pointed_checkpoint() or (complete[0] if complete else latest)
+    raise XttsError(
+        f"cannot read {tried[0]}, nor any checkpoint before it: {reason}",
+        hint="a run being trained may have just replaced them: try again; a copied run: copy its checkpoints/ "
+        "folder again, whole; else xtts train --fresh starts it over",
+    )
