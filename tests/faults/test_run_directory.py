@@ -97,6 +97,35 @@ def test_fresh_never_moves_the_current_directory_and_never_merges_two_old_runs(t
     assert all((tmp_path / name / "metrics.jsonl").is_file() for name in names)
 
 
+def test_a_checkpoint_folder_outside_the_run_belongs_to_one_run_and_fresh_moves_it_aside(tmp_path):
+    # training.checkpoint_dir on a disk of its own, shared by mistake: a second run took over the
+    # first's weights (resuming at its step) and wrote over its files, and --fresh still resumed.
+    shared = tmp_path / "fast-disk" / "ckpts"
+    config = XttsConfig.model_validate({"training": {"checkpoint_dir": str(shared)}})
+    first, second = tmp_path / "first", tmp_path / "second"
+    run, resume = prepare_run_dir(first, config)
+    assert not resume and run.checkpoints == shared
+    for name in ("checkpoint", "ckpt-5.index", "ckpt-5.data-00000-of-00001"):  # as its training saved them
+        (shared / name).write_text('model_checkpoint_path: "ckpt-5"\n' if name == "checkpoint" else "x")
+    release_run_dir(run)
+    with pytest.raises(XttsError) as error:
+        prepare_run_dir(second, config)
+    assert str(error.value) == (
+        f"training.checkpoint_dir {shared} holds the checkpoints of the run {first.resolve()}; {second} would take "
+        "over their weights and write over them"
+    )
+    assert error.value.hint == f"give each run a checkpoint folder of its own, e.g. {shared / 'second'}"
+    run, resume = prepare_run_dir(first, config)  # its own run resumes from them
+    assert resume
+    release_run_dir(run)
+    said: list[str] = []
+    run, resume = prepare_run_dir(second, config, fresh=True, note=said.append)
+    assert not resume and not any(shared.glob("ckpt-*"))
+    (kept,) = tmp_path.joinpath("fast-disk").glob("ckpts.old-*")
+    assert (kept / "ckpt-5.index").is_file() and said[-1].endswith(f"are kept as {kept}")
+    release_run_dir(run)
+
+
 def test_cleanup_removes_only_what_a_crashed_save_left(tmp_path):
     run = tmp_path / "run"
     prepared, _ = prepare_run_dir(run, XttsConfig())

@@ -177,6 +177,36 @@ def _move_aside(path: Path) -> Path:
     raise XttsError(f"no free name to move {path} aside to", hint="remove the old runs beside it")
 
 
+# In a checkpoint folder outside its run (training.checkpoint_dir): the run whose checkpoints it holds.
+OWNER_FILE = ".xtts-checkpoints-of"
+
+
+def _own_checkpoint_folder(run: RunDir, previous: Optional[dict[str, Any]], fresh: bool, note) -> None:
+    """A training.checkpoint_dir outside the run directory belongs to one run: another run's (or,
+    for a new run, any checkpoints it holds already) is refused, where the new run took over their
+    weights and two runs wrote the same files; with --fresh its checkpoints are moved aside too."""
+    folder = run.checkpoints
+    inside = run.path.resolve() in folder.resolve().parents
+    if inside:
+        return
+    owner_file = folder / OWNER_FILE
+    owner = owner_file.read_text(encoding="utf-8").strip() if owner_file.is_file() else None
+    mine = str(run.path.resolve())
+    held = folder.is_dir() and any(folder.glob("ckpt-*.index"))
+    if held and fresh:
+        note(f"--fresh: the old checkpoints in training.checkpoint_dir are kept as {_move_aside(folder)}")
+    elif owner not in (None, mine) or (owner is None and held and previous is None):
+        raise XttsError(
+            f"training.checkpoint_dir {folder} holds the checkpoints of "
+            + (f"the run {owner}" if owner else "another run")
+            + f"; {run.path} would take over their weights and write over them",
+            hint=f"give each run a checkpoint folder of its own, e.g. {folder / run.path.name}",
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    if owner != mine or fresh:
+        write_atomically(owner_file, mine + "\n", backup=False)
+
+
 def _refuse_other_parent(run: RunDir, previous: Optional[dict[str, Any]], spec: Optional[str]) -> None:
     """`--init-from` on a run that has checkpoints resumes it only when it started from that run:
     anything else would throw its training away."""
@@ -253,6 +283,7 @@ def prepare_run_dir(
             run.path / MARKER_FILE, "an xtts run directory: `xtts train` writes here, and only here\n", backup=False
         )
     previous = run.read_run()
+    _own_checkpoint_folder(run, previous, fresh, note)
     _restore_pointer(run, note)
     resume = run.has_checkpoint()
     if resume:
