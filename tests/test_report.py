@@ -45,6 +45,10 @@ def reported(tmp_path_factory: pytest.TempPathFactory) -> dict:
     shutil.copytree(REPO / "xtts_cli" / "data" / "sample", data)
     run = home / "runs" / "voice"
     shutil.copytree(REPO / "tests" / "data" / "run_before_run_data", run)
+    # Trained on a dataset outside HOME that --data does not name: its file names are redacted too.
+    trained_on = home.parent / "elsewhere" / "voz-jane"
+    config = run / "config.yaml"
+    config.write_text(config.read_text().replace("  dataset_path: null", f"  dataset_path: {trained_on}", 1))
     out = home.parent / "report.tar.gz"
     env = {**subprocess_env(), **SECRETS, "HOME": str(home)}
     args = ["report", "--data", str(data), "-r", str(run), "-o", str(out), "--quick"]
@@ -81,6 +85,7 @@ def test_the_archive_holds_every_section_and_nothing_private(reported: dict) -> 
     assert str(home) not in everything and "~/corpora" not in everything
     assert not any(value in everything for value in SECRETS.values())
     assert "XTTS001-0001" not in everything and "<dataset>" in everything
+    assert "voz-jane" not in files["run/config.yaml"] and "<dataset>" in files["run/config.yaml"]
     assert os.path.getsize(out) < 1_000_000
 
 
@@ -102,3 +107,21 @@ def test_a_run_alone_is_reported_with_its_own_config_not_the_defaults(reported: 
     shown = yaml.safe_load(reported["files"]["config.yaml"])
     trained = yaml.safe_load((reported["run"] / "config.yaml").read_text(encoding="utf-8"))
     assert shown["data"]["batch_size"] == trained["data"]["batch_size"] == 4  # the defaults' is 16
+
+
+def test_only_the_variables_that_shape_a_run_are_copied_and_tf_config_without_its_hosts() -> None:
+    from xtts_cli.diagnosis.report import environment
+
+    planted = {
+        "CUDA_VISIBLE_DEVICES": "0,1",
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+        "XTTS_DEBUG": "1",
+        "TF_CONFIG": '{"cluster": {"worker": ["gpu-a.lab:2222", "10.0.0.7:2222"]}, "task": {"index": 1}}',
+        # Under names no secret filter catches: Terraform's variables and a tool's webhook.
+        "TF_VAR_db_admin": "plantedValue1",
+        "TF_CLI_CONFIG_FILE": "/home/me/.terraformrc",
+        "XTTS_WEBHOOK": "https://hooks.example/planted",
+    }
+    shown = environment(planted)["variables"]
+    assert set(shown) == {"CUDA_VISIBLE_DEVICES", "TF_CPP_MIN_LOG_LEVEL", "XTTS_DEBUG", "TF_CONFIG"}
+    assert shown["TF_CONFIG"] == '{"cluster": {"worker": ["<host>:2222", "<host>:2222"]}, "task": {"index": 1}}'

@@ -48,24 +48,24 @@ def report(
 
     from xtts_cli.cli.output import Phases, console
     from xtts_cli.config.loading import resolve_config
-    from xtts_cli.data.scan import dataset_root
     from xtts_cli.diagnosis.report import gather, redactor, write_report
     from xtts_cli.errors import XttsError
+    from xtts_cli.run.directory import own_config
 
     if run_dir is not None:
         _a_run(run_dir)
         if config is None:  # what the run trained with, not the built-in defaults
-            from xtts_cli.run.directory import own_config
-
             config = own_config(run_dir)
     args = [*(["-c", str(config)] if config else []), *(f"--set={value}" for value in set_values or ())]
     args += ["--data", str(data)] if data else []
     loaded = resolve_config(config, {"data.dataset_path": str(data) if data else None}, set_values or ())
     settings = loaded.config
-    datasets = [
-        str(dataset_root(settings.data)),
-        *(str(Path(c.path).expanduser().resolve()) for c in settings.data.datasets),
-    ]
+    datasets = _dataset_roots(settings.data)
+    if run_dir is not None and own_config(run_dir) is not None:  # the run's own, which -c may not name
+        try:
+            datasets += _dataset_roots(resolve_config(own_config(run_dir)).config.data)
+        except XttsError:
+            pass  # a run config that no longer reads: its file is copied redacted of what is known
     environ = dict(os.environ)
     out = out or Path(f"xtts-report-{time.strftime('%Y%m%d-%H%M%S')}.tar.gz")
     folder = out.resolve().parent
@@ -109,3 +109,10 @@ def _a_run(run_dir: Path) -> None:
             f"--run-dir {run_dir} is not an xtts run directory (no config.yaml, run.json nor metrics.jsonl)",
             hint="pass the directory of an `xtts train` run",
         )
+
+
+def _dataset_roots(data) -> list[str]:
+    """The folders of a data section's datasets, for the report's redaction of their file names."""
+    from xtts_cli.data.scan import dataset_root
+
+    return [str(dataset_root(data)), *(str(Path(c.path).expanduser().resolve()) for c in data.datasets)]

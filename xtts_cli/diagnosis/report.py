@@ -31,9 +31,15 @@ from typing import Optional
 
 __all__ = ["Section", "gather", "redactor", "write_report"]
 
-# The variables that shape a run, copied as they are; no other is.
+# The variables that shape a run, copied as they are; no other is. TensorFlow's and CUDA's own by
+# their names, not by a prefix other tools share (Terraform's TF_VAR_* and TF_CLI_* hold secrets
+# under plain names); TF_CONFIG with its hosts left out.
 SHOWN_VARIABLES = re.compile(
-    r"^(CUDA_\w+|NVIDIA_\w+|TF_\w+|XLA_FLAGS|OMP_NUM_THREADS|MKL_\w+|KMP_\w+|LD_LIBRARY_PATH|XTTS_\w+|PYTHONPATH)$"
+    r"^(CUDA_(VISIBLE_DEVICES|DEVICE_ORDER|LAUNCH_BLOCKING|CACHE_\w+|MODULE_LOADING|HOME|PATH)"
+    r"|NVIDIA_(VISIBLE_DEVICES|DRIVER_CAPABILITIES|REQUIRE_\w+)"
+    r"|TF_(CPP_\w+|ENABLE_\w+|FORCE_\w+|GPU_\w+|XLA_FLAGS|CUDNN_\w+|DETERMINISTIC_OPS|USE_LEGACY_KERAS"
+    r"|NUM_INTEROP_THREADS|NUM_INTRAOP_THREADS|DISABLE_\w+|CONFIG)"
+    r"|XLA_FLAGS|OMP_NUM_THREADS|MKL_\w+|KMP_\w+|LD_LIBRARY_PATH|XTTS_DEBUG|PYTHONPATH)$"
 )
 SECRET_NAMES = re.compile(r"(TOKEN|SECRET|PASSW|KEY|CREDENTIAL|AUTH|COOKIE|SESSION)", re.IGNORECASE)
 PACKAGES = (
@@ -117,9 +123,18 @@ def environment(environ: dict[str, str]) -> dict:
         "cpu_budget": budget.describe(),
         "cgroup_cpu_quota": budget.quota,
         "packages": packages,
-        "variables": {name: value for name, value in sorted(environ.items()) if SHOWN_VARIABLES.match(name)},
+        "variables": {
+            name: _without_hosts(value) if name == "TF_CONFIG" else value
+            for name, value in sorted(environ.items())
+            if SHOWN_VARIABLES.match(name)
+        },
         "written": time.strftime("%Y-%m-%d %H:%M:%S %z"),
     }
+
+
+def _without_hosts(value: str) -> str:
+    """TF_CONFIG with each worker's host replaced by `<host>` (its port and the layout kept)."""
+    return re.sub(r'"([^"\s:]+):(\d+)"', r'"<host>:\2"', value)
 
 
 def _command(name: str, args: list[str], environ: dict[str, str], timeout: float) -> Section:
