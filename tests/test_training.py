@@ -580,8 +580,13 @@ def test_a_second_ctrl_c_before_any_checkpoint_leaves_no_step_recorded_twice(tmp
     with pytest.raises(KeyboardInterrupt, match="nothing saved since the last checkpoint"):
         Controller(Trainer(config, run_dir=run), extra_hooks=[_CtrlC(3), _CtrlC(3)]).run()
     assert not list((run / "checkpoints").glob("ckpt-*.index")) and read_metrics(run / "metrics.jsonl")
-    result = Controller(Trainer(config, run_dir=run)).run()
+    said: list = []
+    result = Controller(Trainer(config, run_dir=run, progress=said.append)).run()
     assert not result.resumed and result.final_step == 4
+    assert any(
+        type(e).__name__ == "Noted" and e.message.startswith("no checkpoint to resume from: the run starts at step 0")
+        for e in said
+    )
     logged = [(r["step"], "val_loss" in r) for r in read_metrics(run / "metrics.jsonl")]
     assert len(logged) == len(set(logged)) and max(step for step, _ in logged) == 4
 

@@ -503,6 +503,13 @@ class Controller:
                 drop_summaries_after(parts.run_dir.tensorboard, again_after, lambda line: self.progress(Noted(line)))
                 writer = tf.summary.create_file_writer(str(parts.run_dir.tensorboard))
                 metrics_file = MetricsWriter(parts.run_dir.metrics, resumed_at=again_after)
+                if metrics_file.dropped and not parts.resumed:
+                    self.progress(
+                        Noted(
+                            f"no checkpoint to resume from: the run starts at step 0, and the "
+                            f"{metrics_file.dropped} records earlier attempts left in metrics.jsonl are dropped"
+                        )
+                    )
             else:
                 writer = tf.summary.create_noop_writer()
                 metrics_file = contextlib.nullcontext(_DiscardedMetrics())

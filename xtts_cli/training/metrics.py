@@ -17,8 +17,9 @@ class MetricsWriter:
     def __init__(self, path: Path, resumed_at: Optional[int] = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.dropped = 0  # records of steps it will log again
         if resumed_at is not None and self.path.is_file():
-            _drop_after(self.path, resumed_at)
+            self.dropped = _drop_after(self.path, resumed_at)
         self._handle = self.path.open("a", encoding="utf-8")
 
     def write(self, record: dict[str, Any]) -> None:
@@ -47,9 +48,9 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def _drop_after(path: Path, step: int) -> None:
+def _drop_after(path: Path, step: int) -> int:
     """metrics.jsonl without the records of steps after `step` (and a torn last line), rewritten
-    whole or not at all; untouched when it has none."""
+    whole or not at all; untouched when it has none. Returns the records dropped."""
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     kept = []
     for line in lines:
@@ -63,3 +64,4 @@ def _drop_after(path: Path, step: int) -> None:
         from xtts_cli.config.editing import write_atomically
 
         write_atomically(path, "".join(kept), backup=False)
+    return len(lines) - len(kept)
