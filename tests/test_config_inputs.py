@@ -127,6 +127,12 @@ def test_init_writes_into_a_new_folder_and_refuses_a_folder_or_a_place_it_cannot
     assert folder.exception.hint == f"name a file, such as {tmp_path / 'new' / 'tiny-cpu.yaml'}"
     proc = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", "/proc/mine.yaml"])
     assert proc.exception.lines[0].startswith("--out /proc/mine.yaml: nothing can be written in /proc")
+    # A name with a space: the command it says to run next reads it as one argument.
+    spaced = tmp_path / "my configs" / "é.yaml"
+    made = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(spaced)])
+    assert made.exit_code == 0 and f"next: xtts train --config '{spaced}'" in made.output
+    unknown = runner.invoke(app, ["init", "-p", "nope"])
+    assert unknown.exception.hint == "pass one of those names to --preset"  # init takes no --config
 
 
 def test_an_empty_dataset_path_is_the_bundled_sample_in_a_config_and_refused_on_the_command_line(runner):

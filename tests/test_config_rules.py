@@ -67,6 +67,7 @@ def test_a_batch_of_one_or_two_on_a_gpu_is_named_and_on_a_cpu_is_not(write_confi
         ("data:\n  bucket_by_length: false\n", "variable-shapes", "data.bucket_by_length", True),
         ("data:\n  pad_to_fixed_length: true\n", "fixed-padding-over-buckets", "data.pad_to_fixed_length", False),
         ("data:\n  max_mel_frames: 400\n", "max-mel-frames-too-small", "data.max_mel_frames", 862),
+        ("training:\n  max_steps: 40\n  warmup_steps: 50\n", "warmup-past-the-end", "training.warmup_steps", 4),
         ("training:\n  mixed_precision: true\n", "mixed-precision-without-gpu", "training.mixed_precision", False),
         ("data:\n  pin_memory: false\n", "no-effect-key", "data.pin_memory", None),
         ('data:\n  batch_size: "16"\n', "number-as-string", "data.batch_size", 16),

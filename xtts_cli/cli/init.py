@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -40,7 +41,7 @@ def init(
     from xtts_cli.config.preset_files import require_preset
     from xtts_cli.errors import XttsError
 
-    source = require_preset(preset)
+    source = require_preset(preset, hint="pass one of those names to --preset")
     target = out if out is not None else Path(source.name)
     if target.exists() and not force:
         raise XttsError(
@@ -65,5 +66,5 @@ def _own_header(text: str, preset: str, target: Path) -> str:
     (whose name would still load the package's copy, without the user's edits)."""
     first, newline, rest = text.partition("\n")
     if first.startswith("# xtts ") and f"--config {preset}" in first:
-        first = first.replace(f"--config {preset}", f"--config {target}", 1)
+        first = first.replace(f"--config {preset}", f"--config {shlex.quote(str(target))}", 1)
     return first + newline + rest

@@ -27,11 +27,10 @@ def preset_path(name: str) -> Optional[Path]:
     return path if path.is_file() else None
 
 
-def require_preset(name: str) -> Path:
+def require_preset(
+    name: str, hint: str = "pass one of those names, or --config PATH to a YAML file of your own"
+) -> Path:
     path = preset_path(name)
     if path is None:
-        raise XttsError(
-            f"there is no preset {name!r}; the presets are {', '.join(preset_names())}",
-            hint="pass one of those names, or --config PATH to a YAML file of your own",
-        )
+        raise XttsError(f"there is no preset {name!r}; the presets are {', '.join(preset_names())}", hint=hint)
     return path

@@ -204,6 +204,20 @@ def _frozen_from_zero(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Fi
         )  # no fix: which of the two is the user's to say
 
 
+def _warmup_past_the_end(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    training = loaded.config.training
+    if training.max_steps is not None and training.warmup_steps >= training.max_steps:
+        shorter = training.max_steps // 10
+        yield Finding(
+            id="warmup-past-the-end",
+            severity="warning",
+            message=f"training.warmup_steps ({training.warmup_steps}) is not below training.max_steps "
+            f"({training.max_steps}): the learning rate is still rising when the run ends and never reaches "
+            f"training.learning_rate; set training.warmup_steps to {shorter} (a tenth of the run)",
+            fix=_set("training.warmup_steps", shorter),
+        )
+
+
 def _mixed_precision(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     training = loaded.config.training
     if not training.mixed_precision:
@@ -600,6 +614,7 @@ RULES: tuple[Rule, ...] = (
     _static_shapes,
     _mel_frames,
     _frozen_from_zero,
+    _warmup_past_the_end,
     _mixed_precision,
     _small_batch,
     _split_layout,
