@@ -279,3 +279,12 @@ def test_the_python_api_caps_max_frames_cuts_a_long_part_and_reads_a_clip_again(
     first = tts.voice(speaker_wav=clip).vector
     shutil.copy(wavs[-1], clip)
     assert not np.allclose(tts.voice(speaker_wav=clip).vector, first)
+
+
+@pytest.mark.parametrize("run_dir", [None, "", "  "])
+def test_the_python_api_names_a_missing_run_directory_in_one_line(run_dir):
+    from xtts_cli.inference import Synthesizer
+
+    with pytest.raises(XttsError) as error:  # not pathlib's TypeError, nor the current folder as a run
+        Synthesizer.load(run_dir)
+    assert str(error.value) == f"run_dir {run_dir!r} is no run directory"

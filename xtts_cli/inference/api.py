@@ -52,6 +52,12 @@ class Synthesizer:
         from xtts_cli.inference.loading import load_run, load_vocoder
         from xtts_cli.run.files import VOCODER_DIR
 
+        if not isinstance(run_dir, (str, Path)) or not str(run_dir).strip():
+            from xtts_cli.errors import XttsError
+
+            raise XttsError(
+                f"run_dir {run_dir!r} is no run directory", hint='pass the run\'s folder, e.g. "runs/speak-cpu"'
+            )
         notes: list[str] = []
         config, tokenizer, model, restored, run = load_run(Path(run_dir), step, notes)
         own, named = run.path / VOCODER_DIR, None
