@@ -204,9 +204,13 @@ def _frozen_from_zero(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Fi
         )  # no fix: which of the two is the user's to say
 
 
+# Fewer steps are a try of the set-up, whose learning rate nobody is after.
+TRIAL_STEPS = 20
+
+
 def _warmup_past_the_end(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     training = loaded.config.training
-    if training.max_steps is not None and training.warmup_steps >= training.max_steps:
+    if training.max_steps is not None and TRIAL_STEPS <= training.max_steps <= training.warmup_steps:
         shorter = training.max_steps // 10
         yield Finding(
             id="warmup-past-the-end",
