@@ -254,3 +254,21 @@ def test_a_config_whose_weights_the_checkpoint_does_not_fit_is_one_line_not_tens
         Synthesizer.load(run)
     assert "does not hold every weight of this run's model" in str(error.value)
     assert "no longer describes the model that was trained" in error.value.hint
+
+
+def test_an_early_stop_record_edited_or_cut_short_is_no_record():
+    # A resume would have raised KeyError on it; a new best is what a run without one starts.
+    import tempfile
+
+    from xtts_cli.training.checkpointing import RunCheckpoints
+
+    folder = Path(tempfile.mkdtemp())
+    (folder / "checkpoints").mkdir()
+    checkpoints = RunCheckpoints.__new__(RunCheckpoints)  # reading the record needs no model
+    checkpoints.run_dir = RunDir(folder)
+    record = folder / "checkpoints" / "early_stop.json"
+    for text in ('{"step": 3}', "[1]", '{"val_loss": "low", "step": 3, "since_best": 0}', '{"val_loss": 2.5'):
+        record.write_text(text)
+        assert checkpoints.early_stop_record() is None, text
+    record.write_text('{"val_loss": 2.5, "step": 3, "since_best": 1, "stopped_at": null}')
+    assert checkpoints.early_stop_record()["step"] == 3

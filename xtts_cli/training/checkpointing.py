@@ -138,7 +138,9 @@ class RunCheckpoints:
             record = json.loads(self.early_stop_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        return record if isinstance(record, dict) else None
+        keys: dict[str, Any] = {"val_loss": (int, float), "step": int, "since_best": int}
+        whole = isinstance(record, dict) and all(isinstance(record.get(k), t) for k, t in keys.items())
+        return record if whole else None  # one edited or cut by hand: a new best, as with none
 
     def keep_early_stop(self, record: Optional[dict[str, Any]]) -> None:
         """Write the record (the chief only), or with None remove it."""
