@@ -125,6 +125,16 @@ def test_first_column_path_and_speakers_file(report):
     assert items["wavs/persian.wav"].speaker == "fa"
     # Not in speakers.csv: the speaker is named after its dataset's folder (tests/data/dataset).
     assert items["wavs/nested/clip.wav"].speaker == "dataset"
+    # ... and the report names it: speakers.csv names the others, so it was likely forgotten.
+    assert [(d.unnamed_speaker, d.unnamed_speaker_example) for d in report.datasets] == [(1, "wavs/nested/clip")]
+
+
+def test_without_a_speakers_file_no_clip_is_named_as_left_out(tmp_path):
+    root = tmp_path / "ds"
+    shutil.copytree(DATASET, root)
+    (root / "speakers.csv").unlink()
+    report = scan_dataset(DataConfig(dataset_path=str(root), max_bad_file_fraction=0.6, scan_cache=False))
+    assert {item.speaker for item in report.items} == {"ds"} and report.datasets[0].unnamed_speaker == 0
 
 
 def test_allow_absolute_paths_admits_the_escaping_path():

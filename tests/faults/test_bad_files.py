@@ -195,3 +195,13 @@ def test_audio_beside_the_clips_that_no_row_names_is_counted_and_one_named(runne
     assert "note: 2 audio files beside the clips metadata.csv lists are in no row (e.g. wavs/another.FLAC)" in (
         said.stdout
     )
+
+
+def test_clips_a_speakers_file_leaves_out_are_named_with_the_voice_they_train_as(runner, tmp_path):
+    root = dataset(tmp_path / "data", {})
+    (root / "speakers.csv").write_text("XTTS001-0001|ann\nXTTS001-0002|bob\n", encoding="utf-8")
+    said = runner.invoke(app, ["validate", "--data", str(root)])
+    assert (
+        "note: 1 clip speakers.csv leaves out (e.g. XTTS001-0003) train as speaker data; add them to "
+        "speakers.csv to name their voice" in " ".join(said.stdout.split())
+    )

@@ -102,6 +102,29 @@ def _unlisted(dataset) -> str:
     )
 
 
+def dataset_notes(dataset) -> list[str]:
+    """What a user should know of one dataset (a DatasetReport) beyond its counts, as rich markup:
+    clips read from outside it, audio no row names, clips speakers.csv leaves out."""
+    from rich.markup import escape
+
+    notes = []
+    if dataset.outside_root:
+        notes.append(
+            f"{dataset.outside_root:,} clips of {escape(dataset.path)} are read from outside it "
+            "(data.allow_absolute_paths: true)"
+        )
+    if dataset.unlisted_audio:
+        notes.append(escape(_unlisted(dataset)))
+    if dataset.unnamed_speaker:
+        count = dataset.unnamed_speaker
+        notes.append(
+            f"{count:,} clip{'' if count == 1 else 's'} speakers.csv leaves out "
+            f"(e.g. {escape(dataset.unnamed_speaker_example or '')}) train as speaker {escape(dataset.name)}; "
+            "add them to speakers.csv to name their voice"
+        )
+    return notes
+
+
 def print_dataset(out, data, bad_shown: int = 10) -> None:
     """The data report (a diagnosis DatasetSummary): per dataset its format, clips, hours, the largest
     speakers by minutes; then the durations and the bad files with their reasons."""
@@ -124,13 +147,8 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
         largest = ", ".join(f"{name[:24]} {span(minutes)}" for name, minutes in speakers[:TOP_SPEAKERS])
         more = f", +{len(speakers) - TOP_SPEAKERS:,} more" if len(speakers) > TOP_SPEAKERS else ""
         out.print(f"  {len(speakers):,} speaker{'' if len(speakers) == 1 else 's'}: {largest}{more}")
-        if dataset.outside_root:
-            out.print(
-                f"  [yellow]note[/]: {dataset.outside_root:,} clips are read from outside the dataset root "
-                "(data.allow_absolute_paths: true)"
-            )
-        if dataset.unlisted_audio:
-            out.print(f"  [yellow]note[/]: {escape(_unlisted(dataset))}")
+        for note in dataset_notes(dataset):
+            out.print(f"  [yellow]note[/]: {note}")
     out.print(f"  audio: {formats}; {rates}")
     if data.duration_histogram:
         from xtts_cli.profiling.sparkline import sparkline
@@ -143,6 +161,9 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
     for bad in data.bad_files[:bad_shown]:
         label = "left out" if bad["reason"] in OUTSIDE_LIMITS else "bad"
         where = f"{bad['dataset']}: " if bad.get("dataset") else ""
-        out.print(f"  [yellow]{label}[/] {where}{bad['path'] or bad['source']}: {bad['reason']} ({bad['detail']})")
+        out.print(
+            f"  [yellow]{label}[/] {escape(where)}{escape(bad['path'] or bad['source'])}: {bad['reason']} "
+            f"({escape(bad['detail'])})"
+        )
     if len(data.bad_files) > bad_shown:
         out.print(f"  ... and {len(data.bad_files) - bad_shown:,} more (--json lists all)")

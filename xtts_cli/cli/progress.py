@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, Optional
 
-from xtts_cli.cli.output import console, span
+from xtts_cli.cli.output import console, dataset_notes, span
 
 if TYPE_CHECKING:
     from xtts_cli.training.events import Event, ScanFinished, StepLogged
@@ -155,11 +155,8 @@ class TrainingProgress:
                 f"validation items, {span(dataset.hours * 60)}, {speakers:,} speaker{'' if speakers == 1 else 's'}, "
                 f"{dataset.bad_items:,} skipped{repeats}"
             )
-            if dataset.outside_root:
-                self.err.print(
-                    f"[yellow]note[/]: {dataset.outside_root:,} clips of {dataset.path} are read from outside it "
-                    "(data.allow_absolute_paths: true)"
-                )
+            for note in dataset_notes(dataset):
+                self.err.print(f"[yellow]note[/]: {note}")
         shared = scan.shared_speakers()
         if shared:
             from xtts_cli.diagnosis.checkup import shared_speakers_line

@@ -139,6 +139,12 @@ class DatasetReport(BaseModel):
         "metadata row (ljspeech, coqui); in folders below the speakers' folders (folder).",
     )
     unlisted_example: Optional[str] = Field(None, description="One of them, to look for.")
+    unnamed_speaker: int = Field(
+        0,
+        description="Good clips a speakers.csv beside the metadata leaves out (and no speaker column names): "
+        "they train as a speaker named after the dataset.",
+    )
+    unnamed_speaker_example: Optional[str] = Field(None, description="The id of one, to add to speakers.csv.")
 
 
 class ScanReport(BaseModel):
@@ -372,6 +378,7 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         if fmt == "folder"
         else []
     )
+    unnamed = _unnamed_speaker(train + evaluation, files, name) if fmt in ("ljspeech", "manifest") else []
     summary = DatasetReport(
         name=name,
         path=str(root),
@@ -390,8 +397,23 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         outside_root=outside,
         unlisted_audio=len(unlisted),
         unlisted_example=unlisted[0] if unlisted else None,
+        unnamed_speaker=len(unnamed),
+        unnamed_speaker_example=unnamed[0] if unnamed else None,
     )
     return summary, train, evaluation, bad, total
+
+
+def _unnamed_speaker(items: list[DatasetItem], files: list, dataset: str) -> list[str]:
+    """The clips (sorted) that a speakers.csv naming other clips leaves out: they fall back to a
+    speaker named after the dataset, a voice that may not exist."""
+    speakers = _read_speakers(Path(files[0]).parent / "speakers.csv") if files else {}
+    if not speakers:
+        return []
+    return sorted(
+        item.id  # as speakers.csv is keyed
+        for item in items
+        if item.speaker == dataset and item.id not in speakers and os.path.basename(item.id) not in speakers
+    )
 
 
 def _deeper_audio(root: Path) -> list[str]:
