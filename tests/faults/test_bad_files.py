@@ -205,3 +205,20 @@ def test_clips_a_speakers_file_leaves_out_are_named_with_the_voice_they_train_as
         "note: 1 clip speakers.csv leaves out (e.g. XTTS001-0003) train as speaker data; add them to "
         "speakers.csv to name their voice" in " ".join(said.stdout.split())
     )
+
+
+def test_a_clip_a_malformed_line_names_is_bad_for_its_line_not_also_unlisted_audio(runner, tmp_path):
+    root = dataset(tmp_path / "data", {})
+    lines = (root / "metadata.csv").read_text(encoding="utf-8").splitlines()
+    lines[1] = "XTTS001-0002|A | B | C | D"  # which | ends the text is unclear
+    lines[2] = "XTTS001-0003"  # an id without its text
+    (root / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["validate", "--data", str(root), "--json"])
+    report = json.loads(result.stdout)["dataset"]
+    assert report["datasets"][0]["unlisted_audio"] == 0
+    assert [(bad["source"], bad["reason"]) for bad in report["bad_files"]] == [
+        ("metadata.csv:2", "malformed_line"),
+        ("metadata.csv:3", "malformed_line"),
+    ]
+    said = runner.invoke(app, ["validate", "--data", str(root)])
+    assert "bad metadata.csv:2: malformed_line" in said.stdout and "in no row" not in said.stdout

@@ -130,7 +130,7 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
     speakers by minutes; then the durations and the bad files with their reasons."""
     from rich.markup import escape
 
-    from xtts_cli.data.scan import OUTSIDE_LIMITS
+    from xtts_cli.data.scan import OUTSIDE_LIMITS, bad_place
 
     formats = ", ".join(f"{k} {v:,}" for k, v in sorted(data.formats.items()))
     rates = ", ".join(f"{k} Hz {v:,}" for k, v in sorted(data.sample_rates.items()))
@@ -162,7 +162,7 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
         label = "left out" if bad["reason"] in OUTSIDE_LIMITS else "bad"
         where = f"{bad['dataset']}: " if bad.get("dataset") else ""
         out.print(
-            f"  [yellow]{label}[/] {escape(where)}{escape(bad['path'] or bad['source'])}: {bad['reason']} "
+            f"  [yellow]{label}[/] {escape(where)}{escape(bad_place(bad['reason'], bad['path'], bad['source']))}: {bad['reason']} "
             f"({escape(bad['detail'])})"
         )
     if len(data.bad_files) > bad_shown:

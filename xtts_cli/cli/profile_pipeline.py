@@ -166,11 +166,11 @@ def _render_bad_files(out, bad: list) -> None:
         "limits)",
         title_justify="left",
     )
-    table.add_column("path")
+    table.add_column("where")
     table.add_column("reason")
     table.add_column("detail")
     for item in bad:
-        table.add_row(item.path or item.source, item.reason, item.detail)
+        table.add_row(item.place, item.reason, item.detail)
     out.print(table)
 
 

@@ -140,7 +140,7 @@ class TrainingProgress:
         scan = event.scan
         for bad in scan.bad[:SKIPPED_SHOWN]:
             where = f"{bad.dataset}: " if bad.dataset else ""
-            self.err.print(f"[yellow]skipped[/] {where}{bad.path or bad.source}: {bad.reason} ({bad.detail})")
+            self.err.print(f"[yellow]skipped[/] {where}{bad.place}: {bad.reason} ({bad.detail})")
         if len(scan.bad) > SKIPPED_SHOWN:
             self.err.print(
                 f"[yellow]skipped[/] ... and {len(scan.bad) - SKIPPED_SHOWN} more (`xtts validate` lists all)"

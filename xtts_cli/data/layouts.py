@@ -301,7 +301,8 @@ def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
         source = f"{path.name}:{number}"
         first, last = line.find("|"), line.rfind("|")
         if first <= 0:
-            yield Entry(source=source, malformed="expected `id|text` or `id|text|normalized_text`")
+            alone = line.strip() if first < 0 and len(line.split()) == 1 else None  # an id without its text
+            yield Entry(source=source, id=alone, malformed="expected `id|text` or `id|text|normalized_text`")
             continue
         key = line[:first].strip()
         if first == last or not three:
@@ -311,6 +312,7 @@ def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
             if split is None:
                 yield Entry(
                     source=source,
+                    id=key,
                     malformed="a | inside the text of an `id|text|normalized_text` line: which | ends the text "
                     "is unclear; write the line without it",
                 )

@@ -107,6 +107,15 @@ class BadItem(BaseModel):
         None, description="The script of its transcript (ARABIC, LATIN), when its text is why it is bad."
     )
 
+    @property
+    def place(self) -> str:
+        return bad_place(self.reason, self.path, self.source)
+
+
+def bad_place(reason: str, path: Optional[str], source: str) -> str:
+    """Where to look for a left-out item: the metadata line for a line read wrong, else its audio."""
+    return source if reason == "malformed_line" or not path else path
+
 
 class DatasetReport(BaseModel):
     """One dataset of the scan: what was found in it."""
@@ -518,7 +527,12 @@ def _scan_files(root: Path, name: str, data: DataConfig, source: Source):
     # Every audio path first (string operations and a listing per folder), so that the files can be
     # read ahead of the checks, which read their headers in this order.
     places = [[_place(entry, str(root), data, folders) for entry in entries] for entries in lists]
-    paths = [place[0] for found in places for place in found if place is not None and place[0] is not None]
+    paths = [
+        place[0]
+        for entries, found in zip(lists, places)
+        for entry, place in zip(entries, found)
+        if place is not None and place[0] is not None and not entry.malformed
+    ]
     with headers.reading_ahead(paths):
         for entries, found in zip(lists, places):
             listed: dict[str, str] = {}  # each clip's first line in the file: a second lists it again
@@ -557,6 +571,7 @@ def _speakers_throughout(lists: list[list[Entry]], speakers: dict[str, str]) -> 
         [
             Entry(
                 source=entry.source,
+                id=entry.id,
                 path=entry.path,
                 malformed="names no speaker while other clips name theirs; write its speaker",
             )
@@ -757,9 +772,9 @@ def _listed_once(item: DatasetItem, entry: Entry, listed: dict[str, str]) -> Opt
 def _place(
     entry: Entry, root: str, data: DataConfig, folders: _Folders
 ) -> Optional[tuple[Optional[str], str, Optional[BadItem]]]:
-    """`_resolve`'s answer for an entry whose line names a clip; None for a malformed line or a
-    missing transcript (`_check_entry` reports those)."""
-    if entry.malformed or entry.missing_transcript:
+    """`_resolve`'s answer for an entry whose line names a clip, malformed or not (the clip it names
+    is then no unlisted audio); None for a line that names none or a missing transcript."""
+    if entry.missing_transcript or (entry.malformed and entry.id is None and entry.path is None):
         return None
     return _resolve(entry, root, data.allow_absolute_paths, folders)
 
@@ -786,7 +801,7 @@ def _check_entry(
     """`place`: the entry's `_place`."""
     fault = _entry_fault(entry)
     if fault is not None:
-        return fault
+        return fault if fault.path is not None or place is None else fault.model_copy(update={"path": place[1]})
     assert place is not None  # `_place` gives one for every entry that is neither
     audio_path, written, problem = place
     if problem is not None:
