@@ -3,7 +3,7 @@
 
     python examples/serve_export.py EXPORT_DIR --reference voice.wav [--port 5003]
     python examples/serve_export.py EXPORT_DIR --speaker NAME    # a training speaker, no clip
-    curl "http://127.0.0.1:5003/tts?text=Hello+there.&language=en" -o hello.wav
+    curl "http://127.0.0.1:5003/tts?text=Hello+there.&language=en" -o hello.wav   # language: with several
 
 It turns text into the model's ids the way training did, from `export.json`. It cleans the text:
 lower case, NFKC, one space between words (the `multilingual_cleaners` and `basic_cleaners` of
@@ -105,6 +105,16 @@ class Voice:
         return wav_bytes(out["audio"].numpy(), self.info["sample_rate"])
 
 
+def language_of(query: dict, languages: list[str]) -> tuple[str | None, str | None]:
+    """(language, None) for a request, or (None, its error): with several, the text names its own."""
+    language = query.get("language", languages[0] if len(languages) == 1 else None)
+    if language is None:
+        return None, f"the export speaks {', '.join(languages)}: pass one as language="
+    if language not in languages:
+        return None, f"language {language} is not the export's: {', '.join(languages)}"
+    return language, None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("export", type=Path)
@@ -118,14 +128,13 @@ def main() -> None:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             query = {key: values[0] for key, values in parse_qs(urlsplit(self.path).query).items()}
-            language = query.get("language", voice.info["languages"][0])
+            language, wrong = language_of(query, voice.info["languages"])
             if urlsplit(self.path).path != "/tts":
                 self.answer(404, {"error": "the one path is GET /tts?text=...&language=..."})
             elif not query.get("text", "").strip():
                 self.answer(400, {"error": "text is empty; pass the text to speak as text="})
-            elif language not in voice.info["languages"]:
-                languages = ", ".join(voice.info["languages"])
-                self.answer(400, {"error": f"language {language} is not the export's: {languages}"})
+            elif language is None:
+                self.answer(400, {"error": wrong})
             else:
                 ids, lacked = voice.read(query["text"], language)
                 if not ids:  # another script: nothing the model reads

@@ -593,6 +593,15 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
     spec = importlib.util.spec_from_file_location("serve_export", source)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
+    # One language is the default; of several, none is guessed (Persian text read with English ids).
+    assert example.language_of({}, ["en"]) == ("en", None) and example.language_of(
+        {"language": "fa"}, ["en", "fa"]
+    ) == (
+        "fa",
+        None,
+    )
+    assert example.language_of({}, ["en", "fa"]) == (None, "the export speaks en, fa: pass one as language=")
+    assert example.language_of({"language": "de"}, ["en"]) == (None, "language de is not the export's: en")
     for text, language in (("The kettle, it's ON the stove!", "en-us"), ("کتاب روی میز است.", "fa")):
         assert example.phonemize(example.clean(text), language, PUNCTUATION) == phonemize([text.lower()], language)[0]
 
