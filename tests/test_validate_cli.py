@@ -427,3 +427,11 @@ def test_a_cache_over_its_budget_is_one_finding_with_the_budget_in_its_own_unit(
     over = [f for f in payload["findings"] if f["severity"] == "error"]
     assert [f["id"] for f in over] == ["data-cache-over-budget"], over
     assert "over the 100 kB budget" in over[0]["message"]
+
+
+def test_the_data_report_names_clips_that_are_not_mono(runner) -> None:
+    dataset = Path(__file__).parent / "data" / "dataset"  # one stereo clip among mono ones
+    text = runner.invoke(app, ["validate", "--data", str(dataset), "--set", "data.max_bad_file_fraction=0.9"]).stdout
+    assert "mono 16, stereo 1" in text
+    sample = runner.invoke(app, ["validate"]).stdout  # all mono: not said
+    assert "audio: wav 40; 22050 Hz 40\n" in sample

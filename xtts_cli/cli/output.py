@@ -149,7 +149,17 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
         out.print(f"  {len(speakers):,} speaker{'' if len(speakers) == 1 else 's'}: {largest}{more}")
         for note in dataset_notes(dataset):
             out.print(f"  [yellow]note[/]: {note}")
-    out.print(f"  audio: {formats}; {rates}")
+    # Channels only when some clip is not mono: the pipeline trains on their mean (data/audio.py).
+    channels = (
+        ""
+        if set(data.channels) <= {1}
+        else "; "
+        + ", ".join(
+            f"{'mono' if k == 1 else 'stereo' if k == 2 else f'{k} channels'} {v:,}"
+            for k, v in sorted(data.channels.items())
+        )
+    )
+    out.print(f"  audio: {formats}; {rates}{channels}")
     if data.duration_histogram:
         from xtts_cli.profiling.sparkline import sparkline
 
