@@ -74,7 +74,7 @@ def test_a_size_written_out_as_its_preset_has_it_is_the_same_network_to_resume_a
 
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.errors import XttsError
-    from xtts_cli.run.directory import prepare_run_dir
+    from xtts_cli.run.directory import changed_settings, prepare_run_dir
     from xtts_cli.training.parent import open_parent
 
     run, resumed = prepare_run_dir(tmp_path / "run", XttsConfig(model={"model_size": "tiny"}))
@@ -85,6 +85,11 @@ def test_a_size_written_out_as_its_preset_has_it_is_the_same_network_to_resume_a
     assert prepare_run_dir(tmp_path / "run", XttsConfig(model=written_out))[1]  # resumes
     with pytest.raises(XttsError, match=rf"changed: model.d_model \({tiny.d_model} -> 64\)"):
         prepare_run_dir(tmp_path / "run", XttsConfig(model={**written_out, "d_model": 64}))
+    # A regulariser has no weight: a resume may change it, and it is said among the changed settings.
+    regularised = XttsConfig(model={**written_out, "dropout": 0.3, "decoder_input_noise": 0.5})
+    assert prepare_run_dir(tmp_path / "run", regularised)[1]
+    said = changed_settings(XttsConfig(model=written_out), regularised)
+    assert "model.dropout (0.1 -> 0.3)" in said and "model.decoder_input_noise (0.0 -> 0.5)" in said
     # A base whose config wrote its sizes out (d_model 32, 2 heads on tiny) takes a config that leaves
     # the heads to the preset, which has 2.
     base = open_parent(Path(__file__).parent / "data" / "run_before_run_data")

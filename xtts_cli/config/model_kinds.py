@@ -128,6 +128,8 @@ class AcousticConfig(Section):
         "self_conditioning",
         "guided_attention_sigma",
     )
+    # How it regularises: no weight of its own, so a resume or an adaptation may change them.
+    NO_WEIGHT_KEYS: ClassVar[tuple[str, ...]] = ("dropout", "prenet_dropout", "decoder_input_noise")
     FREEZABLE_PARTS: ClassVar[tuple[str, ...]] = ("text_encoder", "speaker_encoder", "decoder", "postnet")
     # The model kind that trains and speaks with each decoder, as "module:attribute": imported on
     # first use (`kinds.kind_for`), so reading a config imports no network.

@@ -43,7 +43,9 @@ def _flatten(prefix: str, values: dict[str, Any]) -> dict[str, Any]:
 def model_identity(config: XttsConfig) -> dict[str, Any]:
     """The fields that must match to resume: what the model section says the network is
     (`identity()` of its kind) and the feature settings."""
-    identity = config.model.identity()
+    # A regulariser (dropout) is no part of it: a resume that changes one is said, not refused.
+    regularisers = {f"model.{key}" for key in getattr(config.model, "NO_WEIGHT_KEYS", ())}
+    identity = {key: value for key, value in config.model.identity().items() if key not in regularisers}
     identity.update(_flatten("data", MelFeatures.of(config.data).as_dict()))
     identity.update({f"data.{key}": getattr(config.data, key) for key in TEXT_KEYS})
     # Not what trains (`training.freeze`): a resume that unfreezes keeps the weights and starts the

@@ -12,6 +12,7 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any, Optional
 
+from xtts_cli.config.model_kinds import AcousticConfig
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.text import Tokenizer
 from xtts_cli.errors import XttsError
@@ -21,7 +22,7 @@ __all__ = ["ParentRun", "inherit", "open_parent", "with_base_network"]
 
 _CHECKPOINT = re.compile(r"^ckpt-(\d+)$")
 # Keys of a model's identity that shape no weight: an adapted run may set them its own way.
-NO_WEIGHTS = frozenset({"model.dropout", "model.prenet_dropout", "model.decoder_input_noise"})
+NO_WEIGHTS = frozenset(f"model.{key}" for key in AcousticConfig.NO_WEIGHT_KEYS)
 
 
 @dataclass(frozen=True)
