@@ -494,6 +494,7 @@ def test_a_vocoder_run_written_before_the_model_section_held_its_keys_resumes(tm
     import shutil
 
     from xtts_cli.config.loading import config_variant, resolve_config
+    from xtts_cli.config.schema import XttsConfig
     from xtts_cli.errors import XttsError
     from xtts_cli.run.directory import prepare_run_dir
 
@@ -504,3 +505,14 @@ def test_a_vocoder_run_written_before_the_model_section_held_its_keys_resumes(tm
     assert prepare_run_dir(run, loaded.config, read_only=True)[1]
     with pytest.raises(XttsError, match=r"changed: model.dim \(16 -> 32\)"):
         prepare_run_dir(run, config_variant(loaded.config, {"model.dim": 32}), read_only=True)
+    # An acoustic config pointed at it: the kind is what changed, not each key the kinds do not share.
+    with pytest.raises(XttsError) as refused:
+        prepare_run_dir(run, XttsConfig(data=loaded.config.data.model_dump()), read_only=True)
+    assert "changed: model.kind ('vocoder' -> 'acoustic')" in refused.value.lines[0]
+    assert "None" not in refused.value.lines[0] and "--force" not in str(refused.value.hint)
+    acoustic = tmp_path / "acoustic"
+    shutil.copytree(Path(__file__).parent / "data" / "run_before_run_data", acoustic)
+    data = resolve_config(acoustic / "config.yaml").config.data.model_dump()
+    with pytest.raises(XttsError) as refused:
+        prepare_run_dir(acoustic, XttsConfig(model={"kind": "vocoder"}, data=data), read_only=True)
+    assert refused.value.lines[0].endswith("changed: model.kind ('acoustic' -> 'vocoder')")

@@ -118,6 +118,8 @@ def _refuse_changed_model(run: RunDir, previous: Optional[dict[str, Any]], ident
     before = resolved_identity({**model_identity(_recorded_config(run)), **recorded})
     identity = resolved_identity(identity)
     changed = sorted(k for k in identity if before.get(k) != identity.get(k))
+    if "model.kind" in changed:  # another kind's keys follow from it: each would read "None -> x"
+        changed = ["model.kind"]
     if changed:
         details = ", ".join(f"{k} ({before.get(k)!r} -> {identity.get(k)!r})" for k in changed)
         # --force resumes where the checkpoint still fits (a weight of another shape does not, nor
