@@ -143,3 +143,15 @@ def test_a_runs_config_names_its_data_absolute_and_resumes_from_any_folder(tmp_p
     assert changed_settings(written, config) == ""  # the same folder, however it was written
     monkeypatch.chdir("/")
     assert resolve_config(tmp_path / "my run" / "config.yaml").config.data.dataset_path == str(tmp_path / "my data")
+
+
+def test_a_runs_config_keeps_a_name_in_another_script_readable(tmp_path: Path) -> None:
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.run.directory import prepare_run_dir, release_run_dir
+
+    data = tmp_path / "صدای من"  # "my voice": a Persian user's folder, read back by a person
+    data.mkdir()
+    run, _ = prepare_run_dir(tmp_path / "run", resolve_config(None, {"data.dataset_path": str(data)}).config)
+    release_run_dir(run)
+    assert f"dataset_path: {data}" in run.config_file.read_text(encoding="utf-8")
+    assert resolve_config(run.config_file).config.data.dataset_path == str(data)

@@ -78,7 +78,7 @@ def report(
         phase("validate, diagnose, profile-pipeline and profile-step, each in its own process")
         sections = gather(
             args,
-            yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False),
+            yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False, allow_unicode=True),
             run_dir=run_dir,
             quick=quick,
             environ=environ,

@@ -330,7 +330,7 @@ def _example(section: str) -> str:
 
 def _as_yaml(value: Any) -> str:
     """A value as the YAML it was written in (true, null, 1e-4), not Python's repr (True, None)."""
-    return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
+    return yaml.safe_dump(value, default_flow_style=True, allow_unicode=True).strip().removesuffix("...").strip()
 
 
 def _say_the_preset_is_read(preset: Path) -> None:
