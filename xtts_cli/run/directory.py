@@ -303,7 +303,10 @@ def prepare_run_dir(
     )
     write_atomically(
         run.config_file,
-        header + yaml.safe_dump(_without(config, unread), sort_keys=False, allow_unicode=True),
+        header
+        + yaml.safe_dump(
+            _without(config, unread), sort_keys=False, allow_unicode=True, width=1 << 16
+        ),  # a path on one line
         backup=False,
     )
     write_atomically(run.run_file, json.dumps(record, indent=2, default=str) + "\n", backup=False)
