@@ -301,14 +301,9 @@ def prepare_run_dir(
         f"# Resolved config of this run (hash {record['config_hash']}); resume: xtts train --run-dir "
         f"{shlex.quote(str(run.path.absolute()))}\n"
     )
-    write_atomically(
-        run.config_file,
-        header
-        + yaml.safe_dump(
-            _without(config, unread), sort_keys=False, allow_unicode=True, width=1 << 16
-        ),  # a path on one line
-        backup=False,
-    )
+    # Names in any script as written, and a long path on one line: a person reads this file.
+    body = yaml.safe_dump(_without(config, unread), sort_keys=False, allow_unicode=True, width=1 << 16)
+    write_atomically(run.config_file, header + body, backup=False)
     write_atomically(run.run_file, json.dumps(record, indent=2, default=str) + "\n", backup=False)
     return run, resume
 
