@@ -383,10 +383,12 @@ def test_diagnose_names_an_unreachable_service_and_skips_the_timings(runner, wri
 
 def test_cpu_sampler_reads_the_cores_a_stretch_kept_busy() -> None:
     with CpuSampler() as busy:
-        end = time.perf_counter() + 0.6
-        while time.perf_counter() < end:  # one thread spinning: one core at most
+        start, cpu = time.perf_counter(), time.process_time()
+        while time.perf_counter() < start + 0.6:  # one thread spinning: one core at most
             pass
-    assert 0.3 < busy.cores_busy(1.0) < 1.3  # the window is clipped to the 0.6 s run
+        # What it got: a core, or less where other processes share the machine.
+        got = (time.process_time() - cpu) / (time.perf_counter() - start)
+    assert abs(busy.cores_busy(1.0) - got) < 0.35 and busy.cores_busy(1.0) < 1.3  # clipped to the 0.6 s run
 
     # The window arithmetic, on known samples (wall seconds, CPU seconds): idle 2 s, then 2 cores busy 2 s.
     sampler = CpuSampler()
