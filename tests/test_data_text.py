@@ -206,6 +206,38 @@ def test_a_text_splits_into_its_sentences(text, sentences):
     assert split_sentences(text) == sentences
 
 
+@pytest.mark.parametrize(
+    "text, language, sentences",
+    [
+        # What the language's reader reads out ends no sentence: it would be read alone, and paused after.
+        ("Call ext. 12 at the desk.", "en", ["Call ext. 12 at the desk."]),
+        (
+            "Rev. Green spoke to Sen. Brown and Gov. White. Then Pres. Lincoln spoke.",
+            "en-us",
+            ["Rev. Green spoke to Sen. Brown and Gov. White.", "Then Pres. Lincoln spoke."],
+        ),
+        (
+            "He lives in Apt. 4 now. Read Sec. 4 today. Open Mon.-Fri. from 9.",
+            "en",
+            ["He lives in Apt. 4 now.", "Read Sec. 4 today.", "Open Mon.-Fri. from 9."],
+        ),
+        ("Siehe Tab. 4 und Abb. 2 bitte.", "de", ["Siehe Tab. 4 und Abb. 2 bitte."]),
+        (
+            "Spotkajmy się o godz. 10 przy ul. Długiej, np. jutro.",
+            "pl",
+            ["Spotkajmy się o godz. 10 przy ul. Długiej, np. jutro."],
+        ),
+        # ... and a word that starts sentences still starts one after it; 30 sec. is seconds.
+        ("I met the Sen. It was late.", "en", ["I met the Sen.", "It was late."]),
+        ("It took 30 sec. Then it ended.", "en", ["It took 30 sec.", "Then it ended."]),
+    ],
+)
+def test_an_abbreviation_its_language_reads_out_ends_no_sentence(text, language, sentences):
+    from xtts_cli.data.text import split_sentences
+
+    assert split_sentences(text, language) == sentences
+
+
 def test_a_sentence_too_long_is_cut_at_its_clauses_then_between_words():
     from xtts_cli.data.text import split_to_fit
 

@@ -188,6 +188,21 @@ def test_what_the_run_lacks_is_said_as_what_it_is(characters, text, says):
     assert says in error.hint
 
 
+def test_a_sentence_cut_to_fit_is_cut_after_its_numbers_are_read():
+    from xtts_cli.config.schema import DataConfig
+    from xtts_cli.data.text import Tokenizer
+    from xtts_cli.speech.synthesis import text_parts
+
+    tokenizer = Tokenizer("abcdefghijklmnopqrstuvwxyz .,", ["english_cleaners"], languages=["en"], numbers="words")
+    text = "Please send the forms and the two copies of the contract to the office by 3/4 so that we can file them."
+    whole = tokenizer.reading(text, "en")
+    assert "the third of april so" in whole
+    for frames in (400, 200, 120):  # cut in 4, 8 and 16 parts
+        parts = text_parts(tokenizer, text, DataConfig(max_mel_frames=frames), None, language="en")
+        # Each part spoken as it is read: together, the whole sentence's reading, not "three quarters so".
+        assert len(parts) > 2 and " ".join(tokenizer.reading(part, "en") for part in parts) == whole
+
+
 def test_the_language_a_text_is_read_in_follows_its_script_when_none_is_asked():
     from xtts_cli.data.text import reading_language
 
@@ -288,3 +303,29 @@ def test_the_python_api_names_a_missing_run_directory_in_one_line(run_dir):
     with pytest.raises(XttsError) as error:  # not pathlib's TypeError, nor the current folder as a run
         Synthesizer.load(run_dir)
     assert str(error.value) == f"run_dir {run_dir!r} is no run directory"
+
+
+def test_lines_joined_into_one_clip_keep_each_lines_language_notes_and_reading():
+    from xtts_cli.speech.synthesis import Speech, joined
+
+    def line(text: str, language: str, note: str, read_as: str) -> Speech:
+        return Speech(
+            waveform=np.zeros(2560, np.float32),
+            mel=np.zeros((10, 80), np.float32),
+            alignment=np.full((5, len(text)), 0.5, np.float32),
+            alignment_score=0.5,
+            stopped=True,
+            frame_window=(2, 10),
+            sample_rate=22050,
+            text=text,
+            language=language,
+            language_note=note,
+            read_as=read_as,
+        )
+
+    hello = line("Hello 2.", "en", "", "hello two.")
+    persian = line("قیمت ۲ تومان است.", "fa", "read as fa, the run's language in Arabic script", "قیمت دو تومان است.")
+    both = joined([hello, persian], "Hello 2.\nقیمت ۲ تومان است.")
+    assert both.language == "en,fa" and both.read_as == "hello two. قیمت دو تومان است."
+    assert both.notes == ["read as fa, the run's language in Arabic script"]  # the second line's, not lost
+    assert joined([hello, hello], "a\nb").language == "en"

@@ -335,7 +335,7 @@ def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[st
         "alignment_score": round(speech.alignment_score, 4),
         "speaker": speaker,
         "language": speech.language,
-        "read_as": tts.tokenizer.reading(speech.text, speech.language),  # numbers and dates as words
+        "read_as": speech.read_as,  # numbers and dates as words, as each part was spoken
         "voice": voice,
         "vocoder": speech.vocoder,
         "sentences": speech.sentences,

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Optional
 
-__all__ = ["abbreviation_reader", "ends_text"]
+__all__ = ["abbreviation_reader", "ends_text", "read_out_before"]
 
 # Each language's common abbreviations (lower case, as the cleaners leave them; "\s?" inside where
 # they are written with a space or without: "z. B.", "z.B.").
@@ -248,3 +248,21 @@ def abbreviation_reader(language: Optional[str]) -> Optional[Callable[[str], str
         return pattern.sub(said, text)
 
     return read
+
+
+def read_out_before(before: str, after: str, language: Optional[str]) -> bool:
+    """Whether `before` ends with the full stop of an abbreviation `language`'s reader reads out,
+    `after` following ("Call ext. | 12", "Sen. | Brown"): no sentence ends there."""
+    primary = (language or "").lower().split("-")[0]
+    if primary not in _READERS or not before.endswith("."):
+        return False
+    text, end = f"{before} {after}", len(before)
+    pattern = _READERS[primary][0]
+    # From a little before its end (the longest is "approx."), the whole text after it in sight: some
+    # are read only before a number ("ext. 12").
+    for match in pattern.finditer(text, max(0, end - 16)):
+        if match.start() >= end:
+            return False
+        if match.end() == end:
+            return True
+    return False

@@ -761,15 +761,19 @@ def _a_german_date(before: str, after: str) -> bool:
     return bool(_DAY_AT_END.search(before) and _MONTH_FIRST.match(after))
 
 
-def _continues(before: str, after: str) -> bool:
+def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
     """Whether the full stop that ends `before` is not a sentence's end, `after` being the same sentence."""
+    from xtts_cli.data.abbreviations import read_out_before
+
     if _MERIDIEM_AT_END.search(before) and _OPENER.match(after):
         return False
     if (_DAY_AND_MONTH_AT_END.search(before) and after[:1].islower()) or _ORDINAL_AFTER_PREPOSITION.search(before):
         return True
     if _ROMAN_AT_END.search(before) and after[:1].islower():  # German "Ludwig XIV. war König"
         return True
-    if _NO_END_AFTER.search(before):  # "No. 5", "Jan. 5", "Gen. Lee", but "he said no. It was" and "in Oct. The"
+    # "No. 5", "Jan. 5", "Gen. Lee", "ext. 12" (one the language's reader reads out), but "he said
+    # no. It was" and "in Oct. The"
+    if _NO_END_AFTER.search(before) or read_out_before(before, after, language):
         return not _OPENER.match(after)
     return _a_german_date(before, after)
 
@@ -779,8 +783,9 @@ def _continues(before: str, after: str) -> bool:
 _CLAUSE_END = re.compile(r"(?<=[,;:\u060c\u061b\u2013\u2014])\s+")
 
 
-def split_sentences(text: str) -> list[str]:
-    """`text` as its sentences, in order, each stripped; a text with no sentence end is one sentence."""
+def split_sentences(text: str, language: Optional[str] = None) -> list[str]:
+    """`text` as its sentences, in order, each stripped; a text with no sentence end is one sentence.
+    `language`: whose abbreviations end none ("Sen. Brown", German "Tab. 4")."""
     text, pieces, start = text.strip(), [], 0
     for end in _SENTENCE_END.finditer(text):
         pieces.append(text[start : end.end()].strip())
@@ -788,7 +793,7 @@ def split_sentences(text: str) -> list[str]:
     pieces = [piece for piece in [*pieces, text[start:].strip()] if piece]
     sentences: list[str] = []
     for piece in pieces:
-        if sentences and _continues(sentences[-1], piece):
+        if sentences and _continues(sentences[-1], piece, language):
             sentences[-1] = f"{sentences[-1]} {piece}"
         else:
             sentences.append(piece)

@@ -218,6 +218,7 @@ class Speech:
     language_note: str = ""  # the language chosen by the text's script, or one it is not in; a part cut
     left_out: list[str] = field(default_factory=list)  # what the run never saw: left out, or "ɕ→ʃ" read as its nearest
     voice_note: str = ""  # what the voice's clip lacked (`Voice.note`)
+    read_as: str = ""  # the text as it was read, in words ("$5": "five dollars"), each part as it was spoken
 
     @property
     def notes(self) -> list[str]:
@@ -327,6 +328,7 @@ def synthesize_speech(
         text=text,
         vocoder=vocoder.name,
         language=language or (tokenizer.languages[0] if tokenizer.languages else None),
+        read_as=tokenizer.reading(text, language),
         left_out=left_out,
         voice_note=voice.note,
     )
@@ -540,7 +542,13 @@ def _parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate],
             judged[part] = len(tokenizer.prepare(part, language)) <= most
         return judged[part]
 
-    parts = [part for sentence in split_sentences(text) for part in split_to_fit(sentence, fits)]
+    parts = [
+        part
+        for sentence in split_sentences(text, language)
+        # A sentence cut in two is read first, so that no cut parts a number from what says how
+        # to read it ("by 3/4 so": a date, not "three quarters"); each part is then read as it is.
+        for part in split_to_fit(sentence if fits(sentence) else tokenizer.reading(sentence, language), fits)
+    ]
     return parts, [part for part in parts if not fits(part)]
 
 
@@ -578,8 +586,10 @@ def joined(parts: list[Speech], text: str) -> Speech:
         paced=first.paced,
         text=text,
         vocoder=first.vocoder,
-        language=first.language,
-        language_note=first.language_note,
+        # Lines of a file may each be in another language: each said, in order.
+        language=",".join(dict.fromkeys(str(part.language) for part in parts)) if first.language else None,
+        language_note="; ".join(dict.fromkeys(part.language_note for part in parts if part.language_note)),
+        read_as=" ".join(part.read_as for part in parts),
         sentences=sum(part.sentences for part in parts),
         left_out=list(dict.fromkeys(symbol for part in parts for symbol in part.left_out)),  # one note for all
         voice_note=parts[0].voice_note,
