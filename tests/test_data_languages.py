@@ -91,7 +91,7 @@ def test_persian_normalisation_of_real_sentences():
         "ساعت نه و سی دقیقه و چهارده، روز بیست و سوم مرداد هزار و چهارصد و دو"
     )
     assert normalize_persian("۲۰۲۳/۱۱/۳۰") == "سی\u200cام نوامبر دو هزار و بیست و سه"
-    assert normalize_persian("دما -۵ درجه") == "دما منفی پنج درجه"
+    assert normalize_persian("دما -۵ درجه") == normalize_persian("دما \u2212۵ درجه") == "دما منفی پنج درجه"
     # Ordinals in digits with their suffix, and a comparison before a number; a year's م (میلادی) and
     # a word after a number are not ordinals.
     assert normalize_persian("رتبه ۳ام، ۲۱مین سالگرد، فصل ۵م، بار ۳۰ام، ۲۱ امین دوره و ۵-امین بار") == (

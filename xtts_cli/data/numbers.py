@@ -148,7 +148,7 @@ _MERIDIEM = re.compile(r"(?<=\d)\s?([AaPp])\.?\s?[Mm](\.?)(?![^\W\d_])(?=(\s*$)?
 # 1/2, 3/4, 5/8: a half, three quarters, five eighths; 1 1/2: one and a half.
 _FRACTION = re.compile(r"(?:\b(\d+)\s+)?\b([1-9])/([2-9]|1[0-6])\b(?!/)")
 _FRACTION_NAMES = {2: ("half", "halves"), 4: ("quarter", "quarters")}
-_MINUS = re.compile(r"(?<![\w.,])-(?=\d)")  # -5: minus five, not a hyphen between words or numbers
+_MINUS = re.compile(r"(?<![\w.,])[-\u2212](?=\d)")  # -5, −5 (U+2212): minus five, not a hyphen between words or numbers
 # A dash between two numbers is a range or a score, both said with "to": 25-30 minutes, 3-2, £15-£20,
 # 5%-10%.
 _NUMBER_RANGE = re.compile(r"(?<=[\d%])\s?[-\u2013]\s?(?=[$£€¥₹-]?\d)")

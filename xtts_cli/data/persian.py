@@ -108,7 +108,7 @@ _ABBREVIATIONS = (
     (re.compile(r"(?<![^\W\d_])ق\.\s?م(?:\.(?=\s+\S))?(?![^\W\d_])"), "قبل از میلاد"),
     (re.compile(r"\s?(?<![^\W\d_])ب\.\s?ظ(?:\.(?=\s+\S))?(?![^\W\d_])"), " بعد از ظهر"),
 )
-_MINUS = re.compile(r"(?<![\w.,])-(?=\d)")  # -5: منفی پنج
+_MINUS = re.compile(r"(?<![\w.,])[-\u2212](?=\d)")  # -5, −5 (U+2212): منفی پنج
 # A year's era: ۱۳۵۷ ه.ش (هجری شمسی), ۵۰۰ ق.م (قبل از میلاد) are read where they stand (`_ABBREVIATIONS`);
 # ۲۰۲۴م or ۲۰۲۴ م. is میلادی after four digits only (۵م is an ordinal, پنجم). A full stop stays where it ends
 # the sentence.
