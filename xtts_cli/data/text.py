@@ -284,6 +284,12 @@ def prepare_texts(
     return prepared
 
 
+def _styling(c: str) -> bool:
+    """A mark that only styles the character before it: an emoji's variation selector ("❤️" is ❤
+    and U+FE0F) or an enclosing keycap ("1️⃣"), no letter of any script."""
+    return unicodedata.category(c) == "Me" or unicodedata.name(c, "").startswith("VARIATION SELECTOR")
+
+
 class UnknownCharactersError(XttsError):
     """Text holds characters the vocabulary was not built with."""
 
@@ -485,7 +491,9 @@ class Tokenizer:
             prepared, nearest = self._nearest_phonemes(prepared)
         else:
             prepared, nearest = self._plain_letters(prepared)
-        unknown = sorted({c for c in prepared if c not in self._ids and unicodedata.category(c)[0] in "PSZC"})
+        unknown = sorted(
+            {c for c in prepared if c not in self._ids and (unicodedata.category(c)[0] in "PSZC" or _styling(c))}
+        )
         marks = {
             c: known for c in unknown if (known := next((k for k in NEAREST_MARKS.get(c, "") if k in self._ids), ""))
         }
@@ -501,7 +509,8 @@ class Tokenizer:
         # An invisible character pasted with the text (a zero-width space, a soft hyphen: format
         # characters, Cf) joins its neighbours; a control character parts them, as punctuation does.
         kept = "".join(
-            c if c not in unknown else "" if unicodedata.category(c) in ("Cf", "Cn", "Co") else gap for c in prepared
+            c if c not in unknown else "" if unicodedata.category(c) in ("Cf", "Cn", "Co") or _styling(c) else gap
+            for c in prepared
         )
         return (re.sub(" {2,}", " ", kept).strip() if gap else kept), nearest + unknown
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import math
 import shlex
+import unicodedata
 import wave
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -226,7 +227,11 @@ class Speech:
         one naming every symbol left out, and the voice's note."""
         nearest = " ".join(c for c in self.left_out if "\u2192" in c)
         left = [c for c in self.left_out if "\u2192" not in c]
-        shown = " ".join(c if c.isprintable() and not c.isspace() else f"U+{ord(c):04X}" for c in left)
+        # A character that shows nothing alone (a space, a control, an emoji's variation selector) by its code.
+        shown = " ".join(
+            c if c.isprintable() and not c.isspace() and unicodedata.category(c)[0] != "M" else f"U+{ord(c):04X}"
+            for c in left
+        )
         notes = [self.language_note] if self.language_note else []
         notes += [f"read what the run never learnt as the nearest it knows: {nearest}"] if nearest else []
         notes += [f"left out what the run never saw: {shown}"] if left else []
