@@ -24,6 +24,10 @@ RUN = Path(__file__).parent / "data" / "run_before_run_data"  # an autoregressiv
         (["--text-file", "{tmp}/lines.txt", "--out-dir", "{tmp}/a-file"], "--out-dir {tmp}/a-file is a file"),
         (["--text-file", "{tmp}", "--out-dir", "{tmp}/clips"], "--text-file {tmp} cannot be read (Is a directory)"),
         (["--text-file", "{tmp}/lines.txt", "-o", "/proc/x.wav"], "--out /proc/x.wav: nothing can be written in /proc"),
+        (
+            ["--text-file", "{tmp}/lines.txt", "-o", "mine.wav", "--out-dir", "{tmp}/clips"],
+            "--out mine.wav and --out-dir {tmp}/clips both say where the speech goes",
+        ),
     ],
 )
 def test_an_output_that_cannot_be_written_is_one_line_before_the_run_loads(runner, tmp_path, args, message):

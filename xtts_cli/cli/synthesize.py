@@ -29,9 +29,12 @@ TextArgument = Annotated[
     ),
 ]
 OutOption = Annotated[
-    Path,
+    Optional[Path],
     typer.Option(
-        "--out", "-o", metavar="FILE", help="WAV file to write; - writes it to stdout (a pipe, not a terminal)."
+        "--out",
+        "-o",
+        metavar="FILE",
+        help="WAV file to write (speech.wav); - writes it to stdout (a pipe, not a terminal).",
     ),
 ]
 TextFileOption = Annotated[
@@ -118,7 +121,7 @@ _LIST_EXAMPLE = "xtts synthesize -r runs/voices-cpu --list-speakers"
 def synthesize(
     text: TextArgument = None,
     run_dir: RunDirOption = None,
-    out: OutOption = Path("speech.wav"),
+    out: OutOption = None,
     text_file: TextFileOption = None,
     out_dir: OutDirOption = None,
     speaker_wav: SpeakerWavOption = None,
@@ -154,7 +157,7 @@ def synthesize(
         run = run_dir_given(run_dir, checkpoint, to="list", example=_LIST_EXAMPLE)
         return _list(run, speakers=list_speakers, languages=list_languages, json_output=json_output)
     text = _read_stdin() if text == "-" else text
-    _check_arguments(text, text_file, out_dir, speaker, speaker_wav, out=out, json_output=json_output)
+    out = _check_arguments(text, text_file, out_dir, speaker, speaker_wav, out=out, json_output=json_output)
     run_dir = run_dir_given(run_dir, checkpoint, to="speak with", example='xtts synthesize "Hello." -r runs/tiny-cpu')
     _check_before_loading(run_dir, speed, speaker, language, text=text if text_file is None else None)
     lines = _read_lines(text_file) if text_file is not None else []
@@ -287,11 +290,18 @@ def _learnt_in(run, name: str) -> str:
     return ""
 
 
-def _check_arguments(text, text_file, out_dir, speaker, speaker_wav, *, out: Path, json_output: bool) -> None:
+def _check_arguments(text, text_file, out_dir, speaker, speaker_wav, *, out: Optional[Path], json_output: bool) -> Path:
     """The text comes from TEXT or --text-file (with --out-dir), the voice from one flag at most,
-    stdout carries either the WAV (--out -) or the JSON report, and the output can be written."""
+    stdout carries either the WAV (--out -) or the JSON report, and the output can be written.
+    Returns --out, speech.wav when it is not given."""
     from xtts_cli.errors import XttsError
 
+    if out is not None and out_dir is not None:  # else one of them would be passed over without a word
+        raise XttsError(
+            f"--out {out} and --out-dir {out_dir} both say where the speech goes",
+            hint="pass --out FILE for the whole file as one WAV, or --out-dir DIR for a WAV a line",
+        )
+    out = Path("speech.wav") if out is None else out
     if text_file is not None:
         if text is not None:
             raise XttsError("both TEXT and --text-file give the text", hint="pass one of them")
@@ -317,6 +327,7 @@ def _check_arguments(text, text_file, out_dir, speaker, speaker_wav, *, out: Pat
     else:
         can_write(out, "--out", name="speech.wav")
         wav_out(out)
+    return out
 
 
 def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[str, Any]:
