@@ -221,7 +221,9 @@ def test_a_speaker_name_in_two_datasets_is_one_voice_and_said_so(tmp_path):
     assert scan.shared_speakers() == {"alice": ["coqui", "more"], "bob": ["coqui", "more"]}
     (shared,) = [f for f in found if f.id == "dataset-shared-speaker"]
     assert shared.severity == "warning"
-    assert shared.message.startswith("speaker names 'alice' in coqui and more, 'bob' in coqui and more train as one")
+    assert shared.message.startswith(
+        "speaker names 'alice' in coqui and more, 'bob' in coqui and more: each name's clips train as one voice"
+    )
     save_speakers(tmp_path, scan.train)
     assert load_speakers(tmp_path)["alice"]["datasets"] == ["coqui", "more"]
 

@@ -333,3 +333,14 @@ def test_lines_joined_into_one_clip_keep_each_lines_language_notes_and_reading()
     assert both.language == "en,fa" and both.read_as == "hello two. قیمت دو تومان است."
     assert both.notes == ["read as fa, the run's language in Arabic script"]  # the second line's, not lost
     assert joined([hello, hello], "a\nb").language == "en"
+
+
+def test_a_language_the_run_lacks_is_hinted_as_the_one_of_its_language_it_has():
+    from xtts_cli.data.text import Tokenizer
+
+    tokenizer = Tokenizer("abc", ["multilingual_cleaners"], languages=["en-us", "de"])
+    assert tokenizer.language_index("DE") == 1
+    for asked, near in (("de-DE", "de"), ("en_GB", "en-us"), ("fr", "en-us")):
+        with pytest.raises(XttsError) as refused:
+            tokenizer.language_index(asked)
+        assert refused.value.hint == f"pass one of them, e.g. --language {near}"

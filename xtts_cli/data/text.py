@@ -454,9 +454,12 @@ class Tokenizer:
             return 0
         code = language.strip().lower()
         if code not in self.languages:
+            # "de-DE" or "de_DE" on a run of "de": the one of its language
+            primary = code.replace("_", "-").split("-")[0]
+            near = next((known for known in self.languages if known.split("-")[0] == primary), self.languages[0])
             raise XttsError(
                 f"{where}: this model was not trained on {language!r}; it speaks {', '.join(self.languages)}",
-                hint=f"pass one of them, e.g. {where} {self.languages[0]}",
+                hint=f"pass one of them, e.g. {where} {near}",
             )
         return self.languages.index(code)
 

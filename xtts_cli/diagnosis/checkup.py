@@ -295,8 +295,13 @@ def script_findings(scan, data) -> list[Finding]:
                     id="dataset-script",
                     severity="warning",
                     message=f"{len(others):,} of {len(scripts):,} transcripts of dataset {dataset.name} are in {name} "
-                    f"script, which its language {dataset.language} is not written in: espeak-ng would spell them "
-                    f"letter by letter and numbers would be read in {dataset.language}; set {key} to their language",
+                    f"script, which its language {dataset.language} is not written in: "
+                    + (
+                        "espeak-ng would spell them letter by letter"
+                        if data.text_frontend == "phonemes"
+                        else f"they would train as {dataset.language}"
+                    )
+                    + f" and numbers would be read in {dataset.language}; set {key} to their language",
                 )
             )
     return found
@@ -332,7 +337,9 @@ def shared_speakers_line(shared: dict[str, list[str]]) -> str:
     """ "speaker 'anna' is in datasets de and fa: ... one voice" for `ScanReport.shared_speakers`."""
     named = [f"{speaker!r} in {' and '.join(datasets)}" for speaker, datasets in list(shared.items())[:3]]
     more = f" and {len(shared) - 3} more" if len(shared) > 3 else ""
-    return f"speaker name{'s' if len(shared) > 1 else ''} {', '.join(named)}{more} train as one voice each"
+    if len(shared) == 1:
+        return f"speaker name {named[0]}: its clips train as one voice"
+    return f"speaker names {', '.join(named)}{more}: each name's clips train as one voice"
 
 
 def memory_findings(summary: DatasetSummary, data) -> list[Finding]:
@@ -447,7 +454,7 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
                 id="dataset-shared-speaker",
                 severity="warning",
                 message=f"{shared_speakers_line(shared)}; if they are different people, give them different "
-                "names in their metadata (speaker column or speakers.csv)",
+                "names (a speaker column, speakers.csv, or the speaker's folder in a folder layout)",
             )
         )
     if config.data.preprocessing_mode == "runtime":
