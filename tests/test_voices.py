@@ -191,6 +191,14 @@ def test_a_cloned_voice_and_a_language_the_run_lacks(bilingual_run, tmp_path, ru
     report = json.loads(result.stdout)
     assert report["language"] == "fa"
     assert report["notes"] == ["read as fa, the run's language in Arabic script (--language picks another)"]
+    # A paragraph of both: each sentence in its own script's language, the Persian one said.
+    paragraph = "The bus was late. پسر توپ را می\u200cسازد. The cat sat."
+    result = runner.invoke(app, ["synthesize", paragraph, "-r", run, "--out", str(out), "--json"])
+    report = json.loads(result.stdout)
+    assert report["language"] == "en,fa" and report["sentences"] >= 3  # a tiny run may cut one further
+    assert report["notes"] == ["read as fa, the run's language in Arabic script (--language picks another)"]
+    asked = runner.invoke(app, ["synthesize", paragraph, "-r", run, "--out", str(out), "--json", "--language", "en"])
+    assert json.loads(asked.stdout)["language"] == "en"  # asked: every sentence in it
 
 
 def test_a_run_from_before_front_ends_resumes_and_a_changed_front_end_is_refused(tmp_path):

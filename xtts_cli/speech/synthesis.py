@@ -502,19 +502,32 @@ def speak_parts(model, tokenizer, text: str, voice, data: DataConfig, rate: Opti
     text that fits one, else one per part (`text_parts`)."""
     from xtts_cli.data.text import reading_language
 
-    _check_controls(text, options.get("speed", 1.0), options.get("max_frames"), options.get("language"))
-    language, note = reading_language(tokenizer.languages, text, options.get("language"))
-    options = {**options, "language": language}
+    asked = options.get("language")
+    _check_controls(text, options.get("speed", 1.0), options.get("max_frames"), asked)
+    language, note = reading_language(tokenizer.languages, text, asked)
     parts, overlong = _parts(tokenizer, text, data, rate, language=language)
+    cut = ""
     if overlong:  # no sentence end, clause or space left to cut it at (a run of letters, CJK text)
-        cut = f"{overlong[0][:30]!r}{'...' if len(overlong[0]) > 30 else ''}"
-        note = "; ".join(
-            filter(
-                None, [note, f"{cut} is longer than one generation holds and has no space to cut it at: its end is cut"]
-            )
-        )
+        shown = f"{overlong[0][:30]!r}{'...' if len(overlong[0]) > 30 else ''}"
+        cut = f"{shown} is longer than one generation holds and has no space to cut it at: its end is cut"
     for part in parts if len(parts) > 1 else [text]:
-        yield replace(synthesize_speech(model, tokenizer, part, voice, data, rate=rate, **options), language_note=note)
+        part_language, part_note = _own_language(tokenizer, part, language, note, asked)
+        speech = synthesize_speech(
+            model, tokenizer, part, voice, data, rate=rate, **{**options, "language": part_language}
+        )
+        yield replace(speech, language_note="; ".join(filter(None, [part_note, cut])))
+
+
+def _own_language(tokenizer, part: str, language, note: str, asked) -> tuple[Optional[str], str]:
+    """(language, note) of one part of a longer text: with none asked, a run of several languages
+    reads each sentence in its own script's ("Hello. سلام. Bye.": en, fa, en), not all as the first's."""
+    from xtts_cli.data.text import reading_language, text_script
+
+    if asked is not None or len(tokenizer.languages) < 2 or text_script(part) is None:
+        return language, note
+    own, own_note = reading_language(tokenizer.languages, part, None)
+    own = own or tokenizer.languages[0]
+    return (language, note) if own == language else (own, own_note)
 
 
 def check_text(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], *, language=None) -> None:
@@ -524,9 +537,10 @@ def check_text(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRa
 
     if isinstance(text, str) and not text.strip():
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. "Hello there."')
-    language = reading_language(tokenizer.languages, text, language)[0]
-    for part in text_parts(tokenizer, text, data, rate, language=language):
-        tokenizer.spoken_ids(part, language)
+    whole = reading_language(tokenizer.languages, text, language)[0]
+    parts = text_parts(tokenizer, text, data, rate, language=whole)
+    for part in parts:
+        tokenizer.spoken_ids(part, _own_language(tokenizer, part, whole, "", language)[0] if len(parts) > 1 else whole)
 
 
 def text_parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], *, language=None) -> list[str]:
