@@ -30,6 +30,10 @@ from xtts_cli.data.text import Tokenizer
         ("$1.5 billion, $5 million", "one point five billion dollars, five million dollars"),
         ("version 2.0, -5 degrees", "version two point zero, minus five degrees"),
         ("\u22125 °C, \u22123 at night", "minus five degrees celsius, minus three at night"),  # U+2212, typeset
+        (
+            "it costs 5 € or 9.99$, 1,200 £ a month",
+            "it costs five euros or nine dollars and ninety nine cents, one thousand two hundred pounds a month",
+        ),
         ("add 1/2 cup and 3/4 cup", "add half a cup and three quarters of a cup"),
         ("5km by MP3", "five kilometers by MP three"),
         # Units after a number, in the plural but for one.

@@ -28,6 +28,8 @@ _CURRENCY["€"] = ("euro", "euros", "cent", "cents")
 _CURRENCY["¥"] = ("yen", "yen", "sen", "sen")
 _CURRENCY["₹"] = ("rupee", "rupees", "paisa", "paise")
 _MONEY = re.compile(r"([$£€¥₹])\s?(\d[\d,]*)(?:\.(\d{1,2}))?\b")
+# "5 €", "9.99€": the sign after the amount, as much of Europe writes it; read as if before it.
+_MONEY_AFTER = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d{1,2})?)\s?([$£€¥₹])(?![\w$£€¥₹]|\s?\d)")
 # "$5 million", "$1.5bn", "$10k": the scale before the currency, the point read as a point.
 _SCALED_MONEY = re.compile(
     r"([$£€¥₹])\s?(\d[\d,]*(?:\.\d+)?)(?:\s+(thousand|million|billion|trillion)|\s?(k|m|mn|bn|b|tn))\b", re.IGNORECASE
@@ -1273,6 +1275,7 @@ def _english(text: str, month_first: bool = False) -> str:
     text = _THE_YEAR.sub(lambda m: _words(int(m.group(1)), "en", to="year"), text)
     text = _DEGREE.sub(lambda m: _degrees(m, "en"), text)
     text = _CODED_MONEY.sub(lambda m: _CODES[m.group(2).lower()] + m.group(1), text)
+    text = _MONEY_AFTER.sub(lambda m: m.group(2) + m.group(1), text)
     text = _SCALED_MONEY.sub(scaled, text)
     text = _MONEY.sub(money, text)
     text = _SCALED_COUNT.sub(lambda m: f"{_english_number(m.group(1))} {_SCALES[m.group(2).lower()]}", text)
