@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import soundfile
 import yaml
 from training_support import subprocess_env, tiny_config
 
@@ -292,6 +293,13 @@ def test_hostile_bodies_uploads_and_connections(served):
     body, headers = multipart({"text": "hello"}, b"RIFF\x24\x00\x00\x00WAVE broken")
     status, message = error_of(get(f"{url}/api/tts", body, headers))
     assert status == 415 and message.startswith("the speaker_wav upload cannot be read as audio")
+    assert "--speaker-wav" not in message and "xtts-serve" not in message  # its words, not a flag's and a scratch path
+    # A FLAC whose header is sound and whose frames are not: a 415 too, not a 500.
+    flac = io.BytesIO()
+    soundfile.write(flac, _speech(), 22050, format="FLAC")
+    body, headers = multipart({"text": "hello"}, flac.getvalue()[:200] + bytes(len(flac.getvalue()) - 200))
+    status, message = error_of(get(f"{url}/api/tts", body, headers))
+    assert status == 415 and message.startswith("the speaker_wav upload cannot be decoded ("), message
     # Audio with no voice in it: a second of silence, and 5 ms of speech.
     for clip, said in ((_wav(np.zeros(22050)), "is silent"), (_wav(_speech()[:110]), "is 0.005 s: too short")):
         body, headers = multipart({"text": "hello"}, clip)

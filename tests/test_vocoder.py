@@ -516,3 +516,36 @@ def test_a_vocoder_run_written_before_the_model_section_held_its_keys_resumes(tm
     with pytest.raises(XttsError) as refused:
         prepare_run_dir(acoustic, XttsConfig(model={"kind": "vocoder"}, data=data), read_only=True)
     assert refused.value.lines[0].endswith("changed: model.kind ('acoustic' -> 'vocoder')")
+
+
+def test_a_recording_damaged_behind_its_header_is_named_not_a_traceback(runner, tmp_path: Path) -> None:
+    """A FLAC whose header is intact and whose frames are zeroed: read as audio by its header, then
+    libsndfile cannot decode it. In a folder it is skipped and named; alone, one line; to clone, too."""
+    import shutil
+
+    import soundfile
+
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.speech.synthesis import reference_from_audio
+    from xtts_cli.speech.vocoding import ClipReadError
+
+    folder = tmp_path / "clips"
+    folder.mkdir()
+    shutil.copy(SAMPLE_CLIP, folder / "a_good.wav")
+    samples, rate = soundfile.read(str(SAMPLE_CLIP))
+    soundfile.write(str(tmp_path / "whole.flac"), samples, rate)
+    whole = (tmp_path / "whole.flac").read_bytes()
+    damaged = folder / "b_damaged.flac"
+    damaged.write_bytes(whole[:200] + bytes(len(whole) - 200))
+    result = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "out")])
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert f"note: skipped {damaged}: cannot be decoded (" in result.stderr
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["a_good.wav"]
+    alone = runner.invoke(app, ["vocode", str(damaged), "-o", str(tmp_path / "one.wav")])
+    assert isinstance(alone.exception, ClipReadError) and len(alone.exception.lines) == 1
+    assert alone.exception.lines[0].startswith(f"AUDIO {str(damaged)!r} cannot be decoded (")
+    both = runner.invoke(app, ["vocode", str(folder / "a_good.wav"), str(damaged), "--out-dir", str(tmp_path / "o2")])
+    assert both.exception.hint.endswith(f"; 1 written before it: {tmp_path / 'o2' / 'a_good.wav'}")
+    assert "damaged or cut short" in alone.exception.hint and not (tmp_path / "one.wav").exists()
+    with pytest.raises(ClipReadError, match="^--speaker-wav .* cannot be decoded"):
+        reference_from_audio(damaged, XttsConfig().data)

@@ -160,13 +160,10 @@ def vocode(
     from xtts_cli.speech.vocoding import GRIFFIN_LIM
 
     spec = vocoder or GRIFFIN_LIM
-    reports: list[dict[str, Any]] = []
     with Phases(enabled=not json_output) as phase:
         phase(f"loading {spec} (TensorFlow and the vocoder)")
         chosen = _load_vocoder(spec, config)
-        for index, (path, target) in enumerate(zip(found, targets)):
-            phase(f"vocoding {path}" + (f" ({index + 1} of {len(found)})" if len(found) > 1 else ""))
-            reports.append(_vocode_one(chosen, path, target, out_dir))
+        reports = _vocode_all(chosen, found, targets, out_dir, named=set(audio), phase=phase)
     if json_output:
         from xtts_cli.cli.output import print_json
 
@@ -180,6 +177,28 @@ def vocode(
             + "".join(f"; {note}" for note in report["notes"])
             + "\n"
         )
+
+
+def _vocode_all(chosen, found: list[Path], targets: list[Path], out_dir, *, named: set[Path], phase) -> list[dict]:
+    """Each recording in turn; one of a folder whose frames cannot be decoded (damaged behind its
+    header, which alone was read before) is skipped and named, as those with a bad header are."""
+    from xtts_cli.speech.vocoding import ClipReadError
+
+    reports: list[dict[str, Any]] = []
+    for index, (path, target) in enumerate(zip(found, targets)):
+        phase(f"vocoding {path}" + (f" ({index + 1} of {len(found)})" if len(found) > 1 else ""))
+        try:
+            reports.append(_vocode_one(chosen, path, target, out_dir))
+        except ClipReadError as exc:
+            if (path in named or len(found) == 1) and not reports:
+                raise
+            if path in named:  # asked for by name: refused, saying what was written before it
+                written = f"; {len(reports)} written before it: {', '.join(r['out'] for r in reports[:3])}"
+                raise XttsError(exc.lines[0], hint=str(exc.hint) + written) from None
+            sys.stderr.write(f"note: skipped {path}: {exc.why}\n")
+    if not reports:
+        raise XttsError("AUDIO: no recording could be decoded", hint="pass WAV, FLAC, OGG or MP3 recordings of speech")
+    return reports
 
 
 def _load_vocoder(spec: str, config: Optional[Path]) -> Any:

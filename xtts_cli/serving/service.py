@@ -278,12 +278,16 @@ class _VoiceOf:
         clip = Path(self._scratch.name) / "reference"
         clip.write_bytes(request.reference)
         from xtts_cli.speech.synthesis import UnusableClipError
+        from xtts_cli.speech.vocoding import ClipReadError
 
         try:
             return self.synthesizer.voice(speaker_wav=clip, remember=False)
         except UnusableClipError as exc:
             self._scratch.cleanup()
             raise Refused(400, f"the speaker_wav upload {exc.why}") from None
+        except ClipReadError as exc:  # its own words, not the scratch file's path
+            self._scratch.cleanup()
+            raise Refused(415, f"the speaker_wav upload {exc.why}") from None
         except XttsError as exc:
             self._scratch.cleanup()
             raise Refused(415, f"the speaker_wav upload cannot be read as audio ({exc.lines[0][:120]})") from None

@@ -27,7 +27,7 @@ from xtts_cli.run.files import (
     SpeakingRate,
     load_speakers,
 )
-from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
+from xtts_cli.speech.vocoding import GRIFFIN_LIM, ClipReadError, Vocoder, decoded
 
 # Without a measured speaking rate (runs from before it was recorded): upper bound on generated
 # frames per input character — slow read speech is ~15 chars/s at 86 frames/s, i.e. ~6 frames per
@@ -98,8 +98,11 @@ def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> n
     try:
         header = read_audio_header(str(path))
     except AudioHeaderError as exc:
-        raise XttsError(
-            f"--speaker-wav {str(path)!r}: {exc.detail}", hint="pass a WAV, FLAC, OGG or MP3 file of speech"
+        raise ClipReadError(
+            "--speaker-wav",
+            path,
+            f"cannot be read as audio: {exc.detail}",
+            hint="pass a WAV, FLAC, OGG or MP3 file of speech",
         ) from None
     if header.duration < MIN_CLIP_SECONDS:
         raise UnusableClipError(path, f"is {header.duration:.3f} s: too short to hear a voice in")
@@ -121,15 +124,19 @@ def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> n
         )
     else:
         contents = tf.io.read_file(str(path))
-    audio = decode_audio(
-        contents,
-        0,
-        header.sample_rate,
-        header.channels,
-        header.data_offset,
-        num_samples,
-        data,
-        codecs=(header.codec,),
+    audio = decoded(
+        lambda: decode_audio(
+            contents,
+            0,
+            header.sample_rate,
+            header.channels,
+            header.data_offset,
+            num_samples,
+            data,
+            codecs=(header.codec,),
+        ),
+        "--speaker-wav",
+        path,
     )
     if float(tf.reduce_max(tf.abs(audio))) < SILENT_PEAK:
         raise UnusableClipError(path, "is silent (its loudest sample under -80 dBFS)")

@@ -17,7 +17,7 @@ import tensorflow as tf
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.errors import XttsError
 
-__all__ = ["GRIFFIN_LIM", "GRIFFIN_LIM_ITERATIONS", "Vocoder", "load_audio", "mel_of"]
+__all__ = ["GRIFFIN_LIM", "GRIFFIN_LIM_ITERATIONS", "ClipReadError", "Vocoder", "decoded", "load_audio", "mel_of"]
 
 GRIFFIN_LIM = "griffin-lim"
 # Griffin-Lim iterations: 32 is where the spectral convergence of speech levels off (Perraudin
@@ -62,6 +62,31 @@ class Vocoder:
         return np.asarray(audio, dtype=np.float32)
 
 
+class ClipReadError(XttsError):
+    """A recording that cannot be read as audio: its header (`why`: "cannot be read as audio: ...")
+    or, behind a sound header, its frames ("cannot be decoded: ..."), named as `what` names it."""
+
+    def __init__(self, what: str, path: Path, why: str, hint: str) -> None:
+        super().__init__(f"{what} {str(path)!r} {why}", hint=hint)
+        self.why = why
+
+
+def decoded(decode, what: str, path: Path):
+    """`decode()`, or a ClipReadError naming the file whose frames libsndfile or TensorFlow cannot
+    decode (a FLAC or MP3 damaged behind an intact header), not their traceback."""
+    try:
+        return decode()
+    except (RuntimeError, ValueError, tf.errors.OpError) as error:  # soundfile's LibsndfileError is a RuntimeError
+        reason = " ".join((getattr(error, "message", None) or str(error) or type(error).__name__).split())[:160]
+        raise ClipReadError(
+            what,
+            path,
+            f"cannot be decoded ({reason})",
+            hint="it is damaged or cut short behind its header: convert it again (e.g. sox in.flac out.wav) or "
+            "leave it out",
+        ) from None
+
+
 def load_audio(path: Path, data: DataConfig, *, what: str = "AUDIO") -> np.ndarray:
     """A whole audio file, mono float32 at data.sample_rate (as the training pipeline decodes it)."""
 
@@ -72,16 +97,22 @@ def load_audio(path: Path, data: DataConfig, *, what: str = "AUDIO") -> np.ndarr
         header = read_audio_header(str(path))
     except (AudioHeaderError, OSError) as exc:
         detail = exc.detail if isinstance(exc, AudioHeaderError) else exc.strerror
-        raise XttsError(f"{what} {str(path)!r}: {detail}", hint="pass a WAV, FLAC, OGG or MP3 file") from None
-    audio = decode_audio(
-        tf.io.read_file(str(path)),
-        0,
-        header.sample_rate,
-        header.channels,
-        header.data_offset,
-        header.num_samples,
-        data,
-        codecs=(header.codec,),
+        raise ClipReadError(
+            what, path, f"cannot be read as audio: {detail}", hint="pass a WAV, FLAC, OGG or MP3 file"
+        ) from None
+    audio = decoded(
+        lambda: decode_audio(
+            tf.io.read_file(str(path)),
+            0,
+            header.sample_rate,
+            header.channels,
+            header.data_offset,
+            header.num_samples,
+            data,
+            codecs=(header.codec,),
+        ),
+        what,
+        path,
     )
     return np.asarray(audio, dtype=np.float32)
 
