@@ -56,6 +56,10 @@ def test_resolved_settings_per_device_plan() -> None:
     assert cpu.total_steps(steps_per_epoch=7) == 5000
     by_epochs = XttsConfig.model_validate({"training": {"epochs": 3}})
     assert resolve_settings(by_epochs, CPU).total_steps(steps_per_epoch=7) == 21
+    # The first of the two ends the run, and the schedule is laid over it: not 300 steps that never run.
+    both = XttsConfig.model_validate({"training": {"epochs": 3, "max_steps": 300}})
+    assert resolve_settings(both, CPU).total_steps(steps_per_epoch=7) == 21
+    assert resolve_settings(both, CPU).total_steps(steps_per_epoch=200) == 300
     bf16 = XttsConfig.model_validate({"training": {"mixed_precision": True, "mixed_precision_dtype": "bfloat16"}})
     assert resolve_settings(bf16, ONE_GPU).dtype_policy == "mixed_bfloat16"
 

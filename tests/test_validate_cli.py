@@ -435,3 +435,15 @@ def test_the_data_report_names_clips_that_are_not_mono(runner) -> None:
     assert "mono 16, stereo 1" in text
     sample = runner.invoke(app, ["validate"]).stdout  # all mono: not said
     assert "audio: wav 40; 22050 Hz 40\n" in sample
+
+
+def test_epochs_that_end_the_run_first_are_its_length_and_the_warm_up_is_checked_against_them(runner) -> None:
+    result = runner.invoke(
+        app,
+        ["validate", "-c", "tiny-cpu", "--set", "training.epochs=10", "--set", "training.warmup_steps=100", "--json"],
+    )
+    payload = json.loads(result.stdout)
+    per_epoch = payload["settings"]["steps_per_epoch"]
+    assert payload["settings"]["total_steps"] == 10 * per_epoch < 300  # not max_steps, which it never reaches
+    (warmup,) = [f for f in payload["findings"] if f["id"] == "warmup-past-the-end"]
+    assert f"not below the {10 * per_epoch} steps training.epochs (10) ends the run at" in warmup["message"]

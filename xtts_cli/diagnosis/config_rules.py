@@ -222,6 +222,27 @@ def _warmup_past_the_end(loaded: LoadedConfig, machine: MachineInfo) -> Iterable
         )
 
 
+def warmup_past_the_epochs(training, total_steps: Optional[int]) -> list[Finding]:
+    """`warmup-past-the-end` where training.epochs ends the run before max_steps (the data says when):
+    the learning rate still rising when the last epoch ends."""
+    if total_steps is None or (training.max_steps is not None and training.max_steps <= total_steps):
+        return []  # max_steps ends it: `_warmup_past_the_end` looks at that
+    if not TRIAL_STEPS <= total_steps <= training.warmup_steps:
+        return []
+    shorter = total_steps // 10
+    return [
+        Finding(
+            id="warmup-past-the-end",
+            severity="warning",
+            message=f"training.warmup_steps ({training.warmup_steps}) is not below the {total_steps} steps "
+            f"training.epochs ({training.epochs}) ends the run at: the learning rate is still rising when the run "
+            f"ends and never reaches training.learning_rate; set training.warmup_steps to {shorter} (a tenth of "
+            "the run)",
+            fix=_set("training.warmup_steps", shorter),
+        )
+    ]
+
+
 def _mixed_precision(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     training = loaded.config.training
     if not training.mixed_precision:

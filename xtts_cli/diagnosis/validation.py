@@ -120,7 +120,7 @@ def validate_config(
     the scan."""
     from xtts_cli.devices.gpu_info import probe_machine
     from xtts_cli.diagnosis.checkup import scan_findings
-    from xtts_cli.diagnosis.config_rules import DATASET_PATH_FINDINGS, check_config
+    from xtts_cli.diagnosis.config_rules import DATASET_PATH_FINDINGS, check_config, warmup_past_the_epochs
     from xtts_cli.training.settings import resolved_settings
 
     machine = probe_machine()
@@ -135,6 +135,9 @@ def validate_config(
         scan, result.dataset, found = scan_findings(loaded.config)
         result.findings = result.findings + found
     result.findings = result.findings + parent_findings(loaded.config, scan, loaded.path)
+    result.settings = resolved_settings(loaded.config, machine, scan)
+    total = result.settings["total_steps"] if result.settings else None
+    result.findings = result.findings + warmup_past_the_epochs(loaded.config.training, total)
     result.findings = _command_line_values(result.findings, loaded.overridden)
     # Fixed after the scan, so a fix only the data shows (how it is resampled) is made too.
     fixable = [f for f in result.findings if f.fix is not None]
@@ -144,7 +147,6 @@ def validate_config(
             again = validate_config(resolve_config(loaded.path, overrides, sets), overrides, sets, phase=phase)
             return Validation(again.loaded, again.findings, fixable, diff, again.dataset, again.settings)
         result.diff = diff
-    result.settings = resolved_settings(loaded.config, machine, scan)
     return result
 
 

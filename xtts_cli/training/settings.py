@@ -80,8 +80,17 @@ class RunSettings:
         return self.dtype_policy != "float32"
 
     def total_steps(self, steps_per_epoch: int) -> int:
-        """training.max_steps when set, else epochs x steps per epoch."""
-        return self.max_steps or self.epochs * steps_per_epoch
+        """Where the run ends: the first of training.max_steps and epochs x steps per epoch (the
+        learning-rate schedule is laid over it, and `validate` reports it)."""
+        return total_steps(self.max_steps, self.epochs, steps_per_epoch) or 0
+
+
+def total_steps(max_steps: Optional[int], epochs: int, steps_per_epoch: Optional[int]) -> Optional[int]:
+    """The first of `max_steps` and `epochs` x `steps_per_epoch` (None: neither is known)."""
+    by_epochs = epochs * steps_per_epoch if steps_per_epoch else None
+    if max_steps is None or by_epochs is None:
+        return max_steps or by_epochs
+    return min(max_steps, by_epochs)
 
 
 def resolve_settings(config: XttsConfig, plan: DevicePlan) -> RunSettings:
@@ -123,7 +132,7 @@ def settings_report(
 ) -> dict[str, Any]:
     """The derived settings as `xtts validate --json` reports them (`steps_per_epoch` None without a
     usable dataset)."""
-    total = settings.max_steps or (settings.epochs * steps_per_epoch if steps_per_epoch else None)
+    total = total_steps(settings.max_steps, settings.epochs, steps_per_epoch)
     return {
         "kind": settings.kind,
         "devices": plan.describe(),

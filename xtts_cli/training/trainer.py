@@ -204,7 +204,13 @@ class Trainer:
             result.notes.append(
                 f"the run is at step {start_step}, "
                 + ("its" if start_step == parts.total_steps else "already past its")
-                + f" {parts.total_steps} steps done: nothing to train; raise --steps (training.max_steps) to go on"
+                + f" {parts.total_steps} steps done: nothing to train; raise "
+                + (
+                    "--steps (training.max_steps)"
+                    if parts.total_steps == self.config.training.max_steps
+                    else f"--epochs (training.epochs: {self.config.training.epochs} of {parts.input.steps_per_epoch} steps)"
+                )
+                + " to go on"
             )
         return result
 
