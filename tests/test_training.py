@@ -418,6 +418,22 @@ def test_a_time_budget_ends_the_run_like_max_steps_and_the_duration_decoder_trai
     assert (tmp_path / "run" / "checkpoints" / "ckpt-1.index").is_file()  # saved, and resumable
     # The duration decoder in mixed precision: a finite loss, its policy set back afterwards.
     assert_trained_in_mixed_precision(trainer, result)
+    # The budget is the run's, as max_steps is: the same command again has none left, and says so.
+    spent = float(trainer.parts.counters.minutes.numpy())
+    assert spent > 0.001
+    events.clear()
+    again = Controller(Trainer(config, run_dir=tmp_path / "run", progress=events.append)).run()
+    assert again.final_step == 1 and again.out_of_time and again.exit_code == 0
+    notes = [event.message for event in events if isinstance(event, Noted)]
+    assert any("nothing to train; raise --max-minutes to go on" in note for note in notes), notes
+    assert not any(note.startswith("training.max_minutes (0.001) reached") for note in notes)
+    # A larger budget goes on from what is left of it, and counts the minutes on.
+    more = resolve_config(
+        tiny_config(tmp_path), {**overrides, **mixed, "training.max_minutes": 100, "training.max_steps": 2}
+    )
+    resumed = Trainer(more.config, run_dir=tmp_path / "run")
+    assert Controller(resumed).run().final_step == 2
+    assert float(resumed.parts.counters.minutes.numpy()) > spent
     # Workers' clocks would not agree on the step: refused before any set-up.
     workers = resolve_config(tiny_config(tmp_path), {**overrides, "devices.strategy": "multi_worker"}).config
     with pytest.raises(XttsError, match="training.max_minutes is 0.001 with devices.strategy multi_worker"):

@@ -94,7 +94,7 @@ MaxMinutes = Annotated[
     config_flag(
         "--max-minutes",
         key="training.max_minutes",
-        help="End after the step that passes this many minutes",
+        help="End after the step that passes this many minutes of the run's training",
         metavar="MIN",
         rich_help_panel=LENGTH,
     ),

@@ -409,7 +409,8 @@ class TrainingConfig(_Section):
     max_minutes: Optional[float] = Field(
         None,
         gt=0,
-        description="Wall-clock budget of one `xtts train` command, start-up included: after the step that "
+        description="Wall-clock budget of the run, start-up included, over all the commands that train it (a "
+        "resumed run spends what is left): after the step that "
         "passes it, training ends as at max_steps (a checkpoint of that step is saved), so a slower machine or "
         "longer clips train fewer steps instead of running long; a cosine schedule decays over the budget too "
         "when it runs out before max_steps. Empty: none. Not with a multi_worker strategy.",

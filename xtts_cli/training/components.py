@@ -45,6 +45,7 @@ class Counters:
     step: Any  # int64: steps taken (checkpointed)
     epoch: Any  # int64: epochs finished (checkpointed)
     budget_used: Any  # float32 share of training.max_minutes spent, set by the loop; None without it
+    minutes: Any  # float32: minutes the run has trained toward training.max_minutes, all commands (checkpointed)
     stop_flag: Any  # multi-worker: 1.0 once this worker got SIGINT/SIGTERM, reduced in the step; else None
 
 
@@ -343,7 +344,7 @@ def _models(config: XttsConfig, kind: ModelKind, **run: Any) -> tuple[KindModels
 
     plan, settings, strategy = run["plan"], run["settings"], run["strategy"]
     with strategy.scope():
-        # Not checkpointed: each command has its own time budget (the learning rate decays over it).
+        # Not checkpointed: set from `minutes` (which is) before each step.
         budget_used = None
         if config.training.max_minutes is not None:
             budget_used = tf.Variable(0.0, dtype=tf.float32, trainable=False, name="budget_used")
@@ -367,9 +368,11 @@ def _models(config: XttsConfig, kind: ModelKind, **run: Any) -> tuple[KindModels
         models = kind.build(context)
         step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
         epoch = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
+        # The time budget is the run's, as max_steps is: a resumed run spends what is left of it.
+        minutes = tf.Variable(0.0, dtype=tf.float32, trainable=False, name="budget_minutes")
     # The stop flag is local to this worker: made outside the strategy's scope.
     stop_flag = tf.Variable(0.0, trainable=False, name="stop_requested") if run["cluster"] is not None else None
-    return models, Counters(step=step, epoch=epoch, budget_used=budget_used, stop_flag=stop_flag)
+    return models, Counters(step=step, epoch=epoch, budget_used=budget_used, minutes=minutes, stop_flag=stop_flag)
 
 
 def _checkpoints(
@@ -388,7 +391,7 @@ def _checkpoints(
     from xtts_cli.training.checkpointing import RunCheckpoints
 
     checkpoints = RunCheckpoints(
-        {**models.trackables(), "step": counters.step, "epoch": counters.epoch},
+        {**models.trackables(), "step": counters.step, "epoch": counters.epoch, "minutes": counters.minutes},
         run_dir,
         keep=config.training.keep_checkpoints,
         is_chief=plan.is_chief,

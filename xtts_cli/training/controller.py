@@ -575,8 +575,18 @@ class Controller:
         # steps_per_epoch steps.
         endless = parts.steps.batches(parts.input.train_ds) if source is None else source
         agreed_stop = False  # multi-worker: some worker was signalled, as the last step's reduction said
-        deadline = None if training.max_minutes is None else self.started + 60.0 * training.max_minutes
+        # What earlier commands of the run spent of its budget (a checkpoint from before it was kept: none).
+        before = float(counters.minutes.numpy())
+        deadline = None if training.max_minutes is None else self.started + 60.0 * (training.max_minutes - before)
         loop_started = time.monotonic()
+        if training.max_minutes is not None and until is None and before >= training.max_minutes:
+            result.out_of_time = True  # spent: nothing to train, as at max_steps
+            self.progress(
+                Noted(
+                    f"the run has trained {before:.1f} minutes, its training.max_minutes ({training.max_minutes:g}): "
+                    "nothing to train; raise --max-minutes to go on"
+                )
+            )
         with GracefulInterrupt() as interrupt:
 
             def stopping() -> bool:
@@ -595,9 +605,13 @@ class Controller:
                     taken += 1
                     if counters.stop_flag is not None:  # multi-worker
                         counters.stop_flag.assign(1.0 if interrupt.requested else 0.0)
+                    now = time.monotonic()
+                    counters.minutes.assign(before + (now - self.started) / 60.0)  # saved with the step
                     if deadline is not None and counters.budget_used is not None:
-                        # The share of the budget left after start-up that the loop has spent.
-                        spent = (time.monotonic() - loop_started) / max(deadline - loop_started, 1e-9)
+                        # The share of the budget that the loops of this and earlier commands have spent.
+                        spent = (60.0 * before + now - loop_started) / max(
+                            60.0 * before + deadline - loop_started, 1e-9
+                        )
                         counters.budget_used.assign(min(1.0, spent))
                     end = self._step(parts, batch, wait, first=step == result.start_step)
                     step = end.step
@@ -662,7 +676,7 @@ class Controller:
             result.interrupted = "a signal to another worker"
             result.exit_code = EXIT_CODES[signal.SIGTERM]
         result.final_step = step
-        if result.out_of_time and step < max_steps:
+        if result.out_of_time and result.start_step < step < max_steps:  # none: spent before, and said so
             minutes = self.trainer.config.training.max_minutes
             self.progress(
                 Noted(
