@@ -100,9 +100,13 @@ def test_validate_says_what_train_would_refuse_an_epoch_of_no_batch_and_an_unkno
             ["-r", "{tmp}/run", "--set", "training.checkpoint_dir={tmp}/a-file"],
             "training.checkpoint_dir {tmp}/a-file is a file",
         ),
+        # "~" is the home's (here tmp), not a folder named "~" in the current one.
+        (["--set", "training.run_dir=~/a-file"], "--run-dir {tmp}/a-file is a file"),
+        (["-r", "~/a-file"], "--run-dir {tmp}/a-file is a file"),
     ],
 )
-def test_a_run_directory_that_cannot_be_written_is_refused_before_the_scan(runner, tmp_path, args, line):
+def test_a_run_directory_that_cannot_be_written_is_refused_before_the_scan(runner, tmp_path, monkeypatch, args, line):
+    monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "a-file").write_text("mine", encoding="utf-8")
     result = runner.invoke(app, ["train", "-c", "tiny-cpu", *[arg.format(tmp=tmp_path) for arg in args]])
     assert isinstance(result.exception, XttsError), result.output

@@ -59,7 +59,10 @@ def train_run(
         from xtts_cli.devices.placement import cluster_from_environment
 
         cluster_from_environment(os.environ)  # a missing or malformed TF_CONFIG fails before TensorFlow loads
-    chosen = run_dir or (Path(config.training.run_dir) if config.training.run_dir else default_run_dir(loaded.path))
+    # "~/runs/a" in the config (or quoted on the command line) is the home's, as every other path is.
+    chosen = (
+        run_dir or (Path(config.training.run_dir) if config.training.run_dir else default_run_dir(loaded.path))
+    ).expanduser()
     refuse_own_directory(config.training.init_from, chosen)
     # Where the run writes: checked before the scan and TensorFlow (a file there, a read-only place).
     can_write(chosen, "--run-dir", folder=True)
