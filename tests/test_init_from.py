@@ -182,6 +182,29 @@ def test_the_command_to_listen_is_a_sentence_of_the_runs_language_and_speaks_as_
     assert Path("speech.wav").stat().st_size > 1000
 
 
+def test_the_command_to_listen_skips_a_test_sentence_the_run_cannot_read_and_quotes_one_like_an_option(persian):
+    import dataclasses
+    import shlex
+
+    from xtts_cli.kinds.acoustic import AcousticModels
+
+    trainer = persian[0]
+    models = trainer.parts.models
+
+    def listen(sentences: list[str]) -> list[str]:
+        config = models.context.config.model_copy(
+            update={"training": models.context.config.training.model_copy(update={"test_sentences": sentences})}
+        )
+        context = dataclasses.replace(models.context, config=config)
+        command = AcousticModels(models.kind, context, models.model, models.optimizer).listen
+        return shlex.split(command.replace("{run}", "RUN"))
+
+    # Another script first (the samples skip it): the next, which the Persian run reads.
+    assert listen(["你好。", "کتاب روی میز است."])[2] == "کتاب روی میز است."
+    # A text that starts with a dash goes after "--", or the command reads it as an option.
+    assert listen(["-۵ درجه است."])[-2:] == ["--", "-۵ درجه است."]
+
+
 def test_an_adapted_run_resumes_as_any_run_does(persian):
     _, _, _, run, config = persian
     longer = config.model_copy(update={"training": config.training.model_copy(update={"max_steps": 6})})

@@ -237,12 +237,29 @@ class AcousticModels:
         """`xtts synthesize` of the first test sentence: a sentence the run can spell."""
         import shlex
 
+        from xtts_cli.errors import XttsError
+
         sentences, language = self._sentences()
-        command = f"xtts synthesize {shlex.quote(sentences[0])} -r {{run}} -o speech.wav"
-        languages = self.context.tokenizer.languages
+        tokenizer = self.context.tokenizer
+
+        def readable(sentence: str) -> bool:  # one the samples skip (another script) would fail here too
+            try:
+                tokenizer.spoken_ids(sentence, language)
+            except XttsError:
+                return False
+            return True
+
+        chosen = next((s for s in sentences if readable(s)), None)
+        if chosen is None:
+            chosen, language = self.context.first_item.training_text, self.context.first_item.language
+        languages = tokenizer.languages
+        options = " -r {run} -o speech.wav"
         if language is not None and languages and language != languages[0]:
-            command += f" --language {language}"
-        return command
+            options += f" --language {language}"
+        # A text that starts with "-" ("-5 degrees") would be read as an option: after "--", it is the text.
+        if chosen.startswith("-"):
+            return f"xtts synthesize{options} -- {shlex.quote(chosen)}"
+        return f"xtts synthesize {shlex.quote(chosen)}{options}"
 
 
 AUTOREGRESSIVE = AcousticKind(
