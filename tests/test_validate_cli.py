@@ -109,6 +109,8 @@ def test_findings_as_json(runner, write_config) -> None:
 def test_strict_fails_on_warnings(runner, write_config) -> None:
     result = runner.invoke(app, ["validate", "-c", str(write_config(COMMENTED)), "--strict"])
     assert result.exit_code == 1
+    said = runner.invoke(app, ["validate", "-c", str(write_config(COMMENTED)), "--strict", "--json"])
+    assert said.exit_code == 1 and json.loads(said.stdout)["valid"] is False  # what the exit code says
 
 
 def test_fix_keeps_comments_and_untouched_lines_and_is_idempotent(runner, write_config) -> None:

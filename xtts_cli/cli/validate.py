@@ -86,7 +86,7 @@ def validate(
     code = result.exit_code(strict)
     if json_output:
         payload: dict[str, Any] = {
-            "valid": result.errors == 0,
+            "valid": code == 0,  # as the exit code says: warnings too with --strict
             "config": str(result.loaded.path) if result.loaded.path else None,
             "findings": [f.model_dump() for f in result.findings],
             "fixed": [f.model_dump() for f in result.fixed],
