@@ -130,6 +130,15 @@ def test_an_optimization_level_goes_under_the_users_own_settings() -> None:
     with pytest.raises(ConfigError, match="--optimization-level 'fastest' is unknown; use one of: basic, enhanced"):
         level_settings("fastest", mixed_precision_gpu=False)
 
+    # A --set is the user's own setting too: the level gives way, and the config reads the --set.
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.training.launch import launch_settings
+
+    sets = ["training.enable_graph_mode=false"]
+    overrides = launch_settings({}, "enhanced", None, None, sets)
+    assert "training.enable_graph_mode" not in overrides and overrides["training.enable_xla_compilation"] == "auto"
+    assert resolve_config("tiny-cpu", overrides, sets).config.training.enable_graph_mode is False
+
 
 def test_the_split_featurizer_makes_the_mels_the_pipeline_makes() -> None:
     # The data/model split's CPU twin: audio batches featurized on the data device equal the

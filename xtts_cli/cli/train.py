@@ -270,7 +270,7 @@ def train(
     overrides = flag_overrides(train, locals())
     overrides["data.dataset_path"] = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     overrides["training.max_steps"] = given_once("the number of steps", steps=steps, max_steps=max_steps)
-    overrides = launch_settings(overrides, optimization_level, worker_hosts, task_index)
+    overrides = launch_settings(overrides, optimization_level, worker_hosts, task_index, set_values or ())
     loaded = resolve_config(config or own_config(run_dir), overrides, set_values or ())
     with TrainingProgress(enabled=not json_output) as progress:
         warnings, repair = training_advice(loaded)  # what `validate` warns of, said where the GPU idles

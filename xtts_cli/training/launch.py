@@ -4,6 +4,7 @@ cluster and the run directory checked before TensorFlow loads, then the run itse
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
@@ -14,10 +15,15 @@ __all__ = ["launch_settings", "train_run"]
 
 
 def launch_settings(
-    overrides: dict[str, Any], optimization_level: Any, worker_hosts: Optional[str], task_index: Optional[int]
+    overrides: dict[str, Any],
+    optimization_level: Any,
+    worker_hosts: Optional[str],
+    task_index: Optional[int],
+    sets: Sequence[str] = (),
 ) -> dict[str, Any]:
     """`overrides` with what the launch flags imply: an optimization level's bundle under the user's
-    own settings, and `devices.strategy: multi_worker` with TF_CONFIG written from --worker-hosts."""
+    own settings (its flags and `sets`, the --set values), and `devices.strategy: multi_worker` with
+    TF_CONFIG written from --worker-hosts."""
     overrides = dict(overrides)
     if worker_hosts is not None or task_index is not None:
         from xtts_cli.devices.placement import cluster_from_flags
@@ -34,7 +40,11 @@ def launch_settings(
 
         name = getattr(optimization_level, "value", optimization_level)
         mixed_precision_gpu = any(gpu.supports_mixed_float16 for gpu in probe_machine().gpus)
-        overrides = apply_optimization_level(name, overrides, mixed_precision_gpu)
+        from xtts_cli.config.loading import parse_sets
+
+        given = parse_sets(sets)  # a --set is the user's own too: the level gives way to it
+        level = apply_optimization_level(name, overrides, mixed_precision_gpu)
+        overrides = {key: value for key, value in level.items() if key not in given or key in overrides}
     return overrides
 
 
