@@ -33,6 +33,14 @@ def test_redaction_replaces_home_dataset_names_and_always_secrets(tmp_path: Path
     )
     kept = redactor(home=home, datasets=[data], environ=SECRETS, redact=False)(text)
     assert f"{data}/wavs/ana-0001.wav" in kept and "hf_planted" not in kept
+    # What the JSON reports name relative to the dataset, and the dataset's own (folder) name.
+    report = (
+        '{"bad_files": [{"path": "wavs/ana-0002.wav", "dataset": "voice"}], "datasets": [{"name": "voice", '
+        '"language": "en", "unlisted_example": "wavs/ana-0003.FLAC", "unnamed_speaker_example": "ana-0004"}]}'
+    )
+    hidden = redactor(home=home, datasets=[data], environ={}, redact=True)(report)
+    assert "ana-" not in hidden and '"voice"' not in hidden and '"language": "en"' in hidden
+    assert '"dataset": "<dataset-name>"' in hidden and hidden.count(".wav") == 1 and ".FLAC" in hidden
 
 
 @pytest.fixture(scope="module")

@@ -35,7 +35,7 @@ def report(
     """Write one archive to attach to a bug report: the machine, the resolved config, validate,
     diagnose, a short profile-pipeline and profile-step, and a run's last metrics and warnings.
 
-    Paths under your home and the dataset's file names are replaced unless --no-redact; no
+    Paths under your home, the dataset's name and its file names are replaced unless --no-redact; no
     environment variable that looks like a secret is ever included.
 
     Examples:
@@ -90,7 +90,7 @@ def report(
         console().print(
             f"{'[yellow]' if failed else ''}{section.name}{'[/]' if failed else ''}: {section.seconds:.1f} s"
         )
-    kept = "home paths and file names kept (--no-redact)" if no_redact else "home paths and dataset file names replaced"
+    kept = "home paths and file names kept (--no-redact)" if no_redact else "home paths, dataset names and file names replaced"
     console().print(f"wrote {out} ({size / 1024:.0f} KiB; {kept}; no secret variables)")
 
 

@@ -70,6 +70,11 @@ class Section:
     notes: list[str] = field(default_factory=list)
 
 
+# A quoted relative path of an audio file, as the JSON reports name a clip: "wavs/ana-0001.wav".
+_EXAMPLE_CLIP = re.compile(r'("(?:unlisted_example|unnamed_speaker_example)":\s*)"([^"]+)"')
+_RELATIVE_CLIP = re.compile(r'(?<=")(?!<dataset>|/|~)([^"\s]+\.(?:wav|flac|ogg|mp3))(?=")', re.IGNORECASE)
+
+
 def redactor(*, home: Optional[str], datasets: Sequence[str], environ: dict[str, str], redact: bool):
     """text -> text with the secrets out always, and, with `redact`, home and dataset paths replaced."""
     secrets = sorted(
@@ -78,11 +83,14 @@ def redactor(*, home: Optional[str], datasets: Sequence[str], environ: dict[str,
         reverse=True,
     )
     roots = sorted({str(Path(root)) for root in datasets if root}, key=len, reverse=True)
+    # Its folder's name is a dataset's name in the reports ("name", a bad file's "dataset").
+    names = "|".join(re.escape(Path(root).name) for root in roots if Path(root).name)
+    named = re.compile(rf'("(?:name|dataset)":\s*)"(?:{names})"') if names else None
 
-    def hashed(match: re.Match) -> str:
-        parts = match.group(1).split("/")
-        names = [hashlib.sha1(part.encode()).hexdigest()[:8] + Path(part).suffix for part in parts if part]
-        return "<dataset>/" + "/".join(names)
+    def hidden(path: str) -> str:
+        return "/".join(
+            hashlib.sha1(part.encode()).hexdigest()[:8] + Path(part).suffix for part in path.split("/") if part
+        )
 
     def clean(text: str) -> str:
         for value in secrets:
@@ -91,7 +99,12 @@ def redactor(*, home: Optional[str], datasets: Sequence[str], environ: dict[str,
             return text
         for root in roots:
             text = text.replace(root, "<dataset>")
-        text = re.sub(r"<dataset>/([^\s\"',;:|()\[\]{}]+)", hashed, text)
+        text = re.sub(r"<dataset>/([^\s\"',;:|()\[\]{}]+)", lambda m: "<dataset>/" + hidden(m.group(1)), text)
+        # A clip named relative to its dataset (a bad file's path, an example of unlisted audio).
+        text = _RELATIVE_CLIP.sub(lambda m: hidden(m.group(1)), text)
+        text = _EXAMPLE_CLIP.sub(lambda m: f'{m.group(1)}"{hidden(m.group(2))}"', text)
+        if named is not None:
+            text = named.sub(r'\1"<dataset-name>"', text)
         if home and home not in ("/", ""):
             text = text.replace(home, "~")
         return text
