@@ -166,12 +166,15 @@ def _generator(
             )
             frames = tf.maximum(2, generated["lengths"][0])
             mel = generated["mel"][0]
-            if vocoder is not None:  # the generated frames alone, as synthesis hands them over
+            # The generated frames alone, as synthesis hands them over (Griffin-Lim over the whole
+            # buffer made other audio where the clip ends, and took 3x as long).
+            if vocoder is not None:
                 audio = vocoder(mel[None, :frames], training=False)[0]
             else:
                 audio = griffin_lim(
-                    mel,
+                    mel[:frames],
                     filterbank,
+                    max_frames=buffer,
                     n_fft=data.n_fft,
                     hop_length=data.hop_length,
                     win_length=data.win_length,

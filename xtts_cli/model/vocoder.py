@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Optional
 
 import numpy as np
 import tensorflow as tf
@@ -69,11 +70,14 @@ def griffin_lim(
     n_iter: int = 32,
     momentum: float = DEFAULT_MOMENTUM,
     seed: int = 0,
+    max_frames: Optional[int] = None,
 ) -> tf.Tensor:
     """Waveform float32 [(frames - 1) * hop_length] from a natural-log mel [frames, n_mels].
 
     `mel_basis` [n_fft // 2 + 1, n_mels] maps linear magnitude to mel (mel = |STFT| @ mel_basis).
-    The initial phase is uniform random from `seed`, so the output is reproducible.
+    The initial phase is uniform random from `seed`, so the output is reproducible. A mel whose
+    frame count is known only when it runs (a graph's) needs `max_frames`, its most: its phase is
+    then the first rows of that many, the same as a mel of that count gets.
     """
     mel_basis = np.asarray(mel_basis, dtype=np.float64)
     n_freq = n_fft // 2 + 1
@@ -88,20 +92,35 @@ def griffin_lim(
     if log_mel.shape.rank != 2 or log_mel.shape[1] != mel_basis.shape[1]:
         raise ValueError(f"log_mel has shape {log_mel.shape}; expected [frames, {mel_basis.shape[1]}]")
     frame_count = log_mel.shape[0]
-    if frame_count is None or frame_count < 2:
+    if frame_count is None and max_frames is None:
+        raise ValueError("log_mel has None frames; pass max_frames, the most it may have")
+    if frame_count is not None and frame_count < 2:
         raise ValueError(f"log_mel has {frame_count} frames; Griffin-Lim needs at least 2")
+    rows = int(frame_count) if frame_count is not None else int(max_frames or 0)
 
     # Least-squares inverse of the filterbank; negative magnitudes it produces between filters are
     # not magnitudes, so they are clipped to 0.
     mel_to_linear = tf.constant(np.linalg.pinv(mel_basis).astype(np.float32))
-    random_phase = np.random.default_rng(seed).uniform(0.0, 2.0 * math.pi, size=(frame_count, n_freq))
+    random_phase = np.random.default_rng(seed).uniform(0.0, 2.0 * math.pi, size=(rows, n_freq))
     # The same values as a complex64 constant, made of two float32 ones: traced (an export's buffer of
     # 1,000 frames) TensorFlow writes a complex constant element by element in Python, 1.5 s of it.
     angles = tf.complex(
         tf.constant(np.cos(random_phase).astype(np.float32)), tf.constant(np.sin(random_phase).astype(np.float32))
     )
-    mode = _pad_mode((frame_count - 1) * hop_length, n_fft)
-    return _phase_search(n_fft, hop_length, win_length, n_iter, float(momentum), mode)(log_mel, mel_to_linear, angles)
+    if frame_count is not None:
+        mode = _pad_mode((frame_count - 1) * hop_length, n_fft)
+        return _phase_search(n_fft, hop_length, win_length, n_iter, float(momentum), mode)(
+            log_mel, mel_to_linear, angles
+        )
+    frames = tf.shape(log_mel)[0]
+    angles = angles[:frames]
+
+    def search(mode: str):
+        return lambda: _phase_search(n_fft, hop_length, win_length, n_iter, float(momentum), mode)(
+            log_mel, mel_to_linear, angles
+        )
+
+    return tf.cond((frames - 1) * hop_length > n_fft // 2, search("REFLECT"), search("CONSTANT"))
 
 
 @functools.lru_cache(maxsize=16)
