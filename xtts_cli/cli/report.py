@@ -90,11 +90,7 @@ def report(
         console().print(
             f"{'[yellow]' if failed else ''}{section.name}{'[/]' if failed else ''}: {section.seconds:.1f} s"
         )
-    kept = (
-        "home paths and file names kept (--no-redact)"
-        if no_redact
-        else "home paths, dataset names and file names replaced"
-    )
+    kept = "home paths and file names kept (--no-redact)" if no_redact else "home, dataset and file names replaced"
     console().print(f"wrote {out} ({size / 1024:.0f} KiB; {kept}; no secret variables)")
 
 

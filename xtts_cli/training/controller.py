@@ -575,18 +575,8 @@ class Controller:
         # steps_per_epoch steps.
         endless = parts.steps.batches(parts.input.train_ds) if source is None else source
         agreed_stop = False  # multi-worker: some worker was signalled, as the last step's reduction said
-        # What earlier commands of the run spent of its budget (a checkpoint from before it was kept: none).
-        before = float(counters.minutes.numpy())
-        deadline = None if training.max_minutes is None else self.started + 60.0 * (training.max_minutes - before)
+        before, deadline = self._budget(counters, result, timing=until is not None)
         loop_started = time.monotonic()
-        if training.max_minutes is not None and until is None and before >= training.max_minutes:
-            result.out_of_time = True  # spent: nothing to train, as at max_steps
-            self.progress(
-                Noted(
-                    f"the run has trained {before:.1f} minutes, its training.max_minutes ({training.max_minutes:g}): "
-                    "nothing to train; raise --max-minutes to go on"
-                )
-            )
         with GracefulInterrupt() as interrupt:
 
             def stopping() -> bool:
@@ -649,6 +639,23 @@ class Controller:
                 endless.close()
             if multi:
                 self.trainer.check_workers_agree("at the end")
+
+    def _budget(self, counters, result: TrainResult, *, timing: bool) -> tuple[float, Optional[float]]:
+        """(minutes earlier commands of the run spent of training.max_minutes, this command's
+        deadline or None); a run that spent it all trains nothing, and says so, as at max_steps."""
+        budget = self.trainer.config.training.max_minutes
+        before = float(counters.minutes.numpy())  # a checkpoint from before it was kept: none
+        if budget is None:
+            return before, None
+        if before >= budget and not timing:
+            result.out_of_time = True
+            self.progress(
+                Noted(
+                    f"the run has trained {before:.1f} minutes, its training.max_minutes ({budget:g}): "
+                    "nothing to train; raise --max-minutes to go on"
+                )
+            )
+        return before, self.started + 60.0 * (budget - before)
 
     def _keep_the_step(self, parts: RunComponents, step: int, error: Exception) -> None:
         """A hook (validation, samples, summaries) failed after step `step` trained: that step is
