@@ -344,3 +344,19 @@ def test_a_language_the_run_lacks_is_hinted_as_the_one_of_its_language_it_has():
         with pytest.raises(XttsError) as refused:
             tokenizer.language_index(asked)
         assert refused.value.hint == f"pass one of them, e.g. --language {near}"
+
+
+def test_a_command_a_hint_suggests_quotes_a_run_directory_with_a_space(tmp_path):
+    import shlex
+    import shutil
+
+    from xtts_cli.errors import unknown_speaker
+    from xtts_cli.inference import Synthesizer
+
+    run = tmp_path / "my run"
+    shutil.copytree(RUN, run, ignore=shutil.ignore_patterns("checkpoints"))
+    (run / "checkpoints").mkdir()
+    with pytest.raises(XttsError) as untrained:
+        Synthesizer.load(run)
+    assert untrained.value.hint == f"train first: xtts train --run-dir {shlex.quote(str(run))}"
+    assert shlex.split(unknown_speaker("zed", ["ann", "bob"], run).hint)[3:5] == ["-r", str(run)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import re
+import shlex
 from typing import Optional
 
 # A translated message keeps TensorFlow's first line, cut to this many characters.
@@ -54,7 +55,7 @@ def unknown_speaker(name: str, listed: list[str], run_dir) -> XttsError:
         f"speaker {name!r} is not in {run_dir} ({len(listed)} speakers: {known})",
         hint=f"did you mean {' or '.join(repr(c) for c in close)}?"
         if close
-        else f"xtts synthesize --list-speakers -r {run_dir} lists them",
+        else f"xtts synthesize --list-speakers -r {shlex.quote(str(run_dir))} lists them",
     )
 
 

@@ -4,6 +4,7 @@ restored from its checkpoint (`run.restore`): an acoustic run's (`load_run`) or 
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Optional
 
@@ -30,7 +31,7 @@ def load_run(run_dir: Path, step: Optional[int] = None, notes: Optional[list[str
         raise XttsError(
             f"{run_dir} is a {config.model.kind} run, not an acoustic model: it reads no text",
             hint="pass the acoustic model's run as --run-dir"
-            + (f" and this one as --vocoder {run_dir}" if kind.vocodes else ""),
+            + (f" and this one as --vocoder {shlex.quote(str(run_dir))}" if kind.vocodes else ""),
         )
     if not run.vocab.is_file():
         raise XttsError(

@@ -4,6 +4,7 @@ keeps, falling back past one that cannot be read). Building the network is its m
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Optional
 
@@ -90,7 +91,8 @@ def restore_run(
         complete = [wanted]
     if not complete:
         raise XttsError(
-            f"{run.checkpoints} holds no checkpoint yet", hint="train first: xtts train --run-dir " + str(run_dir)
+            f"{run.checkpoints} holds no checkpoint yet",
+            hint="train first: xtts train --run-dir " + shlex.quote(str(run_dir)),
         )
     pointed = run.pointed_checkpoint() if step is None else None
     latest = pointed or complete[0]

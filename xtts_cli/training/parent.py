@@ -7,6 +7,7 @@ it too. The weights themselves move in `model.transfer.transfer_weights`.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
@@ -273,7 +274,7 @@ def open_parent(spec: str | Path) -> ParentRun:
         if checkpoint is None:
             raise XttsError(
                 f"--init-from {spec}: that run holds no checkpoint yet",
-                hint=f"train it first (xtts train --run-dir {spec}), or pass another run",
+                hint=f"train it first (xtts train --run-dir {shlex.quote(str(spec))}), or pass another run",
             )
     elif Path(f"{given}.index").is_file() and _CHECKPOINT.match(given.name):
         found = _run_of_checkpoint(given)
