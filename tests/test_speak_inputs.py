@@ -360,3 +360,17 @@ def test_a_command_a_hint_suggests_quotes_a_run_directory_with_a_space(tmp_path)
         Synthesizer.load(run)
     assert untrained.value.hint == f"train first: xtts train --run-dir {shlex.quote(str(run))}"
     assert shlex.split(unknown_speaker("zed", ["ann", "bob"], run).hint)[3:5] == ["-r", str(run)]
+
+
+def test_a_vocoder_folder_without_a_trained_vocoder_is_said_not_passed_over(tmp_path):
+    import shutil
+
+    from xtts_cli.inference import Synthesizer
+
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    (run / "vocoder").mkdir()  # a vocoder run killed before its first checkpoint, or emptied
+    tts = Synthesizer.load(run)
+    assert tts.vocoder.name == "griffin-lim"
+    assert f"{run / 'vocoder'} holds no trained vocoder yet: Griffin-Lim makes the waveform" in tts.notes
+    assert Synthesizer.load(RUN).notes == []  # none there: nothing to say

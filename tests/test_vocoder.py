@@ -254,6 +254,19 @@ def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(runner, tm
     assert "alignment_score" not in records[-1]  # a vocoder has no attention to score
 
 
+@pytest.mark.parametrize("command", ["vocode", "synthesize", "export"])
+def test_an_empty_vocoder_is_refused_not_read_as_the_current_folder_or_griffin_lim(runner, tmp_path, command) -> None:
+    run = Path(__file__).parent / "data" / "run_before_run_data"
+    args = {
+        "vocode": ["vocode", str(SAMPLE_CLIP), "-o", str(tmp_path / "o.wav")],
+        "synthesize": ["synthesize", "Hello.", "-r", str(run), "-o", str(tmp_path / "o.wav")],
+        "export": ["export", "-r", str(run), "-o", str(tmp_path / "exported")],
+    }[command]
+    result = runner.invoke(app, [*args, "--vocoder", ""])  # "--vocoder $VOC" with VOC unset
+    assert isinstance(result.exception, XttsError) and result.exception.lines == ["--vocoder '' is no vocoder run"]
+    assert not (tmp_path / "o.wav").exists() and not (tmp_path / "exported").exists()
+
+
 @pytest.mark.parametrize("value", ["griffin-lim", "Griffin-Lim", "nowhere"])
 def test_vocode_names_a_missing_recording_and_a_missing_run(runner, tmp_path: Path, value: str) -> None:
     missing = tmp_path / "missing.wav"

@@ -159,7 +159,7 @@ def vocode(
     from xtts_cli.cli.output import Phases
     from xtts_cli.speech.vocoding import GRIFFIN_LIM
 
-    spec = vocoder or GRIFFIN_LIM
+    spec = GRIFFIN_LIM if vocoder is None else vocoder  # "" is refused when it loads, not read as Griffin-Lim
     with Phases(enabled=not json_output) as phase:
         phase(f"loading {spec} (TensorFlow and the vocoder)")
         chosen = _load_vocoder(spec, config)
@@ -204,9 +204,10 @@ def _vocode_all(chosen, found: list[Path], targets: list[Path], out_dir, *, name
 def _load_vocoder(spec: str, config: Optional[Path]) -> Any:
     """Griffin-Lim with the --config's features, or a vocoder run with its own."""
     from xtts_cli.config.loading import resolve_config
-    from xtts_cli.inference.loading import is_griffin_lim, load_vocoder
+    from xtts_cli.inference.loading import check_vocoder_spec, is_griffin_lim, load_vocoder
     from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
+    check_vocoder_spec(spec)
     if is_griffin_lim(spec):
         return Vocoder(GRIFFIN_LIM, resolve_config(config).config.data)
     from xtts_cli.run.files import read_run

@@ -63,6 +63,8 @@ class Synthesizer:
         own, named = run.path / VOCODER_DIR, None
         if vocoder is None and (own / "config.yaml").is_file() and _trained(own):
             vocoder, named = own, f"the run's own vocoder {own} (used when --vocoder is not given)"
+        elif vocoder is None and own.is_dir():  # one still starting, or emptied: said, not passed over
+            notes.append(f"{own} holds no trained vocoder yet: Griffin-Lim makes the waveform")
         chosen = load_vocoder(vocoder, config.data, acoustic_run=f"the run {run_dir}", notes=notes, named=named)
         loaded = cls(config, tokenizer, model, restored, run, chosen)
         loaded.notes = notes

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.features import MelFeatures
@@ -49,6 +49,16 @@ def is_griffin_lim(spec: str | Path) -> bool:
     return str(spec).lower() == GRIFFIN_LIM and not Path(spec).is_dir()
 
 
+def check_vocoder_spec(spec: Any, named: Optional[str] = None) -> None:
+    """An empty `--vocoder` (an unset variable in a script: "--vocoder $VOC") or one of another type
+    is refused, not the current folder read as a run, nor taken for Griffin-Lim."""
+    if spec is not None and (not isinstance(spec, (str, Path)) or not str(spec).strip()):
+        raise XttsError(
+            f"{named or '--vocoder'} {spec!r} is no vocoder run",
+            hint="pass a vocoder run's folder (e.g. runs/vocoder-cpu) or griffin-lim; leave it out for the run's own",
+        )
+
+
 def load_vocoder(
     spec: Optional[str | Path],
     data: DataConfig,
@@ -60,6 +70,7 @@ def load_vocoder(
     """`spec`: "griffin-lim" (or None), or a vocoder run directory whose features must be `data`'s
     (else the load stops with both named): a `Vocoder`, log-mel [frames, n_mels] to samples. `notes`:
     as `load_run`'s. `named`: how the errors name it (by default `--vocoder SPEC`, as it was given)."""
+    check_vocoder_spec(spec, named)
     if spec is None or is_griffin_lim(spec):
         return Vocoder(GRIFFIN_LIM, data)
     from xtts_cli.kinds import kind_for
