@@ -562,3 +562,18 @@ def test_a_recording_damaged_behind_its_header_is_named_not_a_traceback(runner, 
     assert "damaged or cut short" in alone.exception.hint and not (tmp_path / "one.wav").exists()
     with pytest.raises(ClipReadError, match="^--speaker-wav .* cannot be decoded"):
         reference_from_audio(damaged, XttsConfig().data)
+
+
+def test_vocode_says_which_folders_below_a_folder_it_does_not_read(runner, tmp_path: Path) -> None:
+    import shutil
+
+    folder = tmp_path / "clips"
+    (folder / "more").mkdir(parents=True)
+    shutil.copy(SAMPLE_CLIP, folder / "top.wav")
+    shutil.copy(SAMPLE_CLIP, folder / "more" / "deep.wav")
+    result = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "out")])
+    assert result.exit_code == 0 and [p.name for p in (tmp_path / "out").iterdir()] == ["top.wav"]
+    assert f"note: skipped {folder / 'more'}: a folder below {folder}" in result.stderr
+    # A corpus's root holds its recordings a folder down: the refusal says where.
+    root = runner.invoke(app, ["vocode", str(SAMPLE_CLIP.parents[1]), "-o", str(tmp_path / "x.wav")])
+    assert root.exception.hint == f"its recordings are in {SAMPLE_CLIP.parent}: pass that folder"

@@ -27,16 +27,24 @@ def recordings(paths: list[Path]) -> tuple[list[Path], list[str]]:
 
     found: list[Path] = []
     in_folders: set[Path] = set()
+    below: list[str] = []  # folders inside a folder given, with recordings of their own: not read
     for path in paths:
         if path.is_dir():
             inside = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in SUPPORTED_EXTENSIONS)
+            deeper = _folders_of_recordings(path)
             if not inside:
                 raise XttsError(
                     f"AUDIO {str(path)!r}: a folder with no recording in it",
-                    hint=f"pass a folder of {', '.join(SUPPORTED_EXTENSIONS)} files, or the files themselves",
+                    hint=f"its recordings are in {deeper[0]}: pass that folder"
+                    if deeper
+                    else f"pass a folder of {', '.join(SUPPORTED_EXTENSIONS)} files, or the files themselves",
                 )
             found += inside
             in_folders.update(inside)
+            below += [
+                f"{folder}: a folder below {path} (the folder's own recordings are read; pass it too)"
+                for folder in deeper
+            ]
         elif path.is_file():
             found.append(path)
         else:
@@ -46,7 +54,18 @@ def recordings(paths: list[Path]) -> tuple[list[Path], list[str]]:
     kept = [path for path in found if path not in problems]
     if named or not kept:
         _refuse(named or [f"{path}: {why}" for path, why in problems.items()])
-    return kept, [f"{path}: {why}" for path, why in problems.items()]
+    return kept, [f"{path}: {why}" for path, why in problems.items()] + below
+
+
+def _folders_of_recordings(folder: Path) -> list[Path]:
+    """The folders right inside `folder` that hold recordings (a corpus root's `wavs/`), sorted."""
+    from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS
+
+    return sorted(
+        sub
+        for sub in folder.iterdir()
+        if sub.is_dir() and any(p.suffix.lower() in SUPPORTED_EXTENSIONS and p.is_file() for p in sub.iterdir())
+    )
 
 
 # Shorter than this, a recording is less than a couple of mel frames' windows: nothing to hear.
