@@ -264,3 +264,23 @@ def test_a_key_of_the_other_kind_or_a_bad_kind_is_one_line(write_config) -> None
         resolve_config(write_config("model:\n  kind: vocoder\n"), sets=["model.model_size=small"])
     assert error.value.lines == ["model.model_size: a key of model.kind acoustic, not of this vocoder model; remove it"]
     assert resolve_config(write_config("model:\n  kind: vocoder\n"), sets=["vocoder.dim=48"]).config.vocoder.dim == 48
+
+
+def test_a_number_with_a_leading_zero_is_refused_not_read_as_octal(write_config) -> None:
+    from xtts_cli.config.loading import resolve_config
+
+    with pytest.raises(ConfigError) as written:
+        resolve_config(write_config("data:\n  batch_size: 016\n"))
+    assert written.value.lines[0].endswith(
+        "line 2, column 15: 016 has a leading zero, which YAML reads as octal (14); write 16"
+    )
+    with pytest.raises(ConfigError) as given:
+        resolve_config(None, {}, ["training.max_steps=0100"])
+    assert (
+        given.value.lines[0]
+        == "--set training.max_steps=0100: 0100 has a leading zero, which YAML reads as octal (64); write 100"
+    )
+    # A zero alone, or a leading zero YAML reads as the same number, is the number.
+    assert (
+        resolve_config(write_config("training:\n  warmup_steps: 0\n  save_step: 07\n")).config.training.save_step == 7
+    )

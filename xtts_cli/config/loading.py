@@ -110,6 +110,31 @@ class _OnceLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
+# YAML 1.1 (PyYAML) reads a number with a leading zero as octal: `batch_size: 016` is 14.
+_OCTAL = re.compile(r"[-+]?0[0-7_]+")
+
+
+def leading_zero(text: str, value: Any) -> Optional[str]:
+    """Why `text`, read by YAML as `value`, is refused: a number with a leading zero YAML took for
+    octal (016 is 14), which nobody writing a batch size means; else None."""
+    if isinstance(value, int) and _OCTAL.fullmatch(text.strip()):
+        decimal = int(text.strip().replace("_", ""), 10)
+        if decimal != value:
+            return f"{text.strip()} has a leading zero, which YAML reads as octal ({value}); write {decimal}"
+    return None
+
+
+def _decimal_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    value = loader.construct_yaml_int(node)
+    said = leading_zero(str(node.value), value)
+    if said is not None:
+        raise yaml.constructor.ConstructorError(None, None, said, node.start_mark)
+    return value
+
+
+_OnceLoader.add_constructor("tag:yaml.org,2002:int", _decimal_int)
+
+
 def parse_yaml(text: str, where: str) -> dict[str, Any]:
     """Safe-load YAML (no object construction from tags); errors carry the line and column."""
     try:
@@ -312,6 +337,11 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
             value = yaml.safe_load(text) if text.strip() else None
         except yaml.YAMLError:
             value = text  # a string YAML cannot read as anything else (`a: b`) stays a string
+        if leading_zero(text, value) is not None:
+            raise ConfigError(
+                f"--set {given}={text}: {leading_zero(text, value)}",
+                hint=f"--set {given}={int(text.strip().replace('_', ''))}",
+            )
         if key in parsed and parsed[key] != value:
             both = key if written[key] == given else f"{key} (as {written[key]} and as {given})"
             raise ConfigError(
