@@ -274,6 +274,15 @@ def test_the_python_api_refuses_what_the_command_line_refuses(tts):
         tts.check("  ")  # what speak would raise
     with pytest.raises(TypeError, match="speak_many takes a list of texts"):
         list(tts.speak_many("Hi."))
+    with pytest.raises(TypeError, match="the text to speak is a str, not NoneType"):
+        tts.check(None)  # as speak(None)
+    with pytest.raises(TypeError, match=r"voice is what \.voice\(speaker=\.\.\.\) returns, not str"):
+        tts.speak_parts("One.", voice="alice")
+    from xtts_cli.inference import Synthesizer
+
+    for step in ("2", 2.0, True):
+        with pytest.raises(TypeError, match="step is the whole number of a checkpoint the run keeps"):
+            Synthesizer.load(RUN, step=step)
 
 
 @pytest.mark.slow
@@ -286,7 +295,11 @@ def test_the_python_api_caps_max_frames_cuts_a_long_part_and_reads_a_clip_again(
     # A part with no space to cut it at is said to be cut, not silently ended at the length limit.
     assert any("has no space to cut it at: its end is cut" in note for note in tts.speak("a" * 600).notes)
     spoken = tts.speak("The cat.")
-    for place, says in ((tmp_path, "is a folder"), (tmp_path / "x.mp3", "a Speech is saved as WAV audio")):
+    for place, says in (
+        (tmp_path, "is a folder"),
+        (tmp_path / "x.mp3", "a Speech is saved as WAV audio"),
+        (Path("/proc/x.wav"), "Speech.save /proc/x.wav: nothing can be written in /proc"),
+    ):
         with pytest.raises(XttsError, match=says):
             spoken.save(place)
     # Blank lines are passed over, as --text-file passes them.

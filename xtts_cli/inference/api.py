@@ -58,6 +58,8 @@ class Synthesizer:
             raise XttsError(
                 f"run_dir {run_dir!r} is no run directory", hint='pass the run\'s folder, e.g. "runs/speak-cpu"'
             )
+        if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
+            raise TypeError(f"step is the whole number of a checkpoint the run keeps, not {type(step).__name__}")
         notes: list[str] = []
         config, tokenizer, model, restored, run = load_run(Path(run_dir), step, notes)
         own, named = run.path / VOCODER_DIR, None
@@ -159,6 +161,8 @@ class Synthesizer:
     ) -> Iterator[Speech]:
         """`speak`'s generations one at a time, each as it is made (sentence by sentence: what a
         server streams), in `voice` (from `voice()`)."""
+        if not isinstance(voice, Voice):
+            raise TypeError(f"voice is what .voice(speaker=...) returns, not {type(voice).__name__}")
         return speak_parts(
             self.model,
             self.tokenizer,

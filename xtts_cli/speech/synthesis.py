@@ -255,11 +255,14 @@ class Speech:
     def save(self, path: Path | str) -> Path:
         """Write the WAV file whole or not at all (a temporary beside it, renamed); returns its path.
         Raises XttsError for a folder, or a name that says another format (x.mp3)."""
+        from xtts_cli.config.editing import can_write
+
         path = Path(path)
         if path.is_dir():
             raise XttsError(f"{path} is a folder", hint=f"name a file in it, such as {path / 'speech.wav'}")
         if path.suffix.lower() != ".wav":
             raise XttsError(f"{path}: a Speech is saved as WAV audio", hint=f"name it {path.with_suffix('.wav')}")
+        can_write(path, "Speech.save", name="speech.wav")  # /proc, a read-only disk: one line, not an OSError
         return write_wav(path, self.waveform, self.sample_rate)
 
     @property
@@ -409,7 +412,7 @@ def _check_controls(text: object, speed: object, max_frames: object, language: o
     if not isinstance(text, str):
         raise TypeError(f"the text to speak is a str, not {type(text).__name__}")
     if language is not None and not isinstance(language, str):
-        raise TypeError(f"language is a code from .languages (en, fa), not {type(language).__name__}")
+        raise TypeError(f"language is a code from .languages (such as en), not {type(language).__name__}")
     if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not SPEEDS[0] <= speed <= SPEEDS[1]:
         raise XttsError(
             f"speed {speed!r} is not a pace from {SPEEDS[0]:g} to {SPEEDS[1]:g}",
@@ -542,7 +545,8 @@ def check_text(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRa
     left to say) before any of it is spoken: a stream's last sentence, a file's last line."""
     from xtts_cli.data.text import reading_language
 
-    if isinstance(text, str) and not text.strip():
+    _check_controls(text, 1.0, None, language)  # a text that is no str: the TypeError speak raises
+    if not text.strip():
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. "Hello there."')
     whole = reading_language(tokenizer.languages, text, language)[0]
     parts = text_parts(tokenizer, text, data, rate, language=whole)
