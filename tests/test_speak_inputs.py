@@ -387,3 +387,23 @@ def test_a_vocoder_folder_without_a_trained_vocoder_is_said_not_passed_over(tmp_
     assert tts.vocoder.name == "griffin-lim"
     assert f"{run / 'vocoder'} holds no trained vocoder yet: Griffin-Lim makes the waveform" in tts.notes
     assert Synthesizer.load(RUN).notes == []  # none there: nothing to say
+
+
+def test_the_python_api_names_its_arguments_and_the_command_line_its_flags(tts, runner, tmp_path):
+    from xtts_cli.inference import Synthesizer
+
+    with pytest.raises(XttsError) as language:
+        tts.speak("Hi.", language="xx")
+    assert language.value.lines[0].startswith("language: this model was not trained on 'xx'")
+    assert language.value.hint == 'pass one of them, e.g. language="en"'
+    with pytest.raises(XttsError) as clip:
+        list(tts.speak_many(["Hi."], speaker_wav=str(tmp_path / "nope.wav")))  # raised as it runs, said the same
+    assert clip.value.lines[0].startswith(f"speaker_wav {str(tmp_path / 'nope.wav')!r}")
+    with pytest.raises(XttsError) as speaker:
+        tts.speak("Hi.", speaker="nobody")
+    assert speaker.value.hint == "Synthesizer.speakers lists them" and "--" not in str(speaker.value)
+    with pytest.raises(XttsError) as missing:
+        Synthesizer.load(tmp_path / "nothere")
+    assert missing.value.hint.startswith("pass run_dir as the directory of an `xtts train` run")
+    said = runner.invoke(app, ["synthesize", "Hi.", "-r", str(RUN), "--language", "xx", "-o", str(tmp_path / "a.wav")])
+    assert said.exception.lines[0].startswith("--language: this model was not trained on 'xx'")

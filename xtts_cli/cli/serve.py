@@ -93,7 +93,7 @@ def serve(
 
         with Phases() as phase:
             phase(f"loading {run} (TensorFlow, the model and its latest checkpoint)")
-            tts = Synthesizer.load(run, vocoder=vocoder)
+            tts = Synthesizer.load(run, vocoder=vocoder, flags=True)
             # What the first request would wait for, built before it comes; the graphs of longer
             # sentences are built while the server answers (`warm_up` below).
             phase("building the generation graph and the vocoder's")

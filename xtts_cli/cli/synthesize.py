@@ -178,7 +178,7 @@ def synthesize(
     }
     with Phases(enabled=not json_output) as phase:
         phase(f"loading {run_dir} (TensorFlow, the model and its latest checkpoint)")
-        tts = Synthesizer.load(run_dir, vocoder=vocoder)
+        tts = Synthesizer.load(run_dir, vocoder=vocoder, flags=True)
         tts.tokenizer.language_index(language)  # before any audio is read: an error naming the run's languages
         voice = tts.voice(speaker, speaker_wav)
         phase("speaking (the first sentence of a process also builds the generation graph)")

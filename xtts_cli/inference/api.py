@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Optional
@@ -24,6 +27,54 @@ from xtts_cli.speech.synthesis import (
 )
 from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
+# An error says a flag where the command line gave the value; from Python, the argument's name. A
+# command it suggests (xtts train --run-dir RUN) stays a command.
+_LIST_SPEAKERS = re.compile(r"xtts synthesize --list-speakers -r \S+ lists them")
+_PYTHON_WORDS = (
+    (re.compile(r"e\.g\. --language (\S+)"), r'e.g. language="\1"'),
+    (re.compile(r"pass --(run-dir|vocoder) the "), lambda m: f"pass {m.group(1).replace('-', '_')} as the "),
+    (re.compile(r"--speaker-wav\b"), "speaker_wav"),
+    (re.compile(r"--speaker\b"), "speaker"),
+    (re.compile(r"--language\b"), "language"),
+    (re.compile(r"--vocoder\b"), "vocoder"),
+    (re.compile(r"--run-dir\b"), "run_dir"),
+)
+
+
+def _in_python_words(error: XttsError) -> XttsError:
+    def said(text: str) -> str:
+        text, command, rest = _LIST_SPEAKERS.sub("Synthesizer.speakers lists them", text).partition("xtts ")
+        for pattern, words in _PYTHON_WORDS:
+            text = pattern.sub(words, text)
+        return text + command + rest
+
+    error.lines = [said(line) for line in error.lines]
+    error.hint = said(error.hint) if error.hint else error.hint
+    error.args = ("; ".join(error.lines),)
+    return error
+
+
+def _python_words(method):
+    """`method`'s errors in the argument names a Python caller used, unless it was loaded for the
+    command line (`flags=True`): its errors name the flags."""
+
+    @functools.wraps(method)
+    def named(self, *args, **kwargs):
+        try:
+            result = method(self, *args, **kwargs)
+        except XttsError as error:
+            raise (error if self.flags else _in_python_words(error)) from None
+        return _named_as_it_runs(self, result) if inspect.isgenerator(result) else result
+
+    return named
+
+
+def _named_as_it_runs(synthesizer, generations):
+    try:
+        yield from generations
+    except XttsError as error:
+        raise (error if synthesizer.flags else _in_python_words(error)) from None
+
 
 class Synthesizer:
     """A run directory's model, tokenizer and settings, restored from one checkpoint.
@@ -44,11 +95,29 @@ class Synthesizer:
         self._voices: dict[tuple[Optional[str], Optional[str]], Voice] = {}
         # What loading said: a latest checkpoint that could not be read, so an earlier one speaks.
         self.notes: list[str] = []
+        self.flags = False  # errors name the arguments (language), not the command line's flags
 
     @classmethod
-    def load(cls, run_dir: Path | str, step: Optional[int] = None, vocoder: Optional[Path | str] = None) -> Synthesizer:
+    def load(
+        cls,
+        run_dir: Path | str,
+        step: Optional[int] = None,
+        vocoder: Optional[Path | str] = None,
+        *,
+        flags: bool = False,
+    ) -> Synthesizer:
         """`vocoder`: a vocoder run's directory or "griffin-lim"; by default the run's own vocoder
-        (a vocoder run in RUN_DIR/vocoder with a checkpoint) when it has one, else Griffin-Lim."""
+        (a vocoder run in RUN_DIR/vocoder with a checkpoint) when it has one, else Griffin-Lim.
+        `flags`: errors name the command line's flags (--language), not the arguments (language)."""
+        try:
+            loaded = cls._load(run_dir, step, vocoder)
+        except XttsError as error:
+            raise (error if flags else _in_python_words(error)) from None
+        loaded.flags = flags
+        return loaded
+
+    @classmethod
+    def _load(cls, run_dir: Path | str, step: Optional[int], vocoder: Optional[Path | str]) -> Synthesizer:
         from xtts_cli.inference.loading import load_run, load_vocoder
         from xtts_cli.run.files import VOCODER_DIR
 
@@ -86,6 +155,7 @@ class Synthesizer:
         """The run's training speakers, for `speaker=`."""
         return list(self.tokenizer.speakers)
 
+    @_python_words
     def voice(
         self, speaker: Optional[str] = None, speaker_wav: Optional[Path | str] = None, *, remember: bool = True
     ) -> Voice:
@@ -117,6 +187,7 @@ class Synthesizer:
             self._voices[key] = voice
         return voice
 
+    @_python_words
     def speak(
         self,
         text: str,
@@ -144,12 +215,14 @@ class Synthesizer:
             speed=speed,
         )
 
+    @_python_words
     def check(self, text: str, *, language: Optional[str] = None) -> None:
         """Raise the error `speak` would raise for the words of `text` (a script the run does not
         read, a part with nothing left to say), without speaking: what to check before the first
         of many texts, or of a text's parts, is spoken."""
         check_text(self.tokenizer, text, self.config.data, self._rate, language=language)
 
+    @_python_words
     def speak_parts(
         self,
         text: str,
@@ -192,6 +265,7 @@ class Synthesizer:
             vector = None
         warm_up(self.model, self.config.data, self.vocoder, vector, self._rate, settings=self.config.synthesis)
 
+    @_python_words
     def speak_many(self, texts: Iterable[str], **options) -> Iterator[Speech]:
         """`speak` for each of `texts`, in order, with the same options; a blank one is passed over,
         as `xtts synthesize --text-file` passes over a blank line."""

@@ -45,7 +45,7 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
 
     if out.exists() and any(out.iterdir()):
         raise XttsError(f"--out {out} already holds files", hint="pass a new or empty folder")
-    tts = Synthesizer.load(run_dir, step, vocoder=vocoder)
+    tts = Synthesizer.load(run_dir, step, vocoder=vocoder, flags=True)
     table = speaker_table(tts) if speaks_as_speakers(tts) else None
     generator = _generator(
         tts.model, tts.config.data, tts.config.synthesis, tts._rate, tts.vocoder.generator, table, tts.tokenizer
