@@ -55,7 +55,10 @@ def read_wav(path: Path, rate: int) -> np.ndarray:
     with wave.open(str(path)) as handle:
         if handle.getsampwidth() != 2 or handle.getnchannels() != 1 or handle.getframerate() != rate:
             raise SystemExit(f"{path}: give a 16-bit mono WAV at {rate} Hz")
-        return np.frombuffer(handle.readframes(handle.getnframes()), "<i2").astype(np.float32) / 32768.0
+        audio = np.frombuffer(handle.readframes(handle.getnframes()), "<i2").astype(np.float32) / 32768.0
+    if len(audio) < rate // 10 or np.max(np.abs(audio)) < 1e-4:  # the export refuses it too
+        raise SystemExit(f"{path}: silent or under 0.1 s: give a few seconds of the voice speaking")
+    return audio
 
 
 def wav_bytes(audio: np.ndarray, rate: int) -> bytes:

@@ -632,6 +632,14 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
         said = get(f"{address}?{urllib.parse.urlencode({'text': 'It costs 1999 dollars.'})}")
         assert said[0] == 200 and json.loads(said[1]["X-Left-Out"]) == ["1", "9"]
         speak = tf.saved_model.load(str(out)).signatures["serving_default"]
+        # A reference with no voice in it is refused by the graph, as synthesize and the server refuse it.
+        for reference, says in ((np.zeros(22050), "is silent"), (_speech()[:100], "is too short to hear a voice in")):
+            with pytest.raises(tf.errors.InvalidArgumentError, match=f"reference_audio {says}"):
+                speak(
+                    text_ids=tf.constant(voice.text_ids(text, "en"), tf.int32),
+                    language_id=tf.constant(0),
+                    reference_audio=tf.constant(reference, tf.float32),
+                )
         expected = speak(
             text_ids=tf.constant(voice.text_ids(text, "en"), tf.int32),
             language_id=tf.constant(0),

@@ -133,6 +133,7 @@ def _generator(
             autograph=False,
         )
         def speak(self, text_ids, language_id, reference_audio):
+            reference_audio = _heard(reference_audio, data.sample_rate)
             reference = log_mel(reference_audio, data)[:window]
             length = tf.shape(reference)[0]
             reference = tf.pad(reference, [[0, window - length], [0, 0]], constant_values=LOG_MEL_FLOOR)
@@ -190,6 +191,29 @@ def _checked_text(text_ids, language_id, vocab_size: int, languages: int):
     language_id = _checked(language_id, max(1, languages), "language_id", "an index into languages")
     with tf.control_dependencies([tf.debugging.assert_positive(tf.size(text_ids), message="text_ids is empty")]):
         return _checked(text_ids, vocab_size, "text_ids", "1 + a symbol's index in symbols", low=1), language_id
+
+
+def _heard(reference_audio, sample_rate: int):
+    """`reference_audio`, once it holds a voice to hear: at least MIN_CLIP_SECONDS, not silent (as
+    `xtts synthesize --speaker-wav` and the server refuse one, not cloned into noise)."""
+    from xtts_cli.speech.synthesis import MIN_CLIP_SECONDS, SILENT_PEAK
+
+    shortest = int(MIN_CLIP_SECONDS * sample_rate)
+    checks = [
+        tf.debugging.assert_greater_equal(
+            tf.size(reference_audio),
+            shortest,
+            message=f"reference_audio is too short to hear a voice in: give at least {MIN_CLIP_SECONDS:g} s "
+            f"({shortest} samples at {sample_rate} Hz)",
+        ),
+        tf.debugging.assert_greater_equal(
+            tf.reduce_max(tf.abs(tf.concat([reference_audio, [0.0]], 0))),
+            SILENT_PEAK,
+            message="reference_audio is silent (its loudest sample under -80 dBFS): give a few seconds of the voice",
+        ),
+    ]
+    with tf.control_dependencies(checks):
+        return tf.identity(reference_audio)
 
 
 def _checked(value, high: int, name: str, what: str, low: int = 0):
