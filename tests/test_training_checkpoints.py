@@ -479,3 +479,26 @@ def test_self_conditioned_training_under_a_fading_attention_prior_logs_both_pass
             continue
         # The second pass reads the model's own frames: its loss is logged beside the teacher-forced one.
         assert np.isfinite(record["self_conditioned_mel_loss"]) and record["self_conditioned_mel_loss"] > 0.0
+
+
+def test_a_test_sentence_is_rendered_with_what_synthesize_would_say_of_it_said_once(short_run, tmp_path) -> None:
+    from xtts_cli.speech.samples import render_sentences
+
+    parts, said = short_run.parts, []
+    for step in (1, 2):  # two sample steps: each note once
+        render_sentences(
+            parts.models.model,
+            parts.tokenizer,
+            short_run.config,
+            parts.models.voices,
+            ["Caf\u00e9 au lait \u2713 now.", "\u4f60\u597d\u3002"],
+            parts.run_dir.path,
+            tmp_path / "samples",
+            step,
+            note=said.append,
+        )
+    assert said[0].startswith("test sentence 0: read what the run never learnt as the nearest it knows: \u00e9\u2192e")
+    assert any(n.startswith("test sentence 0: left out what the run never saw: \u2713") for n in said)
+    assert any(n.startswith("test sentence 1 skipped: text has characters") for n in said)
+    assert len(said) == len(set(said)) == 3
+    assert len(list((tmp_path / "samples").glob("step0000001-0*.wav"))) >= 1

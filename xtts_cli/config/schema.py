@@ -451,8 +451,9 @@ class TrainingConfig(_Section):
     sample_step: int = Field(1000, ge=1, description="Render the test sentences to WAV every this many steps.")
     test_sentences: list[str] = Field(
         default_factory=list,
-        description="Sentences rendered to `<run_dir>/samples/` every `sample_step` (characters the "
-        "vocabulary lacks are reported, the sentence skipped). Empty: the first validation clip's text.",
+        description="Sentences rendered to `<run_dir>/samples/` every `sample_step`, read as `xtts synthesize` "
+        "reads them: a letter the run lacks read as its plain one, a mark it lacks left out, each said once; a "
+        "sentence in a script the run does not read is said and skipped. Empty: the first validation clip's text.",
     )
     keep_checkpoints: int = Field(5, ge=1, description="Checkpoints kept in the run directory.")
     checkpoint_dir: Optional[str] = Field(

@@ -68,12 +68,15 @@ def render_sentences(
         for voice in voices:
             speaker = voice.label
             try:
-                audio = synthesize_speech(
+                speech = synthesize_speech(
                     model, tokenizer, sentence, voice, data, rate=rate, settings=config.synthesis, language=language
-                ).waveform
+                )
             except UnknownCharactersError as exc:
-                note(f"test sentence {index} skipped: {exc.lines[0]}")
+                _note_once(note, run_dir, f"test sentence {index} skipped: {exc.lines[0]}")
                 break
+            audio = speech.waveform
+            for said in speech.notes:  # what synthesize would say of it: a letter read as another, a mark left out
+                _note_once(note, run_dir, f"test sentence {index}: {said}")
             label = f"-{re.sub(r'[^A-Za-z0-9_.-]+', '_', speaker)[:40]}" if speaker else ""
             target = samples / f"step{step:07d}-{index}{label}.wav"
             target.write_bytes(wav_bytes(audio, data.sample_rate))
@@ -85,6 +88,16 @@ def render_sentences(
             )
             written.append(target)
     return written
+
+
+# What a run's samples have said, in this process: each once, not at every sample_step.
+_SAID: set[tuple[str, str]] = set()
+
+
+def _note_once(note: Callable[[str], None], run_dir: Path, message: str) -> None:
+    if (str(run_dir), message) not in _SAID:
+        _SAID.add((str(run_dir), message))
+        note(message)
 
 
 def _speakable(model, voices: list[Voice], run_dir: Path, data: DataConfig) -> list[Voice]:
