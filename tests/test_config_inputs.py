@@ -126,9 +126,10 @@ def test_init_writes_into_a_new_folder_and_refuses_a_folder_or_a_place_it_cannot
             == 0
         )
     assert (tmp_path / "new" / "mine.yaml.bak").read_text(encoding="utf-8") == "# my own\n"
-    folder = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(tmp_path / "new"), "--force"])
-    assert folder.exception.lines == [f"--out {tmp_path / 'new'} is a folder"]
-    assert folder.exception.hint == f"name a file, such as {tmp_path / 'new' / 'tiny-cpu.yaml'}"
+    for force in ([], ["--force"]):  # without --force too: its hint must not point to --force
+        folder = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(tmp_path / "new"), *force])
+        assert folder.exception.lines == [f"--out {tmp_path / 'new'} is a folder"]
+        assert folder.exception.hint == f"name a file, such as {tmp_path / 'new' / 'tiny-cpu.yaml'}"
     proc = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", "/proc/mine.yaml"])
     assert proc.exception.lines[0].startswith("--out /proc/mine.yaml: nothing can be written in /proc")
     # A name with a space: the command it says to run next reads it as one argument.

@@ -43,6 +43,8 @@ def init(
 
     source = require_preset(preset, hint="pass one of those names to --preset")
     target = out if out is not None else Path(source.name)
+    if target.is_dir():  # --force would not help: a folder is not replaced by a file
+        can_write(target, "--out", name=source.name)
     if target.exists() and not force:
         raise XttsError(
             f"{target} exists already", hint=f"pass --out OTHER.yaml, or --force to replace it (kept as {target}.bak)"
