@@ -55,7 +55,7 @@ def test_a_flag_is_not_a_number_and_a_value_every_union_member_refuses_is_one_li
 def test_a_misspelt_key_of_one_dataset_is_matched_among_a_datasets_keys():
     with pytest.raises(ConfigError) as typo:
         resolve_config(None, sets=[f"data.datasets=[{{path: {SAMPLE}, wieght: 2}}]"])
-    assert typo.value.lines == ["data.datasets.0.wieght: unknown key; did you mean weight?"]
+    assert typo.value.lines == ["data.datasets[0].wieght: unknown key; did you mean weight?"]
 
 
 def test_a_config_that_is_a_folder_or_not_utf8_is_named_so(tmp_path):
@@ -145,7 +145,7 @@ def test_an_empty_dataset_path_is_the_bundled_sample_in_a_config_and_refused_on_
     assert (blank.dataset_path, blank.eval_dataset_path) == (None, None)  # not '.', the current folder
     with pytest.raises(ConfigError) as empty:
         resolve_config(None, sets=["data.datasets=[{path: ''}]"])
-    assert empty.value.lines == ["data.datasets.0.path: '' is invalid: is empty; give the dataset's folder"]
+    assert empty.value.lines == ["data.datasets[0].path: '' is invalid: is empty; give the dataset's folder"]
     result = runner.invoke(app, ["validate", "--data", ""])  # `--data "$DATA"` with DATA unset
     assert isinstance(result.exception, XttsError)
     assert result.exception.lines == ["--data is empty"] and "leave --data out" in result.exception.hint

@@ -54,7 +54,11 @@ def _show(value: Any) -> str:
 
 
 def _dotted(loc: Iterable[Any]) -> str:
-    return ".".join(str(part) for part in loc)
+    """data.datasets[0].path: a list item by its index, as the other messages name it."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
 
 
 def validation_error_lines(error: ValidationError, sections: Sections, written: Iterable[str] = ()) -> list[str]:
