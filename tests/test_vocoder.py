@@ -475,6 +475,7 @@ def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(runner, t
     assert (
         forced.exit_code == 0 and json.loads((tmp_path / "gl" / "export.json").read_text())["vocoder"] == "griffin-lim"
     )
+    assert ", vocoder griffin-lim (serving_default:" in forced.stdout  # said, not only in export.json
 
 
 def _data(run: Path):
@@ -562,6 +563,21 @@ def test_a_recording_damaged_behind_its_header_is_named_not_a_traceback(runner, 
     assert "damaged or cut short" in alone.exception.hint and not (tmp_path / "one.wav").exists()
     with pytest.raises(ClipReadError, match="^--speaker-wav .* cannot be decoded"):
         reference_from_audio(damaged, XttsConfig().data)
+
+
+def test_vocode_refuses_a_config_beside_a_vocoder_run_instead_of_passing_it_over(runner, tmp_path: Path) -> None:
+    args = [
+        "vocode",
+        str(SAMPLE_CLIP),
+        "--vocoder",
+        str(tmp_path / "voc"),
+        "-c",
+        "tiny-cpu",
+        "-o",
+        str(tmp_path / "o.wav"),
+    ]
+    result = runner.invoke(app, args)
+    assert result.exception.lines == ["--config tiny-cpu: a vocoder run reads mels of its own features, not a config's"]
 
 
 def test_vocode_says_which_folders_below_a_folder_it_does_not_read(runner, tmp_path: Path) -> None:

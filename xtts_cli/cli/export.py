@@ -80,6 +80,7 @@ def export(
         print_json(report)
         return
     sys.stdout.write(
-        f"{out}: SavedModel of step {info['step']} of {info['run']} (serving_default: text_ids, language_id, "
-        f"reference_audio at {info['sample_rate']} Hz -> mel, audio); {out / 'export.json'} lists its symbols\n"
+        f"{out}: SavedModel of step {info['step']} of {info['run']}, vocoder {info['vocoder']} (serving_default: "
+        f"text_ids, language_id, reference_audio at {info['sample_rate']} Hz -> mel, audio); "
+        f"{out / 'export.json'} lists its symbols\n"
     )

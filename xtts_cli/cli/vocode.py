@@ -229,6 +229,11 @@ def _load_vocoder(spec: str, config: Optional[Path]) -> Any:
     check_vocoder_spec(spec)
     if is_griffin_lim(spec):
         return Vocoder(GRIFFIN_LIM, resolve_config(config).config.data)
+    if config is not None:  # passed over, it would leave the user believing its features were used
+        raise XttsError(
+            f"--config {config}: a vocoder run reads mels of its own features, not a config's",
+            hint=f"leave --config out with --vocoder {spec}, or pass --vocoder griffin-lim to use its features",
+        )
     from xtts_cli.run.files import read_run
 
     return load_vocoder(spec, read_run(Path(spec), "--vocoder")[0].data, acoustic_run="itself")
