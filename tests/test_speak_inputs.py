@@ -154,6 +154,7 @@ def test_a_text_file_saved_with_a_byte_order_mark_and_a_form_feed_speaks_by_its_
     assert [(r["line"], Path(r["out"]).name) for r in index] == [(1, "0001.wav"), (3, "0003.wav"), (4, "0004.wav")]
     assert index[0]["text"] == "The kettle is on." and index[1]["text"] == "The bus\x0cwas late."  # no BOM spoken
     assert f"note: {clips} also holds 1 clip(s) this call did not write (0009.wav)" in done.stderr
+    assert f"of {RUN}, vocoder griffin-lim; {clips / 'index.jsonl'} lists them" in done.stdout
 
 
 def test_a_phoneme_the_runs_data_never_held_is_read_as_its_nearest_or_left_out():

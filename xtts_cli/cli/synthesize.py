@@ -488,13 +488,17 @@ def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: 
         "seconds": seconds,
         "step": tts.step,
         "run": str(tts.run_dir),
+        "vocoder": tts.vocoder.name,
+        "notes": tts.notes,
     }
     if json_output:
         from xtts_cli.cli.output import print_json
 
         print_json(summary)
         return
+    for note in tts.notes:  # what loading said (an earlier checkpoint, no trained vocoder yet)
+        sys.stderr.write(f"note: {note}\n")
     sys.stdout.write(
-        f"{out_dir}: {len(records)} clips, {seconds:.1f} s of audio from step {tts.step} of {tts.run_dir}; "
-        f"{out_dir / 'index.jsonl'} lists them\n"
+        f"{out_dir}: {len(records)} clips, {seconds:.1f} s of audio from step {tts.step} of {tts.run_dir}, "
+        f"vocoder {tts.vocoder.name}; {out_dir / 'index.jsonl'} lists them\n"
     )
