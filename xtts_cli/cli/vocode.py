@@ -175,6 +175,10 @@ def vocode(
     targets = destinations(found, out, out_dir)
     for problem in skipped:
         sys.stderr.write(f"note: skipped {problem}\n")
+    earlier = [target.name for target in targets if out_dir is not None and target.exists()]
+    if earlier:  # an earlier call's clips, written over: said, as synthesize --out-dir says what it leaves
+        shown = ", ".join(earlier[:3]) + (", ..." if len(earlier) > 3 else "")
+        sys.stderr.write(f"note: {len(earlier)} file(s) in {out_dir} are written over ({shown})\n")
     from xtts_cli.cli.output import Phases
     from xtts_cli.speech.vocoding import GRIFFIN_LIM
 
