@@ -31,6 +31,10 @@ from xtts_cli.data.text import Tokenizer
         ("version 2.0, -5 degrees", "version two point zero, minus five degrees"),
         ("\u22125 °C, \u22123 at night", "minus five degrees celsius, minus three at night"),  # U+2212, typeset
         (
+            "we met on 4-5 June, and 30\u201331 December",
+            "we met on the fourth to the fifth of June, and the thirtieth to the thirty first of December",
+        ),
+        (
             "it costs 5 € or 9.99$, 1,200 £ a month",
             "it costs five euros or nine dollars and ninety nine cents, one thousand two hundred pounds a month",
         ),

@@ -42,6 +42,11 @@ _DURATION = re.compile(r"\b(\d{1,2}):([0-5]\d):([0-5]\d)(?!\d|:\d)")  # 2:30:15:
 # seventy six; a year after its month is read as one (14 October 1066: ten sixty six).
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DAY = r"([12]?\d|3[01])(?:st|nd|rd|th)?"
+# "4-5 June": a range of days before their month, each an ordinal (not "four to the fifth of June").
+_DAY_RANGE_BEFORE_MONTH = re.compile(
+    rf"(?<![\d.,/])([1-9]|[12]\d|3[01])\s?[-\u2013]\s?([1-9]|[12]\d|3[01])(?:st|nd|rd|th)?\s+(?=(?:{_MONTHS})\b)",
+    re.IGNORECASE,
+)
 _DATE = re.compile(
     rf"\b(?:{_DAY}\s+({_MONTHS})|({_MONTHS})\s+{_DAY}\b(?!:\d)|({_MONTHS}))(?:(,?\s+)(1\d\d\d|20\d\d)(?![\d,.]\d))?",
     re.IGNORECASE,
@@ -1317,6 +1322,12 @@ def _english_first(text: str, month_first: bool) -> str:
     text = _ISO_DATE.sub(lambda m: "/".join(m.group(*((2, 3, 1) if month_first else (3, 2, 1)))), text)
     text = _NUMERIC_DATE.sub(lambda m: _numeric_date(m, month_first), text)
     text = _DAY_AND_MONTH.sub(lambda m: _day_and_month(m, month_first), text)
+    text = _DAY_RANGE_BEFORE_MONTH.sub(
+        lambda m: (
+            f"the {_words(int(m.group(1)), 'en', to='ordinal')} to the {_words(int(m.group(2)), 'en', to='ordinal')} of "
+        ),
+        text,
+    )
     text = _ERA_AFTER.sub(lambda m: f"{_words(int(m.group(1)), 'en', to='year')} {_era(m)}", text)
     text = _ERA_BEFORE.sub(lambda m: f"{_era(m, 1)} {_words(int(m.group(2)), 'en', to='year')}", text)
     text = _ROUND_PLURAL.sub(lambda m: _ROUND_PLURALS[m.group(1).replace(",", "")], text)
