@@ -595,3 +595,23 @@ def test_vocode_says_which_folders_below_a_folder_it_does_not_read(runner, tmp_p
     # A corpus's root holds its recordings a folder down: the refusal says where.
     root = runner.invoke(app, ["vocode", str(SAMPLE_CLIP.parents[1]), "-o", str(tmp_path / "x.wav")])
     assert root.exception.hint == f"its recordings are in {SAMPLE_CLIP.parent}: pass that folder"
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_vocode_says_how_many_whole_files_it_wrote(tmp_path: Path) -> None:
+    import time
+
+    folder, out = SAMPLE_CLIP.parent, tmp_path / "out"
+    process = start_xtts(["vocode", str(folder), "--out-dir", str(out)], tmp_path)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(out.glob("*.wav"))) < 2:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    written = sorted(out.glob("*.wav"))
+    assert process.returncode == 130 and 2 <= len(written) < 40, stderr
+    import re
+
+    said = re.search(r"note: (\d+) of 40 written before the interrupt, up to (\S+)", stderr)
+    # The signal may land between a file's rename and its count: one more on disk than said, at most.
+    assert said and int(said.group(1)) in (len(written), len(written) - 1) and Path(said.group(2)) in written

@@ -212,6 +212,12 @@ def _vocode_all(chosen, found: list[Path], targets: list[Path], out_dir, *, name
         phase(f"vocoding {path}" + (f" ({index + 1} of {len(found)})" if len(found) > 1 else ""))
         try:
             reports.append(_vocode_one(chosen, path, target, out_dir))
+        except KeyboardInterrupt:  # each file is written whole: say which are there
+            if reports:
+                sys.stderr.write(
+                    f"note: {len(reports)} of {len(found)} written before the interrupt, up to {reports[-1]['out']}\n"
+                )
+            raise
         except ClipReadError as exc:
             if (path in named or len(found) == 1) and not reports:
                 raise
