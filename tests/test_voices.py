@@ -199,6 +199,12 @@ def test_a_cloned_voice_and_a_language_the_run_lacks(bilingual_run, tmp_path, ru
     assert report["notes"] == ["read as fa, the run's language in Arabic script (--language picks another)"]
     asked = runner.invoke(app, ["synthesize", paragraph, "-r", run, "--out", str(out), "--json", "--language", "en"])
     assert json.loads(asked.stdout)["language"] == "en"  # asked: every sentence in it
+    # From Python too, a language the phonemes run lacks is named as one, before espeak-ng is asked.
+    from xtts_cli.inference import Synthesizer
+
+    with pytest.raises(XttsError) as unknown:
+        Synthesizer.load(run).speak("Hi.", language="xx")
+    assert unknown.value.lines == ["language: this model was not trained on 'xx'; it speaks en, fa"]
 
 
 def test_a_run_from_before_front_ends_resumes_and_a_changed_front_end_is_refused(tmp_path):

@@ -514,6 +514,7 @@ def speak_parts(model, tokenizer, text: str, voice, data: DataConfig, rate: Opti
 
     asked = options.get("language")
     _check_controls(text, options.get("speed", 1.0), options.get("max_frames"), asked)
+    tokenizer.language_index(asked)  # one the run lacks, named before espeak-ng is asked for it
     language, note = reading_language(tokenizer.languages, text, asked)
     parts, overlong = _parts(tokenizer, text, data, rate, language=language)
     cut = ""
@@ -548,6 +549,7 @@ def check_text(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRa
     _check_controls(text, 1.0, None, language)  # a text that is no str: the TypeError speak raises
     if not text.strip():
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. "Hello there."')
+    tokenizer.language_index(language)
     whole = reading_language(tokenizer.languages, text, language)[0]
     parts = text_parts(tokenizer, text, data, rate, language=whole)
     for part in parts:
