@@ -456,6 +456,7 @@ def trained_run(tmp_path_factory) -> Path:
     settings["data"]["dataset_path"] = str(SAMPLE)
     settings["model"]["decoder"] = "duration"
     settings["training"]["sample_step"] = 2
+    settings["training"]["test_sentences"] = [SENTENCE]
     path.write_text(yaml.safe_dump(settings), encoding="utf-8")
     Controller(Trainer(resolve_config(path, {}).config, run_dir=root / "run")).run()
     return root / "run"
@@ -477,6 +478,7 @@ def test_the_runs_training_samples_are_listed_by_step_and_served_by_name_only(tr
     listed = json.loads(get(f"{url}/api/samples")[2])
     on_disk = sorted(p.name for p in (trained_run / "samples").glob("*.wav"))
     assert sorted(item["name"] for item in listed) == on_disk and {item["step"] for item in listed} == {2, 4}
+    assert {(item["sentence"], item["text"]) for item in listed} == {(0, SENTENCE)}  # the page shows the words
     status, headers, body = get(f"{url}/samples/{listed[0]['name']}")
     assert status == 200 and body == (trained_run / "samples" / listed[0]["name"]).read_bytes()
     assert get(f"{url}/samples/{urllib.parse.quote('../config.yaml')}")[0] == 404
@@ -540,7 +542,7 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         # The text box shows a sentence the run spoke, and lays out a right-to-left script as one.
         first = rows[0].find_elements(By.TAG_NAME, "td")[1]
         box = browser.find_element(By.ID, "text")
-        assert box.get_attribute("placeholder") == f"Type what to say, e.g. {first.text}" and first.text
+        assert box.get_attribute("placeholder") == f"Type what to say, e.g. {first.text}" and first.text == SENTENCE
         assert box.get_attribute("dir") == first.get_attribute("dir") == "auto"
         assert browser.find_element(By.ID, "speed").is_enabled()  # a duration decoder's pace
         # A sample plays: its audio element loads the file the run wrote.

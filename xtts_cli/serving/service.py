@@ -112,12 +112,17 @@ class VoiceService:
         return {path.name: path for path in found if SAMPLE_NAME.match(path.name)}
 
     def sample_list(self) -> list[dict]:
+        """Each sample: its step, the index of its sentence and that sentence's `text` (the config's
+        training.test_sentences; empty where the run rendered its first validation clip's)."""
         listed = []
+        written = self.synthesizer.config.training.test_sentences
         for name in self.samples:
             match = SAMPLE_NAME.match(name)
             assert match is not None
             voice = (match.group(3) or "").lstrip("-")
-            listed.append({"step": int(match.group(1)), "sentence": int(match.group(2)), "voice": voice, "name": name})
+            index = int(match.group(2))
+            text = written[index] if index < len(written) else ""
+            listed.append({"step": int(match.group(1)), "sentence": index, "text": text, "voice": voice, "name": name})
         return sorted(listed, key=lambda item: (item["step"], item["sentence"], item["voice"]))
 
     # Checking a request.
