@@ -443,3 +443,21 @@ def test_a_base_whose_pointer_file_was_left_out_of_a_copy_starts_from_its_newest
         (tmp_path / name).write_bytes(b"")
     (tmp_path / "ckpt-12.index").write_bytes(b"")  # its data never arrived
     assert _latest(tmp_path) == str(tmp_path / "ckpt-9")
+
+
+@pytest.mark.slow
+def test_an_adaptation_that_only_makes_the_base_worse_stops_with_the_bases_weights(base, tmp_path):
+    changes = {
+        "training.init_from": str(base),
+        "training.max_steps": 12,
+        "training.val_step": 1,
+        "training.early_stop_patience": 2,
+        "training.learning_rate": 0.05,  # high enough that every step makes the validation loss worse
+        "training.warmup_steps": 0,
+    }
+    trainer, notes, result, at_start = _train(_config(tmp_path, "worse", **changes), tmp_path / "run")
+    assert result.early_stopped and result.best_val_step == 0, notes
+    assert any(note.endswith("with the weights of step 0, the best") for note in notes), notes
+    # What it ended with is the base's weights, as they were before its first step.
+    model = trainer.parts.models.model
+    assert all(np.array_equal(v.numpy(), at_start[id(v)]) for v in model.trainable_variables)

@@ -314,6 +314,14 @@ class ValidationHook(Hook):
         if parent is None or result.start_step or result.early_stopped:
             return
         values = self._validate(0)
+        if values is not None and self.patience is not None:
+            # The base's own weights are the first to beat: an adaptation that only makes them worse
+            # ends with them, not with its least bad step.
+            self.best, self.best_step, self.since_best = values["val_loss"], 0, 0
+            result.best_val_loss, result.best_val_step = self.best, 0
+            if self.keeps_best:
+                self.trainer.keep_best()
+            self._keep_record(None)
         if values is not None:
             base = parent.val_loss()
             self.progress(
