@@ -146,7 +146,7 @@ def build_components(
         counters=counters,
         checkpoints=checkpoints,
         steps=_steps(config, models, plan, settings, strategy, training_input, counters),
-        gather=_step_gather(cluster, strategy, counters, opened),
+        gather=_step_gather(cluster, strategy, counters, opened, config),
     )
 
 
@@ -220,13 +220,15 @@ def _take_parent_weights(
     )
 
 
-def _step_gather(cluster: Any, strategy: Any, counters: Counters, run_dir: RunDir) -> Optional[StepGather]:
-    """Multi-worker: the gather of every worker's step, checked once here after restoring; else None."""
+def _step_gather(
+    cluster: Any, strategy: Any, counters: Counters, run_dir: RunDir, config: XttsConfig
+) -> Optional[StepGather]:
+    """Multi-worker: the gather of every worker's step and config, checked once here after restoring; else None."""
     if cluster is None:
         return None
-    from xtts_cli.training.workers import StepGather
+    from xtts_cli.training.workers import StepGather, config_digest
 
-    gather = StepGather(strategy, counters.step)
+    gather = StepGather(strategy, counters.step, config_digest(config))
     gather.check("after restoring", run_dir, cluster)
     return gather
 
