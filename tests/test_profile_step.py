@@ -273,3 +273,29 @@ def test_contention_is_timed_again_only_on_shapes_that_cover_half_the_steps() ->
     assert contention_shapes(bucketed, [(2, 100)]) == [(2, 100)]  # 6 of 8 steps
     unbucketed = {(2, length): [1.0] for length in range(100, 140)}
     assert contention_shapes(unbucketed, list(unbucketed)[:16]) == []  # 16 of 40 steps
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_steps_are_timed_stops_as_an_interrupt_not_as_a_short_profile(tmp_path) -> None:
+    import os
+    import signal
+    import time
+
+    from training_support import start_xtts
+
+    process = start_xtts(["profile-step", "-c", "tiny-cpu", "--steps", "2000", "--json"], tmp_path)
+    descriptor = process.stderr.fileno()
+    os.set_blocking(descriptor, False)
+    said, deadline = "", time.monotonic() + 180
+    while "timing 2000 step(s)" not in said and time.monotonic() < deadline and process.poll() is None:
+        try:
+            said += os.read(descriptor, 65536).decode("utf-8", "replace")
+        except BlockingIOError:
+            time.sleep(0.1)
+    os.set_blocking(descriptor, True)
+    time.sleep(2)  # some steps timed
+    process.send_signal(signal.SIGINT)
+    stdout, rest = process.communicate(timeout=120)
+    said += rest or ""
+    assert process.returncode == 130, said[-2000:]
+    assert "interrupted (Ctrl-C)" in said and "the pipeline ended" not in stdout + said and not stdout.strip()

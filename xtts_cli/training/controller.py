@@ -569,6 +569,10 @@ class Controller:
         start = int(parts.counters.step.numpy())
         result.start_step = result.final_step = start
         self._loop(parts, list(hooks), result, until=start + steps, source=source)
+        if result.interrupted in ("SIGINT", "SIGTERM"):
+            # The loop finished its step and handed the signal back: a caller timing steps stops as
+            # the signal says (Ctrl-C: KeyboardInterrupt; SIGTERM: exit 143), not as if the data ended.
+            signal.raise_signal(signal.Signals[result.interrupted])
 
     def _loop(
         self, parts: RunComponents, hooks: list[Hook], result: TrainResult, *, until: Optional[int] = None, source=None
