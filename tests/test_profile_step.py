@@ -283,7 +283,7 @@ def test_ctrl_c_while_steps_are_timed_stops_as_an_interrupt_not_as_a_short_profi
 
     from training_support import start_xtts
 
-    process = start_xtts(["profile-step", "-c", "tiny-cpu", "--steps", "2000", "--json"], tmp_path)
+    process = start_xtts(["profile-step", "-c", "tiny-cpu", "--steps", "2000", "--json"], tmp_path, ctrl_c=True)
     descriptor = process.stderr.fileno()
     os.set_blocking(descriptor, False)
     said, deadline = "", time.monotonic() + 180

@@ -602,7 +602,7 @@ def test_ctrl_c_during_vocode_says_how_many_whole_files_it_wrote(tmp_path: Path)
     import time
 
     folder, out = SAMPLE_CLIP.parent, tmp_path / "out"
-    process = start_xtts(["vocode", str(folder), "--out-dir", str(out)], tmp_path)
+    process = start_xtts(["vocode", str(folder), "--out-dir", str(out)], tmp_path, ctrl_c=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(list(out.glob("*.wav"))) < 2:
         time.sleep(0.05)

@@ -98,8 +98,12 @@ def run_python(
     )
 
 
-def start_xtts(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
-    """`xtts ARGS` started in its own process, its output captured as text."""
+def start_xtts(args: list[str], cwd: Path, env: dict[str, str] | None = None, ctrl_c: bool = False) -> subprocess.Popen:
+    """`xtts ARGS` started in its own process, its output captured as text. `ctrl_c`: SIGINT as a
+    terminal leaves it (a test worker may run with it ignored, which Python's own KeyboardInterrupt
+    then inherits: the training loop installs its handler, a command that relies on Python's does not)."""
+    import signal
+
     return subprocess.Popen(
         [sys.executable, "-m", "xtts_cli", *args],
         cwd=cwd,
@@ -107,6 +111,7 @@ def start_xtts(args: list[str], cwd: Path, env: dict[str, str] | None = None) ->
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) if ctrl_c else None,
     )
 
 
