@@ -456,3 +456,20 @@ def test_a_served_pipeline_never_decodes_compressed_audio_outside_the_graph(code
     assert str(caught.value).startswith(f"data.service_address is set and the clips include {', '.join(compressed)}")
     assert f"which {mode} mode decodes with libsndfile" in str(caught.value)
     assert "data.preprocessing_mode: precompute" in caught.value.hint
+
+
+def test_input_bound_advice_fits_where_the_batches_come_from() -> None:
+    from xtts_cli.config.remedies import input_findings
+    from xtts_cli.config.schema import XttsConfig
+
+    def advice(**data) -> list[tuple[str, object]]:
+        config = XttsConfig.model_validate({"data": {"num_workers": "auto", **data}})
+        found = input_findings(config, "highly_input_bound", 62.0, 2)
+        return [(f.id, f.fix.value if f.fix else None) for f in found]
+
+    # From the service: its workers make the batches, whatever preprocessing_mode says ("auto" there is runtime).
+    served = advice(service_address="grpc://localhost:5050", preprocessing_mode="runtime")
+    assert served == [("input-bound-data-service", None)]
+    assert advice(preprocessing_mode="runtime") == [("input-bound-runtime-features", "auto")]
+    # Settings that follow the rules: measured, not precompute (slower than memory where cache fits).
+    assert advice(preprocessing_mode="cache") == [("input-bound", None)]

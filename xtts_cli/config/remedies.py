@@ -84,7 +84,17 @@ def input_findings(
                 fix=set_key("data.num_workers", "auto"),
             )
         )
-    if data.preprocessing_mode == "runtime":
+    if data.service_address:  # auto resolves to runtime there: the service's workers make the batches
+        found.append(
+            Finding(
+                id="input-bound-data-service",
+                severity=severity,
+                message=f"{share}: the batches come from the tf.data service at {data.service_address}, whose "
+                "workers make them (features at runtime, whatever data.preprocessing_mode says); add service "
+                "workers or give them more cores; a pause once an epoch is the service starting the next",
+            )
+        )
+    elif data.preprocessing_mode == "runtime":
         found.append(
             Finding(
                 id="input-bound-runtime-features",
@@ -99,11 +109,10 @@ def input_findings(
             Finding(
                 id="input-bound",
                 severity=severity,
+                # No setting to change: features kept in memory (cache) are served faster than from
+                # disk (precompute), and benchmark measures which wins here.
                 message=f"{share}: the pipeline settings already follow the rules; time its stages "
-                "with `xtts profile-pipeline --benchmark` (or precompute features to disk)",
-                fix=set_key("data.preprocessing_mode", "precompute")
-                if data.preprocessing_mode != "precompute"
-                else None,
+                "with `xtts profile-pipeline --benchmark`, and let `xtts benchmark` measure the settings",
             )
         )
     return found
