@@ -313,6 +313,22 @@ def test_a_trial_past_its_time_limit_is_stopped(tmp_path) -> None:
     assert time.perf_counter() - began < 30
 
 
+@pytest.mark.slow
+def test_a_trial_stopped_in_its_steps_leaves_no_temporary_folder_behind(tmp_path, monkeypatch) -> None:
+    import tempfile
+
+    loaded = _loaded(tmp_path)
+    canonical = {section: dict(body) for section, body in loaded.raw.items()}
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    # Long enough to start timing its steps (its profiler's scratch folder made), far too short for them.
+    outcome = run_trial(canonical, num_steps=100_000, warmup=0, timeout=25)
+    assert outcome.status == "timeout"
+    assert list(scratch.iterdir()) == []
+
+
 def test_bad_arguments_fail_before_any_trial(runner, tmp_path) -> None:
     from xtts_cli.cli.app import app
     from xtts_cli.errors import XttsError

@@ -119,7 +119,9 @@ def run_trial(config: dict[str, Any], *, num_steps: int, warmup: Optional[int], 
     with tempfile.TemporaryDirectory(prefix="xtts-benchmark-trial-") as scratch:
         spec_path, result_path = Path(scratch) / "spec.json", Path(scratch) / "result.json"
         spec_path.write_text(json.dumps({"config": config, "num_steps": num_steps, "warmup": warmup}), encoding="utf-8")
-        env = dict(os.environ)
+        # The trial's own temporary folders inside this one: a trial stopped by SIGKILL (a timeout,
+        # the user's Ctrl-C) cannot remove them, and this folder goes with everything in it.
+        env = {**os.environ, "TMPDIR": scratch}
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         child = subprocess.Popen(
             [sys.executable, "-m", "xtts_cli.profiling.benchmark_trial", str(spec_path), str(result_path)],
