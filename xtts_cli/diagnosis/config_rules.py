@@ -210,23 +210,21 @@ TRIAL_STEPS = 20
 
 def _warmup_past_the_end(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     training = loaded.config.training
-    if training.max_steps is not None and TRIAL_STEPS <= training.max_steps <= training.warmup_steps:
-        shorter = training.max_steps // 10
-        yield Finding(
-            id="warmup-past-the-end",
-            severity="warning",
-            message=f"training.warmup_steps ({training.warmup_steps}) is not below training.max_steps "
-            f"({training.max_steps}): the learning rate is still rising when the run ends and never reaches "
-            f"training.learning_rate; set training.warmup_steps to {shorter} (a tenth of the run)",
-            fix=_set("training.warmup_steps", shorter),
-        )
+    if training.max_steps is not None:
+        yield from _warmup_past(training, training.max_steps, f"training.max_steps ({training.max_steps})")
 
 
 def warmup_past_the_epochs(training, total_steps: Optional[int]) -> list[Finding]:
-    """`warmup-past-the-end` where training.epochs ends the run before max_steps (the data says when):
-    the learning rate still rising when the last epoch ends."""
+    """`warmup-past-the-end` where training.epochs ends the run before max_steps (the data says when)."""
     if total_steps is None or (training.max_steps is not None and training.max_steps <= total_steps):
         return []  # max_steps ends it: `_warmup_past_the_end` looks at that
+    ends = f"the {total_steps} steps training.epochs ({training.epochs}) ends the run at"
+    return _warmup_past(training, total_steps, ends)
+
+
+def _warmup_past(training, total_steps: int, ends: str) -> list[Finding]:
+    """A warm-up as long as the run, `ends` naming where it ends: the learning rate still rising at
+    its end. A run under TRIAL_STEPS is a try of the set-up, left alone."""
     if not TRIAL_STEPS <= total_steps <= training.warmup_steps:
         return []
     shorter = total_steps // 10
@@ -234,10 +232,9 @@ def warmup_past_the_epochs(training, total_steps: Optional[int]) -> list[Finding
         Finding(
             id="warmup-past-the-end",
             severity="warning",
-            message=f"training.warmup_steps ({training.warmup_steps}) is not below the {total_steps} steps "
-            f"training.epochs ({training.epochs}) ends the run at: the learning rate is still rising when the run "
-            f"ends and never reaches training.learning_rate; set training.warmup_steps to {shorter} (a tenth of "
-            "the run)",
+            message=f"training.warmup_steps ({training.warmup_steps}) is not below {ends}: the learning rate is "
+            f"still rising when the run ends and never reaches training.learning_rate; set "
+            f"training.warmup_steps to {shorter} (a tenth of the run)",
             fix=_set("training.warmup_steps", shorter),
         )
     ]
