@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from training_support import subprocess_env, tiny_config
+from training_support import start_xtts, subprocess_env, tiny_config, wait_for_records
 
 from xtts_cli.config import resolve_config
 from xtts_cli.devices.gpu_info import MachineInfo
@@ -334,6 +334,130 @@ def test_cli_dispatcher_and_worker_serve_the_pipeline_and_stop_on_signals(sample
             process.stdout.close()
             process.stderr.close()
         alone.stop()
+
+
+def _worker_process(dispatcher: str, port: int = 0) -> tuple[subprocess.Popen, str]:
+    """`xtts data-service worker` in a process of its own (a worker that can crash), once it
+    listens, and the address trainers reach it at."""
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "xtts_cli", "data-service", "worker", "--dispatcher", dispatcher]
+        + ["--port", str(port), "--bind", "0.0.0.0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(),
+    )
+    line = worker.stdout.readline()
+    assert line.startswith("tf.data service worker listening"), worker.stderr.read()
+    return worker, line.split("trainers reach it at ", 1)[1].split(")", 1)[0]
+
+
+def _killed(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.kill()
+    process.communicate(timeout=30)
+
+
+def test_what_the_service_answers_a_trainer_that_waits(service) -> None:
+    """Why no batch comes, as a trainer waiting for one says it: a dispatcher with no workers, one
+    whose workers all answer, and none at all."""
+    from xtts_cli.data.service import bound_port, start_dispatcher, why_no_batches
+
+    alone = start_dispatcher(0)
+    try:
+        address = f"localhost:{bound_port(alone)}"
+        assert why_no_batches(address) == (
+            f"its dispatcher at {address} has no workers; start one with "
+            f"`xtts data-service worker --dispatcher {address} --bind 0.0.0.0`"
+        )
+    finally:
+        alone.stop()
+    workers = sorted(f"localhost:{bound_port(worker)}" for worker in service["workers"])
+    answer = why_no_batches(service["address"])
+    assert answer.startswith("its 2 workers (") and answer.endswith(") answer but sent none; their own output says why")
+    assert all(worker in answer for worker in workers)
+    port = _free_port()
+    assert why_no_batches(f"grpc://localhost:{port}", timeout=2).startswith(
+        f"its dispatcher at localhost:{port} does not answer (UNAVAILABLE); restart it with the --work-dir it had"
+    )
+
+
+@pytest.mark.slow
+def test_a_wait_for_a_dead_worker_says_why_ends_on_stop_and_its_restart_ends_it(sample) -> None:
+    """The real fault: the only worker is killed mid-epoch. TensorFlow's client would wait inside C++
+    for ever; read through ServedBatches the wait is told (the dead worker named, with the command
+    that brings it back), ends once `stop()` says so, and the worker restarted at its port delivers
+    the job's batches again."""
+    from xtts_cli.data.pipeline import build_pipeline
+    from xtts_cli.data.service import ServedBatches, bound_port, start_dispatcher
+
+    config, items, tokenizer = sample
+    dispatcher = start_dispatcher(0)
+    address = f"localhost:{bound_port(dispatcher)}"
+    worker, worker_address = _worker_process(address)
+    port = int(worker_address.rsplit(":", 1)[1])
+    notes: list[str] = []
+    stopping = {"now": False}
+
+    def note(text: str) -> None:
+        notes.append(text)
+        stopping["now"] = len(notes) == 1  # the first time told, the caller stops
+
+    try:
+        dataset, _ = build_pipeline(_with_data(config, service_address=address), items, tokenizer, training=True)
+        # Repeated, as training reads it: the epoch the worker died in may end short.
+        repeated = iter(dataset.repeat())
+        served = ServedBatches(repeated, address, stop=lambda: stopping["now"], note=note, quiet_seconds=1)
+        next(served)
+        _killed(worker)
+        with pytest.raises(StopIteration):
+            while True:  # the batches it had made, then the wait
+                next(served)
+        assert served.abandoned and len(notes) == 1
+        assert notes[0] == (
+            f"no batch from the tf.data service for 1 s: the worker its dispatcher lists ({worker_address}) does not "
+            f"answer; restart it at its port, `xtts data-service worker --dispatcher {address} --port {port} "
+            "--bind 0.0.0.0`"
+        )
+        stopping["now"] = False
+        worker, _ = _worker_process(address, port)
+        assert int(next(served)["mel_lengths"][0]) > 0  # the job goes on
+        served.close()
+    finally:
+        _killed(worker)
+        gc.collect()
+        dispatcher.stop()
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_training_waits_for_a_dead_worker_saves_and_exits_130(tmp_path) -> None:
+    """`xtts train` reading from the service, its only worker killed: Ctrl-C ends the wait as it ends
+    a step (TensorFlow's client alone waited inside C++ for ever, deaf to Ctrl-C and SIGTERM), and
+    the steps it trained are saved for the same command to resume."""
+    from xtts_cli.data.service import bound_port, start_dispatcher
+
+    dispatcher = start_dispatcher(0)
+    address = f"localhost:{bound_port(dispatcher)}"
+    worker, _ = _worker_process(address)
+    run = tmp_path / "run"
+    config = tiny_config(tmp_path, "  max_steps: 100000")
+    args = ["train", "-c", str(config), "-r", str(run), "--set", f"data.service_address={address}"]
+    trainer = start_xtts([*args, "--set", "data.preprocessing_mode=runtime"], tmp_path, ctrl_c=True)
+    try:
+        wait_for_records(trainer, run / "metrics.jsonl", lambda lines: len(lines) >= 2)
+        _killed(worker)
+        time.sleep(5)  # the batches made before, then the wait
+        trainer.send_signal(signal.SIGINT)
+        out, err = trainer.communicate(timeout=60)
+    finally:
+        _killed(worker)
+        if trainer.poll() is None:
+            trainer.kill()
+            trainer.communicate()
+        dispatcher.stop()
+    assert trainer.returncode == 130, err
+    saved = int(err.split("interrupted by SIGINT: saved step ", 1)[1].split()[0])
+    assert (run / "checkpoints" / f"ckpt-{saved}.index").is_file()
 
 
 def test_worker_cli_refuses_a_dispatcher_that_is_not_there(runner) -> None:

@@ -23,9 +23,12 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import queue
 import socket
+import threading
+import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Optional
 
 import tensorflow as tf
@@ -42,8 +45,13 @@ CONNECT_TIMEOUT_SECONDS = 3.0
 # worker kept such work, and its stop() blocked, for 3-20 s in tests/test_data_service.py; with 1 s,
 # at most a second. A few workers heartbeating each second cost the dispatcher nothing.
 WORKER_HEARTBEAT_MS = 1000
-# tensorflow/core/data/service/dispatcher.proto: package tensorflow.data, service DispatcherService.
+# tensorflow/core/data/service/dispatcher.proto and worker.proto: package tensorflow.data.
 GET_VERSION = "/tensorflow.data.DispatcherService/GetVersion"
+GET_WORKERS = "/tensorflow.data.DispatcherService/GetWorkers"
+GET_WORKER_TASKS = "/tensorflow.data.WorkerService/GetWorkerTasks"
+# A served batch comes in milliseconds, an epoch's first within seconds: a minute without one is a
+# service that lost its workers (or its dispatcher), and the trainer says so.
+QUIET_SECONDS = 60.0
 SHARDING = ("dynamic", "off")
 
 
@@ -79,43 +87,205 @@ def dispatcher_version(
     fix = f"start one there with `xtts data-service dispatcher --port {port} --bind 0.0.0.0`" + (
         ", or leave data.service_address empty for the local pipeline" if name == "data.service_address" else ""
     )
-    # The proxy setting of this shell must not reroute a call meant for a machine on the LAN.
-    with grpc.insecure_channel(target[len("grpc://") :], options=[("grpc.enable_http_proxy", 0)]) as channel:
-        call = channel.unary_unary(GET_VERSION)  # GetVersionRequest is empty: b"" is its encoding
-        try:
-            reply = call(b"", timeout=timeout)
-        except grpc.RpcError as exc:
-            code = exc.code()
-            if code == grpc.StatusCode.UNAVAILABLE:
-                unknown = "resolv" in (exc.details() or "").lower()  # gRPC words a failed lookup this way
-                raise XttsError(
-                    f"{where}: "
-                    + (
-                        f"the host name {host!r} does not resolve; use the dispatcher machine's name or IP"
-                        if unknown
-                        else f"nothing answers at {host}:{port}; {fix}"
-                    )
-                ) from None
-            if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-                raise XttsError(f"{where}: no answer from {host}:{port} within {timeout:g} s; {fix}") from None
+    try:
+        reply = _call(target, GET_VERSION, timeout)
+    except grpc.RpcError as exc:
+        code = exc.code()
+        if code == grpc.StatusCode.UNAVAILABLE:
+            unknown = "resolv" in (exc.details() or "").lower()  # gRPC words a failed lookup this way
             raise XttsError(
-                f"{where}: the server at {host}:{port} is not a tf.data service dispatcher ({code.name}: perhaps a "
-                f"worker's port or another program); {fix}"
+                f"{where}: "
+                + (
+                    f"the host name {host!r} does not resolve; use the dispatcher machine's name or IP"
+                    if unknown
+                    else f"nothing answers at {host}:{port}; {fix}"
+                )
             ) from None
-    return _varint_field_1(reply)
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            raise XttsError(f"{where}: no answer from {host}:{port} within {timeout:g} s; {fix}") from None
+        raise XttsError(
+            f"{where}: the server at {host}:{port} is not a tf.data service dispatcher ({code.name}: perhaps a "
+            f"worker's port or another program); {fix}"
+        ) from None
+    return next((value for number, value in _fields(reply) if number == 1), 0)
 
 
-def _varint_field_1(message: bytes) -> int:
-    """Field 1 of a protobuf message holding a single varint (GetVersionResponse.version)."""
-    if not message or message[0] != 0x08:
-        return 0
+def _call(target: str, method: str, timeout: float) -> bytes:
+    """The reply to a gRPC call of `method` with an empty request (b"" encodes every empty message)."""
+    import grpc
+
+    # The proxy setting of this shell must not reroute a call meant for a machine on the LAN.
+    host_port = target.removeprefix("grpc://")
+    with grpc.insecure_channel(host_port, options=[("grpc.enable_http_proxy", 0)]) as channel:
+        return channel.unary_unary(method)(b"", timeout=timeout)
+
+
+def _varint(message: bytes, at: int) -> tuple[int, int]:
     value, shift = 0, 0
-    for byte in message[1:]:
+    while at < len(message):
+        byte = message[at]
+        at += 1
         value |= (byte & 0x7F) << shift
         shift += 7
         if not byte & 0x80:
             break
-    return value
+    return value, at
+
+
+def _fields(message: bytes) -> Iterator[tuple[int, Any]]:
+    """(field number, value) of each field of a protobuf message: an int for a varint, bytes otherwise
+    (https://protobuf.dev/programming-guides/encoding/). TensorFlow ships no Python module for the
+    service's messages, and the few read here are flat."""
+    at = 0
+    while at < len(message):
+        key, at = _varint(message, at)
+        wire = key & 7
+        value: Any
+        if wire == 0:
+            value, at = _varint(message, at)
+        elif wire == 2:
+            size, at = _varint(message, at)
+            value, at = message[at : at + size], at + size
+        elif wire in (1, 5):
+            size = 8 if wire == 1 else 4
+            value, at = message[at : at + size], at + size
+        else:  # groups, long deprecated: not in these messages
+            return
+        yield key >> 3, value
+
+
+def why_no_batches(address: str, *, timeout: float = CONNECT_TIMEOUT_SECONDS) -> str:
+    """What the dispatcher at `address` and the workers it lists answer now, in a clause, for a
+    trainer that waits for batches. A dispatcher keeps listing a stopped worker for minutes (until
+    its heartbeats are missed long enough), so each listed worker is asked too."""
+    import grpc
+
+    target = grpc_target(address).removeprefix("grpc://")
+    try:
+        reply = _call(target, GET_WORKERS, timeout)
+    except grpc.RpcError as exc:
+        return (
+            f"its dispatcher at {target} does not answer ({exc.code().name}); restart it with the --work-dir "
+            "it had (without one, its jobs are lost: stop, restart it, and run the same command to resume)"
+        )
+    workers = [
+        next((value for number, value in _fields(info) if number == 1), b"").decode("utf-8", "replace")
+        for number, info in _fields(reply)
+        if number == 1
+    ]
+    if not workers:
+        return (
+            f"its dispatcher at {target} has no workers; start one with "
+            f"`xtts data-service worker --dispatcher {target} --bind 0.0.0.0`"
+        )
+    silent = []
+    for worker in workers:
+        try:
+            _call(worker, GET_WORKER_TASKS, timeout)
+        except grpc.RpcError:
+            silent.append(worker)
+    if silent:
+        listed, named = "workers its dispatcher lists", ", ".join(silent)
+        if len(workers) == 1:
+            which = f"the worker its dispatcher lists ({named}) does not answer"
+        elif len(silent) == len(workers):
+            which = f"none of the {len(workers)} {listed} answers ({named})"
+        else:
+            which = f"{len(silent)} of the {len(workers)} {listed} do{'es' if len(silent) == 1 else ''} not answer ({named})"
+        # The tasks a worker had wait for a worker at its address; one started elsewhere does not
+        # take them over (a trainer waited minutes beside one, and went on within seconds once a
+        # worker was back at the old port).
+        host, port = service_host_port(silent[0])
+        again = f"`xtts data-service worker --dispatcher {target} --port {port} --bind 0.0.0.0`"
+        where = "" if host in ("localhost", "::1") or host.startswith("127.") else f" on {host}"
+        return (
+            f"{which}; restart it{where} at its port, {again}"
+            if len(silent) == 1
+            else f"{which}; restart each at its own port, such as {again}{where}"
+        )
+    return (
+        f"its {len(workers)} worker{'s' if len(workers) > 1 else ''} ({', '.join(workers)}) answer but sent none; "
+        "their own output says why"
+    )
+
+
+class ServedBatches:
+    """Batches from an iterator over a served dataset, read on a thread of their own.
+
+    TensorFlow's client waits for a worker without end, inside C++ where no Python signal handler
+    runs: a trainer whose only worker stopped hung, deaf to Ctrl-C and SIGTERM. Read here, the wait
+    stays in Python: once `stop()` is true it ends as the data would (the caller saves and exits as
+    on any interrupt), and each time the wait doubles past `quiet_seconds`, `note` says what the
+    dispatcher and its workers answer. A worker that joins ends the wait: the job goes on.
+    """
+
+    POLL_SECONDS = 0.25  # how soon a signal is seen while waiting
+
+    def __init__(
+        self,
+        iterator: Iterator[Any],
+        address: str,
+        *,
+        stop: Callable[[], bool],
+        note: Callable[[str], None],
+        quiet_seconds: float = QUIET_SECONDS,
+    ) -> None:
+        self.address, self._stop, self._note, self.quiet_seconds = address, stop, note, quiet_seconds
+        self._ready: queue.Queue = queue.Queue(maxsize=1)
+        self._closed = threading.Event()
+        self.abandoned = False  # stopped while the reader waited inside TensorFlow
+        # A daemon: one left waiting inside TensorFlow must not keep the process from exiting.
+        self._reader = threading.Thread(target=self._read, args=(iterator,), name="served-batches", daemon=True)
+        self._reader.start()
+
+    def _read(self, iterator: Iterator[Any]) -> None:
+        while not self._closed.is_set():
+            try:
+                item: tuple[str, Any] = ("batch", next(iterator))
+            except StopIteration:
+                item = ("end", None)
+            except Exception as exc:  # raised again where the batch is asked for
+                item = ("error", exc)
+            while not self._closed.is_set():
+                try:
+                    self._ready.put(item, timeout=self.POLL_SECONDS)
+                    break
+                except queue.Full:
+                    continue
+            if item[0] != "batch":
+                return
+        # Closed: the iterator goes with this frame, which ends the job's iteration on the service.
+
+    def __iter__(self) -> ServedBatches:
+        return self
+
+    def __next__(self) -> Any:
+        began, said = time.monotonic(), self.quiet_seconds
+        while True:
+            try:
+                kind, value = self._ready.get(timeout=self.POLL_SECONDS)
+            except queue.Empty:
+                if self._stop():
+                    self.abandoned = True
+                    raise StopIteration from None
+                waited = time.monotonic() - began
+                if waited >= said:
+                    self._note(f"no batch from the tf.data service for {waited:.0f} s: {why_no_batches(self.address)}")
+                    said *= 2
+                continue
+            if kind == "batch":
+                return value
+            if kind == "error":
+                raise value
+            raise StopIteration
+
+    def close(self) -> None:
+        """Stop reading and let the reader drop the iterator (at once, unless it waits inside TensorFlow)."""
+        self._closed.set()
+        while not self._ready.empty():
+            self._ready.get_nowait()
+        if not self.abandoned:
+            self._reader.join()
 
 
 def check_reachable(address: str, *, name: str = "data.service_address") -> str:

@@ -583,9 +583,6 @@ class Controller:
         step = result.start_step
         for hook in hooks:
             hook.on_start(result)
-        # One iterator over the endlessly repeating dataset for the whole run, cut into epochs of
-        # steps_per_epoch steps.
-        endless = parts.steps.batches(parts.input.train_ds) if source is None else source
         agreed_stop = False  # multi-worker: some worker was signalled, as the last step's reduction said
         before, deadline = self._budget(counters, result, timing=until is not None)
         loop_started = time.monotonic()
@@ -594,6 +591,8 @@ class Controller:
             def stopping() -> bool:
                 # A worker of a cluster must not act on its own signal alone (trainer.py's docstring).
                 return agreed_stop if multi else interrupt.requested
+
+            endless = self._batches(parts, interrupt, step) if source is None else source
 
             while (
                 step < max_steps
@@ -633,7 +632,9 @@ class Controller:
                         break  # max_steps or max_minutes reached, no better validation, or interrupted
                 if taken == per_epoch:
                     counters.epoch.assign_add(1)  # the epoch ran to its end (its last step may end the run)
-                elif not (step >= max_steps or stopping() or result.out_of_time or result.early_stopped):
+                elif not (
+                    step >= max_steps or interrupt.requested or stopping() or result.out_of_time or result.early_stopped
+                ):
                     raise XttsError(
                         f"the training pipeline ran out of batches after step {step}: a pass over the data "
                         f"gave none (every clip it read failed to decode; see the warnings above)",
@@ -651,6 +652,18 @@ class Controller:
                 endless.close()
             if multi:
                 self.trainer.check_workers_agree("at the end")
+
+    def _batches(self, parts: RunComponents, interrupt: GracefulInterrupt, start: int):
+        """One iterator over the endlessly repeating dataset for the whole run, cut into epochs of
+        steps_per_epoch steps. A wait for the tf.data service's batches ends on a signal, and a long
+        one says what the service answers and what the user can do."""
+
+        def note(text: str) -> None:
+            step = int(parts.counters.step.numpy())
+            saved = f"saves step {step} and stops" if step > start else "stops"
+            self.progress(Noted(f"{text}; training goes on when a batch comes, Ctrl-C {saved}"))
+
+        return parts.steps.batches(parts.input.train_ds, stop=lambda: interrupt.requested, note=note)
 
     def _budget(self, counters, result: TrainResult, *, timing: bool) -> tuple[float, Optional[float]]:
         """(minutes earlier commands of the run spent of training.max_minutes, this command's

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from typing import Any, Optional
 
 import tensorflow as tf
@@ -52,6 +53,8 @@ class Steps:
 
         self.strategy, self.plan, self.settings = strategy, plan, settings
         self.distributed = plan.distributed
+        # The dataset the tf.data service makes, and where it is (only training is served).
+        self._served = (train_ds, data.service_address) if data.service_address else None
         self._distributed_views: dict[int, Any] = {}
         self.featurize = None
         if settings.featurize_on_data_device:
@@ -176,26 +179,43 @@ class Steps:
         """Traces of the train step so far (0 in eager mode: nothing is traced)."""
         return int(self._train_fn.experimental_get_tracing_count()) if self.settings.graph_mode else 0
 
-    def batches(self, dataset):
-        """Yield (batch ready for the step, seconds blocked waiting for it)."""
+    def batches(
+        self,
+        dataset,
+        *,
+        stop: Callable[[], bool] = lambda: False,
+        note: Callable[[str], None] = lambda text: None,
+    ):
+        """Yield (batch ready for the step, seconds blocked waiting for it). From the tf.data
+        service, a wait for a batch ends once `stop()` is true, and a long one is told to `note`."""
+        served = self._served is not None and dataset is self._served[0]
         if self.distributed:
             dataset = self.distribute(dataset)
         iterator = iter(dataset)
+        if served:
+            from xtts_cli.data.service import ServedBatches
+
+            assert self._served is not None
+            iterator = ServedBatches(iterator, self._served[1], stop=stop, note=note)
         prepare = self.featurize or (lambda batch: batch)
         # With a featurizer, the features of batch k+1 are launched on the data device before step k runs.
         ahead: Optional[tuple[Any, float]] = None
-        while True:
-            start = time.perf_counter()
-            try:
-                batch = prepare(next(iterator))
-            except StopIteration:
-                if ahead is not None:
-                    yield ahead
-                return
-            wait = time.perf_counter() - start
-            if self.featurize is None:
-                yield batch, wait
-            else:
-                if ahead is not None:
-                    yield ahead
-                ahead = (batch, wait)
+        try:
+            while True:
+                start = time.perf_counter()
+                try:
+                    batch = prepare(next(iterator))
+                except StopIteration:
+                    if ahead is not None:
+                        yield ahead
+                    return
+                wait = time.perf_counter() - start
+                if self.featurize is None:
+                    yield batch, wait
+                else:
+                    if ahead is not None:
+                        yield ahead
+                    ahead = (batch, wait)
+        finally:
+            if served:
+                iterator.close()
