@@ -200,6 +200,13 @@ def test_changed_model_config_is_refused_then_fresh_starts_over(trained) -> None
     with pytest.raises(XttsError, match="cannot restore"):
         Controller(Trainer(changed, run_dir=root / "run", force=True)).run()
     assert {name: (root / "run" / name).read_bytes() for name in record} == record
+    # --force where the shapes that remain fit but the model has weights the checkpoint lacks (another
+    # decoder): refused too, not resumed partly from random weights that later saves would keep.
+    other = resolve_config(config_path, {"model.decoder": "duration", "training.max_steps": 50}).config
+    with pytest.raises(XttsError) as info:
+        Controller(Trainer(other, run_dir=root / "run", force=True)).run()
+    assert " holds no value for " in info.value.lines[0] and "--fresh" in info.value.hint
+    assert {name: (root / "run" / name).read_bytes() for name in record} == record
     said: list = []
     result = Controller(
         Trainer(

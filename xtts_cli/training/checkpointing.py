@@ -82,26 +82,29 @@ class RunCheckpoints:
             return
 
     def _restore(self, path: str) -> None:
-        """`path` into the run's objects. An optimizer whose saved moments were kept for another list
-        of trainable weights (`training.freeze` changed, resumed with --force) keeps only its step
-        count: its moments start again, said in a note; every weight is restored."""
+        """`path` into the run's objects. Every weight of the models must be in it (a `--force`
+        resume with a changed model would otherwise go on from weights partly random, and its next
+        saves would replace the checkpoints that still held the run). An optimizer whose saved
+        moments were kept for another list of trainable weights (`training.freeze` changed, resumed
+        with --force) keeps only its step count: its moments start again, said in a note."""
         stale = _stale_optimizers(self.checkpoint, path)
-        if not stale:
-            self.checkpoint.restore(path).expect_partial()
-            return
-        kept = {name: getattr(self.checkpoint, name) for name in self.objects if name not in stale}
+        objects = {name: getattr(self.checkpoint, name) for name in self.objects}
+        models = {name: obj for name, obj in objects.items() if _is_model(obj)}
+        _restore_models(models, path)
+        kept = {name: obj for name, obj in objects.items() if name not in models and name not in stale}
         for name in stale:
             counter = tf.train.Checkpoint()
-            counter._iterations = getattr(self.checkpoint, name).iterations  # the LR schedule's step
+            counter._iterations = objects[name].iterations  # the LR schedule's step
             kept[name] = counter
         tf.train.Checkpoint(**kept).restore(path).expect_partial()
-        self.progress(
-            Noted(
-                f"the {' and '.join(name.replace('_', ' ') for name in stale)}'s moments were saved for other "
-                "trainable weights (training.freeze changed): they start again from here; the weights and the "
-                "step count are the checkpoint's"
+        if stale:
+            self.progress(
+                Noted(
+                    f"the {' and '.join(name.replace('_', ' ') for name in stale)}'s moments were saved for other "
+                    "trainable weights (training.freeze changed): they start again from here; the weights and the "
+                    "step count are the checkpoint's"
+                )
             )
-        )
 
     @property
     def best(self) -> Path:
@@ -194,6 +197,33 @@ class RunCheckpoints:
                 )
                 raise full from None
             raise
+
+
+def _is_model(obj: Any) -> bool:
+    """A network of the run (not an optimizer, nor a counter such as the step)."""
+    return not isinstance(obj, tf.Variable) and not hasattr(obj, "iterations")
+
+
+def _restore_models(models: dict[str, Any], path: str) -> None:
+    """`models` from `path`, or a one-line XttsError when a weight of theirs has no value there."""
+    status = tf.train.Checkpoint(**models).restore(path)
+    try:
+        status.assert_existing_objects_matched()
+    except AssertionError:
+        status.expect_partial()  # no warnings at exit about what the refused restore left unread
+        # TensorFlow's own message lists Python objects; the weights' names are what a user reads.
+        bound = getattr(getattr(status, "_checkpoint", None), "object_by_proto_id", {})
+        matched = {id(obj) for obj in bound.values()}
+        weights = [v for model in models.values() for v in [*model.trainable_variables, *model.non_trainable_variables]]
+        missing = [v.path for v in weights if id(v) not in matched]
+        which = f"{len(missing)} of this model's weights (e.g. {', '.join(missing[:2])})" if missing else "this model"
+        raise XttsError(
+            f"{path} holds no value for {which}: the model differs from the one that wrote it, and would go on "
+            "partly from random weights",
+            hint="resume with the settings the run was trained with (its config.yaml), or pass --fresh to start "
+            "a new run (the old one is kept as <run>.old-<time>)",
+        ) from None
+    status.expect_partial()
 
 
 def _stale_optimizers(checkpoint: Any, path: str) -> list[str]:
