@@ -405,6 +405,20 @@ def assert_trained_in_mixed_precision(trainer: Trainer, result) -> None:
 
 
 @pytest.mark.slow
+def test_a_budget_that_runs_out_between_steps_leaves_nothing_to_train_when_run_again(tmp_path: Path) -> None:
+    """The budget ends the run after some steps (not at start-up): the minutes its last checkpoint
+    keeps are those it was judged by, so the same command again trains no further step."""
+    overrides = {"training.max_steps": 100_000, "training.max_minutes": 0.3, "training.warmup_steps": 0}
+    config = resolve_config(tiny_config(tmp_path), overrides).config
+    trainer = Trainer(config, run_dir=tmp_path / "run")
+    result = Controller(trainer).run()
+    assert result.out_of_time and result.final_step > 0
+    assert float(trainer.parts.counters.minutes.numpy()) >= 0.3
+    again = Controller(Trainer(config, run_dir=tmp_path / "run")).run()
+    assert again.out_of_time and again.final_step == result.final_step
+
+
+@pytest.mark.slow
 def test_a_time_budget_ends_the_run_like_max_steps_and_the_duration_decoder_trains_in_mixed_precision(
     tmp_path: Path,
 ) -> None:

@@ -606,14 +606,7 @@ class Controller:
                     taken += 1
                     if counters.stop_flag is not None:  # multi-worker
                         counters.stop_flag.assign(1.0 if interrupt.requested else 0.0)
-                    now = time.monotonic()
-                    counters.minutes.assign(before + (now - self.started) / 60.0)  # saved with the step
-                    if deadline is not None and counters.budget_used is not None:
-                        # The share of the budget that the loops of this and earlier commands have spent.
-                        spent = (60.0 * before + now - loop_started) / max(
-                            60.0 * before + deadline - loop_started, 1e-9
-                        )
-                        counters.budget_used.assign(min(1.0, spent))
+                    self._count_time(counters, before, deadline, loop_started)  # saved with the step
                     end = self._step(parts, batch, wait, first=step == result.start_step)
                     step = end.step
                     if multi:
@@ -640,6 +633,9 @@ class Controller:
                         f"gave none (every clip it read failed to decode; see the warnings above)",
                         hint="replace or remove the audio files the warnings name, then run the same command to resume",
                     )
+            # The last save keeps the minutes up to the end (the last step's own included), the figure
+            # the budget was judged by: a run ended by it trains nothing when run again.
+            self._count_time(counters, before, None, loop_started)
             self._record_end(result, step, max_steps, interrupt, agreed_stop)
             for hook in hooks:
                 hook.on_end(result)
@@ -664,6 +660,15 @@ class Controller:
             self.progress(Noted(f"{text}; training goes on when a batch comes, Ctrl-C {saved}"))
 
         return parts.steps.batches(parts.input.train_ds, stop=lambda: interrupt.requested, note=note)
+
+    def _count_time(self, counters, before: float, deadline: Optional[float], loop_started: float) -> None:
+        """The run's minutes so far (this command's and `before`, earlier commands'), and with a
+        `deadline` the share of the budget that the loops of this and earlier commands have spent."""
+        now = time.monotonic()
+        counters.minutes.assign(before + (now - self.started) / 60.0)
+        if deadline is not None and counters.budget_used is not None:
+            spent = (60.0 * before + now - loop_started) / max(60.0 * before + deadline - loop_started, 1e-9)
+            counters.budget_used.assign(min(1.0, spent))
 
     def _budget(self, counters, result: TrainResult, *, timing: bool) -> tuple[float, Optional[float]]:
         """(minutes earlier commands of the run spent of training.max_minutes, this command's
