@@ -14,6 +14,7 @@ import yaml
 from training_support import tiny_config
 
 from xtts_cli.config.loading import resolve_config
+from xtts_cli.errors import XttsError
 from xtts_cli.training.controller import Controller, Hook
 from xtts_cli.training.events import Noted
 from xtts_cli.training.metrics import read_metrics
@@ -214,6 +215,18 @@ def test_an_adapted_run_resumes_as_any_run_does(persian):
     assert json.loads((run / "run.json").read_text(encoding="utf-8"))["parent"]["step"] == 4
 
 
+def test_an_adapted_run_resumed_without_its_base_under_another_config_is_shown_how_to_resume(persian, tmp_path, runner):
+    from xtts_cli.cli.app import app
+
+    _, _, _, run, _ = persian
+    _config(tmp_path, "preset", **{"model.decoder": "autoregressive"})  # a preset's own model, not the base's
+    result = runner.invoke(app, ["train", "-c", str(tmp_path / "preset.yaml"), "-r", str(run)])
+    assert isinstance(result.exception, XttsError), result.output
+    assert "changed: model.decoder ('duration' -> 'autoregressive')" in str(result.exception)
+    base = json.loads((run / "run.json").read_text(encoding="utf-8"))["parent"]["run"]
+    assert result.exception.hint.startswith(f"it started from {base}: resume it with `xtts train -r {run}`")
+
+
 @pytest.mark.parametrize(
     ("changes", "named"),
     [
@@ -281,6 +294,8 @@ def test_init_from_into_a_run_with_checkpoints_is_refused(base, tmp_path, runner
     )
     assert f"{other} already holds a run with checkpoints (trained from scratch)" in str(result.exception)
     assert "--run-dir DIR" in result.exception.hint and "--fresh" in result.exception.hint
+    # A run that did start from a base resumes without one (the base, moved or gone, is not read).
+    assert result.exception.hint.startswith(f"to resume it, leave --init-from out (`xtts train -r {other}`)")
     assert sorted(p.name for p in (other / "checkpoints").iterdir()) == before
 
 

@@ -108,7 +108,9 @@ def _flatten_all(tree: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _refuse_changed_model(run: RunDir, previous: Optional[dict[str, Any]], identity: dict[str, Any]) -> None:
+def _refuse_changed_model(
+    run: RunDir, previous: Optional[dict[str, Any]], identity: dict[str, Any], init_from: Optional[str]
+) -> None:
     if previous is None:
         return
     # A key the run's record lacks (recorded before it counted) is what its resolved config says,
@@ -124,10 +126,14 @@ def _refuse_changed_model(run: RunDir, previous: Optional[dict[str, Any]], ident
         details = ", ".join(f"{k} ({before.get(k)!r} -> {identity.get(k)!r})" for k in changed)
         # --force resumes where the checkpoint still fits (a weight of another shape does not, nor
         # another kind's network: the set-up then fails and the run's record is put back).
-        force = "" if "model.kind" in changed else "--force to resume anyway where every weight keeps its shape, "
+        force = "" if "model.kind" in changed else "--force to resume anyway where the checkpoint holds every weight, "
+        # A run adapted from another took the base's settings: resumed without --init-from, this
+        # command's own config (often a preset's) is what differs.
+        base = (previous.get("parent") or {}).get("run") if init_from is None else None
+        resume = f"it started from {base}: resume it with `xtts train -r {run.path}` (its own config); " if base else ""
         raise XttsError(
             f"{run.path} holds a run with another model config; changed: {details}",
-            hint=f"pass --fresh to start a new run (the old one is kept as <run>.old-<time>), {force}"
+            hint=f"{resume}pass --fresh to start a new run (the old one is kept as <run>.old-<time>), {force}"
             "or --run-dir DIR for a separate run",
         )
 
@@ -225,7 +231,9 @@ def _refuse_other_parent(run: RunDir, previous: Optional[dict[str, Any]], spec: 
     raise XttsError(
         f"--init-from {spec}: {run.path} already holds a run with checkpoints ({origin}); starting it over from "
         f"{spec} would discard them",
-        hint="pass --run-dir DIR for the new run" + ("" if own else ", or --fresh to move the old one aside"),
+        # A resume reads no base: the same base moved, or gone, needs no --init-from.
+        hint=f"to resume it, leave --init-from out (`xtts train -r {run.path}`); for a new run pass --run-dir DIR"
+        + ("" if own else ", or --fresh to move the old one aside"),
     )
 
 
@@ -261,7 +269,7 @@ def prepare_run_dir(
         if resume:
             _refuse_other_parent(run, run.read_run(), config.training.init_from)
         if resume and not force:
-            _refuse_changed_model(run, run.read_run(), identity)
+            _refuse_changed_model(run, run.read_run(), identity, config.training.init_from)
         return run, resume
     refuse_foreign(run)
     if fresh and _entries(run.path):
@@ -293,7 +301,7 @@ def prepare_run_dir(
     if resume:
         _refuse_other_parent(run, previous, config.training.init_from)
     if resume and not force:
-        _refuse_changed_model(run, previous, identity)
+        _refuse_changed_model(run, previous, identity, config.training.init_from)
     if resume:
         _say_what_changed(run, config, note)
     record = _run_record(config, identity, previous, resume, parent)
