@@ -137,6 +137,47 @@ def test_without_a_speakers_file_no_clip_is_named_as_left_out(tmp_path):
     assert {item.speaker for item in report.items} == {"ds"} and report.datasets[0].unnamed_speaker == 0
 
 
+SAMPLE = Path(__file__).parent.parent / "xtts_cli" / "data" / "sample"
+
+
+def _sample_copy(root: Path) -> Path:
+    shutil.copytree(SAMPLE, root)
+    return root
+
+
+def test_a_speakers_file_of_another_form_is_refused_naming_its_line(tmp_path):
+    """A comma-separated speakers.csv read as no speakers would train the sample's 4 voices as one."""
+    root = _sample_copy(tmp_path / "ds")
+    lines = (root / "speakers.csv").read_text(encoding="utf-8").splitlines()
+    (root / "speakers.csv").write_text("id|speaker\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    assert len(scan_dataset(DataConfig(dataset_path=str(root), scan_cache=False)).speakers) == 4  # a header is fine
+    commas = [line.replace("|", ",") for line in lines]
+    (root / "speakers.csv").write_text("\n".join(commas) + "\n", encoding="utf-8")
+    with pytest.raises(XttsError) as caught:
+        scan_dataset(DataConfig(dataset_path=str(root), scan_cache=False))
+    assert caught.value.lines == [f"{root / 'speakers.csv'}:1: expected `id|speaker`, got {commas[0]!r}"]
+
+
+def test_speaker_names_in_the_normalized_text_column_are_refused_not_trained_as_text(tmp_path):
+    root = _sample_copy(tmp_path / "ds")
+    speakers = dict(line.split("|") for line in (root / "speakers.csv").read_text(encoding="utf-8").splitlines())
+    rows = [line.split("|") for line in (root / "metadata.csv").read_text(encoding="utf-8").splitlines()]
+    written = "".join(f"{key}|{text}|{speakers[key]}\n" for key, text, _ in rows)
+    (root / "metadata.csv").write_text(written, encoding="utf-8")
+    (root / "speakers.csv").unlink()
+    with pytest.raises(XttsError) as caught:
+        scan_dataset(DataConfig(dataset_path=str(root), scan_cache=False))
+    names = sorted(set(speakers.values()))
+    assert caught.value.lines[0].startswith(
+        f"{root / 'metadata.csv'}: its third column holds {len(names)} short values ({names[0]!r}, "
+    )
+    assert "speakers.csv" in caught.value.hint and "audio_file|text|speaker_name" in caught.value.hint
+    # LJSpeech's own normalized column (numbers read out) is the text's, however short its lines.
+    own = "".join(f"{key}|{text}|{text.replace('3', 'three')}\n" for key, text, _ in rows)
+    (root / "metadata.csv").write_text(own, encoding="utf-8")
+    assert len(scan_dataset(DataConfig(dataset_path=str(root), scan_cache=False)).items) == len(rows)
+
+
 def test_allow_absolute_paths_admits_the_escaping_path():
     report = scan_dataset(fixture_config(allow_absolute_paths=True))
     escape = next(item for item in report.items if item.relative_path == "../outside/escape.wav")

@@ -281,7 +281,9 @@ def _metadata_entries(path: Path, fmt: str) -> Iterator[Entry]:
     for number, why in faults.items():
         yield Entry(source=f"{path.name}:{number}", not_utf8=why)
     if fmt == "ljspeech":
-        yield from _ljspeech_entries(path, lines)
+        entries = list(_ljspeech_entries(path, lines))
+        _refuse_speakers_as_text(path, entries)
+        yield from entries
         return
     delimiter, _ = _header(lines[0] if lines else "")
     if fmt == "coqui":
@@ -324,6 +326,30 @@ def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
             yield Entry(source=source, id=os.path.splitext(key)[0], path=key, text=text, normalized_text=normalized)
         else:
             yield Entry(source=source, id=key, text=text, normalized_text=normalized)
+
+
+def _refuse_speakers_as_text(path: Path, entries: list[Entry]) -> None:
+    """A one-line XttsError when the third column of an LJSpeech file holds a few short names, one
+    per voice, rather than each line's normalized text: read as LJSpeech, the model would learn to
+    say a speaker's name for every clip (`id|text|speaker` is a common home-made layout)."""
+    rows = [entry for entry in entries if entry.normalized_text and entry.text]
+    names = sorted({entry.normalized_text for entry in rows if entry.normalized_text})
+    short = [
+        entry
+        for entry in rows
+        if len(str(entry.normalized_text).split()) <= 2
+        and len(entry.text.split()) > 2 * len(str(entry.normalized_text).split())
+    ]
+    if len(rows) < 2 or len(short) * 2 <= len(rows) or len(names) > max(2, len(rows) // 4):
+        return
+    shown = ", ".join(repr(name) for name in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    raise XttsError(
+        f"{path}: its third column holds {len(names)} short value{'s' if len(names) > 1 else ''} ({shown}) over "
+        f"{len(rows)} lines, where LJSpeech keeps each line's normalized text: speaker names? Read as LJSpeech, "
+        "the model would learn to say them for every clip",
+        hint="keep `id|text` in it and put one `id|speaker` line per clip in speakers.csv beside it, or write it "
+        "in the coqui layout (a header `audio_file|text|speaker_name`, then one line per clip)",
+    )
 
 
 def _text_and_normalized(rest: str) -> Optional[tuple[str, str]]:

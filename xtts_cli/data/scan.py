@@ -643,13 +643,21 @@ def _set_repeats(datasets: list[DatasetReport], sources: list[Source]) -> None:
 
 
 def _read_speakers(path: Path) -> dict[str, str]:
+    """`id|speaker` per line (a header `id|speaker` allowed); a line of another form is a one-line
+    XttsError: a comma- or tab-separated file read as no speakers would train every voice as one."""
     if not path.is_file():
         return {}
     speakers = {}
-    for line in read_lines(path):
+    for number, line in enumerate(read_lines(path), start=1):
+        if not line.strip() or (number == 1 and line.replace(" ", "").lower() == "id|speaker"):
+            continue
         key, sep, speaker = line.partition("|")
-        if sep and key.strip() and speaker.strip():
-            speakers[key.strip()] = speaker.strip()
+        if not (sep and key.strip() and speaker.strip()):
+            raise XttsError(
+                f"{path}:{number}: expected `id|speaker`, got {line.strip()!r}",
+                hint="write one `id|speaker` line per clip, separated by |",
+            )
+        speakers[key.strip()] = speaker.strip()
     return speakers
 
 
