@@ -405,6 +405,34 @@ def assert_trained_in_mixed_precision(trainer: Trainer, result) -> None:
 
 
 @pytest.mark.slow
+def test_a_validation_clip_damaged_behind_its_header_is_skipped_for_the_test_sentences_voice(tmp_path: Path) -> None:
+    """The first validation clip, a FLAC cut short (its header intact, so the scan keeps it), is
+    not the test sentences' voice: the next readable clip is, with a note, and the run trains."""
+    import soundfile
+
+    from xtts_cli.data.scan import scan_dataset
+    from xtts_cli.training.events import Noted
+
+    data = tmp_path / "data"
+    shutil.copytree(Path(__file__).parent.parent / "xtts_cli" / "data" / "sample", data)
+    overrides = {"data.dataset_path": str(data), "data.eval_fraction": 0.1, "training.max_steps": 2}
+    config = resolve_config(tiny_config(tmp_path), overrides).config
+    first = Path(scan_dataset(config.data).eval[0].audio_path)
+    audio, rate = soundfile.read(first)
+    damaged = first.with_suffix(".flac")
+    soundfile.write(damaged, audio, rate)
+    damaged.write_bytes(damaged.read_bytes()[:4000])  # a copy that stopped
+    first.unlink()
+    events: list = []
+    result = Controller(Trainer(config, run_dir=tmp_path / "run", progress=events.append)).run()
+    assert result.final_step == 2
+    notes = [event.message for event in events if isinstance(event, Noted)]
+    voice = next(note for note in notes if note.startswith("the test sentences speak with "))
+    assert f": {damaged} cannot be decoded" in voice
+    assert (tmp_path / "run" / "speaker_reference.npy").is_file()
+
+
+@pytest.mark.slow
 def test_a_budget_that_runs_out_between_steps_leaves_nothing_to_train_when_run_again(tmp_path: Path) -> None:
     """The budget ends the run after some steps (not at start-up): the minutes its last checkpoint
     keeps are those it was judged by, so the same command again trains no further step."""

@@ -119,7 +119,7 @@ def build_components(
         run_dir=opened,
         tokenizer=tokenizer,
         total_steps=total_steps,
-        first_item=(eval_items or train_items)[0],
+        first_item=_first_readable(eval_items or train_items, config.data, progress),
         resumed=resumed,
         is_chief=is_chief,
         progress=progress,
@@ -296,6 +296,29 @@ def _open_run_dir(
     if resumed and run_dir.vocab.is_file():
         return run_dir, resumed, Tokenizer.load(run_dir.vocab), kept
     return run_dir, resumed, None, kept
+
+
+def _first_readable(items: list, data: Any, progress: Progress):
+    """The first of `items` (validation clips, else training ones) whose audio decodes and is not
+    silent: the voice and text of the run's test sentences. A damaged one is skipped with a note
+    (the pipeline skips it too), not raised as a reference the user never passed."""
+    from xtts_cli.speech.synthesis import SILENT_PEAK
+    from xtts_cli.speech.vocoding import ClipReadError, load_audio
+
+    skipped = []
+    for item in items[:20]:  # a dataset whose first 20 clips are all unreadable fails in the pipeline anyway
+        try:
+            audio = load_audio(Path(item.audio_path), data, what="clip")
+        except ClipReadError as exc:
+            skipped.append(f"{item.audio_path} {exc.why}")
+            continue
+        if float(abs(audio).max(initial=0.0)) < SILENT_PEAK:
+            skipped.append(f"{item.audio_path} is silent")
+            continue
+        if skipped:
+            progress(Noted(f"the test sentences speak with {item.audio_path}'s voice: {'; '.join(skipped[:2])}"))
+        return item
+    return items[0]
 
 
 class _KeptRecord:
