@@ -397,6 +397,29 @@ def test_metadata_saved_as_utf16_is_read_and_a_nul_in_a_line_is_that_line_bad(tm
     assert [(b.source, b.reason) for b in report.bad if "NUL" in b.detail] == [("metadata.csv:2", "not_utf8")]
 
 
+def test_a_line_in_another_encoding_is_that_line_with_its_clip_and_a_whole_file_is_one_line(tmp_path):
+    """One line pasted in Windows-1252: that line is bad, named by its place and its clip (the clip is
+    the line's, not audio no row lists). A whole file in it: one line saying so, not a bad item per line."""
+    root = tmp_path / "lj"
+    shutil.copytree(CORPORA / "ljspeech2", root)
+    metadata = root / "metadata.csv"
+    lines = metadata.read_text(encoding="utf-8").splitlines()
+    key = lines[1].split("|")[0]
+    lines[1] = f"{key}|Un café très élégant.|Un café très élégant."
+    metadata.write_bytes("\n".join(lines).encode("utf-8").replace("é".encode(), b"\xe9") + b"\n")
+    report = scan_dataset(data(root, max_bad_file_fraction=0.9))
+    (bad,) = report.bad
+    assert (bad.reason, bad.place) == ("not_utf8", f"metadata.csv:2 (wavs/{key}.wav)")
+    assert report.datasets[0].unlisted_audio == 0
+    metadata.write_bytes("\n".join(line.replace("|", "|Café: ", 1) for line in lines).encode("cp1252"))
+    with pytest.raises(XttsError) as caught:
+        scan_dataset(data(root))
+    assert caught.value.lines == [
+        f"{metadata}: {len(lines)} of its {len(lines)} lines are not UTF-8 text (saved in another encoding, such "
+        "as Windows-1252)"
+    ]
+
+
 def test_a_clip_with_no_speaker_among_clips_that_name_theirs_is_named_not_given_the_folders_name(tmp_path):
     folder, clips = _voice(tmp_path)
     rows = [f"wavs/{clips[0]}|One.|ann", f"wavs/{clips[1]}|Two.| ", f"wavs/{clips[2]}|Three.|bob"]

@@ -21,6 +21,7 @@ import csv
 import io
 import json
 import os
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -214,6 +215,24 @@ def lines_and_faults(path: Path) -> tuple[list[str], dict[int, str]]:
     return lines, faults
 
 
+def _fault_ids(path: Path, faults: dict[int, str]) -> dict[int, str]:
+    """The id of each LJSpeech line that is not UTF-8, where the id itself is (mostly ASCII before
+    the first `|`): its clip is then the line's, not audio no row lists."""
+    if not faults:
+        return {}
+    raw = _as_utf8(path, path.read_bytes()).removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    ids = {}
+    for number in faults:
+        head, sep, _ = raw[number - 1].partition(b"|")
+        try:
+            key = head.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            continue
+        if sep and key and "\x00" not in key:
+            ids[number] = os.path.splitext(key)[0] if os.path.splitext(key)[1].lower() in SUPPORTED_EXTENSIONS else key
+    return ids
+
+
 def _as_utf8(path: Path, raw: bytes) -> bytes:
     """`raw` as UTF-8: a file saved as UTF-16 (Windows' "Unicode text", with its byte-order mark or,
     little-endian, a NUL after each ASCII letter of its first line) is read as what it says."""
@@ -278,8 +297,17 @@ def _metadata_layout(root: Path, data: DataConfig, fmt: str) -> Layout:
 
 def _metadata_entries(path: Path, fmt: str) -> Iterator[Entry]:
     lines, faults = lines_and_faults(path)
+    written = sum(bool(line.strip()) for line in lines) + len(faults)
+    if len(faults) > 1 and len(faults) * 2 > written:  # the file, not a line pasted into it
+        raise XttsError(
+            f"{path}: {len(faults)} of its {written} lines are not UTF-8 text (saved in another encoding, such as "
+            "Windows-1252)",
+            hint=f"re-save it as UTF-8, e.g. iconv -f WINDOWS-1252 -t UTF-8 {shlex.quote(str(path))} > utf8.csv, "
+            "then put that in its place",
+        )
+    ids = _fault_ids(path, faults) if fmt == "ljspeech" else {}
     for number, why in faults.items():
-        yield Entry(source=f"{path.name}:{number}", not_utf8=why)
+        yield Entry(source=f"{path.name}:{number}", id=ids.get(number), not_utf8=why)
     if fmt == "ljspeech":
         entries = list(_ljspeech_entries(path, lines))
         _refuse_speakers_as_text(path, entries)

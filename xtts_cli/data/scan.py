@@ -113,8 +113,11 @@ class BadItem(BaseModel):
 
 
 def bad_place(reason: str, path: Optional[str], source: str) -> str:
-    """Where to look for a left-out item: the metadata line for a line read wrong, else its audio."""
-    return source if reason == "malformed_line" or not path else path
+    """Where to look for a left-out item: the metadata line for a line read wrong (with its clip
+    where the line names one), else its audio."""
+    if reason == "not_utf8" and path:
+        return f"{source} ({path})"
+    return source if reason in ("malformed_line", "not_utf8") or not path else path
 
 
 class DatasetReport(BaseModel):
@@ -782,7 +785,7 @@ def _place(
 ) -> Optional[tuple[Optional[str], str, Optional[BadItem]]]:
     """`_resolve`'s answer for an entry whose line names a clip, malformed or not (the clip it names
     is then no unlisted audio); None for a line that names none or a missing transcript."""
-    if entry.missing_transcript or (entry.malformed and entry.id is None and entry.path is None):
+    if entry.missing_transcript or ((entry.malformed or entry.not_utf8) and entry.id is None and entry.path is None):
         return None
     return _resolve(entry, root, data.allow_absolute_paths, folders)
 
