@@ -420,6 +420,17 @@ def test_a_line_in_another_encoding_is_that_line_with_its_clip_and_a_whole_file_
     ]
 
 
+@pytest.mark.parametrize("header", ["id|text|normalized_text", "ID|Text"])
+def test_a_header_line_in_ljspeech_metadata_names_the_columns_not_a_clip(tmp_path, header):
+    root = tmp_path / "lj"
+    shutil.copytree(CORPORA / "ljspeech2", root)
+    before = scan_dataset(data(root))
+    metadata = root / "metadata.csv"
+    metadata.write_text(f"{header}\n" + metadata.read_text(encoding="utf-8"), encoding="utf-8")
+    report = scan_dataset(data(root))
+    assert len(report.items) == len(before.items) and report.bad == before.bad == []
+
+
 def test_a_clip_with_no_speaker_among_clips_that_name_theirs_is_named_not_given_the_folders_name(tmp_path):
     folder, clips = _voice(tmp_path)
     rows = [f"wavs/{clips[0]}|One.|ann", f"wavs/{clips[1]}|Two.| ", f"wavs/{clips[2]}|Three.|bob"]

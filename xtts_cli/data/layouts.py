@@ -326,7 +326,7 @@ def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
     # last `|` only). `id|text` on most: a second `|` is the transcript's own.
     three = sum(line.count("|") > 1 for line in lines) * 2 > sum("|" in line for line in lines)
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
+        if not line.strip() or (number == 1 and _is_header(line)):
             continue
         source = f"{path.name}:{number}"
         first, last = line.find("|"), line.rfind("|")
@@ -354,6 +354,13 @@ def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
             yield Entry(source=source, id=os.path.splitext(key)[0], path=key, text=text, normalized_text=normalized)
         else:
             yield Entry(source=source, id=key, text=text, normalized_text=normalized)
+
+
+def _is_header(line: str) -> bool:
+    """A first line that names the columns (`id|text|normalized_text`, as spreadsheets export it):
+    LJSpeech has none, and read as a clip it would be one that is missing."""
+    cells = [cell.strip().lower() for cell in line.split("|")]
+    return len(cells) > 1 and cells[1] in (*MANIFEST_COLUMNS["text"], "normalized_text")
 
 
 def _refuse_speakers_as_text(path: Path, entries: list[Entry]) -> None:
