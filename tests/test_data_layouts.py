@@ -431,6 +431,25 @@ def test_a_header_line_in_ljspeech_metadata_names_the_columns_not_a_clip(tmp_pat
     assert len(report.items) == len(before.items) and report.bad == before.bad == []
 
 
+@pytest.mark.parametrize("written", ["NFC", "NFD"])
+def test_an_id_and_its_file_name_match_whichever_unicode_form_each_is_in(tmp_path, written):
+    """macOS writes file names decomposed (NFD), most editors type composed (NFC): "café" is one clip."""
+    import unicodedata
+
+    root = tmp_path / "lj"
+    shutil.copytree(CORPORA / "ljspeech2", root)
+    metadata = root / "metadata.csv"
+    lines = metadata.read_text(encoding="utf-8").splitlines()
+    key = lines[0].split("|")[0]
+    other = "NFD" if written == "NFC" else "NFC"
+    (root / "wavs" / f"{key}.wav").rename(root / "wavs" / unicodedata.normalize(other, "café.wav"))
+    lines[0] = lines[0].replace(key, unicodedata.normalize(written, "café"), 1)
+    metadata.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = scan_dataset(data(root))
+    assert report.bad == [] and report.datasets[0].unlisted_audio == 0
+    assert any(unicodedata.normalize("NFC", Path(item.audio_path).name) == "café.wav" for item in report.items)
+
+
 def test_a_clip_with_no_speaker_among_clips_that_name_theirs_is_named_not_given_the_folders_name(tmp_path):
     folder, clips = _voice(tmp_path)
     rows = [f"wavs/{clips[0]}|One.|ann", f"wavs/{clips[1]}|Two.| ", f"wavs/{clips[2]}|Three.|bob"]

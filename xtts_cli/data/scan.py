@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import unicodedata
 from collections import Counter
 from pathlib import Path
 from typing import Literal, NamedTuple, Optional
@@ -704,9 +705,12 @@ class _Folders:
                 base, extension = os.path.splitext(name)
                 if extension.lower() in SUPPORTED_EXTENSIONS:
                     rank = SUPPORTED_EXTENSIONS.index(extension.lower())
-                    by_stem.setdefault(base, []).append((rank, extension != extension.lower(), name))
+                    # Composed: a name macOS wrote decomposed (NFD "café") is the id a metadata file
+                    # typed composed (NFC); the path kept is the file's own.
+                    key = unicodedata.normalize("NFC", base)
+                    by_stem.setdefault(key, []).append((rank, extension != extension.lower(), name))
             self.audio[folder] = {base: min(names)[2] for base, names in by_stem.items()}
-        return self.audio[folder].get(stem)
+        return self.audio[folder].get(unicodedata.normalize("NFC", stem))
 
     def real_path(self, path: str) -> str:
         """`path` with every symlink on the way resolved."""
