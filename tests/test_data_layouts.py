@@ -450,6 +450,27 @@ def test_an_id_and_its_file_name_match_whichever_unicode_form_each_is_in(tmp_pat
     assert any(unicodedata.normalize("NFC", Path(item.audio_path).name) == "café.wav" for item in report.items)
 
 
+def test_a_layout_mistake_that_spoils_every_clip_is_named_not_met_with_a_higher_bad_fraction(tmp_path):
+    from xtts_cli.data.scan import DatasetScanError
+
+    flat = tmp_path / "flat"  # the clips beside metadata.csv, no wavs/ folder
+    shutil.copytree(CORPORA / "ljspeech2", flat)
+    for clip in (flat / "wavs").iterdir():
+        clip.rename(flat / clip.name)
+    (flat / "wavs").rmdir()
+    tabs = tmp_path / "tabs"  # tab-separated
+    shutil.copytree(CORPORA / "ljspeech2", tabs)
+    metadata = tabs / "metadata.csv"
+    metadata.write_text(metadata.read_text(encoding="utf-8").replace("|", "\t"), encoding="utf-8")
+    for root, cause in (
+        (flat, f"the clips lie beside the metadata in {flat}, not in its wavs/ folder where LJSpeech keeps them"),
+        (tabs, "its lines are tab-separated: this layout separates its columns with |"),
+    ):
+        with pytest.raises(DatasetScanError) as caught:
+            scan_dataset(data(root))
+        assert caught.value.hint.startswith(cause), caught.value.hint
+
+
 def test_a_clip_with_no_speaker_among_clips_that_name_theirs_is_named_not_given_the_folders_name(tmp_path):
     folder, clips = _voice(tmp_path)
     rows = [f"wavs/{clips[0]}|One.|ann", f"wavs/{clips[1]}|Two.| ", f"wavs/{clips[2]}|Three.|bob"]

@@ -290,6 +290,37 @@ def scan_dataset(data: DataConfig) -> ScanReport:
             gc.enable()
 
 
+def _all_bad_cause(report: ScanReport, sources: list[Source]) -> Optional[str]:
+    """What the layout got wrong when no item of the scan is good, where one mistake explains them
+    all (raising data.max_bad_file_fraction would leave nothing to train); None otherwise."""
+    bad = [item for item in report.bad if item.reason not in OUTSIDE_LIMITS]
+    if report.items or not bad:
+        return None
+    if all(item.reason == "malformed_line" for item in bad):
+        lines = [line for source in sources for line in _first_lines(source, report)]
+        if lines and all("\t" in line and "|" not in line for line in lines):
+            return "its lines are tab-separated: this layout separates its columns with |"
+    if all(item.reason == "missing" for item in bad):
+        written = [item.path or "" for item in bad]
+        if all("\\" in path for path in written):
+            return "its paths are written with \\ (Windows): write them with /"
+        roots = [source.root for source in sources]
+        beside = [root for root in roots for path in written[:20] if (root / Path(path).name).is_file()]
+        if beside and all(path.startswith("wavs/") for path in written):
+            return f"the clips lie beside the metadata in {beside[0]}, not in its wavs/ folder where LJSpeech keeps them: move them there"
+    return None
+
+
+def _first_lines(source: Source, report: ScanReport) -> list[str]:
+    files = [Path(path) for path in report.metadata_files if Path(path).parent == source.root]
+    try:
+        return (
+            [line for line in files[0].read_text(encoding="utf-8").splitlines()[:20] if line.strip()] if files else []
+        )
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
 def twice(source: Source, first: str) -> str:
     """The line for a dataset listed again under another spelling of its path (`first` names it)."""
     return (
@@ -315,7 +346,8 @@ def _scan(data: DataConfig) -> ScanReport:
         raise DatasetScanError(
             f"{len(bad) - report.outside_limits} of {total} dataset items are bad ({report.bad_fraction:.1%}), above "
             f"data.max_bad_file_fraction ({data.max_bad_file_fraction:.1%}): {reasons}",
-            hint=f"xtts validate, with this command's --config and options, lists each bad file with its reason: "
+            hint=_all_bad_cause(report, sources)
+            or f"xtts validate, with this command's --config and options, lists each bad file with its reason: "
             f"{BAD_FILES_REMEDY}",
             report=report,
         )
