@@ -184,6 +184,25 @@ def test_fix_leaves_a_key_the_command_line_sets_to_the_command_line(runner, writ
     assert len(named) == 2 and all(f["fix"] is None and "command line's" in f["message"] for f in named.values())
 
 
+def test_fix_leaves_what_only_the_command_lines_values_break_and_fixes_what_the_file_breaks(
+    runner, write_config
+) -> None:
+    # A warm-up cut to fit a --set max_steps of 20 would hold for that command only: the file trains 300.
+    text = "training:\n  max_steps: 300\n  warmup_steps: 50\n"
+    path = write_config(text)
+    args = ["validate", "-c", str(path), "--fix", "--json"]
+    result = runner.invoke(app, [*args, "--set", "training.max_steps=20"])
+    payload = json.loads(result.stdout)
+    assert payload["fixed"] == [] and path.read_text() == text
+    (warmup,) = [f for f in payload["findings"] if f["id"] == "warmup-past-the-end"]
+    assert warmup["fix"] is None and warmup["message"].endswith(
+        "(it follows from the command line's values, not the file's: change them there)"
+    )
+    path.write_text(text.replace("300", "20"))  # the file's own: fixed
+    payload = json.loads(runner.invoke(app, args).stdout)
+    assert [f["id"] for f in payload["fixed"]] == ["warmup-past-the-end"] and "warmup_steps: 2\n" in path.read_text()
+
+
 def test_fix_inserts_missing_keys_into_the_right_section(runner, write_config) -> None:
     path = write_config("data:\n  batch_size: 12   # small card\ntraining:\n  mixed_precision: true\n")
     runner.invoke(app, ["validate", "-c", str(path), "--fix"])

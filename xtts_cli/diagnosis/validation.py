@@ -125,7 +125,8 @@ def validate_config(
 
     machine = probe_machine()
     loaded, inherited = _with_base_network(loaded)
-    result = Validation(loaded, inherited + check_config(loaded, machine))
+    ruled = check_config(loaded, machine)
+    result = Validation(loaded, inherited + ruled)
     scan = None
     # Nothing to scan where a dataset is missing; nothing to phonemise in a language espeak-ng lacks.
     if not any(
@@ -138,7 +139,7 @@ def validate_config(
     result.settings = resolved_settings(loaded.config, machine, scan)
     total = result.settings["total_steps"] if result.settings else None
     result.findings = result.findings + warmup_past_the_epochs(loaded.config.training, total)
-    result.findings = _command_line_values(result.findings, loaded.overridden)
+    result.findings = _command_line_values(result.findings, loaded.overridden, ruled, _file_alone(loaded, machine))
     # Fixed after the scan, so a fix only the data shows (how it is resampled) is made too.
     fixable = [f for f in result.findings if f.fix is not None]
     if (fix or dry_run) and fixable:
@@ -150,15 +151,46 @@ def validate_config(
     return result
 
 
-def _command_line_values(findings: list[Finding], overridden: set[str]) -> list[Finding]:
+def _command_line_values(
+    findings: list[Finding], overridden: set[str], ruled: list[Finding], file_alone: Optional[set[tuple[str, str]]]
+) -> list[Finding]:
     """A fix of a key the command line sets (--set, --data) is not the file's to make: written there,
-    the command line would still win, and every run would fix it again."""
+    the command line would still win, and every run would fix it again. Nor is the fix of a config
+    rule the file alone does not break (`file_alone`: the rules' (id, fixed key) for the file read
+    without the command line; None when it has none): written, it would hold for this command's
+    values only (a warm-up cut to fit a --set max_steps, in a file that trains for 300). `ruled`:
+    the config rules' findings for the file with the command line."""
+    rules = {(f.id, f.fix.key) for f in ruled if f.fix is not None}
+
+    def why(f: Finding) -> Optional[str]:
+        if f.fix is None:
+            return None
+        if f.fix.key in overridden:
+            return "the value is the command line's: change it there"
+        if file_alone is not None and (f.id, f.fix.key) in rules and (f.id, f.fix.key) not in file_alone:
+            return "it follows from the command line's values, not the file's: change them there"
+        return None
+
     return [
-        f.model_copy(update={"fix": None, "message": f"{f.message} (the value is the command line's: change it there)"})
-        if f.fix is not None and f.fix.key in overridden
-        else f
+        f if why(f) is None else f.model_copy(update={"fix": None, "message": f"{f.message} ({why(f)})"})
         for f in findings
     ]
+
+
+def _file_alone(loaded: LoadedConfig, machine) -> Optional[set[tuple[str, str]]]:
+    """(id, fixed key) of each fixable config rule the file breaks read alone, without the command
+    line's values; None when the command line sets nothing, or the file cannot be read alone."""
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.diagnosis.config_rules import check_config
+    from xtts_cli.errors import XttsError
+
+    if not loaded.overridden or loaded.path is None:
+        return None
+    try:
+        alone = resolve_config(loaded.path)
+    except (XttsError, ValueError):
+        return None
+    return {(f.id, f.fix.key) for f in check_config(alone, machine) if f.fix is not None}
 
 
 # What `xtts train` says of itself as it meets it: memory settings without a split (devices/placement.py).
