@@ -409,6 +409,21 @@ def test_init_from_takes_the_network_the_config_leaves_unwritten_from_the_base(r
     assert found["init-from"][0] == "error" and "model.d_model 32 -> 64" in found["init-from"][1]
 
 
+def test_init_from_takes_the_bases_longest_clip_with_its_hop_length(write_config, tmp_path):
+    """A base trained at hop 200 with clips up to 1,103 frames: the adaptation reads its clips in those
+    frames, and keeps that limit (the preset's 870 frames would be 7.9 s at hop 200, dropping longer clips)."""
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.training.parent import inherit
+
+    base = resolve_config(write_config("data:\n  hop_length: 200\n  max_mel_frames: 1103\n", name="base.yaml")).config
+    config = resolve_config(write_config("data:\n  batch_size: 4\n", name="adapt.yaml")).config
+    taken, note = inherit(config, base, "the base's")
+    assert (taken.data.hop_length, taken.data.max_mel_frames) == (200, 1103)
+    assert note is not None and "data.max_mel_frames 1103" in note
+    written = resolve_config(write_config("data:\n  max_mel_frames: 900\n", name="own.yaml")).config
+    assert inherit(written, base, "the base's")[0].data.max_mel_frames == 900  # what the config writes stays
+
+
 def test_a_resumed_adapted_run_takes_its_network_from_itself_when_the_base_is_gone(write_config, tmp_path):
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.errors import XttsError

@@ -184,7 +184,9 @@ def inherit(config: XttsConfig, base: XttsConfig, where: str) -> tuple[XttsConfi
         for key, value in theirs.items()
         if key[len("model.") :] not in written_model and mine.get(key) != value
     }
-    data_keys = [*(item.name for item in dataclass_fields(MelFeatures)), *TEXT_KEYS]
+    # The longest clip in frames too: at the base's hop length it is the seconds the base trained and
+    # speaks with (a preset's default of 870 frames at another hop would drop the longer clips).
+    data_keys = [*(item.name for item in dataclass_fields(MelFeatures)), *TEXT_KEYS, "max_mel_frames"]
     taken.update(
         {
             f"data.{key}": getattr(base.data, key)
