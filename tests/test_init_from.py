@@ -476,3 +476,23 @@ def test_an_adaptation_that_only_makes_the_base_worse_stops_with_the_bases_weigh
     # What it ended with is the base's weights, as they were before its first step.
     model = trainer.parts.models.model
     assert all(np.array_equal(v.numpy(), at_start[id(v)]) for v in model.trainable_variables)
+
+
+def test_an_adaptation_ended_by_its_time_budget_after_worse_validations_ends_with_the_best_weights(base, tmp_path):
+    """adapt-cpu ends by time, not by patience: a budget spent after validations that only got worse
+    ends with the best's weights (here the base's, step 0), as an early stop would have."""
+    changes = {
+        "training.init_from": str(base),
+        "training.max_steps": 100_000,
+        "training.max_minutes": 0.4,
+        "training.val_step": 2,
+        "training.early_stop_patience": 1000,  # never reached: the budget ends the run
+        "training.learning_rate": 0.15,  # far past the base's: no validation comes back to its loss
+        "training.lr_schedule": "constant",  # and does so to the end (a cosine over the budget would settle)
+        "training.warmup_steps": 0,
+    }
+    trainer, notes, result, at_start = _train(_config(tmp_path, "timed", **changes), tmp_path / "run")
+    assert result.out_of_time and not result.early_stopped and result.best_val_step == 0, notes
+    assert any(note.startswith("ending with the weights of step 0, the best validation") for note in notes), notes
+    model = trainer.parts.models.model
+    assert all(np.array_equal(v.numpy(), at_start[id(v)]) for v in model.trainable_variables)

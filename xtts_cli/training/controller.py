@@ -399,7 +399,18 @@ class ValidationHook(Hook):
 
     def on_end(self, result: TrainResult) -> None:
         # A run that ran out its steps keeps its last weights, and a later resume starts a new best.
-        # Interrupted or out of time, it goes on with the same command; stopped early, it stays stopped.
+        # Interrupted, it goes on with the same command; stopped early, it stays stopped. Out of time
+        # after a validation worse than its best, it ends with the best's weights, as an early stop
+        # does (adapt-cpu ends by time): a larger budget goes on from them.
+        if self.keeps_best and result.out_of_time and self.since_best > 0 and not result.early_stopped:
+            if self.trainer.restore_best():
+                self.trainer.keep_best()  # still the best, for a larger budget to go on comparing with
+                self.progress(
+                    Noted(
+                        f"ending with the weights of step {self.best_step}, the best validation ({self.best:.4f}); "
+                        f"the {self.since_best} validation{'s' if self.since_best > 1 else ''} since did not improve on it"
+                    )
+                )
         if self.keeps_best and not (result.interrupted or result.out_of_time or result.early_stopped):
             self.trainer.forget_best()
             self.trainer.keep_early_stop(None)
