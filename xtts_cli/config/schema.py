@@ -480,8 +480,8 @@ class TrainingConfig(_Section):
         None,
         ge=1,
         description="Stop when the validation loss has not improved for this many validations in a row; the "
-        "run ends with the weights of its best validation (its last checkpoint holds them). Empty: train to "
-        "max_steps or max_minutes.",
+        "run ends with the weights of its best validation (its last checkpoint holds them), as does one "
+        "max_minutes ends after a worse validation. Empty: train to max_steps or max_minutes.",
     )
 
 
