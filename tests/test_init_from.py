@@ -343,6 +343,16 @@ def test_validate_shows_the_base_and_what_the_data_adds(base, tmp_path, runner):
     assert result.exit_code == 0, result.output
     assert f"starts from {base} step 4 (a duration run" in result.output
     assert "this data adds" in result.output and "language fa, 1 speaker" in result.output
+    assert "freeze-new-text" not in result.output
+    # The text encoder frozen: the Persian letters and the language would never train.
+    args = ["validate", "-c", str(tmp_path / "fa.yaml"), "--init-from", str(base), "--json"]
+    frozen = runner.invoke(app, [*args, "--set", "training.freeze=[text_encoder]"])
+    (warning,) = [f for f in json.loads(frozen.stdout)["findings"] if f["id"] == "freeze-new-text"]
+    assert warning["severity"] == "warning" and re.match(
+        r"training.freeze holds text_encoder, where the \d+ symbols and language fa this data adds would learn: "
+        "they would never train; leave text_encoder out of training.freeze$",
+        warning["message"],
+    )
 
 
 def test_a_speaker_the_base_has_already_is_said_to_go_on_training_that_voice(base, tmp_path, runner):

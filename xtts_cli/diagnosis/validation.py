@@ -289,4 +289,10 @@ def parent_findings(config: Any, scan: Any, path: Optional[Path] = None) -> list
         message += f"; this data adds {', '.join(news) if news else 'nothing'}"
         continued = parent.continued(scan.speakers)
         message += f"; {continued}" if continued else ""
+        frozen = parent.frozen_news(news, config.training.freeze or ())
+        if frozen:
+            return [
+                Finding(id="init-from", severity="info", message=message),
+                Finding(id="freeze-new-text", severity="warning", message=frozen),
+            ]
     return [Finding(id="init-from", severity="info", message=message)]

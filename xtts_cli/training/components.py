@@ -11,6 +11,7 @@ on `undo`, so a set-up that fails half-way gives back what it took.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -126,7 +127,7 @@ def build_components(
     )
     checkpoints = _checkpoints(config, models, counters, opened, plan, progress, restore=resumed or is_chief)
     if parent is not None:
-        _take_parent_weights(kind, models, parent, tokenizer, progress)
+        _take_parent_weights(kind, models, parent, tokenizer, config.training.freeze or (), progress)
         if parent.continued(scan.speakers):
             progress(Noted(parent.continued(scan.speakers)))
     kept.done()  # set up: the run's record is this start's
@@ -199,7 +200,12 @@ def _run_data(
 
 
 def _take_parent_weights(
-    kind: ModelKind, models: KindModels, parent: ParentRun, tokenizer: Tokenizer, progress: Progress
+    kind: ModelKind,
+    models: KindModels,
+    parent: ParentRun,
+    tokenizer: Tokenizer,
+    freeze: Sequence[str],
+    progress: Progress,
 ) -> None:
     """Copy the parent run's weights into `models` and report what was kept, grown and new."""
     try:
@@ -218,6 +224,9 @@ def _take_parent_weights(
             + (f"; new: {', '.join(news)}" if news else "; nothing new")
         )
     )
+    frozen = parent.frozen_news(news, freeze)
+    if frozen:
+        progress(Noted(frozen, label="warning"))
 
 
 def _step_gather(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
@@ -99,6 +100,19 @@ class ParentRun:
         news += [f"language{'s' * (len(languages) != 1)} {', '.join(languages)}"] if languages else []
         news += [f"{speakers} speaker{'s' * (speakers != 1)}"] if speakers else []
         return news
+
+    @staticmethod
+    def frozen_news(news: list[str], freeze: Sequence[str]) -> str:
+        """A warning when `training.freeze` keeps the text encoder, whose tables hold the symbols and
+        languages the new data adds (`news`), from training: their rows would stay as they start
+        (random symbols, a language at zero); "" otherwise."""
+        text = [new for new in news if "symbol" in new or new.startswith("language")]
+        if "text_encoder" not in freeze or not text:
+            return ""
+        return (
+            f"training.freeze holds text_encoder, where the {' and '.join(text)} this data adds would learn: "
+            "they would never train; leave text_encoder out of training.freeze"
+        )
 
     def continued(self, speakers) -> str:
         """A note naming the new data's speakers the base has already, whose clips go on training
