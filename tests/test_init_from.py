@@ -506,3 +506,9 @@ def test_an_adaptation_ended_by_its_time_budget_after_worse_validations_ends_wit
     assert any(note.startswith("ending with the weights of step 0, the best validation") for note in notes), notes
     model = trainer.parts.models.model
     assert all(np.array_equal(v.numpy(), at_start[id(v)]) for v in model.trainable_variables)
+    # What speaks from the run says whose weights its last checkpoint holds.
+    from xtts_cli.inference.loading import load_run
+
+    said: list[str] = []
+    assert load_run(tmp_path / "run", notes=said)[3] == result.final_step
+    assert said == [f"step {result.final_step}'s checkpoint holds the weights of step 0, the run's best validation"]

@@ -41,7 +41,25 @@ def load_run(run_dir: Path, step: Optional[int] = None, notes: Optional[list[str
     tokenizer = Tokenizer.load(run.vocab)
     model = kind.build_network(config, tokenizer)
     restored = restore_run(model, run, run_dir, step, notes)
+    best = _best_kept_at(run, restored)
+    if best is not None and notes is not None:
+        notes.append(f"step {restored}'s checkpoint holds the weights of step {best}, the run's best validation")
     return config, tokenizer, model, restored, run
+
+
+def _best_kept_at(run, step: int) -> Optional[int]:
+    """The step whose weights a run ended with at `step` (early stopping, or a time budget after worse
+    validations, restores its best: checkpoints/early_stop.json); None where they are `step`'s own."""
+    import json
+
+    try:
+        record = json.loads((run.checkpoints / "early_stop.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("stopped_at") != step:
+        return None
+    best = record.get("step")
+    return best if isinstance(best, int) and best < step else None
 
 
 def is_griffin_lim(spec: str | Path) -> bool:

@@ -405,6 +405,7 @@ class ValidationHook(Hook):
         if self.keeps_best and result.out_of_time and self.since_best > 0 and not result.early_stopped:
             if self.trainer.restore_best():
                 self.trainer.keep_best()  # still the best, for a larger budget to go on comparing with
+                self._keep_record(result.final_step)  # what the checkpoint of this step holds
                 self.progress(
                     Noted(
                         f"ending with the weights of step {self.best_step}, the best validation ({self.best:.4f}); "
