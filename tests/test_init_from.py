@@ -495,7 +495,7 @@ def test_an_adaptation_ended_by_its_time_budget_after_worse_validations_ends_wit
         "training.init_from": str(base),
         "training.max_steps": 100_000,
         "training.max_minutes": 0.4,
-        "training.val_step": 2,
+        "training.val_step": 1,  # a step validated even where start-up spends the budget (one step then trains)
         "training.early_stop_patience": 1000,  # never reached: the budget ends the run
         "training.learning_rate": 0.15,  # far past the base's: no validation comes back to its loss
         "training.lr_schedule": "constant",  # and does so to the end (a cosine over the budget would settle)
