@@ -353,6 +353,20 @@ def test_bad_arguments_fail_before_any_trial(runner, tmp_path) -> None:
 
 
 @pytest.mark.slow
+def test_no_trial_to_the_end_is_one_json_object_with_the_error_and_exit_1(tmp_path) -> None:
+    """A budget no trial fits: stdout is still one JSON object (the report, with the error's keys),
+    not the report followed by an error object that no JSON reader takes."""
+    config = tiny_config(tmp_path)
+    result = run_xtts(["benchmark", "-c", str(config), "--steps", "2", "--budget-seconds", "3", "--json"], tmp_path)
+    assert result.returncode == 1, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["best"] is None and payload["exit_code"] == 1
+    assert payload["error"] == "no trial ran to the end, so there is no best setting"
+    assert "error: no trial ran to the end" in result.stderr
+    assert undocumented_keys("benchmark", payload) == []
+
+
+@pytest.mark.slow
 def test_sigterm_stops_the_running_trial_and_leaves_no_scratch(tmp_path) -> None:
     import os
     import signal

@@ -151,19 +151,31 @@ def benchmark(
     written = None
     if write_config is not None and report.best is not None:
         written = _write_best(loaded, report.changes, write_config)
-    if json_output:
-        payload: dict[str, Any] = report.model_dump(mode="json")
-        payload["written_config"] = str(written) if written else None
-        print_json(payload)
-    else:
-        _render(report, written)
-    if report.best is None:
-        from xtts_cli.errors import XttsError
+    from xtts_cli.errors import XttsError
 
-        raise XttsError(
+    failed = (
+        None
+        if report.best is not None
+        else XttsError(
             "no trial ran to the end, so there is no best setting",
             hint="see the reasons in the table; raise --budget-seconds or try smaller --batch-sizes",
         )
+    )
+    if json_output:
+        payload: dict[str, Any] = report.model_dump(mode="json")
+        payload["written_config"] = str(written) if written else None
+        if failed is not None:  # one object on stdout: the report, with the error's keys
+            payload.update(error=failed.lines[0], hint=failed.hint, exit_code=1)
+        print_json(payload)
+        if failed is not None:
+            from xtts_cli.cli.output import error_lines
+
+            error_lines(failed.lines, failed.hint)
+            raise typer.Exit(1)
+    else:
+        _render(report, written)
+    if failed is not None:
+        raise failed
 
 
 def _run_trials(

@@ -24,7 +24,12 @@ PIPELINE_EXTRAS = {
     "feature_bytes_estimate": ("int", "Bytes the whole dataset's features take as kept (16-bit log-mels)."),
     "sweep_notes": ("list of str", "With --benchmark: what the sweep's figures mean."),
 }
-BENCHMARK_EXTRAS = {"written_config": ("str or null", "Where --write-config wrote the best settings; null without it.")}
+BENCHMARK_EXTRAS = {
+    "written_config": ("str or null", "Where --out wrote the best settings; null without it."),
+    "error": ("str", "Only when no trial ran to the end (exit 1): that there is no best setting."),
+    "hint": ("str", "Only with `error`: what to change."),
+    "exit_code": ("int", "Only with `error`: 1."),
+}
 DIAGNOSE_EXTRAS = {
     "environment.device_plan": ("str", "Where training would run on this machine, as `train` says it."),
     "findings[].fix_text": ("str or null", "The fix as a line of the config (`set data.num_workers: auto`)."),

@@ -92,7 +92,7 @@ class BenchmarkReport(BaseModel):
         description="Why no GPU was seen (no NVML, no NVIDIA driver); null when one was."
     )
     num_steps: int = Field(description="Timed steps per trial (after warm-up).")
-    budget_seconds: float = Field(description="The time budget (--budget).")
+    budget_seconds: float = Field(description="The time budget (--budget-seconds).")
     elapsed_seconds: float = Field(description="Wall time taken.")
     trials: list[TrialRecord] = Field(description="Every trial, in the order run.")
     ranking: list[int] = Field(description="Indexes of the trials that ran, best score first.")

@@ -187,7 +187,8 @@ class PipelineProfile(BaseModel):
     max_distinct_shapes: Optional[int] = Field(description="The pipeline's bound per epoch; empty: unbounded.")
     stages: list[StageTiming] = Field(description="The pipeline timed stage by stage; empty with --no-stages.")
     baseline: Optional[BaselineComparison] = Field(
-        None, description="With --baseline: the TF-native pipeline against the tf.numpy_function one; null without."
+        None,
+        description="With --compare-baseline: the TF-native pipeline against the tf.numpy_function one; null without.",
     )
     bad_files: list[BadFile] = Field(description="Items the scan left out, each with its reason.")
     pipeline: PipelineInfo = Field(description="What the pipeline is built to do (its plan).")
