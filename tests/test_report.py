@@ -31,6 +31,10 @@ def test_redaction_replaces_home_dataset_names_and_always_secrets(tmp_path: Path
     assert clean.split()[1] == redactor(home=home, datasets=[data], environ={}, redact=True)(
         f"{data}/wavs/ana-0001.wav"
     )
+    # A folder that only begins like the home or the dataset is another one: not "~ice", nor "<dataset>2".
+    near = redactor(home="/home/an", datasets=[data], environ={}, redact=True)(f"{home}/x {data}2/a.wav {home}")
+    assert near == f"{home}/x {data}2/a.wav {home}"
+    assert redactor(home=home, datasets=[], environ={}, redact=True)(f"{home}. {home}") == "~. ~"
     kept = redactor(home=home, datasets=[data], environ=SECRETS, redact=False)(text)
     assert f"{data}/wavs/ana-0001.wav" in kept and "hf_planted" not in kept
     # What the JSON reports name relative to the dataset, and the dataset's own (folder) name.

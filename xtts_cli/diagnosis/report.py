@@ -98,7 +98,7 @@ def redactor(*, home: Optional[str], datasets: Sequence[str], environ: dict[str,
         if not redact:
             return text
         for root in roots:
-            text = text.replace(root, "<dataset>")
+            text = _whole_path(root).sub("<dataset>", text)
         text = re.sub(r"<dataset>/([^\s\"',;:|()\[\]{}]+)", lambda m: "<dataset>/" + hidden(m.group(1)), text)
         # A clip named relative to its dataset (a bad file's path, an example of unlisted audio).
         text = _RELATIVE_CLIP.sub(lambda m: hidden(m.group(1)), text)
@@ -106,10 +106,16 @@ def redactor(*, home: Optional[str], datasets: Sequence[str], environ: dict[str,
         if named is not None:
             text = named.sub(r'\1"<dataset-name>"', text)
         if home and home not in ("/", ""):
-            text = text.replace(home, "~")
+            text = _whole_path(home.rstrip("/")).sub("~", text)
         return text
 
     return clean
+
+
+def _whole_path(path: str) -> re.Pattern:
+    """`path` where it is a whole path or a folder of one: with a home of /home/al, /home/alice is
+    another folder, not "~ice"."""
+    return re.compile(re.escape(path) + r"(?=$|[\s\"',;:|()\[\]{}/]|\.(?:\s|$))")
 
 
 def environment(environ: dict[str, str]) -> dict:
