@@ -455,6 +455,10 @@ def test_train_says_what_validate_warns_of_as_it_starts(runner, write_config, tm
     # The graph mode set on the command line is not the file's to repair.
     assert said[-1] == f"hint: xtts validate -c {path} --fix repairs {len(said) - 1} of these in the config file"
     assert "is not a directory" in str(result.exception)
+    # A path with a space is quoted, so the hint runs as pasted.
+    spaced = path.rename(tmp_path / "my config.yaml")
+    result = runner.invoke(app, ["train", "-c", str(spaced), "--run-dir", str(tmp_path / "run")])
+    assert f"hint: xtts validate -c '{spaced}' --fix repairs " in result.stderr
 
 
 def test_a_cache_over_its_budget_is_one_finding_with_the_budget_in_its_own_unit(runner) -> None:

@@ -4,6 +4,7 @@ writes (or `--dry-run` shows), the data report and the settings training would r
 from __future__ import annotations
 
 import difflib
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,15 +204,18 @@ def training_advice(loaded: LoadedConfig) -> tuple[list[str], Optional[str]]:
     from xtts_cli.devices.gpu_info import probe_machine
     from xtts_cli.diagnosis.config_rules import check_config
 
-    warnings = [
-        f for f in check_config(loaded, probe_machine()) if f.severity == "warning" and f.id not in SAID_WHILE_TRAINING
-    ]
+    machine = probe_machine()
+    warnings = [f for f in check_config(loaded, machine) if f.severity == "warning" and f.id not in SAID_WHILE_TRAINING]
     from xtts_cli.config.preset_files import PRESETS_DIR
 
-    fixable = sum(f.fix is not None and f.fix.key not in loaded.overridden for f in warnings)
+    # What `validate --fix` would write: not a key the command line sets, nor a fix only its values call for.
+    fixable = sum(
+        f.fix is not None
+        for f in _command_line_values(warnings, loaded.overridden, warnings, _file_alone(loaded, machine))
+    )
     repair = None
     if fixable and loaded.path is not None and loaded.path.resolve().parent != PRESETS_DIR:
-        repair = f"xtts validate -c {loaded.path} --fix repairs {fixable} of these in the config file"
+        repair = f"xtts validate -c {shlex.quote(str(loaded.path))} --fix repairs {fixable} of these in the config file"
     return [f"{f.id}: {f.message}" for f in warnings], repair
 
 
