@@ -101,6 +101,25 @@ def test_the_archive_holds_every_section_and_nothing_private(reported: dict) -> 
     assert os.path.getsize(out) < 1_000_000
 
 
+@pytest.mark.slow
+def test_a_report_whose_every_part_failed_says_why_exits_1_and_keeps_the_earlier_archive(tmp_path: Path) -> None:
+    out = tmp_path / "report.tar.gz"
+    out.write_bytes(b"an earlier report")
+    args = ["report", "-c", "tiny-cpu", "--data", str(tmp_path / "no-such-voice"), "-o", str(out), "--quick"]
+    done = subprocess.run(
+        [sys.executable, "-m", "xtts_cli", *args], capture_output=True, text=True, env=subprocess_env(), timeout=600
+    )
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert (
+        "profile-step.json: " in done.stdout
+        and "(exit 1: data.dataset_path: '<dataset>' is not a directory)" in done.stdout
+    )
+    assert "error: every part of the report failed (" in done.stderr
+    assert (tmp_path / "report.tar.gz.bak").read_bytes() == b"an earlier report"  # kept, and said so
+    assert f"the earlier one is {out}.bak" in done.stdout
+    assert tarfile.is_tarfile(out)  # what each part said is still there to read
+
+
 def test_an_archive_that_cannot_be_written_is_refused_before_anything_runs(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "xtts_cli", "report", "-o", str(tmp_path / "missing" / "r.tar.gz")],
@@ -109,7 +128,7 @@ def test_an_archive_that_cannot_be_written_is_refused_before_anything_runs(tmp_p
         env=subprocess_env(),
         timeout=60,
     )
-    assert done.returncode != 0 and "is not a folder this user can write" in done.stderr
+    assert done.returncode != 0 and f"the folder {tmp_path / 'missing'} does not exist" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "missing").exists()
 
 

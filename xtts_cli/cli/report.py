@@ -67,13 +67,7 @@ def report(
         except XttsError:
             pass  # a run config that no longer reads: its file is copied redacted of what is known
     environ = dict(os.environ)
-    out = out or Path(f"xtts-report-{time.strftime('%Y%m%d-%H%M%S')}.tar.gz")
-    folder = out.resolve().parent
-    if not (folder.is_dir() and os.access(folder, os.W_OK)):  # said now, not after minutes of profiling
-        raise XttsError(f"--out {out}: {folder} is not a folder this user can write", hint="pass -o FILE in one")
-    from xtts_cli.config.editing import can_write
-
-    can_write(out, "--out", name="xtts-report.tar.gz")
+    out = _out_file(out)
     with Phases() as phase:
         phase("validate, diagnose, profile-pipeline and profile-step, each in its own process")
         sections = gather(
@@ -84,14 +78,76 @@ def report(
             environ=environ,
         )
         clean = redactor(home=str(Path.home()), datasets=datasets, environ=environ, redact=not no_redact)
+        kept_old = out.with_name(out.name + ".bak") if out.is_file() else None
+        if kept_old is not None:  # an earlier report is kept, as benchmark keeps an earlier --out
+            os.replace(out, kept_old)
         size = write_report(sections, out, clean)
+    _said(sections, clean)
+    kept = "home paths and file names kept (--no-redact)" if no_redact else "home, dataset and file names replaced"
+    console().print(
+        f"wrote {out} ({size / 1024:.0f} KiB; {kept}; no secret variables)"
+        + (f"; the earlier one is {kept_old}" if kept_old else "")
+    )
+    _refuse_all_failed(sections, clean)
+
+
+def _out_file(out: Optional[Path]) -> Path:
+    """The archive's path (default: xtts-report-TIME.tar.gz here), once its folder is known to take
+    it: said now, not after minutes of profiling."""
+    from xtts_cli.config.editing import can_write
+    from xtts_cli.errors import XttsError
+
+    out = out or Path(f"xtts-report-{time.strftime('%Y%m%d-%H%M%S')}.tar.gz")
+    folder = out.resolve().parent
+    if not folder.is_dir():
+        raise XttsError(
+            f"--out {out}: the folder {folder} does not exist", hint="create it, or pass -o FILE in another"
+        )
+    if not os.access(folder, os.W_OK):
+        raise XttsError(f"--out {out}: {folder} is not a folder this user can write", hint="pass -o FILE in one")
+    can_write(out, "--out", name="xtts-report.tar.gz")
+    return out
+
+
+def _refuse_all_failed(sections, clean) -> None:
+    """Exit 1, naming a reason, when every part that ran failed: an archive of errors only."""
+    from xtts_cli.errors import XttsError
+
+    ran = [section for section in sections if section.exit_code is not None]
+    failed = [section for section in ran if section.exit_code != 0]
+    if ran and len(failed) == len(ran):
+        named = next((s for s in failed if _error_of(s.text)), failed[0])
+        why = clean(_error_of(named.text)) or f"exit {named.exit_code}"
+        raise XttsError(
+            f"every part of the report failed ({named.name}: {why})",
+            hint="fix that and run xtts report again (the archive holds what each part said)",
+        )
+
+
+def _said(sections, clean) -> None:
+    """A line for each part: its time, and for one that failed its exit status and error."""
+    from rich.markup import escape
+
+    from xtts_cli.cli.output import console
+
     for section in sections:
         failed = section.exit_code not in (None, 0)
+        why = clean(_error_of(section.text)) if failed else ""
         console().print(
             f"{'[yellow]' if failed else ''}{section.name}{'[/]' if failed else ''}: {section.seconds:.1f} s"
+            + (f" (exit {section.exit_code}{': ' + escape(why) if why else ''})" if failed else "")
         )
-    kept = "home paths and file names kept (--no-redact)" if no_redact else "home, dataset and file names replaced"
-    console().print(f"wrote {out} ({size / 1024:.0f} KiB; {kept}; no secret variables)")
+
+
+def _error_of(text: str) -> str:
+    """The `error` of a part's --json output, or "" when it printed none."""
+    import json
+
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return ""
+    return str(payload.get("error") or "") if isinstance(payload, dict) else ""
 
 
 def _a_run(run_dir: Path) -> None:
