@@ -52,6 +52,8 @@ GET_WORKER_TASKS = "/tensorflow.data.WorkerService/GetWorkerTasks"
 # A served batch comes in milliseconds, an epoch's first within seconds: a minute without one is a
 # service that lost its workers (or its dispatcher), and the trainer says so.
 QUIET_SECONDS = 60.0
+# How long closing waits for the reader's batch in flight (milliseconds when the service is well).
+CLOSE_SECONDS = 10.0
 SHARDING = ("dynamic", "off")
 
 
@@ -285,7 +287,9 @@ class ServedBatches:
         while not self._ready.empty():
             self._ready.get_nowait()
         if not self.abandoned:
-            self._reader.join()
+            # Bounded: a reader fetching ahead from a service that stalled just as the run ended
+            # would otherwise keep a finished run from exiting (it is a daemon: the exit ends it).
+            self._reader.join(timeout=CLOSE_SECONDS)
 
 
 def check_reachable(address: str, *, name: str = "data.service_address") -> str:
