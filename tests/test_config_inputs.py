@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from xtts_cli.cli.app import app
 from xtts_cli.config.loading import resolve_config
+from xtts_cli.config.preset_files import preset_path
 from xtts_cli.errors import ConfigError, XttsError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample"
@@ -138,6 +140,14 @@ def test_init_writes_into_a_new_folder_and_refuses_a_folder_or_a_place_it_cannot
     assert made.exit_code == 0 and f"next: xtts train --config '{spaced}'" in made.output
     unknown = runner.invoke(app, ["init", "-p", "nope"])
     assert unknown.exception.hint == "pass one of those names to --preset"  # init takes no --config
+
+
+def test_init_to_a_dash_prints_the_preset_and_writes_no_file(runner, tmp_path, monkeypatch):
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    printed = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", "-"])
+    assert printed.exit_code == 0 and not list((tmp_path / "here").iterdir())
+    assert yaml.safe_load(printed.stdout) == yaml.safe_load(preset_path("tiny-cpu").read_text(encoding="utf-8"))
 
 
 def test_an_empty_dataset_path_is_the_bundled_sample_in_a_config_and_refused_on_the_command_line(runner):

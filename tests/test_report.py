@@ -130,6 +130,16 @@ def test_an_archive_that_cannot_be_written_is_refused_before_anything_runs(tmp_p
     )
     assert done.returncode != 0 and f"the folder {tmp_path / 'missing'} does not exist" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "missing").exists()
+    dash = subprocess.run(
+        [sys.executable, "-m", "xtts_cli", "report", "-o", "-"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert dash.returncode != 0 and "--out -: the report is an archive" in dash.stderr
+    assert not (tmp_path / "-").exists()
 
 
 @pytest.mark.slow

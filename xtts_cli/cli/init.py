@@ -24,7 +24,11 @@ def init(
     out: Annotated[
         Optional[Path],
         typer.Option(
-            "--out", "-o", metavar="FILE", help="File to write. Default: PRESET.yaml here.", show_default=False
+            "--out",
+            "-o",
+            metavar="FILE",
+            help="File to write ('-': standard output). Default: PRESET.yaml here.",
+            show_default=False,
         ),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace FILE when it exists (kept as FILE.bak).")] = False,
@@ -42,6 +46,9 @@ def init(
     from xtts_cli.errors import XttsError
 
     source = require_preset(preset, hint="pass one of those names to --preset")
+    if out is not None and str(out) == "-":  # the preset's text alone, to pipe or redirect
+        sys.stdout.write(source.read_text(encoding="utf-8"))
+        return
     target = out if out is not None else Path(source.name)
     if target.is_dir():  # --force would not help: a folder is not replaced by a file
         can_write(target, "--out", name=source.name)

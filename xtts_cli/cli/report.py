@@ -97,6 +97,8 @@ def _out_file(out: Optional[Path]) -> Path:
     from xtts_cli.config.editing import can_write
     from xtts_cli.errors import XttsError
 
+    if out is not None and str(out) == "-":
+        raise XttsError("--out -: the report is an archive, not text for standard output", hint="pass -o FILE.tar.gz")
     out = out or Path(f"xtts-report-{time.strftime('%Y%m%d-%H%M%S')}.tar.gz")
     folder = out.resolve().parent
     if not folder.is_dir():
