@@ -19,6 +19,7 @@ from xtts_cli.config.editing import apply_changes
 from xtts_cli.config.loading import data_variant, resolve_config
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.plan import decide_mode
+from xtts_cli.data.scan import BUNDLED_SAMPLE
 from xtts_cli.devices.gpu_info import GpuInfo, MachineInfo
 from xtts_cli.profiling.benchmark import (
     MIN_GAIN,
@@ -407,11 +408,14 @@ def test_sigterm_stops_the_running_trial_and_leaves_no_scratch(tmp_path) -> None
 def test_benchmark_times_the_layouts_with_real_trials_and_writes_the_best_config(tmp_path) -> None:
     # The CPU twin's two logical devices stand for two GPUs: one device, the data/model split and
     # mirrored each train for real, in processes of their own.
+    # The file's dataset is gone and --set names the one to read: the trials read that too.
     config = tiny_config(tmp_path, extra="devices:\n  logical_cpu_devices: 2  # tuned on the laptop\n")
-    config.write_text("# my settings, keep this comment\n" + config.read_text(encoding="utf-8"), encoding="utf-8")
+    text = config.read_text(encoding="utf-8").replace("data:\n", f"data:\n  dataset_path: {tmp_path / 'gone'}\n", 1)
+    config.write_text("# xtts train --config tiny.yaml  # my settings, keep this comment\n" + text, encoding="utf-8")
     out = tmp_path / "best.yaml"
+    sample = f"--set=data.dataset_path={BUNDLED_SAMPLE}"
     result = run_xtts(
-        ["benchmark", "-c", str(config), "--sweep", "layout", "--steps", "3", "--write-config", str(out), "--json"],
+        ["benchmark", "-c", str(config), sample, "--sweep", "layout", "--steps", "3", "-o", str(out), "--json"],
         cwd=tmp_path,
         timeout=400,
     )
@@ -428,7 +432,9 @@ def test_benchmark_times_the_layouts_with_real_trials_and_writes_the_best_config
     assert sorted(report["ranking"]) == [t["index"] for t in ran]
     assert "trial 1 (config as written)" in result.stderr
     text = out.read_text(encoding="utf-8")
-    assert text.startswith("# my settings, keep this comment\n") and "# tuned on the laptop" in text
+    # Its first line's command reads the written file, and the value --set gave is in it.
+    assert text.startswith(f"# xtts train --config {out}  # my settings, keep this comment\n")
+    assert "# tuned on the laptop" in text and yaml.safe_load(text)["data"]["dataset_path"] == str(BUNDLED_SAMPLE)
     best = report["trials"][report["best"]]["settings"]
     devices = yaml.safe_load(text)["devices"]
     assert devices.get("strategy", "auto") == best["devices.strategy"]

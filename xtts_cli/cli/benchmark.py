@@ -146,7 +146,7 @@ def benchmark(
     # stopped and its scratch folder removed on the way out, as after Ctrl-C.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     report = _run_trials(
-        loaded, run_data, data_path, batch_sizes=sizes, stages=stages, budget_seconds=budget_seconds, num_steps=steps
+        loaded, run_data, batch_sizes=sizes, stages=stages, budget_seconds=budget_seconds, num_steps=steps
     )
     written = None
     if write_config is not None and report.best is not None:
@@ -181,7 +181,6 @@ def benchmark(
 def _run_trials(
     loaded,
     run_data,
-    data_path: Optional[str],
     *,
     batch_sizes: Optional[list[int]],
     stages: Optional[list[str]],
@@ -195,10 +194,11 @@ def _run_trials(
     from xtts_cli.profiling.benchmark import prepare_features
 
     machine = probe_machine()
+    # The trials read the config's text, with the values --data and --set give it.
     canonical = {section: dict(body) for section, body in loaded.raw.items()}
-    if data_path is not None:  # the trials read the config's text: the dataset given here goes with it
-        canonical.setdefault("data", {}).pop("datasets", None)
-        canonical["data"]["dataset_path"] = data_path
+    for dotted, value in loaded.given.items():
+        section, key = dotted.split(".", 1)
+        canonical.setdefault(section, {})[key] = value
     err = console(stderr=True)
     features = prepare_features(run_data, note=lambda line: err.print(f"note: {line}"))
     with _TrialProgress(enabled=True) as shown:
@@ -235,8 +235,9 @@ def _check_out_folder(write_config: Optional[Path]) -> None:
 
 def _write_best(loaded, changes, target: Path) -> Path:
     """Apply the winning changes to the user's file text (or to the reference config) and write it to `target`."""
-    from xtts_cli.config.editing import apply_changes, write_atomically
+    from xtts_cli.config.editing import apply_changes, own_header, write_atomically
     from xtts_cli.config.loading import resolve_config
+    from xtts_cli.findings import ConfigChange
 
     if loaded.text is not None:
         text, sources = loaded.text, loaded.sources
@@ -244,7 +245,12 @@ def _write_best(loaded, changes, target: Path) -> Path:
         from xtts_cli.config.reference import render_yaml
 
         text, sources = render_yaml(), {}
-    new_text = apply_changes(text, changes, sources)
+    # The command line's values too (the trials ran with them); the sweep's winners come first.
+    given = [
+        ConfigChange(key=key, action="remove") if value == [] else ConfigChange(key=key, value=value)
+        for key, value in loaded.given.items()
+    ]
+    new_text = own_header(apply_changes(text, [*changes, *given], sources), target)
     target = Path(target)
     write_atomically(target, new_text, backup=target.exists())
     resolve_config(target)  # the written file must load; a failure here is a bug worth seeing

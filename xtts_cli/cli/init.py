@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -41,7 +40,7 @@ def init(
 
         xtts init -p rtx4090 -o my-gpu.yaml && xtts train -c my-gpu.yaml --data /data/my-voice
     """
-    from xtts_cli.config.editing import can_write, write_atomically
+    from xtts_cli.config.editing import can_write, own_header, write_atomically
     from xtts_cli.config.preset_files import require_preset
     from xtts_cli.errors import XttsError
 
@@ -58,7 +57,7 @@ def init(
         )
     can_write(target, "--out", name=source.name)
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = _own_header(source.read_text(encoding="utf-8"), source.stem, target)
+    text = own_header(source.read_text(encoding="utf-8"), target)
     if target.is_file() and target.read_bytes() == text.encode("utf-8"):
         # Already the preset: a backup now would replace the one of the user's own file.
         sys.stdout.write(f"{target} is the preset {source.stem} already; left as it is\n")
@@ -68,12 +67,3 @@ def init(
     first = text.splitlines()[0].lstrip("# ").strip()
     if first.startswith("xtts "):
         sys.stderr.write(f"next: {first}\n")
-
-
-def _own_header(text: str, preset: str, target: Path) -> str:
-    """The preset's text with its first line's command reading the written file, not the preset
-    (whose name would still load the package's copy, without the user's edits)."""
-    first, newline, rest = text.partition("\n")
-    if first.startswith("# xtts ") and f"--config {preset}" in first:
-        first = first.replace(f"--config {preset}", f"--config {shlex.quote(str(target))}", 1)
-    return first + newline + rest

@@ -178,6 +178,17 @@ def apply_changes(text: str, changes: Iterable[ConfigChange], sources: Mapping[s
     return text
 
 
+def own_header(text: str, target: Path) -> str:
+    """`text` with its first line's command (`# xtts train --config NAME ...`, as presets begin)
+    reading `target`, the file it is written to: NAME would load the source, without the edits."""
+    import shlex
+
+    first, newline, rest = text.partition("\n")
+    if first.startswith("# xtts "):
+        first = re.sub(r"(--config|-c) \S+", lambda m: f"{m.group(1)} {shlex.quote(str(target))}", first, count=1)
+    return first + newline + rest
+
+
 def write_atomically(path: Path, text: str | bytes, backup: bool = True) -> Optional[Path]:
     """Write `text` (or bytes) to `path` via a temp file, fsync and rename, then fsync the folder:
     a reader sees the old file or the new one, never half of one, even after a power cut. Keep the

@@ -79,6 +79,8 @@ class LoadedConfig:
     sources: dict[str, str] = field(default_factory=dict)
     # Dotted keys that came from command-line flags.
     overridden: set[str] = field(default_factory=set)
+    # Those keys' values as given (a flag's or `--set`'s), before pydantic coerced them.
+    given: dict[str, Any] = field(default_factory=dict)
     # Keys of another model kind's section an older config carried, with no effect (`MOVED`).
     left_out: list[str] = field(default_factory=list)
 
@@ -438,7 +440,14 @@ def resolve_config(
         canonical, str(chosen) if chosen else "the command-line flags", tuple(conflicts), sorted(overridden), sources
     )
     return LoadedConfig(
-        config=config, path=chosen, text=text, raw=raw, sources=sources, overridden=overridden, left_out=left_out
+        config=config,
+        path=chosen,
+        text=text,
+        raw=raw,
+        sources=sources,
+        overridden=overridden,
+        given=dict(overrides),
+        left_out=left_out,
     )
 
 
