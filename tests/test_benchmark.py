@@ -405,6 +405,43 @@ def test_sigterm_stops_the_running_trial_and_leaves_no_scratch(tmp_path) -> None
 
 
 @pytest.mark.slow
+def test_ctrl_c_keeps_the_trials_that_finished_and_writes_no_config(tmp_path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    from training_support import subprocess_env
+
+    scratch, out = tmp_path / "tmp", tmp_path / "best.yaml"
+    scratch.mkdir()
+    command = [sys.executable, "-m", "xtts_cli", "benchmark", "-c", str(tiny_config(tmp_path)), "--json"]
+    command += ["--sweep", "num_workers", "--steps", "20", "-o", str(out)]
+    with (tmp_path / "stderr").open("w") as stderr, (tmp_path / "stdout").open("w") as stdout:
+        process = subprocess.Popen(
+            command, env={**subprocess_env(), "TMPDIR": str(scratch)}, stdout=stdout, stderr=stderr
+        )
+        deadline = time.monotonic() + 300
+        # Stopped in its second trial, once the first has finished.
+        while "trial 1 (" not in (tmp_path / "stderr").read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        while not list(scratch.glob("xtts-benchmark-trial-*")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(1.0)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(60) == 130
+    report = json.loads((tmp_path / "stdout").read_text())
+    assert report["stopped"] == "Ctrl-C" and report["exit_code"] == 130
+    assert report["trials"][0]["status"] == "ok" and report["trials"][0]["samples_per_sec"] > 0
+    assert report["trials"][-1]["reason"] == "stopped by Ctrl-C" and len(report["trials"]) == 2
+    assert (
+        report["error"]
+        == f"stopped by Ctrl-C after 1 trial(s); the table holds those that finished, and {out} was not written"
+    )
+    assert not out.exists() and not list(scratch.glob("xtts-benchmark-trial-*"))
+    assert "Traceback" not in (tmp_path / "stderr").read_text()
+
+
+@pytest.mark.slow
 def test_benchmark_times_the_layouts_with_real_trials_and_writes_the_best_config(tmp_path) -> None:
     # The CPU twin's two logical devices stand for two GPUs: one device, the data/model split and
     # mirrored each train for real, in processes of their own.

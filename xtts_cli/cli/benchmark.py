@@ -149,33 +149,46 @@ def benchmark(
         loaded, run_data, batch_sizes=sizes, stages=stages, budget_seconds=budget_seconds, num_steps=steps
     )
     written = None
-    if write_config is not None and report.best is not None:
+    if write_config is not None and report.best is not None and not report.stopped:
         written = _write_best(loaded, report.changes, write_config)
-    from xtts_cli.errors import XttsError
-
-    failed = (
-        None
-        if report.best is not None
-        else XttsError(
-            "no trial ran to the end, so there is no best setting",
-            hint="see the reasons in the table; raise --budget-seconds or try smaller --batch-sizes",
-        )
-    )
+    failed = _failure(report, write_config)
     if json_output:
         payload: dict[str, Any] = report.model_dump(mode="json")
         payload["written_config"] = str(written) if written else None
         if failed is not None:  # one object on stdout: the report, with the error's keys
-            payload.update(error=failed.lines[0], hint=failed.hint, exit_code=1)
+            payload.update(error=failed.lines[0], hint=failed.hint, exit_code=failed.exit_code)
         print_json(payload)
         if failed is not None:
             from xtts_cli.cli.output import error_lines
 
             error_lines(failed.lines, failed.hint)
-            raise typer.Exit(1)
+            raise typer.Exit(failed.exit_code)
     else:
         _render(report, written)
     if failed is not None:
         raise failed
+
+
+def _failure(report, write_config: Optional[Path]):
+    """The error the sweep ends with (None when it found a best setting): stopped by a signal, with
+    the trials that finished shown, or no trial to the end."""
+    from xtts_cli.errors import XttsError
+
+    if report.stopped:
+        finished = sum(trial.status != "skipped" for trial in report.trials)
+        stopped = XttsError(
+            f"stopped by {report.stopped} after {finished} trial(s); the table holds those that finished"
+            + (f", and {write_config} was not written" if write_config is not None else ""),
+            hint="run it again to finish the sweep, with --sweep naming the stages left",
+        )
+        stopped.exit_code = 130 if report.stopped == "Ctrl-C" else 143
+        return stopped
+    if report.best is None:
+        return XttsError(
+            "no trial ran to the end, so there is no best setting",
+            hint="see the reasons in the table; raise --budget-seconds or try smaller --batch-sizes",
+        )
+    return None
 
 
 def _run_trials(
@@ -333,11 +346,12 @@ def _render(report, written: Optional[Path]) -> None:
     if report.best is not None:
         best = report.trials[report.best]
         speedup = f" ({report.speedup:.2f}x the config as written)" if report.speedup is not None else ""
-        out.print(f"[bold]best[/]: trial {best.index + 1}, {best.samples_per_sec:,.1f} samples/s{speedup}")
+        label = "best of the trials that finished" if report.stopped else "best"
+        out.print(f"[bold]{label}[/]: trial {best.index + 1}, {best.samples_per_sec:,.1f} samples/s{speedup}")
         if report.changes:
             for change in report.changes:
                 out.print(f"  {change.describe()}")
-        else:
+        elif not report.stopped:
             out.print("  the config as written is already the fastest measured (within noise)")
     if report.drift is not None:
         out.print(f"the best setting run again at the end: {report.drift:+.1%} samples/s (the machine's own drift)")

@@ -109,6 +109,9 @@ class BenchmarkReport(BaseModel):
     changes: list[ConfigChange] = Field(description="What to set in the config for the best trial.")
     not_swept: dict[str, str] = Field(description="Stages left out, with the reason.")
     notes: list[str] = Field(default_factory=list, description="What the figures mean, in words.")
+    stopped: Optional[str] = Field(
+        None, description="What stopped the sweep before its end (Ctrl-C, SIGTERM); null when it ran to its end."
+    )
 
 
 TrialRunner = Callable[[dict[str, Any], int, Optional[int], float], TrialOutcome]
@@ -403,6 +406,8 @@ class _Search:
     by_settings: dict[tuple, TrialRecord] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     began: float = field(default_factory=time.perf_counter)
+    # Ctrl-C or SIGTERM during a trial: the trials run so far are the report, no more run.
+    stopped: Optional[str] = None
 
     def _record(self, stage: str, settings: dict[str, Any], **fields: Any) -> TrialRecord:
         """A new record for a trial of `settings`, numbered next."""
@@ -420,6 +425,8 @@ class _Search:
         if key in self.by_settings and not again:
             return self.by_settings[key]
         record = self._record(stage, dict(settings), status="running")
+        if self.stopped:
+            return record.model_copy(update={"status": "skipped", "reason": f"stopped by {self.stopped}"})
         elapsed = time.perf_counter() - self.began
         remaining = self.budget_seconds - elapsed
         finished = [t.seconds for t in self.trials if t.status not in ("skipped",)]
@@ -429,10 +436,17 @@ class _Search:
         else:
             self.say(TrialStarted(record, self.planned))
             trial_config = _with_settings(self.canonical, settings)
-            outcome = self.runner(trial_config, self.num_steps, self.warmup, remaining)
-            record = record.model_copy(update=outcome.model_dump())
-            if outcome.status == "ok":
-                record.score = score(outcome.samples_per_sec or 0.0, outcome.step_cv or 0.0)
+            try:
+                outcome = self.runner(trial_config, self.num_steps, self.warmup, remaining)
+                update = outcome.model_dump()
+            except (KeyboardInterrupt, SystemExit) as stop:  # the runner has stopped the trial's process
+                if isinstance(stop, SystemExit) and stop.code != 143:
+                    raise
+                self.stopped = "Ctrl-C" if isinstance(stop, KeyboardInterrupt) else "SIGTERM"
+                update = {"status": "skipped", "reason": f"stopped by {self.stopped}"}
+            record = record.model_copy(update=update)
+            if record.status == "ok":
+                record.score = score(record.samples_per_sec or 0.0, record.step_cv or 0.0)
         self.trials.append(record)
         self.by_settings.setdefault(key, record)
         self.say(TrialFinished(record, self.planned))
@@ -447,6 +461,8 @@ class _Search:
             out_of_memory_at: Optional[int] = None
             stage_best = incumbent
             for value in values:
+                if self.stopped:
+                    break
                 # A layout or graph mode sets several keys at once (`layouts`); every other stage one.
                 settings = {**incumbent.settings, **(value if isinstance(value, dict) else {key: value})}
                 if stage == "batch_size" and out_of_memory_at is not None and value > out_of_memory_at:
@@ -537,6 +553,7 @@ def _report(
         changes=changes,
         not_swept=not_swept,
         notes=notes,
+        stopped=search.stopped,
     )
 
 
