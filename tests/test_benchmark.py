@@ -337,7 +337,8 @@ def test_bad_arguments_fail_before_any_trial(runner, tmp_path) -> None:
     config = tiny_config(tmp_path)
     cases = {
         ("--batch-sizes", "4,x"): "not a comma-separated list",
-        ("--batch-sizes", "4,5000"): "larger than the",
+        ("--batch-sizes", "4,5000"): "--batch-sizes 5000: larger than the",
+        ("--set", "data.batch_size=100"): "data.batch_size 100: larger than the",  # not --batch-sizes, not given
         ("--sweep", "batch_size,warp"): "unknown stage",
         ("--write-config", str(tmp_path / "missing" / "best.yaml")): "does not exist",
         ("--out", str(tmp_path)): "is a folder",  # found before the trials, not after them

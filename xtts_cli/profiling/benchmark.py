@@ -251,6 +251,11 @@ def plan_candidates(
     if "batch_size" in stages:
         sizes = sorted(set(batch_sizes)) if batch_sizes else default_batch_sizes(config.data.batch_size, train_clips)
         too_big = [size for size in sizes if size > train_clips]
+        if too_big and not batch_sizes:  # none given: the config's own size is the one too big
+            raise XttsError(
+                f"data.batch_size {config.data.batch_size}: larger than the {train_clips} training clips of the dataset",
+                hint=f"pass --set data.batch_size={train_clips} or less, or --batch-sizes with sizes of at most {train_clips}",
+            )
         if too_big:
             raise XttsError(
                 f"--batch-sizes {','.join(map(str, too_big))}: larger than the {train_clips} training clips of the dataset",
