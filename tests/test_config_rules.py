@@ -197,3 +197,7 @@ def test_parts_frozen_with_no_run_to_start_from_are_a_warning(write_config) -> N
     assert "freeze-without-base" not in findings(
         write_config, f"training:\n  freeze: [speaker_encoder]\n  init_from: {base}\n"
     )
+    # A resume (its run has a checkpoint): the frozen parts hold what it holds, not random weights.
+    assert "freeze-without-base" not in findings(
+        write_config, f"training:\n  freeze: [speaker_encoder]\n  run_dir: {base}\n"
+    )

@@ -192,7 +192,11 @@ def _mel_frames(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]
 
 
 def _frozen_from_zero(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    from xtts_cli.run.files import RunDir
+
     training = loaded.config.training
+    if training.run_dir and RunDir.of(Path(training.run_dir).expanduser(), loaded.config).has_checkpoint():
+        return  # a resume: the frozen parts hold what the run's checkpoint holds
     if training.freeze and training.init_from is None:
         parts = ", ".join(training.freeze)
         yield Finding(
