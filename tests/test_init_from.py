@@ -215,6 +215,19 @@ def test_an_adapted_run_resumes_as_any_run_does(persian):
     assert json.loads((run / "run.json").read_text(encoding="utf-8"))["parent"]["step"] == 4
 
 
+def test_resuming_with_parts_frozen_and_no_base_named_warns_of_no_random_start(persian, tmp_path):
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.diagnosis.validation import training_advice
+
+    _, _, _, run, _ = persian
+    (tmp_path / "frozen.yaml").write_text("training:\n  freeze: [speaker_encoder]\n", encoding="utf-8")
+    loaded = resolve_config(tmp_path / "frozen.yaml")
+    said = [line.split(":")[0] for line in training_advice(loaded, run)[0]]
+    assert "freeze-without-base" not in said  # the frozen parts start from the run's checkpoint
+    said = [line.split(":")[0] for line in training_advice(loaded, tmp_path / "new-run")[0]]
+    assert "freeze-without-base" in said
+
+
 def test_an_adapted_run_resumed_without_its_base_under_another_config_is_shown_how_to_resume(persian, tmp_path, runner):
     from xtts_cli.cli.app import app
 

@@ -273,7 +273,7 @@ def train(
     overrides = launch_settings(overrides, optimization_level, worker_hosts, task_index, set_values or ())
     loaded = resolve_config(config or own_config(run_dir), overrides, set_values or ())
     with TrainingProgress(enabled=not json_output) as progress:
-        warnings, repair = training_advice(loaded)  # what `validate` warns of, said where the GPU idles
+        warnings, repair = training_advice(loaded, run_dir)  # what `validate` warns of, said where the GPU idles
         for line in warnings:
             progress.update(Noted(line, label="warning"))
         if repair:

@@ -3,6 +3,7 @@ writes (or `--dry-run` shows), the data report and the settings training would r
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import shlex
 from collections.abc import Callable, Sequence
@@ -198,14 +199,20 @@ def _file_alone(loaded: LoadedConfig, machine) -> Optional[set[tuple[str, str]]]
 SAID_WHILE_TRAINING = frozenset({"memory-isolation-without-split"})
 
 
-def training_advice(loaded: LoadedConfig) -> tuple[list[str], Optional[str]]:
+def training_advice(loaded: LoadedConfig, run_dir: Optional[Path] = None) -> tuple[list[str], Optional[str]]:
     """The config's warnings by the rules `validate` checks (the config alone: no scan), one line
-    each, for `xtts train` to say as it starts; and, where the file can fix some, how."""
+    each, for `xtts train` to say as it starts into `run_dir` (--run-dir); and, where the file can
+    fix some, how."""
+    from xtts_cli.config.loading import config_variant
     from xtts_cli.devices.gpu_info import probe_machine
     from xtts_cli.diagnosis.config_rules import check_config
+    from xtts_cli.run.directory import chosen_run_dir
 
     machine = probe_machine()
-    warnings = [f for f in check_config(loaded, machine) if f.severity == "warning" and f.id not in SAID_WHILE_TRAINING]
+    # The run it writes, which a rule reads (a resume starts from its checkpoint).
+    trained = config_variant(loaded.config, {"training.run_dir": str(chosen_run_dir(loaded, run_dir))})
+    warned = check_config(dataclasses.replace(loaded, config=trained), machine)
+    warnings = [f for f in warned if f.severity == "warning" and f.id not in SAID_WHILE_TRAINING]
     from xtts_cli.config.preset_files import PRESETS_DIR
 
     # What `validate --fix` would write: not a key the command line sets, nor a fix only its values call for.

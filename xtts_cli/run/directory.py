@@ -23,7 +23,7 @@ import yaml
 from xtts_cli import __version__
 from xtts_cli import locks as run_lock
 from xtts_cli.config.editing import write_atomically
-from xtts_cli.config.loading import MOVED
+from xtts_cli.config.loading import MOVED, LoadedConfig
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.features import MelFeatures
 from xtts_cli.errors import XttsError
@@ -64,6 +64,14 @@ def default_run_dir(config_path: Optional[Path]) -> Path:
         return config_path.parent
     name = config_path.stem if config_path is not None else "default"
     return Path("runs") / name
+
+
+def chosen_run_dir(loaded: LoadedConfig, run_dir: Optional[Path]) -> Path:
+    """Where `xtts train` writes: --run-dir, else training.run_dir, else runs/<config name> ("~" the home's)."""
+    config = loaded.config
+    return (
+        run_dir or (Path(config.training.run_dir) if config.training.run_dir else default_run_dir(loaded.path))
+    ).expanduser()
 
 
 def own_config(run_dir: Optional[Path]) -> Optional[Path]:
