@@ -88,6 +88,9 @@ def test_validate_says_what_train_would_refuse_an_epoch_of_no_batch_and_an_unkno
     assert result.exit_code == 1 and findings["dataset-no-batch"]["severity"] == "error"
     assert findings["dataset-no-batch"]["message"].startswith("39 training items give no full batch of 64")
     assert findings["dataset-no-batch"]["message"].endswith("set data.batch_size to 39 or lower, or add data")
+    assert json.loads(result.stdout)["settings"]["steps_per_epoch"] == 0  # not the 1 step a run never takes
+    said = runner.invoke(app, ["validate", "-c", "tiny-cpu", "--set", "data.batch_size=64"]).output
+    assert "batch 64 a step (64 per replica x 1); no full batch an epoch" in said
     assert findings["language-unknown"]["severity"] == "warning"
     assert findings["language-unknown"]["message"].startswith("data.language 'eng' is no language espeak-ng knows")
 

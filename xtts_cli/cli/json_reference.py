@@ -51,7 +51,10 @@ VALIDATE_EXTRAS = {
         "int",
         "Clips a step over every worker of a cluster (global_batch_size on one machine).",
     ),
-    "settings.steps_per_epoch": ("int or null", "Steps an epoch of the training split; null without a usable dataset."),
+    "settings.steps_per_epoch": (
+        "int or null",
+        "Steps an epoch of the training split; 0 when it gives no full batch; null without a usable dataset.",
+    ),
     "settings.total_steps": (
         "int or null",
         "Steps the run would train (training.max_steps, or epochs x steps_per_epoch).",

@@ -160,6 +160,8 @@ def describe_settings(report: dict[str, Any]) -> list[str]:
         steps += f" or {report['max_minutes']:g} minutes, whichever comes first"
     per_epoch = report["steps_per_epoch"]
     epoch = f"; {per_epoch:,} step{'s' if per_epoch != 1 else ''} an epoch" if per_epoch else ""
+    if per_epoch == 0:
+        epoch = "; no full batch an epoch"
     per = f"{report['per_replica_batch_size']} per replica x {report['replicas']}"
     workers = ", times the cluster's workers" if report["multi_worker"] else ""
     compiled = "graph mode" if report["graph_mode"] else "eager (slow)"
@@ -204,5 +206,9 @@ def resolved_settings(config: XttsConfig, machine: Any, scan: Any) -> Optional[d
             planned = None
         if planned is not None:
             items = len(run_data.train_items)
-            steps_per_epoch = epoch_steps(planned.batches_per_epoch, items, settings, distributed=False)
+            steps_per_epoch = (
+                epoch_steps(planned.batches_per_epoch, items, settings, distributed=False)
+                if planned.batches_per_epoch
+                else 0  # not one full batch: said as such, not the one step a run would never take
+            )
     return settings_report(config, settings, plan, steps_per_epoch)
