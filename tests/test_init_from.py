@@ -228,6 +228,20 @@ def test_resuming_with_parts_frozen_and_no_base_named_warns_of_no_random_start(p
     assert "freeze-without-base" in said
 
 
+def test_train_warns_of_a_language_as_the_base_reads_it_and_names_no_letters_a_phonemes_base_cannot_take(tmp_path):
+    from xtts_cli.diagnosis.validation import training_advice
+
+    _train(_config(tmp_path, "ph", **{"data.text_frontend": "phonemes", "training.max_steps": 1}), tmp_path / "ph")
+    adapt = tmp_path / "adapt.yaml"
+    adapt.write_text(f"data:\n  language: xx\ntraining:\n  init_from: {tmp_path / 'ph'}\n", encoding="utf-8")
+    warnings, _ = training_advice(resolve_config(adapt), tmp_path / "new")
+    assert not any("trains on the letters" in line for line in warnings)  # the base reads phonemes
+    with pytest.raises(XttsError) as unknown:
+        _train(resolve_config(adapt).config, tmp_path / "new")
+    assert "espeak-ng has no language 'xx'" in unknown.value.lines[0]
+    assert "(a new run: one started from a phonemes run reads phonemes)" in unknown.value.hint
+
+
 def test_an_adapted_run_resumed_without_its_base_under_another_config_is_shown_how_to_resume(persian, tmp_path, runner):
     from xtts_cli.cli.app import app
 

@@ -80,7 +80,8 @@ def espeak_language(language: str, *, where: str = "data.language") -> str:
     raise XttsError(
         f"{where}: espeak-ng has no language {language!r}" + (f"; did you mean {', '.join(close)}?" if close else ""),
         hint=f"use one of its {len(known)} codes (en, en-us, de, fr, es, fa, ru, ...: `espeak-ng --voices` lists "
-        "them), or set data.text_frontend: characters to train on the letters",
+        "them), or set data.text_frontend: characters to train on the letters (a new run: one started from a "
+        "phonemes run reads phonemes)",
     )
 
 

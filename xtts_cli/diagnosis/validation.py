@@ -209,6 +209,7 @@ def training_advice(loaded: LoadedConfig, run_dir: Optional[Path] = None) -> tup
     from xtts_cli.run.directory import chosen_run_dir
 
     machine = probe_machine()
+    loaded, _ = _with_base_network(loaded)  # a base's text front end, say, as the run will train it
     # The run it writes, which a rule reads (a resume starts from its checkpoint).
     trained = config_variant(loaded.config, {"training.run_dir": str(chosen_run_dir(loaded, run_dir))})
     warned = check_config(dataclasses.replace(loaded, config=trained), machine)
@@ -230,8 +231,6 @@ def _with_base_network(loaded: LoadedConfig) -> tuple[LoadedConfig, list[Finding
     """`training.init_from`: `loaded` with what it leaves unwritten of the network the base's, as
     `xtts train` takes it (`training.parent.with_base_network`); a base that cannot be opened is
     left to `parent_findings` to name."""
-    import dataclasses
-
     from xtts_cli.errors import XttsError
     from xtts_cli.training.parent import with_base_network
 
