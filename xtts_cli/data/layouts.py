@@ -269,10 +269,15 @@ MANIFEST_COLUMNS = {
 def _metadata_format(path: Path) -> str:
     text = _as_utf8(path, path.read_bytes()).decode("utf-8-sig", "replace")
     first = text.split("\n", 1)[0].strip()
-    _, columns = _header(first)
+    delimiter, columns = _header(first)
     if "audio_file" in columns and "text" in columns:
         return "coqui"
     if all(any(name in columns for name in MANIFEST_COLUMNS[role]) for role in ("path", "text")):
+        rows = [line for line in text.split("\n")[1:] if line.strip()]
+        if delimiter == "|" and len(columns) == 2 and rows and rows[0].count("|") == 2 and _is_header(first):
+            # LJSpeech's `id|text|normalized_text` under a two-name header line (`file|transcript`): its
+            # reader skips that line and reads the third column as the normalized text, not one too many.
+            return "ljspeech"
         return "manifest"
     if first.startswith("{") and '"audio_filepath"' in first:
         return "nemo"
@@ -447,10 +452,12 @@ def _table_entries(
         audio = row[where[path_column]].strip()
         speaker = row[where[speaker_column]].strip() if speaker_column in where else None
         written = f"{folder}/{audio}" if folder and audio else audio
+        # A clip's name alone (`LJ001-0001`, as LJSpeech writes it): found in wavs/ as LJSpeech's are.
+        named = not folder and "/" not in audio and os.path.splitext(audio)[1].lower() not in SUPPORTED_EXTENSIONS
         yield Entry(
             source=source,
             id=os.path.splitext(written)[0],
-            path=written,
+            path=None if named and audio else written,
             text=row[where[text_column]].strip(),
             speaker=speaker or None,
         )

@@ -22,7 +22,7 @@ from xtts_cli.data.audio_headers import AudioHeader, AudioHeaderError, read_audi
 from xtts_cli.data.read_ahead import ReadAhead
 
 CACHE_VERSION = 2  # 2: a streamed WAV (sizes 0xFFFFFFFF) is read to its end, not truncated
-MEMO_VERSION = 19  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
+MEMO_VERSION = 20  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
 # 4: a manifest's header may name its columns file, transcript, ... (a memo read it as LJSpeech);
 # 5: the phonemes a scan writes read numbers as words first, and Turkish I as ı; 6: quotation marks in a tab-
 # separated table are its text's, a row with a cell too many is malformed, `.WAV` is found as `.wav`; the
@@ -37,7 +37,8 @@ MEMO_VERSION = 19  # 2: a layout's transcripts and folders watched, each with it
 # a clip listed twice in a file is malformed the second time; 15: a malformed line keeps the clip it names;
 # 16: a typeset minus (U+2212) before a number is read as minus; 17: English money with its sign after (5 €);
 # 18: a range of days before their month (4-5 June) read as ordinals; 19: an LJSpeech header line is no clip,
-# an id matches its file in either Unicode form (NFC, NFD), a line not UTF-8 keeps the clip its id names
+# an id matches its file in either Unicode form (NFC, NFD), a line not UTF-8 keeps the clip its id names;
+# 20: `file|transcript` over three LJSpeech columns is LJSpeech; a manifest's clip name alone is found in wavs/
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
