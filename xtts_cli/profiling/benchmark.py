@@ -211,6 +211,23 @@ def layouts(config: XttsConfig, machine: MachineInfo) -> tuple[dict[str, dict[st
     return options, None
 
 
+def _batch_sizes(current: int, given: Optional[list[int]], train_clips: int) -> list[int]:
+    """The batch sizes to try: `given` (--batch-sizes) or those around `current`, none over the clips."""
+    sizes = sorted(set(given)) if given else default_batch_sizes(current, train_clips)
+    too_big = [size for size in sizes if size > train_clips]
+    if too_big and not given:  # none given: the config's own size is the one too big
+        raise XttsError(
+            f"data.batch_size {current}: larger than the {train_clips} training clips of the dataset",
+            hint=f"pass --set data.batch_size={train_clips} or less, or --batch-sizes with sizes of at most {train_clips}",
+        )
+    if too_big:
+        raise XttsError(
+            f"--batch-sizes {','.join(map(str, too_big))}: larger than the {train_clips} training clips of the dataset",
+            hint=f"pass batch sizes of at most {train_clips}",
+        )
+    return sizes
+
+
 def plan_candidates(
     config: XttsConfig,
     machine: MachineInfo,
@@ -249,19 +266,7 @@ def plan_candidates(
         else:
             candidates["layout"] = list(options.values())
     if "batch_size" in stages:
-        sizes = sorted(set(batch_sizes)) if batch_sizes else default_batch_sizes(config.data.batch_size, train_clips)
-        too_big = [size for size in sizes if size > train_clips]
-        if too_big and not batch_sizes:  # none given: the config's own size is the one too big
-            raise XttsError(
-                f"data.batch_size {config.data.batch_size}: larger than the {train_clips} training clips of the dataset",
-                hint=f"pass --set data.batch_size={train_clips} or less, or --batch-sizes with sizes of at most {train_clips}",
-            )
-        if too_big:
-            raise XttsError(
-                f"--batch-sizes {','.join(map(str, too_big))}: larger than the {train_clips} training clips of the dataset",
-                hint=f"pass batch sizes of at most {train_clips}",
-            )
-        candidates["batch_size"] = sizes
+        candidates["batch_size"] = _batch_sizes(config.data.batch_size, batch_sizes, train_clips)
     if "num_workers" in stages:
         candidates["num_workers"] = _unique(["auto", 1, machine.cpu_count, current["data.num_workers"]])
     if "prefetch" in stages:
