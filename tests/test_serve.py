@@ -259,6 +259,23 @@ def test_a_parameter_given_twice_or_as_a_list_is_refused_and_an_error_carries_it
     assert error_of(get(f"{url}/api/tts", listed, json_type)) == (400, "text is a JSON list; send a string")
     truth = json.dumps({"text": "Hello.", "speed": True}).encode()
     assert error_of(get(f"{url}/api/tts", truth, json_type))[1].startswith("speed 'true' is not a number")
+    # In the body as well: in both the query and the body, a JSON key twice, a form field or upload twice.
+    both = get(f"{url}/api/tts?text=Something+longer.", b"text=Hello.")
+    assert error_of(both) == (400, "text is given in both the query and the body; send it once")
+    twice = b'{"text": "hello", "text": "bye"}'
+    assert error_of(get(f"{url}/api/tts", twice, json_type)) == (400, "text is given twice; send it once")
+    for fields, upload in (([("text", "Hello."), ("text", "Bye.")], None), ([("text", "Hi.")], 2)):
+        body, headers = multipart(dict(fields[:1]), CLIP.read_bytes() if upload else None)
+        extra = body.replace(f"--{headers['Content-Type'].split('=')[1]}--".encode(), b"", 1)
+        boundary = headers["Content-Type"].split("=")[1]
+        if upload:
+            head = f'--{boundary}\r\nContent-Disposition: form-data; name="speaker_wav"; filename="b.wav"\r\n'
+            extra += head.encode() + b"Content-Type: audio/wav\r\n\r\n" + CLIP.read_bytes() + b"\r\n"
+        else:
+            extra += f'--{boundary}\r\nContent-Disposition: form-data; name="text"\r\n\r\nBye.\r\n'.encode()
+        name = "speaker_wav" if upload else "text"
+        answer = get(f"{url}/api/tts", extra + f"--{boundary}--\r\n".encode(), headers)
+        assert error_of(answer) == (400, f"{name} is given twice; send it once")
     status, _, body = get(f"{url}/api/tts?{urllib.parse.urlencode({'text': 'Привет'})}")
     assert status == 400 and "the run reads en" in json.loads(body)["hint"]
     status, _, body = get(f"{url}/api/tts?text=Hello.&speaker_id=en-us+f3")  # the + unescaped: a space
@@ -335,6 +352,22 @@ def test_hostile_bodies_uploads_and_connections(served):
         400,
         "the query is not UTF-8: percent-encode the text's UTF-8 bytes",
     )
+    # A body the server does not read (a page other than /api/tts, a chunked one) closes the connection
+    # after the answer: its bytes are not read as a next request on it. One it reads keeps it open.
+    length, chunked = (
+        b"Content-Length: 10\r\n\r\ntext=Hello",
+        b"Transfer-Encoding: chunked\r\n\r\n5\r\nHello\r\n0\r\n\r\n",
+    )
+    for page, head, answers in (
+        (b"/health", length, 1),
+        (b"/health", chunked, 1),
+        (b"/api/tts", chunked, 1),
+        (b"/api/tts", length, 2),
+    ):
+        sent = b"POST " + page + b" HTTP/1.1\r\nHost: x\r\n" + head + b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+        answer = _all_of(url, sent)
+        assert answer.count(b"HTTP/1.1 ") == answers and (b"Connection: close" in answer) == (answers == 1), answer
+        assert answers == 1 or answer.split(b"HTTP/1.1 ")[2].startswith(b"200"), answer
     assert error_of(get(f"{url}/samples/..%2Fconfig.yaml"))[0] == 404
     assert error_of(get(f"{url}/etc/passwd"))[0] == 404
     # A full queue: every turn and every place to wait taken, the next request is told so at once.
@@ -350,6 +383,20 @@ def test_hostile_bodies_uploads_and_connections(served):
 
 
 @pytest.mark.slow
+def _all_of(url: str, payload: bytes) -> bytes:
+    """What the server sends back on one connection after `payload`, until it closes it (or 5 s)."""
+    address = urllib.parse.urlsplit(url)
+    answer = b""
+    with socket.create_connection((address.hostname, address.port), timeout=5) as connection:
+        connection.sendall(payload)
+        try:
+            while chunk := connection.recv(65536):
+                answer += chunk
+        except (TimeoutError, ConnectionResetError):
+            pass
+    return answer
+
+
 def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_path):
     def serve(*extra: str, until: str = "serving "):
         command = [sys.executable, "-m", "xtts_cli", "serve", "-r", str(RUN), "--port", "0", "--quiet", *extra]

@@ -121,6 +121,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, method: str) -> None:
         began = time.perf_counter()
+        self.body_read = False
         url = urlsplit(_utf8(self.path))
         service = self.server.service
         status = 200
@@ -173,6 +174,9 @@ class _Handler(BaseHTTPRequestHandler):
         reference: Optional[bytes] = None
         if method == "POST":
             body_fields, reference = self._read_form()
+            both = sorted(set(fields) & set(body_fields))
+            if both:
+                raise Refused(400, f"{both[0]} is given in both the query and the body; send it once")
             fields.update(body_fields)
         for header, name in COQUI_HEADERS:  # coqui's server also reads its parameters from these headers
             if not fields.get(name) and self.headers.get(header):
@@ -195,10 +199,13 @@ class _Handler(BaseHTTPRequestHandler):
         # The header and the first part before the status line: a text the model cannot speak is
         # still a 400, not a broken stream.
         first = next(chunks) + next(chunks)
+        self._leave_unread_body()
         self.send_response(200)
         self.send_header("Content-Type", "audio/wav")
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Cache-Control", "no-store")
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         try:
             self._chunk(first)
@@ -240,7 +247,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._read_body(length)
         if kind == "application/json":
             try:
-                decoded = json.loads(body or b"{}")
+                decoded = json.loads(body or b"{}", object_pairs_hook=_once)
             except (ValueError, UnicodeDecodeError):
                 raise Refused(400, "the body is not valid JSON") from None
             if not isinstance(decoded, dict):
@@ -263,7 +270,18 @@ class _Handler(BaseHTTPRequestHandler):
                 raise ConnectionError("the client closed the connection mid-request")
             chunks.append(chunk)
             left -= len(chunk)
+        self.body_read = True
         return b"".join(chunks)
+
+    def _leave_unread_body(self) -> None:
+        """A body this request declared and was not read (another page than /api/tts, a request refused
+        before its body): the connection closes, or its bytes would be read as the next request."""
+        headers = getattr(self, "headers", None)  # none yet for a request line the server refused
+        if headers is None:
+            return
+        declared = headers.get("Content-Length", "0").strip() not in ("", "0") or "Transfer-Encoding" in headers
+        if declared and not getattr(self, "body_read", False):
+            self.close_connection = True
 
     def _multipart(self, body: bytes) -> tuple[dict[str, str], Optional[bytes]]:
         head = f"Content-Type: {self.headers.get('Content-Type')}\r\n\r\n".encode("latin-1")
@@ -276,6 +294,8 @@ class _Handler(BaseHTTPRequestHandler):
             name = part.get_param("name", header="content-disposition")
             decoded = part.get_payload(decode=True)
             payload = decoded if isinstance(decoded, bytes) else b""
+            if name in fields or (name == "speaker_wav" and reference is not None):
+                raise Refused(400, f"{str(name)[:40]} is given twice; send it once")
             if name == "speaker_wav" and part.get_filename() is not None:
                 if len(payload) > self.server.service.limits.upload_bytes:
                     raise Refused(413, f"the speaker_wav upload is {len(payload)} bytes, more than this server takes")
@@ -300,6 +320,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(
         self, status: int, body: bytes, kind: str, *, method: str = "GET", headers: Optional[dict[str, str]] = None
     ) -> None:
+        self._leave_unread_body()
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
