@@ -444,6 +444,38 @@ def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_pa
     assert "loading" not in taken.stderr and "Traceback" not in taken.stderr
 
 
+@pytest.mark.slow
+def test_ctrl_c_answers_the_requests_in_flight_whole_and_exits_130(tmp_path):
+    import signal
+
+    command = [sys.executable, "-m", "xtts_cli", "serve", "-r", str(RUN), "--port", "0", "--quiet"]
+    with (tmp_path / "stderr").open("w") as stderr:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True, env=subprocess_env())
+        try:
+            line = ""
+            while not line.startswith("serving ") and process.poll() is None:
+                line = process.stdout.readline()
+            url = line.split(" at ")[1].strip()
+            text = " ".join(["The kettle is on the stove, so the water will be hot."] * 20)
+            answers: list = []
+            asking = threading.Thread(
+                target=lambda: answers.append(get(f"{url}api/tts", urllib.parse.urlencode({"text": text}).encode()))
+            )
+            asking.start()
+            time.sleep(2.0)  # the request is in flight: its text takes seconds to speak
+            process.send_signal(signal.SIGINT)
+            asking.join(120)
+            assert process.wait(120) == 130
+        finally:
+            process.kill()
+    said = (tmp_path / "stderr").read_text()
+    assert "stopping: finishing 1 request(s) in flight" in said and said.rstrip().endswith("stopped"), said
+    status, _, wav = answers[0]
+    with wave.open(io.BytesIO(wav)) as handle:  # whole: as many samples as its header says
+        assert status == 200 and handle.getnframes() * 2 == len(wav) - 44 and handle.getnframes() > 22050 * 10
+    assert "Traceback" not in said
+
+
 def test_an_address_that_cannot_be_listened_on_names_the_option_to_change():
     from xtts_cli.errors import XttsError
     from xtts_cli.serving.http import make_server

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
+import os
+import signal
 import sys
 from typing import Annotated
 
@@ -108,12 +110,45 @@ def serve(
         print(f"note: {note}", flush=True)
     print(f"serving {run} (step {tts.step}, vocoder {tts.vocoder.name}) at http://{shown}:{bound_port}/", flush=True)
     service.warm_up()  # the other lengths' graphs, while it answers
+    # SIGTERM (a service manager, `docker stop`) stops it as Ctrl-C does: the requests in flight finish.
+    signal.signal(signal.SIGTERM, lambda *_: _raise(_Stopped(143)))
     try:
         server.serve_forever()
-    except KeyboardInterrupt:
-        print("stopped", file=sys.stderr)
+    except (KeyboardInterrupt, _Stopped) as stop:
+        _finish(server, service)
+        raise typer.Exit(stop.code if isinstance(stop, _Stopped) else 130) from None
     finally:
         server.server_close()
+
+
+class _Stopped(Exception):
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+def _raise(error: BaseException) -> None:
+    raise error
+
+
+def _finish(server, service) -> None:
+    """Listen no more and answer the requests in flight whole (a WAV cut short would still be a
+    200); a second Ctrl-C or SIGTERM stops at once, saying how many were cut off."""
+    server.socket.close()
+    if service.in_flight:
+        print(
+            f"stopping: finishing {service.in_flight} request(s) in flight; Ctrl-C again stops at once",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            while not service.finish(0.25):
+                pass
+        except (KeyboardInterrupt, _Stopped):
+            print(f"stopped at once: {service.in_flight} request(s) cut off", file=sys.stderr, flush=True)
+            sys.stdout.flush()
+            os._exit(130)  # not the interpreter's exit, which would wait for the generations
+    service.finish(0)
+    print("stopped", file=sys.stderr, flush=True)
 
 
 def _loopback(host: str) -> bool:

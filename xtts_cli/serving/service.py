@@ -82,6 +82,10 @@ class VoiceService:
         self.synthesizer, self.limits = synthesizer, limits
         self._turns = ThreadPoolExecutor(max_workers=limits.generations, thread_name_prefix="xtts-generation")
         self._admitted = threading.BoundedSemaphore(limits.generations + limits.waiting)
+        # The requests admitted and not yet answered whole, which a stopping server waits for.
+        self._flight = threading.Condition()
+        self.in_flight = 0
+        self.stopping = False
         self.samples = self._index_samples()
         # The generation graphs of every buffer length (`warm_up`), as /health reports them.
         self.graphs = "built on first use"
@@ -183,10 +187,25 @@ class VoiceService:
     # Speaking.
     def admit(self) -> bool:
         """Take a place in the queue (False: it is full); `release` gives it back."""
-        return self._admitted.acquire(blocking=False)
+        if self.stopping:
+            raise Refused(503, "the server is stopping; send it again once it is back")
+        if not self._admitted.acquire(blocking=False):
+            return False
+        with self._flight:
+            self.in_flight += 1
+        return True
 
     def release(self) -> None:
+        with self._flight:
+            self.in_flight -= 1
+            self._flight.notify_all()
         self._admitted.release()
+
+    def finish(self, timeout: float) -> bool:
+        """Admit no more; wait up to `timeout` s for the requests in flight. True once none is left."""
+        self.stopping = True
+        with self._flight:
+            return self._flight.wait_for(lambda: self.in_flight == 0, timeout)
 
     def speak(self, request: SpeechRequest) -> tuple[bytes, list[str]]:
         """The whole text as one WAV, and the notes on what was left out."""
