@@ -119,3 +119,17 @@ def test_a_step_trained_before_its_samples_fail_to_write_is_saved(tmp_path):
     assert lines[-3].startswith(f"error: cannot write {run / 'samples'}/") and "Read-only file system" in lines[-3]
     assert "Traceback" not in done.stderr
     assert 'model_checkpoint_path: "ckpt-3"' in (run / "checkpoints" / "checkpoint").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+@needs_mounts
+def test_an_export_that_fills_the_disk_leaves_nothing_and_the_same_command_runs_again(tmp_path):
+    mount = tmp_path / "small"
+    mount.mkdir()
+    run = os.path.join(os.path.dirname(__file__), "..", "data", "run_before_run_data")
+    export = shlex.join([sys.executable, "-m", "xtts_cli", "export", "-r", run, "-o", str(mount / "out")])
+    done = private_tmpfs(["sh", "-c", f"{export}; echo exit $? >&2; {export}"], str(mount), "2m", str(tmp_path))
+    assert done.returncode == 6, done.stderr[-3000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith(("error: ", "exit "))]
+    assert [line.split(" (")[0] for line in errors] == ["error: the disk is full", "exit 6", "error: the disk is full"]
+    assert done.stdout.split("--- files")[1].split() == []  # no half SavedModel, nor its temporary files

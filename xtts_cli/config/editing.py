@@ -208,7 +208,7 @@ def write_atomically(path: Path, text: str | bytes, backup: bool = True) -> Opti
         if path.exists():
             shutil.copymode(path, temp_name)
         else:
-            os.chmod(temp_name, 0o666 & ~_umask())  # mkstemp makes 0600
+            os.chmod(temp_name, 0o666 & ~current_umask())  # mkstemp makes 0600
         os.replace(temp_name, path)
         _fsync_folder(path.parent)
     except BaseException:
@@ -243,7 +243,8 @@ def can_write(path: Path, flag: str, *, folder: bool = False, name: str = "") ->
         ) from None
 
 
-def _umask() -> int:
+def current_umask() -> int:
+    """The process's umask (read by setting it, so set back at once)."""
     mask = os.umask(0o022)
     os.umask(mask)
     return mask

@@ -21,12 +21,15 @@ every sentence).
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import tensorflow as tf
 
+from xtts_cli.config.editing import current_umask
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
 from xtts_cli.errors import XttsError
 from xtts_cli.run.files import RATE_CEILING_FACTOR, RATE_FLOOR_SHARE, SpeakingRate
@@ -50,14 +53,27 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
     generator = _generator(
         tts.model, tts.config.data, tts.config.synthesis, tts._rate, tts.vocoder.generator, table, tts.tokenizer
     )
-    out.mkdir(parents=True, exist_ok=True)
     signatures = {"serving_default": generator.speak}
     if table is not None:
         signatures["speaker"] = generator.speak_as
-    tf.saved_model.save(generator, str(out), signatures=signatures)
-    shutil.copyfile(tts.run_dir / "vocab.json", out / "vocab.json")
     info = _export_info(tts)
-    (out / EXPORT_INFO).write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    # Written beside `out` and renamed into place whole: a full disk or Ctrl-C leaves no half
+    # SavedModel behind, which the same command, run again, would refuse as a folder holding files.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        tf.saved_model.save(generator, str(partial), signatures=signatures)
+        shutil.copyfile(tts.run_dir / "vocab.json", partial / "vocab.json")
+        (partial / EXPORT_INFO).write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        partial.chmod(
+            0o777 & ~current_umask()
+        )  # mkdtemp's folder is the user's alone; `out` is made as mkdir makes one
+        if out.is_dir():
+            out.rmdir()  # empty: checked above
+        os.replace(partial, out)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
     return {**info, "notes": tts.notes}
 
 
