@@ -38,7 +38,8 @@ MEMO_VERSION = 20  # 2: a layout's transcripts and folders watched, each with it
 # 16: a typeset minus (U+2212) before a number is read as minus; 17: English money with its sign after (5 €);
 # 18: a range of days before their month (4-5 June) read as ordinals; 19: an LJSpeech header line is no clip,
 # an id matches its file in either Unicode form (NFC, NFD), a line not UTF-8 keeps the clip its id names;
-# 20: `file|transcript` over three LJSpeech columns is LJSpeech; a manifest's clip name alone is found in wavs/
+# 20: `file|transcript` over three LJSpeech columns is LJSpeech; a manifest's clip name alone is found in wavs/;
+# espeak-ng is given no emoji nor control character (it read "❤" as "red" and stopped at a NUL)
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 

@@ -276,12 +276,29 @@ def prepare_texts(
     if frontend == "phonemes":
         from xtts_cli.data.phonemes import phonemize
 
-        prepared = phonemize(prepared, language or "en")
+        prepared = phonemize([without_unspoken(text) for text in prepared], language or "en")
     elif frontend != "characters":
         raise XttsError(
             f"data.text_frontend: unknown front end {frontend!r}", hint=f"use one of {', '.join(FRONTENDS)}"
         )
     return prepared
+
+
+def unspoken(c: str) -> bool:
+    """A character espeak-ng would read aloud by its name ("❤" as "red heart", a flag's letters as
+    its country) or stop at (a NUL ends its text there): an emoji or other pictograph, a control or
+    format character (a zero-width space, a soft hyphen), an emoji's styling mark. Signs below the
+    arrows (°, ©, №) it reads as words, and they stay."""
+    category = unicodedata.category(c)
+    return (category == "So" and ord(c) >= 0x2190) or category in ("Cc", "Cf", "Cn", "Co") or _styling(c)
+
+
+def without_unspoken(text: str) -> str:
+    """`text` as espeak-ng is given it: a control character a space (a line break is one), a pictograph
+    or an invisible character left out, as the characters front end leaves out what it never saw."""
+    if not any(unspoken(c) for c in text):
+        return text
+    return "".join(" " if unicodedata.category(c) == "Cc" else "" if unspoken(c) else c for c in text)
 
 
 def _styling(c: str) -> bool:
@@ -567,6 +584,8 @@ class Tokenizer:
         """The symbol ids a run reads for a `text` to speak, and what of it the run never saw (left
         out); its letters of another script refused naming what the run reads."""
         prepared, left_out = self.speakable(self.prepare(text, language))
+        if self.frontend == "phonemes":  # left out before espeak-ng read them (`without_unspoken`): named too
+            left_out += sorted({c for c in text if unspoken(c) and not c.isspace()} - set(left_out))
         try:
             ids = self.symbol_ids(prepared)
         except UnknownCharactersError as error:
