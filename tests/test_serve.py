@@ -490,6 +490,39 @@ def test_an_address_that_cannot_be_listened_on_names_the_option_to_change():
         assert refused.value.lines[0].startswith(f"cannot listen on {host}:0") and refused.value.hint.startswith(hint)
 
 
+@pytest.mark.skipif(not socket.has_ipv6, reason="this Python has no IPv6")
+def test_an_ipv6_address_is_listened_on():
+    from xtts_cli.serving.http import make_server
+
+    server = make_server(None, "::1", 0)
+    try:
+        assert server.server_address[0] == "::1" and server.socket.family == socket.AF_INET6
+    finally:
+        server.server_close()
+
+
+def test_a_run_with_no_voice_of_its_own_and_a_sample_gone_since_the_start_are_a_clients_4xx(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    (run / "speaker_reference.npy").unlink()
+    (run / "samples").mkdir()
+    shutil.copyfile(CLIP, run / "samples" / "step000004-00.wav")
+    _, server, url = start(run)
+    try:
+        status, _, body = get(f"{url}/api/tts?text=hello")
+        assert status == 400 and json.loads(body)["hint"].startswith("send speaker_id= (/api/speakers lists them)")
+        assert get(f"{url}/api/tts?text=hello&speaker_id=en-gb")[0] == 200
+        assert get(f"{url}/samples/step000004-00.wav")[0] == 200
+        (run / "samples" / "step000004-00.wav").unlink()
+        assert error_of(get(f"{url}/samples/step000004-00.wav")) == (
+            404,
+            "the training sample 'step000004-00.wav' is no longer in the run's samples/",
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.mark.slow
 def test_the_graph_of_every_buffer_length_is_built_before_a_request_needs_it():
     from xtts_cli.inference import Synthesizer

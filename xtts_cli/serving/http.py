@@ -63,6 +63,8 @@ class VoiceServer(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], service: Optional[VoiceService], *, log: bool = True) -> None:
         self.service: VoiceService = service  # type: ignore[assignment]  # set before serve_forever when None
         self.log = log
+        if ":" in address[0]:  # an IPv6 address: ::1 (this machine), :: (every interface)
+            self.address_family = socket.AF_INET6
         super().__init__(address, _Handler)
 
     def server_close(self) -> None:
@@ -140,7 +142,13 @@ class _Handler(BaseHTTPRequestHandler):
                 name = url.path.removeprefix("/samples/")
                 if name not in service.samples:  # by name from the run's own list, never a path
                     raise Refused(404, f"no training sample {name[:80]!r}; /api/samples lists them")
-                self._send(200, service.samples[name].read_bytes(), "audio/wav", method=method)
+                try:
+                    sample = service.samples[name].read_bytes()
+                except FileNotFoundError:  # removed since the server started (the run moved aside)
+                    raise Refused(
+                        404, f"the training sample {name[:80]!r} is no longer in the run's samples/"
+                    ) from None
+                self._send(200, sample, "audio/wav", method=method)
             elif url.path == "/api/tts":
                 if method == "HEAD":
                     raise Refused(405, "HEAD /api/tts: use GET or POST")

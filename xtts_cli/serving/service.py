@@ -297,7 +297,16 @@ class _VoiceOf:
     def __enter__(self):
         request = self.request
         if request.reference is None:
-            return self.synthesizer.voice(request.speaker)
+            try:
+                return self.synthesizer.voice(request.speaker)
+            except XttsError as exc:  # the hint in a client's words, not the command line's flags
+                if request.speaker is not None or "speaker_reference.npy" not in exc.lines[0]:
+                    raise
+                raise Refused(
+                    400,
+                    "this run has no voice of its own to speak in (no speaker_reference.npy)",
+                    "send speaker_id= (/api/speakers lists them) or a speaker_wav upload to clone",
+                ) from None
         self._scratch = tempfile.TemporaryDirectory(prefix="xtts-serve-")
         clip = Path(self._scratch.name) / "reference"
         clip.write_bytes(request.reference)
