@@ -11,8 +11,8 @@ xtts; English abbreviations, and digits read as words where `export.json`'s `num
 `words`, are not reproduced here). With the `phonemes` front end it phonemises with espeak-ng
 through `phonemizer`, as `export.json` says.
 Then each symbol becomes 1 + its index in `symbols`, and a symbol the model lacks is left out and
-named in the answer's `X-Left-Out` header (a JSON list; a text left with none, another script, is
-a 400). Errors are JSON: {"error": "..."}.
+named in the answer's `X-Left-Out` header (a JSON list; a text left with none, another script in a
+characters export, is a 400; espeak-ng reads another script itself). Errors are JSON: {"error": "..."}.
 The reference clip is 16-bit mono WAV at the export's `sample_rate`; `--speaker` speaks with the
 export's `speaker` signature instead (one of `export.json`'s `speakers`: an adapted voice).
 """
