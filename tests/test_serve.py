@@ -237,6 +237,8 @@ def test_a_clip_uploaded_is_cloned_and_a_long_text_streams_part_by_part_as_it_sp
         ({"text": "hello", "language_id": "fa"}, 400, "language_id 'fa' is not one of this run's languages: en"),
         ({"text": "hello", "speed": "fast"}, 400, "speed 'fast' is not a number"),
         ({"text": "hello", "speed": "9"}, 400, "speed 9 is outside 0.25-4"),
+        ({"text": "hello", "speed": "NaN"}, 400, "speed 'NaN' is not a number"),
+        ({"text": "hello", "speed": "1_0"}, 400, "speed '1_0' is not a number"),
         ({"text": "hello", "speed": "1.5"}, 400, "speed 1.5: this run's decoder (autoregressive)"),
         ({"text": "hello", "style_wav": "/etc/passwd"}, 400, "style_wav names a file on the server"),
         ({"text": "hello", "speaker_wav": "../config.yaml"}, 400, "speaker_wav names a file on the server"),

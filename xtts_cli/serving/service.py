@@ -12,6 +12,7 @@ model's allocations come from those few threads, not from every connection's. Re
 
 from __future__ import annotations
 
+import math
 import queue
 import re
 import struct
@@ -167,9 +168,11 @@ class VoiceService:
             )
         raw_speed = fields.get("speed") or "1"
         try:
-            speed = float(raw_speed)
+            speed = float(raw_speed) if "_" not in raw_speed else math.nan  # 1_0 is Python's ten, no client's
         except ValueError:
-            raise Refused(400, f"speed {raw_speed!r} is not a number; e.g. speed=1.2") from None
+            speed = math.nan
+        if math.isnan(speed):
+            raise Refused(400, f"speed {raw_speed[:20]!r} is not a number; e.g. speed=1.2")
         if not SPEEDS[0] <= speed <= SPEEDS[1]:
             raise Refused(400, f"speed {speed:g} is outside {SPEEDS[0]:g}-{SPEEDS[1]:g}; 1 is the pace the run learnt")
         if reference is not None:
