@@ -238,6 +238,10 @@ def test_synthesize_lists_the_runs_speakers_and_languages_without_loading_it(run
     assert all(s["minutes"] > 0 for s in report["speakers"])
     plain = runner.invoke(app, ["synthesize", "-r", str(run), "--list-languages"])
     assert plain.stdout == "en\n"
+    # A vocoder run holds a vocabulary too, but speaks no text: it is said, not listed.
+    vocoder = Path(__file__).parent / "data" / "legacy_vocoder_run"
+    refused = runner.invoke(app, ["synthesize", "-r", str(vocoder), "--list-speakers"])
+    assert refused.exit_code == 1 and "is a vocoder run, not an acoustic model" in str(refused.exception)
 
 
 def test_speed_is_refused_by_a_decoder_that_has_no_pace(runner, tmp_path):

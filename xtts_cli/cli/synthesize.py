@@ -248,9 +248,10 @@ def _list(run_dir: Path, *, speakers: bool, languages: bool, json_output: bool) 
     from its vocabulary alone: no TensorFlow."""
     from xtts_cli.data.text import Tokenizer
     from xtts_cli.errors import XttsError
-    from xtts_cli.run.files import load_speakers, read_run
+    from xtts_cli.kinds import speaking_run
+    from xtts_cli.run.files import load_speakers
 
-    _, run = read_run(run_dir)
+    _, run = speaking_run(run_dir)
     if not run.vocab.is_file():
         raise XttsError(f"{run_dir} has no vocab.json: it is not an acoustic run", hint="pass the run that speaks")
     vocabulary = Tokenizer.load(run.vocab)

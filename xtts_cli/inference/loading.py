@@ -4,7 +4,6 @@ restored from its checkpoint (`run.restore`): an acoustic run's (`load_run`) or 
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Any, Optional
 
@@ -23,16 +22,10 @@ def load_run(run_dir: Path, step: Optional[int] = None, notes: Optional[list[str
     run directory; `step`: that step's checkpoint instead of the latest (one the run still keeps).
     `notes` gets a line when the latest checkpoint cannot be read and an earlier one is restored."""
     from xtts_cli.data.text import Tokenizer
-    from xtts_cli.kinds import kind_for
+    from xtts_cli.kinds import kind_for, speaking_run
 
-    config, run = read_run(run_dir)
+    config, run = speaking_run(run_dir)
     kind = kind_for(config)
-    if not kind.speaks:
-        raise XttsError(
-            f"{run_dir} is a {config.model.kind} run, not an acoustic model: it reads no text",
-            hint="pass the acoustic model's run as --run-dir"
-            + (f" and this one as --vocoder {shlex.quote(str(run_dir))}" if kind.vocodes else ""),
-        )
     if not run.vocab.is_file():
         raise XttsError(
             f"{run_dir} is not an xtts run directory (no vocab.json)",

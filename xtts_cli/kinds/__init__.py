@@ -18,11 +18,22 @@ from typing import TYPE_CHECKING, Optional
 from xtts_cli.kinds.base import KindContext, KindModels, ModelKind
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.data.run_data import RunData
     from xtts_cli.data.scan import ScanReport
 
-__all__ = ["KindContext", "KindModels", "ModelKind", "kind_for", "kind_name", "registered", "run_data_of"]
+__all__ = [
+    "KindContext",
+    "KindModels",
+    "ModelKind",
+    "kind_for",
+    "kind_name",
+    "registered",
+    "run_data_of",
+    "speaking_run",
+]
 
 
 def registered() -> dict[str, str]:
@@ -50,3 +61,21 @@ def run_data_of(config: XttsConfig, scan: Optional[ScanReport] = None) -> RunDat
     from xtts_cli.data.run_data import prepare
 
     return prepare(config, kind_for(config).reads, scan=scan)
+
+
+def speaking_run(run_dir: Path):
+    """(config, run) of `run_dir`, a run that reads text: a vocoder run is refused, naming where it goes."""
+    import shlex
+
+    from xtts_cli.errors import XttsError
+    from xtts_cli.run.files import read_run
+
+    config, run = read_run(run_dir)
+    kind = kind_for(config)
+    if not kind.speaks:
+        raise XttsError(
+            f"{run_dir} is a {config.model.kind} run, not an acoustic model: it reads no text",
+            hint="pass the acoustic model's run as --run-dir"
+            + (f" and this one as --vocoder {shlex.quote(str(run_dir))}" if kind.vocodes else ""),
+        )
+    return config, run
