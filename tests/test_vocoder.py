@@ -254,6 +254,25 @@ def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(runner, tm
     assert "alignment_score" not in records[-1]  # a vocoder has no attention to score
 
 
+@pytest.mark.slow
+def test_discriminators_turned_on_in_a_resumed_run_start_anew_and_turned_off_are_left_unread(runner, tmp_path) -> None:
+    """The GAN losses added to a spectral-only run, taken off and put back: each resume goes on from
+    the generator the checkpoint holds, saying what of the discriminators it starts or leaves."""
+    config = vocoder_config(tmp_path, extra="  discriminator_channels: 4\n  periods: [2, 3]")
+    run = tmp_path / "run"
+    train(runner, config, run, 2)
+    for steps, start, said in (
+        (4, "2", "the discriminators start from random weights: ckpt-2 holds none of them"),
+        (6, "null", "ckpt-4's discriminator optimizer and discriminators are not read by this config"),
+        (8, "2", "the discriminators start from random weights: ckpt-6 holds none of them"),
+    ):
+        command = ["train", "-c", str(config), "-r", str(run), "-n", str(steps), "--json"]
+        done = runner.invoke(app, [*command, "--set", f"model.adversarial_start_step={start}"])
+        assert done.exit_code == 0, (done.output, done.exception)
+        report = json.loads(done.stdout)
+        assert report["start_step"] == steps - 2 and any(note.startswith(said) for note in report["notes"]), report
+
+
 @pytest.mark.parametrize("command", ["vocode", "synthesize", "export"])
 def test_an_empty_vocoder_is_refused_not_read_as_the_current_folder_or_griffin_lim(runner, tmp_path, command) -> None:
     run = Path(__file__).parent / "data" / "run_before_run_data"

@@ -90,7 +90,14 @@ class RunCheckpoints:
         stale = _stale_optimizers(self.checkpoint, path)
         objects = {name: getattr(self.checkpoint, name) for name in self.objects}
         models = {name: obj for name, obj in objects.items() if _is_model(obj)}
-        _restore_models(models, path)
+        saved = _saved_parts(path)
+        # A part of the run the checkpoint holds nothing of (a GAN vocoder's discriminators, turned on
+        # since) starts from random weights, said; a part with some of its weights missing is refused.
+        added = [name for name in models if name != "model" and name not in saved]
+        _restore_models({name: obj for name, obj in models.items() if name not in added}, path)
+        unread = sorted(name for name in saved if name not in objects and name != "save_counter")
+        if added or unread:
+            self.progress(Noted(_parts_changed(path, added, unread)))
         kept = {name: obj for name, obj in objects.items() if name not in models and name not in stale}
         for name in stale:
             counter = tf.train.Checkpoint()
@@ -197,6 +204,33 @@ class RunCheckpoints:
                 )
                 raise full from None
             raise
+
+
+def _saved_parts(path: str) -> set[str]:
+    """The names the checkpoint at `path` saved its parts under (model, optimizer, discriminators, ...)."""
+    from tensorflow.core.protobuf import trackable_object_graph_pb2
+
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(tf.train.load_checkpoint(path).get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+    return {child.local_name for child in graph.nodes[0].children}
+
+
+def _parts_changed(path: str, added: list[str], unread: list[str]) -> str:
+    """The note for parts this config trains that `path` lacks (`added`), and parts it holds that
+    this config does not train (`unread`)."""
+
+    def named(names: list[str]) -> str:
+        return " and ".join(name.replace("_", " ") for name in names)
+
+    said = []
+    if added:
+        said.append(f"the {named(added)} start from random weights: {Path(path).name} holds none of them")
+    if unread:
+        said.append(
+            f"{Path(path).name}'s {named(unread)} are not read by this config, and the next checkpoints leave "
+            "them out (the run's earlier checkpoints keep them)"
+        )
+    return "; ".join(said)
 
 
 def _is_model(obj: Any) -> bool:
