@@ -342,13 +342,15 @@ def _plan_multi_worker(tf, devices: DevicesConfig, cluster: Cluster, say: Callab
     others = [task for index, task in enumerate(cluster.tasks) if index != cluster.worker_index]
     # TFConfigClusterResolver reads TF_CONFIG; it is what the strategy was given to parse, checked above.
     # The strategy blocks in TensorFlow's C++ until every task has started and connected, where no
-    # Python signal handler runs: Ctrl-C and SIGTERM end the process at once meanwhile (nothing of the
-    # run is written yet), then their handlers are back. Said once they do: a Ctrl-C after the line
-    # must not meet the old handler, which only asks the loop to stop and would leave it waiting.
+    # Python signal handler runs: Ctrl-C ends the process at once meanwhile (nothing of the run is
+    # written yet), then its handler is back. Said once it does: a Ctrl-C after the line must not meet
+    # the old handler, which only asks the loop to stop and would leave it waiting. SIGTERM cannot be
+    # kept so: TensorFlow's preemption notifier sets a C++ handler of its own as the strategy starts,
+    # which only notes it, and no Python thread runs to set it back (the wait holds the interpreter lock).
     with _signals_end_the_process():
         say(
             f"waiting for the cluster's other worker{'s' if len(others) > 1 else ''} to start and connect "
-            f"({', '.join(others)}); Ctrl-C stops this one"
+            f"({', '.join(others)}); Ctrl-C stops this one (SIGTERM does not until they connect: use kill -INT)"
         )
         strategy = tf.distribute.MultiWorkerMirroredStrategy(
             cluster_resolver=tf.distribute.cluster_resolver.TFConfigClusterResolver()
