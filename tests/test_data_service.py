@@ -326,6 +326,9 @@ def test_cli_dispatcher_and_worker_serve_the_pipeline_and_stop_on_signals(sample
         dispatcher.send_signal(signal.SIGINT)
         assert worker.wait(timeout=30) == 0, worker.stderr.read()
         assert dispatcher.wait(timeout=30) == 0, dispatcher.stderr.read()
+        # A worker stopping says that its dispatcher keeps it listed, and how to go on.
+        said = worker.stderr.read()
+        assert f"stopping; grpc://{alone_address} still lists this worker, and a training started from now on" in said
     finally:
         for process in processes:
             if process.poll() is None:
@@ -417,7 +420,8 @@ def test_a_wait_for_a_dead_worker_says_why_ends_on_stop_and_its_restart_ends_it(
         assert notes[0] == (
             f"no batch from the tf.data service for 1 s: the worker its dispatcher lists ({worker_address}) does not "
             f"answer; restart it at its port, `xtts data-service worker --dispatcher {address} --port {port} "
-            "--bind 0.0.0.0`"
+            "--bind 0.0.0.0` (a dispatcher never forgets a worker: to go on without it, restart the dispatcher and "
+            "its other workers)"
         )
         stopping["now"] = False
         worker, _ = _worker_process(address, port)

@@ -58,8 +58,9 @@ def _check_bind(bind: Optional[str], what: str) -> None:
         )
 
 
-def _serve(server, line: str) -> None:
-    """Print where `server` listens, then run until SIGINT or SIGTERM, stop it and return (exit 0)."""
+def _serve(server, line: str, stopping: str = "stopping") -> None:
+    """Print where `server` listens, then run until SIGINT or SIGTERM, say `stopping`, stop it and
+    return (exit 0)."""
     stop = threading.Event()
     handlers = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     sys.stdout.write(line + "\n")
@@ -71,7 +72,7 @@ def _serve(server, line: str) -> None:
     finally:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
-    sys.stderr.write("stopping\n")
+    sys.stderr.write(stopping + "\n")
     server.stop()
 
 
@@ -171,4 +172,8 @@ def worker(
         f"tf.data service worker listening on every interface at port {bound_port(server)}, no authentication "
         f"(trainers reach it at "
         f"{host}:{bound_port(server)}), registered with {target}",
+        # TensorFlow's dispatcher keeps a worker in every job it starts, even one stopped cleanly
+        # (its worker_timeout_ms dropped none in a probe): a trainer started later waits for it.
+        f"stopping; {target} still lists this worker, and a training started from now on waits for it: start it "
+        f"again at port {bound_port(server)}, or restart the dispatcher and its other workers",
     )

@@ -204,7 +204,7 @@ def why_no_batches(address: str, *, timeout: float = CONNECT_TIMEOUT_SECONDS) ->
             f"{which}; restart it{where} at its port, {again}"
             if len(silent) == 1
             else f"{which}; restart each at its own port, such as {again}{where}"
-        )
+        ) + " (a dispatcher never forgets a worker: to go on without it, restart the dispatcher and its other workers)"
     return (
         f"its {len(workers)} worker{'s' if len(workers) > 1 else ''} ({', '.join(workers)}) answer but sent none; "
         "their own output says why"
