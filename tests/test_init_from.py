@@ -226,6 +226,14 @@ def test_resuming_with_parts_frozen_and_no_base_named_warns_of_no_random_start(p
     assert "freeze-without-base" not in said  # the frozen parts start from the run's checkpoint
     said = [line.split(":")[0] for line in training_advice(loaded, tmp_path / "new-run")[0]]
     assert "freeze-without-base" in said
+    # Warned of a fixable value in the run's own config.yaml, the record of what it trained with: no
+    # hint to rewrite it with `validate --fix` (a config of the user's own gets one).
+    slow = tmp_path / "slow"
+    _train(_config(tmp_path, "slow", **{"training.warmup_steps": 50, "training.max_steps": 30}), slow, steps=False)
+    (tmp_path / "mine.yaml").write_text((slow / "config.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    for path, hinted in ((slow / "config.yaml", False), (tmp_path / "mine.yaml", True)):
+        warnings, repair = training_advice(resolve_config(path), slow)
+        assert any(line.startswith("warmup-past-the-end") for line in warnings) and (repair is not None) == hinted
 
 
 def test_train_warns_of_a_language_as_the_base_reads_it_and_names_no_letters_a_phonemes_base_cannot_take(tmp_path):

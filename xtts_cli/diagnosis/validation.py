@@ -222,9 +222,21 @@ def training_advice(loaded: LoadedConfig, run_dir: Optional[Path] = None) -> tup
         for f in _command_line_values(warnings, loaded.overridden, warnings, _file_alone(loaded, machine))
     )
     repair = None
-    if fixable and loaded.path is not None and loaded.path.resolve().parent != PRESETS_DIR:
+    # Not a preset's file, nor a run's own config.yaml: the record of what the run trained with.
+    yours = (
+        loaded.path is not None
+        and loaded.path.resolve().parent != PRESETS_DIR
+        and not _own_config_of_a_run(loaded.path)
+    )
+    if fixable and yours:
         repair = f"xtts validate -c {shlex.quote(str(loaded.path))} --fix repairs {fixable} of these in the config file"
     return [f"{f.id}: {f.message}" for f in warnings], repair
+
+
+def _own_config_of_a_run(path: Path) -> bool:
+    from xtts_cli.run.directory import own_config
+
+    return own_config(path.parent) == path
 
 
 def _with_base_network(loaded: LoadedConfig) -> tuple[LoadedConfig, list[Finding]]:
