@@ -210,7 +210,7 @@ class TrainingProgress:
             f"data wait {result.data_wait_percent:.1f} % of step time"
             + (f" (the first step's {result.trace_seconds:.1f} s trace left out)" if result.trace_seconds > 0 else "")
         )
-        if result.loop_seconds > 0:
+        if result.loop_seconds > 0 and result.final_step > result.start_step:  # no step, no first to the last
             out.print(
                 f"wall clock: {result.loop_seconds:,.1f} s from the first step to the last, "
                 f"{result.step_time_percent:.0f} % of it in steps (the rest: validation, checkpoints, samples)"
