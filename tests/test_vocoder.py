@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import soundfile
 from training_support import start_xtts, tiny_config, wait_for_records
 
 from xtts_cli.cli.app import app
@@ -597,6 +598,14 @@ def test_vocode_refuses_a_config_beside_a_vocoder_run_instead_of_passing_it_over
     ]
     result = runner.invoke(app, args)
     assert result.exception.lines == ["--config tiny-cpu: a vocoder run reads mels of its own features, not a config's"]
+    setting = runner.invoke(app, [*args[:4], "--set", "data.sample_rate=16000", *args[6:]])
+    assert setting.exception.lines == [
+        "--set data.sample_rate=16000: a vocoder run reads mels of its own features, not a config's"
+    ]
+    # With Griffin-Lim, --set changes the features as the config's own keys do.
+    done = runner.invoke(app, [*args[:3], "griffin-lim", "--set", "data.sample_rate=16000", *args[6:]])
+    assert done.exit_code == 0, (done.output, done.exception)
+    assert soundfile.info(str(tmp_path / "o.wav")).samplerate == 16000
 
 
 def test_vocode_says_which_folders_below_a_folder_it_does_not_read(runner, tmp_path: Path) -> None:

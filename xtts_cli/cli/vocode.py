@@ -12,6 +12,7 @@ import typer
 from xtts_cli.cli.options import (
     ConfigOption,
     JsonOption,
+    SetOption,
     VerboseOption,
     keeps_the_inputs,
     wav_out,
@@ -152,6 +153,7 @@ def vocode(
         typer.Option("--out-dir", metavar="DIR", help="Folder to write each recording's audio into, as <name>.wav."),
     ] = None,
     config: ConfigOption = None,
+    set_values: SetOption = None,
     json_output: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
@@ -185,7 +187,7 @@ def vocode(
     spec = GRIFFIN_LIM if vocoder is None else vocoder  # "" is refused when it loads, not read as Griffin-Lim
     with Phases(enabled=not json_output) as phase:
         phase(f"loading {spec} (TensorFlow and the vocoder)")
-        chosen = _load_vocoder(spec, config)
+        chosen = _load_vocoder(spec, config, set_values or [])
         reports = _vocode_all(chosen, found, targets, out_dir, named=set(audio), phase=phase)
     if json_output:
         from xtts_cli.cli.output import print_json
@@ -230,19 +232,20 @@ def _vocode_all(chosen, found: list[Path], targets: list[Path], out_dir, *, name
     return reports
 
 
-def _load_vocoder(spec: str, config: Optional[Path]) -> Any:
-    """Griffin-Lim with the --config's features, or a vocoder run with its own."""
+def _load_vocoder(spec: str, config: Optional[Path], sets: list[str]) -> Any:
+    """Griffin-Lim with the --config's features (and --set's), or a vocoder run with its own."""
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.inference.loading import check_vocoder_spec, is_griffin_lim, load_vocoder
     from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
     check_vocoder_spec(spec)
     if is_griffin_lim(spec):
-        return Vocoder(GRIFFIN_LIM, resolve_config(config).config.data)
-    if config is not None:  # passed over, it would leave the user believing its features were used
+        return Vocoder(GRIFFIN_LIM, resolve_config(config, sets=sets).config.data)
+    if config is not None or sets:  # passed over, it would leave the user believing its features were used
+        given = f"--config {config}" if config is not None else f"--set {sets[0]}"
         raise XttsError(
-            f"--config {config}: a vocoder run reads mels of its own features, not a config's",
-            hint=f"leave --config out with --vocoder {spec}, or pass --vocoder griffin-lim to use its features",
+            f"{given}: a vocoder run reads mels of its own features, not a config's",
+            hint=f"leave {given.split()[0]} out with --vocoder {spec}, or pass --vocoder griffin-lim to use its features",
         )
     from xtts_cli.run.files import read_run
 
