@@ -32,5 +32,14 @@ def require_preset(
 ) -> Path:
     path = preset_path(name)
     if path is None:
-        raise XttsError(f"there is no preset {name!r}; the presets are {', '.join(preset_names())}", hint=hint)
+        import difflib
+
+        typed = name.removesuffix(".yaml").replace("_", "-").lower()  # tiny_cpu, Speak-CPU.yaml
+        close = difflib.get_close_matches(typed, preset_names(), n=1, cutoff=0.7)
+        raise XttsError(
+            f"there is no preset {name!r}"
+            + (f" (did you mean {close[0]}?)" if close else "")
+            + f"; the presets are {', '.join(preset_names())}",
+            hint=hint,
+        )
     return path
