@@ -201,3 +201,16 @@ def test_parts_frozen_with_no_run_to_start_from_are_a_warning(write_config) -> N
     assert "freeze-without-base" not in findings(
         write_config, f"training:\n  freeze: [speaker_encoder]\n  run_dir: {base}\n"
     )
+
+
+def test_multi_worker_without_a_cluster_here_is_a_warning_and_a_tf_config_that_does_not_parse_an_error(
+    write_config, monkeypatch
+) -> None:
+    text = "devices:\n  strategy: multi_worker\n"
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    unset = findings(write_config, text)["multi-worker-cluster"]
+    assert unset.severity == "warning" and unset.message.startswith("devices.strategy is multi_worker but no cluster")
+    monkeypatch.setenv("TF_CONFIG", "{bad")
+    assert findings(write_config, text)["multi-worker-cluster"].severity == "error"
+    monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 0}}')
+    assert "multi-worker-cluster" not in findings(write_config, text)

@@ -330,6 +330,27 @@ def _split_layout(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Findin
         )
 
 
+def _cluster(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    """`multi_worker` with no cluster here: `xtts train` refuses it without --worker-hosts (a warning:
+    the machine that trains may set TF_CONFIG); a TF_CONFIG set here that does not parse, an error."""
+    if loaded.config.devices.strategy != "multi_worker":
+        return
+    import os
+
+    from xtts_cli.devices.placement import cluster_from_environment
+    from xtts_cli.errors import XttsError
+
+    try:
+        cluster_from_environment(os.environ)
+    except XttsError as error:
+        unset = not os.environ.get("TF_CONFIG", "").strip()
+        yield Finding(
+            id="multi-worker-cluster",
+            severity="warning" if unset else "error",
+            message=f"{error.lines[0]}; {error.hint}",
+        )
+
+
 def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     devices = loaded.config.devices
     if devices.data_gpu is None or devices.model_gpu is None:
@@ -630,6 +651,7 @@ RULES: tuple[Rule, ...] = (
     _dataset,
     _data_flag_over_datasets,
     _languages,
+    _cluster,
     _devices,
     _graph_mode,
     _xla,
