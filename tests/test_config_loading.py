@@ -170,6 +170,13 @@ def test_a_low_rate_alone_takes_its_own_half_as_fmax_and_a_written_fmax_above_it
     assert info.value.lines == ["data: fmax (6000) must be <= sample_rate / 2 (4000); set fmax to 4000 or lower"]
 
 
+def test_a_config_file_with_no_settings_loads_the_defaults_and_says_so_once(write_config, capsys) -> None:
+    path = write_config("# data:\n#   batch_size: 8\n")
+    assert resolve_config(path).config == resolve_config(None).config
+    resolve_config(path)
+    assert capsys.readouterr().err.count(f"note: {path} holds no settings (it is empty or all comments)") == 1
+
+
 def test_missing_config_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         resolve_config(tmp_path / "nope.yaml")

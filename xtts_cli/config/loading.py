@@ -365,6 +365,16 @@ def _as_yaml(value: Any) -> str:
     return yaml.safe_dump(value, default_flow_style=True, allow_unicode=True).strip().removesuffix("...").strip()
 
 
+_SAID: set[str] = set()
+
+
+def _say_once(line: str) -> None:
+    """`line` on stderr, once a process (a command may load its config more than once)."""
+    if line not in _SAID:
+        _SAID.add(line)
+        sys.stderr.write(line)
+
+
 def _say_the_preset_is_read(preset: Path) -> None:
     """`--config speak-cpu` reads the preset; `xtts init` wrote `speak-cpu.yaml` here for the user
     to edit, and edits there would be silently not read."""
@@ -420,6 +430,8 @@ def resolve_config(
         except OSError as exc:
             raise ConfigError(f"{chosen}: cannot read: {exc.strerror or exc}", hint="pass a YAML file") from None
     data, left_out = _left_out(parse_yaml(text, str(chosen)) if text is not None else {})
+    if text is not None and not data:  # a file saved empty, or commented out whole: said, not passed over
+        _say_once(f"note: {chosen} holds no settings (it is empty or all comments): the built-in defaults apply\n")
     canonical, sources, conflicts = canonicalize(data)
     raw = copy.deepcopy(canonical)
     overridden: set[str] = set()
