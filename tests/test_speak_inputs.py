@@ -158,7 +158,7 @@ def test_a_text_file_saved_with_a_byte_order_mark_and_a_form_feed_speaks_by_its_
 
 
 def test_an_emoji_or_a_control_character_is_left_out_and_named_not_read_aloud_by_espeak_ng():
-    from xtts_cli.data.text import Tokenizer, prepare_texts
+    from xtts_cli.data.text import Tokenizer, prepare_texts, without_unspoken
 
     def phonemes(text: str) -> str:
         return prepare_texts([text], ["english_cleaners"], "phonemes", "en")[0]
@@ -167,6 +167,7 @@ def test_an_emoji_or_a_control_character_is_left_out_and_named_not_read_aloud_by
     assert phonemes("I ❤️ you.") == phonemes("I you.") and phonemes("my 🇺🇸 flag") == phonemes("my flag")
     assert phonemes("hi\x00there") == phonemes("hi there")
     assert phonemes("25°") == phonemes("25 degrees")  # a sign espeak-ng reads as a word stays
+    assert without_unspoken("می\u200cخواهم") == "می\u200cخواهم"  # Persian writes a non-joiner inside a word
     tokenizer = Tokenizer(sorted(set(phonemes("I you. hi there"))), ["english_cleaners"], frontend="phonemes")
     ids, left_out = tokenizer.spoken_ids("I ❤️ you. hi\x00there.", None)
     assert ids and left_out == ["\x00", "\u2764", "\ufe0f"]

@@ -288,9 +288,15 @@ def unspoken(c: str) -> bool:
     """A character espeak-ng would read aloud by its name ("❤" as "red heart", a flag's letters as
     its country) or stop at (a NUL ends its text there): an emoji or other pictograph, a control or
     format character (a zero-width space, a soft hyphen), an emoji's styling mark. Signs below the
-    arrows (°, ©, №) it reads as words, and they stay."""
+    arrows (°, ©, №) it reads as words, and they stay; so do the zero-width (non-)joiners, which
+    Persian and Indic scripts write within words (می‌خواهم)."""
+    if c in ZERO_WIDTH_JOINERS:
+        return False
     category = unicodedata.category(c)
     return (category == "So" and ord(c) >= 0x2190) or category in ("Cc", "Cf", "Cn", "Co") or _styling(c)
+
+
+ZERO_WIDTH_JOINERS = "\u200c\u200d"
 
 
 def without_unspoken(text: str) -> str:
