@@ -419,7 +419,12 @@ def test_ctrl_c_keeps_the_trials_that_finished_and_writes_no_config(tmp_path) ->
     command += ["--sweep", "num_workers", "--steps", "20", "-o", str(out)]
     with (tmp_path / "stderr").open("w") as stderr, (tmp_path / "stdout").open("w") as stdout:
         process = subprocess.Popen(
-            command, env={**subprocess_env(), "TMPDIR": str(scratch)}, stdout=stdout, stderr=stderr
+            command,
+            env={**subprocess_env(), "TMPDIR": str(scratch)},
+            stdout=stdout,
+            stderr=stderr,
+            # SIGINT as a terminal leaves it: a test worker may run with it ignored, which the child inherits.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         deadline = time.monotonic() + 300
         # Stopped in its second trial, once the first has finished.

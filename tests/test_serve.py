@@ -452,7 +452,15 @@ def test_ctrl_c_answers_the_requests_in_flight_whole_and_exits_130(tmp_path):
 
     command = [sys.executable, "-m", "xtts_cli", "serve", "-r", str(RUN), "--port", "0", "--quiet"]
     with (tmp_path / "stderr").open("w") as stderr:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True, env=subprocess_env())
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env=subprocess_env(),
+            # SIGINT as a terminal leaves it: a test worker may run with it ignored, which the child inherits.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         try:
             line = ""
             while not line.startswith("serving ") and process.poll() is None:
