@@ -222,6 +222,24 @@ def test_changed_model_config_is_refused_then_fresh_starts_over(trained) -> None
 
 
 @pytest.mark.slow
+def test_a_refused_force_resume_leaves_the_run_as_it_was_adding_no_file(runner, tmp_path: Path) -> None:
+    # A vocoder run resumed --force with an acoustic config: refused at the restore, after the set-up
+    # wrote the acoustic run's speakers, speaking rate and reference voice; they go again.
+    from xtts_cli.cli.app import app
+
+    run = tmp_path / "vocoder"
+    shutil.copytree(Path(__file__).parent / "data" / "legacy_vocoder_run", run)
+
+    def record() -> dict:  # its files, bar the lock and the marker any start leaves (xtts_cli/locks.py)
+        return {path.name: path.read_bytes() for path in run.iterdir() if path.is_file() and path.name[0] != "."}
+
+    before = record()
+    refused = runner.invoke(app, ["train", "-c", str(tiny_config(tmp_path)), "-r", str(run), "--force", "-n", "2"])
+    assert isinstance(refused.exception, XttsError) and " holds no value for " in refused.exception.lines[0]
+    assert record() == before
+
+
+@pytest.mark.slow
 def test_nan_loss_stops_with_step_and_metric_named(tmp_path: Path, monkeypatch) -> None:
     import tensorflow as tf
 

@@ -331,18 +331,29 @@ def _first_readable(items: list, data: Any, progress: Progress):
 
 
 class _KeptRecord:
-    """The run's config.yaml and run.json as they were before this start rewrote them, put back
-    when its set-up fails (a `--force` resume whose checkpoint does not fit the changed model):
-    the run then resumes as it did before. A run directory this start made is removed instead
+    """The run's record (config.yaml, run.json, its vocabulary, speakers, speaking rate and reference
+    voice) as it was before this start wrote it, put back when its set-up fails (a `--force` resume
+    whose checkpoint does not fit the changed model): the run then resumes as it did before, and a
+    file it did not have is removed again. A run directory this start made is removed instead
     (`remove_if_new`): a half-made vocoder run in RUN/vocoder would stand for a vocoder. `done()`
     once the set-up has succeeded."""
 
     def __init__(self, path: Optional[Path]) -> None:
-        from xtts_cli.run.files import RunDir
+        from xtts_cli.run.files import REFERENCE_FILE, SPEAKERS_FILE, SPEAKING_RATE_FILE, RunDir
 
         self.run = RunDir(Path(path)) if path is not None else None  # None: a worker's, or a run moved aside
         run = self.run
-        self.files = {f: f.read_bytes() for f in (run.config_file, run.run_file) if f.is_file()} if run else {}
+        record = (
+            [
+                run.config_file,
+                run.run_file,
+                run.vocab,
+                *(run.path / f for f in (SPEAKERS_FILE, SPEAKING_RATE_FILE, REFERENCE_FILE)),
+            ]
+            if run
+            else []
+        )
+        self.files: dict[Path, Optional[bytes]] = {f: f.read_bytes() if f.is_file() else None for f in record}
         self.new = run is not None and not run.path.exists()
 
     def done(self) -> None:
@@ -359,7 +370,10 @@ class _KeptRecord:
         from xtts_cli.config.editing import write_atomically
 
         for path, data in self.files.items():
-            write_atomically(path, data, backup=False)
+            if data is None:
+                path.unlink(missing_ok=True)
+            else:
+                write_atomically(path, data, backup=False)
 
 
 def _strategy(plan: DevicePlan, cluster: Any) -> Any:
