@@ -116,7 +116,12 @@ def serve(
         server.serve_forever()
     except (KeyboardInterrupt, _Stopped) as stop:
         _finish(server, service)
-        raise typer.Exit(stop.code if isinstance(stop, _Stopped) else 130) from None
+        server.server_close()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # Every request is answered: the interpreter's own exit would wait on the thread still building
+        # graphs in TensorFlow (a SIGTERM during the warm-up waited past 30 s).
+        os._exit(stop.code if isinstance(stop, _Stopped) else 130)
     finally:
         server.server_close()
 
