@@ -601,6 +601,8 @@ def test_the_runs_training_samples_are_listed_by_step_and_served_by_name_only(tr
     on_disk = sorted(p.name for p in (trained_run / "samples").glob("*.wav"))
     assert sorted(item["name"] for item in listed) == on_disk and {item["step"] for item in listed} == {2, 4}
     assert {(item["sentence"], item["text"]) for item in listed} == {(0, SENTENCE)}  # the page shows the words
+    recorded = json.loads((trained_run / "samples" / "texts.json").read_text(encoding="utf-8"))
+    assert recorded == {item["name"]: SENTENCE for item in listed}  # as the run kept them, not read from its config
     status, headers, body = get(f"{url}/samples/{listed[0]['name']}")
     assert status == 200 and body == (trained_run / "samples" / listed[0]["name"]).read_bytes()
     assert get(f"{url}/samples/{urllib.parse.quote('../config.yaml')}")[0] == 404

@@ -3,6 +3,7 @@ written by older versions, and the alignment measured at every validation."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import wave
@@ -504,3 +505,8 @@ def test_a_test_sentence_is_rendered_with_what_synthesize_would_say_of_it_said_o
     assert any(n.startswith("test sentence 1 skipped: text has characters") for n in said)
     assert len(said) == len(set(said)) == 3
     assert len(list((tmp_path / "samples").glob("step0000001-0*.wav"))) >= 1
+    # Each WAV's sentence is kept beside it, as the run said it (the server's page shows it); the
+    # skipped sentence has no WAV and no text.
+    texts = json.loads((tmp_path / "samples" / "texts.json").read_text(encoding="utf-8"))
+    assert sorted(texts) == sorted(p.name for p in (tmp_path / "samples").glob("*.wav"))
+    assert set(texts.values()) == {"Caf\u00e9 au lait \u2713 now."}

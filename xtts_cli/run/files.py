@@ -23,6 +23,9 @@ REFERENCE_FILE = "speaker_reference.npy"
 SPEAKERS_FILE = "speakers.json"
 CLIPS_PER_SPEAKER = 3
 SPEAKING_RATE_FILE = "speaking_rate.json"
+# In samples/: each rendered WAV's sentence by file name, for `xtts serve`'s page (the default test
+# sentence is the first validation clip's text, which nothing else in the run keeps).
+SAMPLE_TEXTS_FILE = "texts.json"
 # With a measured rate, generation may end between the training data's 10th percentile of frames
 # per token (never faster than the fastest tenth of the clips it learned from) and this multiple of
 # its 90th; the stop token picks the frame inside that window. The stop head is the last thing an
@@ -191,6 +194,29 @@ def measure_speaking_rate(items, tokenizer, data: DataConfig) -> Optional[Speaki
         return None
     p10, median, p90 = np.percentile(np.asarray(rates), [10, 50, 90])
     return SpeakingRate(clips=len(rates), p10=float(p10), median=float(median), p90=float(p90))
+
+
+def record_sample_texts(samples: Path, texts: dict[str, str]) -> None:
+    """Add `texts` (a sample WAV's name -> the sentence it says) to samples/texts.json."""
+    from xtts_cli.config.editing import write_atomically
+
+    if texts:
+        kept = {**load_sample_texts(samples), **texts}
+        write_atomically(
+            samples / SAMPLE_TEXTS_FILE, json.dumps(kept, ensure_ascii=False, indent=1) + "\n", backup=False
+        )
+
+
+def load_sample_texts(samples: Path) -> dict[str, str]:
+    """samples/texts.json: each sample WAV's sentence by name; {} where a run has none (written
+    before it was kept) or it cannot be read."""
+    try:
+        texts = json.loads((samples / SAMPLE_TEXTS_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    if not isinstance(texts, dict):
+        return {}
+    return {str(name): text for name, text in texts.items() if isinstance(text, str)}
 
 
 def save_speaking_rate(run_dir: Path, rate: SpeakingRate) -> None:

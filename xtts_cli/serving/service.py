@@ -117,16 +117,19 @@ class VoiceService:
         return {path.name: path for path in found if SAMPLE_NAME.match(path.name)}
 
     def sample_list(self) -> list[dict]:
-        """Each sample: its step, the index of its sentence and that sentence's `text` (the config's
-        training.test_sentences; empty where the run rendered its first validation clip's)."""
+        """Each sample: its step, the index of its sentence and that sentence's `text` (as the run
+        recorded it; for a run that kept none, the config's training.test_sentences, else empty)."""
+        from xtts_cli.run.files import load_sample_texts
+
         listed = []
+        recorded = load_sample_texts(Path(self.synthesizer.run_dir) / "samples")
         written = self.synthesizer.config.training.test_sentences
         for name in self.samples:
             match = SAMPLE_NAME.match(name)
             assert match is not None
             voice = (match.group(3) or "").lstrip("-")
             index = int(match.group(2))
-            text = written[index] if index < len(written) else ""
+            text = recorded.get(name, written[index] if index < len(written) else "")
             listed.append({"step": int(match.group(1)), "sentence": index, "text": text, "voice": voice, "name": name})
         return sorted(listed, key=lambda item: (item["step"], item["sentence"], item["voice"]))
 

@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.errors import XttsError
-from xtts_cli.run.files import REFERENCE_FILE, load_speakers, load_speaking_rate
+from xtts_cli.run.files import REFERENCE_FILE, load_speakers, load_speaking_rate, record_sample_texts
 from xtts_cli.speech.synthesis import Voice, speaker_voice, synthesize_speech, wav_bytes
 
 RENDERED_SPEAKERS = 3  # test sentences are rendered in the largest speakers' voices (multi-speaker data)
@@ -61,6 +61,7 @@ def render_sentences(
     if not voices:
         return []
     written = []
+    texts: dict[str, str] = {}  # each WAV's sentence, for the server's page
     samples.mkdir(parents=True, exist_ok=True)
     rate = load_speaking_rate(run_dir)
     voices = _speakable(model, voices, run_dir, data)
@@ -87,6 +88,8 @@ def render_sentences(
                 step=step,
             )
             written.append(target)
+            texts[target.name] = sentence
+    record_sample_texts(samples, texts)
     return written
 
 
