@@ -695,8 +695,16 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         # Cloning from an uploaded clip.
         browser.find_element(By.ID, "text").send_keys(SENTENCE)
         browser.find_element(By.ID, "reference").send_keys(str(CLIP))
+        assert Select(browser.find_element(By.ID, "speaker")).first_selected_option.get_attribute("value") == ""
         browser.find_element(By.ID, "go").click()
         wait.until(lambda b: b.find_element(By.ID, "status").text.startswith("made in"))
+        # A listed voice picked after the clip replaces it: one voice is sent, not a refused pair.
+        browser.execute_script("document.getElementById('status').textContent = ''")
+        Select(browser.find_element(By.ID, "speaker")).select_by_value("en-us")
+        assert browser.find_element(By.ID, "reference").get_attribute("value") == ""
+        browser.find_element(By.ID, "go").click()
+        wait.until(lambda b: b.find_element(By.ID, "status").text not in ("", "speaking ..."))
+        assert browser.find_element(By.ID, "status").text.startswith("made in")
 
         # An autoregressive run (the module's served one): its speed is off, and the page says why
         # where the value is shown.
