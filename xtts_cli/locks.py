@@ -74,5 +74,28 @@ def release(directory: Path) -> None:
         del _HELD[key]
 
 
+def held_by(directory: Path) -> str | None:
+    """Who else holds `directory`'s lock ("process 123 on host (since ...)"), looked at without
+    taking it; None when nobody does, or this process does."""
+    import fcntl
+
+    path = Path(directory).resolve() / LOCK_FILE
+    if str(path.parent) in _HELD:
+        return None
+    try:
+        handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError:  # no lock file: never written by a process that locks
+        return None
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _holder(path)
+        except OSError:
+            return None
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    return None
+
+
 def holds(directory: Path) -> bool:
     return str(Path(directory).resolve()) in _HELD

@@ -52,6 +52,35 @@ def test_a_second_writer_is_refused_at_once_naming_the_holder(tmp_path):
     release_run_dir(RunDir(run))
 
 
+def test_a_run_with_no_checkpoint_yet_says_it_is_training_while_a_process_trains_it(tmp_path):
+    from xtts_cli.run.files import no_checkpoint_hint
+    from xtts_cli.training.parent import open_parent
+
+    run = tmp_path / "run"
+    prepare_run_dir(run, XttsConfig())
+    (run / "config.yaml").write_text("{}\n", encoding="utf-8")
+    release_run_dir(RunDir(run))
+    assert no_checkpoint_hint(run) == f"train first: xtts train --run-dir {run}"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(run)], stdout=subprocess.PIPE, env=subprocess_env(), text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        # Started, still scanning its data: no vocabulary yet, which is not "not a run directory".
+        for listing in ([], ["--list-speakers"]):
+            done = run_xtts(["synthesize", "Hello.", "-r", str(run), *listing, "-o", str(tmp_path / "a.wav")], tmp_path)
+            assert done.returncode == 1 and f"error: {run} holds no vocabulary yet (vocab.json)" in done.stderr
+            assert f"hint: it is training now (process {holder.pid} on " in done.stderr, done.stderr
+        with pytest.raises(XttsError) as refused:
+            open_parent(run)
+        assert refused.value.hint.startswith(f"it is training now (process {holder.pid} on ")
+        assert refused.value.hint.endswith("wait for it, or pass --init-from another run")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert "train it first" in no_checkpoint_hint(run, "--init-from")  # the lock went with the process
+
+
 def test_a_folder_of_the_users_files_is_not_a_run_directory(tmp_path):
     mine = tmp_path / "project"
     mine.mkdir()

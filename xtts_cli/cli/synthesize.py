@@ -247,13 +247,14 @@ def _list(run_dir: Path, *, speakers: bool, languages: bool, json_output: bool) 
     """The run's speakers (with their minutes where speakers.json has them) and languages, read
     from its vocabulary alone: no TensorFlow."""
     from xtts_cli.data.text import Tokenizer
-    from xtts_cli.errors import XttsError
     from xtts_cli.kinds import speaking_run
-    from xtts_cli.run.files import load_speakers
+    from xtts_cli.run.files import load_speakers, no_vocabulary
 
     _, run = speaking_run(run_dir)
     if not run.vocab.is_file():
-        raise XttsError(f"{run_dir} has no vocab.json: it is not an acoustic run", hint="pass the run that speaks")
+        raise no_vocabulary(
+            run_dir, f"{run_dir} has no vocab.json: it is not an acoustic run", "pass the run that speaks"
+        )
     vocabulary = Tokenizer.load(run.vocab)
     details = load_speakers(run.path)
     listing: dict[str, Any] = {}

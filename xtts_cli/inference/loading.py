@@ -10,7 +10,7 @@ from typing import Any, Optional
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.features import MelFeatures
 from xtts_cli.errors import XttsError
-from xtts_cli.run.files import read_run
+from xtts_cli.run.files import no_vocabulary, read_run
 from xtts_cli.run.restore import restore_run
 from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
@@ -27,9 +27,10 @@ def load_run(run_dir: Path, step: Optional[int] = None, notes: Optional[list[str
     config, run = speaking_run(run_dir)
     kind = kind_for(config)
     if not run.vocab.is_file():
-        raise XttsError(
+        raise no_vocabulary(
+            run_dir,
             f"{run_dir} is not an xtts run directory (no vocab.json)",
-            hint="pass the --run-dir of an `xtts train` run, e.g. runs/tiny-cpu",
+            "pass the --run-dir of an `xtts train` run, e.g. runs/tiny-cpu",
         )
     tokenizer = Tokenizer.load(run.vocab)
     model = kind.build_network(config, tokenizer)

@@ -139,6 +139,38 @@ class RunDir:
             return None
 
 
+def no_checkpoint_hint(run_dir: str | Path, flag: str = "") -> str:
+    """What to do about a run with no checkpoint: wait, when it is training now, else train it."""
+    import shlex
+
+    from xtts_cli import locks
+
+    training = locks.held_by(Path(run_dir).expanduser())
+    if training is not None:
+        return (
+            f"it is training now ({training}): its first checkpoint is written at training.save_step; "
+            "wait for it" + (f", or pass {flag} another run" if flag else "")
+        )
+    train = f"xtts train --run-dir {shlex.quote(str(run_dir))}"
+    return f"train it first ({train}), or pass {flag} another run" if flag else f"train first: {train}"
+
+
+def no_vocabulary(run_dir: str | Path, error: str, hint: str, named: str = ""):
+    """The XttsError for a run with no vocab.json: `error` and `hint`, unless it is training now and
+    has not written it yet (it does once its data is scanned); `named`: how the error names the run."""
+    from xtts_cli import locks
+    from xtts_cli.errors import XttsError
+
+    training = locks.held_by(Path(run_dir).expanduser())
+    if training is None:
+        return XttsError(error, hint=hint)
+    return XttsError(
+        f"{named or run_dir} holds no vocabulary yet (vocab.json)",
+        hint=f"it is training now ({training}): it writes one once its data is scanned, and its first "
+        "checkpoint at training.save_step; wait for it",
+    )
+
+
 def read_run(run_dir: Path, flag: str = "--run-dir") -> tuple[XttsConfig, RunDir]:
     """A run directory's config and its `RunDir` (checkpoints where training.checkpoint_dir put them);
     `flag`: the option it was given to, which the error's hint names."""

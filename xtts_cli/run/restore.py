@@ -4,7 +4,6 @@ keeps, falling back past one that cannot be read). Building the network is its m
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Optional
 
@@ -12,7 +11,7 @@ import tensorflow as tf
 
 from xtts_cli.errors import XttsError
 from xtts_cli.model.transfer import child_node, listed_variable_keys, object_graph
-from xtts_cli.run.files import RunDir
+from xtts_cli.run.files import RunDir, no_checkpoint_hint
 
 
 def restore_model(model, checkpoint: str) -> int:
@@ -90,10 +89,7 @@ def restore_run(
             )
         complete = [wanted]
     if not complete:
-        raise XttsError(
-            f"{run.checkpoints} holds no checkpoint yet",
-            hint="train first: xtts train --run-dir " + shlex.quote(str(run_dir)),
-        )
+        raise XttsError(f"{run.checkpoints} holds no checkpoint yet", hint=no_checkpoint_hint(run_dir))
     pointed = run.pointed_checkpoint() if step is None else None
     latest = pointed or complete[0]
     tried: list[str] = []

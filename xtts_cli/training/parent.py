@@ -7,7 +7,6 @@ it too. The weights themselves move in `model.transfer.transfer_weights`.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
@@ -18,7 +17,7 @@ from xtts_cli.config.model_kinds import AcousticConfig
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.text import Tokenizer
 from xtts_cli.errors import XttsError
-from xtts_cli.run.files import read_run
+from xtts_cli.run.files import no_checkpoint_hint, no_vocabulary, read_run
 
 __all__ = ["ParentRun", "inherit", "open_parent", "with_base_network"]
 
@@ -289,8 +288,7 @@ def open_parent(spec: str | Path) -> ParentRun:
         checkpoint = _latest(run.checkpoints)
         if checkpoint is None:
             raise XttsError(
-                f"--init-from {spec}: that run holds no checkpoint yet",
-                hint=f"train it first (xtts train --run-dir {shlex.quote(str(spec))}), or pass another run",
+                f"--init-from {spec}: that run holds no checkpoint yet", hint=no_checkpoint_hint(spec, "--init-from")
             )
     elif Path(f"{given}.index").is_file() and _CHECKPOINT.match(given.name):
         found = _run_of_checkpoint(given)
@@ -323,7 +321,12 @@ def open_parent(spec: str | Path) -> ParentRun:
     tokenizer = None
     if kind_for(config).speaks:
         if not run.vocab.is_file():
-            raise XttsError(f"--init-from {spec}: that run has no vocab.json", hint="pass a run `xtts train` wrote")
+            raise no_vocabulary(
+                spec,
+                f"--init-from {spec}: that run has no vocab.json",
+                "pass a run `xtts train` wrote",
+                named=f"--init-from {spec}: that run",
+            )
         tokenizer = Tokenizer.load(run.vocab)
         if not tokenizer.languages:
             raise XttsError(
