@@ -296,6 +296,9 @@ def test_device_index_on_a_machine_without_it(runner, write_config) -> None:
     payload = json.loads(result.stdout)
     messages = [f["message"] for f in payload["findings"] if f["id"] == "device-not-found"]
     assert len(messages) == 2 and "available none" in messages[0]
+    # No layout is shown as "what xtts train runs here": training refuses this one.
+    assert payload["settings"] is None
+    assert "resolved settings" not in runner.invoke(app, ["validate", "-c", str(path)]).stdout
 
 
 def test_runtime_mode_over_compressed_audio_at_other_rates_is_pointed_to_auto(runner, write_config) -> None:

@@ -320,6 +320,8 @@ def plan_from_machine(devices: DevicesConfig, machine: MachineInfo) -> DevicePla
     elif machine.gpus:
         names = tuple(f"/device:GPU:{i}" for i in range(len(machine.gpus)))
         plan = _plan_from_names(local, names, "GPU", "GPUs NVML lists", tuple(machine.gpus))
+    elif local.splits_data_and_model:  # a split of GPUs this machine lacks: refused, as training refuses it
+        raise _device_error("data_gpu", local.data_gpu or 0, 0, "GPUs NVML lists")
     else:
         plan = DevicePlan(kind="single", data_device=None, model_device="/device:CPU:0", device_type="CPU")
     return replace(plan, threads=plan_threads())
