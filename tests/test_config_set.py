@@ -55,6 +55,26 @@ def test_a_bad_value_points_at_the_command_line_not_the_file(write_config) -> No
     assert "command line" in (caught.value.hint or "")
 
 
+@pytest.mark.parametrize(
+    ("item", "example"),
+    [
+        ("training.test_sentences=Hello there.", '--set \'training.test_sentences=["Hello there.", '),
+        ("data.datasets=/data/voice", "--set 'data.datasets=[{path: /data/voice-a}, "),
+        ("data.text_cleaners=basic_cleaners", "--set 'data.text_cleaners=[multilingual_cleaners]'"),  # its default
+    ],
+)
+def test_a_list_key_given_one_value_is_shown_a_list_to_copy(item: str, example: str, runner) -> None:
+    with pytest.raises(ConfigError) as caught:
+        resolve_config(None, sets=[item])
+    assert "should be a valid list" in caught.value.lines[0]
+    hint = caught.value.hint or ""
+    assert f"a list is written in brackets, e.g. {example}" in hint
+    resolve_config(None, sets=[hint.split("--set '")[-1].removesuffix("'")])  # the example loads as it is
+    # As validate shows it: the brackets are text, not terminal markup it swallows.
+    result = runner.invoke(app, ["validate", "--set", item])
+    assert result.exit_code == 2 and example in result.output, result.output
+
+
 def test_a_flag_and_a_set_that_disagree_are_refused() -> None:
     with pytest.raises(ConfigError, match="data.batch_size is given twice: 4 by a flag and 8 by --set"):
         resolve_config(None, {"data.batch_size": 4}, sets=["data.batch_size=8"])

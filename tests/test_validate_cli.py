@@ -491,3 +491,16 @@ def test_epochs_that_end_the_run_first_are_its_length_and_the_warm_up_is_checked
     assert payload["settings"]["total_steps"] == 10 * per_epoch < 300  # not max_steps, which it never reaches
     (warmup,) = [f for f in payload["findings"] if f["id"] == "warmup-past-the-end"]
     assert f"not below the {10 * per_epoch} steps training.epochs (10) ends the run at" in warmup["message"]
+
+
+def test_a_value_in_brackets_is_shown_as_written_not_read_as_terminal_markup(runner, tmp_path) -> None:
+    import shutil
+
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+
+    data = tmp_path / "take[old]"
+    shutil.copytree(BUNDLED_SAMPLE, data)
+    result = runner.invoke(app, ["validate", "--set", f"data.dataset_path={data}"])
+    assert f"dataset take[old] (ljspeech, language en): {data}: 39 train" in result.stdout, result.stdout
+    missing = runner.invoke(app, ["validate", "--set", f"data.dataset_path={tmp_path / 'gone[old]'}"])
+    assert f"data.dataset_path '{tmp_path / 'gone[old]'}' is not a directory" in missing.stdout, missing.stdout

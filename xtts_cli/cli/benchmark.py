@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+from rich.markup import escape
 
 from xtts_cli.cli.options import (
     ConfigOption,
@@ -213,7 +214,7 @@ def _run_trials(
         section, key = dotted.split(".", 1)
         canonical.setdefault(section, {})[key] = value
     err = console(stderr=True)
-    features = prepare_features(run_data, note=lambda line: err.print(f"note: {line}"))
+    features = prepare_features(run_data, note=lambda line: err.print(f"note: {line}", markup=False, highlight=False))
     with _TrialProgress(enabled=True) as shown:
         return run_benchmark(
             loaded.config,
@@ -360,9 +361,9 @@ def _render(report, written: Optional[Path]) -> None:
             continue
         out.print(f"[dim]not swept: {stage}: {reason}[/]")
     for note in report.notes:
-        out.print(f"[dim]note: {note}[/]")
+        out.print(f"[dim]note: {escape(note)}[/]")
     if written is not None:
-        out.print(f"wrote {written}")
+        out.print(f"wrote {escape(str(written))}")
 
 
 def _trials_table(report):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from xtts_cli.cli.options import (
     BatchesOption,
@@ -175,4 +176,4 @@ def _render(report) -> None:
     errors = report.errors
     out.print(f"{len(report.findings)} finding(s), {errors} error(s)" if report.findings else "no findings")
     for note in report.notes:
-        out.print(f"[dim]note: {note}[/]")
+        out.print(f"[dim]note: {escape(note)}[/]")

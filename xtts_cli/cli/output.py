@@ -66,16 +66,18 @@ SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 def print_finding(out, finding, *, fix_note: str = "", more: Iterable[str] = ()) -> None:
     """One finding as every command shows it: severity, id, the input-bound share it costs when
     measured, the message; then the fix (with `fix_note` after it) and any `more` lines."""
+    from rich.markup import escape  # a message quotes the user's values: "[laughs]" is text, not a style
+
     style = SEVERITY_STYLE[finding.severity]
     gain = getattr(finding, "expected_gain_percent", None)
     # The share a measured finding costs: the step's wait for data, or for a contended host its stall.
     measure = "host contention" if finding.id == "host-contention" else "input-bound"
     cost = f" ({measure} {gain:.0f} %)" if gain is not None else ""
-    out.print(f"[{style}]{finding.severity:<7}[/] [bold]{finding.id}[/]{cost}: {finding.message}")
+    out.print(f"[{style}]{finding.severity:<7}[/] [bold]{finding.id}[/]{cost}: {escape(finding.message)}")
     if finding.fix is not None:
-        out.print(f"         fix: {finding.fix.describe()}{fix_note}")
+        out.print(f"         fix: {escape(finding.fix.describe())}{fix_note}")
     for line in more:
-        out.print(f"         {line}")
+        out.print(f"         {escape(line)}")
 
 
 TOP_SPEAKERS = 5
@@ -139,12 +141,13 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
         outside = sum(n for reason, n in dataset.bad_reasons.items() if reason in OUTSIDE_LIMITS)
         limits = f", {outside:,} outside the length limits" if outside else ""
         out.print(
-            f"[bold]dataset[/] {dataset.name} ({dataset.format}, language {dataset.language}{weight}): {dataset.path}: "
+            f"[bold]dataset[/] {escape(dataset.name)} ({dataset.format}, language {dataset.language}{weight}): "
+            f"{escape(dataset.path)}: "
             f"{dataset.train_items:,} train + {dataset.eval_items:,} validation clips, "
             f"{dataset.bad_items - outside:,} bad{limits}; {span(dataset.hours * 60)}"
         )
         speakers = list(dataset.speaker_minutes.items())
-        largest = ", ".join(f"{name[:24]} {span(minutes)}" for name, minutes in speakers[:TOP_SPEAKERS])
+        largest = ", ".join(f"{escape(name[:24])} {span(minutes)}" for name, minutes in speakers[:TOP_SPEAKERS])
         more = f", +{len(speakers) - TOP_SPEAKERS:,} more" if len(speakers) > TOP_SPEAKERS else ""
         out.print(f"  {len(speakers):,} speaker{'' if len(speakers) == 1 else 's'}: {largest}{more}")
         for note in dataset_notes(dataset):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Optional
 
 import typer
+from rich.markup import escape
 
 from xtts_cli.cli.options import (
     BatchesOption,
@@ -242,7 +243,7 @@ def _render(profile, report, where: str) -> None:
         _render_sweep(out, report)
 
     for note in profile.notes:
-        out.print(f"[dim]note: {note}[/]")
+        out.print(f"[dim]note: {escape(note)}[/]")
 
 
 def _render_stages_and_baseline(out, profile) -> None:
@@ -319,4 +320,4 @@ def _render_sweep(out, report) -> None:
     else:
         out.print(f"best: the current settings ({_rate(best.samples_per_sec)} samples/s)")
     for note in report.notes:
-        out.print(f"[dim]note: {note}[/]")
+        out.print(f"[dim]note: {escape(note)}[/]")

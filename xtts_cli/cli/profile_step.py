@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+from rich.markup import escape
 
 from xtts_cli.cli.options import (
     BatchSizeOption,
@@ -217,9 +218,11 @@ def _render(profile) -> None:
     if not profile.recommendations:
         out.print("no changes recommended by these timings (`xtts validate` checks the settings themselves)")
     for note in profile.notes:
-        out.print(f"[dim]note: {note}[/]")
+        out.print(f"[dim]note: {escape(note)}[/]")
     if profile.tensorboard_dir:
-        out.print(f"[dim]note: the per-step series are in {profile.tensorboard_dir} (tensorboard --logdir it)[/]")
+        out.print(
+            f"[dim]note: the per-step series are in {escape(str(profile.tensorboard_dir))} (tensorboard --logdir it)[/]"
+        )
 
 
 def _contention_line(out: Any, profile: Any) -> None:

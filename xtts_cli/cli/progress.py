@@ -8,6 +8,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, Optional
 
+from rich.markup import escape
+
 from xtts_cli.cli.output import console, dataset_notes, span
 
 if TYPE_CHECKING:
@@ -111,22 +113,22 @@ class TrainingProgress:
         elif isinstance(event, RunStarted):
             result = event.result
             verb = "resuming at step" if result.resumed else "starting at step"
-            self.err.print(f"run {result.run_dir}: {verb} {result.start_step}; {result.device_plan}")
+            self.err.print(f"run {result.run_dir}: {verb} {result.start_step}; {result.device_plan}", markup=False)
             for note in result.notes:
-                self.err.print(f"[yellow]note[/]: {note}")
+                self.err.print(f"[yellow]note[/]: {escape(note)}")
             self.total = event.total_steps
             if self.live:  # after the first step's trace, which shows as a spinner until then
                 self._bar_from = (result.start_step, self.total)
         elif isinstance(event, StepLogged):
             self._logged(event)
         elif isinstance(event, Noted):
-            self.err.print(f"[yellow]{event.label}[/]: {event.message}")
+            self.err.print(f"[yellow]{event.label}[/]: {escape(event.message)}")
         elif isinstance(event, Watched):
             if event.state == "warning":
                 fix = f" (fix: {event.fix})" if event.fix else ""
-                self.err.print(f"[yellow]watch[/]: step {event.step}: {event.id}: {event.message}{fix}")
+                self.err.print(f"[yellow]watch[/]: step {event.step}: {event.id}: {escape(event.message)}{escape(fix)}")
             else:
-                self.err.print(f"[green]watch[/]: step {event.step}: {event.id} recovered: {event.message}")
+                self.err.print(f"[green]watch[/]: step {event.step}: {event.id} recovered: {escape(event.message)}")
         elif isinstance(event, Validated):
             message = f"val   | step: {event.step} | val_loss: {event.val_loss:.4f}"
             if event.alignment_score is not None:
@@ -155,13 +157,13 @@ class TrainingProgress:
                 f"validation items, {span(dataset.hours * 60)}, {speakers:,} speaker{'' if speakers == 1 else 's'}, "
                 f"{dataset.bad_items:,} skipped{repeats}"
             )
-            for note in dataset_notes(dataset):
+            for note in dataset_notes(dataset):  # markup, its values escaped
                 self.err.print(f"[yellow]note[/]: {note}")
         shared = scan.shared_speakers()
         if shared:
             from xtts_cli.diagnosis.checkup import shared_speakers_line
 
-            self.err.print(f"[yellow]note[/]: {shared_speakers_line(shared)} (xtts validate says more)")
+            self.err.print(f"[yellow]note[/]: {escape(shared_speakers_line(shared))} (xtts validate says more)")
 
     def _logged(self, event: StepLogged) -> None:
         if self._bar_from is not None and self._progress is None:
@@ -192,7 +194,7 @@ class TrainingProgress:
             self._progress = None
         out = console()
         loss = f"{result.first_loss:.4f} -> {result.last_loss:.4f}" if result.first_loss is not None else "n/a"
-        out.print(f"run: {result.run_dir}")
+        out.print(f"run: {result.run_dir}", markup=False)
         out.print(f"steps: {result.start_step} -> {result.final_step}   loss: {loss}")
         if result.last_val_loss is not None:
             score = result.last_alignment_score

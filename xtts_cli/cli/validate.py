@@ -124,11 +124,13 @@ def _render_schema_failure(config: Optional[Path], exc, json_output: bool, fixin
             payload["diff"] = ""
         print_json(payload)
         return
+    from rich.markup import escape
+
     out = console(stderr=True)
     for finding in found:
-        out.print(f"[{SEVERITY_STYLE[finding.severity]}]{finding.severity}[/]: {finding.message}")
+        out.print(f"[{SEVERITY_STYLE[finding.severity]}]{finding.severity}[/]: {escape(finding.message)}")
     if exc.hint:
-        out.print(f"hint: {exc.hint}")
+        out.print(f"hint: {escape(exc.hint)}")
     if fixing:
         out.print("nothing fixed: --fix edits a config that loads; correct the lines above by hand first")
 
@@ -139,7 +141,7 @@ def _render_settings(settings: dict[str, Any]) -> None:
     out = console()
     out.print("[bold]resolved settings[/] (what xtts train runs here):")
     for line in describe_settings(settings):
-        out.print(f"  {line}", highlight=False)
+        out.print(f"  {line}", markup=False, highlight=False)
 
 
 def _count(number: int, noun: str) -> str:

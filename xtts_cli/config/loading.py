@@ -291,6 +291,9 @@ def build_config(
         wrong = [key for key in given if any(_names(key, line) for line in [*earlier, *lines])]
         if wrong:
             hint = f"fix the value given on the command line for {', '.join(wrong)} (--set or its flag)"
+            lists = [key for key in wrong if any(_names(key, line) and "a valid list" in line for line in lines)]
+            if lists:
+                hint += "; a list is written in brackets, e.g. " + ", ".join(_list_example(key) for key in lists)
         raise ConfigError(*earlier, *lines, hint=hint) from None
     if earlier:
         wrong = [key for key in given if any(_names(key, line) for line in earlier)]
@@ -298,6 +301,27 @@ def build_config(
             hint = f"fix the value given on the command line for {', '.join(wrong)} (--set or its flag)"
         raise ConfigError(*earlier, hint=hint)
     return config
+
+
+# A list key's --set written out, where its default shows no item to copy.
+_LIST_EXAMPLES = {
+    "data.datasets": "[{path: /data/voice-a}, {path: /data/vctk, format: vctk}]",
+    "training.test_sentences": '["Hello there.", "How are you today?"]',
+    "training.freeze": "[text_encoder, speaker_encoder]",
+}
+
+
+def _list_example(key: str) -> str:
+    """`--set 'KEY=[...]'` for a list key: its own example, else its default in YAML's flow style."""
+    import yaml
+
+    section, _, name = key.partition(".")
+    example = _LIST_EXAMPLES.get(key)
+    if example is None:
+        field_info = section_fields().get(section, {}).get(name)
+        default = field_info.get_default(call_default_factory=True) if field_info is not None else None
+        example = yaml.safe_dump(default, default_flow_style=True).strip() if default else "[a, b]"
+    return f"--set '{key}={example}'"
 
 
 def _names(key: str, line: str) -> bool:
