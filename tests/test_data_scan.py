@@ -253,6 +253,36 @@ def test_a_broken_file_is_bad_whatever_its_length_and_a_sound_one_outside_the_li
     assert report.outside_limits == 1 and report.bad_fraction == pytest.approx(1 / 3)
 
 
+def test_a_silent_wav_is_a_bad_item_and_a_quiet_one_or_one_that_starts_silent_is_not(tmp_path, monkeypatch):
+    import numpy as np
+    import soundfile
+
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "ds"
+    shutil.copytree(BUNDLED_SAMPLE, root)
+    wavs = root / "wavs"
+    speech, rate = soundfile.read(str(wavs / "XTTS001-0004.wav"), dtype="float32")
+    silence = np.zeros(2 * rate, np.float32)
+    soundfile.write(str(wavs / "XTTS001-0001.wav"), silence, rate, subtype="PCM_16")
+    soundfile.write(str(wavs / "XTTS001-0002.wav"), silence, rate, subtype="PCM_24")
+    soundfile.write(str(wavs / "XTTS001-0003.wav"), np.stack([silence, silence], 1), rate, subtype="FLOAT")
+    # A silent opening before the voice (a window of the look falls in it), and a voice at -70 dBFS.
+    soundfile.write(str(wavs / "XTTS001-0004.wav"), np.concatenate([silence, speech]), rate, subtype="PCM_16")
+    soundfile.write(str(wavs / "XTTS001-0005.wav"), speech * (10 ** (-70 / 20) / np.abs(speech).max()), rate)
+    soundfile.write(str(wavs / "XTTS001-0006.wav"), silence, rate, subtype="PCM_U8")
+    for n, subtype in ((7, "FLOAT"), (8, "PCM_24"), (9, "PCM_U8")):  # a voice in each sample format
+        soundfile.write(str(wavs / f"XTTS001-000{n}.wav"), speech, rate, subtype=subtype)
+    for _ in range(2):  # the second scan reads the stored headers, and still finds them silent
+        report = scan_dataset(DataConfig(dataset_path=str(root)))
+        assert {bad.path: bad.reason for bad in report.bad} == {
+            f"wavs/XTTS001-000{n}.wav": "silent" for n in (1, 2, 3, 6)
+        }
+        assert report.bad[0].detail == "its loudest sample is under -80 dBFS: silence, no speech to learn"
+        assert len(report.items) == 36
+
+
 def test_a_second_scan_reads_only_the_headers_of_files_that_changed(tmp_path, monkeypatch):
     from xtts_cli.data import scan_cache
 

@@ -2,7 +2,9 @@
 
 The dataset scan runs this over every file before training, so it must be fast on a large corpus:
 it reads the container header (and, for Ogg, the last page; for MP3, the 4-byte frame headers),
-never the audio. Standard library only: the scan is not part of the training graph.
+not the audio, except a float WAV's (for NaN) and, for the scan, a few windows of a WAV's
+(`check_sound`: read whole only when it is silent). No TensorFlow: the scan is not part of the
+training graph.
 
 The decoded length it reports is the length the in-graph decoders (`audio.py`) produce, so the
 scan's frame estimates are exact and length bucketing is decided before any audio is decoded.
@@ -18,6 +20,14 @@ from dataclasses import dataclass
 from typing import BinaryIO, Optional
 
 SUPPORTED_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
+
+# A clip whose loudest sample is under -80 dBFS holds no sound: no voice to learn, nor to clone.
+SILENT_PEAK = 1e-4
+# A WAV clip is looked at in this many windows of SOUND_WINDOW frames, spread over it, before it is
+# read whole: a recording's noise floor alone is above SILENT_PEAK, so the first window of any clip
+# with sound in it ends the look (a few KB read); only a silent clip is read to its end.
+SOUND_WINDOWS = 8
+SOUND_WINDOW = 2048
 
 # WAVE format tags (mmreg.h). WAVE_FORMAT_EXTENSIBLE carries the real tag in its sub-format GUID.
 _WAVE_PCM = 0x0001
@@ -93,6 +103,60 @@ def _check_finite(path: str, header: AudioHeader) -> None:
     del samples
     if bad:
         raise AudioHeaderError("bad_samples", f"{bad:,} of its {count:,} float samples are NaN or infinite")
+
+
+# Each WAV codec's samples as numpy reads them, and full scale in their units.
+_WAV_SAMPLES = {
+    "wav_pcm8": ("u1", 128.0),
+    "wav_pcm16": ("<i2", 32768.0),
+    "wav_pcm24": ("u1", 8388608.0),  # 3-byte groups, put together in `_peak`
+    "wav_pcm32": ("<i4", 2147483648.0),
+    "wav_float32": ("<f4", 1.0),
+}
+
+
+def check_sound(path: str, header: AudioHeader) -> None:
+    """AudioHeaderError("silent") for a WAV whose loudest sample is under -80 dBFS (SILENT_PEAK): a
+    training clip that would teach its text as silence (the scan asks; `read_audio_header` does
+    not, for a clip to vocode or clone says its own). Windows spread over the clip are read first,
+    the middle one first (where the speech is); a clip with sound in one of them is read no
+    further (about 20 us a clip). Other formats pass unread."""
+    if header.format != "wav":
+        return
+    frame = header.channels * (header.bit_depth or 16) // 8
+    frames = header.num_samples
+    last = max(0, frames - SOUND_WINDOW)
+    windows = [
+        (i * last // (SOUND_WINDOWS - 1), SOUND_WINDOW)
+        for i in sorted(range(SOUND_WINDOWS), key=lambda i: abs(2 * i - (SOUND_WINDOWS - 1)))
+    ]
+    whole = [(start, min(1 << 18, frames - start)) for start in range(0, frames, 1 << 18)]  # when none had sound
+    try:
+        with open(path, "rb", buffering=0) as handle:
+            for start, length in [*windows, *whole]:
+                data = os.pread(handle.fileno(), length * frame, header.data_offset + start * frame)
+                if _peak(data, header.codec) >= SILENT_PEAK:
+                    return
+    except OSError:  # unreadable past its header: decoding it says so, not this look
+        return
+    raise AudioHeaderError("silent", "its loudest sample is under -80 dBFS: silence, no speech to learn")
+
+
+def _peak(data: bytes, codec: str) -> float:
+    """The largest magnitude among the samples in `data`, as a share of full scale."""
+    import numpy as np
+
+    dtype, full = _WAV_SAMPLES[codec]
+    samples = np.frombuffer(data, dtype=dtype, count=len(data) // np.dtype(dtype).itemsize)
+    if codec == "wav_pcm24":
+        groups = samples[: len(samples) // 3 * 3].reshape(-1, 3).astype(np.int32)
+        samples = groups[:, 0] | (groups[:, 1] << 8) | (groups[:, 2] << 16)
+        samples = np.where(samples >= 1 << 23, samples - (1 << 24), samples)
+    elif codec == "wav_pcm8":
+        samples = samples.astype(np.int16) - 128
+    if len(samples) == 0:
+        return 0.0
+    return float(np.abs(samples.astype(np.float64)).max()) / full
 
 
 def _read_header(path: str, size: int) -> AudioHeader:

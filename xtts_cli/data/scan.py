@@ -48,6 +48,7 @@ BadReason = Literal[
     "text_outruns_audio",
     "unreadable",
     "bad_samples",
+    "silent",
 ]
 # Reasons a clip with sound audio and a transcript is left out: the length limits in `data`, a choice
 # of the config, not a broken file. They are listed with the bad items, but a corpus with a long

@@ -19,6 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
+from xtts_cli.data.audio_headers import SILENT_PEAK
 from xtts_cli.errors import XttsError, speed_without_pace, unknown_speaker
 from xtts_cli.run.files import (
     RATE_CEILING_FACTOR,
@@ -75,7 +76,6 @@ MAX_WHOLE_REFERENCE_SECONDS = 600
 
 # A clip to clone shorter than this holds no word; one whose peak is under -80 dBFS no sound.
 MIN_CLIP_SECONDS = 0.1
-SILENT_PEAK = 1e-4
 
 
 class UnusableClipError(XttsError):
