@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -281,6 +282,38 @@ def test_a_silent_wav_is_a_bad_item_and_a_quiet_one_or_one_that_starts_silent_is
         }
         assert report.bad[0].detail == "its loudest sample is under -80 dBFS: silence, no speech to learn"
         assert len(report.items) == 36
+
+
+def test_a_file_or_speaker_name_that_is_not_utf8_is_a_bad_item_shown_with_escapes(tmp_path, monkeypatch, runner):
+    """A Windows zip's Latin-1 names: os.listdir gives them as surrogates, which cannot be hashed for
+    the split, stored in the memo or written as JSON."""
+    from xtts_cli.cli.app import app
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    clip = BUNDLED_SAMPLE / "wavs" / "XTTS001-0001.wav"
+    folder = tmp_path / "folder"
+    for speaker in ("me", os.fsdecode(b"J\xfcrgen")):
+        (folder / speaker).mkdir(parents=True)
+        for n in range(4):
+            shutil.copy(clip, folder / speaker / f"c{n}.wav")
+            (folder / speaker / f"c{n}.txt").write_text(f"Sentence {n}.", encoding="utf-8")
+    shutil.copy(clip, folder / "me" / os.fsdecode(b"caf\xe9.wav"))  # and no transcript
+    listed = tmp_path / "listed"
+    shutil.copytree(BUNDLED_SAMPLE, listed)
+    shutil.copy(clip, listed / "wavs" / os.fsdecode(b"caf\xe9.wav"))  # beside the clips, in no row
+    for _ in range(2):  # and from the scan's memo
+        report = scan_dataset(DataConfig(dataset_path=str(folder), max_bad_file_fraction=0.9))
+        assert sorted(bad.path for bad in report.bad if bad.reason == "not_utf8") == [
+            *(f"J\\xfcrgen/c{n}.wav" for n in range(4)),
+            "me/caf\\xe9.wav",
+        ]
+        assert len(report.items) == 4 and set(report.speakers) == {"me"}
+    result = runner.invoke(app, ["validate", "--set", f"data.dataset_path={folder}", "--json"])
+    bad = {item["path"]: item["detail"] for item in json.loads(result.stdout)["dataset"]["bad_files"]}
+    assert bad["me/caf\\xe9.wav"].startswith("its file or folder name is not UTF-8")
+    result = runner.invoke(app, ["validate", "--set", f"data.dataset_path={listed}", "--json"])
+    assert json.loads(result.stdout)["dataset"]["datasets"][0]["unlisted_example"] == "wavs/caf\\xe9.wav"
 
 
 def test_a_second_scan_reads_only_the_headers_of_files_that_changed(tmp_path, monkeypatch):

@@ -79,9 +79,38 @@ def read_layout(root: Path, data: DataConfig, dataset_format: str = "auto") -> L
     """The entries of the dataset at `root` in `dataset_format` (`auto`: detected)."""
     fmt = detect_format(root, data) if dataset_format == "auto" else dataset_format
     layout = _read_layout(root, data, fmt)
+    layout = layout._replace(
+        train=_utf8_named(layout.train), eval=_utf8_named(layout.eval) if layout.eval is not None else None
+    )
     if layout.watched:
         return layout
     return layout._replace(watched=tuple((str(path), "stat") for path in layout.files))  # its metadata files
+
+
+def printable(name: str) -> str:
+    """A file name as Python lists it, with the bytes that are not UTF-8 (a Windows zip's Latin-1
+    names) shown as \\xNN escapes: what can be printed, and written into JSON."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _utf8_named(entries: list[Entry]) -> list[Entry]:
+    """`entries`, each one whose file, folder or speaker name is not UTF-8 made a `not_utf8` entry
+    with that name printable: a name that cannot be written out cannot be hashed, stored or shown."""
+    return [_not_utf8_name(entry) if _undecodable(entry) else entry for entry in entries]
+
+
+def _undecodable(entry: Entry) -> bool:
+    return any(name is not None and printable(name) != name for name in (entry.path, entry.id, entry.speaker))
+
+
+def _not_utf8_name(entry: Entry) -> Entry:
+    name = printable(entry.path or entry.id or entry.speaker or "")
+    return Entry(
+        source=printable(entry.source),
+        path=name,
+        not_utf8="its file or folder name is not UTF-8 (shown with \\xNN for its bytes): rename it in UTF-8 "
+        "(convmv -f latin1 -t utf8 -r --notest FOLDER renames a folder's)",
+    )
 
 
 def _read_layout(root: Path, data: DataConfig, fmt: str) -> Layout:

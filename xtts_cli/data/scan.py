@@ -22,7 +22,7 @@ from pydantic.dataclasses import dataclass
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS, AudioHeaderError
 from xtts_cli.data.features import kept_bytes
-from xtts_cli.data.layouts import Entry, read_layout, read_lines
+from xtts_cli.data.layouts import Entry, printable, read_layout, read_lines
 from xtts_cli.data.scan_cache import HeaderCache, ScanMemo, cache_path
 from xtts_cli.data.text import case_for, clean_text, language_normalizer, text_script
 from xtts_cli.errors import XttsError
@@ -470,7 +470,7 @@ def _deeper_audio(root: Path) -> list[str]:
         subfolders[:] = [name for name in subfolders if not name.startswith(".")]
         if len(Path(folder).relative_to(root).parts) >= 2:
             found += [
-                os.path.relpath(os.path.join(folder, name), root)
+                printable(os.path.relpath(os.path.join(folder, name), root))
                 for name in files
                 if os.path.splitext(name)[1].lower() in SUPPORTED_EXTENSIONS
             ]
@@ -489,7 +489,7 @@ def _unlisted_audio(items: list[DatasetItem], bad: list[BadItem], root: Path) ->
                 files = [e.path for e in entries if os.path.splitext(e.name)[1].lower() in SUPPORTED_EXTENSIONS]
         except OSError:
             continue
-        found += [os.path.relpath(path, root) for path in files if os.path.normpath(path) not in named]
+        found += [printable(os.path.relpath(path, root)) for path in files if os.path.normpath(path) not in named]
     return sorted(found)
 
 
