@@ -611,6 +611,23 @@ def test_the_runs_training_samples_are_listed_by_step_and_served_by_name_only(tr
     assert len(samples_of(fast)) < len(samples_of(slow))
 
 
+@pytest.mark.slow
+def test_a_sample_in_a_voice_named_in_another_script_is_served_by_its_escaped_name(trained_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(trained_run, run)
+    first = sorted((run / "samples").glob("*.wav"))[0]
+    persian = first.with_name("step0000004-0-\u0645\u0631\u06cc\u0645.wav")  # as a speaker folder named مریم writes it
+    shutil.copy(first, persian)
+    _, server, url = start(run)
+    try:
+        assert persian.name in {item["name"] for item in json.loads(get(f"{url}/api/samples")[2])}
+        status, _, body = get(f"{url}/samples/{urllib.parse.quote(persian.name)}")  # as the page asks for it
+        assert status == 200 and body == persian.read_bytes()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def chromium() -> str | None:
     return next(
         (shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None

@@ -307,3 +307,13 @@ def test_out_dash_writes_the_wav_alone_to_stdout(tmp_path):
     assert into_terminal.returncode == 1, into_terminal.stderr
     assert b"--out - writes the WAV to stdout, which is a terminal here" in into_terminal.stderr
     assert b"loading" not in into_terminal.stderr
+
+
+def test_each_voices_samples_have_their_own_file_name_whatever_the_script_of_its_speaker():
+    from xtts_cli.speech.samples import voice_labels
+
+    speakers = ["مریم", "سارا", "anna ö", "anna ä", "en-us+f3", "a b", "a/b", ""]
+    labels = voice_labels(speakers)
+    assert labels[:5] == ["-مریم", "-سارا", "-anna_ö", "-anna_ä", "-en-us_f3"]  # ASCII names as before
+    assert labels[5:] == ["-a_b", "-a_b-7", ""]  # the same after "_": the second gets its place
+    assert len(set(labels)) == len(labels)

@@ -20,7 +20,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any, Optional
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from xtts_cli.errors import XttsError
 from xtts_cli.serving.service import Refused, VoiceService
@@ -139,7 +139,7 @@ class _Handler(BaseHTTPRequestHandler):
             elif url.path == "/api/samples":
                 self._json(service.sample_list(), method=method)
             elif url.path.startswith("/samples/"):
-                name = url.path.removeprefix("/samples/")
+                name = unquote(url.path.removeprefix("/samples/"))  # the page asks for a Persian voice's escaped
                 if name not in service.samples:  # by name from the run's own list, never a path
                     raise Refused(404, f"no training sample {name[:80]!r}; /api/samples lists them")
                 try:

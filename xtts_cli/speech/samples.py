@@ -53,8 +53,6 @@ def render_sentences(
 ) -> list[Path]:
     """Render `sentences` with the model as it is at `step`, in each of `voices` (`rendering_voices`),
     into `samples` and TensorBoard; a sentence the vocabulary cannot spell is skipped with a `note`."""
-    import re
-
     from xtts_cli.data.text import UnknownCharactersError
 
     data = config.data
@@ -65,9 +63,9 @@ def render_sentences(
     samples.mkdir(parents=True, exist_ok=True)
     rate = load_speaking_rate(run_dir)
     voices = _speakable(model, voices, run_dir, data)
+    labels = voice_labels([voice.label or "" for voice in voices])
     for index, sentence in enumerate(sentences):
-        for voice in voices:
-            speaker = voice.label
+        for voice, label in zip(voices, labels):
             try:
                 speech = synthesize_speech(
                     model, tokenizer, sentence, voice, data, rate=rate, settings=config.synthesis, language=language
@@ -78,7 +76,6 @@ def render_sentences(
             audio = speech.waveform
             for said in speech.notes:  # what synthesize would say of it: a letter read as another, a mark left out
                 _note_once(note, run_dir, f"test sentence {index}: {said}")
-            label = f"-{re.sub(r'[^A-Za-z0-9_.-]+', '_', speaker)[:40]}" if speaker else ""
             target = samples / f"step{step:07d}-{index}{label}.wav"
             target.write_bytes(wav_bytes(audio, data.sample_rate))
             tf.summary.audio(
@@ -91,6 +88,20 @@ def render_sentences(
             texts[target.name] = sentence
     record_sample_texts(samples, texts)
     return written
+
+
+def voice_labels(speakers: list[str]) -> list[str]:
+    """Each voice's part of its sample's file name and TensorBoard tag: "-" and the speaker's name
+    (its letters in any script; other characters "_", 40 at most), "" for the run's reference; one
+    that another voice's already has gets its place ("-2") as well, so no voice's sample is
+    written over."""
+    import re
+
+    labels: list[str] = []
+    for place, speaker in enumerate(speakers, start=1):
+        label = "-" + re.sub(r"[^\w.-]+", "_", speaker)[:40] if speaker else ""
+        labels.append(f"{label}-{place}" if label in labels else label)
+    return labels
 
 
 # What a run's samples have said, in this process: each once, not at every sample_step.
