@@ -504,3 +504,37 @@ def test_a_value_in_brackets_is_shown_as_written_not_read_as_terminal_markup(run
     assert f"dataset take[old] (ljspeech, language en): {data}: 39 train" in result.stdout, result.stdout
     missing = runner.invoke(app, ["validate", "--set", f"data.dataset_path={tmp_path / 'gone[old]'}"])
     assert f"data.dataset_path '{tmp_path / 'gone[old]'}' is not a directory" in missing.stdout, missing.stdout
+
+
+def test_a_validation_dataset_with_too_many_bad_files_is_reported_as_that_dataset_with_its_files(
+    runner, tmp_path
+) -> None:
+    import shutil
+
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+
+    held = tmp_path / "held"
+    (held / "wavs").mkdir(parents=True)
+    rows = (BUNDLED_SAMPLE / "metadata.csv").read_text(encoding="utf-8").splitlines()[:8]
+    for row in rows:
+        shutil.copy(BUNDLED_SAMPLE / "wavs" / f"{row.split('|')[0]}.wav", held / "wavs")
+    for name in ("a", "b", "c"):
+        (held / "wavs" / f"{name}.wav").write_text("x")
+        rows.append(f"{name}|Some text.|Some text.")
+    (held / "metadata.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["validate", "--set", f"data.eval_dataset_path={held}", "--json"])
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)  # validate's own report, not a bare error
+    assert payload["valid"] is False and payload["dataset"]["train_items"] == 39
+    listed = {bad["path"]: bad["dataset"] for bad in payload["dataset"]["bad_files"]}
+    assert listed == {f"wavs/{n}.wav": "data.eval_dataset_path" for n in "abc"}
+    (unusable,) = [f for f in payload["findings"] if f["id"] == "dataset-unusable"]
+    assert unusable["message"].startswith("data.eval_dataset_path: 3 of 11 dataset items are bad")
+    assert "each is listed with its reason" in unusable["message"]
+    missing = runner.invoke(app, ["validate", "--set", f"data.eval_dataset_path={tmp_path / 'gone'}"])
+    assert f"data.eval_dataset_path: '{tmp_path / 'gone'}' is not a directory" in missing.stdout
+    assert "bundled sample" not in missing.stdout
+    listed_twice = f"data.datasets=[{{path: {BUNDLED_SAMPLE}}}, {{path: {tmp_path / 'gone'}}}]"
+    result = runner.invoke(app, ["validate", "--set", listed_twice])
+    assert "point it at that dataset's folder, or remove the entry" in result.stdout
+    assert "bundled sample" not in result.stdout

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Optional
 
 from xtts_cli.config.loading import config_variant
@@ -20,6 +21,7 @@ from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.data.plan import Output, PipelinePlan
 from xtts_cli.data.scan import DatasetItem, ScanReport
 from xtts_cli.data.text import Tokenizer
+from xtts_cli.errors import XttsError
 
 __all__ = ["RunData", "eval_items_of", "prepare"]
 
@@ -93,10 +95,16 @@ class RunData:
 
 def eval_items_of(config: XttsConfig, scan: ScanReport) -> list[DatasetItem]:
     """The validation clips: the scan's held-out share, or data.eval_dataset_path's whole dataset."""
-    from xtts_cli.data.scan import scan_dataset
+    from xtts_cli.data.scan import DatasetScanError, scan_dataset
 
     if not config.data.eval_dataset_path:
         return list(scan.eval)
+    if not Path(config.data.eval_dataset_path).expanduser().is_dir():
+        raise XttsError(
+            f"data.eval_dataset_path: {config.data.eval_dataset_path!r} is not a directory",
+            hint="point --val-data (data.eval_dataset_path) at the validation dataset's folder, or leave it empty to "
+            "hold out data.eval_fraction of the training data",
+        )
     eval_data = config_variant(
         config,
         {
@@ -107,7 +115,17 @@ def eval_items_of(config: XttsConfig, scan: ScanReport) -> list[DatasetItem]:
         },
         where="data.eval_dataset_path",
     ).data
-    return scan_dataset(eval_data).items
+    try:
+        return scan_dataset(eval_data).items
+    except DatasetScanError as exc:  # which dataset it is about: the training one scanned clean
+        raise DatasetScanError(*_named(exc.lines), hint=exc.hint, report=exc.report) from None
+    except XttsError as exc:
+        raise XttsError(*_named(exc.lines), hint=exc.hint) from None
+
+
+def _named(lines: list[str]) -> list[str]:
+    """A validation dataset's error lines, each saying which dataset it is about."""
+    return [line if line.startswith("data.eval_dataset_path") else f"data.eval_dataset_path: {line}" for line in lines]
 
 
 def prepare(

@@ -380,7 +380,9 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
     if not root.is_dir():
         raise XttsError(
             f"{source.key}: {str(root)!r} is not a directory",
-            hint="point --data (data.dataset_path) at the dataset root, or leave it empty for the bundled sample",
+            hint="point --data (data.dataset_path) at the dataset root, or leave it empty for the bundled sample"
+            if source.key == "data.dataset_path"
+            else "point it at that dataset's folder, or remove the entry",
         )
     memo = ScanMemo(root, _memo_settings(source, name, data)) if data.scan_cache else None
     stored = _from_memo(memo) if memo is not None else None

@@ -431,6 +431,9 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
                 )
             ],
         )
+    held_out = eval_dataset_failure(config, scan)
+    if held_out is not None:
+        return None, *held_out
     found = []
     broken = {r: n for r, n in scan.bad_reasons.items() if r not in OUTSIDE_LIMITS}
     if broken:
@@ -473,6 +476,31 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
     audio = config.devices.splits_data_and_model or kind_for(config).reads == "audio"
     summary = summarize_dataset(scan, config.data, "audio" if audio else "mel")
     return scan, summary, found + memory_findings(summary, config.data)
+
+
+def eval_dataset_failure(config: XttsConfig, scan) -> Optional[tuple[DatasetSummary, list[Finding]]]:
+    """What `scan_findings` reports when data.eval_dataset_path cannot be used (training would stop at
+    it): the data report with its bad files listed under the training data's, and the error; None
+    when it can (or there is none)."""
+    from xtts_cli.data.run_data import eval_items_of
+    from xtts_cli.data.scan import BAD_FILES_REMEDY, DatasetScanError
+
+    if not config.data.eval_dataset_path:
+        return None
+    summary = summarize_dataset(scan)
+    try:
+        eval_items_of(config, scan)
+    except DatasetScanError as exc:
+        if exc.report is not None:
+            held = summarize_dataset(exc.report).bad_files
+            summary.bad_files += [{**bad, "dataset": "data.eval_dataset_path"} for bad in held]
+        hint = f"each is listed with its reason: {BAD_FILES_REMEDY}" if exc.report is not None else exc.hint
+        message = "; ".join(exc.lines) + (f" ({hint})" if hint else "")
+        return summary, [Finding(id="dataset-unusable", severity="error", message=message)]
+    except XttsError as exc:
+        message = "; ".join(exc.lines) + (f" ({exc.hint})" if exc.hint else "")
+        return summary, [Finding(id="dataset-unusable", severity="error", message=message)]
+    return None
 
 
 def python_ops(dataset) -> list[str]:

@@ -507,7 +507,11 @@ def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
                 id="dataset-missing",
                 severity="error",
                 message=f"{source.key} {path!r} is not a directory (relative paths start at {Path.cwd()}); point it "
-                "at your dataset, or leave it empty for the bundled sample",
+                + (
+                    "at your dataset, or leave it empty for the bundled sample"
+                    if source.key == "data.dataset_path"
+                    else "at that dataset's folder, or remove the entry"
+                ),
             )
             continue
         own = data.model_copy(update={"metadata_train_file": source.metadata_train_file or data.metadata_train_file})
