@@ -9,6 +9,7 @@ machines the tests run on.
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -456,7 +457,7 @@ def test_benchmark_times_the_layouts_with_real_trials_and_writes_the_best_config
     text = config.read_text(encoding="utf-8").replace("data:\n", f"data:\n  dataset_path: {tmp_path / 'gone'}\n", 1)
     config.write_text("# xtts train --config tiny.yaml  # my settings, keep this comment\n" + text, encoding="utf-8")
     out = tmp_path / "best.yaml"
-    sample = f"--set=data.dataset_path={BUNDLED_SAMPLE}"
+    sample = f"--set=data.dataset_path={os.path.relpath(BUNDLED_SAMPLE, tmp_path)}"  # typed for this folder
     result = run_xtts(
         ["benchmark", "-c", str(config), sample, "--sweep", "layout", "--steps", "3", "-o", str(out), "--json"],
         cwd=tmp_path,

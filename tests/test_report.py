@@ -40,11 +40,13 @@ def test_redaction_replaces_home_dataset_names_and_always_secrets(tmp_path: Path
     # What the JSON reports name relative to the dataset, and the dataset's own (folder) name.
     report = (
         '{"bad_files": [{"path": "wavs/ana-0002.wav", "dataset": "voice"}], "datasets": [{"name": "voice", '
-        '"language": "en", "unlisted_example": "wavs/ana-0003.FLAC", "unnamed_speaker_example": "ana-0004"}]}'
+        '"language": "en", "unlisted_example": "wavs/ana-0003.FLAC", "unnamed_speaker_example": "ana-0004", '
+        '"speaker_minutes": {"voice": 1.5, "ana": 2.0}}]}'  # clips that name no speaker: the folder's
     )
     hidden = redactor(home=home, datasets=[data], environ={}, redact=True)(report)
     assert "ana-" not in hidden and '"voice"' not in hidden and '"language": "en"' in hidden
     assert '"dataset": "<dataset-name>"' in hidden and hidden.count(".wav") == 1 and ".FLAC" in hidden
+    assert '"speaker_minutes": {"<dataset-name>": 1.5, "ana": 2.0}' in hidden
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +65,7 @@ def reported(tmp_path_factory: pytest.TempPathFactory) -> dict:
     config.write_text(config.read_text().replace("  dataset_path: null", f"  dataset_path: {trained_on}", 1))
     out = home.parent / "report.tar.gz"
     env = {**subprocess_env(), **SECRETS, "HOME": str(home)}
-    args = ["report", "--data", str(data), "-r", str(run), "-o", str(out), "--quick"]
+    args = ["report", "--data", "corpora/voice", "-r", str(run), "-o", str(out), "--quick"]  # as typed in HOME
     done = subprocess.run(
         [sys.executable, "-m", "xtts_cli", *args], capture_output=True, text=True, env=env, cwd=home, timeout=900
     )
@@ -94,7 +96,7 @@ def test_the_archive_holds_every_section_and_nothing_private(reported: dict) -> 
     environment = json.loads(files["environment.json"])
     assert environment["packages"]["tensorflow"] and "cpu_budget" in environment
     everything = "\n".join(files.values())
-    assert str(home) not in everything and "~/corpora" not in everything
+    assert str(home) not in everything and "corpora/voice" not in everything
     assert not any(value in everything for value in SECRETS.values())
     assert "XTTS001-0001" not in everything and "<dataset>" in everything
     assert "voz-jane" not in files["run/config.yaml"] and "<dataset>" in files["run/config.yaml"]

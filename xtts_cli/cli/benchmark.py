@@ -249,7 +249,7 @@ def _check_out_folder(write_config: Optional[Path]) -> None:
 
 def _write_best(loaded, changes, target: Path) -> Path:
     """Apply the winning changes to the user's file text (or to the reference config) and write it to `target`."""
-    from xtts_cli.config.editing import apply_changes, own_header, write_atomically
+    from xtts_cli.config.editing import absolute_path, apply_changes, own_header, write_atomically
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.findings import ConfigChange
 
@@ -259,9 +259,12 @@ def _write_best(loaded, changes, target: Path) -> Path:
         from xtts_cli.config.reference import render_yaml
 
         text, sources = render_yaml(), {}
-    # The command line's values too (the trials ran with them); the sweep's winners come first.
+    # The command line's values too (the trials ran with them), a path absolute (it was typed for
+    # this folder); the sweep's winners come first.
     given = [
-        ConfigChange(key=key, action="remove") if value == [] else ConfigChange(key=key, value=value)
+        ConfigChange(key=key, action="remove")
+        if value == []
+        else ConfigChange(key=key, value=absolute_path(key, value))
         for key, value in loaded.given.items()
     ]
     new_text = own_header(apply_changes(text, [*changes, *given], sources), target)

@@ -47,6 +47,7 @@ def report(
     import yaml
 
     from xtts_cli.cli.output import Phases, console
+    from xtts_cli.config.editing import with_absolute_paths
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.diagnosis.report import gather, redactor, write_report
     from xtts_cli.errors import XttsError
@@ -72,7 +73,8 @@ def report(
         phase("validate, diagnose, profile-pipeline and profile-step, each in its own process")
         sections = gather(
             args,
-            yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False, allow_unicode=True),
+            # Paths absolute, as a run's config.yaml holds them: each is then redacted as a path.
+            yaml.safe_dump(with_absolute_paths(settings.model_dump(mode="json")), sort_keys=False, allow_unicode=True),
             run_dir=run_dir,
             quick=quick,
             environ=environ,
@@ -173,4 +175,5 @@ def _dataset_roots(data) -> list[str]:
     """The folders of a data section's datasets, for the report's redaction of their file names."""
     from xtts_cli.data.scan import dataset_root
 
-    return [str(dataset_root(data)), *(str(Path(c.path).expanduser().resolve()) for c in data.datasets)]
+    held_out = [str(Path(data.eval_dataset_path).expanduser().resolve())] if data.eval_dataset_path else []
+    return [str(dataset_root(data)), *(str(Path(c.path).expanduser().resolve()) for c in data.datasets), *held_out]

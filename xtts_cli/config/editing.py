@@ -189,6 +189,36 @@ def own_header(text: str, target: Path) -> str:
     return first + newline + rest
 
 
+# Keys whose values are paths read from the folder a command runs in: a config written for use from
+# any folder (a run's config.yaml, benchmark -o, a report) holds them absolute.
+PATH_KEYS = ("data.dataset_path", "data.eval_dataset_path", "data.feature_cache_dir", "training.init_from")
+
+
+def absolute_path(key: str, value: Any) -> Any:
+    """`value` of `key`, made absolute from this folder when `key` holds a path (each of
+    `data.datasets`'s too); any other key's as it is."""
+    if key in PATH_KEYS and isinstance(value, str) and value:
+        return os.path.abspath(os.path.expanduser(value))
+    if key == "data.datasets" and isinstance(value, list):
+        return [
+            {**entry, "path": absolute_path("data.dataset_path", entry["path"])}
+            if isinstance(entry, dict) and isinstance(entry.get("path"), str)
+            else entry
+            for entry in value
+        ]
+    return value
+
+
+def with_absolute_paths(tree: dict) -> dict:
+    """A config tree (`model_dump(mode="json")`) with every path key's value made absolute, in place."""
+    for key in (*PATH_KEYS, "data.datasets"):
+        section, name = key.split(".")
+        body = tree.get(section)
+        if isinstance(body, dict) and body.get(name):
+            body[name] = absolute_path(key, body[name])
+    return tree
+
+
 def write_atomically(path: Path, text: str | bytes, backup: bool = True) -> Optional[Path]:
     """Write `text` (or bytes) to `path` via a temp file, fsync and rename, then fsync the folder:
     a reader sees the old file or the new one, never half of one, even after a power cut. Keep the

@@ -83,9 +83,10 @@ def redactor(*, home: Optional[str], datasets: Sequence[str], environ: dict[str,
         reverse=True,
     )
     roots = sorted({str(Path(root)) for root in datasets if root}, key=len, reverse=True)
-    # Its folder's name is a dataset's name in the reports ("name", a bad file's "dataset").
+    # Its folder's name is a dataset's name in the reports ("name", a bad file's "dataset"), and the
+    # name of its one speaker when its clips name none (a key of "speaker_minutes").
     names = "|".join(re.escape(Path(root).name) for root in roots if Path(root).name)
-    named = re.compile(rf'("(?:name|dataset)":\s*)"(?:{names})"') if names else None
+    named = re.compile(rf'("(?:name|dataset)":\s*)"(?:{names})"|"(?:{names})"(?=:)') if names else None
 
     def hidden(path: str) -> str:
         return "/".join(
@@ -104,7 +105,7 @@ def redactor(*, home: Optional[str], datasets: Sequence[str], environ: dict[str,
         text = _RELATIVE_CLIP.sub(lambda m: hidden(m.group(1)), text)
         text = _EXAMPLE_CLIP.sub(lambda m: f'{m.group(1)}"{hidden(m.group(2))}"', text)
         if named is not None:
-            text = named.sub(r'\1"<dataset-name>"', text)
+            text = named.sub(lambda m: f'{m.group(1) or ""}"<dataset-name>"', text)
         if home and home not in ("/", ""):
             text = _whole_path(home.rstrip("/")).sub("~", text)
         return text

@@ -22,7 +22,7 @@ import yaml
 
 from xtts_cli import __version__
 from xtts_cli import locks as run_lock
-from xtts_cli.config.editing import write_atomically
+from xtts_cli.config.editing import with_absolute_paths, write_atomically
 from xtts_cli.config.loading import MOVED, LoadedConfig
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.features import MelFeatures
@@ -425,13 +425,4 @@ def _without(config, keys: tuple[str, ...]) -> dict:
     for key in keys:
         section, name = key.split(".")
         tree.get(section, {}).pop(name, None)
-    data = tree.get("data", {})
-    for name in ("dataset_path", "eval_dataset_path", "feature_cache_dir"):
-        if data.get(name):
-            data[name] = str(Path(data[name]).expanduser().absolute())
-    for dataset in data.get("datasets") or []:
-        dataset["path"] = str(Path(dataset["path"]).expanduser().absolute())
-    training = tree.get("training", {})
-    if training.get("init_from"):
-        training["init_from"] = str(Path(training["init_from"]).expanduser().absolute())
-    return tree
+    return with_absolute_paths(tree)
