@@ -538,3 +538,27 @@ def test_a_validation_dataset_with_too_many_bad_files_is_reported_as_that_datase
     result = runner.invoke(app, ["validate", "--set", listed_twice])
     assert "point it at that dataset's folder, or remove the entry" in result.stdout
     assert "bundled sample" not in result.stdout
+
+
+@pytest.mark.parametrize("frontend", ["characters", "phonemes"])
+def test_transcripts_holding_markup_or_emoji_are_a_warning_naming_the_first(runner, tmp_path, frontend) -> None:
+    import shutil
+
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+
+    data = tmp_path / "data"
+    shutil.copytree(BUNDLED_SAMPLE, data)
+    lines = (data / "metadata.csv").read_text(encoding="utf-8").splitlines()
+    lines[2] = "XTTS001-0003|I paid for pizzas \U0001f355 here.|I paid for pizzas \U0001f355 here."
+    lines[5] = lines[5].split("|")[0] + "|Fish &amp; chips <b>tonight</b>.|Fish &amp; chips <b>tonight</b>."
+    (data / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    sets = ["--set", f"data.dataset_path={data}", "--set", f"data.text_frontend={frontend}", "--json"]
+    findings = {f["id"]: f for f in json.loads(runner.invoke(app, ["validate", *sets]).stdout)["findings"]}
+    found = findings["dataset-unspoken-text"]
+    if frontend == "characters":  # the emoji would be a symbol of the vocabulary
+        assert found["message"].startswith("2 transcripts hold what nobody says (e.g. metadata.csv:3: 'I paid for")
+        assert "tags and entities, emoji and invisible characters as sounds" in found["message"]
+    else:  # espeak-ng is given no emoji: the markup alone is read
+        assert found["message"].startswith("1 transcript holds what nobody says (e.g. metadata.csv:6: 'Fish &amp;")
+    clean = runner.invoke(app, ["validate", "--json"]).stdout
+    assert "dataset-unspoken-text" not in clean

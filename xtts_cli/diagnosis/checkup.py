@@ -24,6 +24,7 @@ can make it faster: the data-service finding gives the commands that move it ont
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -333,6 +334,38 @@ def unread_digits_findings(scan, data) -> list[Finding]:
     return found
 
 
+# Markup a transcript exported from a web page or subtitles keeps: a tag (<b>, </i>, <br/>) or an
+# entity (&amp;, &#39;). Nobody says it; the run would learn its brackets and letters as sounds.
+_MARKUP = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>|&(?:[A-Za-z]+|#[0-9]+);")
+
+
+def unspoken_text_findings(scan, data) -> list[Finding]:
+    """Transcripts holding markup (both front ends read it as text) or, for a characters run, emoji
+    and invisible characters (the phonemes front end leaves those out): a warning naming the first."""
+    from xtts_cli.data.text import unspoken
+
+    characters = data.text_frontend == "characters"
+    marked = [
+        item
+        for item in scan.items
+        if _MARKUP.search(item.text) or (characters and any(unspoken(c) and not c.isspace() for c in item.text))
+    ]
+    if not marked:
+        return []
+    first = marked[0]
+    shown = first.text if len(first.text) <= 60 else first.text[:57] + "..."
+    learnt = "tags and entities" + (", emoji and invisible characters" if characters else "")
+    return [
+        Finding(
+            id="dataset-unspoken-text",
+            severity="warning",
+            message=f"{len(marked):,} transcript{'s hold' if len(marked) > 1 else ' holds'} what nobody says "
+            f"(e.g. {first.source}: {shown!r}): the run learns their {learnt} as sounds; take them out of the "
+            "transcripts",
+        )
+    ]
+
+
 def shared_speakers_line(shared: dict[str, list[str]]) -> str:
     """ "speaker 'anna' is in datasets de and fa: ... one voice" for `ScanReport.shared_speakers`."""
     named = [f"{speaker!r} in {' and '.join(datasets)}" for speaker, datasets in list(shared.items())[:3]]
@@ -449,6 +482,7 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
     if scan.outside_limits:
         found.append(outside_limits_finding(scan, config.data))
     found += unread_digits_findings(scan, config.data) + script_findings(scan, config.data)
+    found += unspoken_text_findings(scan, config.data)
     found += small_data_findings(scan, config)
     shared = scan.shared_speakers()
     if shared:
