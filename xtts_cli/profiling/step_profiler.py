@@ -112,7 +112,9 @@ class StepProfile(BaseModel):
     samples_per_sec: float = Field(description="Clips a second (steps_per_sec x batch_size).")
     overhead_us_per_step: Optional[float] = Field(None, description="The step timer's own cost per step, microseconds.")
     overhead_percent: Optional[float] = Field(None, description="That cost as a share of a step, %.")
-    gpu: Optional[list[GpuSummary]] = Field(description="NVML summary per GPU; empty when unavailable.")
+    gpu: Optional[list[GpuSummary]] = Field(
+        description="NVML summary per GPU; null when NVML saw none (gpu_unavailable_reason says why)."
+    )
     gpu_unavailable_reason: Optional[str] = Field(
         None, description="Why there are no GPU figures (no NVML, no NVIDIA driver); null when there are."
     )
