@@ -83,9 +83,17 @@ def test_init_writes_a_preset_with_its_comments_and_keeps_what_it_replaces(runne
 
 
 def test_fix_refuses_to_edit_a_preset_inside_the_package(runner):
+    from xtts_cli.devices.gpu_info import query_nvml
+
     before = (PRESETS_DIR / "rtx4090.yaml").read_text(encoding="utf-8")
     result = runner.invoke(app, ["validate", "--config", "rtx4090", "--fix"])
     assert isinstance(result.exception, XttsError) and "xtts init --preset rtx4090" in result.exception.hint
+    assert (PRESETS_DIR / "rtx4090.yaml").read_text(encoding="utf-8") == before
+    # Its preview shows the fix (without a GPU: mixed precision off) and says how to keep it.
+    preview = runner.invoke(app, ["validate", "--config", "rtx4090", "--fix", "--dry-run"])
+    note = "note: rtx4090 is a preset shipped with xtts: to keep these fixes, xtts init --preset rtx4090"
+    assert (note in preview.stderr) == ("+  mixed_precision: false" in preview.stdout)
+    assert note in preview.stderr or query_nvml()[0]  # a machine with no GPU has the fix to show
     assert (PRESETS_DIR / "rtx4090.yaml").read_text(encoding="utf-8") == before
 
 

@@ -59,14 +59,18 @@ def _refuse_unfixable_target(loaded: LoadedConfig, write: bool) -> None:
             "there is no config file to fix: no --config was given and configs/config.yaml does not exist",
             hint="write the defaults to a file first, or pass --config PATH",
         )
-    from xtts_cli.config.preset_files import PRESETS_DIR
-
-    if write and loaded.path.resolve().parent == PRESETS_DIR:
+    if write and _is_preset(loaded):
         raise ConfigError(
             f"{loaded.path.stem} is a preset shipped with xtts, not a file of yours to fix",
             hint=f"write it out first: xtts init --preset {loaded.path.stem} -o my.yaml, "
             "then xtts validate -c my.yaml --fix",
         )
+
+
+def _is_preset(loaded: LoadedConfig) -> bool:
+    from xtts_cli.config.preset_files import PRESETS_DIR
+
+    return loaded.path is not None and loaded.path.resolve().parent == PRESETS_DIR
 
 
 def _repair(loaded: LoadedConfig, fixable: list[Finding], write: bool, said: Callable[[str], None]) -> tuple[str, bool]:
@@ -85,6 +89,11 @@ def _repair(loaded: LoadedConfig, fixable: list[Finding], write: bool, said: Cal
             tofile=f"{loaded.path} (fixed)",
         )
     )
+    if not write and diff and _is_preset(loaded):  # the preview is of a file --fix will not write
+        stem = loaded.path.stem
+        said(
+            f"note: {stem} is a preset shipped with xtts: to keep these fixes, xtts init --preset {stem} -o my.yaml, then xtts validate -c my.yaml --fix"
+        )
     if not write or new_text == loaded.text:
         return diff, False
     backup = write_atomically(loaded.path, new_text)
