@@ -142,6 +142,8 @@ def tensorflow_cause(message: str) -> str:
     cause = (stated or unframed or [line for line in lines if line] or [""])[0]
     cause = re.sub(r"\x1b\[[0-9;]*m", "", cause)  # Keras wraps the cause in terminal bold
     cause = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", cause)
+    # tf.data's framing of an error raised inside a map: which transformation, then the cause.
+    cause = re.sub(r"^Error in user-defined function passed to \S+ transformation with iterator: \S+:\s*", "", cause)
     cause = re.sub(r"\s*\[Op:[^\]]*\](\s*name:.*)?$", "", cause).strip().strip("'\"").strip()
     return cause if len(cause) <= MESSAGE_CHARS else cause[: MESSAGE_CHARS - 3] + "..."
 

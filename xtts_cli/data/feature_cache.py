@@ -437,7 +437,8 @@ def _pass_error(
     return XttsError(
         f"precompute: cannot compute features of {failed.audio_path!r} ({failed.source}): "
         f"{tensorflow_cause(error.message)}",
-        hint="the file passed the header scan but does not decode; remove or re-encode it",
+        hint="the file passed the header scan but does not decode: remove its line from the metadata, or put a "
+        "sound copy in its place, and start again (the shards written so far are kept)",
     )
 
 
