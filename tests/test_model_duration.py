@@ -147,6 +147,10 @@ def test_generation_lasts_the_predicted_durations(model_and_batch):
         # --speed: three frames a character read 1.5 times faster is two, 0.75 times is four; one trace.
         assert model.generate(*inputs, 400, speed=1.5)["lengths"].numpy().tolist() == [12, 8]
         assert model.generate(*inputs, 400, speed=0.75)["lengths"].numpy().tolist() == [24, 16]
+        # Faster than a frame a character: the length still goes as 1 / speed (18 / 2.5 = 7.2, 18 / 4 =
+        # 4.5), not by steps of whole frames a character (each rounded alone: 6 at 2.5, 3 and 4 alike).
+        lengths = [model.generate(*inputs, 400, speed=s)["lengths"].numpy().tolist() for s in (2.5, 3.0, 4.0)]
+        assert lengths == [[7, 5], [6, 4], [4, 3]]
         assert model.generation_traces() == traced
     finally:
         for weight, value in zip(projection.weights, saved):

@@ -438,12 +438,15 @@ class DurationModel(AcousticModel):
         }
 
     def predict_durations(self, memory, text_mask, pace: float | tf.Tensor = 1.0):
-        """Frames per token [B, T] int32 from the predictor: round((exp(log d) - 1) / pace), >= 0,
-        0 past the text, at least one frame in all."""
+        """Frames per token [B, T] int32 from the predictor: (exp(log d) - 1) / pace, >= 0, rounded
+        along the text (each token ends at its rounded running total, so the clip's length is the
+        rounded sum: rounding each token alone made a length step with the pace, 1-frame tokens all
+        dropping out at once), 0 past the text, at least one frame in all."""
         log_durations = tf.squeeze(self.duration_predictor(memory, text_mask, training=False), -1)
         frames = tf.math.expm1(tf.cast(log_durations, tf.float32)) / tf.cast(pace, tf.float32)
-        durations = tf.cast(tf.round(tf.maximum(frames, 0.0)), tf.int32)
-        durations = tf.where(text_mask, durations, 0)
+        frames = tf.where(text_mask, tf.maximum(frames, 0.0), 0.0)
+        ends = tf.cast(tf.round(tf.cumsum(frames, axis=1)), tf.int32)
+        durations = ends - tf.pad(ends[:, :-1], [[0, 0], [1, 0]])
         empty = tf.reduce_sum(durations, axis=1, keepdims=True) < 1
         first = tf.equal(tf.range(tf.shape(durations)[1])[None, :], 0)
         return tf.where(empty & first, 1, durations)
