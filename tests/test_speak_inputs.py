@@ -157,6 +157,34 @@ def test_a_text_file_saved_with_a_byte_order_mark_and_a_form_feed_speaks_by_its_
     assert f"of {RUN}, vocoder griffin-lim; {clips / 'index.jsonl'} lists them" in done.stdout
 
 
+def test_ctrl_c_in_a_text_file_keeps_an_index_of_the_clips_written_and_says_how_far_it_got(tmp_path):
+    import json
+    import signal
+    import time
+
+    from training_support import start_xtts
+
+    lines = tmp_path / "lines.txt"
+    lines.write_text("".join(f"Sentence {n}, spoken clearly.\n" for n in range(1, 301)), encoding="utf-8")
+    clips = tmp_path / "clips"
+    process = start_xtts(
+        ["synthesize", "--text-file", str(lines), "--out-dir", str(clips), "-r", str(RUN)], tmp_path, ctrl_c=True
+    )
+    deadline = time.monotonic() + 240
+    while not (clips / "0003.wav").exists() and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    index = [json.loads(line) for line in (clips / "index.jsonl").read_text(encoding="utf-8").splitlines()]
+    written = sorted(path.name for path in clips.glob("*.wav"))
+    # Each clip it lists is there (one saved as the Ctrl-C came may not be listed yet).
+    assert 3 <= len(index) < 300 and [Path(r["out"]).name for r in index] == written[: len(index)]
+    assert f"note: interrupted after {len(index)} of 300 lines; {clips / 'index.jsonl'} lists the clips written" in (
+        stderr
+    )
+
+
 def test_an_emoji_or_a_control_character_is_left_out_and_named_not_read_aloud_by_espeak_ng():
     from xtts_cli.data.text import Tokenizer, prepare_texts, without_unspoken
 

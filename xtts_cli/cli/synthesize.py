@@ -446,11 +446,50 @@ def _clip_paths(lines: list[tuple[int, str]], out_dir: Path) -> list[Path]:
     return [out_dir / f"{number:0{width}d}.wav" for number, _ in lines]
 
 
-def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool, **voice) -> None:
-    """Each line to `out_dir`/NNNN.wav (its line number), and one JSON line each to index.jsonl."""
+def _spoken(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool, voice: dict) -> list[dict]:
+    """Each line spoken to its clip, then index.jsonl written: a record of each. On Ctrl-C the index
+    lists the clips written so far, and the user is told how far it got."""
+    records: list[dict] = []
+    try:
+        for (number, line), clip in zip(lines, _clip_paths(lines, out_dir)):
+            speech = tts.speak(line, **voice)
+            path = speech.save(clip)
+            records.append(
+                {
+                    "line": number,
+                    "text": line,
+                    "out": str(path),
+                    "seconds": round(speech.seconds, 3),
+                    "ended_by": speech.ended_by,
+                    "notes": speech.notes,
+                }
+            )
+            if not json_output:
+                sys.stderr.write(f"{path}: {speech.seconds:.2f} s  {line[:60]}\n")
+                for note in speech.notes:
+                    sys.stderr.write(f"note: {note}\n")
+    except KeyboardInterrupt:
+        _write_index(out_dir, records)
+        sys.stderr.write(
+            f"note: interrupted after {len(records)} of {len(lines)} lines; {out_dir / 'index.jsonl'} lists the "
+            "clips written\n"
+        )
+        raise
+    _write_index(out_dir, records)
+    return records
+
+
+def _write_index(out_dir: Path, records: list[dict]) -> None:
     import json
 
     from xtts_cli.config.editing import write_atomically
+
+    index = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+    write_atomically(out_dir / "index.jsonl", index, backup=False)
+
+
+def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool, **voice) -> None:
+    """Each line to `out_dir`/NNNN.wav (its line number), and one JSON line each to index.jsonl."""
     from xtts_cli.errors import XttsError
 
     for number, line in lines:  # every line, before the first is spoken: a bad line 900 loses no work
@@ -458,26 +497,7 @@ def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: 
             tts.check(line, language=voice["language"])
         except XttsError as error:
             raise XttsError(f"--text-file line {number}: {error.lines[0]}", hint=error.hint) from None
-    records = []
-    for (number, line), clip in zip(lines, _clip_paths(lines, out_dir)):
-        speech = tts.speak(line, **voice)
-        path = speech.save(clip)
-        records.append(
-            {
-                "line": number,
-                "text": line,
-                "out": str(path),
-                "seconds": round(speech.seconds, 3),
-                "ended_by": speech.ended_by,
-                "notes": speech.notes,
-            }
-        )
-        if not json_output:
-            sys.stderr.write(f"{path}: {speech.seconds:.2f} s  {line[:60]}\n")
-            for note in speech.notes:
-                sys.stderr.write(f"note: {note}\n")
-    index = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
-    write_atomically(out_dir / "index.jsonl", index, backup=False)
+    records = _spoken(tts, lines, out_dir, json_output, voice)
     written = {Path(record["out"]).name for record in records}
     others = sorted(path.name for path in out_dir.glob("*.wav") if path.name not in written)
     if others:  # an earlier call's clips: not this file's lines, and not in its index
