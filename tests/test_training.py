@@ -740,3 +740,24 @@ def test_checkpoints_whose_pointer_file_is_gone_are_resumed_from_not_trained_bes
     assert result.resumed and (result.start_step, result.final_step) == (3, 4)
     notes = [event.message for event in said if type(event).__name__ == "Noted"]
     assert any("but a damaged pointer file (checkpoint): written again, naming ckpt-3" in n for n in notes)
+
+
+def test_early_stopping_with_no_validation_clip_is_a_warning_as_the_run_starts(tmp_path: Path, runner) -> None:
+    """A handful of clips under an adapt preset: no clip is held out, so nothing can end the run
+    early; validate and train both say so, before the minutes it trains."""
+    from xtts_cli.cli.app import app
+    from xtts_cli.training.events import Noted
+
+    overrides = {"data.eval_fraction": 0.0, "training.early_stop_patience": 2, "training.max_steps": 1}
+    events: list = []
+    config = resolve_config(tiny_config(tmp_path), overrides).config
+    Controller(Trainer(config, run_dir=tmp_path / "run", progress=events.append)).run()
+    (warned,) = [e for e in events if isinstance(e, Noted) and "early_stop_patience" in e.message]
+    assert warned.label == "warning" and warned.message.startswith("training.early_stop_patience is set but the run")
+    sets = [f"--set={key}={value}" for key, value in overrides.items()]
+    found = json.loads(runner.invoke(app, ["validate", "-c", str(tiny_config(tmp_path)), *sets, "--json"]).stdout)
+    assert [f["message"] for f in found["findings"] if f["id"] == "early-stop-without-validation"] == [warned.message]
+    said: list = []
+    held_out = resolve_config(tiny_config(tmp_path), {**overrides, "data.eval_fraction": 0.1}).config
+    Controller(Trainer(held_out, run_dir=tmp_path / "held-out", progress=said.append)).run()
+    assert not [e for e in said if isinstance(e, Noted) and "early_stop_patience" in e.message]

@@ -16,6 +16,7 @@ __all__ = [
     "MODERATELY_INPUT_BOUND_PERCENT",
     "InputBoundVerdict",
     "contention_findings",
+    "early_stop_without_validation",
     "input_bound_verdict",
     "input_findings",
     "set_key",
@@ -25,6 +26,17 @@ MODERATELY_INPUT_BOUND_PERCENT = 5.0
 HIGHLY_INPUT_BOUND_PERCENT = 20.0
 
 InputBoundVerdict = Literal["not_input_bound", "moderately_input_bound", "highly_input_bound"]
+
+
+def early_stop_without_validation() -> Finding:
+    """training.early_stop_patience with no validation clip: `validate` warns of it, `train` says it
+    as it starts (an adapt preset on a handful of clips would otherwise train every step unwarned)."""
+    return Finding(
+        id="early-stop-without-validation",
+        severity="warning",
+        message="training.early_stop_patience is set but the run has no validation clip: nothing can end it early, "
+        "and it trains every step; hold some clips out (data.eval_fraction) or give data.eval_dataset_path",
+    )
 
 
 def input_bound_verdict(percent: float) -> InputBoundVerdict:

@@ -483,6 +483,10 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
         found.append(outside_limits_finding(scan, config.data))
     found += unread_digits_findings(scan, config.data) + script_findings(scan, config.data)
     found += unspoken_text_findings(scan, config.data)
+    if config.training.early_stop_patience is not None and not scan.eval and not config.data.eval_dataset_path:
+        from xtts_cli.config.remedies import early_stop_without_validation
+
+        found.append(early_stop_without_validation())
     found += small_data_findings(scan, config)
     shared = scan.shared_speakers()
     if shared:

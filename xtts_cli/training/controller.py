@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Optional, Protocol
 
 import tensorflow as tf
 
+from xtts_cli.config.remedies import early_stop_without_validation
 from xtts_cli.errors import XttsError
 from xtts_cli.training.events import (
     Noted,
@@ -123,6 +124,9 @@ class HookedRun(Protocol):
     def traces(self) -> int: ...
 
     def validate(self) -> Optional[dict[str, float]]: ...
+
+    @property
+    def validates(self) -> bool: ...
 
     @property
     def parent(self) -> Optional[ParentRun]: ...
@@ -310,6 +314,8 @@ class ValidationHook(Hook):
 
     def on_start(self, result: TrainResult) -> None:
         self._resume_early_stop(result)
+        if self.patience is not None and not self.trainer.validates:
+            self.progress(Noted(early_stop_without_validation().message, label="warning"))
         parent = self.trainer.parent
         if parent is None or result.start_step or result.early_stopped:
             return

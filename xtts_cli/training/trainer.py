@@ -153,6 +153,11 @@ class Trainer:
         """The run this one started from, on its first start (`training.init_from`)."""
         return self.parts.parent
 
+    @property
+    def validates(self) -> bool:
+        """The run has validation clips to validate on."""
+        return self.parts.input.eval_ds is not None
+
     def validate(self) -> Optional[dict[str, float]]:
         """Means of the kind's validation values (`ModelKind.validation`, val_loss first) over at most
         `max_val_batches` validation batches, or None without validation data. The first batch is
