@@ -280,6 +280,10 @@ def test_a_model_the_weights_do_not_fit_is_refused_in_one_line(base, tmp_path, r
     result = runner.invoke(app, ["train", "-c", str(path), "--init-from", str(base), "-r", str(tmp_path / "run")])
     assert str(result.exception).startswith(f"--init-from {base}: ")
     assert named in str(result.exception)
+    if "model.kind" not in changes:  # how to leave them to the base, a preset's user too
+        assert "(-c adapt-cpu or adapt-gpu does; from another preset, write it out with xtts init" in (
+            result.exception.hint
+        )
     assert not (tmp_path / "run" / "checkpoints").exists()
     checked = runner.invoke(app, ["validate", "-c", str(path), "--set", f"training.init_from={base}"])
     assert checked.exit_code == 1 and named in checked.output

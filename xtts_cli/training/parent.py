@@ -76,10 +76,17 @@ class ParentRun:
                 hint="start a vocoder from a vocoder run (-c vocoder-cpu), an acoustic model from an acoustic run",
             )
         if refusal is not None:
+            # A preset writes them all out: the adapt presets are the ones that leave them to the base.
+            start = (
+                "from a preset: xtts init -p vocoder-cpu -o my.yaml, delete its model section, pass -c my.yaml"
+                if config.model.kind == "vocoder"
+                else "-c adapt-cpu or adapt-gpu does; from another preset, write it out with xtts init -p PRESET "
+                "-o my.yaml and delete its model section"
+            )
             raise XttsError(
                 refusal,
                 hint="leave the model section, mel features (rate, hop, mels) and text front end unwritten: "
-                "they are then the base's; change the data and the training section",
+                f"they are then the base's ({start}); change the data and the training section",
             )
 
     def grow(self, tokenizer: Tokenizer) -> Tokenizer:
