@@ -761,3 +761,17 @@ def test_early_stopping_with_no_validation_clip_is_a_warning_as_the_run_starts(t
     held_out = resolve_config(tiny_config(tmp_path), {**overrides, "data.eval_fraction": 0.1}).config
     Controller(Trainer(held_out, run_dir=tmp_path / "held-out", progress=said.append)).run()
     assert not [e for e in said if isinstance(e, Noted) and "early_stop_patience" in e.message]
+
+
+@pytest.mark.slow
+def test_a_run_of_one_step_gives_no_speed_from_its_trace_alone(tmp_path: Path, runner) -> None:
+    from xtts_cli.cli.app import app
+
+    one = runner.invoke(app, ["train", "-c", str(tiny_config(tmp_path)), "--steps", "1", "-r", str(tmp_path / "run")])
+    assert one.exit_code == 0, one.output
+    (speed,) = [line for line in one.stdout.splitlines() if line.startswith("speed: ")]
+    assert speed.startswith("speed: one step, ") and speed.endswith(
+        " s with its graph's trace (more steps give a speed)"
+    )
+    more = runner.invoke(app, ["train", "-c", str(tiny_config(tmp_path)), "--steps", "3", "-r", str(tmp_path / "run")])
+    assert "steps/s" in more.stdout and "trace left out" in more.stdout, more.stdout

@@ -207,11 +207,18 @@ class TrainingProgress:
                 f"validation loss: {result.last_val_loss:.4f} at step {result.last_val_step}{best}"
                 + (f"   alignment score: {score:.3f}" if score is not None else "")
             )
-        out.print(
-            f"speed: {result.steps_per_sec:.2f} steps/s, {result.samples_per_sec:.1f} samples/s, "
-            f"data wait {result.data_wait_percent:.1f} % of step time"
-            + (f" (the first step's {result.trace_seconds:.1f} s trace left out)" if result.trace_seconds > 0 else "")
-        )
+        if result.final_step - result.start_step == 1 and result.trace_seconds > 0:  # no step but the traced one
+            out.print(f"speed: one step, {result.trace_seconds:.1f} s with its graph's trace (more steps give a speed)")
+        else:
+            out.print(
+                f"speed: {result.steps_per_sec:.2f} steps/s, {result.samples_per_sec:.1f} samples/s, "
+                f"data wait {result.data_wait_percent:.1f} % of step time"
+                + (
+                    f" (the first step's {result.trace_seconds:.1f} s trace left out)"
+                    if result.trace_seconds > 0
+                    else ""
+                )
+            )
         if result.loop_seconds > 0 and result.final_step > result.start_step:  # no step, no first to the last
             out.print(
                 f"wall clock: {result.loop_seconds:,.1f} s from the first step to the last, "
