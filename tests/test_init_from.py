@@ -358,6 +358,42 @@ def test_a_checkpoints_file_as_ls_shows_it_names_the_checkpoint(base):
         assert open_parent(str(base / "checkpoints" / name)).checkpoint == str(base / "checkpoints" / "ckpt-4")
 
 
+def test_a_base_being_trained_and_a_base_with_a_vocoder_are_said_of_as_the_run_starts_from_them(base, tmp_path, runner):
+    import shutil
+    import subprocess
+    import sys
+
+    from training_support import subprocess_env
+
+    from xtts_cli.cli.app import app
+
+    copy = tmp_path / "base"
+    shutil.copytree(base, copy, ignore=shutil.ignore_patterns(".xtts-lock"))
+    (copy / "vocoder").mkdir()
+    (copy / "vocoder" / "config.yaml").write_text("model:\n  kind: vocoder\n", encoding="utf-8")
+    _config(tmp_path, "adapt")
+    hold = "import sys, time; from pathlib import Path; from xtts_cli import locks; locks.acquire(Path(sys.argv[1]));"
+    hold += " print('held', flush=True); time.sleep(120)"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold, str(copy)], stdout=subprocess.PIPE, env=subprocess_env(), text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        result = runner.invoke(
+            app, ["validate", "-c", str(tmp_path / "adapt.yaml"), "--init-from", str(copy), "--json"]
+        )
+    finally:
+        holder.kill()
+        holder.wait()
+    (message,) = [f["message"] for f in json.loads(result.stdout)["findings"] if f["id"] == "init-from"]
+    assert f"; {copy} is training now (process {holder.pid} on " in message
+    assert "this run starts from its step 4, the latest checkpoint it had written" in message
+    assert f"; {copy} has a vocoder ({copy / 'vocoder'}), which this run does not take" in message
+    result = runner.invoke(app, ["validate", "-c", str(tmp_path / "adapt.yaml"), "--init-from", str(base), "--json"])
+    (message,) = [f["message"] for f in json.loads(result.stdout)["findings"] if f["id"] == "init-from"]
+    assert "training now" not in message and "has a vocoder" not in message
+
+
 @pytest.mark.parametrize("spec", ["nowhere", "checkpoints/ckpt-99"])
 def test_init_from_something_that_is_not_a_run_is_refused(base, tmp_path, runner, spec):
     from xtts_cli.cli.app import app

@@ -313,7 +313,7 @@ def parent_findings(config: Any, scan: Any, path: Optional[Path] = None) -> list
             f": {len(vocabulary.characters)} symbols, languages {', '.join(vocabulary.languages)}, "
             f"{len(vocabulary.speakers)} speakers"
         )
-    message += ")"
+    message += ")" + "".join(f"; {said}" for said in parent.said_of_the_base())
     if vocabulary is not None and scan is not None and scan.items:
         from xtts_cli.data.run_data import prepare
 

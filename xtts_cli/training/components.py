@@ -224,6 +224,8 @@ def _take_parent_weights(
             + (f"; new: {', '.join(news)}" if news else "; nothing new")
         )
     )
+    for said in parent.said_of_the_base():
+        progress(Noted(said))
     frozen = parent.frozen_news(news, freeze)
     if frozen:
         progress(Noted(frozen, label="warning"))

@@ -89,6 +89,29 @@ class ParentRun:
                 f"they are then the base's ({start}); change the data and the training section",
             )
 
+    def said_of_the_base(self) -> list[str]:
+        """What a user adapting this base should know of it beyond its weights: that it is training
+        now (the latest checkpoint it wrote is the one taken), and a vocoder it has that the new run
+        does not take (an acoustic run speaks through Griffin-Lim until it has one)."""
+        from xtts_cli import locks
+        from xtts_cli.run.files import VOCODER_DIR
+
+        said = []
+        training = locks.held_by(self.path)
+        if training is not None:
+            said.append(
+                f"{self.spec} is training now ({training}): this run starts from its step {self.step}, the latest "
+                "checkpoint it had written"
+            )
+        vocoder = self.path / VOCODER_DIR
+        if self.config.model.kind != "vocoder" and (vocoder / "config.yaml").is_file():
+            said.append(
+                f"{self.spec} has a vocoder ({vocoder}), which this run does not take: it speaks through Griffin-Lim "
+                f"until it has its own; pass --vocoder {vocoder} to synthesize, or adapt it to this data too "
+                f"(xtts train -c vocoder-cpu --init-from {vocoder} -r RUN/vocoder)"
+            )
+        return said
+
     def grow(self, tokenizer: Tokenizer) -> Tokenizer:
         """The new run's vocabulary: the base's, with what `tokenizer` (the new data's) adds appended."""
         assert self.tokenizer is not None, "a vocoder run has no vocabulary"
