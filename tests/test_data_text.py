@@ -271,7 +271,13 @@ def test_an_accented_letter_the_vocabulary_lacks_is_read_as_its_plain_letter():
         "a naive cafe zoe",
         ["\u00e9\u2192e", "\u00eb\u2192e", "\u00ef\u2192i", ","],
     )
-    # No plain letter to fall back on (ß, another script): refused as before, by `symbol_ids`.
+    # A Latin letter no accent makes is read as the letters it is written for, where the run has them.
+    streets = Tokenizer.build(["the street is at the sea, where eos and thor rest"], ["no_cleaners"])
+    assert streets.speakable("stra\u00dfe, \u00e6sir, h\u00f8rt, \u00fe\u00f3r") == (
+        "strasse, aesir, hort, thor",
+        ["\u00df\u2192ss", "\u00e6\u2192ae", "\u00f3\u2192o", "\u00f8\u2192o", "\u00fe\u2192th"],
+    )
+    # No plain letter to fall back on (ß in a run without "s", another script): refused, by `symbol_ids`.
     assert english.speakable("stra\u00dfe \u0436") == ("stra\u00dfe \u0436", [])
 
 

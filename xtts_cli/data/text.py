@@ -298,6 +298,29 @@ def unspoken(c: str) -> bool:
 
 ZERO_WIDTH_JOINERS = "\u200c\u200d"
 
+# Latin letters that are no letter and an accent (Unicode gives them no decomposition), as they are
+# written without them: a run that lacks one reads it so (German, Danish, Norwegian, Polish,
+# Icelandic, French, Old English spellings in names).
+LATIN_LIGATURES = {
+    "ß": "ss",
+    "ẞ": "SS",
+    "æ": "ae",
+    "Æ": "AE",
+    "œ": "oe",
+    "Œ": "OE",
+    "ø": "o",
+    "Ø": "O",
+    "ł": "l",
+    "Ł": "L",
+    "đ": "d",
+    "Đ": "D",
+    "ð": "d",
+    "Ð": "D",
+    "þ": "th",
+    "Þ": "Th",
+    "ı": "i",
+}
+
 
 def without_unspoken(text: str) -> str:
     """`text` as espeak-ng is given it: a control character a space (a line break is one), a pictograph
@@ -542,10 +565,13 @@ class Tokenizer:
 
     def _plain_letters(self, prepared: str) -> tuple[str, list[str]]:
         """A letter the vocabulary lacks read as its letter without accents where it has that one
-        ("café" in an English run: "é→e"), as a reader without the accent would say it."""
+        ("café" in an English run: "é→e"), as a reader without the accent would say it; the Latin
+        letters no accent makes as the letters they are written for ("Straße": "ß→ss")."""
         read: dict[str, str] = {}
         for c in sorted({c for c in prepared if c not in self._ids and unicodedata.category(c)[0] == "L"}):
-            plain = "".join(part for part in unicodedata.normalize("NFKD", c) if not unicodedata.combining(part))
+            plain = LATIN_LIGATURES.get(c) or "".join(
+                part for part in unicodedata.normalize("NFKD", c) if not unicodedata.combining(part)
+            )
             if plain and plain != c and all(part in self._ids for part in plain):
                 read[c] = plain
         if not read:
