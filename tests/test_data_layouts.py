@@ -541,7 +541,7 @@ def test_a_folder_of_clips_beside_their_transcripts_is_one_voice_or_a_voice_a_fo
     # clip added to the root is found.
     read = []
     real = scan_cache.read_audio_header
-    monkeypatch.setattr(scan_cache, "read_audio_header", lambda path: read.append(path) or real(path))
+    monkeypatch.setattr(scan_cache, "read_audio_header", lambda path, **look: read.append(path) or real(path, **look))
     (voices / ".xtts_features").mkdir()
     assert scan_dataset(data(voices)).model_dump() == report.model_dump() and read == []
     _clips_beside_transcripts(voices, {"": ["later"]})

@@ -324,7 +324,7 @@ def test_a_second_scan_reads_only_the_headers_of_files_that_changed(tmp_path, mo
     shutil.copytree(DATASET, root)
     read = []
     real = scan_cache.read_audio_header
-    monkeypatch.setattr(scan_cache, "read_audio_header", lambda path: read.append(path) or real(path))
+    monkeypatch.setattr(scan_cache, "read_audio_header", lambda path, **look: read.append(path) or real(path, **look))
     settings = DataConfig(dataset_path=str(root), max_bad_file_fraction=0.6)
     first = scan_dataset(settings)
     # Every file but those refused before their header: the malformed line, the escaping path and the

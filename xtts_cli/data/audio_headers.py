@@ -59,10 +59,12 @@ class AudioHeader:
         return self.num_samples / self.sample_rate
 
 
-def read_audio_header(path: str) -> AudioHeader:
+def read_audio_header(path: str, *, sound: bool = False) -> AudioHeader:
     """Header facts of `path`, or AudioHeaderError(reason, detail) saying why it is unusable: a
     file that cannot be read, a FIFO or device (never opened: a FIFO would block the scan), and a
-    header cut short or malformed in any way are each their own reason, never a traceback."""
+    header cut short or malformed in any way are each their own reason, never a traceback. With
+    `sound` (the scan), a WAV that is silent throughout is one too (`silent`, see `_check_sound`);
+    a clip to vocode or clone says its own."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -75,7 +77,10 @@ def read_audio_header(path: str) -> AudioHeader:
     if size == 0:
         raise AudioHeaderError("empty", "file is empty (0 bytes)")
     try:
-        header = _read_header(path, size)
+        with open(path, "rb") as handle:
+            header = _read_header(handle, size)
+            if sound and header.format == "wav":
+                _check_sound(handle.fileno(), header)
         if header.codec == "wav_float32":
             _check_finite(path, header)
         return header
@@ -115,28 +120,27 @@ _WAV_SAMPLES = {
 }
 
 
-def check_sound(path: str, header: AudioHeader) -> None:
+def _check_sound(descriptor: int, header: AudioHeader) -> None:
     """AudioHeaderError("silent") for a WAV whose loudest sample is under -80 dBFS (SILENT_PEAK): a
-    training clip that would teach its text as silence (the scan asks; `read_audio_header` does
-    not, for a clip to vocode or clone says its own). Windows spread over the clip are read first,
-    the middle one first (where the speech is); a clip with sound in one of them is read no
-    further (about 20 us a clip). Other formats pass unread."""
-    if header.format != "wav":
-        return
+    training clip that would teach its text as silence. The window in the middle of the clip is
+    read first (where the speech is), then windows spread over it, then the whole clip: a clip with
+    sound in one is read no further (a few microseconds a clip; benchmarks/scan_sound.py)."""
     frame = header.channels * (header.bit_depth or 16) // 8
     frames = header.num_samples
     last = max(0, frames - SOUND_WINDOW)
-    windows = [
-        (i * last // (SOUND_WINDOWS - 1), SOUND_WINDOW)
-        for i in sorted(range(SOUND_WINDOWS), key=lambda i: abs(2 * i - (SOUND_WINDOWS - 1)))
-    ]
-    whole = [(start, min(1 << 18, frames - start)) for start in range(0, frames, 1 << 18)]  # when none had sound
+
+    def loud(start: int, length: int) -> bool:
+        data = os.pread(descriptor, length * frame, header.data_offset + start * frame)
+        return _peak(data, header.codec) >= SILENT_PEAK
+
     try:
-        with open(path, "rb", buffering=0) as handle:
-            for start, length in [*windows, *whole]:
-                data = os.pread(handle.fileno(), length * frame, header.data_offset + start * frame)
-                if _peak(data, header.codec) >= SILENT_PEAK:
-                    return
+        if loud(last // 2, SOUND_WINDOW):
+            return
+        spread = (index * last // (SOUND_WINDOWS - 1) for index in range(SOUND_WINDOWS))
+        if any(loud(start, SOUND_WINDOW) for start in spread):
+            return
+        if any(loud(start, min(1 << 18, frames - start)) for start in range(0, frames, 1 << 18)):
+            return
     except OSError:  # unreadable past its header: decoding it says so, not this look
         return
     raise AudioHeaderError("silent", "its loudest sample is under -80 dBFS: silence, no speech to learn")
@@ -156,26 +160,25 @@ def _peak(data: bytes, codec: str) -> float:
         samples = samples.astype(np.int16) - 128
     if len(samples) == 0:
         return 0.0
-    return float(np.abs(samples.astype(np.float64)).max()) / full
+    return max(float(samples.max()), -float(samples.min())) / full  # as floats: -(-32768) overflows int16
 
 
-def _read_header(path: str, size: int) -> AudioHeader:
-    with open(path, "rb") as handle:
-        head = handle.read(12)
-        if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
-            return _read_wav(handle, size)
-        if head[:4] == b"fLaC":
-            return _read_flac(handle, size, 0)
-        if head[:4] == b"OggS":
-            return _read_ogg(handle, size)
-        if head[:3] == b"ID3":
-            start = _id3v2_end(head)
-            handle.seek(start)
-            if handle.read(4) == b"fLaC":
-                return _read_flac(handle, size, start)
-            return _read_mp3(handle, size, start)
-        if len(head) >= 2 and head[0] == 0xFF and (head[1] & 0xE0) == 0xE0:
-            return _read_mp3(handle, size, 0)
+def _read_header(handle: BinaryIO, size: int) -> AudioHeader:
+    head = handle.read(12)
+    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
+        return _read_wav(handle, size)
+    if head[:4] == b"fLaC":
+        return _read_flac(handle, size, 0)
+    if head[:4] == b"OggS":
+        return _read_ogg(handle, size)
+    if head[:3] == b"ID3":
+        start = _id3v2_end(head)
+        handle.seek(start)
+        if handle.read(4) == b"fLaC":
+            return _read_flac(handle, size, start)
+        return _read_mp3(handle, size, start)
+    if len(head) >= 2 and head[0] == 0xFF and (head[1] & 0xE0) == 0xE0:
+        return _read_mp3(handle, size, 0)
     if head[:4] == b"RIFF":
         raise AudioHeaderError("not_audio", "RIFF file that is not WAVE")
     raise AudioHeaderError("not_audio", "not a WAV, FLAC, Ogg Vorbis or MP3 file (unrecognised header bytes)")

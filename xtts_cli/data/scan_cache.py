@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Optional
 
-from xtts_cli.data.audio_headers import AudioHeader, AudioHeaderError, check_sound, read_audio_header
+from xtts_cli.data.audio_headers import AudioHeader, AudioHeaderError, read_audio_header
 from xtts_cli.data.read_ahead import ReadAhead
 
 CACHE_VERSION = 3  # 2: a streamed WAV (sizes 0xFFFFFFFF) is read to its end, not truncated; 3: a silent WAV is bad
@@ -96,8 +96,7 @@ class HeaderCache:
         with self._lock:
             self.reads += 1
         try:
-            header = read_audio_header(audio_path)
-            check_sound(audio_path, header)
+            header = read_audio_header(audio_path, sound=True)
         except AudioHeaderError as error:
             if error.reason == "missing":
                 raise  # gone between the stat and the read: nothing to remember
