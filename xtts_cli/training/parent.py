@@ -76,10 +76,12 @@ class ParentRun:
                 hint="start a vocoder from a vocoder run (-c vocoder-cpu), an acoustic model from an acoustic run",
             )
         if refusal is not None:
+            from xtts_cli.kinds import kind_for
+
             # A preset writes them all out: the adapt presets are the ones that leave them to the base.
             start = (
                 "from a preset: xtts init -p vocoder-cpu -o my.yaml, delete its model section, pass -c my.yaml"
-                if config.model.kind == "vocoder"
+                if not kind_for(config).speaks
                 else "-c adapt-cpu or adapt-gpu does; from another preset, write it out with xtts init -p PRESET "
                 "-o my.yaml and delete its model section"
             )
@@ -94,6 +96,7 @@ class ParentRun:
         now (the latest checkpoint it wrote is the one taken), and a vocoder it has that the new run
         does not take (an acoustic run speaks through Griffin-Lim until it has one)."""
         from xtts_cli import locks
+        from xtts_cli.kinds import kind_for
         from xtts_cli.run.files import VOCODER_DIR
 
         said = []
@@ -104,7 +107,7 @@ class ParentRun:
                 "checkpoint it had written"
             )
         vocoder = self.path / VOCODER_DIR
-        if self.config.model.kind != "vocoder" and (vocoder / "config.yaml").is_file():
+        if kind_for(self.config).speaks and (vocoder / "config.yaml").is_file():
             said.append(
                 f"{self.spec} has a vocoder ({vocoder}), which this run does not take: it speaks through Griffin-Lim "
                 f"until it has its own; pass --vocoder {vocoder} to synthesize, or adapt it to this data too "
