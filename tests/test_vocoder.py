@@ -397,8 +397,13 @@ def test_vocode_names_every_recording_it_cannot_read_before_loading_and_says_wha
     assert kept.exit_code == 0, (kept.output, kept.exception)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["good.wav", "quiet.wav"]
     assert f"note: skipped {folder / 'empty.wav'}: " in kept.stderr and "tiny.wav: 0.004 s" in kept.stderr
-    good, quiet = json.loads(kept.stdout)
+    listed = {Path(report["audio"]).name: report for report in json.loads(kept.stdout)}
+    assert list(listed) == ["empty.wav", "good.wav", "quiet.wav", "text.wav", "tiny.wav"]  # the folder's order
+    good, quiet = listed["good.wav"], listed["quiet.wav"]
     assert good["notes"] == [] and quiet["notes"] == ["silent (peak -200 dBFS): nothing to hear"]
+    assert good["skipped"] is None and good["out"] == str(tmp_path / "out" / "good.wav")
+    assert listed["tiny.wav"]["out"] is None and listed["tiny.wav"]["skipped"].startswith("0.004 s, too short")
+    assert listed["empty.wav"]["skipped"] and listed["text.wav"]["seconds"] is None
     named = runner.invoke(
         app, ["vocode", str(folder / "good.wav"), str(folder / "text.wav"), "--out-dir", str(tmp_path / "o3")]
     )
@@ -571,10 +576,12 @@ def test_a_recording_damaged_behind_its_header_is_named_not_a_traceback(runner, 
     whole = (tmp_path / "whole.flac").read_bytes()
     damaged = folder / "b_damaged.flac"
     damaged.write_bytes(whole[:200] + bytes(len(whole) - 200))
-    result = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "out")])
+    result = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "out"), "--json"])
     assert result.exit_code == 0, (result.output, result.exception)
     assert f"note: skipped {damaged}: cannot be decoded (" in result.stderr
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["a_good.wav"]
+    good, left_out = json.loads(result.stdout)
+    assert good["skipped"] is None and left_out["out"] is None and left_out["skipped"].startswith("cannot be decoded (")
     alone = runner.invoke(app, ["vocode", str(damaged), "-o", str(tmp_path / "one.wav")])
     assert isinstance(alone.exception, ClipReadError) and len(alone.exception.lines) == 1
     assert alone.exception.lines[0].startswith(f"AUDIO {str(damaged)!r} cannot be decoded (")

@@ -20,10 +20,11 @@ from xtts_cli.cli.options import (
 from xtts_cli.errors import XttsError
 
 
-def recordings(paths: list[Path]) -> tuple[list[Path], list[str]]:
+def recordings(paths: list[Path]) -> tuple[list[Path], dict[Path, str], list[str]]:
     """The files `paths` name, a folder standing for the recordings in it (sorted), every one checked
-    before anything loads; and those of a folder left out as unreadable, each with why. A file named
-    itself that cannot be vocoded is refused: the user asked for it."""
+    before anything loads: all of them in order; those of a folder that cannot be vocoded, each with
+    why; and notes on folders below those given. A file named itself that cannot be vocoded is
+    refused: the user asked for it."""
     from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS
 
     found: list[Path] = []
@@ -52,10 +53,9 @@ def recordings(paths: list[Path]) -> tuple[list[Path], list[str]]:
             raise XttsError(f"AUDIO {str(path)!r}: no such file or folder", hint="pass a recording or a folder of them")
     problems = _unreadable(found)
     named = [f"{path}: {why}" for path, why in problems.items() if path not in in_folders]
-    kept = [path for path in found if path not in problems]
-    if named or not kept:
+    if named or len(problems) == len(found):
         _refuse(named or [f"{path}: {why}" for path, why in problems.items()])
-    return kept, [f"{path}: {why}" for path, why in problems.items()] + below
+    return found, problems, below
 
 
 def _folders_of_recordings(folder: Path) -> list[Path]:
@@ -162,8 +162,8 @@ def vocode(
     What you hear is the vocoder's ceiling: an acoustic model that predicted this mel exactly
     would sound like this. With a vocoder run its own data section gives the features; with
     griffin-lim (the default) the --config's does. The vocoder loads once for every recording.
-    In a folder, recordings that cannot be read are skipped and named; a file named itself is
-    refused, and nothing is vocoded.
+    In a folder, recordings that cannot be read are skipped and named (with --json, each with
+    `out` null and why in `skipped`); a file named itself is refused, and nothing is vocoded.
 
     Examples:
 
@@ -173,9 +173,10 @@ def vocode(
 
         xtts vocode clip.wav --vocoder griffin-lim -c speak-cpu --out griffin-lim.wav
     """
-    found, skipped = recordings(audio)  # every path checked before TensorFlow loads
+    every, skipped, below = recordings(audio)  # every path checked before TensorFlow loads
+    found = [path for path in every if path not in skipped]
     targets = destinations(found, out, out_dir)
-    for problem in skipped:
+    for problem in [f"{path}: {why}" for path, why in skipped.items()] + below:
         sys.stderr.write(f"note: skipped {problem}\n")
     earlier = [target.name for target in targets if out_dir is not None and target.exists()]
     if earlier:  # an earlier call's clips, written over: said, as synthesize --out-dir says what it leaves
@@ -188,7 +189,9 @@ def vocode(
     with Phases(enabled=not json_output) as phase:
         phase(f"loading {spec} (TensorFlow and the vocoder)")
         chosen = _load_vocoder(spec, config, set_values or [])
-        reports = _vocode_all(chosen, found, targets, out_dir, named=set(audio), phase=phase)
+        reports = _vocode_all(
+            chosen, found, targets, out_dir, named=set(audio), phase=phase, skipped=skipped, order=every
+        )
     if json_output:
         from xtts_cli.cli.output import print_json
 
@@ -196,6 +199,8 @@ def vocode(
         return
     step = f" (step {chosen.step})" if chosen.step is not None else ""
     for report in reports:
+        if report["skipped"] is not None:  # named on stderr as it was left out
+            continue
         sys.stdout.write(
             f"{report['out']}: {report['seconds']:.2f} s of audio by {chosen.name}{step} "
             f"(real-time factor {report['real_time_factor']:.3f})"
@@ -204,12 +209,24 @@ def vocode(
         )
 
 
-def _vocode_all(chosen, found: list[Path], targets: list[Path], out_dir, *, named: set[Path], phase) -> list[dict]:
+def _vocode_all(
+    chosen,
+    found: list[Path],
+    targets: list[Path],
+    out_dir,
+    *,
+    named: set[Path],
+    phase,
+    skipped: dict[Path, str],
+    order: list[Path],
+) -> list[dict]:
     """Each recording in turn; one of a folder whose frames cannot be decoded (damaged behind its
-    header, which alone was read before) is skipped and named, as those with a bad header are."""
+    header, which alone was read before) is skipped and named, as those with a bad header are.
+    The report lists every recording in `order`, those left out with why (`skipped`)."""
     from xtts_cli.speech.vocoding import ClipReadError
 
     reports: list[dict[str, Any]] = []
+    left_out = [_left_out(chosen, path, why) for path, why in skipped.items()]
     for index, (path, target) in enumerate(zip(found, targets)):
         phase(f"vocoding {path}" + (f" ({index + 1} of {len(found)})" if len(found) > 1 else ""))
         try:
@@ -227,9 +244,25 @@ def _vocode_all(chosen, found: list[Path], targets: list[Path], out_dir, *, name
                 written = f"; {len(reports)} written before it: {', '.join(r['out'] for r in reports[:3])}"
                 raise XttsError(exc.lines[0], hint=str(exc.hint) + written) from None
             sys.stderr.write(f"note: skipped {path}: {exc.why}\n")
+            left_out.append(_left_out(chosen, path, exc.why))
     if not reports:
         raise XttsError("AUDIO: no recording could be decoded", hint="pass WAV, FLAC, OGG or MP3 recordings of speech")
-    return reports
+    place = {str(path): index for index, path in enumerate(order)}
+    return sorted(reports + left_out, key=lambda report: place[report["audio"]])
+
+
+def _left_out(chosen: Any, path: Path, why: str) -> dict[str, Any]:
+    """A recording's line of the report when it was not vocoded: the keys of one that was, null."""
+    return {
+        "audio": str(path),
+        "out": None,
+        "seconds": None,
+        "vocoder": chosen.name,
+        "step": chosen.step,
+        "real_time_factor": None,
+        "notes": [],
+        "skipped": why,
+    }
 
 
 def _load_vocoder(spec: str, config: Optional[Path], sets: list[str]) -> Any:
@@ -295,4 +328,5 @@ def _vocode_one(chosen: Any, path: Path, target: Path, out_dir: Optional[Path]) 
         "step": chosen.step,
         "real_time_factor": round(seconds / max(duration, 1e-9), 4),
         "notes": notes,
+        "skipped": None,
     }
