@@ -121,6 +121,7 @@ def test_the_run_is_listed_and_a_sentence_is_the_audio_it_speaks_in_process(serv
         "vocoder": "griffin-lim",
         "graphs": "built on first use",  # `xtts serve` builds them as it starts (`warm_up`)
         "speed": False,  # an autoregressive decoder: the page's speed is off
+        "speeds": [0.25, 4.0],  # what `synthesize --speed` takes
     }
     assert json.loads(get(f"{url}/api/speakers")[2]) == ["en-us+f3", "en-us", "en-gb+m3", "en-gb"]
     assert json.loads(get(f"{url}/api/languages")[2]) == ["en"]
@@ -685,7 +686,9 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         box = browser.find_element(By.ID, "text")
         assert box.get_attribute("placeholder") == f"Type what to say, e.g. {first.text}" and first.text == SENTENCE
         assert box.get_attribute("dir") == first.get_attribute("dir") == "auto"
-        assert browser.find_element(By.ID, "speed").is_enabled()  # a duration decoder's pace
+        slider = browser.find_element(By.ID, "speed")
+        assert slider.is_enabled()  # a duration decoder's pace, over the range the server takes
+        assert (slider.get_attribute("min"), slider.get_attribute("max")) == ("0.25", "4")
         # A sample plays: its audio element loads the file the run wrote.
         duration = browser.execute_async_script(
             "const done = arguments[0]; const a = document.querySelector('#samples audio');"

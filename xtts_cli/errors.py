@@ -36,6 +36,10 @@ class XttsError(Exception):
         super().__init__("; ".join(self.lines))
 
 
+# The paces a run is read at (`synthesize --speed`, a request's `speed`): beyond them words blur or drag.
+SPEEDS = (0.25, 4.0)
+
+
 def speed_without_pace(speed: float) -> XttsError:
     """`--speed` (or a request's `speed`) for a run whose decoder has no durations to scale."""
     return XttsError(

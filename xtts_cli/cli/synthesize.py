@@ -18,6 +18,7 @@ from xtts_cli.cli.options import (
     run_dir_given,
     wav_out,
 )
+from xtts_cli.errors import SPEEDS
 
 # synthesize's own arguments, in the order its help lists them.
 TextArgument = Annotated[
@@ -100,8 +101,8 @@ SpeedOption = Annotated[
     float,
     typer.Option(
         "--speed",
-        min=0.25,
-        max=4.0,
+        min=SPEEDS[0],
+        max=SPEEDS[1],
         callback=_a_pace,
         metavar="X",
         help="Reading pace: 1 is the pace the run learnt, 1.5 half again as fast, 0.8 slower (duration decoder).",

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from xtts_cli.errors import XttsError
+from xtts_cli.errors import SPEEDS, XttsError
 
 __all__ = ["Limits", "Refused", "SpeechRequest", "VoiceService", "streaming_wav_header"]
 
@@ -32,7 +32,6 @@ __all__ = ["Limits", "Refused", "SpeechRequest", "VoiceService", "streaming_wav_
 SAMPLE_NAME = re.compile(r"^step(\d+)-(\d+)(-[^/\\]*)?\.wav$")
 # The first bytes of what the reference upload may be: WAV, FLAC, Ogg, MP3 (a tag or a frame).
 AUDIO_MAGIC = (b"RIFF", b"fLaC", b"OggS", b"ID3", b"\xff\xfb", b"\xff\xf3", b"\xff\xf2")
-SPEEDS = (0.25, 4.0)  # as `xtts synthesize --speed`
 
 
 class Refused(Exception):
@@ -101,6 +100,7 @@ class VoiceService:
             "vocoder": s.vocoder.name,
             "graphs": self.graphs,
             "speed": bool(s.model.paced),  # its decoder takes `speed` (a duration decoder's pace)
+            "speeds": list(SPEEDS),  # the paces a request may ask for: the page's slider spans them
         }
 
     def speakers(self) -> list[str]:

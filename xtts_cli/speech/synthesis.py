@@ -20,7 +20,7 @@ import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
 from xtts_cli.data.audio_headers import SILENT_PEAK
-from xtts_cli.errors import XttsError, speed_without_pace, unknown_speaker
+from xtts_cli.errors import SPEEDS, XttsError, speed_without_pace, unknown_speaker
 from xtts_cli.run.files import (
     RATE_CEILING_FACTOR,
     REFERENCE_FILE,
@@ -401,10 +401,6 @@ def _placeholder_generation(model, buffer: int, rate, settings, vector=None):
     if vector is None:
         vector = tf.zeros([1, model.dims.speaker_embedding_dim], tf.float32)
     return _generate(model, [1], vector, 0, buffer, 1, 1, rate, settings or SynthesisConfig(), 1.0)
-
-
-# The pace `--speed` (and the server) take: 1 is the run's own pace.
-SPEEDS = (0.25, 4.0)
 
 
 def _check_controls(text: object, speed: object, max_frames: object, language: object = None) -> None:
