@@ -613,6 +613,13 @@ def test_vocode_refuses_a_config_beside_a_vocoder_run_instead_of_passing_it_over
     done = runner.invoke(app, [*args[:3], "griffin-lim", "--set", "data.sample_rate=16000", *args[6:]])
     assert done.exit_code == 0, (done.output, done.exception)
     assert soundfile.info(str(tmp_path / "o.wav")).samplerate == 16000
+    # A key Griffin-Lim does not read is refused, not passed over, and nothing is written.
+    (tmp_path / "o.wav").unlink()
+    ignored = runner.invoke(app, [*args[:3], "griffin-lim", "--set", "training.max_steps=5", *args[6:]])
+    assert ignored.exception.lines == [
+        "--set training.max_steps: vocode reads only the features of the data section, not this key"
+    ]
+    assert "data.n_mels" in ignored.exception.hint and not (tmp_path / "o.wav").exists()
 
 
 def test_vocode_says_which_folders_below_a_folder_it_does_not_read(runner, tmp_path: Path) -> None:

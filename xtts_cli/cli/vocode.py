@@ -273,6 +273,7 @@ def _load_vocoder(spec: str, config: Optional[Path], sets: list[str]) -> Any:
 
     check_vocoder_spec(spec)
     if is_griffin_lim(spec):
+        _features_only(sets)
         return Vocoder(GRIFFIN_LIM, resolve_config(config, sets=sets).config.data)
     if config is not None or sets:  # passed over, it would leave the user believing its features were used
         given = f"--config {config}" if config is not None else f"--set {sets[0]}"
@@ -283,6 +284,23 @@ def _load_vocoder(spec: str, config: Optional[Path], sets: list[str]) -> Any:
     from xtts_cli.run.files import read_run
 
     return load_vocoder(spec, read_run(Path(spec), "--vocoder")[0].data, acoustic_run="itself")
+
+
+def _features_only(sets: list[str]) -> None:
+    """A `--set` of a key Griffin-Lim does not read (`training.max_steps`) refused: passed over, it
+    would leave the user believing it changed the audio. The features are all it reads."""
+    import dataclasses
+
+    from xtts_cli.config.loading import parse_sets
+    from xtts_cli.data.features import MelFeatures
+
+    read = [f"data.{field.name}" for field in dataclasses.fields(MelFeatures)]
+    for key in parse_sets(sets):
+        if key not in read:
+            raise XttsError(
+                f"--set {key}: vocode reads only the features of the data section, not this key",
+                hint=f"leave it out; the keys it reads: {', '.join(read)}",
+            )
 
 
 # A recording whose loudest sample is under -60 dBFS holds nothing a listener would hear.
