@@ -199,6 +199,25 @@ def test_an_emoji_or_a_control_character_is_left_out_and_named_not_read_aloud_by
     tokenizer = Tokenizer(sorted(set(phonemes("I you. hi there"))), ["english_cleaners"], frontend="phonemes")
     ids, left_out = tokenizer.spoken_ids("I ❤️ you. hi\x00there.", None)
     assert ids and left_out == ["\x00", "\u2764", "\ufe0f"]
+    # A text that is only an emoji, among others: empty, and the others each its own (espeak-ng's
+    # wrapper dropped it from its answer, moving every later transcript onto the clip before it).
+    many = prepare_texts(["hello", "😀", "", "world"], ["english_cleaners"], "phonemes", "en")
+    assert many == [phonemes("hello"), "", "", phonemes("world")]
+
+
+def test_a_sentence_that_is_only_an_emoji_joins_the_one_before_it_to_be_left_out():
+    from xtts_cli.config.schema import DataConfig
+    from xtts_cli.data.text import Tokenizer, prepare_texts
+    from xtts_cli.speech.synthesis import check_text, text_parts
+
+    symbols = sorted(set(prepare_texts(["great job. see you soon. hi."], ["english_cleaners"], "phonemes", "en")[0]))
+    tokenizer = Tokenizer(symbols, ["english_cleaners"], frontend="phonemes", languages=["en"])
+    data = DataConfig()
+    assert text_parts(tokenizer, "Great job! 👍", data, None, language="en") == ["Great job! 👍"]
+    assert text_parts(tokenizer, "★ Hi. See you soon. ❤️", data, None, language="en") == ["★ Hi.", "See you soon. ❤️"]
+    with pytest.raises(XttsError, match="nothing left after cleaning") as alone:
+        check_text(tokenizer, "😀 ♪", data, None, language="en")
+    assert alone.value.hint == "emoji and symbols are not read aloud: write what they say in words"
 
 
 def test_a_phoneme_the_runs_data_never_held_is_read_as_its_nearest_or_left_out():

@@ -114,7 +114,20 @@ def phonemize(texts: Sequence[str], language: str) -> list[str]:
     if not texts:
         return []
     separator = Separator(phone="", syllable="", word=" ")
+    # phonemizer drops an empty text from its answer, which would move every later text onto the
+    # one before it: only texts with something to read are sent, and the empty ones stay empty.
+    spoken = [index for index, text in enumerate(texts) if text.strip()]
+    read = [""] * len(texts)
+    if not spoken:
+        return read
     # One espeak-ng library state per process: phonemizer's wrapper is not thread-safe.
     with _LOCK:
-        phonemes = _backend(voice).phonemize(list(texts), separator=separator, strip=True, njobs=1)
-    return [" ".join(text.split()) for text in phonemes]
+        phonemes = _backend(voice).phonemize([texts[i] for i in spoken], separator=separator, strip=True, njobs=1)
+    if len(phonemes) != len(spoken):  # a text phonemizer left out would shift the rest onto the wrong clips
+        raise XttsError(
+            f"espeak-ng gave {len(phonemes)} readings for {len(spoken)} texts",
+            hint="report it with `xtts report`; set data.text_frontend: characters meanwhile",
+        )
+    for index, text in zip(spoken, phonemes):
+        read[index] = " ".join(text.split())
+    return read

@@ -631,8 +631,12 @@ class Tokenizer:
                 prepared=prepared,
             ) from None
         if not ids:
+            pictures = any(unspoken(c) and not c.isspace() for c in text)  # an emoji, a star: nothing to read aloud
             raise XttsError(
-                f"the text {text!r} has nothing left after cleaning", hint="pass words the model was trained on"
+                f"the text {text!r} has nothing left after cleaning",
+                hint="emoji and symbols are not read aloud: write what they say in words"
+                if pictures
+                else "pass words the model was trained on",
             )
         return ids, left_out
 

@@ -11,6 +11,7 @@ import math
 import shlex
 import unicodedata
 import wave
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
@@ -577,7 +578,25 @@ def _parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate],
         # to read it ("by 3/4 so": a date, not "three quarters"); each part is then read as it is.
         for part in split_to_fit(sentence if fits(sentence) else tokenizer.reading(sentence, language), fits)
     ]
+    parts = _with_the_unspoken_joined(parts, lambda part: any(c.isalnum() for c in tokenizer.prepare(part, language)))
     return parts, [part for part in parts if not fits(part)]
+
+
+def _with_the_unspoken_joined(parts: list[str], says: Callable[[str], bool]) -> list[str]:
+    """`parts` with each that says nothing ("👍" after "Great job!") joined to the part before it
+    (the first's to the next), where it is left out and named as within a sentence; all of them
+    saying nothing: the text as one, refused as having nothing left to say."""
+    kept: list[str] = []
+    pending = ""  # what said nothing before the first part that does
+    for part in parts:
+        if says(part):
+            kept.append(f"{pending} {part}".strip())
+            pending = ""
+        elif kept:
+            kept[-1] = f"{kept[-1]} {part}"
+        else:
+            pending = f"{pending} {part}".strip()
+    return kept or [" ".join(parts)]
 
 
 def joined(parts: list[Speech], text: str) -> Speech:
