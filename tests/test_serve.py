@@ -371,6 +371,15 @@ def test_hostile_bodies_uploads_and_connections(served):
         answer = _all_of(url, sent)
         assert answer.count(b"HTTP/1.1 ") == answers and (b"Connection: close" in answer) == (answers == 1), answer
         assert answers == 1 or answer.split(b"HTTP/1.1 ")[2].startswith(b"200"), answer
+    # A HEAD answered with an error carries no body either: the next answer on the connection follows its head.
+    for page in (b"/nope", b"/api/tts"):
+        sent = (
+            b"HEAD "
+            + page
+            + b" HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        first, _, rest = _all_of(url, sent).partition(b"\r\n\r\n")
+        assert first.startswith((b"HTTP/1.1 404", b"HTTP/1.1 405")) and rest.startswith(b"HTTP/1.1 200"), rest[:80]
     assert error_of(get(f"{url}/samples/..%2Fconfig.yaml"))[0] == 404
     assert error_of(get(f"{url}/etc/passwd"))[0] == 404
     # A full queue: every turn and every place to wait taken, the next request is told so at once.

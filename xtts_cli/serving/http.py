@@ -338,7 +338,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
-        if method != "HEAD":
+        # No body to a HEAD, an error's included: its bytes would be read as the next answer on the connection.
+        if method != "HEAD" and getattr(self, "command", None) != "HEAD":
             self.wfile.write(body)
 
     def log_message(self, format: str, *args: Any) -> None:
