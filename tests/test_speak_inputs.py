@@ -471,3 +471,24 @@ def test_the_python_api_names_its_arguments_and_the_command_line_its_flags(tts, 
     assert missing.value.hint.startswith("pass run_dir as the directory of an `xtts train` run")
     said = runner.invoke(app, ["synthesize", "Hi.", "-r", str(RUN), "--language", "xx", "-o", str(tmp_path / "a.wav")])
     assert said.exception.lines[0].startswith("--language: this model was not trained on 'xx'")
+
+
+def test_an_export_finished_into_a_folder_another_export_filled_meanwhile_is_refused_in_one_line(tmp_path):
+    """Two exports to one new folder: the second to finish finds it filled by the first."""
+    from xtts_cli.inference.export import _move_into_place
+
+    def partial(name: str) -> Path:
+        folder = tmp_path / f".out.partial-{name}"
+        folder.mkdir()
+        (folder / "saved_model.pb").write_text(name, encoding="utf-8")
+        return folder
+
+    out = tmp_path / "out"
+    _move_into_place(partial("first"), out)  # a folder never made
+    assert (out / "saved_model.pb").read_text(encoding="utf-8") == "first"
+    with pytest.raises(XttsError, match="^--out .* already holds files: another export wrote it while this one ran"):
+        _move_into_place(partial("second"), out)
+    assert (out / "saved_model.pb").read_text(encoding="utf-8") == "first"  # the first's export is kept whole
+    (tmp_path / "empty").mkdir()
+    _move_into_place(partial("third"), tmp_path / "empty")  # an empty folder, as the start allows
+    assert (tmp_path / "empty" / "saved_model.pb").read_text(encoding="utf-8") == "third"

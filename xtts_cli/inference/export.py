@@ -68,13 +68,31 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
         partial.chmod(
             0o777 & ~current_umask()
         )  # mkdtemp's folder is the user's alone; `out` is made as mkdir makes one
-        if out.is_dir():
-            out.rmdir()  # empty: checked above
-        os.replace(partial, out)
+        _move_into_place(partial, out)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
     return {**info, "notes": tts.notes}
+
+
+def _move_into_place(partial: Path, out: Path) -> None:
+    """`partial` renamed to `out` (an empty folder is replaced); `out` filled meanwhile (a second
+    export to it, finished first) is the one-line refusal the start gives, not a traceback."""
+    import errno
+
+    try:
+        try:
+            out.rmdir()  # empty when checked; rename(2) would replace it, but not on every system
+        except FileNotFoundError:
+            pass  # never made, or removed by another export since the check
+        os.replace(partial, out)
+    except OSError as error:
+        if error.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+            raise
+        raise XttsError(
+            f"--out {out} already holds files: another export wrote it while this one ran",
+            hint="pass a new or empty folder; nothing of this export was left",
+        ) from None
 
 
 def speaks_as_speakers(tts: Synthesizer) -> bool:
