@@ -611,6 +611,10 @@ def test_the_runs_training_samples_are_listed_by_step_and_served_by_name_only(tr
     on_disk = sorted(p.name for p in (trained_run / "samples").glob("*.wav"))
     assert sorted(item["name"] for item in listed) == on_disk and {item["step"] for item in listed} == {2, 4}
     assert {(item["sentence"], item["text"]) for item in listed} == {(0, SENTENCE)}  # the page shows the words
+    # Each voice by the name /api/speakers gives and speaker_id takes, not its file name's "en-gb_m3".
+    speakers = json.loads(get(f"{url}/api/speakers")[2])
+    voices = {item["voice"] for item in listed}
+    assert voices <= set(speakers) and {"en-gb+m3", "en-us+f3"} <= voices, voices
     recorded = json.loads((trained_run / "samples" / "texts.json").read_text(encoding="utf-8"))
     assert recorded == {item["name"]: SENTENCE for item in listed}  # as the run kept them, not read from its config
     status, headers, body = get(f"{url}/samples/{listed[0]['name']}")

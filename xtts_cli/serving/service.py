@@ -120,14 +120,20 @@ class VoiceService:
         """Each sample: its step, the index of its sentence and that sentence's `text` (as the run
         recorded it; for a run that kept none, the config's training.test_sentences, else empty)."""
         from xtts_cli.run.files import load_sample_texts
+        from xtts_cli.speech.samples import voice_labels
 
         listed = []
         recorded = load_sample_texts(Path(self.synthesizer.run_dir) / "samples")
         written = self.synthesizer.config.training.test_sentences
+        # A file name holds a voice's name with "_" for what a name may not ("en-gb+m3": "en-gb_m3"):
+        # listed by the name /api/speakers gives, the one a request's speaker_id takes.
+        speakers = self.speakers()
+        named = {label.lstrip("-"): speaker for speaker, label in zip(speakers, voice_labels(speakers))}
         for name in self.samples:
             match = SAMPLE_NAME.match(name)
             assert match is not None
-            voice = (match.group(3) or "").lstrip("-")
+            label = (match.group(3) or "").lstrip("-")
+            voice = named.get(label, label)
             index = int(match.group(2))
             text = recorded.get(name, written[index] if index < len(written) else "")
             listed.append({"step": int(match.group(1)), "sentence": index, "text": text, "voice": voice, "name": name})
