@@ -366,6 +366,15 @@ def test_vocode_writes_every_recording_of_a_folder_with_one_load(runner, tmp_pat
         ["vocode", str(folder), str(folder / reports[0]["audio"].split("/")[-1]), "--out-dir", str(tmp_path / "o2")],
     )
     assert "would both be written to" in str(twice.exception) and not (tmp_path / "o2").exists()
+    assert twice.exception.hint.endswith("is passed twice (itself, and in its folder): pass it once")
+    # A folder's clip.wav and clip.flac: a rename parts them, not another --out-dir.
+    import soundfile
+
+    first = sorted(folder.glob("*.wav"))[0]
+    soundfile.write(str(first.with_suffix(".flac")), *soundfile.read(str(first)))
+    both = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "o3")])
+    assert both.exception.hint == "rename one: they are in one folder", both.exception
+    first.with_suffix(".flac").unlink()
     # Into the folder it reads, or a recording onto itself: refused before the vocoder loads, the recordings kept.
     before = {p: p.read_bytes() for p in folder.glob("*.wav")}
     first = sorted(before)[0]

@@ -118,8 +118,7 @@ def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]
     for path, target in zip(found, targets):
         if target in seen:
             raise XttsError(
-                f"{seen[target]} and {path} would both be written to {target}",
-                hint="vocode them into separate --out-dir folders, or rename one",
+                f"{seen[target]} and {path} would both be written to {target}", hint=_apart(seen[target], path)
             )
         seen[target] = path
     flag = "--out-dir" if out_dir is not None else "--out"
@@ -130,6 +129,16 @@ def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]
         wav_out(targets[0])
     keeps_the_inputs({path: "the recording" for path in found}, targets, flag, "its vocoded copy")
     return targets
+
+
+def _apart(first: Path, second: Path) -> str:
+    """How two recordings bound for one --out-dir name come apart: one named twice is passed once;
+    one folder's clip.wav and clip.flac only by a rename."""
+    if first.resolve() == second.resolve():
+        return f"{second} is passed twice (itself, and in its folder): pass it once"
+    if first.parent.resolve() == second.parent.resolve():
+        return "rename one: they are in one folder"
+    return "vocode them into separate --out-dir folders, or rename one"
 
 
 def vocode(
