@@ -203,6 +203,11 @@ def test_an_emoji_or_a_control_character_is_left_out_and_named_not_read_aloud_by
     # wrapper dropped it from its answer, moving every later transcript onto the clip before it).
     many = prepare_texts(["hello", "😀", "", "world"], ["english_cleaners"], "phonemes", "en")
     assert many == [phonemes("hello"), "", "", phonemes("world")]
+    # One it answered in two pieces (digits left to espeak-ng, as runs before numbers were read as words):
+    # one text, its pieces joined, and the next text its own.
+    prices = "It costs $1,999.50 on 12/25/2020."
+    old = prepare_texts([prices, "world"], ["english_cleaners"], "phonemes", "en", "characters")
+    assert len(old) == 2 and old[1] == phonemes("world") and "fˈɪfti" in old[0] and "slˈæʃ" in old[0]
 
 
 def test_a_sentence_that_is_only_an_emoji_joins_the_one_before_it_to_be_left_out():

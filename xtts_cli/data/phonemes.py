@@ -114,20 +114,20 @@ def phonemize(texts: Sequence[str], language: str) -> list[str]:
     if not texts:
         return []
     separator = Separator(phone="", syllable="", word=" ")
-    # phonemizer drops an empty text from its answer, which would move every later text onto the
-    # one before it: only texts with something to read are sent, and the empty ones stay empty.
+    # phonemizer drops an empty text from its answer, and its punctuation keeping answers some texts
+    # in two ("$1,999.50 on 12/25" parts at the "."), each moving every later text onto the wrong one:
+    # only texts with something to read are sent, and where the answer does not match them one for
+    # one, each is read alone and its pieces joined.
     spoken = [index for index, text in enumerate(texts) if text.strip()]
     read = [""] * len(texts)
-    if not spoken:
-        return read
+    backend = _backend(voice)
     # One espeak-ng library state per process: phonemizer's wrapper is not thread-safe.
     with _LOCK:
-        phonemes = _backend(voice).phonemize([texts[i] for i in spoken], separator=separator, strip=True, njobs=1)
-    if len(phonemes) != len(spoken):  # a text phonemizer left out would shift the rest onto the wrong clips
-        raise XttsError(
-            f"espeak-ng gave {len(phonemes)} readings for {len(spoken)} texts",
-            hint="report it with `xtts report`; set data.text_frontend: characters meanwhile",
-        )
+        phonemes = backend.phonemize([texts[i] for i in spoken], separator=separator, strip=True, njobs=1)
+        if len(phonemes) != len(spoken):
+            phonemes = [
+                " ".join(backend.phonemize([texts[i]], separator=separator, strip=True, njobs=1)) for i in spoken
+            ]
     for index, text in zip(spoken, phonemes):
         read[index] = " ".join(text.split())
     return read
