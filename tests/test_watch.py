@@ -71,6 +71,18 @@ def test_a_step_that_computes_slower_with_no_data_wait_is_host_contention():
     assert [(n.id, n.state) for n in back] == [("host-contention", "recovered")]
 
 
+def test_the_lowest_contention_line_a_config_takes_still_names_a_step_slowed_past_it():
+    # Under 5 % a config is refused (the step's own noise); at 5, a step 1 % slower is quiet, 8 % is named.
+    with pytest.raises(ValueError, match="host_contention_percent"):
+        watch(host_contention_percent=3)
+    w = watch(host_contention_percent=5)
+    quiet, t = feed(w, 0, 90, wait=0.001, compute=0.2)
+    quiet += feed(w, t, 60, wait=0.001, compute=0.202)[0]
+    assert quiet == []
+    slowed, _ = feed(w, t + 60, 90, wait=0.001, compute=0.216)
+    assert [(n.id, n.state) for n in slowed] == [("host-contention", "warning")]
+
+
 def test_contention_names_other_processes_when_they_took_the_cores_and_the_pipeline_when_they_did_not():
     def slowed(others):
         w = watch()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
-from xtts_cli.config.schema import XttsConfig
+from xtts_cli.config.schema import CONTENTION_INFO_PERCENT, XttsConfig
 from xtts_cli.findings import ConfigChange, Finding
 
 __all__ = [
@@ -136,7 +136,6 @@ SMALL_GPU_BATCH = 4
 
 # Host contention at or above these shares is a warning, an info note.
 CONTENTION_WARNING_PERCENT = 20.0
-CONTENTION_INFO_PERCENT = 5.0
 
 
 # Cores other processes keep busy beside a measurement, as a share of the usable ones, at which
