@@ -155,3 +155,38 @@ def test_a_runs_config_keeps_a_name_in_another_script_readable(tmp_path: Path) -
     release_run_dir(run)
     assert f"dataset_path: {data}" in run.config_file.read_text(encoding="utf-8")
     assert resolve_config(run.config_file).config.data.dataset_path == str(data)
+
+
+@pytest.mark.parametrize(
+    ("max_steps", "said"),
+    [
+        (
+            None,
+            "training.epochs 5 -> 8: the learning-rate schedule now spans 8 epochs, so the rate at this step "
+            "changes with it",
+        ),
+        (
+            1000,
+            "training.epochs 5 -> 8: where the epochs end the run before training.max_steps, the learning-rate "
+            "schedule spans them, so the rate at this step changes with it",
+        ),
+    ],
+)
+def test_a_resume_with_other_epochs_says_the_schedule_moves_with_them(
+    tmp_path: Path, max_steps: int | None, said: str
+) -> None:
+    import tensorflow as tf
+
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.run.directory import prepare_run_dir, release_run_dir
+
+    def config(epochs: int) -> XttsConfig:
+        return XttsConfig.model_validate({"training": {"epochs": epochs, "max_steps": max_steps}})
+
+    run, resumed = prepare_run_dir(tmp_path / "run", config(5))
+    tf.train.CheckpointManager(tf.train.Checkpoint(step=tf.Variable(3)), run.checkpoints, max_to_keep=1).save()
+    release_run_dir(run)
+    notes: list[str] = []
+    again, resumed = prepare_run_dir(tmp_path / "run", config(8), note=notes.append)
+    release_run_dir(again)
+    assert resumed and said in notes, notes

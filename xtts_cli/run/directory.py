@@ -348,12 +348,20 @@ def _say_what_changed(run: RunDir, config: XttsConfig, note: Callable[[str], Non
     if changed:
         note(f"resuming with settings changed since the run's last start: {changed}")
     steps = (recorded.training.max_steps, config.training.max_steps)
+    epochs = (recorded.training.epochs, config.training.epochs)
+    # Resumed by design, but the learning-rate schedule spans the run's steps: the rate jumps.
     if steps[0] != steps[1] and None not in steps:
-        # Resumed by design, but the learning-rate schedule spans them: the rate jumps.
         note(
             f"training.max_steps {steps[0]} -> {steps[1]}: the learning-rate schedule now spans {steps[1]} "
             "steps, so the rate at this step changes with it"
         )
+    elif epochs[0] != epochs[1]:
+        spans = (
+            f"the learning-rate schedule now spans {epochs[1]} epochs"
+            if steps == (None, None)
+            else "where the epochs end the run before training.max_steps, the learning-rate schedule spans them"
+        )
+        note(f"training.epochs {epochs[0]} -> {epochs[1]}: {spans}, so the rate at this step changes with it")
 
 
 def _run_record(
