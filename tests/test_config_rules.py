@@ -184,6 +184,11 @@ def test_data_over_a_list_of_datasets_says_it_stands_for_the_whole_list(write_co
     loaded = resolve_config(path, {"data.dataset_path": str(sample)})
     (said,) = [f for f in check_config(loaded, probe_machine()) if f.id == "data-flag-over-datasets"]
     assert said.message.startswith(f"--data {sample} stands for the config's 2 dataset(s) (data.datasets)")
+    # Given by --set, the message names --set, not a flag that was never passed.
+    by_set = resolve_config(path, sets=[f"data.dataset_path={sample}"])
+    (said,) = [f for f in check_config(by_set, probe_machine()) if f.id == "data-flag-over-datasets"]
+    assert said.message.startswith(f"--set data.dataset_path={sample} stands for the config's 2 dataset(s)")
+    assert said.message.endswith("leave --set data.dataset_path out to read the config's")
     assert [
         f.id for f in check_config(resolve_config(path), probe_machine()) if f.id == "data-flag-over-datasets"
     ] == []

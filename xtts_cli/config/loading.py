@@ -81,6 +81,8 @@ class LoadedConfig:
     overridden: set[str] = field(default_factory=set)
     # Those keys' values as given (a flag's or `--set`'s), before pydantic coerced them.
     given: dict[str, Any] = field(default_factory=dict)
+    # Of those, the keys `--set` gave (a message names `--set KEY=...`, not the flag).
+    set_keys: set[str] = field(default_factory=set)
     # Keys of another model kind's section an older config carried, with no effect (`MOVED`).
     left_out: list[str] = field(default_factory=list)
 
@@ -460,7 +462,8 @@ def resolve_config(
     raw = copy.deepcopy(canonical)
     overridden: set[str] = set()
     overrides = {key: value for key, value in (overrides or {}).items() if value is not None}
-    for key, value in parse_sets(sets).items():
+    set_values = parse_sets(sets)
+    for key, value in set_values.items():
         if key in overrides and overrides[key] != value:
             raise ConfigError(
                 f"{key} is given twice: {_as_yaml(overrides[key])} by a flag and {_as_yaml(value)} by --set",
@@ -483,6 +486,7 @@ def resolve_config(
         sources=sources,
         overridden=overridden,
         given=dict(overrides),
+        set_keys=set(set_values),
         left_out=left_out,
     )
 

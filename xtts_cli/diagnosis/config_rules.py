@@ -548,12 +548,17 @@ def _data_flag_over_datasets(loaded: LoadedConfig, machine: MachineInfo) -> Iter
     data = loaded.raw.get("data")
     listed = data.get("datasets") if isinstance(data, dict) else None
     if listed and "data.dataset_path" in loaded.overridden and loaded.config.data.dataset_path:
+        path = loaded.config.data.dataset_path
+        given, flag = (
+            (f"--set data.dataset_path={path}", "--set data.dataset_path")
+            if "data.dataset_path" in loaded.set_keys
+            else (f"--data {path}", "--data")
+        )
         yield Finding(
             id="data-flag-over-datasets",
             severity="info",
-            message=f"--data {loaded.config.data.dataset_path} stands for the config's {len(listed)} dataset(s) "
-            "(data.datasets): only it is read, in data.language "
-            f"{loaded.config.data.language}; leave --data out to read the config's",
+            message=f"{given} stands for the config's {len(listed)} dataset(s) (data.datasets): only it is read, "
+            f"in data.language {loaded.config.data.language}; leave {flag} out to read the config's",
         )
 
 
