@@ -299,3 +299,18 @@ def test_ctrl_c_while_steps_are_timed_stops_as_an_interrupt_not_as_a_short_profi
     said += rest or ""
     assert process.returncode == 130, said[-2000:]
     assert "interrupted (Ctrl-C)" in said and "the pipeline ended" not in stdout + said and not stdout.strip()
+
+
+@pytest.mark.slow
+def test_several_datasets_are_each_named_in_the_terminal_report(runner, tmp_path: Path) -> None:
+    from training_support import TINY
+
+    corpora = Path(__file__).parent / "data" / "corpora"
+    vctk, coqui = corpora / "vctk", corpora / "coqui"
+    listed = f"data:\n  max_bad_file_fraction: 0.5\n  datasets:\n    - path: {vctk}\n    - path: {coqui}\n"
+    config = tmp_path / "two.yaml"
+    config.write_text(TINY.format(extra="").replace("data:\n", listed, 1), encoding="utf-8")
+    args = ["profile-step", "--config", str(config), "--num-steps", "2", "--synthetic", "--warmup", "0"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert f"2 datasets ({vctk}, {coqui}): batch 4" in " ".join(result.stdout.split())

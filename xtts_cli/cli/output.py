@@ -16,6 +16,13 @@ def console(stderr: bool = False):
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
+def datasets_label(paths: list[str]) -> str:
+    """A profile's dataset root, or with several, how many and their roots."""
+    if len(paths) < 2:
+        return paths[0] if paths else ""
+    return f"{len(paths)} datasets ({', '.join(paths)})"
+
+
 class Phases:
     """Work a command's user waits for, on stderr: a spinner with the phase's name on a terminal,
     one line per phase otherwise, nothing when `enabled` is false (`--json`)."""

@@ -22,7 +22,7 @@ from xtts_cli.cli.options import (
     at_most_count,
     given_once,
 )
-from xtts_cli.cli.output import Phases, console, print_json
+from xtts_cli.cli.output import Phases, console, datasets_label, print_json
 
 WarmupOption = Annotated[
     Optional[int],
@@ -122,7 +122,7 @@ def profile_pipeline(
     if json_output:
         print_json(_payload(profile, report, scan, cfg))
         return
-    _render(profile, report, where=_datasets_label(scan))
+    _render(profile, report, where=datasets_label(profile.dataset_paths))
 
 
 def _scan(cfg, progress):
@@ -183,13 +183,6 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.2f} s" if seconds >= 1 else f"{seconds * 1000:.1f} ms"
 
 
-def _datasets_label(scan) -> str:
-    """The dataset's root, or with several, how many and their roots."""
-    if len(scan.datasets) < 2:
-        return scan.dataset_path
-    return f"{len(scan.datasets)} datasets ({', '.join(d.path for d in scan.datasets)})"
-
-
 def _render(profile, report, where: str) -> None:
     from rich.table import Table
 
@@ -197,7 +190,7 @@ def _render(profile, report, where: str) -> None:
 
     out = console()
     out.print(
-        f"[bold]{where}[/]: {profile.items} training items, batch {profile.batch_size}, "
+        f"[bold]{escape(where)}[/]: {profile.items} training items, batch {profile.batch_size}, "
         f"{profile.preprocessing_mode} mode, {'TF-native' if profile.tf_native else 'tf.numpy_function'} loading; "
         f"{profile.num_batches} batches timed after {profile.warmup_batches} warm-up"
     )

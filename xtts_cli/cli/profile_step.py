@@ -23,7 +23,7 @@ from xtts_cli.cli.options import (
     at_most_count,
     given_once,
 )
-from xtts_cli.cli.output import Phases, console, print_finding, print_json
+from xtts_cli.cli.output import Phases, console, datasets_label, print_finding, print_json
 from xtts_cli.config.remedies import step_spread
 
 StepsOption = Annotated[
@@ -180,7 +180,7 @@ def _render(profile) -> None:
         "synthetic (resident batches, no pipeline)" if profile.synthetic else f"{profile.preprocessing_mode} pipeline"
     )
     out.print(
-        f"[bold]{profile.dataset_path}[/]: batch {profile.batch_size}, {mode}, "
+        f"[bold]{escape(datasets_label(profile.dataset_paths))}[/]: batch {profile.batch_size}, {mode}, "
         f"{'graph' if profile.graph_mode else 'eager'} mode{', XLA' if profile.xla else ''}, {profile.device_plan}; "
         f"{profile.num_steps} steps timed after {profile.warmup_steps} warm-up"
     )

@@ -159,7 +159,8 @@ class SweepReport(BaseModel):
 
 
 class PipelineProfile(BaseModel):
-    dataset_path: str = Field(description="The dataset profiled.")
+    dataset_path: str = Field(description="The dataset profiled (the first one, with several).")
+    dataset_paths: list[str] = Field(description="Every dataset profiled, in the config's order.")
     items: int = Field(description="Training items the pipeline was built from.")
     batch_size: int = Field(description="Clips a batch.")
     preprocessing_mode: str = Field(
@@ -419,6 +420,7 @@ def profile_pipeline(
     baseline = runs.baseline() if compare_baseline else None
     return PipelineProfile(
         dataset_path=scan.dataset_path,
+        dataset_paths=[source.path for source in scan.datasets],
         items=len(items),
         batch_size=data.batch_size,
         preprocessing_mode=info.preprocessing_mode,

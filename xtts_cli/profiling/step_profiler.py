@@ -63,7 +63,8 @@ class Percentiles(BaseModel):
 
 
 class StepProfile(BaseModel):
-    dataset_path: str = Field(description="The dataset profiled.")
+    dataset_path: str = Field(description="The dataset profiled (the first one, with several).")
+    dataset_paths: list[str] = Field(description="Every dataset profiled, in the config's order.")
     synthetic: bool = Field(description="One resident batch per bucket fed repeatedly: the model alone, no pipeline.")
     device_plan: str = Field(
         description="Where the step ran (one device, the data/model split, replicas), as `train` says it."
@@ -576,6 +577,7 @@ def _profile(
 
     return StepProfile(
         dataset_path=parts.scan.dataset_path,
+        dataset_paths=[source.path for source in parts.scan.datasets],
         synthetic=synthetic,
         device_plan=parts.plan.describe(),
         graph_mode=parts.settings.graph_mode,
