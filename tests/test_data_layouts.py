@@ -166,12 +166,32 @@ def test_several_datasets_train_together_by_weight():
     # vctk: 5 training clips at weight 1; coqui: 3 at weight 2 -> each coqui clip 3x (9 / 14 of the epoch).
     assert (vctk.train_items, coqui.train_items) == (5, 3)
     assert (vctk.repeats, coqui.repeats) == (1, 3)
+    assert (vctk.epoch_share, coqui.epoch_share) == (5 / 14, 9 / 14)
     epoch = report.epoch_items()
     assert sum(item.dataset == "coqui" for item in epoch) == 9 and sum(item.dataset == "vctk" for item in epoch) == 5
     assert set(report.speakers) == {"p225", "p226", "p227", "alice", "bob"}
     assert {b.dataset for b in report.bad} == {"vctk"}  # which of the datasets a bad file is in
     with pytest.raises(ValueError, match="both set"):
         DataConfig(dataset_path=str(CORPORA / "vctk"), datasets=[{"path": str(CORPORA / "coqui")}])
+
+
+def test_a_share_whole_repeats_leave_off_its_weight_is_said_with_the_one_asked():
+    from xtts_cli.cli.output import weight_words
+
+    settings = DataConfig(
+        datasets=[{"path": str(CORPORA / "vctk")}, {"path": str(CORPORA / "coqui"), "format": "coqui", "weight": 0.75}],
+        max_bad_file_fraction=0.5,
+    )
+    datasets = scan_dataset(settings).datasets
+    # 5 clips at weight 1, 3 at 0.75: a coqui clip is worth 1.25 vctk ones, rounded to once each.
+    assert [d.repeats for d in datasets] == [1, 1]
+    assert weight_words(datasets[0], datasets) == (
+        "weight 1: each clip x1 an epoch, 62 % of it where its weight asks 57 % (clips repeat a whole number of times)"
+    )
+    assert weight_words(datasets[1], datasets).endswith(
+        "38 % of it where its weight asks 43 % (clips repeat a whole number of times)"
+    )
+    assert weight_words(datasets[0], datasets[:1]) == ""
 
 
 def test_each_of_several_datasets_may_name_its_own_metadata_file_and_is_named_in_what_is_missing(tmp_path):

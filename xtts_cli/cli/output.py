@@ -134,6 +134,19 @@ def dataset_notes(dataset) -> list[str]:
     return notes
 
 
+def weight_words(dataset, datasets) -> str:
+    """How one of several datasets (DatasetReports) shares an epoch, and where whole repeats leave
+    its share off what its weight asks: a weight of 1.2 over 90 clips beside 1 over 100 takes less."""
+    if len(datasets) < 2:
+        return ""
+    weights = sum(other.weight for other in datasets if other.train_items)
+    asked = dataset.weight / weights if weights and dataset.train_items else 0.0
+    words = f"weight {dataset.weight:g}: each clip x{dataset.repeats} an epoch, {100 * dataset.epoch_share:.0f} % of it"
+    if abs(asked - dataset.epoch_share) >= 0.05:
+        words += f" where its weight asks {100 * asked:.0f} % (clips repeat a whole number of times)"
+    return words
+
+
 def print_dataset(out, data, bad_shown: int = 10) -> None:
     """The data report (a diagnosis DatasetSummary): per dataset its format, clips, hours, the largest
     speakers by minutes; then the durations and the bad files with their reasons."""
@@ -144,7 +157,7 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
     formats = ", ".join(f"{k} {v:,}" for k, v in sorted(data.formats.items()))
     rates = ", ".join(f"{k} Hz {v:,}" for k, v in sorted(data.sample_rates.items()))
     for dataset in data.datasets:
-        weight = f", weight {dataset.weight:g}: each clip x{dataset.repeats} an epoch" if len(data.datasets) > 1 else ""
+        weight = f", {words}" if (words := weight_words(dataset, data.datasets)) else ""
         outside = sum(n for reason, n in dataset.bad_reasons.items() if reason in OUTSIDE_LIMITS)
         limits = f", {outside:,} outside the length limits" if outside else ""
         out.print(

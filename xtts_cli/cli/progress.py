@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from rich.markup import escape
 
-from xtts_cli.cli.output import console, dataset_notes, span
+from xtts_cli.cli.output import console, dataset_notes, span, weight_words
 
 if TYPE_CHECKING:
     from xtts_cli.training.events import Event, ScanFinished, StepLogged
@@ -149,9 +149,7 @@ class TrainingProgress:
             )
         for dataset in scan.datasets:
             speakers = len(dataset.speaker_minutes)
-            repeats = (
-                f", each clip x{dataset.repeats} an epoch (weight {dataset.weight:g})" if dataset.repeats > 1 else ""
-            )
+            repeats = f", {words}" if (words := weight_words(dataset, scan.datasets)) else ""
             self.err.print(
                 f"dataset {dataset.path} ({dataset.format}, language {dataset.language}): {dataset.train_items:,} train + {dataset.eval_items:,} "
                 f"validation items, {span(dataset.hours * 60)}, {speakers:,} speaker{'' if speakers == 1 else 's'}, "

@@ -133,6 +133,10 @@ class DatasetReport(BaseModel):
     language: str = Field("en", description="Language of its transcripts (espeak-ng code).")
     weight: float = Field(1.0, description="Sampling weight (data.datasets).")
     repeats: int = Field(1, description="Times each of its training clips appears in an epoch, from the weights.")
+    epoch_share: float = Field(
+        1.0,
+        description="Its share of an epoch's training clips (0-1): its weight's share, to the nearest whole repeats.",
+    )
     metadata_files: list[str] = Field(description="The metadata files read (empty for a layout of folders).")
     split: Literal["hash", "file"] = Field(
         description="How validation clips were chosen: hash (a stable share of each speaker's) or file (a metadata file of its own)."
@@ -679,6 +683,9 @@ def _set_repeats(datasets: list[DatasetReport], sources: list[Source]) -> None:
     lowest = min((value for value in per_clip if value > 0), default=0.0)
     for dataset, value in zip(datasets, per_clip):
         dataset.repeats = max(1, round(value / lowest)) if lowest else 1
+    epoch = sum(dataset.repeats * dataset.train_items for dataset in datasets)
+    for dataset in datasets:
+        dataset.epoch_share = dataset.repeats * dataset.train_items / epoch if epoch else 0.0
 
 
 def _read_speakers(path: Path) -> dict[str, str]:
