@@ -296,7 +296,10 @@ def test_vocode_names_a_missing_recording_and_a_missing_run(runner, tmp_path: Pa
     assert isinstance(result.exception, XttsError)
     line = result.exception.lines[0]
     assert (str(missing) in line) if griffin_lim else (line == "nowhere does not exist")
-    assert griffin_lim or result.exception.hint.startswith("pass --vocoder the directory of an `xtts train` run")
+    # A vocoder run is what --vocoder takes: the hint names one, not an acoustic run.
+    assert griffin_lim or result.exception.hint == (
+        "pass --vocoder the directory of an `xtts train -c vocoder-cpu` run, e.g. runs/vocoder-cpu, or griffin-lim"
+    )
     assert not (tmp_path / "o.wav").exists()
 
 

@@ -180,16 +180,18 @@ def read_run(run_dir: Path, flag: str = "--run-dir") -> tuple[XttsConfig, RunDir
     from xtts_cli.errors import XttsError
 
     run = RunDir(Path(run_dir))
+    hint = (
+        "pass --vocoder the directory of an `xtts train -c vocoder-cpu` run, e.g. runs/vocoder-cpu, or griffin-lim"
+        if flag == "--vocoder"
+        else f"pass {flag} the directory of an `xtts train` run, e.g. runs/tiny-cpu"
+    )
     if not run.path.is_dir():
         raise XttsError(
             f"{run_dir} does not exist" if not run.path.exists() else f"{run_dir} is a file, not a run directory",
-            hint=f"pass {flag} the directory of an `xtts train` run, e.g. runs/tiny-cpu",
+            hint=hint,
         )
     if not run.config_file.is_file():
-        raise XttsError(
-            f"{run_dir} is not an xtts run directory (no config.yaml)",
-            hint=f"pass {flag} the directory of an `xtts train` run, e.g. runs/tiny-cpu",
-        )
+        raise XttsError(f"{run_dir} is not an xtts run directory (no config.yaml)", hint=hint)
     config: XttsConfig = build_config(yaml.safe_load(run.config_file.read_text(encoding="utf-8")), str(run.config_file))
     return config, RunDir.of(run.path, config)
 
