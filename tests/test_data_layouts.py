@@ -631,3 +631,21 @@ def test_clips_in_folders_below_the_speakers_folders_are_counted_or_hinted_not_d
     (dataset,) = report.datasets
     assert report.format == "folder" and len(report.items) == 1
     assert (dataset.unlisted_audio, dataset.unlisted_example) == (3, "ann/session1/c0.wav")
+
+
+def test_a_second_recording_of_a_clips_name_in_the_folder_layout_is_named_not_passed_over(tmp_path):
+    from xtts_cli.cli.output import dataset_notes
+
+    folder, clips = _voice(tmp_path)
+    voice = folder / "wavs"
+    for name in clips:
+        (voice / name).with_suffix(".txt").write_text(f"Clip {name}.", encoding="utf-8")
+    twin = (voice / clips[0]).with_suffix(".flac")
+    shutil.copy(next((CORPORA / "vctk").rglob("*.flac")), twin)
+    (report,) = scan_dataset(data(voice, eval_fraction=0.0)).datasets
+    assert report.format == "folder" and report.train_items == len(clips) and report.bad_items == 0
+    assert (report.same_name_audio, report.same_name_example) == (1, twin.name)
+    assert dataset_notes(report) == [
+        f"1 audio file shares its name and transcript with a clip beside it (e.g. {twin.name}): not trained, the "
+        "other is; keep one recording of each, or rename the other and give it its own transcript"
+    ]

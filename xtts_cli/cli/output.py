@@ -124,6 +124,13 @@ def dataset_notes(dataset) -> list[str]:
         )
     if dataset.unlisted_audio:
         notes.append(escape(_unlisted(dataset)))
+    if dataset.same_name_audio:
+        count = dataset.same_name_audio
+        notes.append(
+            f"{count:,} audio file{'' if count == 1 else 's'} share{'s' if count == 1 else ''} its name and "
+            f"transcript with a clip beside it (e.g. {escape(dataset.same_name_example or '')}): not trained, "
+            "the other is; keep one recording of each, or rename the other and give it its own transcript"
+        )
     if dataset.unnamed_speaker:
         count = dataset.unnamed_speaker
         notes.append(

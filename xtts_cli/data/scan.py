@@ -157,6 +157,12 @@ class DatasetReport(BaseModel):
         "metadata row (ljspeech, coqui); in folders below the speakers' folders (folder).",
     )
     unlisted_example: Optional[str] = Field(None, description="One of them, to look for.")
+    same_name_audio: int = Field(
+        0,
+        description="Audio files not trained because a clip of the same name beside them is, with the one "
+        "transcript they share (a.flac beside a.wav and a.txt; folder).",
+    )
+    same_name_example: Optional[str] = Field(None, description="One of them, to look for.")
     unnamed_speaker: int = Field(
         0,
         description="Good clips a speakers.csv beside the metadata leaves out (and no speaker column names): "
@@ -431,6 +437,13 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         else []
     )
     unnamed = _unnamed_speaker(train + evaluation, files, name) if fmt in ("ljspeech", "manifest") else []
+    # In the folder layout every audio file beside a transcript is a clip: one left over is a second
+    # recording of a clip's name, which the layout passes over for the one it trains.
+    twins = [
+        path
+        for path in (_unlisted_audio(train + evaluation, bad, root) if fmt == "folder" else [])
+        if not os.path.basename(path).startswith(".")
+    ]
     summary = DatasetReport(
         name=name,
         path=str(root),
@@ -449,6 +462,8 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         outside_root=outside,
         unlisted_audio=len(unlisted),
         unlisted_example=unlisted[0] if unlisted else None,
+        same_name_audio=len(twins),
+        same_name_example=twins[0] if twins else None,
         unnamed_speaker=len(unnamed),
         unnamed_speaker_example=unnamed[0] if unnamed else None,
     )
