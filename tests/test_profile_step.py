@@ -186,20 +186,36 @@ def test_a_contention_finding_is_labelled_with_the_contention_not_as_input_bound
 
 
 @pytest.mark.slow
-def test_synthetic_mode_has_no_contention_figure_and_another_process_beside_it_is_named(runner, tmp_path) -> None:
+def test_synthetic_mode_has_no_contention_figure_and_another_process_beside_it_is_named(
+    runner, tmp_path, capsys
+) -> None:
     import subprocess
     import sys
 
-    from xtts_cli.host import cpu_budget
+    from training_support import TINY
 
+    from xtts_cli.cli.profile_step import _render
+    from xtts_cli.host import cpu_budget
+    from xtts_cli.profiling.step_profiler import StepProfile
+
+    # Two datasets: the report names each.
+    corpora = Path(__file__).parent / "data" / "corpora"
+    vctk, coqui = corpora / "vctk", corpora / "coqui"
+    listed = f"data:\n  max_bad_file_fraction: 0.5\n  datasets:\n    - path: {vctk}\n    - path: {coqui}\n"
+    config = tmp_path / "two.yaml"
+    config.write_text(TINY.format(extra="").replace("data:\n", listed, 1), encoding="utf-8")
     # A real process spinning on a core for the whole measurement (half of 2 cores, over the 0.2 line).
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
-        args = ["--config", str(tiny_config(tmp_path)), "--num-steps", "3", "--synthetic", "--warmup", "0"]
+        args = ["--config", str(config), "--num-steps", "3", "--synthetic", "--warmup", "0"]
         payload = run_json(runner, *args)
     finally:
         hog.kill()
         hog.wait()
+    assert payload["dataset_paths"] == [str(vctk), str(coqui)] and payload["dataset_path"] == str(vctk)
+    capsys.readouterr()
+    _render(StepProfile.model_validate(payload))
+    assert f"2 datasets ({vctk}, {coqui}): batch 4" in " ".join(capsys.readouterr().out.split())
     assert payload["host_contention_percent"] is None and payload["resident_compute_ms"] is None
     # No warm-up asked for: the first step of each shape (its trace and compilation) is still not timed.
     assert payload["warmup_steps"] >= 1 and payload["retraces"] == 0
@@ -299,18 +315,3 @@ def test_ctrl_c_while_steps_are_timed_stops_as_an_interrupt_not_as_a_short_profi
     said += rest or ""
     assert process.returncode == 130, said[-2000:]
     assert "interrupted (Ctrl-C)" in said and "the pipeline ended" not in stdout + said and not stdout.strip()
-
-
-@pytest.mark.slow
-def test_several_datasets_are_each_named_in_the_terminal_report(runner, tmp_path: Path) -> None:
-    from training_support import TINY
-
-    corpora = Path(__file__).parent / "data" / "corpora"
-    vctk, coqui = corpora / "vctk", corpora / "coqui"
-    listed = f"data:\n  max_bad_file_fraction: 0.5\n  datasets:\n    - path: {vctk}\n    - path: {coqui}\n"
-    config = tmp_path / "two.yaml"
-    config.write_text(TINY.format(extra="").replace("data:\n", listed, 1), encoding="utf-8")
-    args = ["profile-step", "--config", str(config), "--num-steps", "2", "--synthetic", "--warmup", "0"]
-    result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.output
-    assert f"2 datasets ({vctk}, {coqui}): batch 4" in " ".join(result.stdout.split())

@@ -429,21 +429,8 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
             not _inside(folders.real_path(item.audio_path), folders.real_folder(str(root)))
             for item in train + evaluation
         )
-    unlisted = (
-        _unlisted_audio(train + evaluation, bad, root)
-        if fmt in ("ljspeech", "coqui")
-        else _deeper_audio(root)
-        if fmt == "folder"
-        else []
-    )
+    unlisted, twins = _not_trained(fmt, train + evaluation, bad, root)
     unnamed = _unnamed_speaker(train + evaluation, files, name) if fmt in ("ljspeech", "manifest") else []
-    # In the folder layout every audio file beside a transcript is a clip: one left over is a second
-    # recording of a clip's name, which the layout passes over for the one it trains.
-    twins = [
-        path
-        for path in (_unlisted_audio(train + evaluation, bad, root) if fmt == "folder" else [])
-        if not os.path.basename(path).startswith(".")
-    ]
     summary = DatasetReport(
         name=name,
         path=str(root),
@@ -481,6 +468,18 @@ def _unnamed_speaker(items: list[DatasetItem], files: list, dataset: str) -> lis
         for item in items
         if item.speaker == dataset and item.id not in speakers and os.path.basename(item.id) not in speakers
     )
+
+
+def _not_trained(fmt: str, items: list[DatasetItem], bad: list[BadItem], root: Path) -> tuple[list[str], list[str]]:
+    """(audio files of the dataset no clip or bad item is: beside the listed clips, or in the folder
+    layout below the speakers' folders; in the folder layout, second recordings of a clip's name)."""
+    if fmt in ("ljspeech", "coqui"):
+        return _unlisted_audio(items, bad, root), []
+    if fmt != "folder":
+        return [], []
+    # Every audio file beside a transcript is a clip: one left over shares a trained clip's name.
+    twins = [path for path in _unlisted_audio(items, bad, root) if not os.path.basename(path).startswith(".")]
+    return _deeper_audio(root), twins
 
 
 def _deeper_audio(root: Path) -> list[str]:
