@@ -818,3 +818,12 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
     finally:
         process.terminate()
         process.wait(30)
+
+
+@pytest.mark.parametrize("size", ["nan", "inf"])
+def test_an_upload_limit_that_is_no_size_is_refused_as_the_flag_is_read(runner, size: str) -> None:
+    from xtts_cli.cli.app import app
+
+    result = runner.invoke(app, ["serve", "-r", str(RUN), "--max-upload-mb", size])
+    assert result.exit_code == 2 and result.exception is not None and not isinstance(result.exception, ValueError)
+    assert f"{size} is no size in MiB" in " ".join(result.output.split())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 import signal
 import sys
@@ -25,8 +26,22 @@ PortOption = Annotated[
     int, typer.Option("--port", "-p", min=0, max=65535, help="Port (coqui tts-server's; 0: a free one).")
 ]
 MaxTextOption = Annotated[int, typer.Option("--max-text-chars", min=1, help="Longest text a request may send.")]
+
+
+def _a_size(value: float) -> float:
+    if not math.isfinite(value):  # NaN passes the range check (every comparison with it is false); inf has no bytes
+        raise typer.BadParameter(f"{value} is no size in MiB; give one such as 10")
+    return value
+
+
 MaxUploadOption = Annotated[
-    float, typer.Option("--max-upload-mb", min=0.01, help="Largest reference clip a request may upload (MiB).")
+    float,
+    typer.Option(
+        "--max-upload-mb",
+        min=0.01,
+        callback=_a_size,
+        help="Largest reference clip a request may upload (MiB).",
+    ),
 ]
 MaxWaitingOption = Annotated[
     int,
@@ -148,10 +163,11 @@ def _finish(server, service) -> None:
         try:
             while not service.finish(0.25):
                 pass
-        except (KeyboardInterrupt, _Stopped):
+        except (KeyboardInterrupt, _Stopped) as again:
             print(f"stopped at once: {service.in_flight} request(s) cut off", file=sys.stderr, flush=True)
             sys.stdout.flush()
-            os._exit(130)  # not the interpreter's exit, which would wait for the generations
+            # Not the interpreter's exit, which would wait for the generations; 143 for a SIGTERM.
+            os._exit(again.code if isinstance(again, _Stopped) else 130)
     service.finish(0)
     print("stopped", file=sys.stderr, flush=True)
 
