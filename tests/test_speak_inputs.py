@@ -358,9 +358,11 @@ def test_the_python_api_refuses_what_the_command_line_refuses(tts):
 def test_the_python_api_caps_max_frames_cuts_a_long_part_and_reads_a_clip_again(tts, tmp_path):
     import shutil
 
-    # A cap above the run's limit is the run's limit, not a longer generation.
-    limit = tts.config.data.max_mel_frames
-    assert tts.speak("The cat sat.", max_frames=100_000).frame_window[1] == limit
+    # A cap caps the speaking rate's window: one above it is no longer generation, one below shortens it.
+    window = tts.speak("The cat sat.").frame_window
+    assert tts.speak("The cat sat.", max_frames=100_000).frame_window == window
+    capped = tts.speak("The cat sat.", max_frames=window[1] - 4)
+    assert capped.frame_window[1] == window[1] - 4 and capped.frames <= window[1] - 4
     # A part with no space to cut it at is said to be cut, not silently ended at the length limit.
     assert any("has no space to cut it at: its end is cut" in note for note in tts.speak("a" * 600).notes)
     spoken = tts.speak("The cat.")

@@ -87,7 +87,13 @@ LanguageOption = Annotated[
 ]
 MaxFramesOption = Annotated[
     Optional[int],
-    typer.Option("--max-frames", min=2, metavar="N", help="Upper bound on generated mel frames.", show_default=False),
+    typer.Option(
+        "--max-frames",
+        min=2,
+        metavar="N",
+        help="Upper bound on each sentence's generated mel frames (under the speaking rate's window).",
+        show_default=False,
+    ),
 ]
 
 

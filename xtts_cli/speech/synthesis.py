@@ -436,8 +436,8 @@ def _frame_window(
         # which the speaking rate's margin, divided by the pace too, no longer covers at 4x.
         frames = min(data.max_mel_frames, int(np.ceil(frames / speed)) + (symbols + 1) // 2)
         min_frames = int(min_frames / speed)
-    if max_frames:  # a cap below the run's limit, never above it (the buffer every graph is built for)
-        frames = min(max_frames, data.max_mel_frames)
+    if max_frames:  # a cap on the window, never a wider one (a young model's stop token would not end it)
+        frames = min(frames, max_frames)
     return min(frames, min_frames), frames
 
 
