@@ -206,6 +206,15 @@ def test_british_english_reads_a_date_in_digits_day_first():
     )
     assert number_reader("en")("on 2020-07-04") == "on the fourth of july, twenty twenty"
     assert number_reader("en-us")("on 2020-07-04") == "on july fourth, twenty twenty"
+    # A "the" the text already says before the day is not said twice.
+    for text, read in (
+        ("It's the 12/03/2021.", "It's the twelfth of march, twenty twenty one."),
+        ("Since the 4 July 1976.", "Since the fourth of July nineteen seventy six."),
+        ("The 2020-07-04 release", "The fourth of july, twenty twenty release"),
+        ("from the 3-5 May", "from the third to the fifth of May"),
+        ("theme 4 July", "theme the fourth of July"),
+    ):
+        assert number_reader("en")(text) == read
 
 
 @pytest.mark.parametrize(

@@ -1324,7 +1324,7 @@ def _english_first(text: str, month_first: bool) -> str:
     text = _DAY_AND_MONTH.sub(lambda m: _day_and_month(m, month_first), text)
     text = _DAY_RANGE_BEFORE_MONTH.sub(
         lambda m: (
-            f"the {_words(int(m.group(1)), 'en', to='ordinal')} to the {_words(int(m.group(2)), 'en', to='ordinal')} of "
+            f"{_the(m)}{_words(int(m.group(1)), 'en', to='ordinal')} to the {_words(int(m.group(2)), 'en', to='ordinal')} of "
         ),
         text,
     )
@@ -1388,6 +1388,11 @@ def _dotted_number(match: re.Match) -> str:
     return " point ".join(_words(int(part), "en") for part in parts)
 
 
+def _the(match: re.Match) -> str:
+    """ "the " before a day read as "the fourth of July", unless the text says it already ("since the 4 July")."""
+    return "" if re.search(r"\bthe\s+$", match.string[: match.start()], re.IGNORECASE) else "the "
+
+
 def _numeric_date(match: re.Match, month_first: bool) -> str:
     a, b, year = (int(g) for g in match.groups())
     if not (1 <= a <= 31 and 1 <= b <= 31) or (a > 12 and b > 12):
@@ -1396,7 +1401,7 @@ def _numeric_date(match: re.Match, month_first: bool) -> str:
     said = _words(year, "en", to="year") if len(match.group(3)) == 4 else _words(year, "en")
     if (month, day) == (a, b):
         return f"{_MONTH_NAMES[month - 1]} {_words(day, 'en', to='ordinal')}, {said}"
-    return f"the {_words(day, 'en', to='ordinal')} of {_MONTH_NAMES[month - 1]}, {said}"
+    return f"{_the(match)}{_words(day, 'en', to='ordinal')} of {_MONTH_NAMES[month - 1]}, {said}"
 
 
 def _day_and_month(match: re.Match, month_first: bool) -> str:
@@ -1427,7 +1432,7 @@ def _date(match: re.Match) -> str:
     if month_alone and not year:
         return match.group(0)
     if day:
-        said = f"the {_words(int(day), 'en', to='ordinal')} of {day_month}"
+        said = f"{_the(match)}{_words(int(day), 'en', to='ordinal')} of {day_month}"
     elif month:
         # "we march 3 miles", "it may 2 times": the verbs, unless a suffix, a year or the sentence's end says a date
         after = match.string[match.end() :]
