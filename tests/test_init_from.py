@@ -444,6 +444,10 @@ def test_freeze_names_only_the_kinds_parts(tmp_path):
 
     with pytest.raises(ConfigError, match="'text_encodr' is not a part of a model.kind acoustic model; its parts are"):
         _config(tmp_path, "f", **{"training.freeze": ["text_encodr"]})
+    everything = ["text_encoder", "speaker_encoder", "decoder", "postnet"]
+    with pytest.raises(ConfigError, match="training.freeze names every part .*: nothing would train; leave out"):
+        _config(tmp_path, "g", **{"training.freeze": everything})
+    _config(tmp_path, "h", **{"training.freeze": everything[:3]})  # the postnet still learns
 
 
 @pytest.mark.parametrize("written", ["now", "before its blocks were saved by name"])

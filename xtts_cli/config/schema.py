@@ -664,6 +664,11 @@ class XttsConfig(_Section):
                 f"training.freeze: {', '.join(map(repr, unknown))} is not a part of a model.kind "
                 f"{self.model.kind} model; {listed}"
             )
+        if parts and set(parts) <= set(self.training.freeze):
+            raise ValueError(
+                f"training.freeze names every part ({', '.join(parts)}): nothing would train; leave out the "
+                "part to adapt (the decoder learns a voice)"
+            )
         return self
 
     @property
