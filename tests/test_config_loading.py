@@ -273,6 +273,27 @@ def test_a_key_of_the_other_kind_or_a_bad_kind_is_one_line(write_config) -> None
     assert resolve_config(write_config("model:\n  kind: vocoder\n"), sets=["vocoder.dim=48"]).config.vocoder.dim == 48
 
 
+def test_an_unquoted_no_where_text_belongs_says_yaml_read_it_as_false(write_config) -> None:
+    from xtts_cli.config.loading import resolve_config
+
+    # Norwegian's code: YAML 1.1 reads `no` as false, which no language code is.
+    for config, sets, where in (
+        (write_config("data:\n  language: no\n"), [], "data.language"),
+        (None, ["data.language=no"], "data.language"),
+        (
+            write_config("data:\n  datasets:\n    - {path: a, language: off}\n", "b.yaml"),
+            [],
+            "data.datasets[0].language",
+        ),
+    ):
+        with pytest.raises(ConfigError) as refused:
+            resolve_config(config, {}, sets)
+        assert refused.value.lines == [
+            f"{where}: YAML reads an unquoted no, off or false as false, not text; quote what you wrote ('no', not no)"
+        ]
+    assert resolve_config(None, {}, ["data.language='no'"]).config.data.language == "no"
+
+
 def test_a_number_with_a_leading_zero_is_refused_not_read_as_octal(write_config) -> None:
     from xtts_cli.config.loading import resolve_config
 

@@ -123,6 +123,14 @@ def validation_error_lines(error: ValidationError, sections: Sections, written: 
         if isinstance(item.get("input"), dict):
             # A check across several keys of one section: the whole section is the "value".
             lines.append(f"{where}: {message}")
+        elif kind == "string_type" and isinstance(item.get("input"), bool):
+            # YAML 1.1 reads an unquoted yes/no/on/off as true or false: Norwegian's code `no` among them.
+            said = "yes, on or true" if item["input"] else "no, off or false"
+            word = said.split(",")[0]
+            lines.append(
+                f"{where}: YAML reads an unquoted {said} as {str(item['input']).lower()}, not text; quote what you "
+                f"wrote ('{word}', not {word})"
+            )
         else:
             lines.append(f"{where}: {_show(item.get('input'))} is invalid: {message}")
     return _one_line_a_value(lines)
