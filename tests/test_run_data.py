@@ -94,6 +94,9 @@ def test_a_separate_validation_set_joins_the_vocabulary_and_is_the_validation(tm
     assert "z" in alone and not {";", "\u00ef", "!"} & set(alone)  # the alphabet, not the sample's texts
     assert {";", "\u00ef", "!"} <= set(run.tokenizer.characters)  # they came from the validation texts
     assert len(run.train_items) == len(run.scan.epoch_items())
+    # No clip of the training data is held out for a validation the other dataset makes: every one trains.
+    everything = prepare(XttsConfig()).scan.items
+    assert run.scan.eval == [] and len(run.train_items) == len(everything) == len(run.scan.items)
 
 
 def test_a_resumed_vocabulary_is_kept_and_the_kind_decides_what_the_pipeline_makes() -> None:

@@ -525,7 +525,8 @@ def test_a_validation_dataset_with_too_many_bad_files_is_reported_as_that_datase
     result = runner.invoke(app, ["validate", "--set", f"data.eval_dataset_path={held}", "--json"])
     assert result.exit_code == 1
     payload = json.loads(result.stdout)  # validate's own report, not a bare error
-    assert payload["valid"] is False and payload["dataset"]["train_items"] == 39
+    # Every clip of the training data trains: the other dataset is the validation, none is held out here.
+    assert payload["valid"] is False and payload["dataset"]["train_items"] == 40
     listed = {bad["path"]: bad["dataset"] for bad in payload["dataset"]["bad_files"]}
     assert listed == {f"wavs/{n}.wav": "data.eval_dataset_path" for n in "abc"}
     (unusable,) = [f for f in payload["findings"] if f["id"] == "dataset-unusable"]

@@ -130,7 +130,8 @@ class DataConfig(_Section):
     eval_dataset_path: Optional[str] = Field(
         None,
         description="A separate validation dataset root (same layout as `dataset_path`, every item used "
-        "for validation). Empty: validation items come from `dataset_path`.",
+        "for validation, and every item of `dataset_path` trained: `eval_fraction` holds none out). Empty: "
+        "validation items come from `dataset_path`.",
     )
     eval_fraction: float = Field(
         0.05, ge=0.0, lt=1.0, description="Share of items held out for validation when no eval file is given."

@@ -341,6 +341,8 @@ def twice(source: Source, first: str) -> str:
 
 
 def _scan(data: DataConfig) -> ScanReport:
+    if data.eval_dataset_path and data.eval_fraction:  # validation is that dataset's: every clip here trains
+        data = data.model_copy(update={"eval_fraction": 0.0})
     sources = dataset_sources(data)
     for index, source in enumerate(sources):
         first = next((other for other in sources[:index] if other.root == source.root), None)

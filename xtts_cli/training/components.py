@@ -102,7 +102,9 @@ def build_components(
     opened, resumed, saved, kept = _open_run_dir(
         config, Path(run_dir), fresh=fresh, force=force, is_chief=is_chief, undo=undo, parent=parent, progress=progress
     )
-    run_data = _run_data(config, settings, scan, saved=saved, parent=parent, vocab=opened.vocab, is_chief=is_chief)
+    run_data = _run_data(
+        config, settings, scan, saved=saved, parent=parent, vocab=opened.vocab, is_chief=is_chief, progress=progress
+    )
     if saved is not None and saved.speakers and _unknown_speakers(saved, scan):
         progress(Noted(_unknown_speakers(saved, scan)))
     tokenizer, train_items, eval_items = run_data.tokenizer, run_data.train_items, run_data.eval_items
@@ -186,12 +188,21 @@ def _run_data(
     parent: Optional[ParentRun],
     vocab: Path,
     is_chief: bool,
+    progress: Progress,
 ) -> RunData:
     """The run's data on the scan, with the vocabulary the run saved (when resuming), grown from
     the parent's (when starting from one); a new vocabulary is saved to `vocab` by the chief."""
     from xtts_cli.data.run_data import prepare
 
     run_data = prepare(config, settings.pipeline_output, scan=scan, tokenizer=saved)
+    if config.data.eval_dataset_path:
+        held = len(run_data.eval_items)
+        progress(
+            Noted(
+                f"validation: the {held:,} clip{'' if held == 1 else 's'} of {config.data.eval_dataset_path} "
+                "(data.eval_dataset_path); every clip of the training data trains"
+            )
+        )
     if parent is not None and parent.tokenizer is not None:
         run_data = replace(run_data, tokenizer=parent.grow(run_data.tokenizer))
     if saved is None and is_chief:
