@@ -525,8 +525,6 @@ def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: 
 
         print_json(summary)
         return
-    for note in tts.notes:  # what loading said (an earlier checkpoint, no trained vocoder yet)
-        sys.stderr.write(f"note: {note}\n")
     sys.stdout.write(
         f"{out_dir}: {len(records)} clips, {seconds:.1f} s of audio from step {tts.step} of {tts.run_dir}, "
         f"vocoder {tts.vocoder.name}; {out_dir / 'index.jsonl'} lists them\n"
