@@ -157,6 +157,17 @@ def test_a_speakers_file_of_another_form_is_refused_naming_its_line(tmp_path):
     with pytest.raises(XttsError) as caught:
         scan_dataset(DataConfig(dataset_path=str(root), scan_cache=False))
     assert caught.value.lines == [f"{root / 'speakers.csv'}:1: expected `id|speaker`, got {commas[0]!r}"]
+    # A third cell, or a clip given a second speaker further down: refused, not read as a name or the last line.
+    first = lines[0].split("|")[0]
+    for extra, said in (
+        (f"{lines[0]}|extra", f"1: expected `id|speaker`, got {lines[0] + '|extra'!r}"),
+        (f"{first}|someone else", f"{len(lines) + 1}: {first!r} is 'someone else' here and {lines[0].split('|')[1]!r}"),
+    ):
+        written = [extra, *lines[1:]] if extra.endswith("|extra") else [*lines, extra]
+        (root / "speakers.csv").write_text("\n".join(written) + "\n", encoding="utf-8")
+        with pytest.raises(XttsError) as caught:
+            scan_dataset(DataConfig(dataset_path=str(root), scan_cache=False))
+        assert caught.value.lines[0].startswith(f"{root / 'speakers.csv'}:{said}"), caught.value.lines
 
 
 def test_speaker_names_in_the_normalized_text_column_are_refused_not_trained_as_text(tmp_path):

@@ -714,12 +714,17 @@ def _read_speakers(path: Path) -> dict[str, str]:
         if not line.strip() or (number == 1 and line.replace(" ", "").lower() == "id|speaker"):
             continue
         key, sep, speaker = line.partition("|")
-        if not (sep and key.strip() and speaker.strip()):
+        if not (sep and key.strip() and speaker.strip()) or "|" in speaker:
             raise XttsError(
                 f"{path}:{number}: expected `id|speaker`, got {line.strip()!r}",
                 hint="write one `id|speaker` line per clip, separated by |",
             )
-        speakers[key.strip()] = speaker.strip()
+        first = speakers.setdefault(key.strip(), speaker.strip())
+        if first != speaker.strip():  # the last line would win in silence, and the clip train as another voice
+            raise XttsError(
+                f"{path}:{number}: {key.strip()!r} is {speaker.strip()!r} here and {first!r} on an earlier line",
+                hint="give each clip one speaker",
+            )
     return speakers
 
 
