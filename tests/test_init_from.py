@@ -394,17 +394,24 @@ def test_a_base_being_trained_and_a_base_with_a_vocoder_are_said_of_as_the_run_s
     assert "training now" not in message and "has a vocoder" not in message
 
 
-@pytest.mark.parametrize("spec", ["nowhere", "checkpoints/ckpt-99"])
+@pytest.mark.parametrize("spec", ["nowhere", "checkpoints/ckpt-99", "configs"])
 def test_init_from_something_that_is_not_a_run_is_refused(base, tmp_path, runner, spec):
     from xtts_cli.cli.app import app
 
     _config(tmp_path, "c")
+    (tmp_path / "configs").mkdir()  # a folder of the config `xtts init` wrote: no run
+    (tmp_path / "configs" / "config.yaml").write_text((tmp_path / "c.yaml").read_text(), encoding="utf-8")
     target = str(base / spec) if "/" in spec else str(tmp_path / spec)
     result = runner.invoke(
         app, ["train", "-c", str(tmp_path / "c.yaml"), "--init-from", target, "-r", str(tmp_path / "r")]
     )
     if spec == "nowhere":
         assert "not a run directory nor a checkpoint" in str(result.exception)
+    elif spec == "configs":
+        assert (
+            str(result.exception)
+            == f"--init-from {target}: a folder with a config.yaml but no run (xtts train writes run.json and checkpoints beside it)"
+        )
     else:  # a step the run does not keep: the ones it keeps are named
         assert str(result.exception).endswith(f"{base / 'checkpoints'} keeps no checkpoint ckpt-99")
         assert result.exception.hint.startswith("it keeps steps 4: e.g. --init-from ")

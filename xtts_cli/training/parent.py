@@ -311,6 +311,8 @@ def refuse_own_directory(spec: Optional[str], run_dir: Path) -> None:
 
 def open_parent(spec: str | Path) -> ParentRun:
     """The run `spec` names (a run directory, its latest checkpoint; or a checkpoint path), read-only."""
+    from xtts_cli.run.directory import is_run_dir
+
     given = Path(spec).expanduser()
     pasted = re.fullmatch(r"(ckpt-\d+)\.(index|data-\d+-of-\d+)", given.name)
     if pasted and given.is_file():  # a checkpoint's file, as `ls` shows it: the checkpoint
@@ -319,6 +321,12 @@ def open_parent(spec: str | Path) -> ParentRun:
         run_path = given
         config, run = read_run(run_path, "--init-from")
         checkpoint = _latest(run.checkpoints)
+        if checkpoint is None and not is_run_dir(run_path):  # a config.yaml alone: `xtts init` wrote it
+            raise XttsError(
+                f"--init-from {spec}: a folder with a config.yaml but no run (xtts train writes run.json and "
+                "checkpoints beside it)",
+                hint="pass a trained run's directory, e.g. --init-from runs/voices-cpu",
+            )
         if checkpoint is None:
             raise XttsError(
                 f"--init-from {spec}: that run holds no checkpoint yet", hint=no_checkpoint_hint(spec, "--init-from")
