@@ -223,6 +223,10 @@ def test_a_sentence_that_is_only_an_emoji_joins_the_one_before_it_to_be_left_out
     with pytest.raises(XttsError, match="nothing left after cleaning") as alone:
         check_text(tokenizer, "😀 ♪", data, None, language="en")
     assert alone.value.hint == "emoji and symbols are not read aloud: write what they say in words"
+    # Punctuation with them, or alone, says nothing either: refused, not spoken as a noise.
+    for text in ("👍!", "😀. 😀.", "???!!!...", ","):
+        with pytest.raises(XttsError, match="nothing left after cleaning"):
+            check_text(tokenizer, text, data, None, language="en")
 
 
 def test_a_phoneme_the_runs_data_never_held_is_read_as_its_nearest_or_left_out():

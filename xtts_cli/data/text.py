@@ -630,7 +630,8 @@ class Tokenizer:
                 language=language,
                 prepared=prepared,
             ) from None
-        if not ids:
+        # Punctuation alone ("???", "👍!") would be spoken as a noise: as nothing to say as an emoji is.
+        if not ids or not any(c.isalnum() for c in prepared):
             pictures = any(unspoken(c) and not c.isspace() for c in text)  # an emoji, a star: nothing to read aloud
             raise XttsError(
                 f"the text {text!r} has nothing left after cleaning",
