@@ -332,7 +332,7 @@ def test_hostile_bodies_uploads_and_connections(served):
     # A 200 MB upload is refused from its Content-Length, before its body is read.
     head = b"POST /api/tts HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
     answer = raw(url, head + b"Content-Length: 209715200\r\n\r\n" + bytes(65536))
-    assert answer.startswith(b"HTTP/1.1 413") and b'"error"' in answer
+    assert answer.startswith(b"HTTP/1.1 413") and b"from --max-text-chars and --max-upload-mb" in answer
     # A client that stops mid-body, one that sends half a request line, and a malformed one.
     raw(
         url,
@@ -827,3 +827,10 @@ def test_an_upload_limit_that_is_no_size_is_refused_as_the_flag_is_read(runner, 
     result = runner.invoke(app, ["serve", "-r", str(RUN), "--max-upload-mb", size])
     assert result.exit_code == 2 and result.exception is not None and not isinstance(result.exception, ValueError)
     assert f"{size} is no size in MiB" in " ".join(result.output.split())
+
+
+def test_a_longer_text_limit_makes_room_for_its_body() -> None:
+    from xtts_cli.serving.http import FORM_BYTES, form_bytes
+
+    # --max-text-chars 100000 of Persian, percent-encoded in a form: 6 bytes a letter, and the body takes them.
+    assert form_bytes(2000) == FORM_BYTES and form_bytes(100_000) >= 6 * 100_000

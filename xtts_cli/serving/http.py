@@ -31,6 +31,13 @@ __all__ = ["VoiceServer", "make_server"]
 READ_TIMEOUT_SECONDS = 30.0
 # Form fields other than the upload are short; a body past this without an upload is refused.
 FORM_BYTES = 64 * 1024
+# Bytes one character of text may take in a body: 4 in UTF-8, each percent-encoded in a form (%F0).
+BYTES_PER_CHARACTER = 12
+
+
+def form_bytes(text_chars: int) -> int:
+    """The largest body of fields a request may send: room for the longest text --max-text-chars takes."""
+    return max(FORM_BYTES, BYTES_PER_CHARACTER * text_chars + 4096)
 
 
 def page() -> bytes:
@@ -245,13 +252,18 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             raise Refused(400, f"Content-Length {str(raw_length)[:20]!r} is not a number") from None
         kind = self.headers.get_content_type()
-        limit = service.limits.upload_bytes + FORM_BYTES if kind == "multipart/form-data" else FORM_BYTES
+        fields = form_bytes(service.limits.text_chars)
+        limit = service.limits.upload_bytes + fields if kind == "multipart/form-data" else fields
         if length < 0:
             self.close_connection = True
             raise Refused(400, f"Content-Length {length} is negative; send the body's length in bytes")
         if length > limit:
             self.close_connection = True  # the rest of the body is not read
-            raise Refused(413, f"the request body is {length} bytes, more than this server takes ({limit})")
+            raise Refused(
+                413,
+                f"the request body is {length} bytes, more than this server takes ({limit}, from --max-text-chars "
+                "and --max-upload-mb)",
+            )
         body = self._read_body(length)
         if kind == "application/json":
             try:
