@@ -250,6 +250,20 @@ def test_train_warns_of_a_language_as_the_base_reads_it_and_names_no_letters_a_p
     assert "(a new run: one started from a phonemes run reads phonemes)" in unknown.value.hint
 
 
+def test_an_adapted_run_resumed_without_init_from_keeps_its_base_and_its_own_network(persian, tmp_path):
+    from xtts_cli.training.parent import with_base_network
+
+    _, _, _, run, config = persian
+    # A config that writes no network and names no base (adapt-cpu's, say): the run's record fills both,
+    # so its config.yaml still names the base and its own duration decoder resumes.
+    (tmp_path / "plain.yaml").write_text(f"data:\n  dataset_path: {PERSIAN_DATA}\n  language: fa\n", encoding="utf-8")
+    resumed, taken = with_base_network(resolve_config(tmp_path / "plain.yaml").config, run, False)
+    assert resumed.training.init_from == config.training.init_from and resumed.acoustic.decoder == "duration"
+    assert taken is not None and taken.startswith(f"resuming {run}: the run's own")
+    # A new run of that config is no one's child.
+    assert with_base_network(resolve_config(tmp_path / "plain.yaml").config, tmp_path / "new", False)[1] is None
+
+
 def test_an_adapted_run_resumed_without_its_base_under_another_config_is_shown_how_to_resume(persian, tmp_path, runner):
     from xtts_cli.cli.app import app
 

@@ -709,7 +709,7 @@ def _read_speakers(path: Path) -> dict[str, str]:
     XttsError: a comma- or tab-separated file read as no speakers would train every voice as one."""
     if not path.is_file():
         return {}
-    speakers = {}
+    speakers: dict[str, str] = {}
     for number, line in enumerate(read_lines(path), start=1):
         if not line.strip() or (number == 1 and line.replace(" ", "").lower() == "id|speaker"):
             continue

@@ -116,9 +116,7 @@ def _flatten_all(tree: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _refuse_changed_model(
-    run: RunDir, previous: Optional[dict[str, Any]], identity: dict[str, Any], init_from: Optional[str]
-) -> None:
+def _refuse_changed_model(run: RunDir, previous: Optional[dict[str, Any]], identity: dict[str, Any]) -> None:
     if previous is None:
         return
     # A key the run's record lacks (recorded before it counted) is what its resolved config says,
@@ -135,9 +133,9 @@ def _refuse_changed_model(
         # --force resumes where the checkpoint still fits (a weight of another shape does not, nor
         # another kind's network: the set-up then fails and the run's record is put back).
         force = "" if "model.kind" in changed else "--force to resume anyway where the checkpoint holds every weight, "
-        # A run adapted from another took the base's settings: resumed without --init-from, this
-        # command's own config (often a preset's) is what differs.
-        base = (previous.get("parent") or {}).get("run") if init_from is None else None
+        # A run adapted from another took the base's settings: this command's own config (often a
+        # preset's, writing a network of its own) is what differs.
+        base = (previous.get("parent") or {}).get("run")
         resume = f"it started from {base}: resume it with `xtts train -r {run.path}` (its own config); " if base else ""
         raise XttsError(
             f"{run.path} holds a run with another model config; changed: {details}",
@@ -277,7 +275,7 @@ def prepare_run_dir(
         if resume:
             _refuse_other_parent(run, run.read_run(), config.training.init_from)
         if resume and not force:
-            _refuse_changed_model(run, run.read_run(), identity, config.training.init_from)
+            _refuse_changed_model(run, run.read_run(), identity)
         return run, resume
     refuse_foreign(run)
     if fresh and _entries(run.path):
@@ -309,7 +307,7 @@ def prepare_run_dir(
     if resume:
         _refuse_other_parent(run, previous, config.training.init_from)
     if resume and not force:
-        _refuse_changed_model(run, previous, identity, config.training.init_from)
+        _refuse_changed_model(run, previous, identity)
     if resume:
         _say_what_changed(run, config, note)
     record = _run_record(config, identity, previous, resume, parent)

@@ -259,11 +259,19 @@ def with_base_network(config: XttsConfig, run_dir: Optional[Path], fresh: bool) 
     from xtts_cli.run.files import RunDir
 
     spec = config.training.init_from
-    if spec is None:
-        return config, None
     own = own_config(run_dir) if run_dir is not None and not fresh else None
     if run_dir is not None and own is not None and RunDir.of(run_dir, config).has_checkpoint():
-        return inherit(config, resolve_config(own).config, f"resuming {run_dir}: the run's own")
+        recorded = resolve_config(own).config
+        if spec is None and recorded.training.init_from is not None:
+            # An adapted run resumed without --init-from is still the base's child: its record says so.
+            # A copy, not a variant validated again: which keys the config writes is what `inherit` reads.
+            training = config.training.model_copy(update={"init_from": recorded.training.init_from})
+            config = config.model_copy(update={"training": training})
+        if config.training.init_from is None:
+            return config, None
+        return inherit(config, recorded, f"resuming {run_dir}: the run's own")
+    if spec is None:
+        return config, None
     return inherit(config, open_parent(spec).config, f"--init-from {spec}: the base's")
 
 
