@@ -380,6 +380,7 @@ def test_hostile_bodies_uploads_and_connections(served):
         )
         first, _, rest = _all_of(url, sent).partition(b"\r\n\r\n")
         assert first.startswith((b"HTTP/1.1 404", b"HTTP/1.1 405")) and rest.startswith(b"HTTP/1.1 200"), rest[:80]
+        assert (b"\r\nAllow: GET, POST\r\n" in first + b"\r\n") == first.startswith(b"HTTP/1.1 405"), first
     assert error_of(get(f"{url}/samples/..%2Fconfig.yaml"))[0] == 404
     assert error_of(get(f"{url}/etc/passwd"))[0] == 404
     # A full queue: every turn and every place to wait taken, the next request is told so at once.

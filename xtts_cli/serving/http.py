@@ -328,12 +328,17 @@ class _Handler(BaseHTTPRequestHandler):
         return fields, reference
 
     # Answers.
-    def _json(self, value: Any, *, status: int = 200, method: str = "GET") -> None:
-        self._send(status, json.dumps(value, ensure_ascii=False).encode("utf-8"), "application/json", method=method)
+    def _json(
+        self, value: Any, *, status: int = 200, method: str = "GET", headers: Optional[dict[str, str]] = None
+    ) -> None:
+        body = json.dumps(value, ensure_ascii=False).encode("utf-8")
+        self._send(status, body, "application/json", method=method, headers=headers)
 
     def _error(self, status: int, message: str, hint: Optional[str] = None) -> None:
+        # A 405 names the methods that are answered (RFC 9110, 15.5.6).
+        headers = {"Allow": "GET, POST"} if status == 405 else None
         try:
-            self._json({"error": message, **({"hint": hint} if hint else {})}, status=status)
+            self._json({"error": message, **({"hint": hint} if hint else {})}, status=status, headers=headers)
         except (TimeoutError, ConnectionError):
             self.close_connection = True
 
