@@ -503,3 +503,10 @@ def test_an_export_finished_into_a_folder_another_export_filled_meanwhile_is_ref
     (tmp_path / "empty").mkdir()
     _move_into_place(partial("third"), tmp_path / "empty")  # an empty folder, as the start allows
     assert (tmp_path / "empty" / "saved_model.pb").read_text(encoding="utf-8") == "third"
+
+
+def test_a_speed_is_named_as_given_not_rounded_to_one_it_was_not():
+    from xtts_cli.errors import speed_without_pace
+
+    assert speed_without_pace(1.0000000001).lines[0].startswith("speed 1.0000000001: this run's decoder")
+    assert speed_without_pace(1.3).lines[0].startswith("speed 1.3: ")

@@ -43,7 +43,7 @@ SPEEDS = (0.25, 4.0)
 def speed_without_pace(speed: float) -> XttsError:
     """`--speed` (or a request's `speed`) for a run whose decoder has no durations to scale."""
     return XttsError(
-        f"speed {speed:g}: this run's decoder (autoregressive) ends each sentence by its stop token, "
+        f"speed {speed:.12g}: this run's decoder (autoregressive) ends each sentence by its stop token, "
         "frame by frame, and has no pace to set",
         hint="train with model.decoder: duration (configs/speak-cpu.yaml) to set the speed",
     )

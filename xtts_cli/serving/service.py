@@ -183,7 +183,9 @@ class VoiceService:
         if math.isnan(speed):
             raise Refused(400, f"speed {raw_speed[:20]!r} is not a number; e.g. speed=1.2")
         if not SPEEDS[0] <= speed <= SPEEDS[1]:
-            raise Refused(400, f"speed {speed:g} is outside {SPEEDS[0]:g}-{SPEEDS[1]:g}; 1 is the pace the run learnt")
+            raise Refused(
+                400, f"speed {speed:.12g} is outside {SPEEDS[0]:g}-{SPEEDS[1]:g}; 1 is the pace the run learnt"
+            )
         if reference is not None:
             if not reference:
                 raise Refused(400, "the speaker_wav upload is empty; upload a clip of the voice to clone")
