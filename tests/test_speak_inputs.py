@@ -318,6 +318,9 @@ def test_an_audio_file_named_for_another_format_is_refused_before_the_work(runne
         == f"name it {tmp_path / 'x.wav'} (then convert it: sox {tmp_path / 'x.wav'} {tmp_path / 'x.mp3'})"
     )
     assert not (tmp_path / "x.mp3").exists()
+    # A name that is no audio format (the text file, by a slip): only the WAV name, no conversion into it.
+    result = runner.invoke(app, [command, *first, "--out", str(tmp_path / "lines.txt")])
+    assert result.exception.hint == f"name it {tmp_path / 'lines.wav'}"
 
 
 @pytest.fixture(scope="module")

@@ -205,6 +205,10 @@ def run_dir_given(run_dir: Optional[Path], checkpoint: Optional[Path], *, to: st
     return Path(given)
 
 
+# Formats sox converts a WAV into: another name (notes.txt) is no audio to convert to.
+AUDIO_FORMATS = frozenset({".mp3", ".flac", ".ogg", ".opus", ".aiff", ".aif", ".au"})
+
+
 def wav_out(path: Path, flag: str = "--out") -> None:
     """Refuse a file to write WAV audio into whose name says it holds another format (x.mp3)."""
     from xtts_cli.errors import XttsError
@@ -212,7 +216,7 @@ def wav_out(path: Path, flag: str = "--out") -> None:
     if str(path) == "-" or path.suffix.lower() == ".wav":
         return
     wav = path.with_suffix(".wav")
-    convert = f" (then convert it: sox {wav} {path})" if path.suffix else ""
+    convert = f" (then convert it: sox {wav} {path})" if path.suffix.lower() in AUDIO_FORMATS else ""
     raise XttsError(f"{flag} {path}: xtts writes WAV audio", hint=f"name it {wav}{convert}")
 
 
