@@ -369,7 +369,9 @@ def test_vocode_writes_every_recording_of_a_folder_with_one_load(runner, tmp_pat
         ["vocode", str(folder), str(folder / reports[0]["audio"].split("/")[-1]), "--out-dir", str(tmp_path / "o2")],
     )
     assert "would both be written to" in str(twice.exception) and not (tmp_path / "o2").exists()
-    assert twice.exception.hint.endswith("is passed twice (itself, and in its folder): pass it once")
+    assert twice.exception.hint.endswith(
+        "is passed twice (named twice, or named and in a folder passed too): pass it once"
+    )
     # A folder's clip.wav and clip.flac: a rename parts them, not another --out-dir.
     import soundfile
 

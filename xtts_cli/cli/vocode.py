@@ -135,7 +135,7 @@ def _apart(first: Path, second: Path) -> str:
     """How two recordings bound for one --out-dir name come apart: one named twice is passed once;
     one folder's clip.wav and clip.flac only by a rename."""
     if first.resolve() == second.resolve():
-        return f"{second} is passed twice (itself, and in its folder): pass it once"
+        return f"{second} is passed twice (named twice, or named and in a folder passed too): pass it once"
     if first.parent.resolve() == second.parent.resolve():
         return "rename one: they are in one folder"
     return "vocode them into separate --out-dir folders, or rename one"
