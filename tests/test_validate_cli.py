@@ -563,3 +563,24 @@ def test_transcripts_holding_markup_or_emoji_are_a_warning_naming_the_first(runn
         assert found["message"].startswith("1 transcript holds what nobody says (e.g. metadata.csv:6: 'Fish &amp;")
     clean = runner.invoke(app, ["validate", "--json"]).stdout
     assert "dataset-unspoken-text" not in clean
+
+
+def test_validation_clips_the_training_file_lists_too_are_a_warning(runner, tmp_path: Path) -> None:
+    import shutil
+
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+
+    data = tmp_path / "ds"
+    shutil.copytree(BUNDLED_SAMPLE, data)
+    rows = (data / "metadata.csv").read_text(encoding="utf-8").splitlines()
+    (data / "eval.csv").write_text("\n".join(rows[:3]) + "\n", encoding="utf-8")
+    args = ["validate", "--set", f"data.dataset_path={data}", "--set", "data.metadata_eval_file=eval.csv", "--json"]
+    payload = json.loads(runner.invoke(app, args).stdout)
+    (found,) = [f for f in payload["findings"] if f["id"] == "dataset-eval-in-train"]
+    assert found["severity"] == "warning" and found["message"].startswith(
+        f"3 validation clips (e.g. {rows[0].split('|')[0]}) train too"
+    )
+    (data / "eval.csv").write_text("\n".join(rows[-3:]) + "\n", encoding="utf-8")
+    (data / "metadata.csv").write_text("\n".join(rows[:-3]) + "\n", encoding="utf-8")
+    payload = json.loads(runner.invoke(app, args).stdout)
+    assert "dataset-eval-in-train" not in {f["id"] for f in payload["findings"]}

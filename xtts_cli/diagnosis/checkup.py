@@ -24,6 +24,7 @@ can make it faster: the data-service finding gives the commands that move it ont
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable
 from typing import Any, Optional
@@ -496,6 +497,18 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
                 severity="warning",
                 message=f"{shared_speakers_line(shared)}; if they are different people, give them different "
                 "names (a speaker column, speakers.csv, or the speaker's folder in a folder layout)",
+            )
+        )
+    trained = {os.path.normpath(item.audio_path) for item in scan.train}
+    both = [item for item in scan.eval if os.path.normpath(item.audio_path) in trained]
+    if both:  # a metadata_eval_file listing clips the training file lists too
+        found.append(
+            Finding(
+                id="dataset-eval-in-train",
+                severity="warning",
+                message=f"{len(both):,} validation clip{'' if len(both) == 1 else 's'} (e.g. {both[0].id}) "
+                "train too: the validation loss and early stopping would measure clips the model learns; list "
+                "each clip in one of the metadata files",
             )
         )
     if config.data.preprocessing_mode == "runtime":
