@@ -488,9 +488,19 @@ def test_a_layout_mistake_that_spoils_every_clip_is_named_not_met_with_a_higher_
     shutil.copytree(CORPORA / "ljspeech2", tabs)
     metadata = tabs / "metadata.csv"
     metadata.write_text(metadata.read_text(encoding="utf-8").replace("|", "\t"), encoding="utf-8")
+    commas = tmp_path / "commas"  # comma-separated
+    shutil.copytree(CORPORA / "ljspeech2", commas)
+    metadata = commas / "metadata.csv"
+    metadata.write_text(metadata.read_text(encoding="utf-8").replace("|", ","), encoding="utf-8")
+    linked = tmp_path / "linked"  # wavs/ a link to a folder outside the dataset
+    shutil.copytree(CORPORA / "ljspeech2", linked)
+    (linked / "wavs").rename(tmp_path / "elsewhere")
+    (linked / "wavs").symlink_to(tmp_path / "elsewhere")
     for root, cause in (
         (flat, f"the clips lie beside the metadata in {flat}, not in its wavs/ folder where LJSpeech keeps them"),
         (tabs, "its lines are tab-separated: this layout separates its columns with |"),
+        (commas, "its lines are comma-separated: this layout separates its columns with |"),
+        (linked, "every clip lies outside the dataset's folder (a linked wavs/, or absolute paths): set data.allow"),
     ):
         with pytest.raises(DatasetScanError) as caught:
             scan_dataset(data(root))

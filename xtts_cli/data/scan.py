@@ -311,6 +311,13 @@ def _all_bad_cause(report: ScanReport, sources: list[Source]) -> Optional[str]:
         lines = [line for source in sources for line in _first_lines(source, report)]
         if lines and all("\t" in line and "|" not in line for line in lines):
             return "its lines are tab-separated: this layout separates its columns with |"
+        if lines and all("," in line and "|" not in line for line in lines):
+            return "its lines are comma-separated: this layout separates its columns with |"
+    if all(item.reason == "path_escapes_root" for item in bad):
+        return (
+            "every clip lies outside the dataset's folder (a linked wavs/, or absolute paths): set "
+            "data.allow_absolute_paths: true to read them there"
+        )
     if all(item.reason == "missing" for item in bad):
         written = [item.path or "" for item in bad]
         if all("\\" in path for path in written):
