@@ -659,3 +659,13 @@ def test_a_second_recording_of_a_clips_name_in_the_folder_layout_is_named_not_pa
         f"1 audio file shares its name and transcript with a clip beside it (e.g. {twin.name}): not trained, the "
         "other is; keep one recording of each, or rename the other and give it its own transcript"
     ]
+
+
+def test_a_metadata_file_with_classic_mac_line_ends_reads_line_by_line(tmp_path):
+    root = tmp_path / "mac"
+    shutil.copytree(CORPORA / "ljspeech2", root)
+    metadata = root / "metadata.csv"
+    lines = metadata.read_text(encoding="utf-8").splitlines()
+    metadata.write_bytes("\r".join(lines).encode("utf-8") + b"\r")  # a spreadsheet's "CSV (Macintosh)"
+    report = scan_dataset(data(root, eval_fraction=0.0))
+    assert report.bad == [] and len(report.items) == len(lines)

@@ -228,6 +228,8 @@ def lines_and_faults(path: Path) -> tuple[list[str], dict[int, str]]:
     # A BOM written by spreadsheet exports must not end up in the first id. Split on newlines only:
     # str.splitlines would also break on U+2028, U+0085 and other separators a transcript may hold.
     raw = _as_utf8(path, path.read_bytes()).removeprefix(b"\xef\xbb\xbf")
+    if b"\r" in raw and b"\n" not in raw:  # classic Mac line ends (a spreadsheet's "CSV (Macintosh)")
+        raw = raw.replace(b"\r", b"\n")
     lines, faults = [], {}
     for number, line in enumerate(raw.split(b"\n"), start=1):
         try:
