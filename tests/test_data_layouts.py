@@ -669,3 +669,16 @@ def test_a_metadata_file_with_classic_mac_line_ends_reads_line_by_line(tmp_path)
     metadata.write_bytes("\r".join(lines).encode("utf-8") + b"\r")  # a spreadsheet's "CSV (Macintosh)"
     report = scan_dataset(data(root, eval_fraction=0.0))
     assert report.bad == [] and len(report.items) == len(lines)
+
+
+def test_a_transcript_of_punctuation_alone_is_bad_not_trained(tmp_path):
+    root = tmp_path / "dots"
+    shutil.copytree(CORPORA / "ljspeech2", root)
+    metadata = root / "metadata.csv"
+    lines = metadata.read_text(encoding="utf-8").splitlines()
+    first = lines[0].split("|")[0]
+    metadata.write_text("\n".join([f"{first}|...", *lines[1:]]) + "\n", encoding="utf-8")
+    report = scan_dataset(data(root, eval_fraction=0.0, max_bad_file_fraction=0.5))
+    (bad,) = report.bad
+    assert (bad.reason, bad.detail) == ("empty_text", "transcript '...' holds no word, only punctuation")
+    assert len(report.items) == len(lines) - 1
