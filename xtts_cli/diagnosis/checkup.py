@@ -436,6 +436,23 @@ def runtime_decoding_findings(scan, data) -> list[Finding]:
     return found
 
 
+def _eval_in_train(scan) -> list[Finding]:
+    """Validation clips a metadata_eval_file lists that the training file lists too."""
+    trained = {os.path.normpath(item.audio_path) for item in scan.train}
+    both = [item for item in scan.eval if os.path.normpath(item.audio_path) in trained]
+    if not both:
+        return []
+    return [
+        Finding(
+            id="dataset-eval-in-train",
+            severity="warning",
+            message=f"{len(both):,} validation clip{'' if len(both) == 1 else 's'} (e.g. {both[0].id}) "
+            "train too: the validation loss and early stopping would measure clips the model learns; list "
+            "each clip in one of the metadata files",
+        )
+    ]
+
+
 def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], list[Finding]]:
     """(scan or None when unusable, its summary, findings): the data report of `validate` and `diagnose`."""
     from xtts_cli.data.scan import BAD_FILES_REMEDY, DatasetScanError, scan_dataset
@@ -499,18 +516,7 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
                 "names (a speaker column, speakers.csv, or the speaker's folder in a folder layout)",
             )
         )
-    trained = {os.path.normpath(item.audio_path) for item in scan.train}
-    both = [item for item in scan.eval if os.path.normpath(item.audio_path) in trained]
-    if both:  # a metadata_eval_file listing clips the training file lists too
-        found.append(
-            Finding(
-                id="dataset-eval-in-train",
-                severity="warning",
-                message=f"{len(both):,} validation clip{'' if len(both) == 1 else 's'} (e.g. {both[0].id}) "
-                "train too: the validation loss and early stopping would measure clips the model learns; list "
-                "each clip in one of the metadata files",
-            )
-        )
+    found += _eval_in_train(scan)
     if config.data.preprocessing_mode == "runtime":
         found += runtime_decoding_findings(scan, config.data)
     from xtts_cli.data.plan import CacheOverBudgetError
