@@ -463,8 +463,12 @@ def test_a_speaker_the_base_has_already_is_said_to_go_on_training_that_voice(bas
 def test_freeze_names_only_the_kinds_parts(tmp_path):
     from xtts_cli.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="'text_encodr' is not a part of a model.kind acoustic model; its parts are"):
+    with pytest.raises(ConfigError) as refused:
         _config(tmp_path, "f", **{"training.freeze": ["text_encodr"]})
+    assert refused.value.lines[0].startswith(
+        "training.freeze: 'text_encodr' is not a part of a model.kind acoustic model; did you mean text_encoder? "
+        "its parts are"
+    )
     everything = ["text_encoder", "speaker_encoder", "decoder", "postnet"]
     with pytest.raises(ConfigError, match="training.freeze names every part .*: nothing would train; leave out"):
         _config(tmp_path, "g", **{"training.freeze": everything})

@@ -121,8 +121,9 @@ def validation_error_lines(error: ValidationError, sections: Sections, written: 
             lines.append(f"{where}: expected a mapping of keys, got {_show(item.get('input'))}")
             continue
         if isinstance(item.get("input"), dict):
-            # A check across several keys of one section: the whole section is the "value".
-            lines.append(f"{where}: {message}")
+            # A check across several keys of one section: the whole section is the "value"; one across
+            # sections names its keys itself ("training.freeze: ...").
+            lines.append(f"{where}: {message}" if loc or prefix else message)
         elif kind == "string_type" and isinstance(item.get("input"), bool):
             # YAML 1.1 reads an unquoted yes/no/on/off as true or false: Norwegian's code `no` among them.
             said = "yes, on or true" if item["input"] else "no, off or false"

@@ -8,6 +8,7 @@ that belong to `training` are aliases resolved in `loading.py` before this model
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any, Literal, Optional, Union
 
@@ -660,7 +661,9 @@ class XttsConfig(_Section):
         parts = self.model.FREEZABLE_PARTS
         unknown = [name for name in self.training.freeze if name not in parts]
         if unknown:
+            close = difflib.get_close_matches(unknown[0], parts, n=1, cutoff=0.6)
             listed = f"its parts are {', '.join(parts)}" if parts else "it has no parts to freeze"
+            listed = f"did you mean {close[0]}? {listed}" if close else listed
             raise ValueError(
                 f"training.freeze: {', '.join(map(repr, unknown))} is not a part of a model.kind "
                 f"{self.model.kind} model; {listed}"

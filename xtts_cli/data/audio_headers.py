@@ -72,7 +72,7 @@ def read_audio_header(path: str, *, sound: bool = False) -> AudioHeader:
     except OSError as error:
         raise AudioHeaderError("unreadable", f"cannot read the file: {error.strerror}") from None
     if not stat.S_ISREG(info.st_mode):
-        raise AudioHeaderError("not_audio", "not a regular file (a FIFO, a device or a folder): skipped unread")
+        raise AudioHeaderError("not_audio", "not a regular file (a FIFO, a device or a folder): not read")
     size = info.st_size
     if size == 0:
         raise AudioHeaderError("empty", "file is empty (0 bytes)")
