@@ -682,3 +682,10 @@ def test_a_regional_voice_reads_its_regions_number_words(language, text, read):
     from xtts_cli.data.text import prepare_texts
 
     assert prepare_texts([text], ["multilingual_cleaners"], "characters", language, "words") == [read]
+
+
+def test_a_decimal_written_without_its_leading_zero_is_read_as_one():
+    reader = number_reader("en-us")
+    assert reader("It costs $.50 now.") == "It costs fifty cents now."
+    assert reader("Add .5 kg of it.") == "Add zero point five kilograms of it."
+    assert reader("Wait...5 more") == "Wait...five more"  # an ellipsis is no decimal point

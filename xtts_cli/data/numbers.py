@@ -239,6 +239,8 @@ _MONTH_OF = dict(zip("jan feb mar apr may jun jul aug sep oct nov dec".split(), 
 # 50/50 as they are said.
 _RATIO = re.compile(r"(?<![\d:.,])(\d{1,2}):(\d)(?![\d:])")
 _SAYINGS = {"24/7": "twenty four seven", "50/50": "fifty fifty", "9/11": "nine eleven"}
+# A decimal written without its leading zero (.5, $.50): not after a letter or a point (v.2, ...5).
+_BARE_DECIMAL = re.compile(r"(?<![\w.])\.(\d)")
 _LETTERS_BEFORE_MONEY = re.compile(r"(?<=[^\W\d_])(?=[$£€¥₹]\d)")
 _EMERGENCY = re.compile(r"(?<![\d.,/])911(?![\d.,/]?\d)")  # nine one one
 # A sign stuck to a percent or an amount (-3.5%, +5%, -$250), read before the number is words.
@@ -1272,6 +1274,7 @@ def _english(text: str, month_first: bool = False) -> str:
         scale = (match.group(3) or _SCALES[match.group(4).lower()]).lower()
         return f"{_english_number(match.group(2).replace(',', ''))} {scale} {_CURRENCY[match.group(1)][1]}"
 
+    text = _BARE_DECIMAL.sub(r"0.\1", text)  # $.50, .5 kg: the zero a reader says before the point
     text = _english_first(text, month_first)
     text = _SIGNED.sub(lambda m: "plus " if m.group(1) == "+" else "minus ", text)
     text = _LETTERS_BEFORE_MONEY.sub(" ", text)  # us$50: u s, then fifty dollars
