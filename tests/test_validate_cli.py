@@ -532,7 +532,7 @@ def test_a_validation_dataset_with_too_many_bad_files_is_reported_as_that_datase
     (unusable,) = [f for f in payload["findings"] if f["id"] == "dataset-unusable"]
     assert unusable["message"].startswith("data.eval_dataset_path: 3 of 11 dataset items are bad")
     assert "each is listed with its reason" in unusable["message"]
-    missing = runner.invoke(app, ["validate", "--set", f"data.eval_dataset_path={tmp_path / 'gone'}"])
+    missing = runner.invoke(app, ["validate", "--val-data", str(tmp_path / "gone")])  # train's flag, here too
     assert f"data.eval_dataset_path: '{tmp_path / 'gone'}' is not a directory" in missing.stdout
     assert "bundled sample" not in missing.stdout
     listed_twice = f"data.datasets=[{{path: {BUNDLED_SAMPLE}}}, {{path: {tmp_path / 'gone'}}}]"

@@ -100,6 +100,16 @@ DataOption = Annotated[
         show_default=False,
     ),
 ]
+ValData = Annotated[
+    Optional[str],
+    config_flag(
+        "--val-data",
+        key="data.eval_dataset_path",
+        help="Validation dataset root",
+        metavar="DIR",
+        rich_help_panel="Data",
+    ),
+]
 # Older names of the same flags, accepted and not shown: `train_main.py --train-data`, the
 # profilers' `--data-path`, `--num-steps`, `--num-batches`, synthesize's `--checkpoint`.
 # The most batches or steps a measurement takes: more is hours of timing no question needs.

@@ -19,6 +19,7 @@ from xtts_cli.cli.options import (
     ModelGpuOption,
     SetOption,
     TrainDataAlias,
+    ValData,
     VerboseOption,
     config_flag,
     flag_overrides,
@@ -48,12 +49,6 @@ class OptimizationLevel(str, Enum):
 DATA, LENGTH, MODEL, DEVICES, RUN = "Data", "How long", "Model", "Devices (GPUs, machines)", "Run directory"
 
 
-ValData = Annotated[
-    Optional[str],
-    config_flag(
-        "--val-data", key="data.eval_dataset_path", help="Validation dataset root", metavar="DIR", rich_help_panel=DATA
-    ),
-]
 BatchSize = Annotated[
     Optional[int],
     config_flag(

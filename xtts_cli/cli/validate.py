@@ -15,6 +15,7 @@ from xtts_cli.cli.options import (
     JsonOption,
     SetOption,
     TrainDataAlias,
+    ValData,
     VerboseOption,
     given_once,
 )
@@ -40,6 +41,7 @@ def validate(
     data: DataOption = None,
     train_data: TrainDataAlias = None,
     data_path: DataPathAlias = None,
+    val_data: ValData = None,
     init_from: Annotated[
         Optional[str],
         typer.Option(
@@ -75,7 +77,7 @@ def validate(
 
     data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     said = (lambda line: None) if json_output else (lambda line: console(stderr=True).print(line))
-    overrides = {"data.dataset_path": data_path, "training.init_from": init_from}
+    overrides = {"data.dataset_path": data_path, "data.eval_dataset_path": val_data, "training.init_from": init_from}
     try:
         loaded = resolve_config(config, overrides, set_values or ())
     except ConfigError as exc:
