@@ -172,14 +172,15 @@ def test_a_streamed_wav_is_read_to_its_end_and_a_telephone_codec_is_named(runner
     # A mu-law WAV (telephone corpora) is named as such, with the conversion that reads it.
     mulaw = tmp_path / "mulaw.wav"
     subprocess.run(["sox", str(SAMPLE / "wavs" / "XTTS001-0001.wav"), "-e", "u-law", str(mulaw)], check=True)
-    found = bad_files(
-        runner, dataset(tmp_path / "data", {"mulaw": mulaw.read_bytes(), "streamed": streamed.read_bytes()})
-    )
+    # So is a 4-bit IMA ADPCM one, whose blocks hold many samples: no inconsistent header.
+    adpcm = tmp_path / "adpcm.wav"
+    subprocess.run(["sox", str(SAMPLE / "wavs" / "XTTS001-0001.wav"), "-e", "ima-adpcm", str(adpcm)], check=True)
+    clips = {"mulaw": mulaw.read_bytes(), "adpcm": adpcm.read_bytes(), "streamed": streamed.read_bytes()}
+    found = bad_files(runner, dataset(tmp_path / "data", clips))
+    convert = "is not supported; convert to 16-bit PCM (sox in.wav -b 16 -e signed-integer out.wav)"
     assert found == {
-        "mulaw": (
-            "unsupported_format",
-            "WAV \u00b5-law 8-bit is not supported; convert to 16-bit PCM (sox in.wav -b 16 -e signed-integer out.wav)",
-        )
+        "mulaw": ("unsupported_format", f"WAV \u00b5-law 8-bit {convert}"),
+        "adpcm": ("unsupported_format", f"WAV IMA ADPCM 4-bit {convert}"),
     }
 
 

@@ -220,7 +220,9 @@ def _wav_header(
     fmt: tuple[int, int, int, int, int, bool], *, data_offset: int, declared: int, available: int
 ) -> AudioHeader:
     tag, channels, rate, block_align, bits, _ = fmt
-    if channels < 1 or rate < 1 or block_align != channels * ((bits + 7) // 8):
+    # A compressed codec's blocks hold many samples (IMA ADPCM: 4-bit): only PCM's frame size is known.
+    uncompressed = tag in (_WAVE_PCM, _WAVE_FLOAT)
+    if channels < 1 or rate < 1 or (uncompressed and block_align != channels * ((bits + 7) // 8)):
         raise AudioHeaderError(
             "not_audio", f"WAV header is inconsistent (channels {channels}, rate {rate}, {bits}-bit)"
         )
@@ -232,7 +234,8 @@ def _wav_header(
         (_WAVE_FLOAT, 32): "wav_float32",
     }.get((tag, bits))
     if codec is None:
-        kind = {_WAVE_PCM: "PCM", _WAVE_FLOAT: "float", 6: "A-law", 7: "\u00b5-law"}.get(tag, f"format tag 0x{tag:04x}")
+        kinds = {_WAVE_PCM: "PCM", _WAVE_FLOAT: "float", 6: "A-law", 7: "\u00b5-law", 2: "MS ADPCM", 0x11: "IMA ADPCM"}
+        kind = kinds.get(tag, f"format tag 0x{tag:04x}")
         raise AudioHeaderError(
             "unsupported_format",
             f"WAV {kind} {bits}-bit is not supported; convert to 16-bit PCM (sox in.wav -b 16 -e signed-integer out.wav)",
