@@ -410,6 +410,7 @@ def _all_of(url: str, payload: bytes) -> bytes:
     return answer
 
 
+@pytest.mark.slow  # three processes, each loading TensorFlow
 def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_path):
     def serve(*extra: str, until: str = "serving "):
         command = [sys.executable, "-m", "xtts_cli", "serve", "-r", str(RUN), "--port", "0", "--quiet", *extra]
