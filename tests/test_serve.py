@@ -434,7 +434,11 @@ def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_pa
         assert not any("reachable by other machines" in line for line in lines)
     finally:
         process.terminate()  # while it builds the other lengths' graphs: it exits all the same
-        assert process.wait(30) == 143
+        try:
+            stopped = process.wait(30)
+        finally:
+            process.kill()  # never left serving after the test
+    assert stopped == 143
     # Said as the port opens, before the model's load: the process goes before TensorFlow is in.
     process, lines = serve("--host", "0.0.0.0", until="note: ")
     try:
@@ -836,3 +840,20 @@ def test_a_longer_text_limit_makes_room_for_its_body() -> None:
 
     # --max-text-chars 100000 of Persian, percent-encoded in a form: 6 bytes a letter, and the body takes them.
     assert form_bytes(2000) == FORM_BYTES and form_bytes(100_000) >= 6 * 100_000
+
+
+def test_a_sigterm_that_lands_while_a_connection_is_handled_stops_the_server():
+    import socketserver
+
+    from xtts_cli.cli.serve import _Stopped
+
+    # The handler raises the stop wherever the signal lands; here, in the middle of a connection's handling.
+    class Server(socketserver.TCPServer):
+        def process_request(self, request, client_address):
+            self.shutdown_request(request)
+            raise _Stopped(143)
+
+    with Server(("127.0.0.1", 0), socketserver.BaseRequestHandler) as server:
+        with socket.create_connection(server.server_address):
+            with pytest.raises(_Stopped):
+                server.handle_request()

@@ -141,7 +141,10 @@ def serve(
         server.server_close()
 
 
-class _Stopped(Exception):
+class _Stopped(BaseException):
+    """SIGTERM's stop. Not an Exception, as KeyboardInterrupt is not: raised while the server handles
+    a connection, socketserver's `except Exception` would print it and serve on."""
+
     def __init__(self, code: int) -> None:
         self.code = code
 
