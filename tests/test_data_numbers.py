@@ -181,6 +181,11 @@ from xtts_cli.data.text import Tokenizer
             "sold at two point five zero each",
         ),
         (
+            "10^6 cells, 2**10 bytes, x^2 + 3^3 and 1.5 × 10^-3 m",
+            "ten to the power of six cells, two to the power of ten bytes, x squared + three cubed and one point five "
+            "times ten to the power of minus three m",
+        ),
+        (
             "a boeing 747, a boeing 707 and an airbus a380",
             "a boeing seven forty seven, a boeing seven oh seven and an airbus a three eighty",
         ),

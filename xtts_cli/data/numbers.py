@@ -147,6 +147,17 @@ _SYMBOLS = (
     (re.compile(r"(?<=\d)\s?x\s?(?=\d)", re.IGNORECASE), " by "),
     (re.compile(r"(?<=\d)\s?x\b", re.IGNORECASE), " times"),
 )
+# Powers: x^2 (x squared), 10^6 and 2**10 (ten to the power of six), 1.5x10^6 (times ten, not "by").
+_POWER = re.compile(r"(?<=[^\W_])\s?(?:\^|\*\*)\s?([-\u2212]?)(\d+)(?![\d.,]\d)")
+_TIMES_TEN = re.compile(r"(?<=\d)\s?[x\u00d7*]\s?(?=10\s?(?:\^|\*\*))", re.IGNORECASE)
+
+
+def _power(match: re.Match) -> str:
+    if not match.group(1) and match.group(2) in ("2", "3"):
+        return " squared" if match.group(2) == "2" else " cubed"
+    return f" to the power of {'minus ' if match.group(1) else ''}{_words(int(match.group(2)), 'en')}"
+
+
 # The 1990s, the '80s: a decade is its year's words made plural (nineteen nineties, eighties).
 _DECADE = re.compile(r"(?:\b(1[1-9]\d0|20\d0)|'?\b([1-9]0))'?s\b")
 _CLOCK = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)(?!\d)")  # 3:30, 15:05, 7:05pm
@@ -1291,6 +1302,8 @@ def _english(text: str, month_first: bool = False) -> str:
     text = _MARKED_MEASURE.sub(_marked_measure, text)
     text = _PENCE.sub(lambda m: f"{_english_number(m.group(1))} {'penny' if m.group(1) == '1' else 'pence'}", text)
     text = _DATE.sub(_date, text)
+    text = _TIMES_TEN.sub(" times ", text)
+    text = _POWER.sub(_power, text)
     text = _UNIT.sub(_unit, text)
     for symbol, said in _SYMBOLS:
         text = symbol.sub(said, text)
