@@ -90,7 +90,10 @@ def test_graph_mode_off_and_unbucketed_shapes_are_flagged(runner, tmp_path: Path
 
 def test_missing_dataset_is_an_error_and_exits_1(runner, tmp_path: Path) -> None:
     payload = run_json(runner, "--quick", "--data-path", str(tmp_path / "nowhere"), code=1)
-    assert payload["findings"][0]["severity"] == "error"
+    # One error for one cause: the scan that would say it again is not run.
+    (error,) = [f for f in payload["findings"] if f["severity"] == "error"]
+    assert error["id"] == "dataset-missing" and "nowhere" in error["message"], error
+    assert payload["dataset"] is None
 
 
 @pytest.mark.slow

@@ -675,7 +675,7 @@ def checkup(
     """Run every check on `loaded` (see the module docstring); `quick` skips the timed ones."""
     from xtts_cli.devices.gpu_info import probe_machine
     from xtts_cli.devices.placement import configure_devices
-    from xtts_cli.diagnosis.config_rules import check_config
+    from xtts_cli.diagnosis.config_rules import check_config, nothing_to_scan
     from xtts_cli.diagnosis.environment import check_environment
 
     say = progress or (lambda message: None)
@@ -697,9 +697,11 @@ def checkup(
         findings=[],
     )
 
-    say("scanning the dataset")
-    scan, report.dataset, found = scan_findings(config)
-    static += [_ranked(finding, "dataset") for finding in found]
+    scan = None
+    if not nothing_to_scan(static):
+        say("scanning the dataset")
+        scan, report.dataset, found = scan_findings(config)
+        static += [_ranked(finding, "dataset") for finding in found]
     if scan is None:
         report.findings = rank(_dedupe(static))
         return report

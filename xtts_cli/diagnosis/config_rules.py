@@ -486,6 +486,12 @@ def no_effect_keys() -> dict[str, str]:
 DATASET_PATH_FINDINGS = ("dataset-missing", "dataset-layout-unknown", "metadata-missing", "dataset-twice")
 
 
+def nothing_to_scan(findings: Iterable[Finding]) -> bool:
+    """A dataset missing, or a language espeak-ng lacks: the scan would only say it again, as a second
+    error of one cause (`validate` and `diagnose`)."""
+    return any(f.id in DATASET_PATH_FINDINGS or (f.id, f.severity) == ("language-unknown", "error") for f in findings)
+
+
 def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     """Each dataset folder exists and holds a layout we read (the cheap part; the scan does the rest)."""
     from xtts_cli.data.layouts import detect_format

@@ -131,7 +131,7 @@ def validate_config(
     the scan."""
     from xtts_cli.devices.gpu_info import probe_machine
     from xtts_cli.diagnosis.checkup import scan_findings
-    from xtts_cli.diagnosis.config_rules import DATASET_PATH_FINDINGS, check_config, warmup_past_the_epochs
+    from xtts_cli.diagnosis.config_rules import check_config, nothing_to_scan, warmup_past_the_epochs
     from xtts_cli.training.settings import resolved_settings
 
     machine = probe_machine()
@@ -139,10 +139,7 @@ def validate_config(
     ruled = check_config(loaded, machine)
     result = Validation(loaded, inherited + ruled)
     scan = None
-    # Nothing to scan where a dataset is missing; nothing to phonemise in a language espeak-ng lacks.
-    if not any(
-        f.id in DATASET_PATH_FINDINGS or (f.id, f.severity) == ("language-unknown", "error") for f in result.findings
-    ):
+    if not nothing_to_scan(result.findings):
         phase("scanning the dataset (every audio file's header)")
         scan, result.dataset, found = scan_findings(loaded.config)
         result.findings = result.findings + found
