@@ -27,7 +27,9 @@ LEGACY_RUN = Path(__file__).parent / "data" / "legacy_run"
 TEXT = "the cat sat."
 
 
-@pytest.fixture(scope="module", params=["autoregressive", "duration"])
+# The fast tier trains one decoder here (its one test of this run renders text, which either does
+# alike); the whole suite trains both.
+@pytest.fixture(scope="module", params=[pytest.param("autoregressive", marks=pytest.mark.slow), "duration"])
 def short_run(request, tmp_path_factory):
     """Four steps with a validation every two, with each decoder: the trainer (its model in
     memory) and its run. Self-conditioned under a fading attention prior, each step logged: the
