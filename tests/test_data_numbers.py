@@ -181,6 +181,11 @@ from xtts_cli.data.text import Tokenizer
             "sold at two point five zero each",
         ),
         (
+            "FY2024 and Win2000 on a 1080p screen, not 720i; rated 4.5/5, 3/5 stars, 1/5 of them",
+            "FY twenty twenty four and Win two thousand on a ten eighty p screen, not seven twenty i; rated four point "
+            "five out of five, three out of five stars, a fifth of them",
+        ),
+        (
             "10^6 cells, 2**10 bytes, x^2 + 3^3 and 1.5 × 10^-3 m",
             "ten to the power of six cells, two to the power of ten bytes, x squared + three cubed and one point five "
             "times ten to the power of minus three m",

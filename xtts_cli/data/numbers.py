@@ -329,6 +329,14 @@ _DOTTED_CLOCK_SPAN = re.compile(
 )
 # Aircraft are named by their digits in pairs: a Boeing 747 (seven forty seven), an Airbus A380.
 _AIRCRAFT = re.compile(r"\b(boeing\s+7)(\d\d)(?=\b)|\b(airbus\s+a)(3)(\d\d)\b", re.IGNORECASE)
+# A video's lines (1080p, 720p, 1080i), said in pairs as a model's name is: ten eighty p, not pence.
+_VIDEO_LINES = re.compile(r"(?<![\d.,])(480|576|720|1080|1440|2160)([pi])\b", re.IGNORECASE)
+# A rating out of 5, 10 or 100 (rated 4.5/5, 4/5 stars): "four out of five", not a fraction.
+_RATING = re.compile(
+    r"(?:(?<=\brated )|(?<=\bscored )|(?<=\brating )|(?<=\bscore ))(\d{1,3}(?:\.\d)?)/(5|10|100)\b(?![/.,]\d)"
+    r"|(?<![\d/.,])(\d{1,3}(?:\.\d)?)/(5|10|100)(?=\s+stars?\b)",
+    re.IGNORECASE,
+)
 # Foot and inch marks after a number before a word: a 12" pizza, 6' tall; a quote's closing mark is not one.
 _MARKED_MEASURE = re.compile(r"(?<![\w'\".])(\d+(?:\.\d+)?)(['\"\u2032\u2033])(?=\s+[^\W\d_])")
 _MEASURE_PLURAL_BEFORE = re.compile(
@@ -1319,7 +1327,7 @@ def _english(text: str, month_first: bool = False) -> str:
     )
     text = _CLOCK.sub(_clock, text)
     text = _FRACTION.sub(_fraction, text)
-    text = _BARE_YEAR.sub(lambda m: _words(int(m.group(1)), "en", to="year"), text)
+    text = _BARE_YEAR.sub(lambda m: _glued(m) + _words(int(m.group(1)), "en", to="year"), text)
     text = _MINUS.sub("minus ", text)
     text = _LEADING_ZERO.sub(lambda m: " ".join(_DIGIT_NAMES[int(d)] for d in m.group(0)), text)
     text = _LETTERS_AND_DIGITS.sub(" ", text)
@@ -1356,6 +1364,13 @@ def _english_first(text: str, month_first: bool) -> str:
     text = _DAY_MONTH_SHORT.sub(lambda m: f"{m.group(1)} {_MONTH_OF[m.group(2).lower()[:3]]}", text)
     text = _EMERGENCY.sub("nine one one", text)
     text = _AIRCRAFT.sub(_aircraft, text)
+    text = _VIDEO_LINES.sub(
+        lambda m: f"{_words(int(m.group(1)) // 100, 'en')} {_pair(int(m.group(1)) % 100)} {m.group(2).lower()}", text
+    )
+    text = _RATING.sub(
+        lambda m: f"{_english_number(m.group(1) or m.group(3))} out of {_words(int(m.group(2) or m.group(4)), 'en')}",
+        text,
+    )
     text = _ARTICLE_FRACTION.sub("", text)
     text = _OUT_OF_TEN.sub(lambda m: f"{_words(int(m.group(1)), 'en')} out of ten", text)
     text = _RATIO.sub(r"\1 to \2", text)
@@ -1505,6 +1520,11 @@ def _aircraft(match: re.Match) -> str:
         return f"{match.group(1)} {_pair(int(match.group(2)))}"
     rest = int(match.group(5))
     return f"{match.group(3)} three {_pair(rest) if rest else 'hundred'}"
+
+
+def _glued(match: re.Match) -> str:
+    """A space before words that replace digits written against a word (FY2024, Win2000)."""
+    return " " if match.start() and match.string[match.start() - 1].isalpha() else ""
 
 
 def _pair(number: int) -> str:
