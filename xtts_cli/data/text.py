@@ -851,9 +851,17 @@ def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
 _CLAUSE_END = re.compile(r"(?<=[,;:\u060c\u061b\u2013\u2014])\s+")
 
 
+# A blank line ends a paragraph, and so its last sentence, with its full stop or without (a heading,
+# a list's item); a single line break is a wrapped line's, inside a sentence.
+_PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n\s*")
+
+
 def split_sentences(text: str, language: Optional[str] = None) -> list[str]:
-    """`text` as its sentences, in order, each stripped; a text with no sentence end is one sentence.
-    `language`: whose abbreviations end none ("Sen. Brown", German "Tab. 4")."""
+    """`text` as its sentences, in order, each stripped; a paragraph with no sentence end is one
+    sentence. `language`: whose abbreviations end none ("Sen. Brown", German "Tab. 4")."""
+    paragraphs = _PARAGRAPH_BREAK.split(text.strip())
+    if len(paragraphs) > 1:
+        return [sentence for paragraph in paragraphs for sentence in split_sentences(paragraph, language)]
     text, pieces, start = text.strip(), [], 0
     for end in _SENTENCE_END.finditer(text):
         pieces.append(text[start : end.end()].strip())
