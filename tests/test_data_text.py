@@ -197,6 +197,11 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
             "Read pp. 10-12 and ch. 3 first. Then go 5 mi. It was far.",
             ["Read pp. 10-12 and ch. 3 first.", "Then go 5 mi.", "It was far."],
         ),
+        # A quotation that ends in its own mark goes on in lower case: "Stop!" she said.
+        (
+            '"Stop!" she said. "Now." He did. \u201cWhy?\u201d he asked.',
+            ['"Stop!" she said.', '"Now."', "He did.", "\u201cWhy?\u201d he asked."],
+        ),
         # A blank line ends a sentence with its stop or without (a heading); one line break does not.
         (
             "Chapter One\n\nIt was a dark\nand stormy night. See fig.\r\n \r\nThe End",

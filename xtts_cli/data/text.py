@@ -823,6 +823,8 @@ _ORDINAL_AFTER_PREPOSITION = re.compile(
 )
 _MONTH_FIRST = re.compile(rf"(?:{GERMAN_MONTHS})\b", re.IGNORECASE)
 _ROMAN_AT_END = re.compile(r"\b[IVXLC]+\.$")
+# A quotation's own end, its sentence going on in lower case: "Stop!" she said. "Why?" he asked.
+_QUOTED_END = re.compile(r"[.!?\u2026][\"'\u201d\u2019\u00bb]$")
 
 
 def _a_german_date(before: str, after: str) -> bool:
@@ -835,6 +837,8 @@ def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
 
     if _MERIDIEM_AT_END.search(before) and _OPENER.match(after):
         return False
+    if _QUOTED_END.search(before) and after[:1].islower():  # "Stop!" she said.
+        return True
     if (_DAY_AND_MONTH_AT_END.search(before) and after[:1].islower()) or _ORDINAL_AFTER_PREPOSITION.search(before):
         return True
     if _ROMAN_AT_END.search(before) and after[:1].islower():  # German "Ludwig XIV. war König"
