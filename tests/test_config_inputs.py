@@ -145,6 +145,11 @@ def test_init_writes_into_a_new_folder_and_refuses_a_folder_or_a_place_it_cannot
     assert unknown.exception.hint == "pass one of those names to --preset"  # init takes no --config
     typed = runner.invoke(app, ["init", "-p", "tiny_cpu"])
     assert typed.exception.lines[0].startswith("there is no preset 'tiny_cpu' (did you mean tiny-cpu?); the presets")
+    # The preset may be named as the command's argument, as --preset's value; not both, differently.
+    named = runner.invoke(app, ["init", "speak-cpu", "-o", str(tmp_path / "named.yaml")])
+    assert named.exit_code == 0 and "(preset speak-cpu)" in named.stdout, named.output
+    twice = runner.invoke(app, ["init", "speak-cpu", "-p", "tiny-cpu"])
+    assert twice.exception.lines == ["the preset is given twice: speak-cpu and --preset tiny-cpu"]
 
 
 def test_init_to_a_dash_prints_the_preset_and_writes_no_file(runner, tmp_path, monkeypatch):

@@ -10,16 +10,23 @@ import typer
 
 
 def init(
+    named: Annotated[
+        Optional[str],
+        typer.Argument(
+            metavar="[PRESET]", help="The preset, as --preset takes it (xtts init speak-cpu).", show_default=False
+        ),
+    ] = None,
     preset: Annotated[
-        str,
+        Optional[str],
         typer.Option(
             "--preset",
             "-p",
             metavar="NAME",
             help="The preset to start from: tiny-cpu, speak-cpu, voices-cpu, adapt-cpu, vocoder-cpu (CPU); rtx4090, "
-            "base-gpu, adapt-gpu, vocoder-gpu, dual-gpu (GPU); or config (every key).",
+            "base-gpu, adapt-gpu, vocoder-gpu, dual-gpu (GPU); or config (every key). Default: config.",
+            show_default=False,
         ),
-    ] = "config",
+    ] = None,
     out: Annotated[
         Optional[Path],
         typer.Option(
@@ -36,7 +43,7 @@ def init(
 
     Examples:
 
-        xtts init --preset speak-cpu
+        xtts init speak-cpu
 
         xtts init -p rtx4090 -o my-gpu.yaml && xtts train -c my-gpu.yaml --data /data/my-voice
     """
@@ -44,7 +51,9 @@ def init(
     from xtts_cli.config.preset_files import require_preset
     from xtts_cli.errors import XttsError
 
-    source = require_preset(preset, hint="pass one of those names to --preset")
+    if named is not None and preset is not None and named != preset:
+        raise XttsError(f"the preset is given twice: {named} and --preset {preset}", hint="give it once")
+    source = require_preset(named or preset or "config", hint="pass one of those names to --preset")
     if out is not None and str(out) == "-":  # the preset's text alone, to pipe or redirect
         sys.stdout.write(source.read_text(encoding="utf-8"))
         return
