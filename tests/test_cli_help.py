@@ -63,3 +63,19 @@ def test_init_names_every_preset_it_can_write(runner):
 
     text = " ".join(runner.invoke(app, ["init", "--help"], env={"COLUMNS": "200"}).output.split())
     assert [name for name in preset_names() if name not in text] == []
+
+
+def test_a_stray_argument_is_named_as_the_option_it_was_meant_for(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "config.yaml").write_text("data: {}\n", encoding="utf-8")
+    for args, meant in (
+        (["train", "my.yaml"], "pass it as --config my.yaml"),
+        (["validate", "speak-cpu"], "pass it as --config speak-cpu"),
+        (["serve", "run"], "pass it as --run-dir run"),
+        (["export", "run"], "pass it as --run-dir run"),
+    ):
+        result = runner.invoke(app, args, env={"COLUMNS": "200", "TERM": "dumb"})
+        assert result.exit_code == 2 and meant in " ".join(result.output.split()), (args, result.output)
+    other = runner.invoke(app, ["train", "nothing"], env={"COLUMNS": "200", "TERM": "dumb"})
+    assert other.exit_code == 2 and "pass it as" not in other.output and "(nothing)" in other.output

@@ -28,7 +28,7 @@ from xtts_cli.cli import (
     validate,
     vocode,
 )
-from xtts_cli.cli.options import VerboseOption
+from xtts_cli.cli.options import VerboseOption, XttsCommand
 
 app = typer.Typer(
     name="xtts",
@@ -62,18 +62,18 @@ def _root(
     """
 
 
-app.command("init")(init.init)
-app.command("train")(train.train)
-app.command("validate")(validate.validate)
-app.command("diagnose")(diagnose.diagnose)
-app.command("profile-pipeline")(profile_pipeline.profile_pipeline)
-app.command("profile-step")(profile_step.profile_step)
-app.command("benchmark")(benchmark.benchmark)
-app.command("synthesize")(synthesize.synthesize)
-app.command("export")(export.export)
-app.command("vocode")(vocode.vocode)
-app.command("serve")(serve.serve)
-app.command("report")(report.report)
+app.command("init", cls=XttsCommand)(init.init)
+app.command("train", cls=XttsCommand)(train.train)
+app.command("validate", cls=XttsCommand)(validate.validate)
+app.command("diagnose", cls=XttsCommand)(diagnose.diagnose)
+app.command("profile-pipeline", cls=XttsCommand)(profile_pipeline.profile_pipeline)
+app.command("profile-step", cls=XttsCommand)(profile_step.profile_step)
+app.command("benchmark", cls=XttsCommand)(benchmark.benchmark)
+app.command("synthesize", cls=XttsCommand)(synthesize.synthesize)
+app.command("export", cls=XttsCommand)(export.export)
+app.command("vocode", cls=XttsCommand)(vocode.vocode)
+app.command("serve", cls=XttsCommand)(serve.serve)
+app.command("report", cls=XttsCommand)(report.report)
 app.add_typer(data_service.app, name="data-service")
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+from typer.core import TyperCommand
 
 ConfigOption = Annotated[
     Optional[Path],
@@ -240,3 +242,32 @@ def keeps_the_inputs(inputs: Mapping[Optional[Path], str], outputs: list[Path], 
         replaced = given.get(output.resolve()) if str(output) != "-" else None
         if replaced is not None:
             raise XttsError(f"{flag} would write over {replaced} with {writes}", hint="write to another file or folder")
+
+
+class XttsCommand(TyperCommand):
+    """A command whose stray argument is named as the option it was meant for: `xtts train my.yaml`
+    says "pass it as --config my.yaml (-c)", not only that the argument was unexpected."""
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except Exception as exc:  # click's UsageError, or the copy of click that Typer 0.28 carries
+            said = getattr(exc, "message", None)
+            stray = re.match(r"Got unexpected extra argument(?:s|\(s\))? \(([^\s)]+)", said or "")
+            meant = _meant_option(self, stray.group(1)) if stray else None
+            if stray and meant is not None:
+                setattr(exc, "message", f"{said}: pass it as {meant} {stray.group(1)}")
+            raise
+
+
+def _meant_option(command: Any, value: str) -> Optional[str]:
+    """The option a stray `value` reads as: a YAML file or a preset's name is --config, a run's
+    folder --run-dir, where the command takes it."""
+    from xtts_cli.config.preset_files import preset_path
+
+    takes = {param.name for param in command.params}
+    if "config" in takes and (value.lower().endswith((".yaml", ".yml")) or preset_path(value) is not None):
+        return "--config"
+    if "run_dir" in takes and (Path(value) / "config.yaml").is_file():
+        return "--run-dir"
+    return None
