@@ -699,3 +699,17 @@ def test_a_decimal_written_without_its_leading_zero_is_read_as_one():
     assert reader("It costs $.50 now.") == "It costs fifty cents now."
     assert reader("Add .5 kg of it.") == "Add zero point five kilograms of it."
     assert reader("Wait...5 more") == "Wait...five more"  # an ellipsis is no decimal point
+
+
+@pytest.mark.parametrize(
+    "language, read",
+    [
+        ("de", "zehn hoch sechs, zwei hoch minus drei"),
+        ("fr", "dix puissance six, deux puissance moins trois"),
+        ("es", "diez elevado a seis, dos elevado a menos tres"),
+        ("tr", "on \u00fczeri alt\u0131, iki \u00fczeri eksi \u00fc\u00e7"),
+    ],
+)
+def test_a_power_is_read_with_the_languages_word_for_it(language, read):
+    reader = number_reader(language)
+    assert reader is not None and reader("10^6, 2^-3") == read

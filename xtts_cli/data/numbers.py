@@ -152,10 +152,25 @@ _POWER = re.compile(r"(?<=[^\W_])\s?(?:\^|\*\*)\s?([-\u2212]?)(\d+)(?![\d.,]\d)"
 _TIMES_TEN = re.compile(r"(?<=\d)\s?[x\u00d7*]\s?(?=10\s?(?:\^|\*\*))", re.IGNORECASE)
 
 
-def _power(match: re.Match) -> str:
+# The other languages' word between a base and its exponent: zehn hoch sechs, dix puissance six.
+_POWER_WORDS = {
+    "de": "hoch",
+    "es": "elevado a",
+    "fr": "puissance",
+    "it": "elevato a",
+    "pt": "elevado a",
+    "sv": "upph\u00f6jt till",
+    "tr": "\u00fczeri",
+}
+
+
+def _power(match: re.Match, language: str = "en") -> str:
+    minus = f"{_MINUS_WORDS.get(language, 'minus')} " if match.group(1) else ""
+    if language != "en":
+        return f" {_POWER_WORDS[language]} {minus}{_words(int(match.group(2)), language)}"
     if not match.group(1) and match.group(2) in ("2", "3"):
         return " squared" if match.group(2) == "2" else " cubed"
-    return f" to the power of {'minus ' if match.group(1) else ''}{_words(int(match.group(2)), 'en')}"
+    return f" to the power of {minus}{_words(int(match.group(2)), 'en')}"
 
 
 # The 1990s, the '80s: a decade is its year's words made plural (nineteen nineties, eighties).
@@ -1584,6 +1599,8 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
         if primary in _MONTH_NAMES_OF:
             text = _dates_with_month_names(_dates_in_digits(text, primary), primary)
         text = _signs_and_decades(text, primary)
+        if primary in _POWER_WORDS:
+            text = _POWER.sub(lambda m: _power(m, primary), text)
         text = _ZERO_LED.sub(lambda m: _digit_groups(m.group(0), primary), text)
         if primary in _RANGE_TO:
             text = _RANGE.sub(rf"\1 {_RANGE_TO[primary]} ", text)
