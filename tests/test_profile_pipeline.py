@@ -423,3 +423,10 @@ def test_the_sweep_leaves_two_batches_an_epoch_as_the_benchmark_does() -> None:
     assert sorted({cell[2] for cell in grid}) == [8, 16]  # 32 is one batch an epoch, and 7 clips dropped
     tiny, _ = pipeline_profiler._sweep_grid(config, 10, 10)
     assert {cell[2] for cell in tiny} == {8}  # too few for any size's two batches: the config's own
+
+
+def test_a_stage_that_measured_faster_than_the_one_before_it_has_no_negative_share() -> None:
+    from xtts_cli.cli.profile_pipeline import stage_share
+
+    # Decoding a WAV adds too little to be told from reading it: its cumulative rate can come out faster.
+    assert [stage_share(added, 1.5) for added in (0.12, -0.03, 1.15, 0.0)] == ["8%", "~0%", "77%", "0%"]
