@@ -546,6 +546,13 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
             "see w w w dot example dot com slash get dash started. mail jo dot doe at mail dot example dot org "
             "or python dot org.",
         ),
+        # A query and a port are said too, not left out as symbols the run never saw.
+        (
+            "en",
+            "Open https://example.com/docs?id=5#top or example.com:8080/x.",
+            "open example dot com slash docs question mark id equals five hash top or example dot com colon eight "
+            "thousand and eighty slash x.",
+        ),
         (
             "en",
             "Fruit, e.g. apples, i.e. red ones, etc. vs. pears: approx. 5 min, Mr. Smith and Ms. Jones",

@@ -122,11 +122,25 @@ _ARTICLE_BEFORE = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
 _ADDRESS = re.compile(
     r"(?:https?://|\bwww\.)[^\s]*[^\s.,;:!?)\]'\"]"
     r"|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
-    r"|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|edu|gov|io|ai|dev|app|info|co\.uk|uk|de|fr|eu)\b(?:/[^\s]*[^\s.,;:!?)])?",
+    r"|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|edu|gov|io|ai|dev|app|info|co\.uk|uk|de|fr|eu)\b(?::\d{1,5}\b)?(?:/[^\s]*[^\s.,;:!?)])?",
     re.IGNORECASE,
 )
 _ENGLISH_WORK = re.compile(r"[\d&@]|\w\.\w|\b(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s?[-\u2013]", re.IGNORECASE)
-_ADDRESS_MARKS = {".": " dot ", "@": " at ", "/": " slash ", "-": " dash ", "_": " underscore ", "+": " plus "}
+_ADDRESS_MARKS = {
+    ".": " dot ",
+    "@": " at ",
+    "/": " slash ",
+    "-": " dash ",
+    "_": " underscore ",
+    "+": " plus ",
+    "?": " question mark ",  # a query: docs?id=5
+    "=": " equals ",
+    "&": " and ",
+    ":": " colon ",  # a port: example.com:8080
+    "#": " hash ",
+    "%": " percent ",
+    "~": " tilde ",
+}
 
 
 def _address(match: re.Match) -> str:
