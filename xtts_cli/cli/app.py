@@ -57,23 +57,27 @@ def _root(
 ) -> None:
     """Train an XTTS-style TTS model in TensorFlow with the GPU kept busy.
 
-    Start with `xtts init --preset speak-cpu` or `xtts train -c tiny-cpu`; every command takes
+    Start with `xtts init speak-cpu` or `xtts train -c tiny-cpu`; every command takes
     `--help`. The guides and the full reference are in `docs/` (`mkdocs serve`).
     """
 
 
-app.command("init", cls=XttsCommand)(init.init)
-app.command("train", cls=XttsCommand)(train.train)
-app.command("validate", cls=XttsCommand)(validate.validate)
-app.command("diagnose", cls=XttsCommand)(diagnose.diagnose)
-app.command("profile-pipeline", cls=XttsCommand)(profile_pipeline.profile_pipeline)
-app.command("profile-step", cls=XttsCommand)(profile_step.profile_step)
-app.command("benchmark", cls=XttsCommand)(benchmark.benchmark)
-app.command("synthesize", cls=XttsCommand)(synthesize.synthesize)
-app.command("export", cls=XttsCommand)(export.export)
-app.command("vocode", cls=XttsCommand)(vocode.vocode)
-app.command("serve", cls=XttsCommand)(serve.serve)
-app.command("report", cls=XttsCommand)(report.report)
+# Each command parses as XttsCommand: a stray argument is named as the option it was meant for.
+for name, command in (
+    ("init", init.init),
+    ("train", train.train),
+    ("validate", validate.validate),
+    ("diagnose", diagnose.diagnose),
+    ("profile-pipeline", profile_pipeline.profile_pipeline),
+    ("profile-step", profile_step.profile_step),
+    ("benchmark", benchmark.benchmark),
+    ("synthesize", synthesize.synthesize),
+    ("export", export.export),
+    ("vocode", vocode.vocode),
+    ("serve", serve.serve),
+    ("report", report.report),
+):
+    app.command(name, cls=XttsCommand)(command)
 app.add_typer(data_service.app, name="data-service")
 
 
