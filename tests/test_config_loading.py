@@ -119,6 +119,13 @@ def test_unknown_section(write_config) -> None:
     assert info.value.lines == ["trainig: unknown section; did you mean training?"]
 
 
+def test_a_section_written_as_a_value_is_one_line_with_a_flag_that_sets_one_of_its_keys_too(write_config) -> None:
+    for flags in ({}, {"data.dataset_path": "corpus"}):
+        with pytest.raises(ConfigError) as info:
+            resolve_config(write_config("data: 5\n"), flags)
+        assert info.value.lines == ["data: expected a mapping of keys, got int"], flags
+
+
 def test_yaml_syntax_error_names_line_and_column(write_config) -> None:
     path = write_config("data:\n  batch_size: 16\n  num_workers: [1, 2\n")
     with pytest.raises(ConfigError) as info:

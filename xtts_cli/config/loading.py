@@ -470,7 +470,8 @@ def resolve_config(
                 hint="give it once",
             )
         overrides[key] = value
-    if overrides.get("data.dataset_path") is not None and "datasets" in canonical.get("data", {}):
+    data_section = canonical.get("data")  # not a mapping (`data: 5`): _set_dotted names it
+    if overrides.get("data.dataset_path") is not None and isinstance(data_section, dict) and "datasets" in data_section:
         overrides.setdefault("data.datasets", [])
     for dotted, value in overrides.items():
         _set_dotted(canonical, dotted, value)
