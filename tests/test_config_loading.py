@@ -123,7 +123,7 @@ def test_a_section_written_as_a_value_is_one_line_with_a_flag_that_sets_one_of_i
     for flags in ({}, {"data.dataset_path": "corpus"}):
         with pytest.raises(ConfigError) as info:
             resolve_config(write_config("data: 5\n"), flags)
-        assert info.value.lines == ["data: expected a mapping of keys, got int"], flags
+        assert info.value.lines == ["data: expected a mapping of keys, got 5"], flags
 
 
 def test_yaml_syntax_error_names_line_and_column(write_config) -> None:

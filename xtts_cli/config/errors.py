@@ -41,7 +41,8 @@ def _other_kind(name: str, kind: str) -> str | None:
     )
 
 
-def _show(value: Any) -> str:
+def show_value(value: Any) -> str:
+    """A value as an error line shows it: '5', 'a list', 'empty'."""
     if isinstance(value, str):
         return repr(value)
     if isinstance(value, dict):
@@ -83,7 +84,7 @@ def validation_error_lines(error: ValidationError, sections: Sections, written: 
         kind = item.get("type", "")
         if kind == "model_kind":
             lines.append(
-                f"model.kind: {_show(item.get('input', {}).get('kind'))} is invalid: should be {' or '.join(MODEL_SECTIONS)}"
+                f"model.kind: {show_value(item.get('input', {}).get('kind'))} is invalid: should be {' or '.join(MODEL_SECTIONS)}"
             )
             continue
         if kind == "extra_forbidden":
@@ -118,7 +119,7 @@ def validation_error_lines(error: ValidationError, sections: Sections, written: 
             if message.startswith(lead):
                 message = message[len(lead) :] if lead == "Value error, " else "should be " + message[len(lead) :]
         if kind in ("model_type", "dict_type") and loc:
-            lines.append(f"{where}: expected a mapping of keys, got {_show(item.get('input'))}")
+            lines.append(f"{where}: expected a mapping of keys, got {show_value(item.get('input'))}")
             continue
         if isinstance(item.get("input"), dict):
             # A check across several keys of one section: the whole section is the "value"; one across
@@ -133,7 +134,7 @@ def validation_error_lines(error: ValidationError, sections: Sections, written: 
                 f"wrote ('{word}', not {word})"
             )
         else:
-            lines.append(f"{where}: {_show(item.get('input'))} is invalid: {message}")
+            lines.append(f"{where}: {show_value(item.get('input'))} is invalid: {message}")
     return _one_line_a_value(lines)
 
 

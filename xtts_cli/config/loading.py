@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from xtts_cli.config.errors import did_you_mean, validation_error_lines
+from xtts_cli.config.errors import did_you_mean, show_value, validation_error_lines
 from xtts_cli.config.model_kinds import MODEL_SECTIONS, AcousticConfig, VocoderConfig, model_kind_of
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.errors import ConfigError
@@ -260,7 +260,7 @@ def _set_dotted(tree: dict[str, Any], dotted: str, value: Any) -> None:
     section, key = dotted.split(".", 1)
     body = tree.setdefault(section, {})
     if not isinstance(body, dict):
-        raise ConfigError(f"{section}: expected a mapping of keys, got {type(body).__name__}")
+        raise ConfigError(f"{section}: expected a mapping of keys, got {show_value(body)}")
     body[key] = value
 
 
