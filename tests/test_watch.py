@@ -125,6 +125,16 @@ def test_an_idle_card_fed_batches_of_two_is_told_to_take_larger_ones():
     assert "a batch of 2 is a few small kernels" in notices[0].message and notices[0].fix == "set data.batch_size: 16"
 
 
+def test_an_idle_card_that_gets_busy_again_is_said_to_be_back():
+    w = watch()
+    notices, t = feed(w, 0, 60, wait=0.001, compute=0.2, gpus={0: GpuReading(10.0, 20.0, "model")})
+    assert [(n.id, n.state) for n in notices] == [("gpu-underused", "warning")]
+    # Over the line of 50 but not well back (under 75 %): no recovery yet; then 90 %: back.
+    near, t = feed(w, t, 60, wait=0.001, compute=0.2, gpus={0: GpuReading(70.0, 20.0, "model")})
+    back, _ = feed(w, t, 60, wait=0.001, compute=0.2, gpus={0: GpuReading(90.0, 20.0, "model")})
+    assert near == [] and [(n.id, n.state) for n in back] == [("gpu-underused", "recovered")]
+
+
 def test_each_gpu_is_judged_on_its_own_and_an_idle_data_card_is_named_with_the_layout_advice():
     w = watch()
     gpus = {0: GpuReading(util=4.0, memory_percent=20.0, role="data"), 1: GpuReading(97.0, 40.0, "model")}

@@ -565,8 +565,9 @@ class ProfilingConfig(_Section):
 
 class WatchConfig(_Section):
     """What `xtts train` watches while it runs, over a sliding window of the last steps: one warning
-    when a figure crosses its line (the finding, the figure and the fix, as `diagnose` words it), at
-    most once per finding per `repeat_minutes`, and one line when it is back."""
+    when a figure crosses its line (the finding, the figure and the fix, as `diagnose` words it),
+    said again at most every `repeat_minutes` while it lasts, and one line when it is back (a figure
+    that crosses again after that is a new warning)."""
 
     enabled: bool = Field(True, description="Watch the run; off, nothing is measured beyond the progress line.")
     window_seconds: float = Field(
@@ -606,8 +607,9 @@ class WatchConfig(_Section):
         0.5,
         gt=0.0,
         lt=1.0,
-        description="A finding is back to normal once its figure is under this fraction of its line (over it "
-        "for a GPU's utilisation), so a figure hovering at the line does not warn and recover in turn.",
+        description="A finding is back to normal once its figure is under this fraction of its line (a GPU's "
+        "utilisation: once its distance to 100 % is under this fraction of the line's, 75 % for a line of 50 and "
+        "0.5), so a figure hovering at the line does not warn and recover in turn.",
     )
     repeat_minutes: float = Field(
         10.0, ge=0.0, description="The least time before the same finding is warned of again while it lasts."

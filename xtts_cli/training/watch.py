@@ -6,7 +6,7 @@ step time spent waiting for data, how much slower the step computes than in its 
 bursts), and with NVML each GPU's utilisation and memory. A figure that crosses its line is one
 warning with the finding `diagnose` and `profile-step` give for it (config/remedies.py) and its fix;
 while it lasts it is said again at most every `watch.repeat_minutes`; under `recover_fraction` of
-its line it is one line saying so. Each is a `Watched` event: the progress line, metrics.jsonl and
+its line (a GPU's utilisation: as near 100 % as it was under its line) it is one line saying so. Each is a `Watched` event: the progress line, metrics.jsonl and
 TensorBoard carry it.
 
 What it costs a step is a few appends; the figures are worked out every few seconds.
@@ -205,9 +205,10 @@ class Watch:
                 state.active, state.warned_at = True, now
                 return [Watched(step, finding.id, "warning", figure, finding.message, fix)]
             return []
-        recovered = (
-            figure > line / self.settings.recover_fraction if below else figure < line * self.settings.recover_fraction
-        )
+        # Well back: a falling figure under `recover_fraction` of its line; a utilisation (`below`) as
+        # far from its line towards 100 % (the line 50, half: 75 %; line / fraction would ask 100 %).
+        fraction = self.settings.recover_fraction
+        recovered = figure > 100.0 - (100.0 - line) * fraction if below else figure < line * fraction
         if state.active and recovered:
             state.active = False
             return [Watched(step, finding.id, "recovered", figure, f"{back} back to normal ({figure:.0f} %)")]
