@@ -190,3 +190,22 @@ def test_a_resume_with_other_epochs_says_the_schedule_moves_with_them(
     again, resumed = prepare_run_dir(tmp_path / "run", config(8), note=notes.append)
     release_run_dir(again)
     assert resumed and said in notes, notes
+
+
+@pytest.mark.parametrize(
+    "written, line",
+    [
+        (b"model: [oops\n", "config.yaml: line 2, column 1: expected ',' or ']', but got '<stream end>'"),
+        (b"", "config.yaml holds no settings (it is empty or all comments)"),
+        (b"\xff\xfe", "config.yaml is not UTF-8 text (byte 0)"),
+    ],
+)
+def test_a_run_whose_config_is_damaged_is_one_line_naming_it(tmp_path, written, line):
+    from xtts_cli.errors import XttsError
+    from xtts_cli.run.files import read_run
+
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "config.yaml").write_bytes(written)
+    with pytest.raises(XttsError) as info:
+        read_run(tmp_path / "run")
+    assert info.value.lines == [f"{tmp_path / 'run'}/{line}"]

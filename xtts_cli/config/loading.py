@@ -139,6 +139,17 @@ def _decimal_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
 _OnceLoader.add_constructor("tag:yaml.org,2002:int", _decimal_int)
 
 
+def read_config_text(path: Path) -> str:
+    """A config file's text, CRLF line ends kept (bytes, not read_text: fixes edit the file
+    verbatim); not UTF-8 or unreadable is one line."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text (byte {exc.start})", hint="save it as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}", hint="pass a YAML file") from None
+
+
 def parse_yaml(text: str, where: str) -> dict[str, Any]:
     """Safe-load YAML (no object construction from tags); errors carry the line and column."""
     try:
@@ -448,13 +459,7 @@ def resolve_config(
     elif DEFAULT_CONFIG_PATH.is_file():
         chosen = DEFAULT_CONFIG_PATH
     if chosen is not None:
-        try:
-            # Bytes, not read_text: keep CRLF line ends as they are, so fixes edit the file verbatim.
-            text = chosen.read_bytes().decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"{chosen} is not UTF-8 text (byte {exc.start})", hint="save it as UTF-8") from None
-        except OSError as exc:
-            raise ConfigError(f"{chosen}: cannot read: {exc.strerror or exc}", hint="pass a YAML file") from None
+        text = read_config_text(chosen)
     data, left_out = _left_out(parse_yaml(text, str(chosen)) if text is not None else {})
     if text is not None and not data:  # a file saved empty, or commented out whole: said, not passed over
         _say_once(f"note: {chosen} holds no settings (it is empty or all comments): the built-in defaults apply\n")

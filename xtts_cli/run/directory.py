@@ -85,12 +85,12 @@ def own_config(run_dir: Optional[Path]) -> Optional[Path]:
 
 def _recorded_config(run: RunDir) -> XttsConfig:
     """The config the run last wrote (config.yaml), or the defaults where it has none that loads."""
-    from xtts_cli.config.loading import build_config
+    from xtts_cli.config.loading import build_config, parse_yaml, read_config_text
     from xtts_cli.errors import ConfigError
 
     try:
-        return build_config(yaml.safe_load(run.config_file.read_text(encoding="utf-8")), str(run.config_file))
-    except (OSError, yaml.YAMLError, ConfigError):
+        return build_config(parse_yaml(read_config_text(run.config_file), str(run.config_file)), str(run.config_file))
+    except ConfigError:
         return XttsConfig()
 
 

@@ -174,9 +174,8 @@ def no_vocabulary(run_dir: str | Path, error: str, hint: str, named: str = ""):
 def read_run(run_dir: Path, flag: str = "--run-dir") -> tuple[XttsConfig, RunDir]:
     """A run directory's config and its `RunDir` (checkpoints where training.checkpoint_dir put them);
     `flag`: the option it was given to, which the error's hint names."""
-    import yaml
 
-    from xtts_cli.config.loading import build_config
+    from xtts_cli.config.loading import build_config, parse_yaml, read_config_text
     from xtts_cli.errors import XttsError
 
     run = RunDir(Path(run_dir))
@@ -192,7 +191,13 @@ def read_run(run_dir: Path, flag: str = "--run-dir") -> tuple[XttsConfig, RunDir
         )
     if not run.config_file.is_file():
         raise XttsError(f"{run_dir} is not an xtts run directory (no config.yaml)", hint=hint)
-    config: XttsConfig = build_config(yaml.safe_load(run.config_file.read_text(encoding="utf-8")), str(run.config_file))
+    settings = parse_yaml(read_config_text(run.config_file), str(run.config_file))
+    if not settings:  # the defaults are not the run's settings: its weights would not fit them
+        raise XttsError(
+            f"{run.config_file} holds no settings (it is empty or all comments)",
+            hint="put back the config the run was trained with (the one given to `xtts train --config`)",
+        )
+    config: XttsConfig = build_config(settings, str(run.config_file))
     return config, RunDir.of(run.path, config)
 
 
