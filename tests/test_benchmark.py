@@ -484,3 +484,11 @@ def test_benchmark_times_the_layouts_with_real_trials_and_writes_the_best_config
     assert devices.get("strategy", "auto") == best["devices.strategy"]
     assert (devices.get("data_gpu"), devices.get("model_gpu")) == (best["devices.data_gpu"], best["devices.model_gpu"])
     assert report["written_config"] == str(out)
+
+
+def test_the_drift_note_says_slower_without_a_minus_sign():
+    from xtts_cli.profiling.benchmark import drift_note
+
+    assert drift_note(-0.44).startswith("the best setting ran 44% slower when run again at the end")
+    assert drift_note(0.12).startswith("the best setting ran 12% faster")
+    assert drift_note(0.12).endswith("smaller than 12% between trials are not reliable")

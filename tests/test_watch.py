@@ -213,3 +213,18 @@ def test_per_gpu_fields_and_roles_from_nvml(monkeypatch) -> None:
     assert record["gpu0_memory_percent"] == pytest.approx(100 / 24) and "gpu1_memory_percent" in record
     notices, _ = feed(watch(), 0, 60, wait=0.001, compute=0.2, gpus=readings)
     assert [n.message.split(":")[0] for n in notices] == ["GPU 0 (data) is busy 3 % of the last 30 s"]
+
+
+def test_a_watch_finding_is_said_on_stderr_under_json_as_on_the_terminal(capsys):
+    from xtts_cli.cli.progress import TrainingProgress
+    from xtts_cli.training.events import Watched
+
+    for enabled in (False, True):  # --json, then the terminal's progress
+        progress = TrainingProgress(enabled=enabled)
+        progress.update(Watched(12, "input-bound-prefetch", "warning", 31.0, "waits 31 %", "set data.prefetch: 2"))
+        progress.update(Watched(40, "input-bound-prefetch", "recovered", 4.0, "data wait back to normal (4 %)"))
+        out, err = capsys.readouterr()
+        assert out == "" and err.splitlines() == [
+            "watch: step 12: input-bound-prefetch: waits 31 % (fix: set data.prefetch: 2)",
+            "watch: step 40: input-bound-prefetch recovered: data wait back to normal (4 %)",
+        ], (enabled, err)

@@ -92,6 +92,8 @@ class TrainingProgress:
         if not self.enabled:  # --json: the result alone on stdout, and what the user must hear of on stderr
             if isinstance(event, Noted):
                 self.err.print(f"{event.label}: {event.message}", markup=False, highlight=False)
+            elif isinstance(event, Watched):  # a warning, as a Noted one is; also in metrics.jsonl
+                self.err.print(f"watch: {_watched(event)}", markup=False, highlight=False)
             elif isinstance(event, RunStarted):  # also in the result's "notes", but said as they are known
                 for note in event.result.notes:
                     self.err.print(f"note: {note}", markup=False, highlight=False)
@@ -124,11 +126,8 @@ class TrainingProgress:
         elif isinstance(event, Noted):
             self.err.print(f"[yellow]{event.label}[/]: {escape(event.message)}")
         elif isinstance(event, Watched):
-            if event.state == "warning":
-                fix = f" (fix: {event.fix})" if event.fix else ""
-                self.err.print(f"[yellow]watch[/]: step {event.step}: {event.id}: {escape(event.message)}{escape(fix)}")
-            else:
-                self.err.print(f"[green]watch[/]: step {event.step}: {event.id} recovered: {escape(event.message)}")
+            colour = "yellow" if event.state == "warning" else "green"
+            self.err.print(f"[{colour}]watch[/]: {escape(_watched(event))}")
         elif isinstance(event, Validated):
             message = f"val   | step: {event.step} | val_loss: {event.val_loss:.4f}"
             if event.alignment_score is not None:
@@ -230,3 +229,11 @@ class TrainingProgress:
 
             out.print(f"listen:      {result.listen}")
             out.print(f"tensorboard: tensorboard --logdir {shlex.quote(str(result.run_dir / 'tensorboard'))}")
+
+
+def _watched(event: Any) -> str:
+    """A watch finding as its line says it, after "watch: " (the terminal colours that word)."""
+    if event.state == "warning":
+        fix = f" (fix: {event.fix})" if event.fix else ""
+        return f"step {event.step}: {event.id}: {event.message}{fix}"
+    return f"step {event.step}: {event.id} recovered: {event.message}"

@@ -506,11 +506,7 @@ class _Search:
             if recheck.samples_per_sec and incumbent.samples_per_sec:
                 drift = recheck.samples_per_sec / incumbent.samples_per_sec - 1.0
                 if abs(drift) > DRIFT_WARNING:
-                    self.notes.append(
-                        f"the best setting ran {drift:+.0%} {'faster' if drift > 0 else 'slower'} when run again "
-                        "at the end: the machine's speed changed during the benchmark (other load?), so "
-                        f"differences smaller than {abs(drift):.0%} between trials are not reliable"
-                    )
+                    self.notes.append(drift_note(drift))
         return drift
 
 
@@ -583,3 +579,12 @@ def _changes(baseline: dict[str, Any], best: dict[str, Any]) -> list[ConfigChang
         # Only the devices keys can be None: a layout that leaves the split out removes its keys.
         changes.append(ConfigChange(key=key, action="remove") if value is None else ConfigChange(key=key, value=value))
     return changes
+
+
+def drift_note(drift: float) -> str:
+    """What the winner's second run says of the machine (`drift`: its samples/s change, -0.44 for 44 % slower)."""
+    return (
+        f"the best setting ran {abs(drift):.0%} {'faster' if drift > 0 else 'slower'} when run again at the end: "
+        "the machine's speed changed during the benchmark (other load?), so differences smaller than "
+        f"{abs(drift):.0%} between trials are not reliable"
+    )
