@@ -43,6 +43,18 @@ def test_resuming_with_silence_trimmed_is_refused_as_other_features(tmp_path) ->
         prepare_run_dir(tmp_path / "run", trimmed)
 
 
+def test_force_resumes_across_other_features_but_not_across_another_text_front_end(tmp_path) -> None:
+    _a_run_with_a_checkpoint(tmp_path / "run", XttsConfig())
+    assert prepare_run_dir(tmp_path / "run", XttsConfig(data={"trim_silence": True}), force=True)[1]
+    # The run's vocabulary (vocab.json) holds the letters it trained on: phonemes cannot be forced on it.
+    phonemes = XttsConfig(data={"text_frontend": "phonemes", "trim_silence": True})
+    for read_only in (False, True):
+        with pytest.raises(XttsError) as info:
+            prepare_run_dir(tmp_path / "run", phonemes, force=True, read_only=read_only)
+        assert info.value.lines[0].endswith("changed: data.text_frontend ('characters' -> 'phonemes')")
+        assert "--force" not in (info.value.hint or "")
+
+
 def test_a_run_recorded_before_clip_settings_counted_resumes_with_its_own(tmp_path) -> None:
     loud = XttsConfig(data={"normalize_loudness": True})
     run = _a_run_with_a_checkpoint(tmp_path / "run", loud)

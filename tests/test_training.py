@@ -223,8 +223,8 @@ def test_changed_model_config_is_refused_then_fresh_starts_over(trained) -> None
 
 @pytest.mark.slow
 def test_a_refused_force_resume_leaves_the_run_as_it_was_adding_no_file(runner, tmp_path: Path) -> None:
-    # A vocoder run resumed --force with an acoustic config: refused at the restore, after the set-up
-    # wrote the acoustic run's speakers, speaking rate and reference voice; they go again.
+    # A vocoder run resumed --force with an acoustic config: another kind's network is refused before
+    # the set-up (--force cannot resume across it), so no acoustic file is written beside the vocoder's.
     from xtts_cli.cli.app import app
 
     run = tmp_path / "vocoder"
@@ -235,7 +235,8 @@ def test_a_refused_force_resume_leaves_the_run_as_it_was_adding_no_file(runner, 
 
     before = record()
     refused = runner.invoke(app, ["train", "-c", str(tiny_config(tmp_path)), "-r", str(run), "--force", "-n", "2"])
-    assert isinstance(refused.exception, XttsError) and " holds no value for " in refused.exception.lines[0]
+    assert isinstance(refused.exception, XttsError), refused.output
+    assert refused.exception.lines[0].endswith("changed: model.kind ('vocoder' -> 'acoustic')")
     assert record() == before
 
 

@@ -116,7 +116,14 @@ def _flatten_all(tree: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _refuse_changed_model(run: RunDir, previous: Optional[dict[str, Any]], identity: dict[str, Any]) -> None:
+# Changes --force cannot resume across: another kind's network, and another front end, whose
+# symbols the run's vocabulary (vocab.json, which a resume keeps) does not hold.
+_UNFORCEABLE = ("model.kind", "data.text_frontend")
+
+
+def _refuse_changed_model(
+    run: RunDir, previous: Optional[dict[str, Any]], identity: dict[str, Any], force: bool = False
+) -> None:
     if previous is None:
         return
     # A key the run's record lacks (recorded before it counted) is what its resolved config says,
@@ -128,18 +135,21 @@ def _refuse_changed_model(run: RunDir, previous: Optional[dict[str, Any]], ident
     changed = sorted(k for k in identity if before.get(k) != identity.get(k))
     if "model.kind" in changed:  # another kind's keys follow from it: each would read "None -> x"
         changed = ["model.kind"]
+    if force:
+        changed = [k for k in changed if k in _UNFORCEABLE]
     if changed:
         details = ", ".join(f"{k} ({before.get(k)!r} -> {identity.get(k)!r})" for k in changed)
         # --force resumes where the checkpoint still fits (a weight of another shape does not, nor
         # another kind's network: the set-up then fails and the run's record is put back).
-        force = "" if "model.kind" in changed else "--force to resume anyway where the checkpoint holds every weight, "
+        forceable = not any(k in _UNFORCEABLE for k in changed)
+        force_hint = "--force to resume anyway where the checkpoint holds every weight, " if forceable else ""
         # A run adapted from another took the base's settings: this command's own config (often a
         # preset's, writing a network of its own) is what differs.
         base = (previous.get("parent") or {}).get("run")
         resume = f"it started from {base}: resume it with `xtts train -r {run.path}` (its own config); " if base else ""
         raise XttsError(
             f"{run.path} holds a run with another model config; changed: {details}",
-            hint=f"{resume}pass --fresh to start a new run (the old one is kept as <run>.old-<time>), {force}"
+            hint=f"{resume}pass --fresh to start a new run (the old one is kept as <run>.old-<time>), {force_hint}"
             "or --run-dir DIR for a separate run",
         )
 
@@ -274,8 +284,8 @@ def prepare_run_dir(
         resume = not fresh and run.has_checkpoint()
         if resume:
             _refuse_other_parent(run, run.read_run(), config.training.init_from)
-        if resume and not force:
-            _refuse_changed_model(run, run.read_run(), identity)
+        if resume:
+            _refuse_changed_model(run, run.read_run(), identity, force)
         return run, resume
     refuse_foreign(run)
     if fresh and _entries(run.path):
@@ -306,8 +316,8 @@ def prepare_run_dir(
     resume = run.has_checkpoint()
     if resume:
         _refuse_other_parent(run, previous, config.training.init_from)
-    if resume and not force:
-        _refuse_changed_model(run, previous, identity)
+    if resume:
+        _refuse_changed_model(run, previous, identity, force)
     if resume:
         _say_what_changed(run, config, note)
     record = _run_record(config, identity, previous, resume, parent)
