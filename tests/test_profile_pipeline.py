@@ -430,3 +430,25 @@ def test_a_stage_that_measured_faster_than_the_one_before_it_has_no_negative_sha
 
     # Decoding a WAV adds too little to be told from reading it: its cumulative rate can come out faster.
     assert [stage_share(added, 1.5) for added in (0.12, -0.03, 1.15, 0.0)] == ["8%", "~0%", "77%", "0%"]
+
+
+def test_the_shares_of_the_stages_add_up_to_at_most_the_whole_when_a_stage_measured_slower_than_the_whole():
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from xtts_cli.cli.profile_pipeline import _render_stages_and_baseline
+    from xtts_cli.profiling.pipeline_profiler import StageTiming
+
+    def stage(name, ms, added):
+        return StageTiming(
+            name=name, description=name, samples=8, seconds=ms * 0.008, samples_per_sec=1000 / ms,
+            ms_per_sample=ms, incremental_ms_per_sample=added,
+        )  # fmt: skip
+
+    # features measured at 3.28 ms a clip, the whole pipeline after it at 2.55 (noise): not 107 %.
+    stages = [stage("read", 0.30, 0.30), stage("decode", 0.54, 0.24), stage("features", 3.28, 2.74)]
+    out = Console(record=True, width=200)
+    _render_stages_and_baseline(out, SimpleNamespace(stages=[*stages, stage("batch", 2.55, -0.73)], baseline=None))
+    shares = [int(share) for share in re.findall(r"(\d+)%", out.export_text())]
+    assert shares == [9, 7, 84, 0] and "~0%" in out.export_text()  # ~0%: the batch stage

@@ -240,8 +240,9 @@ def _render(profile, report, where: str) -> None:
 
 
 def stage_share(added_ms: float, total_ms: float) -> str:
-    """A stage's share of the pipeline's time; a stage that measured faster than the one before it
-    (noise: decoding adds too little to be told from reading) is "~0%", not a negative share."""
+    """A stage's share of the time the stages add (`total_ms`: their positive increments' sum); a stage
+    that measured faster than the one before it (noise: decoding adds too little to be told from
+    reading) is "~0%", not a negative share."""
     return "~0%" if added_ms < 0 else f"{added_ms / total_ms:.0%}"
 
 
@@ -259,7 +260,9 @@ def _render_stages_and_baseline(out, profile) -> None:
             ("share", "right"),
         ):
             stages.add_column(column, justify="right" if justify == "right" else "left")
-        total = profile.stages[-1].ms_per_sample
+        # Shares of what the stages add, not of the last cumulative time: an earlier stage measured
+        # slower than the whole (noise) would show over 100 %.
+        total = sum(max(stage.incremental_ms_per_sample, 0.0) for stage in profile.stages) or 1.0
         for stage in profile.stages:
             stages.add_row(
                 stage.name,
