@@ -75,6 +75,14 @@ def test_flow_style_is_refused_not_mangled() -> None:
         apply_changes("data: {num_workers: 1}\n", [set_("data.num_workers", "auto")], {})
 
 
+def test_a_value_shared_through_a_yaml_anchor_is_refused_not_torn_from_its_alias() -> None:
+    text = "data:\n  num_workers: &n 1\n  prefetch_buffer_size: *n\n"
+    for key in ("data.num_workers", "data.prefetch_buffer_size"):  # editing either would drop the anchor
+        with pytest.raises(EditError) as info:
+            apply_changes(text, [set_(key, "auto")], {})
+        assert info.value.lines == [f"{key} is written through a YAML anchor (&n) other keys share; set it by hand"]
+
+
 def test_atomic_write_keeps_backup_and_mode(tmp_path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text("old\n")

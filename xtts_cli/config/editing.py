@@ -28,7 +28,12 @@ class EditError(XttsError):
 
 
 def _compose(text: str) -> Optional[yaml.Node]:
-    return yaml.compose(text, Loader=yaml.SafeLoader)
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:  # an edit that left the file unreadable is not written
+        raise EditError(
+            f"the fix would leave the file unreadable ({str(exc).splitlines()[0]}); fix it by hand"
+        ) from None
 
 
 def _find(mapping: yaml.MappingNode, key: str) -> Optional[tuple[yaml.Node, yaml.Node]]:
@@ -93,6 +98,9 @@ def _set(text: str, dotted: str, value: Any) -> str:
         if not isinstance(value_node, yaml.ScalarNode):
             raise EditError(f"{dotted} holds a list or mapping; set it to {scalar} by hand")
         start, end = value_node.start_mark.index, value_node.end_mark.index
+        if text[start : start + 1] == "&":  # `num_workers: &n 1`: an alias elsewhere reads it too
+            anchor = text[start:end].split()[0]
+            raise EditError(f"{dotted} is written through a YAML anchor ({anchor}) other keys share; set it by hand")
         if start == end:  # `key:` with no value
             return (
                 text[:start] + " " + scalar + text[end:]
