@@ -246,7 +246,7 @@ def keeps_the_inputs(inputs: Mapping[Optional[Path], str], outputs: list[Path], 
 
 class XttsCommand(TyperCommand):
     """A command whose stray argument is named as the option it was meant for: `xtts train my.yaml`
-    says "pass it as --config my.yaml (-c)", not only that the argument was unexpected."""
+    says "pass it as --config my.yaml", not only that the argument was unexpected."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         try:

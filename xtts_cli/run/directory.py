@@ -139,8 +139,8 @@ def _refuse_changed_model(
         changed = [k for k in changed if k in _UNFORCEABLE]
     if changed:
         details = ", ".join(f"{k} ({before.get(k)!r} -> {identity.get(k)!r})" for k in changed)
-        # --force resumes where the checkpoint still fits (a weight of another shape does not, nor
-        # another kind's network: the set-up then fails and the run's record is put back).
+        # --force resumes where the checkpoint still fits (a weight of another shape does not: the
+        # set-up then fails and the run's record is put back); never across _UNFORCEABLE.
         forceable = not any(k in _UNFORCEABLE for k in changed)
         force_hint = "--force to resume anyway where the checkpoint holds every weight, " if forceable else ""
         # A run adapted from another took the base's settings: this command's own config (often a
