@@ -191,13 +191,10 @@ def read_run(run_dir: Path, flag: str = "--run-dir") -> tuple[XttsConfig, RunDir
         )
     if not run.config_file.is_file():
         raise XttsError(f"{run_dir} is not an xtts run directory (no config.yaml)", hint=hint)
-    settings = parse_yaml(read_config_text(run.config_file), str(run.config_file))
-    if not settings:  # the defaults are not the run's settings: its weights would not fit them
-        raise XttsError(
-            f"{run.config_file} holds no settings (it is empty or all comments)",
-            hint="put back the config the run was trained with (the one given to `xtts train --config`)",
-        )
-    config: XttsConfig = build_config(settings, str(run.config_file))
+    # An empty file is the defaults, as a --config one is: what else the run lacks is said by its reader.
+    config: XttsConfig = build_config(
+        parse_yaml(read_config_text(run.config_file), str(run.config_file)), str(run.config_file)
+    )
     return config, RunDir.of(run.path, config)
 
 
