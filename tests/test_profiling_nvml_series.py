@@ -1,6 +1,7 @@
-"""The NVML rules on utilisation series recorded on a real GPU (an H100, by
-scripts/record_nvml_series.py through GpuSampler, under known loads): the refresh estimate and
-the oscillation detector, including the aliasing the sampler's docstring warns about."""
+"""The NVML rules on utilisation series recorded on real GPUs (an H100 and an H200, by
+scripts/record_nvml_series.py through GpuSampler, under the same known loads): the refresh estimate
+and the oscillation detector, including the aliasing the sampler's docstring warns about. Each rule
+holds on each card's recording."""
 
 import json
 from pathlib import Path
@@ -10,17 +11,29 @@ import pytest
 from xtts_cli.devices.nvml_sampler import RESOLVABLE_REFRESHES, refresh_interval
 from xtts_cli.stats.oscillation import detect_oscillation
 
-RECORDED = json.loads((Path(__file__).parent / "data" / "nvml_h100_utilization.json").read_text())
+CARDS = ("h100", "h200")
+RECORDINGS = {
+    card: json.loads((Path(__file__).parent / "data" / f"nvml_{card}_utilization.json").read_text()) for card in CARDS
+}
+RECORDED = RECORDINGS["h100"]
 
 
-def phase(name):
-    series = RECORDED["series"][name]
-    values, hz = series["utilization_gpu"], series["hz"]
+def series(card, name):
+    values, hz = RECORDINGS[card]["series"][name]["utilization_gpu"], RECORDINGS[card]["series"][name]["hz"]
     return [i / hz for i in range(len(values))], values, hz
 
 
-def test_the_recording_is_from_a_gpu_under_the_named_loads():
-    assert RECORDED["gpu"].startswith("NVIDIA") and len(RECORDED["series"]) == 5
+@pytest.fixture(params=CARDS)
+def phase(request):
+    return lambda name: series(request.param, name)
+
+
+@pytest.mark.parametrize("card", CARDS)
+def test_the_recording_is_from_a_gpu_under_the_named_loads(card):
+    assert RECORDINGS[card]["gpu"].startswith(f"NVIDIA {card.upper()}") and len(RECORDINGS[card]["series"]) == 5
+
+
+def test_each_recording_reads_busy_and_idle(phase):
     _, busy, _ = phase("steady big matmuls 5 s")
     assert sum(v >= 95 for v in busy) >= 0.8 * len(busy)
     _, idle, _ = phase("idle 3 s")
@@ -30,27 +43,27 @@ def test_the_recording_is_from_a_gpu_under_the_named_loads():
 @pytest.mark.parametrize(
     "name", ["steady tiny kernels 5 s", "cycle 0.6 s busy / 0.6 s idle x10", "cycle 0.25/0.25 x20 at 20 Hz"]
 )
-def test_the_refresh_is_the_gpus_whatever_the_sampling_rate(name):
-    # NVML changed the H100's reading every 0.2 s: 2 samples at 10 Hz, 4 at 20 Hz. In the 0.6 s
+def test_the_refresh_is_the_gpus_whatever_the_sampling_rate(name, phase):
+    # NVML changed each card's reading every 0.2 s: 2 samples at 10 Hz, 4 at 20 Hz. In the 0.6 s
     # cycle most gaps are 0.6 s (saturated windows read alike); the shortest common one is the refresh.
     times, values, _ = phase(name)
     assert refresh_interval(times, values) == pytest.approx(0.2)
 
 
 @pytest.mark.parametrize("name", ["idle 3 s", "steady big matmuls 5 s"])
-def test_a_steady_reading_hides_the_refresh(name):
+def test_a_steady_reading_hides_the_refresh(name, phase):
     times, values, _ = phase(name)
     assert refresh_interval(times, values) is None
 
 
-def test_a_cycle_of_many_refreshes_is_found_at_its_period():
+def test_a_cycle_of_many_refreshes_is_found_at_its_period(phase):
     times, values, hz = phase("cycle 0.6 s busy / 0.6 s idle x10")
     found = detect_oscillation(values)
     assert found.detected and found.period / hz == pytest.approx(1.2, abs=0.05)
     assert 1.2 >= RESOLVABLE_REFRESHES * refresh_interval(times, values)
 
 
-def test_a_cycle_of_few_refreshes_reads_at_a_multiple_of_its_period():
+def test_a_cycle_of_few_refreshes_reads_at_a_multiple_of_its_period(phase):
     # 0.5 s of load cycle is 2.5 refreshes: the readings repeat only every 1.0 s, so that is the
     # period the detector reports. Hence the warning below RESOLVABLE_REFRESHES refreshes.
     times, values, hz = phase("cycle 0.25/0.25 x20 at 20 Hz")
@@ -75,7 +88,7 @@ def test_the_step_report_names_the_cycle_the_sm_activity_and_the_refresh():
     from xtts_cli.cli.profile_step import gpu_lines
     from xtts_cli.devices.nvml_sampler import GpuSummary
 
-    times, values, hz = phase("cycle 0.6 s busy / 0.6 s idle x10")
+    times, values, hz = series("h100", "cycle 0.6 s busy / 0.6 s idle x10")
     found = detect_oscillation(values)
     summary = GpuSummary(
         index=0,

@@ -12,6 +12,8 @@ What the figures mean (NVML API reference, https://docs.nvidia.com/deploy/nvml-a
   a pattern repeating every 1.0 s (its 0.5 s period does not fit the 0.2 s grid). `nvml_refresh_s`
   reports the interval observed; a cycle shorter than `RESOLVABLE_REFRESHES` of them may not show,
   or show at a multiple of its period (scripts/record_nvml_series.py recorded these series).
+  An H200 (driver 580.159.04) read the same: a 0.2 s refresh, both cycles found at the same periods;
+  its reading trails a change of load by about 0.3 s.
 - SM activity (GPM metric NVML_GPM_METRIC_SM_UTIL, "percentage of SMs that were busy") is the
   figure that does count SMs. GPM (nvmlGpm* functions) exists on Hopper and newer GPUs only; where
   the GPU, driver or bindings lack it the field is None, silently. On the H100 above, back-to-back
