@@ -137,6 +137,30 @@ def test_a_run_directory_that_is_not_there_is_named_so(tmp_path):
     assert missing.value.lines == [f"{tmp_path / 'nowhere'} does not exist"]
 
 
+def test_a_checkpoint_or_an_export_given_as_a_run_is_named_for_what_it_is(tmp_path):
+    import tensorflow as tf
+
+    from xtts_cli.run.files import read_run
+
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "config.yaml").write_text("", encoding="utf-8")
+    saved = tf.train.Checkpoint(step=tf.Variable(10)).save(str(run / "checkpoints" / "ckpt"))  # ckpt-1
+    said = f"of the run {run}: --run-dir takes the run directory, which speaks with its latest checkpoint"
+    for given in (Path(saved), Path(saved + ".index"), run / "checkpoints"):
+        with pytest.raises(XttsError) as wrong:
+            read_run(given)
+        what = "holds checkpoints" if given.is_dir() else "is a checkpoint"
+        assert wrong.value.lines == [f"{given} {what} {said}"], given
+        assert wrong.value.hint == f"pass --run-dir {run}"
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / "export.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(XttsError) as exported:
+        read_run(export)
+    assert exported.value.lines[0].startswith(f"{export} is an `xtts export` folder, not a run directory")
+
+
 @pytest.mark.slow
 def test_a_text_file_saved_with_a_byte_order_mark_and_a_form_feed_speaks_by_its_line_numbers(tmp_path):
     import json

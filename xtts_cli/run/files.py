@@ -11,7 +11,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NoReturn, Optional
 
 import numpy as np
 from pydantic import BaseModel
@@ -176,7 +176,6 @@ def read_run(run_dir: Path, flag: str = "--run-dir") -> tuple[XttsConfig, RunDir
     `flag`: the option it was given to, which the error's hint names."""
 
     from xtts_cli.config.loading import build_config, parse_yaml, read_config_text
-    from xtts_cli.errors import XttsError
 
     run = RunDir(Path(run_dir))
     hint = (
@@ -184,18 +183,43 @@ def read_run(run_dir: Path, flag: str = "--run-dir") -> tuple[XttsConfig, RunDir
         if flag == "--vocoder"
         else f"pass {flag} the directory of an `xtts train` run, e.g. runs/tiny-cpu"
     )
-    if not run.path.is_dir():
-        raise XttsError(
-            f"{run_dir} does not exist" if not run.path.exists() else f"{run_dir} is a file, not a run directory",
-            hint=hint,
-        )
-    if not run.config_file.is_file():
-        raise XttsError(f"{run_dir} is not an xtts run directory (no config.yaml)", hint=hint)
+    if not run.path.is_dir() or not run.config_file.is_file():
+        _not_a_run(Path(run_dir), flag, hint)
     # An empty file is the defaults, as a --config one is: what else the run lacks is said by its reader.
     config: XttsConfig = build_config(
         parse_yaml(read_config_text(run.config_file), str(run.config_file)), str(run.config_file)
     )
     return config, RunDir.of(run.path, config)
+
+
+def _not_a_run(given: Path, flag: str, hint: str) -> NoReturn:
+    """The one line for a path that is no run directory: what it is when it is part of one (a
+    checkpoint, the checkpoints folder) or an export, else what it lacks."""
+    from xtts_cli.errors import XttsError
+
+    # A checkpoint is a prefix (ckpt-10 names ckpt-10.index and its data files), not a file.
+    prefix = given.with_name(given.name[: -len(".index")]) if given.name.endswith(".index") else given
+    is_checkpoint = prefix.with_name(prefix.name + ".index").is_file()
+    if is_checkpoint or (given.is_dir() and any(given.glob("*.index"))):
+        run = next((p for p in prefix.parents if (p / "config.yaml").is_file()), None)
+        what = f"{given} is a checkpoint" if is_checkpoint else f"{given} holds checkpoints"
+        if run is not None:
+            raise XttsError(
+                f"{what} of the run {run}: {flag} takes the run directory, which speaks with its latest checkpoint",
+                hint=f"pass {flag} {run}",
+            )
+        raise XttsError(f"{what}, not a run directory: {flag} takes the folder `xtts train` wrote", hint=hint)
+    if (given / "export.json").is_file():
+        raise XttsError(
+            f"{given} is an `xtts export` folder, not a run directory: {flag} takes the folder `xtts train` wrote "
+            "(an export is served without xtts: examples/serve_export.py)",
+            hint=hint,
+        )
+    if not given.exists():
+        raise XttsError(f"{given} does not exist", hint=hint)
+    if not given.is_dir():
+        raise XttsError(f"{given} is a file, not a run directory", hint=hint)
+    raise XttsError(f"{given} is not an xtts run directory (no config.yaml)", hint=hint)
 
 
 class SpeakingRate(BaseModel):
