@@ -776,3 +776,8 @@ def test_a_run_of_one_step_gives_no_speed_from_its_trace_alone(tmp_path: Path, r
     )
     more = runner.invoke(app, ["train", "-c", str(tiny_config(tmp_path)), "--steps", "3", "-r", str(tmp_path / "run")])
     assert "steps/s" in more.stdout and "trace left out" in more.stdout, more.stdout
+    # --json says the same: no speed (null), not the trace's time as one.
+    fresh = ["train", "-c", str(tiny_config(tmp_path)), "--steps", "1", "-r", str(tmp_path / "json"), "--json"]
+    result = json.loads(runner.invoke(app, fresh).stdout)
+    assert result["final_step"] == 1 and result["trace_seconds"] > 0
+    assert result["steps_per_sec"] is None and result["samples_per_sec"] is None

@@ -204,8 +204,15 @@ class TrainingProgress:
                 f"validation loss: {result.last_val_loss:.4f} at step {result.last_val_step}{best}"
                 + (f"   alignment score: {score:.3f}" if score is not None else "")
             )
-        if result.final_step - result.start_step == 1 and result.trace_seconds > 0:  # no step but the traced one
-            out.print(f"speed: one step, {result.trace_seconds:.1f} s with its graph's trace (more steps give a speed)")
+        if result.steps_per_sec is None:  # no step but the traced one
+            steps = result.final_step - result.start_step
+            if result.trace_seconds > 0:
+                what = (
+                    "one step, {:.1f} s with its graph's trace"
+                    if steps == 1
+                    else f"{steps} steps, each the first of its batch shape, {{:.1f}} s with their graphs' traces"
+                )
+                out.print(f"speed: {what.format(result.trace_seconds)} (more steps give a speed)")
         else:
             out.print(
                 f"speed: {result.steps_per_sec:.2f} steps/s, {result.samples_per_sec:.1f} samples/s, "

@@ -281,11 +281,12 @@ class MetricsHook(Hook):
             self.window = self._empty()
         total, traced = self.total, self.traced
         result.trace_seconds = traced["time"] - traced["wait"]
-        speed = total if total["steps"] else traced  # a run of its traced step alone: that step
+        speed = total if total["steps"] else traced  # a run of its traced step alone: that step's wait
         if speed["time"] > 0:
-            result.steps_per_sec = speed["steps"] / speed["time"]
-            result.samples_per_sec = speed["samples"] / speed["time"]
             result.data_wait_percent = 100.0 * speed["wait"] / speed["time"]
+        if total["time"] > 0:  # a traced step's time is its graph's building: no speed
+            result.steps_per_sec = total["steps"] / total["time"]
+            result.samples_per_sec = total["samples"] / total["time"]
         # What the step accounting cannot see: time between steps (validation, checkpoints, samples,
         # or a stall of the loop itself, such as an input pipeline torn down at every epoch's end).
         result.loop_seconds = time.perf_counter() - self.loop_started
