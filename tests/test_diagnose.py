@@ -96,6 +96,25 @@ def test_missing_dataset_is_an_error_and_exits_1(runner, tmp_path: Path) -> None
     assert payload["dataset"] is None
 
 
+def test_what_training_refuses_is_reported_with_the_timings_skipped_not_a_bare_error(runner, tmp_path: Path) -> None:
+    # Timed, not --quick: an epoch of no batch stopped the timing with a bare error, and a split onto
+    # a GPU this machine lacks exited 4 before any report.
+    for sets, refused in (
+        (["data.batch_size=64"], "dataset-no-batch"),
+        (["devices.data_gpu=0", "devices.model_gpu=1"], "device-not-found"),
+    ):
+        payload = run_json(runner, "-c", str(tiny_config(tmp_path)), *[f"--set={s}" for s in sets], code=1)
+        assert [f["id"] for f in payload["findings"] if f["severity"] == "error"] == [refused], payload["findings"]
+        assert payload["dataset"]["train_items"] > 0 and payload["pipeline_samples_per_sec"] is None
+        assert payload["notes"] == [
+            f"the pipeline, model and storage timings were skipped: training refuses this config ({refused}); "
+            "fix the errors and run diagnose again"
+        ]
+        if refused == "dataset-no-batch":  # padding is a share of no batches there
+            assert "padding-waste" not in {f["id"] for f in payload["findings"]}
+    assert payload["environment"]["device_plan"] == "no device plan: devices.* names a device this machine lacks"
+
+
 @pytest.mark.slow
 def test_timed_run_compares_pipeline_and_model_rates(runner, tmp_path: Path) -> None:
     # The numpy_function baseline: its Python ops show in the dataset graph.

@@ -138,7 +138,8 @@ def _render(report) -> None:
     out.print(
         f"[bold]environment[/]: Python {env.get('python_version')}, TensorFlow {tf.get('version')} ({cuda}), "
         f"compressed audio decoded by {env.get('audio_decoder') or '?'}, "
-        f"{len(gpus)} GPU(s) visible to TensorFlow{': kernels ' + kernels if kernels else ''}; {env.get('device_plan')}"
+        f"{len(gpus) or 'no'} GPU{'s' if len(gpus) > 1 else ''} visible to TensorFlow"
+        f"{': kernels ' + kernels if kernels else ''}; {env.get('device_plan')}"
     )
     if report.dataset is not None:
         print_dataset(out, report.dataset)

@@ -286,8 +286,9 @@ class PipelinePlan:
             else:
                 hint = f"set {batch_flag} to {items} or lower, or add data" if items else "add data"
             raise XttsError(
-                f"{items} training items{share} give no full batch of {self.batch_size} "
-                f"({self.batching} batching, {self.num_groups} buckets)",
+                f"{items} training item{'s' if items != 1 else ''}{share} give{'s' if items == 1 else ''} no full "
+                f"batch of {self.batch_size} ({self.batching} batching, {self.num_groups} "
+                f"bucket{'s' if self.num_groups != 1 else ''})",
                 hint=hint,
             )
 

@@ -684,16 +684,19 @@ def checkup(
     static: list[RankedFinding] = []
     notes: list[str] = []
 
-    plan = configure_devices(config.devices)
+    machine = probe_machine()
+    config_found = [_ranked(f, "config") for f in check_config(loaded, machine)]
+    # A device the machine lacks is one of the errors below, not an exit before the report.
+    missing = any(f.id == "device-not-found" for f in config_found)
+    plan = None if missing else configure_devices(config.devices)
     say("checking the environment (TensorFlow, XLA, GPUs, audio decoders)")
     environment = check_environment()
-    static += [_ranked(f, "environment") for f in environment.findings]
-    machine = probe_machine()
-    static += [_ranked(f, "config") for f in check_config(loaded, machine)]
+    static += [_ranked(f, "environment") for f in environment.findings] + config_found
+    device_plan = plan.describe() if plan is not None else "no device plan: devices.* names a device this machine lacks"
     report = Checkup(
         config=str(loaded.path) if loaded.path else None,
         quick=quick,
-        environment={**environment.model_dump(mode="json", exclude={"findings"}), "device_plan": plan.describe()},
+        environment={**environment.model_dump(mode="json", exclude={"findings"}), "device_plan": device_plan},
         findings=[],
     )
 
@@ -717,12 +720,21 @@ def checkup(
     unserved = _service_problem(config)
     if unserved is not None:
         static.append(_ranked(unserved, "config"))
-    if not quick and unserved is None and not (config.data.service_address and not config.data.use_tf_native_loading):
+    # What training refuses (a device it lacks, an epoch of no batch) cannot be timed either.
+    refused = [f.id for f in static if f.severity == "error" and f.source != "environment"]
+    if not (quick or refused or unserved) and not (
+        config.data.service_address and not config.data.use_tf_native_loading
+    ):
         x, y, compiled, retraces = _timed_rates(config, scan, info, report, machine, measured, notes, num_batches, say)
         static += _storage(config, report, min(x, y), notes, say)
     else:
         if quick:
             notes.append("--quick: the pipeline, model and storage timings were skipped")
+        elif refused:
+            notes.append(
+                f"the pipeline, model and storage timings were skipped: training refuses this config "
+                f"({', '.join(dict.fromkeys(refused))}); fix the errors and run diagnose again"
+            )
         else:
             notes.append(
                 f"the pipeline, model and storage timings were skipped: the training batches come from the "
@@ -790,7 +802,8 @@ def _pipeline_graph(config: XttsConfig, scan: Any, report: Checkup) -> tuple[Any
 def _padding_finding(config: XttsConfig, info: Any, xla: bool) -> Optional[RankedFinding]:
     """Padding waste, with the fix that fits the data: a step that reads mels computes on the
     padding; one that crops segments (a vocoder) does not."""
-    if info.padding_efficiency >= MIN_PADDING_EFFICIENCY or info.output != "mel":
+    # No batch at all: dataset-no-batch says what matters; padding is a share of no batches.
+    if info.padding_efficiency >= MIN_PADDING_EFFICIENCY or info.output != "mel" or not info.batches_per_epoch:
         return None
     # Finer buckets only while each still holds a few batches: a bucket's partial last batch
     # is dropped in training, and a bucket of one batch repeats the same clips together.
