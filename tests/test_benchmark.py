@@ -138,6 +138,29 @@ def test_unsteady_steps_lose_to_steady_ones() -> None:
     assert score(100.0, 0.0) == 100.0
 
 
+def test_steadiness_is_weighed_only_over_enough_steps_to_measure_it(tmp_path) -> None:
+    # The baseline swings (CV 0.5 at 100 samples/s); a prefetch depth is steady at 97. Over 20 steps
+    # the steady one wins; over 2 the CV is two steps' difference alone, and 0.97x is no gain.
+    def runner(config, num_steps, warmup, timeout):
+        steady = config["data"].get("prefetch_buffer_size") not in (None, "auto")
+        return TrialOutcome(
+            status="ok",
+            samples_per_sec=97.0 if steady else 100.0,
+            step_ms_p50=10.0,
+            step_ms_p95=12.0,
+            step_cv=0.0 if steady else 0.5,
+            input_bound_percent=1.0,
+            retraces=0,
+            seconds=1.0,
+        )
+
+    measured = _run(_loaded(tmp_path), runner, stages=["prefetch"], num_steps=20)
+    assert [c.key for c in measured.changes] == ["data.prefetch_buffer_size"]
+    too_few = _run(_loaded(tmp_path), runner, stages=["prefetch"], num_steps=2)
+    assert too_few.changes == [] and too_few.speedup == pytest.approx(1.0)
+    assert any(note.startswith("--steps 2: too few steps to tell a steady step") for note in too_few.notes)
+
+
 def test_trials_that_would_not_fit_the_budget_are_skipped(tmp_path) -> None:
     def slow(config, num_steps, warmup, timeout):
         time.sleep(0.3)

@@ -117,7 +117,8 @@ def benchmark(
     Each trial runs the real training step on the real pipeline for --steps steps in a fresh
     process, so an out-of-memory trial cannot poison the next; the climb in batch size stops at
     the first size that runs out of memory. Settings are tuned one at a time from the best so
-    far and ranked by samples/s with a penalty for unsteady steps (samples/s / (1 + CV)).
+    far and ranked by samples/s with a penalty for unsteady steps (samples/s / (1 + CV), over 5 or
+    more steps).
 
     Examples:
 

@@ -55,6 +55,9 @@ from xtts_cli.training.settings import xla_enabled
 # A candidate must beat the incumbent's score by this much to replace it (trial-to-trial noise on a
 # busy 2-core machine is a few per cent).
 MIN_GAIN = 0.03
+# Fewer timed steps than this give no coefficient of variation worth ranking by (two steps' CV is
+# their difference alone): such trials are ranked by samples/s, and the report says so.
+MIN_CV_STEPS = 5
 # Re-running the winner at the end: a rate that moved by more than this is reported.
 DRIFT_WARNING = 0.10
 # A trial is not started when less than this share of the mean trial time is left in the budget.
@@ -358,6 +361,11 @@ def benchmark(
         runner=runner,
         say=progress or (lambda event: None),
     )
+    if num_steps < MIN_CV_STEPS:
+        search.notes.append(
+            f"--steps {num_steps}: too few steps to tell a steady step from a swinging one, so the trials are "
+            f"ranked by samples/s alone; {MIN_CV_STEPS} or more weigh steadiness in"
+        )
     incumbent = search.run("baseline", search.baseline_settings)
     baseline_index = incumbent.index if incumbent.status == "ok" else None
     if incumbent.status not in ("ok", "skipped"):
@@ -456,7 +464,8 @@ class _Search:
                 update = {"status": "skipped", "reason": f"stopped by {self.stopped}"}
             record = record.model_copy(update=update)
             if record.status == "ok":
-                record.score = score(record.samples_per_sec or 0.0, record.step_cv or 0.0)
+                steadiness = record.step_cv or 0.0 if self.num_steps >= MIN_CV_STEPS else 0.0
+                record.score = score(record.samples_per_sec or 0.0, steadiness)
         self.trials.append(record)
         self.by_settings.setdefault(key, record)
         self.say(TrialFinished(record, self.planned))
