@@ -84,13 +84,13 @@ def report(
         if kept_old is not None:  # an earlier report is kept, as benchmark keeps an earlier --out
             os.replace(out, kept_old)
         size = write_report(sections, out, clean)
-    _said(sections, clean)
+    _said(sections)
     kept = "home paths and file names kept (--no-redact)" if no_redact else "home, dataset and file names replaced"
     console().print(
         f"wrote {out} ({size / 1024:.0f} KiB; {kept}; no secret variables)"
         + (f"; the earlier one is {kept_old}" if kept_old else "")
     )
-    _refuse_all_failed(sections, clean)
+    _refuse_all_failed(sections)
 
 
 def _out_file(out: Optional[Path]) -> Path:
@@ -113,30 +113,33 @@ def _out_file(out: Optional[Path]) -> Path:
     return out
 
 
-def _refuse_all_failed(sections, clean) -> None:
-    """Exit 1, naming a reason, when every part that ran failed: an archive of errors only."""
+def _refuse_all_failed(sections) -> None:
+    """Exit 1, naming a reason, when every command the report ran failed: an archive of the
+    environment, the config and their errors alone."""
     from xtts_cli.errors import XttsError
 
     ran = [section for section in sections if section.exit_code is not None]
     failed = [section for section in ran if section.exit_code != 0]
     if ran and len(failed) == len(ran):
         named = next((s for s in failed if _error_of(s.text)), failed[0])
-        why = clean(_error_of(named.text)) or f"exit {named.exit_code}"
+        why = _error_of(named.text) or f"exit {named.exit_code}"
         raise XttsError(
-            f"every part of the report failed ({named.name}: {why})",
-            hint="fix that and run xtts report again (the archive holds what each part said)",
+            f"every command the report ran failed ({named.name}: {why}): the archive holds the environment, "
+            "the config and what each command said",
+            hint="fix that and run xtts report again",
         )
 
 
-def _said(sections, clean) -> None:
-    """A line for each part: its time, and for one that failed its exit status and error."""
+def _said(sections) -> None:
+    """A line for each part: its time, and for one that failed its exit status and error, as it
+    is on this machine (the archive's copy is the redacted one)."""
     from rich.markup import escape
 
     from xtts_cli.cli.output import console
 
     for section in sections:
         failed = section.exit_code not in (None, 0)
-        why = clean(_error_of(section.text)) if failed else ""
+        why = _error_of(section.text) if failed else ""
         console().print(
             f"{'[yellow]' if failed else ''}{section.name}{'[/]' if failed else ''}: {section.seconds:.1f} s"
             + (f" (exit {section.exit_code}{': ' + escape(why) if why else ''})" if failed else "")
