@@ -150,6 +150,28 @@ def test_init_writes_into_a_new_folder_and_refuses_a_folder_or_a_place_it_cannot
     assert named.exit_code == 0 and "(preset speak-cpu)" in named.stdout, named.output
     twice = runner.invoke(app, ["init", "speak-cpu", "-p", "tiny-cpu"])
     assert twice.exception.lines == ["the preset is given twice: speak-cpu and --preset tiny-cpu"]
+    assert twice.exception.exit_code == 2  # a command line that does not agree with itself: exit 2
+
+
+def test_an_empty_path_or_config_flag_is_refused_not_read_as_the_current_folder(runner, tmp_path):
+    # `-o "$OUT"`, `--init-from "$BASE"` with the variable unset: Path("") is ".", the current folder.
+    for args, said in (
+        (
+            ["synthesize", "Hi.", "-r", str(tmp_path), "-o", ""],
+            "-o is empty: give it a file or folder, or leave it out",
+        ),
+        (["export", "--run-dir="], "--run-dir is empty: give it a file or folder, or leave it out"),
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2 and said in result.output, result.output
+    result = runner.invoke(app, ["train", "-c", "tiny-cpu", "--init-from", " ", "-r", str(tmp_path / "run")])
+    assert result.exception.exit_code == 2 and result.exception.lines == ["--init-from is empty"]
+    assert not (tmp_path / "run").exists()
+    twice = runner.invoke(app, ["train", "-c", "tiny-cpu", "--steps", "3", "--max-steps", "4"])
+    assert twice.exception.exit_code == 2 and twice.exception.lines[0].startswith("the number of steps is given")
+    # In a config an empty path is the field's "Empty: ..." meaning, as data.dataset_path's is.
+    blank = resolve_config(None, sets=["training.init_from=''", "training.checkpoint_dir=' '"]).config.training
+    assert (blank.init_from, blank.checkpoint_dir) == (None, None)
 
 
 def test_init_to_a_dash_prints_the_preset_and_writes_no_file(runner, tmp_path, monkeypatch):

@@ -49,10 +49,10 @@ def init(
     """
     from xtts_cli.config.editing import can_write, own_header, write_atomically
     from xtts_cli.config.preset_files import require_preset
-    from xtts_cli.errors import XttsError
+    from xtts_cli.errors import UsageError, XttsError
 
     if named is not None and preset is not None and named != preset:
-        raise XttsError(f"the preset is given twice: {named} and --preset {preset}", hint="give it once")
+        raise UsageError(f"the preset is given twice: {named} and --preset {preset}", hint="give it once")
     source = require_preset(named or preset or "config", hint="pass one of those names to --preset")
     if out is not None and str(out) == "-":  # the preset's text alone, to pipe or redirect
         sys.stdout.write(source.read_text(encoding="utf-8"))

@@ -42,7 +42,7 @@ def config_flag(*names: str, key: str, help: str, **options: Any) -> Any:
     where it fits the help column."""
     shown = f"{help} ({key})." if len(key) < 28 else f"{help}."
     option = typer.Option(*names, help=shown, show_default=False, **options)
-    option.config_key = key
+    option.config_key, option.flag_names = key, names
     return option
 
 
@@ -51,10 +51,15 @@ def flag_overrides(command: Callable[..., Any], values: Mapping[str, Any]) -> di
     command's arguments); enum members become their values, flags not given (None) are left out."""
     import typing
 
+    from xtts_cli.errors import UsageError
+
     overrides: dict[str, Any] = {}
     for name, hint in typing.get_type_hints(command, include_extras=True).items():
-        keys = [getattr(meta, "config_key", None) for meta in getattr(hint, "__metadata__", ())]
-        key, value = next((key for key in keys if key), None), values.get(name)
+        metas = [meta for meta in getattr(hint, "__metadata__", ()) if getattr(meta, "config_key", None)]
+        key, value = (metas[0].config_key if metas else None), values.get(name)
+        if key is not None and isinstance(value, str) and not value.strip():  # `--init-from "$BASE"`, BASE unset
+            flag = metas[0].flag_names[0]
+            raise UsageError(f"{flag} is empty", hint=f"give a value for {key}, or leave {flag} out")
         if key is not None and value is not None:
             overrides[key] = value.value if isinstance(value, Enum) else value
     return overrides
@@ -186,17 +191,17 @@ def show_tensorflow_logs() -> None:
 
 def given_once(what: str, **values: Any) -> Any:
     """The value of a flag given under any of its names (`data=..., train_data=...`), or None; two
-    different values are one error naming both."""
-    from xtts_cli.errors import XttsError
+    different values are one error naming both (a usage error: exit 2)."""
+    from xtts_cli.errors import UsageError
 
     given = {name: value for name, value in values.items() if value is not None}
     for name, value in given.items():
         if isinstance(value, str) and not value.strip():  # `--data "$DATA"` with DATA unset
             flag = f"--{name.replace('_', '-')}"
-            raise XttsError(f"{flag} is empty", hint=f"give {what}'s folder, or leave {flag} out")
+            raise UsageError(f"{flag} is empty", hint=f"give {what}'s folder, or leave {flag} out")
     if len({str(value) for value in given.values()}) > 1:
         flags = " and ".join(f"--{name.replace('_', '-')} {value}" for name, value in given.items())
-        raise XttsError(
+        raise UsageError(
             f"{what} is given twice: {flags}", hint=f"give it once, as --{next(iter(values)).replace('_', '-')}"
         )
     return next(iter(given.values()), None)
@@ -249,6 +254,9 @@ class XttsCommand(TyperCommand):
     says "pass it as --config my.yaml", not only that the argument was unexpected."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        empty = _empty_path_option(self, args)
+        if empty is not None:  # `-o "$OUT"` with OUT unset: Path("") would be the current folder
+            ctx.fail(f"{empty} is empty: give it a file or folder, or leave it out")
         try:
             return super().parse_args(ctx, args)
         except Exception as exc:  # click's UsageError, or the copy of click that Typer 0.28 carries
@@ -258,6 +266,18 @@ class XttsCommand(TyperCommand):
             if stray and meant is not None:
                 setattr(exc, "message", f"{said}: pass it as {meant} {stray.group(1)}")  # noqa: B010 (any click)
             raise
+
+
+def _empty_path_option(command: Any, args: list[str]) -> Optional[str]:
+    """The path option given an empty value in `args` (`-o ""`, `--out=`), or None."""
+    names = {name for p in command.params if type(p.type).__name__ == "TyperPath" for name in p.opts}
+    for index, token in enumerate(args):
+        if token == "--":
+            break
+        name, equals, value = token.partition("=")
+        if name in names and (not value.strip() if equals else index + 1 < len(args) and not args[index + 1].strip()):
+            return name
+    return None
 
 
 def _meant_option(command: Any, value: str) -> Optional[str]:

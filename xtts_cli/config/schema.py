@@ -489,6 +489,8 @@ class TrainingConfig(_Section):
         "max_minutes ends after a worse validation. Empty: train to max_steps or max_minutes.",
     )
 
+    _blank_paths = field_validator("checkpoint_dir", "run_dir", "init_from", mode="before")(_blank_is_none)
+
 
 class DevicesConfig(_Section):
     """Which devices do what. Indices are the ones `nvidia-smi` shows."""

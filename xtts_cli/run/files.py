@@ -198,8 +198,8 @@ def _not_a_run(given: Path, flag: str, hint: str) -> NoReturn:
     from xtts_cli.errors import XttsError
 
     # A checkpoint is a prefix (ckpt-10 names ckpt-10.index and its data files), not a file.
-    prefix = given.with_name(given.name[: -len(".index")]) if given.name.endswith(".index") else given
-    is_checkpoint = prefix.with_name(prefix.name + ".index").is_file()
+    prefix = Path(str(given)[: -len(".index")]) if given.name.endswith(".index") else given
+    is_checkpoint = given.name != "" and Path(f"{prefix}.index").is_file()
     if is_checkpoint or (given.is_dir() and any(given.glob("*.index"))):
         run = next((p for p in prefix.parents if (p / "config.yaml").is_file()), None)
         what = f"{given} is a checkpoint" if is_checkpoint else f"{given} holds checkpoints"
