@@ -92,7 +92,7 @@ def test_alias_disagreeing_with_canonical_is_an_error(write_config) -> None:
         resolve_config(path)
     assert info.value.exit_code == 2
     assert info.value.lines == [
-        "data.mixed_precision: True disagrees with training.mixed_precision: False; keep only training.mixed_precision"
+        "data.mixed_precision: true disagrees with training.mixed_precision: false; keep only training.mixed_precision"
     ]
 
 

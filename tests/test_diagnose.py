@@ -94,6 +94,11 @@ def test_missing_dataset_is_an_error_and_exits_1(runner, tmp_path: Path) -> None
     (error,) = [f for f in payload["findings"] if f["severity"] == "error"]
     assert error["id"] == "dataset-missing" and "nowhere" in error["message"], error
     assert payload["dataset"] is None
+    # Where relative paths start is said for a relative path, which it explains, not an absolute one.
+    assert "relative paths start at" not in error["message"]
+    relative = run_json(runner, "--quick", "--data-path", "nowhere", code=1)
+    (error,) = [f for f in relative["findings"] if f["severity"] == "error"]
+    assert f"'nowhere' is not a directory (relative paths start at {Path.cwd()})" in error["message"]
 
 
 def test_what_training_refuses_is_reported_with_the_timings_skipped_not_a_bare_error(runner, tmp_path: Path) -> None:

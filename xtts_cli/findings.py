@@ -75,5 +75,13 @@ class Finding(BaseModel):
     )
 
 
+def relative_to_here(path: Any) -> str:
+    """ " (relative paths start at CWD)" for a relative path a finding says is missing; "" for an
+    absolute one, which that would not explain."""
+    from pathlib import Path
+
+    return "" if Path(str(path)).expanduser().is_absolute() else f" (relative paths start at {Path.cwd()})"
+
+
 def sort_findings(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: SEVERITY_RANK[f.severity])

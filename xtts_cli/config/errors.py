@@ -51,6 +51,8 @@ def show_value(value: Any) -> str:
         return "a list"
     if value is None:
         return "empty"
+    if isinstance(value, bool):  # as YAML writes it: the file says true, not Python's True
+        return "true" if value else "false"
     return str(value)
 
 

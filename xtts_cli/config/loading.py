@@ -237,7 +237,8 @@ def canonicalize(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str
             continue
         if key in target and target[key] != value:
             conflicts.append(
-                f"{written}: {value!r} disagrees with {sources.get(dotted, dotted)}: {target[key]!r}; "
+                f"{written}: {show_value(value)} disagrees with {sources.get(dotted, dotted)}: "
+                f"{show_value(target[key])}; "
                 f"keep only {dotted}"
             )
             continue

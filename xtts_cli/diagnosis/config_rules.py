@@ -15,7 +15,7 @@ from typing import Any, Optional
 from xtts_cli.config.loading import LoadedConfig, section_fields
 from xtts_cli.config.remedies import SMALL_GPU_BATCH
 from xtts_cli.devices.gpu_info import MachineInfo
-from xtts_cli.findings import ConfigChange, Finding, sort_findings, yaml_scalar
+from xtts_cli.findings import ConfigChange, Finding, relative_to_here, sort_findings, yaml_scalar
 from xtts_cli.training.settings import xla_enabled
 
 # tf.data's guide: a prefetch of at least one or two batches lets input overlap the step.
@@ -512,7 +512,7 @@ def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
             yield Finding(
                 id="dataset-missing",
                 severity="error",
-                message=f"{source.key} {path!r} is not a directory (relative paths start at {Path.cwd()}); point it "
+                message=f"{source.key} {path!r} is not a directory{relative_to_here(path)}; point it "
                 + (
                     "at your dataset, or leave it empty for the bundled sample"
                     if source.key == "data.dataset_path"

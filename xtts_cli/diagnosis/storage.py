@@ -29,7 +29,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from xtts_cli.findings import ConfigChange, Finding, sort_findings
+from xtts_cli.findings import ConfigChange, Finding, relative_to_here, sort_findings
 from xtts_cli.stats.latency import LatencyStats, summarize
 
 # What the dataset scan decodes (xtts_cli/data/audio_headers.py): WAV, FLAC, Ogg Vorbis, MP3.
@@ -387,7 +387,7 @@ def check_storage(
                 Finding(
                     id="storage-path-missing",
                     severity="error",
-                    message=f"{str(path)!r} does not exist (relative paths start at {Path.cwd()}); point "
+                    message=f"{str(path)!r} does not exist{relative_to_here(path)}; point "
                     "data.dataset_path at the dataset",
                 )
             )
