@@ -32,6 +32,17 @@ def test_insert_into_section_after_its_last_key_with_its_indent() -> None:
     assert out == "data:\n    a: 1\n    b: 2\n    bucket_by_length: true\n\n# models\nmodel:\n    model_size: tiny\n"
 
 
+@pytest.mark.parametrize("style", ["|", ">-"])
+def test_a_section_ending_in_a_block_text_takes_a_key_after_it_and_loses_only_that_key(style) -> None:
+    # A `|` or `>` text ends at the start of the next line, as a list does: the key went into the
+    # next section (refused with no reason), and removing the text took the next section's line.
+    text = f"data:\n  batch_size: 4\n  language: {style}\n    en\nmodel:\n  model_size: tiny\n"
+    out = apply_changes(text, [set_("data.num_workers", 2)], {})
+    assert out == f"data:\n  batch_size: 4\n  language: {style}\n    en\n  num_workers: 2\nmodel:\n  model_size: tiny\n"
+    removed = apply_changes(text, [ConfigChange(key="data.language", action="remove")], {})
+    assert removed == "data:\n  batch_size: 4\nmodel:\n  model_size: tiny\n"
+
+
 def test_insert_new_section_and_into_empty_section() -> None:
     assert (
         apply_changes("data:\n  a: 1\n", [set_("training.epochs", 3)], {}) == "data:\n  a: 1\ntraining:\n  epochs: 3\n"

@@ -111,8 +111,9 @@ def _set(text: str, dotted: str, value: Any) -> str:
     last_value = mapping.value[-1][1]
     indent = " " * mapping.value[0][0].start_mark.column
     end = last_value.end_mark
-    # A block value ends at the start of the next line; a scalar ends on its own line.
-    line = end.line if end.column == 0 and not isinstance(last_value, yaml.ScalarNode) else end.line + 1
+    # A block value (a list, a mapping, a `|` or `>` text) ends at the start of the next line; a
+    # plain or quoted scalar ends on its own line.
+    line = end.line if end.column == 0 else end.line + 1
     return _insert_line(text, line, f"{indent}{key}: {scalar}")
 
 
@@ -134,7 +135,7 @@ def _remove(text: str, dotted: str) -> str:
         # be a section of its own, null, which an older layout's section may not be.
         first = found[0].start_mark.line
     last = value_node.end_mark.line
-    if not isinstance(value_node, yaml.ScalarNode) and value_node.end_mark.column == 0:
+    if value_node.end_mark.column == 0 and last > key_node.start_mark.line:  # a block value: at the next line
         last -= 1
     starts = _line_starts(text)
     begin = starts[first]
