@@ -197,8 +197,13 @@ def test_unreachable_or_wrong_server_is_one_line_naming_value_and_fix(service, s
 
     # A worker answers gRPC but is no dispatcher.
     worker = f"localhost:{bound_port(service['workers'][0])}"
-    with pytest.raises(XttsError, match="is not a tf.data service dispatcher"):
+    with pytest.raises(XttsError, match="is not a tf.data service dispatcher") as wrong:
         build_pipeline(_with_data(config, service_address=worker), items, tokenizer, training=True)
+    # Something holds that port: a dispatcher started there would fail; the address is what is wrong.
+    assert "xtts data-service dispatcher --port" not in wrong.value.lines[0]
+    assert wrong.value.lines[0].endswith(
+        "give the dispatcher's address, the one `xtts data-service dispatcher` printed"
+    )
 
 
 def test_a_taken_port_is_refused_not_shared(service) -> None:
@@ -460,6 +465,7 @@ def test_ctrl_c_while_training_waits_for_a_dead_worker_saves_and_exits_130(tmp_p
             trainer.communicate()
         dispatcher.stop()
     assert trainer.returncode == 130, err
+    assert f"note: training batches come from the tf.data service at {address}; validation's are made here" in err
     saved = int(err.split("interrupted by SIGINT: saved step ", 1)[1].split()[0])
     assert (run / "checkpoints" / f"ckpt-{saved}.index").is_file()
 

@@ -105,9 +105,11 @@ def dispatcher_version(
             ) from None
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
             raise XttsError(f"{where}: no answer from {host}:{port} within {timeout:g} s; {fix}") from None
+        # Something listens there: starting a dispatcher on that port would fail; the address is wrong.
         raise XttsError(
             f"{where}: the server at {host}:{port} is not a tf.data service dispatcher ({code.name}: perhaps a "
-            f"worker's port or another program); {fix}"
+            "worker's port or another program); give the dispatcher's address, the one "
+            "`xtts data-service dispatcher` printed"
         ) from None
     return next((value for number, value in _fields(reply) if number == 1), 0)
 

@@ -55,6 +55,9 @@ def build_input(
     plan = run_data.plan(items=shard_items, batch_size=batch)
     plan.require_batches(share=share)  # before a precompute pass that may take an hour
     train_ds, info = run_data.pipeline(plan=plan, batch_size=batch, device=settings.prefetch_device, note=note)
+    address = run_data.config.data.service_address
+    if address:  # said where it starts: the batches are made on other machines, not by this one's CPUs
+        note(f"training batches come from the tf.data service at {address}; validation's are made here")
     eval_ds = None
     if run_data.eval_items:
         eval_ds, _ = run_data.pipeline(training=False, batch_size=batch, note=note)
