@@ -167,6 +167,8 @@ def test_an_empty_path_or_config_flag_is_refused_not_read_as_the_current_folder(
     result = runner.invoke(app, ["train", "-c", "tiny-cpu", "--init-from", " ", "-r", str(tmp_path / "run")])
     assert result.exception.exit_code == 2 and result.exception.lines == ["--init-from is empty"]
     assert not (tmp_path / "run").exists()
+    both = runner.invoke(app, ["train", "-c", "tiny-cpu", "--fresh", "--force", "-r", str(tmp_path / "run")])
+    assert both.exception.exit_code == 2 and both.exception.lines[0].startswith("--fresh and --force: ")
     twice = runner.invoke(app, ["train", "-c", "tiny-cpu", "--steps", "3", "--max-steps", "4"])
     assert twice.exception.exit_code == 2 and twice.exception.lines[0].startswith("the number of steps is given")
     # In a config an empty path is the field's "Empty: ..." meaning, as data.dataset_path's is.

@@ -64,6 +64,13 @@ def train_run(
     from xtts_cli.run.files import RunDir
     from xtts_cli.training.parent import refuse_own_directory
 
+    if fresh and force:  # --force resumes the run there across a config change; --fresh resumes nothing
+        from xtts_cli.errors import UsageError
+
+        raise UsageError(
+            "--fresh and --force: --fresh starts a new run, --force resumes the one there across a config change",
+            hint="give one of them",
+        )
     config = loaded.config
     if config.devices.strategy == "multi_worker" and cluster_flags is None:
         from xtts_cli.devices.placement import cluster_from_environment
