@@ -74,8 +74,9 @@ WriteConfigOption = Annotated[
         "--out",
         "-o",
         metavar="FILE",
-        help="Write the config with the best settings to this file: the --config file "
-        "with only the changed lines edited (comments kept); an existing file is kept as FILE.bak.",
+        help="Write the config with the best settings to this file: the --config file with the winning "
+        "settings and the command line's values (--data, --set) edited in, its other lines and comments kept, and "
+        "its first line's command naming FILE; an existing file is kept as FILE.bak.",
         show_default=False,
     ),
 ]
