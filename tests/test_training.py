@@ -765,19 +765,25 @@ def test_early_stopping_with_no_validation_clip_is_a_warning_as_the_run_starts(t
 
 
 @pytest.mark.slow
-def test_a_run_of_one_step_gives_no_speed_from_its_trace_alone(tmp_path: Path, runner) -> None:
-    from xtts_cli.cli.app import app
+def test_a_run_of_one_step_gives_no_speed_from_its_trace_alone(tmp_path: Path, runner, capsys) -> None:
+    from dataclasses import replace
 
-    one = runner.invoke(app, ["train", "-c", str(tiny_config(tmp_path)), "--steps", "1", "-r", str(tmp_path / "run")])
-    assert one.exit_code == 0, one.output
-    (speed,) = [line for line in one.stdout.splitlines() if line.startswith("speed: ")]
+    from xtts_cli.cli.app import app
+    from xtts_cli.cli.progress import TrainingProgress
+    from xtts_cli.training.events import TrainResult
+
+    args = ["train", "-c", str(tiny_config(tmp_path)), "--steps", "1", "-r", str(tmp_path / "run"), "--json"]
+    payload = json.loads(runner.invoke(app, args).stdout)
+    # No speed (null), not the trace's time as one; the terminal says why.
+    assert payload["final_step"] == 1 and payload["trace_seconds"] > 0
+    assert payload["steps_per_sec"] is None and payload["samples_per_sec"] is None
+    capsys.readouterr()
+    one = TrainResult(**{**payload, "run_dir": Path(payload["run_dir"])})
+    TrainingProgress(enabled=False).summary(one)
+    (speed,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("speed: ")]
     assert speed.startswith("speed: one step, ") and speed.endswith(
         " s with its graph's trace (more steps give a speed)"
     )
-    more = runner.invoke(app, ["train", "-c", str(tiny_config(tmp_path)), "--steps", "3", "-r", str(tmp_path / "run")])
-    assert "steps/s" in more.stdout and "trace left out" in more.stdout, more.stdout
-    # --json says the same: no speed (null), not the trace's time as one.
-    fresh = ["train", "-c", str(tiny_config(tmp_path)), "--steps", "1", "-r", str(tmp_path / "json"), "--json"]
-    result = json.loads(runner.invoke(app, fresh).stdout)
-    assert result["final_step"] == 1 and result["trace_seconds"] > 0
-    assert result["steps_per_sec"] is None and result["samples_per_sec"] is None
+    TrainingProgress(enabled=False).summary(replace(one, final_step=3, steps_per_sec=2.0, samples_per_sec=8.0))
+    (speed,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("speed: ")]
+    assert speed.startswith("speed: 2.00 steps/s, 8.0 samples/s") and "trace left out" in speed, speed

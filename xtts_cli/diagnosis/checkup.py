@@ -720,26 +720,12 @@ def checkup(
     unserved = _service_problem(config)
     if unserved is not None:
         static.append(_ranked(unserved, "config"))
-    # What training refuses (a device it lacks, an epoch of no batch) cannot be timed either.
-    refused = [f.id for f in static if f.severity == "error" and f.source != "environment"]
-    if not (quick or refused or unserved) and not (
-        config.data.service_address and not config.data.use_tf_native_loading
-    ):
+    skipped = _untimed(config, static, quick=quick, unserved=unserved is not None)
+    if skipped is None:
         x, y, compiled, retraces = _timed_rates(config, scan, info, report, machine, measured, notes, num_batches, say)
         static += _storage(config, report, min(x, y), notes, say)
     else:
-        if quick:
-            notes.append("--quick: the pipeline, model and storage timings were skipped")
-        elif refused:
-            notes.append(
-                f"the pipeline, model and storage timings were skipped: training refuses this config "
-                f"({', '.join(dict.fromkeys(refused))}); fix the errors and run diagnose again"
-            )
-        else:
-            notes.append(
-                f"the pipeline, model and storage timings were skipped: the training batches come from the "
-                f"tf.data service at {config.data.service_address}, which cannot serve this config (see the errors)"
-            )
+        notes.append(skipped)
         report.graph_mode = compiled
 
     measured += _model_findings(config, compiled, retraces, info, machine)
@@ -747,6 +733,26 @@ def checkup(
     report.findings = rank(_dedupe(measured + static))
     report.notes = notes
     return report
+
+
+def _untimed(config: XttsConfig, static: list[RankedFinding], *, quick: bool, unserved: bool) -> Optional[str]:
+    """Why the pipeline, model and storage are not timed (a note), or None when they are."""
+    # What training refuses (a device it lacks, an epoch of no batch) cannot be timed either.
+    refused = [f.id for f in static if f.severity == "error" and f.source != "environment"]
+    skipped = "the pipeline, model and storage timings were skipped"
+    if quick:
+        return f"--quick: {skipped}"
+    if refused:
+        return (
+            f"{skipped}: training refuses this config ({', '.join(dict.fromkeys(refused))}); fix the errors and "
+            "run diagnose again"
+        )
+    if unserved or (config.data.service_address and not config.data.use_tf_native_loading):
+        return (
+            f"{skipped}: the training batches come from the tf.data service at {config.data.service_address}, "
+            "which cannot serve this config (see the errors)"
+        )
+    return None
 
 
 def _model_findings(config: XttsConfig, compiled: bool, retraces: int, info: Any, machine: Any) -> list[RankedFinding]:
