@@ -39,12 +39,14 @@ class Recorder(Hook):
     def __init__(self) -> None:
         self.calls: list[tuple] = []
         self.events: list[object] = []
+        self.ends: list[object] = []  # each StepEnd as handed over
 
     def on_start(self, result) -> None:
         self.calls.append(("start", result.start_step))
 
     def on_step(self, end) -> None:
         self.calls.append(("step", end.step, end.last, sorted(end.losses)))
+        self.ends.append(end)
 
     def on_end(self, result) -> None:
         self.calls.append(("end", result.final_step))
@@ -73,6 +75,22 @@ def test_the_controller_hands_every_step_to_the_hooks_and_emits_typed_events(tra
     assert [event.step for event in logged] == list(range(2, 41, 2))  # every log_step
     assert logged[-1].record()["loss"] == logged[-1].loss and logged[-1].traces == result.traces
     assert seen.events[-1].result is result
+
+
+@pytest.mark.slow
+def test_a_logged_window_leaves_out_its_steps_that_traced_a_graph(trained) -> None:
+    # A trace takes seconds, a tiny step milliseconds: a first window holding it read as a stall and
+    # squashed TensorBoard's step_ms chart. A window of traced steps alone still says what they took.
+    _, _, _, seen = trained
+    logged = [event for event in seen.events if isinstance(event, StepLogged)]
+    mixed = 0
+    for event in logged:
+        window = [end for end in seen.ends if event.step - 2 < end.step <= event.step]  # log_step 2
+        timed = [end for end in window if not end.traced] or window
+        mixed += len(timed) < len(window)
+        expected = 1000.0 * sum(end.wait + end.compute for end in timed) / len(timed)
+        assert event.step_ms == pytest.approx(expected), (event.step, [end.traced for end in window])
+    assert mixed >= 1  # the first step traces; a window held it beside a step that did not
 
 
 @pytest.mark.slow

@@ -160,6 +160,7 @@ class MetricsHook(Hook):
         self.trainer, self.metrics, self.progress = trainer, metrics, progress
         self.every = trainer.config.training.log_step
         self.window = self._empty()
+        self.window_traced = self._empty()  # the window's steps that built a graph, kept apart
         self.total = self._empty()
         self.traced = self._empty()
         self.sampler: Any = None
@@ -176,9 +177,10 @@ class MetricsHook(Hook):
         self.loop_started = time.perf_counter()
 
     def on_step(self, end: StepEnd) -> None:
-        # The speed over the run leaves out the step that built the graph (seconds, once), which
-        # `PhaseEnded` reports on its own; the window logged at that step keeps it, as it happened.
-        for bucket in (self.window, self.traced if end.traced else self.total):
+        # The speed over the run, and each logged window's, leave out a step that built a graph
+        # (seconds, once per batch shape), which `PhaseEnded` and trace_seconds report on their own:
+        # a first window of 11 s steps squashed TensorBoard's step_ms chart and read as a stall.
+        for bucket in (self.window_traced if end.traced else self.window, self.traced if end.traced else self.total):
             bucket["steps"] += 1
             bucket["wait"] += end.wait
             bucket["time"] += end.wait + end.compute
@@ -186,11 +188,11 @@ class MetricsHook(Hook):
         self.last_end = end
         if end.step % self.every == 0 or end.last:
             self.log(end)
-            self.window = self._empty()
+            self.window, self.window_traced = self._empty(), self._empty()
 
     def log(self, end: StepEnd) -> None:
-
-        window, trainer = self.window, self.trainer
+        trainer = self.trainer
+        window = self.window if self.window["steps"] else self.window_traced  # a window of traced steps alone
         steps = max(1, int(window["steps"]))
         logged = StepLogged(
             step=end.step,
@@ -276,9 +278,9 @@ class MetricsHook(Hook):
 
     def on_end(self, result: TrainResult) -> None:
         # A run stopped between two logged steps (SIGTERM, its time budget) logs the step it saved.
-        if self.window["steps"] and self.last_end is not None:
+        if (self.window["steps"] or self.window_traced["steps"]) and self.last_end is not None:
             self.log(self.last_end)
-            self.window = self._empty()
+            self.window, self.window_traced = self._empty(), self._empty()
         total, traced = self.total, self.traced
         result.trace_seconds = traced["time"] - traced["wait"]
         speed = total if total["steps"] else traced  # a run of its traced step alone: that step's wait
