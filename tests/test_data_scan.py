@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -477,3 +478,62 @@ def test_a_layout_with_a_transcript_per_clip_is_remembered_until_one_changes(cor
             shutil.copy(path, renamed)
     assert scan_dataset(settings).total_items > added.total_items and len(walks) == 4
     assert scan_dataset(settings).total_items > added.total_items and len(walks) == 4
+
+
+def _mp3_clips(folder: Path, count: int) -> list[Path]:
+    """`count` MP3 clips of a rising tone, as libsndfile's LAME writes them (with an Info/Xing tag)."""
+    import numpy as np
+    import soundfile
+
+    (folder / "wavs").mkdir(parents=True)
+    paths = []
+    for index in range(count):
+        t = np.arange(int(22050 * 2.0)) / 22050
+        path = folder / "wavs" / f"c{index}.mp3"
+        soundfile.write(path, 0.3 * np.sin(2 * np.pi * (200 + 40 * index) * t), 22050, format="MP3")
+        paths.append(path)
+    lines = [f"c{index}|A sentence of about two seconds, {index}." for index in range(count)]
+    (folder / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return paths
+
+
+def _frame_ends(data: bytes) -> list[int]:
+    from xtts_cli.data.audio_headers import _mp3_frame
+
+    ends, pos = [], 0
+    while (frame := _mp3_frame(data[pos : pos + 4])) is not None:
+        pos += frame[0]
+        ends.append(pos)
+    return ends
+
+
+def test_an_mp3_cut_at_a_frame_or_damaged_mid_stream_is_truncated_not_trained_as_silence(tmp_path):
+    # A copy cut at a frame's end reads as whole MP3 frames; only its Xing/Info tag's frame count
+    # says the rest is gone. Decoded, it was padded with zeros to the tag's length: its transcript
+    # trained against seconds of silence.
+    import random
+
+    cut, damaged, whole = _mp3_clips(tmp_path / "data", 3)
+    data = cut.read_bytes()
+    cut.write_bytes(data[: _frame_ends(data)[len(_frame_ends(data)) // 5]])
+    noisy = bytearray(damaged.read_bytes())
+    rng = random.Random(2)
+    for index in range(400, len(noisy)):
+        noisy[index] = rng.randrange(256)
+    damaged.write_bytes(bytes(noisy))
+    report = scan_dataset(DataConfig(dataset_path=str(tmp_path / "data"), max_bad_file_fraction=0.9))
+    found = {bad.path: (bad.reason, bad.detail) for bad in report.bad}
+    assert set(found) == {"wavs/c0.mp3", "wavs/c1.mp3"} and [i.relative_path for i in report.items] == ["wavs/c2.mp3"]
+    assert all(reason == "truncated" for reason, _ in found.values())
+    assert re.fullmatch(r"MP3 holds \d+ of the \d+ frames its Xing/Info header counts", found["wavs/c0.mp3"][1])
+
+
+def test_a_decode_far_shorter_than_the_scan_said_fails_the_clip_instead_of_padding_it(tmp_path):
+    from xtts_cli.data.audio import _soundfile_read
+
+    (path,) = _mp3_clips(tmp_path / "data", 1)
+    contents = path.read_bytes()
+    samples = scan_dataset(DataConfig(dataset_path=str(tmp_path / "data"))).items[0].audio.num_samples
+    assert _soundfile_read(contents, 1, samples + 100).shape == (samples + 100, 1)  # a decoder's rounding: padded
+    with pytest.raises(ValueError, match=f"decoded \\d+ of the {2 * samples} samples its header promises"):
+        _soundfile_read(contents, 1, 2 * samples)

@@ -447,6 +447,13 @@ def _read_mp3(handle: BinaryIO, size: int, start: int) -> AudioHeader:
         if status < 0:
             num_samples = (frames - 1) * samples_per_frame
         elif status > 0:
+            # The tag counts the audio frames the encoder wrote: fewer here is a copy cut short (at a
+            # frame's end, which the walk above cannot see) or damaged mid-stream, which a decoder
+            # would have left as silence the length of the missing frames.
+            if frames - 1 < tag_frames - 1:
+                raise AudioHeaderError(
+                    "truncated", f"MP3 holds {frames - 1} of the {tag_frames} frames its Xing/Info header counts"
+                )
             num_samples = tag_frames * samples_per_frame
             num_samples = num_samples - delay if num_samples >= delay else num_samples
             if padding > 0 and num_samples >= padding:
