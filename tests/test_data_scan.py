@@ -537,3 +537,26 @@ def test_a_decode_far_shorter_than_the_scan_said_fails_the_clip_instead_of_paddi
     assert _soundfile_read(contents, 1, samples + 100).shape == (samples + 100, 1)  # a decoder's rounding: padded
     with pytest.raises(ValueError, match=f"decoded \\d+ of the {2 * samples} samples its header promises"):
         _soundfile_read(contents, 1, 2 * samples)
+
+
+def test_every_clip_missing_from_a_clips_folder_named_otherwise_says_to_rename_it(tmp_path):
+    # No item is good, so raising data.max_bad_file_fraction would train on nothing: the hint says what is.
+    data = tmp_path / "data"
+    shutil.copytree(_sample(), data)
+    (data / "wavs").rename(data / "Wavs")
+    with pytest.raises(DatasetScanError) as caught:
+        scan_dataset(DataConfig(dataset_path=str(data)))
+    assert caught.value.hint == "there is no wavs/ folder, and Wavs/ holds the clips: rename it to wavs/"
+    (data / "Wavs").rename(data / "wavs")
+    for clip in (data / "wavs").iterdir():
+        clip.write_bytes(b"")  # every clip empty: nothing good, and no single layout mistake
+    with pytest.raises(DatasetScanError) as empty:
+        scan_dataset(DataConfig(dataset_path=str(data)))
+    assert empty.value.hint.endswith("fix them: no item of the dataset is usable")
+    assert "max_bad_file_fraction to train on the good ones" not in empty.value.hint
+
+
+def _sample() -> Path:
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+
+    return Path(BUNDLED_SAMPLE)

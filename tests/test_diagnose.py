@@ -98,7 +98,14 @@ def test_missing_dataset_is_an_error_and_exits_1(runner, tmp_path: Path) -> None
     assert "relative paths start at" not in error["message"]
     relative = run_json(runner, "--quick", "--data-path", "nowhere", code=1)
     (error,) = [f for f in relative["findings"] if f["severity"] == "error"]
-    assert f"'nowhere' is not a directory (relative paths start at {Path.cwd()})" in error["message"]
+    assert f"'nowhere' does not exist (relative paths start at {Path.cwd()})" in error["message"]
+    # Its metadata file given for the folder: the folder that holds it is named.
+    sample = Path(__file__).parent.parent / "xtts_cli" / "data" / "sample"
+    a_file = run_json(runner, "--quick", "--data-path", str(sample / "metadata.csv"), code=1)
+    (error,) = [f for f in a_file["findings"] if f["severity"] == "error"]
+    assert error["message"].endswith(
+        f"is a file, not the dataset's folder; point it at the folder that holds it, {sample}"
+    )
 
 
 def test_what_training_refuses_is_reported_with_the_timings_skipped_not_a_bare_error(runner, tmp_path: Path) -> None:
@@ -229,3 +236,20 @@ def test_the_old_profilers_data_and_model_gpu_flags_plan_the_split(tmp_path: Pat
     )
     assert done.returncode in (0, 1), done.stderr[-2000:]
     assert "data on /device:CPU:0, model on /device:CPU:1" in done.stdout, done.stdout[-2000:]
+
+
+def test_clips_too_short_are_not_told_that_longer_clips_cost_memory() -> None:
+    from types import SimpleNamespace
+
+    from xtts_cli.config.schema import DataConfig
+    from xtts_cli.diagnosis.checkup import outside_limits_finding
+
+    def said(reasons: dict) -> str:
+        scan = SimpleNamespace(bad_reasons=reasons, outside_limits=sum(reasons.values()), total_items=40)
+        return outside_limits_finding(scan, DataConfig()).message
+
+    assert "lower data.min_audio_duration (each listed" in said({"too_short": 1})
+    assert "memory" not in said({"too_short": 1})
+    assert "raise data.max_audio_duration" in said({"too_long": 2}) and "cost memory and padding" in said(
+        {"too_long": 2}
+    )

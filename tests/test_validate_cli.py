@@ -503,7 +503,7 @@ def test_a_value_in_brackets_is_shown_as_written_not_read_as_terminal_markup(run
     result = runner.invoke(app, ["validate", "--set", f"data.dataset_path={data}"])
     assert f"dataset take[old] (ljspeech, language en): {data}: 39 train" in result.stdout, result.stdout
     missing = runner.invoke(app, ["validate", "--set", f"data.dataset_path={tmp_path / 'gone[old]'}"])
-    assert f"data.dataset_path '{tmp_path / 'gone[old]'}' is not a directory" in missing.stdout, missing.stdout
+    assert f"data.dataset_path '{tmp_path / 'gone[old]'}' does not exist" in missing.stdout, missing.stdout
 
 
 def test_a_validation_dataset_with_too_many_bad_files_is_reported_as_that_dataset_with_its_files(

@@ -55,6 +55,13 @@ BadReason = Literal[
 # tail (LibriTTS: audiobook sentences, many past the default 10 s) trains within them, not refused:
 # they do not count in `bad_fraction`, which `data.max_bad_file_fraction` bounds.
 BAD_FILES_REMEDY = "fix or remove them, or raise data.max_bad_file_fraction to train on the good ones"
+
+
+def bad_files_remedy(good: int) -> str:
+    """What to do of the bad files: with no good one, raising the fraction trains on nothing."""
+    return BAD_FILES_REMEDY if good else "fix them: no item of the dataset is usable"
+
+
 OUTSIDE_LIMITS = frozenset({"too_short", "too_long", "too_many_frames", "text_too_long"})
 # Bad for its transcript: the script it is written in is kept (`BadItem.script`).
 _TEXT_REASONS = frozenset({"empty_text", "text_too_long", "text_outruns_audio"})
@@ -326,6 +333,16 @@ def _all_bad_cause(report: ScanReport, sources: list[Source]) -> Optional[str]:
         beside = [root for root in roots for path in written[:20] if (root / Path(path).name).is_file()]
         if beside and all(path.startswith("wavs/") for path in written):
             return f"the clips lie beside the metadata in {beside[0]}, not in its wavs/ folder where LJSpeech keeps them: move them there"
+        folders = {Path(path).parts[0] for path in written if len(Path(path).parts) > 1}
+        if len(folders) == 1 and len(roots) == 1:  # `Wavs/`, `audio/`: the clips' folder named otherwise
+            (folder,) = folders
+            named = [
+                other.name
+                for other in sorted(roots[0].iterdir())
+                if other.is_dir() and other.name != folder and (other / Path(written[0]).name).is_file()
+            ]
+            if named:
+                return f"there is no {folder}/ folder, and {named[0]}/ holds the clips: rename it to {folder}/"
     return None
 
 
@@ -368,7 +385,7 @@ def _scan(data: DataConfig) -> ScanReport:
             f"data.max_bad_file_fraction ({data.max_bad_file_fraction:.1%}): {reasons}",
             hint=_all_bad_cause(report, sources)
             or f"xtts validate, with this command's --config and options, lists each bad file with its reason: "
-            f"{BAD_FILES_REMEDY}",
+            f"{bad_files_remedy(len(report.items))}",
             report=report,
         )
     if not report.train:

@@ -273,8 +273,9 @@ def outside_limits_finding(scan, data) -> Finding:
         severity="warning" if share > data.max_bad_file_fraction else "info",
         message=f"{scan.outside_limits:,} of {scan.total_items:,} clips ({share:.1%}) are outside the length limits "
         f"and left out ({', '.join(f'{n:,} {r}' for r, n in reasons)}); to train on them, "
-        f"{'; '.join(LIMIT_FIXES[r] for r, _ in reasons)}: longer clips and texts cost memory and padding "
-        "(each listed with its reason in the dataset report; --json: dataset.bad_files)",
+        f"{'; '.join(LIMIT_FIXES[r] for r, _ in reasons)}"
+        + (": longer clips and texts cost memory and padding" if set(dict(reasons)) - {"too_short"} else "")
+        + " (each listed with its reason in the dataset report; --json: dataset.bad_files)",
     )
 
 
@@ -455,7 +456,7 @@ def _eval_in_train(scan) -> list[Finding]:
 
 def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], list[Finding]]:
     """(scan or None when unusable, its summary, findings): the data report of `validate` and `diagnose`."""
-    from xtts_cli.data.scan import BAD_FILES_REMEDY, DatasetScanError, scan_dataset
+    from xtts_cli.data.scan import DatasetScanError, bad_files_remedy, scan_dataset
     from xtts_cli.errors import XttsError
 
     try:
@@ -463,8 +464,8 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
     except DatasetScanError as exc:
         summary = summarize_dataset(exc.report) if exc.report is not None else None
         hint = exc.hint
-        if summary is not None and hint and hint.endswith(BAD_FILES_REMEDY):  # not "run xtts validate" in validate
-            hint = f"each is listed with its reason: {BAD_FILES_REMEDY}"
+        if summary is not None and hint and hint.startswith("xtts validate, "):  # not "run xtts validate" in validate
+            hint = f"each is listed with its reason: {bad_files_remedy(len(exc.report.items))}"
         unusable = Finding(
             id="dataset-unusable", severity="error", message="; ".join(exc.lines) + (f" ({hint})" if hint else "")
         )
@@ -540,7 +541,7 @@ def eval_dataset_failure(config: XttsConfig, scan) -> Optional[tuple[DatasetSumm
     it): the data report with its bad files listed under the training data's, and the error; None
     when it can (or there is none)."""
     from xtts_cli.data.run_data import eval_items_of
-    from xtts_cli.data.scan import BAD_FILES_REMEDY, DatasetScanError
+    from xtts_cli.data.scan import DatasetScanError, bad_files_remedy
 
     if not config.data.eval_dataset_path:
         return None
@@ -551,7 +552,7 @@ def eval_dataset_failure(config: XttsConfig, scan) -> Optional[tuple[DatasetSumm
         if exc.report is not None:
             held = summarize_dataset(exc.report).bad_files
             summary.bad_files += [{**bad, "dataset": "data.eval_dataset_path"} for bad in held]
-        hint = f"each is listed with its reason: {BAD_FILES_REMEDY}" if exc.report is not None else exc.hint
+        hint = f"each is listed with its reason: {bad_files_remedy(len(exc.report.items))}" if exc.report else exc.hint
         message = "; ".join(exc.lines) + (f" ({hint})" if hint else "")
         return summary, [Finding(id="dataset-unusable", severity="error", message=message)]
     except XttsError as exc:

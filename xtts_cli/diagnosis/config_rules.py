@@ -509,15 +509,21 @@ def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
         seen[source.root] = source.key
         path = data.dataset_path if source.key == "data.dataset_path" else data.datasets[_index(source.key)].path
         if not source.root.is_dir():
+            # A file (its metadata.csv) is in the folder to point at; a path that is not there is neither.
+            what = "is a file, not the dataset's folder" if source.root.exists() else "does not exist"
+            fix = (
+                f"point it at the folder that holds it, {source.root.parent}"
+                if source.root.is_file()
+                else (
+                    "point it at your dataset, or leave it empty for the bundled sample"
+                    if source.key == "data.dataset_path"
+                    else "point it at that dataset's folder, or remove the entry"
+                )
+            )
             yield Finding(
                 id="dataset-missing",
                 severity="error",
-                message=f"{source.key} {path!r} is not a directory{relative_to_here(path)}; point it "
-                + (
-                    "at your dataset, or leave it empty for the bundled sample"
-                    if source.key == "data.dataset_path"
-                    else "at that dataset's folder, or remove the entry"
-                ),
+                message=f"{source.key} {path!r} {what}{'' if source.root.exists() else relative_to_here(path)}; {fix}",
             )
             continue
         own = data.model_copy(update={"metadata_train_file": source.metadata_train_file or data.metadata_train_file})
