@@ -464,7 +464,7 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
     except DatasetScanError as exc:
         summary = summarize_dataset(exc.report) if exc.report is not None else None
         hint = exc.hint
-        if summary is not None and hint and hint.startswith("xtts validate, "):  # not "run xtts validate" in validate
+        if exc.report is not None and hint and hint.startswith("xtts validate, "):  # not "run xtts validate" here
             hint = f"each is listed with its reason: {bad_files_remedy(len(exc.report.items))}"
         unusable = Finding(
             id="dataset-unusable", severity="error", message="; ".join(exc.lines) + (f" ({hint})" if hint else "")
