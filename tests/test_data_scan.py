@@ -153,6 +153,11 @@ def test_a_speakers_file_of_another_form_is_refused_naming_its_line(tmp_path):
     lines = (root / "speakers.csv").read_text(encoding="utf-8").splitlines()
     (root / "speakers.csv").write_text("id|speaker\n" + "\n".join(lines) + "\n", encoding="utf-8")
     assert len(scan_dataset(DataConfig(dataset_path=str(root), scan_cache=False)).speakers) == 4  # a header is fine
+    # Ids written with their file's extension name the same clips, as metadata.csv's may.
+    with_extension = [f"{line.split('|')[0]}.wav|{line.split('|')[1]}" for line in lines]
+    (root / "speakers.csv").write_text("\n".join(with_extension) + "\n", encoding="utf-8")
+    named = scan_dataset(DataConfig(dataset_path=str(root), scan_cache=False))
+    assert len(named.speakers) == 4 and all(part.unnamed_speaker == 0 for part in named.datasets)
     commas = [line.replace("|", ",") for line in lines]
     (root / "speakers.csv").write_text("\n".join(commas) + "\n", encoding="utf-8")
     with pytest.raises(XttsError) as caught:

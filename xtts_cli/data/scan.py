@@ -743,12 +743,16 @@ def _read_speakers(path: Path) -> dict[str, str]:
                 f"{path}:{number}: expected `id|speaker`, got {line.strip()!r}",
                 hint="write one `id|speaker` line per clip, separated by |",
             )
-        first = speakers.setdefault(key.strip(), speaker.strip())
-        if first != speaker.strip():  # the last line would win in silence, and the clip train as another voice
-            raise XttsError(
-                f"{path}:{number}: {key.strip()!r} is {speaker.strip()!r} here and {first!r} on an earlier line",
-                hint="give each clip one speaker",
-            )
+        # `c01.wav` names the clip `c01` too, as an LJSpeech id may be written with its extension.
+        key = key.strip()
+        stem = key[: -len(Path(key).suffix)] if Path(key).suffix.lower() in SUPPORTED_EXTENSIONS else key
+        for name in dict.fromkeys((key, stem)):
+            first = speakers.setdefault(name, speaker.strip())
+            if first != speaker.strip():  # the last line would win in silence, and the clip train as another voice
+                raise XttsError(
+                    f"{path}:{number}: {key!r} is {speaker.strip()!r} here and {first!r} on an earlier line",
+                    hint="give each clip one speaker",
+                )
     return speakers
 
 
