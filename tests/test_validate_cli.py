@@ -539,6 +539,18 @@ def test_a_validation_dataset_with_too_many_bad_files_is_reported_as_that_datase
     result = runner.invoke(app, ["validate", "--set", listed_twice])
     assert "point it at that dataset's folder, or remove the entry" in result.stdout
     assert "bundled sample" not in result.stdout
+    # Its good clips are counted as the validation, and the training data itself given as one is named.
+    for row in ("a", "b", "c"):
+        shutil.copy(BUNDLED_SAMPLE / "wavs" / "XTTS001-0001.wav", held / "wavs" / f"{row}.wav")
+    usable = runner.invoke(app, ["validate", "--val-data", str(held)])
+    assert (
+        "39 train + 1 validation clips" not in usable.stdout
+        and "validation: 11 clips of data.eval_dataset_path" in usable.stdout
+    )
+    same = json.loads(runner.invoke(app, ["validate", "--val-data", str(BUNDLED_SAMPLE), "--json"]).stdout)
+    assert same["dataset"]["eval_items"] == 40
+    (inside,) = [f for f in same["findings"] if f["id"] == "dataset-eval-in-train"]
+    assert inside["message"].startswith("40 validation clips (e.g. ") and "--val-data" in inside["message"]
 
 
 @pytest.mark.parametrize("frontend", ["characters", "phonemes"])

@@ -179,6 +179,9 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
         out.print(f"  {len(speakers):,} speaker{'' if len(speakers) == 1 else 's'}: {largest}{more}")
         for note in dataset_notes(dataset):
             out.print(f"  [yellow]note[/]: {note}")
+    held_out = data.eval_items - sum(dataset.eval_items for dataset in data.datasets)
+    if held_out > 0:  # data.eval_dataset_path's: the training data above trains whole
+        out.print(f"  validation: {held_out:,} clips of data.eval_dataset_path")
     # Channels only when some clip is not mono: the pipeline trains on their mean (data/audio.py).
     channels = (
         ""

@@ -437,19 +437,24 @@ def runtime_decoding_findings(scan, data) -> list[Finding]:
     return found
 
 
-def _eval_in_train(scan) -> list[Finding]:
-    """Validation clips a metadata_eval_file lists that the training file lists too."""
-    trained = {os.path.normpath(item.audio_path) for item in scan.train}
-    both = [item for item in scan.eval if os.path.normpath(item.audio_path) in trained]
+def _eval_in_train(train: list, held_out: list, separate: bool) -> list[Finding]:
+    """Validation clips (a metadata_eval_file's, or with `separate` data.eval_dataset_path's) that
+    train too."""
+    trained = {os.path.normpath(item.audio_path) for item in train}
+    both = [item for item in held_out if os.path.normpath(item.audio_path) in trained]
     if not both:
         return []
+    fix = (
+        "point data.eval_dataset_path (--val-data) at clips the training data does not hold"
+        if separate
+        else "list each clip in one of the metadata files"
+    )
     return [
         Finding(
             id="dataset-eval-in-train",
             severity="warning",
             message=f"{len(both):,} validation clip{'' if len(both) == 1 else 's'} (e.g. {both[0].id}) "
-            "train too: the validation loss and early stopping would measure clips the model learns; list "
-            "each clip in one of the metadata files",
+            f"train too: the validation loss and early stopping would measure clips the model learns; {fix}",
         )
     ]
 
@@ -517,7 +522,11 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
                 "names (a speaker column, speakers.csv, or the speaker's folder in a folder layout)",
             )
         )
-    found += _eval_in_train(scan)
+    from xtts_cli.data.run_data import eval_items_of
+
+    separate = bool(config.data.eval_dataset_path)  # then the whole scan trains (eval_dataset_failure read it)
+    held_out = eval_items_of(config, scan)
+    found += _eval_in_train(scan.items if separate else scan.train, held_out, separate)
     if config.data.preprocessing_mode == "runtime":
         found += runtime_decoding_findings(scan, config.data)
     from xtts_cli.data.plan import CacheOverBudgetError
@@ -533,6 +542,7 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
     # What the pipeline keeps per clip: audio for a kind that reads it or for a data/model split.
     audio = config.devices.splits_data_and_model or kind_for(config).reads == "audio"
     summary = summarize_dataset(scan, config.data, "audio" if audio else "mel")
+    summary.eval_items = len(held_out)  # data.eval_dataset_path's clips, where it names them
     return scan, summary, found + memory_findings(summary, config.data)
 
 
