@@ -350,11 +350,11 @@ def test_a_row_that_runs_on_or_has_more_cells_than_its_header_is_named_and_the_o
         f"wavs/{clips[0]},The cat sat down.,ann",
         f"wavs/{clips[1]},Green trees, she said.,ann",  # the comma in the text: one cell too many
         f'wavs/{clips[2]},"A red boat, she said.,ann',  # its quotation mark is never closed ...
-        f"wavs/{clips[3]},Bring the map.,ann",  # ... so this line is part of the cell above
+        f"wavs/{clips[3]},Bring the map.,ann",  # ... which ran on over this line: read again as its own
     ]
     (folder / "metadata.csv").write_text("\n".join(["file,text,speaker", *rows]) + "\n", encoding="utf-8")
     report = scan_dataset(data(folder, eval_fraction=0.0, max_bad_file_fraction=0.7))
-    assert [item.text for item in report.train] == ["The cat sat down."]
+    assert [item.text for item in report.train] == ["The cat sat down.", "Bring the map."]
     bad = {item.source: item.detail for item in report.bad}
     assert sorted(bad) == ["metadata.csv:3", "metadata.csv:4"] and all(i.reason == "malformed_line" for i in report.bad)
     assert bad["metadata.csv:3"].startswith("expected 3 columns (file, text, speaker), got 4")

@@ -468,13 +468,11 @@ def _table_entries(
         )
     path_column, text_column, speaker_column = (next((n for n in options if n in columns), "") for options in names)
     where = {name: columns.index(name) for name in (path_column, text_column, speaker_column) if name in columns}
-    first = reader.line_num + 1
-    for row in reader:
-        number, first = first, reader.line_num + 1
+    for number, row, lines_more in _table_rows(lines, reader.line_num, delimiter, quoted):
         if not any(cell.strip() for cell in row):
             continue
         source = f"{path.name}:{number}"
-        problem = _row_problem(row, columns, max(where.values()), reader.line_num - number)
+        problem = _row_problem(row, columns, max(where.values()), lines_more)
         if problem:
             yield Entry(source=source, malformed=problem)
             continue
@@ -492,6 +490,32 @@ def _table_entries(
             text=row[where[text_column]].strip(),
             speaker=speaker or None,
         )
+
+
+def _table_rows(
+    lines: list[str], header_lines: int, delimiter: str, quoted: bool
+) -> Iterator[tuple[int, list[str], int]]:
+    """(line number, cells, lines it runs on over) of each row after the header. A row whose quotation
+    mark runs on is given alone: the rows it swallowed are read again from the line after it, so one
+    stray mark costs its own row, not every row below it."""
+    start = header_lines
+    while start < len(lines):
+        reader = csv.reader(
+            io.StringIO("\n".join(lines[start:])),
+            delimiter=delimiter,
+            quoting=csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE,
+        )
+        first, restart = 1, None
+        for row in reader:
+            number, first = start + first, reader.line_num + 1
+            lines_more = start + reader.line_num - number
+            yield number, row, lines_more
+            if lines_more:
+                restart = number  # the line after the row's own, as a row of its own
+                break
+        if restart is None:
+            return
+        start = restart
 
 
 def _row_problem(row: list[str], columns: list[str], last_needed: int, lines_more: int) -> Optional[str]:
