@@ -209,7 +209,7 @@ def test_each_of_several_datasets_may_name_its_own_metadata_file_and_is_named_in
     del datasets[1]["metadata_train_file"]
     with pytest.raises(XttsError) as unknown:
         scan_dataset(DataConfig(datasets=datasets))
-    assert "set data.datasets[1].metadata_train_file to your metadata file" in unknown.value.hint
+    assert unknown.value.hint == "if it lists the clips, set data.datasets[1].metadata_train_file: train.tsv"
     datasets[1]["format"] = "manifest"
     loaded = resolve_config(None, sets=[f"data.datasets={json.dumps(datasets)}"])
     (missing,) = [f for f in check_config(loaded, probe_machine()) if f.id == "metadata-missing"]
@@ -682,3 +682,24 @@ def test_a_transcript_of_punctuation_alone_is_bad_not_trained(tmp_path):
     (bad,) = report.bad
     assert (bad.reason, bad.detail) == ("empty_text", "transcript '...' holds no word, only punctuation")
     assert len(report.items) == len(lines) - 1
+
+
+def test_a_corpus_one_folder_down_or_a_metadata_file_named_otherwise_is_pointed_at(tmp_path):
+    # LJSpeech's archive unpacks into LJSpeech-1.1/; a metadata file is often train.csv. Both got the
+    # generic list of every layout looked for.
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+
+    nested = tmp_path / "nested"
+    shutil.copytree(BUNDLED_SAMPLE, nested / "LJSpeech-1.1")
+    with pytest.raises(XttsError) as down:
+        scan_dataset(data(nested))
+    assert down.value.lines[0].endswith("LJSpeech-1.1/metadata.csv is one folder down")
+    assert down.value.hint == f"point the dataset path at {nested / 'LJSpeech-1.1'} (--data {nested / 'LJSpeech-1.1'})"
+    renamed = tmp_path / "renamed"
+    shutil.copytree(BUNDLED_SAMPLE, renamed)
+    (renamed / "metadata.csv").rename(renamed / "train.csv")
+    with pytest.raises(XttsError) as named:
+        scan_dataset(data(renamed))
+    assert named.value.lines[0].endswith("no metadata.csv, but train.csv beside wavs/")
+    assert named.value.hint == "if it lists the clips, set data.metadata_train_file: train.csv"
+    assert len(scan_dataset(data(renamed, metadata_train_file="train.csv")).items) == 40  # the fix it gives works

@@ -176,6 +176,9 @@ def detect_format(root: Path, data: DataConfig) -> str:
         return "libritts"
     if _has_clip_with_transcript(root):
         return "folder"
+    near = _near_miss(root, data)
+    if near is not None:  # an archive unpacked into its own folder, a metadata file named otherwise
+        raise XttsError(f"no known dataset layout in {str(root)!r}: {near[0]}", hint=near[1])
     deeper = _deeper_clip(root)
     raise XttsError(
         f"no known dataset layout in {str(root)!r}: looked for {LAYOUTS_LOOKED_FOR}",
@@ -185,6 +188,30 @@ def detect_format(root: Path, data: DataConfig) -> str:
         else "point the dataset path at the corpus root, set data.metadata_train_file to your metadata file, "
         "or set data.dataset_format",
     )
+
+
+def _near_miss(root: Path, data: DataConfig) -> Optional[tuple[str, str]]:
+    """(what was found, the fix) for the two commonest near misses: the corpus one folder down
+    (LJSpeech-1.1/metadata.csv, as its archive unpacks), or one metadata file of another name."""
+    if not root.is_dir():
+        return None
+    below = sorted(p for p in root.iterdir() if p.is_dir() and (p / data.metadata_train_file).is_file())
+    if len(below) == 1:
+        return (
+            f"{below[0].name}/{data.metadata_train_file} is one folder down",
+            f"point the dataset path at {below[0]} (--data {below[0]})",
+        )
+    tables = sorted(
+        p
+        for p in root.glob("*")
+        if p.suffix.lower() in (".csv", ".tsv", ".txt") and p.name != "speakers.csv" and p.is_file()
+    )
+    if len(tables) == 1 and (root / "wavs").is_dir():
+        return (
+            f"no {data.metadata_train_file}, but {tables[0].name} beside wavs/",
+            f"if it lists the clips, set data.metadata_train_file: {tables[0].name}",
+        )
+    return None
 
 
 def _deeper_clip(root: Path, depth: int = 4) -> Optional[str]:

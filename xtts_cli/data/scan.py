@@ -428,7 +428,8 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         try:
             fmt, files, train, evaluation, bad, total, split, watched = _scan_files(root, name, data, source)
         except XttsError as error:
-            if type(error) is not XttsError or source.scoped(str(error.lines)) == str(error.lines):
+            said = str(error.lines) + (error.hint or "")
+            if type(error) is not XttsError or source.scoped(said) == said:
                 raise
             hint = source.scoped(error.hint) if error.hint else None
             raise XttsError(*(source.scoped(line) for line in error.lines), hint=hint) from None
