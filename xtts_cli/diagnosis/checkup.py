@@ -437,10 +437,10 @@ def runtime_decoding_findings(scan, data) -> list[Finding]:
     return found
 
 
-def _eval_in_train(train: list, held_out: list, separate: bool) -> list[Finding]:
-    """Validation clips (a metadata_eval_file's, or with `separate` data.eval_dataset_path's) that
-    train too."""
-    trained = {os.path.normpath(item.audio_path) for item in train}
+def _eval_in_train(scan: Any, held_out: list, *, separate: bool) -> list[Finding]:
+    """Validation clips (a metadata_eval_file's, or with `separate` data.eval_dataset_path's, when the
+    whole scan trains) that train too."""
+    trained = {os.path.normpath(item.audio_path) for item in (scan.items if separate else scan.train)}
     both = [item for item in held_out if os.path.normpath(item.audio_path) in trained]
     if not both:
         return []
@@ -459,8 +459,36 @@ def _eval_in_train(train: list, held_out: list, separate: bool) -> list[Finding]
     ]
 
 
+def _bad_and_shared(scan: Any) -> list[Finding]:
+    """The skipped bad files, and a speaker name two datasets share (one voice for two people?)."""
+    found = []
+    broken = {r: n for r, n in scan.bad_reasons.items() if r not in OUTSIDE_LIMITS}
+    if broken:
+        reasons = ", ".join(f"{n} {r}" for r, n in sorted(broken.items(), key=lambda kv: -kv[1]))
+        found.append(
+            Finding(
+                id="dataset-bad-files",
+                severity="warning",
+                message=f"{sum(broken.values())} of {scan.total_items} dataset items are skipped ({reasons}); fix or "
+                "remove them (each listed with its reason in the dataset report; --json: dataset.bad_files)",
+            )
+        )
+    shared = scan.shared_speakers()
+    if shared:
+        found.append(
+            Finding(
+                id="dataset-shared-speaker",
+                severity="warning",
+                message=f"{shared_speakers_line(shared)}; if they are different people, give them different "
+                "names (a speaker column, speakers.csv, or the speaker's folder in a folder layout)",
+            )
+        )
+    return found
+
+
 def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], list[Finding]]:
     """(scan or None when unusable, its summary, findings): the data report of `validate` and `diagnose`."""
+    from xtts_cli.data.run_data import eval_items_of
     from xtts_cli.data.scan import DatasetScanError, bad_files_remedy, scan_dataset
     from xtts_cli.errors import XttsError
 
@@ -491,18 +519,7 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
     held_out = eval_dataset_failure(config, scan)
     if held_out is not None:
         return None, *held_out
-    found = []
-    broken = {r: n for r, n in scan.bad_reasons.items() if r not in OUTSIDE_LIMITS}
-    if broken:
-        reasons = ", ".join(f"{n} {r}" for r, n in sorted(broken.items(), key=lambda kv: -kv[1]))
-        found.append(
-            Finding(
-                id="dataset-bad-files",
-                severity="warning",
-                message=f"{sum(broken.values())} of {scan.total_items} dataset items are skipped ({reasons}); fix or "
-                "remove them (each listed with its reason in the dataset report; --json: dataset.bad_files)",
-            )
-        )
+    found = _bad_and_shared(scan)
     if scan.outside_limits:
         found.append(outside_limits_finding(scan, config.data))
     found += unread_digits_findings(scan, config.data) + script_findings(scan, config.data)
@@ -512,21 +529,8 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
 
         found.append(early_stop_without_validation())
     found += small_data_findings(scan, config)
-    shared = scan.shared_speakers()
-    if shared:
-        found.append(
-            Finding(
-                id="dataset-shared-speaker",
-                severity="warning",
-                message=f"{shared_speakers_line(shared)}; if they are different people, give them different "
-                "names (a speaker column, speakers.csv, or the speaker's folder in a folder layout)",
-            )
-        )
-    from xtts_cli.data.run_data import eval_items_of
-
-    separate = bool(config.data.eval_dataset_path)  # then the whole scan trains (eval_dataset_failure read it)
-    held_out = eval_items_of(config, scan)
-    found += _eval_in_train(scan.items if separate else scan.train, held_out, separate)
+    validation = eval_items_of(config, scan)  # data.eval_dataset_path's (eval_dataset_failure read it), or the scan's
+    found += _eval_in_train(scan, validation, separate=bool(config.data.eval_dataset_path))
     if config.data.preprocessing_mode == "runtime":
         found += runtime_decoding_findings(scan, config.data)
     from xtts_cli.data.plan import CacheOverBudgetError
@@ -542,7 +546,7 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
     # What the pipeline keeps per clip: audio for a kind that reads it or for a data/model split.
     audio = config.devices.splits_data_and_model or kind_for(config).reads == "audio"
     summary = summarize_dataset(scan, config.data, "audio" if audio else "mel")
-    summary.eval_items = len(held_out)  # data.eval_dataset_path's clips, where it names them
+    summary.eval_items = len(validation)  # data.eval_dataset_path's clips, where it names them
     return scan, summary, found + memory_findings(summary, config.data)
 
 
