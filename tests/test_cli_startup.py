@@ -76,6 +76,15 @@ def test_every_help_answers_without_tensorflow(helps) -> None:
         assert "<bool>" not in answer["out"], name  # flags are shown as flags, not as options taking a value
 
 
+def test_the_root_help_reads_no_config_schema() -> None:
+    # pydantic and the schema cost ~170 ms of a 2-core machine: one command module importing a config
+    # helper at its top put them back in every `xtts --help`.
+    _, report = _run(["--help"])
+    probe = "import sys, json; from xtts_cli.cli.app import app; print(json.dumps(sorted(sys.modules)))"
+    loaded = json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout)
+    assert report["code"] == 0 and not [m for m in loaded if m == "pydantic" or m.startswith("xtts_cli.config")]
+
+
 def test_root_help_lists_every_command(helps) -> None:
     for name in helps:
         if name and " " not in name:

@@ -24,7 +24,6 @@ from xtts_cli.cli.options import (
     given_once,
 )
 from xtts_cli.cli.output import Phases, console, datasets_label, print_finding, print_json
-from xtts_cli.config.remedies import step_spread
 
 StepsOption = Annotated[
     Optional[int],
@@ -227,6 +226,8 @@ def _render(profile) -> None:
 
 def _contention_line(out: Any, profile: Any) -> None:
     """The host contention figure, against the resident step's own spread (a note within it is noise)."""
+    from xtts_cli.config.remedies import step_spread
+
     if profile.host_contention_percent is None or profile.resident_compute_ms is None:
         return
     percent, resident = profile.host_contention_percent, profile.resident_compute_ms
