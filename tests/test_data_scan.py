@@ -565,3 +565,16 @@ def _sample() -> Path:
     from xtts_cli.data.scan import BUNDLED_SAMPLE
 
     return Path(BUNDLED_SAMPLE)
+
+
+def test_a_row_pointing_into_another_folder_does_not_count_that_folders_files_as_unlisted(tmp_path):
+    data, other = tmp_path / "data", tmp_path / "other"
+    shutil.copytree(_sample(), data)
+    shutil.copytree(_sample(), other)
+    lines = (data / "metadata.csv").read_text(encoding="utf-8").splitlines()
+    first = lines[0].split("|")[0]
+    lines[0] = lines[0].replace(first, str(other / "wavs" / f"{first}.wav"), 1)
+    (data / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (part,) = scan_dataset(DataConfig(dataset_path=str(data), scan_cache=False)).datasets
+    # Its own file, which no row names now, is; the other folder's 39 are not this dataset's.
+    assert (part.unlisted_audio, part.unlisted_example) == (1, f"wavs/{first}.wav")

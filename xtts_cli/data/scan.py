@@ -530,7 +530,10 @@ def _unlisted_audio(items: list[DatasetItem], bad: list[BadItem], root: Path) ->
     named = {os.path.normpath(item.audio_path) for item in items}
     named |= {path for path in (_bad_path(item, root) for item in bad) if path is not None}
     found = []
+    inside = os.path.normpath(root)
     for folder in sorted({os.path.dirname(path) for path in named}):
+        if os.path.commonpath([inside, os.path.normpath(folder)]) != inside:
+            continue  # another folder's files (a row's absolute path) are not this dataset's to list
         try:
             with os.scandir(folder) as entries:
                 files = [e.path for e in entries if os.path.splitext(e.name)[1].lower() in SUPPORTED_EXTENSIONS]
