@@ -485,8 +485,9 @@ def test_a_layout_with_a_transcript_per_clip_is_remembered_until_one_changes(cor
     assert scan_dataset(settings).total_items > added.total_items and len(walks) == 4
 
 
-def _mp3_clips(folder: Path, count: int) -> list[Path]:
-    """`count` MP3 clips of a rising tone, as libsndfile's LAME writes them (with an Info/Xing tag)."""
+def _mp3_clips(folder: Path, count: int, kind: str = "mp3") -> list[Path]:
+    """`count` MP3 (or FLAC) clips of a rising tone, as libsndfile writes them (an MP3 with LAME's
+    Info/Xing tag)."""
     import numpy as np
     import soundfile
 
@@ -494,8 +495,8 @@ def _mp3_clips(folder: Path, count: int) -> list[Path]:
     paths = []
     for index in range(count):
         t = np.arange(int(22050 * 2.0)) / 22050
-        path = folder / "wavs" / f"c{index}.mp3"
-        soundfile.write(path, 0.3 * np.sin(2 * np.pi * (200 + 40 * index) * t), 22050, format="MP3")
+        path = folder / "wavs" / f"c{index}.{kind}"
+        soundfile.write(path, 0.3 * np.sin(2 * np.pi * (200 + 40 * index) * t), 22050, format=kind.upper())
         paths.append(path)
     lines = [f"c{index}|A sentence of about two seconds, {index}." for index in range(count)]
     (folder / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -531,6 +532,20 @@ def test_an_mp3_cut_at_a_frame_or_damaged_mid_stream_is_truncated_not_trained_as
     assert set(found) == {"wavs/c0.mp3", "wavs/c1.mp3"} and [i.relative_path for i in report.items] == ["wavs/c2.mp3"]
     assert all(reason == "truncated" for reason, _ in found.values())
     assert re.fullmatch(r"MP3 holds \d+ of the \d+ frames its Xing/Info header counts", found["wavs/c0.mp3"][1])
+
+
+def test_a_flac_cut_short_is_truncated_by_its_last_frames(tmp_path):
+    # STREAMINFO keeps the whole stream's length; a copy cut mid-frame or after a frame's end passed
+    # the scan and validate, then training's decoder came short and skipped it.
+    cut, torn, whole = _mp3_clips(tmp_path / "data", 3, "flac")
+    cut.write_bytes(cut.read_bytes()[: cut.stat().st_size * 3 // 4])
+    torn.write_bytes(torn.read_bytes()[:-3])
+    report = scan_dataset(DataConfig(dataset_path=str(tmp_path / "data"), max_bad_file_fraction=0.9))
+    found = {bad.path: (bad.reason, bad.detail) for bad in report.bad}
+    assert [i.relative_path for i in report.items] == ["wavs/c2.flac"]
+    assert found["wavs/c1.flac"] == ("truncated", "FLAC's final frame is cut short (its CRC-16 never closes)")
+    assert found["wavs/c0.flac"][0] == "truncated"
+    assert re.fullmatch(r"FLAC holds \d+ of the 44100 samples its STREAMINFO counts", found["wavs/c0.flac"][1])
 
 
 def test_a_decode_far_shorter_than_the_scan_said_fails_the_clip_instead_of_padding_it(tmp_path):

@@ -19,6 +19,8 @@ import struct
 from dataclasses import dataclass
 from typing import BinaryIO, Optional
 
+from xtts_cli.data import flac_frames
+
 SUPPORTED_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
 
 # A clip whose loudest sample is under -80 dBFS holds no sound: no voice to learn, nor to clone.
@@ -263,7 +265,7 @@ def _read_flac(handle: BinaryIO, size: int, start: int) -> AudioHeader:
         raise AudioHeaderError("truncated", "FLAC file ends inside its STREAMINFO block")
     info = block[4:]
     min_block, max_block = struct.unpack(">HH", info[:4])
-    min_frame = int.from_bytes(info[4:7], "big")
+    min_frame, max_frame = int.from_bytes(info[4:7], "big"), int.from_bytes(info[7:10], "big")
     packed = int.from_bytes(info[10:18], "big")
     rate = packed >> 44
     channels = ((packed >> 41) & 0x7) + 1
@@ -298,6 +300,10 @@ def _read_flac(handle: BinaryIO, size: int, start: int) -> AudioHeader:
             raise AudioHeaderError(
                 "truncated", f"FLAC holds {audio_bytes} bytes of frames, fewer than its {frames} frames need"
             )
+    handle.seek(max(pos, size - flac_frames.tail_size(max_frame)))
+    missing = flac_frames.missing_tail(handle.read(), total, max_block)
+    if missing is not None:
+        raise AudioHeaderError("truncated", missing)
     return AudioHeader("flac", f"flac{bits}", rate, channels, bits, total)
 
 
