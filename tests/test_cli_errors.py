@@ -118,9 +118,11 @@ def test_ctrl_c_outside_the_training_loop_says_so_and_exits_130(tmp_path: Path) 
             "clips",
             "-r",
             str(run),
+            "--json",
         ],
         cwd=tmp_path,
         env=subprocess_env(),
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
@@ -129,6 +131,8 @@ def test_ctrl_c_outside_the_training_loop_says_so_and_exits_130(tmp_path: Path) 
     while time.monotonic() < deadline and Path(f"/proc/{proc.pid}/wchan").read_text() != "wait_for_partner":
         time.sleep(0.1)  # until it waits on the FIFO (Linux's name for that wait)
     proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=120)
+    stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
     assert stderr.rstrip().endswith("interrupted (Ctrl-C)") and "Traceback" not in stderr
+    # --json's reader gets its object too, not an empty stdout.
+    assert json.loads(stdout) == {"error": "interrupted (Ctrl-C)", "hint": None, "exit_code": 130}

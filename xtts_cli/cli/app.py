@@ -95,7 +95,12 @@ def main() -> None:
         # without a word: one line, so a user knows it stopped because they asked it to.
         cause = getattr(exc.__context__, "__cause__", None)
         if exc.code == 130 and isinstance(cause, KeyboardInterrupt):
-            sys.stderr.write(f"interrupted (Ctrl-C){': ' + str(cause) if str(cause) else ''}\n")
+            said = f"interrupted (Ctrl-C){': ' + str(cause) if str(cause) else ''}"
+            sys.stderr.write(said + "\n")
+            if "--json" in sys.argv[1:]:  # the reader of stdout gets its object, not an empty stream
+                from xtts_cli.cli.output import print_json
+
+                print_json({"error": said, "hint": None, "exit_code": 130})
         raise
     except Exception as exc:
         error = exc if isinstance(exc, XttsError) else from_tensorflow(exc)

@@ -199,7 +199,8 @@ def render_markdown() -> str:
         "durations in milliseconds where the key says `_ms`). Generated from the models that make the",
         "reports (`python -m xtts_cli.cli.json_reference`); a test fails when a report prints a key this",
         'page lacks. An error with `--json` is `{"error", "hint", "exit_code"}` instead',
-        "([run directory](run-directory.md)).",
+        "([run directory](run-directory.md)), and so is a Ctrl-C that stops a command before its report",
+        '(`"exit_code": 130`; a first Ctrl-C in training saves, and its report says `"interrupted"`).',
         "",
     ]
     for name, *_ in _reports():
