@@ -340,6 +340,26 @@ def test_hostile_bodies_uploads_and_connections(served):
         read=False,
     )
     raw(url, b"GET /api/t", read=False)
+    address = urllib.parse.urlsplit(url)
+    with socket.create_connection((address.hostname, address.port), timeout=10) as half:
+        half.sendall(b"GET /api/t")
+        half.shutdown(socket.SHUT_WR)
+        assert half.recv(65536) == b""  # closed unanswered: half a request line is no request to answer
+    # Nesting past Python's parser, and a JSON boolean or number as the text (a client's bug, not words).
+    deep = b"[" * 5000 + b"]" * 5000
+    assert error_of(get(f"{url}/api/tts", deep, json_type)) == (
+        400,
+        'the JSON body nests too deeply; send {"text": "..."}',
+    )
+    for value, kind in ((b"true", "boolean"), (b"5", "number")):
+        answer = get(f"{url}/api/tts", b'{"text": ' + value + b"}", json_type)
+        assert error_of(answer) == (400, f"text is a JSON {kind}; send a string")
+    # Two lengths (a proxy in front may read the other), and a body sent with no length at all.
+    head = b"POST /api/tts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    two = raw(url, head + b"Content-Length: 15\r\nContent-Length: 3\r\n\r\n" + b'{"text": "Hi."}')
+    assert two.startswith(b"HTTP/1.1 400") and b"Content-Length is given 2 ways (15, 3); send one" in two, two
+    unsized = raw(url, head + b"Connection: close\r\n\r\n" + b'{"text": "Hi."}')
+    assert unsized.startswith(b"HTTP/1.1 411") and b"the POST has no Content-Length" in unsized, unsized
     assert raw(url, b"BLAH\r\n\r\n").startswith(b"HTTP/1.1 400")
     # A negative length, a method the server has no answer for, a query whose escapes are not UTF-8.
     negative = raw(url, b"POST /api/tts HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n")

@@ -156,23 +156,22 @@ def _raise(error: BaseException) -> None:
 def _finish(server, service) -> None:
     """Listen no more and answer the requests in flight whole (a WAV cut short would still be a
     200); a second Ctrl-C or SIGTERM stops at once, saying how many were cut off."""
+    from xtts_cli.serving.http import log_line
+
     server.socket.close()
     if service.in_flight:
-        print(
-            f"stopping: finishing {service.in_flight} request(s) in flight; Ctrl-C again stops at once",
-            file=sys.stderr,
-            flush=True,
-        )
+        # Each line one write: the requests' threads write their lines as they finish.
+        log_line(f"stopping: finishing {service.in_flight} request(s) in flight; Ctrl-C again stops at once")
         try:
             while not service.finish(0.25):
                 pass
         except (KeyboardInterrupt, _Stopped) as again:
-            print(f"stopped at once: {service.in_flight} request(s) cut off", file=sys.stderr, flush=True)
+            log_line(f"stopped at once: {service.in_flight} request(s) cut off")
             sys.stdout.flush()
             # Not the interpreter's exit, which would wait for the generations; 143 for a SIGTERM.
             os._exit(again.code if isinstance(again, _Stopped) else 130)
     service.finish(0)
-    print("stopped", file=sys.stderr, flush=True)
+    log_line("stopped")
 
 
 def _loopback(host: str) -> bool:

@@ -526,6 +526,6 @@ def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: 
         print_json(summary)
         return
     sys.stdout.write(
-        f"{out_dir}: {len(records)} clips, {seconds:.1f} s of audio from step {tts.step} of {tts.run_dir}, "
+        f"{out_dir}: {len(records)} clip{'' if len(records) == 1 else 's'}, {seconds:.1f} s of audio from step {tts.step} of {tts.run_dir}, "
         f"vocoder {tts.vocoder.name}; {out_dir / 'index.jsonl'} lists them\n"
     )

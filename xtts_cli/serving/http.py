@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from xtts_cli.errors import XttsError
 from xtts_cli.serving.service import Refused, VoiceService
 
-__all__ = ["VoiceServer", "make_server"]
+__all__ = ["VoiceServer", "log_line", "make_server"]
 
 # A client that sends nothing for this long is dropped (a request cut off mid-body).
 READ_TIMEOUT_SECONDS = 30.0
@@ -55,6 +55,13 @@ COQUI_HEADERS = (
 )
 
 
+def log_line(line: str) -> None:
+    """One line on stderr in one write: print's text and newline are two, and a line another thread
+    wrote between them ran on into this one."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
 def _header_text(value: str) -> str:
     """A header's value as the client wrote it: HTTP carries bytes, read here as Latin-1, and clients send UTF-8."""
     try:
@@ -82,7 +89,7 @@ class VoiceServer(ThreadingHTTPServer):
     def handle_error(self, request, client_address) -> None:
         """One line, not the standard library's traceback."""
         kind, value, _ = sys.exc_info()
-        print(f"xtts serve: {client_address[0]}: {kind.__name__ if kind else 'error'}: {value}", file=sys.stderr)
+        log_line(f"xtts serve: {client_address[0]}: {kind.__name__ if kind else 'error'}: {value}")
 
 
 def make_server(
@@ -114,6 +121,14 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = READ_TIMEOUT_SECONDS
     server_version = "xtts-serve"
     default_request_version = "HTTP/1.0"  # a malformed request line still gets a status line
+
+    def parse_request(self) -> bool:
+        # A request line the client ended before its line break is half a request: closed
+        # unanswered, not answered as the request its first half names.
+        if not getattr(self, "raw_requestline", b"").endswith(b"\n"):
+            self.close_connection = True
+            return False
+        return super().parse_request()
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         """`_answer` writes one line per request itself."""
@@ -173,11 +188,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         except Exception as exc:  # the server keeps serving whatever one request did
             status = 500
-            print(f"xtts serve: {url.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            log_line(f"xtts serve: {url.path}: {type(exc).__name__}: {exc}")
             self._error(500, f"internal error ({type(exc).__name__}); the server's log has the line")
         if self.server.log:
             took = time.perf_counter() - began
-            print(f"{self.client_address[0]} {method} {url.path} {status} {took:.2f}s", file=sys.stderr)
+            log_line(f"{self.client_address[0]} {method} {url.path} {status} {took:.2f}s")
 
     # /api/tts
     def _tts(self, method: str, query: str) -> int:
@@ -187,7 +202,14 @@ class _Handler(BaseHTTPRequestHandler):
         except UnicodeDecodeError:
             raise Refused(400, "the query is not UTF-8: percent-encode the text's UTF-8 bytes") from None
         reference: Optional[bytes] = None
-        if method == "POST":
+        if method == "POST" and not {"Content-Length", "Transfer-Encoding"} & set(self.headers):
+            # HTTP/1.1 reads no body without a length: one sent anyway would be read as the next request.
+            self.close_connection = True
+            if "text" not in fields:
+                raise Refused(
+                    411, "the POST has no Content-Length, so its body is not read; send one, or text= in the query"
+                )
+        elif method == "POST":
             body_fields, reference = self._read_form()
             both = sorted(set(fields) & set(body_fields))
             if both:
@@ -230,7 +252,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (TimeoutError, ConnectionError):
             raise
         except Exception as exc:  # after the 200: no error response can follow, so the stream ends unfinished
-            print(f"xtts serve: a stream stopped after its first part: {type(exc).__name__}: {exc}", file=sys.stderr)
+            log_line(f"xtts serve: a stream stopped after its first part: {type(exc).__name__}: {exc}")
             self.close_connection = True
             return 500
         finally:
@@ -246,6 +268,12 @@ class _Handler(BaseHTTPRequestHandler):
         service = self.server.service
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             raise Refused(411, "send the body with a Content-Length, not chunked")
+        lengths = {value.strip() for value in self.headers.get_all("Content-Length", [])}
+        if len(lengths) > 1:  # which one the body has is a guess, and a proxy may guess the other way
+            self.close_connection = True
+            raise Refused(
+                400, f"Content-Length is given {len(lengths)} ways ({', '.join(sorted(lengths))[:40]}); send one"
+            )
         raw_length = self.headers.get("Content-Length")
         try:
             length = int(raw_length) if raw_length is not None else 0
@@ -270,6 +298,8 @@ class _Handler(BaseHTTPRequestHandler):
                 decoded = json.loads(body or b"{}", object_pairs_hook=_once)
             except (ValueError, UnicodeDecodeError):
                 raise Refused(400, "the body is not valid JSON") from None
+            except RecursionError:  # Python's parser recurses once a level
+                raise Refused(400, 'the JSON body nests too deeply; send {"text": "..."}') from None
             if not isinstance(decoded, dict):
                 raise Refused(400, 'the JSON body is not an object; send {"text": "..."}')
             return {str(k): _scalar(str(k), v) for k, v in decoded.items()}, None
@@ -362,7 +392,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """The standard library's own lines (a malformed request line): one line, when logging."""
         if self.server.log:
-            print(f"{self.client_address[0]} {format % args}", file=sys.stderr)
+            log_line(f"{self.client_address[0]} {format % args}")
 
     def send_error(self, code: int, message: Optional[str] = None, explain: Optional[str] = None) -> None:
         """A request the standard library itself refuses (a malformed request line, headers too long):
@@ -405,4 +435,6 @@ def _scalar(name: str, value: Any) -> str:
     object is refused, not spoken as Python would print it."""
     if isinstance(value, (list, dict)):
         raise Refused(400, f"{name} is a JSON {'list' if isinstance(value, list) else 'object'}; send a string")
+    if name == "text" and isinstance(value, (bool, int, float)):  # a client's bug, not words to speak
+        raise Refused(400, f"text is a JSON {'boolean' if isinstance(value, bool) else 'number'}; send a string")
     return "" if value is None else json.dumps(value) if isinstance(value, bool) else str(value)
