@@ -1,9 +1,9 @@
 """Read what an audio file holds from its header, without decoding it.
 
 The dataset scan runs this over every file before training, so it must be fast on a large corpus:
-it reads the container header (and, for Ogg, the last page; for MP3, the 4-byte frame headers),
-not the audio, except a float WAV's (for NaN) and, for the scan, a few windows of a WAV's
-(`check_sound`: read whole only when it is silent). No TensorFlow: the scan is not part of the
+it reads the container header (and, for Ogg, the last page; for MP3, the 4-byte frame headers; for
+FLAC, the final frame), not the audio, except a float WAV's (for NaN) and, for the scan, a few
+windows of a WAV's (`check_sound`: read whole only when it is silent). No TensorFlow: the scan is not part of the
 training graph.
 
 The decoded length it reports is the length the in-graph decoders (`audio.py`) produce, so the
