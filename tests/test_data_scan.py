@@ -534,6 +534,29 @@ def test_an_mp3_cut_at_a_frame_or_damaged_mid_stream_is_truncated_not_trained_as
     assert re.fullmatch(r"MP3 holds \d+ of the \d+ frames its Xing/Info header counts", found["wavs/c0.mp3"][1])
 
 
+def test_an_mp3_of_varying_bitrate_with_no_xing_header_is_refused_before_its_decoder_cuts_it(tmp_path):
+    # libsndfile reckons such a file's length from its first frame and reads no further: 5,419 of
+    # 45,504 samples here, so the scan passed it and training skipped it. A constant bitrate's
+    # reckoning is right (Common Voice's clips carry no tag).
+    import soundfile
+
+    from xtts_cli.data.audio_headers import AudioHeaderError, _mp3_frame, read_audio_header
+
+    (tagged,) = _mp3_clips(tmp_path / "data", 1)
+    data = tagged.read_bytes()
+    tagged.write_bytes(data[_mp3_frame(data[:4])[0] :])  # the Info frame gone: audio frames alone
+    with pytest.raises(AudioHeaderError) as refused:
+        read_audio_header(str(tagged))
+    decoded = len(soundfile.read(str(tagged))[0])
+    assert refused.value.reason == "unsupported_format" and refused.value.detail == (
+        f"MP3 of varying bitrate with no Xing/Info header: its decoder reads {decoded} of its 45504 samples; "
+        "re-encode it (to FLAC, or MP3 with a Xing header)"
+    )
+    for clip in (DATA / "corpora" / "common_voice" / "clips").glob("*.mp3"):
+        header = read_audio_header(str(clip))
+        assert abs(len(soundfile.read(str(clip))[0]) - header.num_samples) <= 1152
+
+
 def test_a_flac_cut_short_is_truncated_by_its_last_frames(tmp_path):
     # STREAMINFO keeps the whole stream's length; a copy cut mid-frame or after a frame's end passed
     # the scan and validate, then training's decoder came short and skipped it.

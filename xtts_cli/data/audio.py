@@ -56,6 +56,7 @@ import numpy as np
 import tensorflow as tf
 
 from xtts_cli.data.audio_codecs import CODECS, COMPRESSED_CODECS, DECODERS, compressed_decoder, note_decode_failure
+from xtts_cli.data.audio_headers import short_decode
 from xtts_cli.data.features import MelSettings
 
 # Trim: frames quieter than this many dB below the clip's loudest frame are silence. 45 dB is the
@@ -99,12 +100,6 @@ def _decode_route(codec: str, contents, data_offset, channels, num_samples, deco
     return tfio.audio.decode_mp3(contents)
 
 
-# A decode this far short of the scan's length is a damaged file, not a decoder's rounding: two MP3
-# frames (an encoder's delay and padding) or 5 % of the clip, whichever is more.
-SHORT_DECODE_SAMPLES = 2 * 1152
-SHORT_DECODE_SHARE = 0.05
-
-
 def _soundfile_read(contents: bytes, channels, num_samples, path: bytes = b"") -> np.ndarray:
     import io
 
@@ -121,7 +116,7 @@ def _soundfile_read(contents: bytes, channels, num_samples, path: bytes = b"") -
     # The scan's length, which bucketing planned with: libsndfile and the header walk agree on the
     # fixtures, and a decoder that disagrees by a frame must not overrun a bucket's padded length.
     count = int(num_samples)
-    if count - len(audio) > max(SHORT_DECODE_SAMPLES, SHORT_DECODE_SHARE * count):
+    if short_decode(len(audio), count):
         # A file damaged past what its header says: padded, it would train its text against silence.
         reason = f"decoded {len(audio)} of the {count} samples its header promises: the file is cut short or damaged"
         if path:

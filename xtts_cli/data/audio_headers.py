@@ -31,10 +31,20 @@ SILENT_PEAK = 1e-4
 SOUND_WINDOWS = 8
 SOUND_WINDOW = 2048
 
+# A decode this far short of the scan's length is a damaged file, not a decoder's rounding: two MP3
+# frames (an encoder's delay and padding) or 5 % of the clip, whichever is more.
+SHORT_DECODE_SAMPLES = 2 * 1152
+SHORT_DECODE_SHARE = 0.05
+
 # WAVE format tags (mmreg.h). WAVE_FORMAT_EXTENSIBLE carries the real tag in its sub-format GUID.
 _WAVE_PCM = 0x0001
 _WAVE_FLOAT = 0x0003
 _WAVE_EXTENSIBLE = 0xFFFE
+
+
+def short_decode(decoded: int, expected: int) -> bool:
+    """Whether `decoded` samples of a clip whose header says `expected` is a damaged or misread file."""
+    return expected - decoded > max(SHORT_DECODE_SAMPLES, SHORT_DECODE_SHARE * expected)
 
 
 class AudioHeaderError(Exception):
@@ -448,6 +458,7 @@ def _read_mp3(handle: BinaryIO, size: int, start: int) -> AudioHeader:
     layer = 4 - ((first_header[1] >> 1) & 0x3)
     mpeg1 = ((first_header[1] >> 3) & 0x3) == 3
     num_samples = frames * samples_per_frame
+    status = 0
     if layer == 3:
         status, tag_frames, delay, padding = _mp3_vbr_tag(bytes(data[:first_length]), mpeg1, channels)
         if status < 0:
@@ -466,4 +477,13 @@ def _read_mp3(handle: BinaryIO, size: int, start: int) -> AudioHeader:
                 num_samples -= padding
     if num_samples <= 0:
         raise AudioHeaderError("header_only", "MP3 with no audio frames")
+    # With no frame count in a Xing/Info tag, libsndfile (mpg123) reckons the length from the first
+    # frame's size and reads no further: right at a constant bitrate, short when frames vary (VBR).
+    reckoned = int(end / first_length * samples_per_frame)
+    if status <= 0 and short_decode(reckoned, num_samples):
+        raise AudioHeaderError(
+            "unsupported_format",
+            f"MP3 of varying bitrate with no Xing/Info header: its decoder reads {reckoned} of its {num_samples} "
+            "samples; re-encode it (to FLAC, or MP3 with a Xing header)",
+        )
     return AudioHeader("mp3", "mp3", rate, channels, None, num_samples)
