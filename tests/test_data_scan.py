@@ -557,6 +557,24 @@ def test_an_mp3_of_varying_bitrate_with_no_xing_header_is_refused_before_its_dec
         assert abs(len(soundfile.read(str(clip))[0]) - header.num_samples) <= 1152
 
 
+def test_an_mp3_damaged_mid_stream_with_no_xing_header_is_truncated_not_half_read(tmp_path):
+    # The frame walk stopped at the damage and called the clip that long; the decoder reads on past
+    # it, and training cut the audio to the walk's length: half the clip against the whole text.
+    import soundfile
+
+    from xtts_cli.data.audio_headers import AudioHeaderError, read_audio_header
+
+    clip = tmp_path / "clip.mp3"
+    data = bytearray((DATA / "corpora" / "common_voice" / "clips" / "common_voice_en_1000.mp3").read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 100] = bytes(100)
+    clip.write_bytes(bytes(data))
+    assert len(soundfile.read(str(clip))[0]) > 50_000  # of 55,296: read on past the damage
+    with pytest.raises(AudioHeaderError) as damaged:
+        read_audio_header(str(clip))
+    assert damaged.value.reason == "truncated"
+    assert re.fullmatch(r"MP3 damaged mid-stream: its frames break off at byte \d+", damaged.value.detail)
+
+
 def test_a_flac_cut_short_is_truncated_by_its_last_frames(tmp_path):
     # STREAMINFO keeps the whole stream's length; a copy cut mid-frame or after a frame's end passed
     # the scan and validate, then training's decoder came short and skipped it.

@@ -396,6 +396,21 @@ def _mp3_frame(header: bytes) -> Optional[tuple[int, int, int, int]]:
     return 72 * bitrate // rate + padding, 576, rate, channels
 
 
+def _mp3_resumes(data: memoryview, pos: int, rate: int) -> bool:
+    """Whether whole MPEG frames follow a break in the frames at `pos`: two in a row, as a decoder
+    finds its sync again."""
+    found = bytes(data[pos:])
+    at = found.find(b"\xff", 1)
+    while 0 <= at < len(found) - 4:
+        frame = _mp3_frame(found[at : at + 4])
+        if frame is not None and frame[2] == rate:
+            after = _mp3_frame(found[at + frame[0] : at + frame[0] + 4])
+            if after is not None and after[2] == rate:
+                return True
+        at = found.find(b"\xff", at + 1)
+    return False
+
+
 def _mp3_vbr_tag(frame: bytes, mpeg1: bool, channels: int) -> tuple[int, int, int, int]:
     """minimp3's `mp3dec_check_vbrtag`: (status, frames, delay, padding) of a Xing/Info first frame.
 
@@ -444,6 +459,10 @@ def _read_mp3(handle: BinaryIO, size: int, start: int) -> AudioHeader:
                 break  # trailing ID3v1 / APE / Lyrics tag
             if frames < 2:
                 raise AudioHeaderError("not_audio", "MPEG frame sync lost after the first frame")
+            if _mp3_resumes(data, pos, rate):  # damage, not an end: a decoder reads on past it
+                raise AudioHeaderError(
+                    "truncated", f"MP3 damaged mid-stream: its frames break off at byte {pos + start}"
+                )
             break
         length, _, frame_rate, _ = frame
         if frame_rate != rate:
