@@ -420,7 +420,7 @@ def test_init_from_something_that_is_not_a_run_is_refused(base, tmp_path, runner
         app, ["train", "-c", str(tmp_path / "c.yaml"), "--init-from", target, "-r", str(tmp_path / "r")]
     )
     if spec == "nowhere":
-        assert "not a run directory nor a checkpoint" in str(result.exception)
+        assert str(result.exception) == f"--init-from {target}: nothing is there"
     elif spec == "configs":
         assert (
             str(result.exception)
@@ -616,3 +616,64 @@ def test_an_adaptation_ended_by_its_time_budget_after_worse_validations_ends_wit
     said: list[str] = []
     assert load_run(tmp_path / "run", notes=said)[3] == result.final_step
     assert said == [f"step {result.final_step}'s checkpoint holds the weights of step 0, the run's best validation"]
+
+
+def _vocoder_child(tmp_path: Path, model: str):
+    """A vocoder config started from the legacy vocoder run (16 channels, 2 blocks, discriminators of
+    1 channel from step 1), its model section as `model` writes it."""
+    from xtts_cli.training.parent import with_base_network
+
+    path = tmp_path / "my.yaml"
+    path.write_text(f"data:\n  dataset_path: {SAMPLE}\n  batch_size: 4\n{model}", encoding="utf-8")
+    return with_base_network(resolve_config(path, {"training.init_from": str(LEGACY_VOCODER)}).config, None, True)
+
+
+def test_a_vocoder_preset_with_its_model_section_deleted_takes_the_bases_kind_sizes_and_discriminators(tmp_path):
+    # training.md's recipe for a base of other sizes: the kind went with the deleted section, so the
+    # config trained an acoustic model and was refused, and the refusal's hint led back to the preset.
+    from xtts_cli.training.parent import open_parent
+
+    parent = open_parent(str(LEGACY_VOCODER))
+    config, note = _vocoder_child(tmp_path, "")
+    assert (config.model.kind, config.model.dim, config.model.num_layers) == ("vocoder", 16, 2)
+    assert (config.model.adversarial_start_step, config.model.discriminator_channels) == (1, 1)
+    assert note.startswith(f"--init-from {LEGACY_VOCODER}: the base's model.kind 'vocoder', model.dim 16, ")
+    parent.check(config)
+    assert parent.said_of_the_base(config) == []
+    # A section written with another kind's keys is that kind's: refused as one.
+    acoustic, _ = _vocoder_child(tmp_path, "model:\n  model_size: tiny\n")
+    with pytest.raises(XttsError, match="that is a vocoder run, and this config trains an acoustic model"):
+        parent.check(acoustic)
+
+
+def test_a_vocoder_base_s_discriminators_are_checked_to_fit_or_said_to_be_left_behind(tmp_path):
+    # Discriminators of another width passed the check and failed in training on a tensor's name;
+    # a config that builds none dropped the base's 96 tensors without a word.
+    from xtts_cli.training.parent import open_parent
+
+    parent = open_parent(str(LEGACY_VOCODER))
+    wider, _ = _vocoder_child(tmp_path, "model:\n  kind: vocoder\n  discriminator_channels: 8\n")
+    with pytest.raises(XttsError, match=r"its weights do not fit this config \(model.discriminator_channels 1 -> 8\)"):
+        parent.check(wider)
+    none, note = _vocoder_child(tmp_path, "model:\n  kind: vocoder\n  adversarial_start_step: null\n")
+    parent.check(none)
+    assert "adversarial_start_step" not in note
+    assert parent.said_of_the_base(none) == [
+        f"{LEGACY_VOCODER}'s discriminators are left behind: this config builds none "
+        "(model.adversarial_start_step is empty)"
+    ]
+
+
+def test_diagnose_quick_names_a_base_it_cannot_start_from_as_validate_does(tmp_path, runner):
+    # --quick read no base at all: 0 errors and exit 0 for a base training refuses.
+    from xtts_cli.cli.app import app
+
+    for spec, said in (
+        (str(LEGACY_VOCODER), "that is a vocoder run, and this config trains an acoustic model"),
+        (str(tmp_path / "nothing"), "nothing is there"),
+    ):
+        arguments = ["diagnose", "-c", "tiny-cpu", "--set", f"training.init_from={spec}", "-d", str(SAMPLE)]
+        result = runner.invoke(app, [*arguments, "--quick", "--json"])
+        assert result.exit_code == 1, result.output
+        errors = [f for f in json.loads(result.stdout)["findings"] if f["severity"] == "error"]
+        assert [f["id"] for f in errors] == ["init-from"] and said in errors[0]["message"], errors

@@ -19,7 +19,22 @@ from xtts_cli.config.section import Section
 __all__ = ["MODEL_SECTIONS", "AcousticConfig", "ModelSection", "VocoderConfig", "model_kind_of"]
 
 
-class AcousticConfig(Section):
+class KindSection(Section):
+    """What every model section declares beside its keys, for a run started from another."""
+
+    # Keys beyond `identity()` a run started from another takes from it when the config leaves them
+    # unwritten, as it takes the network's.
+    BASE_KEYS: ClassVar[tuple[str, ...]] = ()
+    # Each network a run of the kind may have or not, with the key whose empty value leaves it out.
+    OPTIONAL_PARTS: ClassVar[dict[str, str]] = {}
+
+    def optional_parts(self) -> dict[str, dict[str, Any]]:
+        """The optional networks this section builds, each with its shape as `model.KEY`: a base's
+        are taken where both runs have them, and must fit."""
+        return {}
+
+
+class AcousticConfig(KindSection):
     """The XTTS-style acoustic model (`model.kind: acoustic`, the default): text encoder, speaker
     encoder and mel decoder, with the decoder's training aids."""
 
@@ -148,7 +163,7 @@ class AcousticConfig(Section):
         return {f"model.{key}": value for key, value in self.model_dump(exclude=set(self.TRAINING_KEYS)).items()}
 
 
-class VocoderConfig(Section):
+class VocoderConfig(KindSection):
     """The neural vocoder (`model.kind: vocoder`): Vocos-style, ConvNeXt blocks over the mel frames and
     an inverse-STFT head (Siuzdenovskii 2023, arXiv 2306.00814). It trains on random segments of the
     clips, their mel computed as the acoustic model's is (the `data` section's rate, hop and mels)."""
@@ -240,6 +255,15 @@ class VocoderConfig(Section):
 
     FREEZABLE_PARTS: ClassVar[tuple[str, ...]] = ()
     IMPLEMENTATIONS: ClassVar[dict[str, str]] = {"vocoder": "xtts_cli.kinds.vocoder:VOCODER"}
+    _DISCRIMINATOR_SHAPE: ClassVar[tuple[str, ...]] = ("periods", "discriminator_resolutions", "discriminator_channels")
+    # A base's discriminators come with it (`transfer`) when the config leaves them unwritten.
+    BASE_KEYS: ClassVar[tuple[str, ...]] = ("adversarial_start_step", *_DISCRIMINATOR_SHAPE)
+    OPTIONAL_PARTS: ClassVar[dict[str, str]] = {"discriminators": "adversarial_start_step"}
+
+    def optional_parts(self) -> dict[str, dict[str, Any]]:
+        if self.adversarial_start_step is None:
+            return {}
+        return {"discriminators": {f"model.{key}": getattr(self, key) for key in self._DISCRIMINATOR_SHAPE}}
 
     @property
     def kind_name(self) -> str:

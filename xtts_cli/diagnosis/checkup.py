@@ -690,10 +690,13 @@ def checkup(
     """Run every check on `loaded` (see the module docstring); `quick` skips the timed ones."""
     from xtts_cli.devices.gpu_info import probe_machine
     from xtts_cli.devices.placement import configure_devices
+    from xtts_cli.diagnosis.base_run import parent_findings, taken_from_base
     from xtts_cli.diagnosis.config_rules import check_config, nothing_to_scan
     from xtts_cli.diagnosis.environment import check_environment
 
     say = progress or (lambda message: None)
+    # The config as training takes it from its base (`training.init_from`), as validate reads it.
+    loaded, inherited = taken_from_base(loaded)
     config = loaded.config
     measured: list[RankedFinding] = []
     static: list[RankedFinding] = []
@@ -707,6 +710,7 @@ def checkup(
     say("checking the environment (TensorFlow, XLA, GPUs, audio decoders)")
     environment = check_environment()
     static += [_ranked(f, "environment") for f in environment.findings] + config_found
+    static += [_ranked(f, "config") for f in inherited]
     device_plan = plan.describe() if plan is not None else "no device plan: devices.* names a device this machine lacks"
     report = Checkup(
         config=str(loaded.path) if loaded.path else None,
@@ -720,6 +724,7 @@ def checkup(
         say("scanning the dataset")
         scan, report.dataset, found = scan_findings(config)
         static += [_ranked(finding, "dataset") for finding in found]
+    static += [_ranked(finding, "config") for finding in parent_findings(config, scan, loaded.path)]
     if scan is None:
         report.findings = rank(_dedupe(static))
         return report

@@ -11,7 +11,6 @@ on `undo`, so a set-up that fails half-way gives back what it took.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -129,7 +128,7 @@ def build_components(
     )
     checkpoints = _checkpoints(config, models, counters, opened, plan, progress, restore=resumed or is_chief)
     if parent is not None:
-        _take_parent_weights(kind, models, parent, tokenizer, config.training.freeze or (), progress)
+        _take_parent_weights(kind, models, parent, tokenizer, config, progress)
         if parent.continued(scan.speakers):
             progress(Noted(parent.continued(scan.speakers)))
     kept.done()  # set up: the run's record is this start's
@@ -215,7 +214,7 @@ def _take_parent_weights(
     models: KindModels,
     parent: ParentRun,
     tokenizer: Tokenizer,
-    freeze: Sequence[str],
+    config: XttsConfig,
     progress: Progress,
 ) -> None:
     """Copy the parent run's weights into `models` and report what was kept, grown and new."""
@@ -235,9 +234,9 @@ def _take_parent_weights(
             + (f"; new: {', '.join(news)}" if news else "; nothing new")
         )
     )
-    for said in parent.said_of_the_base():
+    for said in parent.said_of_the_base(config):
         progress(Noted(said))
-    frozen = parent.frozen_news(news, freeze)
+    frozen = parent.frozen_news(news, config.training.freeze or ())
     if frozen:
         progress(Noted(frozen, label="warning"))
 

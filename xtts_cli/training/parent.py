@@ -42,6 +42,11 @@ class ParentRun:
         from xtts_cli.run.directory import model_identity
 
         mine, theirs = resolved_identity(model_identity(config)), resolved_identity(model_identity(self.config))
+        # An optional network both runs have (a vocoder's discriminators) is taken, so must fit too.
+        my_parts, their_parts = config.model.optional_parts(), self.config.model.optional_parts()
+        for part in set(my_parts) & set(their_parts):
+            mine.update(my_parts[part])
+            theirs.update(their_parts[part])
         # What the new run trains (training.freeze) and how it regularises (dropout, noise: no
         # weight of its own) are its own choice.
         changed = sorted(
@@ -91,15 +96,20 @@ class ParentRun:
                 f"they are then the base's ({start}); change the data and the training section",
             )
 
-    def said_of_the_base(self) -> list[str]:
-        """What a user adapting this base should know of it beyond its weights: that it is training
-        now (the latest checkpoint it wrote is the one taken), and a vocoder it has that the new run
-        does not take (an acoustic run speaks through Griffin-Lim until it has one)."""
+    def said_of_the_base(self, config: XttsConfig) -> list[str]:
+        """What a user adapting this base to `config` should know of it beyond its weights: that it is
+        training now (the latest checkpoint it wrote is the one taken), an optional network of its
+        that `config` builds none of (a vocoder's discriminators), and a vocoder it has that the new
+        run does not take (an acoustic run speaks through Griffin-Lim until it has one)."""
         from xtts_cli import locks
         from xtts_cli.kinds import kind_for
         from xtts_cli.run.files import VOCODER_DIR
 
-        said = []
+        said = [
+            f"{self.spec}'s {part} are left behind: this config builds none (model.{switch} is empty)"
+            for part, switch in self.config.model.OPTIONAL_PARTS.items()
+            if part in self.config.model.optional_parts() and part not in config.model.optional_parts()
+        ]
         training = locks.held_by(self.path)
         if training is not None:
             said.append(
@@ -220,16 +230,24 @@ def inherit(config: XttsConfig, base: XttsConfig, where: str) -> tuple[XttsConfi
     from xtts_cli.data.features import MelFeatures
     from xtts_cli.run.directory import TEXT_KEYS
 
-    if type(config.model) is not type(base.model):  # another kind: the check refuses it
-        return config, None
+    taken: dict[str, Any] = {}
+    if type(config.model) is not type(base.model):
+        section = _as_kind_of(config.model, base.model)
+        if section is None:  # another kind, written so: the check refuses it
+            return config, None
+        config, taken["model.kind"] = config.model_copy(update={"model": section}), base.model.kind
     written_model, written_data = config.model.model_fields_set, config.data.model_fields_set
     # The keys the network is built from (what a resume must match), not the training aids.
     mine, theirs = config.model.identity(), base.model.identity()
-    taken = {
-        key: value
-        for key, value in theirs.items()
-        if key[len("model.") :] not in written_model and mine.get(key) != value
-    }
+    for section, keys in ((config.model, mine), (base.model, theirs)):
+        keys.update({f"model.{key}": getattr(section, key) for key in section.BASE_KEYS})
+    taken.update(
+        {
+            key: value
+            for key, value in theirs.items()
+            if key[len("model.") :] not in written_model and mine.get(key) != value
+        }
+    )
     # The longest clip in frames too: at the base's hop length it is the seconds the base trained and
     # speaks with (a preset's default of 870 frames at another hop would drop the longer clips).
     data_keys = [*(item.name for item in dataclass_fields(MelFeatures)), *TEXT_KEYS, "max_mel_frames"]
@@ -248,6 +266,21 @@ def inherit(config: XttsConfig, base: XttsConfig, where: str) -> tuple[XttsConfi
         tree[section][name] = value
     shown = ", ".join(f"{key} {value!r}" for key, value in taken.items())  # every one: each changes what it makes
     return XttsConfig.model_validate(tree), f"{where} {shown} (settings the config leaves unwritten)"
+
+
+def _as_kind_of(section: Any, base: Any) -> Any:
+    """`section` as a section of `base`'s kind, when it leaves `model.kind` unwritten and the keys it
+    writes are that kind's too (a preset's model section deleted, so the base's sizes are taken);
+    else None."""
+    from pydantic import ValidationError
+
+    if "kind" in section.model_fields_set:
+        return None
+    written = section.model_dump(include=section.model_fields_set)
+    try:
+        return type(base).model_validate({**written, "kind": base.kind})
+    except ValidationError:
+        return None
 
 
 def with_base_network(config: XttsConfig, run_dir: Optional[Path], fresh: bool) -> tuple[XttsConfig, Optional[str]]:
@@ -355,8 +388,9 @@ def open_parent(spec: str | Path) -> ParentRun:
             hint=f"it keeps steps {', '.join(map(str, steps))}: e.g. --init-from {given.parent / f'ckpt-{steps[-1]}'}",
         )
     else:
+        what = "not a run directory nor a checkpoint (ckpt-N with its .index)" if given.exists() else "nothing is there"
         raise XttsError(
-            f"--init-from {spec}: not a run directory nor a checkpoint (ckpt-N with its .index)",
+            f"--init-from {spec}: {what}",
             hint="pass a run's directory, e.g. --init-from runs/voices-cpu, or one of its checkpoints, "
             "e.g. runs/voices-cpu/checkpoints/ckpt-4000",
         )
