@@ -359,20 +359,26 @@ def test_bad_arguments_fail_before_any_trial(runner, tmp_path) -> None:
     from xtts_cli.errors import XttsError
 
     config = tiny_config(tmp_path)
-    cases = {
+    # Usage errors (exit 2), read with the command line: before the dataset's scan.
+    usage = {
         ("--batch-sizes", "4,x"): "not a comma-separated list",
+        ("--sweep", "batch_size,warp"): "warp: unknown stage; choose from graph_mode,",
+        ("--sweep", ","): "',' names no stage",  # not every stage, as no --sweep is
+        ("--budget-seconds", "nan"): "is not a number of seconds",
+        ("--budget-seconds", "3e6"): "3e+06 is more than a week",  # a wait's timeout overflowed past 24.8 days
+    }
+    for args, expected in usage.items():
+        result = runner.invoke(app, ["benchmark", "-c", str(config), *args])
+        assert result.exit_code == 2 and expected in " ".join(result.output.split()), result.output
+        assert "scanning the dataset" not in result.output
+    cases = {
         ("--batch-sizes", "4,5000"): "--batch-sizes 5000: larger than the",
         ("--set", "data.batch_size=100"): "data.batch_size 100: larger than the",  # not --batch-sizes, not given
-        ("--sweep", "batch_size,warp"): "unknown stage",
         ("--write-config", str(tmp_path / "missing" / "best.yaml")): "does not exist",
         ("--out", str(tmp_path)): "is a folder",  # found before the trials, not after them
-        ("--budget-seconds", "nan"): "",  # typer's own usage error: nan is no number of seconds
     }
     for args, expected in cases.items():
         result = runner.invoke(app, ["benchmark", "-c", str(config), *args])
-        if not expected:
-            assert result.exit_code == 2 and "is not a number of seconds" in result.output
-            continue
         assert result.exit_code == 1 and isinstance(result.exception, XttsError), result.output
         assert expected in result.exception.lines[0]
         assert "trial 1" not in result.output

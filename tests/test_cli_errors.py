@@ -136,3 +136,24 @@ def test_ctrl_c_outside_the_training_loop_says_so_and_exits_130(tmp_path: Path) 
     assert stderr.rstrip().endswith("interrupted (Ctrl-C)") and "Traceback" not in stderr
     # --json's reader gets its object too, not an empty stdout.
     assert json.loads(stdout) == {"error": "interrupted (Ctrl-C)", "hint": None, "exit_code": 130}
+
+
+def test_a_command_line_that_does_not_parse_gives_json_its_error_object_too(tmp_path: Path) -> None:
+    # Typer's boxed message went to stderr alone: a script reading --json's stdout got nothing.
+    from training_support import subprocess_env
+
+    for arguments, said in (
+        (["profile-pipeline", "-c", "tiny-cpu", "--batches", "0"], "Invalid value for '--batches' / '-n': 0 is not"),
+        (["train", "--no-such-flag"], "No such option: --no-such-flag"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "xtts_cli", *arguments, "--json"],
+            cwd=tmp_path,
+            env=subprocess_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 2, done.stderr
+        payload = json.loads(done.stdout)
+        assert payload["exit_code"] == 2 and payload["error"].startswith(said), payload

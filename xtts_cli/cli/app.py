@@ -94,13 +94,16 @@ def main() -> None:
         # Typer turns a Ctrl-C outside the training loop (which says what it saved) into exit 130
         # without a word: one line, so a user knows it stopped because they asked it to.
         cause = getattr(exc.__context__, "__cause__", None)
+        said = None
         if exc.code == 130 and isinstance(cause, KeyboardInterrupt):
             said = f"interrupted (Ctrl-C){': ' + str(cause) if str(cause) else ''}"
             sys.stderr.write(said + "\n")
-            if "--json" in sys.argv[1:]:  # the reader of stdout gets its object, not an empty stream
-                from xtts_cli.cli.output import print_json
+        elif exc.code == 2 and _usage_error(exc.__context__):  # typer printed it, boxed
+            said = exc.__context__.format_message()  # type: ignore[union-attr]
+        if said is not None and "--json" in sys.argv[1:]:  # the reader of stdout gets its object
+            from xtts_cli.cli.output import print_json
 
-                print_json({"error": said, "hint": None, "exit_code": 130})
+            print_json({"error": said, "hint": None, "exit_code": exc.code})
         raise
     except Exception as exc:
         error = exc if isinstance(exc, XttsError) else from_tensorflow(exc)
@@ -110,6 +113,11 @@ def main() -> None:
         if os.environ.get("XTTS_DEBUG") == "1":
             raise
         sys.exit(error.exit_code)
+
+
+def _usage_error(error: Optional[BaseException]) -> bool:
+    """Whether `error` is click's UsageError, or that of the copy of click that Typer 0.28 carries."""
+    return any(kind.__name__ == "UsageError" for kind in type(error).__mro__) and hasattr(error, "format_message")
 
 
 def report_error(error, json_output: bool) -> None:

@@ -22,22 +22,63 @@ from xtts_cli.cli.options import (
 )
 from xtts_cli.cli.output import console, print_json
 
-BatchSizesOption = Annotated[
-    Optional[str],
-    typer.Option(
-        "--batch-sizes",
-        metavar="LIST",
-        help="Batch sizes to try, comma-separated (e.g. 8,16,32). Default: half, once, "
-        "twice and four times data.batch_size, keeping at least 2 batches per epoch.",
-        show_default=False,
-    ),
-]
+
+def _int_list(text: Optional[str]) -> Optional[list[int]]:
+    if text is None:
+        return None
+    try:
+        values = [int(part) for part in text.replace(" ", ",").split(",") if part]
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a comma-separated list of whole numbers; e.g. 8,16,32") from None
+    if not values or any(value < 1 for value in values):
+        raise typer.BadParameter(f"{text!r}: every batch size must be 1 or more; e.g. 8,16,32")
+    return values
+
+
+# A week: past about 24.8 days (2**31 ms) a wait's timeout overflows the system's.
+MAX_BUDGET_SECONDS = 7 * 24 * 3600
 
 
 def _seconds(value: float) -> float:
     if value != value or value == float("inf"):  # NaN passes every range check
         raise typer.BadParameter(f"{value} is not a number of seconds; e.g. --budget-seconds 600")
+    if value > MAX_BUDGET_SECONDS:  # a callback's check: a range would widen the help
+        raise typer.BadParameter(
+            f"{value:g} is more than a week ({MAX_BUDGET_SECONDS:,} s); e.g. --budget-seconds 3600"
+        )
     return value
+
+
+def _stages(value: Optional[str]) -> Optional[str]:
+    """--sweep's stages, checked as the command line is read (before the dataset's scan)."""
+    from xtts_cli.profiling.benchmark import STAGES
+
+    if value is None:
+        return None
+    stages = [part.strip() for part in value.split(",") if part.strip()]
+    unknown = [stage for stage in stages if stage not in STAGES]
+    if not stages or unknown:
+        what = f"{', '.join(unknown)}: unknown stage" if unknown else f"{value!r} names no stage"
+        raise typer.BadParameter(f"{what}; choose from {', '.join(STAGES)}")
+    return value
+
+
+def _sizes(value: Optional[str]) -> Optional[str]:
+    _int_list(value)  # a usage error (exit 2) as the command line is read
+    return value
+
+
+BatchSizesOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--batch-sizes",
+        metavar="LIST",
+        callback=_sizes,
+        help="Batch sizes to try, comma-separated (e.g. 8,16,32). Default: half, once, "
+        "twice and four times data.batch_size, keeping at least 2 batches per epoch.",
+        show_default=False,
+    ),
+]
 
 
 BudgetOption = Annotated[
@@ -61,6 +102,7 @@ SweepOption = Annotated[
     typer.Option(
         "--sweep",
         metavar="STAGES",
+        callback=_stages,
         help="Stages to sweep, comma-separated, from: graph_mode (for a config that runs eagerly), layout "
         "(one card, data/model split or mirrored; "
         "with two or more GPUs), batch_size, num_workers, prefetch, preprocessing, xla, mixed_precision. "
@@ -80,22 +122,6 @@ WriteConfigOption = Annotated[
         show_default=False,
     ),
 ]
-
-
-def _int_list(text: Optional[str], flag: str) -> Optional[list[int]]:
-    from xtts_cli.errors import XttsError
-
-    if text is None:
-        return None
-    try:
-        values = [int(part) for part in text.replace(" ", ",").split(",") if part]
-    except ValueError:
-        raise XttsError(
-            f"{flag} {text!r}: not a comma-separated list of whole numbers", hint=f"e.g. {flag} 8,16,32"
-        ) from None
-    if not values or any(value < 1 for value in values):
-        raise XttsError(f"{flag} {text!r}: every batch size must be 1 or more", hint=f"e.g. {flag} 8,16,32")
-    return values
 
 
 def benchmark(
@@ -134,7 +160,7 @@ def benchmark(
 
     data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     write_config = given_once("the output config", out=out, write_config=write_config)
-    sizes = _int_list(batch_sizes, "--batch-sizes")
+    sizes = _int_list(batch_sizes)
     stages = [part.strip() for part in sweep.split(",") if part.strip()] if sweep else None
     loaded = resolve_config(config, {"data.dataset_path": data_path}, set_values or ())
     _check_out_folder(write_config)

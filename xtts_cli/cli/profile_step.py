@@ -220,7 +220,8 @@ def _render(profile) -> None:
         out.print(f"[dim]note: {escape(note)}[/]")
     if profile.tensorboard_dir:
         out.print(
-            f"[dim]note: the per-step series are in {escape(str(profile.tensorboard_dir))} (tensorboard --logdir it)[/]"
+            f"[dim]note: the per-step series are in {escape(str(profile.tensorboard_dir))} "
+            f"(tensorboard --logdir {escape(str(profile.tensorboard_dir))})[/]"
         )
 
 
