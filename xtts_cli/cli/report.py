@@ -119,7 +119,7 @@ def _refuse_all_failed(sections) -> None:
     from xtts_cli.errors import XttsError
 
     ran = [section for section in sections if section.exit_code is not None]
-    failed = [section for section in ran if section.exit_code != 0]
+    failed = [section for section in ran if not _reported(section)]
     if ran and len(failed) == len(ran):
         named = next((s for s in failed if _error_of(s.text)), failed[0])
         why = _error_of(named.text) or f"exit {named.exit_code}"
@@ -139,11 +139,25 @@ def _said(sections) -> None:
 
     for section in sections:
         failed = section.exit_code not in (None, 0)
-        why = _error_of(section.text) if failed else ""
+        # validate and diagnose exit 1 with a whole report of the errors they found: a part, not a failure.
+        why = "its report lists the errors it found" if _reported(section) else _error_of(section.text)
         console().print(
             f"{'[yellow]' if failed else ''}{section.name}{'[/]' if failed else ''}: {section.seconds:.1f} s"
             + (f" (exit {section.exit_code}{': ' + escape(why) if why else ''})" if failed else "")
         )
+
+
+def _reported(section) -> bool:
+    """Whether a part's command wrote its report: exit 0, or a --json report that is not an error's."""
+    import json
+
+    if section.exit_code == 0:
+        return True
+    try:
+        payload = json.loads(section.text)
+    except ValueError:
+        return False
+    return isinstance(payload, dict) and "error" not in payload
 
 
 def _error_of(text: str) -> str:
