@@ -521,3 +521,22 @@ def test_the_drift_note_says_slower_without_a_minus_sign():
     assert drift_note(-0.44).startswith("the best setting ran 44% slower when run again at the end")
     assert drift_note(0.12).startswith("the best setting ran 12% faster")
     assert drift_note(0.12).endswith("smaller than 12% between trials are not reliable")
+
+
+def test_a_winner_whose_gain_does_not_hold_when_run_again_leaves_the_config_as_written(tmp_path) -> None:
+    # One sweep wrote num_workers 2 at 1.17x, and its own recheck ran it below the config as written.
+    seen: list = []
+
+    def speeds(config) -> float:
+        again = config in seen
+        seen.append(config)
+        if config == seen[0]:
+            return 100.0  # the config as written
+        return 90.0 if again else 117.0  # the winner: fast once, slower than the config when run again
+
+    report = _run(_loaded(tmp_path), _stand_in(speeds), stages=["prefetch"])
+    assert report.trials[-1].stage == "recheck" and report.trials[-1].samples_per_sec == 90.0
+    assert report.best == report.baseline and report.changes == [] and report.speedup == 1.0
+    assert any(note.endswith("the config as written is kept") for note in report.notes), report.notes
+    steady = _run(_loaded(tmp_path), _stand_in(lambda c: 100.0 if c == seen[0] else 117.0), stages=["prefetch"])
+    assert steady.best != steady.baseline and steady.changes  # a gain that holds is kept
