@@ -22,7 +22,7 @@ PIPELINE_EXTRAS = {
     "dataset.speakers": ("int", "Speakers among them."),
     "dataset.hours": ("float", "Hours of audio kept."),
     "feature_bytes_estimate": ("int", "Bytes the whole dataset's features take as kept (16-bit log-mels)."),
-    "sweep_notes": ("list of str", "With --benchmark: what the sweep's figures mean."),
+    "sweep_notes": ("list of str or null", "With --benchmark: what the sweep's figures mean; null without it."),
 }
 BENCHMARK_EXTRAS = {
     "written_config": ("str or null", "Where --out wrote the best settings; null without it."),
@@ -95,8 +95,8 @@ def _reports():
         )),
         ("profile-step", StepProfile, {}, ()),
         ("profile-pipeline", PipelineProfile, PIPELINE_EXTRAS, (
-            ("sweep", SweepCell, "With --benchmark: every cell of the grid, fastest first.", True),
-            ("best", SweepBest, "With --benchmark: the recommendation.", False),
+            ("sweep", SweepCell, "With --benchmark: every cell of the grid, fastest first; null without it.", True),
+            ("best", SweepBest, "With --benchmark: the recommendation; null without it.", False),
         )),
         ("benchmark", BenchmarkReport, BENCHMARK_EXTRAS, ()),
     ]  # fmt: skip

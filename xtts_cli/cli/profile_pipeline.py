@@ -152,10 +152,10 @@ def _payload(profile, report, scan, cfg) -> dict[str, Any]:
         "hours": round(scan.total_hours, 4),
     }
     payload["feature_bytes_estimate"] = scan.feature_bytes(cfg.data)
-    if report is not None:
-        payload["sweep"] = [cell.model_dump(mode="json") for cell in report.cells]
-        payload["best"] = report.best.model_dump(mode="json")
-        payload["sweep_notes"] = report.notes
+    # Without --benchmark the sweep's keys are null, as every key of the page is printed.
+    payload["sweep"] = [cell.model_dump(mode="json") for cell in report.cells] if report is not None else None
+    payload["best"] = report.best.model_dump(mode="json") if report is not None else None
+    payload["sweep_notes"] = report.notes if report is not None else None
     return payload
 
 
