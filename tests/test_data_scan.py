@@ -634,3 +634,18 @@ def test_a_row_pointing_into_another_folder_does_not_count_that_folders_files_as
     (part,) = scan_dataset(DataConfig(dataset_path=str(data), scan_cache=False)).datasets
     # Its own file, which no row names now, is; the other folder's 39 are not this dataset's.
     assert (part.unlisted_audio, part.unlisted_example) == (1, f"wavs/{first}.wav")
+
+
+def test_a_dataset_that_lists_no_clip_or_only_clips_outside_the_limits_says_which(tmp_path):
+    # Both got "check the dataset path, its format and the duration / text limits in `data`".
+    empty = tmp_path / "empty"
+    (empty / "wavs").mkdir(parents=True)
+    (empty / "metadata.csv").write_text("", encoding="utf-8")
+    with pytest.raises(DatasetScanError) as nothing:
+        scan_dataset(DataConfig(dataset_path=str(empty)))
+    assert nothing.value.hint.startswith("it lists no clip: an LJSpeech metadata.csv holds a line a clip")
+    with pytest.raises(DatasetScanError) as short:
+        scan_dataset(DataConfig(dataset_path=str(_sample()), min_audio_duration=30.0, max_audio_duration=40.0))
+    assert (
+        short.value.hint == "every item is outside the length limits: widen data.min_audio_duration, or check the clips"
+    )

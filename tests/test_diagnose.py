@@ -38,6 +38,10 @@ def test_default_config_quick_has_no_error(runner) -> None:
     assert data["train_items"] + data["eval_items"] == 40 and data["bad_items"] == 0
     assert sum(b["count"] for b in data["duration_histogram"]) == 40
     assert data["formats"] == {"wav": 40}
+    assert not any("--batches" in note for note in payload["notes"])
+    # --batches with --quick is said to time nothing (it was dropped without a word).
+    batches = run_json(runner, "--quick", "--batches", "5")
+    assert "--batches 5 times the pipeline, which --quick does not time" in batches["notes"]
     assert payload["python_ops_in_pipeline"] == []
     import tensorflow as tf
 

@@ -77,6 +77,8 @@ def diagnose(
     )
     with Phases() as phase:  # on stderr, --json or not: the report alone goes to stdout
         report = checkup(loaded, num_batches=loaded.config.profiling.num_batches, quick=quick, progress=phase)
+    if quick and num_batches is not None:  # given and not used: said, not silently dropped
+        report.notes.append(f"--batches {num_batches} times the pipeline, which --quick does not time")
     code = 1 if report.errors else 0
     if json_output:
         payload: dict[str, Any] = report.model_dump(mode="json")

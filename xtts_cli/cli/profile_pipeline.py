@@ -134,7 +134,7 @@ def _scan(cfg, progress):
         scan = scan_dataset(cfg.data)
     except DatasetScanError as exc:
         progress.end()
-        if exc.report is not None:
+        if exc.report is not None and exc.report.bad:  # none: no table of nothing
             _render_bad_files(console(stderr=True), exc.report.bad)
         raise
     progress.end()

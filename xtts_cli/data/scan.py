@@ -394,10 +394,29 @@ def _scan(data: DataConfig) -> ScanReport:
             f"no usable training items in {', '.join(repr(path) for path in report.metadata_files)} "
             f"({total} items, {len(bad) - report.outside_limits} bad, {report.outside_limits} outside the length "
             f"limits{': ' + reasons if reasons else ''})",
-            hint="check the dataset path, its format and the duration / text limits in `data`",
+            hint=_no_train_hint(report),
             report=report,
         )
     return report
+
+
+# The key that bounds each length limit's bad items.
+_LIMIT_KEYS = {
+    "too_short": "data.min_audio_duration",
+    "too_long": "data.max_audio_duration",
+    "too_many_frames": "data.max_mel_frames",
+    "text_too_long": "data.max_text_length",
+}
+
+
+def _no_train_hint(report: ScanReport) -> str:
+    """What to look at when no item trains: a metadata that lists none, or the limits every item is outside."""
+    if report.total_items == 0:
+        return "it lists no clip: an LJSpeech metadata.csv holds a line a clip, ID|transcript, its audio at wavs/ID.wav"
+    limits = [key for reason, key in _LIMIT_KEYS.items() if report.bad_reasons.get(reason)]
+    if limits and report.outside_limits == len(report.bad):
+        return f"every item is outside the length limits: widen {', '.join(limits)}, or check the clips"
+    return "check the dataset path, its format and the duration / text limits in `data`"
 
 
 def _unique_names(names: list[str]) -> list[str]:
