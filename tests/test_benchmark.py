@@ -375,6 +375,7 @@ def test_bad_arguments_fail_before_any_trial(runner, tmp_path) -> None:
         ("--batch-sizes", "4,5000"): "--batch-sizes 5000: larger than the",
         ("--set", "data.batch_size=100"): "data.batch_size 100: larger than the",  # not --batch-sizes, not given
         ("--write-config", str(tmp_path / "missing" / "best.yaml")): "does not exist",
+        ("--out", str(config / "best.yaml")): "is a file, not a folder",  # said not to exist
         ("--out", str(tmp_path)): "is a folder",  # found before the trials, not after them
     }
     for args, expected in cases.items():

@@ -188,3 +188,23 @@ def test_a_report_none_of_whose_commands_wrote_a_report_exits_1_naming_why() -> 
     with pytest.raises(XttsError, match=r"every command the report ran failed \(validate.json: data.dataset_path"):
         _refuse_all_failed(failed)
     _refuse_all_failed([*failed, Section("profile-step.json", json.dumps({"findings": []}), 1.0, 1)])
+
+
+def test_ctrl_c_while_the_report_gathers_says_no_report_was_written_and_keeps_the_earlier(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    from training_support import start_xtts
+
+    out = tmp_path / "report.tar.gz"
+    out.write_bytes(b"an earlier report")
+    process = start_xtts(["report", "-c", "tiny-cpu", "--quick", "-o", str(out)], tmp_path, ctrl_c=True)
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None and not children.read_text().strip():
+        time.sleep(0.1)  # until its first command runs
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert f"note: no report written; {out} is the earlier report, as it was" in stderr
+    assert out.read_bytes() == b"an earlier report" and not Path(f"{out}.bak").exists()

@@ -266,8 +266,9 @@ def _check_out_folder(write_config: Optional[Path]) -> None:
     if not write_config.parent.is_dir():
         from xtts_cli.errors import XttsError
 
+        what = "is a file, not a folder" if write_config.parent.exists() else "does not exist"
         raise XttsError(
-            f"--out {str(write_config)!r}: folder {str(write_config.parent)!r} does not exist",
+            f"--out {str(write_config)!r}: folder {str(write_config.parent)!r} {what}",
             hint="create the folder or pass a path in an existing one",
         )
     from xtts_cli.config.editing import can_write

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Annotated, Optional
@@ -71,14 +72,22 @@ def report(
     out = _out_file(out)
     with Phases() as phase:
         phase("validate, diagnose, profile-pipeline and profile-step, each in its own process")
-        sections = gather(
-            args,
-            # Paths absolute, as a run's config.yaml holds them: each is then redacted as a path.
-            yaml.safe_dump(with_absolute_paths(settings.model_dump(mode="json")), sort_keys=False, allow_unicode=True),
-            run_dir=run_dir,
-            quick=quick,
-            environ=environ,
-        )
+        try:
+            sections = gather(
+                args,
+                # Paths absolute, as a run's config.yaml holds them: each is then redacted as a path.
+                yaml.safe_dump(
+                    with_absolute_paths(settings.model_dump(mode="json")), sort_keys=False, allow_unicode=True
+                ),
+                run_dir=run_dir,
+                quick=quick,
+                environ=environ,
+            )
+        except KeyboardInterrupt:  # said, as benchmark says what it kept
+            phase.end()
+            earlier = f"; {out} is the earlier report, as it was" if out.exists() else ""
+            sys.stderr.write(f"note: no report written{earlier}\n")
+            raise
         clean = redactor(home=str(Path.home()), datasets=datasets, environ=environ, redact=not no_redact)
         kept_old = out.with_name(out.name + ".bak") if out.is_file() else None
         if kept_old is not None:  # an earlier report is kept, as benchmark keeps an earlier --out
