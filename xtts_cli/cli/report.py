@@ -45,12 +45,9 @@ def report(
 
         xtts report -c speak-cpu --data /data/my-voice --quick
     """
-    import yaml
-
     from xtts_cli.cli.output import Phases, console
-    from xtts_cli.config.editing import with_absolute_paths
     from xtts_cli.config.loading import resolve_config
-    from xtts_cli.diagnosis.report import gather, redactor, write_report
+    from xtts_cli.diagnosis.report import redactor, write_report
     from xtts_cli.errors import XttsError
     from xtts_cli.run.directory import own_config
 
@@ -72,22 +69,7 @@ def report(
     out = _out_file(out)
     with Phases() as phase:
         phase("validate, diagnose, profile-pipeline and profile-step, each in its own process")
-        try:
-            sections = gather(
-                args,
-                # Paths absolute, as a run's config.yaml holds them: each is then redacted as a path.
-                yaml.safe_dump(
-                    with_absolute_paths(settings.model_dump(mode="json")), sort_keys=False, allow_unicode=True
-                ),
-                run_dir=run_dir,
-                quick=quick,
-                environ=environ,
-            )
-        except KeyboardInterrupt:  # said, as benchmark says what it kept
-            phase.end()
-            earlier = f"; {out} is the earlier report, as it was" if out.exists() else ""
-            sys.stderr.write(f"note: no report written{earlier}\n")
-            raise
+        sections = _gathered(args, settings, run_dir=run_dir, quick=quick, environ=environ, out=out, phase=phase)
         clean = redactor(home=str(Path.home()), datasets=datasets, environ=environ, redact=not no_redact)
         kept_old = out.with_name(out.name + ".bak") if out.is_file() else None
         if kept_old is not None:  # an earlier report is kept, as benchmark keeps an earlier --out
@@ -100,6 +82,29 @@ def report(
         + (f"; the earlier one is {kept_old}" if kept_old else "")
     )
     _refuse_all_failed(sections)
+
+
+def _gathered(args: list[str], settings, *, run_dir, quick: bool, environ: dict[str, str], out: Path, phase):
+    """The report's parts (`gather`); a Ctrl-C meanwhile says no report was written."""
+    import yaml
+
+    from xtts_cli.config.editing import with_absolute_paths
+    from xtts_cli.diagnosis.report import gather
+
+    try:
+        return gather(
+            args,
+            # Paths absolute, as a run's config.yaml holds them: each is then redacted as a path.
+            yaml.safe_dump(with_absolute_paths(settings.model_dump(mode="json")), sort_keys=False, allow_unicode=True),
+            run_dir=run_dir,
+            quick=quick,
+            environ=environ,
+        )
+    except KeyboardInterrupt:  # said, as benchmark says what it kept
+        phase.end()
+        earlier = f"; {out} is the earlier report, as it was" if out.exists() else ""
+        sys.stderr.write(f"note: no report written{earlier}\n")
+        raise
 
 
 def _out_file(out: Optional[Path]) -> Path:
