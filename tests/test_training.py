@@ -443,7 +443,8 @@ def assert_trained_in_mixed_precision(trainer: Trainer, result) -> None:
 
 @pytest.mark.slow
 def test_a_validation_clip_damaged_behind_its_header_is_skipped_for_the_test_sentences_voice(tmp_path: Path) -> None:
-    """The first validation clip, a FLAC cut short (its header intact, so the scan keeps it), is
+    """The first validation clip, a FLAC whose frames are zeroed behind its header (the scan reads
+    the header and the final frame, and zeros hold no frame to tell by, so it keeps the clip), is
     not the test sentences' voice: the next readable clip is, with a note, and the run trains."""
     import soundfile
 
@@ -458,7 +459,8 @@ def test_a_validation_clip_damaged_behind_its_header_is_skipped_for_the_test_sen
     audio, rate = soundfile.read(first)
     damaged = first.with_suffix(".flac")
     soundfile.write(damaged, audio, rate)
-    damaged.write_bytes(damaged.read_bytes()[:4000])  # a copy that stopped
+    whole = damaged.read_bytes()
+    damaged.write_bytes(whole[:4000] + bytes(len(whole) - 4000))  # a copy whose blocks were lost
     first.unlink()
     events: list = []
     result = Controller(Trainer(config, run_dir=tmp_path / "run", progress=events.append)).run()
