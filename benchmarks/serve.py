@@ -213,7 +213,7 @@ def raw(server: Server, payload: bytes, *, wait: bool = True) -> str:
 
 
 def hostile(server: Server, clip: bytes) -> list[tuple[str, str]]:
-    """30 requests no client should send: (what, the status answered or "closed")."""
+    """35 requests no client should send: (what, the status answered or "closed")."""
     out: list[tuple[str, str]] = []
 
     def get(name: str, **fields: str) -> None:
@@ -252,6 +252,9 @@ def hostile(server: Server, clip: bytes) -> list[tuple[str, str]]:
     out.append(("a 200 MB upload", raw(server, head + b"Content-Length: 209715200\r\n\r\n" + bytes(1 << 20))))
     post("malformed JSON", b"{text: ", {"Content-Type": "application/json"})
     post("JSON that is a list", b"[1, 2, 3]", {"Content-Type": "application/json"})
+    post("JSON nested 5,000 deep", b"[" * 5000 + b"]" * 5000, {"Content-Type": "application/json"})
+    post("JSON true as the text", b'{"text": true}', {"Content-Type": "application/json"})
+    post("a number as the text", b'{"text": 5}', {"Content-Type": "application/json"})
     post("a multipart body without its boundary", b"--x\r\nnothing\r\n", {"Content-Type": "multipart/form-data"})
     post("an unknown body type", b"\x00\x01\x02", {"Content-Type": "application/octet-stream"})
     post("a form that is not UTF-8", b"text=\xff\xfe", {"Content-Type": "application/x-www-form-urlencoded"})
@@ -261,6 +264,13 @@ def hostile(server: Server, clip: bytes) -> list[tuple[str, str]]:
             raw(server, b"POST /api/tts HTTP/1.1\r\nContent-Length: lots\r\n\r\n"),
         )
     )
+    out.append(
+        (
+            "two different Content-Lengths",
+            raw(server, b"POST /api/tts HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 9\r\n\r\n{}"),
+        )
+    )
+    out.append(("a POST with no Content-Length", raw(server, b"POST /api/tts HTTP/1.1\r\nHost: x\r\n\r\n")))
     out.append(("a malformed request line", raw(server, b"NONSENSE\r\n\r\n")))
     body = b"POST /api/tts HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
     out.append(("a client that stops mid-body", raw(server, body, wait=False)))
