@@ -40,12 +40,16 @@ def test_values_are_read_as_yaml_and_applied_over_the_file(write_config) -> None
         ("data.batchsize=8", "--set data.batchsize: unknown key; did you mean data.batch_size?"),
         ("batch_size=8", "--set batch_size: unknown key; did you mean data.batch_size?"),
         ("data.batch_size", "--set 'data.batch_size': expected KEY=VALUE"),
+        # A list's item: the list is set whole (it had been "did you mean data.dataset_path?").
+        ("data.datasets[0].path=/x", "--set data.datasets[0].path: one item of a list cannot be set"),
     ],
 )
 def test_a_bad_key_is_one_line_naming_the_closest_key(item: str, line: str) -> None:
     with pytest.raises(ConfigError) as caught:
         resolve_config(None, sets=[item])
     assert caught.value.lines == [line]
+    if "[0]" in item:
+        assert caught.value.hint == "set the whole list, e.g. --set 'data.datasets=[{path: /x}]'"
 
 
 def test_a_bad_value_points_at_the_command_line_not_the_file(write_config) -> None:

@@ -82,6 +82,23 @@ def test_init_writes_a_preset_with_its_comments_and_keeps_what_it_replaces(runne
     assert isinstance(unknown.exception, XttsError) and "the presets are" in unknown.exception.lines[0]
 
 
+def test_init_refuses_a_folder_named_with_a_slash_and_a_link_into_no_folder(runner, tmp_path):
+    # "newdir/" had been written as a plain file named newdir (the slash lost as a Path).
+    named = runner.invoke(app, ["init", "tiny-cpu", "-o", "newdir/"])
+    assert isinstance(named.exception, XttsError) and named.exception.lines == ["--out newdir/ names a folder"]
+    assert named.exception.hint == "name a file, such as newdir/tiny-cpu.yaml" and not Path("newdir").exists()
+    # A link whose target's folder is missing had been a FileNotFoundError traceback.
+    Path("dangling.yaml").symlink_to(tmp_path / "gone" / "target.yaml")
+    dangling = runner.invoke(app, ["init", "tiny-cpu", "-o", "dangling.yaml"])
+    assert isinstance(dangling.exception, XttsError), dangling.exception
+    assert dangling.exception.lines == [
+        f"--out dangling.yaml is a link to {tmp_path / 'gone' / 'target.yaml'}, whose folder does not exist"
+    ]
+    (tmp_path / "gone").mkdir()  # the link's folder made: the preset is written through the link
+    assert runner.invoke(app, ["init", "tiny-cpu", "-o", "dangling.yaml"]).exit_code == 0
+    assert Path("dangling.yaml").is_symlink() and (tmp_path / "gone" / "target.yaml").is_file()
+
+
 def test_fix_refuses_to_edit_a_preset_inside_the_package(runner):
     from xtts_cli.devices.gpu_info import query_nvml
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -28,7 +29,7 @@ def init(
         ),
     ] = None,
     out: Annotated[
-        Optional[Path],
+        Optional[str],  # not a Path: "newdir/" would lose the slash that says the user means a folder
         typer.Option(
             "--out",
             "-o",
@@ -54,10 +55,12 @@ def init(
     if named is not None and preset is not None and named != preset:
         raise UsageError(f"the preset is given twice: {named} and --preset {preset}", hint="give it once")
     source = require_preset(named or preset or "config", hint="pass one of those names to --preset")
-    if out is not None and str(out) == "-":  # the preset's text alone, to pipe or redirect
+    if out == "-":  # the preset's text alone, to pipe or redirect
         sys.stdout.write(source.read_text(encoding="utf-8"))
         return
-    target = out if out is not None else Path(source.name)
+    target = Path(out) if out is not None else Path(source.name)
+    if out is not None and out.endswith(("/", os.sep)) and not target.is_dir():
+        raise XttsError(f"--out {out} names a folder", hint=f"name a file, such as {target / source.name}")
     if target.is_dir():  # --force would not help: a folder is not replaced by a file
         can_write(target, "--out", name=source.name)
     if target.exists() and not force:

@@ -269,6 +269,13 @@ def can_write(path: Path, flag: str, *, folder: bool = False, name: str = "") ->
         example = f", such as {path / name}" if name and not folder else ""
         raise XttsError(f"{flag} {path} is {'a file' if folder else 'a folder'}", hint=f"name a {kind}{example}")
     place = path.absolute() if folder else path.absolute().parent
+    if not folder and path.is_symlink():  # the file is written through the link, in its target's folder
+        place = path.resolve().parent
+        if not place.is_dir():
+            raise XttsError(
+                f"{flag} {path} is a link to {path.resolve()}, whose folder does not exist",
+                hint=f"make {place}, or remove the link and name a file",
+            )
     while not place.exists() and place != place.parent:
         place = place.parent
     if not place.is_dir():
