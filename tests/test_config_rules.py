@@ -10,6 +10,7 @@ import pytest
 from xtts_cli.config import resolve_config
 from xtts_cli.devices.gpu_info import GpuInfo, MachineInfo
 from xtts_cli.diagnosis.config_rules import check_config
+from xtts_cli.errors import ConfigError
 
 CPU_ONLY = MachineInfo(cpu_count=8, gpus=(), gpu_unavailable_reason="NVML could not start")
 TWO_4090 = MachineInfo(
@@ -206,6 +207,64 @@ def test_parts_frozen_with_no_run_to_start_from_are_a_warning(write_config) -> N
     assert "freeze-without-base" not in findings(
         write_config, f"training:\n  freeze: [speaker_encoder]\n  run_dir: {base}\n"
     )
+
+
+def test_a_whole_number_written_with_an_exponent_is_an_error_naming_the_number_not_a_warning(write_config) -> None:
+    """`epochs: 1e3` (text to YAML 1.1) had an error ("should be a valid integer") beside a warning
+    that xtts read it as 1000, and --fix refused: an int field takes integer text alone."""
+    from xtts_cli.diagnosis.config_rules import string_number_findings
+
+    assert string_number_findings({"training": {"epochs": "1e3", "max_steps": "20"}})[0].message.startswith(
+        "training.max_steps is the string '20'"
+    )
+    assert len(string_number_findings({"training": {"epochs": "1e3"}})) == 0
+    with pytest.raises(ConfigError) as caught:
+        resolve_config(write_config("training:\n  epochs: 1e3\n"))
+    assert caught.value.lines[0] == (
+        "training.epochs: '1e3' is invalid: should be a valid integer, unable to parse string as an integer; "
+        "write 1000 (YAML 1.1 loaders such as PyYAML read 1e3 as text)"
+    )
+
+
+def test_a_cluster_tf_config_names_under_another_strategy_is_an_error(write_config, monkeypatch) -> None:
+    two = '{"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 0}}'
+    monkeypatch.setenv("TF_CONFIG", two)
+    found = findings(write_config, "devices:\n  strategy: single\n")["multi-worker-cluster"]
+    assert found.severity == "error" and found.message.startswith(
+        "TF_CONFIG names a cluster of 2 workers (a:1, b:2) but devices.strategy is single, which trains on this "
+        "machine alone; set devices.strategy: multi_worker"
+    )
+    assert "multi-worker-cluster" not in findings(write_config, "devices:\n  strategy: multi_worker\n")
+    monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}}')
+    assert "multi-worker-cluster" not in findings(write_config, "devices:\n  strategy: auto\n")  # a cluster of one
+    monkeypatch.setenv("TF_CONFIG", "{bad")  # not read under auto, as TensorFlow does not
+    assert "multi-worker-cluster" not in findings(write_config, "devices:\n  strategy: auto\n")
+
+
+def test_a_split_this_machine_lacks_is_one_line_naming_every_missing_index(write_config) -> None:
+    # diagnose had named the first alone, so fixing it met the second on the next run.
+    from xtts_cli.devices.placement import plan_from_machine
+    from xtts_cli.errors import DeviceError
+
+    devices = resolve_config(write_config("devices:\n  data_gpu: 0\n  model_gpu: 3\n")).config.devices
+    for machine, said in (
+        (
+            CPU_ONLY,
+            "devices.data_gpu is 0 and devices.model_gpu is 3 but this machine has 0 GPUs NVML lists (available: none)",
+        ),
+        (TWO_4090, "devices.model_gpu is 3 but this machine has 2 GPUs NVML lists (available: indices 0-1)"),
+    ):
+        with pytest.raises(DeviceError) as caught:
+            plan_from_machine(devices, machine)
+        assert caught.value.lines == [said]
+
+
+def test_mirrored_without_gpus_says_it_is_one_replica(write_config) -> None:
+    found = findings(write_config, "devices:\n  strategy: mirrored\n")["mirrored-without-gpus"]
+    assert found.severity == "info" and "it trains one replica on the CPU" in found.message
+    assert "mirrored-without-gpus" not in findings(write_config, "devices:\n  strategy: mirrored\n", TWO_4090)
+    twin = "devices:\n  strategy: mirrored\n  logical_cpu_devices: 2\n"
+    assert "mirrored-without-gpus" not in findings(write_config, twin)
 
 
 def test_multi_worker_without_a_cluster_here_is_a_warning_and_a_tf_config_that_does_not_parse_an_error(

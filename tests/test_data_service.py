@@ -206,6 +206,29 @@ def test_unreachable_or_wrong_server_is_one_line_naming_value_and_fix(service, s
     )
 
 
+def test_a_web_server_at_the_dispatcher_address_is_named_as_no_dispatcher() -> None:
+    """A server that speaks no HTTP/2 answers too: gRPC calls it UNAVAILABLE, and the worker had said
+    "nothing answers" there."""
+    import http.server
+    import threading
+
+    from xtts_cli.data.service import dispatcher_version
+
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        address = f"localhost:{web.server_address[1]}"
+        with pytest.raises(XttsError) as caught:
+            dispatcher_version(address, name="--dispatcher")
+    finally:
+        web.shutdown()
+        web.server_close()
+    assert caught.value.lines[0].startswith(
+        f"--dispatcher {address!r}: the server at localhost:{web.server_address[1]} is not a tf.data service "
+        "dispatcher (it does not speak gRPC: perhaps a worker's port or another program)"
+    )
+
+
 def test_a_taken_port_is_refused_not_shared(service) -> None:
     from xtts_cli.data.service import start_dispatcher
 

@@ -123,6 +123,42 @@ def test_multi_worker_without_a_cluster_fails_before_tensorflow(runner, tmp_path
     assert proc.stdout.split() == ["1", "XttsError", "False"], proc.stderr
 
 
+def test_a_worker_whose_port_is_taken_and_a_cluster_under_another_strategy_fail_before_tensorflow(
+    runner, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    config = tiny_config(tmp_path)
+    with socket.create_server(("127.0.0.1", 0)) as held:  # a real listener on the worker's port
+        port = held.getsockname()[1]
+        hosts = f"localhost:{port},localhost:{_free_ports(1)[0]}"
+        taken = runner.invoke(app, ["train", "-c", str(config), "--worker-hosts", hosts, "--task-index", "0"])
+    # It had been a traceback of TensorFlow's "Could not start gRPC server".
+    assert isinstance(taken.exception, XttsError) and taken.exception.lines == [
+        f"this worker, task 0 of 2 (chief, localhost:{port}), cannot listen on port {port}: the port is in use "
+        "(by another program, or another xtts process)"
+    ]
+    assert taken.exception.hint == (
+        f"give this worker a free port in the cluster's list (localhost:{port} in --worker-hosts or TF_CONFIG), "
+        "the same list on every worker"
+    )
+    monkeypatch.delenv("TF_CONFIG", raising=False)  # the flags wrote it
+    # A cluster scheduler's TF_CONFIG under devices.strategy auto had trained alone on each machine.
+    monkeypatch.setenv("TF_CONFIG", json.dumps(TWO))
+    alone = runner.invoke(app, ["train", "-c", str(config), "--run-dir", str(tmp_path / "run")])
+    assert isinstance(alone.exception, XttsError) and alone.exception.lines == [
+        "TF_CONFIG names a cluster of 2 workers (localhost:2001, localhost:2002) but devices.strategy is auto, "
+        "which trains on this machine alone"
+    ]
+    assert not (tmp_path / "run").exists()
+    # validate knows the cluster's size from TF_CONFIG: a step is every worker's batch.
+    sets = ["--set", "devices.strategy=multi_worker"]
+    report = json.loads(runner.invoke(app, ["validate", "-c", str(config), *sets, "--json"]).stdout)
+    assert report["settings"]["step_batch_size"] == 2 * report["settings"]["global_batch_size"]
+    monkeypatch.delenv("TF_CONFIG")
+    report = json.loads(runner.invoke(app, ["validate", "-c", str(config), *sets, "--json"]).stdout)
+    assert report["settings"]["step_batch_size"] is None  # the cluster is not known here
+
+
 def test_multi_worker_refuses_a_device_split_or_logical_cpus_in_the_config() -> None:
     from xtts_cli.config import resolve_config
     from xtts_cli.errors import ConfigError
@@ -261,6 +297,22 @@ def test_workers_given_different_configs_stop_in_one_line_before_the_first_step(
         assert code == 1 and "Traceback" not in stderr, stderr[-3000:]
         assert result["error"].startswith("the workers were given different configs (2 of them among 2 replicas)")
     assert not list((tmp_path / "run" / "checkpoints").glob("ckpt-*"))
+
+
+@pytest.mark.slow
+def test_a_cluster_of_one_waits_for_nobody_and_says_nothing_of_waiting(tmp_path: Path) -> None:
+    # It had said "waiting for the cluster's other worker to start and connect ()".
+    code = (
+        "from xtts_cli.config.schema import DevicesConfig\n"
+        "from xtts_cli.devices.placement import configure_devices\n"
+        "plan = configure_devices(DevicesConfig(strategy='multi_worker'), join_cluster=True, say=print)\n"
+        "print(plan.kind, plan.cluster.num_workers)\n"
+    )
+    tf_config = {"cluster": {"worker": [f"localhost:{_free_ports(1)[0]}"]}, "task": {"type": "worker", "index": 0}}
+    env = {**subprocess_env(), "TF_CONFIG": json.dumps(tf_config)}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == ["multi_worker 1"]
 
 
 @pytest.mark.slow

@@ -83,7 +83,7 @@ def test_model_gpu_that_does_not_exist_fails_before_any_work(tmp_path: Path) -> 
     )
     assert proc.returncode == 4  # a device that does not exist (docs/training.md's exit codes)
     assert (
-        "error: devices.data_gpu is 0 but this machine has 0 GPUs visible to TensorFlow (available: none)"
+        "error: devices.data_gpu is 0 and devices.model_gpu is 1 but this machine has 0 GPUs visible to TensorFlow (available: none)"
         in proc.stderr
     )
     assert "Traceback" not in proc.stderr

@@ -48,8 +48,9 @@ VALIDATE_EXTRAS = {
     "settings.per_replica_batch_size": ("int", "Clips each replica takes a step."),
     "settings.global_batch_size": ("int", "Clips a step on this machine, over its replicas."),
     "settings.step_batch_size": (
-        "int",
-        "Clips a step over every worker of a cluster (global_batch_size on one machine).",
+        "int or null",
+        "Clips a step over every worker of a cluster (global_batch_size on one machine); null for a "
+        "multi_worker config where TF_CONFIG is not set.",
     ),
     "settings.steps_per_epoch": (
         "int or null",
@@ -200,7 +201,10 @@ def render_markdown() -> str:
         "reports (`python -m xtts_cli.cli.json_reference`); a test fails when a report prints a key this",
         'page lacks. An error with `--json` is `{"error", "hint", "exit_code"}` instead',
         "([run directory](run-directory.md)), and so is a Ctrl-C that stops a command before its report",
-        '(`"exit_code": 130`; a first Ctrl-C in training saves, and its report says `"interrupted"`).',
+        '(`"exit_code": 130`; a first Ctrl-C in training saves, and its report says `"interrupted"`). One',
+        "exception: a worker of a cluster waiting for the others to connect is inside TensorFlow, where no",
+        "handler runs, so a Ctrl-C there ends the process at once (status 130, stdout empty;",
+        "[scaling](scaling.md) says why).",
         "",
     ]
     for name, *_ in _reports():

@@ -273,9 +273,7 @@ def train(
             progress.update(Noted(line, label="warning"))
         if repair:
             progress.update(Noted(repair, label="hint"))
-        result = train_run(
-            loaded, run_dir, fresh=fresh, force=force, progress=progress.update, cluster_flags=worker_hosts
-        )
+        result = train_run(loaded, run_dir, fresh=fresh, force=force, progress=progress.update)
     if json_output:
         from dataclasses import asdict
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Optional
 
 from pydantic import ValidationError
 
@@ -136,8 +137,19 @@ def validation_error_lines(error: ValidationError, sections: Sections, written: 
                 f"wrote ('{word}', not {word})"
             )
         else:
-            lines.append(f"{where}: {show_value(item.get('input'))} is invalid: {message}")
+            whole = _whole_number(item.get("input")) if kind == "int_parsing" else None
+            fix = f"; write {whole} (YAML 1.1 loaders such as PyYAML read {item.get('input')} as text)" if whole else ""
+            lines.append(f"{where}: {show_value(item.get('input'))} is invalid: {message}{fix}")
     return _one_line_a_value(lines)
+
+
+def _whole_number(value: Any) -> Optional[int]:
+    """1000 for the text '1e3' (a whole number written with an exponent, which an int field refuses)."""
+    try:
+        number = float(value) if isinstance(value, str) else math.nan
+    except ValueError:
+        return None
+    return int(number) if math.isfinite(number) and number.is_integer() else None
 
 
 def _union_member(part: Any) -> bool:

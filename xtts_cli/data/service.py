@@ -20,7 +20,6 @@ Nothing here prints: servers are returned to the caller, problems raised as `Xtt
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import queue
@@ -35,6 +34,7 @@ import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, service_host_port
 from xtts_cli.errors import XttsError
+from xtts_cli.ports import why_port_is_taken
 
 # TensorFlow's own examples use 5050 for the dispatcher; workers default to any free port.
 DEFAULT_DISPATCHER_PORT = 5050
@@ -93,7 +93,9 @@ def dispatcher_version(
         reply = _call(target, GET_VERSION, timeout)
     except grpc.RpcError as exc:
         code = exc.code()
-        if code == grpc.StatusCode.UNAVAILABLE:
+        # A server that speaks no HTTP/2 (a web server, say) answers, and gRPC calls that "unavailable" too.
+        spoke = any(said in (exc.details() or "").lower() for said in ("parsing http/2", "http1.x"))
+        if code == grpc.StatusCode.UNAVAILABLE and not spoke:
             unknown = "resolv" in (exc.details() or "").lower()  # gRPC words a failed lookup this way
             raise XttsError(
                 f"{where}: "
@@ -107,7 +109,8 @@ def dispatcher_version(
             raise XttsError(f"{where}: no answer from {host}:{port} within {timeout:g} s; {fix}") from None
         # Something listens there: starting a dispatcher on that port would fail; the address is wrong.
         raise XttsError(
-            f"{where}: the server at {host}:{port} is not a tf.data service dispatcher ({code.name}: perhaps a "
+            f"{where}: the server at {host}:{port} is not a tf.data service dispatcher "
+            f"({'it does not speak gRPC' if spoke else code.name}: perhaps a "
             "worker's port or another program); give the dispatcher's address, the one "
             "`xtts data-service dispatcher` printed"
         ) from None
@@ -383,28 +386,13 @@ def check_servable(codecs: Sequence[str], mode: str, *, decoder: str) -> None:
 
 
 def _check_port_free(port: int, what: str) -> None:
-    """A one-line XttsError when something listens on `port` already.
-
-    gRPC servers set SO_REUSEPORT, so TensorFlow would start a second dispatcher on a taken port
-    without a word, and the two would split the connections between them. A plain socket, which
-    does not set it, cannot bind such a port: that is the test.
-    """
-    if port == 0:
-        return
-    family = socket.AF_INET6 if socket.has_dualstack_ipv6() else socket.AF_INET
-    try:
-        socket.create_server(("", port), family=family, dualstack_ipv6=family == socket.AF_INET6).close()
-    except OSError as exc:
-        if exc.errno == errno.EADDRINUSE:
-            reason = "the port is in use (by another dispatcher or worker, or another program)"
-        elif exc.errno == errno.EACCES:
-            reason = "binding ports below 1024 needs privileges"
-        else:
-            reason = (exc.strerror or str(exc)).split(" (while", 1)[0].lower()
+    """A one-line XttsError when something listens on `port` already (see xtts_cli/ports.py)."""
+    reason = why_port_is_taken(port)
+    if reason is not None:
         raise XttsError(
             f"cannot start the tf.data service {what} on --port {port}: {reason}; pick a free one with "
             "--port, or --port 0 for any"
-        ) from None
+        )
 
 
 def _server_error(what: str, port: int, exc: Exception) -> XttsError:

@@ -35,6 +35,7 @@ from xtts_cli.config.schema import DevicesConfig
 from xtts_cli.devices.gpu_info import GpuInfo, MachineInfo, query_nvml
 from xtts_cli.errors import DeviceError, UsageError, XttsError
 from xtts_cli.host import ThreadPlan, apply_threads, plan_threads
+from xtts_cli.ports import why_port_is_taken
 
 StrategyKind = Literal["single", "split", "mirrored", "multi_worker"]
 
@@ -44,6 +45,7 @@ FLAGS_EXAMPLE = "--worker-hosts host1:port,host2:port --task-index I"
 # The jobs MultiWorkerMirroredStrategy trains with; "ps" belongs to ParameterServerStrategy and
 # "evaluator" to a side-car evaluation loop, neither of which `xtts train` runs.
 _JOBS = ("chief", "worker")
+MIRRORED_WITHOUT_GPUS = "devices.strategy mirrored: no effect without GPUs, one replica on the CPU"
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,40 @@ def cluster_from_environment(environ: Mapping[str, str]) -> Cluster:
     return parse_tf_config(value)
 
 
+def cluster_left_out(devices: DevicesConfig, environ: Mapping[str, str]) -> Optional[XttsError]:
+    """The error for a TF_CONFIG naming a cluster of several workers under a strategy other than
+    multi_worker, which would train on this machine alone (None: nothing left out). Under a cluster
+    scheduler each machine would then train a model of its own into the same run directory."""
+    if devices.strategy == "multi_worker" or not environ.get("TF_CONFIG", "").strip():
+        return None
+    try:
+        cluster = parse_tf_config(environ["TF_CONFIG"])
+    except XttsError:  # not read under this strategy; multi_worker's own check names what is wrong
+        return None
+    if cluster.num_workers < 2:
+        return None
+    return XttsError(
+        f"TF_CONFIG names a cluster of {cluster.num_workers} workers ({', '.join(cluster.tasks)}) but "
+        f"devices.strategy is {devices.strategy}, which trains on this machine alone",
+        hint="set devices.strategy: multi_worker (or --set devices.strategy=multi_worker) to train with the "
+        "cluster, or unset TF_CONFIG to train here alone",
+    )
+
+
+def check_listening_port(cluster: Cluster, reason: Optional[str] = None) -> None:
+    """An XttsError when this worker cannot listen on its port of the cluster: asked before the
+    scan and TensorFlow (xtts_cli/ports.py), or `reason`, TensorFlow's own refusal, as one line."""
+    address = cluster.tasks[cluster.worker_index]
+    port = int(address.rpartition(":")[2])
+    reason = reason or why_port_is_taken(port)
+    if reason is not None:
+        raise XttsError(
+            f"this worker, {cluster.describe()}, cannot listen on port {port}: {reason}",
+            hint=f"give this worker a free port in the cluster's list ({address} in --worker-hosts or TF_CONFIG), "
+            "the same list on every worker",
+        )
+
+
 @dataclass(frozen=True)
 class DevicePlan:
     kind: StrategyKind
@@ -251,10 +287,21 @@ class DevicePlan:
 _configured: Optional[tuple[DevicesConfig, DevicePlan]] = None
 
 
-def _device_error(what: str, index: int, count: int, kind: str) -> XttsError:
+def _check_split(devices: DevicesConfig, count: int, kind: str) -> None:
+    """A DeviceError naming every index of the data/model split this machine lacks (one edit fixes both)."""
+    missing = [
+        f"devices.{what} is {getattr(devices, what)}"
+        for what in ("data_gpu", "model_gpu")
+        if getattr(devices, what) is not None and getattr(devices, what) >= count
+    ]
+    if missing:
+        raise _device_error(" and ".join(missing), count, kind)
+
+
+def _device_error(what: str, count: int, kind: str) -> XttsError:
     available = f"indices 0-{count - 1}" if count else "none"
     return DeviceError(  # exit code 4: a device that does not exist
-        f"devices.{what} is {index} but this machine has {count} {kind} (available: {available})",
+        f"{what} but this machine has {count} {kind} (available: {available})",
         hint="pick an existing index, or leave data_gpu/model_gpu unset to train on one device; "
         "on a machine without GPUs, devices.logical_cpu_devices: 2 runs the same split on CPU",
     )
@@ -321,9 +368,11 @@ def plan_from_machine(devices: DevicesConfig, machine: MachineInfo) -> DevicePla
         names = tuple(f"/device:GPU:{i}" for i in range(len(machine.gpus)))
         plan = _plan_from_names(local, names, "GPU", "GPUs NVML lists", tuple(machine.gpus))
     elif local.splits_data_and_model:  # a split of GPUs this machine lacks: refused, as training refuses it
-        raise _device_error("data_gpu", local.data_gpu or 0, 0, "GPUs NVML lists")
+        _check_split(local, 0, "GPUs NVML lists")
+        raise AssertionError("a data/model split fits no machine without GPUs")
     else:
-        plan = DevicePlan(kind="single", data_device=None, model_device="/device:CPU:0", device_type="CPU")
+        notes = (MIRRORED_WITHOUT_GPUS,) if devices.strategy == "mirrored" else ()
+        plan = DevicePlan(kind="single", data_device=None, model_device="/device:CPU:0", device_type="CPU", notes=notes)
     return replace(plan, threads=plan_threads())
 
 
@@ -350,13 +399,20 @@ def _plan_multi_worker(tf, devices: DevicesConfig, cluster: Cluster, say: Callab
     # kept so: TensorFlow's preemption notifier sets a C++ handler of its own as the strategy starts,
     # which only notes it, and no Python thread runs to set it back (the wait holds the interpreter lock).
     with _signals_end_the_process():
-        say(
-            f"waiting for the cluster's other worker{'s' if len(others) > 1 else ''} to start and connect "
-            f"({', '.join(others)}); Ctrl-C stops this one (SIGTERM does not until they connect: use kill -INT)"
-        )
-        strategy = tf.distribute.MultiWorkerMirroredStrategy(
-            cluster_resolver=tf.distribute.cluster_resolver.TFConfigClusterResolver()
-        )
+        if others:  # a cluster of one has nobody to wait for
+            say(
+                f"waiting for the cluster's other worker{'s' if len(others) > 1 else ''} to start and connect "
+                f"({', '.join(others)}); Ctrl-C stops this one (SIGTERM does not until they connect: use kill -INT)"
+            )
+        try:
+            strategy = tf.distribute.MultiWorkerMirroredStrategy(
+                cluster_resolver=tf.distribute.cluster_resolver.TFConfigClusterResolver()
+            )
+        except tf.errors.UnknownError as exc:  # the port was taken after the check before the scan
+            if "gRPC server" not in str(exc):
+                raise
+            check_listening_port(cluster, "TensorFlow could not start its gRPC server there (the port is in use?)")
+            raise
     nvml_gpus = tuple(query_nvml()[0]) if gpus else ()
     replicas = tuple(strategy.extended.worker_devices)
     return DevicePlan(
@@ -404,10 +460,7 @@ def _plan_gpus(tf, devices: DevicesConfig) -> DevicePlan:
     nvml_gpus, _, _ = query_nvml()
     split = devices.splits_data_and_model
     if split:
-        for what in ("data_gpu", "model_gpu"):
-            index = getattr(devices, what)
-            if index >= len(physical):
-                raise _device_error(what, index, len(physical), "GPUs visible to TensorFlow")
+        _check_split(devices, len(physical), "GPUs visible to TensorFlow")
     isolated: dict[int, int] = {}
     if split and devices.enable_memory_isolation:
         for what in ("data_gpu", "model_gpu"):
@@ -438,6 +491,8 @@ def _plan_gpus(tf, devices: DevicesConfig) -> DevicePlan:
     notes += _unused_memory_settings(devices, split)
     names = tuple(f"/device:GPU:{i}" for i in range(len(physical)))
     if not names:
+        if devices.strategy == "mirrored":
+            notes.append(MIRRORED_WITHOUT_GPUS)
         return DevicePlan(
             kind="single",
             data_device=None,
@@ -476,10 +531,7 @@ def _plan_from_names(
     notes: tuple[str, ...] = (),
 ) -> DevicePlan:
     if devices.data_gpu is not None and devices.model_gpu is not None:  # spelled out: mypy narrows both
-        for what in ("data_gpu", "model_gpu"):
-            index = getattr(devices, what)
-            if index >= len(names):
-                raise _device_error(what, index, len(names), kind_label)
+        _check_split(devices, len(names), kind_label)
         if devices.strategy == "mirrored":
             raise XttsError(
                 "devices.strategy is mirrored but data_gpu/model_gpu ask for a data/model split",

@@ -332,14 +332,18 @@ def _split_layout(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Findin
 
 def _cluster(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     """`multi_worker` with no cluster here: `xtts train` refuses it without --worker-hosts (a warning:
-    the machine that trains may set TF_CONFIG); a TF_CONFIG set here that does not parse, an error."""
-    if loaded.config.devices.strategy != "multi_worker":
-        return
+    the machine that trains may set TF_CONFIG); a TF_CONFIG set here that does not parse, an error. A
+    cluster TF_CONFIG names under another strategy, an error: training refuses it."""
     import os
 
-    from xtts_cli.devices.placement import cluster_from_environment
+    from xtts_cli.devices.placement import cluster_from_environment, cluster_left_out
     from xtts_cli.errors import XttsError
 
+    left_out = cluster_left_out(loaded.config.devices, os.environ)
+    if left_out is not None:
+        yield Finding(id="multi-worker-cluster", severity="error", message=f"{left_out.lines[0]}; {left_out.hint}")
+    if loaded.config.devices.strategy != "multi_worker":
+        return
     try:
         cluster_from_environment(os.environ)
     except XttsError as error:
@@ -353,6 +357,14 @@ def _cluster(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
 
 def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     devices = loaded.config.devices
+    if devices.strategy == "mirrored" and not machine.gpus and not devices.logical_cpu_devices:
+        why = f" ({machine.gpu_unavailable_reason})" if machine.gpu_unavailable_reason else ""
+        yield Finding(
+            id="mirrored-without-gpus",
+            severity="info",
+            message=f"devices.strategy is mirrored and no GPU is visible{why}: it trains one replica on the CPU; "
+            "set it to auto, or devices.logical_cpu_devices: 2 to try the mirrored layout on the CPU",
+        )
     if devices.data_gpu is None or devices.model_gpu is None:
         if devices.enable_memory_isolation:
             yield Finding(
@@ -590,15 +602,18 @@ def _numeric_annotation(annotation: Any) -> Optional[type]:
 
 
 def _parse_number(text: str, kind: type) -> Optional[float | int]:
+    """The number xtts reads `text` as where a `kind` is asked for (None: refused, or not a number): an int
+    field takes integer text alone ('1000', not '1e3', which the schema's error names)."""
+    if kind is int:
+        try:
+            return int(text.strip())
+        except ValueError:
+            return None
     try:
         number = float(text.strip())
     except ValueError:
         return None
-    if not math.isfinite(number):
-        return None
-    if kind is int:
-        return int(number) if number.is_integer() else None
-    return number
+    return number if math.isfinite(number) else None
 
 
 def _why_text(value: str) -> str:

@@ -55,7 +55,6 @@ def train_run(
     fresh: bool,
     force: bool,
     progress: Progress,
-    cluster_flags: Optional[str] = None,
 ) -> TrainResult:
     """Train `loaded`'s config into `run_dir` (default: training.run_dir, else runs/<config name>)."""
     from xtts_cli import locks as run_lock
@@ -72,10 +71,14 @@ def train_run(
             hint="give one of them",
         )
     config = loaded.config
-    if config.devices.strategy == "multi_worker" and cluster_flags is None:
-        from xtts_cli.devices.placement import cluster_from_environment
+    from xtts_cli.devices.placement import check_listening_port, cluster_from_environment, cluster_left_out
 
-        cluster_from_environment(os.environ)  # a missing or malformed TF_CONFIG fails before TensorFlow loads
+    if config.devices.strategy == "multi_worker":
+        # A missing or malformed TF_CONFIG, or a port taken, fails before the scan and TensorFlow.
+        check_listening_port(cluster_from_environment(os.environ))
+    left_out = cluster_left_out(config.devices, os.environ)
+    if left_out is not None:
+        raise left_out
     # "~/runs/a" in the config (or quoted on the command line) is the home's, as every other path is.
     chosen = chosen_run_dir(loaded, run_dir)
     refuse_own_directory(config.training.init_from, chosen)

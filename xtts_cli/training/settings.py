@@ -163,12 +163,17 @@ def describe_settings(report: dict[str, Any]) -> list[str]:
     if per_epoch == 0:
         epoch = "; no full batch an epoch"
     per = f"{report['per_replica_batch_size']} per replica x {report['replicas']}"
-    workers = ", times the cluster's workers" if report["multi_worker"] else ""
+    workers = ""
+    if report["multi_worker"]:
+        known = report["step_batch_size"] is not None
+        workers = f" x {report['step_batch_size'] // report['global_batch_size']} workers" if known else ""
+        workers = workers or ", times the cluster's workers (TF_CONFIG is not set here)"
+    batch = report["step_batch_size"] or report["global_batch_size"]
     compiled = "graph mode" if report["graph_mode"] else "eager (slow)"
     compiled += ", XLA on" if report["xla"] else ", XLA off"
     return [
         f"model kind {report['kind']}; {report['devices']}",
-        f"batch {report['step_batch_size']} a step ({per}{workers}){epoch}; {steps}",
+        f"batch {batch} a step ({per}{workers}){epoch}; {steps}",
         f"{compiled}, {report['dtype_policy']}; the pipeline makes {'mels' if report['pipeline_output'] == 'mel' else 'audio'}"
         + (" (mels computed on the data device)" if report["featurize_on_data_device"] else ""),
     ]
@@ -211,4 +216,21 @@ def resolved_settings(config: XttsConfig, machine: Any, scan: Any) -> Optional[d
                 if planned.batches_per_epoch
                 else 0  # not one full batch: said as such, not the one step a run would never take
             )
-    return settings_report(config, settings, plan, steps_per_epoch)
+    report = settings_report(config, settings, plan, steps_per_epoch)
+    if config.devices.strategy == "multi_worker":  # each worker's step is the cluster's: known from TF_CONFIG
+        workers = _cluster_workers()
+        report["step_batch_size"] = settings.global_batch_size * workers if workers else None
+    return report
+
+
+def _cluster_workers() -> Optional[int]:
+    """The workers of the cluster TF_CONFIG names here (None: not set, or not readable)."""
+    import os
+
+    from xtts_cli.devices.placement import cluster_from_environment
+    from xtts_cli.errors import XttsError
+
+    try:
+        return cluster_from_environment(os.environ).num_workers
+    except XttsError:  # the config rules say what is wrong with it
+        return None
