@@ -760,7 +760,15 @@ def test_checkpoints_whose_pointer_file_is_gone_are_resumed_from_not_trained_bes
     result = Controller(Trainer(four, run_dir=tmp_path / "run", progress=said.append)).run()
     assert result.resumed and (result.start_step, result.final_step) == (3, 4)
     notes = [event.message for event in said if type(event).__name__ == "Noted"]
-    assert any("but a damaged pointer file (checkpoint): written again, naming ckpt-3" in n for n in notes)
+    assert any(
+        "but a pointer file (checkpoint) naming ckpt-999, which is not whole: written again, naming ckpt-3" in n
+        for n in notes
+    )
+    # The pointer written again keeps every checkpoint in TensorFlow's care: the next save's pointer
+    # had named only itself, so a damaged ckpt-4 left no checkpoint to fall back to, and
+    # keep_checkpoints never removed the others.
+    state = tf.train.get_checkpoint_state(str(tmp_path / "run" / "checkpoints"))
+    assert [Path(p).name for p in state.all_model_checkpoint_paths] == ["ckpt-2", "ckpt-3", "ckpt-4"]
 
 
 def test_early_stopping_with_no_validation_clip_is_a_warning_as_the_run_starts(tmp_path: Path, runner) -> None:

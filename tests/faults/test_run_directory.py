@@ -155,6 +155,43 @@ def test_a_checkpoint_folder_outside_the_run_belongs_to_one_run_and_fresh_moves_
     release_run_dir(run)
 
 
+def test_a_run_record_that_cannot_be_read_is_refused_not_taken_for_none(tmp_path):
+    # A damaged run.json had let any model config resume the run (nothing to check it against), and
+    # one that is a list had been an AttributeError traceback.
+    first, _ = prepare_run_dir(tmp_path / "run", XttsConfig())
+    first.checkpoints.mkdir()
+    for name in ("checkpoint", "ckpt-5.index", "ckpt-5.data-00000-of-00001"):  # as its training saved them
+        (first.checkpoints / name).write_text('model_checkpoint_path: "ckpt-5"\n' if name == "checkpoint" else "x")
+    release_run_dir(first)
+    other = XttsConfig.model_validate({"data": {"trim_silence": True}})
+    for damaged in ("garbage\n", "", "[1, 2]\n", "\udcff"):
+        first.run_file.write_text(damaged, encoding="utf-8", errors="surrogateescape")
+        with pytest.raises(XttsError) as caught:
+            prepare_run_dir(tmp_path / "run", other)
+        assert str(caught.value) == (
+            f"{first.run_file} cannot be read (it is not the JSON record xtts writes): the run's record of its "
+            "model is lost"
+        ), damaged
+        assert caught.value.hint.startswith("put back a copy of it; or pass --force to resume with this config's model")
+        release_run_dir(first)
+    run, resume = prepare_run_dir(tmp_path / "run", other, force=True)  # as the hint says
+    assert resume and run.read_run() is not None  # the record written again, of this config's model
+    release_run_dir(run)
+
+
+def test_a_file_where_the_run_keeps_a_folder_is_one_line_before_the_scan(tmp_path, runner):
+    from xtts_cli.cli.app import app
+
+    run, _ = prepare_run_dir(tmp_path / "run", XttsConfig())
+    release_run_dir(run)
+    run.checkpoints.write_text("x")  # it had trained, then met NotADirectoryError saving early_stop.json
+    result = runner.invoke(app, ["train", "-c", "tiny-cpu", "-r", str(run.path), "--steps", "1"])
+    assert isinstance(result.exception, XttsError) and result.exception.lines == [
+        f"{run.checkpoints} is a file, where the run keeps its checkpoints folder"
+    ]
+    assert run.checkpoints.read_text() == "x"  # the user's file, kept
+
+
 def test_cleanup_removes_only_what_a_crashed_save_left(tmp_path):
     run = tmp_path / "run"
     prepared, _ = prepare_run_dir(run, XttsConfig())

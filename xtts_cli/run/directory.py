@@ -311,6 +311,8 @@ def prepare_run_dir(
             run.path / MARKER_FILE, "an xtts run directory: `xtts train` writes here, and only here\n", backup=False
         )
     previous = run.read_run()
+    if previous is None and not force:
+        _refuse_lost_record(run)
     _own_checkpoint_folder(run, previous, fresh, note)
     _restore_pointer(run, note)
     resume = run.has_checkpoint()
@@ -332,6 +334,18 @@ def prepare_run_dir(
     return run, resume
 
 
+def _refuse_lost_record(run: RunDir) -> None:
+    """A run.json there that cannot be read, beside checkpoints: its record of the model is what a
+    resume is checked against, and without it any config had resumed the run."""
+    if run.run_file.exists() and run.complete_checkpoints():
+        raise XttsError(
+            f"{run.run_file} cannot be read (it is not the JSON record xtts writes): the run's record of its "
+            "model is lost",
+            hint="put back a copy of it; or pass --force to resume with this config's model (its checkpoint must "
+            "hold every weight), --fresh to start a new run, or --run-dir DIR for a separate run",
+        )
+
+
 def _restore_pointer(run: RunDir, note: Callable[[str], None]) -> None:
     """Checkpoints whose pointer file (`checkpoints/checkpoint`) is gone (a copy that left it out, a
     hand that deleted it), damaged, or names one that is not there: the pointer written again over
@@ -342,11 +356,35 @@ def _restore_pointer(run: RunDir, note: Callable[[str], None]) -> None:
     if not complete or run.pointed_checkpoint() is not None:
         return
     names = [Path(path).name for path in reversed(complete)]
-    kept = "".join(f'all_model_checkpoint_paths: "{name}"\n' for name in names)
+    # With their times, which TensorFlow's CheckpointManager needs to manage them: a checkpoint listed
+    # without one counts as older than its last preserved time, kept forever and read by nobody (the
+    # next save's pointer had named only itself, and keep_checkpoints never removed the rest).
+    times = [(folder / f"{name}.index").stat().st_mtime for name in names]
+    kept = "".join(
+        f'all_model_checkpoint_paths: "{name}"\nall_model_checkpoint_timestamps: {time!r}\n'
+        for name, time in zip(names, times)
+    )
     pointer = folder / "checkpoint"
-    what = "a damaged pointer file (checkpoint)" if pointer.exists() else "no pointer file (checkpoint)"
-    write_atomically(pointer, f'model_checkpoint_path: "{names[-1]}"\n{kept}', backup=False)
-    note(f"{folder} had checkpoints but {what}: written again, naming {names[-1]}, the newest, to resume from")
+    what = "no pointer file (checkpoint)"
+    if pointer.exists():
+        named = re.search(r'^model_checkpoint_path: "([^"]+)"', _text_or_empty(pointer), re.MULTILINE)
+        what = (
+            f"a pointer file (checkpoint) naming {named.group(1)}, which is not whole"
+            if named
+            else "a damaged pointer file (checkpoint)"
+        )
+    pointer_text = f'model_checkpoint_path: "{names[-1]}"\n{kept}last_preserved_timestamp: {min(times) - 1.0!r}\n'
+    write_atomically(pointer, pointer_text, backup=False)
+    note(
+        f"{folder} had checkpoints but {what}: written again, naming {names[-1]}, the newest whole one, to resume from"
+    )
+
+
+def _text_or_empty(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _say_what_changed(run: RunDir, config: XttsConfig, note: Callable[[str], None]) -> None:

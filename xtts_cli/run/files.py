@@ -134,9 +134,10 @@ class RunDir:
         if not self.run_file.is_file():
             return None
         try:
-            return json.loads(self.run_file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
+            record = json.loads(self.run_file.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
             return None
+        return record if isinstance(record, dict) else None  # `[1, 2]`: no record xtts wrote
 
 
 def no_checkpoint_hint(run_dir: str | Path, flag: str = "") -> str:
