@@ -24,6 +24,18 @@ def _xtts(args: list[str], cwd: Path, env: dict[str, str], timeout: int = 300) -
     )
 
 
+def test_a_place_tensorflow_may_not_write_is_one_line_naming_it() -> None:
+    # A checkpoint folder made immutable (chattr +i) had ended a run in a PermissionDeniedError traceback.
+    try:
+        tf.io.write_file("/sys/kernel/xtts-ckpt", "x")  # sysfs refuses a new file even to root
+        raise AssertionError("the write succeeded")
+    except tf.errors.PermissionDeniedError as error:
+        translated = from_tensorflow(error)
+    assert translated is not None and translated.exit_code == 1 and translated.translated
+    assert translated.lines == ["cannot write /sys/kernel/xtts-ckpt; Permission denied"]
+    assert (translated.hint or "").startswith("make that place writable")
+
+
 @pytest.mark.slow
 def test_tensorflow_out_of_memory_is_translated_to_one_line() -> None:
     size = tf.Variable(2**48, dtype=tf.int64)  # 1 PiB of float32: more than any address space holds

@@ -110,9 +110,11 @@ def test_save_and_load(tmp_path):
     assert loaded == tokenizer
     assert loaded.encode(PERSIAN) == tokenizer.encode(PERSIAN)
     assert list(tmp_path.joinpath("vocab").iterdir()) == [path]  # no temp file left behind
-    path.write_text("{}", encoding="utf-8")
-    with pytest.raises(XttsError, match="not an xtts tokenizer vocabulary"):
-        Tokenizer.load(path)
+    for damaged in ("{}", "[]", '{"format": "xtts-tokenizer"}', "nope"):  # the last had said no fix
+        path.write_text(damaged, encoding="utf-8")
+        with pytest.raises(XttsError, match="not an xtts tokenizer vocabulary|cannot read tokenizer vocabulary") as e:
+            Tokenizer.load(path)
+        assert e.value.hint.startswith("put back the run's vocab.json"), damaged
 
 
 def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):

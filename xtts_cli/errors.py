@@ -175,6 +175,13 @@ def from_tensorflow(error: BaseException) -> Optional[XttsError]:
     message = str(getattr(error, "message", "") or error)
     line = tensorflow_cause(message)
     lowered = message.lower()
+    if kind.__name__ == "PermissionDeniedError":  # TensorFlow's own file ops (a checkpoint's, a summary's)
+        return XttsError(
+            f"cannot write {line}",
+            hint="make that place writable (chmod, chattr -i, a read-write mount), then run the same command: "
+            "a run resumes from its last checkpoint",
+            translated=True,
+        )
     if (
         kind.__name__ == "ResourceExhaustedError"
         or "oom when allocating" in lowered

@@ -336,6 +336,14 @@ def _styling(c: str) -> bool:
     return unicodedata.category(c) == "Me" or unicodedata.name(c, "").startswith("VARIATION SELECTOR")
 
 
+# A run's vocabulary numbers the rows of its text embedding: rebuilt from the data, the numbers could
+# differ, so the fix is the file itself.
+_VOCAB_HINT = (
+    "put back the run's vocab.json (a copy of the run holds it: the checkpoint's text embedding is numbered by "
+    "it), or start a new run with --fresh"
+)
+
+
 class UnknownCharactersError(XttsError):
     """Text holds characters the vocabulary was not built with."""
 
@@ -729,10 +737,13 @@ class Tokenizer:
         try:
             with open(path, encoding="utf-8") as handle:
                 saved = json.load(handle)
-        except (OSError, json.JSONDecodeError) as error:
-            raise XttsError(f"cannot read tokenizer vocabulary {os.fspath(path)!r}: {error}") from None
-        if not isinstance(saved, dict) or saved.get("format") not in ("xtts-tokenizer", "xtts-char-tokenizer"):
-            raise XttsError(f"{os.fspath(path)!r} is not an xtts tokenizer vocabulary")
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise XttsError(
+                f"cannot read tokenizer vocabulary {os.fspath(path)!r}: {error}", hint=_VOCAB_HINT
+            ) from None
+        whole = isinstance(saved, dict) and isinstance(saved.get("characters"), list) and "cleaners" in saved
+        if not whole or saved.get("format") not in ("xtts-tokenizer", "xtts-char-tokenizer"):
+            raise XttsError(f"{os.fspath(path)!r} is not an xtts tokenizer vocabulary", hint=_VOCAB_HINT)
         return cls(
             saved["characters"],
             saved["cleaners"],

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from xtts_cli.config.loading import LoadedConfig
+from xtts_cli.errors import XttsError
 from xtts_cli.training.events import Progress, TrainResult
 
 __all__ = ["launch_settings", "train_run"]
@@ -84,8 +85,15 @@ def train_run(
     refuse_own_directory(config.training.init_from, chosen)
     # Where the run writes: checked before the scan and TensorFlow (a file there, a read-only place).
     can_write(chosen, "--run-dir", folder=True)
+    run = RunDir.of(chosen, config)
     if config.training.checkpoint_dir:
-        can_write(RunDir.of(chosen, config).checkpoints, "training.checkpoint_dir", folder=True)
+        can_write(run.checkpoints, "training.checkpoint_dir", folder=True)
+    for folder in (run.checkpoints, run.tensorboard, run.samples):  # a file where the run keeps a folder
+        if folder.exists() and not folder.is_dir():
+            raise XttsError(
+                f"{folder} is a file, where the run keeps its {folder.name} folder",
+                hint="move the file out of the run directory, then run the same command",
+            )
     if config.devices.strategy != "multi_worker" and chosen.is_dir():
         refuse_foreign(RunDir(chosen))  # the user's own folder: refused before the lock file is made in it
         # Before TensorFlow loads (seconds): a run another process is writing is refused at once.
