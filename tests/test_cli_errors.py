@@ -105,7 +105,11 @@ def test_json_error_object_and_no_debug_hint_for_an_error_a_user_can_fix(tmp_pat
 
 
 @pytest.mark.slow
-def test_ctrl_c_outside_the_training_loop_says_so_and_exits_130(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("sent", "said", "code"), [("SIGINT", "Ctrl-C", 130), ("SIGTERM", "SIGTERM", 143)])
+def test_a_signal_outside_the_training_loop_says_so_and_exits_with_its_code(
+    tmp_path: Path, sent: str, said: str, code: int
+) -> None:
+    """SIGTERM (a scheduler, `docker stop`) had killed the command without a word, stdout empty."""
     import os
     import signal
     import time
@@ -142,12 +146,12 @@ def test_ctrl_c_outside_the_training_loop_says_so_and_exits_130(tmp_path: Path) 
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and Path(f"/proc/{proc.pid}/wchan").read_text() != "wait_for_partner":
         time.sleep(0.1)  # until it waits on the FIFO (Linux's name for that wait)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(getattr(signal, sent))
     stdout, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 130, stderr
-    assert stderr.rstrip().endswith("interrupted (Ctrl-C)") and "Traceback" not in stderr
+    assert proc.returncode == code, stderr
+    assert stderr.rstrip().endswith(f"interrupted ({said})") and "Traceback" not in stderr
     # --json's reader gets its object too, not an empty stdout.
-    assert json.loads(stdout) == {"error": "interrupted (Ctrl-C)", "hint": None, "exit_code": 130}
+    assert json.loads(stdout) == {"error": f"interrupted ({said})", "hint": None, "exit_code": code}
 
 
 def test_a_command_line_that_does_not_parse_gives_json_its_error_object_too(tmp_path: Path) -> None:

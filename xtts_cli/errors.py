@@ -20,6 +20,12 @@ from typing import Optional
 MESSAGE_CHARS = 240
 
 
+class Terminated(BaseException):
+    """SIGTERM outside a command's own handling of it (a scheduler, `docker stop`, `timeout`): raised
+    in the main thread, so the command unwinds (its locks and temporaries cleaned up) and says why it
+    stopped. Not an Exception, as KeyboardInterrupt is not: no `except Exception` swallows it."""
+
+
 class XttsError(Exception):
     """An error the user can fix; the command prints its lines and exits with `exit_code`.
 

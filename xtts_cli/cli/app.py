@@ -7,6 +7,7 @@ Heavy libraries (TensorFlow, pydantic) are imported inside the command functions
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import Annotated, Optional
 
@@ -84,26 +85,25 @@ app.add_typer(data_service.app, name="data-service")
 def main() -> None:
     """Entry point: errors a user can fix, and TensorFlow's out-of-memory, kernel and device errors,
     become one line plus a hint (and, with --json, a JSON object on stdout); others still raise."""
-    from xtts_cli.errors import XttsError, from_tensorflow
+    from xtts_cli.errors import Terminated, XttsError, from_tensorflow
     from xtts_cli.quiet import quiet_tensorflow_logs
 
     quiet_tensorflow_logs()
+    # Training's loop, serve, benchmark and data-service set handlers of their own while they run.
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         app(standalone_mode=True)
+    except Terminated:
+        _say_interrupted("interrupted (SIGTERM)", 143)
+        sys.exit(143)
     except SystemExit as exc:
         # Typer turns a Ctrl-C outside the training loop (which says what it saved) into exit 130
         # without a word: one line, so a user knows it stopped because they asked it to.
         cause = getattr(exc.__context__, "__cause__", None)
-        said = None
         if exc.code == 130 and isinstance(cause, KeyboardInterrupt):
-            said = f"interrupted (Ctrl-C){': ' + str(cause) if str(cause) else ''}"
-            sys.stderr.write(said + "\n")
+            _say_interrupted(f"interrupted (Ctrl-C){': ' + str(cause) if str(cause) else ''}", 130)
         elif exc.code == 2 and _usage_error(exc.__context__):  # typer printed it, boxed
-            said = exc.__context__.format_message()  # type: ignore[union-attr]
-        if said is not None and "--json" in sys.argv[1:]:  # the reader of stdout gets its object
-            from xtts_cli.cli.output import print_json
-
-            print_json({"error": said, "hint": None, "exit_code": exc.code})
+            _say_interrupted(exc.__context__.format_message(), 2, stderr=False)  # type: ignore[union-attr]
         raise
     except Exception as exc:
         error = exc if isinstance(exc, XttsError) else from_tensorflow(exc)
@@ -113,6 +113,23 @@ def main() -> None:
         if os.environ.get("XTTS_DEBUG") == "1":
             raise
         sys.exit(error.exit_code)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    from xtts_cli.errors import Terminated
+
+    raise Terminated()
+
+
+def _say_interrupted(said: str, code: int, *, stderr: bool = True) -> None:
+    """Why the command stopped, on stderr (unless already printed there); with --json, the reader
+    of stdout gets its {"error", "hint", "exit_code"} object."""
+    if stderr:
+        sys.stderr.write(said + "\n")
+    if "--json" in sys.argv[1:]:
+        from xtts_cli.cli.output import print_json
+
+        print_json({"error": said, "hint": None, "exit_code": code})
 
 
 def _usage_error(error: Optional[BaseException]) -> bool:
