@@ -681,8 +681,14 @@ class _CtrlC(Hook):
 def test_a_second_ctrl_c_before_any_checkpoint_leaves_no_step_recorded_twice(tmp_path: Path) -> None:
     config = resolve_config(tiny_config(tmp_path), {"training.max_steps": 4, "training.log_step": 1}).config
     run = tmp_path / "run"
+    heard: list = []
     with pytest.raises(KeyboardInterrupt, match="nothing saved since the last checkpoint"):
-        Controller(Trainer(config, run_dir=run), extra_hooks=[_CtrlC(3), _CtrlC(3)]).run()
+        Controller(Trainer(config, run_dir=run, progress=heard.append), extra_hooks=[_CtrlC(3), _CtrlC(3)]).run()
+    # The first is answered at once (a first step traces for seconds, and without a word users pressed again).
+    answered = (
+        "Ctrl-C: stopping once the step under way ends, and saving it (a second Ctrl-C stops at once, without saving)"
+    )
+    assert answered in [e.message for e in heard if type(e).__name__ == "Noted"]
     assert not list((run / "checkpoints").glob("ckpt-*.index")) and read_metrics(run / "metrics.jsonl")
     said: list = []
     result = Controller(Trainer(config, run_dir=run, progress=said.append)).run()

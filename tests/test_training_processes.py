@@ -53,6 +53,7 @@ def test_sigterm_finishes_the_step_saves_and_the_rerun_resumes(interrupted: dict
     # A run's output is xtts's own: no TensorFlow start-up lines, no "End of sequence" per epoch.
     leaked = [line for line in stderr.splitlines() if TF_LOG_LINE.match(line) or "End of sequence" in line]
     assert leaked == [], leaked[:5]
+    assert "note: SIGTERM: stopping once the step under way ends, and saving it\n" in stderr  # said at once
     saved = interrupted["saved"]
     assert saved >= 12, stderr[-2000:]
     assert interrupted["saved_files"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable
 from types import FrameType
 from typing import Optional
 
@@ -17,9 +18,13 @@ EXIT_CODES: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
 class GracefulInterrupt:
-    def __init__(self) -> None:
+    """`said`: told of the first signal at once, for a step that takes a while (the first one
+    traces for seconds): without a word, a user pressed Ctrl-C again and lost the step."""
+
+    def __init__(self, said: Optional[Callable[[str], None]] = None) -> None:
         self.received: Optional[int] = None
         self._previous: dict[int, object] = {}
+        self._said = said
 
     @property
     def requested(self) -> bool:
@@ -36,7 +41,13 @@ class GracefulInterrupt:
     def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
         if self.received == signal.SIGINT and signum == signal.SIGINT:
             raise KeyboardInterrupt("a second Ctrl-C stops at once: nothing saved since the last checkpoint")
+        first = self.received is None
         self.received = signum
+        if first and self._said is not None:
+            ctrl_c = signum == signal.SIGINT
+            again = " (a second Ctrl-C stops at once, without saving)" if ctrl_c else ""
+            who = "Ctrl-C" if ctrl_c else self.signal_name
+            self._said(f"{who}: stopping once the step under way ends, and saving it{again}")
 
     def __enter__(self) -> GracefulInterrupt:
         # Signal handlers can only be installed from the main thread; elsewhere (e.g. a notebook
