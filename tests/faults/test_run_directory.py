@@ -192,6 +192,32 @@ def test_a_file_where_the_run_keeps_a_folder_is_one_line_before_the_scan(tmp_pat
     assert run.checkpoints.read_text() == "x"  # the user's file, kept
 
 
+def test_a_run_config_emptied_or_damaged_is_not_read_as_the_defaults(tmp_path, runner):
+    from xtts_cli.cli.app import app
+
+    run, _ = prepare_run_dir(tmp_path / "run", XttsConfig())
+    run.checkpoints.mkdir()
+    for name in ("checkpoint", "ckpt-5.index", "ckpt-5.data-00000-of-00001"):  # as its training saved them
+        (run.checkpoints / name).write_text('model_checkpoint_path: "ckpt-5"\n' if name == "checkpoint" else "x")
+    release_run_dir(run)
+    for damaged in ("", "# all comments\n", "data: [\n  x: {"):
+        run.config_file.write_text(damaged, encoding="utf-8")
+        # --run-dir alone had resumed with the built-in defaults and written them there for good.
+        result = runner.invoke(app, ["train", "--run-dir", str(run.path), "--steps", "6"])
+        assert isinstance(result.exception, XttsError), damaged
+        assert result.exception.lines == [
+            f"{run.config_file} holds no settings that load (it is empty or damaged): the run's own copy of its "
+            "config is lost"
+        ]
+        assert run.config_file.read_text(encoding="utf-8") == damaged  # left for the user to see
+        # With a config given, the resume had named "changes" from the defaults the run never had.
+        said: list[str] = []
+        resumed, resume = prepare_run_dir(run.path, XttsConfig(), note=said.append)
+        assert resume and f"{run.config_file} held no settings that load: what changed since" in said[-1]
+        assert not any("resuming with settings changed" in line for line in said)
+        release_run_dir(resumed)
+
+
 def test_cleanup_removes_only_what_a_crashed_save_left(tmp_path):
     run = tmp_path / "run"
     prepared, _ = prepare_run_dir(run, XttsConfig())

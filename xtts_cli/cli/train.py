@@ -258,7 +258,7 @@ def train(
     from xtts_cli.cli.progress import TrainingProgress
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.diagnosis.validation import training_advice
-    from xtts_cli.run.directory import own_config
+    from xtts_cli.run.directory import resumed_config
     from xtts_cli.training.events import Noted
     from xtts_cli.training.launch import launch_settings, train_run
 
@@ -266,7 +266,7 @@ def train(
     overrides["data.dataset_path"] = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     overrides["training.max_steps"] = given_once("the number of steps", steps=steps, max_steps=max_steps)
     overrides = launch_settings(overrides, optimization_level, worker_hosts, task_index, set_values or ())
-    loaded = resolve_config(config or own_config(run_dir), overrides, set_values or ())
+    loaded = resolve_config(config or resumed_config(run_dir), overrides, set_values or ())
     with TrainingProgress(enabled=not json_output) as progress:
         warnings, repair = training_advice(loaded, run_dir)  # what `validate` warns of, said where the GPU idles
         for line in warnings:

@@ -83,15 +83,31 @@ def own_config(run_dir: Optional[Path]) -> Optional[Path]:
     return config if config.is_file() and is_run_dir(Path(run_dir)) else None
 
 
-def _recorded_config(run: RunDir) -> XttsConfig:
-    """The config the run last wrote (config.yaml), or the defaults where it has none that loads."""
+def resumed_config(run_dir: Optional[Path]) -> Optional[Path]:
+    """`own_config(run_dir)`, what `xtts train --run-dir RUN` without --config resumes with, once it
+    is known to hold the run's settings: emptied or damaged, it is refused (the defaults it would
+    otherwise read are not what the run trained with, and they would be written there for good)."""
+    own = own_config(run_dir)
+    if own is not None and _recorded_config(RunDir(own.parent)) is None:
+        raise XttsError(
+            f"{own} holds no settings that load (it is empty or damaged): the run's own copy of its config is lost",
+            hint=f"pass the config it was trained with: xtts train -c CONFIG --run-dir {run_dir} (a config of "
+            "another model is refused against the run's run.json)",
+        )
+    return own
+
+
+def _recorded_config(run: RunDir) -> Optional[XttsConfig]:
+    """The config the run last wrote (config.yaml); None where it has none that loads (or none that
+    holds a setting: an emptied file)."""
     from xtts_cli.config.loading import build_config, parse_yaml, read_config_text
     from xtts_cli.errors import ConfigError
 
     try:
-        return build_config(parse_yaml(read_config_text(run.config_file), str(run.config_file)), str(run.config_file))
+        raw = parse_yaml(read_config_text(run.config_file), str(run.config_file))
+        return build_config(raw, str(run.config_file)) if raw else None
     except ConfigError:
-        return XttsConfig()
+        return None
 
 
 # Settings a resume changes by design: how long it goes on, where it runs.
@@ -130,7 +146,7 @@ def _refuse_changed_model(
     # else the setting's default (`text_frontend`: characters).
     # A record written before the vocoder's keys moved into `model` names them `vocoder.dim`.
     recorded = {MOVED.get(key, key): value for key, value in previous.get("model_identity", {}).items()}
-    before = resolved_identity({**model_identity(_recorded_config(run)), **recorded})
+    before = resolved_identity({**model_identity(_recorded_config(run) or XttsConfig()), **recorded})
     identity = resolved_identity(identity)
     changed = sorted(k for k in identity if before.get(k) != identity.get(k))
     if "model.kind" in changed:  # another kind's keys follow from it: each would read "None -> x"
@@ -390,6 +406,9 @@ def _text_or_empty(path: Path) -> str:
 def _say_what_changed(run: RunDir, config: XttsConfig, note: Callable[[str], None]) -> None:
     """A resume's settings that differ from the run's last start, said, not refused."""
     recorded = _recorded_config(run)
+    if recorded is None:  # emptied or damaged: a diff against the defaults would name changes never made
+        note(f"{run.config_file} held no settings that load: what changed since the run's last start is not known")
+        return
     changed = changed_settings(recorded, config)
     if changed:
         note(f"resuming with settings changed since the run's last start: {changed}")
