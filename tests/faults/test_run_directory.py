@@ -218,6 +218,27 @@ def test_a_run_config_emptied_or_damaged_is_not_read_as_the_defaults(tmp_path, r
         release_run_dir(resumed)
 
 
+def test_a_start_that_trains_nothing_rewrites_nothing_of_the_run(tmp_path):
+    # `--steps 3` on a run at step 5 had written max_steps 3 into its config.yaml and noted a
+    # learning-rate schedule of 3 steps, which the next resume then took for the run's own.
+    four = XttsConfig.model_validate({"training": {"max_steps": 5}})
+    run, _ = prepare_run_dir(tmp_path / "run", four)
+    run.checkpoints.mkdir()
+    for name in ("checkpoint", "ckpt-5.index", "ckpt-5.data-00000-of-00001"):  # as its training saved them
+        (run.checkpoints / name).write_text('model_checkpoint_path: "ckpt-5"\n' if name == "checkpoint" else "x")
+    release_run_dir(run)
+    written = run.config_file.read_bytes(), run.run_file.read_bytes()
+    said: list[str] = []
+    fewer = XttsConfig.model_validate({"training": {"max_steps": 3}})
+    again, resume = prepare_run_dir(run.path, fewer, note=said.append)
+    assert resume and (run.config_file.read_bytes(), run.run_file.read_bytes()) == written
+    assert not any("max_steps" in line for line in said), said
+    release_run_dir(again)
+    more, _ = prepare_run_dir(run.path, XttsConfig.model_validate({"training": {"max_steps": 8}}), note=said.append)
+    assert "max_steps: 8" in run.config_file.read_text() and any("max_steps 5 -> 8" in line for line in said)
+    release_run_dir(more)
+
+
 def test_cleanup_removes_only_what_a_crashed_save_left(tmp_path):
     run = tmp_path / "run"
     prepared, _ = prepare_run_dir(run, XttsConfig())

@@ -336,9 +336,18 @@ def prepare_run_dir(
         _refuse_other_parent(run, previous, config.training.init_from)
     if resume:
         _refuse_changed_model(run, previous, identity, force)
+    if resume and _trains_nothing(run, config):
+        # `--steps 3` on a run at step 4: nothing is trained, so nothing of the run is rewritten (its
+        # config.yaml had taken max_steps 3, and the next resume named a schedule the run never had).
+        return run, resume
     if resume:
         _say_what_changed(run, config, note)
-    record = _run_record(config, identity, previous, resume, parent)
+    _write_record(run, config, _run_record(config, identity, previous, resume, parent), unread)
+    return run, resume
+
+
+def _write_record(run: RunDir, config: XttsConfig, record: dict[str, Any], unread: tuple[str, ...]) -> None:
+    """The run's config.yaml (the resolved config, to resume with) and run.json (its record)."""
     header = (
         f"# Resolved config of this run (hash {record['config_hash']}); resume: xtts train --run-dir "
         f"{shlex.quote(str(run.path.absolute()))}\n"
@@ -347,7 +356,13 @@ def prepare_run_dir(
     body = yaml.safe_dump(_without(config, unread), sort_keys=False, allow_unicode=True, width=1 << 16)
     write_atomically(run.config_file, header + body, backup=False)
     write_atomically(run.run_file, json.dumps(record, indent=2, default=str) + "\n", backup=False)
-    return run, resume
+
+
+def _trains_nothing(run: RunDir, config: XttsConfig) -> bool:
+    """The run's checkpoint is at or past the config's training.max_steps (its name holds the step)."""
+    pointed = run.pointed_checkpoint()
+    step = re.fullmatch(r"ckpt-(\d+)", Path(pointed).name) if pointed else None
+    return step is not None and config.training.max_steps is not None and config.training.max_steps <= int(step[1])
 
 
 def _refuse_lost_record(run: RunDir) -> None:
