@@ -354,6 +354,22 @@ def tts():
     return Synthesizer.load(RUN)
 
 
+def test_the_window_a_clip_is_said_to_stop_in_is_measured_as_the_clip_is(tts, tmp_path):
+    """N mel frames are N - 1 hops of audio: a clip stopped at the floor of its window had been
+    reported one hop under that floor (1.22 s "at the floor" of 1.23-1.97 s)."""
+    from xtts_cli.cli.synthesize import _report
+
+    for text, sentences in (("The cat sat.", 1), ("The cat sat. A dog ran.", 2)):
+        speech = tts.speak(text, max_frames=40)
+        report = _report(tts, speech, tmp_path / "a.wav", speaker=None, language=None, voice="")
+        hop_seconds = tts.config.data.hop_length / tts.config.data.sample_rate
+        low, high = ((frames - sentences) * hop_seconds for frames in speech.frame_window)
+        assert report["window_seconds"] == [round(low, 3), round(high, 3)]
+        if sentences == 1:
+            assert report["seconds"] == round((speech.frames - 1) * hop_seconds, 3)  # the same measure
+    assert report["alignment_score"] is not None  # an autoregressive run's cross-attention: read
+
+
 def test_the_python_api_refuses_what_the_command_line_refuses(tts):
     for speed in (0, -1, float("nan"), 100, "fast"):
         with pytest.raises(XttsError, match="is not a pace from 0.25 to 4"):

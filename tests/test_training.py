@@ -298,6 +298,14 @@ def test_synthesize_writes_speech_length_audio(trained, runner) -> None:
         seconds = handle.getnframes() / handle.getframerate()
     assert 0.0 < seconds <= 120 * 256 / 22050 + 0.01
     assert "sentences" not in next(line for line in result.output.splitlines() if line.startswith("ended by: "))
+    # The window it says the clip stopped in is in the clip's own measure: at the floor, it had been
+    # one hop over the clip (a clip of N frames is N - 1 hops of audio).
+    spoken = runner.invoke(app, ["synthesize", "the cat sat.", "-r", str(root / "run"), "-o", str(out), "--json"])
+    report = json.loads(spoken.stdout)
+    low, high = report["window_seconds"]
+    if report["ended_by"].startswith("stop token"):
+        assert low <= report["seconds"] <= high, report
+    assert report["seconds"] == round((report["frames"] - 1) * 256 / 22050, 3)
     # Two sentences: the window it reports is theirs added up, and the audio has a pause between them.
     two = runner.invoke(
         app, ["synthesize", "the cat sat. a dog ran.", "-r", str(root / "run"), "-o", str(root / "2.wav")]

@@ -343,7 +343,9 @@ def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[st
     """What `--json` prints of one sentence: the clip, what ended it, its window, the voice."""
     data = tts.config.data
     frames_per_second = data.sample_rate / data.hop_length
-    low, high = (value / frames_per_second for value in speech.frame_window)
+    # In the clip's own measure: N frames are N - 1 hops of audio (the mel frames are centred), so a
+    # clip stopped at the floor had read one hop under the floor it was said to stop at.
+    low, high = ((value - speech.sentences) / frames_per_second for value in speech.frame_window)
     return {
         "out": str(out),  # "-": stdout
         "seconds": round(len(speech.waveform) / data.sample_rate, 3),
@@ -352,7 +354,8 @@ def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[st
         "run": str(tts.run_dir),
         "ended_by": speech.ended_by,
         "window_seconds": [round(low, 3), round(high, 3)],
-        "alignment_score": round(speech.alignment_score, 4),
+        # A paced clip's frames follow its durations, one place in the text each: 1 says nothing.
+        "alignment_score": None if speech.paced else round(speech.alignment_score, 4),
         "speaker": speaker,
         "language": speech.language,
         "read_as": speech.read_as,  # numbers and dates as words, as each part was spoken
@@ -385,10 +388,11 @@ def _render(speech, report: dict[str, Any], stream: TextIO) -> None:
     else:
         how = f"the stop token, within the window the training data's speaking rate allows ({window}{scope})"
     stream.write(f"ended by: {how}\n")
-    stream.write(
-        f"alignment score: {speech.alignment_score:.3f} (focus rate of the cross-attention; "
-        "near 1 when each step reads one place in the text)\n"
-    )
+    if report["alignment_score"] is not None:
+        stream.write(
+            f"alignment score: {speech.alignment_score:.3f} (focus rate of the cross-attention; "
+            "near 1 when each step reads one place in the text)\n"
+        )
 
 
 def _read_stdin() -> str:
