@@ -78,6 +78,9 @@ def test_init_writes_a_preset_with_its_comments_and_keeps_what_it_replaces(runne
     assert forced.exit_code == 0 and Path("speak-cpu.yaml.bak").read_text() == "# mine\n"
     other = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(tmp_path / "mine.yaml")])
     assert other.exit_code == 0 and resolve_config(tmp_path / "mine.yaml").config.data.batch_size == 8
+    # Its comments name the run its own name trains into (runs/mine), not the preset's (runs/tiny-cpu).
+    written_out = (tmp_path / "mine.yaml").read_text(encoding="utf-8")
+    assert "--run-dir runs/mine --out hello.wav" in written_out and "runs/tiny-cpu" not in written_out
     unknown = runner.invoke(app, ["init", "-p", "gpu-max"])
     assert isinstance(unknown.exception, XttsError) and "the presets are" in unknown.exception.lines[0]
 

@@ -807,7 +807,8 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
         assert example.phonemize(example.clean(text), language, PUNCTUATION) == phonemize([text.lower()], language)[0]
 
     out = tmp_path / "exported"
-    assert runner.invoke(app, ["export", "-r", str(RUN), "-o", str(out)]).exit_code == 0
+    exported = runner.invoke(app, ["export", "-r", str(RUN), "-o", str(out)])
+    assert exported.exit_code == 0 and "; speaker: speaker_id, text_ids, language_id -> mel, audio)" in exported.stdout
     voice = example.Voice(out, CLIP)
     tokenizer = served[0].tokenizer  # the module's Synthesizer of RUN: its tokenizer as it speaks
     text = "The kettle   is ON the stove."

@@ -79,8 +79,9 @@ def export(
 
         print_json(report)
         return
+    speaker = "; speaker: speaker_id, text_ids, language_id -> mel, audio" if info.get("speaker_signature") else ""
     sys.stdout.write(
         f"{out}: SavedModel of step {info['step']} of {info['run']}, vocoder {info['vocoder']} (serving_default: "
-        f"text_ids, language_id, reference_audio at {info['sample_rate']} Hz -> mel, audio); "
+        f"text_ids, language_id, reference_audio at {info['sample_rate']} Hz -> mel, audio{speaker}); "
         f"{out / 'export.json'} lists its symbols\n"
     )

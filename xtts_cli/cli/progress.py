@@ -229,7 +229,8 @@ class TrainingProgress:
                 f"{result.step_time_percent:.0f} % of it in steps (the rest: validation, checkpoints, samples)"
             )
         if result.traces:  # none in eager mode: every step runs op by op
-            bound = f"{result.shape_bound} batch shapes" if result.shape_bound else "none, unbucketed"
+            shapes = "batch shape" if result.shape_bound == 1 else "batch shapes"
+            bound = f"{result.shape_bound} {shapes}" if result.shape_bound else "none, unbucketed"
             out.print(f"step traces: {result.traces} (bound: {bound})")
         if result.final_step > 0:
             import shlex

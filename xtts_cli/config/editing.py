@@ -194,7 +194,11 @@ def own_header(text: str, target: Path) -> str:
 
     first, newline, rest = text.partition("\n")
     if first.startswith("# xtts "):
+        named = re.search(r"(?:--config|-c) (\S+)", first)
         first = re.sub(r"(--config|-c) \S+", lambda m: f"{m.group(1)} {shlex.quote(str(target))}", first, count=1)
+        if named and "--run-dir" not in first:  # the run goes to runs/<this file's name>, as the comments say
+            run = shlex.quote(f"runs/{target.stem}")
+            rest = re.sub(rf"^(#.*)runs/{re.escape(named.group(1))}\b", rf"\g<1>{run}", rest, flags=re.MULTILINE)
     return first + newline + rest
 
 

@@ -258,7 +258,7 @@ def small_data_findings(scan, config: XttsConfig) -> list[Finding]:
             message=f"the training split holds {f'{minutes:.1f} min' if minutes >= 1 else f'{minutes * 60:.0f} s'} "
             "of speech: a model trained from zero needs about "
             "20 minutes to read new sentences (the speak-cpu preset); on a few minutes of a voice or a language, adapt a "
-            "trained run instead: --init-from RUN with the adapt-cpu preset (docs/adapt.md)",
+            "trained run instead: --init-from RUN with the adapt-cpu preset (docs/training.md#starting-from-a-trained-run)",
         )
     ]
 
