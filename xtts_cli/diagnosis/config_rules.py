@@ -48,12 +48,17 @@ def _graph_mode(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]
         )
 
 
+def _why_no_gpu(machine: MachineInfo) -> str:
+    """` (NVML's reason)` for a machine without GPUs, to follow "no GPU is visible"; "" when none is known."""
+    return f" ({machine.gpu_unavailable_reason})" if machine.gpu_unavailable_reason else ""
+
+
 def _xla(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     setting = loaded.config.training.enable_xla_compilation
     if setting is True and not machine.gpus and loaded.config.devices.logical_cpu_devices == 0:
         # The step XLA compiles for a CPU runs slower than plain graph mode, and the compile comes first
         # (training/settings.py: XLA_MIN_PLANNED_STEPS).
-        why = f" ({machine.gpu_unavailable_reason})" if machine.gpu_unavailable_reason else ""
+        why = _why_no_gpu(machine)
         yield Finding(
             id="xla-on-cpu",
             severity="warning",
@@ -250,7 +255,7 @@ def _mixed_precision(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Fin
         return
     capable = [gpu for gpu in machine.gpus if gpu.supports_mixed_float16]
     if not capable and loaded.config.devices.logical_cpu_devices == 0:
-        why = f" ({machine.gpu_unavailable_reason})" if machine.gpu_unavailable_reason else ""
+        why = _why_no_gpu(machine)
         yield Finding(
             id="mixed-precision-without-gpu",
             severity="warning",
@@ -358,7 +363,7 @@ def _cluster(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
 def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     devices = loaded.config.devices
     if devices.strategy == "mirrored" and not machine.gpus and not devices.logical_cpu_devices:
-        why = f" ({machine.gpu_unavailable_reason})" if machine.gpu_unavailable_reason else ""
+        why = _why_no_gpu(machine)
         yield Finding(
             id="mirrored-without-gpus",
             severity="info",
