@@ -350,6 +350,24 @@ def test_init_from_into_a_run_with_checkpoints_is_refused(base, tmp_path, runner
     # A run that did start from a base resumes without one (the base, moved or gone, is not read).
     assert result.exception.hint.startswith(f"to resume it, leave --init-from out (`xtts train -r {other}`)")
     assert sorted(p.name for p in (other / "checkpoints").iterdir()) == before
+    # Before the scan and the model (it had come after both), and validate says the same of the run
+    # directory train would write (it had passed it).
+    assert "scanning" not in result.stderr and "building" not in result.stderr
+    found = runner.invoke(
+        app,
+        [
+            "validate",
+            "-c",
+            str(tmp_path / "again.yaml"),
+            "--init-from",
+            str(base),
+            "--set",
+            f"training.run_dir={other}",
+        ],
+    )
+    assert (
+        found.exit_code == 1 and f"{other} already holds a run with checkpoints (trained from scratch)" in found.stdout
+    )
 
 
 @pytest.mark.parametrize("fresh", [[], ["--fresh"]])

@@ -379,7 +379,9 @@ def test_minutes_of_speech_trained_from_zero_are_pointed_to_adapting_a_trained_r
     base = Path(__file__).parent / "data" / "run_before_run_data"
     assert "dataset-small" in ids("-c", str(base / "config.yaml"))
     # Adapting a trained run: what minutes are for.
-    assert "dataset-small" not in ids("-c", str(base / "config.yaml"), "--init-from", str(base))
+    # Into a run directory of its own: the base's own config would resume the base, which train refuses.
+    adapted = ("--init-from", str(base), "--set", f"training.run_dir={tmp_path / 'adapted'}")
+    assert "dataset-small" not in ids("-c", str(base / "config.yaml"), *adapted)
     assert "dataset-small" not in ids("-c", str(write_config("model:\n  kind: vocoder\n")))  # it reads no text
     assert "dataset-small" not in _ids(json.loads(runner.invoke(app, ["validate", "--json"]).stdout))  # the sample
     # Under a minute is said in seconds, not as "0.0 min".

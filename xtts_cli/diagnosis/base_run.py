@@ -60,9 +60,13 @@ def parent_findings(config: Any, scan: Any, path: Optional[Path] = None) -> list
     resumed = _resumed_parent(path)
     if resumed is not None:
         return [Finding(id="init-from", severity="info", message=resumed)]
+    from xtts_cli.run.directory import default_run_dir, refuse_starting_over
+
     try:
         parent = open_parent(spec)
         parent.check(config)
+        # Where `xtts train` with this config writes (training.run_dir, else runs/<config name>).
+        refuse_starting_over(Path(config.training.run_dir or default_run_dir(path)), config)
     except XttsError as error:
         message = "; ".join(error.lines) + (f" ({error.hint})" if error.hint else "")
         return [Finding(id="init-from", severity="error", message=message)]

@@ -249,6 +249,14 @@ def _own_checkpoint_folder(run: RunDir, previous: Optional[dict[str, Any]], fres
         write_atomically(owner_file, mine + "\n", backup=False)
 
 
+def refuse_starting_over(path: Path, config: XttsConfig) -> None:
+    """`training.init_from` into the run directory at `path` when it holds checkpoints of another
+    start: refused before the scan and the model (prepare_run_dir refuses the same), and by validate."""
+    run = RunDir.of(path.expanduser(), config)
+    if config.training.init_from is not None and run.has_checkpoint():
+        _refuse_other_parent(run, run.read_run(), config.training.init_from)
+
+
 def _refuse_other_parent(run: RunDir, previous: Optional[dict[str, Any]], spec: Optional[str]) -> None:
     """`--init-from` on a run that has checkpoints resumes it only when it started from that run:
     anything else would throw its training away."""

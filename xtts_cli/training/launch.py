@@ -60,7 +60,7 @@ def train_run(
     """Train `loaded`'s config into `run_dir` (default: training.run_dir, else runs/<config name>)."""
     from xtts_cli import locks as run_lock
     from xtts_cli.config.editing import can_write
-    from xtts_cli.run.directory import chosen_run_dir, refuse_foreign
+    from xtts_cli.run.directory import chosen_run_dir, refuse_foreign, refuse_starting_over
     from xtts_cli.run.files import RunDir
     from xtts_cli.training.parent import refuse_own_directory
 
@@ -83,6 +83,8 @@ def train_run(
     # "~/runs/a" in the config (or quoted on the command line) is the home's, as every other path is.
     chosen = chosen_run_dir(loaded, run_dir)
     refuse_own_directory(config.training.init_from, chosen)
+    if not fresh:  # --fresh moves the old run aside
+        refuse_starting_over(chosen, config)
     # Where the run writes: checked before the scan and TensorFlow (a file there, a read-only place).
     can_write(chosen, "--run-dir", folder=True)
     run = RunDir.of(chosen, config)
