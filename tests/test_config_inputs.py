@@ -93,6 +93,11 @@ def test_validate_says_what_train_would_refuse_an_epoch_of_no_batch_and_an_unkno
     assert "batch 64 a step (64 per replica x 1); no full batch an epoch" in said
     assert findings["language-unknown"]["severity"] == "warning"
     assert findings["language-unknown"]["message"].startswith("data.language 'eng' is no language espeak-ng knows")
+    assert findings["language-unknown"]["message"].endswith("(did you mean en, en-gb, nog, en-us?)")
+    # A region espeak-ng has no voice of: the language itself first (it had offered fr, fi, fa, ar).
+    regional = runner.invoke(app, ["validate", "-c", "tiny-cpu", "--set", "data.language=fa-IR", "--json"])
+    unknown = {f["id"]: f for f in json.loads(regional.stdout)["findings"]}["language-unknown"]
+    assert unknown["message"].endswith("(did you mean fa, fr, fi, ar?)"), unknown
 
 
 @pytest.mark.parametrize(

@@ -77,6 +77,9 @@ def espeak_language(language: str, *, where: str = "data.language") -> str:
     import difflib
 
     close = difflib.get_close_matches(code, [*_ALIASES, *known], n=4, cutoff=0.5)
+    base = code.partition("-")[0]  # a region espeak-ng has no voice of (fa-ir): the language itself first
+    if base != code and base in known:
+        close = [base, *(name for name in close if name != base)][:4]
     raise XttsError(
         f"{where}: espeak-ng has no language {language!r}" + (f"; did you mean {', '.join(close)}?" if close else ""),
         hint=f"use one of its {len(known)} codes (en, en-us, de, fr, es, fa, ru, ...: `espeak-ng --voices` lists "

@@ -480,12 +480,14 @@ def _languages(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
             if data.text_frontend == "phonemes":
                 yield Finding(id="language-unknown", severity="error", message=f"{error.lines[0]} ({error.hint})")
             else:
+                close = error.lines[0].partition("; did you mean ")[2].rstrip("?")
                 yield Finding(
                     id="language-unknown",
                     severity="warning",
                     message=f"{where.get(language, 'data.language')} {language!r} is no language espeak-ng knows: "
-                    "it trains on the letters all the same, but reads no number, date or abbreviation in it as "
-                    "words; use an espeak-ng code (en, de, fa, pt-br, ...)",
+                    "it trains on the letters all the same, but its language's own reading (numbers, dates and "
+                    "abbreviations as words, its script's normalisation) may not apply; use an espeak-ng code "
+                    + (f"(did you mean {close}?)" if close else "(en, de, fa, pt-br, ...)"),
                 )
 
 
