@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -720,3 +721,16 @@ def test_a_decimal_written_without_its_leading_zero_is_read_as_one():
 def test_a_power_is_read_with_the_languages_word_for_it(language, read):
     reader = number_reader(language)
     assert reader is not None and reader("10^6, 2^-3") == read
+
+
+def test_marks_espeak_reads_as_nothing_are_named_as_left_out_not_dropped_without_a_word():
+    """Only PUNCTUATION's marks reach a phonemes run; ‹ › [ ] – had vanished with no note."""
+    from xtts_cli.data.phonemes import marks_read_as_nothing, phonemize
+
+    read = phonemize(["the cat's mat, on the mat."], "en-us")  # what a run's vocabulary is built from
+    vocabulary = Tokenizer.build(read, ["english_cleaners"], frontend="phonemes", languages=["en-us"], numbers="words")
+    left = vocabulary.spoken_ids("The cat \u2039mat\u203a [on] the mat \u2013 the mat.", "en-us")[1]
+    assert [c for c in left if unicodedata.category(c).startswith("P")] == ["[", "]", "\u2013", "\u2039", "\u203a"]
+    # A hyphen or apostrophe within a word is read as part of it; « » and the like are kept.
+    assert vocabulary.spoken_ids("The cat's mat, on the mat.", "en-us")[1] == []  # the text it was built from
+    assert marks_read_as_nothing("a well-known cat's mat \u00abon\u00bb it - 'so'") == ["'", "-"]

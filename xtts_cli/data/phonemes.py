@@ -15,12 +15,13 @@ Imported only when a run asks for phonemes: `xtts --help` does not load the libr
 from __future__ import annotations
 
 import threading
+import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
 from xtts_cli.errors import XttsError
 
-__all__ = ["PUNCTUATION", "espeak_language", "espeak_languages", "phonemize"]
+__all__ = ["PUNCTUATION", "espeak_language", "espeak_languages", "marks_read_as_nothing", "phonemize"]
 
 # What phonemizer keeps in place around the phonemes: its own default set plus the Persian and
 # Arabic comma, semicolon and question mark, which it would otherwise drop with the rest.
@@ -86,6 +87,20 @@ def espeak_language(language: str, *, where: str = "data.language") -> str:
         "them), or set data.text_frontend: characters to train on the letters (a new run: one started from a "
         "phonemes run reads phonemes)",
     )
+
+
+def marks_read_as_nothing(text: str) -> list[str]:
+    """The punctuation of `text` (as read in words, before phonemes) that espeak-ng reads as nothing:
+    a mark outside PUNCTUATION, which alone is kept, except a hyphen or apostrophe within a word
+    (read as part of it: "well-known", "it's")."""
+    dropped = set()
+    for index, c in enumerate(text):
+        if not unicodedata.category(c).startswith("P") or c in PUNCTUATION:
+            continue
+        within = 0 < index < len(text) - 1 and text[index - 1].isalpha() and text[index + 1].isalpha()
+        if not (within and c in "-'\u2019\u2010"):
+            dropped.add(c)
+    return sorted(dropped)
 
 
 @lru_cache(maxsize=16)

@@ -625,7 +625,11 @@ class Tokenizer:
         out); its letters of another script refused naming what the run reads."""
         prepared, left_out = self.speakable(self.prepare(text, language))
         if self.frontend == "phonemes":  # left out before espeak-ng read them (`without_unspoken`): named too
+            from xtts_cli.data.phonemes import marks_read_as_nothing
+
             left_out += sorted({c for c in text if unspoken(c) and not c.isspace()} - set(left_out))
+            # And marks espeak-ng reads as nothing (« » are kept; ‹ › [ ] had gone without a word).
+            left_out += [c for c in marks_read_as_nothing(self.reading(text, language)) if c not in left_out]
         try:
             ids = self.symbol_ids(prepared)
         except UnknownCharactersError as error:
