@@ -556,7 +556,7 @@ def test_a_validation_dataset_with_too_many_bad_files_is_reported_as_that_datase
 
 
 @pytest.mark.parametrize("frontend", ["characters", "phonemes"])
-def test_transcripts_holding_markup_or_emoji_are_a_warning_naming_the_first(runner, tmp_path, frontend) -> None:
+def test_transcripts_holding_markup_or_emoji_are_a_warning_naming_the_first(runner, tmp_path, frontend, capsys) -> None:
     import shutil
 
     from xtts_cli.data.scan import BUNDLED_SAMPLE
@@ -577,6 +577,18 @@ def test_transcripts_holding_markup_or_emoji_are_a_warning_naming_the_first(runn
         assert found["message"].startswith("1 transcript holds what nobody says (e.g. metadata.csv:6: 'Fish &amp;")
     clean = runner.invoke(app, ["validate", "--json"]).stdout
     assert "dataset-unspoken-text" not in clean
+    # train says it too as the scan ends (it had said nothing, and learnt the tags as sounds).
+    from xtts_cli.cli.progress import TrainingProgress
+    from xtts_cli.config import resolve_config
+    from xtts_cli.data.scan import scan_dataset
+    from xtts_cli.training.events import ScanFinished
+
+    data_config = resolve_config(None, {"data.dataset_path": str(data), "data.text_frontend": frontend}).config.data
+    scanned = ScanFinished(scan_dataset(data_config), data_config)
+    for enabled in (False, True):  # --json, then the terminal's progress
+        capsys.readouterr()
+        TrainingProgress(enabled=enabled).update(scanned)
+        assert f"warning: {found['message']}" in " ".join(capsys.readouterr().err.split()), enabled
 
 
 def test_validation_clips_the_training_file_lists_too_are_a_warning(runner, tmp_path: Path) -> None:

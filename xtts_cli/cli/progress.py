@@ -94,6 +94,8 @@ class TrainingProgress:
                 self.err.print(f"{event.label}: {event.message}", markup=False, highlight=False)
             elif isinstance(event, Watched):  # a warning, as a Noted one is; also in metrics.jsonl
                 self.err.print(f"watch: {_watched(event)}", markup=False, highlight=False)
+            elif isinstance(event, ScanFinished):
+                self._transcript_warnings(event, plain=True)
             elif isinstance(event, RunStarted):  # also in the result's "notes", but said as they are known
                 for note in event.result.notes:
                     self.err.print(f"note: {note}", markup=False, highlight=False)
@@ -161,6 +163,20 @@ class TrainingProgress:
             from xtts_cli.diagnosis.checkup import shared_speakers_line
 
             self.err.print(f"[yellow]note[/]: {escape(shared_speakers_line(shared))} (xtts validate says more)")
+        self._transcript_warnings(event, plain=False)
+
+    def _transcript_warnings(self, event: ScanFinished, *, plain: bool) -> None:
+        """What validate warns of in the transcripts (digits read as signs, markup, emoji), said as the
+        run starts too: it had said nothing, and the run learnt them as sounds."""
+        if event.data is None:
+            return
+        from xtts_cli.diagnosis.checkup import unread_digits_findings, unspoken_text_findings
+
+        for found in unread_digits_findings(event.scan, event.data) + unspoken_text_findings(event.scan, event.data):
+            if plain:
+                self.err.print(f"warning: {found.message}", markup=False, highlight=False)
+            else:
+                self.err.print(f"[yellow]warning[/]: {escape(found.message)}")
 
     def _logged(self, event: StepLogged) -> None:
         if self._bar_from is not None and self._progress is None:

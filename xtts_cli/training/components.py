@@ -158,7 +158,7 @@ def _scan(config: XttsConfig, progress: Progress) -> ScanReport:
 
     progress(PhaseStarted("scanning the dataset"))
     scan = scan_dataset(config.data)
-    progress(ScanFinished(scan))
+    progress(ScanFinished(scan, config.data))
     progress(PhaseStarted("building the input pipeline and the model"))
     if not scan.train:
         raise XttsError("no usable training items after the dataset scan", hint="see the bad files listed above")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 if TYPE_CHECKING:
+    from xtts_cli.config.schema import DataConfig
     from xtts_cli.data.scan import ScanReport
 
 __all__ = [
@@ -82,6 +83,7 @@ class TrainResult:
 @dataclass(frozen=True)
 class ScanFinished:
     scan: ScanReport
+    data: Optional[DataConfig] = None  # the settings it scanned with: what its transcripts are read as
 
 
 @dataclass(frozen=True)
