@@ -90,15 +90,7 @@ class TrainingProgress:
         )
 
         if not self.enabled:  # --json: the result alone on stdout, and what the user must hear of on stderr
-            if isinstance(event, Noted):
-                self.err.print(f"{event.label}: {event.message}", markup=False, highlight=False)
-            elif isinstance(event, Watched):  # a warning, as a Noted one is; also in metrics.jsonl
-                self.err.print(f"watch: {_watched(event)}", markup=False, highlight=False)
-            elif isinstance(event, ScanFinished):
-                self._transcript_warnings(event, plain=True)
-            elif isinstance(event, RunStarted):  # also in the result's "notes", but said as they are known
-                for note in event.result.notes:
-                    self.err.print(f"note: {note}", markup=False, highlight=False)
+            self._plain(event)
             return
         if isinstance(event, PhaseStarted):
             self._begin_phase(event.name)
@@ -164,6 +156,20 @@ class TrainingProgress:
 
             self.err.print(f"[yellow]note[/]: {escape(shared_speakers_line(shared))} (xtts validate says more)")
         self._transcript_warnings(event, plain=False)
+
+    def _plain(self, event: Event) -> None:
+        """Under --json: what the user must hear of, as plain lines on stderr."""
+        from xtts_cli.training.events import Noted, RunStarted, ScanFinished, Watched
+
+        if isinstance(event, Noted):
+            self.err.print(f"{event.label}: {event.message}", markup=False, highlight=False)
+        elif isinstance(event, Watched):  # a warning, as a Noted one is; also in metrics.jsonl
+            self.err.print(f"watch: {_watched(event)}", markup=False, highlight=False)
+        elif isinstance(event, ScanFinished):
+            self._transcript_warnings(event, plain=True)
+        elif isinstance(event, RunStarted):  # also in the result's "notes", but said as they are known
+            for note in event.result.notes:
+                self.err.print(f"note: {note}", markup=False, highlight=False)
 
     def _transcript_warnings(self, event: ScanFinished, *, plain: bool) -> None:
         """What validate warns of in the transcripts (digits read as signs, markup, emoji), said as the
