@@ -65,7 +65,20 @@ def _isolated_session(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _no_cluster_left():
+    """`train --worker-hosts` writes TF_CONFIG for its process: in-process, it must not outlive the
+    test (every later training in the worker would meet a cluster under strategy auto, refused).
+    Set up before `_isolated`, so torn down after the test's monkeypatch has undone its changes."""
+    before = os.environ.get("TF_CONFIG")
+    yield
+    if before is None:
+        os.environ.pop("TF_CONFIG", None)
+    else:
+        os.environ["TF_CONFIG"] = before
+
+
+@pytest.fixture(autouse=True)
+def _isolated(_no_cluster_left, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))

@@ -126,7 +126,7 @@ def test_multi_worker_without_a_cluster_fails_before_tensorflow(runner, tmp_path
 def test_a_worker_whose_port_is_taken_and_a_cluster_under_another_strategy_fail_before_tensorflow(
     runner, tmp_path: Path, monkeypatch
 ) -> None:
-    monkeypatch.delenv("TF_CONFIG", raising=False)
+    monkeypatch.setenv("TF_CONFIG", "")  # recorded, so the one --worker-hosts writes is undone after the test
     config = tiny_config(tmp_path)
     with socket.create_server(("127.0.0.1", 0)) as held:  # a real listener on the worker's port
         port = held.getsockname()[1]
