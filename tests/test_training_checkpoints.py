@@ -244,6 +244,17 @@ def test_python_api_and_text_file_speak_as_one_sentence_calls_do(
     assert isinstance(result.exception, XttsError), result.output
     assert result.exception.lines[0].startswith("--text-file line 3: text has characters the run was not trained on")
     assert not (tmp_path / "none").exists()
+    # Every bad line is named at once (five, the rest counted): a file is mended in one pass.
+    bad = [TEXT, "snow \u0436", "\U0001f600", *[f"snow {c}" for c in "\u0436\u0437\u0438\u0439\u043a\u043b"]]
+    lines.write_text("\n".join(bad) + "\n", encoding="utf-8")
+    result = runner.invoke(
+        app, ["synthesize", "--text-file", str(lines), "--out-dir", str(tmp_path / "none"), "-r", str(run)]
+    )
+    assert isinstance(result.exception, XttsError), result.output
+    named = result.exception.lines
+    assert [line.split(":")[0] for line in named[:5]] == [f"--text-file line {n}" for n in range(2, 7)], named
+    assert "nothing left after cleaning" in named[1] and named[5] == "and 3 more of its 9 lines (7, 8, 9)", named
+    assert not (tmp_path / "none").exists()
 
     voice = tmp_path / "voice.wav"
     shutil.copyfile(single, voice)

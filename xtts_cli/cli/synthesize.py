@@ -414,16 +414,37 @@ def _read_stdin() -> str:
 def _speak_file(tts, lines: list[tuple[int, str]], **options):
     """Every line of a --text-file, in turn, as one `Speech` (a pause between lines as between
     sentences); each line is checked before the first is spoken."""
-    from xtts_cli.errors import XttsError
     from xtts_cli.speech.synthesis import joined
 
-    for number, line in lines:
-        try:
-            tts.check(line, language=options["language"])
-        except XttsError as error:
-            raise XttsError(f"--text-file line {number}: {error.lines[0]}", hint=error.hint) from None
+    _check_lines(tts, lines, options["language"])
     parts = [tts.speak(line, **options) for _, line in lines]
     return parts[0] if len(parts) == 1 else joined(parts, "\n".join(line for _, line in lines))
+
+
+# The bad lines of a --text-file named in one error; the rest are counted.
+SHOWN_BAD_LINES = 5
+
+
+def _check_lines(tts, lines: list[tuple[int, str]], language: Optional[str]) -> None:
+    """Every line checked before the first is spoken (a bad line 900 loses no work), and every bad
+    one named in one error: a file is mended in one pass, not a run per line."""
+    from xtts_cli.errors import XttsError
+
+    bad: list[tuple[int, XttsError]] = []
+    for number, line in lines:
+        try:
+            tts.check(line, language=language)
+        except XttsError as error:
+            bad.append((number, error))
+    if not bad:
+        return
+    named = [f"--text-file line {number}: {error.lines[0]}" for number, error in bad[:SHOWN_BAD_LINES]]
+    if len(bad) > SHOWN_BAD_LINES:
+        rest = [str(number) for number, _ in bad[SHOWN_BAD_LINES:]]
+        more = ", ".join(rest[:10]) + (", ..." if len(rest) > 10 else "")
+        named.append(f"and {len(rest)} more of its {len(lines)} lines ({more})")
+    hints = list(dict.fromkeys(error.hint for _, error in bad if error.hint))
+    raise XttsError(*named, hint=hints[0] if len(hints) == 1 else "; ".join(hints[:2]) if hints else None)
 
 
 def _read_lines(path: Path) -> list[tuple[int, str]]:
@@ -501,13 +522,7 @@ def _write_index(out_dir: Path, records: list[dict]) -> None:
 
 def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool, **voice) -> None:
     """Each line to `out_dir`/NNNN.wav (its line number), and one JSON line each to index.jsonl."""
-    from xtts_cli.errors import XttsError
-
-    for number, line in lines:  # every line, before the first is spoken: a bad line 900 loses no work
-        try:
-            tts.check(line, language=voice["language"])
-        except XttsError as error:
-            raise XttsError(f"--text-file line {number}: {error.lines[0]}", hint=error.hint) from None
+    _check_lines(tts, lines, voice["language"])
     records = _spoken(tts, lines, out_dir, json_output, voice)
     written = {Path(record["out"]).name for record in records}
     others = sorted(path.name for path in out_dir.glob("*.wav") if path.name not in written)
