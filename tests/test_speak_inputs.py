@@ -41,6 +41,43 @@ def test_an_output_that_cannot_be_written_is_one_line_before_the_run_loads(runne
     assert (tmp_path / "a-file").read_text(encoding="utf-8") == "mine" and not (tmp_path / "clips").exists()
 
 
+def test_a_text_file_names_each_line_that_is_not_utf8_and_passes_over_lines_blank_to_the_eye(runner, tmp_path):
+    from xtts_cli.cli.synthesize import _read_lines
+
+    lines = tmp_path / "lines.txt"  # `cat` of files Notepad saved: a byte-order mark on a line of its own
+    lines.write_bytes("\ufeffHello there.\n\ufeff\n\u200b \r\nBye.\n".encode("utf-8"))
+    assert _read_lines(lines) == [(1, "Hello there."), (4, "Bye.")]
+    latin = b"Hello.\nCaf\xe9 au lait.\nFine.\nNa\xefve.\n"  # Latin-1, piped in as --text-file -
+    result = runner.invoke(
+        app, ["synthesize", "--text-file", "-", "--out-dir", str(tmp_path / "clips"), "-r", str(RUN)], input=latin
+    )
+    assert result.exception.lines == ["--text-file - is not UTF-8 text: lines 2, 4 (the first at byte 10)"]
+    assert not (tmp_path / "clips").exists()
+
+
+def test_a_folder_where_a_clip_or_the_index_goes_is_refused_before_any_is_written(runner, tmp_path):
+    (tmp_path / "lines.txt").write_text("Hello.\nBye.\n", encoding="utf-8")
+    clips = tmp_path / "clips"
+    (clips / "0002.wav").mkdir(parents=True)
+    (clips / "index.jsonl").mkdir()
+    result = runner.invoke(
+        app, ["synthesize", "--text-file", str(tmp_path / "lines.txt"), "--out-dir", str(clips), "-r", str(RUN)]
+    )
+    assert result.exception.lines == [f"--out-dir {clips}: 0002.wav, index.jsonl are folders there, where a file goes"]
+    assert sorted(path.name for path in clips.iterdir()) == ["0002.wav", "index.jsonl"]
+    sample = Path(__file__).parents[1] / "xtts_cli" / "data" / "sample" / "wavs"
+    first, second = sorted(sample.glob("*.wav"))[:2]
+    (clips / first.name).mkdir()
+    for args, message in (
+        ([str(first), str(second), "--out-dir", str(clips)], f"--out-dir {clips}: {first.name} is a folder there"),
+        ([str(first), "--out-dir", "-"], "--out-dir - names a folder, not stdout"),
+        ([str(first), "-o", "-"], "--out -: vocode writes its audio to a file, not stdout"),
+    ):
+        result = runner.invoke(app, ["vocode", *args])
+        assert isinstance(result.exception, XttsError) and result.exception.lines[0].startswith(message), args
+    assert not (clips / second.name).exists() and not Path("-").exists()
+
+
 def test_text_from_stdin_must_be_piped_utf8(runner, tmp_path):
     import os
     import pty
@@ -48,7 +85,7 @@ def test_text_from_stdin_must_be_piped_utf8(runner, tmp_path):
     import sys
 
     result = runner.invoke(app, ["synthesize", "-", "-r", str(RUN)], input=b"caf\xe9")
-    assert result.exception.lines == ["the text on stdin is not UTF-8 (byte 3)"]
+    assert result.exception.lines == ["the text on stdin is not UTF-8 text: line 1 (the first at byte 3)"]
     result = runner.invoke(app, ["synthesize", "-", "-r", str(RUN)], input=b" \n")
     assert result.exception.lines == ["the text to synthesise is empty"]
     # A terminal on stdin: said at once, not waited on.
@@ -172,16 +209,22 @@ def test_a_text_file_saved_with_a_byte_order_mark_and_a_form_feed_speaks_by_its_
     clips = tmp_path / "clips"
     clips.mkdir()
     (clips / "0009.wav").write_bytes(b"an earlier call's clip")
+    (clips / "0003.wav").write_bytes(b"an earlier call's clip")
     done = run_xtts(["synthesize", "--text-file", str(lines), "--out-dir", str(clips), "-r", str(RUN)], tmp_path)
     assert done.returncode == 0, done.stderr
     index = [json.loads(line) for line in (clips / "index.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [(r["line"], Path(r["out"]).name) for r in index] == [(1, "0001.wav"), (3, "0003.wav"), (4, "0004.wav")]
     assert index[0]["text"] == "The kettle is on." and index[1]["text"] == "The bus\x0cwas late."  # no BOM spoken
     assert f"note: {clips} also holds 1 clip(s) this call did not write (0009.wav)" in done.stderr
+    assert f"note: 1 file(s) in {clips} are written over (0003.wav)" in done.stderr
     assert f"of {RUN}, vocoder griffin-lim; {clips / 'index.jsonl'} lists them" in done.stdout
 
 
-def test_ctrl_c_in_a_text_file_keeps_an_index_of_the_clips_written_and_says_how_far_it_got(tmp_path):
+@pytest.mark.parametrize(
+    "stop, code",
+    [("SIGINT", 130), pytest.param("SIGTERM", 143, marks=pytest.mark.slow)],  # SIGTERM: a scheduler, `timeout`
+)
+def test_ctrl_c_in_a_text_file_keeps_an_index_of_the_clips_written_and_says_how_far_it_got(tmp_path, stop, code):
     import json
     import signal
     import time
@@ -197,9 +240,9 @@ def test_ctrl_c_in_a_text_file_keeps_an_index_of_the_clips_written_and_says_how_
     deadline = time.monotonic() + 240
     while not (clips / "0003.wav").exists() and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.1)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(getattr(signal, stop))
     _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr
+    assert process.returncode == code, stderr
     index = [json.loads(line) for line in (clips / "index.jsonl").read_text(encoding="utf-8").splitlines()]
     written = sorted(path.name for path in clips.glob("*.wav"))
     # Each clip it lists is there (one saved as the Ctrl-C came may not be listed yet).
@@ -251,6 +294,9 @@ def test_a_sentence_that_is_only_an_emoji_joins_the_one_before_it_to_be_left_out
     for text in ("👍!", "😀. 😀.", "???!!!...", ","):
         with pytest.raises(XttsError, match="nothing left after cleaning"):
             check_text(tokenizer, text, data, None, language="en")
+    with pytest.raises(XttsError) as long:  # a file of NULs is named by its start, not echoed whole
+        check_text(tokenizer, "\x00" * 100_000, data, None, language="en")
+    assert long.value.lines == [f"the text {chr(0) * 60 + '...'!r} has nothing left after cleaning"]
 
 
 def test_a_phoneme_the_runs_data_never_held_is_read_as_its_nearest_or_left_out():

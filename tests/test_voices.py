@@ -238,6 +238,9 @@ def test_synthesize_lists_the_runs_speakers_and_languages_without_loading_it(run
     assert all(s["minutes"] > 0 for s in report["speakers"])
     plain = runner.invoke(app, ["synthesize", "-r", str(run), "--list-languages"])
     assert plain.stdout == "en\n"
+    both = runner.invoke(app, ["synthesize", "-r", str(run), "--list-speakers", "--list-languages"]).stdout.splitlines()
+    speakers = len(vocabulary["speakers"])  # each list under its heading: "en" is not one more speaker
+    assert both[0] == f"speakers ({speakers}):" and both[1 + speakers :] == ["languages (1):", "  en"], both
     # A vocoder run holds a vocabulary too, but speaks no text: it is said, not listed.
     vocoder = Path(__file__).parent / "data" / "legacy_vocoder_run"
     refused = runner.invoke(app, ["synthesize", "-r", str(vocoder), "--list-speakers"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Mapping
 from enum import Enum
 from pathlib import Path
@@ -247,6 +248,31 @@ def keeps_the_inputs(inputs: Mapping[Optional[Path], str], outputs: list[Path], 
         replaced = given.get(output.resolve()) if str(output) != "-" else None
         if replaced is not None:
             raise XttsError(f"{flag} would write over {replaced} with {writes}", hint="write to another file or folder")
+
+
+def files_can_go(out_dir: Path, names: list[str], flag: str = "--out-dir") -> None:
+    """Refuse, before any work, an --out-dir that holds a folder (or a name that is not a place: `-`)
+    where a file of `names` goes: found as its file was written, the work before it was left half
+    done and its index unwritten."""
+    from xtts_cli.errors import XttsError
+
+    if str(out_dir) == "-":
+        raise XttsError(f"{flag} - names a folder, not stdout", hint=f"pass {flag} DIR, a folder to write into")
+    taken = [name for name in names if (out_dir / name).is_dir()]
+    if taken:
+        listed = ", ".join(taken[:3]) + (f" and {len(taken) - 3} more" if len(taken) > 3 else "")
+        raise XttsError(
+            f"{flag} {out_dir}: {listed} {'is a folder' if len(taken) == 1 else 'are folders'} there, where a file goes",
+            hint=f"move {'it' if len(taken) == 1 else 'them'} out of the way, or pass another {flag}",
+        )
+
+
+def say_written_over(out_dir: Path, targets: list[Path]) -> None:
+    """A note naming the files of an earlier call in `out_dir` that `targets` write over."""
+    earlier = [target.name for target in targets if target.exists()]
+    if earlier:
+        shown = ", ".join(earlier[:3]) + (", ..." if len(earlier) > 3 else "")
+        sys.stderr.write(f"note: {len(earlier)} file(s) in {out_dir} are written over ({shown})\n")
 
 
 class XttsCommand(TyperCommand):

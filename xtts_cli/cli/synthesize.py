@@ -14,8 +14,10 @@ from xtts_cli.cli.options import (
     RunDirOption,
     VerboseOption,
     VocoderOption,
+    files_can_go,
     keeps_the_inputs,
     run_dir_given,
+    say_written_over,
     wav_out,
 )
 from xtts_cli.errors import SPEEDS
@@ -163,17 +165,20 @@ def synthesize(
     if list_speakers or list_languages:
         run = run_dir_given(run_dir, checkpoint, to="list", example=_LIST_EXAMPLE)
         return _list(run, speakers=list_speakers, languages=list_languages, json_output=json_output)
-    text = _read_stdin() if text == "-" else text
+    text = _utf8(_read_stdin(), "the text on stdin") if text == "-" else text
     out = _check_arguments(text, text_file, out_dir, speaker, speaker_wav, out=out, json_output=json_output)
     run_dir = run_dir_given(run_dir, checkpoint, to="speak with", example='xtts synthesize "Hello." -r runs/tiny-cpu')
     _check_before_loading(run_dir, speed, speaker, language, text=text if text_file is None else None)
     lines = _read_lines(text_file) if text_file is not None else []
+    outputs = _clip_paths(lines, out_dir) + [out_dir / "index.jsonl"] if out_dir is not None else [out]
     keeps_the_inputs(
         {speaker_wav: "the --speaker-wav clip", text_file: "the --text-file"},
-        _clip_paths(lines, out_dir) + [out_dir / "index.jsonl"] if out_dir is not None else [out],
+        outputs,
         "--out-dir" if out_dir is not None else "--out",
         "the speech",
     )
+    if out_dir is not None:
+        files_can_go(out_dir, [path.name for path in outputs])
     from xtts_cli.cli.output import Phases
     from xtts_cli.inference import Synthesizer
 
@@ -276,11 +281,16 @@ def _list(run_dir: Path, *, speakers: bool, languages: bool, json_output: bool) 
 
         print_json(listing)
         return
+    both = speakers and languages  # each list under a heading: a language is not read as one more speaker
+    if both:
+        sys.stdout.write(f"speakers ({len(listing['speakers'])}):\n")
     for entry in listing.get("speakers", []):
         minutes = f"  {entry['minutes']:.1f} min" if entry["minutes"] is not None else _learnt_in(run, entry["name"])
-        sys.stdout.write(f"{entry['name']}{minutes}\n")
+        sys.stdout.write(f"{'  ' if both else ''}{entry['name']}{minutes}\n")
+    if both:
+        sys.stdout.write(f"languages ({len(listing['languages'])}):\n")
     for code in listing.get("languages", []):
-        sys.stdout.write(f"{code}\n")
+        sys.stdout.write(f"{'  ' if both else ''}{code}\n")
 
 
 def _learnt_in(run, name: str) -> str:
@@ -395,20 +405,37 @@ def _render(speech, report: dict[str, Any], stream: TextIO) -> None:
         )
 
 
-def _read_stdin() -> str:
-    """TEXT given as -: the text piped in, read as UTF-8."""
+def _read_stdin(named: str = "TEXT -") -> bytes:
+    """TEXT or --text-file given as -: the bytes piped in."""
     from xtts_cli.errors import XttsError
 
     if sys.stdin is None or sys.stdin.isatty():
         raise XttsError(
-            "TEXT - reads the text from stdin, which is a terminal here",
+            f"{named} reads the text from stdin, which is a terminal here",
             hint='pipe it in (cat chapter.txt | xtts synthesize - ...) or pass the text: xtts synthesize "Hello." ...',
         )
-    raw = sys.stdin.buffer.read()
+    return sys.stdin.buffer.read()
+
+
+def _utf8(raw: bytes, named: str) -> str:
+    """`raw` read as UTF-8 (a byte-order mark, as Notepad and Excel write, is not text); else one
+    error naming each line that is not, by number, so the file is mended in one pass."""
+    from xtts_cli.errors import XttsError
+
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise XttsError(f"the text on stdin is not UTF-8 (byte {exc.start})", hint="pipe UTF-8 text") from None
+        bad = []
+        for number, line in enumerate(raw.split(b"\n"), 1):
+            try:
+                line.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError:
+                bad.append(str(number))
+        shown = ", ".join(bad[:10]) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
+        raise XttsError(
+            f"{named} is not UTF-8 text: line{'s' if len(bad) > 1 else ''} {shown} (the first at byte {exc.start})",
+            hint="save it as UTF-8 (iconv -f latin1 -t utf-8 turns Latin-1 into it)",
+        ) from None
 
 
 def _speak_file(tts, lines: list[tuple[int, str]], **options):
@@ -449,24 +476,27 @@ def _check_lines(tts, lines: list[tuple[int, str]], language: Optional[str]) -> 
 
 def _read_lines(path: Path) -> list[tuple[int, str]]:
     """(line number, text) of each non-empty line of `path`."""
+    import unicodedata
+
     from xtts_cli.errors import XttsError
 
     try:
-        raw = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Notepad, Excel) is not text
+        raw = _read_stdin("--text-file -") if str(path) == "-" else path.read_bytes()
     except FileNotFoundError:
         raise XttsError(
-            f"--text-file {path} does not exist", hint="pass a UTF-8 text file, one sentence a line"
-        ) from None
-    except UnicodeDecodeError as exc:
-        raise XttsError(
-            f"--text-file {path} is not UTF-8 text (byte {exc.start})", hint="save it as UTF-8, one sentence a line"
+            f"--text-file {path} does not exist", hint="pass a UTF-8 text file, one sentence a line (- reads stdin)"
         ) from None
     except OSError as exc:
         raise XttsError(
             f"--text-file {path} cannot be read ({exc.strerror})", hint="pass a UTF-8 text file, one sentence a line"
         ) from None
+    text = _utf8(raw, f"--text-file {path}")
+
+    def blank(line: str) -> bool:  # to the eye: a byte-order mark (`cat` of files saved by Notepad), a zero-width space
+        return all(c.isspace() or unicodedata.category(c) == "Cf" for c in line)
+
     # Lines as `wc -l` and an editor number them: a form feed or U+2028 inside one does not start another.
-    lines = [(number, line.strip()) for number, line in enumerate(raw.split("\n"), 1) if line.strip()]
+    lines = [(number, line.strip()) for number, line in enumerate(text.split("\n"), 1) if not blank(line)]
     if not lines:
         raise XttsError(f"--text-file {path} has no sentence in it", hint="one sentence a line")
     return lines
@@ -481,6 +511,8 @@ def _clip_paths(lines: list[tuple[int, str]], out_dir: Path) -> list[Path]:
 def _spoken(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool, voice: dict) -> list[dict]:
     """Each line spoken to its clip, then index.jsonl written: a record of each. On Ctrl-C the index
     lists the clips written so far, and the user is told how far it got."""
+    from xtts_cli.errors import Terminated
+
     records: list[dict] = []
     try:
         for (number, line), clip in zip(lines, _clip_paths(lines, out_dir)):
@@ -500,7 +532,7 @@ def _spoken(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool,
                 sys.stderr.write(f"{path}: {speech.seconds:.2f} s  {line[:60]}\n")
                 for note in speech.notes:
                     sys.stderr.write(f"note: {note}\n")
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):  # Ctrl-C, or SIGTERM (a scheduler, `timeout`)
         _write_index(out_dir, records)
         sys.stderr.write(
             f"note: interrupted after {len(records)} of {len(lines)} lines; {out_dir / 'index.jsonl'} lists the "
@@ -523,6 +555,7 @@ def _write_index(out_dir: Path, records: list[dict]) -> None:
 def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool, **voice) -> None:
     """Each line to `out_dir`/NNNN.wav (its line number), and one JSON line each to index.jsonl."""
     _check_lines(tts, lines, voice["language"])
+    say_written_over(out_dir, _clip_paths(lines, out_dir))
     records = _spoken(tts, lines, out_dir, json_output, voice)
     written = {Path(record["out"]).name for record in records}
     others = sorted(path.name for path in out_dir.glob("*.wav") if path.name not in written)

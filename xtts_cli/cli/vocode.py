@@ -14,7 +14,9 @@ from xtts_cli.cli.options import (
     JsonOption,
     SetOption,
     VerboseOption,
+    files_can_go,
     keeps_the_inputs,
+    say_written_over,
     wav_out,
 )
 from xtts_cli.errors import XttsError
@@ -103,6 +105,8 @@ def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]
     """Where each recording's audio goes: --out for one, <stem>.wav in --out-dir for any number."""
     if out is not None and out_dir is not None:
         raise XttsError("--out and --out-dir both given", hint="--out names one file; --out-dir a folder for several")
+    if out is not None and str(out) == "-":
+        raise XttsError("--out -: vocode writes its audio to a file, not stdout", hint="pass --out FILE.wav")
     if out_dir is None:
         if len(found) > 1:
             raise XttsError(
@@ -127,6 +131,8 @@ def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]
     can_write(out_dir if out_dir is not None else targets[0], flag, folder=out_dir is not None, name="vocoded.wav")
     if out_dir is None:
         wav_out(targets[0])
+    else:
+        files_can_go(out_dir, [target.name for target in targets])
     keeps_the_inputs({path: "the recording" for path in found}, targets, flag, "its vocoded copy")
     return targets
 
@@ -159,7 +165,11 @@ def vocode(
     ] = None,
     out_dir: Annotated[
         Optional[Path],
-        typer.Option("--out-dir", metavar="DIR", help="Folder to write each recording's audio into, as <name>.wav."),
+        typer.Option(
+            "--out-dir",
+            metavar="DIR",
+            help="Folder to write each recording's audio into, as its own name with .wav (clip.flac: clip.wav).",
+        ),
     ] = None,
     config: ConfigOption = None,
     set_values: SetOption = None,
@@ -187,10 +197,8 @@ def vocode(
     targets = destinations(found, out, out_dir)
     for problem in [f"{path}: {why}" for path, why in skipped.items()] + below:
         sys.stderr.write(f"note: skipped {problem}\n")
-    earlier = [target.name for target in targets if out_dir is not None and target.exists()]
-    if earlier:  # an earlier call's clips, written over: said, as synthesize --out-dir says what it leaves
-        shown = ", ".join(earlier[:3]) + (", ..." if len(earlier) > 3 else "")
-        sys.stderr.write(f"note: {len(earlier)} file(s) in {out_dir} are written over ({shown})\n")
+    if out_dir is not None:  # an earlier call's clips, written over: said, as synthesize --out-dir says it
+        say_written_over(out_dir, targets)
     from xtts_cli.cli.output import Phases
     from xtts_cli.speech.vocoding import GRIFFIN_LIM
 

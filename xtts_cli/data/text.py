@@ -645,8 +645,9 @@ class Tokenizer:
         # Punctuation alone ("???", "👍!") would be spoken as a noise: as nothing to say as an emoji is.
         if not ids or not any(c.isalnum() for c in prepared):
             pictures = any(unspoken(c) and not c.isspace() for c in text)  # an emoji, a star: nothing to read aloud
+            shown = text if len(text) <= 60 else text[:60] + "..."  # a megabyte of NULs is not echoed whole
             raise XttsError(
-                f"the text {text!r} has nothing left after cleaning",
+                f"the text {shown!r} has nothing left after cleaning",
                 hint="emoji and symbols are not read aloud: write what they say in words"
                 if pictures
                 else "pass words the model was trained on",
