@@ -261,6 +261,7 @@ def test_an_emoji_or_a_control_character_is_left_out_and_named_not_read_aloud_by
     # espeak-ng reads "❤" as "red", a flag as its country, and stops its text at a NUL.
     assert phonemes("I ❤️ you.") == phonemes("I you.") and phonemes("my 🇺🇸 flag") == phonemes("my flag")
     assert phonemes("hi\x00there") == phonemes("hi there")
+    assert phonemes("great 👍🏽") == phonemes("great")  # a skin tone is no word ("medium skin tone")
     assert phonemes("25°") == phonemes("25 degrees")  # a sign espeak-ng reads as a word stays
     assert without_unspoken("می\u200cخواهم") == "می\u200cخواهم"  # Persian writes a non-joiner inside a word
     tokenizer = Tokenizer(sorted(set(phonemes("I you. hi there"))), ["english_cleaners"], frontend="phonemes")

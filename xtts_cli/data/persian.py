@@ -70,6 +70,9 @@ _DOTTED_THOUSANDS = re.compile(
     r"|(?<![\d.٫٬,])\d{1,3}[.٫]\d{3}(?=\s*(?:تومان|ریال|دلار|یورو|پوند|هزار|میلیون|میلیارد)(?![^\W\d_]))"
 )
 _STRAY_SEPARATOR = re.compile(r"(?<=\d)[٬٫](?!\d)")
+# The Arabic comma typed as the thousands separator (۱،۰۰۰, ۲،۵۰۰،۰۰۰), between groups of three with no
+# space; a list's comma has one after it (۱، ۲).
+_ARABIC_COMMA_THOUSANDS = re.compile(r"(?<![\d،])\d{1,3}(?:،\d{3})+(?![\d،])")
 # A slash between numbers as a decimal point, as Iranian text often writes it (۳۸/۵ درصد, معدل ۱۷/۵,
 # ۰/۵, ۲/۵ میلیارد): where the first is not smaller than the second, or is 0, or a scale, a percent
 # follows; a proper fraction otherwise (۳/۴ کیلو: سه چهارم کیلو).
@@ -81,10 +84,19 @@ _ADDRESS_NUMBER = re.compile(r"((?:پلاک|واحد|کوچه|بن\u200cبست|�
 _OUT_OF = re.compile(r"((?:نمره|امتیاز)\s+)(\d{1,3}(?:[٫.]\d+)?)/(\d{1,3})(?![\d/])")
 # A range with a dash: ۱۰-۱۵ is ده تا پانزده; a phone number or code led by 0, in groups with dashes or
 # spaces, is read digit by digit (۰۲۱-۸۸۷۷۶۶۵۵), as is a number after the word that names one.
-_PHONE = re.compile(r"(?<![\d٫.,/])0\d{2,4}(?:[-\s]\d{2,8}){1,3}(?![\d٫.,/])")
+# A full stop or comma after one ends its sentence or clause (۰۹۱۲-۳۴۵-۶۷۸۹.); before a digit it is a
+# decimal or thousands separator, and the number is no phone number.
+_PHONE_END = r"(?![\d٫]|[.,/]\d)"
+_PHONE = re.compile(r"(?<![\d٫.,/])0\d{2,4}(?:[-\s]\d{2,8}){1,3}" + _PHONE_END)
 _CUED_PHONE = re.compile(
-    r"((?:تلفن|تلفن همراه|موبایل|فکس|شماره تماس|کد پستی|کدپستی)\s*:?\s*)(\d[\d\s-]{4,}\d)(?![\d٫.,/])"
+    r"((?:تلفن|تلفن همراه|موبایل|فکس|شماره تماس|کد پستی|کدپستی)\s*:?\s*)(\d[\d\s-]{4,}\d)" + _PHONE_END
 )
+# +98 912 345 6789: an international number, مثبت then its groups digit by digit.
+_INTERNATIONAL_PHONE = re.compile(r"(?<![\w+])\+(\d{1,3}(?:[-\s]\d{2,4}){2,4})" + _PHONE_END)
+# +5٪: مثبت پنج درصد (espeak-ng's fa voice read the sign in English, "plus"); 1920x1080: هزار و ... در ...
+_PLUS = re.compile(r"(?<![\w+])\+\s?(?=\d)")
+_TIMES = re.compile(r"(?<=\d)\s?[x×]\s?(?=\d)")
+_TIMES_OVER = re.compile(r"(?<=\d)\s?[x×](?![^\W_])")  # ۳x: سه برابر
 _RANGE = re.compile(r"(?<=[\d٪%])\s?[-\u2013]\s?(?=\d)")
 # A unit written in Latin letters after a number, as Persian text often has it (۱۲۰ km/h, ۵ kg, ۳۷ °C).
 _LATIN_UNITS = {
@@ -96,7 +108,7 @@ _LATIN_UNIT = re.compile(
     r"(?<=\d)\s?(" + "|".join(re.escape(u) for u in _LATIN_UNITS) + r")(?![A-Za-z/])", re.IGNORECASE
 )
 # The percent sign written before its number (٪۲۵): بیست و پنج درصد.
-_PERCENT_FIRST = re.compile(r"(?<![\d\w])[٪%](\d+(?:[٫.]\d+)?)")
+_PERCENT_FIRST = re.compile(r"(?<![\d\w])(?<!\d\s)[٪%]\s?(\d+(?:[٫.]\d+)?)")
 # Page, pages, volume before a number; before noon and after noon after a time.
 _ABBREVIATIONS = (
     (re.compile(r"(?<![^\W\d_])صص\.\s?(?=\d)"), "صفحات "),
@@ -163,18 +175,19 @@ def _below_thousand(value: int) -> list[str]:
 
 def number_to_words(value: int) -> str:
     """A whole number in Persian words, parts joined by `و` as they are read: 1404 -> `هزار و
-    چهارصد و چهار`, 2025 -> `دو هزار و بیست و پنج`. A thousand alone is `هزار`, not `یک هزار`."""
+    چهارصد و چهار`, 2025 -> `دو هزار و بیست و پنج`. A thousand alone is `هزار`, not `یک هزار`; one
+    of 10^15 or more digit by digit."""
     if value < 0:
         return "منفی " + number_to_words(-value)
     if value == 0:
         return _ONES[0]
+    if value >= 1000 ** len(_SCALES):  # past تریلیون: digit by digit, as a serial number is read
+        return " ".join(_ONES[int(d)] for d in str(value))
     groups = []
     scale = 0
     while value:
         value, group = divmod(value, 1000)
         if group:
-            if scale >= len(_SCALES):
-                raise ValueError("numbers of 10^15 and above are not read out")
             words = _AND.join(_below_thousand(group))
             if scale == 1 and group == 1:
                 words = _SCALES[1]
@@ -284,12 +297,15 @@ def normalize_persian(text: str) -> str:
     text = _VERB_PREFIX.sub(lambda m: m.group(1) + ZWNJ, text.translate(_LETTERS).translate(_DIGITS))
     if not any(c.isdigit() for c in text):
         return _clean_joiners(text)
+    text = _ARABIC_COMMA_THOUSANDS.sub(lambda m: m.group(0).replace("،", ""), text)
     text = _COMMA_DECIMAL.sub("٫", text)
     text = _DOTTED_THOUSANDS.sub(lambda m: re.sub(r"[.٫]", "", m.group(0)), text)
     text = _STRAY_SEPARATOR.sub("", text)
     text = _MONEY.sub(_money, text)
     text = _CUED_PHONE.sub(lambda m: m.group(1) + _digits(m.group(2)), text)
     text = _PHONE.sub(lambda m: _digits(m.group(0)), text)
+    text = _INTERNATIONAL_PHONE.sub(lambda m: "مثبت " + _digits(m.group(1)), text)
+    text = _TIMES_OVER.sub(" برابر", _TIMES.sub(" در ", _PLUS.sub("مثبت ", text)))
     for abbreviation, said in _ABBREVIATIONS:
         text = abbreviation.sub(said, text)
     text = _TIME.sub(_time, text)

@@ -332,8 +332,13 @@ def without_unspoken(text: str) -> str:
 
 def _styling(c: str) -> bool:
     """A mark that only styles the character before it: an emoji's variation selector ("❤️" is ❤
-    and U+FE0F) or an enclosing keycap ("1️⃣"), no letter of any script."""
-    return unicodedata.category(c) == "Me" or unicodedata.name(c, "").startswith("VARIATION SELECTOR")
+    and U+FE0F), an enclosing keycap ("1️⃣") or a skin tone ("👍🏽": espeak-ng's fa voice read U+1F3FD
+    as "golden skin"), no letter of any script."""
+    return (
+        unicodedata.category(c) == "Me"
+        or unicodedata.name(c, "").startswith("VARIATION SELECTOR")
+        or 0x1F3FB <= ord(c) <= 0x1F3FF
+    )
 
 
 # A run's vocabulary numbers the rows of its text embedding: rebuilt from the data, the numbers could
