@@ -477,14 +477,18 @@ def test_ordinals_are_read_after_the_cleaners_made_their_marks_letters(language,
     assert prepare_texts([text], ["multilingual_cleaners"], "characters", language, "words") == [read]
 
 
-@pytest.mark.parametrize("language", ["es", "it", "ru", "pt", "pl", "en"])
+@pytest.mark.parametrize("language", ["es", "it", "ru", "pt", "pl", "en", "hu", "fa"])
 def test_a_number_past_the_languages_largest_name_is_read_digit_by_digit(language):
-    # num2words raises for these (OverflowError in Spanish, KeyError in Russian, NotImplementedError in Italian).
+    # num2words raises for these (OverflowError in Spanish, KeyError in Russian, NotImplementedError in Italian,
+    # RecursionError for a Hungarian decimal); a float of more than 15 digits would be read as another number.
     from xtts_cli.data.text import prepare_texts
 
     huge = "1" + "0" * 70 + "5"
     said = prepare_texts([f"a {huge} b, 1.000 r."], ["multilingual_cleaners"], "characters", language, "words")[0]
     assert not re.search(r"\d", said) and said.startswith("a ") and " b, " in said, said
+    decimal = "1" + "0" * 20 + ".5"
+    said = prepare_texts([f"a {decimal} b"], ["multilingual_cleaners"], "characters", language, "words")[0]
+    assert not re.search(r"\d", said) and said.startswith("a ") and said.endswith(" b"), said
 
 
 def test_numbers_read_as_words_are_in_the_letters_of_the_languages_vocabulary():

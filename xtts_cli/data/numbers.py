@@ -413,7 +413,8 @@ def _words(number: float | int, language: str, **options) -> str:
     region = _REGION.get()
     try:
         said = num2words(number, lang=region if region and region[:2] == language else language, **options)
-    except (OverflowError, NotImplementedError, KeyError, IndexError, ValueError):
+    except (OverflowError, NotImplementedError, KeyError, IndexError, ValueError, RecursionError):
+        # (RecursionError: num2words' Hungarian, given a decimal of 10**20 or more)
         # Past a language's largest named number (10**27 in Spanish, less in Russian and Italian): digit by digit
         digits = str(number) if isinstance(number, int) else f"{number:.0f}"
         return " ".join(_words(int(digit), language) for digit in digits if digit.isdigit())
@@ -509,6 +510,8 @@ def _number(value: str, language: str) -> str:
     if language == "en":
         return _english_number(value)
     if language not in _DECIMAL_WORDS:
+        if len(whole) > 15:  # past a float's exact digits: num2words would read another number
+            return " ".join(_words(int(digit), language) for digit in value if digit.isdigit())
         return _words(float(value), language)
     return _decimal_parts(value, language, *_DECIMAL_WORDS[language])
 
