@@ -98,6 +98,11 @@ def test_validate_says_what_train_would_refuse_an_epoch_of_no_batch_and_an_unkno
     regional = runner.invoke(app, ["validate", "-c", "tiny-cpu", "--set", "data.language=fa-IR", "--json"])
     unknown = {f["id"]: f for f in json.loads(regional.stdout)["findings"]}["language-unknown"]
     assert unknown["message"].endswith("(did you mean fa, fr, fi, ar?)"), unknown
+    # A three-letter code (ISO 639-2, as catalogues write Persian): its two-letter one first (it had offered pt-br).
+    from xtts_cli.data.phonemes import espeak_language
+
+    with pytest.raises(XttsError, match=r"'per'; did you mean fa, pt-br\?"):
+        espeak_language("per")
 
 
 @pytest.mark.parametrize(

@@ -63,6 +63,15 @@ def espeak_languages() -> dict[str, str]:
     return dict(sorted(EspeakBackend.supported_languages().items()))
 
 
+# ISO 639-2 and 639-3 codes (`per`, `fas`, `deu`) of languages espeak-ng names by their ISO 639-1 code.
+_THREE_LETTERS = {
+    "per": "fa", "fas": "fa", "eng": "en", "deu": "de", "ger": "de", "fra": "fr", "fre": "fr", "spa": "es",
+    "rus": "ru", "ara": "ar", "zho": "zh", "chi": "zh", "jpn": "ja", "kor": "ko", "tur": "tr", "ita": "it",
+    "por": "pt", "nld": "nl", "dut": "nl", "pol": "pl", "hin": "hi", "ukr": "uk", "ces": "cs", "cze": "cs",
+    "swe": "sv", "fin": "fi", "hun": "hu", "ell": "el", "gre": "el", "heb": "he", "vie": "vi", "urd": "ur",
+}  # fmt: skip
+
+
 def espeak_language(language: str, *, where: str = "data.language") -> str:
     """The espeak-ng voice that speaks `language`: itself, or the voice a common code stands for
     (`en` -> `en-us`). Raises a one-line XttsError naming the languages espeak-ng has."""
@@ -79,7 +88,8 @@ def espeak_language(language: str, *, where: str = "data.language") -> str:
 
     close = difflib.get_close_matches(code, [*_ALIASES, *known], n=4, cutoff=0.5)
     base = code.partition("-")[0]  # a region espeak-ng has no voice of (fa-ir): the language itself first
-    if base != code and base in known:
+    base = _THREE_LETTERS.get(base, base)  # and per (ISO 639-2, as library catalogues write it): fa
+    if base != code and (base in known or base in _ALIASES):
         close = [base, *(name for name in close if name != base)][:4]
     raise XttsError(
         f"{where}: espeak-ng has no language {language!r}" + (f"; did you mean {', '.join(close)}?" if close else ""),
