@@ -156,6 +156,8 @@ def test_persian_normalisation_of_real_sentences():
             "سه برابر، تخفیف بیست درصد",
         ),
         ("رتبه ۱۰۰۰۰۰۰۰۰۰۰۰۰۰۰۰ام", "رتبه یک" + " صفر" * 14 + " صفرم"),
+        # A version or an address in dotted numbers: each number, then نقطه (it had read ممیز with a dot left).
+        ("نسخه ۲.۳.۱ و ۱۹۲.۱۶۸.۱.۱", "نسخه دو نقطه سه نقطه یک و صد و نود و دو نقطه صد و شصت و هشت نقطه یک نقطه یک"),
         # A unit in Latin letters after a number.
         (
             "۱۲۰ km/h، ۵kg، ۳۷ °C و ۱۶ GB",

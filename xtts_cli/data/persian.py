@@ -54,6 +54,8 @@ _NUMBER = re.compile(r"(?<!\d)(\d{1,3}(?:[٬,]\d{3})+|\d+)(?:[٫.](\d+))?(?![\d�
 _TIME = re.compile(r"(?<![\d:])([01]?\d|2[0-3]|24(?=:00)):([0-5]\d)(?::([0-5]\d))?(?![\d:])")
 _DATE = re.compile(r"(?<![\d/.\-])(1[34]\d\d|19\d\d|20\d\d)([/.\-])(\d{1,2})\2(\d{1,2})(?![\d/]|\.\d)")
 _DAY_FIRST_DATE = re.compile(r"(?<![\d/.\-])(\d{1,2})([/.\-])(\d{1,2})\2(1[34]\d\d|19\d\d|20\d\d)(?![\d/]|\.\d)")
+# A version or an address in dotted numbers (۲.۳.۱, ۱۹۲.۱۶۸.۱.۱), after the dates: each number, then نقطه.
+_DOTTED_NUMBERS = re.compile(r"(?<![\d.٫])\d+(?:\.\d+){2,}(?!\d|\.\d)")
 # A day before its month's name is an ordinal: ۱۲ فروردین is دوازدهم فروردین. So is a century: قرن ۲۱.
 _DAY_BEFORE_MONTH = re.compile(
     r"(?<![\d٫.,/])([1-9]|[12]\d|3[01])\s+(?=(?:فروردین|اردیبهشت|خرداد|تیر|مرداد|شهریور|مهر|آبان|آذر|دی|بهمن|اسفند|"
@@ -310,6 +312,7 @@ def normalize_persian(text: str) -> str:
         text = abbreviation.sub(said, text)
     text = _TIME.sub(_time, text)
     text = _DAY_FIRST_DATE.sub(_day_first_date, _DATE.sub(_date, text))
+    text = _DOTTED_NUMBERS.sub(lambda m: " نقطه ".join(number_to_words(int(g)) for g in m.group(0).split(".")), text)
     text = _DAY_BEFORE_MONTH.sub(lambda m: _ordinal_words(int(m.group(1))) + " ", text)
     text = _CENTURY.sub(lambda m: f"{m.group(1)} {_ordinal_words(int(m.group(2)))}", text)
     text = _ADDRESS_NUMBER.sub(r"\1\2 بر \3", text)
