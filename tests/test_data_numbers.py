@@ -728,13 +728,20 @@ def test_a_power_is_read_with_the_languages_word_for_it(language, read):
 
 
 def test_marks_espeak_reads_as_nothing_are_named_as_left_out_not_dropped_without_a_word():
-    """Only PUNCTUATION's marks reach a phonemes run; ‹ › [ ] – had vanished with no note."""
+    """Only PUNCTUATION's marks reach a phonemes run; { } * had vanished with no note, and ‹ › [ ] – and
+    a spaced hyphen, which stand for marks it keeps, are read as those."""
     from xtts_cli.data.phonemes import marks_read_as_nothing, phonemize
 
     read = phonemize(["the cat's mat, on the mat."], "en-us")  # what a run's vocabulary is built from
     vocabulary = Tokenizer.build(read, ["english_cleaners"], frontend="phonemes", languages=["en-us"], numbers="words")
-    left = vocabulary.spoken_ids("The cat \u2039mat\u203a [on] the mat \u2013 the mat.", "en-us")[1]
-    assert [c for c in left if unicodedata.category(c).startswith("P")] == ["[", "]", "\u2013", "\u2039", "\u203a"]
+    left = vocabulary.spoken_ids("The cat {mat} on * the mat.", "en-us")[1]
+    assert [c for c in left if unicodedata.category(c).startswith("P")] == ["*", "{", "}"]
+    # An en dash or a hyphen between spaces is the dash, with its pause; ‹ › and [ ] as « » and ( ).
+    dashed = phonemize(["He came \u2013 and went.", "He came - and went.", "a \u2039b\u203a [c]"], "en-us")
+    assert dashed[0] == dashed[1] == phonemize(["He came \u2014 and went."], "en-us")[0] and "\u2014" in dashed[0]
+    assert dashed[2] == phonemize(["a \u00abb\u00bb (c)"], "en-us")[0]
     # A hyphen or apostrophe within a word is read as part of it; « » and the like are kept.
     assert vocabulary.spoken_ids("The cat's mat, on the mat.", "en-us")[1] == []  # the text it was built from
-    assert marks_read_as_nothing("a well-known cat's mat \u00abon\u00bb it - 'so'") == ["'", "-"]
+    assert marks_read_as_nothing("a well-known cat's mat \u00abon\u00bb it - 'so'") == [
+        "'"
+    ]  # the spaced hyphen is the dash

@@ -14,6 +14,7 @@ Imported only when a run asks for phonemes: `xtts --help` does not load the libr
 
 from __future__ import annotations
 
+import re
 import threading
 import unicodedata
 from collections.abc import Sequence
@@ -26,6 +27,20 @@ __all__ = ["PUNCTUATION", "espeak_language", "espeak_languages", "marks_read_as_
 # What phonemizer keeps in place around the phonemes: its own default set plus the Persian and
 # Arabic comma, semicolon and question mark, which it would otherwise drop with the rest.
 PUNCTUATION = ';:,.!?¡¿—…"«»“”()،؛؟'
+
+# Marks espeak-ng reads as nothing, written as the kept marks they stand for: the en dash (German, French
+# and Spanish print their dashes so) and a hyphen between spaces as the dash, so the pause a reader makes
+# there is in the phonemes; single guillemets and brackets as double ones and parentheses.
+_AS_KEPT = str.maketrans(
+    {"\u2013": "\u2014", "\u2015": "\u2014", "\u2039": "\u00ab", "\u203a": "\u00bb", "[": "(", "]": ")"}
+)
+_SPACED_HYPHEN = re.compile(r"(?<=\S) - (?=\S)")
+
+
+def as_kept(text: str) -> str:
+    """`text` with the marks espeak-ng would drop that stand for one it keeps written as that one."""
+    return _SPACED_HYPHEN.sub(" \u2014 ", text.translate(_AS_KEPT))
+
 
 # The language codes users write (XTTS's, ISO 639-1) for the espeak-ng voices that speak them
 # when espeak-ng has no voice of that exact name.
@@ -104,6 +119,7 @@ def marks_read_as_nothing(text: str) -> list[str]:
     a mark outside PUNCTUATION, which alone is kept, except a hyphen or apostrophe within a word
     (read as part of it: "well-known", "it's")."""
     dropped = set()
+    text = as_kept(text)
     for index, c in enumerate(text):
         if not unicodedata.category(c).startswith("P") or c in PUNCTUATION:
             continue
@@ -151,10 +167,11 @@ def phonemize(texts: Sequence[str], language: str) -> list[str]:
     backend = _backend(voice)
     # One espeak-ng library state per process: phonemizer's wrapper is not thread-safe.
     with _LOCK:
-        phonemes = backend.phonemize([texts[i] for i in spoken], separator=separator, strip=True, njobs=1)
+        phonemes = backend.phonemize([as_kept(texts[i]) for i in spoken], separator=separator, strip=True, njobs=1)
         if len(phonemes) != len(spoken):
             phonemes = [
-                " ".join(backend.phonemize([texts[i]], separator=separator, strip=True, njobs=1)) for i in spoken
+                " ".join(backend.phonemize([as_kept(texts[i])], separator=separator, strip=True, njobs=1))
+                for i in spoken
             ]
     for index, text in zip(spoken, phonemes):
         read[index] = " ".join(text.split())

@@ -49,7 +49,8 @@ MEMO_VERSION = 29  # 2: a layout's transcripts and folders watched, each with it
 # listed for unlisted audio; 26: a FLAC whose last frames are missing or cut is truncated; 27: an MP3 of
 # varying bitrate with no Xing frame count is refused; 28: an MP3 whose frames break off and resume is truncated;
 # 29: Persian reads a phone number before a full stop, +, x and ۱،۰۰۰; an emoji's skin tone is not read; a decimal
-# past 15 digits is read digit by digit; Persian reads a version or an address in dotted numbers with نقطه
+# past 15 digits is read digit by digit; Persian reads a version or an address in dotted numbers with نقطه; for
+# phonemes an en dash or a spaced hyphen is the dash, ‹ › [ ] are « » ( )
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
