@@ -171,6 +171,22 @@ def test_several_datasets_train_together_by_weight():
     assert sum(item.dataset == "coqui" for item in epoch) == 9 and sum(item.dataset == "vctk" for item in epoch) == 5
     assert set(report.speakers) == {"p225", "p226", "p227", "alice", "bob"}
     assert {b.dataset for b in report.bad} == {"vctk"}  # which of the datasets a bad file is in
+    # Cache mode holds each repeat: the memory validate weighs counts a coqui clip three times, as the
+    # training pipeline's plan does (profile-pipeline had chosen precompute where validate said cache).
+    from xtts_cli.data.plan import feature_bytes, mel_frames
+
+    held = [mel_frames(item, settings) for item in epoch + report.eval]
+    assert report.feature_bytes(settings) == feature_bytes(held, settings, "mel")
+    # Weights far apart (a typed 1e-9) are one line, not an epoch of billions of clips listed until memory runs out.
+    far = settings.model_copy(
+        update={"datasets": [settings.datasets[0], settings.datasets[1].model_copy(update={"weight": 1e-9})]}
+    )
+    with pytest.raises(XttsError) as apart:
+        scan_dataset(far)
+    assert apart.value.lines[0].startswith(
+        "data.datasets[1].weight 1e-09: to give its clips so small a share, the weights would repeat each clip of "
+        "vctk x"
+    ), apart.value.lines
     with pytest.raises(ValueError, match="both set"):
         DataConfig(dataset_path=str(CORPORA / "vctk"), datasets=[{"path": str(CORPORA / "coqui")}])
 

@@ -21,7 +21,10 @@ PIPELINE_EXTRAS = {
     "dataset.items": ("int", "Clips kept by the scan."),
     "dataset.speakers": ("int", "Speakers among them."),
     "dataset.hours": ("float", "Hours of audio kept."),
-    "feature_bytes_estimate": ("int", "Bytes the whole dataset's features take as kept (16-bit log-mels)."),
+    "feature_bytes_estimate": (
+        "int",
+        "Bytes the whole dataset's features take as kept (16-bit log-mels; a training clip once per repeat its weight gives it).",
+    ),
     "sweep_notes": ("list of str or null", "With --benchmark: what the sweep's figures mean; null without it."),
 }
 BENCHMARK_EXTRAS = {

@@ -214,10 +214,14 @@ class ScanReport(BaseModel):
     def feature_bytes(self, data: DataConfig, output: Literal["mel", "audio"] = "mel") -> int:
         """Bytes the features of every clip take as cache mode holds them (`features.kept_bytes`:
         16-bit log-mels, or 16-bit samples for a data/model split), from the headers alone: frames = 1
-        + samples at the training rate // hop."""
+        + samples at the training rate // hop. A training clip counts as often as its dataset's weight
+        repeats it in an epoch: cache mode holds each repeat (as `preprocessing_mode: auto` weighs it)."""
+        repeats = {dataset.name: dataset.repeats for dataset in self.datasets}
         frames = sum(
-            1 + item.audio.num_samples * data.sample_rate // item.audio.sample_rate // data.hop_length
-            for item in self.items
+            (1 + item.audio.num_samples * data.sample_rate // item.audio.sample_rate // data.hop_length)
+            * (repeats.get(item.dataset, 1) if training else 1)
+            for items, training in ((self.train, True), (self.eval, False))
+            for item in items
         )
         return kept_bytes(frames, data, output)
 
@@ -737,6 +741,11 @@ def _bad_item(item: DatasetItem, reason: str, detail: str) -> BadItem:
     return BadItem(source=item.source, path=item.relative_path, reason=reason, detail=detail, script=script)
 
 
+# Training clips an epoch may hold, repeats counted, beyond ten passes over the distinct ones: weights far
+# apart (a typed 1e-9) would make an epoch of billions of clips, listed one by one until memory ran out.
+MAX_EPOCH_ITEMS = 1_000_000
+
+
 def _set_repeats(datasets: list[DatasetReport], sources: list[Source]) -> None:
     """Whole repeats per dataset so each one's share of an epoch follows its weight (the least-favoured: 1)."""
     per_clip = [
@@ -747,6 +756,17 @@ def _set_repeats(datasets: list[DatasetReport], sources: list[Source]) -> None:
     for dataset, value in zip(datasets, per_clip):
         dataset.repeats = max(1, round(value / lowest)) if lowest else 1
     epoch = sum(dataset.repeats * dataset.train_items for dataset in datasets)
+    distinct = sum(dataset.train_items for dataset in datasets)
+    if epoch > max(MAX_EPOCH_ITEMS, 10 * distinct):
+        least = next(source for source, value in zip(sources, per_clip) if value == lowest)
+        most = max(datasets, key=lambda dataset: dataset.repeats)
+        raise XttsError(
+            f"{least.key.removesuffix('.path')}.weight {least.weight:g}: to give its clips so small a share, the weights would repeat each "
+            f"clip of {most.name} x{most.repeats:,} an epoch ({epoch:,} clips in all, over the {MAX_EPOCH_ITEMS:,} "
+            "an epoch may hold)",
+            hint="weights are shares of an epoch relative to each other (1 and 3: a quarter and three quarters); "
+            "raise it, or leave the dataset out",
+        )
     for dataset in datasets:
         dataset.epoch_share = dataset.repeats * dataset.train_items / epoch if epoch else 0.0
 

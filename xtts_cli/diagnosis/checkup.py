@@ -101,7 +101,8 @@ class DatasetSummary(BaseModel):
     feature_bytes_estimate: int = Field(
         0,
         description="Features of every clip as cache mode keeps them in memory, from the headers: 16-bit "
-        "log-mels, or 16-bit audio samples when devices.data_gpu/model_gpu split the run.",
+        "log-mels, or 16-bit audio samples when devices.data_gpu/model_gpu split the run; a training clip as "
+        "often as its dataset's weight repeats it in an epoch (cache mode holds each repeat).",
     )
     cache_memory_limit_bytes: Optional[int] = Field(
         None, description="data.cache_memory_limit resolved; empty: unknown."
