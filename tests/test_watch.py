@@ -51,6 +51,16 @@ def test_a_healthy_run_says_nothing_and_a_starved_one_is_named_once_then_back():
     assert "data wait back to normal" in back[0].message
 
 
+def test_a_figure_under_one_percent_is_said_on_its_side_of_a_line_under_one_percent():
+    w = watch(data_wait_percent=0.1)
+    _, t = feed(w, 0, 60, wait=0.0, compute=0.2)
+    starved, t = feed(w, t, 60, wait=0.0014, compute=0.2)  # 0.7 % waits, over a line of 0.1 %
+    said = f"{starved[0].figure:.1f} % of each step waits for data (over watch.data_wait_percent, 0.1 %)"
+    assert 0.1 <= starved[0].figure < 1 and starved[0].message.startswith(said), starved  # it had said "0 %"
+    back, _ = feed(w, t, 60, wait=0.0, compute=0.2)
+    assert back[0].message.endswith("back to normal (0 %)"), back
+
+
 def test_a_lasting_finding_is_said_again_after_repeat_minutes_and_a_figure_at_the_line_does_not_flap():
     w = watch(repeat_minutes=1)
     _, t = feed(w, 0, 60, wait=0.0, compute=0.2)

@@ -52,6 +52,15 @@ def set_key(key: str, value: Any) -> ConfigChange:
     return ConfigChange(key=key, value=value)
 
 
+def said_percent(value: float, line: Optional[float] = None) -> str:
+    """`value` (a percentage) with the decimals it needs to stand on its side of `line`: 0.7 over a line of
+    0.1 %, not "0" over it; a value under 1 with one at least."""
+    decimals = 0 if value >= 1 or value == 0 else 1
+    while line is not None and decimals < 3 and (round(value, decimals) >= line) != (value >= line):
+        decimals += 1
+    return f"{value:.{decimals}f}"
+
+
 def input_findings(
     config: XttsConfig,
     verdict: InputBoundVerdict,
@@ -59,13 +68,15 @@ def input_findings(
     cpu_count: int,
     *,
     line: Optional[str] = None,
+    line_percent: Optional[float] = None,
 ) -> list[Finding]:
     """An input-bound step: each pipeline setting that slows it, or where to look when none does.
-    `line`: the bar it was judged by, where not the profiler's bands (the training watch's own)."""
+    `line`: the bar it was judged by, where not the profiler's bands (the training watch's own), at
+    `line_percent`."""
     data = config.data
     found: list[Finding] = []
     severity = "warning" if verdict == "highly_input_bound" else "info"
-    share = f"{input_bound_percent:.0f} % of each step waits for data ({line or verdict.replace('_', ' ')})"
+    share = f"{said_percent(input_bound_percent, line_percent)} % of each step waits for data ({line or verdict.replace('_', ' ')})"
     if not data.use_tf_native_loading:
         found.append(
             Finding(

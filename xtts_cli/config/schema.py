@@ -616,7 +616,10 @@ class WatchConfig(_Section):
         "0.5), so a figure hovering at the line does not warn and recover in turn.",
     )
     repeat_minutes: float = Field(
-        10.0, ge=0.0, description="The least time before the same finding is warned of again while it lasts."
+        10.0,
+        ge=0.0,
+        description="The least time before the same finding is warned of again while it lasts; 0 warns again at "
+        "every check it lasts through (every few steps: a line a second or two).",
     )
 
 

@@ -27,6 +27,7 @@ from xtts_cli.config.remedies import (
     contention_findings,
     input_bound_verdict,
     input_findings,
+    said_percent,
     set_key,
 )
 from xtts_cli.config.schema import WatchConfig, XttsConfig
@@ -161,7 +162,9 @@ class Watch:
         wait = self.wait_percent()
         input_bound = wait >= s.data_wait_percent
         line = f"{'over' if input_bound else 'under'} watch.data_wait_percent, {s.data_wait_percent:g} %"
-        finding = input_findings(self.config, input_bound_verdict(wait), wait, self.cpu_count, line=line)[0]
+        finding = input_findings(
+            self.config, input_bound_verdict(wait), wait, self.cpu_count, line=line, line_percent=s.data_wait_percent
+        )[0]
         notices += self._judge("input-bound", now, step, wait, s.data_wait_percent, finding, back="data wait")
         contention = self.contention_percent()
         if contention is not None:
@@ -211,7 +214,8 @@ class Watch:
         recovered = figure > 100.0 - (100.0 - line) * fraction if below else figure < line * fraction
         if state.active and recovered:
             state.active = False
-            return [Watched(step, finding.id, "recovered", figure, f"{back} back to normal ({figure:.0f} %)")]
+            said = said_percent(figure, line * fraction if not below else None)
+            return [Watched(step, finding.id, "recovered", figure, f"{back} back to normal ({said} %)")]
         return []
 
     def _oscillation(self, now: float, step: int, wait: float) -> list[Watched]:
