@@ -47,6 +47,16 @@ def test_redaction_replaces_home_dataset_names_and_always_secrets(tmp_path: Path
     assert "ana-" not in hidden and '"voice"' not in hidden and '"language": "en"' in hidden
     assert '"dataset": "<dataset-name>"' in hidden and hidden.count(".wav") == 1 and ".FLAC" in hidden
     assert '"speaker_minutes": {"<dataset-name>": 1.5, "ana": 2.0}' in hidden
+    # Where a finding's message names it, and the others of its list; "voice" as a word stays.
+    message = (
+        "speaker names 'ana' in voice and extra, 'bo' in extra, voice and more: each name's clips train as one "
+        "voice; 3 transcripts of dataset voice hold digits"
+    )
+    hidden = redactor(home=home, datasets=[data, "/data/extra", "/data/more"], environ={}, redact=True)(message)
+    assert hidden == (
+        "speaker names 'ana' in <dataset-name> and <dataset-name>, 'bo' in <dataset-name>, <dataset-name> and "
+        "<dataset-name>: each name's clips train as one voice; 3 transcripts of dataset <dataset-name> hold digits"
+    ), hidden
 
 
 @pytest.fixture(scope="module")

@@ -87,6 +87,15 @@ def redactor(*, home: Optional[str], datasets: Sequence[str], environ: dict[str,
     # name of its one speaker when its clips name none (a key of "speaker_minutes").
     names = "|".join(re.escape(Path(root).name) for root in roots if Path(root).name)
     named = re.compile(rf'("(?:name|dataset)":\s*)"(?:{names})"|"(?:{names})"(?=:)') if names else None
+    # And where a message names it: "dataset voice (...)", "speaker 'ana' in voice and extra", each of a list.
+    said = (
+        re.compile(
+            rf"(?:(?<=\bdataset )|(?<=\bdatasets )|(?<=' in )|(?<=<dataset-name> and )|(?<=<dataset-name>, ))"
+            rf"(?:{names})(?![\w.-])"
+        )
+        if names
+        else None
+    )
 
     def hidden(path: str) -> str:
         return "/".join(
@@ -104,8 +113,10 @@ def redactor(*, home: Optional[str], datasets: Sequence[str], environ: dict[str,
         # A clip named relative to its dataset (a bad file's path, an example of unlisted audio).
         text = _RELATIVE_CLIP.sub(lambda m: hidden(m.group(1)), text)
         text = _EXAMPLE_CLIP.sub(lambda m: f'{m.group(1)}"{hidden(m.group(2))}"', text)
-        if named is not None:
+        if named is not None and said is not None:
             text = named.sub(lambda m: f'{m.group(1) or ""}"<dataset-name>"', text)
+            while said.search(text):  # a list's next name follows the one just replaced
+                text = said.sub("<dataset-name>", text)
         if home and home not in ("/", ""):
             text = _whole_path(home.rstrip("/")).sub("~", text)
         return text
