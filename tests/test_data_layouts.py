@@ -191,6 +191,22 @@ def test_several_datasets_train_together_by_weight():
         DataConfig(dataset_path=str(CORPORA / "vctk"), datasets=[{"path": str(CORPORA / "coqui")}])
 
 
+def test_a_listed_dataset_that_gives_no_clip_is_named_not_trained_without(tmp_path):
+    from xtts_cli.data.scan import DatasetScanError
+
+    (tmp_path / "empty" / "wavs").mkdir(parents=True)
+    (tmp_path / "empty" / "metadata.csv").write_text("", encoding="utf-8")
+    settings = DataConfig(
+        datasets=[{"path": str(CORPORA / "vctk")}, {"path": str(tmp_path / "empty"), "weight": 2}],
+        max_bad_file_fraction=0.5,
+    )
+    with pytest.raises(DatasetScanError) as empty:  # its weight asked two thirds of each epoch
+        scan_dataset(settings)
+    assert empty.value.lines == [
+        f"data.datasets[1] ({tmp_path / 'empty'}) gives no training clip (it lists none), so the others train without it"
+    ]
+
+
 def test_a_share_whole_repeats_leave_off_its_weight_is_said_with_the_one_asked():
     from xtts_cli.cli.output import weight_words
 

@@ -401,6 +401,18 @@ def _scan(data: DataConfig) -> ScanReport:
             hint=_no_train_hint(report),
             report=report,
         )
+    for source, dataset in zip(sources, report.datasets):
+        if len(sources) > 1 and not dataset.train_items:  # its weight's share of each epoch would go to the others
+            left = ", ".join(
+                f"{n} {reason}" for reason, n in sorted(dataset.bad_reasons.items(), key=lambda kv: -kv[1])
+            )
+            found = f"{dataset.items} good, {dataset.bad_items} left out" + (f": {left}" if left else "")
+            raise DatasetScanError(
+                f"{source.key.removesuffix('.path')} ({dataset.path}) gives no training clip "
+                f"({found if dataset.items or dataset.bad_items else 'it lists none'}), so the others train without it",
+                hint="mend it (xtts validate lists each left-out item with its reason), or remove its entry",
+                report=report,
+            )
     return report
 
 
