@@ -42,6 +42,12 @@ def test_values_are_read_as_yaml_and_applied_over_the_file(write_config) -> None
         ("data.batch_size", "--set 'data.batch_size': expected KEY=VALUE"),
         # A list's item: the list is set whole (it had been "did you mean data.dataset_path?").
         ("data.datasets[0].path=/x", "--set data.datasets[0].path: one item of a list cannot be set"),
+        # Nothing close in a section: its keys (it had said "keys are section.name", as watch.foo is).
+        (
+            "watch.foo=1",
+            "--set watch.foo: unknown key; watch has 9 keys: enabled, window_seconds, data_wait_percent, "
+            "host_contention_percent, oscillation_cv, gpu_util_percent, gpu_memory_percent, recover_fraction, ...",
+        ),
     ],
 )
 def test_a_bad_key_is_one_line_naming_the_closest_key(item: str, line: str) -> None:

@@ -376,10 +376,15 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
             section, _, name = key.partition(".")
             guess = did_you_mean(name, section, section_fields()) if name else None
             guess = guess or next(iter(difflib.get_close_matches(key, keys, n=1, cutoff=0.6)), None)
-            raise ConfigError(
-                f"--set {key}: unknown key; " + (f"did you mean {guess}?" if guess else "keys are section.name"),
-                hint="every key is described in docs/config.md",
-            )
+            sections = section_fields()
+            if guess:
+                said = f"did you mean {guess}?"
+            elif section in sections:  # `watch.foo`: the section's own keys, not the form every key has
+                names = list(sections[section])
+                said = f"{section} has {len(names)} keys: {', '.join(names[:8])}{', ...' if len(names) > 8 else ''}"
+            else:
+                said = f"keys are section.name, the sections {', '.join(sections)}"
+            raise ConfigError(f"--set {key}: unknown key; {said}", hint="every key is described in docs/config.md")
         try:
             value = yaml.safe_load(text) if text.strip() else None
         except yaml.YAMLError:
