@@ -58,6 +58,11 @@ def test_sample_json_has_every_figure_and_the_stages(runner) -> None:
         previous += stage["incremental_ms_per_sample"]
         assert stage["ms_per_sample"] == pytest.approx(previous)
     assert "baseline" in payload and payload["baseline"] is None
+    # Every timed batch in the first epoch: none from memory (it had said "2 of the timed batches ..., the rest").
+    one = ["--set", "data.num_buckets=1", "--batch-size", "8", "--warmup", "1", "--no-stages"]
+    notes = run_json(runner, *one, "--num-batches", "2")["notes"]
+    first = "cache mode: the first epoch (4 batches) computes features and fills the cache; "
+    assert first + "every timed batch falls in it (none comes from memory: time more batches to see those)" in notes
     # Every key of docs/json.md, the sweep's null without --benchmark (they were left out).
     assert payload["sweep"] is None and payload["best"] is None and payload["sweep_notes"] is None
     assert payload["stages"][1]["description"] == "+ decode_audio"  # WAV only: core ops

@@ -484,10 +484,15 @@ def _main_notes(
         )
     if mode == "cache":
         if info.batches_per_epoch > warmup:
+            first = min(info.batches_per_epoch - warmup, num_batches)
             notes.append(
                 f"cache mode: the first epoch ({info.batches_per_epoch} batches) computes features and "
-                f"fills the cache; {min(max(info.batches_per_epoch - warmup, 0), num_batches)} of the timed "
-                "batches fall in it, the rest come from memory"
+                "fills the cache; "
+                + (
+                    f"{first} of the timed batches fall in it, the rest come from memory"
+                    if first < num_batches
+                    else "every timed batch falls in it (none comes from memory: time more batches to see those)"
+                )
             )
         else:
             notes.append("cache mode: the warm-up filled the cache; every timed batch came from memory")
