@@ -61,7 +61,8 @@ def test_sample_json_has_every_figure_and_the_stages(runner) -> None:
     # Every timed batch in the first epoch: none from memory (it had said "2 of the timed batches ..., the rest").
     one = ["--set", "data.num_buckets=1", "--batch-size", "8", "--warmup", "1", "--no-stages"]
     notes = run_json(runner, *one, "--num-batches", "2")["notes"]
-    first = "cache mode: the first epoch (4 batches) computes features and fills the cache; "
+    first = "cache mode: the first epoch (4 batches) computes features and fills the cache (each bucket's shuffle "
+    first += "buffer, up to 80 clips, ahead of its first batch); "
     assert first + "every timed batch falls in it (none comes from memory: time more batches to see those)" in notes
     # Every key of docs/json.md, the sweep's null without --benchmark (they were left out).
     assert payload["sweep"] is None and payload["best"] is None and payload["sweep_notes"] is None

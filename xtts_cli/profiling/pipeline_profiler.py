@@ -487,7 +487,8 @@ def _main_notes(
             first = min(info.batches_per_epoch - warmup, num_batches)
             notes.append(
                 f"cache mode: the first epoch ({info.batches_per_epoch} batches) computes features and "
-                "fills the cache; "
+                f"fills the cache (each bucket's shuffle buffer, up to {data.shuffle_buffer_multiplier * info.batch_size} "
+                "clips, ahead of its first batch); "
                 + (
                     f"{first} of the timed batches fall in it, the rest come from memory"
                     if first < num_batches
