@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from training_support import tiny_config
+from training_support import tiny_config, undocumented_keys
 
 from xtts_cli.config import resolve_config
 from xtts_cli.errors import XttsError
@@ -209,19 +209,20 @@ def test_python_api_and_text_file_speak_as_one_sentence_calls_do(
     (run / "vocoder").mkdir()  # a vocoder folder not trained yet: loading notes it, once
     try:
         result = runner.invoke(
-            app, ["synthesize", "--text-file", str(lines), "--out-dir", str(out_dir), "-r", str(run)]
+            app, ["synthesize", "--text-file", str(lines), "--out-dir", str(out_dir), "-r", str(run), "--json"]
         )
     finally:
         (run / "vocoder").rmdir()
     assert result.exit_code == 0, result.output
     assert result.stderr.count("holds no trained vocoder yet") == 1, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["clips"] == 2 and undocumented_keys("synthesize --text-file --out-dir", summary) == []
     index = [json.loads(line) for line in (out_dir / "index.jsonl").read_text().splitlines()]
     assert [(r["line"], r["text"]) for r in index] == [(1, TEXT), (3, "a dog ran.")]
     # Line numbers name the clips: each is what its sentence alone gives.
     assert (out_dir / "0001.wav").read_bytes() == single.read_bytes()
     third = (out_dir / "0003.wav").read_bytes()
     assert third == spoken[1].save(tmp_path / "api-2.wav").read_bytes()
-    assert "2 clips" in result.stdout
     # Without --out-dir the file is one WAV: its lines in turn, a sentence's pause between them.
     result = runner.invoke(
         app, ["synthesize", "--text-file", str(lines), "-o", str(tmp_path / "whole.wav"), "-r", str(run)]

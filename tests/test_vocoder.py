@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import soundfile
-from training_support import start_xtts, tiny_config, wait_for_records
+from training_support import start_xtts, tiny_config, undocumented_keys, wait_for_records
 
 from xtts_cli.cli.app import app
 from xtts_cli.errors import XttsError
@@ -150,6 +150,7 @@ def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner
     )
     assert said.exit_code == 0, (said.output, said.exception)
     assert json.loads(said.stdout)["vocoder"] == str(acoustic / "vocoder")
+    assert undocumented_keys("synthesize", json.loads(said.stdout)) == [], "add them to docs/json.md"
     forced = runner.invoke(
         app,
         [
@@ -173,6 +174,7 @@ def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner
     assert vocoded.exit_code == 0, (vocoded.output, vocoded.exception)
     report = json.loads(vocoded.stdout)
     assert report["step"] == 12 and report["seconds"] > 1.0 and (tmp_path / "v.wav").stat().st_size > 40_000
+    assert undocumented_keys("vocode", [report]) == [], "add them to docs/json.md"
 
     # A vocoder run of 64 mels: the run's own vocoder with its recorded features changed, since a vocoder
     # is checked against the acoustic run from its config.yaml alone, before any weight is read.
@@ -412,6 +414,7 @@ def test_vocode_names_every_recording_it_cannot_read_before_loading_and_says_wha
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["good.wav", "quiet.wav"]
     assert f"note: skipped {folder / 'empty.wav'}: " in kept.stderr and "tiny.wav: 0.004 s" in kept.stderr
     listed = {Path(report["audio"]).name: report for report in json.loads(kept.stdout)}
+    assert undocumented_keys("vocode", json.loads(kept.stdout)) == [], "add them to docs/json.md"
     assert list(listed) == ["empty.wav", "good.wav", "quiet.wav", "text.wav", "tiny.wav"]  # the folder's order
     good, quiet = listed["good.wav"], listed["quiet.wav"]
     assert good["notes"] == [] and quiet["notes"] == ["silent (peak -200 dBFS): nothing to hear"]
@@ -444,6 +447,7 @@ def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(runner, t
     out = tmp_path / "exported"
     result = runner.invoke(app, ["export", "-r", str(acoustic), "-o", str(out), "--json"])
     assert result.exit_code == 0, (result.output, result.exception)
+    assert undocumented_keys("export", json.loads(result.stdout)) == [], "add them to docs/json.md"
     info = json.loads((out / "export.json").read_text(encoding="utf-8"))
     assert info["vocoder"] == str(acoustic / "vocoder") and info["vocoder_step"] == 12
     assert info["text_cleaners"] and info["speakers"] and info["languages"] == ["en"]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import yaml
-from training_support import tiny_config
+from training_support import tiny_config, undocumented_keys
 
 from xtts_cli.config.loading import resolve_config
 from xtts_cli.config.schema import DataConfig
@@ -235,6 +235,7 @@ def test_synthesize_lists_the_runs_speakers_and_languages_without_loading_it(run
     assert listed.exit_code == 0, (listed.output, listed.exception)
     report = json.loads(listed.stdout)
     assert [s["name"] for s in report["speakers"]] == vocabulary["speakers"] and report["languages"] == ["en"]
+    assert undocumented_keys("synthesize --list-speakers --list-languages", report) == []
     assert all(s["minutes"] > 0 for s in report["speakers"])
     plain = runner.invoke(app, ["synthesize", "-r", str(run), "--list-languages"])
     assert plain.stdout == "en\n"

@@ -29,9 +29,73 @@ PIPELINE_EXTRAS = {
 }
 BENCHMARK_EXTRAS = {
     "written_config": ("str or null", "Where --out wrote the best settings; null without it."),
-    "error": ("str", "Only when no trial ran to the end (exit 1): that there is no best setting."),
-    "hint": ("str", "Only with `error`: what to change."),
-    "exit_code": ("int", "Only with `error`: 1."),
+    "error": (
+        "str",
+        "Only when no trial ran to the end (exit 1): that there is no best setting; or when Ctrl-C or SIGTERM "
+        "stopped the sweep (`stopped`, exit 130 or 143): after how many trials, `best` then ranking those that "
+        "finished.",
+    ),
+    "hint": ("str", "Only with `error`: what to change, or how to finish the sweep."),
+    "exit_code": ("int", "Only with `error`: 1, or 130 / 143 after Ctrl-C / SIGTERM."),
+}
+# The commands that make audio print dictionaries of their own (cli/synthesize.py `_report`, `_speak_lines`,
+# `_list`; cli/export.py; cli/vocode.py `_vocode_one`, `_left_out`).
+SYNTHESIZE = {
+    "out": ("str", "The WAV written; - for stdout."),
+    "seconds": ("float", "Length of the audio."),
+    "frames": ("int", "Mel frames generated (every sentence's)."),
+    "step": ("int", "The checkpoint step that spoke."),
+    "run": ("str", "The run directory."),
+    "ended_by": (
+        "str",
+        "What ended the generation: stop token, stop token at the floor, length limit, durations; of a text of "
+        "several sentences, its last one's.",
+    ),
+    "window_seconds": ("list of float", "The length the training data's speaking rate allows: [low, high] seconds."),
+    "alignment_score": ("float or null", "How well the attention followed the text (0-1); null for a paced clip."),
+    "speaker": ("str or null", "--speaker as given; null: the reference voice or --speaker-wav."),
+    "language": ("str or null", "The language it was read in."),
+    "read_as": ("str", "The text as spoken: numbers, dates and abbreviations as words."),
+    "voice": ("str", "centroid (a speaker's), clip (--speaker-wav) or reference (the run's own)."),
+    "vocoder": ("str", "The vocoder: a run's path, or griffin-lim."),
+    "sentences": ("int", "Sentences the text was split into and spoken in turn."),
+    "notes": ("list of str", "What was left out or read as its nearest, and which checkpoint spoke."),
+}
+SYNTHESIZE_LINES = {
+    "out_dir": ("str", "The folder of the clips (NNNN.wav by line number) and index.jsonl."),
+    "clips": ("int", "Clips written, one a line."),
+    "seconds": ("float", "Their length in all."),
+    "step": ("int", "The checkpoint step that spoke."),
+    "run": ("str", "The run directory."),
+    "vocoder": ("str", "The vocoder: a run's path, or griffin-lim."),
+    "notes": ("list of str", "Notes on loading the run; each line's own are in index.jsonl."),
+}
+SYNTHESIZE_LISTS = {
+    "speakers": ("list of object", "With --list-speakers: the run's speakers (keys below)."),
+    "speakers[].name": ("str", "The name --speaker takes."),
+    "speakers[].minutes": (
+        "float or null",
+        "Minutes of it the run trained on; null: learnt in the run it started from.",
+    ),
+    "languages": ("list of str", "With --list-languages: the codes --language takes."),
+}
+EXPORT = {
+    "out": ("str", "The folder written: the SavedModel and export.json."),
+    "run": ("str", "The run exported."),
+    "step": ("int", "Its checkpoint step."),
+    "sample_rate": ("int", "The audio's sample rate."),
+    "vocoder": ("str", "The vocoder inside: a vocoder run's path, or griffin-lim."),
+}
+VOCODE = {
+    "[]": ("list of object", "One recording (--out): an object; several, or --out-dir: a list of them, in order."),
+    "[].audio": ("str", "The recording read."),
+    "[].out": ("str or null", "The WAV written; null when it was skipped."),
+    "[].seconds": ("float or null", "Its length."),
+    "[].vocoder": ("str", "The vocoder: a run's path, or griffin-lim."),
+    "[].step": ("int or null", "The vocoder run's checkpoint step; null for griffin-lim."),
+    "[].real_time_factor": ("float or null", "Seconds spent per second of audio."),
+    "[].notes": ("list of str", "Channels mixed, a rate resampled, silence."),
+    "[].skipped": ("str or null", "Why a recording in a folder was left out; null when it was vocoded."),
 }
 DIAGNOSE_EXTRAS = {
     "environment.device_plan": ("str", "Where training would run on this machine, as `train` says it."),
@@ -103,12 +167,17 @@ def _reports():
             ("best", SweepBest, "With --benchmark: the recommendation; null without it.", False),
         )),
         ("benchmark", BenchmarkReport, BENCHMARK_EXTRAS, ()),
+        ("synthesize", None, SYNTHESIZE, ()),
+        ("synthesize --text-file --out-dir", None, SYNTHESIZE_LINES, ()),
+        ("synthesize --list-speakers --list-languages", None, SYNTHESIZE_LISTS, ()),
+        ("export", None, EXPORT, ()),
+        ("vocode", None, VOCODE, ()),
     ]  # fmt: skip
 
 
 # Left out of a report as printed: said by other keys (cli/profile_pipeline.py `_payload`), or the
-# report's own findings list (cli/diagnose.py).
-LEFT_OUT = {"pipeline.feature_cache", "environment.findings"}
+# report's own findings list, joined to the top-level `findings` (cli/diagnose.py, diagnosis/checkup.py).
+LEFT_OUT = {"pipeline.feature_cache", "environment.findings", "storage.findings"}
 
 
 def _table(command: str) -> list[tuple[str, str, str]]:
@@ -198,8 +267,9 @@ def render_markdown() -> str:
     lines = [
         "# `--json` reports",
         "",
-        "What `xtts train`, `validate`, `diagnose`, `profile-step`, `profile-pipeline` and `benchmark` print",
-        "with `--json`: one JSON object on stdout, every key below (a list of objects as `key[].field`;",
+        "What `xtts train`, `validate`, `diagnose`, `profile-step`, `profile-pipeline`, `benchmark`, `synthesize`,",
+        "`export` and `vocode` print with `--json`: one JSON document on stdout (an object; `vocode`'s a list of",
+        "them for several recordings), every key below (a list of objects as `key[].field`;",
         "durations in milliseconds where the key says `_ms`). Generated from the models that make the",
         "reports (`python -m xtts_cli.cli.json_reference`); a test fails when a report prints a key this",
         'page lacks. An error with `--json` is `{"error", "hint", "exit_code"}` instead',
