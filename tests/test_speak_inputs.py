@@ -448,6 +448,40 @@ def test_the_python_api_refuses_what_the_command_line_refuses(tts):
             Synthesizer.load(RUN, step=step)
 
 
+def test_the_python_api_takes_numpy_numbers_and_any_path_and_refuses_at_the_call(tts, tmp_path, monkeypatch):
+    from pathlib import PurePosixPath
+
+    from xtts_cli.inference import Synthesizer, api
+
+    # NumPy's numbers are numbers (they had been "speed np.float32(1.0) is not a pace from 0.25 to 4").
+    speech = tts.speak("The cat.", speed=np.float32(1.0), max_frames=np.int64(40))
+    assert 0 < speech.frames <= 40
+    with pytest.raises(XttsError, match=r"^speed 9\.0 is not a pace"):
+        tts.speak("The cat.", speed=np.float32(9))
+    # Any os.PathLike names a run, a clip or a file (a PurePath had been "is no run directory").
+    again = Synthesizer.load(PurePosixPath(RUN), step=np.int64(tts.step))
+    assert again.step == tts.step
+    with pytest.raises(XttsError, match=r"^speaker_wav '' is empty"):  # not "'.' cannot be read as audio"
+        tts.speak("The cat.", speaker_wav="")
+    assert speech.save(PurePosixPath(tmp_path / "a.wav")).is_file()
+    with pytest.raises(TypeError, match="path is where the WAV goes"):
+        speech.save(None)
+    with pytest.raises(XttsError, match="the path is empty"):
+        speech.save("")
+    with pytest.raises(TypeError, match="speak_many takes a list of texts, not NoneType"):
+        tts.speak_many(None)  # at the call, not at the first next()
+    # A hint names the argument as Python passes it (it had been "use vocoder griffin-lim").
+    hint = "pass the acoustic run as --run-dir and this one as --vocoder runs/v, or use --vocoder griffin-lim"
+    said = api._in_python_words(XttsError("x", hint=hint)).hint
+    assert said == 'pass the acoustic run as run_dir and this one as vocoder="runs/v", or use vocoder="griffin-lim"'
+    # Clips' voices are kept for the next call, the most recent only: cloning uploads keeps memory flat.
+    monkeypatch.setattr(api, "CLIP_VOICES", 2)
+    clips = sorted((Path(__file__).parents[1] / "xtts_cli" / "data" / "sample" / "wavs").glob("*.wav"))[:3]
+    for clip in clips:
+        tts.voice(speaker_wav=clip)
+    assert [key[1] for key in tts._voices if key[1] is not None] == [str(clip) for clip in clips[1:]]
+
+
 @pytest.mark.slow
 def test_the_python_api_caps_max_frames_cuts_a_long_part_and_reads_a_clip_again(tts, tmp_path):
     import shutil

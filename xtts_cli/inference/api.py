@@ -5,7 +5,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import numbers
+import os
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Optional
@@ -36,6 +39,7 @@ _PYTHON_WORDS = (
     (re.compile(r"--speaker-wav\b"), "speaker_wav"),
     (re.compile(r"--speaker\b"), "speaker"),
     (re.compile(r"--language\b"), "language"),
+    (re.compile(r"--vocoder (?!the\b)([^\s,;)]+)"), r'vocoder="\1"'),
     (re.compile(r"--vocoder\b"), "vocoder"),
     (re.compile(r"--run-dir\b"), "run_dir"),
 )
@@ -76,6 +80,24 @@ def _named_as_it_runs(synthesizer, generations):
         raise (error if synthesizer.flags else _in_python_words(error)) from None
 
 
+# Voices of clips (`speaker_wav`) kept for the next call, the most recently used: an application that
+# clones every upload it gets would otherwise keep each one's voice for good.
+CLIP_VOICES = 32
+
+
+def _path(value: object, name: str, what: str) -> Optional[Path]:
+    """`value` (a str or any os.PathLike: a Path, a PurePath) as a Path; None for None. Raises
+    TypeError for another type, and XttsError for an empty one (it would be the current folder)."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} is {what}, not {type(value).__name__}")
+    text = os.fspath(value)
+    if not isinstance(text, str) or not text.strip():
+        raise XttsError(f"{name} {text!r} is empty", hint=f"pass {what}")
+    return Path(text)
+
+
 class Synthesizer:
     """A run directory's model, tokenizer and settings, restored from one checkpoint.
 
@@ -92,7 +114,7 @@ class Synthesizer:
         self.run_dir = run.path
         self.vocoder = vocoder or Vocoder(GRIFFIN_LIM, config.data)
         self._rate = load_speaking_rate(run.path)
-        self._voices: dict[tuple[Optional[str], Optional[str]], Voice] = {}
+        self._voices: OrderedDict[tuple, Voice] = OrderedDict()
         # What loading said: a latest checkpoint that could not be read, so an earlier one speaks.
         self.notes: list[str] = []
         self.flags = False  # errors name the arguments (language), not the command line's flags
@@ -121,16 +143,17 @@ class Synthesizer:
         from xtts_cli.inference.loading import load_run, load_vocoder
         from xtts_cli.run.files import VOCODER_DIR
 
-        if not isinstance(run_dir, (str, Path)) or not str(run_dir).strip():
-            from xtts_cli.errors import XttsError
-
+        if not isinstance(run_dir, (str, os.PathLike)) or not os.fspath(run_dir).strip():
             raise XttsError(
                 f"run_dir {run_dir!r} is no run directory", hint='pass the run\'s folder, e.g. "runs/speak-cpu"'
             )
-        if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
+        run_dir = Path(os.fspath(run_dir))
+        if step is not None and (isinstance(step, bool) or not isinstance(step, numbers.Integral)):
             raise TypeError(f"step is the whole number of a checkpoint the run keeps, not {type(step).__name__}")
+        if isinstance(vocoder, os.PathLike):  # a Path, a PurePath: read as the path it names
+            vocoder = os.fspath(vocoder)
         notes: list[str] = []
-        config, tokenizer, model, restored, run = load_run(Path(run_dir), step, notes)
+        config, tokenizer, model, restored, run = load_run(run_dir, None if step is None else int(step), notes)
         own, named = run.path / VOCODER_DIR, None
         if vocoder is None and (own / "config.yaml").is_file() and _trained(own):
             vocoder, named = own, f"the run's own vocoder {own} (used when --vocoder is not given)"
@@ -163,28 +186,24 @@ class Synthesizer:
         reference; kept for the next call unless `remember` is False (a clip seen once: an upload)."""
         if speaker is not None and not isinstance(speaker, str):
             raise TypeError(f"speaker is a name from .speakers, not {type(speaker).__name__}")
-        if speaker_wav is not None and not isinstance(speaker_wav, (str, Path)):
-            raise TypeError(
-                f"speaker_wav is the path of a clip (WAV, FLAC, OGG, MP3), not {type(speaker_wav).__name__}"
-            )
-        key: tuple = (speaker, str(speaker_wav) if speaker_wav is not None else None)
-        if speaker_wav is not None and Path(speaker_wav).is_file():  # a clip written again is another voice
-            stat = Path(speaker_wav).stat()
+        clip = _path(speaker_wav, "speaker_wav", "the path of a clip (WAV, FLAC, OGG, MP3)")
+        key: tuple = (speaker, str(clip) if clip is not None else None)
+        if clip is not None and clip.is_file():  # a clip written again is another voice
+            stat = clip.stat()
             key += (stat.st_mtime_ns, stat.st_size)
         if remember and key in self._voices:
+            self._voices.move_to_end(key)
             return self._voices[key]
         found = resolve_voice(
-            self.run_dir,
-            self.config.data,
-            self.tokenizer,
-            self.model,
-            speaker=speaker,
-            speaker_wav=Path(speaker_wav) if speaker_wav is not None else None,
+            self.run_dir, self.config.data, self.tokenizer, self.model, speaker=speaker, speaker_wav=clip
         )
         vector = np.asarray(speaker_vector(self.model, found, self.config.data))
         voice = dataclasses.replace(found, vector=vector)
         if remember:
             self._voices[key] = voice
+            clips = [kept for kept in self._voices if kept[1] is not None]
+            for oldest in clips[: max(0, len(clips) - CLIP_VOICES)]:
+                del self._voices[oldest]
         return voice
 
     @_python_words
@@ -271,6 +290,11 @@ class Synthesizer:
         as `xtts synthesize --text-file` passes over a blank line."""
         if isinstance(texts, str):
             raise TypeError("speak_many takes a list of texts; speak takes one (a str would be read letter by letter)")
+        if not isinstance(texts, Iterable):
+            raise TypeError(f"speak_many takes a list of texts, not {type(texts).__name__}")
+        return self._speak_each(texts, options)  # refused above at the call, not at the first next()
+
+    def _speak_each(self, texts: Iterable[str], options: dict) -> Iterator[Speech]:
         for text in texts:
             if isinstance(text, str) and not text.strip():
                 continue

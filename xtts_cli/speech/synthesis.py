@@ -256,9 +256,15 @@ class Speech:
     def save(self, path: Path | str) -> Path:
         """Write the WAV file whole or not at all (a temporary beside it, renamed); returns its path.
         Raises XttsError for a folder, or a name that says another format (x.mp3)."""
+        import os
+
         from xtts_cli.config.editing import can_write
 
-        path = Path(path)
+        if not isinstance(path, (str, os.PathLike)) or not isinstance(os.fspath(path), str):
+            raise TypeError(f"path is where the WAV goes (a str or a Path), not {type(path).__name__}")
+        if not os.fspath(path).strip():
+            raise XttsError("Speech.save: the path is empty", hint="name a file, such as speech.wav")
+        path = Path(os.fspath(path))
         if path.is_dir():
             raise XttsError(f"{path} is a folder", hint=f"name a file in it, such as {path / 'speech.wav'}")
         if path.suffix.lower() != ".wav":
@@ -315,9 +321,10 @@ def synthesize_speech(
 
     settings = settings or SynthesisConfig()
     vocoder = vocoder or Vocoder(GRIFFIN_LIM, data)
-    _check_controls(text, speed, max_frames, language)
+    speed, max_frames = _check_controls(text, speed, max_frames, language)
+    assert isinstance(text, str)
     if not text.strip():
-        raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. xtts synthesize "Hello there."')
+        raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. "Hello there."')
     language_index = tokenizer.language_index(language)  # an error naming the run's languages
     ids, left_out = tokenizer.spoken_ids(text, language)
     min_frames, frames = _frame_window(model, len(ids), data, rate, speed, max_frames)
@@ -404,19 +411,30 @@ def _placeholder_generation(model, buffer: int, rate, settings, vector=None):
     return _generate(model, [1], vector, 0, buffer, 1, 1, rate, settings or SynthesisConfig(), 1.0)
 
 
-def _check_controls(text: object, speed: object, max_frames: object, language: object = None) -> None:
-    """The Python caller's values, refused as the command line refuses them (not deep in TensorFlow)."""
+def _check_controls(
+    text: object, speed: object, max_frames: object, language: object = None
+) -> tuple[float, Optional[int]]:
+    """The Python caller's values, refused as the command line refuses them (not deep in TensorFlow);
+    returns the speed and max_frames as Python numbers (a NumPy float32 or int64 is one as well)."""
+    import numbers
+
     if not isinstance(text, str):
         raise TypeError(f"the text to speak is a str, not {type(text).__name__}")
     if language is not None and not isinstance(language, str):
         raise TypeError(f"language is a code from .languages (such as en), not {type(language).__name__}")
-    if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not SPEEDS[0] <= speed <= SPEEDS[1]:
+    pace = float(speed) if isinstance(speed, numbers.Real) and not isinstance(speed, bool) else None
+    if pace is None or not SPEEDS[0] <= pace <= SPEEDS[1]:
         raise XttsError(
-            f"speed {speed!r} is not a pace from {SPEEDS[0]:g} to {SPEEDS[1]:g}",
+            f"speed {speed if pace is None else pace!r} is not a pace from {SPEEDS[0]:g} to {SPEEDS[1]:g}",
             hint="1 is the pace the run learnt, 1.5 half again as fast, 0.8 slower",
         )
-    if max_frames is not None and (isinstance(max_frames, bool) or not isinstance(max_frames, int) or max_frames < 2):
-        raise XttsError(f"max_frames {max_frames!r} is not a whole number of frames, 2 or more", hint="e.g. 400")
+    frames = int(max_frames) if isinstance(max_frames, numbers.Integral) and not isinstance(max_frames, bool) else None
+    if max_frames is not None and (frames is None or frames < 2):
+        raise XttsError(
+            f"max_frames {max_frames if frames is None else frames!r} is not a whole number of frames, 2 or more",
+            hint="e.g. 400",
+        )
+    return pace, frames
 
 
 def _frame_window(
@@ -510,7 +528,9 @@ def speak_parts(model, tokenizer, text: str, voice, data: DataConfig, rate: Opti
     from xtts_cli.data.text import reading_language
 
     asked = options.get("language")
-    _check_controls(text, options.get("speed", 1.0), options.get("max_frames"), asked)
+    options["speed"], options["max_frames"] = _check_controls(
+        text, options.get("speed", 1.0), options.get("max_frames"), asked
+    )
     tokenizer.language_index(asked)  # one the run lacks, named before espeak-ng is asked for it
     language, note = reading_language(tokenizer.languages, text, asked)
     parts, overlong = _parts(tokenizer, text, data, rate, language=language)
