@@ -182,6 +182,17 @@ def test_a_resume_after_a_kill_records_each_step_once(trained, resumed) -> None:
         if value.tag == "train/loss"
     ]
     assert sorted(step for step, _ in drawn) == list(range(2, 45, 2)) and all(loss != 1.0 for _, loss in drawn)
+    # lr is the rate each logged step trained with: warm-up's 2/5 and 4/5 of the peak (it had been the
+    # next step's, 3/5 and 5/5); every loss the record holds has its curve.
+    lr = {record["step"]: record["lr"] for record in records if "lr" in record}
+    assert (lr[2], lr[4]) == (pytest.approx(0.003 * 2 / 5), pytest.approx(0.003 * 4 / 5)), lr
+    tags = {
+        value.tag
+        for path in (root / "run" / "tensorboard").glob(EVENT_FILES)
+        for event in map(tf.compat.v1.Event.FromString, tf.data.TFRecordDataset(str(path)).as_numpy_iterator())
+        for value in event.summary.value
+    }
+    assert {f"train/{key}" for key in records[0] if key.endswith("loss")} <= tags, tags
 
 
 @pytest.mark.slow
@@ -368,17 +379,24 @@ def test_epochs_are_cut_from_one_stream_of_batches_that_runs_on(tmp_path: Path) 
 
     # training.epochs bounds the run: epochs x steps_per_epoch steps, every epoch drawn from one
     # iterator over the repeated dataset (an iterator torn down per epoch stalled at each epoch's end).
+    # A run stopped inside an epoch (here at step 3) and resumed trains what is left of it: each step
+    # keeps its epoch, and the run ends after 2 epochs (it had trained a whole epoch more after step 3).
+    stopped = resolve_config(tiny_config(tmp_path), {"training.epochs": 2, "training.max_steps": 3}).config
+    Controller(Trainer(stopped, run_dir=tmp_path / "run")).run()
     config = resolve_config(tiny_config(tmp_path), {"training.epochs": 2}).config
     assert config.training.max_steps is None
     trainer = Trainer(config, run_dir=tmp_path / "run")
     result = Controller(trainer).run()
     parts = trainer.parts
     per_epoch = parts.input.steps_per_epoch
-    assert result.final_step == 2 * per_epoch and int(parts.counters.epoch.numpy()) == 2
+    assert result.resumed and result.final_step == 2 * per_epoch and int(parts.counters.epoch.numpy()) == 2
+    records = [record for record in read_metrics(tmp_path / "run" / "metrics.jsonl") if "epoch" in record]
+    assert [record["epoch"] for record in records] == [(record["step"] - 1) // per_epoch for record in records]
     assert result.loop_seconds > 0 and 0 < result.step_time_percent <= 100
     # The speed leaves out the first step's trace (seconds, once), which the loop's wall clock holds.
     assert result.trace_seconds > 0
-    assert result.steps_per_sec > (result.final_step - 1) / (result.loop_seconds - result.trace_seconds)
+    trained = result.final_step - result.start_step
+    assert result.steps_per_sec > (trained - 1) / (result.loop_seconds - result.trace_seconds)
     stream = parts.steps.batches(parts.input.train_ds)
     assert sum(1 for _ in itertools.islice(stream, 2 * per_epoch + 1)) == 2 * per_epoch + 1
 

@@ -35,7 +35,15 @@ class AcousticKind:
     validation: Mapping[str, str] = field(
         default_factory=lambda: {"loss": "val_loss", "alignment_score": "alignment_score"}
     )
-    logged: tuple[str, ...] = ("loss", "mel_loss", "stop_loss", "attention_loss", "alignment_score")
+    logged: tuple[str, ...] = (
+        "loss",
+        "mel_loss",
+        "postnet_mel_loss",
+        "stop_loss",
+        "attention_loss",
+        "duration_loss",
+        "alignment_score",
+    )
     samples_phase: str = "rendering the test sentences"
 
     def prepare_run(self, context: KindContext) -> None:

@@ -114,6 +114,16 @@ class FusedAdam(keras.optimizers.Adam):
         )
 
 
+def applied_rate(optimizer) -> float:
+    """The learning rate the last step trained with. Keras's `learning_rate` reads the schedule at the
+    optimizer's iteration count, which that step has moved on: it is the next step's rate."""
+    inner = getattr(optimizer, "inner_optimizer", optimizer)  # under a LossScaleOptimizer
+    schedule = getattr(inner, "_learning_rate", None)
+    if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
+        return float(schedule(tf.maximum(inner.iterations - 1, 0)))
+    return float(optimizer.learning_rate)
+
+
 def build_optimizer(training: TrainingConfig, total_steps: int, mixed_precision: bool, budget_used=None):
     schedule = build_schedule(training, total_steps, budget_used)
     common = {

@@ -35,6 +35,7 @@ import tensorflow as tf
 
 from xtts_cli.config.remedies import early_stop_without_validation
 from xtts_cli.errors import XttsError
+from xtts_cli.kinds.optimization import applied_rate
 from xtts_cli.training.events import (
     Noted,
     PhaseEnded,
@@ -196,9 +197,9 @@ class MetricsHook(Hook):
         steps = max(1, int(window["steps"]))
         logged = StepLogged(
             step=end.step,
-            epoch=int(trainer.epoch_var.numpy()),
+            epoch=end.epoch,  # not the counter, which an epoch's last step has moved on by the run's end
             losses=dict(end.losses),
-            lr=float(trainer.optimizer.learning_rate),
+            lr=applied_rate(trainer.optimizer),
             step_ms=1000.0 * window["time"] / steps,
             data_wait_ms=1000.0 * window["wait"] / steps,
             samples_per_sec=window["samples"] / window["time"] if window["time"] > 0 else 0.0,
@@ -614,6 +615,11 @@ class Controller:
                 return agreed_stop if multi else interrupt.requested
 
             endless = self._batches(parts, interrupt, step) if source is None else source
+            epoch = int(counters.epoch.numpy())
+            # A run resumed inside an epoch trains what is left of it (its steps past the epochs
+            # counted), not a whole one: each later step keeps its epoch, and training.epochs its end.
+            done = step - epoch * per_epoch
+            left = per_epoch - done if 0 < done < per_epoch else per_epoch
 
             while (
                 step < max_steps
@@ -623,12 +629,12 @@ class Controller:
                 and not result.early_stopped
             ):
                 taken = 0
-                for batch, wait in itertools.islice(endless, per_epoch):
+                for batch, wait in itertools.islice(endless, left):
                     taken += 1
                     if counters.stop_flag is not None:  # multi-worker
                         counters.stop_flag.assign(1.0 if interrupt.requested else 0.0)
                     self._count_time(counters, before, deadline, loop_started)  # saved with the step
-                    end = self._step(parts, batch, wait, first=step == result.start_step)
+                    end = self._step(parts, batch, wait, first=step == result.start_step, epoch=epoch)
                     step = end.step
                     if multi:
                         agreed_stop = end.losses.pop(STOP_KEY) > 0
@@ -644,8 +650,9 @@ class Controller:
                     result.out_of_time = deadline is not None and time.monotonic() >= deadline
                     if step >= max_steps or stopping() or result.out_of_time or result.early_stopped:
                         break  # max_steps or max_minutes reached, no better validation, or interrupted
-                if taken == per_epoch:
+                if taken == left:
                     counters.epoch.assign_add(1)  # the epoch ran to its end (its last step may end the run)
+                    epoch, left = epoch + 1, per_epoch
                 elif not (
                     step >= max_steps or interrupt.requested or stopping() or result.out_of_time or result.early_stopped
                 ):
@@ -743,7 +750,7 @@ class Controller:
                 )
             )
 
-    def _step(self, parts: RunComponents, batch, wait: float, *, first: bool) -> StepEnd:
+    def _step(self, parts: RunComponents, batch, wait: float, *, first: bool, epoch: int = 0) -> StepEnd:
         """Run one training step and count it; its values are on the host when this returns."""
         # Eager (graph mode off, eager debug): no graph to build, the first step is a step.
         first = first and parts.settings.graph_mode
@@ -756,9 +763,8 @@ class Controller:
         if first:
             self.progress(PhaseEnded("tracing the training step", compute))
         step = int(parts.counters.step.assign_add(1).numpy())
-        return StepEnd(
-            step, values, batch, wait, compute, parts.input.batch_size, last=step == parts.total_steps, traced=first
-        )
+        last = step == parts.total_steps
+        return StepEnd(step, values, batch, wait, compute, parts.input.batch_size, last=last, traced=first, epoch=epoch)
 
     def _check_finite(self, step: int, values: dict[str, float]) -> None:
         bad = [k for k, v in values.items() if not math.isfinite(v)]

@@ -24,6 +24,7 @@ class StepEnd:
     samples: int
     last: bool  # the run's last step (max_steps)
     traced: bool = False  # its call built the step's graph first (a run's first step in graph mode)
+    epoch: int = 0  # the epoch it trained in (counted from 0)
 
 
 class Hook:
