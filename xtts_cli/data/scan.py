@@ -769,12 +769,13 @@ def _set_repeats(datasets: list[DatasetReport], sources: list[Source]) -> None:
         dataset.repeats = max(1, round(value / lowest)) if lowest else 1
     epoch = sum(dataset.repeats * dataset.train_items for dataset in datasets)
     distinct = sum(dataset.train_items for dataset in datasets)
-    if epoch > max(MAX_EPOCH_ITEMS, 10 * distinct):
+    most_held = max(MAX_EPOCH_ITEMS, 10 * distinct)
+    if epoch > most_held:
         least = next(source for source, value in zip(sources, per_clip) if value == lowest)
         most = max(datasets, key=lambda dataset: dataset.repeats)
         raise XttsError(
             f"{least.key.removesuffix('.path')}.weight {least.weight:g}: to give its clips so small a share, the weights would repeat each "
-            f"clip of {most.name} x{most.repeats:,} an epoch ({epoch:,} clips in all, over the {MAX_EPOCH_ITEMS:,} "
+            f"clip of {most.name} x{most.repeats:,} an epoch ({epoch:,} clips in all, over the {most_held:,} "
             "an epoch may hold)",
             hint="weights are shares of an epoch relative to each other (1 and 3: a quarter and three quarters); "
             "raise it, or leave the dataset out",
