@@ -184,6 +184,16 @@ def test_persian_text_is_normalised_before_it_is_phonemised_or_read_as_character
     assert prepare_texts(["Room 101."], ["basic_cleaners"], "characters", "en") == ["room 101."]
 
 
+def test_a_regional_persian_code_is_normalised_as_persian_and_persian_in_latin_letters_is_not():
+    # fa-IR (a locale, as many datasets write it) had trained on the letters as typed: Arabic kaf, digits
+    text = "كتاب ۱۲"
+    persian = prepare_texts([text], ["multilingual_cleaners"], "characters", "fa")
+    assert prepare_texts([text], ["multilingual_cleaners"], "characters", "fa-ir") == persian
+    assert "ک" in persian[0] and "۱" not in persian[0]
+    # fa-latn writes Persian in Latin letters: no Persian letter forms, no number words in Persian script
+    assert prepare_texts(["ketab 12"], ["multilingual_cleaners"], "characters", "fa-latn") == ["ketab 12"]
+
+
 def test_phoneme_tokenizer_round_trip_with_language_and_speaker_ids(tmp_path):
     texts = {"en": "The cat sat, and then it slept.", "fa": "سلام، من می\u200cخواهم فارسی صحبت کنم."}
     prepared = [prepare_texts([text], ["english_cleaners"], "phonemes", lang)[0] for lang, text in texts.items()]

@@ -221,16 +221,19 @@ NUMBERS = ("words", "characters")
 
 
 def language_normalizer(language: Optional[str], frontend: str = "characters", numbers: str = "characters"):
-    """The text normalisation of `language` (an espeak-ng code), or None: Persian's for `fa` (its
-    digits read as words); with `numbers: words`, the language's abbreviations, Roman numerals and
+    """The text normalisation of `language` (an espeak-ng code), or None: Persian's for `fa` and its
+    regions (its digits read as words); with `numbers: words`, the language's abbreviations, Roman numerals and
     numbers read as words, for either front end: espeak-ng reads a lowered "$1,999.50" as "dollar one
     thousand nine hundred ninety nine point five zero", "12/25/2020" with its slashes, German
     "03.10.1990" with its "punkt" and "henry viii" as "henry roman eight". A phonemes run whose
     vocabulary was saved before (`numbers: characters`) leaves them to espeak-ng as it was trained."""
-    if language is not None and language.lower() == "fa":
+    primary, *region = (language or "").lower().split("-")
+    if primary == "fa" and "latn" not in region:  # fa-ir too; fa-latn is Persian in Latin letters
         from xtts_cli.data.persian import normalize_persian
 
         return normalize_persian
+    if "latn" in region:  # its numbers in the words of its own script would not be its letters
+        return None
     if numbers == "words":
         from xtts_cli.data.abbreviations import abbreviation_reader
         from xtts_cli.data.numbers import number_reader
