@@ -366,8 +366,10 @@ def test_hostile_bodies_uploads_and_connections(served):
     assert negative.startswith(b"HTTP/1.1 400") and b"Content-Length -5 is negative" in negative
     for method in (b"PUT", b"DELETE", b"OPTIONS"):
         refused = raw(url, method + b" /api/tts HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
-        assert refused.startswith(b"HTTP/1.1 405") and b"Allow: GET, POST, HEAD" in refused, refused
+        assert refused.startswith(b"HTTP/1.1 405") and b"Allow: GET, POST\r\n" in refused, refused  # HEAD is a 405 too
         assert b"is not a method this server answers" in refused
+        elsewhere = raw(url, method + b" /health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        assert elsewhere.startswith(b"HTTP/1.1 405") and b"Allow: GET, POST, HEAD\r\n" in elsewhere, elsewhere
     # Text typed into the URL unescaped (as curl sends it) is read as the UTF-8 it is.
     typed = raw(url, "GET /api/tts?text=Привет HTTP/1.1\r\nHost: x\r\n\r\n".encode())
     assert typed.startswith(b"HTTP/1.1 400") and "'п' (U+043F)".encode() in typed, typed
@@ -408,11 +410,78 @@ def test_hostile_bodies_uploads_and_connections(served):
     places = service.limits.generations + service.limits.waiting
     assert all(service.admit() for _ in range(places))
     try:
-        assert error_of(get(f"{url}/api/tts?text=hello"))[0] == 503
+        busy = get(f"{url}/api/tts?text=hello")
+        assert error_of(busy)[0] == 503 and busy[1]["Retry-After"] == "1"  # a client's retry loop backs off
     finally:
         for _ in range(places):
             service.release()
     assert get(f"{url}/health")[0] == 200 and get(f"{url}/api/tts?text=hello")[0] == 200
+
+
+def test_clients_of_every_kind_are_answered_as_http_says(served):
+    tts, server, url = served
+    # Header names in lower case (Node's fetch, HTTP/2 proxies): a body with its length, read.
+    body = b'{"text": "the cat sat."}'
+    lower = raw(
+        url,
+        b"POST /api/tts HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+        b"connection: close\r\n\r\n%s" % (len(body), body),
+    )
+    assert lower.startswith(b"HTTP/1.1 200") and b"RIFF" in lower, lower[:200]
+    # An HTTP/1.0 client reads no chunks: its stream is the WAV itself, ended by the connection's close.
+    query = urllib.parse.urlencode({"text": "the cat sat. the dog ran.", "stream": "1"})
+    old = _all_of(url, f"GET /api/tts?{query} HTTP/1.0\r\nHost: x\r\n\r\n".encode())
+    head, _, wav = old.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and b"Transfer-Encoding" not in head and b"Connection: close" in head
+    assert wav[:4] == b"RIFF" and len(wav) == 44 + 2 * (
+        sum(len(part.waveform) for part in tts.speak_parts("the cat sat. the dog ran.", voice=tts.voice()))
+        + int(SENTENCE_PAUSE_SECONDS * tts.sample_rate)
+    )
+    # Expect: 100-continue with a body larger than the server takes: refused before it is sent.
+    address = urllib.parse.urlsplit(url)
+    with socket.create_connection((address.hostname, address.port), timeout=10) as connection:
+        connection.sendall(
+            b"POST /api/tts HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+            b"Content-Length: 50000000\r\nExpect: 100-continue\r\n\r\n"
+        )
+        answer = connection.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 413") and b"100 Continue" not in answer, answer[:200]
+    assert get(f"{url}/health")[0] == 200
+    # What is left out is no part of the length: 600 emoji are not a text too long for a generation.
+    # A note names a few of what it left out, and how many more (a header past 16 KiB is refused).
+    many = "the cat sat " + "".join(chr(0x1F300 + i) for i in range(250)) + " on the mat."
+    status, headers, _ = get(f"{url}/api/tts?{urllib.parse.urlencode({'text': many})}")
+    assert status == 200 and json.loads(headers["X-Xtts-Notes"]) == [
+        "left out what the run never saw: " + " ".join(chr(0x1F300 + i) for i in range(24)) + " and 226 more"
+    ]
+    assert tts.speak("the cat sat " + "\U0001f600" * 600 + " on the mat.").notes == [
+        "left out what the run never saw: \U0001f600"
+    ]
+
+
+def test_a_client_that_leaves_before_its_answer_gives_its_turn_back_at_the_next_sentence(served):
+    tts, server, url = served
+    service = server.service
+    sentence = "the kettle is on the stove."
+    tts.speak(sentence)  # its graph built
+    began = time.monotonic()
+    tts.speak(sentence)
+    one = time.monotonic() - began
+    text = " ".join([sentence] * 10)  # ten sentences, within the fixture's 300 characters
+    address = urllib.parse.urlsplit(url)
+    connection = socket.create_connection((address.hostname, address.port), timeout=10)
+    connection.sendall(f"GET /api/tts?{urllib.parse.urlencode({'text': text})} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    deadline = time.monotonic() + 30
+    while service.in_flight == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert service.in_flight == 1
+    connection.close()
+    left = time.monotonic()
+    while service.in_flight and time.monotonic() < deadline:
+        time.sleep(0.01)
+    # Its place freed within a sentence or two, not after the other eight or nine.
+    assert service.in_flight == 0 and time.monotonic() - left < 4 * one + 0.5, (time.monotonic() - left, one)
+    assert get(f"{url}/api/tts?text=hello")[0] == 200
 
 
 @pytest.mark.slow

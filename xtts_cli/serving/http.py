@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import json
+import select
 import socket
 import sys
 import time
@@ -179,7 +180,9 @@ class _Handler(BaseHTTPRequestHandler):
                 raise Refused(404, f"no such page {url.path[:80]!r}; try /, /api/tts, /api/speakers, /health")
         except Refused as refused:
             status = refused.status
-            self._error(refused.status, refused.message, refused.hint)
+            # A busy server says when to try again (RFC 9110, 10.2.3): a client's retry loop backs off.
+            retry = {"Retry-After": str(refused.retry_after)} if refused.retry_after else None
+            self._error(refused.status, refused.message, refused.hint, headers=retry)
         except XttsError as exc:
             status = 400
             self._error(400, exc.lines[0] if exc.lines else str(exc), exc.hint)
@@ -190,9 +193,13 @@ class _Handler(BaseHTTPRequestHandler):
             status = 500
             log_line(f"xtts serve: {url.path}: {type(exc).__name__}: {exc}")
             self._error(500, f"internal error ({type(exc).__name__}); the server's log has the line")
+        self._log_refused(status, time.perf_counter() - began)
+
+    def _log_refused(self, status: int, took: float = 0.0) -> None:
+        """The request's one line in the log (`xtts serve`), whatever answered it."""
         if self.server.log:
-            took = time.perf_counter() - began
-            log_line(f"{self.client_address[0]} {method} {url.path} {status} {took:.2f}s")
+            path = urlsplit(_utf8(self.path)).path if getattr(self, "path", None) else "-"
+            log_line(f"{self.client_address[0]} {getattr(self, 'command', None) or '-'} {path} {status} {took:.2f}s")
 
     # /api/tts
     def _tts(self, method: str, query: str) -> int:
@@ -202,7 +209,8 @@ class _Handler(BaseHTTPRequestHandler):
         except UnicodeDecodeError:
             raise Refused(400, "the query is not UTF-8: percent-encode the text's UTF-8 bytes") from None
         reference: Optional[bytes] = None
-        if method == "POST" and not {"Content-Length", "Transfer-Encoding"} & set(self.headers):
+        # Header names in any case (RFC 9110, 5.1): Node's fetch and HTTP/2 proxies send them in lower case.
+        if method == "POST" and "Content-Length" not in self.headers and "Transfer-Encoding" not in self.headers:
             # HTTP/1.1 reads no body without a length: one sent anyway would be read as the next request.
             self.close_connection = True
             if "text" not in fields:
@@ -220,11 +228,13 @@ class _Handler(BaseHTTPRequestHandler):
                 fields[name] = _header_text(self.headers[header])
         request = service.check(fields, reference)
         if not service.admit():
-            raise Refused(503, "the server is busy (every place in its queue is taken); try again shortly")
+            raise Refused(
+                503, "the server is busy (every place in its queue is taken); try again shortly", retry_after=1
+            )
         try:
             if request.stream:
                 return self._stream(service, request)
-            audio, notes = service.speak(request)
+            audio, notes = service.speak(request, gone=self._client_gone)
             headers = {"X-Xtts-Notes": json.dumps(notes)} if notes else {}
             self._send(200, audio, "audio/wav", headers=headers)
             return 200
@@ -237,9 +247,13 @@ class _Handler(BaseHTTPRequestHandler):
         # still a 400, not a broken stream.
         first = next(chunks) + next(chunks)
         self._leave_unread_body()
+        # An HTTP/1.0 client reads no chunks (RFC 9112, 6.1): its stream ends where the connection closes.
+        self.chunked = self.request_version != "HTTP/1.0"
+        self.close_connection = self.close_connection or not self.chunked
         self.send_response(200)
         self.send_header("Content-Type", "audio/wav")
-        self.send_header("Transfer-Encoding", "chunked")
+        if self.chunked:
+            self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Cache-Control", "no-store")
         if self.close_connection:
             self.send_header("Connection", "close")
@@ -248,7 +262,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._chunk(first)
             for chunk in chunks:
                 self._chunk(chunk)
-            self._chunk(b"")
+            if self.chunked:
+                self._chunk(b"")
         except (TimeoutError, ConnectionError):
             raise
         except Exception as exc:  # after the 200: no error response can follow, so the stream ends unfinished
@@ -260,12 +275,35 @@ class _Handler(BaseHTTPRequestHandler):
         return 200
 
     def _chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):X}\r\n".encode("ascii") + data + b"\r\n")
+        self.wfile.write(f"{len(data):X}\r\n".encode("ascii") + data + b"\r\n" if self.chunked else data)
         self.wfile.flush()
 
-    def _read_form(self) -> tuple[dict[str, str], Optional[bytes]]:
-        """The body's fields (JSON, URL-encoded or multipart) and the `speaker_wav` upload."""
-        service = self.server.service
+    def _client_gone(self) -> bool:
+        """Whether the client closed its connection (read as an end of file that is waiting, not a
+        byte of a next request): a request it no longer waits for stops at its next sentence."""
+        try:
+            if not select.select([self.connection], [], [], 0)[0]:
+                return False
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
+            return True
+
+    def handle_expect_100(self) -> bool:
+        """`Expect: 100-continue` (curl's, for a large upload): a body this server would refuse is
+        refused before the client sends it, not after a 100 Continue."""
+        if self.command == "POST" and urlsplit(self.path).path == "/api/tts":
+            try:
+                self._declared_length()
+            except Refused as refused:
+                self.close_connection = True
+                self._error(refused.status, refused.message, refused.hint)
+                self._log_refused(refused.status)
+                return False
+        return super().handle_expect_100()
+
+    def _declared_length(self) -> int:
+        """The body's length as its one Content-Length says, refused when it is not one number or is
+        more than this server takes (a multipart body may carry the upload as well as the fields)."""
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             raise Refused(411, "send the body with a Content-Length, not chunked")
         lengths = {value.strip() for value in self.headers.get_all("Content-Length", [])}
@@ -280,8 +318,8 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             raise Refused(400, f"Content-Length {str(raw_length)[:20]!r} is not a number") from None
         kind = self.headers.get_content_type()
-        fields = form_bytes(service.limits.text_chars)
-        limit = service.limits.upload_bytes + fields if kind == "multipart/form-data" else fields
+        fields = form_bytes(self.server.service.limits.text_chars)
+        limit = self.server.service.limits.upload_bytes + fields if kind == "multipart/form-data" else fields
         if length < 0:
             self.close_connection = True
             raise Refused(400, f"Content-Length {length} is negative; send the body's length in bytes")
@@ -292,7 +330,13 @@ class _Handler(BaseHTTPRequestHandler):
                 f"the request body is {length} bytes, more than this server takes ({limit}, from --max-text-chars "
                 "and --max-upload-mb)",
             )
+        return length
+
+    def _read_form(self) -> tuple[dict[str, str], Optional[bytes]]:
+        """The body's fields (JSON, URL-encoded or multipart) and the `speaker_wav` upload."""
+        length = self._declared_length()
         body = self._read_body(length)
+        kind = self.headers.get_content_type()
         if kind == "application/json":
             try:
                 decoded = json.loads(body or b"{}", object_pairs_hook=_once)
@@ -364,9 +408,11 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.dumps(value, ensure_ascii=False).encode("utf-8")
         self._send(status, body, "application/json", method=method, headers=headers)
 
-    def _error(self, status: int, message: str, hint: Optional[str] = None) -> None:
-        # A 405 names the methods that are answered (RFC 9110, 15.5.6).
-        headers = {"Allow": "GET, POST"} if status == 405 else None
+    def _error(
+        self, status: int, message: str, hint: Optional[str] = None, headers: Optional[dict[str, str]] = None
+    ) -> None:
+        if status == 405:  # it names the methods that are answered (RFC 9110, 15.5.6)
+            headers = {**(headers or {}), "Allow": self._allowed()}
         try:
             self._json({"error": message, **({"hint": hint} if hint else {})}, status=status, headers=headers)
         except (TimeoutError, ConnectionError):
@@ -399,14 +445,19 @@ class _Handler(BaseHTTPRequestHandler):
         the same one-line JSON as every other error."""
         self.close_connection = True
         if code == HTTPStatus.NOT_IMPLEMENTED:  # a method with no do_ handler: PUT, DELETE, OPTIONS, ...
-            said = {"error": f"{self.command[:20]} is not a method this server answers; use GET or POST"}
-            body = json.dumps(said, ensure_ascii=False).encode("utf-8")
-            self._send(405, body, "application/json", headers={"Allow": "GET, POST, HEAD"})
-            return
-        try:
-            self._json({"error": f"{HTTPStatus(code).phrase}: {message or ''}".strip(": ")}, status=code)
-        except (TimeoutError, ConnectionError, ValueError):
-            pass
+            code = 405
+            self._error(405, f"{self.command[:20]} is not a method this server answers; use GET or POST")
+        else:
+            try:
+                self._json({"error": f"{HTTPStatus(code).phrase}: {message or ''}".strip(": ")}, status=code)
+            except (TimeoutError, ConnectionError, ValueError):
+                pass
+        self._log_refused(code)
+
+    def _allowed(self) -> str:
+        """The methods the request's page answers: /api/tts speaks to GET and POST, not to HEAD."""
+        tts = getattr(self, "path", None) and urlsplit(_utf8(self.path)).path == "/api/tts"
+        return "GET, POST" if tts else "GET, POST, HEAD"
 
 
 def _utf8(path: str) -> str:

@@ -18,7 +18,7 @@ import re
 import struct
 import tempfile
 import threading
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,9 +37,10 @@ AUDIO_MAGIC = (b"RIFF", b"fLaC", b"OggS", b"ID3", b"\xff\xfb", b"\xff\xf3", b"\x
 class Refused(Exception):
     """A request the server answers with `status` and a one-line JSON error; it keeps serving."""
 
-    def __init__(self, status: int, message: str, hint: Optional[str] = None) -> None:
+    def __init__(self, status: int, message: str, hint: Optional[str] = None, *, retry_after: int = 0) -> None:
         super().__init__(message)
         self.status, self.message, self.hint = status, message, hint
+        self.retry_after = retry_after  # seconds a client should wait before sending it again (a 503's)
 
 
 @dataclass(frozen=True)
@@ -221,17 +222,25 @@ class VoiceService:
         with self._flight:
             return self._flight.wait_for(lambda: self.in_flight == 0, timeout)
 
-    def speak(self, request: SpeechRequest) -> tuple[bytes, list[str]]:
-        """The whole text as one WAV, and the notes on what was left out."""
-        return self._turns.submit(self._speak_now, request).result()
+    def speak(self, request: SpeechRequest, gone: Callable[[], bool] = lambda: False) -> tuple[bytes, list[str]]:
+        """The whole text as one WAV, and the notes on what was left out. Once `gone()` (its client
+        closed the connection), it stops at its next sentence with a ConnectionError: the turn it
+        holds goes to a request someone still waits for."""
+        return self._turns.submit(self._speak_now, request, gone).result()
 
-    def _speak_now(self, request: SpeechRequest) -> tuple[bytes, list[str]]:
+    def _speak_now(self, request: SpeechRequest, gone: Callable[[], bool]) -> tuple[bytes, list[str]]:
         from xtts_cli.speech.synthesis import joined, wav_bytes  # TensorFlow: `xtts serve` binds its port first
 
+        parts: list = []
+        if gone():  # it left while the request waited for its turn
+            raise ConnectionError("the client closed the connection before its turn came")
         with self._voice(request) as voice:
-            parts = list(
-                self.synthesizer.speak_parts(request.text, voice=voice, language=request.language, speed=request.speed)
-            )
+            for part in self.synthesizer.speak_parts(
+                request.text, voice=voice, language=request.language, speed=request.speed
+            ):
+                if gone():
+                    raise ConnectionError("the client closed the connection before its answer was made")
+                parts.append(part)
         speech = parts[0] if len(parts) == 1 else joined(parts, request.text)
         return wav_bytes(speech.waveform, self.synthesizer.sample_rate), speech.notes
 

@@ -11,7 +11,7 @@ import math
 import shlex
 import unicodedata
 import wave
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
@@ -233,16 +233,16 @@ class Speech:
     def notes(self) -> list[str]:
         """What the user should hear of: one line naming every phoneme read as its nearest ("ɕ→ʃ"),
         one naming every symbol left out, and the voice's note."""
-        nearest = " ".join(c for c in self.left_out if "\u2192" in c)
-        left = [c for c in self.left_out if "\u2192" not in c]
+        nearest = _some(c for c in self.left_out if "\u2192" in c)
         # A character that shows nothing alone (a space, a control, an emoji's variation selector) by its code.
-        shown = " ".join(
+        shown = _some(
             c if c.isprintable() and not c.isspace() and unicodedata.category(c)[0] != "M" else f"U+{ord(c):04X}"
-            for c in left
+            for c in self.left_out
+            if "\u2192" not in c
         )
         notes = [self.language_note] if self.language_note else []
         notes += [f"read what the run never learnt as the nearest it knows: {nearest}"] if nearest else []
-        notes += [f"left out what the run never saw: {shown}"] if left else []
+        notes += [f"left out what the run never saw: {shown}"] if shown else []
         return notes + ([self.voice_note] if self.voice_note else [])
 
     @property
@@ -510,6 +510,18 @@ def resolve_voice(
     raise XttsError(f"{run_dir} has no {REFERENCE_FILE}", hint="pass --speaker-wav FILE or --speaker NAME")
 
 
+# Characters a note names at most: a text of a thousand distinct emoji is not a note of a thousand (a
+# server's X-Xtts-Notes header past 16 KiB is refused by Node's fetch).
+NOTE_NAMES = 24
+
+
+def _some(names: Iterable[str]) -> str:
+    """`names` joined by spaces, the first NOTE_NAMES of them and how many more."""
+    names = list(names)
+    more = f" and {len(names) - NOTE_NAMES} more" if len(names) > NOTE_NAMES else ""
+    return " ".join(names[:NOTE_NAMES]) + more
+
+
 # Between two sentences of a longer text: a breath, about what a reader leaves at a full stop.
 SENTENCE_PAUSE_SECONDS = 0.3
 
@@ -588,7 +600,9 @@ def _parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate],
 
     def fits(part: str) -> bool:
         if part not in judged:
-            judged[part] = len(tokenizer.prepare(part, language)) <= most
+            # What it speaks: an emoji or a mark the run never saw is left out, not a token (600 emoji
+            # had been read as too long for a generation, and its end as cut).
+            judged[part] = len(tokenizer.speakable(tokenizer.prepare(part, language))[0]) <= most
         return judged[part]
 
     parts = [
