@@ -344,6 +344,14 @@ print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" 
     np.testing.assert_allclose(audio, expected.waveform, atol=0.02 * float(np.max(np.abs(expected.waveform))))
     result = runner.invoke(app, ["export", "-r", str(short_run.parts.run_dir.path), "-o", str(out)])
     assert isinstance(result.exception, XttsError) and "already holds files" in str(result.exception)
+    # An empty folder the user made is filled, not replaced: reached through a link, kept private.
+    private, link = tmp_path / "private", tmp_path / "link"
+    private.mkdir(mode=0o700)
+    link.symlink_to(private)
+    result = runner.invoke(app, ["export", "-r", str(run), "-o", str(link)])
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and private.stat().st_mode & 0o777 == 0o700
+    assert sorted(p.name for p in private.iterdir()) == sorted(p.name for p in out.iterdir())
 
 
 @pytest.mark.slow

@@ -10,6 +10,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from training_support import run_xtts, subprocess_env, tiny_config
@@ -119,6 +120,21 @@ def test_a_step_trained_before_its_samples_fail_to_write_is_saved(tmp_path):
     assert lines[-3].startswith(f"error: cannot write {run / 'samples'}/") and "Read-only file system" in lines[-3]
     assert "Traceback" not in done.stderr
     assert 'model_checkpoint_path: "ckpt-3"' in (run / "checkpoints" / "checkpoint").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+@needs_mounts
+def test_an_export_into_an_empty_mount_point_fills_it(tmp_path):
+    # A volume mounted for the export (docker run -v): renaming a folder over it is EBUSY.
+    mount = tmp_path / "volume"
+    mount.mkdir()
+    run = os.path.join(os.path.dirname(__file__), "..", "data", "run_before_run_data")
+    export = [sys.executable, "-m", "xtts_cli", "export", "-r", run, "-o", str(mount)]
+    done = private_tmpfs(export, str(mount), "64m", str(tmp_path))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    files = [Path(line).relative_to(mount).parts[0] for line in done.stdout.split("--- files")[1].split()]
+    assert {"saved_model.pb", "export.json", "vocab.json", "variables"} <= set(files), files
+    assert not [name for name in files if "partial" in name]
 
 
 @pytest.mark.slow

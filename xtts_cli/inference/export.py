@@ -59,20 +59,39 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
     info = _export_info(tts)
     # Written beside `out` and renamed into place whole: a full disk or Ctrl-C leaves no half
     # SavedModel behind, which the same command, run again, would refuse as a folder holding files.
+    # An empty folder the user made (a mount point, a link to a folder, one of their own mode) is
+    # kept: written inside it, its files then moved up, export.json last.
+    given = out.is_dir()
     out.parent.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    partial = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out if given else out.parent))
     try:
         tf.saved_model.save(generator, str(partial), signatures=signatures)
         shutil.copyfile(tts.run_dir / "vocab.json", partial / "vocab.json")
         (partial / EXPORT_INFO).write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        partial.chmod(
-            0o777 & ~current_umask()
-        )  # mkdtemp's folder is the user's alone; `out` is made as mkdir makes one
-        _move_into_place(partial, out)
+        if given:
+            _move_up(partial, out)
+        else:
+            partial.chmod(
+                0o777 & ~current_umask()
+            )  # mkdtemp's folder is the user's alone; `out` is made as mkdir makes one
+            _move_into_place(partial, out)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
     return {**info, "notes": tts.notes}
+
+
+def _move_up(partial: Path, out: Path) -> None:
+    """`partial`'s files renamed into `out`, its parent, export.json last (what marks an export
+    whole); `out` filled meanwhile by another export is refused, as `_move_into_place` does."""
+    if any(item != partial for item in out.iterdir()):
+        raise XttsError(
+            f"--out {out} already holds files: another export wrote it while this one ran",
+            hint="pass a new or empty folder; nothing of this export was left",
+        )
+    for item in sorted(partial.iterdir(), key=lambda item: item.name == EXPORT_INFO):
+        os.replace(item, out / item.name)
+    partial.rmdir()
 
 
 def _move_into_place(partial: Path, out: Path) -> None:
