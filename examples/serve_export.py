@@ -11,8 +11,9 @@ xtts; English abbreviations, and digits read as words where `export.json`'s `num
 `words`, are not reproduced here). With the `phonemes` front end it phonemises with espeak-ng
 through `phonemizer`, as `export.json` says.
 Then each symbol becomes 1 + its index in `symbols`, and a symbol the model lacks is left out and
-named in the answer's `X-Left-Out` header (a JSON list; a text left with none, another script in a
+named in the answer's `X-Left-Out` header (a JSON list; a text left with no letter, another script in a
 characters export, is a 400; espeak-ng reads another script itself). Errors are JSON: {"error": "..."}.
+One request is one generation, at most `max_seconds` of `export.json`: send a long text a sentence at a time.
 The reference clip is 16-bit mono WAV at the export's `sample_rate`; `--speaker` speaks with the
 export's `speaker` signature instead (one of `export.json`'s `speakers`: an adapted voice).
 """
@@ -52,10 +53,13 @@ def phonemize(text: str, voice: str, punctuation: str) -> str:
 
 
 def read_wav(path: Path, rate: int) -> np.ndarray:
-    with wave.open(str(path)) as handle:
-        if handle.getsampwidth() != 2 or handle.getnchannels() != 1 or handle.getframerate() != rate:
-            raise SystemExit(f"{path}: give a 16-bit mono WAV at {rate} Hz")
-        audio = np.frombuffer(handle.readframes(handle.getnframes()), "<i2").astype(np.float32) / 32768.0
+    try:
+        with wave.open(str(path)) as handle:
+            if handle.getsampwidth() != 2 or handle.getnchannels() != 1 or handle.getframerate() != rate:
+                raise SystemExit(f"{path}: give a 16-bit mono WAV at {rate} Hz")
+            audio = np.frombuffer(handle.readframes(handle.getnframes()), "<i2").astype(np.float32) / 32768.0
+    except (OSError, EOFError, wave.Error) as error:  # missing, empty, or not 16-bit PCM (float: format 3)
+        raise SystemExit(f"{path}: {error or 'empty'}: give a 16-bit mono WAV at {rate} Hz") from None
     if len(audio) < rate // 10 or np.max(np.abs(audio)) < 1e-4:  # the export refuses it too
         raise SystemExit(f"{path}: silent or under 0.1 s: give a few seconds of the voice speaking")
     return audio
@@ -92,6 +96,12 @@ class Voice:
         prepared = clean(text)
         if self.info["text_frontend"] == "phonemes":
             prepared = phonemize(prepared, self.info["espeak_voices"][language], self.info["punctuation_marks"])
+        else:  # a letter the model lacks read without its accent, where it has that one ("café": e)
+            plain = {
+                c: "".join(p for p in unicodedata.normalize("NFKD", c) if not unicodedata.combining(p))
+                for c in prepared
+            }
+            prepared = "".join(c if c in self.ids or not plain[c] else plain[c] for c in prepared)
         lacked = sorted({symbol for symbol in prepared if symbol not in self.ids})
         return [self.ids[symbol] for symbol in prepared if symbol in self.ids], lacked
 
@@ -140,10 +150,13 @@ def main() -> None:
                 self.answer(400, {"error": wrong})
             else:
                 ids, lacked = voice.read(query["text"], language)
-                if not ids:  # another script: nothing the model reads
+                if not any(voice.info["symbols"][i - 1].isalpha() for i in ids):  # another script: no letter read
                     self.answer(400, {"error": f"no symbol of the text is one the model reads ({language} as trained)"})
                 else:
                     self.answer(200, voice.wav(query["text"], language), {"X-Left-Out": json.dumps(lacked)})
+
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            self.answer(code, {"error": message or "use GET /tts?text=..."})  # an error is JSON, as the rest
 
         def answer(self, status: int, body: bytes | dict, headers: dict | None = None) -> None:
             kind = "audio/wav" if isinstance(body, bytes) else "application/json"

@@ -879,6 +879,10 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
     exported = runner.invoke(app, ["export", "-r", str(RUN), "-o", str(out)])
     assert exported.exit_code == 0 and "; speaker: speaker_id, text_ids, language_id -> mel, audio)" in exported.stdout
     voice = example.Voice(out, CLIP)
+    (tmp_path / "empty.wav").write_bytes(b"")
+    for bad in (tmp_path / "empty.wav", tmp_path / "missing.wav"):  # a one-line exit, not a traceback
+        with pytest.raises(SystemExit, match=f"{bad}: .*give a 16-bit mono WAV at 22050 Hz"):
+            example.read_wav(bad, 22050)
     tokenizer = served[0].tokenizer  # the module's Synthesizer of RUN: its tokenizer as it speaks
     text = "The kettle   is ON the stove."
     assert voice.text_ids(text, "en") == tokenizer.symbol_ids(tokenizer.prepare(text))
@@ -886,8 +890,17 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=subprocess_env())
     try:
         address = process.stdout.readline().split(" at ")[1].strip()
-        # A text the model has no symbol of (another script) is a 400, and the next request is answered.
-        assert error_of(get(f"{address}?{urllib.parse.urlencode({'text': 'Привет'})}"))[0] == 400
+        # A text the model has no letter of (another script, its space read) is a 400, and the next request is answered.
+        for other in ("Привет", "\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645"):
+            assert error_of(get(f"{address}?{urllib.parse.urlencode({'text': other})}"))[0] == 400
+        # A letter it lacks read without its accent, as the run reads it; another method's error is JSON too.
+        cafe = urllib.parse.urlencode({"text": "Caf\u00e9 au lait."})
+        accented = get(f"{address}?{cafe}")
+        assert accented[0] == 200 and accented[1]["X-Left-Out"] == "[]"
+        assert voice.text_ids("Caf\u00e9", "en") == tokenizer.symbol_ids(
+            tokenizer.speakable(tokenizer.prepare("Caf\u00e9"))[0]
+        )
+        assert error_of(get(address, b"text=hi"))[0] == 501
         assert error_of(get(f"{address}?text=")) == (400, "text is empty; pass the text to speak as text=")
         status, headers, wav = get(f"{address}?{urllib.parse.urlencode({'text': text})}")
         assert status == 200 and headers["Content-Type"] == "audio/wav" and headers["X-Left-Out"] == "[]"
@@ -896,7 +909,14 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
         assert said[0] == 200 and json.loads(said[1]["X-Left-Out"]) == ["1", "9"]
         speak = tf.saved_model.load(str(out)).signatures["serving_default"]
         # A reference with no voice in it is refused by the graph, as synthesize and the server refuse it.
-        for reference, says in ((np.zeros(22050), "is silent"), (_speech()[:100], "is too short to hear a voice in")):
+        nan, infinite = voice.reference.copy(), voice.reference.copy()
+        nan[100], infinite[100] = np.nan, np.inf
+        for reference, says in (
+            (np.zeros(22050), "is silent"),
+            (_speech()[:100], "is too short to hear a voice in"),
+            (nan, "holds samples that are not numbers"),
+            (infinite, "holds samples that are not numbers"),  # it had made NaN audio
+        ):
             with pytest.raises(tf.errors.InvalidArgumentError, match=f"reference_audio {says}"):
                 speak(
                     text_ids=tf.constant(voice.text_ids(text, "en"), tf.int32),

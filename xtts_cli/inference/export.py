@@ -252,6 +252,14 @@ def _heard(reference_audio, sample_rate: int):
     from xtts_cli.speech.synthesis import MIN_CLIP_SECONDS, SILENT_PEAK
 
     shortest = int(MIN_CLIP_SECONDS * sample_rate)
+    # First, so that a NaN is not said to be silence: an infinite sample had made NaN audio, unrefused.
+    finite = tf.debugging.assert_equal(
+        tf.reduce_all(tf.math.is_finite(reference_audio)),
+        True,
+        message="reference_audio holds samples that are not numbers (NaN or infinite): give decoded audio in -1..1",
+    )
+    with tf.control_dependencies([finite]):
+        reference_audio = tf.identity(reference_audio)
     checks = [
         tf.debugging.assert_greater_equal(
             tf.size(reference_audio),
