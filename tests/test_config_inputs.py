@@ -4,6 +4,7 @@ says where, before any work."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -145,6 +146,15 @@ def test_init_writes_into_a_new_folder_and_refuses_a_folder_or_a_place_it_cannot
         folder = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(tmp_path / "new"), *force])
         assert folder.exception.lines == [f"--out {tmp_path / 'new'} is a folder"]
         assert folder.exception.hint == f"name a file, such as {tmp_path / 'new' / 'tiny-cpu.yaml'}"
+    # A pipe where the file goes (a device alike: /dev/null, /dev/stdout), with --force or without:
+    # refused, never replaced by a file nor a traceback.
+    os.mkfifo(tmp_path / "pipe")
+    for force in ([], ["--force"]):
+        pipe = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(tmp_path / "pipe"), *force])
+        assert pipe.exception.lines == [
+            f"--out {tmp_path / 'pipe'} is not a file (a device, a pipe or a socket): writing it would replace it"
+        ]
+        assert (tmp_path / "pipe").is_fifo() and not (tmp_path / "pipe.bak").exists()
     proc = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", "/proc/mine.yaml"])
     assert proc.exception.lines[0].startswith("--out /proc/mine.yaml: nothing can be written in /proc")
     # A name with a space: the command it says to run next reads it as one argument.

@@ -61,7 +61,7 @@ def init(
     target = Path(out) if out is not None else Path(source.name)
     if out is not None and out.endswith(("/", os.sep)) and not target.is_dir():
         raise XttsError(f"--out {out} names a folder", hint=f"name a file, such as {target / source.name}")
-    if target.is_dir():  # --force would not help: a folder is not replaced by a file
+    if target.exists() and not target.is_file():  # --force would not help: a folder or a device is not replaced
         can_write(target, "--out", name=source.name)
     if target.exists() and not force:
         raise XttsError(

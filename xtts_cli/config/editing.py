@@ -269,6 +269,12 @@ def can_write(path: Path, flag: str, *, folder: bool = False, name: str = "") ->
     if str(path) == "-":
         return
     kind = "folder" if folder else "file"
+    if path.exists() and not path.is_dir() and not path.is_file():
+        # A device or a pipe (/dev/null, /dev/stdout): the rename that writes a file would replace it.
+        raise XttsError(
+            f"{flag} {path} is not a file (a device, a pipe or a socket): writing it would replace it",
+            hint=f"name a regular {kind}" + (f", such as {name}" if name else ""),
+        )
     if path.exists() and path.is_dir() != folder:
         example = f", such as {path / name}" if name and not folder else ""
         raise XttsError(f"{flag} {path} is {'a file' if folder else 'a folder'}", hint=f"name a {kind}{example}")
