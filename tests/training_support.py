@@ -98,10 +98,13 @@ def run_python(
     )
 
 
-def start_xtts(args: list[str], cwd: Path, env: dict[str, str] | None = None, ctrl_c: bool = False) -> subprocess.Popen:
+def start_xtts(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None, ctrl_c: bool = False, sigint_ignored: bool = False
+) -> subprocess.Popen:
     """`xtts ARGS` started in its own process, its output captured as text. `ctrl_c`: SIGINT as a
     terminal leaves it (a test worker may run with it ignored, which Python's own KeyboardInterrupt
-    then inherits: the training loop installs its handler, a command that relies on Python's does not)."""
+    then inherits: the training loop installs its handler, a command that relies on Python's does not);
+    `sigint_ignored`: as a script's background job starts, with SIGINT ignored."""
     import signal
 
     return subprocess.Popen(
@@ -111,7 +114,11 @@ def start_xtts(args: list[str], cwd: Path, env: dict[str, str] | None = None, ct
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) if ctrl_c else None,
+        preexec_fn=(
+            (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN if sigint_ignored else signal.SIG_DFL))
+            if ctrl_c or sigint_ignored
+            else None
+        ),
     )
 
 

@@ -591,10 +591,15 @@ class Controller:
         start = int(parts.counters.step.numpy())
         result.start_step = result.final_step = start
         self._loop(parts, list(hooks), result, until=start + steps, source=source)
-        if result.interrupted in ("SIGINT", "SIGTERM"):
+        if result.interrupted == "SIGINT":
             # The loop finished its step and handed the signal back: a caller timing steps stops as
-            # the signal says (Ctrl-C: KeyboardInterrupt; SIGTERM: exit 143), not as if the data ended.
-            signal.raise_signal(signal.Signals[result.interrupted])
+            # the signal says, not as if the data ended. Raised, not re-sent: a process started with
+            # SIGINT ignored (a script's background job) had gone on to report 0 steps timed.
+            raise KeyboardInterrupt
+        if result.interrupted == "SIGTERM":
+            if signal.getsignal(signal.SIGTERM) in (signal.SIG_IGN, None):
+                raise SystemExit(143)  # as the signal's default ends it: 128 + 15
+            signal.raise_signal(signal.SIGTERM)
 
     def _loop(
         self, parts: RunComponents, hooks: list[Hook], result: TrainResult, *, until: Optional[int] = None, source=None
