@@ -541,3 +541,21 @@ def test_a_winner_whose_gain_does_not_hold_when_run_again_leaves_the_config_as_w
     assert any(note.endswith("the config as written is kept") for note in report.notes), report.notes
     steady = _run(_loaded(tmp_path), _stand_in(lambda c: 100.0 if c == seen[0] else 117.0), stages=["prefetch"])
     assert steady.best != steady.baseline and steady.changes  # a gain that holds is kept
+
+
+def test_a_gain_that_does_not_hold_keeps_the_config_as_written_and_names_the_trial_as_shown() -> None:
+    from xtts_cli.profiling.benchmark import TrialRecord, _held
+
+    def trial(index: int, stage: str, rate: float) -> TrialRecord:
+        return TrialRecord(
+            index=index, stage=stage, settings={}, changed={}, status="ok", samples_per_sec=rate, score=rate
+        )
+
+    baseline, best = trial(0, "baseline", 41.8), trial(1, "batch_size", 50.0)
+    notes: list[str] = []
+    assert _held(best, baseline, [baseline, best, trial(2, "recheck", 34.0)], notes) is baseline
+    # Trials are shown from 1 (stderr's "trial 2 (batch_size=4)"): the note names the same one.
+    assert notes == [
+        "the best setting (trial 2) did not score 3% above the config as written when run again "
+        "(34.0 samples/s against 41.8): the config as written is kept"
+    ]

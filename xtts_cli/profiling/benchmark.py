@@ -98,9 +98,14 @@ class BenchmarkReport(BaseModel):
     budget_seconds: float = Field(description="The time budget (--budget-seconds).")
     elapsed_seconds: float = Field(description="Wall time taken.")
     trials: list[TrialRecord] = Field(description="Every trial, in the order run.")
-    ranking: list[int] = Field(description="Indexes of the trials that ran, best score first.")
+    ranking: list[int] = Field(
+        description="Indexes of the trials that ran, best score first (the recheck, a trial run again, aside)."
+    )
     baseline: Optional[int] = Field(description="Index of the trial of the config as written.")
-    best: Optional[int] = Field(description="Index of the best trial; null when none ran.")
+    best: Optional[int] = Field(
+        description="Index of the trial chosen: the best, or the config as written when the best's gain did not "
+        "hold when run again (a note says so); null when none ran."
+    )
     speedup: Optional[float] = Field(description="Best samples/s / baseline samples/s.")
     largest_batch_size: Optional[int] = Field(
         description="The largest batch size that ran without running out of memory; null when batch "
@@ -589,7 +594,7 @@ def _held(
     ):
         return best
     notes.append(
-        f"the best setting (trial {best.index}) did not score {MIN_GAIN:.0%} above the config as written when run "
+        f"the best setting (trial {best.index + 1}) did not score {MIN_GAIN:.0%} above the config as written when run "
         f"again ({recheck.samples_per_sec or 0.0:.1f} samples/s against {baseline.samples_per_sec or 0.0:.1f}): the "
         "config as written is kept"
     )
