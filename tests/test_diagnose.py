@@ -112,15 +112,27 @@ def test_missing_dataset_is_an_error_and_exits_1(runner, tmp_path: Path) -> None
     )
 
 
+def test_each_missing_dataset_is_named_as_validate_names_them(runner, tmp_path: Path) -> None:
+    config = tmp_path / "two.yaml"
+    config.write_text(
+        f"data:\n  datasets:\n    - path: {tmp_path / 'first'}\n    - path: {tmp_path / 'second'}\n", encoding="utf-8"
+    )
+    payload = run_json(runner, "--quick", "-c", str(config), code=1)
+    errors = [f["message"] for f in payload["findings"] if f["id"] == "dataset-missing"]
+    # Both, not the first alone: a user mending one would meet the next on the next run.
+    assert len(errors) == 2 and "first" in errors[0] and "second" in errors[1], errors
+
+
 def test_what_training_refuses_is_reported_with_the_timings_skipped_not_a_bare_error(runner, tmp_path: Path) -> None:
     # Timed, not --quick: an epoch of no batch stopped the timing with a bare error, and a split onto
     # a GPU this machine lacks exited 4 before any report.
-    for sets, refused in (
-        (["data.batch_size=64"], "dataset-no-batch"),
-        (["devices.data_gpu=0", "devices.model_gpu=1"], "device-not-found"),
+    for sets, refused, times in (
+        (["data.batch_size=64"], "dataset-no-batch", 1),
+        (["devices.data_gpu=0", "devices.model_gpu=1"], "device-not-found", 2),  # each device, as validate says
     ):
         payload = run_json(runner, "-c", str(tiny_config(tmp_path)), *[f"--set={s}" for s in sets], code=1)
-        assert [f["id"] for f in payload["findings"] if f["severity"] == "error"] == [refused], payload["findings"]
+        errors = [f["id"] for f in payload["findings"] if f["severity"] == "error"]
+        assert errors == [refused] * times, payload["findings"]
         assert payload["dataset"]["train_items"] > 0 and payload["pipeline_samples_per_sec"] is None
         assert payload["notes"] == [
             f"the pipeline, model and storage timings were skipped: training refuses this config ({refused}); "

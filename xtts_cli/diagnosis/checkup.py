@@ -617,17 +617,22 @@ def rank(findings: list[RankedFinding]) -> list[RankedFinding]:
 
 
 def _dedupe(findings: list[RankedFinding]) -> list[RankedFinding]:
-    """One finding per id; a config rule whose fix a measured finding gives already is left out
-    (the measured ones come first and win). Two measurements that point at one fix both stay: each
-    is its own evidence (host contention at 78 % is not hidden behind an input bound at 6 %)."""
-    seen_ids: set[str] = set()
+    """One finding per id and what it names: a rule found by two sources once (the measured ones
+    come first and win), one that names three missing datasets three times, as `validate` lists
+    them (the user had mended one a run). A config rule whose fix a measured finding gives already
+    is left out. Two measurements that point at one fix both stay: each is its own evidence (host
+    contention at 78 % is not hidden behind an input bound at 6 %)."""
+    seen_ids: dict[str, str] = {}
+    seen: set[tuple[str, str]] = set()
     seen_fixes: set[tuple] = set()
     kept = []
     for f in findings:
         fix = (f.fix.key, f.fix.action, repr(f.fix.value)) if f.fix is not None else None
-        if f.id in seen_ids or (fix is not None and fix in seen_fixes and f.expected_gain_percent is None):
+        again = (f.id, f.message) in seen or seen_ids.get(f.id, f.source) != f.source
+        if again or (fix is not None and fix in seen_fixes and f.expected_gain_percent is None):
             continue
-        seen_ids.add(f.id)
+        seen_ids[f.id] = f.source
+        seen.add((f.id, f.message))
         if fix is not None:
             seen_fixes.add(fix)
         kept.append(f)
