@@ -98,6 +98,26 @@ def test_a_flag_and_a_set_that_disagree_are_refused() -> None:
     ]
 
 
+def test_an_option_of_one_value_given_twice_is_refused_not_the_last_taken(runner, tmp_path: Path) -> None:
+    # `--data A --data B` had validated and trained on B alone, without a word.
+    for args, said in (
+        (["validate", "--data", str(tmp_path), "-d", str(tmp_path / "b")], "--data is given twice"),
+        (["validate", "-c", "tiny-cpu", "--config", "speak-cpu"], "--config is given twice"),
+        (["synthesize", "Hi.", "-o", "a.wav", "--out", "b.wav", "-r", str(tmp_path)], "--out is given twice"),
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2 and said in " ".join(result.output.replace("\u2502", " ").split()), result.output
+    several = runner.invoke(app, ["validate", "-d", "x", "-d", "y"])
+    assert "several datasets are listed under data.datasets" in " ".join(several.output.replace("\u2502", " ").split())
+    # Many --set, a flag twice, an option's value that reads like an option: as they were.
+    fine = runner.invoke(
+        app, ["validate", "-c", "tiny-cpu", "--set", "data.batch_size=2", "--set", "data.num_workers=1"]
+    )
+    assert fine.exit_code == 0, fine.output
+    text = runner.invoke(app, ["synthesize", "--config", "-r", str(tmp_path / "none")])
+    assert "given twice" not in text.output
+
+
 @pytest.mark.parametrize("command", CONFIG_COMMANDS)
 def test_every_config_command_takes_set_and_refuses_a_bad_key_before_any_work(runner, command: str) -> None:
     result = runner.invoke(app, [command, "-c", "tiny-cpu", "--set", "data.batch_sise=8"])

@@ -283,6 +283,10 @@ class XttsCommand(TyperCommand):
         empty = _empty_path_option(self, args)
         if empty is not None:  # `-o "$OUT"` with OUT unset: Path("") would be the current folder
             ctx.fail(f"{empty} is empty: give it a file or folder, or leave it out")
+        twice = _given_twice(self, ctx, args)
+        if twice is not None:  # click keeps the last: `--data A --data B` trained on B alone, unsaid
+            more = "; several datasets are listed under data.datasets" if twice == "--data" else ""
+            ctx.fail(f"{twice} is given twice and takes one value: give it once{more}")
         try:
             return super().parse_args(ctx, args)
         except Exception as exc:  # click's UsageError, or the copy of click that Typer 0.28 carries
@@ -292,6 +296,23 @@ class XttsCommand(TyperCommand):
             if stray and meant is not None:
                 setattr(exc, "message", f"{said}: pass it as {meant} {stray.group(1)}")  # noqa: B010 (any click)
             raise
+
+
+def _given_twice(command: Any, ctx: Any, args: list[str]) -> Optional[str]:
+    """The first option of one value that `args` give more than once, as click's own parser reads
+    them (an option's value that looks like an option stays a value), or None."""
+    try:
+        _, _, order = command.make_parser(ctx).parse_args(args=list(args))
+    except Exception:  # what click then refuses itself, with its own message
+        return None
+    seen: set[str] = set()
+    for param in order:
+        single = getattr(param, "opts", None) and not param.multiple and not getattr(param, "is_flag", False)
+        if single and param.param_type_name == "option" and not getattr(param, "count", False):
+            if param.name in seen:
+                return max(param.opts, key=len)
+            seen.add(param.name)
+    return None
 
 
 def _empty_path_option(command: Any, args: list[str]) -> Optional[str]:
