@@ -38,6 +38,10 @@ def test_phonemes_keep_punctuation_and_word_boundaries():
 def test_language_codes_resolve_to_espeak_voices_or_fail_in_one_line_naming_them():
     assert phonemes.espeak_language("en") == "en-us"
     assert phonemes.espeak_language("EN-GB") == "en-gb"
+    # A locale as datasets and systems write it (pt_BR) is the code espeak-ng spells pt-br.
+    from xtts_cli.config import resolve_config
+
+    assert resolve_config(None, sets=["data.language=pt_BR"]).config.data.language == "pt-br"
     assert phonemes.espeak_language("fa") == "fa"
     assert phonemes.espeak_language("fr") == "fr-fr"
     with pytest.raises(XttsError) as caught:

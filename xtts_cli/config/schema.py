@@ -54,10 +54,11 @@ def _blank_is_none(value: object) -> object:
 
 
 def _language_code(value: object) -> object:
-    """A language code as espeak-ng spells them (`en`, `en-us`, `fa`, `cmn`), lower-cased."""
+    """A language code as espeak-ng spells them (`en`, `en-us`, `fa`, `cmn`), lower-cased; a locale's
+    underscore (`pt_BR`, as datasets and operating systems write it) read as its hyphen."""
     if value is None or not isinstance(value, str):
         return value
-    code = value.strip().lower()
+    code = value.strip().lower().replace("_", "-")
     if not _LANGUAGE_CODE.match(code):
         raise ValueError(f"{value!r} is not a language code; write an espeak-ng code such as en, en-us, fa or de")
     return code
