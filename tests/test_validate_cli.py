@@ -40,6 +40,9 @@ def test_defaults_are_valid(runner) -> None:
     result = runner.invoke(app, ["validate"])
     assert result.exit_code == 0, result.output
     assert "built-in defaults: valid, no findings" in result.stdout
+    # No dataset named: what it checked is the sample, said where the dataset is (a preset for your
+    # own data, checked without --data, is not your data found valid).
+    assert "/sample (the bundled sample: no --data given): 39 train" in " ".join(result.stdout.split())
 
 
 def test_typo_negative_batch_and_string_number_give_three_lines_and_exit_2(runner, write_config) -> None:

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 
@@ -159,7 +160,7 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
     speakers by minutes; then the durations and the bad files with their reasons."""
     from rich.markup import escape
 
-    from xtts_cli.data.scan import OUTSIDE_LIMITS, bad_place
+    from xtts_cli.data.scan import BUNDLED_SAMPLE, OUTSIDE_LIMITS, bad_place
 
     formats = ", ".join(f"{k} {v:,}" for k, v in sorted(data.formats.items()))
     rates = ", ".join(f"{k} Hz {v:,}" for k, v in sorted(data.sample_rates.items()))
@@ -167,9 +168,11 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
         weight = f", {words}" if (words := weight_words(dataset, data.datasets)) else ""
         outside = sum(n for reason, n in dataset.bad_reasons.items() if reason in OUTSIDE_LIMITS)
         limits = f", {outside:,} outside the length limits" if outside else ""
+        # A preset that trains on the user's data, checked without --data, checks the sample: said.
+        sample = " (the bundled sample: no --data given)" if Path(dataset.path) == BUNDLED_SAMPLE else ""
         out.print(
             f"[bold]dataset[/] {escape(dataset.name)} ({dataset.format}, language {dataset.language}{weight}): "
-            f"{escape(dataset.path)}: "
+            f"{escape(dataset.path)}{sample}: "
             f"{dataset.train_items:,} train + {dataset.eval_items:,} validation clips, "
             f"{dataset.bad_items - outside:,} bad{limits}; {span(dataset.hours * 60)}"
         )
