@@ -82,6 +82,10 @@ def test_the_plan_counts_batches_shapes_and_the_empty_epoch(sample) -> None:
         few.require_batches()
     assert "5 training items give no full batch of 16" in str(error.value)
     assert error.value.hint == "set data.batch_size to 5 or lower, or add data"  # fewer buckets cannot help
+    one = plan_pipeline(DataConfig(batch_size=2, num_buckets=1), items[:1], tokenizer, training=True)
+    with pytest.raises(XttsError) as error:
+        one.require_batches()
+    assert error.value.hint == "set data.batch_size to 1, or add data"  # not "1 or lower": there is none lower
     with pytest.raises(XttsError, match="no training items"):
         plan_pipeline(data, [], tokenizer, training=True)
 

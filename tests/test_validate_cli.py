@@ -613,3 +613,11 @@ def test_validation_clips_the_training_file_lists_too_are_a_warning(runner, tmp_
     (data / "metadata.csv").write_text("\n".join(rows[:-3]) + "\n", encoding="utf-8")
     payload = json.loads(runner.invoke(app, args).stdout)
     assert "dataset-eval-in-train" not in {f["id"] for f in payload["findings"]}
+
+
+def test_a_dataset_of_no_clip_prints_no_empty_speaker_or_audio_line(runner, tmp_path: Path) -> None:
+    (tmp_path / "wavs").mkdir()
+    (tmp_path / "metadata.csv").write_text("", encoding="utf-8")
+    result = runner.invoke(app, ["validate", "--data", str(tmp_path)])
+    assert result.exit_code == 1 and "dataset-unusable" in result.stdout, result.output
+    assert "0 speakers" not in result.stdout and "audio: ;" not in result.stdout, result.stdout

@@ -179,7 +179,8 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
         speakers = list(dataset.speaker_minutes.items())
         largest = ", ".join(f"{escape(name[:24])} {span(minutes)}" for name, minutes in speakers[:TOP_SPEAKERS])
         more = f", +{len(speakers) - TOP_SPEAKERS:,} more" if len(speakers) > TOP_SPEAKERS else ""
-        out.print(f"  {len(speakers):,} speaker{'' if len(speakers) == 1 else 's'}: {largest}{more}")
+        if speakers:  # none in a dataset of no clip (its error says why)
+            out.print(f"  {len(speakers):,} speaker{'' if len(speakers) == 1 else 's'}: {largest}{more}")
         for note in dataset_notes(dataset):
             out.print(f"  [yellow]note[/]: {note}")
     held_out = data.eval_items - sum(dataset.eval_items for dataset in data.datasets)
@@ -195,7 +196,8 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
             for k, v in sorted(data.channels.items())
         )
     )
-    out.print(f"  audio: {formats}; {rates}{channels}")
+    if formats:
+        out.print(f"  audio: {formats}; {rates}{channels}")
     if data.duration_histogram:
         from xtts_cli.profiling.sparkline import sparkline
 

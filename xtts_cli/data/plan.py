@@ -284,7 +284,8 @@ class PipelinePlan:
             if items >= self.batch_size and self.num_groups > 1:
                 hint = f"lower data.num_buckets (or {batch_flag}), or add data"
             else:
-                hint = f"set {batch_flag} to {items} or lower, or add data" if items else "add data"
+                lower = f"{items} or lower" if items > 1 else f"{items}"  # a batch of 1 is the least there is
+                hint = f"set {batch_flag} to {lower}, or add data" if items else "add data"
             raise XttsError(
                 f"{items} training item{'s' if items != 1 else ''}{share} give{'s' if items == 1 else ''} no full "
                 f"batch of {self.batch_size} ({self.batching} batching, {self.num_groups} "
