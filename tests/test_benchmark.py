@@ -362,6 +362,7 @@ def test_bad_arguments_fail_before_any_trial(runner, tmp_path) -> None:
     # Usage errors (exit 2), read with the command line: before the dataset's scan.
     usage = {
         ("--batch-sizes", "4,x"): "not a comma-separated list",
+        ("--batch-sizes", " "): "' ' names no batch size",
         ("--sweep", "batch_size,warp"): "warp: unknown stage; choose from graph_mode,",
         ("--sweep", ","): "',' names no stage",  # not every stage, as no --sweep is
         ("--budget-seconds", "nan"): "is not a number of seconds",

@@ -30,7 +30,9 @@ def _int_list(text: Optional[str]) -> Optional[list[int]]:
         values = [int(part) for part in text.replace(" ", ",").split(",") if part]
     except ValueError:
         raise typer.BadParameter(f"{text!r} is not a comma-separated list of whole numbers; e.g. 8,16,32") from None
-    if not values or any(value < 1 for value in values):
+    if not values:
+        raise typer.BadParameter(f"{text!r} names no batch size; e.g. 8,16,32, or leave the option out")
+    if any(value < 1 for value in values):
         raise typer.BadParameter(f"{text!r}: every batch size must be 1 or more; e.g. 8,16,32")
     return values
 
