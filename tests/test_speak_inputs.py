@@ -131,6 +131,9 @@ def test_invisible_and_control_characters_pasted_with_a_text_are_left_out_not_re
     # A soft hyphen or a zero-width space joins its neighbours; a control character parts them.
     assert spoken == "today is fine." and set(left_out) == {"\u00ad", "\u200b", "\x00", "\ufeff"}
     assert tokenizer.symbol_ids(spoken)
+    # Combining marks over each letter (strike-through text pasted from a chat) are left out, the letters read.
+    spoken, left_out = tokenizer.speakable(tokenizer.prepare("H\u0337e\u0335l\u0336l\u0334o\u0338 there."))
+    assert spoken == "hello there." and set(left_out) == {"\u0334", "\u0335", "\u0336", "\u0337", "\u0338"}
 
 
 def test_a_letter_only_the_reading_of_a_date_brought_in_is_shown_where_it_was_read():

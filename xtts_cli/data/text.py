@@ -556,8 +556,10 @@ class Tokenizer:
             prepared, nearest = self._nearest_phonemes(prepared)
         else:
             prepared, nearest = self._plain_letters(prepared)
+        # A combining mark the run never saw (a strike-through's U+0336 over each letter) is left out
+        # with the letter it marks kept: it is no other script (Unicode's script Inherited).
         unknown = sorted(
-            {c for c in prepared if c not in self._ids and (unicodedata.category(c)[0] in "PSZC" or _styling(c))}
+            {c for c in prepared if c not in self._ids and (unicodedata.category(c)[0] in "PSZCM" or _styling(c))}
         )
         marks = {
             c: known for c in unknown if (known := next((k for k in NEAREST_MARKS.get(c, "") if k in self._ids), ""))
@@ -574,7 +576,11 @@ class Tokenizer:
         # An invisible character pasted with the text (a zero-width space, a soft hyphen: format
         # characters, Cf) joins its neighbours; a control character parts them, as punctuation does.
         kept = "".join(
-            c if c not in unknown else "" if unicodedata.category(c) in ("Cf", "Cn", "Co") or _styling(c) else gap
+            c
+            if c not in unknown
+            else ""
+            if unicodedata.category(c) in ("Cf", "Cn", "Co", "Mn", "Me", "Mc") or _styling(c)
+            else gap
             for c in prepared
         )
         return (re.sub(" {2,}", " ", kept).strip() if gap else kept), nearest + unknown
