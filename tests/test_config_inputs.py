@@ -155,6 +155,8 @@ def test_init_writes_into_a_new_folder_and_refuses_a_folder_or_a_place_it_cannot
             f"--out {tmp_path / 'pipe'} is not a file (a device, a pipe or a socket): writing it would replace it"
         ]
         assert (tmp_path / "pipe").is_fifo() and not (tmp_path / "pipe.bak").exists()
+    empty = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", ""])  # `-o "$OUT"` with OUT unset
+    assert empty.exception.exit_code == 2 and empty.exception.lines == ["--out is empty"]
     proc = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", "/proc/mine.yaml"])
     assert proc.exception.lines[0].startswith("--out /proc/mine.yaml: nothing can be written in /proc")
     # A name with a space: the command it says to run next reads it as one argument.

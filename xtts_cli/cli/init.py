@@ -55,6 +55,8 @@ def init(
     if named is not None and preset is not None and named != preset:
         raise UsageError(f"the preset is given twice: {named} and --preset {preset}", hint="give it once")
     source = require_preset(named or preset or "config", hint="pass one of those names to --preset")
+    if out is not None and not out.strip():  # `-o "$OUT"` with OUT unset: not the current folder
+        raise UsageError("--out is empty", hint=f"give it a file, such as {source.name}, or leave it out")
     if out == "-":  # the preset's text alone, to pipe or redirect
         sys.stdout.write(source.read_text(encoding="utf-8"))
         return
