@@ -475,6 +475,7 @@ def test_ctrl_c_keeps_the_trials_that_finished_and_writes_no_config(tmp_path) ->
         report["error"]
         == f"stopped by Ctrl-C after 1 trial(s); the table holds those that finished, and {out} was not written"
     )
+    assert report["hint"] == "run it again to finish the sweep: --sweep num_workers"  # the stages it had not finished
     assert not out.exists() and not list(scratch.glob("xtts-benchmark-trial-*"))
     assert "Traceback" not in (tmp_path / "stderr").read_text()
 

@@ -200,6 +200,17 @@ def benchmark(
         raise failed
 
 
+def _stages_left(report) -> list[str]:
+    """The stages a stopped sweep had not finished: the one the stop came in, and those after it."""
+    from xtts_cli.profiling.benchmark import STAGES
+
+    stopped_in = next((t.stage for t in report.trials if (t.reason or "").startswith("stopped by")), None)
+    swept = [stage for stage in STAGES if stage not in report.not_swept]
+    if stopped_in not in swept:  # the baseline (or the recheck): every stage is left, or none
+        return swept if stopped_in == "baseline" else []
+    return swept[swept.index(stopped_in) :]
+
+
 def _failure(report, write_config: Optional[Path]):
     """The error the sweep ends with (None when it found a best setting): stopped by a signal, with
     the trials that finished shown, or no trial to the end."""
@@ -210,7 +221,8 @@ def _failure(report, write_config: Optional[Path]):
         stopped = XttsError(
             f"stopped by {report.stopped} after {finished} trial(s); the table holds those that finished"
             + (f", and {write_config} was not written" if write_config is not None else ""),
-            hint="run it again to finish the sweep, with --sweep naming the stages left",
+            hint="run it again to finish the sweep"
+            + (f": --sweep {','.join(left)}" if (left := _stages_left(report)) else ""),
         )
         stopped.exit_code = 130 if report.stopped == "Ctrl-C" else 143
         return stopped
