@@ -396,6 +396,8 @@ def test_no_trial_to_the_end_is_one_json_object_with_the_error_and_exit_1(tmp_pa
     payload = json.loads(result.stdout)
     assert payload["best"] is None and payload["exit_code"] == 1
     assert payload["error"] == "no trial ran to the end, so there is no best setting"
+    # Out of time, not of memory: the hint is the budget's alone.
+    assert payload["hint"] == "see the reasons in the table; raise --budget-seconds"
     assert "error: no trial ran to the end" in result.stderr
     assert undocumented_keys("benchmark", payload) == []
 

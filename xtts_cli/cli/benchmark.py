@@ -227,9 +227,15 @@ def _failure(report, write_config: Optional[Path]):
         stopped.exit_code = 130 if report.stopped == "Ctrl-C" else 143
         return stopped
     if report.best is None:
+        # What to change follows from why they ended: out of time, or out of memory.
+        statuses = {trial.status for trial in report.trials}
+        fixes = [
+            *(["raise --budget-seconds"] if statuses & {"timeout", "skipped"} else []),
+            *(["try smaller --batch-sizes"] if "oom" in statuses else []),
+        ]
         return XttsError(
             "no trial ran to the end, so there is no best setting",
-            hint="see the reasons in the table; raise --budget-seconds or try smaller --batch-sizes",
+            hint="see the reasons in the table" + (f"; {' or '.join(fixes)}" if fixes else ""),
         )
     return None
 
