@@ -317,4 +317,5 @@ def test_ctrl_c_while_steps_are_timed_stops_as_an_interrupt_not_as_a_short_profi
     said += rest or ""
     assert process.returncode == 130, said[-2000:]
     assert "interrupted (Ctrl-C)" in said and "the pipeline ended" not in stdout + said
+    assert "Ctrl-C: stopping once the step under way ends" in said  # said at once, not a silent wait
     assert json.loads(stdout) == {"error": "interrupted (Ctrl-C)", "hint": None, "exit_code": 130}  # --json's object

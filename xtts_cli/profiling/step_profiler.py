@@ -458,7 +458,15 @@ def profile_step(
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="xtts-profile-step-") as scratch:
         say("building the model and the pipeline (Trainer.setup)")
-        trainer = Trainer(config, run_dir=Path(scratch) / "run", fresh=True)
+        # What the loop says as it runs, as training says it: a Ctrl-C's "stopping once the step under
+        # way ends" (a step that traces takes seconds, and a silent wait read as a hang).
+        from xtts_cli.training.events import Noted
+
+        def heard(event: Any) -> None:
+            if isinstance(event, Noted) and event.message.startswith(("Ctrl-C", "SIG")):
+                say(event.message)
+
+        trainer = Trainer(config, run_dir=Path(scratch) / "run", fresh=True, progress=heard)
         try:
             parts = trainer.setup()
             steps = parts.steps
