@@ -193,9 +193,9 @@ class _Handler(BaseHTTPRequestHandler):
             status = 500
             log_line(f"xtts serve: {url.path}: {type(exc).__name__}: {exc}")
             self._error(500, f"internal error ({type(exc).__name__}); the server's log has the line")
-        self._log_refused(status, time.perf_counter() - began)
+        self._log_answer(status, time.perf_counter() - began)
 
-    def _log_refused(self, status: int, took: float = 0.0) -> None:
+    def _log_answer(self, status: int, took: float = 0.0) -> None:
         """The request's one line in the log (`xtts serve`), whatever answered it."""
         if self.server.log:
             path = urlsplit(_utf8(self.path)).path if getattr(self, "path", None) else "-"
@@ -297,7 +297,7 @@ class _Handler(BaseHTTPRequestHandler):
             except Refused as refused:
                 self.close_connection = True
                 self._error(refused.status, refused.message, refused.hint)
-                self._log_refused(refused.status)
+                self._log_answer(refused.status)
                 return False
         return super().handle_expect_100()
 
@@ -452,7 +452,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json({"error": f"{HTTPStatus(code).phrase}: {message or ''}".strip(": ")}, status=code)
             except (TimeoutError, ConnectionError, ValueError):
                 pass
-        self._log_refused(code)
+        self._log_answer(code)
 
     def _allowed(self) -> str:
         """The methods the request's page answers: /api/tts speaks to GET and POST, not to HEAD."""
