@@ -92,6 +92,23 @@ def test_validate_says_what_train_would_refuse_an_epoch_of_no_batch_and_an_unkno
     assert json.loads(result.stdout)["settings"]["steps_per_epoch"] == 0  # not the 1 step a run never takes
     said = runner.invoke(app, ["validate", "-c", "tiny-cpu", "--set", "data.batch_size=64"]).output
     assert "batch 64 a step (64 per replica x 1); no full batch an epoch" in said
+    # A batch two replicas split (20 each: 40 a step) or a worker's share of the clips: refused as train
+    # refuses it (validate had said valid), the hint in the replica's batch (39 had failed again, as 78).
+    mirrored = ["--set", "devices.logical_cpu_devices=2", "--set", "devices.strategy=mirrored"]
+    split = runner.invoke(app, ["validate", "-c", "tiny-cpu", *mirrored, "--set", "data.batch_size=20", "--json"])
+    refused = {f["id"]: f for f in json.loads(split.stdout)["findings"]}["dataset-no-batch"]["message"]
+    assert split.exit_code == 1 and refused.startswith("39 training items give no full batch of 40"), refused
+    assert refused.endswith("set data.batch_size to 19 or lower (2 replicas take data.batch_size each), or add data")
+    cluster = '{"cluster": {"worker": ["localhost:24456", "localhost:24457"]}, "task": {"type": "worker", "index": 1}}'
+    share = runner.invoke(
+        app,
+        ["validate", "-c", "tiny-cpu", "--set", "devices.strategy=multi_worker", "--set", "data.batch_size=20"],
+        env={"TF_CONFIG": cluster},
+    )
+    assert (
+        share.exit_code == 1
+        and "19 training items (this worker's share of 39) give no full batch of 20" in " ".join(share.output.split())
+    )
     assert findings["language-unknown"]["severity"] == "warning"
     assert findings["language-unknown"]["message"].startswith("data.language 'eng' is no language espeak-ng knows")
     assert findings["language-unknown"]["message"].endswith("(did you mean en, en-gb, nog, en-us?)")

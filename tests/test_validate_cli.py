@@ -539,7 +539,7 @@ def test_a_validation_dataset_with_too_many_bad_files_is_reported_as_that_datase
     assert "each is listed with its reason" in unusable["message"]
     missing = runner.invoke(app, ["validate", "--val-data", str(tmp_path / "gone")])  # train's flag, here too
     assert f"data.eval_dataset_path: '{tmp_path / 'gone'}' is not a directory" in missing.stdout
-    assert "bundled sample" not in missing.stdout
+    assert "empty for the bundled sample" not in missing.stdout  # that is training's fallback, not validation's
     listed_twice = f"data.datasets=[{{path: {BUNDLED_SAMPLE}}}, {{path: {tmp_path / 'gone'}}}]"
     result = runner.invoke(app, ["validate", "--set", listed_twice])
     assert "point it at that dataset's folder, or remove the entry" in result.stdout

@@ -96,7 +96,8 @@ def diagnose(
         ]
         print_json(payload)
         raise typer.Exit(code=code)
-    _render(report)
+    chosen = loaded.config.data
+    _render(report, unnamed=chosen.dataset_path is None and not chosen.datasets)
     raise typer.Exit(code=code)
 
 
@@ -120,7 +121,7 @@ def _verdict(report) -> str:
     )
 
 
-def _render(report) -> None:
+def _render(report, *, unnamed: bool = False) -> None:
     out = console()
     out.print(_verdict(report))
     env = report.environment
@@ -144,7 +145,7 @@ def _render(report) -> None:
         f"{': kernels ' + kernels if kernels else ''}; {env.get('device_plan')}"
     )
     if report.dataset is not None:
-        print_dataset(out, report.dataset)
+        print_dataset(out, report.dataset, unnamed=unnamed)
     if report.padding_efficiency is not None:
         bound = report.shape_bound if report.shape_bound is not None else "unbounded"
         ops = ", ".join(report.python_ops_in_pipeline) or "none"

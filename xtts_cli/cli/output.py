@@ -155,9 +155,10 @@ def weight_words(dataset, datasets) -> str:
     return words
 
 
-def print_dataset(out, data, bad_shown: int = 10) -> None:
+def print_dataset(out, data, bad_shown: int = 10, *, unnamed: bool = False) -> None:
     """The data report (a diagnosis DatasetSummary): per dataset its format, clips, hours, the largest
-    speakers by minutes; then the durations and the bad files with their reasons."""
+    speakers by minutes; then the durations and the bad files with their reasons. `unnamed`: the
+    config names no dataset, so what was read is the bundled sample (said beside it)."""
     from rich.markup import escape
 
     from xtts_cli.data.scan import BUNDLED_SAMPLE, OUTSIDE_LIMITS, bad_place
@@ -169,7 +170,7 @@ def print_dataset(out, data, bad_shown: int = 10) -> None:
         outside = sum(n for reason, n in dataset.bad_reasons.items() if reason in OUTSIDE_LIMITS)
         limits = f", {outside:,} outside the length limits" if outside else ""
         # A preset that trains on the user's data, checked without --data, checks the sample: said.
-        sample = " (the bundled sample: no --data given)" if Path(dataset.path) == BUNDLED_SAMPLE else ""
+        sample = " (the bundled sample: no --data given)" if unnamed and Path(dataset.path) == BUNDLED_SAMPLE else ""
         out.print(
             f"[bold]dataset[/] {escape(dataset.name)} ({dataset.format}, language {dataset.language}{weight}): "
             f"{escape(dataset.path)}{sample}: "

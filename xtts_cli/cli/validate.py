@@ -100,7 +100,8 @@ def validate(
         print_json(payload)
         raise typer.Exit(code=code)
     if result.dataset is not None:
-        print_dataset(console(), result.dataset)
+        chosen = result.loaded.config.data
+        print_dataset(console(), result.dataset, unnamed=chosen.dataset_path is None and not chosen.datasets)
     if result.settings is not None:
         _render_settings(result.settings)
     _render(result.findings, result.fixed, result.diff, result.loaded.path, dry_run=dry_run)

@@ -276,16 +276,21 @@ class PipelinePlan:
     def shuffle_buffer_size(self) -> int:
         return min(self.data.shuffle_buffer_multiplier * self.batch_size, len(self.items)) if self.training else 0
 
-    def require_batches(self, *, share: str = "", batch_flag: str = "data.batch_size") -> None:
+    def require_batches(self, *, share: str = "", batch_flag: str = "data.batch_size", replicas: int = 1) -> None:
         """The empty-epoch error: training items that give no full batch, with the fix that can work:
-        a batch the items fill, or (their buckets each too small) fewer buckets."""
+        a batch the items fill, or (their buckets each too small) fewer buckets. A batch split over
+        `replicas` (mirrored) is `batch_flag` times them: the fix is in the replica's batch."""
         if self.batches_per_epoch == 0:
             items = len(self.items)
+            fits = items // replicas  # the largest batch_flag whose whole batch the items fill
             if items >= self.batch_size and self.num_groups > 1:
                 hint = f"lower data.num_buckets (or {batch_flag}), or add data"
+            elif fits:
+                lower = f"{fits} or lower" if fits > 1 else f"{fits}"  # a batch of 1 is the least there is
+                each = f" ({replicas} replicas take {batch_flag} each)" if replicas > 1 else ""
+                hint = f"set {batch_flag} to {lower}{each}, or add data"
             else:
-                lower = f"{items} or lower" if items > 1 else f"{items}"  # a batch of 1 is the least there is
-                hint = f"set {batch_flag} to {lower}, or add data" if items else "add data"
+                hint = "add data" + (" or use fewer devices" if replicas > 1 else "")
             raise XttsError(
                 f"{items} training item{'s' if items != 1 else ''}{share} give{'s' if items == 1 else ''} no full "
                 f"batch of {self.batch_size} ({self.batching} batching, {self.num_groups} "

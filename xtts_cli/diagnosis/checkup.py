@@ -487,7 +487,7 @@ def _bad_and_shared(scan: Any) -> list[Finding]:
     return found
 
 
-def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], list[Finding]]:
+def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optional[DatasetSummary], list[Finding]]:
     """(scan or None when unusable, its summary, findings): the data report of `validate` and `diagnose`."""
     from xtts_cli.data.run_data import eval_items_of
     from xtts_cli.data.scan import DatasetScanError, bad_files_remedy, scan_dataset
@@ -535,10 +535,12 @@ def scan_findings(config: XttsConfig) -> tuple[Any, Optional[DatasetSummary], li
     if config.data.preprocessing_mode == "runtime":
         found += runtime_decoding_findings(scan, config.data)
     from xtts_cli.data.plan import CacheOverBudgetError
+    from xtts_cli.devices.gpu_info import probe_machine
     from xtts_cli.kinds import kind_for, run_data_of
+    from xtts_cli.training.settings import require_full_batches
 
-    try:  # what `xtts train` refuses after its set-up: an epoch of no full batch
-        run_data_of(config, scan).plan().require_batches()
+    try:  # what `xtts train` refuses after its set-up: an epoch of no full batch of this machine's batch
+        require_full_batches(config, machine or probe_machine(), run_data_of(config, scan))
     except CacheOverBudgetError:
         pass  # memory_findings names it: data-cache-over-budget
     except XttsError as exc:
@@ -728,7 +730,7 @@ def checkup(
     scan = None
     if not nothing_to_scan(static):
         say("scanning the dataset")
-        scan, report.dataset, found = scan_findings(config)
+        scan, report.dataset, found = scan_findings(config, machine)
         static += [_ranked(finding, "dataset") for finding in found]
     static += [_ranked(finding, "config") for finding in parent_findings(config, scan, loaded.path)]
     if scan is None:

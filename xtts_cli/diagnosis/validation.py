@@ -142,7 +142,7 @@ def validate_config(
     scan = None
     if not nothing_to_scan(result.findings):
         phase("scanning the dataset (every audio file's header)")
-        scan, result.dataset, found = scan_findings(loaded.config)
+        scan, result.dataset, found = scan_findings(loaded.config, machine)
         result.findings = result.findings + found
     result.findings = result.findings + parent_findings(loaded.config, scan, loaded.path)
     result.settings = resolved_settings(loaded.config, machine, scan)

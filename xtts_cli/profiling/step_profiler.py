@@ -425,6 +425,18 @@ def _tensorboard(tensorboard_dir: Any, report: Any, series: Any) -> Optional[str
     return write_scalars(tensorboard_dir, scalars).logdir
 
 
+def _signals_heard(say: Callable[[str], None]) -> Callable[[Any], None]:
+    """What the loop says of a signal, as training says it: a Ctrl-C's "stopping once the step under
+    way ends" (a step that traces takes seconds, and a silent wait read as a hang)."""
+    from xtts_cli.training.events import Noted
+
+    def heard(event: Any) -> None:
+        if isinstance(event, Noted) and event.message.startswith(("Ctrl-C", "SIG")):
+            say(event.message)
+
+    return heard
+
+
 def profile_step(
     config: XttsConfig,
     *,
@@ -458,15 +470,7 @@ def profile_step(
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="xtts-profile-step-") as scratch:
         say("building the model and the pipeline (Trainer.setup)")
-        # What the loop says as it runs, as training says it: a Ctrl-C's "stopping once the step under
-        # way ends" (a step that traces takes seconds, and a silent wait read as a hang).
-        from xtts_cli.training.events import Noted
-
-        def heard(event: Any) -> None:
-            if isinstance(event, Noted) and event.message.startswith(("Ctrl-C", "SIG")):
-                say(event.message)
-
-        trainer = Trainer(config, run_dir=Path(scratch) / "run", fresh=True, progress=heard)
+        trainer = Trainer(config, run_dir=Path(scratch) / "run", fresh=True, progress=_signals_heard(say))
         try:
             parts = trainer.setup()
             steps = parts.steps

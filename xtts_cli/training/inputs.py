@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 from xtts_cli.errors import XttsError
-from xtts_cli.training.settings import RunSettings, epoch_steps
+from xtts_cli.training.settings import RunSettings, epoch_steps, worker_share
 
 if TYPE_CHECKING:
     from xtts_cli.data.run_data import RunData
@@ -42,18 +42,15 @@ def build_input(
     """The run's pipelines: the pipeline makes the global batch the strategy splits (mirrored), or
     one worker's per-replica batches from its share of the clips (multi-worker)."""
     train_items = run_data.train_items
-    shard_items = train_items
-    if cluster is not None:
-        shard_items = train_items[cluster.worker_index :: cluster.num_workers]
-        if not shard_items:
-            raise XttsError(
-                f"{len(train_items)} training items cannot be shared by {cluster.num_workers} workers",
-                hint="add data or use fewer workers",
-            )
-    share = f" (this worker's share of {len(train_items)})" if cluster is not None else ""
+    shard_items, share = worker_share(train_items, cluster)
+    if cluster is not None and not shard_items:
+        raise XttsError(
+            f"{len(train_items)} training items cannot be shared by {cluster.num_workers} workers",
+            hint="add data or use fewer workers",
+        )
     batch = settings.global_batch_size
     plan = run_data.plan(items=shard_items, batch_size=batch)
-    plan.require_batches(share=share)  # before a precompute pass that may take an hour
+    plan.require_batches(share=share, replicas=settings.replicas)  # before a precompute pass that may take an hour
     train_ds, info = run_data.pipeline(plan=plan, batch_size=batch, device=settings.prefetch_device, note=note)
     address = run_data.config.data.service_address
     if address:  # said where it starts: the batches are made on other machines, not by this one's CPUs

@@ -187,6 +187,41 @@ def epoch_steps(batches_per_epoch: int, train_items: int, settings: RunSettings,
     return max(1, batches_per_epoch)
 
 
+def worker_share(train_items: Any, cluster: Any) -> tuple[Any, str]:
+    """(the training items a worker makes its batches from, words that say so after a count): its
+    share of them in a multi-worker cluster (training/inputs.py says why), all of them otherwise."""
+    if cluster is None:
+        return train_items, ""
+    return train_items[cluster.worker_index :: cluster.num_workers], f" (this worker's share of {len(train_items)})"
+
+
+def require_full_batches(config: XttsConfig, machine: Any, run_data: Any) -> None:
+    """What `xtts train` refuses before its first step, checked on `machine`: an epoch that gives no
+    full batch of the batch this machine's pipeline makes (a mirrored step's whole batch; a worker's
+    own share of the clips, its cluster read from TF_CONFIG). A device request the machine cannot
+    meet is left to the finding that names it."""
+    from xtts_cli.devices.placement import plan_from_machine
+    from xtts_cli.errors import XttsError
+
+    try:
+        settings = resolve_settings(config, plan_from_machine(config.devices, machine))
+    except XttsError:
+        settings = None
+    cluster = None
+    if config.devices.strategy == "multi_worker":
+        import os
+
+        from xtts_cli.devices.placement import cluster_from_environment
+
+        try:
+            cluster = cluster_from_environment(os.environ)
+        except XttsError:  # the config rules say what is wrong with it
+            pass
+    items, share = worker_share(run_data.train_items, cluster)
+    batch, replicas = (settings.global_batch_size, settings.replicas) if settings else (config.data.batch_size, 1)
+    run_data.plan(items=items, batch_size=batch).require_batches(share=share, replicas=replicas)
+
+
 def resolved_settings(config: XttsConfig, machine: Any, scan: Any) -> Optional[dict[str, Any]]:
     """The settings `xtts train` would run with on `machine` (the devices as NVML sees them), as
     `settings_report` writes them; steps per epoch from the training pipeline's plan of the run's
