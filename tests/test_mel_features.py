@@ -72,3 +72,14 @@ def test_a_vocoder_pairs_on_the_transform_alone() -> None:
     ours = MelFeatures.of(DataConfig())
     assert ours.transform_mismatch(MelFeatures.of(DataConfig(trim_silence=True, normalize_loudness=True))) == []
     assert ours.transform_mismatch(MelFeatures.of(DataConfig(hop_length=200))) == ["hop_length 256 against 200"]
+    # An empty fmax is the Nyquist frequency it stands for: the same frames as 11025 written out at 22050 Hz.
+    empty, nyquist = MelFeatures.of(DataConfig(fmax=None)), MelFeatures.of(DataConfig(fmax=11025))
+    assert empty.transform_mismatch(nyquist) == [] and nyquist.transform_mismatch(empty) == []
+    assert empty.transform_mismatch(ours) == ["fmax empty (= 11025 Hz) against 8000.0"]
+
+
+def test_a_run_resumed_with_its_empty_fmax_written_out_is_the_same_run(tmp_path) -> None:
+    _a_run_with_a_checkpoint(tmp_path / "run", XttsConfig(data={"fmax": None}))
+    assert prepare_run_dir(tmp_path / "run", XttsConfig(data={"fmax": 11025}))[1]  # resumes, not refused
+    with pytest.raises(XttsError, match=r"data.fmax \(11025.0 -> 8000.0\)"):
+        prepare_run_dir(tmp_path / "run", XttsConfig(data={"fmax": 8000}))

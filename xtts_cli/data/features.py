@@ -61,13 +61,35 @@ class MelFeatures:
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @property
+    def top(self) -> float:
+        """The band's top, Hz: fmax, or (empty) the Nyquist frequency it stands for."""
+        return self.fmax if self.fmax is not None else self.sample_rate / 2
+
     def transform_mismatch(self, other: MelFeatures) -> list[str]:
-        """'name ours against theirs' for each transform setting that differs."""
+        """'name ours against theirs' for each transform setting that differs; an empty fmax is
+        the Nyquist frequency it stands for (a run that wrote 11025 at 22050 Hz hears the same frames)."""
+
+        def value(features: MelFeatures, name: str) -> Any:
+            return features.top if name == "fmax" else getattr(features, name)
+
+        def said(features: MelFeatures, name: str) -> str:
+            empty = name == "fmax" and features.fmax is None
+            return f"empty (= {features.top:g} Hz)" if empty else str(getattr(features, name))
+
         return [
-            f"{name} {getattr(self, name)} against {getattr(other, name)}"
+            f"{name} {said(self, name)} against {said(other, name)}"
             for name in self.TRANSFORM
-            if getattr(self, name) != getattr(other, name)
+            if value(self, name) != value(other, name)
         ]
+
+
+def with_band_top(identity: dict[str, Any]) -> dict[str, Any]:
+    """A run's identity ("data.fmax": ...) with an empty fmax as the Nyquist frequency it stands for,
+    so that a resume writing it out (or leaving it empty) is the same run."""
+    if identity.get("data.fmax") is None and isinstance(identity.get("data.sample_rate"), (int, float)):
+        return {**identity, "data.fmax": identity["data.sample_rate"] / 2}
+    return identity
 
 
 MEL_FLOOR = 1e-5

@@ -25,7 +25,7 @@ from xtts_cli import locks as run_lock
 from xtts_cli.config.editing import with_absolute_paths, write_atomically
 from xtts_cli.config.loading import MOVED, LoadedConfig
 from xtts_cli.config.schema import XttsConfig
-from xtts_cli.data.features import MelFeatures
+from xtts_cli.data.features import MelFeatures, with_band_top
 from xtts_cli.errors import XttsError
 from xtts_cli.host import plan_threads
 from xtts_cli.locks import LOCK_FILE
@@ -146,8 +146,8 @@ def _refuse_changed_model(
     # else the setting's default (`text_frontend`: characters).
     # A record written before the vocoder's keys moved into `model` names them `vocoder.dim`.
     recorded = {MOVED.get(key, key): value for key, value in previous.get("model_identity", {}).items()}
-    before = resolved_identity({**model_identity(_recorded_config(run) or XttsConfig()), **recorded})
-    identity = resolved_identity(identity)
+    before = with_band_top(resolved_identity({**model_identity(_recorded_config(run) or XttsConfig()), **recorded}))
+    identity = with_band_top(resolved_identity(identity))
     changed = sorted(k for k in identity if before.get(k) != identity.get(k))
     if "model.kind" in changed:  # another kind's keys follow from it: each would read "None -> x"
         changed = ["model.kind"]
