@@ -295,7 +295,10 @@ def test_workers_given_different_configs_stop_in_one_line_before_the_first_step(
     workers = _start_workers(tiny_config(tmp_path), tmp_path / "run", 4, tmp, ([], ["--set", "data.batch_size=2"]))
     for code, result, stderr in _finish(workers):
         assert code == 1 and "Traceback" not in stderr, stderr[-3000:]
-        assert result["error"].startswith("the workers were given different configs (2 of them among 2 replicas)")
+        # Which setting: the one each worker was given its own value of (it had named none).
+        assert result["error"].startswith(
+            "the workers were given different configs (2 of them among 2 replicas) (they differ in data.batch_size)"
+        ), result["error"]
     assert not list((tmp_path / "run" / "checkpoints").glob("ckpt-*"))
 
 

@@ -247,9 +247,9 @@ def _step_gather(
     """Multi-worker: the gather of every worker's step and config, checked once here after restoring; else None."""
     if cluster is None:
         return None
-    from xtts_cli.training.workers import StepGather, config_digest
+    from xtts_cli.training.workers import StepGather, config_digest, config_slots
 
-    gather = StepGather(strategy, counters.step, config_digest(config))
+    gather = StepGather(strategy, counters.step, config_digest(config), config_slots(config))
     gather.check("after restoring", run_dir, cluster)
     return gather
 

@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from xtts_cli.errors import XttsError
 
-__all__ = ["StepGather", "WorkersDisagreeError", "config_digest"]
+__all__ = ["StepGather", "WorkersDisagreeError", "config_digest", "config_slots"]
 
 
 class WorkersDisagreeError(XttsError):
@@ -23,12 +23,14 @@ class StepGather:
     all-gather is also a barrier: after the final save no worker leaves early.
     """
 
-    def __init__(self, strategy: Any, step_var: Any, config_digest: int = 0) -> None:
-        digest = tf.constant(config_digest, tf.int64)
+    def __init__(self, strategy: Any, step_var: Any, config_digest: int = 0, settings: Any = None) -> None:
+        # `settings` (`config_slots`): which settings a differing digest comes from, by slot.
+        self.slot_keys: list[list[str]] = settings[0] if settings else [[] for _ in range(SLOTS)]
+        row = tf.constant([config_digest, *(settings[1] if settings else [0] * SLOTS)], tf.int64)
 
         @tf.function
         def gather_steps():
-            per_replica = strategy.run(lambda: tf.stack([tf.cast(step_var, tf.int64), digest])[None])
+            per_replica = strategy.run(lambda: tf.concat([[tf.cast(step_var, tf.int64)], row], 0)[None])
             return strategy.gather(per_replica, axis=0)
 
         self.gather = gather_steps
@@ -39,9 +41,13 @@ class StepGather:
         steps, digests = [int(v) for v in gathered[:, 0]], {int(v) for v in gathered[:, 1]}
         if len(digests) > 1:  # another batch size or step count: wrong figures, or collectives that never meet
             where = "" if cluster is None else f"; this is {cluster.describe()}"
+            slots = [slot for slot in range(len(self.slot_keys)) if len({int(v) for v in gathered[:, 2 + slot]}) > 1]
+            seen = [key for slot in slots for key in self.slot_keys[slot]]
+            differ = sorted({key for key in seen if seen.count(key) == 2})  # both its slots differ
+            named = f" (they differ in {', '.join(differ[:6])}{' ...' if len(differ) > 6 else ''})" if differ else ""
             raise WorkersDisagreeError(
-                f"the workers were given different configs ({len(digests)} of them among {len(steps)} replicas): "
-                "every setting but the dataset's and the run's paths must be the same on each",
+                f"the workers were given different configs ({len(digests)} of them among {len(steps)} replicas)"
+                f"{named}: every setting but the dataset's and the run's paths must be the same on each",
                 hint="start every worker with the same config file and the same --set values (docs/scaling.md)" + where,
             )
         if len(set(steps)) > 1:
@@ -60,17 +66,48 @@ _PER_MACHINE = {
 }
 
 
-def config_digest(config: Any) -> int:
-    """A number for `config` that every worker of a cluster must share: its settings less the paths
-    each machine may hold its own copies at (the datasets' folders, the run directory)."""
-    import hashlib
-    import json
+# Slots the settings are hashed into, each a digest of the settings whose names fall in it: a fixed
+# width, so that workers of other xtts versions (other settings) still gather rows of one shape.
+SLOTS = 256
 
+
+def _shared_tree(config: Any) -> dict:
+    """`config`'s settings less the paths each machine may hold its own copies at (the datasets'
+    folders, the run directory)."""
     tree = config.model_dump(mode="json")
     for section, keys in _PER_MACHINE.items():
         for key in keys:
             tree.get(section, {}).pop(key, None)
     for dataset in tree.get("data", {}).get("datasets", []) or []:
         dataset.pop("path", None)
-    text = json.dumps(tree, sort_keys=True, default=str)
-    return int(hashlib.sha256(text.encode()).hexdigest()[:15], 16)
+    return tree
+
+
+def _number(value: Any) -> int:
+    import hashlib
+    import json
+
+    return int(hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:15], 16)
+
+
+def config_digest(config: Any) -> int:
+    """A number for `config` that every worker of a cluster must share (`_shared_tree`)."""
+    return _number(_shared_tree(config))
+
+
+def config_slots(config: Any) -> tuple[list[list[str]], list[int]]:
+    """(the settings in each slot, by name; each slot's digest): which settings two workers'
+    configs differ in, where `config_digest` says only that they do. Two tables of SLOTS // 2, each
+    setting hashed into one slot of each with its own salt: a setting is named when both its
+    slots differ, so one that shares a slot with the one that differs is not named with it."""
+    half = SLOTS // 2
+    names: list[list[str]] = [[] for _ in range(SLOTS)]
+    values: list[dict] = [{} for _ in range(SLOTS)]
+    for section, body in _shared_tree(config).items():
+        for key, value in body.items() if isinstance(body, dict) else [("", body)]:
+            name = f"{section}.{key}" if key else section
+            for table in (0, 1):
+                slot = table * half + _number([table, name]) % half
+                names[slot].append(name)
+                values[slot][name] = value
+    return names, [_number(value) if value else 0 for value in values]
