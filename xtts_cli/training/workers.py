@@ -54,7 +54,7 @@ class StepGather:
             where = "" if cluster is None else f"; this is {cluster.describe()}"
             raise WorkersDisagreeError(
                 f"the workers are at different steps {moment}: {steps} (one per replica, in TF_CONFIG task "
-                f"order); non-chief workers resume from the chief's checkpoints in {run_dir.checkpoints}",
+                f"order); every worker resumes from the chief's checkpoints (this one reads {run_dir.checkpoints})",
                 hint="give every worker the same --run-dir on a filesystem they all share (docs/scaling.md)" + where,
             )
 
