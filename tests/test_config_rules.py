@@ -278,3 +278,12 @@ def test_multi_worker_without_a_cluster_here_is_a_warning_and_a_tf_config_that_d
     assert findings(write_config, text)["multi-worker-cluster"].severity == "error"
     monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 0}}')
     assert "multi-worker-cluster" not in findings(write_config, text)
+
+
+def test_a_split_past_the_logical_cpu_devices_hints_at_more_of_them_not_at_what_is_set() -> None:
+    from xtts_cli.devices.placement import _device_error
+
+    twin = _device_error("devices.model_gpu is 2", 2, "logical CPU devices")
+    # It had said "devices.logical_cpu_devices: 2 runs the same split on CPU", set already.
+    assert twin.hint.endswith("or raise devices.logical_cpu_devices past 2") and "2 runs the same" not in twin.hint
+    assert _device_error("devices.model_gpu is 3", 2, "GPUs NVML lists").hint.endswith("runs the same split on CPU")

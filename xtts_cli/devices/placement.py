@@ -300,10 +300,15 @@ def _check_split(devices: DevicesConfig, count: int, kind: str) -> None:
 
 def _device_error(what: str, count: int, kind: str) -> XttsError:
     available = f"indices 0-{count - 1}" if count else "none"
+    # Logical CPU devices are made to order: one more of them, where the split stands on them.
+    twin = (
+        f"or raise devices.logical_cpu_devices past {count}"
+        if "logical CPU" in kind
+        else "on a machine without GPUs, devices.logical_cpu_devices: 2 runs the same split on CPU"
+    )
     return DeviceError(  # exit code 4: a device that does not exist
         f"{what} but this machine has {count} {kind} (available: {available})",
-        hint="pick an existing index, or leave data_gpu/model_gpu unset to train on one device; "
-        "on a machine without GPUs, devices.logical_cpu_devices: 2 runs the same split on CPU",
+        hint=f"pick an existing index, or leave data_gpu/model_gpu unset to train on one device; {twin}",
     )
 
 
