@@ -264,16 +264,33 @@ def test_discriminators_turned_on_in_a_resumed_run_start_anew_and_turned_off_are
     config = vocoder_config(tmp_path, extra="  discriminator_channels: 4\n  periods: [2, 3]")
     run = tmp_path / "run"
     train(runner, config, run, 2)
+    from xtts_cli.training.metrics import read_metrics
+
     for steps, start, said in (
-        (4, "2", "the discriminators start from random weights: ckpt-2 holds none of them"),
+        (4, "4", "the discriminators start from random weights: ckpt-2 holds none of them"),
         (6, "null", "ckpt-4's discriminator optimizer and discriminators are not read by this config"),
         (8, "2", "the discriminators start from random weights: ckpt-6 holds none of them"),
     ):
-        command = ["train", "-c", str(config), "-r", str(run), "-n", str(steps), "--json"]
+        command = [
+            "train",
+            "-c",
+            str(config),
+            "-r",
+            str(run),
+            "-n",
+            str(steps),
+            "--json",
+            "--set",
+            "training.log_step=1",
+        ]
         done = runner.invoke(app, [*command, "--set", f"model.adversarial_start_step={start}"])
         assert done.exit_code == 0, (done.output, done.exception)
         report = json.loads(done.stdout)
         assert report["start_step"] == steps - 2 and any(note.startswith(said) for note in report["notes"]), report
+    # The discriminators judge from the step numbered adversarial_start_step, and not before: step 3
+    # ran none of them (they had run, weighed by 0, at full cost), step 4 is the first to have their losses.
+    judged = {r["step"]: "adversarial_loss" in r for r in read_metrics(run / "metrics.jsonl") if "loss" in r}
+    assert (judged[3], judged[4], judged[5], judged[7]) == (False, True, False, True), judged
 
 
 @pytest.mark.parametrize("command", ["vocode", "synthesize", "export"])
@@ -286,6 +303,8 @@ def test_an_empty_vocoder_is_refused_not_read_as_the_current_folder_or_griffin_l
     }[command]
     result = runner.invoke(app, [*args, "--vocoder", ""])  # "--vocoder $VOC" with VOC unset
     assert isinstance(result.exception, XttsError) and result.exception.lines == ["--vocoder '' is no vocoder run"]
+    # Left out, vocode uses Griffin-Lim: it has no run of its own to take a vocoder from.
+    assert result.exception.hint.endswith("Griffin-Lim" if command == "vocode" else "the run's own")
     assert not (tmp_path / "o.wav").exists() and not (tmp_path / "exported").exists()
 
 

@@ -288,7 +288,7 @@ def _load_vocoder(spec: str, config: Optional[Path], sets: list[str]) -> Any:
     from xtts_cli.inference.loading import check_vocoder_spec, is_griffin_lim, load_vocoder
     from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
-    check_vocoder_spec(spec)
+    check_vocoder_spec(spec, left_out="Griffin-Lim")
     if is_griffin_lim(spec):
         _features_only(sets)
         return Vocoder(GRIFFIN_LIM, resolve_config(config, sets=sets).config.data)

@@ -61,13 +61,14 @@ def is_griffin_lim(spec: str | Path) -> bool:
     return str(spec).lower() == GRIFFIN_LIM and not Path(spec).is_dir()
 
 
-def check_vocoder_spec(spec: Any, named: Optional[str] = None) -> None:
+def check_vocoder_spec(spec: Any, named: Optional[str] = None, left_out: str = "the run's own") -> None:
     """An empty `--vocoder` (an unset variable in a script: "--vocoder $VOC") or one of another type
-    is refused, not the current folder read as a run, nor taken for Griffin-Lim."""
+    is refused, not the current folder read as a run, nor taken for Griffin-Lim. `left_out`: what
+    the command uses without one (`vocode` has no run of its own: Griffin-Lim)."""
     if spec is not None and (not isinstance(spec, (str, Path)) or not str(spec).strip()):
         raise XttsError(
             f"{named or '--vocoder'} {spec!r} is no vocoder run",
-            hint="pass a vocoder run's folder (e.g. runs/vocoder-cpu) or griffin-lim; leave it out for the run's own",
+            hint=f"pass a vocoder run's folder (e.g. runs/vocoder-cpu) or griffin-lim; leave it out for {left_out}",
         )
 
 

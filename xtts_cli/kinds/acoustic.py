@@ -151,7 +151,10 @@ class AcousticModels:
     def trackables(self) -> dict[str, Any]:
         return {"model": self.model, "optimizer": self.optimizer}
 
-    def train_step(self, batch: dict) -> dict[str, Any]:
+    def phase(self, step: int) -> None:
+        return None
+
+    def train_step(self, batch: dict, phase: Any = None) -> dict[str, Any]:
         import tensorflow as tf
 
         from xtts_cli.data.features import with_reference

@@ -55,10 +55,16 @@ class KindModels(Protocol):
     def trackables(self) -> dict[str, Any]:
         """What the checkpoint saves, by name (besides the engine's step and epoch)."""
 
-    def train_step(self, batch: dict) -> dict[str, Any]:
+    def train_step(self, batch: dict, phase: Any = None) -> dict[str, Any]:
         """One training step on one replica's batch (forward, backward, every optimizer's update);
         its losses, scalar tensors, "loss" among them. Summed gradients of several replicas are
-        a global mean: each replica's loss is divided by the replica count."""
+        a global mean: each replica's loss is divided by the replica count. `phase`: what
+        `phase(step)` said of this step."""
+
+    def phase(self, step: int) -> Any:
+        """What the step after `step` steps trains, for a kind whose step changes during a run (the
+        vocoder's discriminators join at model.adversarial_start_step), hashable; each phase is a
+        step compiled of its own. None: the same step throughout."""
 
     def eval_step(self, batch: dict) -> dict[str, Any]:
         """Validation losses of one replica's batch: the keys of `ModelKind.validation`."""

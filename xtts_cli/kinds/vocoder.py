@@ -387,31 +387,35 @@ class VocoderModels:
         total = self.vocoder.mel_loss_weight * mel_loss + self.vocoder.stft_loss_weight * spectral
         return {"loss": total, "mel_loss": mel_loss, "stft_loss": spectral}
 
-    def train_step(self, batch: dict) -> dict[str, Any]:
+    def phase(self, step: int) -> bool:
+        """Whether the step after `step` steps is adversarial: the step numbered
+        model.adversarial_start_step (as metrics.jsonl numbers them, from 1) is the first."""
+        start = self.vocoder.adversarial_start_step
+        return self.discriminators is not None and start is not None and step + 1 >= start
+
+    def train_step(self, batch: dict, phase: Any = None) -> dict[str, Any]:
+        """The spectral losses' step; adversarial (`phase` True), the discriminators judge it and
+        their own update follows. Before the start they are not run at all: run and weighed by 0,
+        they had cost 30 times a spectral step, and AdamW's weight decay still shrank them."""
         optimizer, replicas = self.optimizer, float(self.context.replicas)
         replica = tf.cast(tf.distribute.get_replica_context().replica_id_in_sync_group, tf.int64)
         draw = tf.cast(optimizer.iterations, tf.int64) * self.context.replicas + replica
         real, mel = self._segments(batch, tf.stack([tf.constant(self.data.seed, tf.int64), draw]))
-        judges = self.discriminators
+        judges = self.discriminators if phase else None
         with tf.GradientTape() as tape:
             fake = self.model(mel, training=True)
             losses = self._spectral(real, mel, fake)
             if judges is not None:
-                # 1 from adversarial_start_step: before it the adversarial terms weigh nothing.
-                active = tf.cast(optimizer.iterations >= self.vocoder.adversarial_start_step, tf.float32)
                 adversarial, matching = adversarial_losses(judges, real, fake)
                 extra = self.vocoder.adversarial_weight * adversarial + self.vocoder.feature_matching_weight * matching
-                losses.update(
-                    loss=losses["loss"] + active * extra, adversarial_loss=adversarial, feature_matching_loss=matching
-                )
+                losses.update(loss=losses["loss"] + extra, adversarial_loss=adversarial, feature_matching_loss=matching)
             scaled = optimizer.scale_loss(losses["loss"] / replicas)
         variables = self.model.trainable_variables
         optimizer.apply(tape.gradient(scaled, variables), variables)
         if judges is not None:
             with tf.GradientTape() as tape:
                 judged = discriminator_loss(judges, real, tf.stop_gradient(fake))
-                # Before the start the gradients are 0, and Adam moves nothing on a zero gradient.
-                scaled = self.discriminator_optimizer.scale_loss(active * judged / replicas)
+                scaled = self.discriminator_optimizer.scale_loss(judged / replicas)
             variables = judges.trainable_variables
             self.discriminator_optimizer.apply(tape.gradient(scaled, variables), variables)
             losses["discriminator_loss"] = judged

@@ -762,7 +762,7 @@ class Controller:
         if first:
             self.progress(PhaseStarted("tracing the training step (its first call builds the graph)"))
         began = time.perf_counter()
-        losses = parts.steps.train(batch)
+        losses = parts.steps.train(batch, int(parts.counters.step.numpy()))
         values = {k: float(v) for k, v in losses.items()}  # host sync: the step is done
         compute = time.perf_counter() - began
         if first:

@@ -63,33 +63,49 @@ class Steps:
             assert plan.data_device is not None  # a split plan names its data device
             self.featurize = make_featurizer(data, plan.data_device, graph=settings.graph_mode)
 
-        def replica_step(batch):
-            losses = models.train_step(batch)
-            if stop_flag is not None:
-                losses = {**losses, STOP_KEY: tf.identity(stop_flag)}
-            return losses
+        # Multi-worker: one trace per function on every worker matters beyond speed, since
+        # tracing assigns the collectives' keys and the workers' keys must match.
+        # MirroredStrategy's cross-replica reduce is not XLA-compilable as one cluster.
+        jit = settings.xla if not self.distributed else None
+        train_spec = self._step_spec(train_ds) if settings.graph_mode else None
 
-        train_step = self._reduced(replica_step)
-        eval_step = self._weighted(models.eval_step)
-        if settings.graph_mode:
-            # Multi-worker: one trace per function on every worker matters beyond speed, since
-            # tracing assigns the collectives' keys and the workers' keys must match.
-            # MirroredStrategy's cross-replica reduce is not XLA-compilable as one cluster.
-            jit = settings.xla if not self.distributed else None
+        def compiled(phase):
+            """The train step of one phase of the kind's (`KindModels.phase`), compiled on first use."""
+
+            def replica_step(batch):
+                losses = models.train_step(batch, phase)
+                if stop_flag is not None:
+                    losses = {**losses, STOP_KEY: tf.identity(stop_flag)}
+                return losses
+
+            step = self._reduced(replica_step)
             # No autograph: the steps branch and loop with TensorFlow's own ops (tf.cond,
             # tf.while_loop), and converting every function they call took a quarter of the first
             # step's trace (8.4 s against 11.4 s for the tiny model on 2 cores).
-            train_step = tf.function(
-                train_step, jit_compile=jit, input_signature=[self._step_spec(train_ds)], autograph=False
+            return (
+                tf.function(step, jit_compile=jit, input_signature=[train_spec], autograph=False)
+                if train_spec
+                else step
             )
+
+        eval_step = self._weighted(models.eval_step)
+        if settings.graph_mode:
             eval_spec = self._step_spec(eval_ds) if eval_ds is not None else None
             eval_step = tf.function(
                 eval_step, jit_compile=jit, input_signature=[eval_spec] if eval_spec else None, autograph=False
             )
-        self._train_fn = train_step
+        self._phase_of, self._compiled = models.phase, compiled
+        self._train_fns: dict[Any, Any] = {}
         # The function call itself is placed on the model device too, so its outputs live there.
-        self.train = self._placed(train_step)
         self.eval = self._placed(eval_step)
+
+    def train(self, batch, step: int = 0):
+        """The train step after `step` steps, in the phase the kind gives it."""
+        phase = self._phase_of(step)
+        if phase not in self._train_fns:
+            self._train_fns[phase] = self._compiled(phase)
+        with self._place():
+            return self._train_fns[phase](batch)
 
     def _place(self):
 
@@ -177,7 +193,9 @@ class Steps:
 
     def traces(self) -> int:
         """Traces of the train step so far (0 in eager mode: nothing is traced)."""
-        return int(self._train_fn.experimental_get_tracing_count()) if self.settings.graph_mode else 0
+        if not self.settings.graph_mode:
+            return 0
+        return sum(int(function.experimental_get_tracing_count()) for function in self._train_fns.values())
 
     def batches(
         self,
