@@ -121,6 +121,14 @@ def test_the_inverse_stft_gives_the_signal_back_and_the_generator_a_segment_per_
     generator = build_generator(VocoderConfig(dim=16, num_layers=2), data)
     audio = generator(tf.zeros([2, 11, data.n_mels]))
     assert audio.shape == (2, 10 * data.hop_length) and audio.dtype == tf.float32
+    # Its graph built before the first recording (`vocode` times each): one trace serves every length.
+    from xtts_cli.speech.vocoding import Vocoder
+
+    vocoder = Vocoder("run", data, generator)
+    vocoder.build_graph()
+    assert vocoder._compiled.experimental_get_tracing_count() == 1
+    assert vocoder(np.zeros((37, data.n_mels), np.float32)).shape == (36 * data.hop_length,)
+    assert vocoder._compiled.experimental_get_tracing_count() == 1
 
 
 @pytest.mark.slow

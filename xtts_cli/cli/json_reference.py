@@ -93,7 +93,10 @@ VOCODE = {
     "[].seconds": ("float or null", "Its length."),
     "[].vocoder": ("str", "The vocoder: a run's path, or griffin-lim."),
     "[].step": ("int or null", "The vocoder run's checkpoint step; null for griffin-lim."),
-    "[].real_time_factor": ("float or null", "Seconds spent per second of audio."),
+    "[].real_time_factor": (
+        "float or null",
+        "Seconds spent per second of audio (a vocoder run's graph built before the first: no trace in it).",
+    ),
     "[].notes": ("list of str", "Channels mixed, a rate resampled, silence."),
     "[].skipped": ("str or null", "Why a recording in a folder was left out; null when it was vocoded."),
 }

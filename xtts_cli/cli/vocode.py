@@ -300,7 +300,9 @@ def _load_vocoder(spec: str, config: Optional[Path], sets: list[str]) -> Any:
         )
     from xtts_cli.run.files import read_run
 
-    return load_vocoder(spec, read_run(Path(spec), "--vocoder")[0].data, acoustic_run="itself")
+    chosen = load_vocoder(spec, read_run(Path(spec), "--vocoder")[0].data, acoustic_run="itself")
+    chosen.build_graph()  # not in the first recording's time
+    return chosen
 
 
 def _features_only(sets: list[str]) -> None:

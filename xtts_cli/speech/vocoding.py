@@ -35,6 +35,12 @@ class Vocoder:
     step: Optional[int] = None
     _compiled: Any = None
 
+    def build_graph(self) -> None:
+        """A trained generator's graph built now, on two frames of silence (it serves every length):
+        the first recording's time, and its real-time factor, then hold no trace."""
+        if self.generator is not None and self._compiled is None:
+            self(np.full((2, self.data.n_mels), np.log(1e-5), np.float32))
+
     def __call__(self, mel) -> np.ndarray:
         """log-mel [frames, n_mels] -> float32 samples [(frames - 1) * hop_length]."""
 
