@@ -240,6 +240,7 @@ def _vocode_all(
     """Each recording in turn; one of a folder whose frames cannot be decoded (damaged behind its
     header, which alone was read before) is skipped and named, as those with a bad header are.
     The report lists every recording in `order`, those left out with why (`skipped`)."""
+    from xtts_cli.errors import Terminated
     from xtts_cli.speech.vocoding import ClipReadError
 
     reports: list[dict[str, Any]] = []
@@ -248,7 +249,7 @@ def _vocode_all(
         phase(f"vocoding {path}" + (f" ({index + 1} of {len(found)})" if len(found) > 1 else ""))
         try:
             reports.append(_vocode_one(chosen, path, target, out_dir))
-        except KeyboardInterrupt:  # each file is written whole: say which are there
+        except (KeyboardInterrupt, Terminated):  # Ctrl-C or SIGTERM; each file is written whole: say which are there
             if reports:
                 sys.stderr.write(
                     f"note: {len(reports)} of {len(found)} written before the interrupt, up to {reports[-1]['out']}\n"
