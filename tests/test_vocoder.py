@@ -393,6 +393,10 @@ def test_vocode_writes_every_recording_of_a_folder_with_one_load(runner, tmp_pat
 
     with pytest.raises(XttsError, match="^2 recordings and no --out-dir$"):  # no --out was given to name
         destinations([tmp_path / "a.wav", tmp_path / "b.wav"], None, None)
+    # Every clash at once: a folder's clip and take in two formats each had been mended one run at a time.
+    pairs = [tmp_path / name for name in ("clip.flac", "clip.mp3", "take.flac", "take.mp3")]
+    with pytest.raises(XttsError, match=r"clip.mp3 would both be written to .*clip.wav \(and 1 more: take.wav\)$"):
+        destinations(pairs, None, tmp_path / "o3")
     twice = runner.invoke(
         app,
         ["vocode", str(folder), str(folder / reports[0]["audio"].split("/")[-1]), "--out-dir", str(tmp_path / "o2")],

@@ -119,12 +119,19 @@ def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]
     else:
         targets = [out_dir / f"{path.stem}.wav" for path in found]
     seen: dict[Path, Path] = {}
+    clashes: list[tuple[Path, Path, Path]] = []
     for path, target in zip(found, targets):
         if target in seen:
-            raise XttsError(
-                f"{seen[target]} and {path} would both be written to {target}", hint=_apart(seen[target], path)
-            )
+            clashes.append((seen[target], path, target))
         seen[target] = path
+    if clashes:  # every one at once: a folder of clip.wav and clip.flac had been mended one run at a time
+        first, second, target = clashes[0]
+        more = (
+            f" (and {len(clashes) - 1} more: {', '.join(str(c[2].name) for c in clashes[1:4])})"
+            if len(clashes) > 1
+            else ""
+        )
+        raise XttsError(f"{first} and {second} would both be written to {target}{more}", hint=_apart(first, second))
     flag = "--out-dir" if out_dir is not None else "--out"
     from xtts_cli.config.editing import can_write
 
