@@ -318,7 +318,7 @@ class VocoderKind:
         "feature_matching_loss",
         "discriminator_loss",
     )
-    samples_phase: str = "vocoding the first validation clip"
+    samples_phase: str = "vocoding the sample clip (the first validation clip, else the first training clip)"
 
     def prepare_run(self, context: KindContext) -> None:
         """Nothing besides checkpoints: a vocoder reads mels, which carry no text or voice."""
