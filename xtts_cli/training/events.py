@@ -53,7 +53,10 @@ class TrainResult:
     shape_bound: int = _said("The pipeline's bound on distinct batch shapes (0: unbounded).", 0)
     first_loss: Optional[float] = _said("The loss of its first step; null when it trained none.")
     last_loss: Optional[float] = _said("The loss of its last step.")
-    last_val_loss: Optional[float] = _said("The last validation loss; null without validation data or before one.")
+    last_val_loss: Optional[float] = _said(
+        "The last validation loss of this call; null without validation data or before one (a resume whose steps "
+        "reach no training.val_step: metrics.jsonl holds the earlier ones)."
+    )
     last_val_step: Optional[int] = _said("The step of last_val_loss (0: before the first step of an adapted run).")
     best_val_loss: Optional[float] = _said(
         "With training.early_stop_patience: the best validation loss (over resumes); an early stop ends with its weights."
