@@ -109,6 +109,15 @@ def test_validate_says_what_train_would_refuse_an_epoch_of_no_batch_and_an_unkno
         share.exit_code == 1
         and "19 training items (this worker's share of 39) give no full batch of 20" in " ".join(share.output.split())
     )
+    # What a worker of that cluster runs: its epoch counted from the whole dataset, its devices as one worker's.
+    planned = runner.invoke(
+        app,
+        ["validate", "-c", "tiny-cpu", "--set", "devices.strategy=multi_worker", "--json"],
+        env={"TF_CONFIG": cluster},
+    )
+    settings = json.loads(planned.stdout)["settings"]
+    assert (settings["step_batch_size"], settings["steps_per_epoch"]) == (16, 39 // 16), settings  # it was null
+    assert settings["devices"].startswith("multi-worker, 2 workers each on one device")
     assert findings["language-unknown"]["severity"] == "warning"
     assert findings["language-unknown"]["message"].startswith("data.language 'eng' is no language espeak-ng knows")
     assert findings["language-unknown"]["message"].endswith("(did you mean en, en-gb, nog, en-us?)")

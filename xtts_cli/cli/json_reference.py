@@ -113,7 +113,10 @@ VALIDATE_EXTRAS = {
         "What `xtts train` would run here (keys below); null when the config does not read.",
     ),
     "settings.kind": ("str", "The model kind (autoregressive, duration, vocoder)."),
-    "settings.devices": ("str", "Where it would train, as `train` says it."),
+    "settings.devices": (
+        "str",
+        "Where it would train, as `train` says it (multi_worker: the workers, each on this machine's devices).",
+    ),
     "settings.replicas": ("int", "Model replicas (1 but for mirrored and multi-worker)."),
     "settings.per_replica_batch_size": ("int", "Clips each replica takes a step."),
     "settings.global_batch_size": ("int", "Clips a step on this machine, over its replicas."),
@@ -124,7 +127,8 @@ VALIDATE_EXTRAS = {
     ),
     "settings.steps_per_epoch": (
         "int or null",
-        "Steps an epoch of the training split; 0 when it gives no full batch; null without a usable dataset.",
+        "Steps an epoch of the training split (a cluster's: of the whole dataset at step_batch_size); 0 when it "
+        "gives no full batch; null without a usable dataset, or for a multi_worker config where TF_CONFIG is not set.",
     ),
     "settings.total_steps": (
         "int or null",

@@ -8,7 +8,7 @@ read, so that `auto` means the same thing everywhere.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
 if TYPE_CHECKING:
@@ -235,8 +235,12 @@ def resolved_settings(config: XttsConfig, machine: Any, scan: Any) -> Optional[d
         settings = resolve_settings(config, plan)
     except XttsError:
         return None
+    multi = config.devices.strategy == "multi_worker"
+    workers = _cluster_workers() if multi else None  # each worker's step is the cluster's: known from TF_CONFIG
+    if workers:
+        settings = replace(settings, step_batch_size=settings.global_batch_size * workers)
     steps_per_epoch = None
-    if scan is not None and scan.train and config.devices.strategy != "multi_worker":
+    if scan is not None and scan.train and (not multi or workers):
         from xtts_cli.data.run_data import prepare
 
         run_data = prepare(config, settings.pipeline_output, scan=scan)
@@ -247,14 +251,17 @@ def resolved_settings(config: XttsConfig, machine: Any, scan: Any) -> Optional[d
         if planned is not None:
             items = len(run_data.train_items)
             steps_per_epoch = (
-                epoch_steps(planned.batches_per_epoch, items, settings, distributed=False)
+                # A cluster's epoch is counted from the whole dataset (training/inputs.py says why).
+                epoch_steps(planned.batches_per_epoch, items, settings, distributed=multi)
                 if planned.batches_per_epoch
                 else 0  # not one full batch: said as such, not the one step a run would never take
             )
     report = settings_report(config, settings, plan, steps_per_epoch)
-    if config.devices.strategy == "multi_worker":  # each worker's step is the cluster's: known from TF_CONFIG
-        workers = _cluster_workers()
-        report["step_batch_size"] = settings.global_batch_size * workers if workers else None
+    if multi:  # this machine's devices are planned alone, as one worker's: said so, not as the run's
+        cluster = f"{workers} workers" if workers else "the cluster's workers"
+        report["devices"] = f"multi-worker, {cluster} each on {report['devices']}"
+    if multi and not workers:
+        report["step_batch_size"] = None
     return report
 
 
