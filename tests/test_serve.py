@@ -215,6 +215,18 @@ def test_a_clip_uploaded_is_cloned_and_a_long_text_streams_part_by_part_as_it_sp
     between = [spoken[0].waveform, silence, spoken[1].waveform, silence, spoken[2].waveform]
     np.testing.assert_array_equal(whole.waveform, np.concatenate(between))
     assert whole.alignment.shape == tuple(sum(s.alignment.shape[axis] for s in spoken) for axis in (0, 1))
+    assert "X-Xtts-Notes" not in headers
+    # A stream's headers say its notes before it plays: what its later sentences leave out, and the
+    # voice's clip, as the whole WAV's do.
+    noted = "the cat sat. the dog ran \U0001f600."
+    body, form = multipart({"text": noted, "stream": "1"}, short)
+    status, headers, _ = get(f"{url}/api/tts", body, form)
+    assert status == 200 and headers["Transfer-Encoding"] == "chunked"
+    assert json.loads(headers["X-Xtts-Notes"]) == [
+        "left out what the run never saw: \U0001f600",
+        "the voice's clip is 0.20 s, less than the 1.11 s the model reads of a voice (data.reference_frames): "
+        "a longer clip clones it better",
+    ]
     # A last sentence in another script is refused before the stream starts, not after its first
     # sentence went out under a 200 and the connection dropped.
     query = urllib.parse.urlencode({"text": "the cat sat. \u06a9\u062a\u0627\u0628.", "stream": "true"})

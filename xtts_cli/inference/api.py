@@ -235,11 +235,12 @@ class Synthesizer:
         )
 
     @_python_words
-    def check(self, text: str, *, language: Optional[str] = None) -> None:
+    def check(self, text: str, *, language: Optional[str] = None) -> list[str]:
         """Raise the error `speak` would raise for the words of `text` (a script the run does not
         read, a part with nothing left to say), without speaking: what to check before the first
-        of many texts, or of a text's parts, is spoken."""
-        check_text(self.tokenizer, text, self.config.data, self._rate, language=language)
+        of many texts, or of a text's parts, is spoken. Returns the notes its speech would carry on
+        the text (its language, what is left out), without the voice's."""
+        return check_text(self.tokenizer, text, self.config.data, self._rate, language=language)
 
     @_python_words
     def speak_parts(

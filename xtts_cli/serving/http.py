@@ -255,6 +255,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.chunked:
             self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Cache-Control", "no-store")
+        if request.notes:  # the whole text's: checked before its first part (`VoiceService.stream`)
+            self.send_header("X-Xtts-Notes", json.dumps(request.notes))
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()

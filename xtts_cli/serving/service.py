@@ -193,11 +193,11 @@ class VoiceService:
             if not reference.startswith(AUDIO_MAGIC):
                 raise Refused(415, "the speaker_wav upload is not WAV, FLAC, Ogg or MP3 audio")
         try:  # every sentence, before the first is streamed under a 200
-            self.synthesizer.check(text, language=language)
+            notes = self.synthesizer.check(text, language=language)
         except XttsError as error:
             raise Refused(400, error.lines[0], error.hint) from None
         stream = fields.get("stream", "").lower() in ("1", "true", "yes")
-        return SpeechRequest(text, speaker, language, speed, reference, stream)
+        return SpeechRequest(text, speaker, language, speed, reference, stream, notes)
 
     # Speaking.
     def admit(self) -> bool:
@@ -246,7 +246,9 @@ class VoiceService:
 
     def stream(self, request: SpeechRequest) -> Generator[bytes, None, None]:
         """A streaming WAV: its header, then each part's samples as soon as it is made, a pause
-        between two. The request holds its turn until its last part, or until its client is gone."""
+        between two. The request holds its turn until its last part, or until its client is gone.
+        Once the first part is made, `request.notes` holds every note of the whole (the text's, from
+        `check`, and the voice's): what the stream's headers say before it plays."""
         from xtts_cli.speech.synthesis import SENTENCE_PAUSE_SECONDS, pcm16
 
         rate = self.synthesizer.sample_rate
@@ -260,6 +262,8 @@ class VoiceService:
             while (item := made.get()) is not None:
                 if isinstance(item, BaseException):
                     raise item
+                if item.voice_note and item.voice_note not in request.notes:
+                    request.notes.append(item.voice_note)
                 yield (pause if index else b"") + pcm16(item.waveform)
                 index += 1
         finally:

@@ -233,17 +233,7 @@ class Speech:
     def notes(self) -> list[str]:
         """What the user should hear of: one line naming every phoneme read as its nearest ("ɕ→ʃ"),
         one naming every symbol left out, and the voice's note."""
-        nearest = _some(c for c in self.left_out if "\u2192" in c)
-        # A character that shows nothing alone (a space, a control, an emoji's variation selector) by its code.
-        shown = _some(
-            c if c.isprintable() and not c.isspace() and unicodedata.category(c)[0] != "M" else f"U+{ord(c):04X}"
-            for c in self.left_out
-            if "\u2192" not in c
-        )
-        notes = [self.language_note] if self.language_note else []
-        notes += [f"read what the run never learnt as the nearest it knows: {nearest}"] if nearest else []
-        notes += [f"left out what the run never saw: {shown}"] if shown else []
-        return notes + ([self.voice_note] if self.voice_note else [])
+        return text_notes(self.language_note, self.left_out) + ([self.voice_note] if self.voice_note else [])
 
     @property
     def seconds(self) -> float:
@@ -515,6 +505,21 @@ def resolve_voice(
 NOTE_NAMES = 24
 
 
+def text_notes(language_note: str, left_out: list[str]) -> list[str]:
+    """`Speech.notes` of the text alone: the language it was read in, every phoneme read as its
+    nearest, every symbol left out."""
+    nearest = _some(c for c in left_out if "\u2192" in c)
+    # A character that shows nothing alone (a space, a control, an emoji's variation selector) by its code.
+    shown = _some(
+        c if c.isprintable() and not c.isspace() and unicodedata.category(c)[0] != "M" else f"U+{ord(c):04X}"
+        for c in left_out
+        if "\u2192" not in c
+    )
+    notes = [language_note] if language_note else []
+    notes += [f"read what the run never learnt as the nearest it knows: {nearest}"] if nearest else []
+    return notes + ([f"left out what the run never saw: {shown}"] if shown else [])
+
+
 def _some(names: Iterable[str]) -> str:
     """`names` joined by spaces, the first NOTE_NAMES of them and how many more."""
     names = list(names)
@@ -537,12 +542,21 @@ def speak_text(model, tokenizer, text: str, voice, data: DataConfig, rate: Optio
 def speak_parts(model, tokenizer, text: str, voice, data: DataConfig, rate: Optional[SpeakingRate] = None, **options):
     """`speak_text`'s generations, each yielded as it is made (what a server streams): one for a
     text that fits one, else one per part (`text_parts`)."""
-    from xtts_cli.data.text import reading_language
-
     asked = options.get("language")
     options["speed"], options["max_frames"] = _check_controls(
         text, options.get("speed", 1.0), options.get("max_frames"), asked
     )
+    for part, part_language, part_note in _read_parts(tokenizer, text, data, rate, asked):
+        speech = synthesize_speech(
+            model, tokenizer, part, voice, data, rate=rate, **{**options, "language": part_language}
+        )
+        yield replace(speech, language_note=part_note)
+
+
+def _read_parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], asked):
+    """(part, its language, its note) of each generation `text` is spoken in (`text_parts`)."""
+    from xtts_cli.data.text import reading_language
+
     tokenizer.language_index(asked)  # one the run lacks, named before espeak-ng is asked for it
     language, note = reading_language(tokenizer.languages, text, asked)
     parts, overlong = _parts(tokenizer, text, data, rate, language=language)
@@ -550,12 +564,11 @@ def speak_parts(model, tokenizer, text: str, voice, data: DataConfig, rate: Opti
     if overlong:  # no sentence end, clause or space left to cut it at (a run of letters, CJK text)
         shown = f"{overlong[0][:30]!r}{'...' if len(overlong[0]) > 30 else ''}"
         cut = f"{shown} is longer than one generation holds and has no space to cut it at: its end is cut"
+    read = []
     for part in parts if len(parts) > 1 else [text]:
         part_language, part_note = _own_language(tokenizer, part, language, note, asked)
-        speech = synthesize_speech(
-            model, tokenizer, part, voice, data, rate=rate, **{**options, "language": part_language}
-        )
-        yield replace(speech, language_note="; ".join(filter(None, [part_note, cut])))
+        read.append((part, part_language, "; ".join(filter(None, [part_note, cut]))))
+    return read
 
 
 def _own_language(tokenizer, part: str, language, note: str, asked) -> tuple[Optional[str], str]:
@@ -570,19 +583,18 @@ def _own_language(tokenizer, part: str, language, note: str, asked) -> tuple[Opt
     return (language, note) if own == language else (own, own_note)
 
 
-def check_text(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], *, language=None) -> None:
+def check_text(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], *, language=None) -> list[str]:
     """Raise what speaking `text` would raise for its words (another script; a part with nothing
-    left to say) before any of it is spoken: a stream's last sentence, a file's last line."""
-    from xtts_cli.data.text import reading_language
-
+    left to say) before any of it is spoken: a stream's last sentence, a file's last line. Returns
+    the notes its speech would carry on its text (`text_notes`): what a stream says before it plays."""
     _check_controls(text, 1.0, None, language)  # a text that is no str: the TypeError speak raises
     if not text.strip():
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. "Hello there."')
-    tokenizer.language_index(language)
-    whole = reading_language(tokenizer.languages, text, language)[0]
-    parts = text_parts(tokenizer, text, data, rate, language=whole)
-    for part in parts:
-        tokenizer.spoken_ids(part, _own_language(tokenizer, part, whole, "", language)[0] if len(parts) > 1 else whole)
+    read = _read_parts(tokenizer, text, data, rate, language)
+    left_out: dict[str, None] = {}
+    for part, part_language, _ in read:
+        left_out.update(dict.fromkeys(tokenizer.spoken_ids(part, part_language)[1]))
+    return text_notes("; ".join(dict.fromkeys(note for _, _, note in read if note)), list(left_out))
 
 
 def text_parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], *, language=None) -> list[str]:
