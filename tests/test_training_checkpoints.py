@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import soundfile
 import yaml
 from training_support import tiny_config, undocumented_keys
 
@@ -518,18 +519,44 @@ def test_a_test_sentence_is_rendered_with_what_synthesize_would_say_of_it_said_o
     from xtts_cli.speech.samples import render_sentences
 
     parts, said = short_run.parts, []
-    for step in (1, 2):  # two sample steps: each note once
-        render_sentences(
-            parts.models.model,
-            parts.tokenizer,
-            short_run.config,
-            parts.models.voices,
-            ["Caf\u00e9 au lait \u2713 now.", "\u4f60\u597d\u3002"],
-            parts.run_dir.path,
-            tmp_path / "samples",
-            step,
-            note=said.append,
-        )
+    model = parts.models.model
+    loud = hasattr(model, "mel_mean")  # the duration decoder's mel statistics (the fast tier's run)
+    mean = model.mel_mean.numpy() if loud else None
+    try:
+        with tf.summary.create_file_writer(str(tmp_path / "tensorboard")).as_default():
+            for step in (1, 2):  # two sample steps: each note once
+                # The second as loud as an early step's can be: 20 times (e^3) what it was, past full scale.
+                if loud:
+                    model.mel_mean.assign(mean + 3.0 * (step - 1))
+                render_sentences(
+                    model,
+                    parts.tokenizer,
+                    short_run.config,
+                    parts.models.voices,
+                    ["Caf\u00e9 au lait \u2713 now.", "\u4f60\u597d\u3002"],
+                    parts.run_dir.path,
+                    tmp_path / "samples",
+                    step,
+                    note=said.append,
+                )
+    finally:
+        if loud:
+            model.mel_mean.assign(mean)
+    # TensorBoard plays what the WAV holds: a waveform past full scale had been clipped there to a
+    # square wave while the WAV was scaled down.
+    heard = {}
+    for events in (tmp_path / "tensorboard").glob("events.out.tfevents.*"):
+        for event in tf.compat.v1.train.summary_iterator(str(events)):
+            for value in event.summary.value:  # samples/sentence_0/NAME is step000000N-0-NAME.wav
+                name = f"step{event.step:07d}-{value.tag.removeprefix('samples/sentence_').replace('/', '-', 1)}.wav"
+                heard[name] = tf.audio.decode_wav(tf.make_ndarray(value.tensor)[0, 0]).audio.numpy()[:, 0]
+    assert sorted(heard) == sorted(p.name for p in (tmp_path / "samples").glob("*.wav"))
+    peaks = []
+    for name, played in heard.items():
+        wav, _ = soundfile.read(tmp_path / "samples" / name, dtype="float32")
+        np.testing.assert_allclose(played, wav, atol=2e-4)
+        peaks.append(float(np.max(np.abs(wav))))
+    assert max(peaks) > 0.98 or not loud  # one was peak-normalised: its waveform passed full scale
     assert said[0].startswith("test sentence 0: read what the run never learnt as the nearest it knows: \u00e9\u2192e")
     assert any(n.startswith("test sentence 0: left out what the run never saw: \u2713") for n in said)
     assert any(n.startswith("test sentence 1 skipped: text has characters") for n in said)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from xtts_cli.data.features import as_values, log_mel
@@ -40,7 +41,7 @@ from xtts_cli.kinds.base import KindContext
 from xtts_cli.kinds.optimization import build_optimizer
 from xtts_cli.model.transfer import Transferred, transfer_weights
 from xtts_cli.model.xtts import LayerStack, built_by_calling
-from xtts_cli.speech.synthesis import write_wav
+from xtts_cli.speech.synthesis import within_full_scale, write_wav
 from xtts_cli.speech.vocoding import Vocoder, load_audio, mel_of
 
 if TYPE_CHECKING:
@@ -437,7 +438,9 @@ class VocoderModels:
             return
         real, fake = self._first_clip(val_batch)
         rate = self.data.sample_rate
-        tf.summary.audio("vocoder/validation", tf.clip_by_value(fake, -1.0, 1.0)[None, :, None], rate, step=step)
+        # As samples/vocoded_step_N.wav holds it: TensorBoard clips what passes full scale.
+        fake = within_full_scale(np.asarray(fake, np.float32))
+        tf.summary.audio("vocoder/validation", fake[None, :, None], rate, step=step)
         tf.summary.audio("vocoder/recording", real[None, :, None], rate, step=step)
 
     @property

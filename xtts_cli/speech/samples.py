@@ -12,7 +12,7 @@ import tensorflow as tf
 from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.errors import XttsError
 from xtts_cli.run.files import REFERENCE_FILE, load_speakers, load_speaking_rate, record_sample_texts
-from xtts_cli.speech.synthesis import Voice, speaker_voice, synthesize_speech, wav_bytes
+from xtts_cli.speech.synthesis import Voice, speaker_voice, synthesize_speech, wav_bytes, within_full_scale
 
 RENDERED_SPEAKERS = 3  # test sentences are rendered in the largest speakers' voices (multi-speaker data)
 
@@ -78,9 +78,9 @@ def render_sentences(
                 _note_once(note, run_dir, f"test sentence {index}: {said}")
             target = samples / f"step{step:07d}-{index}{label}.wav"
             target.write_bytes(wav_bytes(audio, data.sample_rate))
-            tf.summary.audio(
+            tf.summary.audio(  # as the WAV holds it: TensorBoard clips what passes full scale to a square wave
                 f"samples/sentence_{index}{label.replace('-', '/', 1)}",
-                audio[None, :, None],
+                within_full_scale(audio)[None, :, None],
                 data.sample_rate,
                 step=step,
             )

@@ -41,11 +41,16 @@ MIN_FRAMES_PER_CHARACTER = 3
 FRAME_BLOCK = 128
 
 
+def within_full_scale(waveform: np.ndarray) -> np.ndarray:
+    """The waveform as a WAV of it holds it: peak-normalised to 0.99 when it would clip (an early
+    training step's mel can make a waveform of peak 10), else as it is."""
+    peak = float(np.max(np.abs(waveform))) if waveform.size else 0.0
+    return waveform * np.float32(0.99 / peak) if peak > 0.99 else waveform
+
+
 def pcm16(waveform: np.ndarray) -> bytes:
     """16-bit little-endian PCM of a float waveform (peak-normalised when it would clip)."""
-    peak = float(np.max(np.abs(waveform))) if waveform.size else 0.0
-    if peak > 0.99:
-        waveform = waveform * (0.99 / peak)
+    waveform = within_full_scale(waveform)
     return np.clip(np.round(waveform * 32767.0), -32768, 32767).astype("<i2").tobytes()
 
 
