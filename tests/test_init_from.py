@@ -634,6 +634,11 @@ def test_an_adaptation_ended_by_its_time_budget_after_worse_validations_ends_wit
     said: list[str] = []
     assert load_run(tmp_path / "run", notes=said)[3] == result.final_step
     assert said == [f"step {result.final_step}'s checkpoint holds the weights of step 0, the run's best validation"]
+    # The best's weights came back, not its minutes: the budget stays spent, and the same command
+    # trains nothing (it had trained a step more at every run).
+    _, notes, again, _ = _train(_config(tmp_path, "timed", **changes), tmp_path / "run")
+    assert again.final_step == again.start_step == result.final_step and again.out_of_time, notes
+    assert any("nothing to train; raise --max-minutes" in note for note in notes), notes
 
 
 def _vocoder_child(tmp_path: Path, model: str):

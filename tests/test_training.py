@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 import wave
 from pathlib import Path
 
@@ -509,6 +510,17 @@ def test_a_budget_that_runs_out_between_steps_leaves_nothing_to_train_when_run_a
     assert float(trainer.parts.counters.minutes.numpy()) >= 0.3
     again = Controller(Trainer(config, run_dir=tmp_path / "run")).run()
     assert again.out_of_time and again.final_step == result.final_step
+    # `xtts train` counts from the command's start (TensorFlow's import, the scan): a command that
+    # began a minute ago has spent a 0.3-minute budget before the first step. Ended inside its
+    # warm-up, the rate never decayed, and the note says so.
+    warming = resolve_config(tiny_config(tmp_path), {**overrides, "training.warmup_steps": 50}).config
+    said: list = []
+    late = Controller(Trainer(warming, run_dir=tmp_path / "late", progress=said.append), started=time.monotonic() - 60)
+    assert late.run().final_step == 1 and float(late.trainer.parts.counters.minutes.numpy()) >= 1.0
+    notes = [e.message for e in said if type(e).__name__ == "Noted"]
+    assert any(
+        n.startswith("training.max_minutes (0.3) reached after step 1 of ") and "still warming up" in n for n in notes
+    ), notes
 
 
 @pytest.mark.slow
@@ -761,9 +773,18 @@ def test_early_stopping_goes_on_from_its_best_after_ctrl_c_and_a_stopped_run_sta
         tiny_config(tmp_path),
         {**settings, "training.early_stop_patience": 50, "training.max_steps": result.final_step + 2},
     ).config
-    more = Controller(Trainer(patient, run_dir=run)).run()
+    said.clear()
+    more = Controller(Trainer(patient, run_dir=run, progress=said.append)).run()
     assert not more.early_stopped and more.final_step == result.final_step + 2
-    assert not (run / "checkpoints" / "early_stop.json").exists()  # it ran out its steps: a new best next time
+    # Out of steps, its best still counts (over resumes) and is kept for a longer run to compare with
+    # (it had been forgotten); after validations worse than it, the run ends with its weights, said.
+    assert more.best_val_loss <= result.best_val_loss
+    record = json.loads((run / "checkpoints" / "early_stop.json").read_text())
+    assert record["step"] == more.best_val_step and (run / "checkpoints" / "best").is_dir()
+    ending = [
+        e.message for e in said if type(e).__name__ == "Noted" and e.message.startswith("ending with the weights")
+    ]
+    assert len(ending) == (more.best_val_step < more.final_step), ending
 
 
 @pytest.mark.slow

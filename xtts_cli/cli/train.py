@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -255,6 +256,7 @@ def train(
 
         xtts train -c adapt-cpu --init-from runs/voices-cpu --data /data/my-voice
     """
+    started = time.monotonic()  # training.max_minutes counts the command's start-up (TensorFlow's import, the scan)
     from xtts_cli.cli.progress import TrainingProgress
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.diagnosis.validation import training_advice
@@ -273,7 +275,7 @@ def train(
             progress.update(Noted(line, label="warning"))
         if repair:
             progress.update(Noted(repair, label="hint"))
-        result = train_run(loaded, run_dir, fresh=fresh, force=force, progress=progress.update)
+        result = train_run(loaded, run_dir, fresh=fresh, force=force, progress=progress.update, started=started)
     if json_output:
         from dataclasses import asdict
 

@@ -489,7 +489,7 @@ class TrainingConfig(_Section):
         ge=1,
         description="Stop when the validation loss has not improved for this many validations in a row; the "
         "run ends with the weights of its best validation (its last checkpoint holds them), as does one "
-        "max_minutes ends after a worse validation. Empty: train to max_steps or max_minutes.",
+        "max_steps or max_minutes ends after a worse validation. Empty: train to max_steps or max_minutes.",
     )
 
     _blank_paths = field_validator("checkpoint_dir", "run_dir", "init_from", mode="before")(_blank_is_none)

@@ -124,11 +124,13 @@ class RunCheckpoints:
             self.checkpoint.write(str(self.best))
 
     def restore_best(self) -> bool:
-        """The weights and optimizer state `keep_best` wrote, back in place (the step count stays
-        where the run is), and its files removed; False where none was written."""
+        """The weights and optimizer state `keep_best` wrote, back in place (the step count and the
+        minutes trained stay where the run is: a budget spent stays spent), and its files removed;
+        False where none was written."""
         if self.manager is None or not Path(f"{self.best}.index").is_file():
             return False
-        weights = {name: getattr(self.checkpoint, name) for name in self.objects if name not in ("step", "epoch")}
+        counts = ("step", "epoch", "minutes")
+        weights = {name: getattr(self.checkpoint, name) for name in self.objects if name not in counts}
         tf.train.Checkpoint(**weights).read(str(self.best)).expect_partial()
         self.forget_best()
         return True

@@ -408,13 +408,13 @@ class ValidationHook(Hook):
             )
 
     def on_end(self, result: TrainResult) -> None:
-        # A run that ran out its steps keeps its last weights, and a later resume starts a new best.
         # Interrupted, it goes on with the same command; stopped early, it stays stopped. Out of time
-        # after a validation worse than its best, it ends with the best's weights, as an early stop
-        # does (adapt-cpu ends by time): a larger budget goes on from them.
-        if self.keeps_best and result.out_of_time and self.since_best > 0 and not result.early_stopped:
+        # or of its steps after a validation worse than its best, it ends with the best's weights, as
+        # an early stop does (adapt-cpu ends by time): a larger budget or --steps goes on from them,
+        # still comparing with that best (its copy and record are kept).
+        if self.keeps_best and not (result.interrupted or result.early_stopped) and self.since_best > 0:
             if self.trainer.restore_best():
-                self.trainer.keep_best()  # still the best, for a larger budget to go on comparing with
+                self.trainer.keep_best()  # still the best, for a longer run to go on comparing with
                 self._keep_record(result.final_step)  # what the checkpoint of this step holds
                 self.progress(
                     Noted(
@@ -422,9 +422,6 @@ class ValidationHook(Hook):
                         f"the {self.since_best} validation{'s' if self.since_best > 1 else ''} since did not improve on it"
                     )
                 )
-        if self.keeps_best and not (result.interrupted or result.out_of_time or result.early_stopped):
-            self.trainer.forget_best()
-            self.trainer.keep_early_stop(None)
 
     def _validate(self, step: int) -> Optional[dict[str, float]]:
         self.progress(PhaseStarted("validating"))
@@ -480,10 +477,13 @@ class Controller:
     """Sets up a `Trainer`, runs its loop and hands each step to the hooks: the standard ones, then
     `extra_hooks` (a caller's own, e.g. a test's or a script's)."""
 
-    def __init__(self, trainer: Trainer, extra_hooks: Sequence[Hook] = ()) -> None:
+    def __init__(self, trainer: Trainer, extra_hooks: Sequence[Hook] = (), *, started: Optional[float] = None) -> None:
+        """`started`: the `time.monotonic()` the command began at (training.max_minutes counts its
+        start-up too); default: when `run` is called."""
         self.trainer = trainer
         self.progress: Progress = trainer.progress
         self.extra_hooks = list(extra_hooks)
+        self.command_started = started
         self.started = time.monotonic()
 
     def run(self) -> TrainResult:
@@ -512,7 +512,7 @@ class Controller:
         from xtts_cli.training.summaries import drop_summaries_after
 
         trainer = self.trainer
-        self.started = time.monotonic()  # training.max_minutes counts start-up too
+        self.started = self.command_started or time.monotonic()  # training.max_minutes counts start-up too
         heard = self._hearing_notes()
         config = trainer.config
         if config.training.max_minutes is not None and config.devices.strategy == "multi_worker":
@@ -747,11 +747,17 @@ class Controller:
             result.exit_code = EXIT_CODES[signal.SIGTERM]
         result.final_step = step
         if result.out_of_time and result.start_step < step < max_steps:  # none: spent before, and said so
-            minutes = self.trainer.config.training.max_minutes
+            training = self.trainer.config.training
+            warming = (
+                f"; it was still warming up (training.warmup_steps {training.warmup_steps}), so its rate never "
+                "decayed: lower training.warmup_steps, or raise --max-minutes"
+                if step < training.warmup_steps and training.lr_schedule == "cosine"
+                else ""
+            )
             self.progress(
                 Noted(
-                    f"training.max_minutes ({minutes:g}) reached after step {step} of "
-                    f"{max_steps}: ending the run there (a checkpoint of this step is saved)"
+                    f"training.max_minutes ({training.max_minutes:g}) reached after step {step} of "
+                    f"{max_steps}: ending the run there (a checkpoint of this step is saved){warming}"
                 )
             )
 

@@ -56,8 +56,11 @@ def train_run(
     fresh: bool,
     force: bool,
     progress: Progress,
+    started: Optional[float] = None,
 ) -> TrainResult:
-    """Train `loaded`'s config into `run_dir` (default: training.run_dir, else runs/<config name>)."""
+    """Train `loaded`'s config into `run_dir` (default: training.run_dir, else runs/<config name>).
+    `started`: the `time.monotonic()` the command began at, which training.max_minutes counts from
+    (default: now)."""
     from xtts_cli import locks as run_lock
     from xtts_cli.config.editing import can_write
     from xtts_cli.run.directory import chosen_run_dir, refuse_foreign, refuse_starting_over
@@ -107,4 +110,4 @@ def train_run(
     from xtts_cli.training.trainer import Trainer
 
     trainer = Trainer(config, run_dir=chosen, fresh=fresh, force=force, progress=progress)
-    return Controller(trainer).run()
+    return Controller(trainer, started=started).run()
