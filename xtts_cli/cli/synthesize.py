@@ -202,7 +202,7 @@ def synthesize(
     for note in tts.notes:  # an unreadable latest checkpoint: which one speaks instead
         sys.stderr.write(f"note: {note}\n")
     if out_dir is not None:
-        _speak_lines(tts, lines, out_dir, json_output, **voice_options)
+        _speak_lines(tts, lines, out_dir, json_output, max_frames=max_frames, **voice_options)
         return
     named = "centroid" if voice.speaker is not None else ("clip" if speaker or speaker_wav else "reference")
     _write_speech(tts, speech, out, json_output=json_output, speaker=speaker, language=language, voice=named)
@@ -554,7 +554,7 @@ def _write_index(out_dir: Path, records: list[dict]) -> None:
 
 def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool, **voice) -> None:
     """Each line to `out_dir`/NNNN.wav (its line number), and one JSON line each to index.jsonl."""
-    _check_lines(tts, lines, voice["language"])
+    _check_lines(tts, lines, voice["language"])  # `voice`: speak's options, --max-frames with them
     say_written_over(out_dir, _clip_paths(lines, out_dir))
     records = _spoken(tts, lines, out_dir, json_output, voice)
     written = {Path(record["out"]).name for record in records}
