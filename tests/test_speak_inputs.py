@@ -213,10 +213,13 @@ def test_a_text_file_saved_with_a_byte_order_mark_and_a_form_feed_speaks_by_its_
     clips.mkdir()
     (clips / "0009.wav").write_bytes(b"an earlier call's clip")
     (clips / "0003.wav").write_bytes(b"an earlier call's clip")
-    done = run_xtts(["synthesize", "--text-file", str(lines), "--out-dir", str(clips), "-r", str(RUN)], tmp_path)
+    # --max-frames holds for each clip as for one text (it had been dropped: clips of 6 s for 20 frames).
+    command = ["synthesize", "--text-file", str(lines), "--out-dir", str(clips), "-r", str(RUN), "--max-frames", "8"]
+    done = run_xtts(command, tmp_path)
     assert done.returncode == 0, done.stderr
     index = [json.loads(line) for line in (clips / "index.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [(r["line"], Path(r["out"]).name) for r in index] == [(1, "0001.wav"), (3, "0003.wav"), (4, "0004.wav")]
+    assert all(r["seconds"] <= 8 * 256 / 22050 for r in index), index  # 8 frames of the run's hop
     assert index[0]["text"] == "The kettle is on." and index[1]["text"] == "The bus\x0cwas late."  # no BOM spoken
     assert f"note: {clips} also holds 1 clip(s) this call did not write (0009.wav)" in done.stderr
     assert f"note: 1 file(s) in {clips} are written over (0003.wav)" in done.stderr
@@ -637,3 +640,42 @@ def test_a_speed_is_named_as_given_not_rounded_to_one_it_was_not():
 
     assert speed_without_pace(1.0000000001).lines[0].startswith("speed 1.0000000001: this run's decoder")
     assert speed_without_pace(1.3).lines[0].startswith("speed 1.3: ")
+
+
+def test_each_sentence_of_a_text_in_two_languages_is_measured_and_read_in_its_own():
+    from xtts_cli.config.schema import DataConfig
+    from xtts_cli.data.text import Tokenizer, prepare_texts
+    from xtts_cli.speech.synthesis import reading_parts
+
+    german, persian = "Es kostet zwölf Euro.", "من دوازده سیب خریدم."
+    symbols = {*prepare_texts([german], ["basic_cleaners"], "phonemes", "de")[0]}
+    symbols |= {*prepare_texts([persian], ["basic_cleaners"], "phonemes", "fa")[0]}
+    tokenizer = Tokenizer(sorted(symbols), ["basic_cleaners"], frontend="phonemes", languages=["de", "fa"])
+    text = "Es kostet 12 Euro. من ۱۲ سیب خریدم."
+    # The Persian sentence had been measured as German (five times its phonemes: "arabisch mim ..."),
+    # so cut up, its number put into German words, and that part read as German.
+    parts = reading_parts(tokenizer, text, DataConfig(max_mel_frames=400), None, None)
+    assert [(part, language) for part, language, _ in parts] == [
+        ("Es kostet 12 Euro.", "de"),
+        ("من ۱۲ سیب خریدم.", "fa"),
+    ]
+    cut = reading_parts(tokenizer, text, DataConfig(max_mel_frames=200), None, None)
+    assert [(part, language) for part, language, _ in cut][2:] == [("من دوازده", "fa"), ("سیب خریدم.", "fa")]
+
+
+def test_a_slower_speed_cuts_a_text_into_parts_that_each_still_fit_one_generation():
+    from xtts_cli.config.schema import DataConfig
+    from xtts_cli.data.text import Tokenizer
+    from xtts_cli.speech.synthesis import reading_parts
+
+    tokenizer = Tokenizer("abcdefghijklmnopqrstuvwxyz .,", ["english_cleaners"], languages=["en"])
+    text = "The kettle is on the stove. Close the window before the rain comes in."
+    data = DataConfig(max_mel_frames=800)
+    parts = {
+        speed: [part for part, _, _ in reading_parts(tokenizer, text, data, None, "en", speed)]
+        for speed in (1, 0.5, 0.25, 4)
+    }
+    # Spoken at a quarter of the pace, each token takes four times the frames: a sentence that fits at
+    # 1 ran into the length limit (its end cut) at 0.25. Faster, the parts are those of 1.
+    assert len(parts[1]) == 2 and len(parts[0.5]) > 2 and len(parts[0.25]) > len(parts[0.5]) and parts[4] == parts[1]
+    assert " ".join(parts[0.25]) == text.lower()

@@ -551,20 +551,28 @@ def speak_parts(model, tokenizer, text: str, voice, data: DataConfig, rate: Opti
     options["speed"], options["max_frames"] = _check_controls(
         text, options.get("speed", 1.0), options.get("max_frames"), asked
     )
-    for part, part_language, part_note in _read_parts(tokenizer, text, data, rate, asked):
+    for part, part_language, part_note in reading_parts(tokenizer, text, data, rate, asked, options["speed"]):
         speech = synthesize_speech(
             model, tokenizer, part, voice, data, rate=rate, **{**options, "language": part_language}
         )
         yield replace(speech, language_note=part_note)
 
 
-def _read_parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], asked):
+def reading_parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], asked, speed: float = 1.0):
     """(part, its language, its note) of each generation `text` is spoken in (`text_parts`)."""
     from xtts_cli.data.text import reading_language
 
     tokenizer.language_index(asked)  # one the run lacks, named before espeak-ng is asked for it
     language, note = reading_language(tokenizer.languages, text, asked)
-    parts, overlong = _parts(tokenizer, text, data, rate, language=language)
+    parts, overlong = _parts(
+        tokenizer,
+        text,
+        data,
+        rate,
+        language=language,
+        own=lambda part: _own_language(tokenizer, part, language, note, asked)[0],
+        speed=speed,
+    )
     cut = ""
     if overlong:  # no sentence end, clause or space left to cut it at (a run of letters, CJK text)
         shown = f"{overlong[0][:30]!r}{'...' if len(overlong[0]) > 30 else ''}"
@@ -595,7 +603,7 @@ def check_text(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRa
     _check_controls(text, 1.0, None, language)  # a text that is no str: the TypeError speak raises
     if not text.strip():
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. "Hello there."')
-    read = _read_parts(tokenizer, text, data, rate, language)
+    read = reading_parts(tokenizer, text, data, rate, language)
     left_out: dict[str, None] = {}
     for part, part_language, _ in read:
         left_out.update(dict.fromkeys(tokenizer.spoken_ids(part, part_language)[1]))
@@ -607,11 +615,24 @@ def text_parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRa
     return _parts(tokenizer, text, data, rate, language=language)[0]
 
 
-def _parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], *, language=None):
-    """(`text_parts`, those of them that still do not fit: a word no space parts)."""
+def _parts(
+    tokenizer,
+    text: str,
+    data: DataConfig,
+    rate: Optional[SpeakingRate],
+    *,
+    language=None,
+    own: Optional[Callable[[str], Optional[str]]] = None,
+    speed: float = 1.0,
+):
+    """(`text_parts`, those of them that still do not fit: a word no space parts). `own`: the
+    language a sentence is read in (default `language`): a Persian sentence of a German text is
+    measured, and put into words, as Persian. `speed` below 1 makes each token's frames longer, so
+    parts are cut shorter (at 0.25 a sentence had run into the length limit)."""
     from xtts_cli.data.text import split_sentences, split_to_fit
 
-    per_token = RATE_CEILING_FACTOR * rate.p90 if rate is not None else FRAMES_PER_CHARACTER
+    own = own or (lambda part: language)
+    per_token = (RATE_CEILING_FACTOR * rate.p90 if rate is not None else FRAMES_PER_CHARACTER) / min(speed, 1.0)
     most = max(1, int((data.max_mel_frames - 1) // per_token))  # the tokens whose frames fit the limit
     judged: dict[str, bool] = {}
 
@@ -619,7 +640,7 @@ def _parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate],
         if part not in judged:
             # What it speaks: an emoji or a mark the run never saw is left out, not a token (600 emoji
             # had been read as too long for a generation, and its end as cut).
-            judged[part] = len(tokenizer.speakable(tokenizer.prepare(part, language))[0]) <= most
+            judged[part] = len(tokenizer.speakable(tokenizer.prepare(part, own(part)))[0]) <= most
         return judged[part]
 
     parts = [
@@ -627,9 +648,9 @@ def _parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate],
         for sentence in split_sentences(text, language)
         # A sentence cut in two is read first, so that no cut parts a number from what says how
         # to read it ("by 3/4 so": a date, not "three quarters"); each part is then read as it is.
-        for part in split_to_fit(sentence if fits(sentence) else tokenizer.reading(sentence, language), fits)
+        for part in split_to_fit(sentence if fits(sentence) else tokenizer.reading(sentence, own(sentence)), fits)
     ]
-    parts = _with_the_unspoken_joined(parts, lambda part: any(c.isalnum() for c in tokenizer.prepare(part, language)))
+    parts = _with_the_unspoken_joined(parts, lambda part: any(c.isalnum() for c in tokenizer.prepare(part, own(part))))
     return parts, [part for part in parts if not fits(part)]
 
 
