@@ -174,6 +174,21 @@ def test_job_name_follows_the_pipeline_fingerprint(sample) -> None:
     assert job_name(same) != job_name(same)  # no session: a job of its own, never a finished one
 
 
+def _first_line(process: subprocess.Popen, seconds: float = 120) -> str:
+    """The process's first line of stdout; one that prints none within `seconds` is killed (a worker
+    given an address it cannot register had waited for ever), its stderr the failure."""
+    import threading
+
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.append(process.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    if not lines:
+        process.kill()
+        raise AssertionError(f"no line within {seconds:g} s: {process.communicate(timeout=30)[1]}")
+    return lines[0]
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("localhost", 0))
@@ -311,10 +326,14 @@ def test_cli_dispatcher_and_worker_serve_the_pipeline_and_stop_on_signals(sample
     config, items, tokenizer = sample
     alone = start_dispatcher(0)
     alone_address = f"localhost:{bound_port(alone)}"
-    port = _free_port()
+    port, worker_port = _free_port(), _free_port()
     processes = [
         start("dispatcher", "--port", str(port), "--bind", "0.0.0.0"),
-        start("worker", "--dispatcher", alone_address, "--bind", "0.0.0.0"),
+        # HOST:PORT as --help shows it: the worker listens at that port and registers it as given (it
+        # had registered "[127.0.0.1:PORT]:PORT", which no trainer reaches).
+        start(
+            "worker", "--dispatcher", alone_address, "--bind", "0.0.0.0", "--worker-address", f"127.0.0.1:{worker_port}"
+        ),
     ]
     dispatcher, worker = processes
     try:
@@ -323,9 +342,10 @@ def test_cli_dispatcher_and_worker_serve_the_pipeline_and_stop_on_signals(sample
             f"tf.data service dispatcher listening on every interface at port {port}, no authentication: "
         ), dispatcher.stderr.read()
         assert "data.service_address: grpc://" in line
-        assert worker.stdout.readline().startswith("tf.data service worker listening on every interface at port "), (
-            worker.stderr.read()
-        )
+        assert _first_line(worker).startswith(
+            f"tf.data service worker listening on every interface at port {worker_port}, no authentication "
+            f"(trainers reach it at 127.0.0.1:{worker_port})"
+        ), worker.stderr.read()
 
         dataset, _ = build_pipeline(_with_data(config, service_address=alone_address), items, tokenizer, training=True)
         assert _examples(dataset)[0] == local_epoch[0]
@@ -491,6 +511,24 @@ def test_ctrl_c_while_training_waits_for_a_dead_worker_saves_and_exits_130(tmp_p
     assert f"note: training batches come from the tf.data service at {address}; validation's are made here" in err
     saved = int(err.split("interrupted by SIGINT: saved step ", 1)[1].split()[0])
     assert (run / "checkpoints" / f"ckpt-{saved}.index").is_file()
+
+
+def test_a_worker_address_is_a_host_or_host_port_of_the_port_it_listens_on() -> None:
+    from xtts_cli.data.service import worker_host_port
+    from xtts_cli.errors import UsageError
+
+    assert worker_host_port("10.0.0.7", 5051) == ("10.0.0.7", 5051)
+    assert worker_host_port("10.0.0.7:5051", 5051) == worker_host_port("10.0.0.7:5051", 0) == ("10.0.0.7", 5051)
+    assert worker_host_port("[::1]:5051", 0) == ("::1", 5051) and worker_host_port("fe80::1", 0) == ("fe80::1", 0)
+    for value, said in [
+        ("10.0.0.7:5052", "--worker-address 10.0.0.7:5052 says port 5052, --port 5051"),
+        ("10.0.0.7:70000", "--worker-address '10.0.0.7:70000': port 70000 is not one"),
+        ("grpc://10.0.0.7", "--worker-address 'grpc://10.0.0.7' is not a host or HOST:PORT"),
+        ("", "--worker-address '' is not a host or HOST:PORT"),
+    ]:
+        with pytest.raises(UsageError) as refused:
+            worker_host_port(value, 5051)
+        assert refused.value.lines[0].startswith(said), refused.value.lines
 
 
 def test_worker_cli_refuses_a_dispatcher_that_is_not_there(runner) -> None:

@@ -143,8 +143,9 @@ def worker(
         typer.Option(
             "--worker-address",
             metavar="HOST:PORT",
-            help="Host name or IP trainers reach this worker at. Default: localhost "
-            "when the dispatcher is on this machine, else this machine's fully qualified name.",
+            help="Host name or IP trainers reach this worker at, alone or as HOST:PORT (the port --port "
+            "gives, or gives it). Default: localhost when the dispatcher is on this machine, else this "
+            "machine's fully qualified name.",
             show_default=False,
         ),
     ] = None,
@@ -161,11 +162,14 @@ def worker(
 
         xtts data-service worker --dispatcher 10.0.0.5:5050 --port 5051 --bind 0.0.0.0 --worker-address 10.0.0.7:5051
     """
-    from xtts_cli.data.service import bound_port, default_worker_host, grpc_target, start_worker
+    from xtts_cli.data.service import bound_port, default_worker_host, grpc_target, start_worker, worker_host_port
 
     _check_bind(bind, "worker")
     target = grpc_target(dispatcher_address, name="--dispatcher")
-    host = worker_address or default_worker_host(dispatcher_address)
+    if worker_address is not None:
+        host, port = worker_host_port(worker_address, port)
+    else:
+        host = default_worker_host(dispatcher_address)
     server = start_worker(dispatcher_address, port=port, worker_host=host)
     _serve(
         server,

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import queue
+import re
 import socket
 import threading
 import time
@@ -430,6 +431,39 @@ def default_worker_host(dispatcher: str) -> str:
     if host in ("localhost", "::1") or host.startswith("127."):
         return "localhost"
     return socket.getfqdn()
+
+
+def worker_host_port(value: str, port: int) -> tuple[str, int]:
+    """(host, port) of `--worker-address`: a host (`10.0.0.7`, `[::1]` or `::1`) or HOST:PORT, whose
+    port must be `port` or fill an unset one (0); the port it listens on is the one it advertises.
+    Raises UsageError naming the value: `10.0.0.7:5051` had been registered as `[10.0.0.7:5051]:5051`,
+    an address no trainer reaches (every later training on the dispatcher waited for it)."""
+    from xtts_cli.errors import UsageError
+
+    text = value.strip()
+    bracketed = re.fullmatch(r"\[([^\]]+)\](?::(\d*))?", text)
+    if bracketed:
+        host, given = bracketed[1], bracketed[2]
+    elif text.count(":") == 1:
+        host, given = text.split(":")
+    else:  # a name, an IPv4 address or a bare IPv6 one
+        host, given = text, None
+    if not host or any(c.isspace() or c in "/[]" for c in host) or (given is not None and not given.isdigit()):
+        raise UsageError(
+            f"--worker-address {value!r} is not a host or HOST:PORT",
+            hint="give the host trainers reach this worker at, e.g. --worker-address 10.0.0.7",
+        )
+    if given is None:
+        return host, port
+    if not 0 < int(given) < 65536:
+        raise UsageError(f"--worker-address {value!r}: port {given} is not one (1-65535)", hint=f"e.g. {host}:5051")
+    if port and int(given) != port:
+        raise UsageError(
+            f"--worker-address {value} says port {given}, --port {port}: trainers would be sent to a port it "
+            "does not listen on",
+            hint="give one port, or the host alone (the worker advertises the port it listens on)",
+        )
+    return host, int(given)
 
 
 def start_worker(dispatcher: str, *, port: int = 0, worker_host: Optional[str] = None) -> Any:
