@@ -715,6 +715,24 @@ class _CtrlC(Hook):
             os.kill(os.getpid(), signal.SIGINT)
 
 
+def test_a_run_interrupted_before_its_first_step_says_what_it_keeps_not_a_step_saved(tmp_path: Path) -> None:
+    # A Ctrl-C while the first batch is awaited (a tf.data service whose worker died) had been told
+    # "saved step 0" of a run that saved nothing.
+    from xtts_cli.cli.train import interrupted_line
+    from xtts_cli.training.events import TrainResult
+
+    run = tmp_path / "run"
+    said = {
+        (start, final): interrupted_line(TrainResult(run, start, final, bool(start), interrupted="SIGTERM"))
+        for start, final in ((0, 0), (2, 2), (2, 5))
+    }
+    assert said == {
+        (0, 0): f"interrupted by SIGTERM: no step trained, so nothing saved in {run}; run the same command to start",
+        (2, 2): f"interrupted by SIGTERM: no step trained; {run} keeps step 2; run the same command to resume",
+        (2, 5): f"interrupted by SIGTERM: saved step 5 in {run}; run the same command to resume",
+    }
+
+
 @pytest.mark.slow
 def test_a_second_ctrl_c_before_any_checkpoint_leaves_no_step_recorded_twice(tmp_path: Path) -> None:
     config = resolve_config(tiny_config(tmp_path), {"training.max_steps": 4, "training.log_step": 1}).config

@@ -285,8 +285,17 @@ def train(
     else:
         progress.summary(result)
     if result.exit_code:
-        sys.stderr.write(
-            f"interrupted by {result.interrupted}: saved step {result.final_step} in {result.run_dir}; "
-            f"run the same command to resume\n"
-        )
+        sys.stderr.write(interrupted_line(result) + "\n")
         raise typer.Exit(code=result.exit_code)
+
+
+def interrupted_line(result) -> str:
+    """What a run a signal ended saved: the step it saved, or, stopped before its first step, the
+    checkpoint it resumed from or none ("saved step 0" had been said of a run that saved nothing)."""
+    if result.final_step > result.start_step:
+        said = f"saved step {result.final_step} in {result.run_dir}; run the same command to resume"
+    elif result.final_step:
+        said = f"no step trained; {result.run_dir} keeps step {result.final_step}; run the same command to resume"
+    else:
+        said = f"no step trained, so nothing saved in {result.run_dir}; run the same command to start"
+    return f"interrupted by {result.interrupted}: {said}"
