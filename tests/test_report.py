@@ -98,9 +98,11 @@ def test_the_archive_holds_every_section_and_nothing_private(reported: dict) -> 
         "profile-pipeline.json",
         "profile-step.json",
         "run/config.yaml",
+        "run/run.json",
         "run/metrics-last.jsonl",
         "run/watch.jsonl",
     }
+    assert json.loads(files["run/run.json"])["history"]  # the versions and starts the run was made with
     for name in ("validate.json", "diagnose.json", "profile-pipeline.json", "profile-step.json"):
         assert "error" not in json.loads(files[name]), files[name][:500]
     environment = json.loads(files["environment.json"])
@@ -161,6 +163,18 @@ def test_an_archive_that_cannot_be_written_is_refused_before_anything_runs(tmp_p
 
 
 @pytest.mark.slow
+def test_a_runs_record_that_cannot_be_read_is_said_in_the_report(tmp_path: Path) -> None:
+    from xtts_cli.diagnosis.report import _run_sections
+
+    run = tmp_path / "run"
+    shutil.copytree(REPO / "tests" / "data" / "run_before_run_data", run)
+    (run / "run.json").write_text('{"broken": ', encoding="utf-8")  # cut short: train refuses the run
+    (section,) = [s for s in _run_sections(run) if s.name == "run/run.json"]
+    assert section.text == '{"broken": ' and section.notes == [
+        f"{run / 'run.json'} is not the JSON record xtts writes: `xtts train` refuses to resume the run"
+    ]
+
+
 def test_a_run_alone_is_reported_with_its_own_config_not_the_defaults(reported: dict) -> None:
     # The shared report names the run and the dataset, no -c: its config.yaml is the run's.
     shown = yaml.safe_load(reported["files"]["config.yaml"])

@@ -34,7 +34,7 @@ def report(
     verbose: VerboseOption = False,
 ) -> None:
     """Write one archive to attach to a bug report: the machine, the resolved config, validate,
-    diagnose, a short profile-pipeline and profile-step, and a run's last metrics and warnings.
+    diagnose, a short profile-pipeline and profile-step, a run's record (run.json), last metrics and warnings.
 
     Paths under your home, the dataset's name and its file names are replaced unless --no-redact; no
     environment variable that looks like a secret is ever included.

@@ -227,6 +227,17 @@ def _run_sections(run_dir: Path) -> list[Section]:
     config = run_dir / "config.yaml"
     if config.is_file():
         sections.append(Section("run/config.yaml", config.read_text(encoding="utf-8", errors="replace")))
+    record = run_dir / "run.json"  # versions, hashes and each start: what a report is read against
+    if record.is_file():
+        text = record.read_text(encoding="utf-8", errors="replace")
+        try:
+            whole = isinstance(json.loads(text), dict)
+        except ValueError:
+            whole = False
+        damaged = f"{record} is not the JSON record xtts writes: `xtts train` refuses to resume the run"
+        sections.append(Section("run/run.json", text, notes=[] if whole else [damaged]))
+    else:
+        sections.append(Section("run/run.json", "", notes=[f"{run_dir} has no run.json"]))
     metrics = run_dir / "metrics.jsonl"
     if metrics.is_file():
         lines = metrics.read_text(encoding="utf-8", errors="replace").splitlines()
