@@ -445,6 +445,17 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ("it", "alle 9:30", "alle nove e trenta"),
         ("ru", "в 9:30, в 9:05 и в 9:00", "в девять тридцать, в девять ноль пять и в девять"),
         ("tr", "saat 9:05", "saat dokuz s\u0131f\u0131r be\u015f"),
+        # h:mm:ss in the language's units, not its numbers with the colons between them
+        ("de", "Es ist 10:30:15 Uhr.", "Es ist zehn uhr dreißig und fünfzehn sekunden."),
+        ("de", "Zeit: 1:02:03.", "Zeit: eine stunde, zwei minuten und drei sekunden."),
+        ("fr", "Le chrono indique 1:02:03.", "Le chrono indique une heure, deux minutes et trois secondes."),
+        ("es", "en 0:30:00", "en treinta minutos"),
+        ("ru", "за 1:02:03", "за один два три"),
+        # a number only English writes (thousands by commas and a decimal point, or three groups)
+        ("de", "Es kostet $1,500.50.", "Es kostet eintausendfünfhundert dollar fünfzig."),
+        ("es", "Mide 1,500.50 metros.", "Mide mil quinientos coma cincuenta metros."),
+        ("de", "Es waren 1,000,000 Leute.", "Es waren eine million Leute."),
+        ("de", "Liste 1,2,3", "Liste eins zwei drei"),
     ],
 )
 def test_each_language_reads_its_own_decimal_and_thousands_separators(language, text, read):

@@ -900,6 +900,49 @@ def _dotted_times(text: str, language: str) -> str:
     return text
 
 
+# h:mm:ss as a duration (2:30:15, as English reads it): each unit's "one" and its plural, and the
+# word before the last. A language not here says the three numbers, not their colons.
+_DURATION_UNITS = {
+    "de": (("eine stunde", "stunden"), ("eine minute", "minuten"), ("eine sekunde", "sekunden"), "und"),
+    "fr": (("une heure", "heures"), ("une minute", "minutes"), ("une seconde", "secondes"), "et"),
+    "es": (("una hora", "horas"), ("un minuto", "minutos"), ("un segundo", "segundos"), "y"),
+    "it": (("un'ora", "ore"), ("un minuto", "minuti"), ("un secondo", "secondi"), "e"),
+    "pt": (("uma hora", "horas"), ("um minuto", "minutos"), ("um segundo", "segundos"), "e"),
+    "nl": (("een uur", "uur"), ("een minuut", "minuten"), ("een seconde", "seconden"), "en"),
+    "sv": (("en timme", "timmar"), ("en minut", "minuter"), ("en sekund", "sekunder"), "och"),
+    "tr": (("bir saat", "saat"), ("bir dakika", "dakika"), ("bir saniye", "saniye"), "ve"),
+}
+
+
+def _duration_pattern(language: str) -> re.Pattern:
+    """h:mm:ss, and the clock's noun after it where the language says one (10:30:15 Uhr)."""
+    noun = rf"(\s+{_CLOCK_NOUNS[language]}\b)?" if language in _CLOCK_NOUNS else "()"
+    return re.compile(_DURATION.pattern + noun, re.IGNORECASE)
+
+
+def _duration_of(match: re.Match, language: str, clock: re.Pattern) -> str:
+    """10:30:15 as a duration in `language` ("zehn stunden, dreißig minuten und fünfzehn sekunden"),
+    or, before the clock's noun, the time of day and its seconds ("zehn uhr dreißig und fünfzehn
+    sekunden"); each number alone where the language has no units here (the colons had been read)."""
+    hours, minutes, seconds = (int(match.group(i)) for i in (1, 2, 3))
+    units = _DURATION_UNITS.get(language)
+    if units is None:
+        return " ".join(_words(n, language) for n in (hours, minutes, seconds))
+    (one, many), join = units[2], units[3]
+    second = one if seconds == 1 else f"{_words(seconds, language)} {many}"
+    if match.group(4) and hours < 24:
+        time = clock.sub(lambda m: _time_of_day(m, language), f"{hours}:{minutes:02d}{match.group(4)}")
+        return f"{time} {join} {second}" if seconds else time
+    said = [
+        single if n == 1 else f"{_words(n, language)} {plural}"
+        for n, (single, plural) in zip((hours, minutes, seconds), units[:3])
+        if n
+    ]
+    if not said:
+        return f"{_words(0, language)} {many}"
+    return f"{', '.join(said[:-1])} {join} {said[-1]}" if len(said) > 1 else said[0]
+
+
 def _time_pattern(language: str) -> re.Pattern:
     noun = rf"(?:\s+{_CLOCK_NOUNS[language]}\b)?" if language in _CLOCK_NOUNS else ""
     return re.compile(rf"{_HOUR}:([0-5]\d)(?!\d|:\d){noun}", re.IGNORECASE)
@@ -1295,6 +1338,16 @@ _SPACE = "[ \u00a0\u202f]"  # a space, a no-break space or a narrow one (French 
 _COMMA_NUMBER = re.compile(rf"\d{{1,3}}(?:(?:\.\d{{3}})+|(?:{_SPACE}\d{{3}})+)(?:,\d+)?(?!\d)|\d+(?:[.,]\d+)*")
 
 
+# A number only English writing makes, in a text of a decimal-comma language: thousands by commas
+# and a decimal point (1,500.50), or commas between more than two groups of three (1,000,000). Read
+# as the comma language writes it, it had been "ein dollar, fünfhundert komma fünf".
+_ENGLISH_WRITTEN = re.compile(r"(?<![\d.,])\d{1,3}(?:(?:,\d{3})+\.\d+|(?:,\d{3}){2,})(?![\d,]|\.\d)")
+
+
+def _as_comma_written(match: re.Match) -> str:
+    return match.group(0).replace(",", "\0").replace(".", ",").replace("\0", ".")
+
+
 def _plain_comma(match: re.Match, language: str) -> str:
     """`_plain` for a language that writes a decimal comma: 1.999 is a thousand and more, 3,5 three and a half."""
     text = re.sub(_SPACE, "", match.group(0))
@@ -1606,6 +1659,7 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     money = _money_pattern(primary, comma) if primary in _MONEY_WORDS else None
     pesos = language.lower() in _DECIMAL_POINT_REGIONS and primary == "es"
     clock = _time_pattern(primary)
+    durations = _duration_pattern(primary)
     years = _year_pattern(primary) if primary in _YEAR_WORDS else None
     years_before = _year_before_pattern(primary) if primary in _YEAR_WORDS else None
     metric = _metric_pattern(primary, pattern)
@@ -1613,6 +1667,8 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     def read(text: str) -> str:
         if not _DIGIT.search(text):
             return text
+        if comma:
+            text = _ENGLISH_WRITTEN.sub(_as_comma_written, text)
         if primary in _MONTH_NAMES_OF:
             text = _dates_with_month_names(_dates_in_digits(text, primary), primary)
         text = _signs_and_decades(text, primary)
@@ -1638,6 +1694,7 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
         text = _dotted_times(text, primary) if comma else text
         if primary in _RANGE_TO:  # 9:00-18:00: neun uhr bis achtzehn uhr
             text = re.sub(r"(\d:\d\d)\s?[-\u2013]\s?(?=\d{1,2}:\d\d)", rf"\1 {_RANGE_TO[primary]} ", text)
+        text = durations.sub(lambda m: _duration_of(m, primary, clock), text)
         text = clock.sub(lambda m: _time_of_day(m, primary), text)
         if primary in _HOUR_NOUNS:
             text = _H_TIME.sub(lambda m: _time_of_day(m, primary), text)
