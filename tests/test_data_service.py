@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import gc
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -511,6 +512,9 @@ def test_ctrl_c_while_training_waits_for_a_dead_worker_saves_and_exits_130(tmp_p
     assert f"note: training batches come from the tf.data service at {address}; validation's are made here" in err
     saved = int(err.split("interrupted by SIGINT: saved step ", 1)[1].split()[0])
     assert (run / "checkpoints" / f"ckpt-{saved}.index").is_file()
+    # The wait is said as a wait, not left in the wall clock as "validation, checkpoints, samples".
+    waited = re.search(r"then waited ([\d.,]+) s for a batch that never came, until SIGINT stopped the run", out)
+    assert waited and float(waited[1].replace(",", "")) >= 4, out
 
 
 def test_a_worker_address_is_a_host_or_host_port_of_the_port_it_listens_on() -> None:

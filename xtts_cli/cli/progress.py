@@ -250,6 +250,11 @@ class TrainingProgress:
                 f"wall clock: {result.loop_seconds:,.1f} s from the first step to the last, "
                 f"{result.step_time_percent:.0f} % of it in steps (the rest: validation, checkpoints, samples)"
             )
+        if result.stopped_waiting_seconds >= 1:
+            out.print(
+                f"then waited {result.stopped_waiting_seconds:,.1f} s for a batch that never came, until "
+                f"{result.interrupted} stopped the run"
+            )
         if result.traces:  # none in eager mode: every step runs op by op
             shapes = "batch shape" if result.shape_bound == 1 else "batch shapes"
             bound = f"{result.shape_bound} {shapes}" if result.shape_bound else "none, unbucketed"

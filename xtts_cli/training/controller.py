@@ -292,7 +292,8 @@ class MetricsHook(Hook):
             result.samples_per_sec = total["samples"] / total["time"]
         # What the step accounting cannot see: time between steps (validation, checkpoints, samples,
         # or a stall of the loop itself, such as an input pipeline torn down at every epoch's end).
-        result.loop_seconds = time.perf_counter() - self.loop_started
+        # A wait for a batch that never came, ended by a signal, is after the last step: said on its own.
+        result.loop_seconds = time.perf_counter() - self.loop_started - result.stopped_waiting_seconds
         if result.loop_seconds > 0:
             in_steps = total["time"] + traced["time"]
             result.step_time_percent = min(100.0, 100.0 * in_steps / result.loop_seconds)
@@ -625,6 +626,7 @@ class Controller:
             # counted), not a whole one: each later step keeps its epoch, and training.epochs its end.
             done = step - epoch * per_epoch
             left = per_epoch - done if 0 < done < per_epoch else per_epoch
+            waiting_since: Optional[float] = time.perf_counter()  # for a batch: None while one is trained
 
             while (
                 step < max_steps
@@ -636,6 +638,7 @@ class Controller:
                 taken = 0
                 for batch, wait in itertools.islice(endless, left):
                     taken += 1
+                    waiting_since = None
                     if counters.stop_flag is not None:  # multi-worker
                         counters.stop_flag.assign(1.0 if interrupt.requested else 0.0)
                     self._count_time(counters, before, deadline, loop_started)  # saved with the step
@@ -655,6 +658,7 @@ class Controller:
                     result.out_of_time = deadline is not None and time.monotonic() >= deadline
                     if step >= max_steps or stopping() or result.out_of_time or result.early_stopped:
                         break  # max_steps or max_minutes reached, no better validation, or interrupted
+                    waiting_since = time.perf_counter()
                 if taken == left:
                     counters.epoch.assign_add(1)  # the epoch ran to its end (its last step may end the run)
                     epoch, left = epoch + 1, per_epoch
@@ -670,6 +674,8 @@ class Controller:
             # the budget was judged by: a run ended by it trains nothing when run again.
             self._count_time(counters, before, None, loop_started)
             self._record_end(result, step, max_steps, interrupt, agreed_stop)
+            if waiting_since is not None and result.interrupted:  # a batch that never came (a service's dead worker)
+                result.stopped_waiting_seconds = time.perf_counter() - waiting_since
             for hook in hooks:
                 hook.on_end(result)
             # Release the input pipeline (multi-worker: before the barrier). Tearing an iterator down

@@ -74,6 +74,11 @@ class TrainResult:
     data_wait_percent: float = _said("Share of step time spent waiting for the next batch, %.", 0.0)
     loop_seconds: float = _said("Wall clock from the first step to the last, validation and saving included.", 0.0)
     step_time_percent: float = _said("The share of loop_seconds in steps (their data wait included), %.", 0.0)
+    stopped_waiting_seconds: float = _said(
+        "Seconds a run stopped by a signal had waited for a batch that had not come (a tf.data service whose "
+        "worker stopped answering); 0 otherwise.",
+        0.0,
+    )
     device_plan: str = _said("Where it trained, as the start line says it.", "")
     listen: str = _said("The command to hear the run (its kind's synthesize or vocode line).", "")
     bad_files: list[dict[str, str]] = _said("Items the scan left out: each its `path` and `reason`.", factory=list)
