@@ -185,9 +185,14 @@ def _first_line(process: subprocess.Popen, seconds: float = 120) -> str:
     reader.start()
     reader.join(seconds)
     if not lines:
-        process.kill()
-        raise AssertionError(f"no line within {seconds:g} s: {process.communicate(timeout=30)[1]}")
+        raise AssertionError(f"no line within {seconds:g} s: {_stderr_of(process)}")
     return lines[0]
+
+
+def _stderr_of(process: subprocess.Popen) -> str:
+    """What the process wrote to stderr, once it is stopped (read from a live one, it waits for ever)."""
+    process.kill()
+    return process.communicate(timeout=30)[1]
 
 
 def _free_port() -> int:
@@ -343,10 +348,11 @@ def test_cli_dispatcher_and_worker_serve_the_pipeline_and_stop_on_signals(sample
             f"tf.data service dispatcher listening on every interface at port {port}, no authentication: "
         ), dispatcher.stderr.read()
         assert "data.service_address: grpc://" in line
-        assert _first_line(worker).startswith(
+        said = _first_line(worker)
+        assert said.startswith(
             f"tf.data service worker listening on every interface at port {worker_port}, no authentication "
             f"(trainers reach it at 127.0.0.1:{worker_port})"
-        ), worker.stderr.read()
+        ), said + _stderr_of(worker)
 
         dataset, _ = build_pipeline(_with_data(config, service_address=alone_address), items, tokenizer, training=True)
         assert _examples(dataset)[0] == local_epoch[0]
