@@ -541,6 +541,15 @@ def test_a_worker_address_is_a_host_or_host_port_of_the_port_it_listens_on() -> 
         assert refused.value.lines[0].startswith(said), refused.value.lines
 
 
+def test_a_dispatcher_address_that_does_not_parse_is_a_usage_error(runner) -> None:
+    from xtts_cli.cli.app import app
+
+    for address in ("grpc://localhost", "localhost:0"):
+        result = runner.invoke(app, ["data-service", "worker", "--dispatcher", address, "--bind", "0.0.0.0"])
+        assert result.exception.exit_code == 2, result.output  # as --set data.service_address=localhost is
+        assert result.exception.lines[0].startswith(f"--dispatcher {address!r} is not a tf.data service address")
+
+
 def test_worker_cli_refuses_a_dispatcher_that_is_not_there(runner) -> None:
     from xtts_cli.cli.app import app
 

@@ -34,7 +34,7 @@ from typing import Any, Optional
 import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, service_host_port
-from xtts_cli.errors import XttsError
+from xtts_cli.errors import UsageError, XttsError
 from xtts_cli.ports import why_port_is_taken
 
 # TensorFlow's own examples use 5050 for the dispatcher; workers default to any free port.
@@ -68,7 +68,8 @@ def grpc_target(address: str, *, name: str = "data.service_address") -> str:
             if name == "data.service_address"
             else f"; give the address `xtts data-service dispatcher --port {DEFAULT_DISPATCHER_PORT}` printed"
         )
-        raise XttsError(f"{name} {address!r} is not a tf.data service address: {exc}{fix}") from None
+        # A value that does not parse: exit 2, as the same address in --set data.service_address is.
+        raise UsageError(f"{name} {address!r} is not a tf.data service address: {exc}{fix}") from None
     shown = f"[{host}]" if ":" in host else host
     return f"grpc://{shown}:{port}"
 
