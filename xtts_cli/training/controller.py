@@ -678,15 +678,18 @@ class Controller:
                 result.stopped_waiting_seconds = time.perf_counter() - waiting_since
             for hook in hooks:
                 hook.on_end(result)
-            # Release the input pipeline (multi-worker: before the barrier). Tearing an iterator down
-            # can take a while (TF 2.16's tf.data autotuning thread sometimes sleeps out its period
-            # before it notices: 0 to 40 s seen on a loaded 2-core machine); after the barrier it
-            # would keep one worker's process alive after the others', and the coordination service
-            # reports that as a missing heartbeat.
-            if source is None:
-                endless.close()
-            if multi:
-                self.trainer.check_workers_agree("at the end")
+            self._release(endless if source is None else None, multi)
+
+    def _release(self, pipeline, multi: bool) -> None:
+        """Release the input pipeline (multi-worker: before the barrier). Tearing an iterator down
+        can take a while (TF 2.16's tf.data autotuning thread sometimes sleeps out its period before
+        it notices: 0 to 40 s seen on a loaded 2-core machine); after the barrier it would keep one
+        worker's process alive after the others', and the coordination service reports that as a
+        missing heartbeat. `pipeline`: None for a caller's own source, kept open for a later call."""
+        if pipeline is not None:
+            pipeline.close()
+        if multi:
+            self.trainer.check_workers_agree("at the end")
 
     def _batches(self, parts: RunComponents, interrupt: GracefulInterrupt, start: int):
         """One iterator over the endlessly repeating dataset for the whole run, cut into epochs of
