@@ -476,6 +476,22 @@ def test_the_python_api_takes_numpy_numbers_and_any_path_and_refuses_at_the_call
         speech.save("")
     with pytest.raises(TypeError, match="speak_many takes a list of texts, not NoneType"):
         tts.speak_many(None)  # at the call, not at the first next()
+    # speak_parts refuses at the call as speak does (a server checks before its 200), not at next().
+    for wrong, says in (
+        ({"speed": 9}, r"^speed 9\.0 is not a pace"),
+        ({"language": "xx"}, "this model was not trained on 'xx'"),
+        ({"text": "\u65e5\u672c."}, "text has characters the run was not trained on"),
+    ):
+        with pytest.raises(XttsError, match=says):
+            tts.speak_parts(**{"text": "Hi.", **wrong}, voice=tts.voice())
+    with pytest.raises(XttsError, match=r"^speed 1\.5: this run's decoder \(autoregressive\)"):
+        tts.check("Hi.", speed=1.5)  # what speak would raise
+    # speak_many checks every text before speaking the first, and names each bad one by its index.
+    with pytest.raises(XttsError) as refused:
+        tts.speak_many(["The cat.", "", "\u65e5\u672c.", "The dog \u65e5."])
+    assert [line.split(":")[0] for line in refused.value.lines] == ["texts[2]", "texts[3]"]
+    with pytest.raises(TypeError, match=r"^texts\[1\]: the text to speak is a str, not NoneType"):
+        tts.speak_many(["The cat.", None])
     # A hint names the argument as Python passes it (it had been "use vocoder griffin-lim").
     hint = "pass the acoustic run as --run-dir and this one as --vocoder runs/v, or use --vocoder griffin-lim"
     said = api._in_python_words(XttsError("x", hint=hint)).hint
@@ -507,8 +523,9 @@ def test_the_python_api_caps_max_frames_cuts_a_long_part_and_reads_a_clip_again(
     ):
         with pytest.raises(XttsError, match=says):
             spoken.save(place)
-    # Blank lines are passed over, as --text-file passes them.
-    assert [s.text for s in tts.speak_many(["The cat.", "  ", "The dog."])] == ["The cat.", "The dog."]
+    # Blank lines are passed over, as --text-file passes them; each clip's index names its text.
+    spoken_many = [(s.index, s.text) for s in tts.speak_many(["The cat.", "  ", "The dog."])]
+    assert spoken_many == [(0, "The cat."), (2, "The dog.")]
     # A clip written again at the same path is another voice; remember=False always reads it.
     clip = tmp_path / "ref.wav"
     wavs = sorted((Path(__file__).parents[1] / "xtts_cli" / "data" / "sample" / "wavs").glob("*.wav"))

@@ -15,7 +15,7 @@ from typing import Optional
 
 import numpy as np
 
-from xtts_cli.errors import XttsError
+from xtts_cli.errors import XttsError, speed_without_pace
 from xtts_cli.run.files import load_speaking_rate
 from xtts_cli.speech.synthesis import (
     Speech,
@@ -235,12 +235,14 @@ class Synthesizer:
         )
 
     @_python_words
-    def check(self, text: str, *, language: Optional[str] = None) -> list[str]:
+    def check(self, text: str, *, language: Optional[str] = None, speed: float = 1.0) -> list[str]:
         """Raise the error `speak` would raise for the words of `text` (a script the run does not
         read, a part with nothing left to say), without speaking: what to check before the first
         of many texts, or of a text's parts, is spoken. Returns the notes its speech would carry on
         the text (its language, what is left out), without the voice's."""
-        return check_text(self.tokenizer, text, self.config.data, self._rate, language=language)
+        if speed != 1.0 and not self.model.paced:
+            raise speed_without_pace(speed)
+        return check_text(self.tokenizer, text, self.config.data, self._rate, language=language, speed=speed)
 
     @_python_words
     def speak_parts(
@@ -288,18 +290,40 @@ class Synthesizer:
     @_python_words
     def speak_many(self, texts: Iterable[str], **options) -> Iterator[Speech]:
         """`speak` for each of `texts`, in order, with the same options; a blank one is passed over,
-        as `xtts synthesize --text-file` passes over a blank line."""
+        as `xtts synthesize --text-file` passes over a blank line, and each `Speech.index` says which
+        text it is. Every text is checked before the first is spoken: one that cannot be is refused
+        at the call, by its index (`texts[3]: ...`), with no generation spent."""
         if isinstance(texts, str):
             raise TypeError("speak_many takes a list of texts; speak takes one (a str would be read letter by letter)")
         if not isinstance(texts, Iterable):
             raise TypeError(f"speak_many takes a list of texts, not {type(texts).__name__}")
+        texts = list(texts)
+        self._check_each(texts, options)  # every text before the first is spoken, as --text-file's lines
         return self._speak_each(texts, options)  # refused above at the call, not at the first next()
 
-    def _speak_each(self, texts: Iterable[str], options: dict) -> Iterator[Speech]:
-        for text in texts:
+    def _check_each(self, texts: list, options: dict) -> None:
+        """Every text of `speak_many` checked; each bad one named by its index in one error."""
+        bad: list[tuple[int, XttsError]] = []
+        for index, text in enumerate(texts):
             if isinstance(text, str) and not text.strip():
                 continue
-            yield self.speak(text, **options)
+            try:
+                self.check(text, language=options.get("language"), speed=options.get("speed", 1.0))
+            except TypeError as exc:
+                raise TypeError(f"texts[{index}]: {exc}") from None
+            except XttsError as error:
+                bad.append((index, error))
+        if bad:
+            named = [f"texts[{index}]: {error.lines[0]}" for index, error in bad[:5]]
+            named += [f"and {len(bad) - 5} more of its {len(texts)} texts"] if len(bad) > 5 else []
+            hints = list(dict.fromkeys(error.hint for _, error in bad if error.hint))
+            raise XttsError(*named, hint="; ".join(hints[:2]) if hints else None)
+
+    def _speak_each(self, texts: list, options: dict) -> Iterator[Speech]:
+        for index, text in enumerate(texts):
+            if isinstance(text, str) and not text.strip():
+                continue
+            yield dataclasses.replace(self.speak(text, **options), index=index)
 
 
 def _trained(run_dir: Path) -> bool:

@@ -217,7 +217,9 @@ def speaker_vector(model, voice: Voice, data: DataConfig):
 class Speech:
     """One synthesised sentence and how it came out."""
 
-    waveform: np.ndarray  # float32 samples at data.sample_rate
+    # float32 samples at data.sample_rate, as made: early in training they pass full scale (±1), which
+    # `wav()` and `save()` scale down to (`within_full_scale`); play that, not these, as they are.
+    waveform: np.ndarray
     mel: np.ndarray  # [frames, n_mels] log-mel the waveform was made from
     alignment: np.ndarray  # [decoder steps, text tokens]: cross-attention, every layer and head averaged
     alignment_score: float  # focus rate of `alignment` in [0, 1] (model/alignment.py)
@@ -233,6 +235,7 @@ class Speech:
     left_out: list[str] = field(default_factory=list)  # what the run never saw: left out, or "ɕ→ʃ" read as its nearest
     voice_note: str = ""  # what the voice's clip lacked (`Voice.note`)
     read_as: str = ""  # the text as it was read, in words ("$5": "five dollars"), each part as it was spoken
+    index: int = 0  # its text's place in the texts given to `Synthesizer.speak_many` (0 otherwise)
 
     @property
     def notes(self) -> list[str]:
@@ -551,7 +554,16 @@ def speak_parts(model, tokenizer, text: str, voice, data: DataConfig, rate: Opti
     options["speed"], options["max_frames"] = _check_controls(
         text, options.get("speed", 1.0), options.get("max_frames"), asked
     )
-    for part, part_language, part_note in reading_parts(tokenizer, text, data, rate, asked, options["speed"]):
+    if not text.strip():
+        raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. "Hello there."')
+    read = reading_parts(tokenizer, text, data, rate, asked, options["speed"])
+    for part, part_language, _ in read:  # refused at the call, as speak is: not at the first next()
+        tokenizer.spoken_ids(part, part_language)
+    return _spoken_parts(model, tokenizer, read, voice, data, rate, options)
+
+
+def _spoken_parts(model, tokenizer, read: list, voice, data: DataConfig, rate: Optional[SpeakingRate], options: dict):
+    for part, part_language, part_note in read:
         speech = synthesize_speech(
             model, tokenizer, part, voice, data, rate=rate, **{**options, "language": part_language}
         )
@@ -596,14 +608,16 @@ def _own_language(tokenizer, part: str, language, note: str, asked) -> tuple[Opt
     return (language, note) if own == language else (own, own_note)
 
 
-def check_text(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], *, language=None) -> list[str]:
+def check_text(
+    tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], *, language=None, speed: float = 1.0
+) -> list[str]:
     """Raise what speaking `text` would raise for its words (another script; a part with nothing
     left to say) before any of it is spoken: a stream's last sentence, a file's last line. Returns
     the notes its speech would carry on its text (`text_notes`): what a stream says before it plays."""
-    _check_controls(text, 1.0, None, language)  # a text that is no str: the TypeError speak raises
+    speed = _check_controls(text, speed, None, language)[0]  # a text that is no str: the TypeError speak raises
     if not text.strip():
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. "Hello there."')
-    read = reading_parts(tokenizer, text, data, rate, language)
+    read = reading_parts(tokenizer, text, data, rate, language, speed)
     left_out: dict[str, None] = {}
     for part, part_language, _ in read:
         left_out.update(dict.fromkeys(tokenizer.spoken_ids(part, part_language)[1]))
