@@ -639,6 +639,7 @@ def test_an_adaptation_ended_by_its_time_budget_after_worse_validations_ends_wit
     _, notes, again, _ = _train(_config(tmp_path, "timed", **changes), tmp_path / "run")
     assert again.final_step == again.start_step == result.final_step and again.out_of_time, notes
     assert any("nothing to train; raise --max-minutes" in note for note in notes), notes
+    assert not any(note.startswith("ending with the weights") for note in notes), notes  # it trained nothing
 
 
 def _vocoder_child(tmp_path: Path, model: str):

@@ -413,7 +413,8 @@ class ValidationHook(Hook):
         # or of its steps after a validation worse than its best, it ends with the best's weights, as
         # an early stop does (adapt-cpu ends by time): a larger budget or --steps goes on from them,
         # still comparing with that best (its copy and record are kept).
-        if self.keeps_best and not (result.interrupted or result.early_stopped) and self.since_best > 0:
+        trained = result.final_step > result.start_step  # a start with nothing to train ended as it was
+        if self.keeps_best and trained and not (result.interrupted or result.early_stopped) and self.since_best > 0:
             if self.trainer.restore_best():
                 self.trainer.keep_best()  # still the best, for a longer run to go on comparing with
                 self._keep_record(result.final_step)  # what the checkpoint of this step holds
