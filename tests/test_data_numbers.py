@@ -456,6 +456,9 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         ("es", "Mide 1,500.50 metros.", "Mide mil quinientos coma cincuenta metros."),
         ("de", "Es waren 1,000,000 Leute.", "Es waren eine million Leute."),
         ("de", "Liste 1,2,3", "Liste eins zwei drei"),
+        # a decimal of zeros keeps them (num2words reads 1.0 as "eins")
+        ("de", "Es waren 1,000 Leute.", "Es waren eins komma null null null Leute."),
+        ("fr", "1,0 point", "un virgule zéro point"),
     ],
 )
 def test_each_language_reads_its_own_decimal_and_thousands_separators(language, text, read):

@@ -512,6 +512,9 @@ def _number(value: str, language: str) -> str:
     if language not in _DECIMAL_WORDS:
         if len(whole) > 15:  # past a float's exact digits: num2words would read another number
             return " ".join(_words(int(digit), language) for digit in value if digit.isdigit())
+        point = _words(1.5, language).split()  # "eins komma fünf": the word its decimal point is read as
+        if not fraction.strip("0") and len(point) == 3:  # 1,000 had been "eins", its digits dropped
+            return " ".join([_words(int(whole), language), point[1], *[_words(0, language)] * len(fraction)])
         return _words(float(value), language)
     return _decimal_parts(value, language, *_DECIMAL_WORDS[language])
 

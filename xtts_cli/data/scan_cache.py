@@ -25,7 +25,7 @@ CACHE_VERSION = 7  # 2: a streamed WAV (sizes 0xFFFFFFFF) is read to its end, no
 # 4: an MP3 with fewer frames than its Xing/Info header counts is truncated; 5: a FLAC whose last
 # frames are missing or cut is truncated; 6: an MP3 of varying bitrate with no Xing frame count is refused;
 # 7: an MP3 whose frames break off and resume is truncated
-MEMO_VERSION = 31  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
+MEMO_VERSION = 32  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
 # 4: a manifest's header may name its columns file, transcript, ... (a memo read it as LJSpeech);
 # 5: the phonemes a scan writes read numbers as words first, and Turkish I as ı; 6: quotation marks in a tab-
 # separated table are its text's, a row with a cell too many is malformed, `.WAV` is found as `.wav`; the
@@ -51,7 +51,8 @@ MEMO_VERSION = 31  # 2: a layout's transcripts and folders watched, each with it
 # 29: Persian reads a phone number before a full stop, +, x and ۱،۰۰۰; an emoji's skin tone is not read; a decimal
 # past 15 digits is read digit by digit; Persian reads a version or an address in dotted numbers with نقطه; for
 # phonemes an en dash or a spaced hyphen is the dash, ‹ › [ ] are « » ( ); 30: fa-ir is normalised as Persian,
-# fa-latn reads no numbers in Persian script; 31: h:mm:ss in a language's units, 1,500.50 in a decimal-comma language
+# fa-latn reads no numbers in Persian script; 31: h:mm:ss in a language's units, 1,500.50 in a decimal-comma language;
+# 32: a decimal of zeros keeps them (German 1,000: eins komma null null null)
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
