@@ -621,6 +621,7 @@ def test_xtts_train_on_a_run_dir_alone_resumes_with_the_runs_config(tmp_path: Pa
         for note in report["notes"]
     )
     assert "note: the run is at step 3, its 3 steps done" in result.stderr  # also said, as without --json
+    assert not (run / "tensorboard").exists()  # no event file that holds no summary
     assert undocumented_keys("train", report) == [], "add them to docs/json.md (TrainResult's descriptions)"
     before, after = (yaml.safe_load(text) for text in (written, (run / "config.yaml").read_text(encoding="utf-8")))
     for section, key in (("data", "batch_size"), ("training", "learning_rate"), ("model", "d_model")):

@@ -533,7 +533,13 @@ class Controller:
                 # checkpoint (a second Ctrl-C before the first), every step logged is.
                 again_after = result.start_step if parts.resumed else -1
                 drop_summaries_after(parts.run_dir.tensorboard, again_after, lambda line: self.progress(Noted(line)))
-                writer = tf.summary.create_file_writer(str(parts.run_dir.tensorboard))
+                # A rerun with every step done writes no summary: its event file would hold none.
+                done = parts.resumed and result.start_step >= parts.total_steps
+                writer = (
+                    tf.summary.create_noop_writer()
+                    if done
+                    else tf.summary.create_file_writer(str(parts.run_dir.tensorboard))
+                )
                 metrics_file = MetricsWriter(parts.run_dir.metrics, resumed_at=again_after)
                 if metrics_file.dropped and not parts.resumed:
                     self.progress(
