@@ -338,13 +338,25 @@ def test_hostile_bodies_uploads_and_connections(served):
         status, message = error_of(get(f"{url}/api/tts", body, headers))
         assert status == 400 and message.startswith(f"the speaker_wav upload {said}")
     body, headers = multipart({"text": "hello"}, b"RIFF" + bytes(500_000))
-    assert error_of(get(f"{url}/api/tts", body, headers))[0] == 413
+    assert error_of(get(f"{url}/api/tts", body, headers)) == (
+        413,
+        "the request body is 0.48 MiB, more than this server takes (0.44 MiB: a --max-upload-mb 0.38 upload, "
+        "and the fields of a --max-text-chars text)",
+    )
+    body, headers = multipart({"text": "hello"}, b"RIFF" + bytes(400_000))  # the body fits; its upload does not
+    assert error_of(get(f"{url}/api/tts", body, headers)) == (
+        413,
+        "the speaker_wav upload is 0.38 MiB (400004 bytes, 4 over), more than this server's --max-upload-mb 0.38",
+    )
     body, headers = multipart({"text": "hello", "speaker_id": "en-gb"}, CLIP.read_bytes())
     assert "both name a voice" in error_of(get(f"{url}/api/tts", body, headers))[1]
     # A 200 MB upload is refused from its Content-Length, before its body is read.
     head = b"POST /api/tts HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
     answer = raw(url, head + b"Content-Length: 209715200\r\n\r\n" + bytes(65536))
-    assert answer.startswith(b"HTTP/1.1 413") and b"from --max-text-chars and --max-upload-mb" in answer
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    assert (
+        b"the request body is 200 MiB, more than this server takes (0.44 MiB: a --max-upload-mb 0.38 upload" in answer
+    )
     # A client that stops mid-body, one that sends half a request line, and a malformed one.
     raw(
         url,
@@ -428,6 +440,26 @@ def test_hostile_bodies_uploads_and_connections(served):
         for _ in range(places):
             service.release()
     assert get(f"{url}/health")[0] == 200 and get(f"{url}/api/tts?text=hello")[0] == 200
+
+
+def test_an_idle_connection_closed_by_its_timeout_is_no_line_in_the_log(served, capfd, monkeypatch):
+    from xtts_cli.serving import http
+
+    monkeypatch.setattr(http._Handler, "timeout", 0.3)  # READ_TIMEOUT_SECONDS, 30 s, for a browser's kept-alive
+    from xtts_cli.serving.service import VoiceService
+
+    server = http.make_server(VoiceService(served[0]), "127.0.0.1", 0, log=True)  # its close ends its service
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with socket.create_connection(server.server_address) as idle:
+            idle.settimeout(10)
+            assert idle.recv(1) == b""  # closed by the server, unanswered
+        assert get(f"http://127.0.0.1:{server.server_address[1]}/health")[0] == 200
+    finally:
+        server.shutdown()
+        server.server_close()
+    logged = capfd.readouterr().err
+    assert "GET /health 200" in logged and "timed out" not in logged, logged
 
 
 def test_clients_of_every_kind_are_answered_as_http_says(served):
@@ -775,6 +807,7 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.select import Select
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -790,6 +823,7 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         options.add_argument(flag)
     # Chromium keeps its profile and singleton socket in the temp dir: one of the test's own.
     options.add_argument(f"--user-data-dir={scratch / 'profile'}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(shutil.which("chromedriver"), env={**os.environ, "TMPDIR": str(scratch)})
     browser = webdriver.Chrome(options=options, service=service)
     try:
@@ -802,10 +836,19 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         rows = browser.find_elements(By.CSS_SELECTOR, "#samples tbody tr")
         assert len(rows) == len(list((trained_run / "samples").glob("*.wav")))
         # The text box shows a sentence the run spoke, and lays out a right-to-left script as one.
-        first = rows[0].find_elements(By.TAG_NAME, "td")[1]
+        first = rows[0].find_elements(By.TAG_NAME, "td")[2].find_element(By.TAG_NAME, "div")
         box = browser.find_element(By.ID, "text")
         assert box.get_attribute("placeholder") == f"Type what to say, e.g. {first.text}" and first.text == SENTENCE
         assert box.get_attribute("dir") == first.get_attribute("dir") == "auto"
+        # Every player is named for a screen reader, and a sample's is wide enough to press, on a phone too
+        # (in an automatic table layout its column had shrunk to 0 px).
+        named = "return [...document.querySelectorAll('audio')].map(a => a.getAttribute('aria-label') || '')"
+        labels = browser.execute_script(named)
+        assert len(labels) == len(rows) + 1 and all(labels) and labels[1].startswith("step "), labels
+        widths = "return [...document.querySelectorAll('#samples audio')].map(a => a.getBoundingClientRect().width)"
+        for width in (375, 1200):
+            browser.set_window_size(width, 900)
+            assert min(browser.execute_script(widths)) >= 150, (width, browser.execute_script(widths))
         slider = browser.find_element(By.ID, "speed")
         assert slider.is_enabled()  # a duration decoder's pace, over the range the server takes
         assert (slider.get_attribute("min"), slider.get_attribute("max")) == ("0.25", "4")
@@ -827,11 +870,19 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         )
         assert played > 0.2
 
-        # An error is shown as its one line, and the page still speaks after it.
+        # An error is shown as its one line, the last clip is not left to play under it, and the page
+        # still speaks after it.
         browser.find_element(By.ID, "text").clear()
         browser.find_element(By.ID, "go").click()
         wait.until(lambda b: b.find_element(By.ID, "status").get_attribute("class") == "error")
-        assert browser.find_element(By.ID, "status").text == "text is empty; pass the text to speak as text="
+        assert browser.find_element(By.ID, "status").text == "Type the text to speak first."
+        browser.find_element(By.ID, "text").send_keys(
+            "\u0645\u0646"
+        )  # a script the run does not read: the server's error
+        browser.find_element(By.ID, "go").click()
+        wait.until(lambda b: b.find_element(By.ID, "status").text.startswith("text has characters the run was not"))
+        assert browser.find_element(By.ID, "player").get_attribute("src") in ("", None)
+        browser.find_element(By.ID, "text").clear()
         # Cloning from an uploaded clip.
         browser.find_element(By.ID, "text").send_keys(SENTENCE)
         browser.find_element(By.ID, "reference").send_keys(str(CLIP))
@@ -852,9 +903,15 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         wait.until(lambda b: "step" in b.find_element(By.ID, "run").text)
         assert not browser.find_element(By.ID, "speed").is_enabled()
         assert "fixed: this run's decoder (autoregressive)" in browser.find_element(By.ID, "speed-value").text
-        browser.find_element(By.ID, "text").send_keys(SENTENCE)
-        browser.find_element(By.ID, "go").click()
+        # Ctrl+Enter in the text box speaks it.
+        browser.find_element(By.ID, "text").send_keys(SENTENCE, Keys.CONTROL, Keys.ENTER)
         wait.until(lambda b: b.find_element(By.ID, "status").text.startswith("made in"))
+        # Nothing but the refused request was an error in the console (the favicon's 404 was, at every load).
+        severe = [entry["message"] for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+        assert (
+            len(severe) == 1
+            and "/api/tts - Failed to load resource: the server responded with a status of 400" in severe[0]
+        )
     finally:
         browser.quit()
 

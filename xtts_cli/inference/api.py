@@ -11,7 +11,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 # command it suggests (xtts train --run-dir RUN) stays a command.
 _LIST_SPEAKERS = re.compile(r"xtts synthesize --list-speakers -r \S+ lists them")
 _PYTHON_WORDS = (
-    (re.compile(r"e\.g\. --language (\S+)"), r'e.g. language="\1"'),
+    (re.compile(r"(e\.g\.|pass) --language (\S+)"), r'\1 language="\2"'),
     (re.compile(r"pass --(run-dir|vocoder) the "), lambda m: f"pass {m.group(1).replace('-', '_')} as the "),
     (re.compile(r"--speaker-wav\b"), "speaker_wav"),
     (re.compile(r"--speaker\b"), "speaker"),
@@ -45,12 +45,18 @@ _PYTHON_WORDS = (
 )
 
 
+def reworded(text: str, words: tuple) -> str:
+    """`text` with each of `words`' (pattern, replacement) pairs applied before the first command it
+    suggests ("xtts train --run-dir RUN"), which stays as it is typed."""
+    text, command, rest = text.partition("xtts ")
+    for pattern, said in words:
+        text = pattern.sub(said, text)
+    return text + command + rest
+
+
 def _in_python_words(error: XttsError) -> XttsError:
     def said(text: str) -> str:
-        text, command, rest = _LIST_SPEAKERS.sub("Synthesizer.speakers lists them", text).partition("xtts ")
-        for pattern, words in _PYTHON_WORDS:
-            text = pattern.sub(words, text)
-        return text + command + rest
+        return reworded(_LIST_SPEAKERS.sub("Synthesizer.speakers lists them", text), _PYTHON_WORDS)
 
     error.lines = [said(line) for line in error.lines]
     error.hint = said(error.hint) if error.hint else error.hint
@@ -68,16 +74,29 @@ def _python_words(method):
             result = method(self, *args, **kwargs)
         except XttsError as error:
             raise (error if self.flags else _in_python_words(error)) from None
-        return _named_as_it_runs(self, result) if inspect.isgenerator(result) else result
+        if inspect.isgenerator(result):
+            return _named_as_it_runs(self, result)
+        return result if self.flags else _noted_in_python_words(result)
 
     return named
 
 
 def _named_as_it_runs(synthesizer, generations):
     try:
-        yield from generations
+        for speech in generations:
+            yield speech if synthesizer.flags else _noted_in_python_words(speech)
     except XttsError as error:
         raise (error if synthesizer.flags else _in_python_words(error)) from None
+
+
+def _noted_in_python_words(result: Any) -> Any:
+    """`check`'s notes, or a Speech's note on its language, with the arguments' names ("language
+    picks another"), not the flags'."""
+    if isinstance(result, Speech) and result.language_note:
+        result.language_note = reworded(result.language_note, _PYTHON_WORDS)
+    elif isinstance(result, list) and all(isinstance(note, str) for note in result):
+        return [reworded(note, _PYTHON_WORDS) for note in result]
+    return result
 
 
 # Voices of clips (`speaker_wav`) kept for the next call, the most recently used: an application that

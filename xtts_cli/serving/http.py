@@ -24,7 +24,7 @@ from typing import Any, Optional
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from xtts_cli.errors import XttsError
-from xtts_cli.serving.service import Refused, VoiceService
+from xtts_cli.serving.service import Refused, VoiceService, in_api_words
 
 __all__ = ["VoiceServer", "log_line", "make_server"]
 
@@ -39,6 +39,18 @@ BYTES_PER_CHARACTER = 12
 def form_bytes(text_chars: int) -> int:
     """The largest body of fields a request may send: room for the longest text --max-text-chars takes."""
     return max(FORM_BYTES, BYTES_PER_CHARACTER * text_chars + 4096)
+
+
+def _mib(size: int, *, unit: bool = True, than: Optional[int] = None) -> str:
+    """`size` bytes in MiB as --max-upload-mb counts them: 10485760 is "10 MiB", 12348542 "11.78 MiB";
+    and its bytes beside, where it reads as the limit `than` it is more than."""
+    mib = size / 2**20
+    said = f"{mib:.2f}".rstrip("0").rstrip(".") if mib >= 1 else f"{mib:.2g}"
+    if not unit:
+        return said
+    if than is not None and said == _mib(than, unit=False):
+        return f"{said} MiB ({size} bytes, {size - than} over)"
+    return f"{said} MiB"
 
 
 def page() -> bytes:
@@ -185,7 +197,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(refused.status, refused.message, refused.hint, headers=retry)
         except XttsError as exc:
             status = 400
-            self._error(400, exc.lines[0] if exc.lines else str(exc), exc.hint)
+            hint = exc.hint and in_api_words(exc.hint)
+            self._error(400, in_api_words(exc.lines[0] if exc.lines else str(exc)), hint)
         except (TimeoutError, ConnectionError):
             status = 499  # the client went away; nothing to answer
             self.close_connection = True
@@ -327,10 +340,12 @@ class _Handler(BaseHTTPRequestHandler):
             raise Refused(400, f"Content-Length {length} is negative; send the body's length in bytes")
         if length > limit:
             self.close_connection = True  # the rest of the body is not read
+            upload = self.server.service.limits.upload_bytes
             raise Refused(
                 413,
-                f"the request body is {length} bytes, more than this server takes ({limit}, from --max-text-chars "
-                "and --max-upload-mb)",
+                f"the request body is {_mib(length, than=limit)}, more than this server takes ({_mib(limit)}: "
+                + (f"a --max-upload-mb {_mib(upload, unit=False)} upload, and " if limit > fields else "")
+                + "the fields of a --max-text-chars text)",
             )
         return length
 
@@ -394,7 +409,13 @@ class _Handler(BaseHTTPRequestHandler):
                 raise Refused(400, f"{str(name)[:40]} is given twice; send it once")
             if name == "speaker_wav" and part.get_filename() is not None:
                 if len(payload) > self.server.service.limits.upload_bytes:
-                    raise Refused(413, f"the speaker_wav upload is {len(payload)} bytes, more than this server takes")
+                    limit = self.server.service.limits.upload_bytes
+                    raise Refused(
+                        413,
+                        f"the speaker_wav upload is {_mib(len(payload), than=limit)}, more than this server's "
+                        "--max-upload-mb "
+                        f"{_mib(limit, unit=False)}",
+                    )
                 reference = payload
             elif isinstance(name, str):
                 try:
@@ -436,6 +457,12 @@ class _Handler(BaseHTTPRequestHandler):
         # No body to a HEAD, an error's included: its bytes would be read as the next answer on the connection.
         if method != "HEAD" and getattr(self, "command", None) != "HEAD":
             self.wfile.write(body)
+
+    def log_error(self, format: str, *args: Any) -> None:
+        # A connection kept alive that sends no next request is closed after READ_TIMEOUT_SECONDS (a
+        # browser keeps a few open): the standard library logs it as "Request timed out", no fault.
+        if not format.startswith("Request timed out"):
+            self.log_message(format, *args)
 
     def log_message(self, format: str, *args: Any) -> None:
         """The standard library's own lines (a malformed request line): one line, when logging."""

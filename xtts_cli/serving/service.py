@@ -34,6 +34,25 @@ SAMPLE_NAME = re.compile(r"^step(\d+)-(\d+)(-[^/\\]*)?\.wav$")
 AUDIO_MAGIC = (b"RIFF", b"fLaC", b"OggS", b"ID3", b"\xff\xfb", b"\xff\xf3", b"\xff\xf2")
 
 
+# A note or an error names a flag where the command line gave the value; to a client, the request's field.
+_API_WORDS = (
+    (re.compile(r"pass --language (\S+)"), r"send language_id=\1"),
+    (re.compile(r"(?:pass )?--speaker-wav FILE"), "upload a speaker_wav clip"),
+    (re.compile(r"(?:pass )?--speaker NAME"), "send speaker_id=NAME"),
+    (re.compile(r"--language\b"), "language_id"),
+    (re.compile(r"--speaker-wav\b"), "speaker_wav"),
+    (re.compile(r"--speaker\b"), "speaker_id"),
+    (re.compile(r"--speed\b"), "speed"),
+)
+
+
+def in_api_words(text: str) -> str:
+    """`text` (a note, an error) with the command line's flags as a request's fields."""
+    from xtts_cli.inference.api import reworded
+
+    return reworded(text, _API_WORDS)
+
+
 class Refused(Exception):
     """A request the server answers with `status` and a one-line JSON error; it keeps serving."""
 
@@ -193,9 +212,9 @@ class VoiceService:
             if not reference.startswith(AUDIO_MAGIC):
                 raise Refused(415, "the speaker_wav upload is not WAV, FLAC, Ogg or MP3 audio")
         try:  # every sentence, before the first is streamed under a 200
-            notes = self.synthesizer.check(text, language=language)
+            notes = [in_api_words(note) for note in self.synthesizer.check(text, language=language)]
         except XttsError as error:
-            raise Refused(400, error.lines[0], error.hint) from None
+            raise Refused(400, in_api_words(error.lines[0]), error.hint and in_api_words(error.hint)) from None
         stream = fields.get("stream", "").lower() in ("1", "true", "yes")
         return SpeechRequest(text, speaker, language, speed, reference, stream, notes)
 
@@ -242,7 +261,7 @@ class VoiceService:
                     raise ConnectionError("the client closed the connection before its answer was made")
                 parts.append(part)
         speech = parts[0] if len(parts) == 1 else joined(parts, request.text)
-        return wav_bytes(speech.waveform, self.synthesizer.sample_rate), speech.notes
+        return wav_bytes(speech.waveform, self.synthesizer.sample_rate), [in_api_words(note) for note in speech.notes]
 
     def stream(self, request: SpeechRequest) -> Generator[bytes, None, None]:
         """A streaming WAV: its header, then each part's samples as soon as it is made, a pause
@@ -262,8 +281,9 @@ class VoiceService:
             while (item := made.get()) is not None:
                 if isinstance(item, BaseException):
                     raise item
-                if item.voice_note and item.voice_note not in request.notes:
-                    request.notes.append(item.voice_note)
+                voice_note = in_api_words(item.voice_note) if item.voice_note else ""
+                if voice_note and voice_note not in request.notes:
+                    request.notes.append(voice_note)
                 yield (pause if index else b"") + pcm16(item.waveform)
                 index += 1
         finally:
