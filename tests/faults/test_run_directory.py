@@ -325,6 +325,22 @@ def test_checkpoint_dir_puts_the_checkpoints_there_and_synthesis_finds_them(tmp_
     result = runner.invoke(app, ["synthesize", "Hello there.", "-r", str(tmp_path / "run"), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert "from step 2 of" in result.stdout
+    # Resumed with the checkpoints set to go elsewhere (a larger disk): refused, where it had started
+    # over at step 0 beside them; once moved there, it resumes from them.
+    moved = resolve_config(tiny_config(tmp_path), {**settings, "training.checkpoint_dir": str(tmp_path / "disk")})
+    with pytest.raises(XttsError) as error:
+        prepare_run_dir(tmp_path / "run", moved.config)
+    assert str(error.value) == (
+        f"training.checkpoint_dir is {tmp_path / 'disk'}, but the run's checkpoints are in "
+        f"{tmp_path / 'run' / 'weights'} (training.checkpoint_dir weights at its last start), and "
+        f"{tmp_path / 'disk'} holds none: the run would start again at step 0"
+    )
+    assert error.value.hint.startswith(f"move them first (mkdir -p {tmp_path / 'disk'} && mv ")
+    assert (tmp_path / "run" / "metrics.jsonl").stat().st_size > 0  # nothing of the run lost
+    shutil.move(tmp_path / "run" / "weights", tmp_path / "disk")
+    run, resume = prepare_run_dir(tmp_path / "run", moved.config)
+    assert resume and run.checkpoints == tmp_path / "disk"
+    release_run_dir(run)
 
 
 @pytest.mark.slow

@@ -467,8 +467,8 @@ class TrainingConfig(_Section):
     checkpoint_dir: Optional[str] = Field(
         None,
         description="Where checkpoints go: a folder relative to the run directory, or an absolute path (a faster "
-        "or larger disk), one per run (another run's is refused; --fresh moves it aside too). Empty: "
-        "`<run_dir>/checkpoints`.",
+        "or larger disk), one per run (another run's is refused; --fresh moves it aside too); to change it on a run, "
+        "move its checkpoints there first (a resume that finds none there is refused). Empty: `<run_dir>/checkpoints`.",
     )
     run_dir: Optional[str] = Field(None, description="Run directory. Empty: a new folder under `runs/`.")
     seed: int = Field(1234, description="Seed for weights and dropout.")

@@ -337,6 +337,8 @@ def prepare_run_dir(
     previous = run.read_run()
     if previous is None and not force:
         _refuse_lost_record(run)
+    if not fresh:
+        _refuse_moved_checkpoint_dir(run, config)
     _own_checkpoint_folder(run, previous, fresh, note)
     _restore_pointer(run, note)
     resume = run.has_checkpoint()
@@ -371,6 +373,28 @@ def _trains_nothing(run: RunDir, config: XttsConfig) -> bool:
     pointed = run.pointed_checkpoint()
     step = re.fullmatch(r"ckpt-(\d+)", Path(pointed).name) if pointed else None
     return step is not None and config.training.max_steps is not None and config.training.max_steps <= int(step[1])
+
+
+def _refuse_moved_checkpoint_dir(run: RunDir, config: XttsConfig) -> None:
+    """A resume whose training.checkpoint_dir is another folder than the run's last start wrote to,
+    and holds none of its checkpoints: refused, where the run had started over from step 0 beside
+    them (and dropped its logged steps). Checkpoints moved there first resume."""
+    recorded = _recorded_config(run)
+    if recorded is None or recorded.training.checkpoint_dir == config.training.checkpoint_dir:
+        return
+    before = RunDir.of(run.path, recorded)
+    kept = before.complete_checkpoints()
+    if not kept or before.checkpoints.resolve() == run.checkpoints.resolve() or run.complete_checkpoints():
+        return
+    was, now = recorded.training.checkpoint_dir, config.training.checkpoint_dir
+    raise XttsError(
+        f"training.checkpoint_dir is {now or 'unset (RUN/checkpoints)'}, but the run's checkpoints are in "
+        f"{before.checkpoints} (training.checkpoint_dir {was or 'unset'} at its last start), and "
+        f"{run.checkpoints} holds none: the run would start again at step 0",
+        hint=f"move them first (mkdir -p {shlex.quote(str(run.checkpoints))} && mv "
+        f"{shlex.quote(str(before.checkpoints))}/* {shlex.quote(str(run.checkpoints))}/), or set "
+        f"training.checkpoint_dir back to {was or 'unset'}; --fresh starts a new run",
+    )
 
 
 def _refuse_lost_record(run: RunDir) -> None:
