@@ -294,6 +294,26 @@ def test_an_unreadable_latest_checkpoint_falls_back_to_the_one_before(tmp_path):
     assert tts.step == 2
     assert [note.split(" (")[0] for note in tts.notes] == [f"{tmp_path / 'run'}: ckpt-4 cannot be read"]
     assert tts.notes[0].endswith("; restored ckpt-2, the newest before it that reads")
+    # Its files deleted by hand, the pointer left naming it: the one before speaks, and says so too.
+    copy = tmp_path / "copy"
+    shutil.copytree(tmp_path / "run", copy)
+    for path in (copy / "checkpoints").glob("ckpt-4.*"):
+        path.unlink()
+    tts = Synthesizer.load(copy)
+    assert tts.step == 2 and tts.notes == [
+        f"{copy}: its pointer names ckpt-4, whose files are not all there; ckpt-2, the newest whole checkpoint, "
+        "is restored"
+    ]
+    for path in (copy / "checkpoints").glob("ckpt-*"):  # every one gone: no "train first" to a trained run
+        path.unlink()
+    with pytest.raises(XttsError, match="holds no whole checkpoint: its pointer names ckpt-4, whose files are not"):
+        Synthesizer.load(copy)
+    with pytest.raises(XttsError) as error:  # nor TensorFlow's "Unsuccessful TensorSliceReader constructor"
+        Controller(Trainer(config, run_dir=copy)).run()
+    assert (
+        str(error.value)
+        == f"cannot read {copy / 'checkpoints' / 'ckpt-4'}, nor any checkpoint before it: its files are not there"
+    )
     notes: list[str] = []
     resumed = Trainer(
         resolve_config(tiny_config(tmp_path), {**settings, "training.max_steps": 6}).config,

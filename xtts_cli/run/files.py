@@ -119,6 +119,11 @@ class RunDir:
     def pointed_checkpoint(self) -> Optional[str]:
         """The checkpoint the pointer file (`checkpoints/checkpoint`) names, when it can be read and
         names a complete one; None for a missing, damaged or stale pointer."""
+        named = self.named_checkpoint()
+        return named if named is not None and named in self.complete_checkpoints() else None
+
+    def named_checkpoint(self) -> Optional[str]:
+        """The checkpoint the pointer file names (a path prefix), whole or not; None when it cannot be read."""
         try:
             text = (self.checkpoints / "checkpoint").read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
@@ -127,8 +132,7 @@ class RunDir:
         if found is None:
             return None
         path = Path(found.group(1))
-        path = path if path.is_absolute() else self.checkpoints / path
-        return str(path) if str(path) in self.complete_checkpoints() else None
+        return str(path if path.is_absolute() else self.checkpoints / path)
 
     def read_run(self) -> Optional[dict[str, Any]]:
         if not self.run_file.is_file():

@@ -88,10 +88,23 @@ def restore_run(
                 hint=f"it keeps steps {', '.join(map(str, steps))} (training.save_step, training.keep_checkpoints)",
             )
         complete = [wanted]
+    named = run.named_checkpoint() if step is None else None
+    # The pointer names one whose files are not all there (deleted by hand, a copy cut short).
+    gone = Path(named).name if named is not None and named not in complete else None
+    if not complete and gone:
+        raise XttsError(
+            f"{run.checkpoints} holds no whole checkpoint: its pointer names {gone}, whose files are not all there",
+            hint="copy the run's checkpoints folder again, whole; else xtts train --fresh starts it over",
+        )
     if not complete:
         raise XttsError(f"{run.checkpoints} holds no checkpoint yet", hint=no_checkpoint_hint(run_dir))
     pointed = run.pointed_checkpoint() if step is None else None
     latest = pointed or complete[0]
+    if gone and notes is not None:
+        notes.append(
+            f"{run_dir}: its pointer names {gone}, whose files are not all there; {Path(latest).name}, "
+            "the newest whole checkpoint, is restored"
+        )
     tried: list[str] = []
     reason = ""
     for _ in range(2):  # a run being trained removes its oldest checkpoints as it saves: look again once

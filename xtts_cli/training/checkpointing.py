@@ -8,6 +8,7 @@ would leave the others waiting), but the run keeps the chief's set only.
 
 from __future__ import annotations
 
+import glob
 import json
 import shutil
 import tempfile
@@ -55,7 +56,7 @@ class RunCheckpoints:
         filled mid-save, a copy that stopped), the newest earlier checkpoint the run keeps, with a
         note. A checkpoint that reads but does not fit the model is refused: that is the config."""
 
-        kept = [latest]
+        kept, first = [latest], ""
         if self.manager is not None:
             kept += [path for path in reversed(self.manager.checkpoints) if path != latest]
         for index, path in enumerate(kept):
@@ -67,8 +68,9 @@ class RunCheckpoints:
                     hint="the checkpoint does not fit this model; use --fresh to start a new run",
                 ) from None
             except (tf.errors.OpError, IndexError, OSError) as exc:  # a file cut short: "Read less bytes"
+                reason = _unread_because(path, exc)
+                first = first if index else reason  # the latest's: the one the user expects to be read
                 if index + 1 < len(kept):
-                    reason = str(exc).splitlines()[0][:120]
                     self.progress(
                         Noted(
                             f"checkpoint {path} cannot be read ({reason}); resuming from {kept[index + 1]}, the one before it"
@@ -76,8 +78,9 @@ class RunCheckpoints:
                     )
                     continue
                 raise XttsError(
-                    f"cannot read {path}, nor any checkpoint before it: {str(exc).splitlines()[0]}",
-                    hint="use --fresh to start a new run (the old one is moved aside)",
+                    f"cannot read {latest}, nor any checkpoint before it: {first}",
+                    hint="copy the run's checkpoints folder again, whole; or use --fresh to start a new run (the "
+                    "old one is moved aside)",
                 ) from None
             return
 
@@ -292,3 +295,12 @@ def _stale_optimizers(checkpoint: Any, path: str) -> list[str]:
         if [saved_shape(node_id) for _, node_id in entries] != [list(w.shape) for w in weights]:
             stale.append(name)
     return stale
+
+
+def _unread_because(path: str, error: BaseException) -> str:
+    """Why the checkpoint `path` did not read: its files gone (deleted by hand, a copy that left them
+    out), in those words, not TensorFlow's "Unsuccessful TensorSliceReader constructor"; else its error."""
+    prefix = Path(path)
+    if not any(prefix.parent.glob(glob.escape(prefix.name) + ".*")):
+        return "its files are not there"
+    return str(error).splitlines()[0][:120]
