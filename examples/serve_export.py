@@ -37,18 +37,14 @@ def clean(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).lower().split())
 
 
-def phonemize(text: str, voice: str, punctuation: str) -> str:
+def phonemize(text: str, voice: str, info: dict) -> str:
+    """`text` as espeak-ng's phonemes, phonemizer called as export.json's `phonemizer` says training did."""
     from phonemizer.backend import EspeakBackend
     from phonemizer.separator import Separator
 
-    backend = EspeakBackend(
-        voice,
-        punctuation_marks=punctuation,
-        preserve_punctuation=True,
-        with_stress=True,
-        language_switch="remove-flags",
-    )
-    phonemes = backend.phonemize([text], separator=Separator(phone="", syllable="", word=" "), strip=True, njobs=1)
+    called = info["phonemizer"]
+    backend = EspeakBackend(voice, punctuation_marks=info["punctuation_marks"], **called["backend_settings"])
+    phonemes = backend.phonemize([text], separator=Separator(**called["separator"]), strip=called["strip"], njobs=1)
     return " ".join(phonemes[0].split())
 
 
@@ -95,7 +91,7 @@ class Voice:
         """The model's ids of `text`, and the symbols it lacks (left out)."""
         prepared = clean(text)
         if self.info["text_frontend"] == "phonemes":
-            prepared = phonemize(prepared, self.info["espeak_voices"][language], self.info["punctuation_marks"])
+            prepared = phonemize(prepared, self.info["espeak_voices"][language], self.info)
         else:  # a letter the model lacks read without its accent, where it has that one ("café": e)
             plain = {
                 c: "".join(p for p in unicodedata.normalize("NFKD", c) if not unicodedata.combining(p))

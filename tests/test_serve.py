@@ -926,6 +926,7 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
 
     from xtts_cli.cli.app import app
     from xtts_cli.data.phonemes import PUNCTUATION, phonemize
+    from xtts_cli.inference.export import phonemizer_call
 
     source = Path(__file__).resolve().parents[1] / "examples" / "serve_export.py"
     assert "xtts_cli" not in source.read_text(encoding="utf-8")
@@ -941,8 +942,9 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
     )
     assert example.language_of({}, ["en", "fa"]) == (None, "the export speaks en, fa: pass one as language=")
     assert example.language_of({"language": "de"}, ["en"]) == (None, "language de is not the export's: en")
+    called = {"punctuation_marks": PUNCTUATION, "phonemizer": phonemizer_call()}  # as export.json holds them
     for text, language in (("The kettle, it's ON the stove!", "en-us"), ("کتاب روی میز است.", "fa")):
-        assert example.phonemize(example.clean(text), language, PUNCTUATION) == phonemize([text.lower()], language)[0]
+        assert example.phonemize(example.clean(text), language, called) == phonemize([text.lower()], language)[0]
 
     out = tmp_path / "exported"
     exported = runner.invoke(app, ["export", "-r", str(RUN), "-o", str(out)])

@@ -52,6 +52,12 @@ _ALIASES = {
     "pt-pt": "pt",
 }
 _LOCK = threading.Lock()
+# How espeak-ng is asked (phonemizer's EspeakBackend arguments besides the voice and the punctuation)
+# and how its answer is split: export.json carries both, for a client that phonemises as training did.
+# A word espeak-ng reads in another language (an English "GPU" in Persian) keeps its phonemes and
+# loses the "(en)" flags, which are not sounds ("remove-flags").
+BACKEND_SETTINGS = {"preserve_punctuation": True, "with_stress": True, "language_switch": "remove-flags"}
+SEPARATOR = {"phone": "", "syllable": "", "word": " "}
 
 
 @lru_cache(maxsize=1)
@@ -137,16 +143,7 @@ def _backend(voice: str):
 
     quiet = logging.getLogger("xtts.phonemizer")
     quiet.setLevel(logging.ERROR)
-    return EspeakBackend(
-        voice,
-        punctuation_marks=PUNCTUATION,
-        preserve_punctuation=True,
-        with_stress=True,
-        # A word espeak-ng reads in another language (an English "GPU" in Persian) keeps its
-        # phonemes and loses the "(en)" flags, which are not sounds.
-        language_switch="remove-flags",
-        logger=quiet,
-    )
+    return EspeakBackend(voice, punctuation_marks=PUNCTUATION, **BACKEND_SETTINGS, logger=quiet)
 
 
 def phonemize(texts: Sequence[str], language: str) -> list[str]:
@@ -157,7 +154,7 @@ def phonemize(texts: Sequence[str], language: str) -> list[str]:
     voice = espeak_language(language)
     if not texts:
         return []
-    separator = Separator(phone="", syllable="", word=" ")
+    separator = Separator(**SEPARATOR)
     # phonemizer drops an empty text from its answer, and its punctuation keeping answers some texts
     # in two ("$1,999.50 on 12/25" parts at the "."), each moving every later text onto the wrong one:
     # only texts with something to read are sent, and where the answer does not match them one for

@@ -9,7 +9,7 @@ The SavedModel's `serving_default` signature takes
     reference_audio  float32 [S]   a few seconds of the voice, mono, at `sample_rate`
 
 (the `speaker` signature takes `speaker_id` int32 [], an index into `speakers`, instead of a
-clip: that training speaker's voice, as `--speaker NAME` speaks it) and returns `mel` float32 [frames, n_mels] (natural-log mel) and `audio` float32 [samples]: by
+clip: that training speaker's voice, as `--speaker NAME` speaks it) and returns `mel` float32 [frames, n_mels] (natural-log mel) and `audio` float32 [samples] within ±0.99, as `synthesize` writes it: by
 the run's vocoder (a vocoder run in RUN/vocoder, or `--vocoder`) when it has one, else Griffin-Lim.
 `export.json` beside it holds what a caller without this package needs to turn text into those ids
 (front end, cleaners, espeak-ng voice of each language, symbols, languages, speakers), the sample
@@ -234,7 +234,10 @@ def _generator(
                     win_length=data.win_length,
                     n_iter=GRIFFIN_LIM_ITERATIONS,
                 )
-            return {"mel": mel[:frames], "audio": audio[: (frames - 1) * data.hop_length]}
+            audio = audio[: (frames - 1) * data.hop_length]
+            # As `synthesize` writes it (`within_full_scale`): early in training Griffin-Lim's peak passes 20.
+            peak = tf.reduce_max(tf.abs(tf.concat([audio, [0.0]], 0)))
+            return {"mel": mel[:frames], "audio": audio * (0.99 / tf.maximum(peak, 0.99))}
 
     return Generator()
 
@@ -288,6 +291,14 @@ def _checked(value, high: int, name: str, what: str, low: int = 0):
         return tf.identity(value)
 
 
+def phonemizer_call() -> dict:
+    """How training called phonemizer, for export.json: EspeakBackend(voice, punctuation_marks,
+    **backend_settings), then phonemize(texts, separator=Separator(**separator), strip=strip)."""
+    from xtts_cli.data.phonemes import BACKEND_SETTINGS, SEPARATOR
+
+    return {"backend": "espeak", "backend_settings": BACKEND_SETTINGS, "separator": SEPARATOR, "strip": True}
+
+
 def _export_info(tts: Synthesizer) -> dict:
     """export.json's contents: the run, its symbols and languages, the audio settings and the
     signature, for a caller without this package."""
@@ -309,6 +320,7 @@ def _export_info(tts: Synthesizer) -> dict:
         # punctuation and stress kept, as `data/phonemes.py` calls it.
         "espeak_voices": espeak_voices,
         "punctuation_marks": PUNCTUATION if phonemes else "",
+        "phonemizer": phonemizer_call() if phonemes else {},
         # "words": digits, currency and ordinals read as words (`data/numbers.py`: num2words, Persian's
         # own reader) before the symbols are looked up or espeak-ng phonemises; "characters": the digits
         # are symbols; "espeak-ng": a phonemes run saved before, whose digits espeak-ng reads.
