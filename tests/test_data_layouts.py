@@ -86,6 +86,77 @@ def test_transcripts_come_from_each_layouts_own_files():
     assert all(item.audio_path.endswith("_mic1.flac") for item in vctk)
 
 
+def test_a_vctk_corpus_converted_to_another_format_or_with_its_mic_named_keeps_its_clips(tmp_path):
+    import soundfile
+
+    # wav48/ converted to FLAC (one clip), and another clip kept as a mic's: each found, none "missing".
+    corpus = tmp_path / "vctk"
+    shutil.copytree(CORPORA / "vctk_wav48", corpus)
+    speaker = corpus / "wav48" / "p225"
+    samples, rate = soundfile.read(speaker / "p225_001.wav")
+    soundfile.write(speaker / "p225_001.flac", samples, rate)
+    (speaker / "p225_001.wav").unlink()
+    (speaker / "p225_002.wav").rename(speaker / "p225_002_mic1.wav")
+    report = scan_dataset(data(corpus))
+    assert report.bad == [] and len(report.items) == 4
+    paths = {item.id: item.relative_path for item in report.items}
+    assert (paths["p225_001"], paths["p225_002"]) == ("wav48/p225/p225_001.flac", "wav48/p225/p225_002_mic1.wav")
+    # VCTK 0.92's trimmed folder converted to WAV: mic1's clip, not mic2's.
+    trimmed = tmp_path / "vctk092"
+    shutil.copytree(CORPORA / "vctk", trimmed)
+    for clip in (trimmed / "wav48_silence_trimmed").glob("*/*.flac"):
+        samples, rate = soundfile.read(clip)
+        soundfile.write(clip.with_suffix(".wav"), samples, rate)
+        clip.unlink()
+    items = scan_dataset(data(trimmed)).items
+    assert len(items) == 6 and all(item.audio_path.endswith("_mic1.wav") for item in items)
+
+
+def test_a_clip_in_a_format_not_read_or_named_without_its_extension_is_said_so(tmp_path):
+    import soundfile
+
+    samples, rate = soundfile.read(
+        CORPORA / "coqui" / "wavs" / sorted(p.name for p in (CORPORA / "coqui" / "wavs").iterdir())[0]
+    )
+    folder = tmp_path / "voice"
+    folder.mkdir()
+    for stem in ("a", "b", "c", "d"):
+        (folder / f"{stem}.txt").write_text(f"Clip {stem} is here.\n")
+    soundfile.write(folder / "a.wav", samples, rate)
+    soundfile.write(folder / "d.wav", samples, rate)
+    soundfile.write(folder / "b.aiff", samples, rate, format="AIFF")
+    (folder / "c.m4a").write_bytes(b"\x00\x00\x00\x20ftypM4A " + bytes(2000))  # as an iPhone's recorder names it
+    report = scan_dataset(data(folder, max_bad_file_fraction=0.6))
+    assert sorted(item.id for item in report.items) == ["a", "d"]  # they had been left out without a word
+    assert {(bad.path, bad.reason, bad.detail) for bad in report.bad} == {
+        (
+            "b.aiff",
+            "unsupported_format",
+            "AIFF audio is not read; convert it to FLAC or WAV (e.g. ffmpeg -i IN OUT.flac)",
+        ),
+        (
+            "c.m4a",
+            "unsupported_format",
+            "MP4 (M4A, AAC or ALAC) audio is not read; convert it to FLAC or WAV (e.g. ffmpeg -i IN OUT.flac)",
+        ),
+    }
+    # A list that names a clip without its extension, or with another: the file that is there is named.
+    listed = tmp_path / "listed"
+    shutil.copytree(folder, listed / "wavs")
+    (listed / "metadata.csv").write_text(
+        "audio_file|text|speaker_name\nwavs/a.wav|Clip a.|ann\nwavs/d|Clip d.|ann\nwavs/a.mp3|Clip a.|ann\nwavs/b.wav|Clip b.|ann\n"
+    )
+    report = scan_dataset(data(listed, max_bad_file_fraction=0.8))
+    assert {(bad.path, bad.detail) for bad in report.bad} == {
+        ("wavs/d", "file not found, but wavs/d.wav is there: write that name"),
+        ("wavs/a.mp3", "file not found, but wavs/a.wav is there: write that name"),
+        (
+            "wavs/b.wav",
+            "file not found, but wavs/b.aiff is there, in a format not read: convert it to FLAC or WAV (ffmpeg -i IN OUT.flac)",
+        ),
+    }
+
+
 def test_libritts_root_trains_on_its_train_splits_and_a_split_folder_on_itself():
     root = scan_dataset(data(CORPORA / "libritts"))
     assert "84" not in root.speakers  # dev-clean's speaker

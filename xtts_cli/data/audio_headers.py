@@ -22,6 +22,19 @@ from typing import BinaryIO, Optional
 from xtts_cli.data import flac_frames
 
 SUPPORTED_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
+# Audio in a format not read, found beside its transcript: a bad item that says so, not a clip
+# left out in silence.
+UNREAD_EXTENSIONS = (".aiff", ".aif", ".aifc", ".opus", ".m4a", ".mp4", ".aac", ".wma", ".webm", ".au", ".caf", ".amr")
+# The first bytes of those formats, each named as the error says it.
+_UNREAD_MAGIC = (
+    (lambda head: head[:4] == b"FORM" and head[8:12] in (b"AIFF", b"AIFC"), "AIFF"),
+    (lambda head: head[4:8] == b"ftyp", "MP4 (M4A, AAC or ALAC)"),
+    (lambda head: head[:4] == b"\x30\x26\xb2\x75", "WMA"),
+    (lambda head: head[:4] == b".snd", "Sun AU"),
+    (lambda head: head[:4] == b"caff", "CAF"),
+    (lambda head: head[:4] == b"\x1a\x45\xdf\xa3", "WebM (Matroska)"),
+    (lambda head: head[:5] == b"#!AMR", "AMR"),
+)
 
 # A clip whose loudest sample is under -80 dBFS holds no sound: no voice to learn, nor to clone.
 SILENT_PEAK = 1e-4
@@ -193,6 +206,12 @@ def _read_header(handle: BinaryIO, size: int) -> AudioHeader:
         return _read_mp3(handle, size, 0)
     if head[:4] == b"RIFF":
         raise AudioHeaderError("not_audio", "RIFF file that is not WAVE")
+    for looks_like, kind in _UNREAD_MAGIC:
+        if looks_like(head):
+            raise AudioHeaderError(
+                "unsupported_format",
+                f"{kind} audio is not read; convert it to FLAC or WAV (e.g. ffmpeg -i IN OUT.flac)",
+            )
     raise AudioHeaderError("not_audio", "not a WAV, FLAC, Ogg Vorbis or MP3 file (unrecognised header bytes)")
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import NamedTuple, Optional
 
 from xtts_cli.config.schema import DATASET_FORMATS, DataConfig
-from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS
+from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS, UNREAD_EXTENSIONS
 from xtts_cli.data.read_ahead import ReadAhead
 from xtts_cli.errors import XttsError
 
@@ -662,8 +662,8 @@ def _common_voice_entries(path: Path, root: Path) -> Iterator[Entry]:
 # --- VCTK ----------------------------------------------------------------------------------------
 
 
-def _files(folder: Path, suffix: str, watched: list[tuple[str, str]]) -> Iterator[os.DirEntry]:
-    """The files ending in `suffix` one level below `folder` (`folder/<speaker>/<file>`), sorted."""
+def _files(folder: Path, suffix: str | tuple[str, ...], watched: list[tuple[str, str]]) -> Iterator[os.DirEntry]:
+    """The files ending in `suffix` (or one of them) one level below `folder` (`folder/<speaker>/<file>`), sorted."""
     watched.append((str(folder), "stat"))
     with os.scandir(folder) as speakers:
         speaker_dirs = sorted((entry for entry in speakers if entry.is_dir()), key=lambda entry: entry.name)
@@ -687,11 +687,18 @@ def _read_transcript(path: str) -> tuple[str, Optional[str]]:
 
 def _vctk_entries(root: Path, audio_folder: Path, watched: list[tuple[str, str]]) -> Iterator[Entry]:
     transcripts = {entry.name[:-4]: entry.path for entry in _files(root / "txt", ".txt", watched)}
-    audio: dict[str, str] = {}
     suffixes = VCTK_MICS if audio_folder.name == "wav48_silence_trimmed" else (".wav",)
-    for suffix in reversed(suffixes):  # mic1 wins over mic2 where both are there
-        for entry in _files(audio_folder, suffix, watched):
-            audio[entry.name[: -len(suffix)]] = entry.path
+    # A corpus converted (wav48/ to FLAC) or trimmed (a mic's clips in wav48/) is still its clips: any
+    # format read, with or without a mic; of two, mic1's and the layout's own format first.
+    audio: dict[str, str] = {}
+    rank: dict[str, tuple[bool, bool]] = {}
+    for entry in _files(audio_folder, SUPPORTED_EXTENSIONS, watched):
+        stem = entry.name.rsplit(".", 1)[0]
+        mic = stem[-5:].lower() if stem.lower().endswith(("_mic1", "_mic2")) else ""
+        stem = stem[: -len(mic)] if mic else stem
+        ranked = (mic != "_mic2", entry.name.lower().endswith("." + suffixes[0].rsplit(".", 1)[1]))
+        if stem not in rank or ranked > rank[stem]:
+            audio[stem], rank[stem] = entry.path, ranked
     stems = sorted(set(transcripts) | set(audio))
     base = str(root)
     with ReadAhead([transcripts[stem] for stem in stems if stem in transcripts]):
@@ -803,11 +810,18 @@ def _clip_folders(root: Path) -> list[Path]:
 
 
 def _audio_stems(names: set[str]) -> dict[str, str]:
-    return {
+    """Each clip's stem and its file's name: a format read, else one not read (AIFF, M4A) beside a
+    transcript of its name, which the scan then names as a bad item."""
+    stems = {
         name.rsplit(".", 1)[0]: name
         for name in sorted(names)
         if name.lower().endswith(SUPPORTED_EXTENSIONS) and not name.startswith(".")
     }
+    for name in sorted(names):
+        stem = name.rsplit(".", 1)[0]
+        if name.lower().endswith(UNREAD_EXTENSIONS) and stem not in stems and _transcript_of(stem, names):
+            stems[stem] = name
+    return stems
 
 
 def _transcript_of(stem: str, names: set[str]) -> Optional[str]:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 from pydantic.dataclasses import dataclass
 
 from xtts_cli.config.schema import DataConfig
-from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS, AudioHeaderError
+from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS, UNREAD_EXTENSIONS, AudioHeaderError
 from xtts_cli.data.features import kept_bytes
 from xtts_cli.data.layouts import Entry, printable, read_layout, read_lines
 from xtts_cli.data.scan_cache import HeaderCache, ScanMemo, cache_path
@@ -941,6 +941,30 @@ def _place(
     return _resolve(entry, root, data.allow_absolute_paths, folders)
 
 
+def _beside(audio_path: str, written: str) -> str:
+    """A missing clip's detail: "file not found", and the file of its name with another extension
+    (or none) where there is one: a list that names `c3` or `x.mp3` of a `c3.wav` or an `x.wav`."""
+    folder, name = os.path.split(audio_path)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return "file not found"
+    base = os.path.splitext(name)[0]
+    audio = (*SUPPORTED_EXTENSIONS, *UNREAD_EXTENSIONS)
+    near = sorted(
+        n
+        for n in names
+        if n != name and (n == base or (os.path.splitext(n)[0] in (name, base) and n.lower().endswith(audio)))
+    )
+    if not near:
+        return "file not found"
+    shown = os.path.join(os.path.dirname(written), near[0])
+    extension = os.path.splitext(near[0])[1].lower()
+    if extension in UNREAD_EXTENSIONS:
+        return f"file not found, but {shown} is there, in a format not read: convert it to FLAC or WAV (ffmpeg -i IN OUT.flac)"
+    return f"file not found, but {shown} is there: write that name"
+
+
 def _entry_fault(entry: Entry) -> Optional[BadItem]:
     """What the metadata itself says is wrong with an entry, before its audio is looked at."""
     said: tuple[tuple[BadReason, Optional[str]], ...] = (
@@ -987,7 +1011,7 @@ def _check_entry(
     try:
         header, stat = headers.header(audio_path)
     except AudioHeaderError as error:  # before the length limits: a broken file is bad, whatever its length
-        return bad(error.reason, error.detail)
+        return bad(error.reason, _beside(audio_path, written) if error.reason == "missing" else error.detail)
     if len(cleaned) > data.max_text_length:
         return bad(
             "text_too_long",
