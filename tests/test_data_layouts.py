@@ -798,6 +798,12 @@ def test_a_corpus_one_folder_down_or_a_metadata_file_named_otherwise_is_pointed_
         scan_dataset(data(nested))
     assert down.value.lines[0].endswith("LJSpeech-1.1/metadata.csv is one folder down")
     assert down.value.hint == f"point the dataset path at {nested / 'LJSpeech-1.1'} (--data {nested / 'LJSpeech-1.1'})"
+    # One folder up: its wavs/ given for the corpus, and a VCTK's txt/.
+    for corpus, inner, layout in ((nested / "LJSpeech-1.1", "wavs", "ljspeech"), (CORPORA / "vctk", "txt", "vctk")):
+        with pytest.raises(XttsError) as up:
+            scan_dataset(data(corpus / inner))
+        assert up.value.lines[0].endswith(f"it is the {inner}/ folder of the {layout} corpus in {corpus}")
+        assert up.value.hint == f"point the dataset path at {corpus} (--data {corpus})"
     renamed = tmp_path / "renamed"
     shutil.copytree(BUNDLED_SAMPLE, renamed)
     (renamed / "metadata.csv").rename(renamed / "train.csv")

@@ -191,10 +191,22 @@ def detect_format(root: Path, data: DataConfig) -> str:
 
 
 def _near_miss(root: Path, data: DataConfig) -> Optional[tuple[str, str]]:
-    """(what was found, the fix) for the two commonest near misses: the corpus one folder down
-    (LJSpeech-1.1/metadata.csv, as its archive unpacks), or one metadata file of another name."""
+    """(what was found, the fix) for the commonest near misses: the corpus one folder down
+    (LJSpeech-1.1/metadata.csv, as its archive unpacks) or up (its wavs/), or one metadata file of
+    another name."""
     if not root.is_dir():
         return None
+    # One folder too deep: the corpus's wavs/, clips/, txt/ or wav48/ given for the corpus.
+    if root.name in ("wavs", "clips", "txt", *VCTK_AUDIO) and root.parent != root:
+        try:
+            found = detect_format(root.parent, data)
+        except XttsError:
+            found = None
+        if found is not None:
+            return (
+                f"it is the {root.name}/ folder of the {found} corpus in {root.parent}",
+                f"point the dataset path at {root.parent} (--data {root.parent})",
+            )
     below = sorted(p for p in root.iterdir() if p.is_dir() and (p / data.metadata_train_file).is_file())
     if len(below) == 1:
         return (
