@@ -314,6 +314,16 @@ def test_an_unreadable_latest_checkpoint_falls_back_to_the_one_before(tmp_path):
         str(error.value)
         == f"cannot read {copy / 'checkpoints' / 'ckpt-4'}, nor any checkpoint before it: its files are not there"
     )
+    # Its pointer gone too: refused, where it had started again at step 0 and dropped the steps it logged.
+    (copy / "checkpoints" / "checkpoint").unlink()
+    logged = (copy / "metrics.jsonl").read_bytes()
+    with pytest.raises(XttsError) as error:
+        prepare_run_dir(copy, config)
+    assert str(error.value) == (
+        f"{copy} logged steps up to 4 (metrics.jsonl), past its first checkpoint at step 2 (training.save_step), but "
+        f"{copy / 'checkpoints'} holds no checkpoint: they were removed or moved"
+    )
+    assert (copy / "metrics.jsonl").read_bytes() == logged
     notes: list[str] = []
     resumed = Trainer(
         resolve_config(tiny_config(tmp_path), {**settings, "training.max_steps": 6}).config,

@@ -342,6 +342,8 @@ def prepare_run_dir(
     _own_checkpoint_folder(run, previous, fresh, note)
     _restore_pointer(run, note)
     resume = run.has_checkpoint()
+    if not resume and previous is not None:
+        _refuse_lost_checkpoints(run, config)
     if resume:
         _refuse_other_parent(run, previous, config.training.init_from)
     if resume:
@@ -395,6 +397,40 @@ def _refuse_moved_checkpoint_dir(run: RunDir, config: XttsConfig) -> None:
         f"{shlex.quote(str(before.checkpoints))}/* {shlex.quote(str(run.checkpoints))}/), or set "
         f"training.checkpoint_dir back to {was or 'unset'}; --fresh starts a new run",
     )
+
+
+def _refuse_lost_checkpoints(run: RunDir, config: XttsConfig) -> None:
+    """A run that logged steps past its first checkpoint and holds none (deleted, moved): refused,
+    where it had started again at step 0 and dropped its logged steps. Steps logged before the first
+    checkpoint (a run killed early) start again, as they always did."""
+    last = _last_logged_step(run.metrics)
+    recorded = _recorded_config(run)
+    save = (recorded or config).training.save_step  # what the logged attempts saved by
+    if last is None or last <= save:
+        return
+    raise XttsError(
+        f"{run.path} logged steps up to {last} (metrics.jsonl), past its first checkpoint at step {save} "
+        f"(training.save_step), but {run.checkpoints} holds no checkpoint: they were removed or moved",
+        hint="put them back (or set training.checkpoint_dir to where they are); --fresh keeps this run aside and "
+        "starts a new one",
+    )
+
+
+def _last_logged_step(path: Path) -> Optional[int]:
+    """The highest step metrics.jsonl records; None without one."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    steps = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("step"), int):
+            steps.append(record["step"])
+    return max(steps, default=None)
 
 
 def _refuse_lost_record(run: RunDir) -> None:
