@@ -155,6 +155,32 @@ def test_a_checkpoint_folder_outside_the_run_belongs_to_one_run_and_fresh_moves_
     release_run_dir(run)
 
 
+def test_a_resume_whose_features_no_longer_fit_the_runs_own_vocoder_says_so(tmp_path):
+    # --force with another data.fmax: the vocoder in RUN/vocoder was refused by synthesize from then on, unsaid.
+    import yaml
+
+    run, _ = prepare_run_dir(tmp_path / "run", XttsConfig())
+    (run.checkpoints).mkdir(parents=True)
+    (run.checkpoints / "checkpoint").write_text('model_checkpoint_path: "ckpt-5"\n')
+    release_run_dir(run)
+    vocoder = tmp_path / "run" / "vocoder"
+    vocoder.mkdir()
+    settings = XttsConfig.model_validate({"model": {"kind": "vocoder"}}).model_dump(mode="json")
+    (vocoder / "config.yaml").write_text(yaml.safe_dump(settings), encoding="utf-8")
+    said: list[str] = []
+    run, resume = prepare_run_dir(tmp_path / "run", XttsConfig(), note=said.append)  # the same features: no word
+    release_run_dir(run)
+    assert resume and not any("vocoder" in line for line in said), said
+    changed = XttsConfig.model_validate({"data": {"fmax": 7600.0}})
+    run, resume = prepare_run_dir(tmp_path / "run", changed, force=True, note=said.append)
+    release_run_dir(run)
+    assert said[-1] == (
+        f"the run's own vocoder {vocoder} was trained on other features than these: fmax 7600.0 against 8000.0 "
+        "(this run's first): synthesize, export and serve refuse it until it is trained again on this run's data "
+        "section, or given --vocoder griffin-lim"
+    )
+
+
 def test_a_run_record_that_cannot_be_read_is_refused_not_taken_for_none(tmp_path):
     # A damaged run.json had let any model config resume the run (nothing to check it against), and
     # one that is a list had been an AttributeError traceback.

@@ -354,6 +354,7 @@ def prepare_run_dir(
         return run, resume
     if resume:
         _say_what_changed(run, config, note)
+        _say_vocoder_unfit(run, config, note)
     _write_record(run, config, _run_record(config, identity, previous, resume, parent), unread)
     return run, resume
 
@@ -510,6 +511,21 @@ def _say_what_changed(run: RunDir, config: XttsConfig, note: Callable[[str], Non
             else "where the epochs end the run before training.max_steps, the learning-rate schedule spans them"
         )
         note(f"training.epochs {epochs[0]} -> {epochs[1]}: {spans}, so the rate at this step changes with it")
+
+
+def _say_vocoder_unfit(run: RunDir, config: XttsConfig, note: Callable[[str], None]) -> None:
+    """A resume whose features (`--force`: data.fmax, the mels) no longer fit the run's own vocoder
+    (RUN/vocoder), said as it starts: synthesize, export and serve refuse that vocoder from then on."""
+    vocoder = _recorded_config(RunDir(run.path / VOCODER_DIR))
+    if vocoder is None:
+        return
+    differ = MelFeatures.of(config.data).transform_mismatch(MelFeatures.of(vocoder.data))
+    if differ:
+        note(
+            f"the run's own vocoder {run.path / VOCODER_DIR} was trained on other features than these: "
+            f"{'; '.join(differ)} (this run's first): synthesize, export and serve refuse it until it is trained "
+            "again on this run's data section, or given --vocoder griffin-lim"
+        )
 
 
 def _run_record(
