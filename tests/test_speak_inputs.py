@@ -192,7 +192,8 @@ def test_a_checkpoint_or_an_export_given_as_a_run_is_named_for_what_it_is(tmp_pa
             read_run(given)
         what = "holds checkpoints" if given.is_dir() else "is a checkpoint"
         assert wrong.value.lines == [f"{given} {what} {said}"], given
-        assert wrong.value.hint == f"pass --run-dir {run}"
+        # A checkpoint of its own is one --step speaks with.
+        assert wrong.value.hint == f"pass --run-dir {run}" + ("" if given.is_dir() else " --step 1 (this checkpoint)")
     export = tmp_path / "export"
     export.mkdir()
     (export / "export.json").write_text("{}", encoding="utf-8")

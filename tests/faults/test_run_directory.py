@@ -300,7 +300,10 @@ def test_files_written_atomically_keep_symlinks_and_follow_the_umask(tmp_path, r
 
 
 @pytest.mark.slow
-def test_an_unreadable_latest_checkpoint_falls_back_to_the_one_before(tmp_path):
+def test_an_unreadable_latest_checkpoint_falls_back_to_the_one_before(tmp_path, runner):
+    import json
+
+    from xtts_cli.cli.app import app
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.training.controller import Controller
     from xtts_cli.training.events import Noted
@@ -315,6 +318,10 @@ def test_an_unreadable_latest_checkpoint_falls_back_to_the_one_before(tmp_path):
     data.write_bytes(data.read_bytes()[:100])
     from xtts_cli.inference import Synthesizer
 
+    # `synthesize --step` speaks with a checkpoint the run keeps: how it sounded then.
+    result = runner.invoke(app, ["synthesize", "Hello.", "-r", str(tmp_path / "run"), "--step", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["step"] == 2
     # Synthesis speaks with the one before too, and says so.
     tts = Synthesizer.load(tmp_path / "run")
     assert tts.step == 2

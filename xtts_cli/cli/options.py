@@ -168,6 +168,16 @@ VocoderOption = Annotated[
         show_default=False,
     ),
 ]
+StepOption = Annotated[
+    Optional[int],
+    typer.Option(
+        "--step",
+        min=0,
+        metavar="N",
+        help="Speak with this step's checkpoint (one the run keeps) instead of the latest: how the run sounded then.",
+        show_default=False,
+    ),
+]
 CheckpointAlias = Annotated[Optional[Path], typer.Option("--checkpoint", hidden=True)]
 VerboseOption = Annotated[
     bool,

@@ -12,6 +12,7 @@ from xtts_cli.cli.options import (
     CheckpointAlias,
     JsonOption,
     RunDirOption,
+    StepOption,
     VerboseOption,
     VocoderOption,
     files_can_go,
@@ -138,6 +139,7 @@ def synthesize(
     language: LanguageOption = None,
     max_frames: MaxFramesOption = None,
     vocoder: VocoderOption = None,
+    step: StepOption = None,
     speed: SpeedOption = 1.0,
     list_speakers: ListSpeakersOption = False,
     list_languages: ListLanguagesOption = False,
@@ -160,6 +162,8 @@ def synthesize(
         xtts synthesize "سلام" -r runs/voices --language fa --speaker-wav clip.wav
 
         xtts synthesize --text-file lines.txt --out-dir clips/ -r runs/speak-cpu --vocoder runs/vocoder-cpu
+
+        xtts synthesize "The cat sat." -r runs/tiny-cpu --step 1000 -o then.wav
     """
 
     if list_speakers or list_languages:
@@ -189,8 +193,9 @@ def synthesize(
         "speed": speed,
     }
     with Phases(enabled=not json_output) as phase:
-        phase(f"loading {run_dir} (TensorFlow, the model and its latest checkpoint)")
-        tts = Synthesizer.load(run_dir, vocoder=vocoder, flags=True)
+        which = "its latest checkpoint" if step is None else f"step {step}'s checkpoint"
+        phase(f"loading {run_dir} (TensorFlow, the model and {which})")
+        tts = Synthesizer.load(run_dir, step=step, vocoder=vocoder, flags=True)
         tts.tokenizer.language_index(language)  # before any audio is read: an error naming the run's languages
         voice = tts.voice(speaker, speaker_wav)
         phase("speaking (the first sentence of a process also builds the generation graph)")

@@ -209,9 +209,10 @@ def _not_a_run(given: Path, flag: str, hint: str) -> NoReturn:
         run = next((p for p in prefix.parents if (p / "config.yaml").is_file()), None)
         what = f"{given} is a checkpoint" if is_checkpoint else f"{given} holds checkpoints"
         if run is not None:
+            step = re.fullmatch(r"ckpt-(\d+)", prefix.name) if is_checkpoint else None
             raise XttsError(
                 f"{what} of the run {run}: {flag} takes the run directory, which speaks with its latest checkpoint",
-                hint=f"pass {flag} {run}",
+                hint=f"pass {flag} {run}" + (f" --step {step[1]} (this checkpoint)" if step else ""),
             )
         raise XttsError(f"{what}, not a run directory: {flag} takes the folder `xtts train` wrote", hint=hint)
     if (given / "export.json").is_file():
