@@ -610,6 +610,13 @@ def test_a_vocoder_folder_without_a_trained_vocoder_is_said_not_passed_over(tmp_
     assert tts.vocoder.name == "griffin-lim"
     assert f"{run / 'vocoder'} holds no trained vocoder yet: Griffin-Lim makes the waveform" in tts.notes
     assert Synthesizer.load(RUN).notes == []  # none there: nothing to say
+    # Its measured speaking rate gone: the window each sentence may take is a guess, said.
+    (run / "vocoder").rmdir()
+    (run / "speaking_rate.json").unlink()
+    assert Synthesizer.load(run).notes == [
+        f"{run} has no readable speaking_rate.json: how long each sentence may run is a rough guess per character, "
+        "not the pace the run measured (a sentence may run on, or be cut short)"
+    ]
 
 
 def test_the_python_api_names_its_arguments_and_the_command_line_its_flags(tts, runner, tmp_path):

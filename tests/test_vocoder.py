@@ -469,18 +469,22 @@ def test_vocode_names_every_recording_it_cannot_read_before_loading_and_says_wha
 
 
 @pytest.mark.slow
-def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(runner, tmp_path: Path, acoustic) -> None:
+def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(
+    runner, tmp_path: Path, acoustic, monkeypatch
+) -> None:
     import tensorflow as tf
 
     from xtts_cli.inference.loading import load_vocoder
     from xtts_cli.speech.vocoding import load_audio
 
     out = tmp_path / "exported"
-    result = runner.invoke(app, ["export", "-r", str(acoustic), "-o", str(out), "--json"])
+    monkeypatch.chdir(acoustic.parent)  # the run named as a user in its folder names it: -r RUN
+    result = runner.invoke(app, ["export", "-r", acoustic.name, "-o", str(out), "--json"])
     assert result.exit_code == 0, (result.output, result.exception)
     assert undocumented_keys("export", json.loads(result.stdout)) == [], "add them to docs/json.md"
     info = json.loads((out / "export.json").read_text(encoding="utf-8"))
-    assert info["vocoder"] == str(acoustic / "vocoder") and info["vocoder_step"] == 12
+    # Where they are, not where export was run from: an export is served elsewhere.
+    assert info["run"] == str(acoustic) and info["vocoder"] == str(acoustic / "vocoder") and info["vocoder_step"] == 12
     assert info["text_cleaners"] and info["speakers"] and info["languages"] == ["en"]
     assert info["numbers"] == "words"  # "$5" is "five dollars" before the symbols are looked up
     vocabulary = json.loads((acoustic / "vocab.json").read_text(encoding="utf-8"))

@@ -160,7 +160,7 @@ class Synthesizer:
     @classmethod
     def _load(cls, run_dir: Path | str, step: Optional[int], vocoder: Optional[Path | str]) -> Synthesizer:
         from xtts_cli.inference.loading import load_run, load_vocoder
-        from xtts_cli.run.files import VOCODER_DIR
+        from xtts_cli.run.files import SPEAKING_RATE_FILE, VOCODER_DIR
 
         if not isinstance(run_dir, (str, os.PathLike)) or not os.fspath(run_dir).strip():
             raise XttsError(
@@ -180,6 +180,11 @@ class Synthesizer:
             notes.append(f"{own} holds no trained vocoder yet: Griffin-Lim makes the waveform")
         chosen = load_vocoder(vocoder, config.data, acoustic_run=f"the run {run_dir}", notes=notes, named=named)
         loaded = cls(config, tokenizer, model, restored, run, chosen)
+        if loaded._rate is None:  # removed, or a copy that left it out: the window is a rough guess
+            notes.append(
+                f"{run_dir} has no readable {SPEAKING_RATE_FILE}: how long each sentence may run is a rough guess "
+                "per character, not the pace the run measured (a sentence may run on, or be cut short)"
+            )
         loaded.notes = notes
         return loaded
 

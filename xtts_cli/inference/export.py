@@ -309,7 +309,8 @@ def _export_info(tts: Synthesizer) -> dict:
     phonemes = data.text_frontend == "phonemes"
     espeak_voices = {code: espeak_language(code) for code in tts.tokenizer.languages} if phonemes else {}
     return {
-        "run": str(tts.run_dir),
+        # Absolute: where the export is served, the folder export was run from means nothing.
+        "run": os.path.abspath(tts.run_dir),
         "step": tts.step,
         "sample_rate": data.sample_rate,
         "n_mels": data.n_mels,
@@ -329,7 +330,7 @@ def _export_info(tts: Synthesizer) -> dict:
         "symbol_id": "1 + index in symbols",
         "languages": list(tts.tokenizer.languages),
         "speakers": list(tts.tokenizer.speakers),
-        "vocoder": tts.vocoder.name,
+        "vocoder": tts.vocoder.name if tts.vocoder.generator is None else os.path.abspath(tts.vocoder.name),
         "vocoder_step": tts.vocoder.step,
         "reference_seconds": round(window * data.hop_length / data.sample_rate, 3),
         "max_seconds": round(buffer * data.hop_length / data.sample_rate, 3),
