@@ -780,11 +780,14 @@ def test_a_transcript_of_punctuation_alone_is_bad_not_trained(tmp_path):
     metadata = root / "metadata.csv"
     lines = metadata.read_text(encoding="utf-8").splitlines()
     first = lines[0].split("|")[0]
-    metadata.write_text("\n".join([f"{first}|...", *lines[1:]]) + "\n", encoding="utf-8")
+    second = lines[1].split("|")[0]
+    metadata.write_text("\n".join([f"{first}|...", f"{second}|\U0001f600!", *lines[2:]]) + "\n", encoding="utf-8")
     report = scan_dataset(data(root, eval_fraction=0.0, max_bad_file_fraction=0.5))
-    (bad,) = report.bad
-    assert (bad.reason, bad.detail) == ("empty_text", "transcript '...' holds no word, only punctuation")
-    assert len(report.items) == len(lines) - 1
+    assert [(bad.reason, bad.detail) for bad in report.bad] == [
+        ("empty_text", "transcript '...' holds no word, only punctuation"),
+        ("empty_text", "transcript '\U0001f600!' holds no word, only symbols (an emoji) and punctuation"),
+    ]
+    assert len(report.items) == len(lines) - 2
 
 
 def test_a_corpus_one_folder_down_or_a_metadata_file_named_otherwise_is_pointed_at(tmp_path):

@@ -849,7 +849,12 @@ def test_early_stopping_with_no_validation_clip_is_a_warning_as_the_run_starts(t
     from xtts_cli.cli.app import app
     from xtts_cli.training.events import Noted
 
-    overrides = {"data.eval_fraction": 0.0, "training.early_stop_patience": 2, "training.max_steps": 1}
+    overrides = {
+        "data.eval_fraction": 0.0,
+        "training.early_stop_patience": 2,
+        "training.max_steps": 1,
+        "training.val_step": 1,
+    }
     events: list = []
     config = resolve_config(tiny_config(tmp_path), overrides).config
     Controller(Trainer(config, run_dir=tmp_path / "run", progress=events.append)).run()
@@ -862,6 +867,9 @@ def test_early_stopping_with_no_validation_clip_is_a_warning_as_the_run_starts(t
     held_out = resolve_config(tiny_config(tmp_path), {**overrides, "data.eval_fraction": 0.1}).config
     Controller(Trainer(held_out, run_dir=tmp_path / "held-out", progress=said.append)).run()
     assert not [e for e in said if isinstance(e, Noted) and "early_stop_patience" in e.message]
+    # "validating ..." is said where there are clips to validate on, not as a line that ends in nothing.
+    phases = [[e.name for e in seen if type(e).__name__ == "PhaseStarted"] for seen in (events, said)]
+    assert "validating" not in phases[0] and "validating" in phases[1], phases
 
 
 @pytest.mark.slow

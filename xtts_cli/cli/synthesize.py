@@ -162,8 +162,6 @@ def synthesize(
         xtts synthesize "سلام" -r runs/voices --language fa --speaker-wav clip.wav
 
         xtts synthesize --text-file lines.txt --out-dir clips/ -r runs/speak-cpu --vocoder runs/vocoder-cpu
-
-        xtts synthesize "The cat sat." -r runs/tiny-cpu --step 1000 -o then.wav
     """
 
     if list_speakers or list_languages:
@@ -186,15 +184,11 @@ def synthesize(
     from xtts_cli.cli.output import Phases
     from xtts_cli.inference import Synthesizer
 
-    voice_options: dict[str, Any] = {
-        "speaker": speaker,
-        "speaker_wav": speaker_wav,
-        "language": language,
-        "speed": speed,
-    }
+    voice_options: dict[str, Any] = dict(speaker=speaker, speaker_wav=speaker_wav, language=language, speed=speed)
     with Phases(enabled=not json_output) as phase:
-        which = "its latest checkpoint" if step is None else f"step {step}'s checkpoint"
-        phase(f"loading {run_dir} (TensorFlow, the model and {which})")
+        phase(
+            f"loading {run_dir} (TensorFlow, the model and {'its latest' if step is None else f'step {step}'} checkpoint)"
+        )
         tts = Synthesizer.load(run_dir, step=step, vocoder=vocoder, flags=True)
         tts.tokenizer.language_index(language)  # before any audio is read: an error naming the run's languages
         voice = tts.voice(speaker, speaker_wav)

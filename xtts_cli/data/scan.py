@@ -1007,7 +1007,9 @@ def _check_entry(
     if not cleaned.strip():
         return bad("empty_text", "transcript is empty after cleaning")
     if not any(c.isalnum() for c in cleaned):  # "...": the clip's speech would be learnt as punctuation
-        return bad("empty_text", f"transcript {cleaned.strip()[:20]!r} holds no word, only punctuation")
+        marks = all(unicodedata.category(c).startswith("P") for c in cleaned if not c.isspace())
+        only = "punctuation" if marks else "symbols (an emoji) and punctuation"
+        return bad("empty_text", f"transcript {cleaned.strip()[:20]!r} holds no word, only {only}")
     try:
         header, stat = headers.header(audio_path)
     except AudioHeaderError as error:  # before the length limits: a broken file is bad, whatever its length

@@ -234,12 +234,16 @@ def _generator(
                     win_length=data.win_length,
                     n_iter=GRIFFIN_LIM_ITERATIONS,
                 )
-            audio = audio[: (frames - 1) * data.hop_length]
-            # As `synthesize` writes it (`within_full_scale`): early in training Griffin-Lim's peak passes 20.
-            peak = tf.reduce_max(tf.abs(tf.concat([audio, [0.0]], 0)))
-            return {"mel": mel[:frames], "audio": audio * (0.99 / tf.maximum(peak, 0.99))}
+            return {"mel": mel[:frames], "audio": _within_full_scale(audio[: (frames - 1) * data.hop_length])}
 
     return Generator()
+
+
+def _within_full_scale(audio):
+    """`audio` as `synthesize` writes it (`within_full_scale`): scaled to a peak of 0.99 where it would
+    clip; early in training Griffin-Lim's peak passes 20."""
+    peak = tf.reduce_max(tf.abs(tf.concat([audio, [0.0]], 0)))
+    return audio * (0.99 / tf.maximum(peak, 0.99))
 
 
 def _checked_text(text_ids, language_id, vocab_size: int, languages: int):

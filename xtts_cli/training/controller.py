@@ -426,6 +426,8 @@ class ValidationHook(Hook):
                 )
 
     def _validate(self, step: int) -> Optional[dict[str, float]]:
+        if not self.trainer.validates:  # no validation clips: no "validating ..." that ends in nothing
+            return None
         self.progress(PhaseStarted("validating"))
         values = self.trainer.validate()
         if values is not None:
