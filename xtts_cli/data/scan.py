@@ -941,6 +941,13 @@ def _place(
     return _resolve(entry, root, data.allow_absolute_paths, folders)
 
 
+def _what_it_holds(text: str) -> str:
+    """What a transcript with no word is made of: punctuation alone ("..."), or symbols too (an emoji)."""
+    if all(unicodedata.category(c).startswith("P") for c in text if not c.isspace()):
+        return "punctuation"
+    return "symbols (an emoji) and punctuation"
+
+
 def _beside(audio_path: str, written: str) -> str:
     """A missing clip's detail: "file not found", and the file of its name with another extension
     (or none) where there is one: a list that names `c3` or `x.mp3` of a `c3.wav` or an `x.wav`."""
@@ -1007,9 +1014,7 @@ def _check_entry(
     if not cleaned.strip():
         return bad("empty_text", "transcript is empty after cleaning")
     if not any(c.isalnum() for c in cleaned):  # "...": the clip's speech would be learnt as punctuation
-        marks = all(unicodedata.category(c).startswith("P") for c in cleaned if not c.isspace())
-        only = "punctuation" if marks else "symbols (an emoji) and punctuation"
-        return bad("empty_text", f"transcript {cleaned.strip()[:20]!r} holds no word, only {only}")
+        return bad("empty_text", f"transcript {cleaned.strip()[:20]!r} holds no word, only {_what_it_holds(cleaned)}")
     try:
         header, stat = headers.header(audio_path)
     except AudioHeaderError as error:  # before the length limits: a broken file is bad, whatever its length
