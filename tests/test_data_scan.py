@@ -271,6 +271,22 @@ def test_a_broken_file_is_bad_whatever_its_length_and_a_sound_one_outside_the_li
     assert report.outside_limits == 1 and report.bad_fraction == pytest.approx(1 / 3)
 
 
+def test_a_wav_whose_recorder_stopped_before_writing_its_sizes_says_so_and_how_to_repair_it(tmp_path):
+    from xtts_cli.data.audio_headers import AudioHeaderError, read_audio_header
+
+    clip = bytearray((DATASET / "wavs" / "pcm16.wav").read_bytes())
+    data = clip.index(b"data")
+    clip[4:8] = clip[data + 4 : data + 8] = bytes(4)  # both sizes 0, the audio after them
+    (tmp_path / "cut.wav").write_bytes(clip)
+    with pytest.raises(AudioHeaderError) as said:
+        read_audio_header(str(tmp_path / "cut.wav"))
+    assert said.value.reason == "header_only"  # it had been "WAV header with no audio data"
+    assert said.value.detail == (
+        f"WAV header says its audio is 0 bytes, yet {len(clip) - data - 8} bytes follow it (a recording stopped "
+        "before its sizes were written): repair it with sox --ignore-length in.wav out.wav"
+    )
+
+
 def test_a_silent_wav_is_a_bad_item_and_a_quiet_one_or_one_that_starts_silent_is_not(tmp_path, monkeypatch):
     import numpy as np
     import soundfile

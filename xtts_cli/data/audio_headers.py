@@ -275,6 +275,12 @@ def _wav_header(
         # A WAV written to a pipe (ffmpeg, `xtts serve`'s stream=1) cannot go back to patch in its
         # length: 0xFFFFFFFF says "to the end of the file", and the audio is every whole sample there.
         declared = available - available % block_align
+    if declared == 0 and available >= block_align:  # a recorder stopped before it wrote the sizes in
+        raise AudioHeaderError(
+            "header_only",
+            f"WAV header says its audio is 0 bytes, yet {available} bytes follow it (a recording stopped before "
+            "its sizes were written): repair it with sox --ignore-length in.wav out.wav",
+        )
     if declared == 0 or available <= 0:
         raise AudioHeaderError("header_only", "WAV header with no audio data")
     if declared > available:

@@ -24,7 +24,8 @@ from xtts_cli.data.read_ahead import ReadAhead
 CACHE_VERSION = 8  # 2: a streamed WAV (sizes 0xFFFFFFFF) is read to its end, not truncated; 3: a silent WAV is bad;
 # 4: an MP3 with fewer frames than its Xing/Info header counts is truncated; 5: a FLAC whose last
 # frames are missing or cut is truncated; 6: an MP3 of varying bitrate with no Xing frame count is refused;
-# 7: an MP3 whose frames break off and resume is truncated; 8: AIFF, MP4, WMA, AU, CAF, WebM and AMR are unsupported_format
+# 7: an MP3 whose frames break off and resume is truncated; 8: AIFF, MP4, WMA, AU, CAF, WebM and AMR are unsupported_format,
+# a WAV of 0-byte sizes with audio after says how to repair it
 MEMO_VERSION = 33  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
 # 4: a manifest's header may name its columns file, transcript, ... (a memo read it as LJSpeech);
 # 5: the phonemes a scan writes read numbers as words first, and Turkish I as ı; 6: quotation marks in a tab-
