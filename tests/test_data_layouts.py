@@ -157,6 +157,29 @@ def test_a_clip_in_a_format_not_read_or_named_without_its_extension_is_said_so(t
     }
 
 
+def test_a_txt_that_trains_beside_a_lab_of_other_words_is_said(tmp_path):
+    import soundfile
+
+    from xtts_cli.cli.output import dataset_notes
+
+    samples, rate = soundfile.read(
+        CORPORA / "coqui" / "wavs" / sorted(p.name for p in (CORPORA / "coqui" / "wavs").iterdir())[0]
+    )
+    folder = tmp_path / "voice"
+    folder.mkdir()
+    for stem, lab in (("a", "Something else."), ("b", "Clip b  is here."), ("c", None)):
+        soundfile.write(folder / f"{stem}.wav", samples, rate)
+        (folder / f"{stem}.txt").write_text(f"Clip {stem} is here.\n")
+        if lab is not None:
+            (folder / f"{stem}.LAB").write_text(lab)
+    report = scan_dataset(data(folder, eval_fraction=0.0))
+    (dataset,) = report.datasets
+    assert (dataset.other_transcript, dataset.other_transcript_example) == (1, "a.LAB")  # b's says the same
+    assert "1 clip trains from its .txt beside a .lab of other words (e.g. a.LAB): remove the one that is wrong" in (
+        dataset_notes(dataset)
+    )
+
+
 def test_libritts_root_trains_on_its_train_splits_and_a_split_folder_on_itself():
     root = scan_dataset(data(CORPORA / "libritts"))
     assert "84" not in root.speakers  # dev-clean's speaker

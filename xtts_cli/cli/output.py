@@ -132,6 +132,12 @@ def dataset_notes(dataset) -> list[str]:
             f"transcript with a clip beside it (e.g. {escape(dataset.same_name_example or '')}): not trained, "
             "the other is; keep one recording of each, or rename the other and give it its own transcript"
         )
+    if dataset.other_transcript:
+        count = dataset.other_transcript
+        notes.append(
+            f"{count:,} clip{'' if count == 1 else 's'} train{'s' if count == 1 else ''} from its .txt beside a .lab of "
+            f"other words (e.g. {escape(dataset.other_transcript_example or '')}): remove the one that is wrong"
+        )
     if dataset.unnamed_speaker:
         count = dataset.unnamed_speaker
         notes.append(

@@ -170,6 +170,11 @@ class DatasetReport(BaseModel):
         "transcript they share (a.flac beside a.wav and a.txt; folder).",
     )
     same_name_example: Optional[str] = Field(None, description="One of them, to look for.")
+    other_transcript: int = Field(
+        0,
+        description="Clips whose .txt trains beside a .lab of other words (folder): one of the two is wrong.",
+    )
+    other_transcript_example: Optional[str] = Field(None, description="One such .lab, to look at.")
     unnamed_speaker: int = Field(
         0,
         description="Good clips a speakers.csv beside the metadata leaves out (and no speaker column names): "
@@ -492,6 +497,7 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
             for item in train + evaluation
         )
     unlisted, twins = _not_trained(fmt, train + evaluation, bad, root)
+    others = _other_transcripts(train + evaluation, root) if fmt == "folder" else []
     unnamed = _unnamed_speaker(train + evaluation, files, name) if fmt in ("ljspeech", "manifest") else []
     summary = DatasetReport(
         name=name,
@@ -513,6 +519,8 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         unlisted_example=unlisted[0] if unlisted else None,
         same_name_audio=len(twins),
         same_name_example=twins[0] if twins else None,
+        other_transcript=len(others),
+        other_transcript_example=others[0] if others else None,
         unnamed_speaker=len(unnamed),
         unnamed_speaker_example=unnamed[0] if unnamed else None,
     )
@@ -542,6 +550,34 @@ def _not_trained(fmt: str, items: list[DatasetItem], bad: list[BadItem], root: P
     # Every audio file beside a transcript is a clip: one left over shares a trained clip's name.
     twins = [path for path in _unlisted_audio(items, bad, root) if not os.path.basename(path).startswith(".")]
     return _deeper_audio(root), twins
+
+
+def _other_transcripts(items: list[DatasetItem], root: Path) -> list[str]:
+    """The .lab files (relative to `root`, sorted) beside a clip's .txt that trains, with other words:
+    the .txt is read first and the .lab was passed over unsaid."""
+    listed: dict[str, dict[str, str]] = {}
+    found = []
+    for item in items:
+        folder, name = os.path.split(os.path.join(str(root), item.source))
+        stem, extension = os.path.splitext(name)
+        if extension.lower() != ".txt":
+            continue
+        if folder not in listed:
+            try:
+                listed[folder] = {entry.lower(): entry for entry in os.listdir(folder)}
+            except OSError:
+                listed[folder] = {}
+        lab = listed[folder].get(f"{stem}.lab".lower())
+        if lab is None:
+            continue
+        try:
+            with open(os.path.join(folder, lab), encoding="utf-8-sig") as handle:
+                words = " ".join(handle.read().split())
+        except (OSError, UnicodeDecodeError):
+            continue
+        if words != item.text:
+            found.append(printable(os.path.relpath(os.path.join(folder, lab), root)))
+    return sorted(found)
 
 
 def _deeper_audio(root: Path) -> list[str]:
