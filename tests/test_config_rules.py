@@ -68,7 +68,13 @@ def test_a_batch_of_one_or_two_on_a_gpu_is_named_and_on_a_cpu_is_not(write_confi
         ("data:\n  bucket_by_length: false\n", "variable-shapes", "data.bucket_by_length", True),
         ("data:\n  pad_to_fixed_length: true\n", "fixed-padding-over-buckets", "data.pad_to_fixed_length", False),
         ("data:\n  max_mel_frames: 400\n", "max-mel-frames-too-small", "data.max_mel_frames", 862),
-        ("training:\n  max_steps: 40\n  warmup_steps: 50\n", "warmup-past-the-end", "training.warmup_steps", 4),
+        (
+            "training:\n  max_steps: 40\n  val_step: 10\n  warmup_steps: 50\n",
+            "warmup-past-the-end",
+            "training.warmup_steps",
+            4,
+        ),
+        ("training:\n  max_steps: 400\n  val_step: 1000\n", "validation-past-the-end", "training.val_step", 40),
         ("training:\n  mixed_precision: true\n", "mixed-precision-without-gpu", "training.mixed_precision", False),
         ("data:\n  pin_memory: false\n", "no-effect-key", "data.pin_memory", None),
         ('data:\n  batch_size: "16"\n', "number-as-string", "data.batch_size", 16),
@@ -79,6 +85,14 @@ def test_rule_fires_with_its_fix(write_config, text, rule, key, value) -> None:
     assert set(found) == {rule}
     assert found[rule].fix is not None and found[rule].fix.key == key
     assert found[rule].fix.value == value
+
+
+def test_a_validation_past_the_end_is_a_warning_with_early_stopping_and_unsaid_in_a_trial(write_config) -> None:
+    stopping = findings(write_config, "training:\n  max_steps: 4\n  val_step: 20\n  early_stop_patience: 2\n")
+    assert stopping["validation-past-the-end"].severity == "warning"
+    assert "training.early_stop_patience can never end it" in stopping["validation-past-the-end"].message
+    assert findings(write_config, "training:\n  max_steps: 4\n  val_step: 20\n") == {}  # a try of the set-up
+    assert findings(write_config, "training:\n  max_steps: 400\n  val_step: 400\n") == {}  # the last step validates
 
 
 def test_xla_is_asked_for_where_it_pays(write_config) -> None:

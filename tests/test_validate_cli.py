@@ -191,7 +191,7 @@ def test_fix_leaves_what_only_the_command_lines_values_break_and_fixes_what_the_
     runner, write_config
 ) -> None:
     # A warm-up cut to fit a --set max_steps of 20 would hold for that command only: the file trains 300.
-    text = "training:\n  max_steps: 300\n  warmup_steps: 50\n"
+    text = "training:\n  max_steps: 300\n  val_step: 10\n  warmup_steps: 50\n"
     path = write_config(text)
     args = ["validate", "-c", str(path), "--fix", "--json"]
     result = runner.invoke(app, [*args, "--set", "training.max_steps=20"])

@@ -86,7 +86,7 @@ def render_markdown() -> str:
             "",
             f"## {title}",
             "",
-            (model.__doc__ or "").strip(),
+            " ".join((model.__doc__ or "").split()),  # a docstring's lines, as one paragraph
             "",
             "| key | type | default | range | meaning |",
             "|---|---|---|---|---|",

@@ -175,8 +175,10 @@ class DataConfig(_Section):
     text_cleaners: list[Literal[TEXT_CLEANERS]] = Field(  # type: ignore[valid-type]
         default_factory=lambda: ["multilingual_cleaners"],
         description="Text cleaners applied in order: `basic_cleaners` (lowercase, collapse whitespace), "
-        "`english_cleaners` (also expand common abbreviations), `multilingual_cleaners` (Unicode NFKC, "
-        "lowercase, whitespace; safe for any script), `no_cleaners`.",
+        "`english_cleaners` (also what capitals tell in English: a street's St., an acronym's letters), "
+        "`multilingual_cleaners` (Unicode NFKC, lowercase, whitespace; safe for any script), `no_cleaners`. "
+        "Numbers, abbreviations and units are read as words by each language's reading after them, whichever "
+        "cleaner (data.md).",
     )
     text_frontend: Literal["characters", "phonemes"] = Field(
         "characters",
@@ -625,7 +627,9 @@ class WatchConfig(_Section):
 
 
 class SynthesisConfig(_Section):
-    """How `xtts synthesize` and the samples rendered during training generate speech."""
+    """How `xtts synthesize` and the samples rendered during training generate speech. `synthesize`,
+    `serve` and `export` read them from the run's own RUN/config.yaml: edit them there (or resume
+    training with `--set synthesis.KEY=VALUE`, which writes them there)."""
 
     attention_constraint: bool = Field(
         True,

@@ -223,6 +223,31 @@ def _warmup_past_the_end(loaded: LoadedConfig, machine: MachineInfo) -> Iterable
         yield from _warmup_past(training, training.max_steps, f"training.max_steps ({training.max_steps})")
 
 
+def _never_reached(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    """A validation due later than training.max_steps: the run never has one. With early stopping,
+    nothing can end it early (a warning); otherwise said of a run of TRIAL_STEPS or more. (A sample
+    step past the end is left alone: speak-cpu sets one so as to spend its minutes training.)"""
+    training = loaded.config.training
+    steps = training.max_steps
+    if steps is None:
+        return
+    every = max(1, steps // 10)
+    if training.val_step > steps and (training.early_stop_patience is not None or steps >= TRIAL_STEPS):
+        stops = training.early_stop_patience is not None
+        yield Finding(
+            id="validation-past-the-end",
+            severity="warning" if stops else "info",
+            message=f"training.val_step ({training.val_step}) is past training.max_steps ({steps}): the run never "
+            + (
+                "validates, so training.early_stop_patience can never end it"
+                if stops
+                else "validates (no val_loss to compare runs by)"
+            )
+            + f"; set training.val_step to {every}",
+            fix=_set("training.val_step", every),
+        )
+
+
 def warmup_past_the_epochs(training, total_steps: Optional[int]) -> list[Finding]:
     """`warmup-past-the-end` where training.epochs ends the run before max_steps (the data says when)."""
     if total_steps is None or (training.max_steps is not None and training.max_steps <= total_steps):
@@ -706,6 +731,7 @@ RULES: tuple[Rule, ...] = (
     _mel_frames,
     _frozen_from_zero,
     _warmup_past_the_end,
+    _never_reached,
     _mixed_precision,
     _small_batch,
     _split_layout,
