@@ -622,6 +622,7 @@ def test_xtts_train_on_a_run_dir_alone_resumes_with_the_runs_config(tmp_path: Pa
     )
     assert "note: the run is at step 3, its 3 steps done" in result.stderr  # also said, as without --json
     assert not (run / "tensorboard").exists()  # no event file that holds no summary
+    assert "ended" not in json.loads((run / "run.json").read_text(encoding="utf-8"))["history"][-1]  # no start added
     assert undocumented_keys("train", report) == [], "add them to docs/json.md (TrainResult's descriptions)"
     before, after = (yaml.safe_load(text) for text in (written, (run / "config.yaml").read_text(encoding="utf-8")))
     for section, key in (("data", "batch_size"), ("training", "learning_rate"), ("model", "d_model")):
@@ -756,6 +757,13 @@ def test_a_second_ctrl_c_before_any_checkpoint_leaves_no_step_recorded_twice(tmp
     )
     logged = [(r["step"], "val_loss" in r) for r in read_metrics(run / "metrics.jsonl")]
     assert len(logged) == len(set(logged)) and max(step for step, _ in logged) == 4
+    # run.json's history says how each start ended, and at which steps.
+    history = json.loads((run / "run.json").read_text(encoding="utf-8"))["history"]
+    assert [(start["steps"], start["ended_by"]) for start in history] == [
+        ([0, 3], "a second Ctrl-C, unsaved"),
+        ([0, 4], "its last step (training.max_steps or epochs)"),
+    ]
+    assert all(start["ended"] >= start["started"] for start in history)
 
 
 @pytest.mark.slow

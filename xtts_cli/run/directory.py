@@ -434,6 +434,19 @@ def _last_logged_step(path: Path) -> Optional[int]:
     return max(steps, default=None)
 
 
+def record_end(run: RunDir, ended: dict[str, Any]) -> None:
+    """`ended` (when, the steps, how: `xtts train`'s end) into run.json's last start; a start with no
+    end recorded was killed. Best effort: a full disk that ended the run leaves the record as it was."""
+    record = run.read_run()
+    if not record or not record.get("history"):
+        return
+    record["history"][-1].update(ended=_dt.datetime.now().isoformat(timespec="seconds"), **ended)
+    try:
+        write_atomically(run.run_file, json.dumps(record, indent=2, default=str) + "\n", backup=False)
+    except OSError:
+        pass
+
+
 def _refuse_lost_record(run: RunDir) -> None:
     """A run.json there that cannot be read, beside checkpoints: its record of the model is what a
     resume is checked against, and without it any config had resumed the run."""

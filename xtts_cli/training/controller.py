@@ -36,6 +36,7 @@ import tensorflow as tf
 from xtts_cli.config.remedies import early_stop_without_validation
 from xtts_cli.errors import XttsError
 from xtts_cli.kinds.optimization import applied_rate
+from xtts_cli.run.directory import record_end
 from xtts_cli.training.events import (
     Noted,
     PhaseEnded,
@@ -470,6 +471,36 @@ class SamplesHook(Hook):
             self.progress(PhaseEnded(phase, time.perf_counter() - began))
 
 
+@contextlib.contextmanager
+def _recording_the_end(parts: RunComponents, result: TrainResult):
+    """How this start of the run ended, into run.json's history (by the chief): its steps and what
+    ended them. A start with no end there was killed. A rerun with every step done added no start."""
+    recorded = parts.is_chief and not (parts.resumed and result.start_step >= parts.total_steps)
+    try:
+        yield
+    except BaseException as exc:
+        if recorded:
+            step = int(parts.counters.step.numpy())
+            said = exc.lines[0] if isinstance(exc, XttsError) and exc.lines else f"{type(exc).__name__}: {exc}"
+            why = "a second Ctrl-C, unsaved" if isinstance(exc, KeyboardInterrupt) else f"error: {said}"[:300]
+            record_end(parts.run_dir, {"steps": [result.start_step, step], "ended_by": why})
+        raise
+    if recorded:
+        record_end(parts.run_dir, {"steps": [result.start_step, result.final_step], "ended_by": _ended_by(result)})
+
+
+def _ended_by(result: TrainResult) -> str:
+    if result.interrupted:
+        return f"interrupted by {result.interrupted}"
+    if result.early_stopped:
+        return "early stop (training.early_stop_patience)"
+    if result.out_of_time:
+        return "its time budget (training.max_minutes)"
+    if result.final_step == result.start_step:
+        return "nothing to train"
+    return "its last step (training.max_steps or epochs)"
+
+
 def _watch(trainer: Trainer, metrics: Any, progress: Progress, measuring: MetricsHook) -> Hook:
     from xtts_cli.devices.gpu_info import usable_cpu_count
     from xtts_cli.training.watch import WatchHook
@@ -554,7 +585,7 @@ class Controller:
                 writer = tf.summary.create_noop_writer()
                 metrics_file = contextlib.nullcontext(_DiscardedMetrics())
             try:
-                with metrics_file as metrics, writer.as_default():
+                with metrics_file as metrics, writer.as_default(), _recording_the_end(parts, result):
                     measuring = MetricsHook(trainer, metrics, self.progress)
                     hooks: list[Hook] = [
                         measuring,
