@@ -849,6 +849,8 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         for width in (375, 1200):
             browser.set_window_size(width, 900)
             assert min(browser.execute_script(widths)) >= 150, (width, browser.execute_script(widths))
+            sideways = "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            assert browser.execute_script(sideways) <= 0, width  # the clip's file input had pushed it 3 px wider
         slider = browser.find_element(By.ID, "speed")
         assert slider.is_enabled()  # a duration decoder's pace, over the range the server takes
         assert (slider.get_attribute("min"), slider.get_attribute("max")) == ("0.25", "4")

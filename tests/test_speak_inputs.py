@@ -194,6 +194,10 @@ def test_a_checkpoint_or_an_export_given_as_a_run_is_named_for_what_it_is(tmp_pa
         assert wrong.value.lines == [f"{given} {what} {said}"], given
         # A checkpoint of its own is one --step speaks with.
         assert wrong.value.hint == f"pass --run-dir {run}" + ("" if given.is_dir() else " --step 1 (this checkpoint)")
+    # --step picks the acoustic run's checkpoint: not said of a vocoder's.
+    with pytest.raises(XttsError) as vocoder:
+        read_run(Path(saved), "--vocoder")
+    assert vocoder.value.hint == f"pass --vocoder {run}"
     export = tmp_path / "export"
     export.mkdir()
     (export / "export.json").write_text("{}", encoding="utf-8")

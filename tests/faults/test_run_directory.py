@@ -153,6 +153,10 @@ def test_a_checkpoint_folder_outside_the_run_belongs_to_one_run_and_fresh_moves_
     (kept,) = tmp_path.joinpath("fast-disk").glob("ckpts.old-*")
     assert (kept / "ckpt-5.index").is_file() and said[-1].endswith(f"are kept as {kept}")
     release_run_dir(run)
+    # Its checkpoints moved out of it, the folder names a run but holds nothing to take over: free.
+    run, resume = prepare_run_dir(tmp_path / "third", config)
+    assert not resume and (shared / ".xtts-checkpoints-of").read_text().strip() == str((tmp_path / "third").resolve())
+    release_run_dir(run)
 
 
 def test_a_resume_whose_features_no_longer_fit_the_runs_own_vocoder_says_so(tmp_path):
@@ -341,8 +345,10 @@ def test_an_unreadable_latest_checkpoint_falls_back_to_the_one_before(tmp_path, 
         path.unlink()
     with pytest.raises(XttsError, match="holds no whole checkpoint: its pointer names ckpt-4, whose files are not"):
         Synthesizer.load(copy)
+    said: list[str] = []
     with pytest.raises(XttsError) as error:  # nor TensorFlow's "Unsuccessful TensorSliceReader constructor"
-        Controller(Trainer(config, run_dir=copy)).run()
+        Controller(Trainer(config, run_dir=copy, progress=lambda e: said.append(getattr(e, "message", "")))).run()
+    assert not [line for line in said if "resuming from" in line]  # ckpt-2's files are gone too: no fallback named
     assert (
         str(error.value)
         == f"cannot read {copy / 'checkpoints' / 'ckpt-4'}, nor any checkpoint before it: its files are not there"
@@ -357,6 +363,12 @@ def test_an_unreadable_latest_checkpoint_falls_back_to_the_one_before(tmp_path, 
         f"{copy / 'checkpoints'} holds no checkpoint: they were removed or moved"
     )
     assert (copy / "metrics.jsonl").read_bytes() == logged
+    with pytest.raises(XttsError) as error:  # synthesis says the same, not "train first"
+        Synthesizer.load(copy)
+    assert str(error.value) == (
+        f"{copy / 'checkpoints'} holds no checkpoint, though the run logged steps up to 4 (metrics.jsonl): they were "
+        "removed or moved"
+    )
     notes: list[str] = []
     resumed = Trainer(
         resolve_config(tiny_config(tmp_path), {**settings, "training.max_steps": 6}).config,

@@ -11,7 +11,14 @@ from typing import Annotated
 
 import typer
 
-from xtts_cli.cli.options import CheckpointAlias, RunDirOption, VerboseOption, VocoderOption, run_dir_given
+from xtts_cli.cli.options import (
+    CheckpointAlias,
+    RunDirOption,
+    StepOption,
+    VerboseOption,
+    VocoderOption,
+    run_dir_given,
+)
 
 # serve's own options, declared once beside it (the shared ones are in cli/options.py).
 HostOption = Annotated[
@@ -64,6 +71,7 @@ QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No line per re
 def serve(
     run_dir: RunDirOption = None,
     vocoder: VocoderOption = None,
+    step: StepOption = None,
     host: HostOption = "127.0.0.1",
     port: PortOption = 5002,
     max_text_chars: MaxTextOption = 2000,
@@ -110,7 +118,7 @@ def serve(
 
         with Phases() as phase:
             phase(f"loading {run} (TensorFlow, the model and its latest checkpoint)")
-            tts = Synthesizer.load(run, vocoder=vocoder, flags=True)
+            tts = Synthesizer.load(run, step=step, vocoder=vocoder, flags=True)
             # What the first request would wait for, built before it comes; the graphs of longer
             # sentences are built while the server answers (`warm_up` below).
             phase("building the generation graph and the vocoder's")

@@ -34,7 +34,7 @@ def load_run(run_dir: Path, step: Optional[int] = None, notes: Optional[list[str
         )
     tokenizer = Tokenizer.load(run.vocab)
     model = kind.build_network(config, tokenizer)
-    restored = restore_run(model, run, run_dir, step, notes)
+    restored = restore_run(model, run, run_dir, step, notes, config.training.save_step)
     best = _best_kept_at(run, restored)
     if best is not None and notes is not None:
         notes.append(f"step {restored}'s checkpoint holds the weights of step {best}, the run's best validation")
@@ -104,5 +104,5 @@ def load_vocoder(
             f"--vocoder {GRIFFIN_LIM}",
         )
     generator = kind_for(config).build_network(config, None)
-    step = restore_run(generator, run, path, notes=notes)
+    step = restore_run(generator, run, path, notes=notes, save_step=config.training.save_step)
     return Vocoder(str(spec), config.data, generator, step)

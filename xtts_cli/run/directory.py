@@ -237,7 +237,7 @@ def _own_checkpoint_folder(run: RunDir, previous: Optional[dict[str, Any]], fres
     held = folder.is_dir() and any(folder.glob("ckpt-*.index"))
     if held and fresh:
         note(f"--fresh: the old checkpoints in training.checkpoint_dir are kept as {_move_aside(folder)}")
-    elif owner not in (None, mine) or (owner is None and held and previous is None):
+    elif held and (owner not in (None, mine) or (owner is None and previous is None)):  # an empty one is free
         raise XttsError(
             f"training.checkpoint_dir {folder} holds the checkpoints of "
             + (f"the run {owner}" if owner else "another run")
@@ -404,10 +404,10 @@ def _refuse_lost_checkpoints(run: RunDir, config: XttsConfig) -> None:
     """A run that logged steps past its first checkpoint and holds none (deleted, moved): refused,
     where it had started again at step 0 and dropped its logged steps. Steps logged before the first
     checkpoint (a run killed early) start again, as they always did."""
-    last = _last_logged_step(run.metrics)
     recorded = _recorded_config(run)
     save = (recorded or config).training.save_step  # what the logged attempts saved by
-    if last is None or last <= save:
+    last = logged_past_first_save(run, save)
+    if last is None:
         return
     raise XttsError(
         f"{run.path} logged steps up to {last} (metrics.jsonl), past its first checkpoint at step {save} "
@@ -415,6 +415,13 @@ def _refuse_lost_checkpoints(run: RunDir, config: XttsConfig) -> None:
         hint="put them back (or set training.checkpoint_dir to where they are); --fresh keeps this run aside and "
         "starts a new one",
     )
+
+
+def logged_past_first_save(run: RunDir, save_step: int) -> Optional[int]:
+    """The highest step the run's metrics.jsonl records, where it is past the first checkpoint's
+    (`save_step`): the run had checkpoints. None otherwise (a run killed before its first)."""
+    last = _last_logged_step(run.metrics)
+    return last if last is not None and last > save_step else None
 
 
 def _last_logged_step(path: Path) -> Optional[int]:

@@ -209,7 +209,8 @@ def _not_a_run(given: Path, flag: str, hint: str) -> NoReturn:
         run = next((p for p in prefix.parents if (p / "config.yaml").is_file()), None)
         what = f"{given} is a checkpoint" if is_checkpoint else f"{given} holds checkpoints"
         if run is not None:
-            step = re.fullmatch(r"ckpt-(\d+)", prefix.name) if is_checkpoint else None
+            # --step picks the acoustic run's checkpoint: said for --run-dir (synthesize, serve, export) alone.
+            step = re.fullmatch(r"ckpt-(\d+)", prefix.name) if is_checkpoint and flag == "--run-dir" else None
             raise XttsError(
                 f"{what} of the run {run}: {flag} takes the run directory, which speaks with its latest checkpoint",
                 hint=f"pass {flag} {run}" + (f" --step {step[1]} (this checkpoint)" if step else ""),

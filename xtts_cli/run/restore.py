@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from xtts_cli.errors import XttsError
 from xtts_cli.model.transfer import child_node, listed_variable_keys, object_graph
+from xtts_cli.run.directory import logged_past_first_save
 from xtts_cli.run.files import RunDir, no_checkpoint_hint
 
 
@@ -71,7 +72,12 @@ def restore_model(model, checkpoint: str) -> int:
 
 
 def restore_run(
-    model, run: RunDir, run_dir: Path, step: Optional[int] = None, notes: Optional[list[str]] = None
+    model,
+    run: RunDir,
+    run_dir: Path,
+    step: Optional[int] = None,
+    notes: Optional[list[str]] = None,
+    save_step: Optional[int] = None,
 ) -> int:
     """Restore the run's latest checkpoint (or `step`'s) into `model`; when the latest cannot be read,
     the newest one before it that can, said in `notes`. The latest is the one the pointer file names,
@@ -95,6 +101,13 @@ def restore_run(
         raise XttsError(
             f"{run.checkpoints} holds no whole checkpoint: its pointer names {gone}, whose files are not all there",
             hint="copy the run's checkpoints folder again, whole; else xtts train --fresh starts it over",
+        )
+    logged = logged_past_first_save(run, save_step) if not complete and save_step else None
+    if logged is not None:  # a trained run whose checkpoints are gone: not one to train first
+        raise XttsError(
+            f"{run.checkpoints} holds no checkpoint, though the run logged steps up to {logged} (metrics.jsonl): "
+            "they were removed or moved",
+            hint="put them back (or set training.checkpoint_dir in the run's config.yaml to where they are)",
         )
     if not complete:
         raise XttsError(f"{run.checkpoints} holds no checkpoint yet", hint=no_checkpoint_hint(run_dir))

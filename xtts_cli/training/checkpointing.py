@@ -57,8 +57,8 @@ class RunCheckpoints:
         note. A checkpoint that reads but does not fit the model is refused: that is the config."""
 
         kept, first = [latest], ""
-        if self.manager is not None:
-            kept += [path for path in reversed(self.manager.checkpoints) if path != latest]
+        if self.manager is not None:  # those whose files are gone are no fallback to name
+            kept += [path for path in reversed(self.manager.checkpoints) if path != latest and _files_of(path)]
         for index, path in enumerate(kept):
             try:
                 self._restore(path)
@@ -297,10 +297,13 @@ def _stale_optimizers(checkpoint: Any, path: str) -> list[str]:
     return stale
 
 
+def _files_of(path: str) -> bool:
+    """Whether any file of the checkpoint `path` (a prefix: ckpt-8.index, ckpt-8.data-...) is there."""
+    prefix = Path(path)
+    return any(prefix.parent.glob(glob.escape(prefix.name) + ".*"))
+
+
 def _unread_because(path: str, error: BaseException) -> str:
     """Why the checkpoint `path` did not read: its files gone (deleted by hand, a copy that left them
     out), in those words, not TensorFlow's "Unsuccessful TensorSliceReader constructor"; else its error."""
-    prefix = Path(path)
-    if not any(prefix.parent.glob(glob.escape(prefix.name) + ".*")):
-        return "its files are not there"
-    return str(error).splitlines()[0][:120]
+    return str(error).splitlines()[0][:120] if _files_of(path) else "its files are not there"
