@@ -292,6 +292,23 @@ def test_transcripts_in_a_script_their_language_is_not_written_in_are_a_warning(
     assert "espeak-ng would spell them letter by letter" in scan_findings(spelt)[2][1].message
 
 
+def test_a_test_sentence_in_a_script_the_run_does_not_read_is_a_warning():
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.diagnosis.checkup import scan_findings
+
+    def said(language: str, sentences: list[str]) -> list[str]:
+        config = XttsConfig(
+            data={"datasets": [{"path": str(PERSIAN_DATA), "language": language}]},
+            training={"test_sentences": sentences},
+        )
+        return [f.message for f in scan_findings(config)[2] if f.id == "test-sentence-script"]
+
+    assert said("fa", ["کتاب روی میز است.", "2024"]) == []
+    (message,) = said("fa", ["کتاب روی میز است.", "Hello there."])
+    assert message.startswith("training.test_sentences[1] 'Hello there.' is in Latin script, which the run's ")
+    assert "language fa is not written in: its samples would be skipped; write it in the run's language" in message
+
+
 @pytest.mark.parametrize(
     "text, read",
     [

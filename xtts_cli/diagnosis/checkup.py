@@ -311,6 +311,36 @@ def script_findings(scan, data) -> list[Finding]:
     return found
 
 
+def test_sentence_findings(scan, config: XttsConfig) -> list[Finding]:
+    """A `training.test_sentences` entry in a script none of the run's languages is written in: its
+    samples would say nothing a listener can judge (skipped, or spelt letter by letter)."""
+    from xtts_cli.data.text import language_scripts, text_script
+
+    languages = list(dict.fromkeys(dataset.language for dataset in scan.datasets))
+    found = []
+    for index, sentence in enumerate(config.training.test_sentences):
+        script = text_script(sentence)
+        if script is None or any(script in language_scripts(language) for language in languages):
+            continue
+        shown = sentence if len(sentence) <= 40 else sentence[:40] + "..."
+        found.append(
+            Finding(
+                id="test-sentence-script",
+                severity="warning",
+                message=f"training.test_sentences[{index}] {shown!r} is in {script.title()} script, which the run's "
+                f"{'language' if len(languages) == 1 else 'languages'} {', '.join(languages)} "
+                f"{'is' if len(languages) == 1 else 'are'} not written in: "
+                + (
+                    "espeak-ng would spell it letter by letter"
+                    if config.data.text_frontend == "phonemes"
+                    else "its samples would be skipped"
+                )
+                + "; write it in the run's language, or train on data in its language too",
+            )
+        )
+    return found
+
+
 def unread_digits_findings(scan, data) -> list[Finding]:
     """Transcripts with digits in a language xtts reads no numbers of as words (Greek, Hindi), for a
     characters run: each digit is learnt as a sign, and a number the data lacks is refused."""
@@ -524,6 +554,7 @@ def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optiona
     if scan.outside_limits:
         found.append(outside_limits_finding(scan, config.data))
     found += unread_digits_findings(scan, config.data) + script_findings(scan, config.data)
+    found += test_sentence_findings(scan, config)
     found += unspoken_text_findings(scan, config.data)
     if config.training.early_stop_patience is not None and not scan.eval and not config.data.eval_dataset_path:
         from xtts_cli.config.remedies import early_stop_without_validation
