@@ -717,6 +717,38 @@ class _CtrlC(Hook):
             os.kill(os.getpid(), signal.SIGINT)
 
 
+@pytest.mark.slow
+def test_a_stop_asked_for_during_a_validation_step_saves_it_without_validating_or_sampling_first(
+    tmp_path: Path, monkeypatch
+) -> None:
+    # A scheduler's SIGTERM grace period may not outlast a validation and the test sentences: the
+    # step under way is saved at once (it had validated and rendered its samples first).
+    settings = {"training.max_steps": 6, "training.val_step": 2, "training.sample_step": 2}
+    config = resolve_config(tiny_config(tmp_path), settings).config
+    run = tmp_path / "run"
+    stepped = Controller._step
+
+    def step_then_signalled(self, parts, batch, wait, **kwargs):
+        end = stepped(self, parts, batch, wait, **kwargs)
+        if end.step == 4:  # a real SIGTERM, while step 4 runs (its hooks have not yet)
+            import os
+            import signal
+
+            os.kill(os.getpid(), signal.SIGTERM)
+        return end
+
+    monkeypatch.setattr(Controller, "_step", step_then_signalled)
+    heard: list = []
+    result = Controller(Trainer(config, run_dir=run, progress=heard.append)).run()
+    assert result.interrupted == "SIGTERM" and result.final_step == 4
+    validated = [r["step"] for r in read_metrics(run / "metrics.jsonl") if "val_loss" in r]
+    assert validated == [2], validated
+    assert {p.name.split("-")[0] for p in (run / "samples").glob("*.wav")} == {"step0000002"}
+    assert (run / "checkpoints" / "ckpt-4.index").is_file()
+    notes = [e.message for e in heard if type(e).__name__ == "Noted"]
+    assert "step 4's validation skipped: the run is stopping, to save it at once" in notes
+
+
 def test_a_run_interrupted_before_its_first_step_says_what_it_keeps_not_a_step_saved(tmp_path: Path) -> None:
     # A Ctrl-C while the first batch is awaited (a tf.data service whose worker died) had been told
     # "saved step 0" of a run that saved nothing.

@@ -24,6 +24,7 @@ all workers share, at the same steps.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import math
 import signal
@@ -378,6 +379,10 @@ class ValidationHook(Hook):
 
         if end.step % self.every:
             return
+        if end.stopping:
+            if self.trainer.validates:
+                self.progress(Noted(f"step {end.step}'s validation skipped: the run is stopping, to save it at once"))
+            return
         values = self._validate(end.step)
         self.trainer.summaries(end.batch, end.step)
         if values is None or self.patience is None:
@@ -463,7 +468,7 @@ class SamplesHook(Hook):
         self.every = trainer.config.training.sample_step
 
     def on_step(self, end: StepEnd) -> None:
-        if end.step % self.every == 0 and self.trainer.is_chief:
+        if end.step % self.every == 0 and self.trainer.is_chief and not end.stopping:  # stopping: saved at once
             began = time.perf_counter()
             phase = self.trainer.kind.samples_phase
             self.progress(PhaseStarted(phase))
@@ -686,6 +691,7 @@ class Controller:
                     step = end.step
                     if multi:
                         agreed_stop = end.losses.pop(STOP_KEY) > 0
+                    end = dataclasses.replace(end, stopping=stopping())
                     self._check_finite(step, end.losses)
                     result.first_loss = end.losses["loss"] if result.first_loss is None else result.first_loss
                     result.last_loss = end.losses["loss"]
