@@ -369,6 +369,12 @@ def test_an_unreadable_latest_checkpoint_falls_back_to_the_one_before(tmp_path, 
         f"{copy / 'checkpoints'} holds no checkpoint, though the run logged steps up to 4 (metrics.jsonl): they were "
         "removed or moved"
     )
+    # metrics.jsonl moved away with them: run.json's history still says how far the run got.
+    (copy / "metrics.jsonl").rename(tmp_path / "metrics-kept.jsonl")
+    with pytest.raises(XttsError, match=r"logged steps up to 4 \(run\.json\), past its first checkpoint at step 2"):
+        prepare_run_dir(copy, config)
+    with pytest.raises(XttsError, match=r"the run logged steps up to 4 \(run\.json\): they were removed or moved"):
+        Synthesizer.load(copy)
     notes: list[str] = []
     resumed = Trainer(
         resolve_config(tiny_config(tmp_path), {**settings, "training.max_steps": 6}).config,

@@ -406,22 +406,33 @@ def _refuse_lost_checkpoints(run: RunDir, config: XttsConfig) -> None:
     checkpoint (a run killed early) start again, as they always did."""
     recorded = _recorded_config(run)
     save = (recorded or config).training.save_step  # what the logged attempts saved by
-    last = logged_past_first_save(run, save)
-    if last is None:
+    logged = logged_past_first_save(run, save)
+    if logged is None:
         return
+    last, witness = logged
     raise XttsError(
-        f"{run.path} logged steps up to {last} (metrics.jsonl), past its first checkpoint at step {save} "
+        f"{run.path} logged steps up to {last} ({witness}), past its first checkpoint at step {save} "
         f"(training.save_step), but {run.checkpoints} holds no checkpoint: they were removed or moved",
         hint="put them back (or set training.checkpoint_dir to where they are); --fresh keeps this run aside and "
         "starts a new one",
     )
 
 
-def logged_past_first_save(run: RunDir, save_step: int) -> Optional[int]:
-    """The highest step the run's metrics.jsonl records, where it is past the first checkpoint's
-    (`save_step`): the run had checkpoints. None otherwise (a run killed before its first)."""
-    last = _last_logged_step(run.metrics)
-    return last if last is not None and last > save_step else None
+def logged_past_first_save(run: RunDir, save_step: int) -> Optional[tuple[int, str]]:
+    """(the highest step the run recorded, the file that says so) where it is past the first
+    checkpoint's (`save_step`): the run had checkpoints. metrics.jsonl, else run.json's history (its
+    starts' ends), so metrics moved away with the checkpoints still say it. None otherwise (a run
+    killed before its first)."""
+    logged = _last_logged_step(run.metrics)
+    if logged is not None and logged > save_step:
+        return logged, run.metrics.name
+    ended = [
+        start["steps"][-1]
+        for start in (run.read_run() or {}).get("history") or []
+        if isinstance(start, dict) and isinstance(start.get("steps"), list) and start["steps"]
+    ]
+    last = max((step for step in ended if isinstance(step, int)), default=None)
+    return (last, run.run_file.name) if last is not None and last > save_step else None
 
 
 def _last_logged_step(path: Path) -> Optional[int]:

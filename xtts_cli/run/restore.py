@@ -105,7 +105,7 @@ def restore_run(
     logged = logged_past_first_save(run, save_step) if not complete and save_step else None
     if logged is not None:  # a trained run whose checkpoints are gone: not one to train first
         raise XttsError(
-            f"{run.checkpoints} holds no checkpoint, though the run logged steps up to {logged} (metrics.jsonl): "
+            f"{run.checkpoints} holds no checkpoint, though the run logged steps up to {logged[0]} ({logged[1]}): "
             "they were removed or moved",
             hint="put them back (or set training.checkpoint_dir in the run's config.yaml to where they are)",
         )
