@@ -61,7 +61,7 @@ def test_planted_bottleneck_is_input_bound_and_the_healthy_config_is_not(runner,
     # 27-30 % against about 1 % (two runs alone).
     healthy_config = tmp_path / "healthy.yaml"
     # An epoch is then 2 batches, fewer than the default warm-up: a warm-up of 1 shows cache mode's
-    # growing to the whole epoch.
+    # epoch drawn first.
     shorter_warmup = "profiling:\n  warmup_batches: 1"
     healthy_config.write_text(
         tiny_config(tmp_path, extra=shorter_warmup)
@@ -103,9 +103,10 @@ def test_planted_bottleneck_is_input_bound_and_the_healthy_config_is_not(runner,
     assert fixes["data.use_tf_native_loading"] is True
     assert fixes["data.prefetch_buffer_size"] == "auto"
     assert fixes["data.preprocessing_mode"] == "auto"  # cache when the features fit, else precompute
-    # Cache mode: the warm-up defaults to one whole epoch, which fills the cache.
+    # Cache mode: one whole epoch is drawn through the pipeline first, which fills the cache, with no
+    # step (an epoch of steps had taken minutes on thousands of clips); the warm-up steps follow.
     assert healthy["warmup_steps"] == 2
-    assert any(note.startswith("cache mode: warm-up is one whole epoch (2 steps)") for note in healthy["notes"])
+    assert any(note.startswith("cache mode: one whole epoch (2 batches) was drawn") for note in healthy["notes"])
     assert healthy["tensorboard_dir"] == str(board) and list(board.glob("events.out.tfevents.*"))
     assert planted["trace_dir"] == str(trace) and list(trace.rglob("*.xplane.pb"))
 

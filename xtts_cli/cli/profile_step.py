@@ -45,7 +45,8 @@ WarmupOption = Annotated[
         callback=at_most_count,
         metavar="N",
         help="Untimed steps first, at least one per length bucket (an epoch starts every bucket in its "
-        "first batches). Default: profiling.warmup_batches, and in cache mode at least one epoch (it fills the cache).",
+        "first batches). Default: profiling.warmup_batches, after one epoch drawn through the pipeline alone in cache mode "
+        "(it fills the cache).",
         show_default=False,
     ),
 ]

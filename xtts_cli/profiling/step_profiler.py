@@ -349,17 +349,21 @@ class _Traced(Hook):
         self._next()
 
 
-def _warmup_steps(config: XttsConfig, parts: Any, synthetic: bool, warmup: Optional[int], notes: list[str]) -> int:
-    """Untimed steps first: profiling.warmup_batches by default (in cache mode one whole epoch,
-    which fills the cache), and at least one per length bucket an epoch starts."""
+def _warmup_steps(
+    config: XttsConfig, parts: Any, synthetic: bool, warmup: Optional[int], notes: list[str]
+) -> tuple[int, int]:
+    """(untimed steps first, batches drawn before them with no step): profiling.warmup_batches by
+    default, at least one per length bucket an epoch starts; in cache mode, one whole epoch of the
+    pipeline alone first, which fills the cache (as steps, it took minutes on thousands of clips)."""
     info = parts.input.info
+    fill = 0
     if warmup is None:
         warmup = config.profiling.warmup_batches
         if not synthetic and info.preprocessing_mode == "cache" and warmup < parts.input.steps_per_epoch:
-            warmup = parts.input.steps_per_epoch
+            fill = parts.input.steps_per_epoch
             notes.append(
-                f"cache mode: warm-up is one whole epoch ({warmup} steps), which fills the "
-                "cache; the timed steps read it as every later epoch does"
+                f"cache mode: one whole epoch ({fill} batches) was drawn through the pipeline first, with no "
+                "step, to fill the cache; the timed steps read it as every later epoch does"
             )
     # Each batch shape's first step traces and compiles the step (seconds): never timed.
     least = max(1, info.buckets_started)
@@ -370,7 +374,17 @@ def _warmup_steps(config: XttsConfig, parts: Any, synthetic: bool, warmup: Optio
             "first batches (opening its files or filling its shuffle buffer)"
         )
         warmup = least
-    return warmup
+    return warmup, fill
+
+
+def _fill_cache(source: Any, batches: int, say: Callable[[str], None]) -> None:
+    """Draw `batches` from `source` with no step: an epoch through the pipeline fills its cache."""
+    if not batches:
+        return
+    say(f"filling the cache: one epoch ({batches} batches) through the pipeline, no step")
+    drawn = sum(1 for _ in itertools.islice(source, batches))
+    if drawn < batches:
+        raise XttsError("the training pipeline ended during warm-up", hint="add data or lower --warmup")
 
 
 def _source(parts: Any, synthetic: bool, notes: list[str]) -> Any:
@@ -451,9 +465,10 @@ def profile_step(
 ) -> StepProfile:
     """Profile `num_steps` training steps of the real model on the real pipeline of `config`.
 
-    `warmup` (default profiling.warmup_batches; in cache mode at least one epoch, so the timed
-    steps read the filled cache as every later epoch of training does; always at least one step per
-    length bucket, `PipelineInfo.buckets_started`) steps run untimed first. `host_contention`
+    `warmup` (default profiling.warmup_batches; always at least one step per length bucket,
+    `PipelineInfo.buckets_started`) steps run untimed first; by default in cache mode, after one
+    epoch drawn through the pipeline alone, so the timed steps read the filled cache as every later
+    epoch of training does. `host_contention`
     False leaves out the second timing on resident batches (`_host_contention`), which a benchmark
     trial, ranking samples a second, has no use for.
     """
@@ -474,8 +489,9 @@ def profile_step(
         try:
             parts = trainer.setup()
             steps = parts.steps
-            warmup = _warmup_steps(config, parts, synthetic, warmup, notes)
+            warmup, fill = _warmup_steps(config, parts, synthetic, warmup, notes)
             source = _source(parts, synthetic, notes)
+            _fill_cache(source, fill, say)
 
             # The training loop itself (`Controller.run_steps`) runs the steps, with timing as its one action.
             hz = min(max(config.profiling.gpu_sample_hz, MIN_HZ), MAX_HZ)
