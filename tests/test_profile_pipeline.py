@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from training_support import undocumented_keys
 
 from xtts_cli.cli.app import app, main
+from xtts_cli.data.scan import BUNDLED_SAMPLE
 from xtts_cli.errors import DiskFullError
 from xtts_cli.profiling import pipeline_profiler
 
@@ -183,6 +185,22 @@ def test_bad_files_come_first_in_the_terminal_report(runner, write_config) -> No
     assert out.index("items skipped") < out.index("samples/s") < out.index("latency per batch")
     # Progress goes to stderr, never into the report.
     assert "timing" in result.stderr and "timing" not in out
+
+
+def test_a_corpus_with_many_bad_files_lists_ten_and_counts_the_rest(runner, write_config, tmp_path: Path) -> None:
+    # Its 1 % bad was a thousand rows on a large corpus before any figure; ten are listed, as at train's start.
+    corpus = tmp_path / "corpus"
+    shutil.copytree(BUNDLED_SAMPLE, corpus)
+    with (corpus / "metadata.csv").open("a", encoding="utf-8") as rows:
+        for number in range(25):
+            (corpus / "wavs" / f"empty{number}.wav").write_bytes(b"")
+            rows.write(f"empty{number}|Nothing was recorded.|Nothing was recorded.\n")
+    config = write_config(f"data:\n  dataset_path: {corpus}\n")
+    result = runner.invoke(app, ["profile-pipeline", "-c", str(config), "--num-batches", "2"])
+    assert result.exit_code != 0
+    assert "25 items skipped by the dataset scan" in result.stderr
+    assert result.stderr.count("file is empty (0 bytes)") == 10, result.stderr
+    assert "... and 15 more (`xtts validate --json` lists all)" in result.stderr
 
 
 @pytest.mark.slow

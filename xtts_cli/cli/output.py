@@ -135,7 +135,7 @@ def dataset_notes(dataset) -> list[str]:
     if dataset.other_transcript:
         count = dataset.other_transcript
         notes.append(
-            f"{count:,} clip{'' if count == 1 else 's'} train{'s' if count == 1 else ''} from its .txt beside a .lab of "
+            f"{count:,} clip{'' if count == 1 else 's'} train{'s' if count == 1 else ''} from {'its' if count == 1 else 'their'} .txt beside a .lab of "
             f"other words (e.g. {escape(dataset.other_transcript_example or '')}): remove the one that is wrong"
         )
     if dataset.unnamed_speaker:

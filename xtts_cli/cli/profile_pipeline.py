@@ -162,17 +162,21 @@ def _payload(profile, report, scan, cfg) -> dict[str, Any]:
 def _render_bad_files(out, bad: list) -> None:
     from rich.table import Table
 
+    from xtts_cli.cli.progress import SKIPPED_SHOWN
+
     table = Table(
-        title=f"{len(bad)} item{'s' if len(bad) != 1 else ''} skipped by the dataset scan (bad, or outside the length "
-        "limits)",
+        title=f"{len(bad):,} item{'s' if len(bad) != 1 else ''} skipped by the dataset scan (bad, or outside the "
+        "length limits)",
         title_justify="left",
     )
     table.add_column("where")
     table.add_column("reason")
     table.add_column("detail")
-    for item in bad:
+    for item in bad[:SKIPPED_SHOWN]:  # a corpus's 1 % bad is a thousand rows before any figure
         table.add_row(item.place, item.reason, item.detail)
     out.print(table)
+    if len(bad) > SKIPPED_SHOWN:
+        out.print(f"... and {len(bad) - SKIPPED_SHOWN:,} more (`xtts validate --json` lists all)")
 
 
 def _rate(value: float) -> str:
@@ -190,7 +194,7 @@ def _render(profile, report, where: str) -> None:
 
     out = console()
     out.print(
-        f"[bold]{escape(where)}[/]: {profile.items} training items, batch {profile.batch_size}, "
+        f"[bold]{escape(where)}[/]: {profile.items:,} training items, batch {profile.batch_size}, "
         f"{profile.preprocessing_mode} mode, {'TF-native' if profile.tf_native else 'tf.numpy_function'} loading; "
         f"{profile.num_batches} batches timed after {profile.warmup_batches} warm-up"
     )

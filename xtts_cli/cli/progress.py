@@ -15,7 +15,7 @@ from xtts_cli.cli.output import console, dataset_notes, span, weight_words
 if TYPE_CHECKING:
     from xtts_cli.training.events import Event, ScanFinished, StepLogged
 
-SKIPPED_SHOWN = 10  # skipped files listed at start-up; `xtts validate` lists every one
+SKIPPED_SHOWN = 10  # skipped files listed at start-up; `xtts validate --json` lists every one
 
 
 class TrainingProgress:
@@ -138,7 +138,7 @@ class TrainingProgress:
             self.err.print(f"[yellow]skipped[/] {where}{bad.place}: {bad.reason} ({bad.detail})")
         if len(scan.bad) > SKIPPED_SHOWN:
             self.err.print(
-                f"[yellow]skipped[/] ... and {len(scan.bad) - SKIPPED_SHOWN} more (`xtts validate` lists all)"
+                f"[yellow]skipped[/] ... and {len(scan.bad) - SKIPPED_SHOWN} more (`xtts validate --json` lists all)"
             )
         for dataset in scan.datasets:
             speakers = len(dataset.speaker_minutes)

@@ -390,10 +390,10 @@ def _scan(data: DataConfig) -> ScanReport:
         broken = {reason: n for reason, n in report.bad_reasons.items() if reason not in OUTSIDE_LIMITS}
         reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(broken.items(), key=lambda kv: -kv[1]))
         raise DatasetScanError(
-            f"{len(bad) - report.outside_limits} of {total} dataset items are bad ({report.bad_fraction:.1%}), above "
+            f"{len(bad) - report.outside_limits:,} of {total:,} dataset items are bad ({report.bad_fraction:.1%}), above "
             f"data.max_bad_file_fraction ({data.max_bad_file_fraction:.1%}): {reasons}",
             hint=_all_bad_cause(report, sources)
-            or f"xtts validate, with this command's --config and options, lists each bad file with its reason: "
+            or f"xtts validate --json, with this command's --config and options, lists each bad file with its reason: "
             f"{bad_files_remedy(len(report.items))}",
             report=report,
         )

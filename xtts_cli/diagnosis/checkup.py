@@ -500,7 +500,7 @@ def _bad_and_shared(scan: Any) -> list[Finding]:
             Finding(
                 id="dataset-bad-files",
                 severity="warning",
-                message=f"{sum(broken.values())} of {scan.total_items} dataset items are skipped ({reasons}); fix or "
+                message=f"{sum(broken.values()):,} of {scan.total_items:,} dataset items are skipped ({reasons}); fix or "
                 "remove them (each listed with its reason in the dataset report; --json: dataset.bad_files)",
             )
         )
