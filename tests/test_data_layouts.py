@@ -180,6 +180,35 @@ def test_a_txt_that_trains_beside_a_lab_of_other_words_is_said(tmp_path):
     )
 
 
+def test_transcripts_left_without_their_clip_are_said(tmp_path):
+    # A clip deleted with its transcript left had gone without a word (a row without its audio is a
+    # bad item in the other layouts); a folder's README.txt is no clip's transcript.
+    import soundfile
+
+    from xtts_cli.cli.output import dataset_notes
+
+    samples, rate = soundfile.read(
+        CORPORA / "coqui" / "wavs" / sorted(p.name for p in (CORPORA / "coqui" / "wavs").iterdir())[0]
+    )
+    for speaker in ("alice", "bob"):
+        (tmp_path / "voices" / speaker).mkdir(parents=True)
+        for stem in ("u1", "u2", "u3"):
+            soundfile.write(tmp_path / "voices" / speaker / f"{stem}.wav", samples, rate)
+            (tmp_path / "voices" / speaker / f"{stem}.txt").write_text(f"Clip {stem} is here.\n")
+    (tmp_path / "voices" / "bob" / "u2.wav").unlink()
+    (tmp_path / "voices" / "bob" / "u2.lab").write_text("Clip u2 is here.")  # its twin beside it: one clip's
+    (tmp_path / "voices" / "alice" / "u3.wav").unlink()
+    (tmp_path / "voices" / "alice" / "README.txt").write_text("Recorded in May.")
+    report = scan_dataset(data(tmp_path / "voices", eval_fraction=0.0))
+    (dataset,) = report.datasets
+    assert dataset.items == 4
+    assert (dataset.lone_transcript, dataset.lone_transcript_example) == (3, "alice/u3.txt")
+    assert (
+        "3 transcripts have no audio of their name beside them (e.g. alice/u3.txt): not trained; put the clip "
+        "back, or remove the transcript"
+    ) in dataset_notes(dataset)
+
+
 def test_libritts_root_trains_on_its_train_splits_and_a_split_folder_on_itself():
     root = scan_dataset(data(CORPORA / "libritts"))
     assert "84" not in root.speakers  # dev-clean's speaker

@@ -138,6 +138,14 @@ def dataset_notes(dataset) -> list[str]:
             f"{count:,} clip{'' if count == 1 else 's'} train{'s' if count == 1 else ''} from {'its' if count == 1 else 'their'} .txt beside a .lab of "
             f"other words (e.g. {escape(dataset.other_transcript_example or '')}): remove the one that is wrong"
         )
+    if dataset.lone_transcript:
+        count = dataset.lone_transcript
+        notes.append(
+            f"{count:,} transcript{'' if count == 1 else 's'} {'has' if count == 1 else 'have'} no audio of "
+            f"{'its' if count == 1 else 'their'} name beside {'it' if count == 1 else 'them'} "
+            f"(e.g. {escape(dataset.lone_transcript_example or '')}): not trained; put the clip back, or remove "
+            f"the transcript"
+        )
     if dataset.unnamed_speaker:
         count = dataset.unnamed_speaker
         notes.append(

@@ -175,6 +175,12 @@ class DatasetReport(BaseModel):
         description="Clips whose .txt trains beside a .lab of other words (folder): one of the two is wrong.",
     )
     other_transcript_example: Optional[str] = Field(None, description="One such .lab, to look at.")
+    lone_transcript: int = Field(
+        0,
+        description="Transcripts (.txt, .lab) beside the clips with no file of their name (folder): a clip "
+        "deleted, moved or not yet recorded; not trained.",
+    )
+    lone_transcript_example: Optional[str] = Field(None, description="One of them, to look for.")
     unnamed_speaker: int = Field(
         0,
         description="Good clips a speakers.csv beside the metadata leaves out (and no speaker column names): "
@@ -498,6 +504,7 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         )
     unlisted, twins = _not_trained(fmt, train + evaluation, bad, root)
     others = _other_transcripts(train + evaluation, root) if fmt == "folder" else []
+    lone = _lone_transcripts(train + evaluation, bad, root) if fmt == "folder" else []
     unnamed = _unnamed_speaker(train + evaluation, files, name) if fmt in ("ljspeech", "manifest") else []
     summary = DatasetReport(
         name=name,
@@ -521,6 +528,8 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         same_name_example=twins[0] if twins else None,
         other_transcript=len(others),
         other_transcript_example=others[0] if others else None,
+        lone_transcript=len(lone),
+        lone_transcript_example=lone[0] if lone else None,
         unnamed_speaker=len(unnamed),
         unnamed_speaker_example=unnamed[0] if unnamed else None,
     )
@@ -577,6 +586,37 @@ def _other_transcripts(items: list[DatasetItem], root: Path) -> list[str]:
             continue
         if words != item.text:
             found.append(printable(os.path.relpath(os.path.join(folder, lab), root)))
+    return sorted(found)
+
+
+# A folder's own notes beside its clips, no clip's transcript: README.txt, LICENSE.txt.
+_NOT_TRANSCRIPTS = frozenset(
+    {"readme", "license", "licence", "copying", "notes", "changelog", "changes", "authors", "credits", "about", "info"}
+)
+
+
+def _lone_transcripts(items: list[DatasetItem], bad: list[BadItem], root: Path) -> list[str]:
+    """The .txt and .lab files (relative to `root`, sorted) in the folders of the clips with no other
+    file of their name beside them: a clip deleted or moved, its transcript left, had gone unsaid.
+    One listing per folder."""
+    named = [item.audio_path for item in items]
+    named += [path for path in (_bad_path(item, root) for item in bad) if path is not None]
+    found = []
+    for folder in sorted({os.path.dirname(os.path.normpath(path)) for path in named}):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        stems: Counter = Counter(os.path.splitext(name)[0].lower() for name in names)
+        for name in names:
+            stem, extension = os.path.splitext(name)
+            if extension.lower() not in (".txt", ".lab") or stem.lower() in _NOT_TRANSCRIPTS:
+                continue
+            # Alone of its stem, or beside its .lab or .txt twin only.
+            twin = f"{stem}.lab" if extension.lower() == ".txt" else f"{stem}.txt"
+            others = stems[stem.lower()] - 1 - any(n.lower() == twin.lower() for n in names)
+            if others == 0 and not stem.startswith("."):
+                found.append(printable(os.path.relpath(os.path.join(folder, name), root)))
     return sorted(found)
 
 
