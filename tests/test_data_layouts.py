@@ -265,7 +265,16 @@ def test_common_voice_falls_back_to_train_tsv(tmp_path):
     assert {item.speaker: item.text for item in report.items}["c" * 40] == '"Stop," she said.'
     (twice,) = report.bad
     assert (twice.source, twice.reason) == ("train.tsv:7", "malformed_line")
-    assert twice.detail.startswith("lists the clip train.tsv:6 lists")
+    assert twice.detail.startswith("lists clips/common_voice_en_1099.mp3, which train.tsv:6 lists too")
+    assert twice.path == "clips/common_voice_en_1099.mp3"
+    # An LJSpeech line names its clip by id alone: the clip it means is named all the same (it had been None).
+    ljspeech = tmp_path / "lj"
+    shutil.copytree(CORPORA / "ljspeech2", ljspeech)
+    first = (ljspeech / "metadata.csv").read_text(encoding="utf-8").splitlines()[0]
+    with open(ljspeech / "metadata.csv", "a", encoding="utf-8") as rows:
+        rows.write(first + "\n")
+    (again,) = scan_dataset(data(ljspeech)).bad
+    assert again.path == f"wavs/{first.split('|')[0]}.wav" and again.detail.startswith(f"lists {again.path}, which ")
 
 
 def test_the_validation_split_keeps_every_speaker_in_training():

@@ -738,7 +738,7 @@ def _scan_files(root: Path, name: str, data: DataConfig, source: Source):
             for entry, place in zip(entries, found):
                 result = _check_entry(entry, place, data, speakers_by_id, name, headers, source.language)
                 if isinstance(result, DatasetItem):
-                    result = _listed_once(result, entry, listed) or result
+                    result = _listed_once(result, entry, place and place[1], listed) or result
                 if isinstance(result, DatasetItem):
                     good.append(result)
                 else:
@@ -994,16 +994,18 @@ def _resolve(
     return full, written, None
 
 
-def _listed_once(item: DatasetItem, entry: Entry, listed: dict[str, str]) -> Optional[BadItem]:
-    """A line that lists a clip an earlier line of its file lists (with the same text or another)."""
+def _listed_once(item: DatasetItem, entry: Entry, written: Optional[str], listed: dict[str, str]) -> Optional[BadItem]:
+    """A line that lists a clip an earlier line of its file lists (with the same text or another),
+    named as the line wrote it (`written`; an LJSpeech id's line names none)."""
     first = listed.setdefault(item.audio_path, entry.source)
     if first == entry.source:
         return None
+    clip = written or entry.path or item.id
     return BadItem(
         source=entry.source,
-        path=entry.path,
+        path=clip,
         reason="malformed_line",
-        detail=f"lists the clip {first} lists: each clip once (a dataset's weight repeats it)",
+        detail=f"lists {clip}, which {first} lists too: each clip once (a dataset's weight repeats it)",
     )
 
 
