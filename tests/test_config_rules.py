@@ -251,7 +251,15 @@ def test_a_cluster_tf_config_names_under_another_strategy_is_an_error(write_conf
     assert "multi-worker-cluster" not in findings(write_config, "devices:\n  strategy: multi_worker\n")
     monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}}')
     assert "multi-worker-cluster" not in findings(write_config, "devices:\n  strategy: auto\n")  # a cluster of one
-    monkeypatch.setenv("TF_CONFIG", "{bad")  # not read under auto, as TensorFlow does not
+    # One that cannot be read may be this machine's part in a cluster (a trailing comma): passed over,
+    # each machine had trained alone without a word.
+    monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["a:1", "b:2",]}, "task": {"type": "worker", "index": 0}}')
+    found = findings(write_config, "devices:\n  strategy: auto\n")["multi-worker-cluster"]
+    assert found.severity == "error" and found.message.startswith(
+        "TF_CONFIG is not JSON (Expecting value at character 37): "
+    )
+    assert "under devices.strategy auto it would be passed over and this machine train alone" in found.message
+    monkeypatch.setenv("TF_CONFIG", '{"task": {"type": "worker", "index": 0}}')  # no cluster named: not one
     assert "multi-worker-cluster" not in findings(write_config, "devices:\n  strategy: auto\n")
 
 

@@ -202,8 +202,21 @@ def cluster_left_out(devices: DevicesConfig, environ: Mapping[str, str]) -> Opti
         return None
     try:
         cluster = parse_tf_config(environ["TF_CONFIG"])
-    except XttsError:  # not read under this strategy; multi_worker's own check names what is wrong
-        return None
+    except XttsError as error:
+        # One that names no cluster is not this machine's part in one; one that cannot be read may
+        # be (a trailing comma): passed over, each machine of the cluster would train alone.
+        try:
+            named = isinstance(parsed := json.loads(environ["TF_CONFIG"]), dict) and "cluster" in parsed
+        except json.JSONDecodeError:
+            named = True
+        if not named:
+            return None
+        return XttsError(
+            f"{error.lines[0]}; under devices.strategy {devices.strategy} it would be passed over and this machine "
+            "train alone",
+            hint="mend TF_CONFIG and set devices.strategy: multi_worker to train with the cluster, or unset TF_CONFIG "
+            "to train here alone",
+        )
     if cluster.num_workers < 2:
         return None
     return XttsError(
