@@ -149,3 +149,26 @@ def test_an_export_that_fills_the_disk_leaves_nothing_and_the_same_command_runs_
     errors = [line for line in done.stderr.splitlines() if line.startswith(("error: ", "exit "))]
     assert [line.split(" (")[0] for line in errors] == ["error: the disk is full", "exit 6", "error: the disk is full"]
     assert done.stdout.split("--- files")[1].split() == []  # no half SavedModel, nor its temporary files
+
+
+@needs_mounts
+def test_a_full_temp_folder_is_a_full_disk_for_phonemes_and_nothing_for_letters(tmp_path):
+    # phonemizer copies espeak-ng's library (650 kB) into the temp folder each time it loads it: a full
+    # one had ended validate, train and diagnose in a traceback, letters too (their language's check).
+    mount = tmp_path / "tmp"
+    mount.mkdir()
+
+    def validate(*extra: str) -> subprocess.CompletedProcess:
+        command = ["env", f"TMPDIR={mount}", f"XDG_CACHE_HOME={tmp_path / 'cache'}", sys.executable, "-m", "xtts_cli"]
+        return private_tmpfs([*command, "validate", "-c", "tiny-cpu", *extra], str(mount), "512k", str(tmp_path))
+
+    letters = validate()
+    assert letters.returncode == 0, letters.stderr[-3000:]
+    phonemes = validate("--set", "data.text_frontend=phonemes")
+    assert phonemes.returncode == 6, phonemes.stderr[-3000:]
+    assert [line for line in phonemes.stderr.splitlines() if line.startswith(("error: ", "hint: "))] == [
+        f"error: espeak-ng's library could not be copied into the temp folder {mount} (No space left on device): "
+        "phonemizer loads it from a copy there",
+        f"hint: free space in {mount}, or set TMPDIR to a folder with room",
+    ]
+    assert "Traceback" not in phonemes.stderr

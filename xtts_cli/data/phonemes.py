@@ -14,13 +14,15 @@ Imported only when a run asks for phonemes: `xtts --help` does not load the libr
 
 from __future__ import annotations
 
+import errno
 import re
 import threading
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 
-from xtts_cli.errors import XttsError
+from xtts_cli.errors import DiskFullError, XttsError
 
 __all__ = ["PUNCTUATION", "espeak_language", "espeak_languages", "marks_read_as_nothing", "phonemize"]
 
@@ -75,13 +77,33 @@ def _library() -> None:
     EspeakWrapper.set_data_path(espeakng_loader.get_data_path())
 
 
+@contextmanager
+def _library_copied() -> Iterator[None]:
+    """phonemizer copies espeak-ng's library (650 kB) into a new temp folder each time it loads it: a
+    full or size-capped temp disk had failed there with a traceback."""
+    try:
+        yield
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", -1)):
+            raise
+        import tempfile
+
+        folder = tempfile.gettempdir()
+        raise DiskFullError(
+            f"espeak-ng's library could not be copied into the temp folder {folder} ({error.strerror}): "
+            "phonemizer loads it from a copy there",
+            hint=f"free space in {folder}, or set TMPDIR to a folder with room",
+        ) from None
+
+
 @lru_cache(maxsize=1)
 def espeak_languages() -> dict[str, str]:
     """espeak-ng's languages: code -> name (`en-us`: `English_(America)`)."""
     _library()
     from phonemizer.backend import EspeakBackend
 
-    return dict(sorted(EspeakBackend.supported_languages().items()))
+    with _library_copied():
+        return dict(sorted(EspeakBackend.supported_languages().items()))
 
 
 # ISO 639-2 and 639-3 codes (`per`, `fas`, `deu`) of languages espeak-ng names by their ISO 639-1 code.
@@ -143,7 +165,8 @@ def _backend(voice: str):
 
     quiet = logging.getLogger("xtts.phonemizer")
     quiet.setLevel(logging.ERROR)
-    return EspeakBackend(voice, punctuation_marks=PUNCTUATION, **BACKEND_SETTINGS, logger=quiet)
+    with _library_copied():
+        return EspeakBackend(voice, punctuation_marks=PUNCTUATION, **BACKEND_SETTINGS, logger=quiet)
 
 
 def phonemize(texts: Sequence[str], language: str) -> list[str]:

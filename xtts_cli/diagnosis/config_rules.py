@@ -495,12 +495,16 @@ def _languages(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     reads no number, date or abbreviation as words."""
     data = loaded.config.data
     from xtts_cli.data.phonemes import espeak_language
-    from xtts_cli.errors import XttsError
+    from xtts_cli.errors import DiskFullError, XttsError
 
     where = {d.language or data.language: f"data.datasets[{i}].language" for i, d in enumerate(data.datasets)}
     for language in data.languages:
         try:
             espeak_language(language, where=where.get(language, "data.language"))
+        except DiskFullError:
+            if data.text_frontend == "phonemes":
+                raise
+            return  # letters need no espeak-ng: only the check for a typo is left out
         except XttsError as error:
             if data.text_frontend == "phonemes":
                 yield Finding(id="language-unknown", severity="error", message=f"{error.lines[0]} ({error.hint})")
