@@ -36,6 +36,31 @@ def test_a_place_tensorflow_may_not_write_is_one_line_naming_it() -> None:
     assert (translated.hint or "").startswith("make that place writable")
 
 
+@pytest.mark.skipif(not Path("/sys/bus/pci/rescan").exists(), reason="needs sysfs's write-only /sys/bus/pci/rescan")
+def test_a_file_the_input_pipeline_may_not_read_is_not_called_a_write() -> None:
+    # A clip made unreadable after its scan was memoised had been "cannot write <clip>", with a hint to
+    # make its folder writable. A write-only sysfs file refuses reading even to root.
+    dataset = tf.data.Dataset.from_tensor_slices(["/sys/bus/pci/rescan"]).map(tf.io.read_file)
+    try:
+        list(dataset)
+        raise AssertionError("the read succeeded")
+    except tf.errors.PermissionDeniedError as error:
+        translated = from_tensorflow(error)
+    assert translated is not None and translated.lines == ["cannot read /sys/bus/pci/rescan; Permission denied"]
+    assert (translated.hint or "").startswith("make it readable (chmod a+r), or remove it from the dataset")
+
+
+def test_a_symbolic_link_loop_is_one_line_naming_it(tmp_path: Path) -> None:
+    # A folder given as a link that leads back to itself had ended validate, train and synthesize in a
+    # traceback (Path.resolve's RuntimeError, or OSError ELOOP).
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    for args in (["validate", "-c", "tiny-cpu", "--data", str(tmp_path / "a")], ["train", "-r", str(tmp_path / "a")]):
+        done = _xtts(args, tmp_path, user_env())
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert f"error: {tmp_path / 'a'} is a symbolic link that leads back to itself (a loop of links)" in done.stderr
+
+
 @pytest.mark.slow
 def test_tensorflow_out_of_memory_is_translated_to_one_line() -> None:
     size = tf.Variable(2**48, dtype=tf.int64)  # 1 PiB of float32: more than any address space holds

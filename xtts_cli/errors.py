@@ -162,6 +162,23 @@ def tensorflow_cause(message: str) -> str:
 _NOT_WRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
 
 
+def _symlink_loop(error: BaseException) -> Optional[XttsError]:
+    """A path through a symbolic link that points, through others, back to itself (ELOOP; Python's
+    Path.resolve raises RuntimeError of it): one line naming it, not a traceback."""
+    if isinstance(error, OSError) and error.errno == errno.ELOOP:
+        path = error.filename or "a path"
+    elif isinstance(error, RuntimeError) and str(error).startswith("Symlink loop from "):
+        path = str(error).removeprefix("Symlink loop from ").strip("'\"")
+    else:
+        return None
+    return XttsError(
+        f"{path} is a symbolic link that leads back to itself (a loop of links)",
+        hint=f"point it at a real file or folder (ls -l {shlex.quote(str(path))} shows where it leads), or pass "
+        "another path",
+        translated=True,
+    )
+
+
 def from_tensorflow(error: BaseException) -> Optional[XttsError]:
     """TensorFlow's out-of-memory, missing-kernel and device errors, and a file the process may
     not write, as one line that names what to change; None for any other error (it keeps its
@@ -169,6 +186,9 @@ def from_tensorflow(error: BaseException) -> Optional[XttsError]:
     full = disk_full(error)  # before out of memory: TensorFlow reports a full disk as exhausted resources
     if full is not None:
         return full
+    loop = _symlink_loop(error)
+    if loop is not None:
+        return loop
     if isinstance(error, OSError) and error.errno in _NOT_WRITABLE and error.filename:
         return XttsError(
             f"cannot write {error.filename}: {error.strerror}",
@@ -182,6 +202,13 @@ def from_tensorflow(error: BaseException) -> Optional[XttsError]:
     line = tensorflow_cause(message)
     lowered = message.lower()
     if kind.__name__ == "PermissionDeniedError":  # TensorFlow's own file ops (a checkpoint's, a summary's)
+        # Read by the input pipeline (a clip chmod-ed after its scan was memoised), not written.
+        if "ReadFile" in message or "[Op:IteratorGetNext]" in message:
+            return XttsError(
+                f"cannot read {line}",
+                hint="make it readable (chmod a+r), or remove it from the dataset, then run the same command",
+                translated=True,
+            )
         return XttsError(
             f"cannot write {line}",
             hint="make that place writable (chmod, chattr -i, a read-write mount), then run the same command: "
