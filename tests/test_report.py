@@ -200,6 +200,24 @@ def test_only_the_variables_that_shape_a_run_are_copied_and_tf_config_without_it
     assert shown["TF_CONFIG"] == '{"cluster": {"worker": ["<host>:2222", "<host>:2222"]}, "task": {"index": 1}}'
 
 
+def test_the_log_level_xtts_sets_itself_is_not_reported_as_the_users(tmp_path: Path) -> None:
+    # Its own quiet TF_CPP_MIN_LOG_LEVEL=3 had read, in a bug report, as the user hiding TensorFlow's logs.
+    env = {name: value for name, value in os.environ.items() if name != "TF_CPP_MIN_LOG_LEVEL"}
+    script = (
+        "from xtts_cli.quiet import quiet_tensorflow_logs\n"
+        "quiet_tensorflow_logs()\n"
+        "import os, json\n"
+        "from xtts_cli.diagnosis.report import environment\n"
+        "print(json.dumps(environment(dict(os.environ))['variables']))\n"
+    )
+    unset = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert "TF_CPP_MIN_LOG_LEVEL" not in json.loads(unset.stdout)
+    own = subprocess.run(
+        [sys.executable, "-c", script], env={**env, "TF_CPP_MIN_LOG_LEVEL": "3"}, capture_output=True, text=True
+    )
+    assert json.loads(own.stdout)["TF_CPP_MIN_LOG_LEVEL"] == "3"  # the user's own, the same value: shown
+
+
 def test_a_report_none_of_whose_commands_wrote_a_report_exits_1_naming_why() -> None:
     from xtts_cli.cli.report import _refuse_all_failed
     from xtts_cli.diagnosis.report import Section

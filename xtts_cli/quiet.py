@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Iterator
 
-__all__ = ["QUIET_TF_LOG_LEVEL", "native_stderr_quieted", "quiet_tensorflow_logs"]
+__all__ = ["QUIET_TF_LOG_LEVEL", "SET_HERE", "native_stderr_quieted", "quiet_tensorflow_logs"]
 
 
 @contextlib.contextmanager
@@ -37,6 +37,8 @@ def native_stderr_quieted() -> Iterator[None]:
 # a run's output; its real failures still arrive as Python exceptions. `--verbose` or
 # XTTS_DEBUG=1: everything (0).
 QUIET_TF_LOG_LEVEL = "3"
+# The variables this process set itself, not the user: a support report does not show them as theirs.
+SET_HERE: set[str] = set()
 
 
 class _QuietTensorFlowImport:
@@ -73,6 +75,8 @@ def quiet_tensorflow_logs(environ: dict[str, str] | None = None) -> None:
     env = os.environ if environ is None else environ
     if env.get("XTTS_DEBUG") == "1":
         return
+    if "TF_CPP_MIN_LOG_LEVEL" not in env and environ is None:
+        SET_HERE.add("TF_CPP_MIN_LOG_LEVEL")
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET_TF_LOG_LEVEL)
     if environ is None and env["TF_CPP_MIN_LOG_LEVEL"] not in ("", "0") and "tensorflow" not in sys.modules:
         sys.meta_path.insert(0, _QuietTensorFlowImport())

@@ -130,6 +130,14 @@ def _whole_path(path: str) -> re.Pattern:
     return re.compile(re.escape(path) + r"(?=$|[\s\"',;:|()\[\]{}/]|\.(?:\s|$))")
 
 
+def _set_here(name: str, value: str) -> bool:
+    """Whether this process set `name` to `value` itself (xtts's quiet TF_CPP_MIN_LOG_LEVEL): a
+    report read it as the user's setting, hiding TensorFlow's logs."""
+    from xtts_cli.quiet import QUIET_TF_LOG_LEVEL, SET_HERE
+
+    return name in SET_HERE and value == QUIET_TF_LOG_LEVEL
+
+
 def environment(environ: dict[str, str]) -> dict:
     from xtts_cli.host import cpu_budget
 
@@ -157,7 +165,7 @@ def environment(environ: dict[str, str]) -> dict:
         "variables": {
             name: _without_hosts(value) if name == "TF_CONFIG" else value
             for name, value in sorted(environ.items())
-            if SHOWN_VARIABLES.match(name)
+            if SHOWN_VARIABLES.match(name) and not _set_here(name, value)
         },
         "written": time.strftime("%Y-%m-%d %H:%M:%S %z"),
     }
