@@ -229,6 +229,26 @@ def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner
 
 
 @pytest.mark.slow
+def test_vocode_says_its_vocoders_newest_checkpoint_could_not_be_read(runner, tmp_path: Path, acoustic) -> None:
+    # synthesize and export named the older checkpoint that spoke; vocode used it without a word.
+    vocoder = tmp_path / "vocoder"
+    shutil.copytree(acoustic / "vocoder", vocoder)
+    checkpoints = vocoder / "checkpoints"
+    shutil.copy(checkpoints / "ckpt-12.index", checkpoints / "ckpt-20.index")
+    whole = (checkpoints / "ckpt-12.data-00000-of-00001").read_bytes()
+    (checkpoints / "ckpt-20.data-00000-of-00001").write_bytes(whole[:100])  # a save cut short
+    pointer = (checkpoints / "checkpoint").read_text(encoding="utf-8")
+    (checkpoints / "checkpoint").write_text(pointer.replace('"ckpt-12"', '"ckpt-20"', 1), encoding="utf-8")
+    args = ["vocode", str(SAMPLE_CLIP), "--vocoder", str(vocoder), "-o", str(tmp_path / "v.wav")]
+    said = runner.invoke(app, args)
+    assert said.exit_code == 0, (said.output, said.exception)
+    assert f"note: {vocoder}: ckpt-20 cannot be read" in said.stderr
+    assert "restored ckpt-12, the newest before it that reads" in said.stderr
+    assert "by " + str(vocoder) + " (step 12)" in said.stdout
+    report = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
+    assert report["step"] == 12 and report["notes"][0].startswith(f"{vocoder}: ckpt-20 cannot be read")
+
+
 def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(runner, tmp_path: Path) -> None:
     from xtts_cli.training.metrics import read_metrics
 

@@ -212,23 +212,28 @@ def vocode(
     spec = GRIFFIN_LIM if vocoder is None else vocoder  # "" is refused when it loads, not read as Griffin-Lim
     with Phases(enabled=not json_output) as phase:
         phase(f"loading {spec} (TensorFlow and the vocoder)")
-        chosen = _load_vocoder(spec, config, set_values or [])
+        loaded: list[str] = []
+        chosen = _load_vocoder(spec, config, set_values or [], loaded)
         reports = _vocode_all(
             chosen, found, targets, out_dir, named=set(audio), phase=phase, skipped=skipped, order=every
         )
+    for report in reports:  # each clip's, as its own notes are: the one JSON object of a single clip holds it
+        report["notes"][:0] = loaded
     if json_output:
         from xtts_cli.cli.output import print_json
 
         print_json(reports[0] if len(reports) == 1 and out_dir is None else reports)
         return
     step = f" (step {chosen.step})" if chosen.step is not None else ""
+    for note in loaded:  # said once, above the clips
+        sys.stderr.write(f"note: {note}\n")
     for report in reports:
         if report["skipped"] is not None:  # named on stderr as it was left out
             continue
         sys.stdout.write(
             f"{report['out']}: {report['seconds']:.2f} s of audio by {chosen.name}{step} "
             f"(real-time factor {report['real_time_factor']:.3f})"
-            + "".join(f"; {note}" for note in report["notes"])
+            + "".join(f"; {note}" for note in report["notes"][len(loaded) :])
             + "\n"
         )
 
@@ -290,8 +295,9 @@ def _left_out(chosen: Any, path: Path, why: str) -> dict[str, Any]:
     }
 
 
-def _load_vocoder(spec: str, config: Optional[Path], sets: list[str]) -> Any:
-    """Griffin-Lim with the --config's features (and --set's), or a vocoder run with its own."""
+def _load_vocoder(spec: str, config: Optional[Path], sets: list[str], notes: list[str]) -> Any:
+    """Griffin-Lim with the --config's features (and --set's), or a vocoder run with its own; `notes`
+    hears which checkpoint spoke where its newest could not (as synthesize says it)."""
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.inference.loading import check_vocoder_spec, is_griffin_lim, load_vocoder
     from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
@@ -308,7 +314,7 @@ def _load_vocoder(spec: str, config: Optional[Path], sets: list[str]) -> Any:
         )
     from xtts_cli.run.files import read_run
 
-    chosen = load_vocoder(spec, read_run(Path(spec), "--vocoder")[0].data, acoustic_run="itself")
+    chosen = load_vocoder(spec, read_run(Path(spec), "--vocoder")[0].data, acoustic_run="itself", notes=notes)
     chosen.build_graph()  # not in the first recording's time
     return chosen
 
