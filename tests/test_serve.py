@@ -119,6 +119,7 @@ def test_the_run_is_listed_and_a_sentence_is_the_audio_it_speaks_in_process(serv
         "run": str(RUN),
         "step": tts.step,
         "vocoder": "griffin-lim",
+        "vocoder_step": None,  # a vocoder run's checkpoint step
         "graphs": "built on first use",  # `xtts serve` builds them as it starts (`warm_up`)
         "speed": False,  # an autoregressive decoder: the page's speed is off
         "speeds": [0.25, 4.0],  # what `synthesize --speed` takes

@@ -158,6 +158,10 @@ def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner
     )
     assert said.exit_code == 0, (said.output, said.exception)
     assert json.loads(said.stdout)["vocoder"] == str(acoustic / "vocoder")
+    # Its step said too: a vocoder stopped after a step or two sounds like noise, and the run was blamed.
+    assert json.loads(said.stdout)["vocoder_step"] == 12
+    plain = runner.invoke(app, ["synthesize", "The cat sat.", "-r", str(acoustic), "-o", str(tmp_path / "p.wav")])
+    assert f"vocoder {acoustic / 'vocoder'} (step 12)" in plain.stdout
     assert undocumented_keys("synthesize", json.loads(said.stdout)) == [], "add them to docs/json.md"
     forced = runner.invoke(
         app,

@@ -58,6 +58,7 @@ SYNTHESIZE = {
     "read_as": ("str", "The text as spoken: numbers, dates and abbreviations as words."),
     "voice": ("str", "centroid (a speaker's), clip (--speaker-wav) or reference (the run's own)."),
     "vocoder": ("str", "The vocoder: a run's path, or griffin-lim."),
+    "vocoder_step": ("int or null", "The vocoder run's checkpoint step; null for griffin-lim."),
     "sentences": ("int", "Sentences the text was split into and spoken in turn."),
     "notes": ("list of str", "What was left out or read as its nearest, and which checkpoint spoke."),
 }
@@ -68,6 +69,7 @@ SYNTHESIZE_LINES = {
     "step": ("int", "The checkpoint step that spoke."),
     "run": ("str", "The run directory."),
     "vocoder": ("str", "The vocoder: a run's path, or griffin-lim."),
+    "vocoder_step": ("int or null", "The vocoder run's checkpoint step; null for griffin-lim."),
     "notes": ("list of str", "Notes on loading the run; each line's own are in index.jsonl."),
 }
 SYNTHESIZE_LISTS = {

@@ -370,6 +370,7 @@ def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[st
         "read_as": speech.read_as,  # numbers and dates as words, as each part was spoken
         "voice": voice,
         "vocoder": speech.vocoder,
+        "vocoder_step": tts.vocoder.step,
         "sentences": speech.sentences,
         "notes": tts.notes + speech.notes,
     }
@@ -378,7 +379,8 @@ def _report(tts, speech, out: Path, *, speaker, language, voice: str) -> dict[st
 def _render(speech, report: dict[str, Any], stream: TextIO) -> None:
     seconds, step, run_path = report["seconds"], report["step"], report["run"]
     where = "stdout" if report["out"] == "-" else report["out"]
-    stream.write(f"{where}: {seconds:.2f} s of audio from step {step} of {run_path}, vocoder {speech.vocoder}\n")
+    vocoder = speech.vocoder + (f" (step {report['vocoder_step']})" if report["vocoder_step"] is not None else "")
+    stream.write(f"{where}: {seconds:.2f} s of audio from step {step} of {run_path}, vocoder {vocoder}\n")
     window = "{:.2f}-{:.2f} s".format(*report["window_seconds"])
     limit, scope = "the length limit", ""
     if speech.sentences > 1:  # the windows of its sentences added up; the audio has pauses besides
@@ -569,6 +571,7 @@ def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: 
         "step": tts.step,
         "run": str(tts.run_dir),
         "vocoder": tts.vocoder.name,
+        "vocoder_step": tts.vocoder.step,
         "notes": tts.notes,
     }
     if json_output:
@@ -578,5 +581,6 @@ def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: 
         return
     sys.stdout.write(
         f"{out_dir}: {len(records)} clip{'' if len(records) == 1 else 's'}, {seconds:.1f} s of audio from step {tts.step} of {tts.run_dir}, "
-        f"vocoder {tts.vocoder.name}; {out_dir / 'index.jsonl'} lists them\n"
+        f"vocoder {tts.vocoder.name}{'' if tts.vocoder.step is None else f' (step {tts.vocoder.step})'}; "
+        f"{out_dir / 'index.jsonl'} lists them\n"
     )

@@ -118,6 +118,7 @@ class VoiceService:
             "run": str(s.run_dir),
             "step": s.step,
             "vocoder": s.vocoder.name,
+            "vocoder_step": s.vocoder.step,  # a vocoder stopped after a step or two sounds like noise: seen
             "graphs": self.graphs,
             "speed": bool(s.model.paced),  # its decoder takes `speed` (a duration decoder's pace)
             "speeds": list(SPEEDS),  # the paces a request may ask for: the page's slider spans them
