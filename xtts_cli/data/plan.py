@@ -348,10 +348,31 @@ def _splits(lengths: np.ndarray) -> np.ndarray:
     return splits
 
 
+# The last texts prepared, by what they were prepared from: a run's set-up prepares the same texts
+# twice (the corpus's for its vocabulary, then its training clips' for their ids), validate twice
+# more (1.1 s of its 3.5 s on 5,000 clips, measured under cProfile).
+_PREPARED: dict[tuple, Optional[list[str]]] = {}
+
+
 def prepared_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> Optional[list[str]]:
     """Each item's text as the tokenizer's front end gives it (`Tokenizer.prepare`): the scan's
     phonemes, or the cleaned text normalised for its language; None when that is the cleaned text
     alone (characters in languages without a normaliser), which `encode_many` cleans as it reads."""
+    key = (
+        tuple(tokenizer.cleaners),
+        tokenizer.frontend,
+        tokenizer.numbers,
+        tuple((item.training_text, item.language, item.phonemes) for item in items),
+    )
+    if key not in _PREPARED:
+        while len(_PREPARED) >= 2:  # a corpus's clips and its training clips: a large one's are megabytes
+            del _PREPARED[next(iter(_PREPARED))]
+        _PREPARED[key] = _prepared_texts(items, tokenizer)
+    prepared = _PREPARED[key]
+    return None if prepared is None else list(prepared)
+
+
+def _prepared_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> Optional[list[str]]:
     languages = {item.language for item in items}
     if tokenizer.frontend == "phonemes" and tokenizer.numbers == "words":
         return [
