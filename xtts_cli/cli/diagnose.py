@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 import typer
@@ -150,7 +151,7 @@ def _render(report, *, unnamed: bool = False) -> None:
         bound = report.shape_bound if report.shape_bound is not None else "unbounded"
         ops = ", ".join(report.python_ops_in_pipeline) or "none"
         out.print(
-            f"[bold]pipeline graph[/]: padding efficiency {100 * report.padding_efficiency:.0f} %, batch shapes {bound}, "
+            f"[bold]pipeline graph[/]: padding efficiency {math.floor(100 * report.padding_efficiency)} %, batch shapes {bound}, "
             f"Python ops {ops}"
         )
     if report.input_bound_percent is not None:
