@@ -223,3 +223,20 @@ def test_a_clip_a_malformed_line_names_is_bad_for_its_line_not_also_unlisted_aud
     ]
     said = runner.invoke(app, ["validate", "--data", str(root)])
     assert "bad metadata.csv:2: malformed_line" in said.stdout and "in no row" not in said.stdout
+
+
+def test_a_folder_the_user_may_not_write_in_names_its_mode_as_the_fix(tmp_path):
+    # A run made read-only (chmod -R a-w) had been told to move to a folder one can write to.
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    os.chmod(locked, 0o555)
+    command = [sys.executable, "-m", "xtts_cli", "init", "-p", "tiny-cpu", "-o", str(locked / "my.yaml")]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without util-linux's setpriv to drop the capabilities")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    done = subprocess.run(command, capture_output=True, text=True, env=subprocess_env(), timeout=120)
+    assert done.returncode == 1 and done.stderr.splitlines()[-2:] == [
+        f"error: --out {locked / 'my.yaml'}: nothing can be written in {locked} (Permission denied)",
+        f"hint: make it writable (chmod u+w {locked}), or put the file in a folder you can write to",
+    ], done.stderr

@@ -9,8 +9,10 @@ byte for byte. Every edit is checked by parsing the result again before anything
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import shlex
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -293,9 +295,15 @@ def can_write(path: Path, flag: str, *, folder: bool = False, name: str = "") ->
     try:
         tempfile.TemporaryFile(dir=place).close()
     except OSError as error:
+        # Its permissions (a run made read-only, chmod -R a-w) are mended where it is; a read-only disk is not.
+        mend = (
+            f"make it writable (chmod u+w {shlex.quote(str(place))}), or "
+            if error.errno in (errno.EACCES, errno.EPERM)
+            else ""
+        )
         raise XttsError(
             f"{flag} {path}: nothing can be written in {place} ({error.strerror})",
-            hint=f"put the {kind} in a folder you can write to",
+            hint=f"{mend}put the {kind} in a folder you can write to",
         ) from None
 
 

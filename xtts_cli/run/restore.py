@@ -138,8 +138,13 @@ def restore_run(
             return restored
         complete = run.complete_checkpoints() if step is None else []
         latest = run.pointed_checkpoint() or (complete[0] if complete else latest)
-    raise XttsError(
-        f"cannot read {tried[0]}, nor any checkpoint before it: {reason}",
-        hint="a run being trained may have just replaced them: try again; a copied run: copy its checkpoints/ "
-        "folder again, whole; else xtts train --fresh starts it over",
-    )
+    if "permission denied" in reason.lower():  # files chmod-ed, not cut short: copying them again changes nothing
+        import shlex
+
+        hint = f"make them readable (chmod -R u+r {shlex.quote(str(Path(tried[0]).parent))})"
+    else:
+        hint = (
+            "a run being trained may have just replaced them: try again; a copied run: copy its checkpoints/ "
+            "folder again, whole; else xtts train --fresh starts it over"
+        )
+    raise XttsError(f"cannot read {tried[0]}, nor any checkpoint before it: {reason}", hint=hint)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import json
+import shlex
 import shutil
 import tempfile
 from pathlib import Path
@@ -77,10 +78,14 @@ class RunCheckpoints:
                         )
                     )
                     continue
+                mend = (  # files chmod-ed, not cut short: copying them again changes nothing
+                    f"make them readable (chmod -R u+r {shlex.quote(str(Path(latest).parent))})"
+                    if "permission denied" in first.lower()
+                    else "copy the run's checkpoints folder again, whole"
+                )
                 raise XttsError(
                     f"cannot read {latest}, nor any checkpoint before it: {first}",
-                    hint="copy the run's checkpoints folder again, whole; or use --fresh to start a new run (the "
-                    "old one is moved aside)",
+                    hint=f"{mend}; or use --fresh to start a new run (the old one is moved aside)",
                 ) from None
             return
 
