@@ -386,6 +386,19 @@ def test_the_language_a_text_is_read_in_follows_its_script_when_none_is_asked():
     assert reading_language(["en", "fa"], "سلام London دوست", None)[1] == (
         "read as fa, the run's language in Arabic script (--language picks another)"
     )
+    # Another language in the first's script: its own letters say which (German numbers had been read
+    # in English, without a word); a loanword's accent does not, and letters of two are said, not guessed.
+    assert reading_language(["en", "de", "tr"], "Grüße aus Köln, ich habe 42 Äpfel.", None) == (
+        "de",
+        "read as de, the run's language with its letters ß ä ö ü (--language picks another)",
+    )
+    assert reading_language(["en", "de", "tr"], "Işık, saat 8'de 25 kişi.", None)[0] == "tr"
+    assert reading_language(["en", "fr"], "I love the café downtown.", None) == (None, "")
+    assert reading_language(["en", "de", "tr"], "Über Müller.", None) == (
+        None,
+        "its letters ü are those of de and tr, not of en: read as en (--language picks one)",
+    )
+    assert reading_language(["en", "de"], "Grüße aus Köln.", "en") == ("en", "")  # asked: as asked
 
 
 @pytest.mark.parametrize("command", ["synthesize", "vocode"])

@@ -1000,7 +1000,8 @@ def reading_language(languages: Sequence[str], text: str, language: Optional[str
         return language, ""
     chosen = language or languages[0]
     if script in language_scripts(chosen):
-        return language, _foreign_words(text, chosen)
+        by_letters = _by_its_letters(languages, text, chosen) if language is None else None
+        return by_letters or (language, _foreign_words(text, chosen))
     fits = [code for code in languages if script in language_scripts(code)]
     name = script.title()
     if language is None and fits:
@@ -1009,6 +1010,34 @@ def reading_language(languages: Sequence[str], text: str, language: Optional[str
         return fits[0], read_as + (f"; {foreign}" if foreign else "")
     hint = f"pass --language {fits[0]}" if fits else f"the run reads {', '.join(languages)}"
     return language, f"the text is in {name} script, which {chosen} is not written in: {hint}"
+
+
+def _by_its_letters(languages: Sequence[str], text: str, first: str) -> Optional[tuple[Optional[str], str]]:
+    """(the language, its note) for a text in the script of the run's first language, a quarter of
+    whose words or more hold letters that language lacks and one other of the run's has ("Grüße aus
+    Köln" to a run of en and de: de); read as the first, German numbers had been read in English
+    without a word. A loanword ("the café") is not a quarter. None: the first reads it."""
+    own = ALPHABETS.get(first.split("-")[0].lower())
+    if own is None:
+        return None
+    words = [w for w in text.lower().split() if any(c.isalpha() for c in w)]
+    lacking = sorted({c for w in words for c in w if c.isalpha() and c not in own})
+    if not lacking or 4 * sum(any(c in lacking for c in w) for w in words) < len(words):
+        return None
+    fits = [
+        code
+        for code in languages
+        if code != first and set(lacking) <= set(ALPHABETS.get(code.split("-")[0].lower(), ""))
+    ]
+    letters = " ".join(lacking)
+    if len(fits) == 1:
+        return fits[0], f"read as {fits[0]}, the run's language with its letters {letters} (--language picks another)"
+    if fits:
+        return (
+            None,
+            f"its letters {letters} are those of {' and '.join(fits)}, not of {first}: read as {first} (--language picks one)",
+        )
+    return None
 
 
 def _foreign_words(text: str, language: str) -> str:
