@@ -6,7 +6,7 @@
     curl "http://127.0.0.1:5003/tts?text=Hello+there.&language=en" -o hello.wav   # language: with several
 
 It turns text into the model's ids the way training did, from `export.json`. It cleans the text:
-lower case, NFKC, one space between words (the `multilingual_cleaners` and `basic_cleaners` of
+lower case (Turkish and Azerbaijani I as ı), NFKC, one space between words (the `multilingual_cleaners` and `basic_cleaners` of
 xtts; English abbreviations, and digits read as words where `export.json`'s `numbers` says
 `words`, are not reproduced here). With the `phonemes` front end it phonemises with espeak-ng
 through `phonemizer`, as `export.json` says.
@@ -33,8 +33,11 @@ import numpy as np
 import tensorflow as tf
 
 
-def clean(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+def clean(text: str, language: str = "") -> str:
+    text = unicodedata.normalize("NFKC", text)
+    if language.split("-")[0] in ("tr", "az"):  # Turkish and Azerbaijani: I lowers to dotless ı
+        text = text.replace("I", "\u0131")
+    return " ".join(text.replace("\u0130", "i").lower().split())  # İ is i (lowered, an i and a dot)
 
 
 def phonemize(text: str, voice: str, info: dict) -> str:
@@ -89,7 +92,7 @@ class Voice:
 
     def read(self, text: str, language: str) -> tuple[list[int], list[str]]:
         """The model's ids of `text`, and the symbols it lacks (left out)."""
-        prepared = clean(text)
+        prepared = clean(text, language)
         if self.info["text_frontend"] == "phonemes":
             prepared = phonemize(prepared, self.info["espeak_voices"][language], self.info)
         else:  # a letter the model lacks read without its accent, where it has that one ("café": e)

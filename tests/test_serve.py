@@ -948,6 +948,11 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
     called = {"punctuation_marks": PUNCTUATION, "phonemizer": phonemizer_call()}  # as export.json holds them
     for text, language in (("The kettle, it's ON the stove!", "en-us"), ("کتاب روی میز است.", "fa")):
         assert example.phonemize(example.clean(text), language, called) == phonemize([text.lower()], language)[0]
+    # Turkish capitals lower as training lowered them: I is ı, İ is i (not i and a stray dot, left out).
+    from xtts_cli.data.text import prepare_texts
+
+    for text in ("Işık İstanbul IRMAK", "Hello Ivy"):
+        assert example.clean(text, "tr") == prepare_texts([text], ["multilingual_cleaners"], "characters", "tr")[0]
 
     out = tmp_path / "exported"
     exported = runner.invoke(app, ["export", "-r", str(RUN), "-o", str(out)])
