@@ -368,6 +368,12 @@ def test_init_from_into_a_run_with_checkpoints_is_refused(base, tmp_path, runner
     assert (
         found.exit_code == 1 and f"{other} already holds a run with checkpoints (trained from scratch)" in found.stdout
     )
+    # And by train's own -r (validate had none: "No such option: -r").
+    validated = runner.invoke(
+        app, ["validate", "-c", str(tmp_path / "again.yaml"), "--init-from", str(base), "-r", str(other)]
+    )
+    assert validated.exit_code == 1, validated.output
+    assert f"{other} already holds a run with checkpoints (trained from scratch)" in validated.stdout
 
 
 @pytest.mark.parametrize("fresh", [[], ["--fresh"]])

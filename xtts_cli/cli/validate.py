@@ -52,6 +52,17 @@ def validate(
             show_default=False,
         ),
     ] = None,
+    run_dir: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--run-dir",
+            "-r",
+            metavar="DIR",
+            help="The run directory `xtts train -r DIR` would write (training.run_dir): an --init-from into a "
+            "run with checkpoints of its own is refused, as train refuses it.",
+            show_default=False,
+        ),
+    ] = None,
     verbose: VerboseOption = False,
 ) -> None:
     """Check the config against the schema and the rules that keep a GPU busy, and scan its data; --fix repairs it.
@@ -77,7 +88,12 @@ def validate(
 
     data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     said = (lambda line: None) if json_output else (lambda line: console(stderr=True).print(line))
-    overrides = {"data.dataset_path": data_path, "data.eval_dataset_path": val_data, "training.init_from": init_from}
+    overrides = {
+        "data.dataset_path": data_path,
+        "data.eval_dataset_path": val_data,
+        "training.init_from": init_from,
+        "training.run_dir": str(run_dir) if run_dir is not None else None,
+    }
     try:
         loaded = resolve_config(config, overrides, set_values or ())
     except ConfigError as exc:
