@@ -822,6 +822,7 @@ class Controller:
         first = first and parts.settings.graph_mode
         if first:
             self.progress(PhaseStarted("tracing the training step (its first call builds the graph)"))
+        traces = parts.steps.traces()
         began = time.perf_counter()
         losses = parts.steps.train(batch, int(parts.counters.step.numpy()))
         values = {k: float(v) for k, v in losses.items()}  # host sync: the step is done
@@ -830,7 +831,12 @@ class Controller:
             self.progress(PhaseEnded("tracing the training step", compute))
         step = int(parts.counters.step.assign_add(1).numpy())
         last = step == parts.total_steps
-        return StepEnd(step, values, batch, wait, compute, parts.input.batch_size, last=last, traced=first, epoch=epoch)
+        # Not the first alone: a vocoder's first adversarial step builds its phase's graph too (seconds),
+        # which had counted as a step in the speed and not in trace_seconds.
+        traced = first or parts.steps.traces() > traces
+        return StepEnd(
+            step, values, batch, wait, compute, parts.input.batch_size, last=last, traced=traced, epoch=epoch
+        )
 
     def _check_finite(self, step: int, values: dict[str, float]) -> None:
         bad = [k for k, v in values.items() if not math.isfinite(v)]

@@ -66,10 +66,14 @@ class TrainResult:
         "The last validation's alignment score (focus rate of the cross-attention, near 1 when aligned)."
     )
     steps_per_sec: Optional[float] = _said(
-        "Training steps a second over the run's steps, the first step's trace (trace_seconds) left out; null when "
-        "it took no step but the traced one (a speed needs more)."
+        "Training steps a second over the run's steps, those that built a graph (trace_seconds) left out; null "
+        "when it took no step but those (a speed needs more)."
     )
-    trace_seconds: float = _said("The first step's trace in graph mode (building the graph), s; 0 in eager mode.", 0.0)
+    trace_seconds: float = _said(
+        "The steps that built a graph in graph mode (the first; a vocoder's first adversarial one), s; 0 in eager "
+        "mode.",
+        0.0,
+    )
     samples_per_sec: Optional[float] = _said("Clips a second (steps_per_sec x the step's batch); null with it.")
     data_wait_percent: float = _said("Share of step time spent waiting for the next batch, %.", 0.0)
     loop_seconds: float = _said("Wall clock from the first step to the last, validation and saving included.", 0.0)

@@ -23,7 +23,7 @@ class StepEnd:
     compute: float  # seconds from the call to the loss on the host
     samples: int
     last: bool  # the run's last step (max_steps)
-    traced: bool = False  # its call built the step's graph first (a run's first step in graph mode)
+    traced: bool = False  # its call built a graph first (a run's first step in graph mode, a new phase's, a retrace)
     epoch: int = 0  # the epoch it trained in (counted from 0)
     # A stop was asked for during it (Ctrl-C, SIGTERM; a cluster's agreed one): it is saved at once,
     # not validated nor sampled first (a scheduler's grace period may not outlast a validation).
