@@ -68,6 +68,22 @@ def _run(loaded, runner, machine=CPU_MACHINE, **kwargs):
     return benchmark(loaded.config, canonical, machine, train_clips=36, runner=runner, **kwargs)
 
 
+def test_the_trials_table_keeps_each_setting_whole_beside_a_long_reason(tmp_path, monkeypatch, capsys) -> None:
+    # On an 80-column terminal a failed trial's long reason had folded the setting to "batch_siz / e=4".
+    from xtts_cli.cli.benchmark import _render
+
+    report = _run(
+        _loaded(tmp_path), _stand_in(lambda c: 10.0 * c["data"]["batch_size"], oom_from=8), batch_sizes=[4, 8]
+    )
+    monkeypatch.setenv("COLUMNS", "80")  # a terminal of 80 columns, as rich reads its width
+    _render(report, None)
+    shown = capsys.readouterr().out
+    assert "│ batch_size=8 " in shown and "│ oom " in shown and "│ ok (best) " in shown, shown
+    assert "trial 2 (batch_size=8): oom: OOM when allocating tensor for batch 8" in shown  # below the table
+    table = shown[shown.index("trial ┃") : shown.index("trial 2 (")]
+    assert all(len(line) <= 80 for line in table.splitlines()), table
+
+
 def test_batch_climb_stops_at_the_first_out_of_memory_size(tmp_path) -> None:
     calls: list = []
     runner = _stand_in(lambda c: 10.0 * c["data"]["batch_size"], oom_from=8, calls=calls)

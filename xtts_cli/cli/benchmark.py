@@ -394,6 +394,10 @@ def _render(report, written: Optional[Path]) -> None:
         f"{len(report.trials)} trial(s) in {report.elapsed_seconds:.0f} s of a {report.budget_seconds:.0f} s budget"
     )
     out.print(_trials_table(report))
+    for trial in report.trials:  # below the table: in its column, a long reason folded the settings to slivers
+        if trial.status != "ok" and trial.reason:
+            changed = ", ".join(f"{k.split('.', 1)[1]}={_fmt(v)}" for k, v in trial.changed.items()) or "as written"
+            out.print(f"trial {trial.index + 1} ({escape(changed)}): {trial.status}: {escape(trial.reason)}")
     if report.largest_batch_size is not None:
         out.print(f"largest batch size that ran: {report.largest_batch_size}")
     if report.best is not None:
@@ -419,45 +423,43 @@ def _render(report, written: Optional[Path]) -> None:
 
 
 def _trials_table(report):
-    """The trials, best first, then the ones that did not run or failed."""
+    """The trials, best first, then the ones that did not run or failed (their reasons follow the table)."""
     from rich.table import Table
 
     table = Table(show_edge=False, pad_edge=False)
     for column, justify in (
-        ("rank", "right"),
         ("trial", "right"),
         ("changed", "left"),
+        ("status", "left"),
         ("samples/s", "right"),
         ("p50 ms", "right"),
         ("CV", "right"),
         ("wait", "right"),
         ("score", "right"),
-        ("status", "left"),
     ):
-        # A narrow or piped console (80 columns) wraps the settings and reasons: cut, two trials read alike.
+        # A narrow or piped console (80 columns): the setting folds, never cut (two trials read alike),
+        # and keeps a width (a long reason beside it had folded it to "batch_siz / e=4").
         table.add_column(
             column,
             justify="right" if justify == "right" else "left",
             overflow="fold" if justify == "left" else "ellipsis",
+            min_width=14 if column == "changed" else None,
         )
-    rank_of = {index: rank + 1 for rank, index in enumerate(report.ranking)}
-    order = report.ranking + [t.index for t in report.trials if t.index not in rank_of]
-    for index in order:
+    ranked = set(report.ranking)
+    for index in report.ranking + [t.index for t in report.trials if t.index not in ranked]:
         trial = report.trials[index]
-        changed = ", ".join(f"{k.split('.', 1)[1]}={_fmt(v)}" for k, v in trial.changed.items()) or "-"
         ok = trial.status == "ok"
-        status = "[green]ok[/]" if ok else f"[yellow]{trial.status}[/]: {trial.reason}"
+        status = "[green]ok[/]" if ok else f"[yellow]{trial.status}[/]"
         if index == report.best:
             status += " [bold green](best)[/]"
         table.add_row(
-            str(rank_of.get(index, "")),
             str(index + 1),
-            changed,
+            ", ".join(f"{k.split('.', 1)[1]}={_fmt(v)}" for k, v in trial.changed.items()) or "-",
+            status,
             f"{trial.samples_per_sec:,.1f}" if ok else "",
             f"{trial.step_ms_p50:.1f}" if ok else "",
             f"{trial.step_cv:.2f}" if ok else "",
             f"{trial.input_bound_percent:.0f}%" if ok else "",
             f"{trial.score:,.1f}" if ok else "",
-            status,
         )
     return table
