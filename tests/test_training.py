@@ -723,7 +723,7 @@ def test_a_stop_asked_for_during_a_validation_step_saves_it_without_validating_o
 ) -> None:
     # A scheduler's SIGTERM grace period may not outlast a validation and the test sentences: the
     # step under way is saved at once (it had validated and rendered its samples first).
-    settings = {"training.max_steps": 6, "training.val_step": 2, "training.sample_step": 2}
+    settings = {"training.max_steps": 6, "training.val_step": 2, "training.sample_step": 4}
     config = resolve_config(tiny_config(tmp_path), settings).config
     run = tmp_path / "run"
     stepped = Controller._step
@@ -743,7 +743,7 @@ def test_a_stop_asked_for_during_a_validation_step_saves_it_without_validating_o
     assert result.interrupted == "SIGTERM" and result.final_step == 4
     validated = [r["step"] for r in read_metrics(run / "metrics.jsonl") if "val_loss" in r]
     assert validated == [2], validated
-    assert {p.name.split("-")[0] for p in (run / "samples").glob("*.wav")} == {"step0000002"}
+    assert not list((run / "samples").glob("step0000004*.wav"))
     assert (run / "checkpoints" / "ckpt-4.index").is_file()
     notes = [e.message for e in heard if type(e).__name__ == "Noted"]
     assert "step 4's validation skipped: the run is stopping, to save it at once" in notes
