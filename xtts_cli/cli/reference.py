@@ -66,7 +66,8 @@ def render_markdown() -> str:
         "# Commands",
         "",
         "Generated from the command line itself (`python -m xtts_cli.cli.reference`); `xtts COMMAND --help`",
-        "prints the same. Every command reads the config given by `--config`/`-c` (a file, or a preset's name)",
+        "prints the same. Every command that trains or checks reads the config given by `--config`/`-c` (a file, "
+        "or a preset's name; synthesize, serve and export read the run's own `RUN/config.yaml`)",
         "and its flags override single fields of it.",
         "",
     ]

@@ -62,7 +62,8 @@ def render_markdown() -> str:
         "",
         "Generated from `xtts_cli/config/schema.py` by `python -m xtts_cli.config.reference`; do not edit by hand.",
         "",
-        "Every command reads one YAML file (`--config/-c`, default `configs/config.yaml` when it exists, else "
+        "Every command that trains or checks reads one YAML file (synthesize, serve and export read the run's own "
+        "`RUN/config.yaml`; `--config/-c`, default `configs/config.yaml` when it exists, else "
         "these defaults). Unknown keys are errors with a did-you-mean. On the command line, `--set KEY=VALUE` sets any key below "
         "(`--set data.batch_size=8`, repeatable) in every command that takes a config, and a few flags are "
         "shortcuts for one key each (`--batch-size`).",
