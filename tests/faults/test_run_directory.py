@@ -126,6 +126,31 @@ def test_fresh_never_moves_the_current_directory_and_never_merges_two_old_runs(t
     assert all((tmp_path / name / "metrics.jsonl").is_file() for name in names)
 
 
+def test_fresh_keeps_a_linked_run_directory_a_link_and_a_name_at_its_longest_has_a_name_aside(tmp_path):
+    # A run directory linked to a larger disk had become a local folder (the link moved aside); a name
+    # of 250 bytes had no room for ".old-<time>" (File name too long, a traceback).
+    target = tmp_path / "big-disk" / "run"
+    prepare_run_dir(target, XttsConfig())
+    release_run_dir(RunDir(target))
+    (target / "metrics.jsonl").write_text("{}\n")
+    link = tmp_path / "run"
+    link.symlink_to(target)
+    said: list[str] = []
+    prepare_run_dir(link, XttsConfig(), fresh=True, note=said.append)
+    release_run_dir(RunDir(link))
+    (kept,) = (tmp_path / "big-disk").glob("run.old-*")
+    assert link.is_symlink() and link.resolve() == target and not (target / "metrics.jsonl").exists()
+    assert (kept / "metrics.jsonl").is_file()
+    assert said[0].startswith(f"--fresh: the old run is kept as {kept} ({link} still links to {target}, made anew")
+    longest = tmp_path / ("L" * 250)
+    prepare_run_dir(longest, XttsConfig())
+    release_run_dir(RunDir(longest))
+    (longest / "metrics.jsonl").write_text("{}\n")
+    prepare_run_dir(longest, XttsConfig(), fresh=True)
+    (aside,) = tmp_path.glob("L*.old-*")
+    assert len(aside.name.encode()) <= 255 and (aside / "metrics.jsonl").is_file()
+
+
 def test_a_checkpoint_folder_outside_the_run_belongs_to_one_run_and_fresh_moves_it_aside(tmp_path):
     # training.checkpoint_dir on a disk of its own, shared by mistake: a second run took over the
     # first's weights (resuming at its step) and wrote over its files, and --fresh still resumed.

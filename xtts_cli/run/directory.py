@@ -206,17 +206,31 @@ def _move_aside(path: Path) -> Path:
             f"--fresh would move {path} aside, and it holds the current directory",
             hint="run from outside the run directory, or pass --run-dir to a new folder",
         )
+    # A run directory that is a link (to a larger disk) keeps it: its target is moved aside beside
+    # it and made again empty, where the link had been replaced by a local folder.
+    linked = path.is_symlink()
+    moved = resolved if linked else path
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     for attempt in range(1, 1000):
-        archived = path.with_name(f"{path.name}.old-{stamp}" + (f"-{attempt}" if attempt > 1 else ""))
+        suffix = f".old-{stamp}" + (f"-{attempt}" if attempt > 1 else "")
+        archived = moved.with_name(_shortened(moved.name, 255 - len(suffix)) + suffix)
         try:
             os.mkdir(archived)  # claims the name; another --fresh in the same second takes the next
         except FileExistsError:
             continue
         os.rmdir(archived)
-        os.replace(path, archived)
+        os.replace(moved, archived)
+        if linked:
+            os.mkdir(moved)
         return archived
     raise XttsError(f"no free name to move {path} aside to", hint="remove the old runs beside it")
+
+
+def _shortened(name: str, most: int) -> str:
+    """`name` cut to `most` bytes of UTF-8 (a file system's names hold 255): a run named at its
+    longest still has a name to be moved aside to."""
+    encoded = name.encode("utf-8", "surrogateescape")
+    return name if len(encoded) <= most else encoded[:most].decode("utf-8", "ignore")
 
 
 # In a checkpoint folder outside its run (training.checkpoint_dir): the run whose checkpoints it holds.
@@ -319,6 +333,7 @@ def prepare_run_dir(
             kept = _move_aside(run.path)
             note(
                 f"--fresh: the old run is kept as {kept}"
+                + (f" ({run.path} still links to {run.path.resolve()}, made anew)" if run.path.is_symlink() else "")
                 + (
                     f", its vocoder in {kept / VOCODER_DIR} (the new run speaks with Griffin-Lim until one is trained "
                     f"into {run.path / VOCODER_DIR}, or copied there)"
