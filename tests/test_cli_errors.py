@@ -61,6 +61,28 @@ def test_a_symbolic_link_loop_is_one_line_naming_it(tmp_path: Path) -> None:
         assert f"error: {tmp_path / 'a'} is a symbolic link that leads back to itself (a loop of links)" in done.stderr
 
 
+def test_a_path_not_in_utf8_or_too_long_is_one_line_and_nothing_is_made(tmp_path: Path) -> None:
+    # Both had been tracebacks; a run directory named in Latin-1 was left half-made (its lock alone).
+    named = subprocess.run(
+        [sys.executable, "-m", "xtts_cli", "train", "-c", "tiny-cpu", "-r", b"runs/caf\xe9", "--json"],
+        cwd=tmp_path,
+        env=user_env(),
+        capture_output=True,
+        timeout=120,
+    )
+    assert named.returncode == 1 and not (tmp_path / "runs").exists()
+    said = json.loads(named.stdout)
+    assert (
+        said["error"]
+        == "runs/caf\\xe9 is not UTF-8 (its bytes shown as \\xNN): xtts records the paths it is given in UTF-8"
+    )
+    assert said["hint"].startswith("rename it in UTF-8 (convmv -f latin1 -t utf8 --notest PATH")
+    long = "x" * 300 + ".yaml"
+    done = _xtts(["init", "-p", "tiny-cpu", "-o", long], tmp_path, user_env())
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert f"error: {long}: a name in it is too long for its file system (ENAMETOOLONG)" in done.stderr
+
+
 @pytest.mark.slow
 def test_tensorflow_out_of_memory_is_translated_to_one_line() -> None:
     size = tf.Variable(2**48, dtype=tf.int64)  # 1 PiB of float32: more than any address space holds

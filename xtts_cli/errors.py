@@ -189,6 +189,13 @@ def from_tensorflow(error: BaseException) -> Optional[XttsError]:
     loop = _symlink_loop(error)
     if loop is not None:
         return loop
+    if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:
+        name = str(error.filename or "a path")
+        return XttsError(
+            f"{name}: a name in it is too long for its file system ({errno.errorcode[errno.ENAMETOOLONG]})",
+            hint="use a shorter name: most file systems hold 255 bytes a name (a Persian letter is 2 of them)",
+            translated=True,
+        )
     if isinstance(error, OSError) and error.errno in _NOT_WRITABLE and error.filename:
         return XttsError(
             f"cannot write {error.filename}: {error.strerror}",

@@ -91,6 +91,10 @@ def main() -> None:
     quiet_tensorflow_logs()
     # Training's loop, serve, benchmark and data-service set handlers of their own while they run.
     signal.signal(signal.SIGTERM, _terminate)
+    undecodable = _not_utf8(sys.argv[1:])
+    if undecodable is not None:  # before anything is written: a run made there had been left half-made
+        report_error(undecodable, json_output="--json" in sys.argv[1:])
+        sys.exit(undecodable.exit_code)
     try:
         app(standalone_mode=True)
     except Terminated:
@@ -113,6 +117,25 @@ def main() -> None:
         if os.environ.get("XTTS_DEBUG") == "1":
             raise
         sys.exit(error.exit_code)
+
+
+def _not_utf8(arguments: list[str]):
+    """The error for a command-line argument whose bytes are not UTF-8 (a folder copied from an old
+    archive or a FAT disk, `caf\\xe9`): the run's files record paths in UTF-8, and writing one had
+    ended in a traceback after the run directory was made. None when all are."""
+    from xtts_cli.errors import XttsError
+
+    for argument in arguments:
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = argument.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            return XttsError(
+                f"{shown} is not UTF-8 (its bytes shown as \\xNN): xtts records the paths it is given in UTF-8",
+                hint="rename it in UTF-8 (convmv -f latin1 -t utf8 --notest PATH renames a file or folder), then "
+                "run the same command",
+            )
+    return None
 
 
 def _terminate(signum: int, frame: object) -> None:
