@@ -116,6 +116,15 @@ def test_strict_fails_on_warnings(runner, write_config) -> None:
     assert said.exit_code == 1 and json.loads(said.stdout)["valid"] is False  # what the exit code says
 
 
+def test_a_fix_names_the_command_that_writes_it_into_this_file(runner, write_config) -> None:
+    # "(xtts validate --fix)", pasted as printed, checked the built-in defaults and said all was well.
+    import shlex
+
+    path = write_config(COMMENTED, name="my cfg.yaml")
+    result = runner.invoke(app, ["validate", "-c", str(path)])
+    assert f"  (xtts validate -c {shlex.quote(str(path))} --fix)" in result.stdout, result.stdout
+
+
 def test_fix_keeps_comments_and_untouched_lines_and_is_idempotent(runner, write_config) -> None:
     path = write_config(COMMENTED)
     result = runner.invoke(app, ["validate", "-c", str(path), "--fix"])

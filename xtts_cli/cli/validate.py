@@ -167,14 +167,31 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
+def _fix_note(path: Path | None) -> str:
+    """What writes a finding's fix: --fix on this file, named as given (without it, pasted, `xtts
+    validate --fix` checked the built-in defaults and said all was well); a preset's is copied first."""
+    import shlex
+
+    from rich.markup import escape
+
+    from xtts_cli.config.preset_files import PRESETS_DIR
+
+    if path is None:
+        return "  (in your config: xtts init -o my.yaml writes one)"
+    if path.resolve().parent == PRESETS_DIR:
+        return f"  (in your copy: xtts init -p {path.stem} -o my.yaml)"
+    return f"  ({escape(f'xtts validate -c {shlex.quote(str(path))} --fix')})"
+
+
 def _render(findings: list, fixed: list, diff: str, path: Path | None, dry_run: bool) -> None:
     out = console()
     if diff:
         sys.stdout.write(diff if diff.endswith("\n") else diff + "\n")
     elif dry_run:
         out.print("nothing to fix")
+    note = _fix_note(path)
     for finding in findings:
-        print_finding(out, finding, fix_note="  (xtts validate --fix)")
+        print_finding(out, finding, fix_note=note)
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
     fixable = sum(f.fix is not None for f in findings)
     source = str(path) if path else "built-in defaults"
