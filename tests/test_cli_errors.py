@@ -61,6 +61,14 @@ def test_a_symbolic_link_loop_is_one_line_naming_it(tmp_path: Path) -> None:
         assert f"error: {tmp_path / 'a'} is a symbolic link that leads back to itself (a loop of links)" in done.stderr
 
 
+def test_a_path_a_hint_prints_reads_back_in_a_shell() -> None:
+    from xtts_cli.errors import quoted
+
+    assert quoted("runs/my run/tensorboard") == "'runs/my run/tensorboard'"
+    assert quoted("-x/tensorboard") == "./-x/tensorboard"  # tensorboard --logdir -x/... read it as an option
+    assert quoted("/abs/-x") == "/abs/-x" and quoted("it's `y`; z") == "'it'\"'\"'s `y`; z'"
+
+
 def test_a_path_not_in_utf8_or_too_long_is_one_line_and_nothing_is_made(tmp_path: Path) -> None:
     # Both had been tracebacks; a run directory named in Latin-1 was left half-made (its lock alone).
     named = subprocess.run(

@@ -416,6 +416,11 @@ def test_an_audio_file_named_for_another_format_is_refused_before_the_work(runne
     # A name that is no audio format (the text file, by a slip): only the WAV name, no conversion into it.
     result = runner.invoke(app, [command, *first, "--out", str(tmp_path / "lines.txt")])
     assert result.exception.hint == f"name it {tmp_path / 'lines.wav'}"
+    # The command to paste is quoted: a space or a bracket in the name had split it (bash: syntax error).
+    (tmp_path / "my out").mkdir()
+    result = runner.invoke(app, [command, *first, "--out", str(tmp_path / "my out" / "v (2).flac")])
+    wav, flac = tmp_path / "my out" / "v (2).wav", tmp_path / "my out" / "v (2).flac"
+    assert result.exception.hint.endswith(f"(then convert it: sox '{wav}' '{flac}')")
 
 
 @pytest.fixture(scope="module")

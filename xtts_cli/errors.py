@@ -162,6 +162,13 @@ def tensorflow_cause(message: str) -> str:
 _NOT_WRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
 
 
+def quoted(path: object) -> str:
+    """`path` as a shell reads it back, for a command a hint prints: quoted, and a relative one that
+    starts with "-" written "./-x" (a run named "-x" was read as an option by tensorboard)."""
+    text = str(path)
+    return shlex.quote("./" + text if text.startswith("-") else text)
+
+
 def _symlink_loop(error: BaseException) -> Optional[XttsError]:
     """A path through a symbolic link that points, through others, back to itself (ELOOP; Python's
     Path.resolve raises RuntimeError of it): one line naming it, not a traceback."""

@@ -239,12 +239,12 @@ AUDIO_FORMATS = frozenset({".mp3", ".flac", ".ogg", ".opus", ".aiff", ".aif", ".
 
 def wav_out(path: Path, flag: str = "--out") -> None:
     """Refuse a file to write WAV audio into whose name says it holds another format (x.mp3)."""
-    from xtts_cli.errors import XttsError
+    from xtts_cli.errors import XttsError, quoted
 
     if str(path) == "-" or path.suffix.lower() == ".wav":
         return
     wav = path.with_suffix(".wav")
-    convert = f" (then convert it: sox {wav} {path})" if path.suffix.lower() in AUDIO_FORMATS else ""
+    convert = f" (then convert it: sox {quoted(wav)} {quoted(path)})" if path.suffix.lower() in AUDIO_FORMATS else ""
     raise XttsError(f"{flag} {path}: xtts writes WAV audio", hint=f"name it {wav}{convert}")
 
 

@@ -173,6 +173,7 @@ def gpu_lines(gpus) -> list[str]:
 
 
 def _render(profile) -> None:
+    from xtts_cli.errors import quoted
     from xtts_cli.profiling.sparkline import sparkline, timeline
 
     out = console()
@@ -222,7 +223,7 @@ def _render(profile) -> None:
     if profile.tensorboard_dir:
         out.print(
             f"[dim]note: the per-step series are in {escape(str(profile.tensorboard_dir))} "
-            f"(tensorboard --logdir {escape(str(profile.tensorboard_dir))})[/]"
+            f"(tensorboard --logdir {escape(quoted(profile.tensorboard_dir))})[/]"
         )
 
 

@@ -260,10 +260,10 @@ class TrainingProgress:
             bound = f"{result.shape_bound} {shapes}" if result.shape_bound else "none, unbucketed"
             out.print(f"step traces: {result.traces} (bound: {bound})")
         if result.final_step > 0:
-            import shlex
+            from xtts_cli.errors import quoted
 
             out.print(f"listen:      {result.listen}")
-            out.print(f"tensorboard: tensorboard --logdir {shlex.quote(str(result.run_dir / 'tensorboard'))}")
+            out.print(f"tensorboard: tensorboard --logdir {quoted(result.run_dir / 'tensorboard')}")
 
 
 def _watched(event: Any) -> str:

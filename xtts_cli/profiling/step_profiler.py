@@ -38,7 +38,7 @@ from xtts_cli.config.remedies import (
 )
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.devices.nvml_sampler import MAX_HZ, MIN_HZ, GpuSummary
-from xtts_cli.errors import XttsError
+from xtts_cli.errors import XttsError, quoted
 from xtts_cli.findings import Finding
 from xtts_cli.host import CpuSampler
 from xtts_cli.stats.latency import LatencyStats
@@ -418,7 +418,7 @@ def _trace(
         tf.profiler.experimental.stop()
     notes.append(
         f"{TRACE_STEPS} steps after the timed ones were traced (not in the figures); "
-        f"open with: tensorboard --logdir {trace_path}"
+        f"open with: tensorboard --logdir {quoted(trace_path)}"
     )
     return trace_path
 

@@ -16,7 +16,7 @@ from typing import Any, Optional
 from xtts_cli.config.model_kinds import AcousticConfig
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.text import Tokenizer
-from xtts_cli.errors import XttsError
+from xtts_cli.errors import XttsError, quoted
 from xtts_cli.run.files import no_checkpoint_hint, no_vocabulary, read_run
 
 __all__ = ["ParentRun", "inherit", "open_parent", "with_base_network"]
@@ -201,11 +201,11 @@ class ParentRun:
             # Gone while it was read, a later one in its place: the base is still training.
             return (
                 f"the base is still training and replaced it with step {others[0]} as it was read; pass that "
-                f"checkpoint (--init-from {folder / f'ckpt-{others[0]}'}) or a copy of the run that does not change"
+                f"checkpoint (--init-from {quoted(folder / f'ckpt-{others[0]}')}) or a copy of the run that does not change"
             )
         return (
             f"a copy or save cut short; pass an earlier one the run keeps (steps {', '.join(map(str, others))}), "
-            f"e.g. --init-from {folder / f'ckpt-{others[0]}'}"
+            f"e.g. --init-from {quoted(folder / f'ckpt-{others[0]}')}"
         )
 
     def record(self) -> dict[str, Any]:
@@ -385,7 +385,7 @@ def open_parent(spec: str | Path) -> ParentRun:
         steps = sorted(int(m.group(1)) for p in given.parent.glob("ckpt-*.index") if (m := _CHECKPOINT.match(p.stem)))
         raise XttsError(
             f"--init-from {spec}: {given.parent} keeps no checkpoint {given.name}",
-            hint=f"it keeps steps {', '.join(map(str, steps))}: e.g. --init-from {given.parent / f'ckpt-{steps[-1]}'}",
+            hint=f"it keeps steps {', '.join(map(str, steps))}: e.g. --init-from {quoted(given.parent / f'ckpt-{steps[-1]}')}",
         )
     else:
         what = "not a run directory nor a checkpoint (ckpt-N with its .index)" if given.exists() else "nothing is there"
