@@ -116,8 +116,9 @@ class DataConfig(_Section):
     )
     datasets: list[DatasetSource] = Field(
         default_factory=list,
-        description="Several datasets trained on together, each `{path, format, weight}`; instead of "
-        "`dataset_path`. Validation takes `eval_fraction` of each.",
+        description="Several datasets trained on together, each `{path, format, weight, language, "
+        "metadata_train_file}` (all but `path` optional); instead of `dataset_path`. Validation takes "
+        "`eval_fraction` of each.",
     )
     metadata_train_file: str = Field(
         "metadata.csv",
@@ -472,7 +473,11 @@ class TrainingConfig(_Section):
         "or larger disk), one per run (another run's is refused; --fresh moves it aside too); to change it on a run, "
         "move its checkpoints there first (a resume that finds none there is refused). Empty: `<run_dir>/checkpoints`.",
     )
-    run_dir: Optional[str] = Field(None, description="Run directory. Empty: a new folder under `runs/`.")
+    run_dir: Optional[str] = Field(
+        None,
+        description="Run directory. Empty: `runs/` and the config's name (`runs/speak-cpu`; the same command "
+        "resumes it).",
+    )
     seed: int = Field(1234, description="Seed for weights and dropout.")
     init_from: Optional[str] = Field(
         None,
@@ -597,7 +602,7 @@ class WatchConfig(_Section):
     oscillation_cv: float = Field(
         0.25,
         gt=0.0,
-        description="Step time's coefficient of variation at which a regular cycle in it (found by its "
+        description="The data wait's coefficient of variation at which a regular cycle in it (found by its "
         "autocorrelation) is reported: the pipeline delivering in bursts.",
     )
     gpu_util_percent: float = Field(
