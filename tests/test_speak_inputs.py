@@ -219,16 +219,18 @@ def test_a_text_file_saved_with_a_byte_order_mark_and_a_form_feed_speaks_by_its_
     (clips / "0009.wav").write_bytes(b"an earlier call's clip")
     (clips / "0003.wav").write_bytes(b"an earlier call's clip")
     # --max-frames holds for each clip as for one text (it had been dropped: clips of 6 s for 20 frames).
-    command = ["synthesize", "--text-file", str(lines), "--out-dir", str(clips), "-r", str(RUN), "--max-frames", "8"]
+    # --out-dir as a user types it, relative: index.jsonl names each clip so it is found from anywhere.
+    command = ["synthesize", "--text-file", str(lines), "--out-dir", "clips", "-r", str(RUN), "--max-frames", "8"]
     done = run_xtts(command, tmp_path)
     assert done.returncode == 0, done.stderr
     index = [json.loads(line) for line in (clips / "index.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [(r["line"], Path(r["out"]).name) for r in index] == [(1, "0001.wav"), (3, "0003.wav"), (4, "0004.wav")]
+    assert all(Path(r["out"]).is_absolute() and Path(r["out"]).is_file() for r in index)  # read from anywhere
     assert all(r["seconds"] <= 8 * 256 / 22050 for r in index), index  # 8 frames of the run's hop
     assert index[0]["text"] == "The kettle is on." and index[1]["text"] == "The bus\x0cwas late."  # no BOM spoken
-    assert f"note: {clips} also holds 1 clip(s) this call did not write (0009.wav)" in done.stderr
-    assert f"note: 1 file(s) in {clips} are written over (0003.wav)" in done.stderr
-    assert f"of {RUN}, vocoder griffin-lim; {clips / 'index.jsonl'} lists them" in done.stdout
+    assert "note: clips also holds 1 clip(s) this call did not write (0009.wav)" in done.stderr
+    assert "note: 1 file(s) in clips are written over (0003.wav)" in done.stderr
+    assert f"of {RUN}, vocoder griffin-lim; clips/index.jsonl lists them" in done.stdout
 
 
 @pytest.mark.parametrize(

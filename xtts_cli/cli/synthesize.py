@@ -523,7 +523,7 @@ def _spoken(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool,
                 {
                     "line": number,
                     "text": line,
-                    "out": str(path),
+                    "out": str(Path(path).absolute()),  # read from anywhere: relative, it held only from here
                     "seconds": round(speech.seconds, 3),
                     "ended_by": speech.ended_by,
                     "notes": speech.notes,
