@@ -73,7 +73,7 @@ def reported(tmp_path_factory: pytest.TempPathFactory) -> dict:
     trained_on = home.parent / "elsewhere" / "voz-jane"
     config = run / "config.yaml"
     config.write_text(config.read_text().replace("  dataset_path: null", f"  dataset_path: {trained_on}", 1))
-    out = home.parent / "report.tar.gz"
+    out = home.parent / "reports" / "report.tar.gz"  # a folder not yet there is made, as export's is
     env = {**subprocess_env(), **SECRETS, "HOME": str(home)}
     args = ["report", "--data", "corpora/voice", "-r", str(run), "-o", str(out), "--quick"]  # as typed in HOME
     done = subprocess.run(
@@ -141,15 +141,16 @@ def test_a_report_on_a_dataset_that_is_not_there_says_which_parts_failed_and_kee
 
 
 def test_an_archive_that_cannot_be_written_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("a file, where a folder would go")
     done = subprocess.run(
-        [sys.executable, "-m", "xtts_cli", "report", "-o", str(tmp_path / "missing" / "r.tar.gz")],
+        [sys.executable, "-m", "xtts_cli", "report", "-o", str(tmp_path / "notes.txt" / "r.tar.gz")],
         capture_output=True,
         text=True,
         env=subprocess_env(),
         timeout=60,
     )
-    assert done.returncode != 0 and f"the folder {tmp_path / 'missing'} does not exist" in done.stderr
-    assert "Traceback" not in done.stderr and not (tmp_path / "missing").exists()
+    assert done.returncode != 0 and f"{tmp_path / 'notes.txt'} is a file, not a folder" in done.stderr
+    assert "Traceback" not in done.stderr and "validate" not in done.stdout
     dash = subprocess.run(
         [sys.executable, "-m", "xtts_cli", "report", "-o", "-"],
         capture_output=True,

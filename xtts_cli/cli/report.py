@@ -116,13 +116,7 @@ def _out_file(out: Optional[Path]) -> Path:
     if out is not None and str(out) == "-":
         raise XttsError("--out -: the report is an archive, not text for standard output", hint="pass -o FILE.tar.gz")
     out = out or Path(f"xtts-report-{time.strftime('%Y%m%d-%H%M%S')}.tar.gz")
-    folder = out.resolve().parent
-    if not folder.is_dir():
-        raise XttsError(
-            f"--out {out}: the folder {folder} does not exist", hint="create it, or pass -o FILE in another"
-        )
-    if not os.access(folder, os.W_OK):
-        raise XttsError(f"--out {out}: {folder} is not a folder this user can write", hint="pass -o FILE in one")
+    # A folder not yet there is made, as synthesize's and export's are; one that cannot be is refused now.
     can_write(out, "--out", name="xtts-report.tar.gz")
     return out
 
