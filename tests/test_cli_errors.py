@@ -59,6 +59,12 @@ def test_a_symbolic_link_loop_is_one_line_naming_it(tmp_path: Path) -> None:
         done = _xtts(args, tmp_path, user_env())
         assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
         assert f"error: {tmp_path / 'a'} is a symbolic link that leads back to itself (a loop of links)" in done.stderr
+    # A path through the loop names the link, which `ls -ld` shows (of the whole path it said "Too many levels").
+    from xtts_cli.errors import _symlink_loop
+
+    error = _symlink_loop(OSError(40, "Too many levels of symbolic links", str(tmp_path / "a" / "run")))
+    assert error is not None and error.lines[0].endswith(f": {tmp_path / 'a'} is the link")
+    assert error.hint.startswith(f"point it at a real file or folder (ls -ld {tmp_path / 'a'} shows where it leads)")
 
 
 def test_a_path_a_hint_prints_reads_back_in_a_shell() -> None:

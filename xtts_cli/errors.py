@@ -178,12 +178,29 @@ def _symlink_loop(error: BaseException) -> Optional[XttsError]:
         path = str(error).removeprefix("Symlink loop from ").strip("'\"")
     else:
         return None
+    link = _looping_link(str(path))
     return XttsError(
-        f"{path} is a symbolic link that leads back to itself (a loop of links)",
-        hint=f"point it at a real file or folder (ls -l {shlex.quote(str(path))} shows where it leads), or pass "
-        "another path",
+        f"{path} is a symbolic link that leads back to itself (a loop of links)"
+        + (f": {link} is the link" if link != str(path) else ""),
+        hint=f"point it at a real file or folder (ls -ld {quoted(link)} shows where it leads), or pass another path",
         translated=True,
     )
+
+
+def _looping_link(path: str) -> str:
+    """The first link along `path` that cannot be followed (`loop/run`: `loop`), which `ls -ld`
+    shows; `path` itself when none is found."""
+    import os
+
+    parts = path.split(os.sep)
+    for end in range(1, len(parts) + 1):
+        prefix = os.sep.join(parts[:end])
+        if prefix and os.path.islink(prefix):
+            try:
+                os.stat(prefix)
+            except OSError:
+                return prefix
+    return path
 
 
 def from_tensorflow(error: BaseException) -> Optional[XttsError]:
