@@ -707,3 +707,17 @@ def test_diagnose_quick_names_a_base_it_cannot_start_from_as_validate_does(tmp_p
         assert result.exit_code == 1, result.output
         errors = [f for f in json.loads(result.stdout)["findings"] if f["severity"] == "error"]
         assert [f["id"] for f in errors] == ["init-from"] and said in errors[0]["message"], errors
+
+
+def test_a_language_the_base_has_by_another_name_is_a_warning() -> None:
+    # de-DE (no voice of espeak-ng's own) beside the base's de had trained a second German from zero,
+    # unsaid; en-gb beside en is a voice of its own, and a new language is news, not a warning.
+    from xtts_cli.diagnosis.base_run import _regional_twins
+
+    (twin,) = _regional_twins(["en", "de"], ["en", "de", "de-de"])
+    assert twin.id == "init-from-language-twin" and twin.severity == "warning"
+    assert twin.message == (
+        "the data's language de-de is the base's de by another name: it would train as a new language from zero, "
+        "not on the base's de; set the data's language to de"
+    )
+    assert _regional_twins(["en"], ["en", "en-gb"]) == [] and _regional_twins(["en"], ["en", "fa"]) == []
