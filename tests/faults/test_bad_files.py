@@ -240,3 +240,21 @@ def test_a_folder_the_user_may_not_write_in_names_its_mode_as_the_fix(tmp_path):
         f"error: --out {locked / 'my.yaml'}: nothing can be written in {locked} (Permission denied)",
         f"hint: make it writable (chmod u+w {locked}), or put the file in a folder you can write to",
     ], done.stderr
+
+
+def test_a_precompute_store_the_user_may_not_write_is_a_validate_error(tmp_path):
+    # train had found it only after its set-up ("cannot create the feature store"); validate said valid.
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    os.chmod(locked, 0o555)
+    sets = ["--set", "data.preprocessing_mode=precompute", "--set", f"data.feature_cache_dir={locked / 'store'}"]
+    command = [sys.executable, "-m", "xtts_cli", "validate", "-c", "tiny-cpu", *sets, "--json"]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without util-linux's setpriv to drop the capabilities")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    env = {**subprocess_env(), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    found = {f["id"]: f for f in json.loads(done.stdout)["findings"]}
+    assert done.returncode == 1 and found["feature-store-unwritable"]["severity"] == "error", done.stdout
+    assert "set data.feature_cache_dir to a folder you can write" in found["feature-store-unwritable"]["message"]

@@ -581,7 +581,31 @@ def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optiona
     audio = config.devices.splits_data_and_model or kind_for(config).reads == "audio"
     summary = summarize_dataset(scan, config.data, "audio" if audio else "mel")
     summary.eval_items = len(validation)  # data.eval_dataset_path's clips, where it names them
-    return scan, summary, found + memory_findings(summary, config.data)
+    return scan, summary, found + memory_findings(summary, config.data) + _store_findings(summary, config.data)
+
+
+def _store_findings(summary: DatasetSummary, data) -> list[Finding]:
+    """A precompute store whose folder cannot be written (a read-only dataset and HOME, a
+    feature_cache_dir of another user's): train had found it only after its set-up."""
+    if summary.preprocessing_mode != "precompute":
+        return []
+    from xtts_cli.config.editing import can_write
+    from xtts_cli.data.feature_cache import cache_root
+    from xtts_cli.errors import XttsError
+
+    folder = cache_root(data)
+    try:
+        can_write(folder, "the feature store", folder=True)
+    except XttsError as error:
+        return [
+            Finding(
+                id="feature-store-unwritable",
+                severity="error",
+                message=f"{error.lines[0]}: precompute writes its features there; set data.feature_cache_dir to a "
+                "folder you can write",
+            )
+        ]
+    return []
 
 
 def eval_dataset_failure(config: XttsConfig, scan) -> Optional[tuple[DatasetSummary, list[Finding]]]:
