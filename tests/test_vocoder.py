@@ -271,6 +271,13 @@ def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(runner, tm
     assert proc.returncode == 143, stderr
     before = [r for r in read_metrics(metrics) if "val_loss" in r]
     saved = int(stderr.split("saved step ")[1].split()[0])
+    # Used as it stands, stopped before its end: said (its noise had been blamed on the acoustic run).
+    vocoded = runner.invoke(app, ["vocode", str(SAMPLE_CLIP), "--vocoder", str(run_dir), "-o", str(tmp_path / "v.wav")])
+    assert vocoded.exit_code == 0, (vocoded.output, vocoded.exception)
+    assert (
+        f"note: {run_dir}: its training stopped at step {saved} (interrupted by SIGTERM), before its planned end"
+        in vocoded.stderr
+    )
 
     # Resumed in this process: what comes back is what the killed process saved.
     again = runner.invoke(
@@ -278,6 +285,10 @@ def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(runner, tm
     )
     assert again.exit_code == 0, (again.output, again.exception)
     assert json.loads(again.stdout)["start_step"] == saved
+    finished = runner.invoke(
+        app, ["vocode", str(SAMPLE_CLIP), "--vocoder", str(run_dir), "-o", str(tmp_path / "v.wav")]
+    )
+    assert "its training stopped" not in finished.stderr  # run to its end: nothing to say
     assert json.loads(again.stdout)["listen"].split("--vocoder ")[1].startswith(f"{run_dir} ")  # filled in
     records = read_metrics(metrics)
     resumed = next(r["val_loss"] for r in records if "val_loss" in r and r["step"] > saved)

@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.features import MelFeatures
-from xtts_cli.errors import XttsError
+from xtts_cli.errors import XttsError, quoted
 from xtts_cli.run.files import no_vocabulary, read_run
 from xtts_cli.run.restore import restore_run
 from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
@@ -105,4 +105,20 @@ def load_vocoder(
         )
     generator = kind_for(config).build_network(config, None)
     step = restore_run(generator, run, path, notes=notes, save_step=config.training.save_step)
+    stopped = _stopped_early(run)
+    if stopped and notes is not None:  # its noise had been blamed on the acoustic run
+        notes.append(
+            f"{spec}: its training stopped at step {step} ({stopped}), before its planned end: a vocoder this "
+            f"early can sound like noise; xtts train -r {quoted(spec)} goes on"
+        )
     return Vocoder(str(spec), config.data, generator, step)
+
+
+def _stopped_early(run) -> str:
+    """How a run's last start ended where that was before its planned end (an interrupt, an error),
+    from run.json's history; "" when it ran to its end or nothing says (a start killed, or recorded
+    before starts' ends were, says nothing)."""
+    history = (run.read_run() or {}).get("history") or []
+    last = history[-1] if history and isinstance(history[-1], dict) else {}
+    ended_by = str(last.get("ended_by") or "")
+    return ended_by if ended_by.startswith(("interrupted", "a second Ctrl-C", "error")) else ""
