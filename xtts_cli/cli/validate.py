@@ -31,6 +31,29 @@ DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Print the diff --
 StrictOption = Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")]
 
 
+InitFrom = Annotated[
+    Optional[str],
+    typer.Option(
+        "--init-from",
+        metavar="RUN",
+        help="The run `xtts train --init-from` would start from: checked, and what this data adds to it "
+        "(training.init_from).",
+        show_default=False,
+    ),
+]
+TrainedRunDir = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--run-dir",
+        "-r",
+        metavar="DIR",
+        help="The run directory `xtts train -r DIR` would write (training.run_dir): an --init-from into a "
+        "run with checkpoints of its own is refused, as train refuses it.",
+        show_default=False,
+    ),
+]
+
+
 def validate(
     config: ConfigOption = None,
     set_values: SetOption = None,
@@ -42,27 +65,8 @@ def validate(
     train_data: TrainDataAlias = None,
     data_path: DataPathAlias = None,
     val_data: ValData = None,
-    init_from: Annotated[
-        Optional[str],
-        typer.Option(
-            "--init-from",
-            metavar="RUN",
-            help="The run `xtts train --init-from` would start from: checked, and what this data adds to it "
-            "(training.init_from).",
-            show_default=False,
-        ),
-    ] = None,
-    run_dir: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--run-dir",
-            "-r",
-            metavar="DIR",
-            help="The run directory `xtts train -r DIR` would write (training.run_dir): an --init-from into a "
-            "run with checkpoints of its own is refused, as train refuses it.",
-            show_default=False,
-        ),
-    ] = None,
+    init_from: InitFrom = None,
+    run_dir: TrainedRunDir = None,
     verbose: VerboseOption = False,
 ) -> None:
     """Check the config against the schema and the rules that keep a GPU busy, and scan its data; --fix repairs it.
@@ -88,12 +92,9 @@ def validate(
 
     data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     said = (lambda line: None) if json_output else (lambda line: console(stderr=True).print(line))
-    overrides = {
-        "data.dataset_path": data_path,
-        "data.eval_dataset_path": val_data,
-        "training.init_from": init_from,
-        "training.run_dir": str(run_dir) if run_dir is not None else None,
-    }
+    run = str(run_dir) if run_dir is not None else None
+    overrides = {"data.dataset_path": data_path, "data.eval_dataset_path": val_data, "training.init_from": init_from}
+    overrides["training.run_dir"] = run
     try:
         loaded = resolve_config(config, overrides, set_values or ())
     except ConfigError as exc:

@@ -217,15 +217,21 @@ def vocode(
         reports = _vocode_all(
             chosen, found, targets, out_dir, named=set(audio), phase=phase, skipped=skipped, order=every
         )
-    for report in reports:  # each clip's, as its own notes are: the one JSON object of a single clip holds it
+    _say(chosen, reports, loaded, json_output, single=len(reports) == 1 and out_dir is None)
+
+
+def _say(chosen, reports: list[dict], loaded: list[str], json_output: bool, single: bool) -> None:
+    """Each clip's report (a single one as one JSON object), the vocoder's own notes (`loaded`) with
+    each clip's in JSON, said once above the clips in text."""
+    for report in reports:
         report["notes"][:0] = loaded
     if json_output:
         from xtts_cli.cli.output import print_json
 
-        print_json(reports[0] if len(reports) == 1 and out_dir is None else reports)
+        print_json(reports[0] if single else reports)
         return
     step = f" (step {chosen.step})" if chosen.step is not None else ""
-    for note in loaded:  # said once, above the clips
+    for note in loaded:
         sys.stderr.write(f"note: {note}\n")
     for report in reports:
         if report["skipped"] is not None:  # named on stderr as it was left out

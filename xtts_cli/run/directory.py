@@ -226,6 +226,20 @@ def _move_aside(path: Path) -> Path:
     raise XttsError(f"no free name to move {path} aside to", hint="remove the old runs beside it")
 
 
+def _kept_aside(path: Path, kept: Path, vocoder: bool) -> str:
+    """--fresh's note: where the old run went (a link's target, the link kept), and its vocoder."""
+    return (
+        f"--fresh: the old run is kept as {kept}"
+        + (f" ({path} still links to {path.resolve()}, made anew)" if path.is_symlink() else "")
+        + (
+            f", its vocoder in {kept / VOCODER_DIR} (the new run speaks with Griffin-Lim until one is trained "
+            f"into {path / VOCODER_DIR}, or copied there)"
+            if vocoder
+            else ""
+        )
+    )
+
+
 def _shortened(name: str, most: int) -> str:
     """`name` cut to `most` bytes of UTF-8 (a file system's names hold 255): a run named at its
     longest still has a name to be moved aside to."""
@@ -330,17 +344,7 @@ def prepare_run_dir(
         run_lock.acquire(run.path)  # no one else is writing the run about to be moved
         try:
             vocoder = (run.path / VOCODER_DIR).is_dir()
-            kept = _move_aside(run.path)
-            note(
-                f"--fresh: the old run is kept as {kept}"
-                + (f" ({run.path} still links to {run.path.resolve()}, made anew)" if run.path.is_symlink() else "")
-                + (
-                    f", its vocoder in {kept / VOCODER_DIR} (the new run speaks with Griffin-Lim until one is trained "
-                    f"into {run.path / VOCODER_DIR}, or copied there)"
-                    if vocoder
-                    else ""
-                )
-            )
+            note(_kept_aside(run.path, _move_aside(run.path), vocoder))
         finally:
             run_lock.release(run.path)
     run.path.mkdir(parents=True, exist_ok=True)
