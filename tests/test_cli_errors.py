@@ -59,6 +59,7 @@ def test_a_symbolic_link_loop_is_one_line_naming_it(tmp_path: Path) -> None:
         done = _xtts(args, tmp_path, user_env())
         assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
         assert f"error: {tmp_path / 'a'} is a symbolic link that leads back to itself (a loop of links)" in done.stderr
+        assert "XTTS_DEBUG" not in done.stderr and "building" not in done.stderr  # before the scan and the model
     # A path through the loop names the link, which `ls -ld` shows (of the whole path it said "Too many levels").
     from xtts_cli.errors import _symlink_loop
 
@@ -95,6 +96,10 @@ def test_a_path_not_in_utf8_or_too_long_is_one_line_and_nothing_is_made(tmp_path
     done = _xtts(["init", "-p", "tiny-cpu", "-o", long], tmp_path, user_env())
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert f"error: {long}: a name in it is too long for its file system (ENAMETOOLONG)" in done.stderr
+    deep = f"runs/{'n' * 300}"  # said before runs/ is made, and before the scan and the model
+    done = _xtts(["train", "-c", "tiny-cpu", "-n", "2", "-r", deep], tmp_path, user_env())
+    assert done.returncode == 1 and f"error: {deep}: a name in it is too long" in done.stderr, done.stderr[-2000:]
+    assert not (tmp_path / "runs").exists() and "building" not in done.stderr
 
 
 @pytest.mark.slow

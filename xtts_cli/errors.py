@@ -183,7 +183,6 @@ def _symlink_loop(error: BaseException) -> Optional[XttsError]:
         f"{path} is a symbolic link that leads back to itself (a loop of links)"
         + (f": {link} is the link" if link != str(path) else ""),
         hint=f"point it at a real file or folder (ls -ld {quoted(link)} shows where it leads), or pass another path",
-        translated=True,
     )
 
 
@@ -218,7 +217,6 @@ def from_tensorflow(error: BaseException) -> Optional[XttsError]:
         return XttsError(
             f"{name}: a name in it is too long for its file system ({errno.errorcode[errno.ENAMETOOLONG]})",
             hint="use a shorter name: most file systems hold 255 bytes a name (a Persian letter is 2 of them)",
-            translated=True,
         )
     if isinstance(error, OSError) and error.errno in _NOT_WRITABLE and error.filename:
         return XttsError(

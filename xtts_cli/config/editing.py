@@ -263,6 +263,27 @@ def write_atomically(path: Path, text: str | bytes, backup: bool = True) -> Opti
     return backup_path
 
 
+def _refuse_unreachable(path: Path) -> None:
+    """Raise the OSError of a path no file can be made at, a loop of links on the way or a name
+    longer than its file system holds (main names either in one line): said now, not after the scan
+    and the model, and before a folder on the way is made."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.ENAMETOOLONG):
+            raise
+    existing = path.absolute()
+    while not os.path.lexists(existing) and existing != existing.parent:
+        existing = existing.parent
+    try:
+        longest = os.pathconf(existing, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        longest = 255
+    for part in path.parts:
+        if len(part.encode("utf-8", "surrogateescape")) > longest:
+            raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), str(path))
+
+
 def can_write(path: Path, flag: str, *, folder: bool = False, name: str = "") -> None:
     """Refuse, before the model loads and the work is done, an output the command could not write:
     a folder where it writes a file (or a file where it makes a folder), a file on the way, or a
@@ -270,6 +291,7 @@ def can_write(path: Path, flag: str, *, folder: bool = False, name: str = "") ->
     root, nor for /proc or a read-only mount)."""
     if str(path) == "-":
         return
+    _refuse_unreachable(Path(path))
     kind = "folder" if folder else "file"
     if path.exists() and not path.is_dir() and not path.is_file():
         # A device or a pipe (/dev/null, /dev/stdout): the rename that writes a file would replace it.
