@@ -80,7 +80,7 @@ def test_the_trials_table_keeps_each_setting_whole_beside_a_long_reason(tmp_path
     shown = capsys.readouterr().out
     assert "│ batch_size=8 " in shown and "│ oom " in shown and "│ ok (best) " in shown, shown
     assert "trial 2 (batch_size=8): oom: OOM when allocating tensor for batch 8" in shown  # below the table
-    table = shown[shown.index("trial ┃") : shown.index("trial 2 (")]
+    table = shown[shown.index("# ┃") : shown.index("trial 2 (")]
     assert all(len(line) <= 80 for line in table.splitlines()), table
 
 

@@ -427,8 +427,11 @@ def _trials_table(report):
     from rich.table import Table
 
     table = Table(show_edge=False, pad_edge=False)
+    # One change a line, each whole where the width allows (a long one beside others had folded mid-word).
+    changes = ["\n".join(f"{k.split('.', 1)[1]}={_fmt(v)}" for k, v in t.changed.items()) or "-" for t in report.trials]
+    widest = max((len(line) for change in changes for line in change.splitlines()), default=1)
     for column, justify in (
-        ("trial", "right"),
+        ("#", "right"),
         ("changed", "left"),
         ("status", "left"),
         ("samples/s", "right"),
@@ -443,7 +446,7 @@ def _trials_table(report):
             column,
             justify="right" if justify == "right" else "left",
             overflow="fold" if justify == "left" else "ellipsis",
-            min_width=14 if column == "changed" else None,
+            min_width=min(widest, 20) if column == "changed" else None,
         )
     ranked = set(report.ranking)
     for index in report.ranking + [t.index for t in report.trials if t.index not in ranked]:
@@ -454,7 +457,7 @@ def _trials_table(report):
             status += " [bold green](best)[/]"
         table.add_row(
             str(index + 1),
-            ", ".join(f"{k.split('.', 1)[1]}={_fmt(v)}" for k, v in trial.changed.items()) or "-",
+            changes[index],
             status,
             f"{trial.samples_per_sec:,.1f}" if ok else "",
             f"{trial.step_ms_p50:.1f}" if ok else "",
