@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional, TextIO
@@ -523,7 +524,7 @@ def _spoken(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool,
                 {
                     "line": number,
                     "text": line,
-                    "out": str(Path(path).absolute()),  # read from anywhere: relative, it held only from here
+                    "out": os.path.abspath(path),  # read from anywhere: relative, it held only from here
                     "seconds": round(speech.seconds, 3),
                     "ended_by": speech.ended_by,
                     "notes": speech.notes,
