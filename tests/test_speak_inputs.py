@@ -401,6 +401,8 @@ def test_the_language_a_text_is_read_in_follows_its_script_when_none_is_asked():
         "its letters ü are those of de and tr, not of en: read as en (--language picks one)",
     )
     assert reading_language(["en", "de"], "Grüße aus Köln.", "en") == ("en", "")  # asked: as asked
+    # Another script's letters are its script's to place: each sentence of "Hi. سلام." in its own.
+    assert reading_language(["en", "fa"], "The bus was late. پسر توپ را می\u200cسازد. The cat sat.", None)[0] is None
 
 
 @pytest.mark.parametrize("command", ["synthesize", "vocode"])

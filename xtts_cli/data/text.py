@@ -1020,8 +1020,16 @@ def _by_its_letters(languages: Sequence[str], text: str, first: str) -> Optional
     own = ALPHABETS.get(first.split("-")[0].lower())
     if own is None:
         return None
+    scripts = language_scripts(first)  # another script's letters are its script's to place ("Hi. سلام.")
     words = [w for w in text.lower().split() if any(c.isalpha() for c in w)]
-    lacking = sorted({c for w in words for c in w if c.isalpha() and c not in own})
+    lacking = sorted(
+        {
+            c
+            for w in words
+            for c in w
+            if c.isalpha() and c not in own and unicodedata.name(c, "?").split(" ")[0] in scripts
+        }
+    )
     if not lacking or 4 * sum(any(c in lacking for c in w) for w in words) < len(words):
         return None
     fits = [
