@@ -211,8 +211,12 @@ class DataConfig(_Section):
         le=10000,
         description="Longest text in characters; longer items are filtered out and counted, never truncated.",
     )
-    min_audio_duration: float = Field(0.5, ge=0.0, description="Shortest clip kept (seconds).")
-    max_audio_duration: float = Field(10.0, gt=0.0, description="Longest clip kept (seconds).")
+    min_audio_duration: float = Field(
+        0.5, ge=0.0, description="Shortest clip kept (seconds, the file's length: before `trim_silence`)."
+    )
+    max_audio_duration: float = Field(
+        10.0, gt=0.0, description="Longest clip kept (seconds, the file's length: before `trim_silence`)."
+    )
     max_mel_frames: int = Field(
         870,
         ge=8,
@@ -224,7 +228,10 @@ class DataConfig(_Section):
         description="Length in mel frames of the speaker reference the model is conditioned on: a crop "
         "of each clip's own mel, from a random start every training step (the first frames in evaluation).",
     )
-    trim_silence: bool = Field(False, description="Trim leading and trailing silence from each clip.")
+    trim_silence: bool = Field(
+        False,
+        description="Trim leading and trailing silence from each clip (the duration limits and buckets still see its whole length).",
+    )
     normalize_loudness: bool = Field(False, description="Scale each clip to a common RMS loudness.")
     batch_size: int = Field(
         16,
