@@ -665,3 +665,21 @@ def test_a_dataset_that_lists_no_clip_or_only_clips_outside_the_limits_says_whic
     assert (
         short.value.hint == "every item is outside the length limits: widen data.min_audio_duration, or check the clips"
     )
+
+
+def test_a_cache_folder_that_cannot_be_written_is_said_once_and_the_scan_goes_on(tmp_path, monkeypatch, runner):
+    """A home whose cache cannot be written (here a file where its folder would be): each start reads
+    every header again, which on a large corpus is minutes; the scan says where and what to set."""
+    from xtts_cli.cli.app import app
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+
+    (tmp_path / "cache").write_text("not a folder\n", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    report = scan_dataset(DataConfig(dataset_path=str(BUNDLED_SAMPLE)))
+    assert len(report.items) == 40
+    assert report.datasets[0].scan_cache_unwritable == f"{tmp_path / 'cache' / 'xtts' / 'scan'} (Not a directory)"
+    assert scan_dataset(DataConfig(scan_cache=False)).datasets[0].scan_cache_unwritable is None
+    result = runner.invoke(app, ["validate"])
+    assert result.exit_code == 0
+    assert "the scan could not keep what it read in" in " ".join(result.output.split())
+    assert "set XDG_CACHE_HOME to a folder you can write, or data.scan_cache: false" in " ".join(result.output.split())

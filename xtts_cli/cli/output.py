@@ -146,6 +146,11 @@ def dataset_notes(dataset) -> list[str]:
             f"(e.g. {escape(dataset.lone_transcript_example or '')}): not trained; put the clip back, or remove "
             f"the transcript"
         )
+    if dataset.scan_cache_unwritable:
+        notes.append(
+            f"the scan could not keep what it read in {escape(dataset.scan_cache_unwritable)}: each start reads "
+            "every clip again; set XDG_CACHE_HOME to a folder you can write, or data.scan_cache: false"
+        )
     if dataset.unnamed_speaker:
         count = dataset.unnamed_speaker
         notes.append(

@@ -181,6 +181,11 @@ class DatasetReport(BaseModel):
         "deleted, moved or not yet recorded; not trained.",
     )
     lone_transcript_example: Optional[str] = Field(None, description="One of them, to look for.")
+    scan_cache_unwritable: Optional[str] = Field(
+        None,
+        description="The folder (and why) where the scan could not keep what it read (data.scan_cache): "
+        "every start reads every clip's header again.",
+    )
     unnamed_speaker: int = Field(
         0,
         description="Good clips a speakers.csv beside the metadata leaves out (and no speaker column names): "
@@ -468,6 +473,7 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         )
     memo = ScanMemo(root, _memo_settings(source, name, data)) if data.scan_cache else None
     stored = _from_memo(memo) if memo is not None else None
+    unsaved = None  # the memo's folder where it could not be written (the header cache's is the same)
     if stored is not None:
         fmt, files, train, evaluation, bad, total, split = stored
     else:
@@ -480,7 +486,7 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
             hint = source.scoped(error.hint) if error.hint else None
             raise XttsError(*(source.scoped(line) for line in error.lines), hint=hint) from None
         if memo is not None:
-            memo.save(
+            unsaved = memo.save(
                 fmt,
                 [str(f) for f in files],
                 watched,
@@ -530,6 +536,7 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         other_transcript_example=others[0] if others else None,
         lone_transcript=len(lone),
         lone_transcript_example=lone[0] if lone else None,
+        scan_cache_unwritable=unsaved,
         unnamed_speaker=len(unnamed),
         unnamed_speaker_example=unnamed[0] if unnamed else None,
     )

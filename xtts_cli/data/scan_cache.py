@@ -128,18 +128,24 @@ class HeaderCache:
             header.data_offset,
         ]
 
-    def save(self) -> None:
-        """Keep what this scan saw (files no longer listed are dropped); atomic, and silent on failure."""
+    def save(self) -> Optional[str]:
+        """Keep what this scan saw (files no longer listed are dropped); atomic. A failure is returned
+        (the cache is only ever a shortcut), for the scan's report to say once."""
         if self.path is None or (self.reads == 0 and self.seen.keys() == self.known.keys()):
-            return
+            return None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=self.path.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump({"version": CACHE_VERSION, "files": self.seen}, handle, separators=(",", ":"))
             os.replace(temp, self.path)
-        except OSError:
-            return
+        except OSError as error:
+            return _unsaved(self.path.parent, error)
+        return None
+
+
+def _unsaved(folder: Path, error: OSError) -> str:
+    return f"{folder} ({error.strerror or error})"
 
 
 def _stat_key(path: str) -> Optional[list[int]]:
@@ -233,8 +239,8 @@ class ScanMemo:
         split: str,
         bad_paths: list[Optional[str]],
         dump,
-    ) -> None:
-        """Atomic; silent on failure (the memo is only ever a shortcut). `watched`: the metadata files
+    ) -> Optional[str]:
+        """Atomic; a failure is returned, as `HeaderCache.save`'s is. `watched`: the metadata files
         and anything else the result was read from, as (path, kind) for `watch_key` (speakers.csv,
         present or not; a layout's transcripts and folders); `dump`: for good and
         bad items, a function writing a list of them as a JSON array (bytes), one line per `MEMO_CHUNK`."""
@@ -259,5 +265,6 @@ class ScanMemo:
                     for start in range(0, len(items), MEMO_CHUNK):
                         handle.write(dumper(items[start : start + MEMO_CHUNK]) + b"\n")
             os.replace(temp, self.path)
-        except OSError:
-            return
+        except OSError as error:
+            return _unsaved(self.path.parent, error)
+        return None
