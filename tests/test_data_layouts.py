@@ -157,6 +157,35 @@ def test_a_clip_in_a_format_not_read_or_named_without_its_extension_is_said_so(t
     }
 
 
+def test_a_clip_named_in_other_capitals_is_named_as_it_is_on_disk(tmp_path):
+    """A corpus made on Windows or macOS, whose disks ignore case: `CLIP_01` of a `clip_01.wav` had
+    been a bare "file not found" beside a note that clip_01.wav is in no row."""
+    clip = next((CORPORA / "coqui" / "wavs").iterdir())
+    ljspeech = tmp_path / "lj"
+    (ljspeech / "wavs").mkdir(parents=True)
+    for n in range(1, 5):
+        shutil.copy(clip, ljspeech / "wavs" / f"clip_0{n}.wav")
+    (ljspeech / "metadata.csv").write_text("CLIP_01|One.\nclip_02|Two.\nCLIP_03.WAV|Three.\nclip_04|Four.\n")
+    report = scan_dataset(data(ljspeech, max_bad_file_fraction=0.8))
+    said = "is there, its name in other capitals: names are case-sensitive, write that one"
+    assert {(bad.path, bad.detail) for bad in report.bad} == {
+        ("wavs/CLIP_01.wav", f"file not found, but wavs/clip_01.wav {said}"),
+        ("CLIP_03.WAV", f"file not found, but wavs/clip_03.wav {said}"),
+    }
+    manifest = tmp_path / "manifest"
+    (manifest / "audio").mkdir(parents=True)
+    shutil.copy(clip, manifest / "audio" / "utt01.wav")
+    shutil.copy(clip, manifest / "audio" / "utt02.wav")
+    (manifest / "metadata.csv").write_text(
+        "audio_file|text\nAudio/UTT01.wav|One.\naudio/utt02.wav|Two.\nAudio/x.wav|X.\n"
+    )
+    report = scan_dataset(data(manifest, max_bad_file_fraction=0.8))
+    assert {(bad.path, bad.detail) for bad in report.bad} == {
+        ("Audio/UTT01.wav", f"file not found, but audio/utt01.wav {said}"),
+        ("Audio/x.wav", "file not found"),
+    }
+
+
 def test_a_txt_that_trains_beside_a_lab_of_other_words_is_said(tmp_path):
     import soundfile
 

@@ -1040,7 +1040,7 @@ def _beside(audio_path: str, written: str) -> str:
     try:
         names = os.listdir(folder)
     except OSError:
-        return "file not found"
+        return _in_other_capitals(audio_path, written)
     base = os.path.splitext(name)[0]
     audio = (*SUPPORTED_EXTENSIONS, *UNREAD_EXTENSIONS)
     near = sorted(
@@ -1049,12 +1049,46 @@ def _beside(audio_path: str, written: str) -> str:
         if n != name and (n == base or (os.path.splitext(n)[0] in (name, base) and n.lower().endswith(audio)))
     )
     if not near:
-        return "file not found"
+        return _in_other_capitals(audio_path, written)
     shown = os.path.join(os.path.dirname(written), near[0])
     extension = os.path.splitext(near[0])[1].lower()
     if extension in UNREAD_EXTENSIONS:
         return f"file not found, but {shown} is there, in a format not read: convert it to FLAC or WAV (ffmpeg -i IN OUT.flac)"
     return f"file not found, but {shown} is there: write that name"
+
+
+def _in_other_capitals(audio_path: str, written: str) -> str:
+    """ "file not found", and the file of its name in other capitals where there is one (a corpus made
+    on Windows or macOS, whose disks ignore case): `CLIP_01` of a `clip_01.wav`, `Audio/a.wav` of an
+    `audio/a.wav`; an LJSpeech id written with its extension is looked for in `wavs/` too."""
+    twin = _case_twin(audio_path)
+    base = audio_path[: -len(written)] if audio_path.endswith("/" + written) else None
+    if twin is None and base is not None and "/" not in written:
+        twin = _case_twin(f"{base}wavs/{written}")
+    if twin is None:
+        return "file not found"
+    shown = os.path.relpath(twin, base) if base is not None else twin
+    return f"file not found, but {shown} is there, its name in other capitals: names are case-sensitive, write that one"
+
+
+def _case_twin(path: str) -> Optional[str]:
+    """The one file that `path` names in other capitals, a folder at a time; None where there is
+    none, or more than one."""
+    head, tails = path, []
+    while not os.path.isdir(head):
+        head, tail = os.path.split(head)
+        if not tail:
+            return None
+        tails.append(tail)
+    for tail in reversed(tails):
+        try:
+            same = [name for name in os.listdir(head) if name.casefold() == tail.casefold()]
+        except OSError:
+            return None
+        if len(same) != 1:
+            return None
+        head = os.path.join(head, same[0])
+    return head if head != path and os.path.isfile(head) else None
 
 
 def _entry_fault(entry: Entry) -> Optional[BadItem]:
