@@ -308,13 +308,33 @@ def test_a_silent_wav_is_a_bad_item_and_a_quiet_one_or_one_that_starts_silent_is
     soundfile.write(str(wavs / "XTTS001-0006.wav"), silence, rate, subtype="PCM_U8")
     for n, subtype in ((7, "FLOAT"), (8, "PCM_24"), (9, "PCM_U8")):  # a voice in each sample format
         soundfile.write(str(wavs / f"XTTS001-000{n}.wav"), speech, rate, subtype=subtype)
+    # Stereo whose right channel is the left inverted (a wiring fault): mixed to one, as training
+    # mixes it, nothing is left. An offset alone (DC) is no sound either; a voice on one is.
+    soundfile.write(str(wavs / "XTTS001-0010.wav"), np.stack([speech, -speech], 1), rate, subtype="PCM_16")
+    soundfile.write(str(wavs / "XTTS001-0011.wav"), silence + 0.2, rate, subtype="PCM_24")
+    soundfile.write(str(wavs / "XTTS001-0012.wav"), speech * 0.5 + 0.3, rate, subtype="PCM_16")
+    soundfile.write(str(wavs / "XTTS001-0013.wav"), np.stack([speech, 0 * speech], 1), rate, subtype="PCM_U8")
+    # Float samples of integers' range (a 16-bit clip's values saved as float32) and a float clip a
+    # little past full scale, which is a level a float file may hold.
+    soundfile.write(str(wavs / "XTTS001-0014.wav"), speech * 20000, rate, subtype="FLOAT")
+    soundfile.write(str(wavs / "XTTS001-0015.wav"), speech / np.abs(speech).max() * 1.5, rate, subtype="FLOAT")
     for _ in range(2):  # the second scan reads the stored headers, and still finds them silent
-        report = scan_dataset(DataConfig(dataset_path=str(root)))
+        report = scan_dataset(DataConfig(dataset_path=str(root), max_bad_file_fraction=0.2))
         assert {bad.path: bad.reason for bad in report.bad} == {
-            f"wavs/XTTS001-000{n}.wav": "silent" for n in (1, 2, 3, 6)
+            **{f"wavs/XTTS001-000{n}.wav": "silent" for n in (1, 2, 3, 6)},
+            "wavs/XTTS001-0010.wav": "silent",
+            "wavs/XTTS001-0011.wav": "silent",
+            "wavs/XTTS001-0014.wav": "bad_samples",
         }
-        assert report.bad[0].detail == "its loudest sample is under -80 dBFS: silence, no speech to learn"
-        assert len(report.items) == 36
+        said = {bad.path[-8:-4]: bad.detail for bad in report.bad}
+        assert said["0001"] == "its loudest sample is under -80 dBFS: silence, no speech to learn"
+        assert said["0010"] == (
+            "its 2 channels cancel when mixed to one, as training mixes them (one is the other inverted: a wiring "
+            "fault): keep one of them (sox IN OUT remix 1)"
+        )
+        assert said["0011"] == "it holds a steady offset (DC) and no sound: no speech to learn"
+        assert said["0014"].startswith(f"its float samples reach {20000 * np.abs(speech).max():,.1f} where full")
+        assert len(report.items) == 33
 
 
 def test_a_file_or_speaker_name_that_is_not_utf8_is_a_bad_item_shown_with_escapes(tmp_path, monkeypatch, runner):

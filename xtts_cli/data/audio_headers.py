@@ -38,6 +38,9 @@ _UNREAD_MAGIC = (
 
 # A clip whose loudest sample is under -80 dBFS holds no sound: no voice to learn, nor to clone.
 SILENT_PEAK = 1e-4
+# Float samples past twice full scale (+6 dBFS) are no recording's level: integers written as floats
+# (a 16-bit clip's values, up to 32768, saved as float32), which train as a mel some 90 dB too loud.
+FLOAT_OVER_RANGE = 2.0
 # A WAV clip is looked at in this many windows of SOUND_WINDOW frames, spread over it, before it is
 # read whole: a recording's noise floor alone is above SILENT_PEAK, so the first window of any clip
 # with sound in it ends the look (a few KB read); only a silent clip is read to its end.
@@ -127,12 +130,21 @@ def _check_finite(path: str, header: AudioHeader) -> None:
 
     count = header.num_samples * header.channels
     samples = np.memmap(path, dtype="<f4", mode="r", offset=header.data_offset, shape=(count,))
-    bad = 0
+    bad, peak = 0, 0.0
     for start in range(0, count, 1 << 20):
-        bad += int(np.count_nonzero(~np.isfinite(samples[start : start + (1 << 20)])))
+        chunk = samples[start : start + (1 << 20)]
+        finite = np.isfinite(chunk)
+        bad += int(np.count_nonzero(~finite))
+        peak = max(peak, float(np.abs(chunk[finite]).max(initial=0.0)))
     del samples
     if bad:
         raise AudioHeaderError("bad_samples", f"{bad:,} of its {count:,} float samples are NaN or infinite")
+    if peak > FLOAT_OVER_RANGE:
+        raise AudioHeaderError(
+            "bad_samples",
+            f"its float samples reach {peak:,.1f} where full scale is 1.0 (integers written as floats?): scale "
+            "them into -1..1 (a 16-bit clip's values: divide by 32768)",
+        )
 
 
 # Each WAV codec's samples as numpy reads them, and full scale in their units.
@@ -146,7 +158,8 @@ _WAV_SAMPLES = {
 
 
 def _check_sound(descriptor: int, header: AudioHeader) -> None:
-    """AudioHeaderError("silent") for a WAV whose loudest sample is under -80 dBFS (SILENT_PEAK): a
+    """AudioHeaderError("silent") for a WAV with no sound above -80 dBFS (SILENT_PEAK) once its
+    channels are mixed to one, as training mixes them, and a steady offset (DC) is left out: a
     training clip that would teach its text as silence. The window in the middle of the clip is
     read first (where the speech is), then windows spread over it, then the whole clip: a clip with
     sound in one is read no further (a few microseconds a clip; benchmarks/scan_sound.py)."""
@@ -154,9 +167,11 @@ def _check_sound(descriptor: int, header: AudioHeader) -> None:
     frames = header.num_samples
     last = max(0, frames - SOUND_WINDOW)
 
+    def read(start: int, length: int) -> bytes:
+        return os.pread(descriptor, length * frame, header.data_offset + start * frame)
+
     def loud(start: int, length: int) -> bool:
-        data = os.pread(descriptor, length * frame, header.data_offset + start * frame)
-        return _peak(data, header.codec) >= SILENT_PEAK
+        return _swing(read(start, length), header.codec, header.channels) >= SILENT_PEAK
 
     try:
         if loud(last // 2, SOUND_WINDOW):
@@ -166,13 +181,35 @@ def _check_sound(descriptor: int, header: AudioHeader) -> None:
             return
         if any(loud(start, min(1 << 18, frames - start)) for start in range(0, frames, 1 << 18)):
             return
+        middle = read(last // 2, SOUND_WINDOW)
     except OSError:  # unreadable past its header: decoding it says so, not this look
         return
+    import numpy as np
+
+    window = _frames(middle, header.codec, header.channels)
+    if len(window) and float(np.ptp(window, axis=0).max()) / 2 >= SILENT_PEAK:
+        raise AudioHeaderError(
+            "silent",
+            f"its {header.channels} channels cancel when mixed to one, as training mixes them (one is the other "
+            "inverted: a wiring fault): keep one of them (sox IN OUT remix 1)",
+        )
+    if len(window) and float(np.abs(window).max()) >= SILENT_PEAK:
+        raise AudioHeaderError("silent", "it holds a steady offset (DC) and no sound: no speech to learn")
     raise AudioHeaderError("silent", "its loudest sample is under -80 dBFS: silence, no speech to learn")
 
 
-def _peak(data: bytes, codec: str) -> float:
-    """The largest magnitude among the samples in `data`, as a share of full scale."""
+def _swing(data: bytes, codec: str, channels: int) -> float:
+    """Half the span from the lowest to the highest sample of the channels' mean in `data` (as
+    training hears them; a steady offset adds nothing), as a share of full scale."""
+    frames = _frames(data, codec, channels)
+    if len(frames) == 0:
+        return 0.0
+    mixed = frames.mean(axis=1)
+    return float(mixed.max() - mixed.min()) / 2
+
+
+def _frames(data: bytes, codec: str, channels: int):
+    """The whole frames in `data` as floats in -1..1, one column a channel."""
     import numpy as np
 
     dtype, full = _WAV_SAMPLES[codec]
@@ -181,11 +218,8 @@ def _peak(data: bytes, codec: str) -> float:
         groups = samples[: len(samples) // 3 * 3].reshape(-1, 3).astype(np.int32)
         samples = groups[:, 0] | (groups[:, 1] << 8) | (groups[:, 2] << 16)
         samples = np.where(samples >= 1 << 23, samples - (1 << 24), samples)
-    elif codec == "wav_pcm8":
-        samples = samples.astype(np.int16) - 128
-    if len(samples) == 0:
-        return 0.0
-    return max(float(samples.max()), -float(samples.min())) / full  # as floats: -(-32768) overflows int16
+    frames = samples[: len(samples) // channels * channels].reshape(-1, channels).astype(np.float64)
+    return (frames - 128.0 if codec == "wav_pcm8" else frames) / full
 
 
 def _read_header(handle: BinaryIO, size: int) -> AudioHeader:
