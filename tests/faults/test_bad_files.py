@@ -258,3 +258,42 @@ def test_a_precompute_store_the_user_may_not_write_is_a_validate_error(tmp_path)
     found = {f["id"]: f for f in json.loads(done.stdout)["findings"]}
     assert done.returncode == 1 and found["feature-store-unwritable"]["severity"] == "error", done.stdout
     assert "set data.feature_cache_dir to a folder you can write" in found["feature-store-unwritable"]["message"]
+
+
+def test_a_wav_short_by_a_sample_is_read_and_one_cut_short_or_of_a_variant_not_read_says_what_to_do(runner, tmp_path):
+    """A copy that lost its last bytes is no lost word (it had been refused whole); one cut by a second
+    names the repair, and RF64 (past 4 GB) and big-endian RIFX are named as such, not unknown bytes."""
+    import soundfile
+
+    from xtts_cli.data.audio_headers import read_audio_header
+
+    whole = (SAMPLE / "wavs" / "XTTS001-0001.wav").read_bytes()
+    samples, rate = soundfile.read(str(SAMPLE / "wavs" / "XTTS001-0001.wav"), dtype="int16")
+    soundfile.write(str(tmp_path / "rf64.wav"), samples, rate, format="RF64", subtype="PCM_16")
+    soundfile.write(str(tmp_path / "rifx.wav"), samples, rate, format="WAV", subtype="PCM_16", endian="BIG")
+    (tmp_path / "short.wav").write_bytes(whole[:-3])  # a sample and a half gone
+    header = read_audio_header(str(tmp_path / "short.wav"))
+    assert header.num_samples == len(samples) - 2
+    clips = {
+        "short": whole[:-3],
+        "cut": whole[: -2 * rate],
+        "rf64": (tmp_path / "rf64.wav").read_bytes(),
+        "rifx": (tmp_path / "rifx.wav").read_bytes(),
+    }
+    found = bad_files(runner, dataset(tmp_path / "data", clips))
+    assert found == {
+        "cut": (
+            "truncated",
+            f"WAV header declares {2 * len(samples)} bytes of audio but the file holds {2 * len(samples) - 2 * rate} "
+            "(cut short in a copy or a download): copy it again, or keep what is there with sox --ignore-length "
+            "in.wav out.wav",
+        ),
+        "rf64": (
+            "unsupported_format",
+            "RF64 WAV (the format of a recording past 4 GB) is not read; convert it to FLAC or WAV (e.g. sox IN OUT.flac)",
+        ),
+        "rifx": (
+            "unsupported_format",
+            "big-endian WAV (RIFX) is not read; convert it to FLAC or WAV (e.g. sox IN OUT.flac)",
+        ),
+    }

@@ -238,6 +238,17 @@ def _read_header(handle: BinaryIO, size: int) -> AudioHeader:
         return _read_mp3(handle, size, start)
     if len(head) >= 2 and head[0] == 0xFF and (head[1] & 0xE0) == 0xE0:
         return _read_mp3(handle, size, 0)
+    if head[:4] in (b"RF64", b"BW64") and head[8:12] == b"WAVE":
+        raise AudioHeaderError(
+            "unsupported_format",
+            f"{head[:4].decode()} WAV (the format of a recording past 4 GB) is not read; convert it to FLAC or "
+            "WAV (e.g. sox IN OUT.flac)",
+        )
+    if head[:4] == b"RIFX" and head[8:12] == b"WAVE":
+        raise AudioHeaderError(
+            "unsupported_format",
+            "big-endian WAV (RIFX) is not read; convert it to FLAC or WAV (e.g. sox IN OUT.flac)",
+        )
     if head[:4] == b"RIFF":
         raise AudioHeaderError("not_audio", "RIFF file that is not WAVE")
     for looks_like, kind in _UNREAD_MAGIC:
@@ -318,9 +329,13 @@ def _wav_header(
     if declared == 0 or available <= 0:
         raise AudioHeaderError("header_only", "WAV header with no audio data")
     if declared > available:
-        raise AudioHeaderError(
-            "truncated", f"WAV header declares {declared} bytes of audio but the file holds {available}"
-        )
+        if declared - available > block_align * rate // 100:
+            raise AudioHeaderError(
+                "truncated",
+                f"WAV header declares {declared} bytes of audio but the file holds {available} (cut short in a "
+                "copy or a download): copy it again, or keep what is there with sox --ignore-length in.wav out.wav",
+            )
+        declared = available  # under 10 ms gone (an odd byte lost in a copy): no word, the rest is read
     num_samples = declared // block_align
     if num_samples == 0:
         raise AudioHeaderError("header_only", "WAV header with no audio data")
