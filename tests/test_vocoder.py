@@ -477,13 +477,15 @@ def test_vocode_names_every_recording_it_cannot_read_before_loading_and_says_wha
     # Beside a good recording, a folder's unreadable ones are left out and named; one named itself is refused.
     shutil.copy(SAMPLE_CLIP, folder / "good.wav")
     subprocess.run(["sox", "-n", "-r", "22050", str(folder / "quiet.wav"), "trim", "0", "0.5"], check=True)
+    subprocess.run(["sox", str(SAMPLE_CLIP), str(folder / "mac.aiff")], check=True)  # a format not read: named
     kept = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "out"), "--json"])
     assert kept.exit_code == 0, (kept.output, kept.exception)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["good.wav", "quiet.wav"]
     assert f"note: skipped {folder / 'empty.wav'}: " in kept.stderr and "tiny.wav: 0.004 s" in kept.stderr
+    assert f"note: skipped {folder / 'mac.aiff'}: AIFF audio is not read; convert it" in kept.stderr
     listed = {Path(report["audio"]).name: report for report in json.loads(kept.stdout)}
     assert undocumented_keys("vocode", json.loads(kept.stdout)) == [], "add them to docs/json.md"
-    assert list(listed) == ["empty.wav", "good.wav", "quiet.wav", "text.wav", "tiny.wav"]  # the folder's order
+    assert list(listed) == ["empty.wav", "good.wav", "mac.aiff", "quiet.wav", "text.wav", "tiny.wav"]  # its order
     good, quiet = listed["good.wav"], listed["quiet.wav"]
     assert good["notes"] == [] and quiet["notes"] == ["silent (peak -200 dBFS): nothing to hear"]
     assert good["skipped"] is None and good["out"] == str(tmp_path / "out" / "good.wav")

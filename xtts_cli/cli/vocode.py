@@ -27,14 +27,15 @@ def recordings(paths: list[Path]) -> tuple[list[Path], dict[Path, str], list[str
     before anything loads: all of them in order; those of a folder that cannot be vocoded, each with
     why; and notes on folders below those given. A file named itself that cannot be vocoded is
     refused: the user asked for it."""
-    from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS
+    from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS, UNREAD_EXTENSIONS
 
+    audio = (*SUPPORTED_EXTENSIONS, *UNREAD_EXTENSIONS)  # one in a format not read is named with the skipped
     found: list[Path] = []
     in_folders: set[Path] = set()
     below: list[str] = []  # folders inside a folder given, with recordings of their own: not read
     for path in paths:
         if path.is_dir():
-            inside = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in SUPPORTED_EXTENSIONS)
+            inside = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in audio)
             deeper = _folders_of_recordings(path)
             if not inside:
                 raise XttsError(
