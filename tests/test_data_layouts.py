@@ -176,13 +176,16 @@ def test_a_clip_named_in_other_capitals_is_named_as_it_is_on_disk(tmp_path):
     (manifest / "audio").mkdir(parents=True)
     shutil.copy(clip, manifest / "audio" / "utt01.wav")
     shutil.copy(clip, manifest / "audio" / "utt02.wav")
+    shutil.copy(clip, manifest / "audio" / "utt03.wav")
     (manifest / "metadata.csv").write_text(
-        "audio_file|text\nAudio/UTT01.wav|One.\naudio/utt02.wav|Two.\nAudio/x.wav|X.\n"
+        "audio_file|text\nAudio/UTT01.wav|One.\naudio/utt02.wav|Two.\nAudio/x.wav|X.\naudio\\utt03.wav|Three.\n"
     )
     report = scan_dataset(data(manifest, max_bad_file_fraction=0.8))
+    windows = "file not found, but audio/utt03.wav is there: write / between folders, not \\ (a Windows path)"
     assert {(bad.path, bad.detail) for bad in report.bad} == {
         ("Audio/UTT01.wav", f"file not found, but audio/utt01.wav {said}"),
         ("Audio/x.wav", "file not found"),
+        ("audio\\utt03.wav", windows),
     }
 
 

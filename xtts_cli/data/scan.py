@@ -1036,6 +1036,9 @@ def _what_it_holds(text: str) -> str:
 def _beside(audio_path: str, written: str) -> str:
     """A missing clip's detail: "file not found", and the file of its name with another extension
     (or none) where there is one: a list that names `c3` or `x.mp3` of a `c3.wav` or an `x.wav`."""
+    slashed = written.replace("\\", "/")
+    if slashed != written and audio_path.endswith(written) and os.path.isfile(audio_path[: -len(written)] + slashed):
+        return f"file not found, but {slashed} is there: write / between folders, not \\ (a Windows path)"
     folder, name = os.path.split(audio_path)
     try:
         names = os.listdir(folder)
