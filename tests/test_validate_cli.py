@@ -182,6 +182,12 @@ def test_fix_makes_the_fixes_only_the_scan_finds(runner, write_config) -> None:
     assert [f["id"] for f in payload["fixed"]] == ["dataset-resampling"]
     assert "preprocessing_mode: auto  # mine" in path.read_text()
     assert "dataset-resampling" not in [f["id"] for f in payload["findings"]]
+    # Resampled up, 16 kHz clips hold nothing above 8 kHz of the 11 a 22050 Hz run learns: said, not fixed.
+    low = {f["id"]: f for f in payload["findings"]}["dataset-low-sample-rate"]
+    assert low["severity"] == "info" and low["fix"] is None
+    assert "22050 Hz), 4 at 16000 Hz: resampled up, they hold nothing above 8 kHz" in low["message"]
+    result = runner.invoke(app, ["validate", "-c", str(path), "--set", "data.sample_rate=16000", "--json"])
+    assert "dataset-low-sample-rate" not in [f["id"] for f in json.loads(result.stdout)["findings"]]
 
 
 def test_fix_leaves_a_key_the_command_line_sets_to_the_command_line(runner, write_config) -> None:

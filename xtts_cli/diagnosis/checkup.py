@@ -490,6 +490,25 @@ def _eval_in_train(scan: Any, held_out: list, *, separate: bool) -> list[Finding
     ]
 
 
+def _below_the_rate(scan: Any, data: Any) -> list[Finding]:
+    """Clips recorded below data.sample_rate: resampling adds no sound above half their rate (Nyquist),
+    so a voice that learns from them is muffled: a telephone's 8 kHz holds nothing over 4 kHz."""
+    low = {rate: n for rate, n in scan.sample_rates.items() if rate < data.sample_rate}
+    if not low:
+        return []
+    rates = ", ".join(f"{n:,} at {rate} Hz" for rate, n in sorted(low.items()))
+    top = min(low) / 2000
+    return [
+        Finding(
+            id="dataset-low-sample-rate",
+            severity="warning" if min(low) <= data.sample_rate // 2 else "info",
+            message=f"clips below data.sample_rate ({data.sample_rate} Hz), {rates}: resampled up, they hold "
+            f"nothing above {top:g} kHz, and a voice learnt from them sounds muffled there; use recordings at "
+            f"{data.sample_rate} Hz or more where you have them, or lower data.sample_rate",
+        )
+    ]
+
+
 def _bad_and_shared(scan: Any) -> list[Finding]:
     """The skipped bad files, and a speaker name two datasets share (one voice for two people?)."""
     found = []
@@ -563,6 +582,7 @@ def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optiona
     found += small_data_findings(scan, config)
     validation = eval_items_of(config, scan)  # data.eval_dataset_path's (eval_dataset_failure read it), or the scan's
     found += _eval_in_train(scan, validation, separate=bool(config.data.eval_dataset_path))
+    found += _below_the_rate(scan, config.data)
     if config.data.preprocessing_mode == "runtime":
         found += runtime_decoding_findings(scan, config.data)
     from xtts_cli.data.plan import CacheOverBudgetError
