@@ -184,6 +184,31 @@ def test_a_checkpoint_folder_outside_the_run_belongs_to_one_run_and_fresh_moves_
     release_run_dir(run)
 
 
+def test_fresh_points_the_run_it_moves_aside_at_the_checkpoints_it_moves_aside(tmp_path):
+    # The old run's config.yaml had named the folder the new run writes: it spoke, resumed and
+    # exported with the new run's weights, and its own resume was refused as another run's.
+    from xtts_cli.run.directory import _recorded_config
+
+    shared = tmp_path / "fast-disk" / "ckpts"
+    config = XttsConfig.model_validate({"training": {"checkpoint_dir": str(shared)}})
+    run, _ = prepare_run_dir(tmp_path / "voice", config)
+    for name in ("checkpoint", "ckpt-16.index", "ckpt-16.data-00000-of-00001"):
+        (shared / name).write_text('model_checkpoint_path: "ckpt-16"\n' if name == "checkpoint" else "x")
+    release_run_dir(run)
+    run, resume = prepare_run_dir(tmp_path / "voice", config, fresh=True)
+    assert not resume
+    release_run_dir(run)
+    (kept_run,) = tmp_path.glob("voice.old-*")
+    (kept_checkpoints,) = (tmp_path / "fast-disk").glob("ckpts.old-*")
+    recorded = _recorded_config(RunDir(kept_run))
+    assert recorded is not None and recorded.training.checkpoint_dir == str(kept_checkpoints)
+    assert (kept_checkpoints / ".xtts-checkpoints-of").read_text().strip() == str(kept_run.resolve())
+    assert RunDir.of(kept_run, recorded).pointed_checkpoint().endswith("ckpt-16")
+    run, resume = prepare_run_dir(kept_run, recorded)  # the old run resumes from its own step
+    assert resume
+    release_run_dir(run)
+
+
 def test_a_resume_whose_features_no_longer_fit_the_runs_own_vocoder_says_so(tmp_path):
     # --force with another data.fmax: the vocoder in RUN/vocoder was refused by synthesize from then on, unsaid.
     import yaml

@@ -251,10 +251,13 @@ def _shortened(name: str, most: int) -> str:
 OWNER_FILE = ".xtts-checkpoints-of"
 
 
-def _own_checkpoint_folder(run: RunDir, previous: Optional[dict[str, Any]], fresh: bool, note) -> None:
+def _own_checkpoint_folder(
+    run: RunDir, previous: Optional[dict[str, Any]], fresh: bool, note, kept: Optional[Path] = None
+) -> None:
     """A training.checkpoint_dir outside the run directory belongs to one run: another run's (or,
     for a new run, any checkpoints it holds already) is refused, where the new run took over their
-    weights and two runs wrote the same files; with --fresh its checkpoints are moved aside too."""
+    weights and two runs wrote the same files; with --fresh its checkpoints are moved aside too, and
+    the old run moved aside (`kept`) is pointed at them."""
     folder = run.checkpoints
     inside = run.path.resolve() in folder.resolve().parents
     if inside:
@@ -264,7 +267,10 @@ def _own_checkpoint_folder(run: RunDir, previous: Optional[dict[str, Any]], fres
     mine = str(run.path.resolve())
     held = folder.is_dir() and any(folder.glob("ckpt-*.index"))
     if held and fresh:
-        note(f"--fresh: the old checkpoints in training.checkpoint_dir are kept as {_move_aside(folder)}")
+        archived = _move_aside(folder)
+        note(f"--fresh: the old checkpoints in training.checkpoint_dir are kept as {archived}")
+        if kept is not None:
+            _point_at(kept, archived)
     elif held and (owner not in (None, mine) or (owner is None and previous is None)):  # an empty one is free
         raise XttsError(
             f"training.checkpoint_dir {folder} holds the checkpoints of "
@@ -275,6 +281,23 @@ def _own_checkpoint_folder(run: RunDir, previous: Optional[dict[str, Any]], fres
     folder.mkdir(parents=True, exist_ok=True)
     if owner != mine or fresh:
         write_atomically(owner_file, mine + "\n", backup=False)
+
+
+def _point_at(kept: Path, checkpoints: Path) -> None:
+    """The run moved aside at `kept` told where its checkpoints went (its config.yaml's
+    training.checkpoint_dir, and their folder's owner): it had named the folder the new run writes,
+    and spoken, resumed and exported with the new run's weights."""
+    config_file = RunDir(kept).config_file
+    try:
+        text = config_file.read_text(encoding="utf-8")
+        tree = yaml.safe_load(text)
+        tree["training"]["checkpoint_dir"] = str(checkpoints)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, KeyError, TypeError):
+        return  # a config that cannot be read names no folder to mend
+    header = "".join(line + "\n" for line in text.splitlines() if line.startswith("#"))
+    body = yaml.safe_dump(tree, sort_keys=False, allow_unicode=True, width=1 << 16)
+    write_atomically(config_file, header + body, backup=False)
+    write_atomically(checkpoints / OWNER_FILE, str(kept.resolve()) + "\n", backup=False)
 
 
 def refuse_starting_over(path: Path, config: XttsConfig) -> None:
@@ -340,11 +363,13 @@ def prepare_run_dir(
             _refuse_changed_model(run, run.read_run(), identity, force)
         return run, resume
     refuse_foreign(run)
+    kept = None  # where --fresh moved the old run
     if fresh and _entries(run.path):
         run_lock.acquire(run.path)  # no one else is writing the run about to be moved
         try:
             vocoder = (run.path / VOCODER_DIR).is_dir()
-            note(_kept_aside(run.path, _move_aside(run.path), vocoder))
+            kept = _move_aside(run.path)
+            note(_kept_aside(run.path, kept, vocoder))
         finally:
             run_lock.release(run.path)
     run.path.mkdir(parents=True, exist_ok=True)
@@ -358,7 +383,7 @@ def prepare_run_dir(
         _refuse_lost_record(run)
     if not fresh:
         _refuse_moved_checkpoint_dir(run, config)
-    _own_checkpoint_folder(run, previous, fresh, note)
+    _own_checkpoint_folder(run, previous, fresh, note, kept)
     _restore_pointer(run, note)
     resume = run.has_checkpoint()
     if not resume and previous is not None:
