@@ -252,11 +252,19 @@ def test_a_run_record_that_cannot_be_read_is_refused_not_taken_for_none(tmp_path
             f"{first.run_file} cannot be read (it is not the JSON record xtts writes): the run's record of its "
             "model is lost"
         ), damaged
-        assert caught.value.hint.startswith("put back a copy of it; or pass --force to resume with this config's model")
+        assert caught.value.hint.startswith("mend it or put back a copy of it; or pass --force to resume with")
         release_run_dir(first)
-    run, resume = prepare_run_dir(tmp_path / "run", other, force=True)  # as the hint says
+    said: list[str] = []
+    run, resume = prepare_run_dir(tmp_path / "run", other, force=True, note=said.append)  # as the hint says
     assert resume and run.read_run() is not None  # the record written again, of this config's model
     release_run_dir(run)
+    # The damaged record is kept beside it, with its history (it had been written over, unsaid).
+    (kept,) = first.path.glob("run.json.unread-*")
+    assert kept.read_text(encoding="utf-8", errors="surrogateescape") == "\udcff"
+    assert said[0] == (
+        f"--force: {first.run_file} could not be read: kept as {kept.name}; the run's history of starts begins "
+        "again with this one (mend that file and put it back to keep its history)"
+    )
 
 
 def test_a_file_where_the_run_keeps_a_folder_is_one_line_before_the_scan(tmp_path, runner):

@@ -381,6 +381,8 @@ def prepare_run_dir(
     previous = run.read_run()
     if previous is None and not force:
         _refuse_lost_record(run)
+    elif previous is None and run.run_file.exists():
+        _keep_unread_record(run, note)
     if not fresh:
         _refuse_moved_checkpoint_dir(run, config)
     _own_checkpoint_folder(run, previous, fresh, note, kept)
@@ -516,9 +518,22 @@ def _refuse_lost_record(run: RunDir) -> None:
         raise XttsError(
             f"{run.run_file} cannot be read (it is not the JSON record xtts writes): the run's record of its "
             "model is lost",
-            hint="put back a copy of it; or pass --force to resume with this config's model (its checkpoint must "
-            "hold every weight), --fresh to start a new run, or --run-dir DIR for a separate run",
+            hint="mend it or put back a copy of it; or pass --force to resume with this config's model (its "
+            "checkpoint must hold every weight; the file is kept beside it, and the run's history of starts begins "
+            "again), --fresh to start a new run, or --run-dir DIR for a separate run",
         )
+
+
+def _keep_unread_record(run: RunDir, note: Callable[[str], None]) -> None:
+    """--force over a run.json that cannot be read (a hand edit's trailing comma): the file is kept
+    beside the new record, which begins its history of starts again; it had been written over."""
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    kept = run.run_file.with_name(f"{run.run_file.name}.unread-{stamp}")
+    os.replace(run.run_file, kept)
+    note(
+        f"--force: {run.run_file} could not be read: kept as {kept.name}; the run's history of starts begins "
+        "again with this one (mend that file and put it back to keep its history)"
+    )
 
 
 def _restore_pointer(run: RunDir, note: Callable[[str], None]) -> None:
