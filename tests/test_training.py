@@ -627,6 +627,16 @@ def test_xtts_train_on_a_run_dir_alone_resumes_with_the_runs_config(tmp_path: Pa
     before, after = (yaml.safe_load(text) for text in (written, (run / "config.yaml").read_text(encoding="utf-8")))
     for section, key in (("data", "batch_size"), ("training", "learning_rate"), ("model", "d_model")):
         assert after[section][key] == before[section][key], key  # today's layout, the run's own values
+    # A one-off flag on a start that trains nothing stays one: --epochs 1 had been written into the
+    # run's config.yaml, and the next resume that raised --steps trained nothing.
+    assert runner.invoke(app, ["train", "--run-dir", str(run), "--steps", "8"]).exit_code == 0  # an epoch's 8
+    record = (run / "config.yaml").read_bytes(), (run / "run.json").read_bytes()
+    again = runner.invoke(app, ["train", "--run-dir", str(run), "--steps", "50", "--epochs", "1"])
+    assert again.exit_code == 0 and "its 8 steps done: nothing to train" in again.stderr, (
+        again.output,
+        again.exception,
+    )
+    assert ((run / "config.yaml").read_bytes(), (run / "run.json").read_bytes()) == record
 
 
 def test_a_resume_names_the_settings_it_changes_beyond_how_long_it_trains() -> None:

@@ -131,7 +131,10 @@ def build_components(
         _take_parent_weights(kind, models, parent, tokenizer, config, progress)
         if parent.continued(scan.speakers):
             progress(Noted(parent.continued(scan.speakers)))
-    kept.done()  # set up: the run's record is this start's
+    if not (resumed and int(counters.step.numpy()) >= total_steps):
+        kept.done()  # set up: the run's record is this start's
+    # else it trains nothing: its record is put back as it was when it closes (a one-off --epochs 1
+    # had become the run's own, and the next resume that raised --steps trained nothing)
     return RunComponents(
         plan=plan,
         settings=settings,

@@ -208,8 +208,12 @@ class Trainer:
         if parts.resumed and start_step >= parts.total_steps:
             result.notes.append(
                 f"the run is at step {start_step}, "
-                + ("its" if start_step == parts.total_steps else "already past its")
-                + f" {parts.total_steps} steps done: nothing to train; raise "
+                + (
+                    f"its {parts.total_steps} steps done"
+                    if start_step == parts.total_steps
+                    else f"past its {parts.total_steps} steps"
+                )
+                + ": nothing to train; raise "
                 + (
                     "--steps (training.max_steps)"
                     if parts.total_steps == self.config.training.max_steps
