@@ -209,6 +209,30 @@ def test_fresh_points_the_run_it_moves_aside_at_the_checkpoints_it_moves_aside(t
     release_run_dir(run)
 
 
+def test_a_resume_whose_config_names_no_data_does_not_fall_back_to_the_sample(tmp_path):
+    # `-c CONFIG` without the `-d` the run started with: it had gone on training on the bundled
+    # sample, with a note that said only data.dataset_path ('...' -> None).
+    data = tmp_path / "my data"
+    mine = XttsConfig.model_validate({"data": {"dataset_path": str(data)}})
+    run, _ = prepare_run_dir(tmp_path / "run", mine)
+    run.checkpoints.mkdir()
+    for name in ("checkpoint", "ckpt-5.index", "ckpt-5.data-00000-of-00001"):
+        (run.checkpoints / name).write_text('model_checkpoint_path: "ckpt-5"\n' if name == "checkpoint" else "x")
+    release_run_dir(run)
+    with pytest.raises(XttsError) as caught:
+        prepare_run_dir(tmp_path / "run", XttsConfig())
+    assert str(caught.value) == (
+        f"{tmp_path / 'run'} trained on {data}, but this config names no data: the run would go on training on "
+        "the bundled sample"
+    )
+    assert caught.value.hint.startswith(f"pass --data '{data}' as it started")
+    release_run_dir(run)
+    for config, force in ((mine, False), (XttsConfig(), True)):  # as it started; or asked for
+        run, resume = prepare_run_dir(tmp_path / "run", config, force=force)
+        assert resume
+        release_run_dir(run)
+
+
 def test_a_resume_whose_features_no_longer_fit_the_runs_own_vocoder_says_so(tmp_path):
     # --force with another data.fmax: the vocoder in RUN/vocoder was refused by synthesize from then on, unsaid.
     import yaml

@@ -394,6 +394,8 @@ def prepare_run_dir(
         _refuse_other_parent(run, previous, config.training.init_from)
     if resume:
         _refuse_changed_model(run, previous, identity, force)
+    if resume and not force:
+        _refuse_falling_back_to_the_sample(run, config)
     if resume and _trains_nothing(run, config):
         # `--steps 3` on a run at step 4: nothing is trained, so nothing of the run is rewritten (its
         # config.yaml had taken max_steps 3, and the next resume named a schedule the run never had).
@@ -403,6 +405,24 @@ def prepare_run_dir(
         _say_vocoder_unfit(run, config, note)
     _write_record(run, config, _run_record(config, identity, previous, resume, parent), unread)
     return run, resume
+
+
+def _refuse_falling_back_to_the_sample(run: RunDir, config: XttsConfig) -> None:
+    """A run that trained on the user's data, resumed with a config that names none (`-c CONFIG`
+    without the `-d` it started with): refused, where it had gone on training on the bundled sample
+    with a note that said only `data.dataset_path ('...' -> None)`."""
+    recorded = _recorded_config(run)
+    if recorded is None or config.data.dataset_path or config.data.datasets:
+        return
+    was = recorded.data.dataset_path or (recorded.data.datasets[0].path if recorded.data.datasets else None)
+    if was is None:
+        return
+    raise XttsError(
+        f"{run.path} trained on {was}, but this config names no data: the run would go on training on the "
+        "bundled sample",
+        hint=f"pass --data {shlex.quote(str(was))} as it started (or resume with its own config: xtts train -r "
+        f"{shlex.quote(str(run.path))}); --force trains it on the bundled sample",
+    )
 
 
 def _write_record(run: RunDir, config: XttsConfig, record: dict[str, Any], unread: tuple[str, ...]) -> None:
