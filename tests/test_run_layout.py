@@ -192,6 +192,25 @@ def test_a_resume_with_other_epochs_says_the_schedule_moves_with_them(
     assert resumed and said in notes, notes
 
 
+def test_a_resume_after_its_config_yaml_was_edited_by_hand_names_the_change(tmp_path: Path) -> None:
+    # `xtts train -r RUN` reads RUN/config.yaml: edited there, the change had gone unsaid (the
+    # learning rate fell fourfold in metrics.jsonl), where the same change through -c was named.
+    import tensorflow as tf
+
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.run.directory import prepare_run_dir, release_run_dir
+
+    run, _ = prepare_run_dir(tmp_path / "run", resolve_config("tiny-cpu").config)
+    tf.train.CheckpointManager(tf.train.Checkpoint(step=tf.Variable(3)), run.checkpoints, max_to_keep=1).save()
+    release_run_dir(run)
+    text = run.config_file.read_text(encoding="utf-8")
+    run.config_file.write_text(re.sub(r"(?m)^  learning_rate: .*$", "  learning_rate: 0.0005", text), encoding="utf-8")
+    notes: list[str] = []
+    again, resumed = prepare_run_dir(tmp_path / "run", resolve_config(run.config_file).config, note=notes.append)
+    release_run_dir(again)
+    assert resumed and any("training.learning_rate (" in note and "-> 0.0005)" in note for note in notes), notes
+
+
 @pytest.mark.parametrize(
     "written, line",
     [

@@ -97,12 +97,19 @@ def resumed_config(run_dir: Optional[Path]) -> Optional[Path]:
     return own
 
 
-def _recorded_config(run: RunDir) -> Optional[XttsConfig]:
+def _recorded_config(run: RunDir, previous: Optional[dict[str, Any]] = None) -> Optional[XttsConfig]:
     """The config the run last wrote (config.yaml); None where it has none that loads (or none that
-    holds a setting: an emptied file)."""
+    holds a setting: an emptied file). With `previous` (its run.json), the settings its last start
+    trained with where that holds them (`config`), so a hand edit of config.yaml is a change too."""
     from xtts_cli.config.loading import build_config, parse_yaml, read_config_text
     from xtts_cli.errors import ConfigError
 
+    started = (previous or {}).get("config")
+    if isinstance(started, dict):
+        try:
+            return build_config(started, str(run.run_file))
+        except ConfigError:
+            pass
     try:
         raw = parse_yaml(read_config_text(run.config_file), str(run.config_file))
         return build_config(raw, str(run.config_file)) if raw else None
@@ -401,7 +408,7 @@ def prepare_run_dir(
         # config.yaml had taken max_steps 3, and the next resume named a schedule the run never had).
         return run, resume
     if resume:
-        _say_what_changed(run, config, note)
+        _say_what_changed(run, config, previous, note)
         _say_vocoder_unfit(run, config, note)
     _write_record(run, config, _run_record(config, identity, previous, resume, parent), unread)
     return run, resume
@@ -432,8 +439,10 @@ def _write_record(run: RunDir, config: XttsConfig, record: dict[str, Any], unrea
         f"{shlex.quote(str(run.path.absolute()))}\n"
     )
     # Names in any script as written, and a long path on one line: a person reads this file.
-    body = yaml.safe_dump(_without(config, unread), sort_keys=False, allow_unicode=True, width=1 << 16)
+    tree = _without(config, unread)
+    body = yaml.safe_dump(tree, sort_keys=False, allow_unicode=True, width=1 << 16)
     write_atomically(run.config_file, header + body, backup=False)
+    record["config"] = tree  # what this start trains with, against a later hand edit of config.yaml
     write_atomically(run.run_file, json.dumps(record, indent=2, default=str) + "\n", backup=False)
 
 
@@ -597,9 +606,12 @@ def _text_or_empty(path: Path) -> str:
         return ""
 
 
-def _say_what_changed(run: RunDir, config: XttsConfig, note: Callable[[str], None]) -> None:
-    """A resume's settings that differ from the run's last start, said, not refused."""
-    recorded = _recorded_config(run)
+def _say_what_changed(
+    run: RunDir, config: XttsConfig, previous: Optional[dict[str, Any]], note: Callable[[str], None]
+) -> None:
+    """A resume's settings that differ from the run's last start (a `-c` of others, or its
+    config.yaml edited by hand), said, not refused."""
+    recorded = _recorded_config(run, previous)
     if recorded is None:  # emptied or damaged: a diff against the defaults would name changes never made
         note(f"{run.config_file} held no settings that load: what changed since the run's last start is not known")
         return
