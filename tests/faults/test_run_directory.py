@@ -4,6 +4,7 @@ real second process holding the lock, real files beside the run."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -184,6 +185,34 @@ def test_a_checkpoint_folder_outside_the_run_belongs_to_one_run_and_fresh_moves_
     release_run_dir(run)
 
 
+def test_a_run_renamed_beside_its_checkpoint_folder_outside_it_resumes_and_a_copy_still_does_not(tmp_path):
+    # `mv runs/a runs/b`: the folder named the run at runs/a, gone, and runs/b was refused as another
+    # run that would take over its weights (and the hint's folder for it led nowhere).
+    import shutil
+
+    from xtts_cli.config.loading import resolve_config
+
+    shared = tmp_path / "fast-disk" / "ckpts"
+    config = XttsConfig.model_validate({"training": {"checkpoint_dir": str(shared)}})
+    run, _ = prepare_run_dir(tmp_path / "a", config)
+    for name in ("checkpoint", "ckpt-5.index", "ckpt-5.data-00000-of-00001"):
+        (shared / name).write_text('model_checkpoint_path: "ckpt-5"\n' if name == "checkpoint" else "x")
+    release_run_dir(run)
+    shutil.copytree(tmp_path / "a", tmp_path / "copy")
+    with pytest.raises(XttsError, match="holds the checkpoints of the run"):  # a copy beside its run: two writers
+        prepare_run_dir(tmp_path / "copy", resolve_config(tmp_path / "copy" / "config.yaml").config)
+    (tmp_path / "a").rename(tmp_path / "b")
+    said: list[str] = []
+    b = tmp_path / "b"
+    run, resume = prepare_run_dir(b, resolve_config(b / "config.yaml").config, note=said.append)
+    assert resume and said[0] == (
+        f"training.checkpoint_dir {shared} held the checkpoints of {(tmp_path / 'a').resolve()}, which is gone: "
+        f"taken as {b}'s"
+    )
+    assert (shared / ".xtts-checkpoints-of").read_text().strip() == str(b.resolve())
+    release_run_dir(run)
+
+
 def test_fresh_points_the_run_it_moves_aside_at_the_checkpoints_it_moves_aside(tmp_path):
     # The old run's config.yaml had named the folder the new run writes: it spoke, resumed and
     # exported with the new run's weights, and its own resume was refused as another run's.
@@ -322,8 +351,16 @@ def test_a_run_config_emptied_or_damaged_is_not_read_as_the_defaults(tmp_path, r
             "config is lost"
         ]
         assert run.config_file.read_text(encoding="utf-8") == damaged  # left for the user to see
-        # With a config given, the resume had named "changes" from the defaults the run never had.
+        # With a config given, the resume had named "changes" from the defaults the run never had:
+        # run.json's record of its last start's settings says there are none; a run.json written
+        # before it kept them, that what changed is not known.
         said: list[str] = []
+        resumed, resume = prepare_run_dir(run.path, XttsConfig(), note=said.append)
+        assert resume and said == []
+        release_run_dir(resumed)
+        record = json.loads(run.run_file.read_text(encoding="utf-8"))
+        run.run_file.write_text(json.dumps({k: v for k, v in record.items() if k != "config"}), encoding="utf-8")
+        run.config_file.write_text(damaged, encoding="utf-8")
         resumed, resume = prepare_run_dir(run.path, XttsConfig(), note=said.append)
         assert resume and f"{run.config_file} held no settings that load: what changed since" in said[-1]
         assert not any("resuming with settings changed" in line for line in said)

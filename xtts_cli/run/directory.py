@@ -273,6 +273,10 @@ def _own_checkpoint_folder(
     owner = owner_file.read_text(encoding="utf-8").strip() if owner_file.is_file() else None
     mine = str(run.path.resolve())
     held = folder.is_dir() and any(folder.glob("ckpt-*.index"))
+    if held and owner not in (None, mine) and not Path(owner).exists() and _named_by_its_record(run, previous):
+        # Its run renamed or moved (`mv runs/a runs/b`): this run, whose record names the folder, is it.
+        note(f"training.checkpoint_dir {folder} held the checkpoints of {owner}, which is gone: taken as {run.path}'s")
+        owner = None
     if held and fresh:
         archived = _move_aside(folder)
         note(f"--fresh: the old checkpoints in training.checkpoint_dir are kept as {archived}")
@@ -288,6 +292,12 @@ def _own_checkpoint_folder(
     folder.mkdir(parents=True, exist_ok=True)
     if owner != mine or fresh:
         write_atomically(owner_file, mine + "\n", backup=False)
+
+
+def _named_by_its_record(run: RunDir, previous: Optional[dict[str, Any]]) -> bool:
+    """The run's last start wrote to the checkpoint folder it is given now."""
+    recorded = _recorded_config(run, previous) if previous is not None else None
+    return recorded is not None and RunDir.of(run.path, recorded).checkpoints.resolve() == run.checkpoints.resolve()
 
 
 def _point_at(kept: Path, checkpoints: Path) -> None:
@@ -470,7 +480,8 @@ def _refuse_moved_checkpoint_dir(run: RunDir, config: XttsConfig) -> None:
         f"{before.checkpoints} (training.checkpoint_dir {was or 'unset'} at its last start), and "
         f"{run.checkpoints} holds none: the run would start again at step 0",
         hint=f"move them first (mkdir -p {shlex.quote(str(run.checkpoints))} && mv "
-        f"{shlex.quote(str(before.checkpoints))}/* {shlex.quote(str(run.checkpoints))}/), or set "
+        f"{shlex.quote(str(before.checkpoints))}/ckpt-* {shlex.quote(str(before.checkpoints))}/checkpoint "
+        f"{shlex.quote(str(run.checkpoints))}/), or set "
         f"training.checkpoint_dir back to {was or 'unset'}; --fresh starts a new run",
     )
 
