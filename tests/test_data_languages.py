@@ -216,6 +216,16 @@ def test_phoneme_tokenizer_round_trip_with_language_and_speaker_ids(tmp_path):
     assert tokenizer.encode(texts["en"], speaker="nobody")[1] == -1  # a speaker the run does not list
     with pytest.raises(XttsError, match="not trained on 'de'; it speaks en, fa"):
         tokenizer.encode("Hallo", "de")
+    # A resume given German clips: grown by a run that starts from this one, not thrown away (--fresh).
+    from types import SimpleNamespace
+
+    from xtts_cli.data.plan import conditioning_ids
+
+    german = SimpleNamespace(source="metadata.csv:3", id="g1", language="de", speaker="anna")
+    with pytest.raises(XttsError) as caught:
+        conditioning_ids([german], tokenizer)
+    assert str(caught.value) == "metadata.csv:3 (g1): language 'de' is not one this run was started with (en, fa)"
+    assert caught.value.hint.startswith("train it in a new run that starts from this one (xtts train --init-from RUN")
     tokenizer.save(tmp_path / "vocab.json")
     assert Tokenizer.load(tmp_path / "vocab.json") == tokenizer
     flat, lengths = tokenizer.encode_many(prepared, prepared=True, prefixes=np.array([[0, 0], [1, -1]]))

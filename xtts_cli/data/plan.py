@@ -412,7 +412,8 @@ def conditioning_ids(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> Opti
             raise XttsError(
                 f"{item.source} ({item.id}): language {item.language!r} is not one this run was started with "
                 f"({', '.join(tokenizer.languages)})",
-                hint="train it in a new run (--fresh), or set the dataset's language to one of those",
+                hint="train it in a new run that starts from this one (xtts train --init-from RUN --run-dir NEW "
+                "grows its languages and keeps what it learnt), or set the dataset's language to one of those",
             )
         rows[row] = (languages[item.language], tokenizer.speaker_index(item.speaker))
     return rows
