@@ -173,7 +173,7 @@ def _unknown_speakers(saved: Tokenizer, scan: ScanReport) -> str:
     new = [name for name in scan.speakers if name not in saved.speakers]
     if not new:
         return ""
-    shown = ", ".join(new[:3]) + (f" and {len(new) - 3} more" if len(new) > 3 else "")
+    shown = ", ".join(new[:3]) + f" and {len(new) - 3} more" if len(new) > 4 else ", ".join(new)  # never "1 more"
     return (
         f"speaker{'s' * (len(new) > 1)} {shown} of this data {'are' if len(new) > 1 else 'is'} not among the run's "
         f"{len(saved.speakers)} (fixed when it started): their clips train as an unknown voice; a new run that "

@@ -164,7 +164,9 @@ class ParentRun:
         known = [name for name in speakers if name in self.tokenizer.speakers]
         if not known:
             return ""
-        shown = ", ".join(known[:3]) + (f" and {len(known) - 3} more" if len(known) > 3 else "")
+        shown = (
+            ", ".join(known[:3]) + f" and {len(known) - 3} more" if len(known) > 4 else ", ".join(known)
+        )  # never "1 more"
         return (
             f"speaker{'s' * (len(known) > 1)} {shown} {'are' if len(known) > 1 else 'is'} the base's already: these "
             "clips go on training that voice (a new voice needs another name: its folder, or speakers.csv)"
