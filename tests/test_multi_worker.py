@@ -4,6 +4,7 @@ processes on loopback training the tiny model together, then resuming and stoppi
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import socket
 import subprocess
@@ -18,6 +19,8 @@ from xtts_cli.cli.app import app
 from xtts_cli.devices.placement import cluster_from_environment, cluster_from_flags, parse_tf_config
 from xtts_cli.errors import XttsError
 from xtts_cli.training.metrics import read_metrics
+
+SAMPLE = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample"
 
 TWO = {"cluster": {"worker": ["localhost:2001", "localhost:2002"]}, "task": {"type": "worker", "index": 1}}
 
@@ -287,17 +290,27 @@ def test_two_workers_train_together_resume_and_stop_together(tmp_path: Path) -> 
 
 
 @pytest.mark.slow
-def test_workers_given_different_configs_stop_in_one_line_before_the_first_step(tmp_path: Path) -> None:
+@pytest.mark.parametrize("given", ["batch", "clips"])
+def test_workers_given_different_configs_stop_in_one_line_before_the_first_step(tmp_path: Path, given: str) -> None:
     # Another batch size on one: the chief reported a throughput a third too high; other step
-    # counts: collectives that never met, and a traceback on each.
+    # counts: collectives that never met, and a traceback on each. A copy of the data that lists
+    # other clips: each trained the shards of its own list, some clips twice and some never, unsaid.
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    workers = _start_workers(tiny_config(tmp_path), tmp_path / "run", 4, tmp, ([], ["--set", "data.batch_size=2"]))
+    if given == "batch":
+        second, differ = ["--set", "data.batch_size=2"], "data.batch_size"
+    else:
+        fewer = tmp_path / "fewer"
+        shutil.copytree(SAMPLE, fewer)
+        rows = (fewer / "metadata.csv").read_text(encoding="utf-8").splitlines()
+        (fewer / "metadata.csv").write_text("\n".join(rows[:-5]) + "\n", encoding="utf-8")
+        second, differ = ["--data", str(fewer)], "the clips each worker's data lists"
+    workers = _start_workers(tiny_config(tmp_path), tmp_path / "run", 4, tmp, ([], second))
     for code, result, stderr in _finish(workers):
         assert code == 1 and "Traceback" not in stderr, stderr[-3000:]
         # Which setting: the one each worker was given its own value of (it had named none).
         assert result["error"].startswith(
-            "the workers were given different configs (2 of them among 2 replicas) (they differ in data.batch_size)"
+            f"the workers were given different configs (2 among 2 replicas), differing in {differ}: every"
         ), result["error"]
     assert not list((tmp_path / "run" / "checkpoints").glob("ckpt-*"))
 

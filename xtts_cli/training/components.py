@@ -151,7 +151,7 @@ def build_components(
         counters=counters,
         checkpoints=checkpoints,
         steps=_steps(config, models, plan, settings, strategy, training_input, counters),
-        gather=_step_gather(cluster, strategy, counters, opened, config),
+        gather=_step_gather(cluster, strategy, counters, opened, config, train_items),
     )
 
 
@@ -245,14 +245,16 @@ def _take_parent_weights(
 
 
 def _step_gather(
-    cluster: Any, strategy: Any, counters: Counters, run_dir: RunDir, config: XttsConfig
+    cluster: Any, strategy: Any, counters: Counters, run_dir: RunDir, config: XttsConfig, train_items: list
 ) -> Optional[StepGather]:
-    """Multi-worker: the gather of every worker's step and config, checked once here after restoring; else None."""
+    """Multi-worker: the gather of every worker's step, config and clip list, checked once here after
+    restoring; else None."""
     if cluster is None:
         return None
-    from xtts_cli.training.workers import StepGather, config_digest, config_slots
+    from xtts_cli.training.workers import StepGather, clip_list, config_digest, config_slots
 
-    gather = StepGather(strategy, counters.step, config_digest(config), config_slots(config))
+    clips = clip_list(train_items)
+    gather = StepGather(strategy, counters.step, config_digest(config, clips), config_slots(config, clips))
     gather.check("after restoring", run_dir, cluster)
     return gather
 

@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from xtts_cli.errors import XttsError
 
-__all__ = ["StepGather", "WorkersDisagreeError", "config_digest", "config_slots"]
+__all__ = ["CLIPS", "StepGather", "WorkersDisagreeError", "clip_list", "config_digest", "config_slots"]
 
 
 class WorkersDisagreeError(XttsError):
@@ -44,11 +44,12 @@ class StepGather:
             slots = [slot for slot in range(len(self.slot_keys)) if len({int(v) for v in gathered[:, 2 + slot]}) > 1]
             seen = [key for slot in slots for key in self.slot_keys[slot]]
             differ = sorted({key for key in seen if seen.count(key) == 2})  # both its slots differ
-            named = f" (they differ in {', '.join(differ[:6])}{' ...' if len(differ) > 6 else ''})" if differ else ""
+            named = f", differing in {', '.join(differ[:6])}{' ...' if len(differ) > 6 else ''}" if differ else ""
             raise WorkersDisagreeError(
-                f"the workers were given different configs ({len(digests)} of them among {len(steps)} replicas)"
-                f"{named}: every setting but the dataset's and the run's paths must be the same on each",
-                hint="start every worker with the same config file and the same --set values (docs/scaling.md)" + where,
+                f"the workers were given different configs ({len(digests)} among {len(steps)} replicas){named}: every setting but the dataset's and the run's paths must be the same on each, and so "
+                "must the clips their data lists",
+                hint="start every worker with the same config file, the same --set values and a copy of the same data "
+                "(docs/scaling.md)" + where,
             )
         if len(set(steps)) > 1:
             where = "" if cluster is None else f"; this is {cluster.describe()}"
@@ -71,10 +72,23 @@ _PER_MACHINE = {
 SLOTS = 256
 
 
-def _shared_tree(config: Any) -> dict:
+# The name the clips go by among the settings: a worker whose copy of the data lists other clips
+# trains the shards of another list (clip i to worker i mod N): some twice, some never.
+CLIPS = "the clips each worker's data lists"
+
+
+def clip_list(items: Any) -> list:
+    """What every worker's copy of the data must agree on, its folders aside: each training clip's
+    id (its path in its dataset), speaker, language and length, in order."""
+    return [[item.id, item.speaker, item.language, item.audio.num_samples] for item in items]
+
+
+def _shared_tree(config: Any, clips: Any = None) -> dict:
     """`config`'s settings less the paths each machine may hold its own copies at (the datasets'
-    folders, the run directory)."""
+    folders, the run directory); with `clips` (`clip_list`), them too."""
     tree = config.model_dump(mode="json")
+    if clips is not None:
+        tree[CLIPS] = clips
     for section, keys in _PER_MACHINE.items():
         for key in keys:
             tree.get(section, {}).pop(key, None)
@@ -90,12 +104,12 @@ def _number(value: Any) -> int:
     return int(hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:15], 16)
 
 
-def config_digest(config: Any) -> int:
-    """A number for `config` that every worker of a cluster must share (`_shared_tree`)."""
-    return _number(_shared_tree(config))
+def config_digest(config: Any, clips: Any = None) -> int:
+    """A number for `config` (and the clips) that every worker of a cluster must share (`_shared_tree`)."""
+    return _number(_shared_tree(config, clips))
 
 
-def config_slots(config: Any) -> tuple[list[list[str]], list[int]]:
+def config_slots(config: Any, clips: Any = None) -> tuple[list[list[str]], list[int]]:
     """(the settings in each slot, by name; each slot's digest): which settings two workers'
     configs differ in, where `config_digest` says only that they do. Two tables of SLOTS // 2, each
     setting hashed into one slot of each with its own salt: a setting is named when both its
@@ -103,7 +117,7 @@ def config_slots(config: Any) -> tuple[list[list[str]], list[int]]:
     half = SLOTS // 2
     names: list[list[str]] = [[] for _ in range(SLOTS)]
     values: list[dict] = [{} for _ in range(SLOTS)]
-    for section, body in _shared_tree(config).items():
+    for section, body in _shared_tree(config, clips).items():
         for key, value in body.items() if isinstance(body, dict) else [("", body)]:
             name = f"{section}.{key}" if key else section
             for table in (0, 1):
