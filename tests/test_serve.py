@@ -387,8 +387,20 @@ def test_hostile_bodies_uploads_and_connections(served):
     assert unsized.startswith(b"HTTP/1.1 411") and b"the POST has no Content-Length" in unsized, unsized
     assert raw(url, b"BLAH\r\n\r\n").startswith(b"HTTP/1.1 400")
     # A negative length, a method the server has no answer for, a query whose escapes are not UTF-8.
-    negative = raw(url, b"POST /api/tts HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n")
-    assert negative.startswith(b"HTTP/1.1 400") and b"Content-Length -5 is negative" in negative
+    # So are a length int() reads (1_0, +8) and another coding than chunked, whose body had been
+    # read as a next request on the connection (a request smuggled past a proxy in front).
+    for length in (b"-5", b"1_0", b"+8"):
+        refused = raw(url, b"POST /api/tts HTTP/1.1\r\nHost: x\r\nContent-Length: " + length + b"\r\n\r\nHi.ab")
+        assert refused.startswith(b"HTTP/1.1 400") and b"is not a number of bytes" in refused, refused
+    for coding in (b"identity", b"gzip", b"gzip, chunked", b"chunked ", b"x"):
+        sent = (
+            b"POST /api/tts HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nTransfer-Encoding: "
+            + coding
+            + b"\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+        )
+        answer = _all_of(url, sent)
+        assert answer.count(b"HTTP/1.1 ") == 1 and b"Connection: close" in answer, answer
+        assert answer.startswith(b"HTTP/1.1 411" if coding.strip() == b"chunked" else b"HTTP/1.1 501"), answer
     for method in (b"PUT", b"DELETE", b"OPTIONS"):
         refused = raw(url, method + b" /api/tts HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
         assert refused.startswith(b"HTTP/1.1 405") and b"Allow: GET, POST\r\n" in refused, refused  # HEAD is a 405 too
@@ -437,6 +449,10 @@ def test_hostile_bodies_uploads_and_connections(served):
     try:
         busy = get(f"{url}/api/tts?text=hello")
         assert error_of(busy)[0] == 503 and busy[1]["Retry-After"] == "1"  # a client's retry loop backs off
+        # A long text is checked in a place too: a flood of them had each paid a second of the
+        # check's CPU in its own thread, before the limits turned any away.
+        long = urllib.parse.quote("Hi there. " * 300 + "\u0628")
+        assert error_of(get(f"{url}/api/tts?text={long}"))[0] == 503
     finally:
         for _ in range(places):
             service.release()

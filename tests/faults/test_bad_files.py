@@ -279,6 +279,8 @@ def test_a_wav_short_by_a_sample_is_read_and_one_cut_short_or_of_a_variant_not_r
         "cut": whole[: -2 * rate],
         "rf64": (tmp_path / "rf64.wav").read_bytes(),
         "rifx": (tmp_path / "rifx.wav").read_bytes(),
+        # A header that says 1 Hz: resampled from, a few samples had taken 13 s (and a served clone's slot).
+        "rate1": whole[:24] + (1).to_bytes(4, "little") + (2).to_bytes(4, "little") + whole[32:],
     }
     found = bad_files(runner, dataset(tmp_path / "data", clips))
     assert found == {
@@ -295,5 +297,10 @@ def test_a_wav_short_by_a_sample_is_read_and_one_cut_short_or_of_a_variant_not_r
         "rifx": (
             "unsupported_format",
             "big-endian WAV (RIFX) is not read; convert it to FLAC or WAV (e.g. sox IN OUT.flac)",
+        ),
+        "rate1": (
+            "unsupported_format",
+            "its header says 1 Hz, below the 4000 Hz any voice needs (a header written wrong?); convert it at its "
+            "true rate (sox -r RATE IN -r 22050 OUT.wav)",
         ),
     }

@@ -36,6 +36,9 @@ _UNREAD_MAGIC = (
     (lambda head: head[:5] == b"#!AMR", "AMR"),
 )
 
+# Below a telephone's 8 kHz by half, no voice is left to hear: a header that says so was written
+# wrong (a rate of 1 Hz took 13 s to resample from, for a clip of a few samples).
+MIN_RATE = 4000
 # A clip whose loudest sample is under -80 dBFS holds no sound: no voice to learn, nor to clone.
 SILENT_PEAK = 1e-4
 # Float samples past twice full scale (+6 dBFS) are no recording's level: integers written as floats
@@ -107,6 +110,12 @@ def read_audio_header(path: str, *, sound: bool = False) -> AudioHeader:
     try:
         with open(path, "rb") as handle:
             header = _read_header(handle, size)
+            if header.sample_rate < MIN_RATE:
+                raise AudioHeaderError(
+                    "unsupported_format",
+                    f"its header says {header.sample_rate} Hz, below the {MIN_RATE} Hz any voice needs (a header "
+                    "written wrong?); convert it at its true rate (sox -r RATE IN -r 22050 OUT.wav)",
+                )
             if sound and header.format == "wav":
                 _check_sound(handle.fileno(), header)
         if header.codec == "wav_float32":

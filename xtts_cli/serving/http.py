@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 import select
 import socket
 import sys
@@ -239,12 +240,14 @@ class _Handler(BaseHTTPRequestHandler):
         for header, name in COQUI_HEADERS:  # coqui's server also reads its parameters from these headers
             if not fields.get(name) and self.headers.get(header):
                 fields[name] = _header_text(self.headers[header])
-        request = service.check(fields, reference)
+        # A place first: checking a long text costs a second of CPU, past the limits it had been paid for
+        # every request of a flood, each in its own connection's thread.
         if not service.admit():
             raise Refused(
                 503, "the server is busy (every place in its queue is taken); try again shortly", retry_after=1
             )
         try:
+            request = service.check(fields, reference)
             if request.stream:
                 return self._stream(service, request)
             audio, notes = service.speak(request, gone=self._client_gone)
@@ -319,8 +322,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _declared_length(self) -> int:
         """The body's length as its one Content-Length says, refused when it is not one number or is
         more than this server takes (a multipart body may carry the upload as well as the fields)."""
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            raise Refused(411, "send the body with a Content-Length, not chunked")
+        coding = self.headers.get("Transfer-Encoding")
+        if coding is not None:  # its body, unread, would be read as the next request (RFC 9112, 6.1)
+            self.close_connection = True
+            if coding.strip().lower() == "chunked":
+                raise Refused(411, "send the body with a Content-Length, not chunked")
+            raise Refused(
+                501, f"Transfer-Encoding {coding.strip()[:20]!r} is not read; send the body with a Content-Length"
+            )
         lengths = {value.strip() for value in self.headers.get_all("Content-Length", [])}
         if len(lengths) > 1:  # which one the body has is a guess, and a proxy may guess the other way
             self.close_connection = True
@@ -328,16 +337,13 @@ class _Handler(BaseHTTPRequestHandler):
                 400, f"Content-Length is given {len(lengths)} ways ({', '.join(sorted(lengths))[:40]}); send one"
             )
         raw_length = self.headers.get("Content-Length")
-        try:
-            length = int(raw_length) if raw_length is not None else 0
-        except ValueError:
-            raise Refused(400, f"Content-Length {str(raw_length)[:20]!r} is not a number") from None
+        if raw_length is not None and not re.fullmatch(r"[0-9]+", raw_length.strip()):  # int() takes 1_0 and +8
+            self.close_connection = True
+            raise Refused(400, f"Content-Length {raw_length.strip()[:20]!r} is not a number of bytes")
+        length = int(raw_length) if raw_length is not None else 0
         kind = self.headers.get_content_type()
         fields = form_bytes(self.server.service.limits.text_chars)
         limit = self.server.service.limits.upload_bytes + fields if kind == "multipart/form-data" else fields
-        if length < 0:
-            self.close_connection = True
-            raise Refused(400, f"Content-Length {length} is negative; send the body's length in bytes")
         if length > limit:
             self.close_connection = True  # the rest of the body is not read
             upload = self.server.service.limits.upload_bytes
