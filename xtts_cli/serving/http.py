@@ -323,12 +323,14 @@ class _Handler(BaseHTTPRequestHandler):
         """The body's length as its one Content-Length says, refused when it is not one number or is
         more than this server takes (a multipart body may carry the upload as well as the fields)."""
         coding = self.headers.get("Transfer-Encoding")
-        if coding is not None:  # its body, unread, would be read as the next request (RFC 9112, 6.1)
+        # Its body, unread, would be read as the next request (RFC 9112, 6.1); a 400, not the RFC's 501:
+        # every bad request this server answers is a client's 4xx.
+        if coding is not None:
             self.close_connection = True
             if coding.strip().lower() == "chunked":
                 raise Refused(411, "send the body with a Content-Length, not chunked")
             raise Refused(
-                501, f"Transfer-Encoding {coding.strip()[:20]!r} is not read; send the body with a Content-Length"
+                400, f"Transfer-Encoding {coding.strip()[:20]!r} is not read; send the body with a Content-Length"
             )
         lengths = {value.strip() for value in self.headers.get_all("Content-Length", [])}
         if len(lengths) > 1:  # which one the body has is a guess, and a proxy may guess the other way
