@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import select
 import shutil
 import socket
 import subprocess
@@ -477,6 +478,41 @@ def test_an_idle_connection_closed_by_its_timeout_is_no_line_in_the_log(served, 
         server.server_close()
     logged = capfd.readouterr().err
     assert "GET /health 200" in logged and "timed out" not in logged, logged
+
+
+def test_a_slow_client_is_closed_at_its_deadline_and_connections_past_the_limit_at_once(served, monkeypatch):
+    # A header byte every 0.3 s passed a per-read limit for ever (slowloris), and 2,000 idle sockets
+    # had made 1,600 threads.
+    from xtts_cli.serving import http
+    from xtts_cli.serving.service import VoiceService
+
+    monkeypatch.setattr(http._Handler, "timeout", 0.6)
+    monkeypatch.setattr(http, "REQUEST_HEAD_SECONDS", 1.5)
+    monkeypatch.setattr(http, "MAX_CONNECTIONS", 3)
+    server = http.make_server(VoiceService(served[0]), "127.0.0.1", 0, log=False)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with socket.create_connection(server.server_address) as slow:
+            began = time.monotonic()
+            with pytest.raises(OSError):
+                for byte in b"GET /health HTTP/1.1\r\nX-Slow: " + b"a" * 100:
+                    slow.sendall(bytes([byte]))
+                    time.sleep(0.3)
+                    if select.select([slow], [], [], 0)[0] and slow.recv(1) == b"":
+                        raise ConnectionAbortedError("closed by the server")
+            assert time.monotonic() - began < 5
+        idle = [socket.create_connection(server.server_address) for _ in range(3)]
+        try:
+            refused = _all_of(f"http://127.0.0.1:{server.server_address[1]}", b"GET /health HTTP/1.1\r\n\r\n")
+            assert refused.startswith(b"HTTP/1.1 503") and b"too many connections" in refused, refused
+        finally:
+            for connection in idle:
+                connection.close()
+        time.sleep(0.3)  # their threads see the close
+        assert get(f"http://127.0.0.1:{server.server_address[1]}/health")[0] == 200
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_clients_of_every_kind_are_answered_as_http_says(served):

@@ -10,11 +10,14 @@ traceback, and the server keeps serving.
 from __future__ import annotations
 
 import errno
+import io
 import json
+import math
 import re
 import select
 import socket
 import sys
+import threading
 import time
 from email.parser import BytesParser
 from email.policy import HTTP
@@ -31,6 +34,14 @@ __all__ = ["VoiceServer", "log_line", "make_server"]
 
 # A client that sends nothing for this long is dropped (a request cut off mid-body).
 READ_TIMEOUT_SECONDS = 30.0
+# A request's line and headers arrive within this, and its body within this and a second for each
+# BODY_BYTES_PER_SECOND of it: with the limit on each read alone, a client sending a byte every few
+# seconds held its connection, and its thread, for ever (slowloris).
+REQUEST_HEAD_SECONDS = 30.0
+BODY_BYTES_PER_SECOND = 16 * 1024
+# Connections served at once, a thread each: past them a new one is answered 503 and closed (2,000
+# idle sockets had made 1,600 threads).
+MAX_CONNECTIONS = 256
 # Form fields other than the upload are short; a body past this without an upload is refused.
 FORM_BYTES = 64 * 1024
 # Bytes one character of text may take in a body: 4 in UTF-8, each percent-encoded in a form (%F0).
@@ -84,6 +95,31 @@ def _header_text(value: str) -> str:
         return value
 
 
+class _DeadlineReader(io.RawIOBase):
+    """A connection's reads, each given at most what is left of its request's `deadline`."""
+
+    def __init__(self, connection: socket.socket, timeout: float) -> None:
+        self.connection = connection
+        self.timeout = timeout  # each read's, as the handler's
+        self.deadline = math.inf
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request took longer than its deadline")
+        self.connection.settimeout(min(self.timeout, left))
+        try:
+            return self.connection.recv_into(buffer)
+        finally:
+            self.connection.settimeout(self.timeout)  # the answer's writes keep the whole limit
+
+
+_TOO_MANY = json.dumps({"error": "the server has too many connections open; try again shortly"}).encode()
+
+
 class VoiceServer(ThreadingHTTPServer):
     daemon_threads = True  # a client that never finishes does not hold the process at exit
     request_queue_size = 64
@@ -91,6 +127,7 @@ class VoiceServer(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], service: Optional[VoiceService], *, log: bool = True) -> None:
         self.service: VoiceService = service  # type: ignore[assignment]  # set before serve_forever when None
         self.log = log
+        self.connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
         if ":" in address[0]:  # an IPv6 address: ::1 (this machine), :: (every interface)
             self.address_family = socket.AF_INET6
         super().__init__(address, _Handler)
@@ -99,6 +136,32 @@ class VoiceServer(ThreadingHTTPServer):
         super().server_close()
         if self.service is not None:
             self.service.close()
+
+    def process_request(self, request, client_address) -> None:
+        if not self.connections.acquire(blocking=False):
+            try:
+                request.sendall(
+                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+                    + f"Content-Length: {len(_TOO_MANY)}\r\nConnection: close\r\n\r\n".encode()
+                    + _TOO_MANY
+                )
+            except OSError:
+                pass
+            if self.log:
+                log_line(f"{client_address[0]} - - 503 (more than {MAX_CONNECTIONS} connections open)")
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.connections.release()  # no thread started to give it back
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.connections.release()
 
     def handle_error(self, request, client_address) -> None:
         """One line, not the standard library's traceback."""
@@ -135,6 +198,16 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = READ_TIMEOUT_SECONDS
     server_version = "xtts-serve"
     default_request_version = "HTTP/1.0"  # a malformed request line still gets a status line
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()  # the socket's own file: left open, it would hold the socket past its close
+        self.reader = _DeadlineReader(self.connection, self.timeout or READ_TIMEOUT_SECONDS)
+        self.rfile = io.BufferedReader(self.reader)
+
+    def handle_one_request(self) -> None:
+        self.reader.deadline = time.monotonic() + REQUEST_HEAD_SECONDS
+        super().handle_one_request()
 
     def parse_request(self) -> bool:
         # A request line the client ended before its line break is half a request: closed
@@ -343,6 +416,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             raise Refused(400, f"Content-Length {raw_length.strip()[:20]!r} is not a number of bytes")
         length = int(raw_length) if raw_length is not None else 0
+        self.reader.deadline = time.monotonic() + REQUEST_HEAD_SECONDS + length / BODY_BYTES_PER_SECOND
         kind = self.headers.get_content_type()
         fields = form_bytes(self.server.service.limits.text_chars)
         limit = self.server.service.limits.upload_bytes + fields if kind == "multipart/form-data" else fields
