@@ -328,6 +328,17 @@ def test_hostile_bodies_uploads_and_connections(served):
     status, message = error_of(get(f"{url}/api/tts", body, headers))
     assert status == 415 and message.startswith("the speaker_wav upload cannot be read as audio")
     assert "--speaker-wav" not in message and "xtts-serve" not in message  # its words, not a flag's and a scratch path
+    assert "Error" not in message  # no exception's name (an Ogg cut inside its header had said IndexError)
+    # A clip under another field's name is said to be unread (it had been "the form field 'file' is not
+    # UTF-8"); one sent as speaker_wav's value rather than as a file (curl -F 'speaker_wav=<clip.wav') is read.
+    body, headers = multipart({"text": "hello"}, CLIP.read_bytes())
+    renamed = body.replace(b'name="speaker_wav"; filename', b'name="file"; filename')
+    assert error_of(get(f"{url}/api/tts", renamed, headers)) == (
+        400,
+        "a file is sent as 'file', which is not read; send the clip to clone as speaker_wav",
+    )
+    valued = body.replace(b'; filename="clip.wav"', b"")
+    assert get(f"{url}/api/tts", valued, headers)[0] == 200
     # A FLAC whose header is sound and whose frames are not: a 415 too, not a 500.
     flac = io.BytesIO()
     soundfile.write(flac, _speech(), 22050, format="FLAC")

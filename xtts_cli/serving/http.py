@@ -28,7 +28,7 @@ from typing import Any, Optional
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from xtts_cli.errors import XttsError
-from xtts_cli.serving.service import Refused, VoiceService, in_api_words
+from xtts_cli.serving.service import AUDIO_MAGIC, Refused, VoiceService, in_api_words
 
 __all__ = ["VoiceServer", "log_line", "make_server"]
 
@@ -489,7 +489,8 @@ class _Handler(BaseHTTPRequestHandler):
             payload = decoded if isinstance(decoded, bytes) else b""
             if name in fields or (name == "speaker_wav" and reference is not None):
                 raise Refused(400, f"{str(name)[:40]} is given twice; send it once")
-            if name == "speaker_wav" and part.get_filename() is not None:
+            # A clip sent as a field's value (curl -F 'speaker_wav=<clip.wav') is the upload too.
+            if name == "speaker_wav" and (part.get_filename() is not None or payload.startswith(AUDIO_MAGIC)):
                 if len(payload) > self.server.service.limits.upload_bytes:
                     limit = self.server.service.limits.upload_bytes
                     raise Refused(
@@ -499,6 +500,11 @@ class _Handler(BaseHTTPRequestHandler):
                         f"{_mib(limit, unit=False)}",
                     )
                 reference = payload
+            elif part.get_filename() is not None:  # a file under another name (file=, speaker-wav=)
+                raise Refused(
+                    400,
+                    f"a file is sent as {str(name)[:40]!r}, which is not read; send the clip to clone as speaker_wav",
+                )
             elif isinstance(name, str):
                 try:
                     fields[name] = payload.decode("utf-8")

@@ -26,7 +26,7 @@ from typing import Any, Optional
 
 from xtts_cli.errors import SPEEDS, XttsError
 
-__all__ = ["Limits", "Refused", "SpeechRequest", "VoiceService", "streaming_wav_header"]
+__all__ = ["AUDIO_MAGIC", "Limits", "Refused", "SpeechRequest", "VoiceService", "streaming_wav_header"]
 
 # A sample the run wrote while it trained: samples/step0000500-0-<voice>.wav (speech/samples.py).
 SAMPLE_NAME = re.compile(r"^step(\d+)-(\d+)(-[^/\\]*)?\.wav$")
