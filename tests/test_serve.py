@@ -592,7 +592,6 @@ def test_a_client_that_leaves_before_its_answer_gives_its_turn_back_at_the_next_
     assert get(f"{url}/api/tts?text=hello")[0] == 200
 
 
-@pytest.mark.slow
 def _all_of(url: str, payload: bytes) -> bytes:
     """What the server sends back on one connection after `payload`, until it closes it (or 5 s)."""
     address = urllib.parse.urlsplit(url)
@@ -605,6 +604,17 @@ def _all_of(url: str, payload: bytes) -> bytes:
         except (TimeoutError, ConnectionResetError):
             pass
     return answer
+
+
+def test_the_serving_line_names_an_address_a_browser_opens() -> None:
+    # Every interface is no address to open: it had printed http://0.0.0.0:5104/.
+    from xtts_cli.cli.serve import open_at
+
+    assert open_at("127.0.0.1", 5002) == "http://127.0.0.1:5002/" and open_at("::1", 80) == "http://[::1]:80/"
+    assert (
+        open_at("0.0.0.0", 5104) == f"http://127.0.0.1:5104/ (from other machines: http://{socket.gethostname()}:5104/)"
+    )
+    assert open_at("::", 5104).startswith("http://[::1]:5104/ (from other machines: http://")
 
 
 @pytest.mark.slow  # three processes, each loading TensorFlow

@@ -106,6 +106,7 @@ def serve(
         generations=generations,
         waiting=max_waiting,
     )
+    host = host or "0.0.0.0"  # '' is every interface to the socket: named so
     server = make_server(None, host, port, log=not quiet)  # a port in use is said before TensorFlow loads
     if not _loopback(host):  # said as the port opens, not a model's load later
         print(
@@ -127,11 +128,10 @@ def serve(
     except BaseException:
         server.server_close()
         raise
-    bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
-    shown = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
     for note in tts.notes:
         print(f"note: {note}", flush=True)
-    print(f"serving {run} (step {tts.step}, vocoder {tts.vocoder.name}) at http://{shown}:{bound_port}/", flush=True)
+    where = open_at(str(server.server_address[0]), int(server.server_address[1]))
+    print(f"serving {run} (step {tts.step}, vocoder {tts.vocoder.name}) at {where}", flush=True)
     service.warm_up()  # the other lengths' graphs, while it answers
     # SIGTERM (a service manager, `docker stop`) stops it as Ctrl-C does: the requests in flight finish.
     signal.signal(signal.SIGTERM, lambda *_: _raise(_Stopped(143)))
@@ -180,6 +180,17 @@ def _finish(server, service) -> None:
             os._exit(again.code if isinstance(again, _Stopped) else 130)
     service.finish(0)
     log_line("stopped")
+
+
+def open_at(host: str, port: int) -> str:
+    """The address the serving line names, one a browser can open: every interface (0.0.0.0, ::) is
+    none, so this machine's loopback, and the machine's name for the others."""
+    if host in ("0.0.0.0", "::"):
+        import socket
+
+        local = "127.0.0.1" if host == "0.0.0.0" else "[::1]"
+        return f"http://{local}:{port}/ (from other machines: http://{socket.gethostname()}:{port}/)"
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
 def _loopback(host: str) -> bool:
