@@ -944,4 +944,10 @@ def test_a_run_of_one_step_gives_no_speed_from_its_trace_alone(tmp_path: Path, r
     )
     TrainingProgress(enabled=False).summary(replace(one, final_step=3, steps_per_sec=2.0, samples_per_sec=8.0))
     (speed,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("speed: ")]
-    assert speed.startswith("speed: 2.00 steps/s, 8.0 samples/s") and "trace left out" in speed, speed
+    assert speed.startswith("speed: 2.00 steps/s, 8.0 samples/s") and "trace left out)" in speed, speed
+    # A first batch that came late (a tf.data service's worker not yet up) is said beside the trace it is
+    # left out with: the summary had said data wait 0.0 % of a run whose first step waited 108 s.
+    late = replace(one, final_step=3, steps_per_sec=2.0, samples_per_sec=8.0, trace_wait_seconds=108.47)
+    TrainingProgress(enabled=False).summary(late)
+    (speed,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("speed: ")]
+    assert speed.endswith(" s trace left out, and its 108.5 s wait for its batch)"), speed

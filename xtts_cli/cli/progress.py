@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from xtts_cli.training.events import Event, ScanFinished, StepLogged
 
 SKIPPED_SHOWN = 10  # skipped files listed at start-up; `xtts validate --json` lists every one
+# A first batch this late is said beside the trace it is left out with (a tf.data service's worker
+# not yet up had waited 108 s, and the summary said data wait 0.0 %).
+TOLD_WAIT_SECONDS = 1.0
 
 
 class TrainingProgress:
@@ -240,7 +243,13 @@ class TrainingProgress:
                 f"speed: {result.steps_per_sec:.2f} steps/s, {result.samples_per_sec:.1f} samples/s, "
                 f"data wait {result.data_wait_percent:.1f} % of step time"
                 + (
-                    f" (the first step's {result.trace_seconds:.1f} s trace left out)"
+                    f" (the first step's {result.trace_seconds:.1f} s trace left out"
+                    + (
+                        f", and its {result.trace_wait_seconds:,.1f} s wait for its batch"
+                        if result.trace_wait_seconds >= TOLD_WAIT_SECONDS
+                        else ""
+                    )
+                    + ")"
                     if result.trace_seconds > 0
                     else ""
                 )

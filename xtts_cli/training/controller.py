@@ -285,7 +285,7 @@ class MetricsHook(Hook):
             self.log(self.last_end)
             self.window, self.window_traced = self._empty(), self._empty()
         total, traced = self.total, self.traced
-        result.trace_seconds = traced["time"] - traced["wait"]
+        result.trace_seconds, result.trace_wait_seconds = traced["time"] - traced["wait"], traced["wait"]
         speed = total if total["steps"] else traced  # a run of its traced step alone: that step's wait
         if speed["time"] > 0:
             result.data_wait_percent = 100.0 * speed["wait"] / speed["time"]

@@ -74,6 +74,11 @@ class TrainResult:
         "mode.",
         0.0,
     )
+    trace_wait_seconds: float = _said(
+        "Seconds those steps waited for their batches, left out of data_wait_percent with them: a first batch "
+        "slow to come (a tf.data service's worker not yet up, a cold disk).",
+        0.0,
+    )
     samples_per_sec: Optional[float] = _said("Clips a second (steps_per_sec x the step's batch); null with it.")
     data_wait_percent: float = _said("Share of step time spent waiting for the next batch, %.", 0.0)
     loop_seconds: float = _said("Wall clock from the first step to the last, validation and saving included.", 0.0)
