@@ -951,3 +951,9 @@ def test_a_run_of_one_step_gives_no_speed_from_its_trace_alone(tmp_path: Path, r
     TrainingProgress(enabled=False).summary(late)
     (speed,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("speed: ")]
     assert speed.endswith(" s trace left out, and its 108.5 s wait for its batch)"), speed
+    # A cluster's other worker given a run directory the chief never wrote names no command to hear it.
+    TrainingProgress(enabled=False).summary(replace(one, run_dir=tmp_path / "on another machine"))
+    lines = capsys.readouterr().out.splitlines()
+    assert not any(line.startswith(("listen:", "tensorboard:")) for line in lines), lines
+    TrainingProgress(enabled=False).summary(one)
+    assert any(line.startswith("listen:") for line in capsys.readouterr().out.splitlines())

@@ -268,7 +268,9 @@ class TrainingProgress:
             shapes = "batch shape" if result.shape_bound == 1 else "batch shapes"
             bound = f"{result.shape_bound} {shapes}" if result.shape_bound else "none, unbucketed"
             out.print(f"step traces: {result.traces} (bound: {bound})")
-        if result.final_step > 0:
+        # A cluster's other worker writes nothing: where it was given a run directory the chief did not
+        # write (not on a filesystem they share), there is nothing there to listen to.
+        if result.final_step > 0 and result.run_dir.is_dir():
             from xtts_cli.errors import quoted
 
             out.print(f"listen:      {result.listen}")
