@@ -313,6 +313,8 @@ def test_workers_given_different_configs_stop_in_one_line_before_the_first_step(
             f"the workers were given different configs (2 among 2 replicas), differing in {differ}: every"
         ), result["error"]
     assert not list((tmp_path / "run" / "checkpoints").glob("ckpt-*"))
+    # The refused start leaves no record of itself: a config.yaml of the refused settings, a start in run.json.
+    assert not (tmp_path / "run" / "config.yaml").exists() and not (tmp_path / "run" / "run.json").exists()
 
 
 @pytest.mark.slow

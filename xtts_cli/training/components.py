@@ -131,6 +131,9 @@ def build_components(
         _take_parent_weights(kind, models, parent, tokenizer, config, progress)
         if parent.continued(scan.speakers):
             progress(Noted(parent.continued(scan.speakers)))
+    # The workers' configs and clip lists compared before the record is this start's: a start they
+    # refuse leaves the run as it was (its config.yaml had kept the refused batch size).
+    gather = _step_gather(cluster, strategy, counters, opened, config, train_items)
     if not (resumed and int(counters.step.numpy()) >= total_steps):
         kept.done()  # set up: the run's record is this start's
     # else it trains nothing: its record is put back as it was when it closes (a one-off --epochs 1
@@ -151,7 +154,7 @@ def build_components(
         counters=counters,
         checkpoints=checkpoints,
         steps=_steps(config, models, plan, settings, strategy, training_input, counters),
-        gather=_step_gather(cluster, strategy, counters, opened, config, train_items),
+        gather=gather,
     )
 
 
