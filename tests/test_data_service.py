@@ -348,6 +348,7 @@ def test_cli_dispatcher_and_worker_serve_the_pipeline_and_stop_on_signals(sample
             f"tf.data service dispatcher listening on every interface at port {port}, no authentication: "
         ), dispatcher.stderr.read()
         assert "data.service_address: grpc://" in line
+        assert f":{port} --port {port + 1} --bind 0.0.0.0`" in line  # a worker started again keeps its address
         said = _first_line(worker)
         assert said.startswith(
             f"tf.data service worker listening on every interface at port {worker_port}, no authentication "
