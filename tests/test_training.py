@@ -891,6 +891,21 @@ def test_checkpoints_whose_pointer_file_is_gone_are_resumed_from_not_trained_bes
     # keep_checkpoints never removed the others.
     state = tf.train.get_checkpoint_state(str(tmp_path / "run" / "checkpoints"))
     assert [Path(p).name for p in state.all_model_checkpoint_paths] == ["ckpt-2", "ckpt-3", "ckpt-4"]
+    # The newest checkpoint deleted: the steps metrics.jsonl logged past the one it resumes from are
+    # dropped and trained again, and that is said (it had been done unsaid).
+    logged = [m["step"] for m in read_metrics(tmp_path / "run" / "metrics.jsonl")]
+    for path in (tmp_path / "run" / "checkpoints").glob("ckpt-4.*"):
+        path.unlink()
+    said.clear()
+    five = resolve_config(config_path, {"training.max_steps": 5}).config
+    result = Controller(Trainer(five, run_dir=tmp_path / "run", progress=said.append)).run()
+    assert result.resumed and (result.start_step, result.final_step) == (3, 5)
+    notes = [event.message for event in said if type(event).__name__ == "Noted"]
+    past = sum(step > 3 for step in logged)
+    assert past and any(
+        n.startswith(f"resuming at step 3: {past} record{'s' if past > 1 else ''} of later steps in metrics.jsonl")
+        for n in notes
+    ), notes
 
 
 def test_early_stopping_with_no_validation_clip_is_a_warning_as_the_run_starts(tmp_path: Path, runner) -> None:

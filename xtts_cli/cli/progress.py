@@ -229,31 +229,9 @@ class TrainingProgress:
                 f"validation loss: {result.last_val_loss:.4f} at step {result.last_val_step}{best}"
                 + (f"   alignment score: {score:.3f}" if score is not None else "")
             )
-        if result.steps_per_sec is None:  # no step but the traced one
-            steps = result.final_step - result.start_step
-            if result.trace_seconds > 0:
-                what = (
-                    "one step, {:.1f} s with its graph's trace"
-                    if steps == 1
-                    else f"{steps} steps, each the first of its batch shape, {{:.1f}} s with their graphs' traces"
-                )
-                out.print(f"speed: {what.format(result.trace_seconds)} (more steps give a speed)")
-        else:
-            out.print(
-                f"speed: {result.steps_per_sec:.2f} steps/s, {result.samples_per_sec:.1f} samples/s, "
-                f"data wait {result.data_wait_percent:.1f} % of step time"
-                + (
-                    f" (the first step's {result.trace_seconds:.1f} s trace left out"
-                    + (
-                        f", and its {result.trace_wait_seconds:,.1f} s wait for its batch"
-                        if result.trace_wait_seconds >= TOLD_WAIT_SECONDS
-                        else ""
-                    )
-                    + ")"
-                    if result.trace_seconds > 0
-                    else ""
-                )
-            )
+        speed = _speed(result)
+        if speed:
+            out.print(speed)
         if result.loop_seconds > 0 and result.final_step > result.start_step:  # no step, no first to the last
             out.print(
                 f"wall clock: {result.loop_seconds:,.1f} s from the first step to the last, "
@@ -275,6 +253,33 @@ class TrainingProgress:
 
             out.print(f"listen:      {result.listen}")
             out.print(f"tensorboard: tensorboard --logdir {quoted(result.run_dir / 'tensorboard')}")
+
+
+def _speed(result: Any) -> str:
+    """The summary's speed line ("" for a run of no step): steps a second, the steps that built a
+    graph left out and said, with a first batch that came late."""
+    if result.steps_per_sec is None:  # no step but the traced one
+        steps = result.final_step - result.start_step
+        if result.trace_seconds <= 0:
+            return ""
+        what = (
+            "one step, {:.1f} s with its graph's trace"
+            if steps == 1
+            else f"{steps} steps, each the first of its batch shape, {{:.1f}} s with their graphs' traces"
+        )
+        return f"speed: {what.format(result.trace_seconds)} (more steps give a speed)"
+    left_out = ""
+    if result.trace_seconds > 0:
+        late = result.trace_wait_seconds >= TOLD_WAIT_SECONDS
+        left_out = (
+            f" (the first step's {result.trace_seconds:.1f} s trace left out"
+            + (f", and its {result.trace_wait_seconds:,.1f} s wait for its batch" if late else "")
+            + ")"
+        )
+    return (
+        f"speed: {result.steps_per_sec:.2f} steps/s, {result.samples_per_sec:.1f} samples/s, "
+        f"data wait {result.data_wait_percent:.1f} % of step time{left_out}"
+    )
 
 
 def _watched(event: Any) -> str:

@@ -460,6 +460,39 @@ def _unique_names(names: list[str]) -> list[str]:
     return unique
 
 
+def _scanned_or_remembered(source: Source, name: str, data: DataConfig):
+    """(format, files, train, eval, bad, total, split, unsaved) from the scan's memo, else scanned and
+    remembered; `unsaved`: the memo's folder where it could not be written (the header cache's too)."""
+    root = source.root
+    memo = ScanMemo(root, _memo_settings(source, name, data)) if data.scan_cache else None
+    stored = _from_memo(memo) if memo is not None else None
+    if stored is not None:
+        return (*stored, None)
+    try:
+        fmt, files, train, evaluation, bad, total, split, watched = _scan_files(root, name, data, source)
+    except XttsError as error:
+        said = str(error.lines) + (error.hint or "")
+        if type(error) is not XttsError or source.scoped(said) == said:
+            raise
+        hint = source.scoped(error.hint) if error.hint else None
+        raise XttsError(*(source.scoped(line) for line in error.lines), hint=hint) from None
+    unsaved = None
+    if memo is not None:
+        unsaved = memo.save(
+            fmt,
+            [str(f) for f in files],
+            watched,
+            train,
+            evaluation,
+            bad,
+            total,
+            split,
+            [_bad_path(item, root) for item in bad],
+            (_ITEMS.dump_json, _BAD_ITEMS.dump_json),
+        )
+    return fmt, files, train, evaluation, bad, total, split, unsaved
+
+
 def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetReport, list, list, list, int]:
     root = source.root
     if source.metadata_train_file is not None:  # this dataset's own, read as data.metadata_train_file is
@@ -471,33 +504,7 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
             if source.key == "data.dataset_path"
             else "point it at that dataset's folder, or remove the entry",
         )
-    memo = ScanMemo(root, _memo_settings(source, name, data)) if data.scan_cache else None
-    stored = _from_memo(memo) if memo is not None else None
-    unsaved = None  # the memo's folder where it could not be written (the header cache's is the same)
-    if stored is not None:
-        fmt, files, train, evaluation, bad, total, split = stored
-    else:
-        try:
-            fmt, files, train, evaluation, bad, total, split, watched = _scan_files(root, name, data, source)
-        except XttsError as error:
-            said = str(error.lines) + (error.hint or "")
-            if type(error) is not XttsError or source.scoped(said) == said:
-                raise
-            hint = source.scoped(error.hint) if error.hint else None
-            raise XttsError(*(source.scoped(line) for line in error.lines), hint=hint) from None
-        if memo is not None:
-            unsaved = memo.save(
-                fmt,
-                [str(f) for f in files],
-                watched,
-                train,
-                evaluation,
-                bad,
-                total,
-                split,
-                [_bad_path(item, root) for item in bad],
-                (_ITEMS.dump_json, _BAD_ITEMS.dump_json),
-            )
+    fmt, files, train, evaluation, bad, total, split, unsaved = _scanned_or_remembered(source, name, data)
     minutes: Counter = Counter()
     for item in train + evaluation:
         minutes[item.speaker] += item.audio.duration / 60

@@ -131,13 +131,10 @@ def build_components(
         _take_parent_weights(kind, models, parent, tokenizer, config, progress)
         if parent.continued(scan.speakers):
             progress(Noted(parent.continued(scan.speakers)))
-    # The workers' configs and clip lists compared before the record is this start's: a start they
-    # refuse leaves the run as it was (its config.yaml had kept the refused batch size).
+    # Before the record is this start's: a start the workers refuse leaves the run as it was.
     gather = _step_gather(cluster, strategy, counters, opened, config, train_items)
-    if not (resumed and int(counters.step.numpy()) >= total_steps):
-        kept.done()  # set up: the run's record is this start's
-    # else it trains nothing: its record is put back as it was when it closes (a one-off --epochs 1
-    # had become the run's own, and the next resume that raised --steps trained nothing)
+    if not (resumed and int(counters.step.numpy()) >= total_steps):  # one that trains nothing keeps the
+        kept.done()  # run's record (a one-off --epochs 1 had become the run's own); else it is this start's
     return RunComponents(
         plan=plan,
         settings=settings,

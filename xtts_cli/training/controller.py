@@ -579,7 +579,16 @@ class Controller:
                     else tf.summary.create_file_writer(str(parts.run_dir.tensorboard))
                 )
                 metrics_file = MetricsWriter(parts.run_dir.metrics, resumed_at=again_after)
-                if metrics_file.dropped and not parts.resumed:
+                if metrics_file.dropped and parts.resumed:  # a kill after them, or a checkpoint deleted since
+                    self.progress(
+                        Noted(
+                            f"resuming at step {again_after}: {metrics_file.dropped} record"
+                            f"{'s' if metrics_file.dropped > 1 else ''} of later steps in metrics.jsonl (logged "
+                            "after its checkpoint, before the run stopped) dropped, as in TensorBoard: those "
+                            "steps train again"
+                        )
+                    )
+                elif metrics_file.dropped:
                     self.progress(
                         Noted(
                             f"no checkpoint to resume from: the run starts at step 0, and the "
