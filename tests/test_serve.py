@@ -279,6 +279,8 @@ def test_a_parameter_given_twice_or_as_a_list_is_refused_and_an_error_carries_it
     # In the body as well: in both the query and the body, a JSON key twice, a form field or upload twice.
     both = get(f"{url}/api/tts?text=Something+longer.", b"text=Hello.")
     assert error_of(both) == (400, "text is given in both the query and the body; send it once")
+    header = get(f"{url}/api/tts?text=Hello.", None, {"text": "Bye."})  # the header had been passed over, unsaid
+    assert error_of(header) == (400, "text is given both as a field and as the text: header; send it once")
     twice = b'{"text": "hello", "text": "bye"}'
     assert error_of(get(f"{url}/api/tts", twice, json_type)) == (400, "text is given twice; send it once")
     for fields, upload in (([("text", "Hello."), ("text", "Bye.")], None), ([("text", "Hi.")], 2)):

@@ -311,7 +311,9 @@ class _Handler(BaseHTTPRequestHandler):
                 raise Refused(400, f"{both[0]} is given in both the query and the body; send it once")
             fields.update(body_fields)
         for header, name in COQUI_HEADERS:  # coqui's server also reads its parameters from these headers
-            if not fields.get(name) and self.headers.get(header):
+            if self.headers.get(header) and fields.get(name):  # one of them spoken, the other passed over
+                raise Refused(400, f"{name} is given both as a field and as the {header}: header; send it once")
+            if self.headers.get(header):
                 fields[name] = _header_text(self.headers[header])
         # A place first: checking a long text costs a second of CPU, past the limits it had been paid for
         # every request of a flood, each in its own connection's thread.
