@@ -748,7 +748,9 @@ def test_a_run_with_no_voice_of_its_own_and_a_sample_gone_since_the_start_are_a_
         assert status == 400 and json.loads(body)["hint"].startswith("send speaker_id= (/api/speakers lists them)")
         assert get(f"{url}/api/tts?text=hello&speaker_id=en-gb")[0] == 200
         assert get(f"{url}/samples/step000004-00.wav")[0] == 200
+        assert [sample["name"] for sample in json.loads(get(f"{url}/api/samples")[2])] == ["step000004-00.wav"]
         (run / "samples" / "step000004-00.wav").unlink()
+        assert json.loads(get(f"{url}/api/samples")[2]) == []  # the page lists no sample that is gone
         assert error_of(get(f"{url}/samples/step000004-00.wav")) == (
             404,
             "the training sample 'step000004-00.wav' is no longer in the run's samples/",

@@ -151,6 +151,8 @@ class VoiceService:
         speakers = self.speakers()
         named = {label.lstrip("-"): speaker for speaker, label in zip(speakers, voice_labels(speakers))}
         for name in self.samples:
+            if not self.samples[name].is_file():  # removed since the server started (the run moved aside)
+                continue
             match = SAMPLE_NAME.match(name)
             assert match is not None
             label = (match.group(3) or "").lstrip("-")
