@@ -636,8 +636,26 @@ def test_a_vocoder_folder_without_a_trained_vocoder_is_said_not_passed_over(tmp_
     assert tts.vocoder.name == "griffin-lim"
     assert f"{run / 'vocoder'} holds no trained vocoder yet: Griffin-Lim makes the waveform" in tts.notes
     assert Synthesizer.load(RUN).notes == []  # none there: nothing to say
+    # One that trained and whose checkpoints, or whose config, are lost since is refused as --vocoder
+    # refuses it: it had been passed over for Griffin-Lim as "no trained vocoder yet", and exported so.
+    import json
+
+    import yaml
+
+    from xtts_cli.config.schema import XttsConfig
+
+    vocoder = XttsConfig.model_validate({"model": {"kind": "vocoder"}})
+    (run / "vocoder" / "config.yaml").write_text(yaml.safe_dump(vocoder.model_dump(mode="json")), encoding="utf-8")
+    (run / "vocoder" / ".xtts-run").write_text("an xtts run directory\n", encoding="utf-8")
+    past = vocoder.training.save_step + 20
+    (run / "vocoder" / "metrics.jsonl").write_text(json.dumps({"step": past, "loss": 1.0}) + "\n", encoding="utf-8")
+    with pytest.raises(XttsError, match=f"logged steps up to {past}"):
+        Synthesizer.load(run)
+    (run / "vocoder" / "config.yaml").write_text("model: [oops\n", encoding="utf-8")
+    with pytest.raises(XttsError, match="config.yaml"):
+        Synthesizer.load(run)
+    shutil.rmtree(run / "vocoder")
     # Its measured speaking rate gone: the window each sentence may take is a guess, said.
-    (run / "vocoder").rmdir()
     (run / "speaking_rate.json").unlink()
     assert Synthesizer.load(run).notes == [
         f"{run} has no readable speaking_rate.json: how long each sentence may run is a rough guess per character, "

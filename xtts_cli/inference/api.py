@@ -174,7 +174,9 @@ class Synthesizer:
         notes: list[str] = []
         config, tokenizer, model, restored, run = load_run(run_dir, None if step is None else int(step), notes)
         own, named = run.path / VOCODER_DIR, None
-        if vocoder is None and (own / "config.yaml").is_file() and _trained(own):
+        if vocoder is None and own.is_dir() and _trained(own):
+            # One whose checkpoints or config are lost is refused as --vocoder refuses it: it had been
+            # passed over for Griffin-Lim, "no trained vocoder yet", and exported so.
             vocoder, named = own, f"the run's own vocoder {own} (used when --vocoder is not given)"
         elif vocoder is None and own.is_dir():  # one still starting, or emptied: said, not passed over
             notes.append(f"{own} holds no trained vocoder yet: Griffin-Lim makes the waveform")
@@ -351,11 +353,16 @@ class Synthesizer:
 
 
 def _trained(run_dir: Path) -> bool:
-    """Whether the run at `run_dir` has a checkpoint (where its training.checkpoint_dir put it)."""
+    """Whether the run at `run_dir` trained: it has a checkpoint (where its training.checkpoint_dir
+    put it), or logged steps past its first save (its checkpoints since lost), or has a config.yaml
+    that cannot be read beside a record of steps. A run still before its first save, or emptied, did not."""
     from xtts_cli.errors import XttsError
-    from xtts_cli.run.files import read_run
+    from xtts_cli.run.directory import logged_past_first_save
+    from xtts_cli.run.files import RunDir, read_run
 
     try:
-        return read_run(run_dir)[1].has_checkpoint()
+        config, run = read_run(run_dir)
     except XttsError:
-        return False
+        there = RunDir(run_dir)
+        return there.config_file.is_file() and (there.metrics.is_file() or there.checkpoints.is_dir())
+    return run.has_checkpoint() or logged_past_first_save(run, config.training.save_step) is not None
