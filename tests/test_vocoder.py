@@ -336,6 +336,12 @@ def test_discriminators_turned_on_in_a_resumed_run_start_anew_and_turned_off_are
     # ran none of them (they had run, weighed by 0, at full cost), step 4 is the first to have their losses.
     judged = {r["step"]: "adversarial_loss" in r for r in read_metrics(run / "metrics.jsonl") if "loss" in r}
     assert (judged[3], judged[4], judged[5], judged[7]) == (False, True, False, True), judged
+    # Discriminators of another width: no part of the resume check, they meet the checkpoint, and the
+    # hint names them (it had said --fresh alone, which throws the generator away).
+    wider = ["train", "-c", str(config), "-r", str(run), "-n", "10", "--set", "model.adversarial_start_step=2"]
+    refused = runner.invoke(app, [*wider, "--set", "model.discriminator_channels=8"])
+    assert isinstance(refused.exception, XttsError), refused.output
+    assert refused.exception.hint.startswith("the checkpoint's discriminators were built with other "), refused.exception
 
 
 @pytest.mark.parametrize("command", ["vocode", "synthesize", "export"])

@@ -64,9 +64,16 @@ class RunCheckpoints:
             try:
                 self._restore(path)
             except (ValueError, AssertionError) as exc:
+                said = str(exc).splitlines()[0]
                 raise XttsError(
-                    f"cannot restore {path}: {str(exc).splitlines()[0]}",
-                    hint="the checkpoint does not fit this model; use --fresh to start a new run",
+                    f"cannot restore {path}: {said}",
+                    # A vocoder's discriminators are no part of the resume check (they may come later, at
+                    # adversarial_start_step): a change to them meets the checkpoint here.
+                    hint="the checkpoint's discriminators were built with other model.discriminator_channels, "
+                    "model.periods or model.discriminator_resolutions: set them back to the run's (its config.yaml); "
+                    "--fresh starts a new run"
+                    if "discriminators/" in said
+                    else "the checkpoint does not fit this model; use --fresh to start a new run",
                 ) from None
             except (tf.errors.OpError, IndexError, OSError) as exc:  # a file cut short: "Read less bytes"
                 reason = _unread_because(path, exc)
