@@ -748,3 +748,43 @@ def test_a_slower_speed_cuts_a_text_into_parts_that_each_still_fit_one_generatio
     # 1 ran into the length limit (its end cut) at 0.25. Faster, the parts are those of 1.
     assert len(parts[1]) == 2 and len(parts[0.5]) > 2 and len(parts[0.25]) > len(parts[0.5]) and parts[4] == parts[1]
     assert " ".join(parts[0.25]) == text.lower()
+
+
+def test_a_host_program_that_changes_directory_forks_or_damages_files_gets_the_words_not_a_hang(tmp_path, monkeypatch):
+    """A Synthesizer in someone else's program: a relative run_dir and an os.chdir had lost its default
+    voice; a child forked after the load waited for ever on its first call; a speed that is no number,
+    a damaged reference or speakers.json reached the caller as numpy's, json's or a format's error."""
+    import multiprocessing
+    import shutil
+
+    from xtts_cli.inference import Synthesizer
+
+    shutil.copytree(RUN, tmp_path / "run")
+    monkeypatch.chdir(tmp_path)
+    tts = Synthesizer.load("run")
+    monkeypatch.chdir(tmp_path.parent)
+    assert tts.speak("Hi.").waveform.size > 0  # the run's reference, read from where it was loaded
+    for speed in ("x", None):
+        with pytest.raises(XttsError, match="is not a pace from"):
+            tts.check("hi", speed=speed)
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+
+    def child() -> None:
+        try:
+            tts.speak("Hi.")
+            queue.put("spoke")
+        except XttsError as error:
+            queue.put(str(error))
+
+    process = context.Process(target=child)
+    process.start()
+    process.join(60)
+    assert process.exitcode == 0 and queue.get(timeout=5).startswith("this process was forked from one whose")
+    (tmp_path / "run" / "speaker_reference.npy").write_bytes(b"\x93NUMPY garbage")
+    with pytest.raises(XttsError, match="speaker_reference.npy cannot be read"):
+        Synthesizer.load(tmp_path / "run").speak("Hi.")
+    (tmp_path / "run" / "speakers.json").write_text("{oops", encoding="utf-8")
+    fresh = Synthesizer.load(tmp_path / "run")
+    speaker = fresh.speakers[0]
+    assert fresh.speak("Hi.", speaker=speaker).waveform.size > 0  # its centroid is in the checkpoint

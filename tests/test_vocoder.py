@@ -341,7 +341,9 @@ def test_discriminators_turned_on_in_a_resumed_run_start_anew_and_turned_off_are
     wider = ["train", "-c", str(config), "-r", str(run), "-n", "10", "--set", "model.adversarial_start_step=2"]
     refused = runner.invoke(app, [*wider, "--set", "model.discriminator_channels=8"])
     assert isinstance(refused.exception, XttsError), refused.output
-    assert refused.exception.hint.startswith("the checkpoint's discriminators were built with other "), refused.exception
+    assert refused.exception.hint.startswith("the checkpoint's discriminators were built with other "), (
+        refused.exception
+    )
 
 
 @pytest.mark.parametrize("command", ["vocode", "synthesize", "export"])

@@ -8,6 +8,7 @@ import inspect
 import numbers
 import os
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -64,6 +65,21 @@ def _in_python_words(error: XttsError) -> XttsError:
     return error
 
 
+# The process whose Synthesizer started TensorFlow's runtime. Its threads do not survive a fork: a
+# forked child's first TensorFlow call waits for ever (a multiprocessing Pool's default on Linux).
+_STARTED_IN: Optional[int] = None
+
+
+def _refuse_after_fork() -> None:
+    if _STARTED_IN is not None and _STARTED_IN != os.getpid():
+        raise XttsError(
+            "this process was forked from one whose Synthesizer had started TensorFlow, which does not survive "
+            "a fork: its first call here would wait for ever",
+            hint='start the worker processes with multiprocessing.get_context("spawn"), or before the first '
+            "Synthesizer.load",
+        )
+
+
 def _python_words(method):
     """`method`'s errors in the argument names a Python caller used, unless it was loaded for the
     command line (`flags=True`): its errors name the flags."""
@@ -71,6 +87,7 @@ def _python_words(method):
     @functools.wraps(method)
     def named(self, *args, **kwargs):
         try:
+            _refuse_after_fork()
             result = method(self, *args, **kwargs)
         except XttsError as error:
             raise (error if self.flags else _in_python_words(error)) from None
@@ -131,9 +148,13 @@ class Synthesizer:
         self.model = model
         self.step = step
         self.run_dir = run.path
+        # The run's files read later (its reference voice) from where it was loaded, whatever
+        # directory the host program has changed to since (a relative run_dir had lost its voice).
+        self._root = run.path.absolute()
         self.vocoder = vocoder or Vocoder(GRIFFIN_LIM, config.data)
         self._rate = load_speaking_rate(run.path)
         self._voices: OrderedDict[tuple, Voice] = OrderedDict()
+        self._voices_lock = threading.Lock()
         # What loading said: a latest checkpoint that could not be read, so an earlier one speaks.
         self.notes: list[str] = []
         self.flags = False  # errors name the arguments (language), not the command line's flags
@@ -150,10 +171,13 @@ class Synthesizer:
         """`vocoder`: a vocoder run's directory or "griffin-lim"; by default the run's own vocoder
         (a vocoder run in RUN_DIR/vocoder with a checkpoint) when it has one, else Griffin-Lim.
         `flags`: errors name the command line's flags (--language), not the arguments (language)."""
+        global _STARTED_IN
         try:
+            _refuse_after_fork()
             loaded = cls._load(run_dir, step, vocoder)
         except XttsError as error:
             raise (error if flags else _in_python_words(error)) from None
+        _STARTED_IN = _STARTED_IN or os.getpid()
         loaded.flags = flags
         return loaded
 
@@ -217,19 +241,21 @@ class Synthesizer:
         if clip is not None and clip.is_file():  # a clip written again is another voice
             stat = clip.stat()
             key += (stat.st_mtime_ns, stat.st_size)
-        if remember and key in self._voices:
-            self._voices.move_to_end(key)
-            return self._voices[key]
+        with self._voices_lock:
+            if remember and key in self._voices:
+                self._voices.move_to_end(key)
+                return self._voices[key]
         found = resolve_voice(
-            self.run_dir, self.config.data, self.tokenizer, self.model, speaker=speaker, speaker_wav=clip
+            self._root, self.config.data, self.tokenizer, self.model, speaker=speaker, speaker_wav=clip
         )
         vector = np.asarray(speaker_vector(self.model, found, self.config.data))
         voice = dataclasses.replace(found, vector=vector)
         if remember:
-            self._voices[key] = voice
-            clips = [kept for kept in self._voices if kept[1] is not None]
-            for oldest in clips[: max(0, len(clips) - CLIP_VOICES)]:
-                del self._voices[oldest]
+            with self._voices_lock:  # threads speaking at once: the cache is read and trimmed by one at a time
+                self._voices[key] = voice
+                clips = [kept for kept in self._voices if kept[1] is not None]
+                for oldest in clips[: max(0, len(clips) - CLIP_VOICES)]:
+                    del self._voices[oldest]
         return voice
 
     @_python_words
@@ -266,9 +292,10 @@ class Synthesizer:
         read, a part with nothing left to say), without speaking: what to check before the first
         of many texts, or of a text's parts, is spoken. Returns the notes its speech would carry on
         the text (its language, what is left out), without the voice's."""
-        if speed != 1.0 and not self.model.paced:
+        notes = check_text(self.tokenizer, text, self.config.data, self._rate, language=language, speed=speed)
+        if speed != 1.0 and not self.model.paced:  # a number by now: check_text refuses what is not a pace
             raise speed_without_pace(speed)
-        return check_text(self.tokenizer, text, self.config.data, self._rate, language=language, speed=speed)
+        return notes
 
     @_python_words
     def speak_parts(
@@ -301,12 +328,14 @@ class Synthesizer:
     def build_graphs(self) -> int:
         """Build the generation graph of every buffer length the run's sentences are spoken in, so
         that no later sentence waits for one (seconds each); returns how many there are."""
+        _refuse_after_fork()
         return build_generation_graphs(self.model, self.config.data, self._rate, settings=self.config.synthesis)
 
     def warm_up(self) -> None:
         """Build what the first sentence would wait for (seconds): the default voice, the generation
         graph of the shortest sentences and the vocoder's, without a sentence (any language, any
         script). `build_graphs` builds the longer sentences' graphs."""
+        _refuse_after_fork()
         try:
             vector = self.voice().vector
         except XttsError:  # no default voice (a multi-speaker run without a reference): a silent one

@@ -347,5 +347,16 @@ def _datasets(items) -> list[str]:
 def load_speakers(run_dir: Path) -> dict[str, dict]:
     import json
 
+    from xtts_cli.errors import XttsError
+
     path = run_dir / SPEAKERS_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    if not path.is_file():
+        return {}
+    try:
+        speakers = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise XttsError(
+            f"{path} cannot be read ({str(exc).splitlines()[0][:80]}): the run's list of its speakers' clips is lost",
+            hint="copy it again from where the run trained, or pass --speaker-wav FILE",
+        ) from None
+    return speakers if isinstance(speakers, dict) else {}

@@ -460,8 +460,10 @@ def _frame_window(
 def speaker_voice(run_dir: Path, name: str, data: DataConfig, tokenizer=None, model=None) -> Voice:
     """Speaker `name` of the run: its centroid in the checkpoint (`model`) when the run keeps one
     for it, so no clip of it is needed; else the opening frames of its longest readable clip."""
-    speakers = load_speakers(run_dir)
-    listed = list(tokenizer.speakers) if tokenizer is not None and tokenizer.speakers else list(speakers)
+    # speakers.json only where the vocabulary lists none or the checkpoint keeps no centroid: a damaged
+    # one stops no voice the checkpoint holds.
+    speakers = load_speakers(run_dir) if tokenizer is None or not tokenizer.speakers else None
+    listed = list(tokenizer.speakers) if speakers is None else list(speakers)
     if not listed:
         raise XttsError(
             f"{run_dir} lists no speakers (no {SPEAKERS_FILE}: a run from before speakers were kept)",
@@ -473,7 +475,7 @@ def speaker_voice(run_dir: Path, name: str, data: DataConfig, tokenizer=None, mo
         index = tokenizer.speaker_index(name)
         if index >= 0 and float(model.speaker_clip_counts[index]) > 0:
             return Voice(label=name, speaker=index)
-    clips = speakers.get(name, {}).get("clips", [])
+    clips = (load_speakers(run_dir) if speakers is None else speakers).get(name, {}).get("clips", [])
     for clip in clips:
         if Path(clip).is_file():
             return Voice(label=name, reference=reference_from_audio(Path(clip), data))
@@ -504,7 +506,14 @@ def resolve_voice(
         reference = reference_from_audio(speaker_wav, data, windows=CLONE_WINDOWS)
         return Voice(label=str(speaker_wav), reference=reference, note=_short_clip_note(speaker_wav, data))
     if (run_dir / REFERENCE_FILE).is_file():
-        return Voice(reference=np.load(run_dir / REFERENCE_FILE))
+        try:
+            reference = np.load(run_dir / REFERENCE_FILE, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:  # damaged: numpy's own words had reached the caller
+            raise XttsError(
+                f"{run_dir / REFERENCE_FILE} cannot be read ({str(exc).splitlines()[0][:80]}): the run's own voice is lost",
+                hint="pass --speaker-wav FILE or --speaker NAME, or copy the file again from where the run trained",
+            ) from None
+        return Voice(reference=reference)
     raise XttsError(f"{run_dir} has no {REFERENCE_FILE}", hint="pass --speaker-wav FILE or --speaker NAME")
 
 
