@@ -5,6 +5,7 @@ benchmarks/cli_startup.py, never asserted here."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -167,3 +168,18 @@ def test_an_output_that_would_replace_an_input_is_refused_before_tensorflow_load
     report = json.loads(proc.stderr.strip().splitlines()[-1])
     assert report["code"] == 1 and "tensorflow" not in report["heavy"], proc.stderr
     assert said in proc.stderr and clip.read_bytes() == before
+
+
+def test_importing_the_api_leaves_tensorflows_logging_as_a_host_asked_for_it() -> None:
+    # TF_CPP_MIN_LOG_LEVEL=0 and TensorFlow's logger at INFO: the import had set it to ERROR and
+    # dropped Keras's and TensorFlow's warnings all the same.
+    code = (
+        "import logging, warnings\n"
+        "logging.getLogger('tensorflow').setLevel(logging.INFO)\n"
+        "import xtts_cli.inference\n"
+        "print(logging.getLogger('tensorflow').level, any('keras' in str(f[2]) for f in warnings.filters))\n"
+    )
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "0"}
+    env.pop("XTTS_DEBUG", None)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.split() == ["20", "False"], done.stdout + done.stderr[-2000:]

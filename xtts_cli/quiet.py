@@ -73,8 +73,8 @@ def quiet_tensorflow_logs(environ: dict[str, str] | None = None) -> None:
     import warnings
 
     env = os.environ if environ is None else environ
-    if env.get("XTTS_DEBUG") == "1":
-        return
+    if env.get("XTTS_DEBUG") == "1" or env.get("TF_CPP_MIN_LOG_LEVEL", "-") in ("", "0"):
+        return  # asked for: TensorFlow's logger and warnings are left as the user set them
     if "TF_CPP_MIN_LOG_LEVEL" not in env and environ is None:
         SET_HERE.add("TF_CPP_MIN_LOG_LEVEL")
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET_TF_LOG_LEVEL)
