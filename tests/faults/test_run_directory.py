@@ -508,6 +508,10 @@ def test_an_unreadable_latest_checkpoint_falls_back_to_the_one_before(tmp_path, 
         data.write_bytes(data.read_bytes()[:100])
     with pytest.raises(XttsError, match=f"^cannot read {checkpoints / 'ckpt-6'}, nor any checkpoint before it: "):
         Synthesizer.load(tmp_path / "run")
+    # A step asked for is the one tried: no "nor any before it", nor --fresh, which would throw the run away.
+    with pytest.raises(XttsError) as asked:
+        Synthesizer.load(tmp_path / "run", step=6)
+    assert str(asked.value).startswith(f"cannot read {checkpoints / 'ckpt-6'}: ") and "--fresh" not in asked.value.hint
 
 
 @pytest.mark.slow

@@ -138,6 +138,12 @@ def restore_run(
             return restored
         complete = run.complete_checkpoints() if step is None else []
         latest = run.pointed_checkpoint() or (complete[0] if complete else latest)
+    if step is not None and "permission denied" not in reason.lower():  # the one asked for, alone: no other tried
+        raise XttsError(
+            f"cannot read {tried[0]}: {reason}",
+            hint="its files are damaged (cut short in a copy?); leave the step out for the newest checkpoint that "
+            "reads, or name another step the run keeps",
+        )
     if "permission denied" in reason.lower():  # files chmod-ed, not cut short: copying them again changes nothing
         import shlex
 

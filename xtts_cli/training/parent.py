@@ -120,8 +120,9 @@ class ParentRun:
         if kind_for(self.config).speaks and (vocoder / "config.yaml").is_file():
             said.append(
                 f"{self.spec} has a vocoder ({vocoder}), which this run does not take: it speaks through Griffin-Lim "
-                f"until it has its own; pass --vocoder {vocoder} to synthesize, or adapt it to this data too "
-                f"(xtts train -c vocoder-cpu --init-from {vocoder} -r RUN/vocoder)"
+                f"until it has its own; pass --vocoder {vocoder} to synthesize, or adapt it to this data too, "
+                f"with its own settings (xtts train -c {quoted(vocoder / 'config.yaml')} --init-from {quoted(vocoder)} "
+                "-r RUN/vocoder -d DATA: a preset's model section of another size is refused)"
             )
         return said
 
