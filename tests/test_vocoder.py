@@ -758,3 +758,21 @@ def test_ctrl_c_during_vocode_says_how_many_whole_files_it_wrote(tmp_path: Path,
     said = re.search(r"note: (\d+) of 40 written before the interrupt, up to (\S+)", stderr)
     # The signal may land between a file's rename and its count: one more on disk than said, at most.
     assert said and int(said.group(1)) in (len(written), len(written) - 1) and Path(said.group(2)) in written
+
+
+def test_training_into_a_runs_vocoder_folder_takes_only_a_vocoder_of_its_features(runner, tmp_path, acoustic) -> None:
+    # A vocoder of other features trained there had been found unfit only when the run spoke, and an
+    # acoustic model trained there stood for the run's vocoder.
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(acoustic, run, ignore=shutil.ignore_patterns("vocoder"))
+    other = runner.invoke(app, ["train", "-c", str(vocoder_config(tmp_path, n_mels=64)), "-r", str(run / "vocoder")])
+    assert isinstance(other.exception, XttsError), other.output
+    assert str(other.exception) == (
+        f"{run / 'vocoder'} is where the run {run} keeps its own vocoder, and this vocoder would hear other features "
+        "than that run makes: n_mels 64 against 80 (this config's first)"
+    )
+    speaking = runner.invoke(app, ["train", "-c", str(tiny_config(tmp_path)), "-r", str(run / "vocoder")])
+    assert isinstance(speaking.exception, XttsError) and "it would stand for a vocoder there" in str(speaking.exception)
+    assert not (run / "vocoder").exists()

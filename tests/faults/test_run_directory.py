@@ -216,7 +216,7 @@ def test_a_run_renamed_beside_its_checkpoint_folder_outside_it_resumes_and_a_cop
 def test_fresh_points_the_run_it_moves_aside_at_the_checkpoints_it_moves_aside(tmp_path):
     # The old run's config.yaml had named the folder the new run writes: it spoke, resumed and
     # exported with the new run's weights, and its own resume was refused as another run's.
-    from xtts_cli.run.directory import _recorded_config
+    from xtts_cli.run.directory import recorded_config
 
     shared = tmp_path / "fast-disk" / "ckpts"
     config = XttsConfig.model_validate({"training": {"checkpoint_dir": str(shared)}})
@@ -229,7 +229,7 @@ def test_fresh_points_the_run_it_moves_aside_at_the_checkpoints_it_moves_aside(t
     release_run_dir(run)
     (kept_run,) = tmp_path.glob("voice.old-*")
     (kept_checkpoints,) = (tmp_path / "fast-disk").glob("ckpts.old-*")
-    recorded = _recorded_config(RunDir(kept_run))
+    recorded = recorded_config(RunDir(kept_run))
     assert recorded is not None and recorded.training.checkpoint_dir == str(kept_checkpoints)
     assert (kept_checkpoints / ".xtts-checkpoints-of").read_text().strip() == str(kept_run.resolve())
     assert RunDir.of(kept_run, recorded).pointed_checkpoint().endswith("ckpt-16")

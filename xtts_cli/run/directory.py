@@ -88,7 +88,7 @@ def resumed_config(run_dir: Optional[Path]) -> Optional[Path]:
     is known to hold the run's settings: emptied or damaged, it is refused (the defaults it would
     otherwise read are not what the run trained with, and they would be written there for good)."""
     own = own_config(run_dir)
-    if own is not None and _recorded_config(RunDir(own.parent)) is None:
+    if own is not None and recorded_config(RunDir(own.parent)) is None:
         raise XttsError(
             f"{own} holds no settings that load (it is empty or damaged): the run's own copy of its config is lost",
             hint=f"pass the config it was trained with: xtts train -c CONFIG --run-dir {run_dir} (a config of "
@@ -97,7 +97,7 @@ def resumed_config(run_dir: Optional[Path]) -> Optional[Path]:
     return own
 
 
-def _recorded_config(run: RunDir, previous: Optional[dict[str, Any]] = None) -> Optional[XttsConfig]:
+def recorded_config(run: RunDir, previous: Optional[dict[str, Any]] = None) -> Optional[XttsConfig]:
     """The config the run last wrote (config.yaml); None where it has none that loads (or none that
     holds a setting: an emptied file). With `previous` (its run.json), the settings its last start
     trained with where that holds them (`config`), so a hand edit of config.yaml is a change too."""
@@ -153,7 +153,7 @@ def _refuse_changed_model(
     # else the setting's default (`text_frontend`: characters).
     # A record written before the vocoder's keys moved into `model` names them `vocoder.dim`.
     recorded = {MOVED.get(key, key): value for key, value in previous.get("model_identity", {}).items()}
-    before = with_band_top(resolved_identity({**model_identity(_recorded_config(run) or XttsConfig()), **recorded}))
+    before = with_band_top(resolved_identity({**model_identity(recorded_config(run) or XttsConfig()), **recorded}))
     identity = with_band_top(resolved_identity(identity))
     changed = sorted(k for k in identity if before.get(k) != identity.get(k))
     if "model.kind" in changed:  # another kind's keys follow from it: each would read "None -> x"
@@ -296,7 +296,7 @@ def _own_checkpoint_folder(
 
 def _named_by_its_record(run: RunDir, previous: Optional[dict[str, Any]]) -> bool:
     """The run's last start wrote to the checkpoint folder it is given now."""
-    recorded = _recorded_config(run, previous) if previous is not None else None
+    recorded = recorded_config(run, previous) if previous is not None else None
     return recorded is not None and RunDir.of(run.path, recorded).checkpoints.resolve() == run.checkpoints.resolve()
 
 
@@ -428,7 +428,7 @@ def _refuse_falling_back_to_the_sample(run: RunDir, config: XttsConfig) -> None:
     """A run that trained on the user's data, resumed with a config that names none (`-c CONFIG`
     without the `-d` it started with): refused, where it had gone on training on the bundled sample
     with a note that said only `data.dataset_path ('...' -> None)`."""
-    recorded = _recorded_config(run)
+    recorded = recorded_config(run)
     if recorded is None or config.data.dataset_path or config.data.datasets:
         return
     was = recorded.data.dataset_path or (recorded.data.datasets[0].path if recorded.data.datasets else None)
@@ -467,7 +467,7 @@ def _refuse_moved_checkpoint_dir(run: RunDir, config: XttsConfig) -> None:
     """A resume whose training.checkpoint_dir is another folder than the run's last start wrote to,
     and holds none of its checkpoints: refused, where the run had started over from step 0 beside
     them (and dropped its logged steps). Checkpoints moved there first resume."""
-    recorded = _recorded_config(run)
+    recorded = recorded_config(run)
     if recorded is None or recorded.training.checkpoint_dir == config.training.checkpoint_dir:
         return
     before = RunDir.of(run.path, recorded)
@@ -490,7 +490,7 @@ def _refuse_lost_checkpoints(run: RunDir, config: XttsConfig) -> None:
     """A run that logged steps past its first checkpoint and holds none (deleted, moved): refused,
     where it had started again at step 0 and dropped its logged steps. Steps logged before the first
     checkpoint (a run killed early) start again, as they always did."""
-    recorded = _recorded_config(run)
+    recorded = recorded_config(run)
     save = (recorded or config).training.save_step  # what the logged attempts saved by
     logged = logged_past_first_save(run, save)
     if logged is None:
@@ -622,7 +622,7 @@ def _say_what_changed(
 ) -> None:
     """A resume's settings that differ from the run's last start (a `-c` of others, or its
     config.yaml edited by hand), said, not refused."""
-    recorded = _recorded_config(run, previous)
+    recorded = recorded_config(run, previous)
     if recorded is None:  # emptied or damaged: a diff against the defaults would name changes never made
         note(f"{run.config_file} held no settings that load: what changed since the run's last start is not known")
         return
@@ -649,7 +649,7 @@ def _say_what_changed(
 def _say_vocoder_unfit(run: RunDir, config: XttsConfig, note: Callable[[str], None]) -> None:
     """A resume whose features (`--force`: data.fmax, the mels) no longer fit the run's own vocoder
     (RUN/vocoder), said as it starts: synthesize, export and serve refuse that vocoder from then on."""
-    vocoder = _recorded_config(RunDir(run.path / VOCODER_DIR))
+    vocoder = recorded_config(RunDir(run.path / VOCODER_DIR))
     if vocoder is None:
         return
     differ = MelFeatures.of(config.data).transform_mismatch(MelFeatures.of(vocoder.data))

@@ -138,19 +138,25 @@ def restore_run(
             return restored
         complete = run.complete_checkpoints() if step is None else []
         latest = run.pointed_checkpoint() or (complete[0] if complete else latest)
-    if step is not None and "permission denied" not in reason.lower():  # the one asked for, alone: no other tried
-        raise XttsError(
-            f"cannot read {tried[0]}: {reason}",
+    raise _unread(tried[0], reason, asked=step is not None)
+
+
+def _unread(first: str, reason: str, *, asked: bool) -> XttsError:
+    """The error of a run none of whose checkpoints tried (`first` the latest, or the step `asked`
+    for, alone) can be read, with what to do about `reason`."""
+    if asked and "permission denied" not in reason.lower():  # the one asked for, alone: no other tried
+        return XttsError(
+            f"cannot read {first}: {reason}",
             hint="its files are damaged (cut short in a copy?); leave the step out for the newest checkpoint that "
             "reads, or name another step the run keeps",
         )
     if "permission denied" in reason.lower():  # files chmod-ed, not cut short: copying them again changes nothing
         import shlex
 
-        hint = f"make them readable (chmod -R u+r {shlex.quote(str(Path(tried[0]).parent))})"
+        hint = f"make them readable (chmod -R u+r {shlex.quote(str(Path(first).parent))})"
     else:
         hint = (
             "a run being trained may have just replaced them: try again; a copied run: copy its checkpoints/ "
             "folder again, whole; else xtts train --fresh starts it over"
         )
-    raise XttsError(f"cannot read {tried[0]}, nor any checkpoint before it: {reason}", hint=hint)
+    return XttsError(f"cannot read {first}, nor any checkpoint before it: {reason}", hint=hint)

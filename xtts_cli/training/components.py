@@ -303,6 +303,7 @@ def _open_run_dir(
     from xtts_cli.kinds import kind_for
     from xtts_cli.run.directory import prepare_run_dir, release_run_dir, remove_stale_temporaries
 
+    _refuse_unfit_for_its_run(path, config)
     kept = _KeptRecord(path if is_chief and not fresh else None)
     run_dir, resumed = prepare_run_dir(
         path,
@@ -345,6 +346,38 @@ def _first_readable(items: list, data: Any, progress: Progress):
             progress(Noted(f"the test sentences speak with {item.audio_path}'s voice: {'; '.join(skipped[:2])}"))
         return item
     return items[0]
+
+
+def _refuse_unfit_for_its_run(path: Path, config: XttsConfig) -> None:
+    """Training into RUN/vocoder, where synthesize, export and serve take the run's own vocoder from:
+    anything but a vocoder of RUN's features is refused as it starts (it had trained, and been found
+    unfit only when RUN spoke, or stood for a vocoder that was none)."""
+    from xtts_cli.data.features import MelFeatures
+    from xtts_cli.errors import XttsError
+    from xtts_cli.kinds import kind_for
+    from xtts_cli.run.directory import is_run_dir, recorded_config
+    from xtts_cli.run.files import VOCODER_DIR, RunDir
+
+    acoustic = RunDir(Path(path).parent)
+    if Path(path).name != VOCODER_DIR or not is_run_dir(acoustic.path):
+        return
+    recorded = recorded_config(acoustic)
+    if recorded is None or not kind_for(recorded).speaks:
+        return
+    if kind_for(config).speaks:
+        raise XttsError(
+            f"{path} is where the run {acoustic.path} keeps its own vocoder, and this config trains a model that "
+            "speaks: it would stand for a vocoder there",
+            hint="pass --run-dir another folder for it",
+        )
+    differ = MelFeatures.of(config.data).transform_mismatch(MelFeatures.of(recorded.data))
+    if differ:
+        raise XttsError(
+            f"{path} is where the run {acoustic.path} keeps its own vocoder, and this vocoder would hear other "
+            f"features than that run makes: {'; '.join(differ)} (this config's first)",
+            hint=f"set the data section's features as {acoustic.config_file} has them, or pass --run-dir another "
+            "folder (and --vocoder it where its features fit)",
+        )
 
 
 class _KeptRecord:
