@@ -764,6 +764,7 @@ def test_a_host_program_that_changes_directory_forks_or_damages_files_gets_the_w
     tts = Synthesizer.load("run")
     monkeypatch.chdir(tmp_path.parent)
     assert tts.speak("Hi.").waveform.size > 0  # the run's reference, read from where it was loaded
+    assert tts.speak("Hi.", language=" EN ").language == "en"  # the run's code, not the caller's spelling
     for speed in ("x", None):
         with pytest.raises(XttsError, match="is not a pace from"):
             tts.check("hi", speed=speed)

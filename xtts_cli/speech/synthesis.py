@@ -348,7 +348,8 @@ def synthesize_speech(
         paced=model.paced,
         text=text,
         vocoder=vocoder.name,
-        language=language or (tokenizer.languages[0] if tokenizer.languages else None),
+        # The run's own code ("EN" and " en " are its "en"), as /api/languages and .languages list it.
+        language=tokenizer.languages[language_index] if tokenizer.languages else None,
         read_as=tokenizer.reading(text, language),
         left_out=left_out,
         voice_note=voice.note,
