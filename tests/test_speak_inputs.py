@@ -765,6 +765,14 @@ def test_a_host_program_that_changes_directory_forks_or_damages_files_gets_the_w
     monkeypatch.chdir(tmp_path.parent)
     assert tts.speak("Hi.").waveform.size > 0  # the run's reference, read from where it was loaded
     assert tts.speak("Hi.", language=" EN ").language == "en"  # the run's code, not the caller's spelling
+    from xtts_cli.inference.api import _PYTHON_WORDS, reworded
+
+    # Hints in a Python caller's words: its arguments as it writes them, a path's colon outside its quotes.
+    assert (
+        reworded("pass --speaker-wav FILE or --speaker NAME", _PYTHON_WORDS)
+        == 'pass speaker_wav="clip.wav" or speaker="NAME"'
+    )
+    assert reworded("--vocoder runs/b: that run is not a vocoder", _PYTHON_WORDS).startswith('vocoder="runs/b": that')
     for speed in ("x", None):
         with pytest.raises(XttsError, match="is not a pace from"):
             tts.check("hi", speed=speed)

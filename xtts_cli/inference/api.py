@@ -37,10 +37,12 @@ _LIST_SPEAKERS = re.compile(r"xtts synthesize --list-speakers -r \S+ lists them"
 _PYTHON_WORDS = (
     (re.compile(r"(e\.g\.|pass) --language (\S+)"), r'\1 language="\2"'),
     (re.compile(r"pass --(run-dir|vocoder) the "), lambda m: f"pass {m.group(1).replace('-', '_')} as the "),
+    (re.compile(r"--speaker-wav FILE\b"), 'speaker_wav="clip.wav"'),
+    (re.compile(r"--speaker NAME\b"), 'speaker="NAME"'),
     (re.compile(r"--speaker-wav\b"), "speaker_wav"),
     (re.compile(r"--speaker\b"), "speaker"),
     (re.compile(r"--language\b"), "language"),
-    (re.compile(r"--vocoder (?!the\b)([^\s,;)]+)"), r'vocoder="\1"'),
+    (re.compile(r"--vocoder (?!the\b)([^\s,;)]+?)(:?)(?=[\s,;)]|$)"), r'vocoder="\1"\2'),  # its colon outside
     (re.compile(r"--vocoder\b"), "vocoder"),
     (re.compile(r"--run-dir\b"), "run_dir"),
 )
