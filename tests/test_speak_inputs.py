@@ -651,6 +651,17 @@ def test_a_vocoder_folder_without_a_trained_vocoder_is_said_not_passed_over(tmp_
     (run / "vocoder" / "metrics.jsonl").write_text(json.dumps({"step": past, "loss": 1.0}) + "\n", encoding="utf-8")
     with pytest.raises(XttsError, match=f"logged steps up to {past}"):
         Synthesizer.load(run)
+    # A start of 4 steps that ended (and saved its last) before the first save_step: trained too.
+    (run / "vocoder" / "metrics.jsonl").unlink()
+    start = {"started": "2026-12-05T12:00:00", "steps": [0, 4], "ended": "2026-12-05T12:01:00"}
+    for ended_by, refused in (("its last step (training.max_steps or epochs)", True), ("error: out of memory", False)):
+        record = {"history": [{**start, "ended_by": ended_by}]}
+        (run / "vocoder" / "run.json").write_text(json.dumps(record), encoding="utf-8")
+        if refused:
+            with pytest.raises(XttsError, match="logged steps up to 4"):
+                Synthesizer.load(run)
+        else:  # an error before any save: no vocoder yet
+            assert Synthesizer.load(run).vocoder.name == "griffin-lim"
     (run / "vocoder" / "config.yaml").write_text("model: [oops\n", encoding="utf-8")
     with pytest.raises(XttsError, match="config.yaml"):
         Synthesizer.load(run)

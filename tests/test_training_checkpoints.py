@@ -393,7 +393,10 @@ def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(
     # only part of the model.
     untrained = tmp_path / "untrained"
     shutil.copytree(
-        short_run.parts.run_dir.path, untrained, ignore=shutil.ignore_patterns("checkpoints", "tensorboard")
+        short_run.parts.run_dir.path,
+        untrained,
+        # Its record too: a run whose record says it ended, and saved, is refused without its checkpoints.
+        ignore=shutil.ignore_patterns("checkpoints", "tensorboard", "run.json", "metrics.jsonl"),
     )
     config = resolve_config(untrained / "config.yaml", {}).config
     fresh = Trainer(config, run_dir=untrained)

@@ -385,8 +385,8 @@ class Synthesizer:
 
 def _trained(run_dir: Path) -> bool:
     """Whether the run at `run_dir` trained: it has a checkpoint (where its training.checkpoint_dir
-    put it), or logged steps past its first save (its checkpoints since lost), or has a config.yaml
-    that cannot be read beside a record of steps. A run still before its first save, or emptied, did not."""
+    put it), or logged steps past its first save or ended a start (its checkpoints since lost), or has
+    a config.yaml that cannot be read. A run still before its first save, or emptied, did not."""
     from xtts_cli.errors import XttsError
     from xtts_cli.run.directory import logged_past_first_save
     from xtts_cli.run.files import RunDir, read_run
@@ -394,6 +394,5 @@ def _trained(run_dir: Path) -> bool:
     try:
         config, run = read_run(run_dir)
     except XttsError:
-        there = RunDir(run_dir)
-        return there.config_file.is_file() and (there.metrics.is_file() or there.checkpoints.is_dir())
+        return RunDir(run_dir).config_file.is_file()  # there, and damaged: its reader says how
     return run.has_checkpoint() or logged_past_first_save(run, config.training.save_step) is not None

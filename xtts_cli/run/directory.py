@@ -496,9 +496,14 @@ def _refuse_lost_checkpoints(run: RunDir, config: XttsConfig) -> None:
     if logged is None:
         return
     last, witness = logged
+    saved = (
+        f"past its first checkpoint at step {save} (training.save_step)"
+        if last > save
+        else "and saved its last step as it ended"
+    )
     raise XttsError(
-        f"{run.path} logged steps up to {last} ({witness}), past its first checkpoint at step {save} "
-        f"(training.save_step), but {run.checkpoints} holds no checkpoint: they were removed or moved",
+        f"{run.path} logged steps up to {last} ({witness}), {saved}, but {run.checkpoints} holds no checkpoint: "
+        "they were removed or moved",
         hint="put them back (or set training.checkpoint_dir to where they are); --fresh keeps this run aside and "
         "starts a new one",
     )
@@ -512,13 +517,22 @@ def logged_past_first_save(run: RunDir, save_step: int) -> Optional[tuple[int, s
     logged = _last_logged_step(run.metrics)
     if logged is not None and logged > save_step:
         return logged, run.metrics.name
-    ended = [
-        start["steps"][-1]
+    starts = [
+        start
         for start in (run.read_run() or {}).get("history") or []
         if isinstance(start, dict) and isinstance(start.get("steps"), list) and start["steps"]
     ]
-    last = max((step for step in ended if isinstance(step, int)), default=None)
-    return (last, run.run_file.name) if last is not None and last > save_step else None
+    ended = [start["steps"][-1] for start in starts if isinstance(start["steps"][-1], int)]
+    last = max(ended, default=None)
+    # A start that ended as planned or by a signal saved its last step, before any save_step: a
+    # 4-step vocoder (save_step 2000) whose checkpoints went had read as one never trained.
+    saved = any(
+        isinstance(start["steps"][-1], int)
+        and start["steps"][-1] > 0
+        and not str(start.get("ended_by", "error")).startswith(("error", "a second Ctrl-C", "nothing"))
+        for start in starts
+    )
+    return (last, run.run_file.name) if last is not None and (last > save_step or saved) else None
 
 
 def _last_logged_step(path: Path) -> Optional[int]:
