@@ -30,6 +30,13 @@ time.sleep(120)
 """
 
 
+def _saved_at(folder: Path, step: int) -> None:
+    """A checkpoint of `step` in `folder`, named as training saves one (its files and the pointer)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("checkpoint", f"ckpt-{step}.index", f"ckpt-{step}.data-00000-of-00001"):
+        (folder / name).write_text(f'model_checkpoint_path: "ckpt-{step}"\n' if name == "checkpoint" else "x")
+
+
 def test_a_second_writer_is_refused_at_once_naming_the_holder(tmp_path):
     run = tmp_path / "run"
     prepare_run_dir(run, XttsConfig())
@@ -160,8 +167,7 @@ def test_a_checkpoint_folder_outside_the_run_belongs_to_one_run_and_fresh_moves_
     first, second = tmp_path / "first", tmp_path / "second"
     run, resume = prepare_run_dir(first, config)
     assert not resume and run.checkpoints == shared
-    for name in ("checkpoint", "ckpt-5.index", "ckpt-5.data-00000-of-00001"):  # as its training saved them
-        (shared / name).write_text('model_checkpoint_path: "ckpt-5"\n' if name == "checkpoint" else "x")
+    _saved_at(shared, 5)
     release_run_dir(run)
     with pytest.raises(XttsError) as error:
         prepare_run_dir(second, config)
@@ -185,6 +191,17 @@ def test_a_checkpoint_folder_outside_the_run_belongs_to_one_run_and_fresh_moves_
     release_run_dir(run)
 
 
+def _trained_outside(path: Path, step: int) -> tuple[Path, XttsConfig]:
+    """A run at `path` whose checkpoints (one, of `step`) are in a folder on a disk of their own
+    (training.checkpoint_dir beside it): that folder, and the run's config."""
+    shared = path.parent / "fast-disk" / "ckpts"
+    config = XttsConfig.model_validate({"training": {"checkpoint_dir": str(shared)}})
+    run, _ = prepare_run_dir(path, config)
+    _saved_at(shared, step)
+    release_run_dir(run)
+    return shared, config
+
+
 def test_a_run_renamed_beside_its_checkpoint_folder_outside_it_resumes_and_a_copy_still_does_not(tmp_path):
     # `mv runs/a runs/b`: the folder named the run at runs/a, gone, and runs/b was refused as another
     # run that would take over its weights (and the hint's folder for it led nowhere).
@@ -192,12 +209,7 @@ def test_a_run_renamed_beside_its_checkpoint_folder_outside_it_resumes_and_a_cop
 
     from xtts_cli.config.loading import resolve_config
 
-    shared = tmp_path / "fast-disk" / "ckpts"
-    config = XttsConfig.model_validate({"training": {"checkpoint_dir": str(shared)}})
-    run, _ = prepare_run_dir(tmp_path / "a", config)
-    for name in ("checkpoint", "ckpt-5.index", "ckpt-5.data-00000-of-00001"):
-        (shared / name).write_text('model_checkpoint_path: "ckpt-5"\n' if name == "checkpoint" else "x")
-    release_run_dir(run)
+    shared, _ = _trained_outside(tmp_path / "a", 5)
     shutil.copytree(tmp_path / "a", tmp_path / "copy")
     with pytest.raises(XttsError, match="holds the checkpoints of the run"):  # a copy beside its run: two writers
         prepare_run_dir(tmp_path / "copy", resolve_config(tmp_path / "copy" / "config.yaml").config)
@@ -218,12 +230,7 @@ def test_fresh_points_the_run_it_moves_aside_at_the_checkpoints_it_moves_aside(t
     # exported with the new run's weights, and its own resume was refused as another run's.
     from xtts_cli.run.directory import recorded_config
 
-    shared = tmp_path / "fast-disk" / "ckpts"
-    config = XttsConfig.model_validate({"training": {"checkpoint_dir": str(shared)}})
-    run, _ = prepare_run_dir(tmp_path / "voice", config)
-    for name in ("checkpoint", "ckpt-16.index", "ckpt-16.data-00000-of-00001"):
-        (shared / name).write_text('model_checkpoint_path: "ckpt-16"\n' if name == "checkpoint" else "x")
-    release_run_dir(run)
+    shared, config = _trained_outside(tmp_path / "voice", 16)
     run, resume = prepare_run_dir(tmp_path / "voice", config, fresh=True)
     assert not resume
     release_run_dir(run)
@@ -245,8 +252,7 @@ def test_a_resume_whose_config_names_no_data_does_not_fall_back_to_the_sample(tm
     mine = XttsConfig.model_validate({"data": {"dataset_path": str(data)}})
     run, _ = prepare_run_dir(tmp_path / "run", mine)
     run.checkpoints.mkdir()
-    for name in ("checkpoint", "ckpt-5.index", "ckpt-5.data-00000-of-00001"):
-        (run.checkpoints / name).write_text('model_checkpoint_path: "ckpt-5"\n' if name == "checkpoint" else "x")
+    _saved_at(run.checkpoints, 5)
     release_run_dir(run)
     with pytest.raises(XttsError) as caught:
         prepare_run_dir(tmp_path / "run", XttsConfig())
@@ -293,8 +299,7 @@ def test_a_run_record_that_cannot_be_read_is_refused_not_taken_for_none(tmp_path
     # one that is a list had been an AttributeError traceback.
     first, _ = prepare_run_dir(tmp_path / "run", XttsConfig())
     first.checkpoints.mkdir()
-    for name in ("checkpoint", "ckpt-5.index", "ckpt-5.data-00000-of-00001"):  # as its training saved them
-        (first.checkpoints / name).write_text('model_checkpoint_path: "ckpt-5"\n' if name == "checkpoint" else "x")
+    _saved_at(first.checkpoints, 5)
     release_run_dir(first)
     other = XttsConfig.model_validate({"data": {"trim_silence": True}})
     for damaged in ("garbage\n", "", "[1, 2]\n", "\udcff"):
@@ -338,8 +343,7 @@ def test_a_run_config_emptied_or_damaged_is_not_read_as_the_defaults(tmp_path, r
 
     run, _ = prepare_run_dir(tmp_path / "run", XttsConfig())
     run.checkpoints.mkdir()
-    for name in ("checkpoint", "ckpt-5.index", "ckpt-5.data-00000-of-00001"):  # as its training saved them
-        (run.checkpoints / name).write_text('model_checkpoint_path: "ckpt-5"\n' if name == "checkpoint" else "x")
+    _saved_at(run.checkpoints, 5)
     release_run_dir(run)
     for damaged in ("", "# all comments\n", "data: [\n  x: {"):
         run.config_file.write_text(damaged, encoding="utf-8")
@@ -373,8 +377,7 @@ def test_a_start_that_trains_nothing_rewrites_nothing_of_the_run(tmp_path):
     four = XttsConfig.model_validate({"training": {"max_steps": 5}})
     run, _ = prepare_run_dir(tmp_path / "run", four)
     run.checkpoints.mkdir()
-    for name in ("checkpoint", "ckpt-5.index", "ckpt-5.data-00000-of-00001"):  # as its training saved them
-        (run.checkpoints / name).write_text('model_checkpoint_path: "ckpt-5"\n' if name == "checkpoint" else "x")
+    _saved_at(run.checkpoints, 5)
     release_run_dir(run)
     written = run.config_file.read_bytes(), run.run_file.read_bytes()
     said: list[str] = []
