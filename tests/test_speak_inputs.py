@@ -761,7 +761,9 @@ def test_a_slower_speed_cuts_a_text_into_parts_that_each_still_fit_one_generatio
     assert " ".join(parts[0.25]) == text.lower()
 
 
-def test_a_host_program_that_changes_directory_forks_or_damages_files_gets_the_words_not_a_hang(tmp_path, monkeypatch):
+def test_a_host_program_that_changes_directory_forks_or_damages_files_gets_the_words_not_a_hang(
+    tmp_path, monkeypatch, runner
+):
     """A Synthesizer in someone else's program: a relative run_dir and an os.chdir had lost its default
     voice; a child forked after the load waited for ever on its first call; a speed that is no number,
     a damaged reference or speakers.json reached the caller as numpy's, json's or a format's error."""
@@ -808,3 +810,8 @@ def test_a_host_program_that_changes_directory_forks_or_damages_files_gets_the_w
     fresh = Synthesizer.load(tmp_path / "run")
     speaker = fresh.speakers[0]
     assert fresh.speak("Hi.", speaker=speaker).waveform.size > 0  # its centroid is in the checkpoint
+    from xtts_cli.cli.app import app
+
+    listed = runner.invoke(app, ["synthesize", "-r", str(tmp_path / "run"), "--list-speakers"])
+    assert listed.exit_code == 0 and speaker in listed.stdout.split(), (listed.output, listed.exception)
+    assert "the speakers are listed without their minutes" in listed.stderr

@@ -267,8 +267,14 @@ def _list(run_dir: Path, *, speakers: bool, languages: bool, json_output: bool) 
         raise no_vocabulary(
             run_dir, f"{run_dir} has no vocab.json: it is not an acoustic run", "pass the run that speaks"
         )
+    from xtts_cli.errors import XttsError
+
     vocabulary = Tokenizer.load(run.vocab)
-    details = load_speakers(run.path)
+    try:
+        details = load_speakers(run.path)  # each speaker's minutes: the names are the vocabulary's
+    except XttsError as error:
+        sys.stderr.write(f"note: {error.lines[0]}; the speakers are listed without their minutes\n")
+        details = {}
     listing: dict[str, Any] = {}
     if speakers:
         listing["speakers"] = [

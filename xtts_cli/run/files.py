@@ -357,6 +357,7 @@ def load_speakers(run_dir: Path) -> dict[str, dict]:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise XttsError(
             f"{path} cannot be read ({str(exc).splitlines()[0][:80]}): the run's list of its speakers' clips is lost",
-            hint="copy it again from where the run trained, or pass --speaker-wav FILE",
+            hint="copy it again from where the run trained; --speaker NAME still speaks a voice the checkpoint "
+            "keeps, --speaker-wav FILE any other",
         ) from None
     return speakers if isinstance(speakers, dict) else {}
