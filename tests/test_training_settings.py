@@ -175,3 +175,17 @@ def test_memory_settings_without_a_split_are_said_to_do_nothing() -> None:
     ]
     isolated = DevicesConfig(data_gpu=0, model_gpu=1, data_gpu_memory=10240, enable_memory_isolation=True)
     assert _unused_memory_settings(isolated, split=True) == [] and _unused_memory_settings(DevicesConfig(), False) == []
+
+
+def test_a_note_of_new_speakers_names_a_fourth_rather_than_one_more() -> None:
+    # "speakers a, b, c and 1 more" had hidden a name it had room for.
+    from types import SimpleNamespace
+
+    from xtts_cli.data.text import Tokenizer
+    from xtts_cli.training.components import _unknown_speakers
+
+    saved = Tokenizer.build(["the cat"], ["english_cleaners"], languages=["en"], speakers=["ann"])
+    four = _unknown_speakers(saved, SimpleNamespace(speakers=["ann", "bo", "cy", "di", "ed"]))
+    assert four.startswith("speakers bo, cy, di, ed of this data are not among the run's 1"), four
+    five = _unknown_speakers(saved, SimpleNamespace(speakers=["bo", "cy", "di", "ed", "flo"]))
+    assert five.startswith("speakers bo, cy, di and 2 more of this data"), five
