@@ -12,6 +12,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -56,6 +57,24 @@ def served():
     yield tts, server, url
     server.shutdown()
     server.server_close()
+
+
+def dumping_env() -> dict[str, str]:
+    """A child whose threads' stacks a SIGABRT writes to its stderr (`stopped_within`)."""
+    return {**subprocess_env(), "PYTHONFAULTHANDLER": "1"}
+
+
+def stopped_within(process: subprocess.Popen, seconds: float) -> int:
+    """The exit code of a stopped `xtts serve`; one that does not exit in `seconds` fails with what each
+    of its threads was doing (a child started with `dumping_env`, its output on a pipe)."""
+    try:
+        return process.wait(seconds)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)
+        output = process.communicate(timeout=30)[0]
+        raise AssertionError(f"not stopped in {seconds} s; its threads:\n{output[-6000:]}") from None
+    finally:
+        process.kill()  # never left serving after the test
 
 
 def get(url: str, data: bytes | None = None, headers: dict | None = None) -> tuple[int, dict, bytes]:
@@ -528,6 +547,52 @@ def test_a_slow_client_is_closed_at_its_deadline_and_connections_past_the_limit_
         server.server_close()
 
 
+def test_a_stop_that_comes_as_a_connections_thread_starts_stops_the_server() -> None:
+    # SIGTERM landed in Thread.start() after the thread had begun: the place given back twice, a
+    # ValueError took the stop's place and `xtts serve` served on (a `docker stop` waited for its kill).
+    from xtts_cli.serving.http import MAX_CONNECTIONS, VoiceServer
+
+    class Stop(BaseException):
+        pass
+
+    main = threading.get_ident()
+
+    class Stopped(VoiceServer):
+        def finish_request(self, request, client_address) -> None:
+            signal.pthread_kill(main, signal.SIGUSR1)  # the stop, as the connection's thread runs
+
+    def stop(*_) -> None:
+        raise Stop
+
+    errors: list = []
+    handler, hook, interval = signal.signal(signal.SIGUSR1, stop), threading.excepthook, sys.getswitchinterval()
+    threading.excepthook = lambda failed: errors.append(failed.exc_value)
+    sys.setswitchinterval(1e-6)  # the main thread gives way often: the stop lands inside start()
+    server = Stopped(("127.0.0.1", 0), None, log=False)
+    stops = 0
+    try:
+        for _ in range(60):
+            with socket.create_connection(server.server_address):
+                request, address = server.get_request()
+                try:
+                    try:
+                        server.process_request(request, address)
+                    except Stop:
+                        stops += 1
+                    else:
+                        time.sleep(1)  # the stop comes after start() returned
+                except Stop:
+                    stops += 1
+        time.sleep(0.3)  # the last thread gives its place back
+    finally:
+        signal.signal(signal.SIGUSR1, handler)
+        threading.excepthook = hook
+        sys.setswitchinterval(interval)
+        server.server_close()
+    assert stops == 60 and not errors, errors
+    assert server.connections._value == MAX_CONNECTIONS  # each place given back once
+
+
 def test_clients_of_every_kind_are_answered_as_http_says(served):
     tts, server, url = served
     # Header names in lower case (Node's fetch, HTTP/2 proxies): a body with its length, read.
@@ -624,7 +689,7 @@ def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_pa
     def serve(*extra: str, until: str = "serving "):
         command = [sys.executable, "-m", "xtts_cli", "serve", "-r", str(RUN), "--port", "0", "--quiet", *extra]
         process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=subprocess_env()
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dumping_env()
         )
         lines = []
         deadline = time.monotonic() + 240
@@ -643,10 +708,7 @@ def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_pa
         assert not any("reachable by other machines" in line for line in lines)
     finally:
         process.terminate()  # while it builds the other lengths' graphs: it exits all the same
-        try:
-            stopped = process.wait(30)
-        finally:
-            process.kill()  # never left serving after the test
+        stopped = stopped_within(process, 60)
     assert stopped == 143
     # Said as the port opens, before the model's load: the process goes before TensorFlow is in.
     process, lines = serve("--host", "0.0.0.0", until="note: ")
@@ -673,7 +735,6 @@ def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_pa
 
 @pytest.mark.slow
 def test_ctrl_c_answers_the_requests_in_flight_whole_and_exits_130(tmp_path):
-    import signal
 
     command = [sys.executable, "-m", "xtts_cli", "serve", "-r", str(RUN), "--port", "0", "--quiet"]
     with (tmp_path / "stderr").open("w") as stderr:

@@ -121,7 +121,6 @@ _TOO_MANY = json.dumps({"error": "the server has too many connections open; try 
 
 
 class VoiceServer(ThreadingHTTPServer):
-    daemon_threads = True  # a client that never finishes does not hold the process at exit
     request_queue_size = 64
 
     def __init__(self, address: tuple[str, int], service: Optional[VoiceService], *, log: bool = True) -> None:
@@ -151,11 +150,15 @@ class VoiceServer(ThreadingHTTPServer):
                 log_line(f"{client_address[0]} - - 503 (more than {MAX_CONNECTIONS} connections open)")
             self.shutdown_request(request)
             return
+        # A daemon: a client that never finishes does not hold the process at exit.
+        thread = threading.Thread(target=self.process_request_thread, args=(request, client_address), daemon=True)
         try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self.connections.release()  # no thread started to give it back
+            thread.start()
+        except RuntimeError:  # no thread to answer it ("can't start new thread"): its place is given back
+            self.connections.release()
             raise
+        # A Ctrl-C or SIGTERM raised inside start() leaves the place to the thread that holds it: given
+        # back here as well, a ValueError (released too many times) took the stop's place and it served on.
 
     def process_request_thread(self, request, client_address) -> None:
         try:
