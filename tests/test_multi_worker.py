@@ -279,6 +279,8 @@ def test_two_workers_train_together_resume_and_stop_together(tmp_path: Path) -> 
     (chief_code, chief, chief_err), (worker_code, worker, worker_err) = _finish(workers)
     assert (worker_code, chief_code) == (143, 143), chief_err[-3000:] + worker_err[-3000:]
     assert worker["interrupted"] == "SIGTERM" and chief["interrupted"] == "a signal to another worker"
+    # The stop is agreed in the next step's reduction: it had said "once the step under way ends".
+    assert "SIGTERM: stopping after the next step, with the cluster's other workers, and saving it" in worker_err
     assert chief["resumed"] and worker["resumed"] and chief["start_step"] == worker["start_step"] == 4
     final = chief["final_step"]
     assert worker["final_step"] == final > 6

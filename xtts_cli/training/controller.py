@@ -668,7 +668,7 @@ class Controller:
         agreed_stop = False  # multi-worker: some worker was signalled, as the last step's reduction said
         before, deadline = self._budget(counters, result, timing=until is not None)
         loop_started = time.monotonic()
-        with GracefulInterrupt(said=lambda line: self.progress(Noted(line))) as interrupt:
+        with GracefulInterrupt(said=lambda line: self.progress(Noted(line)), together=multi) as interrupt:
 
             def stopping() -> bool:
                 # A worker of a cluster must not act on its own signal alone (trainer.py's docstring).

@@ -21,10 +21,14 @@ class GracefulInterrupt:
     """`said`: told of the first signal at once, for a step that takes a while (the first one
     traces for seconds): without a word, a user pressed Ctrl-C again and lost the step."""
 
-    def __init__(self, said: Optional[Callable[[str], None]] = None) -> None:
+    def __init__(self, said: Optional[Callable[[str], None]] = None, *, together: bool = False) -> None:
         self.received: Optional[int] = None
         self._previous: dict[int, object] = {}
         self._said = said
+        # A worker of a cluster: the stop is agreed in the next step's reduction, so it comes a step later.
+        self._when = (
+            "after the next step, with the cluster's other workers," if together else "once the step under way ends,"
+        )
 
     @property
     def requested(self) -> bool:
@@ -47,7 +51,7 @@ class GracefulInterrupt:
             ctrl_c = signum == signal.SIGINT
             again = " (a second Ctrl-C stops at once, without saving)" if ctrl_c else ""
             who = "Ctrl-C" if ctrl_c else self.signal_name
-            self._said(f"{who}: stopping once the step under way ends, and saving it{again}")
+            self._said(f"{who}: stopping {self._when} and saving it{again}")
 
     def __enter__(self) -> GracefulInterrupt:
         # Signal handlers can only be installed from the main thread; elsewhere (e.g. a notebook
