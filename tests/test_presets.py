@@ -30,7 +30,8 @@ def test_every_preset_is_found_by_name():
     assert {"tiny-cpu", "speak-cpu", "voices-cpu", "rtx4090", "dual-gpu", "config"} <= set(preset_names())
     for name in preset_names():
         assert resolve_config(name).path == PRESETS_DIR / f"{name}.yaml"
-        assert resolve_config(f"{name}.yaml").path == PRESETS_DIR / f"{name}.yaml"
+        with pytest.raises(XttsError, match="not found"):  # a file's name: not here, not the preset
+            resolve_config(f"{name}.yaml")
 
 
 @pytest.mark.parametrize("name", preset_names())
@@ -55,6 +56,19 @@ def test_a_missing_config_names_the_presets(runner):
     with pytest.raises(XttsError) as caught:
         resolve_config("tiny_cpu.yaml")
     assert caught.value.lines[0].endswith("did you mean tiny-cpu?")
+    # A preset's name as a file (`xtts init` writes tiny-cpu.yaml) run from another folder: it had
+    # trained the built-in preset, without the edits, unsaid.
+    with pytest.raises(XttsError) as caught:
+        resolve_config("tiny-cpu.yaml")
+    assert caught.value.lines[0] == f"config file 'tiny-cpu.yaml' not found in {Path.cwd()}"
+    assert caught.value.hint == "pass the path of your file, or --config tiny-cpu (no .yaml) for the built-in preset"
+    Path("tiny-cpu.yaml").write_text("data:\n  batch_size: 2\n", encoding="utf-8")
+    with pytest.raises(XttsError) as caught:
+        resolve_config("tiny-cpu.yml")
+    assert caught.value.lines[0].endswith("; did you mean tiny-cpu.yaml?")
+    assert (
+        resolve_config("tiny-cpu").config.data.batch_size != 2 == resolve_config("tiny-cpu.yaml").config.data.batch_size
+    )
 
 
 def test_init_writes_a_preset_with_its_comments_and_keeps_what_it_replaces(runner, tmp_path):

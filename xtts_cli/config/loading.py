@@ -433,6 +433,19 @@ def _say_the_preset_is_read(preset: Path) -> None:
         sys.stderr.write(f"note: --config {preset.stem} reads the preset, not ./{own}; pass --config {own} for yours\n")
 
 
+def _refuse_a_file_not_here(chosen: Path, preset: Optional[Path]) -> None:
+    """`--config tiny-cpu.yaml` names a file: run from another folder than the one `xtts init` wrote
+    it in, it had trained the built-in preset without the user's edits, unsaid."""
+    twin = next((chosen.with_suffix(s) for s in (".yaml", ".yml") if chosen.with_suffix(s).is_file()), None)
+    if twin is None and preset is None:
+        return  # no file, no preset: the error that names the presets
+    raise ConfigError(
+        f"config file {str(chosen)!r} not found in {Path.cwd()}" + (f"; did you mean {twin}?" if twin else ""),
+        hint="pass the path of your file"
+        + (f", or --config {preset.stem} (no .yaml) for the built-in preset" if preset else ""),
+    )
+
+
 def resolve_config(
     path: Optional[Path | str] = None,
     overrides: Optional[Mapping[str, Any]] = None,
@@ -460,6 +473,8 @@ def resolve_config(
             from xtts_cli.config.preset_files import preset_names, preset_path
 
             preset = preset_path(str(path))
+            if chosen.suffix in (".yaml", ".yml"):
+                _refuse_a_file_not_here(chosen, preset)
             if preset is None:
                 close = difflib.get_close_matches(str(path).removesuffix(".yaml"), preset_names(), n=1, cutoff=0.7)
                 raise ConfigError(
