@@ -224,6 +224,23 @@ def test_an_empty_path_or_config_flag_is_refused_not_read_as_the_current_folder(
     assert (blank.init_from, blank.checkpoint_dir) == (None, None)
 
 
+def test_a_path_with_an_environment_variable_is_refused_not_made_a_folder_of_that_name(runner, tmp_path):
+    # A config expands no variable: `run_dir: ${WALK}/runs/e` had trained into a folder named '${WALK}'.
+    (tmp_path / "e.yaml").write_text(
+        "training:\n  run_dir: ${WALK}/runs/e\ndata:\n  datasets:\n    - path: $HOME/data\n", encoding="utf-8"
+    )
+    result = runner.invoke(app, ["train", "-c", str(tmp_path / "e.yaml"), "--steps", "1"], env={"WALK": str(tmp_path)})
+    assert isinstance(result.exception, ConfigError), result.output
+    said = "holds the environment variable {}, which a config does not expand: write the path (~ is read as your home)"
+    lines = "\n".join(result.exception.lines)
+    assert "training.run_dir: '${WALK}/runs/e' is invalid: " + said.format("${WALK}") in lines
+    assert "data.datasets[0].path: '$HOME/data' is invalid: " + said.format("$HOME") in lines
+    assert not any("$" in p.name for p in tmp_path.rglob("*"))
+    # What a shell expanded is a path as any other; a $ not before a name is a character of it.
+    resolved = resolve_config(None, sets=[f"data.feature_cache_dir={tmp_path}/cost$5"]).config.data
+    assert resolved.feature_cache_dir == f"{tmp_path}/cost$5"
+
+
 def test_init_to_a_dash_prints_the_preset_and_writes_no_file(runner, tmp_path, monkeypatch):
     (tmp_path / "here").mkdir()
     monkeypatch.chdir(tmp_path / "here")

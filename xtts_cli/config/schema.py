@@ -50,7 +50,23 @@ _LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{1,8})*$")
 def _blank_is_none(value: object) -> object:
     """An empty or blank path reads as not given (the field's "Empty: ..." meaning), not as the
     current directory that `Path("")` would make of it."""
-    return None if isinstance(value, str) and not value.strip() else value
+    return None if isinstance(value, str) and not value.strip() else _no_variable(value)
+
+
+# $HOME, ${DATA}: a shell's words, which a config file does not expand.
+_VARIABLE = re.compile(r"\$(\{[A-Za-z_]\w*\}|[A-Za-z_]\w*)")
+
+
+def _no_variable(value: object) -> object:
+    """A path with an environment variable in it is refused: read as written, it had made a folder
+    named `${WALK}` (and a dataset path `${HOME}/data` was said not to exist)."""
+    found = _VARIABLE.search(value) if isinstance(value, str) else None
+    if found:
+        raise ValueError(
+            f"holds the environment variable {found.group()}, which a config does not expand: write the path "
+            "(~ is read as your home), or give it with --set from a shell, which expands it"
+        )
+    return value
 
 
 def _language_code(value: object) -> object:
@@ -94,7 +110,7 @@ class DatasetSource(_Section):
     def _a_path(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("is empty; give the dataset's folder")
-        return value
+        return _no_variable(value)  # type: ignore[return-value]
 
 
 class DataConfig(_Section):
@@ -359,6 +375,7 @@ class DataConfig(_Section):
     _blank_paths = field_validator(
         "dataset_path", "eval_dataset_path", "metadata_eval_file", "feature_cache_dir", mode="before"
     )(_blank_is_none)
+    _written_file = field_validator("metadata_train_file")(_no_variable)
 
     @field_validator("num_workers", "prefetch_buffer_size", mode="before")
     @classmethod
