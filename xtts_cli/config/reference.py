@@ -93,9 +93,10 @@ def render_markdown() -> str:
             "|---|---|---|---|---|",
         ]
         for key, info in model.model_fields.items():
+            meaning = (info.description or "").replace("|", "\\|")  # a | of its own, not a cell's end
             lines.append(
                 f"| `{name}.{key}` | {_type_name(info.annotation)} | `{_show_default(_default(info))}` | "
-                f"{_bounds(info)} | {(info.description or '').replace('|', '/')} |"
+                f"{_bounds(info)} | {meaning} |"
             )
     return "\n".join(lines) + "\n"
 
