@@ -434,6 +434,24 @@ def tts():
     return Synthesizer.load(RUN)
 
 
+def test_a_terminals_colour_codes_and_markup_tags_are_left_out_and_named_not_read_aloud(tts, runner, tmp_path):
+    # Pasted from a terminal, "ESC[31m" had been read "[thirty one m"; SSML's <break time="1s"/> "break time one s".
+    text = 'The \x1b[31mred\x1b[0m cat. <break time="1s"/> It sat on <p>the</p> mat, un<i>dis</i>turbed.'
+    notes = tts.check(text)
+    assert notes == [
+        "left out 2 terminal escape codes (colours: ESC [ ... m); left out the markup tags <break> <p> <i> "
+        "(xtts reads plain text; the words between them are read)"
+    ]
+    # A comparison's signs are no tags: left out as signs the run never saw, its words read.
+    assert tts.check("Is a<b and b>c, or a <b and c> d?") == ["left out what the run never saw: < >"]
+    result = runner.invoke(app, ["synthesize", text, "-r", str(RUN), "-o", str(tmp_path / "a.wav"), "--json"])
+    assert result.exit_code == 0, result.output
+    import json
+
+    said = json.loads(result.stdout)
+    assert said["read_as"] == "the red cat. it sat on the mat, undisturbed." and said["notes"] == notes
+
+
 def test_the_window_a_clip_is_said_to_stop_in_is_measured_as_the_clip_is(tts, tmp_path):
     """N mel frames are N - 1 hops of audio: a clip stopped at the floor of its window had been
     reported one hop under that floor (1.22 s "at the floor" of 1.23-1.97 s)."""

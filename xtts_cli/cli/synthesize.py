@@ -214,7 +214,7 @@ def _check_before_loading(
     """What the run's files alone can refuse, before TensorFlow and the checkpoint load (seconds):
     `--speed` for a decoder without durations to scale, a `--speaker` or `--language` it lacks, a
     `text` with letters it cannot read."""
-    from xtts_cli.data.text import Tokenizer, reading_language
+    from xtts_cli.data.text import Tokenizer, reading_language, without_markup
     from xtts_cli.errors import speed_without_pace, unknown_speaker
     from xtts_cli.kinds import kind_for
     from xtts_cli.run.files import load_speakers, read_run
@@ -231,6 +231,7 @@ def _check_before_loading(
     if speaker is not None and listed and speaker not in listed:
         raise unknown_speaker(speaker, listed, run_dir)
     if text is not None:
+        text = without_markup(text)[0]  # left out, as the synthesis leaves it out
         vocabulary.spoken_ids(text, reading_language(vocabulary.languages, text, language)[0])
 
 

@@ -333,6 +333,39 @@ def without_unspoken(text: str) -> str:
     return "".join(" " if unicodedata.category(c) == "Cc" else "" if unspoken(c) else c for c in text)
 
 
+# A terminal's escape sequences: colours and cursor moves (ESC [ ... m), titles (ESC ] ... BEL), the rest
+# (ECMA-48). Pasted from a terminal, their text after the ESC had been read aloud ("[thirty one m").
+_TERMINAL_CODE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+# SSML's and HTML's tags, by name (a bare `<` and `>` are a comparison's: "x<y and y>z" is no tag). Their
+# words had been read aloud ("break time one s").
+_MARKUP = re.compile(
+    r"</?(speak|break|emphasis|prosody|say-as|phoneme|sub|voice|audio|mark|lang|p|s|w|b|i|u|em|strong|br|span|div"
+    r"|(?:amazon|mstts):[\w-]+)(?:\s+[\w:-]+\s*=\s*(?:\"[^\"<>]*\"|'[^'<>]*'))*\s*/?>",
+    re.IGNORECASE,
+)
+
+
+def without_markup(text: str) -> tuple[str, str]:
+    """(`text` without a terminal's escape sequences and SSML or HTML tags, a note naming what was left
+    out): xtts reads plain text, and the words inside the tags are read as any other."""
+    notes = []
+    if "\x1b" in text:
+        text, count = _TERMINAL_CODE.subn("", text)
+        if count:
+            notes.append(f"left out {count} terminal escape code{'s' if count > 1 else ''} (colours: ESC [ ... m)")
+    if "<" in text:
+        tags = list(dict.fromkeys(f"<{m.group(1).lower()}>" for m in _MARKUP.finditer(text)))
+        if tags:
+            # A tag that parts sentences or words leaves a space (`<p>One.</p><p>Two.</p>`); one inside a word none.
+            text = _MARKUP.sub(lambda m: " " if m.group(1).lower() in _PARTING_TAGS else "", text)
+            shown = " ".join(tags[:8]) + (f" and {len(tags) - 8} more" if len(tags) > 8 else "")
+            notes.append(f"left out the markup tags {shown} (xtts reads plain text; the words between them are read)")
+    return text, "; ".join(notes)
+
+
+_PARTING_TAGS = {"speak", "break", "p", "s", "br", "div", "audio", "voice"}
+
+
 def _styling(c: str) -> bool:
     """A mark that only styles the character before it: an emoji's variation selector ("❤️" is ❤
     and U+FE0F), an enclosing keycap ("1️⃣") or a skin tone ("👍🏽": espeak-ng's fa voice read U+1F3FD

@@ -581,9 +581,11 @@ def _spoken_parts(model, tokenizer, read: list, voice, data: DataConfig, rate: O
 
 
 def reading_parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], asked, speed: float = 1.0):
-    """(part, its language, its note) of each generation `text` is spoken in (`text_parts`)."""
-    from xtts_cli.data.text import reading_language
+    """(part, its language, its note) of each generation `text` is spoken in (`text_parts`); a terminal's
+    escape codes and SSML or HTML tags left out, the first part's note naming them."""
+    from xtts_cli.data.text import reading_language, without_markup
 
+    text, markup = without_markup(text)
     tokenizer.language_index(asked)  # one the run lacks, named before espeak-ng is asked for it
     language, note = reading_language(tokenizer.languages, text, asked)
     parts, overlong = _parts(
@@ -602,7 +604,7 @@ def reading_parts(tokenizer, text: str, data: DataConfig, rate: Optional[Speakin
     read = []
     for part in parts if len(parts) > 1 else [text]:
         part_language, part_note = _own_language(tokenizer, part, language, note, asked)
-        read.append((part, part_language, "; ".join(filter(None, [part_note, cut]))))
+        read.append((part, part_language, "; ".join(filter(None, [part_note, cut, markup if not read else ""]))))
     return read
 
 
