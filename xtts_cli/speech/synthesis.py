@@ -601,7 +601,7 @@ def reading_parts(tokenizer, text: str, data: DataConfig, rate: Optional[Speakin
     if overlong:  # no sentence end, clause or space left to cut it at (a run of letters, CJK text)
         shown = f"{overlong[0][:30]!r}{'...' if len(overlong[0]) > 30 else ''}"
         cut = f"{shown} is longer than one generation holds and has no space to cut it at: its end is cut"
-    read = []
+    read: list[tuple[str, Optional[str], str]] = []
     for part in parts if len(parts) > 1 else [text]:
         part_language, part_note = _own_language(tokenizer, part, language, note, asked)
         read.append((part, part_language, "; ".join(filter(None, [part_note, cut, markup if not read else ""]))))
