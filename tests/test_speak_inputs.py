@@ -55,6 +55,29 @@ def test_a_text_file_names_each_line_that_is_not_utf8_and_passes_over_lines_blan
     assert not (tmp_path / "clips").exists()
 
 
+def test_a_text_file_in_utf16_or_with_old_mac_line_ends_is_read_and_a_binary_one_named():
+    # Notepad's "Unicode" (UTF-16 with its mark) had been refused with a Latin-1 hint; a file whose lines
+    # end in a carriage return alone (old Macs) had been one line; audio said "not UTF-8: line 1".
+    from xtts_cli.cli.synthesize import _read_lines
+
+    text = "The cat sat.\r\nA second line.\n"
+    expected = [(1, "The cat sat."), (2, "A second line.")]
+    for encoding in ("utf-16", "utf-16-be", "utf-32"):
+        raw = text.encode(encoding)
+        raw = raw if encoding != "utf-16-be" else b"\xfe\xff" + raw
+        Path(f"{encoding}.txt").write_bytes(raw)
+        assert _read_lines(Path(f"{encoding}.txt")) == expected, encoding
+    Path("mac.txt").write_bytes(b"The cat sat.\rA second line.\r")
+    assert _read_lines(Path("mac.txt")) == expected
+    Path("clip.wav").write_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00")
+    with pytest.raises(XttsError) as caught:
+        _read_lines(Path("clip.wav"))
+    assert caught.value.lines == [
+        "--text-file clip.wav is not a text file: it holds NUL bytes (audio or another "
+        "binary file, or UTF-16 without its byte-order mark)"
+    ]
+
+
 def test_a_folder_where_a_clip_or_the_index_goes_is_refused_before_any_is_written(runner, tmp_path):
     (tmp_path / "lines.txt").write_text("Hello.\nBye.\n", encoding="utf-8")
     clips = tmp_path / "clips"

@@ -426,11 +426,36 @@ def _read_stdin(named: str = "TEXT -") -> bytes:
     return sys.stdin.buffer.read()
 
 
+_BYTE_ORDER_MARKS = (
+    (b"\xff\xfe\x00\x00", "utf-32"),  # before UTF-16's, which it starts with
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+
+
 def _utf8(raw: bytes, named: str) -> str:
     """`raw` read as UTF-8 (a byte-order mark, as Notepad and Excel write, is not text); else one
     error naming each line that is not, by number, so the file is mended in one pass."""
     from xtts_cli.errors import XttsError
 
+    # UTF-16 or UTF-32 by its byte-order mark: Notepad's "Unicode", PowerShell's `>` (it had been
+    # refused, with iconv's Latin-1 hint, which would have made NULs of every other byte).
+    for mark, encoding in _BYTE_ORDER_MARKS:
+        if raw.startswith(mark):
+            try:
+                return raw.decode(encoding)
+            except UnicodeDecodeError as exc:
+                raise XttsError(
+                    f"{named} starts as {encoding.upper()} text but is not: byte {exc.start}",
+                    hint=f"save it again as UTF-8 (iconv -f {encoding} -t utf-8)",
+                ) from None
+    if b"\0" in raw:  # no text of any language holds a NUL: audio, or UTF-16 without its mark
+        raise XttsError(
+            f"{named} is not a text file: it holds NUL bytes (audio or another binary file, or UTF-16 without "
+            "its byte-order mark)",
+            hint="pass a UTF-8 text file, one sentence a line (UTF-16 without a mark: iconv -f utf-16le -t utf-8)",
+        )
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -504,7 +529,9 @@ def _read_lines(path: Path) -> list[tuple[int, str]]:
     def blank(line: str) -> bool:  # to the eye: a byte-order mark (`cat` of files saved by Notepad), a zero-width space
         return all(c.isspace() or unicodedata.category(c) == "Cf" for c in line)
 
-    # Lines as `wc -l` and an editor number them: a form feed or U+2028 inside one does not start another.
+    # Lines as an editor numbers them: a form feed or U+2028 inside one does not start another, and
+    # a carriage return alone ends one, as old Macs saved files (they had been read as one line).
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = [(number, line.strip()) for number, line in enumerate(text.split("\n"), 1) if not blank(line)]
     if not lines:
         raise XttsError(f"--text-file {path} has no sentence in it", hint="one sentence a line")
