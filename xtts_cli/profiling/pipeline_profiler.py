@@ -37,6 +37,7 @@ from xtts_cli.data.run_data import RunData
 from xtts_cli.data.scan import DatasetItem, ScanReport
 from xtts_cli.errors import XttsError
 from xtts_cli.kinds import run_data_of
+from xtts_cli.profiling.padding import padding_finding
 from xtts_cli.stats.latency import LatencyStats, summarize
 from xtts_cli.stats.oscillation import detect_oscillation
 
@@ -412,6 +413,9 @@ def profile_pipeline(
     notes = _main_notes(
         config, info, main, requested_warmup=warmup, warmup=drawn_warmup, num_batches=num_batches, repeated=repeated
     )
+    padding = padding_finding(config, info, xla=False, scan=scan)  # what diagnose says of the same plan
+    if padding is not None:
+        notes.insert(0, padding.message + (f"; fix: {padding.fix.describe()}" if padding.fix else ""))
     warmup = drawn_warmup
     runs = _RuntimeRuns(config, run_data, info, main, num_batches=num_batches, warmup=warmup, say=say)
     if data.service_address and (stages or compare_baseline):

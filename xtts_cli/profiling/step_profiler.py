@@ -41,6 +41,7 @@ from xtts_cli.devices.nvml_sampler import MAX_HZ, MIN_HZ, GpuSummary
 from xtts_cli.errors import XttsError, quoted
 from xtts_cli.findings import Finding
 from xtts_cli.host import CpuSampler
+from xtts_cli.profiling.padding import padding_finding
 from xtts_cli.stats.latency import LatencyStats
 from xtts_cli.training.controller import Controller, Hook
 from xtts_cli.training.watch import batch_shape
@@ -573,7 +574,9 @@ def _findings(config, parts, report, measured: _Measured, retraces: int, synthet
     if synthetic and found:
         # The data wait in synthetic mode is only picking a resident batch: no input advice.
         found = [f for f in found if not f.id.startswith("input-bound")]
-    return found
+    # The step's compute on padding, as diagnose plans it from the same scan (it had gone unsaid at 10 %).
+    padding = padding_finding(config, parts.input.info, parts.settings.xla, parts.scan)
+    return found + ([padding] if padding is not None else [])
 
 
 def _profile(
