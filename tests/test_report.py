@@ -15,7 +15,7 @@ import pytest
 import yaml
 from training_support import subprocess_env
 
-from xtts_cli.diagnosis.report import redactor
+from xtts_cli.diagnosis.report import Section, redactor, speaker_names
 
 REPO = Path(__file__).resolve().parents[1]
 SECRETS = {"HF_TOKEN": "hf_plantedTokenValue42", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMIplantedKEY"}
@@ -43,18 +43,23 @@ def test_redaction_replaces_home_dataset_names_and_always_secrets(tmp_path: Path
         '"language": "en", "unlisted_example": "wavs/ana-0003.FLAC", "unnamed_speaker_example": "ana-0004", '
         '"speaker_minutes": {"voice": 1.5, "ana": 2.0}}]}'  # clips that name no speaker: the folder's
     )
-    hidden = redactor(home=home, datasets=[data], environ={}, redact=True)(report)
+    hidden = redactor(home=home, datasets=[data], environ={}, redact=True, speakers=["voice", "ana"])(report)
     assert "ana-" not in hidden and '"voice"' not in hidden and '"language": "en"' in hidden
     assert '"dataset": "<dataset-name>"' in hidden and hidden.count(".wav") == 1 and ".FLAC" in hidden
-    assert '"speaker_minutes": {"<dataset-name>": 1.5, "ana": 2.0}' in hidden
+    # A speaker's name is often a person's (it had been kept, beside the files' hidden names).
+    assert '"speaker_minutes": {"<dataset-name>": 1.5, "<speaker-1>": 2.0}' in hidden
+    assert speaker_names([Section("validate.json", report), Section("x.yaml", "{")]) == ["voice", "ana"]
     # Where a finding's message names it, and the others of its list; "voice" as a word stays.
     message = (
         "speaker names 'ana' in voice and extra, 'bo' in extra, voice and more: each name's clips train as one "
         "voice; 3 transcripts of dataset voice hold digits"
     )
-    hidden = redactor(home=home, datasets=[data, "/data/extra", "/data/more"], environ={}, redact=True)(message)
+    hidden = redactor(
+        home=home, datasets=[data, "/data/extra", "/data/more"], environ={}, redact=True, speakers=["bo", "ana"]
+    )(message)
     assert hidden == (
-        "speaker names 'ana' in <dataset-name> and <dataset-name>, 'bo' in <dataset-name>, <dataset-name> and "
+        "speaker names '<speaker-2>' in <dataset-name> and <dataset-name>, '<speaker-1>' in <dataset-name>, "
+        "<dataset-name> and "
         "<dataset-name>: each name's clips train as one voice; 3 transcripts of dataset <dataset-name> hold digits"
     ), hidden
 

@@ -29,14 +29,19 @@ def report(
         bool, typer.Option("--quick", help="diagnose without its timings, profiles of 4 batches and steps: seconds.")
     ] = False,
     no_redact: Annotated[
-        bool, typer.Option("--no-redact", help="Keep home paths and the dataset's file names (secrets are never kept).")
+        bool,
+        typer.Option(
+            "--no-redact",
+            help="Keep home paths, the dataset's file names and its speakers' names (secrets are never kept).",
+        ),
     ] = False,
     verbose: VerboseOption = False,
 ) -> None:
     """Write one archive to attach to a bug report: the machine, the resolved config, validate,
     diagnose, a short profile-pipeline and profile-step, a run's record (run.json), last metrics and warnings.
 
-    Paths under your home, the dataset's name and its file names are replaced unless --no-redact; no
+    Paths under your home, the dataset's name, its file names and its speakers' names are replaced unless
+    --no-redact; no
     environment variable that looks like a secret is ever included.
 
     Examples:
@@ -47,7 +52,7 @@ def report(
     """
     from xtts_cli.cli.output import Phases, console
     from xtts_cli.config.loading import resolve_config
-    from xtts_cli.diagnosis.report import redactor, write_report
+    from xtts_cli.diagnosis.report import redactor, speaker_names, write_report
     from xtts_cli.errors import XttsError
     from xtts_cli.run.directory import own_config
 
@@ -70,13 +75,20 @@ def report(
     with Phases() as phase:
         phase("validate, diagnose, profile-pipeline and profile-step, each in its own process")
         sections = _gathered(args, settings, run_dir=run_dir, quick=quick, environ=environ, out=out, phase=phase)
-        clean = redactor(home=str(Path.home()), datasets=datasets, environ=environ, redact=not no_redact)
+        speakers = speaker_names(sections)
+        clean = redactor(
+            home=str(Path.home()), datasets=datasets, environ=environ, redact=not no_redact, speakers=speakers
+        )
         kept_old = out.with_name(out.name + ".bak") if out.is_file() else None
         if kept_old is not None:  # an earlier report is kept, as benchmark keeps an earlier --out
             os.replace(out, kept_old)
         size = write_report(sections, out, clean)
     _said(sections)
-    kept = "home paths and file names kept (--no-redact)" if no_redact else "home, dataset and file names replaced"
+    kept = (
+        "home paths and file names kept (--no-redact)"
+        if no_redact
+        else "home, dataset, file and speaker names replaced"
+    )
     console().print(
         f"wrote {out} ({size / 1024:.0f} KiB; {kept}; no secret variables)"
         + (f"; the earlier one is {kept_old}" if kept_old else "")

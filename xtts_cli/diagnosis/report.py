@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 __all__ = ["Section", "gather", "redactor", "write_report"]
 
@@ -75,8 +75,34 @@ _EXAMPLE_CLIP = re.compile(r'("(?:unlisted_example|unnamed_speaker_example)":\s*
 _RELATIVE_CLIP = re.compile(r'(?<=")(?!<dataset>|/|~)([^"\s]+\.(?:wav|flac|ogg|mp3))(?=")', re.IGNORECASE)
 
 
-def redactor(*, home: Optional[str], datasets: Sequence[str], environ: dict[str, str], redact: bool):
-    """text -> text with the secrets out always, and, with `redact`, home and dataset paths replaced."""
+def speaker_names(sections: list[Section]) -> list[str]:
+    """The speakers the reports name (each dataset's `speaker_minutes`), in the order first named."""
+    names: dict[str, None] = {}
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                if key == "speaker_minutes" and isinstance(inner, dict):
+                    names.update(dict.fromkeys(str(name) for name in inner))
+                walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+
+    for section in sections:
+        if section.name.endswith(".json"):
+            try:
+                walk(json.loads(section.text))
+            except ValueError:
+                continue
+    return list(names)
+
+
+def redactor(
+    *, home: Optional[str], datasets: Sequence[str], environ: dict[str, str], redact: bool, speakers: Sequence[str] = ()
+):
+    """text -> text with the secrets out always, and, with `redact`, home and dataset paths replaced,
+    and each of `speakers` (often a person's name) as `<speaker-N>` where a report quotes it."""
     secrets = sorted(
         (value for name, value in environ.items() if SECRET_NAMES.search(name) and len(value) >= 6),
         key=len,
@@ -97,6 +123,15 @@ def redactor(*, home: Optional[str], datasets: Sequence[str], environ: dict[str,
         else None
     )
 
+    # Numbered in the order named; a dataset's own name stands for its one speaker and is said so.
+    folders = {Path(root).name for root in roots}
+    people = {name: f"<speaker-{n}>" for n, name in enumerate((s for s in speakers if s not in folders), 1)}
+    quoted = (
+        re.compile("|".join(rf"(?<=\")({re.escape(n)})(?=\")|(?<=')({re.escape(n)})(?=')" for n in people))
+        if people
+        else None
+    )
+
     def hidden(path: str) -> str:
         return "/".join(
             hashlib.sha1(part.encode()).hexdigest()[:8] + Path(part).suffix for part in path.split("/") if part
@@ -113,6 +148,8 @@ def redactor(*, home: Optional[str], datasets: Sequence[str], environ: dict[str,
         # A clip named relative to its dataset (a bad file's path, an example of unlisted audio).
         text = _RELATIVE_CLIP.sub(lambda m: hidden(m.group(1)), text)
         text = _EXAMPLE_CLIP.sub(lambda m: f'{m.group(1)}"{hidden(m.group(2))}"', text)
+        if quoted is not None:
+            text = quoted.sub(lambda m: people[next(g for g in m.groups() if g is not None)], text)
         if named is not None and said is not None:
             text = named.sub(lambda m: f'{m.group(1) or ""}"<dataset-name>"', text)
             while said.search(text):  # a list's next name follows the one just replaced
