@@ -294,6 +294,31 @@ def test_a_resume_whose_features_no_longer_fit_the_runs_own_vocoder_says_so(tmp_
     )
 
 
+def test_each_start_keeps_its_versions_and_a_resume_under_others_says_so(tmp_path):
+    # A run half trained on TensorFlow 2.21 and resumed on 2.16 kept only the latest: it read as one version's.
+    import tensorflow as tf
+
+    from xtts_cli import __version__
+
+    run, _ = prepare_run_dir(tmp_path / "run", XttsConfig())
+    _saved_at(run.checkpoints, 5)
+    release_run_dir(run)
+    record = json.loads(run.run_file.read_text(encoding="utf-8"))
+    assert record["history"][0]["tensorflow_version"] == record["tensorflow_version"] == tf.__version__
+    assert record["history"][0]["xtts_version"] == __version__
+    record["tensorflow_version"] = record["history"][0]["tensorflow_version"] = "2.16.2"  # as 2.16 wrote it
+    run.run_file.write_text(json.dumps(record), encoding="utf-8")
+    said: list[str] = []
+    run, resume = prepare_run_dir(tmp_path / "run", XttsConfig(), note=said.append)
+    release_run_dir(run)
+    assert resume and said == [
+        f"this run last trained under other versions: TensorFlow 2.16.2 -> {tf.__version__} (run.json's history "
+        "keeps each start's)"
+    ]
+    starts = json.loads(run.run_file.read_text(encoding="utf-8"))["history"]
+    assert [start["tensorflow_version"] for start in starts] == ["2.16.2", tf.__version__]
+
+
 def test_a_run_record_that_cannot_be_read_is_refused_not_taken_for_none(tmp_path):
     # A damaged run.json had let any model config resume the run (nothing to check it against), and
     # one that is a list had been an AttributeError traceback.

@@ -420,6 +420,7 @@ def prepare_run_dir(
     if resume:
         _say_what_changed(run, config, previous, note)
         _say_vocoder_unfit(run, config, note)
+        _say_other_versions(previous, note)
     _write_record(run, config, _run_record(config, identity, previous, resume, parent), unread)
     return run, resume
 
@@ -675,6 +676,33 @@ def _say_vocoder_unfit(run: RunDir, config: XttsConfig, note: Callable[[str], No
         )
 
 
+def _versions() -> dict[str, str]:
+    """The xtts and TensorFlow of this process, as run.json and each start of its history keep them."""
+    versions = {"xtts_version": __version__}
+    try:
+        import tensorflow as tf
+
+        versions["tensorflow_version"] = tf.__version__
+    except ImportError:  # pragma: no cover - tensorflow is a dependency
+        pass
+    return versions
+
+
+def _say_other_versions(previous: Optional[dict[str, Any]], note: Callable[[str], None]) -> None:
+    """A resume under another TensorFlow or xtts than the run last trained with, said: the record had
+    kept only the latest, and a run half trained on each read as trained on one."""
+    now = _versions()
+    changed = [
+        f"{label} {previous[key]} -> {now[key]}"
+        for key, label in (("tensorflow_version", "TensorFlow"), ("xtts_version", "xtts"))
+        if previous and previous.get(key) and now.get(key) and previous[key] != now[key]
+    ]
+    if changed:
+        note(
+            f"this run last trained under other versions: {', '.join(changed)} (run.json's history keeps each start's)"
+        )
+
+
 def _run_record(
     config: XttsConfig,
     identity: dict[str, Any],
@@ -686,9 +714,9 @@ def _run_record(
     history = (previous or {}).get("history", [])
     # The CPU threads each start planned (the cores a slower or shared machine gave it).
     started = {"started": _dt.datetime.now().isoformat(timespec="seconds"), "resumed": resume}
-    history.append({**started, "cpu_threads": plan_threads().record()})
+    history.append({**started, **_versions(), "cpu_threads": plan_threads().record()})
     record = {
-        "xtts_version": __version__,
+        **_versions(),
         "config_hash": digest(config.model_dump()),
         "model_hash": digest(identity),
         "model_identity": identity,
@@ -698,12 +726,6 @@ def _run_record(
     started_from = (previous or {}).get("parent") if resume else parent
     if started_from:
         record["parent"] = started_from
-    try:
-        import tensorflow as tf
-
-        record["tensorflow_version"] = tf.__version__
-    except ImportError:  # pragma: no cover - tensorflow is a dependency
-        pass
     return record
 
 
