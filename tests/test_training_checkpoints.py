@@ -303,6 +303,7 @@ def test_export_serves_the_same_speech_with_plain_tensorflow(short_run, plain_py
     result = runner.invoke(app, ["export", "-r", str(run), "-o", str(out)])
     assert result.exit_code == 0, result.output
     info = json.loads((out / "export.json").read_text())
+    assert info["tensorflow_version"] == tf.__version__  # what a server on another TensorFlow checks against
     ids = {symbol: index + 1 for index, symbol in enumerate(info["symbols"])}
     data = short_run.config.data
     clip = short_run.parts.scan.train[0].audio_path

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Optional
 
 import tensorflow as tf
 
+from xtts_cli import __version__
 from xtts_cli.config.editing import current_umask
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
 from xtts_cli.errors import XttsError
@@ -316,6 +317,9 @@ def _export_info(tts: Synthesizer) -> dict:
         # Absolute: where the export is served, the folder export was run from means nothing.
         "run": os.path.abspath(tts.run_dir),
         "step": tts.step,
+        # What wrote the SavedModel: a server on an older TensorFlow may lack an op a newer one used.
+        "tensorflow_version": tf.__version__,
+        "xtts_version": __version__,
         "sample_rate": data.sample_rate,
         "n_mels": data.n_mels,
         "hop_length": data.hop_length,
