@@ -119,6 +119,26 @@ def test_unknown_section(write_config) -> None:
     assert info.value.lines == ["trainig: unknown section; did you mean training?"]
 
 
+def test_a_key_written_dotted_or_unindented_and_a_tab_say_how_the_file_writes_them(write_config) -> None:
+    # A --set's dotted key in a file, and a key left under an unindented section, had been "unknown section;
+    # sections are: ..."; a tab, PyYAML's "found character '\t' that cannot start any token".
+    with pytest.raises(ConfigError) as info:
+        resolve_config(write_config("data.batch_size: 8\ndata:\nnum_workers: 2\n"))
+    assert info.value.lines == [
+        "data.batch_size: unknown section; a file writes it nested, `data:` and `batch_size: ...` indented on the "
+        "line below (dotted keys are --set's)",
+        "num_workers: unknown section; num_workers is a key of data: indent it under `data:`",
+    ]
+    for text, column in (("data:\n\tbatch_size: 8\n", 1), ("data:\n  batch_size: 8\t# eight\n", 16)):
+        path = write_config(text)
+        with pytest.raises(ConfigError) as info:
+            resolve_config(path)
+        assert info.value.lines == [
+            f"{path}: line 2, column {column}: a tab; YAML indents, and parts a value from a comment, with spaces"
+        ]
+        assert info.value.hint.startswith("replace the tab with spaces")
+
+
 def test_a_section_written_as_a_value_is_one_line_with_a_flag_that_sets_one_of_its_keys_too(write_config) -> None:
     for flags in ({}, {"data.dataset_path": "corpus"}):
         with pytest.raises(ConfigError) as info:

@@ -65,6 +65,18 @@ def _dotted(loc: Iterable[Any]) -> str:
     return text
 
 
+def _misplaced(name: str, sections: Sections) -> str:
+    """Where a top-level name that is a section's key belongs: `data.batch_size: 8` (a --set's
+    dotted key written in a file), or `batch_size: 8` under a `data:` left unindented."""
+    head, dot, rest = name.partition(".")
+    if dot and head in sections and rest in sections[head]:
+        return (
+            f"a file writes it nested, `{head}:` and `{rest}: ...` indented on the line below (dotted keys are --set's)"
+        )
+    owners = [section for section, keys in sections.items() if name in keys]
+    return f"{name} is a key of {owners[0]}: indent it under `{owners[0]}:`" if owners else ""
+
+
 def validation_error_lines(error: ValidationError, sections: Sections, written: Iterable[str] = ()) -> list[str]:
     """One line per pydantic error, written for a person editing a YAML file, in file order.
 
@@ -96,6 +108,9 @@ def validation_error_lines(error: ValidationError, sections: Sections, written: 
             other = _other_kind(name, model_kind) if section == "model" else None
             if other:
                 lines.append(f"{where}: a key of model.kind {other}, not of this {model_kind} model; remove it")
+                continue
+            if len(loc) == 1 and (placed := _misplaced(name, sections)):
+                lines.append(f"{where}: unknown section; {placed}")
                 continue
             if len(loc) == 1:
                 close = difflib.get_close_matches(name, list(sections), n=1, cutoff=0.6)

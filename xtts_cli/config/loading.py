@@ -158,6 +158,11 @@ def parse_yaml(text: str, where: str) -> dict[str, Any]:
         mark = exc.problem_mark or exc.context_mark
         position = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
         problem = exc.problem or exc.context or "invalid YAML"
+        if "'\\t'" in problem:  # PyYAML's "found character '\t' that cannot start any token"
+            raise ConfigError(
+                f"{where}: {position}: a tab; YAML indents, and parts a value from a comment, with spaces",
+                hint="replace the tab with spaces (an editor's 'indent using spaces' does it)",
+            ) from None
         raise ConfigError(f"{where}: {position}: {problem}", hint="fix the YAML syntax at that spot") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: not valid YAML: {exc}") from None
