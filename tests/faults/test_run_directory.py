@@ -266,6 +266,14 @@ def test_a_resume_whose_config_names_no_data_does_not_fall_back_to_the_sample(tm
         run, resume = prepare_run_dir(tmp_path / "run", config, force=force)
         assert resume
         release_run_dir(run)
+    # Started on several datasets: --data names one, and the hint had named the first alone (the others dropped).
+    several = XttsConfig.model_validate({"data": {"datasets": [{"path": "/d/en"}, {"path": "/d/fa"}]}})
+    run, _ = prepare_run_dir(tmp_path / "run", several, force=True)
+    release_run_dir(run)
+    with pytest.raises(XttsError) as caught:
+        prepare_run_dir(tmp_path / "run", XttsConfig())
+    assert str(caught.value).startswith(f"{tmp_path / 'run'} trained on 2 datasets (/d/en, /d/fa), but this config")
+    assert caught.value.hint.startswith(f"resume with its own config, which lists them: xtts train -r {tmp_path}/run;")
 
 
 def test_a_resume_whose_features_no_longer_fit_the_runs_own_vocoder_says_so(tmp_path):

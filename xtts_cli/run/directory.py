@@ -432,14 +432,22 @@ def _refuse_falling_back_to_the_sample(run: RunDir, config: XttsConfig) -> None:
     recorded = recorded_config(run)
     if recorded is None or config.data.dataset_path or config.data.datasets:
         return
+    own = f"xtts train -r {shlex.quote(str(run.path))}"
+    if len(recorded.data.datasets) > 1:  # --data names one: the others would be dropped
+        paths = [source.path for source in recorded.data.datasets]
+        raise XttsError(
+            f"{run.path} trained on {len(paths)} datasets ({', '.join(paths)}), but this config names no data: the "
+            "run would go on training on the bundled sample",
+            hint=f"resume with its own config, which lists them: {own}; --force trains it on the bundled sample",
+        )
     was = recorded.data.dataset_path or (recorded.data.datasets[0].path if recorded.data.datasets else None)
     if was is None:
         return
     raise XttsError(
         f"{run.path} trained on {was}, but this config names no data: the run would go on training on the "
         "bundled sample",
-        hint=f"pass --data {shlex.quote(str(was))} as it started (or resume with its own config: xtts train -r "
-        f"{shlex.quote(str(run.path))}); --force trains it on the bundled sample",
+        hint=f"pass --data {shlex.quote(str(was))} as it started (or resume with its own config: {own}); --force "
+        "trains it on the bundled sample",
     )
 
 
