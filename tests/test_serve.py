@@ -1153,6 +1153,15 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
         process.wait(30)
 
 
+def test_serve_step_loads_and_names_the_step_asked_for(runner) -> None:
+    # `--step 4` had said "the model and its latest checkpoint" as it loaded step 4.
+    from xtts_cli.cli.app import app
+
+    result = runner.invoke(app, ["serve", "-r", str(RUN), "--step", "99", "--port", "0"])
+    assert "(TensorFlow, the model and step 99 checkpoint)" in result.output, result.output
+    assert result.exception.lines == [f"{RUN}/checkpoints keeps no checkpoint of step 99"]
+
+
 @pytest.mark.parametrize("size", ["nan", "inf"])
 def test_an_upload_limit_that_is_no_size_is_refused_as_the_flag_is_read(runner, size: str) -> None:
     from xtts_cli.cli.app import app
