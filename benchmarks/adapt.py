@@ -249,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-vocoder", action="store_true")
     parser.add_argument("--no-doc", action="store_true", help="print only; leave docs/adapt.md as it is")
     args = parser.parse_args(argv)
+    results_page.needs("eval,voices", "resemblyzer", "pocketsphinx")
 
     data, runs = args.data, args.runs
     runs.mkdir(parents=True, exist_ok=True)

@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import speech_data  # noqa: E402
+from results_page import needs  # noqa: E402
 from speech_quality import read_wav, train  # noqa: E402
 
 DEFAULT_DATA = Path(tempfile.gettempdir()) / "xtts-numbers-data"
@@ -157,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "xtts-numbers-out")
     parser.add_argument("--skip-train", action="store_true", help="score the run already in --run-dir")
     args = parser.parse_args(argv)
+    needs("eval", "pocketsphinx", "jiwer")
 
     from xtts_cli.evaluation.recognizer import Recognizer, word_error_rate
     from xtts_cli.inference.api import Synthesizer

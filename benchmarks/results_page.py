@@ -22,6 +22,19 @@ AUDIO = DOCS / "audio"
 CLIP_SECONDS = 6.0
 
 
+def needs(extras: str, *modules: str) -> None:
+    """Stop before any training when a module the scoring imports is missing: it had been found
+    missing after 30 minutes of training, where the scores are made."""
+    import importlib.util
+
+    missing = [module for module in modules if importlib.util.find_spec(module) is None]
+    if missing:
+        sys.exit(
+            f"{Path(sys.argv[0]).name} scores with {', '.join(missing)}, which is not installed: "
+            f'pip install -e ".[{extras}]" first (nothing was trained)'
+        )
+
+
 def cpu_name() -> str:
     """The CPU as lscpu names it (every figure is named with its CPU)."""
     try:

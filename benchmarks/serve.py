@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import speech_quality  # noqa: E402
-from results_page import cpu_name  # noqa: E402
+from results_page import cpu_name, needs  # noqa: E402
 
 DOC = ROOT / "docs" / "serve.md"
 
@@ -290,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wer", action="store_true", help="also the paragraph-against-sentences WER (slow)")
     parser.add_argument("--no-doc", action="store_true")
     args = parser.parse_args(argv)
+    needs("eval", "pocketsphinx", "jiwer")
 
     from xtts_cli.evaluation.recognizer import Recognizer, grammar_words, word_error_rate
     from xtts_cli.inference import Synthesizer

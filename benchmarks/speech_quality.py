@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import speech_data  # noqa: E402
+from results_page import needs  # noqa: E402
 
 
 def read_wav(path: Path) -> tuple[np.ndarray, int]:
@@ -154,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-train", action="store_true", help="score the run already in --run-dir")
     parser.add_argument("--sentences", type=int, default=24, help="held-out sentences to score (at most those made)")
     args = parser.parse_args(argv)
+    needs("eval", "pocketsphinx", "jiwer", "matplotlib")
 
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.evaluation.mel_distance import mel_cepstral_distortion

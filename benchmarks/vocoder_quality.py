@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import speech_data  # noqa: E402
+from results_page import needs  # noqa: E402
 
 PESQ_RATE = 16000  # wide-band PESQ (ITU-T P.862.2) is defined at 16 kHz
 
@@ -129,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-train", action="store_true", help="score the vocoder already in --run-dir")
     parser.add_argument("--clips", type=int, default=24, help="held-out clips to score (at most those made)")
     args = parser.parse_args(argv)
+    needs("eval", "pesq", "pystoi", "pocketsphinx")
 
     from xtts_cli.evaluation.recognizer import Recognizer
     from xtts_cli.inference.loading import load_vocoder

@@ -280,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-persian", action="store_true")
     parser.add_argument("--no-doc", action="store_true", help="print only; leave docs/voices.md as it is")
     args = parser.parse_args(argv)
+    results_page.needs("eval,voices", "resemblyzer", "pocketsphinx")
 
     voices_dir, persian_dir = args.data / "voices", args.data / "persian"
     if not (voices_dir / "heldout.txt").is_file() and not args.skip_voices:

@@ -153,8 +153,8 @@ def synthesize(
     Reports how long the clip is, what ended it (the stop token or, with `model.decoder:
     duration`, the predicted durations; the length limit when neither did) and the alignment
     score of the generation: the focus rate of its cross-attention, near 1 when each step reads
-    one place in the text, near 0 when the model has not learnt to align (1 by construction with
-    the duration decoder, whose alignment is its durations).
+    one place in the text, near 0 when the model has not learnt to align (none with the duration
+    decoder, whose alignment is its durations: null in --json).
 
     Examples:
 
