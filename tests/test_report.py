@@ -168,8 +168,7 @@ def test_an_archive_that_cannot_be_written_is_refused_before_anything_runs(tmp_p
     assert not (tmp_path / "-").exists()
 
 
-@pytest.mark.slow
-def test_a_runs_record_that_cannot_be_read_is_said_in_the_report(tmp_path: Path) -> None:
+def test_a_runs_record_that_cannot_be_read_is_said_in_the_report(tmp_path: Path, capsys) -> None:
     from xtts_cli.diagnosis.report import _run_sections
 
     run = tmp_path / "run"
@@ -179,6 +178,20 @@ def test_a_runs_record_that_cannot_be_read_is_said_in_the_report(tmp_path: Path)
     assert section.text == '{"broken": ' and section.notes == [
         f"{run / 'run.json'} is not the JSON record xtts writes: `xtts train` refuses to resume the run"
     ]
+    # A metrics line cut by a kill is said; and both on the terminal, where they had been in README.txt only.
+    with (run / "metrics.jsonl").open("a", encoding="utf-8") as metrics:
+        metrics.write('{"step": 3, "loss": 1')
+    sections = _run_sections(run)
+    (last,) = [s for s in sections if s.name == "run/metrics-last.jsonl"]
+    assert last.notes == [
+        f"1 of the last {len(last.text.splitlines())} lines of {run / 'metrics.jsonl'} are not "
+        "whole JSON records (a kill mid-write)"
+    ]
+    from xtts_cli.cli.report import _said
+
+    _said(sections)
+    said = capsys.readouterr().out
+    assert "note: " + section.notes[0] in " ".join(said.split()) and "not whole JSON records" in said
 
 
 def test_a_run_alone_is_reported_with_its_own_config_not_the_defaults(reported: dict) -> None:

@@ -165,6 +165,9 @@ def _said(sections) -> None:
             f"{'[yellow]' if failed else ''}{section.name}{'[/]' if failed else ''}: {section.seconds:.1f} s"
             + (f" (exit {section.exit_code}{': ' + escape(why) if why else ''})" if failed else "")
         )
+        if section.exit_code is None:  # a run's file: a damaged record said here, not only in README.txt
+            for note in section.notes:
+                console().print(f"  note: {escape(note)}")
 
 
 def _reported(section) -> bool:

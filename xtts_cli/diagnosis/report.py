@@ -286,12 +286,22 @@ def _run_sections(run_dir: Path) -> list[Section]:
     metrics = run_dir / "metrics.jsonl"
     if metrics.is_file():
         lines = metrics.read_text(encoding="utf-8", errors="replace").splitlines()
-        sections.append(Section("run/metrics-last.jsonl", "\n".join(lines[-METRICS_KEPT:]) + "\n"))
+        kept = lines[-METRICS_KEPT:]
+        cut = sum(1 for line in kept if line.strip() and not _a_record(line))
+        said = [f"{cut} of the last {len(kept)} lines of {metrics} are not whole JSON records (a kill mid-write)"]
+        sections.append(Section("run/metrics-last.jsonl", "\n".join(kept) + "\n", notes=said if cut else []))
         watched = [line for line in lines if '"watch"' in line]
         sections.append(Section("run/watch.jsonl", "\n".join(watched) + ("\n" if watched else "")))
     else:
         sections.append(Section("run/metrics-last.jsonl", "", notes=[f"{run_dir} has no metrics.jsonl yet"]))
     return sections
+
+
+def _a_record(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
 
 
 def write_report(sections: list[Section], out: Path, clean) -> int:
