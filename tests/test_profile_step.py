@@ -169,6 +169,17 @@ def test_host_contention_names_its_cause_and_fix(tmp_path: Path) -> None:
     assert "parallelism-below-cores" not in {f.id for f in check_config(followed, probe_machine())}
 
 
+def test_counts_are_said_with_their_nouns() -> None:
+    # "1 finding(s), 0 error(s)", "1 training items", "1 batches per epoch".
+    from xtts_cli.cli.output import counted
+
+    assert [counted(1, "finding"), counted(0, "error"), counted(1200, "item")] == [
+        "1 finding",
+        "0 errors",
+        "1,200 items",
+    ]
+
+
 def test_a_contention_finding_is_labelled_with_the_contention_not_as_input_bound() -> None:
     import io
 

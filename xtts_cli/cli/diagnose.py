@@ -23,7 +23,7 @@ from xtts_cli.cli.options import (
     VerboseOption,
     given_once,
 )
-from xtts_cli.cli.output import Phases, console, print_dataset, print_finding, print_json
+from xtts_cli.cli.output import Phases, console, counted, print_dataset, print_finding, print_json
 
 QuickOption = Annotated[
     bool,
@@ -178,7 +178,7 @@ def _render(report, *, unnamed: bool = False) -> None:
         )
     for finding in report.findings:
         print_finding(out, finding, more=report.data_service_commands if finding.id == "data-service" else ())
-    errors = report.errors
-    out.print(f"{len(report.findings)} finding(s), {errors} error(s)" if report.findings else "no findings")
+    found = report.findings
+    out.print(f"{counted(len(found), 'finding')}, {counted(report.errors, 'error')}" if found else "no findings")
     for note in report.notes:
         out.print(f"[dim]note: {escape(note)}[/]")

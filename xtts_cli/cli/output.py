@@ -235,3 +235,8 @@ def print_dataset(out, data, bad_shown: int = 10, *, unnamed: bool = False) -> N
         )
     if len(data.bad_files) > bad_shown:
         out.print(f"  ... and {len(data.bad_files) - bad_shown:,} more (--json lists all)")
+
+
+def counted(number: int, noun: str) -> str:
+    """`1 finding`, `3 findings`: a count and its noun."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"

@@ -194,7 +194,7 @@ def _render(profile, report, where: str) -> None:
 
     out = console()
     out.print(
-        f"[bold]{escape(where)}[/]: {profile.items:,} training items, batch {profile.batch_size}, "
+        f"[bold]{escape(where)}[/]: {profile.items:,} training item{'' if profile.items == 1 else 's'}, batch {profile.batch_size}, "
         f"{profile.preprocessing_mode} mode, {'TF-native' if profile.tf_native else 'tf.numpy_function'} loading; "
         f"{profile.num_batches} batches timed after {profile.warmup_batches} warm-up"
     )

@@ -41,8 +41,7 @@ def report(
     diagnose, a short profile-pipeline and profile-step, a run's record (run.json), last metrics and warnings.
 
     Paths under your home, the dataset's name, its file names and its speakers' names are replaced unless
-    --no-redact; no
-    environment variable that looks like a secret is ever included.
+    --no-redact; no environment variable that looks like a secret is ever included.
 
     Examples:
 
@@ -75,9 +74,9 @@ def report(
     with Phases() as phase:
         phase("validate, diagnose, profile-pipeline and profile-step, each in its own process")
         sections = _gathered(args, settings, run_dir=run_dir, quick=quick, environ=environ, out=out, phase=phase)
-        speakers = speaker_names(sections)
+        people = speaker_names(sections)
         clean = redactor(
-            home=str(Path.home()), datasets=datasets, environ=environ, redact=not no_redact, speakers=speakers
+            home=str(Path.home()), datasets=datasets, environ=environ, redact=not no_redact, speakers=people
         )
         kept_old = out.with_name(out.name + ".bak") if out.is_file() else None
         if kept_old is not None:  # an earlier report is kept, as benchmark keeps an earlier --out

@@ -118,9 +118,8 @@ def serve(
         from xtts_cli.inference import Synthesizer
 
         with Phases() as phase:
-            phase(
-                f"loading {run} (TensorFlow, the model and {'its latest' if step is None else f'step {step}'} checkpoint)"
-            )
+            which = "its latest" if step is None else f"step {step}"
+            phase(f"loading {run} (TensorFlow, the model and {which} checkpoint)")
             tts = Synthesizer.load(run, step=step, vocoder=vocoder, flags=True)
             # What the first request would wait for, built before it comes; the graphs of longer
             # sentences are built while the server answers (`warm_up` below).

@@ -19,7 +19,7 @@ from xtts_cli.cli.options import (
     VerboseOption,
     given_once,
 )
-from xtts_cli.cli.output import SEVERITY_STYLE, console, print_dataset, print_finding, print_json
+from xtts_cli.cli.output import SEVERITY_STYLE, console, counted, print_dataset, print_finding, print_json
 
 FixOption = Annotated[
     bool,
@@ -164,10 +164,6 @@ def _render_settings(settings: dict[str, Any]) -> None:
         out.print(f"  {line}", markup=False, highlight=False)
 
 
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
 def _fix_note(path: Path | None) -> str:
     """What writes a finding's fix: --fix on this file, named as given (without it, pasted, `xtts
     validate --fix` checked the built-in defaults and said all was well); a preset's is copied first."""
@@ -197,7 +193,7 @@ def _render(findings: list, fixed: list, diff: str, path: Path | None, dry_run: 
     fixable = sum(f.fix is not None for f in findings)
     source = str(path) if path else "built-in defaults"
     summary = (
-        f"{source}: {_count(counts['error'], 'error')}, {_count(counts['warning'], 'warning')}, {counts['info']} info"
+        f"{source}: {counted(counts['error'], 'error')}, {counted(counts['warning'], 'warning')}, {counts['info']} info"
     )
     if fixed:
         summary += f"; fixed {len(fixed)}"

@@ -483,7 +483,7 @@ def _main_notes(
     drawn = warmup + num_batches
     if repeated:
         notes.append(
-            f"the dataset gives {info.batches_per_epoch} batches per epoch, fewer than the {drawn} drawn: "
+            f"the dataset gives {info.batches_per_epoch} batch{'' if info.batches_per_epoch == 1 else 'es'} per epoch, fewer than the {drawn} drawn: "
             f"it was repeated ({drawn / info.batches_per_epoch:.1f} epochs)"
         )
     if mode == "cache":
