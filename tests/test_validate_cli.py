@@ -200,6 +200,12 @@ def test_fix_leaves_a_key_the_command_line_sets_to_the_command_line(runner, writ
     assert payload["fixed"] == [] and path.read_text() == "data:\n  num_workers: auto\n  batch_size: 8\n"
     named = {f["id"]: f for f in payload["findings"] if f["id"] in ("parallelism-below-cores", "prefetch-too-small")}
     assert len(named) == 2 and all(f["fix"] is None and "command line's" in f["message"] for f in named.values())
+    # How the file writes a value is the file's to fix, whatever the command line sets: the file's '8'
+    # had been blamed on the --set's 4.
+    path.write_text('data:\n  batch_size: "8"\n')
+    result = runner.invoke(app, ["validate", "-c", str(path), "--set", "data.batch_size=4", "--fix", "--json"])
+    assert [f["id"] for f in json.loads(result.stdout)["fixed"]] == ["number-as-string"]
+    assert path.read_text() == "data:\n  batch_size: 8\n"
 
 
 def test_fix_leaves_what_only_the_command_lines_values_break_and_fixes_what_the_file_breaks(

@@ -160,6 +160,11 @@ def validate_config(
     return result
 
 
+# Findings on how the file writes a value (read from its text, whatever the command line sets): the
+# file's to fix. A --set of the key had blamed the command line for the file's '8'.
+FILE_TEXT_FINDINGS = {"number-as-string"}
+
+
 def _command_line_values(
     findings: list[Finding], overridden: set[str], ruled: list[Finding], file_alone: Optional[set[tuple[str, str]]]
 ) -> list[Finding]:
@@ -172,7 +177,7 @@ def _command_line_values(
     rules = {(f.id, f.fix.key) for f in ruled if f.fix is not None}
 
     def why(f: Finding) -> Optional[str]:
-        if f.fix is None:
+        if f.fix is None or f.id in FILE_TEXT_FINDINGS:
             return None
         if f.fix.key in overridden:
             return "the value is the command line's: change it there"
