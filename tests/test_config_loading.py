@@ -119,6 +119,15 @@ def test_unknown_section(write_config) -> None:
     assert info.value.lines == ["trainig: unknown section; did you mean training?"]
 
 
+def test_a_choice_written_in_other_capitals_names_it_in_lower_case(write_config) -> None:
+    with pytest.raises(ConfigError) as info:
+        resolve_config(write_config("data:\n  preprocessing_mode: Cache\ntraining:\n  optimizer: AdamW\n"))
+    assert [line.split("; ")[-1] for line in info.value.lines] == [
+        "write cache (in lower case)",
+        "write adamw (in lower case)",
+    ]
+
+
 def test_a_key_written_dotted_or_unindented_and_a_tab_say_how_the_file_writes_them(write_config) -> None:
     # A --set's dotted key in a file, and a key left under an unindented section, had been "unknown section;
     # sections are: ..."; a tab, PyYAML's "found character '\t' that cannot start any token".

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
@@ -154,8 +155,22 @@ def validation_error_lines(error: ValidationError, sections: Sections, written: 
         else:
             whole = _whole_number(item.get("input")) if kind == "int_parsing" else None
             fix = f"; write {whole} (YAML 1.1 loaders such as PyYAML read {item.get('input')} as text)" if whole else ""
+            if kind == "literal_error" and (case := _in_other_case(item)):
+                fix = f"; write {case} (in lower case)"  # Cache, AdamW, Tiny: had no word of the case
             lines.append(f"{where}: {show_value(item.get('input'))} is invalid: {message}{fix}")
     return _one_line_a_value(lines)
+
+
+def _in_other_case(item: dict) -> str:
+    """The allowed value `item`'s input is in other capitals (`Cache` of 'cache'), or ''."""
+    given = item.get("input")
+    allowed = (item.get("ctx") or {}).get("expected", "")
+    if not isinstance(given, str):
+        return ""
+    for value in re.findall(r"'([^']*)'", str(allowed)):
+        if value.lower() == given.lower() and value != given:
+            return value
+    return ""
 
 
 def _whole_number(value: Any) -> Optional[int]:
