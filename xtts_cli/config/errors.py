@@ -161,7 +161,7 @@ def validation_error_lines(error: ValidationError, sections: Sections, written: 
     return _one_line_a_value(lines)
 
 
-def _in_other_case(item: dict) -> str:
+def _in_other_case(item: Mapping[str, Any]) -> str:
     """The allowed value `item`'s input is in other capitals (`Cache` of 'cache'), or ''."""
     given = item.get("input")
     allowed = (item.get("ctx") or {}).get("expected", "")
