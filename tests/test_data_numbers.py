@@ -150,6 +150,8 @@ from xtts_cli.data.text import Tokenizer
             "item number one, number five, plus or minus two percent, one hundred plus users, three times faster "
             "at one thousand nine hundred and twenty by one thousand and eighty",
         ),
+        # A plus sign before a number had been left out ("it went three"), +12.5 read as a telephone's digits.
+        ("it went +3, +12.5 points, 2+2", "it went plus three, plus twelve point five points, two plus two"),
         ("30°C or 86 \u00b0F, 1\u00b0 off", "thirty degrees celsius or eighty six degrees fahrenheit, one degree off"),
         # A telephone number digit by digit, in its groups; a range of years is not one.
         (

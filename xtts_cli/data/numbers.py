@@ -158,6 +158,9 @@ _SYMBOLS = (
     (re.compile(r"\u00a7\u00a7\s?(?=\d)"), "sections "),
     (re.compile(r"\u00a7\s?(?=\d)"), "section "),
     (re.compile(r"(?<=\d)\s?\+(?!\s?\d)"), " plus"),
+    # +3, a gain or a temperature: its sign said (it had been left out, "it went three"); 2+2 read as a sum.
+    (re.compile(r"(?<![\w.,+\-\u2212])\+(?=\d)"), "plus "),
+    (re.compile(r"(?<=\d)\s?\+\s?(?=\d)"), " plus "),
     (re.compile(r"(?<=\d)\s?x\s?(?=\d)", re.IGNORECASE), " by "),
     (re.compile(r"(?<=\d)\s?x\b", re.IGNORECASE), " times"),
 )
@@ -717,6 +720,8 @@ _DIGIT_NAMES = "oh one two three four five six seven eight nine".split()
 
 
 def _phone(match: re.Match) -> str:
+    if len(re.sub(r"\D", "", match.group(0))) < 7:  # +12.5 points: a signed number, no telephone's digits
+        return match.group(0)
     groups = re.findall(r"\+|\d+", match.group(0))
     said = ", ".join(" ".join(_DIGIT_NAMES[int(d)] for d in group) for group in groups if group != "+")
     return f"plus {said}" if groups[0] == "+" else said
