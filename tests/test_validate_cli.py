@@ -416,6 +416,25 @@ def test_minutes_of_speech_trained_from_zero_are_pointed_to_adapting_a_trained_r
     assert re.match(r"the training split holds \d+ s of speech", found["message"]), found["message"]
 
 
+def test_a_speaker_of_a_clip_beside_others_of_minutes_is_a_warning(runner, tmp_path) -> None:
+    # One 2 s clip of "alice" among "bob"'s minute and a half had passed every check: a voice of one clip.
+    import shutil
+
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+
+    data = tmp_path / "two"
+    shutil.copytree(BUNDLED_SAMPLE / "wavs", data / "wavs")
+    rows = [row.split("|") for row in (BUNDLED_SAMPLE / "metadata.csv").read_text(encoding="utf-8").splitlines()]
+    lines = [f"wavs/{clip}.wav|{text}|{'alice' if n == 0 else 'bob'}" for n, (clip, text, *_) in enumerate(rows)]
+    (data / "metadata.csv").write_text("audio_file|text|speaker_name\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["validate", "--data", str(data), "--json"])
+    (found,) = [f for f in json.loads(result.stdout)["findings"] if f["id"] == "dataset-thin-speaker"]
+    assert re.match(
+        r"1 of 2 speakers hold under 30 s of speech \(alice \d s\): too little to learn a voice", found["message"]
+    )
+    assert found["severity"] == "warning"
+
+
 def test_init_from_takes_the_network_the_config_leaves_unwritten_from_the_base(runner, write_config, tmp_path):
     base = Path(__file__).parent / "data" / "run_before_run_data"  # tiny autoregressive, d_model 32, characters
 

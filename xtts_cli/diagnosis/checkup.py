@@ -261,6 +261,38 @@ def small_data_findings(scan, config: XttsConfig) -> list[Finding]:
     ]
 
 
+# A speaker with less speech than this, among others, gives a voice of a clip or two: `--speaker` averages
+# their clips' references (the voices preset learns each voice from about 7 minutes).
+THIN_SPEAKER_SECONDS = 30.0
+
+
+def thin_speaker_findings(scan, config: XttsConfig) -> list[Finding]:
+    """A warning naming the speakers with under THIN_SPEAKER_SECONDS of speech beside others with more
+    (one 2 s clip among another speaker's 50 had passed every check, and `speakers.json` listed her)."""
+    from xtts_cli.kinds import kind_for
+
+    minutes: dict[str, float] = {}
+    for dataset in scan.datasets:
+        for speaker, said in dataset.speaker_minutes.items():
+            minutes[speaker] = minutes.get(speaker, 0.0) + said
+    thin = sorted((seconds, name) for name, said in minutes.items() if (seconds := 60 * said) < THIN_SPEAKER_SECONDS)
+    # Among speakers of a few minutes: where every one is thin, dataset-small says what matters.
+    if len(thin) == len(minutes) or not thin or not kind_for(config).speaks:
+        return []
+    shown = ", ".join(f"{name} {seconds:.0f} s" for seconds, name in thin[:5]) + (
+        f" and {len(thin) - 5} more" if len(thin) > 5 else ""
+    )
+    return [
+        Finding(
+            id="dataset-thin-speaker",
+            severity="warning",
+            message=f"{len(thin)} of {len(minutes)} speakers hold under {THIN_SPEAKER_SECONDS:.0f} s of speech ({shown}): "
+            "too little to learn a voice from, and --speaker NAME speaks one made of those clips alone; give each "
+            "speaker a few minutes, or leave their clips out",
+        )
+    ]
+
+
 def outside_limits_finding(scan, data) -> Finding:
     """The clips the length limits leave out: how many, why, what keeps them. A warning when they
     are a larger share of the corpus than `data.max_bad_file_fraction` would let bad files be."""
@@ -576,7 +608,7 @@ def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optiona
         from xtts_cli.config.remedies import early_stop_without_validation
 
         found.append(early_stop_without_validation())
-    found += small_data_findings(scan, config)
+    found += small_data_findings(scan, config) + thin_speaker_findings(scan, config)
     validation = eval_items_of(config, scan)  # data.eval_dataset_path's (eval_dataset_failure read it), or the scan's
     found += _eval_in_train(scan, validation, separate=bool(config.data.eval_dataset_path))
     found += _below_the_rate(scan, config.data)
