@@ -117,6 +117,22 @@ def test_each_stage_keeps_the_winner_and_ignores_gains_within_noise(tmp_path) ->
     assert any("run-to-run noise" in note for note in report.notes)
 
 
+def test_the_speedup_of_a_winner_that_ran_slower_again_is_the_mean_of_its_two_runs(tmp_path) -> None:
+    # The first timing of batch 8 alone had read 2.30x, the re-run at the end 1.5x.
+    runs: list = []
+
+    def speeds(config):
+        runs.append(config["data"]["batch_size"])
+        if config["data"]["batch_size"] != 8:
+            return 100.0
+        return 230.0 if runs.count(8) == 1 else 150.0
+
+    report = _run(_loaded(tmp_path), _stand_in(speeds), batch_sizes=[4, 8], stages=["batch_size"])
+    assert report.trials[report.best].settings["data.batch_size"] == 8
+    assert report.drift == pytest.approx(150.0 / 230.0 - 1.0)
+    assert report.speedup == pytest.approx(1.9)
+
+
 def test_a_config_that_runs_eagerly_is_timed_in_graph_mode_first(tmp_path) -> None:
     def speeds(config):
         training = config["training"]

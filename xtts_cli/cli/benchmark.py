@@ -409,7 +409,7 @@ def _render(report, written: Optional[Path]) -> None:
             for change in report.changes:
                 out.print(f"  {change.describe()}")
         elif not report.stopped:
-            out.print("  the config as written is already the fastest measured (within noise)")
+            out.print("  no trial beat the config as written by more than run-to-run noise: it is kept")
     if report.drift is not None:
         out.print(f"the best setting run again at the end: {report.drift:+.1%} samples/s (the machine's own drift)")
     for stage, reason in report.not_swept.items():
