@@ -208,6 +208,21 @@ def test_fix_leaves_a_key_the_command_line_sets_to_the_command_line(runner, writ
     assert path.read_text() == "data:\n  batch_size: 8\n"
 
 
+def test_fix_makes_the_fixes_the_files_layout_takes_and_names_the_others(runner, write_config) -> None:
+    # A key written through an anchor had made --fix refuse every fix, after validate counted them all fixable.
+    path = write_config('training:\n  max_steps: &s "6"\n  sample_step: *s\n  warmup_steps: "5"\n')
+    checked = json.loads(runner.invoke(app, ["validate", "-c", str(path), "--json"]).stdout)
+    fixes = {f["message"].split(" ")[0]: f["fix"] for f in checked["findings"] if f["id"] == "number-as-string"}
+    assert fixes["training.warmup_steps"] is not None and fixes["training.max_steps"] is None
+    anchored = next(f for f in checked["findings"] if f["message"].startswith("training.max_steps"))
+    assert anchored["message"].endswith(
+        "(--fix cannot write it: training.max_steps is written through a YAML anchor (&s) other keys share; set it by hand)"
+    )
+    result = runner.invoke(app, ["validate", "-c", str(path), "--fix", "--json"])
+    assert [f["id"] for f in json.loads(result.stdout)["fixed"]] == ["number-as-string"]
+    assert path.read_text() == 'training:\n  max_steps: &s "6"\n  sample_step: *s\n  warmup_steps: 5\n'
+
+
 def test_fix_leaves_what_only_the_command_lines_values_break_and_fixes_what_the_file_breaks(
     runner, write_config
 ) -> None:

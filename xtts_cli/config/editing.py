@@ -153,40 +153,51 @@ def _lookup(data: Any, dotted: str) -> tuple[bool, Any]:
     return True, body[key]
 
 
-def apply_changes(text: str, changes: Iterable[ConfigChange], sources: Mapping[str, str]) -> str:
-    """Apply changes to the YAML text; each canonical key is edited where the user wrote it.
+def apply_changes(
+    text: str,
+    changes: Iterable[ConfigChange],
+    sources: Mapping[str, str],
+    skipped: Optional[list[tuple[ConfigChange, str]]] = None,
+) -> str:
+    """Apply changes to the YAML text; each canonical key is edited where the user wrote it, and
+    checked by reading the text back. With `skipped`, a change this file's layout does not take (an
+    anchor, flow style) is left out and listed there with why; without it, it raises EditError.
 
     The first change for a key wins, so two rules can never undo each other (which would make a
     second `--fix` change the file again).
     """
     seen: set[str] = set()
-    expected: list[tuple[str, ConfigChange]] = []
     for change in changes:
         if change.key in seen:
             continue
         seen.add(change.key)
-        where = sources.get(change.key, change.key)
-        if change.action == "remove":
-            text = _remove(text, where)
-        else:
-            text = _set(text, where, change.value)
-        expected.append((where, change))
-    try:
-        result = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise EditError(f"applying the fixes would break the YAML ({exc}); nothing was written") from None
-    for where, change in expected:
-        present, value = _lookup(result, where)
-        ok = (
-            not present
-            if change.action == "remove"
-            else present and value == change.value and type(value) is type(change.value)
-        )
-        if not ok:
-            raise EditError(
-                f"could not apply '{change.describe()}' to this file's layout; nothing was written, edit it by hand"
-            )
+        try:
+            text = _one_change(text, sources.get(change.key, change.key), change)
+        except EditError as error:
+            if skipped is None:
+                raise
+            skipped.append((change, str(error)))
     return text
+
+
+def _one_change(text: str, where: str, change: ConfigChange) -> str:
+    """`text` with `change` made at `where`, read back to check it holds what was asked."""
+    edited = _remove(text, where) if change.action == "remove" else _set(text, where, change.value)
+    try:
+        result = yaml.safe_load(edited) or {}
+    except yaml.YAMLError as exc:
+        raise EditError(
+            f"applying '{change.describe()}' would break the YAML ({str(exc).splitlines()[0]}); edit it by hand"
+        ) from None
+    present, value = _lookup(result, where)
+    ok = (
+        not present
+        if change.action == "remove"
+        else present and value == change.value and type(value) is type(change.value)
+    )
+    if not ok:
+        raise EditError(f"could not apply '{change.describe()}' to this file's layout; edit it by hand")
+    return edited
 
 
 def own_header(text: str, target: Path) -> str:

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from xtts_cli.config.loading import LoadedConfig, resolve_config
 from xtts_cli.diagnosis.base_run import parent_findings, taken_from_base
-from xtts_cli.errors import ConfigError
+from xtts_cli.errors import ConfigError, XttsError
 from xtts_cli.findings import Finding
 
 __all__ = ["Validation", "schema_failure_findings", "validate_config"]
@@ -102,6 +102,28 @@ def _repair(loaded: LoadedConfig, fixable: list[Finding], write: bool, said: Cal
     return diff, True
 
 
+def _writable_fixes(loaded: LoadedConfig, findings: list[Finding]) -> list[Finding]:
+    """`findings`, a fix this file's layout does not take (a key written through an anchor, a file in
+    flow style) made none, its message saying why: validate had counted it "fixable with --fix", and
+    --fix refused every fix for it."""
+    from xtts_cli.config.editing import apply_changes
+
+    if loaded.text is None or loaded.path is None or not any(f.fix for f in findings):
+        return findings
+    skipped: list = []
+    try:
+        apply_changes(loaded.text, _everywhere(loaded, [f.fix for f in findings if f.fix]), loaded.sources, skipped)
+    except XttsError:  # a file the editor cannot read: --fix says so
+        return findings
+    why = {change.key: reason for change, reason in skipped}
+    return [
+        f.model_copy(update={"fix": None, "message": f"{f.message} (--fix cannot write it: {why[f.fix.key]})"})
+        if f.fix is not None and f.fix.key in why
+        else f
+        for f in findings
+    ]
+
+
 def _everywhere(loaded: LoadedConfig, changes: list) -> list:
     """`changes`, each also made where the file writes its key under an older name."""
     from xtts_cli.config.loading import other_places, parse_yaml
@@ -149,6 +171,7 @@ def validate_config(
     total = result.settings["total_steps"] if result.settings else None
     result.findings = result.findings + warmup_past_the_epochs(loaded.config.training, total)
     result.findings = _command_line_values(result.findings, loaded.overridden, ruled, _file_alone(loaded, machine))
+    result.findings = _writable_fixes(loaded, result.findings)
     # Fixed after the scan, so a fix only the data shows (how it is resampled) is made too.
     fixable = [f for f in result.findings if f.fix is not None]
     if (fix or dry_run) and fixable:
