@@ -494,7 +494,7 @@ def resolve_config(
     if chosen is not None:
         text = read_config_text(chosen)
     data, left_out = _left_out(parse_yaml(text, str(chosen)) if text is not None else {})
-    if text is not None and not data:  # a file saved empty, or commented out whole: said, not passed over
+    if text is not None and not data and not left_out:  # saved empty, or commented out whole: said, not passed over
         _say_once(f"note: {chosen} holds no settings (it is empty or all comments): the built-in defaults apply\n")
     canonical, sources, conflicts = canonicalize(data)
     raw = copy.deepcopy(canonical)
