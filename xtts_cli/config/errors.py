@@ -155,21 +155,20 @@ def validation_error_lines(error: ValidationError, sections: Sections, written: 
         else:
             whole = _whole_number(item.get("input")) if kind == "int_parsing" else None
             fix = f"; write {whole} (YAML 1.1 loaders such as PyYAML read {item.get('input')} as text)" if whole else ""
-            if kind == "literal_error" and (case := _in_other_case(item)):
-                fix = f"; write {case} (in lower case)"  # Cache, AdamW, Tiny: had no word of the case
+            fix += _in_other_case(item) if kind == "literal_error" else ""  # Cache, AdamW: had no word of the case
             lines.append(f"{where}: {show_value(item.get('input'))} is invalid: {message}{fix}")
     return _one_line_a_value(lines)
 
 
 def _in_other_case(item: Mapping[str, Any]) -> str:
-    """The allowed value `item`'s input is in other capitals (`Cache` of 'cache'), or ''."""
+    """'; write cache' where `item`'s input is an allowed value in other capitals (`Cache`), or ''."""
     given = item.get("input")
     allowed = (item.get("ctx") or {}).get("expected", "")
     if not isinstance(given, str):
         return ""
     for value in re.findall(r"'([^']*)'", str(allowed)):
         if value.lower() == given.lower() and value != given:
-            return value
+            return f"; write {value} (in lower case)"
     return ""
 
 
