@@ -236,6 +236,9 @@ def test_a_path_with_an_environment_variable_is_refused_not_made_a_folder_of_tha
     assert "training.run_dir: '${WALK}/runs/e' is invalid: " + said.format("${WALK}") in lines
     assert "data.datasets[0].path: '$HOME/data' is invalid: " + said.format("$HOME") in lines
     assert not any("$" in p.name for p in tmp_path.rglob("*"))
+    # A shell's default (${WALK:-/tmp}) as well: it had made a folder named '${WALK:-'.
+    with pytest.raises(ConfigError, match=r"holds the environment variable \$\{WALK:-/tmp\}"):
+        resolve_config(None, sets=["training.checkpoint_dir=${WALK:-/tmp}/ck"])
     # What a shell expanded is a path as any other; a $ not before a name is a character of it.
     resolved = resolve_config(None, sets=[f"data.feature_cache_dir={tmp_path}/cost$5"]).config.data
     assert resolved.feature_cache_dir == f"{tmp_path}/cost$5"

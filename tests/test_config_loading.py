@@ -138,6 +138,14 @@ def test_a_key_written_dotted_or_unindented_and_a_tab_say_how_the_file_writes_th
         "line below (dotted keys are --set's)",
         "num_workers: unknown section; num_workers is a key of data: indent it under `data:`",
     ]
+    # A key of several sections is not sent to the first; one dotted inside its own section is not "did you
+    # mean" itself.
+    with pytest.raises(ConfigError) as info:
+        resolve_config(write_config("training:\nseed: 5\ndata:\n  data.batch_size: 8\n"))
+    assert sorted(info.value.lines) == [
+        "data.data.batch_size: unknown key; under `data:` write it as batch_size (the section names itself once)",
+        "seed: unknown section; seed is a key of data, training and synthesis: indent it under the one it belongs to",
+    ]
     for text, column in (("data:\n\tbatch_size: 8\n", 1), ("data:\n  batch_size: 8\t# eight\n", 16)):
         path = write_config(text)
         with pytest.raises(ConfigError) as info:

@@ -184,14 +184,14 @@ def test_a_runs_record_that_cannot_be_read_is_said_in_the_report(tmp_path: Path,
     sections = _run_sections(run)
     (last,) = [s for s in sections if s.name == "run/metrics-last.jsonl"]
     assert last.notes == [
-        f"1 of the last {len(last.text.splitlines())} lines of {run / 'metrics.jsonl'} are not "
-        "whole JSON records (a kill mid-write)"
+        f"1 of the last {len(last.text.splitlines())} lines of {run / 'metrics.jsonl'} is not "
+        "a whole JSON record (a kill mid-write)"
     ]
     from xtts_cli.cli.report import _said
 
     _said(sections)
     said = capsys.readouterr().out
-    assert "note: " + section.notes[0] in " ".join(said.split()) and "not whole JSON records" in said
+    assert "note: " + section.notes[0] in " ".join(said.split()) and "is not a whole JSON record" in said
 
 
 def test_a_run_alone_is_reported_with_its_own_config_not_the_defaults(reported: dict) -> None:

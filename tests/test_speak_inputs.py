@@ -462,8 +462,12 @@ def test_a_terminals_colour_codes_and_markup_tags_are_left_out_and_named_not_rea
     text = 'The \x1b[31mred\x1b[0m cat. <break time="1s"/> It sat on <p>the</p> mat, un<i>dis</i>turbed.'
     notes = tts.check(text)
     assert notes == [
-        "left out 2 terminal escape codes (colours: ESC [ ... m); left out the markup tags <break> <p> <i> "
+        "left out 2 terminal escape codes (colours, cursor moves, titles); left out the markup tags <break> <p> <i> "
         "(xtts reads plain text; the words between them are read)"
+    ]
+    # A one-byte escape (\x9b) and a title's (ESC ] ... BEL), and an HTML comment: none of them read.
+    assert tts.check("The \x9b31mred\x9b0m cat.\x1b]0;my title\x07 <!-- a note --> It sat.") == [
+        "left out 3 terminal escape codes (colours, cursor moves, titles); left out 1 markup comment (<!-- ... -->)"
     ]
     # A comparison's signs are no tags: left out as signs the run never saw, its words read.
     assert tts.check("Is a<b and b>c, or a <b and c> d?") == ["left out what the run never saw: < >"]

@@ -84,7 +84,7 @@ def report(
         size = write_report(sections, out, clean)
     _said(sections)
     kept = (
-        "home paths and file names kept (--no-redact)"
+        "home paths, file and speaker names kept (--no-redact)"
         if no_redact
         else "home, dataset, file and speaker names replaced"
     )

@@ -75,7 +75,38 @@ def _misplaced(name: str, sections: Sections) -> str:
             f"a file writes it nested, `{head}:` and `{rest}: ...` indented on the line below (dotted keys are --set's)"
         )
     owners = [section for section, keys in sections.items() if name in keys]
+    if len(owners) > 1:  # training.seed and data.seed: the one it was meant for is the writer's
+        return f"{name} is a key of {', '.join(owners[:-1])} and {owners[-1]}: indent it under the one it belongs to"
     return f"{name} is a key of {owners[0]}: indent it under `{owners[0]}:`" if owners else ""
+
+
+def _unknown_key_line(where: str, loc: list, model_kind: str, sections: Sections) -> str:
+    """The line of a key the schema does not know: where it belongs, or the nearest known one."""
+    section = loc[0] if len(loc) > 1 else ""
+    name = str(loc[-1])
+    other = _other_kind(name, model_kind) if section == "model" else None
+    if other:
+        return f"{where}: a key of model.kind {other}, not of this {model_kind} model; remove it"
+    if len(loc) == 1 and (placed := _misplaced(name, sections)):
+        return f"{where}: unknown section; {placed}"
+    if len(loc) == 1:
+        close = difflib.get_close_matches(name, list(sections), n=1, cutoff=0.6)
+        guess = close[0] if close else None
+        known = ", ".join(sections)
+        hint = f"did you mean {guess}?" if guess else f"sections are: {known}"
+        return f"{where}: unknown section; {hint}"
+    if len(loc) == 4 and loc[:2] == ["data", "datasets"]:  # a key of one dataset's {path, weight, ...}
+        from xtts_cli.config.schema import DatasetSource
+
+        close = difflib.get_close_matches(name, list(DatasetSource.model_fields), n=1, cutoff=0.6)
+        known = ", ".join(DatasetSource.model_fields)
+        return f"{where}: unknown key; " + (f"did you mean {close[0]}?" if close else f"a dataset has {known}")
+    guess = did_you_mean(name, str(section), sections)
+    hint = f"did you mean {guess}?" if guess else f"see docs/config.md for the keys of '{section}'"
+    inner = name.removeprefix(f"{section}.")
+    if inner != name and inner in sections.get(str(section), {}):  # data: then data.batch_size
+        hint = f"under `{section}:` write it as {inner} (the section names itself once)"
+    return f"{where}: unknown key; {hint}"
 
 
 def validation_error_lines(error: ValidationError, sections: Sections, written: Iterable[str] = ()) -> list[str]:
@@ -104,34 +135,7 @@ def validation_error_lines(error: ValidationError, sections: Sections, written: 
             )
             continue
         if kind == "extra_forbidden":
-            section = loc[0] if len(loc) > 1 else ""
-            name = str(loc[-1])
-            other = _other_kind(name, model_kind) if section == "model" else None
-            if other:
-                lines.append(f"{where}: a key of model.kind {other}, not of this {model_kind} model; remove it")
-                continue
-            if len(loc) == 1 and (placed := _misplaced(name, sections)):
-                lines.append(f"{where}: unknown section; {placed}")
-                continue
-            if len(loc) == 1:
-                close = difflib.get_close_matches(name, list(sections), n=1, cutoff=0.6)
-                guess = close[0] if close else None
-                known = ", ".join(sections)
-                hint = f"did you mean {guess}?" if guess else f"sections are: {known}"
-                lines.append(f"{where}: unknown section; {hint}")
-                continue
-            if len(loc) == 4 and loc[:2] == ["data", "datasets"]:  # a key of one dataset's {path, weight, ...}
-                from xtts_cli.config.schema import DatasetSource
-
-                close = difflib.get_close_matches(name, list(DatasetSource.model_fields), n=1, cutoff=0.6)
-                known = ", ".join(DatasetSource.model_fields)
-                lines.append(
-                    f"{where}: unknown key; " + (f"did you mean {close[0]}?" if close else f"a dataset has {known}")
-                )
-                continue
-            guess = did_you_mean(name, str(section), sections)
-            hint = f"did you mean {guess}?" if guess else f"see docs/config.md for the keys of '{section}'"
-            lines.append(f"{where}: unknown key; {hint}")
+            lines.append(_unknown_key_line(where, loc, model_kind, sections))
             continue
         message = str(item.get("msg", "invalid"))
         for lead in ("Value error, ", "Input should be "):

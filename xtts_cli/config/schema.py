@@ -54,7 +54,7 @@ def _blank_is_none(value: object) -> object:
 
 
 # $HOME, ${DATA}: a shell's words, which a config file does not expand.
-_VARIABLE = re.compile(r"\$(\{[A-Za-z_]\w*\}|[A-Za-z_]\w*)")
+_VARIABLE = re.compile(r"\$(\{[A-Za-z_]\w*(?:[:?+=-][^}]*)?\}|[A-Za-z_]\w*)")  # ${WALK:-/tmp} too
 
 
 def _no_variable(value: object) -> object:

@@ -335,7 +335,9 @@ def without_unspoken(text: str) -> str:
 
 # A terminal's escape sequences: colours and cursor moves (ESC [ ... m), titles (ESC ] ... BEL), the rest
 # (ECMA-48). Pasted from a terminal, their text after the ESC had been read aloud ("[thirty one m").
-_TERMINAL_CODE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_TERMINAL_CODE = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])|\x9b[0-?]*[ -/]*[@-~]"  # \x9b: CSI in one byte
+)
 # SSML's and HTML's tags, by name (a bare `<` and `>` are a comparison's: "x<y and y>z" is no tag). Their
 # words had been read aloud ("break time one s").
 _MARKUP = re.compile(
@@ -349,10 +351,15 @@ def without_markup(text: str) -> tuple[str, str]:
     """(`text` without a terminal's escape sequences and SSML or HTML tags, a note naming what was left
     out): xtts reads plain text, and the words inside the tags are read as any other."""
     notes = []
-    if "\x1b" in text:
+    if "\x1b" in text or "\x9b" in text:
         text, count = _TERMINAL_CODE.subn("", text)
         if count:
-            notes.append(f"left out {count} terminal escape code{'s' if count > 1 else ''} (colours: ESC [ ... m)")
+            notes.append(
+                f"left out {count} terminal escape code{'s' if count > 1 else ''} (colours, cursor moves, titles)"
+            )
+    if "<!--" in text:  # an HTML comment, a note to its writer: none of it is read
+        text, count = _COMMENT.subn(" ", text)
+        notes += [f"left out {count} markup comment{'s' if count > 1 else ''} (<!-- ... -->)"] if count else []
     if "<" in text:
         tags = list(dict.fromkeys(f"<{m.group(1).lower()}>" for m in _MARKUP.finditer(text)))
         if tags:
@@ -363,6 +370,7 @@ def without_markup(text: str) -> tuple[str, str]:
     return text, "; ".join(notes)
 
 
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _PARTING_TAGS = {"speak", "break", "p", "s", "br", "div", "audio", "voice"}
 
 

@@ -288,7 +288,11 @@ def _run_sections(run_dir: Path) -> list[Section]:
         lines = metrics.read_text(encoding="utf-8", errors="replace").splitlines()
         kept = lines[-METRICS_KEPT:]
         cut = sum(1 for line in kept if line.strip() and not _a_record(line))
-        said = [f"{cut} of the last {len(kept)} lines of {metrics} are not whole JSON records (a kill mid-write)"]
+        said = [
+            f"{cut} of the last {len(kept)} lines of {metrics} "
+            + ("is not a whole JSON record" if cut == 1 else "are not whole JSON records")
+            + " (a kill mid-write)"
+        ]
         sections.append(Section("run/metrics-last.jsonl", "\n".join(kept) + "\n", notes=said if cut else []))
         watched = [line for line in lines if '"watch"' in line]
         sections.append(Section("run/watch.jsonl", "\n".join(watched) + ("\n" if watched else "")))
