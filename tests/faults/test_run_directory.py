@@ -327,6 +327,25 @@ def test_each_start_keeps_its_versions_and_a_resume_under_others_says_so(tmp_pat
     assert [start["tensorflow_version"] for start in starts] == ["2.16.2", tf.__version__]
 
 
+def test_a_resumes_changed_settings_are_said_as_the_config_writes_them(tmp_path):
+    # Python's reprs had been said: (False -> True), (['multilingual_cleaners'] -> ...), and datasets as dicts.
+    first = XttsConfig.model_validate({"data": {"datasets": [{"path": "/d/en"}, {"path": "/d/fa"}]}})
+    run, _ = prepare_run_dir(tmp_path / "run", first)
+    _saved_at(run.checkpoints, 5)
+    release_run_dir(run)
+    then = XttsConfig.model_validate(
+        {"data": {"dataset_path": "/d/people", "bucket_by_length": False}, "training": {"learning_rate": 0.002}}
+    )
+    said: list[str] = []
+    run, _ = prepare_run_dir(tmp_path / "run", then, note=said.append)
+    release_run_dir(run)
+    changed = next(line for line in said if line.startswith("resuming with settings changed"))
+    assert "data.bucket_by_length (true -> false)" in changed and "data.datasets ([/d/en, /d/fa] -> [])" in changed
+    assert (
+        'data.dataset_path (null -> "/d/people")' in changed and "training.learning_rate (0.0005 -> 0.002)" in changed
+    )
+
+
 def test_a_run_record_that_cannot_be_read_is_refused_not_taken_for_none(tmp_path):
     # A damaged run.json had let any model config resume the run (nothing to check it against), and
     # one that is a list had been an AttributeError traceback.

@@ -27,6 +27,7 @@ from xtts_cli.config.loading import MOVED, LoadedConfig
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.features import MelFeatures, with_band_top
 from xtts_cli.errors import XttsError
+from xtts_cli.findings import yaml_scalar
 from xtts_cli.host import plan_threads
 from xtts_cli.locks import LOCK_FILE
 from xtts_cli.model.presets import resolved_identity
@@ -126,8 +127,18 @@ def changed_settings(before: XttsConfig, now: XttsConfig, shown: int = 6) -> str
     how long it trains: said, not refused, so a changed setting is never a surprise in the curves."""
     old, new = (_flatten_all(_without(c, ())) for c in (before, now))  # paths compared absolute
     keys = [key for key in new if key not in _RESUMED_BY_DESIGN and old.get(key, new[key]) != new[key]]
-    said = ", ".join(f"{key} ({old[key]!r} -> {new[key]!r})" for key in keys[:shown])
+    said = ", ".join(f"{key} ({_shown(old[key])} -> {_shown(new[key])})" for key in keys[:shown])
     return said + (f" and {len(keys) - shown} more" if len(keys) > shown else "")
+
+
+def _shown(value: Any) -> str:
+    """A setting as the config writes it (false, null, [a, b]), not Python's repr; a dataset by its path
+    (a list of datasets had been a dump of dicts)."""
+    if isinstance(value, list):
+        return (
+            "[" + ", ".join(str(v["path"]) if isinstance(v, dict) and "path" in v else _shown(v) for v in value) + "]"
+        )
+    return yaml_scalar(value) if not isinstance(value, dict) else json.dumps(value, ensure_ascii=False)
 
 
 def _flatten_all(tree: dict[str, Any]) -> dict[str, Any]:
@@ -161,7 +172,7 @@ def _refuse_changed_model(
     if force:
         changed = [k for k in changed if k in _UNFORCEABLE]
     if changed:
-        details = ", ".join(f"{k} ({before.get(k)!r} -> {identity.get(k)!r})" for k in changed)
+        details = ", ".join(f"{k} ({_shown(before.get(k))} -> {_shown(identity.get(k))})" for k in changed)
         # --force resumes where the checkpoint still fits (a weight of another shape does not: the
         # set-up then fails and the run's record is put back); never across _UNFORCEABLE.
         forceable = not any(k in _UNFORCEABLE for k in changed)
