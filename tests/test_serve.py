@@ -809,6 +809,16 @@ def test_a_run_with_no_voice_of_its_own_and_a_sample_gone_since_the_start_are_a_
         assert status == 400 and json.loads(body)["hint"].startswith("send speaker_id= (/api/speakers lists them)")
         assert get(f"{url}/api/tts?text=hello&speaker_id=en-gb")[0] == 200
         assert get(f"{url}/samples/step000004-00.wav")[0] == 200
+        # Safari plays an <audio> only from a server that answers its Range with 206 (it had the whole file).
+        whole = CLIP.read_bytes()
+        for asked, part in (("bytes=0-1", whole[:2]), ("bytes=100-", whole[100:]), ("bytes=-10", whole[-10:])):
+            status, headers, body = get(f"{url}/samples/step000004-00.wav", headers={"Range": asked})
+            assert (status, body, headers["Accept-Ranges"]) == (206, part, "bytes"), asked
+        first = len(whole) - len(part)
+        assert headers["Content-Range"] == f"bytes {first}-{len(whole) - 1}/{len(whole)}"
+        status, headers, _ = get(f"{url}/samples/step000004-00.wav", headers={"Range": f"bytes={len(whole)}-"})
+        assert (status, headers["Content-Range"]) == (416, f"bytes */{len(whole)}")
+        assert get(f"{url}/samples/step000004-00.wav", headers={"Range": "bytes=0-1,5-9"})[2] == whole  # several: all
         assert [sample["name"] for sample in json.loads(get(f"{url}/api/samples")[2])] == ["step000004-00.wav"]
         (run / "samples" / "step000004-00.wav").unlink()
         assert json.loads(get(f"{url}/api/samples")[2]) == []  # the page lists no sample that is gone

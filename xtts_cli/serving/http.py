@@ -260,7 +260,7 @@ class _Handler(BaseHTTPRequestHandler):
                     raise Refused(
                         404, f"the training sample {name[:80]!r} is no longer in the run's samples/"
                     ) from None
-                self._send(200, sample, "audio/wav", method=method)
+                self._send_ranged(sample, "audio/wav", method=method)
             elif url.path == "/api/tts":
                 if method == "HEAD":
                     raise Refused(405, "HEAD /api/tts: use GET or POST")
@@ -550,6 +550,30 @@ class _Handler(BaseHTTPRequestHandler):
         # No body to a HEAD, an error's included: its bytes would be read as the next answer on the connection.
         if method != "HEAD" and getattr(self, "command", None) != "HEAD":
             self.wfile.write(body)
+
+    def _send_ranged(self, body: bytes, kind: str, *, method: str) -> None:
+        """A file, or the one byte range its request's `Range` names (RFC 9110, 14): Safari plays an <audio>
+        only from a server that answers `bytes=0-1` with 206 (it had been sent the whole file, and stayed
+        silent). Several ranges, or a header not of bytes, get the whole file, as the RFC lets a server."""
+        total = len(body)
+        wanted = re.fullmatch(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*", self.headers.get("Range") or "")
+        if wanted is None or wanted.groups() == ("", ""):
+            self._send(200, body, kind, method=method, headers={"Accept-Ranges": "bytes"})
+            return
+        first, last = wanted.groups()
+        if first:
+            start, end = int(first), min(int(last), total - 1) if last else total - 1
+        else:  # bytes=-500: the last 500
+            start, end = max(0, total - int(last)), total - 1
+        if start >= total or start > end:
+            self._error(
+                416,
+                f"the range {wanted.group(0).strip()!r} is past the file's {total} bytes",
+                headers={"Content-Range": f"bytes */{total}"},
+            )
+            return
+        headers = {"Accept-Ranges": "bytes", "Content-Range": f"bytes {start}-{end}/{total}"}
+        self._send(206, body[start : end + 1], kind, method=method, headers=headers)
 
     def log_error(self, format: str, *args: Any) -> None:
         # A connection kept alive that sends no next request is closed after READ_TIMEOUT_SECONDS (a
