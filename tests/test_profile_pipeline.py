@@ -477,3 +477,11 @@ def test_the_shares_of_the_stages_add_up_to_at_most_the_whole_when_a_stage_measu
     _render_stages_and_baseline(out, SimpleNamespace(stages=[*stages, stage("batch", 2.55, -0.73)], baseline=None))
     table = out.export_text()
     assert [int(share) for share in re.findall(r"(\d+)%", table)] == [9, 7, 84, 0] and "~0%" in table
+    # And a note says the split is inside the noise (the table alone had shown it as measured).
+    from xtts_cli.profiling.pipeline_profiler import stages_within_noise
+
+    assert stages_within_noise([*stages, stage("batch", 2.55, -0.73)]) == [
+        "batch timed faster than the stage before it (-0.73 ms a sample): at 8 samples the stages' differences are "
+        "within noise; time more batches (--batches) to split them"
+    ]
+    assert stages_within_noise(stages) == []

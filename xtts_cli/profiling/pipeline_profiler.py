@@ -325,6 +325,19 @@ def _time_elements(dataset, *, chunk: int, warm_chunks: int, chunks: int, size_o
     return time.perf_counter() - start, count
 
 
+def stages_within_noise(timings: Sequence[StageTiming]) -> list[str]:
+    """A note when a stage timed faster than the one before it: a stage cannot cost less than nothing,
+    so the differences are inside the noise (a 10-sample breakdown had shown its shares as measured)."""
+    faster = [t for t in timings if t.incremental_ms_per_sample < 0]
+    if not faster:
+        return []
+    return [
+        f"{faster[0].name} timed faster than the stage before it ({faster[0].incremental_ms_per_sample:+.2f} ms a "
+        f"sample): at {faster[0].samples} samples the stages' differences are within noise; time more batches "
+        "(--batches) to split them"
+    ]
+
+
 def _stage_timings(
     config: XttsConfig, items: Sequence[DatasetItem], *, full: BatchMeasurement, warmup: int
 ) -> list[StageTiming]:
@@ -563,6 +576,7 @@ class _RuntimeRuns:
                 self.native = full
         self.say("timing the stages: read, decode, features")
         timings = _stage_timings(self.runtime, items, full=full, warmup=self.warmup)
+        notes += stages_within_noise(timings)
         if self.mode != "runtime":
             notes.append(
                 f"stages are measured in runtime mode (features every epoch) so each row includes the "
