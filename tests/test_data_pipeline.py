@@ -523,6 +523,10 @@ def test_precompute_shards_rebuild_on_changed_settings_files_and_interruptions(t
     directory = Path(store.directory)
     assert directory.parent == tmp_path / "features"
     assert len(list(directory.glob("shard-*.tfrecord"))) == 5 and not list(directory.glob(".tmp-*"))
+    # Readable as the umask says, for a store a team shares (mkstemp's 0600 had kept it to its writer).
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert {shard.stat().st_mode & 0o777 for shard in directory.glob("shard-*.tfrecord")} == {0o666 & ~umask}
     ops = graph_ops(ds)
     assert {"TFRecordDataset", "DecodePaddedRaw"} <= ops and not ops & PYTHON_OPS
     assert not ops & {"DecodeWav", "IO>AudioDecodeMP3", "ReadFile"}  # read back, not recomputed

@@ -220,9 +220,14 @@ def _write_shard(path: Path, clips) -> None:
     """Write `clips` (stored values, each [frames, per_frame] or [samples]) and the index record to
     `path` through a temporary file, flushed to disk before the rename."""
 
+    from xtts_cli.config.editing import current_umask
+
     fd, temp = tempfile.mkstemp(prefix=".tmp-", suffix=SHARD_SUFFIX, dir=path.parent)
     os.close(fd)
     try:
+        # As the umask says (mkstemp makes 0600): a store shared by a team had been unreadable to all but
+        # its writer, and rebuilt by each of them in turn.
+        os.chmod(temp, 0o666 & ~current_umask())
         lengths, per_frame = [], 1
         with tf.io.TFRecordWriter(temp) as writer:
             for clip in clips:
