@@ -730,6 +730,18 @@ def test_a_shard_damaged_on_disk_is_rebuilt_when_the_store_is_held_and_named_whe
     error = from_tensorflow(raised.value)
     assert error is not None and str(error).startswith("a record of the precompute feature store fails its checksum")
     assert "data.feature_cache_dir" in error.hint and "{{function_node" not in str(error)
+    # As `xtts` says it: the damaged shard found among those read, named and removed, so that the next start
+    # computes its clips alone (the line had named no file, and its fix was to throw the whole store away).
+    from xtts_cli.data.feature_cache import damaged_store_error
+
+    found = damaged_store_error(raised.value)
+    assert (
+        found is not None
+        and str(found) == f"precompute: the feature store's shard {str(shard)!r} fails its checksum: removed"
+    )
+    assert found.hint.startswith("run the same command again: the next start computes its clips again")
+    assert not shard.exists()
+    shard.write_bytes(bytes(data))  # as it was, for the held store's own repair below
 
     notes: list[str] = []
     ds, info = build_pipeline(kept(cfg, "precompute"), items, tokenizer, training=False, note=notes.append)

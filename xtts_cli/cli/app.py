@@ -110,7 +110,7 @@ def main() -> None:
             _say_interrupted(exc.__context__.format_message(), 2, stderr=False)  # type: ignore[union-attr]
         raise
     except Exception as exc:
-        error = exc if isinstance(exc, XttsError) else from_tensorflow(exc)
+        error = exc if isinstance(exc, XttsError) else _damaged_store(exc) or from_tensorflow(exc)
         if error is None:
             raise
         report_error(error, json_output="--json" in sys.argv[1:])
@@ -174,3 +174,13 @@ def report_error(error, json_output: bool) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _damaged_store(exc: BaseException):
+    """A feature store shard that failed its checksum mid-epoch, found, removed and named (TensorFlow names no
+    file); None for any other error. TensorFlow is in already when a DataLossError comes."""
+    if type(exc).__name__ != "DataLossError":
+        return None
+    from xtts_cli.data.feature_cache import damaged_store_error
+
+    return damaged_store_error(exc)

@@ -49,7 +49,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -458,6 +458,35 @@ class CorruptShards(XttsError):
             + (f" (and {len(self.paths) - 1} more)" if len(self.paths) > 1 else ""),
             hint="remove it and start again: the next start computes its clips again",
         )
+
+
+# The shards pipelines of this process read from disk as they go (not held in memory): where a record that
+# fails its checksum mid-epoch is looked for (TensorFlow's error names no file).
+_STREAMED: set[str] = set()
+
+
+def note_streamed(paths: Iterable[str]) -> None:
+    _STREAMED.update(paths)
+
+
+def damaged_store_error(error: BaseException) -> Optional[XttsError]:
+    """For TensorFlow's "corrupted record" met while reading the store from disk: the shards that fail
+    their checksums, found among those read, removed, and named, so that the next start computes their
+    clips again (the error had named no file, and its fix had been to throw the whole store away)."""
+    if type(error).__name__ != "DataLossError" or "corrupted record" not in str(error) or not _STREAMED:
+        return None
+    damaged = corrupt_shards(sorted(path for path in _STREAMED if os.path.exists(path)))
+    if not damaged:
+        return None
+    for path in damaged:
+        os.unlink(path)
+    return XttsError(
+        f"precompute: the feature store's shard {damaged[0]!r} fails its checksum"
+        + (f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else "")
+        + ": removed",
+        hint="run the same command again: the next start computes its clips again (a run resumes from its last "
+        "checkpoint)",
+    )
 
 
 def corrupt_shards(paths: Sequence[str]) -> list[str]:

@@ -55,7 +55,14 @@ from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.data.audio import decode_audio
 from xtts_cli.data.audio_codecs import CODECS
 from xtts_cli.data.bucketing import BucketPlan
-from xtts_cli.data.feature_cache import CorruptShards, PrecomputeResult, Shard, corrupt_shards, precompute_features
+from xtts_cli.data.feature_cache import (
+    CorruptShards,
+    PrecomputeResult,
+    Shard,
+    corrupt_shards,
+    note_streamed,
+    precompute_features,
+)
 from xtts_cli.data.features import KEPT_VALUE_BYTES, LOG_MEL_FLOOR, MelFeatures, kept_steps, log_mel
 from xtts_cli.data.host_memory import keep_freed_memory
 from xtts_cli.data.plan import (
@@ -656,6 +663,7 @@ def _stored_batches(plan: PipelinePlan, shards: Sequence[Shard], bucket: int, *,
 
     data = plan.data
     runs = _bucket_runs(plan, shards, bucket)
+    note_streamed(shard.path for shard, _, _ in runs)  # a record failing its checksum mid-epoch is found among them
     repeated = any(len(users) > 1 for _, _, run in runs for users in run)
     # [run, record, user], built from flat arrays (tf.ragged.constant of 124,500 nested lists took seconds).
     per_record = [users for _, _, run in runs for users in run]
