@@ -547,6 +547,17 @@ def test_precompute_shards_rebuild_on_changed_settings_files_and_interruptions(t
     touched = build()[1].feature_cache
     assert (touched.built, touched.reused, touched.shards_built) == (1, 4, 1)
     assert build()[1].feature_cache.built == 0
+    # Replaced by other audio of the same size, its mtime put back (cp -p, touch -r, rsync --times): its
+    # shard rebuilt too (it had trained on the old clip's features, unsaid).
+    stat, raw = wav.stat(), bytearray(wav.read_bytes())
+    start = raw.index(b"data") + 8
+    frames = np.frombuffer(bytes(raw[start:]), dtype="<i2")
+    raw[start:] = frames[::-1].tobytes()
+    wav.write_bytes(bytes(raw))
+    os.utime(wav, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert (wav.stat().st_size, wav.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+    replaced = build()[1].feature_cache
+    assert (replaced.built, replaced.reused) == (1, 4)
     # Shards cut short (a full disk, a copy that stopped) do not match their own index: rebuilt.
     for shard in directory.glob("shard-*.tfrecord"):
         shard.write_bytes(shard.read_bytes()[:-100])

@@ -286,7 +286,7 @@ class DataConfig(_Section):
         "auto",
         description="`runtime`: features every epoch; `cache`: computed once and kept in memory; "
         "`precompute`: written to disk under `feature_cache_dir` in a few large shards of clips of similar "
-        "length, keyed by the feature settings and each file's size and mtime (a changed file rebuilds its "
+        "length, keyed by the feature settings and each file's size, mtime and ctime (a changed file rebuilds its "
         "shard), and read into memory at the start when they fit `cache_memory_limit` padded to their length "
         "buckets, else read from the shards every epoch; `auto`: `cache` when the features, estimated from the scan "
         "before anything is decoded, fit `cache_memory_limit`, else `precompute`.",

@@ -144,9 +144,9 @@ def feature_fingerprint(data: DataConfig, output: str) -> str:
 
 
 def item_key(item: DatasetItem) -> str:
-    """Key of a clip's file as the scan saw it (the scan re-reads a file whose size or modification
-    time changed): its absolute path, size and modification time."""
-    blob = f"{os.path.abspath(item.audio_path)}\0{item.size_bytes}\0{item.mtime_ns}".encode()
+    """Key of a clip's file as the scan saw it (the scan re-reads a file whose size, modification or
+    change time changed): its absolute path, size, modification time and change time."""
+    blob = f"{os.path.abspath(item.audio_path)}\0{item.size_bytes}\0{item.mtime_ns}\0{item.ctime_ns}".encode()
     return hashlib.sha256(blob).hexdigest()[:32]
 
 

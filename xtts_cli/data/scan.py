@@ -98,6 +98,9 @@ class DatasetItem:
     source: str = Field(description="Where the item came from: metadata file:line, or its transcript file.")
     size_bytes: int
     mtime_ns: int
+    # Its inode's change time: a file replaced by one of the same size with its mtime put back (`cp -p`,
+    # `touch -r`, rsync --times) keeps both, and had trained on the old file's stored features.
+    ctime_ns: int = 0
     audio: AudioInfo
 
     @property
@@ -1180,6 +1183,7 @@ def _check_entry(
         source=entry.source,
         size_bytes=stat.st_size,
         mtime_ns=stat.st_mtime_ns,
+        ctime_ns=stat.st_ctime_ns,
         audio=AudioInfo(
             format=header.format,
             codec=header.codec,
