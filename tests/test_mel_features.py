@@ -39,7 +39,7 @@ def test_the_store_keeps_its_folder_name_for_the_same_settings() -> None:
 def test_resuming_with_silence_trimmed_is_refused_as_other_features(tmp_path) -> None:
     _a_run_with_a_checkpoint(tmp_path / "run", XttsConfig())
     trimmed = XttsConfig(data={"trim_silence": True})
-    with pytest.raises(XttsError, match=r"changed: data.trim_silence \(False -> True\)"):
+    with pytest.raises(XttsError, match=r"changed: data.trim_silence \(false -> true\)"):
         prepare_run_dir(tmp_path / "run", trimmed)
 
 
@@ -51,7 +51,7 @@ def test_force_resumes_across_other_features_but_not_across_another_text_front_e
     for read_only in (False, True):
         with pytest.raises(XttsError) as info:
             prepare_run_dir(tmp_path / "run", phonemes, force=True, read_only=read_only)
-        assert info.value.lines[0].endswith("changed: data.text_frontend ('characters' -> 'phonemes')")
+        assert info.value.lines[0].endswith("changed: data.text_frontend (characters -> phonemes)")
         assert "--force" not in (info.value.hint or "")
 
 
@@ -64,7 +64,7 @@ def test_a_run_recorded_before_clip_settings_counted_resumes_with_its_own(tmp_pa
     run.run_file.write_text(json.dumps(record))
     assert yaml.safe_load(run.config_file.read_text())["data"]["normalize_loudness"] is True
     assert prepare_run_dir(tmp_path / "run", loud)[1]  # its config.yaml says what it used: resumes
-    with pytest.raises(XttsError, match=r"data.normalize_loudness \(True -> False\)"):
+    with pytest.raises(XttsError, match=r"data.normalize_loudness \(true -> false\)"):
         prepare_run_dir(tmp_path / "run", XttsConfig())
 
 

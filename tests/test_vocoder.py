@@ -647,14 +647,14 @@ def test_a_vocoder_run_written_before_the_model_section_held_its_keys_resumes(tm
     # An acoustic config pointed at it: the kind is what changed, not each key the kinds do not share.
     with pytest.raises(XttsError) as refused:
         prepare_run_dir(run, XttsConfig(data=loaded.config.data.model_dump()), read_only=True)
-    assert "changed: model.kind ('vocoder' -> 'acoustic')" in refused.value.lines[0]
+    assert "changed: model.kind (vocoder -> acoustic)" in refused.value.lines[0]
     assert "None" not in refused.value.lines[0] and "--force" not in str(refused.value.hint)
     acoustic = tmp_path / "acoustic"
     shutil.copytree(Path(__file__).parent / "data" / "run_before_run_data", acoustic)
     data = resolve_config(acoustic / "config.yaml").config.data.model_dump()
     with pytest.raises(XttsError) as refused:
         prepare_run_dir(acoustic, XttsConfig(model={"kind": "vocoder"}, data=data), read_only=True)
-    assert refused.value.lines[0].endswith("changed: model.kind ('acoustic' -> 'vocoder')")
+    assert refused.value.lines[0].endswith("changed: model.kind (acoustic -> vocoder)")
 
 
 def test_a_recording_damaged_behind_its_header_is_named_not_a_traceback(runner, tmp_path: Path) -> None:

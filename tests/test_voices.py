@@ -235,7 +235,7 @@ def test_a_run_from_before_front_ends_resumes_and_a_changed_front_end_is_refused
     run.run_file.write_text(json.dumps(record))
     assert prepare_run_dir(tmp_path / "run", XttsConfig())[1]  # it read characters: resumes
     phonemes = XttsConfig(data={"text_frontend": "phonemes"})
-    with pytest.raises(XttsError, match=r"changed: data.text_frontend \('characters' -> 'phonemes'\)"):
+    with pytest.raises(XttsError, match=r"changed: data.text_frontend \(characters -> phonemes\)"):
         prepare_run_dir(tmp_path / "run", phonemes)
 
 

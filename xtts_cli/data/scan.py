@@ -1114,6 +1114,11 @@ def _entry_fault(entry: Entry) -> Optional[BadItem]:
     return next((BadItem(source=entry.source, path=entry.path, reason=r, detail=d) for r, d in said if d), None)
 
 
+def _times(stat: os.stat_result) -> dict[str, int]:
+    """An item's modification and change times, as the memo and the feature store key its file."""
+    return {"mtime_ns": stat.st_mtime_ns, "ctime_ns": stat.st_ctime_ns}
+
+
 def _check_entry(
     entry: Entry,
     place: Optional[tuple[Optional[str], str, Optional[BadItem]]],
@@ -1182,8 +1187,7 @@ def _check_entry(
         phonemes=None,
         source=entry.source,
         size_bytes=stat.st_size,
-        mtime_ns=stat.st_mtime_ns,
-        ctime_ns=stat.st_ctime_ns,
+        **_times(stat),
         audio=AudioInfo(
             format=header.format,
             codec=header.codec,
