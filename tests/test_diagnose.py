@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -244,7 +244,8 @@ def _with_two_long_clips(tmp_path: Path) -> Path:
     listed = []
     for number in range(3 * len(rows)):
         clip, *texts = rows[number % len(rows)].split("|")
-        os.link(BUNDLED_SAMPLE / "wavs" / f"{clip}.wav", tmp_path / "c" / "wavs" / f"c{number:04d}.wav")
+        # Copied, not linked: a link changes the sample's change time, and every other test's scan of it.
+        shutil.copyfile(BUNDLED_SAMPLE / "wavs" / f"{clip}.wav", tmp_path / "c" / "wavs" / f"c{number:04d}.wav")
         listed.append("|".join([f"c{number:04d}", *texts]))
     for number in range(2):
         clip, *texts = rows[number].split("|")
