@@ -603,7 +603,7 @@ def test_checkpoint_dir_puts_the_checkpoints_there_and_synthesis_finds_them(tmp_
 
 
 @pytest.mark.slow
-def test_a_feature_store_being_built_has_one_builder(tmp_path):
+def test_a_feature_store_being_built_has_one_builder_and_a_second_start_waits_for_it(tmp_path):
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.data.feature_cache import cache_root, feature_fingerprint
 
@@ -616,13 +616,22 @@ def test_a_feature_store_being_built_has_one_builder(tmp_path):
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD, str(store)], stdout=subprocess.PIPE, env=subprocess_env(), text=True
     )
+    command = [sys.executable, "-m", "xtts_cli", "train", "-c", str(config_path), "-r", str(tmp_path / "run")]
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        done = run_xtts(["train", "-c", str(config_path), "-r", str(tmp_path / "run"), "--steps", "2"], tmp_path)
-        assert done.returncode == 1, done.stderr[-2000:]
-        errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
-        assert errors[0].startswith(f"error: feature store {store} is in use by process {holder.pid} on ")
-        assert not list(store.glob("shard-*"))  # it wrote nothing beside the first builder
+        # A second start waits, saying for whom (a sweep's parallel starts had all failed but the first's).
+        second = subprocess.Popen(
+            [*command, "--steps", "2"], stderr=subprocess.PIPE, text=True, env=subprocess_env(), cwd=tmp_path
+        )
+        assert second.stderr is not None
+        said = next(line for line in second.stderr if "precompute: " in line or line.startswith("error: "))
+        assert said.startswith(f"note: precompute: feature store {store} is in use by process {holder.pid} on "), said
+        assert said.rstrip().endswith("waiting for it to finish, then reading what it stored (Ctrl-C stops)")
+        assert not list(store.glob("shard-*"))  # it writes nothing beside the first builder meanwhile
+        holder.kill()  # the first builder gone: the lock is free, and the second builds and trains
+        holder.wait()
+        assert second.wait(timeout=300) == 0, second.stderr.read()[-2000:]
+        assert list(store.glob("shard-*"))
     finally:
         holder.kill()
         holder.wait()

@@ -273,13 +273,7 @@ def precompute_features(
     todo = _clips_of(missing)
     locked = bool(todo)
     if locked:
-        # One builder per store: a second process fails at once, naming the first, instead of both
-        # writing the same shards.
-        locks.acquire(
-            directory,
-            what="feature store",
-            hint="another xtts is computing it: wait for that run, or set data.feature_cache_dir to another folder",
-        )
+        _take_store(directory, note)  # one builder per store: a second waits for the first, then reads its shards
         missing = _unbuilt(missing, value_bytes)  # what a builder before this one finished is not computed again
         todo = _clips_of(missing)
     try:
@@ -309,6 +303,27 @@ def precompute_features(
     finally:
         if locked:
             locks.release(directory)
+
+
+# How often a start waiting for another process's build of the store tries its lock again.
+STORE_WAIT_SECONDS = 2.0
+
+
+def _take_store(directory: Path, note: Optional[Callable[[str], None]]) -> None:
+    """The store's lock, waited for (said once) while another process builds the store: a sweep's
+    parallel starts had all failed but the first, with a hint to build a second copy."""
+    said = False
+    while True:
+        try:
+            locks.acquire(directory, what="feature store")
+            return
+        except locks.RunDirLocked as held:
+            if not said and note is not None:
+                note(
+                    f"precompute: {held.lines[0]}: waiting for it to finish, then reading what it stored (Ctrl-C stops)"
+                )
+            said = True
+            time.sleep(STORE_WAIT_SECONDS)
 
 
 def _store_directory(data: DataConfig, output: str) -> Path:
