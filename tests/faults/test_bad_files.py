@@ -260,6 +260,29 @@ def test_a_precompute_store_the_user_may_not_write_is_a_validate_error(tmp_path)
     assert "set data.feature_cache_dir to a folder you can write" in found["feature-store-unwritable"]["message"]
 
 
+@pytest.mark.slow  # a training start builds the store first
+def test_a_complete_precompute_store_the_user_may_not_write_is_only_read(tmp_path):
+    # train read a complete store on a read-only disk and trained; validate had refused it as unwritable.
+    store = tmp_path / "store"
+    sets = ["--set", "data.preprocessing_mode=precompute", "--set", f"data.feature_cache_dir={store}"]
+    env = {**subprocess_env(), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    xtts = [sys.executable, "-m", "xtts_cli"]
+    built = subprocess.run(
+        [*xtts, "train", "-c", "tiny-cpu", *sets, "-r", str(tmp_path / "run"), "--steps", "1"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr[-2000:]
+    for folder in [store, *store.rglob("*")]:
+        os.chmod(folder, 0o555 if folder.is_dir() else 0o444)
+    command = [*xtts, "validate", "-c", "tiny-cpu", *sets, "--json"]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without util-linux's setpriv to drop the capabilities")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and "feature-store" not in done.stdout, done.stdout[-2000:]
+
+
 def test_a_wav_short_by_a_sample_is_read_and_one_cut_short_or_of_a_variant_not_read_says_what_to_do(runner, tmp_path):
     """A copy that lost its last bytes is no lost word (it had been refused whole); one cut by a second
     names the repair, and RF64 (past 4 GB) and big-endian RIFX are named as such, not unknown bytes."""

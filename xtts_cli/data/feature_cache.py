@@ -525,12 +525,21 @@ def store_bytes(items: Sequence[DatasetItem], data: DataConfig, output: str, sha
     return values + (_FRAMING + 8) * len(items) + (_FRAMING + _FOOTER) * shards
 
 
+def unbuilt_store(data: DataConfig, items: Sequence[DatasetItem], output: str) -> tuple[Path, list[DatasetItem], int]:
+    """(the store's folder, the clips of its shards not on disk yet, how many shards): what a start would
+    compute, found without writing anything (`xtts validate` checks a complete store needs no room)."""
+    directory = cache_root(data) / feature_fingerprint(data, output)
+    missing = _unbuilt(plan_shards(items, directory), KEPT_VALUE_BYTES)
+    return directory, _clips_of(missing), len(missing)
+
+
 def require_room(directory: Path, need: int) -> None:
     """Refuse a precompute pass whose shards would not fit on the store's disk, before a clip is
     computed (a pass over a large corpus takes minutes to hours); nothing is checked when the file
     system does not say how much room it has."""
-    try:
-        free = shutil.disk_usage(directory).free
+    existing = next((folder for folder in (directory, *directory.parents) if folder.exists()), directory)
+    try:  # a store not made yet: the disk of the nearest folder there is (validate asks before any is made)
+        free = shutil.disk_usage(existing).free
     except OSError:
         return
     if need > free:

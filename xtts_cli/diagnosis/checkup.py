@@ -630,30 +630,34 @@ def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optiona
     audio = config.devices.splits_data_and_model or kind_for(config).reads == "audio"
     summary = summarize_dataset(scan, config.data, "audio" if audio else "mel")
     summary.eval_items = len(validation)  # data.eval_dataset_path's clips, where it names them
-    return scan, summary, found + memory_findings(summary, config.data) + _store_findings(summary, config.data)
+    found += _store_findings(summary, config.data, [scan.train, validation], "audio" if audio else "mel")
+    return scan, summary, found + memory_findings(summary, config.data)
 
 
-def _store_findings(summary: DatasetSummary, data) -> list[Finding]:
-    """A precompute store whose folder cannot be written (a read-only dataset and HOME, a
-    feature_cache_dir of another user's): train had found it only after its set-up."""
+def _store_findings(summary: DatasetSummary, data, splits: list[list], output: str) -> list[Finding]:
+    """A precompute store with shards to write whose folder cannot be written (a read-only dataset and
+    HOME, a feature_cache_dir of another user's) or whose disk has no room for them: train had found it
+    only after its set-up. A complete store is only read (validate had refused a read-only one)."""
     if summary.preprocessing_mode != "precompute":
         return []
     from xtts_cli.config.editing import can_write
-    from xtts_cli.data.feature_cache import cache_root
+    from xtts_cli.data.feature_cache import cache_root, require_room, store_bytes, unbuilt_store
     from xtts_cli.errors import XttsError
 
-    folder = cache_root(data)
+    unbuilt = [unbuilt_store(data, items, output) for items in splits if items]  # each split its own shards
+    todo, shards = [item for _, clips, _ in unbuilt for item in clips], sum(count for _, _, count in unbuilt)
+    if not todo:
+        return []
+    directory = unbuilt[0][0]
     try:
-        can_write(folder, "the feature store", folder=True)
+        can_write(cache_root(data), "the feature store", folder=True)
     except XttsError as error:
-        return [
-            Finding(
-                id="feature-store-unwritable",
-                severity="error",
-                message=f"{error.lines[0]}: precompute writes its features there; set data.feature_cache_dir to a "
-                "folder you can write",
-            )
-        ]
+        why = f"{error.lines[0]}: precompute writes its features there; set data.feature_cache_dir to a folder you can write"
+        return [Finding(id="feature-store-unwritable", severity="error", message=why)]
+    try:
+        require_room(directory, store_bytes(todo, data, output, shards=shards))
+    except XttsError as error:
+        return [Finding(id="feature-store-no-room", severity="error", message=f"{error.lines[0]}; {error.hint}")]
     return []
 
 
