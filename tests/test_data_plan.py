@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -187,7 +188,10 @@ def test_validate_refuses_an_explicit_cache_over_budget(runner, write_config) ->
     payload = json.loads(result.stdout)
     assert result.exit_code == 1
     (finding,) = [f for f in payload["findings"] if f["id"] == "data-cache-over-budget"]
-    assert finding["severity"] == "error" and "over the 1 MB budget" in finding["message"]
+    # In bytes where the megabytes would read the same ("need 1 MB of memory, over the 1 MB budget").
+    assert finding["severity"] == "error" and re.search(
+        r"need 1,\d{3},\d{3} bytes of memory, over the 1,000,000-byte budget", finding["message"]
+    )
     assert (finding["fix"]["key"], finding["fix"]["value"]) == ("data.preprocessing_mode", "auto")
     fits = json.loads(
         runner.invoke(

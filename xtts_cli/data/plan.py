@@ -139,6 +139,10 @@ def decide_mode(data: DataConfig, feature_bytes: int, *, budget_bytes: Optional[
     """
     budget = cache_budget_bytes(data) if budget_bytes is None else budget_bytes
     need, limit = gigabytes(feature_bytes), "unknown" if budget is None else gigabytes(budget)
+    if (
+        budget is not None and need == limit and feature_bytes != budget
+    ):  # 1,313,600 over 1,000,000: not "1 MB over 1 MB"
+        need, limit = f"{feature_bytes:,} bytes", f"{budget:,}-byte"
     setting = (
         "data.cache_memory_limit: auto, a quarter of the memory available now"
         if data.cache_memory_limit == "auto"
