@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 import wave
@@ -121,6 +122,14 @@ def test_run_directory_holds_everything_to_resume_and_compare(trained) -> None:
     for key in ("loss", "lr", "step_ms", "data_wait_ms", "samples_per_sec", "traces"):
         assert key in records[-1]
     assert list((run / "tensorboard").glob("events.out.tfevents.*"))
+
+
+@pytest.mark.slow
+def test_a_start_says_what_preprocessing_mode_auto_chose(tmp_path) -> None:
+    # Where the features are kept had gone unsaid at the start (validate's resolved settings said it).
+    config = resolve_config(tiny_config(tmp_path), {"training.max_steps": 1, "data.preprocessing_mode": "auto"}).config
+    result = Controller(Trainer(config, run_dir=tmp_path / "run")).run()
+    assert any(re.match(r"preprocessing_mode auto chose cache: features \d+ [kM]B fit the ", n) for n in result.notes)
 
 
 @pytest.fixture(scope="module")

@@ -187,6 +187,14 @@ class Trainer:
     def render_samples(self, step: int) -> None:
         self.parts.models.render_samples(step)
 
+    def _chosen_mode(self, info) -> list[str]:
+        """What `preprocessing_mode: auto` chose, and why (a start had not said where its features were kept)."""
+        if self.config.data.preprocessing_mode != "auto":
+            return []
+        return [
+            f"preprocessing_mode auto chose {info.preprocessing_mode}: {info.preprocessing_reason.removeprefix('auto: ')}"
+        ]
+
     def new_result(self) -> TrainResult:
         """The result of the run about to start (after `setup`)."""
         import shlex
@@ -201,7 +209,7 @@ class Trainer:
             shape_bound=parts.input.info.max_distinct_batch_shapes or 0,
             device_plan=parts.plan.describe(),
             bad_files=[{"path": b.path or b.source, "reason": f"{b.reason}: {b.detail}"} for b in parts.scan.bad],
-            notes=list(parts.plan.notes),
+            notes=list(parts.plan.notes) + self._chosen_mode(parts.input.info),
             # The kind's command with this run's directory in it ("{run}": a sentence may hold braces).
             listen=parts.models.listen.replace("{run}", shlex.quote(str(parts.run_dir.path))),
         )
