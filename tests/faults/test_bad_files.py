@@ -283,6 +283,28 @@ def test_a_complete_precompute_store_the_user_may_not_write_is_only_read(tmp_pat
     assert done.returncode == 0 and "feature-store" not in done.stdout, done.stdout[-2000:]
 
 
+@pytest.mark.slow  # two profiles
+def test_a_complete_store_in_a_dataset_the_user_may_not_write_is_read_not_computed_again(tmp_path):
+    # It had been computed again into the user's cache: a second pass and a second copy at size.
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    profile = [sys.executable, "-m", "xtts_cli", "profile-pipeline", "-c", "tiny-cpu", "--data", str(data)]
+    profile += ["--set", "data.preprocessing_mode=precompute", "--batches", "2", "--no-stages"]
+    env = {**subprocess_env(), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    built = subprocess.run(profile, capture_output=True, text=True, env=env, timeout=300)
+    assert built.returncode == 0 and "precompute: computing the features" in built.stderr, built.stderr[-2000:]
+    os.chmod(data, 0o555)
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without util-linux's setpriv to drop the capabilities")
+        profile = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *profile]
+    done = subprocess.run(profile, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0 and "computing the features" not in done.stderr, done.stderr[-2000:]
+    assert f"precompute: reading the complete feature store in the read-only dataset, {data}/.xtts_features/" in (
+        " ".join(done.stderr.split())
+    )
+
+
 def test_a_wav_short_by_a_sample_is_read_and_one_cut_short_or_of_a_variant_not_read_says_what_to_do(runner, tmp_path):
     """A copy that lost its last bytes is no lost word (it had been refused whole); one cut by a second
     names the repair, and RF64 (past 4 GB) and big-endian RIFX are named as such, not unknown bytes."""

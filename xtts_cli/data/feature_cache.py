@@ -270,6 +270,13 @@ def precompute_features(
     planned = plan_shards(items, directory)
     value_bytes = KEPT_VALUE_BYTES
     missing = _unbuilt(planned, value_bytes)
+    own = _read_only_dataset_store(data, output) if missing else None
+    if own is not None and not _unbuilt(own_planned := plan_shards(items, own), value_bytes):
+        # A complete store in a dataset this process cannot write (built by whoever could): read, not
+        # computed again into the user's cache (a second pass and a second copy at size).
+        directory, planned, missing = own, own_planned, []
+        if note is not None:
+            note(f"precompute: reading the complete feature store in the read-only dataset, {own}")
     todo = _clips_of(missing)
     locked = bool(todo)
     if locked:
@@ -324,6 +331,15 @@ def _take_store(directory: Path, note: Optional[Callable[[str], None]]) -> None:
                 )
             said = True
             time.sleep(STORE_WAIT_SECONDS)
+
+
+def _read_only_dataset_store(data: DataConfig, output: str) -> Optional[Path]:
+    """The store a dataset this process cannot write holds of these settings (`cache_root` goes to the
+    user's cache for such a dataset), or None."""
+    if data.feature_cache_dir:
+        return None
+    own = dataset_root(data) / ".xtts_features" / feature_fingerprint(data, output)
+    return own if own.is_dir() and cache_root(data) != own.parent else None
 
 
 def _store_directory(data: DataConfig, output: str) -> Path:
