@@ -687,6 +687,30 @@ def test_a_dataset_that_lists_no_clip_or_only_clips_outside_the_limits_says_whic
     )
 
 
+def test_a_memo_unused_for_a_month_goes_and_one_read_stays(tmp_path, monkeypatch):
+    # A renamed or deleted dataset's memo and header cache had stayed in ~/.cache/xtts/scan for ever.
+    import time
+
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+    from xtts_cli.data.scan_cache import SCAN_STALE_DAYS, cache_folder
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    scan_dataset(DataConfig(dataset_path=str(BUNDLED_SAMPLE)))
+    folder = cache_folder()
+    kept = sorted(folder.glob("*.json"))
+    assert kept
+    old = time.time() - (SCAN_STALE_DAYS + 1) * 24 * 3600
+    gone = folder / "renamed-0123456789abcdef.scan.json"
+    gone.write_text("{}", encoding="utf-8")
+    for path in [gone, *kept]:
+        os.utime(path, (old, old))
+    scan_dataset(DataConfig(dataset_path=str(BUNDLED_SAMPLE)))  # reads its own memo: marked used
+    copy = tmp_path / "sample"
+    shutil.copytree(BUNDLED_SAMPLE, copy)
+    scan_dataset(DataConfig(dataset_path=str(copy)))  # a scan that saves sweeps the folder
+    assert not gone.exists() and all(path.exists() for path in kept)
+
+
 def test_a_cache_folder_that_cannot_be_written_is_said_once_and_the_scan_goes_on(tmp_path, monkeypatch, runner):
     """A home whose cache cannot be written (here a file where its folder would be): each start reads
     every header again, which on a large corpus is minutes; the scan says where and what to set."""

@@ -15,6 +15,7 @@ import json
 import os
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -86,6 +87,7 @@ class HeaderCache:
                 stored = json.loads(path.read_text(encoding="utf-8"))
                 if stored.get("version") == CACHE_VERSION:
                     self.known = stored["files"]
+                    _used(path)
             except (OSError, ValueError, KeyError, TypeError):
                 self.known = {}
 
@@ -144,7 +146,43 @@ class HeaderCache:
             os.replace(temp, self.path)
         except OSError as error:
             return _unsaved(self.path.parent, error)
+        sweep_scan_cache(self.path.parent)
         return None
+
+
+# A dataset's memo and header cache unused this long are removed (a renamed or deleted dataset's
+# had stayed for ever): the feature store's rule.
+SCAN_STALE_DAYS = 30
+
+
+def _used(path: Path) -> None:
+    """Mark a memo read (its mtime), so that a dataset scanned daily and never changed keeps it."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def sweep_scan_cache(folder: Path, now: Optional[float] = None) -> int:
+    """Remove the memos and header caches in `folder` unused for SCAN_STALE_DAYS, and temporary files
+    a killed save left a day ago; how many went. Never fails."""
+    now = time.time() if now is None else now
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        limit = 24 * 3600 if entry.name.startswith(".tmp-") else SCAN_STALE_DAYS * 24 * 3600
+        if not (entry.name.endswith(".json") or entry.name.startswith(".tmp-")):
+            continue
+        try:
+            if now - entry.stat().st_mtime > limit:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 def _unsaved(folder: Path, error: OSError) -> str:
@@ -160,7 +198,7 @@ def _stat_key(path: str) -> Optional[list[int]]:
 
 
 def watch_key(path: str, kind: str) -> Optional[list]:
-    """What says whether `path` changed: its size and mtime (`stat`), or the sorted names of its
+    """What says whether `path` changed: its size, mtime and ctime (`stat`), or the sorted names of its
     sub-folders (`folders`), or of its files and sub-folders (`files`), hidden ones aside: a dataset
     root, whose mtime changes when the feature store is made in it."""
     if kind == "stat":
@@ -186,6 +224,7 @@ class ScanMemo:
         blob = json.dumps(settings, sort_keys=True, default=str).encode("utf-8")
         self.key = hashlib.sha256(blob).hexdigest()[:16]
         self.path = cache_path(root).with_suffix(".scan.json")
+        self.headers = cache_path(root)  # the same dataset's header cache, which a memo's hit does not open
 
     def load(self, parse) -> Optional[tuple[dict, list[list]]]:
         """(header, [train, eval, bad]) while the metadata and the bad files are as they were, else None.
@@ -216,6 +255,8 @@ class ScanMemo:
                     parts.append(part)
         except (OSError, ValueError, KeyError, TypeError):  # pydantic's ValidationError is a ValueError
             return None
+        _used(self.path)
+        _used(self.headers)
         return stored, parts
 
     @staticmethod
