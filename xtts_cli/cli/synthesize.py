@@ -246,6 +246,8 @@ def _write_speech(tts, speech, out: Path, *, json_output: bool, speaker, languag
         sys.stdout.buffer.write(wav_bytes(speech.waveform, speech.sample_rate))
         sys.stdout.buffer.flush()
     else:
+        if out.is_file():  # said, as --out-dir says the clips it writes over
+            sys.stderr.write(f"note: {out} is written over\n")
         speech.save(out)
     report = _report(tts, speech, out, speaker=speaker, language=language, voice=voice)
     if json_output:
