@@ -271,7 +271,7 @@ def test_an_adapted_run_resumed_without_its_base_under_another_config_is_shown_h
     _config(tmp_path, "preset", **{"model.decoder": "autoregressive"})  # a preset's own model, not the base's
     result = runner.invoke(app, ["train", "-c", str(tmp_path / "preset.yaml"), "-r", str(run)])
     assert isinstance(result.exception, XttsError), result.output
-    assert "changed: model.decoder ('duration' -> 'autoregressive')" in str(result.exception)
+    assert "changed: model.decoder (duration -> autoregressive)" in str(result.exception)
     base = json.loads((run / "run.json").read_text(encoding="utf-8"))["parent"]["run"]
     assert result.exception.hint.startswith(f"it started from {base}: resume it with `xtts train -r {run}`")
 
