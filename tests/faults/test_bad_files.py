@@ -20,6 +20,16 @@ from xtts_cli.cli.app import app
 SAMPLE = Path(__file__).resolve().parents[2] / "xtts_cli" / "data" / "sample"
 
 
+def as_a_user(command: list[str]) -> list[str]:
+    """`command` without root's power to read and write past a file's mode (as root, chmod stops nothing):
+    util-linux's setpriv drops those capabilities; skipped where it is missing."""
+    if os.geteuid() != 0:
+        return command
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without util-linux's setpriv to drop the capabilities")
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+
+
 def dataset(root: Path, extra: dict[str, bytes | None]) -> Path:
     """Three good clips of the bundled sample, and `extra` files (None: made by the test) listed too."""
     (root / "wavs").mkdir(parents=True)
@@ -98,10 +108,7 @@ def validated_as_a_user(root: Path) -> dict:
     """`xtts validate --data ROOT --json`'s dataset report, run as a user who cannot read what its
     mode denies: root reads every file whatever its mode through two capabilities, dropped here."""
     command = [sys.executable, "-m", "xtts_cli", "validate", "--data", str(root), "--json"]
-    if os.geteuid() == 0:
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root without util-linux's setpriv to drop the capabilities")
-        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    command = as_a_user(command)
     done = subprocess.run(command, capture_output=True, text=True, env=subprocess_env(), timeout=120)
     assert "Traceback" not in done.stderr, done.stderr
     return json.loads(done.stdout)["dataset"]
@@ -231,10 +238,7 @@ def test_a_folder_the_user_may_not_write_in_names_its_mode_as_the_fix(tmp_path):
     locked.mkdir()
     os.chmod(locked, 0o555)
     command = [sys.executable, "-m", "xtts_cli", "init", "-p", "tiny-cpu", "-o", str(locked / "my.yaml")]
-    if os.geteuid() == 0:
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root without util-linux's setpriv to drop the capabilities")
-        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    command = as_a_user(command)
     done = subprocess.run(command, capture_output=True, text=True, env=subprocess_env(), timeout=120)
     assert done.returncode == 1 and done.stderr.splitlines()[-2:] == [
         f"error: --out {locked / 'my.yaml'}: nothing can be written in {locked} (Permission denied)",
@@ -249,10 +253,7 @@ def test_a_precompute_store_the_user_may_not_write_is_a_validate_error(tmp_path)
     os.chmod(locked, 0o555)
     sets = ["--set", "data.preprocessing_mode=precompute", "--set", f"data.feature_cache_dir={locked / 'store'}"]
     command = [sys.executable, "-m", "xtts_cli", "validate", "-c", "tiny-cpu", *sets, "--json"]
-    if os.geteuid() == 0:
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root without util-linux's setpriv to drop the capabilities")
-        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    command = as_a_user(command)
     env = {**subprocess_env(), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
     found = {f["id"]: f for f in json.loads(done.stdout)["findings"]}
@@ -275,10 +276,7 @@ def test_a_complete_precompute_store_the_user_may_not_write_is_only_read(tmp_pat
     for folder in [store, *store.rglob("*")]:
         os.chmod(folder, 0o555 if folder.is_dir() else 0o444)
     command = [*xtts, "validate", "-c", "tiny-cpu", *sets, "--json"]
-    if os.geteuid() == 0:
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root without util-linux's setpriv to drop the capabilities")
-        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    command = as_a_user(command)
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0 and "feature-store" not in done.stdout, done.stdout[-2000:]
 
@@ -294,10 +292,7 @@ def test_a_complete_store_in_a_dataset_the_user_may_not_write_is_read_not_comput
     built = subprocess.run(profile, capture_output=True, text=True, env=env, timeout=300)
     assert built.returncode == 0 and "precompute: computing the features" in built.stderr, built.stderr[-2000:]
     os.chmod(data, 0o555)
-    if os.geteuid() == 0:
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root without util-linux's setpriv to drop the capabilities")
-        profile = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *profile]
+    profile = as_a_user(profile)
     done = subprocess.run(profile, capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0 and "computing the features" not in done.stderr, done.stderr[-2000:]
     assert f"precompute: reading the complete feature store in the read-only dataset, {data}/.xtts_features/" in (

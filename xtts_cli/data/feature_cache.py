@@ -63,6 +63,7 @@ from xtts_cli.config.schema import DataConfig
 from xtts_cli.data.features import AUDIO_STEPS_PER_UNIT, KEPT_VALUE_BYTES, MelFeatures, stored_steps
 from xtts_cli.data.plan import feature_bytes, gigabytes, mel_frames
 from xtts_cli.data.scan import BUNDLED_SAMPLE, DatasetItem, dataset_root
+from xtts_cli.data.scan_cache import remove_unused
 from xtts_cli.errors import DiskFullError, XttsError, disk_full, tensorflow_cause
 
 SHARD_SUFFIX = ".tfrecord"
@@ -601,27 +602,13 @@ def sweep_store(directory: Path, used: set[str], now: Optional[float] = None) ->
             os.utime(path, (now, now))
         except OSError:
             pass
-    removed = 0
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return 0
-    for entry in entries:
-        if entry.path in used:
-            continue
-        if entry.name.startswith("shard-") and entry.name.endswith(SHARD_SUFFIX):
-            limit = STALE_AFTER_DAYS * 24 * 3600
-        elif entry.name.startswith(".tmp-"):
-            limit = _TEMP_AFTER_S
-        else:
-            continue
-        try:
-            if now - entry.stat().st_mtime > limit:
-                os.unlink(entry.path)
-                removed += 1
-        except OSError:
-            continue
-    return removed
+
+    def limit(name: str) -> Optional[float]:
+        if name.startswith("shard-") and name.endswith(SHARD_SUFFIX):
+            return STALE_AFTER_DAYS * 24 * 3600
+        return _TEMP_AFTER_S if name.startswith(".tmp-") else None
+
+    return remove_unused(directory, limit, now, keep=used)
 
 
 def sweep_other_settings(directory: Path, now: Optional[float] = None) -> int:

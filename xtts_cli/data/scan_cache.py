@@ -16,6 +16,7 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Optional
 
@@ -166,15 +167,29 @@ def _used(path: Path) -> None:
 def sweep_scan_cache(folder: Path, now: Optional[float] = None) -> int:
     """Remove the memos and header caches in `folder` unused for SCAN_STALE_DAYS, and temporary files
     a killed save left a day ago; how many went. Never fails."""
-    now = time.time() if now is None else now
+
+    def limit(name: str) -> Optional[float]:
+        if name.startswith(".tmp-"):
+            return 24 * 3600
+        return SCAN_STALE_DAYS * 24 * 3600 if name.endswith(".json") else None
+
+    return remove_unused(folder, limit, time.time() if now is None else now)
+
+
+def remove_unused(
+    folder: Path, limit_of: Callable[[str], Optional[float]], now: float, keep: Collection[str] = ()
+) -> int:
+    """Remove each file of `folder` (but `keep`'s paths) not modified for `limit_of(its name)` seconds
+    (None: left alone); how many went. Never fails: a read-only folder, or another process sweeping
+    at the same time, leaves files where they are."""
     removed = 0
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return 0
     for entry in entries:
-        limit = 24 * 3600 if entry.name.startswith(".tmp-") else SCAN_STALE_DAYS * 24 * 3600
-        if not (entry.name.endswith(".json") or entry.name.startswith(".tmp-")):
+        limit = None if entry.path in keep else limit_of(entry.name)
+        if limit is None:
             continue
         try:
             if now - entry.stat().st_mtime > limit:
