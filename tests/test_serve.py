@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import queue
 import select
 import shutil
 import signal
@@ -691,19 +692,37 @@ def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_pa
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dumping_env()
         )
-        lines = []
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            line = process.stdout.readline()
-            lines.append(line)
-            if line.startswith(until) or not line:
-                break
-        return process, lines
+        said: queue.Queue = queue.Queue()  # read by a thread: a line that never comes fails, not hangs
+        threading.Thread(target=lines_into, args=(process.stdout, said), daemon=True).start()
+        lines: list[str] = []
+        read_until(said, lines, until)
+        return process, said, lines
 
-    process, lines = serve()
+    def lines_into(stream, said: queue.Queue) -> None:
+        for line in stream:
+            said.put(line)
+        said.put("")  # the end: the process closed its output
+
+    def read_until(said: queue.Queue, lines: list[str], until: str) -> None:
+        deadline = time.monotonic() + 240
+        while not (lines and (lines[-1].startswith(until) or not lines[-1])):
+            lines.append(said.get(timeout=max(0.0, deadline - time.monotonic())))
+
+    process, said, lines = serve(until="listening at ")
     try:
-        address = lines[-1].split(" at ")[1].strip()
+        # Answered while the run loads: a health check had waited on a silent connection until it was served.
+        address = lines[-1].split(" at ")[1].split(": /health")[0]
         assert address.startswith("http://127.0.0.1:"), lines
+        health = get(f"{address}health")
+        page = get(address)
+        tts = get(f"{address}api/tts?text=Hello")
+        still_loading = get(f"{address}health")[0] == 503
+        assert health[0] == 503 and json.loads(health[2]) == {"status": "loading", "run": str(RUN)}, health
+        assert health[1]["Retry-After"] == "2"
+        if still_loading:  # the load takes seconds after TensorFlow's import; a fast machine may be done
+            assert page[0] == 503 and b'http-equiv="refresh"' in page[2] and b"Loading" in page[2], page
+            assert error_of(tts) == (503, "the server is loading its run"), tts
+        read_until(said, lines, "serving ")
         assert json.loads(get(f"{address}health")[2])["status"] == "ok"
         assert not any("reachable by other machines" in line for line in lines)
     finally:
@@ -711,7 +730,7 @@ def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_pa
         stopped = stopped_within(process, 60)
     assert stopped == 143
     # Said as the port opens, before the model's load: the process goes before TensorFlow is in.
-    process, lines = serve("--host", "0.0.0.0", until="note: ")
+    process, _, lines = serve("--host", "0.0.0.0", until="note: ")
     try:
         assert "--host 0.0.0.0 is reachable by other machines, with no authentication" in lines[-1], lines
         assert not any(line.startswith("serving ") for line in lines)

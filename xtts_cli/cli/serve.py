@@ -7,7 +7,9 @@ import math
 import os
 import signal
 import sys
-from typing import Annotated
+import threading
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
@@ -96,9 +98,8 @@ def serve(
         xtts serve -r runs/voices-cpu --host 0.0.0.0
     """
     run = run_dir_given(run_dir, checkpoint, to="serve", example="xtts serve -r runs/speak-cpu")
-    from xtts_cli.cli.output import Phases
     from xtts_cli.serving.http import make_server
-    from xtts_cli.serving.service import Limits, VoiceService
+    from xtts_cli.serving.service import Limits
 
     limits = Limits(
         text_chars=max_text_chars,
@@ -114,21 +115,7 @@ def serve(
             "--host 127.0.0.1 keeps it to this one",
             flush=True,
         )
-    try:
-        from xtts_cli.inference import Synthesizer
-
-        with Phases() as phase:
-            which = "its latest" if step is None else f"step {step}"
-            phase(f"loading {run} (TensorFlow, the model and {which} checkpoint)")
-            tts = Synthesizer.load(run, step=step, vocoder=vocoder, flags=True)
-            # What the first request would wait for, built before it comes; the graphs of longer
-            # sentences are built while the server answers (`warm_up` below).
-            phase("building the generation graph and the vocoder's")
-            tts.warm_up()
-            server.service = service = VoiceService(tts, limits)
-    except BaseException:
-        server.server_close()
-        raise
+    tts, service = _load(server, run, step, vocoder, limits)
     for note in tts.notes:
         print(f"note: {note}", flush=True)
     where = open_at(str(server.server_address[0]), int(server.server_address[1]))
@@ -148,6 +135,37 @@ def serve(
         os._exit(stop.code if isinstance(stop, _Stopped) else 130)
     finally:
         server.server_close()
+
+
+def _load(server, run: Path, step: Optional[int], vocoder: Optional[str], limits):
+    """The run loaded while the server answers: /health and every request a 503 "loading" (a health
+    check opened at once had waited on a silent connection for the load's seconds)."""
+    from xtts_cli.cli.output import Phases
+    from xtts_cli.inference import Synthesizer
+    from xtts_cli.serving.service import VoiceService
+
+    server.loading = str(run)
+    where = open_at(str(server.server_address[0]), int(server.server_address[1]))
+    print(f'listening at {where}: /health answers "loading" (503) until the run is served', flush=True)
+    answering = threading.Thread(target=server.serve_forever, kwargs=dict(poll_interval=0.1), daemon=True)
+    answering.start()
+    try:
+        with Phases() as phase:
+            which = "its latest" if step is None else f"step {step}"
+            phase(f"loading {run} (TensorFlow, the model and {which} checkpoint)")
+            tts = Synthesizer.load(run, step=step, vocoder=vocoder, flags=True)
+            # What the first request would wait for, built before it comes; the graphs of longer
+            # sentences are built while the server answers (`warm_up` in `serve`).
+            phase("building the generation graph and the vocoder's")
+            tts.warm_up()
+            server.service = service = VoiceService(tts, limits)
+    except BaseException:
+        server.shutdown()
+        server.server_close()
+        raise
+    server.shutdown()  # the main thread serves from here: Ctrl-C and SIGTERM land there
+    answering.join()
+    return tts, service
 
 
 class _Stopped(BaseException):

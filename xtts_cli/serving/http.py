@@ -10,6 +10,7 @@ traceback, and the server keeps serving.
 from __future__ import annotations
 
 import errno
+import html
 import io
 import json
 import math
@@ -42,6 +43,8 @@ BODY_BYTES_PER_SECOND = 16 * 1024
 # Connections served at once, a thread each: past them a new one is answered 503 and closed (2,000
 # idle sockets had made 1,600 threads).
 MAX_CONNECTIONS = 256
+# Seconds a client is asked to wait (Retry-After, the loading page's reload) while the run loads.
+LOADING_RETRY_SECONDS = 2
 # Form fields other than the upload are short; a body past this without an upload is refused.
 FORM_BYTES = 64 * 1024
 # Bytes one character of text may take in a body: 4 in UTF-8, each percent-encoded in a form (%F0).
@@ -78,6 +81,14 @@ COQUI_HEADERS = (
     ("style-wav", "style_wav"),
     ("speaker-wav", "speaker_wav"),
 )
+
+
+def _loading_page(run: str) -> bytes:
+    """A page that reloads itself until the run is loaded, then is the page."""
+    return (
+        f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="{LOADING_RETRY_SECONDS}">'
+        f"<title>xtts: loading</title><p>Loading {html.escape(run)}; this page opens when the voice is ready.</p>"
+    ).encode()
 
 
 def log_line(line: str) -> None:
@@ -124,7 +135,8 @@ class VoiceServer(ThreadingHTTPServer):
     request_queue_size = 64
 
     def __init__(self, address: tuple[str, int], service: Optional[VoiceService], *, log: bool = True) -> None:
-        self.service: VoiceService = service  # type: ignore[assignment]  # set before serve_forever when None
+        self.service: VoiceService = service  # type: ignore[assignment]  # None while the run loads
+        self.loading = ""  # the run being loaded, said by /health and the page until `service` is set
         self.log = log
         self.connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
         if ":" in address[0]:  # an IPv6 address: ::1 (this machine), :: (every interface)
@@ -240,7 +252,9 @@ class _Handler(BaseHTTPRequestHandler):
         service = self.server.service
         status = 200
         try:
-            if url.path in ("/", "/index.html"):
+            if service is None:
+                status = self._loading(url.path, method)
+            elif url.path in ("/", "/index.html"):
                 self._send(200, page(), "text/html; charset=utf-8", method=method)
             elif url.path == "/health":
                 self._json(service.health(), method=method)
@@ -284,6 +298,22 @@ class _Handler(BaseHTTPRequestHandler):
             log_line(f"xtts serve: {url.path}: {type(exc).__name__}: {exc}")
             self._error(500, f"internal error ({type(exc).__name__}); the server's log has the line")
         self._log_answer(status, time.perf_counter() - began)
+
+    def _loading(self, path: str, method: str) -> int:
+        """Answers while the run loads (TensorFlow, the model, its graphs: seconds to a minute): a health
+        check or a browser opened at once had waited on a connection that said nothing."""
+        retry = {"Retry-After": str(LOADING_RETRY_SECONDS)}
+        if path == "/health":  # a 503 is "not ready" to a load balancer, a container's health check and curl -f
+            self._json({"status": "loading", "run": self.server.loading}, status=503, method=method, headers=retry)
+        elif path in ("/", "/index.html"):
+            self._send(
+                503, _loading_page(self.server.loading), "text/html; charset=utf-8", method=method, headers=retry
+            )
+        else:
+            raise Refused(
+                503, "the server is loading its run", "try again in a few seconds", retry_after=LOADING_RETRY_SECONDS
+            )
+        return 503
 
     def _log_answer(self, status: int, took: float = 0.0) -> None:
         """The request's one line in the log (`xtts serve`), whatever answered it."""
