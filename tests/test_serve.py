@@ -139,6 +139,7 @@ def test_the_run_is_listed_and_a_sentence_is_the_audio_it_speaks_in_process(serv
         "status": "ok",
         "run": str(RUN),
         "step": tts.step,
+        "latest_step": tts.step,  # the run's newest checkpoint now
         "vocoder": "griffin-lim",
         "vocoder_step": None,  # a vocoder run's checkpoint step
         "graphs": "built on first use",  # `xtts serve` builds them as it starts (`warm_up`)
@@ -843,7 +844,7 @@ def test_a_run_with_no_voice_of_its_own_and_a_sample_gone_since_the_start_are_a_
         assert json.loads(get(f"{url}/api/samples")[2]) == []  # the page lists no sample that is gone
         assert error_of(get(f"{url}/samples/step000004-00.wav")) == (
             404,
-            "the training sample 'step000004-00.wav' is no longer in the run's samples/",
+            "no training sample 'step000004-00.wav'; /api/samples lists them",
         )
     finally:
         server.shutdown()
@@ -933,7 +934,7 @@ def test_the_runs_training_samples_are_listed_by_step_and_served_by_name_only(tr
 
 
 @pytest.mark.slow
-def test_a_sample_in_a_voice_named_in_another_script_is_served_by_its_escaped_name(trained_run, tmp_path):
+def test_a_sample_in_another_script_or_written_after_the_start_is_served_by_its_escaped_name(trained_run, tmp_path):
     run = tmp_path / "run"
     shutil.copytree(trained_run, run)
     first = sorted((run / "samples").glob("*.wav"))[0]
@@ -944,6 +945,19 @@ def test_a_sample_in_a_voice_named_in_another_script_is_served_by_its_escaped_na
         assert persian.name in {item["name"] for item in json.loads(get(f"{url}/api/samples")[2])}
         status, _, body = get(f"{url}/samples/{urllib.parse.quote(persian.name)}")  # as the page asks for it
         assert status == 200 and body == persian.read_bytes()
+        # A run still training writes samples after the server started: listed and served (they had been a 404).
+        later = first.with_name("step0000006-0-en-us_f3.wav")
+        shutil.copy(first, later)
+        assert (6, later.name) in {(item["step"], item["name"]) for item in json.loads(get(f"{url}/api/samples")[2])}
+        assert get(f"{url}/samples/{later.name}")[:3:2] == (200, later.read_bytes())
+        # ... and checkpoints past the step served: /health says so (the page, that a restart speaks it).
+        assert json.loads(get(f"{url}/health")[2])["latest_step"] == 4
+        for kept in (run / "checkpoints").glob("ckpt-4.*"):
+            shutil.copy(kept, kept.with_name(kept.name.replace("ckpt-4.", "ckpt-6.")))
+        assert {key: json.loads(get(f"{url}/health")[2])[key] for key in ("step", "latest_step")} == {
+            "step": 4,
+            "latest_step": 6,
+        }
     finally:
         server.shutdown()
         server.server_close()

@@ -266,10 +266,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(service.sample_list(), method=method)
             elif url.path.startswith("/samples/"):
                 name = unquote(url.path.removeprefix("/samples/"))  # the page asks for a Persian voice's escaped
-                if name not in service.samples:  # by name from the run's own list, never a path
+                samples = service.samples
+                if name not in samples:  # by name from the run's own list, never a path
                     raise Refused(404, f"no training sample {name[:80]!r}; /api/samples lists them")
                 try:
-                    sample = service.samples[name].read_bytes()
+                    sample = samples[name].read_bytes()
                 except FileNotFoundError:  # removed since the server started (the run moved aside)
                     raise Refused(
                         404, f"the training sample {name[:80]!r} is no longer in the run's samples/"

@@ -106,7 +106,6 @@ class VoiceService:
         self._flight = threading.Condition()
         self.in_flight = 0
         self.stopping = False
-        self.samples = self._index_samples()
         # The generation graphs of every buffer length (`warm_up`), as /health reports them.
         self.graphs = "built on first use"
 
@@ -117,6 +116,8 @@ class VoiceService:
             "status": "ok",
             "run": str(s.run_dir),
             "step": s.step,
+            # The run's newest checkpoint now: a run still training moves past the step served.
+            "latest_step": self.latest_step(),
             "vocoder": s.vocoder.name,
             "vocoder_step": s.vocoder.step,  # a vocoder stopped after a step or two sounds like noise: seen
             "graphs": self.graphs,
@@ -124,15 +125,24 @@ class VoiceService:
             "speeds": list(SPEEDS),  # the paces a request may ask for: the page's slider spans them
         }
 
+    def latest_step(self) -> int:
+        from xtts_cli.run.files import RunDir
+
+        s = self.synthesizer
+        kept = RunDir.of(Path(s.run_dir), s.config).complete_checkpoints()
+        return max(s.step, int(Path(kept[0]).name[5:])) if kept else s.step
+
     def speakers(self) -> list[str]:
         return self.synthesizer.speakers
 
     def languages(self) -> list[str]:
         return self.synthesizer.languages
 
-    def _index_samples(self) -> dict[str, Path]:
+    @property
+    def samples(self) -> dict[str, Path]:
         """The run's training samples by file name (only these are ever served: no path a client
-        sends reaches the disk)."""
+        sends reaches the disk), read at each ask: a run still training writes more (they had been
+        listed as they were when the server started, and a newer one was a 404)."""
         folder = Path(self.synthesizer.run_dir) / "samples"
         found = sorted(folder.glob("step*.wav")) if folder.is_dir() else []
         return {path.name: path for path in found if SAMPLE_NAME.match(path.name)}
@@ -151,8 +161,6 @@ class VoiceService:
         speakers = self.speakers()
         named = {label.lstrip("-"): speaker for speaker, label in zip(speakers, voice_labels(speakers))}
         for name in self.samples:
-            if not self.samples[name].is_file():  # removed since the server started (the run moved aside)
-                continue
             match = SAMPLE_NAME.match(name)
             assert match is not None
             label = (match.group(3) or "").lstrip("-")
