@@ -12,6 +12,8 @@ from training_support import undocumented_keys
 
 from xtts_cli.cli.app import app
 
+SAMPLE_DATA = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample"
+
 COMMENTED = """# My training config -- keep these notes!
 data:
   use_tf_native_loading: false   # the old librosa loader
@@ -400,6 +402,22 @@ def test_the_resolved_settings_are_the_ones_training_runs_with(runner, tmp_path:
     assert (
         f"batch 4 a step (4 per replica x 1); {per_epoch} steps an epoch; {3 * per_epoch} steps or 20 minutes" in shown
     )
+
+
+def test_a_run_given_without_a_config_is_checked_with_its_own_as_train_resumes_it(runner, tmp_path: Path) -> None:
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / "run_before_run_data", run)
+    result = runner.invoke(app, ["validate", "-r", str(run), "--data", str(SAMPLE_DATA), "--json"])
+    assert result.exit_code == 0, result.output
+    checked = json.loads(result.stdout)
+    # Its batch of 4 and 3 steps, not the built-in defaults' 16 and 2,000 (called "what xtts train runs here").
+    assert checked["config"] == str(run / "config.yaml")
+    assert (checked["settings"]["step_batch_size"], checked["settings"]["total_steps"]) == (4, 3)
+    (run / "config.yaml").write_text("", encoding="utf-8")  # emptied: refused as train refuses it
+    result = runner.invoke(app, ["validate", "-r", str(run), "--data", str(SAMPLE_DATA)])
+    assert "holds no settings that load" in str(result.exception), result.output
 
 
 def test_minutes_of_speech_trained_from_zero_are_pointed_to_adapting_a_trained_run(runner, write_config, tmp_path):

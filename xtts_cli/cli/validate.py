@@ -47,8 +47,9 @@ TrainedRunDir = Annotated[
         "--run-dir",
         "-r",
         metavar="DIR",
-        help="The run directory `xtts train -r DIR` would write (training.run_dir): an --init-from into a "
-        "run with checkpoints of its own is refused, as train refuses it.",
+        help="The run directory `xtts train -r DIR` would write or resume (training.run_dir): without --config, "
+        "a run's own config.yaml is checked, as train resumes with it; an --init-from into a run with checkpoints "
+        "of its own is refused, as train refuses it.",
         show_default=False,
     ),
 ]
@@ -89,6 +90,7 @@ def validate(
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.diagnosis.validation import validate_config
     from xtts_cli.errors import ConfigError
+    from xtts_cli.run.directory import resumed_config
 
     data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     said = (lambda line: None) if json_output else (lambda line: console(stderr=True).print(line))
@@ -96,7 +98,7 @@ def validate(
     overrides = {"data.dataset_path": data_path, "data.eval_dataset_path": val_data, "training.init_from": init_from}
     overrides["training.run_dir"] = run
     try:
-        loaded = resolve_config(config, overrides, set_values or ())
+        loaded = resolve_config(config or resumed_config(run_dir), overrides, set_values or ())
     except ConfigError as exc:
         _render_schema_failure(config, exc, json_output, fix or dry_run)
         raise typer.Exit(code=2) from None
