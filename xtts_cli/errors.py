@@ -108,7 +108,9 @@ def disk_full(error: BaseException, where: str = "") -> Optional[DiskFullError]:
     if any(phrase in message.lower() for phrase in _DISK_FULL):
         cause = tensorflow_cause(message)
         return DiskFullError(
-            f"the disk is full{': writing ' + where if where else ''} ({cause})", hint=DISK_FULL_HINT, translated=True
+            f"the disk is full{': writing ' + where + ' failed' if where else ''} ({cause})",
+            hint=DISK_FULL_HINT,
+            translated=True,
         )
     return None
 

@@ -5,6 +5,7 @@ samples folder mounted read-only: the step trained before it is saved, the error
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -147,7 +148,8 @@ def test_an_export_that_fills_the_disk_leaves_nothing_and_the_same_command_runs_
     done = private_tmpfs(["sh", "-c", f"{export}; echo exit $? >&2; {export}"], str(mount), "2m", str(tmp_path))
     assert done.returncode == 6, done.stderr[-3000:]
     errors = [line for line in done.stderr.splitlines() if line.startswith(("error: ", "exit "))]
-    assert [line.split(" (")[0] for line in errors] == ["error: the disk is full", "exit 6", "error: the disk is full"]
+    full = f"error: the disk is full: writing the export to {mount / 'out'} failed"  # --out, not a hidden folder
+    assert [line.split(" (")[0] for line in errors] == [full, "exit 6", full]
     assert done.stdout.split("--- files")[1].split() == []  # no half SavedModel, nor its temporary files
 
 
@@ -172,3 +174,107 @@ def test_a_full_temp_folder_is_a_full_disk_for_phonemes_and_nothing_for_letters(
         f"hint: free space in {mount}, or set TMPDIR to a folder with room",
     ]
     assert "Traceback" not in phonemes.stderr
+
+
+# Speaks lines into a folder on a disk with room for only part of them, in a process of its own inside
+# the namespace that mounts it: the run loads once for both calls.
+_SPEAK_INTO_A_FULL_DISK = """
+import json, os, sys
+from pathlib import Path
+from xtts_cli.cli.synthesize import _speak_lines
+from xtts_cli.inference import Synthesizer
+from xtts_cli.speech.synthesis import wav_bytes
+
+out = Path(sys.argv[2])
+tts = Synthesizer.load(sys.argv[1])
+voice = dict(speaker=None, speaker_wav=None, language=None, speed=1.0, max_frames=24)
+short, long = "The cat sat.", "The cat sat. The dog ran. The bird sang."
+_speak_lines(tts, [(1, short), (2, short), (3, short)], out, True, **voice)
+size = len(wav_bytes(tts.speak(long, max_frames=24).waveform, tts.sample_rate))
+free = os.statvfs(out).f_bavail * os.statvfs(out).f_frsize
+with open(out.parent / "filler", "wb") as filler:  # room for one long clip and half a short one
+    filler.write(bytes(max(0, free - size - os.path.getsize(out / "0001.wav") // 2)))
+try:
+    _speak_lines(tts, [(1, long), (2, long), (3, long)], out, True, **voice)
+except OSError as exc:
+    print("stopped:", exc.filename, exc.strerror)
+import wave
+for line in (out / "index.jsonl").read_text(encoding="utf-8").splitlines():
+    record = json.loads(line)
+    with wave.open(record["out"]) as clip:
+        print("indexed:", json.dumps([Path(record["out"]).name, record["text"], record["seconds"], clip.getnframes() / clip.getframerate()]))
+"""
+
+
+@pytest.mark.slow
+@needs_mounts
+def test_lines_spoken_over_an_earlier_calls_clips_onto_a_full_disk_leave_an_index_true_to_the_clips(tmp_path):
+    mount = tmp_path / "small"
+    mount.mkdir()
+    run = os.path.join(os.path.dirname(__file__), "..", "data", "run_before_run_data")
+    script = tmp_path / "speak.py"
+    script.write_text(_SPEAK_INTO_A_FULL_DISK, encoding="utf-8")
+    done = private_tmpfs([sys.executable, str(script), run, str(mount / "clips")], str(mount), "4m", str(tmp_path))
+    assert done.returncode == 0 and "stopped: " in done.stdout, done.stderr[-3000:]
+    # Where the disk filled: the clip, by its path (a write names none: "writing a file failed").
+    assert done.stdout.split("stopped: ")[1].startswith(f"{mount / 'clips'}/0002.wav No space left"), done.stdout
+    files = done.stdout.split("--- files")[1].split()
+    assert sorted(Path(name).name for name in files) == ["0001.wav", "0002.wav", "0003.wav", "filler", "index.jsonl"]
+    # The index says what each clip holds: the first line of this call, and the earlier call's two it did
+    # not reach (it had named all three as the earlier call's, the first written over).
+    indexed = [json.loads(line.removeprefix("indexed: ")) for line in done.stdout.splitlines() if "indexed: " in line]
+    assert [(name, text) for name, text, *_ in indexed] == [
+        ("0001.wav", "The cat sat. The dog ran. The bird sang."),
+        ("0002.wav", "The cat sat."),
+        ("0003.wav", "The cat sat."),
+    ]
+    assert all(abs(said - held) < 0.01 for *_, said, held in indexed), indexed
+
+
+# A config written over (its .bak kept) and a report written over (the earlier one kept), each onto a
+# disk with no room for it, in a process of its own inside the namespace that mounts the disk.
+_WRITE_OVER_ONTO_A_FULL_DISK = """
+import os, random, sys
+from pathlib import Path
+from xtts_cli.config.editing import write_atomically
+from xtts_cli.diagnosis.report import Section, write_report
+
+disk = Path(sys.argv[1])
+(disk / "c.yaml").write_text("data:\\n  batch_size: 8\\n" + "# a comment\\n" * 2000)
+(disk / "c.yaml.bak").write_text("data:\\n  batch_size: 4\\n")
+(disk / "report.tar.gz").write_bytes(b"the earlier report")
+free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
+with open(disk / "filler", "wb") as filler:  # 8 KiB left: less than the config, far less than the report
+    filler.write(bytes(max(0, free - 8192)))
+try:
+    write_atomically(disk / "c.yaml", "data:\\n  batch_size: 16\\n" + "# a comment\\n" * 2000)
+except OSError as exc:
+    print("config:", exc.filename, exc.strerror)
+noise = random.Random(0).randbytes(200_000).hex()  # a report gzip cannot shrink to fit
+try:
+    write_report([Section("diagnose.json", noise)], disk / "report.tar.gz", lambda text: text, disk / "report.tar.gz.bak")
+except OSError as exc:
+    print("report:", exc.filename, exc.strerror)
+for name in sorted(os.listdir(disk)):
+    print("file:", name, (disk / name).read_bytes()[:30] if name != "filler" else "")
+"""
+
+
+@needs_mounts
+def test_a_config_or_report_written_over_on_a_full_disk_keeps_the_file_and_its_backup_whole(tmp_path):
+    mount = tmp_path / "small"
+    mount.mkdir()
+    script = tmp_path / "write.py"
+    script.write_text(_WRITE_OVER_ONTO_A_FULL_DISK, encoding="utf-8")
+    done = private_tmpfs([sys.executable, str(script), str(mount)], str(mount), "1m", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = done.stdout.split("--- files")[0].splitlines()
+    # Each error names the file it could not write; both the files and the .bak are as they were.
+    assert f"config: {mount / 'c.yaml.bak'} No space left on device" in said, said
+    assert f"report: {mount / 'report.tar.gz'} No space left on device" in said, said
+    assert [line for line in said if line.startswith("file: ")] == [
+        "file: c.yaml b'data:\\n  batch_size: 8\\n# a comm'",
+        "file: c.yaml.bak b'data:\\n  batch_size: 4\\n'",
+        "file: filler ",
+        "file: report.tar.gz b'the earlier report'",
+    ]

@@ -79,9 +79,8 @@ def report(
             home=str(Path.home()), datasets=datasets, environ=environ, redact=not no_redact, speakers=people
         )
         kept_old = out.with_name(out.name + ".bak") if out.is_file() else None
-        if kept_old is not None:  # an earlier report is kept, as benchmark keeps an earlier --out
-            os.replace(out, kept_old)
-        size = write_report(sections, out, clean)
+        # An earlier report is kept, as benchmark keeps an earlier --out.
+        size = write_report(sections, out, clean, keep_old=kept_old)
     _said(sections)
     kept = (
         "home paths, file and speaker names kept (--no-redact)"

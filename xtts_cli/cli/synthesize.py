@@ -570,15 +570,42 @@ def _spoken(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool,
                 sys.stderr.write(f"{path}: {speech.seconds:.2f} s  {line[:60]}\n")
                 for note in speech.notes:
                     sys.stderr.write(f"note: {note}\n")
-    except (KeyboardInterrupt, Terminated):  # Ctrl-C, or SIGTERM (a scheduler, `timeout`)
-        _write_index(out_dir, records)
-        sys.stderr.write(
-            f"note: interrupted after {len(records)} of {len(lines)} lines; {out_dir / 'index.jsonl'} lists the "
-            "clips written\n"
-        )
+    except BaseException as stopped:  # Ctrl-C, SIGTERM (a scheduler, `timeout`), a full disk
+        _index_on_stop(out_dir, records)
+        if isinstance(stopped, (KeyboardInterrupt, Terminated)):
+            sys.stderr.write(
+                f"note: interrupted after {len(records)} of {len(lines)} lines; {out_dir / 'index.jsonl'} lists the "
+                "clips written\n"
+            )
         raise
     _write_index(out_dir, records)
     return records
+
+
+def _index_on_stop(out_dir: Path, records: list[dict]) -> None:
+    """index.jsonl for a call stopped part way: this call's clips, and an earlier call's records of
+    the clips it did not reach (still that call's, whole: each clip is written by a rename). Where
+    it cannot be written (the disk is full), the earlier index goes: it named the clips written over."""
+    import json
+
+    index = out_dir / "index.jsonl"
+    written = {record["out"] for record in records}
+    try:
+        earlier = [json.loads(line) for line in index.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, ValueError):
+        earlier = []
+    kept = [
+        record
+        for record in earlier
+        if isinstance(record, dict)
+        and isinstance(record.get("out"), str)
+        and record["out"] not in written
+        and os.path.isfile(record["out"])
+    ]
+    try:
+        _write_index(out_dir, sorted(records + kept, key=lambda record: record["out"]))
+    except OSError:
+        index.unlink(missing_ok=True)
 
 
 def _write_index(out_dir: Path, records: list[dict]) -> None:

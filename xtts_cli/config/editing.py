@@ -254,8 +254,18 @@ def write_atomically(path: Path, text: str | bytes, backup: bool = True) -> Opti
     path = link.resolve() if link.is_symlink() else link
     backup_path = link.with_name(link.name + ".bak") if backup else None
     if backup_path is not None and path.exists():
-        shutil.copy2(path, backup_path)
-    descriptor, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        # Copied whole, then renamed: a full disk had left a cut-off .bak in place of a good older one.
+        kept = backup_path.with_name(f".{backup_path.name}.tmp")
+        try:
+            shutil.copy2(path, kept)
+            os.replace(kept, backup_path)
+        except OSError as exc:
+            kept.unlink(missing_ok=True)
+            raise naming(exc, backup_path, replace=True) from None
+    try:
+        descriptor, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise naming(exc, path) from None
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(text.encode("utf-8") if isinstance(text, str) else text)
@@ -267,11 +277,22 @@ def write_atomically(path: Path, text: str | bytes, backup: bool = True) -> Opti
             os.chmod(temp_name, 0o666 & ~current_umask())  # mkstemp makes 0600
         os.replace(temp_name, path)
         _fsync_folder(path.parent)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(temp_name):
             os.unlink(temp_name)
+        if isinstance(exc, OSError):
+            raise naming(exc, path) from None
         raise
     return backup_path
+
+
+def naming(error: OSError, path: Path, *, replace: bool = False) -> OSError:
+    """`error` naming the file it was writing: a write that fills the disk names none (the user's
+    error had said "writing a file failed"); `replace`: `path` over the file it names (a copy's, by
+    shutil, is the file copied from)."""
+    if error.errno is None or (error.filename is not None and not replace):
+        return error
+    return type(error)(error.errno, error.strerror, str(path))
 
 
 def _refuse_unreachable(path: Path) -> None:

@@ -308,8 +308,10 @@ def _a_record(line: str) -> bool:
         return False
 
 
-def write_report(sections: list[Section], out: Path, clean) -> int:
-    """The archive (tar.gz) of `sections` and a README.txt saying what each is; returns its size."""
+def write_report(sections: list[Section], out: Path, clean, keep_old: Optional[Path] = None) -> int:
+    """The archive (tar.gz) of `sections` and a README.txt saying what each is; returns its size.
+    An archive already at `out` is moved to `keep_old` once the new one is written whole (moved
+    first, a full disk had left neither at `out`); a part written is removed."""
     index = ["xtts report: what each file is and how its making went", ""]
     for section in sections:
         status = "" if section.exit_code is None else f", exit {section.exit_code}"
@@ -317,11 +319,19 @@ def write_report(sections: list[Section], out: Path, clean) -> int:
         index += [f"    {note}" for note in section.notes]
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")
-    with tarfile.open(partial, "w:gz") as archive:
-        for name, text in [("README.txt", "\n".join(index) + "\n"), *((s.name, s.text) for s in sections)]:
-            data = clean(text).encode("utf-8")
-            info = tarfile.TarInfo(f"xtts-report/{name}")
-            info.size, info.mtime = len(data), int(time.time())
-            archive.addfile(info, io.BytesIO(data))
+    try:
+        with tarfile.open(partial, "w:gz") as archive:
+            for name, text in [("README.txt", "\n".join(index) + "\n"), *((s.name, s.text) for s in sections)]:
+                data = clean(text).encode("utf-8")
+                info = tarfile.TarInfo(f"xtts-report/{name}")
+                info.size, info.mtime = len(data), int(time.time())
+                archive.addfile(info, io.BytesIO(data))
+    except BaseException as exc:
+        partial.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
+            raise OSError(exc.errno, exc.strerror, str(out)) from None  # a write names no file
+        raise
+    if keep_old is not None and out.is_file():
+        os.replace(out, keep_old)
     os.replace(partial, out)
     return out.stat().st_size

@@ -32,7 +32,7 @@ import tensorflow as tf
 from xtts_cli import __version__
 from xtts_cli.config.editing import current_umask
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
-from xtts_cli.errors import XttsError
+from xtts_cli.errors import XttsError, disk_full
 from xtts_cli.run.files import RATE_CEILING_FACTOR, RATE_FLOOR_SHARE, SpeakingRate
 
 if TYPE_CHECKING:
@@ -76,8 +76,12 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
                 0o777 & ~current_umask()
             )  # mkdtemp's folder is the user's alone; `out` is made as mkdir makes one
             _move_into_place(partial, out)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(partial, ignore_errors=True)
+        # Said of --out, not of the hidden folder beside it or the run's vocab.json (shutil's copy names its source).
+        full = disk_full(exc, f"the export to {out}") if isinstance(exc, Exception) else None
+        if full is not None:
+            raise full from None
         raise
     return {**info, "notes": tts.notes}
 

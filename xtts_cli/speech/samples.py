@@ -12,7 +12,7 @@ import tensorflow as tf
 from xtts_cli.config.schema import DataConfig, XttsConfig
 from xtts_cli.errors import XttsError
 from xtts_cli.run.files import REFERENCE_FILE, load_speakers, load_speaking_rate, record_sample_texts
-from xtts_cli.speech.synthesis import Voice, speaker_voice, synthesize_speech, wav_bytes, within_full_scale
+from xtts_cli.speech.synthesis import Voice, speaker_voice, synthesize_speech, within_full_scale, write_wav
 
 RENDERED_SPEAKERS = 3  # test sentences are rendered in the largest speakers' voices (multi-speaker data)
 
@@ -77,7 +77,7 @@ def render_sentences(
             for said in speech.notes:  # what synthesize would say of it: a letter read as another, a mark left out
                 _note_once(note, run_dir, f"test sentence {index}: {said}")
             target = samples / f"step{step:07d}-{index}{label}.wav"
-            target.write_bytes(wav_bytes(audio, data.sample_rate))
+            write_wav(target, audio, data.sample_rate)  # whole or not at all: a full disk had left half a clip
             tf.summary.audio(  # as the WAV holds it: TensorBoard clips what passes full scale to a square wave
                 f"samples/sentence_{index}{label.replace('-', '/', 1)}",
                 within_full_scale(audio)[None, :, None],
