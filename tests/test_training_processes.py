@@ -67,6 +67,25 @@ def test_sigterm_finishes_the_step_saves_and_the_rerun_resumes(interrupted: dict
 
 
 @pytest.mark.slow
+def test_a_closed_terminal_saves_the_step_though_the_output_has_nowhere_to_go(tmp_path: Path) -> None:
+    # A terminal closed (SSH gone) sends SIGHUP; the pipe of `| tee`, ended by the same Ctrl-C, takes no
+    # more output. Each had ended the run unsaved: SIGHUP's default, and the error of the next write.
+    run_dir = tmp_path / "run"
+    args = ["train", "-c", str(tiny_config(tmp_path)), "--run-dir", str(run_dir), "--max-steps", "100000"]
+    proc = start_xtts(args, tmp_path)
+    losses = lambda lines: sum('"loss": ' in line for line in lines)  # noqa: E731
+    wait_for_records(proc, run_dir / "metrics.jsonl", lambda lines: losses(lines) >= 2)
+    proc.stdout.close()  # the reader is gone: the next line written is EPIPE
+    proc.stderr.close()
+    wait_for_records(proc, run_dir / "metrics.jsonl", lambda lines: losses(lines) >= 4)  # lines said meanwhile
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(120) == 129
+    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    saved = max(int(path.name[5:].split(".")[0]) for path in (run_dir / "checkpoints").glob("ckpt-*.index"))
+    assert [r["step"] for r in records if "loss" in r][-1] == saved >= 8
+
+
+@pytest.mark.slow
 def test_model_gpu_that_does_not_exist_fails_before_any_work(tmp_path: Path) -> None:
     proc = run_xtts(
         [

@@ -131,7 +131,7 @@ def wait_for_records(proc: subprocess.Popen, metrics: Path, enough, timeout: flo
         if metrics.is_file() and enough(metrics.read_text().splitlines()):
             break
         time.sleep(0.2)
-    assert proc.poll() is None, proc.stderr.read() if proc.stderr else proc.returncode
+    assert proc.poll() is None, proc.stderr.read() if proc.stderr and not proc.stderr.closed else proc.returncode
 
 
 def undocumented_keys(command: str, payload: dict) -> list[str]:

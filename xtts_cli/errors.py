@@ -21,9 +21,14 @@ MESSAGE_CHARS = 240
 
 
 class Terminated(BaseException):
-    """SIGTERM outside a command's own handling of it (a scheduler, `docker stop`, `timeout`): raised
-    in the main thread, so the command unwinds (its locks and temporaries cleaned up) and says why it
-    stopped. Not an Exception, as KeyboardInterrupt is not: no `except Exception` swallows it."""
+    """SIGTERM outside a command's own handling of it (a scheduler, `docker stop`, `timeout`), or
+    SIGHUP (its terminal closed): raised in the main thread, so the command unwinds (its locks and
+    temporaries cleaned up) and says why it stopped. Not an Exception, as KeyboardInterrupt is not:
+    no `except Exception` swallows it."""
+
+    def __init__(self, signum: int = 15) -> None:  # SIGTERM's number
+        super().__init__(signum)
+        self.signum = signum
 
 
 class XttsError(Exception):

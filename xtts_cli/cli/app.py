@@ -91,15 +91,17 @@ def main() -> None:
     quiet_tensorflow_logs()
     # Training's loop, serve, benchmark and data-service set handlers of their own while they run.
     signal.signal(signal.SIGTERM, _terminate)
+    if signal.getsignal(signal.SIGHUP) != signal.SIG_IGN:  # ignored: `nohup`, to outlive the terminal
+        signal.signal(signal.SIGHUP, _terminate)
     undecodable = _not_utf8(sys.argv[1:])
     if undecodable is not None:  # before anything is written: a run made there had been left half-made
         report_error(undecodable, json_output="--json" in sys.argv[1:])
         sys.exit(undecodable.exit_code)
     try:
         app(standalone_mode=True)
-    except Terminated:
-        _say_interrupted("interrupted (SIGTERM)", 143)
-        sys.exit(143)
+    except Terminated as stop:
+        _say_interrupted(f"interrupted ({signal.Signals(stop.signum).name})", 128 + stop.signum)
+        sys.exit(128 + stop.signum)
     except SystemExit as exc:
         # Typer turns a Ctrl-C outside the training loop (which says what it saved) into exit 130
         # without a word: one line, so a user knows it stopped because they asked it to.
@@ -141,18 +143,25 @@ def _not_utf8(arguments: list[str]):
 def _terminate(signum: int, frame: object) -> None:
     from xtts_cli.errors import Terminated
 
-    raise Terminated()
+    raise Terminated(signum)
 
 
 def _say_interrupted(said: str, code: int, *, stderr: bool = True) -> None:
     """Why the command stopped, on stderr (unless already printed there); with --json, the reader
     of stdout gets its {"error", "hint", "exit_code"} object."""
-    if stderr:
-        sys.stderr.write(said + "\n")
-    if "--json" in sys.argv[1:]:
-        from xtts_cli.cli.output import print_json
+    from xtts_cli.cli.output import print_json, quiet_streams, stream_gone
 
-        print_json({"error": said, "hint": None, "exit_code": code})
+    try:
+        if stderr:
+            sys.stderr.write(said + "\n")
+            sys.stderr.flush()
+        if "--json" in sys.argv[1:]:
+            print_json({"error": said, "hint": None, "exit_code": code})
+            sys.stdout.flush()
+    except OSError as exc:  # the terminal that sent SIGHUP, or the pipe's reader, is gone
+        if not stream_gone(exc):
+            raise
+        quiet_streams()
 
 
 def _usage_error(error: Optional[BaseException]) -> bool:

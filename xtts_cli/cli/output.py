@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -55,6 +56,24 @@ class Phases:
 
     def __exit__(self, *exc: object) -> None:
         self.end()
+
+
+def stream_gone(error: BaseException) -> bool:
+    """Whether `error` is a write to a terminal or pipe no longer there: the terminal closed (EIO),
+    or the pipe's reader exited (EPIPE: `| tee` or `| head` ended by the same Ctrl-C)."""
+    return isinstance(error, OSError) and error.errno in (errno.EPIPE, errno.EIO)
+
+
+def quiet_streams() -> None:
+    """stdout and stderr to /dev/null from here on: what the command still writes goes nowhere,
+    instead of ending it before its work is saved."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(null, stream.fileno())
+        except (AttributeError, ValueError, OSError):  # closed at the start (`2>&-`): None, or no descriptor
+            pass
+    os.close(null)
 
 
 def print_json(payload: Any) -> None:

@@ -39,9 +39,16 @@ class TrainingProgress:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._end_phase()
-        if self._progress is not None:
-            self._progress.stop()
+        from xtts_cli.cli.output import quiet_streams, stream_gone
+
+        try:
+            self._end_phase()
+            if self._progress is not None:
+                self._progress.stop()
+        except OSError as error:
+            if not stream_gone(error):
+                raise
+            quiet_streams()
 
     def _begin_phase(self, name: str) -> None:
         self._end_phase()
@@ -79,7 +86,18 @@ class TrainingProgress:
         self._task = self._progress.add_task("train", total=total, completed=start, info="")
 
     def update(self, event: Event) -> None:
-        """Render one training event (training/events.py)."""
+        """Render one training event (training/events.py). A terminal closed or a pipe's reader gone
+        (`| tee` ended by the same Ctrl-C) silences it: the write's error had ended the run unsaved."""
+        from xtts_cli.cli.output import quiet_streams, stream_gone
+
+        try:
+            self._render(event)
+        except OSError as exc:
+            if not stream_gone(exc):
+                raise
+            quiet_streams()
+
+    def _render(self, event: Event) -> None:
         from xtts_cli.training.events import (
             Noted,
             PhaseEnded,

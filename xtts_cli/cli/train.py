@@ -244,8 +244,8 @@ def train(
 ) -> None:
     """Train the model: graph mode, XLA, static shapes, an all-TensorFlow input pipeline.
 
-    Resumes automatically from the run directory. SIGINT/SIGTERM finish the current step, save a
-    checkpoint and exit 130/143; the same command resumes. A NaN/Inf loss exits 3. On several
+    Resumes automatically from the run directory. SIGINT/SIGTERM/SIGHUP finish the current step, save a
+    checkpoint and exit 130/143/129; the same command resumes. A NaN/Inf loss exits 3. On several
     machines, run it on each with --worker-hosts and its own --task-index (or TF_CONFIG set).
 
     Examples:
@@ -276,17 +276,30 @@ def train(
         if repair:
             progress.update(Noted(repair, label="hint"))
         result = train_run(loaded, run_dir, fresh=fresh, force=force, progress=progress.update, started=started)
-    if json_output:
-        from dataclasses import asdict
-
-        from xtts_cli.cli.output import print_json
-
-        print_json(asdict(result))
-    else:
-        progress.summary(result)
+    _told(result, progress, json_output)
     if result.exit_code:
-        sys.stderr.write(interrupted_line(result) + "\n")
         raise typer.Exit(code=result.exit_code)
+
+
+def _told(result, progress, json_output: bool) -> None:
+    """The run's result, and why a signal ended it; a terminal or pipe gone by now (the SIGHUP of a
+    closed terminal, `| tee` ended by the same Ctrl-C) leaves the exit code to say it."""
+    from dataclasses import asdict
+
+    from xtts_cli.cli.output import print_json, quiet_streams, stream_gone
+
+    try:
+        if json_output:
+            print_json(asdict(result))
+        else:
+            progress.summary(result)
+        if result.exit_code:
+            sys.stderr.write(interrupted_line(result) + "\n")
+            sys.stderr.flush()
+    except OSError as exc:
+        if not stream_gone(exc):
+            raise
+        quiet_streams()
 
 
 def interrupted_line(result) -> str:

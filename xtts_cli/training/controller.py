@@ -651,10 +651,11 @@ class Controller:
             # the signal says, not as if the data ended. Raised, not re-sent: a process started with
             # SIGINT ignored (a script's background job) had gone on to report 0 steps timed.
             raise KeyboardInterrupt
-        if result.interrupted == "SIGTERM":
-            if signal.getsignal(signal.SIGTERM) in (signal.SIG_IGN, None):
-                raise SystemExit(143)  # as the signal's default ends it: 128 + 15
-            signal.raise_signal(signal.SIGTERM)
+        if result.interrupted in ("SIGTERM", "SIGHUP"):
+            number = signal.Signals[result.interrupted]
+            if signal.getsignal(number) in (signal.SIG_IGN, None):
+                raise SystemExit(128 + number)  # as the signal's default ends it: 143, 129
+            signal.raise_signal(number)
 
     def _loop(
         self, parts: RunComponents, hooks: list[Hook], result: TrainResult, *, until: Optional[int] = None, source=None

@@ -1,4 +1,5 @@
-"""Finish the current step, save, and exit cleanly on SIGINT/SIGTERM.
+"""Finish the current step, save, and exit cleanly on SIGINT, SIGTERM or SIGHUP (the terminal or
+the SSH session closed; left alone where it is ignored, as `nohup` sets it).
 
 Handlers are installed only while training runs and the previous ones are restored after, so a
 library user's own handlers survive. A second SIGINT stops at once (KeyboardInterrupt), for when
@@ -14,7 +15,7 @@ from types import FrameType
 from typing import Optional
 
 # Documented exit codes of `xtts train` after a clean interrupt: the shell convention 128 + signal.
-EXIT_CODES: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
+EXIT_CODES: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 
 
 class GracefulInterrupt:
@@ -51,13 +52,18 @@ class GracefulInterrupt:
             ctrl_c = signum == signal.SIGINT
             again = " (a second Ctrl-C stops at once, without saving)" if ctrl_c else ""
             who = "Ctrl-C" if ctrl_c else self.signal_name
-            self._said(f"{who}: stopping {self._when} and saving it{again}")
+            try:
+                self._said(f"{who}: stopping {self._when} and saving it{again}")
+            except OSError:  # the terminal that sent SIGHUP is gone: the step is saved all the same
+                pass
 
     def __enter__(self) -> GracefulInterrupt:
         # Signal handlers can only be installed from the main thread; elsewhere (e.g. a notebook
         # worker thread) training still runs, without graceful interrupt.
         if threading.current_thread() is threading.main_thread():
             for signum in EXIT_CODES:
+                if signum == signal.SIGHUP and signal.getsignal(signum) == signal.SIG_IGN:
+                    continue  # `nohup`: the run is to outlive its terminal
                 self._previous[signum] = signal.signal(signum, self._handle)
         return self
 
