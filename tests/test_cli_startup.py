@@ -97,6 +97,25 @@ def test_python_dash_m_is_the_xtts_command() -> None:
     assert (proc.returncode, proc.stdout.split()[0]) == (0, "xtts"), proc.stderr
 
 
+def test_a_stdout_that_cannot_take_the_text_or_is_closed_is_written_what_it_can_take(tmp_path) -> None:
+    # PYTHONIOENCODING=ascii and a path with "é": the work done, then a traceback (--json: no JSON at all).
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+
+    def xtts(*args: str, **options) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "xtts_cli", *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env, **options)
+
+    written = xtts("init", "tiny-cpu", "-o", "caf\u00e9.yaml")
+    assert written.returncode == 0 and "wrote caf\\xe9.yaml" in written.stdout, written.stderr
+    checked = xtts("validate", "-c", "caf\u00e9.yaml", "--json")
+    assert checked.returncode == 0, checked.stderr
+    assert json.loads(checked.stdout)["config"] == "caf\u00e9.yaml"  # ASCII, escaped as JSON escapes it
+    closed = subprocess.run(
+        ["sh", "-c", f"{sys.executable} -m xtts_cli --version >&-"], capture_output=True, text=True, timeout=60
+    )
+    assert (closed.returncode, closed.stderr) == (0, "")
+
+
 def test_a_command_names_what_it_reads(helps) -> None:
     # A run's commands read the config stored in the run; vocode reads a vocoder run; the others a config.
     for name in ("init", "train", "validate", "diagnose", "profile-pipeline", "profile-step", "benchmark", "report"):

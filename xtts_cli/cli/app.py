@@ -89,6 +89,7 @@ def main() -> None:
     from xtts_cli.quiet import quiet_tensorflow_logs
 
     quiet_tensorflow_logs()
+    _streams_that_take_any_text()
     # Training's loop, serve, benchmark and data-service set handlers of their own while they run.
     signal.signal(signal.SIGTERM, _terminate)
     if signal.getsignal(signal.SIGHUP) != signal.SIG_IGN:  # ignored: `nohup`, to outlive the terminal
@@ -138,6 +139,15 @@ def _not_utf8(arguments: list[str]):
                 "run the same command",
             )
     return None
+
+
+def _streams_that_take_any_text() -> None:
+    """stdout as stderr is: a character its encoding lacks (PYTHONIOENCODING=ascii, a path with "é")
+    written as an escape, not a traceback after the work is done; closed (`>&-`), /dev/null."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - the process's stdout, for its life
+    elif hasattr(sys.stdout, "reconfigure") and sys.stdout.errors == "strict":
+        sys.stdout.reconfigure(errors="backslashreplace")
 
 
 def _terminate(signum: int, frame: object) -> None:

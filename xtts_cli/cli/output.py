@@ -77,7 +77,9 @@ def quiet_streams() -> None:
 
 
 def print_json(payload: Any) -> None:
-    sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n")
+    # \u escapes where stdout cannot take UTF-8 (PYTHONIOENCODING=ascii): valid JSON all the same.
+    utf = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "").startswith("utf")
+    sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=not utf, default=str) + "\n")
 
 
 def error_lines(lines: Iterable[str], hint: str | None = None) -> None:

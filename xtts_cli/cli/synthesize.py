@@ -422,7 +422,7 @@ def _read_stdin(named: str = "TEXT -") -> bytes:
 
     if sys.stdin is None or sys.stdin.isatty():
         raise XttsError(
-            f"{named} reads the text from stdin, which is a terminal here",
+            f"{named} reads the text from stdin, which is {'closed' if sys.stdin is None else 'a terminal'} here",
             hint='pipe it in (cat chapter.txt | xtts synthesize - ...) or pass the text: xtts synthesize "Hello." ...',
         )
     return sys.stdin.buffer.read()
