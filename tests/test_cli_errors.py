@@ -239,3 +239,36 @@ def test_a_command_line_that_does_not_parse_gives_json_its_error_object_too(tmp_
         assert done.returncode == 2, done.stderr
         payload = json.loads(done.stdout)
         assert payload["exit_code"] == 2 and payload["error"].startswith(said), payload
+
+
+@pytest.mark.slow
+def test_a_process_memory_limit_is_out_of_memory_in_one_line_wherever_it_is_met(tmp_path) -> None:
+    # ulimit -v (a container's limit): met mapping TensorFlow's library, or as Python's MemoryError while
+    # the model is built; each had been a traceback. TensorFlow's C++ may abort on its own (134): no line.
+    import resource
+
+    run = Path(__file__).parent / "data" / "run_before_run_data"
+    codes = []
+    for limit in (800_000_000, 1_300_000_000):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "xtts_cli",
+                "synthesize",
+                "Hello there.",
+                "-r",
+                str(run),
+                "-o",
+                str(tmp_path / "a.wav"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            preexec_fn=lambda limit=limit: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)),
+        )
+        codes.append(done.returncode)
+        assert "Traceback" not in done.stderr, done.stderr[-2000:]
+        if done.returncode == 5:
+            assert done.stderr.startswith("error: out of memory: ") and "ulimit -v" in done.stderr, done.stderr
+    assert 5 in codes and set(codes) <= {5, -6, 134}, codes

@@ -231,6 +231,16 @@ def from_tensorflow(error: BaseException) -> Optional[XttsError]:
             hint="make that place writable (or point the run or --out elsewhere), then run the same command",
             translated=True,
         )
+    if isinstance(error, MemoryError) or (isinstance(error, ImportError) and "failed to map segment" in str(error)):
+        # The process's own limit (ulimit -v, a container's memory), met in Python, TensorFlow's C++
+        # (std::bad_alloc) or loading TensorFlow's libraries: a traceback had said it.
+        said = str(error) or "the process's memory limit is reached"
+        return OutOfMemoryError(
+            f"out of memory: {said[:MESSAGE_CHARS]}",
+            hint="raise the process's memory limit (ulimit -v, the container's); training also fits in less with "
+            + OUT_OF_MEMORY_HINT.split("; ")[0],
+            translated=True,
+        )
     kind = type(error)
     if not kind.__module__.startswith(("tensorflow", "keras")):
         return None
