@@ -278,3 +278,60 @@ def test_a_config_or_report_written_over_on_a_full_disk_keeps_the_file_and_its_b
         "file: filler ",
         "file: report.tar.gz b'the earlier report'",
     ]
+
+
+# A server whose temporary folder is full, asked to clone an uploaded clip, then to speak in a voice of
+# the run's own: in a process of its own inside the namespace that mounts the folder.
+_SERVE_WITH_A_FULL_TEMP_FOLDER = """
+import json, sys, tempfile, threading, urllib.error, urllib.request, uuid
+from pathlib import Path
+from xtts_cli.inference import Synthesizer
+from xtts_cli.serving.http import make_server
+from xtts_cli.serving.service import VoiceService
+
+tempfile.tempdir = sys.argv[3]
+with open(Path(sys.argv[3]) / "filler", "wb") as filler:
+    try:
+        while True:
+            filler.write(bytes(65536))
+            filler.flush()
+    except OSError:
+        pass
+server = make_server(VoiceService(Synthesizer.load(sys.argv[1])), "127.0.0.1", 0)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+url = f"http://127.0.0.1:{server.server_address[1]}/api/tts"
+boundary = uuid.uuid4().hex
+body = (
+    f'--{boundary}\\r\\nContent-Disposition: form-data; name="text"\\r\\n\\r\\nHello.\\r\\n'
+    f'--{boundary}\\r\\nContent-Disposition: form-data; name="speaker_wav"; filename="me.wav"\\r\\n\\r\\n'
+).encode() + Path(sys.argv[2]).read_bytes() + f"\\r\\n--{boundary}--\\r\\n".encode()
+headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+for request in (urllib.request.Request(url, body, headers), urllib.request.Request(url + "?text=Hello.")):
+    try:
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            print("answer:", answer.status, answer.headers["Content-Type"])
+    except urllib.error.HTTPError as error:
+        print("answer:", error.code, json.loads(error.read())["error"])
+"""
+
+
+@pytest.mark.slow
+@needs_mounts
+def test_an_upload_to_a_server_whose_temp_folder_is_full_is_a_507_and_the_log_names_the_folder(tmp_path):
+    mount = tmp_path / "tmp"
+    mount.mkdir()
+    here = Path(__file__).parent
+    run, clip = here.parent / "data" / "run_before_run_data", here.parent / "data" / "speech" / "sentence-0.wav"
+    script = tmp_path / "serve.py"
+    script.write_text(_SERVE_WITH_A_FULL_TEMP_FOLDER, encoding="utf-8")
+    done = private_tmpfs(
+        [sys.executable, str(script), str(run), str(clip), str(mount)], str(mount), "1m", str(tmp_path)
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    answers = [line for line in done.stdout.splitlines() if line.startswith("answer: ")]
+    # The client is told what failed, not "internal error (OSError)"; the server's own voice still speaks.
+    assert answers == [
+        "answer: 507 the server cannot keep the upload (No space left on device)",
+        "answer: 200 audio/wav",
+    ]
+    assert f"an upload cannot be written to {mount} (No space left on device): free space there" in done.stderr

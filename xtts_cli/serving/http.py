@@ -284,6 +284,8 @@ class _Handler(BaseHTTPRequestHandler):
                 raise Refused(404, f"no such page {url.path[:80]!r}; try /, /api/tts, /api/speakers, /health")
         except Refused as refused:
             status = refused.status
+            if refused.log:
+                log_line(refused.log)
             # A busy server says when to try again (RFC 9110, 10.2.3): a client's retry loop backs off.
             retry = {"Retry-After": str(refused.retry_after)} if refused.retry_after else None
             self._error(refused.status, refused.message, refused.hint, headers=retry)

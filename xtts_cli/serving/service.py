@@ -12,6 +12,7 @@ model's allocations come from those few threads, not from every connection's. Re
 
 from __future__ import annotations
 
+import errno
 import math
 import queue
 import re
@@ -56,10 +57,13 @@ def in_api_words(text: str) -> str:
 class Refused(Exception):
     """A request the server answers with `status` and a one-line JSON error; it keeps serving."""
 
-    def __init__(self, status: int, message: str, hint: Optional[str] = None, *, retry_after: int = 0) -> None:
+    def __init__(
+        self, status: int, message: str, hint: Optional[str] = None, *, retry_after: int = 0, log: str = ""
+    ) -> None:
         super().__init__(message)
         self.status, self.message, self.hint = status, message, hint
         self.retry_after = retry_after  # seconds a client should wait before sending it again (a 503's)
+        self.log = log  # a line for the server's log: what its operator must change (a client is not told)
 
 
 @dataclass(frozen=True)
@@ -365,9 +369,20 @@ class _VoiceOf:
                     "this run has no voice of its own to speak in (no speaker_reference.npy)",
                     "send speaker_id= (/api/speakers lists them) or a speaker_wav upload to clone",
                 ) from None
-        self._scratch = tempfile.TemporaryDirectory(prefix="xtts-serve-")
-        clip = Path(self._scratch.name) / "reference"
-        clip.write_bytes(request.reference)
+        try:
+            self._scratch = tempfile.TemporaryDirectory(prefix="xtts-serve-")
+            clip = Path(self._scratch.name) / "reference"
+            clip.write_bytes(request.reference)
+        except OSError as exc:  # the server's, not the client's: said with what to change (it had been a bare 500)
+            if self._scratch is not None:
+                self._scratch.cleanup()
+            raise Refused(
+                507 if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", -1)) else 500,
+                f"the server cannot keep the upload ({exc.strerror or exc})",
+                "retry later; the server's log names the folder",
+                log=f"xtts serve: an upload cannot be written to {tempfile.gettempdir()} ({exc.strerror or exc}): "
+                "free space there, or start the server with TMPDIR set to a folder with room",
+            ) from None
         from xtts_cli.speech.synthesis import UnusableClipError
         from xtts_cli.speech.vocoding import ClipReadError
 
