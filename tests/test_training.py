@@ -132,6 +132,24 @@ def test_a_start_says_what_preprocessing_mode_auto_chose(tmp_path) -> None:
     assert any(re.match(r"preprocessing_mode auto chose cache: features \d+ [kM]B fit the ", n) for n in result.notes)
 
 
+@pytest.mark.slow
+def test_a_ctrl_c_after_the_last_step_leaves_a_complete_run_not_an_interrupted_one(tmp_path) -> None:
+    # Pressed as the last step's samples or checkpoint were made: it had exited 130, "run the same
+    # command to resume", for a run with nothing left to train.
+    import signal
+
+    class CtrlCAtTheLastStep(Hook):
+        def on_step(self, end) -> None:
+            if end.step == 2:
+                signal.raise_signal(signal.SIGINT)
+
+    config = resolve_config(tiny_config(tmp_path), {"training.max_steps": 2}).config
+    said: list = []
+    result = Controller(Trainer(config, run_dir=tmp_path / "run", progress=said.append), [CtrlCAtTheLastStep()]).run()
+    assert (result.final_step, result.exit_code, result.interrupted) == (2, 0, None)
+    assert "SIGINT came after the last step (2): the run is complete" in [getattr(e, "message", "") for e in said]
+
+
 @pytest.fixture(scope="module")
 def resumed(trained):
     """The trained run resumed from step 40 to 44 once, over what a crash and new data leave behind:
