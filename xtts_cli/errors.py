@@ -209,16 +209,31 @@ def _looping_link(path: str) -> str:
     return path
 
 
+def _process_memory(error: BaseException) -> Optional[OutOfMemoryError]:
+    """The process's own memory limit (ulimit -v, a container's), met in Python, in TensorFlow's C++
+    (std::bad_alloc) or mapping TensorFlow's libraries: a traceback had said it."""
+    if not (
+        isinstance(error, MemoryError) or (isinstance(error, ImportError) and "failed to map segment" in str(error))
+    ):
+        return None
+    said = str(error) or "the process's memory limit is reached"
+    return OutOfMemoryError(
+        f"out of memory: {said[:MESSAGE_CHARS]}",
+        hint="raise the process's memory limit (ulimit -v, the container's); training also fits in less with "
+        + OUT_OF_MEMORY_HINT.split("; ")[0],
+        translated=True,
+    )
+
+
 def from_tensorflow(error: BaseException) -> Optional[XttsError]:
     """TensorFlow's out-of-memory, missing-kernel and device errors, and a file the process may
     not write, as one line that names what to change; None for any other error (it keeps its
     traceback)."""
-    full = disk_full(error)  # before out of memory: TensorFlow reports a full disk as exhausted resources
-    if full is not None:
-        return full
-    loop = _symlink_loop(error)
-    if loop is not None:
-        return loop
+    # A full disk before out of memory: TensorFlow reports a full disk as exhausted resources.
+    for translated in (disk_full, _symlink_loop, _process_memory):
+        found = translated(error)
+        if found is not None:
+            return found
     if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:
         name = str(error.filename or "a path")
         return XttsError(
@@ -229,16 +244,6 @@ def from_tensorflow(error: BaseException) -> Optional[XttsError]:
         return XttsError(
             f"cannot write {error.filename}: {error.strerror}",
             hint="make that place writable (or point the run or --out elsewhere), then run the same command",
-            translated=True,
-        )
-    if isinstance(error, MemoryError) or (isinstance(error, ImportError) and "failed to map segment" in str(error)):
-        # The process's own limit (ulimit -v, a container's memory), met in Python, TensorFlow's C++
-        # (std::bad_alloc) or loading TensorFlow's libraries: a traceback had said it.
-        said = str(error) or "the process's memory limit is reached"
-        return OutOfMemoryError(
-            f"out of memory: {said[:MESSAGE_CHARS]}",
-            hint="raise the process's memory limit (ulimit -v, the container's); training also fits in less with "
-            + OUT_OF_MEMORY_HINT.split("; ")[0],
             translated=True,
         )
     kind = type(error)
