@@ -30,6 +30,15 @@ def private_tmpfs(command: list[str], mount: str, size: str, cwd: str, inodes: i
     )
 
 
+RUN = Path(__file__).resolve().parents[1] / "data" / "run_before_run_data"
+
+
+def mount_point(tmp_path: Path, name: str) -> Path:
+    """An empty folder for `private_tmpfs` to mount over."""
+    (tmp_path / name).mkdir()
+    return tmp_path / name
+
+
 needs_mounts = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("unshare") is None, reason="mounting a tmpfs needs root and unshare"
 )
@@ -38,8 +47,7 @@ needs_mounts = pytest.mark.skipif(
 @pytest.mark.slow
 @needs_mounts
 def test_a_checkpoint_that_fills_the_disk_is_a_full_disk_not_out_of_memory(tmp_path):
-    mount = tmp_path / "small"
-    mount.mkdir()
+    mount = mount_point(tmp_path, "small")
     config = tiny_config(tmp_path, "  save_step: 2\n")
     done = private_tmpfs(
         [sys.executable, "-m", "xtts_cli", "train", "-c", str(config), "-r", str(mount / "run"), "--steps", "4"],
@@ -61,8 +69,7 @@ def test_a_checkpoint_that_fills_the_disk_is_a_full_disk_not_out_of_memory(tmp_p
 @pytest.mark.slow
 @needs_mounts
 def test_a_feature_store_that_fills_the_disk_keeps_its_finished_shards(tmp_path):
-    mount = tmp_path / "small"
-    mount.mkdir()
+    mount = mount_point(tmp_path, "small")
     extra = "  save_step: 2\n"
     config = tiny_config(tmp_path, extra)
     text = config.read_text().replace("  preprocessing_mode: cache\n", "  preprocessing_mode: precompute\n")
@@ -127,9 +134,8 @@ def test_a_step_trained_before_its_samples_fail_to_write_is_saved(tmp_path):
 @needs_mounts
 def test_an_export_into_an_empty_mount_point_fills_it(tmp_path):
     # A volume mounted for the export (docker run -v): renaming a folder over it is EBUSY.
-    mount = tmp_path / "volume"
-    mount.mkdir()
-    run = os.path.join(os.path.dirname(__file__), "..", "data", "run_before_run_data")
+    mount = mount_point(tmp_path, "volume")
+    run = str(RUN)
     export = [sys.executable, "-m", "xtts_cli", "export", "-r", run, "-o", str(mount)]
     done = private_tmpfs(export, str(mount), "64m", str(tmp_path))
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
@@ -141,9 +147,8 @@ def test_an_export_into_an_empty_mount_point_fills_it(tmp_path):
 @pytest.mark.slow
 @needs_mounts
 def test_an_export_that_fills_the_disk_leaves_nothing_and_the_same_command_runs_again(tmp_path):
-    mount = tmp_path / "small"
-    mount.mkdir()
-    run = os.path.join(os.path.dirname(__file__), "..", "data", "run_before_run_data")
+    mount = mount_point(tmp_path, "small")
+    run = str(RUN)
     export = shlex.join([sys.executable, "-m", "xtts_cli", "export", "-r", run, "-o", str(mount / "out")])
     done = private_tmpfs(["sh", "-c", f"{export}; echo exit $? >&2; {export}"], str(mount), "2m", str(tmp_path))
     assert done.returncode == 6, done.stderr[-3000:]
@@ -157,8 +162,7 @@ def test_an_export_that_fills_the_disk_leaves_nothing_and_the_same_command_runs_
 def test_a_full_temp_folder_is_a_full_disk_for_phonemes_and_nothing_for_letters(tmp_path):
     # phonemizer copies espeak-ng's library (650 kB) into the temp folder each time it loads it: a full
     # one had ended validate, train and diagnose in a traceback, letters too (their language's check).
-    mount = tmp_path / "tmp"
-    mount.mkdir()
+    mount = mount_point(tmp_path, "tmp")
 
     def validate(*extra: str) -> subprocess.CompletedProcess:
         command = ["env", f"TMPDIR={mount}", f"XDG_CACHE_HOME={tmp_path / 'cache'}", sys.executable, "-m", "xtts_cli"]
@@ -209,9 +213,8 @@ for line in (out / "index.jsonl").read_text(encoding="utf-8").splitlines():
 @pytest.mark.slow
 @needs_mounts
 def test_lines_spoken_over_an_earlier_calls_clips_onto_a_full_disk_leave_an_index_true_to_the_clips(tmp_path):
-    mount = tmp_path / "small"
-    mount.mkdir()
-    run = os.path.join(os.path.dirname(__file__), "..", "data", "run_before_run_data")
+    mount = mount_point(tmp_path, "small")
+    run = str(RUN)
     script = tmp_path / "speak.py"
     script.write_text(_SPEAK_INTO_A_FULL_DISK, encoding="utf-8")
     done = private_tmpfs([sys.executable, str(script), run, str(mount / "clips")], str(mount), "4m", str(tmp_path))
@@ -262,8 +265,7 @@ for name in sorted(os.listdir(disk)):
 
 @needs_mounts
 def test_a_config_or_report_written_over_on_a_full_disk_keeps_the_file_and_its_backup_whole(tmp_path):
-    mount = tmp_path / "small"
-    mount.mkdir()
+    mount = mount_point(tmp_path, "small")
     script = tmp_path / "write.py"
     script.write_text(_WRITE_OVER_ONTO_A_FULL_DISK, encoding="utf-8")
     done = private_tmpfs([sys.executable, str(script), str(mount)], str(mount), "1m", str(tmp_path))
@@ -318,10 +320,8 @@ for request in (urllib.request.Request(url, body, headers), urllib.request.Reque
 @pytest.mark.slow
 @needs_mounts
 def test_an_upload_to_a_server_whose_temp_folder_is_full_is_a_507_and_the_log_names_the_folder(tmp_path):
-    mount = tmp_path / "tmp"
-    mount.mkdir()
-    here = Path(__file__).parent
-    run, clip = here.parent / "data" / "run_before_run_data", here.parent / "data" / "speech" / "sentence-0.wav"
+    mount = mount_point(tmp_path, "tmp")
+    run, clip = RUN, RUN.parent / "speech" / "sentence-0.wav"
     script = tmp_path / "serve.py"
     script.write_text(_SERVE_WITH_A_FULL_TEMP_FOLDER, encoding="utf-8")
     done = private_tmpfs(
