@@ -1188,6 +1188,24 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
             language_id=tf.constant(0),
             reference_audio=tf.constant(voice.reference),
         )["audio"].numpy()
+        # A lead-in of silence is passed over to where the voice starts, as synthesize passes it over (the
+        # first window had been all silence, and cloned); a clip far past full scale is refused as it refuses it.
+        voiced = np.concatenate([np.zeros(2205, np.float32), voice.reference])
+        heard = [
+            speak(
+                text_ids=tf.constant(voice.text_ids(text, "en"), tf.int32),
+                language_id=tf.constant(0),
+                reference_audio=tf.constant(np.concatenate([np.zeros(lead, np.float32), voiced])),
+            )["audio"].numpy()
+            for lead in (0, 26460)
+        ]
+        np.testing.assert_array_equal(heard[0], heard[1])
+        with pytest.raises(tf.errors.InvalidArgumentError, match="reference_audio reaches far past full scale"):
+            speak(
+                text_ids=tf.constant(voice.text_ids(text, "en"), tf.int32),
+                language_id=tf.constant(0),
+                reference_audio=tf.constant(voice.reference * 32768.0),
+            )
         np.testing.assert_allclose(
             samples_of(wav) / 32767.0, samples_of(wav_bytes(expected, 22050)) / 32767.0, atol=1e-3
         )

@@ -334,3 +334,27 @@ def test_each_voices_samples_have_their_own_file_name_whatever_the_script_of_its
     assert labels[:5] == ["-مریم", "-سارا", "-anna_ö", "-anna_ä", "-en-us_f3"]  # ASCII names as before
     assert labels[5:] == ["-a_b", "-a_b-7", ""]  # the same after "_": the second gets its place
     assert len(set(labels)) == len(labels)
+
+
+def test_a_clips_lead_in_of_silence_is_passed_over_to_where_its_voice_starts(tmp_path) -> None:
+    # A clip of 10 s of silence, then speech, had been "silent" (the references reach 9 s); one of 1.2 s
+    # was cloned from its silence. Each is the voice of the same clip without the lead-in.
+    import soundfile
+
+    from xtts_cli.speech.synthesis import CLONE_WINDOWS, UnusableClipError, reference_from_audio
+
+    data = DataConfig()
+    speech, rate = soundfile.read(sorted((SAMPLE / "wavs").glob("*.wav"))[0], dtype="float32")
+    voiced = np.concatenate([np.zeros(rate // 10, np.float32), speech])  # a tenth of a second before the voice
+
+    def reference(lead: float) -> np.ndarray:
+        clip = tmp_path / f"lead-{lead}.wav"
+        soundfile.write(clip, np.concatenate([np.zeros(int(lead * rate), np.float32), voiced]), rate, subtype="PCM_16")
+        return reference_from_audio(clip, data, windows=CLONE_WINDOWS)
+
+    plain = reference(0)
+    for lead in (1.2, 10.0):
+        np.testing.assert_array_equal(reference(lead), plain)
+    with pytest.raises(UnusableClipError) as refused:  # past what is read to find it: said so, with the cut
+        reference(45.0)
+    assert refused.value.why.startswith("is silent for its first 39 s") and "silence 1 0.1 1%" in refused.value.hint

@@ -173,7 +173,7 @@ def _generator(
     gather would clip it on a GPU, and speak another voice or language without a word."""
     from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel, mel_filterbank
     from xtts_cli.model.vocoder import griffin_lim
-    from xtts_cli.speech.synthesis import generation_settings
+    from xtts_cli.speech.synthesis import generation_settings, voice_start
     from xtts_cli.speech.vocoding import GRIFFIN_LIM_ITERATIONS
 
     buffer, window = data.max_mel_frames, data.reference_frames
@@ -192,6 +192,9 @@ def _generator(
         )
         def speak(self, text_ids, language_id, reference_audio):
             reference_audio = _heard(reference_audio, data.sample_rate)
+            # From where its voice starts, as synthesize and the server read a clip: a lead-in of silence
+            # passed the check of the whole and was the voice cloned.
+            reference_audio = reference_audio[voice_start(reference_audio, data.sample_rate) :]
             reference = log_mel(reference_audio, data)[:window]
             length = tf.shape(reference)[0]
             reference = tf.pad(reference, [[0, window - length], [0, 0]], constant_values=LOG_MEL_FLOOR)
@@ -261,6 +264,7 @@ def _checked_text(text_ids, language_id, vocab_size: int, languages: int):
 def _heard(reference_audio, sample_rate: int):
     """`reference_audio`, once it holds a voice to hear: at least MIN_CLIP_SECONDS, not silent (as
     `xtts synthesize --speaker-wav` and the server refuse one, not cloned into noise)."""
+    from xtts_cli.data.audio_headers import FLOAT_OVER_RANGE
     from xtts_cli.speech.synthesis import MIN_CLIP_SECONDS, SILENT_PEAK
 
     shortest = int(MIN_CLIP_SECONDS * sample_rate)
@@ -283,6 +287,12 @@ def _heard(reference_audio, sample_rate: int):
             tf.reduce_max(tf.abs(tf.concat([reference_audio, [0.0]], 0))),
             SILENT_PEAK,
             message="reference_audio is silent (its loudest sample under -80 dBFS): give a few seconds of the voice",
+        ),
+        tf.debugging.assert_less_equal(  # as synthesize and the server refuse such a clip
+            tf.reduce_max(tf.abs(tf.concat([reference_audio, [0.0]], 0))),
+            FLOAT_OVER_RANGE,
+            message="reference_audio reaches far past full scale (1.0): integers given as floats? Scale it into "
+            "-1..1 (a 16-bit clip's values: divide by 32768)",
         ),
     ]
     with tf.control_dependencies(checks):

@@ -87,9 +87,26 @@ MIN_CLIP_SECONDS = 0.1
 class UnusableClipError(XttsError):
     """A clip to clone that reads as audio but holds no voice: `why` ("is silent ...")."""
 
-    def __init__(self, path: Path, why: str) -> None:
-        super().__init__(f"--speaker-wav {str(path)!r} {why}", hint="pass a few seconds of the voice speaking")
+    def __init__(self, path: Path, why: str, hint: str = "pass a few seconds of the voice speaking") -> None:
+        super().__init__(f"--speaker-wav {str(path)!r} {why}", hint=hint)
         self.why = why
+
+
+# Where a clip's voice starts: its first sample within 20 dB of the clip's loudest, less a tenth of a
+# second (the breath before it). A lead-in of silence had been cloned as the voice, and one longer than
+# the references reach called "silent". Silence is read past for this long at most.
+VOICE_START_RATIO = 0.1
+VOICE_START_MARGIN_SECONDS = 0.1
+LEAD_IN_SECONDS = 30.0
+
+
+def voice_start(audio, sample_rate: int):
+    """The index (a scalar tensor) of `audio`'s first sample of the voice: 0 for a clip that starts
+    with it. Graph-safe: the export's signature starts its reference there too."""
+    magnitude = tf.abs(audio)
+    loud = magnitude >= tf.reduce_max(tf.concat([magnitude, [0.0]], 0)) * VOICE_START_RATIO
+    first = tf.argmax(tf.cast(loud, tf.int32), output_type=tf.int32)
+    return tf.maximum(first - int(VOICE_START_MARGIN_SECONDS * sample_rate), 0)
 
 
 def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> np.ndarray:
@@ -116,17 +133,24 @@ def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> n
     # frames they cover at the training rate, in the file's own samples, with a window to spare.
     frames = data.reference_frames * max(windows, 1)
     needed = math.ceil((frames * data.hop_length + data.n_fft) * header.sample_rate / data.sample_rate) + 64
-    num_samples = min(header.num_samples, needed)
+    num_samples = min(header.num_samples, needed + math.ceil(LEAD_IN_SECONDS * header.sample_rate))
     if header.codec.startswith("wav_pcm") and header.bit_depth:  # raw PCM: only those bytes are read
         with open(path, "rb") as handle:
             contents = tf.constant(
                 handle.read(header.data_offset + num_samples * header.channels * header.bit_depth // 8)
             )
     elif header.duration > MAX_WHOLE_REFERENCE_SECONDS:
-        raise XttsError(
-            f"--speaker-wav {str(path)!r} is {header.duration / 60:.0f} minutes of {header.format}, which is decoded "
-            f"whole; a voice needs about {frames * data.hop_length / data.sample_rate:.0f} seconds",
-            hint=f"cut the first minute out: sox {shlex.quote(str(path))} reference.wav trim 0 60",
+        quoted = shlex.quote(str(path))  # Debian's sox reads no MP3 without an extra package
+        cut = (
+            f"ffmpeg -i {quoted} -t 60 reference.wav"
+            if header.format == "mp3"
+            else f"sox {quoted} reference.wav trim 0 60"
+        )
+        raise UnusableClipError(  # in the words a server's client reads too (the upload's own, not a temp path)
+            path,
+            f"is {header.duration / 60:.0f} minutes of {header.format}, which is decoded whole; a voice needs "
+            f"about {frames * data.hop_length / data.sample_rate:.0f} seconds",
+            hint=f"cut the first minute out: {cut}",
         )
     else:
         contents = tf.io.read_file(str(path))
@@ -145,7 +169,15 @@ def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> n
         path,
     )
     if float(tf.reduce_max(tf.abs(audio))) < SILENT_PEAK:
+        if num_samples < header.num_samples:
+            raise UnusableClipError(
+                path,
+                f"is silent for its first {num_samples / header.sample_rate:.0f} s (its loudest sample there under "
+                "-80 dBFS)",
+                hint="cut the silence before the voice off: sox IN.wav OUT.wav silence 1 0.1 1%",
+            )
         raise UnusableClipError(path, "is silent (its loudest sample under -80 dBFS)")
+    audio = audio[int(voice_start(audio, data.sample_rate)) :]
     mel = log_mel(audio[: needed * data.sample_rate // header.sample_rate], data).numpy()
     if windows <= 1:
         return mel[: data.reference_frames]
