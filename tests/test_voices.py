@@ -358,3 +358,16 @@ def test_a_clips_lead_in_of_silence_is_passed_over_to_where_its_voice_starts(tmp
     with pytest.raises(UnusableClipError) as refused:  # past what is read to find it: said so, with the cut
         reference(45.0)
     assert refused.value.why.startswith("is silent for its first 39 s") and "silence 1 0.1 1%" in refused.value.hint
+
+
+@pytest.mark.parametrize(
+    ("given", "says"), [("-", "'-' is stdin, which a clip is not read from"), ("https://example.com/v.wav", "is a URL")]
+)
+def test_a_clip_named_as_stdin_or_a_url_is_said_to_be_that_not_a_file_not_found(given, says) -> None:
+    # '-' had been "cannot be read as audio: file not found", a URL shown as 'https:/example.com/v.wav'.
+    from xtts_cli.speech.synthesis import reference_from_audio
+    from xtts_cli.speech.vocoding import ClipReadError
+
+    with pytest.raises(ClipReadError) as refused:
+        reference_from_audio(Path(given), DataConfig())
+    assert says in refused.value.lines[0] and "not found" not in refused.value.lines[0]

@@ -147,7 +147,9 @@ def _check_finite(path: str, header: AudioHeader) -> None:
         peak = max(peak, float(np.abs(chunk[finite]).max(initial=0.0)))
     del samples
     if bad:
-        raise AudioHeaderError("bad_samples", f"{bad:,} of its {count:,} float samples are NaN or infinite")
+        raise AudioHeaderError(
+            "bad_samples", f"{bad:,} of its {count:,} float samples {'is' if bad == 1 else 'are'} NaN or infinite"
+        )
     if peak > FLOAT_OVER_RANGE:
         raise AudioHeaderError(
             "bad_samples",

@@ -179,8 +179,11 @@ class VoiceServer(ThreadingHTTPServer):
             self.connections.release()
 
     def handle_error(self, request, client_address) -> None:
-        """One line, not the standard library's traceback."""
+        """One line, not the standard library's traceback; none for a client that went away (its
+        connection reset between requests is its own leaving, as a 499 is)."""
         kind, value, _ = sys.exc_info()
+        if isinstance(value, (ConnectionError, TimeoutError)):
+            return
         log_line(f"xtts serve: {client_address[0]}: {kind.__name__ if kind else 'error'}: {value}")
 
 
