@@ -435,13 +435,15 @@ def test_no_trial_to_the_end_is_one_json_object_with_the_error_and_exit_1(tmp_pa
 
 
 @pytest.mark.slow
-def test_sigterm_stops_the_running_trial_and_leaves_no_scratch(tmp_path) -> None:
+@pytest.mark.parametrize(("stop", "code"), [("SIGTERM", 143), ("SIGHUP", 129)])
+def test_sigterm_or_a_closed_terminal_stops_the_running_trial_and_leaves_no_scratch(tmp_path, stop, code) -> None:
+    # SIGHUP had ended the sweep at once, the trials that finished untold.
     import os
     import signal
     import subprocess
     import sys
 
-    from training_support import subprocess_env
+    from training_support import subprocess_env, terminal_signals
 
     scratch = tmp_path / "tmp"
     scratch.mkdir()
@@ -458,14 +460,21 @@ def test_sigterm_stops_the_running_trial_and_leaves_no_scratch(tmp_path) -> None
         "--steps",
         "50",
     ]
-    process = subprocess.Popen(command, env={**subprocess_env(), "TMPDIR": str(scratch)}, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command,
+        env={**subprocess_env(), "TMPDIR": str(scratch)},
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=terminal_signals,
+    )
     deadline = time.monotonic() + 120
     while not list(scratch.glob("xtts-benchmark-trial-*")) and time.monotonic() < deadline:
         time.sleep(0.2)
     spec = next(scratch.glob("xtts-benchmark-trial-*/spec.json"))
     time.sleep(1.0)  # the trial's process is running
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(60) == 143
+    process.send_signal(getattr(signal, stop))
+    _, said = process.communicate(timeout=60)
+    assert process.returncode == code and f"error: stopped by {stop} after " in said, said[-2000:]
     assert not list(scratch.glob("xtts-benchmark-trial-*"))
     running = subprocess.run(["pgrep", "-f", str(spec)], capture_output=True, text=True).stdout.split()
     assert [pid for pid in running if int(pid) != os.getpid()] == []

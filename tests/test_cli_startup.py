@@ -114,6 +114,19 @@ def test_a_stdout_that_cannot_take_the_text_or_is_closed_is_written_what_it_can_
         ["sh", "-c", f"{sys.executable} -m xtts_cli --version >&-"], capture_output=True, text=True, timeout=60
     )
     assert (closed.returncode, closed.stderr) == (0, "")
+    # stderr closed: the command's first progress line had ended it, exit 1, its work undone and unsaid.
+    quiet = subprocess.run(
+        [
+            "sh",
+            "-c",
+            f"{sys.executable} -m xtts_cli validate -c tiny-cpu --data {Path(__file__).parents[1] / 'xtts_cli' / 'data' / 'sample'} 2>&-",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert quiet.returncode == 0 and "tiny-cpu.yaml: valid" in quiet.stdout, quiet.stdout[-2000:]
 
 
 def test_a_command_names_what_it_reads(helps) -> None:

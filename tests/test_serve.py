@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 import soundfile
 import yaml
-from training_support import subprocess_env, tiny_config
+from training_support import subprocess_env, terminal_signals, tiny_config
 
 from xtts_cli.speech.synthesis import SENTENCE_PAUSE_SECONDS, pcm16, wav_bytes
 
@@ -765,18 +765,13 @@ def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_pa
 
 
 @pytest.mark.slow
-def test_ctrl_c_answers_the_requests_in_flight_whole_and_exits_130(tmp_path):
-
+@pytest.mark.parametrize(("stop", "code"), [(signal.SIGINT, 130), (signal.SIGHUP, 129)])
+def test_ctrl_c_or_a_closed_terminal_answers_the_requests_in_flight_whole(tmp_path, stop, code):
+    # SIGHUP (its terminal closed) had skipped the answering, and TensorFlow aborted the exit (134).
     command = [sys.executable, "-m", "xtts_cli", "serve", "-r", str(RUN), "--port", "0", "--quiet"]
     with (tmp_path / "stderr").open("w") as stderr:
         process = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-            env=subprocess_env(),
-            # SIGINT as a terminal leaves it: a test worker may run with it ignored, which the child inherits.
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            command, stdout=subprocess.PIPE, stderr=stderr, text=True, env=subprocess_env(), preexec_fn=terminal_signals
         )
         try:
             line = ""
@@ -790,9 +785,9 @@ def test_ctrl_c_answers_the_requests_in_flight_whole_and_exits_130(tmp_path):
             )
             asking.start()
             time.sleep(2.0)  # the request is in flight: its text takes seconds to speak
-            process.send_signal(signal.SIGINT)
+            process.send_signal(stop)
             asking.join(120)
-            assert process.wait(120) == 130
+            assert process.wait(120) == code
         finally:
             process.kill()
     said = (tmp_path / "stderr").read_text()

@@ -104,8 +104,14 @@ def start_xtts(
     """`xtts ARGS` started in its own process, its output captured as text. `ctrl_c`: SIGINT as a
     terminal leaves it (a test worker may run with it ignored, which Python's own KeyboardInterrupt
     then inherits: the training loop installs its handler, a command that relies on Python's does not);
-    `sigint_ignored`: as a script's background job starts, with SIGINT ignored."""
+    `sigint_ignored`: as a script's background job starts, with SIGINT ignored. SIGHUP as a terminal
+    leaves it, whatever the tests run under (`nohup` ignores it, and a child would inherit that)."""
     import signal
+
+    def as_a_terminal_leaves_it() -> None:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        if ctrl_c or sigint_ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN if sigint_ignored else signal.SIG_DFL)
 
     return subprocess.Popen(
         [sys.executable, "-m", "xtts_cli", *args],
@@ -114,12 +120,17 @@ def start_xtts(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=(
-            (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN if sigint_ignored else signal.SIG_DFL))
-            if ctrl_c or sigint_ignored
-            else None
-        ),
+        preexec_fn=as_a_terminal_leaves_it,
     )
+
+
+def terminal_signals() -> None:
+    """A child's SIGINT and SIGHUP as a terminal leaves them (`preexec_fn`): a test worker may run
+    with either ignored (pytest-xdist's SIGINT, `nohup`'s SIGHUP), which the child would inherit."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def wait_for_records(proc: subprocess.Popen, metrics: Path, enough, timeout: float = 240) -> None:

@@ -143,7 +143,9 @@ def _not_utf8(arguments: list[str]):
 
 def _streams_that_take_any_text() -> None:
     """stdout as stderr is: a character its encoding lacks (PYTHONIOENCODING=ascii, a path with "é")
-    written as an escape, not a traceback after the work is done; closed (`>&-`), /dev/null."""
+    written as an escape, not a traceback after the work is done; either closed (`>&-`), /dev/null."""
+    if sys.stderr is None:  # `2>&-`: every command had ended at its first progress line, exit 1, unsaid
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - the process's, for its life
     if sys.stdout is None:
         sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - the process's stdout, for its life
     elif hasattr(sys.stdout, "reconfigure") and sys.stdout.errors == "strict":

@@ -173,9 +173,12 @@ def benchmark(
         run_data = run_data_of(loaded.config)
     import signal
 
-    # SIGTERM (`timeout`, a job scheduler) as an exit, not a kill: the running trial's process is
-    # stopped and its scratch folder removed on the way out, as after Ctrl-C.
+    # SIGTERM (`timeout`, a job scheduler) and SIGHUP (the terminal closed; unless `nohup` ignores it) as
+    # an exit, not a kill: the running trial's process is stopped and its scratch folder removed on the
+    # way out, as after Ctrl-C, and the trials that finished are kept.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if signal.getsignal(signal.SIGHUP) != signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
     report = _run_trials(
         loaded, run_data, batch_sizes=sizes, stages=stages, budget_seconds=budget_seconds, num_steps=steps
     )
@@ -224,7 +227,7 @@ def _failure(report, write_config: Optional[Path]):
             hint="run it again to finish the sweep"
             + (f": --sweep {','.join(left)}" if (left := _stages_left(report)) else ""),
         )
-        stopped.exit_code = 130 if report.stopped == "Ctrl-C" else 143
+        stopped.exit_code = {"Ctrl-C": 130, "SIGHUP": 129}.get(report.stopped, 143)
         return stopped
     if report.best is None:
         # What to change follows from why they ended: out of time, or out of memory.

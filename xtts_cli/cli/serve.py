@@ -123,6 +123,8 @@ def serve(
     service.warm_up()  # the other lengths' graphs, while it answers
     # SIGTERM (a service manager, `docker stop`) stops it as Ctrl-C does: the requests in flight finish.
     signal.signal(signal.SIGTERM, lambda *_: _raise(_Stopped(143)))
+    if signal.getsignal(signal.SIGHUP) != signal.SIG_IGN:  # the terminal closed, as SIGTERM (not under nohup)
+        signal.signal(signal.SIGHUP, lambda *_: _raise(_Stopped(129)))
     try:
         server.serve_forever()
     except (KeyboardInterrupt, _Stopped) as stop:
@@ -141,15 +143,17 @@ def _load(server, run: Path, step: Optional[int], vocoder: Optional[str], limits
     """The run loaded while the server answers: /health and every request a 503 "loading" (a health
     check opened at once had waited on a silent connection for the load's seconds)."""
     from xtts_cli.cli.output import Phases
-    from xtts_cli.inference import Synthesizer
-    from xtts_cli.serving.service import VoiceService
 
     server.loading = str(run)
     where = open_at(str(server.server_address[0]), int(server.server_address[1]))
-    print(f'listening at {where}: /health answers "loading" (503) until the run is served', flush=True)
     answering = threading.Thread(target=server.serve_forever, kwargs=dict(poll_interval=0.1), daemon=True)
     answering.start()
+    # Said before TensorFlow's import, which holds the interpreter for seconds: answers wait for it.
+    print(f'listening at {where}: /health answers "loading" (503) until the run is served', flush=True)
     try:
+        from xtts_cli.inference import Synthesizer
+        from xtts_cli.serving.service import VoiceService
+
         with Phases() as phase:
             which = "its latest" if step is None else f"step {step}"
             phase(f"loading {run} (TensorFlow, the model and {which} checkpoint)")

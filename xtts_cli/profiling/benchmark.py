@@ -465,9 +465,10 @@ class _Search:
                 outcome = self.runner(trial_config, self.num_steps, self.warmup, remaining)
                 update = outcome.model_dump()
             except (KeyboardInterrupt, SystemExit) as stop:  # the runner has stopped the trial's process
-                if isinstance(stop, SystemExit) and stop.code != 143:
+                if isinstance(stop, SystemExit) and stop.code not in (143, 129):
                     raise
-                self.stopped = "Ctrl-C" if isinstance(stop, KeyboardInterrupt) else "SIGTERM"
+                by_code = "SIGTERM" if getattr(stop, "code", None) == 143 else "SIGHUP"
+                self.stopped = "Ctrl-C" if isinstance(stop, KeyboardInterrupt) else by_code
                 update = {"status": "skipped", "reason": f"stopped by {self.stopped}"}
             record = record.model_copy(update=update)
             if record.status == "ok":

@@ -94,8 +94,11 @@ def _loading_page(run: str) -> bytes:
 def log_line(line: str) -> None:
     """One line on stderr in one write: print's text and newline are two, and a line another thread
     wrote between them ran on into this one."""
-    sys.stderr.write(line + "\n")
-    sys.stderr.flush()
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except OSError:  # the terminal is gone (SIGHUP's): the server stops, or serves on, all the same
+        pass
 
 
 def _header_text(value: str) -> str:
