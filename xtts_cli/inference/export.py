@@ -173,7 +173,7 @@ def _generator(
     gather would clip it on a GPU, and speak another voice or language without a word."""
     from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel, mel_filterbank
     from xtts_cli.model.vocoder import griffin_lim
-    from xtts_cli.speech.synthesis import generation_settings, voice_start
+    from xtts_cli.speech.synthesis import generation_settings
     from xtts_cli.speech.vocoding import GRIFFIN_LIM_ITERATIONS
 
     buffer, window = data.max_mel_frames, data.reference_frames
@@ -191,11 +191,7 @@ def _generator(
             autograph=False,
         )
         def speak(self, text_ids, language_id, reference_audio):
-            reference_audio = _heard(reference_audio, data.sample_rate)
-            # From where its voice starts, as synthesize and the server read a clip: a lead-in of silence
-            # passed the check of the whole and was the voice cloned.
-            reference_audio = reference_audio[voice_start(reference_audio, data.sample_rate) :]
-            reference = log_mel(reference_audio, data)[:window]
+            reference = log_mel(_heard(reference_audio, data.sample_rate), data)[:window]
             length = tf.shape(reference)[0]
             reference = tf.pad(reference, [[0, window - length], [0, 0]], constant_values=LOG_MEL_FLOOR)
             voice = model.speaker_encoder(reference[None], length[None], training=False)
@@ -262,10 +258,11 @@ def _checked_text(text_ids, language_id, vocab_size: int, languages: int):
 
 
 def _heard(reference_audio, sample_rate: int):
-    """`reference_audio`, once it holds a voice to hear: at least MIN_CLIP_SECONDS, not silent (as
-    `xtts synthesize --speaker-wav` and the server refuse one, not cloned into noise)."""
+    """`reference_audio` from where its voice starts, once it holds a voice to hear: at least
+    MIN_CLIP_SECONDS, not silent (as `xtts synthesize --speaker-wav` and the server refuse one, not
+    cloned into noise)."""
     from xtts_cli.data.audio_headers import FLOAT_OVER_RANGE
-    from xtts_cli.speech.synthesis import MIN_CLIP_SECONDS, SILENT_PEAK
+    from xtts_cli.speech.synthesis import MIN_CLIP_SECONDS, SILENT_PEAK, voice_start
 
     shortest = int(MIN_CLIP_SECONDS * sample_rate)
     # First, so that a NaN is not said to be silence: an infinite sample had made NaN audio, unrefused.
@@ -296,7 +293,9 @@ def _heard(reference_audio, sample_rate: int):
         ),
     ]
     with tf.control_dependencies(checks):
-        return tf.identity(reference_audio)
+        # From where its voice starts, as synthesize and the server read a clip: a lead-in of silence
+        # passed the check of the whole and was the voice cloned.
+        return tf.identity(reference_audio[voice_start(reference_audio, sample_rate) :])
 
 
 def _checked(value, high: int, name: str, what: str, low: int = 0):
