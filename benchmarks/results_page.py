@@ -89,6 +89,25 @@ def attach(lines: list[str]) -> None:
     _ATTACHED.extend(lines)
 
 
+def guarded(main: Callable[..., int | None], *args) -> int:
+    """`main(*args)` as a command runs: SIGTERM an exit, not a kill (the processes it started stopped on
+    the way out: `subprocess.run` kills its child, a `finally` its server; they had been left running
+    under init), and an error a user can fix one line with its hint, not a traceback."""
+    import signal
+
+    from xtts_cli.errors import XttsError
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        return main(*args) or 0
+    except XttsError as exc:
+        for line in exc.lines:
+            sys.stderr.write(f"error: {line}\n")
+        if exc.hint:
+            sys.stderr.write(f"hint: {exc.hint}\n")
+        return 1
+
+
 def publish(main: Callable[..., int | None], page: str) -> int:
     """Run the script's `main`; unless `--no-doc` is among its arguments, write what it printed to
     `docs/<page>` as this script's latest run."""
@@ -104,7 +123,7 @@ def publish(main: Callable[..., int | None], page: str) -> int:
     _RECORDING[0] = record
     captured = io.StringIO()
     with contextlib.redirect_stdout(_Tee(sys.stdout, captured)):
-        code = (main(args) if inspect.signature(main).parameters else main()) or 0
+        code = guarded(main, args) if inspect.signature(main).parameters else guarded(main)
     if record and code == 0:
         script = Path(sys.argv[0]).name
         command = " ".join(["python", f"benchmarks/{script}", *args])

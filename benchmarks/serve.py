@@ -35,6 +35,7 @@ import argparse
 import http.client
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -68,13 +69,17 @@ class Server:
             command, stdout=subprocess.PIPE, stderr=log.open("w"), text=True, env=env, cwd=ROOT
         )
         assert self.process.stdout is not None
-        for line in self.process.stdout:
-            if line.startswith("serving "):
-                address = urllib.parse.urlsplit(line.split(" at ")[1].strip())
-                self.host, self.port = address.hostname or "127.0.0.1", int(address.port or 0)
-                self.wait_for_graphs()
-                return
-        raise SystemExit(f"xtts serve did not start; see {log}")
+        try:  # stopped if it never serves, or the measuring is stopped while it builds its graphs
+            for line in self.process.stdout:
+                if line.startswith("serving "):
+                    address = urllib.parse.urlsplit(line.split(" at ")[1].strip())
+                    self.host, self.port = address.hostname or "127.0.0.1", int(address.port or 0)
+                    self.wait_for_graphs()
+                    return
+            raise SystemExit(f"xtts serve did not start; see {log}")
+        except BaseException:
+            self.stop()
+            raise
 
     def wait_for_graphs(self, timeout: float = 600) -> None:
         """Until the server has built its generation graphs: building them takes the CPU a measurement would."""
@@ -292,9 +297,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     needs("eval", "pocketsphinx", "jiwer")
 
+    from xtts_cli.errors import XttsError
     from xtts_cli.evaluation.recognizer import Recognizer, grammar_words, word_error_rate
     from xtts_cli.inference import Synthesizer
 
+    if not (args.data / "heldout.txt").is_file():
+        raise XttsError(
+            f"--data {args.data} holds no heldout.txt: it is the dataset benchmarks/speech_data.py writes",
+            hint="python benchmarks/speech_data.py --out DIR first, then --data DIR",
+        )
     heldout = (args.data / "heldout.txt").read_text(encoding="utf-8").splitlines()
     short = [s for s in heldout if 9 <= len(s.split()) <= 11]
     tts = Synthesizer.load(args.run_dir)
@@ -312,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
 
     scratch = Path(tempfile.mkdtemp(prefix="xtts-serve-bench-"))
     server = Server(args.run_dir, scratch / "server.log", args.generations)
-    try:
+    try:  # the server stopped however the measuring ends (it had been left running under init)
         server.tts(text=short[0])
         one_client = median_seconds(lambda text: server.tts(text=text), short, repeat=2)
         print(f"one client: {one_client:.3f} s", flush=True)
@@ -348,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.stop()
     tracebacks = server.log.read_text(encoding="utf-8", errors="replace").count("Traceback")
+    shutil.rmtree(scratch, ignore_errors=True)  # its log read: kept only where the measuring failed
     clean = [(name, status) for name, status in answers if status == "closed" or status.startswith("4")]
 
     cpu = f"CPU: {cpu_name()}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}; run {args.run_dir}"
@@ -406,4 +418,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from results_page import guarded
+
+    raise SystemExit(guarded(main))

@@ -39,6 +39,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="5,20")
     parser.add_argument("--sentences", type=Path, default=speech_data.DEFAULT_OUT / "heldout.txt")
     args = parser.parse_args(argv)
+    if not args.sentences.is_file():
+        from xtts_cli.errors import XttsError
+
+        raise XttsError(
+            f"--sentences {args.sentences} is not there: by default the held-out sentences of the dataset "
+            "benchmarks/speech_data.py writes",
+            hint="python benchmarks/speech_data.py first, or pass --sentences FILE (one sentence a line)",
+        )
     sentences = [line for line in args.sentences.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = []
     with tempfile.TemporaryDirectory() as scratch:

@@ -197,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=10.0)
     args = parser.parse_args(argv)
     parts = args.part.split(",")
+    unknown = sorted(set(parts) - {"planted", "competitor", "overhead", "healthy"})
+    if unknown:  # it had measured nothing and written an empty table into the page
+        parser.error(f"--part {','.join(unknown)}: the parts are planted, competitor, overhead, healthy")
     print(f"CPU: {cpu_name()}, {os.cpu_count()} cores; config {args.config}; {time.strftime('%Y-%m-%d')}")
     print()
     print("| measured | figure | bar |")
