@@ -239,7 +239,7 @@ def voice_row(label: str, minutes: str, r: dict, trained_for: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--runs", type=Path, default=DEFAULT_RUNS)
     parser.add_argument("--new-voice", default=NEW_VOICE, help="the espeak-ng voice the base never heard")

@@ -21,7 +21,7 @@ CASES = {
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args()
     timings: dict[str, list[float]] = {name: [] for name in CASES}

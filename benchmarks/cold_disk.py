@@ -124,7 +124,7 @@ def span(values: list[float], digits: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", type=Path, default=Path(tempfile.gettempdir()) / "xtts-speech-data")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "xtts-cold-disk")
     parser.add_argument("--size", type=int, default=13100)

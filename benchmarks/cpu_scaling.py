@@ -322,7 +322,7 @@ def contention(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--part", choices=["recipe", "cores", "contention", "xla", "ops"], required=True)
     parser.add_argument("--minutes", type=float, help="--part xla: each run's budget (28)")
     parser.add_argument("--data", type=Path, default=speech_data.DEFAULT_OUT)

@@ -119,7 +119,7 @@ def librosa_loader(data):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-path", help="Dataset root (default: the bundled sample).")
     parser.add_argument(
         "--repeat", type=int, help="Use the clips this many times (default: 6 for the bundled sample, else 1)."

@@ -93,7 +93,7 @@ def torch_steps(gpu: int, size: int):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gpu", type=int, default=0)
     parser.add_argument("--seconds", type=float, default=60.0, help="Length of each phase.")
     parser.add_argument("--size", type=int, default=8192, help="Side of the busy phases' matrices.")

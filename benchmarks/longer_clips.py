@@ -35,7 +35,7 @@ def seconds(path: Path) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", type=Path, default=Path(tempfile.gettempdir()) / "xtts-speech-data")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "xtts-longer-clips")
     parser.add_argument("--clips", type=int, default=293)

@@ -38,7 +38,7 @@ def sample_script():
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "xtts-reference-data")
     args = parser.parse_args(argv)
     sample = sample_script()

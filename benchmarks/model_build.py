@@ -52,7 +52,7 @@ def measure(way: str, size: str, decoder: str) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sizes", default="tiny,small,normal")
     args = parser.parse_args()

@@ -151,7 +151,7 @@ def speak_all(synthesizer, sentences: list[str], out: Path, prefix: str) -> list
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--config", type=Path, default=ROOT / "configs" / "speak-cpu.yaml")
     parser.add_argument("--run-dir", type=Path, default=Path(tempfile.gettempdir()) / "xtts-numbers-run")

@@ -90,7 +90,7 @@ def cpu_name() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", type=Path, default=SAMPLE)
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "xtts-scale")
     parser.add_argument("--sizes", default="13100,131000")

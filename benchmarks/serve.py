@@ -285,7 +285,7 @@ def hostile(server: Server, clip: bytes) -> list[tuple[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run-dir", type=Path, required=True)
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--clients", type=int, default=8)

@@ -316,7 +316,7 @@ def make_dataset(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--minutes", type=float, default=20.0, help="minutes of training speech")
     parser.add_argument("--heldout", type=int, default=24, help="held-out sentences")

@@ -147,7 +147,7 @@ def picture(target: Path, text: str, espeak_wav: Path, run_dir: Path, data) -> N
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=speech_data.DEFAULT_OUT)
     parser.add_argument("--config", type=Path, default=ROOT / "configs" / "speak-cpu.yaml")
     parser.add_argument("--run-dir", type=Path, default=Path(tempfile.gettempdir()) / "xtts-speech-run")

@@ -34,7 +34,7 @@ def timed(args: list[str]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run-dir", type=Path, required=True)
     parser.add_argument("--sizes", default="5,20")
     parser.add_argument("--sentences", type=Path, default=speech_data.DEFAULT_OUT / "heldout.txt")

@@ -162,7 +162,7 @@ def step_rate(python: str, config: Path, data: Path, runs: Path) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--old", help="Python of the TensorFlow 2.16 + [tfio] environment (required).")
     parser.add_argument("--new", default=sys.executable, help="Python of the newest TensorFlow's environment.")
     parser.add_argument("--speech", type=Path, default=Path(tempfile.gettempdir()) / "xtts-speech-data")

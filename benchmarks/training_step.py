@@ -127,7 +127,7 @@ def _make_step(model, optimizer, data, *, graph: bool, xla: bool, signature=None
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--data-path", help="Dataset root (default: the bundled sample).")

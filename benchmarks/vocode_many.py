@@ -44,7 +44,7 @@ def timed(clips: list[Path], vocoder: str) -> float:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--vocoder", required=True)
     parser.add_argument("--clips", type=Path, required=True)
     parser.add_argument("--sizes", default="1,10")

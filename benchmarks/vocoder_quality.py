@@ -122,7 +122,7 @@ def table(rows: list[dict], columns: list[tuple[str, str, str]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=speech_data.DEFAULT_OUT)
     parser.add_argument("--config", default="vocoder-cpu", help="the vocoder's config file or preset")
     parser.add_argument("--run-dir", type=Path, default=Path(tempfile.gettempdir()) / "xtts-vocoder-run")

@@ -256,7 +256,7 @@ def voice_rows(label: str, result: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=voices_data.DEFAULT_OUT)
     parser.add_argument("--runs", type=Path, default=Path(tempfile.gettempdir()) / "xtts-voices-runs")
     parser.add_argument("--config", type=Path, default=PRESET)

@@ -228,7 +228,7 @@ def make_persian(out: Path, *, minutes: float = 20.0, heldout: int = 24, speed: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--minutes", type=float, default=7.0, help="minutes of training speech per voice")
     parser.add_argument("--persian-minutes", type=float, default=20.0)

@@ -183,7 +183,7 @@ def healthy(args, scratch: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default="speak-cpu")
     parser.add_argument("--data", type=Path, default=None, help="default: the config's dataset (the bundled sample)")
     parser.add_argument("--part", default="planted,overhead,healthy")
