@@ -786,6 +786,9 @@ def test_ctrl_c_or_a_closed_terminal_answers_the_requests_in_flight_whole(tmp_pa
             asking.start()
             time.sleep(2.0)  # the request is in flight: its text takes seconds to speak
             process.send_signal(stop)
+            if stop == signal.SIGHUP:  # a closed terminal may send two (the kernel's, the shell's): one stop
+                time.sleep(0.3)
+                process.send_signal(stop)
             asking.join(120)
             assert process.wait(120) == code
         finally:
@@ -1203,7 +1206,7 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
                 language_id=tf.constant(0),
                 reference_audio=tf.constant(np.concatenate([np.zeros(lead, np.float32), voiced])),
             )["audio"].numpy()
-            for lead in (0, 26460)
+            for lead in (0, 26448)  # whole frames of the voice's search (VOICE_FRAME_SECONDS)
         ]
         np.testing.assert_array_equal(heard[0], heard[1])
         with pytest.raises(tf.errors.InvalidArgumentError, match="reference_audio reaches far past full scale"):

@@ -139,15 +139,22 @@ def test_a_ctrl_c_after_the_last_step_leaves_a_complete_run_not_an_interrupted_o
     import signal
 
     class CtrlCAtTheLastStep(Hook):
+        def __init__(self, last: int) -> None:
+            self.last = last
+
         def on_step(self, end) -> None:
-            if end.step == 2:
+            if end.step == self.last:
                 signal.raise_signal(signal.SIGINT)
 
-    config = resolve_config(tiny_config(tmp_path), {"training.max_steps": 2}).config
-    said: list = []
-    result = Controller(Trainer(config, run_dir=tmp_path / "run", progress=said.append), [CtrlCAtTheLastStep()]).run()
-    assert (result.final_step, result.exit_code, result.interrupted) == (2, 0, None)
-    assert "SIGINT came after the last step (2): the run is complete" in [getattr(e, "message", "") for e in said]
+    # The last of its steps, and the last of its minutes (a budget spent by its first step).
+    for last, settings in ((2, {"training.max_steps": 2}), (1, {"training.max_minutes": 0.0001})):
+        config = resolve_config(tiny_config(tmp_path), settings).config
+        said: list = []
+        trainer = Trainer(config, run_dir=tmp_path / f"run-{last}", progress=said.append)
+        result = Controller(trainer, [CtrlCAtTheLastStep(last)]).run()
+        assert (result.final_step, result.exit_code, result.interrupted) == (last, 0, None)
+        complete = f"SIGINT came after the last step ({last}): the run is complete"
+        assert complete in [getattr(e, "message", "") for e in said]
 
 
 @pytest.fixture(scope="module")

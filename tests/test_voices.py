@@ -338,26 +338,36 @@ def test_each_voices_samples_have_their_own_file_name_whatever_the_script_of_its
 
 def test_a_clips_lead_in_of_silence_is_passed_over_to_where_its_voice_starts(tmp_path) -> None:
     # A clip of 10 s of silence, then speech, had been "silent" (the references reach 9 s); one of 1.2 s
-    # was cloned from its silence. Each is the voice of the same clip without the lead-in.
+    # was cloned from its silence, and one of a click first from the silence after the click. Each is
+    # the voice of the same clip without the lead-in.
     import soundfile
 
-    from xtts_cli.speech.synthesis import CLONE_WINDOWS, UnusableClipError, reference_from_audio
+    from xtts_cli.speech.synthesis import CLONE_WINDOWS, VOICE_FRAME_SECONDS, UnusableClipError, reference_from_audio
 
     data = DataConfig()
     speech, rate = soundfile.read(sorted((SAMPLE / "wavs").glob("*.wav"))[0], dtype="float32")
     voiced = np.concatenate([np.zeros(rate // 10, np.float32), speech])  # a tenth of a second before the voice
+    frame = int(VOICE_FRAME_SECONDS * rate)  # leads of whole frames: the same frames of the voice are read
 
-    def reference(lead: float) -> np.ndarray:
-        clip = tmp_path / f"lead-{lead}.wav"
-        soundfile.write(clip, np.concatenate([np.zeros(int(lead * rate), np.float32), voiced]), rate, subtype="PCM_16")
+    def reference(lead: np.ndarray) -> np.ndarray:
+        clip = tmp_path / f"lead-{len(lead)}-{lead.max(initial=0):g}.wav"
+        soundfile.write(clip, np.concatenate([lead, voiced]), rate, subtype="PCM_16")
         return reference_from_audio(clip, data, windows=CLONE_WINDOWS)
 
-    plain = reference(0)
-    for lead in (1.2, 10.0):
+    plain = reference(np.zeros(0, np.float32))
+    clicked = np.zeros(24 * frame, np.float32)
+    clicked[10] = 1.0
+    for lead in (np.zeros(24 * frame, np.float32), np.zeros(200 * frame, np.float32), clicked):
         np.testing.assert_array_equal(reference(lead), plain)
-    with pytest.raises(UnusableClipError) as refused:  # past what is read to find it: said so, with the cut
-        reference(45.0)
-    assert refused.value.why.startswith("is silent for its first 39 s") and "silence 1 0.1 1%" in refused.value.hint
+    # Past what is read to find it, nothing but silence or a low hiss: said so, with the cut to make.
+    hiss = np.random.default_rng(0).normal(0, 0.003, 45 * rate).astype(np.float32)
+    for lead in (np.zeros(45 * rate, np.float32), hiss):
+        with pytest.raises(UnusableClipError) as refused:
+            reference(lead)
+        assert (
+            refused.value.why.startswith("holds no voice in its first 39 s")
+            and "silence 1 0.1 1%" in refused.value.hint
+        )
 
 
 @pytest.mark.parametrize(

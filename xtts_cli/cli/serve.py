@@ -190,6 +190,9 @@ def _finish(server, service) -> None:
     from xtts_cli.serving.http import log_line
 
     server.socket.close()
+    # A closed terminal may send SIGHUP twice (the kernel's and the shell's): only Ctrl-C stops at once.
+    if signal.getsignal(signal.SIGHUP) != signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
     if service.in_flight:
         # Each line one write: the requests' threads write their lines as they finish.
         log_line(f"stopping: finishing {service.in_flight} request(s) in flight; Ctrl-C again stops at once")

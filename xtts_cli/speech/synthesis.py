@@ -93,21 +93,32 @@ class UnusableClipError(XttsError):
         self.why = why
 
 
-# Where a clip's voice starts: its first sample within 20 dB of the clip's loudest, less a tenth of a
-# second (the breath before it). A lead-in of silence had been cloned as the voice, and one longer than
-# the references reach called "silent". Silence is read past for this long at most.
-VOICE_START_RATIO = 0.1
+# Where a clip's voice starts: its first 50 ms frame within 10 dB (RMS) of its loudest, less a tenth of
+# a second (the breath before it). A lead-in of silence had been cloned as the voice, and one longer
+# than the references reach called "silent"; a click's one loud sample is no frame's loudness. Past
+# LEAD_IN_SECONDS of lead-in nothing is looked for: a clip quieter than QUIET_RMS until then holds no voice.
+VOICE_FRAME_SECONDS = 0.05
+VOICE_START_RATIO = 0.3
 VOICE_START_MARGIN_SECONDS = 0.1
 LEAD_IN_SECONDS = 30.0
+QUIET_RMS = 0.01  # -40 dBFS
+
+
+def frame_loudness(audio, sample_rate: int):
+    """The RMS of each whole VOICE_FRAME_SECONDS frame of `audio` (a tensor)."""
+    frame = max(1, int(VOICE_FRAME_SECONDS * sample_rate))
+    count = tf.shape(audio)[0] // frame
+    return tf.sqrt(tf.reduce_mean(tf.square(tf.reshape(audio[: count * frame], [count, frame])), axis=1))
 
 
 def voice_start(audio, sample_rate: int):
     """The index (a scalar tensor) of `audio`'s first sample of the voice: 0 for a clip that starts
     with it. Graph-safe: the export's signature starts its reference there too."""
-    magnitude = tf.abs(audio)
-    loud = magnitude >= tf.reduce_max(tf.concat([magnitude, [0.0]], 0)) * VOICE_START_RATIO
-    first = tf.argmax(tf.cast(loud, tf.int32), output_type=tf.int32)
-    return tf.maximum(first - int(VOICE_START_MARGIN_SECONDS * sample_rate), 0)
+    loudness = frame_loudness(audio, sample_rate)
+    loud = loudness >= tf.reduce_max(tf.concat([loudness, [0.0]], 0)) * VOICE_START_RATIO
+    first = tf.argmax(tf.concat([tf.cast(loud, tf.int32), [1]], 0), output_type=tf.int32)
+    frame = max(1, int(VOICE_FRAME_SECONDS * sample_rate))
+    return tf.maximum(first * frame - int(VOICE_START_MARGIN_SECONDS * sample_rate), 0)
 
 
 def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> np.ndarray:
@@ -174,12 +185,15 @@ def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> n
         "--speaker-wav",
         path,
     )
-    if float(tf.reduce_max(tf.abs(audio))) < SILENT_PEAK:
+    quiet = (
+        num_samples < header.num_samples and float(tf.reduce_max(frame_loudness(audio, data.sample_rate))) < QUIET_RMS
+    )
+    if quiet or float(tf.reduce_max(tf.abs(audio))) < SILENT_PEAK:
         if num_samples < header.num_samples:
             raise UnusableClipError(
                 path,
-                f"is silent for its first {num_samples / header.sample_rate:.0f} s (its loudest sample there under "
-                "-80 dBFS)",
+                f"holds no voice in its first {num_samples / header.sample_rate:.0f} s (nothing there louder than "
+                "-40 dBFS)",
                 hint="cut the silence before the voice off: sox IN.wav OUT.wav silence 1 0.1 1%",
             )
         raise UnusableClipError(path, "is silent (its loudest sample under -80 dBFS)")

@@ -803,9 +803,10 @@ class Controller:
 
     def _record_end(self, result: TrainResult, step: int, max_steps: int, interrupt, agreed_stop: bool) -> None:
         """Why the loop ended, into `result`: a signal (here or to another worker), or the time budget.
-        A signal that came once the last step was trained (while its samples or checkpoint were made)
-        ends nothing: the run is complete, not one to resume."""
-        if interrupt.requested and step >= max_steps:
+        A signal that came once the last step was trained (its samples or checkpoint under way; the
+        last of the steps, of the minutes, or of the validations that improve) ends nothing: the run
+        is complete, not one to resume."""
+        if interrupt.requested and (step >= max_steps or result.out_of_time or result.early_stopped):
             self.progress(Noted(f"{interrupt.signal_name} came after the last step ({step}): the run is complete"))
         elif interrupt.requested:
             result.interrupted = interrupt.signal_name
