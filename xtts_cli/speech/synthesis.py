@@ -185,18 +185,7 @@ def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> n
         "--speaker-wav",
         path,
     )
-    quiet = (
-        num_samples < header.num_samples and float(tf.reduce_max(frame_loudness(audio, data.sample_rate))) < QUIET_RMS
-    )
-    if quiet or float(tf.reduce_max(tf.abs(audio))) < SILENT_PEAK:
-        if num_samples < header.num_samples:
-            raise UnusableClipError(
-                path,
-                f"holds no voice in its first {num_samples / header.sample_rate:.0f} s (nothing there louder than "
-                "-40 dBFS)",
-                hint="cut the silence before the voice off: sox IN.wav OUT.wav silence 1 0.1 1%",
-            )
-        raise UnusableClipError(path, "is silent (its loudest sample under -80 dBFS)")
+    _refuse_no_voice(path, audio, num_samples, header, data)
     audio = audio[int(voice_start(audio, data.sample_rate)) :]
     mel = log_mel(audio[: needed * data.sample_rate // header.sample_rate], data).numpy()
     if windows <= 1:
@@ -213,6 +202,23 @@ def _not_a_file(given: str) -> str:
     if re.match(r"(?i)(https?|ftp|s3|gs):/", given):
         return "is a URL: download the clip first (curl -o voice.wav URL), then pass the file"
     return ""
+
+
+def _refuse_no_voice(path: Path, audio, read: int, header, data: DataConfig) -> None:
+    """An UnusableClipError for a clip with no voice in what was `read` of it: silent, or (cut short of
+    its end) nothing louder than hiss for the lead-in searched."""
+    cut = read < header.num_samples
+    if not cut and float(tf.reduce_max(tf.abs(audio))) >= SILENT_PEAK:
+        return
+    if cut and float(tf.reduce_max(frame_loudness(audio, data.sample_rate))) >= QUIET_RMS:
+        return
+    if cut:
+        raise UnusableClipError(
+            path,
+            f"holds no voice in its first {read / header.sample_rate:.0f} s (nothing there louder than -40 dBFS)",
+            hint="cut the silence before the voice off: sox IN.wav OUT.wav silence 1 0.1 1%",
+        )
+    raise UnusableClipError(path, "is silent (its loudest sample under -80 dBFS)")
 
 
 def _short_clip_note(path: Path, data: DataConfig) -> str:
