@@ -163,6 +163,8 @@ def test_a_folder_that_is_not_a_run_is_refused_before_tensorflow_loads(command: 
         ("the kettle", ["--speaker", "en-us+f2"], "speaker 'en-us+f2' is not in"),
         ("the kettle", ["--language", "fa"], "fa"),
         ("the kettle 世界", [], "text has characters the run was not trained on: '世' (U+4E16)"),
+        ("the kettle", ["--speaker-wav", "-"], "--speaker-wav '-' is stdin, which a clip is not read from"),
+        ("the kettle", ["--speaker-wav", "https://example.com/v.wav"], "is a URL: download the clip first"),
     ],
 )
 def test_what_the_runs_files_refuse_is_refused_before_tensorflow_loads(tmp_path, text, args, said) -> None:

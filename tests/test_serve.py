@@ -372,8 +372,11 @@ def test_hostile_bodies_uploads_and_connections(served):
     # Audio with no voice in it: a second of silence, and 5 ms of speech.
     for clip, said in ((_wav(np.zeros(22050)), "is silent"), (_wav(_speech()[:110]), "is 0.005 s: too short")):
         body, headers = multipart({"text": "hello"}, clip)
-        status, message = error_of(get(f"{url}/api/tts", body, headers))
+        answer = get(f"{url}/api/tts", body, headers)
+        status, message = error_of(answer)
         assert status == 400 and message.startswith(f"the speaker_wav upload {said}")
+        # With what to do, as synthesize says it (it had been left out).
+        assert json.loads(answer[2])["hint"] == "pass a few seconds of the voice speaking"
     body, headers = multipart({"text": "hello"}, b"RIFF" + bytes(500_000))
     assert error_of(get(f"{url}/api/tts", body, headers)) == (
         413,

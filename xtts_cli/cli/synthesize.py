@@ -171,7 +171,7 @@ def synthesize(
     text = _utf8(_read_stdin(), "the text on stdin") if text == "-" else text
     out = _check_arguments(text, text_file, out_dir, speaker, speaker_wav, out=out, json_output=json_output)
     run_dir = run_dir_given(run_dir, checkpoint, to="speak with", example='xtts synthesize "Hello." -r runs/tiny-cpu')
-    _check_before_loading(run_dir, speed, speaker, language, text=text if text_file is None else None)
+    _check_before_loading(run_dir, speed, speaker, language, text=None if text_file else text, clip=speaker_wav)
     lines = _read_lines(text_file) if text_file is not None else []
     outputs = _clip_paths(lines, out_dir) + [out_dir / "index.jsonl"] if out_dir is not None else [out]
     keeps_the_inputs(
@@ -209,16 +209,26 @@ def synthesize(
 
 
 def _check_before_loading(
-    run_dir: Path, speed: float, speaker: Optional[str], language: Optional[str], *, text: Optional[str] = None
+    run_dir: Path,
+    speed: float,
+    speaker: Optional[str],
+    language: Optional[str],
+    *,
+    text: Optional[str] = None,
+    clip: Optional[Path] = None,
 ) -> None:
     """What the run's files alone can refuse, before TensorFlow and the checkpoint load (seconds):
     `--speed` for a decoder without durations to scale, a `--speaker` or `--language` it lacks, a
-    `text` with letters it cannot read."""
+    `text` with letters it cannot read, a `--speaker-wav` that names stdin or a URL."""
+    from xtts_cli.data.audio_headers import not_a_clip_file
     from xtts_cli.data.text import Tokenizer, reading_language, without_markup
-    from xtts_cli.errors import speed_without_pace, unknown_speaker
+    from xtts_cli.errors import XttsError, speed_without_pace, unknown_speaker
     from xtts_cli.kinds import kind_for
     from xtts_cli.run.files import load_speakers, read_run
 
+    named = not_a_clip_file(str(clip)) if clip is not None else ""
+    if named:  # before the model's load: it had cost its seconds first
+        raise XttsError(f"--speaker-wav {str(clip)!r} {named}", hint="pass the clip's file: a WAV, FLAC, OGG or MP3")
     config, run = read_run(run_dir)
     kind = kind_for(config)
     if speed != 1.0 and kind.speaks and not kind.paced:

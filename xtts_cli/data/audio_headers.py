@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import stat
 import struct
 from dataclasses import dataclass
@@ -130,6 +131,16 @@ def read_audio_header(path: str, *, sound: bool = False) -> AudioHeader:
     except (IndexError, ValueError, struct.error, EOFError, OverflowError):
         # The parsers read fixed layouts: a file cut inside one runs off its end somewhere.
         raise AudioHeaderError("truncated", "its header is cut short or malformed") from None
+
+
+def not_a_clip_file(given: str) -> str:
+    """Why `given` names no clip to read, or "": stdin's `-` (text is read from it, a clip is not), a
+    URL (its `//` made `/` as a path: `https:/host/...`). Said before TensorFlow loads."""
+    if given == "-":
+        return "is stdin, which a clip is not read from"
+    if re.match(r"(?i)(https?|ftp|s3|gs|file):/", given):
+        return "is a URL: download the clip first (curl -o voice.wav URL), then pass the file"
+    return ""
 
 
 def _check_finite(path: str, header: AudioHeader) -> None:

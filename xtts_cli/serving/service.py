@@ -388,9 +388,11 @@ class _VoiceOf:
 
         try:
             return self.synthesizer.voice(speaker_wav=clip, remember=False)
-        except UnusableClipError as exc:
+        except (
+            UnusableClipError
+        ) as exc:  # with its hint, as synthesize says it (the cut to make, in the client's words)
             self._scratch.cleanup()
-            raise Refused(400, f"the speaker_wav upload {exc.why}") from None
+            raise Refused(400, f"the speaker_wav upload {exc.why}", exc.hint and in_api_words(exc.hint)) from None
         except ClipReadError as exc:  # its own words, not the scratch file's path
             self._scratch.cleanup()
             raise Refused(415, f"the speaker_wav upload {exc.why}") from None

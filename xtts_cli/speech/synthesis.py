@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import math
-import re
 import shlex
 import unicodedata
 import wave
@@ -21,7 +20,7 @@ import numpy as np
 import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
-from xtts_cli.data.audio_headers import SILENT_PEAK
+from xtts_cli.data.audio_headers import SILENT_PEAK, not_a_clip_file
 from xtts_cli.errors import SPEEDS, XttsError, speed_without_pace, unknown_speaker
 from xtts_cli.run.files import (
     RATE_CEILING_FACTOR,
@@ -130,7 +129,7 @@ def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> n
     from xtts_cli.data.audio_headers import AudioHeaderError, read_audio_header
     from xtts_cli.data.features import log_mel
 
-    named = _not_a_file(str(path))
+    named = not_a_clip_file(str(path))
     if named:  # said of what was given, not as a file not found ("https:/..." as a path shows it)
         raise ClipReadError(
             "--speaker-wav", path, named, hint="pass the clip's file: a WAV, FLAC, OGG or MP3 of speech"
@@ -192,16 +191,6 @@ def reference_from_audio(path: Path, data: DataConfig, *, windows: int = 1) -> n
         return mel[: data.reference_frames]
     count = max(1, min(windows, len(mel) // data.reference_frames))
     return np.stack([pad_reference(mel[i * data.reference_frames :], data)[0] for i in range(count)])
-
-
-def _not_a_file(given: str) -> str:
-    """Why `given` names no clip to read, or "": stdin's `-` (text is read from it, a clip is not), a
-    URL (its `//` made `/` as a path: `https:/host/...`)."""
-    if given == "-":
-        return "is stdin, which a clip is not read from"
-    if re.match(r"(?i)(https?|ftp|s3|gs):/", given):
-        return "is a URL: download the clip first (curl -o voice.wav URL), then pass the file"
-    return ""
 
 
 def _refuse_no_voice(path: Path, audio, read: int, header, data: DataConfig) -> None:
