@@ -335,3 +335,36 @@ def test_an_upload_to_a_server_whose_temp_folder_is_full_is_a_507_and_the_log_na
         "answer: 200 audio/wav",
     ]
     assert f"an upload cannot be written to {mount} (No space left on device): free space there" in done.stderr
+
+
+@pytest.mark.parametrize("command", [["--version"], ["validate", "--json"]])
+def test_output_redirected_onto_a_full_disk_is_named_as_the_output(tmp_path, command):
+    """`xtts ... > /dev/full` (a device whose every write is ENOSPC): the output is what failed, not
+    the run's files; with --json the error object has nowhere to go and stderr says it alone."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "xtts_cli", *command],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env=subprocess_env(),
+            timeout=120,
+        )
+    assert done.returncode == 6, done.stderr
+    assert done.stderr.splitlines() == [
+        "error: the disk is full: writing the output (stdout) failed (No space left on device)",
+        "hint: free space on the disk the output is redirected to, or redirect it to another",
+    ]
+
+
+@needs_mounts
+def test_output_redirected_into_a_file_on_a_full_disk_is_named_as_the_output(tmp_path):
+    mount = mount_point(tmp_path, "small")
+    script = (
+        f"head -c 1048576 /dev/zero > {mount}/filler 2>/dev/null; "
+        f"{shlex.quote(sys.executable)} -m xtts_cli validate --json > {mount}/out.json"
+    )
+    done = private_tmpfs(["sh", "-c", script], str(mount), "1m", str(tmp_path))
+    assert done.returncode == 6, done.stderr[-3000:]
+    assert done.stderr.splitlines()[-2].startswith("error: the disk is full: writing the output (stdout) failed")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import sys
 from typing import Annotated, Optional
 
@@ -113,7 +114,7 @@ def main() -> None:
             _say_interrupted(exc.__context__.format_message(), 2, stderr=False)  # type: ignore[union-attr]
         raise
     except Exception as exc:
-        error = exc if isinstance(exc, XttsError) else _damaged_store(exc) or from_tensorflow(exc)
+        error = exc if isinstance(exc, XttsError) else _damaged_store(exc) or _output_full(exc) or from_tensorflow(exc)
         if error is None:
             raise
         report_error(error, json_output="--json" in sys.argv[1:])
@@ -190,11 +191,10 @@ def report_error(error, json_output: bool) -> None:
     if error.translated and os.environ.get("XTTS_DEBUG") != "1":
         sys.stderr.write("(set XTTS_DEBUG=1 for the full traceback)\n")
     if json_output:
-        print_json({"error": "; ".join(error.lines), "hint": error.hint, "exit_code": error.exit_code})
-
-
-if __name__ == "__main__":
-    main()
+        try:
+            print_json({"error": "; ".join(error.lines), "hint": error.hint, "exit_code": error.exit_code})
+        except OSError:  # stdout is what failed (a full disk under it): stderr has said it
+            pass
 
 
 def _damaged_store(exc: BaseException):
@@ -205,3 +205,30 @@ def _damaged_store(exc: BaseException):
     from xtts_cli.data.feature_cache import damaged_store_error
 
     return damaged_store_error(exc)
+
+
+def _output_full(exc: BaseException):
+    """A full disk met writing stdout (`xtts ... > file` on a full disk, `> /dev/full`), named so: the
+    error names no file, and the run's hint does not apply. None for any other error."""
+    from xtts_cli.errors import DiskFullError, disk_full
+
+    if not isinstance(exc, OSError) or exc.filename is not None or disk_full(exc) is None:
+        return None
+    try:
+        out = os.fstat(sys.stdout.fileno())
+        if stat.S_ISCHR(out.st_mode):  # /dev/full is character device 1:7
+            full = (os.major(out.st_rdev), os.minor(out.st_rdev)) == (1, 7)
+        else:
+            full = stat.S_ISREG(out.st_mode) and os.fstatvfs(sys.stdout.fileno()).f_bavail == 0
+    except (OSError, ValueError):
+        return None
+    if not full:
+        return None
+    return DiskFullError(
+        f"the disk is full: writing the output (stdout) failed ({exc.strerror})",
+        hint="free space on the disk the output is redirected to, or redirect it to another",
+    )
+
+
+if __name__ == "__main__":
+    main()

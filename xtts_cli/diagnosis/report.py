@@ -29,6 +29,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Optional
 
+from xtts_cli.config.editing import naming
+
 __all__ = ["Section", "gather", "redactor", "write_report"]
 
 # The variables that shape a run, copied as they are; no other is. TensorFlow's and CUDA's own by
@@ -328,8 +330,8 @@ def write_report(sections: list[Section], out: Path, clean, keep_old: Optional[P
                 archive.addfile(info, io.BytesIO(data))
     except BaseException as exc:
         partial.unlink(missing_ok=True)
-        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
-            raise OSError(exc.errno, exc.strerror, str(out)) from None  # a write names no file
+        if isinstance(exc, OSError):
+            raise naming(exc, out) from None
         raise
     if keep_old is not None and out.is_file():
         os.replace(out, keep_old)
