@@ -116,8 +116,9 @@ def publish(main: Callable[..., int | None], page: str) -> int:
     args = list(sys.argv[1:])
     if "-h" in args or "--help" in args:  # said above the script's own help, which exits
         sys.stdout.write(f"A run writes its report into docs/{page}; --no-doc prints it only.\n\n")
-    record = "--no-doc" not in args
-    if not record:
+    # A worker (`--worker JOB`, a process the script starts for one measurement) is part of a run, not one.
+    record = "--no-doc" not in args and "--worker" not in args
+    if "--no-doc" in args:
         args.remove("--no-doc")
     sys.argv[1:] = args  # a main that parses sys.argv itself sees the arguments it knows
     _RECORDING[0] = record

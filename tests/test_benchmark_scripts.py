@@ -75,3 +75,16 @@ def test_a_script_stopped_by_sigterm_stops_the_training_it_started(tmp_path) -> 
     while training() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert training() == []
+
+
+@pytest.mark.slow
+def test_a_script_that_measures_in_workers_writes_no_page_with_no_doc(tmp_path) -> None:
+    # Each worker process it started had written its JSON into the page as the latest run.
+    shutil.copytree(ROOT / "benchmarks", tmp_path / "benchmarks", ignore=shutil.ignore_patterns("__pycache__"))
+    page = tmp_path / "docs" / "data_at_scale.md"
+    page.parent.mkdir()
+    page.write_text("# Data at scale\n", encoding="utf-8")
+    command = ["benchmarks/data_scale.py", "--source", str(SAMPLE), "--sizes", "40", "--scan-only"]
+    done = script(*command, "--no-doc", "--out", str(tmp_path / "scale"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert page.read_text(encoding="utf-8") == "# Data at scale\n"
