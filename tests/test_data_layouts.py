@@ -561,6 +561,10 @@ def test_a_row_that_runs_on_or_has_more_cells_than_its_header_is_named_and_the_o
     )
     report = scan_dataset(data(folder, eval_fraction=0.0))
     assert report.format == "coqui" and [i.source for i in report.bad] == ["metadata.csv:3"]
+    # There quotation marks are the text's own: the fix is to take the `|` out, not to quote. The clip
+    # the row names is that row's, not audio "in no row" (it had been said of both).
+    assert report.bad[0].detail.endswith("got 4: is a | inside a text? take it out of the text")
+    assert report.datasets[0].unlisted_audio == len(clips) - 2  # the two clips no row names
 
 
 def test_audio_files_are_found_whatever_the_case_of_their_extension(tmp_path):

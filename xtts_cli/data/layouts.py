@@ -511,23 +511,20 @@ def _table_entries(
         if not any(cell.strip() for cell in row):
             continue
         source = f"{path.name}:{number}"
-        problem = _row_problem(row, columns, max(where.values()), lines_more)
-        if problem:
-            yield Entry(source=source, malformed=problem)
-            continue
         if not quoted:
             row = [_unquoted(cell) for cell in row]
-        audio = row[where[path_column]].strip()
-        speaker = row[where[speaker_column]].strip() if speaker_column in where else None
+        audio = row[where[path_column]].strip() if len(row) > where[path_column] and not lines_more else ""
         written = f"{folder}/{audio}" if folder and audio else audio
         # A clip's name alone (`LJ001-0001`, as LJSpeech writes it): found in wavs/ as LJSpeech's are.
         named = not folder and "/" not in audio and os.path.splitext(audio)[1].lower() not in SUPPORTED_EXTENSIONS
+        clip, clip_path = os.path.splitext(written)[0], None if named and audio else written
+        problem = _row_problem(row, columns, max(where.values()), lines_more, delimiter)
+        if problem:  # the clip it names, where it names one, is no unlisted audio
+            yield Entry(source=source, malformed=problem, id=clip or None, path=clip_path or None)
+            continue
+        speaker = row[where[speaker_column]].strip() if speaker_column in where else None
         yield Entry(
-            source=source,
-            id=os.path.splitext(written)[0],
-            path=None if named and audio else written,
-            text=row[where[text_column]].strip(),
-            speaker=speaker or None,
+            source=source, id=clip, path=clip_path, text=row[where[text_column]].strip(), speaker=speaker or None
         )
 
 
@@ -557,7 +554,9 @@ def _table_rows(
         start = restart
 
 
-def _row_problem(row: list[str], columns: list[str], last_needed: int, lines_more: int) -> Optional[str]:
+def _row_problem(
+    row: list[str], columns: list[str], last_needed: int, lines_more: int, delimiter: str
+) -> Optional[str]:
     expected = f"expected {len(columns)} columns ({', '.join(columns)})"
     if lines_more:
         return (
@@ -567,7 +566,11 @@ def _row_problem(row: list[str], columns: list[str], last_needed: int, lines_mor
     if len(row) <= last_needed:
         return f"{expected}, got {len(row)}"
     if any(cell.strip() for cell in row[len(columns) :]):
-        return f"{expected}, got {len(row)}: is the delimiter inside a text? quote that cell"
+        if delimiter == ",":
+            return f"{expected}, got {len(row)}: is a comma inside a text? quote that cell"
+        # Unquoted (coqui, Common Voice): a quotation mark there is the text's own, so quoting cannot help.
+        shown = "a tab" if delimiter == "\t" else f"a {delimiter}"
+        return f"{expected}, got {len(row)}: is {shown} inside a text? take it out of the text"
     return None
 
 
