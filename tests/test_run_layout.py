@@ -227,3 +227,29 @@ def test_a_run_whose_config_is_damaged_is_one_line_naming_it(tmp_path, written, 
     with pytest.raises(XttsError) as info:
         read_run(tmp_path / "run")
     assert info.value.lines == [f"{tmp_path / 'run'}/{line}"]
+
+
+def test_a_runs_config_edited_to_other_features_is_refused_where_it_speaks(tmp_path: Path) -> None:
+    # A sample rate edited in RUN/config.yaml (to pair a vocoder of another rate) had been read by
+    # synthesize, serve and export: speech at the wrong rate and pitch, said nowhere.
+    import shutil
+
+    from training_support import run_xtts
+
+    from xtts_cli.errors import XttsError
+    from xtts_cli.run.files import read_run
+
+    run = tmp_path / "run"
+    shutil.copytree(BEFORE, run)
+    text = (run / "config.yaml").read_text(encoding="utf-8")
+    (run / "config.yaml").write_text(text.replace("  sample_rate: 22050\n", "  sample_rate: 16000\n"), encoding="utf-8")
+    with pytest.raises(XttsError) as info:
+        read_run(run)
+    assert info.value.lines == [
+        f"{run}/config.yaml says data.sample_rate 16000, but the run was trained with data.sample_rate 22050 "
+        "(its run.json): its model hears the features it was trained on"
+    ]
+    done = run_xtts(["synthesize", "Hello.", "-r", str(run), "-o", str(tmp_path / "out.wav")], tmp_path)
+    assert done.returncode == 1 and "loading" not in done.stderr, done.stderr[-2000:]
+    assert f"hint: put data.sample_rate 22050 back in {run}/config.yaml" in done.stderr
+    assert not (tmp_path / "out.wav").exists()

@@ -194,7 +194,35 @@ def read_run(run_dir: Path, flag: str = "--run-dir") -> tuple[XttsConfig, RunDir
     config: XttsConfig = build_config(
         parse_yaml(read_config_text(run.config_file), str(run.config_file)), str(run.config_file)
     )
-    return config, RunDir.of(run.path, config)
+    run = RunDir.of(run.path, config)
+    _refuse_edited_features(run, config)
+    return config, run
+
+
+def _refuse_edited_features(run: RunDir, config: XttsConfig) -> None:
+    """Refuse a config.yaml whose mel transform is not the one its run trained on (run.json's
+    `model_identity`): its weights hear those frames alone. A hand edit there (to pair a vocoder of
+    another rate) had given speech at the wrong rate and pitch, said nowhere; `xtts train` refuses it."""
+    from xtts_cli.data.features import MelFeatures, with_band_top
+    from xtts_cli.errors import XttsError
+    from xtts_cli.findings import yaml_scalar
+
+    recorded = (run.read_run() or {}).get("model_identity")
+    if not isinstance(recorded, dict):
+        return
+    keys = [f"data.{key}" for key in MelFeatures.TRANSFORM]
+    trained = with_band_top({key: recorded[key] for key in keys if key in recorded})
+    now = with_band_top({key: getattr(config.data, key[len("data.") :]) for key in keys})
+    changed = [key for key in keys if key in trained and trained[key] != now[key]]
+    if not changed:
+        return
+    said = ", ".join(f"{key} {yaml_scalar(now[key])}" for key in changed)
+    trained_with = ", ".join(f"{key} {yaml_scalar(trained[key])}" for key in changed)
+    raise XttsError(
+        f"{run.config_file} says {said}, but the run was trained with {trained_with} (its run.json): its "
+        "model hears the features it was trained on",
+        hint=f"put {trained_with} back in {run.config_file}; to change them, train a new run",
+    )
 
 
 def _not_a_run(given: Path, flag: str, hint: str) -> NoReturn:
