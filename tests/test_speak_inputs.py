@@ -567,6 +567,17 @@ def test_the_python_api_takes_numpy_numbers_and_any_path_and_refuses_at_the_call
     assert [line.split(":")[0] for line in refused.value.lines] == ["texts[2]", "texts[3]"]
     with pytest.raises(TypeError, match=r"^texts\[1\]: the text to speak is a str, not NoneType"):
         tts.speak_many(["The cat.", None])
+    # What is wrong with every text (a language, a speed) is said once, as speak says it; an unknown
+    # speaker and a misspelt argument at the call too (they had waited for the first text's turn).
+    with pytest.raises(XttsError) as language:
+        tts.speak_many(["The cat.", "The dog."], language="xx")
+    assert language.value.lines == [language.value.lines[0]] and "language: this model was not trained on 'xx'" in str(
+        language.value
+    )
+    with pytest.raises(XttsError, match="speaker 'nobody' is not"):
+        tts.speak_many(["The cat."], speaker="nobody")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'speakr'"):
+        tts.speak_many(["The cat."], speakr="nobody")
     # A hint names the argument as Python passes it (it had been "use vocoder griffin-lim").
     hint = "pass the acoustic run as --run-dir and this one as --vocoder runs/v, or use --vocoder griffin-lim"
     said = api._in_python_words(XttsError("x", hint=hint)).hint
@@ -730,7 +741,7 @@ def test_the_python_api_names_its_arguments_and_the_command_line_its_flags(tts, 
     assert language.value.lines[0].startswith("language: this model was not trained on 'xx'")
     assert language.value.hint == 'pass one of them, e.g. language="en"'
     with pytest.raises(XttsError) as clip:
-        list(tts.speak_many(["Hi."], speaker_wav=str(tmp_path / "nope.wav")))  # raised as it runs, said the same
+        tts.speak_many(["Hi."], speaker_wav=str(tmp_path / "nope.wav"))  # raised at the call, said the same
     assert clip.value.lines[0].startswith(f"speaker_wav {str(tmp_path / 'nope.wav')!r}")
     with pytest.raises(XttsError) as speaker:
         tts.speak("Hi.", speaker="nobody")

@@ -21,6 +21,7 @@ from xtts_cli.errors import XttsError
 from xtts_cli.training.controller import Hook
 
 SAMPLE_CLIP = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample" / "wavs" / "XTTS001-0001.wav"
+DATA = Path(__file__).resolve().parent / "data"
 
 VOCODER = """
 data:
@@ -44,6 +45,20 @@ training:
   sample_step: 1000
   max_val_batches: 1
 """
+
+
+def recorded_as(run: Path, **features) -> None:
+    """`run` as one trained on other features: its config.yaml and run.json's record both changed (a
+    config.yaml edited alone is refused as edited)."""
+    text = (run / "config.yaml").read_text(encoding="utf-8")
+    record = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    for key, value in features.items():
+        old = f"\n  {key}: {record['model_identity'][f'data.{key}']}\n"
+        assert text.count(old) == 1, (key, text)
+        text = text.replace(old, f"\n  {key}: {value}\n")
+        record["model_identity"][f"data.{key}"] = value
+    (run / "config.yaml").write_text(text, encoding="utf-8")
+    (run / "run.json").write_text(json.dumps(record), encoding="utf-8")
 
 
 def vocoder_config(tmp_path: Path, *, n_mels: int = 80, extra: str = "", name: str = "vocoder.yaml") -> Path:
@@ -189,12 +204,10 @@ def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner
     assert undocumented_keys("vocode", [report]) == [], "add them to docs/json.md"
 
     # A vocoder run of 64 mels: the run's own vocoder with its recorded features changed, since a vocoder
-    # is checked against the acoustic run from its config.yaml alone, before any weight is read.
+    # is checked against the acoustic run from its config.yaml and run.json alone, before any weight is read.
     other = tmp_path / "vocoder-64"
     shutil.copytree(acoustic / "vocoder", other)
-    recorded = (other / "config.yaml").read_text(encoding="utf-8")
-    assert recorded.count("\n  n_mels: 80\n") == 1
-    (other / "config.yaml").write_text(recorded.replace("\n  n_mels: 80\n", "\n  n_mels: 64\n"), encoding="utf-8")
+    recorded_as(other, n_mels=64)
     refused = runner.invoke(app, ["synthesize", "The cat.", "-r", str(acoustic), "--vocoder", str(other)])
     assert refused.exit_code == 1 and isinstance(refused.exception, XttsError)
     assert f"--vocoder {other} was trained on other features than the run {acoustic}: n_mels 80 against 64" in str(
@@ -776,3 +789,22 @@ def test_training_into_a_runs_vocoder_folder_takes_only_a_vocoder_of_its_feature
     speaking = runner.invoke(app, ["train", "-c", str(tiny_config(tmp_path)), "-r", str(run / "vocoder")])
     assert isinstance(speaking.exception, XttsError) and "it would stand for a vocoder there" in str(speaking.exception)
     assert not (run / "vocoder").exists()
+
+
+@pytest.mark.parametrize("command", ["synthesize", "export", "serve"])
+def test_a_vocoder_of_other_features_is_refused_before_the_model_loads(tmp_path: Path, command: str) -> None:
+    # It had been refused after TensorFlow's import and the acoustic model's load (16 s on 2 cores).
+    from training_support import run_xtts
+
+    vocoder = tmp_path / "vocoder-16k"
+    shutil.copytree(DATA / "legacy_vocoder_run", vocoder)
+    recorded_as(vocoder, sample_rate=16000)
+    run = DATA / "run_before_run_data"
+    given = {"synthesize": ["Hello.", "-o", "out.wav"], "export": ["-o", "exported"], "serve": ["--port", "0"]}
+    done = run_xtts([command, "-r", str(run), "--vocoder", str(vocoder), *given[command]], tmp_path, timeout=120)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert done.stderr.splitlines()[0] == (
+        f"error: --vocoder {vocoder} was trained on other features than the run {run}: sample_rate 22050 against "
+        f"16000 (the run {run} first)"
+    )
+    assert not (tmp_path / "out.wav").exists() and not (tmp_path / "exported").exists()

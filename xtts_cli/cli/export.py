@@ -51,7 +51,9 @@ def export(
         xtts export -r runs/voices-cpu --step 2000 -o exported/voices-2000
     """
 
-    run_dir = run_dir_given(run_dir, checkpoint, to="export", example="xtts export -r runs/tiny-cpu -o exported/tiny")
+    run_dir = run_dir_given(
+        run_dir, checkpoint, to="export", example="xtts export -r runs/tiny-cpu -o exported/tiny", vocoder=vocoder
+    )
     from xtts_cli.cli.output import Phases
 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):  # said before TensorFlow loads, not after

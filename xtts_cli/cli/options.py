@@ -218,18 +218,25 @@ def given_once(what: str, **values: Any) -> Any:
     return next(iter(given.values()), None)
 
 
-def run_dir_given(run_dir: Optional[Path], checkpoint: Optional[Path], *, to: str, example: str) -> Path:
+def run_dir_given(
+    run_dir: Optional[Path], checkpoint: Optional[Path], *, to: str, example: str, vocoder: Optional[str] = None
+) -> Path:
     """The run directory from --run-dir (or its old name --checkpoint); none is one error saying
-    what the command needed it `to` do, with an `example`."""
+    what the command needed it `to` do, with an `example`. A `vocoder` (--vocoder) that is no vocoder
+    run, or hears other features than the run, is refused here too, before TensorFlow loads."""
     from xtts_cli.errors import XttsError
-    from xtts_cli.run.files import read_run
+    from xtts_cli.kinds import vocoding_run
+    from xtts_cli.run.files import check_vocoder_spec, is_griffin_lim, read_run
 
     given = given_once("the run directory", run_dir=run_dir, checkpoint=checkpoint)
     if given is None:
         raise XttsError(
             f"no run to {to}: pass --run-dir DIR (-r), the folder `xtts train` wrote", hint=f"e.g. {example}"
         )
-    read_run(Path(given))  # not a run: said before TensorFlow loads (seconds), not after
+    config, _ = read_run(Path(given))  # not a run: said before TensorFlow loads (seconds), not after
+    check_vocoder_spec(vocoder)
+    if vocoder is not None and not is_griffin_lim(vocoder):
+        vocoding_run(Path(vocoder), config.data, acoustic_run=f"the run {given}", named=f"--vocoder {vocoder}")
     return Path(given)
 
 

@@ -97,7 +97,7 @@ def serve(
 
         xtts serve -r runs/voices-cpu --host 0.0.0.0
     """
-    run = run_dir_given(run_dir, checkpoint, to="serve", example="xtts serve -r runs/speak-cpu")
+    run = run_dir_given(run_dir, checkpoint, to="serve", example="xtts serve -r runs/speak-cpu", vocoder=vocoder)
     from xtts_cli.serving.http import make_server
     from xtts_cli.serving.service import Limits
 

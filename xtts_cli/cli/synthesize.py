@@ -170,7 +170,9 @@ def synthesize(
         return _list(run, speakers=list_speakers, languages=list_languages, json_output=json_output)
     text = _utf8(_read_stdin(), "the text on stdin") if text == "-" else text
     out = _check_arguments(text, text_file, out_dir, speaker, speaker_wav, out=out, json_output=json_output)
-    run_dir = run_dir_given(run_dir, checkpoint, to="speak with", example='xtts synthesize "Hello." -r runs/tiny-cpu')
+    run_dir = run_dir_given(
+        run_dir, checkpoint, to="speak with", example='xtts synthesize "Hello." -r runs/tiny-cpu', vocoder=vocoder
+    )
     _check_before_loading(run_dir, speed, speaker, language, text=None if text_file else text, clip=speaker_wav)
     lines = _read_lines(text_file) if text_file is not None else []
     outputs = _clip_paths(lines, out_dir) + [out_dir / "index.jsonl"] if out_dir is not None else [out]

@@ -139,7 +139,8 @@ def _path(value: object, name: str, what: str) -> Optional[Path]:
 class Synthesizer:
     """A run directory's model, tokenizer and settings, restored from one checkpoint.
 
-    `Synthesizer.load(run_dir)` imports TensorFlow and restores the latest checkpoint (or `step`'s);
+    `Synthesizer.load(run_dir)` restores the latest checkpoint (or `step`'s); TensorFlow is imported
+    with `xtts_cli.inference` itself (`xtts_cli.errors` holds XttsError without it);
     `speak` and `speak_many` then cost only the generation. A voice (a training speaker by name, or
     a clip to clone) is worked out once and reused for every sentence spoken in it.
     """
@@ -355,11 +356,16 @@ class Synthesizer:
         if not isinstance(texts, Iterable):
             raise TypeError(f"speak_many takes a list of texts, not {type(texts).__name__}")
         texts = list(texts)
+        unknown = [name for name in options if name not in _SPEAK_OPTIONS]
+        if unknown:  # said at the call, as Python says it of speak (it had waited for the first next())
+            raise TypeError(f"Synthesizer.speak_many() got an unexpected keyword argument {unknown[0]!r}")
+        self.voice(options.get("speaker"), options.get("speaker_wav"))  # an unknown speaker, a clip unread
         self._check_each(texts, options)  # every text before the first is spoken, as --text-file's lines
         return self._speak_each(texts, options)  # refused above at the call, not at the first next()
 
     def _check_each(self, texts: list, options: dict) -> None:
-        """Every text of `speak_many` checked; each bad one named by its index in one error."""
+        """Every text of `speak_many` checked; each bad one named by its index in one error, and an
+        error every text has (a language the run lacks, a speed) said once, as `speak` says it."""
         bad: list[tuple[int, XttsError]] = []
         for index, text in enumerate(texts):
             if isinstance(text, str) and not text.strip():
@@ -370,6 +376,9 @@ class Synthesizer:
                 raise TypeError(f"texts[{index}]: {exc}") from None
             except XttsError as error:
                 bad.append((index, error))
+        spoken = sum(1 for text in texts if not (isinstance(text, str) and not text.strip()))
+        if len(bad) == spoken > 1 and len({tuple(error.lines) for _, error in bad}) == 1:
+            raise bad[0][1]
         if bad:
             named = [f"texts[{index}]: {error.lines[0]}" for index, error in bad[:5]]
             named += [f"and {len(bad) - 5} more of its {len(texts)} texts"] if len(bad) > 5 else []
@@ -381,6 +390,10 @@ class Synthesizer:
             if isinstance(text, str) and not text.strip():
                 continue
             yield dataclasses.replace(self.speak(text, **options), index=index)
+
+
+# What `speak` takes besides its text, which `speak_many` passes to each call.
+_SPEAK_OPTIONS = frozenset(inspect.signature(Synthesizer.speak).parameters) - {"self", "text"}
 
 
 def _trained(run_dir: Path) -> bool:

@@ -5,16 +5,15 @@ restored from its checkpoint (`run.restore`): an acoustic run's (`load_run`) or 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from xtts_cli.config.schema import DataConfig
-from xtts_cli.data.features import MelFeatures
-from xtts_cli.errors import XttsError, quoted
-from xtts_cli.run.files import no_vocabulary, read_run
+from xtts_cli.errors import quoted
+from xtts_cli.run.files import check_vocoder_spec, is_griffin_lim, no_vocabulary
 from xtts_cli.run.restore import restore_run
 from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
 
-__all__ = ["load_run", "load_vocoder"]
+__all__ = ["check_vocoder_spec", "is_griffin_lim", "load_run", "load_vocoder"]
 
 
 def load_run(run_dir: Path, step: Optional[int] = None, notes: Optional[list[str]] = None):
@@ -56,22 +55,6 @@ def _best_kept_at(run, step: int) -> Optional[int]:
     return best if isinstance(best, int) and best < step else None
 
 
-def is_griffin_lim(spec: str | Path) -> bool:
-    """`--vocoder griffin-lim` however it is written (Griffin-Lim), unless a run of that name is there."""
-    return str(spec).lower() == GRIFFIN_LIM and not Path(spec).is_dir()
-
-
-def check_vocoder_spec(spec: Any, named: Optional[str] = None, left_out: str = "the run's own") -> None:
-    """An empty `--vocoder` (an unset variable in a script: "--vocoder $VOC") or one of another type
-    is refused, not the current folder read as a run, nor taken for Griffin-Lim. `left_out`: what
-    the command uses without one (`vocode` has no run of its own: Griffin-Lim)."""
-    if spec is not None and (not isinstance(spec, (str, Path)) or not str(spec).strip()):
-        raise XttsError(
-            f"{named or '--vocoder'} {spec!r} is no vocoder run",
-            hint=f"pass a vocoder run's folder (e.g. runs/vocoder-cpu) or griffin-lim; leave it out for {left_out}",
-        )
-
-
 def load_vocoder(
     spec: Optional[str | Path],
     data: DataConfig,
@@ -86,23 +69,10 @@ def load_vocoder(
     check_vocoder_spec(spec, named)
     if spec is None or is_griffin_lim(spec):
         return Vocoder(GRIFFIN_LIM, data)
-    from xtts_cli.kinds import kind_for
+    from xtts_cli.kinds import kind_for, vocoding_run
 
     path = Path(spec)
-    named = named or f"--vocoder {spec}"
-    config, run = read_run(path, "--vocoder")
-    if not kind_for(config).vocodes:
-        raise XttsError(
-            f"{named}: that run is not a vocoder (model.kind {config.model.kind})",
-            hint=f"pass a run trained with model.kind: vocoder (configs/vocoder-cpu.yaml), or {GRIFFIN_LIM}",
-        )
-    differ = MelFeatures.of(data).transform_mismatch(MelFeatures.of(config.data))
-    if differ:
-        raise XttsError(
-            f"{named} was trained on other features than {acoustic_run}: {'; '.join(differ)} ({acoustic_run} first)",
-            hint="train the vocoder with the acoustic run's data section (rate, hop, mels), or use "
-            f"--vocoder {GRIFFIN_LIM}",
-        )
+    config, run = vocoding_run(path, data, acoustic_run=acoustic_run, named=named or f"--vocoder {spec}")
     generator = kind_for(config).build_network(config, None)
     step = restore_run(generator, run, path, notes=notes, save_step=config.training.save_step)
     stopped = _stopped_early(run)

@@ -20,7 +20,7 @@ from xtts_cli.kinds.base import KindContext, KindModels, ModelKind
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.config.schema import DataConfig, XttsConfig
     from xtts_cli.data.run_data import RunData
     from xtts_cli.data.scan import ScanReport
 
@@ -77,5 +77,31 @@ def speaking_run(run_dir: Path):
             f"{run_dir} is a {config.model.kind} run, not an acoustic model: it reads no text",
             hint="pass the acoustic model's run as --run-dir"
             + (f" and this one as --vocoder {shlex.quote(str(run_dir))}" if kind.vocodes else ""),
+        )
+    return config, run
+
+
+def vocoding_run(path: Path, data: DataConfig, *, acoustic_run: str, named: str):
+    """(config, run) of `path`, a vocoder run whose mel transform is `data`'s; a run of another kind,
+    or one trained on other features, is refused with both named. No TensorFlow: the commands check
+    a --vocoder before the model loads (it had been refused after those seconds)."""
+    from xtts_cli.config.model_kinds import VocoderConfig
+    from xtts_cli.data.features import MelFeatures
+    from xtts_cli.errors import XttsError
+    from xtts_cli.run.files import GRIFFIN_LIM, read_run
+
+    config, run = read_run(path, "--vocoder")
+    # Told by its config's section: importing the vocoder kind's module imports TensorFlow.
+    if not isinstance(config.model, VocoderConfig):
+        raise XttsError(
+            f"{named}: that run is not a vocoder (model.kind {config.model.kind})",
+            hint=f"pass a run trained with model.kind: vocoder (configs/vocoder-cpu.yaml), or {GRIFFIN_LIM}",
+        )
+    differ = MelFeatures.of(data).transform_mismatch(MelFeatures.of(config.data))
+    if differ:
+        raise XttsError(
+            f"{named} was trained on other features than {acoustic_run}: {'; '.join(differ)} ({acoustic_run} first)",
+            hint="train the vocoder with the acoustic run's data section (rate, hop, mels), or use "
+            f"--vocoder {GRIFFIN_LIM}",
         )
     return config, run

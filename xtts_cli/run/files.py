@@ -18,6 +18,8 @@ from pydantic import BaseModel
 
 from xtts_cli.config.schema import DataConfig, XttsConfig
 
+# `--vocoder griffin-lim`: no vocoder run, the phase recovered by Griffin-Lim (speech/vocoding.py).
+GRIFFIN_LIM = "griffin-lim"
 REFERENCE_FILE = "speaker_reference.npy"
 # Each training speaker's longest clips, for `xtts synthesize --speaker NAME` and the validation renders.
 SPEAKERS_FILE = "speakers.json"
@@ -389,3 +391,21 @@ def load_speakers(run_dir: Path) -> dict[str, dict]:
             "keeps, --speaker-wav FILE any other",
         ) from None
     return speakers if isinstance(speakers, dict) else {}
+
+
+def is_griffin_lim(spec: str | Path) -> bool:
+    """`--vocoder griffin-lim` however it is written (Griffin-Lim), unless a run of that name is there."""
+    return str(spec).lower() == GRIFFIN_LIM and not Path(spec).is_dir()
+
+
+def check_vocoder_spec(spec: Any, named: Optional[str] = None, left_out: str = "the run's own") -> None:
+    """An empty `--vocoder` (an unset variable in a script: "--vocoder $VOC") or one of another type
+    is refused, not the current folder read as a run, nor taken for Griffin-Lim. `left_out`: what
+    the command uses without one (`vocode` has no run of its own: Griffin-Lim)."""
+    if spec is not None and (not isinstance(spec, (str, Path)) or not str(spec).strip()):
+        from xtts_cli.errors import XttsError
+
+        raise XttsError(
+            f"{named or '--vocoder'} {spec!r} is no vocoder run",
+            hint=f"pass a vocoder run's folder (e.g. runs/vocoder-cpu) or griffin-lim; leave it out for {left_out}",
+        )

@@ -16,10 +16,10 @@ import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.errors import XttsError
+from xtts_cli.run.files import GRIFFIN_LIM
 
 __all__ = ["GRIFFIN_LIM", "GRIFFIN_LIM_ITERATIONS", "ClipReadError", "Vocoder", "decoded", "load_audio", "mel_of"]
 
-GRIFFIN_LIM = "griffin-lim"
 # Griffin-Lim iterations: 32 is where the spectral convergence of speech levels off (Perraudin
 # et al., "A fast Griffin-Lim algorithm", 2013); more costs time for little gain.
 GRIFFIN_LIM_ITERATIONS = 32
