@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from xtts_cli import locks
 from xtts_cli.config.schema import DataConfig
 from xtts_cli.errors import quoted
 from xtts_cli.run.files import check_vocoder_spec, is_griffin_lim, no_vocabulary
@@ -75,11 +76,17 @@ def load_vocoder(
     config, run = vocoding_run(path, data, acoustic_run=acoustic_run, named=named or f"--vocoder {spec}")
     generator = kind_for(config).build_network(config, None)
     step = restore_run(generator, run, path, notes=notes, save_step=config.training.save_step)
-    stopped = _stopped_early(run)
+    stopped, training = _stopped_early(run), locks.held_by(path.expanduser())
     if stopped and notes is not None:  # its noise had been blamed on the acoustic run
         notes.append(
             f"{spec}: its training stopped at step {step} ({stopped}), before its planned end: a vocoder this "
             f"early can sound like noise; xtts train -r {quoted(spec)} goes on"
+        )
+    elif training is not None and notes is not None:  # as said of one with no checkpoint yet
+        planned = f" of {config.training.max_steps}" if config.training.max_steps else ""
+        notes.append(
+            f"{spec} is still training ({training}): its checkpoint of step {step}{planned} is used; a vocoder "
+            "this early can sound like noise, a later checkpoint better"
         )
     return Vocoder(str(spec), config.data, generator, step)
 
