@@ -323,6 +323,31 @@ def test_a_parameter_given_twice_or_as_a_list_is_refused_and_an_error_carries_it
     assert status == 400 and json.loads(body)["hint"] == "a + in a URL's query is a space: write en-us+f3 as en-us%2Bf3"
 
 
+def test_a_misspelt_parameter_a_stream_neither_yes_nor_no_and_a_long_url_are_named(served):
+    # Each had been spoken in the default voice with a 200 (a misspelling, or the command line's
+    # --speaker), streamed or not without a word, or answered a bare "Request-URI Too Long".
+    _, _, url = served
+    for query, meant in (("speaker=nobody", "speaker_id"), ("speakr_id=x&languag_id=xx", "speaker_id")):
+        said = error_of(get(f"{url}/api/tts?text=Hi.&{query}"))
+        assert said[0] == 400 and f"did you mean {meant}? It reads text, speaker_id, language_id" in said[1], said
+    json_type = {"Content-Type": "application/json"}
+    said = error_of(get(f"{url}/api/tts", json.dumps({"text": "Hi.", "language": "en"}).encode(), json_type))
+    assert said[0] == 400 and said[1].startswith("language is no parameter of /api/tts: did you mean language_id?")
+    status, headers, _ = get(f"{url}/api/tts?text=Hi.&_=1733400000")  # a cache-buster: spoken, and said
+    assert status == 200 and "not read: _ (it reads text, " in json.loads(headers["X-Xtts-Notes"])[-1]
+    assert error_of(get(f"{url}/api/tts?text=Hi.&stream=2")) == (
+        400,
+        "stream '2' is neither yes nor no; stream=1 streams the answer, stream=0 not",
+    )
+    assert get(f"{url}/api/tts?text=Hi.&stream=off")[1].get("Transfer-Encoding") is None
+    status, said = error_of(get(f"{url}/api/tts?text={'x' * 70_000}"))
+    assert (status, said) == (
+        414,
+        "the request's URL is over 65536 bytes; send a long text as a POST body (JSON or a form), at most 300 characters",
+    )
+    assert get(f"{url}/health")[0] == 200
+
+
 def _wav(samples) -> bytes:
     buffer = io.BytesIO()
     with wave.open(buffer, "wb") as out:

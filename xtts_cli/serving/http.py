@@ -632,6 +632,12 @@ class _Handler(BaseHTTPRequestHandler):
         if code == HTTPStatus.NOT_IMPLEMENTED:  # a method with no do_ handler: PUT, DELETE, OPTIONS, ...
             code = 405
             self._error(405, f"{self.command[:20]} is not a method this server answers; use GET or POST")
+        elif code == HTTPStatus.REQUEST_URI_TOO_LONG:  # http.server's limit on a request line: 64 KiB
+            service = getattr(self.server, "service", None)  # None while the run loads
+            most = f", at most {service.limits.text_chars} characters" if service is not None else ""
+            self._error(
+                414, f"the request's URL is over 65536 bytes; send a long text as a POST body (JSON or a form){most}"
+            )
         else:
             try:
                 self._json({"error": f"{HTTPStatus(code).phrase}: {message or ''}".strip(": ")}, status=code)

@@ -12,6 +12,7 @@ model's allocations come from those few threads, not from every connection's. Re
 
 from __future__ import annotations
 
+import difflib
 import errno
 import math
 import queue
@@ -85,6 +86,26 @@ class SpeechRequest:
     reference: Optional[bytes] = None  # an uploaded clip to clone
     stream: bool = False
     notes: list[str] = field(default_factory=list)
+
+
+# What /api/tts reads (coqui tts-server's names, and ours); `stream`'s words for yes and no.
+PARAMETERS = ("text", "speaker_id", "language_id", "speed", "stream", "speaker_wav", "style_wav")
+_YES, _NO = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
+
+
+def _unread(fields: dict[str, str]) -> list[str]:
+    """The names of `fields` /api/tts does not read. One that looks meant for a parameter (`speaker`, the
+    command line's name; `speakr_id`; `speaker-id` in a query) is refused: it had been passed over, and
+    the text spoken in the default voice with a 200. Another (a client's cache-buster) is returned."""
+    unread = [name for name in fields if name not in PARAMETERS]
+    for name in unread:
+        meant = difflib.get_close_matches(name.lower().replace("-", "_"), PARAMETERS, n=1, cutoff=0.7)
+        if meant:
+            raise Refused(
+                400,
+                f"{name[:40]} is no parameter of /api/tts: did you mean {meant[0]}? It reads {', '.join(PARAMETERS)}",
+            )
+    return unread
 
 
 def streaming_wav_header(sample_rate: int) -> bytes:
@@ -178,6 +199,7 @@ class VoiceService:
     def check(self, fields: dict[str, str], reference: Optional[bytes] = None) -> SpeechRequest:
         """`fields`: the request's parameters by coqui tts-server's names (`text`, `speaker_id`,
         `language_id`, `speed`; `stream`); `reference`: an uploaded clip."""
+        unread = _unread(fields)
         # coqui's page and clients send style_wav= empty with every request: only a value names a file.
         if fields.get("style_wav") or fields.get("speaker_wav"):
             name = "style_wav" if fields.get("style_wav") else "speaker_wav"
@@ -230,8 +252,14 @@ class VoiceService:
             notes = [in_api_words(note) for note in self.synthesizer.check(text, language=language)]
         except XttsError as error:
             raise Refused(400, in_api_words(error.lines[0]), error.hint and in_api_words(error.hint)) from None
-        stream = fields.get("stream", "").lower() in ("1", "true", "yes")
-        return SpeechRequest(text, speaker, language, speed, reference, stream, notes)
+        stream = fields.get("stream", "").lower()
+        if stream not in _YES + _NO:
+            raise Refused(
+                400, f"stream {stream[:20]!r} is neither yes nor no; stream=1 streams the answer, stream=0 not"
+            )
+        if unread:  # said, as a client's own misspelling would be looked for there
+            notes.append(f"not read: {', '.join(name[:40] for name in unread[:5])} (it reads {', '.join(PARAMETERS)})")
+        return SpeechRequest(text, speaker, language, speed, reference, stream in _YES, notes)
 
     # Speaking.
     def admit(self) -> bool:
@@ -276,7 +304,9 @@ class VoiceService:
                     raise ConnectionError("the client closed the connection before its answer was made")
                 parts.append(part)
         speech = parts[0] if len(parts) == 1 else joined(parts, request.text)
-        return wav_bytes(speech.waveform, self.synthesizer.sample_rate), [in_api_words(note) for note in speech.notes]
+        notes = [in_api_words(note) for note in speech.notes]
+        notes += [note for note in request.notes if note not in notes]  # the request's own (a field not read)
+        return wav_bytes(speech.waveform, self.synthesizer.sample_rate), notes
 
     def stream(self, request: SpeechRequest) -> Generator[bytes, None, None]:
         """A streaming WAV: its header, then each part's samples as soon as it is made, a pause
