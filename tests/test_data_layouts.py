@@ -425,6 +425,43 @@ def test_one_folder_listed_twice_is_refused_not_trained_twice(tmp_path):
     assert [f.id for f in check_config(loaded, probe_machine()) if f.severity == "error"] == ["dataset-twice"]
 
 
+def test_one_folder_of_two_lists_is_two_datasets_and_a_clip_of_two_is_refused(tmp_path):
+    # Two metadata files in one folder (a language each) had been refused as the folder twice; a
+    # folder inside another's (its clips again) had trained twice, its speaker's minutes doubled.
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.devices.gpu_info import probe_machine
+    from xtts_cli.diagnosis.config_rules import check_config
+
+    folder, clips = _voice(tmp_path)
+    for name, part in (("first.tsv", clips[:2]), ("second.tsv", clips[2:])):
+        rows = [f"wavs/{clip}\tLine {i}.\tann" for i, clip in enumerate(part)]
+        (folder / name).write_text("\n".join(["path\ttext\tspeaker", *rows]) + "\n", encoding="utf-8")
+    datasets = [
+        {"path": str(folder), "metadata_train_file": "first.tsv", "language": "de"},
+        {"path": str(folder), "metadata_train_file": "second.tsv", "language": "en"},
+    ]
+    report = scan_dataset(DataConfig(datasets=datasets, eval_fraction=0.0))
+    assert sorted(item.language for item in report.train) == ["de", "de"] + ["en"] * (len(clips) - 2)
+    loaded = resolve_config(None, sets=[f"data.datasets={json.dumps(datasets)}"])
+    assert "dataset-twice" not in [f.id for f in check_config(loaded, probe_machine())]
+    (folder / "second.tsv").write_text(f"path\ttext\tspeaker\nwavs/{clips[1]}\tAgain.\tann\n", encoding="utf-8")
+    with pytest.raises(XttsError) as both:
+        scan_dataset(DataConfig(datasets=datasets, eval_fraction=0.0))
+    assert both.value.lines[0] == (
+        f"{folder / 'wavs' / clips[1]} is a clip of both data.datasets[0].path ({folder}) and data.datasets[1].path "
+        f"({folder}): it would train twice, as two datasets"
+    )
+    voices = tmp_path / "voices"
+    for speaker, part in (("ann", clips[:2]), ("bob", clips[2:])):
+        (voices / speaker).mkdir(parents=True)
+        for i, clip in enumerate(part):
+            shutil.copy(folder / "wavs" / clip, voices / speaker / clip)
+            (voices / speaker / clip).with_suffix(".txt").write_text(f"Line {i}.", encoding="utf-8")
+    nested = [{"path": str(voices)}, {"path": str(voices / "ann"), "weight": 2}]
+    with pytest.raises(XttsError, match=r"is a clip of both data.datasets\[0\].path"):
+        scan_dataset(DataConfig(datasets=nested, eval_fraction=0.0))
+
+
 def test_a_speaker_name_in_two_datasets_is_one_voice_and_said_so(tmp_path):
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.diagnosis.checkup import scan_findings

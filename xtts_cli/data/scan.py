@@ -379,6 +379,29 @@ def _first_lines(source: Source, report: ScanReport) -> list[str]:
         return []
 
 
+def listing(source: Source, data: DataConfig) -> tuple[Path, str]:
+    """What lists a dataset's clips: its folder and metadata file. One folder may hold two lists (a
+    language each, each dataset's `metadata_train_file`); the same list twice is one dataset twice."""
+    return source.root, source.metadata_train_file or data.metadata_train_file
+
+
+def _refuse_shared_clips(clips: list[list[DatasetItem]], sources: list[Source]) -> None:
+    """Refuse a clip two datasets both hold (a folder inside another's, two lists naming one clip): it
+    would train twice, as two datasets, and its speaker's minutes count twice."""
+    owner: dict[str, int] = {}
+    for index, items in enumerate(clips):
+        for item in items:
+            first = owner.setdefault(item.audio_path, index)
+            if first != index:
+                one, other = sources[first], sources[index]
+                raise XttsError(
+                    f"{item.audio_path} is a clip of both {one.key} ({one.root}) and {other.key} ({other.root}): "
+                    "it would train twice, as two datasets",
+                    hint="list each clip in one dataset (a weight trains one more); a folder inside another's "
+                    "folder is its clips again",
+                )
+
+
 def twice(source: Source, first: str) -> str:
     """The line for a dataset listed again under another spelling of its path (`first` names it)."""
     return (
@@ -392,11 +415,12 @@ def _scan(data: DataConfig) -> ScanReport:
         data = data.model_copy(update={"eval_fraction": 0.0})
     sources = dataset_sources(data)
     for index, source in enumerate(sources):
-        first = next((other for other in sources[:index] if other.root == source.root), None)
+        first = next((other for other in sources[:index] if listing(other, data) == listing(source, data)), None)
         if first is not None:
             raise XttsError(twice(source, first.key), hint="remove one of them from data.datasets")
     names = _unique_names([source.root.name or "dataset" for source in sources])
     parts = [_scan_one(source, name, data) for source, name in zip(sources, names)]
+    _refuse_shared_clips([(part[1] + part[2]) for part in parts], sources)
     _set_repeats([part[0] for part in parts], sources)
     report = _report(parts)
     bad, total = report.bad, report.total_items

@@ -543,18 +543,18 @@ def nothing_to_scan(findings: Iterable[Finding]) -> bool:
 def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     """Each dataset folder exists and holds a layout we read (the cheap part; the scan does the rest)."""
     from xtts_cli.data.layouts import detect_format
-    from xtts_cli.data.scan import dataset_sources, twice
+    from xtts_cli.data.scan import dataset_sources, listing, twice
     from xtts_cli.errors import XttsError
 
     data = loaded.config.data
     if not data.datasets and data.dataset_path is None:
         return  # the bundled sample
-    seen: dict[Path, str] = {}
+    seen: dict[tuple[Path, str], str] = {}
     for source in dataset_sources(data):
-        if source.root in seen:
-            yield Finding(id="dataset-twice", severity="error", message=twice(source, seen[source.root]))
+        if listing(source, data) in seen:
+            yield Finding(id="dataset-twice", severity="error", message=twice(source, seen[listing(source, data)]))
             continue
-        seen[source.root] = source.key
+        seen[listing(source, data)] = source.key
         path = data.dataset_path if source.key == "data.dataset_path" else data.datasets[_index(source.key)].path
         if not source.root.is_dir():
             # A file (its metadata.csv) is in the folder to point at; a path that is not there is neither.
