@@ -129,6 +129,34 @@ def test_a_speaker_no_batch_has_held_yet_is_rendered_from_its_own_clip(bilingual
 
 
 @pytest.mark.slow
+def test_a_test_sentence_is_rendered_in_the_language_of_its_script(bilingual_run, tmp_path):
+    # training.test_sentences had all been read in the run's first language: a Persian one spelt out
+    # in English phonemes, where synthesize reads it as Persian.
+    import soundfile
+
+    from xtts_cli.run.files import load_speaking_rate
+    from xtts_cli.speech.samples import render_sentences, rendering_voices
+    from xtts_cli.speech.synthesis import synthesize_speech
+
+    parts, config = bilingual_run.parts, bilingual_run.config
+    model, tokenizer, run_dir = parts.models.model, parts.tokenizer, parts.run_dir.path
+    voices = rendering_voices(run_dir, config.data, tokenizer)[:1]
+    sentence = "دختر در شهر خندید."
+    notes: list[str] = []
+    (written,) = render_sentences(model, tokenizer, config, voices, [sentence], run_dir, tmp_path, 7, notes.append)
+    rendered = soundfile.read(str(written))[0]
+
+    def spoken(language: str) -> int:
+        rate = load_speaking_rate(run_dir)
+        speech = synthesize_speech(
+            model, tokenizer, sentence, voices[0], config.data, rate=rate, settings=config.synthesis, language=language
+        )
+        return len(speech.waveform)
+
+    assert len(rendered) == spoken("fa") != spoken("en"), notes
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "language", "speaker"),
     [

@@ -53,7 +53,7 @@ def render_sentences(
 ) -> list[Path]:
     """Render `sentences` with the model as it is at `step`, in each of `voices` (`rendering_voices`),
     into `samples` and TensorBoard; a sentence the vocabulary cannot spell is skipped with a `note`."""
-    from xtts_cli.data.text import UnknownCharactersError
+    from xtts_cli.data.text import UnknownCharactersError, reading_language
 
     data = config.data
     if not voices:
@@ -65,10 +65,13 @@ def render_sentences(
     voices = _speakable(model, voices, run_dir, data)
     labels = voice_labels([voice.label or "" for voice in voices])
     for index, sentence in enumerate(sentences):
+        # None: each sentence in the run's language of its script, as synthesize reads it (a Persian test
+        # sentence to a run of de and fa had been spelt out as German).
+        spoken_in = language or reading_language(tokenizer.languages, sentence, None)[0]
         for voice, label in zip(voices, labels):
             try:
                 speech = synthesize_speech(
-                    model, tokenizer, sentence, voice, data, rate=rate, settings=config.synthesis, language=language
+                    model, tokenizer, sentence, voice, data, rate=rate, settings=config.synthesis, language=spoken_in
                 )
             except UnknownCharactersError as exc:
                 _note_once(note, run_dir, f"test sentence {index} skipped: {exc.lines[0]}")
