@@ -9,6 +9,7 @@ process keeps one open lock per directory and counts who holds it.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -53,11 +54,16 @@ def acquire(directory: Path, what: str = "run directory", hint: str = "") -> Pat
             f"{what} {directory} is in use by {_holder(path)}",
             hint=hint or "wait for that run to end, or pass --run-dir DIR for a separate run",
         ) from None
-    handle.seek(0)
-    handle.truncate()
     stamp = _dt.datetime.now().isoformat(timespec="seconds")
-    handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": stamp}) + "\n")
-    handle.flush()
+    try:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": stamp}) + "\n")
+        handle.flush()
+    except OSError as exc:  # a full disk: the write names no file, and the lock it would take is given back
+        with contextlib.suppress(OSError):  # closing flushes what could not be written: it fails again
+            handle.close()
+        raise OSError(exc.errno, exc.strerror, str(path)) if exc.filename is None else exc from None
     _HELD[key] = [handle, 1]
     return path
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import stat
 import sys
 from typing import Annotated, Optional
 
@@ -151,6 +150,9 @@ def _streams_that_take_any_text() -> None:
         sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - the process's stdout, for its life
     elif hasattr(sys.stdout, "reconfigure") and sys.stdout.errors == "strict":
         sys.stdout.reconfigure(errors="backslashreplace")
+    from xtts_cli.cli.output import NamedStdout, SparedStderr
+
+    sys.stdout, sys.stderr = NamedStdout(sys.stdout), SparedStderr(sys.stderr)
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -208,21 +210,12 @@ def _damaged_store(exc: BaseException):
 
 
 def _output_full(exc: BaseException):
-    """A full disk met writing stdout (`xtts ... > file` on a full disk, `> /dev/full`), named so: the
-    error names no file, and the run's hint does not apply. None for any other error."""
-    from xtts_cli.errors import DiskFullError, disk_full
+    """A full disk met writing stdout (`xtts ... > file` on a full disk, `> /dev/full`), named so (the
+    write names no file, and the run's hint does not apply); None for any other error."""
+    from xtts_cli.cli.output import STDOUT_NAME
+    from xtts_cli.errors import DiskFullError
 
-    if not isinstance(exc, OSError) or exc.filename is not None or disk_full(exc) is None:
-        return None
-    try:
-        out = os.fstat(sys.stdout.fileno())
-        if stat.S_ISCHR(out.st_mode):  # /dev/full is character device 1:7
-            full = (os.major(out.st_rdev), os.minor(out.st_rdev)) == (1, 7)
-        else:
-            full = stat.S_ISREG(out.st_mode) and os.fstatvfs(sys.stdout.fileno()).f_bavail == 0
-    except (OSError, ValueError):
-        return None
-    if not full:
+    if not isinstance(exc, OSError) or exc.filename != STDOUT_NAME:
         return None
     return DiskFullError(
         f"the disk is full: writing the output (stdout) failed ({exc.strerror})",

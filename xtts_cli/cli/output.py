@@ -76,6 +76,66 @@ def quiet_streams() -> None:
     os.close(null)
 
 
+# What a write to stdout that fills the disk names: told from a run's own file on that disk.
+STDOUT_NAME = "<stdout>"
+
+
+def _disk_full(error: OSError) -> bool:
+    return error.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", -1))
+
+
+class NamedStdout:
+    """sys.stdout (or its binary `buffer`) whose write that fills a disk names it (STDOUT_NAME): an
+    error naming no file had been blamed on the output whenever stdout's disk was full, though the
+    run's own file on that disk was what failed."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    @property
+    def buffer(self) -> NamedStdout:
+        return NamedStdout(self._stream.buffer)
+
+    def _named(self, method: str, *args: Any) -> Any:
+        try:
+            return getattr(self._stream, method)(*args)
+        except OSError as exc:
+            if exc.filename is None and _disk_full(exc):
+                raise OSError(exc.errno, exc.strerror, STDOUT_NAME) from None
+            raise
+
+    def write(self, data: Any) -> Any:
+        return self._named("write", data)
+
+    def writelines(self, lines: Any) -> None:
+        self._named("writelines", lines)
+
+    def flush(self) -> None:
+        self._named("flush")
+
+
+class SparedStderr(NamedStdout):
+    """sys.stderr that a full disk under it (`2>/dev/full`, `2>>log` on a full disk) silences, as a
+    closed terminal does: the progress lines go, the work and its exit code stay (a first progress
+    line had ended the command, exit 1, unsaid)."""
+
+    def _named(self, method: str, *args: Any) -> Any:
+        try:
+            return getattr(self._stream, method)(*args)
+        except OSError as exc:
+            if not _disk_full(exc):
+                raise
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, self._stream.fileno())
+            finally:
+                os.close(null)
+            return getattr(self._stream, method)(*args)  # to /dev/null now
+
+
 def print_json(payload: Any) -> None:
     # \u escapes where stdout cannot take UTF-8 (PYTHONIOENCODING=ascii): valid JSON all the same.
     utf = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "").startswith("utf")
