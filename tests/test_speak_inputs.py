@@ -578,6 +578,12 @@ def test_the_python_api_takes_numpy_numbers_and_any_path_and_refuses_at_the_call
         tts.speak_many(["The cat."], speaker="nobody")
     with pytest.raises(TypeError, match="unexpected keyword argument 'speakr'"):
         tts.speak_many(["The cat."], speakr="nobody")
+    with pytest.raises(TypeError, match="^language is a code from .languages"):  # not texts[0]'s
+        tts.speak_many(["The cat."], language=5)
+    with pytest.raises(XttsError, match="^max_frames '10' is not a whole number"):
+        tts.speak_many(["The cat."], max_frames="10")
+    with pytest.raises(XttsError, match=r"^speed 1\.5: this run's decoder"):
+        tts.speak_many(["The cat.", "!!!"], speed=1.5)
     # A hint names the argument as Python passes it (it had been "use vocoder griffin-lim").
     hint = "pass the acoustic run as --run-dir and this one as --vocoder runs/v, or use --vocoder griffin-lim"
     said = api._in_python_words(XttsError("x", hint=hint)).hint

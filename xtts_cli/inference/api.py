@@ -22,6 +22,7 @@ from xtts_cli.speech.synthesis import (
     Speech,
     Voice,
     build_generation_graphs,
+    check_controls,
     check_text,
     resolve_voice,
     speak_parts,
@@ -360,12 +361,17 @@ class Synthesizer:
         if unknown:  # said at the call, as Python says it of speak (it had waited for the first next())
             raise TypeError(f"Synthesizer.speak_many() got an unexpected keyword argument {unknown[0]!r}")
         self.voice(options.get("speaker"), options.get("speaker_wav"))  # an unknown speaker, a clip unread
+        # What every text shares, said once and of the argument (not as texts[0]'s): a language the run
+        # lacks or of another type, a speed or max_frames out of range, a speed its decoder cannot take.
+        speed, _ = check_controls("", options.get("speed", 1.0), options.get("max_frames"), options.get("language"))
+        self.tokenizer.language_index(options.get("language"))
+        if speed != 1.0 and not self.model.paced:
+            raise speed_without_pace(speed)
         self._check_each(texts, options)  # every text before the first is spoken, as --text-file's lines
         return self._speak_each(texts, options)  # refused above at the call, not at the first next()
 
     def _check_each(self, texts: list, options: dict) -> None:
-        """Every text of `speak_many` checked; each bad one named by its index in one error, and an
-        error every text has (a language the run lacks, a speed) said once, as `speak` says it."""
+        """Every text of `speak_many` checked; each bad one named by its index in one error."""
         bad: list[tuple[int, XttsError]] = []
         for index, text in enumerate(texts):
             if isinstance(text, str) and not text.strip():
@@ -376,9 +382,6 @@ class Synthesizer:
                 raise TypeError(f"texts[{index}]: {exc}") from None
             except XttsError as error:
                 bad.append((index, error))
-        spoken = sum(1 for text in texts if not (isinstance(text, str) and not text.strip()))
-        if len(bad) == spoken > 1 and len({tuple(error.lines) for _, error in bad}) == 1:
-            raise bad[0][1]
         if bad:
             named = [f"texts[{index}]: {error.lines[0]}" for index, error in bad[:5]]
             named += [f"and {len(bad) - 5} more of its {len(texts)} texts"] if len(bad) > 5 else []

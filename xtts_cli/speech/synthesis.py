@@ -376,7 +376,7 @@ def synthesize_speech(
 
     settings = settings or SynthesisConfig()
     vocoder = vocoder or Vocoder(GRIFFIN_LIM, data)
-    speed, max_frames = _check_controls(text, speed, max_frames, language)
+    speed, max_frames = check_controls(text, speed, max_frames, language)
     assert isinstance(text, str)
     if not text.strip():
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. "Hello there."')
@@ -467,7 +467,7 @@ def _placeholder_generation(model, buffer: int, rate, settings, vector=None):
     return _generate(model, [1], vector, 0, buffer, 1, 1, rate, settings or SynthesisConfig(), 1.0)
 
 
-def _check_controls(
+def check_controls(
     text: object, speed: object, max_frames: object, language: object = None
 ) -> tuple[float, Optional[int]]:
     """The Python caller's values, refused as the command line refuses them (not deep in TensorFlow);
@@ -618,7 +618,7 @@ def speak_parts(model, tokenizer, text: str, voice, data: DataConfig, rate: Opti
     """`speak_text`'s generations, each yielded as it is made (what a server streams): one for a
     text that fits one, else one per part (`text_parts`)."""
     asked = options.get("language")
-    options["speed"], options["max_frames"] = _check_controls(
+    options["speed"], options["max_frames"] = check_controls(
         text, options.get("speed", 1.0), options.get("max_frames"), asked
     )
     if not text.strip():
@@ -683,7 +683,7 @@ def check_text(
     """Raise what speaking `text` would raise for its words (another script; a part with nothing
     left to say) before any of it is spoken: a stream's last sentence, a file's last line. Returns
     the notes its speech would carry on its text (`text_notes`): what a stream says before it plays."""
-    speed = _check_controls(text, speed, None, language)[0]  # a text that is no str: the TypeError speak raises
+    speed = check_controls(text, speed, None, language)[0]  # a text that is no str: the TypeError speak raises
     if not text.strip():
         raise XttsError("the text to synthesise is empty", hint='pass a sentence, e.g. "Hello there."')
     read = reading_parts(tokenizer, text, data, rate, language, speed)
