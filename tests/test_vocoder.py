@@ -838,3 +838,19 @@ def test_a_vocoder_still_training_is_said_to_be_when_it_is_used(runner, tmp_path
     assert f"note: {vocoder} is still training (process {holder.pid} on " in said.stderr
     quiet = runner.invoke(app, ["vocode", str(SAMPLE_CLIP), "--vocoder", str(vocoder), "-o", str(tmp_path / "w.wav")])
     assert quiet.exit_code == 0 and "still training" not in quiet.stderr
+
+
+@pytest.mark.parametrize("command", ["vocode", "synthesize"])
+def test_a_vocoder_with_no_checkpoint_or_of_another_kind_is_refused_before_tensorflow_loads(tmp_path, command):
+    # vocode had refused every bad --vocoder after TensorFlow's import (9-12 s on 2 cores), and each
+    # command a vocoder whose checkpoints are gone after the model's load.
+    from training_support import run_xtts
+
+    emptied = tmp_path / "emptied"
+    shutil.copytree(DATA / "legacy_vocoder_run", emptied, ignore=shutil.ignore_patterns("checkpoints"))
+    run = DATA / "run_before_run_data"
+    given = {"vocode": [str(SAMPLE_CLIP)], "synthesize": ["Hello.", "-r", str(run)]}[command]
+    for vocoder, says in ((emptied, f"error: {emptied / 'checkpoints'} holds no checkpoint"), (run, "that run is not")):
+        done = run_xtts([command, *given, "--vocoder", str(vocoder), "-o", "out.wav"], tmp_path, timeout=120)
+        assert done.returncode == 1 and says in done.stderr, done.stderr[-2000:]
+        assert "loading" not in done.stderr and not (tmp_path / "out.wav").exists()

@@ -208,9 +208,10 @@ def vocode(
     if out_dir is not None:  # an earlier call's clips, written over: said, as synthesize --out-dir says it
         say_written_over(out_dir, targets)
     from xtts_cli.cli.output import Phases
-    from xtts_cli.speech.vocoding import GRIFFIN_LIM
+    from xtts_cli.run.files import GRIFFIN_LIM
 
     spec = GRIFFIN_LIM if vocoder is None else vocoder  # "" is refused when it loads, not read as Griffin-Lim
+    _check_vocoder(spec, config, set_values or [])  # before TensorFlow loads (seconds), not after
     with Phases(enabled=not json_output) as phase:
         phase(f"loading {spec} (TensorFlow and the vocoder)")
         loaded: list[str] = []
@@ -306,24 +307,36 @@ def _load_vocoder(spec: str, config: Optional[Path], sets: list[str], notes: lis
     """Griffin-Lim with the --config's features (and --set's), or a vocoder run with its own; `notes`
     hears which checkpoint spoke where its newest could not (as synthesize says it)."""
     from xtts_cli.config.loading import resolve_config
-    from xtts_cli.inference.loading import check_vocoder_spec, is_griffin_lim, load_vocoder
+    from xtts_cli.inference.loading import is_griffin_lim, load_vocoder
+    from xtts_cli.run.files import read_run
     from xtts_cli.speech.vocoding import GRIFFIN_LIM, Vocoder
+
+    if is_griffin_lim(spec):
+        return Vocoder(GRIFFIN_LIM, resolve_config(config, sets=sets).config.data)
+    chosen = load_vocoder(spec, read_run(Path(spec), "--vocoder")[0].data, acoustic_run="itself", notes=notes)
+    chosen.build_graph()  # not in the first recording's time
+    return chosen
+
+
+def _check_vocoder(spec: str, config: Optional[Path], sets: list[str]) -> None:
+    """What `_load_vocoder` would refuse, from the files alone: an empty --vocoder, a --config or
+    --set beside a vocoder run (which reads its own features), a key Griffin-Lim does not read, a run
+    that is no vocoder or has no checkpoint to restore."""
+    from xtts_cli.kinds import vocoding_run
+    from xtts_cli.run.files import check_vocoder_spec, is_griffin_lim, read_run
 
     check_vocoder_spec(spec, left_out="Griffin-Lim")
     if is_griffin_lim(spec):
         _features_only(sets)
-        return Vocoder(GRIFFIN_LIM, resolve_config(config, sets=sets).config.data)
+        return
     if config is not None or sets:  # passed over, it would leave the user believing its features were used
         given = f"--config {config}" if config is not None else f"--set {sets[0]}"
         raise XttsError(
             f"{given}: a vocoder run reads mels of its own features, not a config's",
             hint=f"leave {given.split()[0]} out with --vocoder {spec}, or pass --vocoder griffin-lim to use its features",
         )
-    from xtts_cli.run.files import read_run
-
-    chosen = load_vocoder(spec, read_run(Path(spec), "--vocoder")[0].data, acoustic_run="itself", notes=notes)
-    chosen.build_graph()  # not in the first recording's time
-    return chosen
+    own = read_run(Path(spec), "--vocoder")[0]
+    vocoding_run(Path(spec), own.data, acoustic_run="itself", named=f"--vocoder {spec}")
 
 
 def _features_only(sets: list[str]) -> None:

@@ -88,6 +88,7 @@ def vocoding_run(path: Path, data: DataConfig, *, acoustic_run: str, named: str)
     from xtts_cli.config.model_kinds import VocoderConfig
     from xtts_cli.data.features import MelFeatures
     from xtts_cli.errors import XttsError
+    from xtts_cli.run.directory import checkpoints_to_restore
     from xtts_cli.run.files import GRIFFIN_LIM, read_run
 
     config, run = read_run(path, "--vocoder")
@@ -104,4 +105,5 @@ def vocoding_run(path: Path, data: DataConfig, *, acoustic_run: str, named: str)
             hint="train the vocoder with the acoustic run's data section (rate, hop, mels), or use "
             f"--vocoder {GRIFFIN_LIM}",
         )
+    checkpoints_to_restore(run, path, save_step=config.training.save_step)  # one to restore: said now
     return config, run

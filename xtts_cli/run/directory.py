@@ -31,7 +31,7 @@ from xtts_cli.findings import yaml_scalar
 from xtts_cli.host import plan_threads
 from xtts_cli.locks import LOCK_FILE
 from xtts_cli.model.presets import resolved_identity
-from xtts_cli.run.files import MARKER_FILE, VOCODER_DIR, RunDir
+from xtts_cli.run.files import MARKER_FILE, VOCODER_DIR, RunDir, no_checkpoint_hint
 
 # Besides what a mel frame is (`MelFeatures`), the text front end a checkpoint's ids come from.
 TEXT_KEYS = ("text_cleaners", "text_frontend")
@@ -786,3 +786,40 @@ def _without(config, keys: tuple[str, ...]) -> dict:
         section, name = key.split(".")
         tree.get(section, {}).pop(name, None)
     return with_absolute_paths(tree)
+
+
+def checkpoints_to_restore(
+    run: RunDir, run_dir: Path, step: Optional[int] = None, save_step: Optional[int] = None
+) -> tuple[list[str], Optional[str]]:
+    """(the whole checkpoints to restore from, newest first: `step`'s alone when given; the name of
+    one the pointer names whose files are not all there, or None), or the error of a run with none to
+    restore, said from its files alone: before TensorFlow and a model load (a --vocoder's, checked
+    first)."""
+    complete = run.complete_checkpoints()
+    if step is not None and complete:
+        wanted = str(run.checkpoints / f"ckpt-{step}")
+        if wanted not in complete:
+            steps = sorted(int(Path(path).name[5:]) for path in complete)
+            raise XttsError(
+                f"{run.checkpoints} keeps no checkpoint of step {step}",
+                hint=f"it keeps steps {', '.join(map(str, steps))} (training.save_step, training.keep_checkpoints)",
+            )
+        complete = [wanted]
+    named = run.named_checkpoint() if step is None else None
+    # The pointer names one whose files are not all there (deleted by hand, a copy cut short).
+    gone = Path(named).name if named is not None and named not in complete else None
+    if not complete and gone:
+        raise XttsError(
+            f"{run.checkpoints} holds no whole checkpoint: its pointer names {gone}, whose files are not all there",
+            hint="copy the run's checkpoints folder again, whole; else xtts train --fresh starts it over",
+        )
+    logged = logged_past_first_save(run, save_step) if not complete and save_step else None
+    if logged is not None:  # a trained run whose checkpoints are gone: not one to train first
+        raise XttsError(
+            f"{run.checkpoints} holds no checkpoint, though the run logged steps up to {logged[0]} ({logged[1]}): "
+            "they were removed or moved",
+            hint="put them back (or set training.checkpoint_dir in the run's config.yaml to where they are)",
+        )
+    if not complete:
+        raise XttsError(f"{run.checkpoints} holds no checkpoint yet", hint=no_checkpoint_hint(run_dir))
+    return complete, gone

@@ -11,8 +11,8 @@ import tensorflow as tf
 
 from xtts_cli.errors import XttsError
 from xtts_cli.model.transfer import child_node, listed_variable_keys, object_graph
-from xtts_cli.run.directory import logged_past_first_save
-from xtts_cli.run.files import RunDir, no_checkpoint_hint
+from xtts_cli.run.directory import checkpoints_to_restore
+from xtts_cli.run.files import RunDir
 
 
 def restore_model(model, checkpoint: str) -> int:
@@ -84,33 +84,7 @@ def restore_run(
     else (the pointer gone, damaged or stale, as training itself recovers) the newest complete one.
     Returns the step restored."""
 
-    complete = run.complete_checkpoints()
-    if step is not None and complete:
-        wanted = str(run.checkpoints / f"ckpt-{step}")
-        if wanted not in complete:
-            steps = sorted(int(Path(path).name[5:]) for path in complete)
-            raise XttsError(
-                f"{run.checkpoints} keeps no checkpoint of step {step}",
-                hint=f"it keeps steps {', '.join(map(str, steps))} (training.save_step, training.keep_checkpoints)",
-            )
-        complete = [wanted]
-    named = run.named_checkpoint() if step is None else None
-    # The pointer names one whose files are not all there (deleted by hand, a copy cut short).
-    gone = Path(named).name if named is not None and named not in complete else None
-    if not complete and gone:
-        raise XttsError(
-            f"{run.checkpoints} holds no whole checkpoint: its pointer names {gone}, whose files are not all there",
-            hint="copy the run's checkpoints folder again, whole; else xtts train --fresh starts it over",
-        )
-    logged = logged_past_first_save(run, save_step) if not complete and save_step else None
-    if logged is not None:  # a trained run whose checkpoints are gone: not one to train first
-        raise XttsError(
-            f"{run.checkpoints} holds no checkpoint, though the run logged steps up to {logged[0]} ({logged[1]}): "
-            "they were removed or moved",
-            hint="put them back (or set training.checkpoint_dir in the run's config.yaml to where they are)",
-        )
-    if not complete:
-        raise XttsError(f"{run.checkpoints} holds no checkpoint yet", hint=no_checkpoint_hint(run_dir))
+    complete, gone = checkpoints_to_restore(run, run_dir, step, save_step)
     pointed = run.pointed_checkpoint() if step is None else None
     latest = pointed or complete[0]
     if gone and notes is not None:
