@@ -169,7 +169,7 @@ def accuracy(clips, rate: int, target: int) -> dict:
             for freq in np.linspace(nyquist * 1.001, rate / 2 * 0.99, 12):
                 out = convert(np.sin(2 * np.pi * freq * t), direct)[400:-400]
                 worst = max(worst, 20 * np.log10(np.sqrt(2 * np.mean(out**2)) + 1e-15))
-            figures["alias_db"] = worst
+            figures["alias_db"] = float(worst)  # a NumPy float32 is no JSON number
         result[name] = figures
     return result
 
