@@ -602,6 +602,13 @@ def test_a_row_that_runs_on_or_has_more_cells_than_its_header_is_named_and_the_o
     # the row names is that row's, not audio "in no row" (it had been said of both).
     assert report.bad[0].detail.endswith("got 4: is a | inside a text? take it out of the text")
     assert report.datasets[0].unlisted_audio == len(clips) - 2  # the two clips no row names
+    # A row pasted from a tab-separated file: one cell; its clip is named by it, once.
+    (folder / "metadata.csv").write_text(
+        f"audio_file|text|speaker_name\nwavs/{clips[0]}|Yes.|ann\nwavs/{clips[1]}\tNo.\tann\n", encoding="utf-8"
+    )
+    report = scan_dataset(data(folder, eval_fraction=0.0, max_bad_file_fraction=0.7))
+    assert report.bad[0].detail.endswith("got 1: its cells are separated by a tab, the file's by a |")
+    assert report.datasets[0].unlisted_audio == len(clips) - 2
 
 
 def test_audio_files_are_found_whatever_the_case_of_their_extension(tmp_path):

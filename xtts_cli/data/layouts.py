@@ -513,7 +513,7 @@ def _table_entries(
         source = f"{path.name}:{number}"
         if not quoted:
             row = [_unquoted(cell) for cell in row]
-        audio = row[where[path_column]].strip() if len(row) > where[path_column] and not lines_more else ""
+        audio = row_clip(row, delimiter, max(where.values()), where[path_column]) if not lines_more else ""
         written = f"{folder}/{audio}" if folder and audio else audio
         # A clip's name alone (`LJ001-0001`, as LJSpeech writes it): found in wavs/ as LJSpeech's are.
         named = not folder and "/" not in audio and os.path.splitext(audio)[1].lower() not in SUPPORTED_EXTENSIONS
@@ -564,14 +564,33 @@ def _row_problem(
             'or double the quotation marks inside a quoted cell ("")'
         )
     if len(row) <= last_needed:
+        other = _other_delimiter(row, delimiter, last_needed)
+        if other:  # a row pasted from another file: the whole line one cell
+            return f"{expected}, got {len(row)}: its cells are separated by {_named(other)}, the file's by {_named(delimiter)}"
         return f"{expected}, got {len(row)}"
     if any(cell.strip() for cell in row[len(columns) :]):
         if delimiter == ",":
             return f"{expected}, got {len(row)}: is a comma inside a text? quote that cell"
         # Unquoted (coqui, Common Voice): a quotation mark there is the text's own, so quoting cannot help.
-        shown = "a tab" if delimiter == "\t" else f"a {delimiter}"
-        return f"{expected}, got {len(row)}: is {shown} inside a text? take it out of the text"
+        return f"{expected}, got {len(row)}: is {_named(delimiter)} inside a text? take it out of the text"
     return None
+
+
+def _named(delimiter: str) -> str:
+    return "a tab" if delimiter == "\t" else f"a {delimiter}"
+
+
+def _other_delimiter(row: list[str], delimiter: str, last_needed: int) -> str:
+    """The delimiter of another table (tab, |, comma) that splits a row of too few cells into enough, or ""."""
+    line = delimiter.join(row)
+    return next((d for d in ("\t", "|", ",") if d != delimiter and line.count(d) >= last_needed), "")
+
+
+def row_clip(row: list[str], delimiter: str, last_needed: int, path_column: int) -> str:
+    """The clip's cell of a row, split by another table's delimiter when its own leaves too few cells."""
+    other = _other_delimiter(row, delimiter, last_needed) if len(row) <= last_needed else ""
+    cells = delimiter.join(row).split(other) if other else row
+    return cells[path_column].strip() if len(cells) > path_column else ""
 
 
 def _unquoted(cell: str) -> str:
