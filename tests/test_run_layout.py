@@ -253,3 +253,19 @@ def test_a_runs_config_edited_to_other_features_is_refused_where_it_speaks(tmp_p
     assert done.returncode == 1 and "loading" not in done.stderr, done.stderr[-2000:]
     assert f"hint: put data.sample_rate 22050 back in {run}/config.yaml" in done.stderr
     assert not (tmp_path / "out.wav").exists()
+
+
+def test_a_resume_with_a_datasets_weight_or_language_changed_names_that_change(tmp_path: Path) -> None:
+    # By their paths alone the datasets had read the same on both sides of the note: "[a, b] -> [a, b]".
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.run.directory import changed_settings
+
+    def config(weight: float, language: str) -> XttsConfig:
+        datasets = [
+            {"path": str(tmp_path / "en")},
+            {"path": str(tmp_path / "de"), "weight": weight, "language": language},
+        ]
+        return XttsConfig.model_validate({"data": {"datasets": datasets}})
+
+    said = changed_settings(config(2, "de"), config(5, "en"))
+    assert said == f"data.datasets ({tmp_path / 'de'}: weight 2.0 -> 5.0, language de -> en)"

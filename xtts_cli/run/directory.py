@@ -127,8 +127,25 @@ def changed_settings(before: XttsConfig, now: XttsConfig, shown: int = 6) -> str
     how long it trains: said, not refused, so a changed setting is never a surprise in the curves."""
     old, new = (_flatten_all(_without(c, ())) for c in (before, now))  # paths compared absolute
     keys = [key for key in new if key not in _RESUMED_BY_DESIGN and old.get(key, new[key]) != new[key]]
-    said = ", ".join(f"{key} ({_shown(old[key])} -> {_shown(new[key])})" for key in keys[:shown])
+    said = ", ".join(f"{key} ({_change(old[key], new[key])})" for key in keys[:shown])
     return said + (f" and {len(keys) - shown} more" if len(keys) > shown else "")
+
+
+def _change(old: Any, new: Any) -> str:
+    """`old -> new`; for a list of datasets whose paths stay, each one's settings that changed
+    (`/data/de: weight 2 -> 5`): by their paths alone, the two had read the same."""
+    if _shown(old) == _shown(new) and isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        parts = [
+            f"{before.get('path')}: "
+            + ", ".join(
+                f"{k} {_shown(before.get(k))} -> {_shown(after.get(k))}" for k in after if before.get(k) != after.get(k)
+            )
+            for before, after in zip(old, new)
+            if isinstance(before, dict) and isinstance(after, dict) and before != after
+        ]
+        if parts:
+            return "; ".join(parts)
+    return f"{_shown(old)} -> {_shown(new)}"
 
 
 def _shown(value: Any) -> str:
