@@ -359,29 +359,24 @@ def test_output_redirected_onto_a_full_disk_is_named_as_the_output(tmp_path, com
 
 
 @needs_mounts
-def test_output_redirected_into_a_file_on_a_full_disk_is_named_as_the_output(tmp_path):
+@pytest.mark.parametrize(
+    ("command", "blamed"),
+    [
+        ("validate --json", "the output (stdout)"),
+        # An error naming no file had been blamed on stdout whenever stdout's disk was full.
+        ("train -c tiny-cpu --set training.max_steps=2 --set training.run_dir={mount}/run", "{mount}/run/.xtts-lock"),
+    ],
+)
+def test_a_disk_full_under_the_output_blames_what_failed_to_be_written(tmp_path, command, blamed):
     mount = mount_point(tmp_path, "small")
     script = (
         f"head -c 1048576 /dev/zero > {mount}/filler 2>/dev/null; "
-        f"{shlex.quote(sys.executable)} -m xtts_cli validate --json > {mount}/out.json"
-    )
-    done = private_tmpfs(["sh", "-c", script], str(mount), "1m", str(tmp_path))
-    assert done.returncode == 6, done.stderr[-3000:]
-    assert done.stderr.splitlines()[-2].startswith("error: the disk is full: writing the output (stdout) failed")
-
-
-@needs_mounts
-def test_a_run_filling_the_disk_its_output_goes_to_names_the_runs_file_not_the_output(tmp_path):
-    # An error naming no file had been blamed on stdout whenever stdout's disk was full.
-    mount = mount_point(tmp_path, "small")
-    script = (
-        f"head -c 1048576 /dev/zero > {mount}/filler 2>/dev/null; {shlex.quote(sys.executable)} -m xtts_cli train "
-        f"-c tiny-cpu --set training.max_steps=2 --set training.run_dir={mount}/run > {mount}/train.log"
+        f"{shlex.quote(sys.executable)} -m xtts_cli {command.format(mount=mount)} > {mount}/out.txt"
     )
     done = private_tmpfs(["sh", "-c", script], str(mount), "1m", str(tmp_path))
     assert done.returncode == 6, done.stderr[-3000:]
     errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
-    assert errors == [f"error: the disk is full: writing {mount}/run/.xtts-lock failed (No space left on device)"]
+    assert errors == [f"error: the disk is full: writing {blamed.format(mount=mount)} failed (No space left on device)"]
 
 
 def test_an_error_stream_onto_a_full_disk_leaves_the_work_and_its_exit_code(tmp_path):
