@@ -739,6 +739,38 @@ def test_a_vocoder_folder_without_a_trained_vocoder_is_said_not_passed_over(tmp_
     ]
 
 
+def test_the_python_api_warns_what_the_command_line_prints_beside_a_speech(tts, tmp_path):
+    import shutil
+    import warnings
+
+    from xtts_cli.errors import XttsNote
+    from xtts_cli.inference import Synthesizer
+
+    # What a text lost is warned at the caller's own line, as the command line prints it beside the
+    # clip: Speech.notes alone had kept it from anyone who did not know to look.
+    with pytest.warns(XttsNote) as said:
+        speech = tts.speak("I ❤️ you.")
+    assert [str(note.message) for note in said] == speech.notes and speech.notes
+    assert {note.filename for note in said} == {__file__}
+    # speak_many warns each text's once, where the caller takes it; a clean text warns nothing.
+    with pytest.warns(XttsNote) as said:
+        spoken = list(tts.speak_many(["The cat.", "I ❤️ you."]))
+    assert [str(note.message) for note in said] == spoken[1].notes and not spoken[0].notes
+    assert {note.filename for note in said} == {__file__}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", XttsNote)
+        tts.speak("The cat.")
+        # Loaded for the command line, which prints them itself: none is warned.
+        Synthesizer.load(RUN, flags=True).speak("I ❤️ you.")
+    # The load's own notes: a speaking rate lost since.
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    (run / "speaking_rate.json").unlink()
+    with pytest.warns(XttsNote, match="has no readable speaking_rate.json") as said:
+        Synthesizer.load(run)
+    assert {note.filename for note in said} == {__file__}
+
+
 def test_the_python_api_names_its_arguments_and_the_command_line_its_flags(tts, runner, tmp_path):
     from xtts_cli.inference import Synthesizer
 

@@ -47,6 +47,12 @@ class XttsError(Exception):
         super().__init__("; ".join(self.lines))
 
 
+class XttsNote(UserWarning):
+    """What the command line prints beside its result, warned to a Python caller (`warnings`): text
+    left out or read as its nearest, a part cut, what a voice's clip lacked, an earlier checkpoint
+    restored. `warnings.simplefilter("ignore", XttsNote)` quiets them; `Speech.notes` keeps them."""
+
+
 # The paces a run is read at (`synthesize --speed`, a request's `speed`): beyond them words blur or drag.
 SPEEDS = (0.25, 4.0)
 

@@ -14,7 +14,8 @@
 This import loads TensorFlow, its start-up lines quieted as the command line quiets them (unless
 TF_CPP_MIN_LOG_LEVEL is set, or XTTS_DEBUG=1). Errors a caller can fix are `XttsError` (one line,
 `.lines`, and `.hint`; `UnknownCharactersError` for text the run cannot read); `TypeError` for an
-argument of the wrong type.
+argument of the wrong type. What the command line prints beside a result (text left out or cut,
+what a voice's clip lacked) is warned as an `XttsNote` and kept in `Speech.notes`.
 """
 
 from xtts_cli.quiet import quiet_tensorflow_logs
@@ -22,10 +23,19 @@ from xtts_cli.quiet import quiet_tensorflow_logs
 quiet_tensorflow_logs()  # before TensorFlow loads with the modules below
 
 from xtts_cli.data.text import UnknownCharactersError  # noqa: E402
-from xtts_cli.errors import XttsError  # noqa: E402
+from xtts_cli.errors import XttsError, XttsNote  # noqa: E402
 from xtts_cli.inference.api import Synthesizer  # noqa: E402
 from xtts_cli.inference.loading import load_vocoder  # noqa: E402
 from xtts_cli.speech.synthesis import Speech, Voice  # noqa: E402
 from xtts_cli.speech.vocoding import Vocoder  # noqa: E402
 
-__all__ = ["Speech", "Synthesizer", "UnknownCharactersError", "Vocoder", "Voice", "XttsError", "load_vocoder"]
+__all__ = [
+    "Speech",
+    "Synthesizer",
+    "UnknownCharactersError",
+    "Vocoder",
+    "Voice",
+    "XttsError",
+    "XttsNote",
+    "load_vocoder",
+]

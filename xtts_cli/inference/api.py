@@ -9,6 +9,7 @@ import numbers
 import os
 import re
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from xtts_cli.errors import XttsError, speed_without_pace
+from xtts_cli.errors import XttsError, XttsNote, speed_without_pace
 from xtts_cli.run.files import load_speaking_rate
 from xtts_cli.speech.synthesis import (
     Speech,
@@ -96,7 +97,7 @@ def _python_words(method):
             raise (error if self.flags else _in_python_words(error)) from None
         if inspect.isgenerator(result):
             return _named_as_it_runs(self, result)
-        return result if self.flags else _noted_in_python_words(result)
+        return result if self.flags else _warned(_noted_in_python_words(result), stacklevel=3)
 
     return named
 
@@ -104,7 +105,7 @@ def _python_words(method):
 def _named_as_it_runs(synthesizer, generations):
     try:
         for speech in generations:
-            yield speech if synthesizer.flags else _noted_in_python_words(speech)
+            yield speech if synthesizer.flags else _warned(_noted_in_python_words(speech), stacklevel=3)
     except XttsError as error:
         raise (error if synthesizer.flags else _in_python_words(error)) from None
 
@@ -116,6 +117,15 @@ def _noted_in_python_words(result: Any) -> Any:
         result.language_note = reworded(result.language_note, _PYTHON_WORDS)
     elif isinstance(result, list) and all(isinstance(note, str) for note in result):
         return [reworded(note, _PYTHON_WORDS) for note in result]
+    return result
+
+
+def _warned(result: Any, stacklevel: int) -> Any:
+    """`result`, a Speech's notes first warned (`XttsNote`) at the caller's line, `stacklevel` frames
+    up: what the command line prints of a text left out or cut, which a Python caller never saw."""
+    if isinstance(result, Speech):
+        for note in result.notes:
+            warnings.warn(note, XttsNote, stacklevel=stacklevel)
     return result
 
 
@@ -183,6 +193,8 @@ class Synthesizer:
             raise (error if flags else _in_python_words(error)) from None
         _STARTED_IN = _STARTED_IN or os.getpid()
         loaded.flags = flags
+        for note in [] if flags else loaded.notes:  # a vocoder still training, an earlier checkpoint
+            warnings.warn(note, XttsNote, stacklevel=2)
         return loaded
 
     @classmethod
@@ -392,11 +404,13 @@ class Synthesizer:
         for index, text in enumerate(texts):
             if isinstance(text, str) and not text.strip():
                 continue
-            yield dataclasses.replace(self.speak(text, **options), index=index)
+            # Not through `speak`'s wrapper: this generator's own warns each Speech's notes, once.
+            yield dataclasses.replace(_SPEAK(self, text, **options), index=index)
 
 
 # What `speak` takes besides its text, which `speak_many` passes to each call.
 _SPEAK_OPTIONS = frozenset(inspect.signature(Synthesizer.speak).parameters) - {"self", "text"}
+_SPEAK = inspect.unwrap(Synthesizer.speak)
 
 
 def _trained(run_dir: Path) -> bool:
