@@ -694,3 +694,50 @@ def test_a_dataset_of_no_clip_prints_no_empty_speaker_or_audio_line(runner, tmp_
     result = runner.invoke(app, ["validate", "--data", str(tmp_path)])
     assert result.exit_code == 1 and "dataset-unusable" in result.stdout, result.output
     assert "0 speakers" not in result.stdout and "audio: ;" not in result.stdout, result.stdout
+
+
+def test_validate_of_a_run_it_resumes_refuses_data_the_runs_vocabulary_cannot_read(runner, tmp_path: Path) -> None:
+    import shutil
+
+    # A resume keeps the vocabulary the run started with: a dataset in another language, or with
+    # letters the run never had, is refused by `xtts train` after its scan. validate had said
+    # "0 errors" of the same config and run.
+    here = Path(__file__).parent / "data"
+    run = tmp_path / "run"
+    shutil.copytree(here / "run_before_run_data", run)
+    for name in ("en", "de"):
+        shutil.copytree(here / "corpora" / "ljspeech2", tmp_path / name)
+    config = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
+    config["data"].update(batch_size=2, dataset_path=None)
+
+    def findings(*datasets: tuple[str, str]) -> dict[str, dict]:
+        config["data"]["datasets"] = [{"path": str(tmp_path / name), "language": code} for name, code in datasets]
+        (tmp_path / "two.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        result = runner.invoke(app, ["validate", "-c", str(tmp_path / "two.yaml"), "-r", str(run), "--json"])
+        return {f["id"]: f for f in json.loads(result.stdout)["findings"] if f["id"].startswith("resume-")}
+
+    found = findings(("en", "en"))  # letters it knows, a speaker it does not
+    assert list(found) == ["resume-speakers"] and found["resume-speakers"]["severity"] == "warning"
+    assert (
+        "speaker en of this data is not among the run's 4 (fixed when it started)"
+        in found["resume-speakers"]["message"]
+    )
+    found = findings(("en", "en"), ("de", "de"))
+    assert found["resume-vocabulary"]["severity"] == "error"
+    assert (
+        f"{run} resumes: de/metadata.csv:2 (LJ001-0001): language 'de' is not one this run was started with (en)"
+        in (found["resume-vocabulary"]["message"])
+    )
+    with open(tmp_path / "de" / "metadata.csv", "r+", encoding="utf-8") as metadata:
+        lines = metadata.read().replace("The cat sat down.", "Grüße aus Köln.")
+        metadata.seek(0)
+        metadata.write(lines)
+    found = findings(("en", "en"), ("de", "en"))
+    assert (
+        "de/metadata.csv:1 (LJ001-0000): text has characters not in the tokenizer vocabulary"
+        in (found["resume-vocabulary"]["message"])
+    )
+    assert "'ß' (U+00DF)" in found["resume-vocabulary"]["message"]
+    # A run with no checkpoint yet starts anew: its vocabulary is this data's.
+    shutil.rmtree(run / "checkpoints")
+    assert findings(("en", "en"), ("de", "de")) == {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal, Optional
 
 import numpy as np
@@ -404,6 +405,26 @@ def _prepared_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> Optio
     return [next(by_language[item.language]) for item in items]
 
 
+def item_place(item: DatasetItem) -> str:
+    """`de/metadata.csv:2 (LJ001-0001)`: a clip named in an error, with its dataset's name where
+    it has one (every dataset of a run may have its own metadata.csv)."""
+    dataset, source = getattr(item, "dataset", ""), item.source
+    return f"{dataset}/{source} ({item.id})" if dataset and not Path(source).is_absolute() else f"{source} ({item.id})"
+
+
+def speakers_it_lacks(saved: Tokenizer, scan: ScanReport) -> str:
+    """A resumed run's note on the data's speakers its vocabulary, fixed when it started, lacks."""
+    new = [name for name in scan.speakers if name not in saved.speakers]
+    if not new:
+        return ""
+    shown = ", ".join(new[:3]) + f" and {len(new) - 3} more" if len(new) > 4 else ", ".join(new)  # never "1 more"
+    return (
+        f"speaker{'s' * (len(new) > 1)} {shown} of this data {'are' if len(new) > 1 else 'is'} not among the run's "
+        f"{len(saved.speakers)} (fixed when it started): their clips train as an unknown voice; a new run that "
+        "starts from this one (--init-from RUN) learns them by name"
+    )
+
+
 def conditioning_ids(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> Optional[np.ndarray]:
     """[N, CONDITIONING_IDS] int32: each item's language and speaker index, or None for a vocabulary
     without languages. A language the vocabulary lacks is an error naming the item."""
@@ -414,7 +435,7 @@ def conditioning_ids(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> Opti
     for row, item in enumerate(items):
         if item.language not in languages:
             raise XttsError(
-                f"{item.source} ({item.id}): language {item.language!r} is not one this run was started with "
+                f"{item_place(item)}: language {item.language!r} is not one this run was started with "
                 f"({', '.join(tokenizer.languages)})",
                 hint="train it in a new run that starts from this one (xtts train --init-from RUN --run-dir NEW "
                 "grows its languages and keeps what it learnt), or set the dataset's language to one of those",
@@ -436,7 +457,7 @@ def encode_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> TokenIds
 
         item = items[error.index or 0]
         raise XttsError(
-            f"{item.source} ({item.id}): {error.lines[0]}",
+            f"{item_place(item)}: {error.lines[0]}",
             hint=f"{where_in(error.characters, item.text)}; the run's vocabulary was fixed when it started: train "
             "these transcripts in a new run that starts from this one (xtts train --init-from RUN grows it), "
             "or start over (--fresh)",
@@ -450,7 +471,7 @@ def _refuse_outrunning(items: Sequence[DatasetItem], text_ids: TokenIds, frames:
     if len(over):
         item = items[int(over[0])]
         raise XttsError(
-            f"{item.source} ({item.id}): {int(text_ids.lengths[over[0]])} symbols for {frames[int(over[0])]} mel "
+            f"{item_place(item)}: {int(text_ids.lengths[over[0]])} symbols for {frames[int(over[0])]} mel "
             f"frames: the transcript says more than the clip holds ({len(over)} clip(s) like it)",
             hint="correct the transcript or remove the line",
         )

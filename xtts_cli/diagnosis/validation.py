@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 from xtts_cli.config.loading import LoadedConfig, resolve_config
 from xtts_cli.diagnosis.base_run import parent_findings, taken_from_base
+from xtts_cli.diagnosis.resumed_run import resume_findings
 from xtts_cli.errors import ConfigError, XttsError
 from xtts_cli.findings import Finding
 
@@ -167,6 +168,7 @@ def validate_config(
         scan, result.dataset, found = scan_findings(loaded.config, machine)
         result.findings = result.findings + found
     result.findings = result.findings + parent_findings(loaded.config, scan, loaded.path)
+    result.findings = result.findings + resume_findings(loaded.config, scan, loaded.path)
     result.settings = resolved_settings(loaded.config, machine, scan)
     total = result.settings["total_steps"] if result.settings else None
     result.findings = result.findings + warmup_past_the_epochs(loaded.config.training, total)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import tensorflow as tf
 
+from xtts_cli.data.plan import speakers_it_lacks
 from xtts_cli.errors import XttsError
 from xtts_cli.training.events import Noted, PhaseStarted, Progress, ScanFinished
 
@@ -104,8 +105,9 @@ def build_components(
     run_data = _run_data(
         config, settings, scan, saved=saved, parent=parent, vocab=opened.vocab, is_chief=is_chief, progress=progress
     )
-    if saved is not None and saved.speakers and _unknown_speakers(saved, scan):
-        progress(Noted(_unknown_speakers(saved, scan)))
+    lacking = speakers_it_lacks(saved, scan) if saved is not None and saved.speakers else ""
+    if lacking:
+        progress(Noted(lacking))
     tokenizer, train_items, eval_items = run_data.tokenizer, run_data.train_items, run_data.eval_items
     training_input = build_input(run_data, settings, cluster, lambda message: progress(Noted(message)))
     strategy = _strategy(plan, cluster)
@@ -166,19 +168,6 @@ def _scan(config: XttsConfig, progress: Progress) -> ScanReport:
     if not scan.train:
         raise XttsError("no usable training items after the dataset scan", hint="see the bad files listed above")
     return scan
-
-
-def _unknown_speakers(saved: Tokenizer, scan: ScanReport) -> str:
-    """A resumed run's note on the data's speakers its vocabulary, fixed when it started, lacks."""
-    new = [name for name in scan.speakers if name not in saved.speakers]
-    if not new:
-        return ""
-    shown = ", ".join(new[:3]) + f" and {len(new) - 3} more" if len(new) > 4 else ", ".join(new)  # never "1 more"
-    return (
-        f"speaker{'s' * (len(new) > 1)} {shown} of this data {'are' if len(new) > 1 else 'is'} not among the run's "
-        f"{len(saved.speakers)} (fixed when it started): their clips train as an unknown voice; a new run that "
-        "starts from this one (--init-from RUN) learns them by name"
-    )
 
 
 def _run_data(

@@ -1,0 +1,45 @@
+"""`validate` and a run it resumes: the data read against the vocabulary the run fixed when it
+started, as `xtts train` reads it, so a language or letters the run never had are refused here,
+not after the scan and the model's build."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+from xtts_cli.findings import Finding
+
+__all__ = ["resume_findings"]
+
+
+def resume_findings(config: Any, scan: Any, path: Optional[Path] = None) -> list[Finding]:
+    """Where `xtts train` with `config` (read from `path`) resumes a run, one with a checkpoint and
+    its vocab.json in training.run_dir (else runs/<config name>): an error for data the run's
+    vocabulary cannot encode (train's own refusal), and its note on speakers it lacks."""
+    from xtts_cli.data.plan import encode_texts, speakers_it_lacks
+    from xtts_cli.data.run_data import prepare
+    from xtts_cli.data.text import Tokenizer
+    from xtts_cli.errors import XttsError
+    from xtts_cli.run.directory import default_run_dir
+    from xtts_cli.run.files import RunDir
+
+    if scan is None or not scan.items:
+        return []
+    run = RunDir(Path(config.training.run_dir or default_run_dir(path)).expanduser())
+    if not run.has_checkpoint() or not run.vocab.is_file():
+        return []  # a new run: its vocabulary is built from this data
+    try:
+        saved = Tokenizer.load(run.vocab)
+    except (XttsError, ValueError, OSError):
+        return []  # train names what is wrong with it
+    found = []
+    lacking = speakers_it_lacks(saved, scan) if saved.speakers else ""
+    if lacking:
+        found.append(Finding(id="resume-speakers", severity="warning", message=f"{run.path} resumes: {lacking}"))
+    try:
+        data = prepare(config, scan=scan, tokenizer=saved)
+        encode_texts(data.train_items + data.eval_items, saved)
+    except XttsError as error:
+        said = "; ".join(error.lines) + (f" ({error.hint})" if error.hint else "")
+        found.append(Finding(id="resume-vocabulary", severity="error", message=f"{run.path} resumes: {said}"))
+    return found
