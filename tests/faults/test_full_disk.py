@@ -396,3 +396,17 @@ def test_an_error_stream_onto_a_full_disk_leaves_the_work_and_its_exit_code(tmp_
     done = run("validate", "-c", "tiny-cpu", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["valid"] is True
     assert run("validate", "-c", "nonexistent.yaml").returncode == 2
+
+
+@needs_mounts
+def test_a_config_written_out_onto_a_full_disk_is_hinted_as_a_file_not_a_run(tmp_path):
+    mount = mount_point(tmp_path, "small")
+    fill = f"head -c 2m /dev/zero > {shlex.quote(str(mount / 'filler'))}; cd {shlex.quote(str(mount))}"
+    command = f"{fill}; {shlex.quote(sys.executable)} -m xtts_cli init tiny-cpu -o my.yaml"
+    done = private_tmpfs(["sh", "-c", command], str(mount), "256k", str(tmp_path))
+    assert done.returncode == 6, done.stderr[-3000:]
+    # Nothing there is a run or a store: the hint for a training run had been given.
+    assert "error: the disk is full: writing my.yaml failed (No space left on device)" in done.stderr
+    assert "hint: free space on that disk (or raise its quota), or write to another disk" in done.stderr
+    assert "point the run" not in done.stderr
+    assert done.stdout.split("--- files")[1].split() == [str(mount / "filler")]  # no my.yaml half-written

@@ -116,7 +116,7 @@ def main() -> None:
         error = exc if isinstance(exc, XttsError) else _damaged_store(exc) or _output_full(exc) or from_tensorflow(exc)
         if error is None:
             raise
-        report_error(error, json_output="--json" in sys.argv[1:])
+        report_error(_hinted_for_the_command(error), json_output="--json" in sys.argv[1:])
         if os.environ.get("XTTS_DEBUG") == "1":
             raise
         sys.exit(error.exit_code)
@@ -207,6 +207,21 @@ def _damaged_store(exc: BaseException):
     from xtts_cli.data.feature_cache import damaged_store_error
 
     return damaged_store_error(exc)
+
+
+# Commands that write files of their own, not a run or a feature store: a full disk's hint for a run
+# ("point the run or the store at another one") had been given to `xtts init -o`.
+_WRITES_FILES = frozenset({"init", "validate", "synthesize", "vocode", "export", "report"})
+
+
+def _hinted_for_the_command(error):
+    """`error`, a full disk's generic hint made the command's own where it writes files, not a run."""
+    from xtts_cli.errors import DISK_FULL_HINT
+
+    command = next((argument for argument in sys.argv[1:] if not argument.startswith("-")), "")
+    if error.hint == DISK_FULL_HINT and command in _WRITES_FILES:
+        error.hint = "free space on that disk (or raise its quota), or write to another disk"
+    return error
 
 
 def _output_full(exc: BaseException):
