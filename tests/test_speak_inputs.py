@@ -912,3 +912,22 @@ def test_a_host_program_that_changes_directory_forks_or_damages_files_gets_the_w
     listed = runner.invoke(app, ["synthesize", "-r", str(tmp_path / "run"), "--list-speakers"])
     assert listed.exit_code == 0 and speaker in listed.stdout.split(), (listed.output, listed.exception)
     assert "the speakers are listed without their minutes" in listed.stderr
+
+
+def test_a_reference_clip_of_noise_is_said_to_be_noise_and_one_of_speech_is_not(tts, tmp_path):
+    import soundfile
+
+    from xtts_cli.speech.synthesis import write_wav
+
+    speech, rate = soundfile.read(Path(__file__).parent / "data" / "speech" / "sentence-0.wav", dtype="float32")
+    noise = np.random.default_rng(0).normal(0.0, 1.0, rate * 4).astype(np.float32)
+    write_wav(tmp_path / "hiss.wav", noise * 0.1, rate)
+    # White noise (a fan, static, the wrong file) had been cloned as a voice without a word.
+    note = tts.voice(speaker_wav=tmp_path / "hiss.wav").note
+    assert note.startswith("the voice's clip sounds mostly of noise (its spectrum is as flat as hiss's, 0.9"), note
+    assert note.endswith("the voice cloned from it carries that noise; pass a clip of clean speech")
+    # A voice under hiss 20 dB below it is still a voice; under hiss as loud as it, mostly noise.
+    speech = speech / np.sqrt(np.mean(speech**2)) * 0.1
+    for loudness, noted in ((0.0, False), (0.01, False), (0.1, True)):
+        write_wav(tmp_path / "mixed.wav", speech + noise[: len(speech)] * loudness, rate)
+        assert bool(tts.voice(speaker_wav=tmp_path / "mixed.wav", remember=False).note) is noted, loudness
