@@ -193,6 +193,15 @@ from xtts_cli.data.text import Tokenizer
             "ten to the power of six cells, two to the power of ten bytes, x squared + three cubed and one point five "
             "times ten to the power of minus three m",
         ),
+        # Thousands grouped by dots, a whole number over another, scientific notation: they had kept a
+        # point per group ("one point two hundred..."), their slash, and their letter ("one e six").
+        (
+            "1.234.567 people, version 2.0.1, pi is about 22/7, 4/3 of it, 1e6 times, 2.5E-3 of it, 0.5e+2",
+            "one million two hundred and thirty four thousand five hundred and sixty seven people, version two point "
+            "zero point one, pi is about twenty two over seven, four over three of it, one times ten to the power of "
+            "six times, two point five times ten to the power of minus three of it, zero point five times ten "
+            "squared",
+        ),
         (
             "a boeing 747, a boeing 707 and an airbus a380",
             "a boeing seven forty seven, a boeing seven oh seven and an airbus a three eighty",

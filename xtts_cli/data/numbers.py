@@ -166,6 +166,9 @@ _SYMBOLS = (
 )
 # Powers: x^2 (x squared), 10^6 and 2**10 (ten to the power of six), 1.5x10^6 (times ten, not "by").
 _POWER = re.compile(r"(?<=[^\W_])\s?(?:\^|\*\*)\s?([-\u2212]?)(\d+)(?![\d.,]\d)")
+# 1e6, 2.5E-3: a number's scientific notation, read as the power of ten it writes (one times ten to
+# the power of six), not as its letter ("one e six"). Not inside a word or a hexadecimal (0x1e6).
+_SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-+\u2212]?)(\d{1,3})(?![\w.]|\.\d)")
 _TIMES_TEN = re.compile(r"(?<=\d)\s?[x\u00d7*]\s?(?=10\s?(?:\^|\*\*))", re.IGNORECASE)
 
 
@@ -344,7 +347,7 @@ def _comparisons(text: str, language: str) -> str:
 
 # $25/person, 3/day: a rate, "per"; after digits only, so 24/7, 1/2 and and/or are not.
 _PER = re.compile(r"(?<=\d)\s?/\s?(?=[^\W\d_]{2,}\b)")
-_OVER = re.compile(r"(?<![\d/])(?<![.,]\d)(\d{2,3})/(\d{2,3})(?![\d/]|[.,]\d)")
+_OVER = re.compile(r"(?<![\d/])(?<![.,]\d)(\d{1,3})/(\d{1,3})(?![\d/]|[.,]\d)")
 # A score out of ten (9/10, 10/10), unless it is a part of something: 9/10 of the votes.
 _OUT_OF_TEN = re.compile(r"(?<![\d/.,])(10|[0-9])/10(?![\d/]|[.,]\d)(?!\s+of\b)")
 # "a 1/2 cup": the fraction says its own article (half a cup, a quarter mile), not "a a half".
@@ -1403,6 +1406,7 @@ def _english(text: str, month_first: bool = False) -> str:
     text = _MARKED_MEASURE.sub(_marked_measure, text)
     text = _PENCE.sub(lambda m: f"{_english_number(m.group(1))} {'penny' if m.group(1) == '1' else 'pence'}", text)
     text = _DATE.sub(_date, text)
+    text = _SCIENTIFIC.sub(lambda m: f"{m.group(1)} × 10^{m.group(2).strip('+')}{m.group(3)}", text)
     text = _TIMES_TEN.sub(" times ", text)
     text = _POWER.sub(_power, text)
     text = _UNIT.sub(_unit, text)
@@ -1470,9 +1474,7 @@ def _english_first(text: str, month_first: bool) -> str:
     for saying, said in _SAYINGS.items():
         text = text.replace(saying, said)
     text = _PER.sub(" per ", _comparisons(text, "en"))
-    text = _OVER.sub(
-        lambda m: m.group(0) if _FRACTION.fullmatch(m.group(0)) else f"{m.group(1)} over {m.group(2)}", text
-    )
+    text = _OVER.sub(_over, text)
     text = _MERIDIEM_RANGE.sub(r"\1 to ", text)
     text = _DAY_RANGE.sub(
         lambda m: (
@@ -1505,6 +1507,9 @@ _MONTH_NAMES = _MONTHS.split("|")
 
 def _dotted_number(match: re.Match) -> str:
     parts = match.group(0).split(".")
+    if len(parts[0]) <= 3 and not parts[0].startswith("0") and all(len(p) == 3 for p in parts[1:]):
+        if len(parts) < 4 or int(max(parts, key=int)) > 255:  # 1.234.567: grouped in thousands, not an address
+            return _words(int("".join(parts)), "en")
     if len(parts) == 4 and all(len(p) <= 3 and int(p) <= 255 for p in parts):
         return " dot ".join(" ".join(_DIGIT_NAMES[int(d)] for d in part) for part in parts)
     if len(parts) == 3 and len(parts[2]) == 4:  # 1.2.2024: a date, left to the date readers
@@ -1635,6 +1640,15 @@ def _marked_measure(match: re.Match) -> str:
     # 6' tall, 12" of snow: a length; a 12" pizza, a 6' fence: it describes the noun, singular
     plural = number != "1" and _MEASURE_PLURAL_BEFORE.match(match.string, match.end()) is not None
     return f"{_english_number(number)} {many if plural else one}"
+
+
+def _over(match: re.Match) -> str:
+    """22/7, 4/3, 45/50: "twenty two over seven"; a fraction of one (3/4, 5/8) is left to `_fraction`.
+    A whole number over one digit had kept its slash ("twenty two/seven")."""
+    fraction = _FRACTION.fullmatch(match.group(0))
+    if fraction and int(fraction.group(2)) < int(fraction.group(3)):
+        return match.group(0)
+    return f"{match.group(1)} over {match.group(2)}"
 
 
 def _fraction(match: re.Match) -> str:
