@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any
 
 import typer
@@ -123,6 +122,8 @@ def _verdict(report) -> str:
 
 
 def _render(report, *, unnamed: bool = False) -> None:
+    from xtts_cli.profiling.padding import shown_efficiency
+
     out = console()
     out.print(_verdict(report))
     env = report.environment
@@ -151,7 +152,7 @@ def _render(report, *, unnamed: bool = False) -> None:
         bound = report.shape_bound if report.shape_bound is not None else "unbounded"
         ops = ", ".join(report.python_ops_in_pipeline) or "none"
         out.print(
-            f"[bold]pipeline graph[/]: padding efficiency {math.floor(100 * report.padding_efficiency)} %, batch shapes {bound}, "
+            f"[bold]pipeline graph[/]: padding efficiency {shown_efficiency(report.padding_efficiency)}, batch shapes {bound}, "
             f"Python ops {ops}"
         )
     if report.input_bound_percent is not None:

@@ -190,6 +190,7 @@ def _duration(seconds: float) -> str:
 def _render(profile, report, where: str) -> None:
     from rich.table import Table
 
+    from xtts_cli.profiling.padding import shown_efficiency
     from xtts_cli.profiling.sparkline import sparkline
 
     out = console()
@@ -213,7 +214,7 @@ def _render(profile, report, where: str) -> None:
         ("coefficient of variation", f"{profile.cv:.2f}"),
         (
             "padding efficiency (measured / planned)",
-            f"{profile.padding_efficiency:.1%} / {profile.planned_padding_efficiency:.1%}",
+            f"{shown_efficiency(profile.padding_efficiency)} / {shown_efficiency(profile.planned_padding_efficiency)}",
         ),
         ("distinct batch shapes (bound)", f"{profile.distinct_shapes} ({bound})"),
     ]

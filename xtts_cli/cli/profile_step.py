@@ -174,6 +174,7 @@ def gpu_lines(gpus) -> list[str]:
 
 def _render(profile) -> None:
     from xtts_cli.errors import quoted
+    from xtts_cli.profiling.padding import shown_efficiency
     from xtts_cli.profiling.sparkline import sparkline, timeline
 
     out = console()
@@ -201,7 +202,7 @@ def _render(profile) -> None:
     bound = profile.shape_bound if profile.shape_bound is not None else "unbounded"
     out.print(
         f"traces: {profile.traces} in all, {profile.retraces} after warm-up (shape bound {bound}); "
-        f"padding efficiency {profile.padding_efficiency:.1%}"
+        f"padding efficiency {shown_efficiency(profile.padding_efficiency)}"
     )
     if profile.gpu:
         for line in gpu_lines(profile.gpu):
