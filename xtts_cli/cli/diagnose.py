@@ -121,12 +121,8 @@ def _verdict(report) -> str:
     )
 
 
-def _render(report, *, unnamed: bool = False) -> None:
-    from xtts_cli.profiling.padding import shown_efficiency
-
-    out = console()
-    out.print(_verdict(report))
-    env = report.environment
+def _environment_line(env: dict) -> str:
+    """The report's environment: Python, TensorFlow and its build, the audio decoder, the GPUs."""
     tf = env.get("tensorflow", {})
     gpus = env.get("tf_gpus") or []
     cuda = (
@@ -140,12 +136,20 @@ def _render(report, *, unnamed: bool = False) -> None:
         f"{gpu['support']}{' (' + gpu['architecture'] + ')' if gpu.get('architecture') else ''}"
         for gpu in env.get("gpu_kernels") or []
     )
-    out.print(
+    return (
         f"[bold]environment[/]: Python {env.get('python_version')}, TensorFlow {tf.get('version')} ({cuda}), "
         f"compressed audio decoded by {env.get('audio_decoder') or '?'}, "
         f"{len(gpus) or 'no'} GPU{'s' if len(gpus) > 1 else ''} visible to TensorFlow"
         f"{': kernels ' + kernels if kernels else ''}; {env.get('device_plan')}"
     )
+
+
+def _render(report, *, unnamed: bool = False) -> None:
+    from xtts_cli.profiling.padding import shown_efficiency
+
+    out = console()
+    out.print(_verdict(report))
+    out.print(_environment_line(report.environment))
     if report.dataset is not None:
         print_dataset(out, report.dataset, unnamed=unnamed)
     if report.padding_efficiency is not None:
