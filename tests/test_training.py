@@ -1006,3 +1006,39 @@ def test_a_run_of_one_step_gives_no_speed_from_its_trace_alone(tmp_path: Path, r
     assert not any(line.startswith(("listen:", "tensorboard:")) for line in lines), lines
     TrainingProgress(enabled=False).summary(one)
     assert any(line.startswith("listen:") for line in capsys.readouterr().out.splitlines())
+
+
+def test_under_xla_the_first_step_of_each_batch_shape_is_its_compile_not_a_step(capsys, tmp_path: Path) -> None:
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    import tensorflow as tf
+
+    from xtts_cli.cli.progress import TrainingProgress
+    from xtts_cli.training.controller import Controller
+    from xtts_cli.training.events import TrainResult
+
+    # XLA compiles a step for each batch shape within its one trace: the trace count does not move,
+    # and a bucket's compile (a minute on a CPU) had counted as a step in steps/s.
+    signature = {"mel": tf.TensorSpec([None, None, 4]), "lengths": tf.TensorSpec([None], tf.int32)}
+
+    @tf.function(jit_compile=True, input_signature=[signature])  # lengths unknown, as the train step's
+    def step(batch):
+        return tf.reduce_sum(batch["mel"]) + tf.cast(tf.reduce_sum(batch["lengths"]), tf.float32)
+
+    loop = SimpleNamespace(compiled_shapes=set())
+    anew = []
+    for frames in (40, 40, 72, 40, 72, 104):
+        batch = {"mel": tf.ones([2, frames, 4]), "lengths": tf.constant([frames, frames])}
+        step(batch)
+        anew.append(Controller._compiled_anew(loop, batch, True))
+    assert step.experimental_get_tracing_count() == 1 and anew == [True, False, True, False, False, True]
+    assert not Controller._compiled_anew(SimpleNamespace(compiled_shapes=set()), batch, False)  # no XLA: traces say
+    # The summary names them as what was left out.
+    capsys.readouterr()
+    done = TrainResult(
+        run_dir=tmp_path, start_step=0, final_step=20, resumed=False, steps_per_sec=2.0, samples_per_sec=8.0
+    )
+    TrainingProgress(enabled=False).summary(replace(done, trace_seconds=101.7, trace_steps=3))
+    (speed,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("speed: ")]
+    assert speed.endswith("(the 3 steps that built or compiled a graph, 101.7 s, left out)"), speed

@@ -289,9 +289,19 @@ def _speed(result: Any) -> str:
     left_out = ""
     if result.trace_seconds > 0:
         late = result.trace_wait_seconds >= TOLD_WAIT_SECONDS
+        several = result.trace_steps > 1  # under XLA, the first step of each batch shape: its compile
         left_out = (
-            f" (the first step's {result.trace_seconds:.1f} s trace left out"
-            + (f", and its {result.trace_wait_seconds:,.1f} s wait for its batch" if late else "")
+            (
+                f" (the {result.trace_steps} steps that built or compiled a graph, {result.trace_seconds:.1f} s, left out"
+                if several
+                else f" (the first step's {result.trace_seconds:.1f} s trace left out"
+            )
+            + (
+                f", and {'their' if several else 'its'} {result.trace_wait_seconds:,.1f} s wait for "
+                f"{'their batches' if several else 'its batch'}"
+                if late
+                else ""
+            )
             + ")"
         )
     return (

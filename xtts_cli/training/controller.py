@@ -286,6 +286,7 @@ class MetricsHook(Hook):
             self.window, self.window_traced = self._empty(), self._empty()
         total, traced = self.total, self.traced
         result.trace_seconds, result.trace_wait_seconds = traced["time"] - traced["wait"], traced["wait"]
+        result.trace_steps = int(traced["steps"])
         speed = total if total["steps"] else traced  # a run of its traced step alone: that step's wait
         if speed["time"] > 0:
             result.data_wait_percent = 100.0 * speed["wait"] / speed["time"]
@@ -513,6 +514,15 @@ def _watch(trainer: Trainer, metrics: Any, progress: Progress, measuring: Metric
     return WatchHook(trainer.config, usable_cpu_count(), metrics, progress, gpus=measuring.gpu_readings)
 
 
+def batch_shape(batch) -> tuple:
+    """The shapes of a batch's tensors (each replica's, under a strategy): what XLA compiles for."""
+    shapes = []
+    for part in tf.nest.flatten(batch):
+        for tensor in getattr(part, "values", (part,)) if not isinstance(part, tf.Tensor) else (part,):
+            shapes.append(tuple(tensor.shape) if hasattr(tensor, "shape") else None)
+    return tuple(shapes)
+
+
 class Controller:
     """Sets up a `Trainer`, runs its loop and hands each step to the hooks: the standard ones, then
     `extra_hooks` (a caller's own, e.g. a test's or a script's)."""
@@ -525,6 +535,7 @@ class Controller:
         self.extra_hooks = list(extra_hooks)
         self.command_started = started
         self.started = time.monotonic()
+        self.compiled_shapes: set[tuple] = set()  # batch shapes XLA has compiled the step for
 
     def run(self) -> TrainResult:
         """Set up and train (trainer.py's docstring); a multi-worker run that loses a peer says so."""
@@ -848,10 +859,22 @@ class Controller:
         last = step == parts.total_steps
         # Not the first alone: a vocoder's first adversarial step builds its phase's graph too (seconds),
         # which had counted as a step in the speed and not in trace_seconds.
-        traced = first or parts.steps.traces() > traces
+        traced = first or parts.steps.traces() > traces or self._compiled_anew(batch, parts.settings.xla)
         return StepEnd(
             step, values, batch, wait, compute, parts.input.batch_size, last=last, traced=traced, epoch=epoch
         )
+
+    def _compiled_anew(self, batch, xla: bool) -> bool:
+        """Whether XLA compiled the step for this batch's shapes just now: once per shape (seconds to
+        minutes), within the one trace, so the trace count does not show it. Counted as a step, one
+        bucket's compile had made a GPU run's first steps/s read a tenth of its speed."""
+        if not xla:
+            return False
+        shape = batch_shape(batch)
+        if shape in self.compiled_shapes:
+            return False
+        self.compiled_shapes.add(shape)
+        return True
 
     def _check_finite(self, step: int, values: dict[str, float]) -> None:
         bad = [k for k, v in values.items() if not math.isfinite(v)]

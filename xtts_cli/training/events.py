@@ -70,9 +70,12 @@ class TrainResult:
         "when it took no step but those (a speed needs more)."
     )
     trace_seconds: float = _said(
-        "The steps that built a graph in graph mode (the first; a vocoder's first adversarial one), s; 0 in eager "
-        "mode.",
+        "The steps that built a graph in graph mode (the first; a vocoder's first adversarial one; under XLA the "
+        "first of each batch shape, which it compiles), s; 0 in eager mode.",
         0.0,
+    )
+    trace_steps: int = _said(
+        "How many steps those were: the first, and under XLA the first of each batch shape (its compile).", 0
     )
     trace_wait_seconds: float = _said(
         "Seconds those steps waited for their batches, left out of data_wait_percent with them: a first batch "
