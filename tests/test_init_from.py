@@ -721,3 +721,26 @@ def test_a_language_the_base_has_by_another_name_is_a_warning() -> None:
         "not on the base's de; set the data's language to de"
     )
     assert _regional_twins(["en"], ["en", "en-gb"]) == [] and _regional_twins(["en"], ["en", "fa"]) == []
+
+
+def test_the_adapt_preset_from_a_vocoder_run_is_refused_in_one_line_naming_the_run_it_belongs_to(tmp_path, runner):
+    import shutil
+
+    from xtts_cli.cli.app import app
+
+    # The adapt preset leaves model.kind to the base: from a vocoder its training.freeze of the speaker
+    # encoder fitted no vocoder, and pydantic's traceback blamed training.freeze.
+    acoustic = tmp_path / "runs" / "speak"
+    shutil.copytree(Path(__file__).parent / "data" / "run_before_run_data", acoustic)
+    shutil.copytree(LEGACY_VOCODER, acoustic / "vocoder")  # where the README puts a run's vocoder
+    base = ["-c", "adapt-cpu", "--init-from", str(acoustic / "vocoder"), "-d", str(SAMPLE)]
+    trained = runner.invoke(app, ["train", *base, "-r", str(tmp_path / "new")])
+    assert isinstance(trained.exception, XttsError), trained.output
+    assert str(trained.exception).endswith("that is a vocoder run, and this config trains an acoustic model")
+    assert trained.exception.hint == f"--init-from {acoustic}: the acoustic run this vocoder belongs to"
+    checked = runner.invoke(app, ["validate", *base, "--json"])
+    assert checked.exit_code == 1 and "Traceback" not in checked.output, checked.output
+    (error,) = [f for f in json.loads(checked.stdout)["findings"] if f["id"] == "init-from"]
+    assert error["message"].endswith(f"(--init-from {acoustic}: the acoustic run this vocoder belongs to)"), error
+    alone = runner.invoke(app, ["train", *base[:3], str(LEGACY_VOCODER), *base[4:], "-r", str(tmp_path / "new")])
+    assert alone.exception.hint.startswith("start a vocoder from a vocoder run (-c vocoder-cpu)")

@@ -13,6 +13,8 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any, Optional
 
+from pydantic import ValidationError
+
 from xtts_cli.config.model_kinds import AcousticConfig
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.text import Tokenizer
@@ -76,10 +78,15 @@ class ParentRun:
     def check(self, config: XttsConfig) -> None:
         refusal = self.refusal(config)
         if refusal is not None and " run, and this config trains " in refusal:
-            raise XttsError(
-                refusal,
-                hint="start a vocoder from a vocoder run (-c vocoder-cpu), an acoustic model from an acoustic run",
-            )
+            from xtts_cli.kinds import kind_for
+            from xtts_cli.run.files import VOCODER_DIR, RunDir
+
+            owner = self.path.parent if self.path.name == VOCODER_DIR else None
+            if owner is not None and RunDir(owner).has_checkpoint() and kind_for(config).speaks:
+                hint = f"--init-from {owner}: the acoustic run this vocoder belongs to"
+            else:
+                hint = "start a vocoder from a vocoder run (-c vocoder-cpu), an acoustic model from an acoustic run"
+            raise XttsError(refusal, hint=hint)
         if refusal is not None:
             from xtts_cli.kinds import kind_for
 
@@ -234,6 +241,7 @@ def inherit(config: XttsConfig, base: XttsConfig, where: str) -> tuple[XttsConfi
     from xtts_cli.run.directory import TEXT_KEYS
 
     taken: dict[str, Any] = {}
+    written = config
     if type(config.model) is not type(base.model):
         section = _as_kind_of(config.model, base.model)
         if section is None:  # another kind, written so: the check refuses it
@@ -268,7 +276,15 @@ def inherit(config: XttsConfig, base: XttsConfig, where: str) -> tuple[XttsConfi
         section, name = key.split(".", 1)
         tree[section][name] = value
     shown = ", ".join(f"{key} {value!r}" for key, value in taken.items())  # every one: each changes what it makes
-    return XttsConfig.model_validate(tree), f"{where} {shown} (settings the config leaves unwritten)"
+    try:
+        return XttsConfig.model_validate(tree), f"{where} {shown} (settings the config leaves unwritten)"
+    except ValidationError:
+        if "model.kind" not in taken:
+            raise
+        # The base's kind does not fit the rest of the config (an acoustic preset's training.freeze
+        # on a vocoder base): the config as written, which the check refuses naming both kinds. It
+        # had ended in pydantic's traceback blaming training.freeze.
+        return written, None
 
 
 def _as_kind_of(section: Any, base: Any) -> Any:
