@@ -409,3 +409,38 @@ def test_a_clip_named_as_stdin_or_a_url_is_said_to_be_that_not_a_file_not_found(
     with pytest.raises(ClipReadError) as refused:
         reference_from_audio(Path(given), DataConfig())
     assert says in refused.value.lines[0] and "not found" not in refused.value.lines[0]
+
+
+def test_a_speaker_named_in_another_unicode_form_is_the_same_speaker(tmp_path, runner):
+    import shutil
+    import unicodedata
+
+    from xtts_cli.cli.app import app
+    from xtts_cli.errors import XttsError
+    from xtts_cli.inference import Synthesizer
+    from xtts_cli.serving.service import Refused, VoiceService
+
+    # A run whose speaker is "Zoë Ωmega" precomposed, asked for with a combining diaeresis (macOS's
+    # folder names, some keyboards): refused, with a did-you-mean that looked the same as the name.
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / "run_before_run_data", run)
+    name = "Zoë Ωmega"
+    for file in ("vocab.json", "speakers.json"):
+        text = (run / file).read_text(encoding="utf-8")
+        (run / file).write_text(text.replace('"en-us"', json.dumps(name)), encoding="utf-8")
+    typed = unicodedata.normalize("NFD", name)
+    assert typed != name
+    tts = Synthesizer.load(run)
+    assert tts.voice(speaker=typed).label == name
+    assert tts.speak("The cat.", speaker=typed).seconds > 0
+    service = VoiceService(Synthesizer.load(run, flags=True))
+    assert service.check({"text": "The cat.", "speaker_id": typed}).speaker == name
+    result = runner.invoke(
+        app, ["synthesize", "The cat.", "-r", str(run), "--speaker", typed, "-o", str(tmp_path / "a.wav")]
+    )
+    assert result.exit_code == 0 and (tmp_path / "a.wav").is_file(), result.output
+    # Another name is still refused.
+    with pytest.raises(XttsError, match="speaker 'Zoe Omega' is not in"):
+        tts.voice(speaker="Zoe Omega")
+    with pytest.raises(Refused):
+        service.check({"text": "The cat.", "speaker_id": "Zoe Omega"})

@@ -66,6 +66,18 @@ def speed_without_pace(speed: float) -> XttsError:
     )
 
 
+def listed_name(name: str, listed) -> Optional[str]:
+    """The name of `listed` that `name` is, in any Unicode form: "Zoë" typed with a combining
+    diaeresis (macOS's folder names, some keyboards) is the "Zoë" a run lists precomposed. It had
+    been refused with a did-you-mean that looked the same as what was typed."""
+    if name in listed:
+        return name
+    import unicodedata
+
+    composed = unicodedata.normalize("NFC", name)
+    return next((known for known in listed if unicodedata.normalize("NFC", known) == composed), None)
+
+
 def unknown_speaker(name: str, listed: list[str], run_dir) -> XttsError:
     """`--speaker NAME` that is not one of the run's `listed` speakers, with the names closest to it."""
     import difflib

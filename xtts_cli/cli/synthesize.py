@@ -224,7 +224,7 @@ def _check_before_loading(
     `text` with letters it cannot read, a `--speaker-wav` that names stdin or a URL."""
     from xtts_cli.data.audio_headers import not_a_clip_file
     from xtts_cli.data.text import Tokenizer, reading_language, without_markup
-    from xtts_cli.errors import XttsError, speed_without_pace, unknown_speaker
+    from xtts_cli.errors import XttsError, listed_name, speed_without_pace, unknown_speaker
     from xtts_cli.kinds import kind_for
     from xtts_cli.run.files import load_speakers, read_run
 
@@ -240,7 +240,7 @@ def _check_before_loading(
     vocabulary = Tokenizer.load(run.vocab)
     vocabulary.language_index(language)
     listed = list(vocabulary.speakers) or list(load_speakers(run.path))
-    if speaker is not None and listed and speaker not in listed:
+    if speaker is not None and listed and listed_name(speaker, listed) is None:
         raise unknown_speaker(speaker, listed, run_dir)
     if text is not None:
         text = without_markup(text)[0]  # left out, as the synthesis leaves it out

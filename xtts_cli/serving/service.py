@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from xtts_cli.errors import SPEEDS, XttsError
+from xtts_cli.errors import SPEEDS, XttsError, listed_name
 
 __all__ = ["AUDIO_MAGIC", "Limits", "Refused", "SpeechRequest", "VoiceService", "streaming_wav_header"]
 
@@ -215,6 +215,7 @@ class VoiceService:
                 f"text is {len(text)} characters, more than this server's {self.limits.text_chars}; send it in parts",
             )
         speaker = fields.get("speaker_id") or None
+        speaker = listed_name(speaker, self.speakers()) or speaker if speaker is not None else None
         if speaker is not None and speaker not in self.speakers():
             # A "+" written into a URL's query arrives as a space: espeak-ng's voices have one.
             plus = speaker.replace(" ", "+")

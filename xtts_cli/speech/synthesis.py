@@ -21,7 +21,7 @@ import tensorflow as tf
 
 from xtts_cli.config.schema import DataConfig, SynthesisConfig
 from xtts_cli.data.audio_headers import SILENT_PEAK, not_a_clip_file
-from xtts_cli.errors import SPEEDS, XttsError, speed_without_pace, unknown_speaker
+from xtts_cli.errors import SPEEDS, XttsError, listed_name, speed_without_pace, unknown_speaker
 from xtts_cli.run.files import (
     RATE_CEILING_FACTOR,
     REFERENCE_FILE,
@@ -548,6 +548,7 @@ def speaker_voice(run_dir: Path, name: str, data: DataConfig, tokenizer=None, mo
             f"{run_dir} lists no speakers (no {SPEAKERS_FILE}: a run from before speakers were kept)",
             hint="pass --speaker-wav FILE with a clip of the voice",
         )
+    name = listed_name(name, listed) or name
     if name not in listed:
         raise unknown_speaker(name, listed, run_dir)
     if model is not None and tokenizer is not None and getattr(model, "speaker_clip_counts", None) is not None:
