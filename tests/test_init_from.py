@@ -548,6 +548,16 @@ def test_validate_on_an_adapted_runs_own_config_names_the_parent_its_run_json_re
     assert result.exit_code == 0, result.output
     parent = json.loads((run / "run.json").read_text(encoding="utf-8"))["parent"]
     assert f"this run started from {parent['run']} step 4 (its run.json)" in " ".join(result.output.split())
+    # The same base named again, with the run to write (--init-from BASE -r RUN): train resumes the run,
+    # where validate had said it "starts from" the base.
+    elsewhere = tmp_path / "other.yaml"
+    elsewhere.write_text(config.read_text(encoding="utf-8"), encoding="utf-8")
+    args = ["validate", "-c", str(elsewhere), "--init-from", parent["run"], "-r", str(copy), "--json"]
+    (said,) = [f for f in json.loads(runner.invoke(app, args).stdout)["findings"] if f["id"] == "init-from"]
+    assert said["severity"] == "info" and said["message"] == (
+        f"training.init_from: {copy} holds checkpoints of a start from {parent['run']} step 4 (its run.json): "
+        "train resumes it from them, and the base is not read again"
+    )
 
 
 def test_a_speaker_listed_by_an_adapted_adapted_run_is_said_learnt_where_its_data_was(tmp_path):

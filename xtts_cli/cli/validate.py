@@ -49,7 +49,7 @@ TrainedRunDir = Annotated[
         metavar="DIR",
         help="The run directory `xtts train -r DIR` would write or resume (training.run_dir): without --config, "
         "a run's own config.yaml is checked, as train resumes with it; an --init-from into a run with checkpoints "
-        "of its own is refused, as train refuses it.",
+        "of another start is refused, as train refuses it (of a start from that base, it resumes).",
         show_default=False,
     ),
 ]

@@ -29,18 +29,30 @@ def taken_from_base(loaded: LoadedConfig) -> tuple[LoadedConfig, list[Finding]]:
     return dataclasses.replace(loaded, config=config), [Finding(id="init-from-network", severity="info", message=note)]
 
 
-def _resumed_parent(path: Optional[Path]) -> Optional[str]:
-    """What a run's own config.yaml (`path`) started from, as its run.json records it, where the run
-    has checkpoints to resume from; None for any other config."""
-    from xtts_cli.run.directory import own_config
+def _resumed_parent(config: Any, path: Optional[Path]) -> Optional[str]:
+    """What the run `xtts train` resumes started from, as its run.json records it: a run's own
+    config.yaml (`path`), or the run directory the config trains (training.run_dir, else
+    runs/<config name>) holding checkpoints of a start from this base, which train resumes (any
+    other start it refuses, `refuse_starting_over`); None where it starts anew."""
+    from xtts_cli.errors import XttsError
+    from xtts_cli.run.directory import default_run_dir, own_config, refuse_starting_over
     from xtts_cli.run.files import RunDir
 
-    if path is None or own_config(path.parent) != path:
-        return None
-    run = RunDir(path.parent)
+    own = path is not None and own_config(path.parent) == path
+    chosen = Path(config.training.run_dir or default_run_dir(path)).expanduser()
+    run = RunDir(path.parent if own and path is not None else chosen)
     parent = (run.read_run() or {}).get("parent")
     if not run.has_checkpoint() or not parent:
         return None
+    if not own:
+        try:
+            refuse_starting_over(run.path, config)
+        except XttsError:
+            return None  # its refusal is the finding
+        return (
+            f"training.init_from: {run.path} holds checkpoints of a start from {parent['run']} step "
+            f"{parent['step']} (its run.json): train resumes it from them, and the base is not read again"
+        )
     return (
         f"training.init_from: this run started from {parent['run']} step {parent['step']} (its run.json); "
         "it resumes from its own checkpoints, and the base is not read again"
@@ -57,7 +69,7 @@ def parent_findings(config: Any, scan: Any, path: Optional[Path] = None) -> list
     spec = config.training.init_from
     if spec is None:
         return []
-    resumed = _resumed_parent(path)
+    resumed = _resumed_parent(config, path)
     if resumed is not None:
         return [Finding(id="init-from", severity="info", message=resumed)]
     from xtts_cli.run.directory import default_run_dir, refuse_starting_over
