@@ -956,3 +956,19 @@ def test_a_corpus_one_folder_down_or_a_metadata_file_named_otherwise_is_pointed_
     assert named.value.lines[0].endswith("no metadata.csv, but train.csv beside wavs/")
     assert named.value.hint == "if it lists the clips, set data.metadata_train_file: train.csv"
     assert len(scan_dataset(data(renamed, metadata_train_file="train.csv")).items) == 40  # the fix it gives works
+
+
+def test_a_dataset_whose_bad_share_passes_the_limit_is_named_though_the_others_are_clean():
+    from xtts_cli.data.scan import DatasetScanError
+
+    broken = Path(__file__).parent / "data" / "dataset"  # 9 of its 29 items bad
+    sample = Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample"
+    datasets = [{"path": str(sample)}, {"path": str(broken), "weight": 2.0}]
+    # Over every dataset, 9 of 69 (13 %); its own share is 31 %, which the clean one's clips hid: under a
+    # limit of 20 % it had trained, each of its good clips twice an epoch.
+    with pytest.raises(DatasetScanError) as caught:
+        scan_dataset(DataConfig(datasets=datasets, max_bad_file_fraction=0.2))
+    assert str(caught.value).startswith(
+        f"dataset dataset ({broken}): 9 of 29 of its items are bad (31.0%), above data.max_bad_file_fraction (20.0%): "
+    )
+    assert len(scan_dataset(DataConfig(datasets=datasets, max_bad_file_fraction=0.35)).datasets) == 2
