@@ -359,3 +359,25 @@ def test_a_number_with_a_leading_zero_is_refused_not_read_as_octal(write_config)
     assert (
         resolve_config(write_config("training:\n  warmup_steps: 0\n  save_step: 07\n")).config.training.save_step == 7
     )
+
+
+def test_a_measuring_command_given_no_config_says_it_measures_the_built_in_defaults(tmp_path, monkeypatch, capsys):
+    from xtts_cli.config import loading
+
+    # bottlenecks.md's commands copied as written profiled the defaults' batch of 16 beside a run of 8,
+    # without a word.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(loading, "_SAID", set())
+    loading.resolve_config(None)
+    assert capsys.readouterr().err == ""  # train, validate: the defaults are the quick start's own
+    loading.resolve_config(None, measures=True)
+    assert capsys.readouterr().err == (
+        "note: no --config, and no configs/config.yaml here: this measures the built-in defaults, not the config "
+        "you train; pass -c CONFIG (a run's own: -c RUN/config.yaml)\n"
+    )
+    monkeypatch.setattr(loading, "_SAID", set())
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "config.yaml").write_text("data:\n  batch_size: 8\n", encoding="utf-8")
+    assert loading.resolve_config(None, measures=True).config.data.batch_size == 8
+    assert loading.resolve_config("tiny-cpu", measures=True).path is not None
+    assert capsys.readouterr().err == ""

@@ -131,7 +131,9 @@ def test_token_ids_are_one_array_read_by_clip(sample) -> None:
     with pytest.raises(XttsError) as error:
         plan_pipeline(data, scan.train, narrow, training=True)
     first = next(i for i in scan.train if "a" in tokenizer.clean(i.training_text))
-    assert str(error.value).startswith(f"{first.dataset}/{first.source} ({first.id}): text has characters not in the tokenizer")
+    assert str(error.value).startswith(
+        f"{first.dataset}/{first.source} ({first.id}): text has characters not in the tokenizer"
+    )
 
 
 def test_auto_caches_what_fits_and_precomputes_what_does_not() -> None:

@@ -164,7 +164,7 @@ def benchmark(
     write_config = given_once("the output config", out=out, write_config=write_config)
     sizes = _int_list(batch_sizes)
     stages = [part.strip() for part in sweep.split(",") if part.strip()] if sweep else None
-    loaded = resolve_config(config, {"data.dataset_path": data_path}, set_values or ())
+    loaded = resolve_config(config, {"data.dataset_path": data_path}, set_values or (), measures=True)
     _check_out_folder(write_config)
     from xtts_cli.cli.output import Phases
 

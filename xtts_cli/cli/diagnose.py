@@ -8,12 +8,12 @@ import typer
 from rich.markup import escape
 
 from xtts_cli.cli.options import (
-    BatchesOption,
     BatchSizeOption,
     ConfigOption,
     DataGpuOption,
     DataOption,
     DataPathAlias,
+    DiagnoseBatchesOption,
     JsonOption,
     ModelGpuOption,
     NumBatchesAlias,
@@ -37,7 +37,7 @@ def diagnose(
     batch_size: BatchSizeOption = None,
     data_gpu: DataGpuOption = None,
     model_gpu: ModelGpuOption = None,
-    batches: BatchesOption = None,
+    batches: DiagnoseBatchesOption = None,
     train_data: TrainDataAlias = None,
     data_path: DataPathAlias = None,
     num_batches: NumBatchesAlias = None,
@@ -74,6 +74,7 @@ def diagnose(
             "devices.model_gpu": model_gpu,
         },
         set_values or (),
+        measures=True,
     )
     with Phases() as phase:  # on stderr, --json or not: the report alone goes to stdout
         report = checkup(loaded, num_batches=loaded.config.profiling.num_batches, quick=quick, progress=phase)

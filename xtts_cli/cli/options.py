@@ -143,6 +143,21 @@ BatchesOption = Annotated[
         show_default=False,
     ),
 ]
+# diagnose times the model over as many steps as the pipeline's batches: a help of "batches" alone had
+# hidden minutes of model steps on a CPU.
+DiagnoseBatchesOption = Annotated[
+    Optional[int],
+    typer.Option(
+        "--batches",
+        "-n",
+        min=2,
+        callback=at_most_count,
+        metavar="N",
+        help="Batches the pipeline is timed over, and as many model steps on resident batches (minutes on a CPU; "
+        "--quick times neither). Default: profiling.num_batches (50).",
+        show_default=False,
+    ),
+]
 TrainDataAlias = Annotated[Optional[str], typer.Option("--train-data", hidden=True)]
 NumBatchesAlias = Annotated[Optional[int], typer.Option("--num-batches", min=2, callback=at_most_count, hidden=True)]
 NumStepsAlias = Annotated[Optional[int], typer.Option("--num-steps", min=2, callback=at_most_count, hidden=True)]

@@ -99,6 +99,7 @@ def profile_pipeline(
             "profiling.warmup_batches": warmup,
         },
         set_values or (),
+        measures=True,
     )
     cfg = loaded.config
     progress = Phases()

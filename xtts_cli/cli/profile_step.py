@@ -124,6 +124,7 @@ def profile_step(
             "devices.model_gpu": model_gpu,
         },
         set_values or (),
+        measures=True,
     )
     cfg = loaded.config
     from xtts_cli.config.editing import can_write

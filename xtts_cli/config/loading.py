@@ -451,13 +451,51 @@ def _refuse_a_file_not_here(chosen: Path, preset: Optional[Path]) -> None:
     )
 
 
+def _config_file(path: Optional[Path | str], measures: bool) -> Optional[Path]:
+    """The file `resolve_config` reads: `path`, or the preset of that name; without it
+    configs/config.yaml when it exists, else None (the built-in defaults, which a command that
+    `measures` says it measures)."""
+    if path is None:
+        if DEFAULT_CONFIG_PATH.is_file():
+            return DEFAULT_CONFIG_PATH
+        if measures:  # the docs' commands copied as written had profiled batch 16, not the run's batch 8
+            _say_once(
+                f"note: no --config, and no {DEFAULT_CONFIG_PATH} here: this measures the built-in defaults, not "
+                "the config you train; pass -c CONFIG (a run's own: -c RUN/config.yaml)\n"
+            )
+        return None
+    chosen = Path(path)
+    if chosen.is_dir():
+        raise ConfigError(f"--config {path} is a folder, not a config file", hint="pass a YAML file or a preset's name")
+    if chosen.is_file():
+        return chosen
+    from xtts_cli.config.preset_files import preset_names, preset_path
+
+    preset = preset_path(str(path))
+    if chosen.suffix in (".yaml", ".yml"):
+        _refuse_a_file_not_here(chosen, preset)
+    if preset is None:
+        close = difflib.get_close_matches(str(path).removesuffix(".yaml"), preset_names(), n=1, cutoff=0.7)
+        raise ConfigError(
+            f"config file {str(chosen)!r} not found, and no preset has that name"
+            + (f"; did you mean {close[0]}?" if close else ""),
+            hint=f"pass --config PATH to an existing YAML file or a preset's name ({', '.join(preset_names())})",
+        )
+    _say_the_preset_is_read(preset)
+    return preset
+
+
 def resolve_config(
     path: Optional[Path | str] = None,
     overrides: Optional[Mapping[str, Any]] = None,
     sets: Sequence[str] = (),
+    *,
+    measures: bool = False,
 ) -> LoadedConfig:
     """Load `path` (a file, or a preset's name: `speak-cpu`; without it `configs/config.yaml` when it
-    exists, else defaults) and apply overrides. A file of that name wins over a preset.
+    exists, else defaults) and apply overrides. A file of that name wins over a preset. `measures`:
+    a command that measures a training (diagnose, profile-*, benchmark) says when, given no config,
+    it measures the built-in defaults rather than the config a user trains.
 
     `overrides` maps dotted keys (`data.batch_size`) to values from command-line flags; `None`
     values mean "flag not given" and are skipped. A dataset path given on the command line
@@ -466,33 +504,8 @@ def resolve_config(
     `sets` are `--set KEY=VALUE` strings (`parse_sets`), applied like flags; a flag and a `--set`
     that give one key two values are an error naming both.
     """
-    text: Optional[str] = None
-    chosen: Optional[Path] = None
-    if path is not None:
-        chosen = Path(path)
-        if chosen.is_dir():
-            raise ConfigError(
-                f"--config {path} is a folder, not a config file", hint="pass a YAML file or a preset's name"
-            )
-        if not chosen.is_file():
-            from xtts_cli.config.preset_files import preset_names, preset_path
-
-            preset = preset_path(str(path))
-            if chosen.suffix in (".yaml", ".yml"):
-                _refuse_a_file_not_here(chosen, preset)
-            if preset is None:
-                close = difflib.get_close_matches(str(path).removesuffix(".yaml"), preset_names(), n=1, cutoff=0.7)
-                raise ConfigError(
-                    f"config file {str(chosen)!r} not found, and no preset has that name"
-                    + (f"; did you mean {close[0]}?" if close else ""),
-                    hint=f"pass --config PATH to an existing YAML file or a preset's name ({', '.join(preset_names())})",
-                )
-            chosen = preset
-            _say_the_preset_is_read(preset)
-    elif DEFAULT_CONFIG_PATH.is_file():
-        chosen = DEFAULT_CONFIG_PATH
-    if chosen is not None:
-        text = read_config_text(chosen)
+    chosen = _config_file(path, measures)
+    text = read_config_text(chosen) if chosen is not None else None
     data, left_out = _left_out(parse_yaml(text, str(chosen)) if text is not None else {})
     if text is not None and not data and not left_out:  # saved empty, or commented out whole: said, not passed over
         _say_once(f"note: {chosen} holds no settings (it is empty or all comments): the built-in defaults apply\n")
