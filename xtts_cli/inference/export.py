@@ -240,6 +240,8 @@ def _generator(
                 )
             return {"mel": mel[:frames], "audio": _within_full_scale(audio[: (frames - 1) * data.hop_length])}
 
+    if speakers is None:  # no centroids (a run from before they were kept): saving had traced it, and failed
+        del Generator.speak_as
     return Generator()
 
 
