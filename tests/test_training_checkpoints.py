@@ -580,3 +580,34 @@ def test_a_test_sentence_is_rendered_with_what_synthesize_would_say_of_it_said_o
     texts = json.loads((tmp_path / "samples" / "texts.json").read_text(encoding="utf-8"))
     assert sorted(texts) == sorted(p.name for p in (tmp_path / "samples").glob("*.wav"))
     assert set(texts.values()) == {"Caf\u00e9 au lait \u2713 now."}
+
+
+@pytest.mark.parametrize("written", ["legacy_run", "legacy_vocoder_run"])
+def test_a_run_written_before_the_fix_resumes_from_its_own_weights(tmp_path, runner, written) -> None:
+    from xtts_cli.cli.app import app
+
+    # Synthesis read these checkpoints through the optimizers' lists; a resume refused them as
+    # "holds no value for 73 of this model's weights", with only --fresh to offer.
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / written, run)
+    result = runner.invoke(app, ["train", "-r", str(run), "--steps", "4", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert (payload["start_step"], payload["final_step"], payload["resumed"]) == (3, 4, True)
+    if written == "legacy_run":  # one step on from the old weights, not from random ones
+        from xtts_cli.inference.loading import load_run
+
+        old, new = load_run(LEGACY_RUN)[2], load_run(run)[2]
+        moved = [float(np.max(np.abs(a.numpy() - b.numpy()))) for a, b in zip(old.weights, new.weights)]
+        assert len(moved) == 97 and max(moved) < 0.05, max(moved)
+
+
+def test_a_run_that_kept_no_speaker_centroids_exports_without_the_speaker_signature(tmp_path, runner) -> None:
+    import tensorflow as tf
+
+    from xtts_cli.cli.app import app
+
+    # Saving traced the speaker signature's function over a table of None: a traceback, no export.
+    result = runner.invoke(app, ["export", "-r", str(LEGACY_RUN), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert list(tf.saved_model.load(str(tmp_path / "out")).signatures) == ["serving_default"]

@@ -15,6 +15,17 @@ from xtts_cli.run.directory import checkpoints_to_restore
 from xtts_cli.run.files import RunDir
 
 
+def older_checkpoint(checkpoint: str) -> bool:
+    """Whether `checkpoint` reaches the model's layers only through the optimizer's variable list, as
+    xtts wrote them before every layer was reachable from the model (`restore_model` reads those)."""
+    graph = object_graph(tf.train.load_checkpoint(checkpoint))
+    model_node = child_node(graph, 0, "model")
+    # A vocoder's checkpoints reach its blocks by name since they became a LayerStack; older ones
+    # (tests/data/legacy_vocoder_run) through the optimizer's list, as older acoustic ones do.
+    current = any(child_node(graph, model_node, name) is not None for name in ("decoder_layers", "blocks"))
+    return model_node is not None and not current
+
+
 def restore_model(model, checkpoint: str) -> int:
     """Load the weights of `checkpoint` (a path prefix) into `model`; returns the step it was saved at.
 
@@ -29,10 +40,7 @@ def restore_model(model, checkpoint: str) -> int:
     reader = tf.train.load_checkpoint(checkpoint)
     graph = object_graph(reader)
     model_node = child_node(graph, 0, "model")
-    # A vocoder's checkpoints reach its blocks by name since they became a LayerStack; older ones
-    # (tests/data/legacy_vocoder_run) through the optimizer's list, as older acoustic ones do.
-    current = any(child_node(graph, model_node, name) is not None for name in ("decoder_layers", "blocks"))
-    if model_node is not None and current:
+    if model_node is not None and not older_checkpoint(checkpoint):
         step = tf.Variable(0, dtype=tf.int64)
         # Weights a model gained since (a duration decoder's mel statistics) that an older run's
         # checkpoint lacks keep their initial values; every other weight must still be found.
@@ -51,9 +59,22 @@ def restore_model(model, checkpoint: str) -> int:
             ) from None
         status.expect_partial()  # the optimizer's state is not needed to speak
         return int(step.numpy())
+    restore_listed(model, checkpoint)
+    step_key = "step/.ATTRIBUTES/VARIABLE_VALUE"
+    return int(reader.get_tensor(step_key)) if step_key in reader.get_variable_to_shape_map() else 0
+
+
+# The optimizer whose variable list holds each part's weights in an older checkpoint.
+LISTED_BY = {"model": "optimizer", "discriminators": "discriminator_optimizer"}
+
+
+def restore_listed(model, checkpoint: str, optimizer: str = "optimizer") -> None:
+    """`model`'s trainable weights from `optimizer`'s variable list in an older `checkpoint`, after
+    checking that every shape fits (else an XttsError)."""
+    reader = tf.train.load_checkpoint(checkpoint)
     shapes = reader.get_variable_to_shape_map()
     variables = model.trainable_variables
-    keys = listed_variable_keys(graph)
+    keys = listed_variable_keys(object_graph(reader), optimizer)
     unfit = [
         variable.path
         for variable, key in zip(variables, keys)
@@ -63,12 +84,10 @@ def restore_model(model, checkpoint: str) -> int:
         raise XttsError(
             f"{checkpoint} was written by an older xtts and its weights do not fit this version's model "
             f"({len(unfit)} of {len(variables)} weights differ, {len(keys)} stored)",
-            hint="it cannot be used for synthesis; train again with --fresh",
+            hint="the run's config.yaml no longer describes the model it trained; train again with --fresh",
         )
     for variable, key in zip(variables, keys):
         variable.assign(reader.get_tensor(key))
-    step_key = "step/.ATTRIBUTES/VARIABLE_VALUE"
-    return int(reader.get_tensor(step_key)) if step_key in shapes else 0
 
 
 def restore_run(

@@ -21,6 +21,7 @@ import tensorflow as tf
 from xtts_cli.errors import XttsError, disk_full
 from xtts_cli.run.directory import remove_stale_temporaries
 from xtts_cli.run.files import RunDir
+from xtts_cli.run.restore import LISTED_BY, older_checkpoint, restore_listed
 from xtts_cli.training.events import Noted, Progress
 
 __all__ = ["RunCheckpoints"]
@@ -109,7 +110,12 @@ class RunCheckpoints:
         # A part of the run the checkpoint holds nothing of (a GAN vocoder's discriminators, turned on
         # since) starts from random weights, said; a part with some of its weights missing is refused.
         added = [name for name in models if name != "model" and name not in saved]
-        _restore_models({name: obj for name, obj in models.items() if name not in added}, path)
+        restored = {name: obj for name, obj in models.items() if name not in added}
+        if older_checkpoint(path):  # layers reached only through the optimizers' lists, as synthesis reads them
+            for name, part in restored.items():
+                restore_listed(part, path, LISTED_BY.get(name, "optimizer"))
+        else:
+            _restore_models(restored, path)
         unread = sorted(name for name in saved if name not in objects and name != "save_counter")
         if added or unread:
             self.progress(Noted(_parts_changed(path, added, unread)))
