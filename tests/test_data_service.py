@@ -466,7 +466,7 @@ def test_a_wait_for_a_dead_worker_says_why_ends_on_stop_and_its_restart_ends_it(
         dataset, _ = build_pipeline(_with_data(config, service_address=address), items, tokenizer, training=True)
         # Repeated, as training reads it: the epoch the worker died in may end short.
         repeated = iter(dataset.repeat())
-        served = ServedBatches(repeated, address, stop=lambda: stopping["now"], note=note, quiet_seconds=1)
+        served = ServedBatches(lambda: repeated, address, stop=lambda: stopping["now"], note=note, quiet_seconds=1)
         next(served)
         _killed(worker)
         with pytest.raises(StopIteration):
@@ -487,6 +487,39 @@ def test_a_wait_for_a_dead_worker_says_why_ends_on_stop_and_its_restart_ends_it(
         _killed(worker)
         gc.collect()
         dispatcher.stop()
+
+
+@pytest.mark.slow
+def test_a_dispatcher_gone_before_the_iterator_is_made_is_a_wait_that_says_why_and_ends_on_stop(sample) -> None:
+    """The real fault: the dispatcher stops between the pipeline's build and its iterator. Making
+    the iterator asks the dispatcher, and TensorFlow waits for it inside C++: made on the caller's
+    thread, a trainer hung there for good, deaf to Ctrl-C and SIGTERM, with no note."""
+    from xtts_cli.data.pipeline import build_pipeline
+    from xtts_cli.data.service import ServedBatches, bound_port, start_dispatcher
+
+    config, items, tokenizer = sample
+    dispatcher = start_dispatcher(0)
+    address = f"localhost:{bound_port(dispatcher)}"
+    worker, _ = _worker_process(address)
+    notes: list[str] = []
+    try:
+        dataset, _ = build_pipeline(_with_data(config, service_address=address), items, tokenizer, training=True)
+        dispatcher.stop()
+        made = time.monotonic()
+        served = ServedBatches(
+            lambda: iter(dataset), address, stop=lambda: bool(notes), note=notes.append, quiet_seconds=1
+        )
+        assert time.monotonic() - made < 1  # the caller's thread is free: a signal is heard
+        with pytest.raises(StopIteration):
+            next(served)
+        assert served.abandoned and len(notes) == 1
+        assert notes[0].startswith(
+            f"no batch from the tf.data service for 1 s: its dispatcher at {address} does not answer"
+        )
+        served.close()
+    finally:
+        _killed(worker)
+        gc.collect()
 
 
 @pytest.mark.slow

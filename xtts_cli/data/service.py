@@ -222,7 +222,8 @@ class ServedBatches:
     """Batches from an iterator over a served dataset, read on a thread of their own.
 
     TensorFlow's client waits for a worker without end, inside C++ where no Python signal handler
-    runs: a trainer whose only worker stopped hung, deaf to Ctrl-C and SIGTERM. Read here, the wait
+    runs: a trainer whose only worker stopped hung, deaf to Ctrl-C and SIGTERM, as did one whose
+    dispatcher stopped before its iterator was made (`make`, called on that thread too). Read here, the wait
     stays in Python: once `stop()` is true it ends as the data would (the caller saves and exits as
     on any interrupt), and each time the wait doubles past `quiet_seconds`, `note` says what the
     dispatcher and its workers answer. A worker that joins ends the wait: the job goes on.
@@ -232,7 +233,7 @@ class ServedBatches:
 
     def __init__(
         self,
-        iterator: Iterator[Any],
+        make: Callable[[], Iterator[Any]],
         address: str,
         *,
         stop: Callable[[], bool],
@@ -244,12 +245,14 @@ class ServedBatches:
         self._closed = threading.Event()
         self.abandoned = False  # stopped while the reader waited inside TensorFlow
         # A daemon: one left waiting inside TensorFlow must not keep the process from exiting.
-        self._reader = threading.Thread(target=self._read, args=(iterator,), name="served-batches", daemon=True)
+        self._reader = threading.Thread(target=self._read, args=(make,), name="served-batches", daemon=True)
         self._reader.start()
 
-    def _read(self, iterator: Iterator[Any]) -> None:
+    def _read(self, make: Callable[[], Iterator[Any]]) -> None:
+        iterator: Optional[Iterator[Any]] = None
         while not self._closed.is_set():
             try:
+                iterator = make() if iterator is None else iterator  # asks the dispatcher: may wait too
                 item: tuple[str, Any] = ("batch", next(iterator))
             except StopIteration:
                 item = ("end", None)

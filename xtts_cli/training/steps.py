@@ -209,12 +209,14 @@ class Steps:
         served = self._served is not None and dataset is self._served[0]
         if self.distributed:
             dataset = self.distribute(dataset)
-        iterator = iter(dataset)
         if served:
             from xtts_cli.data.service import ServedBatches
 
             assert self._served is not None
-            iterator = ServedBatches(iterator, self._served[1], stop=stop, note=note)
+            # Made on the reader's thread: making it asks the dispatcher, and waits in C++ if it is gone.
+            iterator = ServedBatches(lambda: iter(dataset), self._served[1], stop=stop, note=note)
+        else:
+            iterator = iter(dataset)
         prepare = self.featurize or (lambda batch: batch)
         # With a featurizer, the features of batch k+1 are launched on the data device before step k runs.
         ahead: Optional[tuple[Any, float]] = None
