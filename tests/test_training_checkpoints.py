@@ -611,3 +611,23 @@ def test_a_run_that_kept_no_speaker_centroids_exports_without_the_speaker_signat
     result = runner.invoke(app, ["export", "-r", str(LEGACY_RUN), "-o", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert list(tf.saved_model.load(str(tmp_path / "out")).signatures) == ["serving_default"]
+
+
+def test_a_run_that_recorded_no_languages_or_speakers_names_its_configs_language_and_says_it_lists_none(
+    runner,
+) -> None:
+    from xtts_cli.cli.app import app
+    from xtts_cli.inference import Synthesizer
+    from xtts_cli.serving.service import Refused, VoiceService
+
+    # Its vocabulary predates runs' languages: a server refused language_id=en "listing" none, and
+    # --list-speakers printed nothing with exit 0.
+    tts = Synthesizer.load(LEGACY_RUN, flags=True)
+    assert tts.languages == ["en"]
+    service = VoiceService(tts)
+    assert service.check({"text": "Hello.", "language_id": "en"}).language == "en"
+    with pytest.raises(Refused, match="language_id 'de' is not one of this run's languages: en"):
+        service.check({"text": "Hello.", "language_id": "de"})
+    listed = runner.invoke(app, ["synthesize", "-r", str(LEGACY_RUN), "--list-speakers", "--list-languages"])
+    assert listed.exit_code == 0 and listed.stdout == "speakers (0):\nlanguages (1):\n  en\n", listed.stdout
+    assert f"note: {LEGACY_RUN} lists no speakers (a run from before they were kept)" in listed.stderr

@@ -277,7 +277,7 @@ def _list(run_dir: Path, *, speakers: bool, languages: bool, json_output: bool) 
     from xtts_cli.kinds import speaking_run
     from xtts_cli.run.files import load_speakers, no_vocabulary
 
-    _, run = speaking_run(run_dir)
+    config, run = speaking_run(run_dir)
     if not run.vocab.is_file():
         raise no_vocabulary(
             run_dir, f"{run_dir} has no vocab.json: it is not an acoustic run", "pass the run that speaks"
@@ -295,8 +295,13 @@ def _list(run_dir: Path, *, speakers: bool, languages: bool, json_output: bool) 
         listing["speakers"] = [
             {"name": name, "minutes": details.get(name, {}).get("minutes")} for name in vocabulary.speakers
         ]
-    if languages:
-        listing["languages"] = list(vocabulary.languages)
+    if languages:  # a vocabulary from before runs recorded languages: the one its config reads
+        listing["languages"] = list(vocabulary.languages) or [config.data.language]
+    if speakers and not vocabulary.speakers:  # an empty list and exit 0 had said nothing
+        sys.stderr.write(
+            f"note: {run_dir} lists no speakers (a run from before they were kept): clone a voice with "
+            "--speaker-wav FILE, or leave --speaker out for the run's own\n"
+        )
     if json_output:
         from xtts_cli.cli.output import print_json
 

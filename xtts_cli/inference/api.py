@@ -236,8 +236,9 @@ class Synthesizer:
 
     @property
     def languages(self) -> list[str]:
-        """The run's languages (espeak-ng codes); the first is the default."""
-        return list(self.tokenizer.languages)
+        """The run's languages (espeak-ng codes); the first is the default. A vocabulary from before
+        runs recorded them reads its config's one (a server had refused it, listing none)."""
+        return list(self.tokenizer.languages) or [self.config.data.language]
 
     @property
     def speakers(self) -> list[str]:
