@@ -631,3 +631,13 @@ def test_a_run_that_recorded_no_languages_or_speakers_names_its_configs_language
     listed = runner.invoke(app, ["synthesize", "-r", str(LEGACY_RUN), "--list-speakers", "--list-languages"])
     assert listed.exit_code == 0 and listed.stdout == "speakers (0):\nlanguages (1):\n  en\n", listed.stdout
     assert f"note: {LEGACY_RUN} lists no speakers (a run from before they were kept)" in listed.stderr
+
+
+def test_a_base_whose_vocabulary_recorded_no_languages_is_refused_with_the_way_it_goes_on(tmp_path, runner) -> None:
+    from xtts_cli.cli.app import app
+
+    # Its refusal offered a start from scratch alone; the run itself resumes (older checkpoints included).
+    result = runner.invoke(app, ["train", "-c", "tiny-cpu", "--init-from", str(LEGACY_RUN), "-r", str(tmp_path / "n")])
+    assert isinstance(result.exception, XttsError), result.output
+    assert "its vocabulary was saved before runs recorded their languages and speakers" in str(result.exception)
+    assert result.exception.hint.startswith(f"it goes on training as it is (xtts train -r {LEGACY_RUN}, ")

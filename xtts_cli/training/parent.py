@@ -433,7 +433,8 @@ def open_parent(spec: str | Path) -> ParentRun:
         if not tokenizer.languages:
             raise XttsError(
                 f"--init-from {spec}: its vocabulary was saved before runs recorded their languages and speakers",
-                hint="start the new run from scratch, or from a base trained with this xtts",
+                hint=f"it goes on training as it is (xtts train -r {run.path}, on data it can read); a new run with "
+                "other speakers, languages or symbols starts from scratch, or from a base trained with this xtts",
             )
     step_match = _CHECKPOINT.match(Path(checkpoint).name)
     step = int(step_match.group(1)) if step_match else 0
