@@ -1000,6 +1000,11 @@ def test_a_run_of_one_step_gives_no_speed_from_its_trace_alone(tmp_path: Path, r
     TrainingProgress(enabled=False).summary(late)
     (speed,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("speed: ")]
     assert speed.endswith(" s trace left out, and its 108.5 s wait for its batch)"), speed
+    TrainingProgress(enabled=False).summary(replace(late, loop_seconds=126.8, step_time_percent=11.0))
+    (clock,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("wall clock: ")]
+    assert clock.endswith(
+        "11 % of it in steps (the rest: validation, checkpoints, samples, and the 108.5 s wait for the first batch)"
+    ), clock
     # A cluster's other worker given a run directory the chief never wrote names no command to hear it.
     TrainingProgress(enabled=False).summary(replace(one, run_dir=tmp_path / "on another machine"))
     lines = capsys.readouterr().out.splitlines()

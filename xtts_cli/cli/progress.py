@@ -251,9 +251,11 @@ class TrainingProgress:
         if speed:
             out.print(speed)
         if result.loop_seconds > 0 and result.final_step > result.start_step:  # no step, no first to the last
+            late = result.trace_wait_seconds >= TOLD_WAIT_SECONDS  # counted in steps, it had read "100 %"
             out.print(
                 f"wall clock: {result.loop_seconds:,.1f} s from the first step to the last, "
-                f"{result.step_time_percent:.0f} % of it in steps (the rest: validation, checkpoints, samples)"
+                f"{result.step_time_percent:.0f} % of it in steps (the rest: validation, checkpoints, samples"
+                + (f", and the {result.trace_wait_seconds:,.1f} s wait for the first batch)" if late else ")")
             )
         if result.stopped_waiting_seconds >= 1:
             out.print(

@@ -298,7 +298,8 @@ class MetricsHook(Hook):
         # A wait for a batch that never came, ended by a signal, is after the last step: said on its own.
         result.loop_seconds = time.perf_counter() - self.loop_started - result.stopped_waiting_seconds
         if result.loop_seconds > 0:
-            in_steps = total["time"] + traced["time"]
+            # A traced step's wait for its batch is left out of the steps, as of the data wait: said on its own.
+            in_steps = total["time"] + traced["time"] - traced["wait"]
             result.step_time_percent = min(100.0, 100.0 * in_steps / result.loop_seconds)
 
     def close(self) -> None:
