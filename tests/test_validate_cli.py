@@ -741,3 +741,11 @@ def test_validate_of_a_run_it_resumes_refuses_data_the_runs_vocabulary_cannot_re
     # A run with no checkpoint yet starts anew: its vocabulary is this data's.
     shutil.rmtree(run / "checkpoints")
     assert findings(("en", "en"), ("de", "de")) == {}
+
+
+def test_a_finding_on_a_key_written_under_its_older_name_names_it_as_written(runner, write_config) -> None:
+    # The file says data.enable_xla; the finding had named training.enable_xla_compilation, a key it lacks.
+    path = write_config("data:\n  enable_xla: false\n")
+    payload = json.loads(runner.invoke(app, ["validate", "-c", str(path), "--json"]).stdout)
+    (xla,) = [f for f in payload["findings"] if f["id"] == "xla-off"]
+    assert xla["message"].startswith("data.enable_xla (training.enable_xla_compilation now) is false"), xla

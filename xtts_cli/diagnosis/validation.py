@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -173,7 +174,7 @@ def validate_config(
     total = result.settings["total_steps"] if result.settings else None
     result.findings = result.findings + warmup_past_the_epochs(loaded.config.training, total)
     result.findings = _command_line_values(result.findings, loaded.overridden, ruled, _file_alone(loaded, machine))
-    result.findings = _writable_fixes(loaded, result.findings)
+    result.findings = _writable_fixes(loaded, _as_written(loaded, result.findings))
     # Fixed after the scan, so a fix only the data shows (how it is resampled) is made too.
     fixable = [f for f in result.findings if f.fix is not None]
     if (fix or dry_run) and fixable:
@@ -183,6 +184,21 @@ def validate_config(
             return Validation(again.loaded, again.findings, fixable, diff, again.dataset, again.settings)
         result.diff = diff
     return result
+
+
+def _as_written(loaded: LoadedConfig, findings: list[Finding]) -> list[Finding]:
+    """Each finding's first mention of a key the file writes under an older name, by that name (a
+    file of `data.enable_xla` had been told of `training.enable_xla_compilation`, a key it lacks)."""
+    renamed = {key: written for key, written in loaded.sources.items() if written != key}
+    if not renamed:
+        return findings
+    said = []
+    for finding in findings:
+        message = finding.message
+        for key, written in renamed.items():
+            message = re.sub(rf"(?<![\w.]){re.escape(key)}(?![\w])", f"{written} ({key} now)", message, count=1)
+        said.append(finding if message == finding.message else finding.model_copy(update={"message": message}))
+    return said
 
 
 # Findings on how the file writes a value (read from its text, whatever the command line sets): the
