@@ -131,31 +131,20 @@ def at_most_count(value: Optional[int]) -> Optional[int]:
     return value
 
 
-BatchesOption = Annotated[
-    Optional[int],
-    typer.Option(
-        "--batches",
-        "-n",
-        min=2,
-        callback=at_most_count,
-        metavar="N",
-        help="Batches to time. Default: profiling.num_batches (50).",
-        show_default=False,
-    ),
-]
+def _batches(help_text: str) -> typer.models.OptionInfo:
+    return typer.Option(
+        "--batches", "-n", min=2, callback=at_most_count, metavar="N", help=help_text, show_default=False
+    )
+
+
+BatchesOption = Annotated[Optional[int], _batches("Batches to time. Default: profiling.num_batches (50).")]
 # diagnose times the model over as many steps as the pipeline's batches: a help of "batches" alone had
 # hidden minutes of model steps on a CPU.
 DiagnoseBatchesOption = Annotated[
     Optional[int],
-    typer.Option(
-        "--batches",
-        "-n",
-        min=2,
-        callback=at_most_count,
-        metavar="N",
-        help="Batches the pipeline is timed over, and as many model steps on resident batches (minutes on a CPU; "
-        "--quick times neither). Default: profiling.num_batches (50).",
-        show_default=False,
+    _batches(
+        "Batches the pipeline is timed over, and as many model steps on resident batches (minutes on a CPU; "
+        "--quick times neither). Default: profiling.num_batches (50)."
     ),
 ]
 TrainDataAlias = Annotated[Optional[str], typer.Option("--train-data", hidden=True)]
