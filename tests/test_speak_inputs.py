@@ -920,14 +920,18 @@ def test_a_reference_clip_of_noise_is_said_to_be_noise_and_one_of_speech_is_not(
     from xtts_cli.speech.synthesis import write_wav
 
     speech, rate = soundfile.read(Path(__file__).parent / "data" / "speech" / "sentence-0.wav", dtype="float32")
-    noise = np.random.default_rng(0).normal(0.0, 1.0, rate * 4).astype(np.float32)
-    write_wav(tmp_path / "hiss.wav", noise * 0.1, rate)
-    # White noise (a fan, static, the wrong file) had been cloned as a voice without a word.
-    note = tts.voice(speaker_wav=tmp_path / "hiss.wav").note
-    assert note.startswith("the voice's clip sounds mostly of noise (its spectrum is as flat as hiss's, 0.9"), note
-    assert note.endswith("the voice cloned from it carries that noise; pass a clip of clean speech")
-    # A voice under hiss 20 dB below it is still a voice; under hiss as loud as it, mostly noise.
+    white = np.random.default_rng(0).normal(0.0, 1.0, rate * 4).astype(np.float32)
+    spectrum = np.fft.rfft(white)  # brown noise: white's spectrum shaped to a power of 1/f^2 (above 20 Hz)
+    brown = np.fft.irfft(spectrum / np.maximum(np.fft.rfftfreq(len(white), 1 / rate), 20.0), len(white))
+    # Noise of any colour (a fan, static, the wrong file) and a hum had been cloned as a voice without a word.
+    hum = 0.3 * np.sin(2 * np.pi * 50 * np.arange(rate * 4) / rate).astype(np.float32)
+    for name, clip in (("white", white * 0.1), ("brown", brown / np.abs(brown).max() * 0.3), ("hum", hum)):
+        write_wav(tmp_path / f"{name}.wav", clip, rate)
+        note = tts.voice(speaker_wav=tmp_path / f"{name}.wav").note
+        assert note.startswith("the voice's clip is steady throughout (its loudness varies by 0."), (name, note)
+        assert note.endswith("the voice cloned from it carries that; pass a clip of clean speech")
+    # A voice rises and falls: clean, or under white noise as loud as it, it is a voice.
     speech = speech / np.sqrt(np.mean(speech**2)) * 0.1
-    for loudness, noted in ((0.0, False), (0.01, False), (0.1, True)):
-        write_wav(tmp_path / "mixed.wav", speech + noise[: len(speech)] * loudness, rate)
-        assert bool(tts.voice(speaker_wav=tmp_path / "mixed.wav", remember=False).note) is noted, loudness
+    for loudness in (0.0, 0.01, 0.1):
+        write_wav(tmp_path / "mixed.wav", speech + white[: len(speech)] * loudness, rate)
+        assert tts.voice(speaker_wav=tmp_path / "mixed.wav", remember=False).note == "", loudness

@@ -223,24 +223,25 @@ def _short_clip_note(path: Path, data: DataConfig) -> str:
     )
 
 
-# The median spectral flatness (geometric over arithmetic mean, across mel bands) of a reference's
-# louder frames above which it is noise, not a voice: white noise and hiss read 0.95, pink noise
-# 0.78, speech (harmonics, formants) 0.12-0.30 on the test clips and the bundled sample.
-NOISE_FLATNESS = 0.7
+# How little a clip's loudness may vary, frame to frame (the standard deviation of its frames' mel
+# energy in dB, those within 30 dB of its loudest), and still hold a voice: speech rises and falls by
+# 3.5-5.6 dB on the test clips and the bundled sample, and still by 2 dB under white noise as loud as
+# it; hiss, hum and noise of every colour (white, pink, brown) and a steady tone stay under 0.5 dB.
+STEADY_DB = 1.0
 
 
 def noise_note(reference: np.ndarray) -> str:
-    """A note when the reference mels [..., frames, n_mels] of a clip are mostly noise (a fan, static,
-    a voice under hiss as loud as it, the wrong file): a voice cloned from them carries it."""
-    mel = reference.reshape(-1, reference.shape[-1]).astype(np.float64)
-    energy = np.exp(mel).mean(axis=1)
-    loud = energy >= energy.max() * 0.1  # not the silence between words, nor the padding
-    flatness = float(np.median(np.exp(mel[loud].mean(axis=1)) / energy[loud]))
-    if flatness < NOISE_FLATNESS:
+    """A note when the reference mels [..., frames, n_mels] of a clip are steady throughout (a fan,
+    static, a hum, noise louder than any voice in it, the wrong file): a voice cloned from them carries it."""
+    energy = np.exp(reference.reshape(-1, reference.shape[-1]).astype(np.float64)).mean(axis=1)
+    decibels = 10.0 * np.log10(energy[energy >= energy.max() * 1e-3])  # not the padding, nor silence
+    spread = float(np.std(decibels))
+    if spread >= STEADY_DB:
         return ""
     return (
-        f"the voice's clip sounds mostly of noise (its spectrum is as flat as hiss's, {flatness:.2f}, where "
-        "clean speech's is under 0.4): the voice cloned from it carries that noise; pass a clip of clean speech"
+        f"the voice's clip is steady throughout (its loudness varies by {spread:.1f} dB, where speech rises and "
+        "falls by 3 dB or more): hiss, a hum or noise louder than any voice in it; the voice cloned from it "
+        "carries that; pass a clip of clean speech"
     )
 
 
