@@ -196,8 +196,11 @@ from xtts_cli.data.text import Tokenizer
         # Thousands grouped by dots, a whole number over another, scientific notation: they had kept a
         # point per group ("one point two hundred..."), their slash, and their letter ("one e six").
         (
-            "1.234.567 people, version 2.0.1, pi is about 22/7, 4/3 of it, 1e6 times, 2.5E-3 of it, 0.5e+2",
-            "one million two hundred and thirty four thousand five hundred and sixty seven people, version two point "
+            "1.234.567 people, 1.000.000.000 stars, 1.234.567.890.123 in all, 10.0.0.1 here, version 2.0.1, pi is "
+            "about 22/7, 4/3 of it, 1e6 times, 2.5E-3 of it, 0.5e+2",
+            "one million two hundred and thirty four thousand five hundred and sixty seven people, one billion stars, "
+            "one trillion two hundred and thirty four billion five hundred and sixty seven million eight hundred and "
+            "ninety thousand one hundred and twenty three in all, one oh dot oh dot oh dot one here, version two point "
             "zero point one, pi is about twenty two over seven, four over three of it, one times ten to the power of "
             "six times, two point five times ten to the power of minus three of it, zero point five times ten "
             "squared",

@@ -321,7 +321,7 @@ _WEEKDAYS = {
 _WEEKDAY_RANGE = re.compile(rf"\b({'|'.join(_WEEKDAYS)})\.?\s?[-\u2013]\s?({'|'.join(_WEEKDAYS)})\b\.?", re.IGNORECASE)
 # Numbers with two or more points: a version (2.3.1: two point three point one), or an IPv4 address
 # (192.168.1.1: one nine two dot one six eight dot one dot one).
-_DOTTED_NUMBERS = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,3}(?![\w]|\.\d)")
+_DOTTED_NUMBERS = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,5}(?![\w]|\.\d)")
 # Before a number, as it is said: ~20 is about twenty, >50 more than fifty, <= 5 at most five; in
 # the languages whose number after these words keeps its plain form (Russian and Polish decline it).
 _COMPARISON_SIGNS = tuple(
@@ -1508,7 +1508,9 @@ _MONTH_NAMES = _MONTHS.split("|")
 def _dotted_number(match: re.Match) -> str:
     parts = match.group(0).split(".")
     if len(parts[0]) <= 3 and not parts[0].startswith("0") and all(len(p) == 3 for p in parts[1:]):
-        if len(parts) < 4 or int(max(parts, key=int)) > 255:  # 1.234.567: grouped in thousands, not an address
+        # 1.234.567, 1.000.000.000: grouped in thousands; an address writes no group over 255, nor 000 or 067
+        address = len(parts) == 4 and all(int(p) <= 255 and not (len(p) > 1 and p.startswith("0")) for p in parts)
+        if not address:
             return _words(int("".join(parts)), "en")
     if len(parts) == 4 and all(len(p) <= 3 and int(p) <= 255 for p in parts):
         return " dot ".join(" ".join(_DIGIT_NAMES[int(d)] for d in part) for part in parts)
