@@ -752,5 +752,11 @@ def test_the_adapt_preset_from_a_vocoder_run_is_refused_in_one_line_naming_the_r
     assert checked.exit_code == 1 and "Traceback" not in checked.output, checked.output
     (error,) = [f for f in json.loads(checked.stdout)["findings"] if f["id"] == "init-from"]
     assert error["message"].endswith(f"(--init-from {acoustic}: the acoustic run this vocoder belongs to)"), error
+    # The other way: the vocoder preset given the acoustic run that keeps it.
+    reverse = runner.invoke(
+        app, ["train", "-c", "vocoder-cpu", *base[2:3], str(acoustic), *base[4:], "-r", str(tmp_path / "v")]
+    )
+    assert str(reverse.exception).endswith("that is an acoustic run, and this config trains a vocoder model")
+    assert reverse.exception.hint == f"--init-from {acoustic / 'vocoder'}: the vocoder this run keeps"
     alone = runner.invoke(app, ["train", *base[:3], str(LEGACY_VOCODER), *base[4:], "-r", str(tmp_path / "new")])
     assert alone.exception.hint.startswith("start a vocoder from a vocoder run (-c vocoder-cpu)")

@@ -82,8 +82,11 @@ class ParentRun:
             from xtts_cli.run.files import VOCODER_DIR, RunDir
 
             owner = self.path.parent if self.path.name == VOCODER_DIR else None
+            own = self.path / VOCODER_DIR  # an acoustic run's own vocoder, beside its checkpoints
             if owner is not None and RunDir(owner).has_checkpoint() and kind_for(config).speaks:
                 hint = f"--init-from {owner}: the acoustic run this vocoder belongs to"
+            elif not kind_for(config).speaks and RunDir(own).has_checkpoint():
+                hint = f"--init-from {own}: the vocoder this run keeps"
             else:
                 hint = "start a vocoder from a vocoder run (-c vocoder-cpu), an acoustic model from an acoustic run"
             raise XttsError(refusal, hint=hint)
