@@ -132,7 +132,7 @@ def test_token_ids_are_one_array_read_by_clip(sample) -> None:
         plan_pipeline(data, scan.train, narrow, training=True)
     first = next(i for i in scan.train if "a" in tokenizer.clean(i.training_text))
     assert str(error.value).startswith(
-        f"{first.dataset}/{first.source} ({first.id}): text has characters not in the tokenizer"
+        f"{Path(first.audio_path).parents[1] / first.source} ({first.id}): text has characters not in the tokenizer"
     )
 
 

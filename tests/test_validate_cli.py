@@ -725,7 +725,7 @@ def test_validate_of_a_run_it_resumes_refuses_data_the_runs_vocabulary_cannot_re
     found = findings(("en", "en"), ("de", "de"))
     assert found["resume-vocabulary"]["severity"] == "error"
     assert (
-        f"{run} resumes: de/metadata.csv:2 (LJ001-0001): language 'de' is not one this run was started with (en)"
+        f"{run} resumes: {tmp_path / 'de' / 'metadata.csv'}:2 (LJ001-0001): language 'de' is not one this run was started with (en)"
         in (found["resume-vocabulary"]["message"])
     )
     with open(tmp_path / "de" / "metadata.csv", "r+", encoding="utf-8") as metadata:
@@ -734,7 +734,7 @@ def test_validate_of_a_run_it_resumes_refuses_data_the_runs_vocabulary_cannot_re
         metadata.write(lines)
     found = findings(("en", "en"), ("de", "en"))
     assert (
-        "de/metadata.csv:1 (LJ001-0000): text has characters not in the tokenizer vocabulary"
+        f"{tmp_path / 'de' / 'metadata.csv'}:1 (LJ001-0000): text has characters not in the tokenizer vocabulary"
         in (found["resume-vocabulary"]["message"])
     )
     assert "'ß' (U+00DF)" in found["resume-vocabulary"]["message"]

@@ -406,10 +406,13 @@ def _prepared_texts(items: Sequence[DatasetItem], tokenizer: Tokenizer) -> Optio
 
 
 def item_place(item: DatasetItem) -> str:
-    """`de/metadata.csv:2 (LJ001-0001)`: a clip named in an error, with its dataset's name where
-    it has one (every dataset of a run may have its own metadata.csv)."""
-    dataset, source = getattr(item, "dataset", ""), item.source
-    return f"{dataset}/{source} ({item.id})" if dataset and not Path(source).is_absolute() else f"{source} ({item.id})"
+    """`/data/de/metadata.csv:2 (LJ001-0001)`: a clip named in an error by its source in its dataset's
+    folder (every dataset of a run may have its own metadata.csv, and two folders one name)."""
+    source, audio = item.source, Path(getattr(item, "audio_path", "") or "")
+    written = Path(getattr(item, "relative_path", "") or "").parts
+    if Path(source).is_absolute() or not written or audio.parts[-len(written) :] != written:
+        return f"{source} ({item.id})"
+    return f"{Path(*audio.parts[: -len(written)]) / source} ({item.id})"
 
 
 def speakers_it_lacks(saved: Tokenizer, scan: ScanReport) -> str:
