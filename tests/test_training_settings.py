@@ -181,8 +181,8 @@ def test_a_note_of_new_speakers_names_a_fourth_rather_than_one_more() -> None:
     # "speakers a, b, c and 1 more" had hidden a name it had room for.
     from types import SimpleNamespace
 
+    from xtts_cli.data.plan import speakers_it_lacks as _unknown_speakers
     from xtts_cli.data.text import Tokenizer
-    from xtts_cli.training.components import _unknown_speakers
 
     saved = Tokenizer.build(["the cat"], ["english_cleaners"], languages=["en"], speakers=["ann"])
     four = _unknown_speakers(saved, SimpleNamespace(speakers=["ann", "bo", "cy", "di", "ed"]))
