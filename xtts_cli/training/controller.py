@@ -860,7 +860,8 @@ class Controller:
         last = step == parts.total_steps
         # Not the first alone: a vocoder's first adversarial step builds its phase's graph too (seconds),
         # which had counted as a step in the speed and not in trace_seconds.
-        traced = first or parts.steps.traces() > traces or self._compiled_anew(batch, parts.settings.xla)
+        compiled = self._compiled_anew(batch, parts.settings.xla)  # the first step's shape too: it is known after
+        traced = first or parts.steps.traces() > traces or compiled
         return StepEnd(
             step, values, batch, wait, compute, parts.input.batch_size, last=last, traced=traced, epoch=epoch
         )
