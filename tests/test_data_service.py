@@ -523,6 +523,40 @@ def test_a_dispatcher_gone_before_the_iterator_is_made_is_a_wait_that_says_why_a
 
 
 @pytest.mark.slow
+def test_a_dispatcher_restarted_without_its_work_dir_is_a_lost_job_said_in_one_line(sample) -> None:
+    """The real fault: the dispatcher restarted at its port mid-job, without --work-dir. Its client
+    raised TensorFlow's NotFoundError ("Unknown iteration client id"), a traceback to the user."""
+    from xtts_cli.data.pipeline import build_pipeline
+    from xtts_cli.data.service import ServedBatches, bound_port, start_dispatcher
+    from xtts_cli.errors import XttsError
+
+    config, items, tokenizer = sample
+    dispatcher = start_dispatcher(0)
+    port = bound_port(dispatcher)
+    address = f"localhost:{port}"
+    worker, _ = _worker_process(address)
+    again = None
+    try:
+        dataset, _ = build_pipeline(_with_data(config, service_address=address), items, tokenizer, training=True)
+        repeated = dataset.repeat()
+        served = ServedBatches(lambda: iter(repeated), address, stop=lambda: False, note=lambda text: None)
+        next(served)
+        dispatcher.stop()
+        again = start_dispatcher(port)
+        with pytest.raises(XttsError) as lost:
+            for _ in range(10_000):
+                next(served)
+        assert str(lost.value).startswith(f"the tf.data service's dispatcher at {address} restarted and no longer")
+        assert lost.value.hint.startswith("run the same command to resume from the run's last checkpoint")
+        served.close()
+    finally:
+        _killed(worker)
+        gc.collect()
+        if again is not None:
+            again.stop()
+
+
+@pytest.mark.slow
 def test_ctrl_c_while_training_waits_for_a_dead_worker_saves_and_exits_130(tmp_path) -> None:
     """`xtts train` reading from the service, its only worker killed: Ctrl-C ends the wait as it ends
     a step (TensorFlow's client alone waited inside C++ for ever, deaf to Ctrl-C and SIGTERM), and

@@ -218,6 +218,19 @@ def why_no_batches(address: str, *, timeout: float = CONNECT_TIMEOUT_SECONDS) ->
     )
 
 
+def _lost_job(error: BaseException, address: str) -> Optional[XttsError]:
+    """The one-line error for a job its dispatcher forgot (restarted without a --work-dir), which
+    TensorFlow raised as a NotFoundError's traceback; None for any other error."""
+    if not isinstance(error, tf.errors.NotFoundError) or "dispatcher restart" not in str(error):
+        return None
+    return XttsError(
+        f"the tf.data service's dispatcher at {address} restarted and no longer knows this training's job "
+        "(it keeps its jobs only with a --work-dir)",
+        hint="run the same command to resume from the run's last checkpoint; start the dispatcher with "
+        "--work-dir DIR for it to survive a restart",
+    )
+
+
 class ServedBatches:
     """Batches from an iterator over a served dataset, read on a thread of their own.
 
@@ -288,7 +301,7 @@ class ServedBatches:
             if kind == "batch":
                 return value
             if kind == "error":
-                raise value
+                raise _lost_job(value, self.address) or value
             raise StopIteration
 
     def close(self) -> None:
