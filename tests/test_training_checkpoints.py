@@ -600,6 +600,14 @@ def test_a_run_written_before_the_fix_resumes_from_its_own_weights(tmp_path, run
         old, new = load_run(LEGACY_RUN)[2], load_run(run)[2]
         moved = [float(np.max(np.abs(a.numpy() - b.numpy()))) for a, b in zip(old.weights, new.weights)]
         assert len(moved) == 97 and max(moved) < 0.05, max(moved)
+        # Its vocabulary keeps no speakers; the speakers.json the resume wrote names those --speaker takes.
+        listed = runner.invoke(app, ["synthesize", "-r", str(run), "--list-speakers", "--json"])
+        assert [entry["name"] for entry in json.loads(listed.stdout)["speakers"]] == [
+            "en-us+f3",
+            "en-us",
+            "en-gb+m3",
+            "en-gb",
+        ]
 
 
 def test_a_run_that_kept_no_speaker_centroids_exports_without_the_speaker_signature(tmp_path, runner) -> None:
@@ -628,6 +636,8 @@ def test_a_run_that_recorded_no_languages_or_speakers_names_its_configs_language
     assert service.check({"text": "Hello.", "language_id": "en"}).language == "en"
     with pytest.raises(Refused, match="language_id 'de' is not one of this run's languages: en"):
         service.check({"text": "Hello.", "language_id": "de"})
+    with pytest.raises(Refused, match="speaker_id 'ann' is not one of this run's speakers: it lists none"):
+        service.check({"text": "Hello.", "speaker_id": "ann"})
     listed = runner.invoke(app, ["synthesize", "-r", str(LEGACY_RUN), "--list-speakers", "--list-languages"])
     assert listed.exit_code == 0 and listed.stdout == "speakers (0):\nlanguages (1):\n  en\n", listed.stdout
     assert f"note: {LEGACY_RUN} lists no speakers (a run from before they were kept)" in listed.stderr

@@ -291,13 +291,12 @@ def _list(run_dir: Path, *, speakers: bool, languages: bool, json_output: bool) 
         sys.stderr.write(f"note: {error.lines[0]}; the speakers are listed without their minutes\n")
         details = {}
     listing: dict[str, Any] = {}
+    names = list(vocabulary.speakers) or list(details)  # an older vocabulary: its speakers.json's, as --speaker reads
     if speakers:
-        listing["speakers"] = [
-            {"name": name, "minutes": details.get(name, {}).get("minutes")} for name in vocabulary.speakers
-        ]
+        listing["speakers"] = [{"name": name, "minutes": details.get(name, {}).get("minutes")} for name in names]
     if languages:  # a vocabulary from before runs recorded languages: the one its config reads
         listing["languages"] = list(vocabulary.languages) or [config.data.language]
-    if speakers and not vocabulary.speakers:  # an empty list and exit 0 had said nothing
+    if speakers and not names:  # an empty list and exit 0 had said nothing
         sys.stderr.write(
             f"note: {run_dir} lists no speakers (a run from before they were kept): clone a voice with "
             "--speaker-wav FILE, or leave --speaker out for the run's own\n"

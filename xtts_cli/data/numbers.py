@@ -321,7 +321,7 @@ _WEEKDAYS = {
 _WEEKDAY_RANGE = re.compile(rf"\b({'|'.join(_WEEKDAYS)})\.?\s?[-\u2013]\s?({'|'.join(_WEEKDAYS)})\b\.?", re.IGNORECASE)
 # Numbers with two or more points: a version (2.3.1: two point three point one), or an IPv4 address
 # (192.168.1.1: one nine two dot one six eight dot one dot one).
-_DOTTED_NUMBERS = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,5}(?![\w]|\.\d)")
+_DOTTED_NUMBERS = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w]|\.\d)")
 # Before a number, as it is said: ~20 is about twenty, >50 more than fifty, <= 5 at most five; in
 # the languages whose number after these words keeps its plain form (Russian and Polish decline it).
 _COMPARISON_SIGNS = tuple(

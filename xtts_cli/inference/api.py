@@ -242,8 +242,15 @@ class Synthesizer:
 
     @property
     def speakers(self) -> list[str]:
-        """The run's training speakers, for `speaker=`."""
-        return list(self.tokenizer.speakers)
+        """The run's training speakers, for `speaker=` (an older vocabulary's: its speakers.json's)."""
+        if self.tokenizer.speakers:
+            return list(self.tokenizer.speakers)
+        from xtts_cli.run.files import load_speakers
+
+        try:
+            return list(load_speakers(self.run_dir))
+        except XttsError:  # damaged: the speakers it names are said where one is asked for
+            return []
 
     @_python_words
     def voice(

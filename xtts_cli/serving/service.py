@@ -219,9 +219,10 @@ class VoiceService:
         if speaker is not None and speaker not in self.speakers():
             # A "+" written into a URL's query arrives as a space: espeak-ng's voices have one.
             plus = speaker.replace(" ", "+")
+            listed = ", ".join(self.speakers()) or "it lists none (leave speaker_id out, or upload a speaker_wav)"
             raise Refused(
                 400,
-                f"speaker_id {speaker!r} is not one of this run's speakers: {', '.join(self.speakers())}",
+                f"speaker_id {speaker!r} is not one of this run's speakers: {listed}",
                 f"a + in a URL's query is a space: write {plus} as {plus.replace('+', '%2B')}"
                 if plus != speaker and plus in self.speakers()
                 else None,
