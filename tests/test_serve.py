@@ -167,6 +167,9 @@ def test_the_run_is_listed_and_a_sentence_is_the_audio_it_speaks_in_process(serv
     assert get(f"{url}/api/tts", form, {"Content-Type": "application/x-www-form-urlencoded"})[2] == wav
     body = json.dumps({"text": SENTENCE, "speaker_id": "en-gb", "language_id": "en"}).encode()
     assert get(f"{url}/api/tts", body, {"Content-Type": "application/json"})[2] == wav
+    # A language in capitals is the run's code, as synthesize --language and Python read it.
+    capitals = json.dumps({"text": SENTENCE, "speaker_id": "en-gb", "language_id": " EN "}).encode()
+    assert get(f"{url}/api/tts", capitals, {"Content-Type": "application/json"})[2] == wav
 
 
 def test_an_older_run_reads_numbers_in_its_letters_and_says_which_alphabet_it_lacks(served):

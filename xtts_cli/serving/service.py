@@ -229,10 +229,12 @@ class VoiceService:
             )
         if speaker is not None and reference is not None:
             raise Refused(400, "speaker_id and a speaker_wav upload both name a voice; send one of them")
-        language = fields.get("language_id") or None
+        # "EN" and " en " are the run's "en", as synthesize --language and the Python API read them.
+        asked = fields.get("language_id", "")
+        language = asked.strip().lower() or None
         if language is not None and language not in self.languages():
             raise Refused(
-                400, f"language_id {language!r} is not one of this run's languages: {', '.join(self.languages())}"
+                400, f"language_id {asked!r} is not one of this run's languages: {', '.join(self.languages())}"
             )
         raw_speed = fields.get("speed") or "1"
         try:
