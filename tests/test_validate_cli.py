@@ -749,3 +749,7 @@ def test_a_finding_on_a_key_written_under_its_older_name_names_it_as_written(run
     payload = json.loads(runner.invoke(app, ["validate", "-c", str(path), "--json"]).stdout)
     (xla,) = [f for f in payload["findings"] if f["id"] == "xla-off"]
     assert xla["message"].startswith("data.enable_xla (training.enable_xla_compilation now) is false"), xla
+    # Its fix line names the line --fix edits; --json keeps today's name for scripts.
+    assert xla["fix"]["key"] == "training.enable_xla_compilation"
+    said = runner.invoke(app, ["validate", "-c", str(path)]).stdout
+    assert "fix: set data.enable_xla: auto  (xtts validate" in said, said

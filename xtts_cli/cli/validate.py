@@ -123,7 +123,7 @@ def validate(
         print_dataset(console(), result.dataset, unnamed=chosen.dataset_path is None and not chosen.datasets)
     if result.settings is not None:
         _render_settings(result.settings)
-    _render(result.findings, result.fixed, result.diff, result.loaded.path, dry_run=dry_run)
+    _render(result.findings, result.fixed, result.diff, result.loaded, dry_run=dry_run)
     raise typer.Exit(code=code)
 
 
@@ -182,15 +182,25 @@ def _fix_note(path: Path | None) -> str:
     return f"  ({escape(f'xtts validate -c {shlex.quote(str(path))} --fix')})"
 
 
-def _render(findings: list, fixed: list, diff: str, path: Path | None, dry_run: bool) -> None:
+def _fix_as_written(finding, sources: dict[str, str]):
+    """`finding` with its fix naming the key as the file writes it: `set data.enable_xla: auto` where
+    the file says data.enable_xla (--fix edits that line; `--json` keeps today's name for scripts)."""
+    written = sources.get(finding.fix.key) if finding.fix is not None else None
+    if written is None or written == finding.fix.key:
+        return finding
+    return finding.model_copy(update={"fix": finding.fix.model_copy(update={"key": written})})
+
+
+def _render(findings: list, fixed: list, diff: str, loaded, dry_run: bool) -> None:
     out = console()
     if diff:
         sys.stdout.write(diff if diff.endswith("\n") else diff + "\n")
     elif dry_run:
         out.print("nothing to fix")
+    path = loaded.path
     note = _fix_note(path)
     for finding in findings:
-        print_finding(out, finding, fix_note=note)
+        print_finding(out, _fix_as_written(finding, loaded.sources), fix_note=note)
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
     fixable = sum(f.fix is not None for f in findings)
     source = str(path) if path else "built-in defaults"
