@@ -75,7 +75,7 @@ def test_a_batch_of_one_or_two_on_a_gpu_is_named_and_on_a_cpu_is_not(write_confi
             4,
         ),
         ("training:\n  max_steps: 400\n  val_step: 1000\n", "validation-past-the-end", "training.val_step", 40),
-        ("training:\n  mixed_precision: true\n", "mixed-precision-without-gpu", "training.mixed_precision", False),
+        ("training:\n  mixed_precision: true\n", "mixed-precision-without-gpu", "training.mixed_precision", "auto"),
         ("data:\n  pin_memory: false\n", "no-effect-key", "data.pin_memory", None),
         ('data:\n  batch_size: "16"\n', "number-as-string", "data.batch_size", 16),
     ],
@@ -104,6 +104,11 @@ def test_mixed_precision_on_capable_gpus(write_config) -> None:
     found = findings(write_config, "training:\n  mixed_precision: true\ndata:\n  batch_size: 12\n", TWO_4090)
     assert set(found) == {"batch-not-multiple-of-8"} and found["batch-not-multiple-of-8"].fix.value == 16
     assert "mixed-precision-without-gpu" in findings(write_config, "training:\n  mixed_precision: true\n", OLD_GPU)
+    # auto is the fix: off here, on for the GPU the file was written for, and no finding on either.
+    assert findings(write_config, "training:\n  mixed_precision: auto\n", OLD_GPU) == {}
+    assert findings(write_config, "training:\n  mixed_precision: auto\n") == {}
+    found = findings(write_config, "training:\n  mixed_precision: auto\ndata:\n  batch_size: 12\n", TWO_4090)
+    assert set(found) == {"batch-not-multiple-of-8"}
 
 
 def test_memory_limits_and_isolation(write_config) -> None:

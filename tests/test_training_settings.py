@@ -3,6 +3,8 @@ validated like a file. Plain Python: the plans are built as the device planner r
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from xtts_cli.config.loading import config_variant, data_variant
@@ -62,6 +64,28 @@ def test_resolved_settings_per_device_plan() -> None:
     assert resolve_settings(both, CPU).total_steps(steps_per_epoch=200) == 300
     bf16 = XttsConfig.model_validate({"training": {"mixed_precision": True, "mixed_precision_dtype": "bfloat16"}})
     assert resolve_settings(bf16, ONE_GPU).dtype_policy == "mixed_bfloat16"
+
+
+def test_mixed_precision_auto_is_on_where_each_gpu_has_the_tensor_cores_and_off_on_a_cpu() -> None:
+    from xtts_cli.devices.gpu_info import GpuInfo
+
+    a4090, a_t4, a_p100 = (
+        GpuInfo(0, "RTX 4090", 24564, (8, 9)),
+        GpuInfo(0, "T4", 15360, (7, 5)),
+        GpuInfo(0, "P100", 16280, (6, 0)),
+    )
+
+    def policy(plan: DevicePlan, gpus: tuple, dtype: str = "float16") -> str:
+        config = XttsConfig.model_validate({"training": {"mixed_precision": "auto", "mixed_precision_dtype": dtype}})
+        return resolve_settings(config, replace(plan, gpus=gpus)).dtype_policy
+
+    assert policy(ONE_GPU, (a4090,)) == "mixed_float16" and policy(ONE_GPU, (a4090,), "bfloat16") == "mixed_bfloat16"
+    assert policy(ONE_GPU, (a_t4,)) == "mixed_float16" and policy(ONE_GPU, (a_t4,), "bfloat16") == "float32"
+    assert policy(TWO_REPLICAS, (a4090, a_p100)) == "float32"  # a replica without tensor cores holds the step back
+    assert policy(ONE_GPU, ()) == "float32"  # NVML unread: capability unknown
+    assert policy(CPU, ()) == "float32" and policy(CPU, (a4090,)) == "float32"  # a CPU twin of a GPU machine
+    config = XttsConfig.model_validate({"training": {"mixed_precision": "auto"}})
+    assert config.training.mixed_precision == "auto"
 
 
 def test_config_variants_are_validated_like_a_file() -> None:

@@ -472,9 +472,11 @@ class TrainingConfig(_Section):
         "(benchmarks/cpu_scaling.py --part xla).",
     )
     enable_eager_debug: bool = Field(False, description="Run the step eagerly for debugging. Slow.")
-    mixed_precision: bool = Field(
+    mixed_precision: Union[bool, Auto] = Field(
         False,
-        description="Compute in 16-bit floats with float32 master weights (needs a GPU of compute capability >= 7.0).",
+        description="Compute in 16-bit floats with float32 master weights (needs a GPU of compute capability >= 7.0). "
+        "`auto`: on where the model runs on GPUs NVML names, each of compute capability >= 7.0 (>= 8.0 for "
+        "bfloat16); off on a CPU, so one file trains right on both.",
     )
     mixed_precision_dtype: Literal["float16", "bfloat16"] = Field(
         "float16", description="16-bit type for mixed precision; `bfloat16` needs compute capability >= 8.0."

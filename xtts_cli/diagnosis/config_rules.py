@@ -280,14 +280,15 @@ def _mixed_precision(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Fin
         return
     capable = [gpu for gpu in machine.gpus if gpu.supports_mixed_float16]
     if not capable and loaded.config.devices.logical_cpu_devices == 0:
-        why = _why_no_gpu(machine)
-        yield Finding(
-            id="mixed-precision-without-gpu",
-            severity="warning",
-            message="training.mixed_precision is true but no GPU of compute capability >= 7.0 is visible"
-            f"{why}: 16-bit math is slower on CPUs and older GPUs; set it to false here",
-            fix=_set("training.mixed_precision", False),
-        )
+        if training.mixed_precision is True:  # auto is off here already
+            yield Finding(
+                id="mixed-precision-without-gpu",
+                severity="warning",
+                message="training.mixed_precision is true but no GPU of compute capability >= 7.0 is visible"
+                f"{_why_no_gpu(machine)}: 16-bit math is slower on CPUs and older GPUs; set it to auto, off here "
+                "and on for a GPU that has it",
+                fix=_set("training.mixed_precision", "auto"),
+            )
         return
     if training.mixed_precision_dtype == "bfloat16" and capable and not any(g.supports_bfloat16 for g in capable):
         yield Finding(

@@ -50,7 +50,7 @@ from xtts_cli.devices.gpu_info import MachineInfo
 from xtts_cli.errors import XttsError
 from xtts_cli.findings import ConfigChange
 from xtts_cli.profiling.benchmark_trial import TrialOutcome, run_trial
-from xtts_cli.training.settings import xla_enabled
+from xtts_cli.training.settings import mixed_precision_enabled, xla_enabled
 
 # A candidate must beat the incumbent's score by this much to replace it (trial-to-trial noise on a
 # busy 2-core machine is a few per cent).
@@ -164,7 +164,8 @@ def default_batch_sizes(current: int, train_clips: int) -> list[int]:
 def _effective(config: XttsConfig, machine: MachineInfo) -> dict[str, Any]:
     data, training, devices = config.data, config.training, config.devices
     # The trial's trainer places the model on a GPU whenever one is visible.
-    xla = xla_enabled(training, "GPU" if machine.gpus else "CPU")
+    device = "GPU" if machine.gpus else "CPU"
+    xla, mixed = xla_enabled(training, device), mixed_precision_enabled(training, device, machine.gpus)
     return {
         "devices.strategy": devices.strategy,
         "devices.data_gpu": devices.data_gpu,
@@ -174,7 +175,7 @@ def _effective(config: XttsConfig, machine: MachineInfo) -> dict[str, Any]:
         "data.prefetch_buffer_size": data.prefetch_buffer_size,
         "data.preprocessing_mode": data.preprocessing_mode,
         "training.enable_xla_compilation": xla,
-        "training.mixed_precision": training.mixed_precision,
+        "training.mixed_precision": mixed,
         "training.enable_graph_mode": training.enable_graph_mode,
         "training.enable_eager_debug": training.enable_eager_debug,
     }

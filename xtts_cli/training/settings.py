@@ -12,10 +12,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from xtts_cli.config.schema import TrainingConfig, XttsConfig
+    from xtts_cli.devices.gpu_info import GpuInfo
     from xtts_cli.devices.placement import DevicePlan
 
-__all__ = ["RunSettings", "graph_mode", "resolve_settings", "xla_enabled"]
+__all__ = ["RunSettings", "graph_mode", "mixed_precision_enabled", "resolve_settings", "xla_enabled"]
 
 
 def graph_mode(training: TrainingConfig) -> bool:
@@ -45,6 +48,17 @@ def xla_enabled(training: TrainingConfig, model_device_type: str) -> bool:
         training.max_minutes is not None and training.max_minutes < XLA_MIN_PLANNED_MINUTES
     )
     return model_device_type == "GPU" and not short
+
+
+def mixed_precision_enabled(training: TrainingConfig, device_type: str, gpus: Sequence[GpuInfo]) -> bool:
+    """16-bit math: `true`, or `auto` with the model on a GPU and each of the `gpus` NVML names with
+    the tensor cores of the dtype (a GPU config fixed on a laptop had been set to false for the GPU)."""
+    setting = training.mixed_precision
+    if setting != "auto":
+        return bool(setting)
+    bfloat16 = training.mixed_precision_dtype == "bfloat16"
+    fast = [gpu.supports_bfloat16 if bfloat16 else gpu.supports_mixed_float16 for gpu in gpus]
+    return device_type == "GPU" and bool(fast) and all(fast)
 
 
 @dataclass(frozen=True)
@@ -106,7 +120,7 @@ def resolve_settings(config: XttsConfig, plan: DevicePlan) -> RunSettings:
     prefetch = None
     if plan.device_type == "GPU" and not plan.distributed:
         prefetch = plan.data_device if plan.kind == "split" else plan.model_device
-    if not training.mixed_precision:
+    if not mixed_precision_enabled(training, plan.device_type, plan.gpus):
         policy = "float32"
     else:
         policy = "mixed_bfloat16" if training.mixed_precision_dtype == "bfloat16" else "mixed_float16"
