@@ -34,7 +34,14 @@ HostOption = Annotated[
 PortOption = Annotated[
     int, typer.Option("--port", "-p", min=0, max=65535, help="Port (coqui tts-server's; 0: a free one).")
 ]
-MaxTextOption = Annotated[int, typer.Option("--max-text-chars", min=1, help="Longest text a request may send.")]
+MaxTextOption = Annotated[
+    int,
+    typer.Option(
+        "--max-text-chars",
+        min=1,
+        help="Longest text a request may send, counted as it reads aloud (its numbers in words).",
+    ),
+]
 
 
 def _a_size(value: float) -> float:
