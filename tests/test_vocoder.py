@@ -854,3 +854,24 @@ def test_a_vocoder_with_no_checkpoint_or_of_another_kind_is_refused_before_tenso
         done = run_xtts([command, *given, "--vocoder", str(vocoder), "-o", "out.wav"], tmp_path, timeout=120)
         assert done.returncode == 1 and says in done.stderr, done.stderr[-2000:]
         assert "loading" not in done.stderr and not (tmp_path / "out.wav").exists()
+
+
+def test_an_acoustic_run_starts_in_the_folder_of_a_vocoder_trained_first_into_run_vocoder(runner, tmp_path, acoustic):
+    # docs/vocoder.md trains the vocoder into RUN/vocoder; trained first, RUN had been refused to its
+    # acoustic run as holding "files xtts did not write (vocoder)".
+    import shutil
+
+    run = tmp_path / "first"
+    shutil.copytree(acoustic / "vocoder", run / "vocoder")
+    other = runner.invoke(app, ["train", "-c", str(tiny_config(tmp_path)), "-r", str(run), "--set", "data.n_mels=64"])
+    assert isinstance(other.exception, XttsError), other.output
+    assert str(other.exception).startswith(
+        f"{run} holds a vocoder in {run / 'vocoder'} trained on other features than this run would make: n_mels 64 "
+    )
+    vocoder = runner.invoke(app, ["train", "-c", str(vocoder_config(tmp_path)), "-r", str(run)])
+    assert isinstance(vocoder.exception, XttsError) and "this config trains a vocoder" in str(vocoder.exception)
+    assert sorted(p.name for p in run.iterdir() if p.name != ".xtts-lock") == ["vocoder"]  # refused as it was
+    train(runner, tiny_config(tmp_path), run, 1)
+    said = runner.invoke(app, ["synthesize", "Hello.", "-r", str(run), "-o", str(tmp_path / "a.wav"), "--json"])
+    assert said.exit_code == 0, said.output
+    assert json.loads(said.stdout)["vocoder"] == str(run / "vocoder")

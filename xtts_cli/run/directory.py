@@ -223,7 +223,10 @@ def refuse_foreign(run: RunDir) -> None:
     entries = _entries(run.path)
     if run.path.exists() and not run.path.is_dir():
         raise XttsError(f"--run-dir {run.path} is a file, not a folder", hint="pass --run-dir DIR for the run")
-    if entries and not is_run_dir(run.path):
+    # A vocoder trained first into RUN/vocoder (docs/vocoder.md trains it so): RUN is its acoustic run's
+    # to start in, and had been refused as "files xtts did not write".
+    only_a_vocoder = entries == [VOCODER_DIR] and is_run_dir(run.path / VOCODER_DIR)
+    if entries and not is_run_dir(run.path) and not only_a_vocoder:
         shown = ", ".join(entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
         raise XttsError(
             f"--run-dir {run.path} holds files xtts did not write ({shown}); a run writes only into an empty "
@@ -408,6 +411,8 @@ def prepare_run_dir(
             _refuse_changed_model(run, run.read_run(), identity, force)
         return run, resume
     refuse_foreign(run)
+    if not is_run_dir(run.path):  # before the marker: a refused start leaves the folder as it was
+        _refuse_unfit_vocoder(run, config)
     kept = None  # where --fresh moved the old run
     if fresh and _entries(run.path):
         run_lock.acquire(run.path)  # no one else is writing the run about to be moved
@@ -695,6 +700,30 @@ def _say_what_changed(
             else "where the epochs end the run before training.max_steps, the learning-rate schedule spans them"
         )
         note(f"training.epochs {epochs[0]} -> {epochs[1]}: {spans}, so the rate at this step changes with it")
+
+
+def _refuse_unfit_vocoder(run: RunDir, config: XttsConfig) -> None:
+    """A new run in a folder that holds only a vocoder trained first (RUN/vocoder): it must speak,
+    and make the features that vocoder hears, or synthesize would refuse the pair when it spoke."""
+    from xtts_cli.kinds import kind_for
+
+    vocoder = recorded_config(RunDir(run.path / VOCODER_DIR))
+    if vocoder is None:
+        return
+    other = f"or pass --run-dir another folder (and --vocoder {run.path / VOCODER_DIR} where its features fit)"
+    if not kind_for(config).speaks:
+        raise XttsError(
+            f"{run.path} holds a vocoder in {run.path / VOCODER_DIR}, kept for the acoustic run trained here, and "
+            "this config trains a vocoder",
+            hint=f"train an acoustic config here, {other}",
+        )
+    differ = MelFeatures.of(config.data).transform_mismatch(MelFeatures.of(vocoder.data))
+    if differ:
+        raise XttsError(
+            f"{run.path} holds a vocoder in {run.path / VOCODER_DIR} trained on other features than this run would "
+            f"make: {'; '.join(differ)} (this config's first)",
+            hint=f"set the data section's features as {run.path / VOCODER_DIR / 'config.yaml'} has them, {other}",
+        )
 
 
 def _say_vocoder_unfit(run: RunDir, config: XttsConfig, note: Callable[[str], None]) -> None:
