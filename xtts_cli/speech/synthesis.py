@@ -501,9 +501,14 @@ def check_controls(
     if language is not None and not isinstance(language, str):
         raise TypeError(f"language is a code from .languages (such as en), not {type(language).__name__}")
     pace = float(speed) if isinstance(speed, numbers.Real) and not isinstance(speed, bool) else None
-    if pace is None or not SPEEDS[0] <= pace <= SPEEDS[1]:
+    if pace is None:  # "1" had been told it is no pace from 0.25 to 4
         raise XttsError(
-            f"speed {speed if pace is None else pace!r} is not a pace from {SPEEDS[0]:g} to {SPEEDS[1]:g}",
+            f"speed {speed!r} is a {type(speed).__name__}, not a number",
+            hint=f"pass a number from {SPEEDS[0]:g} to {SPEEDS[1]:g}: 1 is the pace the run learnt, 1.5 half again as fast",
+        )
+    if not SPEEDS[0] <= pace <= SPEEDS[1]:
+        raise XttsError(
+            f"speed {pace!r} is not a pace from {SPEEDS[0]:g} to {SPEEDS[1]:g}",
             hint="1 is the pace the run learnt, 1.5 half again as fast, 0.8 slower",
         )
     frames = int(max_frames) if isinstance(max_frames, numbers.Integral) and not isinstance(max_frames, bool) else None
