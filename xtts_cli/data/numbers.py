@@ -1372,9 +1372,29 @@ def _plain_comma(match: re.Match, language: str) -> str:
     return " ".join(_words(int(part), language) for part in re.split(r"[.,]", text) if part)
 
 
+# An equation: its dash is minus, not a range ("5 - 3 = 2" had been "five to three two"), its
+# slash divides, and "=" is said; the result is read by the passes after. "$-5": minus five dollars.
+_OPERAND = r"\d[\d,]*(?:\.\d+)?"
+_EQUATION = re.compile(
+    rf"(?<![\w.,/-])({_OPERAND}(?:\s?[-+\u2212\u00d7*/\u00f7]\s?{_OPERAND})+)\s?=\s?(?=[-\u2212]?\d)"
+)
+_OPERATOR = re.compile(r"\s?([-+\u2212\u00d7*/\u00f7])\s?")
+_OPERATOR_WORDS = {"-": "minus", "\u2212": "minus", "+": "plus", "\u00d7": "times", "*": "times", "/": "divided by"}
+_EQUALS = re.compile(r"(?<=[^\W_])\s=\s(?=[-\u2212]?[^\W_])")  # x = 5: said, not left out
+_SIGN_AFTER_MONEY = re.compile(r"(?<![\w.,])([$£€¥₹])([-\u2212+])(?=\d)")
+
+
+def _equation(match: re.Match) -> str:
+    said = _OPERATOR.sub(lambda m: f" {_OPERATOR_WORDS.get(m.group(1), 'divided by')} ", match.group(1))
+    return f"{said} equals "
+
+
 def _english(text: str, month_first: bool = False) -> str:
     if not _ENGLISH_WORK.search(text):  # most sentences: 5 µs for this search, 150 µs for every pass
         return text
+    if "=" in text:
+        text = _EQUALS.sub(" equals ", _EQUATION.sub(_equation, text))
+    text = _SIGN_AFTER_MONEY.sub(r"\2\1", text)
 
     def money(match: re.Match) -> str:
         one, many, cent, cents = _CURRENCY[match.group(1)]
