@@ -239,6 +239,8 @@ def test_a_command_line_that_does_not_parse_gives_json_its_error_object_too(tmp_
         assert done.returncode == 2, done.stderr
         payload = json.loads(done.stdout)
         assert payload["exit_code"] == 2 and payload["error"].startswith(said), payload
+        # With the hint the box leaves out (it had been null, where every other error has one).
+        assert payload["hint"] == f"python -m xtts_cli {arguments[0]} --help lists its options and what each takes"
 
 
 @pytest.mark.slow

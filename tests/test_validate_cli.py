@@ -62,6 +62,8 @@ def test_typo_negative_batch_and_string_number_give_three_lines_and_exit_2(runne
 
 
 def test_schema_errors_as_json_keep_the_shape(runner, write_config) -> None:
+    from xtts_cli.config.preset_files import preset_names
+
     path = write_config("data:\n  batch_size: -4\n")
     result = runner.invoke(app, ["validate", "--config", str(path), "--json"])
     assert result.exit_code == 2
@@ -78,6 +80,12 @@ def test_schema_errors_as_json_keep_the_shape(runner, write_config) -> None:
     result = runner.invoke(app, ["validate", "--config", str(path), "--fix"])
     assert result.exit_code == 2 and "nothing fixed: --fix edits a config that loads" in result.output
     assert path.read_text() == "data:\n  batch_size: -4\n"
+    # The hint the terminal prints under the error is in its message (it had been left out).
+    missing = json.loads(runner.invoke(app, ["validate", "-c", "nosuch.yaml", "--json"]).stdout)["findings"]
+    assert [f["message"] for f in missing] == [
+        "config file 'nosuch.yaml' not found, and no preset has that name; pass --config PATH to an existing YAML "
+        f"file or a preset's name ({', '.join(preset_names())})"
+    ]
 
 
 def test_yaml_syntax_error_exit_2_with_position(runner, write_config) -> None:

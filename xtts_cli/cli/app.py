@@ -110,7 +110,10 @@ def main() -> None:
         if exc.code == 130 and isinstance(cause, KeyboardInterrupt):
             _say_interrupted(f"interrupted (Ctrl-C){': ' + str(cause) if str(cause) else ''}", 130)
         elif exc.code == 2 and _usage_error(exc.__context__):  # typer printed it, boxed
-            _say_interrupted(exc.__context__.format_message(), 2, stderr=False)  # type: ignore[union-attr]
+            usage = exc.__context__
+            asked = getattr(getattr(usage, "ctx", None), "command_path", None) or "xtts"
+            hint = f"{asked} --help lists its options and what each takes"
+            _say_interrupted(usage.format_message(), 2, stderr=False, hint=hint)  # type: ignore[union-attr]
         raise
     except Exception as exc:
         error = exc if isinstance(exc, XttsError) else _damaged_store(exc) or _output_full(exc) or from_tensorflow(exc)
@@ -161,9 +164,9 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated(signum)
 
 
-def _say_interrupted(said: str, code: int, *, stderr: bool = True) -> None:
+def _say_interrupted(said: str, code: int, *, stderr: bool = True, hint: Optional[str] = None) -> None:
     """Why the command stopped, on stderr (unless already printed there); with --json, the reader
-    of stdout gets its {"error", "hint", "exit_code"} object."""
+    of stdout gets its {"error", "hint", "exit_code"} object (`hint` null for a stop that was asked for)."""
     from xtts_cli.cli.output import print_json, quiet_streams, stream_gone
 
     try:
@@ -171,7 +174,7 @@ def _say_interrupted(said: str, code: int, *, stderr: bool = True) -> None:
             sys.stderr.write(said + "\n")
             sys.stderr.flush()
         if "--json" in sys.argv[1:]:
-            print_json({"error": said, "hint": None, "exit_code": code})
+            print_json({"error": said, "hint": hint, "exit_code": code})
             sys.stdout.flush()
     except OSError as exc:  # the terminal that sent SIGHUP, or the pipe's reader, is gone
         if not stream_gone(exc):

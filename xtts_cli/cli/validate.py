@@ -134,10 +134,15 @@ def _render_schema_failure(config: Optional[Path], exc, json_output: bool, fixin
 
     found = schema_failure_findings(config, exc)
     if json_output:
+        # The hint the terminal prints below the errors, in the last of their messages (it had been lost).
+        shown = [f.model_dump() for f in found]
+        if exc.hint and exc.lines:
+            last = len(exc.lines) - 1
+            shown[last]["message"] += f"; {exc.hint}"
         payload: dict[str, Any] = {
             "valid": False,
             "config": str(config) if config else None,
-            "findings": [f.model_dump() for f in found],
+            "findings": shown,
             "fixed": [],
             "dataset": None,
             "settings": None,
