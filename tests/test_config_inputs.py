@@ -81,6 +81,18 @@ def test_a_bad_value_from_the_command_line_over_a_preset_points_at_the_command_l
     assert both.value.hint.startswith("fix the value given on the command line for data.dataset_path, data.datasets")
 
 
+def test_an_epoch_of_no_batch_is_fixed_with_the_batch_its_message_names(runner, write_config):
+    # The message named data.batch_size 39; its fix had been null, so --fix and scripts could not make it.
+    path = write_config("data:\n  batch_size: 64\n")
+    found = {
+        f["id"]: f for f in json.loads(runner.invoke(app, ["validate", "-c", str(path), "--json"]).stdout)["findings"]
+    }
+    assert found["dataset-no-batch"]["fix"] == {"key": "data.batch_size", "action": "set", "value": 39}
+    fixed = runner.invoke(app, ["validate", "-c", str(path), "--fix", "--json"])
+    assert fixed.exit_code == 0 and "dataset-no-batch" not in {f["id"] for f in json.loads(fixed.stdout)["findings"]}
+    assert "batch_size: 39" in path.read_text()
+
+
 def test_validate_says_what_train_would_refuse_an_epoch_of_no_batch_and_an_unknown_language(runner):
     result = runner.invoke(
         app, ["validate", "-c", "tiny-cpu", "--set", "data.batch_size=64", "--set", "data.language=eng", "--json"]
@@ -88,7 +100,9 @@ def test_validate_says_what_train_would_refuse_an_epoch_of_no_batch_and_an_unkno
     findings = {f["id"]: f for f in json.loads(result.stdout)["findings"]}
     assert result.exit_code == 1 and findings["dataset-no-batch"]["severity"] == "error"
     assert findings["dataset-no-batch"]["message"].startswith("39 training items give no full batch of 64")
-    assert findings["dataset-no-batch"]["message"].endswith("set data.batch_size to 39 or lower, or add data")
+    assert findings["dataset-no-batch"]["message"].endswith(
+        "set data.batch_size to 39 or lower, or add data (the value is the command line's: change it there)"
+    )
     assert json.loads(result.stdout)["settings"]["steps_per_epoch"] == 0  # not the 1 step a run never takes
     said = runner.invoke(app, ["validate", "-c", "tiny-cpu", "--set", "data.batch_size=64"]).output
     assert "batch 64 a step (64 per replica x 1); no full batch an epoch" in said
@@ -98,7 +112,10 @@ def test_validate_says_what_train_would_refuse_an_epoch_of_no_batch_and_an_unkno
     split = runner.invoke(app, ["validate", "-c", "tiny-cpu", *mirrored, "--set", "data.batch_size=20", "--json"])
     refused = {f["id"]: f for f in json.loads(split.stdout)["findings"]}["dataset-no-batch"]["message"]
     assert split.exit_code == 1 and refused.startswith("39 training items give no full batch of 40"), refused
-    assert refused.endswith("set data.batch_size to 19 or lower (2 replicas take data.batch_size each), or add data")
+    assert refused.endswith(
+        "set data.batch_size to 19 or lower (2 replicas take data.batch_size each), or add data (the value is the "
+        "command line's: change it there)"
+    )
     cluster = '{"cluster": {"worker": ["localhost:24456", "localhost:24457"]}, "task": {"type": "worker", "index": 1}}'
     share = runner.invoke(
         app,

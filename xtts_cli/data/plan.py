@@ -121,6 +121,15 @@ class CacheOverBudgetError(XttsError):
     as its own finding, `data-cache-over-budget`)."""
 
 
+class EmptyEpochError(XttsError):
+    """An epoch of no full batch (`require_batches`); `batch_fits`: the largest batch the items fill,
+    where a smaller batch is the fix (None where fewer buckets or more data are)."""
+
+    def __init__(self, *lines: str, hint: str, batch_fits: Optional[int]) -> None:
+        super().__init__(*lines, hint=hint)
+        self.batch_fits = batch_fits
+
+
 @dataclass(frozen=True)
 class ModeDecision:
     """Where features are kept, and why."""
@@ -288,19 +297,22 @@ class PipelinePlan:
         if self.batches_per_epoch == 0:
             items = len(self.items)
             fits = items // replicas  # the largest batch_flag whose whole batch the items fill
+            fix = None
             if items >= self.batch_size and self.num_groups > 1:
                 hint = f"lower data.num_buckets (or {batch_flag}), or add data"
             elif fits:
+                fix = fits
                 lower = f"{fits} or lower" if fits > 1 else f"{fits}"  # a batch of 1 is the least there is
                 each = f" ({replicas} replicas take {batch_flag} each)" if replicas > 1 else ""
                 hint = f"set {batch_flag} to {lower}{each}, or add data"
             else:
                 hint = "add data" + (" or use fewer devices" if replicas > 1 else "")
-            raise XttsError(
+            raise EmptyEpochError(
                 f"{items} training item{'s' if items != 1 else ''}{share} give{'s' if items == 1 else ''} no full "
                 f"batch of {self.batch_size} ({self.batching} batching, {self.num_groups} "
                 f"bucket{'s' if self.num_groups != 1 else ''})",
                 hint=hint,
+                batch_fits=fix,
             )
 
 

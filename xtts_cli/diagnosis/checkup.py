@@ -614,7 +614,7 @@ def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optiona
     found += _below_the_rate(scan, config.data)
     if config.data.preprocessing_mode == "runtime":
         found += runtime_decoding_findings(scan, config.data)
-    from xtts_cli.data.plan import CacheOverBudgetError
+    from xtts_cli.data.plan import CacheOverBudgetError, EmptyEpochError
     from xtts_cli.devices.gpu_info import probe_machine
     from xtts_cli.kinds import kind_for, run_data_of
     from xtts_cli.training.settings import require_full_batches
@@ -624,7 +624,10 @@ def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optiona
     except CacheOverBudgetError:
         pass  # memory_findings names it: data-cache-over-budget
     except XttsError as exc:
-        found.append(Finding(id="dataset-no-batch", severity="error", message=f"{exc.lines[0]}; {exc.hint}"))
+        # The batch the message names as the fix, for --fix and scripts to make (it had been null).
+        fits = exc.batch_fits if isinstance(exc, EmptyEpochError) else None
+        fix = ConfigChange(key="data.batch_size", value=fits) if fits else None
+        found.append(Finding(id="dataset-no-batch", severity="error", message=f"{exc.lines[0]}; {exc.hint}", fix=fix))
 
     # What the pipeline keeps per clip: audio for a kind that reads it or for a data/model split.
     audio = config.devices.splits_data_and_model or kind_for(config).reads == "audio"
