@@ -257,6 +257,7 @@ def test_python_api_and_text_file_speak_as_one_sentence_calls_do(
     assert [line.split(":")[0] for line in named[:5]] == [f"--text-file line {n}" for n in range(2, 7)], named
     assert "nothing left after cleaning" in named[1] and named[5] == "and 3 more of its 9 lines (7, 8, 9)", named
     assert not (tmp_path / "none").exists()
+    assert "loading" in result.output and "speaking" not in result.output  # refused before it said it spoke
 
     voice = tmp_path / "voice.wav"
     shutil.copyfile(single, voice)

@@ -195,6 +195,8 @@ def synthesize(
         tts = Synthesizer.load(run_dir, step=step, vocoder=vocoder, flags=True)
         tts.tokenizer.language_index(language)  # before any audio is read: an error naming the run's languages
         voice = tts.voice(speaker, speaker_wav)
+        if text_file is not None:  # every line, before "speaking" is said: a bad line 5 had followed it
+            _check_lines(tts, lines, language)
         phase("speaking (the first sentence of a process also builds the generation graph)")
         if text_file is not None and out_dir is None:
             speech = _speak_file(tts, lines, max_frames=max_frames, **voice_options)
@@ -491,11 +493,10 @@ def _utf8(raw: bytes, named: str) -> str:
 
 
 def _speak_file(tts, lines: list[tuple[int, str]], **options):
-    """Every line of a --text-file, in turn, as one `Speech` (a pause between lines as between
-    sentences); each line is checked before the first is spoken."""
+    """Every line of a --text-file (each checked already: `_check_lines`), in turn, as one `Speech`
+    (a pause between lines as between sentences)."""
     from xtts_cli.speech.synthesis import joined
 
-    _check_lines(tts, lines, options["language"])
     parts = [tts.speak(line, **options) for _, line in lines]
     return parts[0] if len(parts) == 1 else joined(parts, "\n".join(line for _, line in lines))
 
@@ -634,8 +635,8 @@ def _write_index(out_dir: Path, records: list[dict]) -> None:
 
 
 def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool, **voice) -> None:
-    """Each line to `out_dir`/NNNN.wav (its line number), and one JSON line each to index.jsonl."""
-    _check_lines(tts, lines, voice["language"])  # `voice`: speak's options, --max-frames with them
+    """Each line (checked already: `_check_lines`) to `out_dir`/NNNN.wav (its line number), and one
+    JSON line each to index.jsonl."""
     say_written_over(out_dir, _clip_paths(lines, out_dir))
     records = _spoken(tts, lines, out_dir, json_output, voice)
     written = {Path(record["out"]).name for record in records}
