@@ -205,6 +205,13 @@ from xtts_cli.data.text import Tokenizer
             "six times, two point five times ten to the power of minus three of it, zero point five times ten "
             "squared",
         ),
+        # A comma no thousands separator can be: a decimal comma, lakhs, a list (they had been "one five",
+        # "three fourteen thousand...", "one twenty three four hundred...", "one two three").
+        (
+            "1,5 litres, 12,5 km, pi is 3,14159, 1,23,456 rupees, pick 1,2,3 or 1,000",
+            "one point five litres, twelve point five kilometers, pi is three point one four one five nine, one "
+            "hundred and twenty three thousand four hundred and fifty six rupees, pick one, two, three or one thousand",
+        ),
         # An equation's dash is minus, its "=" is said; a sign after the currency is the amount's.
         (
             "so 5 - 3 = 2, 10/2=5, 3 \u00d7 4 = 12, 1,000 + 2,000 = 3,000 and x = 5, not $-5",

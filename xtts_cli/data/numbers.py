@@ -534,7 +534,10 @@ def _plain(match: re.Match, language: str) -> str:
         return _number(text, language)
     if re.fullmatch(r"\d+", text):
         return _words(int(text), language)
-    return " ".join(_words(int(part), language) for part in re.split(r"[.,]", text) if part)
+    # 1,2,3: a list, its commas said as pauses ("one two three" had run them together)
+    return ", ".join(
+        " ".join(_words(int(part), language) for part in group.split(".") if part) for group in text.split(",")
+    )
 
 
 # Languages that write 1.999,50 (or 1 999,50) where English writes 1,999.50: a decimal comma, thousands
@@ -1382,6 +1385,10 @@ _OPERATOR = re.compile(r"\s?([-+\u2212\u00d7*/\u00f7])\s?")
 _OPERATOR_WORDS = {"-": "minus", "\u2212": "minus", "+": "plus", "\u00d7": "times", "*": "times", "/": "divided by"}
 _EQUALS = re.compile(r"(?<=[^\W_])\s=\s(?=[-\u2212]?[^\W_])")  # x = 5: said, not left out
 _SIGN_AFTER_MONEY = re.compile(r"(?<![\w.,])([$£€¥₹])([-\u2212+])(?=\d)")
+# A comma no thousands separator can be: 1,5 and 3,14159 written with a decimal comma (one point
+# five, not "one five"); 1,23,456 grouped in lakhs (Indian English): one number, its commas dropped.
+_DECIMAL_COMMA_EN = re.compile(r"(?<![\d,.])(\d+),(\d{1,2}|\d{4,})(?!\d|[.,]\d)")
+_LAKHS = re.compile(r"(?<![\d,.])\d{1,2}(?:,\d\d)+,\d{3}(?:\.\d+)?(?!\d|[.,]\d)")
 
 
 def _equation(match: re.Match) -> str:
@@ -1395,6 +1402,8 @@ def _english(text: str, month_first: bool = False) -> str:
     if "=" in text:
         text = _EQUALS.sub(" equals ", _EQUATION.sub(_equation, text))
     text = _SIGN_AFTER_MONEY.sub(r"\2\1", text)
+    if "," in text:
+        text = _DECIMAL_COMMA_EN.sub(r"\1.\2", _LAKHS.sub(lambda m: m.group(0).replace(",", ""), text))
 
     def money(match: re.Match) -> str:
         one, many, cent, cents = _CURRENCY[match.group(1)]
