@@ -189,8 +189,9 @@ def test_fix_makes_the_fixes_only_the_scan_finds(runner, write_config) -> None:
     path = write_config(f"data:\n  dataset_path: {nemo}\n  preprocessing_mode: runtime  # mine\n")
     result = runner.invoke(app, ["validate", "-c", str(path), "--fix", "--json"])
     payload = json.loads(result.stdout)
-    assert [f["id"] for f in payload["fixed"]] == ["dataset-resampling"]
-    assert "preprocessing_mode: auto  # mine" in path.read_text()
+    # And the batch the 4 clips fill (a batch of 16 gave no step at all).
+    assert sorted(f["id"] for f in payload["fixed"]) == ["dataset-no-batch", "dataset-resampling"]
+    assert "preprocessing_mode: auto  # mine" in path.read_text() and "batch_size: 3" in path.read_text()
     assert "dataset-resampling" not in [f["id"] for f in payload["findings"]]
     # Resampled up, 16 kHz clips hold nothing above 8 kHz of the 11 a 22050 Hz run learns: said, not fixed.
     low = {f["id"]: f for f in payload["findings"]}["dataset-low-sample-rate"]
@@ -256,8 +257,8 @@ def test_fix_inserts_missing_keys_into_the_right_section(runner, write_config) -
     path = write_config("data:\n  batch_size: 12   # small card\ntraining:\n  mixed_precision: true\n")
     runner.invoke(app, ["validate", "-c", str(path), "--fix"])
     text = path.read_text()
-    # No GPU here: mixed precision is switched off, and the batch is left alone.
-    assert text == "data:\n  batch_size: 12   # small card\ntraining:\n  mixed_precision: false\n"
+    # No GPU here: mixed precision is left to the machine (off here, on for a GPU's tensor cores), and the batch alone.
+    assert text == "data:\n  batch_size: 12   # small card\ntraining:\n  mixed_precision: auto\n"
 
 
 def test_fix_edits_a_key_in_its_old_place_too_so_the_file_still_loads(runner, write_config) -> None:
@@ -265,7 +266,7 @@ def test_fix_edits_a_key_in_its_old_place_too_so_the_file_still_loads(runner, wr
     path = write_config("data:\n  mixed_precision: true   # old place\ntraining:\n  mixed_precision: true\n")
     result = runner.invoke(app, ["validate", "-c", str(path), "--fix"])
     assert result.exit_code == 0, result.output
-    assert path.read_text() == "data:\n  mixed_precision: false   # old place\ntraining:\n  mixed_precision: false\n"
+    assert path.read_text() == "data:\n  mixed_precision: auto   # old place\ntraining:\n  mixed_precision: auto\n"
     again = runner.invoke(app, ["validate", "-c", str(path), "--fix", "--json"])
     assert again.exit_code == 0 and json.loads(again.stdout)["fixed"] == []
 
@@ -761,3 +762,17 @@ def test_a_finding_on_a_key_written_under_its_older_name_names_it_as_written(run
     assert xla["fix"]["key"] == "training.enable_xla_compilation"
     said = runner.invoke(app, ["validate", "-c", str(path)]).stdout
     assert "fix: set data.enable_xla: auto  (xtts validate" in said, said
+
+
+def test_validate_takes_the_flags_train_sets_the_config_with(runner, write_config) -> None:
+    # `xtts train ... --batch-size 64 --steps 40` checked as written: validate had no such options.
+    payload = json.loads(runner.invoke(app, ["validate", "-c", "tiny-cpu", "--batch-size", "64", "--json"]).stdout)
+    (empty,) = [f for f in payload["findings"] if f["id"] == "dataset-no-batch"]
+    assert "no full batch of 64" in empty["message"] and empty["message"].endswith("change it there)"), empty
+    assert empty["fix"] is None  # the command line's value: not the file's to fix
+    steps = json.loads(
+        runner.invoke(app, ["validate", "-c", "tiny-cpu", "--steps", "40", "--epochs", "20", "--json"]).stdout
+    )
+    assert steps["settings"]["total_steps"] == 40
+    twice = runner.invoke(app, ["validate", "-c", "tiny-cpu", "--steps", "4", "--max-steps", "5"])
+    assert "the number of steps is given twice: --steps 4 and --max-steps 5" in str(twice.exception)

@@ -195,8 +195,7 @@ def synthesize(
         tts = Synthesizer.load(run_dir, step=step, vocoder=vocoder, flags=True)
         tts.tokenizer.language_index(language)  # before any audio is read: an error naming the run's languages
         voice = tts.voice(speaker, speaker_wav)
-        if text_file is not None:  # every line, before "speaking" is said: a bad line 5 had followed it
-            _check_lines(tts, lines, language)
+        _check_lines(tts, lines, language)  # a --text-file's, before "speaking" is said: a bad line 5 had followed it
         phase("speaking (the first sentence of a process also builds the generation graph)")
         if text_file is not None and out_dir is None:
             speech = _speak_file(tts, lines, max_frames=max_frames, **voice_options)

@@ -10,16 +10,33 @@ import typer
 
 from xtts_cli.cli.options import (
     ConfigOption,
+    DataGpuOption,
     DataOption,
     DataPathAlias,
     JsonOption,
+    MaxStepsAlias,
+    ModelGpuOption,
     SetOption,
     TrainDataAlias,
     ValData,
     VerboseOption,
+    flag_overrides,
     given_once,
 )
 from xtts_cli.cli.output import SEVERITY_STYLE, console, counted, print_dataset, print_finding, print_json
+from xtts_cli.cli.train import (  # train's flags that set the config: its command checked as written
+    BatchSize,
+    DataGpuMemory,
+    Epochs,
+    Isolation,
+    MaxMinutes,
+    ModelGpuMemory,
+    NumWorkers,
+    Prefetch,
+    Size,
+    StaticShapes,
+    Steps,
+)
 
 FixOption = Annotated[
     bool,
@@ -69,6 +86,20 @@ def validate(
     init_from: InitFrom = None,
     run_dir: TrainedRunDir = None,
     verbose: VerboseOption = False,
+    batch_size: BatchSize = None,
+    num_workers: NumWorkers = None,
+    prefetch_buffer_size: Prefetch = None,
+    enable_static_shapes: StaticShapes = None,
+    steps: Steps = None,
+    max_steps: MaxStepsAlias = None,
+    max_minutes: MaxMinutes = None,
+    epochs: Epochs = None,
+    model_size: Size = None,
+    data_gpu: DataGpuOption = None,
+    model_gpu: ModelGpuOption = None,
+    enable_memory_isolation: Isolation = None,
+    data_gpu_memory: DataGpuMemory = None,
+    model_gpu_memory: ModelGpuMemory = None,
 ) -> None:
     """Check the config against the schema and the rules that keep a GPU busy, and scan its data; --fix repairs it.
 
@@ -84,7 +115,7 @@ def validate(
 
         xtts validate -c my.yaml --fix
 
-        xtts validate -c speak-cpu --data /data/my-voice --json
+        xtts validate -c speak-cpu --data /data/my-voice --batch-size 4 --json  (train's flags too)
     """
     from xtts_cli.cli.output import Phases
     from xtts_cli.config.loading import resolve_config
@@ -95,8 +126,10 @@ def validate(
     data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     said = (lambda line: None) if json_output else (lambda line: console(stderr=True).print(line))
     run = str(run_dir) if run_dir is not None else None
-    overrides = {"data.dataset_path": data_path, "data.eval_dataset_path": val_data, "training.init_from": init_from}
-    overrides["training.run_dir"] = run
+    overrides = flag_overrides(validate, locals())
+    overrides["data.dataset_path"], overrides["data.eval_dataset_path"] = data_path, val_data
+    overrides["training.init_from"], overrides["training.run_dir"] = init_from, run
+    overrides["training.max_steps"] = given_once("the number of steps", steps=steps, max_steps=max_steps)
     try:
         loaded = resolve_config(config or resumed_config(run_dir), overrides, set_values or ())
     except ConfigError as exc:
@@ -106,17 +139,7 @@ def validate(
         result = validate_config(loaded, overrides, set_values or (), fix=fix, dry_run=dry_run, said=said, phase=phase)
     code = result.exit_code(strict)
     if json_output:
-        payload: dict[str, Any] = {
-            "valid": code == 0,  # as the exit code says: warnings too with --strict
-            "config": str(result.loaded.path) if result.loaded.path else None,
-            "findings": [f.model_dump() for f in result.findings],
-            "fixed": [f.model_dump() for f in result.fixed],
-            "dataset": result.dataset.model_dump(mode="json") if result.dataset is not None else None,
-            "settings": result.settings,
-        }
-        if dry_run or fix:
-            payload["diff"] = result.diff
-        print_json(payload)
+        print_json(_payload(result, code, with_diff=dry_run or fix))
         raise typer.Exit(code=code)
     if result.dataset is not None:
         chosen = result.loaded.config.data
@@ -125,6 +148,21 @@ def validate(
         _render_settings(result.settings)
     _render(result.findings, result.fixed, result.diff, result.loaded, dry_run=dry_run)
     raise typer.Exit(code=code)
+
+
+def _payload(result, code: int, *, with_diff: bool) -> dict[str, Any]:
+    """validate's --json report (docs/json.md)."""
+    payload: dict[str, Any] = {
+        "valid": code == 0,  # as the exit code says: warnings too with --strict
+        "config": str(result.loaded.path) if result.loaded.path else None,
+        "findings": [f.model_dump() for f in result.findings],
+        "fixed": [f.model_dump() for f in result.fixed],
+        "dataset": result.dataset.model_dump(mode="json") if result.dataset is not None else None,
+        "settings": result.settings,
+    }
+    if with_diff:
+        payload["diff"] = result.diff
+    return payload
 
 
 def _render_schema_failure(config: Optional[Path], exc, json_output: bool, fixing: bool) -> None:
