@@ -460,6 +460,25 @@ def test_one_folder_of_two_lists_is_two_datasets_and_a_clip_of_two_is_refused(tm
     nested = [{"path": str(voices)}, {"path": str(voices / "ann"), "weight": 2}]
     with pytest.raises(XttsError, match=r"is a clip of both data.datasets\[0\].path"):
         scan_dataset(DataConfig(datasets=nested, eval_fraction=0.0))
+    # A symlink to another dataset's clip is that clip: it had trained twice, under two speakers.
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "a.wav").symlink_to(voices / "ann" / clips[0])
+    (linked / "a.txt").write_text("Line 0.", encoding="utf-8")
+    shared = [{"path": str(voices / "bob")}, {"path": str(voices / "ann")}, {"path": str(linked)}]
+    with pytest.raises(XttsError) as through:
+        scan_dataset(DataConfig(datasets=shared, eval_fraction=0.0, allow_absolute_paths=True))
+    assert through.value.lines[0].startswith(
+        f"{linked / 'a.wav'} (a link to {voices / 'ann' / clips[0]}) is a clip of both data.datasets[1].path"
+    )
+    # And in one dataset's list, a link to a clip it lists already is that clip listed twice.
+    (folder / "wavs" / "again.wav").symlink_to(folder / "wavs" / clips[1])
+    rows = [f"{Path(clip).stem}|Line {i}." for i, clip in enumerate(clips)] + ["again|Once more."]
+    (folder / "metadata.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (bad,) = scan_dataset(data(folder, eval_fraction=0.0)).bad
+    assert bad.reason == "malformed_line" and bad.detail.startswith(
+        f"lists wavs/again.wav (a link to {folder / 'wavs' / clips[1]}), which metadata.csv:2 lists too"
+    ), bad
 
 
 def test_a_speaker_name_in_two_datasets_is_one_voice_and_said_so(tmp_path):

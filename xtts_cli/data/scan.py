@@ -389,13 +389,16 @@ def _refuse_shared_clips(clips: list[list[DatasetItem]], sources: list[Source]) 
     """Refuse a clip two datasets both hold (a folder inside another's, two lists naming one clip): it
     would train twice, as two datasets, and its speaker's minutes count twice."""
     owner: dict[str, int] = {}
+    folders = _Folders()  # where each clip lies: a symlink to another dataset's clip is that clip
     for index, items in enumerate(clips):
         for item in items:
-            first = owner.setdefault(item.audio_path, index)
+            real = folders.real_path(item.audio_path)
+            first = owner.setdefault(real, index)
             if first != index:
                 one, other = sources[first], sources[index]
+                link = f" (a link to {real})" if real != item.audio_path else ""
                 raise XttsError(
-                    f"{item.audio_path} is a clip of both {one.key} ({one.root}) and {other.key} ({other.root}): "
+                    f"{item.audio_path}{link} is a clip of both {one.key} ({one.root}) and {other.key} ({other.root}): "
                     "it would train twice, as two datasets",
                     hint="list each clip in one dataset (a weight trains one more); a folder inside another's "
                     "folder is its clips again",
@@ -793,7 +796,8 @@ def _scan_files(root: Path, name: str, data: DataConfig, source: Source):
             for entry, place in zip(entries, found):
                 result = _check_entry(entry, place, data, speakers_by_id, name, headers, source.language)
                 if isinstance(result, DatasetItem):
-                    result = _listed_once(result, entry, place and place[1], listed) or result
+                    real = folders.real_path(result.audio_path)  # a link to a listed clip is that clip
+                    result = _listed_once(result, entry, place and place[1], listed, real) or result
                 if isinstance(result, DatasetItem):
                     good.append(result)
                 else:
@@ -1049,18 +1053,22 @@ def _resolve(
     return full, written, None
 
 
-def _listed_once(item: DatasetItem, entry: Entry, written: Optional[str], listed: dict[str, str]) -> Optional[BadItem]:
-    """A line that lists a clip an earlier line of its file lists (with the same text or another),
-    named as the line wrote it (`written`; an LJSpeech id's line names none)."""
-    first = listed.setdefault(item.audio_path, entry.source)
+def _listed_once(
+    item: DatasetItem, entry: Entry, written: Optional[str], listed: dict[str, str], real: str
+) -> Optional[BadItem]:
+    """A line that lists a clip an earlier line of its file lists (with the same text or another, or
+    through a symlink to it: `real`, where it lies), named as the line wrote it (`written`; an
+    LJSpeech id's line names none)."""
+    first = listed.setdefault(real, entry.source)
     if first == entry.source:
         return None
     clip = written or entry.path or item.id
+    link = f" (a link to {real})" if real != item.audio_path else ""
     return BadItem(
         source=entry.source,
         path=clip,
         reason="malformed_line",
-        detail=f"lists {clip}, which {first} lists too: each clip once (a dataset's weight repeats it)",
+        detail=f"lists {clip}{link}, which {first} lists too: each clip once (a dataset's weight repeats it)",
     )
 
 
