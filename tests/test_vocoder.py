@@ -871,7 +871,23 @@ def test_an_acoustic_run_starts_in_the_folder_of_a_vocoder_trained_first_into_ru
     vocoder = runner.invoke(app, ["train", "-c", str(vocoder_config(tmp_path)), "-r", str(run)])
     assert isinstance(vocoder.exception, XttsError) and "this config trains a vocoder" in str(vocoder.exception)
     assert sorted(p.name for p in run.iterdir() if p.name != ".xtts-lock") == ["vocoder"]  # refused as it was
-    train(runner, tiny_config(tmp_path), run, 1)
+    (run / "notes.txt").write_text("mine", encoding="utf-8")  # with a file of the user's: the file is named
+    mixed = runner.invoke(app, ["train", "-c", str(tiny_config(tmp_path)), "-r", str(run)])
+    assert "holds files xtts did not write (notes.txt);" in str(mixed.exception), mixed.output
+    (run / "notes.txt").unlink()
+    # --fresh has no run to move aside: the vocoder trained for it stays (it had been moved with a note).
+    result = runner.invoke(
+        app, ["train", "-c", str(tiny_config(tmp_path)), "-r", str(run), "--max-steps", "1", "--fresh", "--json"]
+    )
+    assert result.exit_code == 0 and "kept as" not in result.output, result.output
+    assert not list(tmp_path.glob("first.old-*"))
     said = runner.invoke(app, ["synthesize", "Hello.", "-r", str(run), "-o", str(tmp_path / "a.wav"), "--json"])
     assert said.exit_code == 0, said.output
     assert json.loads(said.stdout)["vocoder"] == str(run / "vocoder")
+    # An acoustic run where the vocoder goes is refused before it trains (synthesize had refused it after).
+    other = tmp_path / "other"
+    shutil.copytree(acoustic, other / "vocoder", ignore=shutil.ignore_patterns("vocoder"))
+    speaks = runner.invoke(app, ["train", "-c", str(tiny_config(tmp_path)), "-r", str(other)])
+    assert str(speaks.exception) == (
+        f"{other / 'vocoder'} holds a run that speaks (model.kind acoustic), where a run keeps its own vocoder"
+    ), speaks.output

@@ -218,15 +218,21 @@ def is_run_dir(path: Path) -> bool:
     return (path / MARKER_FILE).is_file() or (path / "run.json").is_file()
 
 
+def only_a_vocoder(path: Path) -> bool:
+    """The folder holds a vocoder trained first into RUN/vocoder (docs/vocoder.md trains it so), and
+    nothing else: its acoustic run's to start in (it had been refused as "files xtts did not write"),
+    and nothing for --fresh to move aside."""
+    return _entries(path) == [VOCODER_DIR] and is_run_dir(path / VOCODER_DIR) and not is_run_dir(path)
+
+
 def refuse_foreign(run: RunDir) -> None:
     """A run directory is an empty folder or one xtts made: anything else is the user's files."""
     entries = _entries(run.path)
     if run.path.exists() and not run.path.is_dir():
         raise XttsError(f"--run-dir {run.path} is a file, not a folder", hint="pass --run-dir DIR for the run")
-    # A vocoder trained first into RUN/vocoder (docs/vocoder.md trains it so): RUN is its acoustic run's
-    # to start in, and had been refused as "files xtts did not write".
-    only_a_vocoder = entries == [VOCODER_DIR] and is_run_dir(run.path / VOCODER_DIR)
-    if entries and not is_run_dir(run.path) and not only_a_vocoder:
+    if entries and not is_run_dir(run.path) and not only_a_vocoder(run.path):
+        # A vocoder trained into RUN/vocoder is xtts's own: not named as a file it did not write.
+        entries = [name for name in entries if name != VOCODER_DIR or not is_run_dir(run.path / VOCODER_DIR)]
         shown = ", ".join(entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
         raise XttsError(
             f"--run-dir {run.path} holds files xtts did not write ({shown}); a run writes only into an empty "
@@ -414,7 +420,7 @@ def prepare_run_dir(
     if not is_run_dir(run.path):  # before the marker: a refused start leaves the folder as it was
         _refuse_unfit_vocoder(run, config)
     kept = None  # where --fresh moved the old run
-    if fresh and _entries(run.path):
+    if fresh and _entries(run.path) and not only_a_vocoder(run.path):
         run_lock.acquire(run.path)  # no one else is writing the run about to be moved
         try:
             vocoder = (run.path / VOCODER_DIR).is_dir()
@@ -710,6 +716,12 @@ def _refuse_unfit_vocoder(run: RunDir, config: XttsConfig) -> None:
     vocoder = recorded_config(RunDir(run.path / VOCODER_DIR))
     if vocoder is None:
         return
+    if kind_for(vocoder).speaks:  # it had trained, and synthesize then refused RUN/vocoder as no vocoder
+        raise XttsError(
+            f"{run.path / VOCODER_DIR} holds a run that speaks (model.kind {vocoder.model.kind}), where a run keeps "
+            "its own vocoder",
+            hint=f"move it out of {run.path}, or pass --run-dir another folder",
+        )
     other = f"or pass --run-dir another folder (and --vocoder {run.path / VOCODER_DIR} where its features fit)"
     if not kind_for(config).speaks:
         raise XttsError(
