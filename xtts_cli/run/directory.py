@@ -417,8 +417,6 @@ def prepare_run_dir(
             _refuse_changed_model(run, run.read_run(), identity, force)
         return run, resume
     refuse_foreign(run)
-    if not is_run_dir(run.path):  # before the marker: a refused start leaves the folder as it was
-        _refuse_unfit_vocoder(run, config)
     kept = None  # where --fresh moved the old run
     if fresh and _entries(run.path) and not only_a_vocoder(run.path):
         run_lock.acquire(run.path)  # no one else is writing the run about to be moved
@@ -706,36 +704,6 @@ def _say_what_changed(
             else "where the epochs end the run before training.max_steps, the learning-rate schedule spans them"
         )
         note(f"training.epochs {epochs[0]} -> {epochs[1]}: {spans}, so the rate at this step changes with it")
-
-
-def _refuse_unfit_vocoder(run: RunDir, config: XttsConfig) -> None:
-    """A new run in a folder that holds only a vocoder trained first (RUN/vocoder): it must speak,
-    and make the features that vocoder hears, or synthesize would refuse the pair when it spoke."""
-    from xtts_cli.kinds import kind_for
-
-    vocoder = recorded_config(RunDir(run.path / VOCODER_DIR))
-    if vocoder is None:
-        return
-    if kind_for(vocoder).speaks:  # it had trained, and synthesize then refused RUN/vocoder as no vocoder
-        raise XttsError(
-            f"{run.path / VOCODER_DIR} holds a run that speaks (model.kind {vocoder.model.kind}), where a run keeps "
-            "its own vocoder",
-            hint=f"move it out of {run.path}, or pass --run-dir another folder",
-        )
-    other = f"or pass --run-dir another folder (and --vocoder {run.path / VOCODER_DIR} where its features fit)"
-    if not kind_for(config).speaks:
-        raise XttsError(
-            f"{run.path} holds a vocoder in {run.path / VOCODER_DIR}, kept for the acoustic run trained here, and "
-            "this config trains a vocoder",
-            hint=f"train an acoustic config here, {other}",
-        )
-    differ = MelFeatures.of(config.data).transform_mismatch(MelFeatures.of(vocoder.data))
-    if differ:
-        raise XttsError(
-            f"{run.path} holds a vocoder in {run.path / VOCODER_DIR} trained on other features than this run would "
-            f"make: {'; '.join(differ)} (this config's first)",
-            hint=f"set the data section's features as {run.path / VOCODER_DIR / 'config.yaml'} has them, {other}",
-        )
 
 
 def _say_vocoder_unfit(run: RunDir, config: XttsConfig, note: Callable[[str], None]) -> None:

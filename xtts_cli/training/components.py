@@ -293,6 +293,7 @@ def _open_run_dir(
     from xtts_cli.run.directory import prepare_run_dir, release_run_dir, remove_stale_temporaries
 
     _refuse_unfit_for_its_run(path, config)
+    _refuse_unfit_for_its_vocoder(Path(path), config)
     kept = _KeptRecord(path if is_chief and not fresh else None)
     run_dir, resumed = prepare_run_dir(
         path,
@@ -366,6 +367,40 @@ def _refuse_unfit_for_its_run(path: Path, config: XttsConfig) -> None:
             f"features than that run makes: {'; '.join(differ)} (this config's first)",
             hint=f"set the data section's features as {acoustic.config_file} has them, or pass --run-dir another "
             "folder (and --vocoder it where its features fit)",
+        )
+
+
+def _refuse_unfit_for_its_vocoder(path: Path, config: XttsConfig) -> None:
+    """A new run in a folder that holds only a vocoder trained first (RUN/vocoder), refused before
+    anything is written unless it speaks and makes the features that vocoder hears: synthesize would
+    refuse the pair when it spoke. An acoustic run kept there is no vocoder."""
+    from xtts_cli.data.features import MelFeatures
+    from xtts_cli.errors import XttsError
+    from xtts_cli.kinds import kind_for
+    from xtts_cli.run.directory import only_a_vocoder, recorded_config
+    from xtts_cli.run.files import VOCODER_DIR, RunDir
+
+    own = path / VOCODER_DIR
+    vocoder = recorded_config(RunDir(own)) if only_a_vocoder(path) else None
+    if vocoder is None:
+        return
+    if kind_for(vocoder).speaks:  # it had trained, and synthesize then refused RUN/vocoder as no vocoder
+        raise XttsError(
+            f"{own} holds a run that speaks (model.kind {vocoder.model.kind}), where a run keeps its own vocoder",
+            hint=f"move it out of {path}, or pass --run-dir another folder",
+        )
+    other = f"or pass --run-dir another folder (and --vocoder {own} where its features fit)"
+    if not kind_for(config).speaks:
+        raise XttsError(
+            f"{path} holds a vocoder in {own}, kept for the acoustic run trained here, and this config trains a vocoder",
+            hint=f"train an acoustic config here, {other}",
+        )
+    differ = MelFeatures.of(config.data).transform_mismatch(MelFeatures.of(vocoder.data))
+    if differ:
+        raise XttsError(
+            f"{path} holds a vocoder in {own} trained on other features than this run would make: "
+            f"{'; '.join(differ)} (this config's first)",
+            hint=f"set the data section's features as {own / 'config.yaml'} has them, {other}",
         )
 
 
