@@ -109,6 +109,9 @@ def test_mixed_precision_on_capable_gpus(write_config) -> None:
     assert findings(write_config, "training:\n  mixed_precision: auto\n") == {}
     found = findings(write_config, "training:\n  mixed_precision: auto\ndata:\n  batch_size: 12\n", TWO_4090)
     assert set(found) == {"batch-not-multiple-of-8"}
+    # On a CPU twin of a GPU layout auto is off (float32): no tensor-core advice.
+    twin = "training:\n  mixed_precision: auto\ndata:\n  batch_size: 12\ndevices:\n  logical_cpu_devices: 2\n"
+    assert "batch-not-multiple-of-8" not in findings(write_config, twin)
 
 
 def test_memory_limits_and_isolation(write_config) -> None:

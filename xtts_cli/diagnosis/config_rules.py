@@ -290,6 +290,8 @@ def _mixed_precision(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Fin
                 fix=_set("training.mixed_precision", "auto"),
             )
         return
+    if training.mixed_precision == "auto" and not capable:  # off: a CPU twin (logical devices) trains float32
+        return
     if training.mixed_precision_dtype == "bfloat16" and capable and not any(g.supports_bfloat16 for g in capable):
         yield Finding(
             id="bfloat16-unsupported",
