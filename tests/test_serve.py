@@ -270,7 +270,7 @@ def test_a_clip_uploaded_is_cloned_and_a_long_text_streams_part_by_part_as_it_sp
         ({"text": ""}, 400, "text is empty"),
         ({"text": "x" * 301}, 413, "text is 301 characters, more than this server's 300"),
         # 160 characters of digits are a minute's work: the limit counts what is read aloud.
-        ({"text": "1234567 " * 20}, 413, "text reads aloud as 1559 characters (its numbers and symbols in words)"),
+        ({"text": "1234567 " * 20}, 413, "text reads aloud as 1559 characters (its numbers, symbols and abbrev"),
         (
             {"text": "hello", "speaker_id": "nobody"},
             400,
@@ -326,6 +326,11 @@ def test_a_parameter_given_twice_or_as_a_list_is_refused_and_an_error_carries_it
     assert status == 400 and "the run reads en" in json.loads(body)["hint"]
     status, _, body = get(f"{url}/api/tts?text=Hello.&speaker_id=en-us+f3")  # the + unescaped: a space
     assert status == 400 and json.loads(body)["hint"] == "a + in a URL's query is a space: write en-us+f3 as en-us%2Bf3"
+    # A region's tag names the run's code of its language; a long reading, the part that fits.
+    status, _, body = get(f"{url}/api/tts?text=Hello.&language_id=en-US")
+    assert status == 400 and json.loads(body)["hint"] == "send language_id=en", body
+    status, _, body = get(f"{url}/api/tts?{urllib.parse.urlencode({'text': '1234567 ' * 20})}")
+    assert status == 413 and json.loads(body)["hint"] == "a part of about 30 characters of this text fits", body
 
 
 def test_a_misspelt_parameter_a_stream_neither_yes_nor_no_and_a_long_url_are_named(served):

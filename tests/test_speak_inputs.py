@@ -502,7 +502,10 @@ def test_the_python_api_refuses_what_the_command_line_refuses(tts):
     for speed in (0, -1, float("nan"), 100):
         with pytest.raises(XttsError, match="is not a pace from 0.25 to 4"):
             tts.speak("The cat sat.", speed=speed)
-    for speed, says in (("fast", "'fast' is a str"), ("1", "'1' is a str"), (None, "None is a NoneType")):
+    import numpy as np
+
+    wrong = (("fast", "'fast' is of type str"), ("1", "'1' is of type str"), (None, "None is of type NoneType"))
+    for speed, says in (*wrong, (np.array(1.0), r"array\(1\.\) is of type ndarray")):
         with pytest.raises(XttsError, match=f"^speed {says}, not a number$"):  # "1" had been "no pace from 0.25 to 4"
             tts.speak("The cat sat.", speed=speed)
     for frames in (-5, 3.5, True):

@@ -110,8 +110,7 @@ def main() -> None:
         if exc.code == 130 and isinstance(cause, KeyboardInterrupt):
             _say_interrupted(f"interrupted (Ctrl-C){': ' + str(cause) if str(cause) else ''}", 130)
         elif exc.code == 2 and _usage_error(exc.__context__):  # typer printed it, boxed
-            usage = exc.__context__
-            asked = getattr(getattr(usage, "ctx", None), "command_path", None) or "xtts"
+            usage, asked = exc.__context__, _command_path(exc.__context__)
             hint = f"{asked} --help lists its options and what each takes"
             _say_interrupted(usage.format_message(), 2, stderr=False, hint=hint)  # type: ignore[union-attr]
         raise
@@ -180,6 +179,16 @@ def _say_interrupted(said: str, code: int, *, stderr: bool = True, hint: Optiona
         if not stream_gone(exc):
             raise
         quiet_streams()
+
+
+def _command_path(usage) -> str:
+    """The command a usage error is of (`xtts train`): an option's value missing at the line's end
+    (`xtts train -r`) comes without its context, so the command is the line's first word."""
+    asked = getattr(getattr(usage, "ctx", None), "command_path", None)
+    if asked:
+        return asked
+    named = next((word for word in sys.argv[1:] if not word.startswith("-")), None)
+    return f"xtts {named}" if named else "xtts"
 
 
 def _usage_error(error: Optional[BaseException]) -> bool:

@@ -233,8 +233,13 @@ class VoiceService:
         asked = fields.get("language_id", "")
         language = asked.strip().lower() or None
         if language is not None and language not in self.languages():
+            # en-US on a run of en: the run's code of that language, as synthesize --language hints it
+            primary = language.replace("_", "-").split("-")[0]
+            near = next((known for known in self.languages() if known.split("-")[0] == primary), None)
             raise Refused(
-                400, f"language_id {asked!r} is not one of this run's languages: {', '.join(self.languages())}"
+                400,
+                f"language_id {asked!r} is not one of this run's languages: {', '.join(self.languages())}",
+                f"send language_id={near}" if near else None,
             )
         raw_speed = fields.get("speed") or "1"
         try:
@@ -261,8 +266,9 @@ class VoiceService:
         if aloud > self.limits.text_chars:
             raise Refused(
                 413,
-                f"text reads aloud as {aloud} characters (its numbers and symbols in words), more than this "
-                f"server's {self.limits.text_chars}; send it in parts",
+                f"text reads aloud as {aloud} characters (its numbers, symbols and abbreviations in words), more "
+                f"than this server's {self.limits.text_chars}; send it in parts",
+                f"a part of about {len(text) * self.limits.text_chars // aloud} characters of this text fits",
             )
         stream = fields.get("stream", "").lower()
         if stream not in _YES + _NO:

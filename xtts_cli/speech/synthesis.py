@@ -503,7 +503,7 @@ def check_controls(
     pace = float(speed) if isinstance(speed, numbers.Real) and not isinstance(speed, bool) else None
     if pace is None:  # "1" had been told it is no pace from 0.25 to 4
         raise XttsError(
-            f"speed {speed!r} is a {type(speed).__name__}, not a number",
+            f"speed {speed!r} is of type {type(speed).__name__}, not a number",
             hint=f"pass a number from {SPEEDS[0]:g} to {SPEEDS[1]:g}: 1 is the pace the run learnt, 1.5 half again as fast",
         )
     if not SPEEDS[0] <= pace <= SPEEDS[1]:
