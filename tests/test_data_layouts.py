@@ -672,6 +672,19 @@ def test_metadata_saved_as_utf16_is_read_and_a_nul_in_a_line_is_that_line_bad(tm
         (tmp_path / encoding / "metadata.csv").write_bytes(original.encode(encoding))
         report = scan_dataset(data(tmp_path / encoding))
         assert report.format == "coqui" and len(report.items) == len(before.items) > 0, encoding
+    # A VCTK transcript saved so (a .txt of Notepad's "Unicode"): read, where it had been refused as
+    # Windows-1252; UTF-16 that breaks off is that clip's problem, named as UTF-16.
+    shutil.copytree(CORPORA / "vctk", tmp_path / "vctk")
+    texts = sorted((tmp_path / "vctk" / "txt").rglob("*.txt"))
+    said = texts[0].read_text(encoding="utf-8")
+    texts[0].write_bytes(said.encode("utf-16"))
+    texts[1].write_bytes(texts[1].read_text(encoding="utf-8").encode("utf-16") + b"\x00")
+    report = scan_dataset(data(tmp_path / "vctk"))
+    assert [item.text for item in report.items if item.id == texts[0].stem] == [" ".join(said.split())]
+    (broken,) = [bad for bad in report.bad if bad.reason == "not_utf8"]  # the fixture's own bad clips aside
+    assert broken.reason == "not_utf8" and broken.detail.startswith("the transcript is UTF-16 text that does not"), (
+        broken
+    )
     shutil.copytree(CORPORA / "coqui", tmp_path / "nul")
     lines = original.splitlines()
     lines[1] = lines[1].replace("|", "\x00|", 1)

@@ -201,7 +201,8 @@ def dataset_notes(dataset) -> list[str]:
     notes = []
     if dataset.outside_root:
         notes.append(
-            f"{dataset.outside_root:,} clips of {escape(dataset.path)} are read from outside it "
+            f"{counted(dataset.outside_root, 'clip')} of {escape(dataset.path)} "
+            f"{'is' if dataset.outside_root == 1 else 'are'} read from outside it "
             "(data.allow_absolute_paths: true)"
         )
     if dataset.unlisted_audio:

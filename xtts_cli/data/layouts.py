@@ -711,12 +711,16 @@ def _files(folder: Path, suffix: str | tuple[str, ...], watched: list[tuple[str,
 
 
 def _read_transcript(path: str) -> tuple[str, Optional[str]]:
-    """(text, problem)."""
+    """(text, problem). Saved as UTF-16 (Notepad's "Unicode"), it is read as a metadata file of
+    that encoding is (`_as_utf8`): it had been refused as Windows-1252."""
     try:
-        with open(path, encoding="utf-8-sig") as handle:
-            return " ".join(handle.read().split()), None
+        with open(path, "rb") as handle:
+            raw = handle.read()
+        return " ".join(_as_utf8(Path(path), raw).decode("utf-8-sig").split()), None
     except UnicodeDecodeError as error:
         return "", f"the transcript is {NOT_UTF8} ({error.reason} at byte {error.start})"
+    except XttsError as error:  # UTF-16 that does not decode: this clip's problem, not the scan's
+        return "", f"the transcript is UTF-16 text that does not decode ({error.lines[0].rsplit(': ', 1)[-1]})"
 
 
 def _vctk_entries(root: Path, audio_folder: Path, watched: list[tuple[str, str]]) -> Iterator[Entry]:
