@@ -214,9 +214,10 @@ from xtts_cli.data.text import Tokenizer
         ),
         # An equation's dash is minus, its "=" is said; a sign after the currency is the amount's.
         (
-            "so 5 - 3 = 2, 10/2=5, 3 \u00d7 4 = 12, 1,000 + 2,000 = 3,000 and x = 5, not $-5",
+            "so 5 - 3 = 2, 10/2=5, 3 \u00d7 4 = 12, 1,000 + 2,000 = 3,000, 3 - -2 = 5 and x = 5, y=2, not $-5",
             "so five minus three equals two, ten divided by two equals five, three times four equals twelve, one "
-            "thousand plus two thousand equals three thousand and x equals five, not minus five dollars",
+            "thousand plus two thousand equals three thousand, three minus minus two equals five and x equals five, "
+            "y equals two, not minus five dollars",
         ),
         (
             "a boeing 747, a boeing 707 and an airbus a380",

@@ -1379,11 +1379,11 @@ def _plain_comma(match: re.Match, language: str) -> str:
 # slash divides, and "=" is said; the result is read by the passes after. "$-5": minus five dollars.
 _OPERAND = r"\d[\d,]*(?:\.\d+)?"
 _EQUATION = re.compile(
-    rf"(?<![\w.,/-])({_OPERAND}(?:\s?[-+\u2212\u00d7*/\u00f7]\s?{_OPERAND})+)\s?=\s?(?=[-\u2212]?\d)"
+    rf"(?<![\w.,/-])({_OPERAND}(?:\s?[-+\u2212\u00d7*/\u00f7]\s?[-\u2212]?{_OPERAND})+)\s?=\s?(?=[-\u2212]?\d)"
 )
 _OPERATOR = re.compile(r"\s?([-+\u2212\u00d7*/\u00f7])\s?")
 _OPERATOR_WORDS = {"-": "minus", "\u2212": "minus", "+": "plus", "\u00d7": "times", "*": "times", "/": "divided by"}
-_EQUALS = re.compile(r"(?<=[^\W_])\s=\s(?=[-\u2212]?[^\W_])")  # x = 5: said, not left out
+_EQUALS = re.compile(r"(?<=[^\W_])\s?=\s?(?=[-\u2212]?[^\W_])")  # x = 5, x=5: said, not left out
 _SIGN_AFTER_MONEY = re.compile(r"(?<![\w.,])([$£€¥₹])([-\u2212+])(?=\d)")
 # A comma no thousands separator can be: 1,5 and 3,14159 written with a decimal comma (one point
 # five, not "one five"); 1,23,456 grouped in lakhs (Indian English): one number, its commas dropped.
@@ -1393,7 +1393,7 @@ _LAKHS = re.compile(r"(?<![\d,.])\d{1,2}(?:,\d\d)+,\d{3}(?:\.\d+)?(?!\d|[.,]\d)"
 
 def _equation(match: re.Match) -> str:
     said = _OPERATOR.sub(lambda m: f" {_OPERATOR_WORDS.get(m.group(1), 'divided by')} ", match.group(1))
-    return f"{said} equals "
+    return " ".join(said.split()) + " equals "  # 3 - -2: one space between its two minuses
 
 
 def _english(text: str, month_first: bool = False) -> str:
