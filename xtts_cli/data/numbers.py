@@ -1383,7 +1383,8 @@ _EQUATION = re.compile(
 )
 _OPERATOR = re.compile(r"\s?([-+\u2212\u00d7*/\u00f7])\s?")
 _OPERATOR_WORDS = {"-": "minus", "\u2212": "minus", "+": "plus", "\u00d7": "times", "*": "times", "/": "divided by"}
-_EQUALS = re.compile(r"(?<=[^\W_])\s?=\s?(?=[-\u2212]?[^\W_])")  # x = 5, x=5: said, not left out
+# x = 5, and x=5 of one letter (a URL's ?id=5 is left to its reading): said, not left out
+_EQUALS = re.compile(r"(?<=[^\W_])\s=\s(?=[-\u2212]?[^\W_])|(?<=[^\W\d_])(?<![\w?&=/.#][^\W\d_])=(?=[-\u2212]?\d)")
 _SIGN_AFTER_MONEY = re.compile(r"(?<![\w.,])([$£€¥₹])([-\u2212+])(?=\d)")
 # A comma no thousands separator can be: 1,5 and 3,14159 written with a decimal comma (one point
 # five, not "one five"); 1,23,456 grouped in lakhs (Indian English): one number, its commas dropped.
