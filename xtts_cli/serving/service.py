@@ -196,6 +196,21 @@ class VoiceService:
         return sorted(listed, key=lambda item: (item["step"], item["sentence"], item["voice"]))
 
     # Checking a request.
+    def _language(self, asked: str) -> Optional[str]:
+        """The run's language a request's `language_id` names ("EN" and " en " are its "en", as
+        synthesize --language reads them); None for none."""
+        language = asked.strip().lower() or None
+        if language is not None and language not in self.languages():
+            # en-US on a run of en: the run's code of that language, as synthesize --language hints it
+            primary = language.replace("_", "-").split("-")[0]
+            near = next((known for known in self.languages() if known.split("-")[0] == primary), None)
+            raise Refused(
+                400,
+                f"language_id {asked!r} is not one of this run's languages: {', '.join(self.languages())}",
+                f"send language_id={near}" if near else None,
+            )
+        return language
+
     def check(self, fields: dict[str, str], reference: Optional[bytes] = None) -> SpeechRequest:
         """`fields`: the request's parameters by coqui tts-server's names (`text`, `speaker_id`,
         `language_id`, `speed`; `stream`); `reference`: an uploaded clip."""
@@ -229,18 +244,7 @@ class VoiceService:
             )
         if speaker is not None and reference is not None:
             raise Refused(400, "speaker_id and a speaker_wav upload both name a voice; send one of them")
-        # "EN" and " en " are the run's "en", as synthesize --language and the Python API read them.
-        asked = fields.get("language_id", "")
-        language = asked.strip().lower() or None
-        if language is not None and language not in self.languages():
-            # en-US on a run of en: the run's code of that language, as synthesize --language hints it
-            primary = language.replace("_", "-").split("-")[0]
-            near = next((known for known in self.languages() if known.split("-")[0] == primary), None)
-            raise Refused(
-                400,
-                f"language_id {asked!r} is not one of this run's languages: {', '.join(self.languages())}",
-                f"send language_id={near}" if near else None,
-            )
+        language = self._language(fields.get("language_id", ""))
         raw_speed = fields.get("speed") or "1"
         try:
             speed = float(raw_speed) if "_" not in raw_speed else math.nan  # 1_0 is Python's ten, no client's
