@@ -123,10 +123,10 @@ def test_fix_refuses_to_edit_a_preset_inside_the_package(runner):
     result = runner.invoke(app, ["validate", "--config", "rtx4090", "--fix"])
     assert isinstance(result.exception, XttsError) and "xtts init --preset rtx4090" in result.exception.hint
     assert (PRESETS_DIR / "rtx4090.yaml").read_text(encoding="utf-8") == before
-    # Its preview shows the fix (without a GPU: mixed precision off) and says how to keep it.
+    # Its preview shows the fix (without a GPU: mixed precision left to the machine) and says how to keep it.
     preview = runner.invoke(app, ["validate", "--config", "rtx4090", "--fix", "--dry-run"])
     note = "note: rtx4090 is a preset shipped with xtts: to keep these fixes, xtts init --preset rtx4090"
-    assert (note in preview.stderr) == ("+  mixed_precision: false" in preview.stdout)
+    assert (note in preview.stderr) == ("+  mixed_precision: auto" in preview.stdout)
     assert note in preview.stderr or query_nvml()[0]  # a machine with no GPU has the fix to show
     assert (PRESETS_DIR / "rtx4090.yaml").read_text(encoding="utf-8") == before
 
