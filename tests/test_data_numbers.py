@@ -208,9 +208,10 @@ from xtts_cli.data.text import Tokenizer
         # A comma no thousands separator can be: a decimal comma, lakhs, a list (they had been "one five",
         # "three fourteen thousand...", "one twenty three four hundred...", "one two three").
         (
-            "1,5 litres, 12,5 km, pi is 3,14159, 1,23,456 rupees, pick 1,2,3 or 1,000",
+            "1,5 litres, 12,5 km, pi is 3,14159, 1,23,456 rupees, pick 1,2,3 or 1,000, in 1999,2000",
             "one point five litres, twelve point five kilometers, pi is three point one four one five nine, one "
-            "hundred and twenty three thousand four hundred and fifty six rupees, pick one, two, three or one thousand",
+            "hundred and twenty three thousand four hundred and fifty six rupees, pick one, two, three or one thousand, "
+            "in one thousand nine hundred and ninety nine, two thousand",
         ),
         # An equation's dash is minus, its "=" is said; a sign after the currency is the amount's.
         (

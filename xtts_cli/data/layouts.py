@@ -720,7 +720,7 @@ def _read_transcript(path: str) -> tuple[str, Optional[str]]:
     except UnicodeDecodeError as error:
         return "", f"the transcript is {NOT_UTF8} ({error.reason} at byte {error.start})"
     except XttsError as error:  # UTF-16 that does not decode: this clip's problem, not the scan's
-        return "", f"the transcript is UTF-16 text that does not decode ({error.lines[0].rsplit(': ', 1)[-1]})"
+        return "", f"the transcript is {error.lines[0].rsplit(': ', 1)[-1]}; {error.hint}"
 
 
 def _vctk_entries(root: Path, audio_folder: Path, watched: list[tuple[str, str]]) -> Iterator[Entry]:

@@ -1388,7 +1388,9 @@ _EQUALS = re.compile(r"(?<=[^\W_])\s=\s(?=[-\u2212]?[^\W_])|(?<=[^\W\d_])(?<![\w
 _SIGN_AFTER_MONEY = re.compile(r"(?<![\w.,])([$£€¥₹])([-\u2212+])(?=\d)")
 # A comma no thousands separator can be: 1,5 and 3,14159 written with a decimal comma (one point
 # five, not "one five"); 1,23,456 grouped in lakhs (Indian English): one number, its commas dropped.
-_DECIMAL_COMMA_EN = re.compile(r"(?<![\d,.])(\d+),(\d{1,2}|\d{4,})(?!\d|[.,]\d)")
+_DECIMAL_COMMA_EN = re.compile(
+    r"(?<![\d,.])(\d{1,3}),(\d{1,2}|\d{4,})(?!\d|[.,]\d)|(?<![\d,.])(\d+),(\d{1,2})(?!\d|[.,]\d)"
+)
 _LAKHS = re.compile(r"(?<![\d,.])\d{1,2}(?:,\d\d)+,\d{3}(?:\.\d+)?(?!\d|[.,]\d)")
 
 
@@ -1404,7 +1406,9 @@ def _english(text: str, month_first: bool = False) -> str:
         text = _EQUALS.sub(" equals ", _EQUATION.sub(_equation, text))
     text = _SIGN_AFTER_MONEY.sub(r"\2\1", text)
     if "," in text:
-        text = _DECIMAL_COMMA_EN.sub(r"\1.\2", _LAKHS.sub(lambda m: m.group(0).replace(",", ""), text))
+        # 1999,2000 (four digits each side) is a list of years, not a decimal
+        decimal = _DECIMAL_COMMA_EN.sub(lambda m: ".".join(filter(None, m.groups())), text)
+        text = _LAKHS.sub(lambda m: m.group(0).replace(",", ""), decimal)
 
     def money(match: re.Match) -> str:
         one, many, cent, cents = _CURRENCY[match.group(1)]
