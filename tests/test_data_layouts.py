@@ -685,6 +685,7 @@ def test_metadata_saved_as_utf16_is_read_and_a_nul_in_a_line_is_that_line_bad(tm
     assert broken.reason == "not_utf8" and broken.detail.startswith("the transcript is UTF-16 text that does not"), (
         broken
     )
+    assert broken.detail.endswith("; re-save it as UTF-8 (e.g. iconv -f utf-16 -t utf-8)"), broken
     shutil.copytree(CORPORA / "coqui", tmp_path / "nul")
     lines = original.splitlines()
     lines[1] = lines[1].replace("|", "\x00|", 1)
