@@ -196,6 +196,19 @@ class VoiceService:
         return sorted(listed, key=lambda item: (item["step"], item["sentence"], item["voice"]))
 
     # Checking a request.
+    def _fitting(self, text: str, language: Optional[str]) -> str:
+        """The hint of a text too long as it reads aloud: how much of its start, cut at a space, fits
+        (found by halving; a share by length had named a part that was still too long)."""
+        words, limit = text.split(" "), self.limits.text_chars
+        low, high = 0, len(words)
+        while low < high:
+            middle = (low + high + 1) // 2
+            fits = len(self.synthesizer.tokenizer.reading(" ".join(words[:middle]), language)) <= limit
+            low, high = (middle, high) if fits else (low, middle - 1)
+        if not low:
+            return f"its first word alone reads past {limit} characters: send it on its own, spelt out"
+        return f"its first {len(' '.join(words[:low]))} characters fit ({' '.join(words[:low])[-40:]!r} ends them)"
+
     def _language(self, asked: str) -> Optional[str]:
         """The run's language a request's `language_id` names ("EN" and " en " are its "en", as
         synthesize --language reads them); None for none."""
@@ -272,7 +285,7 @@ class VoiceService:
                 413,
                 f"text reads aloud as {aloud} characters (its numbers, symbols and abbreviations in words), more "
                 f"than this server's {self.limits.text_chars}; send it in parts",
-                f"a part of about {len(text) * self.limits.text_chars // aloud} characters of this text fits",
+                self._fitting(text, language),
             )
         stream = fields.get("stream", "").lower()
         if stream not in _YES + _NO:
