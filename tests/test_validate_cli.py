@@ -776,3 +776,27 @@ def test_validate_takes_the_flags_train_sets_the_config_with(runner, write_confi
     assert steps["settings"]["total_steps"] == 40
     twice = runner.invoke(app, ["validate", "-c", "tiny-cpu", "--steps", "4", "--max-steps", "5"])
     assert "the number of steps is given twice: --steps 4 and --max-steps 5" in str(twice.exception)
+
+
+def test_validate_says_what_train_refuses_of_its_run_directory(runner, tmp_path: Path) -> None:
+    # validate -r had said 0 errors of a run train then refused: another model, files of the user's,
+    # an acoustic run where the vocoder goes.
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / "run_before_run_data", run)
+
+    def refused(*args: str) -> list[str]:
+        result = runner.invoke(app, ["validate", *args, "--json"])
+        return [f["message"] for f in json.loads(result.stdout)["findings"] if f["id"] == "run-dir"]
+
+    assert refused("-r", str(run)) == []
+    (changed,) = refused("-r", str(run), "--model-size", "big")
+    assert changed.startswith(f"xtts train would refuse it: {run} holds a run with another model config; changed: ")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine", encoding="utf-8")
+    (foreign,) = refused("-c", "tiny-cpu", "-r", str(tmp_path / "mine"))
+    assert "holds files xtts did not write (notes.txt)" in foreign
+    shutil.copytree(run, tmp_path / "spoken" / "vocoder")
+    (speaks,) = refused("-c", "tiny-cpu", "-r", str(tmp_path / "spoken"))
+    assert "vocoder holds a run that speaks (model.kind acoustic)" in speaks

@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from xtts_cli.findings import Finding
 
-__all__ = ["resume_findings"]
+__all__ = ["resume_findings", "run_dir_findings"]
 
 
 def resume_findings(config: Any, scan: Any, path: Optional[Path] = None) -> list[Finding]:
@@ -43,3 +43,26 @@ def resume_findings(config: Any, scan: Any, path: Optional[Path] = None) -> list
         said = "; ".join(error.lines) + (f" ({error.hint})" if error.hint else "")
         found.append(Finding(id="resume-vocabulary", severity="error", message=f"{run.path} resumes: {said}"))
     return found
+
+
+def run_dir_findings(config: Any, path: Optional[Path] = None) -> list[Finding]:
+    """What `xtts train` refuses of its run directory (training.run_dir, else runs/<config name>)
+    before its first step: a folder of files it did not write, a resume of another model, an
+    acoustic run kept where the vocoder goes. One error, with train's own words and hint."""
+    from xtts_cli.errors import XttsError
+    from xtts_cli.run.directory import default_run_dir, refusal_to_start
+    from xtts_cli.training.components import refuse_unfit_for_its_vocoder
+
+    where = Path(config.training.run_dir or default_run_dir(path)).expanduser()
+    if not where.is_dir():
+        return []  # a new run: train makes the folder
+    error = refusal_to_start(where, config)
+    if error is None:
+        try:
+            refuse_unfit_for_its_vocoder(where, config)
+        except XttsError as refused:
+            error = refused
+    if error is None:
+        return []
+    said = "; ".join(error.lines) + (f" ({error.hint})" if error.hint else "")
+    return [Finding(id="run-dir", severity="error", message=f"xtts train would refuse it: {said}")]

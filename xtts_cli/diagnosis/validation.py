@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from xtts_cli.config.loading import LoadedConfig, resolve_config
 from xtts_cli.diagnosis.base_run import parent_findings, taken_from_base
-from xtts_cli.diagnosis.resumed_run import resume_findings
+from xtts_cli.diagnosis.resumed_run import resume_findings, run_dir_findings
 from xtts_cli.errors import ConfigError, XttsError
 from xtts_cli.findings import Finding
 
@@ -170,6 +170,7 @@ def validate_config(
         result.findings = result.findings + found
     result.findings = result.findings + parent_findings(loaded.config, scan, loaded.path)
     result.findings = result.findings + resume_findings(loaded.config, scan, loaded.path)
+    result.findings = result.findings + run_dir_findings(loaded.config, loaded.path)
     result.settings = resolved_settings(loaded.config, machine, scan)
     total = result.settings["total_steps"] if result.settings else None
     result.findings = result.findings + warmup_past_the_epochs(loaded.config.training, total)

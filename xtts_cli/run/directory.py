@@ -218,6 +218,20 @@ def is_run_dir(path: Path) -> bool:
     return (path / MARKER_FILE).is_file() or (path / "run.json").is_file()
 
 
+def refusal_to_start(path: Path, config: XttsConfig) -> Optional[XttsError]:
+    """What `xtts train -r PATH` with `config` refuses of the folder before its first step (files it
+    did not write, a resume of another model), read without writing anything: `validate -r` says it
+    (it had said 0 errors of a run train then refused)."""
+    run = RunDir.of(Path(path), config)
+    try:
+        refuse_foreign(run)
+        if run.has_checkpoint():
+            _refuse_changed_model(run, run.read_run(), model_identity(config))
+    except XttsError as error:
+        return error
+    return None
+
+
 def only_a_vocoder(path: Path) -> bool:
     """The folder holds a vocoder trained first into RUN/vocoder (docs/vocoder.md trains it so), and
     nothing else: its acoustic run's to start in (it had been refused as "files xtts did not write"),

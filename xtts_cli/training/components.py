@@ -293,7 +293,7 @@ def _open_run_dir(
     from xtts_cli.run.directory import prepare_run_dir, release_run_dir, remove_stale_temporaries
 
     _refuse_unfit_for_its_run(path, config)
-    _refuse_unfit_for_its_vocoder(Path(path), config)
+    refuse_unfit_for_its_vocoder(Path(path), config)
     kept = _KeptRecord(path if is_chief and not fresh else None)
     run_dir, resumed = prepare_run_dir(
         path,
@@ -370,7 +370,7 @@ def _refuse_unfit_for_its_run(path: Path, config: XttsConfig) -> None:
         )
 
 
-def _refuse_unfit_for_its_vocoder(path: Path, config: XttsConfig) -> None:
+def refuse_unfit_for_its_vocoder(path: Path, config: XttsConfig) -> None:
     """A new run in a folder that holds only a vocoder trained first (RUN/vocoder), refused before
     anything is written unless it speaks and makes the features that vocoder hears: synthesize would
     refuse the pair when it spoke. An acoustic run kept there is no vocoder."""
