@@ -405,12 +405,24 @@ def _render(report, written: Optional[Path]) -> None:
         out.print(f"largest batch size that ran: {report.largest_batch_size}")
     if report.best is not None:
         best = report.trials[report.best]
-        speedup = f" ({report.speedup:.2f}x the config as written)" if report.speedup is not None else ""
+        # The speedup of a winner run again is of the mean of its two runs: said, beside the first's rate.
+        mean = (
+            ", the mean of its run and its re-run"
+            if report.drift is not None and report.best != report.baseline
+            else ""
+        )
+        speedup = f" ({report.speedup:.2f}x the config as written{mean})" if report.speedup is not None else ""
         label = "best of the trials that finished" if report.stopped else "best"
         out.print(f"[bold]{label}[/]: trial {best.index + 1}, {best.samples_per_sec:,.1f} samples/s{speedup}")
+        others = [t for t in report.trials if t.status == "ok" and t.stage != "recheck" and t.index != report.baseline]
         if report.changes:
             for change in report.changes:
                 out.print(f"  {change.describe()}")
+        elif not others:  # it had said no trial beat the config, where none but the config ran
+            out.print(
+                f"  no other trial finished within --budget-seconds {report.budget_seconds:g}: nothing was compared; "
+                "raise it"
+            )
         elif not report.stopped:
             out.print("  no trial beat the config as written by more than run-to-run noise: it is kept")
     if report.drift is not None:
