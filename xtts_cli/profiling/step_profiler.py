@@ -369,10 +369,16 @@ def _warmup_steps(
     # Each batch shape's first step traces and compiles the step (seconds): never timed.
     least = max(1, info.buckets_started)
     if warmup < least:
+        # One bucket (or --synthetic's one batch shape): the compile alone, not "its 0 length buckets".
+        buckets = (
+            f", and an epoch starts each of its {info.buckets_started} length buckets in its first batches (opening "
+            "its files or filling its shuffle buffer)"
+            if info.buckets_started > 1
+            else ""
+        )
         notes.append(
-            f"warm-up extended from {warmup} to {least} steps: the step is traced and compiled at each batch "
-            f"shape's first step, and an epoch starts each of its {info.buckets_started} length buckets in its "
-            "first batches (opening its files or filling its shuffle buffer)"
+            f"warm-up extended from {warmup} to {least} step{'s' if least != 1 else ''}: the step is traced and "
+            f"compiled at each batch shape's first step{buckets}"
         )
         warmup = least
     return warmup, fill
