@@ -145,6 +145,7 @@ def test_what_training_refuses_is_reported_with_the_timings_skipped_not_a_bare_e
         ]
         if refused == "dataset-no-batch":  # padding is a share of no batches there
             assert "padding-waste" not in {f["id"] for f in payload["findings"]}
+            assert payload["shape_bound"] == 0 and payload["padding_efficiency"] is None  # it had been 85.9 %
     assert payload["environment"]["device_plan"] == "no device plan: devices.* names a device this machine lacks"
 
 

@@ -153,13 +153,11 @@ def _render(report, *, unnamed: bool = False) -> None:
     out.print(_environment_line(report.environment))
     if report.dataset is not None:
         print_dataset(out, report.dataset, unnamed=unnamed)
-    if report.padding_efficiency is not None:
+    if report.padding_efficiency is not None or report.shape_bound == 0:
         bound = report.shape_bound if report.shape_bound is not None else "unbounded"
         ops = ", ".join(report.python_ops_in_pipeline) or "none"
-        out.print(
-            f"[bold]pipeline graph[/]: padding efficiency {shown_efficiency(report.padding_efficiency)}, batch shapes {bound}, "
-            f"Python ops {ops}"
-        )
+        padding = shown_efficiency(report.padding_efficiency) if report.shape_bound != 0 else "none (no full batch)"
+        out.print(f"[bold]pipeline graph[/]: padding efficiency {padding}, batch shapes {bound}, Python ops {ops}")
     if report.input_bound_percent is not None:
         out.print(
             f"[bold]rates[/]: the pipeline delivers {report.pipeline_samples_per_sec:,.0f} samples/s, the model "

@@ -923,8 +923,9 @@ def _pipeline_graph(config: XttsConfig, scan: Any, report: Checkup) -> tuple[Any
     graph_config = data_variant(config, preprocessing_mode="runtime", service_address=None)
     dataset, info = run_data_of(graph_config, scan).pipeline()
     report.python_ops_in_pipeline = python_ops(dataset)
-    report.padding_efficiency = info.padding_efficiency
     report.shape_bound = info.max_distinct_batch_shapes
+    # No full batch (dataset-no-batch says why): padding is a share of nothing, not the plan's 85.9 %.
+    report.padding_efficiency = info.padding_efficiency if report.shape_bound != 0 else None
     # With TF-native loading the graph's only Python op is libsndfile decoding compressed clips
     # (data/audio.py), a cost `dataset-compressed-audio` reports with its own fix.
     if report.python_ops_in_pipeline and not config.data.use_tf_native_loading:
