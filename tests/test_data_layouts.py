@@ -479,6 +479,13 @@ def test_one_folder_of_two_lists_is_two_datasets_and_a_clip_of_two_is_refused(tm
     assert bad.reason == "malformed_line" and bad.detail.startswith(
         f"lists wavs/again.wav (a link to {folder / 'wavs' / clips[1]}), which metadata.csv:2 lists too"
     ), bad
+    # The link listed first: the real clip's line names it, not a line of its own clip.
+    rows.insert(0, rows.pop())
+    (folder / "metadata.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (bad,) = scan_dataset(data(folder, eval_fraction=0.0)).bad
+    assert bad.detail.startswith(
+        f"lists wavs/{clips[1]}, which metadata.csv:1 lists too through the link {folder / 'wavs' / 'again.wav'}"
+    ), bad
 
 
 def test_a_speaker_name_in_two_datasets_is_one_voice_and_said_so(tmp_path):

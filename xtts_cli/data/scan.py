@@ -791,7 +791,7 @@ def _scan_files(root: Path, name: str, data: DataConfig, source: Source):
     ]
     with headers.reading_ahead(paths):
         for entries, found in zip(lists, places):
-            listed: dict[str, str] = {}  # each clip's first line in the file: a second lists it again
+            listed: dict[str, tuple[str, str]] = {}  # each clip's first line, and its path: a second lists it again
             good: list[DatasetItem] = []
             for entry, place in zip(entries, found):
                 result = _check_entry(entry, place, data, speakers_by_id, name, headers, source.language)
@@ -1054,21 +1054,24 @@ def _resolve(
 
 
 def _listed_once(
-    item: DatasetItem, entry: Entry, written: Optional[str], listed: dict[str, str], real: str
+    item: DatasetItem, entry: Entry, written: Optional[str], listed: dict[str, tuple[str, str]], real: str
 ) -> Optional[BadItem]:
     """A line that lists a clip an earlier line of its file lists (with the same text or another, or
     through a symlink to it: `real`, where it lies), named as the line wrote it (`written`; an
     LJSpeech id's line names none)."""
-    first = listed.setdefault(real, entry.source)
+    first, through = listed.setdefault(real, (entry.source, item.audio_path))
     if first == entry.source:
         return None
     clip = written or entry.path or item.id
     link = f" (a link to {real})" if real != item.audio_path else ""
+    # The first line's clip a link: named, or the real clip's line reads as the one to drop.
+    first_link = f" through the link {through}" if through != real and through != item.audio_path else ""
     return BadItem(
         source=entry.source,
         path=clip,
         reason="malformed_line",
-        detail=f"lists {clip}{link}, which {first} lists too: each clip once (a dataset's weight repeats it)",
+        detail=f"lists {clip}{link}, which {first} lists too{first_link}: each clip once (a dataset's weight "
+        "repeats it)",
     )
 
 
