@@ -91,6 +91,11 @@ def test_an_epoch_of_no_batch_is_fixed_with_the_batch_its_message_names(runner, 
     fixed = runner.invoke(app, ["validate", "-c", str(path), "--fix", "--json"])
     assert fixed.exit_code == 0 and "dataset-no-batch" not in {f["id"] for f in json.loads(fixed.stdout)["findings"]}
     assert "batch_size: 39" in path.read_text()
+    # Found on the --data given, its fix line's command gives it too (without it: "nothing to fix").
+    path.write_text("data:\n  batch_size: 64\n", encoding="utf-8")
+    corpus = Path(__file__).parent / "data" / "corpora" / "ljspeech2"
+    said = runner.invoke(app, ["validate", "-c", str(path), "-d", str(corpus)]).stdout
+    assert f"fix: set data.batch_size: 3 (xtts validate -c {path} -d {corpus} --fix)" in " ".join(said.split()), said
 
 
 def test_validate_says_what_train_would_refuse_an_epoch_of_no_batch_and_an_unknown_language(runner):

@@ -209,9 +209,10 @@ def _render_settings(settings: dict[str, Any]) -> None:
         out.print(f"  {line}", markup=False, highlight=False)
 
 
-def _fix_note(path: Path | None) -> str:
+def _fix_note(path: Path | None, data: Optional[str] = None) -> str:
     """What writes a finding's fix: --fix on this file, named as given (without it, pasted, `xtts
-    validate --fix` checked the built-in defaults and said all was well); a preset's is copied first."""
+    validate --fix` checked the built-in defaults and said all was well), with the --data a fix of
+    the data was found on (without it, "nothing to fix"); a preset's is copied first."""
     import shlex
 
     from rich.markup import escape
@@ -222,7 +223,8 @@ def _fix_note(path: Path | None) -> str:
         return "  (in your config: xtts init -o my.yaml writes one)"
     if path.resolve().parent == PRESETS_DIR:
         return f"  (in your copy: xtts init -p {path.stem} -o my.yaml)"
-    return f"  ({escape(f'xtts validate -c {shlex.quote(str(path))} --fix')})"
+    given = f" -d {shlex.quote(data)}" if data else ""
+    return f"  ({escape(f'xtts validate -c {shlex.quote(str(path))}{given} --fix')})"
 
 
 def _fix_as_written(finding, sources: dict[str, str]):
@@ -241,7 +243,8 @@ def _render(findings: list, fixed: list, diff: str, loaded, dry_run: bool) -> No
     elif dry_run:
         out.print("nothing to fix")
     path = loaded.path
-    note = _fix_note(path)
+    data = loaded.config.data.dataset_path if "data.dataset_path" in loaded.overridden else None
+    note = _fix_note(path, data)
     for finding in findings:
         print_finding(out, _fix_as_written(finding, loaded.sources), fix_note=note)
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
