@@ -109,6 +109,13 @@ def build(source: Path, out: Path, size: int, layouts: bool) -> dict[str, Path]:
     for path in sets.values():
         shutil.rmtree(path, ignore_errors=True)
     (sets["ljspeech"] / "wavs").mkdir(parents=True)
+    # Links to a copy, never to --source: a new link changes a file's ctime, and a precompute store
+    # keys each clip by it (a training of --source meanwhile would find its store stale).
+    copies = out / "source-copies"
+    shutil.rmtree(copies, ignore_errors=True)
+    copies.mkdir(parents=True)
+    for index, (audio, text) in enumerate(clips):
+        clips[index] = (Path(shutil.copyfile(audio, copies / f"{index:06d}.wav")), text)
     metadata = []
     for index in range(size):
         audio, text = clips[index % len(clips)]

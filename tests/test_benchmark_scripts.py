@@ -84,7 +84,12 @@ def test_a_script_that_measures_in_workers_writes_no_page_with_no_doc(tmp_path) 
     page = tmp_path / "docs" / "data_at_scale.md"
     page.parent.mkdir()
     page.write_text("# Data at scale\n", encoding="utf-8")
-    command = ["benchmarks/data_scale.py", "--source", str(SAMPLE), "--sizes", "40", "--scan-only"]
+    source = shutil.copytree(SAMPLE, tmp_path / "source")
+    changed = {path: path.stat().st_ctime_ns for path in source.glob("wavs/*.wav")}
+    command = ["benchmarks/data_scale.py", "--source", str(source), "--sizes", "40", "--scan-only"]
     done = script(*command, "--no-doc", "--out", str(tmp_path / "scale"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert page.read_text(encoding="utf-8") == "# Data at scale\n"
+    # Its sets had hard-linked --source's clips: a link changes a clip's ctime, which keys its features
+    # in a precompute store, so a training of the source meanwhile found its store stale.
+    assert {path: path.stat().st_ctime_ns for path in changed} == changed
