@@ -771,14 +771,17 @@ def test_a_power_is_read_with_the_languages_word_for_it(language, read):
 
 
 def test_marks_espeak_reads_as_nothing_are_named_as_left_out_not_dropped_without_a_word():
-    """Only PUNCTUATION's marks reach a phonemes run; { } * had vanished with no note, and ‹ › [ ] – and
-    a spaced hyphen, which stand for marks it keeps, are read as those."""
+    """Only PUNCTUATION's marks reach a phonemes run; { } had vanished with no note, and ‹ › [ ] – and
+    a spaced hyphen, which stand for marks it keeps, are read as those. A mark espeak-ng says a word
+    for (* as asterisk, / as slash) is not left out: it had been named so, in every language."""
     from xtts_cli.data.phonemes import marks_read_as_nothing, phonemize
 
     read = phonemize(["the cat's mat, on the mat."], "en-us")  # what a run's vocabulary is built from
     vocabulary = Tokenizer.build(read, ["english_cleaners"], frontend="phonemes", languages=["en-us"], numbers="words")
     left = vocabulary.spoken_ids("The cat {mat} on * the mat.", "en-us")[1]
-    assert [c for c in left if unicodedata.category(c).startswith("P")] == ["*", "{", "}"]
+    assert [c for c in left if unicodedata.category(c).startswith("P")] == ["{", "}"]
+    assert marks_read_as_nothing("ali@mail.com, and/or 5 * 3 {x}", "fa") == ["{", "}"]
+    assert phonemize(["و/یا"], "fa")[0].split()[1] == phonemize(["/"], "fa")[0]  # slash, in Persian
     # An en dash or a hyphen between spaces is the dash, with its pause; ‹ › and [ ] as « » and ( ).
     dashed = phonemize(["He came \u2013 and went.", "He came - and went.", "a \u2039b\u203a [c]"], "en-us")
     assert dashed[0] == dashed[1] == phonemize(["He came \u2014 and went."], "en-us")[0] and "\u2014" in dashed[0]

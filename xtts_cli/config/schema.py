@@ -202,8 +202,8 @@ class DataConfig(_Section):
         description="What the model reads. `characters`: the transcript's letters after the cleaners, for any "
         "script with no language knowledge. `phonemes`: espeak-ng's phonemes of each dataset's `language` "
         "(word boundaries and the common punctuation kept: ; : , . ! ? ¡ ¿ — … quotes « » “ ” brackets ( ) and ، ؛ ؟; "
-        "an en dash or a hyphen between spaces is read as the dash, ‹ › [ ] as « » ( ); espeak-ng reads other marks "
-        "as nothing), computed once with the dataset scan and cached with it; one "
+        "an en dash or a hyphen between spaces is read as the dash, ‹ › [ ] as « » ( ); other marks espeak-ng reads "
+        "as words where the language has one, `/` as slash, and as nothing where not, `{ }`), computed once with the dataset scan and cached with it; one "
         "spelling per sound, which letters lack (English spelling, Persian's unwritten short vowels).",
     )
     language: str = Field(

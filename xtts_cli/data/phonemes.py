@@ -142,19 +142,28 @@ def espeak_language(language: str, *, where: str = "data.language") -> str:
     )
 
 
-def marks_read_as_nothing(text: str) -> list[str]:
-    """The punctuation of `text` (as read in words, before phonemes) that espeak-ng reads as nothing:
-    a mark outside PUNCTUATION, which alone is kept, except a hyphen or apostrophe within a word
-    (read as part of it: "well-known", "it's")."""
+def marks_read_as_nothing(text: str, language: str = "en") -> list[str]:
+    """The punctuation of `text` (as read in words, before phonemes) that espeak-ng reads as nothing
+    in `language`: a mark outside PUNCTUATION, which alone is kept, that its voice says no word for,
+    except a hyphen or apostrophe within a word (read as part of it: "well-known", "it's"). Most
+    voices say "/" and "*" ("slash", "setâre" in Persian): those had been named as left out."""
     dropped = set()
     text = as_kept(text)
     for index, c in enumerate(text):
-        if not unicodedata.category(c).startswith("P") or c in PUNCTUATION:
+        if not unicodedata.category(c).startswith("P") or c in PUNCTUATION or c in dropped:
             continue
         within = 0 < index < len(text) - 1 and text[index - 1].isalpha() and text[index + 1].isalpha()
-        if not (within and c in "-'\u2019\u2010"):
+        if not (within and c in "-'\u2019\u2010") and not _said(c, language):
             dropped.add(c)
     return sorted(dropped)
+
+
+@lru_cache(maxsize=1024)
+def _said(mark: str, language: str) -> bool:
+    """Whether espeak-ng's voice of `language` reads `mark` as a word, between two digits (read in
+    that language's own words whatever its script: "1 / 2" is one slash two)."""
+    with_mark, without = phonemize([f"1 {mark} 2", "1 2"], language)
+    return len(with_mark.split()) > len(without.split())
 
 
 @lru_cache(maxsize=16)

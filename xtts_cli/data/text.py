@@ -684,7 +684,8 @@ class Tokenizer:
 
             left_out += sorted({c for c in text if unspoken(c) and not c.isspace()} - set(left_out))
             # And marks espeak-ng reads as nothing (« » are kept; ‹ › [ ] had gone without a word).
-            left_out += [c for c in marks_read_as_nothing(self.reading(text, language)) if c not in left_out]
+            said = language or (self.languages[0] if self.languages else "en")
+            left_out += [c for c in marks_read_as_nothing(self.reading(text, language), said) if c not in left_out]
         try:
             ids = self.symbol_ids(prepared)
         except UnknownCharactersError as error:
