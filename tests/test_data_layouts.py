@@ -425,6 +425,25 @@ def test_one_folder_listed_twice_is_refused_not_trained_twice(tmp_path):
     assert [f.id for f in check_config(loaded, probe_machine()) if f.severity == "error"] == ["dataset-twice"]
 
 
+def test_audio_another_list_of_its_folder_names_is_no_unlisted_audio(tmp_path):
+    # One folder, a list per language (docs/data.md): each list had said the other's clips were in no
+    # row, "not trained", though they trained.
+    folder, clips = _voice(tmp_path)
+    stems = [Path(clip).stem for clip in clips]
+    (folder / "en.csv").write_text("".join(f"{stem}|Line {i}.\n" for i, stem in enumerate(stems[:2])), encoding="utf-8")
+    (folder / "fa.csv").write_text("".join(f"{stem}|Line {i}.\n" for i, stem in enumerate(stems[2:])), encoding="utf-8")
+    datasets = [
+        {"path": str(folder), "metadata_train_file": "en.csv", "language": "en"},
+        {"path": str(folder), "metadata_train_file": "fa.csv", "language": "fa"},
+    ]
+    report = scan_dataset(DataConfig(datasets=datasets, eval_fraction=0.0))
+    assert [d.format for d in report.datasets] == ["ljspeech", "ljspeech"]
+    assert [(d.unlisted_audio, d.unlisted_example) for d in report.datasets] == [(0, None), (0, None)]
+    shutil.copy(folder / "wavs" / clips[0], folder / "wavs" / "lost.wav")  # in neither list: said by each
+    report = scan_dataset(DataConfig(datasets=datasets, eval_fraction=0.0))
+    assert [(d.unlisted_audio, d.unlisted_example) for d in report.datasets] == [(1, "wavs/lost.wav")] * 2
+
+
 def test_one_folder_of_two_lists_is_two_datasets_and_a_clip_of_two_is_refused(tmp_path):
     # Two metadata files in one folder (a language each) had been refused as the folder twice; a
     # folder inside another's (its clips again) had trained twice, its speaker's minutes doubled.

@@ -447,6 +447,7 @@ def _scan(data: DataConfig) -> ScanReport:
             raise XttsError(twice(source, first.key), hint="remove one of them from data.datasets")
     names = _unique_names([source.root.name or "dataset" for source in sources])
     parts = [_scan_one(source, name, data) for source, name in zip(sources, names)]
+    _listed_by_another(parts, sources)
     _refuse_shared_clips([(part[1] + part[2]) for part in parts], sources)
     _set_repeats([part[0] for part in parts], sources)
     report = _report(parts)
@@ -592,6 +593,28 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         unnamed_speaker_example=unnamed[0] if unnamed else None,
     )
     return summary, train, evaluation, bad, total
+
+
+def _listed_by_another(parts: list, sources: list[Source]) -> None:
+    """Audio beside one dataset's clips that no row of its own names but another dataset's does (one
+    folder, a list per language) is no unlisted audio: each list had said the other's clips were not trained."""
+    if len(parts) < 2:
+        return
+    for index, (report, train, evaluation, bad, _) in enumerate(parts):
+        if not report.unlisted_audio or report.format not in ("ljspeech", "coqui"):
+            continue
+        others = {
+            path
+            for other, (_, o_train, o_eval, o_bad, _) in enumerate(parts)
+            if other != index
+            for path in [os.path.normpath(item.audio_path) for item in o_train + o_eval]
+            + [_bad_path(item, sources[other].root) for item in o_bad]
+            if path is not None
+        }
+        root = sources[index].root
+        left = [path for path in _not_trained(report.format, train + evaluation, bad, root)[0]
+                if os.path.normpath(os.path.join(root, path)) not in others]  # fmt: skip
+        report.unlisted_audio, report.unlisted_example = len(left), left[0] if left else None
 
 
 def _unnamed_speaker(items: list[DatasetItem], files: list, dataset: str) -> list[str]:
