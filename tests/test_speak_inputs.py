@@ -387,6 +387,42 @@ def test_a_sentence_cut_to_fit_is_cut_after_its_numbers_are_read():
         assert len(parts) > 2 and " ".join(tokenizer.reading(part, "en") for part in parts) == whole
 
 
+def test_a_word_in_the_script_of_another_of_the_runs_languages_is_read_in_that_one():
+    # A Persian word in an English sentence to a run of en and fa had been spelt out, each letter's
+    # name said in English ("ˈæɹəbɪksˈiːn"); a Persian sentence with an e-mail address in it, its
+    # Latin letters the more, had been told to read as English.
+    from xtts_cli.data.text import Tokenizer, prepare_texts, reading_language
+
+    def phonemes(text: str, language: str) -> str:
+        return prepare_texts([text], ["multilingual_cleaners"], "phonemes", language)[0]
+
+    built = [
+        phonemes("The cat sat, and then it slept.", "en"),
+        phonemes("سلام، من می\u200cخواهم فارسی صحبت کنم.", "fa"),
+    ]
+    tokenizer = Tokenizer.build(
+        built, ["multilingual_cleaners"], frontend="phonemes", languages=["en", "fa"], prepared=True
+    )
+    text = "He said «سلام» to me."
+    assert reading_language(tokenizer.languages, text, None) == (None, "'سلام' read as fa")
+    assert [reads for _, reads in tokenizer.stretches(text, None)] == ["en", "fa", "en"]
+    spoken = tokenizer.spoken(text, None)
+    assert phonemes("سلام", "fa") in spoken and phonemes("He said", "en") in spoken and "ɹəbɪk" not in spoken
+    persian = "سلام دوست من."
+    assert tokenizer.spoken(persian, "en") == phonemes(persian, "fa")  # asked as en, its words still Persian
+    mailed = "ایمیل من ali@mail.com است."
+    assert reading_language(tokenizer.languages, mailed, None) == (
+        "fa",
+        "read as fa, the run's language in Arabic script (--language picks another)",
+    )
+    assert reading_language(tokenizer.languages, mailed, "fa") == ("fa", "")
+    assert tokenizer.spoken(mailed, "fa") == phonemes(mailed, "fa")  # its Latin words espeak-ng reads as English
+    single = Tokenizer.build(
+        [phonemes("The cat sat.", "en")], ["multilingual_cleaners"], frontend="phonemes", prepared=True
+    )
+    assert single.stretches(text, None) == [(text, None)]  # a run of one language reads it as before
+
+
 def test_the_language_a_text_is_read_in_follows_its_script_when_none_is_asked():
     from xtts_cli.data.text import reading_language
 
@@ -398,7 +434,8 @@ def test_the_language_a_text_is_read_in_follows_its_script_when_none_is_asked():
     assert reading_language(["en", "fa"], "Hello 1999.", None) == (None, "")  # the run's first, as before
     assert reading_language(["en", "fa"], persian, "en") == (
         "en",
-        "the text is in Arabic script, which en is not written in: pass --language fa",
+        "the text is in Arabic script, which en is not written in: its words are read as fa; pass --language fa "
+        "to speak it as fa throughout",
     )
     assert reading_language(["en", "de"], persian, None)[1].endswith("the run reads en, de")
     assert reading_language(["ru"], "Щука, съел.", "ru") == ("ru", "")

@@ -675,17 +675,48 @@ class Tokenizer:
             unknown = sorted({c for c in prepared if c not in self._ids})
             raise UnknownCharactersError(unknown, prepared) from None
 
+    def stretches(self, text: str, language: Optional[str]) -> list[tuple[str, Optional[str]]]:
+        """`text` cut where its words turn to a script `language` is not written in and another of the
+        run's languages is, each stretch with the language that reads it ("He said «سلام» to me." to
+        a run of en and fa: en, fa, en). The Persian word had been spelt out letter by letter, each
+        letter's name said in English ("arabic seen"). One stretch for a run of one language."""
+        if len(self.languages) < 2:
+            return [(text, language)]
+        chosen = language or self.languages[0]
+        own = language_scripts(chosen)
+        cut: list[list] = []
+        for piece in re.split(r"(\s+)", text):
+            script = text_script(piece)
+            reads = chosen
+            if script is not None and script not in own and script != "LATIN":  # Latin: espeak-ng's English
+                reads = next((code for code in self.languages if script in language_scripts(code)), chosen)
+            if cut and (script is None or reads == cut[-1][1]):
+                cut[-1][0] += piece
+            else:
+                cut.append([piece, reads])
+        if len(cut) == 1:  # all of it in one language: the one asked, or another in its script
+            return [(text, language if cut[0][1] == chosen else cut[0][1])]
+        return [(piece, reads) for piece, reads in cut]
+
+    def spoken(self, text: str, language: Optional[str]) -> str:
+        """`text` prepared as the run speaks it: each of its `stretches` in its own language."""
+        stretches = self.stretches(text, language)
+        if len(stretches) == 1:
+            return self.prepare(text, stretches[0][1])
+        return " ".join(filter(None, (self.prepare(piece, reads) for piece, reads in stretches)))
+
     def spoken_ids(self, text: str, language: Optional[str]) -> tuple[list[int], list[str]]:
         """The symbol ids a run reads for a `text` to speak, and what of it the run never saw (left
         out); its letters of another script refused naming what the run reads."""
-        prepared, left_out = self.speakable(self.prepare(text, language))
+        prepared, left_out = self.speakable(self.spoken(text, language))
         if self.frontend == "phonemes":  # left out before espeak-ng read them (`without_unspoken`): named too
             from xtts_cli.data.phonemes import marks_read_as_nothing
 
             left_out += sorted({c for c in text if unspoken(c) and not c.isspace()} - set(left_out))
             # And marks espeak-ng reads as nothing (« » are kept; ‹ › [ ] had gone without a word).
-            said = language or (self.languages[0] if self.languages else "en")
-            left_out += [c for c in marks_read_as_nothing(self.reading(text, language), said) if c not in left_out]
+            for piece, reads in self.stretches(text, language):
+                said = reads or (self.languages[0] if self.languages else "en")
+                left_out += [c for c in marks_read_as_nothing(self.reading(piece, reads), said) if c not in left_out]
         try:
             ids = self.symbol_ids(prepared)
         except UnknownCharactersError as error:
@@ -1032,25 +1063,40 @@ def text_script(text: str) -> Optional[str]:
     return counted.most_common(1)[0][0] if counted else None
 
 
+def _script_of_most_words(text: str) -> Optional[str]:
+    """The script most of `text`'s words are in, by letters where two tie: a Persian sentence with
+    an e-mail address in it is Persian (its Latin letters had outnumbered the Persian ones)."""
+    from collections import Counter
+
+    counted = Counter(script for word in text.split() if (script := text_script(word)) is not None).most_common(2)
+    if len(counted) > 1 and counted[0][1] == counted[1][1]:
+        return text_script(text)
+    return counted[0][0] if counted else None
+
+
 def reading_language(languages: Sequence[str], text: str, language: Optional[str]) -> tuple[Optional[str], str]:
     """(the language to read `text` in, a note or ""): the one asked; or, none asked, the run's first,
     unless the text is in another script and one of the run's languages is written in it (a Persian
     sentence to a run of en and fa is read as fa). A text in a script the language asked is not
     written in is noted: espeak-ng would read it letter by letter."""
-    script = text_script(text)
+    script = _script_of_most_words(text)
     if not languages or script is None:
         return language, ""
     chosen = language or languages[0]
     if script in language_scripts(chosen):
         by_letters = _by_its_letters(languages, text, chosen) if language is None else None
-        return by_letters or (language, _foreign_words(text, chosen))
+        return by_letters or (language, _foreign_words(text, chosen, languages))
     fits = [code for code in languages if script in language_scripts(code)]
     name = script.title()
     if language is None and fits:
-        foreign = _foreign_words(text, fits[0])
+        foreign = _foreign_words(text, fits[0], languages)
         read_as = f"read as {fits[0]}, the run's language in {name} script (--language picks another)"
         return fits[0], read_as + (f"; {foreign}" if foreign else "")
-    hint = f"pass --language {fits[0]}" if fits else f"the run reads {', '.join(languages)}"
+    hint = (
+        f"its words are read as {fits[0]}; pass --language {fits[0]} to speak it as {fits[0]} throughout"
+        if fits
+        else f"the run reads {', '.join(languages)}"
+    )
     return language, f"the text is in {name} script, which {chosen} is not written in: {hint}"
 
 
@@ -1090,21 +1136,32 @@ def _by_its_letters(languages: Sequence[str], text: str, first: str) -> Optional
     return None
 
 
-def _foreign_words(text: str, language: str) -> str:
+def _foreign_words(text: str, language: str, languages: Sequence[str] = ()) -> str:
     """A note naming the words of a mostly-`language` text written in a script it is not written in
     ("I flew to Москва."): espeak-ng spells them out letter by letter; "" when there are none. Latin
-    words are left out: espeak-ng reads them as English in any language ("London" in fa)."""
+    words are left out: espeak-ng reads them as English in any language ("London" in fa). A word in
+    the script of another of the run's `languages` is read as that one (`Tokenizer.stretches`)."""
     scripts = (*language_scripts(language), "LATIN")
-    foreign = [
-        (word, script)
-        for word in (w.strip(string.punctuation + "«»“”„¿¡،؛؟") for w in text.split())
-        if (script := text_script(word)) is not None and script not in scripts
-    ]
-    if not foreign:
-        return ""
-    named = ", ".join(f"{word!r} ({script.title()})" for word, script in foreign[:3])
-    more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
-    return f"{named}{more} not in a script {language} is written in: read letter by letter"
+    read_as: dict[str, list[str]] = {}
+    spelt: list[str] = []
+    for word in (w.strip(string.punctuation + "«»“”„¿¡،؛؟") for w in text.split()):
+        script = text_script(word)
+        if script is None or script in scripts:
+            continue
+        fits = next((code for code in languages if script in language_scripts(code)), None)
+        if fits is None:
+            spelt.append(f"{word!r} ({script.title()})")
+        else:
+            read_as.setdefault(fits, []).append(repr(word))
+    said = [f"{_some(words)} read as {code}" for code, words in read_as.items()]
+    if spelt:
+        said.append(f"{_some(spelt)} not in a script {language} is written in: read letter by letter")
+    return "; ".join(said)
+
+
+def _some(named: list[str]) -> str:
+    """The first three of `named`, and how many more."""
+    return ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
 
 
 def alphabet_of(languages: Sequence[str], cleaners: Sequence[str]) -> set[str]:

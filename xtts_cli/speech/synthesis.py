@@ -752,7 +752,7 @@ def _parts(
         if part not in judged:
             # What it speaks: an emoji or a mark the run never saw is left out, not a token (600 emoji
             # had been read as too long for a generation, and its end as cut).
-            judged[part] = len(tokenizer.speakable(tokenizer.prepare(part, own(part)))[0]) <= most
+            judged[part] = len(tokenizer.speakable(tokenizer.spoken(part, own(part)))[0]) <= most
         return judged[part]
 
     parts = [
@@ -762,7 +762,7 @@ def _parts(
         # to read it ("by 3/4 so": a date, not "three quarters"); each part is then read as it is.
         for part in split_to_fit(sentence if fits(sentence) else tokenizer.reading(sentence, own(sentence)), fits)
     ]
-    parts = _with_the_unspoken_joined(parts, lambda part: any(c.isalnum() for c in tokenizer.prepare(part, own(part))))
+    parts = _with_the_unspoken_joined(parts, lambda part: any(c.isalnum() for c in tokenizer.spoken(part, own(part))))
     return parts, [part for part in parts if not fits(part)]
 
 
