@@ -776,6 +776,12 @@ def test_validate_takes_the_flags_train_sets_the_config_with(runner, write_confi
     assert steps["settings"]["total_steps"] == 40
     twice = runner.invoke(app, ["validate", "-c", "tiny-cpu", "--steps", "4", "--max-steps", "5"])
     assert "the number of steps is given twice: --steps 4 and --max-steps 5" in str(twice.exception)
+    # And the launch flags: an optimization level's bundle, a cluster's workers (it had refused both).
+    level = runner.invoke(app, ["validate", "-c", "tiny-cpu", "--optimization-level", "maximum", "--json"])
+    assert json.loads(level.stdout)["dataset"]["preprocessing_mode"] == "precompute", level.output
+    hosts = ["--worker-hosts", "127.0.0.1:23456,127.0.0.1:23457", "--task-index", "0"]
+    cluster = runner.invoke(app, ["validate", "-c", "tiny-cpu", *hosts, "--json"])
+    assert json.loads(cluster.stdout)["settings"]["multi_worker"] is True, cluster.output
 
 
 def test_validate_says_what_train_refuses_of_its_run_directory(runner, tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ from xtts_cli.cli.train import (  # train's flags that set the config: its comma
     DataGpuMemory,
     Epochs,
     Isolation,
+    Level,
     MaxMinutes,
     ModelGpuMemory,
     NumWorkers,
@@ -36,6 +37,8 @@ from xtts_cli.cli.train import (  # train's flags that set the config: its comma
     Size,
     StaticShapes,
     Steps,
+    TaskIndex,
+    WorkerHosts,
 )
 
 FixOption = Annotated[
@@ -100,14 +103,15 @@ def validate(
     enable_memory_isolation: Isolation = None,
     data_gpu_memory: DataGpuMemory = None,
     model_gpu_memory: ModelGpuMemory = None,
+    optimization_level: Level = None,
+    worker_hosts: WorkerHosts = None,
+    task_index: TaskIndex = None,
 ) -> None:
     """Check the config against the schema and the rules that keep a GPU busy, and scan its data; --fix repairs it.
 
     The data report (headers only): per dataset its format, clips, hours, largest speakers and every
-    bad file with its reason.
-
-    Exit 0 when no errors remain (warnings allowed unless --strict), 1 when errors remain, 2 when
-    the config cannot be read.
+    bad file with its reason. Exit 0 when no errors remain (warnings allowed unless --strict), 1 when
+    errors remain, 2 when the config cannot be read.
 
     Examples:
 
@@ -122,6 +126,7 @@ def validate(
     from xtts_cli.diagnosis.validation import validate_config
     from xtts_cli.errors import ConfigError
     from xtts_cli.run.directory import resumed_config
+    from xtts_cli.training.launch import launch_settings
 
     data_path = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     said = (lambda line: None) if json_output else (lambda line: console(stderr=True).print(line))
@@ -130,6 +135,7 @@ def validate(
     overrides["data.dataset_path"], overrides["data.eval_dataset_path"] = data_path, val_data
     overrides["training.init_from"], overrides["training.run_dir"] = init_from, run
     overrides["training.max_steps"] = given_once("the number of steps", steps=steps, max_steps=max_steps)
+    overrides = launch_settings(overrides, optimization_level, worker_hosts, task_index, set_values or ())
     try:
         loaded = resolve_config(config or resumed_config(run_dir), overrides, set_values or ())
     except ConfigError as exc:
