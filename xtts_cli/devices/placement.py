@@ -92,6 +92,29 @@ def _check_address(address: object, where: str, fix: str, error: type[XttsError]
     return f"{host}:{int(port)}"
 
 
+def unresolved_hosts(tasks: tuple[str, ...]) -> list[str]:
+    """The host names among `tasks` (HOST:PORT) that do not resolve here: TensorFlow waits for such a
+    worker forever, as for one not started yet (a misspelt 127.0.0.l had waited unsaid)."""
+    import socket
+
+    missing = []
+    for host in dict.fromkeys(task.rpartition(":")[0].strip("[]") for task in tasks):
+        try:
+            socket.getaddrinfo(host, None)
+        except (socket.gaierror, UnicodeError):
+            missing.append(host)
+    return missing
+
+
+def unresolved_note(hosts: list[str]) -> str:
+    named = ", ".join(repr(host) for host in hosts)
+    return (
+        f"the host name{'s' if len(hosts) > 1 else ''} {named} {'do' if len(hosts) > 1 else 'does'} not resolve "
+        "here: training waits for a worker there until its name resolves (a misspelt one, forever); check "
+        "--worker-hosts (or TF_CONFIG) on every worker"
+    )
+
+
 def _check_unique(tasks: tuple[str, ...], where: str, fix: str, error: type[XttsError] = XttsError) -> None:
     repeated = sorted({t for t in tasks if tasks.count(t) > 1})
     if repeated:

@@ -369,7 +369,7 @@ def _cluster(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     cluster TF_CONFIG names under another strategy, an error: training refuses it."""
     import os
 
-    from xtts_cli.devices.placement import cluster_from_environment, cluster_left_out
+    from xtts_cli.devices.placement import cluster_from_environment, cluster_left_out, unresolved_hosts, unresolved_note
     from xtts_cli.errors import XttsError
 
     left_out = cluster_left_out(loaded.config.devices, os.environ)
@@ -378,7 +378,7 @@ def _cluster(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     if loaded.config.devices.strategy != "multi_worker":
         return
     try:
-        cluster_from_environment(os.environ)
+        cluster = cluster_from_environment(os.environ)
     except XttsError as error:
         unset = not os.environ.get("TF_CONFIG", "").strip()
         yield Finding(
@@ -386,6 +386,10 @@ def _cluster(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
             severity="warning" if unset else "error",
             message=f"{error.lines[0]}; {error.hint}",
         )
+        return
+    unknown = unresolved_hosts(cluster.tasks)  # a warning: a scheduler may name a worker before it starts
+    if unknown:
+        yield Finding(id="multi-worker-host", severity="warning", message=unresolved_note(unknown))
 
 
 def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
