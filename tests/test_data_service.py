@@ -420,7 +420,7 @@ def _killed(process: subprocess.Popen) -> None:
 def test_what_the_service_answers_a_trainer_that_waits(service) -> None:
     """Why no batch comes, as a trainer waiting for one says it: a dispatcher with no workers, one
     whose workers all answer, and none at all."""
-    from xtts_cli.data.service import bound_port, start_dispatcher, why_no_batches
+    from xtts_cli.data.service import bound_port, start_dispatcher, start_worker, why_no_batches
 
     alone = start_dispatcher(0)
     try:
@@ -433,8 +433,18 @@ def test_what_the_service_answers_a_trainer_that_waits(service) -> None:
         alone.stop()
     workers = sorted(f"localhost:{bound_port(worker)}" for worker in service["workers"])
     answer = why_no_batches(service["address"])
-    assert answer.startswith("its 2 workers (") and answer.endswith(") answer but sent none; their own output says why")
+    said = ") answer but have sent none; their own output says why"
+    assert answer.startswith("its 2 workers (") and answer.endswith(said), answer
     assert all(worker in answer for worker in workers)
+    alone = start_dispatcher(0)
+    address = f"localhost:{bound_port(alone)}"
+    worker = start_worker(address)
+    try:  # one worker is one ("its 1 worker ... answer but sent none; their own output" had been said)
+        one = f"localhost:{bound_port(worker)}"
+        assert why_no_batches(address) == f"its worker ({one}) answers but has sent none; its own output says why"
+    finally:
+        worker.stop()
+        alone.stop()
     port = _free_port()
     assert why_no_batches(f"grpc://localhost:{port}", timeout=2).startswith(
         f"its dispatcher at localhost:{port} does not answer (UNAVAILABLE); restart it with the --work-dir it had"

@@ -120,7 +120,7 @@ def dispatcher(
         server,
         f"tf.data service dispatcher listening on every interface at port {bound}, no authentication: workers run "
         # A fixed --port: a worker started again at the address the dispatcher lists (docs/scaling.md).
-        f"`xtts data-service worker --dispatcher {host}:{bound} --port {bound + 1} --bind 0.0.0.0`, trainers set "
+        f"`xtts data-service worker --dispatcher {host}:{bound} --port {bound + 1 if bound < 65535 else bound - 1} --bind 0.0.0.0`, trainers set "
         f"data.service_address: grpc://{host}:{bound}{journal}",
     )
 

@@ -212,10 +212,9 @@ def why_no_batches(address: str, *, timeout: float = CONNECT_TIMEOUT_SECONDS) ->
             if len(silent) == 1
             else f"{which}; restart each at its own port, such as {again}{where}"
         ) + " (a dispatcher never forgets a worker: to go on without it, restart the dispatcher and its other workers)"
-    return (
-        f"its {len(workers)} worker{'s' if len(workers) > 1 else ''} ({', '.join(workers)}) answer but sent none; "
-        "their own output says why"
-    )
+    if len(workers) == 1:
+        return f"its worker ({workers[0]}) answers but has sent none; its own output says why"
+    return f"its {len(workers)} workers ({', '.join(workers)}) answer but have sent none; their own output says why"
 
 
 def _lost_job(error: BaseException, address: str) -> Optional[XttsError]:
