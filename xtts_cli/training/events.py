@@ -45,7 +45,10 @@ class TrainResult:
     start_step: int = field(metadata={"description": "The step it started (or resumed) at."})
     final_step: int = field(metadata={"description": "The step it ended at (saved in its last checkpoint)."})
     resumed: bool = field(metadata={"description": "It resumed a run rather than starting one."})
-    interrupted: Optional[str] = _said("SIGINT, SIGTERM or SIGHUP when a signal ended it; null otherwise.")
+    interrupted: Optional[str] = _said(
+        "SIGINT, SIGTERM or SIGHUP when a signal ended it; `a signal to another worker` when one to another "
+        "worker of its cluster did (it saved the same step, exit 143); null otherwise."
+    )
     exit_code: int = _said("The command's exit status: 0, or 130 and 143 after a signal.", 0)
     out_of_time: bool = _said("training.max_minutes ended the run.", False)
     early_stopped: bool = _said("training.early_stop_patience ended the run (with its best weights).", False)
