@@ -196,3 +196,24 @@ def test_the_python_api_loads_tensorflow_as_quietly_as_the_command_line(tmp_path
     loaded = run_python("from xtts_cli.inference import Synthesizer, XttsError", tmp_path, env=user_env())
     assert loaded.returncode == 0, loaded.stderr
     assert [line for line in loaded.stderr.splitlines() if TF_LOG_LINE.match(line) or "cuInit" in line] == []
+
+
+def test_a_signal_after_the_last_step_promises_no_step_after_it() -> None:
+    # Met after the loop (the last save, the samples), it had promised to stop "after the next step",
+    # then said nothing more: the run ended complete.
+    import os
+    import time
+
+    from xtts_cli.training.signals import GracefulInterrupt
+
+    said: list[str] = []
+    for ending in (False, True):
+        with GracefulInterrupt(said=said.append, together=True) as interrupt:
+            interrupt.ending = ending
+            os.kill(os.getpid(), signal.SIGTERM)  # a real signal, to this process's handler
+            time.sleep(0.1)
+        assert interrupt.signal_name == "SIGTERM"
+    assert said == [
+        "SIGTERM: stopping after the next step, with the cluster's other workers, and saving it",
+        "SIGTERM: the last step is trained: saving it, then stopping",
+    ]

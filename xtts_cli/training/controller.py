@@ -741,6 +741,7 @@ class Controller:
             # The last save keeps the minutes up to the end (the last step's own included), the figure
             # the budget was judged by: a run ended by it trains nothing when run again.
             self._count_time(counters, before, None, loop_started)
+            interrupt.ending = True
             self._record_end(result, step, max_steps, interrupt, agreed_stop)
             if waiting_since is not None and result.interrupted:  # a batch that never came (a service's dead worker)
                 result.stopped_waiting_seconds = time.perf_counter() - waiting_since

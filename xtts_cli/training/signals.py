@@ -24,6 +24,8 @@ class GracefulInterrupt:
 
     def __init__(self, said: Optional[Callable[[str], None]] = None, *, together: bool = False) -> None:
         self.received: Optional[int] = None
+        # Set once the loop has ended: a signal then meets the last save and samples, not a step.
+        self.ending = False
         self._previous: dict[int, object] = {}
         self._said = said
         # A worker of a cluster: the stop is agreed in the next step's reduction, so it comes a step later.
@@ -52,8 +54,14 @@ class GracefulInterrupt:
             ctrl_c = signum == signal.SIGINT
             again = " (a second Ctrl-C stops at once, without saving)" if ctrl_c else ""
             who = "Ctrl-C" if ctrl_c else self.signal_name
+            # After the last step there is no next one to stop after (that had been promised, then unsaid).
+            said = (
+                "the last step is trained: saving it, then stopping"
+                if self.ending
+                else f"stopping {self._when} and saving it"
+            )
             try:
-                self._said(f"{who}: stopping {self._when} and saving it{again}")
+                self._said(f"{who}: {said}{again}")
             except OSError:  # the terminal that sent SIGHUP is gone: the step is saved all the same
                 pass
 
