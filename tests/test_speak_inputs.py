@@ -978,3 +978,13 @@ def test_a_reference_clip_of_noise_is_said_to_be_noise_and_one_of_speech_is_not(
     for loudness in (0.0, 0.01, 0.1):
         write_wav(tmp_path / "mixed.wav", speech + white[: len(speech)] * loudness, rate)
         assert tts.voice(speaker_wav=tmp_path / "mixed.wav", remember=False).note == "", loudness
+
+
+def test_an_arrow_left_out_is_named_left_out_not_read_as_its_nearest():
+    # "→" alone holds the arrow that marks "ɒ→ɔ": it had been listed among the phonemes read as their nearest.
+    from xtts_cli.speech.synthesis import text_notes
+
+    assert text_notes("", ["\u2192", "\u0252\u2192\u0254", ";"]) == [
+        "read what the run never learnt as the nearest it knows: \u0252\u2192\u0254",
+        "left out what the run never saw: \u2192 ;",
+    ]

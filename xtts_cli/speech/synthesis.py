@@ -612,12 +612,13 @@ NOTE_NAMES = 24
 def text_notes(language_note: str, left_out: list[str]) -> list[str]:
     """`Speech.notes` of the text alone: the language it was read in, every phoneme read as its
     nearest, every symbol left out."""
-    nearest = _some(c for c in left_out if "\u2192" in c)
+    # "ɒ→ɔ": one read as another; "→" alone, an arrow left out (it had been listed as read as its nearest).
+    nearest = _some(c for c in left_out if len(c) > 1 and "\u2192" in c)
     # A character that shows nothing alone (a space, a control, an emoji's variation selector) by its code.
     shown = _some(
         c if c.isprintable() and not c.isspace() and unicodedata.category(c)[0] != "M" else f"U+{ord(c):04X}"
         for c in left_out
-        if "\u2192" not in c
+        if not (len(c) > 1 and "\u2192" in c)
     )
     notes = [language_note] if language_note else []
     notes += [f"read what the run never learnt as the nearest it knows: {nearest}"] if nearest else []
