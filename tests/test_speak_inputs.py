@@ -988,3 +988,33 @@ def test_an_arrow_left_out_is_named_left_out_not_read_as_its_nearest():
         "read what the run never learnt as the nearest it knows: \u0252\u2192\u0254",
         "left out what the run never saw: \u2192 ;",
     ]
+
+
+def test_markdown_is_read_as_its_words_not_its_marks():
+    # A chat assistant's answer: a phonemes run had said "asterisk asterisk bold", "hash heading" and a
+    # link's address; espeak-ng reads those marks by name.
+    from xtts_cli.data.phonemes import phonemize
+    from xtts_cli.data.text import without_markup
+
+    answer = (
+        "### 3. Setup\n**Bold text** and *italic text* here.\n* first item\n- second item!\n"
+        "See [the docs](https://example.com/docs) and run `pip install xtts`.\n"
+        "| Name | Age |\n|------|-----|\n| Ann | 5 |\n> Use the ~~old~~ new API.\n---\n```python\nx = 1\n```"
+    )
+    text, note = without_markup(answer)
+    assert (
+        text.split()
+        == (
+            "3. Setup. Bold text and italic text here. first item. second item! See the docs and run pip install "
+            "xtts. Name, Age. Ann, 5. Use the old new API. x = 1"
+        ).split()
+    )
+    assert note == (
+        "read markdown as its words: left out its code fences, rules, table rules, link addresses, heading marks, "
+        "quote marks, list marks, table bars, emphasis, strike-through, code marks"
+    )
+    said = phonemize([text], "en-us")[0]
+    assert not any(name in said for name in ("ˈæstɚɹˌɪsk", "hˈæʃ", "slˈæʃ", "tˈɪldə"))
+    # What is no markdown stays: a product, a name of code, a number, a pair of plain dashes.
+    plain = "Compute 5 * 3 * 2, my_var_name, #1 and a*b*c - then stop."
+    assert without_markup(plain) == (plain, "")

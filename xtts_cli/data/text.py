@@ -23,7 +23,7 @@ import string
 import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from xtts_cli.data.abbreviations import ends_text
 from xtts_cli.data.numbers import GERMAN_MONTHS
@@ -360,6 +360,8 @@ def without_markup(text: str) -> tuple[str, str]:
     if "<!--" in text:  # an HTML comment, a note to its writer: none of it is read
         text, count = _COMMENT.subn(" ", text)
         notes += [f"left out {count} markup comment{'s' if count > 1 else ''} (<!-- ... -->)"] if count else []
+    text, markdown = without_markdown(text)
+    notes += [markdown] if markdown else []
     if "<" in text:
         tags = list(dict.fromkeys(f"<{m.group(1).lower()}>" for m in _MARKUP.finditer(text)))
         if tags:
@@ -368,6 +370,62 @@ def without_markup(text: str) -> tuple[str, str]:
             shown = " ".join(tags[:8]) + (f" and {len(tags) - 8} more" if len(tags) > 8 else "")
             notes.append(f"left out the markup tags {shown} (xtts reads plain text; the words between them are read)")
     return text, "; ".join(notes)
+
+
+# Markdown, as a chat assistant writes it: a phonemes run had read its marks by name ("asterisk
+# asterisk bold", "hash heading", a link's address). Each (pattern, replacement, what it is).
+def _ended(line: str) -> str:
+    """A heading's, list item's or table row's line, with the full stop of the pause a reader makes
+    at its end where it has no mark of its own."""
+    line = line.rstrip()
+    return line + "." if line and line[-1] not in ".!?:;," else line
+
+
+_MARKDOWN: tuple[tuple[re.Pattern, Any, str], ...] = (
+    (re.compile(r"^[ \t]*(?:`{3,}|~{3,}).*$", re.MULTILINE), "", "code fences"),
+    (re.compile(r"^[ \t]*([-*_])(?:[ \t]*\1){2,}[ \t]*$", re.MULTILINE), "", "rules"),
+    (re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?$", re.MULTILINE), "", "table rules"),
+    (
+        re.compile(r"!?\[([^\]\n]+)\]\((?:[^()\s]|\([^()\s]*\))+(?:[ \t]+\"[^\"\n]*\")?\)"),
+        r"\1",
+        "link addresses",
+    ),
+    (
+        re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE),
+        lambda m: _ended(m.group(1)),
+        "heading marks",
+    ),
+    (re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE), "", "quote marks"),
+    (
+        re.compile(r"^[ \t]*[-*+\u2022\u2192\u25aa\u25b8\u25ba][ \t]+(.*)$", re.MULTILINE),
+        lambda m: _ended(m.group(1)),
+        "list marks",
+    ),
+    (
+        re.compile(r"^[ \t]*\|(.+)\|[ \t]*$", re.MULTILINE),
+        lambda m: _ended(", ".join(filter(None, (cell.strip() for cell in m.group(1).split("|"))))),
+        "table bars",
+    ),
+    (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), r"\2", "emphasis"),
+    (re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])"), r"\1", "emphasis"),
+    (re.compile(r"(?<!\w)_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?!\w)"), r"\1", "emphasis"),
+    (re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"), r"\1", "strike-through"),
+    (re.compile(r"`([^`\n]+)`"), r"\1", "code marks"),
+)
+_MARKDOWN_CUES = re.compile(r"[*_~`#|\]>\u2022\u2192\u25aa\u25b8\u25ba]|^[ \t]*[-+][ \t]", re.MULTILINE)
+
+
+def without_markdown(text: str) -> tuple[str, str]:
+    """(`text` read as a reader reads markdown: its words, not its marks; a note naming what was
+    left out). A mark that is no markdown stays: 5 * 3, snake_case, #1."""
+    if not _MARKDOWN_CUES.search(text):
+        return text, ""
+    found: dict[str, None] = {}
+    for pattern, said, what in _MARKDOWN:
+        text, count = pattern.subn(said, text)
+        if count:
+            found[what] = None
+    return text, f"read markdown as its words: left out its {', '.join(found)}" if found else ""
 
 
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
