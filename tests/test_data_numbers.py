@@ -190,7 +190,7 @@ from xtts_cli.data.text import Tokenizer
         ),
         (
             "10^6 cells, 2**10 bytes, x^2 + 3^3 and 1.5 × 10^-3 m",
-            "ten to the power of six cells, two to the power of ten bytes, x squared + three cubed and one point five "
+            "ten to the power of six cells, two to the power of ten bytes, x squared plus three cubed and one point five "
             "times ten to the power of minus three m",
         ),
         # Thousands grouped by dots, a whole number over another, scientific notation: they had kept a
@@ -791,3 +791,28 @@ def test_marks_espeak_reads_as_nothing_are_named_as_left_out_not_dropped_without
     assert marks_read_as_nothing("a well-known cat's mat \u00abon\u00bb it - 'so'") == [
         "'"
     ]  # the spaced hyphen is the dash
+
+
+@pytest.mark.parametrize(
+    "text, read",
+    [
+        ("f(x) = 2x + 1", "f of x equals two x plus one"),
+        ("3x + 2y = 7", "three x plus two y equals seven"),
+        ("y = x * 2", "y equals x times two"),
+        ("if a == b and a != c", "if a equals b and a is not equal to c"),
+        ("a && b || c", "a and b or c"),
+        ("x - 1 and a - b = c", "x minus one and a minus b equals c"),
+        # Not code: a range, a dash between words, a speed, a size, a star between words.
+        ("pages 10 - 20, the A - Z guide, 2x faster, 1920x1080, on * the", None),
+    ],
+)
+def test_code_and_algebra_read_as_a_reader_says_them(text, read):
+    # They had been "two times + one", "equals equals", "!equals", "and and", "x asterisk two".
+    reading = Tokenizer("abcdefghijklmnopqrstuvwxyz .,", ["english_cleaners"], languages=["en"], numbers="words")
+    if read is None:
+        assert reading.reading(text, "en") == (
+            "pages ten to twenty, the a - z guide, two times faster, one thousand nine hundred and twenty by one "
+            "thousand and eighty, on * the"
+        )
+    else:
+        assert reading.reading(text, "en") == read

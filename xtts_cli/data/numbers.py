@@ -1399,7 +1399,37 @@ def _equation(match: re.Match) -> str:
     return " ".join(said.split()) + " equals "  # 3 - -2: one space between its two minuses
 
 
+# Code and algebra a chat assistant writes: a == b, a != c, x && y, f(x), 2x + 1, x * 2, x - 1 (they had
+# been "equals equals", "!equals", "and and", "two times +", "asterisk"). A variable is one letter.
+_VARIABLE = r"(?<![\w.])[a-dnx-z](?![\w.])"
+_OPERATORS = (
+    (re.compile(r"(?<=[\w)\]])\s?==\s?(?=[\w(\[-])"), " equals "),
+    (re.compile(r"(?<=[\w)\]])\s?!=\s?(?=[\w(\[-])"), " is not equal to "),
+    (re.compile(r"(?<=\w)\s&&\s(?=\w)"), " and "),
+    (re.compile(r"(?<=\w)\s\|\|\s(?=\w)"), " or "),
+    (re.compile(r"\b([a-z])\(([a-z])\)"), r"\1 of \2"),
+    (
+        re.compile(r"(?<![\w.])(\d+)([nx-z])(?=\s?[-+=<>*/)\u2212^])"),
+        lambda m: f"{_words(int(m.group(1)), 'en')} {m.group(2)}",
+    ),
+    (
+        re.compile(rf"(?<=[^\W_])\s\+\s(?=[^\W_(])|({_VARIABLE})\+(?=\d|{_VARIABLE})"),
+        lambda m: f"{m.group(1) or ''} plus ",
+    ),
+    (re.compile(rf"(\d|{_VARIABLE})\s\*\s(?=\d|{_VARIABLE})"), r"\1 times "),
+    (
+        re.compile(rf"({_VARIABLE})\s[-\u2212]\s(?=\d|{_VARIABLE}\s?=)|(?<=\d)\s[-\u2212]\s(?={_VARIABLE})"),
+        lambda m: f"{m.group(1) or ''} minus ",
+    ),
+)
+
+
 def _english(text: str, month_first: bool = False) -> str:
+    if any(c in text for c in "=+*&|(-\u2212"):
+        for pattern, said in _OPERATORS:
+            text = pattern.sub(said, text)
+        if "=" in text and not any(c.isdigit() for c in text):  # a = b + c: no number for the passes below
+            text = _EQUALS.sub(" equals ", text)
     if not _ENGLISH_WORK.search(text):  # most sentences: 5 µs for this search, 150 µs for every pass
         return text
     if "=" in text:
