@@ -816,3 +816,15 @@ def test_code_and_algebra_read_as_a_reader_says_them(text, read):
         )
     else:
         assert reading.reading(text, "en") == read
+
+
+def test_march_and_may_with_a_capital_inside_a_sentence_are_months():
+    # "See you March 3 and May 4" had been "may four", "On March 10 we go" "march ten": read as the verbs.
+    reading = Tokenizer("abcdefghijklmnopqrstuvwxyz .,", ["english_cleaners"], languages=["en"], numbers="words")
+    assert reading.reading("See you March 3 and May 4 and August 5.", "en") == (
+        "see you march third and may fourth and august fifth."
+    )
+    assert reading.reading("On March 10 we go, and May 11 and 12:30.", "en").startswith(
+        "on march tenth we go, and may eleventh"
+    )
+    assert reading.reading("We march 3 miles; it may 2 times.", "en") == "we march three miles; it may two times."

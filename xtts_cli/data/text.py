@@ -107,6 +107,19 @@ _STREET = re.compile(
 _ACRONYM_WORDS = re.compile(r"\b(?:US|UN|WHO|IT)\b(?!['\u2019])")
 # Brown v. Board: a case's "v." between two names, in lower case.
 _VERSUS = re.compile(r"(?<=\w) v\.? (?=[A-Z])")
+# "March" and "May" with a capital inside a sentence are months, whatever word follows: "we march 3
+# miles" is the verb, but "see you March 3 and May 4" had been "may four" (its suffix says the date).
+_CAPITAL_MONTH = re.compile(
+    r"(?:(?<=[^\W\d_]\s)|(?<=[^\W\d_][,;:]\s))(March|May)\s(\d{1,2})(?![\d:.,/-]?\d|\s?(?:st|nd|rd|th)\b)"
+)
+
+
+def _with_suffix(match: re.Match) -> str:
+    day = int(match.group(2))
+    suffix = "th" if 10 <= day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+    return f"{match.group(1)} {day}{suffix}"
+
+
 _STREET_WORDS = {"st": "street", "dr": "drive"}
 
 
@@ -139,6 +152,8 @@ def before_lowering(text: str) -> str:
     if any(c.islower() for c in text):  # in mixed case, an acronym in capitals is its letters: the US, IT
         text = _ACRONYM_WORDS.sub(lambda m: " ".join(m.group(0)), text)
     text = _VERSUS.sub(" versus ", text)
+    if "March" in text or "May" in text:
+        text = _CAPITAL_MONTH.sub(_with_suffix, text)
     if "AD" in text or "CE" in text:
         text = _ERA.sub(lambda m: (m.group(1) or "") + ".".join(m.group(2) or "AD") + ".", text)
     return _UNIT_STOP.sub(r"\1", text) if "." in text else text
