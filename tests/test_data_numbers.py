@@ -828,3 +828,16 @@ def test_march_and_may_with_a_capital_inside_a_sentence_are_months():
         "on march tenth we go, and may eleventh"
     )
     assert reading.reading("We march 3 miles; it may 2 times.", "en") == "we march three miles; it may two times."
+
+
+def test_scaled_money_ranges_and_everyday_unit_abbreviations_are_read_out():
+    # "$50k-$75k" had been read as one run of words ("dollarsseventy"), "25 yrs" as "yrs", "/mo" as "mo"
+    # and "100MB/s" as "mb/s".
+    reading = Tokenizer("abcdefghijklmnopqrstuvwxyz .,", ["english_cleaners"], languages=["en"], numbers="words")
+    said = {
+        "Between $50k-$75k per year.": "between fifty thousand dollars to seventy five thousand dollars per year.",
+        "I am 25 yrs old, 3 wks in.": "i am twenty five years old, three weeks in.",
+        "Only $2.99/mo.": "only two dollars and ninety nine cents per month.",
+        "It reads 100MB/s on a 1 Gbps link.": "it reads one hundred megabytes per second on a one gigabit per second link.",
+    }
+    assert {text: reading.reading(text, "en") for text in said} == said

@@ -102,6 +102,18 @@ _UNIT_NAMES = {
     "mins": "minute",
     "hr": "hour",
     "hrs": "hour",
+    "wk": "week",
+    "wks": "week",
+    "mo": "month",
+    "mos": "month",
+    "yr": "year",
+    "yrs": "year",
+    "kb/s": "kilobyte per second",
+    "mb/s": "megabyte per second",
+    "gb/s": "gigabyte per second",
+    "kbps": "kilobit per second",
+    "mbps": "megabit per second",
+    "gbps": "gigabit per second",
 }
 # "250 g" is grams, "30 m" meters, "2 l" liters; "5g" (a network) and "1.2m" (a million) are not, so
 # those only after a space.
@@ -116,6 +128,13 @@ _UNIT = re.compile(
     re.IGNORECASE,
 )
 _UNIT_PLURALS = {"foot": "feet", "hertz": "hertz"}
+# $2.99/mo, 5 GB/day read as "per" before its unit's name ("per mo" had been left).
+_PER_UNIT = re.compile(
+    r"\bper ("
+    + "|".join(re.escape(u) for u in _UNIT_NAMES if len(u) > 1 and not re.search(r"[\s/\u00b2\u00b3]", u))
+    + r")\b",
+    re.IGNORECASE,
+)
 _ARTICLE_BEFORE = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
 # A web or mail address as it is said: www.example.com/docs is "w w w dot example dot com slash docs",
 # jo.doe@mail.com "jo dot doe at mail dot com"; the scheme (https://) is not said.
@@ -265,6 +284,10 @@ _ROUND_PLURALS = {
 # A range of money with its sign once, before the first: $5-10 is five to ten dollars.
 _MONEY_RANGE = re.compile(
     r"([$£€¥₹])\s?(\d[\d,]*)\s?[-\u2013]\s?(?=\d[\d,]*(?![\d,]*[.\d]\d)(?:\s?(?:k|m|bn|million|billion)\b)?)"
+)
+# $50k-$75k, each with its sign and scale: its dash is "to" (the two amounts had been read joined).
+_SCALED_MONEY_RANGE = re.compile(
+    r"([$£€¥₹]\s?\d[\d,]*(?:\.\d+)?\s?(?:k|m|mn|bn|b|tn)\b)\s?[-\u2013]\s?(?=[$£€¥₹]\s?\d)", re.IGNORECASE
 )
 # An era: 753 BC (seven fifty three b c), A.D. 79; "ad" and "ce" are words, so only dotted (the
 # capitals of 79 AD and 1 CE are dotted before the text is lowered: `text.before_lowering`).
@@ -1474,6 +1497,7 @@ def _english(text: str, month_first: bool = False) -> str:
     text = _TIMES_TEN.sub(" times ", text)
     text = _POWER.sub(_power, text)
     text = _UNIT.sub(_unit, text)
+    text = _PER_UNIT.sub(lambda m: f"per {_UNIT_NAMES[m.group(1).lower()]}", text)
     for symbol, said in _SYMBOLS:
         text = symbol.sub(said, text)
     text = _ORDINAL.sub(lambda m: _words(int(m.group(1).replace(",", "")), "en", to="ordinal"), text)
@@ -1517,6 +1541,7 @@ def _english_first(text: str, month_first: bool) -> str:
     text = _ERA_BEFORE.sub(lambda m: f"{_era(m, 1)} {_words(int(m.group(2)), 'en', to='year')}", text)
     text = _ROUND_PLURAL.sub(lambda m: _ROUND_PLURALS[m.group(1).replace(",", "")], text)
     text = _MONEY_RANGE.sub(r"\2 to \1", text)
+    text = _SCALED_MONEY_RANGE.sub(r"\1 to ", text)
     text = _MONTH_SHORT.sub(lambda m: _MONTH_OF[m.group(1).lower()[:3]] + " ", text)
     text = _DOTTED_CLOCK.sub(r"\1:\2", text)
     text = _DOTTED_CLOCK_SPAN.sub(r"\1 \2:\3 \4 \5:\6", text)
