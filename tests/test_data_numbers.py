@@ -841,3 +841,14 @@ def test_scaled_money_ranges_and_everyday_unit_abbreviations_are_read_out():
         "It reads 100MB/s on a 1 Gbps link.": "it reads one hundred megabytes per second on a one gigabit per second link.",
     }
     assert {text: reading.reading(text, "en") for text in said} == said
+
+
+def test_an_iso_time_stamp_is_read_as_its_date_and_time():
+    # It had been "fifteen/oh three/twenty twenty fourt ten:thirty:zero z".
+    reading = Tokenizer("abcdefghijklmnopqrstuvwxyz .,", ["english_cleaners"], languages=["en"], numbers="words")
+    assert reading.reading("Due: 2024-03-15T10:30:00Z.", "en") == (
+        "due: the fifteenth of march, twenty twenty four at ten thirty u t c."
+    )
+    assert reading.reading("Logged 2024-03-15T09:05:15.123+02:00 here", "en") == (
+        "logged the fifteenth of march, twenty twenty four at nine oh five u t c plus two here"
+    )
