@@ -291,8 +291,9 @@ def test_transcripts_in_a_script_their_language_is_not_written_in_are_a_warning(
     assert script_messages("fa") == []
     (message,) = script_messages("en")
     assert "transcripts of dataset persian are in Arabic script, which its language en is not written in" in message
-    assert message.endswith(
-        "they would train as en and numbers would be read in en; set data.datasets[0].language to their language"
+    assert message.endswith(  # which languages, and how: it had named neither
+        "they would train as en and numbers would be read in en; set data.datasets[0].language to their language "
+        "(Arabic script: ar, fa, ur, ps, sd, ug)"
     )
     # With phonemes, English espeak-ng spells the Persian letter by letter: too long, most clips are put out
     # and the dataset is unusable; the script is still said, the likely why.
@@ -300,6 +301,9 @@ def test_transcripts_in_a_script_their_language_is_not_written_in_are_a_warning(
     ids = [(f.id, f.severity) for f in scan_findings(spelt)[2]]
     assert ids == [("dataset-unusable", "error"), ("dataset-script", "warning")], ids
     assert "espeak-ng would spell them letter by letter" in scan_findings(spelt)[2][1].message
+    assert scan_findings(spelt)[2][1].message.endswith(
+        "(Arabic script: ar, fa, ur, ps, sd, ug; --set data.language=CODE)"
+    )
 
 
 def test_a_test_sentence_in_a_script_the_run_does_not_read_is_a_warning():

@@ -1145,6 +1145,11 @@ def language_scripts(language: str) -> tuple[str, ...]:
     return _SCRIPTS.get(language.split("-")[0].lower(), ("LATIN",))
 
 
+def script_languages(script: str) -> list[str]:
+    """The languages xtts knows to be written in `script` (`ARABIC`: ar, fa, ur, ...)."""
+    return [code for code, scripts in _SCRIPTS.items() if script in scripts]
+
+
 def text_script(text: str) -> Optional[str]:
     """The script most of `text`'s letters are in (`LATIN`, `ARABIC`), or None when it has none."""
     from collections import Counter

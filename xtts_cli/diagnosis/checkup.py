@@ -312,7 +312,7 @@ def outside_limits_finding(scan, data) -> Finding:
 def script_findings(scan, data) -> list[Finding]:
     """A dataset whose transcripts are mostly in a script its language is not written in (Persian
     under `en`): espeak-ng spells them letter by letter ("arabic seen"), and the number readers miss."""
-    from xtts_cli.data.text import language_scripts, text_script
+    from xtts_cli.data.text import language_scripts, script_languages, text_script
 
     found = []
     for index, dataset in enumerate(scan.datasets):
@@ -322,7 +322,14 @@ def script_findings(scan, data) -> list[Finding]:
         others = [s for s in scripts if s is not None and s not in language_scripts(dataset.language)]
         if scripts and len(others) * 2 > len(scripts):
             key = f"data.datasets[{index}].language" if data.datasets else "data.language"
-            name = max(set(others), key=others.count).title()
+            script = max(set(others), key=others.count)
+            name, codes = script.title(), script_languages(script)
+            # Which of them, the user knows: named, and the flag's form (the message had named neither);
+            # a list's item is set in the file.
+            flag = f"; --set {key}=CODE" if key == "data.language" else ""
+            which = (
+                f" ({name} script: {', '.join(codes[:6])}{', ...' if len(codes) > 6 else ''}{flag})" if codes else ""
+            )
             found.append(
                 Finding(
                     id="dataset-script",
@@ -334,7 +341,7 @@ def script_findings(scan, data) -> list[Finding]:
                         if data.text_frontend == "phonemes"
                         else f"they would train as {dataset.language}"
                     )
-                    + f" and numbers would be read in {dataset.language}; set {key} to their language",
+                    + f" and numbers would be read in {dataset.language}; set {key} to their language{which}",
                 )
             )
     return found
