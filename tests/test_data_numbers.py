@@ -814,6 +814,11 @@ def test_code_and_algebra_read_as_a_reader_says_them(text, read):
             "pages ten to twenty, the a - z guide, two times faster, one thousand nine hundred and twenty by one "
             "thousand and eighty, on * the"
         )
+        # A title's dash after a number or a letter, and speeds: no minus, no unknown x.
+        titled = "Chapter 3 - a new start, Vitamin C - 500 mg, speeds of 2x - 4x."
+        assert reading.reading(titled, "en") == (
+            "chapter three - a new start, vitamin c - five hundred milligrams, speeds of two times - four times."
+        )
     else:
         assert reading.reading(text, "en") == read
 

@@ -1422,34 +1422,46 @@ def _equation(match: re.Match) -> str:
     return " ".join(said.split()) + " equals "  # 3 - -2: one space between its two minuses
 
 
-# Code and algebra a chat assistant writes: a == b, a != c, x && y, f(x), 2x + 1, x * 2, x - 1 (they had
-# been "equals equals", "!equals", "and and", "two times +", "asterisk"). A variable is one letter.
+# An unknown is x, y, z or n; in an equation (an "=" in the text), a to d too: "a" is a word, and a
+# dash after "Chapter 3" or "Vitamin C" is no minus.
+_UNKNOWN = r"(?<![\w.])[nx-z](?![\w.])"
 _VARIABLE = r"(?<![\w.])[a-dnx-z](?![\w.])"
-_OPERATORS = (
-    (re.compile(r"(?<=[\w)\]])\s?==\s?(?=[\w(\[-])"), " equals "),
-    (re.compile(r"(?<=[\w)\]])\s?!=\s?(?=[\w(\[-])"), " is not equal to "),
-    (re.compile(r"(?<=\w)\s&&\s(?=\w)"), " and "),
-    (re.compile(r"(?<=\w)\s\|\|\s(?=\w)"), " or "),
-    (re.compile(r"\b([a-z])\(([a-z])\)"), r"\1 of \2"),
-    (
-        re.compile(r"(?<![\w.])(\d+)([nx-z])(?=\s?[-+=<>*/)\u2212^])"),
-        lambda m: f"{_words(int(m.group(1)), 'en')} {m.group(2)}",
-    ),
-    (
-        re.compile(rf"(?<=[^\W_])\s\+\s(?=[^\W_(])|({_VARIABLE})\+(?=\d|{_VARIABLE})"),
-        lambda m: f"{m.group(1) or ''} plus ",
-    ),
-    (re.compile(rf"(\d|{_VARIABLE})\s\*\s(?=\d|{_VARIABLE})"), r"\1 times "),
-    (
-        re.compile(rf"({_VARIABLE})\s[-\u2212]\s(?=\d|{_VARIABLE}\s?=)|(?<=\d)\s[-\u2212]\s(?={_VARIABLE})"),
-        lambda m: f"{m.group(1) or ''} minus ",
-    ),
-)
+
+
+def _operators(variable: str, coefficient: str) -> tuple:
+    """The passes of `_OPERATORS` with `variable` for one letter and `coefficient` for what may follow
+    2x ("2x + 1": two x; "2x - 4x", "2x faster": times)."""
+    return (
+        (re.compile(r"(?<=[\w)\]])\s?==\s?(?=[\w(\[-])"), " equals "),
+        (re.compile(r"(?<=[\w)\]])\s?!=\s?(?=[\w(\[-])"), " is not equal to "),
+        (re.compile(r"(?<=\w)\s&&\s(?=\w)"), " and "),
+        (re.compile(r"(?<=\w)\s\|\|\s(?=\w)"), " or "),
+        (re.compile(r"\b([fgh])\(([a-z])\)"), r"\1 of \2"),
+        (
+            re.compile(rf"(?<![\w.])(\d+)([nx-z])(?=\s?{coefficient})"),
+            lambda m: f"{_words(int(m.group(1)), 'en')} {m.group(2)}",
+        ),
+        (
+            re.compile(rf"(?<=[^\W_])\s\+\s(?=[^\W_(])|({variable})\+(?=\d|{variable})"),
+            lambda m: f"{m.group(1) or ''} plus ",
+        ),
+        (re.compile(rf"(\d|{variable})\s\*\s(?=\d|{variable})"), r"\1 times "),
+        (
+            re.compile(rf"({variable})\s[-\u2212]\s(?=\d|{variable})|(?<=\d)\s[-\u2212]\s(?={variable})"),
+            lambda m: f"{m.group(1) or ''} minus ",
+        ),
+    )
+
+
+# Code and algebra a chat assistant writes: a == b, a != c, x && y, f(x), 2x + 1, x * 2, x - 1 (they had
+# been "equals equals", "!equals", "and and", "two times +", "asterisk").
+_OPERATORS = _operators(_UNKNOWN, r"[+*/^)]")
+_EQUATION_OPERATORS = _operators(_VARIABLE, r"[-+=<>*/)\u2212^]")
 
 
 def _english(text: str, month_first: bool = False) -> str:
     if any(c in text for c in "=+*&|(-\u2212"):
-        for pattern, said in _OPERATORS:
+        for pattern, said in _EQUATION_OPERATORS if "=" in text else _OPERATORS:
             text = pattern.sub(said, text)
         if "=" in text and not any(c.isdigit() for c in text):  # a = b + c: no number for the passes below
             text = _EQUALS.sub(" equals ", text)
