@@ -1010,11 +1010,21 @@ def test_markdown_is_read_as_its_words_not_its_marks():
         ).split()
     )
     assert note == (
-        "read markdown as its words: left out its code fences, rules, table rules, link addresses, heading marks, "
-        "quote marks, list marks, table bars, emphasis, strike-through, code marks"
+        "read markdown as its words: left out its code marks, code fences, rules, table rules, link addresses, "
+        "heading marks, quote marks, list marks, table bars, emphasis, strike-through"
     )
     said = phonemize([text], "en-us")[0]
     assert not any(name in said for name in ("ˈæstɚɹˌɪsk", "hˈæʃ", "slˈæʃ", "tˈɪldə"))
     # What is no markdown stays: a product, a name of code, a number, a pair of plain dashes.
     plain = "Compute 5 * 3 * 2, my_var_name, #1 and a*b*c - then stop."
     assert without_markup(plain) == (plain, "")
+    # Names in code, powers and paths (they had lost their marks as emphasis), a code span's own text.
+    code = "Use __init__.py and __main__, 2**10 and ~/docs/*.txt or ~/src/*.py."
+    assert without_markup(code) == (code, "")
+    assert without_markup("Run `__init__.py` now")[0] == "Run __init__.py now"
+    # A numbered item ends with the pause a bullet's does; task boxes and a rule between paragraphs go.
+    listed = without_markup("1. First item\n2. Second item\n- [ ] todo\n- [x] done\nBefore\n---\nAfter")
+    assert listed == (
+        "1. First item.\n2. Second item.\ntodo.\ndone.\nBefore\n\nAfter",
+        "read markdown as its words: left out its rules, task boxes",
+    )

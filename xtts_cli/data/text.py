@@ -429,6 +429,11 @@ _MARKDOWN: tuple[tuple[re.Pattern, Any, str], ...] = (
     ),
     (re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE), "", "quote marks"),
     (
+        re.compile(r"^[ \t]*[-*+][ \t]+\[[ xX]\][ \t]+(.*)$", re.MULTILINE),
+        lambda m: _ended(m.group(1)),
+        "task boxes",
+    ),
+    (
         re.compile(r"^[ \t]*[-*+\u2022\u2192\u25aa\u25b8\u25ba][ \t]+(.*)$", re.MULTILINE),
         lambda m: _ended(m.group(1)),
         "list marks",
@@ -438,13 +443,20 @@ _MARKDOWN: tuple[tuple[re.Pattern, Any, str], ...] = (
         lambda m: _ended(", ".join(filter(None, (cell.strip() for cell in m.group(1).split("|"))))),
         "table bars",
     ),
-    (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), r"\2", "emphasis"),
-    (re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])"), r"\1", "emphasis"),
-    (re.compile(r"(?<!\w)_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?!\w)"), r"\1", "emphasis"),
+    # A numbered item keeps its number and ends with the pause a bullet's does.
+    (re.compile(r"^([ \t]*\d{1,3}[.)][ \t]+)(.*)$", re.MULTILINE), lambda m: m.group(1) + _ended(m.group(2)), ""),
+    # Emphasis only at a word's edge: __init__.py, 2**10 and ~/docs/*.txt are no emphasis.
+    (re.compile(r"(?<![\w*])\*\*(?=\S)(.+?)(?<=\S)\*\*(?![\w*]|\.\w)"), r"\1", "emphasis"),
+    # __x__ of one word is a name in code (__main__), of several words emphasis.
+    (re.compile(r"(?<![\w_])__(?=\S)((?:(?!__).)+?\s(?:(?!__).)+?)(?<=\S)__(?![\w_]|\.\w)"), r"\1", "emphasis"),
+    (re.compile(r"(?<![\w*/\\])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*/])\*(?![\w*]|\.\w)"), r"\1", "emphasis"),
+    (re.compile(r"(?<![\w/\\])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?!\w|\.\w)"), r"\1", "emphasis"),
     (re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"), r"\1", "strike-through"),
-    (re.compile(r"`([^`\n]+)`"), r"\1", "code marks"),
 )
-_MARKDOWN_CUES = re.compile(r"[*_~`#|\]>\u2022\u2192\u25aa\u25b8\u25ba]|^[ \t]*[-+][ \t]", re.MULTILINE)
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_MARKDOWN_CUES = re.compile(
+    r"[*_~`#|\]>\u2022\u2192\u25aa\u25b8\u25ba]|^[ \t]*(?:[-+][ \t]|\d{1,3}[.)][ \t]|-{3,}[ \t]*$)", re.MULTILINE
+)
 
 
 def without_markdown(text: str) -> tuple[str, str]:
@@ -452,11 +464,20 @@ def without_markdown(text: str) -> tuple[str, str]:
     left out). A mark that is no markdown stays: 5 * 3, snake_case, #1."""
     if not _MARKDOWN_CUES.search(text):
         return text, ""
-    found: dict[str, None] = {}
+    # A code span's text is read as written (`__init__.py`): held out of the passes, then put back.
+    spans: list[str] = []
+    held = "\ue000" not in text  # a private-use mark holds each span's place
+    text, count = (
+        _CODE_SPAN.subn(lambda m: f"\ue000{spans.append(m.group(1)) or len(spans) - 1}\ue000", text)
+        if held
+        else (text, 0)
+    )
+    found: dict[str, None] = dict.fromkeys(["code marks"] if count else [])
     for pattern, said, what in _MARKDOWN:
         text, count = pattern.subn(said, text)
-        if count:
+        if count and what:
             found[what] = None
+    text = re.sub(r"\ue000(\d+)\ue000", lambda m: spans[int(m.group(1))], text) if spans else text
     return text, f"read markdown as its words: left out its {', '.join(found)}" if found else ""
 
 
