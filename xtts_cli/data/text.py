@@ -466,12 +466,12 @@ def without_markdown(text: str) -> tuple[str, str]:
         return text, ""
     # A code span's text is read as written (`__init__.py`): held out of the passes, then put back.
     spans: list[str] = []
-    held = "\ue000" not in text  # a private-use mark holds each span's place
-    text, count = (
-        _CODE_SPAN.subn(lambda m: f"\ue000{spans.append(m.group(1)) or len(spans) - 1}\ue000", text)
-        if held
-        else (text, 0)
-    )
+
+    def hold(match: re.Match) -> str:
+        spans.append(match.group(1))
+        return f"\ue000{len(spans) - 1}\ue000"  # a private-use mark holds the span's place
+
+    text, count = _CODE_SPAN.subn(hold, text) if "\ue000" not in text else (text, 0)
     found: dict[str, None] = dict.fromkeys(["code marks"] if count else [])
     for pattern, said, what in _MARKDOWN:
         text, count = pattern.subn(said, text)
