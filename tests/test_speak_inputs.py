@@ -406,6 +406,9 @@ def test_a_word_in_the_script_of_another_of_the_runs_languages_is_read_in_that_o
     text = "He said «سلام» to me."
     assert reading_language(tokenizer.languages, text, None) == (None, "'سلام' read as fa")
     assert [reads for _, reads in tokenizer.stretches(text, None)] == ["en", "fa", "en"]
+    # A number after the word is the sentence's (it had been said in Persian); between two Persian words, theirs.
+    assert tokenizer.stretches("The word سلام 3 times.", None)[2] == ("3 times.", "en")
+    assert tokenizer.stretches("Say سلام ۳ دوست now.", None)[1] == ("سلام ۳ دوست ", "fa")
     spoken = tokenizer.spoken(text, None)
     assert phonemes("سلام", "fa") in spoken and phonemes("He said", "en") in spoken and "ɹəbɪk" not in spoken
     persian = "سلام دوست من."

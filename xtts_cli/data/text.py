@@ -795,16 +795,27 @@ class Tokenizer:
             return [(text, language)]
         chosen = language or self.languages[0]
         own = language_scripts(chosen)
-        cut: list[list] = []
-        for piece in re.split(r"(\s+)", text):
+        pieces = re.split(r"(\s+)", text)
+        reads: list[Optional[str]] = []
+        for piece in pieces:
             script = text_script(piece)
-            reads = chosen
+            said = None if script is None else chosen  # a piece of no letters: its neighbours' (below)
             if script is not None and script not in own and script != "LATIN":  # Latin: espeak-ng's English
-                reads = next((code for code in self.languages if script in language_scripts(code)), chosen)
-            if cut and (script is None or reads == cut[-1][1]):
+                said = next((code for code in self.languages if script in language_scripts(code)), chosen)
+            reads.append(said)
+        # Digits and marks between two words of one language are theirs; elsewhere the text's own
+        # ("The word سلام 3 times": the 3 had been said in Persian).
+        for index, said in enumerate(reads):
+            if said is None:
+                before = next((r for r in reversed(reads[:index]) if r is not None), None)
+                after = next((r for r in reads[index + 1 :] if r is not None), None)
+                reads[index] = before if before == after and before is not None else chosen
+        cut: list[list] = []
+        for piece, said in zip(pieces, reads):
+            if cut and (said == cut[-1][1] or not piece.strip()):
                 cut[-1][0] += piece
             else:
-                cut.append([piece, reads])
+                cut.append([piece, said])
         if len(cut) == 1:  # all of it in one language: the one asked, or another in its script
             return [(text, language if cut[0][1] == chosen else cut[0][1])]
         return [(piece, reads) for piece, reads in cut]
