@@ -857,3 +857,8 @@ def test_an_iso_time_stamp_is_read_as_its_date_and_time():
     assert reading.reading("Logged 2024-03-15T09:05:15.123+02:00 here", "en") == (
         "logged the fifteenth of march, twenty twenty four at nine oh five u t c plus two here"
     )
+    # A log's form, with a space: its seconds had been read as a duration ("ten hours and thirty minutes").
+    assert reading.reading("2024-03-15 10:30:00 started", "en") == (
+        "the fifteenth of march, twenty twenty four at ten thirty started"
+    )
+    assert reading.reading("2024-03-15T10:30:00+00:00", "en").endswith("at ten thirty u t c")  # no "plus zero"

@@ -116,17 +116,23 @@ _CAPITAL_MONTH = re.compile(
 
 # An ISO 8601 time stamp (2024-03-15T10:30:00Z): its date, then "at" its time, to the minute; Z is UTC.
 # It had been read "fifteen/oh three/twenty twenty fourt ten:thirty:zero z".
-_TIMESTAMP = re.compile(r"\b(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(?::\d\d(?:\.\d+)?)?(?:(Z)\b|([+-])(\d\d):?(\d\d)\b)?")
+_TIMESTAMP = re.compile(
+    r"\b(\d{4}-\d\d-\d\d)(?:T(\d\d:\d\d)(?::\d\d(?:\.\d+)?)?|[ \t](\d\d:\d\d):\d\d(?:\.\d+)?)"
+    r"(?:(Z)\b|([+-])(\d\d)(?::?(\d\d))?\b)?"
+)
 
 
 def _timestamp(match: re.Match) -> str:
-    day, clock, utc, sign, hours, minutes = match.groups()
-    offset = (
-        f" {'plus' if sign == '+' else 'minus'} {int(hours)}" + (f":{minutes}" if minutes != "00" else "")
-        if sign
-        else ""
-    )
-    return f"{day} at {clock}" + (" U T C" if utc or sign else "") + offset
+    """A log's time stamp too (2024-03-15 10:30:00): its seconds had been read as a duration's."""
+    day, clock, logged, utc, sign, hours, minutes = match.groups()
+    zoned = utc or sign
+    shift = int(hours or 0) * 60 + int(minutes or 0)
+    offset = ""
+    if sign and shift:  # +00:00 is UTC itself
+        offset = f" {'plus' if sign == '+' else 'minus'} {int(hours)}" + (
+            f":{minutes}" if minutes and minutes != "00" else ""
+        )
+    return f"{day} at {clock or logged}" + (" U T C" if zoned else "") + offset
 
 
 def _with_suffix(match: re.Match) -> str:
@@ -167,7 +173,7 @@ def before_lowering(text: str) -> str:
     if any(c.islower() for c in text):  # in mixed case, an acronym in capitals is its letters: the US, IT
         text = _ACRONYM_WORDS.sub(lambda m: " ".join(m.group(0)), text)
     text = _VERSUS.sub(" versus ", text)
-    if "T" in text:
+    if ":" in text and "-" in text:  # a time stamp
         text = _TIMESTAMP.sub(_timestamp, text)
     if "March" in text or "May" in text:
         text = _CAPITAL_MONTH.sub(_with_suffix, text)
