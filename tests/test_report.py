@@ -112,6 +112,7 @@ def test_the_archive_holds_every_section_and_nothing_private(reported: dict) -> 
         assert "error" not in json.loads(files[name]), files[name][:500]
     environment = json.loads(files["environment.json"])
     assert environment["packages"]["tensorflow"] and "cpu_budget" in environment
+    assert environment["packages"]["xtts-cli"]  # which xtts made it (it had been looked up as "xtts": none)
     everything = "\n".join(files.values())
     assert str(home) not in everything and "corpora/voice" not in everything
     assert not any(value in everything for value in SECRETS.values())
@@ -143,6 +144,11 @@ def test_a_report_on_a_dataset_that_is_not_there_says_which_parts_failed_and_kee
     with tarfile.open(out) as archive:
         said = [archive.extractfile(m).read().decode() for m in archive.getmembers() if m.isfile()]
     assert str(missing) not in "".join(said) and "'<dataset>' is not a directory" in "".join(said)
+    # Its README.txt gives the terminal's reasons: it had kept stderr's last line, a progress line or a hint.
+    with tarfile.open(out) as archive:
+        readme = archive.extractfile("xtts-report/README.txt").read().decode()
+    assert "validate.json: " in readme and "    its report lists the errors it found" in readme, readme
+    assert "    data.dataset_path: '<dataset>' is not a directory" in readme, readme
 
 
 def test_an_archive_that_cannot_be_written_is_refused_before_anything_runs(tmp_path: Path) -> None:

@@ -137,10 +137,10 @@ def _refuse_all_failed(sections) -> None:
     from xtts_cli.errors import XttsError
 
     ran = [section for section in sections if section.exit_code is not None]
-    failed = [section for section in ran if not _reported(section)]
+    failed = [section for section in ran if not section.reported]
     if ran and len(failed) == len(ran):
-        named = next((s for s in failed if _error_of(s.text)), failed[0])
-        why = _error_of(named.text) or f"exit {named.exit_code}"
+        named = next((s for s in failed if s.error), failed[0])
+        why = named.error or f"exit {named.exit_code}"
         raise XttsError(
             f"every command the report ran failed ({named.name}: {why}): the archive holds the environment, "
             "the config and what each command said",
@@ -157,8 +157,7 @@ def _said(sections) -> None:
 
     for section in sections:
         failed = section.exit_code not in (None, 0)
-        # validate and diagnose exit 1 with a whole report of the errors they found: a part, not a failure.
-        why = "its report lists the errors it found" if _reported(section) else _error_of(section.text)
+        why = section.why
         console().print(
             f"{'[yellow]' if failed else ''}{section.name}{'[/]' if failed else ''}: {section.seconds:.1f} s"
             + (f" (exit {section.exit_code}{': ' + escape(why) if why else ''})" if failed else "")
@@ -166,30 +165,6 @@ def _said(sections) -> None:
         if section.exit_code is None:  # a run's file: a damaged record said here, not only in README.txt
             for note in section.notes:
                 console().print(f"  note: {escape(note)}")
-
-
-def _reported(section) -> bool:
-    """Whether a part's command wrote its report: exit 0, or a --json report that is not an error's."""
-    import json
-
-    if section.exit_code == 0:
-        return True
-    try:
-        payload = json.loads(section.text)
-    except ValueError:
-        return False
-    return isinstance(payload, dict) and "error" not in payload
-
-
-def _error_of(text: str) -> str:
-    """The `error` of a part's --json output, or "" when it printed none."""
-    import json
-
-    try:
-        payload = json.loads(text)
-    except ValueError:
-        return ""
-    return str(payload.get("error") or "") if isinstance(payload, dict) else ""
 
 
 def _a_run(run_dir: Path) -> None:

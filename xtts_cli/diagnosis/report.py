@@ -56,7 +56,8 @@ PACKAGES = (
     "nvidia-ml-py",
     "pydantic",
     "typer",
-    "xtts",
+    "soundfile",
+    "xtts-cli",  # this package, by its distribution's name ("xtts" had found nothing)
 )
 METRICS_KEPT = 200  # the run's last metrics.jsonl lines
 
@@ -70,6 +71,32 @@ class Section:
     seconds: float = 0.0
     exit_code: Optional[int] = None
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def reported(self) -> bool:
+        """Whether its command wrote its report: exit 0, or a --json report that is not an error's
+        (validate and diagnose exit 1 with a whole report of the errors they found)."""
+        if self.exit_code == 0:
+            return True
+        try:
+            payload = json.loads(self.text)
+        except ValueError:
+            return False
+        return isinstance(payload, dict) and "error" not in payload
+
+    @property
+    def error(self) -> str:
+        """The `error` of its command's --json output, or "" when it printed none."""
+        try:
+            payload = json.loads(self.text)
+        except ValueError:
+            return ""
+        return str(payload.get("error") or "") if isinstance(payload, dict) else ""
+
+    @property
+    def why(self) -> str:
+        """Why its command exited as it did, in the terminal's words and the archive's README.txt."""
+        return "its report lists the errors it found" if self.reported else self.error
 
 
 # A quoted relative path of an audio file, as the JSON reports name a clip: "wavs/ana-0001.wav".
@@ -230,8 +257,10 @@ def _command(name: str, args: list[str], environ: dict[str, str], timeout: float
         return Section(name, json.dumps({"error": f"xtts {args[0]} ran past {timeout:.0f} s"}), timeout, None)
     text = done.stdout if done.stdout.strip() else json.dumps({"error": done.stderr.strip()[-2000:]})
     section = Section(name, text, time.monotonic() - began, done.returncode)
-    if done.returncode and done.stderr.strip():
-        section.notes.append(done.stderr.strip().splitlines()[-1][:300])
+    if done.returncode:  # the terminal's reason: stderr's last line had been a hint, or a progress line
+        section.notes.append(
+            (section.why or done.stderr.strip().splitlines()[-1] if done.stderr.strip() else section.why)[:300]
+        )
     return section
 
 
