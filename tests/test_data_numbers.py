@@ -844,6 +844,7 @@ def test_scaled_money_ranges_and_everyday_unit_abbreviations_are_read_out():
         "I am 25 yrs old, 3 wks in.": "i am twenty five years old, three weeks in.",
         "Only $2.99/mo.": "only two dollars and ninety nine cents per month.",
         "It reads 100MB/s on a 1 Gbps link.": "it reads one hundred megabytes per second on a one gigabit per second link.",
+        "A $50k-75k job, 5 GB/day.": "a fifty thousand dollars to seventy five thousand dollars job, five gigabytes per day.",
     }
     assert {text: reading.reading(text, "en") for text in said} == said
 

@@ -286,8 +286,16 @@ _MONEY_RANGE = re.compile(
     r"([$£€¥₹])\s?(\d[\d,]*)\s?[-\u2013]\s?(?=\d[\d,]*(?![\d,]*[.\d]\d)(?:\s?(?:k|m|bn|million|billion)\b)?)"
 )
 # $50k-$75k, each with its sign and scale: its dash is "to" (the two amounts had been read joined).
+# $50k-75k too: the second amount takes the first's sign.
 _SCALED_MONEY_RANGE = re.compile(
-    r"([$£€¥₹]\s?\d[\d,]*(?:\.\d+)?\s?(?:k|m|mn|bn|b|tn)\b)\s?[-\u2013]\s?(?=[$£€¥₹]\s?\d)", re.IGNORECASE
+    r"([$£€¥₹])(\s?\d[\d,]*(?:\.\d+)?\s?(?:k|m|mn|bn|b|tn)\b)\s?[-\u2013]\s?[$£€¥₹]?"
+    r"(?=\s?\d[\d,]*(?:\.\d+)?\s?(?:k|m|mn|bn|b|tn)\b)",
+    re.IGNORECASE,
+)
+# 5 GB/day, 200 mg/day: a unit per a span of time or a person, read "per" (it had been "gb/day").
+_UNIT_PER = re.compile(
+    r"(?<=\d)(\s?[^\W\d_]{1,3})/(?=(?:day|night|week|month|year|hour|minute|person|user|head|mo|yr|wk|hr|min)\b)",
+    re.IGNORECASE,
 )
 # An era: 753 BC (seven fifty three b c), A.D. 79; "ad" and "ce" are words, so only dotted (the
 # capitals of 79 AD and 1 CE are dotted before the text is lowered: `text.before_lowering`).
@@ -1508,7 +1516,7 @@ def _english(text: str, month_first: bool = False) -> str:
     text = _SCIENTIFIC.sub(lambda m: f"{m.group(1)} × 10^{m.group(2).strip('+')}{m.group(3)}", text)
     text = _TIMES_TEN.sub(" times ", text)
     text = _POWER.sub(_power, text)
-    text = _UNIT.sub(_unit, text)
+    text = _UNIT.sub(_unit, _UNIT_PER.sub(r"\1 per ", text))
     text = _PER_UNIT.sub(lambda m: f"per {_UNIT_NAMES[m.group(1).lower()]}", text)
     for symbol, said in _SYMBOLS:
         text = symbol.sub(said, text)
@@ -1553,7 +1561,7 @@ def _english_first(text: str, month_first: bool) -> str:
     text = _ERA_BEFORE.sub(lambda m: f"{_era(m, 1)} {_words(int(m.group(2)), 'en', to='year')}", text)
     text = _ROUND_PLURAL.sub(lambda m: _ROUND_PLURALS[m.group(1).replace(",", "")], text)
     text = _MONEY_RANGE.sub(r"\2 to \1", text)
-    text = _SCALED_MONEY_RANGE.sub(r"\1 to ", text)
+    text = _SCALED_MONEY_RANGE.sub(r"\1\2 to \1", text)
     text = _MONTH_SHORT.sub(lambda m: _MONTH_OF[m.group(1).lower()[:3]] + " ", text)
     text = _DOTTED_CLOCK.sub(r"\1:\2", text)
     text = _DOTTED_CLOCK_SPAN.sub(r"\1 \2:\3 \4 \5:\6", text)
