@@ -781,6 +781,9 @@ def test_marks_espeak_reads_as_nothing_are_named_as_left_out_not_dropped_without
     left = vocabulary.spoken_ids("The cat {mat} on * the mat.", "en-us")[1]
     assert [c for c in left if unicodedata.category(c).startswith("P")] == ["{", "}"]
     assert marks_read_as_nothing("ali@mail.com, and/or 5 * 3 {x}", "fa") == ["{", "}"]
+    # Symbols too, where the voice says nothing for them (they had gone unnamed): | and ^, an arrow in Persian.
+    assert marks_read_as_nothing("a | b, 2 ^ 3", "en") == ["^", "|"]
+    assert marks_read_as_nothing("x \u2192 y", "fa") == ["\u2192"] and marks_read_as_nothing("x \u2192 y", "en") == []
     assert phonemize(["و/یا"], "fa")[0].split()[1] == phonemize(["/"], "fa")[0]  # slash, in Persian
     # An en dash or a hyphen between spaces is the dash, with its pause; ‹ › and [ ] as « » and ( ).
     dashed = phonemize(["He came \u2013 and went.", "He came - and went.", "a \u2039b\u203a [c]"], "en-us")

@@ -143,14 +143,15 @@ def espeak_language(language: str, *, where: str = "data.language") -> str:
 
 
 def marks_read_as_nothing(text: str, language: str = "en") -> list[str]:
-    """The punctuation of `text` (as read in words, before phonemes) that espeak-ng reads as nothing
+    """The punctuation and symbols of `text` (as read in words, before phonemes) that espeak-ng reads as nothing
     in `language`: a mark outside PUNCTUATION, which alone is kept, that its voice says no word for,
     except a hyphen or apostrophe within a word (read as part of it: "well-known", "it's"). Most
     voices say "/" and "*" ("slash", "setâre" in Persian): those had been named as left out."""
     dropped = set()
     text = as_kept(text)
     for index, c in enumerate(text):
-        if not unicodedata.category(c).startswith("P") or c in PUNCTUATION or c in dropped:
+        # A symbol too: | and ^ are said as nothing in English, an arrow in Persian.
+        if unicodedata.category(c)[0] not in "PS" or c in PUNCTUATION or c in dropped:
             continue
         within = 0 < index < len(text) - 1 and text[index - 1].isalpha() and text[index + 1].isalpha()
         if not (within and c in "-'\u2019\u2010") and not _said(c, language):
