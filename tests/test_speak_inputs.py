@@ -437,8 +437,8 @@ def test_the_language_a_text_is_read_in_follows_its_script_when_none_is_asked():
     assert reading_language(["en", "fa"], "Hello 1999.", None) == (None, "")  # the run's first, as before
     assert reading_language(["en", "fa"], persian, "en") == (
         "en",
-        "the text is in Arabic script, which en is not written in: its words are read as fa; pass --language fa "
-        "to speak it as fa throughout",
+        "the text is in Arabic script, which en is not written in: its words are read as fa, in en's accent; pass "
+        "--language fa for fa's own",
     )
     assert reading_language(["en", "de"], persian, None)[1].endswith("the run reads en, de")
     assert reading_language(["ru"], "Щука, съел.", "ru") == ("ru", "")

@@ -240,7 +240,7 @@ def test_a_cloned_voice_and_a_language_the_run_lacks(bilingual_run, tmp_path, ru
     tts = Synthesizer.load(run)
     assert tts.check(persian) == ["read as fa, the run's language in Arabic script (language picks another)"]
     assert tts.check(persian, language="en")[0].endswith(
-        ': its words are read as fa; pass language="fa" to speak it as fa throughout'
+        ": its words are read as fa, in en's accent; pass language=\"fa\" for fa's own"
     )
     assert tts.speak(persian).notes == tts.check(persian)
     service = VoiceService(Synthesizer.load(run, flags=True))
@@ -248,7 +248,7 @@ def test_a_cloned_voice_and_a_language_the_run_lacks(bilingual_run, tmp_path, ru
         "read as fa, the run's language in Arabic script (language_id picks another)"
     ]
     asked = service.check({"text": persian, "language_id": "en"}).notes[0]
-    assert asked.endswith(": its words are read as fa; send language_id=fa to speak it as fa throughout"), asked
+    assert asked.endswith(": its words are read as fa, in en's accent; send language_id=fa for fa's own"), asked
 
 
 def test_a_run_from_before_front_ends_resumes_and_a_changed_front_end_is_refused(tmp_path):

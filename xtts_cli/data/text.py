@@ -1226,7 +1226,7 @@ def reading_language(languages: Sequence[str], text: str, language: Optional[str
         read_as = f"read as {fits[0]}, the run's language in {name} script (--language picks another)"
         return fits[0], read_as + (f"; {foreign}" if foreign else "")
     hint = (
-        f"its words are read as {fits[0]}; pass --language {fits[0]} to speak it as {fits[0]} throughout"
+        f"its words are read as {fits[0]}, in {chosen}'s accent; pass --language {fits[0]} for {fits[0]}'s own"
         if fits
         else f"the run reads {', '.join(languages)}"
     )
