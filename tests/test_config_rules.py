@@ -127,6 +127,14 @@ def test_memory_limits_and_isolation(write_config) -> None:
         write_config, "devices:\n  data_gpu: 1\n  model_gpu: 1\n  enable_memory_isolation: true\n", TWO_4090
     )
     assert set(same) == {"same-device-memory-isolation"}
+    # A limit that does nothing (train said so as it started; validate had said valid): no split, no isolation.
+    alone = findings(write_config, "devices:\n  data_gpu_memory: 4096\n", TWO_4090)
+    assert set(alone) == {"memory-limit-without-split"} and alone["memory-limit-without-split"].fix is None
+    unisolated = findings(
+        write_config, "devices:\n  data_gpu: 0\n  model_gpu: 1\n  model_gpu_memory: 20000\n", TWO_4090
+    )
+    assert "memory-limit-without-split" in unisolated
+    assert unisolated["memory-limit-without-split"].fix.key == "devices.enable_memory_isolation"
 
 
 def test_device_indices_are_checked_against_the_machine(write_config) -> None:

@@ -402,6 +402,7 @@ def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
             message=f"devices.strategy is mirrored and no GPU is visible{why}: it trains one replica on the CPU; "
             "set it to auto, or devices.logical_cpu_devices: 2 to try the mirrored layout on the CPU",
         )
+    limits = [f"devices.{name}" for name in ("data_gpu_memory", "model_gpu_memory") if getattr(devices, name)]
     if devices.data_gpu is None or devices.model_gpu is None:
         if devices.enable_memory_isolation:
             yield Finding(
@@ -410,6 +411,13 @@ def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
                 message="devices.enable_memory_isolation is true but devices.data_gpu/model_gpu are not set: "
                 "there is nothing to isolate; set it to false or set both devices",
                 fix=_set("devices.enable_memory_isolation", False),
+            )
+        if limits:  # --data-gpu-memory alone: train says so as it starts, validate had said valid
+            yield Finding(
+                id="memory-limit-without-split",
+                severity="warning",
+                message=f"{', '.join(limits)} limits a card of a data/model split, and devices.data_gpu/model_gpu are "
+                "not set: it has no effect; set both devices (--data-gpu / --model-gpu), or leave it out",
             )
         return
     if devices.data_gpu == devices.model_gpu and devices.enable_memory_isolation:
@@ -437,6 +445,14 @@ def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
                 "pick an existing index, or remove data_gpu/model_gpu to use one device",
             )
     if not devices.enable_memory_isolation:
+        if limits:
+            yield Finding(
+                id="memory-limit-without-split",
+                severity="warning",
+                message=f"{', '.join(limits)}: no effect without devices.enable_memory_isolation "
+                "(--enable-memory-isolation); set it to true, or leave the limit out",
+                fix=_set("devices.enable_memory_isolation", True),
+            )
         return
     by_index = {gpu.index: gpu for gpu in machine.gpus}
     for name in ("data_gpu", "model_gpu"):

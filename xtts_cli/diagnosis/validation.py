@@ -251,7 +251,9 @@ def _file_alone(loaded: LoadedConfig, machine) -> Optional[set[tuple[str, str]]]
 
 # What `xtts train` says of itself as it meets it (memory settings without a split: devices/placement.py),
 # or refuses in words of its own (a multi-worker config without a cluster: its --worker-hosts set one).
-SAID_WHILE_TRAINING = frozenset({"memory-isolation-without-split", "multi-worker-cluster"})
+SAID_WHILE_TRAINING = frozenset(
+    {"memory-isolation-without-split", "memory-limit-without-split", "multi-worker-cluster"}
+)
 
 
 def training_advice(loaded: LoadedConfig, run_dir: Optional[Path] = None) -> tuple[list[str], Optional[str]]:
