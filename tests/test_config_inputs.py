@@ -308,3 +308,11 @@ def test_an_output_the_profilers_could_not_write_is_refused_before_they_measure(
     assert isinstance(result.exception, XttsError), result.output
     assert result.exception.lines[0].startswith(line.format(tmp=tmp_path))
     assert (tmp_path / "a-file").read_text(encoding="utf-8") == "mine" and not list(tmp_path.glob("*.partial"))
+
+
+def test_train_names_the_fix_of_a_batch_it_was_given_by_its_flag(runner, tmp_path: Path):
+    # --batch-size 64 had been told to "set data.batch_size to 39 or lower", which the flag overrides again.
+    result = runner.invoke(app, ["train", "-c", "tiny-cpu", "--batch-size", "64", "-r", str(tmp_path / "run")])
+    assert result.exit_code == 1 and result.exception.hint == "pass --batch-size 39 or lower, or add data"
+    given = runner.invoke(app, ["train", "-c", "tiny-cpu", "--set", "data.batch_size=64", "-r", str(tmp_path / "r2")])
+    assert given.exception.hint == "set data.batch_size to 39 or lower, or add data"  # a --set is the key's
