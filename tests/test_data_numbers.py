@@ -822,6 +822,13 @@ def test_code_and_algebra_read_as_a_reader_says_them(text, read):
         assert reading.reading(titled, "en") == (
             "chapter three - a new start, vitamin c - five hundred milligrams, speeds of two times - four times."
         )
+        # An x, y or n after a title's dash that starts words, not an expression ("minus x marks the spot").
+        lettered = "Part 2 - x marks the spot; Chapter 1 - X-Men; Step 3 - n/a; Step 4 - n"
+        assert (
+            reading.reading(lettered, "en")
+            == "part two - x marks the spot; chapter one - x-men; step three - n/a; step four - n"
+        )
+        assert reading.reading("3 - x + 1", "en") == "three minus x plus one"
     else:
         assert reading.reading(text, "en") == read
 
@@ -836,6 +843,7 @@ def test_march_and_may_with_a_capital_inside_a_sentence_are_months():
         "on march tenth we go, and may eleventh"
     )
     assert reading.reading("We march 3 miles; it may 2 times.", "en") == "we march three miles; it may two times."
+    assert reading.reading("I saw May 3 times.", "en") == "i saw may three times."  # a count, not a day
 
 
 def test_scaled_money_ranges_and_everyday_unit_abbreviations_are_read_out():

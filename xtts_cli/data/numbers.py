@@ -1432,13 +1432,14 @@ def _equation(match: re.Match) -> str:
 
 # An unknown is x, y, z or n; in an equation (an "=" in the text), a to d too: "a" is a word, and a
 # dash after "Chapter 3" or "Vitamin C" is no minus.
-_UNKNOWN = r"(?<![\w.])[nx-z](?![\w.])"
-_VARIABLE = r"(?<![\w.])[a-dnx-z](?![\w.])"
+_UNKNOWN = r"(?<![\w.])[nx-z](?![\w./-])"  # x-men, n/a: words
+_VARIABLE = r"(?<![\w.])[a-dnx-z](?![\w./-])"
 
 
-def _operators(variable: str, coefficient: str) -> tuple:
-    """The passes of `_OPERATORS` with `variable` for one letter and `coefficient` for what may follow
-    2x ("2x + 1": two x; "2x - 4x", "2x faster": times)."""
+def _operators(variable: str, coefficient: str, after: str) -> tuple:
+    """The passes of `_OPERATORS` with `variable` for one letter, `coefficient` for what may follow
+    2x ("2x + 1": two x; "2x - 4x", "2x faster": times) and `after` for what follows a letter after a
+    number's minus ("3 - x + 1"; "Part 2 - x marks the spot" is a title's dash)."""
     return (
         (re.compile(r"(?<=[\w)\]])\s?==\s?(?=[\w(\[-])"), " equals "),
         (re.compile(r"(?<=[\w)\]])\s?!=\s?(?=[\w(\[-])"), " is not equal to "),
@@ -1450,21 +1451,21 @@ def _operators(variable: str, coefficient: str) -> tuple:
             lambda m: f"{_words(int(m.group(1)), 'en')} {m.group(2)}",
         ),
         (
+            re.compile(rf"({variable})\s[-\u2212]\s(?=\d|{variable})|(?<=\d)\s[-\u2212]\s(?={variable}{after})"),
+            lambda m: f"{m.group(1) or ''} minus ",
+        ),
+        (
             re.compile(rf"(?<=[^\W_])\s\+\s(?=[^\W_(])|({variable})\+(?=\d|{variable})"),
             lambda m: f"{m.group(1) or ''} plus ",
         ),
         (re.compile(rf"(\d|{variable})\s\*\s(?=\d|{variable})"), r"\1 times "),
-        (
-            re.compile(rf"({variable})\s[-\u2212]\s(?=\d|{variable})|(?<=\d)\s[-\u2212]\s(?={variable})"),
-            lambda m: f"{m.group(1) or ''} minus ",
-        ),
     )
 
 
 # Code and algebra a chat assistant writes: a == b, a != c, x && y, f(x), 2x + 1, x * 2, x - 1 (they had
 # been "equals equals", "!equals", "and and", "two times +", "asterisk").
-_OPERATORS = _operators(_UNKNOWN, r"[+*/^)]")
-_EQUATION_OPERATORS = _operators(_VARIABLE, r"[-+=<>*/)\u2212^]")
+_OPERATORS = _operators(_UNKNOWN, r"[+*/^)]", r"\s?[-+=*/)<>^\u2212]")
+_EQUATION_OPERATORS = _operators(_VARIABLE, r"[-+=<>*/)\u2212^]", "")
 
 
 def _english(text: str, month_first: bool = False) -> str:

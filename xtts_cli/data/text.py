@@ -111,6 +111,7 @@ _VERSUS = re.compile(r"(?<=\w) v\.? (?=[A-Z])")
 # miles" is the verb, but "see you March 3 and May 4" had been "may four" (its suffix says the date).
 _CAPITAL_MONTH = re.compile(
     r"(?:(?<=[^\W\d_]\s)|(?<=[^\W\d_][,;:]\s))(March|May)\s(\d{1,2})(?![\d:.,/-]?\d|\s?(?:st|nd|rd|th)\b)"
+    r"(?!\s+(?:[^\W\d_]+s|people)\b)"  # "I saw May 3 times": a count of something, not a day
 )
 
 
