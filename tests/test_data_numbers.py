@@ -874,3 +874,16 @@ def test_an_iso_time_stamp_is_read_as_its_date_and_time():
         "the fifteenth of march, twenty twenty four at ten thirty started"
     )
     assert reading.reading("2024-03-15T10:30:00+00:00", "en").endswith("at ten thirty u t c")  # no "plus zero"
+
+
+def test_meters_grams_and_seconds_written_unspaced_are_read_as_them():
+    # "400m hurdles" had been "four hundred million hurdles", "200g of" "two hundred g of", "after 30s" "thirties".
+    reading = Tokenizer("abcdefghijklmnopqrstuvwxyz .,", ["english_cleaners"], languages=["en"], numbers="words")
+    said = {
+        "The 400m hurdles and the 100m final.": "the four hundred meter hurdles and the one hundred meter final.",
+        "Melt 200g of chocolate in 2l of milk.": "melt two hundred grams of chocolate in two liters of milk.",
+        "It timed out after 30s; it took 1s.": "it timed out after thirty seconds; it took one second.",
+        # A million, an age and a decade stay so.
+        "1.2m people in her 30s liked 80s music.": "one point two million people in her thirties liked eighties music.",
+    }
+    assert {text: reading.reading(text, "en") for text in said} == said

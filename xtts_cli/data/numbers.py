@@ -128,6 +128,19 @@ _UNIT = re.compile(
     re.IGNORECASE,
 )
 _UNIT_PLURALS = {"foot": "feet", "hertz": "hertz"}
+# 400m hurdles, the 100m final: meters, not millions ("four hundred million hurdles" had been said).
+_METERS_BEFORE = re.compile(
+    r"(?<![\d.,$£€¥₹])(\d+)m\b(?=\s+(?:hurdles|relay|sprint|dash|freestyle|backstroke|breaststroke|butterfly"
+    r"|medley|individual|steeplechase|race|final|heats?|run|swim|record|event|title|gold|silver|bronze)\b)",
+    re.IGNORECASE,
+)
+# 200g of chocolate, 2l of water: the measure of something (written unspaced, g and l are left alone).
+_MEASURE_OF = re.compile(r"(?<![\d.,$£€¥₹])(\d+(?:\.\d+)?)(g|l)(?=\s+of\b)", re.IGNORECASE)
+# Timed out after 30s: seconds where a span of time is asked for ("in her 30s" stays an age).
+_SECONDS_AFTER = re.compile(
+    r"\b((?:after|every|within|took|takes|waited|wait|timeout|timeout of) (\d{1,3}(?:\.\d+)?))s\b",
+    re.IGNORECASE,
+)
 # $2.99/mo, 5 GB/day read as "per" before its unit's name ("per mo" had been left).
 _PER_UNIT = re.compile(
     r"\bper ("
@@ -1479,6 +1492,9 @@ def _english(text: str, month_first: bool = False) -> str:
     if "=" in text:
         text = _EQUALS.sub(" equals ", _EQUATION.sub(_equation, text))
     text = _SIGN_AFTER_MONEY.sub(r"\2\1", text)
+    text = _METERS_BEFORE.sub(lambda m: f"{m.group(1)} meter", text)
+    text = _MEASURE_OF.sub(r"\1 \2", text)
+    text = _SECONDS_AFTER.sub(lambda m: f"{m.group(1)} second{'' if m.group(2) == '1' else 's'}", text)
     if "," in text:
         # 1999,2000 (four digits each side) is a list of years, not a decimal
         decimal = _DECIMAL_COMMA_EN.sub(lambda m: ".".join(filter(None, m.groups())), text)

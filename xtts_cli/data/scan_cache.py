@@ -71,7 +71,8 @@ MEMO_VERSION = 49  # 2: a layout's transcripts and folders watched, each with it
 # that breaks off is named with its fix; 1999,2000 is two years, not a decimal; 48: a clip listed
 # first through a link is named so on the line that lists it again; 49: English reads code and algebra
 # (a == b, f(x) = 2x + 1, x * 2), and March 3 and May 4 with capitals inside a sentence as dates, $50k-$75k as
-# a range, yrs, mo, wks, MB/s and Gbps as words, an ISO time stamp as its date and time
+# a range, yrs, mo, wks, MB/s and Gbps as words, an ISO time stamp as its date and time, 400m hurdles,
+# 200g of and after 30s as meters, grams and seconds
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
