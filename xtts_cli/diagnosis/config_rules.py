@@ -392,6 +392,11 @@ def _cluster(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
         yield Finding(id="multi-worker-host", severity="warning", message=unresolved_note(unknown))
 
 
+def _unused_limit(message: str, fix: Optional[ConfigChange] = None) -> Finding:
+    """A GPU memory limit that does nothing as the devices are set (train says so as it starts)."""
+    return Finding(id="memory-limit-without-split", severity="warning", message=message, fix=fix)
+
+
 def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     devices = loaded.config.devices
     if devices.strategy == "mirrored" and not machine.gpus and not devices.logical_cpu_devices:
@@ -413,11 +418,9 @@ def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
                 fix=_set("devices.enable_memory_isolation", False),
             )
         if limits:  # --data-gpu-memory alone: train says so as it starts, validate had said valid
-            yield Finding(
-                id="memory-limit-without-split",
-                severity="warning",
-                message=f"{', '.join(limits)} limits a card of a data/model split, and devices.data_gpu/model_gpu are "
-                "not set: it has no effect; set both devices (--data-gpu / --model-gpu), or leave it out",
+            yield _unused_limit(
+                f"{', '.join(limits)} limits a card of a data/model split, and devices.data_gpu/model_gpu are not "
+                "set: it has no effect; set both devices (--data-gpu / --model-gpu), or leave it out"
             )
         return
     if devices.data_gpu == devices.model_gpu and devices.enable_memory_isolation:
@@ -446,12 +449,10 @@ def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
             )
     if not devices.enable_memory_isolation:
         if limits:
-            yield Finding(
-                id="memory-limit-without-split",
-                severity="warning",
-                message=f"{', '.join(limits)}: no effect without devices.enable_memory_isolation "
-                "(--enable-memory-isolation); set it to true, or leave the limit out",
-                fix=_set("devices.enable_memory_isolation", True),
+            yield _unused_limit(
+                f"{', '.join(limits)}: no effect without devices.enable_memory_isolation (--enable-memory-isolation); "
+                "set it to true, or leave the limit out",
+                _set("devices.enable_memory_isolation", True),
             )
         return
     by_index = {gpu.index: gpu for gpu in machine.gpus}
