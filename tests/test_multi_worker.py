@@ -158,13 +158,14 @@ def test_a_worker_whose_port_is_taken_and_a_cluster_under_another_strategy_fail_
     report = json.loads(runner.invoke(app, ["validate", "-c", str(config), *sets, "--json"]).stdout)
     assert report["settings"]["step_batch_size"] == 2 * report["settings"]["global_batch_size"]
     assert "multi-worker-host" not in [f["id"] for f in report["findings"]]  # localhost resolves
-    # A host name that does not resolve (127.0.0.l) is waited for forever by train; validate had said valid.
-    hosts = ["--worker-hosts", "127.0.0.1:2001,127.0.0.l:2002", "--task-index", "0"]
+    # A host name that does not resolve (a misspelt 127.0.0.l; .invalid never does) is waited for forever by
+    # train; validate had said valid.
+    hosts = ["--worker-hosts", "127.0.0.1:2001,worker-2.invalid:2002", "--task-index", "0"]
     monkeypatch.delenv("TF_CONFIG")
     misspelt = json.loads(runner.invoke(app, ["validate", "-c", str(config), *hosts, "--json"]).stdout)
     (unresolved,) = [f for f in misspelt["findings"] if f["id"] == "multi-worker-host"]
     assert unresolved["severity"] == "warning" and unresolved["message"].startswith(
-        "the host name '127.0.0.l' does not resolve here: training waits for a worker there until its name resolves"
+        "the host name 'worker-2.invalid' does not resolve here: training waits for a worker there until its name resolves"
     )
     monkeypatch.delenv("TF_CONFIG")
     report = json.loads(runner.invoke(app, ["validate", "-c", str(config), *sets, "--json"]).stdout)
@@ -348,7 +349,7 @@ def test_a_cluster_of_one_waits_for_nobody_and_says_nothing_of_waiting(tmp_path:
 def test_a_worker_whose_partner_never_starts_says_so_and_stops_when_asked(tmp_path: Path) -> None:
     config = tiny_config(tmp_path)
     mine, partner = _free_ports(2)
-    hosts = f"localhost:{mine},127.0.0.l:{partner}"  # a misspelt partner: waited for unsaid, forever
+    hosts = f"localhost:{mine},worker-2.invalid:{partner}"  # a name that never resolves: waited for, forever
     env = {**subprocess_env(), "TMPDIR": str(tmp_path)}
     env.pop("TF_CONFIG", None)
     command = [sys.executable, "-m", "xtts_cli", "train", "-c", str(config), "--run-dir", str(tmp_path / "run")]
@@ -364,10 +365,12 @@ def test_a_worker_whose_partner_never_starts_says_so_and_stops_when_asked(tmp_pa
         # Blocks until the worker says what it waits for (TensorFlow's own log lines may come first).
         lines = (line for line in alone.stderr if not line.startswith(("E0000", "W0000", "I0000")))
         line = next(lines)
-        assert line.startswith("warning: multi-worker-host: the host name '127.0.0.l' does not resolve here"), line
+        assert line.startswith("warning: multi-worker-host: the host name 'worker-2.invalid' does not resolve here"), (
+            line
+        )
         line = next(lines)
         assert line.startswith(
-            f"note: waiting for the cluster's other worker to start and connect (127.0.0.l:{partner})"
+            f"note: waiting for the cluster's other worker to start and connect (worker-2.invalid:{partner})"
         )
         assert "Ctrl-C stops this one (SIGTERM does not until they connect: use kill -INT)" in line
         time.sleep(5)  # inside TensorFlow's wait
