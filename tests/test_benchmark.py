@@ -491,7 +491,8 @@ def test_sigterm_or_a_closed_terminal_stops_the_running_trial_and_leaves_no_scra
         preexec_fn=terminal_signals,
     )
     deadline = time.monotonic() + 120
-    while not list(scratch.glob("xtts-benchmark-trial-*")) and time.monotonic() < deadline:
+    # The trial's spec, not its folder: made a moment before the spec, the folder alone had been met empty.
+    while not list(scratch.glob("xtts-benchmark-trial-*/spec.json")) and time.monotonic() < deadline:
         time.sleep(0.2)
     spec = next(scratch.glob("xtts-benchmark-trial-*/spec.json"))
     time.sleep(1.0)  # the trial's process is running
