@@ -146,14 +146,20 @@ def test_a_test_sentence_is_rendered_in_the_language_of_its_script(bilingual_run
     (written,) = render_sentences(model, tokenizer, config, voices, [sentence], run_dir, tmp_path, 7, notes.append)
     rendered = soundfile.read(str(written))[0]
 
-    def spoken(language: str) -> int:
+    def spoken(language: str) -> np.ndarray:
         rate = load_speaking_rate(run_dir)
         speech = synthesize_speech(
             model, tokenizer, sentence, voices[0], config.data, rate=rate, settings=config.synthesis, language=language
         )
-        return len(speech.waveform)
+        return np.asarray(speech.waveform)
 
-    assert len(rendered) == spoken("fa") != spoken("en"), notes
+    # Compared sample by sample (to the file's 16-bit step): a run of en and fa reads a Persian word as
+    # Persian in either language, so only the language the model is told tells the two apart, and an
+    # untrained model may give both the same length.
+    def same(waveform: np.ndarray) -> bool:
+        return waveform.shape == rendered.shape and bool(np.allclose(waveform, rendered, atol=2 / 32768))
+
+    assert same(spoken("fa")) and not same(spoken("en")), notes
 
 
 @pytest.mark.slow
