@@ -887,3 +887,36 @@ def test_meters_grams_and_seconds_written_unspaced_are_read_as_them():
         "1.2m people in her 30s liked 80s music.": "one point two million people in her thirties liked eighties music.",
     }
     assert {text: reading.reading(text, "en") for text in said} == said
+
+
+def test_currency_codes_zip_codes_and_model_numbers_are_read_as_their_capitals_say():
+    # "USD 1500" had been "usd fifteen hundred", "CA 90210" "ninety thousand two hundred and ten",
+    # "RTX 4090" "four thousand and ninety".
+    reading = Tokenizer("abcdefghijklmnopqrstuvwxyz .,", ["english_cleaners"], languages=["en"], numbers="words")
+    said = {
+        "Pay USD 1500 or 20 CHF or 1 CAD.": "pay one thousand five hundred dollars or twenty swiss francs or one canadian dollar.",
+        "It is 2,000.50 EUR.": "it is two thousand euros and fifty cents.",
+        "Beverly Hills, CA 90210 or Boston, MA 02139-4307.": (
+            "beverly hills, c a nine oh two one oh or boston, m a oh two one three nine four three oh seven."
+        ),
+        "An RTX 4090, a GTX-1080 and ISO 9001.": "an rtx forty ninety, a gtx ten eighty and iso nine thousand and one.",
+        # In lower case a number is a number; a rate after a letter's number is a path's, not "per".
+        "a rtx 4090 has 24 gb; see /api/v1/users": "a rtx four thousand and ninety has twenty four gigabytes; see /api/v one/users",
+    }
+    assert {text: reading.reading(text, "en") for text in said} == said
+
+
+@pytest.mark.parametrize(
+    "text, read",
+    [
+        ("use i++ in C++, C# and F#", "use i plus plus in c plus plus, c sharp and f sharp"),
+        ("x += 1, y -= 2, z *= 3", "x plus equals one, y minus equals two, z times equals three"),
+        ("if a >= b and c < d", "if a is greater than or equal to b and c is less than d"),
+        ("when x >= 3, or >= 3", "when x is greater than or equal to three, or at least three"),
+        ("a sonata in C# minor", "a sonata in c sharp minor"),
+    ],
+)
+def test_code_operators_and_sharps_are_said(text, read):
+    # They had been left as "i++", "c++", "+=", ">=" and "c#": marks a voice leaves out or names.
+    reading = Tokenizer("abcdefghijklmnopqrstuvwxyz .,", ["english_cleaners"], languages=["en"], numbers="words")
+    assert reading.reading(text, "en") == read

@@ -389,8 +389,9 @@ def _comparisons(text: str, language: str) -> str:
     return text
 
 
-# $25/person, 3/day: a rate, "per"; after digits only, so 24/7, 1/2 and and/or are not.
-_PER = re.compile(r"(?<=\d)\s?/\s?(?=[^\W\d_]{2,}\b)")
+# $25/person, 3/day: a rate, "per"; after digits only, so 24/7, 1/2 and and/or are not, nor a path's
+# /api/v1/users, whose digits follow a letter ("v one per users").
+_PER = re.compile(r"(?<![\w/])(\d[\d.,]*)\s?/\s?(?=[^\W\d_]{2,}\b)")
 _OVER = re.compile(r"(?<![\d/])(?<![.,]\d)(\d{1,3})/(\d{1,3})(?![\d/]|[.,]\d)")
 # A score out of ten (9/10, 10/10), unless it is a part of something: 9/10 of the votes.
 _OUT_OF_TEN = re.compile(r"(?<![\d/.,])(10|[0-9])/10(?![\d/]|[.,]\d)(?!\s+of\b)")
@@ -767,6 +768,57 @@ _PHONE = re.compile(
     r"|(?:1-)?\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|(?!\d\d0-\d{3}0\b)\d{3}-\d{4})(?![\w.,]?\d)"
 )
 _DIGIT_NAMES = "oh one two three four five six seven eight nine".split()
+
+# What only capitals tell, read before English text is lowered (`english_capitals`). A currency's code
+# beside an amount: USD 1500, 20 EUR (they had been "usd fifteen hundred"); those with a sign take it.
+_CODE_SIGNS = {"USD": "$", "US$": "$", "EUR": "\u20ac", "GBP": "\u00a3", "JPY": "\u00a5", "INR": "\u20b9"}
+_CODE_NAMES = {
+    "CAD": ("Canadian dollar", "Canadian dollars"),
+    "AUD": ("Australian dollar", "Australian dollars"),
+    "NZD": ("New Zealand dollar", "New Zealand dollars"),
+    "CHF": ("Swiss franc", "Swiss francs"),
+    "CNY": ("yuan", "yuan"),
+    "MXN": ("Mexican peso", "Mexican pesos"),
+    "SEK": ("Swedish krona", "Swedish kronor"),
+    "NOK": ("Norwegian krone", "Norwegian kroner"),
+    "DKK": ("Danish krone", "Danish kroner"),
+    "KRW": ("won", "won"),
+    "BRL": ("Brazilian real", "Brazilian reais"),
+}
+_CODE_PATTERN = "|".join(re.escape(code) for code in [*_CODE_SIGNS, *_CODE_NAMES])
+_AMOUNT = r"\d[\d,]*(?:\.\d{1,2})?(?![\d.,]?\d)"
+_CODE_MONEY = re.compile(rf"\b({_CODE_PATTERN})\s?({_AMOUNT})|(?<![\d.,])({_AMOUNT})\s?({_CODE_PATTERN})\b")
+# A US ZIP code after its state ("Beverly Hills, CA 90210"), said digit by digit: it had been "ninety
+# thousand two hundred and ten".
+_ZIP = re.compile(r"(?<=,\s)([A-Z]{2})\s(\d{5})(?:-(\d{4}))?\b(?![.,]\d)")
+# A model's number after its name in capitals (RTX 4090, GTX-1080, ISO 9001), said in pairs as a year
+# is: "forty ninety", not "four thousand and ninety".
+_MODEL_NUMBER = re.compile(r"\b([A-Z]{2,5})([\s-]?)([1-9]\d{3})\b(?![.,]\d|\s?%)")
+
+
+def _code_money(match: re.Match) -> str:
+    code, amount = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
+    if code in _CODE_SIGNS:
+        return _CODE_SIGNS[code] + amount
+    one, many = _CODE_NAMES[code]
+    return f"{amount} {one if amount == '1' else many}"
+
+
+def english_capitals(text: str) -> str:
+    """What English text says by its capitals, read before it is lowered: an amount with its
+    currency's code, a ZIP code after its state, a model's number after its name."""
+    if not any(c.isdigit() for c in text):
+        return text
+    text = _CODE_MONEY.sub(_code_money, text)
+    text = _ZIP.sub(lambda m: " ".join([*m.group(1), *(_DIGIT_NAMES[int(d)] for d in "".join(m.groups("")[1:]))]), text)
+    return _MODEL_NUMBER.sub(
+        lambda m: (
+            m.group(1) + " " + _words(int(m.group(3)), "en", to="year")
+            if m.group(1) not in _CODE_NAMES and m.group(1) not in _CODE_SIGNS
+            else m.group(0)
+        ),
+        text,
+    )
 
 
 def _phone(match: re.Match) -> str:
@@ -1449,6 +1501,10 @@ _UNKNOWN = r"(?<![\w.])[nx-z](?![\w./-])"  # x-men, n/a: words
 _VARIABLE = r"(?<![\w.])[a-dnx-z](?![\w./-])"
 
 
+_COMPARED = {">": "greater than", "<": "less than", ">=": "greater than or equal to", "<=": "less than or equal to"}
+_COMPARED.update({"\u2265": _COMPARED[">="], "\u2264": _COMPARED["<="]})
+
+
 def _operators(variable: str, coefficient: str, after: str) -> tuple:
     """The passes of `_OPERATORS` with `variable` for one letter, `coefficient` for what may follow
     2x ("2x + 1": two x; "2x - 4x", "2x faster": times) and `after` for what follows a letter after a
@@ -1472,6 +1528,20 @@ def _operators(variable: str, coefficient: str, after: str) -> tuple:
             lambda m: f"{m.group(1) or ''} plus ",
         ),
         (re.compile(rf"(\d|{variable})\s\*\s(?=\d|{variable})"), r"\1 times "),
+        # i++, C++, x += 1, a >= b, C# (a language, a note): "plus plus", "sharp", not left out
+        (re.compile(r"(?<![\w+])([a-z])\+\+(?![\w+])"), r"\1 plus plus"),
+        (
+            re.compile(r"(?<=\w)\s?([-+*/])=\s?(?=[\w(-])"),
+            lambda m: f" {_OPERATOR_WORDS[m.group(1)]} equals ",
+        ),
+        (
+            # between words, or a letter and a number ("x >= 3"; alone, ">= 3" is "at least three")
+            re.compile(
+                r"(?<=[^\W\d_])\s(>=|<=|>|<|\u2265|\u2264)\s(?=[^\W\d_])|(?<![\w.])([a-z])\s([<>]=?|[\u2264\u2265])\s(?=\d)"
+            ),
+            lambda m: f"{m.group(2) or ''} is {_COMPARED[m.group(1) or m.group(3)]} ",
+        ),
+        (re.compile(r"(?<![\w#])([a-g])#(?![\w#])"), r"\1 sharp"),
     )
 
 
@@ -1482,7 +1552,7 @@ _EQUATION_OPERATORS = _operators(_VARIABLE, r"[-+=<>*/)\u2212^]", "")
 
 
 def _english(text: str, month_first: bool = False) -> str:
-    if any(c in text for c in "=+*&|(-\u2212"):
+    if any(c in text for c in "=+*&|(-\u2212<>#\u2264\u2265"):
         for pattern, said in _EQUATION_OPERATORS if "=" in text else _OPERATORS:
             text = pattern.sub(said, text)
         if "=" in text and not any(c.isdigit() for c in text):  # a = b + c: no number for the passes below
@@ -1599,7 +1669,7 @@ def _english_first(text: str, month_first: bool) -> str:
     text = _RATIO.sub(r"\1 to \2", text)
     for saying, said in _SAYINGS.items():
         text = text.replace(saying, said)
-    text = _PER.sub(" per ", _comparisons(text, "en"))
+    text = _PER.sub(r"\1 per ", _comparisons(text, "en"))
     text = _OVER.sub(_over, text)
     text = _MERIDIEM_RANGE.sub(r"\1 to ", text)
     text = _DAY_RANGE.sub(

@@ -29,7 +29,7 @@ CACHE_VERSION = 9  # 2: a streamed WAV (sizes 0xFFFFFFFF) is read to its end, no
 # 7: an MP3 whose frames break off and resume is truncated; 8: AIFF, MP4, WMA, AU, CAF, WebM and AMR are unsupported_format,
 # a WAV of 0-byte sizes with audio after says how to repair it; 9: a WAV silent once its channels are mixed
 # or its offset left out is silent, a float WAV past +6 dBFS is bad_samples, a rate under 4 kHz unsupported_format
-MEMO_VERSION = 49  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
+MEMO_VERSION = 50  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
 # 4: a manifest's header may name its columns file, transcript, ... (a memo read it as LJSpeech);
 # 5: the phonemes a scan writes read numbers as words first, and Turkish I as ı; 6: quotation marks in a tab-
 # separated table are its text's, a row with a cell too many is malformed, `.WAV` is found as `.wav`; the
@@ -72,7 +72,8 @@ MEMO_VERSION = 49  # 2: a layout's transcripts and folders watched, each with it
 # first through a link is named so on the line that lists it again; 49: English reads code and algebra
 # (a == b, f(x) = 2x + 1, x * 2), and March 3 and May 4 with capitals inside a sentence as dates, $50k-$75k as
 # a range, yrs, mo, wks, MB/s and Gbps as words, an ISO time stamp as its date and time, 400m hurdles,
-# 200g of and after 30s as meters, grams and seconds
+# 200g of and after 30s as meters, grams and seconds; 50: currency codes (USD 1500), ZIP codes, model
+# numbers (RTX 4090), i++, C#, x += 1 and a >= b said, a path's v1/users no rate
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from xtts_cli.data.abbreviations import ends_text
-from xtts_cli.data.numbers import GERMAN_MONTHS
+from xtts_cli.data.numbers import GERMAN_MONTHS, english_capitals
 from xtts_cli.errors import XttsError
 
 if TYPE_CHECKING:
@@ -180,6 +180,7 @@ def before_lowering(text: str) -> str:
         text = _CAPITAL_MONTH.sub(_with_suffix, text)
     if "AD" in text or "CE" in text:
         text = _ERA.sub(lambda m: (m.group(1) or "") + ".".join(m.group(2) or "AD") + ".", text)
+    text = english_capitals(text)
     return _UNIT_STOP.sub(r"\1", text) if "." in text else text
 
 
