@@ -844,6 +844,10 @@ def test_march_and_may_with_a_capital_inside_a_sentence_are_months():
     )
     assert reading.reading("We march 3 miles; it may 2 times.", "en") == "we march three miles; it may two times."
     assert reading.reading("I saw May 3 times.", "en") == "i saw may three times."  # a count, not a day
+    # At a sentence's start, a date where a verb or a comma follows; a count where a noun does.
+    assert reading.reading("March 3 is the day. May 4, we go. May 2 people come? March 3 miles.", "en") == (
+        "march third is the day. may fourth, we go. may two people come? march three miles."
+    )
 
 
 def test_scaled_money_ranges_and_everyday_unit_abbreviations_are_read_out():

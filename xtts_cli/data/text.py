@@ -113,6 +113,11 @@ _CAPITAL_MONTH = re.compile(
     r"(?:(?<=[^\W\d_]\s)|(?<=[^\W\d_][,;:]\s))(March|May)\s(\d{1,2})(?![\d:.,/-]?\d|\s?(?:st|nd|rd|th)\b)"
     r"(?!\s+(?:[^\W\d_]+s|people)\b)"  # "I saw May 3 times": a count of something, not a day
 )
+# At a sentence's start, where "March 3 miles" and "May 2 people come?" are verbs: a date where a
+# verb, a span or a comma follows ("March 3 is the day", "May 4 works for me").
+_CAPITAL_MONTH_FIRST = re.compile(
+    r"(?:^|(?<=[.!?]\s))(March|May)\s(\d{1,2})(?=,(?!\s?\d{1,2}\b)|\s+(?:is|was|will|would|works|suits|it is|and|or|to|through|until)\b)"
+)
 
 
 # An ISO 8601 time stamp (2024-03-15T10:30:00Z): its date, then "at" its time, to the minute; Z is UTC.
@@ -177,7 +182,7 @@ def before_lowering(text: str) -> str:
     if ":" in text and "-" in text:  # a time stamp
         text = _TIMESTAMP.sub(_timestamp, text)
     if "March" in text or "May" in text:
-        text = _CAPITAL_MONTH.sub(_with_suffix, text)
+        text = _CAPITAL_MONTH_FIRST.sub(_with_suffix, _CAPITAL_MONTH.sub(_with_suffix, text))
     if "AD" in text or "CE" in text:
         text = _ERA.sub(lambda m: (m.group(1) or "") + ".".join(m.group(2) or "AD") + ".", text)
     text = english_capitals(text)
