@@ -895,7 +895,7 @@ def test_meters_grams_and_seconds_written_unspaced_are_read_as_them():
 
 def test_currency_codes_zip_codes_and_model_numbers_are_read_as_their_capitals_say():
     # "USD 1500" had been "usd fifteen hundred", "CA 90210" "ninety thousand two hundred and ten",
-    # "RTX 4090" "four thousand and ninety".
+    # "RTX 4090" "four thousand and ninety", "1-800-FLOWERS" "one to eight hundred-flowers".
     reading = Tokenizer("abcdefghijklmnopqrstuvwxyz .,", ["english_cleaners"], languages=["en"], numbers="words")
     said = {
         "Pay USD 1500 or 20 CHF or 1 CAD.": "pay one thousand five hundred dollars or twenty swiss francs or one canadian dollar.",
@@ -904,6 +904,7 @@ def test_currency_codes_zip_codes_and_model_numbers_are_read_as_their_capitals_s
             "beverly hills, c a nine oh two one oh or boston, m a oh two one three nine four three oh seven."
         ),
         "An RTX 4090, a GTX-1080 and ISO 9001.": "an rtx forty ninety, a gtx ten eighty and iso nine thousand and one.",
+        "Call 1-800-FLOWERS or 1-888-GO-FEDEX.": "call one eight hundred flowers or one eight eight eight go fedex.",
         # In lower case a number is a number; a rate after a letter's number is a path's, not "per".
         "a rtx 4090 has 24 gb; see /api/v1/users": "a rtx four thousand and ninety has twenty four gigabytes; see /api/v one/users",
     }

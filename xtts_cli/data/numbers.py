@@ -793,6 +793,9 @@ _CODE_MONEY = re.compile(rf"\b({_CODE_PATTERN})\s?({_AMOUNT})|(?<![\d.,])({_AMOU
 _ZIP = re.compile(r"(?<=,\s)([A-Z]{2})\s(\d{5})(?:-(\d{4}))?\b(?![.,]\d)")
 # A model's number after its name in capitals (RTX 4090, GTX-1080, ISO 9001), said in pairs as a year
 # is: "forty ninety", not "four thousand and ninety".
+# A toll-free number spelt in letters (1-800-FLOWERS): "one eight hundred flowers", as its ads say it;
+# it had been "one to eight hundred-flowers".
+_VANITY_NUMBER = re.compile(r"\b1[-\s.](8(?:00|33|44|55|66|77|88))[-\s.]([A-Z]{2,}(?:[-\s.][A-Z]{2,})?)\b")
 _MODEL_NUMBER = re.compile(r"\b([A-Z]{2,5})([\s-]?)([1-9]\d{3})\b(?![.,]\d|\s?%)")
 
 
@@ -806,10 +809,18 @@ def _code_money(match: re.Match) -> str:
 
 def english_capitals(text: str) -> str:
     """What English text says by its capitals, read before it is lowered: an amount with its
-    currency's code, a ZIP code after its state, a model's number after its name."""
+    currency's code, a toll-free number in letters, a ZIP code after its state, a model's number after
+    its name."""
     if not any(c.isdigit() for c in text):
         return text
     text = _CODE_MONEY.sub(_code_money, text)
+    text = _VANITY_NUMBER.sub(
+        lambda m: " ".join(
+            ["one", "eight hundred" if m.group(1) == "800" else " ".join(_DIGIT_NAMES[int(d)] for d in m.group(1))]
+            + [m.group(2).replace("-", " ").replace(".", " ")]
+        ),
+        text,
+    )
     text = _ZIP.sub(lambda m: " ".join([*m.group(1), *(_DIGIT_NAMES[int(d)] for d in "".join(m.groups("")[1:]))]), text)
     return _MODEL_NUMBER.sub(
         lambda m: (
