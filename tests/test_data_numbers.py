@@ -919,6 +919,12 @@ def test_currency_codes_zip_codes_and_model_numbers_are_read_as_their_capitals_s
         ("if a >= b and c < d", "if a is greater than or equal to b and c is less than d"),
         ("when x >= 3, or >= 3", "when x is greater than or equal to three, or at least three"),
         ("a sonata in C# minor", "a sonata in c sharp minor"),
+        # A sum asked for: minus and divided by, not "seven to three"; a date and a fraction stay so.
+        (
+            "What is 7 - 3? Calculate 100 - 25, what is 8 / 2 and 3/4 of 2024-03-15",
+            "what is seven minus three? calculate one hundred minus twenty five, what is eight divided by two "
+            "and three quarters of the fifteenth of march, twenty twenty four",
+        ),
     ],
 )
 def test_code_operators_and_sharps_are_said(text, read):

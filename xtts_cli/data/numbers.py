@@ -1489,6 +1489,12 @@ _EQUATION = re.compile(
     rf"(?<![\w.,/-])({_OPERAND}(?:\s?[-+\u2212\u00d7*/\u00f7]\s?[-\u2212]?{_OPERAND})+)\s?=\s?(?=[-\u2212]?\d)"
 )
 _OPERATOR = re.compile(r"\s?([-+\u2212\u00d7*/\u00f7])\s?")
+# A sum asked for ("what is 7 - 3?", "calculate 100 - 25"): its spaced dash is minus, not a range, and
+# its spaced slash divides, as in an equation ("what is 2024-03-15", "what is 3/4" are a date, a fraction).
+_ASKED_SUM = re.compile(
+    r"(\b(?:what is|what's|whats|how much is|compute|calculate|evaluate|work out|solve)\s+)"
+    rf"({_OPERAND}(?:(?:\s[-\u2212/]\s|\s?[+\u00d7*\u00f7]\s?|\s(?:plus|times)\s)[-\u2212]?{_OPERAND})+)(?![\w.,/-])"
+)
 _OPERATOR_WORDS = {"-": "minus", "\u2212": "minus", "+": "plus", "\u00d7": "times", "*": "times", "/": "divided by"}
 # x = 5, and x=5 of one letter (a URL's ?id=5 is left to its reading): said, not left out
 _EQUALS = re.compile(r"(?<=[^\W_])\s=\s(?=[-\u2212]?[^\W_])|(?<=[^\W\d_])(?<![\w?&=/.#][^\W\d_])=(?=[-\u2212]?\d)")
@@ -1501,8 +1507,8 @@ _DECIMAL_COMMA_EN = re.compile(
 _LAKHS = re.compile(r"(?<![\d,.])\d{1,2}(?:,\d\d)+,\d{3}(?:\.\d+)?(?!\d|[.,]\d)")
 
 
-def _equation(match: re.Match) -> str:
-    said = _OPERATOR.sub(lambda m: f" {_OPERATOR_WORDS.get(m.group(1), 'divided by')} ", match.group(1))
+def _equation(match: re.Match, group: int = 1) -> str:
+    said = _OPERATOR.sub(lambda m: f" {_OPERATOR_WORDS.get(m.group(1), 'divided by')} ", match.group(group))
     return " ".join(said.split()) + " equals "  # 3 - -2: one space between its two minuses
 
 
@@ -1572,6 +1578,7 @@ def _english(text: str, month_first: bool = False) -> str:
         return text
     if "=" in text:
         text = _EQUALS.sub(" equals ", _EQUATION.sub(_equation, text))
+    text = _ASKED_SUM.sub(lambda m: m.group(1) + _equation(m, 2)[: -len(" equals ")], text)
     text = _SIGN_AFTER_MONEY.sub(r"\2\1", text)
     text = _METERS_BEFORE.sub(lambda m: f"{m.group(1)} meter", text)
     text = _MEASURE_OF.sub(r"\1 \2", text)
