@@ -893,7 +893,7 @@ def test_meters_grams_and_seconds_written_unspaced_are_read_as_them():
     assert {text: reading.reading(text, "en") for text in said} == said
 
 
-def test_currency_codes_zip_codes_and_model_numbers_are_read_as_their_capitals_say():
+def test_currency_codes_zip_codes_model_numbers_and_versions_are_read_as_said():
     # "USD 1500" had been "usd fifteen hundred", "CA 90210" "ninety thousand two hundred and ten",
     # "RTX 4090" "four thousand and ninety", "1-800-FLOWERS" "one to eight hundred-flowers".
     reading = Tokenizer("abcdefghijklmnopqrstuvwxyz .,", ["english_cleaners"], languages=["en"], numbers="words")
@@ -905,6 +905,11 @@ def test_currency_codes_zip_codes_and_model_numbers_are_read_as_their_capitals_s
         ),
         "An RTX 4090, a GTX-1080 and ISO 9001.": "an rtx forty ninety, a gtx ten eighty and iso nine thousand and one.",
         "Call 1-800-FLOWERS or 1-888-GO-FEDEX.": "call one eight hundred flowers or one eight eight eight go fedex.",
+        # A version after a program's name or "version": its minor part a number, not digits.
+        "Python 3.11 on Ubuntu 22.04, v3.10 and version 2.16.": (
+            "python three point eleven on ubuntu twenty two point oh four, v three point ten and version two point sixteen."
+        ),
+        "It weighs 3.11 kg; Python 3.12.1.": "it weighs three point one one kilograms; python three point twelve point one.",
         # In lower case a number is a number; a rate after a letter's number is a path's, not "per".
         "a rtx 4090 has 24 gb; see /api/v1/users": "a rtx four thousand and ninety has twenty four gigabytes; see /api/v one/users",
     }

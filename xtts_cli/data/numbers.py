@@ -365,6 +365,15 @@ _WEEKDAYS = {
 _WEEKDAY_RANGE = re.compile(rf"\b({'|'.join(_WEEKDAYS)})\.?\s?[-\u2013]\s?({'|'.join(_WEEKDAYS)})\b\.?", re.IGNORECASE)
 # Numbers with two or more points: a version (2.3.1: two point three point one), or an IPv4 address
 # (192.168.1.1: one nine two dot one six eight dot one dot one).
+# A version of two parts after "version" or a program's name: Python 3.11 is "three point eleven",
+# Ubuntu 22.04 "twenty two point oh four" (they had been read as decimals, "three point one one").
+_SOFTWARE = (
+    "version|ver|v|python|node|nodejs|java|ruby|php|perl|golang|rust|swift|kotlin|scala|typescript|ios|ipados|macos|"
+    "android|windows|ubuntu|debian|fedora|centos|rhel|linux|kernel|cuda|cudnn|tensorflow|pytorch|torch|keras|"
+    "numpy|django|rails|react|angular|vue|kubernetes|docker|postgres|postgresql|mysql|redis|gcc|clang|llvm|"
+    "firefox|chrome|safari|xcode|blender|bash|git|npm|pip|openssl|tls|http"
+)
+_VERSION = re.compile(rf"\b({_SOFTWARE})\.?(\s?)(\d+)\.(\d{{2,}})(?![\w-]|\.?\d)", re.IGNORECASE)
 _DOTTED_NUMBERS = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w]|\.\d)")
 # Before a number, as it is said: ~20 is about twenty, >50 more than fifty, <= 5 at most five; in
 # the languages whose number after these words keeps its plain form (Russian and Polish decline it).
@@ -1578,6 +1587,7 @@ def _english(text: str, month_first: bool = False) -> str:
         return text
     if "=" in text:
         text = _EQUALS.sub(" equals ", _EQUATION.sub(_equation, text))
+    text = _VERSION.sub(_version, text)
     text = _ASKED_SUM.sub(lambda m: m.group(1) + _equation(m, 2)[: -len(" equals ")], text)
     text = _SIGN_AFTER_MONEY.sub(r"\2\1", text)
     text = _METERS_BEFORE.sub(lambda m: f"{m.group(1)} meter", text)
@@ -1717,6 +1727,12 @@ def _years(match: re.Match) -> str:
 
 
 _MONTH_NAMES = _MONTHS.split("|")
+
+
+def _version(match: re.Match) -> str:
+    name, space, major, minor = match.groups()
+    said = ("oh " if minor.startswith("0") else "") + _words(int(minor), "en")  # 22.04: oh four
+    return f"{name}{space or ' '}{_words(int(major), 'en')} point {said}"
 
 
 def _dotted_number(match: re.Match) -> str:
