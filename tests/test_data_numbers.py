@@ -910,6 +910,10 @@ def test_currency_codes_zip_codes_model_numbers_and_versions_are_read_as_said():
             "python three point eleven on ubuntu twenty two point oh four, v three point ten and version two point sixteen."
         ),
         "It weighs 3.11 kg; Python 3.12.1.": "it weighs three point one one kilograms; python three point twelve point one.",
+        # Initials are letters: their dots had been full stops, read as pauses; the last ends a sentence.
+        "The U.S. and the U.K. met J.R.R. Tolkien in the U.S. He got a Ph.D.": (
+            "the u s and the u k met j r r tolkien in the u s. he got a p h d."
+        ),
         # In lower case a number is a number; a rate after a letter's number is a path's, not "per".
         "a rtx 4090 has 24 gb; see /api/v1/users": "a rtx four thousand and ninety has twenty four gigabytes; see /api/v one/users",
     }

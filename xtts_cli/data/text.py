@@ -162,6 +162,20 @@ _UNIT_STOP = re.compile(
 _ERA = re.compile(r"(?<=\d)(\s?)(AD|CE)\b|\bAD(?=\s?\d{1,4}\b)")
 
 
+# Initials with their dots (U.S., F.B.I., Ph.D.): said as letters; the dots had stayed, each a full stop
+# the characters front end reads as a pause ("the u.s. and"). The last is kept where a sentence may end.
+# An era or a time's A.D., B.C., A.M. stay for the number reader, which reads the year or the hour by them.
+_INITIALISM = re.compile(
+    r"(?<![\w.])(?!(?:A\.D|B\.C|B\.C\.E|C\.E|A\.M|P\.M)\.)(?:Ph\.D|(?:[A-Z]\.){1,4}[A-Z])\.(?![\w.])"
+)
+
+
+def _initials(match: re.Match) -> str:
+    after = match.string[match.end() :].lstrip()  # where `split_sentences` ends a sentence: "the U.S. He"
+    ends = ends_text(match) or (after[:1].isupper() and not _continues(match.string[: match.end()], after, "en"))
+    return " ".join(c for c in match.group(0) if c.isalpha()).upper() + ("." if ends else "")
+
+
 def before_lowering(text: str) -> str:
     """`text` with each "St." or "Dr." that names a street or a drive written out (see `_STREET`),
     an era in capitals dotted (`_ERA`), and a unit's full stop inside a sentence left out
@@ -186,6 +200,8 @@ def before_lowering(text: str) -> str:
     if "AD" in text or "CE" in text:
         text = _ERA.sub(lambda m: (m.group(1) or "") + ".".join(m.group(2) or "AD") + ".", text)
     text = english_capitals(text)
+    if "." in text:
+        text = _INITIALISM.sub(_initials, text)
     return _UNIT_STOP.sub(r"\1", text) if "." in text else text
 
 
