@@ -848,6 +848,10 @@ def test_march_and_may_with_a_capital_inside_a_sentence_are_months():
     assert reading.reading("March 3 is the day. May 4, we go. May 2 people come? March 3 miles.", "en") == (
         "march third is the day. may fourth, we go. may two people come? march three miles."
     )
+    assert (
+        reading.reading("May 5 to May 9. May 1 or 2 people join.", "en")
+        == "may fifth to may ninth. may one or two people join."
+    )
 
 
 def test_scaled_money_ranges_and_everyday_unit_abbreviations_are_read_out():
@@ -887,6 +891,7 @@ def test_meters_grams_and_seconds_written_unspaced_are_read_as_them():
         "The 400m hurdles and the 100m final.": "the four hundred meter hurdles and the one hundred meter final.",
         "Melt 200g of chocolate in 2l of milk.": "melt two hundred grams of chocolate in two liters of milk.",
         "It timed out after 30s; it took 1s.": "it timed out after thirty seconds; it took one second.",
+        "Set the timeout to 30s.": "set the timeout to thirty seconds.",
         # A million, an age and a decade stay so.
         "1.2m people in her 30s liked 80s music.": "one point two million people in her thirties liked eighties music.",
     }
@@ -911,8 +916,26 @@ def test_currency_codes_zip_codes_model_numbers_and_versions_are_read_as_said():
         ),
         "It weighs 3.11 kg; Python 3.12.1.": "it weighs three point one one kilograms; python three point twelve point one.",
         # Initials are letters: their dots had been full stops, read as pauses; the last ends a sentence.
-        "The U.S. and the U.K. met J.R.R. Tolkien in the U.S. He got a Ph.D.": (
-            "the u s and the u k met j r r tolkien in the u s. he got a p h d."
+        "The U.S. and the U.K. met J.R.R. Tolkien in the U.S. Last year he got a Ph.D.": (
+            "the u s and the u k met j r r. tolkien in the u s. last year he got a p h d."
+        ),
+        # What only looks so: a count after a code or a name, a word's capitals, text all in capitals.
+        "I sent 3 CAD files, CAD 3D models; CNY 2024 celebrations; Players, UK 10000, came.": (
+            "i sent three cad files, cad three d models; cny two thousand and twenty four celebrations; players, "
+            "uk ten thousand, came."
+        ),
+        "The CPU 2048 cores, RAM 2048 MB, 1 800 NHS staff.": (
+            "the cpu two thousand and forty eight cores, ram two thousand and forty eight megabytes, one thousand "
+            "eight hundred nhs staff."
+        ),
+        "OVER 1010 PEOPLE CAME.": "over one thousand and ten people came.",
+        # A model's letters and numbers, a PIN, a port.
+        "A Ryzen 9 7950X with GDDR6X is 2X faster; the F-150 and I-95.": (
+            "a ryzen nine seventy nine fifty x with gddr six x is two times faster; the f one fifty and i ninety five."
+        ),
+        "Your PIN is 4821; port 8080; update to v2.0.1, Node.js 18.17, version 1.00.": (
+            "your pin is four eight two one; port eighty eighty; update to v two point zero point one, node.js "
+            "eighteen point seventeen, version one point oh oh."
         ),
         # In lower case a number is a number; a rate after a letter's number is a path's, not "per".
         "a rtx 4090 has 24 gb; see /api/v1/users": "a rtx four thousand and ninety has twenty four gigabytes; see /api/v one/users",
@@ -927,12 +950,13 @@ def test_currency_codes_zip_codes_model_numbers_and_versions_are_read_as_said():
         ("x += 1, y -= 2, z *= 3", "x plus equals one, y minus equals two, z times equals three"),
         ("if a >= b and c < d", "if a is greater than or equal to b and c is less than d"),
         ("when x >= 3, or >= 3", "when x is greater than or equal to three, or at least three"),
+        ("is x >= 0? Settings > Privacy", "is x greater than or equal to zero? settings > privacy"),  # a menu's path
         ("a sonata in C# minor", "a sonata in c sharp minor"),
         # A sum asked for: minus and divided by, not "seven to three"; a date and a fraction stay so.
         (
-            "What is 7 - 3? Calculate 100 - 25, what is 8 / 2 and 3/4 of 2024-03-15",
-            "what is seven minus three? calculate one hundred minus twenty five, what is eight divided by two "
-            "and three quarters of the fifteenth of march, twenty twenty four",
+            "What is 7 - 3? Calculate 100 - 25. What is 8 / 2? Work out 3 - 4 times a week, 3/4 of 2024-03-15",
+            "what is seven minus three? calculate one hundred minus twenty five. what is eight divided by two? work "
+            "out three to four times a week, three quarters of the fifteenth of march, twenty twenty four",
         ),
     ],
 )

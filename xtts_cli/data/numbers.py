@@ -138,7 +138,7 @@ _METERS_BEFORE = re.compile(
 _MEASURE_OF = re.compile(r"(?<![\d.,$£€¥₹])(\d+(?:\.\d+)?)(g|l)(?=\s+of\b)", re.IGNORECASE)
 # Timed out after 30s: seconds where a span of time is asked for ("in her 30s" stays an age).
 _SECONDS_AFTER = re.compile(
-    r"\b((?:after|every|within|took|takes|waited|wait|timeout|timeout of) (\d{1,3}(?:\.\d+)?))s\b",
+    r"\b((?:after|every|within|took|takes|waited|wait|timeout|timeout of|timeout to) (\d{1,3}(?:\.\d+)?))s\b",
     re.IGNORECASE,
 )
 # $2.99/mo, 5 GB/day read as "per" before its unit's name ("per mo" had been left).
@@ -368,13 +368,13 @@ _WEEKDAY_RANGE = re.compile(rf"\b({'|'.join(_WEEKDAYS)})\.?\s?[-\u2013]\s?({'|'.
 # A version of two parts after "version" or a program's name: Python 3.11 is "three point eleven",
 # Ubuntu 22.04 "twenty two point oh four" (they had been read as decimals, "three point one one").
 _SOFTWARE = (
-    "version|ver|v|python|node|nodejs|java|ruby|php|perl|golang|rust|swift|kotlin|scala|typescript|ios|ipados|macos|"
+    "version|ver|v|python|node\\.js|node|nodejs|java|ruby|php|perl|golang|rust|swift|kotlin|scala|typescript|ios|ipados|macos|"
     "android|windows|ubuntu|debian|fedora|centos|rhel|linux|kernel|cuda|cudnn|tensorflow|pytorch|torch|keras|"
     "numpy|django|rails|react|angular|vue|kubernetes|docker|postgres|postgresql|mysql|redis|gcc|clang|llvm|"
     "firefox|chrome|safari|xcode|blender|bash|git|npm|pip|openssl|tls|http"
 )
 _VERSION = re.compile(rf"\b({_SOFTWARE})\.?(\s?)(\d+)\.(\d{{2,}})(?![\w-]|\.?\d)", re.IGNORECASE)
-_DOTTED_NUMBERS = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w]|\.\d)")
+_DOTTED_NUMBERS = re.compile(r"(?:(?<![\w.])|(?<=\bv))\d+(?:\.\d+){2,}(?![\w]|\.\d)")  # v2.0.1 too
 # Before a number, as it is said: ~20 is about twenty, >50 more than fifty, <= 5 at most five; in
 # the languages whose number after these words keeps its plain form (Russian and Polish decline it).
 _COMPARISON_SIGNS = tuple(
@@ -795,31 +795,66 @@ _CODE_NAMES = {
     "BRL": ("Brazilian real", "Brazilian reais"),
 }
 _CODE_PATTERN = "|".join(re.escape(code) for code in [*_CODE_SIGNS, *_CODE_NAMES])
-_AMOUNT = r"\d[\d,]*(?:\.\d{1,2})?(?![\d.,]?\d)"
-_CODE_MONEY = re.compile(rf"\b({_CODE_PATTERN})\s?({_AMOUNT})|(?<![\d.,])({_AMOUNT})\s?({_CODE_PATTERN})\b")
+_AMOUNT = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d{1,2})?(?![\d.,]?\d|[^\W\d_])"
+# What may follow an amount with a code that is also a word's letters: "3 CAD files", "CNY 2024
+# celebrations" and "CAD 3D models" are no money.
+_AFTER_MONEY = (
+    r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|or|per|each|a|an|for|to|in|at|on|is|was|plus|with|thousand|million|billion"
+    r"|trillion|k|m|bn)\b)"
+)
+_CODE_MONEY = re.compile(
+    rf"\b(?:({_CODE_PATTERN})\s?({_AMOUNT})|(?<![\d.,])({_AMOUNT})\s?({_CODE_PATTERN})\b)(?=(.*))", re.DOTALL
+)
 # A US ZIP code after its state ("Beverly Hills, CA 90210"), said digit by digit: it had been "ninety
 # thousand two hundred and ten".
-_ZIP = re.compile(r"(?<=,\s)([A-Z]{2})\s(\d{5})(?:-(\d{4}))?\b(?![.,]\d)")
-# A model's number after its name in capitals (RTX 4090, GTX-1080, ISO 9001), said in pairs as a year
-# is: "forty ninety", not "four thousand and ninety".
+_STATES = (
+    "AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK "
+    "OR PA RI SC SD TN TX UT VT VA WA WV WI WY PR"
+).split()
+_ZIP = re.compile(rf"(?<=[^\W\d_],\s)({'|'.join(_STATES)})\s(\d{{5}})(?:-(\d{{4}}))?\b(?![.,]\d)")
 # A toll-free number spelt in letters (1-800-FLOWERS): "one eight hundred flowers", as its ads say it;
 # it had been "one to eight hundred-flowers".
-_VANITY_NUMBER = re.compile(r"\b1[-\s.](8(?:00|33|44|55|66|77|88))[-\s.]([A-Z]{2,}(?:[-\s.][A-Z]{2,})?)\b")
-_MODEL_NUMBER = re.compile(r"\b([A-Z]{2,5})([\s-]?)([1-9]\d{3})\b(?![.,]\d|\s?%)")
+_VANITY_NUMBER = re.compile(r"\b1[-.](8(?:00|33|44|55|66|77|88))[-.]([A-Z]{2,}(?:[-.][A-Z]{2,})?)\b")
+# A model's number after its name in capitals (RTX 4090, GTX-1080, ISO 9001), said in pairs as a year
+# is: "forty ninety", not "four thousand and ninety"; not a count or a measure after it ("CPU 2048
+# cores", "RAM 2048 MB"), nor in text all in capitals.
+_MEASURES = "MB|GB|TB|KB|kB|MHz|GHz|Hz|W|kW|V|mAh|mm|cm|m|km|kg|g|lbs?|rpm|fps|px|dpi|nits|hours?|years?|people"
+_VERBS = "has|was|does|is|runs|gets|uses|needs|costs|comes|looks|seems|beats|offers|supports|draws|delivers"
+_MODEL_NUMBER = re.compile(
+    r"\b([A-Z]{2,5})([\s-]?)([1-9]\d{3})\b(?![.,]\d|\s?%)"
+    rf"(?!\s+(?:(?!(?:{_VERBS})\b)[a-z]{{2,}}s|{_MEASURES})\b)"
+)
+# A model's letter after its number (Ryzen 9 7950X, GDDR6X): its letter, not "times" ("2X faster" is).
+_MODEL_X = re.compile(r"(?<=[A-Z])(\d{1,2})X\b|(?<![\w.])(\d{3,4})X(\d?D?)\b")
+# A letter, a dash and its number (F-150, B-52, I-95, Vitamin B-12): "F one fifty", as a model is said.
+_LETTER_MODEL = re.compile(r"(?<![\w-])([A-Z])-(\d{2,3})\b(?![.,]\d|-)")
+# A PIN and a port by their digits: "PIN 1234" is "one two three four", "port 8080" "eighty eighty".
+_PIN = re.compile(r"\b(PINs?(?:\s(?:is|code|number|of))?:?\s)(\d{4,8})\b(?![.,]\d)")
+_PORT = re.compile(r"\b([Pp]ort\s)(\d{4})\b(?![.,]\d)")
 
 
 def _code_money(match: re.Match) -> str:
     code, amount = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
     if code in _CODE_SIGNS:
         return _CODE_SIGNS[code] + amount
+    if not re.match(_AFTER_MONEY, match.group(5)):
+        return match.group(0)
     one, many = _CODE_NAMES[code]
     return f"{amount} {one if amount == '1' else many}"
+
+
+def _letter_model(match: re.Match) -> str:
+    number = int(match.group(2))
+    said = _words(number, "en") if number < 100 or len(match.group(2)) < 3 else ""
+    if not said:
+        said = _words(number // 100, "en") + " " + (_pair(number % 100) if number % 100 else "hundred")
+    return f"{match.group(1)} {said}"
 
 
 def english_capitals(text: str) -> str:
     """What English text says by its capitals, read before it is lowered: an amount with its
     currency's code, a toll-free number in letters, a ZIP code after its state, a model's number after
-    its name."""
+    its name, a PIN and a port."""
     if not any(c.isdigit() for c in text):
         return text
     text = _CODE_MONEY.sub(_code_money, text)
@@ -831,6 +866,19 @@ def english_capitals(text: str) -> str:
         text,
     )
     text = _ZIP.sub(lambda m: " ".join([*m.group(1), *(_DIGIT_NAMES[int(d)] for d in "".join(m.groups("")[1:]))]), text)
+    text = _PIN.sub(lambda m: m.group(1) + " ".join(_DIGIT_NAMES[int(d)] for d in m.group(2)), text)
+    text = _PORT.sub(lambda m: m.group(1) + _words(int(m.group(2)), "en", to="year"), text)
+    text = _LETTER_MODEL.sub(_letter_model, text)
+    text = _MODEL_X.sub(
+        lambda m: (
+            f" {_words(int(m.group(1)), 'en')} X"
+            if m.group(1)
+            else f" {_words(int(m.group(2)), 'en', to='year')} X" + (f" {' '.join(m.group(3))}" if m.group(3) else "")
+        ),
+        text,
+    )
+    if not any(c.islower() for c in text):  # all in capitals: "OVER 1010 PEOPLE" is a count
+        return text
     return _MODEL_NUMBER.sub(
         lambda m: (
             m.group(1) + " " + _words(int(m.group(3)), "en", to="year")
@@ -1502,7 +1550,8 @@ _OPERATOR = re.compile(r"\s?([-+\u2212\u00d7*/\u00f7])\s?")
 # its spaced slash divides, as in an equation ("what is 2024-03-15", "what is 3/4" are a date, a fraction).
 _ASKED_SUM = re.compile(
     r"(\b(?:what is|what's|whats|how much is|compute|calculate|evaluate|work out|solve)\s+)"
-    rf"({_OPERAND}(?:(?:\s[-\u2212/]\s|\s?[+\u00d7*\u00f7]\s?|\s(?:plus|times)\s)[-\u2212]?{_OPERAND})+)(?![\w.,/-])"
+    rf"({_OPERAND}(?:(?:\s[-\u2212/]\s|\s?[+\u00d7*\u00f7]\s?|\s(?:plus|times)\s)[-\u2212]?{_OPERAND})+)"
+    r"(?=\s*(?:[?!]|\.(?!\d)|$))"  # the question's end: "work out 3 - 4 times a week" is a range
 )
 _OPERATOR_WORDS = {"-": "minus", "\u2212": "minus", "+": "plus", "\u00d7": "times", "*": "times", "/": "divided by"}
 # x = 5, and x=5 of one letter (a URL's ?id=5 is left to its reading): said, not left out
@@ -1529,6 +1578,13 @@ _VARIABLE = r"(?<![\w.])[a-dnx-z](?![\w./-])"
 
 _COMPARED = {">": "greater than", "<": "less than", ">=": "greater than or equal to", "<=": "less than or equal to"}
 _COMPARED.update({"\u2265": _COMPARED[">="], "\u2264": _COMPARED["<="]})
+_ASKED_BEFORE = re.compile(r"\b(?:is|are|was|were)\s+(?:[^\W\d_]+\s*)?$")
+
+
+def _compared(match: re.Match) -> str:
+    """ "is greater than", but for a question that has its verb: "is x >= 0" (not "is x is")."""
+    asked = _ASKED_BEFORE.search(match.string, 0, match.start())
+    return f"{match.group(2) or ''}{'' if asked else ' is'} {_COMPARED[match.group(1) or match.group(3)]} "
 
 
 def _operators(variable: str, coefficient: str, after: str) -> tuple:
@@ -1561,11 +1617,13 @@ def _operators(variable: str, coefficient: str, after: str) -> tuple:
             lambda m: f" {_OPERATOR_WORDS[m.group(1)]} equals ",
         ),
         (
-            # between words, or a letter and a number ("x >= 3"; alone, ">= 3" is "at least three")
+            # >= between words; > between letters, or a letter and a number ("x >= 3"; alone, ">= 3" is
+            # "at least three"): "Settings > Privacy" is a menu's path
             re.compile(
-                r"(?<=[^\W\d_])\s(>=|<=|>|<|\u2265|\u2264)\s(?=[^\W\d_])|(?<![\w.])([a-z])\s([<>]=?|[\u2264\u2265])\s(?=\d)"
+                r"(?<=[^\W\d_])\s(>=|<=|\u2265|\u2264)\s(?=[^\W\d_])"
+                r"|(?<![\w.])([a-z])\s([<>]=?|[\u2264\u2265])\s(?=\d|[a-z](?!\w))"
             ),
-            lambda m: f"{m.group(2) or ''} is {_COMPARED[m.group(1) or m.group(3)]} ",
+            _compared,
         ),
         (re.compile(r"(?<![\w#])([a-g])#(?![\w#])"), r"\1 sharp"),
     )
@@ -1681,7 +1739,7 @@ def _english_first(text: str, month_first: bool) -> str:
     text = _DOTTED_CLOCK.sub(r"\1:\2", text)
     text = _DOTTED_CLOCK_SPAN.sub(r"\1 \2:\3 \4 \5:\6", text)
     text = _DOTTED_CLOCK_AFTER.sub(r"\1 \2:\3", text)
-    text = _DOTTED_NUMBERS.sub(_dotted_number, text)
+    text = _DOTTED_NUMBERS.sub(lambda m: _glued(m) + _dotted_number(m), text)
     text = _DAY_MONTH_SHORT.sub(lambda m: f"{m.group(1)} {_MONTH_OF[m.group(2).lower()[:3]]}", text)
     text = _EMERGENCY.sub("nine one one", text)
     text = _AIRCRAFT.sub(_aircraft, text)
@@ -1731,7 +1789,8 @@ _MONTH_NAMES = _MONTHS.split("|")
 
 def _version(match: re.Match) -> str:
     name, space, major, minor = match.groups()
-    said = ("oh " if minor.startswith("0") else "") + _words(int(minor), "en")  # 22.04: oh four
+    # 22.04: oh four; 1.00: oh oh
+    said = " ".join(_DIGIT_NAMES[int(d)] for d in minor) if minor.startswith("0") else _words(int(minor), "en")
     return f"{name}{space or ' '}{_words(int(major), 'en')} point {said}"
 
 

@@ -114,9 +114,11 @@ _CAPITAL_MONTH = re.compile(
     r"(?!\s+(?:[^\W\d_]+s|people)\b)"  # "I saw May 3 times": a count of something, not a day
 )
 # At a sentence's start, where "March 3 miles" and "May 2 people come?" are verbs: a date where a
-# verb, a span or a comma follows ("March 3 is the day", "May 4 works for me").
+# verb, a comma or another date follows ("March 3 is the day", "May 4 works for me", "May 5 to May 9";
+# "May 1 or 2 people" is a count).
 _CAPITAL_MONTH_FIRST = re.compile(
-    r"(?:^|(?<=[.!?]\s))(March|May)\s(\d{1,2})(?=,(?!\s?\d{1,2}\b)|\s+(?:is|was|will|would|works|suits|it is|and|or|to|through|until)\b)"
+    r"(?:^|(?<=[.!?]\s))(March|May)\s(\d{1,2})(?=,(?!\s?\d{1,2}\b)|\s+(?:is|was|will|would|works|suits)\b"
+    r"|\s+(?:and|or|to|through|until)\s+(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s\d)"
 )
 
 
@@ -171,8 +173,8 @@ _INITIALISM = re.compile(
 
 
 def _initials(match: re.Match) -> str:
-    after = match.string[match.end() :].lstrip()  # where `split_sentences` ends a sentence: "the U.S. He"
-    ends = ends_text(match) or (after[:1].isupper() and not _continues(match.string[: match.end()], after, "en"))
+    # "in the U.S. Last year": a capital after may start a sentence (J.R.R. Tolkien pauses a little)
+    ends = ends_text(match) or match.string[match.end() :].lstrip()[:1].isupper()
     return " ".join(c for c in match.group(0) if c.isalpha()).upper() + ("." if ends else "")
 
 
