@@ -289,8 +289,16 @@ def _mixed_fraction(match: re.Match) -> str:
     return f"{number_to_words(whole)} و {said}"
 
 
+_CENTS = {"$": "سنت", "€": "سنت", "£": "پنس"}
+
+
 def _money(match: re.Match) -> str:
+    """$1,999.50: هزار و نهصد و نود و نه دلار و پنجاه سنت (its cents had been read as a decimal, ممیز پنجاه)."""
     symbol, amount = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
+    whole, point, part = re.split(r"([.٫])", amount, maxsplit=1) if re.search(r"[.٫]", amount) else (amount, "", "")
+    if point and len(part) <= 2:
+        cents = int(part.ljust(2, "0"))
+        return f"{whole} {_CURRENCIES[symbol]}" + (f" و {cents} {_CENTS[symbol]}" if cents else "")
     return f"{amount} {_CURRENCIES[symbol]}"
 
 
