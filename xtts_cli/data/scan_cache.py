@@ -73,9 +73,9 @@ MEMO_VERSION = 50  # 2: a layout's transcripts and folders watched, each with it
 # (a == b, f(x) = 2x + 1, x * 2), and March 3 and May 4 with capitals inside a sentence as dates, $50k-$75k as
 # a range, yrs, mo, wks, MB/s and Gbps as words, an ISO time stamp as its date and time, 400m hurdles,
 # 200g of and after 30s as meters, grams and seconds; 50: currency codes (USD 1500), ZIP codes, model
-# numbers (RTX 4090), i++, C#, x += 1 and a >= b said, a path's v1/users no rate, 1-800-FLOWERS, "March 3 is" at a
-# sentence's start a date, "what is 7 - 3" minus, Python 3.11 three point eleven, U.S. its letters, PIN and port digits, F-150, 7950X,
-# Persian $1,999.50 with its cents
+# numbers (RTX 4090, F-150, 7950X), PIN and port digits, versions (Python 3.11), initials (U.S.) as letters,
+# i++, C#, x += 1, a >= b and "what is 7 - 3" said, a path's v1/users no rate, 1-800-FLOWERS, "March 3 is"
+# at a sentence's start a date, Persian $1,999.50 with its cents
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
