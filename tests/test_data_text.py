@@ -150,6 +150,10 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
             "We met at 9 a.m. It was late. At 5 p.m. John came. At 5 p.m. the bus left.",
             ["We met at 9 a.m.", "It was late.", "At 5 p.m. John came.", "At 5 p.m. the bus left."],
         ),
+        (  # an imperative or a question after the hour starts a sentence; a time zone does not
+            "The talk is at 3 p.m. Please arrive early. Is it 5 p.m. EST? Why not.",
+            ["The talk is at 3 p.m.", "Please arrive early.", "Is it 5 p.m. EST?", "Why not."],
+        ),
         # Initials and abbreviations of the other languages with an alphabet: Russian, German, Spanish.
         (
             "А. С. Пушкин родился в Москве. Он писал стихи, т.е. поэмы.",

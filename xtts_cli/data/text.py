@@ -1067,7 +1067,8 @@ _NO_END_AFTER = re.compile(
 _MERIDIEM_AT_END = re.compile(r"\b[ap]\.m\.$", re.IGNORECASE)
 _OPENER = re.compile(
     r"(?:It|The|He|She|We|They|I|You|This|That|These|Those|There|Then|But|And|So|A|An|My|Our|His|Her|Their|Its|"
-    r"After|Before|When|At|In|On)\b"
+    r"After|Before|When|At|In|On|Please|Thanks|Thank|Don't|Do|Let's|Let|Note|See|Everyone|If|As|For|Your|What|Why|"
+    r"How|Where|Is|Are|Was|Were|Yes|Also|However|Now|Today|Tomorrow|Tonight|Doors|Lunch|Dinner)\b"
 )
 # "Am 3. Mai": a German day before its month, not a sentence's end (numbers.py reads it); nor is a
 # number before a word in lower case ("am 3.10. und", Turkish "16. yüzyıl"), or after a German
