@@ -929,7 +929,10 @@ def test_currency_codes_zip_codes_model_numbers_and_versions_are_read_as_said():
             "eight hundred nhs staff."
         ),
         "OVER 1010 PEOPLE CAME.": "over one thousand and ten people came.",
-        # A model's letters and numbers, a PIN, a port.
+        # A model's letters and numbers, a PIN, a port, a hexadecimal number, a war, a date before "is".
+        "Two A100s in WWII; error 0x8007; January 1 is cold.": (
+            "two a one hundreds in world war two; error zero x eight zero zero seven; january first is cold."
+        ),
         "A Ryzen 9 7950X with GDDR6X is 2X faster; the F-150 and I-95.": (
             "a ryzen nine seventy nine fifty x with gddr six x is two times faster; the f one fifty and i ninety five."
         ),

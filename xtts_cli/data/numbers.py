@@ -42,6 +42,9 @@ _DURATION = re.compile(r"\b(\d{1,2}):([0-5]\d):([0-5]\d)(?!\d|:\d)")  # 2:30:15:
 # seventy six; a year after its month is read as one (14 October 1066: ten sixty six).
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DAY = r"([12]?\d|3[01])(?:st|nd|rd|th)?"
+# A plural noun after a number makes it a count ("in December 2 people died", "May 3 times"); a verb
+# ending in s does not ("January 1 is", "May 4 was").
+COUNTED = r"(?:(?!(?:is|was|has|does|this|thus|plus|us|as|its)\b)[^\W\d_]+s|people)"
 # "4-5 June": a range of days before their month, each an ordinal (not "four to the fifth of June").
 _DAY_RANGE_BEFORE_MONTH = re.compile(
     rf"(?<![\d.,/])([1-9]|[12]\d|3[01])\s?[-\u2013]\s?([1-9]|[12]\d|3[01])(?:st|nd|rd|th)?\s+(?=(?:{_MONTHS})\b)",
@@ -831,6 +834,11 @@ _LETTER_MODEL = re.compile(r"(?<![\w-])([A-Z])-(\d{2,3})\b(?![.,]\d|-)")
 # A PIN and a port by their digits: "PIN 1234" is "one two three four", "port 8080" "eighty eighty".
 _PIN = re.compile(r"\b(PINs?(?:\s(?:is|code|number|of))?:?\s)(\d{4,8})\b(?![.,]\d)")
 _PORT = re.compile(r"\b([Pp]ort\s)(\d{4})\b(?![.,]\d)")
+# Models in the plural (two A100s): "A one hundreds" (it had been "ahundreds"); a number in hexadecimal
+# (0x80070005) by its digits; WWII, WW2: World War Two.
+_MODELS = re.compile(r"\b([A-Z])(\d{2,4})s\b")
+_HEX = re.compile(r"\b0x([0-9A-Fa-f]+)\b")
+_WORLD_WAR = re.compile(r"\bWW(I{1,2}|[12])\b")
 
 
 def _code_money(match: re.Match) -> str:
@@ -854,9 +862,15 @@ def _letter_model(match: re.Match) -> str:
 def english_capitals(text: str) -> str:
     """What English text says by its capitals, read before it is lowered: an amount with its
     currency's code, a toll-free number in letters, a ZIP code after its state, a model's number after
-    its name, a PIN and a port."""
+    its name, a PIN and a port, a number in hexadecimal, a world war."""
+    if "WW" in text:
+        text = _WORLD_WAR.sub(lambda m: "World War " + ("One" if m.group(1) in ("I", "1") else "Two"), text)
     if not any(c.isdigit() for c in text):
         return text
+    text = _HEX.sub(
+        lambda m: "zero x " + " ".join(_words(int(c), "en") if c.isdigit() else c for c in m.group(1)), text
+    )
+    text = _MODELS.sub(lambda m: f"{m.group(1)} {_words(int(m.group(2)), 'en')}s", text)
     text = _CODE_MONEY.sub(_code_money, text)
     text = _VANITY_NUMBER.sub(
         lambda m: " ".join(
@@ -1859,7 +1873,7 @@ def _date(match: re.Match) -> str:
         verb = month.lower() in ("march", "may") and not year and match.group(0)[-1].isdigit()
         if verb and re.match(r"\s+[^\W\d_]", after):
             return match.group(0)
-        if not year and re.match(r"\s+(?:[^\W\d_]+s|people)\b", after):  # "in December 2 people died"
+        if not year and re.match(rf"\s+{COUNTED}\b", after):  # "in December 2 people died"
             return match.group(0)
         said = f"{month} {_words(int(day_after), 'en', to='ordinal')}"
     else:

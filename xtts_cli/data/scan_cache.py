@@ -75,7 +75,7 @@ MEMO_VERSION = 50  # 2: a layout's transcripts and folders watched, each with it
 # 200g of and after 30s as meters, grams and seconds; 50: currency codes (USD 1500), ZIP codes, model
 # numbers (RTX 4090, F-150, 7950X), PIN and port digits, versions (Python 3.11), initials (U.S.) as letters,
 # i++, C#, x += 1, a >= b and "what is 7 - 3" said, a path's v1/users no rate, 1-800-FLOWERS, "March 3 is"
-# at a sentence's start a date, Persian $1,999.50 with its cents
+# at a sentence's start a date, Persian $1,999.50 with its cents, A100s, WWII, 0x8007, "January 1 is"
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 

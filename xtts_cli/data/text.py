@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from xtts_cli.data.abbreviations import ends_text
-from xtts_cli.data.numbers import GERMAN_MONTHS, english_capitals
+from xtts_cli.data.numbers import COUNTED, GERMAN_MONTHS, english_capitals
 from xtts_cli.errors import XttsError
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ _VERSUS = re.compile(r"(?<=\w) v\.? (?=[A-Z])")
 # miles" is the verb, but "see you March 3 and May 4" had been "may four" (its suffix says the date).
 _CAPITAL_MONTH = re.compile(
     r"(?:(?<=[^\W\d_]\s)|(?<=[^\W\d_][,;:]\s))(March|May)\s(\d{1,2})(?![\d:.,/-]?\d|\s?(?:st|nd|rd|th)\b)"
-    r"(?!\s+(?:[^\W\d_]+s|people)\b)"  # "I saw May 3 times": a count of something, not a day
+    rf"(?!\s+{COUNTED}\b)"  # "I saw May 3 times": a count of something, not a day
 )
 # At a sentence's start, where "March 3 miles" and "May 2 people come?" are verbs: a date where a
 # verb, a comma or another date follows ("March 3 is the day", "May 4 works for me", "May 5 to May 9";
