@@ -371,12 +371,21 @@ _WEEKDAY_RANGE = re.compile(rf"\b({'|'.join(_WEEKDAYS)})\.?\s?[-\u2013]\s?({'|'.
 # A version of two parts after "version" or a program's name: Python 3.11 is "three point eleven",
 # Ubuntu 22.04 "twenty two point oh four" (they had been read as decimals, "three point one one").
 _SOFTWARE = (
-    "version|ver|v|python|node\\.js|node|nodejs|java|ruby|php|perl|golang|rust|swift|kotlin|scala|typescript|ios|ipados|macos|"
+    "python|node\\.js|node|nodejs|java|ruby|php|perl|golang|rust|swift|kotlin|scala|typescript|ios|ipados|macos|"
     "android|windows|ubuntu|debian|fedora|centos|rhel|linux|kernel|cuda|cudnn|tensorflow|pytorch|torch|keras|"
     "numpy|django|rails|react|angular|vue|kubernetes|docker|postgres|postgresql|mysql|redis|gcc|clang|llvm|"
     "firefox|chrome|safari|xcode|blender|bash|git|npm|pip|openssl|tls|http"
 )
-_VERSION = re.compile(rf"\b({_SOFTWARE})\.?(\s?)(\d+)\.(\d{{2,}})(?![\w-]|\.?\d)", re.IGNORECASE)
+# After a program's name, where a version's words follow, not a price's, a measure's or a time's ("Rust
+# 2.50 per pound", "bash 7.30 pm"); after "version" and "v", always.
+_AS_VERSION = (
+    r"(?=\s*(?:[,;:!?)]|\.(?!\d)|$)|\s+(?:is|was|and|or|to|on|in|with|introduced|released?|releases|adds?|added|"
+    r"supports?|required|requires|installed|beta|lts|update|later|above|newer|that|which|has|have|brings|drops|ships?)\b)"
+)
+_VERSION = re.compile(
+    rf"\b(?:(version|ver|v)\.?(\s?)|({_SOFTWARE})(\s))(\d+)\.(\d{{2,}})(?![\w-]|\.?\d)",
+    re.IGNORECASE,
+)
 _DOTTED_NUMBERS = re.compile(r"(?:(?<![\w.])|(?<=\bv))\d+(?:\.\d+){2,}(?![\w]|\.\d)")  # v2.0.1 too
 # Before a number, as it is said: ~20 is about twenty, >50 more than fifty, <= 5 at most five; in
 # the languages whose number after these words keeps its plain form (Russian and Polish decline it).
@@ -796,17 +805,26 @@ _CODE_NAMES = {
     "DKK": ("Danish krone", "Danish kroner"),
     "KRW": ("won", "won"),
     "BRL": ("Brazilian real", "Brazilian reais"),
+    "AED": ("dirham", "dirhams"),
+    "SGD": ("Singapore dollar", "Singapore dollars"),
+    "HKD": ("Hong Kong dollar", "Hong Kong dollars"),
+    "ZAR": ("rand", "rand"),
+    "PLN": ("zloty", "zlotys"),
+    "THB": ("baht", "baht"),
 }
+# Capitals before a number that is no model's: other currencies' codes, stock indexes (FTSE 7650).
+_NO_MODEL = {*_CODE_SIGNS, *_CODE_NAMES, *"PHP TRY IDR MYR ILS EGP NGN KES PKR VND CZK HUF RUB UAH SAR QAR KWD".split()}
+_NO_MODEL.update("ARS CLP COP PEN TWD FTSE NYSE DAX DOW NASDAQ NIKKEI SENSEX ASX TSX IBEX CAC HSI SPX".split())
 _CODE_PATTERN = "|".join(re.escape(code) for code in [*_CODE_SIGNS, *_CODE_NAMES])
 _AMOUNT = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d{1,2})?(?![\d.,]?\d|[^\W\d_])"
+_SCALE_WORDS = r"(\s+(?:thousand|million|billion|trillion)\b)?"
 # What may follow an amount with a code that is also a word's letters: "3 CAD files", "CNY 2024
-# celebrations" and "CAD 3D models" are no money.
-_AFTER_MONEY = (
-    r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|or|per|each|a|an|for|to|in|at|on|is|was|plus|with|thousand|million|billion"
-    r"|trillion|k|m|bn)\b)"
-)
+# celebrations", "CAD 3D models" and CAD 2024 (a program's year) are no money.
+_AFTER_MONEY = r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|or|per|each|a|an|for|to|in|at|on|is|was|plus|with|only|now|total)\b)"
 _CODE_MONEY = re.compile(
-    rf"\b(?:({_CODE_PATTERN})\s?({_AMOUNT})|(?<![\d.,])({_AMOUNT})\s?({_CODE_PATTERN})\b)(?=(.*))", re.DOTALL
+    rf"\b(?:({_CODE_PATTERN})\s?({_AMOUNT}){_SCALE_WORDS}|(?<![\d.,])({_AMOUNT}){_SCALE_WORDS}\s?({_CODE_PATTERN})\b)"
+    r"(?=(.*))",
+    re.DOTALL,
 )
 # A US ZIP code after its state ("Beverly Hills, CA 90210"), said digit by digit: it had been "ninety
 # thousand two hundred and ten".
@@ -814,10 +832,12 @@ _STATES = (
     "AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK "
     "OR PA RI SC SD TN TX UT VT VA WA WV WI WY PR"
 ).split()
-_ZIP = re.compile(rf"(?<=[^\W\d_],\s)({'|'.join(_STATES)})\s(\d{{5}})(?:-(\d{{4}}))?\b(?![.,]\d)")
+_ZIP = re.compile(
+    rf"(?<=[^\W\d_],\s)({'|'.join(_STATES)})\s(\d{{5}})(?:-(\d{{4}}))?\b(?![.,]\d)(?!\s+(?:{COUNTED}|per|times|feet)\b)"
+)
 # A toll-free number spelt in letters (1-800-FLOWERS): "one eight hundred flowers", as its ads say it;
 # it had been "one to eight hundred-flowers".
-_VANITY_NUMBER = re.compile(r"\b1[-.](8(?:00|33|44|55|66|77|88))[-.]([A-Z]{2,}(?:[-.][A-Z]{2,})?)\b")
+_VANITY_NUMBER = re.compile(r"(?<![\w+])\+?1[-.](8(?:00|33|44|55|66|77|88))[-.]([A-Z]{2,}(?:[-.][A-Z]{2,})?)\b")
 # A model's number after its name in capitals (RTX 4090, GTX-1080, ISO 9001), said in pairs as a year
 # is: "forty ninety", not "four thousand and ninety"; not a count or a measure after it ("CPU 2048
 # cores", "RAM 2048 MB"), nor in text all in capitals.
@@ -827,8 +847,12 @@ _MODEL_NUMBER = re.compile(
     r"\b([A-Z]{2,5})([\s-]?)([1-9]\d{3})\b(?![.,]\d|\s?%)"
     rf"(?!\s+(?:(?!(?:{_VERBS})\b)[a-z]{{2,}}s|{_MEASURES})\b)"
 )
-# A model's letter after its number (Ryzen 9 7950X, GDDR6X): its letter, not "times" ("2X faster" is).
-_MODEL_X = re.compile(r"(?<=[A-Z])(\d{1,2})X\b|(?<![\w.])(\d{3,4})X(\d?D?)\b")
+# A model's letter after its number (Ryzen 9 7950X, GDDR6X): its letter, not "times" ("2X faster",
+# "100X faster", "a 1000X return" are).
+_MODEL_X = re.compile(
+    r"(?<=[A-Z])(\d{1,2})X\b|(?<![\w.])([1-9](?!000)\d{3})X(\d?D?)\b"
+    r"(?!\s+(?:faster|slower|more|less|better|worse|bigger|smaller|larger|higher|lower|returns?|zoom|speed|the)\b)"
+)
 # A letter, a dash and its number (F-150, B-52, I-95, Vitamin B-12): "F one fifty", as a model is said.
 _LETTER_MODEL = re.compile(r"(?<![\w-])([A-Z])-(\d{2,3})\b(?![.,]\d|-)")
 # A PIN and a port by their digits: "PIN 1234" is "one two three four", "port 8080" "eighty eighty".
@@ -836,27 +860,44 @@ _PIN = re.compile(r"\b(PINs?(?:\s(?:is|code|number|of))?:?\s)(\d{4,8})\b(?![.,]\
 _PORT = re.compile(r"\b([Pp]ort\s)(\d{4})\b(?![.,]\d)")
 # Models in the plural (two A100s): "A one hundreds" (it had been "ahundreds"); a number in hexadecimal
 # (0x80070005) by its digits; WWII, WW2: World War Two.
-_MODELS = re.compile(r"\b([A-Z])(\d{2,4})s\b")
+_MODELS = re.compile(r"\b([A-Z])-?(\d{2,4})s\b")
 _HEX = re.compile(r"\b0x([0-9A-Fa-f]+)\b")
 _WORLD_WAR = re.compile(r"\bWW(I{1,2}|[12])\b")
 
 
 def _code_money(match: re.Match) -> str:
-    code, amount = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
+    """CAD 1.5 million: one point five million Canadian dollars; USD 20: $20, for the money reader."""
+    code, amount, scale = match.group(1), match.group(2), match.group(3)
+    if not code:
+        code, amount, scale = match.group(6), match.group(4), match.group(5)
     if code in _CODE_SIGNS:
-        return _CODE_SIGNS[code] + amount
-    if not re.match(_AFTER_MONEY, match.group(5)):
+        return _CODE_SIGNS[code] + amount + (scale or "")
+    if not re.match(_AFTER_MONEY, match.group(7)) or (not scale and re.fullmatch(r"(?:19|20)\d\d", amount)):
         return match.group(0)
     one, many = _CODE_NAMES[code]
-    return f"{amount} {one if amount == '1' else many}"
+    whole, _, part = amount.partition(".")
+    if scale or not part:
+        return f"{amount}{scale or ''} {one if amount == '1' and not scale else many}"
+    cents = int(part.ljust(2, "0"))  # 20.50 CHF: twenty Swiss francs fifty, as a price is said
+    return f"{whole} {one if whole == '1' else many}" + (f" {cents}" if cents else "")
+
+
+def _model_said(digits: str) -> str:
+    """A model's number as it is said: 150 one fifty, 52 fifty two, 100 one hundred."""
+    number = int(digits)
+    if number < 100 or len(digits) < 3:
+        return _words(number, "en")
+    if len(digits) == 4:
+        return _words(number, "en", to="year")
+    return _words(number // 100, "en") + " " + (_pair(number % 100) if number % 100 else "hundred")
 
 
 def _letter_model(match: re.Match) -> str:
-    number = int(match.group(2))
-    said = _words(number, "en") if number < 100 or len(match.group(2)) < 3 else ""
-    if not said:
-        said = _words(number // 100, "en") + " " + (_pair(number % 100) if number % 100 else "hundred")
-    return f"{match.group(1)} {said}"
+    return f"{match.group(1)} {_model_said(match.group(2))}"
+
+
+def _plural(words: str) -> str:
+    return words[:-1] + "ies" if words.endswith("y") else words + "s"  # fifty: fifties
 
 
 def english_capitals(text: str) -> str:
@@ -870,7 +911,7 @@ def english_capitals(text: str) -> str:
     text = _HEX.sub(
         lambda m: "zero x " + " ".join(_words(int(c), "en") if c.isdigit() else c for c in m.group(1)), text
     )
-    text = _MODELS.sub(lambda m: f"{m.group(1)} {_words(int(m.group(2)), 'en')}s", text)
+    text = _MODELS.sub(lambda m: f"{m.group(1)} {_plural(_model_said(m.group(2)))}", text)
     text = _CODE_MONEY.sub(_code_money, text)
     text = _VANITY_NUMBER.sub(
         lambda m: " ".join(
@@ -895,9 +936,7 @@ def english_capitals(text: str) -> str:
         return text
     return _MODEL_NUMBER.sub(
         lambda m: (
-            m.group(1) + " " + _words(int(m.group(3)), "en", to="year")
-            if m.group(1) not in _CODE_NAMES and m.group(1) not in _CODE_SIGNS
-            else m.group(0)
+            m.group(1) + " " + _words(int(m.group(3)), "en", to="year") if m.group(1) not in _NO_MODEL else m.group(0)
         ),
         text,
     )
@@ -1563,7 +1602,7 @@ _OPERATOR = re.compile(r"\s?([-+\u2212\u00d7*/\u00f7])\s?")
 # A sum asked for ("what is 7 - 3?", "calculate 100 - 25"): its spaced dash is minus, not a range, and
 # its spaced slash divides, as in an equation ("what is 2024-03-15", "what is 3/4" are a date, a fraction).
 _ASKED_SUM = re.compile(
-    r"(\b(?:what is|what's|whats|how much is|compute|calculate|evaluate|work out|solve)\s+)"
+    r"(\b(?:what is|what's|whats|compute|calculate|evaluate|solve)\s+)"
     rf"({_OPERAND}(?:(?:\s[-\u2212/]\s|\s?[+\u00d7*\u00f7]\s?|\s(?:plus|times)\s)[-\u2212]?{_OPERAND})+)"
     r"(?=\s*(?:[?!]|\.(?!\d)|$))"  # the question's end: "work out 3 - 4 times a week" is a range
 )
@@ -1592,13 +1631,11 @@ _VARIABLE = r"(?<![\w.])[a-dnx-z](?![\w./-])"
 
 _COMPARED = {">": "greater than", "<": "less than", ">=": "greater than or equal to", "<=": "less than or equal to"}
 _COMPARED.update({"\u2265": _COMPARED[">="], "\u2264": _COMPARED["<="]})
-_ASKED_BEFORE = re.compile(r"\b(?:is|are|was|were)\s+(?:[^\W\d_]+\s*)?$")
 
 
 def _compared(match: re.Match) -> str:
-    """ "is greater than", but for a question that has its verb: "is x >= 0" (not "is x is")."""
-    asked = _ASKED_BEFORE.search(match.string, 0, match.start())
-    return f"{match.group(2) or ''}{'' if asked else ' is'} {_COMPARED[match.group(1) or match.group(3)]} "
+    """ "x greater than 0", as maths is read ("for all x > 0", "let n > 1 be"; "is" would be one too many)."""
+    return f"{match.group(2) or ''} {_COMPARED[match.group(1) or match.group(3)]} "
 
 
 def _operators(variable: str, coefficient: str, after: str) -> tuple:
@@ -1802,7 +1839,10 @@ _MONTH_NAMES = _MONTHS.split("|")
 
 
 def _version(match: re.Match) -> str:
-    name, space, major, minor = match.groups()
+    named, named_space, program, space, major, minor = match.groups()
+    if program and not re.match(_AS_VERSION, match.string[match.end() :]):
+        return match.group(0)
+    name, space = (named, named_space) if named else (program, space)
     # 22.04: oh four; 1.00: oh oh
     said = " ".join(_DIGIT_NAMES[int(d)] for d in minor) if minor.startswith("0") else _words(int(minor), "en")
     return f"{name}{space or ' '}{_words(int(major), 'en')} point {said}"
@@ -1861,6 +1901,9 @@ def _duration(match: re.Match) -> str:
     return " and ".join([", ".join(said[:-1]), said[-1]] if len(said) > 1 else said) or "zero seconds"
 
 
+_MONTH_ALONE_BEFORE = re.compile(r"\b(?:in|during|since|until|by|last|this|next|every|of)\s+$", re.IGNORECASE)
+
+
 def _date(match: re.Match) -> str:
     day, day_month, month, day_after, month_alone, before_year, year = match.groups()
     if month_alone and not year:
@@ -1873,7 +1916,9 @@ def _date(match: re.Match) -> str:
         verb = month.lower() in ("march", "may") and not year and match.group(0)[-1].isdigit()
         if verb and re.match(r"\s+[^\W\d_]", after):
             return match.group(0)
-        if not year and re.match(rf"\s+{COUNTED}\b", after):  # "in December 2 people died"
+        # "in December 2 people died": a count after a month alone; "July 4 fireworks", "April 1 jokes": dates
+        before = match.string[: match.start()]
+        if not year and re.match(rf"\s+{COUNTED}\b", after) and (verb or _MONTH_ALONE_BEFORE.search(before)):
             return match.group(0)
         said = f"{month} {_words(int(day_after), 'en', to='ordinal')}"
     else:

@@ -143,7 +143,9 @@ _ORDINAL = re.compile(
 _FRACTION = re.compile(r"(?<![\d/])(\d{1,3})/(\d{1,3})(?![\d/])")
 # $100 or 100$: صد دلار, the amount then the currency, as Persian reads it.
 _CURRENCIES = {"$": "دلار", "€": "یورو", "£": "پوند"}
-_MONEY = re.compile(r"([$€£])\s?(\d[\d٬,]*(?:[٫.]\d+)?)|(\d[\d٬,]*(?:[٫.]\d+)?)\s?([$€£])")
+_MONEY = re.compile(
+    r"([$€£])\s?(\d[\d٬,]*(?:[٫.]\d+)?)(\s*(?:هزار|میلیون|میلیارد|تریلیون)(?![^\W\d_]))?|(\d[\d٬,]*(?:[٫.]\d+)?)\s?([$€£])"
+)
 _SOLAR_MONTHS = "فروردین اردیبهشت خرداد تیر مرداد شهریور مهر آبان آذر دی بهمن اسفند".split()
 _GREGORIAN_MONTHS = "ژانویه فوریه مارس آوریل مه ژوئن ژوئیه اوت سپتامبر اکتبر نوامبر دسامبر".split()
 _ZWNJ_RUNS = re.compile(ZWNJ + "{2,}")
@@ -294,10 +296,16 @@ _CENTS = {"$": "سنت", "€": "سنت", "£": "پنس"}
 
 def _money(match: re.Match) -> str:
     """$1,999.50: هزار و نهصد و نود و نه دلار و پنجاه سنت (its cents had been read as a decimal, ممیز پنجاه)."""
-    symbol, amount = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
+    symbol, amount, scale = match.group(1), match.group(2), match.group(3)
+    if not symbol:
+        symbol, amount, scale = match.group(5), match.group(4), None
+    if scale:  # $1.5 میلیون: یک ممیز پنج میلیون دلار, the scale before the currency
+        return f"{amount}{scale} {_CURRENCIES[symbol]}"
     whole, point, part = re.split(r"([.٫])", amount, maxsplit=1) if re.search(r"[.٫]", amount) else (amount, "", "")
     if point and len(part) <= 2:
         cents = int(part.ljust(2, "0"))
+        if whole.strip("0") == "" and cents:  # €0.99: نود و نه سنت
+            return f"{cents} {_CENTS[symbol]}"
         return f"{whole} {_CURRENCIES[symbol]}" + (f" و {cents} {_CENTS[symbol]}" if cents else "")
     return f"{amount} {_CURRENCIES[symbol]}"
 

@@ -173,8 +173,8 @@ _INITIALISM = re.compile(
 
 
 def _initials(match: re.Match) -> str:
-    # "in the U.S. Last year": a capital after may start a sentence (J.R.R. Tolkien pauses a little)
-    ends = ends_text(match) or match.string[match.end() :].lstrip()[:1].isupper()
+    # "in the U.S. Last year": a word that starts sentences ends this one; "the U.S. Army", "J.R.R. Tolkien" do not
+    ends = ends_text(match) or _OPENER.match(match.string[match.end() :].lstrip()) is not None
     return " ".join(c for c in match.group(0) if c.isalpha()).upper() + ("." if ends else "")
 
 
@@ -1068,7 +1068,8 @@ _MERIDIEM_AT_END = re.compile(r"\b[ap]\.m\.$", re.IGNORECASE)
 _OPENER = re.compile(
     r"(?:It|The|He|She|We|They|I|You|This|That|These|Those|There|Then|But|And|So|A|An|My|Our|His|Her|Their|Its|"
     r"After|Before|When|At|In|On|Please|Thanks|Thank|Don't|Do|Let's|Let|Note|See|Everyone|If|As|For|Your|What|Why|"
-    r"How|Where|Is|Are|Was|Were|Yes|Also|However|Now|Today|Tomorrow|Tonight|Doors|Lunch|Dinner)\b"
+    r"How|Where|Is|Are|Was|Were|Yes|Also|However|Now|Today|Tomorrow|Tonight|Doors|Lunch|Dinner|Last|Next|Yesterday|"
+    r"Later|Meanwhile|Here|Most|Many|Some|Since|While|Although|Though|Because|Once|Finally|Instead|Perhaps|Soon)\b"
 )
 # "Am 3. Mai": a German day before its month, not a sentence's end (numbers.py reads it); nor is a
 # number before a word in lower case ("am 3.10. und", Turkish "16. yüzyıl"), or after a German
