@@ -139,7 +139,11 @@ def test_a_new_language_grows_the_tables_and_keeps_the_bases_rows(base, persian)
     assert vocab["characters"][: len(base_vocab["characters"])] == base_vocab["characters"] and added > 10
     assert vocab["languages"] == ["en", "fa"] and vocab["speakers"] == [*base_vocab["speakers"], "persian"]
     line = next(note for note in notes if note.startswith(f"from {base / 'checkpoints' / 'ckpt-4'} step 4"))
-    assert line.endswith(f"; new: {added} symbols, language fa, 1 speaker"), line
+    # each new symbol and speaker named, so a stray mark in a transcript is seen joining the vocabulary
+    assert line.endswith("), language fa, 1 speaker (persian)") and f"; new: {added} symbols (" in line, line
+    named = line.split(f"; new: {added} symbols (")[1].split("), language fa")[0].split(" ")
+    shown = [c if c.isprintable() and c.strip() else f"U+{ord(c):04X}" for c in vocab["characters"][-added:]]
+    assert named == shown[:24] + (["and", f"{added - 24}", "more"] if added > 24 else []), named
     reader = tf.train.load_checkpoint(str(base / "checkpoints" / "ckpt-4"))
     model = trainer.parts.models.model
     stored = {k: reader.get_tensor(k) for k in reader.get_variable_to_shape_map() if "VARIABLE_VALUE" in k}
@@ -176,7 +180,8 @@ def test_the_command_to_listen_is_a_sentence_of_the_runs_language_and_speaks_as_
     # Its first validation clip's text, in its language: a sentence the run can spell whatever it
     # learnt (the English sentence printed before was refused by a run trained on Persian alone).
     command = shlex.split(trainer.parts.models.listen.replace("{run}", shlex.quote(str(run))))
-    assert command[:2] == ["xtts", "synthesize"] and command[-2:] == ["--language", "fa"]
+    # an adapted run's line names the voice its data taught (without it, a reference clip's is cloned)
+    assert command[:2] == ["xtts", "synthesize"] and command[-4:] == ["--language", "fa", "--speaker", "persian"]
     assert command[2] in (PERSIAN_DATA / "metadata.csv").read_text(encoding="utf-8")
     result = runner.invoke(app, command[1:])
     assert result.exit_code == 0, (result.output, result.exception)
@@ -212,6 +217,10 @@ def test_an_adapted_run_resumes_as_any_run_does(persian):
     trainer, notes, result, _ = _train(longer, run)
     assert result.resumed and result.start_step == 4 and result.final_step == 6
     assert not any(note.startswith("from ") for note in notes)  # its checkpoint holds the weights now
+    # said, not passed over in silence: the base named again is not read
+    base = json.loads((run / "run.json").read_text(encoding="utf-8"))["parent"]["run"]
+    said = f"this run started from {base} step 4: it resumes from its own checkpoints, and the base is not read again"
+    assert said in notes, notes
     assert json.loads((run / "run.json").read_text(encoding="utf-8"))["parent"]["step"] == 4
 
 

@@ -267,6 +267,9 @@ class AcousticModels:
         options = " -r {run} -o speech.wav"
         if language is not None and languages and language != languages[0]:
             options += f" --language {language}"
+        speaker = self.context.first_item.speaker
+        if self.context.config.training.init_from is not None and speaker in tokenizer.speakers:
+            options += f" --speaker {shlex.quote(speaker)}"  # an adapted run: the voice its data taught
         # A text that starts with "-" ("-5 degrees") would be read as an option: after "--", it is the text.
         if chosen.startswith("-"):
             return f"xtts synthesize{options} -- {shlex.quote(chosen)}"

@@ -102,6 +102,7 @@ def build_components(
     opened, resumed, saved, kept = _open_run_dir(
         config, Path(run_dir), fresh=fresh, force=force, is_chief=is_chief, undo=undo, parent=parent, progress=progress
     )
+    _say_its_base(opened, resumed and config.training.init_from is not None, progress)
     run_data = _run_data(
         config, settings, scan, saved=saved, parent=parent, vocab=opened.vocab, is_chief=is_chief, progress=progress
     )
@@ -199,6 +200,19 @@ def _run_data(
     if saved is None and is_chief:
         run_data.tokenizer.save(vocab)
     return run_data
+
+
+def _say_its_base(run_dir: RunDir, adapted_and_resumed: bool, progress: Progress) -> None:
+    """An adapted run that resumes (--init-from given again, or its record's) says so: the base is not
+    read again (it had been passed over in silence)."""
+    started = (run_dir.read_run() or {}).get("parent") if adapted_and_resumed else None
+    if started:
+        progress(
+            Noted(
+                f"this run started from {started['run']} step {started['step']}: it resumes from its own "
+                "checkpoints, and the base is not read again"
+            )
+        )
 
 
 def _take_parent_weights(

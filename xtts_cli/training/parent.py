@@ -142,16 +142,19 @@ class ParentRun:
         return self.tokenizer.grown(tokenizer)
 
     def news(self, tokenizer: Optional[Tokenizer]) -> list[str]:
-        """What the new run's vocabulary adds to the base's: '11 symbols', 'language fa', '2 speakers'."""
+        """What the new run's vocabulary adds to the base's: '3 symbols (á é ñ)', 'language fa', '1 speaker (me)'."""
         if tokenizer is None or self.tokenizer is None:
             return []
         base = self.tokenizer
-        symbols = len(tokenizer.characters) - len(base.characters)
+        symbols = tokenizer.characters[len(base.characters) :]
         languages = tokenizer.languages[len(base.languages) :]
-        speakers = len(tokenizer.speakers) - len(base.speakers)
-        news = [f"{symbols} symbol{'s' * (symbols != 1)}"] if symbols else []
+        speakers = tokenizer.speakers[len(base.speakers) :]
+        # Named, so a stray mark in a transcript is seen joining the vocabulary (it had been "14 symbols").
+        news = [f"{len(symbols)} symbol{'s' * (len(symbols) != 1)} ({_listed(symbols, 24, ' ')})"] if symbols else []
         news += [f"language{'s' * (len(languages) != 1)} {', '.join(languages)}"] if languages else []
-        news += [f"{speakers} speaker{'s' * (speakers != 1)}"] if speakers else []
+        news += (
+            [f"{len(speakers)} speaker{'s' * (len(speakers) != 1)} ({_listed(speakers, 8, ', ')})"] if speakers else []
+        )
         return news
 
     @staticmethod
@@ -159,7 +162,7 @@ class ParentRun:
         """A warning when `training.freeze` keeps the text encoder, whose tables hold the symbols and
         languages the new data adds (`news`), from training: their rows would stay as they start
         (random symbols, a language at zero); "" otherwise."""
-        text = [new for new in news if "symbol" in new or new.startswith("language")]
+        text = [new.split(" (")[0] for new in news if "symbol" in new or new.startswith("language")]
         if "text_encoder" not in freeze or not text:
             return ""
         return (
@@ -442,3 +445,9 @@ def open_parent(spec: str | Path) -> ParentRun:
     step_match = _CHECKPOINT.match(Path(checkpoint).name)
     step = int(step_match.group(1)) if step_match else 0
     return ParentRun(str(spec), run_path, checkpoint, step, config, tokenizer)
+
+
+def _listed(names: Sequence[str], most: int, between: str) -> str:
+    """`names` as a user reads them (a space or another unseen character by its code), the first `most`."""
+    shown = [name if name.strip() and name.isprintable() else f"U+{ord(name[0]):04X}" for name in names[:most]]
+    return between.join(shown) + (f"{between}and {len(names) - most} more" if len(names) > most else "")
