@@ -78,6 +78,36 @@ def test_a_text_file_in_utf16_or_with_old_mac_line_ends_is_read_and_a_binary_one
     ]
 
 
+def test_a_text_file_with_no_end_is_refused_as_it_is_read_not_read_whole(runner, tmp_path):
+    # /dev/zero as --text-file had been read whole into memory until the kernel killed xtts (and
+    # whatever else it chose); more text than a synthesis reads is refused at its cap.
+    import subprocess
+    import sys
+
+    from xtts_cli.cli.synthesize import MOST_TEXT_BYTES, _read_lines
+
+    with pytest.raises(XttsError) as caught:
+        _read_lines(Path("/dev/zero"))
+    assert caught.value.lines[0].startswith("--text-file /dev/zero is not a text file: it holds NUL bytes")
+    producer = subprocess.Popen(["yes", "The cat sat."], stdout=subprocess.PIPE)
+    try:
+        endless = subprocess.run(
+            [sys.executable, "-m", "xtts_cli", "synthesize", "-", "-r", str(RUN), "-o", str(tmp_path / "z.wav")],
+            stdin=producer.stdout,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        producer.kill()
+        producer.wait()
+        producer.stdout.close()
+    assert endless.returncode == 1 and endless.stderr.startswith(
+        f"error: TEXT - holds over {MOST_TEXT_BYTES >> 20} MiB: more text than one synthesis reads"
+    ), endless.stderr
+    assert not (tmp_path / "z.wav").exists()
+
+
 def test_a_folder_where_a_clip_or_the_index_goes_is_refused_before_any_is_written(runner, tmp_path):
     (tmp_path / "lines.txt").write_text("Hello.\nBye.\n", encoding="utf-8")
     clips = tmp_path / "clips"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Optional, TextIO
 
@@ -22,7 +23,7 @@ from xtts_cli.cli.options import (
     say_written_over,
     wav_out,
 )
-from xtts_cli.errors import SPEEDS
+from xtts_cli.errors import SPEEDS, XttsError
 
 # synthesize's own arguments, in the order its help lists them.
 TextArgument = Annotated[
@@ -442,7 +443,44 @@ def _read_stdin(named: str = "TEXT -") -> bytes:
             f"{named} reads the text from stdin, which is {'closed' if sys.stdin is None else 'a terminal'} here",
             hint='pipe it in (cat chapter.txt | xtts synthesize - ...) or pass the text: xtts synthesize "Hello." ...',
         )
-    return sys.stdin.buffer.read()
+    return _bounded(sys.stdin.buffer.read, named)
+
+
+# More than any synthesis reads at once (a long book is a few MiB): a file with no end (/dev/zero,
+# /dev/urandom) had been read whole into memory, and the machine's memory ran out.
+MOST_TEXT_BYTES = 64 * 2**20
+
+
+def _bounded(read: Callable[[int], bytes], named: str) -> bytes:
+    """All that `read` gives, a MiB at a time, stopping at the first NUL byte (no text holds one, but
+    UTF-16 and UTF-32 with their byte-order marks) or past `MOST_TEXT_BYTES`, each with its error."""
+    from xtts_cli.errors import XttsError
+
+    chunks: list[bytes] = []
+    total, marked = 0, None
+    while chunk := read(2**20):
+        if marked is None:
+            marked = chunk.startswith(tuple(mark for mark, _ in _BYTE_ORDER_MARKS))
+        if not marked and b"\0" in chunk:
+            raise _not_text(named)
+        total += len(chunk)
+        if total > MOST_TEXT_BYTES:
+            raise XttsError(
+                f"{named} holds over {MOST_TEXT_BYTES >> 20} MiB: more text than one synthesis reads",
+                hint="split it into files of a chapter or so, each one synthesis",
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _not_text(named: str) -> XttsError:
+    from xtts_cli.errors import XttsError
+
+    return XttsError(
+        f"{named} is not a text file: it holds NUL bytes (audio or another binary file, or UTF-16 without "
+        "its byte-order mark)",
+        hint="pass a UTF-8 text file, one sentence a line (UTF-16 without a mark: iconv -f utf-16le -t utf-8)",
+    )
 
 
 _BYTE_ORDER_MARKS = (
@@ -470,11 +508,7 @@ def _utf8(raw: bytes, named: str) -> str:
                     hint=f"save it again as UTF-8 (iconv -f {encoding} -t utf-8)",
                 ) from None
     if b"\0" in raw:  # no text of any language holds a NUL: audio, or UTF-16 without its mark
-        raise XttsError(
-            f"{named} is not a text file: it holds NUL bytes (audio or another binary file, or UTF-16 without "
-            "its byte-order mark)",
-            hint="pass a UTF-8 text file, one sentence a line (UTF-16 without a mark: iconv -f utf-16le -t utf-8)",
-        )
+        raise _not_text(named)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -533,7 +567,11 @@ def _read_lines(path: Path) -> list[tuple[int, str]]:
     from xtts_cli.errors import XttsError
 
     try:
-        raw = _read_stdin("--text-file -") if str(path) == "-" else path.read_bytes()
+        if str(path) == "-":
+            raw = _read_stdin("--text-file -")
+        else:
+            with path.open("rb") as handle:
+                raw = _bounded(handle.read, f"--text-file {path}")
     except FileNotFoundError:
         raise XttsError(
             f"--text-file {path} does not exist", hint="pass a UTF-8 text file, one sentence a line (- reads stdin)"
