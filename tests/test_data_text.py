@@ -267,7 +267,14 @@ def test_a_sentence_too_long_is_cut_at_its_clauses_then_between_words():
         "five,",
         "six، seven",
     ]
-    assert split_to_fit("unbreakablewordthatislong", fits) == ["unbreakablewordthatislong"]
+    # A word no space parts is cut between its letters, each piece the longest that fits: left whole,
+    # 100,000 letters had been given to the model at once (its attention ran out of memory).
+    told: list[str] = []
+    assert split_to_fit("ok unbreakablewordthatislong", fits, told.append) == ["ok", "unbreakablewordt", "hatislong"]
+    assert told == ["unbreakablewordthatislong"]
+    calls = []
+    pieces = split_to_fit("a" * 100_000, lambda part: calls.append(part) or len(part) <= 100)
+    assert pieces == ["a" * 100] * 1000 and len(calls) < 20 * 1000 and max(map(len, calls[1:])) <= 256
 
 
 def test_punctuation_the_vocabulary_lacks_is_left_out_and_another_script_refused():

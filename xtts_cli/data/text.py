@@ -21,7 +21,7 @@ import os
 import re
 import string
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -1138,10 +1138,11 @@ def split_sentences(text: str, language: Optional[str] = None) -> list[str]:
     return sentences
 
 
-def split_to_fit(sentence: str, fits) -> list[str]:
+def split_to_fit(sentence: str, fits, between_letters: Optional[Callable[[str], None]] = None) -> list[str]:
     """`sentence` cut into consecutive parts that each `fits` (a predicate on text): whole when it
-    fits, else at its clauses' punctuation, then between words; a single word that does not fit is
-    left whole (the model's length limit then cuts it)."""
+    fits, else at its clauses' punctuation, then between words, and a word that alone does not fit
+    between its letters (`between_letters` is told of it). Left whole, 100,000 letters with no space
+    had been given to the model at once, and its attention ran out of memory."""
     if fits(sentence):
         return [sentence]
     for pattern in (_CLAUSE_END, re.compile(r"\s+")):
@@ -1155,8 +1156,32 @@ def split_to_fit(sentence: str, fits) -> list[str]:
                 parts[-1] = joined
             else:
                 parts.append(unit)
-        return [piece for part in parts for piece in split_to_fit(part, fits)] if len(parts) > 1 else parts
-    return [sentence]
+        if len(parts) > 1:
+            return [piece for part in parts for piece in split_to_fit(part, fits, between_letters)]
+    if between_letters is not None:
+        between_letters(sentence)
+    return _cut_between_letters(sentence, fits)
+
+
+def _cut_between_letters(word: str, fits) -> list[str]:
+    """`word` in consecutive pieces, each the longest that `fits`: found by doubling a length, then
+    halving the gap, so `fits` reads texts about a piece long, never the rest of a long word."""
+    pieces: list[str] = []
+    while word:
+        low, high = 0, 1  # word[:low] fits (nothing does); word[:high] is tried next
+        while high < len(word) and fits(word[:high]):
+            low, high = high, high * 2
+        if high >= len(word):
+            if fits(word):
+                return [*pieces, word]
+            high = len(word)
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if fits(word[:middle]) else (low, middle)
+        low = max(low, 1)  # a letter that alone does not fit goes on its own
+        pieces.append(word[:low])
+        word = word[low:]
+    return pieces
 
 
 # Each language's letters, the way coqui's character sets start from a whole alphabet: a characters

@@ -687,11 +687,14 @@ def reading_parts(tokenizer, text: str, data: DataConfig, rate: Optional[Speakin
     cut = ""
     if overlong:  # no sentence end, clause or space left to cut it at (a run of letters, CJK text)
         shown = f"{overlong[0][:30]!r}{'...' if len(overlong[0]) > 30 else ''}"
-        cut = f"{shown} is longer than one generation holds and has no space to cut it at: its end is cut"
+        cut = (
+            f"{shown} is longer than one generation holds and has no space to cut it at: it is cut between its letters"
+        )
     read: list[tuple[str, Optional[str], str]] = []
     for part in parts if len(parts) > 1 else [text]:
         part_language, part_note = _own_language(tokenizer, part, language, note, asked)
-        read.append((part, part_language, "; ".join(filter(None, [part_note, cut, markup if not read else ""]))))
+        said = [part_note, *([cut, markup] if not read else [])]  # what is cut or left out: said once
+        read.append((part, part_language, "; ".join(filter(None, said))))
     return read
 
 
@@ -738,7 +741,7 @@ def _parts(
     own: Optional[Callable[[str], Optional[str]]] = None,
     speed: float = 1.0,
 ):
-    """(`text_parts`, those of them that still do not fit: a word no space parts). `own`: the
+    """(`text_parts`, the words among them no space parts, cut between their letters). `own`: the
     language a sentence is read in (default `language`): a Persian sentence of a German text is
     measured, and put into words, as Persian. `speed` below 1 makes each token's frames longer, so
     parts are cut shorter (at 0.25 a sentence had run into the length limit)."""
@@ -756,15 +759,18 @@ def _parts(
             judged[part] = len(tokenizer.speakable(tokenizer.spoken(part, own(part)))[0]) <= most
         return judged[part]
 
+    lettered: list[str] = []
     parts = [
         part
         for sentence in split_sentences(text, language)
         # A sentence cut in two is read first, so that no cut parts a number from what says how
         # to read it ("by 3/4 so": a date, not "three quarters"); each part is then read as it is.
-        for part in split_to_fit(sentence if fits(sentence) else tokenizer.reading(sentence, own(sentence)), fits)
+        for part in split_to_fit(
+            sentence if fits(sentence) else tokenizer.reading(sentence, own(sentence)), fits, lettered.append
+        )
     ]
     parts = _with_the_unspoken_joined(parts, lambda part: any(c.isalnum() for c in tokenizer.spoken(part, own(part))))
-    return parts, [part for part in parts if not fits(part)]
+    return parts, lettered
 
 
 def _with_the_unspoken_joined(parts: list[str], says: Callable[[str], bool]) -> list[str]:
