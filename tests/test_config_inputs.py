@@ -231,6 +231,9 @@ def test_an_empty_path_or_config_flag_is_refused_not_read_as_the_current_folder(
             "-o is empty: give it a file or folder, or leave it out",
         ),
         (["export", "--run-dir="], "--run-dir is empty: give it a file or folder, or leave it out"),
+        # an argument too: `xtts vocode ""` had vocoded every recording of the current folder
+        (["vocode", "", "--out-dir", str(tmp_path / "v")], "AUDIO is empty: give it a file or folder"),
+        (["vocode", "--vocoder", "griffin-lim", " "], "AUDIO is empty: give it a file or folder"),
     ):
         result = runner.invoke(app, args)
         assert result.exit_code == 2 and said in result.output, result.output

@@ -337,14 +337,20 @@ def _given_twice(command: Any, ctx: Any, args: list[str]) -> Optional[str]:
 
 
 def _empty_path_option(command: Any, args: list[str]) -> Optional[str]:
-    """The path option given an empty value in `args` (`-o ""`, `--out=`), or None."""
-    names = {name for p in command.params if type(p.type).__name__ == "TyperPath" for name in p.opts}
+    """The path option given an empty value in `args` (`-o ""`, `--out=`), or a path argument given
+    an empty one (`xtts vocode ""`, which had vocoded the whole current folder), or None."""
+    paths = [p for p in command.params if type(p.type).__name__ == "TyperPath"]
+    names = {name for p in paths for name in p.opts if p.param_type_name == "option"}
+    argument = next((p for p in paths if p.param_type_name == "argument"), None)
+    valued = {name for p in command.params if p.param_type_name == "option" and not p.is_flag for name in p.opts}
     for index, token in enumerate(args):
         if token == "--":
             break
         name, equals, value = token.partition("=")
         if name in names and (not value.strip() if equals else index + 1 < len(args) and not args[index + 1].strip()):
             return name
+        if argument is not None and not token.strip() and (index == 0 or args[index - 1] not in valued):
+            return argument.human_readable_name.rstrip(".")
     return None
 
 
