@@ -1266,13 +1266,23 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
         process.wait(30)
 
 
-def test_serve_step_loads_and_names_the_step_asked_for(runner) -> None:
-    # `--step 4` had said "the model and its latest checkpoint" as it loaded step 4.
-    from xtts_cli.cli.app import app
+def test_serve_step_loads_and_names_the_step_asked_for(runner, tmp_path) -> None:
+    # `--step 3` had said "the model and its latest checkpoint" as it loaded step 3 (here its data is
+    # cut short, so the load fails once it has named the step, rather than serving on).
+    import shutil
 
-    result = runner.invoke(app, ["serve", "-r", str(RUN), "--step", "99", "--port", "0"])
-    assert "(TensorFlow, the model and step 99 checkpoint)" in result.output, result.output
-    assert result.exception.lines == [f"{RUN}/checkpoints keeps no checkpoint of step 99"]
+    from xtts_cli.cli.app import app
+    from xtts_cli.errors import XttsError
+
+    run = shutil.copytree(RUN, tmp_path / "run")
+    (run / "checkpoints" / "ckpt-3.data-00000-of-00001").write_bytes(b"")
+    result = runner.invoke(app, ["serve", "-r", str(run), "--step", "3", "--port", "0"])
+    assert "(TensorFlow, the model and step 3 checkpoint)" in result.output, result.output
+    assert isinstance(result.exception, XttsError), result.output
+    # A step the run does not keep is refused before the port opens: it had said "listening", then failed.
+    missing = runner.invoke(app, ["serve", "-r", str(RUN), "--step", "99", "--port", "0"])
+    assert missing.exception.lines == [f"{RUN}/checkpoints keeps no checkpoint of step 99"]
+    assert "listening" not in missing.output, missing.output
 
 
 @pytest.mark.parametrize("size", ["nan", "inf"])
