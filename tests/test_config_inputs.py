@@ -65,6 +65,11 @@ def test_a_config_that_is_a_folder_or_not_utf8_is_named_so(tmp_path):
     with pytest.raises(ConfigError) as folder:
         resolve_config(tmp_path)
     assert folder.value.lines == [f"--config {tmp_path} is a folder, not a config file"]
+    os.mkfifo(tmp_path / "pipe")  # there, but no file: it had been "not found, and no preset has that name"
+    for there in ("/dev/null", str(tmp_path / "pipe")):
+        with pytest.raises(ConfigError) as special:
+            resolve_config(there)
+        assert special.value.lines == [f"--config {there} is not a regular file"]
     latin = tmp_path / "latin.yaml"
     latin.write_bytes(b"data:\n  batch_size: 4  # caf\xe9\n")
     with pytest.raises(ConfigError) as encoded:

@@ -469,6 +469,8 @@ def _config_file(path: Optional[Path | str], measures: bool) -> Optional[Path]:
         raise ConfigError(f"--config {path} is a folder, not a config file", hint="pass a YAML file or a preset's name")
     if chosen.is_file():
         return chosen
+    if chosen.exists():  # /dev/null, a pipe: there, but no file to read a config from
+        raise ConfigError(f"--config {path} is not a regular file", hint="pass a YAML file or a preset's name")
     from xtts_cli.config.preset_files import preset_names, preset_path
 
     preset = preset_path(str(path))
