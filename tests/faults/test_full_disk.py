@@ -410,3 +410,36 @@ def test_a_config_written_out_onto_a_full_disk_is_hinted_as_a_file_not_a_run(tmp
     assert "hint: free space on that disk (or raise its quota), or write to another disk" in done.stderr
     assert "point the run" not in done.stderr
     assert done.stdout.split("--- files")[1].split() == [str(mount / "filler")]  # no my.yaml half-written
+
+
+@needs_mounts
+def test_validate_fix_on_a_read_only_folder_names_the_config_not_a_temporary_file(tmp_path):
+    # It had named ro/.old.yaml.bak.tmp: its clean-up's unlink failed on the read-only folder too.
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    config = folder / "old.yaml"
+    text = "training:\n  max_steps: 50\n  val_step: 1000\n  early_stop_patience: 3\n"
+    config.write_text(text, encoding="utf-8")
+    validate = shlex.join([sys.executable, "-m", "xtts_cli", "validate", "-c", str(config), "--fix"])
+    quoted = shlex.quote(str(folder))
+    done = subprocess.run(
+        [
+            "unshare",
+            "-m",
+            "sh",
+            "-c",
+            f"mount --bind {quoted} {quoted} && mount -o remount,bind,ro {quoted} && {validate}",
+        ],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stderr[-3000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith(("error: ", "hint: "))]
+    assert errors == [
+        f"error: --fix cannot write {config} (Read-only file system): it and its backup go in {folder}",
+        f"hint: fix a copy where you can write (cp {config} my.yaml; xtts validate -c my.yaml --fix), or drop --fix "
+        "to see the fixes",
+    ], done.stderr
+    assert config.read_text(encoding="utf-8") == text and sorted(p.name for p in folder.iterdir()) == ["old.yaml"]

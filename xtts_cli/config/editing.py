@@ -9,6 +9,7 @@ byte for byte. Every edit is checked by parsing the result again before anything
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -260,7 +261,8 @@ def write_atomically(path: Path, text: str | bytes, backup: bool = True) -> Opti
             shutil.copy2(path, kept)
             os.replace(kept, backup_path)
         except OSError as exc:
-            kept.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # a read-only folder refuses the unlink too
+                kept.unlink(missing_ok=True)
             raise naming(exc, backup_path, replace=True) from None
     try:
         descriptor, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -99,7 +99,16 @@ def _repair(loaded: LoadedConfig, fixable: list[Finding], write: bool, said: Cal
         )
     if not write or new_text == loaded.text:
         return diff, False
-    backup = write_atomically(loaded.path, new_text)
+    try:
+        backup = write_atomically(loaded.path, new_text)
+    except OSError as exc:  # a read-only folder: the config, not a temporary file of ours, named
+        from xtts_cli.errors import XttsError
+
+        raise XttsError(
+            f"--fix cannot write {loaded.path} ({exc.strerror}): it and its backup go in {loaded.path.parent}",
+            hint=f"fix a copy where you can write (cp {loaded.path} my.yaml; xtts validate -c my.yaml --fix), or "
+            "drop --fix to see the fixes",
+        ) from None
     said(f"wrote {loaded.path} (backup: {backup})")
     return diff, True
 
