@@ -306,6 +306,33 @@ def test_transcripts_in_a_script_their_language_is_not_written_in_are_a_warning(
     )
 
 
+def test_transcripts_with_letters_their_language_lacks_are_a_warning(tmp_path):
+    # Spanish under the default `en` had trained its accents as new English symbols and read its numbers
+    # in English ("tengo twenty five años"), unsaid; English with a loanword's café is English.
+    import shutil
+
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.diagnosis.checkup import scan_findings
+
+    sample = Path(__file__).parents[1] / "xtts_cli" / "data" / "sample"
+    spanish = shutil.copytree(sample, tmp_path / "spanish")
+    rows = (sample / "metadata.csv").read_text(encoding="utf-8").splitlines()
+    said = ["¿Dónde está el niño?", "El café está en la mesa.", "Mañana comeré pan.", "Tengo veinte años."]
+    lines = [f"{row.split('|')[0]}|{said[n % 4]}|{said[n % 4]}" for n, row in enumerate(rows)]
+    (spanish / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def letters(path: Path, language: str) -> list[str]:
+        config = XttsConfig(data={"datasets": [{"path": str(path), "language": language}]})
+        return [f.message for f in scan_findings(config)[2] if f.id == "dataset-letters"]
+
+    (message,) = letters(spanish, "en")
+    assert message.startswith(
+        f"{len(rows)} of {len(rows)} transcripts of dataset spanish hold letters its language en is not written with ("
+    )
+    assert message.endswith("set data.datasets[0].language to it (es is written with them)"), message
+    assert letters(spanish, "es") == [] and letters(sample, "en") == []
+
+
 def test_a_test_sentence_in_a_script_the_run_does_not_read_is_a_warning():
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.diagnosis.checkup import scan_findings

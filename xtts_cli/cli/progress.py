@@ -193,13 +193,20 @@ class TrainingProgress:
                 self.err.print(f"note: {note}", markup=False, highlight=False)
 
     def _transcript_warnings(self, event: ScanFinished, *, plain: bool) -> None:
-        """What validate warns of in the transcripts (digits read as signs, markup, emoji), said as the
-        run starts too: it had said nothing, and the run learnt them as sounds."""
+        """What validate warns of in the transcripts (digits read as signs, markup, emoji, another
+        language's script or letters), said as the run starts too: it had said nothing, and the run
+        learnt them as sounds."""
         if event.data is None:
             return
-        from xtts_cli.diagnosis.checkup import unread_digits_findings, unspoken_text_findings
+        from xtts_cli.diagnosis import checkup
 
-        for found in unread_digits_findings(event.scan, event.data) + unspoken_text_findings(event.scan, event.data):
+        said = (
+            checkup.unread_digits_findings,
+            checkup.unspoken_text_findings,
+            checkup.script_findings,  # transcripts of another language: said before it trains them as this one
+            checkup.letter_findings,
+        )
+        for found in [finding for findings in said for finding in findings(event.scan, event.data)]:
             if plain:
                 self.err.print(f"warning: {found.message}", markup=False, highlight=False)
             else:

@@ -347,6 +347,43 @@ def script_findings(scan, data) -> list[Finding]:
     return found
 
 
+def letter_findings(scan, data) -> list[Finding]:
+    """A dataset whose transcripts are in its language's script but, many of them, with letters its
+    alphabet lacks (Spanish under `en`: á é ñ): they would train as new symbols of that language, and
+    its numbers be read in it ("tengo twenty five años"), without a word said."""
+    from xtts_cli.data.text import ALPHABETS, language_scripts, text_script
+
+    found = []
+    for index, dataset in enumerate(scan.datasets):
+        alphabet = ALPHABETS.get(dataset.language.split("-")[0].lower())
+        if alphabet is None or "LATIN" not in language_scripts(dataset.language):
+            continue
+        texts = [item.text.lower() for item in scan.items if item.dataset == dataset.name]
+        foreign = [
+            {c for c in text if c.isalpha() and c not in alphabet and text_script(c) == "LATIN"} for text in texts
+        ]
+        marked = [letters for letters in foreign if letters]
+        if len(marked) < 2 or len(marked) * 4 < len(texts):  # a loanword's café here and there is English
+            continue
+        letters = sorted(set().union(*marked), key=lambda c: -sum(c in m for m in marked))
+        codes = [code for code, own in ALPHABETS.items() if set(letters) <= set(own)]
+        key = f"data.datasets[{index}].language" if data.datasets else "data.language"
+        found.append(
+            Finding(
+                id="dataset-letters",
+                severity="warning",
+                message=f"{len(marked):,} of {len(texts):,} transcripts of dataset {dataset.name} hold letters its "
+                f"language {dataset.language} is not written with ({' '.join(letters[:12])}): they would train as new "
+                f"symbols of {dataset.language}, and numbers be read in {dataset.language}; if they are another "
+                f"language, set {key} to it"
+                + (
+                    f" ({', '.join(codes[:6])} {'is' if len(codes) == 1 else 'are'} written with them)" if codes else ""
+                ),
+            )
+        )
+    return found
+
+
 def test_sentence_findings(scan, config: XttsConfig) -> list[Finding]:
     """A `training.test_sentences` entry in a script none of the run's languages is written in: its
     samples would say nothing a listener can judge (skipped, or spelt letter by letter)."""
@@ -609,6 +646,7 @@ def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optiona
     if scan.outside_limits:
         found.append(outside_limits_finding(scan, config.data))
     found += unread_digits_findings(scan, config.data) + script_findings(scan, config.data)
+    found += letter_findings(scan, config.data)
     found += test_sentence_findings(scan, config)
     found += unspoken_text_findings(scan, config.data)
     if config.training.early_stop_patience is not None and not scan.eval and not config.data.eval_dataset_path:
