@@ -33,6 +33,25 @@ def private_tmpfs(command: list[str], mount: str, size: str, cwd: str, inodes: i
 RUN = Path(__file__).resolve().parents[1] / "data" / "run_before_run_data"
 
 
+def read_only(folder: Path, args: list[str]) -> subprocess.CompletedProcess:
+    """`xtts ARGS` with `folder` read-only: a bind mount of it, remounted so, in a private namespace."""
+    quoted = shlex.quote(str(folder))
+    command = shlex.join([sys.executable, "-m", "xtts_cli", *args])
+    return subprocess.run(
+        [
+            "unshare",
+            "-m",
+            "sh",
+            "-c",
+            f"mount --bind {quoted} {quoted} && mount -o remount,bind,ro {quoted} && {command}",
+        ],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=300,
+    )
+
+
 def mount_point(tmp_path: Path, name: str) -> Path:
     """An empty folder for `private_tmpfs` to mount over."""
     (tmp_path / name).mkdir()
@@ -107,21 +126,7 @@ def test_a_step_trained_before_its_samples_fail_to_write_is_saved(tmp_path):
     first = run_xtts(["train", "-c", str(config), "-r", str(run), "--steps", "1"], tmp_path)
     assert first.returncode == 0, first.stderr[-2000:]
     (run / "samples").mkdir(exist_ok=True)
-    samples = shlex.quote(str(run / "samples"))
-    train = shlex.join([sys.executable, "-m", "xtts_cli", "train", "-c", str(config), "-r", str(run), "--steps", "5"])
-    done = subprocess.run(
-        [
-            "unshare",
-            "-m",
-            "sh",
-            "-c",
-            f"mount --bind {samples} {samples} && mount -o remount,bind,ro {samples} && {train}",
-        ],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=300,
-    )
+    done = read_only(run / "samples", ["train", "-c", str(config), "-r", str(run), "--steps", "5"])
     assert done.returncode == 1, done.stderr[-3000:]
     lines = done.stderr.splitlines()
     assert f"note: step 3 trained before the error below: saved it ({run / 'checkpoints' / 'ckpt-3'})" in lines[-4]
@@ -420,21 +425,7 @@ def test_validate_fix_on_a_read_only_folder_names_the_config_not_a_temporary_fil
     config = folder / "old.yaml"
     text = "training:\n  max_steps: 50\n  val_step: 1000\n  early_stop_patience: 3\n"
     config.write_text(text, encoding="utf-8")
-    validate = shlex.join([sys.executable, "-m", "xtts_cli", "validate", "-c", str(config), "--fix"])
-    quoted = shlex.quote(str(folder))
-    done = subprocess.run(
-        [
-            "unshare",
-            "-m",
-            "sh",
-            "-c",
-            f"mount --bind {quoted} {quoted} && mount -o remount,bind,ro {quoted} && {validate}",
-        ],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=300,
-    )
+    done = read_only(folder, ["validate", "-c", str(config), "--fix"])
     assert done.returncode == 1, done.stderr[-3000:]
     errors = [line for line in done.stderr.splitlines() if line.startswith(("error: ", "hint: "))]
     assert errors == [
