@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from training_support import subprocess_env, tiny_config
 
+from xtts_cli.errors import XttsError
 from xtts_cli.host import CpuBudget, cgroup_cpu_quota, plan_threads
 
 
@@ -51,6 +52,16 @@ def test_cores_are_the_affinity_capped_by_the_quota_and_the_environment_wins() -
     assert plan.describe() == "2+2 CPU threads on 2 CPU cores usable (affinity 64 of 64, cgroup quota 2 CPUs)"
     plan = plan_threads(CpuBudget(affinity=4, online=4), environ={"TF_NUM_INTRAOP_THREADS": "3"})
     assert (plan.intra_op, plan.inter_op, plan.from_environment) == (3, 4, True)
+
+
+@pytest.mark.parametrize("value", ["-5", "two", "1.5"])
+def test_a_thread_count_that_is_no_count_is_refused_naming_the_variable(value: str) -> None:
+    with pytest.raises(XttsError) as raised:
+        plan_threads(CpuBudget(affinity=4, online=4), environ={"TF_NUM_INTEROP_THREADS": value})
+    assert raised.value.lines == [f"TF_NUM_INTEROP_THREADS={value!r} is not a thread count"]
+    assert "unset it" in (raised.value.hint or "")
+    plan = plan_threads(CpuBudget(affinity=4, online=4), environ={"TF_NUM_INTEROP_THREADS": " "})
+    assert (plan.inter_op, plan.from_environment) == (4, False)
 
 
 @pytest.mark.slow

@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
+from xtts_cli.errors import XttsError
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PROC_STAT = Path("/proc/stat")
 # The shortest stretch CPU use is averaged over: os.times() and /proc/stat count in 10 ms clock ticks.
@@ -135,13 +137,27 @@ def plan_threads(budget: Optional[CpuBudget] = None, environ: Optional[Mapping[s
     """One thread per usable core in each pool (TensorFlow's own rule, with the quota counted)."""
     budget = budget or cpu_budget()
     given = os.environ if environ is None else environ
-    intra, inter = given.get("TF_NUM_INTRAOP_THREADS", ""), given.get("TF_NUM_INTEROP_THREADS", "")
+    intra, inter = (_thread_count(given, name) for name in ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"))
     return ThreadPlan(
         budget=budget,
-        intra_op=int(intra) if intra.isdigit() else budget.cores,
-        inter_op=int(inter) if inter.isdigit() else budget.cores,
-        from_environment=intra.isdigit() or inter.isdigit(),
+        intra_op=budget.cores if intra is None else intra,
+        inter_op=budget.cores if inter is None else inter,
+        from_environment=intra is not None or inter is not None,
     )
+
+
+def _thread_count(given: Mapping[str, str], name: str) -> Optional[int]:
+    """The count a TF_NUM_*_THREADS variable sets (None: unset or empty). A value that is no count
+    is refused: TensorFlow would log it and use its own, and the user's setting would be lost unsaid."""
+    value = given.get(name, "").strip()
+    if not value:
+        return None
+    if not value.isdigit():
+        raise XttsError(
+            f"{name}={value!r} is not a thread count",
+            hint=f"set {name} to a whole number (0: TensorFlow chooses) or unset it",
+        )
+    return int(value)
 
 
 def apply_threads(tf, plan: ThreadPlan) -> None:
