@@ -986,3 +986,38 @@ def test_code_operators_and_sharps_are_said(text, read):
     # They had been left as "i++", "c++", "+=", ">=" and "c#": marks a voice leaves out or names.
     reading = Tokenizer("abcdefghijklmnopqrstuvwxyz .,", ["english_cleaners"], languages=["en"], numbers="words")
     assert reading.reading(text, "en") == read
+
+
+def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_name_read_as_said():
+    # Each had been read as its words were written, not as said: "nine o clock a m", "a five dollars
+    # bill", "due four fifteenths", "sep twenty twenty three", "artemis i i", "malcolm the tenth",
+    # "three point ten or three point one two", "xbox three hundred and sixty", "dial nine hundred and ninety nine".
+    reading = Tokenizer("abcdefghijklmnopqrstuvwxyz .,", ["english_cleaners"], languages=["en"], numbers="words")
+    said = {
+        "Doors open at 9:00 AM, lunch at 12:00 PM, at 9:00 the bus.": (
+            "doors open at nine a m, lunch at twelve p m, at nine o clock the bus."
+        ),
+        "A $5 bill, a £10 note, a $2B deal, the $15 minimum wage.": (
+            "a five dollar bill, a ten pound note, a two billion dollar deal, the fifteen dollar minimum wage."
+        ),
+        "It costs $5, I have a $5 and a $10, a $5.99 item.": (
+            "it costs five dollars, i have a five dollars and a ten dollars, a five dollars and ninety nine cents item."
+        ),
+        "Due 4/15, Tue 3/5, the sale ends 11/30, cut the dose by 1/10 each week.": (
+            "due april fifteenth, tuesday the third of may, the sale ends november thirtieth, cut the dose by one out "
+            "of ten each week."
+        ),
+        "Released in Sep 2023, Artemis II and Rocky III, Malcolm X, Henry VIII, the XIX century.": (
+            "released in september twenty twenty three, artemis two and rocky three, malcolm x, henry the eighth, the "
+            "nineteenth century."
+        ),
+        "Python 3.10, 3.11 and 3.12 are supported, Windows 3.11 was old, Rust 2.50 per pound.": (
+            "python three point ten, three point eleven and three point twelve are supported, windows three point one "
+            "one was old, rust two point five zero per pound."
+        ),
+        "Dial 999, error 404, a 301 redirect, 150 errors, ZIP code 90210, Xbox 360, my 401(k), Form 1099.": (
+            "dial nine nine nine, error four oh four, a three oh one redirect, one hundred and fifty errors, zip code "
+            "nine oh two one oh, xbox three sixty, my four oh one k, form ten ninety nine."
+        ),
+    }
+    assert {text: reading.reading(text, "en") for text in said} == said

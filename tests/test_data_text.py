@@ -154,6 +154,15 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
             "The talk is at 3 p.m. Please arrive early. Is it 5 p.m. EST? Why not.",
             ["The talk is at 3 p.m.", "Please arrive early.", "Is it 5 p.m. EST?", "Why not."],
         ),
+        (  # any capital after the hour ends a sentence the time did not open; a day or a zone goes on
+            "Dinner at 6 p.m. Snacks all day. Meet at 6 p.m. Friday. Starts at 7 p.m. ET today.",
+            ["Dinner at 6 p.m.", "Snacks all day.", "Meet at 6 p.m. Friday.", "Starts at 7 p.m. ET today."],
+        ),
+        (  # in text written with capitals, a word in lower case goes on with its sentence; in a chat it does not tell
+            "Bake 20 min. then cool. Apple Inc. is big.",
+            ["Bake 20 min. then cool.", "Apple Inc. is big."],
+        ),
+        ("ok. see you. bye", ["ok.", "see you.", "bye"]),
         # Initials and abbreviations of the other languages with an alphabet: Russian, German, Spanish.
         (
             "А. С. Пушкин родился в Москве. Он писал стихи, т.е. поэмы.",

@@ -283,10 +283,13 @@ _YEAR_SPAN = re.compile(r"\b(1[1-9]\d\d|20\d\d) to (\d\d)\b(?![.,]\d)")
 # A date in digits: 12/25/2020 is December twenty fifth, 25/12/2020 the twenty fifth of December;
 # where both could be the month, American English puts it first and the rest of English second.
 _NUMERIC_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4}|\d\d)\b")
-# A day and month with no year after a word that dates ("on 12/31", "by 3/4"); alone 12/31 may be a
-# fraction or a score.
+# A day and month with no year after a word that dates ("on 12/31", "by 3/4", "due 4/15", "Tue 3/5");
+# alone 12/31 may be a fraction or a score, as is one a share's words follow ("by 1/10 each week").
 _DAY_AND_MONTH = re.compile(
-    r"\b(on|by|until|till|since|before|after)\s+(\d{1,2})/(\d{1,2})\b(?![/.,]?\d)", re.IGNORECASE
+    r"\b((?:on|by|until|till|since|before|after|due|ends|ending|expires?|effective|dated|"
+    r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|rsday|urday|sday)?\.?,?))\s+"
+    r"(\d{1,2})/(\d{1,2})\b(?![/.,]?\d)(?!\s*(?:each|every|per|of|an?|percent|times|the)\b)",
+    re.IGNORECASE,
 )
 # Hundreds, thousands and millions as a count: 1,000s of people, the 100s.
 _ROUND_PLURAL = re.compile(r"(?<![\d.,])(100|1,?000|10,?000|100,?000|1,?000,?000)'?s\b")
@@ -323,9 +326,10 @@ _ERA_BEFORE = re.compile(r"(?<![^\W\d_])(a\.\s?d\.)\s?(\d{1,4})\b", re.IGNORECAS
 _PENCE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)p\b")
 # British English writes a time with a dot before its am or pm: 9.30am is nine thirty a m.
 _DOTTED_CLOCK = re.compile(r"\b([01]?\d|2[0-3])\.([0-5]\d)(?=\s?[ap]\.?m\b)", re.IGNORECASE)
-# A month shortened before its day: "Dec 25", "Mar. 15" (december twenty fifth).
+# A month shortened before its day or a year: "Dec 25", "Mar. 15" (december twenty fifth), "Sep 2023".
 _MONTH_SHORT = re.compile(
-    r"\b(jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?\s+(?=\d{1,2}(?:st|nd|rd|th)?\b)", re.IGNORECASE
+    r"\b(jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?\s+(?=\d{1,2}(?:st|nd|rd|th)?\b|(?:1[6-9]|20)\d\d\b)",
+    re.IGNORECASE,
 )
 _MONTH_OF = dict(zip("jan feb mar apr may jun jul aug sep oct nov dec".split(), _MONTHS.split("|")))
 # A ratio or score with a colon and one digit after it (3:1, 1:5): "to"; 140/90 is "over", 24/7 and
@@ -336,6 +340,21 @@ _SAYINGS = {"24/7": "twenty four seven", "50/50": "fifty fifty", "9/11": "nine e
 _BARE_DECIMAL = re.compile(r"(?<![\w.])\.(\d)")
 _LETTERS_BEFORE_MONEY = re.compile(r"(?<=[^\W\d_])(?=[$£€¥₹]\d)")
 _EMERGENCY = re.compile(r"(?<![\d.,/])911(?![\d.,/]?\d)")  # nine one one
+# Numbers that name, not count, said as they are: "dial 999" (nine nine nine), "error 404" (four oh
+# four), "ZIP code 90210" (its digits), "Xbox 360" (three sixty), "401(k)" (four oh one k), "Form 1099"
+# (ten ninety nine).
+_DIALED = re.compile(r"\b((?:call|dial|ring|text)\s+)(999|112|111|988|311|411|211|511|000|101)\b(?![\d.,]?\d)", re.I)
+_STATUS_CODE = re.compile(
+    r"\b(?:(?<=error )|(?<=status )|(?<=http )|(?<=code ))([1-5]\d\d)\b(?![\d.,]?\d)|\b([1-5]\d\d)(?=\s+(?:error|page|"
+    r"status|response|redirect)\b)",  # "150 errors", "250 pages" count
+    re.IGNORECASE,
+)
+_ZIP_CODE = re.compile(r"\b((?:zip|postal)(?:\s+code)?:?\s+)(\d{5})(?:-(\d{4}))?\b", re.IGNORECASE)
+_NAMED_THREES = re.compile(r"\b(xbox|office|microsoft|dynamics)(\s+)(3[56]\d)\b(?![\d.,]?\d)", re.IGNORECASE)
+_RETIREMENT_PLAN = re.compile(r"\b(401|403|457)\s?\(([kb])\)", re.IGNORECASE)
+_TAX_FORM = re.compile(
+    r"(?<=\bform )(\d{3,4})\b(?![\d.,]?\d)|\b(\d{3,4})(?=(?:-[A-Z]{1,4})?\s+forms?\b)", re.IGNORECASE
+)
 # A sign stuck to a percent or an amount (-3.5%, +5%, -$250), read before the number is words.
 _SIGNED = re.compile(r"(?<![\w.,+-])([-\u2212+])(?=[$£€¥₹]\d|\d[\d.,]*\s?%)")
 # "the 2024 Olympics", "the 2008 elections": a year before a plural noun after "the".
@@ -372,18 +391,19 @@ _WEEKDAY_RANGE = re.compile(rf"\b({'|'.join(_WEEKDAYS)})\.?\s?[-\u2013]\s?({'|'.
 # Ubuntu 22.04 "twenty two point oh four" (they had been read as decimals, "three point one one").
 _SOFTWARE = (
     "python|node\\.js|node|nodejs|java|ruby|php|perl|golang|rust|swift|kotlin|scala|typescript|ios|ipados|macos|"
-    "android|windows|ubuntu|debian|fedora|centos|rhel|linux|kernel|cuda|cudnn|tensorflow|pytorch|torch|keras|"
+    "android|ubuntu|debian|fedora|centos|rhel|linux|kernel|cuda|cudnn|tensorflow|pytorch|torch|keras|"
     "numpy|django|rails|react|angular|vue|kubernetes|docker|postgres|postgresql|mysql|redis|gcc|clang|llvm|"
     "firefox|chrome|safari|xcode|blender|bash|git|npm|pip|openssl|tls|http"
 )
 # After a program's name, where a version's words follow, not a price's, a measure's or a time's ("Rust
 # 2.50 per pound", "bash 7.30 pm"); after "version" and "v", always.
 _AS_VERSION = (
-    r"(?=\s*(?:[,;:!?)]|\.(?!\d)|$)|\s+(?:is|was|and|or|to|on|in|with|introduced|released?|releases|adds?|added|"
+    r"(?=\s*(?:[,;:!?)]|\.(?!\d)|$)|\s+(?:is|was|are|were|will|works?|supported|and|or|to|on|in|with|introduced|released?|releases|adds?|added|"
     r"supports?|required|requires|installed|beta|lts|update|later|above|newer|that|which|has|have|brings|drops|ships?)\b)"
 )
 _VERSION = re.compile(
-    rf"\b(?:(version|ver|v)\.?(\s?)|({_SOFTWARE})(\s))(\d+)\.(\d{{2,}})(?![\w-]|\.?\d)",
+    rf"\b(?:(version|ver|v)\.?(\s?)|({_SOFTWARE})(\s))(\d+)\.(\d{{2,}})(?![\w-]|\.?\d)"
+    rf"((?:(?:,?\s+(?:or|and|to|through)|,)\s+\d+\.\d{{2,}}(?![\w-]|\.?\d))*)",  # "3.10 or 3.12": both versions
     re.IGNORECASE,
 )
 _DOTTED_NUMBERS = re.compile(r"(?:(?<![\w.])|(?<=\bv))\d+(?:\.\d+){2,}(?![\w]|\.\d)")  # v2.0.1 too
@@ -1714,11 +1734,13 @@ def _english(text: str, month_first: bool = False) -> str:
         cents_said = f"{_words(part, 'en')} {cent if part == 1 else cents}"
         if not whole and part:  # $0.99: ninety nine cents
             return cents_said
+        many = one if _describes_noun(match) and not part else many
         return f"{_words(whole, 'en')} {one if whole == 1 else many}" + (f" and {cents_said}" if part else "")
 
     def scaled(match: re.Match) -> str:
         scale = (match.group(3) or _SCALES[match.group(4).lower()]).lower()
-        return f"{_english_number(match.group(2).replace(',', ''))} {scale} {_CURRENCY[match.group(1)][1]}"
+        one, many = _CURRENCY[match.group(1)][:2]
+        return f"{_english_number(match.group(2).replace(',', ''))} {scale} {one if _describes_noun(match) else many}"
 
     text = _BARE_DECIMAL.sub(r"0.\1", text)  # $.50, .5 kg: the zero a reader says before the point
     text = _english_first(text, month_first)
@@ -1792,7 +1814,7 @@ def _english_first(text: str, month_first: bool) -> str:
     text = _DOTTED_CLOCK_AFTER.sub(r"\1 \2:\3", text)
     text = _DOTTED_NUMBERS.sub(lambda m: _glued(m) + _dotted_number(m), text)
     text = _DAY_MONTH_SHORT.sub(lambda m: f"{m.group(1)} {_MONTH_OF[m.group(2).lower()[:3]]}", text)
-    text = _EMERGENCY.sub("nine one one", text)
+    text = _named_numbers(_EMERGENCY.sub("nine one one", text))
     text = _AIRCRAFT.sub(_aircraft, text)
     text = _VIDEO_LINES.sub(
         lambda m: f"{_words(int(m.group(1)) // 100, 'en')} {_pair(int(m.group(1)) % 100)} {m.group(2).lower()}", text
@@ -1839,13 +1861,18 @@ _MONTH_NAMES = _MONTHS.split("|")
 
 
 def _version(match: re.Match) -> str:
-    named, named_space, program, space, major, minor = match.groups()
+    named, named_space, program, space, major, minor, more = match.groups()
     if program and not re.match(_AS_VERSION, match.string[match.end() :]):
         return match.group(0)
     name, space = (named, named_space) if named else (program, space)
+    more = re.sub(r"(\d+)\.(\d+)", lambda m: _version_number(m.group(1), m.group(2)), more)
+    return f"{name}{space or ' '}{_version_number(major, minor)}{more}"
+
+
+def _version_number(major: str, minor: str) -> str:
     # 22.04: oh four; 1.00: oh oh
     said = " ".join(_DIGIT_NAMES[int(d)] for d in minor) if minor.startswith("0") else _words(int(minor), "en")
-    return f"{name}{space or ' '}{_words(int(major), 'en')} point {said}"
+    return f"{_words(int(major), 'en')} point {said}"
 
 
 def _dotted_number(match: re.Match) -> str:
@@ -1882,6 +1909,9 @@ def _day_and_month(match: re.Match, month_first: bool) -> str:
     word, a, b = match.group(1), int(match.group(2)), int(match.group(3))
     if not (1 <= a <= 31 and 1 <= b <= 31) or (a > 12 and b > 12):
         return match.group(0)
+    short = word.rstrip(".,").lower()
+    if short in _WEEKDAYS:  # Tue 3/5: tuesday
+        word = _WEEKDAYS[short] + ("," if word.endswith(",") else "")
     month, day = (a, b) if b > 12 or (a <= 12 and month_first) else (b, a)
     if (month, day) == (a, b):
         return f"{word} {_MONTH_NAMES[month - 1]} {_words(day, 'en', to='ordinal')}"
@@ -1941,6 +1971,33 @@ def _unit(match: re.Match) -> str:
     return f"{_english_number(number)} {unit if number == '1' or describes else _plural_unit(unit)}"
 
 
+# Nouns an amount describes ("a $5 bill", "the $15 minimum wage"): English keeps its currency singular.
+_MONEY_NOUN_AFTER = re.compile(
+    r"\s+(?:(?:bank|gift|credit)\s+)?(?:bills?|notes?|coins?|cards?|fee|fine|tickets?|minimum\s+wage|bailout|deal|"
+    r"budget|loan|check|cheque|voucher|bet|tip|discount|bonus|donation|item|plan|subscription|contract|pledge|"
+    r"investment|purchase|refund|raise|increase|cut|tax|surcharge|price\s+tag|settlement|fund|package|program|"
+    r"project|prize|jackpot|payment|deposit|order)\b",
+    re.IGNORECASE,
+)
+
+# A word after "a $5" that is no noun: "a $5 and a $10", "a $5 for lunch" (it names the bill or the sum).
+_WORD_NOT_LINKING = re.compile(
+    r"\s+(?!(?:and|or|to|for|in|on|at|from|per|a|an|the|each|with|of|is|was|are|were|will|would|that|which|"
+    r"it|so|but|than|plus|minus|off|back|each|every)\b)[a-z]"
+)
+
+
+def _describes_noun(match: re.Match) -> bool:
+    """Whether an amount of money describes the noun after it ("a $2B deal": a two billion dollar deal)."""
+    after = match.string[match.end() :]
+    if _MONEY_NOUN_AFTER.match(after):
+        return True
+    return (
+        _ARTICLE_BEFORE.search(match.string, 0, match.start()) is not None
+        and _WORD_NOT_LINKING.match(after) is not None
+    )
+
+
 def _plural_unit(unit: str) -> str:
     """The plural is of the unit's last word before "per": kilometers per hour, feet."""
     first, per, rest = unit.partition(" per ")
@@ -1957,10 +2014,31 @@ def _decade(match: re.Match) -> str:
 
 def _clock(match: re.Match) -> str:
     hour, minutes = int(match.group(1)), int(match.group(2))
+    if minutes == 0 and hour and re.match(r" [ap] m\b", match.string[match.end() :]):
+        return _words(hour, "en")  # 9:00 AM: "nine a m", as it is said
     if minutes == 0:
         # "o clock": letters every English vocabulary holds (an older one may lack the apostrophe)
         return _words(hour, "en") + (" o clock" if hour <= 12 else " hundred")
     return f"{_words(hour, 'en')} {'oh ' if minutes < 10 else ''}{_words(minutes, 'en')}"
+
+
+def _named_numbers(text: str) -> str:
+    """The numbers `_DIALED` to `_TAX_FORM` find, said as they name."""
+    digits = lambda number: " ".join(_DIGIT_NAMES[int(d)] for d in number)  # noqa: E731
+    text = _DIALED.sub(lambda m: m.group(1) + digits(m.group(2)), text)
+    text = _STATUS_CODE.sub(lambda m: _three_digits(int(m.group(1) or m.group(2))), text)
+    text = _ZIP_CODE.sub(
+        lambda m: m.group(1) + digits(m.group(2)) + (f" {digits(m.group(3))}" if m.group(3) else ""), text
+    )
+    text = _NAMED_THREES.sub(lambda m: m.group(1) + m.group(2) + _three_digits(int(m.group(3))), text)
+    text = _RETIREMENT_PLAN.sub(lambda m: f"{_three_digits(int(m.group(1)))} {m.group(2).lower()}", text)
+    return _TAX_FORM.sub(lambda m: _words(int(m.group(1) or m.group(2)), "en", to="year"), text)
+
+
+def _three_digits(number: int) -> str:
+    """404: four oh four, 360: three sixty, 500: five hundred."""
+    rest = number % 100
+    return f"{_words(number // 100, 'en')} {_pair(rest) if rest else 'hundred'}"
 
 
 def _aircraft(match: re.Match) -> str:

@@ -21,7 +21,7 @@ from typing import Optional
 
 from xtts_cli.data.numbers import number_words, regional, slavic_ordinal
 
-__all__ = ["roman_reader"]
+__all__ = ["roman_reader", "title_numerals"]
 
 _VALUES = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
 _CANONICAL = ((100, "c"), (90, "xc"), (50, "l"), (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i"))
@@ -229,6 +229,32 @@ def roman_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     return regional(language, read)
 
 
+# English, before the text is lowered: a numeral of two letters or more after a capitalised word that
+# names no monarch nor heading numbers a title or a mission ("Artemis II", "Rocky III", "Apollo XI").
+# The capitals tell it from a word; a name from _NAMES keeps its regnal reading, read later.
+_TITLE_NUMERAL = re.compile(r"\b([A-Z][a-z]+)([ \t]+)([IVX]{2,})\b(?=['\u2019]s\b|(?![\w'\u2019-]))")
+_CENTURY_NUMERAL = re.compile(r"\b([IVX]+)(?=[ \t]+centur(?:y|ies)\b)")  # the XIX century: the nineteenth
+_ENGLISH_KEPT = frozenset(f"{_NAMES['en']}|{_FEMININE['en']}".split("|"))
+
+
+def title_numerals(text: str) -> str:
+    """`text` (English, in its capitals) with a title's Roman number in words: "Artemis two"."""
+    if not any(c.islower() for c in text) or not re.search(r"\b[IVX]+\b", text):
+        return text
+
+    def said(match: re.Match) -> str:
+        number = _value(match.group(3).lower())
+        if number is None or match.group(1).lower() in _ENGLISH_KEPT:
+            return match.group(0)
+        return f"{match.group(1)}{match.group(2)}{number_words(number, 'en')}"
+
+    def century(match: re.Match) -> str:
+        number = _value(match.group(1).lower())
+        return match.group(0) if number is None else number_words(number, "en", to="ordinal")
+
+    return _TITLE_NUMERAL.sub(said, _CENTURY_NUMERAL.sub(century, text))
+
+
 def _slavic_passes(primary: str) -> list[tuple[re.Pattern, Callable[[re.Match], str]]]:
     """Russian and Polish headings (an ordinal in the heading's gender) and centuries (in the noun's case)."""
     passes: list[tuple[re.Pattern, Callable[[re.Match], str]]] = []
@@ -282,6 +308,8 @@ def _name_passes(primary: str) -> list[tuple[re.Pattern, Callable[[re.Match], st
         found = match.groupdict()
         number = _value(found["numeral"])
         if number is None or (primary == "fr" and found.get("suffix") and number != 1):
+            return match.group(0)
+        if primary == "en" and found["name"] == "malcolm" and found["numeral"] == "x":  # Malcolm X, a man's name
             return match.group(0)
         before = _WORD_BEFORE.search(match.string, 0, match.start())
         case = "genitive" if found.get("genitive") else before.group(1) if before else ""

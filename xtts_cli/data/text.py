@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from xtts_cli.data.abbreviations import ends_text
 from xtts_cli.data.numbers import COUNTED, GERMAN_MONTHS, english_capitals
+from xtts_cli.data.roman import title_numerals
 from xtts_cli.errors import XttsError
 
 if TYPE_CHECKING:
@@ -335,7 +336,7 @@ def prepare_texts(
     espeak-ng's phonemes (one call for all of them)."""
     normalize = language_normalizer(language, frontend, numbers)
     if numbers == "words" and (language or "").lower().split("-")[0] == "en":  # as english_cleaners reads them
-        texts = [before_lowering(text) for text in texts]
+        texts = [title_numerals(before_lowering(text)) for text in texts]  # Roman numerals: with the numbers
     prepared = [clean_text(case_for(text, language), cleaners) for text in texts]
     if normalize is not None:
         prepared = [normalize(text) for text in prepared]
@@ -1065,6 +1066,18 @@ _NO_END_AFTER = re.compile(
 # After a.m. or p.m., or an abbreviation, a sentence ends where the next starts with a word that starts
 # sentences ("at 9 a.m. It was late."), not with a name ("At 5 p.m. John came.").
 _MERIDIEM_AT_END = re.compile(r"\b[ap]\.m\.$", re.IGNORECASE)
+# What a time goes on with in its sentence ("6 p.m. Friday", "6 p.m. ET"); before another capital the
+# sentence ends ("Dinner at 6 p.m. Snacks all day."), unless the time opened it ("At 5 p.m. John came.").
+_AFTER_MERIDIEM = re.compile(
+    r"(?:(?:Mon|Tues?|Wed(?:nes)?|Thu(?:rs?)?|Fri|Sat(?:ur)?|Sun)(?:day)?|Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|"
+    r"Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?|Eastern|"
+    r"Pacific|Central|Mountain|Atlantic|Local|[ECMPA][SD]?T|GMT|UTC|BST|CES?T|IST|AES?T)\b"
+)
+_TIME_OPENS = re.compile(
+    r"^(?:at|by|from|until|till|after|before|around|about|since|on|starting|beginning)\s+(?:\S+\s+){0,2}"
+    r"[ap]\.m\.$",
+    re.IGNORECASE,
+)
 _OPENER = re.compile(
     r"(?:It|The|He|She|We|They|I|You|This|That|These|Those|There|Then|But|And|So|A|An|My|Our|His|Her|Their|Its|"
     r"After|Before|When|At|In|On|Please|Thanks|Thank|Don't|Do|Let's|Let|Note|See|Everyone|If|As|For|Your|What|Why|"
@@ -1093,8 +1106,15 @@ def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
     """Whether the full stop that ends `before` is not a sentence's end, `after` being the same sentence."""
     from xtts_cli.data.abbreviations import read_out_before
 
-    if _MERIDIEM_AT_END.search(before) and _OPENER.match(after):
+    if _MERIDIEM_AT_END.search(before) and (
+        _OPENER.match(after)
+        or (after[:1].isupper() and not _AFTER_MERIDIEM.match(after) and not _TIME_OPENS.match(before))
+    ):
         return False
+    # "Bake 20 min. then cool.", "Apple Inc. is big": in text written with capitals, a word in lower case
+    # after a full stop goes on with its sentence (all in lower case, as a chat is, it does not tell).
+    if after[:1].islower() and before[:1].isupper():
+        return True
     if _QUOTED_END.search(before) and after[:1].islower():  # "Stop!" she said.
         return True
     if (_DAY_AND_MONTH_AT_END.search(before) and after[:1].islower()) or _ORDINAL_AFTER_PREPOSITION.search(before):
