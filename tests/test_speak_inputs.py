@@ -518,6 +518,13 @@ def test_an_audio_file_named_for_another_format_is_refused_before_the_work(runne
     result = runner.invoke(app, [command, *first, "--out", str(tmp_path / "my out" / "v (2).flac")])
     wav, flac = tmp_path / "my out" / "v (2).wav", tmp_path / "my out" / "v (2).flac"
     assert result.exception.hint.endswith(f"(then convert it: sox '{wav}' '{flac}')")
+    # A file named .wav that holds something else (notes saved under a slip of a name) is kept: the
+    # audio had replaced it without a word.
+    notes = tmp_path / "notes.wav"
+    notes.write_text("my notes\n")
+    result = runner.invoke(app, [command, *first, "--out", str(notes)])
+    assert result.exception.lines == [f"--out {notes} exists and holds no WAV audio: writing would replace it"]
+    assert notes.read_text() == "my notes\n"
 
 
 @pytest.fixture(scope="module")

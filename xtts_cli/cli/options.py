@@ -252,11 +252,33 @@ def wav_out(path: Path, flag: str = "--out") -> None:
     """Refuse a file to write WAV audio into whose name says it holds another format (x.mp3)."""
     from xtts_cli.errors import XttsError, quoted
 
-    if str(path) == "-" or path.suffix.lower() == ".wav":
+    if str(path) == "-":
+        return
+    if path.suffix.lower() == ".wav":
+        _not_other_data(path, flag)
         return
     wav = path.with_suffix(".wav")
     convert = f" (then convert it: sox {quoted(wav)} {quoted(path)})" if path.suffix.lower() in AUDIO_FORMATS else ""
     raise XttsError(f"{flag} {path}: xtts writes WAV audio", hint=f"name it {wav}{convert}")
+
+
+def _not_other_data(path: Path, flag: str) -> None:
+    """Refuse a file named .wav that holds no WAV audio (notes saved under a wrong name, a tar): the
+    audio would replace it, and it would be lost. An earlier run's WAV is written over, as it was."""
+    from xtts_cli.errors import XttsError
+
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        return  # a new file; a folder or an unreadable one is named as it is written
+    except OSError:
+        return
+    if head and head not in (b"RIFF", b"RIFX", b"RF64"):
+        raise XttsError(
+            f"{flag} {path} exists and holds no WAV audio: writing would replace it",
+            hint="name another file, or move this one away first",
+        )
 
 
 def keeps_the_inputs(inputs: Mapping[Optional[Path], str], outputs: list[Path], flag: str, writes: str) -> None:
