@@ -270,10 +270,8 @@ def _not_other_data(path: Path, flag: str) -> None:
     try:
         with path.open("rb") as handle:
             head = handle.read(4)
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        return  # a new file; a folder or an unreadable one is named as it is written
     except OSError:
-        return
+        return  # a new file; a folder or an unreadable one is named as it is written
     if head and head not in (b"RIFF", b"RIFX", b"RF64"):
         raise XttsError(
             f"{flag} {path} exists and holds no WAV audio: writing would replace it",
