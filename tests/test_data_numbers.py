@@ -1019,5 +1019,22 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
             "dial nine nine nine, error four oh four, a three oh one redirect, one hundred and fifty errors, zip code "
             "nine oh two one oh, xbox three sixty, my four oh one k, form ten ninety nine."
         ),
+        # What only looks so: a date's word before a share or a fraction, a weekday's letters in lower case,
+        # a count after call, before pages or forms, a verb before IV, a word after "a $5" that is no noun.
+        "On 7/4 the parade, by 6/30 every form, sales dropped by 1/3, the boat sat 3/4 submerged.": (
+            "on the seventh of april the parade, by june thirtieth every form, sales dropped by a third, the boat sat "
+            "three quarters submerged."
+        ),
+        "The road ends 1/4 mile on, due 1/2 now, open 24/7.": (
+            "the road ends a quarter mile on, due a half now, open twenty four seven."
+        ),
+        "Call 101 customers, a 250 page book, they form 150 groups, the office 365 days a year.": (
+            "call one hundred and one customers, a two hundred and fifty page book, they form one hundred and fifty "
+            "groups, the office three hundred and sixty five days a year."
+        ),
+        "Python 3.10 or 3.11 should work. Start IV fluids, the XX chromosome. A $5 isn't much.": (
+            "python three point ten or three point eleven should work. start iv fluids, the xx chromosome. a five "
+            "dollars isn't much."
+        ),
     }
     assert {text: reading.reading(text, "en") for text in said} == said

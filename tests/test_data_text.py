@@ -155,12 +155,27 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
             ["The talk is at 3 p.m.", "Please arrive early.", "Is it 5 p.m. EST?", "Why not."],
         ),
         (  # any capital after the hour ends a sentence the time did not open; a day or a zone goes on
-            "Dinner at 6 p.m. Snacks all day. Meet at 6 p.m. Friday. Starts at 7 p.m. ET today.",
-            ["Dinner at 6 p.m.", "Snacks all day.", "Meet at 6 p.m. Friday.", "Starts at 7 p.m. ET today."],
+            "Dinner at 6 p.m. Snacks all day. Meet at 6 p.m. Friday. Starts at 7 p.m. ET today. It opens at 10 a.m. "
+            "Paris time. Tomorrow at 5 p.m. John will come.",
+            [
+                "Dinner at 6 p.m.",
+                "Snacks all day.",
+                "Meet at 6 p.m. Friday.",
+                "Starts at 7 p.m. ET today.",
+                "It opens at 10 a.m. Paris time.",
+                "Tomorrow at 5 p.m. John will come.",
+            ],
         ),
-        (  # in text written with capitals, a word in lower case goes on with its sentence; in a chat it does not tell
-            "Bake 20 min. then cool. Apple Inc. is big.",
-            ["Bake 20 min. then cool.", "Apple Inc. is big."],
+        (  # an abbreviation's full stop before a word in lower case ends no sentence; another full stop does
+            "Bake 20 min. then cool. Apple Inc. is big. Mix well. add salt. I like it. iPhone is great.",
+            [
+                "Bake 20 min. then cool.",
+                "Apple Inc. is big.",
+                "Mix well.",
+                "add salt.",
+                "I like it.",
+                "iPhone is great.",
+            ],
         ),
         ("ok. see you. bye", ["ok.", "see you.", "bye"]),
         # Initials and abbreviations of the other languages with an alphabet: Russian, German, Spanish.

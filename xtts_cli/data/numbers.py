@@ -283,12 +283,22 @@ _YEAR_SPAN = re.compile(r"\b(1[1-9]\d\d|20\d\d) to (\d\d)\b(?![.,]\d)")
 # A date in digits: 12/25/2020 is December twenty fifth, 25/12/2020 the twenty fifth of December;
 # where both could be the month, American English puts it first and the rest of English second.
 _NUMERIC_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4}|\d\d)\b")
-# A day and month with no year after a word that dates ("on 12/31", "by 3/4", "due 4/15", "Tue 3/5");
-# alone 12/31 may be a fraction or a score, as is one a share's words follow ("by 1/10 each week").
+# A day and month with no year after a word that dates ("on 12/31", "by 3/4", "due 4/15", "Tuesday
+# 3/5"); alone 12/31 may be a fraction or a score. See `_day_and_month` for the fractions after them.
+_DATING_WORDS = "on|by|until|till|since|before|after"
 _DAY_AND_MONTH = re.compile(
-    r"\b((?:on|by|until|till|since|before|after|due|ends|ending|expires?|effective|dated|"
-    r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|rsday|urday|sday)?\.?,?))\s+"
-    r"(\d{1,2})/(\d{1,2})\b(?![/.,]?\d)(?!\s*(?:each|every|per|of|an?|percent|times|the)\b)",
+    rf"\b((?:{_DATING_WORDS}|due|ends|ending|expires?|effective|dated|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day,?))\s+(\d{1,2})/(\d{1,2})\b(?![/.,]?\d)",
+    re.IGNORECASE,
+)
+# A weekday shortened before a day and month, told from "sat" and "wed" by its capital: Tue 3/5.
+_WEEKDAY_BEFORE_DATE = re.compile(r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\.?(?=,?\s+\d{1,2}/\d{1,2}\b)")
+# A share, not a date: "by 1/10 each week", "dropped by 1/3".
+_SHARE_AFTER = re.compile(r"\s*(?:each|every|per|percent|times)\b")
+_CHANGED_BY = re.compile(
+    r"\b(?:drop|dropped|drops|fell|falls?|rose|rises?|grew|grows?|increased?|increases|decreased?|decreases|"
+    r"reduced?|reduces|cut|cuts|raised?|raises|lowered?|lowers|multiplied|divided?|up|down|off|shrank|shrunk|"
+    r"shrinks?|went|goes|gained?|gains|lost|loses?)\s+by\s+$",
     re.IGNORECASE,
 )
 # Hundreds, thousands and millions as a count: 1,000s of people, the 100s.
@@ -343,17 +353,24 @@ _EMERGENCY = re.compile(r"(?<![\d.,/])911(?![\d.,/]?\d)")  # nine one one
 # Numbers that name, not count, said as they are: "dial 999" (nine nine nine), "error 404" (four oh
 # four), "ZIP code 90210" (its digits), "Xbox 360" (three sixty), "401(k)" (four oh one k), "Form 1099"
 # (ten ninety nine).
-_DIALED = re.compile(r"\b((?:call|dial|ring|text)\s+)(999|112|111|988|311|411|211|511|000|101)\b(?![\d.,]?\d)", re.I)
+_DIALED = re.compile(
+    r"\b((?:call|dial|ring|text)\s+)(999|112|111|988|311|411|211|511|000|101)\b(?![\d.,]?\d)"
+    r"(?!\s+(?:[a-z]+s|people|staff)\b)",  # "call 101 customers": a count
+    re.IGNORECASE,
+)
 _STATUS_CODE = re.compile(
-    r"\b(?:(?<=error )|(?<=status )|(?<=http )|(?<=code ))([1-5]\d\d)\b(?![\d.,]?\d)|\b([1-5]\d\d)(?=\s+(?:error|page|"
-    r"status|response|redirect)\b)",  # "150 errors", "250 pages" count
+    r"\b(?:(?<=error )|(?<=status )|(?<=http )|(?<=code ))([1-5]\d\d)\b(?![\d.,]?\d)|\b([1-5]\d\d)(?=\s+(?:error|"
+    r"response|redirect)\b)|\b([45]0\d)(?=\s+page\b)",  # "150 errors", "a 250 page book", "150 status updates" count
     re.IGNORECASE,
 )
 _ZIP_CODE = re.compile(r"\b((?:zip|postal)(?:\s+code)?:?\s+)(\d{5})(?:-(\d{4}))?\b", re.IGNORECASE)
-_NAMED_THREES = re.compile(r"\b(xbox|office|microsoft|dynamics)(\s+)(3[56]\d)\b(?![\d.,]?\d)", re.IGNORECASE)
+_NAMED_THREES = re.compile(
+    r"\b(xbox(?=\s+360)|(?:office|microsoft)(?=\s+365))(\s+)(36[05])\b(?![\d.,]?\d)(?!\s+days\b)", re.IGNORECASE
+)
 _RETIREMENT_PLAN = re.compile(r"\b(401|403|457)\s?\(([kb])\)", re.IGNORECASE)
+_TAX_FORMS = r"1040|1099|1098|1095|1065|1120|941|940|990|4868|8821|8822|8829|8949|2848|5498|3922|3921"
 _TAX_FORM = re.compile(
-    r"(?<=\bform )(\d{3,4})\b(?![\d.,]?\d)|\b(\d{3,4})(?=(?:-[A-Z]{1,4})?\s+forms?\b)", re.IGNORECASE
+    rf"(?<=\bform )({_TAX_FORMS})\b(?![\d.,]?\d)|\b({_TAX_FORMS})(?=(?:-[A-Z]{{1,4}})?\s+forms?\b)", re.IGNORECASE
 )
 # A sign stuck to a percent or an amount (-3.5%, +5%, -$250), read before the number is words.
 _SIGNED = re.compile(r"(?<![\w.,+-])([-\u2212+])(?=[$£€¥₹]\d|\d[\d.,]*\s?%)")
@@ -940,6 +957,7 @@ def english_capitals(text: str) -> str:
         ),
         text,
     )
+    text = _WEEKDAY_BEFORE_DATE.sub(lambda m: _WEEKDAYS[m.group(1).lower()], text)
     text = _ZIP.sub(lambda m: " ".join([*m.group(1), *(_DIGIT_NAMES[int(d)] for d in "".join(m.groups("")[1:]))]), text)
     text = _PIN.sub(lambda m: m.group(1) + " ".join(_DIGIT_NAMES[int(d)] for d in m.group(2)), text)
     text = _PORT.sub(lambda m: m.group(1) + _words(int(m.group(2)), "en", to="year"), text)
@@ -1862,7 +1880,8 @@ _MONTH_NAMES = _MONTHS.split("|")
 
 def _version(match: re.Match) -> str:
     named, named_space, program, space, major, minor, more = match.groups()
-    if program and not re.match(_AS_VERSION, match.string[match.end() :]):
+    # After a program's name, a version's words follow the list or its first ("3.10 or 3.11 should work")
+    if program and not any(re.match(_AS_VERSION, match.string[end:]) for end in {match.end(), match.end(6)}):
         return match.group(0)
     name, space = (named, named_space) if named else (program, space)
     more = re.sub(r"(\d+)\.(\d+)", lambda m: _version_number(m.group(1), m.group(2)), more)
@@ -1909,9 +1928,12 @@ def _day_and_month(match: re.Match, month_first: bool) -> str:
     word, a, b = match.group(1), int(match.group(2)), int(match.group(3))
     if not (1 <= a <= 31 and 1 <= b <= 31) or (a > 12 and b > 12):
         return match.group(0)
-    short = word.rstrip(".,").lower()
-    if short in _WEEKDAYS:  # Tue 3/5: tuesday
-        word = _WEEKDAYS[short] + ("," if word.endswith(",") else "")
+    after, before = match.string[match.end() :], match.string[: match.end(1)] + " "
+    if a <= 12 and b <= 12 and (_SHARE_AFTER.match(after) or _CHANGED_BY.search(before)):
+        return match.group(0)  # "by 1/10 each week", "dropped by 1/3": a share
+    dating = re.fullmatch(_DATING_WORDS, word, re.IGNORECASE) is not None or word.lower().rstrip(",").endswith("day")
+    if not dating and ((a < b and b in (2, 3, 4, 8, 16)) or (a, b) == (24, 7)):
+        return match.group(0)  # "ends 1/4 mile past", "due 1/2 now": a fraction; "due 24/7"
     month, day = (a, b) if b > 12 or (a <= 12 and month_first) else (b, a)
     if (month, day) == (a, b):
         return f"{word} {_MONTH_NAMES[month - 1]} {_words(day, 'en', to='ordinal')}"
@@ -1983,7 +2005,8 @@ _MONEY_NOUN_AFTER = re.compile(
 # A word after "a $5" that is no noun: "a $5 and a $10", "a $5 for lunch" (it names the bill or the sum).
 _WORD_NOT_LINKING = re.compile(
     r"\s+(?!(?:and|or|to|for|in|on|at|from|per|a|an|the|each|with|of|is|was|are|were|will|would|that|which|"
-    r"it|so|but|than|plus|minus|off|back|each|every)\b)[a-z]"
+    r"it|so|but|than|plus|minus|off|back|each|every|isn't|wasn't|today|yesterday|tomorrow|till|under|over|extra|"
+    r"more|less|ago|they|he|she|we|you|i|here|there|now|then|instead|too|nor|if|as|when|while)\b)[a-z]"
 )
 
 
@@ -2026,7 +2049,7 @@ def _named_numbers(text: str) -> str:
     """The numbers `_DIALED` to `_TAX_FORM` find, said as they name."""
     digits = lambda number: " ".join(_DIGIT_NAMES[int(d)] for d in number)  # noqa: E731
     text = _DIALED.sub(lambda m: m.group(1) + digits(m.group(2)), text)
-    text = _STATUS_CODE.sub(lambda m: _three_digits(int(m.group(1) or m.group(2))), text)
+    text = _STATUS_CODE.sub(lambda m: _three_digits(int(next(code for code in m.groups() if code))), text)
     text = _ZIP_CODE.sub(
         lambda m: m.group(1) + digits(m.group(2)) + (f" {digits(m.group(3))}" if m.group(3) else ""), text
     )

@@ -234,7 +234,12 @@ def roman_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
 # The capitals tell it from a word; a name from _NAMES keeps its regnal reading, read later.
 _TITLE_NUMERAL = re.compile(r"\b([A-Z][a-z]+)([ \t]+)([IVX]{2,})\b(?=['\u2019]s\b|(?![\w'\u2019-]))")
 _CENTURY_NUMERAL = re.compile(r"\b([IVX]+)(?=[ \t]+centur(?:y|ies)\b)")  # the XIX century: the nineteenth
-_ENGLISH_KEPT = frozenset(f"{_NAMES['en']}|{_FEMININE['en']}".split("|"))
+_ENGLISH_KEPT = frozenset(f"{_NAMES['en']}|{_FEMININE['en']}|iv|vi|xx|xxx".split("|"))
+# Not a title's word before a numeral: "The IV bag", "Start IV fluids", "Use VI", "Our XIV edition".
+_NO_TITLE = frozenset(
+    "The A An Our Your My His Her Their Its This That These Those Use Start Give Hang Check Insert Attach Get And "
+    "Or Of In On At To For With By From Buy See Run Open".split()
+)
 
 
 def title_numerals(text: str) -> str:
@@ -244,7 +249,8 @@ def title_numerals(text: str) -> str:
 
     def said(match: re.Match) -> str:
         number = _value(match.group(3).lower())
-        if number is None or match.group(1).lower() in _ENGLISH_KEPT:
+        kept = match.group(1).lower() in _ENGLISH_KEPT or match.group(3).lower() in _ENGLISH_KEPT
+        if number is None or kept or match.group(1) in _NO_TITLE:
             return match.group(0)
         return f"{match.group(1)}{match.group(2)}{number_words(number, 'en')}"
 

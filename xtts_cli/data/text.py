@@ -1071,10 +1071,19 @@ _MERIDIEM_AT_END = re.compile(r"\b[ap]\.m\.$", re.IGNORECASE)
 _AFTER_MERIDIEM = re.compile(
     r"(?:(?:Mon|Tues?|Wed(?:nes)?|Thu(?:rs?)?|Fri|Sat(?:ur)?|Sun)(?:day)?|Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|"
     r"Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?|Eastern|"
-    r"Pacific|Central|Mountain|Atlantic|Local|[ECMPA][SD]?T|GMT|UTC|BST|CES?T|IST|AES?T)\b"
+    r"Pacific|Central|Mountain|Atlantic|Local|(?!IT\b)[A-Z]{1,4}T|UTC|Christmas|Easter|Thanksgiving|New\s+Year|Election|"
+    r"Labou?r|Memorial|Independence|Halloween|Week(?:end|day))s?\b|(?:[A-Z][a-z]+\s+){1,2}time\b"
 )
+_ABBREVIATED_AT_END = re.compile(
+    r"\b(?:mins?|tbsp|tsp|lbs?|oz|in|ft|yds?|inc|ltd|co|corp|bros|mar|id|rs|reps?|art|secs?|hrs?|approx|est|dept|"
+    r"govt|max|pts?|qts?|yrs?|mos?|wks?|al|eds?|vols?|cf|op|cit|refs?|misc|avg|tel|kg|ml|cm|mm|km|sq|temp|pkg|qty|"
+    r"nos?|jr|sr|ave|blvd|rd|st|mt|pg|pp|ch|para|figs?|eqs?|ex|univ|assn|intl|natl)\.$",
+    re.IGNORECASE,
+)
+_LOWER_WORD = re.compile(r"[a-z]+(?![\w'\u2019])")
 _TIME_OPENS = re.compile(
-    r"^(?:at|by|from|until|till|after|before|around|about|since|on|starting|beginning)\s+(?:\S+\s+){0,2}"
+    r"^(?:(?:today|tomorrow|tonight|yesterday|daily|weekdays|\w+day)\s+)?"
+    r"(?:at|by|from|until|till|after|before|around|about|since|on|starting|beginning)\s+(?:\S+\s+){0,2}"
     r"[ap]\.m\.$",
     re.IGNORECASE,
 )
@@ -1111,9 +1120,9 @@ def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
         or (after[:1].isupper() and not _AFTER_MERIDIEM.match(after) and not _TIME_OPENS.match(before))
     ):
         return False
-    # "Bake 20 min. then cool.", "Apple Inc. is big": in text written with capitals, a word in lower case
-    # after a full stop goes on with its sentence (all in lower case, as a chat is, it does not tell).
-    if after[:1].islower() and before[:1].isupper():
+    # "Bake 20 min. then cool.", "Apple Inc. is big": an abbreviation's full stop before a word in lower
+    # case (not "Mix well. add salt.", "I like it. iPhone is great.").
+    if _ABBREVIATED_AT_END.search(before) and _LOWER_WORD.match(after):
         return True
     if _QUOTED_END.search(before) and after[:1].islower():  # "Stop!" she said.
         return True
