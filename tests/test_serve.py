@@ -568,6 +568,27 @@ def test_an_idle_connection_closed_by_its_timeout_or_reset_by_its_client_is_no_l
     assert "GET /health 200" in logged and "timed out" not in logged and "Connection" not in logged, logged
 
 
+def test_a_control_character_a_client_sends_is_logged_escaped(served, capfd):
+    # Raw, an escape sequence in a request's path cleared, recoloured or rang the operator's terminal.
+    from xtts_cli.serving import http
+    from xtts_cli.serving.service import VoiceService
+
+    server = http.make_server(VoiceService(served[0]), "127.0.0.1", 0, log=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for line in (b"GET /\x1b[31mRED\x1b[0m\x07 HTTP/1.1", b"G\x1b[2JET / HTTP/1.1"):
+            with socket.create_connection(server.server_address) as client:
+                client.sendall(line + b"\r\nHost: x\r\nConnection: close\r\n\r\n")
+                client.settimeout(10)
+                assert client.recv(100).startswith(b"HTTP/1.1 4")
+    finally:
+        server.shutdown()
+        server.server_close()
+    logged = capfd.readouterr().err
+    assert "\x1b" not in logged and "\x07" not in logged, repr(logged)
+    assert "GET /\\x1b[31mRED\\x1b[0m\\x07 404" in logged and "G\\x1b[2JET" in logged, logged
+
+
 def test_a_slow_client_is_closed_at_its_deadline_and_connections_past_the_limit_at_once(served, monkeypatch):
     # A header byte every 0.3 s passed a per-read limit for ever (slowloris), and 2,000 idle sockets
     # had made 1,600 threads.

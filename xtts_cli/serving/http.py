@@ -93,7 +93,9 @@ def _loading_page(run: str) -> bytes:
 
 def log_line(line: str) -> None:
     """One line on stderr in one write: print's text and newline are two, and a line another thread
-    wrote between them ran on into this one."""
+    wrote between them ran on into this one. A control character a client sent (in its path, its
+    request line) is written escaped: raw, an escape sequence cleared or recoloured the terminal."""
+    line = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in line)
     try:
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
