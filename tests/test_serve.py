@@ -1315,6 +1315,23 @@ def test_an_upload_limit_that_is_no_size_is_refused_as_the_flag_is_read(runner, 
     assert f"{size} is no size in MiB" in " ".join(result.output.split())
 
 
+@pytest.mark.parametrize(
+    "host, said",
+    [
+        ("", "is empty: give 127.0.0.1 (this machine) or 0.0.0.0 (every interface)"),  # --host "$HOST", HOST unset
+        ("http://127.0.0.1", "'http://127.0.0.1' is a URL: give its host alone, e.g. --host 127.0.0.1"),
+        ("127.0.0.1:8080", "'127.0.0.1:8080' holds a port: give --host 127.0.0.1 --port 8080"),
+    ],
+)
+def test_a_host_that_is_empty_a_url_or_holds_a_port_is_refused_as_the_flag_is_read(runner, host, said) -> None:
+    from xtts_cli.cli.app import app
+
+    # An empty one had listened on every interface, reachable from other machines.
+    result = runner.invoke(app, ["serve", "-r", str(RUN), "--host", host, "--port", "0"])
+    assert result.exit_code == 2 and "listening" not in result.output, result.output
+    assert said in " ".join(result.output.replace("│", " ").split()), result.output
+
+
 def test_a_longer_text_limit_makes_room_for_its_body() -> None:
     from xtts_cli.serving.http import FORM_BYTES, form_bytes
 

@@ -10,6 +10,7 @@ import sys
 import threading
 from pathlib import Path
 from typing import Annotated, Optional
+from urllib.parse import urlsplit
 
 import typer
 
@@ -22,11 +23,28 @@ from xtts_cli.cli.options import (
     run_dir_given,
 )
 
+
+def _host(value: str) -> str:
+    """--host as the socket takes it, checked as the command line is read: an empty one (`--host
+    "$HOST"` with HOST unset) had listened on every interface; a URL or a port in it is named."""
+    if not value.strip():
+        raise typer.BadParameter("is empty: give 127.0.0.1 (this machine) or 0.0.0.0 (every interface)")
+    if "://" in value:
+        raise typer.BadParameter(f"{value!r} is a URL: give its host alone, e.g. --host {urlsplit(value).hostname}")
+    if value.startswith("[") and value.endswith("]"):  # [::1], as a URL writes an IPv6 address
+        return value[1:-1]
+    name, colon, port = value.rpartition(":")
+    if colon and "." in name and port.isdigit():
+        raise typer.BadParameter(f"{value!r} holds a port: give --host {name} --port {port}")
+    return value
+
+
 # serve's own options, declared once beside it (the shared ones are in cli/options.py).
 HostOption = Annotated[
     str,
     typer.Option(
         "--host",
+        callback=_host,
         help="Address to listen on. The default answers this machine only; 0.0.0.0 answers anyone who can "
         "reach it (there is no authentication).",
     ),
@@ -120,7 +138,6 @@ def serve(
 
         kept_config, kept = read_run(run)
         checkpoints_to_restore(kept, run, step, kept_config.training.save_step)
-    host = host or "0.0.0.0"  # '' is every interface to the socket: named so
     server = make_server(None, host, port, log=not quiet)  # a port in use is said before TensorFlow loads
     if not _loopback(host):  # said as the port opens, not a model's load later
         print(
