@@ -1074,3 +1074,29 @@ def test_markdown_is_read_as_its_words_not_its_marks():
         "1. First item.\n2. Second item.\ntodo.\ndone.\nBefore\n\nAfter",
         "read markdown as its words: left out its rules, task boxes",
     )
+
+
+@pytest.mark.slow
+def test_a_pipe_whose_reader_exits_before_the_wav_is_said_in_one_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from training_support import subprocess_env
+
+    # `xtts synthesize ... -o - | player` with a player that exits at once: exit 1 had come without a word.
+    read, write = os.pipe()
+    os.close(read)
+    done = subprocess.run(
+        [sys.executable, "-m", "xtts_cli", "synthesize", "Hello.", "-r", str(RUN), "-o", "-"],
+        stdout=write,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(),
+        cwd=tmp_path,
+        timeout=300,
+    )
+    os.close(write)
+    assert done.returncode == 1, done.stderr
+    assert "error: --out -: the pipe's reader exited before the WAV was written" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr

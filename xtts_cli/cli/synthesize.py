@@ -257,8 +257,21 @@ def _write_speech(tts, speech, out: Path, *, json_output: bool, speaker, languag
     if str(out) == "-":  # for a pipe: the WAV alone on stdout
         from xtts_cli.speech.synthesis import wav_bytes
 
-        sys.stdout.buffer.write(wav_bytes(speech.waveform, speech.sample_rate))
-        sys.stdout.buffer.flush()
+        try:
+            sys.stdout.buffer.write(wav_bytes(speech.waveform, speech.sample_rate))
+            sys.stdout.buffer.flush()
+        except OSError as exc:  # click's own handling had ended it, exit 1, without a word
+            from xtts_cli.cli.output import stream_gone
+
+            if not stream_gone(exc):
+                raise
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())  # its unwritten bytes go nowhere as the process exits
+            os.close(null)
+            raise XttsError(
+                "--out -: the pipe's reader exited before the WAV was written",
+                hint="see what the command after | said; or pass --out speech.wav",
+            ) from None
     else:
         if out.is_file():  # said, as --out-dir says the clips it writes over
             sys.stderr.write(f"note: {out} is written over\n")
