@@ -289,6 +289,10 @@ def test_synthesize_lists_the_runs_speakers_and_languages_without_loading_it(run
     assert all(s["minutes"] > 0 for s in report["speakers"])
     plain = runner.invoke(app, ["synthesize", "-r", str(run), "--list-languages"])
     assert plain.stdout == "en\n"
+    # A text and --out given with it are named as left aside: they had been passed over, no file written.
+    aside = runner.invoke(app, ["synthesize", "Hello.", "-r", str(run), "--list-languages", "-o", "z.wav"])
+    assert aside.stdout == "en\n" and not Path("z.wav").exists()
+    assert "note: a listing exits without speaking: TEXT and --out left aside" in aside.stderr, aside.stderr
     both = runner.invoke(app, ["synthesize", "-r", str(run), "--list-speakers", "--list-languages"]).stdout.splitlines()
     speakers = len(vocabulary["speakers"])  # each list under its heading: "en" is not one more speaker
     assert both[0] == f"speakers ({speakers}):" and both[1 + speakers :] == ["languages (1):", "  en"], both
