@@ -165,10 +165,9 @@ def synthesize(
 
         xtts synthesize --text-file lines.txt --out-dir clips/ -r runs/speak-cpu --vocoder runs/vocoder-cpu
     """
-
     if list_speakers or list_languages:
+        _say_not_spoken(TEXT=text, **{"--text-file": text_file, "--out": out, "--out-dir": out_dir})
         run = run_dir_given(run_dir, checkpoint, to="list", example=_LIST_EXAMPLE)
-        _say_not_spoken(text=text, **{"--text-file": text_file, "--out": out, "--out-dir": out_dir})
         return _list(run, speakers=list_speakers, languages=list_languages, json_output=json_output)
     text = _utf8(_read_stdin(), "the text on stdin") if text == "-" else text
     out = _check_arguments(text, text_file, out_dir, speaker, speaker_wav, out=out, json_output=json_output)
@@ -289,7 +288,7 @@ def _write_speech(tts, speech, out: Path, *, json_output: bool, speaker, languag
 def _say_not_spoken(**given: Any) -> None:
     """A note naming what a listing leaves aside: it lists and exits (a text and --out had been
     passed over in silence, the file never written)."""
-    aside = [("TEXT" if name == "text" else name) for name, value in given.items() if value is not None]
+    aside = [name for name, value in given.items() if value is not None]
     if aside:
         names = " and ".join([", ".join(aside[:-1]), aside[-1]] if len(aside) > 1 else aside)
         sys.stderr.write(f"note: a listing exits without speaking: {names} left aside\n")
