@@ -1036,5 +1036,13 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
             "python three point ten or three point eleven should work. start iv fluids, the xx chromosome. a five "
             "dollars isn't much."
         ),
+        "Sign up by 5/1, rent on 1/1 each year, Friday 1/2 price wings, a $10 went missing, 150 error reports.": (
+            "sign up by the fifth of january, rent on january first each year, friday a half price wings, a ten "
+            "dollars went missing, one hundred and fifty error reports."
+        ),
+        "We processed 990 forms, the error 150 times, Python 3.12, 45.50 MB download.": (
+            "we processed nine hundred and ninety forms, the error one hundred and fifty times, python three point "
+            "twelve, forty five point five zero megabytes download."
+        ),
     }
     assert {text: reading.reading(text, "en") for text in said} == said

@@ -295,10 +295,11 @@ _DAY_AND_MONTH = re.compile(
 _WEEKDAY_BEFORE_DATE = re.compile(r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\.?(?=,?\s+\d{1,2}/\d{1,2}\b)")
 # A share, not a date: "by 1/10 each week", "dropped by 1/3".
 _SHARE_AFTER = re.compile(r"\s*(?:each|every|per|percent|times)\b")
+_PRICED_AFTER = re.compile(r"\s*(?:price|prices|priced|off|pound|pounder|lb|gallon|pint|dozen)\b", re.IGNORECASE)
 _CHANGED_BY = re.compile(
-    r"\b(?:drop|dropped|drops|fell|falls?|rose|rises?|grew|grows?|increased?|increases|decreased?|decreases|"
-    r"reduced?|reduces|cut|cuts|raised?|raises|lowered?|lowers|multiplied|divided?|up|down|off|shrank|shrunk|"
-    r"shrinks?|went|goes|gained?|gains|lost|loses?)\s+by\s+$",
+    r"\b(?:dropped|drops|fell|falls?|rose|rises?|grew|grows?|increased?|increases|decreased?|decreases|"
+    r"reduced?|reduces|cut|cuts|raised?|raises|lowered?|lowers|multiplied|divided?|shrank|shrunk|shrinks?|"
+    r"gained?|gains|lost|loses?)\s+by\s+$",  # not "sign up by 5/1", "pay off by 12/1": dates
     re.IGNORECASE,
 )
 # Hundreds, thousands and millions as a count: 1,000s of people, the 100s.
@@ -358,9 +359,10 @@ _DIALED = re.compile(
     r"(?!\s+(?:[a-z]+s|people|staff)\b)",  # "call 101 customers": a count
     re.IGNORECASE,
 )
+_HTTP_CODES = r"10[0-3]|20\d|21\d|22[0-6]|30[0-8]|4[0-4]\d|45[01]|50\d|51[01]"  # RFC 9110's and the registry's
 _STATUS_CODE = re.compile(
-    r"\b(?:(?<=error )|(?<=status )|(?<=http )|(?<=code ))([1-5]\d\d)\b(?![\d.,]?\d)|\b([1-5]\d\d)(?=\s+(?:error|"
-    r"response|redirect)\b)|\b([45]0\d)(?=\s+page\b)",  # "150 errors", "a 250 page book", "150 status updates" count
+    rf"\b(?:(?<=error )|(?<=status )|(?<=http )|(?<=code ))({_HTTP_CODES})\b(?![\d.,]?\d)(?!\s+times\b)"
+    rf"|\b({_HTTP_CODES})(?=\s+(?:error|response|redirect)\b(?!\s+[a-z]+s\b))",  # "150 errors", "a 250 page book", "150 status updates" count
     re.IGNORECASE,
 )
 _ZIP_CODE = re.compile(r"\b((?:zip|postal)(?:\s+code)?:?\s+)(\d{5})(?:-(\d{4}))?\b", re.IGNORECASE)
@@ -370,7 +372,7 @@ _NAMED_THREES = re.compile(
 _RETIREMENT_PLAN = re.compile(r"\b(401|403|457)\s?\(([kb])\)", re.IGNORECASE)
 _TAX_FORMS = r"1040|1099|1098|1095|1065|1120|941|940|990|4868|8821|8822|8829|8949|2848|5498|3922|3921"
 _TAX_FORM = re.compile(
-    rf"(?<=\bform )({_TAX_FORMS})\b(?![\d.,]?\d)|\b({_TAX_FORMS})(?=(?:-[A-Z]{{1,4}})?\s+forms?\b)", re.IGNORECASE
+    rf"(?<=\bform )({_TAX_FORMS})\b(?![\d.,]?\d)|\b({_TAX_FORMS})(?=(?:-[A-Z]{{1,4}})?\s+form\b)", re.IGNORECASE
 )
 # A sign stuck to a percent or an amount (-3.5%, +5%, -$250), read before the number is words.
 _SIGNED = re.compile(r"(?<![\w.,+-])([-\u2212+])(?=[$£€¥₹]\d|\d[\d.,]*\s?%)")
@@ -1884,8 +1886,13 @@ def _version(match: re.Match) -> str:
     if program and not any(re.match(_AS_VERSION, match.string[end:]) for end in {match.end(), match.end(6)}):
         return match.group(0)
     name, space = (named, named_space) if named else (program, space)
-    more = re.sub(r"(\d+)\.(\d+)", lambda m: _version_number(m.group(1), m.group(2)), more)
-    return f"{name}{space or ' '}{_version_number(major, minor)}{more}"
+    said, left = [], 0
+    for item in re.finditer(r"(,?\s*(?:or|and|to|through)?\s*)(\d+)\.(\d+)", more):
+        if item.group(1).strip() == "," and item.group(2) != major:  # "Python 3.12, 45.50 MB": a list of one
+            break
+        said.append(item.group(1) + _version_number(item.group(2), item.group(3)))
+        left = item.end()
+    return f"{name}{space or ' '}{_version_number(major, minor)}{''.join(said)}{more[left:]}"
 
 
 def _version_number(major: str, minor: str) -> str:
@@ -1929,10 +1936,14 @@ def _day_and_month(match: re.Match, month_first: bool) -> str:
     if not (1 <= a <= 31 and 1 <= b <= 31) or (a > 12 and b > 12):
         return match.group(0)
     after, before = match.string[match.end() :], match.string[: match.end(1)] + " "
-    if a <= 12 and b <= 12 and (_SHARE_AFTER.match(after) or _CHANGED_BY.search(before)):
+    by = word.lower() == "by"
+    if a <= 12 and b <= 12 and ((by and _SHARE_AFTER.match(after)) or _CHANGED_BY.search(before)):
         return match.group(0)  # "by 1/10 each week", "dropped by 1/3": a share
+    fraction = a < b and b in (2, 3, 4, 8, 16)
+    if fraction and _PRICED_AFTER.match(after):
+        return match.group(0)  # "Friday 1/2 price wings", "Tuesday 1/4 pound burgers"
     dating = re.fullmatch(_DATING_WORDS, word, re.IGNORECASE) is not None or word.lower().rstrip(",").endswith("day")
-    if not dating and ((a < b and b in (2, 3, 4, 8, 16)) or (a, b) == (24, 7)):
+    if not dating and (fraction or (a, b) == (24, 7)):
         return match.group(0)  # "ends 1/4 mile past", "due 1/2 now": a fraction; "due 24/7"
     month, day = (a, b) if b > 12 or (a <= 12 and month_first) else (b, a)
     if (month, day) == (a, b):
@@ -1998,27 +2009,17 @@ _MONEY_NOUN_AFTER = re.compile(
     r"\s+(?:(?:bank|gift|credit)\s+)?(?:bills?|notes?|coins?|cards?|fee|fine|tickets?|minimum\s+wage|bailout|deal|"
     r"budget|loan|check|cheque|voucher|bet|tip|discount|bonus|donation|item|plan|subscription|contract|pledge|"
     r"investment|purchase|refund|raise|increase|cut|tax|surcharge|price\s+tag|settlement|fund|package|program|"
-    r"project|prize|jackpot|payment|deposit|order)\b",
+    r"project|prize|jackpot|payment|deposit|order|salary|wage|grant|gift|stipend|allowance|reward|ransom|"
+    r"rebate|credit|coupon|meal|lunch|dinner|bottle|phone|watch|bag|shirt|toy|book|charge|penalty|premium|bid|"
+    r"offer|sale|stimulus|aid|tariff|levy|subsidy|stake|tab|limit|minimum|cap|upgrade|wager|reduction|hike|"
+    r"overrun|shortfall|deficit|surplus)\b",
     re.IGNORECASE,
-)
-
-# A word after "a $5" that is no noun: "a $5 and a $10", "a $5 for lunch" (it names the bill or the sum).
-_WORD_NOT_LINKING = re.compile(
-    r"\s+(?!(?:and|or|to|for|in|on|at|from|per|a|an|the|each|with|of|is|was|are|were|will|would|that|which|"
-    r"it|so|but|than|plus|minus|off|back|each|every|isn't|wasn't|today|yesterday|tomorrow|till|under|over|extra|"
-    r"more|less|ago|they|he|she|we|you|i|here|there|now|then|instead|too|nor|if|as|when|while)\b)[a-z]"
 )
 
 
 def _describes_noun(match: re.Match) -> bool:
     """Whether an amount of money describes the noun after it ("a $2B deal": a two billion dollar deal)."""
-    after = match.string[match.end() :]
-    if _MONEY_NOUN_AFTER.match(after):
-        return True
-    return (
-        _ARTICLE_BEFORE.search(match.string, 0, match.start()) is not None
-        and _WORD_NOT_LINKING.match(after) is not None
-    )
+    return _MONEY_NOUN_AFTER.match(match.string, match.end()) is not None
 
 
 def _plural_unit(unit: str) -> str:

@@ -1072,19 +1072,22 @@ _AFTER_MERIDIEM = re.compile(
     r"(?:(?:Mon|Tues?|Wed(?:nes)?|Thu(?:rs?)?|Fri|Sat(?:ur)?|Sun)(?:day)?|Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|"
     r"Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?|Eastern|"
     r"Pacific|Central|Mountain|Atlantic|Local|(?!IT\b)[A-Z]{1,4}T|UTC|Christmas|Easter|Thanksgiving|New\s+Year|Election|"
-    r"Labou?r|Memorial|Independence|Halloween|Week(?:end|day))s?\b|(?:[A-Z][a-z]+\s+){1,2}time\b"
+    r"Labou?r|Memorial|Independence|Halloween|Week(?:end|day)|Mr|Mrs|Ms|Dr|Sir)s?\b|(?:[A-Z][A-Za-z]+\s+){1,2}"
+    r"(?:time|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day)\b"
 )
 _ABBREVIATED_AT_END = re.compile(
-    r"\b(?:mins?|tbsp|tsp|lbs?|oz|in|ft|yds?|inc|ltd|co|corp|bros|mar|id|rs|reps?|art|secs?|hrs?|approx|est|dept|"
-    r"govt|max|pts?|qts?|yrs?|mos?|wks?|al|eds?|vols?|cf|op|cit|refs?|misc|avg|tel|kg|ml|cm|mm|km|sq|temp|pkg|qty|"
-    r"nos?|jr|sr|ave|blvd|rd|st|mt|pg|pp|ch|para|figs?|eqs?|ex|univ|assn|intl|natl)\.$",
+    r"(?:\d\s?(?:mins?|tbsp|tsp|lbs?|oz|in|ft|yds?|secs?|hrs?|pts?|qts?|yrs?|mos?|wks?|kg|ml|cm|mm|km|sq)|"
+    r"\b(?:inc|ltd|co|corp|bros|mar|rs|reps?|approx|dept|govt|eds?|vols?|cf|op|cit|misc|avg|tel|pkg|qty|jr|sr|"
+    r"ave|blvd|rd|st|mt|pg|pp|ch|para|figs?|eqs?|univ|assn|intl|natl|et al))\.$",
     re.IGNORECASE,
 )
 _LOWER_WORD = re.compile(r"[a-z]+(?![\w'\u2019])")
+# A time in a clause that opens its sentence ("When I got home at 6 p.m. Dad was asleep", "At 5 p.m.
+# John came"), or one that describes a noun ("the 6 a.m. Delta flight"): the capital after it goes on.
 _TIME_OPENS = re.compile(
-    r"^(?:(?:today|tomorrow|tonight|yesterday|daily|weekdays|\w+day)\s+)?"
-    r"(?:at|by|from|until|till|after|before|around|about|since|on|starting|beginning)\s+(?:\S+\s+){0,2}"
-    r"[ap]\.m\.$",
+    r"^(?:when|whenever|if|by|after|once|every|each|between|shortly|just|on|at|around|about|before|since|until|"
+    r"till|while|as|from|starting|beginning|today|tomorrow|tonight|yesterday|daily|weekdays|\w+day)\b"
+    r"|\b(?:the|a|an|this|that|our|your|his|her|their|its|my)\s+\d{1,2}(?::\d\d)?\s?[ap]\.m\.$",
     re.IGNORECASE,
 )
 _OPENER = re.compile(
@@ -1117,7 +1120,7 @@ def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
 
     if _MERIDIEM_AT_END.search(before) and (
         _OPENER.match(after)
-        or (after[:1].isupper() and not _AFTER_MERIDIEM.match(after) and not _TIME_OPENS.match(before))
+        or (after[:1].isupper() and not _AFTER_MERIDIEM.match(after) and not _TIME_OPENS.search(before))
     ):
         return False
     # "Bake 20 min. then cool.", "Apple Inc. is big": an abbreviation's full stop before a word in lower
