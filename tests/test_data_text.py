@@ -156,7 +156,8 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
         ),
         (  # any capital after the hour ends a sentence the time did not open; a day or a zone goes on
             "Dinner at 6 p.m. Snacks all day. Meet at 6 p.m. Friday. Starts at 7 p.m. ET today. It opens at 10 a.m. "
-            "Paris time. Tomorrow at 5 p.m. John will come.",
+            "Paris time. Tomorrow at 5 p.m. John will come. When I got home at 6 p.m. Dad slept. We took the 6 a.m. "
+            "Delta flight.",
             [
                 "Dinner at 6 p.m.",
                 "Snacks all day.",
@@ -164,10 +165,12 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
                 "Starts at 7 p.m. ET today.",
                 "It opens at 10 a.m. Paris time.",
                 "Tomorrow at 5 p.m. John will come.",
+                "When I got home at 6 p.m. Dad slept.",
+                "We took the 6 a.m. Delta flight.",
             ],
         ),
         (  # an abbreviation's full stop before a word in lower case ends no sentence; another full stop does
-            "Bake 20 min. then cool. Apple Inc. is big. Mix well. add salt. I like it. iPhone is great.",
+            "Bake 20 min. then cool. Apple Inc. is big. Mix well. add salt. I like it. iPhone is great. Come in. sit.",
             [
                 "Bake 20 min. then cool.",
                 "Apple Inc. is big.",
@@ -175,6 +178,8 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
                 "add salt.",
                 "I like it.",
                 "iPhone is great.",
+                "Come in.",
+                "sit.",
             ],
         ),
         ("ok. see you. bye", ["ok.", "see you.", "bye"]),
