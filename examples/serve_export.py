@@ -48,7 +48,7 @@ def phonemize(text: str, voice: str, info: dict) -> str:
     called = info["phonemizer"]
     backend = EspeakBackend(voice, punctuation_marks=info["punctuation_marks"], **called["backend_settings"])
     phonemes = backend.phonemize([text], separator=Separator(**called["separator"]), strip=called["strip"], njobs=1)
-    return " ".join(phonemes[0].split())
+    return " ".join(phonemes[0].split()) if phonemes else ""  # phonemizer returns no line for an empty text
 
 
 def read_wav(path: Path, rate: int) -> np.ndarray:
@@ -107,14 +107,15 @@ class Voice:
     def text_ids(self, text: str, language: str) -> list[int]:
         return self.read(text, language)[0]
 
-    def wav(self, text: str, language: str) -> bytes:
+    def wav(self, text: str, language: str) -> tuple[bytes, bool]:
+        """The WAV of `text`, and whether the model ended it (false: the length limit cut it)."""
         ids = tf.constant(self.text_ids(text, language), tf.int32)
         language_id = tf.constant(self.info["languages"].index(language), tf.int32)
         if self.speaker is not None:
             out = self.speak_as(speaker_id=tf.constant(self.speaker), text_ids=ids, language_id=language_id)
         else:
             out = self.speak(text_ids=ids, language_id=language_id, reference_audio=tf.constant(self.reference))
-        return wav_bytes(out["audio"].numpy(), self.info["sample_rate"])
+        return wav_bytes(out["audio"].numpy(), self.info["sample_rate"]), bool(out["stopped"].numpy())
 
 
 def language_of(query: dict, languages: list[str]) -> tuple[str | None, str | None]:
@@ -152,7 +153,8 @@ def main() -> None:
                 if not any(voice.info["symbols"][i - 1].isalpha() for i in ids):  # another script: no letter read
                     self.answer(400, {"error": f"no symbol of the text is one the model reads ({language} as trained)"})
                 else:
-                    self.answer(200, voice.wav(query["text"], language), {"X-Left-Out": json.dumps(lacked)})
+                    wav, stopped = voice.wav(query["text"], language)  # not stopped: cut; send a sentence at a time
+                    self.answer(200, wav, {"X-Left-Out": json.dumps(lacked), "X-Stopped": json.dumps(stopped)})
 
         def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
             self.answer(code, {"error": message or "use GET /tts?text=..."})  # an error is JSON, as the rest

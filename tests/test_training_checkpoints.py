@@ -319,10 +319,12 @@ result = speak(text_ids=tf.constant({[ids[c] for c in TEXT]}, tf.int32), languag
                reference_audio=tf.constant(audio))
 np.save({str(tmp_path / "mel.npy")!r}, result["mel"].numpy())
 np.save({str(tmp_path / "audio.npy")!r}, result["audio"].numpy())
-print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" in sys.modules}}))
+print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" in sys.modules,
+                  "stopped": bool(result["stopped"].numpy())}}))
 """
     report = json.loads(plain_python(script).strip().splitlines()[-1])
     mel = np.load(tmp_path / "mel.npy")
+    stopped = report.pop("stopped")
     assert report == {"samples": (len(mel) - 1) * data.hop_length, "xtts": False}
 
     with wave.open(clip) as handle:
@@ -342,6 +344,7 @@ print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" 
         settings=short_run.config.synthesis,
     )
     assert mel.shape == expected.mel.shape  # the same durations or stop step, frame for frame
+    assert stopped == expected.stopped  # a clip the length limit cut is said so, as synthesize says it
     # Two graphs of the same weights sum in their own orders (oneDNN picks kernels per graph).
     np.testing.assert_allclose(mel, expected.mel, atol=1e-3)
     # Griffin-Lim over the generated frames alone, as synthesis runs it: the same audio to its end.

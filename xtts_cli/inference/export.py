@@ -9,8 +9,8 @@ The SavedModel's `serving_default` signature takes
     reference_audio  float32 [S]   a few seconds of the voice, mono, at `sample_rate`
 
 (the `speaker` signature takes `speaker_id` int32 [], an index into `speakers`, instead of a
-clip: that training speaker's voice, as `--speaker NAME` speaks it) and returns `mel` float32 [frames, n_mels] (natural-log mel) and `audio` float32 [samples] within ±0.99, as `synthesize` writes it: by
-the run's vocoder (a vocoder run in RUN/vocoder, or `--vocoder`) when it has one, else Griffin-Lim.
+clip: that training speaker's voice, as `--speaker NAME` speaks it) and returns `mel` float32 [frames, n_mels] (natural-log mel), `audio` float32 [samples] within ±0.99, as `synthesize` writes it, and
+`stopped` bool [] (false where the length limit, not the model, ended the clip): by the run's vocoder (a vocoder run in RUN/vocoder, or `--vocoder`) when it has one, else Griffin-Lim.
 `export.json` beside it holds what a caller without this package needs to turn text into those ids
 (front end, cleaners, espeak-ng voice of each language, symbols, languages, speakers), the sample
 rate, the vocoder and the signature. Generation bounds are the run's: its measured
@@ -238,7 +238,12 @@ def _generator(
                     win_length=data.win_length,
                     n_iter=GRIFFIN_LIM_ITERATIONS,
                 )
-            return {"mel": mel[:frames], "audio": _within_full_scale(audio[: (frames - 1) * data.hop_length])}
+            return {
+                "mel": mel[:frames],
+                "audio": _within_full_scale(audio[: (frames - 1) * data.hop_length]),
+                # False: the length limit cut it (a text too long for one generation), as synthesize says
+                "stopped": generated["stopped"][0],
+            }
 
     if speakers is None:  # no centroids (a run from before they were kept): saving had traced it, and failed
         del Generator.speak_as
@@ -363,7 +368,11 @@ def _export_info(tts: Synthesizer) -> dict:
                 "language_id": "int32 []",
                 "reference_audio": f"float32 [S] at {data.sample_rate} Hz",
             },
-            "outputs": {"mel": f"float32 [frames, {data.n_mels}]", "audio": "float32 [samples]"},
+            "outputs": {
+                "mel": f"float32 [frames, {data.n_mels}]",
+                "audio": "float32 [samples]",
+                "stopped": "bool [] (false: the length limit cut the clip)",
+            },
         },
         # A training speaker's voice, no clip needed: `signatures["speaker"]` takes these.
         "speaker_signature": {
