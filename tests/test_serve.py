@@ -11,6 +11,7 @@ import io
 import json
 import os
 import queue
+import re
 import select
 import shutil
 import signal
@@ -832,7 +833,7 @@ def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_pa
 @pytest.mark.parametrize(("stop", "code"), [(signal.SIGINT, 130), (signal.SIGHUP, 129)])
 def test_ctrl_c_or_a_closed_terminal_answers_the_requests_in_flight_whole(tmp_path, stop, code):
     # SIGHUP (its terminal closed) had skipped the answering, and TensorFlow aborted the exit (134).
-    command = [sys.executable, "-m", "xtts_cli", "serve", "-r", str(RUN), "--port", "0", "--quiet"]
+    command = [sys.executable, "-m", "xtts_cli", "serve", "-r", str(RUN), "--port", "0"]
     with (tmp_path / "stderr").open("w") as stderr:
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=stderr, text=True, env=subprocess_env(), preexec_fn=terminal_signals
@@ -859,6 +860,8 @@ def test_ctrl_c_or_a_closed_terminal_answers_the_requests_in_flight_whole(tmp_pa
             process.kill()
     said = (tmp_path / "stderr").read_text()
     assert "stopping: finishing 1 request(s) in flight" in said and said.rstrip().endswith("stopped"), said
+    # The request's own line before "stopped": the last one answered had gone unlogged.
+    assert re.search(r"POST /api/tts 200 [\d.]+s\nstopped\n?$", said), said
     status, _, wav = answers[0]
     with wave.open(io.BytesIO(wav)) as handle:  # whole: as many samples as its header says
         assert status == 200 and handle.getnframes() * 2 == len(wav) - 44 and handle.getnframes() > 22050 * 10

@@ -259,6 +259,7 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(_utf8(self.path))
         service = self.server.service
         status = 200
+        self.admitted: Optional[VoiceService] = None  # a place taken in the queue, given back once logged
         try:
             if service is None:
                 status = self._loading(url.path, method)
@@ -308,7 +309,13 @@ class _Handler(BaseHTTPRequestHandler):
             status = 500
             log_line(f"xtts serve: {url.path}: {type(exc).__name__}: {exc}")
             self._error(500, f"internal error ({type(exc).__name__}); the server's log has the line")
-        self._log_answer(status, time.perf_counter() - began)
+        try:
+            self._log_answer(status, time.perf_counter() - began)
+        finally:
+            # After its line: a server stopping waits for the requests in flight, and had exited
+            # before the last one's line was written.
+            if self.admitted is not None:
+                self.admitted.release()
 
     def _loading(self, path: str, method: str) -> int:
         """Answers while the run loads (TensorFlow, the model, its graphs: seconds to a minute): a health
@@ -365,16 +372,14 @@ class _Handler(BaseHTTPRequestHandler):
             raise Refused(
                 503, "the server is busy (every place in its queue is taken); try again shortly", retry_after=1
             )
-        try:
-            request = service.check(fields, reference)
-            if request.stream:
-                return self._stream(service, request)
-            audio, notes = service.speak(request, gone=self._client_gone)
-            headers = {"X-Xtts-Notes": json.dumps(notes)} if notes else {}
-            self._send(200, audio, "audio/wav", headers=headers)
-            return 200
-        finally:
-            service.release()
+        self.admitted = service  # released by `_answer` once the request's line is written
+        request = service.check(fields, reference)
+        if request.stream:
+            return self._stream(service, request)
+        audio, notes = service.speak(request, gone=self._client_gone)
+        headers = {"X-Xtts-Notes": json.dumps(notes)} if notes else {}
+        self._send(200, audio, "audio/wav", headers=headers)
+        return 200
 
     def _stream(self, service: VoiceService, request) -> int:
         chunks = service.stream(request)
