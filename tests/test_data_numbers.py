@@ -1040,6 +1040,13 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
             "sign up by the fifth of january, rent on january first each year, friday a half price wings, a ten "
             "dollars went missing, one hundred and fifty error reports."
         ),
+        "Friday 1/2 day, Tuesday 3/4 of voters, card expires 12/27, $1 trillion cut from spending.": (
+            "friday a half day, tuesday three quarters of voters, card expires twelve over twenty seven, one "
+            "trillion dollars cut from spending."
+        ),
+        "Victor Emmanuel III fled; Python 3.10 or 11.50 MB of disk.": (
+            "victor emmanuel the third fled; python three point ten or eleven point five zero megabytes of disk."
+        ),
         "We processed 990 forms, the error 150 times, Python 3.12, 45.50 MB download.": (
             "we processed nine hundred and ninety forms, the error one hundred and fifty times, python three point "
             "twelve, forty five point five zero megabytes download."

@@ -295,7 +295,11 @@ _DAY_AND_MONTH = re.compile(
 _WEEKDAY_BEFORE_DATE = re.compile(r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\.?(?=,?\s+\d{1,2}/\d{1,2}\b)")
 # A share, not a date: "by 1/10 each week", "dropped by 1/3".
 _SHARE_AFTER = re.compile(r"\s*(?:each|every|per|percent|times)\b")
-_PRICED_AFTER = re.compile(r"\s*(?:price|prices|priced|off|pound|pounder|lb|gallon|pint|dozen)\b", re.IGNORECASE)
+_PRICED_AFTER = re.compile(
+    r"\s*(?:price|prices|priced|off|pound|pounder|lbs?|gallon|pint|dozen|days?|miles?|mi|marathon|inch|inches|in|"
+    r"cups?|hours?|of|length|size|tank|time|ft|km|oz|tsp|tbsp|teaspoons?|tablespoons?)\b",
+    re.IGNORECASE,
+)
 _CHANGED_BY = re.compile(
     r"\b(?:dropped|drops|fell|falls?|rose|rises?|grew|grows?|increased?|increases|decreased?|decreases|"
     r"reduced?|reduces|cut|cuts|raised?|raises|lowered?|lowers|multiplied|divided?|shrank|shrunk|shrinks?|"
@@ -1888,11 +1892,19 @@ def _version(match: re.Match) -> str:
     name, space = (named, named_space) if named else (program, space)
     said, left = [], 0
     for item in re.finditer(r"(,?\s*(?:or|and|to|through)?\s*)(\d+)\.(\d+)", more):
-        if item.group(1).strip() == "," and item.group(2) != major:  # "Python 3.12, 45.50 MB": a list of one
-            break
+        listed = item.group(2) == major or item.group(1).strip() != ","
+        if not listed or _MEASURED_AFTER.match(match.string, match.start(7) + item.end()):
+            break  # "Python 3.12, 45.50 MB", "3.10 or 11.50 MB": an amount, not a version
         said.append(item.group(1) + _version_number(item.group(2), item.group(3)))
         left = item.end()
     return f"{name}{space or ' '}{_version_number(major, minor)}{''.join(said)}{more[left:]}"
+
+
+_MEASURED_AFTER = re.compile(
+    rf"\s*(?:%|percent|dollars?|euros?|pounds?|times|x|{'|'.join(sorted(map(re.escape, _UNIT_NAMES), key=len, reverse=True))})"
+    r"(?![^\W\d_])",
+    re.IGNORECASE,
+)
 
 
 def _version_number(major: str, minor: str) -> str:
@@ -1941,7 +1953,9 @@ def _day_and_month(match: re.Match, month_first: bool) -> str:
         return match.group(0)  # "by 1/10 each week", "dropped by 1/3": a share
     fraction = a < b and b in (2, 3, 4, 8, 16)
     if fraction and _PRICED_AFTER.match(after):
-        return match.group(0)  # "Friday 1/2 price wings", "Tuesday 1/4 pound burgers"
+        return match.group(0)  # "Friday 1/2 price wings", "Tuesday 3/4 of voters", "Sat 1/2 marathon"
+    if word.lower().startswith("expir") and (match.group(2).startswith("0") or re.search(r"\bcard\b", before[-40:])):
+        return match.group(0)  # "Card expires 12/27", "expires 08/25": a card's month and year
     dating = re.fullmatch(_DATING_WORDS, word, re.IGNORECASE) is not None or word.lower().rstrip(",").endswith("day")
     if not dating and (fraction or (a, b) == (24, 7)):
         return match.group(0)  # "ends 1/4 mile past", "due 1/2 now": a fraction; "due 24/7"
@@ -2008,7 +2022,7 @@ def _unit(match: re.Match) -> str:
 _MONEY_NOUN_AFTER = re.compile(
     r"\s+(?:(?:bank|gift|credit)\s+)?(?:bills?|notes?|coins?|cards?|fee|fine|tickets?|minimum\s+wage|bailout|deal|"
     r"budget|loan|check|cheque|voucher|bet|tip|discount|bonus|donation|item|plan|subscription|contract|pledge|"
-    r"investment|purchase|refund|raise|increase|cut|tax|surcharge|price\s+tag|settlement|fund|package|program|"
+    r"investment|purchase|refund|raise|increase|tax|surcharge|price\s+tag|settlement|fund|package|program|"
     r"project|prize|jackpot|payment|deposit|order|salary|wage|grant|gift|stipend|allowance|reward|ransom|"
     r"rebate|credit|coupon|meal|lunch|dinner|bottle|phone|watch|bag|shirt|toy|book|charge|penalty|premium|bid|"
     r"offer|sale|stimulus|aid|tariff|levy|subsidy|stake|tab|limit|minimum|cap|upgrade|wager|reduction|hike|"

@@ -249,7 +249,9 @@ def title_numerals(text: str) -> str:
 
     def said(match: re.Match) -> str:
         number = _value(match.group(3).lower())
-        kept = match.group(1).lower() in _ENGLISH_KEPT or match.group(3).lower() in _ENGLISH_KEPT
+        before = _WORD_BEFORE.search(match.string, 0, match.start())  # Victor Emmanuel III, Juan Carlos I
+        named = {match.group(1).lower(), f"{before.group(1)} {match.group(1)}".lower() if before else ""}
+        kept = bool(named & _ENGLISH_KEPT) or match.group(3).lower() in _ENGLISH_KEPT
         if number is None or kept or match.group(1) in _NO_TITLE:
             return match.group(0)
         return f"{match.group(1)}{match.group(2)}{number_words(number, 'en')}"

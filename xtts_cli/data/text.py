@@ -1072,8 +1072,9 @@ _AFTER_MERIDIEM = re.compile(
     r"(?:(?:Mon|Tues?|Wed(?:nes)?|Thu(?:rs?)?|Fri|Sat(?:ur)?|Sun)(?:day)?|Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|"
     r"Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?|Eastern|"
     r"Pacific|Central|Mountain|Atlantic|Local|(?!IT\b)[A-Z]{1,4}T|UTC|Christmas|Easter|Thanksgiving|New\s+Year|Election|"
-    r"Labou?r|Memorial|Independence|Halloween|Week(?:end|day)|Mr|Mrs|Ms|Dr|Sir)s?\b|(?:[A-Z][A-Za-z]+\s+){1,2}"
-    r"(?:time|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day)\b"
+    r"Labou?r|Memorial|Independence|Halloween|Week(?:end|day)|Mr|Mrs|Ms|Dr|Sir|Fourth\s+of\s+July|To|From|Until|"
+    r"Till|Sharp|Already|According|Every|Daily|Nightly|Weekly|Amid|Through|Thru|Via|Or|Onwards?)s?\b"
+    r"|(?:[A-Z][\w'\u2019]+\s+){1,2}(?:time|Day|Eve|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day)\b"
 )
 _ABBREVIATED_AT_END = re.compile(
     r"(?:\d\s?(?:mins?|tbsp|tsp|lbs?|oz|in|ft|yds?|secs?|hrs?|pts?|qts?|yrs?|mos?|wks?|kg|ml|cm|mm|km|sq)|"
@@ -1110,6 +1111,15 @@ _ROMAN_AT_END = re.compile(r"\b[IVXLC]+\.$")
 _QUOTED_END = re.compile(r"[.!?\u2026][\"'\u201d\u2019\u00bb]$")
 
 
+def _headline(text: str) -> bool:
+    """Text in capitals, or a headline's Title Case ("Markets Close At 4 P.M."): a capital after its
+    time says nothing of a sentence's start."""
+    words = text.split()
+    return not any(c.islower() for c in text) or (
+        len(words) >= 3 and all(not word[0].islower() or any(c.isupper() for c in word) for word in words)  # iPhone
+    )
+
+
 def _a_german_date(before: str, after: str) -> bool:
     return bool(_DAY_AT_END.search(before) and _MONTH_FIRST.match(after))
 
@@ -1120,7 +1130,12 @@ def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
 
     if _MERIDIEM_AT_END.search(before) and (
         _OPENER.match(after)
-        or (after[:1].isupper() and not _AFTER_MERIDIEM.match(after) and not _TIME_OPENS.search(before))
+        or (
+            after[:1].isupper()
+            and not _AFTER_MERIDIEM.match(after)
+            and not _TIME_OPENS.search(before)
+            and not _headline(before)
+        )
     ):
         return False
     # "Bake 20 min. then cool.", "Apple Inc. is big": an abbreviation's full stop before a word in lower
