@@ -590,6 +590,44 @@ def test_a_control_character_a_client_sends_is_logged_escaped(served, capfd):
     assert "GET /\\x1b[31mRED\\x1b[0m\\x07 404" in logged and "G\\x1b[2JET" in logged, logged
 
 
+def _this_machines_address() -> str:
+    """An address of this machine's other than loopback (none: the test is skipped): a UDP socket's
+    connect sends nothing, and says which interface would."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 1))
+        except OSError:
+            pytest.skip("no network interface but loopback")
+        return probe.getsockname()[0]
+
+
+def test_one_address_of_the_network_takes_a_share_of_the_connections_not_all(served, monkeypatch):
+    # One host holding every place with idle sockets had locked every other client out, /health too.
+    from xtts_cli.serving import http
+    from xtts_cli.serving.service import VoiceService
+
+    host = _this_machines_address()
+    monkeypatch.setattr(http, "CONNECTIONS_PER_CLIENT", 2)
+    server = http.make_server(VoiceService(served[0]), "0.0.0.0", 0, log=False)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        idle = [socket.create_connection((host, port)) for _ in range(2)]
+        try:
+            refused = _all_of(f"http://{host}:{port}", b"GET /health HTTP/1.1\r\n\r\n")
+            assert refused.startswith(b"HTTP/1.1 503") and b"this address has" in refused, refused
+            # Another client (this machine's own, as a proxy in front would be) is answered.
+            assert get(f"http://127.0.0.1:{port}/health")[0] == 200
+        finally:
+            for connection in idle:
+                connection.close()
+        time.sleep(0.3)  # their threads see the close
+        assert get(f"http://{host}:{port}/health")[0] == 200
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_a_slow_client_is_closed_at_its_deadline_and_connections_past_the_limit_at_once(served, monkeypatch):
     # A header byte every 0.3 s passed a per-read limit for ever (slowloris), and 2,000 idle sockets
     # had made 1,600 threads.

@@ -43,6 +43,10 @@ BODY_BYTES_PER_SECOND = 16 * 1024
 # Connections served at once, a thread each: past them a new one is answered 503 and closed (2,000
 # idle sockets had made 1,600 threads).
 MAX_CONNECTIONS = 256
+# Of them, from one address other than this machine's: one host on the network holding every place
+# (idle sockets, reopened as the deadline closes them) had locked every other client out, /health too.
+# This machine's own (a reverse proxy in front) may take them all.
+CONNECTIONS_PER_CLIENT = 64
 # Seconds a client is asked to wait (Retry-After, the loading page's reload) while the run loads.
 LOADING_RETRY_SECONDS = 2
 # Form fields other than the upload are short; a body past this without an upload is refused.
@@ -134,6 +138,9 @@ class _DeadlineReader(io.RawIOBase):
 
 
 _TOO_MANY = json.dumps({"error": "the server has too many connections open; try again shortly"}).encode()
+_TOO_MANY_HERE = json.dumps(
+    {"error": f"this address has {CONNECTIONS_PER_CLIENT} connections open to the server; close some, then try again"}
+).encode()
 
 
 class VoiceServer(ThreadingHTTPServer):
@@ -144,6 +151,8 @@ class VoiceServer(ThreadingHTTPServer):
         self.loading = ""  # the run being loaded, said by /health and the page until `service` is set
         self.log = log
         self.connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.per_client: dict[str, int] = {}  # open connections by address (not this machine's)
+        self.per_client_lock = threading.Lock()
         if ":" in address[0]:  # an IPv6 address: ::1 (this machine), :: (every interface)
             self.address_family = socket.AF_INET6
         super().__init__(address, _Handler)
@@ -154,18 +163,12 @@ class VoiceServer(ThreadingHTTPServer):
             self.service.close()
 
     def process_request(self, request, client_address) -> None:
+        if not self._client_admitted(client_address[0]):
+            self._refuse(request, client_address, _TOO_MANY_HERE, f"{CONNECTIONS_PER_CLIENT} from this address")
+            return
         if not self.connections.acquire(blocking=False):
-            try:
-                request.sendall(
-                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
-                    + f"Content-Length: {len(_TOO_MANY)}\r\nConnection: close\r\n\r\n".encode()
-                    + _TOO_MANY
-                )
-            except OSError:
-                pass
-            if self.log:
-                log_line(f"{client_address[0]} - - 503 (more than {MAX_CONNECTIONS} connections open)")
-            self.shutdown_request(request)
+            self._client_left(client_address[0])
+            self._refuse(request, client_address, _TOO_MANY, f"more than {MAX_CONNECTIONS} connections open")
             return
         # A daemon: a client that never finishes does not hold the process at exit.
         thread = threading.Thread(target=self.process_request_thread, args=(request, client_address), daemon=True)
@@ -173,15 +176,50 @@ class VoiceServer(ThreadingHTTPServer):
             thread.start()
         except RuntimeError:  # no thread to answer it ("can't start new thread"): its place is given back
             self.connections.release()
+            self._client_left(client_address[0])
             raise
         # A Ctrl-C or SIGTERM raised inside start() leaves the place to the thread that holds it: given
         # back here as well, a ValueError (released too many times) took the stop's place and it served on.
+
+    def _refuse(self, request, client_address, body: bytes, why: str) -> None:
+        try:
+            request.sendall(
+                b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+                + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                + body
+            )
+        except OSError:
+            pass
+        if self.log:
+            log_line(f"{client_address[0]} - - 503 ({why})")
+        self.shutdown_request(request)
+
+    def _client_admitted(self, address: str) -> bool:
+        """Count a connection from `address`; False (not counted) past CONNECTIONS_PER_CLIENT."""
+        if _loopback(address):
+            return True
+        with self.per_client_lock:
+            if self.per_client.get(address, 0) >= CONNECTIONS_PER_CLIENT:
+                return False
+            self.per_client[address] = self.per_client.get(address, 0) + 1
+            return True
+
+    def _client_left(self, address: str) -> None:
+        if _loopback(address):
+            return
+        with self.per_client_lock:
+            left = self.per_client.get(address, 1) - 1
+            if left:
+                self.per_client[address] = left
+            else:
+                self.per_client.pop(address, None)
 
     def process_request_thread(self, request, client_address) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
             self.connections.release()
+            self._client_left(client_address[0])
 
     def handle_error(self, request, client_address) -> None:
         """One line, not the standard library's traceback; none for a client that went away (its
@@ -190,6 +228,15 @@ class VoiceServer(ThreadingHTTPServer):
         if isinstance(value, (ConnectionError, TimeoutError)):
             return
         log_line(f"xtts serve: {client_address[0]}: {kind.__name__ if kind else 'error'}: {value}")
+
+
+def _loopback(address: str) -> bool:
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(address.removeprefix("::ffff:")).is_loopback
+    except ValueError:
+        return False
 
 
 def make_server(
