@@ -358,7 +358,7 @@ def test_synthesize_writes_speech_length_audio(trained, runner) -> None:
     )
     assert two.exit_code == 0, two.output
     ended = next(line for line in two.output.splitlines() if line.startswith("ended by: "))
-    assert "for its 2 sentences, the pauses apart)" in ended, ended
+    assert "for the 2 parts it was spoken in, the pauses apart)" in ended, ended
 
 
 @pytest.mark.slow

@@ -59,7 +59,11 @@ SYNTHESIZE = {
     "voice": ("str", "centroid (a speaker's), clip (--speaker-wav) or reference (the run's own)."),
     "vocoder": ("str", "The vocoder: a run's path, or griffin-lim."),
     "vocoder_step": ("int or null", "The vocoder run's checkpoint step; null for griffin-lim."),
-    "sentences": ("int", "Sentences the text was split into and spoken in turn."),
+    "sentences": (
+        "int",
+        "Generations the text was spoken in, in turn: one per sentence, and one per part of a sentence too long "
+        "for one (a slower --speed cuts more).",
+    ),
     "notes": ("list of str", "What was left out or read as its nearest, and which checkpoint spoke."),
 }
 SYNTHESIZE_LINES = {

@@ -434,7 +434,11 @@ def _render(speech, report: dict[str, Any], stream: TextIO) -> None:
     window = "{:.2f}-{:.2f} s".format(*report["window_seconds"])
     limit, scope = "the length limit", ""
     if speech.sentences > 1:  # the windows of its sentences added up; the audio has pauses besides
-        limit, scope = "the length limit of a sentence", f" for its {speech.sentences} sentences, the pauses apart"
+        # Parts, not sentences: one too long for one generation is spoken in several (a slower --speed cuts more)
+        limit, scope = (
+            "the length limit of a part",
+            f" for the {speech.sentences} parts it was spoken in, the pauses apart",
+        )
     if speech.ended_by == "length limit" and speech.paced:
         how = f"{limit} ({window} allowed{scope}): the predicted durations ran longer"
     elif speech.ended_by == "length limit":

@@ -172,9 +172,7 @@ def _generator(
     outside `tokenizer`'s symbols, languages or speakers is an InvalidArgumentError naming it: a
     gather would clip it on a GPU, and speak another voice or language without a word."""
     from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel, mel_filterbank
-    from xtts_cli.model.vocoder import griffin_lim
     from xtts_cli.speech.synthesis import generation_settings
-    from xtts_cli.speech.vocoding import GRIFFIN_LIM_ITERATIONS
 
     buffer, window = data.max_mel_frames, data.reference_frames
     filterbank = mel_filterbank(data)
@@ -229,25 +227,29 @@ def _generator(
             if vocoder is not None:
                 audio = vocoder(mel[None, :frames], training=False)[0]
             else:
-                audio = griffin_lim(
-                    mel[:frames],
-                    filterbank,
-                    max_frames=buffer,
-                    n_fft=data.n_fft,
-                    hop_length=data.hop_length,
-                    win_length=data.win_length,
-                    n_iter=GRIFFIN_LIM_ITERATIONS,
-                )
-            return {
-                "mel": mel[:frames],
-                "audio": _within_full_scale(audio[: (frames - 1) * data.hop_length]),
-                # False: the length limit cut it (a text too long for one generation), as synthesize says
-                "stopped": generated["stopped"][0],
-            }
+                audio = _griffin_lim(mel[:frames], filterbank, data, buffer)
+            audio = _within_full_scale(audio[: (frames - 1) * data.hop_length])
+            # stopped false: the length limit cut it (a text too long for one generation), as synthesize says
+            return {"mel": mel[:frames], "audio": audio, "stopped": generated["stopped"][0]}
 
     if speakers is None:  # no centroids (a run from before they were kept): saving had traced it, and failed
         del Generator.speak_as
     return Generator()
+
+
+def _griffin_lim(mel, filterbank, data: DataConfig, buffer: int):
+    from xtts_cli.model.vocoder import griffin_lim
+    from xtts_cli.speech.vocoding import GRIFFIN_LIM_ITERATIONS
+
+    return griffin_lim(
+        mel,
+        filterbank,
+        max_frames=buffer,
+        n_fft=data.n_fft,
+        hop_length=data.hop_length,
+        win_length=data.win_length,
+        n_iter=GRIFFIN_LIM_ITERATIONS,
+    )
 
 
 def _within_full_scale(audio):
