@@ -1044,6 +1044,10 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
             "friday a half day, tuesday three quarters of voters, card expires twelve over twenty seven, one "
             "trillion dollars cut from spending."
         ),
+        "Give $18,000 tax-free; rooms from $99 book now; King Abdullah II and Pharaoh Thutmose III.": (
+            "give eighteen thousand dollars tax-free; rooms from ninety nine dollars book now; king abdullah the "
+            "second and pharaoh thutmose the third."
+        ),
         "Victor Emmanuel III fled; Python 3.10 or 11.50 MB of disk.": (
             "victor emmanuel the third fled; python three point ten or eleven point five zero megabytes of disk."
         ),

@@ -185,12 +185,13 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
         ("ok. see you. bye", ["ok.", "see you.", "bye"]),
         (  # in capitals, a headline's Title Case, or before To, Sharp, a holiday: the sentence goes on
             "SERVICE RESUMES AT 6 A.M. MONDAY. Markets Close At 4 P.M. Amid Selloff. Open daily 9 a.m. To 5 p.m. "
-            "Dinner at 8 p.m. Valentine's Day is full.",
+            "Dinner at 8 p.m. Valentine's Day is full. Meet at 5 p.m. Greenwich Mean Time.",
             [
                 "SERVICE RESUMES AT 6 A.M. MONDAY.",
                 "Markets Close At 4 P.M. Amid Selloff.",
                 "Open daily 9 a.m. To 5 p.m.",
                 "Dinner at 8 p.m. Valentine's Day is full.",
+                "Meet at 5 p.m. Greenwich Mean Time.",
             ],
         ),
         # Initials and abbreviations of the other languages with an alphabet: Russian, German, Spanish.

@@ -2022,9 +2022,9 @@ def _unit(match: re.Match) -> str:
 _MONEY_NOUN_AFTER = re.compile(
     r"\s+(?:(?:bank|gift|credit)\s+)?(?:bills?|notes?|coins?|cards?|fee|fine|tickets?|minimum\s+wage|bailout|deal|"
     r"budget|loan|check|cheque|voucher|bet|tip|discount|bonus|donation|item|plan|subscription|contract|pledge|"
-    r"investment|purchase|refund|raise|increase|tax|surcharge|price\s+tag|settlement|fund|package|program|"
+    r"investment|purchase|refund|raise|increase|tax(?![-\s]free)|surcharge|price\s+tag|settlement|fund|package|program|"
     r"project|prize|jackpot|payment|deposit|order|salary|wage|grant|gift|stipend|allowance|reward|ransom|"
-    r"rebate|credit|coupon|meal|lunch|dinner|bottle|phone|watch|bag|shirt|toy|book|charge|penalty|premium|bid|"
+    r"rebate|credit|coupon|meal|lunch|dinner|bottle|phone|watch|bag|shirt|toy|charge|penalty|premium|bid|"
     r"offer|sale|stimulus|aid|tariff|levy|subsidy|stake|tab|limit|minimum|cap|upgrade|wager|reduction|hike|"
     r"overrun|shortfall|deficit|surplus)\b",
     re.IGNORECASE,

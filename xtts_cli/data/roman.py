@@ -235,6 +235,9 @@ def roman_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
 _TITLE_NUMERAL = re.compile(r"\b([A-Z][a-z]+)([ \t]+)([IVX]{2,})\b(?=['\u2019]s\b|(?![\w'\u2019-]))")
 _CENTURY_NUMERAL = re.compile(r"\b([IVX]+)(?=[ \t]+centur(?:y|ies)\b)")  # the XIX century: the nineteenth
 _ENGLISH_KEPT = frozenset(f"{_NAMES['en']}|{_FEMININE['en']}|iv|vi|xx|xxx".split("|"))
+# A ruler's title before a name the lists lack: its numeral is regnal.
+_QUEENS = frozenset("Queen Empress Princess Tsarina Czarina Sultana".split())
+_RULERS = frozenset("King Pharaoh Tsar Czar Shah Emperor Pope Prince Sultan Emir Kaiser Duke".split()) | _QUEENS
 # Not a title's word before a numeral: "The IV bag", "Start IV fluids", "Use VI", "Our XIV edition".
 _NO_TITLE = frozenset(
     "The A An Our Your My His Her Their Its This That These Those Use Start Give Hang Check Insert Attach Get And "
@@ -254,6 +257,8 @@ def title_numerals(text: str) -> str:
         kept = bool(named & _ENGLISH_KEPT) or match.group(3).lower() in _ENGLISH_KEPT
         if number is None or kept or match.group(1) in _NO_TITLE:
             return match.group(0)
+        if before and before.group(1) in _RULERS:  # King Abdullah II, Pharaoh Thutmose III: regnal
+            return f"{match.group(1)}{match.group(2)}{_regnal(number, 'en', before.group(1) in _QUEENS)}"
         return f"{match.group(1)}{match.group(2)}{number_words(number, 'en')}"
 
     def century(match: re.Match) -> str:

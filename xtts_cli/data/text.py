@@ -1074,7 +1074,8 @@ _AFTER_MERIDIEM = re.compile(
     r"Pacific|Central|Mountain|Atlantic|Local|(?!IT\b)[A-Z]{1,4}T|UTC|Christmas|Easter|Thanksgiving|New\s+Year|Election|"
     r"Labou?r|Memorial|Independence|Halloween|Week(?:end|day)|Mr|Mrs|Ms|Dr|Sir|Fourth\s+of\s+July|To|From|Until|"
     r"Till|Sharp|Already|According|Every|Daily|Nightly|Weekly|Amid|Through|Thru|Via|Or|Onwards?)s?\b"
-    r"|(?:[A-Z][\w'\u2019]+\s+){1,2}(?:time|Day|Eve|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day)\b"
+    r"|(?:[A-Z][\w'\u2019]+\s+){1,2}(?:[Tt]ime|Day|Eve|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day)\b"
+    r"|Anywhere\s+on\s+Earth|AoE\b"
 )
 _ABBREVIATED_AT_END = re.compile(
     r"(?:\d\s?(?:mins?|tbsp|tsp|lbs?|oz|in|ft|yds?|secs?|hrs?|pts?|qts?|yrs?|mos?|wks?|kg|ml|cm|mm|km|sq)|"
