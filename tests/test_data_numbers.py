@@ -1048,6 +1048,11 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
             "give eighteen thousand dollars tax-free; rooms from ninety nine dollars book now; king abdullah the "
             "second and pharaoh thutmose the third."
         ),
+        # Three digits against letters are a code's: "ba one hundred and twenty three" had been read.
+        "Flight BA123, an A380, x264, sha256, room B204, user abc123; a 256GB disk.": (
+            "flight ba one twenty three, an a three eighty, x two sixty four, sha two fifty six, room b two oh four, "
+            "user abc one twenty three; a two hundred and fifty six gigabyte disk."
+        ),
         "Victor Emmanuel III fled; Python 3.10 or 11.50 MB of disk.": (
             "victor emmanuel the third fled; python three point ten or eleven point five zero megabytes of disk."
         ),

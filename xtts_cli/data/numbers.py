@@ -252,6 +252,9 @@ _MINUS_WORDS = {
     "sv": "minus",
     "tr": "eksi",
 }
+# Three digits written against letters name a thing, said as a code is: "A380" a three eighty,
+# "H264" h two sixty four, "sha256", "B204", "abc123" (a count stands apart: "100 m", "256GB").
+_GLUED_CODE = re.compile(r"(?<=[^\W\d_])([1-9]\d\d)(?![\d.,]?\d)(?![^\W_])")
 _LETTERS_AND_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")  # 5km, MP3: words apart
 _AMPERSAND = re.compile(r"\s*&\s*")
 _ORDINAL = re.compile(r"\b(\d{1,3}(?:,\d{3})+|\d+)(st|nd|rd|th)\b", re.IGNORECASE)  # 1,000,000th
@@ -1805,6 +1808,7 @@ def _english(text: str, month_first: bool = False) -> str:
     text = _BARE_YEAR.sub(lambda m: _glued(m) + _words(int(m.group(1)), "en", to="year"), text)
     text = _MINUS.sub("minus ", text)
     text = _LEADING_ZERO.sub(lambda m: " ".join(_DIGIT_NAMES[int(d)] for d in m.group(0)), text)
+    text = _GLUED_CODE.sub(lambda m: " " + _three_digits(int(m.group(1))), text)
     text = _LETTERS_AND_DIGITS.sub(" ", text)
     return _NUMBER.sub(lambda m: _plain(m, "en"), text)
 

@@ -76,7 +76,7 @@ MEMO_VERSION = 51  # 2: a layout's transcripts and folders watched, each with it
 # numbers (RTX 4090, F-150, 7950X), PIN and port digits, versions (Python 3.11), initials (U.S.) as letters,
 # i++, C#, x += 1, a >= b and "what is 7 - 3" said, a path's v1/users no rate, 1-800-FLOWERS, "March 3 is"
 # at a sentence's start a date, Persian $1,999.50 with its cents, A100s, WWII, 0x8007, "January 1 is";
-# 51: 9:00 AM, a $5 bill, due 4/15, Sep 2023, Artemis II, Malcolm X, 3.10 or 3.12, error 404, Xbox 360, by 1/3
+# 51: 9:00 AM, a $5 bill, due 4/15, Sep 2023, Artemis II, Malcolm X, 3.10 or 3.12, error 404, Xbox 360, by 1/3, BA123
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
