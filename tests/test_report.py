@@ -200,6 +200,7 @@ def test_a_runs_record_that_cannot_be_read_is_said_in_the_report(tmp_path: Path,
     assert "note: " + section.notes[0] in " ".join(said.split()) and "is not a whole JSON record" in said
 
 
+@pytest.mark.slow  # trains (or waits on the fixture that trains): the whole suite runs it
 def test_a_run_alone_is_reported_with_its_own_config_not_the_defaults(reported: dict) -> None:
     # The shared report names the run and the dataset, no -c: its config.yaml is the run's.
     shown = yaml.safe_load(reported["files"]["config.yaml"])

@@ -942,6 +942,7 @@ def test_checkpoints_whose_pointer_file_is_gone_are_resumed_from_not_trained_bes
     ), notes
 
 
+@pytest.mark.slow  # trains (or waits on the fixture that trains): the whole suite runs it
 def test_early_stopping_with_no_validation_clip_is_a_warning_as_the_run_starts(tmp_path: Path, runner) -> None:
     """A handful of clips under an adapt preset: no clip is held out, so nothing can end the run
     early; validate and train both say so, before the minutes it trains."""

@@ -266,6 +266,7 @@ def test_vocode_says_its_vocoders_newest_checkpoint_could_not_be_read(runner, tm
     assert report["step"] == 12 and report["notes"][0].startswith(f"{vocoder}: ckpt-20 cannot be read")
 
 
+@pytest.mark.slow  # trains (or waits on the fixture that trains): the whole suite runs it
 def test_a_vocoder_run_resumed_after_sigterm_continues_its_loss_curve(runner, tmp_path: Path) -> None:
     from xtts_cli.training.metrics import read_metrics
 
