@@ -590,6 +590,21 @@ def test_a_control_character_a_client_sends_is_logged_escaped(served, capfd):
     assert "GET /\\x1b[31mRED\\x1b[0m\\x07 404" in logged and "G\\x1b[2JET" in logged, logged
 
 
+def _past_the_limit(connect, count: int, url: str, said: bytes, meanwhile=lambda: True) -> None:
+    """With `count` idle connections `connect` makes, one more to `url` is a 503 saying `said`
+    (and `meanwhile()` holds); once they close, `url` answers."""
+    idle = [connect() for _ in range(count)]
+    try:
+        refused = _all_of(url, b"GET /health HTTP/1.1\r\n\r\n")
+        assert refused.startswith(b"HTTP/1.1 503") and said in refused, refused
+        assert meanwhile()
+    finally:
+        for connection in idle:
+            connection.close()
+    time.sleep(0.3)  # their threads see the close
+    assert get(f"{url}/health")[0] == 200
+
+
 def _this_machines_address() -> str:
     """An address of this machine's other than loopback (none: the test is skipped): a UDP socket's
     connect sends nothing, and says which interface would."""
@@ -612,17 +627,11 @@ def test_one_address_of_the_network_takes_a_share_of_the_connections_not_all(ser
     threading.Thread(target=server.serve_forever, daemon=True).start()
     port = server.server_address[1]
     try:
-        idle = [socket.create_connection((host, port)) for _ in range(2)]
-        try:
-            refused = _all_of(f"http://{host}:{port}", b"GET /health HTTP/1.1\r\n\r\n")
-            assert refused.startswith(b"HTTP/1.1 503") and b"this address has" in refused, refused
-            # Another client (this machine's own, as a proxy in front would be) is answered.
-            assert get(f"http://127.0.0.1:{port}/health")[0] == 200
-        finally:
-            for connection in idle:
-                connection.close()
-        time.sleep(0.3)  # their threads see the close
-        assert get(f"http://{host}:{port}/health")[0] == 200
+        # Another client (this machine's own, as a proxy in front would be) is answered meanwhile.
+        other = lambda: get(f"http://127.0.0.1:{port}/health")[0] == 200  # noqa: E731
+        _past_the_limit(
+            lambda: socket.create_connection((host, port)), 2, f"http://{host}:{port}", b"this address", other
+        )
     finally:
         server.shutdown()
         server.server_close()
@@ -649,15 +658,8 @@ def test_a_slow_client_is_closed_at_its_deadline_and_connections_past_the_limit_
                     if select.select([slow], [], [], 0)[0] and slow.recv(1) == b"":
                         raise ConnectionAbortedError("closed by the server")
             assert time.monotonic() - began < 5
-        idle = [socket.create_connection(server.server_address) for _ in range(3)]
-        try:
-            refused = _all_of(f"http://127.0.0.1:{server.server_address[1]}", b"GET /health HTTP/1.1\r\n\r\n")
-            assert refused.startswith(b"HTTP/1.1 503") and b"too many connections" in refused, refused
-        finally:
-            for connection in idle:
-                connection.close()
-        time.sleep(0.3)  # their threads see the close
-        assert get(f"http://127.0.0.1:{server.server_address[1]}/health")[0] == 200
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        _past_the_limit(lambda: socket.create_connection(server.server_address), 3, url, b"too many connections")
     finally:
         server.shutdown()
         server.server_close()
