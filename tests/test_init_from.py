@@ -334,6 +334,29 @@ def test_a_checkpoint_cut_short_is_named_with_the_ones_to_pass_instead(base, tmp
     assert not (tmp_path / "r").exists()  # the new run's set-up failed: nothing of it is left
 
 
+def test_a_base_whose_config_names_another_front_end_than_its_vocabulary_is_refused(base, tmp_path, runner):
+    import shutil
+
+    from xtts_cli.cli.app import app
+
+    # Its config.yaml edited to phonemes: the run had started, its vocabulary of letters and phonemes
+    # mixed, the base's letter rows left unread, without a word.
+    _config(tmp_path, "edited")
+    copy = tmp_path / "copy"
+    shutil.copytree(base, copy)
+    config = copy / "config.yaml"
+    config.write_text(config.read_text().replace("text_frontend: characters", "text_frontend: phonemes"))
+    result = runner.invoke(
+        app, ["train", "-c", str(tmp_path / "edited.yaml"), "--init-from", str(copy), "-r", str(tmp_path / "r")]
+    )
+    assert result.exception.lines == [
+        f"--init-from {copy}: its config.yaml says data.text_frontend phonemes and its vocab.json characters, "
+        "which its weights learnt"
+    ]
+    assert result.exception.hint.startswith("set data.text_frontend: characters in ")
+    assert not (tmp_path / "r").exists()
+
+
 def test_dropout_shapes_no_weight_and_may_differ_from_the_bases(base, tmp_path):
     from xtts_cli.training.parent import open_parent
 

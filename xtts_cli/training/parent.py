@@ -436,6 +436,14 @@ def open_parent(spec: str | Path) -> ParentRun:
                 named=f"--init-from {spec}: that run",
             )
         tokenizer = Tokenizer.load(run.vocab)
+        written = config.data.text_frontend
+        if tokenizer.frontend != written:  # its config.yaml edited since: the weights learnt the vocabulary's
+            raise XttsError(
+                f"--init-from {spec}: its config.yaml says data.text_frontend {written} and its vocab.json "
+                f"{tokenizer.frontend}, which its weights learnt",
+                hint=f"set data.text_frontend: {tokenizer.frontend} in {quoted(run.path / 'config.yaml')} as it "
+                "trained, or start from a base trained with the front end you want",
+            )
         if not tokenizer.languages:
             raise XttsError(
                 f"--init-from {spec}: its vocabulary was saved before runs recorded their languages and speakers",
