@@ -6,6 +6,7 @@ in the trainer's config: the training batches are then made on the workers (docs
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -58,6 +59,10 @@ def _check_bind(bind: Optional[str], what: str) -> None:
         )
 
 
+# How long a server's stop may take before the process exits without it.
+STOP_SECONDS = 15.0
+
+
 def _serve(server, line: str, stopping: str = "stopping") -> None:
     """Print where `server` listens, then run until SIGINT or SIGTERM, say `stopping`, stop it and
     return (exit 0)."""
@@ -73,7 +78,16 @@ def _serve(server, line: str, stopping: str = "stopping") -> None:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
     sys.stderr.write(stopping + "\n")
-    server.stop()
+    # Stopped in a thread of its own, waited for a while: a worker whose dispatcher had gone while it
+    # served a training hung in TensorFlow's stop, past SIGTERM and Ctrl-C (their handlers never ran).
+    stopper = threading.Thread(target=server.stop, daemon=True)
+    stopper.start()
+    stopper.join(STOP_SECONDS)
+    if stopper.is_alive():
+        sys.stderr.write(f"note: TensorFlow's server did not stop within {STOP_SECONDS:g} s; exiting without it\n")
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(0)
 
 
 @app.command("dispatcher")
