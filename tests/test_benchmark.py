@@ -628,3 +628,11 @@ def test_a_gain_that_does_not_hold_keeps_the_config_as_written_and_names_the_tri
         "the best setting (trial 2) did not score 3% above the config as written when run again "
         "(34.0 samples/s against 41.8): the config as written is kept"
     ]
+    # The budget spent before the winner ran again: no second run confirmed it, so it is not recommended.
+    notes.clear()
+    skipped = TrialRecord(index=2, stage="recheck", settings={}, changed={}, status="skipped", reason="budget spent")
+    assert _held(best, baseline, [baseline, best, skipped], notes) is baseline
+    assert notes == [
+        "the best setting (trial 2) was not run again to check its gain, the budget spent: the config as written "
+        "is kept (a larger --budget-seconds leaves time to check it)"
+    ]

@@ -592,13 +592,15 @@ def _held(
     `MIN_GAIN` above it: a gain that does not hold is the machine's drift, not the setting's (1.17x, then
     0.94x the config's rate, in one sweep)."""
     recheck = next((t for t in trials if t.stage == "recheck" and t.score is not None), None)
-    if (
-        best is None
-        or baseline is None
-        or recheck is None
-        or best.index == baseline.index
-        or _better(recheck, baseline)
-    ):
+    if best is None or baseline is None or best.index == baseline.index:
+        return best
+    if recheck is None:  # the budget spent before it: a winner no second run confirmed had been recommended
+        notes.append(
+            f"the best setting (trial {best.index + 1}) was not run again to check its gain, the budget spent: the "
+            "config as written is kept (a larger --budget-seconds leaves time to check it)"
+        )
+        return baseline
+    if _better(recheck, baseline):
         return best
     notes.append(
         f"the best setting (trial {best.index + 1}) did not score {MIN_GAIN:.0%} above the config as written when run "
