@@ -1048,3 +1048,26 @@ def test_under_xla_the_first_step_of_each_batch_shape_is_its_compile_not_a_step(
     TrainingProgress(enabled=False).summary(replace(done, trace_seconds=101.7, trace_steps=3))
     (speed,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("speed: ")]
     assert speed.endswith("(the 3 steps that built or compiled a graph, 101.7 s, left out)"), speed
+
+
+@pytest.mark.slow
+def test_the_result_names_each_file_left_out_by_its_scan_reason_code_and_detail_as_validate_does(
+    tmp_path: Path,
+) -> None:
+    # train --json had joined them ("empty: file is empty (0 bytes)"): a script matching validate's
+    # codes met another shape.
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "xtts_cli" / "data" / "sample", data)
+    (data / "wavs" / "empty.wav").write_bytes(b"")
+    with (data / "metadata.csv").open("a", encoding="utf-8") as metadata:
+        metadata.write("empty|The kettle is on.|The kettle is on.\n")
+    config = resolve_config(tiny_config(tmp_path), {"data.dataset_path": str(data)}).config
+    trainer = Trainer(config, run_dir=tmp_path / "run")
+    try:
+        trainer.setup()
+        (bad,) = trainer.new_result().bad_files
+    finally:
+        trainer.close()
+    assert bad["path"] == "wavs/empty.wav" and bad["reason"] == "empty" and bad["detail"], bad

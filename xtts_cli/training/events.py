@@ -96,7 +96,10 @@ class TrainResult:
     )
     device_plan: str = _said("Where it trained, as the start line says it.", "")
     listen: str = _said("The command to hear the run (its kind's synthesize or vocode line).", "")
-    bad_files: list[dict[str, str]] = _said("Items the scan left out: each its `path` and `reason`.", factory=list)
+    bad_files: list[dict[str, str]] = _said(
+        "Items the scan left out: each its `path`, `reason` (a scan reason code, as validate's) and `detail`.",
+        factory=list,
+    )
     notes: list[str] = _said(
         "What it noted as it started (a CPU run, a run already done) and ran (what --init-from kept, an early stop).",
         factory=list,

@@ -208,7 +208,8 @@ class Trainer:
             resumed=parts.resumed,
             shape_bound=parts.input.info.max_distinct_batch_shapes or 0,
             device_plan=parts.plan.describe(),
-            bad_files=[{"path": b.path or b.source, "reason": f"{b.reason}: {b.detail}"} for b in parts.scan.bad],
+            # A scan reason code and its particulars apart, as validate and diagnose give them
+            bad_files=[{"path": b.path or b.source, "reason": b.reason, "detail": b.detail} for b in parts.scan.bad],
             notes=list(parts.plan.notes) + self._chosen_mode(parts.input.info),
             # The kind's command with this run's directory in it ("{run}": a sentence may hold braces).
             listen=parts.models.listen.replace("{run}", shlex.quote(str(parts.run_dir.path))),
