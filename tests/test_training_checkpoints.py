@@ -228,7 +228,7 @@ def test_python_api_and_text_file_speak_as_one_sentence_calls_do(
     result = runner.invoke(
         app, ["synthesize", "--text-file", str(lines), "-o", str(tmp_path / "whole.wav"), "-r", str(run)]
     )
-    assert result.exit_code == 0 and "2 sentences" in result.output, result.output
+    assert result.exit_code == 0 and "2 parts it was spoken in" in result.output, result.output
     pause = np.zeros(int(SENTENCE_PAUSE_SECONDS * tts.sample_rate), np.float32)
     whole = np.concatenate([spoken[0].waveform, pause, spoken[1].waveform])
     assert _pcm(tmp_path / "whole.wav").tobytes() == pcm16(whole)  # peak-normalised as one clip

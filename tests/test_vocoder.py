@@ -609,7 +609,9 @@ def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(
     spec.loader.exec_module(example)
     voice = example.Voice(out, speaker=info["speakers"][1])
     assert voice.text_ids("The kettle is ON", "en") == ids
-    assert voice.wav("the kettle is on", "en") == example.wav_bytes(spoken["audio"].numpy(), info["sample_rate"])
+    wav, stopped = voice.wav("the kettle is on", "en")
+    assert wav == example.wav_bytes(spoken["audio"].numpy(), info["sample_rate"])
+    assert stopped == bool(spoken["stopped"].numpy())
     forced = runner.invoke(app, ["export", "-r", str(acoustic), "-o", str(tmp_path / "gl"), "--vocoder", "griffin-lim"])
     assert (
         forced.exit_code == 0 and json.loads((tmp_path / "gl" / "export.json").read_text())["vocoder"] == "griffin-lim"
