@@ -147,8 +147,10 @@ def profile_step(
     if json_output:
         payload: dict[str, Any] = profile.model_dump(mode="json")
         print_json(payload)
-        return
-    _render(profile)
+    else:
+        _render(profile)
+    if profile.interrupted:  # as `train` ends after a Ctrl-C it has saved for: 130
+        raise typer.Exit(code=130)
 
 
 def gpu_lines(gpus) -> list[str]:

@@ -135,6 +135,11 @@ class StepProfile(BaseModel):
         description="What to change, from the figures and the config (the same findings as diagnose)."
     )
     notes: list[str] = Field(default_factory=list, description="What the figures mean here, in words.")
+    interrupted: Optional[str] = Field(
+        None,
+        description="SIGINT when a Ctrl-C stopped the timing early: the figures are the steps timed before it "
+        "(the command then exits 130).",
+    )
 
 
 def _percentiles(stats: LatencyStats) -> Percentiles:
@@ -458,6 +463,28 @@ def _signals_heard(say: Callable[[str], None]) -> Callable[[Any], None]:
     return heard
 
 
+def _stopped_early(controller, parts, timing: _StepTiming, result, steps: int, source, say, notes) -> bool:
+    """Run the loop's `steps` steps with `timing` as its action; True when a Ctrl-C stopped it after
+    two or more timed steps, which are then reported (a long profile stopped had kept nothing)."""
+    from xtts_cli.training.controller import StepsInterrupted
+
+    try:
+        controller.run_steps(parts, [timing], result, steps=steps, source=source)
+    except StepsInterrupted:
+        if timing.timed < 2:
+            raise
+        say(f"reporting the {timing.timed} step(s) timed before the Ctrl-C")
+        notes.append(f"stopped by Ctrl-C after {timing.timed} of {steps - timing.warmup} timed steps")
+        return True
+    except XttsError:
+        if timing.seen <= timing.warmup:
+            raise XttsError("the training pipeline ended during warm-up", hint="add data or lower --warmup") from None
+        raise
+    finally:
+        timing.sampler.stop()
+    return False
+
+
 def profile_step(
     config: XttsConfig,
     *,
@@ -508,16 +535,9 @@ def profile_step(
             result = trainer.new_result()
             say(f"warm-up: {warmup} step(s), then timing {num_steps} step(s)")
             with CpuSampler() as cpu:  # beside the timings: what other processes take meanwhile
-                try:
-                    controller.run_steps(parts, [timing], result, steps=warmup + num_steps, source=source)
-                except XttsError:
-                    if timing.seen <= warmup:
-                        raise XttsError(
-                            "the training pipeline ended during warm-up", hint="add data or lower --warmup"
-                        ) from None
-                    raise
-                finally:
-                    timing.sampler.stop()
+                stopped = _stopped_early(controller, parts, timing, result, warmup + num_steps, source, say, notes)
+                if stopped:
+                    num_steps, host_contention, trace_dir = timing.timed, False, None
                 timer, done = timing.timer, timing.timed
                 traces_after = steps.traces()
                 traces_before = timing.traces_before if timing.traces_before is not None else traces_after
@@ -532,7 +552,8 @@ def profile_step(
             trace_path = _trace(controller, parts, result, source, trace_dir, notes, say)
         finally:
             trainer.close()
-    measured = _Measured(report, timing, contention, traces_before, traces_after, trace_path, cpu.others_busy())
+    others = cpu.others_busy()
+    measured = _Measured(report, timing, contention, traces_before, traces_after, trace_path, others, stopped)
     return _profile(config, parts, measured, synthetic, num_steps, notes, tensorboard_dir, cpu_count)
 
 
@@ -547,6 +568,7 @@ class _Measured:
     traces_after: int
     trace_path: Optional[str]
     others_busy: Optional[float]  # cores other processes kept busy meanwhile; None: not readable here
+    stopped: bool  # a Ctrl-C ended the timed steps early
 
 
 def _findings(config, parts, report, measured: _Measured, retraces: int, synthetic: bool, cpu_count) -> list[Finding]:
@@ -632,6 +654,7 @@ def _profile(
         verdict=report.verdict,
         host_contention_percent=contention[0] if contention else None,
         other_processes_cores_busy=measured.others_busy,
+        interrupted="SIGINT" if measured.stopped else None,
         resident_compute_ms=contention[1] if contention else None,
         traces=traces_after,
         traces_before_timing=traces_before,

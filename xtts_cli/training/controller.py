@@ -65,6 +65,10 @@ if TYPE_CHECKING:
 __all__ = ["CheckpointHook", "Controller", "Hook", "MetricsHook", "SamplesHook", "StepEnd", "ValidationHook"]
 
 
+class StepsInterrupted(KeyboardInterrupt):
+    """`Controller.run_steps` stopped by a first Ctrl-C once its step ended: the steps before it are whole."""
+
+
 class NonFiniteLossError(XttsError):
     """A NaN or Inf loss: training stopped before the bad weights were saved."""
 
@@ -662,7 +666,7 @@ class Controller:
             # The loop finished its step and handed the signal back: a caller timing steps stops as
             # the signal says, not as if the data ended. Raised, not re-sent: a process started with
             # SIGINT ignored (a script's background job) had gone on to report 0 steps timed.
-            raise KeyboardInterrupt
+            raise StepsInterrupted
         if result.interrupted in ("SIGTERM", "SIGHUP"):
             number = signal.Signals[result.interrupted]
             if signal.getsignal(number) in (signal.SIG_IGN, None):
@@ -681,7 +685,8 @@ class Controller:
         agreed_stop = False  # multi-worker: some worker was signalled, as the last step's reduction said
         before, deadline = self._budget(counters, result, timing=until is not None)
         loop_started = time.monotonic()
-        with GracefulInterrupt(said=lambda line: self.progress(Noted(line)), together=multi) as interrupt:
+        said = lambda line: self.progress(Noted(line))  # noqa: E731  `run_steps` (until given): nothing is saved
+        with GracefulInterrupt(said=said, together=multi, saves=until is None) as interrupt:
 
             def stopping() -> bool:
                 # A worker of a cluster must not act on its own signal alone (trainer.py's docstring).

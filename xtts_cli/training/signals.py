@@ -22,8 +22,13 @@ class GracefulInterrupt:
     """`said`: told of the first signal at once, for a step that takes a while (the first one
     traces for seconds): without a word, a user pressed Ctrl-C again and lost the step."""
 
-    def __init__(self, said: Optional[Callable[[str], None]] = None, *, together: bool = False) -> None:
+    def __init__(
+        self, said: Optional[Callable[[str], None]] = None, *, together: bool = False, saves: bool = True
+    ) -> None:
         self.received: Optional[int] = None
+        # False where the loop keeps nothing (`xtts profile-step` times steps of a scratch run): it had
+        # promised "and saving it" all the same.
+        self._saves = saves
         # Set once the loop has ended: a signal then meets the last save and samples, not a step.
         self.ending = False
         self._previous: dict[int, object] = {}
@@ -47,19 +52,24 @@ class GracefulInterrupt:
 
     def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
         if self.received == signal.SIGINT and signum == signal.SIGINT:
-            raise KeyboardInterrupt("a second Ctrl-C stops at once: nothing saved since the last checkpoint")
+            raise KeyboardInterrupt(
+                "a second Ctrl-C stops at once" + (": nothing saved since the last checkpoint" if self._saves else "")
+            )
         first = self.received is None
         self.received = signum
         if first and self._said is not None:
             ctrl_c = signum == signal.SIGINT
-            again = " (a second Ctrl-C stops at once, without saving)" if ctrl_c else ""
+            again = f" (a second Ctrl-C stops at once{', without saving' if self._saves else ''})" if ctrl_c else ""
             who = "Ctrl-C" if ctrl_c else self.signal_name
             # After the last step there is no next one to stop after (that had been promised, then unsaid).
-            said = (
-                "the last step is trained: saving it, then stopping"
-                if self.ending
-                else f"stopping {self._when} and saving it"
-            )
+            if self._saves:
+                said = (
+                    "the last step is trained: saving it, then stopping"
+                    if self.ending
+                    else f"stopping {self._when} and saving it"
+                )
+            else:
+                said = "the last step is trained: stopping" if self.ending else f"stopping {self._when.rstrip(',')}"
             try:
                 self._said(f"{who}: {said}{again}")
             except OSError:  # the terminal that sent SIGHUP is gone: the step is saved all the same
