@@ -78,6 +78,7 @@ def test_a_second_writer_is_refused_at_once_naming_the_holder(tmp_path):
     release_run_dir(RunDir(run))
 
 
+@pytest.mark.slow  # a second process trains
 def test_a_run_with_no_checkpoint_yet_says_it_is_training_while_a_process_trains_it(tmp_path):
     from xtts_cli.run.files import no_checkpoint_hint
     from xtts_cli.training.parent import open_parent
@@ -687,3 +688,32 @@ def test_an_early_stop_record_edited_or_cut_short_is_no_record():
         assert checkpoints.early_stop_record() is None, text
     record.write_text('{"val_loss": 2.5, "step": 3, "since_best": 1, "stopped_at": null}')
     assert checkpoints.early_stop_record()["step"] == 3
+
+
+@pytest.mark.slow  # loads a run and sets up its training
+def test_a_checkpoint_damaged_on_disk_is_named_whole_by_synthesis_and_by_a_resume(tmp_path):
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.inference import Synthesizer
+    from xtts_cli.training.controller import Controller
+    from xtts_cli.training.trainer import Trainer
+
+    # Bytes flipped through its weights, as a failing disk or a bad copy leaves them: the resume had
+    # said "Checksum does not match: stored 3214191365 vs. calculated ", cut off mid-sentence.
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parents[1] / "data" / "run_before_run_data", run)
+    (data,) = (run / "checkpoints").glob("ckpt-3.data-*")
+    damaged = bytearray(data.read_bytes())
+    for index in range(0, len(damaged), 5000):
+        damaged[index] ^= 0xFF
+    data.write_bytes(bytes(damaged))
+    said = (
+        f"cannot read {run / 'checkpoints' / 'ckpt-3'}, nor any checkpoint before it: its bytes do not match the "
+        "checksums saved with them (damaged on disk or in a copy)"
+    )
+    with pytest.raises(XttsError) as error:
+        Synthesizer.load(run)
+    assert str(error.value) == said
+    config = resolve_config(run / "config.yaml", {"training.run_dir": str(run), "training.max_steps": 5}).config
+    with pytest.raises(XttsError) as error:
+        Controller(Trainer(config, run_dir=run)).run()
+    assert str(error.value) == said

@@ -121,17 +121,29 @@ def restore_run(
             try:
                 restored = restore_model(model, path)
             except (tf.errors.OpError, IndexError, OSError) as exc:
-                reason = reason or str(exc).splitlines()[0]  # the latest's: the one the user expects to load
+                reason = reason or unread_reason(exc)  # the latest's: the one the user expects to load
                 continue
             if path != latest and notes is not None:
                 notes.append(
-                    f"{run_dir}: {Path(latest).name} cannot be read ({reason[:120]}); restored {Path(path).name}, "
+                    f"{run_dir}: {Path(latest).name} cannot be read ({reason}); restored {Path(path).name}, "
                     "the newest before it that reads"
                 )
             return restored
         complete = run.complete_checkpoints() if step is None else []
         latest = run.pointed_checkpoint() or (complete[0] if complete else latest)
     raise _unread(tried[0], reason, asked=step is not None)
+
+
+def unread_reason(error: BaseException, limit: int = 160) -> str:
+    """Why a checkpoint did not read, in one line: TensorFlow's first, its "TensorBundle at PATH shard
+    0 (N bytes): " prefix left out (the error names the checkpoint), cut at a word, not mid-figure (a
+    damaged file's "stored 3214191365 vs. calculated " had been all its reason said)."""
+    import re
+
+    said = re.sub(r"^TensorBundle at \S+ shard \d+ \(\d+ bytes\): ", "", str(error).strip().split("\n")[0])
+    if "Checksum does not match" in said:
+        return "its bytes do not match the checksums saved with them (damaged on disk or in a copy)"
+    return said if len(said) <= limit else said[:limit].rsplit(" ", 1)[0] + " ..."
 
 
 def _unread(first: str, reason: str, *, asked: bool) -> XttsError:

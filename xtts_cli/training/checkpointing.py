@@ -21,7 +21,7 @@ import tensorflow as tf
 from xtts_cli.errors import XttsError, disk_full
 from xtts_cli.run.directory import remove_stale_temporaries
 from xtts_cli.run.files import RunDir
-from xtts_cli.run.restore import LISTED_BY, older_checkpoint, restore_listed
+from xtts_cli.run.restore import LISTED_BY, older_checkpoint, restore_listed, unread_reason
 from xtts_cli.training.events import Noted, Progress
 
 __all__ = ["RunCheckpoints"]
@@ -324,4 +324,4 @@ def _files_of(path: str) -> bool:
 def _unread_because(path: str, error: BaseException) -> str:
     """Why the checkpoint `path` did not read: its files gone (deleted by hand, a copy that left them
     out), in those words, not TensorFlow's "Unsuccessful TensorSliceReader constructor"; else its error."""
-    return str(error).splitlines()[0][:120] if _files_of(path) else "its files are not there"
+    return unread_reason(error) if _files_of(path) else "its files are not there"
