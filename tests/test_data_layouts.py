@@ -912,6 +912,37 @@ def test_a_pipe_inside_a_three_column_ljspeech_line_is_split_where_there_is_no_d
     assert entries["metadata.csv:4"].malformed.startswith("a | inside the text of an `id|text|normalized_text` line")
 
 
+def test_a_file_of_id_text_lines_reads_the_normalized_text_of_a_line_that_has_it(tmp_path):
+    # Most lines `id|text`, some `id|text|normalized_text` (a file put together from two sources):
+    # "The cat sat.|The cat sat." had trained as one transcript, its `|` a symbol of the vocabulary.
+    folder, clips = _voice(tmp_path)
+    for copy in range(8):  # most lines `id|text`: more clips than the four
+        shutil.copy(folder / "wavs" / clips[copy % len(clips)], folder / "wavs" / f"more{copy}.wav")
+    stems = [name[:-4] for name in clips] + [f"more{copy}" for copy in range(8)]
+    lines = [
+        f"{stems[0]}|The cat sat.|The cat sat.",
+        f"{stems[1]}|I have 2 cats.|I have two cats.",  # its normalized text, numbers read out
+        f"{stems[2]}|Bring | the map.",  # the transcript's own |, as before
+        f"{stems[3]}|Green trees grow.|",  # nothing after the last |
+        f"{stems[4]}|A red boat.|A red boat.|take two",  # a cell too many: named, not guessed
+        *(f"{stem}|Plain text {n}." for n, stem in enumerate(stems[5:])),
+    ]
+    (folder / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = scan_dataset(data(folder, eval_fraction=0.0))
+    read = {item.id: (item.text, item.training_text) for item in report.train}
+    assert read[stems[0]] == ("The cat sat.", "The cat sat.")
+    assert read[stems[1]] == ("I have 2 cats.", "I have two cats.")
+    assert read[stems[2]] == ("Bring | the map.", "Bring | the map.")
+    assert read[stems[3]] == ("Green trees grow.", "Green trees grow.")
+    assert [(bad.reason, bad.detail) for bad in report.bad] == [
+        (
+            "malformed_line",
+            "4 cells in a line of a file whose lines are `id|text`: which is the text is unclear; write the line "
+            "as `id|text`",
+        )
+    ]
+
+
 def test_a_nemo_line_whose_text_is_null_or_a_list_is_bad_not_the_word_none(tmp_path):
     shutil.copytree(CORPORA / "nemo", tmp_path / "nemo")
     manifest = tmp_path / "nemo" / "train_manifest.json"

@@ -398,7 +398,8 @@ def _metadata_entries(path: Path, fmt: str) -> Iterator[Entry]:
 
 def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
     # `id|text|normalized_text` on most lines: a `|` inside a transcript stays part of it (first and
-    # last `|` only). `id|text` on most: a second `|` is the transcript's own.
+    # last `|` only). `id|text` on most: a second `|` is the transcript's own, or ends the text of a line
+    # that also has its normalized text (`_text_in_two_columns`).
     three = sum(line.count("|") > 1 for line in lines) * 2 > sum("|" in line for line in lines)
     for number, line in enumerate(lines, start=1):
         if not line.strip() or (number == 1 and _is_header(line)):
@@ -410,8 +411,19 @@ def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
             yield Entry(source=source, id=alone, malformed="expected `id|text` or `id|text|normalized_text`")
             continue
         key = line[:first].strip()
-        if first == last or not three:
+        if first == last:
             text, normalized = line[first + 1 :], None
+        elif not three:
+            read = _text_in_two_columns(line[first + 1 :])
+            if read is None:
+                yield Entry(
+                    source=source,
+                    id=key,
+                    malformed=f"{line.count('|') + 1} cells in a line of a file whose lines are `id|text`: which "
+                    "is the text is unclear; write the line as `id|text`",
+                )
+                continue
+            text, normalized = read
         else:
             split = _text_and_normalized(line[first + 1 :])
             if split is None:
@@ -460,6 +472,21 @@ def _refuse_speakers_as_text(path: Path, entries: list[Entry]) -> None:
         hint="keep `id|text` in it and put one `id|speaker` line per clip in speakers.csv beside it, or write it "
         "in the coqui layout (a header `audio_file|text|speaker_name`, then one line per clip)",
     )
+
+
+def _text_in_two_columns(rest: str) -> Optional[tuple[str, Optional[str]]]:
+    """What follows the id in a file of `id|text` lines, with a second `|`: the `text|normalized_text`
+    of a line that has both (halves alike, as LJSpeech's normalized text mostly is its text, or
+    nothing after the `|`), else the transcript's own `|` ("Press A | B"); None when three or more
+    cells say neither. A mixed file had trained "Hello there.|Hello there." as one transcript."""
+    import difflib
+
+    split = _text_and_normalized(rest)
+    if rest.count("|") != 1:
+        return split
+    text, normalized = rest.split("|")
+    alike = difflib.SequenceMatcher(None, text.strip().lower(), normalized.strip().lower()).ratio() >= 0.6
+    return (text, normalized) if alike or not normalized.strip() else (rest, None)
 
 
 def _text_and_normalized(rest: str) -> Optional[tuple[str, str]]:
