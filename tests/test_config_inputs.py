@@ -101,6 +101,15 @@ def test_an_epoch_of_no_batch_is_fixed_with_the_batch_its_message_names(runner, 
     corpus = Path(__file__).parent / "data" / "corpora" / "ljspeech2"
     said = runner.invoke(app, ["validate", "-c", str(path), "-d", str(corpus)]).stdout
     assert f"fix: set data.batch_size: 3 (xtts validate -c {path} -d {corpus} --fix)" in " ".join(said.split()), said
+    # And the --set values it was found under: pasted without them, the fix had not been the one found.
+    said = runner.invoke(
+        app, ["validate", "-c", str(path), "-d", str(corpus), "--set", "data.max_bad_file_fraction=0.5", "--steps", "3"]
+    ).stdout
+    command = " ".join(said.split()).split("fix: set data.batch_size: 3 (xtts ")[1].split(")")[0]
+    assert command == (
+        f"validate -c {path} -d {corpus} --set data.max_bad_file_fraction=0.5 --set training.max_steps=3 --fix"
+    )
+    assert runner.invoke(app, command.split()).exit_code == 0 and "batch_size: 3" in path.read_text()
 
 
 def test_validate_says_what_train_would_refuse_an_epoch_of_no_batch_and_an_unknown_language(runner):

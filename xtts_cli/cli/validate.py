@@ -215,22 +215,42 @@ def _render_settings(settings: dict[str, Any]) -> None:
         out.print(f"  {line}", markup=False, highlight=False)
 
 
-def _fix_note(path: Path | None, data: Optional[str] = None) -> str:
+def _fix_note(loaded, findings: list) -> str:
     """What writes a finding's fix: --fix on this file, named as given (without it, pasted, `xtts
-    validate --fix` checked the built-in defaults and said all was well), with the --data a fix of
-    the data was found on (without it, "nothing to fix"); a preset's is copied first."""
+    validate --fix` checked the built-in defaults and said all was well), with the --data and the
+    other command-line values the findings were found under (without them, "nothing to fix", or a
+    refusal of the data they had made usable), but not a key a fix writes: the file's value would lose to
+    it; a preset's is copied first."""
     import shlex
 
     from rich.markup import escape
 
     from xtts_cli.config.preset_files import PRESETS_DIR
 
+    path = loaded.path
     if path is None:
         return "  (in your config: xtts init -o my.yaml writes one)"
     if path.resolve().parent == PRESETS_DIR:
         return f"  (in your copy: xtts init -p {path.stem} -o my.yaml)"
-    given = f" -d {shlex.quote(data)}" if data else ""
+    fixed = {finding.fix.key for finding in findings if finding.fix is not None}
+    values = {key: loaded.given.get(key) for key in sorted(loaded.overridden - fixed)}
+    data = values.pop("data.dataset_path", None)
+    if data is not None and values.get("data.datasets") == []:
+        values.pop("data.datasets")  # what --data stands in for (`resolve_config`), not a value given
+    given = f" -d {shlex.quote(str(data))}" if data is not None else ""
+    given += "".join(f" --set {shlex.quote(f'{key}={_as_typed(v)}')}" for key, v in values.items() if v is not None)
     return f"  ({escape(f'xtts validate -c {shlex.quote(str(path))}{given} --fix')})"
+
+
+def _as_typed(value: Any) -> str:
+    """A command-line value as `--set` reads it back (YAML): true, not Python's True."""
+    import json
+
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float, list, dict)):
+        return json.dumps(value)
+    return str(value)  # a Path
 
 
 def _fix_as_written(finding, sources: dict[str, str]):
@@ -249,8 +269,7 @@ def _render(findings: list, fixed: list, diff: str, loaded, dry_run: bool) -> No
     elif dry_run:
         out.print("nothing to fix")
     path = loaded.path
-    data = loaded.config.data.dataset_path if "data.dataset_path" in loaded.overridden else None
-    note = _fix_note(path, data)
+    note = _fix_note(loaded, findings)
     for finding in findings:
         print_finding(out, _fix_as_written(finding, loaded.sources), fix_note=note)
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
