@@ -97,6 +97,7 @@ def test_python_dash_m_is_the_xtts_command() -> None:
     assert (proc.returncode, proc.stdout.split()[0]) == (0, "xtts"), proc.stderr
 
 
+@pytest.mark.slow  # processes that speak into a pipe
 def test_a_stdout_that_cannot_take_the_text_or_is_closed_is_written_what_it_can_take(tmp_path) -> None:
     # PYTHONIOENCODING=ascii and a path with "é": the work done, then a traceback (--json: no JSON at all).
     env = {**os.environ, "PYTHONIOENCODING": "ascii"}
@@ -204,6 +205,7 @@ def test_an_output_that_would_replace_an_input_is_refused_before_tensorflow_load
     assert said in proc.stderr and clip.read_bytes() == before
 
 
+@pytest.mark.slow  # a process that imports TensorFlow
 def test_importing_the_api_leaves_tensorflows_logging_as_a_host_asked_for_it() -> None:
     # TF_CPP_MIN_LOG_LEVEL=0 and TensorFlow's logger at INFO: the import had set it to ERROR and
     # dropped Keras's and TensorFlow's warnings all the same.

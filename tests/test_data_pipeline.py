@@ -362,6 +362,7 @@ def test_training_reference_is_a_random_crop_of_the_clip(sample_scan):
     assert len(set(starts)) > 4  # not always the first frames
 
 
+@pytest.mark.slow  # a pipeline of its own
 def test_a_clip_longer_than_scanned_is_cut_to_its_bucket_and_short_clips_pad_the_reference(fixture_scan, tmp_path):
     # A file that grew after the scan must not fail its batch: it is cut to the length its bucket
     # was planned for. FLAC decodes to the file's own length whatever the header facts say, so a

@@ -114,6 +114,7 @@ def test_served_epoch_holds_the_local_epochs_examples(service, sample, local_epo
         assert _examples(dataset)[0] == local
 
 
+@pytest.mark.slow  # a second mode of the served epoch above
 def test_consumers_sharing_a_session_split_one_epoch(service, sample, local_epoch) -> None:
     """Several trainers reading one stream (multi-worker training): one job, disjoint batches."""
     import tensorflow as tf

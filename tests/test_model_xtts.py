@@ -267,6 +267,7 @@ def test_generate_stops_at_the_first_frame_when_stop_is_forced(model):
     np.testing.assert_allclose(mel[:, 1:].numpy(), MEL_PAD_VALUE)
 
 
+@pytest.mark.slow  # traces generation: the fast tier keeps the graph-count test
 def test_generate_never_exceeds_max_frames(model):
     batch = make_batch(6)
     max_frames = MAX_FRAMES

@@ -99,6 +99,7 @@ def test_fewer_batches_than_asked_repeats_the_dataset_and_says_so(runner) -> Non
     assert payload["stages"] == []
 
 
+@pytest.mark.slow  # a profile of its own
 def test_the_warm_up_covers_the_start_of_every_length_bucket(runner, write_config) -> None:
     # Batch 4 and 4 buckets: every bucket of the sample's 39 training clips gives batches, and a
     # training epoch starts each in its first 4 batches (opening its files or filling its buffers).
@@ -160,6 +161,7 @@ def test_fixture_dataset_lists_bad_files_and_profiles_every_codec(runner, write_
     assert payload["dataset_path"] == str(DATASET.resolve())
 
 
+@pytest.mark.slow  # a second profile: the fast tier keeps the JSON one
 def test_bad_files_come_first_in_the_terminal_report(runner, write_config) -> None:
     config = write_config("data:\n  max_bad_file_fraction: 0.6\n  preprocessing_mode: runtime\n")
     result = runner.invoke(

@@ -58,6 +58,7 @@ def test_ensure_store_is_the_step_that_writes_and_the_pipeline_then_finds_it(tmp
     assert len(notes) == said and info.feature_cache is not None and info.num_items == len(run.train_items)
 
 
+@pytest.mark.slow  # computes the bundled sample's store
 def test_the_bundled_sample_and_a_read_only_dataset_store_in_the_users_cache(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     before = _files(SAMPLE)

@@ -296,6 +296,7 @@ def test_a_bad_request_is_a_4xx_with_one_line_and_the_server_goes_on(served, que
     assert get(f"{url}/health")[0] == 200
 
 
+@pytest.mark.slow  # speaks each form it accepts
 def test_a_parameter_given_twice_or_as_a_list_is_refused_and_an_error_carries_its_hint(served):
     _, _, url = served
     assert error_of(get(f"{url}/api/tts?text=One.&text=Two.")) == (400, "text is given twice; send it once")
@@ -933,6 +934,7 @@ def test_an_ipv6_address_is_listened_on():
         server.server_close()
 
 
+@pytest.mark.slow  # loads a second run
 def test_a_run_with_no_voice_of_its_own_and_a_sample_gone_since_the_start_are_a_clients_4xx(tmp_path):
     run = tmp_path / "run"
     shutil.copytree(RUN, run)

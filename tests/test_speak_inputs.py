@@ -286,6 +286,7 @@ def test_a_text_file_saved_with_a_byte_order_mark_and_a_form_feed_speaks_by_its_
     assert f"of {RUN}, vocoder griffin-lim; clips/index.jsonl lists them" in done.stdout
 
 
+@pytest.mark.slow  # a process loads a run and speaks until it is stopped
 @pytest.mark.parametrize(
     "stop, code",
     [("SIGINT", 130), pytest.param("SIGTERM", 143, marks=pytest.mark.slow)],  # SIGTERM: a scheduler, `timeout`
@@ -778,6 +779,7 @@ def test_a_command_a_hint_suggests_quotes_a_run_directory_with_a_space(tmp_path)
     assert shlex.split(unknown_speaker("zed", ["ann", "bob"], run).hint)[3:5] == ["-r", str(run)]
 
 
+@pytest.mark.slow  # loads a run to speak
 def test_a_vocoder_folder_without_a_trained_vocoder_is_said_not_passed_over(tmp_path):
     import shutil
 
@@ -947,6 +949,7 @@ def test_a_slower_speed_cuts_a_text_into_parts_that_each_still_fit_one_generatio
     assert " ".join(parts[0.25]) == text.lower()
 
 
+@pytest.mark.slow  # processes of their own
 def test_a_host_program_that_changes_directory_forks_or_damages_files_gets_the_words_not_a_hang(
     tmp_path, monkeypatch, runner
 ):

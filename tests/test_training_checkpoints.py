@@ -586,6 +586,7 @@ def test_a_test_sentence_is_rendered_with_what_synthesize_would_say_of_it_said_o
     assert set(texts.values()) == {"Caf\u00e9 au lait \u2713 now."}
 
 
+@pytest.mark.slow  # resumes two committed runs for steps: the fast tier trains once, in the test above
 @pytest.mark.parametrize("written", ["legacy_run", "legacy_vocoder_run"])
 def test_a_run_written_before_the_fix_resumes_from_its_own_weights(tmp_path, runner, written) -> None:
     from xtts_cli.cli.app import app
@@ -614,6 +615,7 @@ def test_a_run_written_before_the_fix_resumes_from_its_own_weights(tmp_path, run
         ]
 
 
+@pytest.mark.slow  # traces an export
 def test_a_run_that_kept_no_speaker_centroids_exports_without_the_speaker_signature(tmp_path, runner) -> None:
     import tensorflow as tf
 

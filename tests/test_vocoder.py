@@ -776,6 +776,7 @@ def test_ctrl_c_during_vocode_says_how_many_whole_files_it_wrote(tmp_path: Path,
     assert said and int(said.group(1)) in (len(written), len(written) - 1) and Path(said.group(2)) in written
 
 
+@pytest.mark.slow  # trains a vocoder and an acoustic run
 def test_training_into_a_runs_vocoder_folder_takes_only_a_vocoder_of_its_features(runner, tmp_path, acoustic) -> None:
     # A vocoder of other features trained there had been found unfit only when the run spoke, and an
     # acoustic model trained there stood for the run's vocoder.
@@ -859,6 +860,7 @@ def test_a_vocoder_with_no_checkpoint_or_of_another_kind_is_refused_before_tenso
         assert "loading" not in done.stderr and not (tmp_path / "out.wav").exists()
 
 
+@pytest.mark.slow  # trains beside the vocoder the test above trains
 def test_an_acoustic_run_starts_in_the_folder_of_a_vocoder_trained_first_into_run_vocoder(runner, tmp_path, acoustic):
     # docs/vocoder.md trains the vocoder into RUN/vocoder; trained first, RUN had been refused to its
     # acoustic run as holding "files xtts did not write (vocoder)".

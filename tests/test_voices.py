@@ -424,6 +424,7 @@ def test_a_clip_named_as_stdin_or_a_url_is_said_to_be_that_not_a_file_not_found(
     assert says in refused.value.lines[0] and "not found" not in refused.value.lines[0]
 
 
+@pytest.mark.slow  # loads a run and speaks
 def test_a_speaker_named_in_another_unicode_form_is_the_same_speaker(tmp_path, runner):
     import shutil
     import unicodedata

@@ -163,6 +163,7 @@ def test_an_export_that_fills_the_disk_leaves_nothing_and_the_same_command_runs_
     assert done.stdout.split("--- files")[1].split() == []  # no half SavedModel, nor its temporary files
 
 
+@pytest.mark.slow  # processes in mount namespaces that import TensorFlow: the fast tier keeps the ones that do not
 @needs_mounts
 def test_a_full_temp_folder_is_a_full_disk_for_phonemes_and_nothing_for_letters(tmp_path):
     # phonemizer copies espeak-ng's library (650 kB) into the temp folder each time it loads it: a full
@@ -342,7 +343,7 @@ def test_an_upload_to_a_server_whose_temp_folder_is_full_is_a_507_and_the_log_na
     assert f"an upload cannot be written to {mount} (No space left on device): free space there" in done.stderr
 
 
-@pytest.mark.parametrize("command", [["--version"], ["validate", "--json"]])
+@pytest.mark.parametrize("command", [["--version"], pytest.param(["validate", "--json"], marks=pytest.mark.slow)])
 def test_output_redirected_onto_a_full_disk_is_named_as_the_output(tmp_path, command):
     """`xtts ... > /dev/full` (a device whose every write is ENOSPC): the output is what failed, not
     the run's files; with --json the error object has nowhere to go and stderr says it alone."""
@@ -363,6 +364,7 @@ def test_output_redirected_onto_a_full_disk_is_named_as_the_output(tmp_path, com
     ]
 
 
+@pytest.mark.slow  # processes that import TensorFlow
 @needs_mounts
 @pytest.mark.parametrize(
     ("command", "blamed"),
@@ -384,6 +386,7 @@ def test_a_disk_full_under_the_output_blames_what_failed_to_be_written(tmp_path,
     assert errors == [f"error: the disk is full: writing {blamed.format(mount=mount)} failed (No space left on device)"]
 
 
+@pytest.mark.slow  # a process that imports TensorFlow
 def test_an_error_stream_onto_a_full_disk_leaves_the_work_and_its_exit_code(tmp_path):
     # `2>/dev/full`: the first progress line had ended every command, exit 1, unsaid.
     def run(*args: str) -> subprocess.CompletedProcess:
@@ -417,6 +420,7 @@ def test_a_config_written_out_onto_a_full_disk_is_hinted_as_a_file_not_a_run(tmp
     assert done.stdout.split("--- files")[1].split() == [str(mount / "filler")]  # no my.yaml half-written
 
 
+@pytest.mark.slow  # a process that scans
 @needs_mounts
 def test_validate_fix_on_a_read_only_folder_names_the_config_not_a_temporary_file(tmp_path):
     # It had named ro/.old.yaml.bak.tmp: its clean-up's unlink failed on the read-only folder too.
