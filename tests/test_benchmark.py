@@ -433,12 +433,14 @@ def test_bad_arguments_fail_before_any_trial(runner, tmp_path) -> None:
         ("--write-config", str(tmp_path / "missing" / "best.yaml")): "does not exist",
         ("--out", str(config / "best.yaml")): "is a file, not a folder",  # said not to exist
         ("--out", str(tmp_path)): "is a folder",  # found before the trials, not after them
+        ("--out", "-"): "--out -: the best config is written to a file",  # it had written a file named "-"
     }
     for args, expected in cases.items():
         result = runner.invoke(app, ["benchmark", "-c", str(config), *args])
         assert result.exit_code == 1 and isinstance(result.exception, XttsError), result.output
         assert expected in result.exception.lines[0]
         assert "trial 1" not in result.output
+    assert not (tmp_path / "-").exists() and not os.path.exists("-")
 
 
 @pytest.mark.slow

@@ -286,9 +286,14 @@ def _check_out_folder(write_config: Optional[Path]) -> None:
     """--out names a file in a folder that exists and can be written: found before the trials, not after."""
     if write_config is None:
         return
-    if not write_config.parent.is_dir():
-        from xtts_cli.errors import XttsError
+    from xtts_cli.errors import XttsError
 
+    if str(write_config) == "-":  # it had written a file named "-" (init's `-o -` is standard output)
+        raise XttsError(
+            "--out -: the best config is written to a file, not to standard output (the report takes it)",
+            hint="pass -o FILE.yaml, such as -o best.yaml",
+        )
+    if not write_config.parent.is_dir():
         what = "is a file, not a folder" if write_config.parent.exists() else "does not exist"
         raise XttsError(
             f"--out {str(write_config)!r}: folder {str(write_config.parent)!r} {what}",
