@@ -196,14 +196,14 @@ def test_init_writes_into_a_new_folder_and_refuses_a_folder_or_a_place_it_cannot
     assert made.exit_code == 0 and (tmp_path / "new" / "mine.yaml").is_file()
     # --force over the user's file keeps it as .bak; a second --force does not replace that backup.
     (tmp_path / "new" / "mine.yaml").write_text("# my own\n", encoding="utf-8")
-    for _ in range(2):
-        assert (
-            runner.invoke(
-                app, ["init", "-p", "tiny-cpu", "-o", str(tmp_path / "new" / "mine.yaml"), "--force"]
-            ).exit_code
-            == 0
-        )
+    said = [runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(tmp_path / "new" / "mine.yaml"), "--force"])]
+    said += [runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(tmp_path / "new" / "mine.yaml"), "--force"])]
+    assert [result.exit_code for result in said] == [0, 0]
     assert (tmp_path / "new" / "mine.yaml.bak").read_text(encoding="utf-8") == "# my own\n"
+    # Where the user's file went is said (it had been "wrote mine.yaml" alone).
+    assert said[0].stdout.startswith(
+        f"wrote {tmp_path / 'new' / 'mine.yaml'} (preset tiny-cpu); the earlier file is {tmp_path / 'new' / 'mine.yaml.bak'}\n"
+    )
     for force in ([], ["--force"]):  # without --force too: its hint must not point to --force
         folder = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(tmp_path / "new"), *force])
         assert folder.exception.lines == [f"--out {tmp_path / 'new'} is a folder"]
@@ -219,6 +219,10 @@ def test_init_writes_into_a_new_folder_and_refuses_a_folder_or_a_place_it_cannot
         assert (tmp_path / "pipe").is_fifo() and not (tmp_path / "pipe.bak").exists()
     empty = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", ""])  # `-o "$OUT"` with OUT unset
     assert empty.exception.exit_code == 2 and empty.exception.lines == ["--out is empty"]
+    for args in (["", "-o", "e.yaml"], ["-p", " ", "-o", "e.yaml"]):  # the preset's variable unset: not `config`
+        empty = runner.invoke(app, ["init", *args])
+        assert empty.exception.exit_code == 2 and empty.exception.lines == ["the preset is empty"]
+        assert not Path("e.yaml").exists()
     proc = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", "/proc/mine.yaml"])
     assert proc.exception.lines[0].startswith("--out /proc/mine.yaml: nothing can be written in /proc")
     # A name with a space: the command it says to run next reads it as one argument.
@@ -242,9 +246,11 @@ def test_an_empty_path_or_config_flag_is_refused_not_read_as_the_current_folder(
     for args, said in (
         (
             ["synthesize", "Hi.", "-r", str(tmp_path), "-o", ""],
-            "-o is empty: give it a file or folder, or leave it out",
+            "-o is empty: give it a file, or leave it out",  # not "or folder": a folder is refused
         ),
-        (["export", "--run-dir="], "--run-dir is empty: give it a file or folder, or leave it out"),
+        (["benchmark", "-c", "tiny-cpu", "-o", ""], "-o is empty: give it a file, or leave it out"),
+        (["report", "-o", ""], "-o is empty: give it a file, or leave it out"),
+        (["export", "--run-dir="], "--run-dir is empty: give it a folder, or leave it out"),
         # an argument too: `xtts vocode ""` had vocoded every recording of the current folder
         (["vocode", "", "--out-dir", str(tmp_path / "v")], "AUDIO is empty: give it a file or folder"),
         (["vocode", "--vocoder", "griffin-lim", " "], "AUDIO is empty: give it a file or folder"),

@@ -54,6 +54,11 @@ def init(
 
     if named is not None and preset is not None and named != preset:
         raise UsageError(f"the preset is given twice: {named} and --preset {preset}", hint="give it once")
+    for given in (named, preset):
+        if given is not None and not given.strip():  # `xtts init "$PRESET"` unset: it had written `config`
+            raise UsageError(
+                "the preset is empty", hint="name one (xtts init --help lists them), or leave it out for config"
+            )
     source = require_preset(named or preset or "config", hint="pass one of those names to --preset")
     if out is not None and not out.strip():  # `-o "$OUT"` with OUT unset: not the current folder
         raise UsageError("--out is empty", hint=f"give it a file, such as {source.name}, or leave it out")
@@ -76,8 +81,11 @@ def init(
         # Already the preset: a backup now would replace the one of the user's own file.
         sys.stdout.write(f"{target} is the preset {source.stem} already; left as it is\n")
     else:
-        write_atomically(target, text, backup=target.exists())
-        sys.stdout.write(f"wrote {target} (preset {source.stem})\n")
+        # Said, as `report` says it: a second --force replaces that backup, and the user's edits with it.
+        replaced = target.with_name(target.name + ".bak").exists()
+        kept = write_atomically(target, text, backup=target.exists())
+        earlier = f"; the earlier file is {kept}{' (in place of the backup there)' if replaced else ''}" if kept else ""
+        sys.stdout.write(f"wrote {target} (preset {source.stem}){earlier}\n")
     first = text.splitlines()[0].lstrip("# ").strip()
     if first.startswith("xtts "):
         sys.stderr.write(f"next: {first}\n")

@@ -323,7 +323,7 @@ class XttsCommand(TyperCommand):
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         empty = _empty_path_option(self, args)
         if empty is not None:  # `-o "$OUT"` with OUT unset: Path("") would be the current folder
-            ctx.fail(f"{empty} is empty: give it a file or folder, or leave it out")
+            ctx.fail(f"{empty[0]} is empty: give it {empty[1]}, or leave it out")
         twice = _given_twice(self, ctx, args)
         if twice is not None:  # click keeps the last: `--data A --data B` trained on B alone, unsaid
             more = "; several datasets are listed under data.datasets" if twice == "--data" else ""
@@ -356,9 +356,14 @@ def _given_twice(command: Any, ctx: Any, args: list[str]) -> Optional[str]:
     return None
 
 
-def _empty_path_option(command: Any, args: list[str]) -> Optional[str]:
+# Path options that name a folder; the rest name a file, but `xtts vocode`'s recordings (either).
+_FOLDER_OPTIONS = ("run_dir", "trace", "tensorboard", "out_dir", "work_dir")
+
+
+def _empty_path_option(command: Any, args: list[str]) -> Optional[tuple[str, str]]:
     """The path option given an empty value in `args` (`-o ""`, `--out=`), or a path argument given
-    an empty one (`xtts vocode ""`, which had vocoded the whole current folder), or None."""
+    an empty one (`xtts vocode ""`, which had vocoded the whole current folder), with what it takes
+    ("a file": an empty `-o` had been told to give a folder, which it refuses), or None."""
     paths = [p for p in command.params if type(p.type).__name__ == "TyperPath"]
     names = {name for p in paths for name in p.opts if p.param_type_name == "option"}
     argument = next((p for p in paths if p.param_type_name == "argument"), None)
@@ -368,9 +373,10 @@ def _empty_path_option(command: Any, args: list[str]) -> Optional[str]:
             break
         name, equals, value = token.partition("=")
         if name in names and (not value.strip() if equals else index + 1 < len(args) and not args[index + 1].strip()):
-            return name
+            dest = next(p.name for p in paths if name in p.opts)
+            return name, "a folder" if dest in _FOLDER_OPTIONS else "a file"
         if argument is not None and not token.strip() and (index == 0 or args[index - 1] not in valued):
-            return argument.human_readable_name.rstrip(".")
+            return argument.human_readable_name.rstrip("."), "a file or folder"
     return None
 
 
