@@ -276,3 +276,35 @@ def test_ctrl_c_while_the_report_gathers_says_no_report_was_written_and_keeps_th
     assert process.returncode == 130, stderr
     assert f"note: no report written; {out} is the earlier report, as it was" in stderr
     assert out.read_bytes() == b"an earlier report" and not Path(f"{out}.bak").exists()
+
+
+@pytest.mark.slow  # waits for validate's process to end
+def test_each_part_is_said_as_it_ends_so_a_ctrl_c_leaves_what_ended_said(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    from training_support import start_xtts
+
+    # Said only once every part had ended, a report was silent for minutes, and a Ctrl-C said nothing of them.
+    process = start_xtts(
+        ["report", "-c", "tiny-cpu", "--quick", "-o", str(tmp_path / "r.tar.gz")], tmp_path, ctrl_c=True
+    )
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+
+    def running(command: str) -> bool:
+        for child in children.read_text().split():
+            try:
+                if command in Path(f"/proc/{child}/cmdline").read_bytes().decode().split("\0"):
+                    return True
+            except OSError:
+                pass
+        return False
+
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and process.poll() is None and not running("diagnose"):
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert [line.split(":")[0] for line in stdout.splitlines()] == ["environment.json", "config.yaml", "validate.json"]
+    assert "note: no report written" in stderr and not (tmp_path / "r.tar.gz").exists()

@@ -26,7 +26,12 @@ def report(
         typer.Option("--out", "-o", metavar="FILE", help="The archive. Default: xtts-report-TIME.tar.gz"),
     ] = None,
     quick: Annotated[
-        bool, typer.Option("--quick", help="diagnose without its timings, profiles of 4 batches and steps: seconds.")
+        bool,
+        typer.Option(
+            "--quick",
+            help="diagnose without its timings, profiles of 4 batches and steps: about a minute on 2 CPU cores "
+            "(most of it tracing the step), not several.",
+        ),
     ] = False,
     no_redact: Annotated[
         bool,
@@ -72,7 +77,6 @@ def report(
     environ = dict(os.environ)
     out = _out_file(out)
     with Phases() as phase:
-        phase("validate, diagnose, profile-pipeline and profile-step, each in its own process")
         sections = _gathered(args, settings, run_dir=run_dir, quick=quick, environ=environ, out=out, phase=phase)
         people = speaker_names(sections)
         clean = redactor(
@@ -81,7 +85,6 @@ def report(
         kept_old = out.with_name(out.name + ".bak") if out.is_file() else None
         # An earlier report is kept, as benchmark keeps an earlier --out.
         size = write_report(sections, out, clean, keep_old=kept_old)
-    _said(sections)
     kept = (
         "home paths, file and speaker names kept (--no-redact)"
         if no_redact
@@ -101,6 +104,16 @@ def _gathered(args: list[str], settings, *, run_dir, quick: bool, environ: dict[
     from xtts_cli.config.editing import with_absolute_paths
     from xtts_cli.diagnosis.report import gather
 
+    # Each command's line as it ends, the next one named meanwhile (process by process: minutes).
+    following = {"config.yaml": "validate", "validate.json": "diagnose", "diagnose.json": "profile-pipeline"}
+    following["profile-pipeline.json"] = "profile-step"
+
+    def done(section) -> None:
+        phase.end()
+        _said([section])
+        if section.name in following:
+            phase(f"{following[section.name]}, in a process of its own")
+
     try:
         return gather(
             args,
@@ -109,6 +122,7 @@ def _gathered(args: list[str], settings, *, run_dir, quick: bool, environ: dict[
             run_dir=run_dir,
             quick=quick,
             environ=environ,
+            done=done,
         )
     except KeyboardInterrupt:  # said, as benchmark says what it kept
         phase.end()

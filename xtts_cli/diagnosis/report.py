@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tarfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -272,29 +272,28 @@ def gather(
     quick: bool,
     environ: dict[str, str],
     timeout: float = 900.0,
+    done: Callable[[Section], None] = lambda section: None,
 ) -> list[Section]:
-    """Every section, in order; `config_args` (-c / --set / --data as given) go to each command."""
-    sections = [
-        Section("environment.json", json.dumps(environment(environ), indent=2)),
-        Section("config.yaml", config_yaml),
-    ]
-    sections.append(_command("validate.json", ["validate", "--json", *config_args], environ, timeout))
+    """Every section, in order, each handed to `done` as it is made (the commands take minutes: said
+    only at the end, a report had been silent throughout); `config_args` (-c / --set / --data as
+    given) go to each command."""
+    sections: list[Section] = []
+
+    def add(*made: Section) -> None:
+        for section in made:
+            sections.append(section)
+            done(section)
+
+    add(Section("environment.json", json.dumps(environment(environ), indent=2)), Section("config.yaml", config_yaml))
+    add(_command("validate.json", ["validate", "--json", *config_args], environ, timeout))
     diagnose = ["diagnose", "--json", *config_args] + (["--quick"] if quick else ["--batches", "20"])
-    sections.append(_command("diagnose.json", diagnose, environ, timeout))
+    add(_command("diagnose.json", diagnose, environ, timeout))
     batches, steps = ("4", "4") if quick else ("20", "20")
-    sections.append(
-        _command(
-            "profile-pipeline.json",
-            ["profile-pipeline", "--json", "--batches", batches, *config_args],
-            environ,
-            timeout,
-        )
-    )
-    sections.append(
-        _command("profile-step.json", ["profile-step", "--json", "--steps", steps, *config_args], environ, timeout)
-    )
+    pipeline = ["profile-pipeline", "--json", "--batches", batches, *config_args]
+    add(_command("profile-pipeline.json", pipeline, environ, timeout))
+    add(_command("profile-step.json", ["profile-step", "--json", "--steps", steps, *config_args], environ, timeout))
     if run_dir is not None:
-        sections += _run_sections(run_dir)
+        add(*_run_sections(run_dir))
     return sections
 
 
