@@ -31,7 +31,11 @@ def script(*args: str, cwd: Path) -> subprocess.CompletedProcess:
             ["synthesis_batch.py", "--run-dir", "run", "--sentences", "none.txt"],
             "error: --sentences none.txt is not there",
         ),
-        (["serve.py", "--run-dir", "run", "--data", "none"], "error: --data none holds no heldout.txt"),
+        pytest.param(  # its script imports TensorFlow first: seconds
+            ["serve.py", "--run-dir", "run", "--data", "none"],
+            "error: --data none holds no heldout.txt",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_a_prerequisite_a_script_lacks_is_one_line_naming_the_script_that_makes_it(tmp_path, args, says) -> None:

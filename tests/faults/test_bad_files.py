@@ -80,7 +80,7 @@ def test_headers_cut_short_in_every_format_are_one_line_each(runner, tmp_path):
     assert all(reason in {"truncated", "not_audio", "header_only"} for reason, _ in found.values()), found
 
 
-@pytest.mark.slow  # a process of its own: the fast tier keeps the unreadable file
+@pytest.mark.slow  # a process of its own: the fast tier reads the damaged files in-process
 def test_a_fifo_among_the_clips_is_skipped_unread(tmp_path):
     root = dataset(tmp_path / "data", {"pipe": None})
     os.mkfifo(root / "wavs" / "pipe.wav")
@@ -115,7 +115,7 @@ def validated_as_a_user(root: Path) -> dict:
     return json.loads(done.stdout)["dataset"]
 
 
-@pytest.mark.slow  # a process of its own: the fast tier keeps the unreadable file
+@pytest.mark.slow  # a process of its own: the fast tier reads the damaged files in-process
 def test_a_folder_the_user_cannot_list_beside_clips_is_passed_over(tmp_path):
     # A mounted disk's lost+found, not the user's to list, beside a folder of one's own clips and transcripts.
     root = tmp_path / "my-voice"
@@ -130,6 +130,7 @@ def test_a_folder_the_user_cannot_list_beside_clips_is_passed_over(tmp_path):
     assert report["train_items"] + report["eval_items"] == 3
 
 
+@pytest.mark.slow  # a process of its own as another user: the fast tier reads the damaged files in-process
 def test_a_file_the_user_cannot_read_is_one_line(tmp_path):
     root = dataset(tmp_path / "data", {"locked": b"RIFF" + b"\0" * 40})
     os.chmod(root / "wavs" / "locked.wav", 0)
@@ -248,7 +249,7 @@ def test_a_folder_the_user_may_not_write_in_names_its_mode_as_the_fix(tmp_path):
     ], done.stderr
 
 
-@pytest.mark.slow  # a process of its own: the fast tier keeps the unreadable file
+@pytest.mark.slow  # a process of its own: the fast tier reads the damaged files in-process
 def test_a_precompute_store_the_user_may_not_write_is_a_validate_error(tmp_path):
     # train had found it only after its set-up ("cannot create the feature store"); validate said valid.
     locked = tmp_path / "locked"
