@@ -172,6 +172,10 @@ def test_a_clip_named_in_other_capitals_is_named_as_it_is_on_disk(tmp_path):
         ("wavs/CLIP_01.wav", f"file not found, but wavs/clip_01.wav {said}"),
         ("CLIP_03.WAV", f"file not found, but wavs/clip_03.wav {said}"),
     }
+    # The files those lines meant are no audio "in no row" besides: one fault had been said twice.
+    assert report.datasets[0].unlisted_audio == 0, report.datasets[0].unlisted_example
+    (ljspeech / "wavs" / "clip_05.wav").write_bytes((ljspeech / "wavs" / "clip_04.wav").read_bytes())
+    assert scan_dataset(data(ljspeech, max_bad_file_fraction=0.8)).datasets[0].unlisted_example == "wavs/clip_05.wav"
     manifest = tmp_path / "manifest"
     (manifest / "audio").mkdir(parents=True)
     shutil.copy(clip, manifest / "audio" / "utt01.wav")
@@ -297,7 +301,11 @@ def test_common_voice_falls_back_to_train_tsv(tmp_path):
     assert {item.speaker: item.text for item in report.items}["c" * 40] == '"Stop," she said.'
     (twice,) = report.bad
     assert (twice.source, twice.reason) == ("train.tsv:7", "malformed_line")
-    assert twice.detail.startswith("lists clips/common_voice_en_1099.mp3, which train.tsv:6 lists too")
+    # With another text, said with the one that trains: "listed twice" alone hid which transcript was wrong.
+    assert twice.detail == (
+        'lists clips/common_voice_en_1099.mp3, which train.tsv:6 lists too with another text (\'"Stop," she '
+        "said.' trains, the first line's): each clip once (a dataset's weight repeats it)"
+    )
     assert twice.path == "clips/common_voice_en_1099.mp3"
     # An LJSpeech line names its clip by id alone: the clip it means is named all the same (it had been None).
     ljspeech = tmp_path / "lj"

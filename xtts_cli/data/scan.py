@@ -721,6 +721,14 @@ def _unlisted_audio(items: list[DatasetItem], bad: list[BadItem], root: Path) ->
     sorted): clips a metadata file lost the rows of. One listing per folder."""
     named = {os.path.normpath(item.audio_path) for item in items}
     named |= {path for path in (_bad_path(item, root) for item in bad) if path is not None}
+    # A missing clip's line names the file it meant ("but Clip7.wav is there"): that file is no unlisted
+    # audio too (one fault had been said twice).
+    meant: dict[str, list[str]] = {}
+    for item in bad:
+        path = _bad_path(item, root) if item.reason == "missing" and "is there" in (item.detail or "") else None
+        if path is not None:  # an LJSpeech id written with its extension is looked for in wavs/ too
+            for folder in (os.path.dirname(path), os.path.join(os.path.dirname(path), "wavs")):
+                meant.setdefault(folder, []).append(os.path.basename(path))
     found = []
     inside = os.path.normpath(root)
     for folder in sorted({os.path.dirname(path) for path in named}):
@@ -731,8 +739,22 @@ def _unlisted_audio(items: list[DatasetItem], bad: list[BadItem], root: Path) ->
                 files = [e.path for e in entries if os.path.splitext(e.name)[1].lower() in SUPPORTED_EXTENSIONS]
         except OSError:
             continue
-        found += [printable(os.path.relpath(path, root)) for path in files if os.path.normpath(path) not in named]
+        left = [path for path in files if os.path.normpath(path) not in named]
+        left = [path for path in left if not _meant(os.path.basename(path), meant.get(folder, []))]
+        found += [printable(os.path.relpath(path, root)) for path in left]
     return sorted(found)
+
+
+def _meant(name: str, missing: list[str]) -> bool:
+    """Whether the file `name` is one a missing clip's name meant: in other capitals, or with another
+    extension or none (as `_beside` finds it)."""
+    stem = os.path.splitext(name)[0]
+    return any(
+        name.casefold() == gone.casefold()
+        or stem in (gone, os.path.splitext(gone)[0])
+        or name == os.path.splitext(gone)[0]
+        for gone in missing
+    )
 
 
 def _from_memo(memo: ScanMemo):
@@ -814,7 +836,9 @@ def _scan_files(root: Path, name: str, data: DataConfig, source: Source):
     ]
     with headers.reading_ahead(paths):
         for entries, found in zip(lists, places):
-            listed: dict[str, tuple[str, str]] = {}  # each clip's first line, and its path: a second lists it again
+            listed: dict[
+                str, tuple[str, str, str]
+            ] = {}  # each clip's first line, path and text: a second lists it again
             good: list[DatasetItem] = []
             for entry, place in zip(entries, found):
                 result = _check_entry(entry, place, data, speakers_by_id, name, headers, source.language)
@@ -1077,14 +1101,15 @@ def _resolve(
 
 
 def _listed_once(
-    item: DatasetItem, entry: Entry, written: Optional[str], listed: dict[str, tuple[str, str]], real: str
+    item: DatasetItem, entry: Entry, written: Optional[str], listed: dict[str, tuple[str, str, str]], real: str
 ) -> Optional[BadItem]:
     """A line that lists a clip an earlier line of its file lists (with the same text or another, or
     through a symlink to it: `real`, where it lies), named as the line wrote it (`written`; an
-    LJSpeech id's line names none)."""
-    first, through = listed.setdefault(real, (entry.source, item.audio_path))
+    LJSpeech id's line names none); another text is said, with the one trained (the first line's)."""
+    first, through, text = listed.setdefault(real, (entry.source, item.audio_path, item.text))
     if first == entry.source:
         return None
+    other = "" if item.text == text else f" with another text ({text!r} trains, the first line's)"
     clip = written or entry.path or item.id
     link = f" (a link to {real})" if real != item.audio_path else ""
     # The first line's clip a link: named, or the real clip's line reads as the one to drop.
@@ -1093,8 +1118,8 @@ def _listed_once(
         source=entry.source,
         path=clip,
         reason="malformed_line",
-        detail=f"lists {clip}{link}, which {first} lists too{first_link}: each clip once (a dataset's weight "
-        "repeats it)",
+        detail=f"lists {clip}{link}, which {first} lists too{first_link}{other}: each clip once (a dataset's "
+        "weight repeats it)",
     )
 
 
