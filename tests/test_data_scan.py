@@ -129,6 +129,22 @@ def test_first_column_path_and_speakers_file(report):
     assert items["wavs/nested/clip.wav"].speaker == "dataset"
     # ... and the report names it: speakers.csv names the others, so it was likely forgotten.
     assert [(d.unnamed_speaker, d.unnamed_speaker_example) for d in report.datasets] == [(1, "wavs/nested/clip")]
+    # Every row of it names a clip, good or bad: none is said to be unknown.
+    assert [d.unknown_speaker_rows for d in report.datasets] == [0]
+
+
+def test_a_speakers_row_that_names_no_clip_is_said(tmp_path):
+    from xtts_cli.cli.output import dataset_notes
+
+    # A mistyped id had been passed over unsaid: its clip trained as the dataset's voice.
+    root = _sample_copy(tmp_path / "sample")
+    with open(root / "speakers.csv", "a", encoding="utf-8") as rows:
+        rows.write("ghost.wav|carl\n")
+    dataset = scan_dataset(DataConfig(dataset_path=str(root), scan_cache=False)).datasets[0]
+    assert (dataset.unknown_speaker_rows, dataset.unknown_speaker_rows_example) == (1, "ghost")
+    assert "speakers.csv names 1 clip no line lists (e.g. ghost): a mistyped id? correct it to the clip's" in (
+        dataset_notes(dataset)
+    )
 
 
 def test_without_a_speakers_file_no_clip_is_named_as_left_out(tmp_path):

@@ -240,6 +240,12 @@ def dataset_notes(dataset) -> list[str]:
             f"(e.g. {escape(dataset.unnamed_speaker_example or '')}) train as speaker {escape(dataset.name)}; "
             "add them to speakers.csv to name their voice"
         )
+    if dataset.unknown_speaker_rows:
+        count = dataset.unknown_speaker_rows
+        notes.append(
+            f"speakers.csv names {count:,} clip{'' if count == 1 else 's'} no line lists "
+            f"(e.g. {escape(dataset.unknown_speaker_rows_example or '')}): a mistyped id? correct it to the clip's"
+        )
     return notes
 
 

@@ -195,6 +195,10 @@ class DatasetReport(BaseModel):
         "they train as a speaker named after the dataset.",
     )
     unnamed_speaker_example: Optional[str] = Field(None, description="The id of one, to add to speakers.csv.")
+    unknown_speaker_rows: int = Field(
+        0, description="Rows of a speakers.csv beside the metadata that name a clip no line lists (a mistyped id?)."
+    )
+    unknown_speaker_rows_example: Optional[str] = Field(None, description="The id one of them names.")
 
 
 class ScanReport(BaseModel):
@@ -564,6 +568,7 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
     others = _other_transcripts(train + evaluation, root) if fmt == "folder" else []
     lone = _lone_transcripts(train + evaluation, bad, root) if fmt == "folder" else []
     unnamed = _unnamed_speaker(train + evaluation, files, name) if fmt in ("ljspeech", "manifest") else []
+    unknown = _unknown_speaker_rows(train + evaluation, bad, files) if fmt in ("ljspeech", "manifest") else []
     summary = DatasetReport(
         name=name,
         path=str(root),
@@ -591,6 +596,8 @@ def _scan_one(source: Source, name: str, data: DataConfig) -> tuple[DatasetRepor
         scan_cache_unwritable=unsaved,
         unnamed_speaker=len(unnamed),
         unnamed_speaker_example=unnamed[0] if unnamed else None,
+        unknown_speaker_rows=len(unknown),
+        unknown_speaker_rows_example=unknown[0] if unknown else None,
     )
     return summary, train, evaluation, bad, total
 
@@ -615,6 +622,29 @@ def _listed_by_another(parts: list, sources: list[Source]) -> None:
         left = [path for path in _not_trained(report.format, train + evaluation, bad, root)[0]
                 if os.path.normpath(os.path.join(root, path)) not in others]  # fmt: skip
         report.unlisted_audio, report.unlisted_example = len(left), left[0] if left else None
+
+
+def _unknown_speaker_rows(items: list[DatasetItem], bad: list[BadItem], files: list) -> list[str]:
+    """The ids (sorted) a speakers.csv names that no clip, good or bad, is: a mistyped row had been
+    passed over unsaid, its clip training as the dataset's voice."""
+    speakers = _read_speakers(Path(files[0]).parent / "speakers.csv") if files else {}
+    if not speakers:
+        return []
+    known = {item.id for item in items} | {os.path.basename(item.id) for item in items}
+    known |= {os.path.splitext(os.path.basename(item.path))[0] for item in bad if item.path}
+    known |= {os.path.basename(item.path) for item in bad if item.path}
+
+    def stem(key: str) -> str:  # `c01.wav` is the row of `c01` too (`_read_speakers`)
+        return os.path.splitext(key)[0] if os.path.splitext(key)[1].lower() in SUPPORTED_EXTENSIONS else key
+
+    return sorted(
+        {stem(key) for key in speakers}
+        - {
+            stem(key)
+            for key in speakers
+            if {key, stem(key), os.path.basename(key), os.path.basename(stem(key))} & known
+        }
+    )
 
 
 def _unnamed_speaker(items: list[DatasetItem], files: list, dataset: str) -> list[str]:
