@@ -26,12 +26,7 @@ def report(
         typer.Option("--out", "-o", metavar="FILE", help="The archive. Default: xtts-report-TIME.tar.gz"),
     ] = None,
     quick: Annotated[
-        bool,
-        typer.Option(
-            "--quick",
-            help="diagnose without its timings, profiles of 4 batches and steps: about a minute on 2 CPU cores "
-            "(most of it tracing the step), not several.",
-        ),
+        bool, typer.Option("--quick", help="diagnose untimed, profiles of 4 batches and steps: a minute.")
     ] = False,
     no_redact: Annotated[
         bool,
