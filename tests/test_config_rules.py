@@ -93,6 +93,12 @@ def test_a_validation_past_the_end_is_a_warning_with_early_stopping_and_unsaid_i
     assert "training.early_stop_patience can never end it" in stopping["validation-past-the-end"].message
     assert findings(write_config, "training:\n  max_steps: 4\n  val_step: 20\n") == {}  # a try of the set-up
     assert findings(write_config, "training:\n  max_steps: 400\n  val_step: 400\n") == {}  # the last step validates
+    # A run started from another validates its base before the first step: "never validates" was untrue.
+    adapted = findings(write_config, "training:\n  max_steps: 400\n  val_step: 1000\n  init_from: base-run\n")
+    assert adapted["validation-past-the-end"].message.startswith(
+        "training.val_step (1000) is past training.max_steps (400): the run validates only its base's weights, "
+        "before the first step (no val_loss of what it trains)"
+    )
 
 
 def test_xla_is_asked_for_where_it_pays(write_config) -> None:

@@ -234,15 +234,13 @@ def _never_reached(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Findi
     every = max(1, steps // 10)
     if training.val_step > steps and (training.early_stop_patience is not None or steps >= TRIAL_STEPS):
         stops = training.early_stop_patience is not None
+        # A run started from another validates its base's weights before the first step (and never after).
+        said = "validates only its base's weights, before the first step" if training.init_from else "never validates"
         yield Finding(
             id="validation-past-the-end",
             severity="warning" if stops else "info",
-            message=f"training.val_step ({training.val_step}) is past training.max_steps ({steps}): the run never "
-            + (
-                "validates, so training.early_stop_patience can never end it"
-                if stops
-                else "validates (no val_loss to compare runs by)"
-            )
+            message=f"training.val_step ({training.val_step}) is past training.max_steps ({steps}): the run {said}"
+            + (", so training.early_stop_patience can never end it" if stops else " (no val_loss of what it trains)")
             + f"; set training.val_step to {every}",
             fix=_set("training.val_step", every),
         )
