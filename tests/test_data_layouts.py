@@ -930,7 +930,7 @@ def test_a_file_of_id_text_lines_reads_the_normalized_text_of_a_line_that_has_it
     lines = [
         f"{stems[0]}|The cat sat.|The cat sat.",
         f"{stems[1]}|I have 2 cats.|I have two cats.",  # its normalized text, numbers read out
-        f"{stems[2]}|Bring | the map.",  # the transcript's own |, as before
+        f"{stems[2]}|Bring | the map. | Bring | the map.",  # spaced: the transcript's own (a lyric's line break)
         f"{stems[3]}|Green trees grow.|",  # nothing after the last |
         f"{stems[4]}|A red boat.|A red boat.|take two",  # a cell too many: named, not guessed
         *(f"{stem}|Plain text {n}." for n, stem in enumerate(stems[5:])),
@@ -940,13 +940,13 @@ def test_a_file_of_id_text_lines_reads_the_normalized_text_of_a_line_that_has_it
     read = {item.id: (item.text, item.training_text) for item in report.train}
     assert read[stems[0]] == ("The cat sat.", "The cat sat.")
     assert read[stems[1]] == ("I have 2 cats.", "I have two cats.")
-    assert read[stems[2]] == ("Bring | the map.", "Bring | the map.")
+    assert read[stems[2]] == ("Bring | the map. | Bring | the map.",) * 2
     assert read[stems[3]] == ("Green trees grow.", "Green trees grow.")
     assert [(bad.reason, bad.detail) for bad in report.bad] == [
         (
             "malformed_line",
-            "4 cells in a line of a file whose lines are `id|text`: which is the text is unclear; write the line "
-            "as `id|text`",
+            "several | with no space around them in a line of a file whose lines are `id|text`: which is the text "
+            "is unclear; keep one, to end the text before its normalized text, or none",
         )
     ]
 

@@ -419,8 +419,8 @@ def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
                 yield Entry(
                     source=source,
                     id=key,
-                    malformed=f"{line.count('|') + 1} cells in a line of a file whose lines are `id|text`: which "
-                    "is the text is unclear; write the line as `id|text`",
+                    malformed="several | with no space around them in a line of a file whose lines are `id|text`: "
+                    "which is the text is unclear; keep one, to end the text before its normalized text, or none",
                 )
                 continue
             text, normalized = read
@@ -475,18 +475,26 @@ def _refuse_speakers_as_text(path: Path, entries: list[Entry]) -> None:
 
 
 def _text_in_two_columns(rest: str) -> Optional[tuple[str, Optional[str]]]:
-    """What follows the id in a file of `id|text` lines, with a second `|`: the `text|normalized_text`
-    of a line that has both (halves alike, as LJSpeech's normalized text mostly is its text, or
-    nothing after the `|`), else the transcript's own `|` ("Press A | B"); None when three or more
-    cells say neither. A mixed file had trained "Hello there.|Hello there." as one transcript."""
-    import difflib
-
-    split = _text_and_normalized(rest)
-    if rest.count("|") != 1:
-        return split
-    text, normalized = rest.split("|")
-    alike = difflib.SequenceMatcher(None, text.strip().lower(), normalized.strip().lower()).ratio() >= 0.6
-    return (text, normalized) if alike or not normalized.strip() else (rest, None)
+    """What follows the id in a file of `id|text` lines, with a second `|`. One with no space either
+    side ends the text of a line that has its normalized text too (`text|normalized_text`, as LJSpeech
+    writes it); one spaced is the transcript's own ("Press A | B", a lyric's line break); an empty last
+    cell is none. None when two or more unspaced ones say neither. A mixed file had trained "The cat
+    sat.|The cat sat." as one transcript, its `|` a symbol."""
+    body = rest
+    while body.rstrip().endswith("|"):  # `id|text|`: an empty normalized text
+        body = body.rstrip()[:-1]
+    cuts = [
+        index
+        for index, char in enumerate(body)
+        if char == "|"
+        and 0 < index < len(body) - 1
+        and not any(body[near].isspace() or body[near] == "|" for near in (index - 1, index + 1))
+    ]
+    if not cuts:
+        return body, None
+    if len(cuts) == 1:
+        return body[: cuts[0]], body[cuts[0] + 1 :]
+    return _text_and_normalized(body)
 
 
 def _text_and_normalized(rest: str) -> Optional[tuple[str, str]]:
