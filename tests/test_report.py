@@ -17,6 +17,9 @@ from training_support import subprocess_env
 
 from xtts_cli.diagnosis.report import Section, redactor, speaker_names
 
+# An earlier report as a test writes one: a gzip stream (a file of another kind is refused as --out).
+EARLIER = __import__("gzip").compress(b"an earlier report", mtime=0)
+
 REPO = Path(__file__).resolve().parents[1]
 SECRETS = {"HF_TOKEN": "hf_plantedTokenValue42", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMIplantedKEY"}
 
@@ -126,7 +129,7 @@ def test_a_report_on_a_dataset_that_is_not_there_says_which_parts_failed_and_kee
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "report.tar.gz"
-    out.write_bytes(b"an earlier report")
+    out.write_bytes(EARLIER)
     args = ["report", "-c", "tiny-cpu", "--data", str(tmp_path / "no-such-voice"), "-o", str(out), "--quick"]
     done = subprocess.run(
         [sys.executable, "-m", "xtts_cli", *args], capture_output=True, text=True, env=subprocess_env(), timeout=600
@@ -138,7 +141,7 @@ def test_a_report_on_a_dataset_that_is_not_there_says_which_parts_failed_and_kee
     # The user's own terminal names their path; the archive's copy is redacted.
     missing = tmp_path / "no-such-voice"
     assert "profile-step.json: " in done.stdout and f"(exit 1: data.dataset_path: '{missing}' is not" in done.stdout
-    assert (tmp_path / "report.tar.gz.bak").read_bytes() == b"an earlier report"  # kept, and said so
+    assert (tmp_path / "report.tar.gz.bak").read_bytes() == EARLIER  # kept, and said so
     assert f"the earlier one is {out}.bak" in done.stdout
     assert tarfile.is_tarfile(out)  # what each part said is still there to read
     with tarfile.open(out) as archive:
@@ -172,6 +175,20 @@ def test_an_archive_that_cannot_be_written_is_refused_before_anything_runs(tmp_p
     )
     assert dash.returncode != 0 and "--out -: the report is an archive" in dash.stderr
     assert not (tmp_path / "-").exists()
+    # A file of the user's: a report had replaced it, its one copy then the .bak a second report replaced.
+    (tmp_path / "mine.yaml").write_text("data:\n  batch_size: 4\n", encoding="utf-8")
+    mine = subprocess.run(
+        [sys.executable, "-m", "xtts_cli", "report", "-o", "mine.yaml"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert mine.returncode == 1 and "--out mine.yaml is a file of yours, not an earlier report" in mine.stderr
+    assert "hint: pass -o mine.tar.gz, or move it" in mine.stderr and "validate" not in mine.stdout
+    assert (tmp_path / "mine.yaml").read_text(encoding="utf-8") == "data:\n  batch_size: 4\n"
+    assert not (tmp_path / "mine.yaml.bak").exists()
 
 
 def test_a_runs_record_that_cannot_be_read_is_said_in_the_report(tmp_path: Path, capsys) -> None:
@@ -265,7 +282,7 @@ def test_ctrl_c_while_the_report_gathers_says_no_report_was_written_and_keeps_th
     from training_support import start_xtts
 
     out = tmp_path / "report.tar.gz"
-    out.write_bytes(b"an earlier report")
+    out.write_bytes(EARLIER)
     process = start_xtts(["report", "-c", "tiny-cpu", "--quick", "-o", str(out)], tmp_path, ctrl_c=True)
     children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
     deadline = time.monotonic() + 120
@@ -275,7 +292,7 @@ def test_ctrl_c_while_the_report_gathers_says_no_report_was_written_and_keeps_th
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
     assert f"note: no report written; {out} is the earlier report, as it was" in stderr
-    assert out.read_bytes() == b"an earlier report" and not Path(f"{out}.bak").exists()
+    assert out.read_bytes() == EARLIER and not Path(f"{out}.bak").exists()
 
 
 @pytest.mark.slow  # waits for validate's process to end

@@ -137,7 +137,20 @@ def _out_file(out: Optional[Path]) -> Path:
     out = out or Path(f"xtts-report-{time.strftime('%Y%m%d-%H%M%S')}.tar.gz")
     # A folder not yet there is made, as synthesize's and export's are; one that cannot be is refused now.
     can_write(out, "--out", name="xtts-report.tar.gz")
+    if out.is_file() and not _gzipped(out):  # a config or notes of the user's: its .bak would be the one copy left
+        raise XttsError(
+            f"--out {out} is a file of yours, not an earlier report (a gzip archive): a report is not written over it",
+            hint=f"pass -o {out.with_suffix('.tar.gz').name if out.suffix != '.gz' else 'report.tar.gz'}, or move it",
+        )
     return out
+
+
+def _gzipped(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(2) == b"\x1f\x8b"
+    except OSError:
+        return True  # not read here: can_write has said what it can of it
 
 
 def _refuse_all_failed(sections) -> None:
