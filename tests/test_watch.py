@@ -197,6 +197,8 @@ def test_real_steps_with_a_loader_slowed_mid_run_warn_then_recover(tmp_path: Pat
     assert [r["state"] for r in starved] == ["warning", "recovered"], records
     assert [e.state for e in events if e.id.startswith("input-bound")] == ["warning", "recovered"]
     assert starved[0]["figure"] >= 20
+    hook.on_end(result)  # `train --json` gives them too: a script had seen none of them
+    assert result.watch == records
 
 
 def test_per_gpu_fields_and_roles_from_nvml(monkeypatch) -> None:

@@ -81,12 +81,17 @@ class TrainResult:
         "How many steps those were: the first, and under XLA the first of each batch shape (its compile).", 0
     )
     trace_wait_seconds: float = _said(
-        "Seconds those steps waited for their batches, left out of data_wait_percent with them: a first batch "
+        "Seconds those steps waited for their batches, left out of data_wait_percent with them (unless they were "
+        "all the run's steps): a first batch "
         "slow to come (a tf.data service's worker not yet up, a cold disk).",
         0.0,
     )
     samples_per_sec: Optional[float] = _said("Clips a second (steps_per_sec x the step's batch); null with it.")
-    data_wait_percent: float = _said("Share of step time spent waiting for the next batch, %.", 0.0)
+    data_wait_percent: float = _said(
+        "Share of step time spent waiting for the next batch, %: of the steps after those that built a graph, or of "
+        "those alone when the run took no other; 0 when it took no step.",
+        0.0,
+    )
     loop_seconds: float = _said("Wall clock from the first step to the last, validation and saving included.", 0.0)
     step_time_percent: float = _said("The share of loop_seconds in steps (their data wait included), %.", 0.0)
     stopped_waiting_seconds: float = _said(
@@ -102,6 +107,11 @@ class TrainResult:
     )
     notes: list[str] = _said(
         "What it noted as it started (a CPU run, a run already done) and ran (what --init-from kept, an early stop).",
+        factory=list,
+    )
+    watch: list[dict[str, Any]] = _said(
+        "The training watch's lines, as metrics.jsonl records them: each its `step`, `watch` (the finding's id), "
+        "`state` (warning or recovered), `figure`, `message` and `fix`.",
         factory=list,
     )
 

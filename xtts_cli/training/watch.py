@@ -342,6 +342,9 @@ class WatchHook(Hook):
             return None
         return max(0.0, ((every - before) - (self.cpu[-1][1] - own)) / (now - start))
 
+    def on_end(self, result: Any) -> None:
+        result.watch = [notice.record() for notice in self.notices]  # --json's, as the terminal said them
+
     @staticmethod
     def _summarise(notice: Watched) -> None:
         import tensorflow as tf
