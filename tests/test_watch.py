@@ -51,6 +51,13 @@ def test_a_healthy_run_says_nothing_and_a_starved_one_is_named_once_then_back():
     assert "data wait back to normal" in back[0].message
 
 
+def test_a_window_shorter_than_a_step_still_names_a_starved_run():
+    # 5 s steps (4 of them waiting) under a 2 s window: the window had never been covered, nothing said.
+    starved, _ = feed(watch(window_seconds=2), 0, 60, wait=4.0, compute=1.0)
+    assert [(n.id.startswith("input-bound"), n.state) for n in starved] == [(True, "warning")]
+    assert starved[0].figure == pytest.approx(80.0)
+
+
 def test_a_figure_under_one_percent_is_said_on_its_side_of_a_line_under_one_percent():
     w = watch(data_wait_percent=0.1)
     _, t = feed(w, 0, 60, wait=0.0, compute=0.2)

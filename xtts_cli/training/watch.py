@@ -147,7 +147,13 @@ class Watch:
         return max(0.0, 100.0 * (sum(count * ratio for count, ratio in compared) / weight - 1.0))
 
     def _covered(self, now: float) -> bool:
-        return bool(self.steps) and now - self.steps[0].t >= MIN_COVERAGE * self.settings.window_seconds
+        # From the first step's start, not its end: a step longer than the window (watch.window_seconds
+        # under two steps) had left the window never covered, and a run starved throughout unsaid.
+        first = self.steps[0] if self.steps else None
+        return (
+            first is not None
+            and now - (first.t - first.wait - first.compute) >= MIN_COVERAGE * self.settings.window_seconds
+        )
 
     # The judgement.
     def check(
