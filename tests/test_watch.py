@@ -58,6 +58,15 @@ def test_a_window_shorter_than_a_step_still_names_a_starved_run():
     assert starved[0].figure == pytest.approx(80.0)
 
 
+def test_every_setting_that_slows_the_input_is_named_in_the_one_warning():
+    # Named one at a time, each fix had taken a run to find the next (the costliest came last).
+    slow = {"prefetch_buffer_size": 0, "num_workers": 1, "preprocessing_mode": "runtime"}
+    w = Watch(XttsConfig.model_validate({"watch": {"window_seconds": 30}, "data": slow}), 2)
+    (starved,) = feed(w, 0, 120, wait=0.15, compute=0.2)[0]
+    assert starved.fix == "set data.prefetch_buffer_size: auto"
+    assert starved.message.endswith("; also set data.num_workers: auto, set data.preprocessing_mode: auto")
+
+
 def test_a_figure_under_one_percent_is_said_on_its_side_of_a_line_under_one_percent():
     w = watch(data_wait_percent=0.1)
     _, t = feed(w, 0, 60, wait=0.0, compute=0.2)

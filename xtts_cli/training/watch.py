@@ -168,9 +168,12 @@ class Watch:
         wait = self.wait_percent()
         input_bound = wait >= s.data_wait_percent
         line = f"{'over' if input_bound else 'under'} watch.data_wait_percent, {s.data_wait_percent:g} %"
-        finding = input_findings(
+        finding, *more = input_findings(
             self.config, input_bound_verdict(wait), wait, self.cpu_count, line=line, line_percent=s.data_wait_percent
-        )[0]
+        )
+        fixes = [other.fix.describe() for other in more if other.fix is not None]
+        if fixes:  # each setting that slows it, in one line: one at a time had taken a run each to find
+            finding = finding.model_copy(update={"message": f"{finding.message}; also {', '.join(fixes)}"})
         notices += self._judge("input-bound", now, step, wait, s.data_wait_percent, finding, back="data wait")
         contention = self.contention_percent()
         if contention is not None:
