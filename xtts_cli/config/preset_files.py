@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from xtts_cli.errors import XttsError
+from xtts_cli.errors import UsageError
 
 PRESETS_DIR = Path(__file__).resolve().parents[1] / "presets"
 
@@ -36,7 +36,7 @@ def require_preset(
 
         typed = name.removesuffix(".yaml").replace("_", "-").lower()  # tiny_cpu, Speak-CPU.yaml
         close = difflib.get_close_matches(typed, preset_names(), n=1, cutoff=0.7)
-        raise XttsError(
+        raise UsageError(  # exit 2, as a config file that is not there and names no preset (`report -c nope`)
             f"there is no preset {name!r}"
             + (f" (did you mean {close[0]}?)" if close else "")
             + f"; the presets are {', '.join(preset_names())}",
