@@ -165,26 +165,17 @@ def test_an_archive_that_cannot_be_written_is_refused_before_anything_runs(tmp_p
     )
     assert done.returncode != 0 and f"{tmp_path / 'notes.txt'} is a file, not a folder" in done.stderr
     assert "Traceback" not in done.stderr and "validate" not in done.stdout
-    dash = subprocess.run(
-        [sys.executable, "-m", "xtts_cli", "report", "-o", "-"],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        cwd=tmp_path,
-        timeout=60,
-    )
+
+    def report_into(out: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "xtts_cli", "report", "-o", out]
+        return subprocess.run(command, capture_output=True, text=True, env=subprocess_env(), cwd=tmp_path, timeout=60)
+
+    dash = report_into("-")
     assert dash.returncode != 0 and "--out -: the report is an archive" in dash.stderr
     assert not (tmp_path / "-").exists()
     # A file of the user's: a report had replaced it, its one copy then the .bak a second report replaced.
     (tmp_path / "mine.yaml").write_text("data:\n  batch_size: 4\n", encoding="utf-8")
-    mine = subprocess.run(
-        [sys.executable, "-m", "xtts_cli", "report", "-o", "mine.yaml"],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        cwd=tmp_path,
-        timeout=60,
-    )
+    mine = report_into("mine.yaml")
     assert mine.returncode == 1 and "--out mine.yaml is a file of yours, not an earlier report" in mine.stderr
     assert "hint: pass -o mine.tar.gz, or move it" in mine.stderr and "validate" not in mine.stdout
     assert (tmp_path / "mine.yaml").read_text(encoding="utf-8") == "data:\n  batch_size: 4\n"

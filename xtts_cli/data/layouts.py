@@ -396,6 +396,16 @@ def _metadata_entries(path: Path, fmt: str) -> Iterator[Entry]:
         yield from _table_entries(path, lines, delimiter, columns["path"], columns["text"], columns["speaker"])
 
 
+_UNCLEAR_IN_THREE = (
+    "a | inside the text of an `id|text|normalized_text` line: which | ends the text is unclear; write the line "
+    "without it"
+)
+_UNCLEAR_IN_TWO = (
+    "several | with no space around them in a line of a file whose lines are `id|text`: which is the text is "
+    "unclear; keep one, to end the text before its normalized text, or none"
+)
+
+
 def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
     # `id|text|normalized_text` on most lines: a `|` inside a transcript stays part of it (first and
     # last `|` only). `id|text` on most: a second `|` is the transcript's own, or ends the text of a line
@@ -413,28 +423,13 @@ def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
         key = line[:first].strip()
         if first == last:
             text, normalized = line[first + 1 :], None
-        elif not three:
-            read = _text_in_two_columns(line[first + 1 :])
+        else:
+            rest = line[first + 1 :]
+            read = _text_and_normalized(rest) if three else _text_in_two_columns(rest)
             if read is None:
-                yield Entry(
-                    source=source,
-                    id=key,
-                    malformed="several | with no space around them in a line of a file whose lines are `id|text`: "
-                    "which is the text is unclear; keep one, to end the text before its normalized text, or none",
-                )
+                yield Entry(source=source, id=key, malformed=_UNCLEAR_IN_THREE if three else _UNCLEAR_IN_TWO)
                 continue
             text, normalized = read
-        else:
-            split = _text_and_normalized(line[first + 1 :])
-            if split is None:
-                yield Entry(
-                    source=source,
-                    id=key,
-                    malformed="a | inside the text of an `id|text|normalized_text` line: which | ends the text "
-                    "is unclear; write the line without it",
-                )
-                continue
-            text, normalized = split
         text = text.strip()
         normalized = normalized.strip() if normalized else None
         if os.path.splitext(key)[1].lower() in SUPPORTED_EXTENSIONS:
