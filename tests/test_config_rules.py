@@ -283,6 +283,9 @@ def test_a_cluster_tf_config_names_under_another_strategy_is_an_error(write_conf
     assert "under devices.strategy auto it would be passed over and this machine train alone" in found.message
     monkeypatch.setenv("TF_CONFIG", '{"task": {"type": "worker", "index": 0}}')  # no cluster named: not one
     assert "multi-worker-cluster" not in findings(write_config, "devices:\n  strategy: auto\n")
+    monkeypatch.setenv("TF_CONFIG", "[1, 2]")  # JSON, but no object: a mistake, said as the unreadable one is
+    found = findings(write_config, "devices:\n  strategy: auto\n")["multi-worker-cluster"]
+    assert found.message.startswith('TF_CONFIG needs a "cluster" object and a "task" object: [1, 2]; under devices')
 
 
 def test_a_split_this_machine_lacks_is_one_line_naming_every_missing_index(write_config) -> None:

@@ -229,7 +229,8 @@ def cluster_left_out(devices: DevicesConfig, environ: Mapping[str, str]) -> Opti
         # One that names no cluster is not this machine's part in one; one that cannot be read may
         # be (a trailing comma): passed over, each machine of the cluster would train alone.
         try:
-            named = isinstance(parsed := json.loads(environ["TF_CONFIG"]), dict) and "cluster" in parsed
+            # JSON that is no object (`[1,2]`) is no scheduler's TF_CONFIG either: passed over, it had been unsaid.
+            named = not isinstance(parsed := json.loads(environ["TF_CONFIG"]), dict) or "cluster" in parsed
         except json.JSONDecodeError:
             named = True
         if not named:
