@@ -66,6 +66,15 @@ def test_reads_every_byte_of_a_small_dataset(tmp_path: Path) -> None:
     assert "drop_caches" in report.cache_note
 
 
+def test_with_the_scans_clips_only_they_are_counted_and_read(tmp_path: Path) -> None:
+    # Every audio file under the folder had been counted and read, the ones the scan skipped too.
+    paths = write_wavs(tmp_path / "wavs", 12)
+    trained = [str(path) for path in paths[:5]]
+    report = check_storage([tmp_path / "wavs"], clips=trained)
+    assert report.files_found == report.files_sampled == 5 and report.paths == [str(tmp_path / "wavs")]
+    assert report.first_pass is not None and report.first_pass.bytes == sum(p.stat().st_size for p in paths[:5])
+
+
 def test_sample_is_deterministic_and_spread(tmp_path: Path) -> None:
     for folder in ("a", "b", "c"):
         write_wavs(tmp_path / "data" / folder, 20, seconds=0.05)

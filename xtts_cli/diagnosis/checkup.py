@@ -907,7 +907,7 @@ def checkup(
     skipped = _untimed(config, static, quick=quick, unserved=unserved is not None)
     if skipped is None:
         x, y, compiled, retraces = _timed_rates(config, scan, info, report, machine, measured, notes, num_batches, say)
-        static += _storage(config, report, min(x, y), notes, say)
+        static += _storage(config, report, min(x, y), notes, say, scan)
     else:
         notes.append(skipped)
         report.graph_mode = compiled
@@ -1095,7 +1095,7 @@ def _rate_findings(config, report, model, cpu_count: int, rates: str) -> list[Ra
     return measured
 
 
-def _storage(config, report, rate: float, notes: list[str], say) -> list[RankedFinding]:
+def _storage(config, report, rate: float, notes: list[str], say, scan) -> list[RankedFinding]:
     """Read a sample of the audio files at the rate training reads them (`rate` samples/s)."""
     from xtts_cli.data.scan import dataset_root
     from xtts_cli.diagnosis.storage import check_storage
@@ -1109,6 +1109,7 @@ def _storage(config, report, rate: float, notes: list[str], say) -> list[RankedF
         budget_seconds=3.0,
         samples_per_second=rate,
         read_every_epoch=mode == "runtime",
+        clips=[item.audio_path for item in scan.train + scan.eval],
     )
     if mode != "runtime":
         once = (

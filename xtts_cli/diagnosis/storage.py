@@ -105,7 +105,7 @@ class ReadPass(BaseModel):
 
 class StorageReport(BaseModel):
     paths: list[str] = Field(description="The dataset paths read.")
-    files_found: int = Field(description="Audio files under them.")
+    files_found: int = Field(description="Audio files under them; with a scan, the clips training reads.")
     files_sampled: int = Field(description="Files read for the test (evenly spaced).")
     mean_file_bytes: float = Field(description="Mean size of the files read, bytes.")
     first_pass: Optional[ReadPass] = Field(
@@ -367,8 +367,10 @@ def check_storage(
     second_pass: bool = True,
     p95_latency_warn_ms: float = P95_LATENCY_WARN_MS,
     read_every_epoch: bool = True,
+    clips: Optional[Sequence[str]] = None,
 ) -> StorageReport:
-    """Read a deterministic sample of the audio under `paths` and time it.
+    """Read a deterministic sample of the audio under `paths` and time it; with `clips` (the scan's,
+    what training reads), of those alone: every file under the folder had counted the skipped ones.
 
     `needed_mb_per_s` is what training consumes; or pass `samples_per_second` (clips/s training
     takes) and it is that times the sampled files' mean size. The first pass gets two thirds of
@@ -391,7 +393,7 @@ def check_storage(
                     "data.dataset_path at the dataset",
                 )
             )
-    files = audio_files(existing)
+    files = sorted({Path(clip) for clip in clips}) if clips is not None else audio_files(existing)
     sample = sample_files(files, max_files)
     # Shuffled like training reads (a shuffled file list), with a fixed seed so runs compare; reading
     # in sorted order would flatter a hard disk with sequential, read-ahead-friendly access.
