@@ -490,19 +490,24 @@ class _Handler(BaseHTTPRequestHandler):
                 return False
         return super().handle_expect_100()
 
-    def _declared_length(self) -> int:
-        """The body's length as its one Content-Length says, refused when it is not one number or is
-        more than this server takes (a multipart body may carry the upload as well as the fields)."""
+    def _declared_length(self) -> Optional[int]:
+        """The body's length as its one Content-Length says (None for a chunked body, whose length is
+        counted as it is read), refused when it is not one number or is more than this server takes."""
         coding = self.headers.get("Transfer-Encoding")
-        # Its body, unread, would be read as the next request (RFC 9112, 6.1); a 400, not the RFC's 501:
-        # every bad request this server answers is a client's 4xx.
         if coding is not None:
-            self.close_connection = True
-            if coding.strip().lower() == "chunked":
-                raise Refused(411, "send the body with a Content-Length, not chunked")
-            raise Refused(
-                400, f"Transfer-Encoding {coding.strip()[:20]!r} is not read; send the body with a Content-Length"
-            )
+            # Its body, unread, would be read as the next request (RFC 9112, 6.1); a 400, not the RFC's
+            # 501: every bad request this server answers is a client's 4xx.
+            if coding.strip().lower() != "chunked":
+                self.close_connection = True
+                raise Refused(
+                    400,
+                    f"Transfer-Encoding {coding.strip()[:20]!r} is not read; send the body chunked or with a Content-Length",
+                )
+            if "Content-Length" in self.headers:  # which one frames the body is a proxy's guess (RFC 9112, 6.3)
+                self.close_connection = True
+                raise Refused(400, "the body is given both a Content-Length and Transfer-Encoding: chunked; send one")
+            self._body_deadline(self._body_limit())
+            return None
         lengths = {value.strip() for value in self.headers.get_all("Content-Length", [])}
         if len(lengths) > 1:  # which one the body has is a guess, and a proxy may guess the other way
             self.close_connection = True
@@ -514,20 +519,32 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             raise Refused(400, f"Content-Length {raw_length.strip()[:20]!r} is not a number of bytes")
         length = int(raw_length) if raw_length is not None else 0
+        self._body_deadline(length)
+        self._check_size(length)
+        return length
+
+    def _body_deadline(self, length: int) -> None:
         self.reader.deadline = time.monotonic() + REQUEST_HEAD_SECONDS + length / BODY_BYTES_PER_SECOND
-        kind = self.headers.get_content_type()
+
+    def _body_limit(self) -> int:
+        """The largest body taken: the fields, and the upload when it is multipart."""
         fields = form_bytes(self.server.service.limits.text_chars)
-        limit = self.server.service.limits.upload_bytes + fields if kind == "multipart/form-data" else fields
+        if self.headers.get_content_type() == "multipart/form-data":
+            return self.server.service.limits.upload_bytes + fields
+        return fields
+
+    def _check_size(self, length: int) -> None:
+        limit = self._body_limit()
         if length > limit:
             self.close_connection = True  # the rest of the body is not read
             upload = self.server.service.limits.upload_bytes
+            multipart = self.headers.get_content_type() == "multipart/form-data"
             raise Refused(
                 413,
                 f"the request body is {_mib(length, than=limit)}, more than this server takes ({_mib(limit)}: "
-                + (f"a --max-upload-mb {_mib(upload, unit=False)} upload, and " if limit > fields else "")
+                + (f"a --max-upload-mb {_mib(upload, unit=False)} upload, and " if multipart else "")
                 + "the fields of a --max-text-chars text)",
             )
-        return length
 
     def _read_form(self) -> tuple[dict[str, str], Optional[bytes]]:
         """The body's fields (JSON, URL-encoded or multipart) and the `speaker_wav` upload."""
@@ -553,7 +570,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self._multipart(body)
         raise Refused(415, f"a body of type {kind!r}; send JSON, a form, or multipart/form-data with the upload")
 
-    def _read_body(self, length: int) -> bytes:
+    def _read_body(self, length: Optional[int]) -> bytes:
+        body = self._read_chunked() if length is None else self._read_exactly(length)
+        self.body_read = True
+        return body
+
+    def _read_exactly(self, length: int) -> bytes:
         chunks, left = [], length
         while left:
             chunk = self.rfile.read(min(left, 1 << 16))
@@ -561,8 +583,36 @@ class _Handler(BaseHTTPRequestHandler):
                 raise ConnectionError("the client closed the connection mid-request")
             chunks.append(chunk)
             left -= len(chunk)
-        self.body_read = True
         return b"".join(chunks)
+
+    def _read_chunked(self) -> bytes:
+        """A chunked body (RFC 9112, 7.1: what requests, Go and curl send for a body of unknown length),
+        its size checked against the limit chunk by chunk; extensions and trailer fields are passed over."""
+        asked_to_close, self.close_connection = self.close_connection, True  # until the whole body is read
+        chunks: list[bytes] = []
+        size = -1
+        while size:
+            line = self._chunk_line()
+            size_text = line.split(b";", 1)[0].strip()
+            if not re.fullmatch(rb"[0-9A-Fa-f]{1,8}", size_text):
+                raise Refused(400, f"the chunk size {size_text[:20].decode('latin-1')!r} is not a hexadecimal number")
+            size = int(size_text, 16)
+            self._check_size(sum(map(len, chunks)) + size)
+            chunks.append(self._read_exactly(size))
+            if size and self._chunk_line().strip():
+                raise Refused(400, f"a chunk is longer than its size {size_text.decode('latin-1')!r} says")
+        while self._chunk_line().strip():  # trailer fields, up to the empty line
+            pass
+        self.close_connection = asked_to_close
+        return b"".join(chunks)
+
+    def _chunk_line(self) -> bytes:
+        line = self.rfile.readline(FORM_BYTES)
+        if not line:
+            raise ConnectionError("the client closed the connection mid-request")
+        if not line.endswith(b"\n"):
+            raise Refused(400, "a line of the chunked body is longer than this server reads")
+        return line
 
     def _leave_unread_body(self) -> None:
         """A body this request declared and was not read (another page than /api/tts, a request refused
