@@ -298,14 +298,19 @@ def main(argv: list[str] | None = None) -> int:
     needs("eval", "pocketsphinx", "jiwer")
 
     from xtts_cli.errors import XttsError
-    from xtts_cli.evaluation.recognizer import Recognizer, grammar_words, word_error_rate
-    from xtts_cli.inference import Synthesizer
+    from xtts_cli.kinds import speaking_run
 
+    # Both checked before TensorFlow loads (seconds): a wrong path is said at once.
     if not (args.data / "heldout.txt").is_file():
         raise XttsError(
             f"--data {args.data} holds no heldout.txt: it is the dataset benchmarks/speech_data.py writes",
             hint="python benchmarks/speech_data.py --out DIR first, then --data DIR",
         )
+    speaking_run(args.run_dir)
+
+    from xtts_cli.evaluation.recognizer import Recognizer, grammar_words, word_error_rate
+    from xtts_cli.inference import Synthesizer
+
     heldout = (args.data / "heldout.txt").read_text(encoding="utf-8").splitlines()
     short = [s for s in heldout if 9 <= len(s.split()) <= 11]
     tts = Synthesizer.load(args.run_dir)
