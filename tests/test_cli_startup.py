@@ -148,61 +148,113 @@ def test_version(runner) -> None:
     assert result.stdout.strip() == f"xtts {__version__}"
 
 
-@pytest.mark.parametrize("command", ["synthesize", "export", "serve"])
-def test_a_folder_that_is_not_a_run_is_refused_before_tensorflow_loads(command: str, tmp_path) -> None:
-    args = [command, "-r", str(tmp_path)] + (
-        ["hello", "-o", str(tmp_path / "x.wav")] if command == "synthesize" else []
+# Commands that must refuse before TensorFlow loads, each run in turn in one fresh process (a process
+# each cost a second of the fast tier apiece): TensorFlow imported by any of them stays in sys.modules,
+# so each answer also vouches for the ones before it. Each one's stderr is read from its file
+# descriptor: the CLI's console holds the stream it was made with.
+REFUSALS_PROBE = """
+import json, os, sys, tempfile
+from xtts_cli.cli.app import main
+
+answers = []
+for args in json.loads(sys.argv[1]):
+    sys.argv = ["xtts", *args]
+    code = 0
+    with tempfile.TemporaryFile() as said:
+        saved = os.dup(2)
+        os.dup2(said.fileno(), 2)
+        try:
+            main()
+        except SystemExit as exc:
+            code = exc.code or 0
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+        said.seek(0)
+        stderr = said.read().decode("utf-8", "replace")
+    heavy = sorted({m.split(".")[0] for m in sys.modules} & {"tensorflow", "tensorflow_io", "keras"})
+    answers.append({"code": code, "heavy": heavy, "stderr": stderr})
+print(json.dumps(answers))
+"""
+
+RUN = Path(__file__).parent / "data" / "run_before_run_data"  # an autoregressive run, speakers en-us+f3 ...
+SPOKEN_REFUSALS = [
+    ("the kettle", ["--speed", "1.5"], "speed 1.5: this run's decoder (autoregressive)"),
+    ("the kettle", ["--speaker", "en-us+f2"], "speaker 'en-us+f2' is not in"),
+    ("the kettle", ["--language", "fa"], "fa"),
+    ("the kettle 世界", [], "text has characters the run was not trained on: '世' (U+4E16)"),
+    ("the kettle", ["--speaker-wav", "-"], "--speaker-wav '-' is stdin, which a clip is not read from"),
+    ("the kettle", ["--speaker-wav", "https://example.com/v.wav"], "is a URL: download the clip first"),
+]
+
+
+def _overwrites(folder: Path) -> dict[str, tuple[list[str], str]]:
+    clip = folder / "clip.wav"
+    return {
+        "export": (["export", "-r", str(RUN), "-o", str(clip)], f"--out {clip} is a file, not a folder"),
+        "vocode": (["vocode", str(clip), "-o", str(clip)], f"--out would write over the recording {clip}"),
+        "synthesize": (
+            ["synthesize", "the kettle", "-r", str(RUN), "--speaker-wav", str(clip), "-o", str(clip)],
+            f"--out would write over the --speaker-wav clip {clip}",
+        ),
+    }
+
+
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory) -> tuple[Path, dict[str, dict]]:
+    """Each refusal below, by a name, answered in one fresh process; and the folder they were given."""
+    folder = tmp_path_factory.mktemp("refused")
+    (folder / "clip.wav").write_bytes(
+        (Path(__file__).parents[1] / "xtts_cli" / "data" / "sample" / "wavs" / "XTTS001-0001.wav").read_bytes()
     )
-    _, report = _run(args + (["-o", str(tmp_path / "out")] if command == "export" else []))
-    assert report["code"] == 1 and "tensorflow" not in report["heavy"]
-
-
-@pytest.mark.parametrize(
-    "text, args, said",
-    [
-        ("the kettle", ["--speed", "1.5"], "speed 1.5: this run's decoder (autoregressive)"),
-        ("the kettle", ["--speaker", "en-us+f2"], "speaker 'en-us+f2' is not in"),
-        ("the kettle", ["--language", "fa"], "fa"),
-        ("the kettle 世界", [], "text has characters the run was not trained on: '世' (U+4E16)"),
-        ("the kettle", ["--speaker-wav", "-"], "--speaker-wav '-' is stdin, which a clip is not read from"),
-        ("the kettle", ["--speaker-wav", "https://example.com/v.wav"], "is a URL: download the clip first"),
-    ],
-)
-def test_what_the_runs_files_refuse_is_refused_before_tensorflow_loads(tmp_path, text, args, said) -> None:
-    run = Path(__file__).parent / "data" / "run_before_run_data"  # an autoregressive run, speakers en-us+f3 ...
+    (folder / "empty").mkdir()
+    cases = {
+        f"not a run {command}": [command, "-r", str(folder / "empty")]
+        + (["hello", "-o", str(folder / "x.wav")] if command == "synthesize" else [])
+        + (["-o", str(folder / "out")] if command == "export" else [])
+        for command in ("synthesize", "export", "serve")
+    }
+    cases |= {
+        f"spoken {n}": ["synthesize", text, "-r", str(RUN), *args] for n, (text, args, _) in enumerate(SPOKEN_REFUSALS)
+    }
+    cases |= {f"overwrite {command}": args for command, (args, _) in _overwrites(folder).items()}
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(["synthesize", text, "-r", str(run), *args])],
+        [sys.executable, "-c", REFUSALS_PROBE, json.dumps(list(cases.values()))],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
+        cwd=folder,
     )
-    report = json.loads(proc.stderr.strip().splitlines()[-1])
-    assert report["code"] == 1 and "tensorflow" not in report["heavy"], proc.stderr
-    assert said in proc.stderr
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return folder, dict(zip(cases, json.loads(proc.stdout.splitlines()[-1])))
+
+
+@pytest.mark.parametrize("command", ["synthesize", "export", "serve"])
+def test_a_folder_that_is_not_a_run_is_refused_before_tensorflow_loads(command: str, refused) -> None:
+    report = refused[1][f"not a run {command}"]
+    assert report["code"] == 1 and "tensorflow" not in report["heavy"], report["stderr"]
+    assert "is not an xtts run directory" in report["stderr"], report["stderr"]
+
+
+@pytest.mark.parametrize("case", range(len(SPOKEN_REFUSALS)))
+def test_what_the_runs_files_refuse_is_refused_before_tensorflow_loads(refused, case) -> None:
+    _, args, said = SPOKEN_REFUSALS[case]
+    report = refused[1][f"spoken {case}"]
+    assert report["code"] == 1 and "tensorflow" not in report["heavy"], report["stderr"]
+    assert said in report["stderr"], report["stderr"]
     if "--speaker" in args:
-        assert "did you mean 'en-us+f3'" in proc.stderr
+        assert "did you mean 'en-us+f3'" in report["stderr"]
 
 
 @pytest.mark.parametrize("command", ["export", "vocode", "synthesize"])
-def test_an_output_that_would_replace_an_input_is_refused_before_tensorflow_loads(tmp_path, command) -> None:
-    run = Path(__file__).parent / "data" / "run_before_run_data"
-    clip = tmp_path / "clip.wav"
-    clip.write_bytes(
-        (Path(__file__).parents[1] / "xtts_cli" / "data" / "sample" / "wavs" / "XTTS001-0001.wav").read_bytes()
-    )
-    before = clip.read_bytes()
-    args, said = {
-        "export": (["export", "-r", str(run), "-o", str(clip)], f"--out {clip} is a file, not a folder"),
-        "vocode": (["vocode", str(clip), "-o", str(clip)], f"--out would write over the recording {clip}"),
-        "synthesize": (
-            ["synthesize", "the kettle", "-r", str(run), "--speaker-wav", str(clip), "-o", str(clip)],
-            f"--out would write over the --speaker-wav clip {clip}",
-        ),
-    }[command]
-    proc = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args)], capture_output=True, text=True, timeout=60)
-    report = json.loads(proc.stderr.strip().splitlines()[-1])
-    assert report["code"] == 1 and "tensorflow" not in report["heavy"], proc.stderr
-    assert said in proc.stderr and clip.read_bytes() == before
+def test_an_output_that_would_replace_an_input_is_refused_before_tensorflow_loads(refused, command) -> None:
+    folder, reports = refused
+    _, said = _overwrites(folder)[command]
+    report = reports[f"overwrite {command}"]
+    assert report["code"] == 1 and "tensorflow" not in report["heavy"], report["stderr"]
+    sample = Path(__file__).parents[1] / "xtts_cli" / "data" / "sample" / "wavs" / "XTTS001-0001.wav"
+    assert said in report["stderr"] and (folder / "clip.wav").read_bytes() == sample.read_bytes()
 
 
 @pytest.mark.slow  # a process that imports TensorFlow
