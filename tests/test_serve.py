@@ -351,6 +351,9 @@ def test_a_misspelt_parameter_a_stream_neither_yes_nor_no_and_a_long_url_are_nam
     json_type = {"Content-Type": "application/json"}
     said = error_of(get(f"{url}/api/tts", json.dumps({"text": "Hi.", "language": "en"}).encode(), json_type))
     assert said[0] == 400 and said[1].startswith("language is no parameter of /api/tts: did you mean language_id?")
+    # A form led by a BOM (PowerShell's, an editor's) is the form: it had been "\ufefftext is no parameter".
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    assert get(f"{url}/api/tts", "\ufefftext=Hi.".encode(), form)[0] == 200
     status, headers, _ = get(f"{url}/api/tts?text=Hi.&_=1733400000")  # a cache-buster: spoken, and said
     assert status == 200 and "not read: _ (it reads text, " in json.loads(headers["X-Xtts-Notes"])[-1]
     assert error_of(get(f"{url}/api/tts?text=Hi.&stream=2")) == (
@@ -489,9 +492,10 @@ def test_hostile_bodies_uploads_and_connections(served):
     for method in (b"PUT", b"DELETE", b"OPTIONS"):
         refused = raw(url, method + b" /api/tts HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
         assert refused.startswith(b"HTTP/1.1 405") and b"Allow: GET, POST\r\n" in refused, refused  # HEAD is a 405 too
-        assert b"is not a method this server answers" in refused
+        assert b"is not a method this server answers; use GET or POST" in refused
         elsewhere = raw(url, method + b" /health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
         assert elsewhere.startswith(b"HTTP/1.1 405") and b"Allow: GET, POST, HEAD\r\n" in elsewhere, elsewhere
+        assert b"answers; use GET, POST or HEAD" in elsewhere  # the error says what its Allow header says
     # Text typed into the URL unescaped (as curl sends it) is read as the UTF-8 it is.
     typed = raw(url, "GET /api/tts?text=Привет HTTP/1.1\r\nHost: x\r\n\r\n".encode())
     assert typed.startswith(b"HTTP/1.1 400") and "'п' (U+043F)".encode() in typed, typed
@@ -831,9 +835,21 @@ def test_the_serving_line_names_an_address_a_browser_opens() -> None:
     from xtts_cli.cli.serve import open_at
 
     assert open_at("127.0.0.1", 5002) == "http://127.0.0.1:5002/" and open_at("::1", 80) == "http://[::1]:80/"
-    assert (
-        open_at("0.0.0.0", 5104) == f"http://127.0.0.1:5104/ (from other machines: http://{socket.gethostname()}:5104/)"
-    )
+    # For other machines, the machine's name and the address its network sees: a name had been all,
+    # one only this machine's /etc/hosts resolved.
+    line = open_at("0.0.0.0", 5104)
+    assert line.startswith(f"http://127.0.0.1:5104/ (from other machines: http://{socket.gethostname()}:5104/")
+    seen = re.findall(r" or http://([0-9.]+):5104/\)$", line)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # a route out: the machine has an address on a network
+            routed = not probe.getsockname()[0].startswith("127.")
+        except OSError:
+            routed = False
+    assert bool(seen) == routed, line
+    if seen:  # an address of this machine's own: one can be listened on
+        with socket.socket() as listener:
+            listener.bind((seen[0], 0))
     assert open_at("::", 5104).startswith("http://[::1]:5104/ (from other machines: http://")
 
 

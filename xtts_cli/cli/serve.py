@@ -240,13 +240,36 @@ def _finish(server, service) -> None:
 
 def open_at(host: str, port: int) -> str:
     """The address the serving line names, one a browser can open: every interface (0.0.0.0, ::) is
-    none, so this machine's loopback, and the machine's name for the others."""
+    none, so this machine's loopback, and for the others its name and the address its network sees
+    (a name alone is often one only this machine resolves)."""
     if host in ("0.0.0.0", "::"):
         import socket
 
         local = "127.0.0.1" if host == "0.0.0.0" else "[::1]"
-        return f"http://{local}:{port}/ (from other machines: http://{socket.gethostname()}:{port}/)"
+        seen = _network_address(socket.AF_INET) or (_network_address(socket.AF_INET6) if host == "::" else None)
+        also = f" or {_url(seen, port)}" if seen else ""
+        return f"http://{local}:{port}/ (from other machines: http://{socket.gethostname()}:{port}/{also})"
+    return _url(host, port)
+
+
+def _url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def _network_address(family: int) -> Optional[str]:
+    """This machine's address on the interface its default route leaves by; None without one. A UDP
+    socket's connect picks the route and sends nothing (the documentation addresses of RFC 5737 and
+    RFC 3849 are its target)."""
+    import socket
+
+    target = ("192.0.2.1", 9) if family == socket.AF_INET else ("2001:db8::1", 9)
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.connect(target)
+            address = ipaddress.ip_address(probe.getsockname()[0].split("%")[0])
+    except (OSError, ValueError):
+        return None
+    return None if address.is_loopback or address.is_unspecified or address.is_link_local else str(address)
 
 
 def _loopback(host: str) -> bool:

@@ -563,7 +563,9 @@ class _Handler(BaseHTTPRequestHandler):
             return {str(k): _scalar(str(k), v) for k, v in decoded.items()}, None
         if kind == "application/x-www-form-urlencoded" or not body:
             try:
-                return _once(parse_qsl(body.decode("utf-8"), keep_blank_values=True, errors="strict")), None
+                # A BOM some editors and PowerShell put first had been read into the first name ("\ufefftext").
+                form = body.decode("utf-8").removeprefix("\ufeff")
+                return _once(parse_qsl(form, keep_blank_values=True, errors="strict")), None
             except UnicodeDecodeError:
                 raise Refused(400, "the form body is not UTF-8") from None
         if kind == "multipart/form-data":
@@ -735,7 +737,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         if code == HTTPStatus.NOT_IMPLEMENTED:  # a method with no do_ handler: PUT, DELETE, OPTIONS, ...
             code = 405
-            self._error(405, f"{self.command[:20]} is not a method this server answers; use GET or POST")
+            *methods, last = self._allowed().split(", ")  # as its Allow header says them
+            self._error(
+                405, f"{self.command[:20]} is not a method this server answers; use {', '.join(methods)} or {last}"
+            )
         elif code == HTTPStatus.REQUEST_URI_TOO_LONG:  # http.server's limit on a request line: 64 KiB
             service = getattr(self.server, "service", None)  # None while the run loads
             most = f", at most {service.limits.text_chars} characters" if service is not None else ""
