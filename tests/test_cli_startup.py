@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -219,6 +220,21 @@ def refused(tmp_path_factory) -> tuple[Path, dict[str, dict]]:
         f"spoken {n}": ["synthesize", text, "-r", str(RUN), *args] for n, (text, args, _) in enumerate(SPOKEN_REFUSALS)
     }
     cases |= {f"overwrite {command}": args for command, (args, _) in _overwrites(folder).items()}
+    emptied = folder / "emptied"  # a vocoder run whose checkpoints are gone
+    shutil.copytree(RUN.parent / "legacy_vocoder_run", emptied, ignore=shutil.ignore_patterns("checkpoints"))
+    cases |= {
+        "vocoder emptied": ["vocode", str(folder / "clip.wav"), "--vocoder", str(emptied), "-o", str(folder / "v.wav")],
+        "vocoder acoustic": [
+            "synthesize",
+            "Hello.",
+            "-r",
+            str(RUN),
+            "--vocoder",
+            str(RUN),
+            "-o",
+            str(folder / "v.wav"),
+        ],
+    }
     proc = subprocess.run(
         [sys.executable, "-c", REFUSALS_PROBE, json.dumps(list(cases.values()))],
         capture_output=True,
@@ -245,6 +261,12 @@ def test_what_the_runs_files_refuse_is_refused_before_tensorflow_loads(refused, 
     assert said in report["stderr"], report["stderr"]
     if "--speaker" in args:
         assert "did you mean 'en-us+f3'" in report["stderr"]
+
+
+@pytest.mark.parametrize(("case", "said"), [("emptied", "holds no checkpoint"), ("acoustic", "that run is not")])
+def test_a_vocoder_with_no_checkpoint_or_of_another_kind_is_refused_before_tensorflow_loads(refused, case, said):
+    report = refused[1][f"vocoder {case}"]
+    assert report["code"] == 1 and "tensorflow" not in report["heavy"] and said in report["stderr"], report["stderr"]
 
 
 @pytest.mark.parametrize("command", ["export", "vocode", "synthesize"])

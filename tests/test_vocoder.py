@@ -796,22 +796,21 @@ def test_training_into_a_runs_vocoder_folder_takes_only_a_vocoder_of_its_feature
 
 
 @pytest.mark.parametrize("command", ["synthesize", "export", "serve"])
-def test_a_vocoder_of_other_features_is_refused_before_the_model_loads(tmp_path: Path, command: str) -> None:
+def test_a_vocoder_of_other_features_is_refused_before_the_model_loads(runner, tmp_path: Path, command: str) -> None:
     # It had been refused after TensorFlow's import and the acoustic model's load (16 s on 2 cores).
-    from training_support import run_xtts
-
     vocoder = tmp_path / "vocoder-16k"
     shutil.copytree(DATA / "legacy_vocoder_run", vocoder)
     recorded_as(vocoder, sample_rate=16000)
     run = DATA / "run_before_run_data"
-    given = {"synthesize": ["Hello.", "-o", "out.wav"], "export": ["-o", "exported"], "serve": ["--port", "0"]}
-    done = run_xtts([command, "-r", str(run), "--vocoder", str(vocoder), *given[command]], tmp_path, timeout=120)
-    assert done.returncode == 1, done.stderr[-2000:]
-    assert done.stderr.splitlines()[0] == (
-        f"error: --vocoder {vocoder} was trained on other features than the run {run}: sample_rate 22050 against "
+    out, exported = tmp_path / "out.wav", tmp_path / "exported"
+    given = {"synthesize": ["Hello.", "-o", str(out)], "export": ["-o", str(exported)], "serve": ["--port", "0"]}
+    done = runner.invoke(app, [command, "-r", str(run), "--vocoder", str(vocoder), *given[command]])
+    assert isinstance(done.exception, XttsError), done.output
+    assert done.exception.lines[0] == (
+        f"--vocoder {vocoder} was trained on other features than the run {run}: sample_rate 22050 against "
         f"16000 (the run {run} first)"
     )
-    assert not (tmp_path / "out.wav").exists() and not (tmp_path / "exported").exists()
+    assert "loading" not in done.output and not out.exists() and not exported.exists()
 
 
 def test_a_vocoder_still_training_is_said_to_be_when_it_is_used(runner, tmp_path: Path) -> None:
@@ -845,19 +844,19 @@ def test_a_vocoder_still_training_is_said_to_be_when_it_is_used(runner, tmp_path
 
 
 @pytest.mark.parametrize("command", ["vocode", "synthesize"])
-def test_a_vocoder_with_no_checkpoint_or_of_another_kind_is_refused_before_tensorflow_loads(tmp_path, command):
+def test_a_vocoder_with_no_checkpoint_or_of_another_kind_is_refused_before_tensorflow_loads(runner, tmp_path, command):
     # vocode had refused every bad --vocoder after TensorFlow's import (9-12 s on 2 cores), and each
-    # command a vocoder whose checkpoints are gone after the model's load.
-    from training_support import run_xtts
-
+    # command a vocoder whose checkpoints are gone after the model's load. Before the model loads is
+    # said here; before TensorFlow's import is checked in a fresh process by test_cli_startup.py.
     emptied = tmp_path / "emptied"
     shutil.copytree(DATA / "legacy_vocoder_run", emptied, ignore=shutil.ignore_patterns("checkpoints"))
     run = DATA / "run_before_run_data"
     given = {"vocode": [str(SAMPLE_CLIP)], "synthesize": ["Hello.", "-r", str(run)]}[command]
-    for vocoder, says in ((emptied, f"error: {emptied / 'checkpoints'} holds no checkpoint"), (run, "that run is not")):
-        done = run_xtts([command, *given, "--vocoder", str(vocoder), "-o", "out.wav"], tmp_path, timeout=120)
-        assert done.returncode == 1 and says in done.stderr, done.stderr[-2000:]
-        assert "loading" not in done.stderr and not (tmp_path / "out.wav").exists()
+    out = tmp_path / "out.wav"
+    for vocoder, says in ((emptied, f"{emptied / 'checkpoints'} holds no checkpoint"), (run, "that run is not")):
+        done = runner.invoke(app, [command, *given, "--vocoder", str(vocoder), "-o", str(out)])
+        assert isinstance(done.exception, XttsError) and says in str(done.exception), done.output
+        assert "loading" not in done.output and not out.exists()
 
 
 @pytest.mark.slow  # trains beside the vocoder the test above trains
