@@ -453,9 +453,14 @@ def test_vocode_writes_every_recording_of_a_folder_with_one_load(runner, tmp_pat
     with pytest.raises(XttsError, match="^2 recordings and no --out-dir$"):  # no --out was given to name
         destinations([tmp_path / "a.wav", tmp_path / "b.wav"], None, None)
     # Every clash at once: a folder's clip and take in two formats each had been mended one run at a time.
-    pairs = [tmp_path / name for name in ("clip.flac", "clip.mp3", "take.flac", "take.mp3")]
-    with pytest.raises(XttsError, match=r"clip.mp3 would both be written to .*clip.wav \(and 1 more: take.wav\)$"):
+    pairs = [tmp_path / name for name in ("clip.flac", "clip.mp3", "take.flac", "take.mp3", "clip.ogg")]
+    with pytest.raises(XttsError) as clashed:
         destinations(pairs, None, tmp_path / "o3")
+    # Each recording bound for a name is named: a third one had been left out (the names written said instead).
+    assert clashed.value.lines == [
+        f"{tmp_path / 'clip.flac'}, {tmp_path / 'clip.mp3'} and {tmp_path / 'clip.ogg'} would all be written to "
+        f"{tmp_path / 'o3' / 'clip.wav'}; take.flac and take.mp3 to take.wav"
+    ]
     twice = runner.invoke(
         app,
         ["vocode", str(folder), str(folder / reports[0]["audio"].split("/")[-1]), "--out-dir", str(tmp_path / "o2")],

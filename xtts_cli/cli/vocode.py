@@ -119,20 +119,21 @@ def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]
         targets = [out or Path("vocoded.wav")]
     else:
         targets = [out_dir / f"{path.stem}.wav" for path in found]
-    seen: dict[Path, Path] = {}
-    clashes: list[tuple[Path, Path, Path]] = []
+    bound: dict[Path, list[Path]] = {}
     for path, target in zip(found, targets):
-        if target in seen:
-            clashes.append((seen[target], path, target))
-        seen[target] = path
+        bound.setdefault(target, []).append(path)
+    clashes = [(target, paths) for target, paths in bound.items() if len(paths) > 1]
     if clashes:  # every one at once: a folder of clip.wav and clip.flac had been mended one run at a time
-        first, second, target = clashes[0]
-        more = (
-            f" (and {len(clashes) - 1} more: {', '.join(str(c[2].name) for c in clashes[1:4])})"
-            if len(clashes) > 1
-            else ""
+        target, paths = clashes[0]
+        # Each recording named: a third one bound for the same name had been left out of the line.
+        more = "".join(
+            f"; {_listed([path.name for path in others])} to {other.name}" for other, others in clashes[1:4]
+        ) + (f"; and {len(clashes) - 4} more names" if len(clashes) > 4 else "")
+        raise XttsError(
+            f"{_listed([str(path) for path in paths])} would {'both' if len(paths) == 2 else 'all'} be written to "
+            f"{target}{more}",
+            hint=_apart(paths[0], paths[1]),
         )
-        raise XttsError(f"{first} and {second} would both be written to {target}{more}", hint=_apart(first, second))
     flag = "--out-dir" if out_dir is not None else "--out"
     from xtts_cli.config.editing import can_write
 
@@ -143,6 +144,10 @@ def destinations(found: list[Path], out: Optional[Path], out_dir: Optional[Path]
         files_can_go(out_dir, [target.name for target in targets])
     keeps_the_inputs({path: "the recording" for path in found}, targets, flag, "its vocoded copy")
     return targets
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _apart(first: Path, second: Path) -> str:
