@@ -256,6 +256,10 @@ def test_python_api_and_text_file_speak_as_one_sentence_calls_do(
     named = result.exception.lines
     assert [line.split(":")[0] for line in named[:5]] == [f"--text-file line {n}" for n in range(2, 7)], named
     assert "nothing left after cleaning" in named[1] and named[5] == "and 3 more of its 9 lines (7, 8, 9)", named
+    # Each hint after the lines it is for: two had run together, one line's read as the other's.
+    hints = result.exception.hint.splitlines()
+    assert [hint.split(":")[0] for hint in hints] == ["lines 2, 4", "line 3", "line 5", "line 6"], hints
+    assert hints[0].startswith("lines 2, 4: in 'snow \u0436'") and "\u0436" not in hints[1], hints
     assert not (tmp_path / "none").exists()
     assert "loading" in result.output and "speaking" not in result.output  # refused before it said it spoke
 

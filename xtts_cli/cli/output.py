@@ -145,8 +145,8 @@ def print_json(payload: Any) -> None:
 def error_lines(lines: Iterable[str], hint: str | None = None) -> None:
     for line in lines:
         sys.stderr.write(f"error: {line}\n")
-    if hint:
-        sys.stderr.write(f"hint: {hint}\n")
+    for line in (hint or "").splitlines():  # a hint for each of several things named (--text-file's lines)
+        sys.stderr.write(f"hint: {line}\n")
 
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}

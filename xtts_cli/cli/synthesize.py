@@ -582,8 +582,21 @@ def _check_lines(tts, lines: list[tuple[int, str]], language: Optional[str]) -> 
         rest = [str(number) for number, _ in bad[SHOWN_BAD_LINES:]]
         more = ", ".join(rest[:10]) + (", ..." if len(rest) > 10 else "")
         named.append(f"and {len(rest)} more of its {len(lines)} lines ({more})")
-    hints = list(dict.fromkeys(error.hint for _, error in bad if error.hint))
-    raise XttsError(*named, hint=hints[0] if len(hints) == 1 else "; ".join(hints[:2]) if hints else None)
+    raise XttsError(*named, hint=_hints_by_line(bad[:SHOWN_BAD_LINES]))
+
+
+def _hints_by_line(bad) -> Optional[str]:
+    """The bad lines' hints: one said once; several each on a line of its own after the lines it is
+    for (two had run together into one sentence, a hint for one line read as the other's)."""
+    lines_of: dict[str, list[str]] = {}
+    for number, error in bad:
+        if error.hint:
+            lines_of.setdefault(error.hint, []).append(str(number))
+    if len(lines_of) <= 1:
+        return next(iter(lines_of), None)
+    return "\n".join(
+        f"line{'s' if len(numbers) > 1 else ''} {', '.join(numbers)}: {hint}" for hint, numbers in lines_of.items()
+    )
 
 
 def _read_lines(path: Path) -> list[tuple[int, str]]:
