@@ -210,17 +210,27 @@ def _refuse_no_voice(path: Path, audio, read: int, header, data: DataConfig) -> 
     raise UnusableClipError(path, "is silent (its loudest sample under -80 dBFS)")
 
 
-def _short_clip_note(path: Path, data: DataConfig) -> str:
-    """A note when the clip holds less than one reference window: the rest is silence to the model."""
+def _clip_notes(path: Path, data: DataConfig) -> list[str]:
+    """Notes on what the clip lacks: less than one reference window (the rest is silence to the
+    model), or a rate under the run's (what it holds above half its rate is silence: `vocode` says so
+    of a recording, and a voice cloned from an 8 kHz call had been used without a word)."""
     from xtts_cli.data.audio_headers import read_audio_header
 
-    seconds, window = read_audio_header(str(path)).duration, data.reference_frames * data.hop_length / data.sample_rate
-    if seconds >= window:
-        return ""
-    return (
-        f"the voice's clip is {seconds:.2f} s, less than the {window:.2f} s the model reads of a voice "
-        "(data.reference_frames): a longer clip clones it better"
-    )
+    header = read_audio_header(str(path))
+    seconds, window = header.duration, data.reference_frames * data.hop_length / data.sample_rate
+    notes = []
+    if seconds < window:
+        notes.append(
+            f"the voice's clip is {seconds:.2f} s, less than the {window:.2f} s the model reads of a voice "
+            "(data.reference_frames): a longer clip clones it better"
+        )
+    if header.sample_rate < data.sample_rate:
+        notes.append(
+            f"the voice's clip is {header.sample_rate} Hz, under the run's {data.sample_rate} Hz: it holds nothing "
+            f"of the voice above {header.sample_rate // 2} Hz; a clip recorded at {data.sample_rate} Hz or more "
+            "clones it better"
+        )
+    return notes
 
 
 # How little a clip's loudness may vary, frame to frame (the standard deviation of its frames' mel
@@ -590,7 +600,7 @@ def resolve_voice(
         return speaker_voice(run_dir, speaker, data, tokenizer, model)
     if speaker_wav is not None:
         reference = reference_from_audio(speaker_wav, data, windows=CLONE_WINDOWS)
-        note = "; ".join(filter(None, [_short_clip_note(speaker_wav, data), noise_note(reference)]))
+        note = "; ".join(filter(None, [noise_note(reference), *_clip_notes(speaker_wav, data)]))  # the worst first
         return Voice(label=str(speaker_wav), reference=reference, note=note)
     if (run_dir / REFERENCE_FILE).is_file():
         try:
