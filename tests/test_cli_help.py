@@ -79,3 +79,13 @@ def test_a_stray_argument_is_named_as_the_option_it_was_meant_for(runner, tmp_pa
         assert result.exit_code == 2 and meant in " ".join(result.output.split()), (args, result.output)
     other = runner.invoke(app, ["train", "nothing"], env={"COLUMNS": "200", "TERM": "dumb"})
     assert other.exit_code == 2 and "pass it as" not in other.output and "(nothing)" in other.output
+
+
+def test_a_word_where_a_number_belongs_is_said_to_be_no_number(runner):
+    # click had said "'abc' is not a valid float range", naming its own type, not what was wanted.
+    for args, said in (
+        (["synthesize", "hi", "--speed", "abc"], "Invalid value for '--speed': 'abc' is not a number."),
+        (["train", "--steps", "1.5"], "Invalid value for '--steps' / '-n': '1.5' is not a whole number."),
+    ):
+        result = runner.invoke(app, args, env={"COLUMNS": "200", "TERM": "dumb"})
+        assert result.exit_code == 2 and said in " ".join(result.output.split()), (args, result.output)

@@ -336,7 +336,15 @@ class XttsCommand(TyperCommand):
             meant = _meant_option(self, stray.group(1)) if stray else None
             if stray and meant is not None:
                 setattr(exc, "message", f"{said}: pass it as {meant} {stray.group(1)}")  # noqa: B010 (any click)
+            # click names the type a ranged option's word failed to be as "float range" or "int range".
+            typed = re.sub(r"is not a valid (float|int) range\.$", _not_a_number, said or "")
+            if typed != (said or ""):
+                setattr(exc, "message", typed)  # noqa: B010 (any click)
             raise
+
+
+def _not_a_number(found: re.Match) -> str:
+    return "is not a number." if found.group(1) == "float" else "is not a whole number."
 
 
 def _given_twice(command: Any, ctx: Any, args: list[str]) -> Optional[str]:

@@ -16,6 +16,18 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+def _kind(param_type) -> str:
+    """What an option takes: its type, and its range where it has one (a bare "float range" had left
+    the range to `--help`)."""
+    low, high = getattr(param_type, "min", None), getattr(param_type, "max", None)
+    base = param_type.name.removesuffix(" range")
+    if low is None and high is None:
+        return base
+    if low is not None and high is not None:
+        return f"{base}, {low:g} to {high:g}"
+    return f"{base}, at least {low:g}" if low is not None else f"{base}, at most {high:g}"
+
+
 def _option_rows(command) -> list[str]:
     # Typer's own copy of click's classes, read by their attributes (click is never imported).
     rows = []
@@ -33,7 +45,7 @@ def _option_rows(command) -> list[str]:
         if getattr(param.type, "choices", None):
             kind = " \\| ".join(f"`{choice}`" for choice in param.type.choices)
         elif not kind:
-            kind = param.type.name
+            kind = _kind(param.type)
         default = ""
         if not argument and param.show_default is not False and param.default not in (None, ()):
             if not (param.is_flag and param.default is False):
