@@ -753,8 +753,12 @@ def test_vocode_says_which_folders_below_a_folder_it_does_not_read(runner, tmp_p
     result = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "out")])
     assert result.exit_code == 0 and [p.name for p in (tmp_path / "out").iterdir()] == ["top.wav"]
     assert f"note: skipped {folder / 'more'}: a folder below {folder}" in result.stderr
-    again = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "out")])
+    again = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "out"), "--json"])
     assert f"note: 1 file(s) in {tmp_path / 'out'} are written over (top.wav)" in again.stderr
+    # With --json the folder is in the list as a recording left out is: it had been on stderr alone.
+    listed = json.loads(again.stdout)
+    assert [(Path(r["audio"]).name, r["out"] is None) for r in listed] == [("top.wav", False), ("more", True)]
+    assert listed[1]["skipped"].startswith(f"a folder below {folder}")
     # A corpus's root holds its recordings a folder down: the refusal says where.
     root = runner.invoke(app, ["vocode", str(SAMPLE_CLIP.parents[1]), "-o", str(tmp_path / "x.wav")])
     assert root.exception.hint == f"its recordings are in {SAMPLE_CLIP.parent}: pass that folder"

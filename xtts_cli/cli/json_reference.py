@@ -94,7 +94,7 @@ EXPORT = {
 }
 VOCODE = {
     "[]": ("list of object", "One recording (--out): an object; several, or --out-dir: a list of them, in order."),
-    "[].audio": ("str", "The recording read."),
+    "[].audio": ("str", "The recording read; or, after the recordings, a folder below one given, not read."),
     "[].out": ("str or null", "The WAV written; null when it was skipped."),
     "[].seconds": ("float or null", "Its length."),
     "[].vocoder": ("str", "The vocoder: a run's path, or griffin-lim."),
@@ -104,7 +104,10 @@ VOCODE = {
         "Seconds spent per second of audio (a vocoder run's graph built before the first: no trace in it).",
     ),
     "[].notes": ("list of str", "Channels mixed, a rate resampled, silence."),
-    "[].skipped": ("str or null", "Why a recording in a folder was left out; null when it was vocoded."),
+    "[].skipped": (
+        "str or null",
+        "Why a recording in a folder (or a folder below it) was left out; null when it was vocoded.",
+    ),
 }
 DIAGNOSE_EXTRAS = {
     "environment.device_plan": ("str", "Where training would run on this machine, as `train` says it."),

@@ -22,17 +22,17 @@ from xtts_cli.cli.options import (
 from xtts_cli.errors import XttsError
 
 
-def recordings(paths: list[Path]) -> tuple[list[Path], dict[Path, str], list[str]]:
+def recordings(paths: list[Path]) -> tuple[list[Path], dict[Path, str], dict[Path, str]]:
     """The files `paths` name, a folder standing for the recordings in it (sorted), every one checked
     before anything loads: all of them in order; those of a folder that cannot be vocoded, each with
-    why; and notes on folders below those given. A file named itself that cannot be vocoded is
+    why; and the folders below those given, each with why it is passed over. A file named itself that cannot be vocoded is
     refused: the user asked for it."""
     from xtts_cli.data.audio_headers import SUPPORTED_EXTENSIONS, UNREAD_EXTENSIONS
 
     audio = (*SUPPORTED_EXTENSIONS, *UNREAD_EXTENSIONS)  # one in a format not read is named with the skipped
     found: list[Path] = []
     in_folders: set[Path] = set()
-    below: list[str] = []  # folders inside a folder given, with recordings of their own: not read
+    below: dict[Path, str] = {}  # folders inside a folder given, with recordings of their own: not read
     for path in paths:
         if path.is_dir():
             inside = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in audio)
@@ -46,10 +46,10 @@ def recordings(paths: list[Path]) -> tuple[list[Path], dict[Path, str], list[str
                 )
             found += inside
             in_folders.update(inside)
-            below += [
-                f"{folder}: a folder below {path} (the folder's own recordings are read; pass it too)"
+            below |= {
+                folder: f"a folder below {path} (the folder's own recordings are read; pass it too)"
                 for folder in deeper
-            ]
+            }
         elif path.is_file():
             found.append(path)
         else:
@@ -208,8 +208,8 @@ def vocode(
     every, skipped, below = recordings(audio)  # every path checked before TensorFlow loads
     found = [path for path in every if path not in skipped]
     targets = destinations(found, out, out_dir)
-    for problem in [f"{path}: {why}" for path, why in skipped.items()] + below:
-        sys.stderr.write(f"note: skipped {problem}\n")
+    for path, why in (skipped | below).items():
+        sys.stderr.write(f"note: skipped {path}: {why}\n")
     if out_dir is not None:  # an earlier call's clips, written over: said, as synthesize --out-dir says it
         say_written_over(out_dir, targets)
     from xtts_cli.cli.output import Phases
@@ -224,7 +224,9 @@ def vocode(
         reports = _vocode_all(
             chosen, found, targets, out_dir, named=set(audio), phase=phase, skipped=skipped, order=every
         )
-    _say(chosen, reports, loaded, json_output, single=len(reports) == 1 and out_dir is None)
+    single = len(reports) == 1 and out_dir is None
+    # A folder passed over is in the JSON list too, as a recording left out is (it was on stderr alone).
+    _say(chosen, reports + [_left_out(chosen, path, why) for path, why in below.items()], loaded, json_output, single)
 
 
 def _say(chosen, reports: list[dict], loaded: list[str], json_output: bool, single: bool) -> None:
