@@ -754,15 +754,32 @@ def test_diagnose_quick_names_a_base_it_cannot_start_from_as_validate_does(tmp_p
 def test_a_language_the_base_has_by_another_name_is_a_warning() -> None:
     # de-DE (no voice of espeak-ng's own) beside the base's de had trained a second German from zero,
     # unsaid; en-gb beside en is a voice of its own, and a new language is news, not a warning.
-    from xtts_cli.diagnosis.base_run import _regional_twins
+    import dataclasses
 
-    (twin,) = _regional_twins(["en", "de"], ["en", "de", "de-de"])
-    assert twin.id == "init-from-language-twin" and twin.severity == "warning"
-    assert twin.message == (
+    from xtts_cli.data.text import Tokenizer
+    from xtts_cli.training.parent import open_parent
+
+    parent = open_parent(str(Path(__file__).parent / "data" / "run_before_run_data"))
+    parent = dataclasses.replace(parent, tokenizer=Tokenizer("ab", [], languages=["en", "de"]))
+
+    def twins(*languages: str) -> list[str]:
+        return parent.language_twins(Tokenizer("ab", [], languages=languages))
+
+    assert twins("en", "de", "de-de") == [
         "the data's language de-de is the base's de by another name: it would train as a new language from zero, "
         "not on the base's de; set the data's language to de"
-    )
-    assert _regional_twins(["en"], ["en", "en-gb"]) == [] and _regional_twins(["en"], ["en", "fa"]) == []
+    ]
+    assert twins("en", "de", "en-gb") == [] and twins("en", "de", "fa") == []
+
+
+def test_training_warns_of_a_language_the_base_has_by_another_name_as_validate_does(base, tmp_path) -> None:
+    # validate warned; train said only "new: language en-us" and trained a second English from zero.
+    config = _config(tmp_path, "twin", **{"training.init_from": str(base), "data.language": "en-US"})
+    _, notes, _, _ = _train(config, tmp_path / "run", steps=False)
+    assert (
+        "the data's language en-us is the base's en by another name: it would train as a new language from zero, "
+        "not on the base's en; set the data's language to en"
+    ) in notes, notes
 
 
 def test_the_adapt_preset_from_a_vocoder_run_is_refused_in_one_line_naming_the_run_it_belongs_to(tmp_path, runner):

@@ -106,34 +106,6 @@ def parent_findings(config: Any, scan: Any, path: Optional[Path] = None) -> list
         frozen = parent.frozen_news(news, config.training.freeze or ())
         if frozen:
             found.append(Finding(id="freeze-new-text", severity="warning", message=frozen))
-        return found + _regional_twins(vocabulary.languages, grown.languages if grown is not None else [])
+        twins = parent.language_twins(grown)
+        return found + [Finding(id="init-from-language-twin", severity="warning", message=said) for said in twins]
     return [Finding(id="init-from", severity="info", message=message)]
-
-
-def _regional_twins(base: list[str], grown: list[str]) -> list[Finding]:
-    """A language the data adds that is one of the base's by another name (`de-DE` beside `de`: no
-    voice of espeak-ng's own, as `en-gb` beside `en` is): a second row for it starts at zero, where
-    the base's own has learnt it."""
-    from xtts_cli.data.phonemes import espeak_language
-    from xtts_cli.errors import XttsError
-
-    def voice(code: str) -> str:
-        try:
-            return espeak_language(code)
-        except XttsError:
-            return ""
-
-    found = []
-    for added in grown[len(base) :]:
-        primary = added.replace("_", "-").split("-")[0]
-        twin = next((known for known in base if known == primary), None)
-        if twin is not None and voice(added) in ("", voice(twin)):
-            found.append(
-                Finding(
-                    id="init-from-language-twin",
-                    severity="warning",
-                    message=f"the data's language {added} is the base's {twin} by another name: it would train as a "
-                    f"new language from zero, not on the base's {twin}; set the data's language to {twin}",
-                )
-            )
-    return found

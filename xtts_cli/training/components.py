@@ -243,8 +243,9 @@ def _take_parent_weights(
     for said in parent.said_of_the_base(config):
         progress(Noted(said))
     frozen = parent.frozen_news(news, config.training.freeze or ())
-    if frozen:
-        progress(Noted(frozen, label="warning"))
+    # What validate warns of, said as training starts: a run begun without it had been told nothing.
+    for warning in ([frozen] if frozen else []) + parent.language_twins(tokenizer):
+        progress(Noted(warning, label="warning"))
 
 
 def _step_gather(

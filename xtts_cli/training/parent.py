@@ -170,6 +170,31 @@ class ParentRun:
             "they would never train; leave text_encoder out of training.freeze"
         )
 
+    def language_twins(self, grown: Optional[Tokenizer]) -> list[str]:
+        """A warning for each language the data adds that is one of the base's by another name (`de-DE`
+        beside `de`: no voice of espeak-ng's own, as `en-gb` beside `en` is): a second row for it starts
+        at zero, where the base's own has learnt it."""
+        from xtts_cli.data.phonemes import espeak_language
+
+        def voice(code: str) -> str:
+            try:
+                return espeak_language(code)
+            except XttsError:
+                return ""
+
+        if self.tokenizer is None or grown is None:
+            return []
+        base = self.tokenizer.languages
+        said = []
+        for added in grown.languages[len(base) :]:
+            twin = next((known for known in base if known == added.replace("_", "-").split("-")[0]), None)
+            if twin is not None and voice(added) in ("", voice(twin)):
+                said.append(
+                    f"the data's language {added} is the base's {twin} by another name: it would train as a new "
+                    f"language from zero, not on the base's {twin}; set the data's language to {twin}"
+                )
+        return said
+
     def continued(self, speakers) -> str:
         """A note naming the new data's speakers the base has already, whose clips go on training
         that voice rather than a new one ("" when none)."""
