@@ -499,6 +499,37 @@ def test_init_from_takes_the_network_the_config_leaves_unwritten_from_the_base(r
     assert found["init-from"][0] == "error" and "model.d_model 32 -> 64" in found["init-from"][1]
 
 
+def test_init_from_an_early_stops_copy_or_a_run_whose_latest_checkpoint_is_gone_says_the_way_on(tmp_path):
+    import shutil
+
+    from xtts_cli.errors import XttsError
+    from xtts_cli.training.parent import open_parent
+
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / "run_before_run_data", run)
+    checkpoints = run / "checkpoints"
+    (checkpoints / "best").mkdir()
+    for suffix in (".index", ".data-00000-of-00001"):
+        shutil.copy(checkpoints / f"ckpt-3{suffix}", checkpoints / "best" / f"ckpt{suffix}")
+        shutil.copy(checkpoints / f"ckpt-3{suffix}", checkpoints / f"ckpt-2{suffix}")
+    # Early stopping's copy had been "nothing is there", its files beside it.
+    with pytest.raises(XttsError) as best:
+        open_parent(str(checkpoints / "best" / "ckpt"))
+    assert "is the copy of the best weights early stopping keeps" in best.value.lines[0]
+    assert best.value.hint.startswith("pass the run's directory")
+    # The latest checkpoint gone: a kept one is named, or none said to be left (the hint had pointed at them).
+    for suffix in (".index", ".data-00000-of-00001"):
+        (checkpoints / f"ckpt-3{suffix}").unlink()
+    with pytest.raises(XttsError) as stale:
+        open_parent(str(run))
+    assert stale.value.lines == [f"--init-from {run}: its checkpoint {checkpoints / 'ckpt-3'} is missing (.index)"]
+    assert stale.value.hint == f"pass one of the checkpoints it keeps: e.g. --init-from {checkpoints / 'ckpt-2'}"
+    (checkpoints / "ckpt-2.index").unlink()
+    with pytest.raises(XttsError) as none:
+        open_parent(str(run))
+    assert none.value.hint == "it keeps no other checkpoint: pass another run, or train this one again"
+
+
 def test_init_from_takes_the_bases_longest_clip_with_its_hop_length(write_config, tmp_path):
     """A base trained at hop 200 with clips up to 1,103 frames: the adaptation reads its clips in those
     frames, and keeps that limit (the preset's 870 frames would be 7.9 s at hop 200, dropping longer clips)."""

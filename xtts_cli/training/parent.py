@@ -437,17 +437,31 @@ def open_parent(spec: str | Path) -> ParentRun:
             f"--init-from {spec}: {given.parent} keeps no checkpoint {given.name}",
             hint=f"it keeps steps {', '.join(map(str, steps))}: e.g. --init-from {quoted(given.parent / f'ckpt-{steps[-1]}')}",
         )
+    elif Path(f"{given}.index").is_file() and given.parent.name == "best":
+        # checkpoints/best/ckpt had been called "nothing is there", its files beside it.
+        raise XttsError(
+            f"--init-from {spec}: that is the copy of the best weights early stopping keeps while a run trains, "
+            "not a checkpoint of the run's",
+            hint="pass the run's directory: a run that stopped early ends with those weights in its last checkpoint",
+        )
     else:
         what = "not a run directory nor a checkpoint (ckpt-N with its .index)" if given.exists() else "nothing is there"
+        if Path(f"{given}.index").is_file():
+            what = "a checkpoint of another name than a run's (ckpt-N)"
         raise XttsError(
             f"--init-from {spec}: {what}",
             hint="pass a run's directory, e.g. --init-from runs/voices-cpu, or one of its checkpoints, "
             "e.g. runs/voices-cpu/checkpoints/ckpt-4000",
         )
     if not Path(f"{checkpoint}.index").is_file():
+        kept = sorted(
+            int(m.group(1)) for p in Path(checkpoint).parent.glob("ckpt-*.index") if (m := _CHECKPOINT.match(p.stem))
+        )
         raise XttsError(
             f"--init-from {spec}: its checkpoint {checkpoint} is missing (.index)",
-            hint="pass one of the checkpoints the run keeps (its checkpoints folder)",
+            hint=f"pass one of the checkpoints it keeps: e.g. --init-from {quoted(Path(checkpoint).parent / f'ckpt-{kept[-1]}')}"
+            if kept
+            else "it keeps no other checkpoint: pass another run, or train this one again",
         )
     from xtts_cli.kinds import kind_for
 
