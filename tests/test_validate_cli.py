@@ -499,7 +499,7 @@ def test_init_from_takes_the_network_the_config_leaves_unwritten_from_the_base(r
     assert found["init-from"][0] == "error" and "model.d_model 32 -> 64" in found["init-from"][1]
 
 
-def test_init_from_an_early_stops_copy_or_a_run_whose_latest_checkpoint_is_gone_says_the_way_on(tmp_path):
+def test_init_from_a_base_it_cannot_start_from_says_the_way_on(tmp_path):
     import shutil
 
     from xtts_cli.errors import XttsError
@@ -528,6 +528,15 @@ def test_init_from_an_early_stops_copy_or_a_run_whose_latest_checkpoint_is_gone_
     with pytest.raises(XttsError) as none:
         open_parent(str(run))
     assert none.value.hint == "it keeps no other checkpoint: pass another run, or train this one again"
+    # A base's vocabulary that cannot be read: put back, or another base (--fresh had been said, which starts
+    # the new run over and leaves the base as it is).
+    whole = tmp_path / "whole"
+    shutil.copytree(Path(__file__).parent / "data" / "run_before_run_data", whole)
+    (whole / "vocab.json").write_text('{"format":', encoding="utf-8")
+    with pytest.raises(XttsError) as unread:
+        open_parent(str(whole))
+    assert unread.value.lines[0].startswith(f"--init-from {whole}: cannot read tokenizer vocabulary")
+    assert "--fresh" not in unread.value.hint and unread.value.hint.endswith("or pass another base")
 
 
 def test_init_from_takes_the_bases_longest_clip_with_its_hop_length(write_config, tmp_path):

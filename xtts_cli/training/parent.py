@@ -474,7 +474,14 @@ def open_parent(spec: str | Path) -> ParentRun:
                 "pass a run `xtts train` wrote",
                 named=f"--init-from {spec}: that run",
             )
-        tokenizer = Tokenizer.load(run.vocab)
+        try:
+            tokenizer = Tokenizer.load(run.vocab)
+        except XttsError as error:  # its hint had said --fresh, which starts the new run over, not the base
+            raise XttsError(
+                f"--init-from {spec}: {error.lines[0]}",
+                hint="put back the base's vocab.json (a copy of the run holds it: its weights' text tables are "
+                "numbered by it), or pass another base",
+            ) from None
         written = config.data.text_frontend
         if tokenizer.frontend != written:  # its config.yaml edited since: the weights learnt the vocabulary's
             raise XttsError(
