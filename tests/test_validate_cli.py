@@ -539,6 +539,24 @@ def test_init_from_a_base_it_cannot_start_from_says_the_way_on(tmp_path):
     assert "--fresh" not in unread.value.hint and unread.value.hint.endswith("or pass another base")
 
 
+def test_a_fix_a_bases_value_calls_for_is_the_files_to_make_not_the_command_lines(runner, write_config, tmp_path):
+    import shutil
+
+    base = tmp_path / "base"
+    shutil.copytree(Path(__file__).parent / "data" / "run_before_run_data", base)
+    written = (base / "config.yaml").read_text(encoding="utf-8").replace("max_mel_frames: 870", "max_mel_frames: 400")
+    (base / "config.yaml").write_text(written, encoding="utf-8")
+    config = write_config("data:\n  batch_size: 4\n")
+    result = runner.invoke(app, ["validate", "-c", str(config), "--init-from", str(base), "--json"])
+    (found,) = [f for f in json.loads(result.stdout)["findings"] if f["id"] == "max-mel-frames-too-small"]
+    # The 400 is the base's (--init-from takes what the file leaves unwritten), and the file writing
+    # its own fixes it: the fix had been withheld, "it follows from the command line's values".
+    assert "command line" not in found["message"] and found["message"].endswith("set it to 862"), found
+    fixed = runner.invoke(app, ["validate", "-c", str(config), "--init-from", str(base), "--fix"])
+    assert fixed.exit_code == 0, fixed.output
+    assert "max_mel_frames: 862" in config.read_text(encoding="utf-8")
+
+
 def test_init_from_takes_the_bases_longest_clip_with_its_hop_length(write_config, tmp_path):
     """A base trained at hop 200 with clips up to 1,103 frames: the adaptation reads its clips in those
     frames, and keeps that limit (the preset's 870 frames would be 7.9 s at hop 200, dropping longer clips)."""

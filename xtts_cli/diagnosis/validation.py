@@ -253,6 +253,12 @@ def _file_alone(loaded: LoadedConfig, machine) -> Optional[set[tuple[str, str]]]
         return None
     try:
         alone = resolve_config(loaded.path)
+        spec = loaded.config.training.init_from
+        if spec is not None and alone.config.training.init_from is None:
+            # A base named on the command line: what the file leaves unwritten is the base's, as it will
+            # train. Its max_mel_frames too short for the file's clips had been blamed on the command line.
+            alone = resolve_config(loaded.path, {"training.init_from": spec})
+        alone, _ = taken_from_base(alone)
     except (XttsError, ValueError):
         return None
     return {(f.id, f.fix.key) for f in check_config(alone, machine) if f.fix is not None}
