@@ -365,7 +365,8 @@ def letter_findings(scan, data) -> list[Finding]:
         marked = [letters for letters in foreign if letters]
         if len(marked) < 2 or len(marked) * 4 < len(texts):  # a loanword's café here and there is English
             continue
-        letters = sorted(set().union(*marked), key=lambda c: -sum(c in m for m in marked))
+        # The commonest first, ties in the alphabet's order: a set's order changed from run to run.
+        letters = sorted(set().union(*marked), key=lambda c: (-sum(c in m for m in marked), c))
         codes = [code for code, own in ALPHABETS.items() if set(letters) <= set(own)]
         key = f"data.datasets[{index}].language" if data.datasets else "data.language"
         found.append(
