@@ -465,40 +465,44 @@ def open_parent(spec: str | Path) -> ParentRun:
         )
     from xtts_cli.kinds import kind_for
 
-    tokenizer = None
-    if kind_for(config).speaks:
-        if not run.vocab.is_file():
-            raise no_vocabulary(
-                spec,
-                f"--init-from {spec}: that run has no vocab.json",
-                "pass a run `xtts train` wrote",
-                named=f"--init-from {spec}: that run",
-            )
-        try:
-            tokenizer = Tokenizer.load(run.vocab)
-        except XttsError as error:  # its hint had said --fresh, which starts the new run over, not the base
-            raise XttsError(
-                f"--init-from {spec}: {error.lines[0]}",
-                hint="put back the base's vocab.json (a copy of the run holds it: its weights' text tables are "
-                "numbered by it), or pass another base",
-            ) from None
-        written = config.data.text_frontend
-        if tokenizer.frontend != written:  # its config.yaml edited since: the weights learnt the vocabulary's
-            raise XttsError(
-                f"--init-from {spec}: its config.yaml says data.text_frontend {written} and its vocab.json "
-                f"{tokenizer.frontend}, which its weights learnt",
-                hint=f"set data.text_frontend: {tokenizer.frontend} in {quoted(run.path / 'config.yaml')} as it "
-                "trained, or start from a base trained with the front end you want",
-            )
-        if not tokenizer.languages:
-            raise XttsError(
-                f"--init-from {spec}: its vocabulary was saved before runs recorded their languages and speakers",
-                hint=f"it goes on training as it is (xtts train -r {run.path}, on data it can read); a new run with "
-                "other speakers, languages or symbols starts from scratch, or from a base trained with this xtts",
-            )
+    tokenizer = _base_vocabulary(spec, run, config) if kind_for(config).speaks else None
     step_match = _CHECKPOINT.match(Path(checkpoint).name)
     step = int(step_match.group(1)) if step_match else 0
     return ParentRun(str(spec), run_path, checkpoint, step, config, tokenizer)
+
+
+def _base_vocabulary(spec: str | Path, run: Any, config: XttsConfig) -> Tokenizer:
+    """The base run's vocabulary, refused where its weights could not be read by it."""
+    if not run.vocab.is_file():
+        raise no_vocabulary(
+            spec,
+            f"--init-from {spec}: that run has no vocab.json",
+            "pass a run `xtts train` wrote",
+            named=f"--init-from {spec}: that run",
+        )
+    try:
+        tokenizer = Tokenizer.load(run.vocab)
+    except XttsError as error:  # its hint had said --fresh, which starts the new run over, not the base
+        raise XttsError(
+            f"--init-from {spec}: {error.lines[0]}",
+            hint="put back the base's vocab.json (a copy of the run holds it: its weights' text tables are "
+            "numbered by it), or pass another base",
+        ) from None
+    written = config.data.text_frontend
+    if tokenizer.frontend != written:  # its config.yaml edited since: the weights learnt the vocabulary's
+        raise XttsError(
+            f"--init-from {spec}: its config.yaml says data.text_frontend {written} and its vocab.json "
+            f"{tokenizer.frontend}, which its weights learnt",
+            hint=f"set data.text_frontend: {tokenizer.frontend} in {quoted(run.path / 'config.yaml')} as it "
+            "trained, or start from a base trained with the front end you want",
+        )
+    if not tokenizer.languages:
+        raise XttsError(
+            f"--init-from {spec}: its vocabulary was saved before runs recorded their languages and speakers",
+            hint=f"it goes on training as it is (xtts train -r {run.path}, on data it can read); a new run with "
+            "other speakers, languages or symbols starts from scratch, or from a base trained with this xtts",
+        )
+    return tokenizer
 
 
 def _listed(names: Sequence[str], most: int, between: str) -> str:
