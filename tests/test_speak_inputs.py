@@ -549,7 +549,7 @@ def test_a_terminals_colour_codes_and_markup_tags_are_left_out_and_named_not_rea
     ]
     # A comparison's signs are no tags: left out as signs the run never saw, its words read.
     assert tts.check("Is a<b and b>c, or a <b and c> d?") == ["left out what the run never saw: < >"]
-    (tmp_path / "a.wav").write_bytes(b"an earlier file")
+    (tmp_path / "a.wav").write_bytes((Path(__file__).parent / "data" / "speech" / "sentence-0.wav").read_bytes())
     result = runner.invoke(app, ["synthesize", text, "-r", str(RUN), "-o", str(tmp_path / "a.wav"), "--json"])
     assert result.exit_code == 0, result.output
     import json
