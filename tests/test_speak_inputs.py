@@ -1031,7 +1031,7 @@ def test_a_reference_clip_of_noise_is_said_to_be_noise_and_one_of_speech_is_not(
         # part, as vocode says of a recording: it had been cloned from without a word.
         assert rate < tts.sample_rate and note == (
             f"the voice's clip is {rate} Hz, under the run's {tts.sample_rate} Hz: it holds nothing of the voice "
-            f"above {rate // 2} Hz; a clip recorded at {tts.sample_rate} Hz or more clones it better"
+            f"above {rate // 2} Hz, and a clip recorded at {tts.sample_rate} Hz or more clones it better"
         ), loudness
 
 

@@ -493,7 +493,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _declared_length(self) -> Optional[int]:
         """The body's length as its one Content-Length says (None for a chunked body, whose length is
         counted as it is read), refused when it is not one number or is more than this server takes."""
-        coding = self.headers.get("Transfer-Encoding")
+        codings = self.headers.get_all("Transfer-Encoding")
+        # Each header is a part of one list (RFC 9110, 5.3): chunked then identity in two had been read as chunked.
+        coding = ", ".join(value.strip() for value in codings) if codings else None
         if coding is not None:
             # Its body, unread, would be read as the next request (RFC 9112, 6.1); a 400, not the RFC's
             # 501: every bad request this server answers is a client's 4xx.
@@ -610,10 +612,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _chunk_line(self) -> bytes:
         line = self.rfile.readline(FORM_BYTES)
-        if not line:
-            raise ConnectionError("the client closed the connection mid-request")
-        if not line.endswith(b"\n"):
+        if len(line) == FORM_BYTES and not line.endswith(b"\n"):
             raise Refused(400, "a line of the chunked body is longer than this server reads")
+        if not line.endswith(b"\n"):  # nothing, or part of a line: the client closed the connection
+            raise ConnectionError("the client closed the connection mid-request")
         return line
 
     def _leave_unread_body(self) -> None:

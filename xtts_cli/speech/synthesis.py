@@ -227,7 +227,7 @@ def _clip_notes(path: Path, data: DataConfig) -> list[str]:
     if header.sample_rate < data.sample_rate:
         notes.append(
             f"the voice's clip is {header.sample_rate} Hz, under the run's {data.sample_rate} Hz: it holds nothing "
-            f"of the voice above {header.sample_rate // 2} Hz; a clip recorded at {data.sample_rate} Hz or more "
+            f"of the voice above {header.sample_rate // 2} Hz, and a clip recorded at {data.sample_rate} Hz or more "
             "clones it better"
         )
     return notes
