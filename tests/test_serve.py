@@ -900,6 +900,7 @@ def test_xtts_serve_listens_on_loopback_and_says_when_others_can_reach_it(tmp_pa
         assert health[1]["Retry-After"] == "2"
         if still_loading:  # the load takes seconds after TensorFlow's import; a fast machine may be done
             assert page[0] == 503 and b'http-equiv="refresh"' in page[2] and b"Loading" in page[2], page
+            assert b'<link rel="icon" href="data:,">' in page[2]  # each reload had asked for /favicon.ico: a 503
             assert error_of(tts) == (503, "the server is loading its run"), tts
         read_until(said, lines, "serving ")
         assert json.loads(get(f"{address}health")[2])["status"] == "ok"
@@ -1232,6 +1233,8 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
             "if (a.readyState >= 1) done(a.duration); else { a.onloadedmetadata = () => done(a.duration); a.onerror = () => done(-1); }"
         )
         assert played > 0.2
+        # The button, disabled while it spoke, has the keyboard's focus back (it had been left on the page).
+        assert browser.execute_script("return document.activeElement.id") == "go"
 
         # An error is shown as its one line, the last clip is not left to play under it, and the page
         # still speaks after it.
@@ -1274,6 +1277,35 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         assert (
             len(severe) == 1
             and "/api/tts - Failed to load resource: the server responded with a status of 400" in severe[0]
+        )
+        # A proxy's own error page (HTML, not xtts's JSON) is said as its status, not as a parse error.
+        browser.execute_script(
+            "window.fetch = async () => new Response('<html><body>502 Bad Gateway</body></html>', "
+            "{status: 502, statusText: 'Bad Gateway', headers: {'Content-Type': 'text/html'}});"
+        )
+        browser.find_element(By.ID, "go").click()
+        wait.until(lambda b: b.find_element(By.ID, "status").get_attribute("class") == "error")
+        assert browser.find_element(By.ID, "status").text == (
+            "the server answered 502 Bad Gateway: not xtts's own answer (a proxy in front of it?)"
+        )
+        # A server closed since the page loaded: a request on the connection the browser kept is told
+        # it is stopping (it had been a 500 of the closed executor); one that reaches no server at all
+        # (fetch's TypeError) is said so, not as the browser's "Failed to fetch".
+        _, stopped, stopped_url = start(RUN)
+        browser.get(f"{stopped_url}/")
+        wait.until(lambda b: "step" in b.find_element(By.ID, "run").text)
+        stopped.shutdown()
+        stopped.server_close()
+        browser.find_element(By.ID, "text").send_keys(SENTENCE)
+        browser.find_element(By.ID, "go").click()
+        wait.until(lambda b: b.find_element(By.ID, "status").get_attribute("class") == "error")
+        assert browser.find_element(By.ID, "status").text.startswith("the server is stopping"), browser.find_element(
+            By.ID, "status"
+        ).text
+        browser.execute_script("window.fetch = () => Promise.reject(new TypeError('Failed to fetch'));")
+        browser.find_element(By.ID, "go").click()
+        wait.until(
+            lambda b: b.find_element(By.ID, "status").text.startswith("cannot reach the xtts server (stopped, or ")
         )
     finally:
         browser.quit()

@@ -91,6 +91,7 @@ def _loading_page(run: str) -> bytes:
     """A page that reloads itself until the run is loaded, then is the page."""
     return (
         f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="{LOADING_RETRY_SECONDS}">'
+        '<link rel="icon" href="data:,">'  # as the page's: each reload had asked for /favicon.ico, a 503 then
         f"<title>xtts: loading</title><p>Loading {html.escape(run)}; this page opens when the voice is ready.</p>"
     ).encode()
 

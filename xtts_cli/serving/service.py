@@ -406,7 +406,10 @@ class VoiceService:
         return thread
 
     def close(self) -> None:
-        """Let the generation thread go once what it holds is done."""
+        """Let the generation thread go once what it holds is done. A request still coming on a
+        connection kept alive is told the server is stopping (it had been a 500, a RuntimeError of the
+        closed executor)."""
+        self.stopping = True
         self._turns.shutdown(wait=False, cancel_futures=True)
 
     def _voice(self, request: SpeechRequest):
