@@ -1235,6 +1235,25 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         assert played > 0.2
         # The button, disabled while it spoke, has the keyboard's focus back (it had been left on the page).
         assert browser.execute_script("return document.activeElement.id") == "go"
+        # Several sentences play as they are made (streamed, part by part), and the player then holds the
+        # whole WAV, its sizes said: it had played nothing until the last sentence was made.
+        browser.execute_script(
+            "window.seen = []; new MutationObserver(() => window.seen.push(document.getElementById('status')"
+            ".textContent)).observe(document.getElementById('status'), {childList: true, characterData: true, subtree: true});"
+        )
+        browser.find_element(By.ID, "text").clear()
+        browser.find_element(By.ID, "text").send_keys("the cat sat. the dog ran. the kettle is on the stove.")
+        browser.find_element(By.ID, "go").click()
+        wait.until(lambda b: b.find_element(By.ID, "status").text.startswith("made in"))
+        seen = browser.execute_script("return window.seen")
+        assert any(text.startswith("speaking ... (playing the first part") for text in seen), seen
+        whole = browser.execute_async_script(
+            "const done = arguments[0]; const a = document.getElementById('player');"
+            "if (a.readyState >= 1) done(a.duration); else { a.onloadedmetadata = () => done(a.duration); a.onerror = () => done(-1); }"
+        )
+        assert 2 * played < whole < 60, (played, whole)
+        browser.find_element(By.ID, "text").clear()
+        browser.find_element(By.ID, "text").send_keys(SENTENCE)
 
         # An error is shown as its one line, the last clip is not left to play under it, and the page
         # still speaks after it.
@@ -1348,7 +1367,10 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
 
     out = tmp_path / "exported"
     exported = runner.invoke(app, ["export", "-r", str(RUN), "-o", str(out)])
-    assert exported.exit_code == 0 and "; speaker: speaker_id, text_ids, language_id -> mel, audio)" in exported.stdout
+    assert (
+        exported.exit_code == 0
+        and "; speaker: speaker_id, text_ids, language_id -> mel, stopped, audio)" in exported.stdout
+    )
     voice = example.Voice(out, CLIP)
     (tmp_path / "empty.wav").write_bytes(b"")
     for bad in (tmp_path / "empty.wav", tmp_path / "missing.wav"):  # a one-line exit, not a traceback

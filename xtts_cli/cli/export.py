@@ -82,9 +82,11 @@ def export(
 
         print_json(report)
         return
-    speaker = "; speaker: speaker_id, text_ids, language_id -> mel, audio" if info.get("speaker_signature") else ""
+    speaker = (
+        "; speaker: speaker_id, text_ids, language_id -> mel, stopped, audio" if info.get("speaker_signature") else ""
+    )
     sys.stdout.write(
         f"{out}: SavedModel of step {info['step']} of {info['run']}, vocoder {info['vocoder']} (serving_default: "
-        f"text_ids, language_id, reference_audio at {info['sample_rate']} Hz -> mel, audio{speaker}); "
+        f"text_ids, language_id, reference_audio at {info['sample_rate']} Hz -> mel, stopped, audio{speaker}); "
         f"{out / 'export.json'} lists its symbols\n"
     )
