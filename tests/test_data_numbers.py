@@ -1062,3 +1062,30 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
         ),
     }
     assert {text: reading.reading(text, "en") for text in said} == said
+
+
+@pytest.mark.parametrize("cleaner", ["english_cleaners", "multilingual_cleaners"])
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        # A power in superscripts, which the default cleaner's NFKC had made "m two" and a wrong number.
+        ("The area is 50 m\u00b2.", "the area is fifty square meters."),
+        ("a 10 m\u00b3 tank", "a ten cubic meter tank"),
+        ("x\u00b2 + y\u00b2 = z\u00b2.", "x squared plus y squared equals z squared."),
+        ("6.022 \u00d7 10\u00b2\u00b3 atoms", "six point zero two two times ten to the power of twenty three atoms"),
+        ("2\u207b\u00b9 is half", "two to the power of minus one is half"),
+        ("The study\u00b2\u00b3 found it.", "the study found it."),  # a footnote's mark
+        ("Call 555 123 4567 today.", "call five five five, one two three, four five six seven today."),
+        ("It costs 99\u00a2.", "it costs ninety nine cents."),
+        ("Sen. Warren and Rep. Ocasio-Cortez met.", "senator warren and representative ocasio-cortez met."),
+        ("Apple Inc. and Acme Corp. reported.", "apple incorporated and acme corporation reported."),
+        ("He drove 300 mi. yesterday.", "he drove three hundred miles yesterday."),
+        ("Cut into 1/2-inch pieces.", "cut into half-inch pieces."),
+        ("The 1/4 mile is fast.", "the quarter mile is fast."),
+        ("He ran a 1/4 mile.", "he ran a quarter mile."),
+    ],
+)
+def test_what_synthesis_reads_of_a_sentence_with_either_cleaner(cleaner, text, read):
+    from xtts_cli.data.text import prepare_texts, split_sentences
+
+    assert " | ".join(prepare_texts(split_sentences(text, "en"), [cleaner], "characters", "en", "words")) == read

@@ -19,7 +19,7 @@ from typing import Optional
 
 from xtts_cli.data.agreement import agree
 
-__all__ = ["number_reader", "number_words", "regional", "slavic_ordinal"]
+__all__ = ["number_reader", "number_words", "regional", "slavic_ordinal", "superscript_powers"]
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _DIGIT = re.compile(r"\d")
@@ -200,7 +200,18 @@ _SYMBOLS = (
     (re.compile(r"(?<=\d)\s?x\b", re.IGNORECASE), " times"),
 )
 # Powers: x^2 (x squared), 10^6 and 2**10 (ten to the power of six), 1.5x10^6 (times ten, not "by").
-_POWER = re.compile(r"(?<=[^\W_])\s?(?:\^|\*\*)\s?([-\u2212]?)(\d+)(?![\d.,]\d)")
+_POWER = re.compile(r"(?:(?<=[^\W_])|(?<=\)))\s?(?:\^|\*\*)\s?([-\u2212]?)(\d+)(?![\d.,]\d)")
+# x², 10²³, 2⁻¹: a power written in superscripts, as `_POWER` reads x^2. Made so before the cleaners,
+# whose NFKC had made x² "x two" and 10²³ ten's digits and the exponent's one number (a thousand and
+# twenty three); English then reads 50 m^2 as its unit (`_SQUARE_UNIT`): fifty square meters.
+_SUPERSCRIPT = re.compile(r"(?:(?<=[^\W_])|(?<=\)))([\u207a\u207b]?)([\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+)")
+# A footnote's mark, not a power: after a word of three letters or more ("the study\u00b2\u00b3 found"), or a
+# letter's \u00b9; left out.
+_FOOTNOTE = re.compile(
+    r"(?<=[^\W\d_]{3})[\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+|(?<=[^\W\d_])\u00b9(?![\u2070\u00b9\u00b2\u00b3\u2074-\u2079])"
+)
+_SUPERSCRIPT_DIGITS = str.maketrans("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079", "0123456789")
+_SQUARE_UNIT = re.compile(r"(?<=\d)(\s?)(m|km|cm|ft)\^([23])(?!\d)")
 # 1e6, 2.5E-3: a number's scientific notation, read as the power of ten it writes (one times ten to
 # the power of six), not as its letter ("one e six"). Not inside a word or a hexadecimal (0x1e6).
 _SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-+\u2212]?)(\d{1,3})(?![\w.]|\.\d)")
@@ -217,6 +228,21 @@ _POWER_WORDS = {
     "sv": "upph\u00f6jt till",
     "tr": "\u00fczeri",
 }
+
+
+def superscript_powers(text: str) -> str:
+    """`text` with each power written in superscripts (x², 10²³, 2⁻¹) written as x^2, as the numbers'
+    readers read it."""
+    if not any("\u2070" <= c <= "\u2079" or c in "\u00b9\u00b2\u00b3" for c in text):
+        return text
+    return _SUPERSCRIPT.sub(
+        lambda m: "^" + ("-" if m.group(1) == "\u207b" else "") + m.group(2).translate(_SUPERSCRIPT_DIGITS),
+        _FOOTNOTE.sub("", text),
+    )
+
+
+def _square_unit(match: re.Match) -> str:
+    return match.group(1) + match.group(2) + ("\u00b2" if match.group(3) == "2" else "\u00b3")
 
 
 def _power(match: re.Match, language: str = "en") -> str:
@@ -342,6 +368,7 @@ _ERA_AFTER = re.compile(
 _ERA_BEFORE = re.compile(r"(?<![^\W\d_])(a\.\s?d\.)\s?(\d{1,4})\b", re.IGNORECASE)
 # Pence (50p), and amounts written with their currency's code after them (10 USD, 20 eur).
 _PENCE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)p\b")
+_CENTS = re.compile(r"(?<![\d.,])(\d+)\s?\u00a2")  # 99¢: ninety nine cents
 # British English writes a time with a dot before its am or pm: 9.30am is nine thirty a m.
 _DOTTED_CLOCK = re.compile(r"\b([01]?\d|2[0-3])\.([0-5]\d)(?=\s?[ap]\.?m\b)", re.IGNORECASE)
 # A month shortened before its day or a year: "Dec 25", "Mar. 15" (december twenty fifth), "Sep 2023".
@@ -832,7 +859,9 @@ _PHONE = re.compile(
     r"(?<![\w.,])(?:\+\d{1,3}(?:[\s.-]?\(?\d{1,5}\)?){2,5}"
     r"|\(\d{2,5}\)\s?\d{3,4}[\s.-]?\d{3,4}"
     r"|0\d{2,4}[\s-]\d{3,4}[\s-]?\d{3,4}"
-    r"|(?:1-)?\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|(?!\d\d0-\d{3}0\b)\d{3}-\d{4})(?![\w.,]?\d)"
+    r"|(?:1-)?\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|(?!\d\d0-\d{3}0\b)\d{3}-\d{4}"
+    # 555 123 4567: a North American number in spaces (its area code starts 2-9); it had been one count.
+    r"|(?:1 )?[2-9]\d\d \d{3} \d{4})(?![\w.,]?\d)"
 )
 _DIGIT_NAMES = "oh one two three four five six seven eight nine".split()
 
@@ -1785,10 +1814,11 @@ def _english(text: str, month_first: bool = False) -> str:
     text = _FEET_INCHES.sub(lambda m: f"{_words(int(m.group(1)), 'en')} foot {_words(int(m.group(2)), 'en')}", text)
     text = _MARKED_MEASURE.sub(_marked_measure, text)
     text = _PENCE.sub(lambda m: f"{_english_number(m.group(1))} {'penny' if m.group(1) == '1' else 'pence'}", text)
+    text = _CENTS.sub(lambda m: f"{_english_number(m.group(1))} {'cent' if m.group(1) == '1' else 'cents'}", text)
     text = _DATE.sub(_date, text)
     text = _SCIENTIFIC.sub(lambda m: f"{m.group(1)} × 10^{m.group(2).strip('+')}{m.group(3)}", text)
     text = _TIMES_TEN.sub(" times ", text)
-    text = _POWER.sub(_power, text)
+    text = _POWER.sub(_power, _SQUARE_UNIT.sub(_square_unit, text) if "^" in text else text)
     text = _UNIT.sub(_unit, _UNIT_PER.sub(r"\1 per ", text))
     text = _PER_UNIT.sub(lambda m: f"per {_UNIT_NAMES[m.group(1).lower()]}", text)
     for symbol, said in _SYMBOLS:
@@ -2121,6 +2151,16 @@ def _over(match: re.Match) -> str:
     return f"{match.group(1)} over {match.group(2)}"
 
 
+# Words after which a fraction takes no article of its own: a determiner ("the 1/4 mile": the quarter
+# mile, not "the a quarter mile"), or a preposition before a measure that describes a noun ("into
+# 1/2-inch pieces": half-inch pieces).
+_DETERMINER_BEFORE = re.compile(r"\b(?:the|this|that|its|his|her|their|our|my|your|each|every|per)\s+$", re.IGNORECASE)
+_OWN_ARTICLE = re.compile(
+    r"\b(?:the|this|that|its|his|her|their|our|my|your|each|every|per|into|in|of|with|for|on|to|at|by|from)\s+$",
+    re.IGNORECASE,
+)
+
+
 def _fraction(match: re.Match) -> str:
     whole, count, parts = match.group(1), int(match.group(2)), int(match.group(3))
     if count >= parts:  # 2/2, 4/3: not a fraction of one; read as written
@@ -2128,7 +2168,14 @@ def _fraction(match: re.Match) -> str:
     ordinal = _words(parts, "en", to="ordinal")
     one, many = _FRACTION_NAMES.get(parts, (ordinal, ordinal + "s"))
     article = "an" if one[0] in "aeio" else "a"  # an eighth, an eleventh
-    said = f"{article if count == 1 else _words(count, 'en')} {one if count == 1 else many}"
+    if count == 1 and not whole and _OWN_ARTICLE.search(match.string, 0, match.start()):
+        article = ""  # "the 1/4 mile", "into 1/2-inch pieces": the quarter mile, half-inch pieces
+        if (
+            not _DETERMINER_BEFORE.search(match.string, 0, match.start())
+            and match.string[match.end() : match.end() + 1] != "-"
+        ):
+            article = "an" if one[0] in "aeio" else "a"
+    said = f"{article if count == 1 else _words(count, 'en')} {one if count == 1 else many}".lstrip()
     return f"{_words(int(whole), 'en')} and {said}" if whole else said
 
 

@@ -29,7 +29,7 @@ CACHE_VERSION = 9  # 2: a streamed WAV (sizes 0xFFFFFFFF) is read to its end, no
 # 7: an MP3 whose frames break off and resume is truncated; 8: AIFF, MP4, WMA, AU, CAF, WebM and AMR are unsupported_format,
 # a WAV of 0-byte sizes with audio after says how to repair it; 9: a WAV silent once its channels are mixed
 # or its offset left out is silent, a float WAV past +6 dBFS is bad_samples, a rate under 4 kHz unsupported_format
-MEMO_VERSION = 55  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
+MEMO_VERSION = 56  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
 # 4: a manifest's header may name its columns file, transcript, ... (a memo read it as LJSpeech);
 # 5: the phonemes a scan writes read numbers as words first, and Turkish I as ı; 6: quotation marks in a tab-
 # separated table are its text's, a row with a cell too many is malformed, `.WAV` is found as `.wav`; the
@@ -82,6 +82,7 @@ MEMO_VERSION = 55  # 2: a layout's transcripts and folders watched, each with it
 # meant (other capitals, another extension) is no unlisted audio
 # 54: the rows of a speakers.csv that name no clip are counted
 # 55: in a file of `id|text` lines, only a `|` with no space either side ends the text before its normalized text
+# 56: a power in superscripts (m², x²) read as one, 555 123 4567 as a telephone's digits, 99¢, Rep., Inc., Corp.
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 

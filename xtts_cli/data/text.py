@@ -335,6 +335,10 @@ def prepare_texts(
     the characters front end reads digits), and with the `phonemes` front end turned into
     espeak-ng's phonemes (one call for all of them)."""
     normalize = language_normalizer(language, frontend, numbers)
+    if numbers == "words" and normalize is not None:  # x² as x^2: the cleaners' NFKC would make it x2
+        from xtts_cli.data.numbers import superscript_powers
+
+        texts = [superscript_powers(text) for text in texts]
     if numbers == "words" and (language or "").lower().split("-")[0] == "en":  # as english_cleaners reads them
         texts = [title_numerals(before_lowering(text)) for text in texts]  # Roman numerals: with the numbers
     prepared = [clean_text(case_for(text, language), cleaners) for text in texts]
@@ -1055,7 +1059,7 @@ _OTHER_ABBREVIATIONS = (
 _NO_END_AFTER = re.compile(
     r"(?:\b(?:"
     + "|".join(short for short, _ in _ABBREVIATION_PAIRS)
-    + r"|ms|sr|prof|vs|etc|no|fig|approx|mt|ave|dept|vol|pp|ch|eqs?|gen|capt|sgt|col|esq|hon|maj|"
+    + r"|ms|sr|prof|vs|etc|no|fig|approx|mt|ave|dept|vol|pp|ch|eqs?|gen|capt|sgt|col|esq|hon|maj|sen|rep|"
     # English months written short ("Jan. 5"), but not "mar", a verb
     + r"jan|feb|apr|jun|jul|aug|sept?|oct|nov|dec|"
     + _OTHER_ABBREVIATIONS
@@ -1078,7 +1082,7 @@ _AFTER_MERIDIEM = re.compile(
     r"|Anywhere\s+on\s+Earth|AoE\b"
 )
 _ABBREVIATED_AT_END = re.compile(
-    r"(?:\d\s?(?:mins?|tbsp|tsp|lbs?|oz|in|ft|yds?|secs?|hrs?|pts?|qts?|yrs?|mos?|wks?|kg|ml|cm|mm|km|sq)|"
+    r"(?:\d\s?(?:mins?|tbsp|tsp|lbs?|oz|in|ft|yds?|mi|secs?|hrs?|pts?|qts?|yrs?|mos?|wks?|kg|ml|cm|mm|km|sq)|"
     r"\b(?:inc|ltd|co|corp|bros|mar|rs|reps?|approx|dept|govt|eds?|vols?|cf|op|cit|misc|avg|tel|pkg|qty|jr|sr|"
     r"ave|blvd|rd|st|mt|pg|pp|ch|para|figs?|eqs?|univ|assn|intl|natl|et al))\.$",
     re.IGNORECASE,
