@@ -488,6 +488,14 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         # a decimal of zeros keeps them (num2words reads 1.0 as "eins")
         ("de", "Es waren 1,000 Leute.", "Es waren eins komma null null null Leute."),
         ("fr", "1,0 point", "un virgule zéro point"),
+        # Two decimals read as one number, as a time or a height is said; longer ones digit by digit.
+        (
+            "fr",
+            "en 9,58 et 1,05, pi 3,14159",
+            "en neuf virgule cinquante huit et un virgule zéro cinq, pi trois virgule un quatre un cinq neuf",
+        ),
+        ("it", "in 9,58", "in nove virgola cinquantotto"),
+        ("pt", "em 1,75", "em um vírgula setenta e cinco"),
     ],
 )
 def test_each_language_reads_its_own_decimal_and_thousands_separators(language, text, read):
@@ -1089,3 +1097,19 @@ def test_what_synthesis_reads_of_a_sentence_with_either_cleaner(cleaner, text, r
     from xtts_cli.data.text import prepare_texts, split_sentences
 
     assert " | ".join(prepare_texts(split_sentences(text, "en"), [cleaner], "characters", "en", "words")) == read
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "read"),
+    [
+        ("fr", "Des fruits, par ex. les pommes.", "des fruits, par exemple les pommes."),
+        ("fr", "Des fruits, p. ex. les pommes.", "des fruits, par exemple les pommes."),
+        ("es", "Frutas, por ej. manzanas.", "frutas, por ejemplo manzanas."),
+        ("es", "Frutas, p. ej. manzanas.", "frutas, por ejemplo manzanas."),
+    ],
+)
+def test_for_example_written_short_is_read_out_inside_its_sentence(language, text, read):
+    from xtts_cli.data.text import prepare_texts, split_sentences
+
+    said = prepare_texts(split_sentences(text, language), ["multilingual_cleaners"], "characters", language, "words")
+    assert " | ".join(said) == read

@@ -637,7 +637,16 @@ def _turkish_words(number: int, ordinal: bool = False) -> str:
 # and 1250,5 as 1250,50, with the words run together. Spain says "coma" for its decimal comma
 # (num2words says Latin America's "punto"), in _plain_comma.
 _DECIMAL_WORDS = {"tr": ("virg\u00fcl", "s\u0131f\u0131r")}
-_COMMA_WORDS = {"es": ("coma", "cero")}
+# A decimal's digits after the comma read as one number, as these languages say a price or a time
+# (nueve coma cincuenta y ocho; neuf virgule cinquante-huit for 9,58): Spanish at any length; French,
+# Italian and Portuguese up to two digits, and digit by digit past them (pi: trois virgule un quatre...).
+_COMMA_WORDS = {
+    "es": ("coma", "cero"),
+    "fr": ("virgule", "z\u00e9ro"),
+    "it": ("virgola", "zero"),
+    "pt": ("v\u00edrgula", "zero"),
+}
+_COMMA_GROUPED_UP_TO = {"fr": 2, "it": 2, "pt": 2}
 
 
 def _decimal_parts(value: str, language: str, point: str, zero: str) -> str:
@@ -1660,7 +1669,11 @@ def _plain_comma(match: re.Match, language: str) -> str:
     text = re.sub(_SPACE, "", match.group(0))
     if re.fullmatch(r"\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d+(?:,\d+)?", text):
         value = text.replace(".", "").replace(",", ".")
-        if language in _COMMA_WORDS and "." in value:
+        if (
+            language in _COMMA_WORDS
+            and "." in value
+            and len(value) - value.index(".") - 1 <= _COMMA_GROUPED_UP_TO.get(language, 99)
+        ):
             return _decimal_parts(value, language, *_COMMA_WORDS[language])
         return _number(value, language)
     if re.fullmatch(r"\d+\.\d+", text):  # 3.5, written as English does
