@@ -1091,6 +1091,7 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
         ("Cut into 1/2-inch pieces.", "cut into half-inch pieces."),
         ("The 1/4 mile is fast.", "the quarter mile is fast."),
         ("He ran a 1/4 mile.", "he ran a quarter mile."),
+        ("Order a 12 in. pizza, 12 in. long.", "order a twelve inch pizza, twelve inches long."),
     ],
 )
 def test_what_synthesis_reads_of_a_sentence_with_either_cleaner(cleaner, text, read):

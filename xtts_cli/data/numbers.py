@@ -241,6 +241,12 @@ def superscript_powers(text: str) -> str:
     )
 
 
+def _inches(match: re.Match) -> str:
+    """12 in. before a word: inches, or after "a" an inch that describes its noun (a 12 inch pizza)."""
+    one = match.group(1) == "1" or _ARTICLE_BEFORE.search(match.string, 0, match.start()) is not None
+    return f"{match.group(1)} {'inch' if one else 'inches'}"
+
+
 def _square_unit(match: re.Match) -> str:
     return match.group(1) + match.group(2) + ("\u00b2" if match.group(3) == "2" else "\u00b3")
 
@@ -1816,7 +1822,7 @@ def _english(text: str, month_first: bool = False) -> str:
     text = _SIGNED.sub(lambda m: "plus " if m.group(1) == "+" else "minus ", text)
     text = _LETTERS_BEFORE_MONEY.sub(" ", text)  # us$50: u s, then fifty dollars
     text = _FEET_AND_INCHES.sub(lambda m: f"{_words(int(m.group(1)), 'en')} foot {_words(int(m.group(2)), 'en')}", text)
-    text = _INCHES.sub(lambda m: f"{m.group(1)} {'inch' if m.group(1) == '1' else 'inches'}", text)
+    text = _INCHES.sub(_inches, text)
     text = _THE_YEAR.sub(lambda m: _words(int(m.group(1)), "en", to="year"), text)
     text = _DEGREE.sub(lambda m: _degrees(m, "en"), text)
     text = _CODED_MONEY.sub(lambda m: _CODES[m.group(2).lower()] + m.group(1), text)
