@@ -98,6 +98,25 @@ def test_a_flag_and_a_set_that_disagree_are_refused() -> None:
     ]
 
 
+def test_a_flag_given_as_text_and_a_set_of_the_same_value_agree() -> None:
+    # --num-workers takes "auto" or a number, so its value comes as text: "4" and 4 had been "given twice".
+    loaded = resolve_config(None, {"data.num_workers": "4"}, sets=["data.num_workers=4"])
+    assert loaded.config.data.num_workers == 4
+    with pytest.raises(ConfigError, match="given twice: '4' by a flag and 5 by --set"):
+        resolve_config(None, {"data.num_workers": "4"}, sets=["data.num_workers=5"])
+
+
+def test_a_hash_in_a_value_is_kept_not_read_as_a_comment(tmp_path: Path) -> None:
+    # YAML had cut "take #2" at its comment: the run went to another folder without a word.
+    for written in (f"training.run_dir={tmp_path}/take #2", f'training.run_dir="{tmp_path}/take #2"'):
+        assert resolve_config(None, sets=[written]).config.training.run_dir == str(tmp_path / "take #2")
+    assert resolve_config(None, sets=["data.text_cleaners=[english_cleaners]"]).config.data.text_cleaners == [
+        "english_cleaners"
+    ]
+    with pytest.raises(ConfigError, match="batch_size"):  # a number with a comment is no number, not 8
+        resolve_config(None, sets=["data.batch_size=8 # eight"])
+
+
 def test_an_option_of_one_value_given_twice_is_refused_not_the_last_taken(runner, tmp_path: Path) -> None:
     # `--data A --data B` had validated and trained on B alone, without a word.
     for args, said in (

@@ -354,6 +354,11 @@ def known_keys() -> list[str]:
     return [f"{section}.{key}" for section, fields in section_fields().items() for key in fields]
 
 
+# A value YAML would cut at a " #" (its comment), unless quoted or a list or mapping written inline: a
+# command line has no comments, so "#" is the value's own.
+_UNQUOTED_COMMENT = re.compile(r"\s*(?![\"'\[{])(?:#|.*?\s#)")
+
+
 def parse_sets(items: Sequence[str]) -> dict[str, Any]:
     """`--set KEY=VALUE` values: a known dotted key (else one line with the closest one) and a YAML
     value (`8` is a number, `true` a flag, `[a, b]` a list, nothing at all is empty)."""
@@ -394,6 +399,8 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
             value = yaml.safe_load(text) if text.strip() else None
         except yaml.YAMLError:
             value = text  # a string YAML cannot read as anything else (`a: b`) stays a string
+        if _UNQUOTED_COMMENT.match(text):  # "run_dir=/runs/take #2": YAML had cut it at its comment
+            value = text.strip()
         if leading_zero(text, value) is not None:
             raise ConfigError(
                 f"--set {given}={text}: {leading_zero(text, value)}",
@@ -517,7 +524,12 @@ def resolve_config(
     overrides = {key: value for key, value in (overrides or {}).items() if value is not None}
     set_values = parse_sets(sets)
     for key, value in set_values.items():
-        if key in overrides and overrides[key] != value:
+        # A flag that takes a word or a number (--num-workers auto|4) gives its value as text: 4 and "4" agree.
+        if (
+            key in overrides
+            and overrides[key] != value
+            and not (isinstance(overrides[key], str) and str(value) == overrides[key])
+        ):
             raise ConfigError(
                 f"{key} is given twice: {_as_yaml(overrides[key])} by a flag and {_as_yaml(value)} by --set",
                 hint="give it once",
