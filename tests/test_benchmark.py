@@ -441,6 +441,9 @@ def test_bad_arguments_fail_before_any_trial(runner, tmp_path) -> None:
         assert expected in result.exception.lines[0]
         assert "trial 1" not in result.output
     assert not (tmp_path / "-").exists() and not os.path.exists("-")
+    # A folder cannot be created where a file is: the hint says where the config can go instead.
+    under_a_file = runner.invoke(app, ["benchmark", "-c", str(config), "--out", str(config / "best.yaml")])
+    assert under_a_file.exception.hint == "pass a path in a folder, such as -o best.yaml"
 
 
 @pytest.mark.slow
@@ -637,4 +640,11 @@ def test_a_gain_that_does_not_hold_keeps_the_config_as_written_and_names_the_tri
     assert notes == [
         "the best setting (trial 2) was not run again to check its gain, the budget spent: the config as written "
         "is kept (a larger --budget-seconds leaves time to check it)"
+    ]
+    # Stopped by a signal before it: said so, not the budget blamed.
+    notes.clear()
+    assert _held(best, baseline, [baseline, best], notes, "SIGTERM") is baseline
+    assert notes == [
+        "the best setting (trial 2) was not run again to check its gain, the search stopped by SIGTERM: the config "
+        "as written is kept"
     ]

@@ -340,3 +340,10 @@ def test_train_names_the_fix_of_a_batch_it_was_given_by_its_flag(runner, tmp_pat
     assert result.exit_code == 1 and result.exception.hint == "pass --batch-size 39 or lower, or add data"
     given = runner.invoke(app, ["train", "-c", "tiny-cpu", "--set", "data.batch_size=64", "-r", str(tmp_path / "r2")])
     assert given.exception.hint == "set data.batch_size to 39 or lower, or add data"  # a --set is the key's
+    # profile-pipeline names it as the user gave it too (it had said "--batch-size" for a --set).
+    for args, hint in (
+        (["--batch-size", "64"], "pass --batch-size 39 or lower, or add data"),
+        (["--set", "data.batch_size=64"], "set data.batch_size to 39 or lower, or add data"),
+    ):
+        profiled = runner.invoke(app, ["profile-pipeline", "-c", "tiny-cpu", "--batches", "2", *args])
+        assert profiled.exit_code == 1 and profiled.exception.hint == hint, profiled.output

@@ -294,10 +294,13 @@ def _check_out_folder(write_config: Optional[Path]) -> None:
             hint="pass -o FILE.yaml, such as -o best.yaml",
         )
     if not write_config.parent.is_dir():
-        what = "is a file, not a folder" if write_config.parent.exists() else "does not exist"
+        a_file = write_config.parent.exists()
         raise XttsError(
-            f"--out {str(write_config)!r}: folder {str(write_config.parent)!r} {what}",
-            hint="create the folder or pass a path in an existing one",
+            f"--out {str(write_config)!r}: folder {str(write_config.parent)!r} "
+            + ("is a file, not a folder" if a_file else "does not exist"),
+            hint="pass a path in a folder, such as -o best.yaml"
+            if a_file
+            else "create the folder or pass a path in an existing one",
         )
     from xtts_cli.config.editing import can_write
 

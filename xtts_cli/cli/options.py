@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from collections.abc import Callable, Mapping
@@ -399,3 +400,18 @@ def _meant_option(command: Any, value: str) -> Optional[str]:
     if "run_dir" in takes and (Path(value) / "config.yaml").is_file():
         return "--run-dir"
     return None
+
+
+@contextlib.contextmanager
+def batch_as_given(overrides: dict[str, Any]):
+    """An epoch of no full batch, its fix named as the batch was given: --batch-size 64 had been told
+    to set data.batch_size, a key the command line then overrides again."""
+    from xtts_cli.data.plan import EmptyEpochError
+
+    try:
+        yield
+    except EmptyEpochError as error:
+        if overrides.get("data.batch_size") is not None and error.hint:
+            error.hint = error.hint.replace("set data.batch_size to ", "pass --batch-size ")
+            error.hint = error.hint.replace("data.batch_size", "--batch-size")
+        raise

@@ -20,6 +20,7 @@ from xtts_cli.cli.options import (
     TrainDataAlias,
     VerboseOption,
     at_most_count,
+    batch_as_given,
     given_once,
 )
 from xtts_cli.cli.output import Phases, console, datasets_label, print_json
@@ -110,14 +111,15 @@ def profile_pipeline(
     if not json_output and scan.bad:
         # Bad files first, before the minutes of timing, on stdout with the rest of the report.
         _render_bad_files(console(), scan.bad)
-    profile = run_profile(
-        cfg,
-        num_batches=cfg.profiling.num_batches,
-        stages=stages,
-        compare_baseline=compare_baseline,
-        scan=scan,
-        progress=progress,
-    )
+    with batch_as_given({"data.batch_size": batch_size}):
+        profile = run_profile(
+            cfg,
+            num_batches=cfg.profiling.num_batches,
+            stages=stages,
+            compare_baseline=compare_baseline,
+            scan=scan,
+            progress=progress,
+        )
     report = sweep(cfg, scan=scan, progress=progress) if benchmark else None
     progress.end()
     if json_output:

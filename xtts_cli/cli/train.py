@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import time
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -23,6 +22,7 @@ from xtts_cli.cli.options import (
     TrainDataAlias,
     ValData,
     VerboseOption,
+    batch_as_given,
     config_flag,
     flag_overrides,
     given_once,
@@ -276,26 +276,11 @@ def train(
             progress.update(Noted(line, label="warning"))
         if repair:
             progress.update(Noted(repair, label="hint"))
-        with _batch_as_given(overrides):
+        with batch_as_given(overrides):
             result = train_run(loaded, run_dir, fresh=fresh, force=force, progress=progress.update, started=started)
     _told(result, progress, json_output)
     if result.exit_code:
         raise typer.Exit(code=result.exit_code)
-
-
-@contextlib.contextmanager
-def _batch_as_given(overrides: dict[str, Any]):
-    """An epoch of no full batch, its fix named as the batch was given: --batch-size 64 had been told
-    to set data.batch_size, a key the command line then overrides again."""
-    from xtts_cli.data.plan import EmptyEpochError
-
-    try:
-        yield
-    except EmptyEpochError as error:
-        if overrides.get("data.batch_size") is not None and error.hint:
-            error.hint = error.hint.replace("set data.batch_size to ", "pass --batch-size ")
-            error.hint = error.hint.replace("data.batch_size", "--batch-size")
-        raise
 
 
 def _told(result, progress, json_output: bool) -> None:

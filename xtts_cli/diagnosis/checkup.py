@@ -129,7 +129,10 @@ class Checkup(BaseModel):
         None, description="Clips a second the training step computes on resident batches (no pipeline)."
     )
     input_bound_percent: Optional[float] = Field(
-        None, description="Share of step time spent waiting for data in the timed steps, %."
+        None,
+        description="Share of step time spent waiting for data when the pipeline delivers "
+        "pipeline_samples_per_sec and the step consumes model_samples_per_sec: max(0, 1 - pipeline / model) x 100, "
+        "%; 0 when the pipeline alone is the faster (a bursty one's waits are measured by profile-step).",
     )
     verdict: Optional[str] = Field(
         None, description="That share in TensorFlow Profiler's bands (not, moderately or highly input bound)."

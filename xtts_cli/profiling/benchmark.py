@@ -545,7 +545,7 @@ def _report(
     ranking = [t.index for t in sorted(ran, key=lambda t: t.score or 0.0, reverse=True)]
     best = incumbent if incumbent.score is not None else None
     baseline = trials[baseline_index] if baseline_index is not None else None
-    held = _held(best, baseline, trials, notes)
+    held = _held(best, baseline, trials, notes, search.stopped)
     if held is best and best is not None and best.index != (ranking[0] if ranking else None):
         notes.append(
             "the top-ranked trial was not chosen: its score beat the incumbent by less than "
@@ -586,7 +586,11 @@ def _report(
 
 
 def _held(
-    best: Optional[TrialRecord], baseline: Optional[TrialRecord], trials: list[TrialRecord], notes: list[str]
+    best: Optional[TrialRecord],
+    baseline: Optional[TrialRecord],
+    trials: list[TrialRecord],
+    notes: list[str],
+    stopped: Optional[str] = None,
 ) -> Optional[TrialRecord]:
     """`best`, or the config as written when the winner run again (the recheck) did not score
     `MIN_GAIN` above it: a gain that does not hold is the machine's drift, not the setting's (1.17x, then
@@ -595,10 +599,12 @@ def _held(
     if best is None or baseline is None or best.index == baseline.index:
         return best
     if recheck is None:  # the budget spent before it: a winner no second run confirmed had been recommended
-        notes.append(
-            f"the best setting (trial {best.index + 1}) was not run again to check its gain, the budget spent: the "
-            "config as written is kept (a larger --budget-seconds leaves time to check it)"
+        why = (
+            f"the search stopped by {stopped}: the config as written is kept"
+            if stopped
+            else "the budget spent: the config as written is kept (a larger --budget-seconds leaves time to check it)"
         )
+        notes.append(f"the best setting (trial {best.index + 1}) was not run again to check its gain, {why}")
         return baseline
     if _better(recheck, baseline):
         return best

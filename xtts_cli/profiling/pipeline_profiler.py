@@ -265,7 +265,7 @@ def _plan(run_data: RunData, items: Optional[Sequence[DatasetItem]] = None) -> P
     """The training pipeline's plan as `xtts train` makes it (of `items`, default the epoch's
     clips), with its empty-epoch error."""
     plan = run_data.plan(items=items)
-    plan.require_batches(batch_flag="--batch-size")
+    plan.require_batches()  # data.batch_size, as train and profile-step name it, whether set by flag, file or --set
     return plan
 
 
