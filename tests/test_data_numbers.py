@@ -378,6 +378,12 @@ def test_other_languages_read_through_num2words_or_not_at_all():
             "neunzehnhundertachtzehn, von neunzehnhundertneununddreißig bis neunzehnhundertfünfundvierzig. "
             "eintausendneunhundertneunzig menschen",
         ),
+        (
+            "de",
+            "1999 war gut. im sommer 1999, ende 1989. vor 1200 menschen, am ende 1500 euro",
+            "neunzehnhundertneunundneunzig war gut. im sommer neunzehnhundertneunundneunzig, ende "
+            "neunzehnhundertneunundachtzig. vor eintausendzweihundert menschen, am ende eintausendfünfhundert euro",
+        ),
         ("nl", "in 1990", "in negentienhonderdnegentig"),
         ("sv", "år 1905", "år nittonhundrafem"),
         # Dates in digits, day first or ISO's year first, read with the month's name as each language says a date.

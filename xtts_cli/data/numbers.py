@@ -1334,7 +1334,8 @@ def _ordinal(number: int, language: str, form: str) -> str:
 # negentienhonderdnegentig, nittonhundranittio), where a count is tausend; a year is a four-digit
 # number after a word that says so (im Jahr, seit, bis, a month), with a second after it in a range.
 _YEAR_WORDS = {
-    "de": f"im jahre?|jahre?|seit|bis|von|ab|um|vor|nach|anno|zwischen|{GERMAN_MONTHS}",
+    "de": f"im jahre?|jahre?|seit|bis|von|ab|um|vor|nach|anno|zwischen|{GERMAN_MONTHS}|"
+    "sommer|winter|herbst|frühjahr|frühling|anfang|mitte|ende",  # im Sommer 1999, Ende 1989
     "nl": "in|sinds|tot|van|vanaf|rond|voor|na|jaar|tussen|januari|februari|maart|april|mei|juni|juli|augustus|"
     "september|oktober|november|december",
     "sv": "år|i|sedan|till|från|före|efter|runt|mellan|januari|februari|mars|april|maj|juni|juli|augusti|"
@@ -1343,8 +1344,14 @@ _YEAR_WORDS = {
 _RANGE_WORDS = {"de": "bis|und", "nl": "tot|en", "sv": "till|och"}
 
 
+# An amount after a year's word is no year: "am Ende 1500 Euro", "vor 1200 Menschen".
+_AMOUNT_AFTER = (
+    r"(?!\s*(?:[\u20ac$\u00a3%]|euro|dollar|pfund|franken|prozent|procent|kronor|menschen|leute|mensen|personen))"
+)
+
+
 def _year_pattern(language: str) -> re.Pattern:
-    year = r"(1[1-9]\d\d)(?![\d.,]\d)"
+    year = rf"(1[1-9]\d\d)(?![\d.,]\d){_AMOUNT_AFTER}"
     second = rf"(?:(\s*[-\u2013]\s*|\s+(?:{_RANGE_WORDS[language]})\s+){year})?"
     return re.compile(rf"\b((?:{_YEAR_WORDS[language]}|{_YEAR_VERBS[language][0]})\s+){year}{second}", re.IGNORECASE)
 
@@ -1507,7 +1514,11 @@ _YEAR_PARTICIPLES = {
     "sv": "född|död|grundad|grundades|byggd|byggdes|öppnad|öppnades",
 }
 _YEAR_VERBS = {
-    "de": (f"kam|starb|begann|endete|erschien|heiratete|zog|{_YEAR_PARTICIPLES['de']}", _YEAR_PARTICIPLES["de"]),
+    # After the year, a verb in the singular: "1999 war ein gutes Jahr" (a count takes the plural, "1999 waren es").
+    "de": (
+        f"kam|starb|begann|endete|erschien|heiratete|zog|{_YEAR_PARTICIPLES['de']}",
+        f"{_YEAR_PARTICIPLES['de']}|war|wurde|brachte|markierte|galt",
+    ),
     "nl": (
         f"kwam|stierf|begon|eindigde|verscheen|trouwde|verhuisde|{_YEAR_PARTICIPLES['nl']}",
         _YEAR_PARTICIPLES["nl"],

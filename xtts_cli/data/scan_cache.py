@@ -84,6 +84,7 @@ MEMO_VERSION = 56  # 2: a layout's transcripts and folders watched, each with it
 # 55: in a file of `id|text` lines, only a `|` with no space either side ends the text before its normalized text
 # 56: a power in superscripts (m², x²) read as one, 555 123 4567 as a telephone's digits, 99¢, Rep., Inc.,
 # Corp.; French, Italian and Portuguese read two decimals as one number (neuf virgule cinquante huit); par ex., por ej.; a 12 in. pizza
+# German reads a year after im Sommer or Ende and before war in hundreds; an amount after vor or bis is none
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
