@@ -108,7 +108,11 @@ def test_a_flag_given_as_text_and_a_set_of_the_same_value_agree() -> None:
 
 def test_a_hash_in_a_value_is_kept_not_read_as_a_comment(tmp_path: Path) -> None:
     # YAML had cut "take #2" at its comment: the run went to another folder without a word.
-    for written in (f"training.run_dir={tmp_path}/take #2", f'training.run_dir="{tmp_path}/take #2"'):
+    for written in (
+        f"training.run_dir={tmp_path}/take #2",
+        f'training.run_dir="{tmp_path}/take #2"',
+        f"training.run_dir=  '{tmp_path}/take #2'",  # quoted after spaces: not its quotes kept
+    ):
         assert resolve_config(None, sets=[written]).config.training.run_dir == str(tmp_path / "take #2")
     assert resolve_config(None, sets=["data.text_cleaners=[english_cleaners]"]).config.data.text_cleaners == [
         "english_cleaners"

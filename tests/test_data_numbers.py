@@ -1093,11 +1093,30 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
         ("It costs 99\u00a2.", "it costs ninety nine cents."),
         ("Sen. Warren and Rep. Ocasio-Cortez met.", "senator warren and representative ocasio-cortez met."),
         ("Apple Inc. and Acme Corp. reported.", "apple incorporated and acme corporation reported."),
+        ("I work at Apple Inc. It is fun.", "i work at apple incorporated. | it is fun."),
+        # What the capitals tell apart: repetitions, and "inc." for including.
+        ("Do ten reps. Rest for a minute.", "do ten reps. | rest for a minute."),
+        ("It is \u00a399 inc. VAT.", "it is ninety nine pounds including vat."),
+        # An ion's charge is no power; a function's or a unit's after its slash is; a mark after a
+        # comma is a footnote's.
+        ("x\u00b2y + a\u00b2b\u00b2", "x squared y plus a squared b squared"),
+        ("sin\u00b2\u03b8 and 32 ft/sec\u00b2", "sin squared \u03b8 and thirty two ft/sec squared"),
+        ("as reported,\u00b3 then", "as reported, then"),
+        ("A 10\u00a2 stamp.", "a ten cent stamp."),
         ("He drove 300 mi. yesterday.", "he drove three hundred miles yesterday."),
         ("Cut into 1/2-inch pieces.", "cut into half-inch pieces."),
         ("The 1/4 mile is fast.", "the quarter mile is fast."),
         ("He ran a 1/4 mile.", "he ran a quarter mile."),
         ("Order a 12 in. pizza, 12 in. long.", "order a twelve inch pizza, twelve inches long."),
+        (
+            "It took 1h 30m, then 2 h 15 min, then 4h.",
+            "it took one hour thirty minutes, then two hours fifteen minutes, then four hours.",
+        ),
+        (
+            "Between 2020-2022, between 5-10 people.",
+            "between twenty twenty and twenty twenty two, between five and ten people.",
+        ),
+        ("If 5 > 3, is 10 < 20?", "if five is greater than three, is ten less than twenty?"),
     ],
 )
 def test_what_synthesis_reads_of_a_sentence_with_either_cleaner(cleaner, text, read):
@@ -1113,9 +1132,14 @@ def test_what_synthesis_reads_of_a_sentence_with_either_cleaner(cleaner, text, r
         ("fr", "Des fruits, p. ex. les pommes.", "des fruits, par exemple les pommes."),
         ("es", "Frutas, por ej. manzanas.", "frutas, por ejemplo manzanas."),
         ("es", "Frutas, p. ej. manzanas.", "frutas, por ejemplo manzanas."),
+        ("en", "Calcium ions (Ca\u00b2\u207a).", "calcium ions (ca two plus)."),  # a charge, no power
+        ("de", "Die Wohnung hat 80 m\u00b2 und 1 m\u00b3.", "die wohnung hat achtzig quadratmeter und ein kubikmeter."),
+        ("fr", "De 80 m\u00b2, 1 m\u00b2.", "de quatre vingts mètres carrés, un mètre carré."),
+        ("es", "Un piso de 80 m\u00b2.", "un piso de ochenta metros cuadrados."),
+        ("it", "Di 80 m\u00b2.", "di ottanta metri quadrati."),
     ],
 )
-def test_for_example_written_short_is_read_out_inside_its_sentence(language, text, read):
+def test_for_example_and_square_meters_written_short_are_read_out_inside_their_sentence(language, text, read):
     from xtts_cli.data.text import prepare_texts, split_sentences
 
     said = prepare_texts(split_sentences(text, language), ["multilingual_cleaners"], "characters", language, "words")

@@ -356,7 +356,7 @@ def known_keys() -> list[str]:
 
 # A value YAML would cut at a " #" (its comment), unless quoted or a list or mapping written inline: a
 # command line has no comments, so "#" is the value's own.
-_UNQUOTED_COMMENT = re.compile(r"\s*(?![\"'\[{])(?:#|.*?\s#)")
+_UNQUOTED_COMMENT = re.compile(r"(?![\"'\[{])(?:#|.*?\s#)")
 
 
 def parse_sets(items: Sequence[str]) -> dict[str, Any]:
@@ -399,7 +399,7 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
             value = yaml.safe_load(text) if text.strip() else None
         except yaml.YAMLError:
             value = text  # a string YAML cannot read as anything else (`a: b`) stays a string
-        if _UNQUOTED_COMMENT.match(text):  # "run_dir=/runs/take #2": YAML had cut it at its comment
+        if _UNQUOTED_COMMENT.match(text.lstrip()):  # "run_dir=/runs/take #2": YAML had cut it at its comment
             value = text.strip()
         if leading_zero(text, value) is not None:
             raise ConfigError(

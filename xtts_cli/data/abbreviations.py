@@ -43,10 +43,6 @@ _WORDS: dict[str, dict[str, str]] = {
         r"jr\.": "junior",
         r"sr\.": "senior",
         r"sen\.": "senator",
-        r"(?<!\d )rep\.": "representative",  # Rep. Smith; not "10 rep." (repetitions)
-        r"(?<!\d )reps\.": "representatives",
-        r"inc\.": "incorporated",
-        r"corp\.": "corporation",
         r"et al\.": "et al",
         r"gov\.": "governor",
         r"pres\.": "president",

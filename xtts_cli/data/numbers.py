@@ -103,6 +103,7 @@ _UNIT_NAMES = {
     "secs": "second",
     "min": "minute",
     "mins": "minute",
+    "h": "hour",  # 4h, 2 h
     "hr": "hour",
     "hrs": "hour",
     "wk": "week",
@@ -203,13 +204,33 @@ _SYMBOLS = (
 _POWER = re.compile(r"(?:(?<=[^\W_])|(?<=\)))\s?(?:\^|\*\*)\s?([-\u2212]?)(\d+)(?![\d.,]\d)")
 # x², 10²³, 2⁻¹: a power written in superscripts, as `_POWER` reads x^2. Made so before the cleaners,
 # whose NFKC had made x² "x two" and 10²³ ten's digits and the exponent's one number (a thousand and
-# twenty three); English then reads 50 m^2 as its unit (`_SQUARE_UNIT`): fifty square meters.
-_SUPERSCRIPT = re.compile(r"(?:(?<=[^\W_])|(?<=\)))([\u207a\u207b]?)([\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+)")
-# A footnote's mark, not a power: after a word of three letters or more ("the study\u00b2\u00b3 found"), or a
-# letter's \u00b9; left out.
-_FOOTNOTE = re.compile(
-    r"(?<=[^\W\d_]{3})[\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+|(?<=[^\W\d_])\u00b9(?![\u2070\u00b9\u00b2\u00b3\u2074-\u2079])"
+# twenty three); English then reads 50 m^2 as its unit (`_SQUARE_UNIT`): fifty square meters. Not an
+# ion's charge (Ca²⁺, SO₄²⁻: NFKC's "two plus" as before), nor a footnote's mark (`_footnote`).
+_SUPERSCRIPTS = "\u2070\u00b9\u00b2\u00b3\u2074-\u2079"
+_SUPERSCRIPT = re.compile(
+    rf"(?:(?<=[^\W_])|(?<=\)))([\u207a\u207b]?)([{_SUPERSCRIPTS}]+)(?![{_SUPERSCRIPTS}\u207a\u207b])"
 )
+# The word a superscript follows: a footnote's mark after a word of three letters or more ("the study²³
+# found"), or a letter's ¹, unless that word is a function (sin²θ) or a unit after its slash (ft/sec²).
+_WORD_BEFORE = re.compile(r"(/?)([^\W\d_\u2070-\u209f\u00b2\u00b3\u00b9]*)$")
+_POWERED_WORDS = frozenset("sin cos tan sec csc cot sinh cosh tanh log exp".split())
+_MARK_AFTER_PUNCTUATION = re.compile(rf"(?<=[,.;:!?\"'\u201d\u2019])[{_SUPERSCRIPTS}]+")  # "as reported,³ then"
+# m², km², cm³ in the languages that say them as one word or with an adjective, the singular after 1.
+_SQUARE_UNITS = {
+    "de": {"\u00b2": ("Quadrat", "Quadrat"), "\u00b3": ("Kubik", "Kubik")},
+    "fr": {"\u00b2": (" carré", " carrés"), "\u00b3": (" cube", " cubes")},
+    "es": {"\u00b2": (" cuadrado", " cuadrados"), "\u00b3": (" cúbico", " cúbicos")},
+    "it": {"\u00b2": (" quadrato", " quadrati"), "\u00b3": (" cubo", " cubi")},
+    "pt": {"\u00b2": (" quadrado", " quadrados"), "\u00b3": (" cúbico", " cúbicos")},
+}
+_UNIT_WORDS = {
+    "de": {"m": ("Meter", "Meter"), "km": ("Kilometer", "Kilometer"), "cm": ("Zentimeter", "Zentimeter")},
+    "fr": {"m": ("mètre", "mètres"), "km": ("kilomètre", "kilomètres"), "cm": ("centimètre", "centimètres")},
+    "es": {"m": ("metro", "metros"), "km": ("kilómetro", "kilómetros"), "cm": ("centímetro", "centímetros")},
+    "it": {"m": ("metro", "metri"), "km": ("chilometro", "chilometri"), "cm": ("centimetro", "centimetri")},
+    "pt": {"m": ("metro", "metros"), "km": ("quilómetro", "quilómetros"), "cm": ("centímetro", "centímetros")},
+}
+_AREA = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)\s?(km|cm|m)([\u00b2\u00b3])(?![\w\u207a\u207b])")
 _SUPERSCRIPT_DIGITS = str.maketrans("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079", "0123456789")
 _SQUARE_UNIT = re.compile(r"(?<=\d)(\s?)(m|km|cm|ft)\^([23])(?!\d)")
 # 1e6, 2.5E-3: a number's scientific notation, read as the power of ten it writes (one times ten to
@@ -230,15 +251,38 @@ _POWER_WORDS = {
 }
 
 
-def superscript_powers(text: str) -> str:
+def superscript_powers(text: str, language: str = "en") -> str:
     """`text` with each power written in superscripts (x², 10²³, 2⁻¹) written as x^2, as the numbers'
-    readers read it."""
+    readers read it; in German, French, Spanish, Italian and Portuguese 80 m² is read as their
+    words (achtzig Quadratmeter, quatre-vingts mètres carrés)."""
     if not any("\u2070" <= c <= "\u2079" or c in "\u00b9\u00b2\u00b3" for c in text):
         return text
-    return _SUPERSCRIPT.sub(
-        lambda m: "^" + ("-" if m.group(1) == "\u207b" else "") + m.group(2).translate(_SUPERSCRIPT_DIGITS),
-        _FOOTNOTE.sub("", text),
-    )
+    primary = language.lower().split("-")[0]
+    if primary in _SQUARE_UNITS:
+        text = _AREA.sub(lambda m: _area(m, primary), text)
+    return _SUPERSCRIPT.sub(_superscript, _MARK_AFTER_PUNCTUATION.sub("", text))
+
+
+def _area(match: re.Match, language: str) -> str:
+    one = match.group(1) in ("1", "1,0", "1.0")
+    power, unit = _SQUARE_UNITS[language][match.group(3)][not one], _UNIT_WORDS[language][match.group(2)][not one]
+    return f"{match.group(1)} {power}{unit.lower()}" if language == "de" else f"{match.group(1)} {unit}{power}"
+
+
+def _superscript(match: re.Match) -> str:
+    before = _WORD_BEFORE.search(match.string, 0, match.start())
+    slash, word = (before.group(1), before.group(2).lower()) if before else ("", "")
+    if not match.group(1) and not slash and word not in _POWERED_WORDS:
+        if len(word) >= 3 or (word and match.group(2) == "\u00b9"):
+            return ""  # a footnote's mark: "the study²³ found", "Einstein¹ said"
+    power = "^" + ("-" if match.group(1) == "\u207b" else "") + match.group(2).translate(_SUPERSCRIPT_DIGITS)
+    after = match.string[match.end() : match.end() + 1]
+    return power + (" " if after.isalpha() else "")  # x²y: x squared y
+
+
+def _cents(match: re.Match) -> str:
+    one = match.group(1) == "1" or _ARTICLE_BEFORE.search(match.string, 0, match.start()) is not None  # a 10¢ stamp
+    return f"{_english_number(match.group(1))} {'cent' if one else 'cents'}"
 
 
 def _inches(match: re.Match) -> str:
@@ -1844,7 +1888,7 @@ def _english(text: str, month_first: bool = False) -> str:
     text = _FEET_INCHES.sub(lambda m: f"{_words(int(m.group(1)), 'en')} foot {_words(int(m.group(2)), 'en')}", text)
     text = _MARKED_MEASURE.sub(_marked_measure, text)
     text = _PENCE.sub(lambda m: f"{_english_number(m.group(1))} {'penny' if m.group(1) == '1' else 'pence'}", text)
-    text = _CENTS.sub(lambda m: f"{_english_number(m.group(1))} {'cent' if m.group(1) == '1' else 'cents'}", text)
+    text = _CENTS.sub(_cents, text)
     text = _DATE.sub(_date, text)
     text = _SCIENTIFIC.sub(lambda m: f"{m.group(1)} × 10^{m.group(2).strip('+')}{m.group(3)}", text)
     text = _TIMES_TEN.sub(" times ", text)
@@ -1871,6 +1915,25 @@ def _english(text: str, month_first: bool = False) -> str:
     text = _GLUED_CODE.sub(lambda m: " " + _three_digits(int(m.group(1))), text)
     text = _LETTERS_AND_DIGITS.sub(" ", text)
     return _NUMBER.sub(lambda m: _plain(m, "en"), text)
+
+
+# "5 > 3": a comparison between two numbers, as it is said (five is greater than three); a sign with no
+# term before it is a bound (>50: more than fifty, `_COMPARISON_SIGNS`), and a letter's is `_compared`'s.
+_BETWEEN_OPERANDS = re.compile(r"(?<=[\d)])\s+(>=|\u2265|<=|\u2264|>|<)\s+(?=[$£€¥₹\-\u2212]?[\d(])")
+# "between 2020-2022", "between 5-10 people": between two numbers is "and", not "to".
+_BETWEEN_RANGE = re.compile(r"\b(between\s+[$£€¥₹]?\d[\d,.]*%?)\s?[-\u2013]\s?(?=[$£€¥₹-]?\d)", re.IGNORECASE)
+# "1h 30m", "2 h 15 min": a duration in hours and minutes (it had been "one h thirty m").
+_HOURS_AND_MINUTES = re.compile(r"(?<![\w.:])(\d{1,3})\s?h(?:rs?)?\s?(\d{1,2})\s?m(?:ins?)?(?![\w'])", re.IGNORECASE)
+
+
+def _between_operands(match: re.Match) -> str:
+    asked = re.search(r"\b(?:is|are)\s+\S+$", match.string[: match.start()], re.IGNORECASE)  # "Is 10 < 20?"
+    return f" {'' if asked else 'is '}{_COMPARED[match.group(1)]} "
+
+
+def _hours_and_minutes(match: re.Match) -> str:
+    hours, minutes = int(match.group(1)), int(match.group(2))
+    return f"{_words(hours, 'en')} hour{'s' * (hours != 1)} {_words(minutes, 'en')} minute{'s' * (minutes != 1)}"
 
 
 def _english_first(text: str, month_first: bool) -> str:
@@ -1916,7 +1979,7 @@ def _english_first(text: str, month_first: bool) -> str:
     text = _RATIO.sub(r"\1 to \2", text)
     for saying, said in _SAYINGS.items():
         text = text.replace(saying, said)
-    text = _PER.sub(r"\1 per ", _comparisons(text, "en"))
+    text = _PER.sub(r"\1 per ", _comparisons(_BETWEEN_OPERANDS.sub(_between_operands, text), "en"))
     text = _OVER.sub(_over, text)
     text = _MERIDIEM_RANGE.sub(r"\1 to ", text)
     text = _DAY_RANGE.sub(
@@ -1926,6 +1989,7 @@ def _english_first(text: str, month_first: bool) -> str:
         text,
     )
     text = _WEEKDAY_RANGE.sub(lambda m: f"{_WEEKDAYS[m.group(1).lower()]} to {_WEEKDAYS[m.group(2).lower()]}", text)
+    text = _HOURS_AND_MINUTES.sub(_hours_and_minutes, _BETWEEN_RANGE.sub(r"\1 and ", text))
     return _NUMBER_RANGE.sub(" to ", text)  # after the telephone numbers and dates, whose dashes are not ranges
 
 

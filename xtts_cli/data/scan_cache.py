@@ -85,6 +85,8 @@ MEMO_VERSION = 56  # 2: a layout's transcripts and folders watched, each with it
 # 56: a power in superscripts (m², x²) read as one, 555 123 4567 as a telephone's digits, 99¢, Rep., Inc.,
 # Corp.; French, Italian and Portuguese read two decimals as one number (neuf virgule cinquante huit); par ex., por ej.; a 12 in. pizza
 # German reads a year after im Sommer or Ende and before war in hundreds; an amount after vor or bis is none
+# English reads 1h 30m as hours and minutes, between 5-10 with and, 5 > 3 as five is greater than three
+# and Rep., Inc. and inc. by their capitals; 80 m² in German, French, Spanish, Italian and Portuguese words
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 

@@ -179,6 +179,20 @@ def _initials(match: re.Match) -> str:
     return " ".join(c for c in match.group(0) if c.isalpha()).upper() + ("." if ends else "")
 
 
+# What only capitals tell of a few words written short: "Rep. Smith" is a Representative (but "ten
+# reps." repetitions), "Apple Inc." and "Acme Corp." a company (but "£99 inc. VAT" including); the
+# full stop dropped inside the sentence, kept at its end.
+_TITLE_OR_COMPANY = re.compile(r"\b(?:(Reps?)\.(?=\s+[A-Z])|(Inc|Corp)(\.)(?=\s*(\S?)))")
+_INCLUDING = re.compile(r"\binc\.(?=\s)")
+_TITLE_WORDS = {"Rep": "Representative", "Reps": "Representatives", "Inc": "Incorporated", "Corp": "Corporation"}
+
+
+def _title_or_company(match: re.Match) -> str:
+    if match.group(1):
+        return _TITLE_WORDS[match.group(1)]
+    return _TITLE_WORDS[match.group(2)] + ("." if not match.group(4) else "")
+
+
 def before_lowering(text: str) -> str:
     """`text` with each "St." or "Dr." that names a street or a drive written out (see `_STREET`),
     an era in capitals dotted (`_ERA`), and a unit's full stop inside a sentence left out
@@ -196,6 +210,8 @@ def before_lowering(text: str) -> str:
     if any(c.islower() for c in text):  # in mixed case, an acronym in capitals is its letters: the US, IT
         text = _ACRONYM_WORDS.sub(lambda m: " ".join(m.group(0)), text)
     text = _VERSUS.sub(" versus ", text)
+    if "Rep" in text or "Inc" in text or "Corp" in text or "inc." in text:
+        text = _INCLUDING.sub("including", _TITLE_OR_COMPANY.sub(_title_or_company, text))
     if ":" in text and "-" in text:  # a time stamp
         text = _TIMESTAMP.sub(_timestamp, text)
     if "March" in text or "May" in text:
@@ -338,7 +354,7 @@ def prepare_texts(
     if numbers == "words" and normalize is not None:  # x² as x^2: the cleaners' NFKC would make it x2
         from xtts_cli.data.numbers import superscript_powers
 
-        texts = [superscript_powers(text) for text in texts]
+        texts = [superscript_powers(text, language or "en") for text in texts]
     if numbers == "words" and (language or "").lower().split("-")[0] == "en":  # as english_cleaners reads them
         texts = [title_numerals(before_lowering(text)) for text in texts]  # Roman numerals: with the numbers
     prepared = [clean_text(case_for(text, language), cleaners) for text in texts]
@@ -1059,7 +1075,7 @@ _OTHER_ABBREVIATIONS = (
 _NO_END_AFTER = re.compile(
     r"(?:\b(?:"
     + "|".join(short for short, _ in _ABBREVIATION_PAIRS)
-    + r"|ms|sr|prof|vs|etc|no|fig|approx|mt|ave|dept|vol|pp|ch|eqs?|gen|capt|sgt|col|esq|hon|maj|sen|rep|"
+    + r"|ms|sr|prof|vs|etc|no|fig|approx|mt|ave|dept|vol|pp|ch|eqs?|gen|capt|sgt|col|esq|hon|maj|sen|"
     # English months written short ("Jan. 5"), but not "mar", a verb
     + r"jan|feb|apr|jun|jul|aug|sept?|oct|nov|dec|"
     + _OTHER_ABBREVIATIONS
@@ -1129,6 +1145,9 @@ def _a_german_date(before: str, after: str) -> bool:
     return bool(_DAY_AT_END.search(before) and _MONTH_FIRST.match(after))
 
 
+_REPRESENTATIVE_AT_END = re.compile(r"\bReps?\.$")
+
+
 def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
     """Whether the full stop that ends `before` is not a sentence's end, `after` being the same sentence."""
     from xtts_cli.data.abbreviations import read_out_before
@@ -1155,6 +1174,9 @@ def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
         return True
     # "No. 5", "Jan. 5", "Gen. Lee", "ext. 12" (one the language's reader reads out), but "he said
     # no. It was" and "in Oct. The"
+    # "Rep. Smith" (but "ten reps. Rest"), "£99 inc. VAT" (including)
+    if (_REPRESENTATIVE_AT_END.search(before) and after[:1].isupper()) or before.endswith(" inc."):
+        return True
     if _NO_END_AFTER.search(before) or read_out_before(before, after, language):
         return not _OPENER.match(after)
     return _a_german_date(before, after)
