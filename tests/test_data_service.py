@@ -602,6 +602,39 @@ def test_ctrl_c_while_training_waits_for_a_dead_worker_saves_and_exits_130(tmp_p
     assert waited and float(waited[1].replace(",", "")) >= 4, out
 
 
+@pytest.mark.slow
+def test_a_dispatcher_that_forgot_the_job_ends_training_with_its_trained_steps_saved(tmp_path) -> None:
+    """The real fault: the dispatcher restarted at its port mid-training without --work-dir. The run
+    failed with 'run the same command to resume from the last checkpoint' and had saved none: the
+    steps it trained, with the model intact, were lost."""
+    from xtts_cli.data.service import bound_port, start_dispatcher
+
+    dispatcher = start_dispatcher(0)
+    port = bound_port(dispatcher)
+    address = f"localhost:{port}"
+    worker, _ = _worker_process(address)
+    run, again = tmp_path / "run", None
+    config = tiny_config(tmp_path, "  max_steps: 100000\n  save_step: 100000")
+    args = ["train", "-c", str(config), "-r", str(run), "--set", f"data.service_address={address}"]
+    trainer = start_xtts([*args, "--set", "data.preprocessing_mode=runtime"], tmp_path)
+    try:
+        wait_for_records(trainer, run / "metrics.jsonl", lambda lines: len(lines) >= 2)
+        dispatcher.stop()
+        again = start_dispatcher(port)
+        out, err = trainer.communicate(timeout=240)
+    finally:
+        _killed(worker)
+        if trainer.poll() is None:
+            trainer.kill()
+            trainer.communicate()
+        if again is not None:
+            again.stop()
+    assert trainer.returncode == 1, err
+    assert f"the tf.data service's dispatcher at {address} restarted and no longer knows" in err, err[-3000:]
+    saved = int(err.split("trained before the error below: saved it", 1)[0].rsplit("step ", 1)[1].split()[0])
+    assert saved >= 2 and (run / "checkpoints" / f"ckpt-{saved}.index").is_file(), err
+
+
 def test_a_worker_address_is_a_host_or_host_port_of_the_port_it_listens_on() -> None:
     from xtts_cli.data.service import worker_host_port
     from xtts_cli.errors import UsageError

@@ -220,7 +220,12 @@ def why_no_batches(address: str, *, timeout: float = CONNECT_TIMEOUT_SECONDS) ->
 def _lost_job(error: BaseException, address: str) -> Optional[XttsError]:
     """The one-line error for a job its dispatcher forgot (restarted without a --work-dir), which
     TensorFlow raised as a NotFoundError's traceback; None for any other error."""
-    if not isinstance(error, tf.errors.NotFoundError) or "dispatcher restart" not in str(error):
+    # Said as "...dispatcher restart..." where the client's iteration was lost, or, where the client
+    # asked the new dispatcher for its iteration first, "Failed to get or create iteration for job
+    # with id N: Dataset id M not found" (a traceback to the user, one run in six).
+    said = str(error)
+    lost = "dispatcher restart" in said or ("Failed to get or create iteration" in said and "not found" in said)
+    if not isinstance(error, tf.errors.NotFoundError) or not lost:
         return None
     return XttsError(
         f"the tf.data service's dispatcher at {address} restarted and no longer knows this training's job "

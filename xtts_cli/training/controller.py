@@ -29,7 +29,7 @@ import itertools
 import math
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Optional, Protocol
 
 import tensorflow as tf
@@ -708,7 +708,7 @@ class Controller:
                 and not result.early_stopped
             ):
                 taken = 0
-                for batch, wait in itertools.islice(endless, left):
+                for batch, wait in self._fed(itertools.islice(endless, left), parts, result.start_step):
                     taken += 1
                     waiting_since = None
                     if counters.stop_flag is not None:  # multi-worker
@@ -803,8 +803,24 @@ class Controller:
             )
         return before, self.started + 60.0 * (budget - before)
 
+    def _fed(self, batches: Iterator, parts: RunComponents, start: int) -> Iterator:
+        """`batches`, whose failure (the tf.data service's dispatcher restarted and forgot the job, a
+        clip that cannot be read any more) comes after steps the model trained intact: those are
+        saved before the error is raised, as a failing hook's are."""
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                return
+            except Exception as exc:
+                trained = int(parts.counters.step.numpy())
+                if trained > start:
+                    self._keep_the_step(parts, trained, exc)
+                raise
+            yield batch
+
     def _keep_the_step(self, parts: RunComponents, step: int, error: Exception) -> None:
-        """A hook (validation, samples, summaries) failed after step `step` trained: that step is
+        """A hook (validation, samples, summaries) or the batches failed after step `step` trained: that step is
         saved, so the same command resumes there, not at the last checkpoint. Not on a cluster (a
         save is collective, and the other workers are not saving), nor where saving is what failed."""
         from xtts_cli.errors import disk_full
