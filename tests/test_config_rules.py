@@ -334,3 +334,16 @@ def test_a_split_past_the_logical_cpu_devices_hints_at_more_of_them_not_at_what_
     # It had said "devices.logical_cpu_devices: 2 runs the same split on CPU", set already.
     assert twin.hint.endswith("or raise devices.logical_cpu_devices past 2") and "2 runs the same" not in twin.hint
     assert _device_error("devices.model_gpu is 3", 2, "GPUs NVML lists").hint.endswith("runs the same split on CPU")
+
+
+def test_a_time_budget_under_multi_worker_is_an_error_before_the_workers_start(write_config, monkeypatch) -> None:
+    # train refuses it only once every machine has started and joined; validate had said "valid".
+    two = '{"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 0}}'
+    monkeypatch.setenv("TF_CONFIG", two)
+    found = findings(write_config, "devices:\n  strategy: multi_worker\ntraining:\n  max_minutes: 5\n")
+    assert found["multi-worker-time-budget"].severity == "error"
+    assert found["multi-worker-time-budget"].message == (
+        "training.max_minutes is 5 with devices.strategy multi_worker: the workers' clocks would not agree on the "
+        "step to stop at; set training.max_steps instead"
+    )
+    assert "multi-worker-time-budget" not in findings(write_config, "devices:\n  strategy: multi_worker\n")

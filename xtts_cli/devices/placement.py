@@ -217,6 +217,18 @@ def cluster_from_environment(environ: Mapping[str, str]) -> Cluster:
     return parse_tf_config(value)
 
 
+def budget_on_a_cluster(config: Any) -> Optional[XttsError]:
+    """The error for a time budget (training.max_minutes) under multi_worker: each worker's clock
+    would stop it at a step of its own, and a collective step waits for ever. None where there is none."""
+    if config.training.max_minutes is None or config.devices.strategy != "multi_worker":
+        return None
+    return XttsError(
+        f"training.max_minutes is {config.training.max_minutes:g} with devices.strategy multi_worker: "
+        "the workers' clocks would not agree on the step to stop at",
+        hint="set training.max_steps instead",
+    )
+
+
 def cluster_left_out(devices: DevicesConfig, environ: Mapping[str, str]) -> Optional[XttsError]:
     """The error for a TF_CONFIG naming a cluster of several workers under a strategy other than
     multi_worker, which would train on this machine alone (None: nothing left out). Under a cluster

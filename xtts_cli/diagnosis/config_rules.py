@@ -367,7 +367,13 @@ def _cluster(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     cluster TF_CONFIG names under another strategy, an error: training refuses it."""
     import os
 
-    from xtts_cli.devices.placement import cluster_from_environment, cluster_left_out, unresolved_hosts, unresolved_note
+    from xtts_cli.devices.placement import (
+        budget_on_a_cluster,
+        cluster_from_environment,
+        cluster_left_out,
+        unresolved_hosts,
+        unresolved_note,
+    )
     from xtts_cli.errors import XttsError
 
     left_out = cluster_left_out(loaded.config.devices, os.environ)
@@ -375,6 +381,9 @@ def _cluster(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
         yield Finding(id="multi-worker-cluster", severity="error", message=f"{left_out.lines[0]}; {left_out.hint}")
     if loaded.config.devices.strategy != "multi_worker":
         return
+    budgeted = budget_on_a_cluster(loaded.config)  # train refuses it once every worker has started
+    if budgeted is not None:
+        yield Finding(id="multi-worker-time-budget", severity="error", message=f"{budgeted.lines[0]}; {budgeted.hint}")
     try:
         cluster = cluster_from_environment(os.environ)
     except XttsError as error:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Optional, Protocol
 import tensorflow as tf
 
 from xtts_cli.config.remedies import early_stop_without_validation
+from xtts_cli.devices.placement import budget_on_a_cluster
 from xtts_cli.errors import XttsError
 from xtts_cli.kinds.optimization import applied_rate
 from xtts_cli.run.directory import record_end
@@ -571,12 +572,9 @@ class Controller:
         self.started = self.command_started or time.monotonic()  # training.max_minutes counts start-up too
         heard = self._hearing_notes()
         config = trainer.config
-        if config.training.max_minutes is not None and config.devices.strategy == "multi_worker":
-            raise XttsError(  # before set-up: a precompute pass can take an hour
-                f"training.max_minutes is {config.training.max_minutes:g} with devices.strategy multi_worker: "
-                "the workers' clocks would not agree on the step to stop at",
-                hint="set training.max_steps instead",
-            )
+        budgeted = budget_on_a_cluster(config)
+        if budgeted is not None:
+            raise budgeted  # before set-up: a precompute pass can take an hour
         try:
             parts = trainer.setup()  # a set-up that fails still gives back what it took (the run's lock)
             result = trainer.new_result()
