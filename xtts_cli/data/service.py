@@ -183,10 +183,7 @@ def why_no_batches(address: str, *, timeout: float = CONNECT_TIMEOUT_SECONDS) ->
         if number == 1
     ]
     if not workers:
-        return (
-            f"its dispatcher at {target} has no workers; start one with "
-            f"`xtts data-service worker --dispatcher {target} --bind 0.0.0.0`"
-        )
+        return f"its dispatcher at {target} has no workers; start one with `xtts data-service worker --dispatcher {target} --port 5051 --bind 0.0.0.0`"
     silent = []
     for worker in workers:
         try:
