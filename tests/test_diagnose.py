@@ -149,6 +149,13 @@ def test_what_training_refuses_is_reported_with_the_timings_skipped_not_a_bare_e
     assert payload["environment"]["device_plan"] == "no device plan: devices.* names a device this machine lacks"
 
 
+def test_a_fix_to_a_preset_says_where_it_goes_as_validate_says_it(runner) -> None:
+    # diagnose had printed "fix: set data.batch_size: 39" for a preset the package holds.
+    said = runner.invoke(app, ["diagnose", "-c", "tiny-cpu", "--quick", "--set", "data.batch_size=64"])
+    assert said.exit_code == 1, said.output
+    assert "fix: set data.batch_size: 39  (in your copy: xtts init -p tiny-cpu -o my.yaml)" in said.output
+
+
 @pytest.mark.slow
 def test_timed_run_compares_pipeline_and_model_rates(runner, tmp_path: Path) -> None:
     # The numpy_function baseline: its Python ops show in the dataset graph.

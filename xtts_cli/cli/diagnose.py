@@ -22,7 +22,7 @@ from xtts_cli.cli.options import (
     VerboseOption,
     given_once,
 )
-from xtts_cli.cli.output import Phases, console, counted, print_dataset, print_finding, print_json
+from xtts_cli.cli.output import Phases, config_to_fix, console, counted, print_dataset, print_finding, print_json
 
 QuickOption = Annotated[
     bool,
@@ -98,7 +98,7 @@ def diagnose(
         print_json(payload)
         raise typer.Exit(code=code)
     chosen = loaded.config.data
-    _render(report, unnamed=chosen.dataset_path is None and not chosen.datasets)
+    _render(report, unnamed=chosen.dataset_path is None and not chosen.datasets, fix_note=config_to_fix(loaded.path))
     raise typer.Exit(code=code)
 
 
@@ -145,7 +145,7 @@ def _environment_line(env: dict) -> str:
     )
 
 
-def _render(report, *, unnamed: bool = False) -> None:
+def _render(report, *, unnamed: bool = False, fix_note: str = "") -> None:
     from xtts_cli.profiling.padding import shown_efficiency
 
     out = console()
@@ -181,7 +181,8 @@ def _render(report, *, unnamed: bool = False) -> None:
             f"p95 {first['latency_ms']['p95']:.2f} ms per file"
         )
     for finding in report.findings:
-        print_finding(out, finding, more=report.data_service_commands if finding.id == "data-service" else ())
+        more = report.data_service_commands if finding.id == "data-service" else ()
+        print_finding(out, finding, fix_note=fix_note, more=more)
     found = report.findings
     out.print(f"{counted(len(found), 'finding')}, {counted(report.errors, 'error')}" if found else "no findings")
     for note in report.notes:

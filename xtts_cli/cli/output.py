@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 
 def console(stderr: bool = False):
@@ -150,6 +150,18 @@ def error_lines(lines: Iterable[str], hint: str | None = None) -> None:
 
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def config_to_fix(path: Optional[Path]) -> str:
+    """Where a finding's fix goes when the config is none of the user's: the built-in defaults or a
+    preset (their files are the package's); "" for the user's own file."""
+    from xtts_cli.config.preset_files import PRESETS_DIR
+
+    if path is None:
+        return "  (in your config: xtts init -o my.yaml writes one)"
+    if path.resolve().parent == PRESETS_DIR:
+        return f"  (in your copy: xtts init -p {path.stem} -o my.yaml)"
+    return ""
 
 
 def print_finding(out, finding, *, fix_note: str = "", more: Iterable[str] = ()) -> None:

@@ -23,7 +23,15 @@ from xtts_cli.cli.options import (
     flag_overrides,
     given_once,
 )
-from xtts_cli.cli.output import SEVERITY_STYLE, console, counted, print_dataset, print_finding, print_json
+from xtts_cli.cli.output import (
+    SEVERITY_STYLE,
+    config_to_fix,
+    console,
+    counted,
+    print_dataset,
+    print_finding,
+    print_json,
+)
 from xtts_cli.cli.train import (  # train's flags that set the config: its command checked as written
     BatchSize,
     DataGpuMemory,
@@ -228,10 +236,8 @@ def _fix_note(loaded, findings: list) -> str:
     from xtts_cli.config.preset_files import PRESETS_DIR
 
     path = loaded.path
-    if path is None:
-        return "  (in your config: xtts init -o my.yaml writes one)"
-    if path.resolve().parent == PRESETS_DIR:
-        return f"  (in your copy: xtts init -p {path.stem} -o my.yaml)"
+    if path is None or path.resolve().parent == PRESETS_DIR:
+        return config_to_fix(path)
     fixed = {finding.fix.key for finding in findings if finding.fix is not None}
     values = {key: loaded.given.get(key) for key in sorted(loaded.overridden - fixed)}
     data = values.pop("data.dataset_path", None)
