@@ -349,3 +349,31 @@ def test_a_wav_short_by_a_sample_is_read_and_one_cut_short_or_of_a_variant_not_r
             "true rate (sox -r RATE IN -r 22050 OUT.wav)",
         ),
     }
+
+
+@pytest.mark.slow  # a training, its store cut short under it
+def test_a_feature_store_cut_short_mid_run_keeps_the_trained_step_and_is_one_line(tmp_path):
+    """The real fault: the store's shards truncated while training streams them. The run ended in
+    TensorFlow's DataLossError traceback, and had saved none of the steps it trained."""
+    from training_support import start_xtts, wait_for_records
+
+    store, run = tmp_path / "store", tmp_path / "run"
+    sets = ["--set", "data.preprocessing_mode=precompute", "--set", f"data.feature_cache_dir={store}"]
+    sets += ["--set", "data.cache_memory_limit=1KB", "--set", "training.save_step=100000"]  # streamed from disk
+    trainer = start_xtts(["train", "-c", "tiny-cpu", *sets, "-r", str(run), "--steps", "100000"], tmp_path)
+    try:
+        wait_for_records(trainer, run / "metrics.jsonl", lambda lines: len(lines) >= 2)
+        for shard in (p for p in store.rglob("*") if p.is_file() and p.stat().st_size > 1000):
+            with open(shard, "r+b") as handle:
+                handle.truncate(100)
+        out, err = trainer.communicate(timeout=240)
+    finally:
+        if trainer.poll() is None:
+            trainer.kill()
+            trainer.communicate()
+    assert trainer.returncode == 1, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    failed = [line for line in err.splitlines() if line.startswith("error: reading the training batches failed")]
+    assert len(failed) == 1, err[-3000:]
+    saved = int(failed[0].split("after step ", 1)[1].split(":", 1)[0])
+    assert saved >= 2 and (run / "checkpoints" / f"ckpt-{saved}.index").is_file(), err[-3000:]
