@@ -814,9 +814,8 @@ class Controller:
                 trained = int(parts.counters.step.numpy())
                 if trained > start:
                     self._keep_the_step(parts, trained, exc)
-                if isinstance(
-                    exc, tf.errors.OpError
-                ):  # a store's shard cut short: one line, not TensorFlow's traceback
+                # A store's shard cut short under the run: one line, not TensorFlow's traceback.
+                if isinstance(exc, tf.errors.OpError):
                     said = (exc.message or type(exc).__name__).strip().splitlines()[0][:300]
                     raise XttsError(
                         f"reading the training batches failed after step {trained}: {type(exc).__name__}: {said}",
