@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import re
+import resource  # here, not where memory has run out: its own import would fail then
 import shlex
 from typing import Optional
 
@@ -227,12 +228,30 @@ def _looping_link(path: str) -> str:
     return path
 
 
+# How importing TensorFlow under a process limit fails, by where the mapping or allocation
+# failed: a library's segment (ImportError, or RuntimeError listing it), protobuf's pool (TypeError).
+_OUT_OF_MEMORY_SAID = ("failed to map segment", "out of memory", "cannot allocate memory")
+
+
+def _limited_address_space() -> bool:
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return soft != resource.RLIM_INFINITY
+
+
 def _process_memory(error: BaseException) -> Optional[OutOfMemoryError]:
     """The process's own memory limit (ulimit -v, a container's), met in Python, in TensorFlow's C++
     (std::bad_alloc) or mapping TensorFlow's libraries: a traceback had said it."""
-    if not (
-        isinstance(error, MemoryError) or (isinstance(error, ImportError) and "failed to map segment" in str(error))
-    ):
+    said_so = (
+        isinstance(error, MemoryError)
+        or (isinstance(error, OSError) and error.errno == errno.ENOMEM)
+        or (
+            isinstance(error, (ImportError, RuntimeError, TypeError))
+            and any(marker in str(error).lower() for marker in _OUT_OF_MEMORY_SAID)
+        )
+    )
+    # A C extension whose allocation failed returns NULL with no exception set (CPython's
+    # SystemError); under an address-space limit that is the limit, not a bug.
+    if not (said_so or (isinstance(error, SystemError) and _limited_address_space())):
         return None
     said = str(error) or "the process's memory limit is reached"
     return OutOfMemoryError(
