@@ -436,29 +436,37 @@ def test_epochs_are_cut_from_one_stream_of_batches_that_runs_on(tmp_path: Path) 
     assert sum(1 for _ in itertools.islice(stream, 2 * per_epoch + 1)) == 2 * per_epoch + 1
 
 
-def test_a_pass_over_the_data_that_gives_no_batch_stops_the_run_with_the_fix(tmp_path: Path) -> None:
+def test_a_pass_over_the_data_that_gives_no_batch_stops_the_run_with_the_fix_and_its_steps_saved(
+    tmp_path: Path,
+) -> None:
     import shutil
 
     from xtts_cli.data.scan import BUNDLED_SAMPLE
 
-    # Every clip scanned fine, then went (a dataset on a mount that dropped) before the pipeline read
-    # it: each read fails and the clip is skipped, and the repeated dataset gives no batch. The run
-    # must say so, not wait for batches forever.
+    # Every clip scanned fine, then went (a dataset on a mount that dropped) after two steps: each read
+    # fails and the clip is skipped, and the repeated dataset gives no batch. The run must say so, not
+    # wait for batches forever, and keep the steps it trained (the last checkpoint had been step 0).
     data = tmp_path / "data"
     shutil.copytree(BUNDLED_SAMPLE, data)
     config = resolve_config(
         tiny_config(tmp_path),
-        {"data.dataset_path": str(data), "data.preprocessing_mode": "runtime", "training.max_steps": 6},
+        {"data.dataset_path": str(data), "data.preprocessing_mode": "runtime", "training.max_steps": 20},
     ).config
 
     class Spoil(Hook):
-        def on_start(self, result) -> None:  # after the scan and the pipeline, before the first batch
-            for wav in (data / "wavs").glob("*.wav"):
-                wav.unlink()
+        def on_step(self, end) -> None:
+            if end.step == 2:
+                for wav in (data / "wavs").glob("*.wav"):
+                    wav.unlink()
 
-    with pytest.raises(XttsError, match="ran out of batches after step 0") as raised:
-        Controller(Trainer(config, run_dir=tmp_path / "run"), extra_hooks=[Spoil()]).run()
+    said: list = []
+    with pytest.raises(XttsError, match=r"ran out of batches after step") as raised:
+        Controller(Trainer(config, run_dir=tmp_path / "run", progress=said.append), extra_hooks=[Spoil()]).run()
     assert "replace or remove the audio files" in (raised.value.hint or "")
+    ran_out_at = int(re.search(r"after step (\d+)", str(raised.value)).group(1))
+    kept = [str(event) for event in said if f"step {ran_out_at} trained before the error" in str(event)]
+    assert ran_out_at >= 2 and kept, said[-3:]
+    assert Path(re.search(r"saved it \((.+?)\)", kept[0]).group(1) + ".index").is_file()
 
 
 def test_cosine_decays_over_the_steps_or_the_time_budget_whichever_is_further_along() -> None:

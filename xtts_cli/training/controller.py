@@ -736,11 +736,14 @@ class Controller:
                 elif not (
                     step >= max_steps or interrupt.requested or stopping() or result.out_of_time or result.early_stopped
                 ):
-                    raise XttsError(
+                    ran_out = XttsError(
                         f"the training pipeline ran out of batches after step {step}: a pass over the data "
                         f"gave none (every clip it read failed to decode; see the warnings above)",
                         hint="replace or remove the audio files the warnings name, then run the same command to resume",
                     )
+                    if step > result.start_step:
+                        self._keep_the_step(parts, step, ran_out)
+                    raise ran_out
             # The last save keeps the minutes up to the end (the last step's own included), the figure
             # the budget was judged by: a run ended by it trains nothing when run again.
             self._count_time(counters, before, None, loop_started)
