@@ -411,6 +411,11 @@ def test_the_resolved_settings_are_the_ones_training_runs_with(runner, tmp_path:
     assert (
         f"batch 4 a step (4 per replica x 1); {per_epoch} steps an epoch; {3 * per_epoch} steps or 20 minutes" in shown
     )
+    # Under multi_worker the budget is refused (multi-worker-time-budget): the plan had promised it all the same.
+    from xtts_cli.training.settings import describe_settings
+
+    planned = describe_settings({**settings, "multi_worker": True})[1]
+    assert f"{3 * per_epoch} steps (training.max_minutes 20 is no budget under multi_worker)" in planned, planned
 
 
 def test_a_run_given_without_a_config_is_checked_with_its_own_as_train_resumes_it(runner, tmp_path: Path) -> None:

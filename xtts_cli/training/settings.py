@@ -170,7 +170,9 @@ def settings_report(
 def describe_settings(report: dict[str, Any]) -> list[str]:
     """`settings_report` as the lines `xtts validate` prints."""
     steps = f"{report['total_steps']:,} steps" if report["total_steps"] else "steps from the dataset"
-    if report["max_minutes"] is not None:
+    if report["max_minutes"] is not None and report["multi_worker"]:  # refused: the error below says so
+        steps += f" (training.max_minutes {report['max_minutes']:g} is no budget under multi_worker)"
+    elif report["max_minutes"] is not None:
         steps += f" or {report['max_minutes']:g} minutes, whichever comes first"
     per_epoch = report["steps_per_epoch"]
     epoch = f"; {per_epoch:,} step{'s' if per_epoch != 1 else ''} an epoch" if per_epoch else ""
