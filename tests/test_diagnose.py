@@ -150,10 +150,15 @@ def test_what_training_refuses_is_reported_with_the_timings_skipped_not_a_bare_e
 
 
 def test_a_fix_to_a_preset_says_where_it_goes_as_validate_says_it(runner) -> None:
-    # diagnose had printed "fix: set data.batch_size: 39" for a preset the package holds.
-    said = runner.invoke(app, ["diagnose", "-c", "tiny-cpu", "--quick", "--set", "data.batch_size=64"])
+    # diagnose had printed "fix: set data.batch_size: 3" for a preset the package holds.
+    corpus = Path(__file__).parent / "data" / "corpora" / "ljspeech2"
+    said = runner.invoke(app, ["diagnose", "-c", "tiny-cpu", "--quick", "-d", str(corpus)])
     assert said.exit_code == 1, said.output
-    assert "fix: set data.batch_size: 39  (in your copy: xtts init -p tiny-cpu -o my.yaml)" in said.output
+    assert "fix: set data.batch_size: 3  (in your copy: xtts init -p tiny-cpu -o my.yaml)" in said.output
+    # A value the command line gives is fixed there: set in a copy, --batch-size 64 would override it again.
+    for given in (["--batch-size", "64"], ["--set", "data.batch_size=64"]):
+        said = runner.invoke(app, ["diagnose", "-c", "tiny-cpu", "--quick", *given])
+        assert "fix: set data.batch_size: 39  (the command line gives data.batch_size: change it there)" in said.output
 
 
 @pytest.mark.slow

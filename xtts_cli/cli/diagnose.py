@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Annotated, Any
 
 import typer
@@ -98,7 +99,12 @@ def diagnose(
         print_json(payload)
         raise typer.Exit(code=code)
     chosen = loaded.config.data
-    _render(report, unnamed=chosen.dataset_path is None and not chosen.datasets, fix_note=config_to_fix(loaded.path))
+    _render(
+        report,
+        unnamed=chosen.dataset_path is None and not chosen.datasets,
+        fix_note=config_to_fix(loaded.path),
+        given=loaded.overridden,
+    )
     raise typer.Exit(code=code)
 
 
@@ -145,7 +151,9 @@ def _environment_line(env: dict) -> str:
     )
 
 
-def _render(report, *, unnamed: bool = False, fix_note: str = "") -> None:
+def _render(report, *, unnamed: bool = False, fix_note: str = "", given: Collection[str] = ()) -> None:
+    """The report as text; `given`: the keys the command line sets, whose fix is made there (--batch-size
+    64 had been told to set data.batch_size in a copy of the preset, which the flag overrides again)."""
     from xtts_cli.profiling.padding import shown_efficiency
 
     out = console()
@@ -182,7 +190,10 @@ def _render(report, *, unnamed: bool = False, fix_note: str = "") -> None:
         )
     for finding in report.findings:
         more = report.data_service_commands if finding.id == "data-service" else ()
-        print_finding(out, finding, fix_note=fix_note, more=more)
+        where = fix_note
+        if finding.fix is not None and finding.fix.key in given:
+            where = f"  (the command line gives {finding.fix.key}: change it there)"
+        print_finding(out, finding, fix_note=where, more=more)
     found = report.findings
     out.print(f"{counted(len(found), 'finding')}, {counted(report.errors, 'error')}" if found else "no findings")
     for note in report.notes:
