@@ -44,6 +44,7 @@ def test_redaction_replaces_home_dataset_names_and_always_secrets(tmp_path: Path
     report = (
         '{"bad_files": [{"path": "wavs/ana-0002.wav", "dataset": "voice"}], "datasets": [{"name": "voice", '
         '"language": "en", "unlisted_example": "wavs/ana-0003.FLAC", "unnamed_speaker_example": "ana-0004", '
+        '"unknown_speaker_rows_example": "ana-0005", "lone_transcript_example": "wavs/ana-0006.lab", '
         '"speaker_minutes": {"voice": 1.5, "ana": 2.0}}]}'  # clips that name no speaker: the folder's
     )
     hidden = redactor(home=home, datasets=[data], environ={}, redact=True, speakers=["voice", "ana"])(report)

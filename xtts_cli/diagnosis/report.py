@@ -99,8 +99,9 @@ class Section:
         return "its report lists the errors it found" if self.reported else self.error
 
 
-# A quoted relative path of an audio file, as the JSON reports name a clip: "wavs/ana-0001.wav".
-_EXAMPLE_CLIP = re.compile(r'("(?:unlisted_example|unnamed_speaker_example)":\s*)"([^"]+)"')
+# A quoted relative path of an audio file, as the JSON reports name a clip: "wavs/ana-0001.wav"; and
+# the one clip, id or transcript file a dataset's "..._example" names (an id had been left as it was).
+_EXAMPLE_CLIP = re.compile(r'("\w+_example":\s*)"([^"]+)"')
 _RELATIVE_CLIP = re.compile(r'(?<=")(?!<dataset>|/|~)([^"\s]+\.(?:wav|flac|ogg|mp3))(?=")', re.IGNORECASE)
 
 
