@@ -204,6 +204,16 @@ def test_init_writes_into_a_new_folder_and_refuses_a_folder_or_a_place_it_cannot
     assert said[0].stdout.startswith(
         f"wrote {tmp_path / 'new' / 'mine.yaml'} (preset tiny-cpu); the earlier file is {tmp_path / 'new' / 'mine.yaml.bak'}\n"
     )
+    # Another preset over the unedited one, then the user's edits, then another: the .bak holding the
+    # user's file had been replaced by a preset as init wrote it, their edits lost with exit 0.
+    mine = tmp_path / "new" / "mine.yaml"
+    other = runner.invoke(app, ["init", "-p", "speak-cpu", "-o", str(mine), "--force"])
+    assert other.stdout.endswith("the earlier file was the preset tiny-cpu as init writes it, unedited: not kept\n")
+    mine.write_text(mine.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    again = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(mine), "--force"])
+    assert again.stdout.endswith(f"the earlier file is {mine}.bak.1\n"), again.stdout
+    assert (tmp_path / "new" / "mine.yaml.bak").read_text(encoding="utf-8") == "# my own\n"
+    assert (tmp_path / "new" / "mine.yaml.bak.1").read_text(encoding="utf-8").endswith("# edited\n")
     for force in ([], ["--force"]):  # without --force too: its hint must not point to --force
         folder = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(tmp_path / "new"), *force])
         assert folder.exception.lines == [f"--out {tmp_path / 'new'} is a folder"]

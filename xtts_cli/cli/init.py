@@ -38,7 +38,12 @@ def init(
             show_default=False,
         ),
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Replace FILE when it exists (kept as FILE.bak).")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Replace FILE when it exists (kept as FILE.bak, or FILE.bak.1 where that is taken)."
+        ),
+    ] = False,
 ) -> None:
     """Write a preset out as your own config file, with its comments, to edit and pass to --config.
 
@@ -77,15 +82,45 @@ def init(
     can_write(target, "--out", name=source.name)
     target.parent.mkdir(parents=True, exist_ok=True)
     text = own_header(source.read_text(encoding="utf-8"), target)
-    if target.is_file() and target.read_bytes() == text.encode("utf-8"):
+    unedited = _unedited_preset(target)
+    if unedited == source.stem:
         # Already the preset: a backup now would replace the one of the user's own file.
         sys.stdout.write(f"{target} is the preset {source.stem} already; left as it is\n")
     else:
-        # Said, as `report` says it: a second --force replaces that backup, and the user's edits with it.
-        replaced = target.with_name(target.name + ".bak").exists()
-        kept = write_atomically(target, text, backup=target.exists())
-        earlier = f"; the earlier file is {kept}{' (in place of the backup there)' if replaced else ''}" if kept else ""
+        # A preset as init wrote it holds nothing of the user's: its backup would have replaced theirs,
+        # edits and all, on a second --force. Their file is never written over: the next free name.
+        kept = write_atomically(
+            target, text, backup=target.exists() and unedited is None, backup_as=_free_backup(target)
+        )
+        earlier = f"; the earlier file is {kept}" if kept else ""
+        if unedited is not None:
+            earlier = f"; the earlier file was the preset {unedited} as init writes it, unedited: not kept"
         sys.stdout.write(f"wrote {target} (preset {source.stem}){earlier}\n")
     first = text.splitlines()[0].lstrip("# ").strip()
     if first.startswith("xtts "):
         sys.stderr.write(f"next: {first}\n")
+
+
+def _unedited_preset(target: Path) -> Optional[str]:
+    """The preset `target` holds as init wrote it there, unedited; None for a file of the user's own."""
+    from xtts_cli.config.editing import own_header
+    from xtts_cli.config.preset_files import preset_names, preset_path
+
+    if not target.is_file():
+        return None
+    held = target.read_bytes()
+    for name in preset_names():
+        path = preset_path(name)
+        if path is not None and held == own_header(path.read_text(encoding="utf-8"), target).encode("utf-8"):
+            return name
+    return None
+
+
+def _free_backup(target: Path) -> Path:
+    """FILE.bak, or FILE.bak.1, .2 ... where an earlier --force kept one there already."""
+    backup = target.with_name(target.name + ".bak")
+    number = 0
+    while backup.exists():
+        number += 1
+        backup = target.with_name(f"{target.name}.bak.{number}")
+    return backup

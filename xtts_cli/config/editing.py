@@ -246,14 +246,16 @@ def with_absolute_paths(tree: dict) -> dict:
     return tree
 
 
-def write_atomically(path: Path, text: str | bytes, backup: bool = True) -> Optional[Path]:
+def write_atomically(
+    path: Path, text: str | bytes, backup: bool = True, *, backup_as: Optional[Path] = None
+) -> Optional[Path]:
     """Write `text` (or bytes) to `path` via a temp file, fsync and rename, then fsync the folder:
     a reader sees the old file or the new one, never half of one, even after a power cut. Keep the
-    old file as `<name>.bak`. A symlink stays a symlink (its target is written); a new file gets the
-    mode the umask gives, an existing one keeps its own."""
+    old file as `<name>.bak` (or `backup_as`). A symlink stays a symlink (its target is written); a new
+    file gets the mode the umask gives, an existing one keeps its own."""
     link = Path(path)
     path = link.resolve() if link.is_symlink() else link
-    backup_path = link.with_name(link.name + ".bak") if backup else None
+    backup_path = (backup_as or link.with_name(link.name + ".bak")) if backup else None
     if backup_path is not None and path.exists():
         # Copied whole, then renamed: a full disk had left a cut-off .bak in place of a good older one.
         kept = backup_path.with_name(f".{backup_path.name}.tmp")
