@@ -399,7 +399,7 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "POST" and "Content-Length" not in self.headers and "Transfer-Encoding" not in self.headers:
             # HTTP/1.1 reads no body without a length: one sent anyway would be read as the next request.
             self.close_connection = True
-            if "text" not in fields:
+            if "text" not in fields and not self.headers.get("text"):  # coqui's clients send it as a header
                 raise Refused(
                     411, "the POST has no Content-Length, so its body is not read; send one, or text= in the query"
                 )
