@@ -918,6 +918,10 @@ def test_a_pipe_inside_a_three_column_ljspeech_line_is_split_where_there_is_no_d
         None,
     )
     assert entries["metadata.csv:4"].malformed.startswith("a | inside the text of an `id|text|normalized_text` line")
+    # A row a spreadsheet split by tabs: the usual cause is said, with its fix (it had been the general form).
+    rows = {entry.source: entry for entry in _ljspeech_entries(Path("metadata.csv"), ["a|One.|one.", "b\tTwo.\ttwo."])}
+    assert rows["metadata.csv:2"].malformed.endswith("its columns are split by tabs; split them by `|`")
+    assert "tabs" not in next(_ljspeech_entries(Path("metadata.csv"), ["a one"])).malformed
 
 
 def test_a_file_of_id_text_lines_reads_the_normalized_text_of_a_line_that_has_it(tmp_path):

@@ -418,7 +418,10 @@ def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
         first, last = line.find("|"), line.rfind("|")
         if first <= 0:
             alone = line.strip() if first < 0 and len(line.split()) == 1 else None  # an id without its text
-            yield Entry(source=source, id=alone, malformed="expected `id|text` or `id|text|normalized_text`")
+            problem = "expected `id|text` or `id|text|normalized_text`"
+            if first < 0 and "\t" in line.strip():  # a spreadsheet's export: the usual cause, and its fix
+                problem += ": its columns are split by tabs; split them by `|`"
+            yield Entry(source=source, id=alone, malformed=problem)
             continue
         key = line[:first].strip()
         if first == last:
