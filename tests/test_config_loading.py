@@ -154,6 +154,17 @@ def test_a_key_written_dotted_or_unindented_and_a_tab_say_how_the_file_writes_th
             f"{path}: line 2, column {column}: a tab; YAML indents, and parts a value from a comment, with spaces"
         ]
         assert info.value.hint.startswith("replace the tab with spaces")
+    # A bracket or quote never closed: PyYAML names the end of the file, a line past the last one.
+    for text, line in (
+        ("data:\n  batch_size: 8\ntraining:\n  max_steps: [\n\n", 4),
+        ('data:\n  dataset_path: "a b\n', 2),
+    ):
+        path = write_config(text)
+        with pytest.raises(ConfigError) as info:
+            resolve_config(path)
+        assert info.value.lines == [
+            f"{path}: line {line}: a [, {{ or quote opened there is never closed (the file ends first)"
+        ]
 
 
 def test_a_section_written_as_a_value_is_one_line_with_a_flag_that_sets_one_of_its_keys_too(write_config) -> None:
@@ -168,7 +179,11 @@ def test_yaml_syntax_error_names_line_and_column(write_config) -> None:
     with pytest.raises(ConfigError) as info:
         resolve_config(path)
     (line,) = info.value.lines
-    assert line.startswith(f"{path}: line 4, column 1:")
+    assert line.startswith(f"{path}: line 3: a [, {{ or quote opened there")  # not line 4, past the file's end
+    path = write_config("data:\n  batch_size: 16:\n")
+    with pytest.raises(ConfigError) as info:
+        resolve_config(path)
+    assert info.value.lines[0].startswith(f"{path}: line 2, column ")
 
 
 def test_yaml_tags_are_not_constructed(write_config) -> None:

@@ -214,7 +214,7 @@ def test_a_resume_after_its_config_yaml_was_edited_by_hand_names_the_change(tmp_
 @pytest.mark.parametrize(
     "written, line",
     [
-        (b"model: [oops\n", "config.yaml: line 2, column 1: expected ',' or ']', but got '<stream end>'"),
+        (b"model: [oops\n", "config.yaml: line 1: a [, { or quote opened there is never closed (the file ends first)"),
         (b"\xff\xfe", "config.yaml is not UTF-8 text (byte 0)"),
     ],
 )

@@ -163,6 +163,8 @@ def parse_yaml(text: str, where: str) -> dict[str, Any]:
                 f"{where}: {position}: a tab; YAML indents, and parts a value from a comment, with spaces",
                 hint="replace the tab with spaces (an editor's 'indent using spaces' does it)",
             ) from None
+        if "stream end" in problem or "end of stream" in problem:
+            raise _never_closed(exc, text, where) from None
         raise ConfigError(f"{where}: {position}: {problem}", hint="fix the YAML syntax at that spot") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: not valid YAML: {exc}") from None
@@ -175,6 +177,19 @@ def parse_yaml(text: str, where: str) -> dict[str, Any]:
             hint="write each section as a key with its keys indented under it (data:, then   batch_size: 16)",
         )
     return data
+
+
+def _never_closed(exc: yaml.MarkedYAMLError, text: str, where: str) -> ConfigError:
+    """A bracket or quote the file never closes: PyYAML names the end of the file, a line past the
+    last one; the line it was opened on (its context), or else the last line written, is the spot."""
+    written = [number for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    last = written[-1] if written else 1
+    opened = exc.context_mark.line + 1 if exc.context_mark is not None else last
+    line = opened if opened <= last else last
+    return ConfigError(
+        f"{where}: line {line}: a [, {{ or quote opened there is never closed (the file ends first)",
+        hint="close it: [ with ], { with }, a quote with the same quote",
+    )
 
 
 def _has(data: Mapping[str, Any], dotted: str) -> bool:
