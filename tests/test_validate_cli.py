@@ -339,6 +339,23 @@ def test_fix_on_built_in_defaults_is_a_no_op(runner) -> None:
     assert result.exit_code == 0  # defaults have nothing to fix
 
 
+def test_fix_says_it_changed_nothing_where_the_data_alone_is_bad(runner, tmp_path: Path) -> None:
+    # --fix had printed the findings alone: bad clips, left as they were, read as repaired.
+    import shutil
+
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+
+    shutil.copytree(BUNDLED_SAMPLE, tmp_path / "data")
+    for clip in sorted((tmp_path / "data" / "wavs").glob("*.wav"))[:6]:
+        clip.write_text("not audio", encoding="utf-8")
+    config = tmp_path / "my.yaml"
+    config.write_text("data:\n  batch_size: 4\n", encoding="utf-8")
+    result = runner.invoke(app, ["validate", "-c", str(config), "-d", str(tmp_path / "data"), "--fix"])
+    assert result.exit_code == 1 and "dataset-unusable" in result.stdout
+    assert result.stdout.count("nothing to fix: --fix edits the config alone") == 1, result.stdout
+    assert config.read_text(encoding="utf-8") == "data:\n  batch_size: 4\n" and not (tmp_path / "my.yaml.bak").exists()
+
+
 def test_device_index_on_a_machine_without_it(runner, write_config) -> None:
     path = write_config("devices:\n  data_gpu: 0\n  model_gpu: 1\n")
     result = runner.invoke(app, ["validate", "-c", str(path), "--json"])

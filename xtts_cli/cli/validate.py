@@ -160,7 +160,7 @@ def validate(
         print_dataset(console(), result.dataset, unnamed=chosen.dataset_path is None and not chosen.datasets)
     if result.settings is not None:
         _render_settings(result.settings)
-    _render(result.findings, result.fixed, result.diff, result.loaded, dry_run=dry_run)
+    _render(result.findings, result.fixed, result.diff, result.loaded, dry_run=dry_run, fixing=fix)
     raise typer.Exit(code=code)
 
 
@@ -268,12 +268,14 @@ def _fix_as_written(finding, sources: dict[str, str]):
     return finding.model_copy(update={"fix": finding.fix.model_copy(update={"key": written})})
 
 
-def _render(findings: list, fixed: list, diff: str, loaded, dry_run: bool) -> None:
+def _render(findings: list, fixed: list, diff: str, loaded, dry_run: bool, fixing: bool = False) -> None:
     out = console()
     if diff:
         sys.stdout.write(diff if diff.endswith("\n") else diff + "\n")
     elif dry_run:
         out.print("nothing to fix")
+    elif fixing and findings:  # it had said nothing: bad clips below could read as repaired
+        out.print("nothing to fix: --fix edits the config alone, and none of the findings below is a change to it")
     path = loaded.path
     note = _fix_note(loaded, findings)
     for finding in findings:
