@@ -358,6 +358,10 @@ def test_a_sentence_that_is_only_an_emoji_joins_the_one_before_it_to_be_left_out
     with pytest.raises(XttsError, match="nothing left after cleaning") as alone:
         check_text(tokenizer, "😀 ♪", data, None, language="en")
     assert alone.value.hint == "emoji and symbols are not read aloud: write what they say in words"
+    # Zero-width spaces alone are no emoji: nothing is seen at all (a paste that lost its words).
+    with pytest.raises(XttsError, match="nothing left after cleaning") as unseen:
+        check_text(tokenizer, "\u200b\u200b", data, None, language="en")
+    assert unseen.value.hint.startswith("it holds only characters that are not seen (zero-width spaces")
     # Punctuation with them, or alone, says nothing either: refused, not spoken as a noise.
     for text in ("👍!", "😀. 😀.", "???!!!...", ","):
         with pytest.raises(XttsError, match="nothing left after cleaning"):

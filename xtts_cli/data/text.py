@@ -905,14 +905,16 @@ class Tokenizer:
             ) from None
         # Punctuation alone ("???", "👍!") would be spoken as a noise: as nothing to say as an emoji is.
         if not ids or not any(c.isalnum() for c in prepared):
-            pictures = any(unspoken(c) and not c.isspace() for c in text)  # an emoji, a star: nothing to read aloud
+            # An emoji, a star: nothing to read aloud. A zero-width space is no picture: it is not seen at all.
+            pictures = any(unspoken(c) and not c.isspace() and unicodedata.category(c) != "Cf" for c in text)
+            unseen = all(c.isspace() or unicodedata.category(c) == "Cf" for c in text)
             shown = text if len(text) <= 60 else text[:60] + "..."  # a megabyte of NULs is not echoed whole
-            raise XttsError(
-                f"the text {shown!r} has nothing left after cleaning",
-                hint="emoji and symbols are not read aloud: write what they say in words"
-                if pictures
-                else "pass words the model was trained on",
-            )
+            hint = "pass words the model was trained on"
+            if pictures:
+                hint = "emoji and symbols are not read aloud: write what they say in words"
+            elif unseen:
+                hint = "it holds only characters that are not seen (zero-width spaces, format marks): write the words"
+            raise XttsError(f"the text {shown!r} has nothing left after cleaning", hint=hint)
         return ids, left_out
 
     def prefix(self, language: Optional[str] = None, speaker: Optional[str] = None) -> list[int]:
