@@ -339,6 +339,11 @@ def test_a_parameter_given_twice_or_as_a_list_is_refused_and_an_error_carries_it
     )
     fits = urllib.parse.urlencode({"text": "We have 1234567 1234567 1234567"})
     assert get(f"{url}/api/tts?{fits}")[0] == 200  # the part named is one the server takes
+    status, _, body = get(f"{url}/api/tts?{urllib.parse.urlencode({'text': '7' * 300})}")
+    assert status == 413 and json.loads(body)["hint"].startswith(
+        "its first word ('77777777777777777777'...) alone reads"
+    )
+    assert json.loads(body)["hint"].endswith("characters: split it, or leave it out")
 
 
 def test_a_misspelt_parameter_a_stream_neither_yes_nor_no_and_a_long_url_are_named(served):

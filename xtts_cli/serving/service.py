@@ -206,7 +206,10 @@ class VoiceService:
             fits = len(self.synthesizer.tokenizer.reading(" ".join(words[:middle]), language)) <= limit
             low, high = (middle, high) if fits else (low, middle - 1)
         if not low:
-            return f"its first word alone reads past {limit} characters: send it on its own, spelt out"
+            # "Send it on its own" had been the hint for a word that is too long on its own as well.
+            return (
+                f"its first word ({words[0][:20]!r}...) alone reads past {limit} characters: split it, or leave it out"
+            )
         return f"its first {len(' '.join(words[:low]))} characters fit ({' '.join(words[:low])[-40:]!r} ends them)"
 
     def _language(self, asked: str) -> Optional[str]:
