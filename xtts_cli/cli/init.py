@@ -53,7 +53,7 @@ def init(
 
         xtts init -p rtx4090 -o my-gpu.yaml && xtts train -c my-gpu.yaml --data /data/my-voice
     """
-    from xtts_cli.config.editing import can_write, own_header, write_atomically
+    from xtts_cli.config.editing import can_write, own_header
     from xtts_cli.config.preset_files import require_preset
     from xtts_cli.errors import UsageError, XttsError
 
@@ -82,23 +82,28 @@ def init(
     can_write(target, "--out", name=source.name)
     target.parent.mkdir(parents=True, exist_ok=True)
     text = own_header(source.read_text(encoding="utf-8"), target)
-    unedited = _unedited_preset(target)
-    if unedited == source.stem:
-        # Already the preset: a backup now would replace the one of the user's own file.
-        sys.stdout.write(f"{target} is the preset {source.stem} already; left as it is\n")
-    else:
-        # A preset as init wrote it holds nothing of the user's: its backup would have replaced theirs,
-        # edits and all, on a second --force. Their file is never written over: the next free name.
-        kept = write_atomically(
-            target, text, backup=target.exists() and unedited is None, backup_as=_free_backup(target)
-        )
-        earlier = f"; the earlier file is {kept}" if kept else ""
-        if unedited is not None:
-            earlier = f"; the earlier file was the preset {unedited} as init writes it, unedited: not kept"
-        sys.stdout.write(f"wrote {target} (preset {source.stem}){earlier}\n")
+    _write_preset(target, text, source.stem)
     first = text.splitlines()[0].lstrip("# ").strip()
     if first.startswith("xtts "):
         sys.stderr.write(f"next: {first}\n")
+
+
+def _write_preset(target: Path, text: str, preset: str) -> None:
+    """`text`, the preset `preset` with its header, written to `target`, and where the earlier file went."""
+    from xtts_cli.config.editing import write_atomically
+
+    unedited = _unedited_preset(target)
+    if unedited == preset:
+        # Already the preset: a backup now would replace the one of the user's own file.
+        sys.stdout.write(f"{target} is the preset {preset} already; left as it is\n")
+        return
+    # A preset as init wrote it holds nothing of the user's: its backup would have replaced theirs,
+    # edits and all, on a second --force. Their file is never written over: the next free name.
+    kept = write_atomically(target, text, backup=target.exists() and unedited is None, backup_as=_free_backup(target))
+    earlier = f"; the earlier file is {kept}" if kept else ""
+    if unedited is not None:
+        earlier = f"; the earlier file was the preset {unedited} as init writes it, unedited: not kept"
+    sys.stdout.write(f"wrote {target} (preset {preset}){earlier}\n")
 
 
 def _unedited_preset(target: Path) -> Optional[str]:

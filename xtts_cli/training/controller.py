@@ -736,14 +736,7 @@ class Controller:
                 elif not (
                     step >= max_steps or interrupt.requested or stopping() or result.out_of_time or result.early_stopped
                 ):
-                    ran_out = XttsError(
-                        f"the training pipeline ran out of batches after step {step}: a pass over the data "
-                        f"gave none (every clip it read failed to decode; see the warnings above)",
-                        hint="replace or remove the audio files the warnings name, then run the same command to resume",
-                    )
-                    if step > result.start_step:
-                        self._keep_the_step(parts, step, ran_out)
-                    raise ran_out
+                    raise self._ran_out(parts, step, result.start_step)
             # The last save keeps the minutes up to the end (the last step's own included), the figure
             # the budget was judged by: a run ended by it trains nothing when run again.
             self._count_time(counters, before, None, loop_started)
@@ -826,6 +819,18 @@ class Controller:
                     ) from exc
                 raise
             yield batch
+
+    def _ran_out(self, parts: RunComponents, step: int, start: int) -> XttsError:
+        """The error of a pass over the data that gave no batch, the steps trained since `start` saved
+        first: its hint says to run the same command to resume, which had found the last checkpoint."""
+        ran_out = XttsError(
+            f"the training pipeline ran out of batches after step {step}: a pass over the data "
+            f"gave none (every clip it read failed to decode; see the warnings above)",
+            hint="replace or remove the audio files the warnings name, then run the same command to resume",
+        )
+        if step > start:
+            self._keep_the_step(parts, step, ran_out)
+        return ran_out
 
     def _keep_the_step(self, parts: RunComponents, step: int, error: Exception) -> None:
         """A hook (validation, samples, summaries) or the batches failed after step `step` trained: that step is
