@@ -4,6 +4,7 @@
     python examples/serve_export.py EXPORT_DIR --reference voice.wav [--port 5003]
     python examples/serve_export.py EXPORT_DIR --speaker NAME    # a training speaker, no clip
     curl "http://127.0.0.1:5003/tts?text=Hello+there.&language=en" -o hello.wav   # language: with several
+    curl "http://127.0.0.1:5003/tts?text=Hello+there.&speed=1.5" -o fast.wav   # a paced export's (speed input)
 
 It turns text into the model's ids the way training did, from `export.json`. It cleans the text:
 lower case (Turkish and Azerbaijani I as ı), NFKC, one space between words (the `multilingual_cleaners` and `basic_cleaners` of
@@ -107,14 +108,18 @@ class Voice:
     def text_ids(self, text: str, language: str) -> list[int]:
         return self.read(text, language)[0]
 
-    def wav(self, text: str, language: str) -> tuple[bytes, bool]:
+    def wav(self, text: str, language: str, speed: float = 1.0) -> tuple[bytes, bool]:
         """The WAV of `text`, and whether the model ended it (false: the length limit cut it)."""
         ids = tf.constant(self.text_ids(text, language), tf.int32)
         language_id = tf.constant(self.info["languages"].index(language), tf.int32)
+        # A paced export's signatures take a speed (export.json lists it among their inputs).
+        paced = {"speed": tf.constant(speed, tf.float32)} if "speed" in self.info["signature"]["inputs"] else {}
         if self.speaker is not None:
-            out = self.speak_as(speaker_id=tf.constant(self.speaker), text_ids=ids, language_id=language_id)
+            out = self.speak_as(speaker_id=tf.constant(self.speaker), text_ids=ids, language_id=language_id, **paced)
         else:
-            out = self.speak(text_ids=ids, language_id=language_id, reference_audio=tf.constant(self.reference))
+            out = self.speak(
+                text_ids=ids, language_id=language_id, reference_audio=tf.constant(self.reference), **paced
+            )
         return wav_bytes(out["audio"].numpy(), self.info["sample_rate"]), bool(out["stopped"].numpy())
 
 
@@ -126,6 +131,19 @@ def language_of(query: dict, languages: list[str]) -> tuple[str | None, str | No
     if language not in languages:
         return None, f"language {language} is not the export's: {', '.join(languages)}"
     return language, None
+
+
+def speed_of(query: dict, info: dict) -> tuple[float | None, str | None]:
+    """(speed, None) for a request, or (None, its error): 1 unless a paced export is asked for another."""
+    try:
+        speed = float(query.get("speed", "1"))
+    except ValueError:
+        return None, f"speed {query['speed']!r} is not a number"
+    if not 0.25 <= speed <= 4:  # NaN fails it too
+        return None, f"speed {query['speed']} is not a pace from 0.25 to 4"
+    if speed != 1 and "speed" not in info["signature"]["inputs"]:
+        return None, "this export's model ends each sentence by its stop token: it has no pace to set"
+    return speed, None
 
 
 def main() -> None:
@@ -142,18 +160,21 @@ def main() -> None:
         def do_GET(self) -> None:
             query = {key: values[0] for key, values in parse_qs(urlsplit(self.path).query).items()}
             language, wrong = language_of(query, voice.info["languages"])
+            speed, too = speed_of(query, voice.info)
             if urlsplit(self.path).path != "/tts":
                 self.answer(404, {"error": "the one path is GET /tts?text=...&language=..."})
             elif not query.get("text", "").strip():
                 self.answer(400, {"error": "text is empty; pass the text to speak as text="})
-            elif language is None:
-                self.answer(400, {"error": wrong})
+            elif language is None or speed is None:
+                self.answer(400, {"error": wrong or too})
             else:
                 ids, lacked = voice.read(query["text"], language)
                 if not any(voice.info["symbols"][i - 1].isalpha() for i in ids):  # another script: no letter read
                     self.answer(400, {"error": f"no symbol of the text is one the model reads ({language} as trained)"})
                 else:
-                    wav, stopped = voice.wav(query["text"], language)  # not stopped: cut; send a sentence at a time
+                    wav, stopped = voice.wav(
+                        query["text"], language, speed
+                    )  # not stopped: cut; send a sentence at a time
                     self.answer(200, wav, {"X-Left-Out": json.dumps(lacked), "X-Stopped": json.dumps(stopped)})
 
         def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:

@@ -145,22 +145,30 @@ def speaker_table(tts: Synthesizer):
     return table
 
 
-def _frame_bounds(tokens, rate: Optional[SpeakingRate], buffer: int):
-    """(min_frames, max_frames) as synthesis allows them: from the speaking rate, else per token."""
+def _frame_bounds(tokens, rate: Optional[SpeakingRate], buffer: int, speed=None):
+    """(min_frames, max_frames) as synthesis allows them: from the speaking rate, else per token;
+    scaled by a paced model's `speed` as `_frame_window` scales them."""
     from xtts_cli.speech.synthesis import FRAMES_PER_CHARACTER, MIN_FRAMES_PER_CHARACTER
 
+    count = tokens
     tokens = tf.cast(tokens, tf.float32)
     if rate is None:
         high = tf.minimum(buffer, tf.cast(FRAMES_PER_CHARACTER * tokens, tf.int32) + 20)
-        return tf.minimum(high, tf.cast(MIN_FRAMES_PER_CHARACTER * tokens, tf.int32)), high
-    high = tf.minimum(buffer, tf.cast(tf.math.ceil(RATE_CEILING_FACTOR * rate.p90 * tokens), tf.int32) + 1)
-    low = tf.maximum(1, tf.cast(tf.math.floor(RATE_FLOOR_SHARE * rate.p10 * tokens), tf.int32))
+        low = tf.cast(MIN_FRAMES_PER_CHARACTER * tokens, tf.int32)
+    else:
+        high = tf.minimum(buffer, tf.cast(tf.math.ceil(RATE_CEILING_FACTOR * rate.p90 * tokens), tf.int32) + 1)
+        low = tf.maximum(1, tf.cast(tf.math.floor(RATE_FLOOR_SHARE * rate.p10 * tokens), tf.int32))
+    if speed is not None:
+        high = tf.minimum(buffer, tf.cast(tf.math.ceil(tf.cast(high, tf.float32) / speed), tf.int32) + (count + 1) // 2)
+        low = tf.cast(tf.cast(low, tf.float32) / speed, tf.int32)
     return tf.minimum(high, low), high
 
 
 # The signatures' inputs. No autograph in them: generation and Griffin-Lim loop with `tf.while_loop` themselves.
 TEXT_IDS = tf.TensorSpec([None], tf.int32, "text_ids")
 LANGUAGE_ID = tf.TensorSpec([], tf.int32, "language_id")
+# A paced model's (model.decoder: duration) pace, as synthesize --speed and the server's speed take it.
+SPEED = tf.TensorSpec([], tf.float32, "speed")
 
 
 def _generator(
@@ -176,6 +184,9 @@ def _generator(
 
     buffer, window = data.max_mel_frames, data.reference_frames
     filterbank = mel_filterbank(data)
+    # A paced model's signatures take its speed too; an autoregressive one has no pace to set.
+    paced = [SPEED] if model.paced else []
+    reference = tf.TensorSpec([None], tf.float32, "reference_audio")
 
     class Generator(tf.Module):
         def __init__(self) -> None:
@@ -184,30 +195,29 @@ def _generator(
             # own call for a signature nobody serves (a third of the export's time).
             self.weights = list(model.variables) + (list(vocoder.variables) if vocoder is not None else [])
 
-        @tf.function(
-            input_signature=[TEXT_IDS, LANGUAGE_ID, tf.TensorSpec([None], tf.float32, "reference_audio")],
-            autograph=False,
-        )
-        def speak(self, text_ids, language_id, reference_audio):
+        @tf.function(input_signature=[TEXT_IDS, LANGUAGE_ID, reference, *paced], autograph=False)
+        def speak(self, text_ids, language_id, reference_audio, speed=None):
             reference = log_mel(_heard(reference_audio, data.sample_rate), data)[:window]
             length = tf.shape(reference)[0]
             reference = tf.pad(reference, [[0, window - length], [0, 0]], constant_values=LOG_MEL_FLOOR)
             voice = model.speaker_encoder(reference[None], length[None], training=False)
-            return self._spoken(text_ids, language_id, voice)
+            return self._spoken(text_ids, language_id, voice, speed)
 
         @tf.function(
-            input_signature=[tf.TensorSpec([], tf.int32, "speaker_id"), TEXT_IDS, LANGUAGE_ID], autograph=False
+            input_signature=[tf.TensorSpec([], tf.int32, "speaker_id"), TEXT_IDS, LANGUAGE_ID, *paced], autograph=False
         )
-        def speak_as(self, speaker_id, text_ids, language_id):
+        def speak_as(self, speaker_id, text_ids, language_id, speed=None):
             # A training speaker's voice (`speaker_table`), as `--speaker NAME` speaks: no clip needed.
             centroids = tf.constant(speakers)
             speaker_id = _checked(speaker_id, len(speakers), "speaker_id", "an index into export.json's speakers")
-            return self._spoken(text_ids, language_id, tf.cast(centroids[speaker_id][None], tf.float32))
+            return self._spoken(text_ids, language_id, tf.cast(centroids[speaker_id][None], tf.float32), speed)
 
-        def _spoken(self, text_ids, language_id, voice):
+        def _spoken(self, text_ids, language_id, voice, speed):
             text_ids, language_id = _checked_text(text_ids, language_id, model.vocab_size, len(tokenizer.languages))
+            if speed is not None:
+                speed = _checked_speed(speed)
             tokens = tf.shape(text_ids)[0]
-            low, high = _frame_bounds(tokens, rate, buffer)
+            low, high = _frame_bounds(tokens, rate, buffer, speed)
             generated = model.generate(
                 text_ids[None],
                 tokens[None],
@@ -218,6 +228,7 @@ def _generator(
                 min_frames=low,
                 speaker_vector=voice,
                 language_ids=language_id[None],
+                speed=1.0 if speed is None else speed,
                 **generation_settings(model, settings, rate),
             )
             frames = tf.maximum(2, generated["lengths"][0])
@@ -307,6 +318,19 @@ def _heard(reference_audio, sample_rate: int):
         return tf.identity(reference_audio[voice_start(reference_audio, sample_rate) :])
 
 
+def _checked_speed(speed):
+    """`speed`, once it is a pace synthesize takes (SPEEDS: 0.25 to 4); NaN fails both checks."""
+    from xtts_cli.errors import SPEEDS
+
+    message = f"speed must be a pace from {SPEEDS[0]:g} to {SPEEDS[1]:g} (1: the pace it was trained at)"
+    checks = [
+        tf.debugging.assert_equal(speed >= SPEEDS[0], True, message=message),
+        tf.debugging.assert_equal(speed <= SPEEDS[1], True, message=message),
+    ]
+    with tf.control_dependencies(checks):
+        return tf.identity(speed)
+
+
 def _checked(value, high: int, name: str, what: str, low: int = 0):
     """`value`, once every element is in [low, high): what uses it waits for the check."""
     message = f"{name} must be {what}: from {low} to {high - 1}"
@@ -335,6 +359,8 @@ def _export_info(tts: Synthesizer) -> dict:
     buffer, window = data.max_mel_frames, data.reference_frames
     phonemes = data.text_frontend == "phonemes"
     espeak_voices = {code: espeak_language(code) for code in tts.tokenizer.languages} if phonemes else {}
+    # A paced model's signatures take a speed; an autoregressive one's length is its stop token's.
+    speed = {"speed": "float32 [] (0.25 to 4; 1: the pace it was trained at)"} if tts.model.paced else {}
     return {
         # Absolute: where the export is served, the folder export was run from means nothing.
         "run": os.path.abspath(tts.run_dir),
@@ -369,6 +395,7 @@ def _export_info(tts: Synthesizer) -> dict:
                 "text_ids": "int32 [T]",
                 "language_id": "int32 []",
                 "reference_audio": f"float32 [S] at {data.sample_rate} Hz",
+                **speed,
             },
             "outputs": {
                 "mel": f"float32 [frames, {data.n_mels}]",
@@ -383,6 +410,7 @@ def _export_info(tts: Synthesizer) -> dict:
                 "speaker_id": "int32 [] (index in speakers)",
                 "text_ids": "int32 [T]",
                 "language_id": "int32 []",
+                **speed,
             },
         }
         if speaks_as_speakers(tts)
