@@ -483,6 +483,9 @@ def test_the_language_a_text_is_read_in_follows_its_script_when_none_is_asked():
         None,
         "'Москва' (Cyrillic), 'Αθήνα' (Greek) not in a script en is written in: read letter by letter",
     )
+    # A characters run reads a letter its vocabulary holds as it is (λ learnt by an adapted run), and
+    # refuses the others: no espeak-ng spells them, so no note says it (it had said so of λ).
+    assert reading_language(["en"], "I flew to «Москва» and Αθήνα.", None, phonemes=False) == (None, "")
     assert reading_language(["en", "fa"], "سلام London دوست", None)[1] == (
         "read as fa, the run's language in Arabic script (--language picks another)"
     )

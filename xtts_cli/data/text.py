@@ -1337,22 +1337,25 @@ def _script_of_most_words(text: str) -> Optional[str]:
     return counted[0][0] if counted else None
 
 
-def reading_language(languages: Sequence[str], text: str, language: Optional[str]) -> tuple[Optional[str], str]:
+def reading_language(
+    languages: Sequence[str], text: str, language: Optional[str], *, phonemes: bool = True
+) -> tuple[Optional[str], str]:
     """(the language to read `text` in, a note or ""): the one asked; or, none asked, the run's first,
     unless the text is in another script and one of the run's languages is written in it (a Persian
     sentence to a run of en and fa is read as fa). A text in a script the language asked is not
-    written in is noted: espeak-ng would read it letter by letter."""
+    written in is noted: espeak-ng would read it letter by letter (`phonemes`; a characters run reads
+    the letters its vocabulary holds as they are, and refuses the others)."""
     script = _script_of_most_words(text)
     if not languages or script is None:
         return language, ""
     chosen = language or languages[0]
     if script in language_scripts(chosen):
         by_letters = _by_its_letters(languages, text, chosen) if language is None else None
-        return by_letters or (language, _foreign_words(text, chosen, languages))
+        return by_letters or (language, _foreign_words(text, chosen, languages, phonemes))
     fits = [code for code in languages if script in language_scripts(code)]
     name = script.title()
     if language is None and fits:
-        foreign = _foreign_words(text, fits[0], languages)
+        foreign = _foreign_words(text, fits[0], languages, phonemes)
         read_as = f"read as {fits[0]}, the run's language in {name} script (--language picks another)"
         return fits[0], read_as + (f"; {foreign}" if foreign else "")
     hint = (
@@ -1399,7 +1402,7 @@ def _by_its_letters(languages: Sequence[str], text: str, first: str) -> Optional
     return None
 
 
-def _foreign_words(text: str, language: str, languages: Sequence[str] = ()) -> str:
+def _foreign_words(text: str, language: str, languages: Sequence[str] = (), phonemes: bool = True) -> str:
     """A note naming the words of a mostly-`language` text written in a script it is not written in
     ("I flew to Москва."): espeak-ng spells them out letter by letter; "" when there are none. Latin
     words are left out: espeak-ng reads them as English in any language ("London" in fa). A word in
@@ -1417,7 +1420,7 @@ def _foreign_words(text: str, language: str, languages: Sequence[str] = ()) -> s
         else:
             read_as.setdefault(fits, []).append(repr(word))
     said = [f"{_some(words)} read as {code}" for code, words in read_as.items()]
-    if spelt:
+    if spelt and phonemes:
         said.append(f"{_some(spelt)} not in a script {language} is written in: read letter by letter")
     return "; ".join(said)
 

@@ -684,7 +684,7 @@ def reading_parts(tokenizer, text: str, data: DataConfig, rate: Optional[Speakin
 
     text, markup = without_markup(text)
     tokenizer.language_index(asked)  # one the run lacks, named before espeak-ng is asked for it
-    language, note = reading_language(tokenizer.languages, text, asked)
+    language, note = reading_language(tokenizer.languages, text, asked, phonemes=tokenizer.frontend == "phonemes")
     parts, overlong = _parts(
         tokenizer,
         text,
@@ -715,7 +715,7 @@ def _own_language(tokenizer, part: str, language, note: str, asked) -> tuple[Opt
 
     if asked is not None or len(tokenizer.languages) < 2 or text_script(part) is None:
         return language, note
-    own, own_note = reading_language(tokenizer.languages, part, None)
+    own, own_note = reading_language(tokenizer.languages, part, None, phonemes=tokenizer.frontend == "phonemes")
     own = own or tokenizer.languages[0]
     return (language, note) if own == language else (own, own_note)
 
