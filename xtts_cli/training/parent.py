@@ -408,6 +408,11 @@ def open_parent(spec: str | Path) -> ParentRun:
     pasted = re.fullmatch(r"(ckpt-\d+)\.(index|data-\d+-of-\d+)", given.name)
     if pasted and given.is_file():  # a checkpoint's file, as `ls` shows it: the checkpoint
         given = given.with_name(pasted.group(1))
+    if given.is_dir() and not (given / "config.yaml").is_file() and any(given.glob("ckpt-*.index")):
+        # A run's checkpoints folder: its latest checkpoint, as the run directory gives it (it had been refused).
+        latest = _latest(given)
+        if latest is not None and _run_of_checkpoint(Path(latest)) is not None:
+            given = Path(latest)
     if given.is_dir():
         run_path = given
         config, run = read_run(run_path, "--init-from")
