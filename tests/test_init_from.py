@@ -224,6 +224,21 @@ def test_an_adapted_run_resumes_as_any_run_does(persian):
     assert json.loads((run / "run.json").read_text(encoding="utf-8"))["parent"]["step"] == 4
 
 
+def test_a_second_adaptation_from_the_same_base_on_other_data_is_refused_not_trained_in_the_first(persian, tmp_path):
+    # Both into the default run directory: the second voice's clips had trained on in the first one's
+    # run (its checkpoints rotated out), with exit 0, where another base was refused.
+    from xtts_cli.run.directory import refuse_starting_over
+
+    _, _, _, run, config = persian
+    other = config.model_copy(update={"data": config.data.model_copy(update={"dataset_path": str(tmp_path / "bob")})})
+    with pytest.raises(XttsError) as refused:
+        refuse_starting_over(run, other)
+    said = f"{run} holds the run adapted from it on {PERSIAN_DATA.resolve()}; adapting to {tmp_path / 'bob'} there"
+    assert said in str(refused.value) and "pass --run-dir DIR" in refused.value.hint
+    assert refused.value.hint.endswith("leave --init-from out")
+    refuse_starting_over(run, config)  # the same data: this adaptation's own resume
+
+
 def test_resuming_with_parts_frozen_and_no_base_named_warns_of_no_random_start(persian, tmp_path):
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.diagnosis.validation import training_advice
@@ -426,6 +441,9 @@ def test_a_checkpoints_file_as_ls_shows_it_names_the_checkpoint(base):
 
     for name in ("ckpt-4.index", "ckpt-4.data-00000-of-00001"):
         assert open_parent(str(base / "checkpoints" / name)).checkpoint == str(base / "checkpoints" / "ckpt-4")
+    # The run's checkpoints folder: its latest, as the run directory gives it (it had been refused).
+    folder = open_parent(str(base / "checkpoints"))
+    assert (folder.checkpoint, folder.path) == (str(base / "checkpoints" / "ckpt-4"), base)
 
 
 def test_a_base_being_trained_and_a_base_with_a_vocoder_are_said_of_as_the_run_starts_from_them(base, tmp_path, runner):

@@ -373,7 +373,26 @@ def refuse_starting_over(path: Path, config: XttsConfig) -> None:
     start: refused before the scan and the model (prepare_run_dir refuses the same), and by validate."""
     run = RunDir.of(path.expanduser(), config)
     if config.training.init_from is not None and run.has_checkpoint():
-        _refuse_other_parent(run, run.read_run(), config.training.init_from)
+        previous = run.read_run()
+        _refuse_other_parent(run, previous, config.training.init_from)
+        _refuse_other_data(run, previous, config)
+
+
+def _refuse_other_data(run: RunDir, previous: Optional[dict[str, Any]], config: XttsConfig) -> None:
+    """`--init-from` the base a run with checkpoints started from, on other data: a second
+    adaptation, not this one's resume (both into the default run directory). Refused: the second
+    voice had trained on in the first one's run, its checkpoints rotated out, with exit 0. A resume
+    names no base (train fills it from run.json after this), so it may take new data."""
+    spec = config.training.init_from
+    before = recorded_config(run, previous) if (previous or {}).get("parent") else None
+    if spec is None or before is None or _data_of(before) == _data_of(config):
+        return
+    raise XttsError(
+        f"--init-from {spec}: {run.path} holds the run adapted from it on {', '.join(_data_of(before))}; "
+        f"adapting to {', '.join(_data_of(config))} there would train on in that run",
+        hint="for a new run of its own pass --run-dir DIR; to go on training this run on the new data, leave "
+        "--init-from out",
+    )
 
 
 def _refuse_other_parent(run: RunDir, previous: Optional[dict[str, Any]], spec: Optional[str]) -> None:
@@ -394,6 +413,13 @@ def _refuse_other_parent(run: RunDir, previous: Optional[dict[str, Any]], spec: 
         hint=f"to resume it, leave --init-from out (`xtts train -r {run.path}`); for a new run pass --run-dir DIR"
         + ("" if own else ", or --fresh to move the old one aside"),
     )
+
+
+def _data_of(config: XttsConfig) -> list[str]:
+    """The folders `config` trains on, as whole paths."""
+    data = config.data
+    paths = [data.dataset_path] if data.dataset_path else [source.path for source in data.datasets]
+    return sorted(str(Path(str(path)).expanduser().resolve()) for path in paths if path)
 
 
 def prepare_run_dir(
