@@ -372,7 +372,8 @@ def test_the_stores_of_other_settings_go_the_same_way(tmp_path) -> None:
     ("dataset", "language", "letters"),
     [
         ("xtts_cli/data/sample", "en", "abcdefghijklmnopqrstuvwxyz"),  # no "j" nor "z" in its transcripts
-        ("tests/data/persian", "fa", "\u0622\u0627\u0628\u067e\u062a\u0698\u06a9\u06af\u06cc"),
+        # And its own comma, semicolon and question mark, none of them in the transcripts: ، ؛ ؟
+        ("tests/data/persian", "fa", "\u0622\u0627\u0628\u067e\u062a\u0698\u06a9\u06af\u06cc\u060c\u061b\u061f"),
         ("xtts_cli/data/sample", "de", "jz\u00e4\u00f6\u00fc\u00df"),  # English transcripts called German: äöüß
     ],
 )

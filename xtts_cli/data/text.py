@@ -1288,7 +1288,10 @@ ALPHABETS: dict[str, str] = {
     "\u0647\u06cc\u0626\u0621\u200c"
     # أ ؤ (تأخیر, مؤسسه), the hamza above that ۀ becomes (مدرسهٔ), tanvin (حتماً) and the short vowels,
     # shadda and sukun a writer may add: coqui's Persian character set holds them too.
-    "\u0623\u0624\u0654\u064b\u064c\u064d\u064e\u064f\u0650\u0651\u0652\u0670",
+    "\u0623\u0624\u0654\u064b\u064c\u064d\u064e\u064f\u0650\u0651\u0652\u0670"
+    # And its comma, semicolon and question mark (، ؛ ؟): an adapted run whose first clips lacked one had
+    # refused a resume on more data that held it.
+    "\u060c\u061b\u061f",
 }
 
 
