@@ -345,28 +345,24 @@ print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" 
 
     audio = audio[int(voice_start(audio, data.sample_rate)) :]
     reference = log_mel(audio, data).numpy()[: data.reference_frames]
-    expected = synthesize_speech(
-        model,
-        short_run.parts.tokenizer,
-        TEXT,
-        reference,
-        data,
-        rate=load_speaking_rate(run),
-        settings=short_run.config.synthesis,
-    )
-    assert mel.shape == expected.mel.shape  # the same durations or stop step, frame for frame
-    if model.paced:  # twice the pace: the frames synthesize --speed 2 makes
-        faster = synthesize_speech(
+
+    def spoken(speed: float = 1.0):
+        return synthesize_speech(
             model,
             short_run.parts.tokenizer,
             TEXT,
             reference,
             data,
             rate=load_speaking_rate(run),
-            speed=2.0,
             settings=short_run.config.synthesis,
+            speed=speed,
         )
-        assert np.load(tmp_path / "faster.npy").shape == faster.mel.shape and len(faster.mel) < len(mel)
+
+    expected = spoken()
+    assert mel.shape == expected.mel.shape  # the same durations or stop step, frame for frame
+    if model.paced:  # twice the pace: the frames synthesize --speed 2 makes
+        faster = spoken(2.0).mel
+        assert np.load(tmp_path / "faster.npy").shape == faster.shape and len(faster) < len(mel)
     assert stopped == expected.stopped  # a clip the length limit cut is said so, as synthesize says it
     # Two graphs of the same weights sum in their own orders (oneDNN picks kernels per graph).
     np.testing.assert_allclose(mel, expected.mel, atol=1e-3)
