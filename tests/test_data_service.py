@@ -234,7 +234,7 @@ def test_a_web_server_at_the_dispatcher_address_is_named_as_no_dispatcher() -> N
     import http.server
     import threading
 
-    from xtts_cli.data.service import dispatcher_version
+    from xtts_cli.data.dispatcher import dispatcher_version
 
     web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
     threading.Thread(target=web.serve_forever, daemon=True).start()
@@ -704,6 +704,11 @@ def test_diagnose_names_an_unreachable_service_and_skips_the_timings(runner, wri
     assert first["id"] == "data-service-unreachable" and f"localhost:{port}" in first["message"]
     assert payload["pipeline_samples_per_sec"] is None
     assert any("timings were skipped" in note for note in payload["notes"])
+    # validate asks it too (it had said valid: its module needs no TensorFlow now), as train would refuse it.
+    validated = runner.invoke(app, ["validate", "--config", str(config), "--json"])
+    assert validated.exit_code == 1, validated.output
+    (said,) = [f for f in json.loads(validated.stdout)["findings"] if f["id"] == "data-service-unreachable"]
+    assert said["severity"] == "error" and said["message"] == first["message"]
 
 
 def test_cpu_sampler_reads_the_cores_a_stretch_kept_busy() -> None:

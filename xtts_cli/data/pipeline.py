@@ -442,7 +442,7 @@ def _service_of(data: DataConfig, training: bool) -> Optional[str]:
             "runs graph ops only, and the tf.numpy_function path is Python; set data.use_tf_native_loading: true"
         )
     if service:
-        from xtts_cli.data.service import check_reachable
+        from xtts_cli.data.dispatcher import check_reachable
 
         check_reachable(service)
     return service

@@ -801,11 +801,12 @@ def _dedupe(findings: list[RankedFinding]) -> list[RankedFinding]:
     return kept
 
 
-def _service_problem(config: XttsConfig) -> Optional[Finding]:
-    """An error finding when data.service_address is set and no dispatcher answers there."""
+def service_problem(config: XttsConfig) -> Optional[Finding]:
+    """An error finding when data.service_address is set and no dispatcher answers there (diagnose's
+    and validate's: a gRPC call, no TensorFlow)."""
     if not config.data.service_address:
         return None
-    from xtts_cli.data.service import check_reachable
+    from xtts_cli.data.dispatcher import check_reachable
     from xtts_cli.errors import XttsError
 
     try:
@@ -905,7 +906,7 @@ def checkup(
 
     compiled = graph_mode(config.training)
     retraces = 0
-    unserved = _service_problem(config)
+    unserved = service_problem(config)
     if unserved is not None:
         static.append(_ranked(unserved, "config"))
     skipped = _untimed(config, static, quick=quick, unserved=unserved is not None)

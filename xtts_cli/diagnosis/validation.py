@@ -164,7 +164,7 @@ def validate_config(
     `sets`, which a repaired file is read with again). `said` hears of a file written, `phase` of
     the scan."""
     from xtts_cli.devices.gpu_info import probe_machine
-    from xtts_cli.diagnosis.checkup import scan_findings
+    from xtts_cli.diagnosis.checkup import scan_findings, service_problem
     from xtts_cli.diagnosis.config_rules import check_config, nothing_to_scan, warmup_past_the_epochs
     from xtts_cli.training.settings import resolved_settings
 
@@ -180,6 +180,8 @@ def validate_config(
     result.findings = result.findings + parent_findings(loaded.config, scan, loaded.path)
     result.findings = result.findings + resume_findings(loaded.config, scan, loaded.path)
     result.findings = result.findings + run_dir_findings(loaded.config, loaded.path)
+    # A dispatcher that does not answer: train waits on it (it had been valid here, an error in diagnose).
+    result.findings = result.findings + [found for found in [service_problem(loaded.config)] if found is not None]
     result.settings = resolved_settings(loaded.config, machine, scan)
     total = result.settings["total_steps"] if result.settings else None
     result.findings = result.findings + warmup_past_the_epochs(loaded.config.training, total)

@@ -1,0 +1,130 @@
+"""Whether a tf.data service dispatcher answers at an address, in gRPC alone: no TensorFlow, so
+`xtts validate` asks it too (the service itself, in `data/service.py`, needs TensorFlow)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from xtts_cli.config.schema import service_host_port
+from xtts_cli.errors import UsageError, XttsError
+
+# TensorFlow's own examples use 5050 for the dispatcher; workers default to any free port.
+DEFAULT_DISPATCHER_PORT = 5050
+# A dispatcher on the LAN answers in milliseconds; nothing answering within this is down.
+CONNECT_TIMEOUT_SECONDS = 3.0
+# tensorflow/core/data/service/dispatcher.proto and worker.proto: package tensorflow.data.
+GET_VERSION = "/tensorflow.data.DispatcherService/GetVersion"
+GET_WORKERS = "/tensorflow.data.DispatcherService/GetWorkers"
+GET_WORKER_TASKS = "/tensorflow.data.WorkerService/GetWorkerTasks"
+
+
+def grpc_target(address: str, *, name: str = "data.service_address") -> str:
+    """`grpc://HOST:PORT` for `address` (either form), or a one-line XttsError naming `name`."""
+    try:
+        host, port = service_host_port(address)
+    except ValueError as exc:
+        fix = (
+            "; leave data.service_address empty for the local pipeline"
+            if name == "data.service_address"
+            else f"; give the address `xtts data-service dispatcher --port {DEFAULT_DISPATCHER_PORT}` printed"
+        )
+        # A value that does not parse: exit 2, as the same address in --set data.service_address is.
+        raise UsageError(f"{name} {address!r} is not a tf.data service address: {exc}{fix}") from None
+    shown = f"[{host}]" if ":" in host else host
+    return f"grpc://{shown}:{port}"
+
+
+def dispatcher_version(
+    address: str, *, name: str = "data.service_address", timeout: float = CONNECT_TIMEOUT_SECONDS
+) -> int:
+    """The tf.data service protocol version of the dispatcher at `address`, or a one-line XttsError.
+
+    TensorFlow's client retries an unreachable dispatcher for minutes without a word, so one real
+    call (the dispatcher's GetVersion, with a deadline) is made here first. A TCP connect would not
+    do: firewalls and proxies accept connections for hosts that are not there.
+    """
+    import grpc  # TensorFlow's own dependency; imported here, as TensorFlow is, only when needed
+
+    target = grpc_target(address, name=name)
+    host, port = service_host_port(address)
+    where = f"{name} {address!r}"
+    fix = f"start one there with `xtts data-service dispatcher --port {port} --bind 0.0.0.0`" + (
+        ", or leave data.service_address empty for the local pipeline" if name == "data.service_address" else ""
+    )
+    try:
+        reply = grpc_call(target, GET_VERSION, timeout)
+    except grpc.RpcError as exc:
+        code = exc.code()
+        # A server that speaks no HTTP/2 (a web server, say) answers, and gRPC calls that "unavailable" too.
+        spoke = any(said in (exc.details() or "").lower() for said in ("parsing http/2", "http1.x"))
+        if code == grpc.StatusCode.UNAVAILABLE and not spoke:
+            unknown = "resolv" in (exc.details() or "").lower()  # gRPC words a failed lookup this way
+            raise XttsError(
+                f"{where}: "
+                + (
+                    f"the host name {host!r} does not resolve; use the dispatcher machine's name or IP"
+                    if unknown
+                    else f"nothing answers at {host}:{port}; {fix}"
+                )
+            ) from None
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            raise XttsError(f"{where}: no answer from {host}:{port} within {timeout:g} s; {fix}") from None
+        # Something listens there: starting a dispatcher on that port would fail; the address is wrong.
+        raise XttsError(
+            f"{where}: the server at {host}:{port} is not a tf.data service dispatcher "
+            f"({'it does not speak gRPC' if spoke else code.name}: perhaps a "
+            "worker's port or another program); give the dispatcher's address, the one "
+            "`xtts data-service dispatcher` printed"
+        ) from None
+    return next((value for number, value in message_fields(reply) if number == 1), 0)
+
+
+def grpc_call(target: str, method: str, timeout: float) -> bytes:
+    """The reply to a gRPC call of `method` with an empty request (b"" encodes every empty message)."""
+    import grpc
+
+    # The proxy setting of this shell must not reroute a call meant for a machine on the LAN.
+    host_port = target.removeprefix("grpc://")
+    with grpc.insecure_channel(host_port, options=[("grpc.enable_http_proxy", 0)]) as channel:
+        return channel.unary_unary(method)(b"", timeout=timeout)
+
+
+def _varint(message: bytes, at: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while at < len(message):
+        byte = message[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            break
+    return value, at
+
+
+def message_fields(message: bytes) -> Iterator[tuple[int, Any]]:
+    """(field number, value) of each field of a protobuf message: an int for a varint, bytes otherwise
+    (https://protobuf.dev/programming-guides/encoding/). TensorFlow ships no Python module for the
+    service's messages, and the few read here are flat."""
+    at = 0
+    while at < len(message):
+        key, at = _varint(message, at)
+        wire = key & 7
+        value: Any
+        if wire == 0:
+            value, at = _varint(message, at)
+        elif wire == 2:
+            size, at = _varint(message, at)
+            value, at = message[at : at + size], at + size
+        elif wire in (1, 5):
+            size = 8 if wire == 1 else 4
+            value, at = message[at : at + size], at + size
+        else:  # groups, long deprecated: not in these messages
+            return
+        yield key >> 3, value
+
+
+def check_reachable(address: str, *, name: str = "data.service_address") -> str:
+    """`address` as `grpc://HOST:PORT` once a tf.data service dispatcher has answered there."""
+    dispatcher_version(address, name=name)
+    return grpc_target(address, name=name)
