@@ -148,6 +148,7 @@ def test_the_run_is_listed_and_a_sentence_is_the_audio_it_speaks_in_process(serv
         "graphs": "built on first use",  # `xtts serve` builds them as it starts (`warm_up`)
         "speed": False,  # an autoregressive decoder: the page's speed is off
         "speeds": [0.25, 4.0],  # what `synthesize --speed` takes
+        "text_chars": 300,  # the most a text may hold (this server's limits): the page counts toward it
     }
     assert json.loads(get(f"{url}/api/speakers")[2]) == ["en-us+f3", "en-us", "en-gb+m3", "en-gb"]
     assert json.loads(get(f"{url}/api/languages")[2]) == ["en"]
@@ -1231,8 +1232,11 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         )
         assert duration > 0
 
+        # The characters typed are counted against the server's limit (a long text had been refused only once sent).
+        assert browser.find_element(By.ID, "count").text == "0 of 2,000 characters"
         # Speak: a sentence in a chosen voice comes back as audio the player can play.
         browser.find_element(By.ID, "text").send_keys(SENTENCE)
+        assert browser.find_element(By.ID, "count").text == f"{len(SENTENCE)} of 2,000 characters"
         Select(browser.find_element(By.ID, "speaker")).select_by_value("en-gb")
         browser.find_element(By.ID, "go").click()
         wait.until(lambda b: b.find_element(By.ID, "status").text.startswith("made in"))

@@ -148,6 +148,7 @@ class VoiceService:
             "graphs": self.graphs,
             "speed": bool(s.model.paced),  # its decoder takes `speed` (a duration decoder's pace)
             "speeds": list(SPEEDS),  # the paces a request may ask for: the page's slider spans them
+            "text_chars": self.limits.text_chars,  # the most a text may hold: the page counts toward it
         }
 
     def latest_step(self) -> int:
