@@ -82,7 +82,7 @@ class Voice:
     def __init__(self, export: Path, reference: Path | None = None, speaker: str | None = None) -> None:
         self.info = json.loads((export / "export.json").read_text(encoding="utf-8"))
         self.ids = {symbol: index + 1 for index, symbol in enumerate(self.info["symbols"])}
-        signatures = tf.saved_model.load(str(export)).signatures
+        self.signatures = signatures = tf.saved_model.load(str(export)).signatures
         self.speak = signatures["serving_default"]
         self.reference = read_wav(reference, self.info["sample_rate"]) if reference is not None else None
         self.speaker = None
@@ -112,14 +112,14 @@ class Voice:
         """The WAV of `text`, and whether the model ended it (false: the length limit cut it)."""
         ids = tf.constant(self.text_ids(text, language), tf.int32)
         language_id = tf.constant(self.info["languages"].index(language), tf.int32)
-        # A paced export's signatures take a speed (export.json lists it among their inputs).
-        paced = {"speed": tf.constant(speed, tf.float32)} if "speed" in self.info["signature"]["inputs"] else {}
+        # Another pace: a paced export's signatures that take a speed (export.json's paced_signatures).
+        paced = {"speed": tf.constant(speed, tf.float32)} if speed != 1 else {}
         if self.speaker is not None:
-            out = self.speak_as(speaker_id=tf.constant(self.speaker), text_ids=ids, language_id=language_id, **paced)
+            speak = self.signatures["speaker_paced" if paced else "speaker"]
+            out = speak(speaker_id=tf.constant(self.speaker), text_ids=ids, language_id=language_id, **paced)
         else:
-            out = self.speak(
-                text_ids=ids, language_id=language_id, reference_audio=tf.constant(self.reference), **paced
-            )
+            speak = self.signatures["paced" if paced else "serving_default"]
+            out = speak(text_ids=ids, language_id=language_id, reference_audio=tf.constant(self.reference), **paced)
         return wav_bytes(out["audio"].numpy(), self.info["sample_rate"]), bool(out["stopped"].numpy())
 
 
@@ -141,7 +141,7 @@ def speed_of(query: dict, info: dict) -> tuple[float | None, str | None]:
         return None, f"speed {query['speed']!r} is not a number"
     if not 0.25 <= speed <= 4:  # NaN fails it too
         return None, f"speed {query['speed']} is not a pace from 0.25 to 4"
-    if speed != 1 and "speed" not in info["signature"]["inputs"]:
+    if speed != 1 and not info.get("paced_signatures"):
         return None, "this export's model ends each sentence by its stop token: it has no pace to set"
     return speed, None
 

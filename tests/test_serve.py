@@ -1368,7 +1368,7 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
     )
     assert example.language_of({}, ["en", "fa"]) == (None, "the export speaks en, fa: pass one as language=")
     assert example.language_of({"language": "de"}, ["en"]) == (None, "language de is not the export's: en")
-    paced, stopped = {"signature": {"inputs": {"speed": "float32 []"}}}, {"signature": {"inputs": {}}}
+    paced, stopped = {"paced_signatures": {"names": {"serving_default": "paced"}}}, {"paced_signatures": None}
     assert example.speed_of({"speed": "1.5"}, paced) == (1.5, None) and example.speed_of({}, stopped) == (1.0, None)
     assert example.speed_of({"speed": "nan"}, paced) == (None, "speed nan is not a pace from 0.25 to 4")
     assert example.speed_of({"speed": "2"}, stopped)[1].endswith("it has no pace to set")

@@ -312,24 +312,26 @@ def test_export_serves_the_same_speech_with_plain_tensorflow(short_run, plain_py
     ids = {symbol: index + 1 for index, symbol in enumerate(info["symbols"])}
     data = short_run.config.data
     clip = short_run.parts.scan.train[0].audio_path
-    # A paced model's signature takes its speed too (the export had none: synthesize --speed alone set it).
-    assert ("speed" in info["signature"]["inputs"]) == model.paced
-    paced = ", speed=tf.constant(1.0)" if model.paced else ""
+    # A paced model's signatures again, with its speed (the export had none: synthesize --speed alone set it).
+    assert (info["paced_signatures"] is not None) == model.paced
     # A process with TensorFlow and numpy only: what a server without xtts runs.
     script = f"""
 import json, sys, wave
 import numpy as np, tensorflow as tf
 with wave.open({clip!r}) as handle:
     audio = np.frombuffer(handle.readframes(handle.getnframes()), "<i2").astype(np.float32) / 32768
-speak = tf.saved_model.load({str(out)!r}).signatures["serving_default"]
+signatures = tf.saved_model.load({str(out)!r}).signatures
+speak = signatures["serving_default"]
 result = speak(text_ids=tf.constant({[ids[c] for c in TEXT]}, tf.int32), language_id=tf.constant(0),
-               reference_audio=tf.constant(audio){paced})
+               reference_audio=tf.constant(audio))
 np.save({str(tmp_path / "mel.npy")!r}, result["mel"].numpy())
 np.save({str(tmp_path / "audio.npy")!r}, result["audio"].numpy())
 if {model.paced}:
-    faster = speak(text_ids=tf.constant({[ids[c] for c in TEXT]}, tf.int32), language_id=tf.constant(0),
-                   reference_audio=tf.constant(audio), speed=tf.constant(2.0))
-    np.save({str(tmp_path / "faster.npy")!r}, faster["mel"].numpy())
+    for speed in (1.0, 2.0):
+        paced = signatures["paced"](text_ids=tf.constant({[ids[c] for c in TEXT]}, tf.int32),
+                                    language_id=tf.constant(0), reference_audio=tf.constant(audio),
+                                    speed=tf.constant(speed))
+        np.save({str(tmp_path)!r} + f"/paced-{{speed:g}}.npy", paced["mel"].numpy())
 print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" in sys.modules,
                   "stopped": bool(result["stopped"].numpy())}}))
 """
@@ -360,9 +362,10 @@ print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" 
 
     expected = spoken()
     assert mel.shape == expected.mel.shape  # the same durations or stop step, frame for frame
-    if model.paced:  # twice the pace: the frames synthesize --speed 2 makes
+    if model.paced:  # twice the pace: the frames synthesize --speed 2 makes; at 1, serving_default's
         faster = spoken(2.0).mel
-        assert np.load(tmp_path / "faster.npy").shape == faster.shape and len(faster) < len(mel)
+        assert np.load(tmp_path / "paced-2.npy").shape == faster.shape and len(faster) < len(mel)
+        assert np.load(tmp_path / "paced-1.npy").shape == mel.shape
     assert stopped == expected.stopped  # a clip the length limit cut is said so, as synthesize says it
     # Two graphs of the same weights sum in their own orders (oneDNN picks kernels per graph).
     np.testing.assert_allclose(mel, expected.mel, atol=1e-3)

@@ -40,8 +40,9 @@ def export(
     The `serving_default` signature takes `text_ids` (int32 [T]), `language_id` (int32 []) and
     `reference_audio` (float32 [S], mono at the run's sample rate) and returns `mel` and `audio`
     (by the run's own vocoder when it has one, else Griffin-Lim; --vocoder picks), and `stopped`
-    (false where the length limit cut the clip); a paced run's (model.decoder: duration) takes
-    `speed` (float32 [], 0.25 to 4) too, as synthesize --speed. `export.json`
+    (false where the length limit cut the clip); a paced run's (model.decoder: duration) has
+    `paced` and `speaker_paced` too, which take `speed` (float32 [], 0.25 to 4) as well, as
+    synthesize --speed. `export.json`
     beside it holds what turns text into the ids (front end, cleaners, espeak-ng voices, symbols,
     languages, speakers) and the sample rate; `tf.saved_model.load(DIR).signatures["serving_default"]`
     or TensorFlow Serving calls it, with no xtts installed.
@@ -83,14 +84,14 @@ def export(
 
         print_json(report)
         return
-    speed = ", speed" if "speed" in info["signature"]["inputs"] else ""  # a paced model's
     speaker = (
-        f"; speaker: speaker_id, text_ids, language_id{speed} -> mel, stopped, audio"
-        if info.get("speaker_signature")
-        else ""
+        "; speaker: speaker_id, text_ids, language_id -> mel, stopped, audio" if info.get("speaker_signature") else ""
     )
+    paced = info.get("paced_signatures")  # a paced model's: each signature again, with speed
+    if paced:
+        speaker += f"; {' and '.join(paced['names'].values())}: the same and speed"
     sys.stdout.write(
         f"{out}: SavedModel of step {info['step']} of {info['run']}, vocoder {info['vocoder']} (serving_default: "
-        f"text_ids, language_id, reference_audio at {info['sample_rate']} Hz{speed} -> mel, stopped, audio{speaker}); "
+        f"text_ids, language_id, reference_audio at {info['sample_rate']} Hz -> mel, stopped, audio{speaker}); "
         f"{out / 'export.json'} lists its symbols\n"
     )

@@ -57,6 +57,10 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
     signatures = {"serving_default": generator.speak}
     if table is not None:
         signatures["speaker"] = generator.speak_as
+    if tts.model.paced:
+        signatures["paced"] = generator.speak_paced
+        if table is not None:
+            signatures["speaker_paced"] = generator.speak_as_paced
     info = _export_info(tts)
     # Written beside `out` and renamed into place whole: a full disk or Ctrl-C leaves no half
     # SavedModel behind, which the same command, run again, would refuse as a folder holding files.
@@ -158,17 +162,25 @@ def _frame_bounds(tokens, rate: Optional[SpeakingRate], buffer: int, speed=None)
     else:
         high = tf.minimum(buffer, tf.cast(tf.math.ceil(RATE_CEILING_FACTOR * rate.p90 * tokens), tf.int32) + 1)
         low = tf.maximum(1, tf.cast(tf.math.floor(RATE_FLOOR_SHARE * rate.p10 * tokens), tf.int32))
-    if speed is not None:
-        high = tf.minimum(buffer, tf.cast(tf.math.ceil(tf.cast(high, tf.float32) / speed), tf.int32) + (count + 1) // 2)
-        low = tf.cast(tf.cast(low, tf.float32) / speed, tf.int32)
+    if speed is not None:  # off the trained pace alone, as `_frame_window` scales them: at 1 the same frames
+        scaled = tf.minimum(
+            buffer, tf.cast(tf.math.ceil(tf.cast(high, tf.float32) / speed), tf.int32) + (count + 1) // 2
+        )
+        high = tf.where(tf.equal(speed, 1.0), high, scaled)
+        low = tf.where(tf.equal(speed, 1.0), low, tf.cast(tf.cast(low, tf.float32) / speed, tf.int32))
     return tf.minimum(high, low), high
 
 
 # The signatures' inputs. No autograph in them: generation and Griffin-Lim loop with `tf.while_loop` themselves.
 TEXT_IDS = tf.TensorSpec([None], tf.int32, "text_ids")
 LANGUAGE_ID = tf.TensorSpec([], tf.int32, "language_id")
-# A paced model's (model.decoder: duration) pace, as synthesize --speed and the server's speed take it.
+REFERENCE_AUDIO = tf.TensorSpec([None], tf.float32, "reference_audio")
+SPEAKER_ID = tf.TensorSpec([], tf.int32, "speaker_id")
+# A paced model's (model.decoder: duration) pace, as synthesize --speed and the server's speed take it:
+# in signatures of their own, so serving_default and speaker keep the inputs every client sends.
 SPEED = tf.TensorSpec([], tf.float32, "speed")
+# The signature names, and the paced ones beside them.
+PACED_SIGNATURES = {"serving_default": "paced", "speaker": "speaker_paced"}
 
 
 def _generator(
@@ -184,9 +196,6 @@ def _generator(
 
     buffer, window = data.max_mel_frames, data.reference_frames
     filterbank = mel_filterbank(data)
-    # A paced model's signatures take its speed too; an autoregressive one has no pace to set.
-    paced = [SPEED] if model.paced else []
-    reference = tf.TensorSpec([None], tf.float32, "reference_audio")
 
     class Generator(tf.Module):
         def __init__(self) -> None:
@@ -195,22 +204,33 @@ def _generator(
             # own call for a signature nobody serves (a third of the export's time).
             self.weights = list(model.variables) + (list(vocoder.variables) if vocoder is not None else [])
 
-        @tf.function(input_signature=[TEXT_IDS, LANGUAGE_ID, reference, *paced], autograph=False)
-        def speak(self, text_ids, language_id, reference_audio, speed=None):
+        @tf.function(input_signature=[TEXT_IDS, LANGUAGE_ID, REFERENCE_AUDIO], autograph=False)
+        def speak(self, text_ids, language_id, reference_audio):
+            return self._spoken(text_ids, language_id, self._cloned(reference_audio), None)
+
+        @tf.function(input_signature=[TEXT_IDS, LANGUAGE_ID, REFERENCE_AUDIO, SPEED], autograph=False)
+        def speak_paced(self, text_ids, language_id, reference_audio, speed):
+            return self._spoken(text_ids, language_id, self._cloned(reference_audio), speed)
+
+        @tf.function(input_signature=[SPEAKER_ID, TEXT_IDS, LANGUAGE_ID], autograph=False)
+        def speak_as(self, speaker_id, text_ids, language_id):
+            return self._spoken(text_ids, language_id, self._listed(speaker_id), None)
+
+        @tf.function(input_signature=[SPEAKER_ID, TEXT_IDS, LANGUAGE_ID, SPEED], autograph=False)
+        def speak_as_paced(self, speaker_id, text_ids, language_id, speed):
+            return self._spoken(text_ids, language_id, self._listed(speaker_id), speed)
+
+        def _cloned(self, reference_audio):
             reference = log_mel(_heard(reference_audio, data.sample_rate), data)[:window]
             length = tf.shape(reference)[0]
             reference = tf.pad(reference, [[0, window - length], [0, 0]], constant_values=LOG_MEL_FLOOR)
-            voice = model.speaker_encoder(reference[None], length[None], training=False)
-            return self._spoken(text_ids, language_id, voice, speed)
+            return model.speaker_encoder(reference[None], length[None], training=False)
 
-        @tf.function(
-            input_signature=[tf.TensorSpec([], tf.int32, "speaker_id"), TEXT_IDS, LANGUAGE_ID, *paced], autograph=False
-        )
-        def speak_as(self, speaker_id, text_ids, language_id, speed=None):
+        def _listed(self, speaker_id):
             # A training speaker's voice (`speaker_table`), as `--speaker NAME` speaks: no clip needed.
             centroids = tf.constant(speakers)
             speaker_id = _checked(speaker_id, len(speakers), "speaker_id", "an index into export.json's speakers")
-            return self._spoken(text_ids, language_id, tf.cast(centroids[speaker_id][None], tf.float32), speed)
+            return tf.cast(centroids[speaker_id][None], tf.float32)
 
         def _spoken(self, text_ids, language_id, voice, speed):
             text_ids, language_id = _checked_text(text_ids, language_id, model.vocab_size, len(tokenizer.languages))
@@ -243,8 +263,13 @@ def _generator(
             # stopped false: the length limit cut it (a text too long for one generation), as synthesize says
             return {"mel": mel[:frames], "audio": audio, "stopped": generated["stopped"][0]}
 
+    # Saving traces every signature a module holds: what this model cannot serve is left out.
+    if not model.paced:  # an autoregressive decoder ends by its stop token: no pace to set
+        del Generator.speak_paced, Generator.speak_as_paced
     if speakers is None:  # no centroids (a run from before they were kept): saving had traced it, and failed
         del Generator.speak_as
+        if model.paced:
+            del Generator.speak_as_paced
     return Generator()
 
 
@@ -359,8 +384,6 @@ def _export_info(tts: Synthesizer) -> dict:
     buffer, window = data.max_mel_frames, data.reference_frames
     phonemes = data.text_frontend == "phonemes"
     espeak_voices = {code: espeak_language(code) for code in tts.tokenizer.languages} if phonemes else {}
-    # A paced model's signatures take a speed; an autoregressive one's length is its stop token's.
-    speed = {"speed": "float32 [] (0.25 to 4; 1: the pace it was trained at)"} if tts.model.paced else {}
     return {
         # Absolute: where the export is served, the folder export was run from means nothing.
         "run": os.path.abspath(tts.run_dir),
@@ -395,7 +418,6 @@ def _export_info(tts: Synthesizer) -> dict:
                 "text_ids": "int32 [T]",
                 "language_id": "int32 []",
                 "reference_audio": f"float32 [S] at {data.sample_rate} Hz",
-                **speed,
             },
             "outputs": {
                 "mel": f"float32 [frames, {data.n_mels}]",
@@ -410,9 +432,18 @@ def _export_info(tts: Synthesizer) -> dict:
                 "speaker_id": "int32 [] (index in speakers)",
                 "text_ids": "int32 [T]",
                 "language_id": "int32 []",
-                **speed,
             },
         }
         if speaks_as_speakers(tts)
+        else None,
+        # A paced model's (model.decoder: duration): each signature again, named here, with `speed` too;
+        # an autoregressive one's length is its stop token's, and it has none.
+        "paced_signatures": {
+            "names": {
+                name: paced for name, paced in PACED_SIGNATURES.items() if name != "speaker" or speaks_as_speakers(tts)
+            },
+            "speed": "float32 [] (0.25 to 4; 1: the pace it was trained at, as synthesize --speed)",
+        }
+        if tts.model.paced
         else None,
     }
