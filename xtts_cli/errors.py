@@ -228,9 +228,9 @@ def _looping_link(path: str) -> str:
     return path
 
 
-# How importing TensorFlow under a process limit fails, by where the mapping or allocation
-# failed: a library's segment (ImportError, or RuntimeError listing it), protobuf's pool (TypeError).
-_OUT_OF_MEMORY_SAID = ("failed to map segment", "out of memory", "cannot allocate memory")
+# CPython's words for a C function that failed without an exception set: an allocation, under an
+# address-space limit; elsewhere a bug, and kept as one.
+_NULL_RETURNED = ("without setting an exception", "error return without exception set")
 
 
 def _limited_address_space() -> bool:
@@ -241,17 +241,23 @@ def _limited_address_space() -> bool:
 def _process_memory(error: BaseException) -> Optional[OutOfMemoryError]:
     """The process's own memory limit (ulimit -v, a container's), met in Python, in TensorFlow's C++
     (std::bad_alloc) or mapping TensorFlow's libraries: a traceback had said it."""
+    said = str(error)
+    # How importing TensorFlow under the limit fails, by where the mapping or allocation failed: a
+    # library's segment (glibc's words, in an ImportError, the RuntimeError listing the tries, TensorFlow's
+    # NotFoundError loading an op library), protobuf's descriptor pool
+    # (TypeError). A GPU's "CUDA error: out of memory" is no process limit, and is not said to be one.
     said_so = (
         isinstance(error, MemoryError)
         or (isinstance(error, OSError) and error.errno == errno.ENOMEM)
+        or "failed to map segment from shared object" in said
+        or (isinstance(error, TypeError) and "descriptor pool: out of memory" in said)
         or (
-            isinstance(error, (ImportError, RuntimeError, TypeError))
-            and any(marker in str(error).lower() for marker in _OUT_OF_MEMORY_SAID)
+            isinstance(error, SystemError)
+            and any(words in said for words in _NULL_RETURNED)
+            and _limited_address_space()
         )
     )
-    # A C extension whose allocation failed returns NULL with no exception set (CPython's
-    # SystemError); under an address-space limit that is the limit, not a bug.
-    if not (said_so or (isinstance(error, SystemError) and _limited_address_space())):
+    if not said_so:
         return None
     said = str(error) or "the process's memory limit is reached"
     return OutOfMemoryError(
