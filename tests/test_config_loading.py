@@ -184,6 +184,11 @@ def test_yaml_syntax_error_names_line_and_column(write_config) -> None:
     with pytest.raises(ConfigError) as info:
         resolve_config(path)
     assert info.value.lines[0].startswith(f"{path}: line 2, column ")
+    # A directive with no document after it ends the file too, with nothing left open: PyYAML's own words.
+    path = write_config("model: {}\n...\n%YAML 1.1\n")
+    with pytest.raises(ConfigError) as info:
+        resolve_config(path)
+    assert info.value.lines == [f"{path}: line 4, column 1: expected '<document start>', but found '<stream end>'"]
 
 
 def test_yaml_tags_are_not_constructed(write_config) -> None:

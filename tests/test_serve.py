@@ -342,7 +342,7 @@ def test_a_parameter_given_twice_or_as_a_list_is_refused_and_an_error_carries_it
     assert get(f"{url}/api/tts?{fits}")[0] == 200  # the part named is one the server takes
     status, _, body = get(f"{url}/api/tts?{urllib.parse.urlencode({'text': '7' * 300})}")
     assert status == 413 and json.loads(body)["hint"].startswith(
-        "its first word ('77777777777777777777'...) alone reads"
+        "its first word ('77777777777777777777...') alone reads"
     )
     assert json.loads(body)["hint"].endswith("characters: split it, or leave it out")
 

@@ -77,7 +77,8 @@ def init(
         can_write(target, "--out", name=source.name)
     if target.exists() and not force:
         raise XttsError(
-            f"{target} exists already", hint=f"pass --out OTHER.yaml, or --force to replace it (kept as {target}.bak)"
+            f"{target} exists already",
+            hint=f"pass --out OTHER.yaml, or --force to replace it (kept as {_free_backup(target)})",
         )
     can_write(target, "--out", name=source.name)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -163,7 +163,9 @@ def parse_yaml(text: str, where: str) -> dict[str, Any]:
                 f"{where}: {position}: a tab; YAML indents, and parts a value from a comment, with spaces",
                 hint="replace the tab with spaces (an editor's 'indent using spaces' does it)",
             ) from None
-        if "stream end" in problem or "end of stream" in problem:
+        # A [, { or quote still open when the file ends (not a document's end missing: its context is none).
+        opened = exc.context is not None and ("flow" in exc.context or "quoted scalar" in exc.context)
+        if opened and ("stream end" in problem or "end of stream" in problem):
             raise _never_closed(exc, text, where) from None
         raise ConfigError(f"{where}: {position}: {problem}", hint="fix the YAML syntax at that spot") from None
     except yaml.YAMLError as exc:

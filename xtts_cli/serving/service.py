@@ -208,9 +208,8 @@ class VoiceService:
             low, high = (middle, high) if fits else (low, middle - 1)
         if not low:
             # "Send it on its own" had been the hint for a word that is too long on its own as well.
-            return (
-                f"its first word ({words[0][:20]!r}...) alone reads past {limit} characters: split it, or leave it out"
-            )
+            first = words[0] if len(words[0]) <= 20 else words[0][:20] + "..."
+            return f"its first word ({first!r}) alone reads past {limit} characters: split it, or leave it out"
         return f"its first {len(' '.join(words[:low]))} characters fit ({' '.join(words[:low])[-40:]!r} ends them)"
 
     def _language(self, asked: str) -> Optional[str]:
