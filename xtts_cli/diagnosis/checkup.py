@@ -1017,6 +1017,8 @@ def _timed_rates(
     others_beside_pipeline = cpu.others_busy(timed)
     say(f"timing the step: {num_batches} steps on the real pipeline, then on resident batches (the model alone)")
     model = profile_step(config, num_steps=num_batches, cpu_count=machine.cpu_count)
+    if model.interrupted:  # a Ctrl-C ends the check-up, as in its other phases: it had gone on, and exited 0
+        raise KeyboardInterrupt
     # The model alone: the same step on resident batches of the shapes training meets.
     alone_ms = model.resident_compute_ms.p50 if model.resident_compute_ms else model.compute_ms.p50
     x, y = pipeline.samples_per_sec, model.batch_size * 1000.0 / max(alone_ms, 1e-9)
