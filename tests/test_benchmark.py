@@ -148,12 +148,26 @@ def test_the_best_line_says_its_speedup_is_of_two_runs_and_that_nothing_was_comp
     assert (
         "230.0 samples/s (1.90x the config as written, the mean of its run and its re-run)" in capsys.readouterr().out
     )
-    report = _run(_loaded(tmp_path), _stand_in(lambda c: 100.0), stages=["batch_size"], batch_sizes=[4])
+    report = _run(_loaded(tmp_path), _stand_in(lambda c: 100.0), stages=["batch_size"], batch_sizes=[8])
     for trial in report.trials[1:]:  # the budget spent after the config's own trial
         trial.status, trial.samples_per_sec, trial.score = "skipped", None, None
+        trial.reason = "budget spent (900 of 900 s)"
     _render(report, None)
     shown = capsys.readouterr().out
     assert "no other trial finished within --budget-seconds 900: nothing was compared; raise it" in shown, shown
+    # Nothing else to run (--batch-sizes 8,8 on a config of 8): no budget to raise; a faster trial the budget
+    # left unchecked is said so, not "no trial beat the config" (it had been 1.40x).
+    alone = _run(_loaded(tmp_path), _stand_in(lambda c: 100.0), stages=["batch_size"], batch_sizes=[4])
+    _render(alone, None)
+    assert "no other setting to try: the sizes and sweeps asked for are the config's own" in capsys.readouterr().out
+    report = _run(_loaded(tmp_path), _stand_in(lambda c: 100.0), stages=["batch_size"], batch_sizes=[8])
+    faster = next(t for t in report.trials if t.index != report.baseline)
+    faster.samples_per_sec = 140.0
+    report.trials = [t for t in report.trials if t.stage != "recheck"]
+    _render(report, None)
+    shown = capsys.readouterr().out
+    assert f"trial {faster.index + 1} ran 1.40x the config as written, but was not run again to confirm it" in shown
+    assert "run-to-run noise" not in shown, shown
 
 
 def test_a_config_that_runs_eagerly_is_timed_in_graph_mode_first(tmp_path) -> None:
