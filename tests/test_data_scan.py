@@ -665,7 +665,9 @@ def test_every_clip_missing_from_a_clips_folder_named_otherwise_says_to_rename_i
         clip.write_bytes(b"")  # every clip empty: nothing good, and no single layout mistake
     with pytest.raises(DatasetScanError) as empty:
         scan_dataset(DataConfig(dataset_path=str(data)))
-    assert empty.value.hint.endswith("fix them: no item of the dataset is usable")
+    assert empty.value.hint.endswith(
+        "none of the dataset's items is usable, so fix them (raising data.max_bad_file_fraction would train on nothing)"
+    )
     assert "max_bad_file_fraction to train on the good ones" not in empty.value.hint
 
 

@@ -362,3 +362,18 @@ def test_ctrl_c_while_the_step_is_timed_ends_the_check_up_as_an_interrupt(runner
     # 130, and no report: `main` then says "interrupted (Ctrl-C)", as it does in the check-up's other phases.
     assert result.exit_code == 130 and isinstance(result.exception, SystemExit), result.output
     assert "findings" not in result.stdout and "storage" not in result.output
+
+
+def test_a_dataset_of_no_usable_clip_says_the_timings_were_skipped_and_why(runner, tmp_path) -> None:
+    # An epoch of no batch said so; a dataset whose every clip is unreadable had said nothing of them.
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+
+    shutil.copytree(BUNDLED_SAMPLE, tmp_path / "data")
+    for clip in (tmp_path / "data" / "wavs").glob("*.wav"):
+        clip.write_text("not audio", encoding="utf-8")
+    result = runner.invoke(app, ["diagnose", "-c", "tiny-cpu", "--data", str(tmp_path / "data"), "--json"])
+    assert result.exit_code == 1, result.output
+    notes = json.loads(result.stdout)["notes"]
+    assert "the pipeline, model and storage timings were skipped: training refuses this config (dataset-unusable)" in (
+        " ".join(notes)
+    ), notes

@@ -59,7 +59,11 @@ BAD_FILES_REMEDY = "fix or remove them, or raise data.max_bad_file_fraction to t
 
 def bad_files_remedy(good: int) -> str:
     """What to do of the bad files: with no good one, raising the fraction trains on nothing."""
-    return BAD_FILES_REMEDY if good else "fix them: no item of the dataset is usable"
+    return (
+        BAD_FILES_REMEDY
+        if good
+        else "none of the dataset's items is usable, so fix them (raising data.max_bad_file_fraction would train on nothing)"
+    )
 
 
 OUTSIDE_LIMITS = frozenset({"too_short", "too_long", "too_many_frames", "text_too_long"})

@@ -896,6 +896,9 @@ def checkup(
     static += [_ranked(finding, "config") for finding in parent_findings(config, scan, loaded.path)]
     if scan is None:
         report.findings = rank(_dedupe(static))
+        refused = _untimed(config, static, quick=quick, unserved=False)
+        if refused is not None:  # a dataset of no usable clip: said, as an epoch of no batch is
+            report.notes = [refused]
         return report
 
     info, python_found = _pipeline_graph(config, scan, report)
