@@ -191,10 +191,10 @@ def _generator(
     vocoder, else Griffin-Lim), and `speak_as` the `speakers` (`speaker_table`, or None). An id
     outside `tokenizer`'s symbols, languages or speakers is an InvalidArgumentError naming it: a
     gather would clip it on a GPU, and speak another voice or language without a word."""
-    from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel, mel_filterbank
+    from xtts_cli.data.features import mel_filterbank
     from xtts_cli.speech.synthesis import generation_settings
 
-    buffer, window = data.max_mel_frames, data.reference_frames
+    buffer = data.max_mel_frames
     filterbank = mel_filterbank(data)
 
     class Generator(tf.Module):
@@ -206,31 +206,19 @@ def _generator(
 
         @tf.function(input_signature=[TEXT_IDS, LANGUAGE_ID, REFERENCE_AUDIO], autograph=False)
         def speak(self, text_ids, language_id, reference_audio):
-            return self._spoken(text_ids, language_id, self._cloned(reference_audio), None)
+            return self._spoken(text_ids, language_id, _cloned(model, data, reference_audio), None)
 
         @tf.function(input_signature=[TEXT_IDS, LANGUAGE_ID, REFERENCE_AUDIO, SPEED], autograph=False)
         def speak_paced(self, text_ids, language_id, reference_audio, speed):
-            return self._spoken(text_ids, language_id, self._cloned(reference_audio), speed)
+            return self._spoken(text_ids, language_id, _cloned(model, data, reference_audio), speed)
 
         @tf.function(input_signature=[SPEAKER_ID, TEXT_IDS, LANGUAGE_ID], autograph=False)
         def speak_as(self, speaker_id, text_ids, language_id):
-            return self._spoken(text_ids, language_id, self._listed(speaker_id), None)
+            return self._spoken(text_ids, language_id, _listed(speakers, speaker_id), None)
 
         @tf.function(input_signature=[SPEAKER_ID, TEXT_IDS, LANGUAGE_ID, SPEED], autograph=False)
         def speak_as_paced(self, speaker_id, text_ids, language_id, speed):
-            return self._spoken(text_ids, language_id, self._listed(speaker_id), speed)
-
-        def _cloned(self, reference_audio):
-            reference = log_mel(_heard(reference_audio, data.sample_rate), data)[:window]
-            length = tf.shape(reference)[0]
-            reference = tf.pad(reference, [[0, window - length], [0, 0]], constant_values=LOG_MEL_FLOOR)
-            return model.speaker_encoder(reference[None], length[None], training=False)
-
-        def _listed(self, speaker_id):
-            # A training speaker's voice (`speaker_table`), as `--speaker NAME` speaks: no clip needed.
-            centroids = tf.constant(speakers)
-            speaker_id = _checked(speaker_id, len(speakers), "speaker_id", "an index into export.json's speakers")
-            return tf.cast(centroids[speaker_id][None], tf.float32)
+            return self._spoken(text_ids, language_id, _listed(speakers, speaker_id), speed)
 
         def _spoken(self, text_ids, language_id, voice, speed):
             text_ids, language_id = _checked_text(text_ids, language_id, model.vocab_size, len(tokenizer.languages))
@@ -271,6 +259,24 @@ def _generator(
         if model.paced:
             del Generator.speak_as_paced
     return Generator()
+
+
+def _cloned(model, data: DataConfig, reference_audio):
+    """The speaker vector of `reference_audio`, heard from where its voice starts, as synthesize hears it."""
+    from xtts_cli.data.features import LOG_MEL_FLOOR, log_mel
+
+    window = data.reference_frames
+    reference = log_mel(_heard(reference_audio, data.sample_rate), data)[:window]
+    length = tf.shape(reference)[0]
+    reference = tf.pad(reference, [[0, window - length], [0, 0]], constant_values=LOG_MEL_FLOOR)
+    return model.speaker_encoder(reference[None], length[None], training=False)
+
+
+def _listed(speakers, speaker_id):
+    """A training speaker's voice (`speaker_table`), as `--speaker NAME` speaks: no clip needed."""
+    centroids = tf.constant(speakers)
+    speaker_id = _checked(speaker_id, len(speakers), "speaker_id", "an index into export.json's speakers")
+    return tf.cast(centroids[speaker_id][None], tf.float32)
 
 
 def _griffin_lim(mel, filterbank, data: DataConfig, buffer: int):
