@@ -344,20 +344,11 @@ def test_clips_too_short_are_not_told_that_longer_clips_cost_memory() -> None:
 
 @pytest.mark.slow
 def test_ctrl_c_while_the_step_is_timed_ends_the_check_up_as_an_interrupt(runner, monkeypatch) -> None:
-    import signal
-
-    from xtts_cli.profiling import step_profiler
+    from training_support import ctrl_c_at_timed_step
 
     # A real SIGINT as the third timed step ends: the check-up had gone on to time the storage and
     # exited 0, its report's figures from 3 steps and its contention left out without a word.
-    on_step = step_profiler._StepTiming.on_step
-
-    def then_ctrl_c(self, end) -> None:
-        on_step(self, end)
-        if self.timed == 3:
-            signal.raise_signal(signal.SIGINT)
-
-    monkeypatch.setattr(step_profiler._StepTiming, "on_step", then_ctrl_c)
+    ctrl_c_at_timed_step(monkeypatch, 3)
     result = runner.invoke(app, ["diagnose", "-c", "tiny-cpu", "--batches", "20", "--json"])
     # 130, and no report: `main` then says "interrupted (Ctrl-C)", as it does in the check-up's other phases.
     assert result.exit_code == 130 and isinstance(result.exception, SystemExit), result.output

@@ -340,20 +340,11 @@ def test_ctrl_c_before_two_steps_are_timed_stops_as_an_interrupt_not_as_a_short_
 
 @pytest.mark.slow
 def test_ctrl_c_after_steps_are_timed_reports_them_and_exits_as_an_interrupt(runner, tmp_path, monkeypatch) -> None:
-    import signal
-
-    from xtts_cli.profiling import step_profiler
+    from training_support import ctrl_c_at_timed_step
 
     # A real SIGINT, raised in this process as the third timed step ends: a long profile stopped had
     # kept nothing of the steps it had timed ("interrupted (Ctrl-C)").
-    on_step = step_profiler._StepTiming.on_step
-
-    def then_ctrl_c(self, end) -> None:
-        on_step(self, end)
-        if self.timed == 3:
-            signal.raise_signal(signal.SIGINT)
-
-    monkeypatch.setattr(step_profiler._StepTiming, "on_step", then_ctrl_c)
+    ctrl_c_at_timed_step(monkeypatch, 3)
     result = runner.invoke(app, ["profile-step", "-c", "tiny-cpu", "--steps", "50", "--warmup", "1", "--json"])
     assert result.exit_code == 130, result.output
     profile = json.loads(result.stdout)

@@ -164,3 +164,19 @@ def undocumented_keys(command: str, payload: dict) -> list[str]:
             yield key
 
     return sorted({key for key in walk(payload, "") if key not in documented})
+
+
+def ctrl_c_at_timed_step(monkeypatch, step: int) -> None:
+    """A real SIGINT, raised in this process as the step profiler's `step`th timed step ends."""
+    import signal
+
+    from xtts_cli.profiling import step_profiler
+
+    on_step = step_profiler._StepTiming.on_step
+
+    def then_ctrl_c(self, end) -> None:
+        on_step(self, end)
+        if self.timed == step:
+            signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(step_profiler._StepTiming, "on_step", then_ctrl_c)
