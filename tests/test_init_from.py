@@ -237,6 +237,9 @@ def test_a_second_adaptation_from_the_same_base_on_other_data_is_refused_not_tra
     assert said in str(refused.value) and "pass --run-dir DIR" in refused.value.hint
     assert refused.value.hint.endswith("leave --init-from out")
     refuse_starting_over(run, config)  # the same data: this adaptation's own resume
+    bundled = config.model_copy(update={"data": config.data.model_copy(update={"dataset_path": None})})
+    with pytest.raises(XttsError, match=r"adapting to the bundled sample \(no --data\) there"):
+        refuse_starting_over(run, bundled)
 
 
 def test_resuming_with_parts_frozen_and_no_base_named_warns_of_no_random_start(persian, tmp_path):

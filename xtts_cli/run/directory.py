@@ -387,9 +387,13 @@ def _refuse_other_data(run: RunDir, previous: Optional[dict[str, Any]], config: 
     before = recorded_config(run, previous) if (previous or {}).get("parent") else None
     if spec is None or before is None or _data_of(before) == _data_of(config):
         return
+
+    def named(folders: list[str]) -> str:
+        return ", ".join(folders) or "the bundled sample (no --data)"
+
     raise XttsError(
-        f"--init-from {spec}: {run.path} holds the run adapted from it on {', '.join(_data_of(before))}; "
-        f"adapting to {', '.join(_data_of(config))} there would train on in that run",
+        f"--init-from {spec}: {run.path} holds the run adapted from it on {named(_data_of(before))}; "
+        f"adapting to {named(_data_of(config))} there would train on in that run",
         hint="for a new run of its own pass --run-dir DIR; to go on training this run on the new data, leave "
         "--init-from out",
     )
