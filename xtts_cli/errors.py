@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import errno
 import re
-import resource  # here, not where memory has run out: its own import would fail then
 import shlex
 from typing import Optional
 
@@ -233,7 +232,15 @@ def _looping_link(path: str) -> str:
 _NULL_RETURNED = ("without setting an exception", "error return without exception set")
 
 
+try:  # imported here, not where memory has run out: its own import would fail then
+    import resource
+except ImportError:  # not on Windows, whose processes have no such limit
+    resource = None  # type: ignore[assignment]
+
+
 def _limited_address_space() -> bool:
+    if resource is None:
+        return False
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     return soft != resource.RLIM_INFINITY
 
@@ -244,8 +251,8 @@ def _process_memory(error: BaseException) -> Optional[OutOfMemoryError]:
     said = str(error)
     # How importing TensorFlow under the limit fails, by where the mapping or allocation failed: a
     # library's segment (glibc's words, in an ImportError, the RuntimeError listing the tries, TensorFlow's
-    # NotFoundError loading an op library), protobuf's descriptor pool
-    # (TypeError). A GPU's "CUDA error: out of memory" is no process limit, and is not said to be one.
+    # NotFoundError loading an op library), protobuf's descriptor pool (TypeError). A GPU's "CUDA error:
+    # out of memory" is no process limit, and is not said to be one.
     said_so = (
         isinstance(error, MemoryError)
         or (isinstance(error, OSError) and error.errno == errno.ENOMEM)
