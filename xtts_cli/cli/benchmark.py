@@ -449,7 +449,7 @@ def _verdict(report, best, others: list) -> list[str]:
             f"no other trial finished within --budget-seconds {report.budget_seconds:g}: nothing was compared; raise it"
         ]
     faster = max(others, key=lambda t: t.samples_per_sec or 0.0)
-    rechecked = any(t.stage == "recheck" for t in report.trials)
+    rechecked = any(t.stage == "recheck" and t.score is not None for t in report.trials)  # run, not skipped
     if not rechecked and best.samples_per_sec and (faster.samples_per_sec or 0.0) > best.samples_per_sec:
         # It had said no trial beat the config by more than noise, of one 1.40x as fast that the budget left unchecked.
         ratio = faster.samples_per_sec / best.samples_per_sec
