@@ -266,11 +266,13 @@ def _process_memory(error: BaseException) -> Optional[OutOfMemoryError]:
     )
     if not said_so:
         return None
-    said = str(error) or "the process's memory limit is reached"
+    limited = _limited_address_space()
+    said = str(error) or ("the process's memory limit is reached" if limited else "the machine's memory is spent")
+    # No limit set: the machine's memory itself ran out (other processes, a cache), not a limit to raise.
+    room = "raise the process's memory limit (ulimit -v, the container's)" if limited else "free the machine's memory"
     return OutOfMemoryError(
         f"out of memory: {said[:MESSAGE_CHARS]}",
-        hint="raise the process's memory limit (ulimit -v, the container's); training also fits in less with "
-        + OUT_OF_MEMORY_HINT.split("; ")[0],
+        hint=f"{room}; training also fits in less with " + OUT_OF_MEMORY_HINT.split("; ")[0],
         translated=True,
     )
 
