@@ -189,6 +189,11 @@ def test_yaml_syntax_error_names_line_and_column(write_config) -> None:
     with pytest.raises(ConfigError) as info:
         resolve_config(path)
     assert info.value.lines == [f"{path}: line 4, column 1: expected '<document start>', but found '<stream end>'"]
+    # A [ left open in the middle: PyYAML names the line it gave up on; where it was opened is said too.
+    path = write_config("data:\n  batch_size: 8\n  datasets: [\n    {path: /tmp/x}\ntraining:\n  epochs: 2\n")
+    with pytest.raises(ConfigError) as info:
+        resolve_config(path)
+    assert info.value.lines[0].endswith("but got '<scalar>' (inside the [ opened on line 3)"), info.value.lines
 
 
 def test_yaml_tags_are_not_constructed(write_config) -> None:

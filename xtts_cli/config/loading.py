@@ -164,9 +164,21 @@ def parse_yaml(text: str, where: str) -> dict[str, Any]:
                 hint="replace the tab with spaces (an editor's 'indent using spaces' does it)",
             ) from None
         # A [, { or quote still open when the file ends (not a document's end missing: its context is none).
-        opened = exc.context is not None and ("flow" in exc.context or "quoted scalar" in exc.context)
-        if opened and ("stream end" in problem or "end of stream" in problem):
+        context = exc.context or ""
+        if ("flow" in context or "quoted scalar" in context) and (
+            "stream end" in problem or "end of stream" in problem
+        ):
             raise _never_closed(exc, text, where) from None
+        # A [ or { still open lines later: where it was opened, the likelier spot to close it.
+        if (
+            "flow" in context
+            and exc.context_mark is not None
+            and mark is not None
+            and exc.context_mark.line < mark.line
+        ):
+            problem += (
+                f" (inside the {'[' if 'sequence' in context else '{'} opened on line {exc.context_mark.line + 1})"
+            )
         raise ConfigError(f"{where}: {position}: {problem}", hint="fix the YAML syntax at that spot") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: not valid YAML: {exc}") from None
