@@ -253,6 +253,20 @@ def test_libritts_root_trains_on_its_train_splits_and_a_split_folder_on_itself()
     assert split.format == "libritts" and split.speakers == {"84": 2}
 
 
+def test_numbered_speaker_and_session_folders_of_txt_transcripts_are_not_taken_for_libritts(tmp_path):
+    """Detected as LibriTTS by their numbered folders alone, every clip had been refused for a
+    .normalized.txt it never had, beside the .txt it had."""
+    clip = next((CORPORA / "libritts" / "dev-clean").rglob("*.wav"))
+    for speaker, session in (("101", "5"), ("102", "6")):
+        (tmp_path / speaker / session).mkdir(parents=True)
+        shutil.copy(clip, tmp_path / speaker / session / "u0.wav")
+        (tmp_path / speaker / session / "u0.txt").write_text("A clip two folders down.", encoding="utf-8")
+    with pytest.raises(XttsError) as info:
+        scan_dataset(data(tmp_path))
+    assert "no known dataset layout" in info.value.lines[0]
+    assert "clips with transcripts lie deeper (101/5/u0.wav)" in info.value.hint
+
+
 def test_an_unknown_folder_is_refused_in_one_line_naming_the_layouts(tmp_path):
     (tmp_path / "audio").mkdir()
     (tmp_path / "notes.txt").write_text("not a dataset")

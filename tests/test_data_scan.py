@@ -690,6 +690,49 @@ def test_a_row_pointing_into_another_folder_does_not_count_that_folders_files_as
     assert (part.unlisted_audio, part.unlisted_example) == (1, f"wavs/{first}.wav")
 
 
+def test_clips_beside_the_metadata_file_in_no_row_are_unlisted_audio(tmp_path):
+    """Clips put beside metadata.csv (a folder corpus beside an LJSpeech one) had gone unsaid: only
+    the listed clips' own folder was looked through."""
+    data = tmp_path / "data"
+    shutil.copytree(_sample(), data)
+    for n in range(3):
+        shutil.copy(data / "wavs" / "XTTS001-0001.wav", data / f"x{n}.wav")
+        (data / f"x{n}.txt").write_text("A clip beside the list.", encoding="utf-8")
+    (part,) = scan_dataset(DataConfig(dataset_path=str(data), scan_cache=False)).datasets
+    assert (part.format, part.unlisted_audio, part.unlisted_example) == ("ljspeech", 3, "x0.wav")
+
+
+def test_an_ogg_of_joined_streams_and_a_float_wav_of_nans_say_what_is_wrong_with_them(tmp_path):
+    """Two Ogg files joined (`cat a.ogg b.ogg`): the decoder reads the first stream alone, the last
+    page's length is the second's, so a piece of the first had trained against both texts. A float WAV
+    with a NaN in every window of the sound check had read as silence."""
+    import numpy as np
+    import soundfile
+
+    data = tmp_path / "data"
+    shutil.copytree(_sample(), data)
+    speech, rate = soundfile.read(str(data / "wavs" / "XTTS001-0001.wav"), dtype="float32")
+    for part in ("a", "b"):
+        soundfile.write(str(tmp_path / f"{part}.ogg"), speech, rate, format="OGG", subtype="VORBIS")
+    joined = (tmp_path / "a.ogg").read_bytes() + (tmp_path / "b.ogg").read_bytes()
+    (data / "wavs" / "XTTS001-0001.ogg").write_bytes(joined)
+    (data / "wavs" / "XTTS001-0001.wav").unlink()
+    speech[::1000] = np.nan
+    soundfile.write(str(data / "wavs" / "XTTS001-0002.wav"), speech, rate, subtype="FLOAT")
+    report = scan_dataset(DataConfig(dataset_path=str(data), scan_cache=False, max_bad_file_fraction=0.2))
+    said = {bad.path: (bad.reason, bad.detail) for bad in report.bad}
+    assert said["wavs/XTTS001-0001.ogg"] == (
+        "unsupported_format",
+        "an Ogg file of several streams (files joined one after another?): only the first would be read, against "
+        "the whole text; re-encode it as one stream (sox IN.ogg OUT.wav)",
+    )
+    count = len(speech)
+    assert said["wavs/XTTS001-0002.wav"] == (
+        "bad_samples",
+        f"{len(range(0, count, 1000)):,} of its {count:,} float samples are NaN or infinite",
+    )
+
+
 def test_a_dataset_that_lists_no_clip_or_only_clips_outside_the_limits_says_which(tmp_path):
     # Both got "check the dataset path, its format and the duration / text limits in `data`".
     empty = tmp_path / "empty"

@@ -200,7 +200,7 @@ def _unlisted(dataset) -> str:
             "and one folder per speaker"
         )
     return (
-        f"{count:,} audio file{'' if count == 1 else 's'} beside the clips {files} lists "
+        f"{count:,} audio file{'' if count == 1 else 's'} beside the clips {files} lists, or beside the list, "
         f"{'is' if count == 1 else 'are'} in no row (e.g. {dataset.unlisted_example}): not trained"
     )
 

@@ -117,10 +117,10 @@ def read_audio_header(path: str, *, sound: bool = False) -> AudioHeader:
                     f"its header says {header.sample_rate} Hz, below the {MIN_RATE} Hz any voice needs (a header "
                     "written wrong?); convert it at its true rate (sox -r RATE IN -r 22050 OUT.wav)",
                 )
+            if header.codec == "wav_float32":  # first: NaN samples read as quiet in the sound check
+                _check_finite(path, header)
             if sound and header.format == "wav":
                 _check_sound(handle.fileno(), header)
-        if header.codec == "wav_float32":
-            _check_finite(path, header)
         return header
     except AudioHeaderError:
         raise
@@ -424,6 +424,7 @@ def _read_ogg(handle: BinaryIO, size: int) -> AudioHeader:
         raise AudioHeaderError("not_audio", "Ogg file without a Vorbis identification header")
     channels = packet[11]
     rate = struct.unpack("<I", packet[12:16])[0]
+    serial = first[14:18]
     if channels < 1 or rate < 1:
         raise AudioHeaderError("not_audio", "Vorbis identification header is inconsistent")
     # The last page's granule position is the stream's length in samples; its EOS flag says the
@@ -435,6 +436,14 @@ def _read_ogg(handle: BinaryIO, size: int) -> AudioHeader:
     while at >= 0:
         page = tail[at:]
         if len(page) >= 27 and page[4] == 0:
+            if page[14:18] != serial:
+                # Streams joined (`cat a.ogg b.ogg`) or multiplexed: the decoder reads the first alone,
+                # the last page's length is another stream's (RFC 3533 section 4).
+                raise AudioHeaderError(
+                    "unsupported_format",
+                    "an Ogg file of several streams (files joined one after another?): only the first would be "
+                    "read, against the whole text; re-encode it as one stream (sox IN.ogg OUT.wav)",
+                )
             granule = struct.unpack("<q", page[6:14])[0]
             count = page[26]
             body = sum(page[27 : 27 + count]) if len(page) >= 27 + count else None

@@ -172,7 +172,7 @@ def detect_format(root: Path, data: DataConfig) -> str:
         return "common_voice"
     if _nemo_candidates(root):
         return "nemo"
-    if libritts_splits(root):
+    if libritts_splits(root, transcribed=True):
         return "libritts"
     if _has_clip_with_transcript(root):
         return "folder"
@@ -811,7 +811,10 @@ Clip = tuple[str, Optional[str], str, Optional[str]]
 # --- LibriTTS ------------------------------------------------------------------------------------
 
 
-def _is_libritts_split(folder: Path) -> bool:
+def _is_libritts_split(folder: Path, transcribed: bool = False) -> bool:
+    """`folder` holds `<speaker>/<chapter>/*.wav`, numbered; `transcribed` (telling the layout
+    apart): beside a LibriTTS transcript (a folder corpus of numbered speakers and sessions is not)."""
+    endings = (".normalized.txt", ".original.txt") if transcribed else (".wav",)
     try:
         speakers = [entry for entry in os.scandir(folder) if entry.name.isdigit() and entry.is_dir()]
     except OSError:
@@ -821,19 +824,19 @@ def _is_libritts_split(folder: Path) -> bool:
             if (
                 chapter.name.isdigit()
                 and chapter.is_dir()
-                and any(name.lower().endswith(".wav") for name in os.listdir(chapter.path))
+                and any(name.lower().endswith(endings) for name in os.listdir(chapter.path))
             ):
                 return True
     return False
 
 
-def libritts_splits(root: Path) -> list[Path]:
+def libritts_splits(root: Path, transcribed: bool = False) -> list[Path]:
     """`root` itself when it is a split folder; else its split folders, the `train-*` ones when any."""
     if not root.is_dir():
         return []
-    if _is_libritts_split(root):
+    if _is_libritts_split(root, transcribed):
         return [root]
-    splits = sorted(path for path in root.iterdir() if path.is_dir() and _is_libritts_split(path))
+    splits = sorted(path for path in root.iterdir() if path.is_dir() and _is_libritts_split(path, transcribed))
     training = [path for path in splits if path.name.startswith("train")]
     return training or splits
 

@@ -167,8 +167,8 @@ class DatasetReport(BaseModel):
     )
     unlisted_audio: int = Field(
         0,
-        description="Audio files in the dataset that are not trained: beside the listed clips, named by no "
-        "metadata row (ljspeech, coqui); in folders below the speakers' folders (folder).",
+        description="Audio files in the dataset that are not trained: beside the listed clips or the metadata "
+        "file, named by no row (ljspeech, coqui); in folders below the speakers' folders (folder).",
     )
     unlisted_example: Optional[str] = Field(None, description="One of them, to look for.")
     same_name_audio: int = Field(
@@ -667,8 +667,8 @@ def _unnamed_speaker(items: list[DatasetItem], files: list, dataset: str) -> lis
 def _not_trained(fmt: str, items: list[DatasetItem], bad: list[BadItem], root: Path) -> tuple[list[str], list[str]]:
     """(audio files of the dataset no clip or bad item is: beside the listed clips, or in the folder
     layout below the speakers' folders; in the folder layout, second recordings of a clip's name)."""
-    if fmt in ("ljspeech", "coqui"):
-        return _unlisted_audio(items, bad, root), []
+    if fmt in ("ljspeech", "coqui"):  # and beside the list itself: clips put there had gone unsaid
+        return _unlisted_audio(items, bad, root, also=root), []
     if fmt != "folder":
         return [], []
     # Every audio file beside a transcript is a clip: one left over shares a trained clip's name.
@@ -750,9 +750,9 @@ def _deeper_audio(root: Path) -> list[str]:
     return sorted(found)
 
 
-def _unlisted_audio(items: list[DatasetItem], bad: list[BadItem], root: Path) -> list[str]:
-    """The audio files in the folders of the listed clips that no row names (relative to `root`,
-    sorted): clips a metadata file lost the rows of. One listing per folder."""
+def _unlisted_audio(items: list[DatasetItem], bad: list[BadItem], root: Path, also: Optional[Path] = None) -> list[str]:
+    """The audio files in the folders of the listed clips (and `also`) that no row names (relative
+    to `root`, sorted): clips a metadata file lost the rows of. One listing per folder."""
     named = {os.path.normpath(item.audio_path) for item in items}
     named |= {path for path in (_bad_path(item, root) for item in bad) if path is not None}
     # A missing clip's line names the file it meant ("but Clip7.wav is there"): that file is no unlisted
@@ -765,7 +765,8 @@ def _unlisted_audio(items: list[DatasetItem], bad: list[BadItem], root: Path) ->
                 meant.setdefault(folder, []).append(os.path.basename(path))
     found = []
     inside = os.path.normpath(root)
-    for folder in sorted({os.path.dirname(path) for path in named}):
+    folders = {os.path.dirname(path) for path in named} | ({os.path.normpath(also)} if also is not None else set())
+    for folder in sorted(folders):
         if os.path.commonpath([inside, os.path.normpath(folder)]) != inside:
             continue  # another folder's files (a row's absolute path) are not this dataset's to list
         try:

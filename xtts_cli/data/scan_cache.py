@@ -29,7 +29,7 @@ CACHE_VERSION = 9  # 2: a streamed WAV (sizes 0xFFFFFFFF) is read to its end, no
 # 7: an MP3 whose frames break off and resume is truncated; 8: AIFF, MP4, WMA, AU, CAF, WebM and AMR are unsupported_format,
 # a WAV of 0-byte sizes with audio after says how to repair it; 9: a WAV silent once its channels are mixed
 # or its offset left out is silent, a float WAV past +6 dBFS is bad_samples, a rate under 4 kHz unsupported_format
-MEMO_VERSION = 57  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
+MEMO_VERSION = 58  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
 # 4: a manifest's header may name its columns file, transcript, ... (a memo read it as LJSpeech);
 # 5: the phonemes a scan writes read numbers as words first, and Turkish I as ı; 6: quotation marks in a tab-
 # separated table are its text's, a row with a cell too many is malformed, `.WAV` is found as `.wav`; the
@@ -88,6 +88,8 @@ MEMO_VERSION = 57  # 2: a layout's transcripts and folders watched, each with it
 # English reads 1h 30m as hours and minutes, between 5-10 with and, 5 > 3 as five is greater than three
 # and Rep., Inc. and inc. by their capitals; 80 m² in German, French, Spanish, Italian and Portuguese words
 # 57: a metadata.csv row split by tabs among rows split by | says so
+# 58: a chained Ogg file is refused; a float WAV's NaN is bad samples, not silence; audio beside metadata.csv
+# in no row is unlisted; a folder of numbered speakers and sessions is no LibriTTS
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
