@@ -896,6 +896,20 @@ def test_early_stopping_goes_on_from_its_best_after_ctrl_c_and_a_stopped_run_sta
         e.message for e in said if type(e).__name__ == "Noted" and e.message.startswith("ending with the weights")
     ]
     assert len(ending) == (more.best_val_step < more.final_step), ending
+    # Validated on other batches (another eval set, split or max_val_batches), a loss does not compare
+    # with the best: the comparison starts anew, where it had rolled the run back to the old best.
+    other = {**settings, "training.max_val_batches": 1, "training.early_stop_patience": 50}
+    said.clear()
+    anew = Controller(
+        Trainer(
+            resolve_config(tiny_config(tmp_path), {**other, "training.max_steps": more.final_step + 1}).config,
+            run_dir=run,
+            progress=said.append,
+        )
+    ).run()
+    assert anew.final_step == more.final_step + 1 and anew.best_val_step == anew.final_step
+    assert any("early stopping compares anew" in e.message for e in said if type(e).__name__ == "Noted")
+    assert json.loads((run / "checkpoints" / "early_stop.json").read_text())["step"] == anew.final_step
 
 
 @pytest.mark.slow

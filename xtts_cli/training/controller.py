@@ -137,6 +137,9 @@ class HookedRun(Protocol):
     def validates(self) -> bool: ...
 
     @property
+    def validation_set(self) -> str: ...
+
+    @property
     def parent(self) -> Optional[ParentRun]: ...
 
     def summaries(self, batch: Any, step: int) -> None: ...
@@ -366,6 +369,18 @@ class ValidationHook(Hook):
             self.trainer.forget_best()
             self.trainer.keep_early_stop(None)
             return
+        if record.get("validation", self.trainer.validation_set) != self.trainer.validation_set:
+            # Another validation set (data.eval_dataset_path, the split, max_val_batches): its losses
+            # do not compare with the best, which had rolled a run back to weights measured on others.
+            self.trainer.forget_best()
+            self.trainer.keep_early_stop(None)
+            self.progress(
+                Noted(
+                    f"the validation clips or batches changed since the best val_loss {record['val_loss']:.4f} (step "
+                    f"{record['step']}) was measured: early stopping compares anew from this run's first validation"
+                )
+            )
+            return
         result.best_val_loss, result.best_val_step = record["val_loss"], record["step"]
         self.best, self.best_step, self.since_best = record["val_loss"], record["step"], record["since_best"]
         if record.get("stopped_at") is None:
@@ -418,7 +433,13 @@ class ValidationHook(Hook):
     def _keep_record(self, stopped_at: Optional[int]) -> None:
         if self.keeps_best:
             self.trainer.keep_early_stop(
-                {"val_loss": self.best, "step": self.best_step, "since_best": self.since_best, "stopped_at": stopped_at}
+                {
+                    "val_loss": self.best,
+                    "step": self.best_step,
+                    "since_best": self.since_best,
+                    "stopped_at": stopped_at,
+                    "validation": self.trainer.validation_set,
+                }
             )
 
     def on_end(self, result: TrainResult) -> None:

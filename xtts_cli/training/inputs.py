@@ -34,6 +34,7 @@ class TrainingInput:
     info: Any  # the training pipeline's PipelineInfo
     steps_per_epoch: int
     batch_size: int  # global: what one step trains on over every replica and worker
+    validation_set: str = ""  # what a val_loss was measured on (`validation_identity`), "" with none
 
 
 def build_input(
@@ -63,4 +64,25 @@ def build_input(
     # epoch, shuffled anew). An iterator per epoch cost a stall at every epoch's end: tearing one
     # down waits, at times, for tf.data's autotuning thread to sleep out its period, up to ~4.3 s
     # on a 2-core CPU (cache mode, batches of 16: an epoch of 16 steps took 10.2 s instead of 6.0 s).
-    return TrainingInput(train_ds.repeat(), eval_ds, info, steps_per_epoch, settings.step_batch_size)
+    return TrainingInput(
+        train_ds.repeat(),
+        eval_ds,
+        info,
+        steps_per_epoch,
+        settings.step_batch_size,
+        validation_identity(run_data, batch) if eval_ds is not None else "",
+    )
+
+
+def validation_identity(run_data: RunData, batch_size: int) -> str:
+    """A digest of what a validation loss is a mean over: the validation clips (by dataset, path,
+    text and size) and the batches read of them. Two losses compare only where it is the same."""
+    import hashlib
+    import json
+
+    clips = sorted(
+        (item.dataset, item.relative_path, item.text, item.normalized_text or "", item.size_bytes)
+        for item in run_data.eval_items
+    )
+    read = (batch_size, run_data.config.training.max_val_batches)
+    return hashlib.sha256(json.dumps([clips, read]).encode("utf-8")).hexdigest()[:16]

@@ -158,6 +158,10 @@ class Trainer:
         """The run has validation clips to validate on."""
         return self.parts.input.eval_ds is not None
 
+    @property
+    def validation_set(self) -> str:
+        return self.parts.input.validation_set
+
     def validate(self) -> Optional[dict[str, float]]:
         """Means of the kind's validation values (`ModelKind.validation`, val_loss first) over at most
         `max_val_batches` validation batches, or None without validation data. The first batch is
