@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from xtts_cli.config.schema import XttsConfig
@@ -98,6 +99,55 @@ def test_a_separate_validation_set_joins_the_vocabulary_and_is_the_validation(tm
     # No clip of the training data is held out for a validation the other dataset makes: every one trains.
     everything = prepare(XttsConfig()).scan.items
     assert run.scan.eval == [] and len(run.train_items) == len(everything) == len(run.scan.items)
+
+
+def test_a_validation_set_is_read_in_its_training_datasets_language_and_what_is_wrong_with_it_said(
+    tmp_path: Path, write_config, runner
+) -> None:
+    """Read as data.language (en) beside datasets all `fa`, a Persian validation set had stopped a new
+    run at its first step (validate said nothing); read beside English too, it validated unsaid as
+    English; its bad files went unlisted, and a set of clips all too long had a false fix."""
+    import soundfile
+
+    from xtts_cli.cli.app import app
+    from xtts_cli.data.plan import encode_texts
+
+    persian = Path(__file__).resolve().parent / "data" / "persian"
+    held = tmp_path / "held"
+    shutil.copytree(persian, held)
+    (held / "wavs" / "FA-01.wav").write_bytes(b"RIFF")  # one bad file
+    config = XttsConfig(
+        data={
+            "datasets": [{"path": str(persian), "language": "fa"}],
+            "eval_dataset_path": str(held),
+            "max_bad_file_fraction": 0.2,
+        }
+    )
+    run = prepare(config)
+    assert run.eval_items and {item.language for item in run.eval_items} == {"fa"}
+    encode_texts(run.eval_items, run.tokenizer)  # where the first step had stopped
+    both = write_config(
+        f"data:\n  eval_dataset_path: {held}\n  datasets:\n    - path: {SAMPLE}\n    - path: {persian}\n"
+        "      language: fa\n  max_bad_file_fraction: 0.2\n"
+    )
+    said = json.loads(runner.invoke(app, ["validate", "-c", str(both), "--json"]).stdout)
+    (script,) = [f["message"] for f in said["findings"] if f["id"] == "dataset-script"]
+    assert script.startswith("7 of 7 transcripts of dataset held are in Arabic script, which its language en is not")
+    assert [(bad["path"], bad["dataset"]) for bad in said["dataset"]["bad_files"]] == [
+        ("wavs/FA-01.wav", "data.eval_dataset_path")
+    ]
+    # Clips all too long: the fix is the length limit, as train says, and they are validation clips.
+    long = tmp_path / "long"
+    (long / "wavs").mkdir(parents=True)
+    audio, rate = soundfile.read(str(next((SAMPLE / "wavs").glob("*.wav"))))
+    soundfile.write(str(long / "wavs" / "l1.wav"), np.concatenate([audio] * 4), rate)
+    (long / "metadata.csv").write_text("l1|A long clip.\n", encoding="utf-8")
+    limit = len(audio) * 3 / rate
+    result = runner.invoke(
+        app, ["validate", "--val-data", str(long), "--set", f"data.max_audio_duration={limit}", "--json"]
+    )
+    (unusable,) = [f["message"] for f in json.loads(result.stdout)["findings"] if f["id"] == "dataset-unusable"]
+    assert "no usable validation items" in unusable and "widen data.max_audio_duration" in unusable
 
 
 def test_a_resumed_vocabulary_is_kept_and_the_kind_decides_what_the_pipeline_makes() -> None:

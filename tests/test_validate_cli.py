@@ -699,6 +699,10 @@ def test_a_validation_dataset_with_too_many_bad_files_is_reported_as_that_datase
     (unusable,) = [f for f in payload["findings"] if f["id"] == "dataset-unusable"]
     assert unusable["message"].startswith("data.eval_dataset_path: 3 of 11 dataset items are bad")
     assert "each is listed with its reason" in unusable["message"]
+    # As training data, the same: validate lists them (it had said to run `xtts validate --json`).
+    alone = json.loads(runner.invoke(app, ["validate", "--data", str(held), "--json"]).stdout)
+    (unusable,) = [f for f in alone["findings"] if f["id"] == "dataset-unusable"]
+    assert "each is listed with its reason" in unusable["message"] and "xtts validate" not in unusable["message"]
     missing = runner.invoke(app, ["validate", "--val-data", str(tmp_path / "gone")])  # train's flag, here too
     assert f"data.eval_dataset_path: '{tmp_path / 'gone'}' is not a directory" in missing.stdout
     assert "empty for the bundled sample" not in missing.stdout  # that is training's fallback, not validation's

@@ -149,7 +149,8 @@ class DataConfig(_Section):
     eval_dataset_path: Optional[str] = Field(
         None,
         description="A separate validation dataset root (same layout as `dataset_path`, every item used "
-        "for validation, and every item of `dataset_path` trained: `eval_fraction` holds none out). Empty: "
+        "for validation, and every item of `dataset_path` trained: `eval_fraction` holds none out), read in "
+        "the language the training datasets share (`datasets[].language`), else in `language`. Empty: "
         "validation items come from `dataset_path`.",
     )
     eval_fraction: float = Field(

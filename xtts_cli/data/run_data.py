@@ -23,7 +23,7 @@ from xtts_cli.data.scan import DatasetItem, ScanReport
 from xtts_cli.data.text import Tokenizer
 from xtts_cli.errors import XttsError
 
-__all__ = ["RunData", "eval_items_of", "prepare"]
+__all__ = ["RunData", "eval_items_of", "eval_scan_of", "prepare"]
 
 Note = Optional[Callable[[str], None]]
 
@@ -95,10 +95,17 @@ class RunData:
 
 def eval_items_of(config: XttsConfig, scan: ScanReport) -> list[DatasetItem]:
     """The validation clips: the scan's held-out share, or data.eval_dataset_path's whole dataset."""
+    held = eval_scan_of(config, scan)
+    return list(scan.eval) if held is None else held.items
+
+
+def eval_scan_of(config: XttsConfig, scan: ScanReport) -> Optional[ScanReport]:
+    """data.eval_dataset_path's scan (None without one), in the training data's language where its
+    datasets share one (`data.datasets[].language`: a Persian run's clips had been read as `en`)."""
     from xtts_cli.data.scan import DatasetScanError, scan_dataset
 
     if not config.data.eval_dataset_path:
-        return list(scan.eval)
+        return None
     if not Path(config.data.eval_dataset_path).expanduser().is_dir():
         raise XttsError(
             f"data.eval_dataset_path: {config.data.eval_dataset_path!r} is not a directory",
@@ -112,11 +119,14 @@ def eval_items_of(config: XttsConfig, scan: ScanReport) -> list[DatasetItem]:
             "data.datasets": [],
             "data.dataset_format": "auto",
             "data.eval_fraction": 0.0,
+            **(
+                {"data.language": languages.pop()} if len(languages := {d.language for d in scan.datasets}) == 1 else {}
+            ),
         },
         where="data.eval_dataset_path",
     ).data
     try:
-        return scan_dataset(eval_data).items
+        return scan_dataset(eval_data)
     except DatasetScanError as exc:  # which dataset it is about: the training one scanned clean
         raise DatasetScanError(*_named(exc.lines), hint=exc.hint, report=exc.report) from None
     except XttsError as exc:
@@ -125,6 +135,7 @@ def eval_items_of(config: XttsConfig, scan: ScanReport) -> list[DatasetItem]:
 
 def _named(lines: list[str]) -> list[str]:
     """A validation dataset's error lines, each saying which dataset it is about."""
+    lines = [line.replace("no usable training items", "no usable validation items", 1) for line in lines]
     return [line if line.startswith("data.eval_dataset_path") else f"data.eval_dataset_path: {line}" for line in lines]
 
 

@@ -615,17 +615,15 @@ def _bad_and_shared(scan: Any) -> list[Finding]:
 
 def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optional[DatasetSummary], list[Finding]]:
     """(scan or None when unusable, its summary, findings): the data report of `validate` and `diagnose`."""
-    from xtts_cli.data.run_data import eval_items_of
-    from xtts_cli.data.scan import DatasetScanError, bad_files_remedy, scan_dataset
+    from xtts_cli.data.run_data import eval_scan_of
+    from xtts_cli.data.scan import DatasetScanError, scan_dataset
     from xtts_cli.errors import XttsError
 
     try:
         scan = scan_dataset(config.data)
     except DatasetScanError as exc:
         summary = summarize_dataset(exc.report) if exc.report is not None else None
-        hint = exc.hint
-        if exc.report is not None and hint and hint.startswith("xtts validate, "):  # not "run xtts validate" here
-            hint = f"each is listed with its reason: {bad_files_remedy(len(exc.report.items))}"
+        hint = _scan_error_hint(exc)
         unusable = Finding(
             id="dataset-unusable", severity="error", message="; ".join(exc.lines) + (f" ({hint})" if hint else "")
         )
@@ -658,8 +656,11 @@ def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optiona
 
         found.append(early_stop_without_validation())
     found += small_data_findings(scan, config) + thin_speaker_findings(scan, config)
-    validation = eval_items_of(config, scan)  # data.eval_dataset_path's (eval_dataset_failure read it), or the scan's
-    found += _eval_in_train(scan, validation, separate=bool(config.data.eval_dataset_path))
+    held = eval_scan_of(config, scan)  # data.eval_dataset_path's (eval_dataset_failure read it), or None
+    validation = list(scan.eval) if held is None else held.items
+    found += _eval_in_train(scan, validation, separate=held is not None)
+    if held is not None:  # its script, read in the run's language (validation had been read unsaid)
+        found += script_findings(held, config.data.model_copy(update={"datasets": []}))
     found += _below_the_rate(scan, config.data)
     if config.data.preprocessing_mode == "runtime":
         found += runtime_decoding_findings(scan, config.data)
@@ -682,6 +683,8 @@ def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optiona
     audio = config.devices.splits_data_and_model or kind_for(config).reads == "audio"
     summary = summarize_dataset(scan, config.data, "audio" if audio else "mel")
     summary.eval_items = len(validation)  # data.eval_dataset_path's clips, where it names them
+    if held is not None:
+        _add_held_bad_files(summary, held)
     found += _store_findings(summary, config.data, [scan.train, validation], "audio" if audio else "mel")
     return scan, summary, found + memory_findings(summary, config.data)
 
@@ -718,7 +721,7 @@ def eval_dataset_failure(config: XttsConfig, scan) -> Optional[tuple[DatasetSumm
     it): the data report with its bad files listed under the training data's, and the error; None
     when it can (or there is none)."""
     from xtts_cli.data.run_data import eval_items_of
-    from xtts_cli.data.scan import DatasetScanError, bad_files_remedy
+    from xtts_cli.data.scan import DatasetScanError
 
     if not config.data.eval_dataset_path:
         return None
@@ -727,15 +730,30 @@ def eval_dataset_failure(config: XttsConfig, scan) -> Optional[tuple[DatasetSumm
         eval_items_of(config, scan)
     except DatasetScanError as exc:
         if exc.report is not None:
-            held = summarize_dataset(exc.report).bad_files
-            summary.bad_files += [{**bad, "dataset": "data.eval_dataset_path"} for bad in held]
-        hint = f"each is listed with its reason: {bad_files_remedy(len(exc.report.items))}" if exc.report else exc.hint
+            _add_held_bad_files(summary, exc.report)
+        hint = _scan_error_hint(exc)
         message = "; ".join(exc.lines) + (f" ({hint})" if hint else "")
         return summary, [Finding(id="dataset-unusable", severity="error", message=message)]
     except XttsError as exc:
         message = "; ".join(exc.lines) + (f" ({exc.hint})" if exc.hint else "")
         return summary, [Finding(id="dataset-unusable", severity="error", message=message)]
     return None
+
+
+def _scan_error_hint(exc) -> Optional[str]:
+    """A DatasetScanError's hint as the data report gives it: where it says to run `xtts validate`
+    (this is it), that each bad file is listed; a hint of its own cause (widen
+    data.max_audio_duration) as it is."""
+    from xtts_cli.data.scan import bad_files_remedy
+
+    if exc.report is not None and exc.hint and exc.hint.startswith("xtts validate"):
+        return f"each is listed with its reason: {bad_files_remedy(len(exc.report.items))}"
+    return exc.hint
+
+
+def _add_held_bad_files(summary: DatasetSummary, held: Any) -> None:
+    """data.eval_dataset_path's bad files, listed under the training data's (they had gone unsaid)."""
+    summary.bad_files += [{**bad, "dataset": "data.eval_dataset_path"} for bad in summarize_dataset(held).bad_files]
 
 
 def python_ops(dataset) -> list[str]:
