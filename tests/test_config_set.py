@@ -42,6 +42,7 @@ def test_values_are_read_as_yaml_and_applied_over_the_file(write_config) -> None
         ("data.batch_size", "--set 'data.batch_size': expected KEY=VALUE"),
         # A list's item: the list is set whole (it had been "did you mean data.dataset_path?").
         ("data.datasets[0].path=/x", "--set data.datasets[0].path: one item of a list cannot be set"),
+        ("data.datasets.1.weight=2", "--set data.datasets.1.weight: one item of a list cannot be set"),
         # Nothing close in a section: its keys (it had said "keys are section.name", as watch.foo is).
         (
             "watch.foo=1",
@@ -55,7 +56,9 @@ def test_a_bad_key_is_one_line_naming_the_closest_key(item: str, line: str) -> N
         resolve_config(None, sets=[item])
     assert caught.value.lines == [line]
     if "[0]" in item:
-        assert caught.value.hint == "set the whole list, e.g. --set 'data.datasets=[{path: /x}]'"
+        assert caught.value.hint == "set the whole list, e.g. --set 'data.datasets=[{path: /x}, ...]'"
+    if ".1." in item:
+        assert caught.value.hint == "set the whole list, e.g. --set 'data.datasets=[{path: PATH, weight: 2}, ...]'"
 
 
 def test_a_bad_value_points_at_the_command_line_not_the_file(write_config) -> None:

@@ -401,9 +401,10 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
             raise ConfigError(f"--set {item!r}: expected KEY=VALUE", hint="e.g. --set data.batch_size=8")
         given, key = key, {**ALIASES, **MOVED}.get(key, key)
         if key not in keys:
-            listed = re.fullmatch(r"(\w+\.\w+)\[\d*\](?:\.(\w+))?", key)
-            if listed and listed.group(1) in keys:  # `data.datasets[0].path`: a list is set whole
-                example = f"[{{{listed.group(2)}: {text.strip() or '...'}}}]" if listed.group(2) else "[...]"
+            listed = re.fullmatch(r"(\w+\.\w+)(?:\[\d*\]|\.\d+)(?:\.(\w+))?", key)
+            if listed and listed.group(1) in keys:  # `data.datasets[0].path`, `data.datasets.1.weight`: set whole
+                field, path = listed.group(2), "" if listed.group(2) in (None, "path") else "path: PATH, "
+                example = f"[{{{path}{field}: {text.strip() or '...'}}}, ...]" if field else "[...]"
                 raise ConfigError(
                     f"--set {key}: one item of a list cannot be set",
                     hint=f"set the whole list, e.g. --set '{listed.group(1)}={example}'",
