@@ -734,6 +734,8 @@ def test_vocode_refuses_a_config_beside_a_vocoder_run_instead_of_passing_it_over
     done = runner.invoke(app, [*args[:3], "griffin-lim", "--set", "data.sample_rate=16000", *args[6:]])
     assert done.exit_code == 0, (done.output, done.exception)
     assert soundfile.info(str(tmp_path / "o.wav")).samplerate == 16000
+    again = runner.invoke(app, [*args[:3], "griffin-lim", "--set", "data.sample_rate=16000", *args[6:]])
+    assert f"note: {tmp_path / 'o.wav'} is written over" in again.stderr  # as synthesize says it (it went unsaid)
     # A key Griffin-Lim does not read is refused, not passed over, and nothing is written.
     (tmp_path / "o.wav").unlink()
     ignored = runner.invoke(app, [*args[:3], "griffin-lim", "--set", "training.max_steps=5", *args[6:]])

@@ -212,6 +212,8 @@ def vocode(
         sys.stderr.write(f"note: skipped {path}: {why}\n")
     if out_dir is not None:  # an earlier call's clips, written over: said, as synthesize --out-dir says it
         say_written_over(out_dir, targets)
+    elif targets and targets[0].is_file():  # and --out's file, as synthesize --out says it (it went unsaid)
+        sys.stderr.write(f"note: {targets[0]} is written over\n")
     from xtts_cli.cli.output import Phases
     from xtts_cli.run.files import GRIFFIN_LIM
 
