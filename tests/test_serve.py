@@ -149,6 +149,7 @@ def test_the_run_is_listed_and_a_sentence_is_the_audio_it_speaks_in_process(serv
         "speed": False,  # an autoregressive decoder: the page's speed is off
         "speeds": [0.25, 4.0],  # what `synthesize --speed` takes
         "text_chars": 300,  # the most a text may hold (this server's limits): the page counts toward it
+        "notes": [],  # what loading said of every answer's sound
     }
     assert json.loads(get(f"{url}/api/speakers")[2]) == ["en-us+f3", "en-us", "en-gb+m3", "en-gb"]
     assert json.loads(get(f"{url}/api/languages")[2]) == ["en"]
@@ -1010,13 +1011,18 @@ def test_a_run_with_no_voice_of_its_own_and_a_sample_gone_since_the_start_are_a_
     run = tmp_path / "run"
     shutil.copytree(RUN, run)
     (run / "speaker_reference.npy").unlink()
+    (run / "speaking_rate.json").unlink()  # a note loading says of every answer
     (run / "samples").mkdir()
     shutil.copyfile(CLIP, run / "samples" / "step000004-00.wav")
     _, server, url = start(run)
     try:
         status, _, body = get(f"{url}/api/tts?text=hello")
         assert status == 400 and json.loads(body)["hint"].startswith("send speaker_id= (/api/speakers lists them)")
-        assert get(f"{url}/api/tts?text=hello&speaker_id=en-gb")[0] == 200
+        status, headers, _ = get(f"{url}/api/tts?text=hello&speaker_id=en-gb")
+        # Said of each answer and in /health, as synthesize --json says it (the server's log alone had).
+        (note,) = json.loads(get(f"{url}/health")[2])["notes"]
+        assert note.startswith(f"{run} has no readable speaking_rate.json: how long each sentence may run")
+        assert status == 200 and note in json.loads(headers["X-Xtts-Notes"])
         assert get(f"{url}/samples/step000004-00.wav")[0] == 200
         # Safari plays an <audio> only from a server that answers its Range with 206 (it had the whole file).
         whole = CLIP.read_bytes()

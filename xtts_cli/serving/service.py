@@ -149,7 +149,14 @@ class VoiceService:
             "speed": bool(s.model.paced),  # its decoder takes `speed` (a duration decoder's pace)
             "speeds": list(SPEEDS),  # the paces a request may ask for: the page's slider spans them
             "text_chars": self.limits.text_chars,  # the most a text may hold: the page counts toward it
+            "notes": self.load_notes,  # what loading said of every answer's sound (a vocoder stopped early)
         }
+
+    @property
+    def load_notes(self) -> list[str]:
+        """What loading the run said (a vocoder stopped early, an earlier checkpoint speaking): of
+        every answer, so each carries them, as `synthesize --json` does (the server's log alone had)."""
+        return [in_api_words(note) for note in self.synthesizer.notes]
 
     def latest_step(self) -> int:
         from xtts_cli.run.files import RunDir
@@ -297,6 +304,7 @@ class VoiceService:
             )
         if unread:  # said, as a client's own misspelling would be looked for there
             notes.append(f"not read: {', '.join(name[:40] for name in unread[:5])} (it reads {', '.join(PARAMETERS)})")
+        notes += [note for note in self.load_notes if note not in notes]
         return SpeechRequest(text, speaker, language, speed, reference, stream in _YES, notes)
 
     # Speaking.
