@@ -78,6 +78,9 @@ def export(
         "step": info["step"],
         "sample_rate": info["sample_rate"],
         "vocoder": info["vocoder"],
+        # As export.json and synthesize --json give them: a script had not learnt of an early vocoder.
+        "vocoder_step": info["vocoder_step"],
+        "notes": info["notes"],
     }
     if json_output:
         from xtts_cli.cli.output import print_json

@@ -91,6 +91,8 @@ EXPORT = {
     "step": ("int", "Its checkpoint step."),
     "sample_rate": ("int", "The audio's sample rate."),
     "vocoder": ("str", "The vocoder inside: a vocoder run's path, or griffin-lim."),
+    "vocoder_step": ("int or null", "The vocoder run's checkpoint step; null for griffin-lim."),
+    "notes": ("list of str", "What loading said: an earlier checkpoint exported, a vocoder stopped early."),
 }
 VOCODE = {
     "[]": ("list of object", "One recording (--out): an object; several, or --out-dir: a list of them, in order."),
