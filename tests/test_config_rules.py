@@ -202,6 +202,27 @@ def test_an_older_configs_keys_of_the_other_model_kind_are_named_and_fixed(write
     assert fixed == "# mine\ntraining:\n  learning_rate: 0.001\n" and resolve_config(write_config(fixed))
 
 
+def test_a_vocoders_discriminator_keys_without_its_discriminators_are_named_and_not_the_defaults(
+    write_config,
+) -> None:
+    """Set on a vocoder that trains on the spectral losses alone, they had done nothing, unsaid."""
+    spectral = (
+        "model:\n  kind: vocoder\n  discriminator_channels: 4\n  adversarial_weight: 5\n  periods: [2, 3, 5, 7, 11]\n"
+    )
+    found = findings(write_config, spectral)["left-out-part-key"]
+    assert found.severity == "info" and found.message.startswith(
+        "model.adversarial_weight, model.discriminator_channels are set, but model.adversarial_start_step is empty: "
+        "the model has no discriminators"
+    )  # periods as the default is no setting: a run's own config.yaml writes every key
+    assert "left-out-part-key" not in findings(write_config, spectral + "  adversarial_start_step: 100\n")
+    flagged = check_config(
+        resolve_config(None, sets=["model.kind=vocoder", "model.feature_matching_weight=3"]), CPU_ONLY
+    )
+    assert [f.message.split(" is set")[0] for f in flagged if f.id == "left-out-part-key"] == [
+        "model.feature_matching_weight"
+    ]
+
+
 def test_a_datasets_weight_written_as_a_string_is_named_with_its_place() -> None:
     from xtts_cli.diagnosis.config_rules import string_number_findings
 

@@ -27,6 +27,8 @@ class KindSection(Section):
     BASE_KEYS: ClassVar[tuple[str, ...]] = ()
     # Each network a run of the kind may have or not, with the key whose empty value leaves it out.
     OPTIONAL_PARTS: ClassVar[dict[str, str]] = {}
+    # Each optional part's own keys, which do nothing while it is left out (`validate` says so).
+    PART_KEYS: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def optional_parts(self) -> dict[str, dict[str, Any]]:
         """The optional networks this section builds, each with its shape as `model.KEY`: a base's
@@ -259,6 +261,14 @@ class VocoderConfig(KindSection):
     # A base's discriminators come with it (`transfer`) when the config leaves them unwritten.
     BASE_KEYS: ClassVar[tuple[str, ...]] = ("adversarial_start_step", *_DISCRIMINATOR_SHAPE)
     OPTIONAL_PARTS: ClassVar[dict[str, str]] = {"discriminators": "adversarial_start_step"}
+    PART_KEYS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "discriminators": (
+            "adversarial_weight",
+            "feature_matching_weight",
+            *_DISCRIMINATOR_SHAPE,
+            "discriminator_learning_rate",
+        )
+    }
 
     def optional_parts(self) -> dict[str, dict[str, Any]]:
         if self.adversarial_start_step is None:

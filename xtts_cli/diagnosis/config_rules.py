@@ -508,6 +508,30 @@ def _decoder_keys(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Findin
             )
 
 
+def _left_out_part_keys(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    """Keys of an optional part the config leaves out (a vocoder's discriminators without
+    model.adversarial_start_step), set to other than their defaults: they had trained nothing, unsaid."""
+    model = loaded.config.model
+    for part, switch in model.OPTIONAL_PARTS.items():
+        if getattr(model, switch) is not None:
+            continue
+        fields = type(model).model_fields
+        unused = [
+            f"model.{key}"
+            for key in model.PART_KEYS.get(part, ())
+            if (loaded.written(f"model.{key}") or f"model.{key}" in loaded.overridden)
+            and getattr(model, key) != fields[key].get_default(call_default_factory=True)
+        ]
+        if unused:
+            yield Finding(
+                id="left-out-part-key",
+                severity="info",
+                message=f"{', '.join(unused)} {'is' if len(unused) == 1 else 'are'} set, but model.{switch} is "
+                f"empty: the model has no {part}, so {'it does' if len(unused) == 1 else 'they do'} nothing; set "
+                f"model.{switch} to the step the {part} start from, or remove {'it' if len(unused) == 1 else 'them'}",
+            )
+
+
 def _other_kind_keys(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     """Keys of another model kind's section an older config carried (`loading.MOVED`)."""
     for key in loaded.left_out:
@@ -772,6 +796,7 @@ RULES: tuple[Rule, ...] = (
     _split_layout,
     _no_effect_keys,
     _decoder_keys,
+    _left_out_part_keys,
     _other_kind_keys,
     _string_numbers,
 )
