@@ -79,7 +79,10 @@ def reported(tmp_path_factory: pytest.TempPathFactory) -> dict:
     run = home / "runs" / "voice"
     shutil.copytree(REPO / "tests" / "data" / "run_before_run_data", run)
     # Trained on a dataset outside HOME that --data does not name: its file names are redacted too.
-    trained_on = home.parent / "elsewhere" / "voz-jane"
+    # Named through a link, as the config keeps it: redacted as the disk has it alone, it had been kept.
+    (home.parent / "elsewhere").mkdir()
+    (home.parent / "linked").symlink_to(home.parent / "elsewhere")
+    trained_on = home.parent / "linked" / "voz-jane"
     config = run / "config.yaml"
     config.write_text(config.read_text().replace("  dataset_path: null", f"  dataset_path: {trained_on}", 1))
     out = home.parent / "reports" / "report.tar.gz"  # a folder not yet there is made, as export's is
@@ -207,6 +210,49 @@ def test_a_runs_record_that_cannot_be_read_is_said_in_the_report(tmp_path: Path,
     _said(sections)
     said = capsys.readouterr().out
     assert "note: " + section.notes[0] in " ".join(said.split()) and "is not a whole JSON record" in said
+
+
+def test_a_damaged_run_is_reported_on_the_defaults_and_what_cannot_be_read_or_started_is_a_section(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """A run whose config no longer loads (what a bug report is for) had been refused, and its
+    dataset left unredacted; a file the user may not read, or a command the machine cannot start,
+    had ended the report in a traceback."""
+    from xtts_cli.cli.report import _runs_config, _written_datasets
+    from xtts_cli.diagnosis.report import _command
+
+    run = tmp_path / "run"
+    shutil.copytree(REPO / "tests" / "data" / "run_before_run_data", run)
+    (tmp_path / "linked").symlink_to(tmp_path / "elsewhere")
+    config = run / "config.yaml"
+    written = config.read_text().replace("  dataset_path: null", f"  dataset_path: {tmp_path / 'linked' / 'voz'}", 1)
+    config.write_text(written.replace("\ntraining:\n", "\ntraining:\n  bogus_key: 1\n", 1))
+    assert _runs_config(run) is None
+    assert f"note: {config} does not load (training.bogus_key" in capsys.readouterr().err
+    assert _written_datasets(config) == [str(tmp_path / "linked" / "voz"), str(tmp_path / "elsewhere" / "voz")]
+    plain = tmp_path / "python"  # no execute permission: the interpreter cannot start again
+    plain.write_text("")
+    monkeypatch.setattr(sys, "executable", str(plain))
+    started = _command("validate.json", ["validate", "--json"], dict(os.environ), 30)
+    assert started.exit_code == 126 and started.error == f"xtts validate could not start ({plain}: Permission denied)"
+    monkeypatch.undo()
+    for name in ("run.json", "metrics.jsonl"):
+        (run / name).chmod(0)
+    code = (
+        "import json, pathlib\nfrom xtts_cli.diagnosis.report import _run_sections\n"
+        f"print(json.dumps({{s.name: s.notes for s in _run_sections(pathlib.Path({str(run)!r}))}}))"
+    )
+    # As a user: root reads past a file's mode unless setpriv drops that power.
+    user = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    if user and shutil.which("setpriv") is None:
+        pytest.skip("running as root without util-linux's setpriv to drop the capabilities")
+    done = subprocess.run([*user, sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env())
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == {
+        "run/config.yaml": [],
+        "run/run.json": [f"{run / 'run.json'}: cannot read it (Permission denied)"],
+        "run/metrics-last.jsonl": [f"{run / 'metrics.jsonl'}: cannot read it (Permission denied)"],
+    }
 
 
 @pytest.mark.slow  # trains (or waits on the fixture that trains): the whole suite runs it

@@ -58,17 +58,19 @@ def report(
     if run_dir is not None:
         _a_run(run_dir)
         if config is None:  # what the run trained with, not the built-in defaults
-            config = own_config(run_dir)
+            config = _runs_config(run_dir)
     args = [*(["-c", str(config)] if config else []), *(f"--set={value}" for value in set_values or ())]
     args += ["--data", str(data)] if data else []
     loaded = resolve_config(config, {"data.dataset_path": str(data) if data else None}, set_values or ())
     settings = loaded.config
     datasets = _dataset_roots(settings.data)
-    if run_dir is not None and own_config(run_dir) is not None:  # the run's own, which -c may not name
+    own = own_config(run_dir) if run_dir is not None else None
+    if own is not None:  # the run's own, which -c may not name
+        datasets += _written_datasets(own)  # as its file writes them, loading or not
         try:
-            datasets += _dataset_roots(resolve_config(own_config(run_dir)).config.data)
+            datasets += _dataset_roots(resolve_config(own).config.data)
         except XttsError:
-            pass  # a run config that no longer reads: its file is copied redacted of what is known
+            pass
     environ = dict(os.environ)
     out = _out_file(out)
     with Phases() as phase:
@@ -206,9 +208,54 @@ def _a_run(run_dir: Path) -> None:
         )
 
 
+def _runs_config(run_dir: Path) -> Optional[Path]:
+    """The run's own config.yaml for the report's commands; None (the built-in defaults, said) where
+    it no longer loads: a damaged run is what a bug report is for, and it had been refused."""
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.errors import XttsError
+    from xtts_cli.run.directory import own_config
+
+    own = own_config(run_dir)
+    if own is None:
+        return None
+    try:
+        resolve_config(own)
+    except XttsError as error:
+        sys.stderr.write(
+            f"note: {own} does not load ({error.lines[0]}): the report's commands run on the built-in defaults "
+            "(or pass -c); the run's files are added as they are\n"
+        )
+        return None
+    return own
+
+
+def _written_datasets(config_file: Path) -> list[str]:
+    """The dataset paths a config file writes, read as YAML alone: a run's config that no longer
+    loads had left its dataset's path and name unredacted."""
+    import yaml
+
+    try:
+        tree = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return []
+    data = tree.get("data") if isinstance(tree, dict) else None
+    if not isinstance(data, dict):
+        return []
+    listed = [entry.get("path") for entry in data.get("datasets") or [] if isinstance(entry, dict)]
+    found = [data.get("dataset_path"), data.get("eval_dataset_path"), *listed]
+    return [spelling for path in found if isinstance(path, str) and path.strip() for spelling in _spellings(path)]
+
+
+def _spellings(path: str) -> list[str]:
+    """A dataset path as the config writes it (absolute) and as the disk has it (links resolved): a
+    dataset given through a link had been redacted only as the second, and kept as the first."""
+    given = Path(path).expanduser()
+    return [str(given.absolute()), str(given.resolve())]
+
+
 def _dataset_roots(data) -> list[str]:
     """The folders of a data section's datasets, for the report's redaction of their file names."""
     from xtts_cli.data.scan import dataset_root
 
-    held_out = [str(Path(data.eval_dataset_path).expanduser().resolve())] if data.eval_dataset_path else []
-    return [str(dataset_root(data)), *(str(Path(c.path).expanduser().resolve()) for c in data.datasets), *held_out]
+    written = [data.dataset_path, data.eval_dataset_path, *(c.path for c in data.datasets)]
+    return [str(dataset_root(data)), *(spelling for path in written if path for spelling in _spellings(path))]

@@ -256,6 +256,10 @@ def _command(name: str, args: list[str], environ: dict[str, str], timeout: float
         )
     except subprocess.TimeoutExpired:
         return Section(name, json.dumps({"error": f"xtts {args[0]} ran past {timeout:.0f} s"}), timeout, None)
+    except OSError as error:  # the interpreter cannot be started again (a sandbox): a section, not a lost report
+        why = f"xtts {args[0]} could not start ({sys.executable}: {error.strerror or error})"
+        code = 126 if isinstance(error, PermissionError) else 127  # as a shell says it
+        return Section(name, json.dumps({"error": why}), time.monotonic() - began, code, notes=[why])
     text = done.stdout if done.stdout.strip() else json.dumps({"error": done.stderr.strip()[-2000:]})
     section = Section(name, text, time.monotonic() - began, done.returncode)
     if done.returncode:  # the terminal's reason: stderr's last line had been a hint, or a progress line
@@ -298,25 +302,38 @@ def gather(
     return sections
 
 
+def _read(path: Path) -> tuple[str, list[str]]:
+    """A run file's text, or "" and why it could not be read (a file this user may not read had
+    ended the report in a traceback)."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace"), []
+    except OSError as error:
+        return "", [f"{path}: cannot read it ({error.strerror or error})"]
+
+
 def _run_sections(run_dir: Path) -> list[Section]:
     sections = []
     config = run_dir / "config.yaml"
     if config.is_file():
-        sections.append(Section("run/config.yaml", config.read_text(encoding="utf-8", errors="replace")))
+        text, unread = _read(config)
+        sections.append(Section("run/config.yaml", text, notes=unread))
     record = run_dir / "run.json"  # versions, hashes and each start: what a report is read against
     if record.is_file():
-        text = record.read_text(encoding="utf-8", errors="replace")
+        text, unread = _read(record)
         try:
             whole = isinstance(json.loads(text), dict)
         except ValueError:
             whole = False
         damaged = f"{record} is not the JSON record xtts writes: `xtts train` refuses to resume the run"
-        sections.append(Section("run/run.json", text, notes=[] if whole else [damaged]))
+        sections.append(Section("run/run.json", text, notes=unread or ([] if whole else [damaged])))
     else:
         sections.append(Section("run/run.json", "", notes=[f"{run_dir} has no run.json"]))
     metrics = run_dir / "metrics.jsonl"
     if metrics.is_file():
-        lines = metrics.read_text(encoding="utf-8", errors="replace").splitlines()
+        text, unread = _read(metrics)
+        if unread:
+            return [*sections, Section("run/metrics-last.jsonl", "", notes=unread)]
+        lines = text.splitlines()
         kept = lines[-METRICS_KEPT:]
         cut = sum(1 for line in kept if line.strip() and not _a_record(line))
         said = [
