@@ -725,8 +725,11 @@ def test_vocode_refuses_a_config_beside_a_vocoder_run_instead_of_passing_it_over
         "-o",
         str(tmp_path / "o.wav"),
     ]
+    shutil.copy(SAMPLE_CLIP, tmp_path / "o.wav")  # an earlier WAV
     result = runner.invoke(app, args)
     assert result.exception.lines == ["--config tiny-cpu: a vocoder run reads mels of its own features, not a config's"]
+    assert "written over" not in result.stderr  # refused: nothing is (it had been said first)
+    (tmp_path / "o.wav").unlink()
     setting = runner.invoke(app, [*args[:4], "--set", "data.sample_rate=16000", *args[6:]])
     assert setting.exception.lines == [
         "--set data.sample_rate=16000: a vocoder run reads mels of its own features, not a config's"

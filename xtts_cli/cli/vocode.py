@@ -210,15 +210,16 @@ def vocode(
     targets = destinations(found, out, out_dir)
     for path, why in (skipped | below).items():
         sys.stderr.write(f"note: skipped {path}: {why}\n")
-    if out_dir is not None:  # an earlier call's clips, written over: said, as synthesize --out-dir says it
-        say_written_over(out_dir, targets)
-    elif targets and targets[0].is_file():  # and --out's file, as synthesize --out says it (it went unsaid)
-        sys.stderr.write(f"note: {targets[0]} is written over\n")
     from xtts_cli.cli.output import Phases
     from xtts_cli.run.files import GRIFFIN_LIM
 
     spec = GRIFFIN_LIM if vocoder is None else vocoder  # "" is refused when it loads, not read as Griffin-Lim
     _check_vocoder(spec, config, set_values or [])  # before TensorFlow loads (seconds), not after
+    # Once the command is known to run (a refusal after it had said a file was written over).
+    if out_dir is not None:  # an earlier call's clips, written over: said, as synthesize --out-dir says it
+        say_written_over(out_dir, targets)
+    elif targets and targets[0].is_file():  # and --out's file, as synthesize --out says it (it went unsaid)
+        sys.stderr.write(f"note: {targets[0]} is written over\n")
     with Phases(enabled=not json_output) as phase:
         phase(f"loading {spec} (TensorFlow and the vocoder)")
         loaded: list[str] = []
