@@ -43,6 +43,8 @@ def test_values_are_read_as_yaml_and_applied_over_the_file(write_config) -> None
         # A list's item: the list is set whole (it had been "did you mean data.dataset_path?").
         ("data.datasets[0].path=/x", "--set data.datasets[0].path: one item of a list cannot be set"),
         ("data.datasets.1.weight=2", "--set data.datasets.1.weight: one item of a list cannot be set"),
+        # A key that holds no list is no list's item (it had been said to be one).
+        ("data.batch_size.0=3", "--set data.batch_size.0: unknown key; did you mean data.batch_size?"),
         # Nothing close in a section: its keys (it had said "keys are section.name", as watch.foo is).
         (
             "watch.foo=1",

@@ -57,6 +57,17 @@ def section_fields() -> dict[str, dict[str, FieldInfo]]:
     return fields
 
 
+def _a_list(dotted: str) -> bool:
+    """Whether `dotted` names a key whose value is a list (`data.datasets`): `data.batch_size.0` is no
+    item of a list, and is said as the unknown key it is."""
+    section, _, name = dotted.partition(".")
+    info = section_fields().get(section, {}).get(name)
+    if info is None:
+        return False
+    annotation = info.annotation
+    return getattr(annotation, "__origin__", annotation) is list or "list[" in str(annotation)
+
+
 def documented_sections() -> list[tuple[str, str, type[BaseModel]]]:
     """(section, heading, model) for each section in file order, `model` once per kind."""
     found: list[tuple[str, str, type[BaseModel]]] = []
@@ -402,7 +413,7 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
         given, key = key, {**ALIASES, **MOVED}.get(key, key)
         if key not in keys:
             listed = re.fullmatch(r"(\w+\.\w+)(?:\[\d*\]|\.\d+)(?:\.(\w+))?", key)
-            if listed and listed.group(1) in keys:  # `data.datasets[0].path`, `data.datasets.1.weight`: set whole
+            if listed and _a_list(listed.group(1)):  # `data.datasets[0].path`, `data.datasets.1.weight`: set whole
                 field, path = listed.group(2), "" if listed.group(2) in (None, "path") else "path: PATH, "
                 example = f"[{{{path}{field}: {text.strip() or '...'}}}, ...]" if field else "[...]"
                 raise ConfigError(
