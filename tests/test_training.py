@@ -896,9 +896,14 @@ def test_early_stopping_goes_on_from_its_best_after_ctrl_c_and_a_stopped_run_sta
         e.message for e in said if type(e).__name__ == "Noted" and e.message.startswith("ending with the weights")
     ]
     assert len(ending) == (more.best_val_step < more.final_step), ending
-    # Validated on other batches (another eval set, split or max_val_batches), a loss does not compare
-    # with the best: the comparison starts anew, where it had rolled the run back to the old best.
-    other = {**settings, "training.max_val_batches": 1, "training.early_stop_patience": 50}
+    # A limit that reads every validation clip either way is the same validation: the best stays.
+    said.clear()
+    same = {**settings, "training.max_val_batches": 1, "training.max_steps": more.final_step}
+    Controller(Trainer(resolve_config(tiny_config(tmp_path), same).config, run_dir=run, progress=said.append)).run()
+    assert not any("compares anew" in e.message for e in said if type(e).__name__ == "Noted")
+    # Validated on other clips (another eval set, split or limit), a loss does not compare with the
+    # best: the comparison starts anew, where it had rolled the run back to the old best.
+    other = {**settings, "data.eval_fraction": 0.3, "training.early_stop_patience": 50}
     said.clear()
     anew = Controller(
         Trainer(

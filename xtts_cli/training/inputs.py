@@ -76,7 +76,8 @@ def build_input(
 
 def validation_identity(run_data: RunData, batch_size: int) -> str:
     """A digest of what a validation loss is a mean over: the validation clips (by dataset, path,
-    text and size) and the batches read of them. Two losses compare only where it is the same."""
+    text and size) and, where max_val_batches leaves some unread, the batches read of them. Two
+    losses compare only where it is the same (a limit that reads every clip either way had reset it)."""
     import hashlib
     import json
 
@@ -84,5 +85,7 @@ def validation_identity(run_data: RunData, batch_size: int) -> str:
         (item.dataset, item.relative_path, item.text, item.normalized_text or "", item.size_bytes)
         for item in run_data.eval_items
     )
-    read = (batch_size, run_data.config.training.max_val_batches)
+    limit = run_data.config.training.max_val_batches
+    every = run_data.plan(training=False, batch_size=batch_size).batches_per_epoch <= limit
+    read = "every clip" if every else (batch_size, limit)
     return hashlib.sha256(json.dumps([clips, read]).encode("utf-8")).hexdigest()[:16]
