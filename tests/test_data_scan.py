@@ -717,14 +717,21 @@ def test_an_ogg_of_joined_streams_and_a_float_wav_of_nans_say_what_is_wrong_with
     joined = (tmp_path / "a.ogg").read_bytes() + (tmp_path / "b.ogg").read_bytes()
     (data / "wavs" / "XTTS001-0001.ogg").write_bytes(joined)
     (data / "wavs" / "XTTS001-0001.wav").unlink()
+    # One file joined to itself: both streams of one serial number.
+    (data / "wavs" / "XTTS001-0003.ogg").write_bytes((tmp_path / "a.ogg").read_bytes() * 2)
+    (data / "wavs" / "XTTS001-0003.wav").unlink()
     speech[::1000] = np.nan
     soundfile.write(str(data / "wavs" / "XTTS001-0002.wav"), speech, rate, subtype="FLOAT")
     report = scan_dataset(DataConfig(dataset_path=str(data), scan_cache=False, max_bad_file_fraction=0.2))
     said = {bad.path: (bad.reason, bad.detail) for bad in report.bad}
-    assert said["wavs/XTTS001-0001.ogg"] == (
-        "unsupported_format",
-        "an Ogg file of several streams (files joined one after another?): only the first would be read, against "
-        "the whole text; re-encode it as one stream (sox IN.ogg OUT.wav)",
+    assert (
+        said["wavs/XTTS001-0001.ogg"]
+        == said["wavs/XTTS001-0003.ogg"]
+        == (
+            "unsupported_format",
+            "an Ogg file of several streams (files joined one after another?): only the first would be read, against "
+            "the whole text; re-encode it as one stream (sox IN.ogg OUT.wav)",
+        )
     )
     count = len(speech)
     assert said["wavs/XTTS001-0002.wav"] == (

@@ -436,7 +436,7 @@ def _read_ogg(handle: BinaryIO, size: int) -> AudioHeader:
     while at >= 0:
         page = tail[at:]
         if len(page) >= 27 and page[4] == 0:
-            if page[14:18] != serial:
+            if page[14:18] != serial or _second_stream(handle, size):
                 # Streams joined (`cat a.ogg b.ogg`) or multiplexed: the decoder reads the first alone,
                 # the last page's length is another stream's (RFC 3533 section 4).
                 raise AudioHeaderError(
@@ -456,6 +456,20 @@ def _read_ogg(handle: BinaryIO, size: int) -> AudioHeader:
             return AudioHeader("ogg", "vorbis", rate, channels, None, granule)
         at = tail.rfind(b"OggS", 0, at)
     raise AudioHeaderError("truncated", "no complete Ogg page at the end of the file")
+
+
+def _second_stream(handle: BinaryIO, size: int) -> bool:
+    """Whether a page after the first begins a stream (its header's BOS flag, RFC 3533): a file joined
+    to itself, or an encoder's fixed serial number, gives its second stream the first's serial. Read
+    a megabyte at a time (a clip's Ogg is small, and the scan keeps what it found)."""
+    marker, chunk, at = b"OggS\x00\x02", 1 << 20, 1
+    while at < size:
+        handle.seek(at)
+        data = handle.read(chunk + len(marker) - 1)
+        if marker in data:
+            return True
+        at += chunk
+    return False
 
 
 def _id3v2_end(head: bytes) -> int:
