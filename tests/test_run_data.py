@@ -136,6 +136,8 @@ def test_a_validation_set_is_read_in_its_training_datasets_language_and_what_is_
     assert [(bad["path"], bad["dataset"]) for bad in said["dataset"]["bad_files"]] == [
         ("wavs/FA-01.wav", "data.eval_dataset_path")
     ]
+    (skipped,) = [f["message"] for f in said["findings"] if f["id"] == "dataset-bad-files"]
+    assert skipped.startswith("validation set (data.eval_dataset_path): 1 of 8 dataset items are skipped (1 ")
     # Clips all too long: the fix is the length limit, as train says, and they are validation clips.
     long = tmp_path / "long"
     (long / "wavs").mkdir(parents=True)

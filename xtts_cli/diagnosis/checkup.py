@@ -659,8 +659,13 @@ def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optiona
     held = eval_scan_of(config, scan)  # data.eval_dataset_path's (eval_dataset_failure read it), or None
     validation = list(scan.eval) if held is None else held.items
     found += _eval_in_train(scan, validation, separate=held is not None)
-    if held is not None:  # its script, read in the run's language (validation had been read unsaid)
+    if held is not None:  # its script, read in the run's language, and its bad files (both had gone unsaid)
         found += script_findings(held, config.data.model_copy(update={"datasets": []}))
+        found += [
+            f.model_copy(update={"message": f"validation set (data.eval_dataset_path): {f.message}"})
+            for f in _bad_and_shared(held)
+            if f.id == "dataset-bad-files"
+        ]
     found += _below_the_rate(scan, config.data)
     if config.data.preprocessing_mode == "runtime":
         found += runtime_decoding_findings(scan, config.data)
