@@ -427,7 +427,8 @@ def test_what_the_service_answers_a_trainer_that_waits(service) -> None:
     try:
         address = f"localhost:{bound_port(alone)}"
         assert why_no_batches(address) == (  # with a fixed --port, as docs/scaling.md asks of workers
-            f"its dispatcher at {address} has no workers; start one with `xtts data-service worker --dispatcher {address} --port 5051 --bind 0.0.0.0`"
+            f"its dispatcher at {address} has no workers; start one with `xtts data-service worker --dispatcher "
+            f"{address} --port 5051 --bind 0.0.0.0` (one that ran before the dispatcher restarted: restart it)"
         )
     finally:
         alone.stop()

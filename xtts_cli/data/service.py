@@ -80,7 +80,12 @@ def why_no_batches(address: str, *, timeout: float = CONNECT_TIMEOUT_SECONDS) ->
         if number == 1
     ]
     if not workers:
-        return f"its dispatcher at {target} has no workers; start one with `xtts data-service worker --dispatcher {target} --port 5051 --bind 0.0.0.0`"
+        # A worker that served the dispatcher before it restarted (with no --work-dir) may not join it
+        # again: it runs on, listed nowhere, and the trainer waited beside it unsaid.
+        return (
+            f"its dispatcher at {target} has no workers; start one with `xtts data-service worker --dispatcher "
+            f"{target} --port 5051 --bind 0.0.0.0` (one that ran before the dispatcher restarted: restart it)"
+        )
     silent = []
     for worker in workers:
         try:
