@@ -194,8 +194,14 @@ def _free_ports(count: int) -> list[int]:
 
 
 def _start_workers(
-    config: Path, run_dir: Path, max_steps: int, tmp: Path, extra: tuple[list[str], ...] = ([], [])
+    config: Path,
+    run_dir: Path,
+    max_steps: int,
+    tmp: Path,
+    extra: tuple[list[str], ...] = ([], []),
+    lists: tuple[str, str] | None = None,
 ) -> list[subprocess.Popen]:
+    """Two workers of one --worker-hosts list (or each of its own of `lists`)."""
     hosts = ",".join(f"localhost:{port}" for port in _free_ports(2))
     # Each worker's scratch checkpoints go to the system temp dir: pointed here so the test can see
     # that none is left behind.
@@ -215,7 +221,7 @@ def _start_workers(
                 "--max-steps",
                 str(max_steps),
                 "--worker-hosts",
-                hosts,
+                lists[index] if lists else hosts,
                 "--task-index",
                 str(index),
                 "--json",
@@ -327,6 +333,24 @@ def test_workers_given_different_configs_stop_in_one_line_before_the_first_step(
     assert not list((tmp_path / "run" / "checkpoints").glob("ckpt-*"))
     # The refused start leaves no record of itself: a config.yaml of the refused settings, a start in run.json.
     assert not (tmp_path / "run" / "config.yaml").exists() and not (tmp_path / "run" / "run.json").exists()
+
+
+@pytest.mark.slow
+def test_workers_given_different_lists_say_which_address_and_whose_list_names_it(tmp_path: Path) -> None:
+    """Each had said to see the other's output, and neither named the cause."""
+    first, second, third = _free_ports(3)
+    lists = (f"127.0.0.1:{first},127.0.0.1:{second}", f"127.0.0.1:{first},127.0.0.1:{third}")
+    workers = _start_workers(tiny_config(tmp_path), tmp_path / "run", 2, tmp_path, lists=lists)
+    hints = []
+    for code, result, stderr in _finish(workers):
+        assert code == 1 and "Traceback" not in stderr, stderr[-3000:]
+        hints.append(result["hint"])
+    assert hints[0].startswith(f"nothing answers at 127.0.0.1:{second}: check that its worker runs, and that every")
+    # The other hears of it as TensorFlow tells it: the address, or at times only that the chief is gone.
+    named = f"another worker's list names 127.0.0.1:{second}, which this worker's ({lists[1]}) does not: give every"
+    assert hints[1].startswith(named) or hints[1].startswith(
+        "see that worker's output for the cause; every worker must be given the same --worker-hosts"
+    ), hints[1]
 
 
 @pytest.mark.slow

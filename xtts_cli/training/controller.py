@@ -27,6 +27,7 @@ import contextlib
 import dataclasses
 import itertools
 import math
+import re
 import signal
 import time
 from collections.abc import Iterator, Sequence
@@ -109,6 +110,39 @@ def _lost_peer_reason(exc: BaseException) -> str:
         if "aborted by" in line or "heartbeat" in line or "failed to connect" in line:
             return line
     return lines[0] if lines else type(exc).__name__
+
+
+def _unreached(reason: str, cluster: Any) -> str:
+    """Where to look for a lost peer: an address nothing answers at, named, and whether this
+    worker's own list holds it (workers given different lists had each said to see the other's
+    output, and neither named the cause)."""
+    refused = re.search(r"ipv[46]:(\S+):(\d+): Failed to connect to remote host", reason)
+    if refused is None:
+        return "see that worker's output for the cause; every worker must be given the same --worker-hosts"
+    host, port = refused.group(1).strip("[]"), refused.group(2)
+    own = cluster.tasks if cluster is not None else ()
+    if own and not any(_names(task, host, port) for task in own):
+        return (
+            f"another worker's list names {host}:{port}, which this worker's ({','.join(own)}) does not: give "
+            "every worker the same --worker-hosts (TF_CONFIG's cluster)"
+        )
+    return (
+        f"nothing answers at {host}:{port}: check that its worker runs, and that every worker was given the same "
+        "--worker-hosts (TF_CONFIG's cluster)"
+    )
+
+
+def _names(task: str, host: str, port: str) -> bool:
+    """Whether the cluster's `task` (host:port as given) is the address gRPC reports (an IP)."""
+    import socket
+
+    name, _, own_port = task.rpartition(":")
+    if own_port != port:
+        return False
+    try:
+        return name.strip("[]") == host or socket.gethostbyname(name.strip("[]")) == host
+    except OSError:
+        return False
 
 
 class HookedRun(Protocol):
@@ -574,11 +608,11 @@ class Controller:
                 raise
             if _is_lost_peer(exc):
                 step, latest = trainer.where_it_stopped()
+                reason = _lost_peer_reason(exc)
                 raise XttsError(
-                    f"training stopped after step {step}: another worker stopped or cannot be reached "
-                    f"({_lost_peer_reason(exc)})",
-                    hint="see that worker's output for the cause, then start every worker again with the same "
-                    f"command to resume from {latest or 'the start (no checkpoint yet)'}",
+                    f"training stopped after step {step}: another worker stopped or cannot be reached ({reason})",
+                    hint=f"{_unreached(reason, trainer.cluster)}, then start every worker again with "
+                    f"the same command to resume from {latest or 'the start (no checkpoint yet)'}",
                 ) from None
             if not isinstance(exc, _RAISED_ON_EVERY_WORKER) and trainer.cluster is not None:
                 _tell_the_other_workers(exc, trainer.cluster)
