@@ -750,6 +750,34 @@ def test_cpu_sampler_reads_the_cores_another_process_takes_beside_it() -> None:
     assert others > 0.6 and sampler.cores_busy() < 0.3
 
 
+@pytest.mark.slow  # the stop it stands for spins a core for 6 s
+def test_a_stop_that_holds_the_interpreter_ends_the_service_all_the_same() -> None:
+    """A worker's TensorFlow stop that held the GIL had kept it alive past SIGTERM and a second
+    Ctrl-C: the timed wait for it never ran again. A stop that holds it here (a regular expression
+    that backtracks for ever, which runs without giving the GIL back) stands for it."""
+    code = (
+        "import re\n"
+        "from xtts_cli.cli import data_service\n"
+        "data_service.STOP_SECONDS = 1.0\n"
+        "class Server:\n"
+        "    def stop(self):\n"
+        "        re.match(r'(a+)+$', 'a' * 60 + 'b')\n"
+        "data_service._serve(Server(), 'listening')\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_env()
+    )
+    try:
+        assert process.stdout.readline() == "listening\n"
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 1 and stderr == "stopping\n", stderr
+
+
 def test_a_server_open_to_the_network_starts_only_when_asked_for(runner) -> None:
     """TensorFlow's tf.data servers bind every interface, with no authentication and no option for
     one address: without --bind they do not start, and nothing listens."""

@@ -6,6 +6,7 @@ in the trainer's config: the training batches are then made on the workers (docs
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import sys
@@ -65,7 +66,8 @@ STOP_SECONDS = 15.0
 
 def _serve(server, line: str, stopping: str = "stopping") -> None:
     """Print where `server` listens, then run until SIGINT or SIGTERM, say `stopping`, stop it and
-    return (exit 0)."""
+    return (exit 0); a stop that holds on past STOP_SECONDS exits 0 without it, and one that keeps
+    the interpreter from running at all (it holds the GIL) is ended 5 s later, exit 1."""
     stop = threading.Event()
     handlers = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     sys.stdout.write(line + "\n")
@@ -81,8 +83,14 @@ def _serve(server, line: str, stopping: str = "stopping") -> None:
     # Stopped in a thread of its own, waited for a while: a worker whose dispatcher had gone while it
     # served a training hung in TensorFlow's stop, past SIGTERM and Ctrl-C (their handlers never ran).
     stopper = threading.Thread(target=server.stop, daemon=True)
+    # The timed join needs the GIL back: a stop that held it hung the worker past SIGTERM and a second
+    # Ctrl-C. faulthandler's watchdog is a C thread that needs none; it ends the process (exit 1).
+    silent = open(os.devnull, "w")  # its traceback dump: the Python side is only waiting here
+    faulthandler.dump_traceback_later(STOP_SECONDS + 5, exit=True, file=silent)
     stopper.start()
     stopper.join(STOP_SECONDS)
+    faulthandler.cancel_dump_traceback_later()
+    silent.close()
     if stopper.is_alive():
         sys.stderr.write(f"note: TensorFlow's server did not stop within {STOP_SECONDS:g} s; exiting without it\n")
         sys.stderr.flush()
