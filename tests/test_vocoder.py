@@ -729,6 +729,8 @@ def test_vocode_refuses_a_config_beside_a_vocoder_run_instead_of_passing_it_over
     result = runner.invoke(app, args)
     assert result.exception.lines == ["--config tiny-cpu: a vocoder run reads mels of its own features, not a config's"]
     assert "written over" not in result.stderr  # refused: nothing is (it had been said first)
+    missing = runner.invoke(app, [*args[:3], "griffin-lim", "-c", str(tmp_path / "none.yaml"), *args[6:]])
+    assert "not found" in missing.exception.lines[0] and "written over" not in missing.stderr
     (tmp_path / "o.wav").unlink()
     setting = runner.invoke(app, [*args[:4], "--set", "data.sample_rate=16000", *args[6:]])
     assert setting.exception.lines == [

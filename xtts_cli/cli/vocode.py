@@ -338,6 +338,9 @@ def _check_vocoder(spec: str, config: Optional[Path], sets: list[str]) -> None:
     check_vocoder_spec(spec, left_out="Griffin-Lim")
     if is_griffin_lim(spec):
         _features_only(sets)
+        from xtts_cli.config.loading import resolve_config
+
+        resolve_config(config, sets=sets)  # a --config not there, or not valid: before TensorFlow, as the rest
         return
     if config is not None or sets:  # passed over, it would leave the user believing its features were used
         given = f"--config {config}" if config is not None else f"--set {sets[0]}"
