@@ -227,7 +227,7 @@ def test_a_damaged_run_is_reported_on_the_defaults_and_what_cannot_be_read_or_st
     config = run / "config.yaml"
     written = config.read_text().replace("  dataset_path: null", f"  dataset_path: {tmp_path / 'linked' / 'voz'}", 1)
     config.write_text(written.replace("\ntraining:\n", "\ntraining:\n  bogus_key: 1\n", 1))
-    assert _runs_config(run) is None
+    assert _runs_config(run)[0] is None
     assert f"note: {config} does not load (training.bogus_key" in capsys.readouterr().err
     assert _written_datasets(config) == [str(tmp_path / "linked" / "voz"), str(tmp_path / "elsewhere" / "voz")]
     plain = tmp_path / "python"  # no execute permission: the interpreter cannot start again

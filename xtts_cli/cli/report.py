@@ -55,10 +55,11 @@ def report(
     from xtts_cli.errors import XttsError
     from xtts_cli.run.directory import own_config
 
+    fallback = ""  # why the run's own config is not the one the commands ran on
     if run_dir is not None:
         _a_run(run_dir)
         if config is None:  # what the run trained with, not the built-in defaults
-            config = _runs_config(run_dir)
+            config, fallback = _runs_config(run_dir)
     args = [*(["-c", str(config)] if config else []), *(f"--set={value}" for value in set_values or ())]
     args += ["--data", str(data)] if data else []
     loaded = resolve_config(config, {"data.dataset_path": str(data) if data else None}, set_values or ())
@@ -75,6 +76,8 @@ def report(
     out = _out_file(out)
     with Phases() as phase:
         sections = _gathered(args, settings, run_dir=run_dir, quick=quick, environ=environ, out=out, phase=phase)
+        if fallback:  # in the archive's README.txt too: its readers had not known what the commands ran on
+            next(section for section in sections if section.name == "config.yaml").notes.append(fallback)
         people = speaker_names(sections)
         clean = redactor(
             home=str(Path.home()), datasets=datasets, environ=environ, redact=not no_redact, speakers=people
@@ -208,25 +211,26 @@ def _a_run(run_dir: Path) -> None:
         )
 
 
-def _runs_config(run_dir: Path) -> Optional[Path]:
-    """The run's own config.yaml for the report's commands; None (the built-in defaults, said) where
-    it no longer loads: a damaged run is what a bug report is for, and it had been refused."""
+def _runs_config(run_dir: Path) -> tuple[Optional[Path], str]:
+    """The run's own config.yaml for the report's commands, or None (the built-in defaults) and why,
+    said, where it no longer loads: a damaged run is what a bug report is for, and it had been refused."""
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.errors import XttsError
     from xtts_cli.run.directory import own_config
 
     own = own_config(run_dir)
     if own is None:
-        return None
+        return None, ""
     try:
         resolve_config(own)
     except XttsError as error:
-        sys.stderr.write(
-            f"note: {own} does not load ({error.lines[0]}): the report's commands run on the built-in defaults "
-            "(or pass -c); the run's files are added as they are\n"
+        why = (
+            f"{own} does not load ({error.lines[0]}): the report's commands run on the built-in defaults "
+            "(or pass -c); the run's files are added as they are"
         )
-        return None
-    return own
+        sys.stderr.write(f"note: {why}\n")
+        return None, why
+    return own, ""
 
 
 def _written_datasets(config_file: Path) -> list[str]:
