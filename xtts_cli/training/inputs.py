@@ -86,6 +86,9 @@ def validation_identity(run_data: RunData, batch_size: int) -> str:
         for item in run_data.eval_items
     )
     limit = run_data.config.training.max_val_batches
-    every = run_data.plan(training=False, batch_size=batch_size).batches_per_epoch <= limit
-    read = "every clip" if every else (batch_size, limit)
+    plan = run_data.plan(training=False, batch_size=batch_size)
+    # The loss is a mean of batch means: with every clip read, the same batches (by size, per length
+    # bucket) give the same mean whatever the batch size that made them.
+    batches = [[batch_size] * (n // batch_size) + [n % batch_size] * bool(n % batch_size) for n in plan.group_sizes]
+    read = batches if plan.batches_per_epoch <= limit else (batch_size, limit)
     return hashlib.sha256(json.dumps([clips, read]).encode("utf-8")).hexdigest()[:16]
