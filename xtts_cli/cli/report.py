@@ -52,8 +52,6 @@ def report(
     from xtts_cli.cli.output import Phases, console
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.diagnosis.report import redactor, speaker_names, write_report
-    from xtts_cli.errors import XttsError
-    from xtts_cli.run.directory import own_config
 
     fallback = ""  # why the run's own config is not the one the commands ran on
     if run_dir is not None:
@@ -64,14 +62,7 @@ def report(
     args += ["--data", str(data)] if data else []
     loaded = resolve_config(config, {"data.dataset_path": str(data) if data else None}, set_values or ())
     settings = loaded.config
-    datasets = _dataset_roots(settings.data)
-    own = own_config(run_dir) if run_dir is not None else None
-    if own is not None:  # the run's own, which -c may not name
-        datasets += _written_datasets(own)  # as its file writes them, loading or not
-        try:
-            datasets += _dataset_roots(resolve_config(own).config.data)
-        except XttsError:
-            pass
+    datasets = _dataset_roots(settings.data) + _runs_datasets(run_dir)
     environ = dict(os.environ)
     out = _out_file(out)
     with Phases() as phase:
@@ -231,6 +222,22 @@ def _runs_config(run_dir: Path) -> tuple[Optional[Path], str]:
         sys.stderr.write(f"note: {why}\n")
         return None, why
     return own, ""
+
+
+def _runs_datasets(run_dir: Optional[Path]) -> list[str]:
+    """The datasets of the run's own config, which -c may not name: as its file writes them (loading
+    or not), and as it loads."""
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.errors import XttsError
+    from xtts_cli.run.directory import own_config
+
+    own = own_config(run_dir) if run_dir is not None else None
+    if own is None:
+        return []
+    try:
+        return _written_datasets(own) + _dataset_roots(resolve_config(own).config.data)
+    except XttsError:
+        return _written_datasets(own)
 
 
 def _written_datasets(config_file: Path) -> list[str]:
