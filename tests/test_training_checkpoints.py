@@ -644,9 +644,14 @@ def test_a_run_that_kept_no_speaker_centroids_exports_without_the_speaker_signat
     from xtts_cli.cli.app import app
 
     # Saving traced the speaker signature's function over a table of None: a traceback, no export.
-    result = runner.invoke(app, ["export", "-r", str(LEGACY_RUN), "-o", str(tmp_path / "out")])
+    run = tmp_path / "run"
+    shutil.copytree(LEGACY_RUN, run, ignore=shutil.ignore_patterns("speaking_rate.json"))
+    result = runner.invoke(app, ["export", "-r", str(run), "-o", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert list(tf.saved_model.load(str(tmp_path / "out")).signatures) == ["serving_default"]
+    # What loading said travels in export.json too, for a client that reads it alone.
+    notes = json.loads((tmp_path / "out" / "export.json").read_text(encoding="utf-8"))["notes"]
+    assert len(notes) == 1 and "a rough guess" in notes[0], notes
 
 
 def test_a_run_that_recorded_no_languages_or_speakers_names_its_configs_language_and_says_it_lists_none(

@@ -61,7 +61,9 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
         signatures["paced"] = generator.speak_paced
         if table is not None:
             signatures["speaker_paced"] = generator.speak_as_paced
-    info = _export_info(tts)
+    # What loading said (a vocoder stopped early, no measured speaking rate) travels with the
+    # export: a client reading export.json alone had not heard it.
+    info = {**_export_info(tts), "notes": list(tts.notes)}
     # Written beside `out` and renamed into place whole: a full disk or Ctrl-C leaves no half
     # SavedModel behind, which the same command, run again, would refuse as a folder holding files.
     # An empty folder the user made (a mount point, a link to a folder, one of their own mode) is
@@ -87,7 +89,7 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
         if full is not None:
             raise full from None
         raise
-    return {**info, "notes": tts.notes}
+    return info
 
 
 def _move_up(partial: Path, out: Path) -> None:
