@@ -842,6 +842,10 @@ def test_options_follow_the_overlap_setting(sample_scan, tmp_path):
         training=True,
     )
     assert ordered.options().deterministic is True and info.num_parallel_calls == 2
+    # Prefetch off is off: tf.data's autotuner injects no prefetch of its own after the last stage.
+    assert fast.options().experimental_optimization.inject_prefetch is not False
+    unfetched, _ = build_pipeline(config(dataset=None, prefetch_buffer_size=0), items, tokenizer, training=True)
+    assert unfetched.options().experimental_optimization.inject_prefetch is False
     # Runtime mode and cache mode read and decode files: a pool of their own, with threads beyond the
     # decoding ones for files being read. The store's epochs keep TensorFlow's shared pool.
     cores = len(os.sched_getaffinity(0))
