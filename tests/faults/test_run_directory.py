@@ -58,7 +58,9 @@ def test_a_second_writer_is_refused_at_once_naming_the_holder(tmp_path):
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         # Refused before TensorFlow loads (seconds of the user's time): said by the process itself, not by
         # a clock a loaded machine slows.
+        # A config `validate` warns of (prefetch off): the refusal is said alone, not after its warnings.
         train = ["train", "-c", str(tiny_config(tmp_path)), "-r", str(run), "--steps", "2"]
+        train += ["--set", "data.prefetch_buffer_size=0"]
         done = subprocess.run(
             [sys.executable, "-c", _SAYS_WHETHER_TENSORFLOW_LOADED, *train],
             capture_output=True,
@@ -70,6 +72,7 @@ def test_a_second_writer_is_refused_at_once_naming_the_holder(tmp_path):
         assert done.stdout.strip() == "exit 1, tensorflow loaded: False", done.stderr[-2000:]
         errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
         assert errors[0].startswith(f"error: run directory {run} is in use by process {holder.pid} on ")
+        assert done.stderr.lstrip().startswith("error: "), done.stderr[-2000:]
     finally:
         holder.kill()
         holder.wait()

@@ -271,13 +271,18 @@ def train(
     overrides = launch_settings(overrides, optimization_level, worker_hosts, task_index, set_values or ())
     loaded = resolve_config(config or resumed_config(run_dir), overrides, set_values or ())
     with TrainingProgress(enabled=not json_output) as progress:
-        warnings, repair = training_advice(loaded, run_dir)  # what `validate` warns of, said where the GPU idles
-        for line in warnings:
-            progress.update(Noted(line, label="warning"))
-        if repair:
-            progress.update(Noted(repair, label="hint"))
+
+        def advise() -> None:  # what `validate` warns of, said where the GPU idles
+            warnings, repair = training_advice(loaded, run_dir)
+            for line in warnings:
+                progress.update(Noted(line, label="warning"))
+            if repair:
+                progress.update(Noted(repair, label="hint"))
+
         with batch_as_given(overrides):
-            result = train_run(loaded, run_dir, fresh=fresh, force=force, progress=progress.update, started=started)
+            result = train_run(
+                loaded, run_dir, fresh=fresh, force=force, progress=progress.update, started=started, checked=advise
+            )
     _told(result, progress, json_output)
     if result.exit_code:
         raise typer.Exit(code=result.exit_code)

@@ -4,7 +4,7 @@ cluster and the run directory checked before TensorFlow loads, then the run itse
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
@@ -57,10 +57,12 @@ def train_run(
     force: bool,
     progress: Progress,
     started: Optional[float] = None,
+    checked: Optional[Callable[[], None]] = None,
 ) -> TrainResult:
     """Train `loaded`'s config into `run_dir` (default: training.run_dir, else runs/<config name>).
     `started`: the `time.monotonic()` the command began at, which training.max_minutes counts from
-    (default: now)."""
+    (default: now). `checked`: called once the run may start (its directory writable, not another
+    process's), before TensorFlow loads."""
     from xtts_cli import locks as run_lock
     from xtts_cli.config.editing import can_write
     from xtts_cli.run.directory import chosen_run_dir, refuse_foreign, refuse_starting_over
@@ -105,6 +107,8 @@ def train_run(
         # The trainer takes the lock again for the run (and workers of a cluster share it).
         run_lock.acquire(chosen)
         run_lock.release(chosen)
+    if checked is not None:  # the config's warnings: a run refused above is that one line alone
+        checked()
     # TensorFlow loads with these (seconds): only once the checks above have passed.
     from xtts_cli.training.controller import Controller
     from xtts_cli.training.trainer import Trainer
