@@ -329,6 +329,7 @@ class XttsCommand(TyperCommand):
         if twice is not None:  # click keeps the last: `--data A --data B` trained on B alone, unsaid
             more = "; several datasets are listed under data.datasets" if twice == "--data" else ""
             ctx.fail(f"{twice} is given twice and takes one value: give it once{more}")
+        given = list(args)  # click's parser takes the list apart as it reads it
         try:
             return super().parse_args(ctx, args)
         except Exception as exc:  # click's UsageError, or the copy of click that Typer 0.28 carries
@@ -337,6 +338,9 @@ class XttsCommand(TyperCommand):
             meant = _meant_option(self, stray.group(1)) if stray else None
             if stray and meant is not None:
                 setattr(exc, "message", f"{said}: pass it as {meant} {stray.group(1)}")  # noqa: B010 (any click)
+            dashed = _dashed_argument(self, ctx, given, said or "")
+            if dashed is not None:
+                setattr(exc, "message", f"{said}: {dashed}")  # noqa: B010 (any click)
             # click names the type a ranged option's word failed to be as "float range" or "int range".
             typed = re.sub(r"is not a valid (float|int) range\.$", _not_a_number, said or "")
             if typed != (said or ""):
@@ -387,6 +391,26 @@ def _empty_path_option(command: Any, args: list[str]) -> Optional[tuple[str, str
         if argument is not None and not token.strip() and (index == 0 or args[index - 1] not in valued):
             return argument.human_readable_name.rstrip("."), "a file or folder"
     return None
+
+
+def _dashed_argument(command: Any, ctx: Any, args: list[str], said: str) -> Optional[str]:
+    """How to pass a TEXT or file argument that starts with "-" ("-5 degrees outside.", which click
+    reads as the options -5...), where `said` is click's "No such option" for it; None otherwise."""
+    import shlex
+
+    unknown = re.match(r"No such option: (-\S*)", said)
+    argument = next((p for p in command.params if p.param_type_name == "argument"), None)
+    if unknown is None or argument is None:
+        return None
+    # Not a misspelt option: a number after the dash, or a token that holds a space.
+    token = next(
+        (arg for arg in args if arg.startswith(unknown.group(1)) and (re.match(r"-[\d.]", arg) or " " in arg.strip())),
+        None,
+    )
+    if token is None:
+        return None
+    name = argument.human_readable_name
+    return f"a {name} that starts with '-' goes after --: {ctx.command_path} [OPTIONS] -- {shlex.quote(token)}"
 
 
 def _meant_option(command: Any, value: str) -> Optional[str]:
