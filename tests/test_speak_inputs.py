@@ -3,6 +3,7 @@ output goes, a text file as an editor saves it, characters pasted with the text,
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -73,9 +74,15 @@ def test_a_text_file_in_utf16_or_with_old_mac_line_ends_is_read_and_a_binary_one
     with pytest.raises(XttsError) as caught:
         _read_lines(Path("clip.wav"))
     assert caught.value.lines == [
-        "--text-file clip.wav is not a text file: it holds NUL bytes (audio or another "
-        "binary file, or UTF-16 without its byte-order mark)"
+        "--text-file clip.wav is not a text file: it holds NUL bytes (audio or another binary file)"
     ]
+    # UTF-16 without its mark, named with its byte order: iconv of the other order makes nonsense of it.
+    for encoding, order in (("utf-16-le", "little-endian"), ("utf-16-be", "big-endian")):
+        Path("bare.txt").write_bytes(text.encode(encoding))
+        with pytest.raises(XttsError) as caught:
+            _read_lines(Path("bare.txt"))
+        assert caught.value.lines == [f"--text-file bare.txt is UTF-16 ({order}) without its byte-order mark"]
+        assert f"iconv -f utf-16{order[0]}e -t utf-8" in caught.value.hint
 
 
 def test_a_text_file_with_no_end_is_refused_as_it_is_read_not_read_whole(runner, tmp_path):
@@ -317,6 +324,25 @@ def test_ctrl_c_in_a_text_file_keeps_an_index_of_the_clips_written_and_says_how_
     assert f"note: interrupted after {len(index)} of 300 lines; {clips / 'index.jsonl'} lists the clips written" in (
         stderr
     )
+
+
+def test_a_call_stopped_before_its_first_clip_says_it_wrote_none(tmp_path):
+    from xtts_cli.cli.synthesize import _index_on_stop, interrupted_after
+
+    # It had named an index.jsonl that was never written, in a folder never made.
+    clips = tmp_path / "clips"
+    _index_on_stop(clips, [])
+    assert interrupted_after(clips, 0, 30) == "interrupted after 0 of 30 lines; no clip written"
+    assert not (clips / "index.jsonl").exists()
+    clips.mkdir()
+    (clips / "0001.wav").write_bytes(b"")
+    earlier = {"line": 1, "text": "One.", "out": str(clips / "0001.wav")}
+    (clips / "index.jsonl").write_text(json.dumps(earlier) + "\n", encoding="utf-8")
+    _index_on_stop(clips, [])
+    assert interrupted_after(clips, 0, 30) == (
+        f"interrupted after 0 of 30 lines; no clip written; {clips / 'index.jsonl'} lists an earlier call's"
+    )
+    assert interrupted_after(clips, 2, 30).endswith(f"{clips / 'index.jsonl'} lists the clips written")
 
 
 def test_an_emoji_or_a_control_character_is_left_out_and_named_not_read_aloud_by_espeak_ng():

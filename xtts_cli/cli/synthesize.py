@@ -488,7 +488,7 @@ def _bounded(read: Callable[[int], bytes], named: str) -> bytes:
         if marked is None:
             marked = chunk.startswith(tuple(mark for mark, _ in _BYTE_ORDER_MARKS))
         if not marked and b"\0" in chunk:
-            raise _not_text(named)
+            raise _not_text(named, chunk)
         total += len(chunk)
         if total > MOST_TEXT_BYTES:
             raise XttsError(
@@ -499,14 +499,36 @@ def _bounded(read: Callable[[int], bytes], named: str) -> bytes:
     return b"".join(chunks)
 
 
-def _not_text(named: str) -> XttsError:
+def _not_text(named: str, raw: bytes) -> XttsError:
+    """The error for `raw`, which holds a NUL byte: UTF-16 without its mark named with its byte order
+    (a big-endian file had been told to iconv it as little-endian, which makes nonsense of it)."""
     from xtts_cli.errors import XttsError
 
+    order = _utf16_order(raw)
+    if order is not None:
+        return XttsError(
+            f"{named} is UTF-16 ({order}) without its byte-order mark",
+            hint=f"save it again as UTF-8 (iconv -f utf-16{order[0]}e -t utf-8), or with its mark",
+        )
     return XttsError(
-        f"{named} is not a text file: it holds NUL bytes (audio or another binary file, or UTF-16 without "
-        "its byte-order mark)",
-        hint="pass a UTF-8 text file, one sentence a line (UTF-16 without a mark: iconv -f utf-16le -t utf-8)",
+        f"{named} is not a text file: it holds NUL bytes (audio or another binary file)",
+        hint="pass a UTF-8 text file, one sentence a line",
     )
+
+
+def _utf16_order(raw: bytes) -> Optional[str]:
+    """ "little-endian" or "big-endian" where `raw` reads as UTF-16 of mostly Latin text (a NUL in
+    every other byte, on one side only, and none on the other); None for anything else."""
+    sample = raw[: 2**16 - len(raw[: 2**16]) % 2]
+    if len(sample) < 4:
+        return None
+    even, odd = sample[0::2].count(0), sample[1::2].count(0)
+    half = len(sample) // 2
+    if odd >= half // 2 and even == 0:
+        return "little-endian"
+    if even >= half // 2 and odd == 0:
+        return "big-endian"
+    return None
 
 
 _BYTE_ORDER_MARKS = (
@@ -534,7 +556,7 @@ def _utf8(raw: bytes, named: str) -> str:
                     hint=f"save it again as UTF-8 (iconv -f {encoding} -t utf-8)",
                 ) from None
     if b"\0" in raw:  # no text of any language holds a NUL: audio, or UTF-16 without its mark
-        raise _not_text(named)
+        raise _not_text(named, raw)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -666,13 +688,21 @@ def _spoken(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool,
     except BaseException as stopped:  # Ctrl-C, SIGTERM (a scheduler, `timeout`), a full disk
         _index_on_stop(out_dir, records)
         if isinstance(stopped, (KeyboardInterrupt, Terminated)):
-            sys.stderr.write(
-                f"note: interrupted after {len(records)} of {len(lines)} lines; {out_dir / 'index.jsonl'} lists the "
-                "clips written\n"
-            )
+            sys.stderr.write(f"note: {interrupted_after(out_dir, len(records), len(lines))}\n")
         raise
     _write_index(out_dir, records)
     return records
+
+
+def interrupted_after(out_dir: Path, written: int, lines: int) -> str:
+    """How far a call stopped part way got, once its index is written: stopped before its first clip,
+    it wrote none (nor, it may be, the folder), where an index of clips it had not written was named."""
+    index = out_dir / "index.jsonl"
+    if written:
+        said = f"{index} lists the clips written"
+    else:
+        said = "no clip written" + (f"; {index} lists an earlier call's" if index.is_file() else "")
+    return f"interrupted after {written} of {lines} lines; {said}"
 
 
 def _index_on_stop(out_dir: Path, records: list[dict]) -> None:
