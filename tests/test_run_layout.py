@@ -255,6 +255,37 @@ def test_a_runs_config_edited_to_other_features_is_refused_where_it_speaks(tmp_p
     assert not (tmp_path / "out.wav").exists()
 
 
+def test_a_runs_config_edited_to_another_network_is_refused_naming_what_to_put_back(tmp_path: Path) -> None:
+    # A model size edited in RUN/config.yaml had met TensorFlow's shape error where the run spoke ("retrain
+    # with --fresh"), and, adapted from, one that blamed the new run's config.
+    import shutil
+
+    from training_support import run_xtts
+
+    from xtts_cli.errors import XttsError
+    from xtts_cli.run.files import read_run
+
+    run = tmp_path / "run"
+    shutil.copytree(BEFORE, run)
+    text = (run / "config.yaml").read_text(encoding="utf-8")
+    (run / "config.yaml").write_text(text.replace("  d_model: 32\n", "  d_model: 64\n"), encoding="utf-8")
+    with pytest.raises(XttsError) as info:
+        read_run(run)
+    assert info.value.lines == [
+        f"{run}/config.yaml says model.d_model 64, but the run was trained with model.d_model 32 (its run.json): "
+        "its checkpoints hold the weights of that network"
+    ]
+    assert info.value.hint == f"put model.d_model 32 back in {run}/config.yaml; to change them, train a new run"
+    base = ["train", "-c", str(BEFORE_CONFIG), "--init-from", str(run), "-r", str(tmp_path / "new")]
+    done = run_xtts([*base, "--steps", "1"], tmp_path)
+    assert done.returncode == 1 and f"hint: put model.d_model 32 back in {run}/config.yaml" in done.stderr
+    # A regulariser has no weight: dropout changed, or a size written out as its preset has it, reads.
+    edited = text.replace("  dropout: 0.1\n", "  dropout: 0.3\n")
+    assert edited != text
+    (run / "config.yaml").write_text(edited, encoding="utf-8")
+    read_run(run)
+
+
 def test_a_resume_with_a_datasets_weight_or_language_changed_names_that_change(tmp_path: Path) -> None:
     # By their paths alone the datasets had read the same on both sides of the note: "[a, b] -> [a, b]".
     from xtts_cli.config.schema import XttsConfig

@@ -202,9 +202,11 @@ def read_run(run_dir: Path, flag: str = "--run-dir") -> tuple[XttsConfig, RunDir
 
 
 def _refuse_edited_features(run: RunDir, config: XttsConfig) -> None:
-    """Refuse a config.yaml whose mel transform is not the one its run trained on (run.json's
-    `model_identity`): its weights hear those frames alone. A hand edit there (to pair a vocoder of
-    another rate) had given speech at the wrong rate and pitch, said nowhere; `xtts train` refuses it."""
+    """Refuse a config.yaml whose mel transform or network is not the one its run trained (run.json's
+    `model_identity`): its weights hear those frames alone, and have that network's shapes. A hand edit
+    there (to pair a vocoder of another rate) had given speech at the wrong rate and pitch, said
+    nowhere; one of the model's size, a TensorFlow shape error blaming the config of a run adapted
+    from it. `xtts train` refuses a resume of either."""
     from xtts_cli.data.features import MelFeatures, with_band_top
     from xtts_cli.errors import XttsError
     from xtts_cli.findings import yaml_scalar
@@ -216,15 +218,42 @@ def _refuse_edited_features(run: RunDir, config: XttsConfig) -> None:
     trained = with_band_top({key: recorded[key] for key in keys if key in recorded})
     now = with_band_top({key: getattr(config.data, key[len("data.") :]) for key in keys})
     changed = [key for key in keys if key in trained and trained[key] != now[key]]
+    network = _edited_network(recorded, config)
+    trained.update(network[0])
+    now.update(network[1])
+    changed += list(network[0])
     if not changed:
         return
     said = ", ".join(f"{key} {yaml_scalar(now[key])}" for key in changed)
     trained_with = ", ".join(f"{key} {yaml_scalar(trained[key])}" for key in changed)
+    heard = (
+        "model hears the features it was trained on"
+        if not network[0]
+        else "checkpoints hold the weights of that network"
+    )
     raise XttsError(
-        f"{run.config_file} says {said}, but the run was trained with {trained_with} (its run.json): its "
-        "model hears the features it was trained on",
+        f"{run.config_file} says {said}, but the run was trained with {trained_with} (its run.json): its {heard}",
         hint=f"put {trained_with} back in {run.config_file}; to change them, train a new run",
     )
+
+
+def _edited_network(recorded: dict, config: XttsConfig) -> tuple[dict, dict]:
+    """The model keys `config` says otherwise than run.json's `recorded` identity, as each wrote them
+    ({key: trained}, {key: now}), where the networks differ (a size written out as its preset has it
+    is the same network); empty for a record of another kind, or one written before it held them."""
+    from xtts_cli.model.presets import resolved_identity
+
+    identity = config.model.identity()
+    # A regulariser (dropout) has no weight: a run whose config changes it speaks as it did.
+    regularisers = {f"model.{key}" for key in getattr(config.model, "NO_WEIGHT_KEYS", ())}
+    trained = {key: value for key, value in recorded.items() if key in identity and key not in regularisers}
+    if trained.get("model.kind", config.model.kind) != config.model.kind:
+        return {}, {}
+    now = {key: identity[key] for key in trained}
+    if resolved_identity(trained) == resolved_identity(now):
+        return {}, {}
+    changed = [key for key in trained if trained[key] != now[key]]
+    return {key: trained[key] for key in changed}, {key: now[key] for key in changed}
 
 
 def _not_a_run(given: Path, flag: str, hint: str) -> NoReturn:

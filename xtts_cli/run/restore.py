@@ -55,7 +55,8 @@ def restore_model(model, checkpoint: str) -> int:
         except (AssertionError, ValueError) as exc:  # a weight missing, or one of another shape
             raise XttsError(
                 f"{checkpoint} does not hold every weight of this run's model ({str(exc).splitlines()[0][:160]})",
-                hint="the run's config.yaml no longer describes the model that was trained; retrain with --fresh",
+                hint="the run's config.yaml no longer describes the model that was trained (its model section "
+                "edited?): put back the settings it trained with, or train a new run",
             ) from None
         status.expect_partial()  # the optimizer's state is not needed to speak
         return int(step.numpy())
