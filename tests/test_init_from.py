@@ -601,6 +601,11 @@ def test_validate_on_an_adapted_runs_own_config_names_the_parent_its_run_json_re
     assert result.exit_code == 0, result.output
     parent = json.loads((run / "run.json").read_text(encoding="utf-8"))["parent"]
     assert f"this run started from {parent['run']} step 4 (its run.json)" in " ".join(result.output.split())
+    # Its own config with another --init-from is refused, as train refuses it (validate had said it resumes).
+    other = runner.invoke(app, ["validate", "-r", str(copy), "--init-from", str(tmp_path / "other-base"), "--json"])
+    assert other.exit_code == 1, other.output
+    (refused,) = [f for f in json.loads(other.stdout)["findings"] if f["id"] == "init-from"]
+    assert refused["severity"] == "error" and "would discard them" in refused["message"], refused
     # The same base named again, with the run to write (--init-from BASE -r RUN): train resumes the run,
     # where validate had said it "starts from" the base.
     elsewhere = tmp_path / "other.yaml"

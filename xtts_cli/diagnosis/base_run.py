@@ -44,11 +44,13 @@ def _resumed_parent(config: Any, path: Optional[Path]) -> Optional[str]:
     parent = (run.read_run() or {}).get("parent")
     if not run.has_checkpoint() or not parent:
         return None
-    if not own:
+    # Its own config read with another --init-from too: it had said the run resumes, as train refused it.
+    if not own or config.training.init_from != _written_init_from(path):
         try:
             refuse_starting_over(run.path, config)
         except XttsError:
             return None  # its refusal is the finding
+    if not own:
         return (
             f"training.init_from: {run.path} holds checkpoints of a start from {parent['run']} step "
             f"{parent['step']} (its run.json): train resumes it from them, and the base is not read again"
@@ -57,6 +59,18 @@ def _resumed_parent(config: Any, path: Optional[Path]) -> Optional[str]:
         f"training.init_from: this run started from {parent['run']} step {parent['step']} (its run.json); "
         "it resumes from its own checkpoints, and the base is not read again"
     )
+
+
+def _written_init_from(path: Optional[Path]) -> Any:
+    """training.init_from as the config file at `path` writes it (None where it cannot be read)."""
+    import yaml
+
+    try:
+        written = yaml.safe_load(path.read_text(encoding="utf-8")) if path is not None else None
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+    training = written.get("training") if isinstance(written, dict) else None
+    return training.get("init_from") if isinstance(training, dict) else None
 
 
 def parent_findings(config: Any, scan: Any, path: Optional[Path] = None) -> list[Finding]:
@@ -75,10 +89,11 @@ def parent_findings(config: Any, scan: Any, path: Optional[Path] = None) -> list
     from xtts_cli.run.directory import default_run_dir, refuse_starting_over
 
     try:
+        # Where `xtts train` with this config writes (training.run_dir, else runs/<config name>): first, as
+        # train refuses it.
+        refuse_starting_over(Path(config.training.run_dir or default_run_dir(path)), config)
         parent = open_parent(spec)
         parent.check(config)
-        # Where `xtts train` with this config writes (training.run_dir, else runs/<config name>).
-        refuse_starting_over(Path(config.training.run_dir or default_run_dir(path)), config)
     except XttsError as error:
         message = "; ".join(error.lines) + (f" ({error.hint})" if error.hint else "")
         return [Finding(id="init-from", severity="error", message=message)]
