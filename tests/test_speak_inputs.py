@@ -580,6 +580,11 @@ def test_a_terminals_colour_codes_and_markup_tags_are_left_out_and_named_not_rea
     assert tts.check("The \x9b31mred\x9b0m cat.\x1b]0;my title\x07 <!-- a note --> It sat.") == [
         "left out 3 terminal escape codes (colours, cursor moves, titles); left out 1 markup comment (<!-- ... -->)"
     ]
+    # A stage direction, as scripts for other TTS models write them: left out, not its word read aloud.
+    assert tts.check("[Laughs] That was funny [clears throat]. [sic]") == [
+        "left out the stage directions [laughs] [clears throat] (the model speaks words: it has no sound for them)",
+        "left out what the run never saw: [ ]",
+    ]
     # A comparison's signs are no tags: left out as signs the run never saw, its words read.
     assert tts.check("Is a<b and b>c, or a <b and c> d?") == ["left out what the run never saw: < >"]
     (tmp_path / "a.wav").write_bytes((Path(__file__).parent / "data" / "speech" / "sentence-0.wav").read_bytes())

@@ -431,6 +431,23 @@ _MARKUP = re.compile(
 )
 
 
+# A stage direction as scripts for Bark and other TTS models write them ("[laughs]", "[clears throat]"):
+# this model has no sound for one, and its word had been read aloud with the brackets left out.
+_STAGE_DIRECTION = re.compile(
+    r"(\s*)\[\s*(laugh(?:s|ter|ing)?|chuckles?|giggles?|sigh(?:s|ing)?|gasps?|coughs?|clears throat|music|applause|"
+    r"pause|breath(?:es|ing)?|inhales?|exhales?|sniff(?:s|les?)?|whispers?|cries|crying|sobs?|yawns?|groans?|"
+    r"silence|noise|inaudible|smiles?|screams?)\s*\]",
+    re.IGNORECASE,
+)
+
+
+def _stage_direction_gap(match: re.Match) -> str:
+    """What a stage direction leaves: nothing before a mark ("funny [sighs]." is "funny."), else the space
+    that parted it from the words."""
+    after = match.string[match.end() : match.end() + 1]
+    return "" if not after or not after.isalnum() else (match.group(1) or " ")
+
+
 def without_markup(text: str) -> tuple[str, str]:
     """(`text` without a terminal's escape sequences and SSML or HTML tags, a note naming what was left
     out): xtts reads plain text, and the words inside the tags are read as any other."""
@@ -446,6 +463,12 @@ def without_markup(text: str) -> tuple[str, str]:
         notes += [f"left out {count} markup comment{'s' if count > 1 else ''} (<!-- ... -->)"] if count else []
     text, markdown = without_markdown(text)
     notes += [markdown] if markdown else []
+    if "[" in text:
+        directions = list(dict.fromkeys(f"[{m.group(2).lower()}]" for m in _STAGE_DIRECTION.finditer(text)))
+        if directions:
+            text = _STAGE_DIRECTION.sub(_stage_direction_gap, text)
+            shown = " ".join(directions[:8]) + (f" and {len(directions) - 8} more" if len(directions) > 8 else "")
+            notes.append(f"left out the stage directions {shown} (the model speaks words: it has no sound for them)")
     if "<" in text:
         tags = list(dict.fromkeys(f"<{m.group(1).lower()}>" for m in _MARKUP.finditer(text)))
         if tags:
