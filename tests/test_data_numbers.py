@@ -1106,6 +1106,9 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
         # An ion's charge is no power; a function's or a unit's after its slash is; a mark after a
         # comma is a footnote's.
         ("x\u00b2y + a\u00b2b\u00b2", "x squared y plus a squared b squared"),
+        # A variable's power after its coefficient: its letter, not "times" ("twelve times squared").
+        ("The answer is 12 x^2.", "the answer is twelve x squared."),
+        ("5 x\u00b2 and 2x^3, 3x faster", "five x squared and two x cubed, three times faster"),
         ("sin\u00b2\u03b8 and 32 ft/sec\u00b2", "sin squared \u03b8 and thirty two ft/sec squared"),
         ("as reported,\u00b3 then", "as reported, then"),
         ("A 10\u00a2 stamp.", "a ten cent stamp."),

@@ -197,7 +197,14 @@ _SYMBOLS = (
     (re.compile(r"(?<![\w.,+\-\u2212])\+(?=\d)"), "plus "),
     (re.compile(r"(?<=\d)\s?\+\s?(?=\d)"), " plus "),
     (re.compile(r"(?<=\d)\s?x\s?(?=\d)", re.IGNORECASE), " by "),
-    (re.compile(r"(?<=\d)\s?x\b", re.IGNORECASE), " times"),
+    # Not a variable's power after its coefficient ("12 x^2", "3x²": twelve x squared, not "times squared").
+    (
+        re.compile(
+            r"(?<=\d)\s?x\b(?!\^|\*\*|[\u00b2\u00b3\u00b9\u2070\u2074-\u2079]|\s(?:squared|cubed|to the)\b)",
+            re.IGNORECASE,
+        ),
+        " times",
+    ),
 )
 # Powers: x^2 (x squared), 10^6 and 2**10 (ten to the power of six), 1.5x10^6 (times ten, not "by").
 _POWER = re.compile(r"(?:(?<=[^\W_])|(?<=\)))\s?(?:\^|\*\*)\s?([-\u2212]?)(\d+)(?![\d.,]\d)")
