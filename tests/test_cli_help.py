@@ -85,14 +85,15 @@ def test_a_text_that_starts_with_a_dash_is_told_to_go_after_two_dashes(runner):
     # click read "-5 degrees outside." as the options -5...: "No such option: -5", and no way on.
     for args, said in (
         (["synthesize", "-5 degrees outside.", "-r", "run"], "xtts synthesize [OPTIONS] -- '-5 degrees outside.'"),
-        (["synthesize", "-r", "run", "- a list item"], "a TEXT that starts with '-' goes after --"),
+        (["synthesize", "-r", "run", "- a list item"], "a text that starts with '-' goes after --"),
         (["vocode", "-1.wav", "--out-dir", "o"], "xtts vocode [OPTIONS] -- -1.wav"),
     ):
         result = runner.invoke(app, args, env={"COLUMNS": "200", "TERM": "dumb"})
         assert result.exit_code == 2 and said in " ".join(result.output.split()), (args, result.output)
-    # A misspelt option is one still.
-    result = runner.invoke(app, ["synthesize", "hi", "-x"], env={"COLUMNS": "200", "TERM": "dumb"})
-    assert result.exit_code == 2 and "goes after --" not in result.output, result.output
+    # A misspelt option is one still, and no preset's name starts with "-".
+    for args in (["synthesize", "hi", "-x"], ["init", "-5"]):
+        result = runner.invoke(app, args, env={"COLUMNS": "200", "TERM": "dumb"})
+        assert result.exit_code == 2 and "goes after --" not in result.output, result.output
 
 
 def test_a_word_where_a_number_belongs_is_said_to_be_no_number(runner):

@@ -400,7 +400,9 @@ def _dashed_argument(command: Any, ctx: Any, args: list[str], said: str) -> Opti
 
     unknown = re.match(r"No such option: (-\S*)", said)
     argument = next((p for p in command.params if p.param_type_name == "argument"), None)
-    if unknown is None or argument is None:
+    # What may start with "-": a text, a recording's file name (no preset's name does).
+    what = {"text": "a text", "audio": "a file"}.get(getattr(argument, "name", None) or "")
+    if unknown is None or what is None:
         return None
     # Not a misspelt option: a number after the dash, or a token that holds a space.
     token = next(
@@ -409,8 +411,7 @@ def _dashed_argument(command: Any, ctx: Any, args: list[str], said: str) -> Opti
     )
     if token is None:
         return None
-    name = argument.human_readable_name
-    return f"a {name} that starts with '-' goes after --: {ctx.command_path} [OPTIONS] -- {shlex.quote(token)}"
+    return f"{what} that starts with '-' goes after --: {ctx.command_path} [OPTIONS] -- {shlex.quote(token)}"
 
 
 def _meant_option(command: Any, value: str) -> Optional[str]:
