@@ -74,11 +74,17 @@ def test_a_text_file_in_utf16_or_with_old_mac_line_ends_is_read_and_a_binary_one
     with pytest.raises(XttsError) as caught:
         _read_lines(Path("clip.wav"))
     assert caught.value.lines == [
-        "--text-file clip.wav is not a text file: it holds NUL bytes (audio or another binary file)"
+        "--text-file clip.wav is not a text file: it holds NUL bytes (audio or another "
+        "binary file, or UTF-16 without its byte-order mark)"
     ]
     # UTF-16 without its mark, named with its byte order: iconv of the other order makes nonsense of it.
-    for encoding, order in (("utf-16-le", "little-endian"), ("utf-16-be", "big-endian")):
-        Path("bare.txt").write_bytes(text.encode(encoding))
+    for written, encoding, order in (
+        (text, "utf-16-le", "little-endian"),
+        (text, "utf-16-be", "big-endian"),
+        ("Привет, мир.\nКак дела?\n", "utf-16-le", "little-endian"),
+        ("你好，世界。\n今天 天气 很好。\n", "utf-16-be", "big-endian"),
+    ):
+        Path("bare.txt").write_bytes(written.encode(encoding))
         with pytest.raises(XttsError) as caught:
             _read_lines(Path("bare.txt"))
         assert caught.value.lines == [f"--text-file bare.txt is UTF-16 ({order}) without its byte-order mark"]

@@ -511,23 +511,31 @@ def _not_text(named: str, raw: bytes) -> XttsError:
             hint=f"save it again as UTF-8 (iconv -f utf-16{order[0]}e -t utf-8), or with its mark",
         )
     return XttsError(
-        f"{named} is not a text file: it holds NUL bytes (audio or another binary file)",
-        hint="pass a UTF-8 text file, one sentence a line",
+        f"{named} is not a text file: it holds NUL bytes (audio or another binary file, or UTF-16 without "
+        "its byte-order mark)",
+        hint="pass a UTF-8 text file, one sentence a line (UTF-16 without a mark: iconv -f utf-16le -t utf-8, "
+        "or utf-16be)",
     )
 
 
 def _utf16_order(raw: bytes) -> Optional[str]:
-    """ "little-endian" or "big-endian" where `raw` reads as UTF-16 of mostly Latin text (a NUL in
-    every other byte, on one side only, and none on the other); None for anything else."""
+    """ "little-endian" or "big-endian" where `raw` reads as UTF-16 text in that order; None for anything
+    else. Each space, line end and Latin letter has a NUL byte on one side of its pair (Cyrillic or
+    Chinese text has its spaces and line ends); audio has them on both."""
+    import unicodedata
+
     sample = raw[: 2**16 - len(raw[: 2**16]) % 2]
-    if len(sample) < 4:
-        return None
     even, odd = sample[0::2].count(0), sample[1::2].count(0)
-    half = len(sample) // 2
-    if odd >= half // 2 and even == 0:
-        return "little-endian"
-    if even >= half // 2 and odd == 0:
-        return "big-endian"
+    for order, nuls, others in (("little-endian", odd, even), ("big-endian", even, odd)):
+        if nuls < 2 or nuls < 9 * others:
+            continue
+        try:
+            text = sample.decode(f"utf-16-{order[0]}e")
+        except UnicodeDecodeError:
+            return None
+        # Text, not a table of small numbers: few control characters but its line ends and tabs.
+        controls = sum(unicodedata.category(c) == "Cc" and c not in "\n\r\t" for c in text)
+        return order if controls <= len(text) // 50 else None
     return None
 
 
