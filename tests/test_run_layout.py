@@ -273,7 +273,7 @@ def test_a_runs_config_edited_to_another_network_is_refused_naming_what_to_put_b
         read_run(run)
     assert info.value.lines == [
         f"{run}/config.yaml says model.d_model 64, but the run was trained with model.d_model 32 (its run.json): "
-        "its checkpoints hold the weights of that network"
+        "its checkpoints hold the model those settings made"
     ]
     assert info.value.hint == f"put model.d_model 32 back in {run}/config.yaml; to change them, train a new run"
     base = ["train", "-c", str(BEFORE_CONFIG), "--init-from", str(run), "-r", str(tmp_path / "new")]

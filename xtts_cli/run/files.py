@@ -229,7 +229,7 @@ def _refuse_edited_features(run: RunDir, config: XttsConfig) -> None:
     heard = (
         "model hears the features it was trained on"
         if not network[0]
-        else "checkpoints hold the weights of that network"
+        else "checkpoints hold the model those settings made"
     )
     raise XttsError(
         f"{run.config_file} says {said}, but the run was trained with {trained_with} (its run.json): its {heard}",

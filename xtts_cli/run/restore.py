@@ -85,7 +85,8 @@ def restore_listed(model, checkpoint: str, optimizer: str = "optimizer") -> None
         raise XttsError(
             f"{checkpoint} was written by an older xtts and its weights do not fit this version's model "
             f"({len(unfit)} of {len(variables)} weights differ, {len(keys)} stored)",
-            hint="the run's config.yaml no longer describes the model it trained; train again with --fresh",
+            hint="the run's config.yaml no longer describes the model it trained (its model section edited?): put "
+            "back the settings it trained with, or train a new run",
         )
     for variable, key in zip(variables, keys):
         variable.assign(reader.get_tensor(key))
