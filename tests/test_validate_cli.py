@@ -173,6 +173,33 @@ def test_fix_keeps_comments_and_untouched_lines_and_is_idempotent(runner, write_
     assert backup.read_text() == COMMENTED  # a no-op --fix does not overwrite the backup
 
 
+def test_fix_keeps_each_backup_and_writes_nothing_over_an_edit_saved_while_it_scanned(runner, write_config) -> None:
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.diagnosis.validation import validate_config
+    from xtts_cli.errors import ConfigError
+
+    path = write_config(COMMENTED)
+    assert runner.invoke(app, ["validate", "-c", str(path), "--fix"]).exit_code == 0
+    # Edited again and fixed again: the first backup (the file as its user wrote it) is kept beside the second.
+    first = path.read_text(encoding="utf-8")
+    path.write_text(first.replace("num_workers: auto", "num_workers: 1"), encoding="utf-8")
+    again = runner.invoke(app, ["validate", "-c", str(path), "--fix"])
+    assert again.exit_code == 0 and f"(backup: {path}.bak.1)" in again.output, again.output
+    assert path.with_name("config.yaml.bak").read_text(encoding="utf-8") == COMMENTED
+    # Saved while the data was scanned (seconds to minutes of a corpus): it had been written over.
+    path.write_text(COMMENTED, encoding="utf-8")
+    mine = COMMENTED + "# my new edit\n"
+
+    def edit(phase: str) -> None:
+        if phase.startswith("scanning"):
+            path.write_text(mine, encoding="utf-8")
+
+    with pytest.raises(ConfigError) as changed:
+        validate_config(resolve_config(path), {}, fix=True, phase=edit)
+    assert changed.value.lines == [f"{path} changed while validate read the data: --fix wrote nothing over that edit"]
+    assert path.read_text(encoding="utf-8") == mine
+
+
 @pytest.mark.parametrize("flags", [["--dry-run"], ["--fix", "--dry-run"]])
 def test_dry_run_writes_nothing(runner, write_config, flags) -> None:
     path = write_config(COMMENTED)

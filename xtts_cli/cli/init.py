@@ -53,7 +53,7 @@ def init(
 
         xtts init -p rtx4090 -o my-gpu.yaml && xtts train -c my-gpu.yaml --data /data/my-voice
     """
-    from xtts_cli.config.editing import can_write, own_header
+    from xtts_cli.config.editing import can_write, free_backup, own_header
     from xtts_cli.config.preset_files import require_preset
     from xtts_cli.errors import UsageError, XttsError
 
@@ -78,7 +78,7 @@ def init(
     if target.exists() and not force:
         raise XttsError(
             f"{target} exists already",
-            hint=f"pass --out OTHER.yaml, or --force to replace it (kept as {_free_backup(target)})",
+            hint=f"pass --out OTHER.yaml, or --force to replace it (kept as {free_backup(target)})",
         )
     can_write(target, "--out", name=source.name)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -91,7 +91,7 @@ def init(
 
 def _write_preset(target: Path, text: str, preset: str) -> None:
     """`text`, the preset `preset` with its header, written to `target`, and where the earlier file went."""
-    from xtts_cli.config.editing import write_atomically
+    from xtts_cli.config.editing import free_backup, write_atomically
 
     unedited = _unedited_preset(target)
     if unedited == preset:
@@ -100,7 +100,7 @@ def _write_preset(target: Path, text: str, preset: str) -> None:
         return
     # A preset as init wrote it holds nothing of the user's: its backup would have replaced theirs,
     # edits and all, on a second --force. Their file is never written over: the next free name.
-    kept = write_atomically(target, text, backup=target.exists() and unedited is None, backup_as=_free_backup(target))
+    kept = write_atomically(target, text, backup=target.exists() and unedited is None, backup_as=free_backup(target))
     earlier = f"; the earlier file is {kept}" if kept else ""
     if unedited is not None:
         earlier = f"; the earlier file was the preset {unedited} as init writes it, unedited: not kept"
@@ -120,13 +120,3 @@ def _unedited_preset(target: Path) -> Optional[str]:
         if path is not None and held == own_header(path.read_text(encoding="utf-8"), target).encode("utf-8"):
             return name
     return None
-
-
-def _free_backup(target: Path) -> Path:
-    """FILE.bak, or FILE.bak.1, .2 ... where an earlier --force kept one there already."""
-    backup = target.with_name(target.name + ".bak")
-    number = 0
-    while backup.exists():
-        number += 1
-        backup = target.with_name(f"{target.name}.bak.{number}")
-    return backup

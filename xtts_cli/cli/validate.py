@@ -52,7 +52,9 @@ from xtts_cli.cli.train import (  # train's flags that set the config: its comma
 FixOption = Annotated[
     bool,
     typer.Option(
-        "--fix", help="Apply every fixable finding to the file (atomic write, the old file kept as FILE.bak)."
+        "--fix",
+        help="Apply every fixable finding to the file (atomic write, the old file kept as FILE.bak, or FILE.bak.1 "
+        "where that is taken).",
     ),
 ]
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Print the diff --fix would apply; write nothing.")]

@@ -246,6 +246,17 @@ def with_absolute_paths(tree: dict) -> dict:
     return tree
 
 
+def free_backup(target: Path) -> Path:
+    """FILE.bak, or FILE.bak.1, .2 ... where an earlier write kept one there already (a second
+    `validate --fix` had written over the first one's, the file as its user wrote it)."""
+    backup = target.with_name(target.name + ".bak")
+    number = 0
+    while backup.exists():
+        number += 1
+        backup = target.with_name(f"{target.name}.bak.{number}")
+    return backup
+
+
 def write_atomically(
     path: Path, text: str | bytes, backup: bool = True, *, backup_as: Optional[Path] = None
 ) -> Optional[Path]:

@@ -79,7 +79,8 @@ def _is_preset(loaded: LoadedConfig) -> bool:
 def _repair(loaded: LoadedConfig, fixable: list[Finding], write: bool, said: Callable[[str], None]) -> tuple[str, bool]:
     """(the diff of the repaired file, whether it was written): every fix applied to the text,
     comments and all; written atomically (a backup beside it) when `write`."""
-    from xtts_cli.config.editing import apply_changes, write_atomically
+    from xtts_cli.config.editing import apply_changes, free_backup, write_atomically
+    from xtts_cli.config.loading import read_config_text
 
     _refuse_unfixable_target(loaded, write)
     assert loaded.text is not None and loaded.path is not None
@@ -99,8 +100,13 @@ def _repair(loaded: LoadedConfig, fixable: list[Finding], write: bool, said: Cal
         )
     if not write or new_text == loaded.text:
         return diff, False
+    if read_config_text(loaded.path) != loaded.text:  # saved by its user while the data was scanned
+        raise ConfigError(
+            f"{loaded.path} changed while validate read the data: --fix wrote nothing over that edit",
+            hint=f"run xtts validate -c {shlex.quote(str(loaded.path))} --fix again",
+        )
     try:
-        backup = write_atomically(loaded.path, new_text)
+        backup = write_atomically(loaded.path, new_text, backup_as=free_backup(loaded.path))
     except OSError as exc:  # a read-only folder: the config, not a temporary file of ours, named
         from xtts_cli.errors import XttsError
 
