@@ -74,7 +74,10 @@ def test_a_config_that_is_a_folder_or_not_utf8_is_named_so(tmp_path):
     latin.write_bytes(b"data:\n  batch_size: 4  # caf\xe9\n")
     with pytest.raises(ConfigError) as encoded:
         resolve_config(latin)
-    assert encoded.value.lines == [f"{latin} is not UTF-8 text (byte 28)"] and encoded.value.hint == "save it as UTF-8"
+    assert (
+        encoded.value.lines == [f"{latin} is not UTF-8 text (line 2, byte 28)"]
+        and encoded.value.hint == "save it as UTF-8"
+    )
 
 
 def test_a_bad_value_from_the_command_line_over_a_preset_points_at_the_command_line_not_the_preset():

@@ -215,7 +215,7 @@ def test_a_resume_after_its_config_yaml_was_edited_by_hand_names_the_change(tmp_
     "written, line",
     [
         (b"model: [oops\n", "config.yaml: line 1: a [, { or quote opened there is never closed (the file ends first)"),
-        (b"\xff\xfe", "config.yaml is not UTF-8 text (byte 0)"),
+        (b"\xff\xfe", "config.yaml is not UTF-8 text (line 1, byte 0)"),
     ],
 )
 def test_a_run_whose_config_is_damaged_is_one_line_naming_it(tmp_path, written, line):

@@ -154,9 +154,13 @@ def read_config_text(path: Path) -> str:
     """A config file's text, CRLF line ends kept (bytes, not read_text: fixes edit the file
     verbatim); not UTF-8 or unreadable is one line."""
     try:
-        return path.read_bytes().decode("utf-8")
+        raw = path.read_bytes()
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path} is not UTF-8 text (byte {exc.start})", hint="save it as UTF-8") from None
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path} is not UTF-8 text (line {line}, byte {exc.start})", hint="save it as UTF-8"
+        ) from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}", hint="pass a YAML file") from None
 
