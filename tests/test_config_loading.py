@@ -380,6 +380,16 @@ def test_a_number_with_a_leading_zero_is_refused_not_read_as_octal(write_config)
         given.value.lines[0]
         == "--set training.max_steps=0100: 0100 has a leading zero, which YAML reads as octal (64); write 100"
     )
+    # Colons make a base-60 number to YAML 1.1: a budget of 2:30 had run 150 minutes, unsaid.
+    with pytest.raises(ConfigError) as clock:
+        resolve_config(write_config("training:\n  max_minutes: 2:30\n"))
+    assert clock.value.lines[0].endswith(
+        "line 2, column 16: 2:30 is a base-60 number to YAML (150, as a clock's): write the number you mean"
+    )
+    for written, value in (("max_minutes=1:30.5", "90.5"), ("max_steps=1:00", "60")):
+        with pytest.raises(ConfigError) as given:
+            resolve_config(None, {}, [f"training.{written}"])
+        assert f"to YAML ({value}, as a clock's)" in given.value.lines[0]
     # A zero alone, or a leading zero YAML reads as the same number, is the number.
     assert (
         resolve_config(write_config("training:\n  warmup_steps: 0\n  save_step: 07\n")).config.training.save_step == 7

@@ -131,7 +131,10 @@ _OCTAL = re.compile(r"[-+]?0[0-7_]+")
 
 def leading_zero(text: str, value: Any) -> Optional[str]:
     """Why `text`, read by YAML as `value`, is refused: a number with a leading zero YAML took for
-    octal (016 is 14), which nobody writing a batch size means; else None."""
+    octal (016 is 14), which nobody writing a batch size means, or one with colons it took for base 60
+    (`max_minutes: 2:30` is 150, `max_steps: 1:00` 60); else None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and ":" in text:
+        return f"{text.strip()} is a base-60 number to YAML ({value}, as a clock's): write the number you mean"
     if isinstance(value, int) and _OCTAL.fullmatch(text.strip()):
         decimal = int(text.strip().replace("_", ""), 10)
         if decimal != value:
@@ -147,7 +150,16 @@ def _decimal_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
     return value
 
 
+def _decimal_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+    value = loader.construct_yaml_float(node)
+    said = leading_zero(str(node.value), value)
+    if said is not None:
+        raise yaml.constructor.ConstructorError(None, None, said, node.start_mark)
+    return value
+
+
 _OnceLoader.add_constructor("tag:yaml.org,2002:int", _decimal_int)
+_OnceLoader.add_constructor("tag:yaml.org,2002:float", _decimal_float)
 
 
 def read_config_text(path: Path) -> str:
@@ -449,7 +461,7 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
         if leading_zero(text, value) is not None:
             raise ConfigError(
                 f"--set {given}={text}: {leading_zero(text, value)}",
-                hint=f"--set {given}={int(text.strip().replace('_', ''))}",
+                hint=f"--set {given}={int(text.strip().replace('_', ''))}" if ":" not in text else None,
             )
         if key in parsed and parsed[key] != value:
             both = key if written[key] == given else f"{key} (as {written[key]} and as {given})"
