@@ -366,6 +366,19 @@ def test_an_unquoted_no_where_text_belongs_says_yaml_read_it_as_false(write_conf
     assert resolve_config(None, {}, ["data.language='no'"]).config.data.language == "no"
 
 
+def test_a_value_nested_thousands_deep_is_one_line_not_a_traceback(write_config) -> None:
+    from xtts_cli.config.loading import resolve_config
+
+    deep = write_config("data:\n  batch_size: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(ConfigError) as refused:
+        resolve_config(deep)
+    assert refused.value.lines == [
+        f"{deep}: nested deeper than YAML can read (lists or mappings hundreds deep within each other)"
+    ]
+    with pytest.raises(ConfigError):  # on the command line: the text itself, which is no number
+        resolve_config(None, {}, ["data.batch_size=" + "[" * 5000 + "]" * 5000])
+
+
 def test_a_number_with_a_leading_zero_is_refused_not_read_as_octal(write_config) -> None:
     from xtts_cli.config.loading import resolve_config
 

@@ -209,6 +209,11 @@ def parse_yaml(text: str, where: str) -> dict[str, Any]:
         raise ConfigError(f"{where}: {position}: {problem}", hint="fix the YAML syntax at that spot") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: not valid YAML: {exc}") from None
+    except RecursionError:  # PyYAML reads each [ or indent within another by recursion: a traceback had ended it
+        raise ConfigError(
+            f"{where}: nested deeper than YAML can read (lists or mappings hundreds deep within each other)",
+            hint="write each value as a number, a word or a short list",
+        ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -454,7 +459,7 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
             raise ConfigError(f"--set {key}: unknown key; {said}", hint="every key is described in docs/config.md")
         try:
             value = yaml.safe_load(text) if text.strip() else None
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError):
             value = text  # a string YAML cannot read as anything else (`a: b`) stays a string
         if _UNQUOTED_COMMENT.match(text.lstrip()):  # "run_dir=/runs/take #2": YAML had cut it at its comment
             value = text.strip()
