@@ -107,6 +107,13 @@ def test_typo_negative_and_wrong_type_each_get_one_line(write_config) -> None:
     ]
 
 
+def test_a_key_with_a_space_in_its_name_says_so(write_config) -> None:
+    # It had read "data.batch_size : unknown key; did you mean data.batch_size?", the key suggesting itself.
+    with pytest.raises(ConfigError) as info:
+        resolve_config(write_config('data:\n  "batch_size ": 8\n'))
+    assert info.value.lines == ["data.'batch_size ': unknown key: a space is part of its name; write 'batch_size'"]
+
+
 def test_key_in_the_wrong_section_suggests_its_home(write_config) -> None:
     with pytest.raises(ConfigError) as info:
         resolve_config(write_config("data:\n  learning_rate: 0.001\n"))

@@ -84,6 +84,8 @@ def _unknown_key_line(where: str, loc: list, model_kind: str, sections: Sections
     """The line of a key the schema does not know: where it belongs, or the nearest known one."""
     section = loc[0] if len(loc) > 1 else ""
     name = str(loc[-1])
+    if name != name.strip() and where.endswith(name):  # "batch_size ": it had read "data.batch_size : unknown key"
+        return f"{where[: -len(name)]}{name!r}: unknown key: a space is part of its name; write {name.strip()!r}"
     other = _other_kind(name, model_kind) if section == "model" else None
     if other:
         return f"{where}: a key of model.kind {other}, not of this {model_kind} model; remove it"
