@@ -107,6 +107,15 @@ def test_typo_negative_and_wrong_type_each_get_one_line(write_config) -> None:
     ]
 
 
+def test_a_file_of_two_yaml_documents_says_a_config_is_one(write_config) -> None:
+    path = write_config("data:\n  batch_size: 8\n---\ndata:\n  batch_size: 16\n")
+    with pytest.raises(ConfigError) as info:
+        resolve_config(path)
+    assert info.value.lines == [
+        f"{path}: line 3, column 1: a second YAML document begins (after a ---): a config is one"
+    ]
+
+
 def test_a_key_with_a_space_in_its_name_says_so(write_config) -> None:
     # It had read "data.batch_size : unknown key; did you mean data.batch_size?", the key suggesting itself.
     with pytest.raises(ConfigError) as info:

@@ -190,8 +190,13 @@ def parse_yaml(text: str, where: str) -> dict[str, Any]:
                 f"{where}: {position}: a tab; YAML indents, and parts a value from a comment, with spaces",
                 hint="replace the tab with spaces (an editor's 'indent using spaces' does it)",
             ) from None
-        # A [, { or quote still open when the file ends (not a document's end missing: its context is none).
         context = exc.context or ""
+        if "single document" in context:  # two configs pasted into one file, the second after a ---
+            raise ConfigError(
+                f"{where}: {position}: a second YAML document begins (after a ---): a config is one",
+                hint="keep one of them in this file (the other in a file of its own)",
+            ) from None
+        # A [, { or quote still open when the file ends (not a document's end missing: its context is none).
         if ("flow" in context or "quoted scalar" in context) and (
             "stream end" in problem or "end of stream" in problem
         ):
