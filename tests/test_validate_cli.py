@@ -198,6 +198,11 @@ def test_fix_keeps_each_backup_and_writes_nothing_over_an_edit_saved_while_it_sc
         validate_config(resolve_config(path), {}, fix=True, phase=edit)
     assert changed.value.lines == [f"{path} changed while validate read the data: --fix wrote nothing over that edit"]
     assert path.read_text(encoding="utf-8") == mine
+    # A file its user made read-only is kept so: the rename into its folder had replaced it regardless.
+    path.chmod(0o444)
+    refused = runner.invoke(app, ["validate", "-c", str(path), "--fix"])
+    assert refused.exception.lines == [f"{path} is read-only: --fix writes nothing over it"]
+    assert path.read_text(encoding="utf-8") == mine
 
 
 @pytest.mark.parametrize("flags", [["--dry-run"], ["--fix", "--dry-run"]])

@@ -100,6 +100,13 @@ def _repair(loaded: LoadedConfig, fixable: list[Finding], write: bool, said: Cal
         )
     if not write or new_text == loaded.text:
         return diff, False
+    import stat
+
+    if not loaded.path.stat().st_mode & stat.S_IWUSR:  # the rename would replace it all the same
+        raise ConfigError(
+            f"{loaded.path} is read-only: --fix writes nothing over it",
+            hint=f"make it writable (chmod u+w {shlex.quote(str(loaded.path))}) and run --fix again, or fix a copy",
+        )
     if read_config_text(loaded.path) != loaded.text:  # saved by its user while the data was scanned
         raise ConfigError(
             f"{loaded.path} changed while validate read the data: --fix wrote nothing over that edit",
