@@ -601,6 +601,20 @@ def test_validate_on_an_adapted_runs_own_config_names_the_parent_its_run_json_re
     assert result.exit_code == 0, result.output
     parent = json.loads((run / "run.json").read_text(encoding="utf-8"))["parent"]
     assert f"this run started from {parent['run']} step 4 (its run.json)" in " ".join(result.output.split())
+    # Train resumes it too, from the base its run.json records: refused as "another start", its hint had
+    # named the same command again.
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.errors import XttsError
+    from xtts_cli.run.directory import refuse_starting_over
+    from xtts_cli.training.launch import _recorded_start
+
+    with pytest.raises(XttsError, match="would discard them"):
+        refuse_starting_over(copy, resolve_config(config).config)
+    resumed = _recorded_start(resolve_config(config), copy)
+    assert resumed.training.init_from == parent["run"]
+    refuse_starting_over(copy, resumed)
+    asked = resolve_config(config, {"training.init_from": "runs/base"})  # given on the command line: kept
+    assert _recorded_start(asked, copy).training.init_from == "runs/base"
     # Its own config with another --init-from is refused, as train refuses it (validate had said it resumes).
     other = runner.invoke(app, ["validate", "-r", str(copy), "--init-from", str(tmp_path / "other-base"), "--json"])
     assert other.exit_code == 1, other.output

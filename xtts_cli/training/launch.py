@@ -49,6 +49,25 @@ def launch_settings(
     return overrides
 
 
+def _recorded_start(loaded: LoadedConfig, chosen: Path):
+    """`loaded`'s config, its training.init_from the base run.json records where it is the run's own
+    config.yaml (no --init-from given) and that base is written otherwise there (relative to another
+    folder, or edited): refused as "another start", its hint had named the same command again."""
+    from xtts_cli.config.loading import config_variant
+    from xtts_cli.run.directory import own_config
+    from xtts_cli.run.files import RunDir
+
+    config = loaded.config
+    own = own_config(chosen) if "training.init_from" not in loaded.overridden else None
+    if own is None or loaded.path is None or own.resolve() != loaded.path.resolve() or not config.training.init_from:
+        return config
+    run = RunDir.of(chosen, config)
+    parent = (run.read_run() or {}).get("parent") if run.has_checkpoint() else None
+    if not isinstance(parent, dict) or not isinstance(parent.get("run"), str):
+        return config
+    return config_variant(config, {"training.init_from": parent["run"]})
+
+
 def train_run(
     loaded: LoadedConfig,
     run_dir: Optional[Path],
@@ -87,6 +106,7 @@ def train_run(
         raise left_out
     # "~/runs/a" in the config (or quoted on the command line) is the home's, as every other path is.
     chosen = chosen_run_dir(loaded, run_dir)
+    config = _recorded_start(loaded, chosen)
     refuse_own_directory(config.training.init_from, chosen)
     if not fresh:  # --fresh moves the old run aside
         refuse_starting_over(chosen, config)
