@@ -1109,6 +1109,7 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
         # A variable's power after its coefficient: its letter, not "times" ("twelve times squared").
         ("The answer is 12 x^2.", "the answer is twelve x squared."),
         ("5 x\u00b2 and 2x^3, 3x faster", "five x squared and two x cubed, three times faster"),
+        ("Sales grew 3x to the highest level.", "sales grew three times to the highest level."),
         ("sin\u00b2\u03b8 and 32 ft/sec\u00b2", "sin squared \u03b8 and thirty two ft/sec squared"),
         ("as reported,\u00b3 then", "as reported, then"),
         ("A 10\u00a2 stamp.", "a ten cent stamp."),

@@ -591,6 +591,14 @@ def test_a_terminals_colour_codes_and_markup_tags_are_left_out_and_named_not_rea
         "left out the stage directions [laughs] [clears throat] (the model speaks words: it has no sound for them)",
         "left out what the run never saw: [ ]",
     ]
+    from xtts_cli.data.text import without_markup
+
+    assert without_markup("Hi, [laughs], bye [sighs].")[0] == "Hi, bye."
+    with pytest.raises(XttsError) as alone:  # it had said "'' has nothing left", of zero-width spaces
+        tts.check(" [sighs] ")
+    assert alone.value.lines == [
+        "the text '[sighs]' holds only stage directions ([sighs]): the model has no sound for them"
+    ]
     # A comparison's signs are no tags: left out as signs the run never saw, its words read.
     assert tts.check("Is a<b and b>c, or a <b and c> d?") == ["left out what the run never saw: < >"]
     (tmp_path / "a.wav").write_bytes((Path(__file__).parent / "data" / "speech" / "sentence-0.wav").read_bytes())

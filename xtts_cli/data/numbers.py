@@ -200,7 +200,7 @@ _SYMBOLS = (
     # Not a variable's power after its coefficient ("12 x^2", "3x²": twelve x squared, not "times squared").
     (
         re.compile(
-            r"(?<=\d)\s?x\b(?!\^|\*\*|[\u00b2\u00b3\u00b9\u2070\u2074-\u2079]|\s(?:squared|cubed|to the)\b)",
+            r"(?<=\d)\s?x\b(?!\^|\*\*|[\u00b2\u00b3\u00b9\u2070\u2074-\u2079]|\s(?:squared|cubed|to the power)\b)",
             re.IGNORECASE,
         ),
         " times",

@@ -466,8 +466,18 @@ def without_markup(text: str) -> tuple[str, str]:
     if "[" in text:
         directions = list(dict.fromkeys(f"[{m.group(2).lower()}]" for m in _STAGE_DIRECTION.finditer(text)))
         if directions:
-            text = _STAGE_DIRECTION.sub(_stage_direction_gap, text)
+            given = text
+            # "Hi, [laughs], bye": one comma, not two; "[laughs] Hi": no space first.
+            text = re.sub(r"([,;:])\s*[,;:]", r"\1", _STAGE_DIRECTION.sub(_stage_direction_gap, text)).strip()
             shown = " ".join(directions[:8]) + (f" and {len(directions) - 8} more" if len(directions) > 8 else "")
+            if not any(c.isalnum() for c in text):  # it had been "'' has nothing left", of zero-width spaces
+                from xtts_cli.errors import XttsError
+
+                quoted = given.strip() if len(given.strip()) <= 60 else given.strip()[:60] + "..."
+                raise XttsError(
+                    f"the text {quoted!r} holds only stage directions ({shown}): the model has no sound for them",
+                    hint="write the words to speak (a --text-file line of them alone: leave it out)",
+                )
             notes.append(f"left out the stage directions {shown} (the model speaks words: it has no sound for them)")
     if "<" in text:
         tags = list(dict.fromkeys(f"<{m.group(1).lower()}>" for m in _MARKUP.finditer(text)))
