@@ -280,7 +280,7 @@ def test_validate_names_a_language_espeak_lacks(runner, write_config):
     ]
 
 
-def test_transcripts_in_a_script_their_language_is_not_written_in_are_a_warning():
+def test_transcripts_in_a_script_their_language_is_not_written_in_are_a_warning_and_with_phonemes_an_error():
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.diagnosis.checkup import scan_findings
 
@@ -296,14 +296,17 @@ def test_transcripts_in_a_script_their_language_is_not_written_in_are_a_warning(
         "(Arabic script: ar, fa, ur, ps, sd, ug)"
     )
     # With phonemes, English espeak-ng spells the Persian letter by letter: too long, most clips are put out
-    # and the dataset is unusable; the script is still said, the likely why.
+    # and the dataset is unusable. The script is the error, first; what it causes says it follows from it
+    # (--fix had set data.batch_size to 1 for a batch the wrong language had emptied).
     spelt = XttsConfig(data={"dataset_path": str(PERSIAN_DATA), "text_frontend": "phonemes"})
-    ids = [(f.id, f.severity) for f in scan_findings(spelt)[2]]
-    assert ids == [("dataset-unusable", "error"), ("dataset-script", "warning")], ids
-    assert "espeak-ng would spell them letter by letter" in scan_findings(spelt)[2][1].message
-    assert scan_findings(spelt)[2][1].message.endswith(
-        "(Arabic script: ar, fa, ur, ps, sd, ug; --set data.language=CODE)"
+    found = scan_findings(spelt)[2]
+    assert [(f.id, f.severity) for f in found] == [("dataset-script", "error"), ("dataset-unusable", "error")]
+    assert "espeak-ng would spell them letter by letter" in found[0].message
+    assert found[0].message.endswith("(Arabic script: ar, fa, ur, ps, sd, ug; --set data.language=CODE)")
+    assert found[1].message.endswith(
+        "(but first set the dataset's language: its texts, spelt letter by letter, run long)"
     )
+    assert found[1].fix is None
 
 
 def test_transcripts_with_letters_their_language_lacks_are_a_warning(tmp_path):

@@ -336,7 +336,8 @@ def script_findings(scan, data) -> list[Finding]:
             found.append(
                 Finding(
                     id="dataset-script",
-                    severity="warning",
+                    # Phonemes spelt letter by letter are no speech to learn: an error, not a warning.
+                    severity="error" if data.text_frontend == "phonemes" else "warning",
                     message=f"{len(others):,} of {len(scripts):,} transcripts of dataset {dataset.name} are in {name} "
                     f"script, which its language {dataset.language} is not written in: "
                     + (
@@ -628,7 +629,8 @@ def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optiona
             id="dataset-unusable", severity="error", message="; ".join(exc.lines) + (f" ({hint})" if hint else "")
         )
         # Transcripts in another language's script are often why (spelt letter by letter, too long).
-        return None, summary, [unusable, *(script_findings(exc.report, config.data) if exc.report else [])]
+        scripts = script_findings(exc.report, config.data) if exc.report else []
+        return None, summary, _after_the_language([*scripts, unusable])
     except XttsError as exc:  # no dataset directory, an unknown layout, a missing metadata file
         return (
             None,
@@ -691,7 +693,23 @@ def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optiona
     if held is not None:
         _add_held_bad_files(summary, held)
     found += _store_findings(summary, config.data, [scan.train, validation], "audio" if audio else "mel")
-    return scan, summary, found + memory_findings(summary, config.data)
+    return scan, summary, _after_the_language(found + memory_findings(summary, config.data))
+
+
+# What a dataset read in the wrong language's phonemes causes: its texts, spelt letter by letter, run long.
+_SPELT_LONG = frozenset({"dataset-no-batch", "dataset-outside-limits", "dataset-unusable"})
+
+
+def _after_the_language(found: list[Finding]) -> list[Finding]:
+    """`found`, where a dataset's language is wrong for its script (an error: `script_findings`), with
+    what its spelt-out texts cause said to follow from it and given no fix of its own: --fix had set
+    data.batch_size to 1 for a batch the wrong language had emptied."""
+    if not any(f.id == "dataset-script" and f.severity == "error" for f in found):
+        return found
+    follows = " (but first set the dataset's language: its texts, spelt letter by letter, run long)"
+    return [
+        f.model_copy(update={"fix": None, "message": f.message + follows}) if f.id in _SPELT_LONG else f for f in found
+    ]
 
 
 def _store_findings(summary: DatasetSummary, data, splits: list[list], output: str) -> list[Finding]:
