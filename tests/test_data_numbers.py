@@ -672,6 +672,13 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
             "signora rossi, telefono zero sei, uno due tre quattro, cinque sei sette otto",
         ),
         ("pt", "Sr. Silva, tel. 21 123 4567", "senhor silva, telefone dois um, um dois três, quatro cinco seis sete"),
+        # A Russian number dialled at home, after its word or not: it had been "восемь миллионов девятьсот ...".
+        (
+            "ru",
+            "Тел. 8 912 345-67-89, звоните 8 (495) 123-45-67, а не 8 500 рублей.",
+            "тел. восемь, девять один два, три четыре пять, шесть семь, восемь девять, звоните восемь, четыре девять "
+            "пять, один два три, четыре пять, шесть семь, а не восемь тысяч пятьсот рублей.",
+        ),
         ("nl", "Dhr. Jansen, bijv. om 9:30 uur", "de heer jansen, bijvoorbeeld om negen uur dertig"),
         # Halves and quarters; the multiplication sign; a year after a verb of a life, or before a participle.
         (

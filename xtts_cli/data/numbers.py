@@ -1562,10 +1562,13 @@ _TIMES = re.compile(r"(?<=\d)\s?[x\u00d7](?=\s?\d|\s+[^\W\d_])")
 # groups: spaced groups of three are otherwise thousands. French numbers in pairs: 01 23 45 67 89.
 _PHONE_CUES = (
     r"tel\.?|telefon|telefono|teléfono|telefone|téléphone|tél\.?|telefoon|tfn\.?|móvil|celular|cellulare|"
-    r"handy|mobil|portable|mobile|gsm"
+    r"handy|mobil|portable|mobile|gsm|телефон\w*|тел|моб|мобильный|сотовый"
 )
 _CUED_PHONE = re.compile(rf"\b((?:{_PHONE_CUES})\.?:?\s+)(\+?\d[\d ./-]{{5,}}\d)(?![\d])", re.IGNORECASE)
 _FRENCH_PHONE = re.compile(r"(?<![\d.,])0([1-9])((?:[ .]\d\d){4})(?![\d.,]?\d)")
+# A Russian or Ukrainian number dialled at home: 8 912 345-67-89, 8 (912) 345-67-89 (it had been
+# "восемь миллионов девятьсот двенадцать тысяч ...").
+_DOMESTIC_PHONE = re.compile(r"(?<![\d.,+])8[ -]?(?:\(\d{3,5}\)|\d{3,5})[ -]?\d{1,3}[ -]\d{2}[ -]\d{2}(?![\d.,]?\d)")
 # German, Dutch and Swedish years read in hundreds after a verb of the life of a person or a thing
 # ("Er kam 1998 nach Berlin"), or before one ("1998 geboren").
 _YEAR_PARTICIPLES = {
@@ -1624,6 +1627,8 @@ def _signs_and_decades(text: str, language: str) -> str:
         )
     if language == "fr":
         text = _FRENCH_PHONE.sub(_french_phone, text)
+    if language in ("ru", "uk"):
+        text = _DOMESTIC_PHONE.sub(lambda m: _digit_groups(m.group(0), language), text)
     if language in _COMPARISON_WORDS:
         text = _comparisons(text, language)
     if language in _FRACTION_WORDS:

@@ -91,7 +91,8 @@ MEMO_VERSION = 60  # 2: a layout's transcripts and folders watched, each with it
 # 58: a chained Ogg file is refused; a float WAV's NaN is bad samples, not silence; audio beside metadata.csv
 # in no row is unlisted; a folder of numbered speakers and sessions is no LibriTTS
 # 59: an Ogg whose later page begins a stream of the first's serial number (a file joined to itself) is refused
-# 60: a variable's power after its coefficient ("12 x^2", "5 x²") is read "twelve x squared", not "times squared"
+# 60: a variable's power after its coefficient ("12 x^2", "5 x²") is read "twelve x squared", not "times squared";
+# a Russian or Ukrainian telephone number dialled at home (8 912 345-67-89), and after its Cyrillic word, digit by digit
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
