@@ -612,6 +612,13 @@ def test_a_terminals_colour_codes_and_markup_tags_are_left_out_and_named_not_rea
     assert f"note: {tmp_path / 'a.wav'} is written over" in result.stderr
 
 
+def test_read_as_says_what_was_read_not_what_was_left_out(tts):
+    # It had shown the emoji the note said was left out, and "größe" read as "grosse".
+    speech = tts.speak("The cat \U0001f600 sat in the café, größe!", max_frames=8)
+    assert speech.read_as == "the cat sat in the cafe, grosse."
+    assert any("\U0001f600" in note for note in speech.notes), speech.notes
+
+
 def test_the_window_a_clip_is_said_to_stop_in_is_measured_as_the_clip_is(tts, tmp_path):
     """N mel frames are N - 1 hops of audio: a clip stopped at the floor of its window had been
     reported one hop under that floor (1.22 s "at the floor" of 1.23-1.97 s)."""

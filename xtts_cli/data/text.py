@@ -780,6 +780,13 @@ class Tokenizer:
         # What `prepare` reads, stopped before the phonemes ("St. James St.": its street, too).
         return prepare_texts([text], self.cleaners, "characters", language, self.numbers)[0]
 
+    def read_as(self, text: str, language: Optional[str] = None) -> str:
+        """`reading`, less what the run leaves out of it (an emoji) and, in a characters run, with the
+        letters and marks it reads as others ("ß→ss"): what was read, where it had shown what was not."""
+        reading = self.reading(text, language)
+        shown = without_unspoken(reading) if self.frontend == "phonemes" else self.speakable(reading)[0]
+        return re.sub(r"(?<=\S) {2,}(?=\S)", " ", shown).strip()
+
     def speakable(self, prepared: str) -> tuple[str, list[str]]:
         """`prepared` with the punctuation and symbols the vocabulary lacks left out (a space where
         they stood, when the vocabulary has one), and which they were. A letter, digit or mark it
