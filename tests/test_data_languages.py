@@ -309,6 +309,31 @@ def test_transcripts_in_a_script_their_language_is_not_written_in_are_a_warning_
     assert found[1].fix is None
 
 
+def test_a_word_in_another_script_inside_a_transcript_is_a_warning_with_phonemes(tmp_path):
+    # Read in the dataset's language, espeak-ng spells سلام by its letters' names ("arabic seen ..."),
+    # and trained so, unsaid; synthesis reads the same word as Persian.
+    import shutil
+
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.diagnosis.checkup import scan_findings
+
+    sample = Path(__file__).parents[1] / "xtts_cli" / "data" / "sample"
+    mixed = shutil.copytree(sample, tmp_path / "mixed")
+    rows = (sample / "metadata.csv").read_text(encoding="utf-8").splitlines()
+    first = rows[0].split("|")
+    rows[0] = "|".join([first[0], "I said سلام to her.", "I said سلام to her."])
+    (mixed / "metadata.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+    def foreign(frontend: str) -> list[str]:
+        config = XttsConfig(data={"dataset_path": str(mixed), "text_frontend": frontend})
+        return [f.message for f in scan_findings(config)[2] if f.id == "dataset-foreign-words"]
+
+    (message,) = foreign("phonemes")
+    assert message.startswith(f"1 of {len(rows)} transcripts of dataset mixed hold words in a script its language en ")
+    assert f"('سلام' in {first[0]})" in message
+    assert foreign("characters") == []  # its letters are symbols of their own, not spelt
+
+
 def test_transcripts_with_letters_their_language_lacks_are_a_warning(tmp_path):
     # Spanish under the default `en` had trained its accents as new English symbols and read its numbers
     # in English ("tengo twenty five años"), unsaid; English with a loanword's café is English.

@@ -351,6 +351,41 @@ def script_findings(scan, data) -> list[Finding]:
     return found
 
 
+def foreign_word_findings(scan, data) -> list[Finding]:
+    """Words in another script inside transcripts of their dataset's own (a Persian سلام in a German
+    sentence): the phonemes front end reads each transcript in its dataset's language, and espeak-ng
+    spells such a word by its letters' names ("arabisch sin, arabisch lam ..."), unsaid; synthesis
+    reads the same word in a language of its script. A Latin word is read as English, not spelt."""
+    from xtts_cli.data.text import language_scripts, text_script
+
+    if data.text_frontend != "phonemes":
+        return []
+    found = []
+    for dataset in scan.datasets:
+        own = language_scripts(dataset.language)
+        marked, texts = [], [item for item in scan.items if item.dataset == dataset.name]
+        for item in texts:
+            if text_script(item.text) not in own:
+                continue  # a transcript mostly in another script: `script_findings` says it
+            words = [w for w in item.text.split() if text_script(w) not in (None, "LATIN", *own)]
+            if words:
+                marked.append((item.id, words[0]))
+        if marked:
+            shown = ", ".join(f"{word!r} in {clip}" for clip, word in marked[:3])
+            found.append(
+                Finding(
+                    id="dataset-foreign-words",
+                    severity="warning",
+                    message=f"{len(marked):,} of {len(texts):,} transcripts of dataset {dataset.name} hold words in a "
+                    f"script its language "
+                    f"{dataset.language} is not written in ({shown}{', ...' if len(marked) > 3 else ''}): espeak-ng "
+                    f"would spell each by its letters' names in {dataset.language}; write them as they are said in "
+                    f"{dataset.language}'s letters, or leave those clips out",
+                )
+            )
+    return found
+
+
 def letter_findings(scan, data) -> list[Finding]:
     """A dataset whose transcripts are in its language's script but, many of them, with letters its
     alphabet lacks (Spanish under `en`: á é ñ): they would train as new symbols of that language, and
@@ -650,7 +685,7 @@ def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optiona
     if scan.outside_limits:
         found.append(outside_limits_finding(scan, config.data))
     found += unread_digits_findings(scan, config.data) + script_findings(scan, config.data)
-    found += letter_findings(scan, config.data)
+    found += letter_findings(scan, config.data) + foreign_word_findings(scan, config.data)
     found += test_sentence_findings(scan, config)
     found += unspoken_text_findings(scan, config.data)
     if config.training.early_stop_patience is not None and not scan.eval and not config.data.eval_dataset_path:
