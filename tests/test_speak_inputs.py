@@ -988,6 +988,15 @@ def test_each_sentence_of_a_text_in_two_languages_is_measured_and_read_in_its_ow
     ]
     cut = reading_parts(tokenizer, text, DataConfig(max_mel_frames=200), None, None)
     assert [(part, language) for part, language, _ in cut][2:] == [("من دوازده", "fa"), ("سیب خریدم.", "fa")]
+    # Text in a script neither language is written in: refused, not spoken as its letters' names
+    # ("kyrillisch pe, kyrillisch er ...") with exit 0; --language reads it so all the same.
+    with pytest.raises(XttsError) as unread:
+        reading_parts(tokenizer, "Привет, как дела?", DataConfig(max_mel_frames=400), None, None)
+    assert unread.value.lines == [
+        "the text 'Привет, как дела?' is in Cyrillic script, which none of the run's languages (de, fa) is written "
+        "in: espeak-ng would spell each word by its letters' names"
+    ]
+    assert reading_parts(tokenizer, "Привет.", DataConfig(max_mel_frames=400), None, "de")
 
 
 def test_a_slower_speed_cuts_a_text_into_parts_that_each_still_fit_one_generation():

@@ -225,7 +225,7 @@ def _check_before_loading(
     `--speed` for a decoder without durations to scale, a `--speaker` or `--language` it lacks, a
     `text` with letters it cannot read, a `--speaker-wav` that names stdin or a URL."""
     from xtts_cli.data.audio_headers import not_a_clip_file
-    from xtts_cli.data.text import Tokenizer, reading_language, without_markup
+    from xtts_cli.data.text import Tokenizer, reading_language, refuse_unread_script, without_markup
     from xtts_cli.errors import XttsError, listed_name, speed_without_pace, unknown_speaker
     from xtts_cli.kinds import kind_for
     from xtts_cli.run.files import load_speakers, read_run
@@ -246,6 +246,8 @@ def _check_before_loading(
         raise unknown_speaker(speaker, listed, run_dir)
     if text is not None:
         text = without_markup(text)[0]  # left out, as the synthesis leaves it out
+        if vocabulary.frontend == "phonemes":
+            refuse_unread_script(vocabulary.languages, text, language)
         vocabulary.spoken_ids(text, reading_language(vocabulary.languages, text, language)[0])
 
 

@@ -1409,6 +1409,26 @@ def reading_language(
     return language, f"the text is in {name} script, which {chosen} is not written in: {hint}"
 
 
+def refuse_unread_script(languages: Sequence[str], text: str, language: Optional[str]) -> None:
+    """Refuse, for a phonemes run, a `text` mostly in a script none of its `languages` is written in
+    (Cyrillic to a run of fa and de), unless `language` is asked: espeak-ng spells each word by its
+    letters' names ("cyrillic pe, cyrillic er ..."), which the run had spoken with exit 0 and a note.
+    A characters run refuses its letters itself."""
+    script = _script_of_most_words(text)
+    if language is not None or not languages or script is None:
+        return
+    if any(script in language_scripts(code) for code in languages):
+        return
+    from xtts_cli.errors import XttsError
+
+    shown = text.strip() if len(text.strip()) <= 60 else text.strip()[:60] + "..."
+    raise XttsError(
+        f"the text {shown!r} is in {script.title()} script, which none of the run's languages "
+        f"({', '.join(languages)}) is written in: espeak-ng would spell each word by its letters' names",
+        hint="pass text in a script the run reads, or --language CODE to read it so all the same",
+    )
+
+
 def _by_its_letters(languages: Sequence[str], text: str, first: str) -> Optional[tuple[Optional[str], str]]:
     """(the language, its note) for a text in the script of the run's first language, a quarter of
     whose words or more hold letters that language lacks and one other of the run's has ("Grüße aus

@@ -680,10 +680,12 @@ def _spoken_parts(model, tokenizer, read: list, voice, data: DataConfig, rate: O
 def reading_parts(tokenizer, text: str, data: DataConfig, rate: Optional[SpeakingRate], asked, speed: float = 1.0):
     """(part, its language, its note) of each generation `text` is spoken in (`text_parts`); a terminal's
     escape codes and SSML or HTML tags left out, the first part's note naming them."""
-    from xtts_cli.data.text import reading_language, without_markup
+    from xtts_cli.data.text import reading_language, refuse_unread_script, without_markup
 
     text, markup = without_markup(text)
     tokenizer.language_index(asked)  # one the run lacks, named before espeak-ng is asked for it
+    if tokenizer.frontend == "phonemes":
+        refuse_unread_script(tokenizer.languages, text, asked)
     language, note = reading_language(tokenizer.languages, text, asked, phonemes=tokenizer.frontend == "phonemes")
     parts, overlong = _parts(
         tokenizer,
