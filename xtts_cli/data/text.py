@@ -785,7 +785,10 @@ class Tokenizer:
         letters and marks it reads as others ("ß→ss"): what was read, where it had shown what was not."""
         reading = self.reading(text, language)
         shown = without_unspoken(reading) if self.frontend == "phonemes" else self.speakable(reading)[0]
-        return re.sub(r"(?<=\S) {2,}(?=\S)", " ", shown).strip()
+        shown = re.sub(r"(?<=\S) {2,}(?=\S)", " ", shown).strip()
+        if not re.search(r"\w [.,!?;:]", reading):  # "snow ☃.": "snow.", where no space before a mark was written
+            shown = re.sub(r"(?<=\w) (?=[.,!?;:])", "", shown)
+        return shown
 
     def speakable(self, prepared: str) -> tuple[str, list[str]]:
         """`prepared` with the punctuation and symbols the vocabulary lacks left out (a space where
