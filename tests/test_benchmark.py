@@ -664,3 +664,20 @@ def test_a_gain_that_does_not_hold_keeps_the_config_as_written_and_names_the_tri
         "the best setting (trial 2) was not run again to check its gain, the search stopped by SIGTERM: the config "
         "as written is kept"
     ]
+
+
+def test_a_second_out_to_the_same_file_keeps_the_first_backup(tmp_path) -> None:
+    # Each run to the same --out had written over FILE.bak: after two, the config its user wrote was gone.
+    from xtts_cli.cli.benchmark import _write_best
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.findings import ConfigChange
+
+    config = tmp_path / "cfg.yaml"
+    config.write_text("data:\n  num_buckets: 4  # my own note\n", encoding="utf-8")
+    for buckets in (2, 3):
+        change = ConfigChange(key="data.num_buckets", value=buckets)
+        written, kept = _write_best(resolve_config(config), [change], config)
+        assert written == config and kept is not None and kept.is_file()
+    assert (tmp_path / "cfg.yaml.bak").read_text(encoding="utf-8").endswith("num_buckets: 4  # my own note\n")
+    assert "num_buckets: 2" in (tmp_path / "cfg.yaml.bak.1").read_text(encoding="utf-8")
+    assert "num_buckets: 3  # my own note" in config.read_text(encoding="utf-8")

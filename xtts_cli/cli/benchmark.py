@@ -120,7 +120,7 @@ WriteConfigOption = Annotated[
         metavar="FILE",
         help="Write the config with the best settings to this file: the --config file with the winning "
         "settings and the command line's values (--data, --set) edited in, its other lines and comments kept, and "
-        "its first line's command naming FILE; an existing file is kept as FILE.bak.",
+        "its first line's command naming FILE; an existing file is kept as FILE.bak (FILE.bak.1 where that is taken).",
         show_default=False,
     ),
 ]
@@ -182,9 +182,9 @@ def benchmark(
     report = _run_trials(
         loaded, run_data, batch_sizes=sizes, stages=stages, budget_seconds=budget_seconds, num_steps=steps
     )
-    written = None
+    written, kept = None, None
     if write_config is not None and report.best is not None and not report.stopped:
-        written = _write_best(loaded, report.changes, write_config)
+        written, kept = _write_best(loaded, report.changes, write_config)
     failed = _failure(report, write_config)
     if json_output:
         payload: dict[str, Any] = report.model_dump(mode="json")
@@ -198,7 +198,7 @@ def benchmark(
             error_lines(failed.lines, failed.hint)
             raise typer.Exit(failed.exit_code)
     else:
-        _render(report, written)
+        _render(report, written, kept)
     if failed is not None:
         raise failed
 
@@ -307,9 +307,10 @@ def _check_out_folder(write_config: Optional[Path]) -> None:
     can_write(write_config, "--out", name="best.yaml")
 
 
-def _write_best(loaded, changes, target: Path) -> Path:
-    """Apply the winning changes to the user's file text (or to the reference config) and write it to `target`."""
-    from xtts_cli.config.editing import absolute_path, apply_changes, own_header, write_atomically
+def _write_best(loaded, changes, target: Path) -> tuple[Path, Optional[Path]]:
+    """Apply the winning changes to the user's file text (or to the reference config) and write it to
+    `target`; (it, where the file it replaced was kept, or None)."""
+    from xtts_cli.config.editing import absolute_path, apply_changes, free_backup, own_header, write_atomically
     from xtts_cli.config.loading import resolve_config
     from xtts_cli.findings import ConfigChange
 
@@ -329,9 +330,11 @@ def _write_best(loaded, changes, target: Path) -> Path:
     ]
     new_text = own_header(apply_changes(text, [*changes, *given], sources), target)
     target = Path(target)
-    write_atomically(target, new_text, backup=target.exists())
+    # FILE.bak, or .bak.1 where one is kept: a second run to the same --out had written over the first's
+    # backup, the config as its user wrote it.
+    kept = write_atomically(target, new_text, backup=target.exists(), backup_as=free_backup(target))
     resolve_config(target)  # the written file must load; a failure here is a bug worth seeing
-    return target
+    return target, kept
 
 
 def _fmt(value: Any) -> str:
@@ -397,7 +400,7 @@ class _TrialProgress:
             sys.stderr.flush()
 
 
-def _render(report, written: Optional[Path]) -> None:
+def _render(report, written: Optional[Path], kept: Optional[Path] = None) -> None:
     out = console()
     gpus = ", ".join(report.gpus) if report.gpus else f"no GPU ({report.gpu_unavailable_reason})"
     out.print(
@@ -434,7 +437,9 @@ def _render(report, written: Optional[Path]) -> None:
     for note in report.notes:
         out.print(f"[dim]note: {escape(note)}[/]")
     if written is not None:
-        out.print(f"wrote {escape(str(written))}")
+        out.print(
+            f"wrote {escape(str(written))}" + (f" (the file it replaced kept as {escape(str(kept))})" if kept else "")
+        )
 
 
 def _verdict(report, best, others: list) -> list[str]:
