@@ -446,6 +446,8 @@ def test_bad_arguments_fail_before_any_trial(runner, tmp_path) -> None:
     cases = {
         ("--batch-sizes", "4,5000"): "--batch-sizes 5000: larger than the",
         ("--set", "data.batch_size=100"): "data.batch_size 100: larger than the",  # not --batch-sizes, not given
+        # Not swept, it is what every trial would have failed on, each after its set-up.
+        ("--set", "data.batch_size=100", "--sweep", "num_workers"): "data.batch_size 100: larger than the",
         ("--write-config", str(tmp_path / "missing" / "best.yaml")): "does not exist",
         ("--out", str(config / "best.yaml")): "is a file, not a folder",  # said not to exist
         ("--out", str(tmp_path)): "is a folder",  # found before the trials, not after them

@@ -278,6 +278,11 @@ def plan_candidates(
             candidates["layout"] = list(options.values())
     if "batch_size" in stages:
         candidates["batch_size"] = _batch_sizes(config.data.batch_size, batch_sizes, train_clips)
+    elif config.data.batch_size > train_clips:  # every trial would fail on it, each after its set-up
+        raise XttsError(
+            f"data.batch_size {config.data.batch_size}: larger than the {train_clips} training clips of the dataset",
+            hint=f"pass --set data.batch_size={train_clips} or less",
+        )
     if "num_workers" in stages:
         candidates["num_workers"] = _unique(["auto", 1, machine.cpu_count, current["data.num_workers"]])
     if "prefetch" in stages:
