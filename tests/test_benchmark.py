@@ -259,6 +259,30 @@ def test_trials_that_would_not_fit_the_budget_are_skipped(tmp_path) -> None:
     assert [e.record.index for e in events if isinstance(e, TrialFinished)] == [t.index for t in report.trials]
 
 
+def test_a_trials_time_is_kept_to_run_a_winner_again_not_spent_on_later_stages(tmp_path) -> None:
+    # Later stages had spent the budget, the recheck was skipped, and a 6x gain was thrown away (exit 0).
+    def graph_is_faster(config, num_steps, warmup, timeout):
+        time.sleep(0.2)
+        fast = config["training"].get("enable_graph_mode", True)
+        return TrialOutcome(
+            status="ok",
+            samples_per_sec=6.0 if fast else 1.0,
+            step_ms_p50=1.0,
+            step_ms_p95=1.0,
+            step_cv=0.0,
+            input_bound_percent=0.0,
+            retraces=0,
+            seconds=0.2,
+        )
+
+    loaded = _loaded(tmp_path, "  enable_graph_mode: false")
+    report = _run(loaded, graph_is_faster, budget_seconds=0.75, stages=["graph_mode", "num_workers", "prefetch"])
+    (recheck,) = [t for t in report.trials if t.stage == "recheck"]
+    assert recheck.status == "ok", report.trials
+    assert any("kept to run the best so far again" in (t.reason or "") for t in report.trials), report.trials
+    assert "training.enable_graph_mode" in [c.key for c in report.changes]
+
+
 def test_mixed_precision_is_swept_only_on_a_gpu_with_fast_16_bit_math(tmp_path) -> None:
     loaded = _loaded(tmp_path)
     cpu = _run(loaded, _stand_in(lambda c: 1.0), stages=["mixed_precision"])

@@ -439,6 +439,9 @@ class _Search:
     began: float = field(default_factory=time.perf_counter)
     # Ctrl-C or SIGTERM during a trial: the trials run so far are the report, no more run.
     stopped: Optional[str] = None
+    # A trial beats the config as written: a trial's time is kept for running it again (the recheck
+    # every recommendation waits on), not spent on later stages (a 6.6x gain had been thrown away).
+    keep_for_recheck: bool = False
 
     def _record(self, stage: str, settings: dict[str, Any], **fields: Any) -> TrialRecord:
         """A new record for a trial of `settings`, numbered next."""
@@ -462,8 +465,12 @@ class _Search:
         remaining = self.budget_seconds - elapsed
         finished = [t.seconds for t in self.trials if t.status not in ("skipped",)]
         typical = sum(finished) / len(finished) if finished else 0.0
+        kept = typical if self.keep_for_recheck and stage != "recheck" else 0.0
         if remaining <= 0 or (typical and remaining < BUDGET_SHARE_TO_START * typical):
             record.status, record.reason = "skipped", f"budget spent ({elapsed:.0f} of {self.budget_seconds:.0f} s)"
+        elif kept and remaining - kept < BUDGET_SHARE_TO_START * typical:
+            record.status = "skipped"
+            record.reason = f"the budget's last {remaining:.0f} s kept to run the best so far again"
         else:
             self.say(TrialStarted(record, self.planned))
             trial_config = _with_settings(self.canonical, settings)
@@ -516,6 +523,7 @@ class _Search:
                         largest_batch = value
                 if _better(record, stage_best):
                     stage_best = record
+                    self.keep_for_recheck = stage_best.settings != self.baseline_settings
             incumbent = stage_best
         return incumbent, largest_batch
 
