@@ -232,8 +232,11 @@ def _failure(report, write_config: Optional[Path]):
     if report.best is None:
         # What to change follows from why they ended: out of time, or out of memory.
         statuses = {trial.status for trial in report.trials}
+        # How far: a trial stopped at the budget ran that long and more (it had said "raise" alone).
+        ran = max((t.seconds or 0.0 for t in report.trials if t.status == "timeout"), default=0.0)
+        past = f" (a trial ran past {ran:.0f} s unfinished; the default is 900)" if ran else ""
         fixes = [
-            *(["raise --budget-seconds"] if statuses & {"timeout", "skipped"} else []),
+            *([f"raise --budget-seconds{past}"] if statuses & {"timeout", "skipped"} else []),
             *(["try smaller --batch-sizes"] if "oom" in statuses else []),
         ]
         return XttsError(
