@@ -133,7 +133,9 @@ def test_the_speedup_of_a_winner_that_ran_slower_again_is_the_mean_of_its_two_ru
     assert report.speedup == pytest.approx(1.9)
 
 
-def test_the_best_line_says_its_speedup_is_of_two_runs_and_that_nothing_was_compared(tmp_path, capsys) -> None:
+def test_the_best_line_says_its_speedup_is_of_two_runs_and_that_nothing_was_compared(
+    tmp_path, capsys, monkeypatch
+) -> None:
     # 230 samples/s had stood beside "1.90x", the mean of 230 and 150 over 100, unsaid; and a budget
     # that ran the config alone had said no trial beat it.
     from xtts_cli.cli.benchmark import _render
@@ -144,10 +146,11 @@ def test_the_best_line_says_its_speedup_is_of_two_runs_and_that_nothing_was_comp
         runs.append(config["data"]["batch_size"])
         return 230.0 if config["data"]["batch_size"] == 8 and runs.count(8) == 1 else 150.0 if runs.count(8) else 100.0
 
+    monkeypatch.setenv("COLUMNS", "200")
     _render(_run(_loaded(tmp_path), _stand_in(speeds), batch_sizes=[4, 8], stages=["batch_size"]), None)
-    assert (
-        "230.0 samples/s (1.90x the config as written, the mean of its run and its re-run)" in capsys.readouterr().out
-    )
+    shown = capsys.readouterr().out
+    assert "230.0 samples/s (1.90x the config as written, the mean of its run and its re-run)" in shown
+    assert "ok (the best run again)" in shown  # the recheck's row, read as a trial of its own had it no label
     report = _run(_loaded(tmp_path), _stand_in(lambda c: 100.0), stages=["batch_size"], batch_sizes=[8])
     for trial in report.trials[1:]:  # the budget spent after the config's own trial
         trial.status, trial.samples_per_sec, trial.score = "skipped", None, None

@@ -505,6 +505,8 @@ def _trials_table(report):
         status = "[green]ok[/]" if ok else f"[yellow]{trial.status}[/]"
         if index == report.best:
             status += " [bold green](best)[/]"
+        if trial.stage == "recheck":  # a row like the winner's, read as a trial of its own: said
+            status += " (the best run again)"
         table.add_row(
             str(index + 1),
             changes[index],
