@@ -150,7 +150,7 @@ def test_the_best_line_says_its_speedup_is_of_two_runs_and_that_nothing_was_comp
     _render(_run(_loaded(tmp_path), _stand_in(speeds), batch_sizes=[4, 8], stages=["batch_size"]), None)
     shown = capsys.readouterr().out
     assert "230.0 samples/s (1.90x the config as written, the mean of its run and its re-run)" in shown
-    assert "ok (the best run again)" in shown  # the recheck's row, read as a trial of its own had it no label
+    assert "│ the best, run again │" in shown  # the recheck's row, read as a trial of its own had it no label
     report = _run(_loaded(tmp_path), _stand_in(lambda c: 100.0), stages=["batch_size"], batch_sizes=[8])
     for trial in report.trials[1:]:  # the budget spent after the config's own trial
         trial.status, trial.samples_per_sec, trial.score = "skipped", None, None

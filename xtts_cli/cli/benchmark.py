@@ -505,11 +505,10 @@ def _trials_table(report):
         status = "[green]ok[/]" if ok else f"[yellow]{trial.status}[/]"
         if index == report.best:
             status += " [bold green](best)[/]"
-        if trial.stage == "recheck":  # a row like the winner's, read as a trial of its own: said
-            status += " (the best run again)"
         table.add_row(
             str(index + 1),
-            changes[index],
+            # A row like the winner's had read as a trial of its own.
+            "the best, run again" if trial.stage == "recheck" else changes[index],
             status,
             f"{trial.samples_per_sec:,.1f}" if ok else "",
             f"{trial.step_ms_p50:.1f}" if ok else "",
