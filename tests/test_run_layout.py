@@ -229,12 +229,10 @@ def test_a_run_whose_config_is_damaged_is_one_line_naming_it(tmp_path, written, 
     assert info.value.lines == [f"{tmp_path / 'run'}/{line}"]
 
 
-def test_a_runs_config_edited_to_other_features_is_refused_where_it_speaks(tmp_path: Path) -> None:
-    # A sample rate edited in RUN/config.yaml (to pair a vocoder of another rate) had been read by
-    # synthesize, serve and export: speech at the wrong rate and pitch, said nowhere.
+def _edited_run(tmp_path: Path, written: str, edited: str):
+    """A copy of BEFORE whose config.yaml says `edited` where it wrote `written`: (its path, the
+    error reading it raises, its config's text before the edit)."""
     import shutil
-
-    from training_support import run_xtts
 
     from xtts_cli.errors import XttsError
     from xtts_cli.run.files import read_run
@@ -242,10 +240,19 @@ def test_a_runs_config_edited_to_other_features_is_refused_where_it_speaks(tmp_p
     run = tmp_path / "run"
     shutil.copytree(BEFORE, run)
     text = (run / "config.yaml").read_text(encoding="utf-8")
-    (run / "config.yaml").write_text(text.replace("  sample_rate: 22050\n", "  sample_rate: 16000\n"), encoding="utf-8")
+    (run / "config.yaml").write_text(text.replace(written, edited), encoding="utf-8")
     with pytest.raises(XttsError) as info:
         read_run(run)
-    assert info.value.lines == [
+    return run, info.value, text
+
+
+def test_a_runs_config_edited_to_other_features_is_refused_where_it_speaks(tmp_path: Path) -> None:
+    # A sample rate edited in RUN/config.yaml (to pair a vocoder of another rate) had been read by
+    # synthesize, serve and export: speech at the wrong rate and pitch, said nowhere.
+    from training_support import run_xtts
+
+    run, error, _ = _edited_run(tmp_path, "  sample_rate: 22050\n", "  sample_rate: 16000\n")
+    assert error.lines == [
         f"{run}/config.yaml says data.sample_rate 16000, but the run was trained with data.sample_rate 22050 "
         "(its run.json): its model hears the features it was trained on"
     ]
@@ -258,24 +265,16 @@ def test_a_runs_config_edited_to_other_features_is_refused_where_it_speaks(tmp_p
 def test_a_runs_config_edited_to_another_network_is_refused_naming_what_to_put_back(tmp_path: Path) -> None:
     # A model size edited in RUN/config.yaml had met TensorFlow's shape error where the run spoke ("retrain
     # with --fresh"), and, adapted from, one that blamed the new run's config.
-    import shutil
-
     from training_support import run_xtts
 
-    from xtts_cli.errors import XttsError
     from xtts_cli.run.files import read_run
 
-    run = tmp_path / "run"
-    shutil.copytree(BEFORE, run)
-    text = (run / "config.yaml").read_text(encoding="utf-8")
-    (run / "config.yaml").write_text(text.replace("  d_model: 32\n", "  d_model: 64\n"), encoding="utf-8")
-    with pytest.raises(XttsError) as info:
-        read_run(run)
-    assert info.value.lines == [
+    run, error, text = _edited_run(tmp_path, "  d_model: 32\n", "  d_model: 64\n")
+    assert error.lines == [
         f"{run}/config.yaml says model.d_model 64, but the run was trained with model.d_model 32 (its run.json): "
         "its checkpoints hold the model those settings made"
     ]
-    assert info.value.hint == f"put model.d_model 32 back in {run}/config.yaml; to change them, train a new run"
+    assert error.hint == f"put model.d_model 32 back in {run}/config.yaml; to change them, train a new run"
     base = ["train", "-c", str(BEFORE_CONFIG), "--init-from", str(run), "-r", str(tmp_path / "new")]
     done = run_xtts([*base, "--steps", "1"], tmp_path)
     assert done.returncode == 1 and f"hint: put model.d_model 32 back in {run}/config.yaml" in done.stderr

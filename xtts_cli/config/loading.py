@@ -10,7 +10,7 @@ import copy
 import difflib
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -142,24 +142,21 @@ def leading_zero(text: str, value: Any) -> Optional[str]:
     return None
 
 
-def _decimal_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
-    value = loader.construct_yaml_int(node)
-    said = leading_zero(str(node.value), value)
-    if said is not None:
-        raise yaml.constructor.ConstructorError(None, None, said, node.start_mark)
-    return value
+def _as_written(construct: Callable[[yaml.SafeLoader, yaml.ScalarNode], Any]):
+    """YAML's constructor of a number, refusing one it reads otherwise than it is written (`leading_zero`)."""
+
+    def read(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+        value = construct(loader, node)
+        said = leading_zero(str(node.value), value)
+        if said is not None:
+            raise yaml.constructor.ConstructorError(None, None, said, node.start_mark)
+        return value
+
+    return read
 
 
-def _decimal_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
-    value = loader.construct_yaml_float(node)
-    said = leading_zero(str(node.value), value)
-    if said is not None:
-        raise yaml.constructor.ConstructorError(None, None, said, node.start_mark)
-    return value
-
-
-_OnceLoader.add_constructor("tag:yaml.org,2002:int", _decimal_int)
-_OnceLoader.add_constructor("tag:yaml.org,2002:float", _decimal_float)
+_OnceLoader.add_constructor("tag:yaml.org,2002:int", _as_written(yaml.SafeLoader.construct_yaml_int))
+_OnceLoader.add_constructor("tag:yaml.org,2002:float", _as_written(yaml.SafeLoader.construct_yaml_float))
 
 
 def read_config_text(path: Path) -> str:
