@@ -322,6 +322,7 @@ def test_a_word_in_another_script_inside_a_transcript_is_a_warning_with_phonemes
     rows = (sample / "metadata.csv").read_text(encoding="utf-8").splitlines()
     first = rows[0].split("|")
     rows[0] = "|".join([first[0], "I said سلام to her.", "I said سلام to her."])
+    rows[1] = "|".join([rows[1].split("|")[0], "The number π is near three.", "The number π is near three."])
     (mixed / "metadata.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
 
     def foreign(frontend: str) -> list[str]:

@@ -997,6 +997,9 @@ def test_each_sentence_of_a_text_in_two_languages_is_measured_and_read_in_its_ow
         "in: espeak-ng would spell each word by its letters' names"
     ]
     assert reading_parts(tokenizer, "Привет.", DataConfig(max_mel_frames=400), None, "de")
+    # Latin and Greek espeak-ng reads in a voice of theirs (English, Greek), not spelt: read, as before.
+    for voiced in ("Google", "Καλημέρα κόσμε"):
+        assert reading_parts(tokenizer, voiced, DataConfig(max_mel_frames=400), None, None)
 
 
 def test_a_slower_speed_cuts_a_text_into_parts_that_each_still_fit_one_generation():

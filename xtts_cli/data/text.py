@@ -1412,13 +1412,18 @@ def reading_language(
     return language, f"the text is in {name} script, which {chosen} is not written in: {hint}"
 
 
+# Scripts espeak-ng reads in any voice by switching to a voice of theirs ("Google" under fa: "(en)g'u:g@L",
+# "Καλημέρα" under de: "(el)k,alim'era"), not by its letters' names.
+VOICED_SCRIPTS = ("LATIN", "GREEK")
+
+
 def refuse_unread_script(languages: Sequence[str], text: str, language: Optional[str]) -> None:
     """Refuse, for a phonemes run, a `text` mostly in a script none of its `languages` is written in
     (Cyrillic to a run of fa and de), unless `language` is asked: espeak-ng spells each word by its
     letters' names ("cyrillic pe, cyrillic er ..."), which the run had spoken with exit 0 and a note.
     A characters run refuses its letters itself."""
     script = _script_of_most_words(text)
-    if language is not None or not languages or script is None:
+    if language is not None or not languages or script is None or script in VOICED_SCRIPTS:
         return
     if any(script in language_scripts(code) for code in languages):
         return
