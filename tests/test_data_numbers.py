@@ -679,6 +679,8 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
             "тел. восемь, девять один два, три четыре пять, шесть семь, восемь девять, звоните восемь, четыре девять "
             "пять, один два три, четыре пять, шесть семь, а не восемь тысяч пятьсот рублей.",
         ),
+        # "телефона" (of a telephone) is no cue: its price is a price.
+        ("ru", "Цена телефона: 150 000 рублей.", "цена телефона: сто пятьдесят тысяч рублей."),
         ("nl", "Dhr. Jansen, bijv. om 9:30 uur", "de heer jansen, bijvoorbeeld om negen uur dertig"),
         # Halves and quarters; the multiplication sign; a year after a verb of a life, or before a participle.
         (
@@ -1117,6 +1119,7 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
         ("The answer is 12 x^2.", "the answer is twelve x squared."),
         ("5 x\u00b2 and 2x^3, 3x faster", "five x squared and two x cubed, three times faster"),
         ("Sales grew 3x to the highest level.", "sales grew three times to the highest level."),
+        ("5 x to the 4th and 4x to the nth power", "five x to the fourth and four x to the nth power"),
         ("sin\u00b2\u03b8 and 32 ft/sec\u00b2", "sin squared \u03b8 and thirty two ft/sec squared"),
         ("as reported,\u00b3 then", "as reported, then"),
         ("A 10\u00a2 stamp.", "a ten cent stamp."),

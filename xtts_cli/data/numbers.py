@@ -200,7 +200,7 @@ _SYMBOLS = (
     # Not a variable's power after its coefficient ("12 x^2", "3x²": twelve x squared, not "times squared").
     (
         re.compile(
-            r"(?<=\d)\s?x\b(?!\^|\*\*|[\u00b2\u00b3\u00b9\u2070\u2074-\u2079]|\s(?:squared|cubed|to the power)\b)",
+            r"(?<=\d)\s?x\b(?!\^|\*\*|[\u00b2\u00b3\u00b9\u2070\u2074-\u2079]|\s(?:squared|cubed|to the (?:power|nth|\d+(?:st|nd|rd|th)?|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)\b))",
             re.IGNORECASE,
         ),
         " times",
@@ -1562,7 +1562,7 @@ _TIMES = re.compile(r"(?<=\d)\s?[x\u00d7](?=\s?\d|\s+[^\W\d_])")
 # groups: spaced groups of three are otherwise thousands. French numbers in pairs: 01 23 45 67 89.
 _PHONE_CUES = (
     r"tel\.?|telefon|telefono|teléfono|telefone|téléphone|tél\.?|telefoon|tfn\.?|móvil|celular|cellulare|"
-    r"handy|mobil|portable|mobile|gsm|телефон\w*|тел|моб|мобильный|сотовый"
+    r"handy|mobil|portable|mobile|gsm|телефон|тел|моб"
 )
 _CUED_PHONE = re.compile(rf"\b((?:{_PHONE_CUES})\.?:?\s+)(\+?\d[\d ./-]{{5,}}\d)(?![\d])", re.IGNORECASE)
 _FRENCH_PHONE = re.compile(r"(?<![\d.,])0([1-9])((?:[ .]\d\d){4})(?![\d.,]?\d)")
