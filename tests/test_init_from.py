@@ -615,6 +615,19 @@ def test_validate_on_an_adapted_runs_own_config_names_the_parent_its_run_json_re
     refuse_starting_over(copy, resumed)
     asked = resolve_config(config, {"training.init_from": "runs/base"})  # given on the command line: kept
     assert _recorded_start(asked, copy).training.init_from == "runs/base"
+    assert _recorded_start(resolve_config(config), copy, fresh=True).training.init_from == "runs/base"
+    # Edited to another run that is there: which one the user means is theirs to say, both named.
+    other = tmp_path / "other-run"
+    other.mkdir()
+    config.write_text(
+        re.sub(r"init_from: .*", f"init_from: {other}", config.read_text(encoding="utf-8")), encoding="utf-8"
+    )
+    with pytest.raises(XttsError) as both:
+        _recorded_start(resolve_config(config), copy)
+    assert both.value.lines == [
+        f"{config} names training.init_from {other}, but the run started from {parent['run']} (its run.json)"
+    ]
+    assert "pass --fresh" in both.value.hint
     # Its own config with another --init-from is refused, as train refuses it (validate had said it resumes).
     other = runner.invoke(app, ["validate", "-r", str(copy), "--init-from", str(tmp_path / "other-base"), "--json"])
     assert other.exit_code == 1, other.output

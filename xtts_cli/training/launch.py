@@ -49,22 +49,34 @@ def launch_settings(
     return overrides
 
 
-def _recorded_start(loaded: LoadedConfig, chosen: Path):
-    """`loaded`'s config, its training.init_from the base run.json records where it is the run's own
-    config.yaml (no --init-from given) and that base is written otherwise there (relative to another
-    folder, or edited): refused as "another start", its hint had named the same command again."""
+def _recorded_start(loaded: LoadedConfig, chosen: Path, fresh: bool = False):
+    """`loaded`'s config, resumed from the run's own config.yaml (no --init-from given, no --fresh)
+    whose training.init_from is not the base run.json records: where nothing is there (written relative
+    to another folder, the base moved) the recorded base, which a resume does not read; where another
+    run is, refused naming both. Either had been refused as "another start", its hint naming the same
+    command again; --fresh starts over from what the file names."""
     from xtts_cli.config.loading import config_variant
     from xtts_cli.run.directory import own_config
     from xtts_cli.run.files import RunDir
 
     config = loaded.config
-    own = own_config(chosen) if "training.init_from" not in loaded.overridden else None
-    if own is None or loaded.path is None or own.resolve() != loaded.path.resolve() or not config.training.init_from:
+    spec = config.training.init_from
+    own = own_config(chosen) if "training.init_from" not in loaded.overridden and not fresh else None
+    if own is None or loaded.path is None or own.resolve() != loaded.path.resolve() or not spec:
         return config
     run = RunDir.of(chosen, config)
     parent = (run.read_run() or {}).get("parent") if run.has_checkpoint() else None
     if not isinstance(parent, dict) or not isinstance(parent.get("run"), str):
         return config
+    given = Path(spec).expanduser().resolve()
+    if given in (Path(parent["run"]).resolve(), Path(str(parent.get("checkpoint", ""))).resolve()):
+        return config
+    if given.exists():  # edited to another base: which the user means, the command cannot tell
+        raise XttsError(
+            f"{own} names training.init_from {spec}, but the run started from {parent['run']} (its run.json)",
+            hint=f"to resume it, put {parent['run']} back there; to start over from {spec}, pass --fresh (the "
+            "old run is kept as <run>.old-<time>)",
+        )
     return config_variant(config, {"training.init_from": parent["run"]})
 
 
@@ -106,7 +118,7 @@ def train_run(
         raise left_out
     # "~/runs/a" in the config (or quoted on the command line) is the home's, as every other path is.
     chosen = chosen_run_dir(loaded, run_dir)
-    config = _recorded_start(loaded, chosen)
+    config = _recorded_start(loaded, chosen, fresh)
     refuse_own_directory(config.training.init_from, chosen)
     if not fresh:  # --fresh moves the old run aside
         refuse_starting_over(chosen, config)
