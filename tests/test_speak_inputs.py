@@ -1000,6 +1000,13 @@ def test_each_sentence_of_a_text_in_two_languages_is_measured_and_read_in_its_ow
     # Latin and Greek espeak-ng reads in a voice of theirs (English, Greek), not spelt: read, as before.
     for voiced in ("Google", "Καλημέρα κόσμε"):
         assert reading_parts(tokenizer, voiced, DataConfig(max_mel_frames=400), None, None)
+    # Its English voices spell Greek ("'alf@ T'i:t@ ..."): refused there, and named so in a sentence.
+    from xtts_cli.data.text import reading_language, refuse_unread_script
+
+    with pytest.raises(XttsError, match="is in Greek script"):
+        refuse_unread_script(["en"], "Καλημέρα κόσμε", None)
+    assert "'π' (Greek)" not in reading_language(["de"], "Die Zahl π ist ungefähr drei.", None)[1]
+    assert "'Αθήνα' (Greek)" in reading_language(["en"], "I flew to Αθήνα today.", None)[1]
 
 
 def test_a_slower_speed_cuts_a_text_into_parts_that_each_still_fit_one_generation():

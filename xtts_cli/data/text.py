@@ -1412,9 +1412,11 @@ def reading_language(
     return language, f"the text is in {name} script, which {chosen} is not written in: {hint}"
 
 
-# Scripts espeak-ng reads in any voice by switching to a voice of theirs ("Google" under fa: "(en)g'u:g@L",
-# "Καλημέρα" under de: "(el)k,alim'era"), not by its letters' names.
-VOICED_SCRIPTS = ("LATIN", "GREEK")
+def voiced_scripts(language: str) -> tuple[str, ...]:
+    """Scripts espeak-ng reads in `language`'s voice by switching to a voice of theirs ("Google" under
+    fa: "(en)g'u:g@L"; "Καλημέρα" under de: "(el)k,alim'era"), not by its letters' names. Its English
+    voices spell Greek ("'alf@ T'i:t@ ...")."""
+    return ("LATIN",) if language.lower().startswith("en") else ("LATIN", "GREEK")
 
 
 def refuse_unread_script(languages: Sequence[str], text: str, language: Optional[str]) -> None:
@@ -1423,7 +1425,7 @@ def refuse_unread_script(languages: Sequence[str], text: str, language: Optional
     letters' names ("cyrillic pe, cyrillic er ..."), which the run had spoken with exit 0 and a note.
     A characters run refuses its letters itself."""
     script = _script_of_most_words(text)
-    if language is not None or not languages or script is None or script in VOICED_SCRIPTS:
+    if language is not None or not languages or script is None or script in voiced_scripts(languages[0]):
         return
     if any(script in language_scripts(code) for code in languages):
         return
@@ -1476,9 +1478,10 @@ def _by_its_letters(languages: Sequence[str], text: str, first: str) -> Optional
 def _foreign_words(text: str, language: str, languages: Sequence[str] = (), phonemes: bool = True) -> str:
     """A note naming the words of a mostly-`language` text written in a script it is not written in
     ("I flew to Москва."): espeak-ng spells them out letter by letter; "" when there are none. Latin
-    words are left out: espeak-ng reads them as English in any language ("London" in fa). A word in
-    the script of another of the run's `languages` is read as that one (`Tokenizer.stretches`)."""
-    scripts = (*language_scripts(language), "LATIN")
+    words are left out: espeak-ng reads them as English in any language ("London" in fa), and Greek
+    ones as Greek but in English (`voiced_scripts`). A word in the script of another of the run's
+    `languages` is read as that one (`Tokenizer.stretches`)."""
+    scripts = (*language_scripts(language), *voiced_scripts(language))
     read_as: dict[str, list[str]] = {}
     spelt: list[str] = []
     for word in (w.strip(string.punctuation + "«»“”„¿¡،؛؟") for w in text.split()):

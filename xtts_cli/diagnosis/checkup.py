@@ -355,9 +355,9 @@ def foreign_word_findings(scan, data) -> list[Finding]:
     """Words in another script inside transcripts of their dataset's own (a Persian سلام in a German
     sentence): the phonemes front end reads each transcript in its dataset's language, and espeak-ng
     spells such a word by its letters' names ("arabisch sin, arabisch lam ..."), unsaid; synthesis
-    reads the same word in a language of its script. A Latin or Greek word is read in a voice of its
-    script (English, Greek), not spelt."""
-    from xtts_cli.data.text import VOICED_SCRIPTS, language_scripts, text_script
+    reads the same word in a language of its script. A Latin word (and but in English a Greek one) is
+    read in a voice of its script, not spelt (`voiced_scripts`)."""
+    from xtts_cli.data.text import language_scripts, text_script, voiced_scripts
 
     if data.text_frontend != "phonemes":
         return []
@@ -368,7 +368,8 @@ def foreign_word_findings(scan, data) -> list[Finding]:
         for item in texts:
             if text_script(item.text) not in own:
                 continue  # a transcript mostly in another script: `script_findings` says it
-            words = [w for w in item.text.split() if text_script(w) not in (None, *VOICED_SCRIPTS, *own)]
+            read = (None, *voiced_scripts(dataset.language), *own)
+            words = [w for w in item.text.split() if text_script(w) not in read]
             if words:
                 marked.append((item.id, words[0]))
         if marked:
