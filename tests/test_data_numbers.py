@@ -681,6 +681,11 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         ),
         # "телефона" (of a telephone) is no cue: its price is a price.
         ("ru", "Цена телефона: 150 000 рублей.", "цена телефона: сто пятьдесят тысяч рублей."),
+        (
+            "ru",
+            "Звоните по телефону 123 456 789.",
+            "звоните по телефону один два три, четыре пять шесть, семь восемь девять.",
+        ),
         ("nl", "Dhr. Jansen, bijv. om 9:30 uur", "de heer jansen, bijvoorbeeld om negen uur dertig"),
         # Halves and quarters; the multiplication sign; a year after a verb of a life, or before a participle.
         (

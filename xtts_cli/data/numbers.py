@@ -1562,7 +1562,7 @@ _TIMES = re.compile(r"(?<=\d)\s?[x\u00d7](?=\s?\d|\s+[^\W\d_])")
 # groups: spaced groups of three are otherwise thousands. French numbers in pairs: 01 23 45 67 89.
 _PHONE_CUES = (
     r"tel\.?|telefon|telefono|teléfono|telefone|téléphone|tél\.?|telefoon|tfn\.?|móvil|celular|cellulare|"
-    r"handy|mobil|portable|mobile|gsm|телефон|тел|моб"
+    r"handy|mobil|portable|mobile|gsm|телефон|телефону|тел|моб|мобильный|сотовый"
 )
 _CUED_PHONE = re.compile(rf"\b((?:{_PHONE_CUES})\.?:?\s+)(\+?\d[\d ./-]{{5,}}\d)(?![\d])", re.IGNORECASE)
 _FRENCH_PHONE = re.compile(r"(?<![\d.,])0([1-9])((?:[ .]\d\d){4})(?![\d.,]?\d)")
