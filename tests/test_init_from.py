@@ -628,6 +628,13 @@ def test_validate_on_an_adapted_runs_own_config_names_the_parent_its_run_json_re
         f"{config} names training.init_from {other}, but the run started from {parent['run']} (its run.json)"
     ]
     assert "pass --fresh" in both.value.hint
+    # The recorded base gone (moved, the config edited to where it went): resumed, as a resume reads none.
+    kept = (copy / "run.json").read_text(encoding="utf-8")
+    record = json.loads(kept)
+    record["parent"]["run"] = str(tmp_path / "moved-away")
+    (copy / "run.json").write_text(json.dumps(record), encoding="utf-8")
+    assert _recorded_start(resolve_config(config), copy).training.init_from == str(tmp_path / "moved-away")
+    (copy / "run.json").write_text(kept, encoding="utf-8")
     # Its own config with another --init-from is refused, as train refuses it (validate had said it resumes).
     other = runner.invoke(app, ["validate", "-r", str(copy), "--init-from", str(tmp_path / "other-base"), "--json"])
     assert other.exit_code == 1, other.output

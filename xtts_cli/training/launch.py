@@ -52,8 +52,8 @@ def launch_settings(
 def _recorded_start(loaded: LoadedConfig, chosen: Path, fresh: bool = False):
     """`loaded`'s config, resumed from the run's own config.yaml (no --init-from given, no --fresh)
     whose training.init_from is not the base run.json records: where nothing is there (written relative
-    to another folder, the base moved) the recorded base, which a resume does not read; where another
-    run is, refused naming both. Either had been refused as "another start", its hint naming the same
+    to another folder, the base moved), or the recorded base is gone, the recorded base, which a resume
+    does not read; where another run is beside it, refused naming both. Either had been refused as "another start", its hint naming the same
     command again; --fresh starts over from what the file names."""
     from xtts_cli.config.loading import config_variant
     from xtts_cli.run.directory import own_config
@@ -71,7 +71,9 @@ def _recorded_start(loaded: LoadedConfig, chosen: Path, fresh: bool = False):
     given = Path(spec).expanduser().resolve()
     if given in (Path(parent["run"]).resolve(), Path(str(parent.get("checkpoint", ""))).resolve()):
         return config
-    if given.exists():  # edited to another base: which the user means, the command cannot tell
+    # Edited to another base while the recorded one is there too: which the user means, the command cannot
+    # tell. The recorded one gone (moved, and the config edited to where it went): a resume reads none.
+    if given.exists() and Path(parent["run"]).expanduser().exists():
         raise XttsError(
             f"{own} names training.init_from {spec}, but the run started from {parent['run']} (its run.json)",
             hint=f"to resume it, put {parent['run']} back there; to start over from {spec}, pass --fresh (the "
