@@ -619,6 +619,16 @@ def test_read_as_says_what_was_read_not_what_was_left_out(tts):
     assert any("\U0001f600" in note for note in speech.notes), speech.notes
 
 
+def test_a_phonemes_runs_read_as_leaves_out_the_marks_it_left_out():
+    # "«gut»" had been shown beside the note that « » were left out.
+    from xtts_cli.data.text import Tokenizer, prepare_texts
+
+    symbols = {*prepare_texts(["Es kostet zwölf Euro. Das ist gut!"], ["basic_cleaners"], "phonemes", "de")[0]}
+    tokenizer = Tokenizer(sorted(symbols), ["basic_cleaners"], frontend="phonemes", languages=["de"])
+    _, left_out = tokenizer.spoken_ids("Das ist «gut»!", "de")
+    assert left_out == ["«", "»"] and tokenizer.read_as("Das ist «gut»!", "de", left_out) == "das ist gut!"
+
+
 def test_the_window_a_clip_is_said_to_stop_in_is_measured_as_the_clip_is(tts, tmp_path):
     """N mel frames are N - 1 hops of audio: a clip stopped at the floor of its window had been
     reported one hop under that floor (1.22 s "at the floor" of 1.23-1.97 s)."""

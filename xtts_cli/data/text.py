@@ -780,11 +780,15 @@ class Tokenizer:
         # What `prepare` reads, stopped before the phonemes ("St. James St.": its street, too).
         return prepare_texts([text], self.cleaners, "characters", language, self.numbers)[0]
 
-    def read_as(self, text: str, language: Optional[str] = None) -> str:
-        """`reading`, less what the run leaves out of it (an emoji) and, in a characters run, with the
+    def read_as(self, text: str, language: Optional[str] = None, left_out: Sequence[str] = ()) -> str:
+        """`reading`, less what the run leaves out of it (an emoji; in a phonemes run the marks in
+        `left_out`, `spoken_ids`'s, which espeak-ng read as nothing) and, in a characters run, with the
         letters and marks it reads as others ("ß→ss"): what was read, where it had shown what was not."""
         reading = self.reading(text, language)
-        shown = without_unspoken(reading) if self.frontend == "phonemes" else self.speakable(reading)[0]
+        if self.frontend == "phonemes":
+            shown = "".join(c for c in without_unspoken(reading) if c not in {m for m in left_out if len(m) == 1})
+        else:
+            shown = self.speakable(reading)[0]
         shown = re.sub(r"(?<=\S) {2,}(?=\S)", " ", shown).strip()
         if not re.search(r"\w [.,!?;:]", reading):  # "snow ☃.": "snow.", where no space before a mark was written
             shown = re.sub(r"(?<=\w) (?=[.,!?;:])", "", shown)

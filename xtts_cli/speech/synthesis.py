@@ -439,7 +439,7 @@ def synthesize_speech(
         vocoder=vocoder.name,
         # The run's own code ("EN" and " en " are its "en"), as /api/languages and .languages list it.
         language=tokenizer.languages[language_index] if tokenizer.languages else None,
-        read_as=tokenizer.read_as(text, language),
+        read_as=tokenizer.read_as(text, language, left_out),
         left_out=left_out,
         voice_note=voice.note,
     )
