@@ -53,8 +53,9 @@ def _recorded_start(loaded: LoadedConfig, chosen: Path, fresh: bool = False):
     """`loaded`'s config, resumed from the run's own config.yaml (no --init-from given, no --fresh)
     whose training.init_from is not the base run.json records: where nothing is there (written relative
     to another folder, the base moved), or the recorded base is gone, the recorded base, which a resume
-    does not read; where another run is beside it, refused naming both. Either had been refused as "another start", its hint naming the same
-    command again; --fresh starts over from what the file names."""
+    does not read; where another run is beside it, refused naming both. Either had been refused as
+    "another start", its hint naming the same command again; --fresh starts over from what the file
+    names."""
     from xtts_cli.config.loading import config_variant
     from xtts_cli.run.directory import own_config
     from xtts_cli.run.files import RunDir
@@ -69,7 +70,8 @@ def _recorded_start(loaded: LoadedConfig, chosen: Path, fresh: bool = False):
     if not isinstance(parent, dict) or not isinstance(parent.get("run"), str):
         return config
     given = Path(spec).expanduser().resolve()
-    if given in (Path(parent["run"]).resolve(), Path(str(parent.get("checkpoint", ""))).resolve()):
+    recorded = [Path(parent[key]).expanduser().resolve() for key in ("run", "checkpoint") if parent.get(key)]
+    if given in recorded:
         return config
     # Edited to another base while the recorded one is there too: which the user means, the command cannot
     # tell. The recorded one gone (moved, and the config edited to where it went): a resume reads none.
