@@ -1124,6 +1124,11 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
         ("The answer is 12 x^2.", "the answer is twelve x squared."),
         ("5 x\u00b2 and 2x^3, 3x faster", "five x squared and two x cubed, three times faster"),
         ("Sales grew 3x to the highest level.", "sales grew three times to the highest level."),
+        # A power before a letter or a minus: its own word, and minus (not "squaredy", "squared to one").
+        ("6x^2y - 1 and x^3z + 1", "six x squared y minus one and x cubed z plus one"),
+        ("x^2 - 1, 2 - 1", "x squared minus one, two to one"),
+        ("y = 2 + 3x.", "y equals two plus three x."),  # the equation's term, not "three times"
+        ("We met on 3/4/05.", "we met on the third of april, oh five."),
         ("5 x to the 4th and 4x to the nth power", "five x to the fourth and four x to the nth power"),
         ("sin\u00b2\u03b8 and 32 ft/sec\u00b2", "sin squared \u03b8 and thirty two ft/sec squared"),
         ("as reported,\u00b3 then", "as reported, then"),

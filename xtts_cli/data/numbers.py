@@ -312,11 +312,12 @@ def _square_unit(match: re.Match) -> str:
 
 def _power(match: re.Match, language: str = "en") -> str:
     minus = f"{_MINUS_WORDS.get(language, 'minus')} " if match.group(1) else ""
+    apart = " " if match.string[match.end() : match.end() + 1].isalpha() else ""  # 6x^2y: six x squared y
     if language != "en":
-        return f" {_POWER_WORDS[language]} {minus}{_words(int(match.group(2)), language)}"
+        return f" {_POWER_WORDS[language]} {minus}{_words(int(match.group(2)), language)}{apart}"
     if not match.group(1) and match.group(2) in ("2", "3"):
-        return " squared" if match.group(2) == "2" else " cubed"
-    return f" to the power of {minus}{_words(int(match.group(2)), 'en')}"
+        return (" squared" if match.group(2) == "2" else " cubed") + apart
+    return f" to the power of {minus}{_words(int(match.group(2)), 'en')}{apart}"
 
 
 # The 1990s, the '80s: a decade is its year's words made plural (nineteen nineties, eighties).
@@ -1820,9 +1821,11 @@ def _operators(variable: str, coefficient: str, after: str) -> tuple:
         (re.compile(r"(?<=\w)\s\|\|\s(?=\w)"), " or "),
         (re.compile(r"\b([fgh])\(([a-z])\)"), r"\1 of \2"),
         (
-            re.compile(rf"(?<![\w.])(\d+)([nx-z])(?=\s?{coefficient})"),
+            re.compile(rf"(?<![\w.^])(\d+)([nx-z])(?=\s?{coefficient})"),  # not x^3z's power
             lambda m: f"{_words(int(m.group(1)), 'en')} {m.group(2)}",
         ),
+        # x^2 - 1, 6x^2y - 1: minus after a power (it had been a range, "x squared to one")
+        (re.compile(r"(\^[-\u2212]?\d{1,3}[a-z]?)\s[-\u2212]\s(?=[\d(a-z])"), r"\1 minus "),
         (
             re.compile(rf"({variable})\s[-\u2212]\s(?=\d|{variable})|(?<=\d)\s[-\u2212]\s(?={variable}{after})"),
             lambda m: f"{m.group(1) or ''} minus ",
@@ -1854,7 +1857,8 @@ def _operators(variable: str, coefficient: str, after: str) -> tuple:
 # Code and algebra a chat assistant writes: a == b, a != c, x && y, f(x), 2x + 1, x * 2, x - 1 (they had
 # been "equals equals", "!equals", "and and", "two times +", "asterisk").
 _OPERATORS = _operators(_UNKNOWN, r"[+*/^)]", r"\s?[-+=*/)<>^\u2212]")
-_EQUATION_OPERATORS = _operators(_VARIABLE, r"[-+=<>*/)\u2212^]", "")
+# in an equation 3x ends a term at its end too: "y = 2 + 3x" (it had been "three times")
+_EQUATION_OPERATORS = _operators(_VARIABLE, r"[-+=<>*/)\u2212^]|[.,;!?]?\s*$", "")
 
 
 def _english(text: str, month_first: bool = False) -> str:
@@ -2088,7 +2092,10 @@ def _numeric_date(match: re.Match, month_first: bool) -> str:
     if not (1 <= a <= 31 and 1 <= b <= 31) or (a > 12 and b > 12):
         return match.group(0)
     month, day = (a, b) if b > 12 or (a <= 12 and month_first) else (b, a)
-    said = _words(year, "en", to="year") if len(match.group(3)) == 4 else _words(year, "en")
+    written = match.group(3)
+    said = _words(year, "en", to="year") if len(written) == 4 else _words(year, "en")
+    if written.startswith("0"):  # 3/4/05: "oh five", as a year's last two digits are said (it had been "five")
+        said = "oh " + said if year else "double oh"
     if (month, day) == (a, b):
         return f"{_MONTH_NAMES[month - 1]} {_words(day, 'en', to='ordinal')}, {said}"
     return f"{_the(match)}{_words(day, 'en', to='ordinal')} of {_MONTH_NAMES[month - 1]}, {said}"

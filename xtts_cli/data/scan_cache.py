@@ -29,7 +29,7 @@ CACHE_VERSION = 9  # 2: a streamed WAV (sizes 0xFFFFFFFF) is read to its end, no
 # 7: an MP3 whose frames break off and resume is truncated; 8: AIFF, MP4, WMA, AU, CAF, WebM and AMR are unsupported_format,
 # a WAV of 0-byte sizes with audio after says how to repair it; 9: a WAV silent once its channels are mixed
 # or its offset left out is silent, a float WAV past +6 dBFS is bad_samples, a rate under 4 kHz unsupported_format
-MEMO_VERSION = 60  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
+MEMO_VERSION = 61  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
 # 4: a manifest's header may name its columns file, transcript, ... (a memo read it as LJSpeech);
 # 5: the phonemes a scan writes read numbers as words first, and Turkish I as ı; 6: quotation marks in a tab-
 # separated table are its text's, a row with a cell too many is malformed, `.WAV` is found as `.wav`; the
@@ -93,6 +93,8 @@ MEMO_VERSION = 60  # 2: a layout's transcripts and folders watched, each with it
 # 59: an Ogg whose later page begins a stream of the first's serial number (a file joined to itself) is refused
 # 60: a variable's power after its coefficient ("12 x^2", "5 x²") is read "twelve x squared", not "times squared";
 # a Russian or Ukrainian telephone number dialled at home (8 912 345-67-89), and after its Cyrillic word, digit by digit
+# 61: a power before a letter or a minus (6x^2y - 1: "six x squared y minus one"), an equation's last term (y = 2 + 3x:
+# "three x") and a two-digit year of a leading zero (3/4/05: "oh five")
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
