@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from xtts_cli.errors import XttsError
@@ -61,6 +62,7 @@ def transfer_weights(parts: dict[str, Any], checkpoint: str, listed_by: Optional
     kept: list[str] = []
     grown: list[str] = []
     new: list[str] = []
+    diverged: list[str] = []
     for trackable in objects:
         if not isinstance(trackable, (tf.Variable, keras.Variable)):
             continue
@@ -74,6 +76,8 @@ def transfer_weights(parts: dict[str, Any], checkpoint: str, listed_by: Optional
             continue
         had = list(stored[key])
         value = reader.get_tensor(key)
+        if np.issubdtype(value.dtype, np.floating) and not np.isfinite(value).all():
+            diverged.append(name)
         if had == shape:
             trackable.assign(value)
             kept.append(name)
@@ -86,6 +90,12 @@ def transfer_weights(parts: dict[str, Any], checkpoint: str, listed_by: Optional
                 f"{checkpoint}: {name} is {had} there and {shape} in this model",
                 hint="start from a base of the same model section (sizes) as this config",
             )
+    if diverged:  # the new run had trained NaN from its first step, "the last good checkpoint is none"
+        raise XttsError(
+            f"{checkpoint} holds NaN or Inf weights ({len(diverged)}, e.g. {diverged[0]}): its training diverged "
+            "before it was saved",
+            hint="start from an earlier checkpoint of that run (--init-from RUN/checkpoints/ckpt-N) or from another run",
+        )
     if not kept and not grown:
         raise XttsError(
             f"{checkpoint} holds none of this model's weights under the names this version saves them by",

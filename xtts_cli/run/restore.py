@@ -92,6 +92,18 @@ def restore_listed(model, checkpoint: str, optimizer: str = "optimizer") -> None
         variable.assign(reader.get_tensor(key))
 
 
+def non_finite_weights(variables) -> list[str]:
+    """The paths of those floating-point `variables` holding a NaN or an Inf: one device sync for all."""
+    floats = [v for v in variables if tf.as_dtype(v.dtype).is_floating]
+    if not floats:
+        return []
+    finite = tf.stack([tf.reduce_all(tf.math.is_finite(v)) for v in floats]).numpy()
+    return [v.path for v, ok in zip(floats, finite) if not ok]
+
+
+DIVERGED = "its weights hold NaN or Inf (the training diverged before it was saved)"
+
+
 def restore_run(
     model,
     run: RunDir,
@@ -125,10 +137,14 @@ def restore_run(
             except (tf.errors.OpError, IndexError, OSError) as exc:
                 reason = reason or unread_reason(exc)  # the latest's: the one the user expects to load
                 continue
+            if non_finite_weights(model.weights):  # it had spoken silence, exit 0
+                reason = reason or DIVERGED
+                continue
             if path != latest and notes is not None:
                 notes.append(
-                    f"{run_dir}: {Path(latest).name} cannot be read ({reason}); restored {Path(path).name}, "
-                    "the newest before it that reads"
+                    f"{run_dir}: {Path(latest).name} "
+                    f"{'cannot be used' if reason == DIVERGED else 'cannot be read'} ({reason}); "
+                    f"restored {Path(path).name}, the newest before it that reads"
                 )
             return restored
         complete = run.complete_checkpoints() if step is None else []
@@ -151,6 +167,11 @@ def unread_reason(error: BaseException, limit: int = 160) -> str:
 def _unread(first: str, reason: str, *, asked: bool) -> XttsError:
     """The error of a run none of whose checkpoints tried (`first` the latest, or the step `asked`
     for, alone) can be read, with what to do about `reason`."""
+    if reason == DIVERGED:
+        return XttsError(
+            f"cannot speak with {first}{'' if asked else ', nor any checkpoint before it'}: {reason}",
+            hint="train the run again from its start (xtts train --fresh) with a lower training.learning_rate",
+        )
     if asked and "permission denied" not in reason.lower():  # the one asked for, alone: no other tried
         return XttsError(
             f"cannot read {first}: {reason}",

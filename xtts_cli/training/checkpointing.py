@@ -21,7 +21,14 @@ import tensorflow as tf
 from xtts_cli.errors import XttsError, disk_full
 from xtts_cli.run.directory import remove_stale_temporaries
 from xtts_cli.run.files import RunDir
-from xtts_cli.run.restore import LISTED_BY, older_checkpoint, restore_listed, unread_reason
+from xtts_cli.run.restore import (
+    DIVERGED,
+    LISTED_BY,
+    non_finite_weights,
+    older_checkpoint,
+    restore_listed,
+    unread_reason,
+)
 from xtts_cli.training.events import Noted, Progress
 
 __all__ = ["RunCheckpoints"]
@@ -95,7 +102,18 @@ class RunCheckpoints:
                     f"cannot read {latest}, nor any checkpoint before it: {first}",
                     hint=f"{mend}; or use --fresh to start a new run (the old one is moved aside)",
                 ) from None
-            return
+            if not non_finite_weights(self._weights()):
+                return
+            if index + 1 < len(kept):  # saved by an older xtts, which did not look: it resumed into the same end
+                self.progress(
+                    Noted(f"checkpoint {path}: {DIVERGED}; resuming from {kept[index + 1]}, the one before it")
+                )
+                continue
+            raise NonFiniteWeightsError(
+                f"cannot resume from {latest}{', nor any checkpoint before it' if index else ''}: {DIVERGED}",
+                hint="xtts train --fresh starts the run over (the old one is moved aside), with a lower "
+                "training.learning_rate",
+            )
 
     def _restore(self, path: str) -> None:
         """`path` into the run's objects. Every weight of the models must be in it (a `--force`
@@ -132,6 +150,27 @@ class RunCheckpoints:
                     "trainable weights (training.freeze changed): they start again from here; the weights and the "
                     "step count are the checkpoint's"
                 )
+            )
+
+    def _weights(self) -> list[Any]:
+        held = [getattr(self.checkpoint, name) for name in self.objects]
+        return [v for obj in held if isinstance(getattr(obj, "variables", None), list) for v in obj.variables]
+
+    def _refuse_non_finite(self, number: int) -> None:
+        """A step's loss is judged before its update: an update that overflowed (a huge learning rate or
+        weight decay) had been saved, then called the last good checkpoint and resumed into the same end."""
+        bad = non_finite_weights(self._weights())
+        if bad:
+            latest = self.latest()
+            raise NonFiniteWeightsError(
+                f"the weights hold NaN or Inf after step {number} ({len(bad)} of them, e.g. {bad[0]}), although "
+                "its loss was finite: an update overflowed; nothing was saved at that step",
+                hint="lower training.learning_rate (or training.weight_decay); "
+                + (
+                    f"the last good checkpoint is {latest} (xtts train resumes from it)"
+                    if latest
+                    else "no checkpoint was saved: the same command starts the run over"
+                ),
             )
 
     @property
@@ -198,7 +237,7 @@ class RunCheckpoints:
         }
 
     def save(self, number: int) -> str:
-
+        self._refuse_non_finite(number)
         if self.manager is None:
             # A non-chief worker: into a local scratch directory deleted right after, so a crash
             # mid-save leaves nothing in the run.
@@ -227,6 +266,12 @@ class RunCheckpoints:
                 )
                 raise full from None
             raise
+
+
+class NonFiniteWeightsError(XttsError):
+    """An update turned weights into NaN or Inf although its loss, computed before it, was finite."""
+
+    exit_code = 3
 
 
 def _saved_parts(path: str) -> set[str]:

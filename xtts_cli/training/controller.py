@@ -40,6 +40,7 @@ from xtts_cli.devices.placement import budget_on_a_cluster
 from xtts_cli.errors import XttsError
 from xtts_cli.kinds.optimization import applied_rate
 from xtts_cli.run.directory import record_end
+from xtts_cli.training.checkpointing import NonFiniteWeightsError
 from xtts_cli.training.events import (
     Noted,
     PhaseEnded,
@@ -79,7 +80,7 @@ class NonFiniteLossError(XttsError):
 
 # Raised by every worker of a cluster at the same point, from values they share (the reduced loss,
 # the gathered steps): no need to tell the others.
-_RAISED_ON_EVERY_WORKER = (NonFiniteLossError, WorkersDisagreeError)
+_RAISED_ON_EVERY_WORKER = (NonFiniteLossError, NonFiniteWeightsError, WorkersDisagreeError)
 
 
 def _is_lost_peer(exc: BaseException) -> bool:
@@ -976,6 +977,10 @@ class Controller:
             raise NonFiniteLossError(
                 f"training.{bad[0]} is {values[bad[0]]} at step {step} "
                 f"({', '.join(f'{k}={v:.4g}' for k, v in values.items())}); nothing was saved after it",
-                hint=f"lower training.learning_rate or check the data; the last good checkpoint is "
-                f"{last or 'none'} (xtts train resumes from it)",
+                hint="lower training.learning_rate or check the data; "
+                + (
+                    f"the last good checkpoint is {last} (xtts train resumes from it)"
+                    if last
+                    else "no checkpoint was saved: the same command starts the run over"
+                ),
             )
