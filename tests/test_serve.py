@@ -7,6 +7,7 @@ the page in Debian's chromium.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import io
 import json
@@ -981,6 +982,27 @@ def test_ctrl_c_or_a_closed_terminal_answers_the_requests_in_flight_whole(tmp_pa
     assert "Traceback" not in said
 
 
+@pytest.mark.slow
+def test_a_burst_of_stop_signals_while_idle_exits_143_with_no_traceback(tmp_path):
+    # A service manager may signal the process group and then the process: a second SIGTERM had landed in
+    # the closing (the executor's shutdown) as a traceback. A race: each try sends a tight burst.
+    command = [sys.executable, "-m", "xtts_cli", "serve", "-r", str(RUN), "--port", "0"]
+    for attempt in range(2):
+        said = tmp_path / f"said{attempt}"
+        with said.open("w") as out:
+            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=subprocess_env())
+            try:
+                while "serving " not in said.read_text() and process.poll() is None:
+                    time.sleep(0.1)
+                while process.poll() is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        process.send_signal(signal.SIGTERM)
+                assert process.wait(60) == 143, said.read_text()
+            finally:
+                process.kill()
+        assert "Traceback" not in said.read_text() and "Exception ignored" not in said.read_text(), said.read_text()
+
+
 def test_an_address_that_cannot_be_listened_on_names_the_option_to_change():
     from xtts_cli.errors import XttsError
     from xtts_cli.serving.http import make_server
@@ -1537,3 +1559,25 @@ def test_a_sigterm_that_lands_while_a_connection_is_handled_stops_the_server():
         with socket.create_connection(server.server_address):
             with pytest.raises(_Stopped):
                 server.handle_request()
+
+
+def test_an_upload_that_expects_100_continue_while_the_run_loads_gets_the_loading_503() -> None:
+    # curl sends Expect: 100-continue before an upload over 1 MB: while loading, the body's limits (the
+    # service's) were unknown and the connection had closed with no answer, not the 503 to retry on.
+    from xtts_cli.serving.http import make_server
+
+    server = make_server(None, "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with socket.create_connection(server.server_address[:2], timeout=10) as connection:
+            connection.sendall(
+                b"POST /api/tts HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+                b"Content-Length: 2000000\r\nExpect: 100-continue\r\n\r\n"
+            )
+            answer = b"".join(iter(lambda: connection.recv(65536), b""))  # the server closes the connection
+    finally:
+        server.shutdown()
+        server.server_close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 503") and b"Retry-After: 2" in head, answer[:300]
+    assert json.loads(body)["error"] == "the server is loading its run"

@@ -158,10 +158,15 @@ def serve(
     try:
         server.serve_forever()
     except (KeyboardInterrupt, _Stopped) as stop:
-        _finish(server, service)
-        server.server_close()
-        sys.stdout.flush()
-        sys.stderr.flush()
+        try:
+            _finish(server, service)
+            server.server_close()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (KeyboardInterrupt, _Stopped):
+            # A second signal once nothing is in flight (a service manager signals the group, then the
+            # process): it had broken the closing with a traceback and left the process for seconds.
+            pass
         # Every request is answered: the interpreter's own exit would wait on the thread still building
         # graphs in TensorFlow (a SIGTERM during the warm-up waited past 30 s).
         os._exit(stop.code if isinstance(stop, _Stopped) else 130)

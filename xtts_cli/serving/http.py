@@ -483,10 +483,13 @@ class _Handler(BaseHTTPRequestHandler):
         refused before the client sends it, not after a 100 Continue."""
         if self.command == "POST" and urlsplit(self.path).path == "/api/tts":
             try:
+                if self.server.service is None:  # its limits unknown yet: the 503 of every request while loading
+                    self._loading("/api/tts", "POST")
                 self._declared_length()
             except Refused as refused:
                 self.close_connection = True
-                self._error(refused.status, refused.message, refused.hint)
+                retry = {"Retry-After": str(refused.retry_after)} if refused.retry_after else None
+                self._error(refused.status, refused.message, refused.hint, headers=retry)
                 self._log_answer(refused.status)
                 return False
         return super().handle_expect_100()
