@@ -704,7 +704,19 @@ def test_a_recording_damaged_behind_its_header_is_named_not_a_traceback(runner, 
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["a_good.wav"]
     good, left_out = json.loads(result.stdout)
     assert good["skipped"] is None and left_out["out"] is None and left_out["skipped"].startswith("cannot be decoded (")
+    # Again, over an earlier call's files: the skipped recording's stale one is not among those "written
+    # over" (it had been, and was left there as if this call's), and is said to be left as it was.
+    (tmp_path / "out" / "b_damaged.wav").write_bytes(b"old")
+    again = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "out")])
+    assert f"note: 1 file(s) in {tmp_path / 'out'} were written over (a_good.wav)" in again.stderr, again.stderr
+    assert (
+        f"note: 1 file(s) in {tmp_path / 'out'} are an earlier call's, left as they were: their recordings were "
+        "skipped (b_damaged.wav)" in again.stderr
+    )
+    (tmp_path / "one.wav").write_bytes((tmp_path / "out" / "a_good.wav").read_bytes())
     alone = runner.invoke(app, ["vocode", str(damaged), "-o", str(tmp_path / "one.wav")])
+    assert "written over" not in alone.stderr  # it failed: the file is as it was (it had said "is written over")
+    (tmp_path / "one.wav").unlink()
     assert isinstance(alone.exception, ClipReadError) and len(alone.exception.lines) == 1
     assert alone.exception.lines[0].startswith(f"AUDIO {str(damaged)!r} cannot be decoded (")
     both = runner.invoke(app, ["vocode", str(folder / "a_good.wav"), str(damaged), "--out-dir", str(tmp_path / "o2")])
@@ -741,7 +753,7 @@ def test_vocode_refuses_a_config_beside_a_vocoder_run_instead_of_passing_it_over
     assert done.exit_code == 0, (done.output, done.exception)
     assert soundfile.info(str(tmp_path / "o.wav")).samplerate == 16000
     again = runner.invoke(app, [*args[:3], "griffin-lim", "--set", "data.sample_rate=16000", *args[6:]])
-    assert f"note: {tmp_path / 'o.wav'} is written over" in again.stderr  # as synthesize says it (it went unsaid)
+    assert f"note: {tmp_path / 'o.wav'} was written over" in again.stderr  # as synthesize says it (it went unsaid)
     # A key Griffin-Lim does not read is refused, not passed over, and nothing is written.
     (tmp_path / "o.wav").unlink()
     ignored = runner.invoke(app, [*args[:3], "griffin-lim", "--set", "training.max_steps=5", *args[6:]])
@@ -762,7 +774,7 @@ def test_vocode_says_which_folders_below_a_folder_it_does_not_read(runner, tmp_p
     assert result.exit_code == 0 and [p.name for p in (tmp_path / "out").iterdir()] == ["top.wav"]
     assert f"note: skipped {folder / 'more'}: a folder below {folder}" in result.stderr
     again = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "out"), "--json"])
-    assert f"note: 1 file(s) in {tmp_path / 'out'} are written over (top.wav)" in again.stderr
+    assert f"note: 1 file(s) in {tmp_path / 'out'} were written over (top.wav)" in again.stderr
     # With --json the folder is in the list as a recording left out is: it had been on stderr alone.
     listed = json.loads(again.stdout)
     assert [(Path(r["audio"]).name, r["out"] is None) for r in listed] == [("top.wav", False), ("more", True)]

@@ -309,12 +309,12 @@ def files_can_go(out_dir: Path, names: list[str], flag: str = "--out-dir") -> No
         )
 
 
-def say_written_over(out_dir: Path, targets: list[Path]) -> None:
-    """A note naming the files of an earlier call in `out_dir` that `targets` write over."""
+def say_written_over(out_dir: Path, targets: list[Path], were: str = "are") -> None:
+    """A note naming the files of an earlier call in `out_dir` that `targets` write over ("were": once done)."""
     earlier = [target.name for target in targets if target.exists()]
     if earlier:
         shown = ", ".join(earlier[:3]) + (", ..." if len(earlier) > 3 else "")
-        sys.stderr.write(f"note: {len(earlier)} file(s) in {out_dir} are written over ({shown})\n")
+        sys.stderr.write(f"note: {len(earlier)} file(s) in {out_dir} {were} written over ({shown})\n")
 
 
 class XttsCommand(TyperCommand):

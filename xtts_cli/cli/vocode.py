@@ -215,11 +215,7 @@ def vocode(
 
     spec = GRIFFIN_LIM if vocoder is None else vocoder  # "" is refused when it loads, not read as Griffin-Lim
     _check_vocoder(spec, config, set_values or [])  # before TensorFlow loads (seconds), not after
-    # Once the command is known to run (a refusal after it had said a file was written over).
-    if out_dir is not None:  # an earlier call's clips, written over: said, as synthesize --out-dir says it
-        say_written_over(out_dir, targets)
-    elif targets and targets[0].is_file():  # and --out's file, as synthesize --out says it (it went unsaid)
-        sys.stderr.write(f"note: {targets[0]} is written over\n")
+    earlier = [target for target in targets if target.is_file()]
     with Phases(enabled=not json_output) as phase:
         phase(f"loading {spec} (TensorFlow and the vocoder)")
         loaded: list[str] = []
@@ -227,9 +223,30 @@ def vocode(
         reports = _vocode_all(
             chosen, found, targets, out_dir, named=set(audio), phase=phase, skipped=skipped, order=every
         )
+    _say_earlier_files(earlier, reports, out_dir, dict(zip(map(str, found), targets)))
     single = len(reports) == 1 and out_dir is None
     # A folder passed over is in the JSON list too, as a recording left out is (it was on stderr alone).
     _say(chosen, reports + [_left_out(chosen, path, why) for path, why in below.items()], loaded, json_output, single)
+
+
+def _say_earlier_files(earlier: list[Path], reports: list[dict], out_dir, target_of: dict[str, Path]) -> None:
+    """Once written: the files of an earlier call written over, and those a recording skipped left as they
+    were (said before the work, as synthesize says it, a failed call had "written over" what it kept, and
+    a skipped recording's stale file had been named among those replaced)."""
+    written = {report["out"] for report in reports if report["out"] is not None}
+    over = [target for target in earlier if str(target) in written]
+    if out_dir is not None:
+        say_written_over(out_dir, over, were="were")
+    elif over:
+        sys.stderr.write(f"note: {over[0]} was written over\n")
+    kept = [target_of[r["audio"]] for r in reports if r["skipped"] is not None and r["audio"] in target_of]
+    stale = [target.name for target in kept if target in earlier]
+    if stale:
+        shown = ", ".join(stale[:3]) + (", ..." if len(stale) > 3 else "")
+        sys.stderr.write(
+            f"note: {len(stale)} file(s) in {out_dir} are an earlier call's, left as they were: their recordings "
+            f"were skipped ({shown})\n"
+        )
 
 
 def _say(chosen, reports: list[dict], loaded: list[str], json_output: bool, single: bool) -> None:
