@@ -102,3 +102,17 @@ def test_a_run_whose_every_checkpoint_diverged_is_refused(trained, tmp_path: Pat
     assert isinstance(child.exception, XttsError), child.output
     assert "ckpt-4 holds NaN or Inf weights (1, e.g. model/" in child.exception.lines[0]
     assert not list((tmp_path / "child").glob("checkpoints/ckpt-*"))
+
+
+def test_a_loss_that_rises_threefold_is_warned_of_at_the_end(tmp_path: Path) -> None:
+    # A learning rate of 1 with no clipping: the loss climbs from about 12 to hundreds, finite; the run
+    # had ended with exit 0 and "listen:", nothing said.
+    settings = {"training.learning_rate": 1.0, "training.gradient_clip_norm": 0, "training.warmup_steps": 0}
+    config = resolve_config(tiny_config(tmp_path), {**settings, "training.max_steps": 3}).config
+    said: list[Noted] = []
+    progress = lambda event: said.append(event) if isinstance(event, Noted) else None  # noqa: E731
+    result = Controller(Trainer(config, run_dir=tmp_path / "run", progress=progress)).run()
+    assert result.last_loss > 3 * result.first_loss
+    (warning,) = [note for note in said if note.label == "warning" and note.message.startswith("the loss rose from")]
+    assert "training is diverging; lower training.learning_rate (1)" in warning.message
+    assert warning.message in result.notes

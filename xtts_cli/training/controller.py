@@ -919,6 +919,7 @@ class Controller:
             result.interrupted = "a signal to another worker"
             result.exit_code = EXIT_CODES[signal.SIGTERM]
         result.final_step = step
+        self._say_a_rising_loss(result, step)
         if result.out_of_time and result.start_step < step < max_steps:  # none: spent before, and said so
             training = self.trainer.config.training
             warming = (
@@ -933,6 +934,23 @@ class Controller:
                     f"{max_steps}: ending the run there (a checkpoint of this step is saved){warming}"
                 )
             )
+
+    def _say_a_rising_loss(self, result: TrainResult, step: int) -> None:
+        """A loss that ended at three times its first (a learning rate too high): a run had ended so with exit 0
+        and "listen:". Not across a change of what the step trains (a vocoder's discriminators joining add
+        their losses to it)."""
+        first, last, models = result.first_loss, result.last_loss, self.trainer.parts.models
+        if first is None or last is None or not 0 < 3 * first < last or step <= result.start_step + 1:
+            return
+        if models.phase(result.start_step) != models.phase(step - 1):
+            return
+        rate = self.trainer.config.training.learning_rate
+        said = (
+            f"the loss rose from {first:.4g} at step {result.start_step + 1} to {last:.4g} at step {step}: the "
+            f"training is diverging; lower training.learning_rate ({rate:g}) and start it again (--fresh)"
+        )
+        result.notes.append(said)  # for --json too, which lists notes, not warnings
+        self.progress(Noted(said, label="warning"))
 
     def _step(self, parts: RunComponents, batch, wait: float, *, first: bool, epoch: int = 0) -> StepEnd:
         """Run one training step and count it; its values are on the host when this returns."""
