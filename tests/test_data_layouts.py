@@ -391,6 +391,19 @@ def test_a_listed_dataset_that_gives_no_clip_is_named_not_trained_without(tmp_pa
     assert empty.value.lines == [
         f"data.datasets[1] ({tmp_path / 'empty'}) gives no training clip (it lists none), so the others train without it"
     ]
+    # Every clip past data.max_audio_duration: the hint names the key and its value (it had said "mend it").
+    import soundfile
+
+    (tmp_path / "long" / "wavs").mkdir(parents=True)
+    tone = 0.3 * np.sin(np.arange(22050 * 12) * 2 * np.pi * 220 / 22050)
+    soundfile.write(str(tmp_path / "long" / "wavs" / "a.wav"), tone, 22050)
+    (tmp_path / "long" / "metadata.csv").write_text("a|A long one.|A long one.\n", encoding="utf-8")
+    settings = settings.model_copy(update={"datasets": [settings.datasets[0], {"path": str(tmp_path / "long")}]})
+    settings = DataConfig.model_validate(settings.model_dump())
+    with pytest.raises(DatasetScanError) as long:
+        scan_dataset(settings)
+    assert long.value.lines[0].endswith("(0 good, 1 left out: 1 too_long), so the others train without it")
+    assert long.value.hint == "widen data.max_audio_duration (10) or shorten its clips, or remove its entry"
 
 
 def test_a_share_whole_repeats_leave_off_its_weight_is_said_with_the_one_asked():

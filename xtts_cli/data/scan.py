@@ -476,10 +476,22 @@ def _scan(data: DataConfig) -> ScanReport:
                 f"{n} {reason}" for reason, n in sorted(dataset.bad_reasons.items(), key=lambda kv: -kv[1])
             )
             found = f"{dataset.items} good, {dataset.bad_items} left out" + (f": {left}" if left else "")
+            # Its clips all past a length limit: the key to widen (it had said only "3 too_long").
+            limits = [
+                f"{key} ({getattr(data, key.split('.')[1]):g})"
+                for reason, key in _LIMIT_KEYS.items()
+                if dataset.bad_reasons.get(reason)
+            ]
+            outside = sum(dataset.bad_reasons.get(reason, 0) for reason in _LIMIT_KEYS)
+            mend = (
+                f"widen {', '.join(limits)} or shorten its clips"
+                if limits and outside == dataset.bad_items
+                else "mend it (xtts validate lists each left-out item with its reason)"
+            )
             raise DatasetScanError(
                 f"{source.key.removesuffix('.path')} ({dataset.path}) gives no training clip "
                 f"({found if dataset.items or dataset.bad_items else 'it lists none'}), so the others train without it",
-                hint="mend it (xtts validate lists each left-out item with its reason), or remove its entry",
+                hint=f"{mend}, or remove its entry",
                 report=report,
             )
     return report
