@@ -368,3 +368,17 @@ def test_a_time_budget_under_multi_worker_is_an_error_before_the_workers_start(w
         "step to stop at; set training.max_steps instead"
     )
     assert "multi-worker-time-budget" not in findings(write_config, "devices:\n  strategy: multi_worker\n")
+
+
+def test_a_datasets_weight_of_0_says_how_to_leave_the_dataset_out(write_config) -> None:
+    # A weight of 0 read as "off" had met only "should be greater than 0".
+    from xtts_cli.config import resolve_config
+    from xtts_cli.errors import XttsError
+
+    path = write_config("data:\n  datasets:\n    - path: a\n    - path: b\n      weight: 0\n")
+    with pytest.raises(XttsError) as refused:
+        resolve_config(path)
+    assert refused.value.lines == [
+        "data.datasets[1].weight: 0 is invalid: should be greater than 0; to leave the dataset out, remove its entry "
+        "(or comment it out)"
+    ]

@@ -162,6 +162,10 @@ def validation_error_lines(error: ValidationError, sections: Sections, written: 
             whole = _whole_number(item.get("input")) if kind == "int_parsing" else None
             fix = f"; write {whole} (YAML 1.1 loaders such as PyYAML read {item.get('input')} as text)" if whole else ""
             fix += _in_other_case(item) if kind == "literal_error" else ""  # Cache, AdamW: had no word of the case
+            if loc[:2] == ["data", "datasets"] and loc[-1] == "weight" and item.get("input") == 0:
+                fix += (
+                    "; to leave the dataset out, remove its entry (or comment it out)"  # a weight of 0 is no off switch
+                )
             lines.append(f"{where}: {show_value(item.get('input'))} is invalid: {message}{fix}")
     return _one_line_a_value(lines)
 
