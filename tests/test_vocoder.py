@@ -924,3 +924,29 @@ def test_an_acoustic_run_starts_in_the_folder_of_a_vocoder_trained_first_into_ru
     assert str(speaks.exception) == (
         f"{other / 'vocoder'} holds a run that speaks (model.kind acoustic), where a run keeps its own vocoder"
     ), speaks.output
+
+
+def test_a_long_recording_is_vocoded_in_pieces_that_join_without_a_seam() -> None:
+    # A recording's whole STFT and Griffin-Lim had held about 15 GB an hour of audio: past PIECE_FRAMES it
+    # goes a piece at a time. Small pieces here, so the bundled clip (366 frames) makes several.
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.speech.vocoding import Vocoder, load_audio, mel_of, mel_piece, vocoded_recording
+
+    data = XttsConfig().data
+    audio = load_audio(SAMPLE_CLIP, data)
+    whole = mel_of(audio, data)
+    frames, hop = len(whole), data.hop_length
+    for first, end in ((0, 50), (10, 100), (100, frames), (frames - 5, frames)):  # each piece's mel is the whole's
+        np.testing.assert_array_equal(mel_piece(audio, data, first, end), whole[first:end])
+
+    def level(mel):  # a stand-in vocoder of one level: the crossfades' weights must sum to 1 everywhere
+        return np.ones((len(mel) - 1) * hop, np.float32)
+
+    joined = vocoded_recording(level, audio, data, piece=64, overlap=16)
+    assert len(joined) == (frames - 1) * hop
+    np.testing.assert_allclose(joined, 1.0, atol=1e-6)
+    # Griffin-Lim through the pieces: as near the recording's mel as the whole's, seams and all.
+    griffin = Vocoder("griffin-lim", data)
+    apart = mel_of(vocoded_recording(griffin, audio, data, piece=64, overlap=16), data)
+    together = mel_of(griffin(whole), data)
+    assert np.abs(apart - whole).mean() < 1.5 * np.abs(together - whole).mean()

@@ -396,7 +396,7 @@ def _vocode_one(chosen: Any, path: Path, target: Path, out_dir: Optional[Path]) 
 
     from xtts_cli.data.audio_headers import read_audio_header
     from xtts_cli.speech.synthesis import write_wav
-    from xtts_cli.speech.vocoding import load_audio, mel_of
+    from xtts_cli.speech.vocoding import load_audio, vocoded_recording
 
     data = chosen.data
     header = read_audio_header(str(path))
@@ -415,7 +415,7 @@ def _vocode_one(chosen: Any, path: Path, target: Path, out_dir: Optional[Path]) 
     if peak < SILENT_PEAK:
         notes.append(f"silent (peak {20 * np.log10(max(peak, 1e-10)):.0f} dBFS): nothing to hear")
     began = time.perf_counter()
-    waveform = chosen(mel_of(samples, data))
+    waveform = vocoded_recording(chosen, samples, data)
     seconds = time.perf_counter() - began
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ acoustic run's before it makes a `Vocoder` of its generator.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -18,7 +19,23 @@ from xtts_cli.config.schema import DataConfig
 from xtts_cli.errors import XttsError
 from xtts_cli.run.files import GRIFFIN_LIM
 
-__all__ = ["GRIFFIN_LIM", "GRIFFIN_LIM_ITERATIONS", "ClipReadError", "Vocoder", "decoded", "load_audio", "mel_of"]
+__all__ = [
+    "GRIFFIN_LIM",
+    "GRIFFIN_LIM_ITERATIONS",
+    "ClipReadError",
+    "Vocoder",
+    "decoded",
+    "load_audio",
+    "mel_of",
+    "vocoded_recording",
+]
+
+# A recording longer than this many frames (24 s at 22.05 kHz, hop 256) is vocoded a piece at a time: its
+# whole STFT and Griffin-Lim had held about 15 GB an hour of audio (a 90-minute one was killed for memory),
+# and Ctrl-C had waited for the whole. Pieces overlap by PIECE_OVERLAP frames each side, the context a
+# generator sees past its piece's ends, and are crossfaded over half of it.
+PIECE_FRAMES = 2048
+PIECE_OVERLAP = 32
 
 # Griffin-Lim iterations: 32 is where the spectral convergence of speech levels off (Perraudin
 # et al., "A fast Griffin-Lim algorithm", 2013); more costs time for little gain.
@@ -128,3 +145,45 @@ def mel_of(audio: np.ndarray, data: DataConfig) -> np.ndarray:
     from xtts_cli.data.features import log_mel
 
     return np.asarray(log_mel(audio, data))
+
+
+def mel_piece(audio: np.ndarray, data: DataConfig, first: int, end: int) -> np.ndarray:
+    """Frames [first, end) of `mel_of(audio, data)`, equal to them, computed from the samples they see
+    alone: each frame's window, centred on its first sample, lies in the samples taken (the
+    recording's reflected ends where the piece reaches them, as the whole's are)."""
+    hop = data.hop_length
+    margin = -(-(data.n_fft // 2) // hop) + 1  # frames whose window reaches past a frame's own samples
+    low = max(0, first - margin) * hop
+    high = min(len(audio), (end - 1 + margin) * hop + 1)
+    mel = mel_of(audio[low:high], data)
+    return mel[first - low // hop : end - low // hop]
+
+
+def vocoded_recording(
+    vocoder: Callable[[np.ndarray], np.ndarray],
+    audio: np.ndarray,
+    data: DataConfig,
+    piece: int = PIECE_FRAMES,
+    overlap: int = PIECE_OVERLAP,
+) -> np.ndarray:
+    """`audio`'s mel turned back into audio by `vocoder`: float32 [(frames - 1) * hop_length], a piece of
+    `piece` frames at a time for a long recording (see PIECE_FRAMES), crossfaded where they meet."""
+    from xtts_cli.data.features import mel_frames
+
+    hop, frames = data.hop_length, int(mel_frames(len(audio), data.hop_length))
+    if frames <= piece + 2 * overlap:
+        return vocoder(mel_of(audio, data))
+    total, fade = (frames - 1) * hop, overlap * hop // 2
+    out = np.zeros(total, np.float32)
+    for start in range(0, frames - 1, piece):
+        first, end = max(0, start - overlap), min(frames, start + piece + overlap + 1)
+        wave = vocoder(mel_piece(audio, data, first, end))  # samples [first * hop, (end - 1) * hop)
+        left, right = start * hop, min(total, (start + piece) * hop)  # the samples this piece owns
+        low, high = max(0, left - fade), min(total, right + fade)
+        weight = np.ones(high - low, np.float32)
+        if left > 0:  # rises over the previous piece's fall: the two weights sum to 1
+            weight[: 2 * fade] = (np.arange(2 * fade, dtype=np.float32) + 0.5) / (2 * fade)
+        if right < total:
+            weight[-2 * fade :] *= 1 - (np.arange(2 * fade, dtype=np.float32) + 0.5) / (2 * fade)
+        out[low:high] += weight * wave[low - first * hop : high - first * hop]
+    return out
