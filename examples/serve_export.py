@@ -158,11 +158,19 @@ def main() -> None:
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            query = {key: values[0] for key, values in parse_qs(urlsplit(self.path).query).items()}
+            try:
+                given = parse_qs(urlsplit(self.path).query, errors="strict")
+            except UnicodeDecodeError:
+                self.answer(400, {"error": "the query is not UTF-8: percent-encode the text's UTF-8 bytes"})
+                return
+            twice = sorted(key for key, values in given.items() if len(values) > 1)
+            query = {key: values[0] for key, values in given.items()}
             language, wrong = language_of(query, voice.info["languages"])
             speed, too = speed_of(query, voice.info)
             if urlsplit(self.path).path != "/tts":
                 self.answer(404, {"error": "the one path is GET /tts?text=...&language=..."})
+            elif twice:  # text=a&text=b had spoken "a" alone
+                self.answer(400, {"error": f"{', '.join(twice)} given more than once: pass each once"})
             elif not query.get("text", "").strip():
                 self.answer(400, {"error": "text is empty; pass the text to speak as text="})
             elif language is None or speed is None:
@@ -170,7 +178,16 @@ def main() -> None:
             else:
                 ids, lacked = voice.read(query["text"], language)
                 if not any(voice.info["symbols"][i - 1].isalpha() for i in ids):  # another script: no letter read
-                    self.answer(400, {"error": f"no symbol of the text is one the model reads ({language} as trained)"})
+                    digits = (
+                        " (digits are not read here: write numbers in words)" if any(map(str.isdigit, lacked)) else ""
+                    )
+                    self.answer(
+                        400,
+                        {
+                            "error": f"no symbol of {query['text'][:80]!r} is a letter the model reads ({language} as "
+                            f"trained){digits}"
+                        },
+                    )
                 else:
                     wav, stopped = voice.wav(
                         query["text"], language, speed
@@ -178,6 +195,8 @@ def main() -> None:
                     self.answer(200, wav, {"X-Left-Out": json.dumps(lacked), "X-Stopped": json.dumps(stopped)})
 
         def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            if code == 501:  # POST, HEAD, ...: the method, and the one served
+                message = f"{self.command} is not served: use GET /tts?text=..."
             self.answer(code, {"error": message or "use GET /tts?text=..."})  # an error is JSON, as the rest
 
         def answer(self, status: int, body: bytes | dict, headers: dict | None = None) -> None:

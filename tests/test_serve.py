@@ -1437,7 +1437,14 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
         assert voice.text_ids("Caf\u00e9", "en") == tokenizer.symbol_ids(
             tokenizer.speakable(tokenizer.prepare("Caf\u00e9"))[0]
         )
-        assert error_of(get(address, b"text=hi"))[0] == 501
+        assert error_of(get(address, b"text=hi")) == (501, "POST is not served: use GET /tts?text=...")
+        # A repeated key, a query not UTF-8 and a text of digits alone: named (had been spoken, or "no symbol").
+        assert error_of(get(f"{address}?text=a&text=b")) == (400, "text given more than once: pass each once")
+        assert error_of(get(f"{address}?text=%ff%fe")) == (
+            400,
+            "the query is not UTF-8: percent-encode the text's UTF-8 bytes",
+        )
+        assert error_of(get(f"{address}?text=123"))[1].endswith("(digits are not read here: write numbers in words)")
         assert error_of(get(f"{address}?text=")) == (400, "text is empty; pass the text to speak as text=")
         status, headers, wav = get(f"{address}?{urllib.parse.urlencode({'text': text})}")
         assert status == 200 and headers["Content-Type"] == "audio/wav" and headers["X-Left-Out"] == "[]"
