@@ -795,3 +795,16 @@ def test_a_cache_folder_that_cannot_be_written_is_said_once_and_the_scan_goes_on
     assert result.exit_code == 0
     assert "the scan could not keep what it read in" in " ".join(result.output.split())
     assert "set XDG_CACHE_HOME to a folder you can write, or data.scan_cache: false" in " ".join(result.output.split())
+
+
+def test_a_clip_that_is_no_regular_file_is_named_for_what_it_is(tmp_path: Path) -> None:
+    # "--speaker-wav clips" (a folder) had been told "a FIFO, a device or a folder".
+    import os
+
+    from xtts_cli.data.audio_headers import AudioHeaderError, read_audio_header
+
+    os.mkfifo(tmp_path / "pipe.wav")  # never opened: it would block
+    for path, what in ((tmp_path, "a folder"), (tmp_path / "pipe.wav", "a FIFO"), (Path("/dev/null"), "a device")):
+        with pytest.raises(AudioHeaderError) as refused:
+            read_audio_header(str(path))
+        assert (refused.value.reason, refused.value.detail) == ("not_audio", f"{what}, not a file: not read")

@@ -104,7 +104,9 @@ def read_audio_header(path: str, *, sound: bool = False) -> AudioHeader:
     except OSError as error:
         raise AudioHeaderError("unreadable", f"cannot read the file: {error.strerror}") from None
     if not stat.S_ISREG(info.st_mode):
-        raise AudioHeaderError("not_audio", "not a regular file (a FIFO, a device or a folder): not read")
+        # Which it is: "--speaker-wav clips" had been told of FIFOs and devices for a folder.
+        what = "a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device"
+        raise AudioHeaderError("not_audio", f"{what}, not a file: not read")
     size = info.st_size
     if size == 0:
         raise AudioHeaderError("empty", "file is empty (0 bytes)")
