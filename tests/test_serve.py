@@ -1308,6 +1308,18 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         wait.until(lambda b: b.find_element(By.ID, "status").text.startswith("text has characters the run was not"))
         assert browser.find_element(By.ID, "player").get_attribute("src") in ("", None)
         browser.find_element(By.ID, "text").clear()
+        # Editing the text takes the old error away (it had stayed under a new text until the next Speak).
+        browser.find_element(By.ID, "text").send_keys("a")
+        assert browser.find_element(By.ID, "status").text == ""
+        # Near the limit, numbers (read as their words, as the server counts them) are said to count longer.
+        browser.execute_script(
+            "const t = document.getElementById('text'); t.value = 'Call 555 0100. '.repeat(110);"
+            "t.dispatchEvent(new Event('input'));"
+        )
+        assert browser.find_element(By.ID, "count").text == (
+            "1,650 of 2,000 characters (its numbers and symbols count as the words they are read as: it may be too long)"
+        )
+        browser.find_element(By.ID, "text").clear()
         # Cloning from an uploaded clip.
         browser.find_element(By.ID, "text").send_keys(SENTENCE)
         browser.find_element(By.ID, "reference").send_keys(str(CLIP))
@@ -1328,7 +1340,8 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         wait.until(lambda b: "step" in b.find_element(By.ID, "run").text)
         assert not browser.find_element(By.ID, "speed").is_enabled()
         assert "fixed: this run's decoder (autoregressive)" in browser.find_element(By.ID, "speed-value").text
-        # Ctrl+Enter in the text box speaks it.
+        # Ctrl+Enter in the text box speaks it, as the button's line says.
+        assert browser.find_element(By.ID, "keys").text == "or Ctrl+Enter in the text"
         browser.find_element(By.ID, "text").send_keys(SENTENCE, Keys.CONTROL, Keys.ENTER)
         wait.until(lambda b: b.find_element(By.ID, "status").text.startswith("made in"))
         # Nothing but the refused request was an error in the console (the favicon's 404 was, at every load).
