@@ -606,6 +606,18 @@ def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(
     np.testing.assert_allclose(table[1], np.reshape(tts.voice(info["speakers"][1]).vector, [-1]), atol=1e-6)
     assert np.abs(table[1]).sum() > 0
     np.testing.assert_array_equal(table[0], tts.model.speaker_centroids.numpy()[0])
+    # Its clips moved away too (the dataset not mounted here): no voice to give it, said in the export's
+    # notes (the row of zeros had gone into the export unsaid).
+    moved = tmp_path / "moved"
+    shutil.copytree(acoustic, moved, ignore=shutil.ignore_patterns("vocoder"))
+    listed = json.loads((moved / "speakers.json").read_text())
+    name = info["speakers"][1]
+    listed[name]["clips"] = [str(tmp_path / "gone.wav")]
+    (moved / "speakers.json").write_text(json.dumps(listed))
+    away = Synthesizer.load(moved)
+    away.model.speaker_clip_counts.assign(counts)
+    np.testing.assert_array_equal(speaker_table(away)[1], away.model.speaker_centroids.numpy()[1])  # as it was
+    assert f"speaker {name!r} has no voice in the checkpoint (no step drew its clips)" in " ".join(away.notes)
     # The example client speaks it by name too (`--speaker NAME`).
     import importlib.util
 

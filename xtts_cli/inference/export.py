@@ -144,7 +144,12 @@ def speaker_table(tts: Synthesizer):
         if counts[index] <= 0:
             try:
                 vector = tts.voice(name).vector
-            except XttsError:  # no clip of it can be read here: the centroid it has (none yet)
+            except XttsError:  # no clip of it can be read here: a zero row, said (it had gone unsaid)
+                tts.notes.append(
+                    f"speaker {name!r} has no voice in the checkpoint (no step drew its clips) and none of its clips "
+                    "can be read here: its speaker_id speaks from no voice; mount the dataset where it was trained "
+                    "from and export again"
+                )
                 continue
             if vector is not None:
                 table[index] = np.reshape(vector, [-1])
