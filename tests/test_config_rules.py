@@ -88,10 +88,12 @@ def test_rule_fires_with_its_fix(write_config, text, rule, key, value) -> None:
 
 
 def test_a_validation_past_the_end_is_a_warning_with_early_stopping_and_unsaid_in_a_trial(write_config) -> None:
-    stopping = findings(write_config, "training:\n  max_steps: 4\n  val_step: 20\n  early_stop_patience: 2\n")
+    stopping = findings(write_config, "training:\n  max_steps: 40\n  val_step: 100\n  early_stop_patience: 2\n")
     assert stopping["validation-past-the-end"].severity == "warning"
     assert "training.early_stop_patience can never end it" in stopping["validation-past-the-end"].message
     assert findings(write_config, "training:\n  max_steps: 4\n  val_step: 20\n") == {}  # a try of the set-up
+    # With early stopping too (adapt-cpu's, --steps 6): it had been warned of before every such try.
+    assert findings(write_config, "training:\n  max_steps: 4\n  val_step: 20\n  early_stop_patience: 2\n") == {}
     assert findings(write_config, "training:\n  max_steps: 400\n  val_step: 400\n") == {}  # the last step validates
     # A run started from another validates its base before the first step: "never validates" was untrue.
     adapted = findings(write_config, "training:\n  max_steps: 400\n  val_step: 1000\n  init_from: base-run\n")

@@ -224,15 +224,15 @@ def _warmup_past_the_end(loaded: LoadedConfig, machine: MachineInfo) -> Iterable
 
 
 def _never_reached(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
-    """A validation due later than training.max_steps: the run never has one. With early stopping,
-    nothing can end it early (a warning); otherwise said of a run of TRIAL_STEPS or more. (A sample
+    """A validation due later than training.max_steps, of a run of TRIAL_STEPS or more: it never has
+    one. With early stopping, nothing can end it early (a warning), else an info. (A sample
     step past the end is left alone: speak-cpu sets one so as to spend its minutes training.)"""
     training = loaded.config.training
     steps = training.max_steps
     if steps is None:
         return
     every = max(1, steps // 10)
-    if training.val_step > steps and (training.early_stop_patience is not None or steps >= TRIAL_STEPS):
+    if training.val_step > steps and steps >= TRIAL_STEPS:  # a try of 6 steps had been warned with early stopping
         stops = training.early_stop_patience is not None
         # A run started from another validates its base's weights before the first step (and never after).
         said = "validates only its base's weights, before the first step" if training.init_from else "never validates"
