@@ -1128,6 +1128,9 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
         ("6x^2y - 1 and x^3z + 1", "six x squared y minus one and x cubed z plus one"),
         ("x^2 - 1, 2 - 1", "x squared minus one, two to one"),
         ("y = 2 + 3x.", "y equals two plus three x."),  # the equation's term, not "three times"
+        ("y = 2x - 3x", "y equals two x minus three x"),  # its minus kept (the term read before it had lost it)
+        ("y = 3 - 3x", "y equals three minus three x"),  # not a range, "three to three times"
+        ("6x^2y * 3 and y = x^2-3x", "six x squared y times three and y equals x squared minus three x"),
         ("We met on 3/4/05.", "we met on the third of april, oh five."),
         ("5 x to the 4th and 4x to the nth power", "five x to the fourth and four x to the nth power"),
         ("sin\u00b2\u03b8 and 32 ft/sec\u00b2", "sin squared \u03b8 and thirty two ft/sec squared"),

@@ -1810,7 +1810,7 @@ def _compared(match: re.Match) -> str:
     return f"{match.group(2) or ''} {_COMPARED[match.group(1) or match.group(3)]} "
 
 
-def _operators(variable: str, coefficient: str, after: str) -> tuple:
+def _operators(variable: str, coefficient: str, after: str, last_term: bool = False) -> tuple:
     """The passes of `_OPERATORS` with `variable` for one letter, `coefficient` for what may follow
     2x ("2x + 1": two x; "2x - 4x", "2x faster": times) and `after` for what follows a letter after a
     number's minus ("3 - x + 1"; "Part 2 - x marks the spot" is a title's dash)."""
@@ -1825,7 +1825,7 @@ def _operators(variable: str, coefficient: str, after: str) -> tuple:
             lambda m: f"{_words(int(m.group(1)), 'en')} {m.group(2)}",
         ),
         # x^2 - 1, 6x^2y - 1: minus after a power (it had been a range, "x squared to one")
-        (re.compile(r"(\^[-\u2212]?\d{1,3}[a-z]?)\s[-\u2212]\s(?=[\d(a-z])"), r"\1 minus "),
+        (re.compile(r"(\^[-\u2212]?\d{1,3}[a-z]?)\s?[-\u2212]\s?(?=[\d(a-z])"), r"\1 minus "),
         (
             re.compile(rf"({variable})\s[-\u2212]\s(?=\d|{variable})|(?<=\d)\s[-\u2212]\s(?={variable}{after})"),
             lambda m: f"{m.group(1) or ''} minus ",
@@ -1834,7 +1834,8 @@ def _operators(variable: str, coefficient: str, after: str) -> tuple:
             re.compile(rf"(?<=[^\W_])\s\+\s(?=[^\W_(])|({variable})\+(?=\d|{variable})"),
             lambda m: f"{m.group(1) or ''} plus ",
         ),
-        (re.compile(rf"(\d|{variable})\s\*\s(?=\d|{variable})"), r"\1 times "),
+        # x^2y * 3: the letter after a power is a term too
+        (re.compile(rf"(\d|{variable}|(?<=\^\d)[a-z](?!\w))\s\*\s(?=\d|{variable})"), r"\1 times "),
         # i++, C++, x += 1, a >= b, C# (a language, a note): "plus plus", "sharp", not left out
         (re.compile(r"(?<![\w+])([a-z])\+\+(?![\w+])"), r"\1 plus plus"),
         (
@@ -1851,14 +1852,25 @@ def _operators(variable: str, coefficient: str, after: str) -> tuple:
             _compared,
         ),
         (re.compile(r"(?<![\w#])([a-g])#(?![\w#])"), r"\1 sharp"),
+    ) + (
+        # An equation's last term, after the signs above are read: "y = 2 + 3x" (it had been "three times"),
+        # and a minus before it ("y = 3 - 3x": it had been a range, "three to three times")
+        (
+            (re.compile(r"(?<=\d)\s[-\u2212]\s(?=\d+[a-dnx-z][.,;!?]?\s*$)"), " minus "),
+            (
+                re.compile(r"(?<![\w.^])(\d+)([a-dnx-z])(?=[.,;!?]?\s*$)"),
+                lambda m: f"{_words(int(m.group(1)), 'en')} {m.group(2)}",
+            ),
+        )
+        if last_term
+        else ()
     )
 
 
 # Code and algebra a chat assistant writes: a == b, a != c, x && y, f(x), 2x + 1, x * 2, x - 1 (they had
 # been "equals equals", "!equals", "and and", "two times +", "asterisk").
 _OPERATORS = _operators(_UNKNOWN, r"[+*/^)]", r"\s?[-+=*/)<>^\u2212]")
-# in an equation 3x ends a term at its end too: "y = 2 + 3x" (it had been "three times")
-_EQUATION_OPERATORS = _operators(_VARIABLE, r"[-+=<>*/)\u2212^]|[.,;!?]?\s*$", "")
+_EQUATION_OPERATORS = _operators(_VARIABLE, r"[-+=<>*/)\u2212^]", "", last_term=True)
 
 
 def _english(text: str, month_first: bool = False) -> str:
