@@ -1601,3 +1601,29 @@ def test_an_upload_that_expects_100_continue_while_the_run_loads_gets_the_loadin
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 503") and b"Retry-After: 2" in head, answer[:300]
     assert json.loads(body)["error"] == "the server is loading its run"
+
+
+def test_a_body_shorter_than_its_content_length_is_answered_408(served, monkeypatch) -> None:
+    # The client waited out the read limit and got the connection closed, no answer (a 499 in the log).
+    from xtts_cli.serving import http
+    from xtts_cli.serving.service import VoiceService
+
+    monkeypatch.setattr(http._Handler, "timeout", 0.5)
+    server = http.make_server(VoiceService(served[0]), "127.0.0.1", 0, log=False)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with socket.create_connection(server.server_address, timeout=10) as short:
+            short.sendall(
+                b"POST /api/tts HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                b"Content-Length: 100\r\n\r\ntext=hi"
+            )
+            answer = b"".join(iter(lambda: short.recv(65536), b""))
+    finally:
+        server.shutdown()
+        server.server_close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408"), answer[:200]
+    assert json.loads(body) == {
+        "error": "the request's body stopped before its end (no byte for 0.5 s)",
+        "hint": "send as many bytes as its Content-Length says",
+    }

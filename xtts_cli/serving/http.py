@@ -303,7 +303,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, method: str) -> None:
         began = time.perf_counter()
-        self.body_read = False
+        self.body_read = self.reading_body = False
         url = urlsplit(_utf8(self.path))
         service = self.server.service
         status = 200
@@ -350,9 +350,18 @@ class _Handler(BaseHTTPRequestHandler):
             status = 400
             hint = exc.hint and in_api_words(exc.hint)
             self._error(400, in_api_words(exc.lines[0] if exc.lines else str(exc)), hint)
-        except (TimeoutError, ConnectionError):
+        except (TimeoutError, ConnectionError) as gone:
             status = 499  # the client went away; nothing to answer
             self.close_connection = True
+            if isinstance(gone, TimeoutError) and self.reading_body:
+                # A body that stopped short of its Content-Length, the client still there: told why, not a
+                # silent close.
+                status = 408
+                self._error(
+                    408,
+                    f"the request's body stopped before its end (no byte for {self.timeout:g} s)",
+                    "send as many bytes as its Content-Length says",
+                )
         except Exception as exc:  # the server keeps serving whatever one request did
             status = 500
             log_line(f"xtts serve: {url.path}: {type(exc).__name__}: {exc}")
@@ -579,8 +588,9 @@ class _Handler(BaseHTTPRequestHandler):
         raise Refused(415, f"a body of type {kind!r}; send JSON, a form, or multipart/form-data with the upload")
 
     def _read_body(self, length: Optional[int]) -> bytes:
+        self.reading_body = True
         body = self._read_chunked() if length is None else self._read_exactly(length)
-        self.body_read = True
+        self.body_read, self.reading_body = True, False
         return body
 
     def _read_exactly(self, length: int) -> bytes:
