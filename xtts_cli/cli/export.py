@@ -40,9 +40,10 @@ def export(
     The `serving_default` signature takes `text_ids` (int32 [T]), `language_id` (int32 []) and
     `reference_audio` (float32 [S], mono at the run's sample rate) and returns `mel` and `audio`
     (by the run's own vocoder when it has one, else Griffin-Lim; --vocoder picks), and `stopped`
-    (false where the length limit cut the clip); a paced run's (model.decoder: duration) has
-    `paced` and `speaker_paced` too, which take `speed` (float32 [], 0.25 to 4) as well, as
-    synthesize --speed. `export.json`
+    (false where the length limit cut the clip). A run of training speakers has `speaker` too,
+    which takes `speaker_id` (int32 [], an index of export.json's `speakers`) in place of
+    `reference_audio`; a paced run's (model.decoder: duration) has `paced` and `speaker_paced`,
+    which take `speed` (float32 [], 0.25 to 4) as well, as synthesize --speed. `export.json`
     beside it holds what turns text into the ids (front end, cleaners, espeak-ng voices, symbols,
     languages, speakers) and the sample rate; `tf.saved_model.load(DIR).signatures["serving_default"]`
     or TensorFlow Serving calls it, with no xtts installed.
