@@ -122,6 +122,11 @@ def test_a_speaker_no_batch_has_held_yet_is_rendered_from_its_own_clip(bilingual
         written = render_sentences(
             model, tokenizer, bilingual_run.config, voices, ["The cat sat."], run_dir, tmp_path, 7, notes.append
         )
+        # Synthesis says so (a run stopped early at its base's weights had spoken a clip's voice unsaid).
+        from xtts_cli.speech.synthesis import speaker_voice
+
+        spoken = speaker_voice(run_dir, voices[0].label, bilingual_run.config.data, tokenizer, model)
+        assert spoken.note.startswith(f"speaker {voices[0].label!r} has no voice stored in the checkpoint")
     finally:
         model.speaker_clip_counts.assign(counts)
     assert len(written) == len(voices) == 3 and not notes

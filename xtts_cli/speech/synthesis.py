@@ -574,7 +574,14 @@ def speaker_voice(run_dir: Path, name: str, data: DataConfig, tokenizer=None, mo
     clips = (load_speakers(run_dir) if speakers is None else speakers).get(name, {}).get("clips", [])
     for clip in clips:
         if Path(clip).is_file():
-            return Voice(label=name, reference=reference_from_audio(Path(clip), data))
+            # Said: a run that stopped early (at its base's weights) had spoken a clip's voice as the speaker's.
+            note = (
+                f"speaker {name!r} has no voice stored in the checkpoint (no step drew its clips): spoken in the "
+                f"voice of its clip {clip}"
+                if model is not None
+                else ""
+            )
+            return Voice(label=name, reference=reference_from_audio(Path(clip), data), note=note)
     raise XttsError(
         f"speaker {name!r} has no centroid in this run's checkpoint and none of its clips can be read "
         f"({clips[0] if clips else 'none listed'} ...)",
