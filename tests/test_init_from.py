@@ -674,6 +674,13 @@ def test_a_speaker_listed_by_an_adapted_adapted_run_is_said_learnt_where_its_dat
     assert _learnt_in(third, "p225") == f"  (learnt in {tmp_path / 'first'}, a run this one started from)"
     assert _learnt_in(third, "me") == f"  (learnt in {tmp_path / 'second'}, a run this one started from)"
     assert _learnt_in(third, "nobody") == ""
+    # A base's speaker the run's own data goes on training: its minutes here, and where it was first learnt.
+    from xtts_cli.cli.synthesize import _minutes_said
+
+    assert _minutes_said(third, "p225", 0.3) == (
+        f"  0.3 min here (first learnt in {tmp_path / 'first'}, a run this one started from)"
+    )
+    assert _minutes_said(RunDir(tmp_path / "first"), "p225", 2.0) == "  2.0 min"
 
 
 def test_a_base_checkpoint_replaced_while_it_was_read_is_said_to_be_from_a_base_still_training(tmp_path):

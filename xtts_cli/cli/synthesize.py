@@ -336,12 +336,21 @@ def _list(run_dir: Path, *, speakers: bool, languages: bool, json_output: bool) 
     if both:
         sys.stdout.write(f"speakers ({len(listing['speakers'])}):\n")
     for entry in listing.get("speakers", []):
-        minutes = f"  {entry['minutes']:.1f} min" if entry["minutes"] is not None else _learnt_in(run, entry["name"])
+        minutes = _minutes_said(run, entry["name"], entry["minutes"])
         sys.stdout.write(f"{'  ' if both else ''}{entry['name']}{minutes}\n")
     if both:
         sys.stdout.write(f"languages ({len(listing['languages'])}):\n")
     for code in listing.get("languages", []):
         sys.stdout.write(f"{'  ' if both else ''}{code}\n")
+
+
+def _minutes_said(run, name: str, minutes: Optional[float]) -> str:
+    """A speaker's minutes in this run, and the run it was first learnt in: a voice a base trained that this
+    run's data goes on training had been listed with this run's minutes alone."""
+    learnt = _learnt_in(run, name)
+    if minutes is None:
+        return learnt
+    return f"  {minutes:.1f} min" + (learnt.replace("  (learnt in ", " here (first learnt in ") if learnt else "")
 
 
 def _learnt_in(run, name: str) -> str:
