@@ -60,6 +60,12 @@ def stft_magnitude(signal, *, n_fft: int, hop_length: int, win_length: int) -> t
     return tf.abs(_stft(signal, _analysis_window(n_fft, win_length), n_fft, hop_length))
 
 
+def stft_phase(signal, *, n_fft: int, hop_length: int, win_length: int) -> np.ndarray:
+    """The angle of the STFT [frames, n_fft // 2 + 1], radians, with `griffin_lim`'s centred framing."""
+    signal = tf.convert_to_tensor(signal, tf.float32)
+    return np.angle(_stft(signal, _analysis_window(n_fft, win_length), n_fft, hop_length).numpy())
+
+
 def griffin_lim(
     log_mel,
     mel_basis: np.ndarray,
@@ -71,13 +77,17 @@ def griffin_lim(
     momentum: float = DEFAULT_MOMENTUM,
     seed: int = 0,
     max_frames: Optional[int] = None,
+    initial_phase: Optional[np.ndarray] = None,
 ) -> tf.Tensor:
     """Waveform float32 [(frames - 1) * hop_length] from a natural-log mel [frames, n_mels].
 
     `mel_basis` [n_fft // 2 + 1, n_mels] maps linear magnitude to mel (mel = |STFT| @ mel_basis).
     The initial phase is uniform random from `seed`, so the output is reproducible. A mel whose
     frame count is known only when it runs (a graph's) needs `max_frames`, its most: its phase is
-    then the first rows of that many, the same as a mel of that count gets.
+    then the first rows of that many, the same as a mel of that count gets. `initial_phase` [k,
+    n_fft // 2 + 1] (radians) holds the first k frames' phase through the search: those of audio
+    this mel continues, so that the two agree where they overlap (started from it alone, the
+    search drifted to a phase of its own: they had partly cancelled where crossfaded).
     """
     mel_basis = np.asarray(mel_basis, dtype=np.float64)
     n_freq = n_fft // 2 + 1
@@ -102,6 +112,12 @@ def griffin_lim(
     # not magnitudes, so they are clipped to 0.
     mel_to_linear = tf.constant(np.linalg.pinv(mel_basis).astype(np.float32))
     random_phase = np.random.default_rng(seed).uniform(0.0, 2.0 * math.pi, size=(rows, n_freq))
+    held = 0
+    if initial_phase is not None:
+        given = np.asarray(initial_phase)[:rows]
+        random_phase[: len(given)] = given
+        held = len(given)
+    locked = tf.constant(held, tf.int32)
     # The same values as a complex64 constant, made of two float32 ones: traced (an export's buffer of
     # 1,000 frames) TensorFlow writes a complex constant element by element in Python, 1.5 s of it.
     angles = tf.complex(
@@ -110,14 +126,14 @@ def griffin_lim(
     if frame_count is not None:
         mode = _pad_mode((frame_count - 1) * hop_length, n_fft)
         return _phase_search(n_fft, hop_length, win_length, n_iter, float(momentum), mode)(
-            log_mel, mel_to_linear, angles
+            log_mel, mel_to_linear, angles, locked
         )
     frames = tf.shape(log_mel)[0]
     angles = angles[:frames]
 
     def search(mode: str):
         return lambda: _phase_search(n_fft, hop_length, win_length, n_iter, float(momentum), mode)(
-            log_mel, mel_to_linear, angles
+            log_mel, mel_to_linear, angles, locked
         )
 
     return tf.cond((frames - 1) * hop_length > n_fft // 2, search("REFLECT"), search("CONSTANT"))
@@ -133,8 +149,8 @@ def _phase_search(n_fft: int, hop_length: int, win_length: int, n_iter: int, mom
 
     # No autograph: the loop is TensorFlow's own, and converting the functions it calls cost more
     # than tracing them.
-    @tf.function(input_signature=[matrix, matrix, phases], autograph=False)
-    def search(log_mel, mel_to_linear, angles):
+    @tf.function(input_signature=[matrix, matrix, phases, tf.TensorSpec([], tf.int32)], autograph=False)
+    def search(log_mel, mel_to_linear, angles, locked):
         magnitude = tf.cast(tf.maximum(tf.matmul(tf.exp(log_mel), mel_to_linear), 0.0), tf.complex64)
         window = _analysis_window(n_fft, win_length)
         squares = tf.tile(tf.square(window)[None], [tf.shape(log_mel)[0], 1])
@@ -143,11 +159,14 @@ def _phase_search(n_fft: int, hop_length: int, win_length: int, n_iter: int, mom
         envelope = tf.where(envelope > 1e-10, envelope, 1.0)
         step_back = tf.constant(momentum / (1.0 + momentum), tf.complex64)
 
+        held = angles[:locked]  # the first frames' phase, kept (`initial_phase`)
+
         def iteration(angles, previous):
             signal = _istft(magnitude * angles, window, envelope, n_fft, hop_length)
             rebuilt = _stft(signal, window, n_fft, hop_length, mode)
             angles = rebuilt - step_back * previous
-            return angles / tf.cast(tf.abs(angles) + 1e-16, tf.complex64), rebuilt
+            angles = angles / tf.cast(tf.abs(angles) + 1e-16, tf.complex64)
+            return tf.concat([held, angles[locked:]], axis=0), rebuilt
 
         # A loop in the graph, not 32 copies of the iteration: the first call traced in 4.4-4.9 s
         # unrolled and 0.8-1.1 s looped (200 frames, 2 cores); later calls take the same time.

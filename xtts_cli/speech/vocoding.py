@@ -58,8 +58,10 @@ class Vocoder:
         if self.generator is not None and self._compiled is None:
             self(np.full((2, self.data.n_mels), np.log(1e-5), np.float32))
 
-    def __call__(self, mel) -> np.ndarray:
-        """log-mel [frames, n_mels] -> float32 samples [(frames - 1) * hop_length]."""
+    def __call__(self, mel, before: Optional[np.ndarray] = None) -> np.ndarray:
+        """log-mel [frames, n_mels] -> float32 samples [(frames - 1) * hop_length]. `before`: audio already
+        made for the first frames (a piece before this one, `vocoded_recording`), whose phase Griffin-Lim
+        starts from there: pieces of unrelated phase had partly cancelled where they were crossfaded."""
 
         if self.generator is not None:
             if self._compiled is None:
@@ -71,17 +73,15 @@ class Vocoder:
                 )
             return np.asarray(self._compiled(tf.convert_to_tensor(mel, tf.float32)[None])[0])
         from xtts_cli.data.features import mel_filterbank
-        from xtts_cli.model.vocoder import griffin_lim
+        from xtts_cli.model.vocoder import griffin_lim, stft_phase
 
         data = self.data
-        audio = griffin_lim(
-            mel,
-            mel_filterbank(data),
-            n_fft=data.n_fft,
-            hop_length=data.hop_length,
-            win_length=data.win_length,
-            n_iter=GRIFFIN_LIM_ITERATIONS,
-        )
+        shape = dict(n_fft=data.n_fft, hop_length=data.hop_length, win_length=data.win_length)
+        phase = None
+        if before is not None and len(before) > data.n_fft:
+            # Its last frames see the reflected end of `before`, not the audio after it: left to the search.
+            phase = stft_phase(before, **shape)[: -(data.n_fft // data.hop_length) or None]
+        audio = griffin_lim(mel, mel_filterbank(data), **shape, n_iter=GRIFFIN_LIM_ITERATIONS, initial_phase=phase)
         return np.asarray(audio, dtype=np.float32)
 
 
@@ -160,7 +160,7 @@ def mel_piece(audio: np.ndarray, data: DataConfig, first: int, end: int) -> np.n
 
 
 def vocoded_recording(
-    vocoder: Callable[[np.ndarray], np.ndarray],
+    vocoder: Callable[..., np.ndarray],
     audio: np.ndarray,
     data: DataConfig,
     piece: int = PIECE_FRAMES,
@@ -175,10 +175,15 @@ def vocoded_recording(
         return vocoder(mel_of(audio, data))
     total, fade = (frames - 1) * hop, overlap * hop // 2
     out = np.zeros(total, np.float32)
-    for start in range(0, frames - 1, piece):
-        first, end = max(0, start - overlap), min(frames, start + piece + overlap + 1)
-        wave = vocoder(mel_piece(audio, data, first, end))  # samples [first * hop, (end - 1) * hop)
-        left, right = start * hop, min(total, (start + piece) * hop)  # the samples this piece owns
+    wave, made = np.zeros(0, np.float32), 0  # the piece before: its samples from `made` * hop
+    starts = list(range(0, frames - 1, piece))
+    if frames - 1 - starts[-1] < overlap:  # a last piece shorter than its crossfade: the one before takes it
+        starts.pop()
+    for start, after in zip(starts, [*starts[1:], frames - 1]):
+        first, end = max(0, start - overlap), min(frames, after + overlap + 1)
+        before = wave[(first - made) * hop :] if start else None  # its audio over this piece's first frames
+        wave, made = vocoder(mel_piece(audio, data, first, end), before), first  # [first * hop, (end - 1) * hop)
+        left, right = start * hop, after * hop  # the samples this piece owns
         low, high = max(0, left - fade), min(total, right + fade)
         weight = np.ones(high - low, np.float32)
         if left > 0:  # rises over the previous piece's fall: the two weights sum to 1
