@@ -1131,6 +1131,13 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
         ("y = 2x - 3x", "y equals two x minus three x"),  # its minus kept (the term read before it had lost it)
         ("y = 3 - 3x", "y equals three minus three x"),  # not a range, "three to three times"
         ("6x^2y * 3 and y = x^2-3x", "six x squared y times three and y equals x squared minus three x"),
+        (
+            "The answer is 12 x^2 - 1, or (x+1)^2 - 1.",
+            "the answer is twelve x squared minus one, or (x plus one) squared minus one.",
+        ),
+        # An area's range and a multiplier stay as they were read: "to", "times".
+        ("The room is 10 m^2 - 12 m^2.", "the room is ten square meters to twelve square meters."),
+        ("zoom = 3x", "zoom equals three times"),
         ("We met on 3/4/05.", "we met on the third of april, oh five."),
         ("5 x to the 4th and 4x to the nth power", "five x to the fourth and four x to the nth power"),
         ("sin\u00b2\u03b8 and 32 ft/sec\u00b2", "sin squared \u03b8 and thirty two ft/sec squared"),

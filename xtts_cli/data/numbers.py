@@ -1810,6 +1810,9 @@ def _compared(match: re.Match) -> str:
     return f"{match.group(2) or ''} {_COMPARED[match.group(1) or match.group(3)]} "
 
 
+_LONE_VARIABLE = re.compile(r"(?<![\w.])[a-dnx-z](?![\w.])")  # y in "y = 2 + 3x": a variable, not a word
+
+
 def _operators(variable: str, coefficient: str, after: str, last_term: bool = False) -> tuple:
     """The passes of `_OPERATORS` with `variable` for one letter, `coefficient` for what may follow
     2x ("2x + 1": two x; "2x - 4x", "2x faster": times) and `after` for what follows a letter after a
@@ -1825,7 +1828,14 @@ def _operators(variable: str, coefficient: str, after: str, last_term: bool = Fa
             lambda m: f"{_words(int(m.group(1)), 'en')} {m.group(2)}",
         ),
         # x^2 - 1, 6x^2y - 1: minus after a power (it had been a range, "x squared to one")
-        (re.compile(r"(\^[-\u2212]?\d{1,3}[a-z]?)\s?[-\u2212]\s?(?=[\d(a-z])"), r"\1 minus "),
+        # (not a unit's after its number, "10 m^2 - 20 m^2", nor a number's, "10^3 - 10^2": ranges)
+        (
+            re.compile(
+                r"((?:(?<![\w.^])(?<!\d\s)(?:\d+)?[a-z]|(?<![\w.^])(?<=\d\s)[a-fh-kn-rt-z]|\))"
+                r"\^[-\u2212]?\d{1,3}[a-z]?)\s?[-\u2212]\s?(?=[\d(a-z])"
+            ),
+            r"\1 minus ",
+        ),
         (
             re.compile(rf"({variable})\s[-\u2212]\s(?=\d|{variable})|(?<=\d)\s[-\u2212]\s(?={variable}{after})"),
             lambda m: f"{m.group(1) or ''} minus ",
@@ -1856,10 +1866,18 @@ def _operators(variable: str, coefficient: str, after: str, last_term: bool = Fa
         # An equation's last term, after the signs above are read: "y = 2 + 3x" (it had been "three times"),
         # and a minus before it ("y = 3 - 3x": it had been a range, "three to three times")
         (
-            (re.compile(r"(?<=\d)\s[-\u2212]\s(?=\d+[a-dnx-z][.,;!?]?\s*$)"), " minus "),
+            (
+                re.compile(r"(?<=\d)\s[-\u2212]\s(?=\d+[a-dnx-z][.,;!?]?\s*$)"),
+                lambda m: " minus " if _LONE_VARIABLE.search(m.string, 0, m.start()) else m.group(0),
+            ),
             (
                 re.compile(r"(?<![\w.^])(\d+)([a-dnx-z])(?=[.,;!?]?\s*$)"),
-                lambda m: f"{_words(int(m.group(1)), 'en')} {m.group(2)}",
+                # of an equation with a variable of its own ("zoom = 3x", "speedup = 10x": times)
+                lambda m: (
+                    f"{_words(int(m.group(1)), 'en')} {m.group(2)}"
+                    if _LONE_VARIABLE.search(m.string, 0, m.start())
+                    else m.group(0)
+                ),
             ),
         )
         if last_term
