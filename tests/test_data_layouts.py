@@ -403,7 +403,17 @@ def test_a_listed_dataset_that_gives_no_clip_is_named_not_trained_without(tmp_pa
     with pytest.raises(DatasetScanError) as long:
         scan_dataset(settings)
     assert long.value.lines[0].endswith("(0 good, 1 left out: 1 too_long), so the others train without it")
-    assert long.value.hint == "widen data.max_audio_duration (10) or shorten its clips, or remove its entry"
+    assert long.value.hint == "raise data.max_audio_duration (10) or shorten its clips, or remove its entry"
+    # Every clip under data.min_audio_duration: lowered, not "widened ... or shortened".
+    (tmp_path / "short" / "wavs").mkdir(parents=True)
+    soundfile.write(str(tmp_path / "short" / "wavs" / "a.wav"), tone[: 22050 // 4], 22050)
+    (tmp_path / "short" / "metadata.csv").write_text("a|Hi.|Hi.\n", encoding="utf-8")
+    settings = DataConfig.model_validate(
+        {**settings.model_dump(), "datasets": [settings.datasets[0].model_dump(), {"path": str(tmp_path / "short")}]}
+    )
+    with pytest.raises(DatasetScanError) as short:
+        scan_dataset(settings)
+    assert short.value.hint == "lower data.min_audio_duration (0.5) or give it longer clips, or remove its entry"
 
 
 def test_a_share_whole_repeats_leave_off_its_weight_is_said_with_the_one_asked():

@@ -476,15 +476,15 @@ def _scan(data: DataConfig) -> ScanReport:
                 f"{n} {reason}" for reason, n in sorted(dataset.bad_reasons.items(), key=lambda kv: -kv[1])
             )
             found = f"{dataset.items} good, {dataset.bad_items} left out" + (f": {left}" if left else "")
-            # Its clips all past a length limit: the key to widen (it had said only "3 too_long").
+            # Its clips all past a length limit: the key to change, each its way (it had said only "3 too_long").
             limits = [
-                f"{key} ({getattr(data, key.split('.')[1]):g})"
+                f"{_LIMIT_MENDS[reason][0]} {key} ({getattr(data, key.split('.')[1]):g}) or {_LIMIT_MENDS[reason][1]}"
                 for reason, key in _LIMIT_KEYS.items()
                 if dataset.bad_reasons.get(reason)
             ]
             outside = sum(dataset.bad_reasons.get(reason, 0) for reason in _LIMIT_KEYS)
             mend = (
-                f"widen {', '.join(limits)} or shorten its clips"
+                "; ".join(limits)
                 if limits and outside == dataset.bad_items
                 else "mend it (xtts validate lists each left-out item with its reason)"
             )
@@ -503,6 +503,15 @@ _LIMIT_KEYS = {
     "too_long": "data.max_audio_duration",
     "too_many_frames": "data.max_mel_frames",
     "text_too_long": "data.max_text_length",
+}
+
+
+# How each length limit's items come back in: the key's way, or the clips'.
+_LIMIT_MENDS = {
+    "too_short": ("lower", "give it longer clips"),
+    "too_long": ("raise", "shorten its clips"),
+    "too_many_frames": ("raise", "shorten its clips"),
+    "text_too_long": ("raise", "shorten its transcripts"),
 }
 
 
