@@ -1311,6 +1311,11 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         # Editing the text takes the old error away (it had stayed under a new text until the next Speak).
         browser.find_element(By.ID, "text").send_keys("a")
         assert browser.find_element(By.ID, "status").text == ""
+        # The run's own error (it did not load) stays: the one sign the page cannot speak.
+        browser.execute_script("status('cannot load the run: gone', true)")
+        browser.find_element(By.ID, "text").send_keys("b")
+        assert browser.find_element(By.ID, "status").text == "cannot load the run: gone"
+        browser.execute_script("status('', false)")
         # Near the limit, numbers (read as their words, as the server counts them) are said to count longer.
         browser.execute_script(
             "const t = document.getElementById('text'); t.value = 'Call 555 0100. '.repeat(110);"
