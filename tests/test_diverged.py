@@ -74,6 +74,24 @@ def test_a_diverged_checkpoint_is_passed_over_by_resume_and_synthesis(trained, t
     progress = lambda event: notes.append(event.message) if isinstance(event, Noted) else None  # noqa: E731
     result = Controller(Trainer(config, run_dir=run, progress=progress)).run()
     assert result.start_step == 2 and result.final_step == 3
+    # A start from it offers the checkpoint before, whose weights are finite.
+    child = runner.invoke(
+        app,
+        [
+            "train",
+            "-c",
+            str(config_path),
+            "-r",
+            str(tmp_path / "child"),
+            "--init-from",
+            str(run / "checkpoints" / "ckpt-4"),
+            "-n",
+            "1",
+        ],
+    )
+    assert child.exception.hint == (
+        f"start from an earlier checkpoint of that run (--init-from {run / 'checkpoints' / 'ckpt-3'}) or from another run"
+    )
     assert any(note.startswith(f"checkpoint {run / 'checkpoints' / 'ckpt-4'}: its weights hold NaN") for note in notes)
 
 
@@ -101,6 +119,11 @@ def test_a_run_whose_every_checkpoint_diverged_is_refused(trained, tmp_path: Pat
     )
     assert isinstance(child.exception, XttsError), child.output
     assert "ckpt-4 holds NaN or Inf weights (1, e.g. model/" in child.exception.lines[0]
+    # ckpt-2 is no way out either: not offered.
+    assert (
+        child.exception.hint
+        == "start from another run: that run keeps no checkpoint before it whose weights are finite"
+    )
     assert not list((tmp_path / "child").glob("checkpoints/ckpt-*"))
 
 

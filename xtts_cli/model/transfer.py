@@ -91,10 +91,23 @@ def transfer_weights(parts: dict[str, Any], checkpoint: str, listed_by: Optional
                 hint="start from a base of the same model section (sizes) as this config",
             )
     if diverged:  # the new run had trained NaN from its first step, "the last good checkpoint is none"
+        import re
+        from pathlib import Path
+
+        saved = Path(checkpoint)
+        number = re.fullmatch(r"ckpt-(\d+)", saved.name)
+        earlier = sorted(
+            (int(m.group(1)), str(saved.parent / m.group(0)))
+            for index in saved.parent.glob("ckpt-*.index")
+            if (m := re.fullmatch(r"ckpt-(\d+)", index.stem)) and number and int(m.group(1)) < int(number.group(1))
+        )
+        whole = next((path for _, path in reversed(earlier) if _finite(path)), None)
         raise XttsError(
             f"{checkpoint} holds NaN or Inf weights ({len(diverged)}, e.g. {diverged[0]}): its training diverged "
             "before it was saved",
-            hint="start from an earlier checkpoint of that run (--init-from RUN/checkpoints/ckpt-N) or from another run",
+            hint=f"start from an earlier checkpoint of that run (--init-from {whole}) or from another run"
+            if whole
+            else "start from another run: that run keeps no checkpoint before it whose weights are finite",
         )
     if not kept and not grown:
         raise XttsError(
@@ -102,6 +115,16 @@ def transfer_weights(parts: dict[str, Any], checkpoint: str, listed_by: Optional
             hint="start from a base trained with this version of xtts, of the same model kind",
         )
     return Transferred(kept, grown, new)
+
+
+def _finite(checkpoint: str) -> bool:
+    """Whether every floating-point tensor `checkpoint` holds is finite (False where it cannot be read)."""
+    try:
+        reader = tf.train.load_checkpoint(checkpoint)
+        values = (reader.get_tensor(key) for key in reader.get_variable_to_shape_map())
+        return all(np.isfinite(v).all() for v in values if np.issubdtype(np.asarray(v).dtype, np.floating))
+    except (tf.errors.OpError, ValueError):
+        return False
 
 
 def object_graph(reader):

@@ -101,7 +101,7 @@ def non_finite_weights(variables) -> list[str]:
     return [v.path for v, ok in zip(floats, finite) if not ok]
 
 
-DIVERGED = "its weights hold NaN or Inf (the training diverged before it was saved)"
+DIVERGED = "its weights hold NaN or Inf, from a training that diverged before it was saved"
 
 
 def restore_run(
