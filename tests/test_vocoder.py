@@ -725,6 +725,12 @@ def test_a_recording_damaged_behind_its_header_is_named_not_a_traceback(runner, 
         f"note: 1 file(s) in {tmp_path / 'out'} are an earlier call's, left as they were: their recordings were "
         "skipped (b_damaged.wav)" in again.stderr
     )
+    # One skipped as its header was read (empty): its earlier file is named as left too.
+    (folder / "c_empty.wav").write_bytes(b"")
+    (tmp_path / "out" / "c_empty.wav").write_bytes(b"old")
+    third = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "out")])
+    assert "left as they were: their recordings were skipped (b_damaged.wav, c_empty.wav)" in third.stderr, third.stderr
+    (folder / "c_empty.wav").unlink()
     (tmp_path / "one.wav").write_bytes((tmp_path / "out" / "a_good.wav").read_bytes())
     alone = runner.invoke(app, ["vocode", str(damaged), "-o", str(tmp_path / "one.wav")])
     assert "written over" not in alone.stderr  # it failed: the file is as it was (it had said "is written over")

@@ -215,7 +215,10 @@ def vocode(
 
     spec = GRIFFIN_LIM if vocoder is None else vocoder  # "" is refused when it loads, not read as Griffin-Lim
     _check_vocoder(spec, config, set_values or [])  # before TensorFlow loads (seconds), not after
-    earlier = [target for target in targets if target.is_file()]
+    # Those skipped as their headers were read name an earlier call's file too (left as it was, said).
+    unread = {str(path): out_dir / f"{path.stem}.wav" for path in skipped} if out_dir is not None else {}
+    unread = {path: target for path, target in unread.items() if target not in targets}
+    earlier = [target for target in [*targets, *unread.values()] if target.is_file()]
     with Phases(enabled=not json_output) as phase:
         phase(f"loading {spec} (TensorFlow and the vocoder)")
         loaded: list[str] = []
@@ -223,7 +226,7 @@ def vocode(
         reports = _vocode_all(
             chosen, found, targets, out_dir, named=set(audio), phase=phase, skipped=skipped, order=every
         )
-    _say_earlier_files(earlier, reports, out_dir, dict(zip(map(str, found), targets)))
+    _say_earlier_files(earlier, reports, out_dir, {**dict(zip(map(str, found), targets)), **unread})
     single = len(reports) == 1 and out_dir is None
     # A folder passed over is in the JSON list too, as a recording left out is (it was on stderr alone).
     _say(chosen, reports + [_left_out(chosen, path, why) for path, why in below.items()], loaded, json_output, single)
