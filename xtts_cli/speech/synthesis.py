@@ -302,6 +302,27 @@ def speaker_vector(model, voice: Voice, data: DataConfig):
     return tf.reduce_mean(vectors, axis=0, keepdims=True)
 
 
+class BlockAlignment:
+    """The alignments of sentences spoken in turn, side by side (block by block), as one [steps, tokens]
+    matrix made only when asked (`np.asarray`): made whole, a long text's grew with its square (31.7 GiB
+    of zeros for 5,000 words, refused for memory after the speech was made)."""
+
+    def __init__(self, blocks: list[np.ndarray]) -> None:
+        self.blocks = blocks
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (sum(block.shape[0] for block in self.blocks), sum(block.shape[1] for block in self.blocks))
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        dense = np.zeros(self.shape, np.float32)
+        row = column = 0
+        for block in self.blocks:
+            dense[row : row + block.shape[0], column : column + block.shape[1]] = block
+            row, column = row + block.shape[0], column + block.shape[1]
+        return dense if dtype is None else dense.astype(dtype)
+
+
 @dataclass
 class Speech:
     """One synthesised sentence and how it came out."""
@@ -310,7 +331,8 @@ class Speech:
     # `wav()` and `save()` scale down to (`within_full_scale`); play that, not these, as they are.
     waveform: np.ndarray
     mel: np.ndarray  # [frames, n_mels] log-mel the waveform was made from
-    alignment: np.ndarray  # [decoder steps, text tokens]: cross-attention, every layer and head averaged
+    # [decoder steps, text tokens]: cross-attention, every layer and head averaged (sentences joined: by block)
+    alignment: np.ndarray | BlockAlignment
     alignment_score: float  # focus rate of `alignment` in [0, 1] (model/alignment.py)
     stopped: bool  # the model ended it (stop token or predicted durations), else the length limit did
     frame_window: tuple[int, int]  # (min_frames, max_frames) it was allowed
@@ -825,12 +847,12 @@ def joined(parts: list[Speech], text: str) -> Speech:
             mels.append(silence_frames)
         waves.append(part.waveform)
         mels.append(part.mel)
-    steps, tokens = (sum(part.alignment.shape[axis] for part in parts) for axis in (0, 1))
-    alignment = np.zeros((steps, tokens), np.float32)
-    row = column = 0
-    for part in parts:
-        alignment[row : row + part.alignment.shape[0], column : column + part.alignment.shape[1]] = part.alignment
-        row, column = row + part.alignment.shape[0], column + part.alignment.shape[1]
+    blocks = [
+        block
+        for part in parts
+        for block in (part.alignment.blocks if isinstance(part.alignment, BlockAlignment) else [part.alignment])
+    ]
+    alignment = BlockAlignment(blocks)
     weights = [max(part.alignment.shape[0], 1) for part in parts]
     return Speech(
         waveform=np.concatenate(waves),
