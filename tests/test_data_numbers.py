@@ -1138,6 +1138,8 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
         # An area's range and a multiplier stay as they were read: "to", "times".
         ("The room is 10 m^2 - 12 m^2.", "the room is ten square meters to twelve square meters."),
         ("zoom = 3x", "zoom equals three times"),
+        # A sign written on its number after a space is no range: "20 -5" (it had been "twenty to five").
+        ("Lows of 20 -5 and 5-10 cm.", "lows of twenty minus five and five to ten centimeters."),
         ("We met on 3/4/05.", "we met on the third of april, oh five."),
         ("5 x to the 4th and 4x to the nth power", "five x to the fourth and four x to the nth power"),
         ("sin\u00b2\u03b8 and 32 ft/sec\u00b2", "sin squared \u03b8 and thirty two ft/sec squared"),

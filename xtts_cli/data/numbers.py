@@ -331,7 +331,8 @@ _FRACTION_NAMES = {2: ("half", "halves"), 4: ("quarter", "quarters")}
 _MINUS = re.compile(r"(?<![\w.,])[-\u2212](?=\d)")  # -5, −5 (U+2212): minus five, not a hyphen between words or numbers
 # A dash between two numbers is a range or a score, both said with "to": 25-30 minutes, 3-2, £15-£20,
 # 5%-10%.
-_NUMBER_RANGE = re.compile(r"(?<=[\d%])\s?[-\u2013]\s?(?=[$£€¥₹-]?\d)")
+# A dash with a space before and none after is a sign ("20 -5": twenty minus five, not twenty to five).
+_NUMBER_RANGE = re.compile(r"(?<=[\d%])(?:\s[-\u2013]\s|[-\u2013]\s?)(?=[$£€¥₹-]?\d)")
 _MINUS_WORDS = {
     "de": "minus",
     "es": "menos",
