@@ -49,7 +49,7 @@ SYNTHESIZE = {
     "ended_by": (
         "str",
         "What ended the generation: stop token, stop token at the floor, length limit, durations; of a text of "
-        "several sentences, its last one's.",
+        "several sentences, length limit where the limit cut any of them (a note names which), else its last one's.",
     ),
     "window_seconds": ("list of float", "The length the training data's speaking rate allows: [low, high] seconds."),
     "alignment_score": ("float or null", "How well the attention followed the text (0-1); null for a paced clip."),

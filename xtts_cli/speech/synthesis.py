@@ -347,12 +347,17 @@ class Speech:
     voice_note: str = ""  # what the voice's clip lacked (`Voice.note`)
     read_as: str = ""  # the text as it was read, in words ("$5": "five dollars"), each part as it was spoken
     index: int = 0  # its text's place in the texts given to `Synthesizer.speak_many` (0 otherwise)
+    cut: list[str] = field(default_factory=list)  # sentences joined: those the length limit cut, as written
 
     @property
     def notes(self) -> list[str]:
         """What the user should hear of: one line naming every phoneme read as its nearest ("ɕ→ʃ"),
         one naming every symbol left out, and the voice's note."""
-        return text_notes(self.language_note, self.left_out) + ([self.voice_note] if self.voice_note else [])
+        return (
+            text_notes(self.language_note, self.left_out)
+            + ([self.voice_note] if self.voice_note else [])
+            + ([_cut_note(self.cut, self.sentences)] if self.cut else [])
+        )
 
     @property
     def seconds(self) -> float:
@@ -831,6 +836,14 @@ def _with_the_unspoken_joined(parts: list[str], says: Callable[[str], bool]) -> 
     return kept or [" ".join(parts)]
 
 
+def _cut_note(cut: list[str], parts: int) -> str:
+    """Which parts of a text the length limit cut: "ended by" had said so of the whole, naming none."""
+    cut = [" ".join(part.split()) for part in cut]  # as written, markup left out: its spaces once
+    shown = ", ".join(repr(part if len(part) <= 40 else part[:40].rsplit(" ", 1)[0] + " ...") for part in cut[:3])
+    more = f" and {len(cut) - 3} more" if len(cut) > 3 else ""
+    return f"the length limit cut {len(cut)} of its {parts} parts short: {shown}{more}"
+
+
 def joined(parts: list[Speech], text: str) -> Speech:
     """Sentences spoken in turn as one `Speech`: the waveforms and mels end to end with a pause
     (silence) between each two, the alignments side by side (block by block)."""
@@ -872,4 +885,5 @@ def joined(parts: list[Speech], text: str) -> Speech:
         sentences=sum(part.sentences for part in parts),
         left_out=list(dict.fromkeys(symbol for part in parts for symbol in part.left_out)),  # one note for all
         voice_note=parts[0].voice_note,
+        cut=[c for part in parts for c in (part.cut if part.sentences > 1 else [] if part.stopped else [part.text])],
     )
