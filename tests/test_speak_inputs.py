@@ -825,9 +825,7 @@ def test_lines_joined_into_one_clip_keep_each_lines_language_notes_and_reading()
     cut = dataclasses.replace(hello, text="A sentence the limit cut, long enough to be shortened here.", stopped=False)
     spoken = joined([hello, cut, hello], "...")
     assert spoken.ended_by == "length limit"
-    assert spoken.notes == [
-        "the length limit cut 1 of its 3 parts short: 'A sentence the limit cut, long enough ...'"
-    ]
+    assert spoken.notes == ["the length limit cut 1 of its 3 parts short: 'A sentence the limit cut, long enough ...'"]
     assert joined([spoken, cut], "...").notes[-1].startswith("the length limit cut 2 of its 4 parts short: ")
 
 

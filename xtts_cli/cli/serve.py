@@ -149,24 +149,23 @@ def serve(
     for note in tts.notes:
         print(f"note: {note}", flush=True)
     where = open_at(str(server.server_address[0]), int(server.server_address[1]))
-    print(f"serving {run} (step {tts.step}, vocoder {tts.vocoder.name}) at {where}", flush=True)
-    service.warm_up()  # the other lengths' graphs, while it answers
     # SIGTERM (a service manager, `docker stop`) stops it as Ctrl-C does: the requests in flight finish.
-    signal.signal(signal.SIGTERM, lambda *_: _raise(_Stopped(143)))
+    # Taken before "serving" is said: one sent once it was said had killed the process (-15), unanswered.
+    stopping = _Stopping()
+    signal.signal(signal.SIGTERM, stopping.on(lambda: _Stopped(143)))
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where it is ignored (started with &)
+        signal.signal(signal.SIGINT, stopping.on(KeyboardInterrupt))
     if signal.getsignal(signal.SIGHUP) != signal.SIG_IGN:  # the terminal closed, as SIGTERM (not under nohup)
-        signal.signal(signal.SIGHUP, lambda *_: _raise(_Stopped(129)))
+        signal.signal(signal.SIGHUP, stopping.on(lambda: _Stopped(129)))
     try:
+        print(f"serving {run} (step {tts.step}, vocoder {tts.vocoder.name}) at {where}", flush=True)
+        service.warm_up()  # the other lengths' graphs, while it answers
         server.serve_forever()
     except (KeyboardInterrupt, _Stopped) as stop:
-        try:
-            _finish(server, service)
-            server.server_close()
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except (KeyboardInterrupt, _Stopped):
-            # A second signal once nothing is in flight (a service manager signals the group, then the
-            # process): it had broken the closing with a traceback and left the process for seconds.
-            pass
+        _finish(server, service, stopping)
+        server.server_close()
+        sys.stdout.flush()
+        sys.stderr.flush()
         # Every request is answered: the interpreter's own exit would wait on the thread still building
         # graphs in TensorFlow (a SIGTERM during the warm-up waited past 30 s).
         os._exit(stop.code if isinstance(stop, _Stopped) else 130)
@@ -215,11 +214,26 @@ class _Stopped(BaseException):
         self.code = code
 
 
-def _raise(error: BaseException) -> None:
-    raise error
+class _Stopping:
+    """The stop signals once the run is served: the first stops the server; another stops at once only
+    while the requests in flight are waited for (`_finish`), and is passed over otherwise. A service
+    manager signals the group, then the process: a second signal in the closing had broken it with a
+    traceback, and one during the exit's last steps had left the process for seconds."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+        self.waiting = False
+
+    def on(self, stop):
+        def handler(*_) -> None:
+            if not self.stopped or self.waiting:
+                self.stopped = True
+                raise stop()
+
+        return handler
 
 
-def _finish(server, service) -> None:
+def _finish(server, service, stopping: _Stopping) -> None:
     """Listen no more and answer the requests in flight whole (a WAV cut short would still be a
     200); a second Ctrl-C or SIGTERM stops at once, saying how many were cut off."""
     from xtts_cli.serving.http import log_line
@@ -232,8 +246,10 @@ def _finish(server, service) -> None:
         # Each line one write: the requests' threads write their lines as they finish.
         log_line(f"stopping: finishing {service.in_flight} request(s) in flight; Ctrl-C again stops at once")
         try:
+            stopping.waiting = True
             while not service.finish(0.25):
                 pass
+            stopping.waiting = False
         except (KeyboardInterrupt, _Stopped) as again:
             log_line(f"stopped at once: {service.in_flight} request(s) cut off")
             sys.stdout.flush()
