@@ -1138,6 +1138,12 @@ def test_times_on_the_hour_money_before_a_noun_dates_titles_and_numbers_that_nam
         # An area's range and a multiplier stay as they were read: "to", "times".
         ("The room is 10 m^2 - 12 m^2.", "the room is ten square meters to twelve square meters."),
         ("zoom = 3x", "zoom equals three times"),
+        ("With a cache, speedup = 2 - 3x", "with a cache, speedup equals two to three times"),  # "a": the article
+        (
+            "10m^2 - 12m^2, 9.8 m/s^2 - 10 m/s^2",
+            "ten square meters to twelve square meters, nine point eight m/s squared to ten m/s squared",
+        ),
+        ("3x^2 - 2x^2", "three x squared minus two x squared"),
         # A sign written on its number after a space is no range: "20 -5" (it had been "twenty to five").
         ("Lows of 20 -5 and 5-10 cm.", "lows of twenty minus five and five to ten centimeters."),
         ("We met on 3/4/05.", "we met on the third of april, oh five."),

@@ -1811,7 +1811,17 @@ def _compared(match: re.Match) -> str:
     return f"{match.group(2) or ''} {_COMPARED[match.group(1) or match.group(3)]} "
 
 
-_LONE_VARIABLE = re.compile(r"(?<![\w.])[a-dnx-z](?![\w.])")  # y in "y = 2 + 3x": a variable, not a word
+# y in "y = 2 + 3x": a letter beside a sign, a variable ("a" before a word is the article: "with a cache")
+_LONE_VARIABLE = re.compile(r"(?<![\w.])[a-dnx-z](?=\s?[-+=*/^<>)\u2212])|(?<=[-+=*/(<>\u2212])\s?[a-dnx-z](?![\w.])")
+
+
+def _power_minus(match: re.Match) -> str:
+    """A dash after a power: minus, unless the same unit's power follows a number after it (a range)."""
+    letter = match.group(2) or match.group(3)
+    after = re.match(r"\s*[$\d.,]+.{0,12}?(?<![a-z])([a-z])\^([-\u2212]?\d{1,3})", match.string[match.end() :])
+    if letter and letter not in "abcdnxyz" and after and after.groups() == (letter, match.group(4)):
+        return match.group(0)
+    return f"{match.group(1)} minus "
 
 
 def _operators(variable: str, coefficient: str, after: str, last_term: bool = False) -> tuple:
@@ -1828,14 +1838,13 @@ def _operators(variable: str, coefficient: str, after: str, last_term: bool = Fa
             re.compile(rf"(?<![\w.^])(\d+)([nx-z])(?=\s?{coefficient})"),  # not x^3z's power
             lambda m: f"{_words(int(m.group(1)), 'en')} {m.group(2)}",
         ),
-        # x^2 - 1, 6x^2y - 1: minus after a power (it had been a range, "x squared to one")
-        # (not a unit's after its number, "10 m^2 - 20 m^2", nor a number's, "10^3 - 10^2": ranges)
+        # x^2 - 1, 6x^2y - 1: minus after a power (it had been a range, "x squared to one"); not between
+        # two of a unit ("10 m^2 - 20 m^2", "9.8 m/s^2 - 10 m/s^2"), nor after a number's ("10^3 - 10^2"): ranges
         (
             re.compile(
-                r"((?:(?<![\w.^])(?<!\d\s)(?:\d+)?[a-z]|(?<![\w.^])(?<=\d\s)[a-fh-kn-rt-z]|\))"
-                r"\^[-\u2212]?\d{1,3}[a-z]?)\s?[-\u2212]\s?(?=[\d(a-z])"
+                r"((?:(?<![\w.^])(?:\d+)?([a-z])|(?<=[\s/])([a-z])|\))\^([-\u2212]?\d{1,3})[a-z]?)\s?[-\u2212]\s?(?=[\d(a-z])"
             ),
-            r"\1 minus ",
+            _power_minus,
         ),
         (
             re.compile(rf"({variable})\s[-\u2212]\s(?=\d|{variable})|(?<=\d)\s[-\u2212]\s(?={variable}{after})"),
