@@ -1321,6 +1321,15 @@ def test_the_page_speaks_lists_voices_plays_samples_and_shows_errors_in_a_browse
         browser.find_element(By.ID, "text").send_keys("b")
         assert browser.find_element(By.ID, "status").text == "cannot load the run: gone"
         browser.execute_script("status('', false)")
+        # A speech made after an error keeps its line (its notes) as the text is edited.
+        browser.find_element(By.ID, "text").clear()
+        browser.find_element(By.ID, "go").click()
+        assert browser.find_element(By.ID, "status").text == "Type the text to speak first."
+        browser.execute_script("document.getElementById('text').value = 'the cat sat.'")  # no input event
+        browser.find_element(By.ID, "text").send_keys(Keys.CONTROL, Keys.ENTER)
+        wait.until(lambda b: b.find_element(By.ID, "status").text.startswith("made in"))
+        browser.find_element(By.ID, "text").send_keys("c")
+        assert browser.find_element(By.ID, "status").text.startswith("made in")
         # Near the limit, numbers (read as their words, as the server counts them) are said to count longer.
         browser.execute_script(
             "const t = document.getElementById('text'); t.value = 'Call 555 0100. '.repeat(110);"
