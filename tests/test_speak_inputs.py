@@ -821,6 +821,14 @@ def test_lines_joined_into_one_clip_keep_each_lines_language_notes_and_reading()
     assert both.language == "en,fa" and both.read_as == "hello two. قیمت دو تومان است."
     assert both.notes == ["read as fa, the run's language in Arabic script"]  # the second line's, not lost
     assert joined([hello, hello], "a\nb").language == "en"
+    # Markdown marks of several parts in one note (it had been said again for each part).
+    heading = dataclasses.replace(hello, language_note="read markdown as its words: left out its heading marks")
+    code = dataclasses.replace(
+        hello, language_note="read markdown as its words: left out its code marks, its bold marks"
+    )
+    assert joined([heading, code, heading], "...").notes == [
+        "read markdown as its words: left out its heading marks, code marks, bold marks"
+    ]
     # A part the length limit cut is named ("ended by: the length limit of a part" had named none).
     cut = dataclasses.replace(hello, text="A sentence the limit cut, long enough to be shortened here.", stopped=False)
     spoken = joined([hello, cut, hello], "...")

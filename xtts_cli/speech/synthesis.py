@@ -836,6 +836,22 @@ def _with_the_unspoken_joined(parts: list[str], says: Callable[[str], bool]) -> 
     return kept or [" ".join(parts)]
 
 
+_MARKDOWN_NOTE = "read markdown as its words: left out its "
+
+
+def _merged_notes(notes: list[str]) -> str:
+    """The parts' notes once each, their markdown marks in one ("read markdown as its words: left out its
+    heading marks; read markdown as its words: left out its code marks" had said it once a part)."""
+    pieces = list(dict.fromkeys(piece for note in notes if note for piece in note.split("; ")))
+    marks = [piece.removeprefix(_MARKDOWN_NOTE) for piece in pieces if piece.startswith(_MARKDOWN_NOTE)]
+    if len(marks) > 1:
+        merged = _MARKDOWN_NOTE + ", ".join(dict.fromkeys(mark for each in marks for mark in each.split(", ")))
+        at = next(i for i, piece in enumerate(pieces) if piece.startswith(_MARKDOWN_NOTE))
+        pieces = [piece for piece in pieces if not piece.startswith(_MARKDOWN_NOTE)]
+        pieces.insert(at, merged)
+    return "; ".join(pieces)
+
+
 def _cut_note(cut: list[str], parts: int) -> str:
     """Which parts of a text the length limit cut: "ended by" had said so of the whole, naming none."""
     cut = [" ".join(part.split()) for part in cut]  # as written, markup left out: its spaces once
@@ -880,7 +896,7 @@ def joined(parts: list[Speech], text: str) -> Speech:
         vocoder=first.vocoder,
         # Lines of a file may each be in another language: each said, in order.
         language=",".join(dict.fromkeys(str(part.language) for part in parts)) if first.language else None,
-        language_note="; ".join(dict.fromkeys(part.language_note for part in parts if part.language_note)),
+        language_note=_merged_notes([part.language_note for part in parts]),
         read_as=" ".join(part.read_as for part in parts),
         sentences=sum(part.sentences for part in parts),
         left_out=list(dict.fromkeys(symbol for part in parts for symbol in part.left_out)),  # one note for all
