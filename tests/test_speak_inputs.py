@@ -823,9 +823,7 @@ def test_lines_joined_into_one_clip_keep_each_lines_language_notes_and_reading()
     assert joined([hello, hello], "a\nb").language == "en"
     # Markdown marks of several parts in one note (it had been said again for each part).
     heading = dataclasses.replace(hello, language_note="read markdown as its words: left out its heading marks")
-    code = dataclasses.replace(
-        hello, language_note="read markdown as its words: left out its code marks, bold marks"
-    )
+    code = dataclasses.replace(hello, language_note="read markdown as its words: left out its code marks, bold marks")
     assert joined([heading, code, heading], "...").notes == [
         "read markdown as its words: left out its heading marks, code marks, bold marks"
     ]

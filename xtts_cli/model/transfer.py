@@ -91,30 +91,36 @@ def transfer_weights(parts: dict[str, Any], checkpoint: str, listed_by: Optional
                 hint="start from a base of the same model section (sizes) as this config",
             )
     if diverged:  # the new run had trained NaN from its first step, "the last good checkpoint is none"
-        import re
-        from pathlib import Path
-
-        saved = Path(checkpoint)
-        number = re.fullmatch(r"ckpt-(\d+)", saved.name)
-        earlier = sorted(
-            (int(m.group(1)), str(saved.parent / m.group(0)))
-            for index in saved.parent.glob("ckpt-*.index")
-            if (m := re.fullmatch(r"ckpt-(\d+)", index.stem)) and number and int(m.group(1)) < int(number.group(1))
-        )
-        whole = next((path for _, path in reversed(earlier) if _finite(path)), None)
-        raise XttsError(
-            f"{checkpoint} holds NaN or Inf weights ({len(diverged)}, e.g. {diverged[0]}): its training diverged "
-            "before it was saved",
-            hint=f"start from an earlier checkpoint of that run (--init-from {whole}) or from another run"
-            if whole
-            else "start from another run: that run keeps no checkpoint before it whose weights are finite",
-        )
+        raise _diverged(checkpoint, diverged)
     if not kept and not grown:
         raise XttsError(
             f"{checkpoint} holds none of this model's weights under the names this version saves them by",
             hint="start from a base trained with this version of xtts, of the same model kind",
         )
     return Transferred(kept, grown, new)
+
+
+def _diverged(checkpoint: str, diverged: list[str]) -> XttsError:
+    """The refusal of a base checkpoint whose weights hold NaN or Inf, offering the newest earlier one whose
+    weights are finite."""
+    import re
+    from pathlib import Path
+
+    saved = Path(checkpoint)
+    number = re.fullmatch(r"ckpt-(\d+)", saved.name)
+    earlier = sorted(
+        (int(m.group(1)), str(saved.parent / m.group(0)))
+        for index in saved.parent.glob("ckpt-*.index")
+        if (m := re.fullmatch(r"ckpt-(\d+)", index.stem)) and number and int(m.group(1)) < int(number.group(1))
+    )
+    whole = next((path for _, path in reversed(earlier) if _finite(path)), None)
+    return XttsError(
+        f"{checkpoint} holds NaN or Inf weights ({len(diverged)}, e.g. {diverged[0]}): its training diverged "
+        "before it was saved",
+        hint=f"start from an earlier checkpoint of that run (--init-from {whole}) or from another run"
+        if whole
+        else "start from another run: that run keeps no checkpoint before it whose weights are finite",
+    )
 
 
 def _finite(checkpoint: str) -> bool:
