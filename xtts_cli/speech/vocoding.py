@@ -61,7 +61,7 @@ class Vocoder:
     def __call__(self, mel, before: Optional[np.ndarray] = None) -> np.ndarray:
         """log-mel [frames, n_mels] -> float32 samples [(frames - 1) * hop_length]. `before`: audio already
         made for the first frames (a piece before this one, `vocoded_recording`), whose phase Griffin-Lim
-        starts from there: pieces of unrelated phase had partly cancelled where they were crossfaded."""
+        holds there: pieces of unrelated phase had partly cancelled where they were crossfaded."""
 
         if self.generator is not None:
             if self._compiled is None:
