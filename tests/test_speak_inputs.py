@@ -326,8 +326,9 @@ def test_ctrl_c_in_a_text_file_keeps_an_index_of_the_clips_written_and_says_how_
     assert process.returncode == code, stderr
     index = [json.loads(line) for line in (clips / "index.jsonl").read_text(encoding="utf-8").splitlines()]
     written = sorted(path.name for path in clips.glob("*.wav"))
-    # Each clip it lists is there (one saved as the Ctrl-C came may not be listed yet).
-    assert 3 <= len(index) < 300 and [Path(r["out"]).name for r in index] == written[: len(index)]
+    # Each clip it lists is there (one saved as the Ctrl-C came may not be listed yet: 0003.wav, seen, at most).
+    assert 2 <= len(index) < 300 and len(written) - len(index) <= 1
+    assert [Path(r["out"]).name for r in index] == written[: len(index)]
     assert f"note: interrupted after {len(index)} of 300 lines; {clips / 'index.jsonl'} lists the clips written" in (
         stderr
     )

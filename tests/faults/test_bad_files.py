@@ -94,7 +94,7 @@ def test_a_fifo_among_the_clips_is_skipped_unread(tmp_path):
     )
     report = json.loads(done.stdout)
     [bad] = report["dataset"]["bad_files"]
-    assert bad["reason"] == "not_audio" and "not a regular file" in bad["detail"]
+    assert bad["reason"] == "not_audio" and bad["detail"] == "a FIFO, not a file: not read"
 
 
 def test_nan_or_infinite_float_samples_are_reported_not_trained(runner, tmp_path):
