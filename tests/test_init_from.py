@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -350,6 +351,22 @@ def test_a_checkpoint_cut_short_is_named_with_the_ones_to_pass_instead(base, tmp
         "it was copied or saved cut short: copy the run's checkpoints/ folder again"
     )
     assert not (tmp_path / "r").exists()  # the new run's set-up failed: nothing of it is left
+    # validate sees it from the index, without TensorFlow (it had said "starts from ... step 4").
+    checked = runner.invoke(app, ["validate", "-c", str(tmp_path / "cut.yaml"), "--init-from", str(copy)])
+    assert checked.exit_code == 1
+    assert (
+        f"ckpt-4.data-00000-of-00001 holds 1,000 of its {(base / 'checkpoints' / data.name).stat().st_size:,} bytes"
+        in (checked.output)
+    )
+    # An earlier checkpoint is offered only where it is whole.
+    for step, size in ((2, None), (3, 500)):
+        for part in (base / "checkpoints").glob("ckpt-4.*"):
+            whole = part.read_bytes()
+            (copy / "checkpoints" / part.name.replace("ckpt-4", f"ckpt-{step}")).write_bytes(whole[:size])
+    result = runner.invoke(
+        app, ["train", "-c", str(tmp_path / "cut.yaml"), "--init-from", str(copy), "-r", str(tmp_path / "r")]
+    )
+    assert "pass an earlier one the run keeps (steps 2), e.g. --init-from" in result.exception.hint
 
 
 def test_a_base_whose_config_names_another_front_end_than_its_vocabulary_is_refused(base, tmp_path, runner):
@@ -689,7 +706,9 @@ def test_a_base_checkpoint_replaced_while_it_was_read_is_said_to_be_from_a_base_
 
     folder = tmp_path / "base" / "checkpoints"
     folder.mkdir(parents=True)
-    (folder / "ckpt-13.index").write_bytes(b"")  # what a base saving every step keeps after ckpt-7 went
+    # What a base saving every step keeps after ckpt-7 went: a whole checkpoint (a run's, renamed).
+    for part in (Path(__file__).parent / "data" / "legacy_run" / "checkpoints").glob("ckpt-3.*"):
+        shutil.copy(part, folder / part.name.replace("ckpt-3", "ckpt-13"))
     gone = ParentRun(
         spec=str(tmp_path / "base"),
         path=tmp_path / "base",

@@ -299,3 +299,30 @@ def test_a_resume_with_a_datasets_weight_or_language_changed_names_that_change(t
 
     said = changed_settings(config(2, "de"), config(5, "en"))
     assert said == f"data.datasets ({tmp_path / 'de'}: weight 2.0 -> 5.0, language de -> en)"
+
+
+def test_a_checkpoint_cut_short_is_found_from_its_index_without_tensorflow(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    from xtts_cli.run.bundle import cut_short
+
+    for part in (Path(__file__).parent / "data" / "legacy_run" / "checkpoints").glob("ckpt-3.*"):
+        shutil.copy(part, tmp_path / part.name)
+    prefix = tmp_path / "ckpt-3"
+    shard = tmp_path / "ckpt-3.data-00000-of-00001"
+    whole, index = shard.read_bytes(), (tmp_path / "ckpt-3.index").read_bytes()
+    assert cut_short(prefix) is None
+    shard.write_bytes(whole[:-1])  # the last tensor's last byte lost
+    assert cut_short(prefix) == f"ckpt-3.data-00000-of-00001 holds {len(whole) - 1:,} of its {len(whole):,} bytes"
+    shard.unlink()
+    assert cut_short(prefix) == "ckpt-3.data-00000-of-00001 is missing"
+    shard.write_bytes(whole)
+    (tmp_path / "ckpt-3.index").write_bytes(index[:-10])
+    assert cut_short(prefix) == f"ckpt-3.index is cut short ({len(index) - 10:,} bytes)"
+    # A table whose footer is whole but whose blocks are not its own: left to TensorFlow to say.
+    (tmp_path / "ckpt-3.index").write_bytes(b"\xff" * 100 + index[-48:])
+    assert cut_short(prefix) is None
+    probe = "import sys, xtts_cli.run.bundle; sys.exit('tensorflow' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", probe], check=False).returncode == 0

@@ -19,6 +19,7 @@ from xtts_cli.config.model_kinds import AcousticConfig
 from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.text import Tokenizer
 from xtts_cli.errors import XttsError, quoted
+from xtts_cli.run.bundle import cut_short
 from xtts_cli.run.files import no_checkpoint_hint, no_vocabulary, read_run
 
 __all__ = ["ParentRun", "inherit", "open_parent", "with_base_network"]
@@ -235,7 +236,8 @@ class ParentRun:
         steps = sorted(
             (int(m.group(1)) for p in folder.glob("ckpt-*.index") if (m := _CHECKPOINT.match(p.stem))), reverse=True
         )
-        others = [step for step in steps if step != self.step]
+        # An earlier checkpoint a copy cut short as well is no way out.
+        others = [step for step in steps if step != self.step and cut_short(folder / f"ckpt-{step}") is None]
         if not others:
             return "it was copied or saved cut short: copy the run's checkpoints/ folder again, whole"
         if not Path(f"{self.checkpoint}.index").is_file() and others[0] > self.step:
@@ -473,7 +475,13 @@ def open_parent(spec: str | Path) -> ParentRun:
     tokenizer = _base_vocabulary(spec, run, config) if kind_for(config).speaks else None
     step_match = _CHECKPOINT.match(Path(checkpoint).name)
     step = int(step_match.group(1)) if step_match else 0
-    return ParentRun(str(spec), run_path, checkpoint, step, config, tokenizer)
+    parent = ParentRun(str(spec), run_path, checkpoint, step, config, tokenizer)
+    short = cut_short(checkpoint)
+    if short is not None:  # a copy cut short: said before a model is built (and by validate)
+        raise XttsError(
+            f"--init-from {spec}: its checkpoint {checkpoint} cannot be read ({short})", hint=parent.other_checkpoints()
+        )
+    return parent
 
 
 def _base_vocabulary(spec: str | Path, run: Any, config: XttsConfig) -> Tokenizer:
