@@ -74,3 +74,30 @@ def test_a_checkpoint_of_kerass_adamw_restores_into_the_fused_one(tmp_path) -> N
 def test_amsgrad_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match="AMSGrad"):
         FusedAdam(amsgrad=True)
+
+
+@pytest.mark.parametrize("mixed_precision", [False, True], ids=["float32", "mixed"])
+def test_with_gradient_accumulation_the_schedule_and_the_rate_said_count_steps_not_updates(mixed_precision) -> None:
+    from xtts_cli.config.schema import TrainingConfig
+    from xtts_cli.kinds.optimization import applied_rate, build_optimizer, steps_taken
+
+    def rates(every: int) -> tuple[float, int, int]:
+        training = TrainingConfig(
+            lr_schedule="cosine", warmup_steps=0, learning_rate=1e-3, gradient_accumulation_steps=every
+        )
+        _, optimizer, _ = train(lambda: build_optimizer(training, 6, mixed_precision), steps=6)
+        return applied_rate(optimizer), int(steps_taken(optimizer)), int(optimizer.iterations)
+
+    plain, accumulated = rates(1), rates(2)
+    # Six steps of a cosine over six: the last at the schedule's 6th step either way (it had been said
+    # at the 3rd update's rate, 7.75e-4, as if the decay were half done).
+    assert accumulated[:2] == pytest.approx(plain[:2]) and plain[1] == 6
+    assert accumulated[0] < 2e-4
+    assert accumulated[2] == 3  # updates
+
+
+def test_validate_says_how_many_clips_an_update_takes_with_gradient_accumulation(runner) -> None:
+    from xtts_cli.cli.app import app
+
+    result = runner.invoke(app, ["validate", "-c", "tiny-cpu", "--set", "training.gradient_accumulation_steps=2"])
+    assert "batch 8 a step (8 per replica x 1); an optimizer update every 2 steps (16 clips);" in result.output

@@ -136,6 +136,11 @@ VALIDATE_EXTRAS = {
         "Clips a step over every worker of a cluster (global_batch_size on one machine); null for a "
         "multi_worker config where TF_CONFIG is not set.",
     ),
+    "settings.gradient_accumulation_steps": (
+        "int",
+        "training.gradient_accumulation_steps: steps whose gradients are averaged into one optimizer update (1: "
+        "an update every step). Steps, warm-up and the schedule count steps, not updates.",
+    ),
     "settings.steps_per_epoch": (
         "int or null",
         "Steps an epoch of the training split (a cluster's: of the whole dataset at step_batch_size); 0 when it "

@@ -441,7 +441,12 @@ class TrainingConfig(_Section):
     epochs: int = Field(
         1000, ge=1, description="Epochs to train (training stops at whichever of epochs and max_steps comes first)."
     )
-    max_steps: Optional[int] = Field(None, ge=1, description="Optimizer steps to train. Empty: no step limit.")
+    max_steps: Optional[int] = Field(
+        None,
+        ge=1,
+        description="Steps (batches) to train; with gradient_accumulation_steps N, an optimizer update every N. "
+        "Empty: no step limit.",
+    )
     max_minutes: Optional[float] = Field(
         None,
         gt=0,
@@ -462,7 +467,10 @@ class TrainingConfig(_Section):
     warmup_steps: int = Field(200, ge=0, description="Linear warm-up steps.")
     gradient_clip_norm: float = Field(1.0, ge=0.0, description="Clip gradients to this global norm. 0: no clipping.")
     gradient_accumulation_steps: int = Field(
-        1, ge=1, description="Batches whose gradients are summed before one optimizer step."
+        1,
+        ge=1,
+        description="Steps whose gradients are averaged into one optimizer update (an effective batch N times "
+        "data.batch_size). max_steps, warmup_steps and the schedule still count steps.",
     )
     enable_graph_mode: bool = Field(True, description="Compile the training step with `tf.function`.")
     enable_xla_compilation: Union[bool, Auto] = Field(

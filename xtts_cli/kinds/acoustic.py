@@ -169,15 +169,17 @@ class AcousticModels:
         import tensorflow as tf
 
         from xtts_cli.data.features import with_reference
+        from xtts_cli.kinds.optimization import steps_taken
 
         model, optimizer, replicas = self.model, self.optimizer, self.context.replicas
         # The speaker reference: a random crop of each clip, drawn from the step number and the
-        # replica (a checkpointed variable, so a resumed run draws what it would have drawn).
+        # replica (a checkpointed variable, so a resumed run draws what it would have drawn). Steps, not
+        # updates: each step of an accumulated update draws its own.
         replica = tf.cast(tf.distribute.get_replica_context().replica_id_in_sync_group, tf.int64)
-        draw = tf.cast(optimizer.iterations, tf.int64) * replicas + replica
+        draw = tf.cast(steps_taken(optimizer), tf.int64) * replicas + replica
         seed = tf.stack([tf.constant(self.data.seed, tf.int64), draw])
         batch = with_reference(batch, self.data, seed=seed, prefix=self.prefix)
-        prior = prior_strength(optimizer.iterations, self.section.attention_prior_steps)
+        prior = prior_strength(steps_taken(optimizer), self.section.attention_prior_steps)
         with tf.GradientTape() as tape:
             outputs = model(batch, training=True, attention_prior_strength=prior)
             losses = model.compute_loss(batch, outputs, **self.attention)

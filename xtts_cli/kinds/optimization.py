@@ -1,7 +1,8 @@
 """Optimizer and learning-rate schedule from the training config.
 
 Gradient accumulation uses Keras 3's own `gradient_accumulation_steps` (gradients averaged over
-the micro-batches, one update every N calls; `optimizer.iterations` counts updates), and mixed
+the micro-batches, one update every N calls; `optimizer.iterations` counts updates, while the
+schedule reads every call: `steps_taken`), and mixed
 precision wraps the optimizer in `LossScaleOptimizer` (dynamic loss scaling; steps whose
 gradients overflow are skipped, not applied). Adam and AdamW update each variable with
 TensorFlow's fused Adam kernel (`FusedAdam`).
@@ -114,13 +115,22 @@ class FusedAdam(keras.optimizers.Adam):
         )
 
 
+def steps_taken(optimizer):
+    """The training steps the optimizer has been called for: its updates times
+    gradient_accumulation_steps and the calls since. Keras's learning-rate schedule reads this count
+    (`BaseOptimizer._get_current_learning_rate`), so warm-up, the schedule and the attention prior
+    count steps as max_steps does; `iterations` counts only updates."""
+    inner = getattr(optimizer, "inner_optimizer", optimizer)  # under a LossScaleOptimizer
+    return inner._iterations
+
+
 def applied_rate(optimizer) -> float:
     """The learning rate the last step trained with. Keras's `learning_rate` reads the schedule at the
-    optimizer's iteration count, which that step has moved on: it is the next step's rate."""
+    optimizer's step count, which that step has moved on: it is the next step's rate."""
     inner = getattr(optimizer, "inner_optimizer", optimizer)  # under a LossScaleOptimizer
     schedule = getattr(inner, "_learning_rate", None)
     if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
-        return float(schedule(tf.maximum(inner.iterations - 1, 0)))
+        return float(schedule(tf.maximum(steps_taken(inner) - 1, 0)))
     return float(optimizer.learning_rate)
 
 

@@ -38,7 +38,7 @@ import tensorflow as tf
 
 from xtts_cli.data.features import as_values, log_mel
 from xtts_cli.kinds.base import KindContext
-from xtts_cli.kinds.optimization import build_optimizer
+from xtts_cli.kinds.optimization import build_optimizer, steps_taken
 from xtts_cli.model.transfer import Transferred, transfer_weights
 from xtts_cli.model.xtts import LayerStack, built_by_calling
 from xtts_cli.speech.synthesis import within_full_scale, write_wav
@@ -400,7 +400,7 @@ class VocoderModels:
         they had cost 30 times a spectral step, and AdamW's weight decay still shrank them."""
         optimizer, replicas = self.optimizer, float(self.context.replicas)
         replica = tf.cast(tf.distribute.get_replica_context().replica_id_in_sync_group, tf.int64)
-        draw = tf.cast(optimizer.iterations, tf.int64) * self.context.replicas + replica
+        draw = tf.cast(steps_taken(optimizer), tf.int64) * self.context.replicas + replica  # each step its own
         real, mel = self._segments(batch, tf.stack([tf.constant(self.data.seed, tf.int64), draw]))
         judges = self.discriminators if phase else None
         with tf.GradientTape() as tape:

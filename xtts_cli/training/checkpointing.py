@@ -140,7 +140,8 @@ class RunCheckpoints:
         kept = {name: obj for name, obj in objects.items() if name not in models and name not in stale}
         for name in stale:
             counter = tf.train.Checkpoint()
-            counter._iterations = objects[name].iterations  # the LR schedule's step
+            # The LR schedule's step: the variable (`iterations` is a quotient under gradient accumulation).
+            counter._iterations = getattr(objects[name], "inner_optimizer", objects[name])._iterations
             kept[name] = counter
         tf.train.Checkpoint(**kept).restore(path).expect_partial()
         if stale:

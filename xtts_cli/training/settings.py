@@ -154,6 +154,7 @@ def settings_report(
         "per_replica_batch_size": settings.per_replica_batch_size,
         "global_batch_size": settings.global_batch_size,
         "step_batch_size": settings.step_batch_size,
+        "gradient_accumulation_steps": config.training.gradient_accumulation_steps,
         "steps_per_epoch": steps_per_epoch,
         "total_steps": total,
         "max_minutes": config.training.max_minutes,
@@ -185,11 +186,14 @@ def describe_settings(report: dict[str, Any]) -> list[str]:
         workers = f" x {report['step_batch_size'] // report['global_batch_size']} workers" if known else ""
         workers = workers or ", times the cluster's workers (TF_CONFIG is not set here)"
     batch = report["step_batch_size"] or report["global_batch_size"]
+    every = report["gradient_accumulation_steps"]
+    # Keras averages the steps' gradients into one update.
+    update = f"; an optimizer update every {every} steps ({batch * every} clips)" if every > 1 else ""
     compiled = "graph mode" if report["graph_mode"] else "eager (slow)"
     compiled += ", XLA on" if report["xla"] else ", XLA off"
     return [
         f"model kind {report['kind']}; {report['devices']}",
-        f"batch {batch} a step ({per}{workers}){epoch}; {steps}",
+        f"batch {batch} a step ({per}{workers}){update}{epoch}; {steps}",
         f"{compiled}, {report['dtype_policy']}; the pipeline makes {'mels' if report['pipeline_output'] == 'mel' else 'audio'}"
         + (" (mels computed on the data device)" if report["featurize_on_data_device"] else ""),
     ]
