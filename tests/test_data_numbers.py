@@ -715,6 +715,32 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         # A degree sign typed for the ordinal's mark, before a month or a floor; a temperature stays one.
         ("it", "Il 1° maggio, il 2° piano, 30° all'ombra", "il primo maggio, il secondo piano, trenta gradi all'ombra"),
         ("es", "El 1° de mayo, 30° de temperatura", "el primero de mayo, treinta grados de temperatura"),
+        # A German ordinal after any word declined as an article, with its ending; thousands in it.
+        (
+            "de",
+            "Jeder 5. Deutsche, sein 2. Versuch, sein 2. Mädchen, seinen 100. Geburtstag, zum 1000. Mal, der 1.000. "
+            "Kunde, unsere 2. Tochter",
+            "jeder fünfte deutsche, sein zweiter versuch, sein zweites mädchen, seinen hundertsten geburtstag, zum "
+            "tausendsten mal, der tausendste kunde, unsere zweite tochter",
+        ),
+        # An amount under one in its hundredths; a score before a preposition; a date that ends the text.
+        (
+            "de",
+            "Das kostet 0,99 € oder 0,01 €. Es endete 3:1 nach Verlängerung, 1:1 bei Regen. Er kommt am 7.7.",
+            "das kostet neunundneunzig cent oder ein cent. es endete drei zu eins nach verlängerung, eins zu eins "
+            "bei regen. er kommt am siebten juli.",
+        ),
+        ("es", "0,99 € y 0,50 €", "noventa y nueve céntimos y cincuenta céntimos"),
+        ("fr", "0,99 €", "quatre vingt dix neuf centimes"),
+        ("sv", "0,50 kr", "femtio öre"),
+        # German weekdays before a date or a dash, and common abbreviations.
+        (
+            "de",
+            "Am Sa., 4. Mai kommt Fr. Müller. Geöffnet Mo.-Fr., im 19. Jh., 25 J. alt, Hbf., inkl. MwSt.",
+            "am samstag, vierten mai kommt frau müller. geöffnet montag-freitag, im neunzehnten jahrhundert, "
+            "fünfundzwanzig jahre alt, hauptbahnhof, inklusive mehrwertsteuer.",
+        ),
+        ("de", "Das ist so. Bis Fr. Dann frei.", "das ist so. bis fr. dann frei."),
     ],
 )
 def test_abbreviations_are_read_out_with_the_numbers(language, text, read):

@@ -211,6 +211,16 @@ def test_a_grown_vocabulary_keeps_every_id_of_the_one_it_grew_from(tmp_path):
             "Er wohnt im 3. Stock. Der 2. Platz ging an sie. 16. yüzyılda oldu.",
             ["Er wohnt im 3. Stock.", "Der 2. Platz ging an sie.", "16. yüzyılda oldu."],
         ),
+        # After any word declined as an article, thousands grouped; "Fr." before a name is Frau.
+        (
+            "Jeder 5. Deutsche hat einen Hund. Der 1.000. Kunde und seinen 100. Geburtstag. Es waren 5. Dann gingen wir.",
+            [
+                "Jeder 5. Deutsche hat einen Hund.",
+                "Der 1.000. Kunde und seinen 100. Geburtstag.",
+                "Es waren 5.",
+                "Dann gingen wir.",
+            ],
+        ),
         # A quotation closes with its sentence: German „…“, French « … » with the spaces it sets.
         ("Er sagte: \u201eJa.\u201c Dann ging er.", ["Er sagte: \u201eJa.\u201c", "Dann ging er."]),
         (
@@ -278,6 +288,11 @@ def test_a_text_splits_into_its_sentences(text, sentences):
             ["He lives in Apt. 4 now.", "Read Sec. 4 today.", "Open Mon.-Fri. from 9."],
         ),
         ("Siehe Tab. 4 und Abb. 2 bitte.", "de", ["Siehe Tab. 4 und Abb. 2 bitte."]),
+        (
+            "Fr. Müller kam am Sa., 4. Mai. Bis Fr. Dann frei.",
+            "de",
+            ["Fr. Müller kam am Sa., 4. Mai.", "Bis Fr.", "Dann frei."],
+        ),
         (
             "Spotkajmy się o godz. 10 przy ul. Długiej, np. jutro.",
             "pl",

@@ -493,6 +493,12 @@ def test_a_word_in_the_script_of_another_of_the_runs_languages_is_read_in_that_o
         [phonemes("The cat sat.", "en")], ["multilingual_cleaners"], frontend="phonemes", prepared=True
     )
     assert single.stretches(text, None) == [(text, None)]  # a run of one language reads it as before
+    # What --json's read_as shows is what is spoken: the Persian stretch's number read in Persian.
+    german = Tokenizer.build(
+        ["er sagte hallo", "سلام دوست"], ["multilingual_cleaners"], languages=["de", "fa"], numbers="words"
+    )
+    shown = german.read_as("Er sagte سلام ۱۲۳ بار am 3. Mai.", "de")
+    assert "صد و بیست و سه" in shown and "einhundert" not in shown and "dritten mai" in shown
 
 
 def test_the_language_a_text_is_read_in_follows_its_script_when_none_is_asked():
@@ -517,6 +523,9 @@ def test_the_language_a_text_is_read_in_follows_its_script_when_none_is_asked():
         None,
         "'Москва' (Cyrillic), 'Αθήνα' (Greek) not in a script en is written in: read letter by letter",
     )
+    # Spanish and French ordinal marks are Latin's, not scripts of their own ("MASCULINE", "MODIFIER").
+    assert reading_language(["es"], "Vivo en el 2º piso y ella en la 3ª.", None) == (None, "")
+    assert reading_language(["fr"], "Le 1ᵉʳ mai.", None) == (None, "")
     # A characters run reads a letter its vocabulary holds as it is (λ learnt by an adapted run), and
     # refuses the others: no espeak-ng spells them, so no note says it (it had said so of λ).
     assert reading_language(["en"], "I flew to «Москва» and Αθήνα.", None, phonemes=False) == (None, "")

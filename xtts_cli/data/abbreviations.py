@@ -116,6 +116,28 @@ _WORDS: dict[str, dict[str, str]] = {
         r"abb\.": "abbildung",
         r"tab\.": "tabelle",
         r"bd\.": "band",
+        r"jh\.": "jahrhundert",
+        r"jhd\.": "jahrhundert",
+        r"hbf\.": "hauptbahnhof",
+        r"mwst\.": "mehrwertsteuer",
+        r"jg\.": "jahrgang",
+        r"j\.(?=\s*alt\b)": "jahre",  # 25 J. alt; not an initial
+        # Weekdays before a date, a comma or a dash ("am Sa., 4. Mai", "Mo.-Fr."): "so." ends "Das ist so."
+        # and "Fr. Müller" is Frau.
+        **{
+            rf"{short}\.(?=\s*[,\u2013-]|\s*\d)": day
+            for short, day in (
+                ("mo", "montag"),
+                ("di", "dienstag"),
+                ("mi", "mittwoch"),
+                ("do", "donnerstag"),
+                ("sa", "samstag"),
+                ("so", "sonntag"),
+            )
+        },
+        r"fr\.(?=\s*[,\u2013-]|\s*\d)|(?<=[\u2013-])fr\.": "freitag",
+        # Fr. Müller; not "Bis Fr. Dann frei." (a word that starts sentences).
+        r"fr\.(?=\s+[^\W\d_])(?!\s+(?:dann|und|aber|das|die|der|den|es|er|sie|wir|ich|ab|bis|danach)\b)": "frau",
     },
     "sv": {
         r"kl\.": "klockan",

@@ -61,7 +61,9 @@ _NOT_NOUNS = {
     "pt": "e|ou|de|do|da|dos|das|a|ao|à|em|no|na|por|para|com|sem|que|mais|menos|entre|até|desde|é|são|foi|era|"
     "sobre|contra|mil",
     "it": "e|o|di|del|della|a|al|in|nel|per|con|senza|che|più|meno|tra|fra|fino|da|è|sono|era|su|contro|mille",
-    "de": "und|oder|von|zu|zum|zur|in|im|mit|ohne|als|bis|für|ist|sind|war|auf|gegen|aus|tausend|prozent",
+    "de": "und|oder|von|zu|zum|zur|in|im|mit|ohne|als|bis|für|ist|sind|war|auf|gegen|aus|tausend|prozent|nach|bei|"
+    "beim|seit|vor|an|am|unter|über|durch|um|der|die|das|den|dem|des|ein|eine|nicht|auch|aber|noch|nur|wie|"
+    "wenn|weil|dass|dann|so",
     "fr": "et|ou|de|du|des|à|au|aux|en|par|pour|avec|sans|que|plus|moins|entre|jusqu|est|sont|était|sur|contre|mille",
 }
 _LABELS = {

@@ -1184,6 +1184,41 @@ _MONEY_WORDS: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {
         },
     ),
 }
+# An amount under one is said in its hundredths: "0,99 €" is neunundneunzig Cent, noventa y nueve
+# céntimos, quatre-vingt-dix-neuf centimes (singular, plural, the article of one). Russian and Polish,
+# whose kopeck and grosz take a feminine or other number, keep "ноль рублей девяносто".
+_HUNDREDTHS: dict[str, dict[str, tuple[str, str, str]]] = {
+    "de": {"\u20ac": ("cent", "cent", "ein"), "$": ("cent", "cent", "ein"), "\u00a3": ("penny", "pence", "ein")},
+    "fr": {"\u20ac": ("centime", "centimes", "un"), "$": ("cent", "cents", "un"), "\u00a3": ("penny", "pence", "un")},
+    "es": {
+        "\u20ac": ("c\u00e9ntimo", "c\u00e9ntimos", "un"),
+        "$": ("centavo", "centavos", "un"),
+        "\u00a3": ("penique", "peniques", "un"),
+    },
+    "it": {
+        "\u20ac": ("centesimo", "centesimi", "un"),
+        "$": ("centesimo", "centesimi", "un"),
+        "\u00a3": ("penny", "pence", "un"),
+    },
+    "nl": {"\u20ac": ("cent", "cent", "een"), "$": ("cent", "cent", "een"), "\u00a3": ("penny", "pence", "een")},
+    "pt": {
+        "\u20ac": ("c\u00eantimo", "c\u00eantimos", "um"),
+        "$": ("centavo", "centavos", "um"),
+        "r$": ("centavo", "centavos", "um"),
+    },
+    "sv": {
+        "\u20ac": ("cent", "cent", "en"),
+        "$": ("cent", "cent", "en"),
+        "kr": ("\u00f6re", "\u00f6re", "ett"),
+        "sek": ("\u00f6re", "\u00f6re", "ett"),
+    },
+    "tr": {
+        "\u20ac": ("sent", "sent", "bir"),
+        "$": ("sent", "sent", "bir"),
+        "tl": ("kuru\u015f", "kuru\u015f", "bir"),
+        "\u20ba": ("kuru\u015f", "kuru\u015f", "bir"),
+    },
+}
 # Latin America writes its pesos with "$" (CLDR), and its amounts with a decimal point.
 _PESOS = ("peso", "pesos", "un")
 _COMMA_AMOUNT = r"(\d{1,3}(?:[.\u00a0\u202f ]\d{3})+|\d+)(?:,(\d\d))?(?!\d)"
@@ -1217,10 +1252,14 @@ def _money(match: re.Match, language: str, pesos: bool) -> str:
     sign, whole_text, cents_text = match.group(1, 2, 3) if match.group(1) else match.group(6, 4, 5)
     whole = int(re.sub(r"\D", "", whole_text))
     before_cents, nouns = _MONEY_WORDS[language]
+    cents = int(cents_text) if cents_text else 0
+    hundredths = _HUNDREDTHS.get(language, {}).get(sign.lower())
+    if whole == 0 and cents and hundredths is not None:
+        one, many, a = hundredths
+        return f"{a} {one}" if cents == 1 else f"{_words(cents, language)} {many}"
     *forms, article = _PESOS if pesos and sign == "$" else nouns[sign.lower()]
     noun = _slavic_form(str(whole), forms, language) if len(forms) == 4 else forms[whole != 1]
     said = f"{article if whole == 1 else _words(whole, language)} {noun}"
-    cents = int(cents_text) if cents_text else 0
     if cents:
         said += f"{' ' + before_cents if before_cents else ''} {_words(cents, language)}"
     return said
@@ -1229,14 +1268,32 @@ def _money(match: re.Match, language: str, pesos: bool) -> str:
 # German writes a day as an ordinal with a full stop: "am 3. Mai" is "am dritten Mai", "der 3. Mai"
 # "der dritte Mai" (the ending follows the case: -n after am, vom, zum, bis zum, seit dem, den).
 GERMAN_MONTHS = "januar|jänner|februar|märz|april|mai|juni|juli|august|september|oktober|november|dezember"
+_GERMAN_WEEKDAYS = "montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonnabend|sonntag"
+# "am Samstag, 4. Mai": the weekday between, the day still am's (vierten).
 _GERMAN_DATE = re.compile(
-    rf"(?:\b(am|vom|zum|im|dem|den|des)\s+)?\b([1-9]|[12]\d|3[01])\.\s+(?=(?:{GERMAN_MONTHS})\b)", re.IGNORECASE
+    rf"(?:\b(am|vom|zum|im|dem|den|des)\s+((?:{_GERMAN_WEEKDAYS}),?\s+(?:(?:dem|den)\s+)?)?)?\b([1-9]|[12]\d|3[01])\.\s+"
+    rf"(?=(?:{GERMAN_MONTHS})\b)",
+    re.IGNORECASE,
 )
-# Any ordinal after an article or a preposition with one: "im 3. Stock" is im dritten Stock, "der 2.
-# Platz" der zweite Platz (-n after the datives and genitives, -e after der, die, das and ins).
+# Any ordinal after an article, a preposition with one or a word declined as one, by the ending it
+# gives: -e as after der ("der 2. Platz", "jeder 5. Deutsche", "seine 3. Frau"), -en after a dative or
+# genitive ("im 3. Stock", "seinen 100. Geburtstag"), and after an ein-word with no ending -er, or -es
+# before a noun of a neuter's ending ("sein 2. Versuch", "sein 2. Buch" is a guess: its gender is the
+# noun's). "zum 1.000. Mal": thousands grouped with dots.
+_DETERMINER_E = r"der|die|das|ins|jede[rs]?|diese[rs]?|jene[rs]?|(?:mein|dein|sein|ihr|unser|eur|euer|kein|ein)e"
+_DETERMINER_EN = (
+    r"am|vom|zum|im|beim|zur|dem|den|des|jede[mn]|diese[mn]|jene[mn]|(?:mein|dein|sein|ihr|unser|eur|kein|ein)e[mnrs]"
+)
+_DETERMINER_BARE = r"mein|dein|sein|ihr|unser|euer|kein|ein"
+# The words before an ordinal but der, die and das (sentence splitting takes those only at its start:
+# "Ich nahm die 3. Das war gut").
+GERMAN_ORDINAL_AFTER = rf"{_DETERMINER_EN}|ins|jede[rs]?|diese[rs]?|jene[rs]?|(?:mein|dein|sein|ihr|unser|eur|euer|kein|ein)e|{_DETERMINER_BARE}"
+GERMAN_ORDINAL_NUMBER = r"(?:\d{1,4}|\d{1,3}(?:\.\d{3})+)"
 _GERMAN_ORDINAL = re.compile(
-    r"\b(am|vom|zum|im|beim|zur|dem|den|des|der|die|das|ins)\s+(\d{1,3})\.\s+(?=[^\W\d_])", re.IGNORECASE
+    rf"\b({_DETERMINER_E}|{_DETERMINER_EN}|{_DETERMINER_BARE})\s+({GERMAN_ORDINAL_NUMBER})\.\s+(?=([^\W\d_]+))",
+    re.IGNORECASE,
 )
+_NEUTER_ENDING = re.compile(r"(?:chen|lein|um|ment|tum)$")
 
 
 # A time of day as each language reads one: "9:30" is neun uhr dreißig, negen uur dertig, neuf
@@ -1680,20 +1737,32 @@ def _dates_in_digits(text: str, language: str) -> str:
     text = _ISO_DATE.sub(lambda m: _named_date(m.group(3), m.group(2), m.group(1), language, m.group(0)), text)
     text = _DAY_FIRST_DATE.sub(lambda m: _named_date(m.group(1), m.group(3), m.group(4), language, m.group(0)), text)
     if language == "de":
-        text = _GERMAN_DAY_MONTH.sub(lambda m: _named_date(m.group(1), m.group(2), None, language, m.group(0)), text)
+        # The last full stop of a date that ends the text ends its sentence too ("Er kommt am 7.7.").
+        text = _GERMAN_DAY_MONTH.sub(
+            lambda m: (
+                _named_date(m.group(1), m.group(2), None, language, m.group(0))
+                + ("." if not text[m.end() :].strip() else "")
+            ),
+            text,
+        )
     return text
 
 
 def _german_ordinal(match: re.Match) -> str:
     before = match.group(1)
-    ending = "" if before.lower() in ("der", "die", "das", "ins") else "n"
-    return f"{before} {_words(int(match.group(2)), 'de', to='ordinal')}{ending} "
+    if re.fullmatch(_DETERMINER_E, before, re.IGNORECASE):
+        ending = ""  # num2words' ordinal ends in -e: "zweite"
+    elif re.fullmatch(_DETERMINER_EN, before, re.IGNORECASE):
+        ending = "n"
+    else:
+        ending = "s" if _NEUTER_ENDING.search(match.group(3)) else "r"
+    return f"{before} {_words(int(match.group(2).replace('.', '')), 'de', to='ordinal')}{ending} "
 
 
 def _german_date(match: re.Match) -> str:
-    before, day = match.group(1), int(match.group(2))
+    before, weekday, day = match.group(1), match.group(2) or "", int(match.group(3))
     ordinal = _words(day, "de", to="ordinal") + ("n" if before else "")
-    return f"{before} {ordinal} " if before else f"{ordinal} "
+    return f"{before} {weekday}{ordinal} " if before else f"{ordinal} "
 
 
 # Russian writes an ordinal as its number and the end of the word it stands for ("5-го мая": пятого

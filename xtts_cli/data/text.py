@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from xtts_cli.data.abbreviations import ends_text
-from xtts_cli.data.numbers import COUNTED, GERMAN_MONTHS, english_capitals
+from xtts_cli.data.numbers import (
+    COUNTED,
+    GERMAN_MONTHS,
+    GERMAN_ORDINAL_AFTER,
+    GERMAN_ORDINAL_NUMBER,
+    english_capitals,
+)
 from xtts_cli.data.roman import title_numerals
 from xtts_cli.errors import XttsError
 
@@ -783,8 +789,10 @@ class Tokenizer:
     def read_as(self, text: str, language: Optional[str] = None, left_out: Sequence[str] = ()) -> str:
         """`reading`, less what the run leaves out of it (an emoji; in a phonemes run the marks in
         `left_out`, `spoken_ids`'s, which espeak-ng read as nothing) and, in a characters run, with the
-        letters and marks it reads as others ("ß→ss"): what was read, where it had shown what was not."""
-        reading = self.reading(text, language)
+        letters and marks it reads as others ("ß→ss"): what was read, where it had shown what was not.
+        Each of its `stretches` in its own language, as `spoken` reads them ("سلام ۱۲۳ بار" in a German
+        sentence had been shown with the number in German, and was said in Persian)."""
+        reading = self._each_stretch(text, language, self.reading)
         if self.frontend == "phonemes":
             shown = "".join(c for c in without_unspoken(reading) if c not in {m for m in left_out if len(m) == 1})
         else:
@@ -921,10 +929,13 @@ class Tokenizer:
 
     def spoken(self, text: str, language: Optional[str]) -> str:
         """`text` prepared as the run speaks it: each of its `stretches` in its own language."""
+        return self._each_stretch(text, language, self.prepare)
+
+    def _each_stretch(self, text: str, language: Optional[str], read: Callable[[str, Optional[str]], str]) -> str:
         stretches = self.stretches(text, language)
         if len(stretches) == 1:
-            return self.prepare(text, stretches[0][1])
-        return " ".join(filter(None, (self.prepare(piece, reads) for piece, reads in stretches)))
+            return read(text, stretches[0][1])
+        return " ".join(filter(None, (read(piece, reads) for piece, reads in stretches)))
 
     def spoken_ids(self, text: str, language: Optional[str]) -> tuple[list[int], list[str]]:
         """The symbol ids a run reads for a `text` to speak, and what of it the run never saw (left
@@ -1173,7 +1184,8 @@ _OPENER = re.compile(
 _DAY_AT_END = re.compile(r"\b\d{1,2}\.$")
 _DAY_AND_MONTH_AT_END = re.compile(r"\b\d{1,3}\.(?:\d{1,2}\.)?$")
 _ORDINAL_AFTER_PREPOSITION = re.compile(
-    r"\b(?:am|vom|zum|im|beim|zur|ins)\s+\d{1,3}\.$|^(?:der|die|das)\s+\d{1,3}\.$", re.IGNORECASE
+    rf"\b(?:{GERMAN_ORDINAL_AFTER})\s+{GERMAN_ORDINAL_NUMBER}\.$|^(?:der|die|das)\s+{GERMAN_ORDINAL_NUMBER}\.$",
+    re.IGNORECASE,
 )
 _MONTH_FIRST = re.compile(rf"(?:{GERMAN_MONTHS})\b", re.IGNORECASE)
 _ROMAN_AT_END = re.compile(r"\b[IVXLC]+\.$")
@@ -1372,8 +1384,20 @@ def text_script(text: str) -> Optional[str]:
     """The script most of `text`'s letters are in (`LATIN`, `ARABIC`), or None when it has none."""
     from collections import Counter
 
-    counted = Counter(unicodedata.name(c, "?").split(" ")[0] for c in text if c.isalpha())
+    counted = Counter(_letter_script(c) for c in text if c.isalpha())
     return counted.most_common(1)[0][0] if counted else None
+
+
+_LATIN_MARKS = re.compile(
+    r"\bLATIN\b|^(?:MASCULINE|FEMININE) ORDINAL INDICATOR$|^MODIFIER LETTER (?:SMALL|CAPITAL) \w$"
+)
+
+
+def _letter_script(letter: str) -> str:
+    """A letter's script, the first word of its Unicode name; Latin for the marks Latin writes with it:
+    Spanish "2º", "3ª" and French "1ᵉʳ" (names of their own, which had been called another script)."""
+    name = unicodedata.name(letter, "?")
+    return "LATIN" if _LATIN_MARKS.search(name) else name.split(" ")[0]
 
 
 def _script_of_most_words(text: str) -> Optional[str]:
