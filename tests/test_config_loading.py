@@ -445,3 +445,13 @@ def test_a_measuring_command_given_no_config_says_it_measures_the_built_in_defau
     assert loading.resolve_config(None, measures=True).config.data.batch_size == 8
     assert loading.resolve_config("tiny-cpu", measures=True).path is not None
     assert capsys.readouterr().err == ""
+
+
+def test_service_sharding_off_written_bare_is_off_not_a_boolean(write_config) -> None:
+    from xtts_cli.config.loading import resolve_config
+
+    # YAML 1.1 reads a bare off as false; the docs and `xtts init` spell it bare.
+    assert resolve_config(write_config("data:\n  service_sharding: off\n")).config.data.service_sharding == "off"
+    assert resolve_config(None, {}, ["data.service_sharding=off"]).config.data.service_sharding == "off"
+    with pytest.raises(ConfigError, match="should be 'dynamic' or 'off'"):
+        resolve_config(None, {}, ["data.service_sharding=yes"])

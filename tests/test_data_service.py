@@ -251,6 +251,42 @@ def test_a_web_server_at_the_dispatcher_address_is_named_as_no_dispatcher() -> N
     )
 
 
+@pytest.mark.parametrize("answer", ["closes", "says nothing"])
+def test_a_program_that_takes_the_connection_is_not_called_nothing_to_start_a_dispatcher_in_place_of(answer) -> None:
+    """A listener that closes each connection, or holds it unanswered, had been called "nothing answers
+    ... start one there", which the taken port then refused."""
+    import socket
+    import threading
+
+    from xtts_cli.data.dispatcher import dispatcher_version
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            held.append(connection) if answer == "says nothing" else connection.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    address = f"localhost:{listener.getsockname()[1]}"
+    try:
+        with pytest.raises(XttsError) as caught:
+            dispatcher_version(address, name="--dispatcher", timeout=1.0)
+    finally:
+        listener.close()
+        for connection in held:
+            connection.close()
+    said = "did not answer within 1 s" if answer == "says nothing" else "closes them unanswered"
+    assert caught.value.lines[0].startswith(
+        f"--dispatcher {address!r}: something at {address} takes connections but {said}"
+    )
+    assert "xtts data-service dispatcher --port" not in caught.value.lines[0]
+
+
 def test_a_taken_port_is_refused_not_shared(service) -> None:
     from xtts_cli.data.service import start_dispatcher
 

@@ -350,6 +350,8 @@ class DataConfig(_Section):
     )
 
     _language = field_validator("language", mode="before")(lambda value: _language_code(value))
+    # YAML 1.1 reads a bare `off` as false: what the user wrote, as the docs spell it.
+    _sharding_off = field_validator("service_sharding", mode="before")(lambda value: "off" if value is False else value)
 
     @property
     def languages(self) -> list[str]:

@@ -58,6 +58,19 @@ def dispatcher_version(
         code = exc.code()
         # A server that speaks no HTTP/2 (a web server, say) answers, and gRPC calls that "unavailable" too.
         spoke = any(said in (exc.details() or "").lower() for said in ("parsing http/2", "http1.x"))
+        silent = code == grpc.StatusCode.DEADLINE_EXCEEDED or (code == grpc.StatusCode.UNAVAILABLE and not spoke)
+        if silent and _accepts(host, port):
+            # A program that takes the connection and closes it or says nothing: a dispatcher could
+            # not be started on that port, as "nothing answers" had advised.
+            said = (
+                f"did not answer within {timeout:g} s (a dispatcher too busy to, another program, or a firewall between)"
+                if code == grpc.StatusCode.DEADLINE_EXCEEDED
+                else "closes them unanswered (another program, or a firewall between)"
+            )
+            raise XttsError(
+                f"{where}: something at {host}:{port} takes connections but {said}; give the dispatcher's address, "
+                "the one `xtts data-service dispatcher` printed"
+            ) from None
         if code == grpc.StatusCode.UNAVAILABLE and not spoke:
             unknown = "resolv" in (exc.details() or "").lower()  # gRPC words a failed lookup this way
             raise XttsError(
@@ -78,6 +91,17 @@ def dispatcher_version(
             "`xtts data-service dispatcher` printed"
         ) from None
     return next((value for number, value in message_fields(reply) if number == 1), 0)
+
+
+def _accepts(host: str, port: int) -> bool:
+    """Whether a TCP connection to host:port is taken (within a second)."""
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
 
 
 def grpc_call(target: str, method: str, timeout: float) -> bytes:
