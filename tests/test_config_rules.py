@@ -143,6 +143,16 @@ def test_memory_limits_and_isolation(write_config) -> None:
     )
     assert "memory-limit-without-split" in unisolated
     assert unisolated["memory-limit-without-split"].fix.key == "devices.enable_memory_isolation"
+    # The split's CPU twin: the limits cap no card (it had been "valid, no findings").
+    twin = findings(
+        write_config,
+        "devices:\n  logical_cpu_devices: 2\n  data_gpu: 0\n  model_gpu: 1\n  enable_memory_isolation: true\n"
+        "  data_gpu_memory: 4096\n",
+    )
+    assert set(twin) == {"memory-isolation-on-cpu"}
+    assert twin["memory-isolation-on-cpu"].message.startswith(
+        "devices.enable_memory_isolation and devices.data_gpu_memory cap each GPU's memory: on logical CPU devices"
+    )
 
 
 def test_device_indices_are_checked_against_the_machine(write_config) -> None:

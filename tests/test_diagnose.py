@@ -368,3 +368,17 @@ def test_a_dataset_of_no_usable_clip_says_the_timings_were_skipped_and_why(runne
     assert "the pipeline, model and storage timings were skipped: training refuses this config (dataset-unusable)" in (
         " ".join(notes)
     ), notes
+
+
+def test_quick_with_devices_the_machine_lacks_says_neither_that_a_step_ran_nor_that_training_runs(runner) -> None:
+    payload = run_json(
+        runner, "--quick", "--data-gpu", "0", "--model-gpu", "1", "--set", "training.enable_graph_mode=false", code=1
+    )
+    said = {f["id"]: f["message"] for f in payload["findings"]}
+    # No step was timed: the config's eager step is one it would run.
+    assert said["eager-step"].startswith("the step runs eagerly (training.enable_graph_mode is false)")
+    # The devices came from flags: leaving the file's keys out would change nothing.
+    assert said["device-not-found"].endswith(
+        "pick an existing index, or leave out --data-gpu/--model-gpu to use one device"
+    )
+    assert said["no-gpu"].endswith("training runs on the CPU once devices.* names no GPU")

@@ -956,7 +956,13 @@ def checkup(
     plan = None if missing else configure_devices(config.devices)
     say("checking the environment (TensorFlow, XLA, GPUs, audio decoders)")
     environment = check_environment()
-    static += [_ranked(f, "environment") for f in environment.findings] + config_found
+    found = environment.findings
+    if missing:  # "training runs on the CPU" had stood beside the errors that refuse to train
+        found = [
+            f.model_copy(update={"message": f"{f.message} once devices.* names no GPU"}) if f.id == "no-gpu" else f
+            for f in found
+        ]
+    static += [_ranked(f, "environment") for f in found] + config_found
     static += [_ranked(f, "config") for f in inherited]
     device_plan = plan.describe() if plan is not None else "no device plan: devices.* names a device this machine lacks"
     report = Checkup(
@@ -998,7 +1004,7 @@ def checkup(
         notes.append(skipped)
         report.graph_mode = compiled
 
-    measured += _model_findings(config, compiled, retraces, info, machine)
+    measured += _model_findings(config, compiled, retraces, info, machine, ran=skipped is None)
     _credit_input_fixes(report.input_bound_percent, measured + static)
     report.findings = rank(_dedupe(measured + static))
     report.notes = notes
@@ -1025,8 +1031,11 @@ def _untimed(config: XttsConfig, static: list[RankedFinding], *, quick: bool, un
     return None
 
 
-def _model_findings(config: XttsConfig, compiled: bool, retraces: int, info: Any, machine: Any) -> list[RankedFinding]:
-    """The step's own findings (eager, retracing), from how it ran (`compiled`: graph mode)."""
+def _model_findings(
+    config: XttsConfig, compiled: bool, retraces: int, info: Any, machine: Any, *, ran: bool
+) -> list[RankedFinding]:
+    """The step's own findings (eager, retracing), from how it ran (`compiled`: graph mode), or from
+    the config where no step was timed (`ran` false)."""
     from xtts_cli.profiling.step_profiler import recommendations
 
     return [
@@ -1040,6 +1049,7 @@ def _model_findings(config: XttsConfig, compiled: bool, retraces: int, info: Any
             shape_bound=info.max_distinct_batch_shapes,
             cpu_count=machine.cpu_count,
             xla=compiled and xla_enabled(config.training, "GPU" if machine.gpus else "CPU"),
+            ran=ran,
         )
     ]
 

@@ -448,11 +448,14 @@ def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
         index = getattr(devices, name)
         if index >= count:
             available = f"indices 0-{count - 1}" if count else "none"
+            flags = {f"devices.{key}" for key in ("data_gpu", "model_gpu")} & loaded.overridden
+            # A flag's value: leaving the file's keys out would change nothing.
+            remove = "leave out --data-gpu/--model-gpu" if flags else "remove data_gpu/model_gpu"
             yield Finding(
                 id="device-not-found",
                 severity="error",
                 message=f"devices.{name} is {index} but this machine has {count} {kind}: available {available}; "
-                "pick an existing index, or remove data_gpu/model_gpu to use one device",
+                f"pick an existing index, or {remove} to use one device",
             )
     if not devices.enable_memory_isolation:
         if limits:
@@ -461,6 +464,15 @@ def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
                 "set it to true, or leave the limit out",
                 _set("devices.enable_memory_isolation", True),
             )
+        return
+    if devices.logical_cpu_devices:  # the CPU twin of the split: one host memory, no card to cap
+        capped = f" and {', '.join(limits)}" if limits else ""
+        yield Finding(
+            id="memory-isolation-on-cpu",
+            severity="info",
+            message=f"devices.enable_memory_isolation{capped} cap each GPU's memory: on logical CPU devices "
+            "(devices.logical_cpu_devices) they have no effect; on GPUs they will",
+        )
         return
     by_index = {gpu.index: gpu for gpu in machine.gpus}
     for name in ("data_gpu", "model_gpu"):

@@ -156,13 +156,14 @@ def recommendations(
     shape_bound: Optional[int],
     cpu_count: int,
     xla: bool = False,
+    ran: bool = True,
 ) -> list[Finding]:
     """What to change, from the measured verdict and the config that produced it (`xla`: the step
-    is compiled, once per batch shape)."""
+    is compiled, once per batch shape; `ran`: a step was run, not only planned)."""
     found = input_findings(config, verdict, input_bound_percent, cpu_count) if verdict != "not_input_bound" else []
     found += _shape_findings(config, retraces, shape_bound, xla)
     if not graph_mode:
-        found.append(_eager_finding(config))
+        found.append(_eager_finding(config, ran))
     return found
 
 
@@ -202,8 +203,8 @@ def _shape_findings(config: XttsConfig, retraces: int, shape_bound: Optional[int
     return found
 
 
-def _eager_finding(config: XttsConfig) -> Finding:
-    """The step ran eagerly: the setting that made it so, set back."""
+def _eager_finding(config: XttsConfig, ran: bool = True) -> Finding:
+    """The step ran (or, none run, runs) eagerly: the setting that made it so, set back."""
     if config.training.enable_eager_debug:
         setting, fix = "training.enable_eager_debug is true", set_key("training.enable_eager_debug", False)
     else:
@@ -211,7 +212,7 @@ def _eager_finding(config: XttsConfig) -> Finding:
     return Finding(
         id="eager-step",
         severity="warning",
-        message=f"the step ran eagerly ({setting}): op by op, several times slower than graph mode",
+        message=f"the step {'ran' if ran else 'runs'} eagerly ({setting}): op by op, several times slower than graph mode",
         fix=fix,
     )
 
