@@ -956,13 +956,8 @@ def checkup(
     plan = None if missing else configure_devices(config.devices)
     say("checking the environment (TensorFlow, XLA, GPUs, audio decoders)")
     environment = check_environment()
-    found = environment.findings
-    if missing:  # "training runs on the CPU" had stood beside the errors that refuse to train
-        found = [
-            f.model_copy(update={"message": f"{f.message} once devices.* names no GPU"}) if f.id == "no-gpu" else f
-            for f in found
-        ]
-    static += [_ranked(f, "environment") for f in found] + config_found
+    static += [_ranked(f, "environment") for f in _beside_missing_devices(environment.findings, missing)]
+    static += config_found
     static += [_ranked(f, "config") for f in inherited]
     device_plan = plan.describe() if plan is not None else "no device plan: devices.* names a device this machine lacks"
     report = Checkup(
@@ -1029,6 +1024,17 @@ def _untimed(config: XttsConfig, static: list[RankedFinding], *, quick: bool, un
             "which cannot serve this config (see the errors)"
         )
     return None
+
+
+def _beside_missing_devices(found: list[Finding], missing: bool) -> list[Finding]:
+    """The environment's findings; beside a device the machine lacks, no-gpu's "training runs on the
+    CPU" says once what (it had stood beside the errors that refuse to train)."""
+    if not missing:
+        return found
+    return [
+        f.model_copy(update={"message": f"{f.message} once devices.* names no GPU"}) if f.id == "no-gpu" else f
+        for f in found
+    ]
 
 
 def _model_findings(

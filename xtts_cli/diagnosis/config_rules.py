@@ -404,6 +404,16 @@ def _unused_limit(message: str, fix: Optional[ConfigChange] = None) -> Finding:
     return Finding(id="memory-limit-without-split", severity="warning", message=message, fix=fix)
 
 
+def _isolation_on_cpu(limits: list[str]) -> Finding:
+    capped = f" and {', '.join(limits)}" if limits else ""
+    return Finding(
+        id="memory-isolation-on-cpu",
+        severity="info",
+        message=f"devices.enable_memory_isolation{capped} cap each GPU's memory: on logical CPU devices "
+        "(devices.logical_cpu_devices) they have no effect; on GPUs they will",
+    )
+
+
 def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     devices = loaded.config.devices
     if devices.strategy == "mirrored" and not machine.gpus and not devices.logical_cpu_devices:
@@ -466,13 +476,7 @@ def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
             )
         return
     if devices.logical_cpu_devices:  # the CPU twin of the split: one host memory, no card to cap
-        capped = f" and {', '.join(limits)}" if limits else ""
-        yield Finding(
-            id="memory-isolation-on-cpu",
-            severity="info",
-            message=f"devices.enable_memory_isolation{capped} cap each GPU's memory: on logical CPU devices "
-            "(devices.logical_cpu_devices) they have no effect; on GPUs they will",
-        )
+        yield _isolation_on_cpu(limits)
         return
     by_index = {gpu.index: gpu for gpu in machine.gpus}
     for name in ("data_gpu", "model_gpu"):
