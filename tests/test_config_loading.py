@@ -455,3 +455,23 @@ def test_service_sharding_off_written_bare_is_off_not_a_boolean(write_config) ->
     assert resolve_config(None, {}, ["data.service_sharding=off"]).config.data.service_sharding == "off"
     with pytest.raises(ConfigError, match="should be 'dynamic' or 'off'"):
         resolve_config(None, {}, ["data.service_sharding=yes"])
+
+
+def test_an_optimization_level_names_the_values_of_the_file_it_sets_over(write_config) -> None:
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.config.optimization_levels import replaced_by_level
+    from xtts_cli.training.launch import launch_settings
+
+    path = write_config("data:\n  preprocessing_mode: precompute\n  num_workers: 8\n  bucket_by_length: true\n")
+    flags = {"data.num_workers": 2}  # the user's own flag: the level gives way to it
+    loaded = resolve_config(path, launch_settings(flags, "enhanced", None, None))
+    assert loaded.config.data.preprocessing_mode == "auto"
+    assert replaced_by_level("enhanced", loaded, set(flags)) == (
+        f"--optimization-level enhanced sets over what {path.name} writes: data.preprocessing_mode precompute -> "
+        "auto (a flag or --set KEY=VALUE of your own keeps yours)"
+    )
+    assert replaced_by_level("maximum", resolve_config(path, launch_settings({}, "maximum", None, None)), set()) == (
+        f"--optimization-level maximum sets over what {path.name} writes: data.num_workers 8 -> auto (a flag or "
+        "--set KEY=VALUE of your own keeps yours)"
+    )
+    assert replaced_by_level(None, loaded, set()) is None

@@ -259,7 +259,8 @@ def train(
     """
     started = time.monotonic()  # training.max_minutes counts the command's start-up (TensorFlow's import, the scan)
     from xtts_cli.cli.progress import TrainingProgress
-    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.config.loading import parse_sets, resolve_config
+    from xtts_cli.config.optimization_levels import replaced_by_level
     from xtts_cli.diagnosis.validation import training_advice
     from xtts_cli.run.directory import resumed_config
     from xtts_cli.training.events import Noted
@@ -268,11 +269,15 @@ def train(
     overrides = flag_overrides(train, locals())
     overrides["data.dataset_path"] = given_once("the dataset", data=data, train_data=train_data, data_path=data_path)
     overrides["training.max_steps"] = given_once("the number of steps", steps=steps, max_steps=max_steps)
+    own = {key for key, value in overrides.items() if value is not None} | set(parse_sets(set_values or ()))
     overrides = launch_settings(overrides, optimization_level, worker_hosts, task_index, set_values or ())
     loaded = resolve_config(config or resumed_config(run_dir), overrides, set_values or ())
     with TrainingProgress(enabled=not json_output) as progress:
 
         def advise() -> None:  # what `validate` warns of, said where the GPU idles
+            replaced = replaced_by_level(optimization_level, loaded, own)
+            if replaced is not None:
+                progress.update(Noted(replaced))
             warnings, repair = training_advice(loaded, run_dir)
             for line in warnings:
                 progress.update(Noted(line, label="warning"))

@@ -13,7 +13,7 @@ always wins). Levels build on each other:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from xtts_cli.errors import ConfigError
 
@@ -47,3 +47,26 @@ def apply_optimization_level(name: str, overrides: dict[str, Any], mixed_precisi
     merged = level_settings(name, mixed_precision_gpu)
     merged.update({k: v for k, v in overrides.items() if v is not None})
     return merged
+
+
+def replaced_by_level(name: Any, loaded: Any, own: set[str]) -> Optional[str]:
+    """What the level set over values the config file wrote (`own`: the keys the user's own flags and
+    --set gave, which the level gives way to), as one note; None when it replaced none. A file's
+    `preprocessing_mode: precompute` had become `auto` under `enhanced` without a word."""
+    level = getattr(name, "value", name)
+    if level is None or loaded.path is None:
+        return None
+    replaced = [
+        f"{key} {loaded.raw_value(key)} -> {loaded.given[key]}"
+        for key in level_settings(str(level), True)
+        if key not in own
+        and key in loaded.given
+        and loaded.written(key)
+        and str(loaded.raw_value(key)).lower() != str(loaded.given[key]).lower()
+    ]
+    if not replaced:
+        return None
+    return (
+        f"--optimization-level {level} sets over what {loaded.path.name} writes: {', '.join(replaced)} "
+        "(a flag or --set KEY=VALUE of your own keeps yours)"
+    )
