@@ -114,7 +114,8 @@ class BenchmarkReport(BaseModel):
         "sizes were not swept."
     )
     drift: Optional[float] = Field(
-        description="The best setting run again at the end: its samples/s change (0.05 = 5 % faster)."
+        description="The fastest trial run again at the end (the best unless its gain was within the noise): its "
+        "samples/s change (0.05 = 5 % faster)."
     )
     changes: list[ConfigChange] = Field(description="What to set in the config for the best trial.")
     not_swept: dict[str, str] = Field(description="Stages left out, with the reason.")
@@ -650,7 +651,7 @@ def _changes(baseline: dict[str, Any], best: dict[str, Any]) -> list[ConfigChang
 def drift_note(drift: float) -> str:
     """What the winner's second run says of the machine (`drift`: its samples/s change, -0.44 for 44 % slower)."""
     return (
-        f"the best setting ran {abs(drift):.0%} {'faster' if drift > 0 else 'slower'} when run again at the end: "
+        f"the fastest trial ran {abs(drift):.0%} {'faster' if drift > 0 else 'slower'} when run again at the end: "
         "the machine's speed changed during the benchmark (other load?), so differences smaller than "
         f"{abs(drift):.0%} between trials are not reliable"
     )
