@@ -225,6 +225,8 @@ def test_compare_baseline_measures_the_numpy_function_path_in_the_same_run(runne
     baseline = payload["baseline"]
     assert baseline["samples_per_sec"] > 0 and baseline["native_samples_per_sec"] > 0
     assert baseline["speedup"] == pytest.approx(baseline["native_samples_per_sec"] / baseline["samples_per_sec"])
+    # Both rows' latencies: the TF-native row's p50 had been left blank.
+    assert baseline["native_latency_ms"]["p50"] > 0 and baseline["latency_ms"]["p50"] > 0
 
 
 @pytest.mark.slow

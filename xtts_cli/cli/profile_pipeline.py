@@ -292,7 +292,8 @@ def _render_stages_and_baseline(out, profile) -> None:
             _rate(base.samples_per_sec),
             f"{base.latency_ms.p50:.2f}",
         )
-        table.add_row("TF-native", _rate(base.native_samples_per_sec), "")
+        native_p50 = f"{base.native_latency_ms.p50:.2f}" if base.native_latency_ms is not None else ""
+        table.add_row("TF-native", _rate(base.native_samples_per_sec), native_p50)
         out.print(table)
         out.print(f"speedup: [bold]{base.speedup:.2f}x[/]")
 

@@ -127,6 +127,9 @@ class BaselineComparison(BaseModel):
     native_samples_per_sec: float = Field(description="The TF-native pipeline, runtime mode, same items and batches.")
     speedup: float = Field(description="native_samples_per_sec / samples_per_sec.")
     latency_ms: LatencyStats = Field(description="The tf.numpy_function pipeline's batch latencies, ms.")
+    native_latency_ms: Optional[LatencyStats] = Field(
+        None, description="The TF-native pipeline's batch latencies, ms (runtime mode, the same items)."
+    )
 
 
 class SweepCell(BaseModel):
@@ -594,6 +597,7 @@ class _RuntimeRuns:
             native_samples_per_sec=native.samples_per_sec,
             speedup=native.samples_per_sec / measured.samples_per_sec if measured.samples_per_sec > 0 else 0.0,
             latency_ms=measured.latency_ms,
+            native_latency_ms=native.latency_ms,
         )
 
 
