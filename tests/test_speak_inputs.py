@@ -334,6 +334,29 @@ def test_ctrl_c_in_a_text_file_keeps_an_index_of_the_clips_written_and_says_how_
     )
 
 
+@pytest.mark.slow  # a process loads a run and speaks until it is stopped
+def test_ctrl_c_while_one_text_is_spoken_says_nothing_was_written_and_keeps_the_file_there(tmp_path):
+    import signal
+    import wave
+
+    from training_support import start_xtts
+
+    earlier = tmp_path / "speech.wav"
+    with wave.open(str(earlier), "wb") as clip:  # an earlier call's
+        clip.setnchannels(1), clip.setsampwidth(2), clip.setframerate(22050), clip.writeframes(b"\x01\x00" * 2205)
+    before = earlier.read_bytes()
+    text = " ".join(f"Sentence {n} is spoken clearly and slowly." for n in range(1, 80))
+    process = start_xtts(["synthesize", text, "-r", str(RUN), "-o", str(earlier)], tmp_path, ctrl_c=True)
+    said = ""
+    while "speaking" not in said and process.poll() is None:
+        said += process.stderr.readline()  # type: ignore[union-attr]
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, said + stderr
+    assert f"interrupted (Ctrl-C): nothing written; the {earlier} there is as it was" in stderr
+    assert earlier.read_bytes() == before
+
+
 def test_a_call_stopped_before_its_first_clip_says_it_wrote_none(tmp_path):
     from xtts_cli.cli.synthesize import _index_on_stop, interrupted_after
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Optional, TextIO
 
@@ -189,7 +190,7 @@ def synthesize(
     from xtts_cli.inference import Synthesizer
 
     voice_options: dict[str, Any] = dict(speaker=speaker, speaker_wav=speaker_wav, language=language, speed=speed)
-    with Phases(enabled=not json_output) as phase:
+    with Phases(enabled=not json_output) as phase, _unwritten_if_stopped(out if out_dir is None else None):
         phase(
             f"loading {run_dir} (TensorFlow, the model and {'its latest' if step is None else f'step {step}'} checkpoint)"
         )
@@ -210,6 +211,21 @@ def synthesize(
         return
     named = "centroid" if voice.speaker is not None else ("clip" if speaker or speaker_wav else "reference")
     _write_speech(tts, speech, out, json_output=json_output, speaker=speaker, language=language, voice=named)
+
+
+@contextmanager
+def _unwritten_if_stopped(out: Optional[Path]) -> Iterator[None]:
+    """A Ctrl-C before the clip is written says that none was, and that a file there is as it was
+    (it had said "interrupted (Ctrl-C)" alone)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if out is None:
+            raise
+        if str(out) == "-":
+            raise KeyboardInterrupt("nothing written to standard output") from None
+        kept = f"; the {out} there is as it was" if out.is_file() else ""
+        raise KeyboardInterrupt(f"nothing written to {out}{kept}" if not kept else f"nothing written{kept}") from None
 
 
 def _check_before_loading(
