@@ -518,6 +518,21 @@ def test_init_from_something_that_is_not_a_run_is_refused(base, tmp_path, runner
     assert "warning" not in result.stderr, result.stderr
     if spec == "nowhere":
         assert str(result.exception) == f"--init-from {target}: nothing is there"
+        # No run beside it: how a base is made (the hint had offered runs/voices-cpu, whatever was there).
+        assert result.exception.hint.startswith(
+            "train the base first (xtts train -c voices-cpu writes runs/voices-cpu)"
+        )
+        # A run beside a name mistyped: the runs there are named.
+        shutil.copytree(base, tmp_path / "runs" / "voices")
+        again = runner.invoke(
+            app, ["train", "-c", str(tmp_path / "c.yaml"), "--init-from", str(tmp_path / "runs" / "voices-cpu")]
+        )
+        assert again.exception.hint == f"pass one of the runs in {tmp_path / 'runs'}: {tmp_path / 'runs' / 'voices'}"
+        folder = runner.invoke(app, ["synthesize", "Hi.", "-r", str(tmp_path / "runs"), "-o", str(tmp_path / "a.wav")])
+        assert (
+            str(folder.exception)
+            == f"{tmp_path / 'runs'} is a folder of runs, not a run directory: --run-dir takes one of them"
+        )
     elif spec == "configs":
         assert (
             str(result.exception)

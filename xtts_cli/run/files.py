@@ -256,6 +256,24 @@ def _edited_network(recorded: dict, config: XttsConfig) -> tuple[dict, dict]:
     return {key: trained[key] for key in changed}, {key: now[key] for key in changed}
 
 
+def runs_in(folder: Path) -> list[Path]:
+    """The run directories in `folder` (xtts's marker, or a run.json from before it), by name."""
+    try:
+        return sorted(
+            path
+            for path in folder.iterdir()
+            if path.is_dir() and ((path / MARKER_FILE).is_file() or (path / "run.json").is_file())
+        )
+    except OSError:
+        return []
+
+
+def listed_runs(runs: list[Path]) -> str:
+    from xtts_cli.errors import quoted
+
+    return ", ".join(quoted(run) for run in runs[:5]) + (f" and {len(runs) - 5} more" if len(runs) > 5 else "")
+
+
 def _not_a_run(given: Path, flag: str, hint: str) -> NoReturn:
     """The one line for a path that is no run directory: what it is when it is part of one (a
     checkpoint, the checkpoints folder) or an export, else what it lacks."""
@@ -285,6 +303,12 @@ def _not_a_run(given: Path, flag: str, hint: str) -> NoReturn:
         raise XttsError(f"{given} does not exist", hint=hint)
     if not given.is_dir():
         raise XttsError(f"{given} is a file, not a run directory", hint=hint)
+    runs = runs_in(given)
+    if runs:  # `-r runs`: the folder the runs are in
+        raise XttsError(
+            f"{given} is a folder of runs, not a run directory: {flag} takes one of them",
+            hint=f"pass one of {listed_runs(runs)}",
+        )
     raise XttsError(f"{given} is not an xtts run directory (no config.yaml)", hint=hint)
 
 

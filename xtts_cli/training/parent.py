@@ -20,7 +20,7 @@ from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.text import Tokenizer
 from xtts_cli.errors import XttsError, quoted
 from xtts_cli.run.bundle import cut_short
-from xtts_cli.run.files import no_checkpoint_hint, no_vocabulary, read_run
+from xtts_cli.run.files import listed_runs, no_checkpoint_hint, no_vocabulary, read_run, runs_in
 
 __all__ = ["ParentRun", "inherit", "open_parent", "with_base_network"]
 
@@ -455,11 +455,7 @@ def open_parent(spec: str | Path) -> ParentRun:
         what = "not a run directory nor a checkpoint (ckpt-N with its .index)" if given.exists() else "nothing is there"
         if Path(f"{given}.index").is_file():
             what = "a checkpoint of another name than a run's (ckpt-N)"
-        raise XttsError(
-            f"--init-from {spec}: {what}",
-            hint="pass a run's directory, e.g. --init-from runs/voices-cpu, or one of its checkpoints, "
-            "e.g. runs/voices-cpu/checkpoints/ckpt-4000",
-        )
+        raise XttsError(f"--init-from {spec}: {what}", hint=_runs_beside(given))
     if not Path(f"{checkpoint}.index").is_file():
         kept = sorted(
             int(m.group(1)) for p in Path(checkpoint).parent.glob("ckpt-*.index") if (m := _CHECKPOINT.match(p.stem))
@@ -482,6 +478,18 @@ def open_parent(spec: str | Path) -> ParentRun:
             f"--init-from {spec}: its checkpoint {checkpoint} cannot be read ({short})", hint=parent.other_checkpoints()
         )
     return parent
+
+
+def _runs_beside(given: Path) -> str:
+    """What to pass for a base that is not there: the runs in the folder it names (`runs/`), or how one
+    is made. The hint had offered runs/voices-cpu, the very path that was not there."""
+    runs = runs_in(given.parent)
+    if runs:
+        return f"pass one of the runs in {given.parent}: {listed_runs(runs)}"
+    return (
+        "train the base first (xtts train -c voices-cpu writes runs/voices-cpu), then pass its directory, or one "
+        "of its checkpoints: e.g. runs/voices-cpu/checkpoints/ckpt-4000"
+    )
 
 
 def _base_vocabulary(spec: str | Path, run: Any, config: XttsConfig) -> Tokenizer:
