@@ -262,6 +262,10 @@ def test_data_over_a_list_of_datasets_says_it_stands_for_the_whole_list(write_co
     assert [
         f.id for f in check_config(resolve_config(path), probe_machine()) if f.id == "data-flag-over-datasets"
     ] == []
+    # Training says it as it starts (only validate had, and train read the one folder without a word).
+    from xtts_cli.diagnosis.validation import training_advice
+
+    assert ("note", f"data-flag-over-datasets: {said.message}") in training_advice(by_set)[0]
 
 
 def test_parts_frozen_with_no_run_to_start_from_are_a_warning(write_config) -> None:

@@ -250,9 +250,9 @@ def test_resuming_with_parts_frozen_and_no_base_named_warns_of_no_random_start(p
     _, _, _, run, _ = persian
     (tmp_path / "frozen.yaml").write_text("training:\n  freeze: [speaker_encoder]\n", encoding="utf-8")
     loaded = resolve_config(tmp_path / "frozen.yaml")
-    said = [line.split(":")[0] for line in training_advice(loaded, run)[0]]
+    said = [line.split(":")[0] for _, line in training_advice(loaded, run)[0]]
     assert "freeze-without-base" not in said  # the frozen parts start from the run's checkpoint
-    said = [line.split(":")[0] for line in training_advice(loaded, tmp_path / "new-run")[0]]
+    said = [line.split(":")[0] for _, line in training_advice(loaded, tmp_path / "new-run")[0]]
     assert "freeze-without-base" in said
     # Warned of a fixable value in the run's own config.yaml, the record of what it trained with: no
     # hint to rewrite it with `validate --fix` (a config of the user's own gets one).
@@ -261,7 +261,7 @@ def test_resuming_with_parts_frozen_and_no_base_named_warns_of_no_random_start(p
     (tmp_path / "mine.yaml").write_text((slow / "config.yaml").read_text(encoding="utf-8"), encoding="utf-8")
     for path, hinted in ((slow / "config.yaml", False), (tmp_path / "mine.yaml", True)):
         warnings, repair = training_advice(resolve_config(path), slow)
-        assert any(line.startswith("warmup-past-the-end") for line in warnings) and (repair is not None) == hinted
+        assert any(line.startswith("warmup-past-the-end") for _, line in warnings) and (repair is not None) == hinted
 
 
 def test_train_warns_of_a_language_as_the_base_reads_it_and_names_no_letters_a_phonemes_base_cannot_take(tmp_path):
@@ -271,7 +271,7 @@ def test_train_warns_of_a_language_as_the_base_reads_it_and_names_no_letters_a_p
     adapt = tmp_path / "adapt.yaml"
     adapt.write_text(f"data:\n  language: xx\ntraining:\n  init_from: {tmp_path / 'ph'}\n", encoding="utf-8")
     warnings, _ = training_advice(resolve_config(adapt), tmp_path / "new")
-    assert not any("trains on the letters" in line for line in warnings)  # the base reads phonemes
+    assert not any("trains on the letters" in line for _, line in warnings)  # the base reads phonemes
     with pytest.raises(XttsError) as unknown:
         _train(resolve_config(adapt).config, tmp_path / "new")
     assert "espeak-ng has no language 'xx'" in unknown.value.lines[0]

@@ -278,9 +278,9 @@ def train(
             replaced = replaced_by_level(optimization_level, loaded, own)
             if replaced is not None:
                 progress.update(Noted(replaced))
-            warnings, repair = training_advice(loaded, run_dir)
-            for line in warnings:
-                progress.update(Noted(line, label="warning"))
+            said, repair = training_advice(loaded, run_dir)
+            for label, line in said:
+                progress.update(Noted(line, label=label))
             if repair:
                 progress.update(Noted(repair, label="hint"))
 

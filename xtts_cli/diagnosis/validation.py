@@ -286,10 +286,17 @@ SAID_WHILE_TRAINING = frozenset(
 )
 
 
-def training_advice(loaded: LoadedConfig, run_dir: Optional[Path] = None) -> tuple[list[str], Optional[str]]:
-    """The config's warnings by the rules `validate` checks (the config alone: no scan), one line
-    each, for `xtts train` to say as it starts into `run_dir` (--run-dir); and, where the file can
-    fix some, how."""
+# Notes `validate` gives that training says too: --data over a preset's three datasets had trained on
+# the one folder without a word.
+NOTED_WHILE_TRAINING = frozenset({"data-flag-over-datasets"})
+
+
+def training_advice(
+    loaded: LoadedConfig, run_dir: Optional[Path] = None
+) -> tuple[list[tuple[str, str]], Optional[str]]:
+    """The config's warnings by the rules `validate` checks (the config alone: no scan), and the
+    notes in NOTED_WHILE_TRAINING, one (label, line) each, for `xtts train` to say as it starts into
+    `run_dir` (--run-dir); and, where the file can fix some, how."""
     from xtts_cli.config.loading import config_variant
     from xtts_cli.devices.gpu_info import probe_machine
     from xtts_cli.diagnosis.config_rules import check_config
@@ -317,7 +324,8 @@ def training_advice(loaded: LoadedConfig, run_dir: Optional[Path] = None) -> tup
     )
     if fixable and yours:
         repair = f"xtts validate -c {shlex.quote(str(loaded.path))} --fix repairs {fixable} of these in the config file"
-    return [f"{f.id}: {f.message}" for f in warnings], repair
+    noted = [("note", f"{f.id}: {f.message}") for f in warned if f.id in NOTED_WHILE_TRAINING]
+    return [("warning", f"{f.id}: {f.message}") for f in warnings] + noted, repair
 
 
 def _own_config_of_a_run(path: Path) -> bool:
