@@ -922,3 +922,18 @@ def test_validate_says_what_train_refuses_of_its_run_directory(runner, tmp_path:
     shutil.copytree(run, tmp_path / "spoken" / "vocoder")
     (speaks,) = refused("-c", "tiny-cpu", "-r", str(tmp_path / "spoken"))
     assert "vocoder holds a run that speaks (model.kind acoustic)" in speaks
+
+
+def test_a_fix_to_a_runs_own_config_is_offered_in_a_copy_resumed_into_the_run(runner, tmp_path) -> None:
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / "legacy_run", run)
+    text = (run / "config.yaml").read_text(encoding="utf-8")
+    (run / "config.yaml").write_text(text.replace("mixed_precision: false", "mixed_precision: true"), encoding="utf-8")
+    result = runner.invoke(app, ["validate", "-c", str(run / "config.yaml")])
+    # The record of what the run trained with: --fix had been offered on it.
+    assert (
+        f"(in a copy: cp {run / 'config.yaml'} my.yaml; xtts validate -c my.yaml --fix; xtts train -c my.yaml -r {run})"
+        in " ".join(result.output.split())
+    ), result.output

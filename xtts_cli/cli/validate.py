@@ -240,6 +240,11 @@ def _fix_note(loaded, findings: list) -> str:
     path = loaded.path
     if path is None or path.resolve().parent == PRESETS_DIR:
         return config_to_fix(path)
+    from xtts_cli.run.directory import own_config
+
+    if own_config(path.parent) == path:  # the record of what the run trained with, as train's advice says
+        run = shlex.quote(str(path.parent))
+        return f"  (in a copy: cp {shlex.quote(str(path))} my.yaml; xtts validate -c my.yaml --fix; xtts train -c my.yaml -r {run})"
     fixed = {finding.fix.key for finding in findings if finding.fix is not None}
     values = {key: loaded.given.get(key) for key in sorted(loaded.overridden - fixed)}
     data = values.pop("data.dataset_path", None)
