@@ -326,3 +326,22 @@ def test_a_checkpoint_cut_short_is_found_from_its_index_without_tensorflow(tmp_p
     assert cut_short(prefix) is None
     probe = "import sys, xtts_cli.run.bundle; sys.exit('tensorflow' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", probe], check=False).returncode == 0
+
+
+def test_a_run_whose_config_yaml_was_deleted_is_refused_not_resumed_on_the_defaults(tmp_path, runner):
+    import shutil
+
+    from xtts_cli.cli.app import app
+
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / "legacy_run", run)
+    (run / "config.yaml").unlink()
+    # It had trained on the bundled sample with the built-in defaults, exit 0, and written them there.
+    for command in (["train", "-r", str(run), "--steps", "5"], ["validate", "-r", str(run)]):
+        result = runner.invoke(app, command)
+        assert result.exit_code != 0 and str(result.exception).startswith(f"{run} has no config.yaml (deleted?)")
+    assert not (run / "config.yaml").exists()
+    spoken = runner.invoke(app, ["synthesize", "Hi.", "-r", str(run), "-o", str(tmp_path / "a.wav")])
+    assert str(spoken.exception) == (
+        f"{run} is a run whose config.yaml is missing (deleted?): --run-dir reads its model's settings there"
+    )

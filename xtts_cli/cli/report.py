@@ -211,6 +211,15 @@ def _runs_config(run_dir: Path) -> tuple[Optional[Path], str]:
 
     own = own_config(run_dir)
     if own is None:
+        from xtts_cli.run.files import RunDir
+
+        if not RunDir(run_dir).config_file.exists():  # a run whose config.yaml was deleted: said, as a damaged one is
+            why = (
+                f"{run_dir} has no config.yaml: the report's commands run on the built-in defaults (or pass -c); "
+                "the run's files are added as they are"
+            )
+            sys.stderr.write(f"note: {why}\n")
+            return None, why
         return None, ""
     try:
         resolve_config(own)

@@ -89,6 +89,19 @@ def resumed_config(run_dir: Optional[Path]) -> Optional[Path]:
     is known to hold the run's settings: emptied or damaged, it is refused (the defaults it would
     otherwise read are not what the run trained with, and they would be written there for good)."""
     own = own_config(run_dir)
+    if (
+        own is None
+        and run_dir is not None
+        and is_run_dir(Path(run_dir))
+        and not RunDir(Path(run_dir)).config_file.exists()
+    ):
+        # Deleted: the built-in defaults on the bundled sample had trained on, and been written there for good.
+        raise XttsError(
+            f"{run_dir} has no config.yaml (deleted?): the run's own copy of its config is lost, and its run.json "
+            "records the settings only to compare",
+            hint=f"pass the config it was trained with: xtts train -c CONFIG --run-dir {run_dir} (a config of "
+            "another model is refused against the run's run.json)",
+        )
     if own is not None and recorded_config(RunDir(own.parent)) is None:
         raise XttsError(
             f"{own} holds no settings that load (it is empty or damaged): the run's own copy of its config is lost",

@@ -303,6 +303,12 @@ def _not_a_run(given: Path, flag: str, hint: str) -> NoReturn:
         raise XttsError(f"{given} does not exist", hint=hint)
     if not given.is_dir():
         raise XttsError(f"{given} is a file, not a run directory", hint=hint)
+    if (given / MARKER_FILE).is_file() or (given / "run.json").is_file():  # a run, its config.yaml deleted
+        raise XttsError(
+            f"{given} is a run whose config.yaml is missing (deleted?): {flag} reads its model's settings there",
+            hint="put back a copy of the config it was trained with as config.yaml (xtts train -c CONFIG "
+            f"--run-dir {given} writes it again as it resumes)",
+        )
     runs = runs_in(given)
     if runs:  # `-r runs`: the folder the runs are in
         raise XttsError(
