@@ -922,6 +922,18 @@ def test_validate_says_what_train_refuses_of_its_run_directory(runner, tmp_path:
     shutil.copytree(run, tmp_path / "spoken" / "vocoder")
     (speaks,) = refused("-c", "tiny-cpu", "-r", str(tmp_path / "spoken"))
     assert "vocoder holds a run that speaks (model.kind acoustic)" in speaks
+    # A run trained on the user's data, resumed with a config that names none; a run.json that cannot be read.
+    unnamed = tmp_path / "unnamed.yaml"
+    unnamed.write_text((run / "config.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    mine = (
+        (run / "config.yaml").read_text(encoding="utf-8").replace("dataset_path: null", "dataset_path: /data/mine", 1)
+    )
+    (run / "config.yaml").write_text(mine, encoding="utf-8")
+    (sample,) = refused("-c", str(unnamed), "-r", str(run))
+    assert f"{run} trained on /data/mine, but this config names no data" in sample
+    (run / "run.json").write_text('{"history": 5', encoding="utf-8")
+    (record,) = refused("-c", str(unnamed), "-r", str(run))
+    assert f"{run / 'run.json'} cannot be read" in record
 
 
 def test_a_fix_to_a_runs_own_config_is_offered_in_a_copy_resumed_into_the_run(runner, tmp_path) -> None:

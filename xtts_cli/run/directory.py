@@ -239,7 +239,11 @@ def refusal_to_start(path: Path, config: XttsConfig) -> Optional[XttsError]:
     try:
         refuse_foreign(run)
         if run.has_checkpoint():
-            _refuse_changed_model(run, run.read_run(), model_identity(config))
+            previous = run.read_run()
+            if previous is None:  # a run.json that cannot be read (validate had said valid)
+                _refuse_lost_record(run)
+            _refuse_changed_model(run, previous, model_identity(config))
+            _refuse_falling_back_to_the_sample(run, config)  # the data it trained on, not named
     except XttsError as error:
         return error
     return None
