@@ -345,3 +345,11 @@ def test_a_run_whose_config_yaml_was_deleted_is_refused_not_resumed_on_the_defau
     assert str(spoken.exception) == (
         f"{run} is a run whose config.yaml is missing (deleted?): --run-dir reads its model's settings there"
     )
+    # Emptied and passed with -c: refused as `-r RUN` refuses it (the defaults had trained, and validate said valid).
+    (run / "config.yaml").write_text("", encoding="utf-8")
+    for command in (
+        ["train", "-c", str(run / "config.yaml"), "-r", str(run)],
+        ["validate", "-c", str(run / "config.yaml")],
+    ):
+        result = runner.invoke(app, command)
+        assert str(result.exception).startswith(f"{run / 'config.yaml'} holds no settings that load"), result.output

@@ -271,7 +271,7 @@ def train(
     overrides["training.max_steps"] = given_once("the number of steps", steps=steps, max_steps=max_steps)
     own = {key for key, value in overrides.items() if value is not None} | set(parse_sets(set_values or ()))
     overrides = launch_settings(overrides, optimization_level, worker_hosts, task_index, set_values or ())
-    loaded = resolve_config(config or resumed_config(run_dir), overrides, set_values or ())
+    loaded = resolve_config(resumed_config(run_dir, config), overrides, set_values or ())
     with TrainingProgress(enabled=not json_output) as progress:
 
         def advise() -> None:  # what `validate` warns of, said where the GPU idles

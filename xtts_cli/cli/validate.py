@@ -147,7 +147,7 @@ def validate(
     overrides["training.max_steps"] = given_once("the number of steps", steps=steps, max_steps=max_steps)
     overrides = launch_settings(overrides, optimization_level, worker_hosts, task_index, set_values or ())
     try:
-        loaded = resolve_config(config or resumed_config(run_dir), overrides, set_values or ())
+        loaded = resolve_config(resumed_config(run_dir, config), overrides, set_values or ())
     except ConfigError as exc:
         _render_schema_failure(config, exc, json_output, fix or dry_run)
         raise typer.Exit(code=2) from None

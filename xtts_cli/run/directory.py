@@ -84,10 +84,15 @@ def own_config(run_dir: Optional[Path]) -> Optional[Path]:
     return config if config.is_file() and is_run_dir(Path(run_dir)) else None
 
 
-def resumed_config(run_dir: Optional[Path]) -> Optional[Path]:
-    """`own_config(run_dir)`, what `xtts train --run-dir RUN` without --config resumes with, once it
-    is known to hold the run's settings: emptied or damaged, it is refused (the defaults it would
-    otherwise read are not what the run trained with, and they would be written there for good)."""
+def resumed_config(run_dir: Optional[Path], config: Optional[Path] = None) -> Optional[Path]:
+    """`config` when given, else `own_config(run_dir)`, what `xtts train --run-dir RUN` without
+    --config resumes with, once it is known to hold the run's settings: a run's own config.yaml
+    emptied or damaged is refused (the defaults it would otherwise read are not what the run trained
+    with, and they would be written there for good), passed with -c too."""
+    if config is not None:
+        if own_config(config.parent) != config:
+            return config
+        run_dir = config.parent
     own = own_config(run_dir)
     if (
         own is None
