@@ -676,7 +676,7 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         (
             "ru",
             "Тел. 8 912 345-67-89, звоните 8 (495) 123-45-67, а не 8 500 рублей.",
-            "тел. восемь, девять один два, три четыре пять, шесть семь, восемь девять, звоните восемь, четыре девять "
+            "телефон восемь, девять один два, три четыре пять, шесть семь, восемь девять, звоните восемь, четыре девять "
             "пять, один два три, четыре пять, шесть семь, а не восемь тысяч пятьсот рублей.",
         ),
         # "телефона" (of a telephone) is no cue: its price is a price.
@@ -741,6 +741,33 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
             "fünfundzwanzig jahre alt, hauptbahnhof, inklusive mehrwertsteuer.",
         ),
         ("de", "Das ist so. Bis Fr. Dann frei.", "das ist so. bis fr. dann frei."),
+        # Each language's common abbreviations: addresses, references, titles.
+        ("ru", "ул. Ленина, д. 12, кв. 5, г. Москва", "улица ленина, дом двенадцать, квартира пять, город москва"),
+        (
+            "ru",
+            "см. с. 45, т. е. ок. 200; длина 5 см.",
+            "смотри страница сорок пять, то есть около двести; длина пять сантиметров.",
+        ),
+        (
+            "tr",
+            "Prof. Dr. Ahmet, Atatürk Cad. No: 5, bkz. s. 12 vb.",
+            "profesör doktor ahmet, atatürk caddesi numara beş, bakınız sayfa on iki ve benzeri.",
+        ),
+        (
+            "pl",
+            "Prof. Nowak, ok. 200 osób, zob. s. 45, ul. Długa 5 m. 12, itd.",
+            "profesor nowak, około dwieście osób, zobacz strona czterdzieści pięć, ulica długa pięć mieszkanie "
+            "dwanaście, i tak dalej.",
+        ),
+        (
+            "pt",
+            "p. ex. o n.º 12, 3.º Esq., apto. 5, Profa. Ana",
+            "por exemplo o número doze, terceiro esquerdo, apartamento cinco, professora ana",
+        ),
+        ("es", "El n.º 12 de la C/ Mayor, en EE. UU.", "el número doce de la calle mayor, en estados unidos."),
+        ("it", "ad es. int. 5, n. 12", "ad esempio interno cinque, numero dodici"),
+        ("nl", "Dr. Bakker, d.w.z. o.a. morgen", "dokter bakker, dat wil zeggen onder andere morgen"),
+        ("sv", "ca 200, dvs. fig. 3", "cirka tvåhundra, det vill säga figur tre"),
     ],
 )
 def test_abbreviations_are_read_out_with_the_numbers(language, text, read):

@@ -288,6 +288,13 @@ def test_a_text_splits_into_its_sentences(text, sentences):
             ["He lives in Apt. 4 now.", "Read Sec. 4 today.", "Open Mon.-Fri. from 9."],
         ),
         ("Siehe Tab. 4 und Abb. 2 bitte.", "de", ["Siehe Tab. 4 und Abb. 2 bitte."]),
+        ("Пришло ок. 200 человек. Потом.", "ru", ["Пришло ок. 200 человек.", "Потом."]),
+        ("Vive en EE. UU. desde 2010. Bien.", "es", ["Vive en EE. UU. desde 2010.", "Bien."]),
+        # A year's, an hour's, a century's small letter after its number ends a sentence before a capital.
+        ("Он родился в 1990 г. Живёт в Москве.", "ru", ["Он родился в 1990 г.", "Живёт в Москве."]),
+        ("Он родился в 1990 г. в Москве.", "ru", ["Он родился в 1990 г. в Москве."]),
+        ("Venez à 10 h. Merci. Au XIXe s. Il était.", "fr", ["Venez à 10 h.", "Merci.", "Au XIXe s.", "Il était."]),
+        ("Apollo 11 A. Smith flew.", "en", ["Apollo 11 A. Smith flew."]),
         (
             "Fr. Müller kam am Sa., 4. Mai. Bis Fr. Dann frei.",
             "de",

@@ -147,6 +147,11 @@ _WORDS: dict[str, dict[str, str]] = {
         r"osv\.": "och så vidare",
         r"s\.(?=\s*\d)": "sidan",
         r"kap\.": "kapitel",
+        r"ca(?=\s*\d)": "cirka",  # "ca 200", as Swedish writes it
+        r"dvs\.?": "det vill säga",
+        r"fig\.": "figur",
+        r"milj\.": "miljoner",
+        r"t\.\s?o\.\s?m\.": "till och med",
     },
     "fr": {
         r"mme\.?": "madame",
@@ -184,6 +189,11 @@ _WORDS: dict[str, dict[str, str]] = {
         r"fig\.": "figura",
         r"vol\.": "volumen",
         r"p\.(?=\s*\d)": "página",
+        r"n\.o(?=\s*\d)": "número",  # n.º 12, its º a letter o once cleaned
+        r"c/(?=\s*[^\W\d_])": "calle",
+        r"izq\.": "izquierda",
+        r"dcha\.": "derecha",
+        r"ee\.\s?uu\.": "estados unidos",
     },
     "it": {
         r"sig\.ra": "signora",
@@ -197,6 +207,9 @@ _WORDS: dict[str, dict[str, str]] = {
         r"fig\.": "figura",
         r"vol\.": "volume",
         r"p\.(?=\s*\d)": "pagina",
+        r"ad es\.": "ad esempio",
+        r"int\.(?=\s*\d)": "interno",
+        r"n\.(?=\s*\d)": "numero",
     },
     "pt": {
         r"sr\.": "senhor",
@@ -210,6 +223,13 @@ _WORDS: dict[str, dict[str, str]] = {
         r"fig\.": "figura",
         r"vol\.": "volume",
         r"p\.(?=\s*\d)": "página",
+        r"p\.\s?ex\.": "por exemplo",
+        r"n\.o(?=\s*\d)": "número",  # n.º 12, its º a letter o once cleaned
+        r"esq\.": "esquerdo",
+        r"dto\.": "direito",
+        r"apto\.": "apartamento",
+        r"profa\.": "professora",
+        r"prof\.": "professor",
     },
     "pl": {
         r"godz\.": "godzina",
@@ -217,6 +237,51 @@ _WORDS: dict[str, dict[str, str]] = {
         r"tj\.": "to jest",
         r"ul\.": "ulica",
         r"nr\.?(?=\s*\d)": "numer",
+        r"prof\.": "profesor",
+        r"dr\.": "doktor",
+        r"ok\.(?=\s*\d)": "około",
+        r"zob\.": "zobacz",
+        r"s\.(?=\s*\d)": "strona",
+        r"rozdz\.": "rozdział",
+        r"rys\.(?=\s*\d)": "rysunek",
+        r"m\.(?=\s*\d)": "mieszkanie",  # ul. Długa 5 m. 12
+        r"tel\.": "telefon",
+        r"itd\.": "i tak dalej",
+        r"itp\.": "i tym podobne",
+        r"tzn\.": "to znaczy",
+        r"al\.(?=\s+[^\W\d_])": "aleja",
+    },
+    # Russian: г. a town before its name (after a year it is год, which the numbers read); см. after no
+    # number (5 см. is centimetres).
+    "ru": {
+        r"ул\.": "улица",
+        r"д\.(?=\s*\d)": "дом",
+        r"кв\.(?=\s*\d)": "квартира",
+        r"(?<!\d)(?<!\d\s)г\.(?=\s+[^\W\d_])": "город",
+        r"тел\.": "телефон",
+        r"(?<!\d)(?<!\d\s)см\.": "смотри",
+        r"с\.(?=\s*\d)": "страница",
+        r"гл\.(?=\s*\d)": "глава",
+        r"напр\.": "например",
+        r"рис\.(?=\s*\d)": "рисунок",
+        r"проф\.": "профессор",
+        r"д-р": "доктор",
+        r"ок\.(?=\s*\d)": "около",
+        r"т\.\s?е\.": "то есть",
+        r"т\.\s?д\.": "так далее",
+        r"т\.\s?п\.": "тому подобное",
+    },
+    "tr": {
+        r"dr\.": "doktor",
+        r"prof\.": "profesör",
+        r"cad\.": "caddesi",
+        r"sok\.": "sokak",
+        r"mah\.": "mahallesi",
+        r"bkz\.": "bakınız",
+        r"vb\.": "ve benzeri",
+        r"vs\.": "vesaire",
+        r"s\.(?=\s*\d)": "sayfa",
+        r"no:(?=\s*\d)": "numara",
     },
     "nl": {
         r"dhr\.": "de heer",
@@ -229,6 +294,9 @@ _WORDS: dict[str, dict[str, str]] = {
         r"hfst\.": "hoofdstuk",
         r"p\.(?=\s*\d)": "pagina",
         r"fig\.": "figuur",
+        r"dr\.": "dokter",
+        r"d\.\s?w\.\s?z\.": "dat wil zeggen",
+        r"o\.\s?a\.": "onder andere",
     },
 }
 # German streets: "Hauptstr. 5" is "Hauptstraße 5", the abbreviation at a word's end.
@@ -288,6 +356,6 @@ def read_out_before(before: str, after: str, language: Optional[str]) -> bool:
     for match in pattern.finditer(text, max(0, end - 16)):
         if match.start() >= end:
             return False
-        if match.end() == end:
+        if match.end() >= end:  # ending there, or past it: "EE. | UU." is one abbreviation
             return True
     return False

@@ -1207,6 +1207,7 @@ def _a_german_date(before: str, after: str) -> bool:
 
 
 _REPRESENTATIVE_AT_END = re.compile(r"\bReps?\.$")
+_LETTER_AFTER_NUMBER = re.compile(r"(?:\d|\b[IVXLC]+(?:e|er|re)?)\s+([^\W\d_])\.$")
 
 
 def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
@@ -1240,6 +1241,12 @@ def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
         _INCLUDING.search(before + " ") is not None and re.match(r"(?:VAT|GST|HST|tax)\b", after) is not None
     ):
         return True
+    # A year's, an hour's or a century's letter after its number, a capital after it: "в 1990 г. Живёт",
+    # "w 1990 r. Mieszka", "à 10 h. Venez", "XIXe s. Il" (one letter had never ended a sentence: an initial,
+    # which is a capital).
+    lettered = _LETTER_AFTER_NUMBER.search(before)
+    if lettered and lettered.group(1).islower() and after[:1].isupper():
+        return False
     if _NO_END_AFTER.search(before) or read_out_before(before, after, language):
         return not _OPENER.match(after)
     return _a_german_date(before, after)
