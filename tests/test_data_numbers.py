@@ -768,6 +768,20 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         ("it", "ad es. int. 5, n. 12", "ad esempio interno cinque, numero dodici"),
         ("nl", "Dr. Bakker, d.w.z. o.a. morgen", "dokter bakker, dat wil zeggen onder andere morgen"),
         ("sv", "ca 200, dvs. fig. 3", "cirka tvåhundra, det vill säga figur tre"),
+        # Halves, thirds and quarters in Polish, Russian and Turkish.
+        ("pl", "1/2 litra i 3/4 szklanki", "pół litra i trzy czwarte szklanki"),
+        ("ru", "1/2 стакана, 2 1/2 часа", "половина стакана, два с половиной часа"),
+        ("tr", "1/2 litre, 1 1/2 saat", "yarım litre, bir buçuk saat"),
+        # A time a case ending or a verb of travel says is one; an ordinal's degree sign before its noun.
+        ("tr", "Tren 7.05'te kalkıyor.", "tren yedi sıfır beş'te kalkıyor."),
+        ("sv", "Tåget kommer fram 13.45.", "tåget kommer fram tretton förtiofem."),
+        ("it", "nel 1° trimestre, 30° all'ombra", "nel primo trimestre, trenta gradi all'ombra"),
+        # Spanish primer and tercer before the masculine noun they count.
+        (
+            "es",
+            "el 1.º piso, el 1.º de mayo, el 2.º piso, el 13.º piso, quedó 3.º.",
+            "el primer piso, el primero de mayo, el segundo piso, el décimo tercer piso, quedó tercero.",
+        ),
     ],
 )
 def test_abbreviations_are_read_out_with_the_numbers(language, text, read):

@@ -841,12 +841,14 @@ _DEGREE_AS_ORDINAL = {
         (
             "it",
             "gennaio|febbraio|marzo|aprile|maggio|giugno|luglio|agosto|settembre|ottobre|novembre|dicembre",
-            "piano|posto|secolo|premio|classificato|livello|anno",
+            "piano|posto|secolo|premio|classificato|livello|anno|trimestre|semestre|giorno|mese|capitolo|turno|"
+            "tempo|volta|figlio|figlia|giro|gruppo|articolo|comma|punto|round|set|gol|grado|tentativo|episodio",
         ),
         (
             "es",
             "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre",
-            "piso|lugar|siglo|premio|puesto|nivel|año",
+            "piso|lugar|siglo|premio|puesto|nivel|año|trimestre|semestre|día|mes|capítulo|turno|tiempo|vez|hijo|"
+            "hija|grupo|artículo|intento|episodio",
         ),
         (
             "pt",
@@ -1337,6 +1339,12 @@ def _dotted_times(text: str, language: str) -> str:
         text = re.sub(rf"\b((?:{_DOT_TIME_CUES[language]})\s+){_DOT_TIME}", r"\1\2:\3", text, flags=re.IGNORECASE)
     if language in _CLOCK_NOUNS:
         text = re.sub(rf"{_DOT_TIME}(?=\s+{_CLOCK_NOUNS[language]}\b)", r"\1:\2", text, flags=re.IGNORECASE)
+    if language == "tr":  # a case ending after it says it is a time: "7.05'te kalkıyor", "13.45'ten sonra"
+        text = re.sub(rf"{_DOT_TIME}(?=['\u2019](?:te|ta|de|da|ten|tan|den|dan|e|a|ye|ya)\b)", r"\1:\2", text)
+    if language == "sv":  # "kommer fram 13.45", "öppnar 9.30": Swedish writes its times so
+        text = re.sub(
+            rf"\b((?:kommer fram|fram|öppnar|stänger|går|avgår|börjar|slutar)\s+){_DOT_TIME}", r"\1\2:\3", text
+        )
     return text
 
 
@@ -1437,6 +1445,18 @@ _ORDINALS: dict[str, tuple[re.Pattern, dict[str, str]]] = {
 }
 
 
+# Spanish shortens primero and tercero before the masculine noun they count: "el 1.º piso" is el primer
+# piso ("el 1.º de mayo" stays primero).
+_SPANISH_NOUN_AFTER = re.compile(r"\s+(?!(?:de|del|y|o|e|en|a|al|que|con)\b)[^\W\d_]")
+
+
+def _ordinal_form(match: re.Match, language: str, endings: dict[str, str]) -> str:
+    form = endings.get(match.group(2).lower(), "")
+    if language == "es" and form == "" and _SPANISH_NOUN_AFTER.match(match.string, match.end()):
+        return "short"
+    return form
+
+
 def _ordinal(number: int, language: str, form: str) -> str:
     said = _words(number, language, to="ordinal")
     if form == "f" and language == "fr":
@@ -1444,7 +1464,7 @@ def _ordinal(number: int, language: str, form: str) -> str:
     if form == "f":
         return re.sub(r"o\b", "a", said)
     if form == "short":
-        return re.sub(r"o$", "", said)  # primero piso -> primer piso
+        return re.sub(r"(primer|tercer)o$", r"\1", said)  # primero piso -> primer piso; segundo stays
     return said
 
 
@@ -1606,14 +1626,37 @@ _FRACTION_WORDS = {
     "pt": ("meio", "um terço", "dois terços", "um quarto", "três quartos"),
     "nl": ("een half", "een derde", "twee derde", "een kwart", "drie kwart"),
     "sv": ("en halv", "en tredjedel", "två tredjedelar", "en fjärdedel", "tre fjärdedelar"),
+    "pl": ("pół", "jedna trzecia", "dwie trzecie", "jedna czwarta", "trzy czwarte"),
+    "ru": ("половина", "одна треть", "две трети", "одна четверть", "три четверти"),
+    "tr": ("yarım", "üçte bir", "üçte iki", "dörtte bir", "dörtte üç"),
 }
 _FRACTION_OF = {"1/2": 0, "1/3": 1, "2/3": 2, "1/4": 3, "3/4": 4}
 _SIMPLE_FRACTION = re.compile(r"(?<![\d/.,])([123]/[234])(?![\d/]|[.,]\d)")
 # A whole number and a fraction ("3 1/2", "3½"): drei und ein viertel, trois et demi, not trois un demi.
 _MIXED_FRACTION = re.compile(r"(?<![\d/.,])(\d{1,6}) ([123]/[234])(?![\d/]|[.,]\d)")
-_MIXED_AND = {"de": "und", "fr": "et", "es": "y", "it": "e", "pt": "e", "nl": "en", "sv": "och"}
+_MIXED_AND = {
+    "de": "und",
+    "fr": "et",
+    "es": "y",
+    "it": "e",
+    "pt": "e",
+    "nl": "en",
+    "sv": "och",
+    "pl": "i",
+    "ru": "и",
+    "tr": "ve",
+}
 # A half after a whole number: German joins it (dreieinhalb), French and Spanish drop the article.
-_MIXED_HALF = {"de": "einhalb", "fr": "et demi", "es": "y medio", "it": "e mezzo", "pt": "e meio"}
+_MIXED_HALF = {
+    "de": "einhalb",
+    "fr": "et demi",
+    "es": "y medio",
+    "it": "e mezzo",
+    "pt": "e meio",
+    "tr": "buçuk",  # bir buçuk
+    "pl": "i pół",
+    "ru": "с половиной",
+}
 # "3 x 4", "2 x täglich": the multiplication sign as a word.
 _TIMES_WORDS = {"de": "mal", "fr": "fois", "es": "por", "it": "per", "pt": "vezes", "nl": "keer", "sv": "gånger"}
 _TIMES = re.compile(r"(?<=\d)\s?[x\u00d7](?=\s?\d|\s+[^\W\d_])")
@@ -2483,7 +2526,7 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
             text = _RUSSIAN_ORDINAL.sub(lambda m: _russian_ordinal(int(m.group(1)), m.group(2)), text)
         if primary in _ORDINALS:
             marked, endings = _ORDINALS[primary]
-            text = marked.sub(lambda m: _ordinal(int(m.group(1)), primary, endings.get(m.group(2).lower(), "")), text)
+            text = marked.sub(lambda m: _ordinal(int(m.group(1)), primary, _ordinal_form(m, primary, endings)), text)
         if primary in _MINUS_WORDS:
             text = _MINUS.sub(f"{_MINUS_WORDS[primary]} ", text)
         text = _LETTERS_AND_DIGITS.sub(" ", text)
