@@ -740,7 +740,21 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
             "am samstag, vierten mai kommt frau müller. geöffnet montag-freitag, im neunzehnten jahrhundert, "
             "fünfundzwanzig jahre alt, hauptbahnhof, inklusive mehrwertsteuer.",
         ),
-        ("de", "Das ist so. Bis Fr. Dann frei.", "das ist so. bis fr. dann frei."),
+        ("de", "Das ist so. Bis Fr. Dann frei.", "das ist so. bis freitag. dann frei."),
+        # ... and what stays: "so." (Ach so. 2 Tage), a count before a word that is no noun, a decimal that
+        # is no date, an initial before the name Alt.
+        (
+            "de",
+            "Ach so. 2 Tage noch. Er gab ihr 5. Dann ging er. Ich kaufte diese 3. Die anderen nicht. Es ist 12.30.",
+            "ach so. zwei tage noch. er gab ihr fünf. dann ging er. ich kaufte diese drei. die anderen nicht. es ist "
+            "zwölf komma drei.",
+        ),
+        (
+            "de",
+            "Peter J. Alt kam Mo. bis Fr., Mo.-Fr. und Sa., So. zum Hbf. Dann ging er. Sein 2. Buch, ihr 3. Kind.",
+            "peter j. alt kam montag bis freitag, montag-freitag und samstag, sonntag zum hauptbahnhof. dann ging er. "
+            "sein zweites buch, ihr drittes kind.",
+        ),
         # Each language's common abbreviations: addresses, references, titles.
         ("ru", "ул. Ленина, д. 12, кв. 5, г. Москва", "улица ленина, дом двенадцать, квартира пять, город москва"),
         (

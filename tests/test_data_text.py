@@ -300,6 +300,24 @@ def test_a_text_splits_into_its_sentences(text, sentences):
             "de",
             ["Fr. Müller kam am Sa., 4. Mai.", "Bis Fr.", "Dann frei."],
         ),
+        # A noun's abbreviation before a capital ends its sentence; "so." before a number is no Sonntag;
+        # a count after a pronoun, before a word that starts sentences, ends one.
+        (
+            "Wir treffen uns am Hbf. Dann gehen wir. Preise inkl. MwSt. Versand extra. Ach so. 2 Tage noch. Er gab "
+            "ihr 5. Dann ging er. Sa., So. geschlossen.",
+            "de",
+            [
+                "Wir treffen uns am Hbf.",
+                "Dann gehen wir.",
+                "Preise inkl. MwSt.",
+                "Versand extra.",
+                "Ach so.",
+                "2 Tage noch.",
+                "Er gab ihr 5.",
+                "Dann ging er.",
+                "Sa., So. geschlossen.",
+            ],
+        ),
         (
             "Spotkajmy się o godz. 10 przy ul. Długiej, np. jutro.",
             "pl",

@@ -121,22 +121,19 @@ _WORDS: dict[str, dict[str, str]] = {
         r"hbf\.": "hauptbahnhof",
         r"mwst\.": "mehrwertsteuer",
         r"jg\.": "jahrgang",
-        r"j\.(?=\s*alt\b)": "jahre",  # 25 J. alt; not an initial
-        # Weekdays before a date, a comma or a dash ("am Sa., 4. Mai", "Mo.-Fr."): "so." ends "Das ist so."
-        # and "Fr. Müller" is Frau.
-        **{
-            rf"{short}\.(?=\s*[,\u2013-]|\s*\d)": day
-            for short, day in (
-                ("mo", "montag"),
-                ("di", "dienstag"),
-                ("mi", "mittwoch"),
-                ("do", "donnerstag"),
-                ("sa", "samstag"),
-                ("so", "sonntag"),
-            )
-        },
-        r"fr\.(?=\s*[,\u2013-]|\s*\d)|(?<=[\u2013-])fr\.": "freitag",
-        # Fr. Müller; not "Bis Fr. Dann frei." (a word that starts sentences).
+        r"(?<=\d )j\.(?=\s*alt\b)": "jahre",  # 25 J. alt; not an initial (Peter J. Alt)
+        # Weekdays: Mo., Di., Mi., Do. and Sa. are no other word. "so." is (Das ist so.): Sonntag only as a
+        # day's (am So., 4. Mai; Fr.-So.; bis So.); "Fr." is Freitag beside another day or a date, else Frau
+        # before a name (Fr. Müller), not before a word that starts sentences (Bis Fr. Dann frei.).
+        r"mo\.": "montag",
+        r"di\.": "dienstag",
+        r"mi\.": "mittwoch",
+        r"do\.": "donnerstag",
+        r"sa\.": "samstag",
+        r"so\.(?=\s*,\s*\d)|(?<=[\u2013-])so\.|(?<=am )so\.|(?<=bis )so\.|(?<=\., )so\.": "sonntag",
+        r"fr\.(?=\s*[,\u2013-]|\s*\d|\s+(?:bis|und)\b)|(?<=[\u2013-])fr\.|(?<=bis )fr\.|(?<=und )fr\.|(?<=am )fr\.": (
+            "freitag"
+        ),
         r"fr\.(?=\s+[^\W\d_])(?!\s+(?:dann|und|aber|das|die|der|den|es|er|sie|wir|ich|ab|bis|danach)\b)": "frau",
     },
     "sv": {
@@ -332,8 +329,11 @@ def abbreviation_reader(language: Optional[str]) -> Optional[Callable[[str], str
     def said(match: re.Match) -> str:
         if not match.lastindex:
             return match.group(0)
-        # An abbreviation's full stop that ends the text ends its sentence too: "... and Main St."
-        return words[ordered[match.lastindex - 1]] + ("." if match.group(0).endswith(".") and ends_text(match) else "")
+        # An abbreviation's full stop that ends the text ends its sentence too: "... and Main St."; so does
+        # one of _MAY_END's before a word that starts sentences ("am hbf. dann gehen wir").
+        word = words[ordered[match.lastindex - 1]]
+        ends = ends_text(match) or (word in _MAY_END and _OPENS_SENTENCE.match(match.string, match.end()))
+        return word + ("." if match.group(0).endswith(".") and ends else "")
 
     def read(text: str) -> str:
         if primary == "de":
@@ -343,6 +343,17 @@ def abbreviation_reader(language: Optional[str]) -> Optional[Callable[[str], str
     return read
 
 
+# Abbreviations of a noun that end sentences as often as not (read as these words): before a capital,
+# their full stop is the sentence's too ("Wir treffen uns am Hbf. Dann gehen wir.", "inkl. MwSt. Versand
+# extra.", "Bis Fr. Dann frei."); in the text read whole, before a word that starts sentences.
+_MAY_END = frozenset(
+    "hauptbahnhof mehrwertsteuer jahrhundert montag dienstag mittwoch donnerstag freitag samstag sonntag".split()
+)
+_OPENS_SENTENCE = re.compile(
+    r"\s+(?:dann|danach|damals|dort|da|die|der|das|sie|er|es|wir|ich|du|man|heute|morgen|gestern|hier|jetzt|nun)\b"
+)
+
+
 def read_out_before(before: str, after: str, language: Optional[str]) -> bool:
     """Whether `before` ends with the full stop of an abbreviation `language`'s reader reads out,
     `after` following ("Call ext. | 12", "Sen. | Brown"): no sentence ends there."""
@@ -350,12 +361,13 @@ def read_out_before(before: str, after: str, language: Optional[str]) -> bool:
     if primary not in _READERS or not before.endswith("."):
         return False
     text, end = f"{before} {after}", len(before)
-    pattern = _READERS[primary][0]
+    pattern, ordered = _READERS[primary]
     # From a little before its end (the longest is "approx."), the whole text after it in sight: some
     # are read only before a number ("ext. 12").
     for match in pattern.finditer(text, max(0, end - 16)):
         if match.start() >= end:
             return False
         if match.end() >= end:  # ending there, or past it: "EE. | UU." is one abbreviation
-            return True
+            word = _WORDS[primary][ordered[match.lastindex - 1]] if match.lastindex else ""
+            return not (match.end() == end and word in _MAY_END and after[:1].isupper())
     return False

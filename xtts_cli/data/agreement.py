@@ -245,6 +245,11 @@ def _german_verb(noun: str) -> bool:
     return bool(_GERMAN_VERB.search(noun)) and noun not in _GERMAN_EN_NOUNS and not _german_neuter(noun)
 
 
+def german_neuter(noun: str) -> bool:
+    """A German noun (lower case) known neuter: by its ending (mädchen, museum) or by name (buch)."""
+    return _german_neuter(noun)
+
+
 def _german_neuter(noun: str) -> bool:
     if noun in _GERMAN_CHEN_NOT_SMALL:
         return False

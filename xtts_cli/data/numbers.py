@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Optional
 
-from xtts_cli.data.agreement import agree
+from xtts_cli.data.agreement import agree, german_neuter
 
 __all__ = ["number_reader", "number_words", "regional", "slavic_ordinal", "superscript_powers"]
 
@@ -1280,8 +1280,8 @@ _GERMAN_DATE = re.compile(
 # Any ordinal after an article, a preposition with one or a word declined as one, by the ending it
 # gives: -e as after der ("der 2. Platz", "jeder 5. Deutsche", "seine 3. Frau"), -en after a dative or
 # genitive ("im 3. Stock", "seinen 100. Geburtstag"), and after an ein-word with no ending -er, or -es
-# before a noun of a neuter's ending ("sein 2. Versuch", "sein 2. Buch" is a guess: its gender is the
-# noun's). "zum 1.000. Mal": thousands grouped with dots.
+# before a neuter noun ("sein 2. Versuch", "sein 2. Buch": the nouns `agreement` knows neuter, by
+# ending or by name). "zum 1.000. Mal": thousands grouped with dots.
 _DETERMINER_E = r"der|die|das|ins|jede[rs]?|diese[rs]?|jene[rs]?|(?:mein|dein|sein|ihr|unser|eur|euer|kein|ein)e"
 _DETERMINER_EN = (
     r"am|vom|zum|im|beim|zur|dem|den|des|jede[mn]|diese[mn]|jene[mn]|(?:mein|dein|sein|ihr|unser|eur|kein|ein)e[mnrs]"
@@ -1291,11 +1291,17 @@ _DETERMINER_BARE = r"mein|dein|sein|ihr|unser|euer|kein|ein"
 # "Ich nahm die 3. Das war gut").
 GERMAN_ORDINAL_AFTER = rf"{_DETERMINER_EN}|ins|jede[rs]?|diese[rs]?|jene[rs]?|(?:mein|dein|sein|ihr|unser|eur|euer|kein|ein)e|{_DETERMINER_BARE}"
 GERMAN_ORDINAL_NUMBER = r"(?:\d{1,4}|\d{1,3}(?:\.\d{3})+)"
+# Words that start a sentence and are no noun: "Er gab ihr 5. Dann ging er." is five, and two sentences.
+GERMAN_NOT_COUNTED = (
+    r"dann|danach|damals|dort|da|die|der|das|dem|den|des|sie|er|es|wir|ich|ihr|du|man|aber|und|oder|doch|so|nun|"
+    r"jetzt|heute|morgen|gestern|auch|hier|deshalb|also|denn|wenn|als|ein|eine|mein|meine|sein|seine|dies|diese|"
+    r"dieser|kein|keine|was|wer|wie|wo|warum|bitte|ja|nein|nicht|noch|schon|alle|alles|mehr|weiter"
+)
 _GERMAN_ORDINAL = re.compile(
-    rf"\b({_DETERMINER_E}|{_DETERMINER_EN}|{_DETERMINER_BARE})\s+({GERMAN_ORDINAL_NUMBER})\.\s+(?=([^\W\d_]+))",
+    rf"\b({_DETERMINER_E}|{_DETERMINER_EN}|{_DETERMINER_BARE})\s+({GERMAN_ORDINAL_NUMBER})\.\s+"
+    rf"(?!(?:{GERMAN_NOT_COUNTED})\b)(?=([^\W\d_]+))",
     re.IGNORECASE,
 )
-_NEUTER_ENDING = re.compile(r"(?:chen|lein|um|ment|tum)$")
 
 
 # A time of day as each language reads one: "9:30" is neun uhr dreißig, negen uur dertig, neuf
@@ -1781,14 +1787,16 @@ def _dates_in_digits(text: str, language: str) -> str:
     text = _DAY_FIRST_DATE.sub(lambda m: _named_date(m.group(1), m.group(3), m.group(4), language, m.group(0)), text)
     if language == "de":
         # The last full stop of a date that ends the text ends its sentence too ("Er kommt am 7.7.").
-        text = _GERMAN_DAY_MONTH.sub(
-            lambda m: (
-                _named_date(m.group(1), m.group(2), None, language, m.group(0))
-                + ("." if not text[m.end() :].strip() else "")
-            ),
-            text,
-        )
+        text = _GERMAN_DAY_MONTH.sub(lambda m: _german_day_month(m, text), text)
     return text
+
+
+def _german_day_month(match: re.Match, text: str) -> str:
+    said = _named_date(match.group(1), match.group(2), None, "de", match.group(0))
+    if said == match.group(0):  # no date ("12.30."): as it was, its full stop once
+        return said
+    # The last full stop of a date that ends the text ends its sentence too ("Er kommt am 7.7.").
+    return said + ("." if not text[match.end() :].strip() else "")
 
 
 def _german_ordinal(match: re.Match) -> str:
@@ -1798,7 +1806,7 @@ def _german_ordinal(match: re.Match) -> str:
     elif re.fullmatch(_DETERMINER_EN, before, re.IGNORECASE):
         ending = "n"
     else:
-        ending = "s" if _NEUTER_ENDING.search(match.group(3)) else "r"
+        ending = "s" if german_neuter(match.group(3).lower()) else "r"
     return f"{before} {_words(int(match.group(2).replace('.', '')), 'de', to='ordinal')}{ending} "
 
 

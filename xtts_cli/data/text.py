@@ -29,6 +29,7 @@ from xtts_cli.data.abbreviations import ends_text
 from xtts_cli.data.numbers import (
     COUNTED,
     GERMAN_MONTHS,
+    GERMAN_NOT_COUNTED,
     GERMAN_ORDINAL_AFTER,
     GERMAN_ORDINAL_NUMBER,
     english_capitals,
@@ -1187,6 +1188,7 @@ _ORDINAL_AFTER_PREPOSITION = re.compile(
     rf"\b(?:{GERMAN_ORDINAL_AFTER})\s+{GERMAN_ORDINAL_NUMBER}\.$|^(?:der|die|das)\s+{GERMAN_ORDINAL_NUMBER}\.$",
     re.IGNORECASE,
 )
+_NOT_COUNTED_FIRST = re.compile(rf"(?:{GERMAN_NOT_COUNTED})\b", re.IGNORECASE)
 _MONTH_FIRST = re.compile(rf"(?:{GERMAN_MONTHS})\b", re.IGNORECASE)
 _ROMAN_AT_END = re.compile(r"\b[IVXLC]+\.$")
 # A quotation's own end, its sentence going on in lower case: "Stop!" she said. "Why?" he asked.
@@ -1230,7 +1232,9 @@ def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
         return True
     if _QUOTED_END.search(before) and after[:1].islower():  # "Stop!" she said.
         return True
-    if (_DAY_AND_MONTH_AT_END.search(before) and after[:1].islower()) or _ORDINAL_AFTER_PREPOSITION.search(before):
+    if _DAY_AND_MONTH_AT_END.search(before) and after[:1].islower():
+        return True
+    if _ORDINAL_AFTER_PREPOSITION.search(before) and not _NOT_COUNTED_FIRST.match(after):
         return True
     if _ROMAN_AT_END.search(before) and after[:1].islower():  # German "Ludwig XIV. war König"
         return True
