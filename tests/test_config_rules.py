@@ -158,6 +158,13 @@ def test_memory_limits_and_isolation(write_config) -> None:
 def test_device_indices_are_checked_against_the_machine(write_config) -> None:
     found = findings(write_config, "devices:\n  data_gpu: 1\n  model_gpu: 2\n", TWO_4090)
     assert list(found) == ["device-not-found"] and "available indices 0-1" in found["device-not-found"].message
+    assert found["device-not-found"].message.endswith("or remove data_gpu/model_gpu to use one device")
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.diagnosis.config_rules import check_config
+
+    given = resolve_config(None, {}, ["devices.data_gpu=1", "devices.model_gpu=2"])
+    (said,) = [f.message for f in check_config(given, TWO_4090) if f.id == "device-not-found"]
+    assert said.endswith("or leave out --set devices.data_gpu/model_gpu to use one device")
     # The CPU twin: logical CPU devices stand in for GPUs.
     assert findings(write_config, "devices:\n  data_gpu: 0\n  model_gpu: 1\n  logical_cpu_devices: 2\n") == {}
 

@@ -780,7 +780,38 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         ),
         ("es", "El n.º 12 de la C/ Mayor, en EE. UU.", "el número doce de la calle mayor, en estados unidos."),
         ("it", "ad es. int. 5, n. 12", "ad esempio interno cinque, numero dodici"),
-        ("nl", "Dr. Bakker, d.w.z. o.a. morgen", "dokter bakker, dat wil zeggen onder andere morgen"),
+        ("nl", "Dr. Bakker, d.w.z. o.a. morgen", "doctor bakker, dat wil zeggen onder andere morgen"),
+        # ... and what they leave: initials (Г. К. Жуков), a unit after a number (8 m. 20 cm), versus, a
+        # degree before a word that is no count; a list's end keeps its stop.
+        (
+            "ru",
+            "Маршал Г. К. Жуков, в г. Туле. Сыр и т. д. Потом.",
+            "маршал г. к. жуков, в город туле. сыр и так далее. потом.",
+        ),
+        (
+            "pl",
+            "Skoczył 8 m. 20 cm, ul. Długa 5 m. 12",
+            "skoczył osiem metrów. dwadzieścia centymetrów, ulica długa pięć mieszkanie dwanaście",
+        ),
+        ("tr", "Galatasaray vs. Fenerbahçe", "galatasaray vs. fenerbahçe"),
+        ("it", "Oggi 18° tempo nuvoloso.", "oggi diciotto gradi tempo nuvoloso."),
+        (
+            "es",
+            "El 1.º se llevó el premio y el 1.º fue Pedro.",
+            "el primero se llevó el premio y el primero fue pedro.",
+        ),
+        # German: a day's ordinal before und, oder, bis; the second of a pair; Fr. as Frau, Freitag or francs.
+        (
+            "de",
+            "Am 24. und 25. Dezember, die 1. und 2. Klasse. Wir sehen uns am 5. Dann gehen wir.",
+            "am vierundzwanzigsten und fünfundzwanzigsten dezember, die erste und zweite klasse. wir sehen uns am "
+            "fünften. dann gehen wir.",
+        ),
+        (
+            "de",
+            "Herr und Fr. Meier zahlen 20 Fr. pro Person, Mo.-Fr. und Mo. bis Fr.",
+            "herr und frau meier zahlen zwanzig franken pro person, montag-freitag und montag bis freitag.",
+        ),
         ("sv", "ca 200, dvs. fig. 3", "cirka tvåhundra, det vill säga figur tre"),
         # Halves, thirds and quarters in Polish, Russian and Turkish.
         ("pl", "1/2 litra i 3/4 szklanki", "pół litra i trzy czwarte szklanki"),

@@ -131,10 +131,15 @@ _WORDS: dict[str, dict[str, str]] = {
         r"do\.": "donnerstag",
         r"sa\.": "samstag",
         r"so\.(?=\s*,\s*\d)|(?<=[\u2013-])so\.|(?<=am )so\.|(?<=bis )so\.|(?<=\., )so\.": "sonntag",
-        r"fr\.(?=\s*[,\u2013-]|\s*\d|\s+(?:bis|und)\b)|(?<=[\u2013-])fr\.|(?<=bis )fr\.|(?<=und )fr\.|(?<=am )fr\.": (
+        # Freitag beside another day (Mo.-Fr., Mo. bis Fr., Fr., 3. Mai; Fr. 3.5.); after a number, Swiss
+        # francs (20 Fr.); else Frau before a name (Herr und Fr. Meier).
+        r"(?<!\d )fr\.(?=\s*[,\u2013-]|\s*\d{1,2}\.\s*(?:\d|[^\W\d_])|\s+bis\b)|(?<=[\u2013-])fr\.|(?<=\. bis )fr\.|(?<=am )fr\.": (
             "freitag"
         ),
-        r"fr\.(?=\s+[^\W\d_])(?!\s+(?:dann|und|aber|das|die|der|den|es|er|sie|wir|ich|ab|bis|danach)\b)": "frau",
+        r"(?<=\d )fr\.": "franken",
+        r"(?<!\d )(?<![\u2013-])(?<!\. bis )fr\.(?=\s+[^\W\d_])(?!\s+(?:dann|und|aber|das|die|der|den|es|er|sie|wir|ich|ab|bis|danach)\b)": (
+            "frau"
+        ),
     },
     "sv": {
         r"kl\.": "klockan",
@@ -238,10 +243,10 @@ _WORDS: dict[str, dict[str, str]] = {
         r"dr\.": "doktor",
         r"ok\.(?=\s*\d)": "około",
         r"zob\.": "zobacz",
-        r"s\.(?=\s*\d)": "strona",
+        r"(?<!\d )s\.(?=\s*\d)": "strona",  # not "w 10 s. 5 razy" (seconds)
         r"rozdz\.": "rozdział",
         r"rys\.(?=\s*\d)": "rysunek",
-        r"m\.(?=\s*\d)": "mieszkanie",  # ul. Długa 5 m. 12
+        r"m\.(?=\s*\d+\b(?!\s*(?:cm|mm|m|km)\b))": "mieszkanie",  # ul. Długa 5 m. 12; not "8 m. 20 cm" (metres)
         r"tel\.": "telefon",
         r"itd\.": "i tak dalej",
         r"itp\.": "i tym podobne",
@@ -254,7 +259,9 @@ _WORDS: dict[str, dict[str, str]] = {
         r"ул\.": "улица",
         r"д\.(?=\s*\d)": "дом",
         r"кв\.(?=\s*\d)": "квартира",
-        r"(?<!\d)(?<!\d\s)г\.(?=\s+[^\W\d_])": "город",
+        # A town before its name, after a preposition, a comma or at the start ("в г. Туле", ", г. Москва"):
+        # "Г. К. Жуков", "написал Г. Иванов" are initials.
+        r"(?:(?<=^)|(?<=в )|(?<=во )|(?<=из )|(?<=до )|(?<=под )|(?<=, ))г\.(?=\s+[^\W\d_]{2})": "город",
         r"тел\.": "телефон",
         r"(?<!\d)(?<!\d\s)см\.": "смотри",
         r"с\.(?=\s*\d)": "страница",
@@ -276,7 +283,6 @@ _WORDS: dict[str, dict[str, str]] = {
         r"mah\.": "mahallesi",
         r"bkz\.": "bakınız",
         r"vb\.": "ve benzeri",
-        r"vs\.": "vesaire",
         r"s\.(?=\s*\d)": "sayfa",
         r"no:(?=\s*\d)": "numara",
     },
@@ -291,7 +297,7 @@ _WORDS: dict[str, dict[str, str]] = {
         r"hfst\.": "hoofdstuk",
         r"p\.(?=\s*\d)": "pagina",
         r"fig\.": "figuur",
-        r"dr\.": "dokter",
+        r"dr\.": "doctor",  # the title, as Dutch says it
         r"d\.\s?w\.\s?z\.": "dat wil zeggen",
         r"o\.\s?a\.": "onder andere",
     },
@@ -332,7 +338,12 @@ def abbreviation_reader(language: Optional[str]) -> Optional[Callable[[str], str
         # An abbreviation's full stop that ends the text ends its sentence too: "... and Main St."; so does
         # one of _MAY_END's before a word that starts sentences ("am hbf. dann gehen wir").
         word = words[ordered[match.lastindex - 1]]
-        ends = ends_text(match) or (word in _MAY_END and _OPENS_SENTENCE.match(match.string, match.end()))
+        # A list's "and so on" ends its clause, mostly its sentence: its full stop stays, as a pause.
+        ends = (
+            ends_text(match)
+            or word in _LIST_ENDS
+            or (word in _MAY_END and _OPENS_SENTENCE.match(match.string, match.end()))
+        )
         return word + ("." if match.group(0).endswith(".") and ends else "")
 
     def read(text: str) -> str:
@@ -343,11 +354,30 @@ def abbreviation_reader(language: Optional[str]) -> Optional[Callable[[str], str
     return read
 
 
+# "And so on": ends a list, and mostly its sentence.
+_LIST_ENDS = frozenset(
+    {
+        "i tak dalej",
+        "i tym podobne",
+        "ve benzeri",
+        "так далее",
+        "тому подобное",
+        "und so weiter",
+        "etcétera",
+        "eccetera",
+        "och så vidare",
+        "enzovoort",
+    }
+)
 # Abbreviations of a noun that end sentences as often as not (read as these words): before a capital,
 # their full stop is the sentence's too ("Wir treffen uns am Hbf. Dann gehen wir.", "inkl. MwSt. Versand
 # extra.", "Bis Fr. Dann frei."); in the text read whole, before a word that starts sentences.
-_MAY_END = frozenset(
-    "hauptbahnhof mehrwertsteuer jahrhundert montag dienstag mittwoch donnerstag freitag samstag sonntag".split()
+_MAY_END = (
+    frozenset(
+        "hauptbahnhof mehrwertsteuer jahrhundert montag dienstag mittwoch donnerstag freitag samstag sonntag".split()
+    )
+    | _LIST_ENDS
+    | {"estados unidos"}
 )
 _OPENS_SENTENCE = re.compile(
     r"\s+(?:dann|danach|damals|dort|da|die|der|das|sie|er|es|wir|ich|du|man|heute|morgen|gestern|hier|jetzt|nun)\b"

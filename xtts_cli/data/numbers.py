@@ -841,14 +841,13 @@ _DEGREE_AS_ORDINAL = {
         (
             "it",
             "gennaio|febbraio|marzo|aprile|maggio|giugno|luglio|agosto|settembre|ottobre|novembre|dicembre",
-            "piano|posto|secolo|premio|classificato|livello|anno|trimestre|semestre|giorno|mese|capitolo|turno|"
-            "tempo|volta|figlio|figlia|giro|gruppo|articolo|comma|punto|round|set|gol|grado|tentativo|episodio",
+            "piano|posto|secolo|premio|classificato|livello|anno|trimestre|semestre|capitolo|articolo|tentativo|"
+            "episodio",
         ),
         (
             "es",
             "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre",
-            "piso|lugar|siglo|premio|puesto|nivel|año|trimestre|semestre|día|mes|capítulo|turno|tiempo|vez|hijo|"
-            "hija|grupo|artículo|intento|episodio",
+            "piso|lugar|siglo|premio|puesto|nivel|año|trimestre|semestre|capítulo|artículo|intento|episodio",
         ),
         (
             "pt",
@@ -1291,11 +1290,37 @@ _DETERMINER_BARE = r"mein|dein|sein|ihr|unser|euer|kein|ein"
 # "Ich nahm die 3. Das war gut").
 GERMAN_ORDINAL_AFTER = rf"{_DETERMINER_EN}|ins|jede[rs]?|diese[rs]?|jene[rs]?|(?:mein|dein|sein|ihr|unser|eur|euer|kein|ein)e|{_DETERMINER_BARE}"
 GERMAN_ORDINAL_NUMBER = r"(?:\d{1,4}|\d{1,3}(?:\.\d{3})+)"
-# Words that start a sentence and are no noun: "Er gab ihr 5. Dann ging er." is five, and two sentences.
+# Words that start a sentence and are no noun. After a word that is a pronoun as often as a determiner,
+# a number before one is counted, not ranked: "Er gab ihr 5. Dann ging er." is five, and two sentences.
 GERMAN_NOT_COUNTED = (
-    r"dann|danach|damals|dort|da|die|der|das|dem|den|des|sie|er|es|wir|ich|ihr|du|man|aber|und|oder|doch|so|nun|"
-    r"jetzt|heute|morgen|gestern|auch|hier|deshalb|also|denn|wenn|als|ein|eine|mein|meine|sein|seine|dies|diese|"
+    r"dann|danach|damals|dort|da|die|der|das|dem|den|des|sie|er|es|wir|ich|ihr|du|man|aber|doch|nun|"
+    r"jetzt|heute|morgen|gestern|auch|hier|deshalb|also|ein|eine|mein|meine|sein|seine|dies|diese|"
     r"dieser|kein|keine|was|wer|wie|wo|warum|bitte|ja|nein|nicht|noch|schon|alle|alles|mehr|weiter"
+)
+# An article or a preposition with one ranks the number before any word ("am 24. und 25. Dezember",
+# "der 1. Die anderen"), and a preposition's at the text's end too ("Wir sehen uns am 5."); the words that
+# are pronouns too, only before a word that may be its noun.
+_GERMAN_PREPOSITIONS = r"am|vom|zum|im|beim|zur|ins"
+_GERMAN_ORDINAL_STRONG = re.compile(
+    rf"\b({_GERMAN_PREPOSITIONS}|der|die|das|dem|den|des)\s+({GERMAN_ORDINAL_NUMBER})\.\s+(?=([^\W\d_]+))"
+    rf"|\b({_GERMAN_PREPOSITIONS})\s+({GERMAN_ORDINAL_NUMBER})\.(?=\s*$)",
+    re.IGNORECASE,
+)
+_NOT_COUNTED_WORD = re.compile(rf"(?:{GERMAN_NOT_COUNTED})", re.IGNORECASE)
+# A second ordinal after "und", "oder" or "bis" takes the first's ending: "die 1. und 2. Klasse" is die
+# erste und zweite Klasse, "am 3. oder 4. Juli" am dritten oder vierten Juli.
+_GERMAN_ORDINAL_WORD = (
+    r"(?:erste|zweite|dritte|vierte|fünfte|sechste|siebte|achte|neunte|zehnte|elfte|zwölfte|zigste|ßigste|"
+    r"hundertste|tausendste)"
+)
+# ... a day too: "am 24. und 25. Dezember" is am vierundzwanzigsten und fünfundzwanzigsten Dezember.
+_GERMAN_SECOND_DAY = re.compile(
+    rf"\b(\w*{_GERMAN_ORDINAL_WORD}n\s+(?:und|oder|bis)\s+\w*{_GERMAN_ORDINAL_WORD})(?=\s+(?:{GERMAN_MONTHS})\b)",
+    re.IGNORECASE,
+)
+_GERMAN_SECOND_ORDINAL = re.compile(
+    rf"\b(\w*{_GERMAN_ORDINAL_WORD})([nrsm]?)(\s+(?:und|oder|bis)\s+)({GERMAN_ORDINAL_NUMBER})\.\s+(?=[^\W\d_])",
+    re.IGNORECASE,
 )
 _GERMAN_ORDINAL = re.compile(
     rf"\b({_DETERMINER_E}|{_DETERMINER_EN}|{_DETERMINER_BARE})\s+({GERMAN_ORDINAL_NUMBER})\.\s+"
@@ -1453,7 +1478,10 @@ _ORDINALS: dict[str, tuple[re.Pattern, dict[str, str]]] = {
 
 # Spanish shortens primero and tercero before the masculine noun they count: "el 1.º piso" is el primer
 # piso ("el 1.º de mayo" stays primero).
-_SPANISH_NOUN_AFTER = re.compile(r"\s+(?!(?:de|del|y|o|e|en|a|al|que|con)\b)[^\W\d_]")
+_SPANISH_NOUN_AFTER = re.compile(
+    r"\s+(?!(?:de|del|y|o|e|en|a|al|que|con|se|lo|la|le|les|los|las|me|te|nos|su|sus|fue|es|era|será|ha|había|está|"
+    r"estaba|quedó|llegó|ganó|más|menos|por|para|tras|sin|como|entre|sobre|desde|hasta|ante|y)\b)[^\W\d_]"
+)
 
 
 def _ordinal_form(match: re.Match, language: str, endings: dict[str, str]) -> str:
@@ -1799,7 +1827,25 @@ def _german_day_month(match: re.Match, text: str) -> str:
     return said + ("." if not text[match.end() :].strip() else "")
 
 
+def _german_ordinals(text: str) -> str:
+    """German days and ordinals: after a preposition or article, a word declined as one, and the second
+    of a pair ("am 3. Mai", "jeder 5. Deutsche", "die 1. und 2. Klasse")."""
+    text = _GERMAN_DATE.sub(_german_date, text)
+    text = _GERMAN_ORDINAL.sub(_german_ordinal, _GERMAN_ORDINAL_STRONG.sub(_german_ordinal, text))
+    text = _GERMAN_SECOND_ORDINAL.sub(
+        lambda m: (
+            f"{m.group(1)}{m.group(2)}{m.group(3)}"
+            f"{_words(int(m.group(4).replace('.', '')), 'de', to='ordinal')}{m.group(2)} "
+        ),
+        text,
+    )
+    text = _GERMAN_SECOND_DAY.sub(r"\1n", text)
+    return text
+
+
 def _german_ordinal(match: re.Match) -> str:
+    if match.group(1) is None:  # a preposition's at the text's end: "am fünften."
+        return f"{match.group(4)} {_words(int(match.group(5).replace('.', '')), 'de', to='ordinal')}n."
     before = match.group(1)
     if re.fullmatch(_DETERMINER_E, before, re.IGNORECASE):
         ending = ""  # num2words' ordinal ends in -e: "zweite"
@@ -1807,7 +1853,9 @@ def _german_ordinal(match: re.Match) -> str:
         ending = "n"
     else:
         ending = "s" if german_neuter(match.group(3).lower()) else "r"
-    return f"{before} {_words(int(match.group(2).replace('.', '')), 'de', to='ordinal')}{ending} "
+    # Before a word that starts sentences, its full stop is the sentence's too: "am fünften. dann".
+    stop = "." if _NOT_COUNTED_WORD.fullmatch(match.group(3)) else ""
+    return f"{before} {_words(int(match.group(2).replace('.', '')), 'de', to='ordinal')}{ending}{stop} "
 
 
 def _german_date(match: re.Match) -> str:
@@ -2522,7 +2570,7 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
         if primary in _HOUR_NOUNS:
             text = _H_TIME.sub(lambda m: _time_of_day(m, primary), text)
         if primary == "de":
-            text = _GERMAN_ORDINAL.sub(_german_ordinal, _GERMAN_DATE.sub(_german_date, text))
+            text = _german_ordinals(text)
         if years is not None and years_before is not None:
             text = years.sub(lambda m: _years_in_hundreds(m, primary), text)
             text = years_before.sub(lambda m: _year_in_hundreds(m.group(1), primary), text)

@@ -1189,6 +1189,8 @@ _ORDINAL_AFTER_PREPOSITION = re.compile(
     re.IGNORECASE,
 )
 _NOT_COUNTED_FIRST = re.compile(rf"(?:{GERMAN_NOT_COUNTED})\b", re.IGNORECASE)
+# "die 1. und 2. Klasse": the second ordinal of a pair, before its noun.
+_SECOND_ORDINAL_AT_END = re.compile(rf"\d\.\s+(?:und|oder|bis)\s+{GERMAN_ORDINAL_NUMBER}\.$")
 _MONTH_FIRST = re.compile(rf"(?:{GERMAN_MONTHS})\b", re.IGNORECASE)
 _ROMAN_AT_END = re.compile(r"\b[IVXLC]+\.$")
 # A quotation's own end, its sentence going on in lower case: "Stop!" she said. "Why?" he asked.
@@ -1209,7 +1211,6 @@ def _a_german_date(before: str, after: str) -> bool:
 
 
 _REPRESENTATIVE_AT_END = re.compile(r"\bReps?\.$")
-_LETTER_AFTER_NUMBER = re.compile(r"(?:\d|\b[IVXLC]+(?:e|er|re)?)\s+([^\W\d_])\.$")
 
 
 def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
@@ -1234,7 +1235,8 @@ def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
         return True
     if _DAY_AND_MONTH_AT_END.search(before) and after[:1].islower():
         return True
-    if _ORDINAL_AFTER_PREPOSITION.search(before) and not _NOT_COUNTED_FIRST.match(after):
+    ordinal = _ORDINAL_AFTER_PREPOSITION.search(before) or _SECOND_ORDINAL_AT_END.search(before)
+    if ordinal and not _NOT_COUNTED_FIRST.match(after):
         return True
     if _ROMAN_AT_END.search(before) and after[:1].islower():  # German "Ludwig XIV. war König"
         return True
@@ -1245,12 +1247,6 @@ def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
         _INCLUDING.search(before + " ") is not None and re.match(r"(?:VAT|GST|HST|tax)\b", after) is not None
     ):
         return True
-    # A year's, an hour's or a century's letter after its number, a capital after it: "в 1990 г. Живёт",
-    # "w 1990 r. Mieszka", "à 10 h. Venez", "XIXe s. Il" (one letter had never ended a sentence: an initial,
-    # which is a capital).
-    lettered = _LETTER_AFTER_NUMBER.search(before)
-    if lettered and lettered.group(1).islower() and after[:1].isupper():
-        return False
     if _NO_END_AFTER.search(before) or read_out_before(before, after, language):
         return not _OPENER.match(after)
     return _a_german_date(before, after)

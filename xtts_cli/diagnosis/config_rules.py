@@ -409,9 +409,17 @@ def _isolation_on_cpu(limits: list[str]) -> Finding:
     return Finding(
         id="memory-isolation-on-cpu",
         severity="info",
-        message=f"devices.enable_memory_isolation{capped} cap each GPU's memory: on logical CPU devices "
+        message=f"devices.enable_memory_isolation{capped} {'cap' if limits else 'caps'} each GPU's memory: on logical CPU devices "
         "(devices.logical_cpu_devices) they have no effect; on GPUs they will",
     )
+
+
+def _how_to_remove_devices(loaded: LoadedConfig) -> str:
+    """Where data_gpu/model_gpu came from, to leave them out there: a flag's value, a --set's, the file's."""
+    given = {f"devices.{key}" for key in ("data_gpu", "model_gpu")} & loaded.overridden
+    if given and given <= loaded.set_keys:
+        return "leave out --set devices.data_gpu/model_gpu"
+    return "leave out --data-gpu/--model-gpu" if given else "remove data_gpu/model_gpu"
 
 
 def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
@@ -458,9 +466,7 @@ def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
         index = getattr(devices, name)
         if index >= count:
             available = f"indices 0-{count - 1}" if count else "none"
-            flags = {f"devices.{key}" for key in ("data_gpu", "model_gpu")} & loaded.overridden
-            # A flag's value: leaving the file's keys out would change nothing.
-            remove = "leave out --data-gpu/--model-gpu" if flags else "remove data_gpu/model_gpu"
+            remove = _how_to_remove_devices(loaded)
             yield Finding(
                 id="device-not-found",
                 severity="error",

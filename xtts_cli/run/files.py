@@ -300,7 +300,8 @@ def _not_a_run(given: Path, flag: str, hint: str) -> NoReturn:
             hint=hint,
         )
     if not given.exists():
-        raise XttsError(f"{given} does not exist", hint=hint)
+        beside = runs_in(given.parent)  # a name mistyped: the runs there
+        raise XttsError(f"{given} does not exist", hint=f"pass one of {listed_runs(beside)}" if beside else hint)
     if not given.is_dir():
         raise XttsError(f"{given} is a file, not a run directory", hint=hint)
     if (given / MARKER_FILE).is_file() or (given / "run.json").is_file():  # a run, its config.yaml deleted
