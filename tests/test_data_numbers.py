@@ -785,8 +785,8 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         # degree before a word that is no count; a list's end keeps its stop.
         (
             "ru",
-            "Маршал Г. К. Жуков, в г. Туле. Сыр и т. д. Потом.",
-            "маршал г. к. жуков, в город туле. сыр и так далее. потом.",
+            "Маршал Г. К. Жуков, в г. Туле. Г. Петров купил сыр и т. д., а потом ушёл. Сыр и т. д.",
+            "маршал г. к. жуков, в город туле. г. петров купил сыр и так далее, а потом ушёл. сыр и так далее.",
         ),
         (
             "pl",
@@ -809,8 +809,9 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         ),
         (
             "de",
-            "Herr und Fr. Meier zahlen 20 Fr. pro Person, Mo.-Fr. und Mo. bis Fr.",
-            "herr und frau meier zahlen zwanzig franken pro person, montag-freitag und montag bis freitag.",
+            "Herr und Fr. Meier zahlen 20 Fr. pro Person, Mo.-Fr., Mo. bis Fr. und Do. oder Fr., Äpfel usw. für alle.",
+            "herr und frau meier zahlen zwanzig franken pro person, montag-freitag, montag bis freitag und donnerstag "
+            "oder freitag, äpfel und so weiter für alle.",
         ),
         ("sv", "ca 200, dvs. fig. 3", "cirka tvåhundra, det vill säga figur tre"),
         # Halves, thirds and quarters in Polish, Russian and Turkish.

@@ -133,11 +133,11 @@ _WORDS: dict[str, dict[str, str]] = {
         r"so\.(?=\s*,\s*\d)|(?<=[\u2013-])so\.|(?<=am )so\.|(?<=bis )so\.|(?<=\., )so\.": "sonntag",
         # Freitag beside another day (Mo.-Fr., Mo. bis Fr., Fr., 3. Mai; Fr. 3.5.); after a number, Swiss
         # francs (20 Fr.); else Frau before a name (Herr und Fr. Meier).
-        r"(?<!\d )fr\.(?=\s*[,\u2013-]|\s*\d{1,2}\.\s*(?:\d|[^\W\d_])|\s+bis\b)|(?<=[\u2013-])fr\.|(?<=\. bis )fr\.|(?<=am )fr\.": (
+        r"(?<!\d )fr\.(?=\s*[,\u2013-]|\s*\d{1,2}\.\s*(?:\d|[^\W\d_])|\s+bis\b)|(?<=[\u2013-])fr\.|(?<=\. bis )fr\.|(?<=\. und )fr\.|(?<=\. oder )fr\.|(?<=am )fr\.": (
             "freitag"
         ),
         r"(?<=\d )fr\.": "franken",
-        r"(?<!\d )(?<![\u2013-])(?<!\. bis )fr\.(?=\s+[^\W\d_])(?!\s+(?:dann|und|aber|das|die|der|den|es|er|sie|wir|ich|ab|bis|danach)\b)": (
+        r"(?<!\d )(?<![\u2013-])(?<!\. bis )(?<!\. und )(?<!\. oder )fr\.(?=\s+[^\W\d_])(?!\s+(?:dann|und|aber|das|die|der|den|es|er|sie|wir|ich|ab|bis|danach)\b)": (
             "frau"
         ),
     },
@@ -259,9 +259,9 @@ _WORDS: dict[str, dict[str, str]] = {
         r"ул\.": "улица",
         r"д\.(?=\s*\d)": "дом",
         r"кв\.(?=\s*\d)": "квартира",
-        # A town before its name, after a preposition, a comma or at the start ("в г. Туле", ", г. Москва"):
-        # "Г. К. Жуков", "написал Г. Иванов" are initials.
-        r"(?:(?<=^)|(?<=в )|(?<=во )|(?<=из )|(?<=до )|(?<=под )|(?<=, ))г\.(?=\s+[^\W\d_]{2})": "город",
+        # A town before its name, after a preposition or a comma ("в г. Туле", ", г. Москва"): "Г. К. Жуков",
+        # "написал Г. Иванов", "Г. Петров выступил" are initials.
+        r"(?:(?<=в )|(?<=во )|(?<=из )|(?<=до )|(?<=под )|(?<=, ))г\.(?=\s+[^\W\d_]{2})": "город",
         r"тел\.": "телефон",
         r"(?<!\d)(?<!\d\s)см\.": "смотри",
         r"с\.(?=\s*\d)": "страница",
@@ -338,12 +338,7 @@ def abbreviation_reader(language: Optional[str]) -> Optional[Callable[[str], str
         # An abbreviation's full stop that ends the text ends its sentence too: "... and Main St."; so does
         # one of _MAY_END's before a word that starts sentences ("am hbf. dann gehen wir").
         word = words[ordered[match.lastindex - 1]]
-        # A list's "and so on" ends its clause, mostly its sentence: its full stop stays, as a pause.
-        ends = (
-            ends_text(match)
-            or word in _LIST_ENDS
-            or (word in _MAY_END and _OPENS_SENTENCE.match(match.string, match.end()))
-        )
+        ends = ends_text(match) or (word in _MAY_END and _OPENS_SENTENCE.match(match.string, match.end()))
         return word + ("." if match.group(0).endswith(".") and ends else "")
 
     def read(text: str) -> str:
