@@ -828,6 +828,15 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
             "el 1.º piso, el 1.º de mayo, el 2.º piso, el 13.º piso, quedó 3.º.",
             "el primer piso, el primero de mayo, el segundo piso, el décimo tercer piso, quedó tercero.",
         ),
+        # The numero sign, which NFKC makes "no": its word, and n° only before a number (° is a degree too).
+        ("ru", "Дом № 5, дом №6.", "дом номер пять, дом номер шесть."),
+        (
+            "es",
+            "Vive en el Nº 5, el n°6 y el nº de cuenta; hace 5°.",
+            "vive en el número cinco, el número seis y el número de cuenta; hace cinco grados.",
+        ),
+        ("pt", "Mora no nº 12, no 2º andar.", "mora no número doze, no segundo andar."),
+        ("en", "Room № 5. No, 5 was not.", "room number five. no, five was not."),
     ],
 )
 def test_abbreviations_are_read_out_with_the_numbers(language, text, read):

@@ -324,6 +324,35 @@ def ends_text(match: re.Match) -> bool:
     return not match.string[match.end() :].strip(_CLOSING)
 
 
+# The word each language reads the numero sign as. The cleaners' NFKC makes № and nº (its º a letter
+# o) the word "no", which the readers then read as no ("Дом № 5", "el nº 5").
+NUMERO_WORDS = {
+    "en": "number",
+    "de": "Nummer",
+    "fr": "numéro",
+    "es": "número",
+    "it": "numero",
+    "pt": "número",
+    "nl": "nummer",
+    "sv": "nummer",
+    "pl": "numer",
+    "ru": "номер",
+    "uk": "номер",
+    "tr": "numara",
+}
+# № and nº as a word of their own ("el nº de cuenta"); n° only before a number, as ° is a degree too.
+_NUMERO = re.compile(r"(?<!\w)(?:(?:№|[nN]º)(?![^\W\d_])|[nN]°(?=\s*\d))")
+
+
+def numero_signs(text: str, language: Optional[str]) -> str:
+    """`text` with each numero sign (№ 5, Nº 5, n°5, el nº de cuenta) written as `language`'s word
+    for it, before the cleaners' NFKC makes it "no"."""
+    word = NUMERO_WORDS.get((language or "").lower().split("-")[0])
+    if word is None:
+        return text
+    return _NUMERO.sub(lambda m: word + (" " if m.string[m.end() : m.end() + 1].isdigit() else ""), text)
+
+
 def abbreviation_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     """What reads out the abbreviations of a text in `language` (an espeak-ng code), or None."""
     primary = (language or "").lower().split("-")[0]

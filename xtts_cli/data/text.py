@@ -359,9 +359,10 @@ def prepare_texts(
     espeak-ng's phonemes (one call for all of them)."""
     normalize = language_normalizer(language, frontend, numbers)
     if numbers == "words" and normalize is not None:  # x² as x^2: the cleaners' NFKC would make it x2
+        from xtts_cli.data.abbreviations import numero_signs
         from xtts_cli.data.numbers import superscript_powers
 
-        texts = [superscript_powers(text, language or "en") for text in texts]
+        texts = [numero_signs(superscript_powers(text, language or "en"), language) for text in texts]
     if numbers == "words" and (language or "").lower().split("-")[0] == "en":  # as english_cleaners reads them
         texts = [title_numerals(before_lowering(text)) for text in texts]  # Roman numerals: with the numbers
     prepared = [clean_text(case_for(text, language), cleaners) for text in texts]
