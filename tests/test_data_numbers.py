@@ -433,7 +433,7 @@ def test_other_languages_read_through_num2words_or_not_at_all():
         (
             "de",
             "im 3. stock, der 2. platz, das 1. mal, es ist der 12.",
-            "im dritten stock, der zweite platz, das erste mal, es ist der zwölf.",
+            "im dritten stock, der zweite platz, das erste mal, es ist der zwölfte.",
         ),
         ("tr", "16. yüzyılda, 4. perondan", "on altıncı yüzyılda, dördüncü perondan"),
         # Russian, Polish and Swedish days before a month's name are ordinals (the Slavic ones genitive), and so
@@ -827,6 +827,19 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
             "es",
             "el 1.º piso, el 1.º de mayo, el 2.º piso, el 13.º piso, quedó 3.º.",
             "el primer piso, el primero de mayo, el segundo piso, el décimo tercer piso, quedó tercero.",
+        ),
+        # German: der's, dem's and den's ordinal at the text's end, a day after bis, the first of a span of days.
+        (
+            "de",
+            "Heute ist der 12.",
+            "heute ist der zwölfte.",
+        ),
+        ("de", "Seit dem 3.", "seit dem dritten."),
+        ("de", "Ich nehme die 12.", "ich nehme die zwölf."),
+        (
+            "de",
+            "Es gilt bis 31. Dezember, geöffnet 1. bis 3. Mai und vom 1. bis zum 5. Juni.",
+            "es gilt bis einunddreißigsten dezember, geöffnet ersten bis dritten mai und vom ersten bis zum fünften juni.",
         ),
         # The numero sign, which NFKC makes "no": its word, and n° only before a number (° is a degree too).
         ("ru", "Дом № 5, дом №6.", "дом номер пять, дом номер шесть."),

@@ -1267,12 +1267,12 @@ def _money(match: re.Match, language: str, pesos: bool) -> str:
 
 
 # German writes a day as an ordinal with a full stop: "am 3. Mai" is "am dritten Mai", "der 3. Mai"
-# "der dritte Mai" (the ending follows the case: -n after am, vom, zum, bis zum, seit dem, den).
+# "der dritte Mai" (the ending follows the case: -n after am, vom, zum, bis, bis zum, seit dem, den).
 GERMAN_MONTHS = "januar|jänner|februar|märz|april|mai|juni|juli|august|september|oktober|november|dezember"
 _GERMAN_WEEKDAYS = "montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonnabend|sonntag"
 # "am Samstag, 4. Mai": the weekday between, the day still am's (vierten).
 _GERMAN_DATE = re.compile(
-    rf"(?:\b(am|vom|zum|im|dem|den|des)\s+((?:{_GERMAN_WEEKDAYS}),?\s+(?:(?:dem|den)\s+)?)?)?\b([1-9]|[12]\d|3[01])\.\s+"
+    rf"(?:\b(am|vom|zum|im|dem|den|des|bis)\s+((?:{_GERMAN_WEEKDAYS}),?\s+(?:(?:dem|den)\s+)?)?)?\b([1-9]|[12]\d|3[01])\.\s+"
     rf"(?=(?:{GERMAN_MONTHS})\b)",
     re.IGNORECASE,
 )
@@ -1298,12 +1298,13 @@ GERMAN_NOT_COUNTED = (
     r"dieser|kein|keine|was|wer|wie|wo|warum|bitte|ja|nein|nicht|noch|schon|alle|alles|mehr|weiter"
 )
 # An article or a preposition with one ranks the number before any word ("am 24. und 25. Dezember",
-# "der 1. Die anderen"), and a preposition's at the text's end too ("Wir sehen uns am 5."); the words that
+# "der 1. Die anderen"), and a preposition's or der's, dem's and den's at the text's end too ("Wir sehen uns
+# am 5.", "Heute ist der 12."; "die 12." there is as often a bus's line); the words that
 # are pronouns too, only before a word that may be its noun.
 _GERMAN_PREPOSITIONS = r"am|vom|zum|im|beim|zur|ins"
 _GERMAN_ORDINAL_STRONG = re.compile(
     rf"\b({_GERMAN_PREPOSITIONS}|der|die|das|dem|den|des)\s+({GERMAN_ORDINAL_NUMBER})\.\s+(?=([^\W\d_]+))"
-    rf"|\b({_GERMAN_PREPOSITIONS})\s+({GERMAN_ORDINAL_NUMBER})\.(?=\s*$)",
+    rf"|\b({_GERMAN_PREPOSITIONS}|der|dem|den)\s+({GERMAN_ORDINAL_NUMBER})\.(?=\s*$)",
     re.IGNORECASE,
 )
 _NOT_COUNTED_WORD = re.compile(rf"(?:{GERMAN_NOT_COUNTED})", re.IGNORECASE)
@@ -1316,6 +1317,11 @@ _GERMAN_ORDINAL_WORD = (
 # ... a day too: "am 24. und 25. Dezember" is am vierundzwanzigsten und fünfundzwanzigsten Dezember.
 _GERMAN_SECOND_DAY = re.compile(
     rf"\b(\w*{_GERMAN_ORDINAL_WORD}n\s+(?:und|oder|bis)\s+\w*{_GERMAN_ORDINAL_WORD})(?=\s+(?:{GERMAN_MONTHS})\b)",
+    re.IGNORECASE,
+)
+# ... and the first of a span of days: "1. bis 3. Mai" is ersten bis dritten Mai.
+_GERMAN_FIRST_DAY = re.compile(
+    rf"\b([1-9]|[12]\d|3[01])\.\s+(?=bis\s+(?:zum\s+)?(?:[1-9]|[12]\d|3[01])\.\s+(?:{GERMAN_MONTHS})\b)",
     re.IGNORECASE,
 )
 _GERMAN_SECOND_ORDINAL = re.compile(
@@ -1830,6 +1836,7 @@ def _german_day_month(match: re.Match, text: str) -> str:
 def _german_ordinals(text: str) -> str:
     """German days and ordinals: after a preposition or article, a word declined as one, and the second
     of a pair ("am 3. Mai", "jeder 5. Deutsche", "die 1. und 2. Klasse")."""
+    text = _GERMAN_FIRST_DAY.sub(lambda m: f"{_words(int(m.group(1)), 'de', to='ordinal')}n ", text)
     text = _GERMAN_DATE.sub(_german_date, text)
     text = _GERMAN_ORDINAL.sub(_german_ordinal, _GERMAN_ORDINAL_STRONG.sub(_german_ordinal, text))
     text = _GERMAN_SECOND_ORDINAL.sub(
@@ -1844,8 +1851,9 @@ def _german_ordinals(text: str) -> str:
 
 
 def _german_ordinal(match: re.Match) -> str:
-    if match.group(1) is None:  # a preposition's at the text's end: "am fünften."
-        return f"{match.group(4)} {_words(int(match.group(5).replace('.', '')), 'de', to='ordinal')}n."
+    if match.group(1) is None:  # a preposition's or der's at the text's end: "am fünften.", "der zwölfte."
+        ending = "" if match.group(4).lower() == "der" else "n"
+        return f"{match.group(4)} {_words(int(match.group(5).replace('.', '')), 'de', to='ordinal')}{ending}."
     before = match.group(1)
     if re.fullmatch(_DETERMINER_E, before, re.IGNORECASE):
         ending = ""  # num2words' ordinal ends in -e: "zweite"

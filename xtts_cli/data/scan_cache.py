@@ -107,7 +107,8 @@ MEMO_VERSION = 73  # 2: a layout's transcripts and folders watched, each with it
 # 70: German weekdays always, so. only as a day's, no ordinal before a word that starts sentences, neuters by name;
 # 71: a German day's ordinal before und/oder/bis and the second of a pair, Fr. as franken, Russian г. only as a town's;
 # 72: "and so on" keeps no full stop inside a sentence; Fr. after a weekday and und/oder is Freitag
-# 73: the numero sign before a number (№ 5, nº 5, n° 5) is the language's word for it, not "no"
+# 73: the numero sign before a number (№ 5, nº 5, n° 5) is the language's word for it, not "no"; German
+# "der 12." at a text's end, "bis 31. Dezember" and "1. bis 3. Mai" are ordinals
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
