@@ -1180,6 +1180,19 @@ def test_an_arrow_left_out_is_named_left_out_not_read_as_its_nearest():
     ]
 
 
+def test_html_character_references_are_read_as_their_characters():
+    # Text copied from a page or escaped JSON: "&amp;" had been read as "and amp,", "&#39;" as "and number
+    # thirty nine"; "AT&T" and an escaped tag stay text.
+    from xtts_cli.data.text import without_markup
+
+    text, note = without_markup("Tom &amp; Jerry, it&#39;s &lt;b&gt;fine&lt;/b&gt; at AT&T&#x21; <i>R&D;</i> &bogus;")
+    assert text == "Tom & Jerry, it's <b>fine</b> at AT&T! R&D; &bogus;"
+    assert note.endswith(
+        "read the HTML character references &amp; &#39; &lt; &gt; &#x21; as the characters they stand for"
+    )
+    assert without_markup("AT&T and R&D") == ("AT&T and R&D", "")
+
+
 def test_markdown_is_read_as_its_words_not_its_marks():
     # A chat assistant's answer: a phonemes run had said "asterisk asterisk bold", "hash heading" and a
     # link's address; espeak-ng reads those marks by name.

@@ -494,7 +494,34 @@ def without_markup(text: str) -> tuple[str, str]:
             text = _MARKUP.sub(lambda m: " " if m.group(1).lower() in _PARTING_TAGS else "", text)
             shown = " ".join(tags[:8]) + (f" and {len(tags) - 8} more" if len(tags) > 8 else "")
             notes.append(f"left out the markup tags {shown} (xtts reads plain text; the words between them are read)")
+    if "&" in text:  # after the tags: an escaped "&lt;b&gt;" is text, not a tag
+        text, references = _characters_of_references(text)
+        notes += [references] if references else []
     return text, "; ".join(notes)
+
+
+# An HTML character reference, ended by its semicolon ("AT&T" and "R&D" are none): text copied from a
+# page or escaped JSON had been read as "tom and amp, jerry".
+_REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+
+
+def _characters_of_references(text: str) -> tuple[str, str]:
+    """(`text` with each HTML character reference the character it stands for, a note naming them)."""
+    import html
+
+    found: list[str] = []
+
+    def character(match: re.Match) -> str:
+        said = html.unescape(match.group(0))
+        if said != match.group(0) and match.group(0) not in found:
+            found.append(match.group(0))
+        return said
+
+    text = _REFERENCE.sub(character, text)
+    if not found:
+        return text, ""
+    shown = " ".join(found[:8]) + (f" and {len(found) - 8} more" if len(found) > 8 else "")
+    return text, f"read the HTML character references {shown} as the characters they stand for"
 
 
 # Markdown, as a chat assistant writes it: a phonemes run had read its marks by name ("asterisk
