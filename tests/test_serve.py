@@ -144,6 +144,7 @@ def test_the_run_is_listed_and_a_sentence_is_the_audio_it_speaks_in_process(serv
         "run": str(RUN),
         "step": tts.step,
         "latest_step": tts.step,  # the run's newest checkpoint now
+        "step_asked": None,  # `serve --step`'s
         "vocoder": "griffin-lim",
         "vocoder_step": None,  # a vocoder run's checkpoint step
         "graphs": "built on first use",  # `xtts serve` builds them as it starts (`warm_up`)
@@ -1162,7 +1163,9 @@ def test_a_sample_in_another_script_or_written_after_the_start_is_served_by_its_
     first = sorted((run / "samples").glob("*.wav"))[0]
     persian = first.with_name("step0000004-0-\u0645\u0631\u06cc\u0645.wav")  # as a speaker folder named مریم writes it
     shutil.copy(first, persian)
-    _, server, url = start(run)
+    from xtts_cli.serving.service import VoiceService
+
+    tts, server, url = start(run)
     try:
         assert persian.name in {item["name"] for item in json.loads(get(f"{url}/api/samples")[2])}
         status, _, body = get(f"{url}/samples/{urllib.parse.quote(persian.name)}")  # as the page asks for it
@@ -1180,6 +1183,8 @@ def test_a_sample_in_another_script_or_written_after_the_start_is_served_by_its_
             "step": 4,
             "latest_step": 6,
         }
+        # A step chosen with --step: the page says the newer one is served without it, not by a restart.
+        assert VoiceService(tts, step_asked=4).health()["step_asked"] == 4
     finally:
         server.shutdown()
         server.server_close()

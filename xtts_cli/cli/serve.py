@@ -196,7 +196,7 @@ def _load(server, run: Path, step: Optional[int], vocoder: Optional[str], limits
             # sentences are built while the server answers (`warm_up` in `serve`).
             phase("building the generation graph and the vocoder's")
             tts.warm_up()
-            server.service = service = VoiceService(tts, limits)
+            server.service = service = VoiceService(tts, limits, step_asked=step)
     except BaseException:
         server.shutdown()
         server.server_close()

@@ -123,8 +123,9 @@ def streaming_wav_header(sample_rate: int) -> bytes:
 
 
 class VoiceService:
-    def __init__(self, synthesizer: Any, limits: Limits = Limits()) -> None:
-        self.synthesizer, self.limits = synthesizer, limits
+    def __init__(self, synthesizer: Any, limits: Limits = Limits(), *, step_asked: Optional[int] = None) -> None:
+        # The checkpoint `serve --step` chose: a newer one is then no reason to restart.
+        self.synthesizer, self.limits, self.step_asked = synthesizer, limits, step_asked
         self._turns = ThreadPoolExecutor(max_workers=limits.generations, thread_name_prefix="xtts-generation")
         self._admitted = threading.BoundedSemaphore(limits.generations + limits.waiting)
         # The requests admitted and not yet answered whole, which a stopping server waits for.
@@ -143,6 +144,7 @@ class VoiceService:
             "step": s.step,
             # The run's newest checkpoint now: a run still training moves past the step served.
             "latest_step": self.latest_step(),
+            "step_asked": self.step_asked,
             "vocoder": s.vocoder.name,
             "vocoder_step": s.vocoder.step,  # a vocoder stopped after a step or two sounds like noise: seen
             "graphs": self.graphs,
