@@ -402,6 +402,16 @@ def test_a_mark_the_vocabulary_lacks_is_read_as_its_nearest_it_knows():
         "wow. yes, no, so, then why",
         ["!\u2192.", ":\u2192,", ";\u2192,", "\u2014\u2192,", "\u00bf"],
     )
+    # A typographer's apostrophe and quotes as a typewriter's ("It’s" from a word processor had been "it s"),
+    # and back; an apostrophe with no mark near it, inside a word, leaves no gap.
+    typed = Tokenizer.build(["it's john's \"car\"."], ["no_cleaners"])
+    assert typed.speakable("it\u2019s \u201cjohn\u2019s\u201d car") == (
+        "it's \"john's\" car",
+        ["\u2019\u2192'", '\u201c\u2192"', '\u201d\u2192"'],
+    )
+    curly = Tokenizer.build(["it\u2019s john\u2019s car."], ["no_cleaners"])
+    assert curly.speakable("it's john's car") == ("it\u2019s john\u2019s car", ["'\u2192\u2019"])
+    assert english.speakable("it\u2019s 'there'") == ("its there", ["'", "\u2019"])
 
 
 @pytest.mark.parametrize(

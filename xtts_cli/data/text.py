@@ -289,12 +289,18 @@ NEAREST_PHONEMES = {
 }  # fmt: skip
 # A mark a run's data never held is read as the first of these it knows: the same mark in another
 # script (Persian keyboards and phones type "," and "?" as often as "،" and "؟"), or the pause nearest
-# in kind ("!" ends a sentence as "." does; a dash or a colon parts a clause as a comma does).
+# in kind ("!" ends a sentence as "." does; a dash or a colon parts a clause as a comma does), and a
+# typographer's quote as a typewriter's and back (text from a word processor or a web page: "It’s").
 NEAREST_MARKS = {
     ",": "\u060c", "\u060c": ",", "?": "\u061f.", "\u061f": "?.", ";": "\u061b,\u060c", "\u061b": ";,\u060c",
     "!": ".\u06d4", ".": "\u06d4", "\u06d4": ".", "\u2026": ".\u06d4", ":": ",\u060c", "\u2014": ",\u060c",
     "\u2013": ",\u060c", "\u00bf": "", "\u00a1": "",
+    "\u2019": "'\u2018", "\u2018": "'\u2019", "'": "\u2019\u2018", "\u2032": "'\u2019", "\u201b": "'\u2019",
+    "\u201c": '"\u201d\u201e', "\u201d": '"\u201c', "\u201e": '"\u201c', '"': "\u201c\u201d",
+    "\u00ab": '"\u201c', "\u00bb": '"\u201d', "\u2039": "'\u2019", "\u203a": "'\u2019",
 }  # fmt: skip
+# An apostrophe the run has no mark for, inside a word, is left out with no gap: "it’s" is "its", not "it s".
+APOSTROPHES = "'\u2019\u2018\u2032\u201b"
 # Ids before the text in a run's sequences: the language's index, then the speaker's (-1: a speaker
 # the run's vocabulary does not list).
 CONDITIONING_IDS = 2
@@ -867,9 +873,16 @@ class Tokenizer:
             c
             if c not in unknown
             else ""
-            if unicodedata.category(c) in ("Cf", "Cn", "Co", "Mn", "Me", "Mc") or _styling(c)
+            if unicodedata.category(c) in ("Cf", "Cn", "Co", "Mn", "Me", "Mc")
+            or _styling(c)
+            or (
+                c in APOSTROPHES
+                and 0 < i < len(prepared) - 1
+                and prepared[i - 1].isalpha()
+                and prepared[i + 1].isalpha()
+            )
             else gap
-            for c in prepared
+            for i, c in enumerate(prepared)
         )
         return (re.sub(" {2,}", " ", kept).strip() if gap else kept), nearest + unknown
 
