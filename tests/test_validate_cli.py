@@ -47,6 +47,16 @@ def test_defaults_are_valid(runner) -> None:
     assert "/sample (the bundled sample: no --data given): 39 train" in " ".join(result.stdout.split())
 
 
+def test_a_thread_count_train_refuses_is_an_error_here(runner, monkeypatch) -> None:
+    # It had been "valid, no findings", and the training it cleared stopped as it started.
+    monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "abc")
+    result = runner.invoke(app, ["validate", "--json"])
+    assert result.exit_code == 1
+    found = [f for f in json.loads(result.stdout)["findings"] if f["id"] == "thread-count"]
+    assert [f["severity"] for f in found] == ["error"]
+    assert found[0]["message"].startswith("TF_NUM_INTRAOP_THREADS='abc' is not a thread count; set")
+
+
 def test_typo_negative_batch_and_string_number_give_three_lines_and_exit_2(runner, write_config) -> None:
     path = write_config("data:\n  batch_sise: 16\n  batch_size: -4\ntraining:\n  learning_rate: 1e-4\n")
     result = runner.invoke(app, ["validate", "--config", str(path)])

@@ -422,6 +422,17 @@ def _how_to_remove_devices(loaded: LoadedConfig) -> str:
     return "leave out --data-gpu/--model-gpu" if given else "remove data_gpu/model_gpu"
 
 
+def _thread_counts(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    """A TF_NUM_*_THREADS variable that is no count: train refuses it as it starts (validate had said valid)."""
+    from xtts_cli.errors import XttsError
+    from xtts_cli.host import plan_threads
+
+    try:
+        plan_threads()
+    except XttsError as error:
+        yield Finding(id="thread-count", severity="error", message=f"{error.lines[0]}; {error.hint}")
+
+
 def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
     devices = loaded.config.devices
     if devices.strategy == "mirrored" and not machine.gpus and not devices.logical_cpu_devices:
@@ -801,6 +812,7 @@ RULES: tuple[Rule, ...] = (
     _data_flag_over_datasets,
     _languages,
     _cluster,
+    _thread_counts,
     _devices,
     _graph_mode,
     _xla,
