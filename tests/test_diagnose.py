@@ -332,7 +332,7 @@ def test_clips_too_short_are_not_told_that_longer_clips_cost_memory() -> None:
     from xtts_cli.diagnosis.checkup import outside_limits_finding
 
     def said(reasons: dict) -> str:
-        scan = SimpleNamespace(bad_reasons=reasons, outside_limits=sum(reasons.values()), total_items=40)
+        scan = SimpleNamespace(bad_reasons=reasons, outside_limits=sum(reasons.values()), total_items=40, bad=[])
         return outside_limits_finding(scan, DataConfig()).message
 
     assert "lower data.min_audio_duration (each listed" in said({"too_short": 1})

@@ -376,6 +376,30 @@ def test_clips_outside_the_length_limits_are_left_out_and_named_not_counted_as_b
     assert "1 text_too_long" in finding["message"] and "raise data.max_text_length" in finding["message"]
 
 
+def test_a_clip_past_two_length_limits_names_both_fixes(runner, write_config, tmp_path) -> None:
+    # A long transcript of the longest clip: the fix had named data.max_text_length alone, and raised,
+    # the clip stayed out for its audio, with a second fix to find.
+    import shutil
+
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+
+    data = tmp_path / "data"
+    shutil.copytree(BUNDLED_SAMPLE, data)
+    lines = (data / "metadata.csv").read_text(encoding="utf-8").splitlines()
+    long = "The river was calm and quiet, and the boats rested by the wooden pier until the morning came."
+    lines[18] = f"XTTS001-0019|{long}|{long}"  # the clip of 4.81 s
+    (data / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path = write_config(f"data:\n  dataset_path: {data}\n  max_text_length: 90\n  max_audio_duration: 4.7\n")
+    payload = json.loads(runner.invoke(app, ["validate", "-c", str(path), "--json"]).stdout)
+    (finding,) = [f for f in payload["findings"] if f["id"] == "dataset-outside-limits"]
+    assert (
+        "(1 text_too_long); to train on them, raise data.max_text_length; raise data.max_audio_duration"
+        in (finding["message"])
+    )
+    (bad,) = payload["dataset"]["bad_files"]
+    assert bad["detail"].endswith("above data.max_text_length (90); and 4.81 s, above data.max_audio_duration (4.7 s)")
+
+
 def test_fix_on_built_in_defaults_is_a_no_op(runner) -> None:
     result = runner.invoke(app, ["validate", "--fix"])
     assert result.exit_code == 0  # defaults have nothing to fix

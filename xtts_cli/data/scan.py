@@ -122,6 +122,10 @@ class BadItem(BaseModel):
     script: Optional[str] = Field(
         None, description="The script of its transcript (ARABIC, LATIN), when its text is why it is bad."
     )
+    beyond: list[str] = Field(
+        default_factory=list,
+        description="The other length limits it crosses (too_long, ...): raised alone, `reason`'s limit keeps it out.",
+    )
 
     @property
     def place(self) -> str:
@@ -477,10 +481,11 @@ def _scan(data: DataConfig) -> ScanReport:
             )
             found = f"{dataset.items} good, {dataset.bad_items} left out" + (f": {left}" if left else "")
             # Its clips all past a length limit: the key to change, each its way (it had said only "3 too_long").
+            crossed = _limits_crossed(dataset.bad_reasons, [b for b in report.bad if b.dataset in (dataset.name, None)])
             limits = [
                 f"{_LIMIT_MENDS[reason][0]} {key} ({getattr(data, key.split('.')[1]):g}) or {_LIMIT_MENDS[reason][1]}"
                 for reason, key in _LIMIT_KEYS.items()
-                if dataset.bad_reasons.get(reason)
+                if reason in crossed
             ]
             outside = sum(dataset.bad_reasons.get(reason, 0) for reason in _LIMIT_KEYS)
             mend = (
@@ -515,11 +520,17 @@ _LIMIT_MENDS = {
 }
 
 
+def _limits_crossed(reasons: dict[str, int], bad: list[BadItem]) -> set[str]:
+    """The length limits items were left out by, and those they cross beside (a long text of a long clip)."""
+    return {reason for reason, n in reasons.items() if n} | {reason for item in bad for reason in item.beyond}
+
+
 def _no_train_hint(report: ScanReport) -> str:
     """What to look at when no item trains: a metadata that lists none, or the limits every item is outside."""
     if report.total_items == 0:
         return "it lists no clip: an LJSpeech metadata.csv holds a line a clip, ID|transcript, its audio at wavs/ID.wav"
-    limits = [key for reason, key in _LIMIT_KEYS.items() if report.bad_reasons.get(reason)]
+    crossed = _limits_crossed(report.bad_reasons, report.bad)
+    limits = [key for reason, key in _LIMIT_KEYS.items() if reason in crossed]
     if limits and report.outside_limits == len(report.bad):
         return f"every item is outside the length limits: widen {', '.join(limits)}, or check the clips"
     return "check the dataset path, its format and the duration / text limits in `data`"
@@ -986,6 +997,17 @@ def _with_phonemes(items: list[DatasetItem], data: DataConfig, language: str, ba
     return kept
 
 
+def _audio_limit(seconds: float, frames: int, data: DataConfig) -> Optional[tuple[str, str]]:
+    """(reason, detail) of the first length limit of `data` a clip's audio crosses, or None."""
+    if seconds < data.min_audio_duration:
+        return "too_short", f"{seconds:.2f} s, below data.min_audio_duration ({data.min_audio_duration:g} s)"
+    if seconds > data.max_audio_duration:
+        return "too_long", f"{seconds:.2f} s, above data.max_audio_duration ({data.max_audio_duration:g} s)"
+    if frames > data.max_mel_frames:
+        return "too_many_frames", f"{frames} mel frames, above data.max_mel_frames ({data.max_mel_frames})"
+    return None
+
+
 def _bad_item(item: DatasetItem, reason: str, detail: str) -> BadItem:
     script = text_script(item.text)  # a transcript in another script than its language's: said by the checkup
     return BadItem(source=item.source, path=item.relative_path, reason=reason, detail=detail, script=script)
@@ -1291,10 +1313,12 @@ def _check_entry(
         return problem
     assert audio_path is not None  # _resolve gives a path whenever it gives no problem
 
-    def bad(reason: str, detail: str) -> BadItem:
+    def bad(reason: str, detail: str, beyond: Optional[list[str]] = None) -> BadItem:
         # `reason` is one of BadReason: the codes written here and AudioHeaderError's, which uses them.
         script = text_script(entry.text) if reason in _TEXT_REASONS and entry.text else None
-        return BadItem(source=entry.source, path=written, reason=reason, detail=detail, script=script)
+        return BadItem(
+            source=entry.source, path=written, reason=reason, detail=detail, script=script, beyond=beyond or []
+        )
 
     item_text = entry.normalized_text or entry.text
     cleaned = clean_text(case_for(item_text, language), data.text_cleaners)
@@ -1309,21 +1333,19 @@ def _check_entry(
         header, stat = headers.header(audio_path)
     except AudioHeaderError as error:  # before the length limits: a broken file is bad, whatever its length
         return bad(error.reason, _beside(audio_path, written) if error.reason == "missing" else error.detail)
-    if len(cleaned) > data.max_text_length:
-        return bad(
-            "text_too_long",
-            f"{len(cleaned)} characters after cleaning, above data.max_text_length ({data.max_text_length})",
-        )
     # Length at the training rate, as the resampler returns it: floor(n * out / in).
     samples = header.num_samples * data.sample_rate // header.sample_rate
-    seconds = samples / data.sample_rate
-    if seconds < data.min_audio_duration:
-        return bad("too_short", f"{seconds:.2f} s, below data.min_audio_duration ({data.min_audio_duration:g} s)")
-    if seconds > data.max_audio_duration:
-        return bad("too_long", f"{seconds:.2f} s, above data.max_audio_duration ({data.max_audio_duration:g} s)")
     frames = 1 + samples // data.hop_length
-    if frames > data.max_mel_frames:
-        return bad("too_many_frames", f"{frames} mel frames, above data.max_mel_frames ({data.max_mel_frames})")
+    crossed = _audio_limit(samples / data.sample_rate, frames, data)
+    if len(cleaned) > data.max_text_length:  # with the audio's limit it crosses too: one fix had named one
+        return bad(
+            "text_too_long",
+            f"{len(cleaned)} characters after cleaning, above data.max_text_length ({data.max_text_length})"
+            + (f"; and {crossed[1]}" if crossed else ""),
+            [crossed[0]] if crossed else None,
+        )
+    if crossed:
+        return bad(*crossed)
     if data.text_frontend == "characters" and outruns(len(cleaned), frames):  # phonemes: `_with_phonemes`
         return bad("text_outruns_audio", _outruns_detail(len(cleaned), "characters", frames))
     key = entry.id or ""  # speakers.csv is keyed by ids: LJSpeech's file stems, a manifest's paths less extension

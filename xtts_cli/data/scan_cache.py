@@ -29,7 +29,7 @@ CACHE_VERSION = 9  # 2: a streamed WAV (sizes 0xFFFFFFFF) is read to its end, no
 # 7: an MP3 whose frames break off and resume is truncated; 8: AIFF, MP4, WMA, AU, CAF, WebM and AMR are unsupported_format,
 # a WAV of 0-byte sizes with audio after says how to repair it; 9: a WAV silent once its channels are mixed
 # or its offset left out is silent, a float WAV past +6 dBFS is bad_samples, a rate under 4 kHz unsupported_format
-MEMO_VERSION = 73  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
+MEMO_VERSION = 74  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
 # 4: a manifest's header may name its columns file, transcript, ... (a memo read it as LJSpeech);
 # 5: the phonemes a scan writes read numbers as words first, and Turkish I as ı; 6: quotation marks in a tab-
 # separated table are its text's, a row with a cell too many is malformed, `.WAV` is found as `.wav`; the
@@ -108,7 +108,8 @@ MEMO_VERSION = 73  # 2: a layout's transcripts and folders watched, each with it
 # 71: a German day's ordinal before und/oder/bis and the second of a pair, Fr. as franken, Russian г. only as a town's;
 # 72: "and so on" keeps no full stop inside a sentence; Fr. after a weekday and und/oder is Freitag
 # 73: the numero sign before a number (№ 5, nº 5, n° 5) is the language's word for it, not "no"; German
-# "der 12." at a text's end, "bis 31. Dezember" and "1. bis 3. Mai" are ordinals
+# "der 12." at a text's end, "bis 31. Dezember" and "1. bis 3. Mai" are ordinals; 74: a text too long names
+# the audio's length limit its clip crosses too (`beyond`)
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 

@@ -300,13 +300,15 @@ def outside_limits_finding(scan, data) -> Finding:
     """The clips the length limits leave out: how many, why, what keeps them. A warning when they
     are a larger share of the corpus than `data.max_bad_file_fraction` would let bad files be."""
     reasons = sorted(((r, n) for r, n in scan.bad_reasons.items() if r in OUTSIDE_LIMITS), key=lambda kv: -kv[1])
+    # A limit a clip crosses beside its reason's needs raising too (a long text of a long clip).
+    also = [r for r in dict.fromkeys(r for item in scan.bad for r in item.beyond) if r not in dict(reasons)]
     share = scan.outside_limits / scan.total_items
     return Finding(
         id="dataset-outside-limits",
         severity="warning" if share > data.max_bad_file_fraction else "info",
         message=f"{scan.outside_limits:,} of {scan.total_items:,} clips ({share:.1%}) are outside the length limits "
         f"and left out ({', '.join(f'{n:,} {r}' for r, n in reasons)}); to train on them, "
-        f"{'; '.join(LIMIT_FIXES[r] for r, _ in reasons)}"
+        f"{'; '.join([LIMIT_FIXES[r] for r, _ in reasons] + [LIMIT_FIXES[r] for r in also])}"
         + (": longer clips and texts cost memory and padding" if set(dict(reasons)) - {"too_short"} else "")
         + " (each listed with its reason in the dataset report; --json: dataset.bad_files)",
     )
