@@ -392,6 +392,37 @@ print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" 
 
 
 @pytest.mark.slow
+def test_an_export_killed_before_its_end_leaves_nothing_the_same_command_refuses(short_run, tmp_path, runner) -> None:
+    # SIGKILL while the SavedModel is written into an empty folder the user made: its hidden partial
+    # folder had made the same command, run again, refuse an --out that looked empty.
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from training_support import subprocess_env
+
+    from xtts_cli.cli.app import app
+
+    run, out = short_run.parts.run_dir.path, tmp_path / "exported"
+    out.mkdir()
+    command = [sys.executable, "-m", "xtts_cli", "export", "-r", str(run), "-o", str(out)]
+    export = subprocess.Popen(command, env=subprocess_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while not list(out.glob(".exported.partial-*")) and export.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    export.send_signal(signal.SIGKILL)
+    export.wait()
+    (left,) = out.iterdir()
+    assert left.name.startswith(".exported.partial-")
+    result = runner.invoke(app, ["export", "-r", str(run), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"note: removed {left}, left by an export stopped before its end" in result.stderr
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
+    assert (out / "export.json").is_file()
+
+
+@pytest.mark.slow
 def test_synthesize_speaks_with_the_trained_model_not_an_untrained_one(
     short_run, spoken_by_the_command, tmp_path, runner
 ) -> None:

@@ -19,6 +19,27 @@ from xtts_cli.cli.options import (
 from xtts_cli.errors import XttsError
 
 
+def _check_out(out: Path) -> None:
+    """--out a new or empty folder (what a killed export left there removed): said before TensorFlow loads, not after."""
+    _clear_stopped_exports(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        held = "already holds files" if out.is_dir() else "is a file, not a folder"
+        raise XttsError(f"--out {out} {held}", hint="pass a new or empty folder")
+
+
+def _clear_stopped_exports(out: Path) -> None:
+    """Remove the hidden `.NAME.partial-*` folder an export killed before its end left in --out or
+    beside it: the same command, run again, had refused an --out that looked empty."""
+    import glob
+    import shutil
+
+    pattern = glob.escape(f".{out.name}.partial-") + "*"
+    places = [out, out.parent] if out.is_dir() else [out.parent]
+    for left in sorted(found for place in places if place.is_dir() for found in place.glob(pattern) if found.is_dir()):
+        shutil.rmtree(left, ignore_errors=True)
+        sys.stderr.write(f"note: removed {left}, left by an export stopped before its end\n")
+
+
 def export(
     run_dir: RunDirOption = None,
     out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="New folder for the SavedModel.")] = Path(
@@ -60,9 +81,7 @@ def export(
     )
     from xtts_cli.cli.output import Phases
 
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):  # said before TensorFlow loads, not after
-        held = "already holds files" if out.is_dir() else "is a file, not a folder"
-        raise XttsError(f"--out {out} {held}", hint="pass a new or empty folder")
+    _check_out(out)
     from xtts_cli.config.editing import can_write
 
     can_write(out, "--out", folder=True)
