@@ -392,6 +392,7 @@ print(json.dumps({{"samples": int(result["audio"].shape[0]), "xtts": "xtts_cli" 
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("short_run", ["duration"], indirect=True)  # what either decoder exports alike
 def test_an_export_killed_before_its_end_leaves_nothing_the_same_command_refuses(short_run, tmp_path, runner) -> None:
     # SIGKILL while the SavedModel is written into an empty folder the user made: its hidden partial
     # folder had made the same command, run again, refuse an --out that looked empty.
@@ -420,6 +421,37 @@ def test_an_export_killed_before_its_end_leaves_nothing_the_same_command_refuses
     assert f"note: removed {left}, left by an export stopped before its end" in result.stderr
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
     assert (out / "export.json").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("short_run", ["duration"], indirect=True)  # what either decoder exports alike
+def test_a_run_exported_while_it_trains_says_so(short_run, tmp_path, runner) -> None:
+    # A vocoder run's export said it was still training; the acoustic run's said nothing, notes [].
+    import subprocess
+    import sys
+
+    from training_support import subprocess_env
+
+    from xtts_cli.cli.app import app
+
+    run, out = short_run.parts.run_dir.path, tmp_path / "exported"
+    hold = "import sys, time; from pathlib import Path; from xtts_cli import locks; locks.acquire(Path(sys.argv[1]));"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold + " print('held', flush=True); time.sleep(300)", str(run)],
+        stdout=subprocess.PIPE,
+        env=subprocess_env(),
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        result = runner.invoke(app, ["export", "-r", str(run), "-o", str(out)])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.exit_code == 0, result.output
+    said = f"{run} is still training (process {holder.pid} on "
+    assert f"note: {said}" in result.stderr
+    assert any(note.startswith(said) for note in json.loads((out / "export.json").read_text())["notes"])
 
 
 @pytest.mark.slow

@@ -63,7 +63,7 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
             signatures["speaker_paced"] = generator.speak_as_paced
     # What loading said (a vocoder stopped early, no measured speaking rate) travels with the
     # export: a client reading export.json alone had not heard it.
-    info = {**_export_info(tts), "notes": list(tts.notes)}
+    info = {**_export_info(tts), "notes": list(tts.notes) + _still_training(run_dir, tts)}
     # Written beside `out` and renamed into place whole: a full disk or Ctrl-C leaves no half
     # SavedModel behind, which the same command, run again, would refuse as a folder holding files.
     # An empty folder the user made (a mount point, a link to a folder, one of their own mode) is
@@ -90,6 +90,17 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
             raise full from None
         raise
     return info
+
+
+def _still_training(run_dir: Path, tts: Synthesizer) -> list[str]:
+    """A note when the run trains as it is exported (a vocoder run's said so; the acoustic run's had not)."""
+    from xtts_cli import locks
+
+    training = locks.held_by(run_dir.expanduser())
+    if training is None:
+        return []
+    planned = f" of {tts.config.training.max_steps}" if tts.config.training.max_steps else ""
+    return [f"{run_dir} is still training ({training}): its checkpoint of step {tts.step}{planned} is exported"]
 
 
 def _move_up(partial: Path, out: Path) -> None:
