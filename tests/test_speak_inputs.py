@@ -241,7 +241,7 @@ def test_a_run_directory_that_is_not_there_is_named_so(tmp_path):
 
     with pytest.raises(XttsError) as missing:
         read_run(tmp_path / "nowhere")
-    assert missing.value.lines == [f"{tmp_path / 'nowhere'} does not exist"]
+    assert missing.value.lines == [f"--run-dir {tmp_path / 'nowhere'} does not exist"]
 
 
 def test_a_checkpoint_or_an_export_given_as_a_run_is_named_for_what_it_is(tmp_path):

@@ -375,6 +375,19 @@ def test_an_empty_vocoder_is_refused_not_read_as_the_current_folder_or_griffin_l
     assert not (tmp_path / "o.wav").exists() and not (tmp_path / "exported").exists()
 
 
+def test_a_mistyped_run_names_the_runs_beside_it_that_its_flag_takes(tmp_path: Path) -> None:
+    # --vocoder had offered the acoustic runs beside it too, which it then refused as no vocoder.
+    from xtts_cli.run.files import read_run
+
+    shutil.copytree(DATA / "run_before_run_data", tmp_path / "speech")
+    shutil.copytree(DATA / "legacy_vocoder_run", tmp_path / "voc")
+    for flag, offered in (("--vocoder", "voc"), ("--run-dir", "speech")):
+        with pytest.raises(XttsError) as mistyped:
+            read_run(tmp_path / "nope", flag)
+        assert mistyped.value.lines == [f"{flag} {tmp_path / 'nope'} does not exist"]
+        assert mistyped.value.hint == f"pass one of {tmp_path / offered}"
+
+
 @pytest.mark.parametrize("value", ["griffin-lim", "Griffin-Lim", "nowhere"])
 def test_vocode_names_a_missing_recording_and_a_missing_run(runner, tmp_path: Path, value: str) -> None:
     missing = tmp_path / "missing.wav"
@@ -383,7 +396,7 @@ def test_vocode_names_a_missing_recording_and_a_missing_run(runner, tmp_path: Pa
     result = runner.invoke(app, ["vocode", str(recording), "--vocoder", value, "-o", str(tmp_path / "o.wav")])
     assert isinstance(result.exception, XttsError)
     line = result.exception.lines[0]
-    assert (str(missing) in line) if griffin_lim else (line == "nowhere does not exist")
+    assert (str(missing) in line) if griffin_lim else (line == "--vocoder nowhere does not exist")
     # A vocoder run is what --vocoder takes: the hint names one, not an acoustic run.
     assert griffin_lim or result.exception.hint == (
         "pass --vocoder the directory of an `xtts train -c vocoder-cpu` run, e.g. runs/vocoder-cpu, or griffin-lim"

@@ -268,6 +268,19 @@ def runs_in(folder: Path) -> list[Path]:
         return []
 
 
+def _is_vocoder(run: Path) -> bool:
+    """Whether the run's config.yaml says `model.kind: vocoder` (one that cannot be read: no)."""
+    import yaml
+
+    from xtts_cli.config.model_kinds import model_kind_of
+
+    try:
+        tree = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
+        return model_kind_of(tree.get("model") or {}) == "vocoder"
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
+        return False
+
+
 def listed_runs(runs: list[Path]) -> str:
     from xtts_cli.errors import quoted
 
@@ -300,8 +313,11 @@ def _not_a_run(given: Path, flag: str, hint: str) -> NoReturn:
             hint=hint,
         )
     if not given.exists():
-        beside = runs_in(given.parent)  # a name mistyped: the runs there
-        raise XttsError(f"{given} does not exist", hint=f"pass one of {listed_runs(beside)}" if beside else hint)
+        # A name mistyped: the runs there that the flag takes (--vocoder had offered acoustic runs).
+        beside = runs_in(given.parent)
+        if flag in ("--vocoder", "--run-dir"):
+            beside = [run for run in beside if _is_vocoder(run) == (flag == "--vocoder")]
+        raise XttsError(f"{flag} {given} does not exist", hint=f"pass one of {listed_runs(beside)}" if beside else hint)
     if not given.is_dir():
         raise XttsError(f"{given} is a file, not a run directory", hint=hint)
     if (given / MARKER_FILE).is_file() or (given / "run.json").is_file():  # a run, its config.yaml deleted
