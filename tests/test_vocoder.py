@@ -225,6 +225,7 @@ def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner
     assert by_default.exception.lines[0].startswith(
         f"the run's own vocoder {own / 'vocoder'} (used when --vocoder is not given) was trained on other features"
     )
+    assert "loading" not in by_default.output  # refused before the model loads, as --vocoder's is
     # A vocoder run whose set-up failed (too little data for a batch) leaves nothing in RUN/vocoder
     # to stand for a vocoder: the run still speaks with the one it had.
     shutil.copytree(acoustic, tmp_path / "copy", ignore=shutil.ignore_patterns("vocoder"))

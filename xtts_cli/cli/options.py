@@ -231,7 +231,8 @@ def run_dir_given(
     run, or hears other features than the run, is refused here too, before TensorFlow loads."""
     from xtts_cli.errors import XttsError
     from xtts_cli.kinds import vocoding_run
-    from xtts_cli.run.files import check_vocoder_spec, is_griffin_lim, read_run
+    from xtts_cli.run.directory import has_trained
+    from xtts_cli.run.files import VOCODER_DIR, check_vocoder_spec, is_griffin_lim, read_run
 
     given = given_once("the run directory", run_dir=run_dir, checkpoint=checkpoint)
     if given is None:
@@ -242,6 +243,10 @@ def run_dir_given(
     check_vocoder_spec(vocoder)
     if vocoder is not None and not is_griffin_lim(vocoder):
         vocoding_run(Path(vocoder), config.data, acoustic_run=f"the run {given}", named=f"--vocoder {vocoder}")
+    own = Path(given) / VOCODER_DIR
+    if vocoder is None and own.is_dir() and has_trained(own):  # the one it speaks with: refused here too
+        named = f"the run's own vocoder {own} (used when --vocoder is not given)"
+        vocoding_run(own, config.data, acoustic_run=f"the run {given}", named=named)
     return Path(given)
 
 

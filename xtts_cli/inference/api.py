@@ -200,6 +200,7 @@ class Synthesizer:
     @classmethod
     def _load(cls, run_dir: Path | str, step: Optional[int], vocoder: Optional[Path | str]) -> Synthesizer:
         from xtts_cli.inference.loading import load_run, load_vocoder
+        from xtts_cli.run.directory import has_trained
         from xtts_cli.run.files import SPEAKING_RATE_FILE, VOCODER_DIR
 
         if not isinstance(run_dir, (str, os.PathLike)) or not os.fspath(run_dir).strip():
@@ -214,7 +215,7 @@ class Synthesizer:
         notes: list[str] = []
         config, tokenizer, model, restored, run = load_run(run_dir, None if step is None else int(step), notes)
         own, named = run.path / VOCODER_DIR, None
-        if vocoder is None and own.is_dir() and _trained(own):
+        if vocoder is None and own.is_dir() and has_trained(own):
             # One whose checkpoints or config are lost is refused as --vocoder refuses it: it had been
             # passed over for Griffin-Lim, "no trained vocoder yet", and exported so.
             vocoder, named = own, f"the run's own vocoder {own} (used when --vocoder is not given)"
@@ -419,18 +420,3 @@ class Synthesizer:
 # What `speak` takes besides its text, which `speak_many` passes to each call.
 _SPEAK_OPTIONS = frozenset(inspect.signature(Synthesizer.speak).parameters) - {"self", "text"}
 _SPEAK = inspect.unwrap(Synthesizer.speak)
-
-
-def _trained(run_dir: Path) -> bool:
-    """Whether the run at `run_dir` trained: it has a checkpoint (where its training.checkpoint_dir
-    put it), or logged steps past its first save or ended a start (its checkpoints since lost), or has
-    a config.yaml that cannot be read. A run still before its first save, or emptied, did not."""
-    from xtts_cli.errors import XttsError
-    from xtts_cli.run.directory import logged_past_first_save
-    from xtts_cli.run.files import RunDir, read_run
-
-    try:
-        config, run = read_run(run_dir)
-    except XttsError:
-        return RunDir(run_dir).config_file.is_file()  # there, and damaged: its reader says how
-    return run.has_checkpoint() or logged_past_first_save(run, config.training.save_step) is not None

@@ -915,3 +915,16 @@ def checkpoints_to_restore(
     if not complete:
         raise XttsError(f"{run.checkpoints} holds no checkpoint yet", hint=no_checkpoint_hint(run_dir))
     return complete, gone
+
+
+def has_trained(run_dir: Path) -> bool:
+    """Whether the run at `run_dir` trained: it has a checkpoint (where its training.checkpoint_dir
+    put it), or logged steps past its first save or ended a start (its checkpoints since lost), or has
+    a config.yaml that cannot be read. A run still before its first save, or emptied, did not."""
+    from xtts_cli.run.files import read_run
+
+    try:
+        config, run = read_run(run_dir)
+    except XttsError:
+        return RunDir(run_dir).config_file.is_file()  # there, and damaged: its reader says how
+    return run.has_checkpoint() or logged_past_first_save(run, config.training.save_step) is not None
