@@ -272,11 +272,11 @@ def _is_vocoder(run: Path) -> bool:
     """Whether the run's config.yaml says `model.kind: vocoder` (one that cannot be read: no)."""
     import yaml
 
-    from xtts_cli.config.model_kinds import model_kind_of
+    from xtts_cli.config.model_kinds import MODEL_SECTIONS, VocoderConfig, model_kind_of
 
     try:
         tree = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
-        return model_kind_of(tree.get("model") or {}) == "vocoder"
+        return MODEL_SECTIONS.get(model_kind_of(tree.get("model") or {})) is VocoderConfig
     except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
         return False
 
