@@ -540,6 +540,8 @@ def test_the_language_a_text_is_read_in_follows_its_script_when_none_is_asked():
     )
     assert reading_language(["en", "de"], persian, None)[1].endswith("the run reads en, de")
     assert reading_language(["ru"], "Щука, съел.", "ru") == ("ru", "")
+    # Mathematical bold letters are Latin, as the cleaners read them: "hello" had been called another script.
+    assert reading_language(["en"], "\U0001d407\U0001d41e\U0001d425\U0001d425\U0001d428 world", None) == (None, "")
     # A word in another script inside a text in the run's: espeak-ng spells it letter by letter ("ˈɛm
     # ˈoː ˈɛs ..."), so it is named; Latin words it reads as English in any language, so they are not.
     assert reading_language(["en"], "I flew to «Москва» and Αθήνα.", None) == (

@@ -1441,9 +1441,13 @@ _LATIN_MARKS = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=8192)  # a corpus's transcripts are millions of letters, of a few hundred kinds
 def _letter_script(letter: str) -> str:
     """A letter's script, the first word of its Unicode name; Latin for the marks Latin writes with it:
-    Spanish "2º", "3ª" and French "1ᵉʳ" (names of their own, which had been called another script)."""
+    Spanish "2º", "3ª" and French "1ᵉʳ" (names of their own, which had been called another script), and
+    a compatibility form's as the letter the cleaners' NFKC makes of it ("𝐇𝐞𝐥𝐥𝐨" is read as Latin "hello")."""
+    folded = unicodedata.normalize("NFKC", letter)
+    letter = folded[0] if folded != letter and folded[:1].isalpha() else letter
     name = unicodedata.name(letter, "?")
     return "LATIN" if _LATIN_MARKS.search(name) else name.split(" ")[0]
 
