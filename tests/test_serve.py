@@ -520,6 +520,16 @@ def test_hostile_bodies_uploads_and_connections(served):
         400,
         "the query is not UTF-8: percent-encode the text's UTF-8 bytes",
     )
+    # A form in the charset its Content-Type declares (an older client's Latin-1) is read in it; it had
+    # been refused as not UTF-8.
+    for charset, status, said in (
+        (b"; charset=iso-8859-1", b"200", b"audio/wav"),
+        (b"", b"400", b"the form body is not UTF-8"),
+        (b"; charset=x-nothing", b"400", b"the form's charset 'x-nothing' is none Python knows; send UTF-8"),
+    ):
+        head = b"POST /api/tts HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 8\r\n"
+        form = raw(url, head + b"Content-Type: application/x-www-form-urlencoded" + charset + b"\r\n\r\ntext=Hi\xe9")
+        assert form.startswith(b"HTTP/1.1 " + status) and said in form, form[:400]
     # A body the server does not read (a page other than /api/tts) closes the connection after the
     # answer: its bytes are not read as a next request on it. One it reads keeps it open.
     length, chunked = (

@@ -577,12 +577,18 @@ class _Handler(BaseHTTPRequestHandler):
                 raise Refused(400, 'the JSON body is not an object; send {"text": "..."}')
             return {str(k): _scalar(str(k), v) for k, v in decoded.items()}, None
         if kind == "application/x-www-form-urlencoded" or not body:
+            # The charset a form declares (an older client's "; charset=iso-8859-1"), else UTF-8.
+            declared = self.headers.get_content_charset()
+            charset = declared or "utf-8"
             try:
                 # A BOM some editors and PowerShell put first had been read into the first name ("\ufefftext").
-                form = body.decode("utf-8").removeprefix("\ufeff")
-                return _once(parse_qsl(form, keep_blank_values=True, errors="strict")), None
+                form = body.decode(charset).removeprefix("\ufeff")
+                return _once(parse_qsl(form, keep_blank_values=True, encoding=charset, errors="strict")), None
+            except LookupError:
+                raise Refused(400, f"the form's charset {charset[:40]!r} is none Python knows; send UTF-8") from None
             except UnicodeDecodeError:
-                raise Refused(400, "the form body is not UTF-8") from None
+                said = f"{declared[:40]}, as its Content-Type says" if declared else "UTF-8"
+                raise Refused(400, f"the form body is not {said}") from None
         if kind == "multipart/form-data":
             return self._multipart(body)
         raise Refused(415, f"a body of type {kind!r}; send JSON, a form, or multipart/form-data with the upload")
