@@ -19,6 +19,8 @@ def test_cleaners():
     assert clean_text("Ｆｕｌｌ\u00a0width ﬁ", ["multilingual_cleaners"]) == "full width fi"
     # Turkish "İstanbul": one letter i, not i and a combining dot above (what str.lower gives).
     assert clean_text("İstanbul İyi", ["multilingual_cleaners"]) == "istanbul iyi"
+    # A trade mark sign is unread, as ® is: NFKC had made "Acme™" the word "acmetm".
+    assert clean_text("Acme™ and Foo℠ bar", ["multilingual_cleaners"]) == "acme and foo bar"
 
 
 def test_turkish_capital_i_is_dotless_and_a_numeral_keeps_its_letters():

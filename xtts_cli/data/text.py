@@ -247,7 +247,12 @@ def multilingual_cleaners(text: str) -> str:
     # NFKC folds compatibility forms (Arabic presentation forms, full-width Latin, ligatures) to
     # the characters a writer means, so one sound is one vocabulary entry. The capital dotted İ
     # (Turkish, Azerbaijani) is i: Python lowers it to i and a combining dot above, a second symbol.
-    return _collapse_whitespace(unicodedata.normalize("NFKC", _fractions(text)).replace("\u0130", "i").lower())
+    # The trade mark signs go first, unread as ® is: NFKC makes "Acme™" the word "acmetm".
+    text = _fractions(text).translate(_TRADE_MARKS)
+    return _collapse_whitespace(unicodedata.normalize("NFKC", text).replace("\u0130", "i").lower())
+
+
+_TRADE_MARKS = {0x2122: None, 0x2120: None}  # ™ ℠
 
 
 def no_cleaners(text: str) -> str:
