@@ -841,6 +841,21 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
             "Es gilt bis 31. Dezember, geöffnet 1. bis 3. Mai und vom 1. bis zum 5. Juni.",
             "es gilt bis einunddreißigsten dezember, geöffnet ersten bis dritten mai und vom ersten bis zum fünften juni.",
         ),
+        # ... but der after an article-like word, den and dem before the text's end, count: "einer der 12."; a span
+        # after der takes its ending (it had become der ersten bis dritten).
+        (
+            "de",
+            "Der 1. bis 3. Mai ist frei, er war einer der 12.",
+            "der erste bis dritte mai ist frei, er war einer der zwölf.",
+        ),
+        ("de", "Jesus sprach mit den 12.", "jesus sprach mit den zwölf."),
+        # English numbers with a typographer's marks read as with a typewriter's (the mark had stayed: "'nineties").
+        (
+            "en",
+            "The ’90s and the 1990’s, 6′2″ tall, the summer of ’69 and the class of ’05.",
+            "the nineties and the nineteen nineties, six foot two tall, the summer of sixty nine and the class of oh five.",
+        ),
+        ("ru", "Дома №№ 5 и 6.", "дома номера пять и шесть."),
         # The numero sign, which NFKC makes "no": its word, and n° only before a number (° is a degree too).
         ("ru", "Дом № 5, дом №6.", "дом номер пять, дом номер шесть."),
         (

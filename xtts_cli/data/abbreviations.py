@@ -340,17 +340,37 @@ NUMERO_WORDS = {
     "uk": "номер",
     "tr": "numara",
 }
+# ... and its plural, as №№ 5 и 6 writes it.
+NUMERO_PLURALS = {
+    "en": "numbers",
+    "de": "Nummern",
+    "fr": "numéros",
+    "es": "números",
+    "it": "numeri",
+    "pt": "números",
+    "nl": "nummers",
+    "sv": "nummer",
+    "pl": "numery",
+    "ru": "номера",
+    "uk": "номери",
+    "tr": "numaralar",
+}
 # № and nº as a word of their own ("el nº de cuenta"); n° only before a number, as ° is a degree too.
-_NUMERO = re.compile(r"(?<!\w)(?:(?:№|[nN]º)(?![^\W\d_])|[nN]°(?=\s*\d))")
+_NUMERO = re.compile(r"(?<!\w)(?:(№№|№|[nN]º)(?![^\W\d_])|[nN]°(?=\s*\d))")
 
 
 def numero_signs(text: str, language: Optional[str]) -> str:
-    """`text` with each numero sign (№ 5, Nº 5, n°5, el nº de cuenta) written as `language`'s word
-    for it, before the cleaners' NFKC makes it "no"."""
-    word = NUMERO_WORDS.get((language or "").lower().split("-")[0])
-    if word is None:
+    """`text` with each numero sign (№ 5, Nº 5, n°5, el nº de cuenta, №№ 5 и 6) written as
+    `language`'s word for it, before the cleaners' NFKC makes it "no"."""
+    primary = (language or "").lower().split("-")[0]
+    if primary not in NUMERO_WORDS:
         return text
-    return _NUMERO.sub(lambda m: word + (" " if m.string[m.end() : m.end() + 1].isdigit() else ""), text)
+
+    def word(match: re.Match) -> str:
+        said = (NUMERO_PLURALS if match.group(1) == "№№" else NUMERO_WORDS)[primary]
+        return said + (" " if match.string[match.end() : match.end() + 1].isdigit() else "")
+
+    return _NUMERO.sub(word, text)
 
 
 def abbreviation_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:

@@ -322,6 +322,8 @@ def _power(match: re.Match, language: str = "en") -> str:
 
 # The 1990s, the '80s: a decade is its year's words made plural (nineteen nineties, eighties).
 _DECADE = re.compile(r"(?:\b(1[1-9]\d0|20\d0)|'?\b([1-9]0))'?s\b")
+# A year of its last two digits ("the summer of '69", "class of '05"): sixty nine, oh five, no mark.
+_ELIDED_YEAR = re.compile(r"(?<![\w'])'(\d\d)\b(?!['.,:/]?\d)")
 _CLOCK = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)(?!\d)")  # 3:30, 15:05, 7:05pm
 # a.m. and p.m. after a time (7 pm, 7:05PM, 9 a.m.): their letters apart; a full stop that ends the text stays.
 _MERIDIEM = re.compile(r"(?<=\d)\s?([AaPp])\.?\s?[Mm](\.?)(?![^\W\d_])(?=(\s*$)?)")
@@ -1298,13 +1300,15 @@ GERMAN_NOT_COUNTED = (
     r"dieser|kein|keine|was|wer|wie|wo|warum|bitte|ja|nein|nicht|noch|schon|alle|alles|mehr|weiter"
 )
 # An article or a preposition with one ranks the number before any word ("am 24. und 25. Dezember",
-# "der 1. Die anderen"), and a preposition's or der's, dem's and den's at the text's end too ("Wir sehen uns
-# am 5.", "Heute ist der 12."; "die 12." there is as often a bus's line); the words that
-# are pronouns too, only before a word that may be its noun.
+# "der 1. Die anderen"), and a preposition's at the text's end too ("Wir sehen uns am 5."), as is der's
+# after a verb that names a day ("Heute ist der 12.") and dem's after seit, ab, nach, vor or bis ("seit dem
+# 3."): "einer der 12.", "mit den 12." count; the words that are pronouns too, only before a word that may
+# be its noun.
 _GERMAN_PREPOSITIONS = r"am|vom|zum|im|beim|zur|ins"
 _GERMAN_ORDINAL_STRONG = re.compile(
     rf"\b({_GERMAN_PREPOSITIONS}|der|die|das|dem|den|des)\s+({GERMAN_ORDINAL_NUMBER})\.\s+(?=([^\W\d_]+))"
-    rf"|\b({_GERMAN_PREPOSITIONS}|der|dem|den)\s+({GERMAN_ORDINAL_NUMBER})\.(?=\s*$)",
+    rf"|\b({_GERMAN_PREPOSITIONS}|(?:ist|war|wird|wurde|sei|wäre|bleibt)\s+der|(?:seit|ab|nach|vor|bis)\s+dem)"
+    rf"\s+({GERMAN_ORDINAL_NUMBER})\.(?=\s*$)",
     re.IGNORECASE,
 )
 _NOT_COUNTED_WORD = re.compile(rf"(?:{GERMAN_NOT_COUNTED})", re.IGNORECASE)
@@ -1319,9 +1323,10 @@ _GERMAN_SECOND_DAY = re.compile(
     rf"\b(\w*{_GERMAN_ORDINAL_WORD}n\s+(?:und|oder|bis)\s+\w*{_GERMAN_ORDINAL_WORD})(?=\s+(?:{GERMAN_MONTHS})\b)",
     re.IGNORECASE,
 )
-# ... and the first of a span of days: "1. bis 3. Mai" is ersten bis dritten Mai.
+# ... and the first of a span of days with no article: "1. bis 3. Mai" is ersten bis dritten Mai (after
+# one, its case's ending: "der 1. bis 3. Mai" is der erste bis dritte).
 _GERMAN_FIRST_DAY = re.compile(
-    rf"\b([1-9]|[12]\d|3[01])\.\s+(?=bis\s+(?:zum\s+)?(?:[1-9]|[12]\d|3[01])\.\s+(?:{GERMAN_MONTHS})\b)",
+    rf"(?:\b([^\W\d_]+)\s+)?\b([1-9]|[12]\d|3[01])\.\s+(?=bis\s+(?:zum\s+)?(?:[1-9]|[12]\d|3[01])\.\s+(?:{GERMAN_MONTHS})\b)",
     re.IGNORECASE,
 )
 _GERMAN_SECOND_ORDINAL = re.compile(
@@ -1836,7 +1841,7 @@ def _german_day_month(match: re.Match, text: str) -> str:
 def _german_ordinals(text: str) -> str:
     """German days and ordinals: after a preposition or article, a word declined as one, and the second
     of a pair ("am 3. Mai", "jeder 5. Deutsche", "die 1. und 2. Klasse")."""
-    text = _GERMAN_FIRST_DAY.sub(lambda m: f"{_words(int(m.group(1)), 'de', to='ordinal')}n ", text)
+    text = _GERMAN_FIRST_DAY.sub(_german_first_day, text)
     text = _GERMAN_DATE.sub(_german_date, text)
     text = _GERMAN_ORDINAL.sub(_german_ordinal, _GERMAN_ORDINAL_STRONG.sub(_german_ordinal, text))
     text = _GERMAN_SECOND_ORDINAL.sub(
@@ -1850,9 +1855,16 @@ def _german_ordinals(text: str) -> str:
     return text
 
 
+def _german_first_day(match: re.Match) -> str:
+    before = match.group(1)
+    if before and re.fullmatch(f"{_DETERMINER_E}|{_DETERMINER_EN}|{_DETERMINER_BARE}", before, re.IGNORECASE):
+        return match.group(0)  # the article's rule gives the ending
+    return f"{before + ' ' if before else ''}{_words(int(match.group(2)), 'de', to='ordinal')}n "
+
+
 def _german_ordinal(match: re.Match) -> str:
-    if match.group(1) is None:  # a preposition's or der's at the text's end: "am fünften.", "der zwölfte."
-        ending = "" if match.group(4).lower() == "der" else "n"
+    if match.group(1) is None:  # at the text's end: "am fünften.", "ist der zwölfte.", "seit dem dritten."
+        ending = "" if match.group(4).lower().endswith("der") else "n"
         return f"{match.group(4)} {_words(int(match.group(5).replace('.', '')), 'de', to='ordinal')}{ending}."
     before = match.group(1)
     if re.fullmatch(_DETERMINER_E, before, re.IGNORECASE):
@@ -1868,6 +1880,8 @@ def _german_ordinal(match: re.Match) -> str:
 
 def _german_date(match: re.Match) -> str:
     before, weekday, day = match.group(1), match.group(2) or "", int(match.group(3))
+    if before and before.lower() == "bis" and re.search(r"\d\.\s*$", match.string[: match.start()]):
+        return match.group(0)  # a span's second day, "der 1. bis 3. Mai": it takes the first's ending
     ordinal = _words(day, "de", to="ordinal") + ("n" if before else "")
     return f"{before} {weekday}{ordinal} " if before else f"{ordinal} "
 
@@ -2140,6 +2154,7 @@ def _english(text: str, month_first: bool = False) -> str:
         text = symbol.sub(said, text)
     text = _ORDINAL.sub(lambda m: _words(int(m.group(1).replace(",", "")), "en", to="ordinal"), text)
     text = _DECADE.sub(_decade, text)
+    text = _ELIDED_YEAR.sub(lambda m: _pair(int(m.group(1))), text)
     text = _PERCENT.sub(lambda m: f"{_english_number(m.group(1))} percent", text)
     text = _YEAR.sub(_years, text)
     text = _YEAR_SPAN.sub(

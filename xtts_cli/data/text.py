@@ -295,16 +295,19 @@ NEAREST_PHONEMES = {
 # A mark a run's data never held is read as the first of these it knows: the same mark in another
 # script (Persian keyboards and phones type "," and "?" as often as "،" and "؟"), or the pause nearest
 # in kind ("!" ends a sentence as "." does; a dash or a colon parts a clause as a comma does), and a
-# typographer's quote as a typewriter's and back (text from a word processor or a web page: "It’s").
+# typographer's quote as a typewriter's and back (text from a word processor or a web page: "It’s"), an
+# apostrophe as the letter ʼ of a run whose data wrote Ukrainian with it (п’ять) and as Hebrew's geresh.
 NEAREST_MARKS = {
     ",": "\u060c", "\u060c": ",", "?": "\u061f.", "\u061f": "?.", ";": "\u061b,\u060c", "\u061b": ";,\u060c",
     "!": ".\u06d4", ".": "\u06d4", "\u06d4": ".", "\u2026": ".\u06d4", ":": ",\u060c", "\u2014": ",\u060c",
     "\u2013": ",\u060c", "\u00bf": "", "\u00a1": "",
-    "\u2019": "'\u2018", "\u2018": "'\u2019", "'": "\u2019\u2018", "\u2032": "'\u2019", "\u201b": "'\u2019",
-    "\u201c": '"\u201d\u201e', "\u201d": '"\u201c', "\u201e": '"\u201c', '"': "\u201c\u201d",
+    "\u2019": "'\u2018\u02bc\u05f3", "\u2018": "'\u2019\u02bc", "'": "\u2019\u2018\u02bc\u05f3", "\u2032": "'\u2019",
+    "\u201b": "'\u2019", "\u05f3": "'\u2019",
+    "\u201c": '"\u201d\u201e', "\u201d": '"\u201c', "\u201e": '"\u201c', '"': "\u201c\u201d\u05f4", "\u05f4": '"\u201c',
     "\u00ab": '"\u201c', "\u00bb": '"\u201d', "\u2039": "'\u2019", "\u203a": "'\u2019",
 }  # fmt: skip
-# An apostrophe the run has no mark for, inside a word, is left out with no gap: "it’s" is "its", not "it s".
+# An apostrophe the run has no mark for, before an s or a t that ends a word, is left out with no gap:
+# "it’s" is "its", "don’t" "dont", not "it s" (elsewhere a gap: "rock n roll", "o brien").
 APOSTROPHES = "'\u2019\u2018\u2032\u201b"
 # Ids before the text in a run's sequences: the language's index, then the speaker's (-1: a speaker
 # the run's vocabulary does not list).
@@ -376,6 +379,7 @@ def prepare_texts(
         texts = [numero_signs(superscript_powers(text, language or "en"), language) for text in texts]
     if numbers == "words" and (language or "").lower().split("-")[0] == "en":  # as english_cleaners reads them
         texts = [title_numerals(before_lowering(text)) for text in texts]  # Roman numerals: with the numbers
+        texts = [_typewriter_marks_of_numbers(text) for text in texts]
     prepared = [clean_text(case_for(text, language), cleaners) for text in texts]
     if normalize is not None:
         prepared = [normalize(text) for text in prepared]
@@ -388,6 +392,31 @@ def prepare_texts(
             f"data.text_frontend: unknown front end {frontend!r}", hint=f"use one of {', '.join(FRONTENDS)}"
         )
     return prepared
+
+
+def _clitic(text: str, at: int) -> bool:
+    """Whether the apostrophe at `at` stands between a letter and an s or t that ends the word (it’s, don’t)."""
+    return 0 < at and text[at - 1].isalpha() and re.match(r"[st](?![^\W\d_])", text[at + 1 : at + 3]) is not None
+
+
+# English numbers' marks as a typographer writes them, the reader's typewriter ones: the ’90s, the
+# 1990’s, 6′2″ (the mark had stayed before the words: "the 'nineties"). English alone: Swiss German
+# groups thousands with ’ (1’000).
+_TYPOGRAPHER_NUMBER_MARKS = (
+    (re.compile(r"(\d)[’′](\d{1,2})[″”]"), "\\1'\\2\""),
+    (re.compile(r"(?<!\w)[’‘′](?=\d\d\b|\d\ds\b)"), "'"),
+    (re.compile(r"(?<=\d)’(?=s\b)"), "'"),
+    (re.compile(r"(?<=\d)″"), '"'),
+    (re.compile(r"(?<=\d)′"), "'"),
+)
+
+
+def _typewriter_marks_of_numbers(text: str) -> str:
+    if not any(mark in text for mark in "’‘′″"):
+        return text
+    for pattern, typed in _TYPOGRAPHER_NUMBER_MARKS:
+        text = pattern.sub(typed, text)
+    return text
 
 
 def unspoken(c: str) -> bool:
@@ -480,6 +509,9 @@ def without_markup(text: str) -> tuple[str, str]:
     if "<!--" in text:  # an HTML comment, a note to its writer: none of it is read
         text, count = _COMMENT.subn(" ", text)
         notes += [f"left out {count} markup comment{'s' if count > 1 else ''} (<!-- ... -->)"] if count else []
+    if "&" in text:  # before the tags: an escaped "&lt;p&gt;" is a tag still, and left out as one
+        text, references = _characters_of_references(text)
+        notes += [references] if references else []
     text, markdown = without_markdown(text)
     notes += [markdown] if markdown else []
     if "[" in text:
@@ -505,9 +537,6 @@ def without_markup(text: str) -> tuple[str, str]:
             text = _MARKUP.sub(lambda m: " " if m.group(1).lower() in _PARTING_TAGS else "", text)
             shown = " ".join(tags[:8]) + (f" and {len(tags) - 8} more" if len(tags) > 8 else "")
             notes.append(f"left out the markup tags {shown} (xtts reads plain text; the words between them are read)")
-    if "&" in text:  # after the tags: an escaped "&lt;b&gt;" is text, not a tag
-        text, references = _characters_of_references(text)
-        notes += [references] if references else []
     return text, "; ".join(notes)
 
 
@@ -519,10 +548,14 @@ _REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0
 def _characters_of_references(text: str) -> tuple[str, str]:
     """(`text` with each HTML character reference the character it stands for, a note naming them)."""
     import html
+    import html.entities
 
     found: list[str] = []
 
     def character(match: re.Match) -> str:
+        # A name HTML lists whole ("&notanentity;" had been read as "¬anentity;", a legacy name's prefix).
+        if match.group(0)[1] != "#" and match.group(0)[1:] not in html.entities.html5:
+            return match.group(0)
         said = html.unescape(match.group(0))
         if said != match.group(0) and match.group(0) not in found:
             found.append(match.group(0))
@@ -880,12 +913,7 @@ class Tokenizer:
             else ""
             if unicodedata.category(c) in ("Cf", "Cn", "Co", "Mn", "Me", "Mc")
             or _styling(c)
-            or (
-                c in APOSTROPHES
-                and 0 < i < len(prepared) - 1
-                and prepared[i - 1].isalpha()
-                and prepared[i + 1].isalpha()
-            )
+            or (c in APOSTROPHES and _clitic(prepared, i))
             else gap
             for i, c in enumerate(prepared)
         )
@@ -1452,7 +1480,8 @@ def _letter_script(letter: str) -> str:
     Spanish "2º", "3ª" and French "1ᵉʳ" (names of their own, which had been called another script), and
     a compatibility form's as the letter the cleaners' NFKC makes of it ("𝐇𝐞𝐥𝐥𝐨" is read as Latin "hello")."""
     folded = unicodedata.normalize("NFKC", letter)
-    letter = folded[0] if folded != letter and folded[:1].isalpha() else letter
+    # The micro sign of "5 µg" is a unit's, in any script: not the Greek μ NFKC makes of it.
+    letter = folded[0] if folded != letter and folded[:1].isalpha() and letter != "\u00b5" else letter
     name = unicodedata.name(letter, "?")
     return "LATIN" if _LATIN_MARKS.search(name) else name.split(" ")[0]
 
