@@ -856,6 +856,23 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
             "the nineties and the nineteen nineties, six foot two tall, the summer of sixty nine and the class of oh five.",
         ),
         ("ru", "Дома №№ 5 и 6.", "дома номера пять и шесть."),
+        # ... no year where a quote closes or a sign follows; a span's first day only where spans start.
+        (
+            "en",
+            "Prices rose '50%', he said '12' twice in '00, a 6’ fence, 5’ 4” tall.",
+            "prices rose 'fifty percent', he said 'twelve' twice in oh oh, a six foot fence, five foot four tall.",
+        ),
+        (
+            "de",
+            "Lies Kapitel 3. Bis 15. Mai. Das war 2023. Bis 31. März. Ferien: 1. bis 3. Mai.",
+            "lies kapitel drei. bis fünfzehnten mai. das war zweitausenddreiundzwanzig. bis einunddreißigsten märz. "
+            "ferien: ersten bis dritten mai.",
+        ),
+        # A weekday's, a letter's and "haben wir"'s date at the text's end.
+        ("de", "Wir treffen uns am Freitag, den 13.", "wir treffen uns am freitag, den dreizehnten."),
+        ("de", "Berlin, den 5.", "berlin, den fünften."),
+        ("de", "Morgen ist Montag, der 12.", "morgen ist montag, der zwölfte."),
+        ("de", "Heute haben wir den 1.", "heute haben wir den ersten."),
         # The numero sign, which NFKC makes "no": its word, and n° only before a number (° is a degree too).
         ("ru", "Дом № 5, дом №6.", "дом номер пять, дом номер шесть."),
         (

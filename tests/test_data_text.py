@@ -414,13 +414,17 @@ def test_a_mark_the_vocabulary_lacks_is_read_as_its_nearest_it_knows():
     curly = Tokenizer.build(["it\u2019s john\u2019s car."], ["no_cleaners"])
     assert curly.speakable("it's john's car") == ("it\u2019s john\u2019s car", ["'\u2192\u2019"])
     assert english.speakable("it\u2019s 'there'") == ("its there", ["'", "\u2019"])
-    # ... only before an s or a t that ends the word: elsewhere a gap, as for any mark ("rocknroll" had been said).
-    assert english.speakable("rock \u2019n\u2019 roll, o\u2019brien don\u2019t")[0] == "rock n roll, o brien dont"
-    # The letter ʼ of a Ukrainian run whose data wrote it, and Hebrew's geresh and gershayim.
+    # ... only before a contraction's end: elsewhere a gap, as for any mark ("rocknroll" had been said).
+    assert (
+        english.speakable("rock \u2019n\u2019 roll, o\u2019brien don\u2019t i\u2019m")[0]
+        == "rock n roll, o brien dont im"
+    )
+    # The letter ʼ of a Ukrainian run whose data wrote it, and Hebrew's geresh (a '"' is a quote as often as
+    # a gershayim: left out).
     ukrainian = Tokenizer.build(["\u043f\u02bc\u044f\u0442\u044c."], ["no_cleaners"])
     assert ukrainian.speakable("\u043f\u2019\u044f\u0442\u044c")[0] == "\u043f\u02bc\u044f\u0442\u044c"
     hebrew = Tokenizer.build(["\u05d2\u05f3\u05d9 \u05e6\u05d4\u05f4\u05dc"], ["no_cleaners"])
-    assert hebrew.speakable("\u05d2'\u05d9 \u05e6\u05d4\"\u05dc")[0] == "\u05d2\u05f3\u05d9 \u05e6\u05d4\u05f4\u05dc"
+    assert hebrew.speakable('\u05d2\'\u05d9 "\u05e6\u05d4"')[0] == "\u05d2\u05f3\u05d9 \u05e6\u05d4"
 
 
 @pytest.mark.parametrize(

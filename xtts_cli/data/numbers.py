@@ -323,7 +323,8 @@ def _power(match: re.Match, language: str = "en") -> str:
 # The 1990s, the '80s: a decade is its year's words made plural (nineteen nineties, eighties).
 _DECADE = re.compile(r"(?:\b(1[1-9]\d0|20\d0)|'?\b([1-9]0))'?s\b")
 # A year of its last two digits ("the summer of '69", "class of '05"): sixty nine, oh five, no mark.
-_ELIDED_YEAR = re.compile(r"(?<![\w'])'(\d\d)\b(?!['.,:/]?\d)")
+# Followed by a space or a clause's mark alone: a quoted '12' keeps its quotes, '50% its percent.
+_ELIDED_YEAR = re.compile(r"(?<![\w'])'(\d\d)(?=[\s,;!?)]|\.(?!\d)|$)")
 _CLOCK = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)(?!\d)")  # 3:30, 15:05, 7:05pm
 # a.m. and p.m. after a time (7 pm, 7:05PM, 9 a.m.): their letters apart; a full stop that ends the text stays.
 _MERIDIEM = re.compile(r"(?<=\d)\s?([AaPp])\.?\s?[Mm](\.?)(?![^\W\d_])(?=(\s*$)?)")
@@ -1301,13 +1302,15 @@ GERMAN_NOT_COUNTED = (
 )
 # An article or a preposition with one ranks the number before any word ("am 24. und 25. Dezember",
 # "der 1. Die anderen"), and a preposition's at the text's end too ("Wir sehen uns am 5."), as is der's
-# after a verb that names a day ("Heute ist der 12.") and dem's after seit, ab, nach, vor or bis ("seit dem
-# 3."): "einer der 12.", "mit den 12." count; the words that are pronouns too, only before a word that may
+# after a verb that names a day ("Heute ist der 12."), dem's after seit, ab, nach, vor or bis ("seit dem
+# 3."), and a weekday's or a letter's date ("Freitag, den 13.", "Berlin, den 5.", "haben wir den 1."):
+# "einer der 12.", "mit den 12." count; the words that are pronouns too, only before a word that may
 # be its noun.
 _GERMAN_PREPOSITIONS = r"am|vom|zum|im|beim|zur|ins"
 _GERMAN_ORDINAL_STRONG = re.compile(
     rf"\b({_GERMAN_PREPOSITIONS}|der|die|das|dem|den|des)\s+({GERMAN_ORDINAL_NUMBER})\.\s+(?=([^\W\d_]+))"
-    rf"|\b({_GERMAN_PREPOSITIONS}|(?:ist|war|wird|wurde|sei|wäre|bleibt)\s+der|(?:seit|ab|nach|vor|bis)\s+dem)"
+    rf"|\b({_GERMAN_PREPOSITIONS}|(?:ist|war|wird|wurde|sei|wäre|bleibt)\s+der|(?:seit|ab|nach|vor|bis)\s+dem"
+    rf"|(?:{_GERMAN_WEEKDAYS}),?\s+(?:der|den|dem)|(?<=[^\W\d_]),\s+den|haben\s+(?:wir\s+)?(?:heute\s+)?den)"
     rf"\s+({GERMAN_ORDINAL_NUMBER})\.(?=\s*$)",
     re.IGNORECASE,
 )
@@ -1323,10 +1326,11 @@ _GERMAN_SECOND_DAY = re.compile(
     rf"\b(\w*{_GERMAN_ORDINAL_WORD}n\s+(?:und|oder|bis)\s+\w*{_GERMAN_ORDINAL_WORD})(?=\s+(?:{GERMAN_MONTHS})\b)",
     re.IGNORECASE,
 )
-# ... and the first of a span of days with no article: "1. bis 3. Mai" is ersten bis dritten Mai (after
-# one, its case's ending: "der 1. bis 3. Mai" is der erste bis dritte).
+# ... and the first of a span of days with no article, where a span starts ("Ferien: 1. bis 3. Mai" is
+# ersten bis dritten Mai; after a noun it may be a count, "Kapitel 3. Bis 15. Mai ...", lowered; after an
+# article, its case's ending: "der 1. bis 3. Mai" is der erste bis dritte).
 _GERMAN_FIRST_DAY = re.compile(
-    rf"(?:\b([^\W\d_]+)\s+)?\b([1-9]|[12]\d|3[01])\.\s+(?=bis\s+(?:zum\s+)?(?:[1-9]|[12]\d|3[01])\.\s+(?:{GERMAN_MONTHS})\b)",
+    rf"(?:^|(?<=[,(\u2013-])|(?<=[,(\u2013-]\s)|(?<=:\s)|\b(von|vom|geöffnet|täglich|jeweils)\s+)([1-9]|[12]\d|3[01])\.\s+(?=bis\s+(?:zum\s+)?(?:[1-9]|[12]\d|3[01])\.\s+(?:{GERMAN_MONTHS})\b)",
     re.IGNORECASE,
 )
 _GERMAN_SECOND_ORDINAL = re.compile(
@@ -1880,7 +1884,11 @@ def _german_ordinal(match: re.Match) -> str:
 
 def _german_date(match: re.Match) -> str:
     before, weekday, day = match.group(1), match.group(2) or "", int(match.group(3))
-    if before and before.lower() == "bis" and re.search(r"\d\.\s*$", match.string[: match.start()]):
+    if (
+        before
+        and before.lower() == "bis"
+        and re.search(rf"\b(?:{_DETERMINER_E}|{_DETERMINER_EN})\s+\d{{1,2}}\.\s*$", match.string[: match.start()], re.I)
+    ):
         return match.group(0)  # a span's second day, "der 1. bis 3. Mai": it takes the first's ending
     ordinal = _words(day, "de", to="ordinal") + ("n" if before else "")
     return f"{before} {weekday}{ordinal} " if before else f"{ordinal} "
@@ -2154,7 +2162,7 @@ def _english(text: str, month_first: bool = False) -> str:
         text = symbol.sub(said, text)
     text = _ORDINAL.sub(lambda m: _words(int(m.group(1).replace(",", "")), "en", to="ordinal"), text)
     text = _DECADE.sub(_decade, text)
-    text = _ELIDED_YEAR.sub(lambda m: _pair(int(m.group(1))), text)
+    text = _ELIDED_YEAR.sub(lambda m: _pair(int(m.group(1))) if m.group(1) != "00" else "oh oh", text)
     text = _PERCENT.sub(lambda m: f"{_english_number(m.group(1))} percent", text)
     text = _YEAR.sub(_years, text)
     text = _YEAR_SPAN.sub(

@@ -303,11 +303,11 @@ NEAREST_MARKS = {
     "\u2013": ",\u060c", "\u00bf": "", "\u00a1": "",
     "\u2019": "'\u2018\u02bc\u05f3", "\u2018": "'\u2019\u02bc", "'": "\u2019\u2018\u02bc\u05f3", "\u2032": "'\u2019",
     "\u201b": "'\u2019", "\u05f3": "'\u2019",
-    "\u201c": '"\u201d\u201e', "\u201d": '"\u201c', "\u201e": '"\u201c', '"': "\u201c\u201d\u05f4", "\u05f4": '"\u201c',
+    "\u201c": '"\u201d\u201e', "\u201d": '"\u201c', "\u201e": '"\u201c', '"': "\u201c\u201d", "\u05f4": '"\u201c',
     "\u00ab": '"\u201c', "\u00bb": '"\u201d', "\u2039": "'\u2019", "\u203a": "'\u2019",
 }  # fmt: skip
-# An apostrophe the run has no mark for, before an s or a t that ends a word, is left out with no gap:
-# "it’s" is "its", "don’t" "dont", not "it s" (elsewhere a gap: "rock n roll", "o brien").
+# An apostrophe the run has no mark for, before a contraction's end, is left out with no gap: "it’s" is
+# "its", "I’m" "im", not "it s", "i m" (elsewhere a gap: "rock n roll", "o brien").
 APOSTROPHES = "'\u2019\u2018\u2032\u201b"
 # Ids before the text in a run's sequences: the language's index, then the speaker's (-1: a speaker
 # the run's vocabulary does not list).
@@ -395,15 +395,19 @@ def prepare_texts(
 
 
 def _clitic(text: str, at: int) -> bool:
-    """Whether the apostrophe at `at` stands between a letter and an s or t that ends the word (it’s, don’t)."""
-    return 0 < at and text[at - 1].isalpha() and re.match(r"[st](?![^\W\d_])", text[at + 1 : at + 3]) is not None
+    """Whether the apostrophe at `at` stands between a letter and a contraction's end (it’s, don’t, I’m, we’ll)."""
+    return 0 < at and text[at - 1].isalpha() and _CLITIC.match(text, at + 1) is not None
+
+
+_CLITIC = re.compile(r"(?:s|t|m|d|ll|re|ve)(?![^\W\d_])", re.IGNORECASE)
 
 
 # English numbers' marks as a typographer writes them, the reader's typewriter ones: the ’90s, the
 # 1990’s, 6′2″ (the mark had stayed before the words: "the 'nineties"). English alone: Swiss German
 # groups thousands with ’ (1’000).
 _TYPOGRAPHER_NUMBER_MARKS = (
-    (re.compile(r"(\d)[’′](\d{1,2})[″”]"), "\\1'\\2\""),
+    (re.compile(r"(\d)[’′](\s?\d{1,2})[″”]"), "\\1'\\2\""),
+    (re.compile(r"(?<![‘'\d])(\d+)’(?!\w)"), "\\1'"),  # a 6’ fence; not the end of a quoted ‘12’
     (re.compile(r"(?<!\w)[’‘′](?=\d\d\b|\d\ds\b)"), "'"),
     (re.compile(r"(?<=\d)’(?=s\b)"), "'"),
     (re.compile(r"(?<=\d)″"), '"'),
@@ -509,9 +513,6 @@ def without_markup(text: str) -> tuple[str, str]:
     if "<!--" in text:  # an HTML comment, a note to its writer: none of it is read
         text, count = _COMMENT.subn(" ", text)
         notes += [f"left out {count} markup comment{'s' if count > 1 else ''} (<!-- ... -->)"] if count else []
-    if "&" in text:  # before the tags: an escaped "&lt;p&gt;" is a tag still, and left out as one
-        text, references = _characters_of_references(text)
-        notes += [references] if references else []
     text, markdown = without_markdown(text)
     notes += [markdown] if markdown else []
     if "[" in text:
@@ -537,6 +538,9 @@ def without_markup(text: str) -> tuple[str, str]:
             text = _MARKUP.sub(lambda m: " " if m.group(1).lower() in _PARTING_TAGS else "", text)
             shown = " ".join(tags[:8]) + (f" and {len(tags) - 8} more" if len(tags) > 8 else "")
             notes.append(f"left out the markup tags {shown} (xtts reads plain text; the words between them are read)")
+    if "&" in text:  # after the tags: an escaped "&lt;b&gt;" is text, as in "use &lt;b&gt; for bold"
+        text, references = _characters_of_references(text)
+        notes += [references] if references else []
     return text, "; ".join(notes)
 
 
