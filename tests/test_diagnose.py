@@ -170,7 +170,8 @@ def test_timed_run_compares_pipeline_and_model_rates(runner, tmp_path: Path) -> 
     assert undocumented_keys("diagnose", payload) == [], "add them to docs/json.md (their model's Field)"
     x, y = payload["pipeline_samples_per_sec"], payload["model_samples_per_sec"]
     assert x > 0 and y > 0
-    assert abs(payload["input_bound_percent"] - max(0.0, 1 - x / y) * 100) < 1e-6
+    # The rates' share, or the step's measured wait on the real pipeline where that is the larger.
+    assert abs(payload["input_bound_percent"] - max(max(0.0, 1 - x / y) * 100, payload["data_wait_percent"])) < 1e-6
     assert payload["retraces"] == 0 and payload["traces"] >= 1
     # The model rate is the step on resident batches, timed after the same step beside the real
     # pipeline: the difference is the host contention, its own figure.
@@ -194,6 +195,23 @@ def test_timed_run_compares_pipeline_and_model_rates(runner, tmp_path: Path) -> 
             -(f["expected_gain_percent"] if f["expected_gain_percent"] is not None else -1),
         ),
     )
+
+
+@pytest.mark.slow
+def test_a_pipeline_that_makes_no_batch_while_the_step_runs_is_input_bound_by_its_measured_wait(
+    runner, tmp_path
+) -> None:
+    # No prefetch, the Python loader, features made at each step: the pipeline alone outran the step, so the
+    # rates said "not input bound" while the step waited a fifth of its time on it (and training's watch said so).
+    slow = ["data.use_tf_native_loading=false", "data.preprocessing_mode=runtime", "data.prefetch_buffer_size=0"]
+    sets = [arg for key in slow for arg in ("--set", key)]
+    payload = run_json(runner, "--config", str(tiny_config(tmp_path)), *sets, "--num-batches", "12")
+    x, y, waited = payload["pipeline_samples_per_sec"], payload["model_samples_per_sec"], payload["data_wait_percent"]
+    allowed = max(0.0, 1 - x / y) * 100
+    assert waited > allowed, (waited, allowed)  # each batch is made after the step that came before it
+    assert payload["input_bound_percent"] == waited
+    if waited >= 5:
+        assert "the step waited that share on the real pipeline, where the rates alone allow" in payload["notes"][0]
 
 
 def test_ranking_puts_errors_first_then_warnings_by_their_gain_then_notes() -> None:

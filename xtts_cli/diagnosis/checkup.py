@@ -132,7 +132,12 @@ class Checkup(BaseModel):
         None,
         description="Share of step time spent waiting for data when the pipeline delivers "
         "pipeline_samples_per_sec and the step consumes model_samples_per_sec: max(0, 1 - pipeline / model) x 100, "
-        "%; 0 when the pipeline alone is the faster (a bursty one's waits are measured by profile-step).",
+        "%, or data_wait_percent where the step waited more on the real pipeline (its batches not made while the "
+        "step runs: no prefetch, or bursts).",
+    )
+    data_wait_percent: Optional[float] = Field(
+        None,
+        description="Share of step time the timed step waited for its batch on the real pipeline, % (profile-step's).",
     )
     verdict: Optional[str] = Field(
         None, description="That share in TensorFlow Profiler's bands (not, moderately or highly input bound)."
@@ -1122,13 +1127,21 @@ def _timed_rates(
     alone_ms = model.resident_compute_ms.p50 if model.resident_compute_ms else model.compute_ms.p50
     x, y = pipeline.samples_per_sec, model.batch_size * 1000.0 / max(alone_ms, 1e-9)
     report.host_contention_percent = model.host_contention_percent
-    z = input_bound_share(x, y)
+    # The rates assume the pipeline works while the step runs; the step on the real pipeline waited
+    # what it waited (prefetch 0: a faster pipeline, and a step waiting 27 % of its time had been "not input bound").
+    allowed, waited = input_bound_share(x, y), model.input_bound_percent
+    z = max(allowed, waited)
     report.pipeline_samples_per_sec, report.model_samples_per_sec = x, y
-    report.input_bound_percent = z
+    report.input_bound_percent, report.data_wait_percent = z, waited
     report.verdict = input_bound_verdict(z)
     report.traces, report.retraces, report.graph_mode = model.traces, model.retraces, model.graph_mode
     notes += pipeline.notes + model.notes
     rates = f"the pipeline delivers {x:,.1f} samples/s, the model consumes {y:,.1f} → input-bound {z:.0f} %"
+    if waited >= MODERATELY_INPUT_BOUND_PERCENT and waited > allowed:
+        rates += (
+            f" (the step waited that share on the real pipeline, where the rates alone allow {allowed:.0f} %: "
+            "its batches are not made while the step runs)"
+        )
     notes.insert(0, rates)
     read = [v for v in (others_beside_pipeline, model.other_processes_cores_busy) if v is not None]
     report.other_processes_cores_busy = max(read) if read else None
