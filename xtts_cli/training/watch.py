@@ -337,19 +337,28 @@ class WatchHook(Hook):
             self._summarise(notice)
 
     def _others(self, window: float) -> Optional[float]:
-        """Cores other processes kept busy over about the last `window` seconds (real time, whatever
-        clock judges the steps); None where /proc/stat or the cores cannot be read."""
+        """Cores other processes kept busy over about the last `window` seconds, or over its second half
+        where they kept more (real time, whatever clock judges the steps); None where /proc/stat or the
+        cores cannot be read. The half: a process started mid-window slows the step's median once it has
+        run half the window, while its mean over the whole still reads half its share (a busy loop read
+        0.3 of 2 cores, under the line, and the pipeline was blamed)."""
         every = busy_cpu_seconds(self.cores) if self.cores else None
         if every is None:
             return None
         now = time.monotonic()
-        self.cpu.append((now, own_cpu_seconds(), every))
+        own = own_cpu_seconds()
+        self.cpu.append((now, own, every))
         while len(self.cpu) > 2 and self.cpu[1][0] <= now - window:
             self.cpu.popleft()
-        start, own, before = self.cpu[0]
-        if now - start < 1.0:  # /proc/stat counts 10 ms ticks: too short to read
-            return None
-        return max(0.0, ((every - before) - (self.cpu[-1][1] - own)) / (now - start))
+
+        def since(start: float, own_then: float, every_then: float) -> Optional[float]:
+            if now - start < 1.0:  # /proc/stat counts 10 ms ticks: too short to read
+                return None
+            return max(0.0, ((every - every_then) - (own - own_then)) / (now - start))
+
+        whole = since(*self.cpu[0])
+        half = next((since(*read) for read in self.cpu if read[0] >= now - window / 2), None)
+        return max(whole, half) if whole is not None and half is not None else whole
 
     def on_end(self, result: Any) -> None:
         result.watch = [notice.record() for notice in self.notices]  # --json's, as the terminal said them
