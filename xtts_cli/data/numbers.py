@@ -2542,6 +2542,9 @@ def _fraction(match: re.Match) -> str:
     return f"{_words(int(whole), 'en')} and {said}" if whole else said
 
 
+_NUM2WORDS_CODES = {"nb": "no", "kk": "kz"}
+
+
 def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     """What reads the digits of a text in `language` (an espeak-ng code) as words, or None where
     num2words has no reader for it."""
@@ -2553,6 +2556,8 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
         return lambda text: _english(text, month_first)
     from num2words import CONVERTER_CLASSES
 
+    # espeak-ng's code where num2words names the language otherwise: Norwegian Bokmål, Kazakh.
+    primary = _NUM2WORDS_CODES.get(primary, primary)
     if primary not in CONVERTER_CLASSES:
         return None
     comma = primary in _DECIMAL_COMMA and language.lower() not in _DECIMAL_POINT_REGIONS
