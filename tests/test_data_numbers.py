@@ -859,6 +859,19 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         # espeak-ng's Norwegian (nb) and Kazakh (kk), which num2words calls no and kz: their digits had stayed digits.
         ("nb", "Han betalte 25 kroner klokka 14:30.", "han betalte tjuefem kroner klokka fjorten tretti."),
         ("kk", "Мен 25 жастамын.", "мен жиырма бес жастамын."),
+        # Ordinals written as a number and a full stop, before a word in lower case: no sentence ends there.
+        (
+            "pl",
+            "To był 2. rok, w 1999. roku.",
+            "to był drugi rok, w tysiąc dziewięćset dziewięćdziesiątym dziewiątym roku.",
+        ),
+        (
+            "da",
+            "Han kom på 2. pladsen den 1. maj. Det var 5. Så gik vi.",
+            "han kom på anden pladsen den første maj. det var fem. så gik vi.",
+        ),
+        ("nb", "Han kom på 2. plass 17. mai.", "han kom på andre plass syttende mai."),
+        ("hu", "A 2. helyen végzett 2024. májusban.", "a második helyen végzett kétezer huszonnégy májusban."),
         # ... no year where a quote closes or a sign follows; a span's first day only where spans start.
         (
             "en",

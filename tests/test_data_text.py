@@ -329,6 +329,13 @@ def test_a_text_splits_into_its_sentences(text, sentences):
         # ... and a word that starts sentences still starts one after it; 30 sec. is seconds.
         ("I met the Sen. It was late.", "en", ["I met the Sen.", "It was late."]),
         ("It took 30 sec. Then it ended.", "en", ["It took 30 sec.", "Then it ended."]),
+        # A number's full stop before a word in lower case, where ordinals and years are written so, ends none.
+        (
+            "W 1999. roku? Zajął 2. miejsce. Mam 5. Ty też.",
+            "pl",
+            ["W 1999. roku?", "Zajął 2. miejsce.", "Mam 5.", "Ty też."],
+        ),
+        ("A 2. helyen végzett 2024. május 1-jén.", "hu", ["A 2. helyen végzett 2024. május 1-jén."]),
     ],
 )
 def test_an_abbreviation_its_language_reads_out_ends_no_sentence(text, language, sentences):

@@ -261,6 +261,35 @@ _POWER_WORDS = {
 }
 
 
+# Languages that write an ordinal as its number and a full stop (2. plass, 2. helyen, 2. miejsce, 1. mai),
+# as written, before the cleaners lower it: one before a word in lower case, which no sentence starts with,
+# is an ordinal (it had been read as the number, and its full stop as a sentence's end). Each reader's
+# ordinal is its only or masculine form (Polish drugi before any noun: the noun's gender and case are not
+# read); up to 99, where num2words' Danish and Norwegian ordinals are right. German and Turkish read their
+# own (by the words around them).
+_DOTTED_ORDINAL_LANGUAGES = {"hu": "hu", "nb": "no", "no": "no", "da": "da", "fi": "fi", "pl": "pl", "sl": "sl"}
+# ... and those whose number's full stop before a word in lower case ends no sentence ("W 1999. roku",
+# Hungarian "2024. május 1-jén"), whether or not a reader reads their ordinals.
+DOTTED_NUMBER_LANGUAGES = frozenset(_DOTTED_ORDINAL_LANGUAGES) | {"cs", "sk", "hr", "sr", "bs", "et", "lv", "is"}
+_DOTTED_ORDINAL = re.compile(r"(?<![\w.,:/])([1-9]\d?)\.(?=[ \t]+([^\W\d_]))")
+# A year's full stop before a word in lower case is its spelling's (Hungarian "2024. május 1."): no pause.
+_DOTTED_YEAR = re.compile(r"(?<![\w.,:/])(1\d{3}|20\d\d)\.(?=[ \t]+([^\W\d_]))")
+
+
+def dotted_ordinals(text: str, language: str) -> str:
+    """`text` with each number written as an ordinal ("2. plass") in words, in a language that writes them so."""
+    primary = language.lower().split("-")[0]
+    if primary not in DOTTED_NUMBER_LANGUAGES or "." not in text:
+        return text
+    text = _DOTTED_YEAR.sub(lambda m: m.group(1) if m.group(2).islower() else m.group(0), text)
+    code = _DOTTED_ORDINAL_LANGUAGES.get(primary)
+    if code is None:
+        return text
+    return _DOTTED_ORDINAL.sub(
+        lambda m: _words(int(m.group(1)), code, to="ordinal") if m.group(2).islower() else m.group(0), text
+    )
+
+
 def superscript_powers(text: str, language: str = "en") -> str:
     """`text` with each power written in superscripts (x², 10²³, 2⁻¹) written as x^2, as the numbers'
     readers read it; in German, French, Spanish, Italian and Portuguese 80 m² is read as their

@@ -111,7 +111,7 @@ MEMO_VERSION = 74  # 2: a layout's transcripts and folders watched, each with it
 # "der 12." at a text's end, "bis 31. Dezember" and "1. bis 3. Mai" are ordinals; 74: a text too long names
 # the audio's length limit its clip crosses too (`beyond`); a compatibility form's letter (𝐇) is its folded one's script;
 # multilingual_cleaners leave out ™ and ℠; №№ is plural; English ’90s, 1990’s, 6′2″ and '69 read as their numbers
-# and Norwegian (nb) and Kazakh (kk) numbers are read as words
+# and Norwegian (nb) and Kazakh (kk) numbers are read as words; dotted ordinals (2. plass) in hu, no, da, fi, pl, sl
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 

@@ -374,9 +374,10 @@ def prepare_texts(
     normalize = language_normalizer(language, frontend, numbers)
     if numbers == "words" and normalize is not None:  # x² as x^2: the cleaners' NFKC would make it x2
         from xtts_cli.data.abbreviations import numero_signs
-        from xtts_cli.data.numbers import superscript_powers
+        from xtts_cli.data.numbers import dotted_ordinals, superscript_powers
 
         texts = [numero_signs(superscript_powers(text, language or "en"), language) for text in texts]
+        texts = [dotted_ordinals(text, language or "en") for text in texts]
     if numbers == "words" and (language or "").lower().split("-")[0] == "en":  # as english_cleaners reads them
         texts = [title_numerals(before_lowering(text)) for text in texts]  # Roman numerals: with the numbers
         texts = [_typewriter_marks_of_numbers(text) for text in texts]
@@ -1291,6 +1292,15 @@ def _a_german_date(before: str, after: str) -> bool:
 _REPRESENTATIVE_AT_END = re.compile(r"\bReps?\.$")
 
 
+_NUMBER_AT_END = re.compile(r"(?<![\d.,])\d{1,4}\.$")
+
+
+def _writes_dotted_numbers(language: Optional[str]) -> bool:
+    from xtts_cli.data.numbers import DOTTED_NUMBER_LANGUAGES
+
+    return (language or "").lower().split("-")[0] in DOTTED_NUMBER_LANGUAGES
+
+
 def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
     """Whether the full stop that ends `before` is not a sentence's end, `after` being the same sentence."""
     from xtts_cli.data.abbreviations import read_out_before
@@ -1318,6 +1328,8 @@ def _continues(before: str, after: str, language: Optional[str] = None) -> bool:
         return True
     if _ROMAN_AT_END.search(before) and after[:1].islower():  # German "Ludwig XIV. war König"
         return True
+    if _NUMBER_AT_END.search(before) and after[:1].islower() and _writes_dotted_numbers(language):
+        return True  # Polish "W 1999. roku", "2. miejsce"
     # "No. 5", "Jan. 5", "Gen. Lee", "ext. 12" (one the language's reader reads out), but "he said
     # no. It was" and "in Oct. The"
     # "Rep. Smith" (but "ten reps. Rest"), "£99 inc. VAT" (including)
