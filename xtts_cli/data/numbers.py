@@ -2571,7 +2571,7 @@ def _fraction(match: re.Match) -> str:
     return f"{_words(int(whole), 'en')} and {said}" if whole else said
 
 
-_NUM2WORDS_CODES = {"nb": "no", "kk": "kz"}
+_NUM2WORDS_CODES = {"nb": "no", "kk": "kz"}  # espeak-ng's codes num2words names otherwise: Bokmål, Kazakh
 
 
 def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
@@ -2579,14 +2579,12 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
     num2words has no reader for it."""
     if language is None:
         return None
-    primary = language.lower().split("-")[0]
+    primary = _NUM2WORDS_CODES.get(language.lower().split("-")[0], language.lower().split("-")[0])
     if primary == "en":
         month_first = language.lower() in ("en-us", "en-029")  # 12/25/2020: American English's order
         return lambda text: _english(text, month_first)
     from num2words import CONVERTER_CLASSES
 
-    # espeak-ng's code where num2words names the language otherwise: Norwegian Bokmål, Kazakh.
-    primary = _NUM2WORDS_CODES.get(primary, primary)
     if primary not in CONVERTER_CLASSES:
         return None
     comma = primary in _DECIMAL_COMMA and language.lower() not in _DECIMAL_POINT_REGIONS
