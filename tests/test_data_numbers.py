@@ -872,6 +872,20 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         ),
         ("nb", "Han kom på 2. plass 17. mai.", "han kom på andre plass syttende mai."),
         ("hu", "A 2. helyen végzett 2024. májusban.", "a második helyen végzett kétezer huszonnégy májusban."),
+        # ... but a count whose sentence ended, typed on in lower case, a Polish day before its month (the date's
+        # reader's), Danish from the 30th (num2words': "tredivete"), Norwegian 13th, Hungarian days of a month.
+        ("pl", "Mam 5. ty też? Było 1. maja.", "mam pięć. ty też? było pierwszego maja."),
+        (
+            "da",
+            "Hun fylder 31. december. Jeg har 3. de andre har flere.",
+            "hun fylder enogtredivte december. jeg har tre. de andre har flere.",
+        ),
+        (
+            "nb",
+            "Vi sees 13. juni kl. 14.30, ca. 5 og 50 %.",
+            "vi sees trettende juni klokka fjorten tretti, cirka fem og femti prosent.",
+        ),
+        ("hu", "Március 15. nemzeti ünnep, május 1. volt.", "március tizenötödike nemzeti ünnep, május elseje volt."),
         # ... no year where a quote closes or a sign follows; a span's first day only where spans start.
         (
             "en",

@@ -141,6 +141,17 @@ _WORDS: dict[str, dict[str, str]] = {
             "frau"
         ),
     },
+    "nb": {
+        r"kl\.": "klokka",
+        r"ca\.?(?=\s*\d)": "cirka",
+        r"nr\.(?=\s*\d)": "nummer",
+        r"s\.(?=\s*\d)": "side",
+        r"kap\.": "kapittel",
+        r"f\.\s?eks\.": "for eksempel",
+        r"bl\.\s?a\.": "blant annet",
+        r"osv\.": "og så videre",
+        r"mill\.": "millioner",
+    },
     "sv": {
         r"kl\.": "klockan",
         r"ca\.": "cirka",
@@ -312,6 +323,7 @@ def _pattern(words: dict[str, str]) -> re.Pattern:
     return re.compile(r"(?<![\w.])(?:" + "|".join(f"({w})" for w in ordered) + r")(?![\w])", re.IGNORECASE)
 
 
+_WORDS["no"] = _WORDS["nb"]  # Norwegian as espeak-ng names it (nb) and as ISO 639-1 does
 _READERS = {language: (_pattern(words), sorted(words, key=len, reverse=True)) for language, words in _WORDS.items()}
 
 

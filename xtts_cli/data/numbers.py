@@ -276,6 +276,21 @@ _DOTTED_ORDINAL = re.compile(r"(?<![\w.,:/])([1-9]\d?)\.(?=[ \t]+([^\W\d_]))")
 _DOTTED_YEAR = re.compile(r"(?<![\w.,:/])(1\d{3}|20\d\d)\.(?=[ \t]+([^\W\d_]))")
 
 
+# Words that start a clause and follow no ordinal: before one, the number is a count whose sentence
+# ended, typed on in lower case ("Mam 5. ty też?", "Jeg har 3. de andre").
+_NO_ORDINAL_BEFORE = {
+    "pl": "ja ty on ona ono my wy oni one a i ale to że więc potem bo czy się mieszkanie m",
+    "da": "jeg du han hun den det vi i de der og men så",
+    "no": "jeg du han hun den det vi dere de der og men så",
+    "hu": "én te ő mi ti ők és de se is az a ez",
+    "fi": "minä sinä hän se me te he ja mutta niin",
+    "sl": "jaz ti on ona ono mi vi oni in pa ampak ki",
+}
+# A month in the genitive after the day: Polish reads "1 maja" itself (pierwszego maja).
+_POLISH_MONTHS_OF = "stycznia lutego marca kwietnia maja czerwca lipca sierpnia września października listopada grudnia"
+_HUNGARIAN_MONTHS = "január február március április május június július augusztus szeptember október november december"
+
+
 def dotted_ordinals(text: str, language: str) -> str:
     """`text` with each number written as an ordinal ("2. plass") in words, in a language that writes them so."""
     primary = language.lower().split("-")[0]
@@ -283,11 +298,39 @@ def dotted_ordinals(text: str, language: str) -> str:
         return text
     text = _DOTTED_YEAR.sub(lambda m: m.group(1) if m.group(2).islower() else m.group(0), text)
     code = _DOTTED_ORDINAL_LANGUAGES.get(primary)
-    if code is None:
-        return text
-    return _DOTTED_ORDINAL.sub(
-        lambda m: _words(int(m.group(1)), code, to="ordinal") if m.group(2).islower() else m.group(0), text
-    )
+    return text if code is None else _DOTTED_ORDINAL.sub(lambda m: _dotted_ordinal(m, code), text)
+
+
+def _dotted_ordinal(match: re.Match, code: str) -> str:
+    number, after = int(match.group(1)), re.match(r"[^\W\d_]+", match.string[match.end() :].lstrip())
+    word = after.group(0) if after else ""
+    before = re.search(r"([^\W\d_]+)\s*$", match.string[: match.start()])
+    day = code == "hu" and before is not None and before.group(1).lower() in _HUNGARIAN_MONTHS.split()
+    if not word[:1].islower() or (word in _NO_ORDINAL_BEFORE[code].split() and not day):
+        return match.group(0)
+    if code == "pl" and word in _POLISH_MONTHS_OF.split():
+        return match.group(1)  # the date's reader: pierwszego maja
+    said = _danish_ordinal(number) if code == "da" else _words(number, code, to="ordinal")
+    said = "trettende" if code == "no" and number == 13 else said  # num2words: "trettførste"
+    if day:  # a day of the month: március 15. is tizenötödike, május 1. elseje
+        vowel = next((c for c in reversed(said.removesuffix("ik")) if c in "aáeéiíoóöőuúüű"), "e")
+        return "elseje" if said == "első" else said + ("a" if vowel in "aáoóuú" else "e")
+    return said
+
+
+# num2words' Danish ordinals from the 30th on are no words ("tredivete"): the tens' own, after "og".
+_DANISH_TENS_ORDINALS = (
+    "tredivte fyrretyvende halvtredsindstyvende tresindstyvende halvfjerdsindstyvende firsindstyvende "
+    "halvfemsindstyvende"
+).split()
+_DANISH_UNITS = ["", "en", "to", "tre", "fire", "fem", "seks", "syv", "otte", "ni"]
+
+
+def _danish_ordinal(number: int) -> str:
+    if number < 30:
+        return _words(number, "da", to="ordinal")
+    tens, units = divmod(number, 10)
+    return (f"{_DANISH_UNITS[units]}og" if units else "") + _DANISH_TENS_ORDINALS[tens - 3]
 
 
 def superscript_powers(text: str, language: str = "en") -> str:
@@ -805,6 +848,8 @@ _PERCENT_WORDS = {
     "pl": "procent",
     "pt": "por cento",
     "sv": "procent",
+    "no": "prosent",
+    "da": "procent",
 }
 _PERCENT_SIGN = re.compile(r"(\d)\s?%")
 # Russian's word for "%" takes the number's case: 1 процент, 2-4 процента, 5-20 процентов, a fraction процента.
@@ -1400,6 +1445,8 @@ _DOT_TIME_CUES = {
     "nl": "om|vanaf|tot|van",
     "it": "alle|dalle|ore",
     "sv": r"kl\.?|klockan",
+    "no": r"kl\.?|klokka|klokken",
+    "da": r"kl\.?|klokken",
     "tr": "saat",
     "pl": r"godz\.?|godzina|o|od|do",
     "ru": "\u0432|\u0441|\u0434\u043e|\u043a",  # в, с, до, к
