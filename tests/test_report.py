@@ -17,8 +17,21 @@ from training_support import subprocess_env
 
 from xtts_cli.diagnosis.report import Section, redactor, speaker_names
 
-# An earlier report as a test writes one: a gzip stream (a file of another kind is refused as --out).
-EARLIER = __import__("gzip").compress(b"an earlier report", mtime=0)
+
+def _an_earlier_report() -> bytes:
+    """An earlier report as `xtts report` writes one: a gzip tar, its README.txt first (a file of another
+    kind, a user's own backup.tar.gz among them, is refused as --out)."""
+    import io
+
+    buffer, data = io.BytesIO(), b"an earlier report\n"
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        info = tarfile.TarInfo("xtts-report/README.txt")
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+EARLIER = _an_earlier_report()
 
 REPO = Path(__file__).resolve().parents[1]
 SECRETS = {"HF_TOKEN": "hf_plantedTokenValue42", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMIplantedKEY"}
@@ -180,10 +193,70 @@ def test_an_archive_that_cannot_be_written_is_refused_before_anything_runs(tmp_p
     # A file of the user's: a report had replaced it, its one copy then the .bak a second report replaced.
     (tmp_path / "mine.yaml").write_text("data:\n  batch_size: 4\n", encoding="utf-8")
     mine = report_into("mine.yaml")
-    assert mine.returncode == 1 and "--out mine.yaml is a file of yours, not an earlier report" in mine.stderr
+    assert mine.returncode == 1 and "--out mine.yaml is a file of yours, not an earlier xtts report" in mine.stderr
     assert "hint: pass -o mine.tar.gz, or move it" in mine.stderr and "validate" not in mine.stdout
     assert (tmp_path / "mine.yaml").read_text(encoding="utf-8") == "data:\n  batch_size: 4\n"
     assert not (tmp_path / "mine.yaml.bak").exists()
+    # ... so is a gzip archive of the user's (any gzip file had been taken for an earlier report, moved to .bak,
+    # and a second report wrote over that .bak).
+    backup = __import__("gzip").compress(b"precious", mtime=0)
+    (tmp_path / "backup.tar.gz").write_bytes(backup)
+    theirs = report_into("backup.tar.gz")
+    assert (
+        theirs.returncode == 1 and "--out backup.tar.gz is a file of yours, not an earlier xtts report" in theirs.stderr
+    )
+    assert (tmp_path / "backup.tar.gz").read_bytes() == backup and not (tmp_path / "backup.tar.gz.bak").exists()
+
+
+def test_an_earlier_report_goes_to_a_bak_name_no_file_of_the_users_holds(tmp_path: Path) -> None:
+    from xtts_cli.cli.report import _kept_old
+
+    out = tmp_path / "r.tar.gz"
+    assert _kept_old(out) is None
+    out.write_bytes(EARLIER)
+    assert _kept_old(out) == tmp_path / "r.tar.gz.bak"
+    (tmp_path / "r.tar.gz.bak").write_text("the user's own", encoding="utf-8")
+    assert _kept_old(out) == tmp_path / "r.tar.gz.bak.1"
+    (tmp_path / "r.tar.gz.bak.1").write_bytes(EARLIER)  # an earlier report's .bak: the one to replace
+    assert _kept_old(out) == tmp_path / "r.tar.gz.bak.1"
+
+
+def test_a_urls_user_and_password_are_kept_out_whatever_the_options() -> None:
+    # data.service_address grpc://user:pass@host had gone into six files of the archive, the password in each.
+    text = "service_address: grpc://svcuser:svcFAKEpass@host.example.com:5050; host name 'svcuser:svcFAKEpass@host'"
+    for redact in (True, False):
+        clean = redactor(home=None, datasets=[], environ={}, redact=redact)(text)
+        assert "svcFAKEpass" not in clean and "svcuser" not in clean, clean
+        assert "grpc://<credentials>@host.example.com:5050" in clean and "'<credentials>@host'" in clean
+    assert redactor(home=None, datasets=[], environ={}, redact=True)("ana@example.com") == "ana@example.com"
+
+
+def test_a_runs_watch_records_are_capped_and_its_metrics_read_line_by_line(tmp_path: Path) -> None:
+    from xtts_cli.diagnosis.report import METRICS_KEPT, WATCH_KEPT, _run_sections
+
+    run = tmp_path / "run"
+    shutil.copytree(REPO / "tests" / "data" / "run_before_run_data", run)
+    with (run / "metrics.jsonl").open("a", encoding="utf-8") as metrics:
+        for step in range(WATCH_KEPT + 500):  # a week of warnings: all had gone into the archive, read whole
+            metrics.write(json.dumps({"step": step, "watch": {"id": "input-bound"}}) + "\n")
+    sections = {s.name: s for s in _run_sections(run)}
+    watched = sections["run/watch.jsonl"]
+    assert (
+        len(watched.text.splitlines()) == WATCH_KEPT
+        and json.loads(watched.text.splitlines()[-1])["step"] == WATCH_KEPT + 499
+    )
+    assert watched.notes == [f"the 500 watch records before the last {WATCH_KEPT:,} are left out"]
+    assert len(sections["run/metrics-last.jsonl"].text.splitlines()) == METRICS_KEPT
+
+
+def test_the_commands_a_report_runs_write_utf8_whatever_the_terminal_takes(tmp_path: Path) -> None:
+    # PYTHONIOENCODING=ascii: their JSON had named the dataset in \\u escapes, which the redaction missed.
+    from xtts_cli.diagnosis.report import _command
+
+    data = tmp_path / "données élodie"
+    environ = {**subprocess_env(), "PYTHONIOENCODING": "ascii"}
+    section = _command("validate.json", ["validate", "--data", str(data), "--json"], environ, 120)
+    assert str(data) in section.text and "\\u00e9" not in section.text, section.text[:500]
 
 
 def test_a_runs_record_that_cannot_be_read_is_said_in_the_report(tmp_path: Path, capsys) -> None:

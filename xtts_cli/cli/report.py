@@ -41,7 +41,8 @@ def report(
     diagnose, a short profile-pipeline and profile-step, a run's record (run.json), last metrics and warnings.
 
     Paths under your home, the dataset's name, its file names and its speakers' names are replaced unless
-    --no-redact; no environment variable that looks like a secret is ever included.
+    --no-redact; no environment variable that looks like a secret, nor a URL's user and password, is ever
+    included. Paths outside your home are kept. Audio, transcripts and checkpoints are not included.
 
     Examples:
 
@@ -73,7 +74,7 @@ def report(
         clean = redactor(
             home=str(Path.home()), datasets=datasets, environ=environ, redact=not no_redact, speakers=people
         )
-        kept_old = out.with_name(out.name + ".bak") if out.is_file() else None
+        kept_old = _kept_old(out)
         # An earlier report is kept, as benchmark keeps an earlier --out.
         size = write_report(sections, out, clean, keep_old=kept_old)
     kept = (
@@ -82,7 +83,7 @@ def report(
         else "home, dataset, file and speaker names replaced"
     )
     console().print(
-        f"wrote {out} ({size / 1024:.0f} KiB; {kept}; no secret variables)"
+        f"wrote {out} ({size / 1024:.0f} KiB; {kept}; no secret variables or URL passwords)"
         + (f"; the earlier one is {kept_old}" if kept_old else "")
     )
     _refuse_all_failed(sections)
@@ -133,20 +134,40 @@ def _out_file(out: Optional[Path]) -> Path:
     out = out or Path(f"xtts-report-{time.strftime('%Y%m%d-%H%M%S')}.tar.gz")
     # A folder not yet there is made, as synthesize's and export's are; one that cannot be is refused now.
     can_write(out, "--out", name="xtts-report.tar.gz")
-    if out.is_file() and not _gzipped(out):  # a config or notes of the user's: its .bak would be the one copy left
+    if out.is_file() and not _a_report(out):  # a file of the user's: its .bak would be the one copy left
         raise XttsError(
-            f"--out {out} is a file of yours, not an earlier report (a gzip archive): a report is not written over it",
+            f"--out {out} is a file of yours, not an earlier xtts report: a report is not written over it",
             hint=f"pass -o {out.with_suffix('.tar.gz').name if out.suffix != '.gz' else 'report.tar.gz'}, or move it",
         )
     return out
 
 
-def _gzipped(path: Path) -> bool:
+def _a_report(path: Path) -> bool:
+    """Whether `path` is an archive `xtts report` wrote (its README.txt first): any gzip file had been
+    taken for one, and a user's own backup.tar.gz moved to .bak, then written over by the next report."""
+    import tarfile
+
     try:
-        with open(path, "rb") as handle:
-            return handle.read(2) == b"\x1f\x8b"
-    except OSError:
+        with tarfile.open(path, "r:gz") as archive:
+            first = archive.next()
+            return first is not None and first.name == "xtts-report/README.txt"
+    except PermissionError:
         return True  # not read here: can_write has said what it can of it
+    except (OSError, tarfile.TarError, EOFError):
+        return False
+
+
+def _kept_old(out: Path) -> Optional[Path]:
+    """Where the earlier report at `out` goes: out.bak, or the first of .bak.1, .bak.2 ... free where
+    out.bak is no report of ours."""
+    if not out.is_file():
+        return None
+    kept = out.with_name(out.name + ".bak")
+    number = 0
+    while kept.exists() and not (kept.is_file() and _a_report(kept)):
+        number += 1
+        kept = out.with_name(f"{out.name}.bak.{number}")
+    return kept
 
 
 def _refuse_all_failed(sections) -> None:

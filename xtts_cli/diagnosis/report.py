@@ -60,6 +60,7 @@ PACKAGES = (
     "xtts-cli",  # this package, by its distribution's name ("xtts" had found nothing)
 )
 METRICS_KEPT = 200  # the run's last metrics.jsonl lines
+WATCH_KEPT = 2000  # its last watch records (a notice is a line: a run of weeks warns that often at most)
 
 
 @dataclass
@@ -128,6 +129,11 @@ def speaker_names(sections: list[Section]) -> list[str]:
     return list(names)
 
 
+# A URL's user and password (grpc://user:pass@host, a proxy's), and a host given with them where a message
+# quotes it without its scheme ('user:pass@host'): a config's value had gone into six files of the archive.
+_CREDENTIALS = re.compile(r"(?<=://)[^\s/@'\"<>]+@|(?<![\w/<>])[^\s/@'\":<>]+:[^\s/@'\"<>]+@(?=[\w.-])")
+
+
 def redactor(
     *, home: Optional[str], datasets: Sequence[str], environ: dict[str, str], redact: bool, speakers: Sequence[str] = ()
 ):
@@ -170,6 +176,7 @@ def redactor(
     def clean(text: str) -> str:
         for value in secrets:
             text = text.replace(value, "<secret>")
+        text = _CREDENTIALS.sub("<credentials>@", text)
         if not redact:
             return text
         for root in roots:
@@ -251,8 +258,11 @@ def _command(name: str, args: list[str], environ: dict[str, str], timeout: float
             [sys.executable, "-m", "xtts_cli", *args],
             capture_output=True,
             text=True,
+            encoding="utf-8",
+            errors="replace",
             timeout=timeout,
-            env={**environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+            # UTF-8 whatever the terminal takes: \u escapes (PYTHONIOENCODING=ascii) had hidden names from the redaction.
+            env={**environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONIOENCODING": "utf-8"},
         )
     except subprocess.TimeoutExpired:
         return Section(name, json.dumps({"error": f"xtts {args[0]} ran past {timeout:.0f} s"}), timeout, None)
@@ -330,11 +340,9 @@ def _run_sections(run_dir: Path) -> list[Section]:
         sections.append(Section("run/run.json", "", notes=[f"{run_dir} has no run.json"]))
     metrics = run_dir / "metrics.jsonl"
     if metrics.is_file():
-        text, unread = _read(metrics)
+        kept, watched, unread = _tail(metrics)
         if unread:
             return [*sections, Section("run/metrics-last.jsonl", "", notes=unread)]
-        lines = text.splitlines()
-        kept = lines[-METRICS_KEPT:]
         cut = sum(1 for line in kept if line.strip() and not _a_record(line))
         said = [
             f"{cut} of the last {len(kept)} lines of {metrics} "
@@ -342,11 +350,31 @@ def _run_sections(run_dir: Path) -> list[Section]:
             + " (a kill mid-write)"
         ]
         sections.append(Section("run/metrics-last.jsonl", "\n".join(kept) + "\n", notes=said if cut else []))
-        watched = [line for line in lines if '"watch"' in line]
-        sections.append(Section("run/watch.jsonl", "\n".join(watched) + ("\n" if watched else "")))
+        left = [f"the {watched[0]:,} watch records before the last {WATCH_KEPT:,} are left out"] if watched[0] else []
+        sections.append(Section("run/watch.jsonl", "".join(f"{w}\n" for w in watched[1]), notes=left))
     else:
         sections.append(Section("run/metrics-last.jsonl", "", notes=[f"{run_dir} has no metrics.jsonl yet"]))
     return sections
+
+
+def _tail(path: Path) -> tuple[list[str], tuple[int, list[str]], list[str]]:
+    """(its last METRICS_KEPT lines, (the watch records before the last WATCH_KEPT, those), why it
+    could not be read): read line by line, as a run's metrics grow without end (80 MB had taken 640 MB)."""
+    from collections import deque
+
+    last: deque[str] = deque(maxlen=METRICS_KEPT)
+    watched: deque[str] = deque(maxlen=WATCH_KEPT)
+    seen = 0
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                last.append(line.rstrip("\n"))
+                if '"watch"' in line:
+                    seen += 1
+                    watched.append(line.rstrip("\n"))
+    except OSError as error:
+        return [], (0, []), [f"{path}: cannot read it ({error.strerror or error})"]
+    return list(last), (seen - len(watched), list(watched)), []
 
 
 def _a_record(line: str) -> bool:
