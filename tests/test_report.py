@@ -231,6 +231,30 @@ def test_a_urls_user_and_password_are_kept_out_whatever_the_options() -> None:
     assert redactor(home=None, datasets=[], environ={}, redact=True)("ana@example.com") == "ana@example.com"
 
 
+def test_a_run_still_training_is_said_to_be(tmp_path: Path) -> None:
+    # Its record has no end yet and the report's profiles share the CPU with it: it had said nothing.
+    from xtts_cli.diagnosis.report import _run_sections
+
+    run = tmp_path / "run"
+    shutil.copytree(REPO / "tests" / "data" / "run_before_run_data", run)
+    hold = "import sys, time; from pathlib import Path; from xtts_cli import locks; locks.acquire(Path(sys.argv[1]));"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold + " print('held', flush=True); time.sleep(120)", str(run)],
+        stdout=subprocess.PIPE,
+        env=subprocess_env(),
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        (record,) = [s for s in _run_sections(run) if s.name == "run/run.json"]
+    finally:
+        holder.kill()
+        holder.wait()
+    assert any(note.startswith(f"{run} is still training (process {holder.pid} on ") for note in record.notes)
+    (quiet,) = [s for s in _run_sections(run) if s.name == "run/run.json"]
+    assert not any("still training" in note for note in quiet.notes)
+
+
 def test_a_runs_watch_records_are_capped_and_its_metrics_read_line_by_line(tmp_path: Path) -> None:
     from xtts_cli.diagnosis.report import METRICS_KEPT, WATCH_KEPT, _run_sections
 

@@ -29,6 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Optional
 
+from xtts_cli import locks
 from xtts_cli.config.editing import naming
 
 __all__ = ["Section", "gather", "redactor", "write_report"]
@@ -336,6 +337,11 @@ def _run_sections(run_dir: Path) -> list[Section]:
             whole = False
         damaged = f"{record} is not the JSON record xtts writes: `xtts train` refuses to resume the run"
         sections.append(Section("run/run.json", text, notes=unread or ([] if whole else [damaged])))
+        training = locks.held_by(run_dir)
+        if training is not None:  # its record has no end yet, and the timings shared the CPU with it
+            sections[-1].notes.append(
+                f"{run_dir} is still training ({training}): the profiles here shared this machine with it"
+            )
     else:
         sections.append(Section("run/run.json", "", notes=[f"{run_dir} has no run.json"]))
     metrics = run_dir / "metrics.jsonl"
