@@ -54,7 +54,7 @@ def test_cores_are_the_affinity_capped_by_the_quota_and_the_environment_wins() -
     assert (plan.intra_op, plan.inter_op, plan.from_environment) == (3, 4, True)
 
 
-@pytest.mark.parametrize("value", ["-5", "two", "1.5"])
+@pytest.mark.parametrize("value", ["-5", "two", "1.5", "\u00b2"])
 def test_a_thread_count_that_is_no_count_is_refused_naming_the_variable(value: str) -> None:
     with pytest.raises(XttsError) as raised:
         plan_threads(CpuBudget(affinity=4, online=4), environ={"TF_NUM_INTEROP_THREADS": value})

@@ -423,6 +423,38 @@ def test_an_export_killed_before_its_end_leaves_nothing_the_same_command_refuses
     assert (out / "export.json").is_file()
 
 
+def test_the_hidden_folder_an_export_still_writes_is_left_alone(tmp_path) -> None:
+    # A second export to the same --out had removed the first one's folder as "stopped" while it was written.
+    import subprocess
+    import sys
+
+    from training_support import subprocess_env
+
+    from xtts_cli.cli.export import _check_out
+
+    out = tmp_path / "exported"
+    out.mkdir()
+    live = out / ".exported.partial-live"
+    live.mkdir()
+    hold = (
+        "import fcntl, os, sys, time; handle = os.open(sys.argv[1], os.O_RDONLY); fcntl.flock(handle, fcntl.LOCK_EX);"
+        " print('held', flush=True); time.sleep(120)"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold, str(live)], stdout=subprocess.PIPE, env=subprocess_env(), text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(XttsError, match="already holds files"):
+            _check_out(out)
+        assert live.is_dir()
+    finally:
+        holder.kill()
+        holder.wait()
+    _check_out(out)  # its export ended (killed): its folder is a leftover now
+    assert not live.exists()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("short_run", ["duration"], indirect=True)  # what either decoder exports alike
 def test_a_run_exported_while_it_trains_says_so(short_run, tmp_path, runner) -> None:

@@ -226,6 +226,8 @@ def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner
         f"the run's own vocoder {own / 'vocoder'} (used when --vocoder is not given) was trained on other features"
     )
     assert "loading" not in by_default.output  # refused before the model loads, as --vocoder's is
+    listed = runner.invoke(app, ["synthesize", "--list-speakers", "-r", str(own)])  # a list makes no sound
+    assert listed.exit_code == 0, listed.output
     # A vocoder run whose set-up failed (too little data for a batch) leaves nothing in RUN/vocoder
     # to stand for a vocoder: the run still speaks with the one it had.
     shutil.copytree(acoustic, tmp_path / "copy", ignore=shutil.ignore_patterns("vocoder"))

@@ -152,7 +152,7 @@ def _thread_count(given: Mapping[str, str], name: str) -> Optional[int]:
     value = given.get(name, "").strip()
     if not value:
         return None
-    if not value.isdigit():
+    if not (value.isascii() and value.isdigit()):  # "²" is a digit to str.isdigit, and no int
         raise XttsError(
             f"{name}={value!r} is not a thread count",
             hint=f"set {name} to a whole number (0: TensorFlow chooses) or unset it",

@@ -20,24 +20,43 @@ from xtts_cli.errors import XttsError
 
 
 def _check_out(out: Path) -> None:
-    """--out a new or empty folder (what a killed export left there removed): said before TensorFlow loads, not after."""
-    _clear_stopped_exports(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    """--out a new or empty folder: said before TensorFlow loads, not after. The hidden `.NAME.partial-*`
+    folder an export killed before its end left in it or beside it is removed (the same command, run
+    again, had refused an --out that looked empty); one an export still writes is not (export_run
+    holds its lock)."""
+    import shutil
+
+    left = _stopped_exports(out)
+    if out.exists() and (not out.is_dir() or any(item not in left for item in out.iterdir())):
         held = "already holds files" if out.is_dir() else "is a file, not a folder"
         raise XttsError(f"--out {out} {held}", hint="pass a new or empty folder")
+    for folder in left:
+        shutil.rmtree(folder, ignore_errors=True)
+        sys.stderr.write(f"note: removed {folder}, left by an export stopped before its end\n")
 
 
-def _clear_stopped_exports(out: Path) -> None:
-    """Remove the hidden `.NAME.partial-*` folder an export killed before its end left in --out or
-    beside it: the same command, run again, had refused an --out that looked empty."""
+def _stopped_exports(out: Path) -> list[Path]:
+    """The hidden folders of exports to `out` that no running export holds."""
+    import fcntl
     import glob
-    import shutil
+    import os
 
     pattern = glob.escape(f".{out.name}.partial-") + "*"
     places = [out, out.parent] if out.is_dir() else [out.parent]
-    for left in sorted(found for place in places if place.is_dir() for found in place.glob(pattern) if found.is_dir()):
-        shutil.rmtree(left, ignore_errors=True)
-        sys.stderr.write(f"note: removed {left}, left by an export stopped before its end\n")
+    stopped = []
+    for found in sorted(found for place in places if place.is_dir() for found in place.glob(pattern) if found.is_dir()):
+        try:
+            handle = os.open(found, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # taken: its export has ended, however
+            stopped.append(found)
+        except BlockingIOError:
+            pass  # an export writes it now
+        finally:
+            os.close(handle)
+    return stopped
 
 
 def export(

@@ -224,7 +224,13 @@ def given_once(what: str, **values: Any) -> Any:
 
 
 def run_dir_given(
-    run_dir: Optional[Path], checkpoint: Optional[Path], *, to: str, example: str, vocoder: Optional[str] = None
+    run_dir: Optional[Path],
+    checkpoint: Optional[Path],
+    *,
+    to: str,
+    example: str,
+    vocoder: Optional[str] = None,
+    speaks: bool = True,
 ) -> Path:
     """The run directory from --run-dir (or its old name --checkpoint); none is one error saying
     what the command needed it `to` do, with an `example`. A `vocoder` (--vocoder) that is no vocoder
@@ -244,7 +250,8 @@ def run_dir_given(
     if vocoder is not None and not is_griffin_lim(vocoder):
         vocoding_run(Path(vocoder), config.data, acoustic_run=f"the run {given}", named=f"--vocoder {vocoder}")
     own = Path(given) / VOCODER_DIR
-    if vocoder is None and own.is_dir() and has_trained(own):  # the one it speaks with: refused here too
+    # The one it speaks with (`speaks`: not for --list-speakers, which makes no sound): refused here too.
+    if speaks and vocoder is None and own.is_dir() and has_trained(own):
         named = f"the run's own vocoder {own} (used when --vocoder is not given)"
         vocoding_run(own, config.data, acoustic_run=f"the run {given}", named=named)
     return Path(given)

@@ -168,7 +168,7 @@ def synthesize(
     """
     if list_speakers or list_languages:
         _say_not_spoken(TEXT=text, **{"--text-file": text_file, "--out": out, "--out-dir": out_dir})
-        run = run_dir_given(run_dir, checkpoint, to="list", example=_LIST_EXAMPLE)
+        run = run_dir_given(run_dir, checkpoint, to="list", example=_LIST_EXAMPLE, speaks=False)
         return _list(run, speakers=list_speakers, languages=list_languages, json_output=json_output)
     text = _utf8(_read_stdin(), "the text on stdin") if text == "-" else text
     out = _check_arguments(text, text_file, out_dir, speaker, speaker_wav, out=out, json_output=json_output)

@@ -71,6 +71,7 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
     given = out.is_dir()
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out if given else out.parent))
+    held = _hold(partial)  # a second export to `out` leaves it alone (cli/export.py removes a killed one's)
     try:
         tf.saved_model.save(generator, str(partial), signatures=signatures)
         shutil.copyfile(tts.run_dir / "vocab.json", partial / "vocab.json")
@@ -83,12 +84,14 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
             )  # mkdtemp's folder is the user's alone; `out` is made as mkdir makes one
             _move_into_place(partial, out)
     except BaseException as exc:
+        os.close(held)
         shutil.rmtree(partial, ignore_errors=True)
         # Said of --out, not of the hidden folder beside it or the run's vocab.json (shutil's copy names its source).
         full = disk_full(exc, f"the export to {out}") if isinstance(exc, Exception) else None
         if full is not None:
             raise full from None
         raise
+    os.close(held)
     return info
 
 
@@ -101,6 +104,15 @@ def _still_training(run_dir: Path, tts: Synthesizer) -> list[str]:
         return []
     planned = f" of {tts.config.training.max_steps}" if tts.config.training.max_steps else ""
     return [f"{run_dir} is still training ({training}): its checkpoint of step {tts.step}{planned} is exported"]
+
+
+def _hold(folder: Path) -> int:
+    """A descriptor of `folder` with an exclusive lock on it, held until it is closed (or the process ends)."""
+    import fcntl
+
+    handle = os.open(folder, os.O_RDONLY)
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
 
 
 def _move_up(partial: Path, out: Path) -> None:

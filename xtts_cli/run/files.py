@@ -268,6 +268,16 @@ def runs_in(folder: Path) -> list[Path]:
         return []
 
 
+def _runs_for(flag: str, runs: list[Path]) -> list[Path]:
+    """Those of `runs` that `flag` takes: vocoder runs for --vocoder, acoustic ones for --run-dir (each had
+    offered the other kind, which it then refused)."""
+    return (
+        [run for run in runs if _is_vocoder(run) == (flag == "--vocoder")]
+        if flag in ("--vocoder", "--run-dir")
+        else runs
+    )
+
+
 def _is_vocoder(run: Path) -> bool:
     """Whether the run's config.yaml says `model.kind: vocoder` (one that cannot be read: no)."""
     import yaml
@@ -313,10 +323,7 @@ def _not_a_run(given: Path, flag: str, hint: str) -> NoReturn:
             hint=hint,
         )
     if not given.exists():
-        # A name mistyped: the runs there that the flag takes (--vocoder had offered acoustic runs).
-        beside = runs_in(given.parent)
-        if flag in ("--vocoder", "--run-dir"):
-            beside = [run for run in beside if _is_vocoder(run) == (flag == "--vocoder")]
+        beside = _runs_for(flag, runs_in(given.parent))  # a name mistyped: the runs there
         raise XttsError(f"{flag} {given} does not exist", hint=f"pass one of {listed_runs(beside)}" if beside else hint)
     if not given.is_dir():
         raise XttsError(f"{given} is a file, not a run directory", hint=hint)
@@ -326,7 +333,7 @@ def _not_a_run(given: Path, flag: str, hint: str) -> NoReturn:
             hint="put back a copy of the config it was trained with as config.yaml (xtts train -c CONFIG "
             f"--run-dir {given} writes it again as it resumes)",
         )
-    runs = runs_in(given)
+    runs = _runs_for(flag, runs_in(given))
     if runs:  # `-r runs`: the folder the runs are in
         raise XttsError(
             f"{given} is a folder of runs, not a run directory: {flag} takes one of them",

@@ -578,14 +578,12 @@ class _Handler(BaseHTTPRequestHandler):
             return {str(k): _scalar(str(k), v) for k, v in decoded.items()}, None
         if kind == "application/x-www-form-urlencoded" or not body:
             # The charset a form declares (an older client's "; charset=iso-8859-1"), else UTF-8.
-            declared = self.headers.get_content_charset()
+            declared = _form_charset(self.headers.get_content_charset())
             charset = declared or "utf-8"
             try:
                 # A BOM some editors and PowerShell put first had been read into the first name ("\ufefftext").
                 form = body.decode(charset).removeprefix("\ufeff")
                 return _once(parse_qsl(form, keep_blank_values=True, encoding=charset, errors="strict")), None
-            except LookupError:
-                raise Refused(400, f"the form's charset {charset[:40]!r} is none Python knows; send UTF-8") from None
             except UnicodeDecodeError:
                 said = f"{declared[:40]}, as its Content-Type says" if declared else "UTF-8"
                 raise Refused(400, f"the form body is not {said}") from None
@@ -790,6 +788,18 @@ def _utf8(path: str) -> str:
         return path.encode("latin-1").decode("utf-8")
     except (UnicodeEncodeError, UnicodeDecodeError):
         return path
+
+
+def _form_charset(declared: Optional[str]) -> Optional[str]:
+    """The charset a form's escapes are read in: the one it declares where Python knows it, and UTF-8 for
+    ASCII (its escapes are UTF-8's bytes: "us-ascii" had refused caf%C3%A9) and for one it does not know."""
+    import codecs
+
+    try:
+        name = codecs.lookup(declared).name if declared else None
+    except LookupError:
+        return None
+    return None if name == "ascii" else name
 
 
 def _once(pairs: list[tuple[str, str]]) -> dict[str, str]:
