@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import yaml
-from training_support import tiny_config
+from training_support import lock_held_elsewhere, tiny_config
 
 from xtts_cli.config.loading import resolve_config
 from xtts_cli.errors import XttsError
@@ -468,10 +468,6 @@ def test_a_checkpoints_file_as_ls_shows_it_names_the_checkpoint(base):
 
 def test_a_base_being_trained_and_a_base_with_a_vocoder_are_said_of_as_the_run_starts_from_them(base, tmp_path, runner):
     import shutil
-    import subprocess
-    import sys
-
-    from training_support import subprocess_env
 
     from xtts_cli.cli.app import app
 
@@ -480,21 +476,12 @@ def test_a_base_being_trained_and_a_base_with_a_vocoder_are_said_of_as_the_run_s
     (copy / "vocoder").mkdir()
     (copy / "vocoder" / "config.yaml").write_text("model:\n  kind: vocoder\n", encoding="utf-8")
     _config(tmp_path, "adapt")
-    hold = "import sys, time; from pathlib import Path; from xtts_cli import locks; locks.acquire(Path(sys.argv[1]));"
-    hold += " print('held', flush=True); time.sleep(120)"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", hold, str(copy)], stdout=subprocess.PIPE, env=subprocess_env(), text=True
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with lock_held_elsewhere(copy) as pid:
         result = runner.invoke(
             app, ["validate", "-c", str(tmp_path / "adapt.yaml"), "--init-from", str(copy), "--json"]
         )
-    finally:
-        holder.kill()
-        holder.wait()
     (message,) = [f["message"] for f in json.loads(result.stdout)["findings"] if f["id"] == "init-from"]
-    assert f"; {copy} is training now (process {holder.pid} on " in message
+    assert f"; {copy} is training now (process {pid} on " in message
     assert "this run starts from its step 4, the latest checkpoint it had written" in message
     assert f"; {copy} has a vocoder ({copy / 'vocoder'}), which this run does not take" in message
     result = runner.invoke(app, ["validate", "-c", str(tmp_path / "adapt.yaml"), "--init-from", str(base), "--json"])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from training_support import subprocess_env
+from training_support import lock_held_elsewhere, subprocess_env
 
 from xtts_cli.diagnosis.report import Section, redactor, speaker_names
 
@@ -237,20 +237,9 @@ def test_a_run_still_training_is_said_to_be(tmp_path: Path) -> None:
 
     run = tmp_path / "run"
     shutil.copytree(REPO / "tests" / "data" / "run_before_run_data", run)
-    hold = "import sys, time; from pathlib import Path; from xtts_cli import locks; locks.acquire(Path(sys.argv[1]));"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", hold + " print('held', flush=True); time.sleep(120)", str(run)],
-        stdout=subprocess.PIPE,
-        env=subprocess_env(),
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with lock_held_elsewhere(run) as pid:
         (record,) = [s for s in _run_sections(run) if s.name == "run/run.json"]
-    finally:
-        holder.kill()
-        holder.wait()
-    assert any(note.startswith(f"{run} is still training (process {holder.pid} on ") for note in record.notes)
+    assert any(note.startswith(f"{run} is still training (process {pid} on ") for note in record.notes)
     (quiet,) = [s for s in _run_sections(run) if s.name == "run/run.json"]
     assert not any("still training" in note for note in quiet.notes)
 

@@ -459,29 +459,15 @@ def test_the_hidden_folder_an_export_still_writes_is_left_alone(tmp_path) -> Non
 @pytest.mark.parametrize("short_run", ["duration"], indirect=True)  # what either decoder exports alike
 def test_a_run_exported_while_it_trains_says_so(short_run, tmp_path, runner) -> None:
     # A vocoder run's export said it was still training; the acoustic run's said nothing, notes [].
-    import subprocess
-    import sys
-
-    from training_support import subprocess_env
+    from training_support import lock_held_elsewhere
 
     from xtts_cli.cli.app import app
 
     run, out = short_run.parts.run_dir.path, tmp_path / "exported"
-    hold = "import sys, time; from pathlib import Path; from xtts_cli import locks; locks.acquire(Path(sys.argv[1]));"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", hold + " print('held', flush=True); time.sleep(300)", str(run)],
-        stdout=subprocess.PIPE,
-        env=subprocess_env(),
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with lock_held_elsewhere(run) as pid:
         result = runner.invoke(app, ["export", "-r", str(run), "-o", str(out)])
-    finally:
-        holder.kill()
-        holder.wait()
     assert result.exit_code == 0, result.output
-    said = f"{run} is still training (process {holder.pid} on "
+    said = f"{run} is still training (process {pid} on "
     assert f"note: {said}" in result.stderr
     assert any(note.startswith(said) for note in json.loads((out / "export.json").read_text())["notes"])
 

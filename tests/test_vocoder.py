@@ -878,30 +878,16 @@ def test_a_vocoder_of_other_features_is_refused_before_the_model_loads(runner, t
 
 def test_a_vocoder_still_training_is_said_to_be_when_it_is_used(runner, tmp_path: Path) -> None:
     # Used without a word at an early step; one with no checkpoint yet, or stopped early, is said so.
-    import subprocess
-    import sys
-
-    from training_support import subprocess_env
+    from training_support import lock_held_elsewhere
 
     vocoder = tmp_path / "vocoder"
     shutil.copytree(DATA / "legacy_vocoder_run", vocoder)
-    hold = "import sys, time; from pathlib import Path; from xtts_cli import locks; locks.acquire(Path(sys.argv[1]));"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", hold + " print('held', flush=True); time.sleep(120)", str(vocoder)],
-        stdout=subprocess.PIPE,
-        env=subprocess_env(),
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with lock_held_elsewhere(vocoder) as pid:
         said = runner.invoke(
             app, ["vocode", str(SAMPLE_CLIP), "--vocoder", str(vocoder), "-o", str(tmp_path / "v.wav")]
         )
-    finally:
-        holder.kill()
-        holder.wait()
     assert said.exit_code == 0, (said.output, said.exception)
-    assert f"note: {vocoder} is still training (process {holder.pid} on " in said.stderr
+    assert f"note: {vocoder} is still training (process {pid} on " in said.stderr
     quiet = runner.invoke(app, ["vocode", str(SAMPLE_CLIP), "--vocoder", str(vocoder), "-o", str(tmp_path / "w.wav")])
     assert quiet.exit_code == 0 and "still training" not in quiet.stderr
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 # One length bucket: each bucket's batch shape is one more trace of the train step (seconds each, in
@@ -180,3 +182,22 @@ def ctrl_c_at_timed_step(monkeypatch, step: int) -> None:
             signal.raise_signal(signal.SIGINT)
 
     monkeypatch.setattr(step_profiler._StepTiming, "on_step", then_ctrl_c)
+
+
+@contextlib.contextmanager
+def lock_held_elsewhere(directory: Path) -> Iterator[int]:
+    """A run's lock (`xtts_cli.locks`) held by a real second process while the block runs, as a
+    training holds it; yields that process's id."""
+    hold = (
+        "import sys, time; from pathlib import Path; from xtts_cli import locks; locks.acquire(Path(sys.argv[1]));"
+        " print('held', flush=True); time.sleep(300)"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold, str(directory)], stdout=subprocess.PIPE, env=subprocess_env(), text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        yield holder.pid
+    finally:
+        holder.kill()
+        holder.wait()
