@@ -875,6 +875,10 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         # ... but a count whose sentence ended, typed on in lower case, a Polish day before its month (the date's
         # reader's), Danish from the 30th (num2words': "tredivete"), Norwegian 13th, Hungarian days of a month.
         ("pl", "Mam 5. ty też? Było 1. maja.", "mam pięć. ty też? było pierwszego maja."),
+        # The first of a pair is one whatever the conjunction; a Slovene day before its month is genitive.
+        ("nb", "Elever i 1. og 2. klasse.", "elever i første og andre klasse."),
+        ("da", "Den 3. og 4. december kl. 8.", "den tredje og fjerde december klokken otte."),
+        ("sl", "1. maja je praznik, 15. avgusta.", "prvega maja je praznik, petnajstega avgusta."),
         (
             "da",
             "Hun fylder 31. december. Jeg har 3. de andre har flere.",

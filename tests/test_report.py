@@ -228,7 +228,15 @@ def test_a_urls_user_and_password_are_kept_out_whatever_the_options() -> None:
         clean = redactor(home=None, datasets=[], environ={}, redact=redact)(text)
         assert "svcFAKEpass" not in clean and "svcuser" not in clean, clean
         assert "grpc://<credentials>@host.example.com:5050" in clean and "'<credentials>@host'" in clean
-    assert redactor(home=None, datasets=[], environ={}, redact=True)("ana@example.com") == "ana@example.com"
+    clean = redactor(home=None, datasets=[], environ={}, redact=True)
+    assert clean("ana@example.com") == "ana@example.com"
+    # A password holding "@" goes whole; an option's name and a bracket stay; a time, a digest, mailto: and git@ are
+    # no credentials.
+    assert clean("http://user:p@ss@host/x --proxy=user:pass@host:3128 (u:p@h)") == (
+        "http://<credentials>@host/x --proxy=<credentials>@host:3128 (<credentials>@h)"
+    )
+    kept = "at 12:30@noon, python:3.11@sha256:abc, mailto:bob@example.com, ssh://git@github.com, ratio 3:2@hz"
+    assert clean(kept) == kept
 
 
 def test_a_run_still_training_is_said_to_be(tmp_path: Path) -> None:

@@ -527,6 +527,9 @@ def test_hostile_bodies_uploads_and_connections(served):
         (b"", b"400", b"the form body is not UTF-8"),
         # ... one Python does not know as UTF-8 (it had been refused whatever the body), as is ASCII (below).
         (b"; charset=x-nothing", b"400", b"the form body is not UTF-8"),
+        # ... and a codec that is no text encoding (it had been a 500), or one that writes ASCII otherwise (UTF-16).
+        (b"; charset=base64", b"400", b"the form body is not UTF-8"),
+        (b"; charset=utf-16", b"400", b"the form body is not UTF-8"),
     ):
         head = b"POST /api/tts HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 8\r\n"
         form = raw(url, head + b"Content-Type: application/x-www-form-urlencoded" + charset + b"\r\n\r\ntext=Hi\xe9")

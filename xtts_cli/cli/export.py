@@ -44,7 +44,8 @@ def _stopped_exports(out: Path) -> list[Path]:
     pattern = glob.escape(f".{out.name}.partial-") + "*"
     places = [out, out.parent] if out.is_dir() else [out.parent]
     stopped = []
-    for found in sorted(found for place in places if place.is_dir() for found in place.glob(pattern) if found.is_dir()):
+    found_here = (found for place in places if place.is_dir() for found in place.glob(pattern))
+    for found in sorted(found for found in found_here if found.is_dir() and not found.is_symlink()):
         try:
             handle = os.open(found, os.O_RDONLY)
         except OSError:

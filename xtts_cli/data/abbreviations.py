@@ -323,6 +323,15 @@ def _pattern(words: dict[str, str]) -> re.Pattern:
     return re.compile(r"(?<![\w.])(?:" + "|".join(f"({w})" for w in ordered) + r")(?![\w])", re.IGNORECASE)
 
 
+_WORDS["da"] = {
+    r"kl\.": "klokken",
+    r"ca\.?(?=\s*\d)": "cirka",
+    r"nr\.(?=\s*\d)": "nummer",
+    r"f\.\s?eks\.": "for eksempel",
+    r"bl\.\s?a\.": "blandt andet",
+    r"osv\.": "og så videre",
+    r"mio\.": "millioner",
+}
 _WORDS["no"] = _WORDS["nb"]  # Norwegian as espeak-ng names it (nb) and as ISO 639-1 does
 _READERS = {language: (_pattern(words), sorted(words, key=len, reverse=True)) for language, words in _WORDS.items()}
 

@@ -286,6 +286,8 @@ _NO_ORDINAL_BEFORE = {
     "fi": "minä sinä hän se me te he ja mutta niin",
     "sl": "jaz ti on ona ono mi vi oni in pa ampak ki",
 }
+_PAIRED_ORDINAL = re.compile(r"[ \t]+(?:og|i|oraz|lub|albo|és|vagy|ja|tai|in|ali|eller)[ \t]+[1-9]\d?\.[ \t]+[^\W\d_]")
+_SLOVENE_MONTHS_OF = "januarja februarja marca aprila maja junija julija avgusta septembra oktobra novembra decembra"
 # A month in the genitive after the day: Polish reads "1 maja" itself (pierwszego maja).
 _POLISH_MONTHS_OF = "stycznia lutego marca kwietnia maja czerwca lipca sierpnia września października listopada grudnia"
 _HUNGARIAN_MONTHS = "január február március április május június július augusztus szeptember október november december"
@@ -306,10 +308,14 @@ def _dotted_ordinal(match: re.Match, code: str) -> str:
     word = after.group(0) if after else ""
     before = re.search(r"([^\W\d_]+)\s*$", match.string[: match.start()])
     day = code == "hu" and before is not None and before.group(1).lower() in _HUNGARIAN_MONTHS.split()
-    if not word[:1].islower() or (word in _NO_ORDINAL_BEFORE[code].split() and not day):
+    # The first of a pair is one: "1. og 2. klasse", "1. i 2. klasy".
+    paired = _PAIRED_ORDINAL.match(match.string, match.end()) is not None
+    if not word[:1].islower() or (word in _NO_ORDINAL_BEFORE[code].split() and not day and not paired):
         return match.group(0)
     if code == "pl" and word in _POLISH_MONTHS_OF.split():
         return match.group(1)  # the date's reader: pierwszego maja
+    if code == "sl" and word in _SLOVENE_MONTHS_OF.split():  # a day before its month: prvega maja
+        return re.sub(r"i$", "ega", _words(number, code, to="ordinal"))
     said = _danish_ordinal(number) if code == "da" else _words(number, code, to="ordinal")
     said = "trettende" if code == "no" and number == 13 else said  # num2words: "trettførste"
     if day:  # a day of the month: március 15. is tizenötödike, május 1. elseje

@@ -132,7 +132,13 @@ def speaker_names(sections: list[Section]) -> list[str]:
 
 # A URL's user and password (grpc://user:pass@host, a proxy's), and a host given with them where a message
 # quotes it without its scheme ('user:pass@host'): a config's value had gone into six files of the archive.
-_CREDENTIALS = re.compile(r"(?<=://)[^\s/@'\"<>]+@|(?<![\w/<>])[^\s/@'\":<>]+:[^\s/@'\"<>]+@(?=[\w.-])")
+# A scheme's user info runs to its authority's last "@" (a password may hold one); "git@" is no secret. Without
+# a scheme, a user that starts with a letter, after a space, a quote, a bracket or "=": not a time
+# (12:30@noon), a ratio, an image's digest (python:3.11@sha256:...) or mailto:.
+_CREDENTIALS = re.compile(
+    r"(?<=://)(?!git@)[^\s/?#'\"<>]*@"
+    r"|(?:^|(?<=[\s'\"(\[=]))(?!mailto:)[A-Za-z][^\s/@'\":<>]*:[^\s/@'\"<>]+@(?=[\w.-])(?!sha\d+:)"
+)
 
 
 def redactor(

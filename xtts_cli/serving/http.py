@@ -584,7 +584,7 @@ class _Handler(BaseHTTPRequestHandler):
                 # A BOM some editors and PowerShell put first had been read into the first name ("\ufefftext").
                 form = body.decode(charset).removeprefix("\ufeff")
                 return _once(parse_qsl(form, keep_blank_values=True, encoding=charset, errors="strict")), None
-            except UnicodeDecodeError:
+            except UnicodeError:
                 said = f"{declared[:40]}, as its Content-Type says" if declared else "UTF-8"
                 raise Refused(400, f"the form body is not {said}") from None
         if kind == "multipart/form-data":
@@ -791,15 +791,22 @@ def _utf8(path: str) -> str:
 
 
 def _form_charset(declared: Optional[str]) -> Optional[str]:
-    """The charset a form's escapes are read in: the one it declares where Python knows it, and UTF-8 for
-    ASCII (its escapes are UTF-8's bytes: "us-ascii" had refused caf%C3%A9) and for one it does not know."""
+    """The charset a form's escapes are read in: the one it declares where it is a text encoding that
+    writes ASCII as ASCII (Latin-1, windows-1252), and UTF-8 for ASCII (its escapes are UTF-8's bytes:
+    "us-ascii" had refused caf%C3%A9), for UTF-16 and EBCDIC (as browsers do), for one Python does not
+    know, and for a codec that is no text encoding (base64, rot13: they had been a 500)."""
     import codecs
 
     try:
-        name = codecs.lookup(declared).name if declared else None
-    except LookupError:
+        info = codecs.lookup(declared) if declared else None
+        readable = (
+            info is not None
+            and getattr(info, "_is_text_encoding", True)
+            and "text=%+&".encode(info.name) == b"text=%+&"
+        )
+    except (LookupError, UnicodeError, TypeError):
         return None
-    return None if name == "ascii" else name
+    return None if info is None or not readable or info.name == "ascii" else info.name
 
 
 def _once(pairs: list[tuple[str, str]]) -> dict[str, str]:
