@@ -144,30 +144,16 @@ def test_the_watch_hook_reads_what_a_real_process_beside_it_takes() -> None:
     assert hook._others(30.0) > 0.5
 
 
-@pytest.mark.slow
 def test_a_process_started_mid_window_is_read_at_its_share_not_at_half_of_it() -> None:
     # A busy loop started half-way into the window had read 0.3 of 2 cores over it, under the line, and the
-    # watch blamed the pipeline for the CPU the loop took (with a fix to the pipeline's threads).
-    import subprocess
-    import sys
+    # watch blamed the pipeline for the CPU the loop took (with a fix to the pipeline's threads). Reads of
+    # (seconds, this process's CPU seconds, every process's): quiet for 3 s, then one core busy for 3 s.
+    from xtts_cli.training.watch import others_busy
 
-    from xtts_cli.host import busy_cpu_seconds, own_cpu_seconds
-    from xtts_cli.training.watch import WatchHook
-
-    hook = WatchHook(XttsConfig.model_validate({}), 2, metrics=None, progress=lambda notice: None)
-    if hook.cores is None:  # a cgroup CPU quota: other tenants' cores cannot be told from ours
-        return
-    start, every, own = time.monotonic(), busy_cpu_seconds(hook.cores), own_cpu_seconds()
-    hook._others(8.0)
-    time.sleep(3.0)  # quiet: the window's first half
-    hook._others(8.0)
-    spinner = subprocess.Popen(
-        [sys.executable, "-c", "import time\nend = time.time() + 3\nwhile time.time() < end: pass"]
-    )
-    spinner.wait()
-    read = hook._others(8.0)
-    whole = ((busy_cpu_seconds(hook.cores) - every) - (own_cpu_seconds() - own)) / (time.monotonic() - start)
-    assert read is not None and read > whole + 0.2, (read, whole)
+    reads = [(0.0, 0.0, 0.0), (3.0, 0.5, 0.5), (6.0, 1.0, 4.0)]
+    assert others_busy(reads, 8.0) == 1.0  # its second half (from 2 s): not (4.0 - 1.0) / 6 over the whole
+    assert others_busy(reads, 100.0) == 0.5  # a window whose half holds no read but the first: the whole
+    assert others_busy([(0.0, 0.0, 0.0), (0.5, 0.1, 0.3)], 8.0) is None  # under a second: not read
 
 
 def test_an_idle_card_fed_batches_of_two_is_told_to_take_larger_ones():

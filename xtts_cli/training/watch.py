@@ -299,6 +299,22 @@ class Watch:
         return notices
 
 
+def others_busy(reads: list[tuple[float, float, float]], window: float) -> Optional[float]:
+    """Cores other processes kept busy from `reads` (seconds, this process's CPU seconds, every process's
+    busy seconds on its cores), the last one now: over the whole of them, or over the last `window` / 2
+    seconds where that is more (`WatchHook._others`); None over less than a second."""
+    now, own, every = reads[-1]
+
+    def since(start: float, own_then: float, every_then: float) -> Optional[float]:
+        if now - start < 1.0:  # /proc/stat counts 10 ms ticks: too short to read
+            return None
+        return max(0.0, ((every - every_then) - (own - own_then)) / (now - start))
+
+    whole = since(*reads[0])
+    half = next((since(*read) for read in reads if read[0] >= now - window / 2), None)
+    return max(whole, half) if whole is not None and half is not None else whole
+
+
 class WatchHook(Hook):
     """The watch as an action of the training loop: steps in, `Watched` events out to the progress
     line, metrics.jsonl and TensorBoard. `gpus(seconds)`: each card's reading over the window (the
@@ -346,19 +362,10 @@ class WatchHook(Hook):
         if every is None:
             return None
         now = time.monotonic()
-        own = own_cpu_seconds()
-        self.cpu.append((now, own, every))
+        self.cpu.append((now, own_cpu_seconds(), every))
         while len(self.cpu) > 2 and self.cpu[1][0] <= now - window:
             self.cpu.popleft()
-
-        def since(start: float, own_then: float, every_then: float) -> Optional[float]:
-            if now - start < 1.0:  # /proc/stat counts 10 ms ticks: too short to read
-                return None
-            return max(0.0, ((every - every_then) - (own - own_then)) / (now - start))
-
-        whole = since(*self.cpu[0])
-        half = next((since(*read) for read in self.cpu if read[0] >= now - window / 2), None)
-        return max(whole, half) if whole is not None and half is not None else whole
+        return others_busy(list(self.cpu), window)
 
     def on_end(self, result: Any) -> None:
         result.watch = [notice.record() for notice in self.notices]  # --json's, as the terminal said them
