@@ -481,7 +481,7 @@ def test_cleanup_removes_only_what_a_crashed_save_left(tmp_path):
     release_run_dir(prepared)
 
 
-def test_files_written_atomically_keep_symlinks_and_follow_the_umask(tmp_path, runner):
+def test_files_written_atomically_keep_symlinks_and_hard_links_and_follow_the_umask(tmp_path, runner):
     from xtts_cli.cli.app import app
     from xtts_cli.config.editing import write_atomically
 
@@ -493,6 +493,15 @@ def test_files_written_atomically_keep_symlinks_and_follow_the_umask(tmp_path, r
     result = runner.invoke(app, ["validate", "-c", str(link), "--fix"])
     assert result.exit_code == 0, result.output
     assert link.is_symlink() and "enable_graph_mode: true" in target.read_text(encoding="utf-8")
+    # A hard link is kept too: both names read the fixed file, the backup the old one.
+    other = tmp_path / "other-name.yaml"
+    os.link(target, other)
+    target.write_text("training:\n  enable_graph_mode: false\n", encoding="utf-8")
+    result = runner.invoke(app, ["validate", "-c", str(other), "--fix"])
+    assert result.exit_code == 0, result.output
+    assert other.stat().st_ino == target.stat().st_ino
+    assert "enable_graph_mode: true" in target.read_text(encoding="utf-8")
+    assert "enable_graph_mode: false" in (tmp_path / "other-name.yaml.bak").read_text(encoding="utf-8")
     fresh = tmp_path / "new.json"
     write_atomically(fresh, "{}\n", backup=False)
     assert (fresh.stat().st_mode & 0o777) == 0o644

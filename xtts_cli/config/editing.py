@@ -263,7 +263,9 @@ def write_atomically(
     """Write `text` (or bytes) to `path` via a temp file, fsync and rename, then fsync the folder:
     a reader sees the old file or the new one, never half of one, even after a power cut. Keep the
     old file as `<name>.bak` (or `backup_as`). A symlink stays a symlink (its target is written); a new
-    file gets the mode the umask gives, an existing one keeps its own."""
+    file gets the mode the umask gives, an existing one keeps its own. A file with other hard links is
+    rewritten in place, after its backup, as vim's `backupcopy=auto` does: a rename would leave them
+    the old text."""
     link = Path(path)
     path = link.resolve() if link.is_symlink() else link
     backup_path = (backup_as or link.with_name(link.name + ".bak")) if backup else None
@@ -277,6 +279,9 @@ def write_atomically(
             with contextlib.suppress(OSError):  # a read-only folder refuses the unlink too
                 kept.unlink(missing_ok=True)
             raise naming(exc, backup_path, replace=True) from None
+    if path.exists() and path.stat().st_nlink > 1:
+        _write_in_place(path, text)
+        return backup_path
     try:
         descriptor, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
@@ -299,6 +304,17 @@ def write_atomically(
             raise naming(exc, path) from None
         raise
     return backup_path
+
+
+def _write_in_place(path: Path, text: str | bytes) -> None:
+    try:
+        with open(path, "r+b") as handle:
+            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
+            handle.truncate()
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        raise naming(exc, path) from None
 
 
 def naming(error: OSError, path: Path, *, replace: bool = False) -> OSError:
