@@ -916,6 +916,22 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         ),
         ("pt", "Mora no nº 12, no 2º andar.", "mora no número doze, no segundo andar."),
         ("en", "Room № 5. No, 5 was not.", "room number five. no, five was not."),
+        # Hungarian's day with its case ending after a hyphen; Norwegian and Danish years in hundreds.
+        ("hu", "Március 15-én és 16-án.", "március tizenötödikén és tizenhatodikán."),
+        (
+            "hu",
+            "Május 1-jétől 3-áig zárva, október 22-e ünnep.",
+            "május elsejétől harmadikáig zárva, október huszonkettedike ünnep.",
+        ),
+        ("nb", "Grunnloven ble vedtatt 17. mai 1814.", "grunnloven ble vedtatt syttende mai attenhundreogfjorten."),
+        (
+            "nb",
+            "Han døde i 1905, 80 år gammel; vi var 1500 personer.",
+            "han døde i nittenhundreogfem, åtti år gammel; vi var en tusen fem hundre personer.",
+        ),
+        ("da", "Han døde i 1987.", "han døde i nittenhundrede og syvogfirs."),
+        ("nb", "Klokka er 5.30.", "klokka er fem tretti."),
+        ("sv", "Hon föddes 1987.", "hon föddes nittonhundraåttiosju."),
     ],
 )
 def test_abbreviations_are_read_out_with_the_numbers(language, text, read):

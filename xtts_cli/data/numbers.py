@@ -296,6 +296,8 @@ _HUNGARIAN_MONTHS = "január február március április május június július a
 def dotted_ordinals(text: str, language: str) -> str:
     """`text` with each number written as an ordinal ("2. plass") in words, in a language that writes them so."""
     primary = language.lower().split("-")[0]
+    if primary == "hu" and "-" in text:
+        text = _HUNGARIAN_DAY.sub(_hungarian_days, text)
     if primary not in DOTTED_NUMBER_LANGUAGES or "." not in text:
         return text
     text = _DOTTED_YEAR.sub(lambda m: m.group(1) if m.group(2).islower() else m.group(0), text)
@@ -318,10 +320,33 @@ def _dotted_ordinal(match: re.Match, code: str) -> str:
         return re.sub(r"i$", "ega", _words(number, code, to="ordinal"))
     said = _danish_ordinal(number) if code == "da" else _words(number, code, to="ordinal")
     said = "trettende" if code == "no" and number == 13 else said  # num2words: "trettførste"
-    if day:  # a day of the month: március 15. is tizenötödike, május 1. elseje
-        vowel = next((c for c in reversed(said.removesuffix("ik")) if c in "aáeéiíoóöőuúüű"), "e")
-        return "elseje" if said == "első" else said + ("a" if vowel in "aáoóuú" else "e")
-    return said
+    return _hungarian_day(number) if day else said
+
+
+def _hungarian_day(number: int, ending: str = "") -> str:
+    """A day of the month: március 15. is tizenötödike, május 1. elseje; with the case ending written
+    after its hyphen (15-én, 1-jétől, 20-áig) the ending's vowel is long: tizenötödikén, elsejétől."""
+    said = _words(number, "hu", to="ordinal")
+    vowel = next((c for c in reversed(said.removesuffix("ik")) if c in "aáeéiíoóöőuúüű"), "e")
+    said = "elseje" if said == "első" else said + ("a" if vowel in "aáoóuú" else "e")
+    rest = ending.lstrip("j")[1:]
+    return said[:-1] + {"a": "á", "e": "é"}[said[-1]] + rest if rest else said
+
+
+# A day after its month with its case ending after a hyphen, as Hungarian writes its dates: "március
+# 15-én", "május 1-jétől 3-áig", "október 22-e". (The number alone had been read on to its ending.)
+_HUNGARIAN_DAY_ENDING = r"(\d{1,2})-(j?[ea]|j?[éá](?:n|ig|t[őó]l|re|ra))\b"
+_HUNGARIAN_DAY = re.compile(
+    rf"\b((?:{_HUNGARIAN_MONTHS.replace(' ', '|')})\.?\s+){_HUNGARIAN_DAY_ENDING}"
+    rf"(?:(\s+(?:és|vagy)\s+|\s*[-\u2013]\s*|\s+){_HUNGARIAN_DAY_ENDING})?",
+    re.IGNORECASE,
+)
+
+
+def _hungarian_days(match: re.Match) -> str:
+    month, day, ending, between, second, second_ending = match.groups()
+    said = month + _hungarian_day(int(day), ending)
+    return said if between is None else said + between + _hungarian_day(int(second), second_ending)
 
 
 # num2words' Danish ordinals from the 30th on are no words ("tredivete"): the tens' own, after "og".
@@ -1451,8 +1476,8 @@ _DOT_TIME_CUES = {
     "nl": "om|vanaf|tot|van",
     "it": "alle|dalle|ore",
     "sv": r"kl\.?|klockan",
-    "no": r"kl\.?|klokka|klokken",
-    "da": r"kl\.?|klokken",
+    "no": r"kl\.?|klokka(?: er)?|klokken(?: er)?",  # "Klokka er 5.30"
+    "da": r"kl\.?|klokken(?: er)?",
     "tr": "saat",
     "pl": r"godz\.?|godzina|o|od|do",
     "ru": "\u0432|\u0441|\u0434\u043e|\u043a",  # в, с, до, к
@@ -1599,9 +1624,9 @@ def _ordinal(number: int, language: str, form: str) -> str:
     return said
 
 
-# German, Dutch and Swedish read a year before 2000 in hundreds (neunzehnhundertneunzig,
-# negentienhonderdnegentig, nittonhundranittio), where a count is tausend; a year is a four-digit
-# number after a word that says so (im Jahr, seit, bis, a month), with a second after it in a range.
+# German, Dutch, Swedish, Norwegian and Danish read a year before 2000 in hundreds (neunzehnhundertneunzig,
+# negentienhonderdnegentig, nittonhundranittio, attenhundreogfjorten), where a count is tausend; a year is
+# a four-digit number after a word that says so (im Jahr, seit, bis, a month), with a second after it in a range.
 _YEAR_WORDS = {
     "de": f"im jahre?|jahre?|seit|bis|von|ab|um|vor|nach|anno|zwischen|{GERMAN_MONTHS}|"
     "sommer|winter|herbst|frühjahr|frühling|anfang|mitte|ende",  # im Sommer 1999, Ende 1989
@@ -1609,13 +1634,18 @@ _YEAR_WORDS = {
     "september|oktober|november|december",
     "sv": "år|i|sedan|till|från|före|efter|runt|mellan|januari|februari|mars|april|maj|juni|juli|augusti|"
     "september|oktober|november|december",
+    "no": "året|år|i|siden|til|fra|før|etter|rundt|mellom|januar|februar|mars|april|mai|juni|juli|august|"
+    "september|oktober|november|desember",
+    "da": "året|år|i|siden|til|fra|før|efter|omkring|mellem|januar|februar|marts|april|maj|juni|juli|august|"
+    "september|oktober|november|december",
 }
-_RANGE_WORDS = {"de": "bis|und", "nl": "tot|en", "sv": "till|och"}
+_RANGE_WORDS = {"de": "bis|und", "nl": "tot|en", "sv": "till|och", "no": "til|og", "da": "til|og"}
 
 
 # An amount after a year's word is no year: "am Ende 1500 Euro", "vor 1200 Menschen".
 _AMOUNT_AFTER = (
-    r"(?!\s*(?:[\u20ac$\u00a3%]|(?:euro|dollar|pfund|franken|prozent|procent|kronor|menschen|leute|mensen|personen|"
+    r"(?!\s*(?:[\u20ac$\u00a3%]|(?:euro|dollar|pfund|franken|prozent|procent|prosent|kronor|kroner|kr|år|menschen|"
+    r"leute|mensen|personen|personer|mennesker|"
     r"besucher|g\u00e4ste|teilnehmer|einwohner|st\u00fcck|mal|meter|kilometer|km|m|kg|tonnen|seiten)\b))"
 )
 
@@ -1634,6 +1664,9 @@ def _year_in_hundreds(year: str, language: str) -> str:
     if language == "sv":  # num2words has no Swedish years: nitton hundra nittio
         rest = int(year[2:])
         return _words(int(year[:2]), "sv") + "hundra" + (_words(rest, "sv") if rest else "")
+    if language == "da":  # num2words' Danish years leave out the "og": nittenhundrede og syvogfirs
+        rest = int(year[2:])
+        return _words(int(year[:2]), "da") + "hundrede" + (f" og {_words(rest, 'da')}" if rest else "")
     return _words(int(year), language, to="year").replace(" ", "")
 
 
@@ -1808,6 +1841,8 @@ _YEAR_PARTICIPLES = {
     "de": "geboren|gestorben|gegründet|erbaut|eröffnet",
     "nl": "geboren|overleden|opgericht|gebouwd|geopend",
     "sv": "född|död|grundad|grundades|byggd|byggdes|öppnad|öppnades",
+    "no": "født|grunnlagt|bygget|bygd|åpnet|vedtatt",
+    "da": "født|grundlagt|bygget|åbnet|vedtaget",
 }
 _YEAR_VERBS = {
     # After the year, a verb in the singular: "1999 war ein gutes Jahr" (a count takes the plural, "1999 waren es").
@@ -1819,7 +1854,9 @@ _YEAR_VERBS = {
         f"kwam|stierf|begon|eindigde|verscheen|trouwde|verhuisde|{_YEAR_PARTICIPLES['nl']}",
         _YEAR_PARTICIPLES["nl"],
     ),
-    "sv": (f"kom|dog|började|slutade|gifte|{_YEAR_PARTICIPLES['sv']}", _YEAR_PARTICIPLES["sv"]),
+    "sv": (f"kom|dog|föddes|började|slutade|gifte|{_YEAR_PARTICIPLES['sv']}", _YEAR_PARTICIPLES["sv"]),
+    "no": (f"kom|døde|begynte|sluttet|giftet|{_YEAR_PARTICIPLES['no']}", _YEAR_PARTICIPLES["no"]),
+    "da": (f"kom|døde|begyndte|sluttede|giftede|{_YEAR_PARTICIPLES['da']}", _YEAR_PARTICIPLES["da"]),
 }
 
 
