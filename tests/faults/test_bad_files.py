@@ -209,6 +209,50 @@ def test_audio_beside_the_clips_that_no_row_names_is_counted_and_one_named(runne
     )
 
 
+def test_audio_a_layout_leaves_untrained_is_a_warning_once_it_is_a_tenth_of_the_dataset(runner, tmp_path):
+    # A speaker's sessions in folders below its folder: half a corpus and a whole voice had gone with a note.
+    root = tmp_path / "deep"
+    for speaker, session in (("alice", "s1"), ("alice", "s2"), ("bob", "")):
+        folder = root / speaker / session
+        folder.mkdir(parents=True, exist_ok=True)
+        for n in range(3):
+            shutil.copy(SAMPLE / "wavs" / f"XTTS001-000{n + 1}.wav", folder / f"c{n}.wav")
+            (folder / f"c{n}.txt").write_text("The cat sat down.", encoding="utf-8")
+    result = runner.invoke(app, ["validate", "--data", str(root), "--json"])
+    found = {f["id"]: f for f in json.loads(result.stdout)["findings"]}
+    assert found["dataset-untrained-audio"]["severity"] == "warning"
+    assert found["dataset-untrained-audio"]["message"].startswith(
+        "dataset deep: 6 audio files in folders below the speakers' folders (e.g. alice/s1/c0.wav), 67% of its audio"
+    )
+    # One stray clip beside ten listed ones stays the data report's note.
+    listed = tmp_path / "data"
+    (listed / "wavs").mkdir(parents=True)
+    for n in range(11):
+        shutil.copy(SAMPLE / "wavs" / "XTTS001-0001.wav", listed / "wavs" / f"c{n}.wav")
+    (listed / "metadata.csv").write_text("".join(f"c{n}|The cat sat down.\n" for n in range(10)), encoding="utf-8")
+    result = runner.invoke(app, ["validate", "--data", str(listed), "--json"])
+    assert "dataset-untrained-audio" not in {f["id"] for f in json.loads(result.stdout)["findings"]}
+
+
+def test_clips_beside_an_ljspeech_list_not_in_its_wavs_folder_are_named_there_once(tmp_path):
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.data.scan import DatasetScanError, scan_dataset
+
+    root = tmp_path / "flat"
+    root.mkdir()
+    for n in range(1, 4):
+        shutil.copy(SAMPLE / "wavs" / f"XTTS001-000{n}.wav", root / f"f{n}.wav")
+    (root / "metadata.csv").write_text("f1|One.\nf2|Two.\nf3|Three.\n", encoding="utf-8")
+    with pytest.raises(DatasetScanError) as caught:
+        scan_dataset(XttsConfig(data={"dataset_path": str(root)}).data)
+    report = caught.value.report
+    assert {bad.detail for bad in report.bad} == {
+        f"file not found, but f{n}.wav is there, beside the metadata: LJSpeech keeps its clips in wavs/ (move them there)"
+        for n in range(1, 4)
+    }
+    assert report.datasets[0].unlisted_audio == 0  # each said once, by its row
+
+
 def test_clips_a_speakers_file_leaves_out_are_named_with_the_voice_they_train_as(runner, tmp_path):
     root = dataset(tmp_path / "data", {})
     (root / "speakers.csv").write_text("XTTS001-0001|ann\nXTTS001-0002|bob\n", encoding="utf-8")
@@ -224,6 +268,8 @@ def test_a_clip_a_malformed_line_names_is_bad_for_its_line_not_also_unlisted_aud
     lines = (root / "metadata.csv").read_text(encoding="utf-8").splitlines()
     lines[1] = "XTTS001-0002|A | B | C | D"  # which | ends the text is unclear
     lines[2] = "XTTS001-0003"  # an id without its text
+    lines.append("XTTS001-0004\tSplit by a tab.")  # a spreadsheet's row
+    shutil.copy(SAMPLE / "wavs" / "XTTS001-0004.wav", root / "wavs" / "XTTS001-0004.wav")
     (root / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = runner.invoke(app, ["validate", "--data", str(root), "--json"])
     report = json.loads(result.stdout)["dataset"]
@@ -231,6 +277,7 @@ def test_a_clip_a_malformed_line_names_is_bad_for_its_line_not_also_unlisted_aud
     assert [(bad["source"], bad["reason"]) for bad in report["bad_files"]] == [
         ("metadata.csv:2", "malformed_line"),
         ("metadata.csv:3", "malformed_line"),
+        ("metadata.csv:4", "malformed_line"),
     ]
     said = runner.invoke(app, ["validate", "--data", str(root)])
     assert "bad metadata.csv:2: malformed_line" in said.stdout and "in no row" not in said.stdout

@@ -421,6 +421,7 @@ def _ljspeech_entries(path: Path, lines: list[str]) -> Iterator[Entry]:
             problem = "expected `id|text` or `id|text|normalized_text`"
             if first < 0 and "\t" in line.strip():  # a spreadsheet's export: the usual cause, and its fix
                 problem += ": its columns are split by tabs; split them by `|`"
+                alone = line.strip().split("\t")[0].strip() or None  # its clip is no unlisted audio too
             yield Entry(source=source, id=alone, malformed=problem)
             continue
         key = line[:first].strip()

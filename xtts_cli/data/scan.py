@@ -793,7 +793,9 @@ def _unlisted_audio(items: list[DatasetItem], bad: list[BadItem], root: Path, al
     for item in bad:
         path = _bad_path(item, root) if item.reason == "missing" and "is there" in (item.detail or "") else None
         if path is not None:  # an LJSpeech id written with its extension is looked for in wavs/ too
-            for folder in (os.path.dirname(path), os.path.join(os.path.dirname(path), "wavs")):
+            held = os.path.dirname(path)  # and a clip of wavs/ beside its metadata
+            outside = [os.path.dirname(held)] if os.path.basename(held) == "wavs" else []
+            for folder in (held, os.path.join(held, "wavs"), *outside):
                 meant.setdefault(folder, []).append(os.path.basename(path))
     found = []
     inside = os.path.normpath(root)
@@ -1224,6 +1226,9 @@ def _beside(audio_path: str, written: str) -> str:
     slashed = written.replace("\\", "/")
     if slashed != written and audio_path.endswith(written) and os.path.isfile(audio_path[: -len(written)] + slashed):
         return f"file not found, but {slashed} is there: write / between folders, not \\ (a Windows path)"
+    listed = written.startswith("wavs/") and written.count("/") == 1 and audio_path.endswith("/" + written)
+    if listed and os.path.isfile(audio_path[: -len(written)] + written[5:]):
+        return f"file not found, but {written[5:]} is there, beside the metadata: LJSpeech keeps its clips in wavs/ (move them there)"
     folder, name = os.path.split(audio_path)
     try:
         names = os.listdir(folder)

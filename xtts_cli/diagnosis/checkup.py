@@ -658,6 +658,39 @@ def _bad_and_shared(scan: Any) -> list[Finding]:
     return found
 
 
+# A dataset that leaves this share of its audio untrained (a speaker's sessions in folders below its
+# folder, a metadata file that lost rows) is a warning, not the data report's note alone: half a corpus
+# and a whole voice had gone with a note.
+UNTRAINED_AUDIO_SHARE = 0.1
+
+
+def _untrained_audio(scan: Any) -> list[Finding]:
+    found = []
+    for dataset in scan.datasets:
+        count = dataset.unlisted_audio
+        share = count / max(1, count + dataset.items + dataset.bad_items)
+        if share < UNTRAINED_AUDIO_SHARE:
+            continue
+        files = f"{count:,} audio file{'' if count == 1 else 's'}"
+        if dataset.format == "folder":
+            where = f"in folders below the speakers' folders (e.g. {dataset.unlisted_example})"
+            fix = (
+                "the folder layout reads one folder per speaker: move each speaker's clips up into its folder, "
+                "or list each folder that holds clips in data.datasets"
+            )
+        else:
+            where = f"beside its clips that no row names (e.g. {dataset.unlisted_example})"
+            fix = "add their rows to the metadata, or move them out of the dataset"
+        found.append(
+            Finding(
+                id="dataset-untrained-audio",
+                severity="warning",
+                message=f"dataset {dataset.name}: {files} {where}, {share:.0%} of its audio, are not trained; {fix}",
+            )
+        )
+    return found
+
+
 def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optional[DatasetSummary], list[Finding]]:
     """(scan or None when unusable, its summary, findings): the data report of `validate` and `diagnose`."""
     from xtts_cli.data.run_data import eval_scan_of
@@ -690,7 +723,7 @@ def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optiona
     held_out = eval_dataset_failure(config, scan)
     if held_out is not None:
         return None, *held_out
-    found = _bad_and_shared(scan)
+    found = _bad_and_shared(scan) + _untrained_audio(scan)
     if scan.outside_limits:
         found.append(outside_limits_finding(scan, config.data))
     found += unread_digits_findings(scan, config.data) + script_findings(scan, config.data)
