@@ -236,8 +236,18 @@ def test_a_second_adaptation_from_the_same_base_on_other_data_is_refused_not_tra
         refuse_starting_over(run, other)
     said = f"{run} holds the run adapted from it on {PERSIAN_DATA.resolve()}; adapting to {tmp_path / 'bob'} there"
     assert said in str(refused.value) and "pass --run-dir DIR" in refused.value.hint
-    assert refused.value.hint.endswith("leave --init-from out")
+    assert refused.value.hint.endswith(f"resume it: xtts train -r {run} --data ...")
     refuse_starting_over(run, config)  # the same data: this adaptation's own resume
+    # Resumed with its own config (`xtts train -r RUN --data NEW`), whose training.init_from names
+    # the base: a resume on new data, as any run takes (it had been refused, with a hint it followed).
+    from xtts_cli.config.loading import resolve_config
+
+    own = resolve_config(run / "config.yaml").config
+    moved = own.model_copy(update={"data": own.data.model_copy(update={"dataset_path": str(tmp_path / "bob")})})
+    assert moved.training.init_from is not None
+    refuse_starting_over(run, moved, run / "config.yaml")
+    with pytest.raises(XttsError):  # the same config passed from elsewhere is another adaptation
+        refuse_starting_over(run, moved, tmp_path / "adapt.yaml")
     bundled = config.model_copy(update={"data": config.data.model_copy(update={"dataset_path": None})})
     with pytest.raises(XttsError, match=r"adapting to the bundled sample \(no --data\) there"):
         refuse_starting_over(run, bundled)

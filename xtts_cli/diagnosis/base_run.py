@@ -35,7 +35,7 @@ def _resumed_parent(config: Any, path: Optional[Path]) -> Optional[str]:
     runs/<config name>) holding checkpoints of a start from this base, which train resumes (any
     other start it refuses, `refuse_starting_over`); None where it starts anew."""
     from xtts_cli.errors import XttsError
-    from xtts_cli.run.directory import default_run_dir, own_config, refuse_starting_over
+    from xtts_cli.run.directory import default_run_dir, own_config, refuse_starting_over, written_init_from
     from xtts_cli.run.files import RunDir
 
     own = path is not None and own_config(path.parent) == path
@@ -45,9 +45,9 @@ def _resumed_parent(config: Any, path: Optional[Path]) -> Optional[str]:
     if not run.has_checkpoint() or not parent:
         return None
     # Its own config read with another --init-from too: it had said the run resumes, as train refused it.
-    if not own or config.training.init_from != _written_init_from(path):
+    if not own or config.training.init_from != written_init_from(path):
         try:
-            refuse_starting_over(run.path, config)
+            refuse_starting_over(run.path, config, path)
         except XttsError:
             return None  # its refusal is the finding
     if not own:
@@ -59,18 +59,6 @@ def _resumed_parent(config: Any, path: Optional[Path]) -> Optional[str]:
         f"training.init_from: this run started from {parent['run']} step {parent['step']} (its run.json); "
         "it resumes from its own checkpoints, and the base is not read again"
     )
-
-
-def _written_init_from(path: Optional[Path]) -> Any:
-    """training.init_from as the config file at `path` writes it (None where it cannot be read)."""
-    import yaml
-
-    try:
-        written = yaml.safe_load(path.read_text(encoding="utf-8")) if path is not None else None
-    except (OSError, ValueError, yaml.YAMLError):
-        return None
-    training = written.get("training") if isinstance(written, dict) else None
-    return training.get("init_from") if isinstance(training, dict) else None
 
 
 def parent_findings(config: Any, scan: Any, path: Optional[Path] = None) -> list[Finding]:

@@ -390,14 +390,28 @@ def _point_at(kept: Path, checkpoints: Path) -> None:
     write_atomically(checkpoints / OWNER_FILE, str(kept.resolve()) + "\n", backup=False)
 
 
-def refuse_starting_over(path: Path, config: XttsConfig) -> None:
+def refuse_starting_over(path: Path, config: XttsConfig, config_file: Optional[Path] = None) -> None:
     """`training.init_from` into the run directory at `path` when it holds checkpoints of another
-    start: refused before the scan and the model (prepare_run_dir refuses the same), and by validate."""
+    start: refused before the scan and the model (prepare_run_dir refuses the same), and by validate.
+    A run resumed with its own config (`config_file`) names its base as its record does: a resume,
+    which may take new data (`xtts train -r RUN --data NEW` had been refused for an adapted run)."""
     run = RunDir.of(path.expanduser(), config)
     if config.training.init_from is not None and run.has_checkpoint():
         previous = run.read_run()
         _refuse_other_parent(run, previous, config.training.init_from)
-        _refuse_other_data(run, previous, config)
+        own = config_file is not None and own_config(run.path) == config_file
+        if not own or config.training.init_from != written_init_from(config_file):
+            _refuse_other_data(run, previous, config)
+
+
+def written_init_from(path: Optional[Path]) -> Any:
+    """training.init_from as the config file at `path` writes it (None where it cannot be read)."""
+    try:
+        written = yaml.safe_load(path.read_text(encoding="utf-8")) if path is not None else None
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+    training = written.get("training") if isinstance(written, dict) else None
+    return training.get("init_from") if isinstance(training, dict) else None
 
 
 def _refuse_other_data(run: RunDir, previous: Optional[dict[str, Any]], config: XttsConfig) -> None:
@@ -415,9 +429,9 @@ def _refuse_other_data(run: RunDir, previous: Optional[dict[str, Any]], config: 
 
     raise XttsError(
         f"--init-from {spec}: {run.path} holds the run adapted from it on {named(_data_of(before))}; "
-        f"adapting to {named(_data_of(config))} there would train on in that run",
-        hint="for a new run of its own pass --run-dir DIR; to go on training this run on the new data, leave "
-        "--init-from out",
+        f"adapting to {named(_data_of(config))} there would go on with that run, not start one",
+        hint=f"for a new run of its own pass --run-dir DIR; to go on training this run on the new data, resume it: "
+        f"xtts train -r {run.path} --data ...",
     )
 
 

@@ -125,7 +125,7 @@ def train_run(
     config = _recorded_start(loaded, chosen, fresh)
     refuse_own_directory(config.training.init_from, chosen)
     if not fresh:  # --fresh moves the old run aside
-        refuse_starting_over(chosen, config)
+        refuse_starting_over(chosen, config, loaded.path)
     # Where the run writes: checked before the scan and TensorFlow (a file there, a read-only place).
     can_write(chosen, "--run-dir", folder=True)
     run = RunDir.of(chosen, config)
