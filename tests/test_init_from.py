@@ -734,13 +734,37 @@ def test_a_base_checkpoint_replaced_while_it_was_read_is_said_to_be_from_a_base_
     assert gone.other_checkpoints().startswith("the base is still training and replaced it with step 13")
 
 
-def test_a_base_whose_pointer_file_was_left_out_of_a_copy_starts_from_its_newest_complete_checkpoint(tmp_path):
+def test_a_base_whose_pointer_file_was_left_out_or_damaged_starts_from_its_newest_complete_checkpoint(tmp_path):
     from xtts_cli.training.parent import _latest
 
     for name in ("ckpt-4.index", "ckpt-4.data-00000-of-00001", "ckpt-9.index", "ckpt-9.data-00000-of-00001"):
         (tmp_path / name).write_bytes(b"")
     (tmp_path / "ckpt-12.index").write_bytes(b"")  # its data never arrived
     assert _latest(tmp_path) == str(tmp_path / "ckpt-9")
+    # A pointer a crash or a full disk emptied, one of garbage, one naming a checkpoint cut short: the
+    # same (the base had been refused as holding no checkpoint, where resume and synthesize read it).
+    for text in ("", "garbage\n", 'model_checkpoint_path: "ckpt-12"\n'):
+        (tmp_path / "checkpoint").write_text(text, encoding="utf-8")
+        assert _latest(tmp_path) == str(tmp_path / "ckpt-9"), text
+    (tmp_path / "checkpoint").write_text('model_checkpoint_path: "ckpt-4"\n', encoding="utf-8")
+    assert _latest(tmp_path) == str(tmp_path / "ckpt-4")  # a whole one it names is the one
+
+
+def test_a_base_whose_checkpoints_were_removed_says_so_not_to_train_it_first(base, tmp_path):
+    import shutil
+
+    from xtts_cli.training.parent import open_parent
+
+    copy = tmp_path / "copy"
+    shutil.copytree(base, copy)
+    for path in (copy / "checkpoints").iterdir():
+        path.unlink()
+    with pytest.raises(XttsError) as refused:
+        open_parent(str(copy))
+    assert str(refused.value).startswith(
+        f"--init-from {copy}: {copy / 'checkpoints'} holds no checkpoint, though the run logged steps up to"
+    )
+    assert refused.value.hint.startswith("put them back")
 
 
 @pytest.mark.slow

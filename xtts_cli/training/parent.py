@@ -365,20 +365,22 @@ def _a(word: object) -> str:
 
 
 def _latest(checkpoints: Path) -> Optional[str]:
-    """The checkpoint TensorFlow's pointer file names last (read as text: no TensorFlow here), or
-    without one the newest complete checkpoint in the folder."""
-    pointer = checkpoints / "checkpoint"
+    """The checkpoint TensorFlow's pointer file names last (read as text: no TensorFlow here) when its
+    files are whole, else the newest complete checkpoint in the folder: a pointer a copy left out, or
+    one a crash or a full disk emptied (a base whose checkpoints were all there had been refused as
+    holding none, where resume and synthesize read them)."""
+    steps = [int(m.group(1)) for p in checkpoints.glob("ckpt-*.index") if (m := _CHECKPOINT.match(p.stem))]
+    whole = [
+        str(checkpoints / f"ckpt-{step}") for step in sorted(steps) if any(checkpoints.glob(f"ckpt-{step}.data-*"))
+    ]
     try:
-        text = pointer.read_text(encoding="utf-8")
-    except OSError:  # a pointer a copy left out: the newest complete one there
-        steps = [int(m.group(1)) for p in checkpoints.glob("ckpt-*.index") if (m := _CHECKPOINT.match(p.stem))]
-        steps = [step for step in steps if any(checkpoints.glob(f"ckpt-{step}.data-*"))]
-        return str(checkpoints / f"ckpt-{max(steps)}") if steps else None
+        text = (checkpoints / "checkpoint").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
     found = re.search(r'^model_checkpoint_path:\s*"([^"]+)"', text, re.MULTILINE)
-    if found is None:
-        return None
-    path = Path(found.group(1))
-    return str(path if path.is_absolute() else checkpoints / path)
+    named = Path(found.group(1)) if found else None
+    named_path = str(named if named is None or named.is_absolute() else checkpoints / named)
+    return named_path if named is not None and named_path in whole else (whole[-1] if whole else None)
 
 
 def _run_of_checkpoint(prefix: Path) -> Optional[Path]:
@@ -387,6 +389,18 @@ def _run_of_checkpoint(prefix: Path) -> Optional[Path]:
         if (folder / "config.yaml").is_file():
             return folder
     return None
+
+
+def _refuse_lost_checkpoints(spec: str | Path, run: Any, run_path: Path, config: XttsConfig) -> None:
+    """A base that trained and holds no whole checkpoint now (removed, moved, cut short) refused as
+    such: it had been told to train first, which train refuses for the same reason."""
+    from xtts_cli.run.directory import checkpoints_to_restore
+
+    try:
+        checkpoints_to_restore(run, run_path, save_step=config.training.save_step)
+    except XttsError as error:
+        if not error.lines[0].endswith("holds no checkpoint yet"):
+            raise XttsError(f"--init-from {spec}: {error.lines[0]}", hint=error.hint) from None
 
 
 def refuse_own_directory(spec: Optional[str], run_dir: Path) -> None:
@@ -426,6 +440,7 @@ def open_parent(spec: str | Path) -> ParentRun:
                 hint="pass a trained run's directory, e.g. --init-from runs/voices-cpu",
             )
         if checkpoint is None:
+            _refuse_lost_checkpoints(spec, run, run_path, config)
             raise XttsError(
                 f"--init-from {spec}: that run holds no checkpoint yet", hint=no_checkpoint_hint(spec, "--init-from")
             )
