@@ -525,6 +525,13 @@ def test_init_from_something_that_is_not_a_run_is_refused(base, tmp_path, runner
             app, ["train", "-c", str(tmp_path / "c.yaml"), "--init-from", str(tmp_path / "runs" / "voices-cpu")]
         )
         assert again.exception.hint == f"pass one of the runs in {tmp_path / 'runs'}: {tmp_path / 'runs' / 'voices'}"
+        # A vocoder run beside it is not offered to an acoustic adaptation (which then refused it).
+        shutil.copytree(base, tmp_path / "runs" / "voc")
+        (tmp_path / "runs" / "voc" / "config.yaml").write_text("model:\n  kind: vocoder\n", encoding="utf-8")
+        again = runner.invoke(
+            app, ["train", "-c", str(tmp_path / "c.yaml"), "--init-from", str(tmp_path / "runs" / "voices-cpu")]
+        )
+        assert again.exception.hint == f"pass one of the runs in {tmp_path / 'runs'}: {tmp_path / 'runs' / 'voices'}"
         mistyped = runner.invoke(app, ["synthesize", "Hi.", "-r", str(tmp_path / "runs" / "voice"), "-o", "a.wav"])
         assert mistyped.exception.hint == f"pass one of {tmp_path / 'runs' / 'voices'}"
         folder = runner.invoke(app, ["synthesize", "Hi.", "-r", str(tmp_path / "runs"), "-o", str(tmp_path / "a.wav")])

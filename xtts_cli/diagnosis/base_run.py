@@ -80,7 +80,7 @@ def parent_findings(config: Any, scan: Any, path: Optional[Path] = None) -> list
         # Where `xtts train` with this config writes (training.run_dir, else runs/<config name>): first, as
         # train refuses it.
         refuse_starting_over(Path(config.training.run_dir or default_run_dir(path)), config)
-        parent = open_parent(spec)
+        parent = open_parent(spec, config)
         parent.check(config)
     except XttsError as error:
         message = "; ".join(error.lines) + (f" ({error.hint})" if error.hint else "")

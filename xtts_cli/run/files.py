@@ -268,7 +268,7 @@ def runs_in(folder: Path) -> list[Path]:
         return []
 
 
-def _runs_for(flag: str, runs: list[Path]) -> list[Path]:
+def runs_for(flag: str, runs: list[Path]) -> list[Path]:
     """Those of `runs` that `flag` takes: vocoder runs for --vocoder, acoustic ones for --run-dir (each had
     offered the other kind, which it then refused)."""
     return (
@@ -323,7 +323,7 @@ def _not_a_run(given: Path, flag: str, hint: str) -> NoReturn:
             hint=hint,
         )
     if not given.exists():
-        beside = _runs_for(flag, runs_in(given.parent))  # a name mistyped: the runs there
+        beside = runs_for(flag, runs_in(given.parent))  # a name mistyped: the runs there
         raise XttsError(f"{flag} {given} does not exist", hint=f"pass one of {listed_runs(beside)}" if beside else hint)
     if not given.is_dir():
         raise XttsError(f"{given} is a file, not a run directory", hint=hint)
@@ -333,7 +333,7 @@ def _not_a_run(given: Path, flag: str, hint: str) -> NoReturn:
             hint="put back a copy of the config it was trained with as config.yaml (xtts train -c CONFIG "
             f"--run-dir {given} writes it again as it resumes)",
         )
-    runs = _runs_for(flag, runs_in(given))
+    runs = runs_for(flag, runs_in(given))
     if runs:  # `-r runs`: the folder the runs are in
         raise XttsError(
             f"{given} is a folder of runs, not a run directory: {flag} takes one of them",

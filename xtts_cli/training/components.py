@@ -284,7 +284,7 @@ def _parent(config: XttsConfig, path: Path, *, fresh: bool) -> Optional[ParentRu
     if spec is None or (not fresh and RunDir.of(path, config).has_checkpoint()):
         return None
     refuse_own_directory(spec, path)
-    parent = open_parent(spec)
+    parent = open_parent(spec, config)
     parent.check(config)
     return parent
 

@@ -146,7 +146,7 @@ def train_run(
     if config.training.init_from and (fresh or not run.complete_checkpoints()):
         from xtts_cli.training.parent import open_parent
 
-        open_parent(config.training.init_from)  # a base that is not there: said alone, not under the warnings
+        open_parent(config.training.init_from, config)  # a base that is not there: said alone, not under the warnings
     if checked is not None:  # the config's warnings: a run refused above is that one line alone
         checked()
     # TensorFlow loads with these (seconds): only once the checks above have passed.

@@ -357,7 +357,7 @@ def with_base_network(config: XttsConfig, run_dir: Optional[Path], fresh: bool) 
         return inherit(config, recorded, f"resuming {run_dir}: the run's own")
     if spec is None:
         return config, None
-    return inherit(config, open_parent(spec).config, f"--init-from {spec}: the base's")
+    return inherit(config, open_parent(spec, config).config, f"--init-from {spec}: the base's")
 
 
 def _a(word: object) -> str:
@@ -416,8 +416,9 @@ def refuse_own_directory(spec: Optional[str], run_dir: Path) -> None:
         )
 
 
-def open_parent(spec: str | Path) -> ParentRun:
-    """The run `spec` names (a run directory, its latest checkpoint; or a checkpoint path), read-only."""
+def open_parent(spec: str | Path, config: Optional[XttsConfig] = None) -> ParentRun:
+    """The run `spec` names (a run directory, its latest checkpoint; or a checkpoint path), read-only;
+    `config`, the run that starts from it, picks the runs of its kind a hint offers."""
     from xtts_cli.run.directory import is_run_dir
 
     given = Path(spec).expanduser()
@@ -470,7 +471,7 @@ def open_parent(spec: str | Path) -> ParentRun:
         what = "not a run directory nor a checkpoint (ckpt-N with its .index)" if given.exists() else "nothing is there"
         if Path(f"{given}.index").is_file():
             what = "a checkpoint of another name than a run's (ckpt-N)"
-        raise XttsError(f"--init-from {spec}: {what}", hint=_runs_beside(given))
+        raise XttsError(f"--init-from {spec}: {what}", hint=_runs_beside(given, config))
     if not Path(f"{checkpoint}.index").is_file():
         kept = sorted(
             int(m.group(1)) for p in Path(checkpoint).parent.glob("ckpt-*.index") if (m := _CHECKPOINT.match(p.stem))
@@ -495,10 +496,16 @@ def open_parent(spec: str | Path) -> ParentRun:
     return parent
 
 
-def _runs_beside(given: Path) -> str:
-    """What to pass for a base that is not there: the runs in the folder it names (`runs/`), or how one
-    is made. The hint had offered runs/voices-cpu, the very path that was not there."""
+def _runs_beside(given: Path, config: Optional[XttsConfig]) -> str:
+    """What to pass for a base that is not there: the runs in the folder it names (`runs/`) of the kind
+    `config` trains (an acoustic adaptation had been offered vocoder runs), or how one is made. The
+    hint had offered runs/voices-cpu, the very path that was not there."""
+    from xtts_cli.kinds import kind_for
+    from xtts_cli.run.files import runs_for
+
     runs = runs_in(given.parent)
+    if config is not None:
+        runs = runs_for("--run-dir" if kind_for(config).speaks else "--vocoder", runs)
     if runs:
         return f"pass one of the runs in {given.parent}: {listed_runs(runs)}"
     return (
