@@ -748,13 +748,15 @@ def test_a_base_whose_pointer_file_was_left_out_or_damaged_starts_from_its_newes
         (tmp_path / name).write_bytes(b"")
     (tmp_path / "ckpt-12.index").write_bytes(b"")  # its data never arrived
     assert _latest(tmp_path) == str(tmp_path / "ckpt-9")
-    # A pointer a crash or a full disk emptied, one of garbage, one naming a checkpoint cut short: the
-    # same (the base had been refused as holding no checkpoint, where resume and synthesize read it).
-    for text in ("", "garbage\n", 'model_checkpoint_path: "ckpt-12"\n'):
+    # A pointer a crash or a full disk emptied, or one of garbage: the same (the base had been refused
+    # as holding no checkpoint, where resume and synthesize read it).
+    for text in ("", "garbage\n"):
         (tmp_path / "checkpoint").write_text(text, encoding="utf-8")
         assert _latest(tmp_path) == str(tmp_path / "ckpt-9"), text
-    (tmp_path / "checkpoint").write_text('model_checkpoint_path: "ckpt-4"\n', encoding="utf-8")
-    assert _latest(tmp_path) == str(tmp_path / "ckpt-4")  # a whole one it names is the one
+    # One it names is the one: a whole one, or one cut short that open_parent refuses, naming those kept.
+    for step in (4, 12):
+        (tmp_path / "checkpoint").write_text(f'model_checkpoint_path: "ckpt-{step}"\n', encoding="utf-8")
+        assert _latest(tmp_path) == str(tmp_path / f"ckpt-{step}")
 
 
 def test_a_base_whose_checkpoints_were_removed_says_so_not_to_train_it_first(base, tmp_path):

@@ -365,10 +365,10 @@ def _a(word: object) -> str:
 
 
 def _latest(checkpoints: Path) -> Optional[str]:
-    """The checkpoint TensorFlow's pointer file names last (read as text: no TensorFlow here) when its
-    files are whole, else the newest complete checkpoint in the folder: a pointer a copy left out, or
-    one a crash or a full disk emptied (a base whose checkpoints were all there had been refused as
-    holding none, where resume and synthesize read them)."""
+    """The checkpoint TensorFlow's pointer file names last (read as text: no TensorFlow here; one not
+    whole is refused by its caller, naming those kept), else the newest complete checkpoint in the
+    folder: a pointer a copy left out, or one a crash or a full disk emptied (a base whose checkpoints
+    were all there had been refused as holding none, where resume and synthesize read them)."""
     steps = [int(m.group(1)) for p in checkpoints.glob("ckpt-*.index") if (m := _CHECKPOINT.match(p.stem))]
     whole = [
         str(checkpoints / f"ckpt-{step}") for step in sorted(steps) if any(checkpoints.glob(f"ckpt-{step}.data-*"))
@@ -380,7 +380,7 @@ def _latest(checkpoints: Path) -> Optional[str]:
     found = re.search(r'^model_checkpoint_path:\s*"([^"]+)"', text, re.MULTILINE)
     named = Path(found.group(1)) if found else None
     named_path = str(named if named is None or named.is_absolute() else checkpoints / named)
-    return named_path if named is not None and named_path in whole else (whole[-1] if whole else None)
+    return named_path if named is not None else (whole[-1] if whole else None)
 
 
 def _run_of_checkpoint(prefix: Path) -> Optional[Path]:
