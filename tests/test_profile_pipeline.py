@@ -366,6 +366,39 @@ def test_planted_stall_every_nth_batch_is_found_with_its_period() -> None:
     assert measured.latency_ms.max >= stall_s * 1000.0
 
 
+def test_a_ctrl_c_while_tensorflow_pulls_a_batch_is_raised_between_batches_not_inside_it() -> None:
+    # Raised inside an iterator's next(), a KeyboardInterrupt had left TensorFlow's executor mid-call:
+    # glibc aborted ("free(): invalid next size"), or its __del__ swallowed it and the command went on.
+    import os
+    import signal
+    import traceback
+
+    import tensorflow as tf
+
+    from xtts_cli.config.schema import XttsConfig
+
+    dataset, _ = pipeline_profiler.run_data_of(XttsConfig(data={"batch_size": 8})).pipeline()
+    pulled = []
+
+    def press(index):  # a real SIGINT, sent while the main thread waits in TensorFlow for this batch
+        if int(index) == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+        pulled.append(int(index))
+        return index
+
+    def pressing(index, batch):
+        done = tf.py_function(press, [index], tf.int64)
+        with tf.control_dependencies([done]):
+            return {name: tf.identity(value) for name, value in batch.items()}
+
+    planted = dataset.repeat().enumerate().map(pressing)
+    with pytest.raises(KeyboardInterrupt) as pressed:
+        pipeline_profiler.measure_batches(planted, num_batches=30, warmup=2, sample_rate=22050, hop_length=256)
+    raised_in = traceback.extract_tb(pressed.value.__traceback__)[-1]
+    assert raised_in.name == "check" and raised_in.filename.endswith("signals.py"), raised_in
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's own, back
+
+
 def precompute_run(write_config, tmp_path: Path) -> tuple[Path, Path, list[str]]:
     """(store folder, config, profile-pipeline arguments) of a precompute run on the bundled sample."""
     store = tmp_path / "features"

@@ -40,6 +40,7 @@ from xtts_cli.kinds import run_data_of
 from xtts_cli.profiling.padding import padding_finding
 from xtts_cli.stats.latency import LatencyStats, summarize
 from xtts_cli.stats.oscillation import detect_oscillation
+from xtts_cli.training.signals import HeldCtrlC
 
 Progress = Optional[Callable[[str], None]]
 StageName = Literal["read", "decode", "features", "batch"]
@@ -211,23 +212,26 @@ def measure_batches(dataset, *, num_batches: int, warmup: int, sample_rate: int,
     with the mel batch layout can be measured the same way, e.g. one with a planted stall.
     """
     iterator = iter(dataset)
-    for _ in range(warmup):
-        next(iterator)
     latencies: list[float] = []
     samples = real = padded = 0
     shapes: set[tuple] = set()
-    start = time.perf_counter()
-    for _ in range(num_batches):
-        before = time.perf_counter()
-        batch = next(iterator)
-        latencies.append((time.perf_counter() - before) * 1000.0)
-        # Outside the timed call: the batch is already on the host, these are cheap reads.
-        lengths, width = _frames(batch, hop_length)
-        samples += int(lengths.shape[0])
-        real += int(lengths.sum())
-        padded += int(lengths.shape[0]) * width
-        shapes.add(tuple((name, tuple(tensor.shape)) for name, tensor in sorted(batch.items())))
-    seconds = time.perf_counter() - start
+    with HeldCtrlC() as ctrl_c:
+        for _ in range(warmup):
+            next(iterator)
+            ctrl_c.check()
+        start = time.perf_counter()
+        for _ in range(num_batches):
+            before = time.perf_counter()
+            batch = next(iterator)
+            latencies.append((time.perf_counter() - before) * 1000.0)
+            ctrl_c.check()
+            # Outside the timed call: the batch is already on the host, these are cheap reads.
+            lengths, width = _frames(batch, hop_length)
+            samples += int(lengths.shape[0])
+            real += int(lengths.sum())
+            padded += int(lengths.shape[0]) * width
+            shapes.add(tuple((name, tuple(tensor.shape)) for name, tensor in sorted(batch.items())))
+        seconds = time.perf_counter() - start
     stats = summarize(latencies)
     found = detect_oscillation(latencies)
     oscillation = OscillationSummary(
@@ -319,13 +323,16 @@ def _time_elements(dataset, *, chunk: int, warm_chunks: int, chunks: int, size_o
 
     sizes = dataset.map(lambda x: tf.cast(size_of(x), tf.int64)).batch(chunk)
     iterator = iter(sizes)
-    for _ in range(warm_chunks):
-        next(iterator)
     count = 0
-    start = time.perf_counter()
-    for _ in range(chunks):
-        count += int(next(iterator).shape[0])
-    return time.perf_counter() - start, count
+    with HeldCtrlC() as ctrl_c:
+        for _ in range(warm_chunks):
+            next(iterator)
+            ctrl_c.check()
+        start = time.perf_counter()
+        for _ in range(chunks):
+            count += int(next(iterator).shape[0])
+            ctrl_c.check()
+        return time.perf_counter() - start, count
 
 
 def stages_within_noise(timings: Sequence[StageTiming]) -> list[str]:
@@ -615,16 +622,19 @@ def _time_cell(config: XttsConfig, pipeline, samples: int) -> tuple[int, float]:
     # Cache mode: one whole epoch first, so the timed batches read the filled cache (an
     # interrupted first epoch would leave tf.data's in-memory cache empty). Runtime: one batch,
     # which pays the iterator start-up.
-    for _ in range(info.batches_per_epoch if info.preprocessing_mode == "cache" else 1):
-        next(iterator)
     batches = math.ceil(samples / config.data.batch_size)
     count = drawn = 0
-    start = time.perf_counter()
-    while drawn < batches or time.perf_counter() - start < SWEEP_MIN_SECONDS:
-        batch = next(iterator)
-        count += int(batch.get("mel_lengths", batch.get("audio_lengths")).shape[0])
-        drawn += 1
-    return count, time.perf_counter() - start
+    with HeldCtrlC() as ctrl_c:
+        for _ in range(info.batches_per_epoch if info.preprocessing_mode == "cache" else 1):
+            next(iterator)
+            ctrl_c.check()
+        start = time.perf_counter()
+        while drawn < batches or time.perf_counter() - start < SWEEP_MIN_SECONDS:
+            batch = next(iterator)
+            ctrl_c.check()
+            count += int(batch.get("mel_lengths", batch.get("audio_lengths")).shape[0])
+            drawn += 1
+        return count, time.perf_counter() - start
 
 
 _SWEPT = ("num_workers", "prefetch_buffer_size", "batch_size", "preprocessing_mode")

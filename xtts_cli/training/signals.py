@@ -18,6 +18,40 @@ from typing import Optional
 EXIT_CODES: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 
 
+class HeldCtrlC:
+    """A Ctrl-C while TensorFlow pulls a batch, held until `check()` between batches and raised there
+    as KeyboardInterrupt: raised inside an iterator's next(), it had left TensorFlow's executor mid-call
+    (glibc aborted: "free(): invalid next size"), or been swallowed by its `__del__` while the command
+    went on for minutes. A second Ctrl-C raises at once (a pull that hangs). Installed from the main
+    thread over Python's own handler only (one ignored, as a background job inherits it, stays so)."""
+
+    def __init__(self) -> None:
+        self.pressed = False
+        self._previous: object = None
+
+    def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
+        if self.pressed:
+            raise KeyboardInterrupt
+        self.pressed = True
+
+    def check(self) -> None:
+        if self.pressed:
+            raise KeyboardInterrupt
+
+    def __enter__(self) -> HeldCtrlC:
+        ours = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        if ours and threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, kind: object, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)  # type: ignore[arg-type]
+            self._previous = None
+        if kind is None:
+            self.check()  # pressed during the last pull
+
+
 class GracefulInterrupt:
     """`said`: told of the first signal at once, for a step that takes a while (the first one
     traces for seconds): without a word, a user pressed Ctrl-C again and lost the step."""
