@@ -242,6 +242,13 @@ def test_ranking_puts_errors_first_then_warnings_by_their_gain_then_notes() -> N
         ]
     )
     assert [x.id for x in kept] == ["input-bound", "host-contention"]
+    # Input-bound, what touches the input is credited with the share; a note of how the storage was
+    # measured (from the page cache) addresses none of it (it had been ranked by that gain).
+    from xtts_cli.diagnosis.checkup import _credit_input_fixes
+
+    credited = [f("storage-figures-warm", "info"), f("storage-network-filesystem", "info")]
+    _credit_input_fixes(9.0, credited)
+    assert [x.expected_gain_percent for x in credited] == [None, 9.0]
     assert input_bound_share(50.0, 100.0) == 50.0
     assert input_bound_share(200.0, 100.0) == 0.0
 

@@ -51,6 +51,8 @@ INPUT_KEYS = frozenset({
     "data.feature_cache_dir", "data.pipeline_buffer_size", "data.optimize_cpu_gpu_overlap",
 })  # fmt: skip
 INPUT_FINDING_PREFIXES = ("input-bound", "storage-", "python-ops")
+# Findings that say how a figure was measured, no remedy: no input-bound share is theirs to gain.
+MEASUREMENT_NOTES = frozenset({"storage-figures-warm"})
 # Cores kept busy / usable cores at which the CPU counts as saturated: a tf.data pipeline on AUTOTUNE
 # that cannot go faster uses every core, minus the Python thread waiting in next() and the OS.
 CPU_SATURATED_SHARE = 0.9
@@ -1277,11 +1279,12 @@ def _storage(config, report, rate: float, notes: list[str], say, scan) -> list[R
 
 
 def _credit_input_fixes(bound: Optional[float], findings: list[RankedFinding]) -> None:
-    """When the run is input-bound, what touches the input is credited with that share as its gain."""
+    """When the run is input-bound, what touches the input is credited with that share as its gain; a
+    note of how a figure was measured (the storage's, read from the page cache) addresses none of it."""
     if bound is None or bound < MODERATELY_INPUT_BOUND_PERCENT:
         return
     for f in findings:
-        if f.expected_gain_percent is not None:
+        if f.expected_gain_percent is not None or f.id in MEASUREMENT_NOTES:
             continue
         touches_input = (f.fix is not None and f.fix.key in INPUT_KEYS) or f.id.startswith(INPUT_FINDING_PREFIXES)
         if touches_input and f.severity != "error":
