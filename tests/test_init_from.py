@@ -770,10 +770,15 @@ def test_a_base_whose_checkpoints_were_removed_says_so_not_to_train_it_first(bas
         path.unlink()
     with pytest.raises(XttsError) as refused:
         open_parent(str(copy))
-    assert str(refused.value).startswith(
-        f"--init-from {copy}: {copy / 'checkpoints'} holds no checkpoint, though the run logged steps up to"
-    )
-    assert refused.value.hint.startswith("put them back")
+    said = f"--init-from {copy}: {copy / 'checkpoints'} holds no whole checkpoint, though the run logged steps up to"
+    assert str(refused.value).startswith(said) and refused.value.hint.startswith("put them back")
+    # Its pointer file left behind, naming one of them: the same (it had been told to train it again).
+    shutil.copytree(base / "checkpoints", copy / "checkpoints", dirs_exist_ok=True)
+    for path in (copy / "checkpoints").glob("ckpt-*"):
+        path.unlink()
+    with pytest.raises(XttsError) as pointed:
+        open_parent(str(copy))
+    assert str(pointed.value).startswith(said) and pointed.value.hint.startswith("put them back")
 
 
 @pytest.mark.slow

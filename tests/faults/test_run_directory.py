@@ -502,6 +502,12 @@ def test_files_written_atomically_keep_symlinks_and_hard_links_and_follow_the_um
     assert other.stat().st_ino == target.stat().st_ino
     assert "enable_graph_mode: true" in target.read_text(encoding="utf-8")
     assert "enable_graph_mode: false" in (tmp_path / "other-name.yaml.bak").read_text(encoding="utf-8")
+    # A run's own files are not: a copy made with `cp -al` had written its run.json through to the run copied.
+    snapshot = tmp_path / "run.json"
+    snapshot.write_text("{}\n", encoding="utf-8")
+    os.link(snapshot, tmp_path / "copy-run.json")
+    write_atomically(tmp_path / "copy-run.json", '{"resumed": true}\n', backup=False)
+    assert snapshot.read_text(encoding="utf-8") == "{}\n" and snapshot.stat().st_nlink == 1
     fresh = tmp_path / "new.json"
     write_atomically(fresh, "{}\n", backup=False)
     assert (fresh.stat().st_mode & 0o777) == 0o644

@@ -258,14 +258,15 @@ def free_backup(target: Path) -> Path:
 
 
 def write_atomically(
-    path: Path, text: str | bytes, backup: bool = True, *, backup_as: Optional[Path] = None
+    path: Path, text: str | bytes, backup: bool = True, *, backup_as: Optional[Path] = None, keep_links: bool = False
 ) -> Optional[Path]:
     """Write `text` (or bytes) to `path` via a temp file, fsync and rename, then fsync the folder:
     a reader sees the old file or the new one, never half of one, even after a power cut. Keep the
     old file as `<name>.bak` (or `backup_as`). A symlink stays a symlink (its target is written); a new
-    file gets the mode the umask gives, an existing one keeps its own. A file with other hard links is
-    rewritten in place, after its backup, as vim's `backupcopy=auto` does: a rename would leave them
-    the old text."""
+    file gets the mode the umask gives, an existing one keeps its own. With `keep_links` (a user's own
+    file, `validate --fix`), one with other hard links is rewritten in place after its backup, as vim's
+    `backupcopy=auto` does: a rename would leave them the old text. A run's files never are: a copy
+    made with `cp -al` would write through to the run it was copied from."""
     link = Path(path)
     path = link.resolve() if link.is_symlink() else link
     backup_path = (backup_as or link.with_name(link.name + ".bak")) if backup else None
@@ -279,7 +280,7 @@ def write_atomically(
             with contextlib.suppress(OSError):  # a read-only folder refuses the unlink too
                 kept.unlink(missing_ok=True)
             raise naming(exc, backup_path, replace=True) from None
-    if path.exists() and path.stat().st_nlink > 1:
+    if keep_links and backup_path is not None and path.exists() and path.stat().st_nlink > 1:
         _write_in_place(path, text)
         return backup_path
     try:

@@ -113,7 +113,7 @@ def _repair(loaded: LoadedConfig, fixable: list[Finding], write: bool, said: Cal
             hint=f"run xtts validate -c {shlex.quote(str(loaded.path))} --fix again",
         )
     try:
-        backup = write_atomically(loaded.path, new_text, backup_as=free_backup(loaded.path))
+        backup = write_atomically(loaded.path, new_text, backup_as=free_backup(loaded.path), keep_links=True)
     except OSError as exc:  # a read-only folder: the config, not a temporary file of ours, named
         from xtts_cli.errors import XttsError
 

@@ -391,16 +391,20 @@ def _run_of_checkpoint(prefix: Path) -> Optional[Path]:
     return None
 
 
-def _refuse_lost_checkpoints(spec: str | Path, run: Any, run_path: Path, config: XttsConfig) -> None:
-    """A base that trained and holds no whole checkpoint now (removed, moved, cut short) refused as
-    such: it had been told to train first, which train refuses for the same reason."""
-    from xtts_cli.run.directory import checkpoints_to_restore
+def _refuse_lost_checkpoints(spec: str | Path, run: Any, config: XttsConfig) -> None:
+    """A base that trained and holds no whole checkpoint now (removed, moved), its pointer file gone
+    or left behind, refused as such: it had been told to train first, which train refuses for the
+    same reason, or to train it again."""
+    from xtts_cli.run.directory import logged_past_first_save
 
-    try:
-        checkpoints_to_restore(run, run_path, save_step=config.training.save_step)
-    except XttsError as error:
-        if not error.lines[0].endswith("holds no checkpoint yet"):
-            raise XttsError(f"--init-from {spec}: {error.lines[0]}", hint=error.hint) from None
+    logged = None if run.complete_checkpoints() else logged_past_first_save(run, config.training.save_step)
+    if logged is not None:
+        raise XttsError(
+            f"--init-from {spec}: {run.checkpoints} holds no whole checkpoint, though the run logged steps up to "
+            f"{logged[0]} ({logged[1]}): they were removed or moved",
+            hint="put them back (or set training.checkpoint_dir in the run's config.yaml to where they are), or "
+            "pass another run",
+        )
 
 
 def refuse_own_directory(spec: Optional[str], run_dir: Path) -> None:
@@ -441,7 +445,7 @@ def open_parent(spec: str | Path, config: Optional[XttsConfig] = None) -> Parent
                 hint="pass a trained run's directory, e.g. --init-from runs/voices-cpu",
             )
         if checkpoint is None:
-            _refuse_lost_checkpoints(spec, run, run_path, config)
+            _refuse_lost_checkpoints(spec, run, config)
             raise XttsError(
                 f"--init-from {spec}: that run holds no checkpoint yet", hint=no_checkpoint_hint(spec, "--init-from")
             )
@@ -476,6 +480,8 @@ def open_parent(spec: str | Path, config: Optional[XttsConfig] = None) -> Parent
         kept = sorted(
             int(m.group(1)) for p in Path(checkpoint).parent.glob("ckpt-*.index") if (m := _CHECKPOINT.match(p.stem))
         )
+        if not kept:  # its pointer left behind: "train this one again" had been said of a trained run
+            _refuse_lost_checkpoints(spec, run, config)
         raise XttsError(
             f"--init-from {spec}: its checkpoint {checkpoint} is missing (.index)",
             hint=f"pass one of the checkpoints it keeps: e.g. --init-from {quoted(Path(checkpoint).parent / f'ckpt-{kept[-1]}')}"
