@@ -932,6 +932,38 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         ("da", "Han døde i 1987.", "han døde i nittenhundrede og syvogfirs."),
         ("nb", "Klokka er 5.30.", "klokka er fem tretti."),
         ("sv", "Hon föddes 1987.", "hon föddes nittonhundraåttiosju."),
+        # ... with every case ending, in lists, after a month shortened; a number not a day stays one.
+        (
+            "hu",
+            "Június 10-ig, április 5-től, július 4-re.",
+            "június tizedikéig, április ötödikétől, július negyedikére.",
+        ),
+        ("hu", "A március 15-i ünnepség, május 1-ától.", "a március tizenötödikei ünnepség, május elsejétől."),
+        ("hu", "Március 15-én, 16-án és 17-én.", "március tizenötödikén, tizenhatodikán és tizenhetedikén."),
+        ("hu", "Márc. 15-én, aug. 20. volt.", "március tizenötödikén, augusztus huszadika volt."),
+        ("hu", "Március 99-én 5-en jöttek.", "március kilencvenkilenc-én öt-en jöttek."),
+        # A count after a word that may begin either stays one: its noun follows it.
+        (
+            "sv",
+            "Det föddes 1200 barn. Sedan 1995 bor hon här.",
+            "det föddes ettusen tvåhundra barn. sedan nittonhundranittiofem bor hon här.",
+        ),
+        (
+            "nb",
+            "Etter 1500 forsøk, i 1650 tonn, fra 1500 til 2000 personer.",
+            "etter en tusen fem hundre forsøk, i en tusen seks hundre og femti tonn, fra en tusen fem hundre til to tusen personer.",
+        ),
+        (
+            "nb",
+            "Fra 1939 til 1945 var det krig; født i 1950 og død 2010.",
+            "fra nittenhundreogtrettini til nittenhundreogførtifem var det krig; født i nittenhundreogfemti og død to tusen og ti.",
+        ),
+        (
+            "da",
+            "Der blev bygget 1200 boliger. I 1864 mistede Danmark meget.",
+            "der blev bygget ettusinde og tohundrede boliger. i attenhundrede og fireogtreds mistede danmark meget.",
+        ),
+        ("nb", "I fjor døde 1400 i trafikken.", "i fjor døde en tusen fire hundre i trafikken."),
     ],
 )
 def test_abbreviations_are_read_out_with_the_numbers(language, text, read):

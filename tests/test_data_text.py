@@ -336,6 +336,7 @@ def test_a_text_splits_into_its_sentences(text, sentences):
             ["W 1999. roku?", "Zajął 2. miejsce.", "Mam 5.", "Ty też."],
         ),
         ("A 2. helyen végzett 2024. május 1-jén.", "hu", ["A 2. helyen végzett 2024. május 1-jén."]),
+        ("Márc. 15-én kb. 5 ember jött, pl. Anna.", "hu", ["Márc. 15-én kb. 5 ember jött, pl. Anna."]),
     ],
 )
 def test_an_abbreviation_its_language_reads_out_ends_no_sentence(text, language, sentences):

@@ -332,6 +332,21 @@ _WORDS["da"] = {
     r"osv\.": "og så videre",
     r"mio\.": "millioner",
 }
+_WORDS["hu"] = {
+    # A month shortened before its day (márc. 15-én, aug. 20.), and the shortenings every text has.
+    **{
+        rf"{short}\.(?=\s*(?:\d|[^\W\d_]*(?:dik|elsej|első)))": month  # before its day, read out or not
+        for short, month in zip(
+            "jan febr márc ápr máj jún júl aug szept okt nov dec".split(),
+            "január február március április május június július augusztus szeptember október november december".split(),
+        )
+    },
+    r"kb\.": "körülbelül",
+    r"pl\.": "például",
+    r"stb\.": "satöbbi",
+    r"ill\.": "illetve",
+    r"ld\.": "lásd",
+}
 _WORDS["no"] = _WORDS["nb"]  # Norwegian as espeak-ng names it (nb) and as ISO 639-1 does
 _READERS = {language: (_pattern(words), sorted(words, key=len, reverse=True)) for language, words in _WORDS.items()}
 

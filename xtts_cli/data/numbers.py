@@ -308,8 +308,12 @@ def dotted_ordinals(text: str, language: str) -> str:
 def _dotted_ordinal(match: re.Match, code: str) -> str:
     number, after = int(match.group(1)), re.match(r"[^\W\d_]+", match.string[match.end() :].lstrip())
     word = after.group(0) if after else ""
-    before = re.search(r"([^\W\d_]+)\s*$", match.string[: match.start()])
-    day = code == "hu" and before is not None and before.group(1).lower() in _HUNGARIAN_MONTHS.split()
+    before = re.search(r"([^\W\d_]+)(\.?)\s*$", match.string[: match.start()])
+    month = before.group(1).lower() if before is not None else ""
+    day = code == "hu" and (
+        month in _HUNGARIAN_MONTHS.split()
+        or (before is not None and before.group(2) and month in _HUNGARIAN_MONTHS_SHORT.split())
+    )
     # The first of a pair is one: "1. og 2. klasse", "1. i 2. klasy".
     paired = _PAIRED_ORDINAL.match(match.string, match.end()) is not None
     if not word[:1].islower() or (word in _NO_ORDINAL_BEFORE[code].split() and not day and not paired):
@@ -325,28 +329,44 @@ def _dotted_ordinal(match: re.Match, code: str) -> str:
 
 def _hungarian_day(number: int, ending: str = "") -> str:
     """A day of the month: március 15. is tizenötödike, május 1. elseje; with the case ending written
-    after its hyphen (15-én, 1-jétől, 20-áig) the ending's vowel is long: tizenötödikén, elsejétől."""
+    after its hyphen (15-én, 1-jétől, 10-ig, 4-re, 15-ét) the day's vowel is long before it and the
+    ending's own in harmony with the day's (tizenötödikén, elsejétől, tizedikéig, másodikára); 15-i,
+    the day's adjective, is tizenötödikei."""
     said = _words(number, "hu", to="ordinal")
     vowel = next((c for c in reversed(said.removesuffix("ik")) if c in "aáeéiíoóöőuúüű"), "e")
     said = "elseje" if said == "első" else said + ("a" if vowel in "aáoóuú" else "e")
-    rest = ending.lstrip("j")[1:]
-    return said[:-1] + {"a": "á", "e": "é"}[said[-1]] + rest if rest else said
+    rest = ending.lower().lstrip("j")
+    rest = rest[1:] if rest[:1] in ("e", "é", "a", "á") else rest
+    if not rest:
+        return said
+    if rest == "i":
+        return said + "i"
+    front = said.endswith("e")
+    for back_form, front_form in _HUNGARIAN_HARMONY:
+        if rest in (back_form, front_form):
+            rest = front_form if front else back_form
+    return said[:-1] + ("é" if front else "á") + rest
 
 
+_HUNGARIAN_HARMONY = (("tól", "től"), ("ról", "ről"), ("ra", "re"), ("val", "vel"), ("hoz", "hez"), ("ból", "ből"))
+_HUNGARIAN_MONTHS_SHORT = "jan febr márc ápr máj jún júl aug szept okt nov dec"
 # A day after its month with its case ending after a hyphen, as Hungarian writes its dates: "március
-# 15-én", "május 1-jétől 3-áig", "október 22-e". (The number alone had been read on to its ending.)
-_HUNGARIAN_DAY_ENDING = r"(\d{1,2})-(j?[ea]|j?[éá](?:n|ig|t[őó]l|re|ra))\b"
+# 15-én", "május 1-jétől 3-áig", "márc. 15-i", and the days listed after it ("15-én, 16-án és 17-én").
+# (The number alone had been read on to its ending.)
+_HUNGARIAN_DAY_ENDING = (
+    r"(?:3[01]|[12]\d|[1-9])-(?:j?[eéaá]?(?:n|ig|t[őó]l|r[ae]|r[őó]l|h[eo]z|v[ae]l|b[őó]l|t|i)|j?[ea])\b"
+)
 _HUNGARIAN_DAY = re.compile(
-    rf"\b((?:{_HUNGARIAN_MONTHS.replace(' ', '|')})\.?\s+){_HUNGARIAN_DAY_ENDING}"
-    rf"(?:(\s+(?:és|vagy)\s+|\s*[-\u2013]\s*|\s+){_HUNGARIAN_DAY_ENDING})?",
+    rf"\b((?:{_HUNGARIAN_MONTHS.replace(' ', '|')}|(?:{_HUNGARIAN_MONTHS_SHORT.replace(' ', '|')})\.)\s*)"
+    rf"({_HUNGARIAN_DAY_ENDING}(?:(?:,\s*|\s+(?:és|vagy)\s+|\s+){_HUNGARIAN_DAY_ENDING})*)",
     re.IGNORECASE,
 )
 
 
 def _hungarian_days(match: re.Match) -> str:
-    month, day, ending, between, second, second_ending = match.groups()
-    said = month + _hungarian_day(int(day), ending)
-    return said if between is None else said + between + _hungarian_day(int(second), second_ending)
+    return match.group(1) + re.sub(
+        r"(\d+)-(\w+)", lambda day: _hungarian_day(int(day.group(1)), day.group(2)), match.group(2)
+    )
 
 
 # num2words' Danish ordinals from the 30th on are no words ("tredivete"): the tens' own, after "og".
@@ -1639,6 +1659,11 @@ _YEAR_WORDS = {
     "da": "året|år|i|siden|til|fra|før|efter|omkring|mellem|januar|februar|marts|april|maj|juni|juli|august|"
     "september|oktober|november|december",
 }
+_MONTH_WORDS = {
+    "no": "januar februar mars april mai juni juli august september oktober november desember",
+    "da": "januar februar marts april maj juni juli august september oktober november december",
+    "sv": "januari februari mars april maj juni juli augusti september oktober november december",
+}
 _RANGE_WORDS = {"de": "bis|und", "nl": "tot|en", "sv": "till|och", "no": "til|og", "da": "til|og"}
 
 
@@ -1650,10 +1675,40 @@ _AMOUNT_AFTER = (
 )
 
 
+# Norwegian, Danish and Swedish put a count's noun after it in lower case ("i 1200 meters højde", "föddes
+# 1200 barn", "etter 1500 forsøk"): after a word that may begin either (Norwegian's and Danish's but år and
+# a month; Swedish's föddes), a year is one its clause goes on from, with punctuation, the text's end or
+# one of these words after it (a preposition, or the verb a fronted "Siden 1995" puts next).
+_YEAR_GOES_ON = {
+    "no": "i|på|da|men|som|etter|før|med|ved|fra|under|mot|av|for|er|var|ble|har|hadde|kom|fikk|gikk|bor|bodde|"
+    "begynte|startet|flyttet|døde|kjøpte|solgte|vant|tapte|spilte|jobbet|studerte|giftet|åpnet|stengte",
+    "da": "i|på|da|men|som|efter|før|med|ved|fra|under|mod|af|for|er|var|blev|har|havde|kom|fik|gik|bor|boede|"
+    "begyndte|startede|flyttede|døde|købte|solgte|vandt|tabte|spillede|arbejdede|studerede|giftede|åbnede|lukkede",
+    "sv": "i|på|då|men|som|efter|före|med|vid|från|under|mot|av|för|är|var|blev|har|hade|kom|fick|gick|bor|bodde",
+}
+_UNSURE_YEAR_CUES = {"sv": {"föddes"}}  # and every cue of no and da but år, året and a month
+
+
 def _year_pattern(language: str) -> re.Pattern:
     year = rf"(1[1-9]\d\d)(?![\d.,]\d){_AMOUNT_AFTER}"
     second = rf"(?:(\s*[-\u2013]\s*|\s+(?:{_RANGE_WORDS[language]})\s+){year})?"
-    return re.compile(rf"\b((?:{_YEAR_WORDS[language]}|{_YEAR_VERBS[language][0]})\s+){year}{second}", re.IGNORECASE)
+    cues = f"{_YEAR_WORDS[language]}|{_YEAR_VERBS[language][0]}"
+    if language not in _YEAR_GOES_ON:
+        return re.compile(rf"\b((?:{cues})\s+){year}{second}", re.IGNORECASE)
+    unsure_of = _UNSURE_YEAR_CUES.get(language)
+    sure = [
+        cue
+        for cue in cues.split("|")
+        if (cue not in unsure_of if unsure_of else cue in ("år", "året") or cue in _MONTH_WORDS[language].split())
+    ]
+    unsure = "|".join(cue for cue in cues.split("|") if cue not in sure)
+    and_ = _RANGE_WORDS[language].split("|")[1]
+    goes_on = rf"\s*(?:[^\w\s]|$)|\s+(?:{_YEAR_GOES_ON[language]})\b|\s+{and_}\b(?!\s*\d)"
+    if language != "sv":  # a verb in the past: "I 1864 mistede Danmark", "I 1814 vedtok" aside
+        goes_on += r"|\s+[^\W\d_]+(?:ede|te)\b"
+    span = rf"(?:\s*[-\u2013]\s*|\s+(?:{_RANGE_WORDS[language]})\s+)1[1-9]\d\d"
+    before = rf"((?:{'|'.join(sure)})\s+|(?:{unsure})\s+(?=1[1-9]\d\d(?:{span})?(?:{goes_on})))"
+    return re.compile(rf"\b{before}{year}{second}", re.IGNORECASE)
 
 
 def _year_before_pattern(language: str) -> re.Pattern:
@@ -1855,8 +1910,8 @@ _YEAR_VERBS = {
         _YEAR_PARTICIPLES["nl"],
     ),
     "sv": (f"kom|dog|föddes|började|slutade|gifte|{_YEAR_PARTICIPLES['sv']}", _YEAR_PARTICIPLES["sv"]),
-    "no": (f"kom|døde|begynte|sluttet|giftet|{_YEAR_PARTICIPLES['no']}", _YEAR_PARTICIPLES["no"]),
-    "da": (f"kom|døde|begyndte|sluttede|giftede|{_YEAR_PARTICIPLES['da']}", _YEAR_PARTICIPLES["da"]),
+    "no": (_YEAR_PARTICIPLES["no"], _YEAR_PARTICIPLES["no"]),  # "døde 1400 i trafikken": a count
+    "da": (_YEAR_PARTICIPLES["da"], _YEAR_PARTICIPLES["da"]),
 }
 
 
