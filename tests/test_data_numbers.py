@@ -960,9 +960,20 @@ def test_a_new_vocabulary_reads_numbers_as_words_and_one_saved_before_keeps_its_
         ),
         (
             "da",
-            "Der blev bygget 1200 boliger. I 1864 mistede Danmark meget.",
-            "der blev bygget ettusinde og tohundrede boliger. i attenhundrede og fireogtreds mistede danmark meget.",
+            "Der blev bygget 1200 boliger. I 1864 blev Danmark mindre.",
+            "der blev bygget ettusinde og tohundrede boliger. i attenhundrede og fireogtreds blev danmark mindre.",
         ),
+        (
+            "nb",
+            "Rundt 1987 ansatte, i 1234 av tilfellene.",
+            "rundt en tusen ni hundre og åttisyv ansatte, i en tusen to hundre og trettifire av tilfellene.",
+        ),
+        (
+            "hu",
+            "Március 15-én 8-tól 12-ig, május 1-jén, 5-en.",
+            "március tizenötödikén nyolc-tól tizenkettő-ig, május elsején, öt-en.",
+        ),
+        ("sv", "I 1500 år har kyrkan stått.", "i femtonhundra år har kyrkan stått."),
         ("nb", "I fjor døde 1400 i trafikken.", "i fjor døde en tusen fire hundre i trafikken."),
     ],
 )

@@ -739,3 +739,18 @@ def test_a_checkpoint_damaged_on_disk_is_named_whole_by_synthesis_and_by_a_resum
     with pytest.raises(XttsError) as error:
         Controller(Trainer(config, run_dir=run)).run()
     assert str(error.value) == said
+
+
+def test_a_run_copied_with_hard_links_logs_its_steps_into_its_own_record(tmp_path):
+    # `cp -al` shares metrics.jsonl with the run copied: appended to, the original had logged the copy's steps.
+    from xtts_cli.training.metrics import MetricsWriter, read_metrics
+
+    original, copy = tmp_path / "run" / "metrics.jsonl", tmp_path / "copy" / "metrics.jsonl"
+    original.parent.mkdir()
+    copy.parent.mkdir()
+    original.write_text('{"step": 4, "loss": 1.0}\n', encoding="utf-8")
+    os.link(original, copy)
+    with MetricsWriter(copy, resumed_at=4) as writer:
+        writer.write({"step": 6, "loss": 0.5})
+    assert [record["step"] for record in read_metrics(original)] == [4]
+    assert [record["step"] for record in read_metrics(copy)] == [4, 6]

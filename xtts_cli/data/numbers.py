@@ -352,13 +352,17 @@ _HUNGARIAN_HARMONY = (("tól", "től"), ("ról", "ről"), ("ra", "re"), ("val", 
 _HUNGARIAN_MONTHS_SHORT = "jan febr márc ápr máj jún júl aug szept okt nov dec"
 # A day after its month with its case ending after a hyphen, as Hungarian writes its dates: "március
 # 15-én", "május 1-jétől 3-áig", "márc. 15-i", and the days listed after it ("15-én, 16-án és 17-én").
-# (The number alone had been read on to its ending.)
-_HUNGARIAN_DAY_ENDING = (
-    r"(?:3[01]|[12]\d|[1-9])-(?:j?[eéaá]?(?:n|ig|t[őó]l|r[ae]|r[őó]l|h[eo]z|v[ae]l|b[őó]l|t|i)|j?[ea])\b"
-)
+# (The number alone had been read on to its ending.) A day listed after a comma or és is written with
+# the day's long vowel (16-án): "15-én 8-tól 12-ig" and "15-én, 10-en" are hours and a count after it.
+_HUNGARIAN_DAY_NUMBER = r"(?:3[01]|[12]\d|[1-9])-"
+_HUNGARIAN_ENDINGS = r"(?:n|ig|t[őó]l|r[ae]|r[őó]l|h[eo]z|v[ae]l|b[őó]l|t)"
+_HUNGARIAN_FIRST_DAY = rf"{_HUNGARIAN_DAY_NUMBER}(?:j?[eéaá]?(?:{_HUNGARIAN_ENDINGS}|i)|j?[ea])\b"
+_HUNGARIAN_LISTED_DAY = rf"{_HUNGARIAN_DAY_NUMBER}(?:j?[éá]{_HUNGARIAN_ENDINGS}|j?[ea]i?)\b"
+_HUNGARIAN_UNTIL = rf"(?:(?<=t[őó]l)\s+{_HUNGARIAN_DAY_NUMBER}(?:j?[éá])?ig\b)?"  # 5-től 10-ig
 _HUNGARIAN_DAY = re.compile(
     rf"\b((?:{_HUNGARIAN_MONTHS.replace(' ', '|')}|(?:{_HUNGARIAN_MONTHS_SHORT.replace(' ', '|')})\.)\s*)"
-    rf"({_HUNGARIAN_DAY_ENDING}(?:(?:,\s*|\s+(?:és|vagy)\s+|\s+){_HUNGARIAN_DAY_ENDING})*)",
+    rf"({_HUNGARIAN_FIRST_DAY}{_HUNGARIAN_UNTIL}"
+    rf"(?:(?:,\s*|\s+(?:és|vagy)\s+){_HUNGARIAN_LISTED_DAY}{_HUNGARIAN_UNTIL})*)",
     re.IGNORECASE,
 )
 
@@ -1654,9 +1658,9 @@ _YEAR_WORDS = {
     "september|oktober|november|december",
     "sv": "år|i|sedan|till|från|före|efter|runt|mellan|januari|februari|mars|april|maj|juni|juli|augusti|"
     "september|oktober|november|december",
-    "no": "året|år|i|siden|til|fra|før|etter|rundt|mellom|januar|februar|mars|april|mai|juni|juli|august|"
+    "no": "året|år|i|siden|til|fra|før|etter|mellom|januar|februar|mars|april|mai|juni|juli|august|"
     "september|oktober|november|desember",
-    "da": "året|år|i|siden|til|fra|før|efter|omkring|mellem|januar|februar|marts|april|maj|juni|juli|august|"
+    "da": "året|år|i|siden|til|fra|før|efter|mellem|januar|februar|marts|april|maj|juni|juli|august|"
     "september|oktober|november|december",
 }
 _MONTH_WORDS = {
@@ -1669,7 +1673,7 @@ _RANGE_WORDS = {"de": "bis|und", "nl": "tot|en", "sv": "till|och", "no": "til|og
 
 # An amount after a year's word is no year: "am Ende 1500 Euro", "vor 1200 Menschen".
 _AMOUNT_AFTER = (
-    r"(?!\s*(?:[\u20ac$\u00a3%]|(?:euro|dollar|pfund|franken|prozent|procent|prosent|kronor|kroner|kr|år|menschen|"
+    r"(?!\s*(?:[\u20ac$\u00a3%]|(?:euro|dollar|pfund|franken|prozent|procent|prosent|kronor|kroner|kr|menschen|"
     r"leute|mensen|personen|personer|mennesker|"
     r"besucher|g\u00e4ste|teilnehmer|einwohner|st\u00fcck|mal|meter|kilometer|km|m|kg|tonnen|seiten)\b))"
 )
@@ -1680,9 +1684,9 @@ _AMOUNT_AFTER = (
 # a month; Swedish's föddes), a year is one its clause goes on from, with punctuation, the text's end or
 # one of these words after it (a preposition, or the verb a fronted "Siden 1995" puts next).
 _YEAR_GOES_ON = {
-    "no": "i|på|da|men|som|etter|før|med|ved|fra|under|mot|av|for|er|var|ble|har|hadde|kom|fikk|gikk|bor|bodde|"
+    "no": "i|på|da|men|som|etter|før|med|ved|fra|under|mot|er|var|ble|har|hadde|kom|fikk|gikk|bor|bodde|"
     "begynte|startet|flyttet|døde|kjøpte|solgte|vant|tapte|spilte|jobbet|studerte|giftet|åpnet|stengte",
-    "da": "i|på|da|men|som|efter|før|med|ved|fra|under|mod|af|for|er|var|blev|har|havde|kom|fik|gik|bor|boede|"
+    "da": "i|på|da|men|som|efter|før|med|ved|fra|under|mod|er|var|blev|har|havde|kom|fik|gik|bor|boede|"
     "begyndte|startede|flyttede|døde|købte|solgte|vandt|tabte|spillede|arbejdede|studerede|giftede|åbnede|lukkede",
     "sv": "i|på|då|men|som|efter|före|med|vid|från|under|mot|av|för|är|var|blev|har|hade|kom|fick|gick|bor|bodde",
 }
@@ -1704,8 +1708,6 @@ def _year_pattern(language: str) -> re.Pattern:
     unsure = "|".join(cue for cue in cues.split("|") if cue not in sure)
     and_ = _RANGE_WORDS[language].split("|")[1]
     goes_on = rf"\s*(?:[^\w\s]|$)|\s+(?:{_YEAR_GOES_ON[language]})\b|\s+{and_}\b(?!\s*\d)"
-    if language != "sv":  # a verb in the past: "I 1864 mistede Danmark", "I 1814 vedtok" aside
-        goes_on += r"|\s+[^\W\d_]+(?:ede|te)\b"
     span = rf"(?:\s*[-\u2013]\s*|\s+(?:{_RANGE_WORDS[language]})\s+)1[1-9]\d\d"
     before = rf"((?:{'|'.join(sure)})\s+|(?:{unsure})\s+(?=1[1-9]\d\d(?:{span})?(?:{goes_on})))"
     return re.compile(rf"\b{before}{year}{second}", re.IGNORECASE)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
 from pathlib import Path
 from typing import Any, Optional
 
@@ -20,6 +22,8 @@ class MetricsWriter:
         self.dropped = 0  # records of steps it will log again
         if resumed_at is not None and self.path.is_file():
             self.dropped = _drop_after(self.path, resumed_at)
+        if self.path.is_file() and self.path.stat().st_nlink > 1:
+            _own_copy(self.path)
         self._handle = self.path.open("a", encoding="utf-8")
 
     def write(self, record: dict[str, Any]) -> None:
@@ -35,6 +39,14 @@ class MetricsWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _own_copy(path: Path) -> None:
+    """`path` made a file of its own: a run copied with `cp -al` shares it with the run it was copied
+    from, and appended to, it had logged the copy's steps into the original's record."""
+    kept = path.with_name(f".{path.name}.tmp")
+    shutil.copy2(path, kept)
+    os.replace(kept, path)
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
