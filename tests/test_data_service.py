@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import gc
+import json
 import os
 import re
 import signal
@@ -868,3 +869,37 @@ def test_input_bound_advice_fits_where_the_batches_come_from() -> None:
     assert advice(preprocessing_mode="runtime") == [("input-bound-runtime-features", "auto")]
     # Settings that follow the rules: measured, not precompute (slower than memory where cache fits).
     assert advice(preprocessing_mode="cache") == [("input-bound", None)]
+
+
+@pytest.mark.slow
+def test_profile_pipeline_on_a_service_with_no_worker_says_so_and_ends_on_ctrl_c(tmp_path) -> None:
+    """TensorFlow's client waits for a worker inside C++, where no signal is heard: profile-pipeline
+    (and diagnose's timing of the pipeline) had hung there, deaf to Ctrl-C and SIGTERM, with no word."""
+
+    from xtts_cli.data.service import bound_port, start_dispatcher
+
+    alone = start_dispatcher(0)  # no worker joins it
+    command = [sys.executable, "-m", "xtts_cli", "profile-pipeline", "-c", "tiny-cpu", "-n", "4", "--no-stages"]
+    command += ["--set", f"data.service_address=grpc://localhost:{bound_port(alone)}"]
+    command += ["--set", "data.preprocessing_mode=runtime", "--json"]
+    proc = subprocess.Popen(
+        command,
+        cwd=tmp_path,
+        env=subprocess_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal gives it
+    )
+    try:
+        said = ""
+        deadline = time.monotonic() + 180
+        while "timing 4 batches" not in said and time.monotonic() < deadline:
+            said += proc.stderr.readline()
+        time.sleep(2)  # waiting for a batch no worker sends
+        proc.send_signal(signal.SIGINT)
+        stdout, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()  # one that hung is no one's
+    assert proc.returncode == 130
+    assert json.loads(stdout)["error"] == "interrupted (Ctrl-C)"

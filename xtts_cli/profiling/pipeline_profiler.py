@@ -22,6 +22,7 @@ No printing here: progress goes through the `progress` callback, results are pyd
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Optional
@@ -205,33 +206,45 @@ def bad_files(scan: ScanReport) -> list[BadFile]:
     return [BadFile(path=bad.path, reason=bad.reason, detail=bad.detail, source=bad.source) for bad in scan.bad]
 
 
-def measure_batches(dataset, *, num_batches: int, warmup: int, sample_rate: int, hop_length: int) -> BatchMeasurement:
-    """Time `next()` on `dataset` (mel batches) for `warmup` + `num_batches` batches.
+def measure_batches(
+    dataset,
+    *,
+    num_batches: int,
+    warmup: int,
+    sample_rate: int,
+    hop_length: int,
+    served: Optional[str] = None,
+    say: Progress = None,
+) -> BatchMeasurement:
+    """Time `next()` on `dataset` (mel batches) for `warmup` + `num_batches` batches; `served`: the
+    tf.data service's address when the batches come from it.
 
     `dataset` must yield at least that many batches (repeat it first). Public so that any dataset
     with the mel batch layout can be measured the same way, e.g. one with a planted stall.
     """
-    iterator = iter(dataset)
     latencies: list[float] = []
     samples = real = padded = 0
     shapes: set[tuple] = set()
     with HeldCtrlC() as ctrl_c:
-        for _ in range(warmup):
-            next(iterator)
-            ctrl_c.check()
-        start = time.perf_counter()
-        for _ in range(num_batches):
-            before = time.perf_counter()
-            batch = next(iterator)
-            latencies.append((time.perf_counter() - before) * 1000.0)
-            ctrl_c.check()
-            # Outside the timed call: the batch is already on the host, these are cheap reads.
-            lengths, width = _frames(batch, hop_length)
-            samples += int(lengths.shape[0])
-            real += int(lengths.sum())
-            padded += int(lengths.shape[0]) * width
-            shapes.add(tuple((name, tuple(tensor.shape)) for name, tensor in sorted(batch.items())))
-        seconds = time.perf_counter() - start
+        iterator = _batches(dataset, served, ctrl_c, say)
+        try:
+            for _ in range(warmup):
+                _pull(iterator, ctrl_c)
+            start = time.perf_counter()
+            for _ in range(num_batches):
+                before = time.perf_counter()
+                batch = _pull(iterator, ctrl_c)
+                latencies.append((time.perf_counter() - before) * 1000.0)
+                # Outside the timed call: the batch is already on the host, these are cheap reads.
+                lengths, width = _frames(batch, hop_length)
+                samples += int(lengths.shape[0])
+                real += int(lengths.sum())
+                padded += int(lengths.shape[0]) * width
+                shapes.add(tuple((name, tuple(tensor.shape)) for name, tensor in sorted(batch.items())))
+            seconds = time.perf_counter() - start
+        finally:
+            if served is not None:
+                iterator.close()  # the service's job ends with it
     stats = summarize(latencies)
     found = detect_oscillation(latencies)
     oscillation = OscillationSummary(
@@ -258,6 +271,31 @@ def measure_batches(dataset, *, num_batches: int, warmup: int, sample_rate: int,
         distinct_shapes=len(shapes),
         oscillation=oscillation,
     )
+
+
+def _batches(dataset, served: Optional[str], ctrl_c: HeldCtrlC, say: Progress) -> Any:
+    """An iterator over `dataset`; from the tf.data service read on a thread of its own, as training
+    reads it: TensorFlow's client waits for a worker inside C++, where no signal is heard (a service
+    with no worker had hung the timing, deaf to Ctrl-C and SIGTERM). A long wait is said, and Ctrl-C ends it."""
+    if served is None:
+        return iter(dataset)
+    from xtts_cli.data.service import ServedBatches
+
+    def note(text: str) -> None:
+        (say or (lambda line: print(line, file=sys.stderr, flush=True)))(f"note: {text}")
+
+    return ServedBatches(lambda: iter(dataset), served, stop=lambda: ctrl_c.pressed, note=note)
+
+
+def _pull(iterator: Any, ctrl_c: HeldCtrlC) -> Any:
+    """The next batch, and a Ctrl-C pressed meanwhile raised once it is here (or its wait ended)."""
+    try:
+        batch = next(iterator)
+    except StopIteration:
+        ctrl_c.check()
+        raise
+    ctrl_c.check()
+    return batch
 
 
 def _frames(batch: dict, hop_length: int) -> tuple[Any, int]:
@@ -309,6 +347,8 @@ def _measure_pipeline(
         warmup=warmup,
         sample_rate=config.data.sample_rate,
         hop_length=config.data.hop_length,
+        served=config.data.service_address,
+        say=say,
     )
     return measured, info, repeated, warmup
 
