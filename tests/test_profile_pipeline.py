@@ -392,11 +392,16 @@ def test_a_ctrl_c_while_tensorflow_pulls_a_batch_is_raised_between_batches_not_i
             return {name: tf.identity(value) for name, value in batch.items()}
 
     planted = dataset.repeat().enumerate().map(pressing)
-    with pytest.raises(KeyboardInterrupt) as pressed:
-        pipeline_profiler.measure_batches(planted, num_batches=30, warmup=2, sample_rate=22050, hop_length=256)
+    # Python's own handler, as a command started from a terminal has it (a test worker may ignore SIGINT).
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt) as pressed:
+            pipeline_profiler.measure_batches(planted, num_batches=30, warmup=2, sample_rate=22050, hop_length=256)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's own, back
+    finally:
+        signal.signal(signal.SIGINT, before)
     raised_in = traceback.extract_tb(pressed.value.__traceback__)[-1]
     assert raised_in.name == "check" and raised_in.filename.endswith("signals.py"), raised_in
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's own, back
 
 
 def precompute_run(write_config, tmp_path: Path) -> tuple[Path, Path, list[str]]:

@@ -292,27 +292,34 @@ def _vocode_all(
     The report lists every recording in `order`, those left out with why (`skipped`)."""
     from xtts_cli.errors import Terminated
     from xtts_cli.speech.vocoding import ClipReadError
+    from xtts_cli.training.signals import HeldCtrlC
 
     reports: list[dict[str, Any]] = []
     left_out = [_left_out(chosen, path, why) for path, why in skipped.items()]
-    for index, (path, target) in enumerate(zip(found, targets)):
-        phase(f"vocoding {path}" + (f" ({index + 1} of {len(found)})" if len(found) > 1 else ""))
-        try:
-            reports.append(_vocode_one(chosen, path, target, out_dir))
-        except (KeyboardInterrupt, Terminated):  # Ctrl-C or SIGTERM; each file is written whole: say which are there
-            if reports:
-                sys.stderr.write(
-                    f"note: {len(reports)} of {len(found)} written before the interrupt, up to {reports[-1]['out']}\n"
-                )
-            raise
-        except ClipReadError as exc:
-            if (path in named or len(found) == 1) and not reports:
+    # A Ctrl-C raised inside TensorFlow's eager ops had left its heap corrupt: glibc aborted the
+    # process after it said "interrupted" ("corrupted size vs. prev_size"). Held until a file is written.
+    with HeldCtrlC() as ctrl_c:
+        for index, (path, target) in enumerate(zip(found, targets)):
+            phase(f"vocoding {path}" + (f" ({index + 1} of {len(found)})" if len(found) > 1 else ""))
+            try:
+                ctrl_c.check()
+                reports.append(_vocode_one(chosen, path, target, out_dir))
+                ctrl_c.check()
+            # Ctrl-C or SIGTERM; each file is written whole: say which are there
+            except (KeyboardInterrupt, Terminated):
+                if reports:
+                    sys.stderr.write(
+                        f"note: {len(reports)} of {len(found)} written before the interrupt, up to {reports[-1]['out']}\n"
+                    )
                 raise
-            if path in named:  # asked for by name: refused, saying what was written before it
-                written = f"; {len(reports)} written before it: {', '.join(r['out'] for r in reports[:3])}"
-                raise XttsError(exc.lines[0], hint=str(exc.hint) + written) from None
-            sys.stderr.write(f"note: skipped {path}: {exc.why}\n")
-            left_out.append(_left_out(chosen, path, exc.why))
+            except ClipReadError as exc:
+                if (path in named or len(found) == 1) and not reports:
+                    raise
+                if path in named:  # asked for by name: refused, saying what was written before it
+                    written = f"; {len(reports)} written before it: {', '.join(r['out'] for r in reports[:3])}"
+                    raise XttsError(exc.lines[0], hint=str(exc.hint) + written) from None
+                sys.stderr.write(f"note: skipped {path}: {exc.why}\n")
+                left_out.append(_left_out(chosen, path, exc.why))
     if not reports:
         raise XttsError("AUDIO: no recording could be decoded", hint="pass WAV, FLAC, OGG or MP3 recordings of speech")
     place = {str(path): index for index, path in enumerate(order)}
