@@ -338,6 +338,30 @@ def test_ctrl_c_before_two_steps_are_timed_stops_as_an_interrupt_not_as_a_short_
     assert json.loads(stdout) == {"error": "interrupted (Ctrl-C)", "hint": None, "exit_code": 130}  # --json's object
 
 
+def test_a_ctrl_c_sent_on_the_word_timing_is_heard_by_a_process_that_ignores_sigint(tmp_path) -> None:
+    import signal
+
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.profiling.step_profiler import profile_step
+    from xtts_cli.training.controller import StepsInterrupted
+
+    # The word came before the loop took its signals: a script's `kill -INT` on it was lost to the
+    # SIGINT its background job ignores, and the profile ran on (CI's 2000 steps ran past their 120 s).
+    def say(line: str) -> None:
+        heard.append(line)
+        if "then timing" in line:
+            signal.raise_signal(signal.SIGINT)
+
+    heard: list[str] = []
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with pytest.raises(StepsInterrupted):
+            profile_step(resolve_config("tiny-cpu").config, num_steps=6, warmup=1, progress=say)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert heard[-1] == "Ctrl-C: stopping once the step under way ends (a second Ctrl-C stops at once)", heard
+
+
 @pytest.mark.slow
 def test_ctrl_c_after_steps_are_timed_reports_them_and_exits_as_an_interrupt(runner, tmp_path, monkeypatch) -> None:
     from training_support import ctrl_c_at_timed_step

@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -464,6 +464,15 @@ def _signals_heard(say: Callable[[str], None]) -> Callable[[Any], None]:
     return heard
 
 
+def _said_on_first_pull(source: Any, line: str, say: Callable[[str], None]) -> Iterator[Any]:
+    """`source`, with `line` said as the loop asks for its first batch, once it listens for signals:
+    a `kill -INT` sent on the word to a process started with SIGINT ignored had been lost before it.
+    Not `yield from`: closing this would close `source`, which the trace and contention steps reuse."""
+    say(line)
+    for item in source:  # noqa: UP028  (the docstring says why)
+        yield item
+
+
 def _stopped_early(controller, parts, timing: _StepTiming, result, steps: int, source, say, notes) -> bool:
     """Run the loop's `steps` steps with `timing` as its action; True when a Ctrl-C stopped it after
     two or more timed steps, which are then reported (a long profile stopped had kept nothing)."""
@@ -534,9 +543,9 @@ def profile_step(
             timing = _StepTiming(StepTimer(warmup_steps=warmup), warmup, steps, GpuSampler(None, hz=hz), keep)
             controller = Controller(trainer)
             result = trainer.new_result()
-            say(f"warm-up: {warmup} step(s), then timing {num_steps} step(s)")
+            told = _said_on_first_pull(source, f"warm-up: {warmup} step(s), then timing {num_steps} step(s)", say)
             with CpuSampler() as cpu:  # beside the timings: what other processes take meanwhile
-                stopped = _stopped_early(controller, parts, timing, result, warmup + num_steps, source, say, notes)
+                stopped = _stopped_early(controller, parts, timing, result, warmup + num_steps, told, say, notes)
                 if stopped:
                     num_steps, host_contention, trace_dir = timing.timed, False, None
                 timer, done = timing.timer, timing.timed
