@@ -903,3 +903,26 @@ def test_profile_pipeline_on_a_service_with_no_worker_says_so_and_ends_on_ctrl_c
         proc.kill()  # one that hung is no one's
     assert proc.returncode == 130
     assert json.loads(stdout)["error"] == "interrupted (Ctrl-C)"
+
+
+@pytest.mark.slow
+def test_profile_step_on_a_service_with_no_worker_ends_on_the_first_ctrl_c(tmp_path) -> None:
+    """Its batches came from its own source, whose wait never heard the loop's signal: a Ctrl-C
+    promised a stop that never came, and the wait was said to no one."""
+    from xtts_cli.data.service import bound_port, start_dispatcher
+
+    alone = start_dispatcher(0)  # no worker joins it
+    address = f"grpc://localhost:{bound_port(alone)}"
+    command = ["profile-step", "-c", "tiny-cpu", "--steps", "2", "--json", "--set", f"data.service_address={address}"]
+    proc = start_xtts([*command, "--set", "data.preprocessing_mode=runtime"], tmp_path, ctrl_c=True)
+    try:
+        said, deadline = "", time.monotonic() + 180
+        while "then timing 2 step(s)" not in said and time.monotonic() < deadline:
+            said += proc.stderr.readline()  # type: ignore[union-attr]
+        time.sleep(2)  # waiting for a batch no worker sends
+        proc.send_signal(signal.SIGINT)
+        stdout, rest = proc.communicate(timeout=60)
+    finally:
+        proc.kill()  # one that hung is no one's
+    assert proc.returncode == 130, said + rest
+    assert json.loads(stdout)["error"] == "interrupted (Ctrl-C)"

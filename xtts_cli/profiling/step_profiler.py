@@ -400,9 +400,11 @@ def _fill_cache(source: Any, batches: int, say: Callable[[str], None]) -> None:
         raise XttsError("the training pipeline ended during warm-up", hint="add data or lower --warmup")
 
 
-def _source(parts: Any, synthetic: bool, notes: list[str]) -> Any:
+def _source(parts: Any, synthetic: bool, notes: list[str], controller: Any, say: Callable[[str], None]) -> Any:
     """What the loop trains on: the run's pipeline, endless as training draws it; or, synthetic,
-    one real batch per shape, resident on the model device and fed in turn."""
+    one real batch per shape, resident on the model device and fed in turn. A wait for the tf.data
+    service's batches is said and ends on the loop's signal, as training's does (with no worker it
+    had waited silently, and a Ctrl-C promised a stop that never came)."""
     info, steps = parts.input.info, parts.steps
     if synthetic:
         limit = info.max_distinct_batch_shapes or SYNTHETIC_MAX_SHAPES
@@ -412,7 +414,8 @@ def _source(parts: Any, synthetic: bool, notes: list[str]) -> Any:
             f"{parts.plan.model_device} and fed in turn; no input pipeline runs"
         )
         return _resident_source(resident)
-    return steps.batches(parts.input.train_ds)  # endless, as training draws it
+    waiting = lambda text: say(f"{text}; the profile goes on when a batch comes, Ctrl-C stops")  # noqa: E731
+    return steps.batches(parts.input.train_ds, stop=controller.signalled, note=waiting)  # endless, as training draws it
 
 
 def _trace(
@@ -534,14 +537,14 @@ def profile_step(
             parts = trainer.setup()
             steps = parts.steps
             warmup, fill = _warmup_steps(config, parts, synthetic, warmup, notes)
-            source = _source(parts, synthetic, notes)
+            controller = Controller(trainer)
+            source = _source(parts, synthetic, notes, controller, say)
             _fill_cache(source, fill, say)
 
             # The training loop itself (`Controller.run_steps`) runs the steps, with timing as its one action.
             hz = min(max(config.profiling.gpu_sample_hz, MIN_HZ), MAX_HZ)
             keep = max(SYNTHETIC_MAX_SHAPES, parts.input.info.max_distinct_batch_shapes or 0)
             timing = _StepTiming(StepTimer(warmup_steps=warmup), warmup, steps, GpuSampler(None, hz=hz), keep)
-            controller = Controller(trainer)
             result = trainer.new_result()
             told = _said_on_first_pull(source, f"warm-up: {warmup} step(s), then timing {num_steps} step(s)", say)
             with CpuSampler() as cpu:  # beside the timings: what other processes take meanwhile

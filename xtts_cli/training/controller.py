@@ -598,6 +598,11 @@ class Controller:
         self.command_started = started
         self.started = time.monotonic()
         self.compiled_shapes: set[tuple] = set()  # batch shapes XLA has compiled the step for
+        self.listening: Optional[GracefulInterrupt] = None  # the loop's, once it has begun
+
+    def signalled(self) -> bool:
+        """A signal came while the loop listened: a caller's own source of batches stops waiting."""
+        return self.listening is not None and self.listening.requested
 
     def run(self) -> TrainResult:
         """Set up and train (trainer.py's docstring); a multi-worker run that loses a peer says so."""
@@ -741,6 +746,7 @@ class Controller:
         loop_started = time.monotonic()
         said = lambda line: self.progress(Noted(line))  # noqa: E731  `run_steps` (until given): nothing is saved
         with GracefulInterrupt(said=said, together=multi, saves=until is None) as interrupt:
+            self.listening = interrupt
 
             def stopping() -> bool:
                 # A worker of a cluster must not act on its own signal alone (trainer.py's docstring).
