@@ -111,9 +111,18 @@ def why_no_batches(address: str, *, timeout: float = CONNECT_TIMEOUT_SECONDS) ->
             if len(silent) == 1
             else f"{which}; restart each at its own port, such as {again}{where}"
         ) + " (a dispatcher never forgets a worker: to go on without it, restart the dispatcher and its other workers)"
+    # A worker skips each clip it cannot read (the pipeline's ignore_errors, logged under TensorFlow's
+    # quiet level): one whose machine lacked the audio sent nothing and said nothing.
     if len(workers) == 1:
-        return f"its worker ({workers[0]}) answers but has sent none; its own output says why"
-    return f"its {len(workers)} workers ({', '.join(workers)}) answer but have sent none; their own output says why"
+        who = f"its worker ({workers[0]}) answers but has sent none: it skips"
+        machine, output = "its machine has", "its own output"
+    else:
+        who = f"its {len(workers)} workers ({', '.join(workers)}) answer but have sent none: each skips"
+        machine, output = "their machines have", "their own output"
+    return (
+        f"{who} each clip it cannot read without a word, so check that {machine} the audio at the paths this "
+        f"training's config gives (any other error is in {output})"
+    )
 
 
 def _lost_job(error: BaseException, address: str) -> Optional[XttsError]:
