@@ -754,6 +754,34 @@ def test_diagnose_names_an_unreachable_service_and_skips_the_timings(runner, wri
     assert said["severity"] == "error" and said["message"] == first["message"]
 
 
+def test_validate_warns_of_a_dispatcher_with_no_worker_and_says_who_makes_the_batches(runner, write_config) -> None:
+    from xtts_cli.cli.app import app
+    from xtts_cli.data.service import bound_port, start_dispatcher, start_worker
+
+    # It had said "valid, no findings" and "the pipeline makes mels": a training then waited a
+    # minute before it said why no batch came.
+    alone = start_dispatcher(0)
+    address = f"localhost:{bound_port(alone)}"
+    config = write_config(f"data:\n  service_address: {address}\n  preprocessing_mode: runtime\n")
+    try:
+        validated = runner.invoke(app, ["validate", "--config", str(config), "--json"])
+        assert validated.exit_code == 0, validated.output
+        payload = json.loads(validated.stdout)
+        (said,) = [f for f in payload["findings"] if f["id"] == "data-service-workers"]
+        assert said["severity"] == "warning" and f"its dispatcher at {address} has no workers" in said["message"]
+        assert payload["settings"]["service_address"] == address
+        text = runner.invoke(app, ["validate", "--config", str(config)]).output
+        assert f"the tf.data service at {address} makes mels for training; validation's pipeline runs here" in text
+        worker = start_worker(address)
+        try:  # one that answers: nothing to warn of
+            validated = runner.invoke(app, ["validate", "--config", str(config), "--json"])
+            assert "data-service-workers" not in validated.stdout, validated.stdout
+        finally:
+            worker.stop()
+    finally:
+        alone.stop()
+
+
 def test_cpu_sampler_reads_the_cores_a_stretch_kept_busy() -> None:
     with CpuSampler() as busy:
         start, cpu = time.perf_counter(), time.process_time()

@@ -185,7 +185,8 @@ def worker(
 
         xtts data-service worker --dispatcher 10.0.0.5:5050 --port 5051 --bind 0.0.0.0 --worker-address 10.0.0.7:5051
     """
-    from xtts_cli.data.service import bound_port, default_worker_host, grpc_target, start_worker, worker_host_port
+    from xtts_cli.data.dispatcher import grpc_target
+    from xtts_cli.data.service import bound_port, default_worker_host, start_worker, worker_host_port
 
     _check_bind(bind, "worker")
     target = grpc_target(dispatcher_address, name="--dispatcher")

@@ -158,6 +158,10 @@ VALIDATE_EXTRAS = {
     "settings.featurize_on_data_device": ("bool", "The data/model split computes the mels on the data device."),
     "settings.prefetch_device": ("str or null", "Device the pipeline's last stage prefetches onto; null: host."),
     "settings.multi_worker": ("bool", "devices.strategy is multi_worker."),
+    "settings.service_address": (
+        "str or null",
+        "data.service_address: the tf.data service that makes the training batches; null: this machine.",
+    ),
 }
 
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Optional
 
 from xtts_cli.config.schema import service_host_port
 from xtts_cli.errors import UsageError, XttsError
@@ -152,3 +152,86 @@ def check_reachable(address: str, *, name: str = "data.service_address") -> str:
     """`address` as `grpc://HOST:PORT` once a tf.data service dispatcher has answered there."""
     dispatcher_version(address, name=name)
     return grpc_target(address, name=name)
+
+
+def why_no_batches(address: str, *, timeout: float = CONNECT_TIMEOUT_SECONDS) -> str:
+    """What the dispatcher at `address` and the workers it lists answer now, in a clause, for a
+    trainer that waits for batches."""
+    trouble, workers = _asked(address, timeout)
+    if trouble is not None:
+        return trouble
+    # A worker skips each clip it cannot read (the pipeline's ignore_errors, logged under TensorFlow's
+    # quiet level): one whose machine lacked the audio sent nothing and said nothing.
+    if len(workers) == 1:
+        who = f"its worker ({workers[0]}) answers but has sent none: it skips"
+        machine, output = "its machine has", "its own output"
+    else:
+        who = f"its {len(workers)} workers ({', '.join(workers)}) answer but have sent none: each skips"
+        machine, output = "their machines have", "their own output"
+    return (
+        f"{who} each clip it cannot read without a word, so check that {machine} the audio at the paths this "
+        f"training's config gives (any other error is in {output})"
+    )
+
+
+def worker_trouble(address: str, *, timeout: float = CONNECT_TIMEOUT_SECONDS) -> Optional[str]:
+    """Why the dispatcher at `address` can send no batch now, in a clause: it does not answer, it
+    lists no worker, or a worker it lists does not answer; None when every listed worker answers."""
+    return _asked(address, timeout)[0]
+
+
+def _asked(address: str, timeout: float) -> tuple[Optional[str], list[str]]:
+    """(`worker_trouble`'s clause, the workers the dispatcher lists). A dispatcher keeps listing a
+    stopped worker for minutes (until its heartbeats are missed long enough): each is asked too."""
+    import grpc
+
+    target = grpc_target(address).removeprefix("grpc://")
+    try:
+        reply = grpc_call(target, GET_WORKERS, timeout)
+    except grpc.RpcError as exc:
+        return (
+            f"its dispatcher at {target} does not answer ({exc.code().name}); restart it with the --work-dir "
+            "it had (without one, its jobs are lost: stop, restart it, and run the same command to resume)"
+        ), []
+    workers = [
+        next((value for number, value in message_fields(info) if number == 1), b"").decode("utf-8", "replace")
+        for number, info in message_fields(reply)
+        if number == 1
+    ]
+    if not workers:
+        # A worker that served the dispatcher before it restarted (with no --work-dir) may not join it
+        # again: it runs on, listed nowhere, and the trainer waited beside it unsaid.
+        return (
+            f"its dispatcher at {target} has no workers; start one with `xtts data-service worker --dispatcher "
+            f"{target} --port 5051 --bind 0.0.0.0` (one that ran before the dispatcher restarted: restart it)"
+        ), workers
+    silent = []
+    for worker in workers:
+        try:
+            grpc_call(worker, GET_WORKER_TASKS, timeout)
+        except grpc.RpcError:
+            silent.append(worker)
+    if silent:
+        listed, named = "workers its dispatcher lists", ", ".join(silent)
+        if len(workers) == 1:
+            which = f"the worker its dispatcher lists ({named}) does not answer"
+        elif len(silent) == len(workers):
+            which = f"none of the {len(workers)} {listed} answers ({named})"
+        else:
+            which = f"{len(silent)} of the {len(workers)} {listed} do{'es' if len(silent) == 1 else ''} not answer ({named})"
+        # The tasks a worker had wait for a worker at its address; one started elsewhere does not
+        # take them over (a trainer waited minutes beside one, and went on within seconds once a
+        # worker was back at the old port).
+        host, port = service_host_port(silent[0])
+        again = f"`xtts data-service worker --dispatcher {target} --port {port} --bind 0.0.0.0`"
+        where = "" if host in ("localhost", "::1") or host.startswith("127.") else f" on {host}"
+        return (
+            (
+                f"{which}; restart it{where} at its port, {again}"
+                if len(silent) == 1
+                else f"{which}; restart each at its own port, such as {again}{where}"
+            )
+            + " (a dispatcher never forgets a worker: to go on without it, restart the dispatcher and its other workers)",
+            workers,
+        )
+    return None, workers

@@ -922,18 +922,27 @@ def _dedupe(findings: list[RankedFinding]) -> list[RankedFinding]:
 
 
 def service_problem(config: XttsConfig) -> Optional[Finding]:
-    """An error finding when data.service_address is set and no dispatcher answers there (diagnose's
-    and validate's: a gRPC call, no TensorFlow)."""
-    if not config.data.service_address:
+    """An error finding when data.service_address is set and no dispatcher answers there; a warning
+    when it answers but no worker of its could send a batch (diagnose's and validate's: gRPC calls,
+    no TensorFlow). With no worker, a training started had waited a minute before it said why."""
+    address = config.data.service_address
+    if not address:
         return None
-    from xtts_cli.data.dispatcher import check_reachable
+    from xtts_cli.data.dispatcher import check_reachable, worker_trouble
     from xtts_cli.errors import XttsError
 
     try:
-        check_reachable(config.data.service_address)
+        check_reachable(address)
     except XttsError as exc:
         return Finding(id="data-service-unreachable", severity="error", message=exc.lines[0])
-    return None
+    trouble = worker_trouble(address)
+    if trouble is None:
+        return None
+    return Finding(
+        id="data-service-workers",
+        severity="warning",
+        message=f"data.service_address {address!r}: {trouble}; a training waits until a worker sends batches",
+    )
 
 
 def data_service_commands(port: int = 5050) -> list[str]:
@@ -1017,7 +1026,7 @@ def checkup(
     static += [_ranked(finding, "config") for finding in parent_findings(config, scan, loaded.path)]
     if scan is None:
         report.findings = rank(_dedupe(static))
-        refused = _untimed(config, static, quick=quick, unserved=False)
+        refused = _untimed(config, static, quick=quick, unserved=None)
         if refused is not None:  # a dataset of no usable clip: said, as an epoch of no batch is
             report.notes = [refused]
         return report
@@ -1033,7 +1042,7 @@ def checkup(
     unserved = service_problem(config)
     if unserved is not None:
         static.append(_ranked(unserved, "config"))
-    skipped = _untimed(config, static, quick=quick, unserved=unserved is not None)
+    skipped = _untimed(config, static, quick=quick, unserved=unserved)
     if skipped is None:
         x, y, compiled, retraces = _timed_rates(config, scan, info, report, machine, measured, notes, num_batches, say)
         static += _storage(config, report, min(x, y), notes, say, scan)
@@ -1048,7 +1057,9 @@ def checkup(
     return report
 
 
-def _untimed(config: XttsConfig, static: list[RankedFinding], *, quick: bool, unserved: bool) -> Optional[str]:
+def _untimed(
+    config: XttsConfig, static: list[RankedFinding], *, quick: bool, unserved: Optional[Finding]
+) -> Optional[str]:
     """Why the pipeline, model and storage are not timed (a note), or None when they are."""
     # What training refuses (a device it lacks, an epoch of no batch) cannot be timed either.
     refused = [f.id for f in static if f.severity == "error" and f.source != "environment"]
@@ -1059,6 +1070,11 @@ def _untimed(config: XttsConfig, static: list[RankedFinding], *, quick: bool, un
         return (
             f"{skipped}: training refuses this config ({', '.join(dict.fromkeys(refused))}); fix the errors and "
             "run diagnose again"
+        )
+    if unserved is not None and unserved.severity == "warning":  # timed, it would wait for a worker
+        return (
+            f"{skipped}: no worker of the tf.data service at {config.data.service_address} can send the training "
+            "batches now (see the warning); run diagnose again once one can"
         )
     if unserved or (config.data.service_address and not config.data.use_tf_native_loading):
         return (

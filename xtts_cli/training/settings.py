@@ -165,6 +165,7 @@ def settings_report(
         "featurize_on_data_device": settings.featurize_on_data_device,
         "prefetch_device": settings.prefetch_device,
         "multi_worker": config.devices.strategy == "multi_worker",
+        "service_address": config.data.service_address or None,
     }
 
 
@@ -189,13 +190,18 @@ def describe_settings(report: dict[str, Any]) -> list[str]:
     every = report["gradient_accumulation_steps"]
     # Keras averages the steps' gradients into one update.
     update = f"; an optimizer update every {every} steps ({batch * every} clips)" if every > 1 else ""
+    # Served, the batches are made on the service's workers: "the pipeline makes" had read as this machine.
+    service = report.get("service_address")
+    maker = f"the tf.data service at {service} makes" if service else "the pipeline makes"
+    served = " for training; validation's pipeline runs here" if service else ""
     compiled = "graph mode" if report["graph_mode"] else "eager (slow)"
     compiled += ", XLA on" if report["xla"] else ", XLA off"
     return [
         f"model kind {report['kind']}; {report['devices']}",
         f"batch {batch} a step ({per}{workers}){update}{epoch}; {steps}",
-        f"{compiled}, {report['dtype_policy']}; the pipeline makes {'mels' if report['pipeline_output'] == 'mel' else 'audio'}"
-        + (" (mels computed on the data device)" if report["featurize_on_data_device"] else ""),
+        f"{compiled}, {report['dtype_policy']}; {maker} {'mels' if report['pipeline_output'] == 'mel' else 'audio'}"
+        + (" (mels computed on the data device)" if report["featurize_on_data_device"] else "")
+        + served,
     ]
 
 
