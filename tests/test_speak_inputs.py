@@ -298,6 +298,9 @@ def test_a_text_file_saved_with_a_byte_order_mark_and_a_form_feed_speaks_by_its_
     assert "note: clips also holds 1 clip(s) this call did not write (0009.wav)" in done.stderr
     assert "note: 1 file(s) in clips are written over (0003.wav)" in done.stderr
     assert f"of {RUN}, vocoder griffin-lim; clips/index.jsonl lists them" in done.stdout
+    again = run_xtts([*command, "--json"], tmp_path)  # a script learns it too (said on stderr alone, it had not)
+    summary = json.loads(again.stdout)
+    assert summary["written_over"] == ["0001.wav", "0003.wav", "0004.wav"] and summary["earlier_clips"] == ["0009.wav"]
 
 
 @pytest.mark.slow  # a process loads a run and speaks until it is stopped

@@ -75,6 +75,11 @@ SYNTHESIZE_LINES = {
     "vocoder": ("str", "The vocoder: a run's path, or griffin-lim."),
     "vocoder_step": ("int or null", "The vocoder run's checkpoint step; null for griffin-lim."),
     "notes": ("list of str", "Notes on loading the run; each line's own are in index.jsonl."),
+    "written_over": ("list of str", "Clips of an earlier call in out_dir that this call wrote over (file names)."),
+    "earlier_clips": (
+        "list of str",
+        "Clips in out_dir this call did not write (an earlier call's, not in index.jsonl): remove them if unwanted.",
+    ),
 }
 SYNTHESIZE_LISTS = {
     "speakers": ("list of object", "With --list-speakers: the run's speakers (keys below)."),

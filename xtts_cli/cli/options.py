@@ -321,12 +321,14 @@ def files_can_go(out_dir: Path, names: list[str], flag: str = "--out-dir") -> No
         )
 
 
-def say_written_over(out_dir: Path, targets: list[Path], were: str = "are") -> None:
-    """A note naming the files of an earlier call in `out_dir` that `targets` write over ("were": once done)."""
+def say_written_over(out_dir: Path, targets: list[Path], were: str = "are") -> list[str]:
+    """A note naming the files of an earlier call in `out_dir` that `targets` write over ("were": once
+    done); their names are returned."""
     earlier = [target.name for target in targets if target.exists()]
     if earlier:
         shown = ", ".join(earlier[:3]) + (", ..." if len(earlier) > 3 else "")
         sys.stderr.write(f"note: {len(earlier)} file(s) in {out_dir} {were} written over ({shown})\n")
+    return earlier
 
 
 class XttsCommand(TyperCommand):

@@ -778,7 +778,7 @@ def _write_index(out_dir: Path, records: list[dict]) -> None:
 def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool, **voice) -> None:
     """Each line (checked already: `_check_lines`) to `out_dir`/NNNN.wav (its line number), and one
     JSON line each to index.jsonl."""
-    say_written_over(out_dir, _clip_paths(lines, out_dir))
+    over = say_written_over(out_dir, _clip_paths(lines, out_dir))
     records = _spoken(tts, lines, out_dir, json_output, voice)
     written = {Path(record["out"]).name for record in records}
     others = sorted(path.name for path in out_dir.glob("*.wav") if path.name not in written)
@@ -795,6 +795,9 @@ def _speak_lines(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: 
         "vocoder": tts.vocoder.name,
         "vocoder_step": tts.vocoder.step,
         "notes": tts.notes,
+        # Said on stderr alone, a script reading --json had not learnt that earlier clips were replaced.
+        "written_over": over,
+        "earlier_clips": others,
     }
     if json_output:
         from xtts_cli.cli.output import print_json
