@@ -266,7 +266,8 @@ class TrainingProgress:
             )
         if result.stopped_waiting_seconds >= 1:
             out.print(
-                f"then waited {result.stopped_waiting_seconds:,.1f} s for a batch that never came, until "
+                # Not "never came": a Ctrl-C a second into a slow pipeline's wait had read as a stall.
+                f"then waited {result.stopped_waiting_seconds:,.1f} s for the next batch, which had not come when "
                 f"{result.interrupted} stopped the run"
             )
         if result.traces:  # none in eager mode: every step runs op by op
