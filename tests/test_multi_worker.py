@@ -308,7 +308,7 @@ def test_two_workers_train_together_resume_and_stop_together(tmp_path: Path) -> 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("given", ["batch", "clips"])
+@pytest.mark.parametrize("given", ["batch", "clips", "transcripts"])
 def test_workers_given_different_configs_stop_in_one_line_before_the_first_step(tmp_path: Path, given: str) -> None:
     # Another batch size on one: the chief reported a throughput a third too high; other step
     # counts: collectives that never met, and a traceback on each. A copy of the data that lists
@@ -318,11 +318,15 @@ def test_workers_given_different_configs_stop_in_one_line_before_the_first_step(
     if given == "batch":
         second, differ = ["--set", "data.batch_size=2"], "data.batch_size"
     else:
-        fewer = tmp_path / "fewer"
-        shutil.copytree(SAMPLE, fewer)
-        rows = (fewer / "metadata.csv").read_text(encoding="utf-8").splitlines()
-        (fewer / "metadata.csv").write_text("\n".join(rows[:-5]) + "\n", encoding="utf-8")
-        second, differ = ["--data", str(fewer)], "the clips each worker's data lists"
+        # Its transcripts edited, one with a character the other copy lacks: a vocabulary of another
+        # size had met the chief's weights inside the model's first variable (a traceback), and the
+        # same characters in other words had trained each clip on other text on each worker, unsaid.
+        other = tmp_path / "other"
+        shutil.copytree(SAMPLE, other)
+        rows = (other / "metadata.csv").read_text(encoding="utf-8").splitlines()
+        rows = rows[:-5] if given == "clips" else [rows[0].replace("|", "|ø "), *rows[1:]]
+        (other / "metadata.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+        second, differ = ["--data", str(other)], "the clips each worker's data lists"
     workers = _start_workers(tiny_config(tmp_path), tmp_path / "run", 4, tmp, ([], second))
     for code, result, stderr in _finish(workers):
         assert code == 1 and "Traceback" not in stderr, stderr[-3000:]
@@ -333,6 +337,18 @@ def test_workers_given_different_configs_stop_in_one_line_before_the_first_step(
     assert not list((tmp_path / "run" / "checkpoints").glob("ckpt-*"))
     # The refused start leaves no record of itself: a config.yaml of the refused settings, a start in run.json.
     assert not (tmp_path / "run" / "config.yaml").exists() and not (tmp_path / "run" / "run.json").exists()
+
+
+@pytest.mark.slow
+def test_workers_given_clusters_of_other_sizes_stop_in_one_line(tmp_path: Path) -> None:
+    # Each had ended in a 90-line traceback from the model's first variable ("is joining a group with size2").
+    first, second, third = _free_ports(3)
+    two, three = f"127.0.0.1:{first},127.0.0.1:{second}", f"127.0.0.1:{first},127.0.0.1:{second},127.0.0.1:{third}"
+    workers = _start_workers(tiny_config(tmp_path), tmp_path / "run", 2, tmp_path, lists=(two, three))
+    for code, result, stderr in _finish(workers):
+        assert code == 1 and "Traceback" not in stderr, stderr[-3000:]
+        assert result["error"].startswith("the workers were given different clusters, of 2 and of 3 workers"), result
+        assert result["hint"].startswith("start every worker with the same --worker-hosts"), result
 
 
 @pytest.mark.slow

@@ -112,6 +112,10 @@ def build_components(
     tokenizer, train_items, eval_items = run_data.tokenizer, run_data.train_items, run_data.eval_items
     training_input = build_input(run_data, settings, cluster, lambda message: progress(Noted(message)))
     strategy = _strategy(plan, cluster)
+    if cluster is not None:
+        from xtts_cli.training.workers import agree_before_building, clip_list
+
+        agree_before_building(strategy, cluster, config, clip_list(train_items), opened)
     total_steps = settings.total_steps(training_input.steps_per_epoch)
     models, counters = _models(
         config,

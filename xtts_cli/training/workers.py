@@ -8,7 +8,15 @@ import tensorflow as tf
 
 from xtts_cli.errors import XttsError
 
-__all__ = ["CLIPS", "StepGather", "WorkersDisagreeError", "clip_list", "config_digest", "config_slots"]
+__all__ = [
+    "CLIPS",
+    "StepGather",
+    "WorkersDisagreeError",
+    "agree_before_building",
+    "clip_list",
+    "config_digest",
+    "config_slots",
+]
 
 
 class WorkersDisagreeError(XttsError):
@@ -37,7 +45,10 @@ class StepGather:
 
     def check(self, moment: str, run_dir: Any, cluster: Any) -> None:
         """Every worker holds the same step and was given the same config, or `WorkersDisagreeError`."""
-        gathered = self.gather().numpy()
+        try:
+            gathered = self.gather().numpy()
+        except tf.errors.OpError as error:
+            raise _other_cluster(error, cluster) from None
         steps, digests = [int(v) for v in gathered[:, 0]], {int(v) for v in gathered[:, 1]}
         if len(digests) > 1:  # another batch size or step count: wrong figures, or collectives that never meet
             where = "" if cluster is None else f"; this is {cluster.describe()}"
@@ -60,6 +71,31 @@ class StepGather:
             )
 
 
+def _other_cluster(error: Exception, cluster: Any) -> Exception:
+    """TensorFlow's error for workers given clusters of other sizes, as one line; else `error`: both
+    had ended in a 90-line traceback from the model's first variable."""
+    import re
+
+    sizes = re.search(r"joining a group with size\s*(\d+), but that group has size\s*(\d+)", str(error))
+    if sizes is None or cluster is None:
+        return error
+    counts = sorted({int(sizes[1]), int(sizes[2])})
+    return WorkersDisagreeError(
+        f"the workers were given different clusters, of {counts[0]} and of {counts[1]} workers; this is "
+        f"{cluster.describe()}",
+        hint="start every worker with the same --worker-hosts (or TF_CONFIG cluster), each with its own --task-index "
+        "(docs/scaling.md)",
+    )
+
+
+def agree_before_building(strategy: Any, cluster: Any, config: Any, clips: list, run_dir: Any) -> None:
+    """Multi-worker: the same cluster, config and clips on every worker, checked before the model is
+    built. A vocabulary of other size (a transcript with another character) had met the chief's
+    weights as a shape mismatch inside the model's first variable, a traceback blamed on the network."""
+    gather = StepGather(strategy, tf.constant(0, tf.int64), config_digest(config, clips), config_slots(config, clips))
+    gather.check("before the model is built", run_dir, cluster)
+
+
 # Where each machine keeps its own copy: these may differ between the workers of one run.
 _PER_MACHINE = {
     "data": ("dataset_path", "eval_dataset_path", "feature_cache_dir"),
@@ -79,8 +115,9 @@ CLIPS = "the clips each worker's data lists"
 
 def clip_list(items: Any) -> list:
     """What every worker's copy of the data must agree on, its folders aside: each training clip's
-    id (its path in its dataset), speaker, language and length, in order."""
-    return [[item.id, item.speaker, item.language, item.audio.num_samples] for item in items]
+    id (its path in its dataset), speaker, language, length and transcript, in order (a copy whose
+    transcripts were edited had trained each clip on other words on each worker, unsaid)."""
+    return [[item.id, item.speaker, item.language, item.audio.num_samples, item.text] for item in items]
 
 
 def _shared_tree(config: Any, clips: Any = None) -> dict:
