@@ -403,7 +403,8 @@ def test_quick_with_devices_the_machine_lacks_says_neither_that_a_step_ran_nor_t
     # No step was timed: the config's eager step is one it would run.
     assert said["eager-step"].startswith("the step runs eagerly (training.enable_graph_mode is false)")
     # The devices came from flags: leaving the file's keys out would change nothing.
-    assert said["device-not-found"].endswith(
-        "pick an existing index, or leave out --data-gpu/--model-gpu to use one device"
+    assert said["device-not-found"].endswith(  # train's hint too: it had been said by train alone
+        "pick an existing index, or leave out --data-gpu/--model-gpu to use one device; on a machine without "
+        "GPUs, devices.logical_cpu_devices: 2 runs the same split on CPU"
     )
     assert said["no-gpu"].endswith("training runs on the CPU once devices.* names no GPU")

@@ -478,11 +478,17 @@ def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
         if index >= count:
             available = f"indices 0-{count - 1}" if count else "none"
             remove = _how_to_remove_devices(loaded)
+            # As train's own error says it: the split's CPU twin, where no GPU is there to pick.
+            twin = (
+                ""
+                if devices.logical_cpu_devices or machine.gpus
+                else "; on a machine without GPUs, devices.logical_cpu_devices: 2 runs the same split on CPU"
+            )
             yield Finding(
                 id="device-not-found",
                 severity="error",
                 message=f"devices.{name} is {index} but this machine has {count} {kind}: available {available}; "
-                f"pick an existing index, or {remove} to use one device",
+                f"pick an existing index, or {remove} to use one device{twin}",
             )
     if not devices.enable_memory_isolation:
         if limits:
