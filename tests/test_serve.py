@@ -403,6 +403,14 @@ def test_hostile_bodies_uploads_and_connections(served):
     assert error_of(get(f"{url}/api/tts", b"{not json", json_type)) == (400, "the body is not valid JSON")
     assert error_of(get(f"{url}/api/tts", b"[1, 2]", json_type))[0] == 400
     assert error_of(get(f"{url}/api/tts", b"\x00\x01", {"Content-Type": "application/octet-stream"}))[0] == 415
+    # A form's file input with no file chosen sends an empty part named "": no clip (it had been refused as
+    # an empty upload); an empty file that has a name is still one.
+    unchosen, headers = multipart({"text": "hello"}, b"")
+    assert get(f"{url}/api/tts", unchosen.replace(b'filename="clip.wav"', b'filename=""'), headers)[0] == 200
+    assert error_of(get(f"{url}/api/tts", unchosen, headers)) == (
+        400,
+        "the speaker_wav upload is empty; upload a clip of the voice to clone",
+    )
     body, headers = multipart({"text": "hello"}, b"MZ\x90\x00 not audio at all")
     assert error_of(get(f"{url}/api/tts", body, headers)) == (
         415,
@@ -1065,7 +1073,7 @@ def test_a_run_with_no_voice_of_its_own_and_a_sample_gone_since_the_start_are_a_
     try:
         status, _, body = get(f"{url}/api/tts?text=hello")
         assert status == 400 and json.loads(body)["hint"].startswith("send speaker_id= (/api/speakers lists them)")
-        status, headers, _ = get(f"{url}/api/tts?text=hello&speaker_id=en-gb")
+        status, headers, _ = get(f"{url}/api/tts?text=hello&speaker_id=%20EN-GB")  # as language_id is read
         # Said of each answer and in /health, as synthesize --json says it (the server's log alone had).
         (note,) = json.loads(get(f"{url}/health")[2])["notes"]
         assert note.startswith(f"{run} has no readable speaking_rate.json: how long each sentence may run")
@@ -1081,6 +1089,8 @@ def test_a_run_with_no_voice_of_its_own_and_a_sample_gone_since_the_start_are_a_
         status, headers, _ = get(f"{url}/samples/step000004-00.wav", headers={"Range": f"bytes={len(whole)}-"})
         assert (status, headers["Content-Range"]) == (416, f"bytes */{len(whole)}")
         assert get(f"{url}/samples/step000004-00.wav", headers={"Range": "bytes=0-1,5-9"})[2] == whole  # several: all
+        backwards = get(f"{url}/samples/step000004-00.wav", headers={"Range": "bytes=5-2"})  # no range: ignored
+        assert backwards[0] == 200 and backwards[2] == whole
         assert [sample["name"] for sample in json.loads(get(f"{url}/api/samples")[2])] == ["step000004-00.wav"]
         (run / "samples" / "step000004-00.wav").unlink()
         assert json.loads(get(f"{url}/api/samples")[2]) == []  # the page lists no sample that is gone

@@ -657,6 +657,8 @@ class _Handler(BaseHTTPRequestHandler):
             name = part.get_param("name", header="content-disposition")
             decoded = part.get_payload(decode=True)
             payload = decoded if isinstance(decoded, bytes) else b""
+            if part.get_filename() == "" and not payload:
+                continue  # a form's file input with no file chosen (HTML's empty part): no clip, not an empty one
             if name in fields or (name == "speaker_wav" and reference is not None):
                 raise Refused(400, f"{str(name)[:40]} is given twice; send it once")
             # A clip sent as a field's value (curl -F 'speaker_wav=<clip.wav') is the upload too.
@@ -726,6 +728,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, body, kind, method=method, headers={"Accept-Ranges": "bytes"})
             return
         first, last = wanted.groups()
+        if first and last and int(last) < int(first):  # not a range at all: ignored, as RFC 9110 14.2 says
+            self._send(200, body, kind, method=method, headers={"Accept-Ranges": "bytes"})
+            return
         if first:
             start, end = int(first), min(int(last), total - 1) if last else total - 1
         else:  # bytes=-500: the last 500

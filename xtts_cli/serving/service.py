@@ -55,6 +55,15 @@ def in_api_words(text: str) -> str:
     return reworded(text, _API_WORDS)
 
 
+def _any_case(name: str, listed: list[str]) -> str:
+    """The listed speaker `name` is in another case (EN-GB for en-gb, as language_id is read), where
+    exactly one is; else `name` as it was."""
+    if name in listed:
+        return name
+    matches = [known for known in listed if known.casefold() == name.casefold()]
+    return matches[0] if len(matches) == 1 else name
+
+
 class Refused(Exception):
     """A request the server answers with `status` and a one-line JSON error; it keeps serving."""
 
@@ -254,8 +263,8 @@ class VoiceService:
                 413,
                 f"text is {len(text)} characters, more than this server's {self.limits.text_chars}; send it in parts",
             )
-        speaker = fields.get("speaker_id") or None
-        speaker = listed_name(speaker, self.speakers()) or speaker if speaker is not None else None
+        speaker = (fields.get("speaker_id") or "").strip() or None
+        speaker = _any_case(listed_name(speaker, self.speakers()) or speaker, self.speakers()) if speaker else None
         if speaker is not None and speaker not in self.speakers():
             # A "+" written into a URL's query arrives as a space: espeak-ng's voices have one.
             plus = speaker.replace(" ", "+")
