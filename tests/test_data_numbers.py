@@ -172,6 +172,7 @@ from xtts_cli.data.text import Tokenizer
         ("he is 6'2\" and she is 5'11", "he is six foot two and she is five foot eleven"),
         # A fraction after "a" says its own article; a score out of ten; foot and inch marks, not a quote's.
         ("add a 1/2 cup, an 1/8 inch gap, a 1/4 mile", "add half a cup, an eighth inch gap, a quarter mile"),
+        ("1/2 a cup and 1/2 an hour", "half a cup and half an hour"),
         ("8/10, 10/10 and 9/10 of the votes", "eight out of ten, ten out of ten and nine tenths of the votes"),
         (
             'a 12" pizza, 6\' tall, 12" of snow, the "top 10" list',

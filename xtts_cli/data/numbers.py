@@ -687,6 +687,7 @@ _OVER = re.compile(r"(?<![\d/])(?<![.,]\d)(\d{1,3})/(\d{1,3})(?![\d/]|[.,]\d)")
 # A score out of ten (9/10, 10/10), unless it is a part of something: 9/10 of the votes.
 _OUT_OF_TEN = re.compile(r"(?<![\d/.,])(10|[0-9])/10(?![\d/]|[.,]\d)(?!\s+of\b)")
 # "a 1/2 cup": the fraction says its own article (half a cup, a quarter mile), not "a a half".
+_ARTICLE_AFTER = re.compile(r"\s+an?\s", re.IGNORECASE)
 _ARTICLE_FRACTION = re.compile(r"\b(?:a|an)\s+(?=1/(?:[2-9]|1[0-6])\b(?!/))", re.IGNORECASE)
 # 17.30 after a word of time is a clock (British writing), as 9.30 pm is; not 17.30 m or 17.30 each.
 _HOUR = r"(1\d|2[0-3]|[1-9])\.([0-5]\d)"  # not 0.25, a decimal
@@ -2707,6 +2708,8 @@ def _fraction(match: re.Match) -> str:
     ordinal = _words(parts, "en", to="ordinal")
     one, many = _FRACTION_NAMES.get(parts, (ordinal, ordinal + "s"))
     article = "an" if one[0] in "aeio" else "a"  # an eighth, an eleventh
+    if count == 1 and parts == 2 and not whole and _ARTICLE_AFTER.match(match.string, match.end()):
+        return "half"  # "1/2 a cup": half a cup (it had read "a half a cup")
     if count == 1 and not whole and _OWN_ARTICLE.search(match.string, 0, match.start()):
         article = ""  # "the 1/4 mile", "into 1/2-inch pieces": the quarter mile, half-inch pieces
         if (

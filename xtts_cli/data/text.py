@@ -104,12 +104,13 @@ def basic_cleaners(text: str) -> str:
 
 # "St." and "Dr." after a name or a number, and not before one, are a street and a drive ("42 Main
 # St.", "1st St. and", "Mulholland Dr."); before a name they are the list's saint and doctor ("St.
-# Louis", "Dr. Smith"), unless that is a compass point ("5th St. NW"). Told by the writer's capitals,
+# Louis", "Dr. Smith"), unless that is a compass point ("5th St. NW") or a number's "No. 7", an apartment
+# or a suite ("3rd St. No. 7", "Main St. Apt 4"). Told by the writer's capitals,
 # so before the text is lowered; a sentence that starts after one ("Main St. Next") reads saint, as the
 # list alone did.
 _STREET = re.compile(
     r"\b([A-Z][\w'\u2019-]*|\d+(?:st|nd|rd|th)?)(\s+)(St|ST|Dr|DR)(\.|\b(?!\.))"
-    r"(?!\s*(?!(?:[NS][EW]?|[EW]|North|South|East|West)\b)[A-Z])(?![\w'])"
+    r"(?!\s*(?!(?:[NS][EW]?|[EW]|North|South|East|West)\b|No\.?\s?\d|(?:Apt|Suite|Unit)\b)[A-Z])(?![\w'])"
 )
 # Acronyms in capitals that are words once lowered: the US, the UN, the WHO, IT.
 _ACRONYM_WORDS = re.compile(r"\b(?:US|UN|WHO|IT)\b(?!['\u2019])")
