@@ -1098,6 +1098,10 @@ def test_a_run_with_no_voice_of_its_own_and_a_sample_gone_since_the_start_are_a_
             404,
             "no training sample 'step000004-00.wav'; /api/samples lists them",
         )
+        shutil.rmtree(run)  # the whole run: /health had gone on saying "ok" and nothing more
+        health = json.loads(get(f"{url}/health")[2])
+        assert health["notes"][-1].startswith(f"{run} is gone: this server speaks with the model it loaded")
+        assert get(f"{url}/api/tts?text=hello&speaker_id=en-gb")[0] == 200
     finally:
         server.shutdown()
         server.server_close()

@@ -160,8 +160,19 @@ class VoiceService:
             "speed": bool(s.model.paced),  # its decoder takes `speed` (a duration decoder's pace)
             "speeds": list(SPEEDS),  # the paces a request may ask for: the page's slider spans them
             "text_chars": self.limits.text_chars,  # the most a text may hold: the page counts toward it
-            "notes": self.load_notes,  # what loading said of every answer's sound (a vocoder stopped early)
+            "notes": self.load_notes + self._run_gone(),  # what loading said of every answer's sound
         }
+
+    def _run_gone(self) -> list[str]:
+        """A note while the run directory served is gone: it had gone on saying "ok" and its latest
+        step, and only the samples it listed went quiet."""
+        run = Path(self.synthesizer.run_dir)
+        if run.is_dir():
+            return []
+        return [
+            f"{run} is gone: this server speaks with the model it loaded, its samples are gone, and a restart "
+            "cannot load it"
+        ]
 
     @property
     def load_notes(self) -> list[str]:
