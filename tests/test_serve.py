@@ -402,6 +402,17 @@ def test_hostile_bodies_uploads_and_connections(served):
     json_type = {"Content-Type": "application/json"}
     assert error_of(get(f"{url}/api/tts", b"{not json", json_type)) == (400, "the body is not valid JSON")
     assert error_of(get(f"{url}/api/tts", b"[1, 2]", json_type))[0] == 400
+    # Latin-1 JSON is read as its charset says, and without one said to be no UTF-8 (it had been "not valid JSON").
+    latin = '{"text": "Caf\u00e9 au lait."}'.encode("latin-1")
+    assert get(f"{url}/api/tts", latin, {"Content-Type": "application/json; charset=iso-8859-1"})[0] == 200
+    assert error_of(get(f"{url}/api/tts", latin, json_type)) == (
+        400,
+        "the JSON body is not UTF-8; send it as UTF-8, or name its charset in its Content-Type",
+    )
+    untyped = raw(
+        url, b"POST /api/tts HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nConnection: close\r\n\r\ntext=Hello"
+    )
+    assert untyped.startswith(b"HTTP/1.1 415") and b"a body with no Content-Type; send JSON" in untyped, untyped[:300]
     assert error_of(get(f"{url}/api/tts", b"\x00\x01", {"Content-Type": "application/octet-stream"}))[0] == 415
     # A form's file input with no file chosen sends an empty part named "": no clip (it had been refused as
     # an empty upload); an empty file that has a name is still one.

@@ -567,9 +567,20 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._read_body(length)
         kind = self.headers.get_content_type()
         if kind == "application/json":
+            # JSON is UTF-8 (RFC 8259), but an older client declares Latin-1 and sends it: read as it says
+            # ("Café" in Latin-1 had been "the body is not valid JSON", as if its syntax were wrong).
+            declared = _form_charset(self.headers.get_content_charset())
             try:
-                decoded = json.loads(body or b"{}", object_pairs_hook=_once)
-            except (ValueError, UnicodeDecodeError):
+                text = body.decode(declared).removeprefix("\ufeff") if declared and body else body
+            except UnicodeError:
+                text = body
+            try:
+                decoded = json.loads(text or b"{}", object_pairs_hook=_once)
+            except UnicodeDecodeError:
+                raise Refused(
+                    400, "the JSON body is not UTF-8; send it as UTF-8, or name its charset in its Content-Type"
+                ) from None
+            except ValueError:
                 raise Refused(400, "the body is not valid JSON") from None
             except RecursionError:  # Python's parser recurses once a level
                 raise Refused(400, 'the JSON body nests too deeply; send {"text": "..."}') from None
@@ -589,7 +600,9 @@ class _Handler(BaseHTTPRequestHandler):
                 raise Refused(400, f"the form body is not {said}") from None
         if kind == "multipart/form-data":
             return self._multipart(body)
-        raise Refused(415, f"a body of type {kind!r}; send JSON, a form, or multipart/form-data with the upload")
+        # With no Content-Type, the standard library says text/plain: a client had been told it sent that.
+        sent = f"of type {kind!r}" if self.headers.get("Content-Type") else "with no Content-Type"
+        raise Refused(415, f"a body {sent}; send JSON, a form, or multipart/form-data with the upload")
 
     def _read_body(self, length: Optional[int]) -> bytes:
         self.reading_body = True
