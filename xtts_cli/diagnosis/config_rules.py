@@ -467,29 +467,7 @@ def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
             "on: two memory limits on one card only split it; set enable_memory_isolation to false",
             fix=_set("devices.enable_memory_isolation", False),
         )
-    if devices.logical_cpu_devices:
-        count, kind = devices.logical_cpu_devices, "logical CPU devices (devices.logical_cpu_devices)"
-    elif machine.gpus or machine.gpu_facts_known:
-        count, kind = len(machine.gpus), "GPUs"
-    else:
-        count, kind = 0, f"GPUs ({machine.gpu_unavailable_reason})"
-    for name in ("data_gpu", "model_gpu"):
-        index = getattr(devices, name)
-        if index >= count:
-            available = f"indices 0-{count - 1}" if count else "none"
-            remove = _how_to_remove_devices(loaded)
-            # As train's own error says it: the split's CPU twin, where no GPU is there to pick.
-            twin = (
-                ""
-                if devices.logical_cpu_devices or machine.gpus
-                else "; on a machine without GPUs, devices.logical_cpu_devices: 2 runs the same split on CPU"
-            )
-            yield Finding(
-                id="device-not-found",
-                severity="error",
-                message=f"devices.{name} is {index} but this machine has {count} {kind}: available {available}; "
-                f"pick an existing index, or {remove} to use one device{twin}",
-            )
+    yield from _devices_not_found(loaded, machine)
     if not devices.enable_memory_isolation:
         if limits:
             yield _unused_limit(
@@ -516,6 +494,34 @@ def _devices(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
                 message=f"devices.{name}_memory is {limit} MiB but GPU {gpu.index} ({gpu.name}) has "
                 f"{gpu.memory_total_mib} MiB; set it to at most {safe}",
                 fix=_set(f"devices.{name}_memory", safe),
+            )
+
+
+def _devices_not_found(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
+    """device-not-found: a data_gpu or model_gpu past the devices this machine has."""
+    devices = loaded.config.devices
+    if devices.logical_cpu_devices:
+        count, kind = devices.logical_cpu_devices, "logical CPU devices (devices.logical_cpu_devices)"
+    elif machine.gpus or machine.gpu_facts_known:
+        count, kind = len(machine.gpus), "GPUs"
+    else:
+        count, kind = 0, f"GPUs ({machine.gpu_unavailable_reason})"
+    for name in ("data_gpu", "model_gpu"):
+        index = getattr(devices, name)
+        if index >= count:
+            available = f"indices 0-{count - 1}" if count else "none"
+            remove = _how_to_remove_devices(loaded)
+            # As train's own error says it: the split's CPU twin, where no GPU is there to pick.
+            twin = (
+                ""
+                if devices.logical_cpu_devices or machine.gpus
+                else "; on a machine without GPUs, devices.logical_cpu_devices: 2 runs the same split on CPU"
+            )
+            yield Finding(
+                id="device-not-found",
+                severity="error",
+                message=f"devices.{name} is {index} but this machine has {count} {kind}: available {available}; "
+                f"pick an existing index, or {remove} to use one device{twin}",
             )
 
 

@@ -111,11 +111,7 @@ def build_components(
         progress(Noted(lacking))
     tokenizer, train_items, eval_items = run_data.tokenizer, run_data.train_items, run_data.eval_items
     training_input = build_input(run_data, settings, cluster, lambda message: progress(Noted(message)))
-    strategy = _strategy(plan, cluster)
-    if cluster is not None:
-        from xtts_cli.training.workers import agree_before_building, clip_list
-
-        agree_before_building(strategy, cluster, config, clip_list(train_items), opened)
+    strategy = _strategy(plan, cluster, config, train_items, opened)
     total_steps = settings.total_steps(training_input.steps_per_epoch)
     models, counters = _models(
         config,
@@ -469,9 +465,12 @@ class _KeptRecord:
                 write_atomically(path, data, backup=False)
 
 
-def _strategy(plan: DevicePlan, cluster: Any) -> Any:
-
+def _strategy(plan: DevicePlan, cluster: Any, config: XttsConfig, train_items: list, run_dir: RunDir) -> Any:
+    """The run's strategy; multi-worker, once every worker agrees on the config and clips (`agree_before_building`)."""
     if cluster is not None:
+        from xtts_cli.training.workers import agree_before_building, clip_list
+
+        agree_before_building(plan.strategy, cluster, config, clip_list(train_items), run_dir)
         return plan.strategy
     if plan.kind == "mirrored":
         return tf.distribute.MirroredStrategy(list(plan.replica_devices))
