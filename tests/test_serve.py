@@ -409,6 +409,14 @@ def test_hostile_bodies_uploads_and_connections(served):
         400,
         "the JSON body is not UTF-8; send it as UTF-8, or name its charset in its Content-Type",
     )
+    labelled = {"Content-Type": "application/json; charset=utf-8"}
+    assert error_of(get(f"{url}/api/tts", latin, labelled)) == (
+        400,
+        "the JSON body is not the utf-8 its Content-Type names, nor UTF-8; send it as UTF-8",
+    )
+    # Bytes that say their own encoding are read as they say, whatever the label (it had refused these).
+    for body in ('\ufeff{"text": "Hi."}'.encode(), '{"text": "Hi."}'.encode("utf-16-le")):
+        assert get(f"{url}/api/tts", body, {"Content-Type": "application/json; charset=iso-8859-1"})[0] == 200
     untyped = raw(
         url, b"POST /api/tts HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nConnection: close\r\n\r\ntext=Hello"
     )

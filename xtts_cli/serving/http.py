@@ -567,19 +567,25 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._read_body(length)
         kind = self.headers.get_content_type()
         if kind == "application/json":
-            # JSON is UTF-8 (RFC 8259), but an older client declares Latin-1 and sends it: read as it says
-            # ("Café" in Latin-1 had been "the body is not valid JSON", as if its syntax were wrong).
-            declared = _form_charset(self.headers.get_content_charset())
+            # JSON is UTF-8, 16 or 32 (RFC 8259), told by its bytes as before; one that is none of them is
+            # read in the charset its Content-Type names (an older client's Latin-1): "Café" had been
+            # "the body is not valid JSON", as if its syntax were wrong.
+            declared = self.headers.get_content_charset()
             try:
-                text = body.decode(declared).removeprefix("\ufeff") if declared and body else body
+                try:
+                    decoded = json.loads(body or b"{}", object_pairs_hook=_once)
+                except UnicodeDecodeError:
+                    readable = _form_charset(declared)
+                    if readable is None or readable == "utf-8":
+                        raise
+                    decoded = json.loads(body.decode(readable, errors="strict"), object_pairs_hook=_once)
             except UnicodeError:
-                text = body
-            try:
-                decoded = json.loads(text or b"{}", object_pairs_hook=_once)
-            except UnicodeDecodeError:
-                raise Refused(
-                    400, "the JSON body is not UTF-8; send it as UTF-8, or name its charset in its Content-Type"
-                ) from None
+                said = (
+                    f"the {declared[:40]} its Content-Type names, nor UTF-8; send it as UTF-8"
+                    if declared
+                    else "UTF-8; send it as UTF-8, or name its charset in its Content-Type"
+                )
+                raise Refused(400, f"the JSON body is not {said}") from None
             except ValueError:
                 raise Refused(400, "the body is not valid JSON") from None
             except RecursionError:  # Python's parser recurses once a level
