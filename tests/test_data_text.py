@@ -441,6 +441,7 @@ def test_a_mark_the_vocabulary_lacks_is_read_as_its_nearest_it_knows():
         ("Turn into 42 Main St. today.", "turn into 42 main street today."),
         ("1st St. and 221B Baker St.", "1st street and 221b baker street."),
         ("3rd St. No. 7, Main St. Apt 4", "3rd street no. 7, main street apt 4"),
+        ("Main St. APT 4, King St. Units 4-6", "main street apt 4, king street units 4-6"),
         (
             "Dr. Smith lives on Mulholland Dr., by 5th St. NW.",
             "doctor smith lives on mulholland drive, by 5th street nw.",

@@ -116,7 +116,7 @@ MEMO_VERSION = 79  # 2: a layout's transcripts and folders watched, each with it
 # 76: an LJSpeech clip beside its metadata, not in wavs/, is named on its row; a tab-split row's clip is no unlisted audio
 # 77: Hungarian days with every case ending, in lists and after a month shortened; Scandinavian counts after a year's word stay counts
 # 78: a Hungarian day listed after another is written with its long vowel (16-án): 8-tól, 5-en after one are no days
-# 79: "St." before a number's "No. 7", "Apt", "Suite" or "Unit" is a street; "1/2 a cup" is half a cup
+# 79: "St." before a number's "No. 7" ("Nos."), an Apt, a Suite or a Unit (in capitals, or more than one) is a street; "1/2 a cup" is half a cup
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 

@@ -110,7 +110,7 @@ def basic_cleaners(text: str) -> str:
 # list alone did.
 _STREET = re.compile(
     r"\b([A-Z][\w'\u2019-]*|\d+(?:st|nd|rd|th)?)(\s+)(St|ST|Dr|DR)(\.|\b(?!\.))"
-    r"(?!\s*(?!(?:[NS][EW]?|[EW]|North|South|East|West)\b|No\.?\s?\d|(?:Apt|Suite|Unit)\b)[A-Z])(?![\w'])"
+    r"(?!\s*(?!(?:[NS][EW]?|[EW]|North|South|East|West)\b|Nos?\.?\s?\d|(?:Apt|APT|Suites?|SUITES?|Units?|UNITS?)\b)[A-Z])(?![\w'])"
 )
 # Acronyms in capitals that are words once lowered: the US, the UN, the WHO, IT.
 _ACRONYM_WORDS = re.compile(r"\b(?:US|UN|WHO|IT)\b(?!['\u2019])")
