@@ -338,6 +338,8 @@ def test_a_parameter_given_twice_or_as_a_list_is_refused_and_an_error_carries_it
     assert status == 400 and "the run reads en" in json.loads(body)["hint"]
     status, _, body = get(f"{url}/api/tts?text=Hello.&speaker_id=en-us+f3")  # the + unescaped: a space
     assert status == 400 and json.loads(body)["hint"] == "a + in a URL's query is a space: write en-us+f3 as en-us%2Bf3"
+    status, _, body = get(f"{url}/api/tts?text=Hello.&speaker_id=EN-US+F3")  # in capitals too
+    assert status == 400 and json.loads(body)["hint"] == "a + in a URL's query is a space: write en-us+f3 as en-us%2Bf3"
     # A region's tag names the run's code of its language; a long reading, the part that fits.
     status, _, body = get(f"{url}/api/tts?text=Hello.&language_id=en-US")
     assert status == 400 and json.loads(body)["hint"] == "send language_id=en", body

@@ -278,7 +278,7 @@ class VoiceService:
         speaker = _any_case(listed_name(speaker, self.speakers()) or speaker, self.speakers()) if speaker else None
         if speaker is not None and speaker not in self.speakers():
             # A "+" written into a URL's query arrives as a space: espeak-ng's voices have one.
-            plus = speaker.replace(" ", "+")
+            plus = _any_case(speaker.replace(" ", "+"), self.speakers())
             listed = ", ".join(self.speakers()) or "it lists none (leave speaker_id out, or upload a speaker_wav)"
             raise Refused(
                 400,
