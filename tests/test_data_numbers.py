@@ -30,6 +30,12 @@ from xtts_cli.data.text import Tokenizer
         ("we left at 9 a.m.", "we left at nine a m."),
         ("$1.5 billion, $5 million", "one point five billion dollars, five million dollars"),
         ("version 2.0, -5 degrees", "version two point zero, minus five degrees"),
+        # Dotted dates are day first; three hyphened numbers a code, not two ranges; 1.2.2024 after
+        # "version" a version.
+        ("on 1.5.2026 we met", "on the first of may, twenty twenty six we met"),
+        ("version 1.2.2024", "version one point two point two thousand and twenty four"),
+        ("ISBN 978-3-16-148410-0", "ISBN nine seven eight, three, sixteen, one four eight four one oh, oh"),
+        ("a 4-4-2 formation, due 12-25-2020", "a four, four, two formation, due december twenty fifth, twenty twenty"),
         ("\u22125 °C, \u22123 at night", "minus five degrees celsius, minus three at night"),  # U+2212, typeset
         (
             "we met on 4-5 June, and 30\u201331 December",

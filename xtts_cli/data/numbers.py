@@ -509,6 +509,15 @@ _YEAR_SPAN = re.compile(r"\b(1[1-9]\d\d|20\d\d) to (\d\d)\b(?![.,]\d)")
 # A date in digits: 12/25/2020 is December twenty fifth, 25/12/2020 the twenty fifth of December;
 # where both could be the month, American English puts it first and the rest of English second.
 _NUMERIC_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4}|\d\d)\b")
+# 1.5.2026 is written day first wherever dots part a date; 12-25-2020 in the reader's own order. Both
+# had been read without their dots or as ranges ("one five two thousand and twenty six").
+_DOTTED_DATE = re.compile(
+    r"(?<![\w.,])(?<!version )(?<!ver\. )(?<!\bv)(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\w]|[.,]\d)", re.IGNORECASE
+)
+_DASHED_DATE = re.compile(r"(?<![\w.,-])(\d{1,2})-(\d{1,2})-(\d{4})(?![\w-]|[.,]\d)")
+# Three or more numbers joined by hyphens name a thing (ISBN 978-3-16-148410-0, a 4-4-2 formation):
+# each group said apart, a long or zero-led one digit by digit; not ranges ("978 to 3 to 16").
+_HYPHEN_CODE = re.compile(r"(?<![\w.,-])\d+(?:-\d+){2,}(?![\w-]|[.,]\d)")
 # A day and month with no year after a word that dates ("on 12/31", "by 3/4", "due 4/15", "Tuesday
 # 3/5"); alone 12/31 may be a fraction or a score. See `_day_and_month` for the fractions after them.
 _DATING_WORDS = "on|by|until|till|since|before|after"
@@ -2389,6 +2398,9 @@ def _english_first(text: str, month_first: bool) -> str:
     text = _DURATION.sub(_duration, text)
     # 2020-07-04: written in the reader's own order first, then read as one
     text = _ISO_DATE.sub(lambda m: "/".join(m.group(*((2, 3, 1) if month_first else (3, 2, 1)))), text)
+    text = _DOTTED_DATE.sub(lambda m: _numeric_date(m, month_first=False), text)
+    text = _DASHED_DATE.sub(lambda m: _numeric_date(m, month_first), text)
+    text = _HYPHEN_CODE.sub(_hyphen_code, text)
     text = _NUMERIC_DATE.sub(lambda m: _numeric_date(m, month_first), text)
     text = _DAY_AND_MONTH.sub(lambda m: _day_and_month(m, month_first), text)
     text = _DAY_RANGE_BEFORE_MONTH.sub(
@@ -2493,14 +2505,21 @@ def _dotted_number(match: re.Match) -> str:
             return _words(int("".join(parts)), "en")
     if len(parts) == 4 and all(len(p) <= 3 and int(p) <= 255 for p in parts):
         return " dot ".join(" ".join(_DIGIT_NAMES[int(d)] for d in part) for part in parts)
-    if len(parts) == 3 and len(parts[2]) == 4:  # 1.2.2024: a date, left to the date readers
-        return match.group(0)
     return " point ".join(_words(int(part), "en") for part in parts)
 
 
 def _the(match: re.Match) -> str:
     """ "the " before a day read as "the fourth of July", unless the text says it already ("since the 4 July")."""
     return "" if re.search(r"\bthe\s+$", match.string[: match.start()], re.IGNORECASE) else "the "
+
+
+def _hyphen_code(match: re.Match) -> str:
+    return ", ".join(
+        " ".join(_DIGIT_NAMES[int(d)] for d in group)
+        if len(group) > 2 or group.startswith("0")
+        else _words(int(group), "en")
+        for group in match.group(0).split("-")
+    )
 
 
 def _numeric_date(match: re.Match, month_first: bool) -> str:
