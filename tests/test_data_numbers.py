@@ -286,6 +286,8 @@ def test_a_comparison_before_a_number_is_read_in_the_language(language, text, re
 def test_other_languages_read_through_num2words_or_not_at_all():
     german = number_reader("de")
     assert german is not None and german("ich habe 21 katzen") == "ich habe einundzwanzig katzen"
+    isbn = "ISBN neunhundertachtundsiebzig-drei-sechzehn-eins vier acht vier eins null-null"  # a code's long group
+    assert german("ISBN 978-3-16-148410-0") == isbn
     assert number_reader("xx") is None and number_reader(None) is None
 
 

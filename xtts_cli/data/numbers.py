@@ -2778,6 +2778,14 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
         if primary in _POWER_WORDS:
             text = _POWER.sub(lambda m: _power(m, primary), text)
         text = _ZERO_LED.sub(lambda m: _digit_groups(m.group(0), primary), text)
+        # ISBN 978-3-16-148410-0: a code's long group digit by digit (it had been a hundred and forty
+        # eight thousand ...); its short ones are said as numbers, as these languages say a code's pairs.
+        text = _HYPHEN_CODE.sub(
+            lambda m: "-".join(
+                _digit_groups(group, primary) if len(group) > 3 else group for group in m.group(0).split("-")
+            ),
+            text,
+        )
         if primary in _RANGE_TO:
             text = _RANGE.sub(rf"\1 {_RANGE_TO[primary]} ", text)
         if percent is not None:  # "3,5 %": the sign read after its number, as these languages say it

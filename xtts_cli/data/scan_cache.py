@@ -117,7 +117,8 @@ MEMO_VERSION = 80  # 2: a layout's transcripts and folders watched, each with it
 # 77: Hungarian days with every case ending, in lists and after a month shortened; Scandinavian counts after a year's word stay counts
 # 78: a Hungarian day listed after another is written with its long vowel (16-án): 8-tól, 5-en after one are no days
 # 79: "St." before a number's "No. 7" ("Nos."), an Apt, a Suite or a Unit (in capitals, or more than one) is a street; "1/2 a cup" is half a cup
-# 80: English dotted dates (1.5.2026) and dashed ones (12-25-2020) are dates; three hyphened numbers a code
+# 80: English dotted dates (1.5.2026) and dashed ones (12-25-2020) are dates; three hyphened numbers a code,
+# its long groups digit by digit in every language
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
