@@ -565,6 +565,7 @@ def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(
     assert result.exit_code == 0, (result.output, result.exception)
     assert undocumented_keys("export", json.loads(result.stdout)) == [], "add them to docs/json.md"
     assert json.loads(result.stdout)["vocoder_step"] == 12  # as export.json keeps it (the JSON had left it out)
+    assert json.loads(result.stdout)["run"] == acoustic.name  # as given, as synthesize --json says it
     info = json.loads((out / "export.json").read_text(encoding="utf-8"))
     # Where they are, not where export was run from: an export is served elsewhere.
     assert info["run"] == str(acoustic) and info["vocoder"] == str(acoustic / "vocoder") and info["vocoder_step"] == 12

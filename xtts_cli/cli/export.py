@@ -114,7 +114,7 @@ def export(
         sys.stderr.write(f"note: {note}\n")
     report = {
         "out": str(out),
-        "run": info["run"],
+        "run": str(run_dir),  # as given, as synthesize --json says it (export.json keeps it absolute)
         "step": info["step"],
         "sample_rate": info["sample_rate"],
         "vocoder": info["vocoder"],
