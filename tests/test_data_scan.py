@@ -163,6 +163,37 @@ def _sample_copy(root: Path) -> Path:
     return root
 
 
+def test_a_broken_link_is_a_missing_clip_named_so_and_an_absolute_ljspeech_id_is_that_clip(tmp_path):
+    """A link to nowhere had been "outside the root", with a setting that then called it missing; an id
+    written as an absolute path had been looked for under wavs//tmp/..."""
+    root = _sample_copy(tmp_path / "ds")
+    elsewhere = _sample_copy(tmp_path / "other")
+    (root / "wavs" / "XTTS001-0001.wav").unlink()
+    (root / "wavs" / "XTTS001-0001.wav").symlink_to("/nonexistent/x.wav")
+    (root / "wavs" / "XTTS001-0002.wav").unlink()
+    (root / "wavs" / "XTTS001-0002.wav").symlink_to("XTTS001-0099.wav")  # inside the root
+    lines = (root / "metadata.csv").read_text(encoding="utf-8").splitlines()
+    lines[2] = lines[2].replace("XTTS001-0003", str(elsewhere / "wavs" / "XTTS001-0003"), 1)
+    (root / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for allow in (False, True):
+        report = scan_dataset(DataConfig(dataset_path=str(root), allow_absolute_paths=allow, scan_cache=False))
+        bad = {item.path: (item.reason, item.detail) for item in report.bad}
+        assert bad["wavs/XTTS001-0001.wav"] == (
+            "missing",
+            "a broken link: wavs/XTTS001-0001.wav points to /nonexistent/x.wav, which is not there; link it to "
+            "the clip, or copy the clip in its place",
+        )
+        assert (
+            bad["wavs/XTTS001-0002.wav"][0] == "missing"
+            and "points to XTTS001-0099.wav" in bad["wavs/XTTS001-0002.wav"][1]
+        )
+        absolute = str(elsewhere / "wavs" / "XTTS001-0003.wav")
+        if allow:
+            assert absolute not in bad and absolute in {item.relative_path for item in report.items}
+        else:
+            assert bad[absolute][0] == "path_escapes_root"
+
+
 def test_a_speakers_file_of_another_form_is_refused_naming_its_line(tmp_path):
     """A comma-separated speakers.csv read as no speakers would train the sample's 4 voices as one."""
     root = _sample_copy(tmp_path / "ds")

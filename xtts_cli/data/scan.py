@@ -1145,7 +1145,11 @@ def _resolve(
 ) -> tuple[Optional[str], str, Optional[BadItem]]:
     """(absolute path or None, path as written, problem). A path that lands outside the dataset
     root, written so (absolute, `..`) or through a symlink, is refused unless `allow_absolute`."""
-    if entry.path is None:
+    if entry.path is None and os.path.isabs(str(entry.id)):
+        # An LJSpeech id written as an absolute path names that clip, as one written with `..` does (it
+        # had been looked for under wavs//data/...).
+        written = str(entry.id) if str(entry.id).lower().endswith(SUPPORTED_EXTENSIONS) else f"{entry.id}.wav"
+    elif entry.path is None:
         written = f"wavs/{folders.audio_named(f'{root}/wavs', str(entry.id)) or f'{entry.id}.wav'}"
     elif (
         "/" not in entry.path
@@ -1165,6 +1169,12 @@ def _resolve(
         return full, written, None
     real = folders.real_path(full)
     if not _inside(real, folders.real_folder(root)):
+        if os.path.lexists(full) and not os.path.exists(full):  # no setting reads a clip that is not there
+            return (
+                None,
+                written,
+                BadItem(source=entry.source, path=written, reason="missing", detail=_beside(full, written)),
+            )
         where = "" if real == full else f" (it resolves to {real})"
         return (
             None,
@@ -1223,6 +1233,9 @@ def _what_it_holds(text: str) -> str:
 def _beside(audio_path: str, written: str) -> str:
     """A missing clip's detail: "file not found", and the file of its name with another extension
     (or none) where there is one: a list that names `c3` or `x.mp3` of a `c3.wav` or an `x.wav`."""
+    if os.path.islink(audio_path) and not os.path.exists(audio_path):
+        target = os.readlink(audio_path)
+        return f"a broken link: {written} points to {target}, which is not there; link it to the clip, or copy the clip in its place"
     slashed = written.replace("\\", "/")
     if slashed != written and audio_path.endswith(written) and os.path.isfile(audio_path[: -len(written)] + slashed):
         return f"file not found, but {slashed} is there: write / between folders, not \\ (a Windows path)"
