@@ -763,6 +763,11 @@ def test_metadata_saved_as_utf16_is_read_and_a_nul_in_a_line_is_that_line_bad(tm
     (tmp_path / "nul" / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     report = scan_dataset(data(tmp_path / "nul"))
     assert [(b.source, b.reason) for b in report.bad if "NUL" in b.detail] == [("metadata.csv:2", "not_utf8")]
+    (nul,) = [b.detail for b in report.bad if "NUL" in b.detail]  # re-saving as UTF-8 keeps it: not that fix
+    assert (
+        nul
+        == f"a NUL byte at character {lines[1].index(chr(0))} of the line, which no text holds; delete it from the line"
+    )
 
 
 def test_a_line_in_another_encoding_is_that_line_with_its_clip_and_a_whole_file_is_one_line(tmp_path):

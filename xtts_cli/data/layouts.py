@@ -279,7 +279,9 @@ def lines_and_faults(path: Path) -> tuple[list[str], dict[int, str]]:
             continue
         if "\x00" in text:  # valid UTF-8, but no name or transcript holds it (nor may a path)
             lines.append("")
-            faults[number] = f"{NOT_UTF8} (a NUL byte at character {text.index(chr(0))} of the line)"
+            # Not another encoding: re-saving as UTF-8 keeps the NUL (a copy cut short, bytes pasted in).
+            at = text.index(chr(0))
+            faults[number] = f"a NUL byte at character {at} of the line, which no text holds; delete it from the line"
             continue
         lines.append(text)
     return lines, faults
