@@ -614,7 +614,10 @@ def test_an_mp3_cut_at_a_frame_or_damaged_mid_stream_is_truncated_not_trained_as
     found = {bad.path: (bad.reason, bad.detail) for bad in report.bad}
     assert set(found) == {"wavs/c0.mp3", "wavs/c1.mp3"} and [i.relative_path for i in report.items] == ["wavs/c2.mp3"]
     assert all(reason == "truncated" for reason, _ in found.values())
-    assert re.fullmatch(r"MP3 holds \d+ of the \d+ frames its Xing/Info header counts", found["wavs/c0.mp3"][1])
+    fix = " (cut short in a copy or a download): copy it again, or keep what is there with ffmpeg -i in.mp3 out.flac"
+    assert re.fullmatch(
+        r"MP3 holds \d+ of the \d+ frames its Xing/Info header counts" + re.escape(fix), found["wavs/c0.mp3"][1]
+    )
 
 
 def test_an_mp3_of_varying_bitrate_with_no_xing_header_is_refused_before_its_decoder_cuts_it(tmp_path):
@@ -667,9 +670,13 @@ def test_a_flac_cut_short_is_truncated_by_its_last_frames(tmp_path):
     report = scan_dataset(DataConfig(dataset_path=str(tmp_path / "data"), max_bad_file_fraction=0.9))
     found = {bad.path: (bad.reason, bad.detail) for bad in report.bad}
     assert [i.relative_path for i in report.items] == ["wavs/c2.flac"]
-    assert found["wavs/c1.flac"] == ("truncated", "FLAC's final frame is cut short (its CRC-16 never closes)")
-    assert found["wavs/c0.flac"][0] == "truncated"
-    assert re.fullmatch(r"FLAC holds \d+ of the 44100 samples its STREAMINFO counts", found["wavs/c0.flac"][1])
+    fix = ": copy it again, or keep what is there with ffmpeg -i in.flac out.flac"
+    assert found["wavs/c1.flac"] == ("truncated", "FLAC's final frame is cut short (its CRC-16 never closes)" + fix)
+    assert found["wavs/c0.flac"][0] == "truncated"  # each with its fix: it had named none
+    fix = " (cut short in a copy or a download)" + fix
+    assert re.fullmatch(
+        r"FLAC holds \d+ of the 44100 samples its STREAMINFO counts" + re.escape(fix), found["wavs/c0.flac"][1]
+    )
 
 
 def test_a_decode_far_shorter_than_the_scan_said_fails_the_clip_instead_of_padding_it(tmp_path):

@@ -1263,6 +1263,16 @@ def _beside(audio_path: str, written: str) -> str:
     return f"file not found, but {shown} is there: write that name"
 
 
+def _cut_short_fix(detail: str, written: str) -> str:
+    """A file cut short, with the fix where its reader named none (an MP3, Ogg or FLAC ending inside a
+    frame had said only that)."""
+    if "copy it again" in detail:
+        return detail
+    extension = os.path.splitext(written)[1].lower() or ".wav"
+    why = "" if "cut short" in detail else " (cut short in a copy or a download)"
+    return f"{detail}{why}: copy it again, or keep what is there with ffmpeg -i in{extension} out.flac"
+
+
 def _in_other_capitals(audio_path: str, written: str) -> str:
     """ "file not found", and the file of its name in other capitals where there is one (a corpus made
     on Windows or macOS, whose disks ignore case): `CLIP_01` of a `clip_01.wav`, `Audio/a.wav` of an
@@ -1350,7 +1360,9 @@ def _check_entry(
     try:
         header, stat = headers.header(audio_path)
     except AudioHeaderError as error:  # before the length limits: a broken file is bad, whatever its length
-        return bad(error.reason, _beside(audio_path, written) if error.reason == "missing" else error.detail)
+        if error.reason == "missing":
+            return bad(error.reason, _beside(audio_path, written))
+        return bad(error.reason, _cut_short_fix(error.detail, written) if error.reason == "truncated" else error.detail)
     # Length at the training rate, as the resampler returns it: floor(n * out / in).
     samples = header.num_samples * data.sample_rate // header.sample_rate
     frames = 1 + samples // data.hop_length
