@@ -131,6 +131,36 @@ def test_a_stdout_that_cannot_take_the_text_or_is_closed_is_written_what_it_can_
     assert quiet.returncode == 0 and "tiny-cpu.yaml: valid" in quiet.stdout, quiet.stdout[-2000:]
 
 
+@pytest.mark.slow  # a training process
+def test_a_kill_int_in_the_start_up_of_a_background_job_stops_it_as_in_its_loop(tmp_path) -> None:
+    """A script's background job starts with SIGINT ignored; the loop honoured a kill -INT, its start-up
+    (the scan, an --init-from base's validation) had dropped it and trained to the end, exit 0."""
+    import signal
+    import time
+
+    from training_support import start_xtts
+
+    run = tmp_path / "run"
+    process = start_xtts(
+        ["train", "-c", "tiny-cpu", "--steps", "4", "--set", f"training.run_dir={run}"], tmp_path, sigint_ignored=True
+    )
+    descriptor = process.stderr.fileno()
+    os.set_blocking(descriptor, False)
+    said, deadline = "", time.monotonic() + 180
+    while "scanning the dataset" not in said and time.monotonic() < deadline and process.poll() is None:
+        try:
+            said += os.read(descriptor, 65536).decode("utf-8", "replace")
+        except BlockingIOError:
+            time.sleep(0.05)
+    os.set_blocking(descriptor, True)
+    process.send_signal(signal.SIGINT)
+    _, rest = process.communicate(timeout=180)
+    said += rest or ""
+    assert process.returncode == 130, said[-2000:]
+    assert "interrupted (Ctrl-C)" in said and "tracing the training step" not in said, said[-2000:]
+    assert not list(run.glob("checkpoints/ckpt-*.index"))
+
+
 def test_a_command_names_what_it_reads(helps) -> None:
     # A run's commands read the config stored in the run; vocode reads a vocoder run; the others a config.
     for name in ("init", "train", "validate", "diagnose", "profile-pipeline", "profile-step", "benchmark", "report"):

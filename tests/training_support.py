@@ -104,8 +104,8 @@ def start_xtts(
     args: list[str], cwd: Path, env: dict[str, str] | None = None, ctrl_c: bool = False, sigint_ignored: bool = False
 ) -> subprocess.Popen:
     """`xtts ARGS` started in its own process, its output captured as text. `ctrl_c`: SIGINT as a
-    terminal leaves it (a test worker may run with it ignored, which Python's own KeyboardInterrupt
-    then inherits: the training loop installs its handler, a command that relies on Python's does not);
+    terminal leaves it (a test worker may run with it ignored, which the child would inherit; `xtts`
+    takes it back at start, and a `python -c` child would not);
     `sigint_ignored`: as a script's background job starts, with SIGINT ignored. SIGHUP as a terminal
     leaves it, whatever the tests run under (`nohup` ignores it, and a child would inherit that)."""
     import signal

@@ -92,6 +92,10 @@ def main() -> None:
     _streams_that_take_any_text()
     # Training's loop, serve, benchmark and data-service set handlers of their own while they run.
     signal.signal(signal.SIGTERM, _terminate)
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        # A script's background job starts with SIGINT ignored. Training's loop honours a kill -INT all
+        # the same, so its start-up does too: one sent there had been lost, and the run trained on (exit 0).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if signal.getsignal(signal.SIGHUP) != signal.SIG_IGN:  # ignored: `nohup`, to outlive the terminal
         signal.signal(signal.SIGHUP, _terminate)
     undecodable = _not_utf8(sys.argv[1:])
