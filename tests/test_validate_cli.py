@@ -605,6 +605,9 @@ def test_init_from_a_base_it_cannot_start_from_says_the_way_on(tmp_path):
         open_parent(str(checkpoints / "best" / "ckpt"))
     assert "is the copy of the best weights early stopping keeps" in best.value.lines[0]
     assert best.value.hint.startswith("pass the run's directory")
+    with pytest.raises(XttsError) as folder:  # its folder had been "holds checkpoints of the run", said otherwise
+        open_parent(str(checkpoints / "best"))
+    assert "is the copy of the best weights early stopping keeps" in folder.value.lines[0]
     # The latest checkpoint gone: a kept one is named, or none said to be left (the hint had pointed at them).
     for suffix in (".index", ".data-00000-of-00001"):
         (checkpoints / f"ckpt-3{suffix}").unlink()

@@ -429,6 +429,8 @@ def open_parent(spec: str | Path, config: Optional[XttsConfig] = None) -> Parent
     pasted = re.fullmatch(r"(ckpt-\d+)\.(index|data-\d+-of-\d+)", given.name)
     if pasted and given.is_file():  # a checkpoint's file, as `ls` shows it: the checkpoint
         given = given.with_name(pasted.group(1))
+    if given.name == "best" and Path(f"{given / 'ckpt'}.index").is_file():  # its folder: said as its checkpoint is
+        given = given / "ckpt"
     if given.is_dir() and not (given / "config.yaml").is_file() and any(given.glob("ckpt-*.index")):
         # A run's checkpoints folder: its latest checkpoint, as the run directory gives it (it had been refused).
         latest = _latest(given)
