@@ -99,7 +99,7 @@ def test_a_validation_past_the_end_is_a_warning_with_early_stopping_and_unsaid_i
     adapted = findings(write_config, "training:\n  max_steps: 400\n  val_step: 1000\n  init_from: base-run\n")
     assert adapted["validation-past-the-end"].message.startswith(
         "training.val_step (1000) is past training.max_steps (400): the run validates only its base's weights, "
-        "before the first step (no val_loss of what it trains)"
+        "before its first step, and nothing when resumed (no val_loss of what it trains)"
     )
 
 

@@ -234,8 +234,13 @@ def _never_reached(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Findi
     every = max(1, steps // 10)
     if training.val_step > steps and steps >= TRIAL_STEPS:  # a try of 6 steps had been warned with early stopping
         stops = training.early_stop_patience is not None
-        # A run started from another validates its base's weights before the first step (and never after).
-        said = "validates only its base's weights, before the first step" if training.init_from else "never validates"
+        # A run started from another validates its base's weights before the first step (and never after);
+        # its resume reads no base, so validates nothing.
+        said = (
+            "validates only its base's weights, before its first step, and nothing when resumed"
+            if training.init_from
+            else "never validates"
+        )
         yield Finding(
             id="validation-past-the-end",
             severity="warning" if stops else "info",
