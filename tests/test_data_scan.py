@@ -209,7 +209,11 @@ def test_a_speakers_file_of_another_form_is_refused_naming_its_line(tmp_path):
     (root / "speakers.csv").write_text("\n".join(commas) + "\n", encoding="utf-8")
     with pytest.raises(XttsError) as caught:
         scan_dataset(DataConfig(dataset_path=str(root), scan_cache=False))
-    assert caught.value.lines == [f"{root / 'speakers.csv'}:1: expected `id|speaker`, got {commas[0]!r}"]
+    # Every line of another form, said at once (the first alone had been named, one a run).
+    named = ", ".join(f"line {number + 1} {line!r}" for number, line in enumerate(commas[:3]))
+    assert caught.value.lines == [
+        f"{root / 'speakers.csv'}: {len(commas)} lines are not `id|speaker`: {named} and {len(commas) - 3} more"
+    ]
     # A third cell, or a clip given a second speaker further down: refused, not read as a name or the last line.
     first = lines[0].split("|")[0]
     for extra, said in (

@@ -1052,15 +1052,14 @@ def _read_speakers(path: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
     speakers: dict[str, str] = {}
+    wrong: list[tuple[int, str]] = []  # every line of another form, said at once (one a run had been named)
     for number, line in enumerate(read_lines(path), start=1):
         if not line.strip() or (number == 1 and line.replace(" ", "").lower() == "id|speaker"):
             continue
         key, sep, speaker = line.partition("|")
         if not (sep and key.strip() and speaker.strip()) or "|" in speaker:
-            raise XttsError(
-                f"{path}:{number}: expected `id|speaker`, got {line.strip()!r}",
-                hint="write one `id|speaker` line per clip, separated by |",
-            )
+            wrong.append((number, line.strip()))
+            continue
         # `c01.wav` names the clip `c01` too, as an LJSpeech id may be written with its extension.
         key = key.strip()
         stem = key[: -len(Path(key).suffix)] if Path(key).suffix.lower() in SUPPORTED_EXTENSIONS else key
@@ -1071,7 +1070,16 @@ def _read_speakers(path: Path) -> dict[str, str]:
                     f"{path}:{number}: {key!r} is {speaker.strip()!r} here and {first!r} on an earlier line",
                     hint="give each clip one speaker",
                 )
+    if len(wrong) == 1:
+        raise XttsError(f"{path}:{wrong[0][0]}: expected `id|speaker`, got {wrong[0][1]!r}", hint=_SPEAKER_LINES)
+    if wrong:
+        named = ", ".join(f"line {number} {line!r}" for number, line in wrong[:3])
+        more = f" and {len(wrong) - 3} more" if len(wrong) > 3 else ""
+        raise XttsError(f"{path}: {len(wrong)} lines are not `id|speaker`: {named}{more}", hint=_SPEAKER_LINES)
     return speakers
+
+
+_SPEAKER_LINES = "write one `id|speaker` line per clip, separated by |"
 
 
 class _Folders:
