@@ -280,6 +280,33 @@ def test_validate_names_a_language_espeak_lacks(runner, write_config):
     ]
 
 
+def test_a_few_transcripts_in_another_script_are_named_not_trained_without_a_word(tmp_path):
+    """Two lines of 40 in Cyrillic and Arabic under `en` (clips listed in the wrong corpus) had trained
+    as English, their letters new symbols, with nothing said: under the share `dataset-script` takes."""
+    import shutil
+
+    from xtts_cli.config.schema import XttsConfig
+    from xtts_cli.data.scan import BUNDLED_SAMPLE
+    from xtts_cli.diagnosis.checkup import scan_findings
+
+    root = tmp_path / "d"
+    shutil.copytree(BUNDLED_SAMPLE, root)
+    lines = (root / "metadata.csv").read_text(encoding="utf-8").splitlines()
+    for index, text in ((4, "Привет, как дела сегодня?"), (5, "سلام دوست من چطوری؟")):
+        lines[index] = f"{lines[index].split('|')[0]}|{text}|{text}"
+    (root / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    found = scan_findings(XttsConfig(data={"dataset_path": str(root), "scan_cache": False}))[2]
+    assert [(f.severity, f.message) for f in found if f.id == "dataset-stray-script"] == [
+        (
+            "warning",
+            "2 of 40 transcripts of dataset d are in a script its language en is not written in (Cyrillic in "
+            "XTTS001-0005, Arabic in XTTS001-0006): they would train as en; check those clips are its speech and "
+            "their texts theirs, or leave them out",
+        )
+    ]
+    assert not [f for f in found if f.id == "dataset-script"]  # not "mostly": that one is said otherwise
+
+
 def test_transcripts_in_a_script_their_language_is_not_written_in_are_a_warning_and_with_phonemes_an_error():
     from xtts_cli.config.schema import XttsConfig
     from xtts_cli.diagnosis.checkup import scan_findings

@@ -328,11 +328,14 @@ def script_findings(scan, data) -> list[Finding]:
 
     found = []
     for index, dataset in enumerate(scan.datasets):
-        scripts = [text_script(item.text) for item in scan.items if item.dataset == dataset.name]
+        items = [item for item in scan.items if item.dataset == dataset.name]
+        scripts = [text_script(item.text) for item in items]
         # Those put out for their text too: in the wrong language, most are (spelt letter by letter).
         scripts += [b.script for b in scan.bad if b.script and b.dataset in (dataset.name, None)]
         others = [s for s in scripts if s is not None and s not in language_scripts(dataset.language)]
-        if scripts and len(others) * 2 > len(scripts):
+        if others and len(others) * 2 <= len(scripts):
+            found += _stray_scripts(items, dataset, data)  # of those trained (the bad ones' scripts aside)
+        elif scripts and len(others) * 2 > len(scripts):
             key = f"data.datasets[{index}].language" if data.datasets else "data.language"
             script = max(set(others), key=others.count)
             name, codes = script.title(), script_languages(script)
@@ -358,6 +361,30 @@ def script_findings(scan, data) -> list[Finding]:
                 )
             )
     return found
+
+
+def _stray_scripts(items: list, dataset, data) -> list[Finding]:
+    """A few transcripts wholly in a script their dataset's language is not written in (a Russian line
+    among English ones): a clip listed in the wrong corpus, or its text pasted from another. They had
+    trained as the dataset's language, their letters new symbols, without a word."""
+    from xtts_cli.data.text import language_scripts, text_script
+
+    own = language_scripts(dataset.language)
+    stray = [
+        (item.id, script) for item in items if (script := text_script(item.text)) is not None and script not in own
+    ]
+    shown = ", ".join(f"{script.title()} in {clip}" for clip, script in stray[:3]) + (", ..." if len(stray) > 3 else "")
+    if not stray:
+        return []
+    spoken = "espeak-ng would spell them letter by letter" if data.text_frontend == "phonemes" else "they would train"
+    finding = Finding(
+        id="dataset-stray-script",
+        severity="warning",
+        message=f"{len(stray):,} of {len(items):,} transcripts of dataset {dataset.name} are in a script its language "
+        f"{dataset.language} is not written in ({shown}): {spoken} as {dataset.language}; check those clips "
+        "are its speech and their texts theirs, or leave them out",
+    )
+    return [finding]
 
 
 def foreign_word_findings(scan, data) -> list[Finding]:
