@@ -136,23 +136,14 @@ def test_a_kill_int_in_the_start_up_of_a_background_job_stops_it_as_in_its_loop(
     """A script's background job starts with SIGINT ignored; the loop honoured a kill -INT, its start-up
     (the scan, an --init-from base's validation) had dropped it and trained to the end, exit 0."""
     import signal
-    import time
 
-    from training_support import start_xtts
+    from training_support import start_xtts, stderr_until
 
     run = tmp_path / "run"
     process = start_xtts(
         ["train", "-c", "tiny-cpu", "--steps", "4", "--set", f"training.run_dir={run}"], tmp_path, sigint_ignored=True
     )
-    descriptor = process.stderr.fileno()
-    os.set_blocking(descriptor, False)
-    said, deadline = "", time.monotonic() + 180
-    while "scanning the dataset" not in said and time.monotonic() < deadline and process.poll() is None:
-        try:
-            said += os.read(descriptor, 65536).decode("utf-8", "replace")
-        except BlockingIOError:
-            time.sleep(0.05)
-    os.set_blocking(descriptor, True)
+    said = stderr_until(process, "scanning the dataset")
     process.send_signal(signal.SIGINT)
     _, rest = process.communicate(timeout=180)
     said += rest or ""

@@ -309,24 +309,14 @@ def test_contention_is_timed_again_only_on_shapes_that_cover_half_the_steps() ->
 
 @pytest.mark.slow
 def test_ctrl_c_before_two_steps_are_timed_stops_as_an_interrupt_not_as_a_short_profile(tmp_path) -> None:
-    import os
     import signal
-    import time
 
-    from training_support import start_xtts
+    from training_support import start_xtts, stderr_until
 
     # Started as a script's background job is, with SIGINT ignored: a `kill -INT` still stops it (the
     # loop takes the signal), as an interrupt, not as data that ran out after 0 steps (exit 0).
     process = start_xtts(["profile-step", "-c", "tiny-cpu", "--steps", "2000", "--json"], tmp_path, sigint_ignored=True)
-    descriptor = process.stderr.fileno()
-    os.set_blocking(descriptor, False)
-    said, deadline = "", time.monotonic() + 180
-    while "timing 2000 step(s)" not in said and time.monotonic() < deadline and process.poll() is None:
-        try:
-            said += os.read(descriptor, 65536).decode("utf-8", "replace")
-        except BlockingIOError:
-            time.sleep(0.1)
-    os.set_blocking(descriptor, True)
+    said = stderr_until(process, "timing 2000 step(s)")
     process.send_signal(signal.SIGINT)  # in the warm-up, whose first step traces for seconds
     stdout, rest = process.communicate(timeout=120)
     said += rest or ""

@@ -126,6 +126,23 @@ def start_xtts(
     )
 
 
+def stderr_until(process: subprocess.Popen, word: str, timeout: float = 180) -> str:
+    """What `process` said on stderr up to and including `word` (or until it ended or `timeout` passed)."""
+    import os
+    import time
+
+    descriptor = process.stderr.fileno()  # type: ignore[union-attr]
+    os.set_blocking(descriptor, False)
+    said, deadline = "", time.monotonic() + timeout
+    while word not in said and time.monotonic() < deadline and process.poll() is None:
+        try:
+            said += os.read(descriptor, 65536).decode("utf-8", "replace")
+        except BlockingIOError:
+            time.sleep(0.05)
+    os.set_blocking(descriptor, True)
+    return said
+
+
 def terminal_signals() -> None:
     """A child's SIGINT and SIGHUP as a terminal leaves them (`preexec_fn`): a test worker may run
     with either ignored (pytest-xdist's SIGINT, `nohup`'s SIGHUP), which the child would inherit."""
