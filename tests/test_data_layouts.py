@@ -170,7 +170,7 @@ def test_a_clip_named_in_other_capitals_is_named_as_it_is_on_disk(tmp_path):
     said = "is there, its name in other capitals: names are case-sensitive, write that one"
     assert {(bad.path, bad.detail) for bad in report.bad} == {
         ("wavs/CLIP_01.wav", f"file not found, but wavs/clip_01.wav {said}"),
-        ("CLIP_03.WAV", f"file not found, but wavs/clip_03.wav {said}"),
+        ("wavs/CLIP_03.WAV", f"file not found, but wavs/clip_03.wav {said}"),  # in wavs/, as its hint says
     }
     # The files those lines meant are no audio "in no row" besides: one fault had been said twice.
     assert report.datasets[0].unlisted_audio == 0, report.datasets[0].unlisted_example

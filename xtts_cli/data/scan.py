@@ -1162,9 +1162,11 @@ def _resolve(
     elif (
         "/" not in entry.path
         and not folders.holds(f"{root}/{entry.path}")
-        and folders.holds(f"{root}/wavs/{entry.path}")
+        and (folders.holds(f"{root}/wavs/{entry.path}") or _case_twin(f"{root}/wavs/{entry.path}") is not None)
     ):
-        written = f"wavs/{entry.path}"  # an LJSpeech id written with its extension (`LJ001-0001.wav|...`)
+        # An LJSpeech id written with its extension (`LJ001-0001.wav|...`), or in other capitals (its
+        # line had been named without wavs/, beside a hint that names wavs/).
+        written = f"wavs/{entry.path}"
     else:
         written = entry.path
     if os.path.isabs(written):
