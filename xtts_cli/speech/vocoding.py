@@ -148,7 +148,7 @@ def mel_of(audio: np.ndarray, data: DataConfig) -> np.ndarray:
 
 
 def mel_piece(audio: np.ndarray, data: DataConfig, first: int, end: int) -> np.ndarray:
-    """Frames [first, end) of `mel_of(audio, data)`, equal to them, computed from the samples they see
+    """Frames [first, end) of `mel_of(audio, data)`, equal to them (to float rounding), computed from the samples they see
     alone: each frame's window, centred on its first sample, lies in the samples taken (the
     recording's reflected ends where the piece reaches them, as the whole's are)."""
     hop = data.hop_length
