@@ -1936,6 +1936,18 @@ def _mixed_fraction(match: re.Match, language: str) -> str:
     return f"{_words(whole, language)} {_MIXED_AND[language]} {_FRACTION_WORDS[language][_FRACTION_OF[fraction]]}"
 
 
+def _codes(text: str, language: str) -> str:
+    """Numbers that name, not count: one led by 0 (030-1234567, 007) and a hyphened code's long groups."""
+    text = _ZERO_LED.sub(lambda m: _digit_groups(m.group(0), language), text)
+    return _HYPHEN_CODE.sub(lambda m: _long_groups_spelt(m.group(0), language), text)
+
+
+def _long_groups_spelt(code: str, language: str) -> str:
+    """ISBN 978-3-16-148410-0: a code's long group digit by digit (it had been a hundred and forty eight
+    thousand ...); its short ones are left to be said as numbers, as these languages say a code's pairs."""
+    return "-".join(_digit_groups(group, language) if len(group) > 3 else group for group in code.split("-"))
+
+
 def _digit_groups(text: str, language: str) -> str:
     """Each group of digits digit by digit, the groups set apart: 030 123: null drei null, eins zwei drei."""
     return ", ".join(" ".join(_words(int(d), language) for d in group) for group in re.findall(r"\d+", text))
@@ -2777,15 +2789,7 @@ def number_reader(language: Optional[str]) -> Optional[Callable[[str], str]]:
         text = _signs_and_decades(text, primary)
         if primary in _POWER_WORDS:
             text = _POWER.sub(lambda m: _power(m, primary), text)
-        text = _ZERO_LED.sub(lambda m: _digit_groups(m.group(0), primary), text)
-        # ISBN 978-3-16-148410-0: a code's long group digit by digit (it had been a hundred and forty
-        # eight thousand ...); its short ones are said as numbers, as these languages say a code's pairs.
-        text = _HYPHEN_CODE.sub(
-            lambda m: "-".join(
-                _digit_groups(group, primary) if len(group) > 3 else group for group in m.group(0).split("-")
-            ),
-            text,
-        )
+        text = _codes(text, primary)
         if primary in _RANGE_TO:
             text = _RANGE.sub(rf"\1 {_RANGE_TO[primary]} ", text)
         if percent is not None:  # "3,5 %": the sign read after its number, as these languages say it

@@ -1273,10 +1273,14 @@ def _beside(audio_path: str, written: str) -> str:
     return f"file not found, but {shown} is there: write that name"
 
 
-def _cut_short_fix(detail: str, written: str) -> str:
-    """A file cut short, with the fix where its reader named none (an MP3, Ogg or FLAC ending inside a
-    frame had said only that)."""
-    if "copy it again" in detail:
+def _header_fault(error: AudioHeaderError, audio_path: str, written: str) -> str:
+    """What a clip's header reader found, with the fix: a missing clip's, from what lies beside it; a
+    file cut short's where its reader named none (an MP3, Ogg or FLAC ending inside a frame had said
+    only that)."""
+    detail = error.detail
+    if error.reason == "missing":
+        return _beside(audio_path, written)
+    if error.reason != "truncated" or "copy it again" in detail:
         return detail
     extension = os.path.splitext(written)[1].lower() or ".wav"
     why = "" if "cut short" in detail else " (cut short in a copy or a download)"
@@ -1370,9 +1374,7 @@ def _check_entry(
     try:
         header, stat = headers.header(audio_path)
     except AudioHeaderError as error:  # before the length limits: a broken file is bad, whatever its length
-        if error.reason == "missing":
-            return bad(error.reason, _beside(audio_path, written))
-        return bad(error.reason, _cut_short_fix(error.detail, written) if error.reason == "truncated" else error.detail)
+        return bad(error.reason, _header_fault(error, audio_path, written))
     # Length at the training rate, as the resampler returns it: floor(n * out / in).
     samples = header.num_samples * data.sample_rate // header.sample_rate
     frames = 1 + samples // data.hop_length

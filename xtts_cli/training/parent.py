@@ -420,17 +420,21 @@ def refuse_own_directory(spec: Optional[str], run_dir: Path) -> None:
         )
 
 
+def _checkpoint_named(given: Path) -> Path:
+    """The checkpoint a path names: a checkpoint's file as `ls` shows it (ckpt-4.index), or early
+    stopping's best/ folder, its copy (said as that is; the folder had been "holds checkpoints")."""
+    pasted = re.fullmatch(r"(ckpt-\d+)\.(index|data-\d+-of-\d+)", given.name)
+    if pasted and given.is_file():
+        return given.with_name(pasted.group(1))
+    return given / "ckpt" if given.name == "best" and Path(f"{given}/ckpt.index").is_file() else given
+
+
 def open_parent(spec: str | Path, config: Optional[XttsConfig] = None) -> ParentRun:
     """The run `spec` names (a run directory, its latest checkpoint; or a checkpoint path), read-only;
     `config`, the run that starts from it, picks the runs of its kind a hint offers."""
     from xtts_cli.run.directory import is_run_dir
 
-    given = Path(spec).expanduser()
-    pasted = re.fullmatch(r"(ckpt-\d+)\.(index|data-\d+-of-\d+)", given.name)
-    if pasted and given.is_file():  # a checkpoint's file, as `ls` shows it: the checkpoint
-        given = given.with_name(pasted.group(1))
-    if given.name == "best" and Path(f"{given / 'ckpt'}.index").is_file():  # its folder: said as its checkpoint is
-        given = given / "ckpt"
+    given = _checkpoint_named(Path(spec).expanduser())
     if given.is_dir() and not (given / "config.yaml").is_file() and any(given.glob("ckpt-*.index")):
         # A run's checkpoints folder: its latest checkpoint, as the run directory gives it (it had been refused).
         latest = _latest(given)
