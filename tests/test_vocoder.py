@@ -566,6 +566,7 @@ def test_an_export_keeps_the_runs_vocoder_and_says_how_to_make_its_ids(
     assert undocumented_keys("export", json.loads(result.stdout)) == [], "add them to docs/json.md"
     assert json.loads(result.stdout)["vocoder_step"] == 12  # as export.json keeps it (the JSON had left it out)
     assert json.loads(result.stdout)["run"] == acoustic.name  # as given, as synthesize --json says it
+    assert json.loads(result.stdout)["vocoder"] == str(Path(acoustic.name) / "vocoder")  # so is its vocoder
     info = json.loads((out / "export.json").read_text(encoding="utf-8"))
     # Where they are, not where export was run from: an export is served elsewhere.
     assert info["run"] == str(acoustic) and info["vocoder"] == str(acoustic / "vocoder") and info["vocoder_step"] == 12
@@ -736,8 +737,9 @@ def test_a_recording_damaged_behind_its_header_is_named_not_a_traceback(runner, 
     # Again, over an earlier call's files: the skipped recording's stale one is not among those "written
     # over" (it had been, and was left there as if this call's), and is said to be left as it was.
     (tmp_path / "out" / "b_damaged.wav").write_bytes(b"old")
-    again = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "out")])
+    again = runner.invoke(app, ["vocode", str(folder), "--out-dir", str(tmp_path / "out"), "--json"])
     assert f"note: 1 file(s) in {tmp_path / 'out'} were written over (a_good.wav)" in again.stderr, again.stderr
+    assert [record["written_over"] for record in json.loads(again.stdout)] == [True, False]  # in --json too
     assert (
         f"note: 1 file(s) in {tmp_path / 'out'} are an earlier call's, left as they were: their recordings were "
         "skipped (b_damaged.wav)" in again.stderr

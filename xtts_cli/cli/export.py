@@ -114,10 +114,10 @@ def export(
         sys.stderr.write(f"note: {note}\n")
     report = {
         "out": str(out),
-        "run": str(run_dir),  # as given, as synthesize --json says it (export.json keeps it absolute)
+        "run": str(run_dir),  # as given, as synthesize --json says it (export.json keeps it and the vocoder absolute)
         "step": info["step"],
         "sample_rate": info["sample_rate"],
-        "vocoder": info["vocoder"],
+        "vocoder": info["vocoder_given"],  # as given, as the run is
         # As export.json and synthesize --json give them: a script had not learnt of an early vocoder.
         "vocoder_step": info["vocoder_step"],
         "notes": info["notes"],

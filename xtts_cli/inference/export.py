@@ -92,7 +92,7 @@ def export_run(run_dir: Path, out: Path, step: Optional[int] = None, vocoder: Op
             raise full from None
         raise
     os.close(held)
-    return info
+    return {**info, "vocoder_given": tts.vocoder.name}  # as synthesize names it (export.json's is absolute)
 
 
 def _still_training(run_dir: Path, tts: Synthesizer) -> list[str]:
