@@ -238,6 +238,8 @@ def _say_earlier_files(earlier: list[Path], reports: list[dict], out_dir, target
     a skipped recording's stale file had been named among those replaced)."""
     written = {report["out"] for report in reports if report["out"] is not None}
     over = [target for target in earlier if str(target) in written]
+    for report in reports:  # in --json too, as synthesize --text-file's written_over (stderr alone had said it)
+        report["written_over"] = report["out"] in {str(target) for target in over}
     if out_dir is not None:
         say_written_over(out_dir, over, were="were")
     elif over:
@@ -337,6 +339,7 @@ def _left_out(chosen: Any, path: Path, why: str) -> dict[str, Any]:
         "real_time_factor": None,
         "notes": [],
         "skipped": why,
+        "written_over": False,
     }
 
 
@@ -440,4 +443,5 @@ def _vocode_one(chosen: Any, path: Path, target: Path, out_dir: Optional[Path]) 
         "real_time_factor": round(seconds / max(duration, 1e-9), 4),
         "notes": notes,
         "skipped": None,
+        "written_over": False,
     }
