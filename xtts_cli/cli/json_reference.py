@@ -115,6 +115,7 @@ VOCODE = {
         "str or null",
         "Why a recording in a folder (or a folder below it) was left out; null when it was vocoded.",
     ),
+    "[].written_over": ("bool", "Its WAV replaced a file of that name that was there before."),
 }
 DIAGNOSE_EXTRAS = {
     "environment.device_plan": ("str", "Where training would run on this machine, as `train` says it."),
