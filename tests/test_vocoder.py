@@ -246,6 +246,15 @@ def test_speech_is_made_with_a_vocoder_run_and_other_features_are_refused(runner
     swapped = runner.invoke(app, ["synthesize", "The cat.", "-r", str(acoustic), "--vocoder", str(acoustic)])
     assert isinstance(swapped.exception, XttsError)
     assert swapped.exception.lines[0] == f"--vocoder {acoustic}: that run is not a vocoder (model.kind acoustic)"
+    # A config.yaml alone (configs/, an `xtts init` folder) is no run: it had been "not a vocoder", or "train first".
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(acoustic / "vocoder" / "config.yaml", alone)
+    unrun = runner.invoke(app, ["synthesize", "The cat.", "-r", str(acoustic), "--vocoder", str(alone)])
+    assert isinstance(unrun.exception, XttsError)
+    assert unrun.exception.lines[0] == (
+        f"--vocoder {alone}: a folder with a config.yaml but no run (xtts train writes run.json and checkpoints beside it)"
+    )
 
 
 @pytest.mark.slow

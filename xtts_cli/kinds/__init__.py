@@ -88,10 +88,15 @@ def vocoding_run(path: Path, data: DataConfig, *, acoustic_run: str, named: str)
     from xtts_cli.config.model_kinds import VocoderConfig
     from xtts_cli.data.features import MelFeatures
     from xtts_cli.errors import XttsError
-    from xtts_cli.run.directory import checkpoints_to_restore
+    from xtts_cli.run.directory import checkpoints_to_restore, is_run_dir
     from xtts_cli.run.files import GRIFFIN_LIM, read_run
 
     config, run = read_run(path, "--vocoder")
+    if not is_run_dir(path):  # configs/, an `xtts init` folder: it had been "not a vocoder", or "train first"
+        raise XttsError(
+            f"{named}: a folder with a config.yaml but no run (xtts train writes run.json and checkpoints beside it)",
+            hint=f"pass the directory of an `xtts train -c vocoder-cpu` run, e.g. runs/vocoder-cpu, or {GRIFFIN_LIM}",
+        )
     # Told by its config's section: importing the vocoder kind's module imports TensorFlow.
     if not isinstance(config.model, VocoderConfig):
         raise XttsError(
