@@ -34,6 +34,12 @@ from xtts_cli.data.text import Tokenizer
         # "version" a version.
         ("on 1.5.2026 we met", "on the first of may, twenty twenty six we met"),
         ("version 1.2.2024", "version one point two point two thousand and twenty four"),
+        (
+            "Windows 6.1.7601, Kernel 5.10.2024",
+            "Windows six point one point seven thousand six hundred and one, Kernel five point ten point two thousand and twenty four",
+        ),
+        ("open 1.5.2026 - 3.5.2026", "open the first of may, twenty twenty six to the third of may, twenty twenty six"),
+        ("the 1990-1995-2000 waves", "the nineteen ninety to nineteen ninety five to two thousand waves"),
         ("ISBN 978-3-16-148410-0", "ISBN nine seven eight, three, sixteen, one four eight four one oh, oh"),
         ("a 4-4-2 formation, due 12-25-2020", "a four, four, two formation, due december twenty fifth, twenty twenty"),
         ("\u22125 °C, \u22123 at night", "minus five degrees celsius, minus three at night"),  # U+2212, typeset
@@ -287,7 +293,8 @@ def test_other_languages_read_through_num2words_or_not_at_all():
     german = number_reader("de")
     assert german is not None and german("ich habe 21 katzen") == "ich habe einundzwanzig katzen"
     isbn = "ISBN neunhundertachtundsiebzig-drei-sechzehn-eins vier acht vier eins null-null"  # a code's long group
-    assert german("ISBN 978-3-16-148410-0") == isbn
+    assert german("ISBN 978-3-16-148410-0") == isbn.replace("-", ", ")
+    assert german("ISBN 3-16-148410-0") == "ISBN drei, sechzehn, eins vier acht vier eins null, null"  # no "bis"
     assert number_reader("xx") is None and number_reader(None) is None
 
 

@@ -185,7 +185,8 @@ def test_a_broken_link_is_a_missing_clip_named_so_and_an_absolute_ljspeech_id_is
         )
         assert (
             bad["wavs/XTTS001-0002.wav"][0] == "missing"
-            and "points to XTTS001-0099.wav" in bad["wavs/XTTS001-0002.wav"][1]
+            and f"points to XTTS001-0099.wav ({root / 'wavs' / 'XTTS001-0099.wav'}), which"
+            in bad["wavs/XTTS001-0002.wav"][1]
         )
         absolute = str(elsewhere / "wavs" / "XTTS001-0003.wav")
         if allow:
@@ -850,3 +851,18 @@ def test_a_clip_that_is_no_regular_file_is_named_for_what_it_is(tmp_path: Path) 
         with pytest.raises(AudioHeaderError) as refused:
             read_audio_header(str(path))
         assert (refused.value.reason, refused.value.detail) == ("not_audio", f"{what}, not a file: not read")
+
+
+def test_a_header_cut_short_is_not_offered_to_be_kept(tmp_path):
+    """Its fix is a copy: no audio follows to keep (ffmpeg had been offered for it)."""
+    clip = tmp_path / "d" / "wavs" / "a.wav"
+    clip.parent.mkdir(parents=True)
+    clip.write_bytes((SAMPLE / "wavs" / "XTTS001-0001.wav").read_bytes()[:30])
+    (tmp_path / "d" / "metadata.csv").write_text("a|Hello there.|Hello there.\n", encoding="utf-8")
+    from xtts_cli.data.scan import DatasetScanError
+
+    with pytest.raises(DatasetScanError) as caught:  # its one clip bad: unusable, the clip in the report it carries
+        scan_dataset(DataConfig(dataset_path=str(tmp_path / "d"), scan_cache=False))
+    assert [(bad.reason, bad.detail) for bad in caught.value.report.bad] == [
+        ("truncated", "WAV 'fmt ' chunk is cut short: copy it again")
+    ]

@@ -511,12 +511,15 @@ _YEAR_SPAN = re.compile(r"\b(1[1-9]\d\d|20\d\d) to (\d\d)\b(?![.,]\d)")
 _NUMERIC_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4}|\d\d)\b")
 # 1.5.2026 is written day first wherever dots part a date; 12-25-2020 in the reader's own order. Both
 # had been read without their dots or as ranges ("one five two thousand and twenty six").
-_DOTTED_DATE = re.compile(
-    r"(?<![\w.,])(?<!version )(?<!ver\. )(?<!\bv)(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\w]|[.,]\d)", re.IGNORECASE
-)
-_DASHED_DATE = re.compile(r"(?<![\w.,-])(\d{1,2})-(\d{1,2})-(\d{4})(?![\w-]|[.,]\d)")
+# Its year 1800-2099, not after a program's name or a word that versions ("Windows 6.1.7601", "Kernel
+# 5.10.1024", "release 1.5.2026" are versions); a dash between two is "to".
+_DATE_YEAR = r"(1[89]\d\d|20\d\d)"
+_DOTTED_DATE = re.compile(rf"(?<![\w.,-])(\d{{1,2}})\.(\d{{1,2}})\.{_DATE_YEAR}(?![\w]|[.,]\d)")
+_DASHED_DATE = re.compile(rf"(?<![\w.,-])(\d{{1,2}})-(\d{{1,2}})-{_DATE_YEAR}(?![\w-]|[.,]\d)")
+_DATE_SPAN = re.compile(r"(\d{4})(?:\s*\u2013\s*|\s+-\s+|(?<=\.\d{4})-)(?=\d{1,2}[.-]\d{1,2}[.-]\d{4}\b)")
 # Three or more numbers joined by hyphens name a thing (ISBN 978-3-16-148410-0, a 4-4-2 formation):
-# each group said apart, a long or zero-led one digit by digit; not ranges ("978 to 3 to 16").
+# each group said apart, a long or zero-led one digit by digit; not ranges ("978 to 3 to 16"). Years
+# alone (1990-1995-2000) stay ranges.
 _HYPHEN_CODE = re.compile(r"(?<![\w.,-])\d+(?:-\d+){2,}(?![\w-]|[.,]\d)")
 # A day and month with no year after a word that dates ("on 12/31", "by 3/4", "due 4/15", "Tuesday
 # 3/5"); alone 12/31 may be a fraction or a score. See `_day_and_month` for the fractions after them.
@@ -664,6 +667,9 @@ _VERSION = re.compile(
     rf"\b(?:(version|ver|v)\.?(\s?)|({_SOFTWARE})(\s))(\d+)\.(\d{{2,}})(?![\w-]|\.?\d)"
     rf"((?:(?:,?\s+(?:or|and|to|through)|,)\s+\d+\.\d{{2,}}(?![\w-]|\.?\d))*)",  # "3.10 or 3.12": both versions
     re.IGNORECASE,
+)
+_VERSIONED = re.compile(
+    rf"\b(?:version|ver\.?|v|release|build|firmware|kernel|section|update|windows|{_SOFTWARE})\s*$", re.IGNORECASE
 )
 _DOTTED_NUMBERS = re.compile(r"(?:(?<![\w.])|(?<=\bv))\d+(?:\.\d+){2,}(?![\w]|\.\d)")  # v2.0.1 too
 # Before a number, as it is said: ~20 is about twenty, >50 more than fifty, <= 5 at most five; in
@@ -1945,7 +1951,10 @@ def _codes(text: str, language: str) -> str:
 def _long_groups_spelt(code: str, language: str) -> str:
     """ISBN 978-3-16-148410-0: a code's long group digit by digit (it had been a hundred and forty eight
     thousand ...); its short ones are left to be said as numbers, as these languages say a code's pairs."""
-    return "-".join(_digit_groups(group, language) if len(group) > 3 else group for group in code.split("-"))
+    if _years_alone(code):
+        return code
+    # Set apart by commas: a hyphen left between two short groups read as a range ("drei bis sechzehn").
+    return ", ".join(_digit_groups(group, language) if len(group) > 3 else group for group in code.split("-"))
 
 
 def _digit_groups(text: str, language: str) -> str:
@@ -2410,8 +2419,9 @@ def _english_first(text: str, month_first: bool) -> str:
     text = _DURATION.sub(_duration, text)
     # 2020-07-04: written in the reader's own order first, then read as one
     text = _ISO_DATE.sub(lambda m: "/".join(m.group(*((2, 3, 1) if month_first else (3, 2, 1)))), text)
-    text = _DOTTED_DATE.sub(lambda m: _numeric_date(m, month_first=False), text)
-    text = _DASHED_DATE.sub(lambda m: _numeric_date(m, month_first), text)
+    text = _DATE_SPAN.sub(r"\1 to ", text)
+    text = _DOTTED_DATE.sub(lambda m: _unless_versioned(m, lambda: _numeric_date(m, month_first=False)), text)
+    text = _DASHED_DATE.sub(lambda m: _unless_versioned(m, lambda: _numeric_date(m, month_first)), text)
     text = _HYPHEN_CODE.sub(_hyphen_code, text)
     text = _NUMERIC_DATE.sub(lambda m: _numeric_date(m, month_first), text)
     text = _DAY_AND_MONTH.sub(lambda m: _day_and_month(m, month_first), text)
@@ -2525,7 +2535,17 @@ def _the(match: re.Match) -> str:
     return "" if re.search(r"\bthe\s+$", match.string[: match.start()], re.IGNORECASE) else "the "
 
 
+def _unless_versioned(match: re.Match, read: Callable[[], str]) -> str:
+    return match.group(0) if _VERSIONED.search(match.string, 0, match.start()) else read()
+
+
+def _years_alone(code: str) -> bool:
+    return all(len(group) == 4 and 1000 <= int(group) <= 2099 for group in code.split("-"))
+
+
 def _hyphen_code(match: re.Match) -> str:
+    if _years_alone(match.group(0)):  # 1990-1995-2000: a range's years, read as one
+        return match.group(0)
     return ", ".join(
         " ".join(_DIGIT_NAMES[int(d)] for d in group)
         if len(group) > 2 or group.startswith("0")

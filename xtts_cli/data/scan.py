@@ -1245,7 +1245,9 @@ def _beside(audio_path: str, written: str) -> str:
     (or none) where there is one: a list that names `c3` or `x.mp3` of a `c3.wav` or an `x.wav`."""
     if os.path.islink(audio_path) and not os.path.exists(audio_path):
         target = os.readlink(audio_path)
-        return f"a broken link: {written} points to {target}, which is not there; link it to the clip, or copy the clip in its place"
+        where = os.path.normpath(os.path.join(os.path.dirname(audio_path), target))
+        shown = target if os.path.isabs(target) else f"{target} ({where})"
+        return f"a broken link: {written} points to {shown}, which is not there; link it to the clip, or copy the clip in its place"
     slashed = written.replace("\\", "/")
     if slashed != written and audio_path.endswith(written) and os.path.isfile(audio_path[: -len(written)] + slashed):
         return f"file not found, but {slashed} is there: write / between folders, not \\ (a Windows path)"
@@ -1282,9 +1284,14 @@ def _header_fault(error: AudioHeaderError, audio_path: str, written: str) -> str
         return _beside(audio_path, written)
     if error.reason != "truncated" or "copy it again" in detail:
         return detail
+    # A header cut short holds no audio to keep.
     extension = os.path.splitext(written)[1].lower() or ".wav"
+    headless = any(
+        part in detail for part in ("header is cut short", "'fmt '", "inside its STREAMINFO", "inside its metadata")
+    )
+    keep = "" if headless else f", or keep what is there with ffmpeg -i in{extension} out.flac"
     why = "" if "cut short" in detail else " (cut short in a copy or a download)"
-    return f"{detail}{why}: copy it again, or keep what is there with ffmpeg -i in{extension} out.flac"
+    return f"{detail}{why}: copy it again{keep}"
 
 
 def _in_other_capitals(audio_path: str, written: str) -> str:
