@@ -41,7 +41,17 @@ from xtts_cli.data.text import Tokenizer
         ("open 1.5.2026 - 3.5.2026", "open the first of may, twenty twenty six to the third of may, twenty twenty six"),
         ("the 1990-1995-2000 waves", "the nineteen ninety to nineteen ninety five to two thousand waves"),
         ("ISBN 978-3-16-148410-0", "ISBN nine seven eight, three, sixteen, one four eight four one oh, oh"),
-        ("a 4-4-2 formation, due 12-25-2020", "a four, four, two formation, due december twenty fifth, twenty twenty"),
+        ("due 12-25-2020", "due december twenty fifth, twenty twenty"),
+        ("Born 14.07.1789 in Paris", "Born the fourteenth of july, seventeen eighty nine in Paris"),
+        # Short groups, or a sign's, are no code: they read as before.
+        (
+            "See § 3-4-5, sizes 100-200-300",
+            "See section three to four to five, sizes one hundred to two hundred to three hundred",
+        ),
+        (
+            "between 1.5.2026 - 3.5.2026",
+            "between the first of may, twenty twenty six and the third of may, twenty twenty six",
+        ),
         ("\u22125 °C, \u22123 at night", "minus five degrees celsius, minus three at night"),  # U+2212, typeset
         (
             "we met on 4-5 June, and 30\u201331 December",
@@ -295,6 +305,11 @@ def test_other_languages_read_through_num2words_or_not_at_all():
     isbn = "ISBN neunhundertachtundsiebzig-drei-sechzehn-eins vier acht vier eins null-null"  # a code's long group
     assert german("ISBN 978-3-16-148410-0") == isbn.replace("-", ", ")
     assert german("ISBN 3-16-148410-0") == "ISBN drei, sechzehn, eins vier acht vier eins null, null"  # no "bis"
+    french = number_reader("fr")
+    assert (
+        french is not None
+        and french("06-12-34-56-78") == "zéro six, douze, trente quatre, cinquante six, soixante dix huit"
+    )
     assert number_reader("xx") is None and number_reader(None) is None
 
 

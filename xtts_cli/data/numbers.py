@@ -511,15 +511,18 @@ _YEAR_SPAN = re.compile(r"\b(1[1-9]\d\d|20\d\d) to (\d\d)\b(?![.,]\d)")
 _NUMERIC_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4}|\d\d)\b")
 # 1.5.2026 is written day first wherever dots part a date; 12-25-2020 in the reader's own order. Both
 # had been read without their dots or as ranges ("one five two thousand and twenty six").
-# Its year 1800-2099, not after a program's name or a word that versions ("Windows 6.1.7601", "Kernel
+# Its year 1500-2099, not after a program's name or a word that versions ("Windows 6.1.7601", "Kernel
 # 5.10.1024", "release 1.5.2026" are versions); a dash between two is "to".
-_DATE_YEAR = r"(1[89]\d\d|20\d\d)"
+_DATE_YEAR = r"(1[5-9]\d\d|20\d\d)"
 _DOTTED_DATE = re.compile(rf"(?<![\w.,-])(\d{{1,2}})\.(\d{{1,2}})\.{_DATE_YEAR}(?![\w]|[.,]\d)")
 _DASHED_DATE = re.compile(rf"(?<![\w.,-])(\d{{1,2}})-(\d{{1,2}})-{_DATE_YEAR}(?![\w-]|[.,]\d)")
-_DATE_SPAN = re.compile(r"(\d{4})(?:\s*\u2013\s*|\s+-\s+|(?<=\.\d{4})-)(?=\d{1,2}[.-]\d{1,2}[.-]\d{4}\b)")
-# Three or more numbers joined by hyphens name a thing (ISBN 978-3-16-148410-0, a 4-4-2 formation):
-# each group said apart, a long or zero-led one digit by digit; not ranges ("978 to 3 to 16"). Years
-# alone (1990-1995-2000) stay ranges.
+_DATE_SPAN = re.compile(
+    r"(?<![\w.,-])(\d{1,2}[.-]\d{1,2}[.-]\d{4}|\d{4})(?:\s*\u2013\s*|\s*-\s*)(?=\d{1,2}[.-]\d{1,2}[.-]\d{4}\b)"
+)
+_BETWEEN_BEFORE = re.compile(r"\bbetween\s+$", re.IGNORECASE)
+# Three or more numbers joined by hyphens, one of them long or led by 0, name a thing (ISBN
+# 978-3-16-148410-0, 06-12-34-56-78): each group said apart, a long or zero-led one digit by digit; not
+# ranges ("978 to 3 to 16"). Short ones (100-200-300, § 3-4-5) and a sign's (No., #, $) stay as read.
 _HYPHEN_CODE = re.compile(r"(?<![\w.,-])\d+(?:-\d+){2,}(?![\w-]|[.,]\d)")
 # A day and month with no year after a word that dates ("on 12/31", "by 3/4", "due 4/15", "Tuesday
 # 3/5"); alone 12/31 may be a fraction or a score. See `_day_and_month` for the fractions after them.
@@ -669,7 +672,9 @@ _VERSION = re.compile(
     re.IGNORECASE,
 )
 _VERSIONED = re.compile(
-    rf"\b(?:version|ver\.?|v|release|build|firmware|kernel|section|update|windows|{_SOFTWARE})\s*$", re.IGNORECASE
+    rf"\b(?:version|ver\.?|v|release|build|firmware|kernel|patch|rev\.?|revision|section|chapter|table|rule|update|"
+    rf"windows|{_SOFTWARE})\s*:?\s*$",
+    re.IGNORECASE,
 )
 _DOTTED_NUMBERS = re.compile(r"(?:(?<![\w.])|(?<=\bv))\d+(?:\.\d+){2,}(?![\w]|\.\d)")  # v2.0.1 too
 # Before a number, as it is said: ~20 is about twenty, >50 more than fifty, <= 5 at most five; in
@@ -1945,16 +1950,17 @@ def _mixed_fraction(match: re.Match, language: str) -> str:
 def _codes(text: str, language: str) -> str:
     """Numbers that name, not count: one led by 0 (030-1234567, 007) and a hyphened code's long groups."""
     text = _ZERO_LED.sub(lambda m: _digit_groups(m.group(0), language), text)
-    return _HYPHEN_CODE.sub(lambda m: _long_groups_spelt(m.group(0), language), text)
+    return _HYPHEN_CODE.sub(lambda m: _long_groups_spelt(m.group(0), language) if _a_code(m, 4) else m.group(0), text)
 
 
 def _long_groups_spelt(code: str, language: str) -> str:
     """ISBN 978-3-16-148410-0: a code's long group digit by digit (it had been a hundred and forty eight
     thousand ...); its short ones are left to be said as numbers, as these languages say a code's pairs."""
-    if _years_alone(code):
-        return code
     # Set apart by commas: a hyphen left between two short groups read as a range ("drei bis sechzehn").
-    return ", ".join(_digit_groups(group, language) if len(group) > 3 else group for group in code.split("-"))
+    return ", ".join(
+        _digit_groups(group, language) if len(group) > 3 or group.startswith("0") else group
+        for group in code.split("-")
+    )
 
 
 def _digit_groups(text: str, language: str) -> str:
@@ -2419,7 +2425,9 @@ def _english_first(text: str, month_first: bool) -> str:
     text = _DURATION.sub(_duration, text)
     # 2020-07-04: written in the reader's own order first, then read as one
     text = _ISO_DATE.sub(lambda m: "/".join(m.group(*((2, 3, 1) if month_first else (3, 2, 1)))), text)
-    text = _DATE_SPAN.sub(r"\1 to ", text)
+    text = _DATE_SPAN.sub(
+        lambda m: f"{m.group(1)} {'and' if _BETWEEN_BEFORE.search(text, 0, m.start()) else 'to'} ", text
+    )
     text = _DOTTED_DATE.sub(lambda m: _unless_versioned(m, lambda: _numeric_date(m, month_first=False)), text)
     text = _DASHED_DATE.sub(lambda m: _unless_versioned(m, lambda: _numeric_date(m, month_first)), text)
     text = _HYPHEN_CODE.sub(_hyphen_code, text)
@@ -2539,12 +2547,26 @@ def _unless_versioned(match: re.Match, read: Callable[[], str]) -> str:
     return match.group(0) if _VERSIONED.search(match.string, 0, match.start()) else read()
 
 
+_SIGN_BEFORE_CODE = re.compile(r"(?:[§#$€£¥₹]|\bnos?\.?)\s*$", re.IGNORECASE)
+
+
+def _a_code(match: re.Match, long: int = 5) -> bool:
+    """Three hyphened numbers that name (one of `long` digits or more, or led by 0), not after a sign
+    that reads them (English counts 5000-6000-7000; other languages' codes are read from 4 digits)."""
+    groups = match.group(0).split("-")
+    if not any(len(group) >= long or (len(group) > 1 and group.startswith("0")) for group in groups):
+        return False
+    return not _years_alone(match.group(0)) and not _SIGN_BEFORE_CODE.search(match.string, 0, match.start())
+
+
 def _years_alone(code: str) -> bool:
-    return all(len(group) == 4 and 1000 <= int(group) <= 2099 for group in code.split("-"))
+    """1990-1995-2000, 1999-2000-01: a range's years, read as one."""
+    years = [len(group) == 4 and 1000 <= int(group) <= 2099 for group in code.split("-")]
+    return any(years) and all(year or len(group) == 2 for year, group in zip(years, code.split("-")))
 
 
 def _hyphen_code(match: re.Match) -> str:
-    if _years_alone(match.group(0)):  # 1990-1995-2000: a range's years, read as one
+    if not _a_code(match):  # 1990-1995-2000: a range's years, read as one
         return match.group(0)
     return ", ".join(
         " ".join(_DIGIT_NAMES[int(d)] for d in group)

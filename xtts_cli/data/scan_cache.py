@@ -29,7 +29,7 @@ CACHE_VERSION = 9  # 2: a streamed WAV (sizes 0xFFFFFFFF) is read to its end, no
 # 7: an MP3 whose frames break off and resume is truncated; 8: AIFF, MP4, WMA, AU, CAF, WebM and AMR are unsupported_format,
 # a WAV of 0-byte sizes with audio after says how to repair it; 9: a WAV silent once its channels are mixed
 # or its offset left out is silent, a float WAV past +6 dBFS is bad_samples, a rate under 4 kHz unsupported_format
-MEMO_VERSION = 85  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
+MEMO_VERSION = 86  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
 # 4: a manifest's header may name its columns file, transcript, ... (a memo read it as LJSpeech);
 # 5: the phonemes a scan writes read numbers as words first, and Turkish I as ı; 6: quotation marks in a tab-
 # separated table are its text's, a row with a cell too many is malformed, `.WAV` is found as `.wav`; the
@@ -121,7 +121,8 @@ MEMO_VERSION = 85  # 2: a layout's transcripts and folders watched, each with it
 # its long groups digit by digit in every language; 81: a broken link is missing (named so), an absolute LJSpeech id that clip
 # 82: a NUL byte in a line is named as one to delete, not as another encoding; 83: a file cut short names its fix
 # 84: an LJSpeech id written with an extension in other capitals is named in wavs/, as its hint names it;
-# 85: a header cut short is not offered to be kept; a broken relative link says where it resolves
+# 85: a header cut short is not offered to be kept; a broken relative link says where it resolves;
+# 86: a hyphened code has a long or zero-led group and no sign before it; dotted dates from 1500
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
