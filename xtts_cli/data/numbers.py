@@ -511,8 +511,8 @@ _YEAR_SPAN = re.compile(r"\b(1[1-9]\d\d|20\d\d) to (\d\d)\b(?![.,]\d)")
 _NUMERIC_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4}|\d\d)\b")
 # 1.5.2026 is written day first wherever dots part a date; 12-25-2020 in the reader's own order. Both
 # had been read without their dots or as ranges ("one five two thousand and twenty six").
-# Its year 1500-2099, not after a program's name or a word that versions ("Windows 6.1.7601", "Kernel
-# 5.10.1024", "release 1.5.2026" are versions); a dash between two is "to".
+# Its year 1500-2099, not after a program's name or a word that versions or numbers ("Windows 6.1.7601", "Kernel
+# 5.10.1024", "Figure 2.1.1900" name); a dash between two is "to".
 _DATE_YEAR = r"(1[5-9]\d\d|20\d\d)"
 _DOTTED_DATE = re.compile(rf"(?<![\w.,-])(\d{{1,2}})\.(\d{{1,2}})\.{_DATE_YEAR}(?![\w]|[.,]\d)")
 _DASHED_DATE = re.compile(rf"(?<![\w.,-])(\d{{1,2}})-(\d{{1,2}})-{_DATE_YEAR}(?![\w-]|[.,]\d)")
@@ -672,8 +672,9 @@ _VERSION = re.compile(
     re.IGNORECASE,
 )
 _VERSIONED = re.compile(
-    rf"\b(?:version|ver\.?|v|release|build|firmware|kernel|patch|rev\.?|revision|section|chapter|table|rule|update|"
-    rf"windows|{_SOFTWARE})\s*:?\s*$",
+    rf"(?:\b(?:version|ver\.?|v|release|build|firmware|kernel|patch|rev\.?|revision|section|chapter|table|rule|update|"
+    r"step|exercise|figure|fig\.|equation|eq\.|docket|lot|route|item|part|paragraph|para\.|clause|article|art\.|"
+    rf"no\.|number|windows|{_SOFTWARE})|[#§])\s*:?\s*$",
     re.IGNORECASE,
 )
 _DOTTED_NUMBERS = re.compile(r"(?:(?<![\w.])|(?<=\bv))\d+(?:\.\d+){2,}(?![\w]|\.\d)")  # v2.0.1 too
@@ -2419,6 +2420,8 @@ def _english_first(text: str, month_first: bool) -> str:
     """What must be read before a dash can be a range: addresses, telephone numbers, dates, times."""
     if "&" in text:  # read, not left out as a symbol the run never saw
         text = _AMPERSAND.sub(" and ", text)
+    for pattern, said in _SYMBOLS[1:4]:  # No. 1.2.3, § 1.5.2026: read before the dotted numbers' words hide them
+        text = pattern.sub(said, text)
     text = _ADDRESS.sub(_address, text)
     text = _PHONE.sub(_phone, text)
     text = _SPACED_THOUSANDS.sub(lambda m: re.sub(r"\D", "", m.group(0)), text)

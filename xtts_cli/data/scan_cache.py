@@ -122,7 +122,8 @@ MEMO_VERSION = 86  # 2: a layout's transcripts and folders watched, each with it
 # 82: a NUL byte in a line is named as one to delete, not as another encoding; 83: a file cut short names its fix
 # 84: an LJSpeech id written with an extension in other capitals is named in wavs/, as its hint names it;
 # 85: a header cut short is not offered to be kept; a broken relative link says where it resolves;
-# 86: a hyphened code has a long or zero-led group and no sign before it; dotted dates from 1500
+# 86: a hyphened code has a long or zero-led group and no sign before it; dotted dates from 1500, not after a
+# word or sign that numbers (Figure, No., §), whose sign is read before them
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
