@@ -2557,7 +2557,11 @@ def _a_code(match: re.Match, long: int = 5) -> bool:
     """Three hyphened numbers that name (one of `long` digits or more, or led by 0), not after a sign
     that reads them (English counts 5000-6000-7000; other languages' codes are read from 4 digits)."""
     groups = match.group(0).split("-")
-    if not any(len(group) >= long or (len(group) > 1 and group.startswith("0")) for group in groups):
+    # A round one (1000-2000-3000) is a count's: "eins null null null" had been said of it.
+    if not any(
+        (len(group) >= long and not group.endswith("00")) or (len(group) > 1 and group.startswith("0"))
+        for group in groups
+    ):
         return False
     return not _years_alone(match.group(0)) and not _SIGN_BEFORE_CODE.search(match.string, 0, match.start())
 
