@@ -2587,12 +2587,13 @@ def _numeric_date(match: re.Match, month_first: bool) -> str:
     a, b, year = (int(g) for g in match.groups())
     if not (1 <= a <= 31 and 1 <= b <= 31) or (a > 12 and b > 12):
         return match.group(0)
-    month, day = (a, b) if b > 12 or (a <= 12 and month_first) else (b, a)
+    first = b > 12 or (a <= 12 and month_first)  # month first: said so ("2.2.2021" had been "february second")
+    month, day = (a, b) if first else (b, a)
     written = match.group(3)
     said = _words(year, "en", to="year") if len(written) == 4 else _words(year, "en")
     if written.startswith("0"):  # 3/4/05: "oh five", as a year's last two digits are said (it had been "five")
         said = "oh " + said if year else "double oh"
-    if (month, day) == (a, b):
+    if first:
         return f"{_MONTH_NAMES[month - 1]} {_words(day, 'en', to='ordinal')}, {said}"
     return f"{_the(match)}{_words(day, 'en', to='ordinal')} of {_MONTH_NAMES[month - 1]}, {said}"
 
