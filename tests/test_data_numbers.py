@@ -43,6 +43,7 @@ from xtts_cli.data.text import Tokenizer
         ("ISBN 978-3-16-148410-0", "ISBN nine seven eight, three, sixteen, one four eight four one oh, oh"),
         ("due 12-25-2020", "due december twenty fifth, twenty twenty"),
         ("Born 14.07.1789 in Paris", "Born the fourteenth of july, seventeen eighty nine in Paris"),
+        ("on 1.1.2020", "on the first of january, twenty twenty"),  # day first, said so (its day its month too)
         # After a word or sign that numbers, a number: "Figure 2.1.1900", "§ 1.2.3" (the sign had stayed unread).
         (
             "Figure 2.1.1900, § 1.2.3",
