@@ -279,3 +279,25 @@ def test_a_process_memory_limit_is_out_of_memory_in_one_line_wherever_it_is_met(
         if done.returncode == 5:
             assert done.stderr.startswith("error: out of memory: ") and "ulimit -v" in done.stderr, done.stderr
     assert 5 in codes and set(codes) <= {5, -6, 127, 134}, codes
+
+
+def test_protobufs_parse_failure_under_a_memory_limit_is_out_of_memory_and_without_one_is_not() -> None:
+    # Importing TensorFlow under ulimit -v, protobuf's descriptor pool may refuse an allocation as
+    # "Couldn't parse file content!" (met on an AVX2 CPU): a traceback; without a limit it is no memory's.
+    import resource
+
+    code = (
+        "from xtts_cli.errors import _process_memory\n"
+        'error = _process_memory(TypeError("Couldn\'t parse file content!"))\n'
+        "print(error.lines[0] if error else None)\n"
+    )
+    limited = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (64 << 30, 64 << 30)),
+    )
+    assert limited.stdout.strip() == "out of memory: Couldn't parse file content!", limited.stderr
+    free = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert free.stdout.strip() == "None", free.stderr
