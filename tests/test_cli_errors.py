@@ -291,13 +291,10 @@ def test_protobufs_parse_failure_under_a_memory_limit_is_out_of_memory_and_witho
         'error = _process_memory(TypeError("Couldn\'t parse file content!"))\n'
         "print(error.lines[0] if error else None)\n"
     )
-    limited = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (64 << 30, 64 << 30)),
-    )
+    from training_support import run_python
+
+    limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (64 << 30, 64 << 30))  # noqa: E731
+    limited = run_python(code, Path.cwd(), timeout=60, preexec_fn=limit)
     assert limited.stdout.strip() == "out of memory: Couldn't parse file content!", limited.stderr
-    free = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    free = run_python(code, Path.cwd(), timeout=60)
     assert free.stdout.strip() == "None", free.stderr

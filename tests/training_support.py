@@ -88,7 +88,7 @@ def run_xtts(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.Compl
 
 
 def run_python(
-    code: str, cwd: Path, timeout: int = 300, env: dict[str, str] | None = None
+    code: str, cwd: Path, timeout: int = 300, env: dict[str, str] | None = None, preexec_fn=None
 ) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-c", code],
@@ -97,6 +97,7 @@ def run_python(
         capture_output=True,
         text=True,
         timeout=timeout,
+        preexec_fn=preexec_fn,
     )
 
 
