@@ -1116,3 +1116,28 @@ def test_a_dataset_whose_bad_share_passes_the_limit_is_named_though_the_others_a
         f"dataset dataset ({broken}): 9 of 29 of its items are bad (31.0%), above data.max_bad_file_fraction (20.0%): "
     )
     assert len(scan_dataset(DataConfig(datasets=datasets, max_bad_file_fraction=0.35)).datasets) == 2
+
+
+def test_nemo_train_validation_and_test_manifests_in_one_folder_say_which_is_read(tmp_path):
+    from xtts_cli.config.loading import resolve_config
+    from xtts_cli.devices.gpu_info import probe_machine
+    from xtts_cli.diagnosis.config_rules import check_config
+
+    folder = tmp_path / "nemo"
+    shutil.copytree(CORPORA / "nemo", folder)
+    lines = (folder / "train_manifest.json").read_text(encoding="utf-8").splitlines()
+    (folder / "val_manifest.json").write_text(lines[0] + "\n", encoding="utf-8")
+    (folder / "test_manifest.json").write_text(lines[-1] + "\n", encoding="utf-8")
+
+    def found(*sets):
+        loaded = resolve_config(None, sets=[f"data.dataset_path={folder}", *sets])
+        return [f for f in check_config(loaded, probe_machine()) if f.id == "dataset-manifests-unread"]
+
+    (unread,) = found()
+    assert unread.severity == "warning"
+    assert "training reads train_manifest.json, test_manifest.json, val_manifest.json are not read" in unread.message
+    assert unread.message.endswith("set data.metadata_eval_file: val_manifest.json to validate on its clips")
+    # Naming the validation manifest, or the one to train on, says which is read: nothing to tell.
+    assert found("data.metadata_eval_file=val_manifest.json") == []
+    assert found("data.metadata_train_file=train_manifest.json") == []
+    assert scan_dataset(data(folder, metadata_eval_file="val_manifest.json")).format == "nemo"

@@ -651,6 +651,18 @@ def _nemo_candidates(root: Path) -> list[Path]:
     return found
 
 
+def nemo_manifests_unread(root: Path, data: DataConfig) -> Optional[tuple[Path, list[Path]]]:
+    """(the manifest trained on, the others beside it) when `_nemo_manifest` picks one of several by
+    the "train" in its name; None when it reads the only one or the one named."""
+    if (root / data.metadata_train_file).is_file():
+        return None
+    candidates = _nemo_candidates(root)
+    training = [path for path in candidates if "train" in path.name.lower()]
+    if len(candidates) < 2 or len(training) != 1:
+        return None
+    return training[0], [path for path in candidates if path != training[0]]
+
+
 def _nemo_manifest(root: Path, data: DataConfig) -> Path:
     named = root / data.metadata_train_file
     if named.is_file():

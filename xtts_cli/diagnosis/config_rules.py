@@ -706,6 +706,34 @@ def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
                         f"data.{name_key} {name!r} not found in {str(source.root)!r}; name the metadata file that is there"
                     ),
                 )
+        if fmt == "nemo" and own.metadata_eval_file is None:
+            yield from _manifests_unread(source, own)
+
+
+def _manifests_unread(source, data) -> Iterable[Finding]:
+    """NeMo's train / validation / test manifests in one folder: training reads the one named for
+    training, and validation splits its clips off it; the validation manifest is read only when named."""
+    from xtts_cli.data.layouts import nemo_manifests_unread
+
+    picked = nemo_manifests_unread(source.root, data)
+    if picked is None:
+        return
+    train, others = picked
+    held_out = next((p for p in others if any(w in p.name.lower() for w in ("val", "dev", "eval"))), None)
+    fix = (
+        f"set data.metadata_eval_file: {held_out.name} to validate on its clips"
+        if held_out is not None
+        else "set data.metadata_eval_file to the one to validate on"
+    )
+    yield Finding(
+        id="dataset-manifests-unread",
+        severity="warning",
+        message=source.scoped(
+            f"{str(source.root)!r} holds {len(others) + 1} NeMo manifests: training reads {train.name}, "
+            f"{', '.join(p.name for p in others)} {'is' if len(others) == 1 else 'are'} not read, and validation "
+            f"clips are split off {train.name}; {fix}"
+        ),
+    )
 
 
 def _data_flag_over_datasets(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
