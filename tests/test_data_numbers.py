@@ -52,7 +52,14 @@ from xtts_cli.data.text import Tokenizer
         # Short groups, or a sign's, are no code: they read as before.
         (
             "See § 3-4-5, sizes 100-200-300",
-            "See section three to four to five, sizes one hundred to two hundred to three hundred",
+            "See section three, four, five, sizes one hundred, two hundred, three hundred",
+        ),
+        # A series is said number by number, not as a range of three ends; years stay a range.
+        ("Ready? 3-2-1, go! A 4-3-3 formation.", "Ready? three, two, one, go! A four, three, three formation."),
+        ("In 1990-1995-2000.", "In nineteen ninety to nineteen ninety five to two thousand."),
+        (
+            "Card 4111-1111-1111-1111 declined.",
+            "Card four one one one, one one one one, one one one one, one one one one declined.",
         ),
         (
             "between 1.5.2026 - 3.5.2026",

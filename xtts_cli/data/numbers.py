@@ -522,7 +522,7 @@ _DATE_SPAN = re.compile(
 _BETWEEN_BEFORE = re.compile(r"\bbetween\s+$", re.IGNORECASE)
 # Three or more numbers joined by hyphens, one of them long or led by 0, name a thing (ISBN
 # 978-3-16-148410-0, 06-12-34-56-78): each group said apart, a long or zero-led one digit by digit; not
-# ranges ("978 to 3 to 16"). Short ones (100-200-300, § 3-4-5) and a sign's (No., #, $) stay as read.
+# ranges ("978 to 3 to 16"). Short ones are a series (`_hyphen_code`).
 _HYPHEN_CODE = re.compile(r"(?<![\w.,-])\d+(?:-\d+){2,}(?![\w-]|[.,]\d)")
 # A day and month with no year after a word that dates ("on 12/31", "by 3/4", "due 4/15", "Tuesday
 # 3/5"); alone 12/31 may be a fraction or a score. See `_day_and_month` for the fractions after them.
@@ -2558,7 +2558,8 @@ def _a_code(match: re.Match, long: int = 5) -> bool:
     that reads them (English counts 5000-6000-7000; other languages' codes are read from 4 digits)."""
     groups = match.group(0).split("-")
     # A round one (1000-2000-3000) is a count's: "eins null null null" had been said of it.
-    if not any(
+    grouped = all(len(group) >= 4 for group in groups) and not all(group.endswith("00") for group in groups)
+    if not grouped and not any(  # 4111-1111-1111-1111: a card's groups, each said digit by digit
         (len(group) >= long and not group.endswith("00")) or (len(group) > 1 and group.startswith("0"))
         for group in groups
     ):
@@ -2573,8 +2574,13 @@ def _years_alone(code: str) -> bool:
 
 
 def _hyphen_code(match: re.Match) -> str:
-    if not _a_code(match):  # 1990-1995-2000: a range's years, read as one
-        return match.group(0)
+    if not _a_code(match):
+        # A series (a countdown's 3-2-1, a 4-3-3 formation, 100-200-300) is said number by number; a
+        # range has two ends ("three to two to one" had been said). Years (1990-1995-2000) and money
+        # ($5-10-15) stay as read.
+        if _years_alone(match.group(0)) or re.search(r"[$€£¥₹]\s*$", match.string[: match.start()]):
+            return match.group(0)
+        return ", ".join(match.group(0).split("-"))
     return ", ".join(
         " ".join(_DIGIT_NAMES[int(d)] for d in group)
         if len(group) > 2 or group.startswith("0")
