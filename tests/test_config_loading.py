@@ -367,7 +367,6 @@ def test_an_unquoted_no_where_text_belongs_says_yaml_read_it_as_false(write_conf
     # Norwegian's code: YAML 1.1 reads `no` as false, which no language code is.
     for config, sets, where in (
         (write_config("data:\n  language: no\n"), [], "data.language"),
-        (None, ["data.language=no"], "data.language"),
         (
             write_config("data:\n  datasets:\n    - {path: a, language: off}\n", "b.yaml"),
             [],
@@ -380,6 +379,7 @@ def test_an_unquoted_no_where_text_belongs_says_yaml_read_it_as_false(write_conf
             f"{where}: YAML reads an unquoted no, off or false as false, not text; quote what you wrote ('no', not no)"
         ]
     assert resolve_config(None, {}, ["data.language='no'"]).config.data.language == "no"
+    assert resolve_config(None, {}, ["data.language=no"]).config.data.language == "no"  # --set: the text written
 
 
 def test_a_value_nested_thousands_deep_is_one_line_not_a_traceback(write_config) -> None:
@@ -475,3 +475,29 @@ def test_an_optimization_level_names_the_values_of_the_file_it_sets_over(write_c
         "--set KEY=VALUE of your own keeps yours)"
     )
     assert replaced_by_level(None, loaded, set()) is None
+
+
+def test_a_path_or_name_given_with_set_is_the_text_written(tmp_path) -> None:
+    from xtts_cli.config.loading import resolve_config
+
+    sets = ["training.run_dir=010", "data.language=no", f"data.feature_cache_dir={tmp_path}/take: 2"]
+    config = resolve_config(None, {}, sets).config
+    # YAML had read them as 8 (and "write 10", another folder), false and a mapping.
+    assert (config.training.run_dir, config.data.language) == ("010", "no")
+    assert config.data.feature_cache_dir == f"{tmp_path}/take: 2"
+    assert resolve_config(None, {}, ["training.run_dir=&x runs/a"]).config.training.run_dir == "&x runs/a"
+    # Quoted, null and a number's key are YAML's as before.
+    assert resolve_config(None, {}, ["training.run_dir='010'"]).config.training.run_dir == "010"
+    assert resolve_config(None, {}, ["training.run_dir=null"]).config.training.run_dir is None
+    with pytest.raises(ConfigError, match="leading zero"):
+        resolve_config(None, {}, ["training.max_steps=0100"])
+
+
+@pytest.mark.parametrize("key", ["training.seed", "data.seed", "synthesis.seed"])
+def test_a_seed_outside_32_bits_is_refused_before_training(key) -> None:
+    # Keras and NumPy had refused it mid-start, in a traceback, after validate said valid.
+    for value in ("-1", str(2**32)):
+        with pytest.raises(ConfigError) as refused:
+            resolve_config(None, {}, [f"{key}={value}"])
+        assert refused.value.lines[0].startswith(f"{key}: {value} is invalid: should be")
+    assert resolve_config(None, {}, [f"{key}={2**32 - 1}"]).config is not None

@@ -44,6 +44,7 @@ def test_language_codes_resolve_to_espeak_voices_or_fail_in_one_line_naming_them
     assert resolve_config(None, sets=["data.language=pt_BR"]).config.data.language == "pt-br"
     assert phonemes.espeak_language("fa") == "fa"
     assert phonemes.espeak_language("fr") == "fr-fr"
+    assert phonemes.espeak_language("no") == "nb"  # Norwegian's ISO 639-1 code: espeak-ng's Bokmål
     with pytest.raises(XttsError) as caught:
         phonemes.espeak_language("tlh", where="data.datasets[1].language")
     assert len(caught.value.lines) == 1

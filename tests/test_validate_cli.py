@@ -512,9 +512,16 @@ def test_a_run_given_without_a_config_is_checked_with_its_own_as_train_resumes_i
     # Its batch of 4 and 3 steps, not the built-in defaults' 16 and 2,000 (called "what xtts train runs here").
     assert checked["config"] == str(run / "config.yaml")
     assert (checked["settings"]["step_batch_size"], checked["settings"]["total_steps"]) == (4, 3)
+    own = (run / "config.yaml").read_text(encoding="utf-8")
     (run / "config.yaml").write_text("", encoding="utf-8")  # emptied: refused as train refuses it
     result = runner.invoke(app, ["validate", "-r", str(run), "--data", str(SAMPLE_DATA)])
     assert "holds no settings that load" in str(result.exception), result.output
+    # A slip in a hand edit is named as it is, exit 2 (it had been called lost, exit 1, the value unsaid).
+    (run / "config.yaml").write_text(own.replace("stop_threshold: 0.5", "stop_threshold: 1.5"), encoding="utf-8")
+    result = runner.invoke(app, ["validate", "-r", str(run)])
+    assert result.exit_code == 2 and "synthesis.stop_threshold: 1.5 is invalid" in result.output, result.output
+    result = runner.invoke(app, ["train", "-r", str(run), "--steps", "1"])  # a ConfigError: main exits 2
+    assert str(result.exception) == "synthesis.stop_threshold: 1.5 is invalid: should be less than 1", result.output
 
 
 def test_minutes_of_speech_trained_from_zero_are_pointed_to_adapting_a_trained_run(runner, write_config, tmp_path):

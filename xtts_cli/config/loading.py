@@ -465,6 +465,10 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
             value = text  # a string YAML cannot read as anything else (`a: b`) stays a string
         if _UNQUOTED_COMMENT.match(text.lstrip()):  # "run_dir=/runs/take #2": YAML had cut it at its comment
             value = text.strip()
+        if _a_text_key(key) and value is not None and (not isinstance(value, str) or text.lstrip().startswith("&")):
+            # A path or a name is the text written: run_dir=010 (not 8), "runs/take: 2" (not a mapping),
+            # language=no (not false), &x y (not an anchor and y).
+            value = text.strip() if text.lstrip()[:1] not in "[{" else value
         if leading_zero(text, value) is not None:
             raise ConfigError(
                 f"--set {given}={text}: {leading_zero(text, value)}",
@@ -477,6 +481,12 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
             )
         parsed[key], written[key] = value, given
     return parsed
+
+
+def _a_text_key(key: str) -> bool:
+    section, _, name = key.partition(".")
+    field = section_fields().get(section, {}).get(name)
+    return field is not None and field.annotation in (str, Optional[str])
 
 
 def _example(section: str) -> str:

@@ -66,7 +66,8 @@ def render_markdown() -> str:
         "`RUN/config.yaml`; `--config/-c`, default `configs/config.yaml` when it exists, else "
         "these defaults). Unknown keys are errors with a did-you-mean. On the command line, `--set KEY=VALUE` sets any key below "
         "(`--set data.batch_size=8`, repeatable) in every command that takes a config, and a few flags are "
-        "shortcuts for one key each (`--batch-size`).",
+        "shortcuts for one key each (`--batch-size`). Its value is YAML, but a path or a name is the text "
+        "written (`--set training.run_dir=010`, `--set data.language=no`).",
         "",
         "Keys from older configs that belong elsewhere are accepted as aliases of their canonical place; "
         "writing both with different values is an error:",

@@ -17,6 +17,10 @@ from pydantic import ByteSize, Field, field_validator, model_validator
 from xtts_cli.config.model_kinds import AcousticConfig, ModelSection, VocoderConfig
 from xtts_cli.config.section import Section as _Section
 
+# Keras and NumPy take a seed of 32 bits; a larger or negative one had passed validate and ended
+# training in a traceback.
+SEED_MAX = 2**32 - 1
+
 # Host contention under this share is the step's own noise: no finding names it (config/remedies.py).
 CONTENTION_INFO_PERCENT = 5.0
 
@@ -331,7 +335,7 @@ class DataConfig(_Section):
         "and `validate --fix` removes it.",
         json_schema_extra={"no_effect": "a PyTorch DataLoader setting; TensorFlow has no pinned-memory switch"},
     )
-    seed: int = Field(1234, description="Seed for shuffling and the train/validation split.")
+    seed: int = Field(1234, ge=0, le=SEED_MAX, description="Seed for shuffling and the train/validation split.")
     service_address: Optional[str] = Field(
         None,
         description="tf.data service dispatcher (`grpc://HOST:PORT` or `HOST:PORT`) whose workers make the "
@@ -515,7 +519,7 @@ class TrainingConfig(_Section):
         description="Run directory. Empty: `runs/` and the config's name (`runs/speak-cpu`; the same command "
         "resumes it).",
     )
-    seed: int = Field(1234, description="Seed for weights and dropout.")
+    seed: int = Field(1234, ge=0, le=SEED_MAX, description="Seed for weights and dropout.")
     init_from: Optional[str] = Field(
         None,
         description="Start a new run from another run's weights (`xtts train --init-from RUN`): its run directory "
@@ -693,7 +697,9 @@ class SynthesisConfig(_Section):
         "would be (`speaking_rate.json`).",
     )
     stop_threshold: float = Field(0.5, gt=0.0, lt=1.0, description="Stop probability at which a sentence ends.")
-    seed: int = Field(0, description="Seed of the prenet dropout kept on in synthesis (Tacotron 2 keeps it on).")
+    seed: int = Field(
+        0, ge=0, le=SEED_MAX, description="Seed of the prenet dropout kept on in synthesis (Tacotron 2 keeps it on)."
+    )
 
     @property
     def attention_window(self) -> Optional[tuple[int, int]]:

@@ -52,6 +52,7 @@ _ALIASES = {
     "zh": "cmn",
     "zh-cn": "cmn",
     "pt-pt": "pt",
+    "no": "nb",  # Norwegian: ISO 639-1's code, espeak-ng's Bokmål voice
 }
 _LOCK = threading.Lock()
 # How espeak-ng is asked (phonemizer's EspeakBackend arguments besides the voice and the punctuation)

@@ -108,6 +108,11 @@ def resumed_config(run_dir: Optional[Path], config: Optional[Path] = None) -> Op
             "another model is refused against the run's run.json)",
         )
     if own is not None and recorded_config(RunDir(own.parent)) is None:
+        from xtts_cli.config.loading import build_config, parse_yaml, read_config_text
+
+        raw = parse_yaml(read_config_text(own), str(own))  # a slip in a hand edit is named as it is
+        if raw:
+            build_config(raw, str(own))
         raise XttsError(
             f"{own} holds no settings that load (it is empty or damaged): the run's own copy of its config is lost",
             hint=f"pass the config it was trained with: xtts train -c CONFIG --run-dir {run_dir} (a config of "
