@@ -69,9 +69,13 @@ def _recorded_start(loaded: LoadedConfig, chosen: Path, fresh: bool = False):
     parent = (run.read_run() or {}).get("parent") if run.has_checkpoint() else None
     if not isinstance(parent, dict) or not isinstance(parent.get("run"), str):
         return config
-    given = Path(spec).expanduser().resolve()
+    from xtts_cli.training.parent import checkpoint_named
+
+    # As it started: a checkpoint's file as ls shows it (ckpt-4.index) is that checkpoint, and a run's
+    # checkpoints/ folder its run (the resume had been refused, its hint to put back a base still there).
+    given = checkpoint_named(Path(spec).expanduser()).resolve()
     recorded = [Path(parent[key]).expanduser().resolve() for key in ("run", "checkpoint") if parent.get(key)]
-    if given in recorded:
+    if given in recorded or (given.name == "checkpoints" and given.parent == recorded[0]):
         return config
     # Edited to another base while the recorded one is there too: which the user means, the command cannot
     # tell. The recorded one gone (moved, and the config edited to where it went): a resume reads none.

@@ -420,7 +420,7 @@ def refuse_own_directory(spec: Optional[str], run_dir: Path) -> None:
         )
 
 
-def _checkpoint_named(given: Path) -> Path:
+def checkpoint_named(given: Path) -> Path:
     """The checkpoint a path names: a checkpoint's file as `ls` shows it (ckpt-4.index), or early
     stopping's best/ folder, its copy (said as that is; the folder had been "holds checkpoints")."""
     pasted = re.fullmatch(r"(ckpt-\d+)\.(index|data-\d+-of-\d+)", given.name)
@@ -434,7 +434,7 @@ def open_parent(spec: str | Path, config: Optional[XttsConfig] = None) -> Parent
     `config`, the run that starts from it, picks the runs of its kind a hint offers."""
     from xtts_cli.run.directory import is_run_dir
 
-    given = _checkpoint_named(Path(spec).expanduser())
+    given = checkpoint_named(Path(spec).expanduser())
     if given.is_dir() and not (given / "config.yaml").is_file() and any(given.glob("ckpt-*.index")):
         # A run's checkpoints folder: its latest checkpoint, as the run directory gives it (it had been refused).
         latest = _latest(given)
