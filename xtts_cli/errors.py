@@ -118,6 +118,12 @@ class DiskFullError(XttsError):
 
 DISK_FULL_HINT = "free space on that disk (or raise its quota), or point the run or the store at another one"
 _DISK_FULL = ("no space left on device", "disk quota exceeded")
+# EFBIG: a file past the shell's `ulimit -f` or its filesystem's largest (FAT32's 4 GiB, a large model's
+# checkpoint); room elsewhere on the disk does not help. TensorFlow had ended in a traceback, exit 1.
+FILE_TOO_LARGE_HINT = (
+    "raise the shell's file-size limit (ulimit -f unlimited), or point the run at a filesystem that holds large "
+    "files (FAT32 holds 4 GiB at most)"
+)
 
 
 def disk_full(error: BaseException, where: str = "") -> Optional[DiskFullError]:
@@ -128,6 +134,13 @@ def disk_full(error: BaseException, where: str = "") -> Optional[DiskFullError]:
         path = where or error.filename or "a file"
         return DiskFullError(f"the disk is full: writing {path} failed ({error.strerror})", hint=DISK_FULL_HINT)
     message = str(getattr(error, "message", "") or error)
+    if (isinstance(error, OSError) and error.errno == errno.EFBIG) or "file too large" in message.lower():
+        path = where or getattr(error, "filename", None) or "a file"
+        return DiskFullError(
+            f"a file grew past the largest this system allows: writing {path} failed (File too large)",
+            hint=FILE_TOO_LARGE_HINT,
+            translated=not isinstance(error, OSError),
+        )
     if any(phrase in message.lower() for phrase in _DISK_FULL):
         cause = tensorflow_cause(message)
         return DiskFullError(
@@ -157,6 +170,7 @@ _CAUSES = (
     "Could not satisfy",
     "No space left on device",
     "Disk quota exceeded",
+    "File too large",
 )
 
 

@@ -86,6 +86,33 @@ def test_a_checkpoint_that_fills_the_disk_is_a_full_disk_not_out_of_memory(tmp_p
 
 
 @pytest.mark.slow
+def test_a_checkpoint_past_the_file_size_limit_is_one_line_naming_the_limit(tmp_path):
+    import resource
+
+    def limited() -> None:  # `ulimit -f 1000`: 1 MB, past which a write fails with EFBIG (Python ignores SIGXFSZ)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1_024_000, 1_024_000))
+
+    config, run = tiny_config(tmp_path, "  save_step: 2\n"), tmp_path / "run"
+    command = [sys.executable, "-m", "xtts_cli", "train", "-c", str(config), "-r", str(run), "--steps", "2"]
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=subprocess_env(), timeout=300, preexec_fn=limited, cwd=tmp_path
+    )
+    # It had been a traceback, exit 1, and run.json's ended_by TensorFlow's OutOfRangeError.
+    assert done.returncode == 6 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith(("error: ", "hint: "))]
+    assert errors == [
+        "error: a file grew past the largest this system allows: writing checkpoint 2 into "
+        f"{run / 'checkpoints'} failed (File too large)",
+        "error: no checkpoint was complete yet: once the file can be that large, the same command starts the run over",
+        "hint: raise the shell's file-size limit (ulimit -f unlimited), or point the run at a filesystem that holds "
+        "large files (FAT32 holds 4 GiB at most)",
+    ]
+    assert not list((run / "checkpoints").iterdir())  # no partial checkpoint left
+    ended = json.loads((run / "run.json").read_text(encoding="utf-8"))["history"][-1]["ended_by"]
+    assert ended.startswith("error: a file grew past the largest this system allows")
+
+
+@pytest.mark.slow
 @needs_mounts
 def test_a_feature_store_that_fills_the_disk_keeps_its_finished_shards(tmp_path):
     mount = mount_point(tmp_path, "small")

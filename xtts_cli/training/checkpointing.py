@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 import tensorflow as tf
 
-from xtts_cli.errors import XttsError, disk_full
+from xtts_cli.errors import DISK_FULL_HINT, XttsError, disk_full
 from xtts_cli.run.directory import remove_stale_temporaries
 from xtts_cli.run.files import RunDir
 from xtts_cli.run.restore import (
@@ -260,10 +260,11 @@ class RunCheckpoints:
             full = disk_full(error, f"checkpoint {number} into {self.run_dir.checkpoints}")
             if full is not None:
                 latest = self.manager.latest_checkpoint
+                room = "once there is room" if full.hint == DISK_FULL_HINT else "once the file can be that large"
                 full.lines.append(
-                    f"the run keeps {latest}; run the same command to resume from it once there is room"
+                    f"the run keeps {latest}; run the same command to resume from it {room}"
                     if latest
-                    else "no checkpoint was complete yet: once there is room, the same command starts the run over"
+                    else f"no checkpoint was complete yet: {room}, the same command starts the run over"
                 )
                 raise full from None
             raise
