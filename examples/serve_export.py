@@ -13,7 +13,8 @@ xtts; English abbreviations, and digits read as words where `export.json`'s `num
 through `phonemizer`, as `export.json` says.
 Then each symbol becomes 1 + its index in `symbols`, and a symbol the model lacks is left out and
 named in the answer's `X-Left-Out` header (a JSON list; a text left with no letter, another script in a
-characters export, is a 400; espeak-ng reads another script itself). Errors are JSON: {"error": "..."}.
+characters export, is a 400, as are digits it lacks: the amount left out changes what is said; espeak-ng
+reads another script itself). Errors are JSON: {"error": "..."}.
 One request is one generation, at most `max_seconds` of `export.json`: send a long text a sentence at a time.
 The reference clip is 16-bit mono WAV at the export's `sample_rate`; `--speaker` speaks with the
 export's `speaker` signature instead (one of `export.json`'s `speakers`: an adapted voice).
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import re
 import unicodedata
 import wave
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -177,15 +179,15 @@ def main() -> None:
                 self.answer(400, {"error": wrong or too})
             else:
                 ids, lacked = voice.read(query["text"], language)
-                if not any(voice.info["symbols"][i - 1].isalpha() for i in ids):  # another script: no letter read
-                    digits = (
-                        " (digits are not read here: write numbers in words)" if any(map(str.isdigit, lacked)) else ""
-                    )
+                if any(c.isdigit() for c in lacked):  # left out, "$12.50 on 3/4" had been spoken as "on", answered 200
+                    numbers = ", ".join(re.findall(r"\d+(?:[.,:/]\d+)*", query["text"]))
+                    self.answer(400, {"error": f"digits are not read here ({numbers}): write numbers in words"})
+                elif not any(voice.info["symbols"][i - 1].isalpha() for i in ids):  # another script: no letter read
                     self.answer(
                         400,
                         {
                             "error": f"no symbol of {query['text'][:80]!r} is a letter the model reads ({language} as "
-                            f"trained){digits}"
+                            "trained)"
                         },
                     )
                 else:
