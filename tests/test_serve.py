@@ -1607,6 +1607,11 @@ def test_serve_step_loads_and_names_the_step_asked_for(runner, tmp_path) -> None
     missing = runner.invoke(app, ["serve", "-r", str(RUN), "--step", "99", "--port", "0"])
     assert missing.exception.lines == [f"{RUN}/checkpoints keeps no checkpoint of step 99"]
     assert "listening" not in missing.output, missing.output
+    # export likewise: it had said "exporting ... (tracing the generator ...)" first.
+    out = tmp_path / "exported"
+    missing = runner.invoke(app, ["export", "-r", str(RUN), "--step", "99", "-o", str(out)])
+    assert missing.exception.lines == [f"{RUN}/checkpoints keeps no checkpoint of step 99"]
+    assert "exporting" not in missing.output and not out.exists(), missing.output
 
 
 @pytest.mark.parametrize("size", ["nan", "inf"])

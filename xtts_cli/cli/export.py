@@ -105,6 +105,10 @@ def export(
     from xtts_cli.config.editing import can_write
 
     can_write(out, "--out", folder=True)
+    if step is not None:  # a step the run does not keep: said alone, not after "exporting ..."
+        from xtts_cli.run.directory import step_kept
+
+        step_kept(run_dir, step)
     from xtts_cli.inference.export import export_run
 
     with Phases(enabled=not json_output) as phase:

@@ -133,11 +133,9 @@ def serve(
         waiting=max_waiting,
     )
     if step is not None:  # a step the run does not keep: said before "listening", not after
-        from xtts_cli.run.directory import checkpoints_to_restore
-        from xtts_cli.run.files import read_run
+        from xtts_cli.run.directory import step_kept
 
-        kept_config, kept = read_run(run)
-        checkpoints_to_restore(kept, run, step, kept_config.training.save_step)
+        step_kept(run, step)
     server = make_server(None, host, port, log=not quiet)  # a port in use is said before TensorFlow loads
     if not _loopback(host):  # said as the port opens, not a model's load later
         print(

@@ -31,7 +31,7 @@ from xtts_cli.findings import yaml_scalar
 from xtts_cli.host import plan_threads
 from xtts_cli.locks import LOCK_FILE
 from xtts_cli.model.presets import resolved_identity
-from xtts_cli.run.files import MARKER_FILE, VOCODER_DIR, RunDir, no_checkpoint_hint
+from xtts_cli.run.files import MARKER_FILE, VOCODER_DIR, RunDir, no_checkpoint_hint, read_run
 
 # Besides what a mel frame is (`MelFeatures`), the text front end a checkpoint's ids come from.
 TEXT_KEYS = ("text_cleaners", "text_frontend")
@@ -897,6 +897,12 @@ def _without(config, keys: tuple[str, ...]) -> dict:
         section, name = key.split(".")
         tree.get(section, {}).pop(name, None)
     return with_absolute_paths(tree)
+
+
+def step_kept(run_dir: Path, step: int) -> None:
+    """Refuse a --step the run does not keep, from its files, before a command says it starts work."""
+    config, run = read_run(run_dir)
+    checkpoints_to_restore(run, run_dir, step, config.training.save_step)
 
 
 def checkpoints_to_restore(
