@@ -19,12 +19,17 @@ from xtts_cli.cli.options import (
 from xtts_cli.errors import XttsError
 
 
-def _check_out(out: Path) -> None:
-    """--out a new or empty folder: said before TensorFlow loads, not after. The hidden `.NAME.partial-*`
-    folder an export killed before its end left in it or beside it is removed (the same command, run
-    again, had refused an --out that looked empty); one an export still writes is not (export_run
-    holds its lock)."""
+def _check_out(out: Path, run_dir: Path, step: Optional[int]) -> None:
+    """--out a new or empty folder, and a --step the run keeps: said before TensorFlow loads, not after
+    "exporting ...". The hidden `.NAME.partial-*` folder an export killed before its end left in it or
+    beside it is removed (the same command, run again, had refused an --out that looked empty); one an
+    export still writes is not (export_run holds its lock)."""
     import shutil
+
+    from xtts_cli.run.directory import step_kept
+
+    if step is not None:
+        step_kept(run_dir, step)
 
     left = _stopped_exports(out)
     if out.exists() and (not out.is_dir() or any(item not in left for item in out.iterdir())):
@@ -101,14 +106,10 @@ def export(
     )
     from xtts_cli.cli.output import Phases
 
-    _check_out(out)
+    _check_out(out, run_dir, step)
     from xtts_cli.config.editing import can_write
 
     can_write(out, "--out", folder=True)
-    if step is not None:  # a step the run does not keep: said alone, not after "exporting ..."
-        from xtts_cli.run.directory import step_kept
-
-        step_kept(run_dir, step)
     from xtts_cli.inference.export import export_run
 
     with Phases(enabled=not json_output) as phase:
