@@ -657,11 +657,13 @@ def test_validate_on_an_adapted_runs_own_config_names_the_parent_its_run_json_re
     asked = resolve_config(config, {"training.init_from": "runs/base"})  # given on the command line: kept
     assert _recorded_start(asked, copy).training.init_from == "runs/base"
     assert _recorded_start(resolve_config(config), copy, fresh=True).training.init_from == "runs/base"
-    # Started from the checkpoint's file as ls shows it, or the base's checkpoints/ folder: the same start
+    # Started from the checkpoint's file as ls shows it, the base's checkpoints/ folder: the same start
     # (its resume had been refused, its hint to put back a base that is there).
     for spec in (f"{parent['checkpoint']}.index", str(Path(parent["run"]) / "checkpoints")):
         config.write_text(re.sub(r"init_from: .*", f"init_from: {spec}", config.read_text("utf-8")), "utf-8")
         assert _recorded_start(resolve_config(config), copy).training.init_from == spec
+        refuse_starting_over(copy, resolve_config(config).config, config)  # it had "would discard them"
+        refuse_starting_over(copy, resolve_config(config, {"training.init_from": spec}).config)  # the start's command
     # Edited to another run that is there: which one the user means is theirs to say, both named.
     other = tmp_path / "other-run"
     other.mkdir()

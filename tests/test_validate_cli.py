@@ -607,14 +607,12 @@ def test_init_from_a_base_it_cannot_start_from_says_the_way_on(tmp_path):
     for suffix in (".index", ".data-00000-of-00001"):
         shutil.copy(checkpoints / f"ckpt-3{suffix}", checkpoints / "best" / f"ckpt{suffix}")
         shutil.copy(checkpoints / f"ckpt-3{suffix}", checkpoints / f"ckpt-2{suffix}")
-    # Early stopping's copy had been "nothing is there", its files beside it.
-    with pytest.raises(XttsError) as best:
-        open_parent(str(checkpoints / "best" / "ckpt"))
-    assert "is the copy of the best weights early stopping keeps" in best.value.lines[0]
-    assert best.value.hint.startswith("pass the run's directory")
-    with pytest.raises(XttsError) as folder:  # its folder had been "holds checkpoints of the run", said otherwise
-        open_parent(str(checkpoints / "best"))
-    assert "is the copy of the best weights early stopping keeps" in folder.value.lines[0]
+    # Early stopping's copy, which an interrupted run keeps: the best's weights, of the step early_stop.json
+    # names (it had been refused, its hint the run's directory, whose latest weights are not the best's).
+    (checkpoints / "early_stop.json").write_text('{"val_loss": 1.5, "step": 2, "since_best": 1}', encoding="utf-8")
+    for spec in (checkpoints / "best" / "ckpt", checkpoints / "best"):
+        best = open_parent(str(spec))
+        assert (best.checkpoint, best.path, best.step) == (str(checkpoints / "best" / "ckpt"), run, 2)
     # The latest checkpoint gone: a kept one is named, or none said to be left (the hint had pointed at them).
     for suffix in (".index", ".data-00000-of-00001"):
         (checkpoints / f"ckpt-3{suffix}").unlink()

@@ -31,7 +31,7 @@ from xtts_cli.findings import yaml_scalar
 from xtts_cli.host import plan_threads
 from xtts_cli.locks import LOCK_FILE
 from xtts_cli.model.presets import resolved_identity
-from xtts_cli.run.files import MARKER_FILE, VOCODER_DIR, RunDir, no_checkpoint_hint, read_run
+from xtts_cli.run.files import MARKER_FILE, VOCODER_DIR, RunDir, no_checkpoint_hint, read_run, same_start
 
 # Besides what a mel frame is (`MelFeatures`), the text front end a checkpoint's ids come from.
 TEXT_KEYS = ("text_cleaners", "text_frontend")
@@ -447,7 +447,7 @@ def _refuse_other_parent(run: RunDir, previous: Optional[dict[str, Any]], spec: 
         return
     recorded = (previous or {}).get("parent")
     given = Path(spec).expanduser().resolve()
-    if recorded and given in (Path(recorded["run"]).resolve(), Path(recorded["checkpoint"]).resolve()):
+    if isinstance(recorded, dict) and same_start(spec, recorded):
         return
     origin = f"started from {recorded['run']}" if recorded else "trained from scratch"
     own = given == run.path.resolve() or run.path.resolve() in given.parents  # --fresh would move the base aside

@@ -492,3 +492,21 @@ def check_vocoder_spec(spec: Any, named: Optional[str] = None, left_out: str = "
             f"{named or '--vocoder'} {spec!r} is no vocoder run",
             hint=f"pass a vocoder run's folder (e.g. runs/vocoder-cpu) or griffin-lim; leave it out for {left_out}",
         )
+
+
+def checkpoint_named(given: Path) -> Path:
+    """The checkpoint a path names: a checkpoint's file as `ls` shows it (ckpt-4.index), or early
+    stopping's best/ folder, its copy (the folder had been "holds checkpoints")."""
+    pasted = re.fullmatch(r"(ckpt-\d+)\.(index|data-\d+-of-\d+)", given.name)
+    if pasted and given.is_file():
+        return given.with_name(pasted.group(1))
+    return given / "ckpt" if given.name == "best" and Path(f"{given}/ckpt.index").is_file() else given
+
+
+def same_start(spec: str, parent: dict[str, Any]) -> bool:
+    """Whether `spec` (training.init_from as written) names the base run.json's `parent` records: its run,
+    its checkpoint, that checkpoint's file as ls shows it (ckpt-4.index) or the run's checkpoints/ folder
+    (a run started so had been refused its resume, as started from elsewhere)."""
+    given = checkpoint_named(Path(spec).expanduser()).resolve()
+    recorded = [Path(str(parent[key])).expanduser().resolve() for key in ("run", "checkpoint") if parent.get(key)]
+    return given in recorded or (bool(recorded) and given.name == "checkpoints" and given.parent == recorded[0])

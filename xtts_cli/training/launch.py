@@ -69,17 +69,13 @@ def _recorded_start(loaded: LoadedConfig, chosen: Path, fresh: bool = False):
     parent = (run.read_run() or {}).get("parent") if run.has_checkpoint() else None
     if not isinstance(parent, dict) or not isinstance(parent.get("run"), str):
         return config
-    from xtts_cli.training.parent import checkpoint_named
+    from xtts_cli.run.files import same_start
 
-    # As it started: a checkpoint's file as ls shows it (ckpt-4.index) is that checkpoint, and a run's
-    # checkpoints/ folder its run (the resume had been refused, its hint to put back a base still there).
-    given = checkpoint_named(Path(spec).expanduser()).resolve()
-    recorded = [Path(parent[key]).expanduser().resolve() for key in ("run", "checkpoint") if parent.get(key)]
-    if given in recorded or (given.name == "checkpoints" and given.parent == recorded[0]):
+    if same_start(spec, parent):
         return config
     # Edited to another base while the recorded one is there too: which the user means, the command cannot
     # tell. The recorded one gone (moved, and the config edited to where it went): a resume reads none.
-    if given.exists() and Path(parent["run"]).expanduser().exists():
+    if Path(spec).expanduser().exists() and Path(parent["run"]).expanduser().exists():
         raise XttsError(
             f"{own} names training.init_from {spec}, but the run started from {parent['run']} (its run.json)",
             hint=f"to resume it, put {parent['run']} back there; to start over from {spec}, pass --fresh (the "

@@ -20,7 +20,7 @@ from xtts_cli.config.schema import XttsConfig
 from xtts_cli.data.text import Tokenizer
 from xtts_cli.errors import XttsError, quoted
 from xtts_cli.run.bundle import cut_short
-from xtts_cli.run.files import listed_runs, no_checkpoint_hint, no_vocabulary, read_run, runs_in
+from xtts_cli.run.files import checkpoint_named, listed_runs, no_checkpoint_hint, no_vocabulary, read_run, runs_in
 
 __all__ = ["ParentRun", "inherit", "open_parent", "with_base_network"]
 
@@ -420,15 +420,6 @@ def refuse_own_directory(spec: Optional[str], run_dir: Path) -> None:
         )
 
 
-def checkpoint_named(given: Path) -> Path:
-    """The checkpoint a path names: a checkpoint's file as `ls` shows it (ckpt-4.index), or early
-    stopping's best/ folder, its copy (said as that is; the folder had been "holds checkpoints")."""
-    pasted = re.fullmatch(r"(ckpt-\d+)\.(index|data-\d+-of-\d+)", given.name)
-    if pasted and given.is_file():
-        return given.with_name(pasted.group(1))
-    return given / "ckpt" if given.name == "best" and Path(f"{given}/ckpt.index").is_file() else given
-
-
 def open_parent(spec: str | Path, config: Optional[XttsConfig] = None) -> ParentRun:
     """The run `spec` names (a run directory, its latest checkpoint; or a checkpoint path), read-only;
     `config`, the run that starts from it, picks the runs of its kind a hint offers."""
@@ -470,13 +461,11 @@ def open_parent(spec: str | Path, config: Optional[XttsConfig] = None) -> Parent
             f"--init-from {spec}: {given.parent} keeps no checkpoint {given.name}",
             hint=f"it keeps steps {', '.join(map(str, steps))}: e.g. --init-from {quoted(given.parent / f'ckpt-{steps[-1]}')}",
         )
-    elif Path(f"{given}.index").is_file() and given.parent.name == "best":
-        # checkpoints/best/ckpt had been called "nothing is there", its files beside it.
-        raise XttsError(
-            f"--init-from {spec}: that is the copy of the best weights early stopping keeps while a run trains, "
-            "not a checkpoint of the run's",
-            hint="pass the run's directory: a run that stopped early ends with those weights in its last checkpoint",
-        )
+    elif Path(f"{given}.index").is_file() and given.parent.name == "best" and (best := _run_of_checkpoint(given)):
+        # Early stopping's copy of the best weights, which an interrupted run keeps: written as a checkpoint
+        # is. It had been refused, its hint the run's directory, whose latest weights are not the best's.
+        run_path, checkpoint = best, str(given)
+        config, run = read_run(run_path, "--init-from")
     else:
         what = "not a run directory nor a checkpoint (ckpt-N with its .index)" if given.exists() else "nothing is there"
         if Path(f"{given}.index").is_file():
@@ -498,7 +487,7 @@ def open_parent(spec: str | Path, config: Optional[XttsConfig] = None) -> Parent
 
     tokenizer = _base_vocabulary(spec, run, config) if kind_for(config).speaks else None
     step_match = _CHECKPOINT.match(Path(checkpoint).name)
-    step = int(step_match.group(1)) if step_match else 0
+    step = int(step_match.group(1)) if step_match else _best_step(run)
     parent = ParentRun(str(spec), run_path, checkpoint, step, config, tokenizer)
     short = cut_short(checkpoint)
     if short is not None:  # a copy cut short: said before a model is built (and by validate)
@@ -506,6 +495,17 @@ def open_parent(spec: str | Path, config: Optional[XttsConfig] = None) -> Parent
             f"--init-from {spec}: its checkpoint {checkpoint} cannot be read ({short})", hint=parent.other_checkpoints()
         )
     return parent
+
+
+def _best_step(run: Any) -> int:
+    """The step of the best weights early stopping keeps (checkpoints/early_stop.json); 0 unknown."""
+    import json
+
+    try:
+        step = json.loads((run.checkpoints / "early_stop.json").read_text(encoding="utf-8")).get("step")
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return step if isinstance(step, int) else 0
 
 
 def _runs_beside(given: Path, config: Optional[XttsConfig]) -> str:
