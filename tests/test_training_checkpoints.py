@@ -446,12 +446,12 @@ def test_the_hidden_folder_an_export_still_writes_is_left_alone(tmp_path) -> Non
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         with pytest.raises(XttsError, match="already holds files"):
-            _check_out(out)
+            _check_out(out, tmp_path, None)
         assert live.is_dir()
     finally:
         holder.kill()
         holder.wait()
-    _check_out(out)  # its export ended (killed): its folder is a leftover now
+    _check_out(out, tmp_path, None)  # its export ended (killed): its folder is a leftover now
     assert not live.exists()
 
 
