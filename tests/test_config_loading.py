@@ -486,6 +486,7 @@ def test_a_path_or_name_given_with_set_is_the_text_written(tmp_path) -> None:
     assert (config.training.run_dir, config.data.language) == ("010", "no")
     assert config.data.feature_cache_dir == f"{tmp_path}/take: 2"
     assert resolve_config(None, {}, ["training.run_dir=&x runs/a"]).config.training.run_dir == "&x runs/a"
+    assert resolve_config(None, {}, ["training.run_dir=&x"]).config.training.run_dir == "&x"  # it had been null
     # Quoted, null and a number's key are YAML's as before.
     assert resolve_config(None, {}, ["training.run_dir='010'"]).config.training.run_dir == "010"
     assert resolve_config(None, {}, ["training.run_dir=null"]).config.training.run_dir is None
@@ -493,11 +494,15 @@ def test_a_path_or_name_given_with_set_is_the_text_written(tmp_path) -> None:
         resolve_config(None, {}, ["training.max_steps=0100"])
 
 
-@pytest.mark.parametrize("key", ["training.seed", "data.seed", "synthesis.seed"])
-def test_a_seed_outside_32_bits_is_refused_before_training(key) -> None:
-    # Keras and NumPy had refused it mid-start, in a traceback, after validate said valid.
-    for value in ("-1", str(2**32)):
+@pytest.mark.parametrize(
+    "key, low, high",
+    [("training.seed", 0, 2**32 - 1), ("data.seed", -(2**63), 2**63 - 1), ("synthesis.seed", -(2**31), 2**31 - 1)],
+)
+def test_a_seed_its_user_cannot_take_is_refused_before_training(key, low, high) -> None:
+    # Keras, tf.data and the prenet's int32 had refused it mid-start, in a traceback, after validate said valid.
+    for value in (low - 1, high + 1):
         with pytest.raises(ConfigError) as refused:
             resolve_config(None, {}, [f"{key}={value}"])
         assert refused.value.lines[0].startswith(f"{key}: {value} is invalid: should be")
-    assert resolve_config(None, {}, [f"{key}={2**32 - 1}"]).config is not None
+    for value in (low, high):  # a negative data or synthesis seed trains, and its runs resume
+        assert resolve_config(None, {}, [f"{key}={value}"]).config is not None

@@ -465,7 +465,8 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
             value = text  # a string YAML cannot read as anything else (`a: b`) stays a string
         if _UNQUOTED_COMMENT.match(text.lstrip()):  # "run_dir=/runs/take #2": YAML had cut it at its comment
             value = text.strip()
-        if _a_text_key(key) and value is not None and (not isinstance(value, str) or text.lstrip().startswith("&")):
+        anchored = text.lstrip().startswith("&")  # "&x" alone had been null: the default run directory
+        if _a_text_key(key) and (anchored or value is not None and not isinstance(value, str)):
             # A path or a name is the text written: run_dir=010 (not 8), "runs/take: 2" (not a mapping),
             # language=no (not false), &x y (not an anchor and y).
             value = text.strip() if text.lstrip()[:1] not in "[{" else value
