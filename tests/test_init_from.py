@@ -476,6 +476,23 @@ def test_a_checkpoints_file_as_ls_shows_it_names_the_checkpoint(base):
     assert (folder.checkpoint, folder.path) == (str(base / "checkpoints" / "ckpt-4"), base)
 
 
+def test_a_start_from_a_checkpoints_file_or_best_copy_is_known_once_they_are_gone(tmp_path):
+    from xtts_cli.run.files import same_start
+
+    # The base's best/ copy goes as it ends, an old ckpt-N rotates out: its child's own command had been refused.
+    base = tmp_path / "base"
+    best = {"run": str(base), "checkpoint": str(base / "checkpoints" / "best" / "ckpt")}
+    assert same_start(str(base / "checkpoints" / "best"), best)
+    old = {"run": str(base), "checkpoint": str(base / "checkpoints" / "ckpt-1")}
+    for spec in ("ckpt-1.index", "ckpt-1.data-00000-of-00001", "ckpt-1", "../checkpoints"):
+        assert same_start(str(base / "checkpoints" / spec), old), spec
+    assert not same_start(str(base / "checkpoints" / "ckpt-2.index"), old)
+    assert not same_start(str(tmp_path / "other"), old)
+    # A base run named best is that run, not a best/ copy.
+    named = {"run": str(tmp_path / "best"), "checkpoint": str(tmp_path / "best" / "checkpoints" / "ckpt-4")}
+    assert same_start(str(tmp_path / "best"), named)
+
+
 def test_a_base_being_trained_and_a_base_with_a_vocoder_are_said_of_as_the_run_starts_from_them(base, tmp_path, runner):
     import shutil
 

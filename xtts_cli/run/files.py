@@ -507,6 +507,11 @@ def same_start(spec: str, parent: dict[str, Any]) -> bool:
     """Whether `spec` (training.init_from as written) names the base run.json's `parent` records: its run,
     its checkpoint, that checkpoint's file as ls shows it (ckpt-4.index) or the run's checkpoints/ folder
     (a run started so had been refused its resume, as started from elsewhere)."""
-    given = checkpoint_named(Path(spec).expanduser()).resolve()
+    written = Path(spec).expanduser()
+    # By its name too: the base's best/ copy goes when it ends, and an old ckpt-N rotates out.
+    pasted = re.fullmatch(r"(ckpt-\d+)\.(index|data-\d+-of-\d+)", written.name)
+    named = written.with_name(pasted.group(1)) if pasted else written / "ckpt" if written.name == "best" else written
+    given = {checkpoint_named(written).resolve(), named.resolve(), written.resolve()}
     recorded = [Path(str(parent[key])).expanduser().resolve() for key in ("run", "checkpoint") if parent.get(key)]
-    return given in recorded or (bool(recorded) and given.name == "checkpoints" and given.parent == recorded[0])
+    folder = bool(recorded) and written.resolve().name == "checkpoints" and written.resolve().parent == recorded[0]
+    return bool(given.intersection(recorded)) or folder
