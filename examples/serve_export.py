@@ -180,7 +180,10 @@ def main() -> None:
             else:
                 ids, lacked = voice.read(query["text"], language)
                 if any(c.isdigit() for c in lacked):  # left out, "$12.50 on 3/4" had been spoken as "on", answered 200
-                    numbers = ", ".join(re.findall(r"\d+(?:[.,:/]\d+)*", query["text"]))
+                    said = clean(query["text"], language)  # as read: NFKC makes x² an x2
+                    numbers = ", ".join(re.findall(r"\d+(?:[.,:/]\d+)*", said)) or "".join(
+                        c for c in lacked if c.isdigit()
+                    )
                     self.answer(400, {"error": f"digits are not read here ({numbers}): write numbers in words"})
                 elif not any(voice.info["symbols"][i - 1].isalpha() for i in ids):  # another script: no letter read
                     self.answer(

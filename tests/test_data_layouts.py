@@ -1135,9 +1135,11 @@ def test_nemo_train_validation_and_test_manifests_in_one_folder_say_which_is_rea
 
     (unread,) = found()
     assert unread.severity == "warning"
-    assert "training reads train_manifest.json, test_manifest.json, val_manifest.json are not read" in unread.message
+    assert "training reads train_manifest.json; test_manifest.json and val_manifest.json are not read" in unread.message
     assert unread.message.endswith("set data.metadata_eval_file: val_manifest.json to validate on its clips")
     # Naming the validation manifest, or the one to train on, says which is read: nothing to tell.
     assert found("data.metadata_eval_file=val_manifest.json") == []
     assert found("data.metadata_train_file=train_manifest.json") == []
+    # Validation from elsewhere, or none: nothing is split off the training manifest.
+    assert found("data.eval_fraction=0") == [] and found(f"data.eval_dataset_path={CORPORA / 'coqui'}") == []
     assert scan_dataset(data(folder, metadata_eval_file="val_manifest.json")).format == "nemo"

@@ -1543,6 +1543,8 @@ def test_the_example_client_serves_an_export_with_tensorflow_alone(tmp_path, run
         # Digits the run never wrote (it reads no numbers here): refused, not spoken without them (answered 200).
         said = error_of(get(f"{address}?{urllib.parse.urlencode({'text': 'It costs $12.50.'})}"))
         assert said == (400, "digits are not read here (12.50): write numbers in words")
+        said = error_of(get(f"{address}?{urllib.parse.urlencode({'text': 'x² plus y'})}"))  # NFKC: x2
+        assert said == (400, "digits are not read here (2): write numbers in words")
         speak = tf.saved_model.load(str(out)).signatures["serving_default"]
         # A reference with no voice in it is refused by the graph, as synthesize and the server refuse it.
         nan, infinite = voice.reference.copy(), voice.reference.copy()

@@ -706,7 +706,10 @@ def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
                         f"data.{name_key} {name!r} not found in {str(source.root)!r}; name the metadata file that is there"
                     ),
                 )
-        if fmt == "nemo" and own.metadata_eval_file is None:
+        # One dataset's own validation manifest (data.metadata_eval_file is every dataset's), where
+        # validation clips are split off its training manifest.
+        single = source.key == "data.dataset_path" and data.eval_dataset_path is None and data.eval_fraction > 0
+        if fmt == "nemo" and own.metadata_eval_file is None and single:
             yield from _manifests_unread(source, own)
 
 
@@ -729,8 +732,8 @@ def _manifests_unread(source, data) -> Iterable[Finding]:
         id="dataset-manifests-unread",
         severity="warning",
         message=source.scoped(
-            f"{str(source.root)!r} holds {len(others) + 1} NeMo manifests: training reads {train.name}, "
-            f"{', '.join(p.name for p in others)} {'is' if len(others) == 1 else 'are'} not read, and validation "
+            f"{str(source.root)!r} holds {len(others) + 1} NeMo manifests: training reads {train.name}; "
+            f"{' and '.join(p.name for p in others)} {'is' if len(others) == 1 else 'are'} not read, and validation "
             f"clips are split off {train.name}; {fix}"
         ),
     )
