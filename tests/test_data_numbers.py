@@ -61,6 +61,8 @@ from xtts_cli.data.text import Tokenizer
             "Card 4111-1111-1111-1111 declined.",
             "Card four one one one, one one one one, one one one one, one one one one declined.",
         ),
+        # Its tail is no telephone number ("five thousand five hundred-oh oh oh oh, ..." had been said).
+        ("Card 5500-0000-0000-0004.", "Card five five oh oh, oh oh oh oh, oh oh oh oh, oh oh oh four."),
         (
             "between 1.5.2026 - 3.5.2026",
             "between the first of may, twenty twenty six and the third of may, twenty twenty six",

@@ -1087,7 +1087,7 @@ def _metric(match: re.Match, language: str, units: dict[str, tuple[str, ...]]) -
 # A telephone number, read digit by digit in its groups: "555-1234", "(020) 7946 0958", "+44 20 7946 0958";
 # "500-1000", both ends round, is a range.
 _PHONE = re.compile(
-    r"(?<![\w.,])(?:\+\d{1,3}(?:[\s.-]?\(?\d{1,5}\)?){2,5}"
+    r"(?<![\w.,-])(?:\+\d{1,3}(?:[\s.-]?\(?\d{1,5}\)?){2,5}"
     r"|\(\d{2,5}\)\s?\d{3,4}[\s.-]?\d{3,4}"
     r"|0\d{2,4}[\s-]\d{3,4}[\s-]?\d{3,4}"
     r"|(?:1-)?\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|(?!\d\d0-\d{3}0\b)\d{3}-\d{4}"
