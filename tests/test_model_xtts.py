@@ -356,6 +356,14 @@ def test_generate_compiles_with_xla_and_is_reproducible(model):
     np.testing.assert_allclose(first_mel.numpy(), eager_mel.numpy(), atol=1e-4)
 
 
+def test_a_seed_past_int32_wraps_as_tensorflow_wraps_one_under_two_to_the_32(model):
+    # synthesis.seed takes any integer: 2**31 had been TensorFlow's -2**31, and one past 2**32 a traceback.
+    inputs = generation_inputs(make_batch(2))
+    mels = [model.generate(*inputs, max_frames=8, seed=seed)["mel"].numpy() for seed in (-(2**31), 2**31, 2**63 + 5)]
+    np.testing.assert_array_equal(mels[0], mels[1])
+    np.testing.assert_array_equal(mels[2], model.generate(*inputs, max_frames=8, seed=5)["mel"].numpy())
+
+
 def test_attention_prior_pulls_every_head_onto_the_diagonal(model):
     from xtts_cli.model.alignment import diagonal_log_prior
 

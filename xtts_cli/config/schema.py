@@ -17,9 +17,8 @@ from pydantic import ByteSize, Field, field_validator, model_validator
 from xtts_cli.config.model_kinds import AcousticConfig, ModelSection, VocoderConfig
 from xtts_cli.config.section import Section as _Section
 
-# The seeds as their users take them, refused past that by validate, not in a traceback mid-start: Keras
-# and NumPy's 32 unsigned bits (training.seed), tf.data's int64 (data.seed), the prenet dropout's int32
-# (synthesis.seed); a negative data or synthesis seed works, and runs trained with one resume.
+# Keras and NumPy take a seed of 32 unsigned bits: a negative or larger training.seed had passed validate
+# and ended training in a traceback. (data.seed and synthesis.seed take any integer, as they always did.)
 SEED_MAX = 2**32 - 1
 
 # Host contention under this share is the step's own noise: no finding names it (config/remedies.py).
@@ -336,7 +335,7 @@ class DataConfig(_Section):
         "and `validate --fix` removes it.",
         json_schema_extra={"no_effect": "a PyTorch DataLoader setting; TensorFlow has no pinned-memory switch"},
     )
-    seed: int = Field(1234, ge=-(2**63), le=2**63 - 1, description="Seed for shuffling and the train/validation split.")
+    seed: int = Field(1234, description="Seed for shuffling and the train/validation split.")
     service_address: Optional[str] = Field(
         None,
         description="tf.data service dispatcher (`grpc://HOST:PORT` or `HOST:PORT`) whose workers make the "
@@ -698,12 +697,7 @@ class SynthesisConfig(_Section):
         "would be (`speaking_rate.json`).",
     )
     stop_threshold: float = Field(0.5, gt=0.0, lt=1.0, description="Stop probability at which a sentence ends.")
-    seed: int = Field(
-        0,
-        ge=-(2**31),
-        le=2**31 - 1,
-        description="Seed of the prenet dropout kept on in synthesis (Tacotron 2 keeps it on).",
-    )
+    seed: int = Field(0, description="Seed of the prenet dropout kept on in synthesis (Tacotron 2 keeps it on).")
 
     @property
     def attention_window(self) -> Optional[tuple[int, int]]:
