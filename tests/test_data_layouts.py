@@ -1142,4 +1142,10 @@ def test_nemo_train_validation_and_test_manifests_in_one_folder_say_which_is_rea
     assert found("data.metadata_train_file=train_manifest.json") == []
     # Validation from elsewhere, or none: nothing is split off the training manifest.
     assert found("data.eval_fraction=0") == [] and found(f"data.eval_dataset_path={CORPORA / 'coqui'}") == []
+    # One dataset listed in data.datasets is that one dataset; of two, data.metadata_eval_file would name both.
+    listed = f"data.datasets=[{{path: {folder}}}]"
+    (one,) = [f for f in check_config(resolve_config(None, sets=[listed]), probe_machine()) if f.id == unread.id]
+    assert one.message == unread.message
+    listed = f"data.datasets=[{{path: {folder}}}, {{path: {CORPORA / 'coqui'}}}]"
+    assert unread.id not in [f.id for f in check_config(resolve_config(None, sets=[listed]), probe_machine())]
     assert scan_dataset(data(folder, metadata_eval_file="val_manifest.json")).format == "nemo"

@@ -708,7 +708,7 @@ def _dataset(loaded: LoadedConfig, machine: MachineInfo) -> Iterable[Finding]:
                 )
         # One dataset's own validation manifest (data.metadata_eval_file is every dataset's), where
         # validation clips are split off its training manifest.
-        single = source.key == "data.dataset_path" and data.eval_dataset_path is None and data.eval_fraction > 0
+        single = len(dataset_sources(data)) == 1 and data.eval_dataset_path is None and data.eval_fraction > 0
         if fmt == "nemo" and own.metadata_eval_file is None and single:
             yield from _manifests_unread(source, own)
 
