@@ -243,7 +243,9 @@ def test_init_writes_into_a_new_folder_and_refuses_a_folder_or_a_place_it_cannot
     made = runner.invoke(app, ["init", "-p", "tiny-cpu", "-o", str(spaced)])
     assert made.exit_code == 0 and f"next: xtts train --config '{spaced}'" in made.output
     unknown = runner.invoke(app, ["init", "-p", "nope"])
-    assert unknown.exception.hint == "pass one of those names: xtts init NAME (or --preset NAME)"  # init takes no --config
+    assert (
+        unknown.exception.hint == "pass one of those names: xtts init NAME (or --preset NAME)"
+    )  # init takes no --config
     assert unknown.exception.exit_code == 2  # a name the command line got wrong, as `report -c nope` (it had been 1)
     typed = runner.invoke(app, ["init", "-p", "tiny_cpu"])
     assert typed.exception.lines[0].startswith("there is no preset 'tiny_cpu' (did you mean tiny-cpu?); the presets")

@@ -64,7 +64,9 @@ def init(
             raise UsageError(
                 "the preset is empty", hint="name one (xtts init --help lists them), or leave it out for config"
             )
-    source = require_preset(named or preset or "config", hint="pass one of those names: xtts init NAME (or --preset NAME)")
+    source = require_preset(
+        named or preset or "config", hint="pass one of those names: xtts init NAME (or --preset NAME)"
+    )
     if out is not None and not out.strip():  # `-o "$OUT"` with OUT unset: not the current folder
         raise UsageError("--out is empty", hint=f"give it a file, such as {source.name}, or leave it out")
     if out == "-":  # the preset's text alone, to pipe or redirect
