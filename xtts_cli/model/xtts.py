@@ -657,9 +657,9 @@ class AcousticModel(keras.Model):
         limit = max_frames if frame_limit is None else frame_limit
         pace = 1.0 if steps_per_token is None else steps_per_token
         inputs = (text_ids, text_lengths, speaker_vector, language_ids, limit)
-        seed = (
-            int(seed) + 2**31
-        ) % 2**32 - 2**31  # int32 as TensorFlow wraps one under 2**32; a larger one had crashed
+        # synthesis.seed takes any integer: wrapped into int32 as TensorFlow wraps one under 2**32 (a
+        # larger one had crashed the conversion).
+        seed = (int(seed) + 2**31) % 2**32 - 2**31
         controls = {"seed": seed, "min_frames": min_frames, "steps_per_token": pace, "speed": speed}
         if tf.executing_eagerly():
             inputs = tuple(
