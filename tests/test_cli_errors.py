@@ -220,17 +220,29 @@ def test_a_signal_outside_the_training_loop_says_so_and_exits_with_its_code(
     assert json.loads(stdout) == {"error": f"interrupted ({said})", "hint": None, "exit_code": code}
 
 
-def test_a_command_line_that_does_not_parse_gives_json_its_error_object_too(tmp_path: Path) -> None:
+def test_a_command_line_that_does_not_parse_is_one_error_line_and_a_hint_and_a_json_object(tmp_path: Path) -> None:
     # Typer's boxed message went to stderr alone: a script reading --json's stdout got nothing.
     from training_support import subprocess_env
 
-    for arguments, said in (
-        (["profile-pipeline", "-c", "tiny-cpu", "--batches", "0"], "Invalid value for '--batches' / '-n': 0 is not"),
-        (["train", "--no-such-flag"], "No such option: --no-such-flag"),
-        (["export", "-r"], "Option '-r' requires an argument"),  # at the line's end: its hint had named xtts alone
+    options = "--help lists its options and what each takes"
+    for arguments, said, hint in (
+        (
+            ["profile-pipeline", "--json", "-c", "tiny-cpu", "--batches", "0"],
+            "Invalid value for '--batches' / '-n': 0 is not",
+            f"profile-pipeline {options}",
+        ),
+        (["train", "--json", "--no-such-flag"], "No such option: --no-such-flag", f"train {options}"),
+        # At the line's end: its hint had named xtts alone.
+        (["export", "--json", "-r"], "Option '-r' requires an argument", f"xtts export {options}"),
+        (
+            ["trian", "--json"],
+            "No such command 'trian'. Did you mean 'train'?",
+            "xtts_cli --help lists the commands and options",
+        ),
+        (["data-service", "worker", "--bogus", "--json"], "No such option: --bogus", f"data-service worker {options}"),
     ):
         done = subprocess.run(
-            [sys.executable, "-m", "xtts_cli", arguments[0], "--json", *arguments[1:]],
+            [sys.executable, "-m", "xtts_cli", *arguments],
             cwd=tmp_path,
             env=subprocess_env(),
             capture_output=True,
@@ -240,10 +252,10 @@ def test_a_command_line_that_does_not_parse_gives_json_its_error_object_too(tmp_
         assert done.returncode == 2, done.stderr
         payload = json.loads(done.stdout)
         assert payload["exit_code"] == 2 and payload["error"].startswith(said), payload
-        # With the hint the box leaves out (it had been null, where every other error has one).
-        assert payload["hint"].endswith(f"xtts_cli {arguments[0]} --help lists its options and what each takes") or (
-            payload["hint"] == f"xtts {arguments[0]} --help lists its options and what each takes"  # no context
-        ), payload
+        # With the hint the box leaves out, naming the help that lists what the command takes.
+        assert payload["hint"].endswith(hint), payload
+        # On stderr as every other error is, `error:` then `hint:`; typer had drawn it in a box.
+        assert done.stderr == f"error: {payload['error']}\nhint: {payload['hint']}\n", done.stderr
 
 
 @pytest.mark.slow

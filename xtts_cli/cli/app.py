@@ -29,10 +29,11 @@ from xtts_cli.cli import (
     validate,
     vocode,
 )
-from xtts_cli.cli.options import VerboseOption, XttsCommand
+from xtts_cli.cli.options import VerboseOption, XttsCommand, XttsGroup
 
 app = typer.Typer(
     name="xtts",
+    cls=XttsGroup,
     help="Train an XTTS-style TTS model in TensorFlow with the GPU kept busy: one command, one validated config.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -113,10 +114,6 @@ def main() -> None:
         cause = getattr(exc.__context__, "__cause__", None)
         if exc.code == 130 and isinstance(cause, KeyboardInterrupt):
             _say_interrupted(f"interrupted (Ctrl-C){': ' + str(cause) if str(cause) else ''}", 130)
-        elif exc.code == 2 and _usage_error(exc.__context__):  # typer printed it, boxed
-            usage, asked = exc.__context__, _command_path(exc.__context__)
-            hint = f"{asked} --help lists its options and what each takes"
-            _say_interrupted(usage.format_message(), 2, stderr=False, hint=hint)  # type: ignore[union-attr]
         raise
     except Exception as exc:
         error = exc if isinstance(exc, XttsError) else _damaged_store(exc) or _output_full(exc) or from_tensorflow(exc)
@@ -167,37 +164,21 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated(signum)
 
 
-def _say_interrupted(said: str, code: int, *, stderr: bool = True, hint: Optional[str] = None) -> None:
-    """Why the command stopped, on stderr (unless already printed there); with --json, the reader
-    of stdout gets its {"error", "hint", "exit_code"} object (`hint` null for a stop that was asked for)."""
+def _say_interrupted(said: str, code: int) -> None:
+    """Why the command stopped, on stderr; with --json, the reader of stdout gets its {"error", "hint",
+    "exit_code"} object (`hint` null: the stop was asked for)."""
     from xtts_cli.cli.output import print_json, quiet_streams, stream_gone
 
     try:
-        if stderr:
-            sys.stderr.write(said + "\n")
-            sys.stderr.flush()
+        sys.stderr.write(said + "\n")
+        sys.stderr.flush()
         if "--json" in sys.argv[1:]:
-            print_json({"error": said, "hint": hint, "exit_code": code})
+            print_json({"error": said, "hint": None, "exit_code": code})
             sys.stdout.flush()
     except OSError as exc:  # the terminal that sent SIGHUP, or the pipe's reader, is gone
         if not stream_gone(exc):
             raise
         quiet_streams()
-
-
-def _command_path(usage) -> str:
-    """The command a usage error is of (`xtts train`): an option's value missing at the line's end
-    (`xtts train -r`) comes without its context, so the command is the line's first word."""
-    asked = getattr(getattr(usage, "ctx", None), "command_path", None)
-    if asked:
-        return asked
-    named = next((word for word in sys.argv[1:] if not word.startswith("-")), None)
-    return f"xtts {named}" if named else "xtts"
-
-
-def _usage_error(error: Optional[BaseException]) -> bool:
-    """Whether `error` is click's UsageError, or that of the copy of click that Typer 0.28 carries."""
-    return any(kind.__name__ == "UsageError" for kind in type(error).__mro__) and hasattr(error, "format_message")
 
 
 def report_error(error, json_output: bool) -> None:

@@ -16,8 +16,11 @@ from typing import Annotated, Optional
 
 import typer
 
+from xtts_cli.cli.options import XttsGroup
+
 app = typer.Typer(
     name="data-service",
+    cls=XttsGroup,
     help="Run the tf.data service that makes training batches on other machines' CPUs (docs/scaling.md).",
     no_args_is_help=True,
     add_completion=False,

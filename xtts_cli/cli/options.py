@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
 
 ConfigOption = Annotated[
     Optional[Path],
@@ -329,6 +329,66 @@ def say_written_over(out_dir: Path, targets: list[Path], were: str = "are") -> l
         shown = ", ".join(earlier[:3]) + (", ..." if len(earlier) > 3 else "")
         sys.stderr.write(f"note: {len(earlier)} file(s) in {out_dir} {were} written over ({shown})\n")
     return earlier
+
+
+class XttsGroup(TyperGroup):
+    """A group whose usage errors (`xtts trian`, `xtts train --stpes 3`, a value a type refuses) read
+    as every other error does, `error:` and `hint:` lines, not typer's boxed panel."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        with _usage_in_one_line():
+            return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: Any) -> Any:  # the command's name, then its own options, are read in here
+        with _usage_in_one_line():
+            return super().invoke(ctx)
+
+
+@contextlib.contextmanager
+def _usage_in_one_line():
+    try:
+        yield
+    except Exception as exc:
+        # NoArgsIsHelpError is the help a bare group prints, no error.
+        if not is_usage_error(exc) or type(exc).__name__ == "NoArgsIsHelpError":
+            raise
+        say_usage_error(exc)
+        raise typer.Exit(2) from exc
+
+
+def is_usage_error(error: Optional[BaseException]) -> bool:
+    """Whether `error` is click's UsageError, or that of the copy of click that Typer 0.28 carries."""
+    return any(kind.__name__ == "UsageError" for kind in type(error).__mro__) and hasattr(error, "format_message")
+
+
+def say_usage_error(usage: Any) -> None:
+    """`usage` on stderr with the help that lists what the command takes; with --json, the reader of
+    stdout gets its {"error", "hint", "exit_code"} object (typer's box went to stderr alone)."""
+    from xtts_cli.cli.output import error_lines, print_json, quiet_streams, stream_gone
+
+    said, asked = usage.format_message(), _command_path(usage)
+    command = getattr(getattr(usage, "ctx", None), "command", None)
+    takes = "the commands and options" if hasattr(command, "commands") else "its options and what each takes"
+    hint = f"{asked} --help lists {takes}"
+    try:
+        error_lines(said.splitlines() or [said], hint)
+        if "--json" in sys.argv[1:]:
+            print_json({"error": said, "hint": hint, "exit_code": 2})
+            sys.stdout.flush()
+    except OSError as exc:  # the pipe's reader is gone
+        if not stream_gone(exc):
+            raise
+        quiet_streams()
+
+
+def _command_path(usage: Any) -> str:
+    """The command a usage error is of (`xtts train`): an option's value missing at the line's end
+    (`xtts train -r`) comes without its context, so the command is the line's first word."""
+    asked = getattr(getattr(usage, "ctx", None), "command_path", None)
+    if asked:
+        return asked
+    named = next((word for word in sys.argv[1:] if not word.startswith("-")), None)
+    return f"xtts {named}" if named else "xtts"
 
 
 class XttsCommand(TyperCommand):
