@@ -524,6 +524,9 @@ _BETWEEN_BEFORE = re.compile(r"\bbetween\s+$", re.IGNORECASE)
 # 978-3-16-148410-0, 06-12-34-56-78): each group said apart, a long or zero-led one digit by digit; not
 # ranges ("978 to 3 to 16"). Short ones are a series (`_hyphen_code`).
 _HYPHEN_CODE = re.compile(r"(?<![\w.,-])\d+(?:-\d+){2,}(?![\w-]|[.,]\d)")
+# A series or a code with a word hyphened to its end (a countdown's 3-2-1-go, an ISBN's check X): the
+# word said after it ("three to two to one-go" had been said).
+_SERIES_THEN_WORD = re.compile(r"(?<![\w.,-])(\d+(?:-\d+){2,})-([^\W\d_]+)\b(?!-)")
 # A day and month with no year after a word that dates ("on 12/31", "by 3/4", "due 4/15", "Tuesday
 # 3/5"); alone 12/31 may be a fraction or a score. See `_day_and_month` for the fractions after them.
 _DATING_WORDS = "on|by|until|till|since|before|after"
@@ -2433,7 +2436,7 @@ def _english_first(text: str, month_first: bool) -> str:
     )
     text = _DOTTED_DATE.sub(lambda m: _unless_versioned(m, lambda: _numeric_date(m, month_first=False)), text)
     text = _DASHED_DATE.sub(lambda m: _unless_versioned(m, lambda: _numeric_date(m, month_first)), text)
-    text = _HYPHEN_CODE.sub(_hyphen_code, text)
+    text = _HYPHEN_CODE.sub(_hyphen_code, _SERIES_THEN_WORD.sub(r"\1, \2", text))
     text = _NUMERIC_DATE.sub(lambda m: _numeric_date(m, month_first), text)
     text = _DAY_AND_MONTH.sub(lambda m: _day_and_month(m, month_first), text)
     text = _DAY_RANGE_BEFORE_MONTH.sub(
@@ -2559,6 +2562,8 @@ def _a_code(match: re.Match, long: int = 5) -> bool:
     groups = match.group(0).split("-")
     # A round one (1000-2000-3000) is a count's: "eins null null null" had been said of it.
     grouped = all(len(group) >= 4 for group in groups) and not all(group.endswith("00") for group in groups)
+    # An ISBN-13 (978-90-274-3964-2) is 13 digits from 978 or 979, however its groups fall.
+    grouped = grouped or groups[0] in ("978", "979") and len("".join(groups)) == 13
     if not grouped and not any(  # 4111-1111-1111-1111: a card's groups, each said digit by digit
         (len(group) >= long and not group.endswith("00")) or (len(group) > 1 and group.startswith("0"))
         for group in groups
