@@ -295,6 +295,9 @@ def test_a_text_file_saved_with_a_byte_order_mark_and_a_form_feed_speaks_by_its_
     assert all(Path(r["out"]).is_absolute() and Path(r["out"]).is_file() for r in index)  # read from anywhere
     assert all(r["seconds"] <= 8 * 256 / 22050 for r in index), index  # 8 frames of the run's hop
     assert index[0]["text"] == "The kettle is on." and index[1]["text"] == "The bus\x0cwas late."  # no BOM spoken
+    # Each clip the limit cut is said to be, as one text's "ended by" says it (a clip of one part had not been).
+    cut = sum(record["ended_by"] == "length limit" for record in index)
+    assert cut and done.stderr.count("note: the length limit cut it short: the stop token never fired\n") == cut
     assert "note: clips also holds 1 clip(s) this call did not write (0009.wav)" in done.stderr
     assert "note: 1 file(s) in clips are written over (0003.wav)" in done.stderr
     assert f"of {RUN}, vocoder griffin-lim; clips/index.jsonl lists them" in done.stdout

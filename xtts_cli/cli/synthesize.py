@@ -718,7 +718,7 @@ def _spoken(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool,
             )
             if not json_output:
                 sys.stderr.write(f"{path}: {speech.seconds:.2f} s  {line[:60]}\n")
-                for note in speech.notes:
+                for note in speech.notes + _cut_short(speech):
                     sys.stderr.write(f"note: {note}\n")
     except BaseException as stopped:  # Ctrl-C, SIGTERM (a scheduler, `timeout`), a full disk
         _index_on_stop(out_dir, records)
@@ -727,6 +727,15 @@ def _spoken(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool,
         raise
     _write_index(out_dir, records)
     return records
+
+
+def _cut_short(speech) -> list[str]:
+    """A clip of one part the length limit ended, said so: a text's own "ended by" line says it, and
+    the clips of a --text-file had said it only of a line of several parts (a note of its own)."""
+    if speech.ended_by != "length limit" or speech.sentences > 1:
+        return []
+    why = "the predicted durations ran longer" if speech.paced else "the stop token never fired"
+    return [f"the length limit cut it short: {why}"]
 
 
 def interrupted_after(out_dir: Path, written: int, lines: int) -> str:
