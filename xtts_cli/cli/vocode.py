@@ -426,7 +426,8 @@ def _vocode_one(chosen: Any, path: Path, target: Path, out_dir: Optional[Path]) 
     samples = load_audio(path, data, what="AUDIO")
     peak = float(np.max(np.abs(samples))) if samples.size else 0.0
     if peak < SILENT_PEAK:
-        notes.append(f"silent (peak {20 * np.log10(max(peak, 1e-10)):.0f} dBFS): nothing to hear")
+        # Of the recording: a trained vocoder's output of silence is its own faint noise, not silence.
+        notes.append(f"the recording is silent (peak {20 * np.log10(max(peak, 1e-10)):.0f} dBFS): no speech to vocode")
     began = time.perf_counter()
     waveform = vocoded_recording(chosen, samples, data)
     seconds = time.perf_counter() - began
