@@ -670,6 +670,13 @@ def test_a_phonemes_runs_read_as_leaves_out_the_marks_it_left_out():
     tokenizer = Tokenizer(sorted(symbols), ["basic_cleaners"], frontend="phonemes", languages=["de"])
     _, left_out = tokenizer.spoken_ids("Das ist «gut»!", "de")
     assert left_out == ["«", "»"] and tokenizer.read_as("Das ist «gut»!", "de", left_out) == "das ist gut!"
+    # And shows a mark read as its nearest as the note names it ("!→.": it had been shown as typed).
+    symbols = {*prepare_texts(["Es kostet zwölf Euro, das ist gut."], ["basic_cleaners"], "phonemes", "de")[0]}
+    tokenizer = Tokenizer(sorted(symbols), ["basic_cleaners"], frontend="phonemes", languages=["de"])
+    _, left_out = tokenizer.spoken_ids("Ja — das ist gut!", "de")
+    # The phoneme j left out is none of the text's letters: "ja" had been shown as "a".
+    assert {"\u2014\u2192,", "!\u2192.", "j"} <= set(left_out), left_out
+    assert tokenizer.read_as("Ja — das ist gut!", "de", left_out) == "ja, das ist gut."
 
 
 def test_the_window_a_clip_is_said_to_stop_in_is_measured_as_the_clip_is(tts, tmp_path):

@@ -655,6 +655,18 @@ _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _PARTING_TAGS = {"speak", "break", "p", "s", "br", "div", "audio", "voice"}
 
 
+def _a_mark(c: str) -> bool:
+    return unicodedata.category(c)[0] == "P"
+
+
+def _marks_read_as(text: str, marks: dict[str, str]) -> str:
+    """`text` with each mark of `marks` read as the one it maps to (`NEAREST_MARKS`)."""
+    text = "".join(marks.get(c, c) for c in text)
+    if {"\u2014", "\u2013"} & set(marks):  # "yes — no": "yes, no", as a comma is written
+        text = re.sub(r" ([,\u060c]) ", r"\1 ", text)
+    return text
+
+
 def _styling(c: str) -> bool:
     """A mark that only styles the character before it: an emoji's variation selector ("❤️" is ❤
     and U+FE0F), an enclosing keycap ("1️⃣") or a skin tone ("👍🏽": espeak-ng's fa voice read U+1F3FD
@@ -873,7 +885,12 @@ class Tokenizer:
         sentence had been shown with the number in German, and was said in Persian)."""
         reading = self._each_stretch(text, language, self.reading)
         if self.frontend == "phonemes":
-            shown = "".join(c for c in without_unspoken(reading) if c not in {m for m in left_out if len(m) == 1})
+            # A phoneme left out ("j", its vocabulary lacking it) is no letter of the text to leave out of it.
+            unsaid = {m for m in left_out if len(m) == 1 and not m.isalnum()}
+            shown = "".join(c for c in without_unspoken(reading) if c not in unsaid)
+            # A mark read as its nearest ("!→."): shown so, as the note says (it had been shown as typed).
+            marks = {m[0]: m[2] for m in left_out if len(m) == 3 and m[1] == "\u2192" and _a_mark(m[0])}
+            shown = _marks_read_as(shown, marks)
         else:
             shown = self.speakable(reading)[0]
         shown = re.sub(r"(?<=\S) {2,}(?=\S)", " ", shown).strip()
@@ -903,9 +920,7 @@ class Tokenizer:
             c: known for c in unknown if (known := next((k for k in NEAREST_MARKS.get(c, "") if k in self._ids), ""))
         }
         if marks:
-            prepared = "".join(marks.get(c, c) for c in prepared)
-            if {"\u2014", "\u2013"} & set(marks):  # "yes — no": "yes, no", as a comma is written
-                prepared = re.sub(r" ([,\u060c]) ", r"\1 ", prepared)
+            prepared = _marks_read_as(prepared, marks)
             nearest += [f"{c}\u2192{known}" for c, known in marks.items()]
             unknown = [c for c in unknown if c not in marks]
         if not unknown:
