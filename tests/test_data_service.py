@@ -385,7 +385,7 @@ def test_cli_dispatcher_and_worker_serve_the_pipeline_and_stop_on_signals(sample
         assert line.startswith(
             f"tf.data service dispatcher listening on every interface at port {port}, no authentication: "
         ), dispatcher.stderr.read()
-        assert "data.service_address: grpc://" in line
+        assert "data.service_address: grpc://" in line and "grpc://localhost:" not in line  # others' name for it
         assert f":{port} --port {port + 1} --bind 0.0.0.0`" in line  # a worker started again keeps its address
         said = _first_line(worker)
         assert said.startswith(
@@ -863,6 +863,26 @@ def test_a_server_open_to_the_network_starts_only_when_asked_for(runner) -> None
         narrowed = runner.invoke(app, ["data-service", *command, "--bind", "127.0.0.1"])
         assert isinstance(narrowed.exception, XttsError)
         assert "cannot be held to 127.0.0.1" in narrowed.exception.lines[0]
+        # An empty one is named (the line had ended "cannot be held to ", naming nothing).
+        empty = runner.invoke(app, ["data-service", *command, "--bind", ""])
+        assert empty.exception.lines[0].startswith("--bind is empty: "), empty.exception.lines
+
+
+def test_the_host_others_are_told_to_reach_is_no_loopback_name(monkeypatch) -> None:
+    # Where /etc/hosts maps the machine's name to 127.0.0.1 (a container's), getfqdn answers
+    # "localhost": the dispatcher had told the workers on other machines to reach it there.
+    import socket
+
+    from xtts_cli.data.service import default_worker_host, this_host
+
+    assert this_host() not in ("localhost", "::1") and not this_host().startswith("127.")
+    monkeypatch.setattr(socket, "getfqdn", lambda *name: "localhost")
+    monkeypatch.setattr(socket, "gethostname", lambda: "localhost")
+    # Then the address of the interface the route leaves by, or a placeholder: never "localhost".
+    found = this_host(towards="192.0.2.7")
+    assert found == "THIS_HOST" or (found.count(".") == 3 and not found.startswith("127.")), found
+    assert default_worker_host("localhost:5050") == "localhost"  # the dispatcher on this machine
+    assert default_worker_host("192.0.2.7:5050") == found
 
 
 @pytest.mark.parametrize(

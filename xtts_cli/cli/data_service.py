@@ -56,8 +56,10 @@ def _check_bind(bind: Optional[str], what: str) -> None:
             "docs/scaling.md shows the SSH tunnel for anything else",
         )
     if bind.strip().lower() not in EVERY_INTERFACE:
+        # An empty one named: "--bind : ... cannot be held to " had named nothing.
+        given, held = (f"--bind {bind}", bind) if bind.strip() else ("--bind is empty", "an interface")
         raise XttsError(
-            f"--bind {bind}: TensorFlow's tf.data service listens on every interface and cannot be held to {bind}",
+            f"{given}: TensorFlow's tf.data service listens on every interface and cannot be held to {held}",
             hint="pass --bind 0.0.0.0 on a trusted network, or keep the port closed and use an SSH tunnel "
             "(docs/scaling.md)",
         )
@@ -128,18 +130,18 @@ def dispatcher(
 
         xtts data-service dispatcher --port 5050 --bind 0.0.0.0 --work-dir /shared/dispatcher
     """
-    import socket
 
     _check_bind(bind, "dispatcher")
     if work_dir is not None:  # a file there would fail as a port problem, after TensorFlow loads
         from xtts_cli.config.editing import can_write
 
         can_write(work_dir.expanduser(), "--work-dir", folder=True)
-    from xtts_cli.data.service import bound_port, start_dispatcher
+    from xtts_cli.data.service import bound_port, start_dispatcher, this_host
 
     server = start_dispatcher(port, str(work_dir.expanduser().resolve()) if work_dir else None)
     bound = bound_port(server)
-    host = socket.getfqdn()
+    # The name the other machines type ("localhost" had been shown wherever getfqdn answered it).
+    host = this_host()
     journal = f"; state journaled in {work_dir}" if work_dir else ""
     _serve(
         server,
@@ -171,7 +173,8 @@ def worker(
             metavar="HOST:PORT",
             help="Host name or IP trainers reach this worker at, alone or as HOST:PORT (the port --port "
             "gives, or gives it). Default: localhost when the dispatcher is on this machine, else this "
-            "machine's fully qualified name.",
+            "machine's fully qualified name (its host name, or its address toward the dispatcher, where that "
+            "name is localhost).",
             show_default=False,
         ),
     ] = None,

@@ -281,9 +281,30 @@ def default_worker_host(dispatcher: str) -> str:
     with a dispatcher on another host, this machine's fully qualified name is the better guess.
     """
     host, _ = service_host_port(dispatcher)
-    if host in ("localhost", "::1") or host.startswith("127."):
+    if _loopback(host):
         return "localhost"
-    return socket.getfqdn()
+    return this_host(towards=host)
+
+
+def this_host(towards: Optional[str] = None) -> str:
+    """A name of this machine that other machines reach it by: its fully qualified name, or its host
+    name where that is a loopback name (a container's /etc/hosts maps its name to 127.0.0.1, and
+    getfqdn answers "localhost"); failing both, the address of the interface the route to `towards`
+    (or any route out) leaves by. "THIS_HOST" where there is none: a placeholder, not a wrong name."""
+    for name in (socket.getfqdn(), socket.gethostname()):
+        if name and not _loopback(name):
+            return name
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect((towards or "192.0.2.1", 9))  # a UDP connect sends nothing: it picks the route
+            address = probe.getsockname()[0]
+    except OSError:  # no route, or `towards` does not resolve
+        return "THIS_HOST"
+    return "THIS_HOST" if _loopback(address) or address == "0.0.0.0" else address
+
+
+def _loopback(host: str) -> bool:
+    return host.lower() in ("localhost", "localhost.localdomain", "ip6-localhost", "::1") or host.startswith("127.")
 
 
 def worker_host_port(value: str, port: int) -> tuple[str, int]:
