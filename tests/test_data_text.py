@@ -352,11 +352,18 @@ def test_a_sentence_too_long_is_cut_at_its_clauses_then_between_words():
         return len(part) <= 16
 
     assert split_to_fit("short enough", fits) == ["short enough"]
+    # Each clause cut into parts of even length: packed in turn, "two three four" then "five,"
+    # left one word to be said alone after a pause.
     assert split_to_fit("one, two three four five, six، seven", fits) == [
         "one,",
-        "two three four",
-        "five,",
+        "two three",
+        "four five,",
         "six، seven",
+    ]
+    assert split_to_fit("the bus was late again this morning, twenty five minutes.", lambda part: len(part) <= 30) == [
+        "the bus was late",
+        "again this morning,",
+        "twenty five minutes.",
     ]
     # A word no space parts is cut between its letters, each piece the longest that fits: left whole,
     # 100,000 letters had been given to the model at once (its attention ran out of memory).

@@ -1399,18 +1399,46 @@ def split_to_fit(sentence: str, fits, between_letters: Optional[Callable[[str], 
         units = [unit for unit in pattern.split(sentence) if unit]
         if len(units) < 2:
             continue
-        parts: list[str] = []
-        for unit in units:
-            joined = f"{parts[-1]} {unit}" if parts else unit
-            if parts and fits(joined):
-                parts[-1] = joined
-            else:
-                parts.append(unit)
+        parts = _evened(units, fits, _packed(units, fits))
         if len(parts) > 1:
             return [piece for part in parts for piece in split_to_fit(part, fits, between_letters)]
     if between_letters is not None:
         between_letters(sentence)
     return _cut_between_letters(sentence, fits)
+
+
+def _packed(units: list[str], fits) -> list[str]:
+    """`units` joined in order, each part as many as `fits` (a unit that alone does not, alone)."""
+    parts: list[str] = []
+    for unit in units:
+        joined = f"{parts[-1]} {unit}" if parts else unit
+        if parts and fits(joined):
+            parts[-1] = joined
+        else:
+            parts.append(unit)
+    return parts
+
+
+# Parts past this many are a text with no sentence ends, not a sentence: evening them out would
+# only cost the time of packing them again (a 100,000-letter line is 870 parts).
+_EVENED_PARTS = 8
+
+
+def _evened(units: list[str], fits, packed: list[str]) -> list[str]:
+    """`packed`'s number of parts with their lengths evened out, its longest as short as that number
+    allows: packed in turn, the last had been a word or two ("the bus was late again this",
+    "morning,"), said alone after a pause."""
+    if not 1 < len(packed) <= _EVENED_PARTS:
+        return packed
+    low, high = max(map(len, units)), max(map(len, packed))
+    while low < high:  # the shortest longest part that packs into as many parts
+        middle = (low + high) // 2
+        tried = _packed(units, lambda part, most=middle: len(part) <= most and fits(part))
+        if len(tried) <= len(packed):
+            packed, high = tried, middle
+        else:
+            low = middle + 1
+    return packed
 
 
 def _cut_between_letters(word: str, fits) -> list[str]:
