@@ -350,18 +350,18 @@ def _usage_in_one_line():
         yield
     except Exception as exc:
         # NoArgsIsHelpError is the help a bare group prints, no error.
-        if not is_usage_error(exc) or type(exc).__name__ == "NoArgsIsHelpError":
+        if not _is_usage_error(exc) or type(exc).__name__ == "NoArgsIsHelpError":
             raise
-        say_usage_error(exc)
+        _say_usage_error(exc)
         raise typer.Exit(2) from exc
 
 
-def is_usage_error(error: Optional[BaseException]) -> bool:
+def _is_usage_error(error: Optional[BaseException]) -> bool:
     """Whether `error` is click's UsageError, or that of the copy of click that Typer 0.28 carries."""
     return any(kind.__name__ == "UsageError" for kind in type(error).__mro__) and hasattr(error, "format_message")
 
 
-def say_usage_error(usage: Any) -> None:
+def _say_usage_error(usage: Any) -> None:
     """`usage` on stderr with the help that lists what the command takes; with --json, the reader of
     stdout gets its {"error", "hint", "exit_code"} object (typer's box went to stderr alone)."""
     from xtts_cli.cli.output import error_lines, print_json, quiet_streams, stream_gone
