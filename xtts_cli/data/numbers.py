@@ -524,9 +524,20 @@ _BETWEEN_BEFORE = re.compile(r"\bbetween\s+$", re.IGNORECASE)
 # 978-3-16-148410-0, 06-12-34-56-78): each group said apart, a long or zero-led one digit by digit; not
 # ranges ("978 to 3 to 16"). Short ones are a series (`_hyphen_code`).
 _HYPHEN_CODE = re.compile(r"(?<![\w.,-])\d+(?:-\d+){2,}(?![\w-]|[.,]\d)")
-# A series or a code with a word hyphened to its end (a countdown's 3-2-1-go, an ISBN's check X): the
-# word said after it ("three to two to one-go" had been said).
+# A countdown with a word hyphened to its end (3-2-1-go), or a code with its check letter (an ISBN's
+# 0-306-40615-X): the word said after it ("three to two to one-go" had been said). Another word is a
+# compound's (a 30-60-90-day plan), kept to its number.
 _SERIES_THEN_WORD = re.compile(r"(?<![\w.,-])(\d+(?:-\d+){2,})-([^\W\d_]+)\b(?!-)")
+
+
+def _series_then_word(match: re.Match) -> str:
+    numbers = [int(group) for group in match.group(1).split("-")]
+    counted_down = numbers[-1] <= 1 and all(a - b == 1 for a, b in zip(numbers, numbers[1:]))
+    if counted_down or (len(match.group(2)) == 1 and match.group(2).isupper()):
+        return f"{match.group(1)}, {match.group(2)}"
+    return match.group(0)
+
+
 # A day and month with no year after a word that dates ("on 12/31", "by 3/4", "due 4/15", "Tuesday
 # 3/5"); alone 12/31 may be a fraction or a score. See `_day_and_month` for the fractions after them.
 _DATING_WORDS = "on|by|until|till|since|before|after"
@@ -2436,7 +2447,7 @@ def _english_first(text: str, month_first: bool) -> str:
     )
     text = _DOTTED_DATE.sub(lambda m: _unless_versioned(m, lambda: _numeric_date(m, month_first=False)), text)
     text = _DASHED_DATE.sub(lambda m: _unless_versioned(m, lambda: _numeric_date(m, month_first)), text)
-    text = _HYPHEN_CODE.sub(_hyphen_code, _SERIES_THEN_WORD.sub(r"\1, \2", text))
+    text = _HYPHEN_CODE.sub(_hyphen_code, _SERIES_THEN_WORD.sub(_series_then_word, text))
     text = _NUMERIC_DATE.sub(lambda m: _numeric_date(m, month_first), text)
     text = _DAY_AND_MONTH.sub(lambda m: _day_and_month(m, month_first), text)
     text = _DAY_RANGE_BEFORE_MONTH.sub(
