@@ -233,7 +233,13 @@ def test_a_command_line_that_does_not_parse_is_one_error_line_and_a_hint_and_a_j
         ),
         (["train", "--json", "--no-such-flag"], "No such option: --no-such-flag", f"train {options}"),
         # At the line's end: its hint had named xtts alone.
-        (["export", "--json", "-r"], "Option '-r' requires an argument", f"xtts export {options}"),
+        (["export", "--json", "-r"], "Option '-r' requires an argument", f" export {options}"),
+        # And of a group's command: the hint had named the group.
+        (
+            ["data-service", "worker", "--dispatcher"],  # which takes no --json
+            "Option '--dispatcher' requires an argument",
+            f" data-service worker {options}",
+        ),
         (
             ["trian", "--json"],
             "No such command 'trian'. Did you mean 'train'?",
@@ -250,8 +256,9 @@ def test_a_command_line_that_does_not_parse_is_one_error_line_and_a_hint_and_a_j
             timeout=120,
         )
         assert done.returncode == 2, done.stderr
-        payload = json.loads(done.stdout)
-        assert payload["exit_code"] == 2 and payload["error"].startswith(said), payload
+        lines = [line.split(": ", 1)[1] for line in done.stderr.splitlines()]
+        payload = json.loads(done.stdout) if "--json" in arguments else {"error": lines[0], "hint": lines[1]}
+        assert payload.get("exit_code", 2) == 2 and payload["error"].startswith(said), payload
         # With the hint the box leaves out, naming the help that lists what the command takes.
         assert payload["hint"].endswith(hint), payload
         # On stderr as every other error is, `error:` then `hint:`; typer had drawn it in a box.

@@ -336,23 +336,33 @@ class XttsGroup(TyperGroup):
     as every other error does, `error:` and `hint:` lines, not typer's boxed panel."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        with _usage_in_one_line():
+        with _usage_in_one_line(ctx.command_path):
             return super().parse_args(ctx, args)
 
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name, command, rest = super().resolve_command(ctx, args)
+        ctx.meta[_RESOLVED] = name
+        return name, command, rest
+
     def invoke(self, ctx: Any) -> Any:  # the command's name, then its own options, are read in here
-        with _usage_in_one_line():
+        with _usage_in_one_line(lambda: " ".join(filter(None, (ctx.command_path, ctx.meta.get(_RESOLVED))))):
             return super().invoke(ctx)
 
 
+_RESOLVED = "xtts.command"  # the command a group's line named, where its usage error has no context of its own
+
+
 @contextlib.contextmanager
-def _usage_in_one_line():
+def _usage_in_one_line(asked: Any):
+    """`asked`: the command the line reaches (or a callable giving it, once it is known), named in
+    the hint where click's error carries no context (an option's value missing at the line's end)."""
     try:
         yield
     except Exception as exc:
         # NoArgsIsHelpError is the help a bare group prints, no error.
         if not _is_usage_error(exc) or type(exc).__name__ == "NoArgsIsHelpError":
             raise
-        _say_usage_error(exc)
+        _say_usage_error(exc, asked() if callable(asked) else asked)
         raise typer.Exit(2) from exc
 
 
@@ -361,12 +371,13 @@ def _is_usage_error(error: Optional[BaseException]) -> bool:
     return any(kind.__name__ == "UsageError" for kind in type(error).__mro__) and hasattr(error, "format_message")
 
 
-def _say_usage_error(usage: Any) -> None:
+def _say_usage_error(usage: Any, reached: str) -> None:
     """`usage` on stderr with the help that lists what the command takes; with --json, the reader of
     stdout gets its {"error", "hint", "exit_code"} object (typer's box went to stderr alone)."""
     from xtts_cli.cli.output import error_lines, print_json, quiet_streams, stream_gone
 
-    said, asked = usage.format_message(), _command_path(usage)
+    said = usage.format_message()
+    asked = getattr(getattr(usage, "ctx", None), "command_path", None) or reached
     command = getattr(getattr(usage, "ctx", None), "command", None)
     takes = "the commands and options" if hasattr(command, "commands") else "its options and what each takes"
     hint = f"{asked} --help lists {takes}"
@@ -379,16 +390,6 @@ def _say_usage_error(usage: Any) -> None:
         if not stream_gone(exc):
             raise
         quiet_streams()
-
-
-def _command_path(usage: Any) -> str:
-    """The command a usage error is of (`xtts train`): an option's value missing at the line's end
-    (`xtts train -r`) comes without its context, so the command is the line's first word."""
-    asked = getattr(getattr(usage, "ctx", None), "command_path", None)
-    if asked:
-        return asked
-    named = next((word for word in sys.argv[1:] if not word.startswith("-")), None)
-    return f"xtts {named}" if named else "xtts"
 
 
 class XttsCommand(TyperCommand):
