@@ -298,6 +298,7 @@ def test_a_text_file_saved_with_a_byte_order_mark_and_a_form_feed_speaks_by_its_
     # Each clip the limit cut is said to be, as one text's "ended by" says it (a clip of one part had not been).
     cut = sum(record["ended_by"] == "length limit" for record in index)
     assert cut and done.stderr.count("note: the length limit cut it short: the stop token never fired\n") == cut
+    assert sum("the length limit cut it short: the stop token never fired" in r["notes"] for r in index) == cut
     assert "note: clips also holds 1 clip(s) this call did not write (0009.wav)" in done.stderr
     assert "note: 1 file(s) in clips are written over (0003.wav)" in done.stderr
     assert f"of {RUN}, vocoder griffin-lim; clips/index.jsonl lists them" in done.stdout
@@ -677,6 +678,9 @@ def test_a_phonemes_runs_read_as_leaves_out_the_marks_it_left_out():
     # The phoneme j left out is none of the text's letters: "ja" had been shown as "a".
     assert {"\u2014\u2192,", "!\u2192.", "j"} <= set(left_out), left_out
     assert tokenizer.read_as("Ja — das ist gut!", "de", left_out) == "ja, das ist gut."
+    for dash in ("\u2013", "-"):  # which espeak-ng reads as the em dash, spaced
+        said = f"Ja {dash} das ist gut!"
+        assert tokenizer.read_as(said, "de", tokenizer.spoken_ids(said, "de")[1]) == "ja, das ist gut.", dash
 
 
 def test_the_window_a_clip_is_said_to_stop_in_is_measured_as_the_clip_is(tts, tmp_path):

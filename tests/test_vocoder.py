@@ -539,7 +539,7 @@ def test_vocode_names_every_recording_it_cannot_read_before_loading_and_says_wha
     assert undocumented_keys("vocode", json.loads(kept.stdout)) == [], "add them to docs/json.md"
     assert list(listed) == ["empty.wav", "good.wav", "mac.aiff", "quiet.wav", "text.wav", "tiny.wav"]  # its order
     good, quiet = listed["good.wav"], listed["quiet.wav"]
-    assert good["notes"] == [] and quiet["notes"] == ["the recording is silent (peak -200 dBFS): no speech to vocode"]
+    assert good["notes"] == [] and quiet["notes"] == ["silent recording (peak -200 dBFS): its audio holds no speech"]
     assert good["skipped"] is None and good["out"] == str(tmp_path / "out" / "good.wav")
     assert listed["tiny.wav"]["out"] is None and listed["tiny.wav"]["skipped"].startswith("0.004 s, too short")
     assert listed["empty.wav"]["skipped"] and listed["text.wav"]["seconds"] is None

@@ -706,6 +706,7 @@ def _spoken(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool,
         for (number, line), clip in zip(lines, _clip_paths(lines, out_dir)):
             speech = tts.speak(line, **voice)
             path = speech.save(clip)
+            notes = speech.notes + _cut_short(speech)
             records.append(
                 {
                     "line": number,
@@ -713,12 +714,12 @@ def _spoken(tts, lines: list[tuple[int, str]], out_dir: Path, json_output: bool,
                     "out": os.path.abspath(path),  # read from anywhere: relative, it held only from here
                     "seconds": round(speech.seconds, 3),
                     "ended_by": speech.ended_by,
-                    "notes": speech.notes,
+                    "notes": notes,
                 }
             )
             if not json_output:
                 sys.stderr.write(f"{path}: {speech.seconds:.2f} s  {line[:60]}\n")
-                for note in speech.notes + _cut_short(speech):
+                for note in notes:
                     sys.stderr.write(f"note: {note}\n")
     except BaseException as stopped:  # Ctrl-C, SIGTERM (a scheduler, `timeout`), a full disk
         _index_on_stop(out_dir, records)

@@ -427,7 +427,7 @@ def _vocode_one(chosen: Any, path: Path, target: Path, out_dir: Optional[Path]) 
     peak = float(np.max(np.abs(samples))) if samples.size else 0.0
     if peak < SILENT_PEAK:
         # Of the recording: a trained vocoder's output of silence is its own faint noise, not silence.
-        notes.append(f"the recording is silent (peak {20 * np.log10(max(peak, 1e-10)):.0f} dBFS): no speech to vocode")
+        notes.append(f"silent recording (peak {20 * np.log10(max(peak, 1e-10)):.0f} dBFS): its audio holds no speech")
     began = time.perf_counter()
     waveform = vocoded_recording(chosen, samples, data)
     seconds = time.perf_counter() - began

@@ -890,6 +890,8 @@ class Tokenizer:
             shown = "".join(c for c in without_unspoken(reading) if c not in unsaid)
             # A mark read as its nearest ("!→."): shown so, as the note says (it had been shown as typed).
             marks = {m[0]: m[2] for m in left_out if len(m) == 3 and m[1] == "\u2192" and _a_mark(m[0])}
+            if "\u2014" in marks:  # espeak-ng writes a spaced en dash or hyphen as an em dash
+                shown = re.sub(r" [\u2013-] ", " \u2014 ", shown)
             shown = _marks_read_as(shown, marks)
         else:
             shown = self.speakable(reading)[0]
