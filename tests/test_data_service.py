@@ -882,6 +882,7 @@ def test_the_host_others_are_told_to_reach_is_no_loopback_name(monkeypatch) -> N
     found = this_host(towards="192.0.2.7")
     assert found == "THIS_HOST" or (found.count(".") == 3 and not found.startswith("127.")), found
     assert default_worker_host("localhost:5050") == "localhost"  # the dispatcher on this machine
+    assert default_worker_host("0.0.0.0:5050") == "localhost"
     assert default_worker_host("192.0.2.7:5050") == found
 
 

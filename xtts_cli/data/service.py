@@ -300,11 +300,13 @@ def this_host(towards: Optional[str] = None) -> str:
             address = probe.getsockname()[0]
     except OSError:  # no route, or `towards` does not resolve
         return "THIS_HOST"
-    return "THIS_HOST" if _loopback(address) or address == "0.0.0.0" else address
+    return "THIS_HOST" if _loopback(address) else address
 
 
 def _loopback(host: str) -> bool:
-    return host.lower() in ("localhost", "localhost.localdomain", "ip6-localhost", "::1") or host.startswith("127.")
+    """A name of this machine alone (0.0.0.0, connected to, is this machine too)."""
+    names = ("localhost", "localhost.localdomain", "ip6-localhost", "::1", "0.0.0.0")
+    return host.lower() in names or host.startswith("127.")
 
 
 def worker_host_port(value: str, port: int) -> tuple[str, int]:
