@@ -462,6 +462,18 @@ def letter_findings(scan, data) -> list[Finding]:
     return found
 
 
+def _transcript_findings(scan, config: XttsConfig) -> list[Finding]:
+    """What the transcripts hold that a run would read wrongly; none for a kind that reads no text
+    (a vocoder adapted to German data had been warned of its letters)."""
+    from xtts_cli.kinds import kind_for
+
+    if not kind_for(config).speaks:
+        return []
+    found = unread_digits_findings(scan, config.data) + script_findings(scan, config.data)
+    found += letter_findings(scan, config.data) + foreign_word_findings(scan, config.data)
+    return found + test_sentence_findings(scan, config) + unspoken_text_findings(scan, config.data)
+
+
 def test_sentence_findings(scan, config: XttsConfig) -> list[Finding]:
     """A `training.test_sentences` entry in a script none of the run's languages is written in: its
     samples would say nothing a listener can judge (skipped, or spelt letter by letter)."""
@@ -755,10 +767,7 @@ def scan_findings(config: XttsConfig, machine: Any = None) -> tuple[Any, Optiona
     found = _bad_and_shared(scan) + _untrained_audio(scan)
     if scan.outside_limits:
         found.append(outside_limits_finding(scan, config.data))
-    found += unread_digits_findings(scan, config.data) + script_findings(scan, config.data)
-    found += letter_findings(scan, config.data) + foreign_word_findings(scan, config.data)
-    found += test_sentence_findings(scan, config)
-    found += unspoken_text_findings(scan, config.data)
+    found += _transcript_findings(scan, config)
     if config.training.early_stop_patience is not None and not scan.eval and not config.data.eval_dataset_path:
         from xtts_cli.config.remedies import early_stop_without_validation
 

@@ -161,10 +161,12 @@ def build_components(
 def _scan(config: XttsConfig, progress: Progress) -> ScanReport:
     """The dataset scan, reported; refused when it leaves no training item."""
     from xtts_cli.data.scan import scan_dataset
+    from xtts_cli.kinds import kind_for
 
     progress(PhaseStarted("scanning the dataset"))
     scan = scan_dataset(config.data)
-    progress(ScanFinished(scan, config.data))
+    # The transcripts' warnings are of a kind that reads them: a vocoder learns from the audio alone.
+    progress(ScanFinished(scan, config.data if kind_for(config).speaks else None))
     progress(PhaseStarted("building the input pipeline and the model"))
     if not scan.train:
         raise XttsError("no usable training items after the dataset scan", hint="see the bad files listed above")
