@@ -511,6 +511,11 @@ def test_a_base_being_trained_and_a_base_with_a_vocoder_are_said_of_as_the_run_s
     assert f"; {copy} is training now (process {pid} on " in message
     assert "this run starts from its step 4, the latest checkpoint it had written" in message
     assert f"; {copy} has a vocoder ({copy / 'vocoder'}), which this run does not take" in message
+    # Named from one of its checkpoints, it is the run that is said of, not the checkpoint.
+    spec = str(copy / "checkpoints" / "ckpt-4")
+    result = runner.invoke(app, ["validate", "-c", str(tmp_path / "adapt.yaml"), "--init-from", spec, "--json"])
+    (message,) = [f["message"] for f in json.loads(result.stdout)["findings"] if f["id"] == "init-from"]
+    assert f"; {copy} has a vocoder ({copy / 'vocoder'}), which this run does not take" in message, message
     result = runner.invoke(app, ["validate", "-c", str(tmp_path / "adapt.yaml"), "--init-from", str(base), "--json"])
     (message,) = [f["message"] for f in json.loads(result.stdout)["findings"] if f["id"] == "init-from"]
     assert "training now" not in message and "has a vocoder" not in message

@@ -38,6 +38,16 @@ class ParentRun:
     config: XttsConfig
     tokenizer: Optional[Tokenizer]  # None for a kind that reads no text
 
+    @property
+    def named(self) -> str:
+        """The run's folder as `spec` wrote it, less a checkpoint's part (runs/base of
+        runs/base/checkpoints/ckpt-5: a run's vocoder and its lock are the folder's)."""
+        written = Path(self.spec).expanduser()
+        for folder in (written, *written.parents):
+            if folder.resolve() == self.path.resolve():
+                return str(folder)
+        return str(self.path)
+
     def refusal(self, config: XttsConfig) -> Optional[str]:
         """Why `config`'s model cannot take this run's weights (one line), or None: another kind
         or decoder, other sizes, other mel features, another text front end."""
@@ -117,20 +127,20 @@ class ParentRun:
         from xtts_cli.run.files import VOCODER_DIR
 
         said = [
-            f"{self.spec}'s {part} are left behind: this config builds none (model.{switch} is empty)"
+            f"{self.named}'s {part} are left behind: this config builds none (model.{switch} is empty)"
             for part, switch in self.config.model.OPTIONAL_PARTS.items()
             if part in self.config.model.optional_parts() and part not in config.model.optional_parts()
         ]
         training = locks.held_by(self.path)
         if training is not None:
             said.append(
-                f"{self.spec} is training now ({training}): this run starts from its step {self.step}, the latest "
+                f"{self.named} is training now ({training}): this run starts from its step {self.step}, the latest "
                 "checkpoint it had written"
             )
         vocoder = self.path / VOCODER_DIR
         if kind_for(self.config).speaks and (vocoder / "config.yaml").is_file():
             said.append(
-                f"{self.spec} has a vocoder ({vocoder}), which this run does not take: it speaks through Griffin-Lim "
+                f"{self.named} has a vocoder ({vocoder}), which this run does not take: it speaks through Griffin-Lim "
                 f"until it has its own; pass --vocoder {vocoder} to synthesize, or adapt it to this data too, "
                 f"with its own settings (xtts train -c {quoted(vocoder / 'config.yaml')} --init-from {quoted(vocoder)} "
                 "-r RUN/vocoder -d DATA: a preset's model section of another size is refused)"
