@@ -271,6 +271,12 @@ def test_a_checkpoint_or_an_export_given_as_a_run_is_named_for_what_it_is(tmp_pa
     with pytest.raises(XttsError) as exported:
         read_run(export)
     assert exported.value.lines[0].startswith(f"{export} is an `xtts export` folder, not a run directory")
+    assert exported.value.hint == "pass --run-dir the directory of an `xtts train` run, e.g. runs/tiny-cpu"
+    # One that names the run it was made from, still there, points to it ("e.g. runs/tiny-cpu" had been said).
+    (export / "export.json").write_text(json.dumps({"run": str(run)}), encoding="utf-8")
+    with pytest.raises(XttsError) as exported:
+        read_run(export, "--init-from")
+    assert exported.value.hint == f"pass --init-from {run}, the run it was exported from"
 
 
 @pytest.mark.slow

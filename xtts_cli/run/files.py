@@ -178,6 +178,20 @@ def no_vocabulary(run_dir: str | Path, error: str, hint: str, named: str = ""):
     )
 
 
+def _exported_from(export: Path, flag: str) -> Optional[str]:
+    """The hint that names the run `export` was made from, where it is still there ("e.g. runs/tiny-cpu"
+    had been said of an export that names its run)."""
+    from xtts_cli.errors import quoted
+
+    try:
+        run = json.loads((export / "export.json").read_text(encoding="utf-8")).get("run")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(run, str) or not (Path(run) / "config.yaml").is_file():
+        return None
+    return f"pass {flag} {quoted(run)}, the run it was exported from"
+
+
 def read_run(run_dir: Path, flag: str = "--run-dir") -> tuple[XttsConfig, RunDir]:
     """A run directory's config and its `RunDir` (checkpoints where training.checkpoint_dir put them);
     `flag`: the option it was given to, which the error's hint names."""
@@ -320,7 +334,7 @@ def _not_a_run(given: Path, flag: str, hint: str) -> NoReturn:
         raise XttsError(
             f"{given} is an `xtts export` folder, not a run directory: {flag} takes the folder `xtts train` wrote "
             "(an export is served without xtts: examples/serve_export.py)",
-            hint=hint,
+            hint=_exported_from(given, flag) or hint,
         )
     if not given.exists():
         beside = runs_for(flag, runs_in(given.parent))  # a name mistyped: the runs there
