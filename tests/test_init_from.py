@@ -788,6 +788,29 @@ def test_a_base_whose_pointer_file_was_left_out_or_damaged_starts_from_its_newes
         assert _latest(tmp_path) == str(tmp_path / f"ckpt-{step}")
 
 
+def test_a_run_stopped_before_its_first_checkpoint_whose_base_is_gone_says_so_not_a_flag_not_given(
+    base, tmp_path, runner
+):
+    # Killed before its first checkpoint, its base since deleted: "--init-from BASE: nothing is there"
+    # had named a flag the user never gave, and no way on.
+    import shutil
+
+    from xtts_cli.cli.app import app
+
+    child = tmp_path / "child"
+    shutil.copytree(base, child, ignore=shutil.ignore_patterns(".xtts-lock", "checkpoints"))
+    settings = yaml.safe_load((child / "config.yaml").read_text(encoding="utf-8"))
+    settings["training"]["init_from"] = str(tmp_path / "gone")
+    (child / "config.yaml").write_text(yaml.safe_dump(settings), encoding="utf-8")
+    result = runner.invoke(app, ["train", "-r", str(child)])
+    assert isinstance(result.exception, XttsError), result.output
+    assert result.exception.lines == [
+        f"{child} holds no checkpoint yet, so starts again from the base its config.yaml names: "
+        f"{tmp_path / 'gone'}: nothing is there"
+    ]
+    assert result.exception.hint.endswith(f"xtts train -r {child} --fresh --init-from BASE")
+
+
 def test_a_base_whose_checkpoints_were_removed_says_so_not_to_train_it_first(base, tmp_path):
     import shutil
 

@@ -84,6 +84,35 @@ def _recorded_start(loaded: LoadedConfig, chosen: Path, fresh: bool = False):
     return config_variant(config, {"training.init_from": parent["run"]})
 
 
+def _open_base(config, run, fresh: bool) -> None:
+    """The base a run starts from, opened to refuse one that is not there. Of a run begun before and
+    stopped before its first checkpoint, that base is the one its config.yaml names: said so, where
+    "--init-from BASE: nothing is there" had named a flag not given."""
+    from xtts_cli.config.loading import parse_yaml, read_config_text
+    from xtts_cli.training.parent import open_parent
+
+    try:
+        open_parent(config.training.init_from, config)
+    except XttsError as error:
+        try:
+            recorded = (parse_yaml(read_config_text(run.config_file), "") or {}).get("training", {}).get("init_from")
+        except (XttsError, OSError, AttributeError):
+            recorded = None
+        if fresh or recorded != config.training.init_from:
+            raise
+        from xtts_cli.errors import quoted
+
+        said = error.lines[0].removeprefix("--init-from ")
+        error.lines[0] = (
+            f"{run.path} holds no checkpoint yet, so starts again from the base its config.yaml names: {said}"
+        )
+        error.hint = (
+            "put that base back there, or start the run again from another: "
+            f"xtts train -r {quoted(run.path)} --fresh --init-from BASE"
+        )
+        raise
+
+
 def train_run(
     loaded: LoadedConfig,
     run_dir: Optional[Path],
@@ -144,9 +173,7 @@ def train_run(
         run_lock.acquire(chosen)
         run_lock.release(chosen)
     if config.training.init_from and (fresh or not run.complete_checkpoints()):
-        from xtts_cli.training.parent import open_parent
-
-        open_parent(config.training.init_from, config)  # a base that is not there: said alone, not under the warnings
+        _open_base(config, run, fresh)  # a base that is not there: said alone, not under the warnings
     if checked is not None:  # the config's warnings: a run refused above is that one line alone
         checked()
     # TensorFlow loads with these (seconds): only once the checks above have passed.
