@@ -58,8 +58,11 @@ from xtts_cli.data.text import Tokenizer
         ("Ready? 3-2-1, go! A 4-3-3 formation.", "Ready? three, two, one, go! A four, three, three formation."),
         # A word hyphened to its end is said after it ("three to two to one-go" had been said).
         ("Then 3-2-1-go!", "Then three, two, one, go!"),
-        # A compound's word stays with its number.
-        ("a 30-60-90-day plan", "a thirty to sixty to ninety-day plan"),
+        ("1-2-3-go", "one, two, three, go"),
+        # A compound's word is said with its numbers, which read as they do alone (not as ranges).
+        ("a 30-60-90-day plan", "a thirty, sixty, ninety day plan"),
+        ("ISBN 978-0-306-40615-7-ebook", "ISBN nine seven eight, oh, three oh six, four oh six one five, seven ebook"),
+        ("due 12-25-2020-style", "due december twenty fifth, twenty twenty style"),
         ("ISBN 0-306-40615-X", "ISBN oh, three oh six, four oh six one five, X"),
         # An ISBN-13 whose groups are short is a code all the same (it had been read as five numbers).
         ("ISBN 978-90-274-3964-2", "ISBN nine seven eight, ninety, two seven four, three nine six four, two"),

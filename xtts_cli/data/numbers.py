@@ -524,18 +524,18 @@ _BETWEEN_BEFORE = re.compile(r"\bbetween\s+$", re.IGNORECASE)
 # 978-3-16-148410-0, 06-12-34-56-78): each group said apart, a long or zero-led one digit by digit; not
 # ranges ("978 to 3 to 16"). Short ones are a series (`_hyphen_code`).
 _HYPHEN_CODE = re.compile(r"(?<![\w.,-])\d+(?:-\d+){2,}(?![\w-]|[.,]\d)")
-# A countdown with a word hyphened to its end (3-2-1-go), or a code with its check letter (an ISBN's
-# 0-306-40615-X): the word said after it ("three to two to one-go" had been said). Another word is a
-# compound's (a 30-60-90-day plan), kept to its number.
+# Three or more numbers with a word hyphened to their end: the numbers read as they are alone (a code, a
+# series, a date), not as ranges ("three to two to one-go", "978 to 0 to 306 ... -ebook" had been said).
 _SERIES_THEN_WORD = re.compile(r"(?<![\w.,-])(\d+(?:-\d+){2,})-([^\W\d_]+)\b(?!-)")
 
 
 def _series_then_word(match: re.Match) -> str:
+    """A count (3-2-1-go, 1-2-3-go) or a code's check letter (0-306-40615-X): the word after a pause;
+    another is a compound's, said with its numbers (a 30-60-90-day plan)."""
     numbers = [int(group) for group in match.group(1).split("-")]
-    counted_down = numbers[-1] <= 1 and all(a - b == 1 for a, b in zip(numbers, numbers[1:]))
-    if counted_down or (len(match.group(2)) == 1 and match.group(2).isupper()):
-        return f"{match.group(1)}, {match.group(2)}"
-    return match.group(0)
+    steps = {a - b for a, b in zip(numbers, numbers[1:])}
+    counted = steps in ({1}, {-1})
+    return f"{match.group(1)}{', ' if counted or len(match.group(2)) == 1 else ' '}{match.group(2)}"
 
 
 # A day and month with no year after a word that dates ("on 12/31", "by 3/4", "due 4/15", "Tuesday
@@ -2438,6 +2438,7 @@ def _english_first(text: str, month_first: bool) -> str:
         text = pattern.sub(said, text)
     text = _ADDRESS.sub(_address, text)
     text = _PHONE.sub(_phone, text)
+    text = _SERIES_THEN_WORD.sub(_series_then_word, text)
     text = _SPACED_THOUSANDS.sub(lambda m: re.sub(r"\D", "", m.group(0)), text)
     text = _DURATION.sub(_duration, text)
     # 2020-07-04: written in the reader's own order first, then read as one
@@ -2447,7 +2448,7 @@ def _english_first(text: str, month_first: bool) -> str:
     )
     text = _DOTTED_DATE.sub(lambda m: _unless_versioned(m, lambda: _numeric_date(m, month_first=False)), text)
     text = _DASHED_DATE.sub(lambda m: _unless_versioned(m, lambda: _numeric_date(m, month_first)), text)
-    text = _HYPHEN_CODE.sub(_hyphen_code, _SERIES_THEN_WORD.sub(_series_then_word, text))
+    text = _HYPHEN_CODE.sub(_hyphen_code, text)
     text = _NUMERIC_DATE.sub(lambda m: _numeric_date(m, month_first), text)
     text = _DAY_AND_MONTH.sub(lambda m: _day_and_month(m, month_first), text)
     text = _DAY_RANGE_BEFORE_MONTH.sub(

@@ -29,7 +29,7 @@ CACHE_VERSION = 9  # 2: a streamed WAV (sizes 0xFFFFFFFF) is read to its end, no
 # 7: an MP3 whose frames break off and resume is truncated; 8: AIFF, MP4, WMA, AU, CAF, WebM and AMR are unsupported_format,
 # a WAV of 0-byte sizes with audio after says how to repair it; 9: a WAV silent once its channels are mixed
 # or its offset left out is silent, a float WAV past +6 dBFS is bad_samples, a rate under 4 kHz unsupported_format
-MEMO_VERSION = 89  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
+MEMO_VERSION = 90  # 2: a layout's transcripts and folders watched, each with its kind; 3: items in lines;
 # 4: a manifest's header may name its columns file, transcript, ... (a memo read it as LJSpeech);
 # 5: the phonemes a scan writes read numbers as words first, and Turkish I as ı; 6: quotation marks in a tab-
 # separated table are its text's, a row with a cell too many is malformed, `.WAV` is found as `.wav`; the
@@ -127,6 +127,7 @@ MEMO_VERSION = 89  # 2: a layout's transcripts and folders watched, each with it
 # 87: three or more short hyphened numbers (3-2-1) are a series said number by number, not a range; a card's 4-digit groups a code
 # 88: no telephone number begins after a hyphen (a card's 5500-0000-0000-0004)
 # 89: a word hyphened to a series' end said after it (3-2-1-go), an ISBN-13 of short groups a code
+# 90: numbers with a word hyphened to their end read as alone (a code, a series, a date), not as ranges
 MEMO_CHUNK = 8192  # items a line of the memo holds
 
 
