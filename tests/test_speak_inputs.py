@@ -276,7 +276,15 @@ def test_a_checkpoint_or_an_export_given_as_a_run_is_named_for_what_it_is(tmp_pa
     (export / "export.json").write_text(json.dumps({"run": str(run)}), encoding="utf-8")
     with pytest.raises(XttsError) as exported:
         read_run(export, "--init-from")
-    assert exported.value.hint == f"pass --init-from {run}, the run it was exported from"
+    assert exported.value.hint == f"pass --init-from {run}, the run it was exported with"
+    # Given as --vocoder, its vocoder run (the acoustic one it names is no vocoder); none: the hint as it was.
+    with pytest.raises(XttsError) as exported:
+        read_run(export, "--vocoder")
+    assert exported.value.hint.startswith("pass --vocoder the directory of an `xtts train -c vocoder-cpu` run")
+    (export / "export.json").write_text(json.dumps({"run": str(run), "vocoder": str(run)}), encoding="utf-8")
+    with pytest.raises(XttsError) as exported:
+        read_run(export, "--vocoder")
+    assert exported.value.hint == f"pass --vocoder {run}, the vocoder it was exported with"
 
 
 @pytest.mark.slow

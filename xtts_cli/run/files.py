@@ -179,17 +179,23 @@ def no_vocabulary(run_dir: str | Path, error: str, hint: str, named: str = ""):
 
 
 def _exported_from(export: Path, flag: str) -> Optional[str]:
-    """The hint that names the run `export` was made from, where it is still there ("e.g. runs/tiny-cpu"
-    had been said of an export that names its run)."""
+    """The hint that names the run `export` was made from (for --vocoder, its vocoder run), where it is
+    still there ("e.g. runs/tiny-cpu" had been said of an export that names its run)."""
     from xtts_cli.errors import quoted
 
     try:
-        run = json.loads((export / "export.json").read_text(encoding="utf-8")).get("run")
+        run = json.loads((export / "export.json").read_text(encoding="utf-8")).get(
+            "vocoder" if flag == "--vocoder" else "run"
+        )
     except (OSError, ValueError, AttributeError):
         return None
-    if not isinstance(run, str) or not (Path(run) / "config.yaml").is_file():
+    if not isinstance(run, str) or not run:
         return None
-    return f"pass {flag} {quoted(run)}, the run it was exported from"
+    where = Path(run).expanduser()
+    where = where if where.is_absolute() else export / where  # a moved export's, beside it
+    if not (where / "config.yaml").is_file():
+        return None
+    return f"pass {flag} {quoted(where)}, the {'vocoder' if flag == '--vocoder' else 'run'} it was exported with"
 
 
 def read_run(run_dir: Path, flag: str = "--run-dir") -> tuple[XttsConfig, RunDir]:
